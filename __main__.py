@@ -1,0 +1,3 @@
+from autodiff.cli.main import main
+
+main()

@@ -1,0 +1,308 @@
+"""The Python API the CLI is built on: load a target (an expression or a program), bind inputs,
+evaluate it, differentiate it. Returns results; never prints."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from ..parser import nodes as n
+from ..parser import parse_expression, parse_program
+from ..parser.errors import SourceError
+from . import ops as O
+from .backend import np
+from .interp import Interpreter, Limits, UserFunction, assigned_names, loaded_names
+from .state import reset as reset_notes
+from .tape import Tape, backward, strip
+from .values import as_input, describe, dtype, set_dtype, shape_of
+
+
+@dataclass
+class Target:
+    """Something to differentiate: its source, its inputs, and how to run it on given inputs."""
+    source: str
+    filename: str | None
+    kind: str                      # "expression", "function" or "script"
+    inputs: list
+    node: object = None
+    fn_name: str | None = None
+    output_name: str | None = None
+    functions: list = field(default_factory=list)
+
+    def describe(self) -> str:
+        if self.kind == "function":
+            return f"{self.fn_name}({', '.join(self.inputs)})"
+        return "expression" if self.kind == "expression" else "script"
+
+
+def looks_like_file(text: str) -> bool:
+    return text.endswith(".py") and "\n" not in text and os.path.exists(text) or (
+        os.path.isfile(text) and not any(c in text for c in "()+*\n"))
+
+
+def load(text: str, fn: str | None = None, of: str | None = None, filename: str | None = None) -> Target:
+    """Load TARGET: a path to a .py program, or an expression."""
+    if filename is None and looks_like_file(text):
+        filename = text
+        try:
+            with open(text, encoding="utf-8") as f:
+                text = f.read()
+        except (OSError, UnicodeDecodeError) as e:
+            raise SourceError("bad file", f"cannot read {filename}: {e}") from None
+    elif filename is None and text.endswith(".py") and "\n" not in text and " " not in text:
+        raise SourceError("bad file", f"no such file: {text}")
+    if filename is not None:
+        return _load_program(text, filename, fn, of)
+    if fn is not None or of is not None:
+        raise SourceError("usage", "--fn and --of apply to programs (.py files), not to expressions")
+    node = parse_expression(text)
+    from .builtins import builtin_names
+    names = builtin_names()
+    inputs = [v for v in loaded_names(node) if v not in names]
+    return Target(text, None, "expression", inputs, node)
+
+
+def _load_program(text, filename, fn, of) -> Target:
+    module = parse_program(text, filename)
+    defs = [s for s in module.body if isinstance(s, n.FunctionDef)]
+    names = [d.name for d in defs]
+    if defs:
+        if of is not None:
+            raise SourceError("usage", "--of names the output of a script; this file defines functions "
+                              "(choose one with --fn)", None, source=text, filename=filename)
+        if fn is not None:
+            if fn not in names:
+                raise SourceError("unknown name", f"--fn {fn}: the program defines no function {fn!r} "
+                                  f"(it defines {', '.join(names)})", None, source=text, filename=filename)
+            chosen = fn
+        elif "f" in names:
+            chosen = "f"
+        elif len(defs) == 1:
+            chosen = names[0]
+        else:
+            raise SourceError("ambiguous function", f"the program defines several functions ({', '.join(names)}) "
+                              "and none is called f", None, "choose one with --fn NAME", source=text,
+                              filename=filename)
+        node = [d for d in defs if d.name == chosen][-1]
+        return Target(text, filename, "function", list(node.params), module, chosen, None, names)
+    if fn is not None:
+        raise SourceError("usage", f"--fn {fn}: the program defines no functions (it is a script)",
+                          None, source=text, filename=filename)
+    from .builtins import builtin_names
+    assigned = set(assigned_names(module.body))
+    builtins = builtin_names()
+    inputs = [v for v in loaded_names(module) if v not in assigned and v not in builtins]
+    if of is not None and of not in assigned:
+        raise SourceError("unknown name", f"--of {of}: the script assigns no variable {of!r}", None,
+                          source=text, filename=filename)
+    if of is None and not any(isinstance(s, n.ExprStmt) for s in module.body):
+        raise SourceError("no output", "the script has no expression statement to take as its output",
+                          None, "end it with an expression, or name a variable with --of NAME",
+                          source=text, filename=filename)
+    return Target(text, filename, "script", inputs, module, None, of, [])
+
+
+def run_target(target: Target, values: dict, interp: Interpreter):
+    """Run the target on `values` (possibly boxed); returns the output."""
+    try:
+        return _run(target, values, interp)
+    except SourceError as e:
+        raise e.with_source(target.source, target.filename)
+    except RecursionError:
+        raise SourceError("too deep", "the expression or the calls are nested too deeply for the interpreter",
+                          None, source=target.source, filename=target.filename) from None
+
+
+def _run(target, values, interp):
+    if target.kind == "expression":
+        ev = interp.compile_expression(target.node.body, target.inputs)
+        interp.globals.vars.update(values)
+        return ev(interp.globals)
+    if target.kind == "script":
+        body = interp.compile_module(target.node, target.inputs)
+        interp.globals.vars.update(values)
+        interp.last_value = None
+        body(interp.globals)
+        if target.output_name is not None:
+            return interp.globals.vars[target.output_name]
+        return interp.last_value
+    body = interp.compile_module(target.node)
+    body(interp.globals)
+    fn = interp.globals.vars[target.fn_name]
+    if not isinstance(fn, UserFunction):
+        raise SourceError("type error", f"{target.fn_name} is not a function", None)
+    return interp.call_user(fn, [values[p] for p in fn.params], fn.node.span)
+
+
+# ---- inputs -----------------------------------------------------------------------------------
+
+def split_top_level(text: str) -> list:
+    """Split `x=3,y=[1,2]` at commas outside brackets and parentheses."""
+    parts, depth, cur = [], 0, []
+    for ch in text:
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    parts.append("".join(cur))
+    return [p for p in (q.strip() for q in parts) if p]
+
+
+def constant(text: str, what: str, limits: Limits | None = None):
+    """Evaluate a constant expression of the language (no free variables)."""
+    node = parse_expression(text, filename=what)
+    from .builtins import builtin_names
+    free = [v for v in loaded_names(node) if v not in builtin_names()]
+    if free:
+        raise SourceError("bad input", f"{what}: a value must be a constant, but it uses {free[0]!r}",
+                          node.span, source=text, filename=what)
+    interp = Interpreter(limits)
+    try:
+        v = interp.compile_expression(node.body, [])(interp.globals)
+    except SourceError as e:
+        raise e.with_source(text, what)
+    if isinstance(v, tuple) or callable(v) or not isinstance(strip(v), (float, int, bool)) and not hasattr(v, "shape"):
+        raise SourceError("bad input", f"{what}: the value is {describe(v)}, not a number or an array",
+                          node.span, source=text, filename=what)
+    return as_input(v)
+
+
+def parse_at(items, limits: Limits | None = None) -> dict:
+    """`--at x=3,y=4 --at "A=[[1,2],[3,4]]"` -> {"x": 3.0, "y": 4.0, "A": array}."""
+    values = {}
+    for item in items:
+        for part in split_top_level(item):
+            name, eq, expr = part.partition("=")
+            name = name.strip()
+            if not eq or not name.isidentifier() or not expr.strip():
+                raise SourceError("bad input", f"--at expects NAME=VALUE, got {part!r}", None,
+                                  "e.g. --at x=3,y=4 or --at \"A=[[1,2],[3,4]]\"")
+            if name in values:
+                raise SourceError("bad input", f"--at gives {name} twice")
+            values[name] = constant(expr.strip(), f"--at {name}", limits)
+    return values
+
+
+def bind_inputs(target: Target, values: dict) -> dict:
+    missing = [v for v in target.inputs if v not in values]
+    if missing:
+        raise SourceError("missing input", f"no value for {', '.join(missing)}: "
+                          f"{'the inputs are' if len(target.inputs) > 1 else 'the input is'} "
+                          f"{', '.join(target.inputs)}", None,
+                          "give it with --at " + ",".join(f"{m}=..." for m in missing))
+    extra = [k for k in values if k not in target.inputs]
+    if extra:
+        known = ", ".join(target.inputs) if target.inputs else "none"
+        raise SourceError("unknown input", f"--at {extra[0]}: {target.describe()} has no input {extra[0]!r} "
+                          f"(its inputs: {known})", None)
+    return {k: as_input(values[k]) for k in target.inputs}
+
+
+# ---- results ----------------------------------------------------------------------------------
+
+@dataclass
+class RunResult:
+    value: object
+    inputs: dict
+    signature: list
+    kinks: list
+    steps: int
+
+
+@dataclass
+class GradResult:
+    value: object
+    gradient: dict
+    inputs: dict
+    unconnected: list
+    reduced: str | None            # how a non-scalar output was reduced ("sum" or "seed")
+    signature: list
+    kinks: list
+    tape_length: int
+    steps: int
+    tape: object = None
+
+
+def evaluate(source, at=None, fn=None, of=None, dtype_name="float64", limits=None, target=None) -> RunResult:
+    set_dtype(dtype_name)
+    target = target or load(source, fn, of)
+    inputs = bind_inputs(target, dict(at or {}))
+    notes = reset_notes()
+    interp = Interpreter(limits)
+    value = run_target(target, inputs, interp)
+    _check_output(value, target)
+    return RunResult(value, inputs, interp.signature, list(notes.kinks), interp.steps)
+
+
+def _check_output(value, target):
+    v = strip(value)
+    if isinstance(v, (float, int, bool)) or hasattr(v, "shape"):
+        return
+    raise SourceError("bad output", f"the output is {describe(value)}, not a number or an array", None,
+                      source=target.source, filename=target.filename)
+
+
+def grad(source, at=None, wrt=None, seed=None, fn=None, of=None, dtype_name="float64", limits=None,
+         target=None, keep_tape=False) -> GradResult:
+    """Reverse-mode gradient of the target at a point. A non-scalar output is summed (the seeds'
+    convention) unless `seed` gives v for vᵀJ."""
+    set_dtype(dtype_name)
+    target = target or load(source, fn, of)
+    inputs = bind_inputs(target, dict(at or {}))
+    wrt = list(wrt) if wrt else list(target.inputs)
+    for w in wrt:
+        if w not in target.inputs:
+            raise SourceError("unknown input", f"--wrt {w}: not an input (the inputs: {', '.join(target.inputs)})")
+    notes = reset_notes()
+    tape = Tape(persistent=keep_tape, keep_values=keep_tape)
+    boxed = dict(inputs)
+    for name in wrt:
+        boxed[name] = tape.watch(inputs[name])
+    interp = Interpreter(limits)
+    out = run_target(target, boxed, interp)
+    _check_output(out, target)
+    value = strip(out)
+    out_shape = shape_of(value)
+    reduced = None
+    if seed is not None:
+        seed_value = as_input(seed)
+        if shape_of(seed_value) != out_shape:
+            try:
+                seed_value = as_input(np().broadcast_to(seed_value, out_shape))
+            except ValueError:
+                raise SourceError("shape mismatch", f"--seed has shape {shape_of(seed_value)} but the output has "
+                                  f"shape {out_shape}") from None
+        reduced = "seed"
+    else:
+        if out_shape:
+            reduced = "sum"
+        seed_value = _ones(value)
+    tape_length = len(tape)
+    try:
+        adj = backward(tape, out, seed_value)
+    except NotImplementedError as e:
+        raise SourceError("not implemented", str(e), notes.span, source=target.source, filename=target.filename)
+    except SourceError as e:
+        raise e.with_source(target.source, target.filename)
+    gradient, unconnected = {}, []
+    for name in wrt:
+        var = boxed[name]
+        g = adj[var.index] if var.__class__ is O.Var else None
+        if g is None:
+            unconnected.append(name)
+            g = O.zeros_like(inputs[name])
+        gradient[name] = strip(g)
+    return GradResult(value, gradient, inputs, unconnected, reduced, interp.signature, list(notes.kinks),
+                      tape_length, interp.steps, tape if keep_tape else None)
+
+
+def _ones(value):
+    v = strip(value)
+    if dtype() == "float64" and isinstance(v, (float, int, bool)):
+        return 1.0
+    return np().ones_like(np().asarray(v, dtype=dtype()))[()] if np().ndim(v) == 0 else \
+        np().ones_like(v, dtype=dtype())

@@ -1,0 +1,868 @@
+"""The interpreter: compiles the AST once into closures, then runs them define-by-run.
+
+Every arithmetic step goes through the engine ops, so whatever boxes the inputs carry (a tape,
+a dual number, several levels of them) the run is recorded. Conditions are evaluated on concrete
+values; each decision and loop trip count is appended to the run's control-flow signature.
+"""
+from __future__ import annotations
+
+import difflib
+
+from ..parser import nodes as n
+from ..parser.errors import SourceError
+from . import ops as O
+from .backend import is_array, np, xp
+from .state import STATE
+from .tape import Dual, Var, strip
+from .values import describe, dtype, shape_of
+
+BREAK, CONTINUE, RETURN = 1, 2, 3
+
+
+class Limits:
+    """Bounds that turn runaway programs into errors: executed steps, call depth, array size."""
+
+    def __init__(self, steps: int = 10_000_000, depth: int = 200, elements: int = 250_000_000):
+        self.steps = steps
+        self.depth = depth
+        self.elements = elements
+
+
+class Frame:
+    __slots__ = ("vars", "parent", "ret")
+
+    def __init__(self, vars, parent):
+        self.vars = vars
+        self.parent = parent
+        self.ret = None
+
+
+class UserFunction:
+    __slots__ = ("name", "params", "body", "closure", "node", "interp")
+
+    def __init__(self, name, params, body, closure, node, interp):
+        self.name, self.params, self.body, self.closure, self.node, self.interp = (
+            name, params, body, closure, node, interp)
+
+    def __call__(self, *args, span=None):
+        return self.interp.call_user(self, args, span or self.node.span)
+
+    def __repr__(self):
+        return f"<function {self.name}>"
+
+
+class Builtin:
+    __slots__ = ("name", "fn", "min_args", "max_args")
+
+    def __init__(self, name, fn, min_args, max_args):
+        self.name, self.fn, self.min_args, self.max_args = name, fn, min_args, max_args
+
+    def __call__(self, *args, span=None):
+        return self.fn(*args)
+
+    def __repr__(self):
+        return f"<builtin {self.name}>"
+
+
+class RangeValue:
+    __slots__ = ("start", "stop", "step")
+
+    def __init__(self, start, stop, step):
+        self.start, self.stop, self.step = start, stop, step
+
+
+def truth(v, span, what="condition"):
+    """A value as a branch decision; arrays of several elements are ambiguous, as in numpy."""
+    c = v.__class__
+    if c is bool:
+        return v
+    if c is float:
+        return v != 0.0
+    v = strip(v)
+    if v.__class__ in (bool, float, int):
+        return bool(v)
+    if is_array(v):
+        if v.size == 1:
+            return bool(v.reshape(()))
+        raise SourceError("ambiguous condition", f"the {what} is an array of shape {tuple(v.shape)}; "
+                          "an array of several elements is neither true nor false", span,
+                          "use any(...) or all(...) to say which you mean")
+    if isinstance(v, RangeValue) or v is None or isinstance(v, (UserFunction, Builtin, tuple)):
+        raise SourceError("type error", f"the {what} is {describe(v)}, not a number", span)
+    return bool(v)
+
+
+def as_int(v, span, what="an index"):
+    v = strip(v)
+    if is_array(v) and v.ndim == 0:
+        v = v.item()
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise SourceError("type error", f"{what} must be a whole number, not {describe(v)}", span)
+    if v != v or v in (float("inf"), float("-inf")) or int(v) != v:
+        raise SourceError("type error", f"{what} must be a whole number, not {v!r}", span)
+    return int(v)
+
+
+def runtime_error(exc, span, what):
+    """Turn an exception raised by the engine or numpy into a SourceError at the node at fault."""
+    if isinstance(exc, SourceError):
+        if exc.span is None:
+            exc.span = span
+        return exc
+    msg = str(exc)
+    if isinstance(exc, MemoryError):
+        return SourceError("too large", f"{what}: the result does not fit in memory ({msg or 'out of memory'})",
+                           span, "use smaller arrays, or raise --max-elements if this is intended")
+    if isinstance(exc, IndexError):
+        return SourceError("index error", f"{what}: {msg}", span)
+    if isinstance(exc, NotImplementedError):
+        return SourceError("not implemented", f"{what}: {msg}", span)
+    if isinstance(exc, RecursionError):
+        return SourceError("too deep", f"{what}: the expression or the calls are nested too deeply for the "
+                           "interpreter", span)
+    if isinstance(exc, ValueError) and ("broadcast" in msg or "shape" in msg or "matmul" in msg
+                                        or "dimension" in msg or "align" in msg):
+        return SourceError("shape mismatch", f"{what}: {msg}", span)
+    if isinstance(exc, TypeError):
+        if "NoneType" in msg:
+            return SourceError("type error", f"{what}: a value is nothing (a function without return?)", span)
+        return SourceError("type error", f"{what}: {msg}", span)
+    return SourceError("runtime error", f"{what}: {type(exc).__name__}: {msg}", span)
+
+
+class LimitError(SourceError):
+    pass
+
+
+_BINARY = {"+": O.add, "-": O.sub, "*": O.mul, "/": O.div, "@": O.matmul}
+_COMPARE = {"<": O.lt, "<=": O.le, ">": O.gt, ">=": O.ge, "==": O.eq, "!=": O.ne}
+
+
+def _floordiv(x, y):
+    return O.floor(O.stop_gradient(x) / O.stop_gradient(y))
+
+
+def _mod(x, y):
+    return x - y * O.floor(O.stop_gradient(x) / O.stop_gradient(y))
+
+
+_BINARY["//"] = _floordiv
+_BINARY["%"] = _mod
+
+
+def assigned_names(body) -> list:
+    """Names a block binds (assignment targets, loop variables, nested defs), in order."""
+    out = []
+    stack = list(reversed(body))
+    while stack:
+        s = stack.pop()
+        if isinstance(s, n.Assign):
+            out.extend(t.id for t in s.targets)
+        elif isinstance(s, n.AugAssign):
+            out.append(s.target.id)
+        elif isinstance(s, n.For):
+            out.append(s.target.id)
+            stack.extend(reversed(s.body))
+        elif isinstance(s, (n.If,)):
+            stack.extend(reversed(s.orelse))
+            stack.extend(reversed(s.body))
+        elif isinstance(s, n.While):
+            stack.extend(reversed(s.body))
+        elif isinstance(s, n.FunctionDef):
+            out.append(s.name)
+    seen, uniq = set(), []
+    for name in out:
+        if name not in seen:
+            seen.add(name)
+            uniq.append(name)
+    return uniq
+
+
+_SKIP_FIELDS = {"span", "op_span", "op_spans", "op", "ops"}
+
+
+def loaded_names(node) -> list:
+    """Names an AST reads, in order of first appearance (iterative: no recursion limit)."""
+    out, seen = [], set()
+    stack = [node]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, n.Name):
+            if x.id not in seen:
+                seen.add(x.id)
+                out.append(x.id)
+            continue
+        if isinstance(x, (tuple, list)):
+            stack.extend(reversed(x))
+            continue
+        fields = getattr(x, "__dataclass_fields__", None)
+        if not fields:
+            continue
+        kids = []
+        for f in fields:
+            if f in _SKIP_FIELDS:
+                continue
+            if (isinstance(x, n.Assign) and f == "targets") or (isinstance(x, n.For) and f == "target") \
+                    or (isinstance(x, n.FunctionDef) and f in ("name", "params")):
+                continue
+            v = getattr(x, f)
+            if v is None or isinstance(v, (str, float, bool, int)):
+                continue
+            kids.append(v)
+        stack.extend(reversed(kids))
+    return out
+
+
+class Scope:
+    """Compile-time knowledge of where a name lives: this function's locals, an enclosing
+    function's, the module's globals, or the builtins."""
+
+    def __init__(self, locals_, parent, globals_):
+        self.locals = set(locals_)
+        self.parent = parent
+        self.globals = globals_
+
+    def find(self, name):
+        if self.locals is not None and name in self.locals and self.parent is not None:
+            return "local"
+        s = self.parent
+        while s is not None and s.parent is not None:
+            if name in s.locals:
+                return "free"
+            s = s.parent
+        if name in self.globals:
+            return "global"
+        return None
+
+
+class Interpreter:
+    def __init__(self, limits: Limits | None = None, builtins: dict | None = None):
+        from .builtins import make_builtins
+        self.limits = limits or Limits()
+        self.builtins = builtins if builtins is not None else make_builtins(self)
+        self.steps = 0
+        self.depth = 0
+        self.signature: list = []
+        self.globals = Frame({}, None)
+
+    # ---- running ----
+    def tick_error(self, span):
+        return LimitError("step limit", f"the program ran more than {self.limits.steps:,} steps "
+                          "(an endless loop?)", span, "raise the limit with --max-steps")
+
+    def call(self, fn, args, span):
+        if isinstance(fn, UserFunction):
+            return self.call_user(fn, args, span)
+        if isinstance(fn, Builtin):
+            return self.call_builtin(fn, args, span)
+        if isinstance(fn, GradFunction):
+            return fn(*args, span=span)
+        raise SourceError("type error", f"{describe(fn)} is not a function", span)
+
+    def call_builtin(self, b, args, span):
+        if not b.min_args <= len(args) <= b.max_args:
+            raise SourceError("wrong arguments", _arity(b.name, b.min_args, b.max_args, len(args)), span)
+        STATE.span = span
+        try:
+            return b.fn(*args)
+        except SourceError as e:
+            raise runtime_error(e, span, f"{b.name}()")
+        except Exception as e:   # numpy and engine errors become located messages
+            raise runtime_error(e, span, f"{b.name}()") from None
+
+    def call_user(self, fn, args, span):
+        if len(args) != len(fn.params):
+            raise SourceError("wrong arguments", _arity(fn.name, len(fn.params), len(fn.params), len(args)), span)
+        self.depth += 1
+        if self.depth > self.limits.depth:
+            self.depth = 0
+            raise LimitError("recursion limit", f"recursion deeper than {self.limits.depth} calls "
+                             f"(in {fn.name})", span, "raise the limit with --max-depth")
+        frame = Frame(dict(zip(fn.params, args)), fn.closure)
+        try:
+            signal = fn.body(frame)
+        finally:
+            self.depth -= 1
+        return frame.ret if signal == RETURN else None
+
+    # ---- compiling ----
+    def compile_module(self, module: n.Module, globals_names=()):
+        """Returns a closure that runs the module's statements in the global frame."""
+        names = set(assigned_names(module.body)) | set(globals_names)
+        scope = Scope((), None, names)
+        body = self.block(module.body, scope, top=True)
+        return body
+
+    def compile_expression(self, node, globals_names):
+        scope = Scope((), None, set(globals_names))
+        return self.expr(node, scope)
+
+    def block(self, stmts, scope, top=False):
+        compiled = [self.stmt(s, scope, top) for s in stmts]
+        limit_holder = self
+
+        if len(compiled) == 1:
+            only = compiled[0]
+            return only
+
+        def run(frame):
+            for s in compiled:
+                r = s(frame)
+                if r is not None:
+                    return r
+            return None
+        del limit_holder
+        return run
+
+    def stmt(self, s, scope, top=False):
+        method = getattr(self, "s_" + type(s).__name__)
+        inner = method(s, scope)
+        me = self
+        limit = self.limits.steps
+
+        def counted(frame):
+            me.steps += 1
+            if me.steps > limit:
+                raise me.tick_error(s.span)
+            return inner(frame)
+        return counted
+
+    def s_ExprStmt(self, s, scope):
+        ev = self.expr(s.value, scope)
+        me = self
+
+        def run(frame):
+            me.last_value = ev(frame)
+        return run
+
+    def s_Pass(self, s, scope):
+        return lambda frame: None
+
+    def s_Break(self, s, scope):
+        return lambda frame: BREAK
+
+    def s_Continue(self, s, scope):
+        return lambda frame: CONTINUE
+
+    def s_Return(self, s, scope):
+        if scope.parent is None:
+            raise SourceError("syntax error", "return outside a function", s.span)
+        ev = self.expr(s.value, scope) if s.value is not None else (lambda frame: None)
+
+        def run(frame):
+            frame.ret = ev(frame)
+            return RETURN
+        return run
+
+    def s_Assign(self, s, scope):
+        ev = self.expr(s.value, scope)
+        names = [t.id for t in s.targets]
+        for t in s.targets:
+            if t.id in self.builtins and t.id in ("pi", "e") and scope.parent is None:
+                pass
+        if not s.unpack:
+            name = names[0]
+
+            def run(frame):
+                frame.vars[name] = ev(frame)
+            return run
+        count = len(names)
+        span = s.value.span
+
+        def run_unpack(frame):
+            v = ev(frame)
+            if isinstance(v, tuple):
+                items = v
+            else:
+                shp = shape_of(v)
+                if not shp:
+                    raise SourceError("type error", f"cannot unpack {describe(v)} into {count} names", span)
+                items = [O.getitem(v, i) for i in range(shp[0])]
+            if len(items) != count:
+                raise SourceError("type error", f"cannot unpack {len(items)} values into {count} names", span)
+            d = frame.vars
+            for name_, item in zip(names, items):
+                d[name_] = item
+        return run_unpack
+
+    def s_AugAssign(self, s, scope):
+        target = n.Name(s.target.id, s.target.span)
+        load = self.expr(target, scope)
+        ev = self.expr(s.value, scope)
+        fn = _BINARY[s.op]
+        name = s.target.id
+        span, op = s.op_span, s.op + "="
+
+        def run(frame):
+            a = load(frame)
+            b = ev(frame)
+            STATE.span = span
+            try:
+                frame.vars[name] = fn(a, b)          # rebinding: value semantics, never in place
+            except Exception as e:
+                raise runtime_error(e, span, f"`{op}`") from None
+        return run
+
+    def s_If(self, s, scope):
+        test = self.expr(s.test, scope)
+        body = self.block(s.body, scope)
+        orelse = self.block(s.orelse, scope) if s.orelse else None
+        sig = self.signature
+        span = s.test.span
+        key = (span.line, span.column)
+
+        def run(frame):
+            c = truth(test(frame), span)
+            sig.append((key, c))
+            if c:
+                return body(frame)
+            if orelse is not None:
+                return orelse(frame)
+            return None
+        return run
+
+    def s_While(self, s, scope):
+        test = self.expr(s.test, scope)
+        body = self.block(s.body, scope)
+        sig = self.signature
+        span = s.test.span
+        key = (span.line, span.column)
+        me = self
+        limit = self.limits.steps
+
+        def run(frame):
+            trips = 0
+            try:
+                while truth(test(frame), span):
+                    trips += 1
+                    me.steps += 1
+                    if me.steps > limit:
+                        raise me.tick_error(span)
+                    r = body(frame)
+                    if r is not None:
+                        if r == BREAK:
+                            break
+                        if r == RETURN:
+                            return r
+            finally:
+                sig.append((key, trips))
+            return None
+        return run
+
+    def s_For(self, s, scope):
+        it = self.expr(s.iter, scope)
+        body = self.block(s.body, scope)
+        name = s.target.id
+        sig = self.signature
+        span = s.iter.span
+        key = (span.line, span.column)
+        me = self
+        limit = self.limits.steps
+
+        def run(frame):
+            seq = it(frame)
+            trips = 0
+            d = frame.vars
+            try:
+                for item in _iterate(seq, span):
+                    trips += 1
+                    me.steps += 1
+                    if me.steps > limit:
+                        raise me.tick_error(span)
+                    d[name] = item
+                    r = body(frame)
+                    if r is not None:
+                        if r == BREAK:
+                            break
+                        if r == RETURN:
+                            return r
+            finally:
+                sig.append((key, trips))
+            return None
+        return run
+
+    def s_FunctionDef(self, s, scope):
+        local_names = list(s.params) + assigned_names(s.body)
+        inner_scope = Scope(local_names, scope, scope.globals)
+        holder = {}
+        me = self
+        name = s.name
+
+        def compile_body():
+            body = holder.get("body")
+            if body is None:
+                body = holder["body"] = me.block(s.body, inner_scope) if s.body else (lambda f: None)
+            return body
+
+        compile_body()       # compile now: unknown names are reported before anything runs
+
+        def run(frame):
+            closure = frame if scope.parent is not None else me.globals
+            frame.vars[name] = UserFunction(name, s.params, holder["body"], closure, s, me)
+        return run
+
+    # ---- expressions ----
+    def expr(self, e, scope):
+        return getattr(self, "e_" + type(e).__name__)(e, scope)
+
+    def e_Num(self, e, scope):
+        v = e.value
+        return lambda frame: v
+
+    def e_Bool(self, e, scope):
+        v = e.value
+        return lambda frame: v
+
+    def e_Name(self, e, scope):
+        name = e.id
+        where = scope.find(name)
+        span = e.span
+        if where == "local":
+            def load_local(frame):
+                try:
+                    return frame.vars[name]
+                except KeyError:
+                    raise SourceError("unknown name", f"`{name}` is used before it is assigned", span) from None
+            return load_local
+        if where == "free":
+            def load_free(frame):
+                f = frame.parent
+                while f is not None:
+                    d = f.vars
+                    if name in d:
+                        return d[name]
+                    f = f.parent
+                raise SourceError("unknown name", f"`{name}` is used before it is assigned", span)
+            return load_free
+        if where == "global":
+            globals_ = self.globals
+            builtin = self.builtins.get(name)
+
+            def load_global(frame):
+                try:
+                    return globals_.vars[name]
+                except KeyError:
+                    if builtin is not None:
+                        return builtin
+                    raise SourceError("unknown name", f"`{name}` is used before it is assigned", span) from None
+            return load_global
+        if name in self.builtins:
+            b = self.builtins[name]
+            return lambda frame: b
+        raise unknown_name(name, span, list(scope.globals) + list(self.builtins) + _scope_names(scope))
+
+    def e_UnaryOp(self, e, scope):
+        ev = self.expr(e.operand, scope)
+        span = e.span
+        if e.op == "+":
+            return ev
+
+        def neg(frame):
+            v = ev(frame)
+            if v.__class__ is float:
+                return -v
+            STATE.span = span
+            try:
+                return O.neg(v)
+            except Exception as exc:
+                raise runtime_error(exc, span, "unary `-`") from None
+        return neg
+
+    def e_BinChain(self, e, scope):
+        first = self.expr(e.operands[0], scope)
+        rest = [(_BINARY[op], self.expr(x, scope), sp, op)
+                for op, x, sp in zip(e.ops, e.operands[1:], e.op_spans)]
+        fast = {"+": 1, "-": 2, "*": 3}
+        if len(rest) == 1:
+            fn, rhs, span, opname = rest[0]
+            kind = fast.get(opname, 0)
+
+            def binop(frame):
+                a = first(frame)
+                b = rhs(frame)
+                if a.__class__ is float and b.__class__ is float and kind:
+                    return a + b if kind == 1 else (a - b if kind == 2 else a * b)
+                STATE.span = span
+                try:
+                    return fn(a, b)
+                except Exception as exc:
+                    raise runtime_error(exc, span, f"`{opname}`") from None
+            return binop
+
+        def chain(frame):
+            a = first(frame)
+            for fn, rhs, span, opname in rest:
+                b = rhs(frame)
+                STATE.span = span
+                try:
+                    a = fn(a, b)
+                except Exception as exc:
+                    raise runtime_error(exc, span, f"`{opname}`") from None
+            return a
+        return chain
+
+    def e_Power(self, e, scope):
+        base = self.expr(e.base, scope)
+        exp = self.expr(e.exponent, scope)
+        span = e.op_span
+
+        def power(frame):
+            a = base(frame)
+            b = exp(frame)
+            STATE.span = span
+            try:
+                return O.pow(a, b)
+            except Exception as exc:
+                raise runtime_error(exc, span, "`**`") from None
+        return power
+
+    def e_Compare(self, e, scope):
+        left = self.expr(e.left, scope)
+        rest = [(_COMPARE[op], self.expr(x, scope), sp, op) for op, x, sp in zip(e.ops, e.comparators, e.op_spans)]
+
+        def compare(frame):
+            a = left(frame)
+            result = True
+            for fn, rhs, span, opname in rest:
+                b = rhs(frame)
+                STATE.span = span
+                try:
+                    r = fn(a, b)
+                except Exception as exc:
+                    raise runtime_error(exc, span, f"`{opname}`") from None
+                if r.__class__ is not bool and not (is_array(r) and r.ndim == 0):
+                    result = r if result is True else xp().logical_and(result, r)
+                elif not r:
+                    return False
+                if opname in ("<=", ">=", "==", "!=") and _equal(a, b):
+                    STATE.kink("compare", f"`{opname}` compared equal values: no gradient flows through it")
+                a = b
+            return result
+        return compare
+
+    def e_BoolOp(self, e, scope):
+        values = [(self.expr(v, scope), v.span) for v in e.values]
+        is_and = e.op == "and"
+
+        def boolop(frame):
+            v = None
+            for ev, span in values:
+                v = ev(frame)
+                t = truth(v, span, f"operand of `{e.op}`")
+                if t != is_and:
+                    return v
+            return v
+        return boolop
+
+    def e_Not(self, e, scope):
+        ev = self.expr(e.operand, scope)
+        span = e.operand.span
+        return lambda frame: not truth(ev(frame), span, "operand of `not`")
+
+    def e_IfExp(self, e, scope):
+        test = self.expr(e.test, scope)
+        body = self.expr(e.body, scope)
+        orelse = self.expr(e.orelse, scope)
+        span = e.test.span
+        key = (span.line, span.column)
+        sig = self.signature
+
+        def ifexp(frame):
+            c = truth(test(frame), span)
+            sig.append((key, c))
+            return body(frame) if c else orelse(frame)
+        return ifexp
+
+    def e_Call(self, e, scope):
+        args = [self.expr(a, scope) for a in e.args]
+        span = e.span
+        me = self
+        if isinstance(e.func, n.Name) and scope.find(e.func.id) is None and e.func.id in self.builtins:
+            b = self.builtins[e.func.id]
+            if not isinstance(b, Builtin):
+                raise SourceError("type error", f"`{e.func.id}` is a constant, not a function", span)
+            if not b.min_args <= len(args) <= b.max_args:
+                raise SourceError("wrong arguments", _arity(b.name, b.min_args, b.max_args, len(args)), span)
+            fn = b.fn
+            if len(args) == 1:
+                a0 = args[0]
+
+                def call1(frame):
+                    x = a0(frame)
+                    STATE.span = span
+                    try:
+                        return fn(x)
+                    except Exception as exc:
+                        raise runtime_error(exc, span, f"{b.name}()") from None
+                return call1
+
+            def call_builtin(frame):
+                vals = [a(frame) for a in args]
+                STATE.span = span
+                try:
+                    return fn(*vals)
+                except Exception as exc:
+                    raise runtime_error(exc, span, f"{b.name}()") from None
+            return call_builtin
+        func = self.expr(e.func, scope)
+
+        def call(frame):
+            f = func(frame)
+            vals = [a(frame) for a in args]
+            return me.call(f, vals, span)
+        return call
+
+    def e_Subscript(self, e, scope):
+        value = self.expr(e.value, scope)
+        parts = []
+        for item in e.index:
+            if isinstance(item, n.Slice):
+                parts.append(("slice", [self.expr(p, scope) if p is not None else None
+                                        for p in (item.lower, item.upper, item.step)], item.span))
+            else:
+                parts.append(("index", self.expr(item, scope), item.span))
+        span = e.span
+
+        def subscript(frame):
+            v = value(frame)
+            idx = []
+            for kind, ev, sp in parts:
+                if kind == "slice":
+                    bounds = [as_int(p(frame), sp, "a slice bound") if p is not None else None for p in ev]
+                    idx.append(slice(*bounds))
+                else:
+                    i = ev(frame)
+                    iv = strip(i)
+                    if is_array(iv) and iv.ndim > 0:
+                        if iv.dtype == bool:
+                            idx.append(iv)
+                        else:
+                            idx.append(iv.astype(int) if bool((iv == iv.astype(int)).all()) else
+                                       _bad_index(iv, sp))
+                    else:
+                        idx.append(as_int(i, sp))
+            index = idx[0] if len(idx) == 1 else tuple(idx)
+            shp = shape_of(v)
+            if isinstance(v, tuple):
+                try:
+                    return v[index]
+                except Exception as exc:
+                    raise runtime_error(exc, span, "indexing") from None
+            if not shp:
+                raise SourceError("index error", f"cannot index {describe(v)}", span)
+            STATE.span = span
+            try:
+                return O.getitem(v, index) if v.__class__ in (Var, Dual) else _raw_getitem(v, index)
+            except Exception as exc:
+                raise runtime_error(exc, span, "indexing") from None
+        return subscript
+
+    def e_Slice(self, e, scope):
+        raise SourceError("syntax error", "a slice is only allowed inside [ ]", e.span)
+
+    def e_ListExpr(self, e, scope):
+        items = [(self.expr(x, scope), x.span) for x in e.elts]
+        span = e.span
+        me = self
+
+        def listexpr(frame):
+            vals = [ev(frame) for ev, _ in items]
+            STATE.span = span
+            return me.make_array(vals, [sp for _, sp in items], span)
+        return listexpr
+
+    def make_array(self, vals, spans, span):
+        if all(v.__class__ is float or v.__class__ is bool for v in vals):
+            return xp().asarray(vals, dtype=dtype())
+        shapes = [shape_of(v) for v in vals]
+        for v, sp, shp in zip(vals, spans, shapes):
+            if isinstance(v, (tuple, UserFunction, Builtin, RangeValue)) or v is None:
+                raise SourceError("type error", f"a list element is {describe(v)}, not a number or array", sp)
+            if shp != shapes[0]:
+                raise SourceError("shape mismatch", f"list elements have different shapes: {shapes[0]} and {shp}", sp)
+        if any(v.__class__ in (Var, Dual) for v in vals):
+            return O.stack(vals)
+        return xp().stack([xp().asarray(v, dtype=dtype()) for v in vals])
+
+    def e_TupleExpr(self, e, scope):
+        items = [self.expr(x, scope) for x in e.elts]
+        return lambda frame: tuple(ev(frame) for ev in items)
+
+
+class GradFunction:
+    """The value of `grad(f)`: the derivative of a one-argument function, nestable."""
+    __slots__ = ("fn", "interp", "name")
+
+    def __init__(self, fn, interp):
+        self.fn = fn
+        self.interp = interp
+        self.name = f"grad({getattr(fn, 'name', 'f')})"
+
+    def __call__(self, *args, span=None):
+        from .tape import Tape, backward
+        if len(args) != 1:
+            raise SourceError("wrong arguments", f"{self.name} takes 1 argument but {len(args)} were given", span)
+        tape = Tape(persistent=False)
+        x = tape.watch(args[0])
+        y = self.interp.call(self.fn, [x], span)
+        if shape_of(y) != ():
+            raise SourceError("shape mismatch", f"grad needs a function with a scalar output; "
+                              f"{self.name[5:-1]} returned {describe(y)}", span, "wrap the output in sum(...)")
+        adj = backward(tape, y, 1.0 if dtype() == "float64" else np().float32(1.0))
+        g = adj[x.index]
+        return g if g is not None else O.zeros_like(args[0]) * 1.0
+
+
+def _raw_getitem(v, index):
+    r = v[index]
+    return float(r) if r.__class__ is np().float64 else r
+
+
+def _bad_index(iv, span):
+    raise SourceError("type error", "an index array must hold whole numbers", span)
+
+
+def _equal(a, b) -> bool:
+    a, b = strip(a), strip(b)
+    if a.__class__ is float and b.__class__ is float:
+        return a == b
+    try:
+        return bool(xp().any(xp().asarray(a) == xp().asarray(b)))
+    except Exception:
+        return False
+
+
+def _iterate(seq, span):
+    if isinstance(seq, RangeValue):
+        start, stop, step = seq.start, seq.stop, seq.step
+        return (float(i) for i in range(start, stop, step))
+    shp = shape_of(seq)
+    if isinstance(seq, tuple):
+        return iter(seq)
+    if not shp:
+        raise SourceError("type error", f"cannot loop over {describe(seq)}", span,
+                          "loop over range(n) or over an array")
+    if seq.__class__ in (Var, Dual):
+        return (O.getitem(seq, i) for i in range(shp[0]))
+    return (_raw_getitem(seq, i) for i in range(shp[0]))
+
+
+def _arity(name, lo, hi, got):
+    want = f"{lo}" if lo == hi else (f"{lo} to {hi}" if hi < 99 else f"at least {lo}")
+    plural = "" if (lo == hi == 1) else "s"
+    return f"{name}() takes {want} argument{plural} but {got} {'was' if got == 1 else 'were'} given"
+
+
+def _scope_names(scope):
+    out = []
+    s = scope
+    while s is not None:
+        out.extend(s.locals or ())
+        s = s.parent
+    return out
+
+
+def unknown_name(name, span, candidates):
+    close = difflib.get_close_matches(name, sorted(set(candidates)), n=1)
+    hint = f"did you mean `{close[0]}`?" if close else None
+    return SourceError("unknown name", f"`{name}` is not defined", span, hint)

@@ -1,0 +1,26 @@
+"""What the engine notices while it runs: the source span of the op being executed (set by the
+interpreter), and the ties, kinks and equal comparisons it evaluated (reported by the CLI)."""
+from __future__ import annotations
+
+
+class Notes:
+    __slots__ = ("span", "kinks", "limit")
+
+    def __init__(self):
+        self.span = None          # the span of the expression the interpreter is evaluating
+        self.kinks = []           # (op, span, detail) for each kink or tie evaluated
+        self.limit = 10_000       # keep at most this many kink notes
+
+    def kink(self, op: str, detail: str) -> None:
+        if len(self.kinks) < self.limit:
+            self.kinks.append((op, self.span, detail))
+
+
+STATE = Notes()
+
+
+def reset() -> Notes:
+    global STATE
+    STATE.span = None
+    STATE.kinks = []
+    return STATE

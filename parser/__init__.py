@@ -1,0 +1,51 @@
+"""Text -> AST. `parse_expression` for `autodiff grad "EXPR"`, `parse_program` for .py files."""
+from __future__ import annotations
+
+from .errors import SourceError
+from .nodes import Expression, Module, Span
+
+__all__ = ["parse_expression", "parse_program", "SourceError", "Span"]
+
+_parsers: dict = {}
+
+
+def _parser(start: str):
+    parser = _parsers.get(start)
+    if parser is None:
+        from lark import Lark
+
+        from .transform import ASTBuilder, Indenter
+        # The LALR tables are built once per grammar version and cached in the temp dir;
+        # later starts only unpickle them.
+        parser = Lark.open_from_package("autodiff.parser", "grammar.lark", ("",), parser="lalr",
+                                        start=start, postlex=Indenter(), transformer=ASTBuilder(),
+                                        maybe_placeholders=True, cache=True)
+        _parsers[start] = parser
+    return parser
+
+
+def _parse(text: str, start: str, filename: str | None):
+    from lark.exceptions import LarkError
+    if "\x00" in text:
+        raise SourceError("syntax error", "the input contains a NUL character", None, source=text,
+                          filename=filename)
+    try:
+        return _parser(start).parse(text if text.endswith("\n") else text + "\n")
+    except SourceError as err:
+        raise err.with_source(text, filename) from None
+    except LarkError as err:
+        from .errors import convert_lark_error
+        inner = getattr(err, "orig_exc", None)          # errors raised inside the AST builder
+        if isinstance(inner, SourceError):
+            raise inner.with_source(text, filename) from None
+        raise convert_lark_error(err, text).with_source(text, filename) from None
+
+
+def parse_expression(text: str, filename: str | None = None) -> Expression:
+    if not text.strip():
+        raise SourceError("syntax error", "the expression is empty", None, source=text, filename=filename)
+    return _parse(text, "expression", filename)
+
+
+def parse_program(text: str, filename: str | None = None) -> Module:
+    return _parse(text, "program", filename)

@@ -1,0 +1,212 @@
+"""SourceError: every user mistake, with the span at fault and a hint.
+
+This is the one place where lark's exceptions become ours: the rest of the code never sees them.
+"""
+from __future__ import annotations
+
+from .nodes import Span
+
+
+class SourceError(Exception):
+    """A mistake in the user's text or input, located in the source.
+
+    kind   -- a short category: "syntax error", "unknown name", "shape mismatch", ...
+    span   -- where (1-based line and column), or None when the mistake has no place in the text
+    hint   -- an optional suggestion
+    source -- the text the span points into (filled in by whoever knows it)
+    """
+
+    def __init__(self, kind: str, message: str, span: Span | None = None, hint: str | None = None,
+                 source: str | None = None, filename: str | None = None):
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.span = span
+        self.hint = hint
+        self.source = source
+        self.filename = filename
+
+    def with_source(self, source: str, filename: str | None = None) -> "SourceError":
+        if self.source is None:
+            self.source = source
+            self.filename = filename
+        return self
+
+    def location(self) -> str:
+        if self.span is None:
+            return ""
+        where = f"{self.filename}:" if self.filename else ""
+        return f"{where}{self.span.line}:{self.span.column}"
+
+    def excerpt(self, width: int = 100) -> list[str]:
+        """The source line at fault and a caret under the column (lines shortened around it)."""
+        if self.span is None or self.source is None:
+            return []
+        lines = self.source.splitlines() or [""]
+        if not 1 <= self.span.line <= len(lines):
+            return []
+        text = lines[self.span.line - 1].expandtabs(1)
+        col = max(self.span.column - 1, 0)
+        end = self.span.end_column - 1 if self.span.end_line == self.span.line else len(text)
+        length = max(1, min(end, len(text)) - col)
+        start = 0
+        if len(text) > width:                       # keep the fault in view on long lines
+            start = max(0, min(col - width // 2, len(text) - width))
+            text = ("…" if start else "") + text[start:start + width] + ("…" if start + width < len(text) else "")
+            col = col - start + (1 if start else 0)
+            length = min(length, width - (col - (1 if start else 0)))
+        prefix = f"{self.span.line:>4} | "
+        return [prefix + text, " " * (len(prefix) + col) + "^" * max(1, min(length, 60))]
+
+    def format(self) -> str:
+        """Plain text in the style of pip's diagnostics."""
+        out = [f"error: {self.kind}"]
+        loc = self.location()
+        out.append(f"  {loc + ': ' if loc else ''}{self.message}")
+        out.extend("  " + line for line in self.excerpt())
+        if self.hint:
+            out.append(f"hint: {self.hint}")
+        return "\n".join(out)
+
+    def __str__(self) -> str:
+        loc = self.location()
+        return f"{loc + ': ' if loc else ''}{self.message}"
+
+
+# The language's words that Python has and we do not: named in the error rather than
+# reported as an unexpected name.
+UNSUPPORTED_KEYWORDS = {
+    "import": "imports are not part of the language: every builtin is always available",
+    "from": "imports are not part of the language: every builtin is always available",
+    "class": "classes are not part of the language",
+    "lambda": "lambda is not part of the language: write a def (nested defs are allowed)",
+    "with": "with-statements are not part of the language",
+    "try": "try/except is not part of the language",
+    "except": "try/except is not part of the language",
+    "finally": "try/finally is not part of the language",
+    "raise": "raise is not part of the language",
+    "global": "global is not part of the language: functions read top-level names directly",
+    "nonlocal": "nonlocal is not part of the language",
+    "yield": "generators (yield) are not part of the language",
+    "async": "async is not part of the language",
+    "await": "await is not part of the language",
+    "del": "del is not part of the language",
+    "assert": "assert is not part of the language",
+    "is": "`is` is not part of the language: compare numbers with ==",
+    "None": "None is not part of the language",
+    "print": "print is not part of the language: the value of the program is printed for you",
+}
+
+TOKEN_NAMES = {
+    "RPAR": "')'", "LPAR": "'('", "RSQB": "']'", "LSQB": "'['", "COMMA": "','", "COLON": "':'",
+    "SEMICOLON": "';'", "EQUAL": "'='", "DOT": "'.'", "NAME": "a name", "NUMBER": "a number",
+    "ADD_OP": "'+' or '-'", "MUL_OP": "an operator (* / @)", "POW": "'**'", "COMP_OP": "a comparison",
+    "_NEWLINE": "a new line", "_INDENT": "an indented block", "_DEDENT": "the end of a block",
+    "$END": "the end of the input", "STRING": "a string", "AUGOP": "'+=' (or another augmented assignment)",
+    "IF": "'if'", "ELSE": "'else'", "FOR": "'for'", "WHILE": "'while'", "IN": "'in'", "DEF": "'def'",
+    "RETURN": "'return'", "NOT": "'not'", "AND": "'and'", "OR": "'or'", "TRUE": "True", "FALSE": "False",
+}
+
+
+def describe_expected(expected) -> str:
+    names = sorted({TOKEN_NAMES.get(t, repr(t.lower()) if t.isupper() else t) for t in expected})
+    if len(names) > 6:
+        names = names[:6] + ["…"]
+    return ", ".join(names)
+
+
+def end_span(text: str) -> Span:
+    """The position just after the last character (lark reports end of input as line -1)."""
+    stripped = text.rstrip("\n")
+    lines = stripped.split("\n") if stripped else [""]
+    line = len(lines)
+    col = len(lines[-1]) + 1
+    return Span(line, col, line, col)
+
+
+def convert_lark_error(err, text: str) -> SourceError:
+    """Turn a lark exception into a SourceError with a place and words a person can use."""
+    from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
+
+    if isinstance(err, SourceError):
+        return err.with_source(text)
+    if isinstance(err, UnexpectedCharacters):
+        line, col = err.line, err.column
+        span = Span(line, col, line, col + 1)
+        ch = text[err.pos_in_stream] if 0 <= err.pos_in_stream < len(text) else "?"
+        if ch in "{}":
+            return SourceError("syntax error", "dict and set literals ({...}) are not part of the language",
+                               span, "use a list [...] for arrays", source=text)
+        if ch in "\"'":
+            return SourceError("syntax error", "strings are not part of the language (only as docstrings)",
+                               span, source=text)
+        if ch == "\t":
+            return SourceError("syntax error", "unexpected tab", span, source=text)
+        name = f"U+{ord(ch):04X}" if not ch.isascii() else repr(ch)
+        hint = None
+        if not ch.isascii():
+            hint = {"×": "use * for multiplication", "·": "use * for multiplication", "÷": "use /",
+                    "−": "use the ASCII minus sign -", "√": "use sqrt(x)", "²": "use x**2",
+                    "π": "use pi"}.get(ch, "only ASCII operators are understood")
+        return SourceError("syntax error", f"unexpected character {ch!r} ({name})" if not ch.isascii()
+                           else f"unexpected character {ch!r}", span, hint, source=text)
+    if isinstance(err, (UnexpectedToken, UnexpectedEOF)):
+        token = getattr(err, "token", None)
+        expected = getattr(err, "expected", None) or getattr(err, "accepts", None) or set()
+        at_end = token is None or token.type == "$END" or getattr(token, "line", -1) in (-1, None)
+        if at_end:
+            span = end_span(text)
+            what = "the input ended"
+        else:
+            line, col = token.line, token.column
+            span = Span(line, col, token.end_line or line, token.end_column or col + 1)
+            if token.type == "_NEWLINE":
+                what = "unexpected end of line"
+            elif token.type == "_DEDENT":
+                what = "unexpected end of the indented block"
+            elif token.type == "_INDENT":
+                what = "unexpected indentation"
+            else:
+                what = f"unexpected {str(token.value)!r}"
+        hint = None
+        if token is not None and not at_end:
+            if token.type == "STRING":
+                return SourceError("syntax error", "strings are not part of the language (only as docstrings)",
+                                   span, source=text)
+            if str(token.value) == "@" and _starts_line(text, token):
+                return SourceError("syntax error", "decorators are not part of the language", span, source=text)
+            if str(token.value) == "in":
+                hint = "`in` is only used in `for NAME in ...`"
+            if str(token.value) == "=" and "==" not in text:
+                hint = "to compare, write =="
+        msg = f"{what}; expected {describe_expected(expected)}" if expected else what
+        return SourceError("syntax error", msg, span, hint, source=text)
+    # lark's dedent errors carry no position: find the offending line ourselves
+    from lark.indenter import DedentError
+    if isinstance(err, DedentError):
+        return SourceError("syntax error", "unindent does not match any outer indentation level",
+                           _dedent_span(text), source=text)
+    return SourceError("syntax error", str(err), None, source=text)
+
+
+def _starts_line(text: str, token) -> bool:
+    lines = text.splitlines()
+    if 1 <= token.line <= len(lines):
+        return lines[token.line - 1][: token.column - 1].strip() == ""
+    return False
+
+
+def _dedent_span(text: str) -> Span | None:
+    levels = [0]
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        indent = len(line) - len(line.lstrip(" \t"))
+        if indent > levels[-1]:
+            levels.append(indent)
+        else:
+            while indent < levels[-1]:
+                levels.pop()
+            if indent != levels[-1]:
+                return Span(number, 1, number, indent + 1)
+    return None

@@ -1,0 +1,272 @@
+"""lark parse events -> AST nodes.
+
+The builder runs inline with the LALR parser (lark's `transformer=` option), so no parse tree is
+built and nothing recurses: deeply nested input costs no Python stack here.
+"""
+from __future__ import annotations
+
+from lark import Token, Transformer
+from lark.indenter import PythonIndenter
+
+from . import nodes as n
+from .errors import UNSUPPORTED_KEYWORDS, SourceError
+
+ALIAS_MODULES = ("np", "numpy", "math")
+
+
+def tok_span(tok: Token) -> n.Span:
+    return n.Span(tok.line, tok.column, tok.end_line or tok.line, tok.end_column or tok.column + len(tok))
+
+
+def span_of(item) -> n.Span:
+    if isinstance(item, Token):
+        return tok_span(item)
+    return item.span
+
+
+def join(first, last) -> n.Span:
+    return span_of(first).to(span_of(last))
+
+
+class Indenter(PythonIndenter):
+    """lark's Python indenter, which also names the Python words the language leaves out."""
+
+    def process(self, stream):
+        for tok in super().process(stream):
+            if tok.type == "NAME" and tok.value in UNSUPPORTED_KEYWORDS:
+                raise SourceError("unsupported construct", f"`{tok.value}`: {UNSUPPORTED_KEYWORDS[tok.value]}",
+                                  tok_span(tok))
+            yield tok
+
+
+def _number(text: str) -> float:
+    return float(text.replace("_", ""))
+
+
+class ASTBuilder(Transformer):
+    # ---- atoms ----
+    def name(self, c):
+        return n.Name(str(c[0]), tok_span(c[0]))
+
+    def number(self, c):
+        return n.Num(_number(c[0]), tok_span(c[0]))
+
+    def true(self, c):
+        return n.Bool(True, tok_span(c[0]))
+
+    def false(self, c):
+        return n.Bool(False, tok_span(c[0]))
+
+    def paren(self, c):
+        return c[0]
+
+    def empty_tuple(self, c):
+        raise SourceError("unsupported construct", "the empty tuple () is not part of the language", None)
+
+    def list_expr(self, c):
+        elts = tuple(c[0]) if c and c[0] is not None else ()
+        span = n.Span(elts[0].span.line, elts[0].span.column - 1, elts[-1].span.end_line,
+                      elts[-1].span.end_column + 1) if elts else None
+        if not elts:
+            raise SourceError("unsupported construct", "an empty list [] has no shape to differentiate",
+                              None, "use zeros(0) for an empty array")
+        return n.ListExpr(elts, span)
+
+    def args(self, c):
+        return list(c)
+
+    def tuple_items(self, c):
+        items = tuple(x for x in c if x is not None)
+        return n.TupleExpr(items, join(items[0], items[-1]))
+
+    # ---- postfix ----
+    def call(self, c):
+        func, args = c[0], tuple(c[1] or ())
+        span = join(func, args[-1]) if args else func.span
+        return n.Call(func, args, span)
+
+    def subscript(self, c):
+        value, items = c
+        return n.Subscript(value, tuple(items), join(value, items[-1]))
+
+    def subscripts(self, c):
+        return [x for x in c if x is not None]
+
+    def slice(self, c):
+        # children: [lower] COLON [upper] [COLON [step]] with placeholders for missing ones
+        parts, colons, current = [], [], None
+        for x in c:
+            if isinstance(x, Token) and x.type == "COLON":
+                parts.append(current)
+                colons.append(x)
+                current = None
+            else:
+                current = x if x is not None else current
+        parts.append(current)
+        while len(parts) < 3:
+            parts.append(None)
+        present = [p for p in parts if p is not None]
+        span = join(present[0], present[-1]) if present else tok_span(colons[0])
+        return n.Slice(parts[0], parts[1], parts[2], span)
+
+    def attribute(self, c):
+        value, attr = c
+        if isinstance(value, n.Name) and value.id in ALIAS_MODULES:
+            return n.Name(str(attr), join(value, attr))
+        what = value.id if isinstance(value, n.Name) else "an expression"
+        hints = {"T": "use transpose(x)", "shape": "use len(x)", "sum": "use sum(x)",
+                 "mean": "use mean(x)", "grad": "use grad(f)(x)", "detach": "use detach(x)"}
+        raise SourceError("unsupported construct",
+                          f"attribute access `{what}.{attr}` is not part of the language "
+                          f"(only np.NAME and math.NAME name builtins)", tok_span(attr),
+                          hints.get(str(attr)))
+
+    # ---- operators ----
+    def power(self, c):
+        base, op, exponent = c
+        return n.Power(base, exponent, tok_span(op), join(base, exponent))
+
+    def unary(self, c):
+        op, operand = c
+        return n.UnaryOp(str(op), operand, join(op, operand))
+
+    def _chain(self, c):
+        operands, ops, spans = [c[0]], [], []
+        for i in range(1, len(c), 2):
+            ops.append(str(c[i]))
+            spans.append(tok_span(c[i]))
+            operands.append(c[i + 1])
+        return n.BinChain(tuple(operands), tuple(ops), tuple(spans), join(operands[0], operands[-1]))
+
+    arith = _chain
+    term = _chain
+
+    def comparison(self, c):
+        operands, ops, spans = [c[0]], [], []
+        for i in range(1, len(c), 2):
+            ops.append(str(c[i]))
+            spans.append(tok_span(c[i]))
+            operands.append(c[i + 1])
+        return n.Compare(operands[0], tuple(ops), tuple(operands[1:]), tuple(spans), join(operands[0], operands[-1]))
+
+    def or_op(self, c):
+        vals = tuple(x for x in c if not isinstance(x, Token))
+        return n.BoolOp("or", vals, join(vals[0], vals[-1]))
+
+    def and_op(self, c):
+        vals = tuple(x for x in c if not isinstance(x, Token))
+        return n.BoolOp("and", vals, join(vals[0], vals[-1]))
+
+    def not_op(self, c):
+        return n.Not(c[-1], join(c[0], c[-1]))
+
+    def ifexp(self, c):
+        body, test, orelse = [x for x in c if not isinstance(x, Token)]
+        return n.IfExp(test, body, orelse, join(body, orelse))
+
+    # ---- statements ----
+    def simple_stmt(self, c):
+        return [s for s in c if s is not None]
+
+    def expr_stmt(self, c):
+        return n.ExprStmt(c[0], c[0].span)
+
+    def string_stmt(self, c):
+        return None                                 # docstrings and bare strings: ignored
+
+    def assign(self, c):
+        target, value = c
+        if isinstance(target, n.TupleExpr):
+            names = tuple(_target(t) for t in target.elts)
+            return n.Assign(names, value, True, join(target, value))
+        return n.Assign((_target(target),), value, False, join(target, value))
+
+    def augassign(self, c):
+        target, op, value = c
+        if isinstance(target, n.TupleExpr):
+            raise SourceError("syntax error", "augmented assignment needs one name on the left", target.span)
+        name = _target(target)
+        if str(op) not in ("+=", "-=", "*=", "/="):
+            raise SourceError("unsupported construct", f"`{op}` is not part of the language; "
+                              "the augmented assignments are += -= *= /=", tok_span(op))
+        return n.AugAssign(name, str(op)[0], value, tok_span(op), join(target, value))
+
+    def pass_stmt(self, c):
+        return n.Pass(tok_span(c[0]))
+
+    def break_stmt(self, c):
+        return n.Break(tok_span(c[0]))
+
+    def continue_stmt(self, c):
+        return n.Continue(tok_span(c[0]))
+
+    def return_stmt(self, c):
+        kw, value = c
+        return n.Return(value, join(kw, value) if value is not None else tok_span(kw))
+
+    def suite(self, c):
+        out = []
+        for s in c:
+            if isinstance(s, list):
+                out.extend(s)
+            elif s is not None:
+                out.append(s)
+        return tuple(out)
+
+    def if_stmt(self, c):
+        kw, test, body, *rest = c
+        orelse = rest[-1] if rest and (rest[-1] is None or isinstance(rest[-1], tuple)) else None
+        elifs = [x for x in rest if isinstance(x, n.If)]
+        tail = orelse or ()
+        for clause in reversed(elifs):          # elif chains become nested Ifs
+            tail = (n.If(clause.test, clause.body, tail, clause.span),)
+        return n.If(test, body, tail, join(kw, test))
+
+    def elif_clause(self, c):
+        test, body = [x for x in c if not isinstance(x, Token)]
+        return n.If(test, body, (), test.span)
+
+    def while_stmt(self, c):
+        kw, test, body = c
+        return n.While(test, body, join(kw, test))
+
+    def for_stmt(self, c):
+        kw, name, iterable, body = [x for x in c if not (isinstance(x, Token) and x.type == "IN")]
+        return n.For(n.Name(str(name), tok_span(name)), iterable, body, join(kw, iterable))
+
+    def params(self, c):
+        names = [str(t) for t in c if t is not None]
+        seen = set()
+        for t in c:
+            if t is not None and str(t) in seen:
+                raise SourceError("syntax error", f"duplicate parameter {t!s}", tok_span(t))
+            if t is not None:
+                seen.add(str(t))
+        return names
+
+    def funcdef(self, c):
+        name, params, body = c
+        return n.FunctionDef(str(name), tuple(params or ()), body, tok_span(name))
+
+    def program(self, c):
+        body = []
+        for s in c:
+            if isinstance(s, list):
+                body.extend(s)
+            elif s is not None and not isinstance(s, Token):
+                body.append(s)
+        span = body[0].span.to(body[-1].span) if body else n.Span(1, 1, 1, 1)
+        return n.Module(tuple(body), span)
+
+    def expression(self, c):
+        body = [x for x in c if not isinstance(x, Token)][0]
+        return n.Expression(body, body.span)
+
+
+def _target(node) -> n.Name:
+    if isinstance(node, n.Name):
+        return node
+    if isinstance(node, n.Subscript):
+        raise SourceError("unsupported construct", "item assignment (x[i] = ...) is not part of the language: "
+                          "arrays are values", node.span, "build a new array, e.g. with where() or a list")
+    raise SourceError("syntax error", "can only assign to a name", node.span)
