@@ -3,7 +3,8 @@
 Forward rules (`impl`) compute on raw values: Python floats take a fast path through `math`,
 arrays go to the backend's module. VJP rules map the output's adjoint `g` to one argument's
 adjoint; JVP rules map one argument's tangent `t` to the output's tangent. Both are written in
-engine ops (`O.cos(x)`, `g * y`), never on raw arrays, so the reverse sweep can be recorded
+engine ops (`O.cos(x)`, `g * y`, `O.div`: Python's own `/` and `**` raise on floats where IEEE
+gives inf or nan), never on raw arrays, so the reverse sweep can be recorded
 and differentiated again. Rules get (g or t, ans, *args, **params); `ans` is None unless the
 primitive declares `needs_ans`, and args are `Shape` stand-ins unless it declares `needs_args`.
 
@@ -178,10 +179,10 @@ MUL = defprim("mul", _mul,
               jvp=(lambda t, ans, x, y: bcast(t * y, ans),
                    lambda t, ans, x, y: bcast(x * t, ans)))
 DIV = defprim("div", _div,
-              vjp=(lambda g, ans, x, y: unbroadcast(g / y, x),
-                   lambda g, ans, x, y: unbroadcast(-g * x / (y * y), y)),
-              jvp=(lambda t, ans, x, y: bcast(t / y, ans),
-                   lambda t, ans, x, y: bcast(-t * x / (y * y), ans)))
+              vjp=(lambda g, ans, x, y: unbroadcast(O.div(g, y), x),
+                   lambda g, ans, x, y: unbroadcast(O.div(-g * x, y * y), y)),
+              jvp=(lambda t, ans, x, y: bcast(O.div(t, y), ans),
+                   lambda t, ans, x, y: bcast(O.div(-t * x, y * y), ans)))
 NEG = defprim("neg", _neg, needs_args=False,
               vjp=(lambda g, ans, x: -g,),
               jvp=(lambda t, ans, x: -t,))
@@ -193,9 +194,9 @@ def _pow_dy(g, ans, x, y):
 
 
 POW = defprim("pow", _pow, needs_ans=True,
-              vjp=(lambda g, ans, x, y: unbroadcast(g * y * x ** (y - 1.0), x),
+              vjp=(lambda g, ans, x, y: unbroadcast(g * y * O.pow(x, y - 1.0), x),
                    lambda g, ans, x, y: unbroadcast(_pow_dy(g, ans, x, y), y)),
-              jvp=(lambda t, ans, x, y: bcast(t * y * x ** (y - 1.0), ans),
+              jvp=(lambda t, ans, x, y: bcast(t * y * O.pow(x, y - 1.0), ans),
                    lambda t, ans, x, y: bcast(_pow_dy(t, ans, x, y), ans)))
 
 
@@ -239,17 +240,17 @@ def _elementwise(name, mathfn, npname, deriv, needs_ans=False, **kw):
 SIN = _elementwise("sin", math.sin, "sin", lambda ans, x: O.cos(x))
 COS = _elementwise("cos", math.cos, "cos", lambda ans, x: -O.sin(x))
 TAN = _elementwise("tan", math.tan, "tan", lambda ans, x: 1.0 + ans * ans, needs_ans=True)
-ARCSIN = _elementwise("arcsin", math.asin, "arcsin", lambda ans, x: 1.0 / O.sqrt(1.0 - x * x))
-ARCCOS = _elementwise("arccos", math.acos, "arccos", lambda ans, x: -1.0 / O.sqrt(1.0 - x * x))
-ARCTAN = _elementwise("arctan", math.atan, "arctan", lambda ans, x: 1.0 / (1.0 + x * x))
+ARCSIN = _elementwise("arcsin", math.asin, "arcsin", lambda ans, x: O.div(1.0, O.sqrt(1.0 - x * x)))
+ARCCOS = _elementwise("arccos", math.acos, "arccos", lambda ans, x: O.div(-1.0, O.sqrt(1.0 - x * x)))
+ARCTAN = _elementwise("arctan", math.atan, "arctan", lambda ans, x: O.div(1.0, 1.0 + x * x))
 SINH = _elementwise("sinh", math.sinh, "sinh", lambda ans, x: O.cosh(x))
 COSH = _elementwise("cosh", math.cosh, "cosh", lambda ans, x: O.sinh(x))
 TANH = _elementwise("tanh", math.tanh, "tanh", lambda ans, x: 1.0 - ans * ans, needs_ans=True)
 EXP = _elementwise("exp", math.exp, "exp", lambda ans, x: ans, needs_ans=True)
-LOG = _elementwise("log", math.log, "log", lambda ans, x: 1.0 / x)
-LOG2 = _elementwise("log2", math.log2, "log2", lambda ans, x: 1.0 / (x * LN2))
-LOG10 = _elementwise("log10", math.log10, "log10", lambda ans, x: 1.0 / (x * LN10))
-SQRT = _elementwise("sqrt", math.sqrt, "sqrt", lambda ans, x: 0.5 / ans, needs_ans=True,
+LOG = _elementwise("log", math.log, "log", lambda ans, x: O.div(1.0, x))
+LOG2 = _elementwise("log2", math.log2, "log2", lambda ans, x: O.div(1.0, x * LN2))
+LOG10 = _elementwise("log10", math.log10, "log10", lambda ans, x: O.div(1.0, x * LN10))
+SQRT = _elementwise("sqrt", math.sqrt, "sqrt", lambda ans, x: O.div(0.5, ans), needs_ans=True,
                     kink="sqrt'(0) = +inf")
 
 
@@ -436,7 +437,7 @@ def _extreme_share(ans, x, axis):
     """Each element's share of a max/min: ties split evenly (a mask over the count)."""
     full = ans if axis is None else O.expand_dims(ans, axis)
     mask = O.eq(x, full) * 1.0
-    return mask / O.sum(mask, axis) if axis is None else mask / O.expand_dims(O.sum(mask, axis), axis)
+    return O.div(mask, O.sum(mask, axis) if axis is None else O.expand_dims(O.sum(mask, axis), axis))
 
 
 MAX = defprim("max", _extreme("max", lambda x, axis: xp().max(x, axis=axis)), needs_ans=True,
@@ -473,7 +474,7 @@ def _prod_vjp(g, ans, x):
     if x.__class__ is float:
         return g
     if bool(xp().all(O.strip(x) != 0)):
-        return g * ans / x                   # written in ops: differentiable to any order
+        return O.div(g * ans, x)            # written in ops: differentiable to any order
     return g * O.prod_except(x)
 
 
@@ -493,7 +494,7 @@ def _norm_vjp(g, ans, x):
     if O.strip(ans) == 0:
         STATE.kink("norm", "norm of a zero vector: gradient taken as 0")
         return g * O.zeros_like(x)
-    return g * x / ans
+    return O.div(g * x, ans)
 
 
 NORM = defprim("norm", _norm, needs_ans=True, kink="norm'(0) = 0",

@@ -1,0 +1,173 @@
+"""The `autodiff` command: a click group whose commands load lazily (start-up stays cheap).
+
+Every run goes through `main()`, which maps outcomes to exit codes: 0 ok, 1 a check failed,
+2 a usage or input error (no traceback unless --debug), 70 an internal error, 130 Ctrl-C.
+"""
+from __future__ import annotations
+
+import sys
+
+import click
+
+from .exitcodes import Exit
+from .options import limits_from, target_options
+
+# Commands defined in other modules, imported only when invoked.
+LAZY = {
+    "jacobian": ("autodiff.cli.higher", "jacobian"),
+    "hessian": ("autodiff.cli.higher", "hessian"),
+    "derivative": ("autodiff.cli.higher", "derivative"),
+    "graph": ("autodiff.cli.views", "graph"),
+    "plot": ("autodiff.cli.views", "plot"),
+    "check": ("autodiff.cli.checks", "check"),
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx):
+        return sorted(set(super().list_commands(ctx)) | set(LAZY))
+
+    def get_command(self, ctx, name):
+        if name in LAZY:
+            import importlib
+            module, attr = LAZY[name]
+            try:
+                return getattr(importlib.import_module(module), attr)
+            except (ImportError, AttributeError):
+                return None
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="autodiff", prog_name="autodiff")
+def cli():
+    """Differentiate math: expressions and small Python-like programs, exactly.
+
+    \b
+      autodiff grad "x**2*y + y + 2" --at x=3,y=4
+      autodiff grad control.py --at a=0.37
+      autodiff run program.py --at x=[1,2,3]
+    """
+
+
+@cli.command(context_settings={"ignore_unknown_options": True})
+@target_options
+@click.option("--wrt", default=None, metavar="NAMES", help="Differentiate with respect to these inputs only "
+              "(comma-separated).")
+@click.option("--seed", default=None, metavar="V", help="For an array output: compute vᵀJ with this v "
+              "instead of the gradient of the sum.")
+def grad(target, at, fn, of, dtype, as_json, wrt, seed, debug, **limits):
+    """Value and gradient of TARGET (an expression or a .py program) at a point (reverse mode)."""
+    from ..engine import api
+    from ..engine.interp import Limits  # noqa: F401  (imported for its side effect of loading the engine)
+    lim = limits_from(limits)
+    tgt = api.load(target, fn, of)
+    values = api.parse_at(at, lim)
+    seed_value = api.constant(seed, "--seed", lim) if seed is not None else None
+    wrt_names = [w.strip() for w in wrt.split(",") if w.strip()] if wrt else None
+    result = api.grad(None, values, wrt_names, seed_value, dtype_name=dtype, limits=lim, target=tgt)
+    if as_json:
+        from .output import emit_json
+        from .render import notes_for
+        from ..engine.values import shape_of
+        emit_json({"value": _j(result.value), "gradient": {k: _j(v) for k, v in result.gradient.items()},
+                   "inputs": {k: _j(v) for k, v in result.inputs.items()},
+                   "output_shape": list(shape_of(result.value)), "reduced": result.reduced,
+                   "unconnected": result.unconnected, "notes": notes_for(result),
+                   "kinks": [_kink(k) for k in result.kinks], "tape_length": result.tape_length})
+    else:
+        from . import render
+        render.grad_result(tgt, result)
+    return Exit.OK
+
+
+@cli.command(context_settings={"ignore_unknown_options": True})
+@target_options
+def run(target, at, fn, of, dtype, as_json, debug, **limits):
+    """Evaluate TARGET at a point without differentiating."""
+    from ..engine import api
+    lim = limits_from(limits)
+    tgt = api.load(target, fn, of)
+    result = api.evaluate(None, api.parse_at(at, lim), dtype_name=dtype, limits=lim, target=tgt)
+    if as_json:
+        from .output import emit_json
+        from .render import notes_for
+        emit_json({"value": _j(result.value), "inputs": {k: _j(v) for k, v in result.inputs.items()},
+                   "steps": result.steps, "notes": notes_for(result)})
+    else:
+        from . import render
+        render.run_result(tgt, result)
+    return Exit.OK
+
+
+def _j(v):
+    from .output import jsonable
+    return jsonable(v)
+
+
+def _kink(k):
+    op, span, detail = k
+    return {"op": op, "line": span.line if span else None, "column": span.column if span else None,
+            "detail": detail}
+
+
+def _invoke(args) -> int:
+    """Run the click command; return the exit code. Errors are rendered here."""
+    debug = "--debug" in args
+    from ..parser.errors import SourceError
+    try:
+        rv = cli.main(args=args, prog_name="autodiff", standalone_mode=False)
+        return int(rv) if isinstance(rv, int) else Exit.OK
+    except SourceError as err:
+        if debug:
+            import traceback
+            traceback.print_exc()
+        from . import render
+        render.error(err)
+        return Exit.USAGE
+    except click.exceptions.Abort:
+        return Exit.INTERRUPTED
+    except click.ClickException as err:
+        err.show()
+        return Exit.USAGE
+    except click.exceptions.Exit as e:
+        return e.exit_code
+    except KeyboardInterrupt:
+        return Exit.INTERRUPTED
+    except BrokenPipeError:
+        return Exit.OK
+    except Exception:
+        import traceback
+        if debug:
+            traceback.print_exc()
+        else:
+            exc = sys.exc_info()[1]
+            sys.stderr.write(f"internal error: {type(exc).__name__}: {exc}\n"
+                             "this is a bug in autodiff; please rerun with --debug and report the output\n")
+        return Exit.INTERNAL
+
+
+def main(argv=None) -> None:
+    """Entry point. Runs the command in a thread with a large stack, so deeply nested input and
+    deep recursion end in our own limits, not in a crash of the interpreter."""
+    import threading
+    args = list(sys.argv[1:] if argv is None else argv)
+    result = [Exit.INTERNAL]
+
+    def work():
+        result[0] = _invoke(args)
+
+    sys.setrecursionlimit(100_000)
+    threading.stack_size(512 * 1024 * 1024)
+    worker = threading.Thread(target=work, daemon=True)
+    worker.start()
+    try:
+        while worker.is_alive():
+            worker.join(0.25)
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        sys.stderr.flush()
+        import os
+        os._exit(Exit.INTERRUPTED)
+    sys.stdout.flush()
+    sys.exit(int(result[0]))

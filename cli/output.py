@@ -1,0 +1,71 @@
+"""Machine-readable output: JSON with non-finite numbers as strings, and value formatting."""
+from __future__ import annotations
+
+import json
+import math
+import sys
+
+
+def jsonable(v):
+    """Floats, nested lists and dicts, with nan/inf as the strings "nan", "inf", "-inf"."""
+    from ..engine.values import to_python
+    v = to_python(v)
+    return _clean(v)
+
+
+def _clean(v):
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "nan"
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        return v
+    if isinstance(v, dict):
+        return {str(k): _clean(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_clean(x) for x in v]
+    return v
+
+
+def emit_json(doc: dict) -> None:
+    """Exactly one JSON document on stdout (never through rich, which wraps piped text)."""
+    sys.stdout.write(json.dumps(_clean(doc), allow_nan=False) + "\n")
+    sys.stdout.flush()
+
+
+def fmt_number(x: float) -> str:
+    if x != x:
+        return "nan"
+    if x in (math.inf, -math.inf):
+        return "inf" if x > 0 else "-inf"
+    r = repr(float(x))
+    return r[:-2] if r.endswith(".0") else r
+
+
+def fmt_value(v, width: int = 60) -> str:
+    """A number, or an array shown by its values (short ones) or its shape and a preview."""
+    from ..engine.values import to_python
+    p = to_python(v)
+    if isinstance(p, bool):
+        return str(p)
+    if isinstance(p, (int, float)):
+        return fmt_number(p)
+    if isinstance(p, list):
+        from ..engine.backend import np
+        a = np().asarray(p, dtype=float)
+        text = np().array2string(a, separator=", ", precision=6, threshold=20,
+                                 formatter={"float_kind": lambda f: fmt_number(round(f, 10)) if abs(f) < 1e16 else repr(f)},
+                                 max_line_width=width)
+        return text
+    return str(p)
+
+
+def non_finite(v) -> bool:
+    from ..engine.backend import is_array, np
+    from ..engine.tape import strip
+    v = strip(v)
+    if isinstance(v, (float, int)):
+        return not math.isfinite(v)
+    if is_array(v):
+        return not bool(np().all(np().isfinite(np().asarray(v, dtype=float))))
+    return False
