@@ -38,7 +38,7 @@ def error(err) -> None:
 
 
 def inputs_line(inputs: dict) -> str:
-    return ", ".join(f"{k}={fmt_value(v, 40)}" for k, v in inputs.items())
+    return ", ".join(f"{k}={' '.join(fmt_value(v, 40).split())}" for k, v in inputs.items())
 
 
 def notes_for(result) -> list:
