@@ -165,7 +165,8 @@ def derivatives(source=None, at=None, order=1, method="reverse", fn=None, of=Non
         have = (f"its inputs are {', '.join(target.inputs)}" if target.inputs else "it has no input")
         raise SourceError("not one input", f"derivative needs a function of one scalar input; "
                           f"{target.describe()}: {have}", None,
-                          "for several inputs use `autodiff hessian` or `autodiff jacobian`")
+                          "for several inputs use `autodiff hessian` or `autodiff jacobian`" if target.inputs
+                          else "write it in terms of one input, e.g. sin(x)")
     target, inputs = prepare(None, at, None, None, dtype_name, target)
     name = target.inputs[0]
     x = inputs[name]
