@@ -79,6 +79,8 @@ def jacobian_result(target, result) -> None:
             c.print(Text(f"  ∂f/∂{w}  shape {out_shape + in_shapes[w]}", style="bold"))
             c.print(Text("  " + fmt_value(result.jacobian[w], 100).replace("\n", "\n  ")))
     extra = [f"the Jacobian for {w} is not finite (nan or inf)" for w in names if non_finite(result.jacobian[w])]
+    if not names:
+        extra.append("the target has no inputs: there is nothing to differentiate")
     _notes(_without_gradient_notes(notes_for(result)) + extra)
 
 
@@ -114,7 +116,7 @@ def hessian_result(target, result) -> None:
             for b in names:
                 c.print(Text(f"  ∂²f/∂{a}∂{b}  shape {shapes[a] + shapes[b]}", style="bold"))
                 c.print(Text("  " + fmt_value(result.hessian[a][b], 100).replace("\n", "\n  ")))
-    extra = []
+    extra = [] if names else ["the target has no inputs: there is nothing to differentiate"]
     if any(non_finite(result.hessian[a][b]) for a in names for b in names):
         extra.append("the Hessian is not finite (nan or inf) somewhere")
     _notes(_without_gradient_notes(notes_for(result)) + extra)

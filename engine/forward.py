@@ -52,6 +52,7 @@ def host(v, shp):
     a = np().zeros(shp, dtype=dtype())
     if v is not None:
         a[...] = to_host(strip(v))
+        a += 0.0                       # -0.0 (a zero times a negative number) prints as 0
     return a
 
 

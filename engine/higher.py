@@ -174,6 +174,7 @@ def derivatives(source=None, at=None, order=1, method="reverse", fn=None, of=Non
         raise SourceError("not a scalar", f"derivative needs a scalar input, but {name} has shape "
                           f"{shape_of(x)}", None, "for arrays use `autodiff jacobian` or `autodiff hessian`")
     notes = reset_notes()
+    np()                                           # load numpy before the clock starts
     start = time.perf_counter()
     if method == "reverse":
         value, ders, sizes, interp = _nested_tapes(target, name, x, order, limits)
