@@ -99,6 +99,10 @@ def derivative(target, at, fn, of, dtype, as_json, order, method, debug, **limit
     \b
       autodiff derivative "sin(x)" --at x=0.5 --order 8
       autodiff derivative "exp(x**2)" --at x=1 -n 6 --json
+
+    Cost: the tape of order k records the sweep of order k-1, so it grows with how the derivative
+    expressions swell: linearly in N for sin or polynomials, geometrically for products and
+    compositions such as exp(x**2). The output reports the tape sizes it measured.
     """
     from ..engine import api
     from ..engine.higher import derivatives as compute
