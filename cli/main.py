@@ -56,8 +56,10 @@ def cli():
               "(comma-separated).")
 @click.option("--seed", default=None, metavar="V", help="For an array output: compute vᵀJ with this v "
               "instead of the gradient of the sum.")
-def grad(target, at, fn, of, dtype, as_json, wrt, seed, debug, **limits):
-    """Value and gradient of TARGET (an expression or a .py program) at a point (reverse mode)."""
+@click.option("--mode", type=click.Choice(["reverse", "forward"]), default="reverse", show_default=True,
+              help="reverse: one sweep of the tape; forward: one forward pass per input element.")
+def grad(target, at, fn, of, dtype, as_json, wrt, seed, debug, mode, **limits):
+    """Value and gradient of TARGET (an expression or a .py program) at a point."""
     from ..engine import api
     from ..engine.interp import Limits  # noqa: F401  (imported for its side effect of loading the engine)
     lim = limits_from(limits)
@@ -65,7 +67,7 @@ def grad(target, at, fn, of, dtype, as_json, wrt, seed, debug, **limits):
     values = api.parse_at(at, lim)
     seed_value = api.constant(seed, "--seed", lim) if seed is not None else None
     wrt_names = [w.strip() for w in wrt.split(",") if w.strip()] if wrt else None
-    result = api.grad(None, values, wrt_names, seed_value, dtype_name=dtype, limits=lim, target=tgt)
+    result = api.grad(None, values, wrt_names, seed_value, dtype_name=dtype, limits=lim, target=tgt, mode=mode)
     if as_json:
         from .output import emit_json
         from .render import notes_for
@@ -74,10 +76,14 @@ def grad(target, at, fn, of, dtype, as_json, wrt, seed, debug, **limits):
                    "inputs": {k: _j(v) for k, v in result.inputs.items()},
                    "output_shape": list(shape_of(result.value)), "reduced": result.reduced,
                    "unconnected": result.unconnected, "notes": notes_for(result),
-                   "kinks": [_kink(k) for k in result.kinks], "tape_length": result.tape_length})
+                   "kinks": [_kink(k) for k in result.kinks], "tape_length": result.tape_length,
+                   "mode": result.mode})
     else:
         from . import render
         render.grad_result(tgt, result)
+        if mode == "forward":
+            from .render_higher import forward_note
+            forward_note(result)
     return Exit.OK
 
 

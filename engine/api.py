@@ -225,6 +225,7 @@ class GradResult:
     tape_length: int
     steps: int
     tape: object = None
+    mode: str = "reverse"          # "forward": one forward pass per input element (engine/forward.py)
 
 
 def evaluate(source, at=None, fn=None, of=None, dtype_name="float64", limits=None, target=None) -> RunResult:
@@ -247,9 +248,12 @@ def _check_output(value, target):
 
 
 def grad(source, at=None, wrt=None, seed=None, fn=None, of=None, dtype_name="float64", limits=None,
-         target=None, keep_tape=False) -> GradResult:
+         target=None, keep_tape=False, mode="reverse") -> GradResult:
     """Reverse-mode gradient of the target at a point. A non-scalar output is summed (the seeds'
-    convention) unless `seed` gives v for vᵀJ."""
+    convention) unless `seed` gives v for vᵀJ. `mode="forward"` gives the same by forward mode."""
+    if mode == "forward":
+        from .forward import gradient
+        return gradient(source, at, wrt, seed, fn, of, dtype_name, limits, target)
     set_dtype(dtype_name)
     target = target or load(source, fn, of)
     inputs = bind_inputs(target, dict(at or {}))

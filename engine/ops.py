@@ -134,6 +134,7 @@ def _install(cls):
     cls.__eq__ = lambda a, b: eq(a, b)
     cls.__ne__ = lambda a, b: ne(a, b)
     cls.__hash__ = object.__hash__
+    cls.__array_ufunc__ = None      # `ndarray * box` defers to the box's __rmul__ (no object arrays)
     cls.__getitem__ = lambda a, i: getitem(a, i)
 
 

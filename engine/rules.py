@@ -193,10 +193,18 @@ def _pow_dy(g, ans, x, y):
     return g * ans * O.log(O.where(O.eq(x, 0.0), 1.0, x))
 
 
+def _pow_dx(g, x, y):
+    # d/dx x**y = y x**(y-1); for a constant y == 0 it is exactly 0, also at x == 0 (not 0 * inf),
+    # so the n-th derivatives of polynomials stay exact at 0
+    if y.__class__ is float and y == 0.0:
+        return O.zeros_like(g)
+    return g * y * O.pow(x, y - 1.0)
+
+
 POW = defprim("pow", _pow, needs_ans=True,
-              vjp=(lambda g, ans, x, y: unbroadcast(g * y * O.pow(x, y - 1.0), x),
+              vjp=(lambda g, ans, x, y: unbroadcast(_pow_dx(g, x, y), x),
                    lambda g, ans, x, y: unbroadcast(_pow_dy(g, ans, x, y), y)),
-              jvp=(lambda t, ans, x, y: bcast(t * y * O.pow(x, y - 1.0), ans),
+              jvp=(lambda t, ans, x, y: bcast(_pow_dx(t, x, y), ans),
                    lambda t, ans, x, y: bcast(_pow_dy(t, ans, x, y), ans)))
 
 

@@ -1,0 +1,139 @@
+"""n-th derivatives (engine/higher.derivatives and `autodiff derivative`) against closed forms."""
+import json
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from autodiff.engine import higher
+from autodiff.engine.higher import derivatives, hessian
+from autodiff.parser.errors import SourceError
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+METHODS = ("reverse", "forward")
+
+
+def rel_close(got, want, rtol=1e-12):
+    return all(abs(g - w) <= rtol * max(1.0, abs(w)) for g, w in zip(got, want)) and len(got) == len(want)
+
+
+def exp_x2_derivatives(x, n):
+    """f^(k) = p_k(x) e^{x²} with p_0 = 1 and p_{k+1} = p_k' + 2x p_k."""
+    P = np.polynomial.Polynomial
+    p, out = P([1.0]), []
+    for _ in range(n):
+        p = p.deriv() + P([0.0, 2.0]) * p
+        out.append(p(x) * math.exp(x * x))
+    return out
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("x", [0.0, 0.7, -2.3])
+def test_sin_to_order_8(method, x):
+    r = derivatives("sin(x)", at={"x": x}, order=8, method=method)
+    assert r.value == math.sin(x)
+    assert rel_close(r.derivatives, [math.sin(x + k * math.pi / 2) for k in range(1, 9)], 1e-15)
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("x", [0.0, 0.7, -1.1])
+def test_exp_of_x_squared_to_order_8(method, x):
+    r = derivatives("exp(x**2)", at={"x": x}, order=8, method=method)
+    assert rel_close(r.derivatives, exp_x2_derivatives(x, 8), 1e-13)
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("x", [0.0, 1.5, -0.4])
+def test_polynomial_derivatives_are_exact_and_vanish_beyond_the_degree(method, x):
+    coeffs = [2.0, -3.0, 0.0, 5.0, 1.0, -7.0]            # 2x^5 - 3x^4 + 5x^2 + x - 7
+    r = derivatives("2*x**5 - 3*x**4 + 5*x**2 + x - 7", at={"x": x}, order=8, method=method)
+    want = [float(np.polyval(np.polyder(coeffs, k), x)) if k <= 5 else 0.0 for k in range(1, 9)]
+    assert rel_close(r.derivatives, want, 1e-14)
+    assert r.derivatives[5:] == [0.0, 0.0, 0.0]
+
+
+@pytest.mark.parametrize("text,closed", [
+    ("log(x)", lambda x, k: (-1) ** (k - 1) * math.factorial(k - 1) / x ** k),
+    ("exp(2*x)", lambda x, k: 2 ** k * math.exp(2 * x)),
+    ("1/(1 - x)", lambda x, k: math.factorial(k) / (1 - x) ** (k + 1)),
+    ("x * exp(x)", lambda x, k: (x + k) * math.exp(x)),
+])
+def test_more_closed_forms(text, closed):
+    r = derivatives(text, at={"x": 0.4}, order=8)
+    assert rel_close(r.derivatives, [closed(0.4, k) for k in range(1, 9)], 1e-12)
+
+
+def test_nested_tapes_and_nested_duals_agree():
+    for text in ("tanh(x)", "sqrt(1 + x**2)", "sigmoid(x) * cos(x)"):
+        a = derivatives(text, at={"x": 0.3}, order=6, method="reverse")
+        b = derivatives(text, at={"x": 0.3}, order=6, method="forward")
+        assert rel_close(a.derivatives, b.derivatives, 1e-12)
+
+
+def test_order_2_is_the_hessian():
+    r = derivatives("sin(x) * x**3", at={"x": 0.9}, order=2)
+    h = hessian("sin(x) * x**3", at={"x": 0.9})
+    assert abs(r.derivatives[0] - h.gradient["x"]) < 1e-14
+    assert abs(r.derivatives[1] - h.hessian["x"]["x"]) < 1e-13
+
+
+def test_tape_sizes_are_reported_per_order_and_do_not_depend_on_n():
+    short = derivatives("exp(x**2)", at={"x": 0.5}, order=4)
+    long = derivatives("exp(x**2)", at={"x": 0.5}, order=8)
+    assert len(long.tape_entries) == 8 and long.tape_entries[:4] == short.tape_entries
+    assert all(b > a for a, b in zip(long.tape_entries, long.tape_entries[1:]))
+    sine = derivatives("sin(x)", at={"x": 0.5}, order=8)
+    # the derivatives of sin stay one term long; those of exp(x**2) swell
+    assert sine.tape_entries[-1] < long.tape_entries[-1] / 10
+
+
+def test_runaway_tapes_stop_with_an_error(monkeypatch):
+    monkeypatch.setattr(higher, "MAX_TAPE_ENTRIES", 500)
+    with pytest.raises(SourceError) as err:
+        derivatives("exp(x**2)", at={"x": 0.5}, order=12)
+    assert err.value.kind == "too large" and "--order" in err.value.hint
+
+
+@pytest.mark.parametrize("text,at,kind", [
+    ("x * y", {"x": 1.0, "y": 2.0}, "not one input"),
+    ("sum(v)", {"v": np.array([1.0, 2.0])}, "not a scalar"),
+    ("[x, x]", {"x": 1.0}, "not a scalar"),
+    ("3 + 4", {}, "not one input"),
+])
+def test_user_errors(text, at, kind):
+    with pytest.raises(SourceError) as err:
+        derivatives(text, at=at, order=2)
+    assert err.value.kind == kind
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "autodiff", *args], capture_output=True, text=True,
+                          cwd=ROOT, timeout=60)
+
+
+def test_cli_json():
+    out = _cli("derivative", "sin(x)", "--at", "x=0.5", "--order", "4", "--json")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["value"] == math.sin(0.5)
+    assert rel_close(doc["derivatives"], [math.cos(0.5), -math.sin(0.5), -math.cos(0.5), math.sin(0.5)], 1e-15)
+    assert len(doc["cost"]["tape_entries"]) == 4 and "tape of order k" in doc["cost"]["explanation"]
+
+
+def test_cli_table_explains_the_cost():
+    out = _cli("derivative", "exp(x**2)", "--at", "x=0.7", "-n", "8")
+    assert out.returncode == 0, out.stderr
+    assert "tape entries" in out.stdout and "records" in out.stdout and "faster than linearly" in out.stdout
+
+
+@pytest.mark.parametrize("args", [
+    ["x * y", "--at", "x=1,y=2"],
+    ["sum(v)", "--at", "v=[1,2]"],
+    ["sin(x)", "--at", "x=1", "--order", "0"],
+])
+def test_cli_user_errors_exit_2(args):
+    out = _cli("derivative", *args)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
