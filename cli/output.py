@@ -54,7 +54,7 @@ def fmt_value(v, width: int = 60) -> str:
         from ..engine.backend import np
         a = np().asarray(p, dtype=float)
         text = np().array2string(a, separator=", ", precision=6, threshold=20,
-                                 formatter={"float_kind": lambda f: fmt_number(round(f, 10)) if abs(f) < 1e16 else repr(f)},
+                                 formatter={"float_kind": lambda f: fmt_number(float(f"{f:.12g}"))},
                                  max_line_width=width)
         return text
     return str(p)
