@@ -179,13 +179,14 @@ def power_of_two_step(x: float, rel: float) -> float:
 # ---- verdicts ----------------------------------------------------------------------------------
 
 def judge(label, claimed, f0, fp1, fm1, fp2, fm2, h, tol: Tolerance, branch_reason="",
-          convention="") -> EntryCheck:
-    """Verdict for one entry from the five function values f(x), f(x±h), f(x±2h)."""
+          convention="", noise_floor=0.0) -> EntryCheck:
+    """Verdict for one entry from the five function values f(x), f(x±h), f(x±2h).
+    `noise_floor` is a lower bound for the rounding noise of f (see `noise_floor`)."""
     d1 = (fp1 - fm1) / (2 * h)
     d2 = (fp2 - fm2) / (4 * h)
     fd = (4 * d1 - d2) / 3
     fmax = max(abs(f0), abs(fp1), abs(fm1), abs(fp2), abs(fm2))
-    noise = tol.eps * fmax / h if math.isfinite(fmax) else math.inf
+    noise = max(tol.eps * fmax, noise_floor) / h if math.isfinite(fmax) else math.inf
     estimate = abs(d1 - d2) / 3 + 3 * noise
     scale = max(abs(claimed), abs(fd)) if math.isfinite(claimed) and math.isfinite(fd) else math.inf
     tolerance = tol.atol + tol.rtol * scale
@@ -330,7 +331,7 @@ def full_check(objective: Objective, inputs: dict, claimed: dict, tol: Tolerance
     f0 = objective(values)
     sig0 = objective.signature
     convention = _convention_text(conventions)
-    rows = []
+    pending = []
     for name in names or list(claimed):
         g = claimed[name]
         gflat = [float(g)] if not hasattr(g, "shape") or g.shape == () else _as_float_array(g).tolist()
@@ -344,8 +345,23 @@ def full_check(objective: Objective, inputs: dict, claimed: dict, tol: Tolerance
                 if not reason and objective.signature != sig0:
                     reason = branch_reason(sig0, objective.signature, labels[k], direction)
             p.set(name, k, x)
-            rows.append(judge(labels[k], gflat[k], f0, fs[0], fs[1], fs[2], fs[3], h, tol, reason, convention))
-    return rows, f0
+            pending.append((labels[k], gflat[k], f0, fs[0], fs[1], fs[2], fs[3], h, tol, reason, convention))
+    floor = noise_floor(pending)
+    return [judge(*args, noise_floor=floor) for args in pending], f0
+
+
+def noise_floor(pending) -> float:
+    """The rounding noise of f, measured across entries. eps max|f| underestimates it when f sums
+    terms that cancel (sum(tanh(x) * x**2) on a symmetric grid is 0; its terms are not). For smooth
+    f, (f(x+h) - f(x-h)) - (f(x+2h) - f(x-2h)) / 2 is of order h^3 times the third derivative (tiny) plus noise, so a high
+    quantile of it over the entries measures the noise, which all entries of one function share."""
+    if len(pending) < 4:
+        return 0.0
+    diffs = sorted(abs((a[3] - a[4]) - (a[5] - a[6]) / 2) for a in pending
+                   if all(map(math.isfinite, a[2:7])) and not a[9])
+    if not diffs:
+        return 0.0
+    return diffs[min(len(diffs) - 1, int(0.9 * len(diffs)))]
 
 
 def compare(claimed: dict, reference: dict, inputs: dict, tol: Tolerance, names=None,
@@ -490,7 +506,13 @@ def expression_target(text: str, what: str | None = None):
     from .api import Target
     from .builtins import builtin_names
     from .interp import loaded_names
-    node = parse_expression(text, filename=what)
+    from ..parser.errors import SourceError
+    try:
+        node = parse_expression(text, filename=what)
+    except SourceError as e:
+        if e.filename is None:
+            e.filename = what
+        raise
     names = builtin_names()
     return Target(text, what, "expression", [v for v in loaded_names(node) if v not in names], node)
 

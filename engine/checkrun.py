@@ -231,13 +231,16 @@ def _finite(x):
 
 
 def _point_text(inputs) -> str:
+    from .backend import np
     from .values import to_python
     parts = []
     for k, v in inputs.items():
         p = to_python(v)
-        text = repr(p) if not isinstance(p, list) else (
-            repr(p) if len(repr(p)) <= 40 else f"array of {len(p)}…")
-        parts.append(f"{k}={text[:-2] if text.endswith('.0') else text}")
+        if isinstance(p, list):
+            text = repr(p) if len(repr(p)) <= 40 else f"array of shape {tuple(np().shape(p))}"
+        else:
+            text = f"{p:.6g}"
+        parts.append(f"{k}={text}")
     return ", ".join(parts)
 
 
