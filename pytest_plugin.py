@@ -33,13 +33,9 @@ class GradFile(pytest.File):
         try:
             cases = load_file(str(self.path))
         except SourceError as e:
-            raise CheckFileError(e.format()) from None
+            raise self.CollectError(e.format()) from None
         for case in cases:
             yield GradItem.from_parent(self, name=case.name, case=case)
-
-
-class CheckFileError(Exception):
-    pass
 
 
 class CheckFailed(Exception):
