@@ -316,9 +316,11 @@ class Runner:
     Calling it returns the raw output; `signature` is that run's control-flow signature as a tuple.
     Inputs are not copied: the language has value semantics, so a run never mutates them."""
 
-    def __init__(self, target: Target, limits: Limits | None = None):
+    def __init__(self, target: Target, limits: Limits | None = None, customize=None):
         self.target = target
         self.interp = interp = Interpreter(limits)
+        if customize is not None:           # e.g. batched builtins (engine/checkbatch.py)
+            customize(interp.builtins)
         self.signature = ()
         try:
             if target.kind == "expression":

@@ -90,7 +90,7 @@ class CheckReport:
     projection: EntryCheck | None = None     # fast mode: the projected comparison
     full: "CheckReport | None" = None        # fast mode: the full recomputation after a failure
     conventions: list = field(default_factory=list)   # kinks the AD run applied a convention at
-    notes: list = field(default_factory=list)
+    batched: bool = False          # the perturbed runs were batched along a leading axis
 
     @property
     def rows(self) -> list:
@@ -142,6 +142,7 @@ class Objective:
         self.output_seed = output_seed
         self.count = 0
         self.shape = None
+        self.batched = False      # whether the last full check ran its perturbed points in batches
 
     def __call__(self, values):
         self.count += 1
@@ -322,30 +323,50 @@ class _Perturber:
 
 # ---- full mode ---------------------------------------------------------------------------------
 
+BATCH_MIN_ENTRIES = 64        # below this the loop is as fast as batching
+
+
 def full_check(objective: Objective, inputs: dict, claimed: dict, tol: Tolerance, names=None,
-               conventions=()) -> tuple:
+               conventions=(), batch=True) -> tuple:
     """Every entry of `claimed` against central differences with Richardson extrapolation.
-    Returns (rows, f0)."""
+    Returns (rows, f0). The perturbed runs are batched when the program allows (checkbatch.py)."""
     p = _Perturber(inputs)
     values = p.values
     f0 = objective(values)
     sig0 = objective.signature
     convention = _convention_text(conventions)
-    pending = []
-    for name in names or list(claimed):
+    names = names or list(claimed)
+    plan = []                    # (label, claimed entry, name, k, x, h)
+    for name in names:
         g = claimed[name]
         gflat = [float(g)] if not hasattr(g, "shape") or g.shape == () else _as_float_array(g).tolist()
         labels = _labels(name, np().shape(inputs[name]) if hasattr(inputs[name], "shape") else ())
         for k, x in enumerate(p.entries(name)):
-            h = power_of_two_step(x, tol.step)
-            fs, reason = [], ""
+            plan.append((labels[k], gflat[k], name, k, x, power_of_two_step(x, tol.step)))
+    values_per_entry = None
+    if batch and len(plan) >= BATCH_MIN_ENTRIES:
+        from .checkbatch import BatchUnsupported, batched_differences
+        runner = objective.runner
+        try:
+            values_per_entry = batched_differences(runner.target, runner.interp.limits, objective, inputs, names,
+                                                   [e[5] for e in plan], f0, sig0)
+            objective.batched = True
+        except BatchUnsupported:
+            values_per_entry = None
+    pending = []
+    for i, (label, g, name, k, x, h) in enumerate(plan):
+        reason = ""
+        if values_per_entry is not None:
+            fs = values_per_entry[i]
+        else:
+            fs = []
             for direction, step in (("+h", h), ("-h", -h), ("+2h", 2 * h), ("-2h", -2 * h)):
                 p.set(name, k, x + step)
                 fs.append(objective(values))
                 if not reason and objective.signature != sig0:
-                    reason = branch_reason(sig0, objective.signature, labels[k], direction)
+                    reason = branch_reason(sig0, objective.signature, label, direction)
             p.set(name, k, x)
-            pending.append((labels[k], gflat[k], f0, fs[0], fs[1], fs[2], fs[3], h, tol, reason, convention))
+        pending.append((label, g, f0, fs[0], fs[1], fs[2], fs[3], h, tol, reason, convention))
     floor = noise_floor(pending)
     return [judge(*args, noise_floor=floor) for args in pending], f0
 
@@ -564,4 +585,5 @@ def check_gradient(source=None, at=None, grad=None, *, fn=None, of=None, mode="f
             report.full = CheckReport("full", report.claimed, "FD", dtype, tol, value=result.value, entries=rows,
                                       conventions=conventions)
     report.evaluations = objective.count
+    report.batched = objective.batched
     return report

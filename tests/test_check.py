@@ -232,3 +232,39 @@ def test_judge_fail_needs_more_than_tolerance_plus_estimate():
     assert row.verdict == "fail"
     row = judge("x", 2.0 + 1e-10, f(0), f(h), f(-h), f(2 * h), f(-2 * h), h, tol)
     assert row.verdict == "pass"
+
+
+# ---- batched perturbed runs ----------------------------------------------------------------------
+
+BATCHABLE = [
+    "sum(x**2 * sin(x))",
+    "norm(x) * x[3] + dot(x, x) / len(x)",
+    "mean(x * y) + max(y) - sum(reshape(x, 10, 10), 0)[2]",
+]
+
+
+@pytest.mark.parametrize("source", BATCHABLE)
+def test_batched_runs_agree_with_the_loop(source, monkeypatch):
+    import autodiff.engine.check as check
+    rng = np.random.default_rng(0)
+    at = {"x": rng.uniform(-1, 1, 100)}
+    if "y" in source:
+        at["y"] = rng.uniform(-1, 1, 100)
+    batched = check_gradient(source, at=at)
+    monkeypatch.setattr(check, "BATCH_MIN_ENTRIES", 10 ** 9)
+    looped = check_gradient(source, at=at)
+    assert batched.batched and not looped.batched
+    assert batched.passed and looped.passed
+    for a, b in zip(batched.entries, looped.entries):
+        assert a.verdict == b.verdict
+        assert abs(a.reference - b.reference) <= a.error_estimate + b.error_estimate
+
+
+def test_programs_the_batch_cannot_follow_fall_back_to_the_loop(tmp_path):
+    prog = tmp_path / "p.py"
+    prog.write_text("def f(x):\n    s = 0\n    for xi in x:\n        if xi > 0:\n            s = s + xi * xi\n"
+                    "        else:\n            s = s - xi\n    return s\n")
+    x = np.linspace(-1, 1, 80) + 0.003
+    r = check_gradient(str(prog), at={"x": x})
+    assert not r.batched and r.passed
+    assert all(e.verdict == "pass" for e in r.entries)
