@@ -42,7 +42,9 @@ class CaseResult:
 
 
 def hessian_function():
-    """The engine's Hessian, when the higher-order module provides one, else None."""
+    """The engine's Hessian, when the higher-order module provides one, else None. Expected call:
+    hessian(None, inputs, dtype_name=..., limits=..., target=...) -> a result whose `.hessian` (or
+    itself) maps input name -> input name -> value; adapt `_hessian_rows` if it lands otherwise."""
     try:
         from . import forward
     except ImportError:
@@ -115,10 +117,19 @@ def _run(case, result, seed):
     if case.f is not None:
         target = expression_target(case.f, "f")
     else:
-        target = api.load(case.program, case.fn, case.of, filename=None) if case.program.endswith(".py") \
-            else api.load(case.program, case.fn, case.of)
+        try:
+            with open(case.program, encoding="utf-8") as fh:
+                text = fh.read()
+        except (OSError, UnicodeDecodeError) as e:
+            reason = getattr(e, "strerror", None) or str(e)
+            raise SourceError("bad file", f"cannot read the program {case.program}: {reason}") from None
+        target = api.load(text, case.fn, case.of, filename=case.program)
     runner = api.Runner(target, limits)
     wrt = case.wrt
+    for w in wrt or ():
+        if w not in target.inputs:
+            raise SourceError("unknown input", f"wrt names {w!r}, which is not an input "
+                              f"(the inputs: {', '.join(target.inputs) or 'none'})")
     names = wrt or list(target.inputs)
     hand = HandGradient(case.grad, names, limits, variables=list(target.inputs)) if case.grad is not None else None
     expected = _Expected(case.value, target.inputs, limits) if case.value is not None else None
