@@ -9,7 +9,7 @@ The public Python API (the CLI is built on it):
 """
 __version__ = "0.1.0"
 
-__all__ = ["grad", "evaluate", "SourceError", "__version__"]
+__all__ = ["grad", "evaluate", "check_gradient", "SourceError", "__version__"]
 
 
 def __getattr__(name):
@@ -17,6 +17,9 @@ def __getattr__(name):
     if name in ("grad", "evaluate"):
         from .engine import api
         return getattr(api, name)
+    if name == "check_gradient":
+        from .engine.check import check_gradient
+        return check_gradient
     if name == "SourceError":
         from .parser.errors import SourceError
         return SourceError

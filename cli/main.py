@@ -58,33 +58,48 @@ def cli():
               "instead of the gradient of the sum.")
 @click.option("--mode", type=click.Choice(["reverse", "forward"]), default="reverse", show_default=True,
               help="reverse: one sweep of the tape; forward: one forward pass per input element.")
-def grad(target, at, fn, of, dtype, as_json, wrt, seed, debug, mode, **limits):
+@click.option("--check", "check_mode", type=click.Choice(["full", "fast"]), is_flag=False, flag_value="full",
+              default=None, help="Check the gradient against finite differences: full (every entry, with an "
+              "error estimate) or fast (one random projection). A failed check exits 1.")
+@click.option("--check-seed", type=click.IntRange(0), default=None, metavar="N",
+              help="Seed of --check fast's random direction (default: a fresh one, printed).")
+def grad(target, at, fn, of, dtype, as_json, wrt, seed, debug, mode, check_mode=None, check_seed=None, **limits):
     """Value and gradient of TARGET (an expression or a .py program) at a point."""
     from ..engine import api
-    from ..engine.interp import Limits  # noqa: F401  (imported for its side effect of loading the engine)
     lim = limits_from(limits)
     tgt = api.load(target, fn, of)
     values = api.parse_at(at, lim)
     seed_value = api.constant(seed, "--seed", lim) if seed is not None else None
     wrt_names = [w.strip() for w in wrt.split(",") if w.strip()] if wrt else None
     result = api.grad(None, values, wrt_names, seed_value, dtype_name=dtype, limits=lim, target=tgt, mode=mode)
+    report = None
+    if check_mode is not None:
+        from .checks import grad_check
+        report = grad_check(tgt, result, check_mode, check_seed, dtype, lim, seed_value, wrt_names)
     if as_json:
         from .output import emit_json
         from .render import notes_for
         from ..engine.values import shape_of
-        emit_json({"value": _j(result.value), "gradient": {k: _j(v) for k, v in result.gradient.items()},
-                   "inputs": {k: _j(v) for k, v in result.inputs.items()},
-                   "output_shape": list(shape_of(result.value)), "reduced": result.reduced,
-                   "unconnected": result.unconnected, "notes": notes_for(result),
-                   "kinks": [_kink(k) for k in result.kinks], "tape_length": result.tape_length,
-                   "mode": result.mode})
+        doc = {"value": _j(result.value), "gradient": {k: _j(v) for k, v in result.gradient.items()},
+               "inputs": {k: _j(v) for k, v in result.inputs.items()},
+               "output_shape": list(shape_of(result.value)), "reduced": result.reduced,
+               "unconnected": result.unconnected, "notes": notes_for(result),
+               "kinks": [_kink(k) for k in result.kinks], "tape_length": result.tape_length,
+               "mode": result.mode}
+        if report is not None:
+            from .checks import report_json
+            doc["check"] = report_json(report)
+        emit_json(doc)
     else:
         from . import render
         render.grad_result(tgt, result)
         if mode == "forward":
             from .render_higher import forward_note
             forward_note(result)
-    return Exit.OK
+        if report is not None:
+            from .render_checks import gradient_check
+            gradient_check(report)
+    return Exit.CHECK_FAILED if report is not None and not report.passed else Exit.OK
 
 
 @cli.command(context_settings={"ignore_unknown_options": True})

@@ -310,3 +310,59 @@ def _ones(value):
         return 1.0
     return np().ones_like(np().asarray(v, dtype=dtype()))[()] if np().ndim(v) == 0 else \
         np().ones_like(v, dtype=dtype())
+
+
+# ---- many runs of one target ------------------------------------------------------------------
+
+class Runner:
+    """Compile a target once and run it on many points cheaply (finite differences, batch checks).
+
+    Calling it returns the raw output; `signature` is that run's control-flow signature as a tuple.
+    Inputs are not copied: the language has value semantics, so a run never mutates them."""
+
+    def __init__(self, target: Target, limits: Limits | None = None, customize=None):
+        self.target = target
+        self.interp = interp = Interpreter(limits)
+        if customize is not None:           # e.g. batched builtins (engine/checkbatch.py)
+            customize(interp.builtins)
+        self.signature = ()
+        try:
+            if target.kind == "expression":
+                self._body = interp.compile_expression(target.node.body, target.inputs)
+            elif target.kind == "script":
+                self._body = interp.compile_module(target.node, target.inputs)
+            else:
+                interp.compile_module(target.node)(interp.globals)     # defines the functions
+                fn = interp.globals.vars[target.fn_name]
+                if not isinstance(fn, UserFunction):
+                    raise SourceError("type error", f"{target.fn_name} is not a function", None)
+                self._fn = fn
+        except SourceError as e:
+            raise e.with_source(target.source, target.filename)
+
+    def __call__(self, values: dict):
+        interp = self.interp
+        interp.signature.clear()            # the compiled closures hold this very list
+        interp.steps = interp.depth = 0
+        target = self.target
+        try:
+            if target.kind == "function":
+                out = interp.call_user(self._fn, [values[p] for p in self._fn.params], self._fn.node.span)
+            else:
+                g = interp.globals.vars
+                g.clear()
+                g.update(values)
+                if target.kind == "expression":
+                    out = self._body(interp.globals)
+                else:
+                    interp.last_value = None
+                    self._body(interp.globals)
+                    out = g[target.output_name] if target.output_name is not None else interp.last_value
+        except SourceError as e:
+            raise e.with_source(target.source, target.filename)
+        except RecursionError:
+            raise SourceError("too deep", "the expression or the calls are nested too deeply for the interpreter",
+                              None, source=target.source, filename=target.filename) from None
+        self.signature = tuple(interp.signature)
+        _check_output(out, target)
+        return strip(out)

@@ -1,0 +1,270 @@
+"""engine/check.py: finite differences with error estimates, verdicts, fast mode, the Python API."""
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import autodiff
+from autodiff.engine.check import TOLERANCES, check_gradient, judge, power_of_two_step
+
+
+def only(report):
+    assert len(report.rows) == 1
+    return report.rows[0]
+
+
+# ---- pass / fail -------------------------------------------------------------------------------
+
+def test_seed_example_passes_with_tight_errors():
+    r = autodiff.check_gradient("x**2*y + y + 2", at={"x": 3, "y": 4})
+    assert r.passed and r.verdict == "pass"
+    by = {e.label: e for e in r.entries}
+    assert by["x"].claimed == 24.0 and by["y"].claimed == 10.0
+    assert abs(by["x"].reference - 24.0) < 1e-8 and abs(by["y"].reference - 10.0) < 1e-8
+    # the effective tolerance is far below gradcheck's atol 1e-5 + rtol 1e-3 * 24
+    assert by["x"].tolerance + by["x"].error_estimate < 1e-3
+
+
+def test_wrong_hand_gradient_fails_and_names_the_entry():
+    r = check_gradient("x**2*y + y + 2", at={"x": 3, "y": 4}, grad={"x": "2*x*y", "y": "x**2"})
+    assert not r.passed
+    assert [e.label for e in r.failures] == ["y"]
+    fail = r.failures[0]
+    assert fail.claimed == 9.0 and fail.reference == 10.0
+    assert "9" in fail.reason and "10" in fail.reason
+
+
+def test_hand_gradient_of_numbers_and_arrays():
+    ok = check_gradient("2*dot(x, x)", at={"x": np.arange(4.0)}, grad={"x": [0, 4, 8, 12]})
+    assert ok.passed and len(ok.entries) == 4
+    bad = check_gradient("2*dot(x, x)", at={"x": np.arange(4.0)}, grad={"x": [0, 4, 8, 13]})
+    assert [e.label for e in bad.failures] == ["x[3]"]
+
+
+def test_hand_gradient_shape_mismatch_is_an_input_error():
+    with pytest.raises(autodiff.SourceError, match="shape"):
+        check_gradient("sum(x)", at={"x": np.arange(4.0)}, grad={"x": [1, 1, 1]})
+
+
+def test_hand_gradient_for_an_unknown_input_is_an_input_error():
+    with pytest.raises(autodiff.SourceError, match="not an input"):
+        check_gradient("x**2", at={"x": 1.0}, grad={"z": "2*x"})
+
+
+def test_error_estimate_bounds_the_actual_fd_error():
+    # d/dx exp(3x) = 3 exp(3x): FD with Richardson must be within its own estimate of the truth
+    for x in (-1.0, 0.3, 2.0):
+        row = only(check_gradient("exp(3*x)", at={"x": x}))
+        exact = 3 * math.exp(3 * x)
+        assert abs(row.reference - exact) <= row.error_estimate
+        assert row.verdict == "pass"
+
+
+@settings(max_examples=25, deadline=None)
+@given(x=st.floats(-3, 3), y=st.floats(0.2, 3))
+def test_no_false_failures_on_smooth_functions(x, y):
+    r = check_gradient("sin(x*y) * exp(-x**2) + log(y) * x**3", at={"x": x, "y": y})
+    assert r.passed, [(e.label, e.reason) for e in r.failures]
+
+
+@settings(max_examples=20, deadline=None)
+@given(x=st.floats(-3, 3), y=st.floats(0.2, 3), which=st.sampled_from(["x", "y"]))
+def test_a_relative_error_of_1e_4_is_caught(x, y, which):
+    ad = autodiff.grad("sin(x*y) * exp(-x**2) + log(y) * x**3", at={"x": x, "y": y}).gradient
+    wrong = dict(ad)
+    wrong[which] = ad[which] * (1 + 1e-4) + 1e-4
+    r = check_gradient("sin(x*y) * exp(-x**2) + log(y) * x**3", at={"x": x, "y": y}, grad=wrong, mode="fast",
+                       seed=3)
+    assert not r.passed
+    assert which in [e.label for e in r.failures]
+
+
+def test_steps_are_powers_of_two_near_the_relative_step():
+    for x in (0.0, 1e-3, 3.0, -250.0, 1e8):
+        h = power_of_two_step(x, TOLERANCES["float64"].step)
+        assert math.log2(h) == int(math.log2(h))
+        assert (x + h) - x == h and x - (x - 2 * h) == 2 * h
+        assert 0.5 <= h / (TOLERANCES["float64"].step * max(abs(x), 1)) <= 2
+
+
+# ---- verdicts: branch, kink, non-finite ----------------------------------------------------------
+
+def test_branch_when_a_step_flips_an_if():
+    row = only(check_gradient("x*x if x < 1 else 3*x - 2", at={"x": 1.0}))
+    assert row.verdict == "branch"
+    assert "line 1" in row.reason and "flips" in row.reason
+    assert check_gradient("x*x if x < 1 else 3*x - 2", at={"x": 1.0}).passed   # branch warns, never fails
+
+
+def test_branch_in_a_program_names_the_decision(tmp_path):
+    prog = tmp_path / "p.py"
+    prog.write_text("def f(x):\n    if x < 1:\n        return x * x\n    return 5 * x\n")
+    row = only(check_gradient(str(prog), at={"x": 1.0}))
+    assert row.verdict == "branch" and "line 2, column 8" in row.reason
+
+
+def test_no_branch_away_from_the_switch():
+    row = only(check_gradient("x*x if x < 1 else 3*x - 2", at={"x": 0.5}))
+    assert row.verdict == "pass"
+
+
+@pytest.mark.parametrize("source,left,right,convention", [
+    ("abs(x)", -1.0, 1.0, "abs at 0"),
+    ("relu(x)", 0.0, 1.0, "relu at 0"),
+])
+def test_kink_at_zero_shows_both_slopes_and_the_convention(source, left, right, convention):
+    r = check_gradient(source, at={"x": 0.0})
+    row = only(r)
+    assert row.verdict == "kink" and r.passed
+    assert row.left == pytest.approx(left) and row.right == pytest.approx(right)
+    assert row.claimed == 0.0                          # the engine's convention: derivative 0
+    assert convention in row.reason
+
+
+def test_kink_between_the_steps_is_found_too():
+    r = check_gradient("abs(x - 1e-7)", at={"x": 0.0})
+    assert only(r).verdict == "kink"
+
+
+def test_a_jump_is_not_differentiable():
+    row = only(check_gradient("sign(x) + x", at={"x": 0.0}))
+    assert row.verdict == "kink" and "jumps" in row.reason
+
+
+def test_smooth_function_with_large_curvature_is_no_kink():
+    row = only(check_gradient("1e6 * x**2", at={"x": 0.0}))
+    assert row.verdict == "pass"
+
+
+def test_non_finite_gradient_fails():
+    r = check_gradient("sqrt(x)", at={"x": 0.0})
+    assert only(r).verdict == "non-finite" and not r.passed
+
+
+def test_non_finite_function_values_near_a_domain_edge_fail():
+    r = check_gradient("log(x)", at={"x": 1e-9})
+    row = only(r)
+    assert row.verdict == "non-finite" and "x-h" in row.reason
+
+
+# ---- dtypes --------------------------------------------------------------------------------------
+
+F32_SOURCE = "sum(exp(x) * sin(3*x))"
+
+
+def test_float32_passes_with_float32_tolerances_where_float64_ones_falsely_fail():
+    x = np.linspace(-1, 1, 9)
+    r32 = check_gradient(F32_SOURCE, at={"x": x}, dtype="float32")
+    assert r32.passed, [(e.label, e.reason) for e in r32.failures]
+    # float64's tolerances (rtol 1e-6, atol 1e-9) applied to the same numbers would fail entries...
+    t64 = TOLERANCES["float64"]
+    too_strict = [e for e in r32.entries if e.abs_err > t64.atol + t64.rtol * abs(e.reference)]
+    assert too_strict
+    # ...and so would gradcheck's fixed step in float32 (eps 1e-6, i.e. float64's step profile)
+    r64 = check_gradient(F32_SOURCE, at={"x": x}, dtype="float32", profile="float64")
+    assert max(e.abs_err for e in r64.entries) > 10 * max(e.abs_err for e in r32.entries)
+    # and the gradient really is right: float64 agrees with float32's AD to float32 precision
+    g64 = autodiff.grad(F32_SOURCE, at={"x": x}).gradient["x"]
+    g32 = np.array([e.claimed for e in r32.entries])
+    assert np.allclose(g32, g64, rtol=1e-5, atol=1e-6)
+
+
+def test_float32_steps_are_larger():
+    r = check_gradient("x**3", at={"x": 2.0}, dtype="float32")
+    assert only(r).step > 1e-3 and r.passed
+
+
+# ---- array outputs -------------------------------------------------------------------------------
+
+def test_array_output_checks_the_gradient_of_the_sum():
+    r = check_gradient("x * x", at={"x": np.arange(4.0)})
+    assert r.passed and [e.claimed for e in r.entries] == [0.0, 2.0, 4.0, 6.0]
+
+
+def test_array_output_with_a_seed_checks_vjp():
+    r = check_gradient("x * x", at={"x": np.arange(3.0)}, output_seed=np.array([1.0, 0.0, 2.0]))
+    assert r.passed and [e.claimed for e in r.entries] == [0.0, 0.0, 8.0]
+
+
+# ---- fast mode -----------------------------------------------------------------------------------
+
+def test_fast_mode_uses_five_evaluations_whatever_the_size():
+    for n in (10, 1000):
+        r = check_gradient("sum(tanh(x) * x**2)", at={"x": np.linspace(-2, 2, n)}, mode="fast", seed=1)
+        assert r.passed and r.evaluations == 5 and r.projection.verdict == "pass"
+
+
+def test_fast_mode_finds_a_planted_wrong_entry_among_1000_inputs():
+    x = np.linspace(-2, 2, 1000)
+    src = "sum(tanh(x) * x**2)"
+    hand = np.tanh(x) * 2 * x + x ** 2 / np.cosh(x) ** 2     # the right gradient, derived by hand
+    assert check_gradient(src, at={"x": x}, grad={"x": hand}, mode="fast", seed=11).passed
+    hand[617] *= 1.01                                          # one entry wrong by 1%
+    r = check_gradient(src, at={"x": x}, grad={"x": hand}, mode="fast", seed=11)
+    assert not r.passed and r.seed == 11
+    assert r.projection.verdict == "fail"
+    assert [e.label for e in r.failures] == ["x[617]"]           # the full recomputation names it
+
+
+def test_fast_mode_is_reproducible_from_its_seed():
+    at = {"x": np.linspace(0, 1, 50)}
+    a = check_gradient("sum(sin(x))", at=at, mode="fast", seed=123)
+    b = check_gradient("sum(sin(x))", at=at, mode="fast", seed=123)
+    c = check_gradient("sum(sin(x))", at=at, mode="fast", seed=124)
+    assert a.projection.claimed == b.projection.claimed != c.projection.claimed
+    assert check_gradient("sum(sin(x))", at=at, mode="fast").seed is not None
+
+
+def test_fast_mode_reports_a_branch_in_the_direction():
+    r = check_gradient("x*x if x < 1 else 3*x - 2", at={"x": 1.0}, mode="fast", seed=0)
+    assert r.projection.verdict == "branch" and r.passed
+
+
+# ---- judge directly ------------------------------------------------------------------------------
+
+def test_judge_fail_needs_more_than_tolerance_plus_estimate():
+    tol = TOLERANCES["float64"]
+    h = 2.0 ** -17
+    f = lambda x: 2 * x        # noqa: E731  exact line: FD = 2
+    row = judge("x", 2.0 + 1e-3, f(0), f(h), f(-h), f(2 * h), f(-2 * h), h, tol)
+    assert row.verdict == "fail"
+    row = judge("x", 2.0 + 1e-10, f(0), f(h), f(-h), f(2 * h), f(-2 * h), h, tol)
+    assert row.verdict == "pass"
+
+
+# ---- batched perturbed runs ----------------------------------------------------------------------
+
+BATCHABLE = [
+    "sum(x**2 * sin(x))",
+    "norm(x) * x[3] + dot(x, x) / len(x)",
+    "mean(x * y) + max(y) - sum(reshape(x, 10, 10), 0)[2]",
+]
+
+
+@pytest.mark.parametrize("source", BATCHABLE)
+def test_batched_runs_agree_with_the_loop(source, monkeypatch):
+    import autodiff.engine.check as check
+    rng = np.random.default_rng(0)
+    at = {"x": rng.uniform(-1, 1, 100)}
+    if "y" in source:
+        at["y"] = rng.uniform(-1, 1, 100)
+    batched = check_gradient(source, at=at)
+    monkeypatch.setattr(check, "BATCH_MIN_ENTRIES", 10 ** 9)
+    looped = check_gradient(source, at=at)
+    assert batched.batched and not looped.batched
+    assert batched.passed and looped.passed
+    for a, b in zip(batched.entries, looped.entries):
+        assert a.verdict == b.verdict
+        assert abs(a.reference - b.reference) <= a.error_estimate + b.error_estimate
+
+
+def test_programs_the_batch_cannot_follow_fall_back_to_the_loop(tmp_path):
+    prog = tmp_path / "p.py"
+    prog.write_text("def f(x):\n    s = 0\n    for xi in x:\n        if xi > 0:\n            s = s + xi * xi\n"
+                    "        else:\n            s = s - xi\n    return s\n")
+    x = np.linspace(-1, 1, 80) + 0.003
+    r = check_gradient(str(prog), at={"x": x})
+    assert not r.batched and r.passed
+    assert all(e.verdict == "pass" for e in r.entries)

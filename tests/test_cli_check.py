@@ -1,0 +1,186 @@
+"""`autodiff check` and `autodiff grad --check`: output, exit codes, JSON, JUnit, jobs and shards."""
+import json
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from autodiff.cli import main as climain
+from autodiff.cli import render
+
+HERE = os.path.dirname(__file__)
+WRONG = os.path.join(HERE, "data", "wrong_gradient.grad.toml")
+SAMPLES = os.path.join(HERE, "..", "samples", "checks")
+
+
+def cli(capsys, *args):
+    render._consoles.clear()            # the consoles bind to the stream they first saw
+    code = climain._invoke(list(args))
+    out, err = capsys.readouterr()
+    return int(code), out, err
+
+
+def write(tmp_path, text, name="s.toml"):
+    p = tmp_path / name
+    p.write_text(text)
+    return str(p)
+
+
+# ---- autodiff check ----------------------------------------------------------------------------
+
+def test_wrong_hand_gradient_exits_1_and_names_the_entry(capsys):
+    code, out, _ = cli(capsys, "check", WRONG)
+    assert code == 1
+    assert "wrong: forgot the + 1 in df/dy" in out
+    assert "point 1 (x=3, y=4), y: fail: hand-derived 9 vs AD 10" in out
+    assert out.rstrip().splitlines()[-1] == "1 passed, 1 failed"
+
+
+def test_samples_exit_0_with_the_closing_line(capsys):
+    files = sorted(os.path.join(SAMPLES, f) for f in os.listdir(SAMPLES) if f.endswith(".toml"))
+    code, out, _ = cli(capsys, "check", *files)
+    assert code == 0
+    last = out.rstrip().splitlines()[-1]
+    assert last.startswith(f"19 passed, 0 failed") and "with warnings" in last
+
+
+def test_invalid_file_exits_2_with_file_line_column(capsys, tmp_path):
+    path = write(tmp_path, '[[case]]\nf = "x"\nat = { x = 1 }\ngrad = { x = 1 }\ntolerence = 3\n')
+    code, out, err = cli(capsys, "check", path)
+    assert code == 2 and out == ""
+    assert f"{path}:5:1" in err and "'tolerence'" in err and "Traceback" not in err
+
+
+def test_toml_syntax_error_exits_2(capsys, tmp_path):
+    path = write(tmp_path, '[[case]]\nf = "x\n')
+    code, _, err = cli(capsys, "check", path)
+    assert code == 2 and f"{path}:2:" in err and "invalid TOML" in err
+
+
+def test_missing_file_exits_2(capsys, tmp_path):
+    code, _, err = cli(capsys, "check", str(tmp_path / "nope.toml"))
+    assert code == 2 and "cannot read" in err
+
+
+def test_a_case_error_is_reported_and_counted_failed(capsys, tmp_path):
+    path = write(tmp_path, '[[case]]\nname = "broken"\nf = "x +* 1"\nat = {x=1}\n'
+                           '[[case]]\nname = "fine"\nf = "x*x"\nat = {x=1}\n')
+    code, out, _ = cli(capsys, "check", path)
+    assert code == 1 and "ERROR" in out and "broken" in out and "unexpected" in out
+    assert out.rstrip().splitlines()[-1] == "1 passed, 1 failed"
+
+
+def test_skipped_follows_on_the_closing_line(capsys, tmp_path):
+    path = write(tmp_path, '[[case]]\nf = "x"\nat = {x=1}\n[[case]]\nf = "x"\nat = {x=2}\nskip = true\n')
+    code, out, _ = cli(capsys, "check", path)
+    assert code == 0 and out.rstrip().splitlines()[-1] == "1 passed, 0 failed, 1 skipped"
+
+
+def test_json_is_one_document(capsys):
+    code, out, _ = cli(capsys, "check", WRONG, "--json")
+    assert code == 1
+    doc = json.loads(out)
+    assert doc["summary"]["passed"] == 1 and doc["summary"]["failed"] == 1
+    wrong = doc["cases"][1]
+    assert wrong["status"] == "failed" and wrong["failures"][0]["entry"] == "y"
+    assert wrong["failures"][0]["claimed"] == 9.0 and wrong["failures"][0]["reference"] == 10.0
+
+
+def test_junit_is_valid_with_one_testcase_per_case(capsys, tmp_path):
+    report = tmp_path / "junit.xml"
+    code, _, _ = cli(capsys, "check", WRONG, "--junit", str(report))
+    assert code == 1
+    root = ET.parse(report).getroot()
+    assert root.tag == "testsuites" and root.get("tests") == "2" and root.get("failures") == "1"
+    cases = root.findall("./testsuite/testcase")
+    assert [c.get("name") for c in cases] == ["right: Hands-on ML D-1", "wrong: forgot the + 1 in df/dy"]
+    failure = cases[1].find("failure")
+    assert "x=3, y=4" in failure.get("message") and "9" in failure.get("message")
+    assert "claimed 9.0, reference 10.0" in failure.text
+
+
+def test_junit_reports_errors_and_skips(capsys, tmp_path):
+    path = write(tmp_path, '[[case]]\nname="e"\nf = "x +"\nat = {x=1}\n[[case]]\nname="s"\nf = "x"\nat = {x=1}\nskip = "later"\n')
+    report = tmp_path / "j.xml"
+    cli(capsys, "check", path, "--junit", str(report))
+    suite = ET.parse(report).getroot().find("testsuite")
+    assert suite.get("errors") == "1" and suite.get("skipped") == "1"
+    assert suite.find("testcase/error") is not None and suite.find("testcase/skipped").get("message") == "later"
+
+
+def test_shards_split_the_suite(capsys, tmp_path):
+    path = write(tmp_path, "".join(f'[[case]]\nname = "c{i}"\nf = "x**{i}"\nat = {{x = 2}}\n' for i in range(1, 8)))
+    names = []
+    for k in (1, 2, 3):
+        code, out, _ = cli(capsys, "check", path, "--shard", f"{k}/3", "--json")
+        assert code == 0
+        names.append([c["name"] for c in json.loads(out)["cases"]])
+    assert sorted(sum(names, [])) == sorted(f"c{i}" for i in range(1, 8)) and all(names)
+
+
+@pytest.mark.parametrize("bad", ["0/3", "4/3", "x", "1/0"])
+def test_bad_shard_exits_2(capsys, bad):
+    code, _, err = cli(capsys, "check", WRONG, "--shard", bad)
+    assert code == 2 and "--shard" in err
+
+
+def test_jobs_run_in_processes_with_the_same_outcome(capsys):
+    code1, out1, _ = cli(capsys, "check", WRONG, "--json")
+    code2, out2, _ = cli(capsys, "check", WRONG, "--json", "--jobs", "2")
+    strip = lambda doc: [(c["name"], c["status"], c["failures"]) for c in json.loads(doc)["cases"]]  # noqa: E731
+    assert code1 == code2 == 1 and strip(out1) == strip(out2)
+
+
+def test_fast_flag_checks_projections(capsys, tmp_path):
+    path = write(tmp_path, '[[case]]\nname="v"\nf = "sum(x**3)"\nat = { x = "linspace(0, 1, 40)" }\n')
+    code, out, _ = cli(capsys, "check", path, "--fast", "--seed", "4", "--json")
+    case = json.loads(out)["cases"][0]
+    assert code == 0 and case["mode"] == "fast" and case["seed"] == 4
+
+
+def test_piped_output_has_no_progress_bar():
+    env = dict(os.environ, PYTHONPATH="")
+    proc = subprocess.run([sys.executable, "-m", "autodiff", "check", WRONG], capture_output=True, text=True, env=env)
+    assert proc.returncode == 1 and proc.stderr == ""
+    assert proc.stdout.rstrip().splitlines()[-1] == "1 passed, 1 failed"
+
+
+# ---- autodiff grad --check -----------------------------------------------------------------------
+
+def test_grad_check_table(capsys):
+    code, out, _ = cli(capsys, "grad", "x**2*y + y + 2", "--at", "x=3,y=4", "--check")
+    assert code == 0
+    header = next(line for line in out.splitlines() if line.startswith("entry"))
+    for column in ("AD", "FD", "abs err", "rel err", "FD err est", "tolerance", "verdict"):
+        assert column in header
+    assert "check passed" in out
+
+
+def test_grad_check_kink_shows_slopes_and_convention(capsys):
+    code, out, _ = cli(capsys, "grad", "abs(x)", "--at", "x=0", "--check")
+    assert code == 0
+    assert "kink: x: one-sided slopes differ: -1 (left) vs 1 (right)" in out and "abs at 0" in out
+
+
+def test_grad_check_non_finite_exits_1(capsys):
+    code, out, _ = cli(capsys, "grad", "sqrt(x)", "--at", "x=0", "--check")
+    assert code == 1 and "non-finite" in out and "check failed" in out
+
+
+def test_grad_check_fast_prints_and_honours_the_seed(capsys):
+    code, out, _ = cli(capsys, "grad", "sum(sin(x))", "--at", "x=linspace(0,1,100)", "--check", "fast",
+                       "--check-seed", "42")
+    assert code == 0 and "seed 42" in out and "--check-seed 42" in out
+    code, out, _ = cli(capsys, "grad", "sum(sin(x))", "--at", "x=linspace(0,1,100)", "--check", "fast", "--json")
+    doc = json.loads(out)
+    assert doc["check"]["mode"] == "fast" and isinstance(doc["check"]["seed"], int)
+    assert doc["check"]["projection"]["verdict"] == "pass" and doc["check"]["evaluations"] == 5
+
+
+def test_grad_check_json_branch(capsys):
+    code, out, _ = cli(capsys, "grad", "x*x if x < 1 else 3*x - 2", "--at", "x=1", "--check", "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["check"]["entries"][0]["verdict"] == "branch"
+    assert doc["check"]["verdict"] == "branch" and doc["check"]["passed"] is True
