@@ -56,7 +56,11 @@ def cli():
               "(comma-separated).")
 @click.option("--seed", default=None, metavar="V", help="For an array output: compute vᵀJ with this v "
               "instead of the gradient of the sum.")
-def grad(target, at, fn, of, dtype, as_json, wrt, seed, debug, **limits):
+@click.option("--explain", is_flag=True, help="Show the sweep step by step: the chain rule node by node "
+              "(reverse), or the dual numbers (with --mode forward).")
+@click.option("--mode", type=click.Choice(["reverse", "forward"]), default="reverse", show_default=True,
+              help="Reverse mode, or forward mode (dual numbers, one pass per input; with --explain).")
+def grad(target, at, fn, of, dtype, as_json, wrt, seed, explain, mode, debug, **limits):
     """Value and gradient of TARGET (an expression or a .py program) at a point (reverse mode)."""
     from ..engine import api
     from ..engine.interp import Limits  # noqa: F401  (imported for its side effect of loading the engine)
@@ -65,6 +69,13 @@ def grad(target, at, fn, of, dtype, as_json, wrt, seed, debug, **limits):
     values = api.parse_at(at, lim)
     seed_value = api.constant(seed, "--seed", lim) if seed is not None else None
     wrt_names = [w.strip() for w in wrt.split(",") if w.strip()] if wrt else None
+    if explain or mode == "forward":
+        from .views import explain_grad
+        if not explain:
+            from ..parser.errors import SourceError
+            raise SourceError("usage", "--mode forward is available together with --explain", None,
+                              "add --explain to see the dual-number forward sweep")
+        return explain_grad(tgt, values, wrt_names, seed_value, mode, dtype, lim, as_json)
     result = api.grad(None, values, wrt_names, seed_value, dtype_name=dtype, limits=lim, target=tgt)
     if as_json:
         from .output import emit_json
