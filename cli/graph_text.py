@@ -16,7 +16,16 @@ def _val(v) -> str:
     return fmt_value(G.primal(v), 40)
 
 
-def node_lines(graph, nd) -> list:
+def _compact(v) -> str:
+    """Numbers in diagram labels: 6 significant digits (tables and JSON keep every digit)."""
+    v = G.primal(v)
+    if isinstance(v, float) or getattr(v, "shape", None) == ():
+        x = float(v)
+        return G.short(x) if x != x or x in (float("inf"), float("-inf")) else f"{x:.6g}"
+    return fmt_value(v, 40)
+
+
+def node_lines(graph, nd, _val=_compact) -> list:
     """The lines of a node's label: `n4 = n1 ** n3`, the value, the adjoint, the source place."""
     if nd.kind == "const":
         text = _val(nd.value) if nd.value is not None else f"constant {nd.shape}"
@@ -62,13 +71,15 @@ def _edges(graph, visible, hidden_by):
     """Edges between visible nodes; an edge from a hidden node comes from its omission marker."""
     seen, out = set(), []
     for src, dst, pos in graph.edges():
-        if dst not in visible:
-            continue
         a = f"n{src}" if src in visible else hidden_by.get(src)
-        if a is None or (a, dst, pos) in seen:
+        b = f"n{dst}" if dst in visible else hidden_by.get(dst)
+        if a is None or b is None or a == b:
             continue
-        seen.add((a, dst, pos))
-        out.append((a, f"n{dst}", pos))
+        key = (a, b, pos) if b.startswith("n") else (a, b)     # one edge into a gap per source
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append((a, b, pos))
     return out
 
 
@@ -98,8 +109,9 @@ def to_dot(graph) -> str:
     for name, om in marks:
         out.append(f"  {name} [shape=note, style=dashed, label={_dot_str(omission_text(om))}];")
     for a, b, pos in _edges(graph, visible, hidden_by):
-        nd = graph.node(int(b[1:]))
-        label = f" [label={_dot_str(str(pos + 1))}]" if len(nd.inputs) > 1 and nd.op not in ("add", "mul") else ""
+        nd = graph.node(int(b[1:])) if b.startswith("n") else None
+        label = f" [label={_dot_str(str(pos + 1))}]" if nd is not None and len(nd.inputs) > 1 and \
+            nd.op not in ("add", "mul") else ""
         out.append(f"  {a} -> {b}{label};")
     out.append("}")
     return "\n".join(out) + "\n"

@@ -85,7 +85,8 @@ def grad(target, at, fn, of, dtype, as_json, wrt, seed, explain, mode, debug, **
                    "inputs": {k: _j(v) for k, v in result.inputs.items()},
                    "output_shape": list(shape_of(result.value)), "reduced": result.reduced,
                    "unconnected": result.unconnected, "notes": notes_for(result),
-                   "kinks": [_kink(k) for k in result.kinks], "tape_length": result.tape_length})
+                   "kinks": [_kink(k) for k in result.kinks], "tape_length": result.tape_length,
+                   "nonfinite": result.nonfinite})
     else:
         from . import render
         render.grad_result(tgt, result)

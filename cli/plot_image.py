@@ -5,8 +5,11 @@ import math
 
 
 def have_matplotlib() -> bool:
-    import importlib.util
-    return importlib.util.find_spec("matplotlib") is not None
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def write_image(path: str, data, labels, title: str) -> None:
