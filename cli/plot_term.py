@@ -53,17 +53,18 @@ def _fmt(y: float) -> str:
 
 def y_range(series):
     """The y range to draw: all finite values, unless a few huge ones (a pole) would flatten the
-    rest; then the 1st..99th percentile, widened a little, and the caller says it clipped."""
+    rest (the full range is over 10 times the spread of the middle 80%); then that middle band
+    widened by its own spread, and the caller says it clipped."""
     finite = sorted(y for s in series for y in s if math.isfinite(y))
     if not finite:
         return -1.0, 1.0, False
     lo, hi = finite[0], finite[-1]
     clipped = False
-    if len(finite) >= 20:
-        plo, phi = finite[len(finite) // 100], finite[-1 - len(finite) // 100]
-        if phi > plo and (hi - lo) > 20 * (phi - plo):
-            pad = (phi - plo) * 0.1
-            lo, hi, clipped = plo - pad, phi + pad, True
+    if len(finite) >= 10:
+        q10, q90 = finite[len(finite) // 10], finite[-1 - len(finite) // 10]
+        spread = q90 - q10
+        if spread > 0 and hi - lo > 10 * spread:
+            lo, hi, clipped = max(lo, q10 - spread), min(hi, q90 + spread), True
     if hi == lo:
         lo, hi = lo - 1.0, hi + 1.0
     return lo, hi, clipped
