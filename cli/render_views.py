@@ -26,6 +26,10 @@ def show(v, width: int = 48) -> str:
     return f"{shape} {preview}"
 
 
+def _inputs(inputs) -> str:
+    return " ".join(inputs_line(inputs).split())          # arrays of arrays on one line
+
+
 def _n(count: int, word: str) -> str:
     return f"{count} {word}{'s' * (count != 1)}"
 
@@ -43,7 +47,7 @@ def _header(target, result, graph) -> None:
     for nd in graph.nodes:
         kinds[nd.kind] += 1
     what = "∂f/∂node" if graph.reduced is None else ("∂sum(f)/∂node" if graph.reduced == "sum" else "vᵀ∂f/∂node")
-    c.print(Text.assemble(("graph", "bold"), f" of {target.describe()} at {inputs_line(result.inputs)}: "
+    c.print(Text.assemble(("graph", "bold"), f" of {target.describe()} at {_inputs(result.inputs)}: "
                           f"{len(graph.nodes)} nodes ({_n(kinds['input'], 'input')}, {_n(kinds['const'], 'constant')}, "
                           f"{_n(kinds['op'], 'op')}); value {fmt_value(result.value)}; adjoints are {what}"))
 
@@ -72,9 +76,9 @@ def graph_table(target, result, graph) -> None:
         nd = graph.node(item)
         ops_seen.add(item)
         adjoint = show(nd.adjoint, 30) if nd.adjoint is not None else ("" if nd.kind == "const" else "0 (unreached)")
-        value = show(nd.value, 30) if nd.value is not None else "?"
+        value = show(nd.value, 30) if nd.value is not None else "(not kept)"
         table.add_row(Text(nd.name, style="bold" if nd.id == graph.output else ""),
-                      G.expression(graph, nd, show) + (" (constant)" if nd.kind == "const" else ""),
+                      G.expression(graph, nd, show) + (" (constant)" if nd.kind == "const" and nd.known else ""),
                       str(nd.shape) if nd.shape else "()", value, adjoint, _where(graph, nd))
     c.print()
     c.print(table)
@@ -221,7 +225,7 @@ def reverse_lines(ex) -> list:
 def explain_reverse(target, result, ex) -> None:
     c = console()
     g = ex.graph
-    c.print(Text.assemble(("reverse sweep", "bold"), f" of {target.describe()} at {inputs_line(result.inputs)}"
+    c.print(Text.assemble(("reverse sweep", "bold"), f" of {target.describe()} at {_inputs(result.inputs)}"
                           " (the chain rule from the output back to the inputs, Hands-on ML figure D-3)"))
     c.print()
     c.print(Text("forward pass: the nodes and their values", style="bold"))
@@ -292,7 +296,7 @@ def _dual(value, tangent) -> str:
 
 def explain_forward(target, result_inputs, passes, notes_source) -> None:
     c = console()
-    c.print(Text.assemble(("forward sweep", "bold"), f" of {target.describe()} at {inputs_line(result_inputs)}"
+    c.print(Text.assemble(("forward sweep", "bold"), f" of {target.describe()} at {_inputs(result_inputs)}"
                           " (dual numbers a + bε, Hands-on ML figure D-2: one pass per input, ṅ = ∂n/∂input)"))
     for fp in passes:
         c.print()

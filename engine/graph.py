@@ -298,9 +298,9 @@ def expression(graph: Graph, nd: Node, fmt) -> str:
     if nd.kind == "input":
         return nd.op
     if nd.kind == "const":
-        if nd.value is not None and not nd.shape:
+        if nd.value is not None:
             return fmt(nd.value)
-        return f"constant of shape {nd.shape}"
+        return f"constant array{nd.shape}"
     args = [graph.node(i).name for i in nd.inputs]
     if nd.op in INFIX and len(args) == 2:
         return f"{args[0]} {INFIX[nd.op]} {args[1]}"
@@ -332,9 +332,12 @@ def span_text(span, source: str, width: int = 24) -> str:
         return ""
     line = lines[span.line - 1]
     end = span.end_column - 1 if span.end_line == span.line else len(line)
-    while end < len(line) and line[end] == ")" and line[span.column - 1:end].count("(") > \
-            line[span.column - 1:end].count(")"):
-        end += 1                                 # a call's span stops at its last argument
+    depth = 0                                     # a call's or subscript's span stops at its
+    for ch in line[span.column - 1:end]:          # last argument: extend it to the closing bracket
+        depth += (ch in "([") - (ch in ")]")
+    while depth > 0 and end < len(line):
+        depth += (line[end] in "([") - (line[end] in ")]")
+        end += 1
     text = line[span.column - 1:end].strip()
     return text if len(text) <= width else text[:width - 1] + "…"
 

@@ -238,3 +238,18 @@ def test_output_not_depending_on_inputs(capsys):
     assert doc["value"] == 7.0 and doc["output"] is None and doc["nodes"] == []
     code, out, _ = cli(capsys, "graph", "1 + 2 * 3")
     assert code == 0 and "does not depend on the inputs" in out
+
+
+@pytest.mark.parametrize("fmt, sample", [("dot", "samples/views/d3.dot"), ("mermaid", "samples/views/d3.mmd")])
+def test_samples_are_current(capsys, fmt, sample):
+    code, out, _ = cli(capsys, "graph", "samples/views/d3.py", "--at", "x=3,y=4", "--format", fmt)
+    assert code == 0
+    with open(sample, encoding="utf-8") as f:
+        assert out == f.read()
+
+
+def test_d3_sample_program_numbers(capsys):
+    code, out, _ = cli(capsys, "graph", "samples/views/d3.py", "--at", "x=3,y=4", "--format", "json")
+    doc = json.loads(out)
+    assert [n["value"] for n in doc["nodes"]] == [3, 4, 2, 9, 36, 6, 42]
+    assert [n["adjoint"] for n in doc["nodes"]] == [24, 10, None, 4, 1, 1, 1]

@@ -160,3 +160,9 @@ def test_several_inputs_need_a_name(capsys):
 def test_non_scalar_output_is_refused(capsys):
     code, _, err = cli(capsys, "plot", "x * [1, 2]", "--range", "0:1", "--points", "3")
     assert code == 2 and "scalar" in err
+
+
+def test_kinks_sample_marks():
+    data = sample(api.load("samples/views/kinks.py"), "x", -2.0, 3.0, 201)
+    assert [(m.kind, m.line) for m in data.marks] == [("kink", 7), ("branch switch", 8), ("kink", 11)]
+    assert [m.x for m in data.marks if m.kind == "kink"] == [-0.5, 2.0]
