@@ -164,5 +164,5 @@ def test_non_scalar_output_is_refused(capsys):
 
 def test_kinks_sample_marks():
     data = sample(api.load("samples/views/kinks.py"), "x", -2.0, 3.0, 201)
-    assert [(m.kind, m.line) for m in data.marks] == [("kink", 7), ("branch switch", 8), ("kink", 11)]
+    assert [(m.kind, m.line) for m in data.marks] == [("kink", 8), ("branch switch", 9), ("kink", 12)]
     assert [m.x for m in data.marks if m.kind == "kink"] == [-0.5, 2.0]
