@@ -19,7 +19,7 @@ def write_image(path: str, data, labels, title: str) -> None:
 
     fig = Figure(figsize=(8, 4.5), dpi=100)
     ax = fig.add_subplot()
-    for k, (label, ys) in enumerate(zip(labels, data.series)):
+    for label, ys in zip(labels, data.series):
         ax.plot(data.xs, [y if math.isfinite(y) else math.nan for y in ys], label=label, linewidth=1.6)
     seen = set()
     for m in data.marks:

@@ -217,7 +217,7 @@ def plot(target, at, fn, of, dtype, as_json, range_, order, points, output, debu
     if as_json:
         from .output import emit_json
         emit_json({"input": name, "range": [lo, hi], "order": order, "x": data.xs,
-                   "series": {lab.split(" = ")[0]: ys for lab, ys in zip(labels, data.series)},
+                   "series": {"f" + "'" * k: ys for k, ys in enumerate(data.series)},
                    "marks": [_mark_json(m) for m in data.marks], "output": output,
                    "errors": [{"x": x, "kind": e.kind, "message": e.message} for x, e in data.errors]})
     if output is not None:

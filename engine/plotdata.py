@@ -21,7 +21,7 @@ from .backend import np
 from .interp import Interpreter
 from .state import reset as reset_notes
 from .tape import Dual, Tape, Var, new_level, strip
-from .values import describe, shape_of
+from .values import as_input, describe, shape_of
 
 MAX_ORDER = 6               # each order doubles the work of a point (2^N dual components)
 
@@ -92,7 +92,7 @@ def point(target, name, x, others, order, limits):
     """(f, f', ..., f^(order)) at x, the kink notes, the control-flow signature, the kink sides."""
     from .api import run_target
     levels = [new_level() for _ in range(order)]
-    box = x
+    box = as_input(x)                                      # float32 when --dtype float32
     for level in levels:
         box = Dual(box, 1.0, level)
     tape = Tape(persistent=True)
