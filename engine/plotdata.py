@@ -105,7 +105,8 @@ def point(target, name, x, others, order, limits):
     except SourceError as e:
         e.message += f" (at {name} = {x!r})"
         raise
-    if shape_of(out) != ():
+    raw = strip(out)
+    if not (raw.__class__ in (float, int, bool) or getattr(raw, "shape", None) == ()):
         raise SourceError("bad output", f"plot needs a scalar output; at {name} = {x!r} the output is "
                           f"{describe(out)}", None, "wrap it in sum(...)", source=target.source,
                           filename=target.filename)

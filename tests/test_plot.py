@@ -157,8 +157,9 @@ def test_several_inputs_need_a_name(capsys):
     assert code == 2 and "--range NAME=A:B" in err
 
 
-def test_non_scalar_output_is_refused(capsys):
-    code, _, err = cli(capsys, "plot", "x * [1, 2]", "--range", "0:1", "--points", "3")
+@pytest.mark.parametrize("src", ["x * [1, 2]", "(x, x)"])
+def test_non_scalar_output_is_refused(capsys, src):
+    code, _, err = cli(capsys, "plot", src, "--range", "0:1", "--points", "3")
     assert code == 2 and "scalar" in err
 
 
