@@ -188,22 +188,27 @@ def _key(nd: Node):
     return (nd.op, s.line, s.column) if s is not None else (nd.op,)
 
 
-def _find_fold(keys, i, window=256, min_repeats=3):
-    """The longest run of a block repeated from position i: (period, repeats), or None."""
+def _find_fold(keys, i, budget, window=256, min_repeats=3):
+    """The longest run of a block repeated from position i: (period, repeats), or None.
+    `budget` is a one-element list of comparisons left: folding is a convenience, and an
+    irregular tape (chaotic branching) must not make it quadratic."""
     n = len(keys)
     best = None
     k0 = keys[i]
     for p in range(1, min(window, (n - i) // min_repeats) + 1):
-        if keys[i + p] != k0:
+        if keys[i + p] != k0 or keys[i + 2 * p] != k0:
             continue
         j = i
         while j + p < n and keys[j] == keys[j + p]:
             j += 1
+        budget[0] -= j - i + 1
         reps = (j - i) // p + 1
         if reps >= min_repeats and (best is None or p * reps > best[0] * best[1]):
             best = (p, reps)
             if p * reps >= n - i - p:        # covers the rest: a longer period cannot do better
                 break
+        if budget[0] <= 0:
+            break
     return best
 
 
@@ -227,10 +232,12 @@ def layout(graph: Graph, max_nodes: int = 60, fold: bool = True) -> Graph:
         return graph
     shown: list = []
     if fold:
-        keys = [_key(nd) for nd in ops]
+        ids: dict = {}
+        keys = [ids.setdefault(_key(nd), len(ids)) for nd in ops]
+        budget = [2_000_000]
         i = 0
         while i < len(ops):
-            found = _find_fold(keys, i)
+            found = _find_fold(keys, i, budget) if budget[0] > 0 else None
             if found is None:
                 shown.append(ops[i].id)
                 i += 1
