@@ -235,9 +235,12 @@ def layout(graph: Graph, max_nodes: int = 60, fold: bool = True) -> Graph:
         ids: dict = {}
         keys = [ids.setdefault(_key(nd), len(ids)) for nd in ops]
         budget = [2_000_000]
+        out_pos = next((k for k, nd in enumerate(ops) if nd.id == graph.output), -1)
         i = 0
         while i < len(ops):
             found = _find_fold(keys, i, budget) if budget[0] > 0 else None
+            if found is not None and i + found[0] <= out_pos < i + found[0] * (found[1] - 1):
+                found = None                      # never fold the output away
             if found is None:
                 shown.append(ops[i].id)
                 i += 1

@@ -253,3 +253,13 @@ def test_d3_sample_program_numbers(capsys):
     doc = json.loads(out)
     assert [n["value"] for n in doc["nodes"]] == [3, 4, 2, 9, 36, 6, 42]
     assert [n["adjoint"] for n in doc["nodes"]] == [24, 10, None, 4, 1, 1, 1]
+
+
+def test_output_inside_a_loop_is_never_folded_away(tmp_path):
+    src = ("def f(x):\n    y = x\n    r = x\n    for i in range(50):\n        y = y * x + 1\n"
+           "        if i == 20:\n            r = y\n    return r\n")
+    r = api.grad(None, {"x": 0.5}, target=api.load(src, filename="mid.py"), keep_tape=True)
+    g = G.layout(G.from_result(r, src), 12)
+    shown = [s for s in g.shown if isinstance(s, int)]
+    assert g.output in shown and len(shown) <= 12
+    assert len(shown) + sum(o.count for o in g.shown if isinstance(o, G.Omission)) == len(g.ops())
