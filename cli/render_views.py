@@ -34,6 +34,12 @@ def _n(count: int, word: str) -> str:
     return f"{count} {word}{'s' * (count != 1)}"
 
 
+def _factor(v) -> str:
+    """A factor of a product: negative numbers in parentheses, 1 · (-0.84)."""
+    text = show(v)
+    return f"({text})" if text.startswith("-") else text
+
+
 def _where(graph, nd) -> str:
     if nd.span is None:
         return ""
@@ -212,7 +218,7 @@ def reverse_lines(ex) -> list:
             continue
         symbolic = " + ".join(f"∂{f}/∂n{t.other} · ∂n{t.other}/∂{name}" for t in step.terms)
         if all(t.local is not None for t in step.terms):
-            numeric = " + ".join(f"{show(t.g)} · {show(t.local)}" for t in step.terms)
+            numeric = " + ".join(f"{_factor(t.g)} · {_factor(t.local)}" for t in step.terms)
             lines.append(f"∂{f}/∂{name} = {symbolic} = {numeric} = {show(step.total)}")
         elif len(step.terms) == 1:
             lines.append(f"∂{f}/∂{name} = {symbolic} = {show(step.total)}")
@@ -277,7 +283,7 @@ def forward_lines(fp) -> list:
             continue
         symbolic = " + ".join(f"∂{nd.name}/∂n{term.other} · ṅ{term.other}" for term in step.terms)
         if step.terms and all(term.local is not None for term in step.terms):
-            numeric = " + ".join(f"{show(term.local)} · {show(term.g)}" for term in step.terms)
+            numeric = " + ".join(f"{_factor(term.local)} · {_factor(term.g)}" for term in step.terms)
             lines.append(f"{head}    ṅ{i} = {symbolic} = {numeric} = {show(t)}")
         else:
             lines.append(f"{head}    ṅ{i} = {symbolic} = {show(t)}")

@@ -157,3 +157,9 @@ def test_comparison_at_equality_in_a_program_is_noted(tmp_path, capsys):
                              "detail": "`>=` compared equal values: no gradient flows through it"}]
     code, out, _ = cli(capsys, "grad", str(prog), "--at", "x=1")
     assert "note:" not in out                                   # away from the kink: no note
+
+
+def test_negative_factors_are_parenthesised():
+    ex, _ = reverse("cos(x) * 2", {"x": 0.5})
+    line = next(x for x in reverse_lines(ex) if x.startswith("∂f/∂n1"))
+    assert line == f"∂f/∂n1 = ∂f/∂n2 · ∂n2/∂n1 = 2 · ({-math.sin(0.5)!r}) = {-2 * math.sin(0.5)!r}"
