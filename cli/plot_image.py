@@ -19,8 +19,23 @@ def write_image(path: str, data, labels, title: str) -> None:
 
     fig = Figure(figsize=(8, 4.5), dpi=100)
     ax = fig.add_subplot()
-    for label, ys in zip(labels, data.series):
-        ax.plot(data.xs, [y if math.isfinite(y) else math.nan for y in ys], label=label, linewidth=1.6)
+    from ..engine.plotdata import breaks
+    cuts = sorted(breaks(data))
+    for k, (label, ys) in enumerate(zip(labels, data.series)):
+        ys = [y if math.isfinite(y) else math.nan for y in ys]
+        if k == 0 or not cuts:
+            ax.plot(data.xs, ys, label=label, linewidth=1.6)
+            continue
+        # a derivative jumps at kinks: draw the pieces apart, in one colour, with one legend entry
+        bounds = [0] + cuts + [len(ys)]
+        colour = None
+        for a, b in zip(bounds, bounds[1:]):
+            if b <= a:
+                continue
+            style = "o" if b - a == 1 else "-"
+            (line,) = ax.plot(data.xs[a:b], ys[a:b], style, color=colour, linewidth=1.6, markersize=2.5,
+                              label=label if colour is None else None)
+            colour = line.get_color()
     seen = set()
     for m in data.marks:
         kind = m.kind

@@ -70,7 +70,7 @@ def y_range(series):
     return lo, hi, clipped
 
 
-def draw(xs, series, labels, marks, width=80, height=16) -> tuple[list, bool]:
+def draw(xs, series, labels, marks, width=80, height=16, breaks=()) -> tuple[list, bool]:
     """Text lines of the plot (y labels, canvas, x axis, legend) and whether y was clipped."""
     label_w = 10
     cols = max(20, width - label_w - 2)
@@ -94,7 +94,9 @@ def draw(xs, series, labels, marks, width=80, height=16) -> tuple[list, bool]:
     for k, ys in enumerate(series):
         style = COLOURS[k % len(COLOURS)]
         prev = None
-        for x, y in zip(xs, ys):
+        for i, (x, y) in enumerate(zip(xs, ys)):
+            if k and i in breaks:                             # derivatives jump at kinks
+                prev = None
             if not math.isfinite(y) or (clipped and not lo <= y <= hi):
                 prev = None
                 continue

@@ -284,7 +284,8 @@ def _draw_terminal(tgt, data, labels, lo, hi):
     width = c.width if c.is_terminal else 80
     c.print(Text.assemble(("plot", "bold"), f" of {title_of(tgt)} over {data.name} in [{lo:g}, {hi:g}] "
                           f"({len(data.xs)} points; derivatives by AD)"))
-    lines, clipped = draw(data.xs, data.series, labels, data.marks, width=min(width, 160))
+    from ..engine.plotdata import breaks
+    lines, clipped = draw(data.xs, data.series, labels, data.marks, width=min(width, 160), breaks=breaks(data))
     for line in lines:
         c.print(line, no_wrap=True, overflow="ignore", crop=False)
     notes = []

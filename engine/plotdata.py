@@ -155,6 +155,20 @@ def sample(target, name, lo, hi, points, order=1, others=None, limits=None, on_p
     return data
 
 
+def breaks(data) -> set:
+    """Indices i where a derivative curve must not be joined from point i-1 to i: across a kink
+    or branch switch between them, and on both sides of a kink met at a grid point (where the
+    derivative is the convention's value, shown as a lone dot)."""
+    index = {x: i for i, x in enumerate(data.xs)}
+    out = set()
+    for m in data.marks:
+        if m.between is not None:
+            out.add(index[m.between[1]])
+        elif m.x in index:
+            out.update((index[m.x], index[m.x] + 1))
+    return out
+
+
 def _loc(span):
     return (span.line, span.column) if span is not None else (None, None)
 

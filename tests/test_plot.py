@@ -167,3 +167,12 @@ def test_kinks_sample_marks():
     data = sample(api.load("samples/views/kinks.py"), "x", -2.0, 3.0, 201)
     assert [(m.kind, m.line) for m in data.marks] == [("kink", 8), ("branch switch", 9), ("kink", 12)]
     assert [m.x for m in data.marks if m.kind == "kink"] == [-0.5, 2.0]
+
+
+def test_derivative_curves_break_at_kinks():
+    from autodiff.engine.plotdata import breaks
+    data = sample(api.load("abs(x)"), "x", -1.0, 1.0, 21)            # x = 0 is the 11th point
+    assert breaks(data) == {10, 11}
+    assert data.series[1][10] == 0.0                                  # abs'(0) = 0, the convention
+    between = sample(api.load("abs(x)"), "x", -1.0, 1.0, 20)
+    assert breaks(between) == {10}
