@@ -52,7 +52,7 @@ def _header(target, result, graph) -> None:
     kinds = {"input": 0, "const": 0, "op": 0}
     for nd in graph.nodes:
         kinds[nd.kind] += 1
-    what = "∂f/∂node" if graph.reduced is None else ("∂sum(f)/∂node" if graph.reduced == "sum" else "vᵀ∂f/∂node")
+    what = {None: "∂f/∂node", "sum": "∂sum(f)/∂node"}.get(graph.reduced, "vᵀ∂f/∂node")
     c.print(Text.assemble(("graph", "bold"), f" of {target.describe()} at {_inputs(result.inputs)}: "
                           f"{len(graph.nodes)} nodes ({_n(kinds['input'], 'input')}, {_n(kinds['const'], 'constant')}, "
                           f"{_n(kinds['op'], 'op')}); value {fmt_value(result.value)}; adjoints are {what}"))

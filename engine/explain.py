@@ -82,7 +82,8 @@ def reverse(result, source: str = "") -> ReverseExplanation:
         steps.append(Step(node_of[result.output_index], [], result.seed, seed=True))
         for j in range(result.output_index - 1, -1, -1):
             if j in terms:
-                steps.append(Step(node_of[j], [Term(node_of[i], g, local, c) for i, g, local, c in sorted(terms[j], key=lambda t: t[0])],
+                ordered = sorted(terms[j], key=lambda t: t[0])      # consumers in tape order
+                steps.append(Step(node_of[j], [Term(node_of[i], g, local, c) for i, g, local, c in ordered],
                                   adj[j]))
     return ReverseExplanation(graph, steps, dict(result.gradient), result.reduced)
 

@@ -21,7 +21,7 @@ from .backend import np
 from .interp import Interpreter
 from .state import reset as reset_notes
 from .tape import Dual, Tape, Var, new_level, strip
-from .values import as_input, describe, shape_of
+from .values import as_input, describe
 
 MAX_ORDER = 6               # each order doubles the work of a point (2^N dual components)
 

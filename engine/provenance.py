@@ -117,7 +117,9 @@ def scan(tape, names, out_index, seed, source="") -> list:
             i, j, g, c = first[0]
             consumer, target_node = node_of[i], node_of[j]
             word = _word(c)
-            what = f"∂f/∂{target_node.name}" + (f" (∂f/∂{target_node.op})" if target_node.kind == "input" else "")
+            what = f"∂f/∂{target_node.name}"
+            if target_node.kind == "input":
+                what += f" (∂f/∂{target_node.op})"
             msg = (f"{word} first appeared in the reverse sweep in {what}: the derivative rule of "
                    f"{where(consumer)} gave {word}")
             kink = getattr(tape.entries[i].prim, "kink", None)
