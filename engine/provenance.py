@@ -42,14 +42,17 @@ def diagnose_grad(result, source, at, wrt, seed, target, dtype_name, limits) -> 
     """Fill `result.nonfinite` when the value or a gradient is not finite."""
     if not (not_finite(result.value) or any(not_finite(g) for g in result.gradient.values())):
         return
-    if result.tape is None:
-        from .api import grad
-        again = grad(None, result.inputs, list(result.gradient), seed, dtype_name=dtype_name,
-                     limits=limits, target=target, keep_tape=True)
-        result.nonfinite = again.nonfinite
-        return
-    result.nonfinite = scan(result.tape, list(result.gradient), result.output_index, result.seed,
-                            target.source)
+    try:
+        if result.tape is None:
+            from .api import grad
+            again = grad(None, result.inputs, list(result.gradient), seed, dtype_name=dtype_name,
+                         limits=limits, target=target, keep_tape=True)
+            result.nonfinite = again.nonfinite
+            return
+        result.nonfinite = scan(result.tape, list(result.gradient), result.output_index, result.seed,
+                                target.source)
+    except Exception:           # a diagnosis must never turn a result into an error
+        result.nonfinite = []
 
 
 def diagnose_run(result, target, dtype_name, limits) -> None:
@@ -60,11 +63,15 @@ def diagnose_run(result, target, dtype_name, limits) -> None:
     from .interp import Interpreter
     from .state import STATE
     kinks = list(STATE.kinks)
-    tape = Tape(persistent=True, keep_values=True)
-    boxed = {k: tape.watch(v) for k, v in result.inputs.items()}
-    run_target(target, boxed, Interpreter(limits))
-    STATE.kinks[:] = kinks
-    result.nonfinite = scan(tape, list(result.inputs), None, None, target.source)
+    try:
+        tape = Tape(persistent=True, keep_values=True)
+        boxed = {k: tape.watch(v) for k, v in result.inputs.items()}
+        run_target(target, boxed, Interpreter(limits))
+        result.nonfinite = scan(tape, list(result.inputs), None, None, target.source)
+    except Exception:           # a diagnosis must never turn a result into an error
+        result.nonfinite = []
+    finally:
+        STATE.kinks[:] = kinks
 
 
 def scan(tape, names, out_index, seed, source="") -> list:
@@ -109,10 +116,7 @@ def scan(tape, names, out_index, seed, source="") -> list:
         def on_step(i, pos, j, g, c):
             if not first and not_finite(c):
                 first.append((i, j, g, c))
-        try:
-            sweep(tape, out_index, seed, on_step)
-        except Exception:                      # the first sweep raised nothing, so this is moot
-            first = first[:1]
+        sweep(tape, out_index, seed, on_step)
         if first:
             i, j, g, c = first[0]
             consumer, target_node = node_of[i], node_of[j]
