@@ -57,13 +57,16 @@ def cli():
 @click.option("--seed", default=None, metavar="V", help="For an array output: compute vᵀJ with this v "
               "instead of the gradient of the sum.")
 @click.option("--mode", type=click.Choice(["reverse", "forward"]), default="reverse", show_default=True,
-              help="reverse: one sweep of the tape; forward: one forward pass per input element.")
+              help="reverse: one sweep of the tape; forward: one forward pass of dual numbers per input element.")
+@click.option("--explain", is_flag=True, help="Show the sweep step by step: the chain rule node by node "
+              "(reverse), or the dual numbers (with --mode forward).")
 @click.option("--check", "check_mode", type=click.Choice(["full", "fast"]), is_flag=False, flag_value="full",
               default=None, help="Check the gradient against finite differences: full (every entry, with an "
               "error estimate) or fast (one random projection). A failed check exits 1.")
 @click.option("--check-seed", type=click.IntRange(0), default=None, metavar="N",
               help="Seed of --check fast's random direction (default: a fresh one, printed).")
-def grad(target, at, fn, of, dtype, as_json, wrt, seed, debug, mode, check_mode=None, check_seed=None, **limits):
+def grad(target, at, fn, of, dtype, as_json, wrt, seed, debug, mode, explain, check_mode=None, check_seed=None,
+         **limits):
     """Value and gradient of TARGET (an expression or a .py program) at a point."""
     from ..engine import api
     lim = limits_from(limits)
@@ -71,6 +74,12 @@ def grad(target, at, fn, of, dtype, as_json, wrt, seed, debug, mode, check_mode=
     values = api.parse_at(at, lim)
     seed_value = api.constant(seed, "--seed", lim) if seed is not None else None
     wrt_names = [w.strip() for w in wrt.split(",") if w.strip()] if wrt else None
+    if explain:
+        if check_mode is not None:
+            from ..parser.errors import SourceError
+            raise SourceError("usage", "--explain and --check are separate views: use one at a time")
+        from .views import explain_grad
+        return explain_grad(tgt, values, wrt_names, seed_value, mode, dtype, lim, as_json)
     result = api.grad(None, values, wrt_names, seed_value, dtype_name=dtype, limits=lim, target=tgt, mode=mode)
     report = None
     if check_mode is not None:
@@ -85,7 +94,7 @@ def grad(target, at, fn, of, dtype, as_json, wrt, seed, debug, mode, check_mode=
                "output_shape": list(shape_of(result.value)), "reduced": result.reduced,
                "unconnected": result.unconnected, "notes": notes_for(result),
                "kinks": [_kink(k) for k in result.kinks], "tape_length": result.tape_length,
-               "mode": result.mode}
+               "mode": result.mode, "nonfinite": result.nonfinite}
         if report is not None:
             from .checks import report_json
             doc["check"] = report_json(report)

@@ -53,6 +53,8 @@ def notes_for(result) -> list:
     for name, g in (getattr(result, "gradient", None) or {}).items():
         if non_finite(g):
             notes.append(f"the gradient for {name} is not finite (nan or inf)")
+    for finding in getattr(result, "nonfinite", ()) or ():     # NaN provenance: where it began
+        notes.append(finding["message"])
     for name in getattr(result, "unconnected", ()) or ():
         notes.append(f"{name} does not reach the output: its gradient is exactly 0 (unconnected)")
     seen = set()

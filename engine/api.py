@@ -211,6 +211,7 @@ class RunResult:
     signature: list
     kinks: list
     steps: int
+    nonfinite: list = field(default_factory=list)  # where a nan/inf first appeared (provenance)
 
 
 @dataclass
@@ -226,6 +227,9 @@ class GradResult:
     steps: int
     tape: object = None
     mode: str = "reverse"          # "forward": one forward pass per input element (engine/forward.py)
+    output_index: int | None = None  # the output's tape index (kept tapes only; None: not taped)
+    seed: object = None              # the seed of the reverse sweep (kept tapes only)
+    nonfinite: list = field(default_factory=list)  # where a nan/inf first appeared (provenance)
 
 
 def evaluate(source, at=None, fn=None, of=None, dtype_name="float64", limits=None, target=None) -> RunResult:
@@ -236,7 +240,10 @@ def evaluate(source, at=None, fn=None, of=None, dtype_name="float64", limits=Non
     interp = Interpreter(limits)
     value = run_target(target, inputs, interp)
     _check_output(value, target)
-    return RunResult(value, inputs, interp.signature, list(notes.kinks), interp.steps)
+    result = RunResult(value, inputs, interp.signature, list(notes.kinks), interp.steps)
+    from .provenance import diagnose_run
+    diagnose_run(result, target, dtype_name, limits)
+    return result
 
 
 def _check_output(value, target):
@@ -300,8 +307,14 @@ def grad(source, at=None, wrt=None, seed=None, fn=None, of=None, dtype_name="flo
             unconnected.append(name)
             g = O.zeros_like(inputs[name])
         gradient[name] = strip(g)
-    return GradResult(value, gradient, inputs, unconnected, reduced, interp.signature, list(notes.kinks),
-                      tape_length, interp.steps, tape if keep_tape else None)
+    result = GradResult(value, gradient, inputs, unconnected, reduced, interp.signature, list(notes.kinks),
+                        tape_length, interp.steps, tape if keep_tape else None)
+    if keep_tape:
+        result.output_index = out.index if out.__class__ is O.Var and out.tape is tape else None
+        result.seed = seed_value
+    from .provenance import diagnose_grad
+    diagnose_grad(result, source, at, wrt, seed, target, dtype_name, limits)
+    return result
 
 
 def _ones(value):
