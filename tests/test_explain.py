@@ -88,8 +88,8 @@ def test_cli_forward_explain(capsys):
     assert "∂f/∂x = ṅ7 = 24" in out and "∂f/∂y = ṅ7 = 10" in out
 
 
-def test_forward_without_explain_is_a_usage_error(capsys):
-    code, _, err = cli(capsys, "grad", SEED, "--at", "x=3,y=4", "--mode", "forward")
+def test_explain_and_check_together_is_a_usage_error(capsys):
+    code, _, err = cli(capsys, "grad", SEED, "--at", "x=3,y=4", "--explain", "--check")
     assert code == 2 and "--explain" in err
 
 
