@@ -4,33 +4,102 @@ values go through `bind`, which records them. Operators on boxes are installed h
 """
 from __future__ import annotations
 
+import operator
+
 from . import rules as R
 from .backend import xp
-from .tape import Dual, Var, bind, strip
+from .state import STATE
+from .tape import Dual, Entry, Var, bind, strip
 
 __all__ = ["Var", "Dual", "strip"]
 
 
+# Python's own operators for floats, where they agree exactly with the forward rule (the fast path
+# of a scalar loop skips one call per op). Division is not here: 1.0/0.0 raises in Python.
+_FLOAT_IMPL = {R.ADD: operator.add, R.SUB: operator.sub, R.MUL: operator.mul, R.NEG: operator.neg}
+
+
 def _op1(prim):
     impl = prim.impl
+    if prim.nondiff or prim.vjps[0] is None:
+        def op(x):
+            c = x.__class__
+            if c is Var or c is Dual:
+                return bind(prim, (x,), None)
+            return impl(x)
+        op.__name__ = prim.name
+        return op
+    fimpl = _FLOAT_IMPL.get(prim, impl)
+    needs_ans = prim.needs_ans
 
     def op(x):
         c = x.__class__
-        if c is Var or c is Dual:
+        if c is Var:
+            xv = x.value
+            if xv.__class__ is float:           # fast path: one reverse level over a float
+                ans = fimpl(xv)
+                tape = x.tape
+                entries = tape.entries
+                out = Var(ans, tape, len(entries), x.level)
+                entries.append(Entry(prim, ((0, x.index),), (xv,), ans if needs_ans else None, None,
+                                     STATE.span, ans if tape.keep_values else None))
+                return out
             return bind(prim, (x,), None)
-        return impl(x)
+        if c is Dual:
+            return bind(prim, (x,), None)
+        return fimpl(x) if c is float else impl(x)
     op.__name__ = prim.name
     return op
 
 
 def _op2(prim):
+    """A binary op. Traced Python floats under one reverse-mode level (the scalar loop) are
+    recorded here directly; every other boxed case goes through `bind`."""
     impl = prim.impl
+    if prim.nondiff or prim.vjps[0] is None or prim.vjps[1] is None:
+        def op(x, y):
+            cx, cy = x.__class__, y.__class__
+            if cx is Var or cx is Dual or cy is Var or cy is Dual:
+                return bind(prim, (x, y), None)
+            return impl(x, y)
+        op.__name__ = prim.name
+        return op
+    fimpl = _FLOAT_IMPL.get(prim, impl)
+    needs_ans = prim.needs_ans
 
     def op(x, y):
         cx, cy = x.__class__, y.__class__
-        if cx is Var or cx is Dual or cy is Var or cy is Dual:
+        if cx is Var:
+            xv = x.value
+            if xv.__class__ is float:
+                if cy is float:
+                    parents, yv = ((0, x.index),), y
+                elif cy is Var and y.level == x.level and y.value.__class__ is float:
+                    parents, yv = ((0, x.index), (1, y.index)), y.value
+                else:
+                    return bind(prim, (x, y), None)
+                ans = fimpl(xv, yv)
+                tape = x.tape
+                entries = tape.entries
+                out = Var(ans, tape, len(entries), x.level)
+                entries.append(Entry(prim, parents, (xv, yv), ans if needs_ans else None, None,
+                                     STATE.span, ans if tape.keep_values else None))
+                return out
             return bind(prim, (x, y), None)
-        return impl(x, y)
+        if cy is Var:
+            yv = y.value
+            if cx is float and yv.__class__ is float:
+                ans = fimpl(x, yv)
+                tape = y.tape
+                entries = tape.entries
+                out = Var(ans, tape, len(entries), y.level)
+                entries.append(Entry(prim, ((1, y.index),), (x, yv), ans if needs_ans else None, None,
+                                     STATE.span, ans if tape.keep_values else None))
+                return out
+            return bind(prim, (x, y), None)
+        if cx is Dual or cy is Dual:
+            return bind(prim, (x, y), None)
+        return fimpl(x, y) if cx is float and cy is float else impl(x, y)
     op.__name__ = prim.name
     return op
 
