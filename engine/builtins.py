@@ -141,6 +141,16 @@ class Builtins:
         s = _shape_arg(shape, "reshape")
         return O.reshape(x, s)
 
+    def where(self, c, x, y):
+        shapes = [shape_of(v) for v in (c, x, y)]
+        if sum(1 for sh in shapes if sh) > 1:
+            try:
+                shape = xp().broadcast_shapes(*shapes)
+            except ValueError:
+                shape = ()                      # where() itself reports the mismatch
+            self.check_size(math.prod(shape), f"where() of shapes {', '.join(map(str, shapes))}")
+        return O.where(c, x, y)
+
     def any_(self, x):
         return bool(xp().any(strip(x))) if shape_of(x) else bool(strip(x))
 
@@ -170,7 +180,7 @@ def make_builtins(interp) -> dict:
         add(alias, getattr(O, name), 1)
     add("maximum", O.maximum, 2)
     add("minimum", O.minimum, 2)
-    add("where", O.where, 3)
+    add("where", b.where, 3)
     add("matmul", O.matmul, 2)
     add("dot", b.dot, 2)
     add("sum", b.sum, 1, 2)

@@ -297,27 +297,37 @@ class Interpreter:
 
     def _outermost(self, fn, args, span):
         """The first call of a run: make room on Python's stack for --max-depth nested calls
-        (each costs a few Python frames), and pause the cyclic GC, which otherwise rescans the
-        growing tape again and again (the tape holds no cycles; refcounting frees it)."""
+        (each costs a few Python frames)."""
         import sys
         old_limit = sys.getrecursionlimit()
         needed = min(_FRAMES_PER_CALL * self.limits.depth + 1000, 1_000_000)
         if old_limit < needed:
             sys.setrecursionlimit(needed)
-        pause = self.pause_gc and gc.isenabled()
-        if pause:
-            gc.disable()
         self.depth = 1
         try:
             frame = Frame(dict(zip(fn.params, args)), fn.closure)
-            signal = fn.body(frame)
+            signal = self.guarded(fn.body, frame)
         finally:
             self.depth = 0
-            if pause:
-                gc.enable()
             if old_limit < needed:
                 sys.setrecursionlimit(old_limit)
         return frame.ret if signal == RETURN else None
+
+    def guarded(self, run, frame):
+        """Run a compiled closure with this interpreter's element limit in force in the engine
+        ops, and the cyclic GC paused: it would otherwise rescan the growing tape again and
+        again (the tape holds no cycles; reference counting frees it)."""
+        pause = self.pause_gc and gc.isenabled()
+        if pause:
+            gc.disable()
+        old = O.element_limit[0]
+        O.element_limit[0] = self.limits.elements
+        try:
+            return run(frame)
+        finally:
+            O.element_limit[0] = old
+            if pause:
+                gc.enable()
 
     # ---- compiling ----
     def compile_module(self, module: n.Module, globals_names=()):
@@ -325,22 +335,12 @@ class Interpreter:
         names = set(assigned_names(module.body)) | set(globals_names)
         scope = Scope((), None, names)
         body = self.block(module.body, scope, top=True)
-        me = self
-
-        def run_module(frame):
-            pause = me.pause_gc and gc.isenabled()
-            if pause:
-                gc.disable()
-            try:
-                return body(frame)
-            finally:
-                if pause:
-                    gc.enable()
-        return run_module
+        return lambda frame: self.guarded(body, frame)
 
     def compile_expression(self, node, globals_names):
         scope = Scope((), None, set(globals_names))
-        return self.expr(node, scope)
+        ev = self.expr(node, scope)
+        return lambda frame: self.guarded(ev, frame)
 
     def block(self, stmts, scope, top=False):
         """Statements in sequence. Steps are counted per block (one per statement run), not per
