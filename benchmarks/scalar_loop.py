@@ -29,7 +29,7 @@ def f(x):
     s = 0.0
     for i in range(N):
         y = y * 0.999 + 0.001
-        if y > 0.5:
+        if y > 0.9:
             s = s + y * y
         else:
             s = s - y * 0.5
@@ -47,7 +47,7 @@ def f(x):
     s = torch.zeros((), dtype=torch.float64)
     for i in range(n):
         y = y * 0.999 + 0.001
-        if y > 0.5:
+        if y > 0.9:
             s = s + y * y
         else:
             s = s - y * 0.5
