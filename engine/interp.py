@@ -324,6 +324,9 @@ class Interpreter:
         O.element_limit[0] = self.limits.elements
         try:
             return run(frame)
+        except BaseException:
+            _drop_tapes(frame)
+            raise
         finally:
             O.element_limit[0] = old
             if pause:
@@ -1004,6 +1007,17 @@ class GradFunction:
         adj = backward(tape, y, 1.0 if dtype() == "float64" else np().float32(1.0))
         g = adj[x.index]
         return g if g is not None else O.zeros_like(args[0]) * 1.0
+
+
+def _drop_tapes(frame):
+    """A failed run is never swept: free its partial tapes now, while the GC is still paused,
+    rather than let the error carry millions of entries (an endless loop at the step limit)
+    to the code that reports it."""
+    for v in frame.vars.values():
+        while v.__class__ is Dual:
+            v = v.primal
+        if v.__class__ is Var and not v.tape.persistent:
+            del v.tape.entries[:]
 
 
 def _raw_getitem(v, index):

@@ -205,8 +205,8 @@ def backward(tape: Tape, out, seed, stop_at: int = 0) -> list:
             # outer level's boxes, where they record exactly what the rule would). The kinds are
             # literals here (0 add, 1 sub, 2 mul, 3 div, 4 neg): cheaper than global names.
             args = e.args
-            if kind == 3 and not (args[1].__class__ is float and args[1] != 0.0
-                                  and args[0].__class__ is float):
+            if kind == 3 and not (args[1].__class__ is float and args[0].__class__ is float
+                                  and args[1] * args[1] != 0.0):
                 kind = None                            # 1/0 and boxes: the rule (IEEE, O.div)
             else:
                 for pos, j in e.parents:
