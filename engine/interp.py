@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import gc
+import math
 import operator
 
 from ..parser import nodes as n
@@ -141,12 +142,20 @@ _BINARY = {"+": O.add, "-": O.sub, "*": O.mul, "/": O.div, "@": O.matmul}
 _COMPARE = {"<": O.lt, "<=": O.le, ">": O.gt, ">=": O.ge, "==": O.eq, "!=": O.ne}
 
 
+def _floor_quotient(x, y):
+    """floor(x / y) on the raw values (no gradient), IEEE at y = 0 as numpy: inf, -inf or nan."""
+    q = O.div(O.stop_gradient(x), O.stop_gradient(y))
+    if q.__class__ is float and (q != q or q in (math.inf, -math.inf)):
+        return q
+    return O.floor(q)
+
+
 def _floordiv(x, y):
-    return O.floor(O.stop_gradient(x) / O.stop_gradient(y))
+    return _floor_quotient(x, y)
 
 
 def _mod(x, y):
-    return x - y * O.floor(O.stop_gradient(x) / O.stop_gradient(y))
+    return x - y * _floor_quotient(x, y)
 
 
 _BINARY["//"] = _floordiv

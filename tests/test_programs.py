@@ -411,3 +411,16 @@ def test_wrong_inputs_are_named():
         grad(sample("control.py"))
     with pytest.raises(SourceError, match="no input 'b'"):
         grad(sample("control.py"), a=1.0, b=2.0)
+
+
+def test_floor_division_and_modulo_follow_python_and_ieee_at_zero():
+    src = """
+    def f(x, y):
+        return x // y + 10 * (x % y)
+    """
+    r = grad(src, x=7.5, y=2.0)
+    assert r.value == 7.5 // 2.0 + 10 * (7.5 % 2.0)
+    assert (r.gradient["x"], r.gradient["y"]) == (10.0, -10.0 * (7.5 // 2.0))
+    assert run(src, x=-7.5, y=2.0).value == -7.5 // 2.0 + 10 * (-7.5 % 2.0)
+    assert math.isnan(run(src, x=1.0, y=0.0).value)                 # x % 0 is nan, as in numpy
+    assert run("def f(x):\n    return x // 0\n", x=1.0).value == math.inf
