@@ -325,7 +325,8 @@ class Interpreter:
     def guarded(self, run, frame):
         """Run a compiled closure with this interpreter's element limit in force in the engine
         ops, and the cyclic GC paused: it would otherwise rescan the growing tape again and
-        again (the tape holds no cycles; reference counting frees it)."""
+        again (the tape holds no cycles; reference counting frees it). A program with nested
+        defs makes a cycle per call (closure <-> frame) and keeps the GC running."""
         pause = self.pause_gc and gc.isenabled()
         if pause:
             gc.disable()
@@ -339,6 +340,11 @@ class Interpreter:
         finally:
             O.element_limit[0] = old
             if pause:
+                # Everything the run made (mostly the tape, about to be swept and freed) would
+                # otherwise sit in the youngest generation, which the next allocation scans in
+                # full. freeze + unfreeze moves it to the oldest generation as is, at O(1).
+                gc.freeze()
+                gc.unfreeze()
                 gc.enable()
 
     # ---- compiling ----
@@ -661,10 +667,11 @@ class Interpreter:
         return power
 
     def e_Compare(self, e, scope):
+        if len(e.ops) == 1:
+            return _compare1(self.operand(e.left, scope), _COMPARE[e.ops[0]],
+                             self.operand(e.comparators[0], scope), e.op_spans[0], e.ops[0])
         left = self.expr(e.left, scope)
         rest = [(_COMPARE[op], self.expr(x, scope), sp, op) for op, x, sp in zip(e.ops, e.comparators, e.op_spans)]
-        if len(rest) == 1:
-            return _compare1(left, *rest[0])
 
         def compare(frame):
             a = left(frame)
@@ -920,14 +927,22 @@ def _binary(op, lhs, rhs, span, label):
             a = left(frame)
             if a.__class__ is float:
                 return pyop(a, rv)
-            return slow(a, rv)
+            STATE.span = span
+            try:
+                return fn(a, rv)
+            except Exception as exc:
+                raise runtime_error(exc, span, label) from None
         return expr_const
     if lk == "const":
         def const_expr(frame):
             b = right(frame)
             if b.__class__ is float:
                 return pyop(lv, b)
-            return slow(lv, b)
+            STATE.span = span
+            try:
+                return fn(lv, b)
+            except Exception as exc:
+                raise runtime_error(exc, span, label) from None
         return const_expr
 
     def expr_expr(frame):
@@ -974,14 +989,13 @@ def _compare_values(fn, a, b, span, opname):
     return r
 
 
-def _compare1(left, fn, right, span, opname):
-    """One comparison. Comparisons carry no gradient, so traced floats are compared as floats."""
+def _compare1(lhs, fn, rhs, span, opname):
+    """One comparison. Comparisons carry no gradient, so traced floats are compared as floats.
+    A local variable compared with a constant (`x > 0`, `i < n`) is read inline."""
     pyop = _FLOAT_COMPARE[opname]
     ties = opname in _TIE_COMPARE
 
-    def compare(frame):
-        a = left(frame)
-        b = right(frame)
+    def general(a, b):
         x = a.value if a.__class__ is Var else a
         y = b.value if b.__class__ is Var else b
         if x.__class__ is float and y.__class__ is float:
@@ -991,6 +1005,25 @@ def _compare1(left, fn, right, span, opname):
             return pyop(x, y)
         r = _compare_values(fn, a, b, span, opname)
         return bool(r) if is_array(r) and r.ndim == 0 else r
+
+    if lhs[0] == "local" and rhs[0] == "const" and not ties:
+        name, lspan, c = lhs[1], lhs[2], rhs[1]
+
+        def local_const(frame):
+            try:
+                a = frame.vars[name]
+            except KeyError:
+                raise _unassigned(name, lspan) from None
+            if a.__class__ is float:
+                return pyop(a, c)
+            if a.__class__ is Var and a.value.__class__ is float:
+                return pyop(a.value, c)
+            return general(a, c)
+        return local_const
+    left, right = _fetch(lhs), _fetch(rhs)
+
+    def compare(frame):
+        return general(left(frame), right(frame))
     return compare
 
 
