@@ -257,6 +257,7 @@ class Interpreter:
         self.signature: list = []
         self.globals = Frame({}, None)
         self.last_value = None
+        self.loop_depth = 0           # while compiling: how many loops enclose the statement
         self.pause_gc = True          # cleared when the program defines nested functions (cycles)
 
     # ---- running ----
@@ -399,10 +400,21 @@ class Interpreter:
         return lambda frame: None
 
     def s_Break(self, s, scope):
+        if not self.loop_depth:
+            raise SourceError("syntax error", "`break` outside a loop", s.span)
         return lambda frame: BREAK
 
     def s_Continue(self, s, scope):
+        if not self.loop_depth:
+            raise SourceError("syntax error", "`continue` outside a loop", s.span)
         return lambda frame: CONTINUE
+
+    def loop_body(self, stmts, scope):
+        self.loop_depth += 1
+        try:
+            return self.block(stmts, scope)
+        finally:
+            self.loop_depth -= 1
 
     def s_Return(self, s, scope):
         if scope.parent is None:
@@ -417,9 +429,6 @@ class Interpreter:
     def s_Assign(self, s, scope):
         ev = self.expr(s.value, scope)
         names = [t.id for t in s.targets]
-        for t in s.targets:
-            if t.id in self.builtins and t.id in ("pi", "e") and scope.parent is None:
-                pass
         if not s.unpack:
             name = names[0]
 
@@ -479,7 +488,7 @@ class Interpreter:
 
     def s_While(self, s, scope):
         test = self.expr(s.test, scope)
-        body = self.block(s.body, scope)
+        body = self.loop_body(s.body, scope)
         sig = self.signature
         span = s.test.span
         key = (span.line, span.column)
@@ -512,7 +521,7 @@ class Interpreter:
 
     def s_For(self, s, scope):
         it = self.expr(s.iter, scope)
-        body = self.block(s.body, scope)
+        body = self.loop_body(s.body, scope)
         name = s.target.id
         sig = self.signature
         span = s.iter.span
@@ -552,7 +561,11 @@ class Interpreter:
         def compile_body():
             body = holder.get("body")
             if body is None:
-                body = holder["body"] = me.block(s.body, inner_scope) if s.body else (lambda f: None)
+                outer_loops, me.loop_depth = me.loop_depth, 0      # a def inside a loop starts afresh
+                try:
+                    body = holder["body"] = me.block(s.body, inner_scope) if s.body else (lambda f: None)
+                finally:
+                    me.loop_depth = outer_loops
             return body
 
         compile_body()       # compile now: unknown names are reported before anything runs

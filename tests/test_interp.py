@@ -381,3 +381,14 @@ def test_second_derivative_through_the_fast_path():
     r = api.grad(None, at={"x": 1.5}, target=load(src))
     assert r.value == pytest.approx(3 * 1.5 ** 2 - 2 / 2.5 ** 2)
     assert r.gradient["x"] == pytest.approx(6 * 1.5 + 4 / 2.5 ** 3)
+
+
+@pytest.mark.parametrize("src,what,at", [
+    ("def f(x):\n    break\n    return x\n", "`break` outside a loop", (2, 5)),
+    ("def f(x):\n    if x > 0:\n        continue\n    return x\n", "`continue` outside a loop", (3, 9)),
+    ("def f(x):\n    for i in range(3):\n        def g(y):\n            break\n    return x\n",
+     "`break` outside a loop", (4, 13)),
+])
+def test_break_and_continue_outside_a_loop(src, what, at):
+    err = fail(src)
+    assert (err.kind, err.message, where(err)) == ("syntax error", what, at)
