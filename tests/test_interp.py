@@ -392,3 +392,19 @@ def test_second_derivative_through_the_fast_path():
 def test_break_and_continue_outside_a_loop(src, what, at):
     err = fail(src)
     assert (err.kind, err.message, where(err)) == ("syntax error", what, at)
+
+
+@pytest.mark.parametrize("src,at,fragment", [
+    ("def f(x):\n    return sum(x, 5)\n", 2.0, "axis 5 is out of bounds for a number"),
+    ("def f(x):\n    return max(x, 1)\n", [1.0, 2.0], "axis 1 is out of bounds for an array of shape (2,)"),
+    ("def f(x):\n    return mean(x, -2)\n", [1.0, 2.0], "axis -2 is out of bounds"),
+])
+def test_reduction_axis_out_of_bounds_is_refused_before_running(src, at, fragment):
+    err = fail(src, at={"x": at})
+    assert (err.kind, where(err)) == ("value error", (2, 12))
+    assert fragment in err.message
+
+
+def test_a_range_is_not_a_value():
+    err = fail("def f(x):\n    return [x, range(2)]\n")
+    assert "a list element is a range" in err.message
