@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -67,7 +66,6 @@ print(json.dumps({"times": times[1:], "value": grads[-1][0], "grad": grads[-1][1
 
 
 def run_ours(n: int, samples: int):
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     from autodiff.engine import api
     source = PROGRAM.replace("N", str(n))
     target = api.load(source, filename="scalar_loop.py")
