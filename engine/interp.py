@@ -343,9 +343,11 @@ class Interpreter:
             if pause:
                 # Everything the run made (mostly the tape, about to be swept and freed) would
                 # otherwise sit in the youngest generation, which the next allocation scans in
-                # full. freeze + unfreeze moves it to the oldest generation as is, at O(1).
-                gc.freeze()
-                gc.unfreeze()
+                # full. freeze + unfreeze moves it to the oldest generation as is, at O(1)
+                # (not when someone else froze objects: unfreeze would undo their freeze).
+                if gc.get_freeze_count() == 0:
+                    gc.freeze()
+                    gc.unfreeze()
                 gc.enable()
 
     # ---- compiling ----
