@@ -408,3 +408,30 @@ def test_reduction_axis_out_of_bounds_is_refused_before_running(src, at, fragmen
 def test_a_range_is_not_a_value():
     err = fail("def f(x):\n    return [x, range(2)]\n")
     assert "a list element is a range" in err.message
+
+
+def test_the_gc_is_restored_after_a_run_and_after_an_error():
+    import gc
+    ok = load("def f(x):\n    for i in range(100):\n        x = x * 1.5\n    return x\n")
+    bad = load("def f(x):\n    while True:\n        x = x + 1\n    return x\n")
+    assert gc.isenabled()
+    api.grad(None, at={"x": 1.0}, target=ok)
+    assert gc.isenabled()
+    with pytest.raises(LimitError):
+        api.grad(None, at={"x": 1.0}, target=bad, limits=Limits(steps=1000))
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        api.grad(None, at={"x": 1.0}, target=ok)
+        assert not gc.isenabled()                         # a caller's choice is left as it was
+    finally:
+        gc.enable()
+
+
+def test_a_failed_run_frees_its_partial_tape():
+    tape = Tape()
+    x = tape.watch(1.0)
+    target = load("def f(x):\n    while True:\n        x = x * 1.0001\n    return x\n")
+    with pytest.raises(LimitError):
+        api.run_target(target, {"x": x}, Interpreter(Limits(steps=1000)))
+    assert len(tape.entries) == 0
