@@ -300,10 +300,11 @@ class Interpreter:
             raise self.tick_error(span)
         frame = Frame(dict(zip(fn.params, args)), fn.closure)
         try:
-            signal = fn.body(frame)
+            if fn.body(frame) == RETURN:
+                return frame.ret
+            return None
         finally:
             self.depth -= 1
-        return frame.ret if signal == RETURN else None
 
     def _outermost(self, fn, args, span):
         """The first call of a run: make room on Python's stack for --max-depth nested calls
@@ -767,6 +768,26 @@ class Interpreter:
                     raise runtime_error(exc, span, f"{b.name}()") from None
             return call_builtin
         func = self.expr(e.func, scope)
+        if len(args) == 1:                     # the common arities without a comprehension
+            a0 = args[0]
+
+            def call1(frame):
+                f = func(frame)
+                vals = [a0(frame)]
+                if f.__class__ is UserFunction:
+                    return me.call_user(f, vals, span)
+                return me.call(f, vals, span)
+            return call1
+        if len(args) == 2:
+            a0, a1 = args
+
+            def call2(frame):
+                f = func(frame)
+                vals = [a0(frame), a1(frame)]
+                if f.__class__ is UserFunction:
+                    return me.call_user(f, vals, span)
+                return me.call(f, vals, span)
+            return call2
 
         def call(frame):
             f = func(frame)
