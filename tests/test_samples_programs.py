@@ -77,3 +77,9 @@ def test_sample_also_runs_without_differentiating(path, capsys, monkeypatch):
     out = capsys.readouterr()
     assert code == 0, out.err
     assert close(json.loads(out.out)["value"], value)
+
+
+def test_every_sample_is_in_the_readme():
+    readme = (ROOT / "README.md").read_text()
+    missing = [p.name for p in SAMPLES if f"samples/programs/{p.name}" not in readme]
+    assert not missing, f"README does not mention {missing}"
