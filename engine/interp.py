@@ -21,6 +21,7 @@ from .values import describe, dtype, shape_of
 
 BREAK, CONTINUE, RETURN = 1, 2, 3
 _FRAMES_PER_CALL = 50       # Python frames one call of the language may take, generously
+_NESTED_CHAIN = 8           # a + b + ... with more operators than this runs as a loop
 
 
 class Limits:
@@ -648,11 +649,31 @@ class Interpreter:
         return neg
 
     def e_BinChain(self, e, scope):
-        # a - b + c is ((a - b) + c): each step is one binary closure around the previous one
-        left = self.operand(e.operands[0], scope)
-        for op, x, sp in zip(e.ops, e.operands[1:], e.op_spans):
-            left = ("expr", _binary(op, left, self.operand(x, scope), sp, f"`{op}`"), None)
-        return left[1]
+        # a - b + c is ((a - b) + c): a short chain nests one binary closure per operator; a long
+        # one (a sum of 30,000 terms) is a loop, so running it needs no deep Python stack
+        if len(e.ops) <= _NESTED_CHAIN:
+            left = self.operand(e.operands[0], scope)
+            for op, x, sp in zip(e.ops, e.operands[1:], e.op_spans):
+                left = ("expr", _binary(op, left, self.operand(x, scope), sp, f"`{op}`"), None)
+            return left[1]
+        first = self.expr(e.operands[0], scope)
+        rest = [(_BINARY[op], _FLOAT_OP.get(op), self.expr(x, scope), sp, f"`{op}`")
+                for op, x, sp in zip(e.ops, e.operands[1:], e.op_spans)]
+
+        def chain(frame):
+            a = first(frame)
+            for fn, pyop, rhs, span, label in rest:
+                b = rhs(frame)
+                if pyop is not None and a.__class__ is float and b.__class__ is float:
+                    a = pyop(a, b)
+                    continue
+                STATE.span = span
+                try:
+                    a = fn(a, b)
+                except Exception as exc:
+                    raise runtime_error(exc, span, label) from None
+            return a
+        return chain
 
     def binary(self, op, lhs, rhs, op_span, scope, label):
         """The closure for `lhs op rhs` (AST nodes)."""

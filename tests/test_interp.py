@@ -435,3 +435,13 @@ def test_a_failed_run_frees_its_partial_tape():
     with pytest.raises(LimitError):
         api.run_target(target, {"x": x}, Interpreter(Limits(steps=1000)))
     assert len(tape.entries) == 0
+
+
+def test_a_long_sum_and_deep_nesting_need_no_deep_stack():
+    wide = "def f(x):\n    return " + " + ".join(["x * x"] * 5000) + " - x / 2\n"
+    r = api.grad(None, at={"x": 2.0}, target=load(wide))
+    assert (r.value, r.gradient["x"]) == (5000 * 4.0 - 1.0, 5000 * 4.0 - 0.5)
+    short = "def f(x, y):\n    return x - y + x * y - 3 / x + y\n"
+    r = api.grad(None, at={"x": 2.0, "y": 5.0}, target=load(short))
+    assert r.value == 2.0 - 5.0 + 10.0 - 1.5 + 5.0
+    assert (r.gradient["x"], r.gradient["y"]) == (1 + 5.0 + 3 / 4, -1 + 2.0 + 1)
