@@ -424,3 +424,9 @@ def test_floor_division_and_modulo_follow_python_and_ieee_at_zero():
     assert run(src, x=-7.5, y=2.0).value == -7.5 // 2.0 + 10 * (-7.5 % 2.0)
     assert math.isnan(run(src, x=1.0, y=0.0).value)                 # x % 0 is nan, as in numpy
     assert run("def f(x):\n    return x // 0\n", x=1.0).value == math.inf
+
+
+def test_floor_of_non_finite_values_follows_numpy():
+    src = "def f(x):\n    return floor(x) + floor(-x)\n"
+    assert math.isnan(run(src, x=math.inf).value)
+    assert run("def f(x):\n    return floor(x)\n", x=-math.inf).value == -math.inf
