@@ -11,13 +11,21 @@ from .tape import Dual, Var, strip
 from .values import describe, dtype, shape_of, size_of
 
 
-def _axis(axis):
+def _axis(axis, x=None, what="the reduction"):
+    """A reduction's axis as an int, checked against x's dimensions (before the forward pass:
+    numpy would accept some on a scalar and fail only in the backward sweep)."""
     if axis is None:
         return None
     a = strip(axis)
-    if isinstance(a, bool) or not isinstance(a, (int, float)) or int(a) != a:
+    if isinstance(a, bool) or not isinstance(a, (int, float)) or a != a or abs(a) == math.inf or int(a) != a:
         raise SourceError("type error", f"an axis must be a whole number, not {describe(axis)}")
-    return int(a)
+    a = int(a)
+    if x is not None:
+        ndim = len(shape_of(x))
+        if not -ndim <= a < max(ndim, 0) or ndim == 0:
+            raise SourceError("value error", f"{what}: axis {a} is out of bounds for "
+                              f"{describe(x)}")
+    return a
 
 
 def _shape_arg(args, what):
@@ -112,10 +120,10 @@ class Builtins:
 
     # -- reductions and linear algebra --
     def sum(self, x, axis=None):
-        return O.sum(x, _axis(axis))
+        return O.sum(x, _axis(axis, x, "sum()"))
 
     def mean(self, x, axis=None):
-        ax = _axis(axis)
+        ax = _axis(axis, x, "mean()")
         s = shape_of(x)
         if not s:
             return x * 1.0
@@ -123,14 +131,16 @@ class Builtins:
         return O.sum(x, ax) / float(count)
 
     def max(self, x, axis=None):
+        ax = _axis(axis, x, "max()")
         if not shape_of(x):
             return x
-        return O.max(x, _axis(axis))
+        return O.max(x, ax)
 
     def min(self, x, axis=None):
+        ax = _axis(axis, x, "min()")
         if not shape_of(x):
             return x
-        return O.min(x, _axis(axis))
+        return O.min(x, ax)
 
     def dot(self, x, y):
         if not shape_of(x) or not shape_of(y):
@@ -140,6 +150,16 @@ class Builtins:
     def reshape(self, x, *shape):
         s = _shape_arg(shape, "reshape")
         return O.reshape(x, s)
+
+    def where(self, c, x, y):
+        shapes = [shape_of(v) for v in (c, x, y)]
+        if sum(1 for sh in shapes if sh) > 1:
+            try:
+                shape = xp().broadcast_shapes(*shapes)
+            except ValueError:
+                shape = ()                      # where() itself reports the mismatch
+            self.check_size(math.prod(shape), f"where() of shapes {', '.join(map(str, shapes))}")
+        return O.where(c, x, y)
 
     def any_(self, x):
         return bool(xp().any(strip(x))) if shape_of(x) else bool(strip(x))
@@ -170,7 +190,7 @@ def make_builtins(interp) -> dict:
         add(alias, getattr(O, name), 1)
     add("maximum", O.maximum, 2)
     add("minimum", O.minimum, 2)
-    add("where", O.where, 3)
+    add("where", b.where, 3)
     add("matmul", O.matmul, 2)
     add("dot", b.dot, 2)
     add("sum", b.sum, 1, 2)

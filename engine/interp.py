@@ -7,6 +7,9 @@ values; each decision and loop trip count is appended to the run's control-flow 
 from __future__ import annotations
 
 import difflib
+import gc
+import math
+import operator
 
 from ..parser import nodes as n
 from ..parser.errors import SourceError
@@ -17,6 +20,8 @@ from .tape import Dual, Var, strip
 from .values import describe, dtype, shape_of
 
 BREAK, CONTINUE, RETURN = 1, 2, 3
+_FRAMES_PER_CALL = 50       # Python frames one call of the language may take, generously
+_NESTED_CHAIN = 8           # a + b + ... with more operators than this runs as a loop
 
 
 class Limits:
@@ -138,12 +143,20 @@ _BINARY = {"+": O.add, "-": O.sub, "*": O.mul, "/": O.div, "@": O.matmul}
 _COMPARE = {"<": O.lt, "<=": O.le, ">": O.gt, ">=": O.ge, "==": O.eq, "!=": O.ne}
 
 
+def _floor_quotient(x, y):
+    """floor(x / y) on the raw values (no gradient), IEEE at y = 0 as numpy: inf, -inf or nan."""
+    q = O.div(O.stop_gradient(x), O.stop_gradient(y))
+    if q.__class__ is float and (q != q or q in (math.inf, -math.inf)):
+        return q
+    return O.floor(q)
+
+
 def _floordiv(x, y):
-    return O.floor(O.stop_gradient(x) / O.stop_gradient(y))
+    return _floor_quotient(x, y)
 
 
 def _mod(x, y):
-    return x - y * O.floor(O.stop_gradient(x) / O.stop_gradient(y))
+    return x - y * _floor_quotient(x, y)
 
 
 _BINARY["//"] = _floordiv
@@ -244,6 +257,9 @@ class Interpreter:
         self.depth = 0
         self.signature: list = []
         self.globals = Frame({}, None)
+        self.last_value = None
+        self.loop_depth = 0           # while compiling: how many loops enclose the statement
+        self.pause_gc = True          # cleared when the program defines nested functions (cycles)
 
     # ---- running ----
     def tick_error(self, span):
@@ -273,17 +289,68 @@ class Interpreter:
     def call_user(self, fn, args, span):
         if len(args) != len(fn.params):
             raise SourceError("wrong arguments", _arity(fn.name, len(fn.params), len(fn.params), len(args)), span)
+        if self.depth == 0:
+            return self._outermost(fn, args, span)
         self.depth += 1
         if self.depth > self.limits.depth:
-            self.depth = 0
+            self.depth -= 1
             raise LimitError("recursion limit", f"recursion deeper than {self.limits.depth} calls "
                              f"(in {fn.name})", span, "raise the limit with --max-depth")
+        if self.steps > self.limits.steps:
+            self.depth -= 1
+            raise self.tick_error(span)
         frame = Frame(dict(zip(fn.params, args)), fn.closure)
         try:
-            signal = fn.body(frame)
+            if fn.body(frame) == RETURN:
+                return frame.ret
+            return None
         finally:
             self.depth -= 1
+
+    def _outermost(self, fn, args, span):
+        """The first call of a run: make room on Python's stack for --max-depth nested calls
+        (each costs a few Python frames)."""
+        import sys
+        old_limit = sys.getrecursionlimit()
+        needed = min(_FRAMES_PER_CALL * self.limits.depth + 1000, 1_000_000)
+        if old_limit < needed:
+            sys.setrecursionlimit(needed)
+        self.depth = 1
+        try:
+            frame = Frame(dict(zip(fn.params, args)), fn.closure)
+            signal = self.guarded(fn.body, frame)
+        finally:
+            self.depth = 0
+            if old_limit < needed:
+                sys.setrecursionlimit(old_limit)
         return frame.ret if signal == RETURN else None
+
+    def guarded(self, run, frame):
+        """Run a compiled closure with this interpreter's element limit in force in the engine
+        ops, and the cyclic GC paused: it would otherwise rescan the growing tape again and
+        again (the tape holds no cycles; reference counting frees it). A program with nested
+        defs makes a cycle per call (closure <-> frame) and keeps the GC running."""
+        pause = self.pause_gc and gc.isenabled()
+        if pause:
+            gc.disable()
+        old = O.element_limit[0]
+        O.element_limit[0] = self.limits.elements
+        try:
+            return run(frame)
+        except BaseException:
+            _drop_tapes(frame)
+            raise
+        finally:
+            O.element_limit[0] = old
+            if pause:
+                # Everything the run made (mostly the tape, about to be swept and freed) would
+                # otherwise sit in the youngest generation, which the next allocation scans in
+                # full. freeze + unfreeze moves it to the oldest generation as is, at O(1)
+                # (not when someone else froze objects: unfreeze would undo their freeze).
+                if gc.get_freeze_count() == 0:
+                    gc.freeze()
+                    gc.unfreeze()
+                gc.enable()
 
     # ---- compiling ----
     def compile_module(self, module: n.Module, globals_names=()):
@@ -291,41 +358,39 @@ class Interpreter:
         names = set(assigned_names(module.body)) | set(globals_names)
         scope = Scope((), None, names)
         body = self.block(module.body, scope, top=True)
-        return body
+        return lambda frame: self.guarded(body, frame)
 
     def compile_expression(self, node, globals_names):
         scope = Scope((), None, set(globals_names))
-        return self.expr(node, scope)
+        ev = self.expr(node, scope)
+        return lambda frame: self.guarded(ev, frame)
 
     def block(self, stmts, scope, top=False):
+        """Statements in sequence. Steps are counted per block (one per statement run), not per
+        statement: loops and calls check the count, so no statement needs a wrapper of its own."""
         compiled = [self.stmt(s, scope, top) for s in stmts]
-        limit_holder = self
-
-        if len(compiled) == 1:
+        count = len(compiled)
+        me = self
+        if count == 1:
             only = compiled[0]
-            return only
+
+            def run1(frame):
+                me.steps += 1
+                return only(frame)
+            return run1
 
         def run(frame):
+            me.steps += count
             for s in compiled:
                 r = s(frame)
                 if r is not None:
+                    me.steps -= count - 1 - compiled.index(s)     # the statements not run
                     return r
             return None
-        del limit_holder
         return run
 
     def stmt(self, s, scope, top=False):
-        method = getattr(self, "s_" + type(s).__name__)
-        inner = method(s, scope)
-        me = self
-        limit = self.limits.steps
-
-        def counted(frame):
-            me.steps += 1
-            if me.steps > limit:
-                raise me.tick_error(s.span)
-            return inner(frame)
-        return counted
+        return getattr(self, "s_" + type(s).__name__)(s, scope)
 
     def s_ExprStmt(self, s, scope):
         ev = self.expr(s.value, scope)
@@ -339,10 +404,21 @@ class Interpreter:
         return lambda frame: None
 
     def s_Break(self, s, scope):
+        if not self.loop_depth:
+            raise SourceError("syntax error", "`break` outside a loop", s.span)
         return lambda frame: BREAK
 
     def s_Continue(self, s, scope):
+        if not self.loop_depth:
+            raise SourceError("syntax error", "`continue` outside a loop", s.span)
         return lambda frame: CONTINUE
+
+    def loop_body(self, stmts, scope):
+        self.loop_depth += 1
+        try:
+            return self.block(stmts, scope)
+        finally:
+            self.loop_depth -= 1
 
     def s_Return(self, s, scope):
         if scope.parent is None:
@@ -357,9 +433,6 @@ class Interpreter:
     def s_Assign(self, s, scope):
         ev = self.expr(s.value, scope)
         names = [t.id for t in s.targets]
-        for t in s.targets:
-            if t.id in self.builtins and t.id in ("pi", "e") and scope.parent is None:
-                pass
         if not s.unpack:
             name = names[0]
 
@@ -386,21 +459,13 @@ class Interpreter:
         return run_unpack
 
     def s_AugAssign(self, s, scope):
+        # `z += y` is `z = z + y`: a rebinding (value semantics), never an in-place update
         target = n.Name(s.target.id, s.target.span)
-        load = self.expr(target, scope)
-        ev = self.expr(s.value, scope)
-        fn = _BINARY[s.op]
+        ev = self.binary(s.op, target, s.value, s.op_span, scope, f"`{s.op}=`")
         name = s.target.id
-        span, op = s.op_span, s.op + "="
 
         def run(frame):
-            a = load(frame)
-            b = ev(frame)
-            STATE.span = span
-            try:
-                frame.vars[name] = fn(a, b)          # rebinding: value semantics, never in place
-            except Exception as e:
-                raise runtime_error(e, span, f"`{op}`") from None
+            frame.vars[name] = ev(frame)
         return run
 
     def s_If(self, s, scope):
@@ -410,12 +475,16 @@ class Interpreter:
         sig = self.signature
         span = s.test.span
         key = (span.line, span.column)
+        yes, no = (key, True), (key, False)          # shared: a decision costs one list slot
 
         def run(frame):
-            c = truth(test(frame), span)
-            sig.append((key, c))
+            c = test(frame)
+            if c.__class__ is not bool:
+                c = truth(c, span)
             if c:
+                sig.append(yes)
                 return body(frame)
+            sig.append(no)
             if orelse is not None:
                 return orelse(frame)
             return None
@@ -423,7 +492,7 @@ class Interpreter:
 
     def s_While(self, s, scope):
         test = self.expr(s.test, scope)
-        body = self.block(s.body, scope)
+        body = self.loop_body(s.body, scope)
         sig = self.signature
         span = s.test.span
         key = (span.line, span.column)
@@ -433,7 +502,12 @@ class Interpreter:
         def run(frame):
             trips = 0
             try:
-                while truth(test(frame), span):
+                while True:
+                    c = test(frame)
+                    if c.__class__ is not bool:
+                        c = truth(c, span)
+                    if not c:
+                        break
                     trips += 1
                     me.steps += 1
                     if me.steps > limit:
@@ -451,7 +525,7 @@ class Interpreter:
 
     def s_For(self, s, scope):
         it = self.expr(s.iter, scope)
-        body = self.block(s.body, scope)
+        body = self.loop_body(s.body, scope)
         name = s.target.id
         sig = self.signature
         span = s.iter.span
@@ -491,10 +565,16 @@ class Interpreter:
         def compile_body():
             body = holder.get("body")
             if body is None:
-                body = holder["body"] = me.block(s.body, inner_scope) if s.body else (lambda f: None)
+                outer_loops, me.loop_depth = me.loop_depth, 0      # a def inside a loop starts afresh
+                try:
+                    body = holder["body"] = me.block(s.body, inner_scope) if s.body else (lambda f: None)
+                finally:
+                    me.loop_depth = outer_loops
             return body
 
         compile_body()       # compile now: unknown names are reported before anything runs
+        if scope.parent is not None:
+            self.pause_gc = False    # a nested def's closure refers to its frame: a cycle per call
 
         def run(frame):
             closure = frame if scope.parent is not None else me.globals
@@ -569,37 +649,44 @@ class Interpreter:
         return neg
 
     def e_BinChain(self, e, scope):
+        # a - b + c is ((a - b) + c): a short chain nests one binary closure per operator; a long
+        # one (a sum of 30,000 terms) is a loop, so running it needs no deep Python stack
+        if len(e.ops) <= _NESTED_CHAIN:
+            left = self.operand(e.operands[0], scope)
+            for op, x, sp in zip(e.ops, e.operands[1:], e.op_spans):
+                left = ("expr", _binary(op, left, self.operand(x, scope), sp, f"`{op}`"), None)
+            return left[1]
         first = self.expr(e.operands[0], scope)
-        rest = [(_BINARY[op], self.expr(x, scope), sp, op)
+        rest = [(_BINARY[op], _FLOAT_OP.get(op), self.expr(x, scope), sp, f"`{op}`")
                 for op, x, sp in zip(e.ops, e.operands[1:], e.op_spans)]
-        fast = {"+": 1, "-": 2, "*": 3}
-        if len(rest) == 1:
-            fn, rhs, span, opname = rest[0]
-            kind = fast.get(opname, 0)
-
-            def binop(frame):
-                a = first(frame)
-                b = rhs(frame)
-                if a.__class__ is float and b.__class__ is float and kind:
-                    return a + b if kind == 1 else (a - b if kind == 2 else a * b)
-                STATE.span = span
-                try:
-                    return fn(a, b)
-                except Exception as exc:
-                    raise runtime_error(exc, span, f"`{opname}`") from None
-            return binop
 
         def chain(frame):
             a = first(frame)
-            for fn, rhs, span, opname in rest:
+            for fn, pyop, rhs, span, label in rest:
                 b = rhs(frame)
+                if pyop is not None and a.__class__ is float and b.__class__ is float:
+                    a = pyop(a, b)
+                    continue
                 STATE.span = span
                 try:
                     a = fn(a, b)
                 except Exception as exc:
-                    raise runtime_error(exc, span, f"`{opname}`") from None
+                    raise runtime_error(exc, span, label) from None
             return a
         return chain
+
+    def binary(self, op, lhs, rhs, op_span, scope, label):
+        """The closure for `lhs op rhs` (AST nodes)."""
+        return _binary(op, self.operand(lhs, scope), self.operand(rhs, scope), op_span, label)
+
+    def operand(self, e, scope):
+        """How a binary operator fetches an operand: a constant and a local variable are read
+        inline by the operator's closure (no call of their own); anything else is a closure."""
+        if isinstance(e, n.Num):
+            return ("const", e.value, e.span)
+        if isinstance(e, n.Name) and scope.find(e.id) == "local":
+            return ("local", e.id, e.span)
+        return ("expr", self.expr(e, scope), e.span)
 
     def e_Power(self, e, scope):
         base = self.expr(e.base, scope)
@@ -617,6 +704,9 @@ class Interpreter:
         return power
 
     def e_Compare(self, e, scope):
+        if len(e.ops) == 1:
+            return _compare1(self.operand(e.left, scope), _COMPARE[e.ops[0]],
+                             self.operand(e.comparators[0], scope), e.op_spans[0], e.ops[0])
         left = self.expr(e.left, scope)
         rest = [(_COMPARE[op], self.expr(x, scope), sp, op) for op, x, sp in zip(e.ops, e.comparators, e.op_spans)]
 
@@ -625,17 +715,11 @@ class Interpreter:
             result = True
             for fn, rhs, span, opname in rest:
                 b = rhs(frame)
-                STATE.span = span
-                try:
-                    r = fn(a, b)
-                except Exception as exc:
-                    raise runtime_error(exc, span, f"`{opname}`") from None
+                r = _compare_values(fn, a, b, span, opname)
                 if r.__class__ is not bool and not (is_array(r) and r.ndim == 0):
                     result = r if result is True else xp().logical_and(result, r)
                 elif not r:
                     return False
-                if opname in ("<=", ">=", "==", "!=") and _equal(a, b):
-                    STATE.kink("compare", f"`{opname}` compared equal values: no gradient flows through it")
                 a = b
             return result
         return compare
@@ -705,10 +789,32 @@ class Interpreter:
                     raise runtime_error(exc, span, f"{b.name}()") from None
             return call_builtin
         func = self.expr(e.func, scope)
+        if len(args) == 1:                     # the common arities without a comprehension
+            a0 = args[0]
+
+            def call1(frame):
+                f = func(frame)
+                vals = [a0(frame)]
+                if f.__class__ is UserFunction:
+                    return me.call_user(f, vals, span)
+                return me.call(f, vals, span)
+            return call1
+        if len(args) == 2:
+            a0, a1 = args
+
+            def call2(frame):
+                f = func(frame)
+                vals = [a0(frame), a1(frame)]
+                if f.__class__ is UserFunction:
+                    return me.call_user(f, vals, span)
+                return me.call(f, vals, span)
+            return call2
 
         def call(frame):
             f = func(frame)
             vals = [a(frame) for a in args]
+            if f.__class__ is UserFunction:
+                return me.call_user(f, vals, span)
             return me.call(f, vals, span)
         return call
 
@@ -789,6 +895,195 @@ class Interpreter:
         return lambda frame: tuple(ev(frame) for ev in items)
 
 
+# ---- operator closures ------------------------------------------------------------------------
+
+def _fdiv(x, y):
+    try:
+        return x / y
+    except ZeroDivisionError:
+        return O.div(x, y)                    # IEEE: inf or nan, as numpy gives
+
+
+# For two Python floats, Python's operator gives exactly what the engine would (a call saved).
+_FLOAT_OP = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": _fdiv}
+
+
+def _unassigned(name, span):
+    return SourceError("unknown name", f"`{name}` is used before it is assigned", span)
+
+
+def _binary(op, lhs, rhs, span, label):
+    """The closure for one binary operator. Floats take Python's operator; anything else (boxes,
+    arrays) goes to the engine op, whose errors are located at the operator. The common operand
+    shapes (a local or a constant on either side) are read inline."""
+    fn = _BINARY[op]
+    pyop = _FLOAT_OP.get(op)
+    lk, lv, lspan = lhs
+    rk, rv, rspan = rhs
+
+    def slow(a, b):
+        STATE.span = span
+        try:
+            return fn(a, b)
+        except Exception as exc:
+            raise runtime_error(exc, span, label) from None
+
+    if pyop is None:                          # // % @: no float shortcut
+        left, right = _fetch(lhs), _fetch(rhs)
+        return lambda frame: slow(left(frame), right(frame))
+
+    if lk == "local" and rk == "const":
+        def local_const(frame):
+            try:
+                a = frame.vars[lv]
+            except KeyError:
+                raise _unassigned(lv, lspan) from None
+            if a.__class__ is float:
+                return pyop(a, rv)
+            STATE.span = span
+            try:
+                return fn(a, rv)
+            except Exception as exc:
+                raise runtime_error(exc, span, label) from None
+        return local_const
+    if lk == "const" and rk == "local":
+        def const_local(frame):
+            try:
+                b = frame.vars[rv]
+            except KeyError:
+                raise _unassigned(rv, rspan) from None
+            if b.__class__ is float:
+                return pyop(lv, b)
+            STATE.span = span
+            try:
+                return fn(lv, b)
+            except Exception as exc:
+                raise runtime_error(exc, span, label) from None
+        return const_local
+    if lk == "local" and rk == "local":
+        def local_local(frame):
+            d = frame.vars
+            try:
+                a = d[lv]
+                b = d[rv]
+            except KeyError:
+                missing, where = (lv, lspan) if lv not in d else (rv, rspan)
+                raise _unassigned(missing, where) from None
+            if a.__class__ is float and b.__class__ is float:
+                return pyop(a, b)
+            STATE.span = span
+            try:
+                return fn(a, b)
+            except Exception as exc:
+                raise runtime_error(exc, span, label) from None
+        return local_local
+    left = _fetch(lhs)
+    right = _fetch(rhs)
+    if rk == "const":
+        def expr_const(frame):
+            a = left(frame)
+            if a.__class__ is float:
+                return pyop(a, rv)
+            STATE.span = span
+            try:
+                return fn(a, rv)
+            except Exception as exc:
+                raise runtime_error(exc, span, label) from None
+        return expr_const
+    if lk == "const":
+        def const_expr(frame):
+            b = right(frame)
+            if b.__class__ is float:
+                return pyop(lv, b)
+            STATE.span = span
+            try:
+                return fn(lv, b)
+            except Exception as exc:
+                raise runtime_error(exc, span, label) from None
+        return const_expr
+
+    def expr_expr(frame):
+        a = left(frame)
+        b = right(frame)
+        if a.__class__ is float and b.__class__ is float:
+            return pyop(a, b)
+        STATE.span = span
+        try:
+            return fn(a, b)
+        except Exception as exc:
+            raise runtime_error(exc, span, label) from None
+    return expr_expr
+
+
+def _fetch(operand):
+    kind, v, span = operand
+    if kind == "expr":
+        return v
+    if kind == "const":
+        return lambda frame: v
+
+    def load_local(frame):
+        try:
+            return frame.vars[v]
+        except KeyError:
+            raise _unassigned(v, span) from None
+    return load_local
+
+
+_FLOAT_COMPARE = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+                  "==": operator.eq, "!=": operator.ne}
+_TIE_COMPARE = frozenset(("<=", ">=", "==", "!="))
+
+
+def _compare_values(fn, a, b, span, opname):
+    STATE.span = span
+    try:
+        r = fn(a, b)
+    except Exception as exc:
+        raise runtime_error(exc, span, f"`{opname}`") from None
+    if opname in _TIE_COMPARE and _equal(a, b):
+        STATE.kink("compare", f"`{opname}` compared equal values: no gradient flows through it")
+    return r
+
+
+def _compare1(lhs, fn, rhs, span, opname):
+    """One comparison. Comparisons carry no gradient, so traced floats are compared as floats.
+    A local variable compared with a constant (`x > 0`, `i < n`) is read inline."""
+    pyop = _FLOAT_COMPARE[opname]
+    ties = opname in _TIE_COMPARE
+
+    def general(a, b):
+        x = a.value if a.__class__ is Var else a
+        y = b.value if b.__class__ is Var else b
+        if x.__class__ is float and y.__class__ is float:
+            if ties and x == y:
+                STATE.span = span
+                STATE.kink("compare", f"`{opname}` compared equal values: no gradient flows through it")
+            return pyop(x, y)
+        r = _compare_values(fn, a, b, span, opname)
+        return bool(r) if is_array(r) and r.ndim == 0 else r
+
+    if lhs[0] == "local" and rhs[0] == "const" and not ties:
+        name, lspan, c = lhs[1], lhs[2], rhs[1]
+
+        def local_const(frame):
+            try:
+                a = frame.vars[name]
+            except KeyError:
+                raise _unassigned(name, lspan) from None
+            if a.__class__ is float:
+                return pyop(a, c)
+            if a.__class__ is Var and a.value.__class__ is float:
+                return pyop(a.value, c)
+            return general(a, c)
+        return local_const
+    left, right = _fetch(lhs), _fetch(rhs)
+
+    def compare(frame):
+        return general(left(frame), right(frame))
+    return compare
+
+
 class GradFunction:
     """The value of `grad(f)`: the derivative of a one-argument function, nestable."""
     __slots__ = ("fn", "interp", "name")
@@ -813,6 +1108,17 @@ class GradFunction:
         return g if g is not None else O.zeros_like(args[0]) * 1.0
 
 
+def _drop_tapes(frame):
+    """A failed run is never swept: free its partial tapes now, while the GC is still paused,
+    rather than let the error carry millions of entries (an endless loop at the step limit)
+    to the code that reports it."""
+    for v in frame.vars.values():
+        while v.__class__ is Dual:
+            v = v.primal
+        if v.__class__ is Var and not v.tape.persistent:
+            del v.tape.entries[:]
+
+
 def _raw_getitem(v, index):
     r = v[index]
     return float(r) if r.__class__ is np().float64 else r
@@ -834,8 +1140,7 @@ def _equal(a, b) -> bool:
 
 def _iterate(seq, span):
     if isinstance(seq, RangeValue):
-        start, stop, step = seq.start, seq.stop, seq.step
-        return (float(i) for i in range(start, stop, step))
+        return map(float, range(seq.start, seq.stop, seq.step))
     shp = shape_of(seq)
     if isinstance(seq, tuple):
         return iter(seq)

@@ -4,35 +4,147 @@ values go through `bind`, which records them. Operators on boxes are installed h
 """
 from __future__ import annotations
 
+import operator
+
 from . import rules as R
 from .backend import xp
-from .tape import Dual, Var, bind, strip
+from .state import STATE
+from .tape import Dual, Entry, Var, bind, strip
 
 __all__ = ["Var", "Dual", "strip"]
 
 
+# Python's own operators for floats, where they agree exactly with the forward rule (the fast path
+# of a scalar loop skips one call per op). Division is not here: 1.0/0.0 raises in Python.
+_FLOAT_IMPL = {R.ADD: operator.add, R.SUB: operator.sub, R.MUL: operator.mul, R.NEG: operator.neg}
+
+
 def _op1(prim):
     impl = prim.impl
+    if prim.nondiff or prim.vjps[0] is None:
+        def op(x):
+            c = x.__class__
+            if c is Var or c is Dual:
+                return bind(prim, (x,), None)
+            return impl(x)
+        op.__name__ = prim.name
+        return op
+    fimpl = _FLOAT_IMPL.get(prim, impl)
+    needs_ans = prim.needs_ans
 
     def op(x):
         c = x.__class__
-        if c is Var or c is Dual:
+        if c is Var:
+            xv = x.value
+            if xv.__class__ is float:           # fast path: one reverse level over a float
+                ans = fimpl(xv)
+                tape = x.tape
+                entries = tape.entries
+                out = Var(ans, tape, len(entries), x.level)
+                entries.append(Entry(prim, ((0, x.index),), (xv,), ans if needs_ans else None, None,
+                                     STATE.span, ans if tape.keep_values else None))
+                return out
             return bind(prim, (x,), None)
-        return impl(x)
+        if c is Dual:
+            return bind(prim, (x,), None)
+        return fimpl(x) if c is float else impl(x)
     op.__name__ = prim.name
     return op
+
+
+# The most elements an array op may create (--max-elements), set by the interpreter for a run.
+# Checked before numpy allocates, on the array paths only: scalars never pay for it.
+element_limit = [None]
+
+
+def _check_result_size(prim, x, y):
+    limit = element_limit[0]
+    if limit is None:
+        return
+    sx, sy = R.shape(x), R.shape(y)
+    if not sx or not sy:
+        return                                  # a scalar with an array: no larger than the array
+    if prim is R.MATMUL:
+        shape = tuple(sx[:-1]) + tuple(sy[1:]) if len(sy) > 1 else tuple(sx[:-1])
+    else:
+        try:
+            shape = xp().broadcast_shapes(sx, sy)
+        except ValueError:
+            return                              # the op itself reports the mismatch
+    size = 1
+    for d in shape:
+        size *= d
+    if size > limit:
+        from ..parser.errors import SourceError
+        raise SourceError("too large", f"{prim.name} would make an array of shape {tuple(shape)} "
+                          f"({size:,} elements), more than the limit of {limit:,}", None,
+                          "raise the limit with --max-elements")
 
 
 def _op2(prim):
+    """A binary op. Traced Python floats under one reverse-mode level (the scalar loop) are
+    recorded here directly; every other boxed case goes through `bind`."""
     impl = prim.impl
+    if prim.nondiff or prim.vjps[0] is None or prim.vjps[1] is None:
+        def op(x, y):
+            cx, cy = x.__class__, y.__class__
+            if cx is float or cy is float:
+                return bind(prim, (x, y), None) if (cx is Var or cx is Dual or cy is Var or cy is Dual) \
+                    else impl(x, y)
+            _check_result_size(prim, x, y)
+            if cx is Var or cx is Dual or cy is Var or cy is Dual:
+                return bind(prim, (x, y), None)
+            return impl(x, y)
+        op.__name__ = prim.name
+        return op
+    fimpl = _FLOAT_IMPL.get(prim, impl)
+    needs_ans = prim.needs_ans
 
     def op(x, y):
         cx, cy = x.__class__, y.__class__
-        if cx is Var or cx is Dual or cy is Var or cy is Dual:
-            return bind(prim, (x, y), None)
+        if cx is Var:
+            xv = x.value
+            if xv.__class__ is float:
+                if cy is float:
+                    parents, yv = ((0, x.index),), y
+                elif cy is Var and y.level == x.level and y.value.__class__ is float:
+                    parents, yv = ((0, x.index), (1, y.index)), y.value
+                else:
+                    return _slow2(prim, x, y)
+                ans = fimpl(xv, yv)
+                tape = x.tape
+                entries = tape.entries
+                out = Var(ans, tape, len(entries), x.level)
+                entries.append(Entry(prim, parents, (xv, yv), ans if needs_ans else None, None,
+                                     STATE.span, ans if tape.keep_values else None))
+                return out
+            return _slow2(prim, x, y)
+        if cy is Var:
+            yv = y.value
+            if cx is float and yv.__class__ is float:
+                ans = fimpl(x, yv)
+                tape = y.tape
+                entries = tape.entries
+                out = Var(ans, tape, len(entries), y.level)
+                entries.append(Entry(prim, ((1, y.index),), (x, yv), ans if needs_ans else None, None,
+                                     STATE.span, ans if tape.keep_values else None))
+                return out
+            return _slow2(prim, x, y)
+        if cx is float and cy is float:
+            return fimpl(x, y)
+        if cx is Dual or cy is Dual:
+            return _slow2(prim, x, y)
+        if cx is not float and cy is not float:
+            _check_result_size(prim, x, y)
         return impl(x, y)
     op.__name__ = prim.name
     return op
+
+
+def _slow2(prim, x, y):
+    if x.__class__ is not float and y.__class__ is not float:
+        _check_result_size(prim, x, y)
+    return bind(prim, (x, y), None)
 
 
 def _opn(prim):

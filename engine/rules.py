@@ -406,7 +406,8 @@ GT = _compare("gt", lambda x, y: x > y)
 GE = _compare("ge", lambda x, y: x >= y)
 EQ = _compare("eq", lambda x, y: x == y)
 NE = _compare("ne", lambda x, y: x != y)
-FLOOR = nondiff("floor", lambda x: float(math.floor(x)) if x.__class__ is float else _scalar(xp().floor(x)))
+FLOOR = nondiff("floor", lambda x: float(math.floor(x)) if x.__class__ is float and math.isfinite(x)
+                else _scalar(xp().floor(x)))          # floor(inf) is inf, floor(nan) nan, as numpy
 
 # ---- reductions -------------------------------------------------------------------------------
 

@@ -62,6 +62,8 @@ def describe(v) -> str:
         return "a number" if v.ndim == 0 else f"an array of shape {tuple(v.shape)}"
     if v is None:
         return "nothing (a function without return?)"
+    if type(v).__name__ == "RangeValue":
+        return "a range (use it in a for loop)"
     return type(v).__name__
 
 

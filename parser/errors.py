@@ -30,6 +30,8 @@ class SourceError(Exception):
         if self.source is None:
             self.source = source
             self.filename = filename
+        elif self.filename is None and self.source == source:
+            self.filename = filename        # a parse error made before the file name was known
         return self
 
     def location(self) -> str:
