@@ -7,7 +7,7 @@ import math
 from .render import console
 
 _STYLE = {"pass": "green", "fail": "bold red", "non-finite": "bold red", "branch": "yellow",
-          "kink": "yellow", "error": "bold red", "skipped": "dim", "passed": "green", "failed": "bold red"}
+          "kink": "yellow", "inconclusive": "yellow", "error": "bold red", "skipped": "dim", "passed": "green", "failed": "bold red"}
 
 
 def num(x) -> str:
@@ -68,7 +68,7 @@ def gradient_check(report) -> None:
         c.print(Text.assemble(("check failed", "bold red"),
                               f": {len(failures)} of {n} {'entries' if n != 1 else 'entry'} ({summary})"))
     else:
-        warned = sum(1 for r in report.rows if r.verdict in ("branch", "kink"))
+        warned = sum(1 for r in report.rows if r.verdict in ("branch", "kink", "inconclusive"))
         c.print(Text.assemble(("check passed", "bold green"),
                               f" ({summary}" + (f"; {warned} with warnings" if warned else "") + ")"))
 

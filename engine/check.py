@@ -10,7 +10,9 @@ Returns reports; never prints. The method, per entry of the gradient:
 * a verdict: `non-finite` (a value is nan or inf), `branch` (a perturbed run took another path
   through the program than the recorded run, so FD is no evidence either way), `kink` (the
   one-sided slopes differ at steps h and 2h alike: not differentiable here), `fail`
-  (|AD - FD| > tolerance + error estimate) or `pass`. Only `fail` and `non-finite` fail a check.
+  (|AD - FD| > tolerance + error estimate), `inconclusive` (they agree, but the error estimate is
+  over INCONCLUSIVE_RATIO times the tolerance, so the agreement proves little) or `pass`.
+  Only `fail` and `non-finite` fail a check.
 
 `fast` mode compares one random projection (the gradient dotted with a seeded random direction of
 ±h steps) with a directional central difference: five evaluations whatever the number of inputs.
@@ -24,8 +26,16 @@ from dataclasses import dataclass, field
 from .backend import np
 
 PASS, FAIL, BRANCH, KINK, NONFINITE = "pass", "fail", "branch", "kink", "non-finite"
+INCONCLUSIVE = "inconclusive"
 FAILING = frozenset({FAIL, NONFINITE})
-_SEVERITY = {PASS: 0, KINK: 1, BRANCH: 2, FAIL: 3, NONFINITE: 4}
+WARNING = frozenset({INCONCLUSIVE, KINK, BRANCH})
+_SEVERITY = {PASS: 0, INCONCLUSIVE: 1, KINK: 2, BRANCH: 3, FAIL: 4, NONFINITE: 5}
+
+# An agreement is evidence only when FD is about as precise as the tolerance asks. When the FD error
+# estimate exceeds the tolerance this many times (a step too large for the curvature, or f so large
+# that its rounding swamps the differences), AD could be wrong by up to the estimate and still
+# "agree": the verdict is `inconclusive` (a warning), not `pass`.
+INCONCLUSIVE_RATIO = 100.0
 
 
 @dataclass(frozen=True)
@@ -218,6 +228,13 @@ def judge(label, claimed, f0, fp1, fm1, fp2, fm2, h, tol: Tolerance, branch_reas
         row.verdict = FAIL
         row.reason = (f"{_fmt(claimed)} vs {_fmt(fd)}: |error| {_fmt(abs_err)} exceeds the tolerance "
                       f"{_fmt(tolerance)} plus the FD error estimate {_fmt(estimate)}")
+    elif estimate > INCONCLUSIVE_RATIO * tolerance:
+        row.verdict = INCONCLUSIVE
+        row.reason = (f"FD agrees, but its error estimate {_fmt(estimate)} is {estimate / tolerance:.3g} times "
+                      f"the tolerance {_fmt(tolerance)}: an error up to the estimate would pass unseen"
+                      + ("; f's rounding dominates (f is large next to its change over the step): "
+                         "subtract its constant part" + (" or use float64" if tol.eps > 2.0 ** -52 else "") if 3 * noise > estimate / 2 else
+                         "; the truncation error dominates: try a smaller step"))
     return row
 
 

@@ -12,7 +12,7 @@ import zlib
 from dataclasses import dataclass, field
 
 from ..parser.errors import SourceError
-from .check import FAILING, KINK, BRANCH, HandGradient, check_gradient, compare, tolerance_for
+from .check import FAILING, KINK, BRANCH, WARNING, HandGradient, check_gradient, compare, tolerance_for
 
 PASSED, FAILED, ERROR, SKIPPED = "passed", "failed", "error", "skipped"
 
@@ -157,7 +157,7 @@ def _run(case, result, seed):
         where = f"point {k + 1} ({_point_text(inputs)})" if len(points) > 1 or inputs else "the point"
         for row in rows:
             verdicts.add(row.verdict)
-            if row.verdict in (KINK, BRANCH):
+            if row.verdict in WARNING:
                 result.warnings.append(f"{where}, {row.label}: {row.verdict}: {row.reason}")
             if row.failed:
                 result.rows.append(_row_dict(row, where))
@@ -169,7 +169,7 @@ def _run(case, result, seed):
         result.worst_abs, result.worst_rel = row.abs_err, row.rel_err
         result.where = f"{where}, {row.label}"
     failed = any(v in FAILING for v in verdicts)
-    severity = ["non-finite", "fail", "branch", "kink", "pass"]
+    severity = ["non-finite", "fail", "branch", "kink", "inconclusive", "pass"]
     result.verdict = next((v for v in severity if v in verdicts), "pass")
     if failed:
         result.status = FAILED
