@@ -80,6 +80,7 @@ class EntryCheck:
     step: float | None = None
     left: float | None = None      # one-sided slopes, for kinks
     right: float | None = None
+    index: tuple | None = None     # Jacobian/Hessian checks: (output entry, input entry) or (row, column)
 
     @property
     def failed(self) -> bool:
@@ -101,6 +102,7 @@ class CheckReport:
     full: "CheckReport | None" = None        # fast mode: the full recomputation after a failure
     conventions: list = field(default_factory=list)   # kinks the AD run applied a convention at
     batched: bool = False          # the perturbed runs were batched along a leading axis
+    kind: str = "gradient"         # what was checked: "gradient", "jacobian" or "hessian" (checkhigher.py)
 
     @property
     def rows(self) -> list:
@@ -190,9 +192,11 @@ def power_of_two_step(x: float, rel: float) -> float:
 # ---- verdicts ----------------------------------------------------------------------------------
 
 def judge(label, claimed, f0, fp1, fm1, fp2, fm2, h, tol: Tolerance, branch_reason="",
-          convention="", noise_floor=0.0) -> EntryCheck:
+          convention="", noise_floor=0.0, of_scale=0.0) -> EntryCheck:
     """Verdict for one entry from the five function values f(x), f(x±h), f(x±2h).
-    `noise_floor` is a lower bound for the rounding noise of f (see `noise_floor`)."""
+    `noise_floor` is a lower bound for the rounding noise of f (see `noise_floor`). `of_scale` is the
+    largest derivative of the same f checked alongside (an exact 0 next to entries of 1000 is
+    resolved when FD is good to rtol * 1000, not to atol)."""
     d1 = (fp1 - fm1) / (2 * h)
     d2 = (fp2 - fm2) / (4 * h)
     fd = (4 * d1 - d2) / 3
@@ -228,10 +232,11 @@ def judge(label, claimed, f0, fp1, fm1, fp2, fm2, h, tol: Tolerance, branch_reas
         row.verdict = FAIL
         row.reason = (f"{_fmt(claimed)} vs {_fmt(fd)}: |error| {_fmt(abs_err)} exceeds the tolerance "
                       f"{_fmt(tolerance)} plus the FD error estimate {_fmt(estimate)}")
-    elif estimate > INCONCLUSIVE_RATIO * tolerance:
+    elif estimate > INCONCLUSIVE_RATIO * max(tolerance, tol.atol + tol.rtol * of_scale):
+        resolution = max(tolerance, tol.atol + tol.rtol * of_scale)
         row.verdict = INCONCLUSIVE
-        row.reason = (f"FD agrees, but its error estimate {_fmt(estimate)} is {estimate / tolerance:.3g} times "
-                      f"the tolerance {_fmt(tolerance)}: an error up to the estimate would pass unseen"
+        row.reason = (f"FD agrees, but its error estimate {_fmt(estimate)} is {estimate / resolution:.3g} times "
+                      f"the tolerance {_fmt(resolution)}: an error up to the estimate would pass unseen"
                       + ("; f's rounding dominates (f is large next to its change over the step): "
                          "subtract its constant part" + (" or use float64" if tol.eps > 2.0 ** -52 else "") if 3 * noise > estimate / 2 else
                          "; the truncation error dominates: try a smaller step"))
@@ -385,7 +390,12 @@ def full_check(objective: Objective, inputs: dict, claimed: dict, tol: Tolerance
             p.set(name, k, x)
         pending.append((label, g, f0, fs[0], fs[1], fs[2], fs[3], h, tol, reason, convention))
     floor = noise_floor(pending)
-    return [judge(*args, noise_floor=floor) for args in pending], f0
+    scale = largest_finite(a[1] for a in pending)
+    return [judge(*args, noise_floor=floor, of_scale=scale) for args in pending], f0
+
+
+def largest_finite(values) -> float:
+    return max((abs(v) for v in values if math.isfinite(v)), default=0.0)
 
 
 def noise_floor(pending) -> float:
