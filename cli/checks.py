@@ -118,8 +118,8 @@ def report_json(report) -> dict:
         return {"entry": r.label, "claimed": r.claimed, "reference": r.reference, "abs_err": r.abs_err,
                 "rel_err": r.rel_err, "error_estimate": r.error_estimate, "tolerance": r.tolerance,
                 "step": r.step, "verdict": r.verdict, "reason": r.reason, "left_slope": r.left,
-                "right_slope": r.right}
-    doc = {"mode": report.mode, "claimed": report.claimed, "reference": report.reference,
+                "right_slope": r.right, **({"index": list(r.index)} if r.index is not None else {})}
+    doc = {"kind": report.kind, "mode": report.mode, "claimed": report.claimed, "reference": report.reference,
            "verdict": report.verdict, "passed": report.passed, "dtype": report.dtype,
            "rtol": report.tolerance.rtol, "atol": report.tolerance.atol, "evaluations": report.evaluations,
            "seed": report.seed, "conventions": report.conventions,

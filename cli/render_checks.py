@@ -40,8 +40,12 @@ def gradient_check(report) -> None:
     from rich.text import Text
     c = console()
     c.print()
+    kind = getattr(report, "kind", "gradient")
     if report.mode == "fast":
-        c.print(Text.assemble(("check", "bold"), f" (fast): a random projection dᵀ∇f against a directional "
+        projection = {"jacobian": f"{report.projection.label} (v, d: random weights and steps)",
+                      "hessian": "uᵀHd (u, d: random weights and steps; a directional difference of uᵀ∇f)"
+                      }.get(kind, "dᵀ∇f")
+        c.print(Text.assemble(("check", "bold"), f" (fast): a random projection {projection} against a directional "
                               f"central difference, seed {report.seed} (rerun with --check-seed {report.seed})"))
         _table(c, [report.projection], report)
         if report.full is not None:
@@ -50,8 +54,11 @@ def gradient_check(report) -> None:
                                   ": recomputed in full to find the wrong entries"))
             _table(c, report.full.entries, report.full)
     else:
-        what = "hand-derived gradient against AD" if report.claimed == "hand" else \
-            "AD against central differences (Richardson extrapolation, with an error estimate)"
+        what = {"jacobian": "the AD Jacobian against central differences of the output",
+                "hessian": "the AD Hessian against central differences of the AD gradient"}.get(
+            kind, "AD against central differences") + " (Richardson extrapolation, with an error estimate)"
+        if report.claimed == "hand":
+            what = "hand-derived gradient against AD"
         c.print(Text.assemble(("check", "bold"), f": {what}"))
         _table(c, report.entries, report)
     rows = report.rows + ([report.projection] if report.full is not None else [])
