@@ -34,6 +34,8 @@ class GradientRunner:
         r = api.grad(None, values, self.wrt, None, dtype_name=self.dtype_name, limits=self.limits,
                      target=self.target)
         self.signature = tuple(r.signature)
+        if not self.wrt:
+            return np().zeros(0)
         return np().concatenate([np().asarray(r.gradient[w], dtype=np().float64).reshape(-1) for w in self.wrt])
 
 
@@ -100,6 +102,8 @@ def _entry_labels(inputs, names):
 
 def _matrix(blocks, out_size):
     """Blocks of shape out.shape + in.shape side by side as an (out_size, total input entries) list."""
+    if not blocks:
+        return [[] for _ in range(out_size)]
     return np().concatenate([np().asarray(b, dtype=np().float64).reshape(out_size, -1) for b in blocks],
                             axis=1).tolist()
 
@@ -128,7 +132,8 @@ def check_jacobian(result, target, mode="full", seed=None, dtype="float64", limi
                                     conventions)
         return [e for row in rows for e in row], n
 
-    if mode == "full":
+    if mode == "full" or not _entry_labels(result.inputs, names):    # nothing to project: full is empty
+        report.mode = "full"
         report.entries, report.evaluations = full()
         return report
     report.seed = random_seed() if seed is None else int(seed)
@@ -191,7 +196,8 @@ def check_hessian(result, target, mode="full", seed=None, dtype="float64", limit
             e.index = (e.index[1], e.index[0])
         return ordered, n
 
-    if mode == "full":
+    if mode == "full" or not labels:      # nothing to project: the full check is empty
+        report.mode = "full"
         report.entries, report.evaluations = full()
         return report
     report.seed = random_seed() if seed is None else int(seed)
