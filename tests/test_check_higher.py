@@ -231,3 +231,11 @@ def test_cli_check_with_no_inputs_is_an_empty_pass(capsys):
     for command in ("jacobian", "hessian"):
         code, out, _ = cli(capsys, command, "2+3", "--check", "fast", "--json")
         assert code == 0 and json.loads(out)["check"]["entries"] == []
+
+
+def test_batch_check_reports_inconclusive_as_a_warning(capsys, tmp_path):
+    p = tmp_path / "c.toml"
+    p.write_text('[[case]]\nname = "swamped"\nf = "1e8 + x"\nat = { x = 1 }\n')
+    code, out, _ = cli(capsys, "check", str(p))
+    assert code == 0 and "inconclusive" in out
+    assert out.rstrip().splitlines()[-1] == "1 passed, 0 failed, 1 with warnings"
