@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import math
 
-from . import ops as O
 from .backend import np, xp
 from .state import STATE
 
@@ -252,6 +251,16 @@ LOG2 = _elementwise("log2", math.log2, "log2", lambda ans, x: O.div(1.0, x * LN2
 LOG10 = _elementwise("log10", math.log10, "log10", lambda ans, x: O.div(1.0, x * LN10))
 SQRT = _elementwise("sqrt", math.sqrt, "sqrt", lambda ans, x: O.div(0.5, ans), needs_ans=True,
                     kink="sqrt'(0) = +inf")
+_sqrt_value = SQRT.impl
+
+
+def _sqrt(x):
+    if (x == 0.0) if x.__class__ is float else bool((x == 0).any()):
+        STATE.kink("sqrt", "sqrt at 0: derivative taken as +inf")
+    return _sqrt_value(x)
+
+
+SQRT.impl = _sqrt
 
 
 def _abs(x):
@@ -598,3 +607,7 @@ STACK.jvps = _StackRules(_stack_jvp)
 
 # Every primitive above has a rule for each differentiable argument or is declared nondiff;
 # tests/test_rules.py walks TABLE and fails on a primitive that has neither.
+
+# Last, because ops builds its functions from the primitives above: importing either module
+# first must work (the rules only look O.<op> up when they run).
+from . import ops as O  # noqa: E402
