@@ -108,7 +108,50 @@ TOKEN_NAMES = {
 }
 
 
-def describe_expected(expected) -> str:
+# Characters people paste from papers, and what to write instead.
+CHARACTER_HINTS = {"×": "use * for multiplication", "·": "use * for multiplication", "÷": "use /",
+                   "−": "use the ASCII minus sign -", "√": "use sqrt(x)", "²": "use x**2", "³": "use x**3",
+                   "π": "use pi"}
+
+
+def bad_character(ch: str, span: Span) -> "SourceError":
+    """An error for a character the language has no use for, with a hint for the usual suspects."""
+    if ch.isascii():
+        return SourceError("syntax error", f"unexpected character {ch!r}", span)
+    hint = CHARACTER_HINTS.get(ch, "only ASCII operators are understood")
+    return SourceError("syntax error", f"unexpected character {ch!r} (U+{ord(ch):04X})", span, hint)
+
+
+def open_brackets(text: str, pos: int) -> str:
+    """The brackets still open before `pos` ("([" for `f([1, `), innermost last."""
+    stack = []
+    for ch in text[:pos]:
+        if ch in "([":
+            stack.append(ch)
+        elif ch in ")]" and stack:
+            stack.pop()
+    return "".join(stack)
+
+
+def describe_expected(expected, opened: str | None = None) -> str:
+    expected = set(expected)
+    if opened is not None:
+        # LALR merges states, so its expected sets can name closers of brackets that are
+        # not open here: keep only the innermost open bracket's closer (and its comma).
+        inner = opened[-1:] if opened else ""
+        drop = {"RPAR", "RSQB", "COMMA"} - ({"RPAR", "COMMA"} if inner == "(" else set()) \
+            - ({"RSQB", "COMMA"} if inner == "[" else set())
+        if inner:
+            drop.add("_NEWLINE")          # the indenter ignores line breaks inside brackets
+        expected = (expected - drop) or expected
+    if {"NAME", "NUMBER"} <= expected:
+        # where any operand may start, the list of its first tokens says less than one word
+        closers = [TOKEN_NAMES[t] for t in ("RPAR", "RSQB") if t in expected]
+        return " or ".join(["an expression"] + closers)
+    if {"ADD_OP", "MUL_OP", "POW"} <= expected:
+        # after a complete operand: an operator, or whatever may close what is open
+        ends = [TOKEN_NAMES[t] for t in ("RPAR", "RSQB", "COMMA", "_NEWLINE", "$END") if t in expected]
+        return ", ".join(["an operator"] + ends[:-1]) + (" or " + ends[-1] if ends else "")
     names = sorted({TOKEN_NAMES.get(t, repr(t.lower()) if t.isupper() else t) for t in expected})
     if len(names) > 6:
         names = names[:6] + ["…"]
@@ -142,18 +185,12 @@ def convert_lark_error(err, text: str) -> SourceError:
                                span, source=text)
         if ch == "\t":
             return SourceError("syntax error", "unexpected tab", span, source=text)
-        name = f"U+{ord(ch):04X}" if not ch.isascii() else repr(ch)
-        hint = None
-        if not ch.isascii():
-            hint = {"×": "use * for multiplication", "·": "use * for multiplication", "÷": "use /",
-                    "−": "use the ASCII minus sign -", "√": "use sqrt(x)", "²": "use x**2",
-                    "π": "use pi"}.get(ch, "only ASCII operators are understood")
-        return SourceError("syntax error", f"unexpected character {ch!r} ({name})" if not ch.isascii()
-                           else f"unexpected character {ch!r}", span, hint, source=text)
+        return bad_character(ch, span).with_source(text)
     if isinstance(err, (UnexpectedToken, UnexpectedEOF)):
         token = getattr(err, "token", None)
         expected = getattr(err, "expected", None) or getattr(err, "accepts", None) or set()
-        at_end = token is None or token.type == "$END" or getattr(token, "line", -1) in (-1, None)
+        at_end = token is None or token.type == "$END" or getattr(token, "line", -1) in (-1, None) \
+            or (token.type in ("_NEWLINE", "_DEDENT") and not text[token.start_pos or 0:].strip())
         if at_end:
             span = end_span(text)
             what = "the input ended"
@@ -179,7 +216,12 @@ def convert_lark_error(err, text: str) -> SourceError:
                 hint = "`in` is only used in `for NAME in ...`"
             if str(token.value) == "=" and "==" not in text:
                 hint = "to compare, write =="
-        msg = f"{what}; expected {describe_expected(expected)}" if expected else what
+        pos = len(text) if at_end else (token.start_pos if token.start_pos is not None else len(text))
+        if not at_end and str(token.value) in (")", "]") and not open_brackets(text, pos):
+            return SourceError("syntax error", f"unmatched {str(token.value)!r}", span, source=text)
+        msg = f"{what}; expected {describe_expected(expected, open_brackets(text, pos))}" if expected else what
+        if hint is None and not at_end and token.type in ("NAME", "NUMBER") and "MUL_OP" in expected:
+            hint = "write * to multiply (2*x, not 2x) and parentheses to call a function (sin(x))"
         return SourceError("syntax error", msg, span, hint, source=text)
     # lark's dedent errors carry no position: find the offending line ourselves
     from lark.indenter import DedentError
