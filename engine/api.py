@@ -81,9 +81,10 @@ def _refuse_unknown_functions(node, builtins, text):
             raise SourceError("unknown name", f"`{x.id}` is not a builtin, so it cannot be named through "
                               "np. or math.", x.span, f"write {x.id} alone for an input", source=text)
         for f in reversed(tuple(getattr(x, "__dataclass_fields__", ()))):
-            v = getattr(x, f)
-            if isinstance(v, (tuple, list)) or hasattr(v, "__dataclass_fields__"):
-                stack.append(v)
+            if f not in ("span", "op_span", "op_spans"):
+                v = getattr(x, f)
+                if isinstance(v, (tuple, list)) or hasattr(v, "__dataclass_fields__"):
+                    stack.append(v)
 
 
 def _load_program(text, filename, fn, of) -> Target:

@@ -29,6 +29,9 @@ def _parse(text: str, start: str, filename: str | None):
     if "\x00" in text:
         raise SourceError("syntax error", "the input contains a NUL character", None, source=text,
                           filename=filename)
+    import gc
+    collecting = gc.isenabled()
+    gc.disable()          # an AST has no cycles: collecting while building a big one only costs time
     try:
         return _parser(start).parse(text if text.endswith("\n") else text + "\n")
     except SourceError as err:
@@ -39,6 +42,9 @@ def _parse(text: str, start: str, filename: str | None):
         if isinstance(inner, SourceError):
             raise inner.with_source(text, filename) from None
         raise convert_lark_error(err, text).with_source(text, filename) from None
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def parse_expression(text: str, filename: str | None = None) -> Expression:
