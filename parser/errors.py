@@ -30,6 +30,8 @@ class SourceError(Exception):
         if self.source is None:
             self.source = source
             self.filename = filename
+        elif self.filename is None and filename is not None and self.source == source:
+            self.filename = filename
         return self
 
     def location(self) -> str:
@@ -154,8 +156,8 @@ def describe_expected(expected, opened: str | None = None) -> str:
         return ", ".join(["an operator"] + ends[:-1]) + (" or " + ends[-1] if ends else "")
     names = sorted({TOKEN_NAMES.get(t, repr(t.lower()) if t.isupper() else t) for t in expected})
     if len(names) > 6:
-        names = names[:6] + ["…"]
-    return ", ".join(names)
+        return ", ".join(names[:6]) + ", …"
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
 
 
 def end_span(text: str) -> Span:
