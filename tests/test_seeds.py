@@ -1,5 +1,11 @@
 """Every example of the seed texts, with the numbers the seeds give (or that follow from them)."""
+import json
 import math
+import pathlib
+import re
+import shlex
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -109,3 +115,49 @@ def test_integer_inputs_are_floats_and_never_refused():
     assert r.gradient["x"] == 6.0
     r = autodiff.grad("sum(x**2)", at={"x": np.arange(3)})       # an int array from the caller
     assert r.gradient["x"].dtype == np.float64 and r.gradient["x"].tolist() == [0.0, 2.0, 4.0]
+
+
+# ---- samples/expressions/README.md: every command listed there, with its expected result ----------
+
+SAMPLES = pathlib.Path(__file__).resolve().parent.parent / "samples" / "expressions" / "README.md"
+
+
+def sample_commands():
+    """(command, expected JSON) pairs: each ```sh block followed by a ```json block."""
+    blocks = re.findall(r"```(sh|json)\n(.*?)```", SAMPLES.read_text(encoding="utf-8"), re.S)
+    pairs = []
+    for (kind, text), (next_kind, expected) in zip(blocks, blocks[1:]):
+        if kind == "sh" and next_kind == "json":
+            pairs.append((text.strip(), json.loads(expected)))
+    return pairs
+
+
+def test_samples_page_lists_the_seed_examples():
+    commands = [c for c, _ in sample_commands()]
+    assert len(commands) >= 9
+    for expr in ("x**2*y + y + 2", "5 + x*y", "2*dot(x,x)", "sum(x)", "detach(x*x)*x", "log(x**2)*sin(x) + x**-1"):
+        assert any(f'"{expr}"' in c for c in commands), expr
+
+
+def assert_matches(actual, expected, where):
+    if isinstance(expected, dict):
+        for key, value in expected.items():
+            assert key in actual, f"{where}: no key {key!r}"
+            assert_matches(actual[key], value, f"{where}.{key}")
+    elif isinstance(expected, list):
+        assert isinstance(actual, list) and len(actual) == len(expected), where
+        for i, (a, e) in enumerate(zip(actual, expected)):
+            assert_matches(a, e, f"{where}[{i}]")
+    elif isinstance(expected, float):
+        assert actual == pytest.approx(expected, rel=1e-12, abs=1e-14), where
+    else:
+        assert actual == expected, where
+
+
+@pytest.mark.parametrize("command, expected", sample_commands(), ids=lambda v: v if isinstance(v, str) else "")
+def test_sample_command_gives_its_expected_result(command, expected):
+    argv = shlex.split(command)
+    assert argv[0] == "autodiff"
+    p = subprocess.run([sys.executable, "-m", "autodiff", *argv[1:]], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert_matches(json.loads(p.stdout), expected, command)
