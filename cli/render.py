@@ -83,7 +83,7 @@ def grad_result(target, result) -> None:
     table.add_column("∂f/∂input" if result.reduced is None else
                      ("∂sum(f)/∂input" if result.reduced == "sum" else "vᵀJ"))
     for name, g in result.gradient.items():
-        table.add_row(name, fmt_value(g))
+        table.add_row(Text(name), Text(fmt_value(g)))      # Text: "[inf, 1]" is not markup
     c.print()
     c.print(table)
     _print_notes(notes_for(result))

@@ -9,9 +9,27 @@ __all__ = ["parse_expression", "parse_program", "SourceError", "Span"]
 _parsers: dict = {}
 
 
+def _import_lark():
+    """Import lark without the third-party `regex` module: lark loads it whenever it is
+    installed, yet needs it only for options this grammar does not use (regex=True, Unicode
+    property classes in terminals), and it costs ~10 ms of every start-up."""
+    import sys
+    if "lark" in sys.modules:
+        return
+    hide = "regex" not in sys.modules
+    if hide:
+        sys.modules["regex"] = None            # makes `import regex` raise ImportError
+    try:
+        import lark  # noqa: F401
+    finally:
+        if hide:
+            del sys.modules["regex"]
+
+
 def _parser(start: str):
     parser = _parsers.get(start)
     if parser is None:
+        _import_lark()
         from lark import Lark
 
         from .transform import ASTBuilder, Indenter
@@ -25,6 +43,7 @@ def _parser(start: str):
 
 
 def _parse(text: str, start: str, filename: str | None):
+    _import_lark()
     from lark.exceptions import LarkError
     if "\x00" in text:
         raise SourceError("syntax error", "the input contains a NUL character", None, source=text,

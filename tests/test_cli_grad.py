@@ -251,3 +251,12 @@ def test_process_pathological_input_never_crashes():
     assert r.code == 0 and json.loads(r.out)["gradient"] == {"x": 3.0 * 25_001, "y": 2.0 * 25_001}
     r = run_process("grad", "-" * 5000 + "x", "--at", "x=2", "--json")
     assert r.code == 0 and json.loads(r.out)["gradient"] == {"x": 1.0}
+
+
+def test_table_shows_non_finite_and_tiny_array_entries_as_numbers():
+    r = run_cli("grad", "log(x)", "--at", "x=[0,1]")
+    assert r.code == 0
+    assert "[-inf, 0]" in r.out and "[inf, 1]" in r.out          # not swallowed as rich markup
+    assert "np.float64" not in r.out
+    r = run_cli("grad", "x*1e-12", "--at", "x=[1,2]")
+    assert "[1e-12, 1e-12]" in r.out                             # small entries are not rounded to 0
