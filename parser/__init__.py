@@ -35,7 +35,7 @@ def _parser(start: str):
         from .transform import ASTBuilder, Indenter
         # The LALR tables are built once per grammar version and cached in the temp dir;
         # later starts only unpickle them.
-        parser = Lark.open_from_package("autodiff.parser", "grammar.lark", ("",), parser="lalr",
+        parser = Lark.open_from_package("autodiff.parser", "grammar.lark", ("",), parser="lalr", lexer="basic",
                                         start=start, postlex=Indenter(), transformer=ASTBuilder(),
                                         maybe_placeholders=True, cache=True)
         _parsers[start] = parser
