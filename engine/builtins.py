@@ -119,8 +119,11 @@ class Builtins:
         s = shape_of(x)
         if not s:
             return x * 1.0
+        if ax is not None and not -len(s) <= ax < len(s):
+            raise SourceError("index error", f"mean(): axis {ax} is out of bounds for an array of "
+                              f"{len(s)} dimension{'s' if len(s) > 1 else ''}")
         count = size_of(x) if ax is None else s[ax]
-        return O.sum(x, ax) / float(count)
+        return O.div(O.sum(x, ax), float(count))            # the mean of nothing is nan, as in numpy
 
     def max(self, x, axis=None):
         if not shape_of(x):
@@ -131,6 +134,12 @@ class Builtins:
         if not shape_of(x):
             return x
         return O.min(x, _axis(axis))
+
+    def where(self, c, x, y):
+        for a in (c, x, y):           # numpy would make an object array of anything else
+            if not _is_numeric(a):
+                raise SourceError("type error", f"where() takes numbers or arrays, not {describe(a)}")
+        return O.where(c, x, y)
 
     def dot(self, x, y):
         if not shape_of(x) or not shape_of(y):
@@ -154,6 +163,25 @@ class Builtins:
         return GradFunction(f, self.interp)
 
 
+def _numeric(name, fn):
+    """A math function that names the builtin when given something that is not a number."""
+    def op(*args):
+        try:
+            return fn(*args)
+        except TypeError:
+            bad = next((a for a in args if not _is_numeric(a)), None)
+            if bad is None:
+                raise
+            raise SourceError("type error", f"{name}() takes numbers or arrays, not {describe(bad)}") from None
+    op.__name__ = name
+    return op
+
+
+def _is_numeric(v):
+    v = strip(v)
+    return isinstance(v, (float, int, bool)) or is_array(v)
+
+
 def make_builtins(interp) -> dict:
     from .interp import Builtin
     b = Builtins(interp)
@@ -165,13 +193,13 @@ def make_builtins(interp) -> dict:
     for name in ("sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "exp", "log",
                  "log2", "log10", "sqrt", "abs", "sign", "sigmoid", "relu", "softplus", "norm", "transpose",
                  "prod", "floor"):
-        add(name, getattr(O, name), 1)
+        add(name, _numeric(name, getattr(O, name)), 1)
     for alias, name in (("asin", "arcsin"), ("acos", "arccos"), ("atan", "arctan"), ("fabs", "abs")):
-        add(alias, getattr(O, name), 1)
-    add("maximum", O.maximum, 2)
-    add("minimum", O.minimum, 2)
-    add("where", O.where, 3)
-    add("matmul", O.matmul, 2)
+        add(alias, _numeric(alias, getattr(O, name)), 1)
+    add("maximum", _numeric("maximum", O.maximum), 2)
+    add("minimum", _numeric("minimum", O.minimum), 2)
+    add("where", b.where, 3)
+    add("matmul", _numeric("matmul", O.matmul), 2)
     add("dot", b.dot, 2)
     add("sum", b.sum, 1, 2)
     add("mean", b.mean, 1, 2)
