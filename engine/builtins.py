@@ -20,6 +20,17 @@ def _axis(axis):
     return int(a)
 
 
+def _reduction_axis(name, x, axis):
+    """The axis of a reduction, checked against x's dimensions as numpy does (a number has none)."""
+    ax = _axis(axis)
+    if ax is not None:
+        n = len(shape_of(x))
+        if not -n <= ax < n:
+            what = "a number" if n == 0 else f"an array of {n} dimension{'s' if n > 1 else ''}"
+            raise SourceError("index error", f"{name}(): axis {ax} is out of bounds for {what}")
+    return ax
+
+
 def _shape_arg(args, what):
     """A shape given as numbers, a tuple or a list: reshape(x, 2, 3), zeros((2, 3)), zeros([2,3])."""
     if len(args) == 1:
@@ -112,28 +123,23 @@ class Builtins:
 
     # -- reductions and linear algebra --
     def sum(self, x, axis=None):
-        return O.sum(x, _axis(axis))
+        return O.sum(x, _reduction_axis("sum", x, axis))
 
     def mean(self, x, axis=None):
-        ax = _axis(axis)
+        ax = _reduction_axis("mean", x, axis)
         s = shape_of(x)
         if not s:
             return x * 1.0
-        if ax is not None and not -len(s) <= ax < len(s):
-            raise SourceError("index error", f"mean(): axis {ax} is out of bounds for an array of "
-                              f"{len(s)} dimension{'s' if len(s) > 1 else ''}")
         count = size_of(x) if ax is None else s[ax]
         return O.div(O.sum(x, ax), float(count))            # the mean of nothing is nan, as in numpy
 
     def max(self, x, axis=None):
-        if not shape_of(x):
-            return x
-        return O.max(x, _axis(axis))
+        ax = _reduction_axis("max", x, axis)
+        return x if not shape_of(x) else O.max(x, ax)
 
     def min(self, x, axis=None):
-        if not shape_of(x):
-            return x
-        return O.min(x, _axis(axis))
+        ax = _reduction_axis("min", x, axis)
+        return x if not shape_of(x) else O.min(x, ax)
 
     def where(self, c, x, y):
         for a in (c, x, y):           # numpy would make an object array of anything else

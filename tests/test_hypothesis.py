@@ -149,3 +149,36 @@ def test_random_broadcast_shapes(shapes, data):
     np.testing.assert_allclose(r.gradient["a"], reference_unbroadcast(np.sin(B) + 1 / B, sa), rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(r.gradient["b"], reference_unbroadcast(A * np.cos(B) - A / B ** 2, sb),
                                rtol=1e-12, atol=1e-12)
+
+
+# ---- fuzzing: any text ends in a result or a SourceError, never another exception ----------------
+
+TOKENS = ["x", "y", "A", "1", "0", "2.5", "1e308", "-", "+", "*", "/", "**", "@", "//", "%", "(", ")", "[", "]",
+          ",", ":", ".", "np.", "math.", "sin", "log", "sqrt", "sum", "max", "min", "dot", "norm", "where",
+          "reshape", "arange", "zeros", "len", "detach", "grad", "prod", "mean", "maximum", "abs", "relu",
+          "<", "==", ">=", "if", "else", "and", "or", "not", "True", "lambda", "=", "'", "#", "\n", " ", "\t",
+          "×", "²", "π", "\x00", "inf", "nan", "e", "pi", "x[0]", "x[1:]", "A[0, 1]", "[[1,2],[3,4]]"]
+
+VALUES = {"x": np.array([0.5, -1.0, 2.0]), "y": 0.0, "A": np.array([[1.0, 2.0], [3.0, 4.0]])}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(TOKENS), min_size=1, max_size=14).map("".join))
+def test_token_soup_never_escapes_as_anything_but_a_source_error(text):
+    try:
+        target = api.load(text)
+        at = {name: VALUES.get(name, 1.5) for name in target.inputs}
+        autodiff.grad(None, at=at, target=target)
+    except autodiff.SourceError as err:
+        assert err.kind and err.message
+        err.format()                                   # renders without failing
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(max_size=30))
+def test_arbitrary_text_never_escapes_as_anything_but_a_source_error(text):
+    try:
+        target = api.load(text)
+        autodiff.grad(None, at={name: 0.5 for name in target.inputs}, target=target)
+    except autodiff.SourceError as err:
+        err.format()

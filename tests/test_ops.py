@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import autodiff
+from autodiff.engine import api
 from autodiff.engine import ops as O
 from autodiff.engine.tape import Dual, Tape, Var, backward, new_level, strip
 
@@ -182,3 +183,17 @@ def test_mean_of_nothing_is_nan_and_a_bad_axis_is_named():
     assert math.isnan(autodiff.evaluate("mean(zeros(0))").value)
     with pytest.raises(autodiff.SourceError, match="axis -3"):
         autodiff.evaluate("mean(x, -3)", at={"x": X})
+
+
+@pytest.mark.parametrize("expr", ["sum(y, 0)", "max(y, 0)", "min(y, 0)", "mean(y, 0)", "sum(x, 1)", "max(x, -2)",
+                                  "sum(sum(y, 0))"])
+def test_reduction_axes_are_checked_like_numpy(expr):
+    with pytest.raises(autodiff.SourceError) as info:
+        inputs = api.load(expr).inputs
+        autodiff.grad(expr, at={k: v for k, v in (("x", X), ("y", 2.0)) if k in inputs})
+    assert info.value.kind == "index error" and "out of bounds" in info.value.message
+
+
+def test_negative_reduction_axes():
+    r = autodiff.grad("sum(sum(A, -1) * [1, 2])", at={"A": [[1.0, 2.0], [3.0, 4.0]]})
+    assert r.value == 3.0 + 2 * 7.0 and r.gradient["A"].tolist() == [[1.0, 1.0], [2.0, 2.0]]
