@@ -260,3 +260,27 @@ def test_table_shows_non_finite_and_tiny_array_entries_as_numbers():
     assert "np.float64" not in r.out
     r = run_cli("grad", "x*1e-12", "--at", "x=[1,2]")
     assert "[1e-12, 1e-12]" in r.out                             # small entries are not rounded to 0
+
+
+# ---- start-up: what the command loads (behaviour, not timing) ------------------------------------
+
+def modules_loaded_by(*args) -> set:
+    code = ("import sys\nfrom autodiff.cli.main import main\ntry:\n    main(%r)\nexcept SystemExit:\n    pass\n"
+            "sys.stderr.write(' '.join(sorted(sys.modules)))\n" % (list(args),))
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    return set(p.stderr.split())
+
+
+def test_the_scalar_path_never_imports_numpy():
+    for extra in ([], ["--json"]):
+        loaded = modules_loaded_by("grad", "x**2*y+y+2", "--at", "x=3,y=4", *extra)
+        assert "autodiff.engine.api" in loaded and "numpy" not in loaded
+
+
+def test_json_output_never_imports_rich_and_arrays_do_import_numpy():
+    loaded = modules_loaded_by("grad", "sum(x*x)", "--at", "x=[1,2]", "--json")
+    assert "numpy" in loaded and "rich" not in loaded
+
+
+def test_lark_is_loaded_without_the_optional_regex_module():
+    assert "regex" not in modules_loaded_by("grad", "x", "--at", "x=1", "--json")

@@ -314,3 +314,22 @@ def test_long_chains_are_flat_nodes():
 def test_multi_line_expression_spans():
     node = parse("(x +\n y)")
     assert node.operands[1].span == Span(2, 2, 2, 3)
+
+
+def test_ast_nodes_compare_hash_copy_and_pickle_by_value():
+    import copy
+    import pickle
+    a, b = parse("sin(x) + 2*y"), parse("sin(x) + 2*y")
+    assert a == b and hash(a) == hash(b) and a != parse("sin(x) + 2*z")
+    assert pickle.loads(pickle.dumps(a)) == a and copy.deepcopy(a) == a
+    call = a.operands[0]
+    renamed = dataclasses.replace(call, func=n.Name("cos", call.func.span))
+    assert renamed.func.id == "cos" and call.func.id == "sin"
+    assert [f.name for f in dataclasses.fields(n.Span)] == ["line", "column", "end_line", "end_column"]
+    assert not hasattr(n.Span(1, 1, 1, 2), "__dict__")                       # slotted
+    assert repr(n.Span(1, 2, 3, 4)) == "Span(line=1, column=2, end_line=3, end_column=4)"
+    with pytest.raises(TypeError):
+        n.Span(1, 2, 3)
+    match n.Span(1, 2, 3, 4):
+        case n.Span(line, column, _, _):
+            assert (line, column) == (1, 2)
