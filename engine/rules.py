@@ -338,7 +338,11 @@ def _share(x, y):
     if x.__class__ is float and y.__class__ is float:
         return 1.0 if x > y else (0.5 if x == y else 0.0)
     m = xp()
-    return _scalar(m.where(x > y, 1.0, m.where(x == y, 0.5, 0.0)))
+    r = m.where(x > y, 1.0, m.where(x == y, 0.5, 0.0))
+    dt = m.result_type(x, y)
+    if dt.kind == "f" and r.dtype != dt:           # keep float32 gradients float32
+        r = r.astype(dt)
+    return _scalar(r[()] if r.ndim == 0 else r)
 
 
 SHARE = nondiff("share", _share)
@@ -445,7 +449,9 @@ def _extreme(name, fn):
 def _extreme_share(ans, x, axis):
     """Each element's share of a max/min: ties split evenly (a mask over the count)."""
     full = ans if axis is None else O.expand_dims(ans, axis)
-    mask = O.eq(x, full) * 1.0
+    equal = O.eq(x, full)
+    dt = getattr(O.strip(x), "dtype", None)
+    mask = equal.astype(dt) if dt is not None else equal * 1.0      # float32 stays float32
     return O.div(mask, O.sum(mask, axis) if axis is None else O.expand_dims(O.sum(mask, axis), axis))
 
 

@@ -496,3 +496,25 @@ def test_kink_notes_are_kept_in_state_during_a_run():
 def test_primitives_with_kinks_declare_their_convention():
     for name in ("abs", "relu", "maximum", "minimum", "max", "min", "sqrt", "norm"):
         assert R.TABLE[name].kink, f"{name} has a kink but documents no convention"
+
+
+# ---- float32 stays float32 -------------------------------------------------------------------------
+
+def as32(v):
+    if isinstance(v, (bool, np.bool_)) or (isinstance(v, np.ndarray) and v.dtype == bool):
+        return v
+    if isinstance(v, float):
+        return np.float32(v)
+    return np.asarray(v, dtype=np.float32)
+
+
+@pytest.mark.parametrize("case", DIFF_CASES, ids=repr)
+def test_float32_values_and_gradients_stay_float32(case):
+    args = tuple(as32(a) for a in case.args)
+    case32 = Case(case.name, args, case.params, case.diff, case.second, case.label)
+    out = value(case32, args)
+    assert np.asarray(out).dtype == np.float32, "the forward result"
+    g = np.ones_like(np.asarray(out, dtype=np.float32))
+    g = g[()] if g.ndim == 0 else g
+    for p, grad in zip(case.diff, vjp(case32, args, g)):
+        assert np.asarray(grad).dtype == np.float32, f"the gradient of argument {p}"
