@@ -204,7 +204,10 @@ def convert_lark_error(err, text: str) -> SourceError:
             elif token.type == "_DEDENT":
                 what = "unexpected end of the indented block"
             elif token.type == "_INDENT":
-                what = "unexpected indentation"
+                # the indenter dates INDENT at the line break before it: point at the indentation
+                line = token.end_line or line
+                return SourceError("syntax error", "unexpected indentation", Span(line, 1, line, token.end_column or 2),
+                                   "indent only the body of def, if, elif, else, for and while", source=text)
             else:
                 what = f"unexpected {str(token.value)!r}"
         hint = None

@@ -333,3 +333,18 @@ def test_ast_nodes_compare_hash_copy_and_pickle_by_value():
     match n.Span(1, 2, 3, 4):
         case n.Span(line, column, _, _):
             assert (line, column) == (1, 2)
+
+
+# ---- program-level errors (the indenter) --------------------------------------------------------
+
+@pytest.mark.parametrize("text, line, column, words", [
+    ("def f(x):\nreturn x\n", 2, 1, "expected an indented block"),
+    ("for i in range(3):\n", 1, 19, "the input ended; expected an indented block"),
+    ("x = 1\n    y = 2\n", 2, 1, "unexpected indentation"),
+    ("x = 1\n\n# note\n    y = 2\n", 4, 1, "unexpected indentation"),
+    ("def f(x):\n    return x\n  y = 2\n", 3, 1, "unindent does not match"),
+])
+def test_indentation_errors_point_at_the_line(text, line, column, words):
+    err = error_of(text, program=True)
+    assert (err.span.line, err.span.column) == (line, column) and words in err.message
+    assert err.excerpt()
