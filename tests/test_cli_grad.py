@@ -284,3 +284,13 @@ def test_json_output_never_imports_rich_and_arrays_do_import_numpy():
 
 def test_lark_is_loaded_without_the_optional_regex_module():
     assert "regex" not in modules_loaded_by("grad", "x", "--at", "x=1", "--json")
+
+
+@pytest.mark.parametrize("extra", [[], ["--json"]])
+def test_a_reader_that_goes_away_is_not_an_error(extra):
+    p = subprocess.Popen([sys.executable, "-m", "autodiff", "grad", "x*x", "--at", "x=arange(50.0)", *extra],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdout.close()                                # like `| head -0`: every write meets a closed pipe
+    err = p.stderr.read().decode()
+    p.stderr.close()
+    assert p.wait(timeout=60) == 0 and "Traceback" not in err and "internal error" not in err
