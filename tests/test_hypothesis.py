@@ -182,3 +182,80 @@ def test_arbitrary_text_never_escapes_as_anything_but_a_source_error(text):
         autodiff.grad(None, at={name: 0.5 for name in target.inputs}, target=target)
     except autodiff.SourceError as err:
         err.format()
+
+
+# ---- typed random expressions over a vector x (3,), a matrix A (3, 3) and a scalar y -------------
+# vectors and scalars are built separately so every expression is well shaped; every function used
+# is smooth everywhere (no max/min/abs: finite differences must not straddle a kink)
+
+def vector_ops(vec, sca):
+    return st.one_of(
+        st.tuples(vec).map(lambda t: f"A @ ({t[0]})"),
+        st.tuples(vec, sca).map(lambda t: f"({t[0]}) * ({t[1]})"),
+        st.tuples(vec, vec).map(lambda t: f"({t[0]}) + ({t[1]})"),
+        st.tuples(vec, vec).map(lambda t: f"({t[0]}) * ({t[1]})"),
+        st.tuples(st.sampled_from(["sin", "tanh", "sigmoid", "arctan"]), vec).map(lambda t: f"{t[0]}({t[1]})"),
+        st.tuples(vec).map(lambda t: f"transpose(A) @ ({t[0]})"),
+        st.tuples(vec, sca).map(lambda t: f"[({t[0]})[0], ({t[1]}), ({t[0]})[2]]"),
+    )
+
+
+def scalar_ops(vec, sca):
+    return st.one_of(
+        st.tuples(vec).map(lambda t: f"sum({t[0]})"),
+        st.tuples(vec, vec).map(lambda t: f"dot({t[0]}, {t[1]})"),
+        st.tuples(vec).map(lambda t: f"norm(1 + ({t[0]})**2)"),
+        st.tuples(vec).map(lambda t: f"mean({t[0]})"),
+        st.tuples(vec).map(lambda t: f"({t[0]})[1]"),
+        st.tuples(vec).map(lambda t: f"sum(({t[0]})[1:] * ({t[0]})[:-1])"),
+        st.tuples(sca, sca).map(lambda t: f"({t[0]}) * ({t[1]})"),
+        st.tuples(sca).map(lambda t: f"cos({t[0]})"),
+        st.tuples(vec).map(lambda t: f"prod(1 + sigmoid({t[0]}))"),
+    )
+
+
+def typed(depth):
+    if depth == 0:
+        return st.just("x"), st.sampled_from(["y", "0.5", "sum(A)"])
+    vec, sca = typed(depth - 1)
+    return st.one_of(vec, vector_ops(vec, sca)), st.one_of(sca, scalar_ops(vec, sca))
+
+
+TYPED_VECTOR, TYPED_SCALAR = typed(3)
+small = st.floats(-1.5, 1.5, allow_nan=False)
+
+
+@SETTINGS
+@given(TYPED_SCALAR, arrays(np.float64, 3, elements=small), arrays(np.float64, (3, 3), elements=small), small)
+def test_random_vector_and_matrix_expressions_match_finite_differences(expr, x, A, y):
+    target = api.load(f"({expr}) + 0*sum(x) + 0*sum(A) + 0*y")
+    point = {"x": x, "A": A, "y": y}
+    r = autodiff.grad(None, at=point, target=target)
+    scale = max(1.0, abs(r.value))
+    for name in ("x", "A", "y"):
+        g = np.asarray(r.gradient[name])
+        assert g.shape == np.shape(point[name]), (expr, name)
+        for k in range(g.size):
+            def along(t, name=name, k=k):
+                moved = np.array(point[name], dtype=float)
+                moved.flat[k] = t
+                return value_at(target, {**point, name: moved if moved.ndim else float(moved)})
+            fd = five_point(along, float(np.asarray(point[name]).flat[k]))
+            assert abs(g.flat[k] - fd) <= 1e-6 * max(scale, abs(fd)), (expr, name, k, g.flat[k], fd)
+
+
+# ---- nested grad in programs: the second derivative through the interpreter ------------------------
+
+@settings(max_examples=25, deadline=None)
+@given(expressions, coordinates)
+def test_grad_of_grad_in_a_program_matches_differences_of_the_first(expr, x):
+    import tempfile
+    expr = expr.replace("y", "(x*x)")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = f"{tmp}/f.py"
+        with open(path, "w") as f:
+            f.write(f"def f(x):\n    return {expr} + 0*x\n\ndef g(x):\n    return grad(f)(x)\n")
+        second = autodiff.grad(path, at={"x": x}, fn="g").gradient["x"]
+        first = api.load(path, fn="g")
+        fd = five_point(lambda t: value_at(first, {"x": t}), x)
+    assert abs(second - fd) <= 1e-6 * max(1.0, abs(fd)), (expr, x, second, fd)
