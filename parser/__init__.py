@@ -26,6 +26,20 @@ def _import_lark():
             del sys.modules["regex"]
 
 
+def _cache_file(start: str):
+    """Where the LALR tables are cached: a private per-user folder, not lark's default in the
+    shared temp dir (lark unpickles the cache file, so others must not be able to plant one).
+    False (build the tables every time) when no such folder can be made."""
+    import os
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    folder = os.path.join(base, "autodiff")
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+    except OSError:
+        return False
+    return os.path.join(folder, f"grammar-{start}.lark-cache")
+
+
 def _parser(start: str):
     parser = _parsers.get(start)
     if parser is None:
@@ -33,11 +47,11 @@ def _parser(start: str):
         from lark import Lark
 
         from .transform import ASTBuilder, Indenter
-        # The LALR tables are built once per grammar version and cached in the temp dir;
-        # later starts only unpickle them.
+        # The LALR tables are built once per grammar version and cached; later starts only
+        # unpickle them. lark checks the cache against a hash of the grammar and its version.
         parser = Lark.open_from_package("autodiff.parser", "grammar.lark", ("",), parser="lalr", lexer="basic",
                                         start=start, postlex=Indenter(), transformer=ASTBuilder(),
-                                        maybe_placeholders=True, cache=True)
+                                        maybe_placeholders=True, cache=_cache_file(start))
         _parsers[start] = parser
     return parser
 

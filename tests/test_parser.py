@@ -348,3 +348,30 @@ def test_indentation_errors_point_at_the_line(text, line, column, words):
     err = error_of(text, program=True)
     assert (err.span.line, err.span.column) == (line, column) and words in err.message
     assert err.excerpt()
+
+
+# ---- the LALR table cache ------------------------------------------------------------------------
+
+def parse_in_fresh_process(cache_home):
+    import os
+    import subprocess
+    import sys
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache_home)}
+    code = "from autodiff.parser import parse_expression; print(parse_expression('x**2*y').span)"
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+
+
+def test_lalr_tables_are_cached_in_a_private_folder(tmp_path):
+    for _ in range(2):                          # the first run writes the cache, the second reads it
+        p = parse_in_fresh_process(tmp_path)
+        assert p.returncode == 0 and "column=1" in p.stdout, p.stderr
+    folder = tmp_path / "autodiff"
+    assert (folder.stat().st_mode & 0o777) == 0o700
+    assert (folder / "grammar-expression.lark-cache").is_file()
+
+
+def test_an_unwritable_cache_location_still_parses(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    p = parse_in_fresh_process(blocker)
+    assert p.returncode == 0 and p.stderr == "", p.stderr
