@@ -192,10 +192,18 @@ def _pow_dy(g, ans, x, y):
     return g * ans * O.log(O.where(O.eq(x, 0.0), 1.0, x))
 
 
+def _pow_dx(ans, x, y):
+    # y x**(y-1); where y == 0 it is exactly 0 (x**0 is constant), also at x == 0 where
+    # 0 * 0**-1 would be nan: the base is swapped for 1 there, so no nan reaches any order
+    if y.__class__ is float:                    # the usual case, `x**2`: no where() needed
+        return y * O.pow(x, y - 1.0) if y != 0.0 else O.zeros_like(x)
+    return y * O.pow(O.where(O.eq(y, 0.0), 1.0, x), y - 1.0)
+
+
 POW = defprim("pow", _pow, needs_ans=True,
-              vjp=(lambda g, ans, x, y: unbroadcast(g * y * O.pow(x, y - 1.0), x),
+              vjp=(lambda g, ans, x, y: unbroadcast(g * _pow_dx(ans, x, y), x),
                    lambda g, ans, x, y: unbroadcast(_pow_dy(g, ans, x, y), y)),
-              jvp=(lambda t, ans, x, y: bcast(t * y * O.pow(x, y - 1.0), ans),
+              jvp=(lambda t, ans, x, y: bcast(t * _pow_dx(ans, x, y), ans),
                    lambda t, ans, x, y: bcast(_pow_dy(t, ans, x, y), ans)))
 
 

@@ -91,7 +91,9 @@ def all_cases():
     for name in BINARY_NAMES:
         cases += binary_cases(name)
     cases += [Case("pow", (arr(-1.5, 2.0, -0.5), 2.0), diff=(0,), label="[negative base, whole power]"),
-              Case("pow", (arr(-1.5, 2.0, -0.5), 3.0), diff=(0,), label="[negative base, cube]")]
+              Case("pow", (arr(-1.5, 2.0, -0.5), 3.0), diff=(0,), label="[negative base, cube]"),
+              Case("pow", (arr(0.0, 0.0, 1.5), arr(0.0, 2.0, 0.0)), diff=(0,), label="[zero powers]"),
+              Case("pow", (0.0, 0.0), diff=(0,), label="[0**0]")]
     cases += [Case("matmul", (rand(3), rand(3))), Case("matmul", (rand(2, 3), rand(3))),
               Case("matmul", (rand(3), rand(3, 2))), Case("matmul", (rand(2, 3), rand(3, 4)))]
     cond = np.array([True, False, True])
@@ -409,6 +411,9 @@ def test_outside_the_domain_the_value_is_nan_not_an_exception(name, x):
     ("x**0.5", {"x": 0.0}, 0.0, {"x": math.inf}),
     ("x/y", {"x": 1.0, "y": 0.0}, math.inf, {"x": math.inf, "y": -math.inf}),
     ("x**-1", {"x": 0.0}, math.inf, {"x": -math.inf}),
+    ("x**0", {"x": 0.0}, 1.0, {"x": 0.0}),                  # a constant: 0, not 0 * 0**-1 = nan
+    ("x**y", {"x": 0.0, "y": 0.0}, 1.0, {"x": 0.0, "y": 0.0}),
+    ("x**0", {"x": math.inf}, 1.0, {"x": 0.0}),
 ])
 def test_arithmetic_at_zero(expr, at, value_, grads):
     r = autodiff.grad(expr, at=at)
