@@ -319,14 +319,22 @@ RELU = defprim("relu", _relu, vjp=(lambda g, ans, x: g * O.step(x),),
 
 
 def _sigmoid(x):
-    if x.__class__ is float:                  # stable on both tails
-        return 0.5 * (1.0 + math.tanh(0.5 * x))
-    return _scalar(0.5 * (1.0 + xp().tanh(0.5 * x)))
+    # exp of a non-positive number only (no overflow), and no 1 - (nearly 1) on the negative
+    # tail: sigmoid(-30) keeps all its digits (0.5 * (1 + tanh(x/2)) kept three)
+    if x.__class__ is float:
+        if x >= 0.0:
+            return 1.0 / (1.0 + math.exp(-x))
+        e = math.exp(x)
+        return e / (1.0 + e)
+    m = xp()
+    e = m.exp(-m.abs(x))
+    return _scalar(m.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e)))
 
 
+# sigmoid' = sigmoid(x) sigmoid(-x): accurate on both tails, unlike ans * (1 - ans) for x >> 0
 SIGMOID = defprim("sigmoid", _sigmoid, needs_ans=True,
-                  vjp=(lambda g, ans, x: g * (ans * (1.0 - ans)),),
-                  jvp=(lambda t, ans, x: t * (ans * (1.0 - ans)),))
+                  vjp=(lambda g, ans, x: g * (ans * O.sigmoid(-x)),),
+                  jvp=(lambda t, ans, x: t * (ans * O.sigmoid(-x)),))
 
 
 def _softplus(x):
