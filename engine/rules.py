@@ -247,8 +247,9 @@ def _elementwise(name, mathfn, npname, deriv, needs_ans=False, **kw):
 SIN = _elementwise("sin", math.sin, "sin", lambda ans, x: O.cos(x))
 COS = _elementwise("cos", math.cos, "cos", lambda ans, x: -O.sin(x))
 TAN = _elementwise("tan", math.tan, "tan", lambda ans, x: 1.0 + ans * ans, needs_ans=True)
-ARCSIN = _elementwise("arcsin", math.asin, "arcsin", lambda ans, x: O.div(1.0, O.sqrt(1.0 - x * x)))
-ARCCOS = _elementwise("arccos", math.acos, "arccos", lambda ans, x: O.div(-1.0, O.sqrt(1.0 - x * x)))
+# (1 - x)(1 + x), not 1 - x*x: near |x| = 1 the subtraction is exact, the derivative keeps its digits
+ARCSIN = _elementwise("arcsin", math.asin, "arcsin", lambda ans, x: O.div(1.0, O.sqrt((1.0 - x) * (1.0 + x))))
+ARCCOS = _elementwise("arccos", math.acos, "arccos", lambda ans, x: O.div(-1.0, O.sqrt((1.0 - x) * (1.0 + x))))
 ARCTAN = _elementwise("arctan", math.atan, "arctan", lambda ans, x: O.div(1.0, 1.0 + x * x))
 SINH = _elementwise("sinh", math.sinh, "sinh", lambda ans, x: O.cosh(x))
 COSH = _elementwise("cosh", math.cosh, "cosh", lambda ans, x: O.sinh(x))

@@ -544,3 +544,11 @@ def test_softplus_keeps_its_digits(x):
     expected = max(x, 0.0) + math.log1p(math.exp(-abs(x)))
     assert value == pytest.approx(expected, rel=1e-15, abs=0)
     assert slope == pytest.approx(1 / (1 + math.exp(-x)) if x >= 0 else math.exp(x) / (1 + math.exp(x)), rel=1e-14, abs=0)
+
+
+@pytest.mark.parametrize("x", [1 - 2.0 ** -30, -(1 - 2.0 ** -40), 1 - 1e-12])
+def test_arcsin_and_arccos_slopes_keep_their_digits_near_one(x):
+    from fractions import Fraction
+    exact = 1 / math.sqrt(float(1 - Fraction(x) ** 2))      # 1 - x**2 computed exactly
+    assert grad1("arcsin", x)[1] == pytest.approx(exact, rel=1e-14, abs=0)
+    assert grad1("arccos", x)[1] == pytest.approx(-exact, rel=1e-14, abs=0)
