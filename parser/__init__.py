@@ -74,7 +74,7 @@ def _parse(text: str, start: str, filename: str | None):
         inner = getattr(err, "orig_exc", None)          # errors raised inside the AST builder
         if isinstance(inner, SourceError):
             raise inner.with_source(text, filename) from None
-        raise convert_lark_error(err, text).with_source(text, filename) from None
+        raise convert_lark_error(err, text, start).with_source(text, filename) from None
     finally:
         if collecting:
             gc.enable()

@@ -44,10 +44,10 @@ class SourceError(Exception):
         """The source line at fault and a caret under the column (lines shortened around it)."""
         if self.span is None or self.source is None:
             return []
-        lines = self.source.splitlines() or [""]
+        lines = self.source.split("\n")          # as lark counts lines (splitlines also splits at \f)
         if not 1 <= self.span.line <= len(lines):
             return []
-        text = lines[self.span.line - 1].expandtabs(1)
+        text = lines[self.span.line - 1].rstrip("\r").expandtabs(1)
         col = max(self.span.column - 1, 0)
         end = self.span.end_column - 1 if self.span.end_line == self.span.line else len(text)
         length = max(1, min(end, len(text)) - col)
@@ -58,7 +58,10 @@ class SourceError(Exception):
             col = col - start + (1 if start else 0)
             length = min(length, width - (col - (1 if start else 0)))
         prefix = f"{self.span.line:>4} | "
-        return [prefix + text, " " * (len(prefix) + col) + "^" * max(1, min(length, 60))]
+        # the caret goes under the fault as a terminal shows it: wide (CJK) characters take two cells
+        under = _cells(text[:col])
+        marks = max(1, min(_cells(text[col:col + length]), 60))
+        return [prefix + text, " " * (len(prefix) + under) + "^" * marks]
 
     def format(self) -> str:
         """Plain text in the style of pip's diagnostics."""
@@ -73,6 +76,15 @@ class SourceError(Exception):
     def __str__(self) -> str:
         loc = self.location()
         return f"{loc + ': ' if loc else ''}{self.message}"
+
+
+def _cells(text: str) -> int:
+    """Terminal cells taken by text: 2 for wide East Asian characters, 0 for combining marks."""
+    if text.isascii():
+        return len(text)
+    import unicodedata
+    return sum(0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in "WF" else 1
+               for ch in text)
 
 
 # The language's words that Python has and we do not: named in the error rather than
@@ -169,7 +181,10 @@ def end_span(text: str) -> Span:
     return Span(line, col, line, col)
 
 
-def convert_lark_error(err, text: str) -> SourceError:
+ONE_LINE_HINT = "an expression continues on the next line only inside parentheses: wrap it in ( )"
+
+
+def convert_lark_error(err, text: str, start: str = "program") -> SourceError:
     """Turn a lark exception into a SourceError with a place and words a person can use."""
     from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
 
@@ -207,6 +222,7 @@ def convert_lark_error(err, text: str) -> SourceError:
                 # the indenter dates INDENT at the line break before it: point at the indentation
                 line = token.end_line or line
                 return SourceError("syntax error", "unexpected indentation", Span(line, 1, line, token.end_column or 2),
+                                   ONE_LINE_HINT if start == "expression" else
                                    "indent only the body of def, if, elif, else, for and while", source=text)
             else:
                 what = f"unexpected {str(token.value)!r}"
@@ -227,6 +243,9 @@ def convert_lark_error(err, text: str) -> SourceError:
         msg = f"{what}; expected {describe_expected(expected, open_brackets(text, pos))}" if expected else what
         if hint is None and not at_end and token.type in ("NAME", "NUMBER") and "MUL_OP" in expected:
             hint = "write * to multiply (2*x, not 2x) and parentheses to call a function (sin(x))"
+        if hint is None and start == "expression" and not at_end and (span.line > 1 or token.type == "_NEWLINE") \
+                and not open_brackets(text, pos):
+            hint = ONE_LINE_HINT
         return SourceError("syntax error", msg, span, hint, source=text)
     # lark's dedent errors carry no position: find the offending line ourselves
     from lark.indenter import DedentError

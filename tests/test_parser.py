@@ -375,3 +375,20 @@ def test_an_unwritable_cache_location_still_parses(tmp_path):
     blocker.write_text("not a folder")
     p = parse_in_fresh_process(blocker)
     assert p.returncode == 0 and p.stderr == "", p.stderr
+
+
+@pytest.mark.parametrize("text", ["x\n+ y", "x\n  + y", "x +\n y"])
+def test_an_expression_broken_over_lines_gets_the_parentheses_hint(text):
+    assert "inside parentheses" in error_of(text).hint
+    assert shape(parse("(" + text.replace("\n", "\n ") + ")")) == ("+", "x", "y")
+
+
+def test_carets_count_wide_characters_as_two_cells():
+    err = error_of("变量 + ＊ x")
+    line, caret = err.excerpt()
+    assert caret.index("^") == len("   1 | ") + len("变量 + ") + 2 and caret.endswith("^^")
+
+
+def test_excerpt_lines_are_counted_like_lark_at_form_feeds():
+    err = error_of("(x\f+ 1 +\n $)")
+    assert err.span.line == 2 and err.excerpt()[0].endswith(" $)")
