@@ -223,8 +223,11 @@ def bind_inputs(target: Target, values: dict) -> dict:
     extra = [k for k in values if k not in target.inputs]
     if extra:
         known = ", ".join(target.inputs) if target.inputs else "none"
+        from .builtins import builtin_names
+        hint = (f"`{extra[0]}` is a builtin of the language, not a variable: name the variable otherwise"
+                if extra[0] in builtin_names() else None)
         raise SourceError("unknown input", f"--at {extra[0]}: {target.describe()} has no input {extra[0]!r} "
-                          f"(its inputs: {known})", None)
+                          f"(its inputs: {known})", None, hint)
     return {k: as_input(values[k]) for k in target.inputs}
 
 

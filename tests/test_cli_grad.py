@@ -198,6 +198,12 @@ def test_user_errors_exit_2_with_a_message_and_no_traceback(args, kind):
     assert_clean_error(run_cli("grad", *args), kind)
 
 
+def test_a_builtin_given_as_an_input_is_explained():
+    r = run_cli("grad", "e*x", "--at", "e=2,x=1")
+    assert_clean_error(r, "unknown input")
+    assert "hint: `e` is a builtin" in r.err
+
+
 def test_error_names_the_place_with_a_caret():
     r = run_cli("grad", "x+y", "--at", "x=[1,2,3],y=[1,2,3,4]")
     lines = r.err.splitlines()
