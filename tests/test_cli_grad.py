@@ -87,10 +87,11 @@ def test_json_is_exactly_one_document_with_the_schema():
 
 
 def test_json_arrays_are_nested_lists():
+    import numpy as np
     doc = run_cli("grad", "sum(A @ A)", "--at", "A=[[1,2],[3,4]]", "--json").json
-    assert doc["value"] == 7 + 10 + 15 + 22
-    # d sum(A A)/dA = 1 A^T + A^T 1 (1 = ones): rows [3+4+1+3, 3+4+2+4] ...
-    assert doc["gradient"]["A"] == [[1 + 2 + 1 + 3, 3 + 4 + 1 + 3], [1 + 2 + 2 + 4, 3 + 4 + 2 + 4]]
+    A, ones = np.array([[1.0, 2.0], [3.0, 4.0]]), np.ones((2, 2))
+    assert doc["value"] == (A @ A).sum() == 7 + 10 + 15 + 22
+    assert doc["gradient"]["A"] == (ones @ A.T + A.T @ ones).tolist()     # d sum(AA)/dA = 1Aᵀ + Aᵀ1
 
 
 @pytest.mark.parametrize("expr, at, value, grad", [
