@@ -185,7 +185,10 @@ def main(argv=None) -> None:
     result = [Exit.INTERNAL]
 
     def work():
-        result[0] = _invoke(args)
+        try:
+            result[0] = _invoke(args)
+        except SystemExit:        # rich's answer to a closed pipe (`| head`): the reader left, not an error
+            result[0] = Exit.OK
 
     sys.setrecursionlimit(100_000)
     threading.stack_size(512 * 1024 * 1024)

@@ -42,6 +42,12 @@ def fmt_number(x: float) -> str:
     return r[:-2] if r.endswith(".0") else r
 
 
+def _array_entry(f) -> str:
+    # 15 significant digits: hides last-bit noise (0.30000000000000004) but never rounds a
+    # small entry to 0 (1e-12 stays 1e-12); non-finite entries read inf/-inf/nan
+    return fmt_number(float(f"{float(f):.15g}"))
+
+
 def fmt_value(v, width: int = 60) -> str:
     """A number, or an array shown by its values (short ones) or its shape and a preview."""
     from ..engine.values import to_python
@@ -54,7 +60,7 @@ def fmt_value(v, width: int = 60) -> str:
         from ..engine.backend import np
         a = np().asarray(p, dtype=float)
         text = np().array2string(a, separator=", ", precision=6, threshold=20,
-                                 formatter={"float_kind": lambda f: fmt_number(float(f"{f:.12g}"))},
+                                 formatter={"float_kind": _array_entry},
                                  max_line_width=width)
         return text
     return str(p)

@@ -11,14 +11,16 @@ _consoles = {}
 
 def console(stderr: bool = False):
     """A rich console that follows the terminal and NO_COLOR; plain text when piped."""
-    c = _consoles.get(stderr)
+    stream = sys.stderr if stderr else sys.stdout
+    c = _consoles.get((stderr, id(stream)))      # keyed by stream: callers may swap sys.stdout
     if c is None:
         from rich.console import Console
-        stream = sys.stderr if stderr else sys.stdout
         tty = stream.isatty()
         c = Console(file=stream, stderr=stderr, no_color=bool(os.environ.get("NO_COLOR")) or None,
                     highlight=False, soft_wrap=not tty, width=None if tty else 10_000)
-        _consoles[stderr] = c
+        for key in [k for k in _consoles if k[0] == stderr]:
+            del _consoles[key]
+        _consoles[(stderr, id(stream))] = c
     return c
 
 
@@ -83,7 +85,7 @@ def grad_result(target, result) -> None:
     table.add_column("∂f/∂input" if result.reduced is None else
                      ("∂sum(f)/∂input" if result.reduced == "sum" else "vᵀJ"))
     for name, g in result.gradient.items():
-        table.add_row(name, fmt_value(g))
+        table.add_row(Text(name), Text(fmt_value(g)))      # Text: "[inf, 1]" is not markup
     c.print()
     c.print(table)
     _print_notes(notes_for(result))

@@ -58,7 +58,33 @@ def load(text: str, fn: str | None = None, of: str | None = None, filename: str 
     from .builtins import builtin_names
     names = builtin_names()
     inputs = [v for v in loaded_names(node) if v not in names]
+    _refuse_unknown_functions(node, names, text)
     return Target(text, None, "expression", inputs, node)
+
+
+def _refuse_unknown_functions(node, builtins, text):
+    """A called name that is no builtin is a misspelt function, not an input to ask for."""
+    from .interp import unknown_name
+    stack = [node]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, (tuple, list)):
+            stack.extend(reversed(x))
+            continue
+        if isinstance(x, n.Call) and isinstance(x.func, n.Name) and x.func.id not in builtins:
+            err = unknown_name(x.func.id, x.func.span, [b for b in builtins if b.isalpha()])
+            err.kind, err.message = "unknown function", f"`{x.func.id}` is not a function of the language"
+            raise err.with_source(text)
+        if isinstance(x, n.Name) and x.id not in builtins and x.span.end_line == x.span.line \
+                and x.span.end_column - x.span.column != len(x.id):
+            # written as np.NAME or math.NAME (the parser keeps the whole span): must be a builtin
+            raise SourceError("unknown name", f"`{x.id}` is not a builtin, so it cannot be named through "
+                              "np. or math.", x.span, f"write {x.id} alone for an input", source=text)
+        for f in reversed(tuple(getattr(x, "__dataclass_fields__", ()))):
+            if f not in ("span", "op_span", "op_spans"):
+                v = getattr(x, f)
+                if isinstance(v, (tuple, list)) or hasattr(v, "__dataclass_fields__"):
+                    stack.append(v)
 
 
 def _load_program(text, filename, fn, of) -> Target:
@@ -197,8 +223,11 @@ def bind_inputs(target: Target, values: dict) -> dict:
     extra = [k for k in values if k not in target.inputs]
     if extra:
         known = ", ".join(target.inputs) if target.inputs else "none"
+        from .builtins import builtin_names
+        hint = (f"`{extra[0]}` is a builtin of the language, not a variable: name the variable otherwise"
+                if extra[0] in builtin_names() else None)
         raise SourceError("unknown input", f"--at {extra[0]}: {target.describe()} has no input {extra[0]!r} "
-                          f"(its inputs: {known})", None)
+                          f"(its inputs: {known})", None, hint)
     return {k: as_input(values[k]) for k in target.inputs}
 
 

@@ -11,21 +11,27 @@ from .tape import Dual, Var, strip
 from .values import describe, dtype, shape_of, size_of
 
 
-def _axis(axis, x=None, what="the reduction"):
-    """A reduction's axis as an int, checked against x's dimensions (before the forward pass:
-    numpy would accept some on a scalar and fail only in the backward sweep)."""
+def _axis(axis):
+    """An axis as an int."""
     if axis is None:
         return None
     a = strip(axis)
     if isinstance(a, bool) or not isinstance(a, (int, float)) or a != a or abs(a) == math.inf or int(a) != a:
         raise SourceError("type error", f"an axis must be a whole number, not {describe(axis)}")
-    a = int(a)
-    if x is not None:
-        ndim = len(shape_of(x))
-        if not -ndim <= a < max(ndim, 0) or ndim == 0:
-            raise SourceError("value error", f"{what}: axis {a} is out of bounds for "
-                              f"{describe(x)}")
-    return a
+    return int(a)
+
+
+def _reduction_axis(name, x, axis):
+    """The axis of a reduction, checked against x's dimensions as numpy does (a number has none)."""
+    ax = _axis(axis)
+    if ax is not None:
+        n = len(shape_of(x))
+        if not -n <= ax < n:
+            what = "a number" if n == 0 else f"an array of {n} dimension{'s' if n > 1 else ''}"
+            hint = (f"for the {'larger' if name == 'max' else 'smaller'} of two numbers use "
+                    f"{'maximum' if name == 'max' else 'minimum'}(x, y)") if name in ("max", "min") and n == 0 else None
+            raise SourceError("index error", f"{name}(): axis {ax} is out of bounds for {what}", None, hint)
+    return ax
 
 
 def _shape_arg(args, what):
@@ -120,27 +126,29 @@ class Builtins:
 
     # -- reductions and linear algebra --
     def sum(self, x, axis=None):
-        return O.sum(x, _axis(axis, x, "sum()"))
+        return O.sum(x, _reduction_axis("sum", x, axis))
 
     def mean(self, x, axis=None):
-        ax = _axis(axis, x, "mean()")
+        ax = _reduction_axis("mean", x, axis)
         s = shape_of(x)
         if not s:
             return x * 1.0
         count = size_of(x) if ax is None else s[ax]
-        return O.sum(x, ax) / float(count)
+        return O.div(O.sum(x, ax), float(count))            # the mean of nothing is nan, as in numpy
 
     def max(self, x, axis=None):
-        ax = _axis(axis, x, "max()")
-        if not shape_of(x):
-            return x
-        return O.max(x, ax)
+        ax = _reduction_axis("max", x, axis)
+        return x if not shape_of(x) else O.max(x, ax)
 
     def min(self, x, axis=None):
-        ax = _axis(axis, x, "min()")
-        if not shape_of(x):
-            return x
-        return O.min(x, ax)
+        ax = _reduction_axis("min", x, axis)
+        return x if not shape_of(x) else O.min(x, ax)
+
+    def where(self, c, x, y):
+        for a in (c, x, y):           # numpy would make an object array of anything else
+            if not _is_numeric(a):
+                raise SourceError("type error", f"where() takes numbers or arrays, not {describe(a)}")
+        return O.where(c, x, y)
 
     def dot(self, x, y):
         if not shape_of(x) or not shape_of(y):
@@ -174,6 +182,25 @@ class Builtins:
         return GradFunction(f, self.interp)
 
 
+def _numeric(name, fn):
+    """A math function that names the builtin when given something that is not a number."""
+    def op(*args):
+        try:
+            return fn(*args)
+        except TypeError:
+            bad = next((a for a in args if not _is_numeric(a)), None)
+            if bad is None:
+                raise
+            raise SourceError("type error", f"{name}() takes numbers or arrays, not {describe(bad)}") from None
+    op.__name__ = name
+    return op
+
+
+def _is_numeric(v):
+    v = strip(v)
+    return isinstance(v, (float, int, bool)) or is_array(v)
+
+
 def make_builtins(interp) -> dict:
     from .interp import Builtin
     b = Builtins(interp)
@@ -185,13 +212,13 @@ def make_builtins(interp) -> dict:
     for name in ("sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "exp", "log",
                  "log2", "log10", "sqrt", "abs", "sign", "sigmoid", "relu", "softplus", "norm", "transpose",
                  "prod", "floor"):
-        add(name, getattr(O, name), 1)
+        add(name, _numeric(name, getattr(O, name)), 1)
     for alias, name in (("asin", "arcsin"), ("acos", "arccos"), ("atan", "arctan"), ("fabs", "abs")):
-        add(alias, getattr(O, name), 1)
-    add("maximum", O.maximum, 2)
-    add("minimum", O.minimum, 2)
+        add(alias, _numeric(alias, getattr(O, name)), 1)
+    add("maximum", _numeric("maximum", O.maximum), 2)
+    add("minimum", _numeric("minimum", O.minimum), 2)
     add("where", b.where, 3)
-    add("matmul", O.matmul, 2)
+    add("matmul", _numeric("matmul", O.matmul), 2)
     add("dot", b.dot, 2)
     add("sum", b.sum, 1, 2)
     add("mean", b.mean, 1, 2)

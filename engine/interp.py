@@ -874,7 +874,12 @@ class Interpreter:
         def listexpr(frame):
             vals = [ev(frame) for ev, _ in items]
             STATE.span = span
-            return me.make_array(vals, [sp for _, sp in items], span)
+            try:
+                return me.make_array(vals, [sp for _, sp in items], span)
+            except SourceError:
+                raise
+            except Exception as exc:     # e.g. numpy's limit of 64 dimensions for deep nesting
+                raise runtime_error(exc, span, "list") from None
         return listexpr
 
     def make_array(self, vals, spans, span):

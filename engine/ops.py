@@ -225,6 +225,9 @@ def stop_gradient(x):
 # ---- operators on boxes -----------------------------------------------------------------------
 
 def _install(cls):
+    # numpy must not treat a box as an object to broadcast over (`array * Var` would become an
+    # object array of Vars): None makes ndarray's operators defer to the box's reflected ones.
+    cls.__array_ufunc__ = None
     cls.__add__ = lambda a, b: add(a, b)
     cls.__radd__ = lambda a, b: add(b, a)
     cls.__sub__ = lambda a, b: sub(a, b)

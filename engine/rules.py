@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import math
 
-from . import ops as O
 from .backend import np, xp
 from .state import STATE
 
@@ -193,18 +192,18 @@ def _pow_dy(g, ans, x, y):
     return g * ans * O.log(O.where(O.eq(x, 0.0), 1.0, x))
 
 
-def _pow_dx(g, x, y):
-    # d/dx x**y = y x**(y-1); for a constant y == 0 it is exactly 0, also at x == 0 (not 0 * inf),
-    # so the n-th derivatives of polynomials stay exact at 0
-    if y.__class__ is float and y == 0.0:
-        return O.zeros_like(g)
-    return g * y * O.pow(x, y - 1.0)
+def _pow_dx(ans, x, y):
+    # y x**(y-1); where y == 0 it is exactly 0 (x**0 is constant), also at x == 0 where
+    # 0 * 0**-1 would be nan: the base is swapped for 1 there, so no nan reaches any order
+    if y.__class__ is float:                    # the usual case, `x**2`: no where() needed
+        return y * O.pow(x, y - 1.0) if y != 0.0 else O.zeros_like(x)
+    return y * O.pow(O.where(O.eq(y, 0.0), 1.0, x), y - 1.0)
 
 
 POW = defprim("pow", _pow, needs_ans=True,
-              vjp=(lambda g, ans, x, y: unbroadcast(_pow_dx(g, x, y), x),
+              vjp=(lambda g, ans, x, y: unbroadcast(g * _pow_dx(ans, x, y), x),
                    lambda g, ans, x, y: unbroadcast(_pow_dy(g, ans, x, y), y)),
-              jvp=(lambda t, ans, x, y: bcast(_pow_dx(t, x, y), ans),
+              jvp=(lambda t, ans, x, y: bcast(t * _pow_dx(ans, x, y), ans),
                    lambda t, ans, x, y: bcast(_pow_dy(t, ans, x, y), ans)))
 
 
@@ -248,8 +247,9 @@ def _elementwise(name, mathfn, npname, deriv, needs_ans=False, **kw):
 SIN = _elementwise("sin", math.sin, "sin", lambda ans, x: O.cos(x))
 COS = _elementwise("cos", math.cos, "cos", lambda ans, x: -O.sin(x))
 TAN = _elementwise("tan", math.tan, "tan", lambda ans, x: 1.0 + ans * ans, needs_ans=True)
-ARCSIN = _elementwise("arcsin", math.asin, "arcsin", lambda ans, x: O.div(1.0, O.sqrt(1.0 - x * x)))
-ARCCOS = _elementwise("arccos", math.acos, "arccos", lambda ans, x: O.div(-1.0, O.sqrt(1.0 - x * x)))
+# (1 - x)(1 + x), not 1 - x*x: near |x| = 1 the subtraction is exact, the derivative keeps its digits
+ARCSIN = _elementwise("arcsin", math.asin, "arcsin", lambda ans, x: O.div(1.0, O.sqrt((1.0 - x) * (1.0 + x))))
+ARCCOS = _elementwise("arccos", math.acos, "arccos", lambda ans, x: O.div(-1.0, O.sqrt((1.0 - x) * (1.0 + x))))
 ARCTAN = _elementwise("arctan", math.atan, "arctan", lambda ans, x: O.div(1.0, 1.0 + x * x))
 SINH = _elementwise("sinh", math.sinh, "sinh", lambda ans, x: O.cosh(x))
 COSH = _elementwise("cosh", math.cosh, "cosh", lambda ans, x: O.sinh(x))
@@ -260,6 +260,16 @@ LOG2 = _elementwise("log2", math.log2, "log2", lambda ans, x: O.div(1.0, x * LN2
 LOG10 = _elementwise("log10", math.log10, "log10", lambda ans, x: O.div(1.0, x * LN10))
 SQRT = _elementwise("sqrt", math.sqrt, "sqrt", lambda ans, x: O.div(0.5, ans), needs_ans=True,
                     kink="sqrt'(0) = +inf")
+_sqrt_value = SQRT.impl
+
+
+def _sqrt(x):
+    if (x == 0.0) if x.__class__ is float else bool((x == 0).any()):
+        STATE.kink("sqrt", "sqrt at 0: derivative taken as +inf")
+    return _sqrt_value(x)
+
+
+SQRT.impl = _sqrt
 
 
 def _abs(x):
@@ -310,14 +320,22 @@ RELU = defprim("relu", _relu, vjp=(lambda g, ans, x: g * O.step(x),),
 
 
 def _sigmoid(x):
-    if x.__class__ is float:                  # stable on both tails
-        return 0.5 * (1.0 + math.tanh(0.5 * x))
-    return _scalar(0.5 * (1.0 + xp().tanh(0.5 * x)))
+    # exp of a non-positive number only (no overflow), and no 1 - (nearly 1) on the negative
+    # tail: sigmoid(-30) keeps all its digits (0.5 * (1 + tanh(x/2)) kept three)
+    if x.__class__ is float:
+        if x >= 0.0:
+            return 1.0 / (1.0 + math.exp(-x))
+        e = math.exp(x)
+        return e / (1.0 + e)
+    m = xp()
+    e = m.exp(-m.abs(x))
+    return _scalar(m.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e)))
 
 
+# sigmoid' = sigmoid(x) sigmoid(-x): accurate on both tails, unlike ans * (1 - ans) for x >> 0
 SIGMOID = defprim("sigmoid", _sigmoid, needs_ans=True,
-                  vjp=(lambda g, ans, x: g * (ans * (1.0 - ans)),),
-                  jvp=(lambda t, ans, x: t * (ans * (1.0 - ans)),))
+                  vjp=(lambda g, ans, x: g * (ans * O.sigmoid(-x)),),
+                  jvp=(lambda t, ans, x: t * (ans * O.sigmoid(-x)),))
 
 
 def _softplus(x):
@@ -337,7 +355,11 @@ def _share(x, y):
     if x.__class__ is float and y.__class__ is float:
         return 1.0 if x > y else (0.5 if x == y else 0.0)
     m = xp()
-    return _scalar(m.where(x > y, 1.0, m.where(x == y, 0.5, 0.0)))
+    r = m.where(x > y, 1.0, m.where(x == y, 0.5, 0.0))
+    dt = m.result_type(x, y)
+    if dt.kind == "f" and r.dtype != dt:           # keep float32 gradients float32
+        r = r.astype(dt)
+    return _scalar(r[()] if r.ndim == 0 else r)
 
 
 SHARE = nondiff("share", _share)
@@ -445,7 +467,9 @@ def _extreme(name, fn):
 def _extreme_share(ans, x, axis):
     """Each element's share of a max/min: ties split evenly (a mask over the count)."""
     full = ans if axis is None else O.expand_dims(ans, axis)
-    mask = O.eq(x, full) * 1.0
+    equal = O.eq(x, full)
+    dt = getattr(O.strip(x), "dtype", None)
+    mask = equal.astype(dt) if dt is not None else equal * 1.0      # float32 stays float32
     return O.div(mask, O.sum(mask, axis) if axis is None else O.expand_dims(O.sum(mask, axis), axis))
 
 
@@ -607,3 +631,7 @@ STACK.jvps = _StackRules(_stack_jvp)
 
 # Every primitive above has a rule for each differentiable argument or is declared nondiff;
 # tests/test_rules.py walks TABLE and fails on a primitive that has neither.
+
+# Last, because ops builds its functions from the primitives above: importing either module
+# first must work (the rules only look O.<op> up when they run).
+from . import ops as O  # noqa: E402

@@ -30,8 +30,8 @@ class SourceError(Exception):
         if self.source is None:
             self.source = source
             self.filename = filename
-        elif self.filename is None and self.source == source:
-            self.filename = filename        # a parse error made before the file name was known
+        elif self.filename is None and filename is not None and self.source == source:
+            self.filename = filename
         return self
 
     def location(self) -> str:
@@ -44,10 +44,10 @@ class SourceError(Exception):
         """The source line at fault and a caret under the column (lines shortened around it)."""
         if self.span is None or self.source is None:
             return []
-        lines = self.source.splitlines() or [""]
+        lines = self.source.split("\n")          # as lark counts lines (splitlines also splits at \f)
         if not 1 <= self.span.line <= len(lines):
             return []
-        text = lines[self.span.line - 1].expandtabs(1)
+        text = lines[self.span.line - 1].rstrip("\r").expandtabs(1)
         col = max(self.span.column - 1, 0)
         end = self.span.end_column - 1 if self.span.end_line == self.span.line else len(text)
         length = max(1, min(end, len(text)) - col)
@@ -58,7 +58,10 @@ class SourceError(Exception):
             col = col - start + (1 if start else 0)
             length = min(length, width - (col - (1 if start else 0)))
         prefix = f"{self.span.line:>4} | "
-        return [prefix + text, " " * (len(prefix) + col) + "^" * max(1, min(length, 60))]
+        # the caret goes under the fault as a terminal shows it: wide (CJK) characters take two cells
+        under = _cells(text[:col])
+        marks = max(1, min(_cells(text[col:col + length]), 60))
+        return [prefix + text, " " * (len(prefix) + under) + "^" * marks]
 
     def format(self) -> str:
         """Plain text in the style of pip's diagnostics."""
@@ -73,6 +76,15 @@ class SourceError(Exception):
     def __str__(self) -> str:
         loc = self.location()
         return f"{loc + ': ' if loc else ''}{self.message}"
+
+
+def _cells(text: str) -> int:
+    """Terminal cells taken by text: 2 for wide East Asian characters, 0 for combining marks."""
+    if text.isascii():
+        return len(text)
+    import unicodedata
+    return sum(0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in "WF" else 1
+               for ch in text)
 
 
 # The language's words that Python has and we do not: named in the error rather than
@@ -110,11 +122,54 @@ TOKEN_NAMES = {
 }
 
 
-def describe_expected(expected) -> str:
+# Characters people paste from papers, and what to write instead.
+CHARACTER_HINTS = {"×": "use * for multiplication", "·": "use * for multiplication", "÷": "use /",
+                   "−": "use the ASCII minus sign -", "√": "use sqrt(x)", "²": "use x**2", "³": "use x**3",
+                   "π": "use pi"}
+
+
+def bad_character(ch: str, span: Span) -> "SourceError":
+    """An error for a character the language has no use for, with a hint for the usual suspects."""
+    if ch.isascii():
+        return SourceError("syntax error", f"unexpected character {ch!r}", span)
+    hint = CHARACTER_HINTS.get(ch, "only ASCII operators are understood")
+    return SourceError("syntax error", f"unexpected character {ch!r} (U+{ord(ch):04X})", span, hint)
+
+
+def open_brackets(text: str, pos: int) -> str:
+    """The brackets still open before `pos` ("([" for `f([1, `), innermost last."""
+    stack = []
+    for ch in text[:pos]:
+        if ch in "([":
+            stack.append(ch)
+        elif ch in ")]" and stack:
+            stack.pop()
+    return "".join(stack)
+
+
+def describe_expected(expected, opened: str | None = None) -> str:
+    expected = set(expected)
+    if opened is not None:
+        # LALR merges states, so its expected sets can name closers of brackets that are
+        # not open here: keep only the innermost open bracket's closer (and its comma).
+        inner = opened[-1:] if opened else ""
+        drop = {"RPAR", "RSQB", "COMMA"} - ({"RPAR", "COMMA"} if inner == "(" else set()) \
+            - ({"RSQB", "COMMA"} if inner == "[" else set())
+        if inner:
+            drop.add("_NEWLINE")          # the indenter ignores line breaks inside brackets
+        expected = (expected - drop) or expected
+    if {"NAME", "NUMBER"} <= expected:
+        # where any operand may start, the list of its first tokens says less than one word
+        closers = [TOKEN_NAMES[t] for t in ("RPAR", "RSQB") if t in expected]
+        return " or ".join(["an expression"] + closers)
+    if {"ADD_OP", "MUL_OP", "POW"} <= expected:
+        # after a complete operand: an operator, or whatever may close what is open
+        ends = [TOKEN_NAMES[t] for t in ("RPAR", "RSQB", "COMMA", "_NEWLINE", "$END") if t in expected]
+        return ", ".join(["an operator"] + ends[:-1]) + (" or " + ends[-1] if ends else "")
     names = sorted({TOKEN_NAMES.get(t, repr(t.lower()) if t.isupper() else t) for t in expected})
     if len(names) > 6:
-        names = names[:6] + ["…"]
-    return ", ".join(names)
+        return ", ".join(names[:6]) + ", …"
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
 
 
 def end_span(text: str) -> Span:
@@ -126,7 +181,10 @@ def end_span(text: str) -> Span:
     return Span(line, col, line, col)
 
 
-def convert_lark_error(err, text: str) -> SourceError:
+ONE_LINE_HINT = "an expression continues on the next line only inside parentheses: wrap it in ( )"
+
+
+def convert_lark_error(err, text: str, start: str = "program") -> SourceError:
     """Turn a lark exception into a SourceError with a place and words a person can use."""
     from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
 
@@ -144,18 +202,12 @@ def convert_lark_error(err, text: str) -> SourceError:
                                span, source=text)
         if ch == "\t":
             return SourceError("syntax error", "unexpected tab", span, source=text)
-        name = f"U+{ord(ch):04X}" if not ch.isascii() else repr(ch)
-        hint = None
-        if not ch.isascii():
-            hint = {"×": "use * for multiplication", "·": "use * for multiplication", "÷": "use /",
-                    "−": "use the ASCII minus sign -", "√": "use sqrt(x)", "²": "use x**2",
-                    "π": "use pi"}.get(ch, "only ASCII operators are understood")
-        return SourceError("syntax error", f"unexpected character {ch!r} ({name})" if not ch.isascii()
-                           else f"unexpected character {ch!r}", span, hint, source=text)
+        return bad_character(ch, span).with_source(text)
     if isinstance(err, (UnexpectedToken, UnexpectedEOF)):
         token = getattr(err, "token", None)
         expected = getattr(err, "expected", None) or getattr(err, "accepts", None) or set()
-        at_end = token is None or token.type == "$END" or getattr(token, "line", -1) in (-1, None)
+        at_end = token is None or token.type == "$END" or getattr(token, "line", -1) in (-1, None) \
+            or (token.type in ("_NEWLINE", "_DEDENT") and not text[token.start_pos or 0:].strip())
         if at_end:
             span = end_span(text)
             what = "the input ended"
@@ -167,7 +219,11 @@ def convert_lark_error(err, text: str) -> SourceError:
             elif token.type == "_DEDENT":
                 what = "unexpected end of the indented block"
             elif token.type == "_INDENT":
-                what = "unexpected indentation"
+                # the indenter dates INDENT at the line break before it: point at the indentation
+                line = token.end_line or line
+                return SourceError("syntax error", "unexpected indentation", Span(line, 1, line, token.end_column or 2),
+                                   ONE_LINE_HINT if start == "expression" else
+                                   "indent only the body of def, if, elif, else, for and while", source=text)
             else:
                 what = f"unexpected {str(token.value)!r}"
         hint = None
@@ -181,7 +237,15 @@ def convert_lark_error(err, text: str) -> SourceError:
                 hint = "`in` is only used in `for NAME in ...`"
             if str(token.value) == "=" and "==" not in text:
                 hint = "to compare, write =="
-        msg = f"{what}; expected {describe_expected(expected)}" if expected else what
+        pos = len(text) if at_end else (token.start_pos if token.start_pos is not None else len(text))
+        if not at_end and str(token.value) in (")", "]") and not open_brackets(text, pos):
+            return SourceError("syntax error", f"unmatched {str(token.value)!r}", span, source=text)
+        msg = f"{what}; expected {describe_expected(expected, open_brackets(text, pos))}" if expected else what
+        if hint is None and not at_end and token.type in ("NAME", "NUMBER") and "MUL_OP" in expected:
+            hint = "write * to multiply (2*x, not 2x) and parentheses to call a function (sin(x))"
+        if hint is None and start == "expression" and not at_end and (span.line > 1 or token.type == "_NEWLINE") \
+                and not open_brackets(text, pos):
+            hint = ONE_LINE_HINT
         return SourceError("syntax error", msg, span, hint, source=text)
     # lark's dedent errors carry no position: find the offending line ourselves
     from lark.indenter import DedentError

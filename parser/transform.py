@@ -9,7 +9,7 @@ from lark import Token, Transformer
 from lark.indenter import PythonIndenter
 
 from . import nodes as n
-from .errors import UNSUPPORTED_KEYWORDS, SourceError
+from .errors import UNSUPPORTED_KEYWORDS, SourceError, bad_character
 
 ALIAS_MODULES = ("np", "numpy", "math")
 
@@ -39,6 +39,18 @@ class Indenter(PythonIndenter):
             yield tok
 
 
+def checked_name(tok: Token) -> str:
+    """The lexer's NAME is any run of word characters; Python identifiers are narrower
+    (`x²` is not one): point at the first character that does not belong."""
+    text = str(tok)
+    if not text.isidentifier():
+        for i, ch in enumerate(text):
+            if not ("a" + ch).isidentifier():
+                col = tok.column + i
+                raise bad_character(ch, n.Span(tok.line, col, tok.line, col + 1))
+    return text
+
+
 def _number(text: str) -> float:
     return float(text.replace("_", ""))
 
@@ -46,7 +58,7 @@ def _number(text: str) -> float:
 class ASTBuilder(Transformer):
     # ---- atoms ----
     def name(self, c):
-        return n.Name(str(c[0]), tok_span(c[0]))
+        return n.Name(checked_name(c[0]), tok_span(c[0]))
 
     def number(self, c):
         return n.Num(_number(c[0]), tok_span(c[0]))
@@ -111,6 +123,7 @@ class ASTBuilder(Transformer):
 
     def attribute(self, c):
         value, attr = c
+        checked_name(attr)
         if isinstance(value, n.Name) and value.id in ALIAS_MODULES:
             return n.Name(str(attr), join(value, attr))
         what = value.id if isinstance(value, n.Name) else "an expression"
@@ -232,10 +245,10 @@ class ASTBuilder(Transformer):
 
     def for_stmt(self, c):
         kw, name, iterable, body = [x for x in c if not (isinstance(x, Token) and x.type == "IN")]
-        return n.For(n.Name(str(name), tok_span(name)), iterable, body, join(kw, iterable))
+        return n.For(n.Name(checked_name(name), tok_span(name)), iterable, body, join(kw, iterable))
 
     def params(self, c):
-        names = [str(t) for t in c if t is not None]
+        names = [checked_name(t) for t in c if t is not None]
         seen = set()
         for t in c:
             if t is not None and str(t) in seen:
@@ -246,7 +259,7 @@ class ASTBuilder(Transformer):
 
     def funcdef(self, c):
         name, params, body = c
-        return n.FunctionDef(str(name), tuple(params or ()), body, tok_span(name))
+        return n.FunctionDef(checked_name(name), tuple(params or ()), body, tok_span(name))
 
     def program(self, c):
         body = []

@@ -1,0 +1,554 @@
+"""Table-driven tests of engine.rules.TABLE: every primitive, on its domain, against numbers.
+
+For each case: the reverse-mode VJP against central differences, the VJP against the JVP
+(<vjp(g), t> == <g, jvp(t)>), the JVP against a directional difference, and the second
+derivative (nested tapes) against central differences of the first. A primitive that is added
+to the table without rules for its arguments, or without a case here, fails the first tests.
+"""
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pytest
+
+import autodiff
+from autodiff.engine import ops as O
+from autodiff.engine import rules as R
+from autodiff.engine.state import STATE, reset
+from autodiff.engine.tape import Dual, Tape, Var, backward, bind, new_level, strip
+
+rng = np.random.default_rng(20240607)
+
+
+def arr(*vals):
+    return np.array(vals, dtype=float)
+
+
+def rand(*shape, low=-2.0, high=2.0):
+    return rng.uniform(low, high, size=shape)
+
+
+@dataclass
+class Case:
+    name: str
+    args: tuple
+    params: dict = field(default_factory=dict)
+    diff: tuple = None            # positions of differentiable arguments (default: all)
+    second: bool = True           # check the second derivative too
+    label: str = ""
+
+    def __post_init__(self):
+        if self.diff is None:
+            self.diff = tuple(range(len(self.args)))
+
+    @property
+    def prim(self):
+        return R.TABLE[self.name]
+
+    def __repr__(self):
+        shapes = ",".join("s" if isinstance(a, float) else "x".join(map(str, np.shape(a))) or "0d"
+                          for a in self.args)
+        return f"{self.name}({shapes}){self.label}"
+
+
+# ---- the domain of each primitive --------------------------------------------------------------
+
+# Points strictly inside each function's domain; 0 wherever 0 is inside it.
+UNARY_POINTS = {
+    "neg": [0.0, 2.5, -1.25],
+    "sin": [0.0, 1.3, -2.0], "cos": [0.0, 0.7, -3.0], "tan": [0.0, 0.5, -1.2],
+    "arcsin": [0.0, 0.5, -0.9], "arccos": [0.0, 0.5, -0.9], "arctan": [0.0, 3.0, -0.4],
+    "sinh": [0.0, 1.5, -2.0], "cosh": [0.0, 1.5, -2.0], "tanh": [0.0, 0.8, -3.0],
+    "exp": [0.0, 1.0, -5.0], "log": [1.0, 0.02, 30.0], "log2": [1.0, 0.3, 8.0],
+    "log10": [1.0, 0.3, 100.0], "sqrt": [1.0, 0.04, 9.0],
+    "abs": [0.5, -2.0, 3.0], "relu": [0.5, -2.0, 3.0],
+    "sigmoid": [0.0, 4.0, -30.0], "softplus": [0.0, 3.0, -40.0, 25.0],
+}
+
+BINARY_NAMES = ["add", "sub", "mul", "div", "pow", "maximum", "minimum"]
+
+
+def binary_cases(name):
+    positive = name in ("pow", "div")          # pow's base and div's divisor away from 0
+    lo = 0.5 if positive else -2.0
+
+    def r(*shape):
+        return rand(*shape, low=lo, high=2.0)
+    pairs = [(1.3, 0.7), (-0.4, 1.9) if not positive else (0.8, 1.9),
+             (r(3), r(3)), (r(2, 3), r(2, 3)),
+             (1.5, r(3)), (r(3), 0.6),                        # scalar with a vector
+             (r(3, 1), r(1, 4)),                             # both broadcast
+             (r(2, 3), r(3)), (r(3), r(2, 3))]               # rank promotion
+    return [Case(name, (x, y)) for x, y in pairs]
+
+
+def all_cases():
+    cases = []
+    for name, points in UNARY_POINTS.items():
+        cases += [Case(name, (p,)) for p in points]
+        cases.append(Case(name, (np.array(points),), label="[vector]"))
+    cases.append(Case("exp", (rand(2, 2),), label="[matrix]"))
+    for name in BINARY_NAMES:
+        cases += binary_cases(name)
+    cases += [Case("pow", (arr(-1.5, 2.0, -0.5), 2.0), diff=(0,), label="[negative base, whole power]"),
+              Case("pow", (arr(-1.5, 2.0, -0.5), 3.0), diff=(0,), label="[negative base, cube]"),
+              Case("pow", (arr(0.0, 0.0, 1.5), arr(0.0, 2.0, 0.0)), diff=(0,), label="[zero powers]"),
+              Case("pow", (0.0, 0.0), diff=(0,), label="[0**0]")]
+    cases += [Case("matmul", (rand(3), rand(3))), Case("matmul", (rand(2, 3), rand(3))),
+              Case("matmul", (rand(3), rand(3, 2))), Case("matmul", (rand(2, 3), rand(3, 4)))]
+    cond = np.array([True, False, True])
+    cases += [Case("where", (cond, rand(3), rand(3)), diff=(1, 2)),
+              Case("where", (cond, 2.0, rand(3)), diff=(1, 2)),
+              Case("where", (np.array([[True], [False]]), rand(2, 3), rand(3)), diff=(1, 2)),
+              Case("where", (True, 1.5, -0.5), diff=(1, 2))]
+    m = rand(2, 3)
+    cases += [Case("sum", (m,)), Case("sum", (m,), {"axis": 0}), Case("sum", (m,), {"axis": 1}),
+              Case("sum", (1.5,))]
+    distinct = np.array([[0.3, -1.2, 2.0], [1.1, 0.7, -0.4]])
+    for name in ("max", "min"):
+        cases += [Case(name, (distinct,)), Case(name, (distinct,), {"axis": 0}),
+                  Case(name, (distinct,), {"axis": 1}), Case(name, (distinct[0],))]
+    cases += [Case("prod", (arr(0.5, -1.5, 2.0),)), Case("prod", (rand(2, 2, low=0.5),)),
+              Case("prod", (arr(0.0, 2.0, 3.0),), second=False, label="[one zero]"),
+              Case("prod", (arr(0.0, 2.0, 0.0),), second=False, label="[two zeros]"),
+              Case("prod", (1.5,))]
+    cases += [Case("prod_except", (arr(0.5, -1.5, 2.0),), diff=())]
+    cases += [Case("norm", (arr(3.0, -4.0),)), Case("norm", (rand(2, 3),)), Case("norm", (-2.0,))]
+    cases += [Case("reshape", (m,), {"shape_": (3, 2)}), Case("reshape", (m,), {"shape_": (6,)}),
+              Case("transpose", (m,)), Case("transpose", (rand(3),)),
+              Case("expand_dims", (rand(3),), {"axis": 0}), Case("expand_dims", (rand(3),), {"axis": 1}),
+              Case("broadcast_to", (rand(3),), {"shape_": (2, 3)}),
+              Case("broadcast_to", (rand(1, 3),), {"shape_": (4, 3)}),
+              Case("broadcast_to", (0.7,), {"shape_": (3,)}),
+              Case("sum_to", (m,), {"shape_": (3,)}), Case("sum_to", (m,), {"shape_": (1, 3)}),
+              Case("sum_to", (m,), {"shape_": (2, 1)}), Case("sum_to", (m,), {"shape_": ()})]
+    v4 = rand(4)
+    cases += [Case("getitem", (v4,), {"index": 1}), Case("getitem", (v4,), {"index": slice(1, None)}),
+              Case("getitem", (v4,), {"index": slice(None, -1)}),
+              Case("getitem", (v4,), {"index": np.array([0, 0, 2])}, label="[repeated]"),
+              Case("getitem", (m,), {"index": (1, slice(None))}),
+              Case("getitem", (m,), {"index": (slice(None), 2)}), Case("getitem", (m,), {"index": (1, 2)})]
+    cases += [Case("untake", (rand(2),), {"index": slice(1, 3), "shape_": (4,)}),
+              Case("untake", (rand(3),), {"index": np.array([0, 0, 2]), "shape_": (4,)}),
+              Case("untake", (0.4,), {"index": (1, 2), "shape_": (2, 3)})]
+    cases += [Case("stack", (1.0, -2.0, 0.5)), Case("stack", (rand(3), rand(3))),
+              Case("stack", (rand(2, 2), rand(2, 2), rand(2, 2)))]
+    return cases
+
+
+CASES = all_cases()
+
+# Primitives that carry no derivative at all (declared `nondiff`), with an example call.
+NONDIFF = {
+    "sign": (arr(-1.0, 0.0, 2.0),), "step": (arr(-1.0, 0.0, 2.0),),
+    "share": (arr(1.0, 2.0, 3.0), arr(2.0, 2.0, 2.0)), "floor": (arr(-1.5, 0.0, 2.5),),
+    "lt": (arr(1.0, 2.0), arr(2.0, 2.0)), "le": (arr(1.0, 2.0), arr(2.0, 2.0)),
+    "gt": (arr(1.0, 2.0), arr(2.0, 2.0)), "ge": (arr(1.0, 2.0), arr(2.0, 2.0)),
+    "eq": (arr(1.0, 2.0), arr(2.0, 2.0)), "ne": (arr(1.0, 2.0), arr(2.0, 2.0)),
+}
+# Arguments that are not differentiable by design (a condition), as (primitive, position).
+NONDIFF_ARGS = {("where", 0)}
+# Primitives whose rules deliberately refuse (NotImplementedRule), and why that is fine.
+REFUSING = {"prod_except": "only reached as the first derivative of prod at a zero element"}
+
+
+# ---- tools ------------------------------------------------------------------------------------
+
+def apply(case, args):
+    return bind(case.prim, tuple(args), case.params or None)
+
+
+def value(case, args):
+    return strip(apply(case, args))
+
+
+def inner(a, b) -> float:
+    return float(np.sum(np.asarray(a, dtype=float) * np.asarray(b, dtype=float)))
+
+
+def random_like(v):
+    if isinstance(v, (float, int)) or np.ndim(v) == 0:
+        return float(rng.uniform(0.5, 1.5) * rng.choice([-1, 1]))
+    return rng.uniform(-1.5, 1.5, size=np.shape(v))
+
+
+def perturbed(args, pos, k, h):
+    out = list(args)
+    a = args[pos]
+    if isinstance(a, float):
+        out[pos] = a + h
+    else:
+        b = np.array(a, dtype=float)
+        b.flat[k] += h
+        out[pos] = b
+    return out
+
+
+def central(fun, args, pos, h_rel=1e-6):
+    """d fun / d args[pos] by central differences, one entry at a time."""
+    a = args[pos]
+    n = 1 if isinstance(a, float) else np.size(a)
+    grad = np.zeros(np.shape(a))
+    for k in range(n):
+        x = a if isinstance(a, float) else np.asarray(a).flat[k]
+        h = h_rel * max(1.0, abs(x))
+        d = (fun(perturbed(args, pos, k, h)) - fun(perturbed(args, pos, k, -h))) / (2 * h)
+        if isinstance(a, float):
+            return d
+        grad.flat[k] = d
+    return grad
+
+
+def vjp(case, args, g):
+    tape = Tape()
+    boxed = list(args)
+    for p in case.diff:
+        boxed[p] = tape.watch(args[p])
+    out = apply(case, boxed)
+    adj = backward(tape, out, g)
+    return [zeros_or(adj[boxed[p].index], args[p]) for p in case.diff]
+
+
+def zeros_or(g, like_value):
+    if g is None:
+        return 0.0 if isinstance(like_value, float) else np.zeros(np.shape(like_value))
+    return strip(g)
+
+
+def jvp(case, args, tangents):
+    level = new_level()
+    boxed = list(args)
+    for p, t in zip(case.diff, tangents):
+        boxed[p] = Dual(args[p], t, level)
+    out = apply(case, boxed)
+    assert out.__class__ is Dual and out.level == level
+    return out.tangent
+
+
+def assert_close(actual, expected, rtol, atol, what):
+    np.testing.assert_allclose(np.asarray(actual, dtype=float), np.asarray(expected, dtype=float),
+                               rtol=rtol, atol=atol, err_msg=what)
+
+
+# ---- the table is complete -------------------------------------------------------------------
+
+def test_every_primitive_is_covered_by_a_case_or_declared_nondiff():
+    covered = {c.name for c in CASES} | set(NONDIFF)
+    missing = sorted(set(R.TABLE) - covered)
+    assert not missing, f"primitives without a test case here (add their domain): {missing}"
+
+
+@pytest.mark.parametrize("name", sorted(R.TABLE))
+def test_every_primitive_has_rules_for_each_argument_or_is_nondiff(name):
+    prim = R.TABLE[name]
+    if prim.nondiff:
+        assert name in NONDIFF, f"{name} is declared nondiff but not listed as such in this test"
+        return
+    arities = {len(c.args) for c in CASES if c.name == name}
+    assert arities, f"{name}: no case gives its arity"
+    for arity in arities:
+        for pos in range(arity):
+            for kind, rules in (("VJP", prim.vjps), ("JVP", prim.jvps)):
+                try:
+                    rule = rules[pos]
+                except (IndexError, KeyError):
+                    rule = None
+                if (name, pos) in NONDIFF_ARGS:
+                    assert rule is None, f"{name} argument {pos} is declared non-differentiable"
+                    continue
+                assert callable(rule), f"{name}: no {kind} rule for argument {pos} and not declared nondiff"
+                if isinstance(rule, R.NotImplementedRule):
+                    assert name in REFUSING, f"{name}: argument {pos} refuses its {kind} without a reason here"
+
+
+@pytest.mark.parametrize("name", sorted(NONDIFF))
+def test_nondiff_primitives_record_nothing_and_give_plain_values(name):
+    prim = R.TABLE[name]
+    assert prim.nondiff
+    args = NONDIFF[name]
+    tape = Tape()
+    boxed = tuple(tape.watch(a) for a in args)
+    out = bind(prim, boxed, None)
+    assert not isinstance(out, (Var, Dual)), "a nondiff primitive must return an unboxed value"
+    assert len(tape) == len(args)                 # only the watched inputs, no entry for the op
+    np.testing.assert_array_equal(out, bind(prim, args, None))
+
+
+# ---- each rule against the numbers ------------------------------------------------------------
+
+DIFF_CASES = [c for c in CASES if c.diff]
+
+
+@pytest.mark.parametrize("case", DIFF_CASES, ids=repr)
+def test_vjp_matches_central_differences(case):
+    out = value(case, case.args)
+    g = random_like(out)
+    got = vjp(case, case.args, g)
+    for p, grad in zip(case.diff, got):
+        assert np.shape(grad) == np.shape(case.args[p]), "a gradient has its input's shape"
+        fd = central(lambda a: inner(g, value(case, a)), case.args, p)
+        assert_close(grad, fd, rtol=1e-6, atol=1e-7, what=f"{case!r}: argument {p}")
+
+
+@pytest.mark.parametrize("case", DIFF_CASES, ids=repr)
+def test_vjp_agrees_with_jvp_and_jvp_with_a_directional_difference(case):
+    out = value(case, case.args)
+    g = random_like(out)
+    tangents = [random_like(case.args[p]) for p in case.diff]
+    grads = vjp(case, case.args, g)
+    t_out = jvp(case, case.args, tangents)
+    assert np.shape(strip(t_out)) == np.shape(out), "a tangent has the output's shape"
+    lhs = sum(inner(gr, t) for gr, t in zip(grads, tangents))
+    rhs = inner(g, strip(t_out))
+    assert lhs == pytest.approx(rhs, rel=1e-10, abs=1e-10)
+
+    def along(h):
+        moved = list(case.args)
+        for p, t in zip(case.diff, tangents):
+            moved[p] = moved[p] + h * t
+        return value(case, moved)
+    h = 1e-6
+    fd = (np.asarray(along(h), dtype=float) - np.asarray(along(-h), dtype=float)) / (2 * h)
+    assert_close(strip(t_out), fd, rtol=1e-6, atol=1e-7, what=f"{case!r}: JVP")
+
+
+@pytest.mark.parametrize("case", [c for c in DIFF_CASES if c.second], ids=repr)
+def test_second_derivative_through_nested_tapes(case):
+    out = value(case, case.args)
+    g = random_like(out)
+    ws = [random_like(case.args[p]) for p in case.diff]
+
+    def first(args):                           # <w, d<g, f>/d args>, from one tape
+        return sum(inner(w, gr) for w, gr in zip(ws, vjp(case, args, g)))
+
+    outer = Tape()
+    xs = list(case.args)
+    for p in case.diff:
+        xs[p] = outer.watch(case.args[p])
+    inner_tape = Tape()
+    ys = list(xs)
+    for p in case.diff:
+        ys[p] = inner_tape.watch(xs[p])
+    adj = backward(inner_tape, apply(case, ys), g)
+    total = 0.0
+    for p, w in zip(case.diff, ws):
+        gp = adj[ys[p].index]
+        if gp is not None:
+            total = total + O.sum(O.mul(w, gp))
+    adj2 = backward(outer, total, 1.0)
+    for q in case.diff:
+        got = zeros_or(adj2[xs[q].index], case.args[q])
+        fd = central(first, case.args, q, h_rel=1e-5)
+        assert_close(got, fd, rtol=1e-5, atol=1e-6, what=f"{case!r}: second derivative, argument {q}")
+
+
+def test_refusing_rules_raise_not_implemented():
+    # prod's first derivative at a zero element goes through prod_except, whose own
+    # derivative is refused rather than got wrong
+    outer = Tape()
+    x = outer.watch(arr(0.0, 2.0, 3.0))
+    inner_tape = Tape()
+    y = inner_tape.watch(x)
+    g = backward(inner_tape, O.prod(y), 1.0)[y.index]
+    assert strip(g).tolist() == [6.0, 0.0, 0.0]
+    with pytest.raises(NotImplementedError):
+        backward(outer, O.sum(g), 1.0)
+
+
+def test_refused_second_derivative_is_a_clean_error_in_a_program(tmp_path):
+    program = tmp_path / "p.py"
+    program.write_text("def f(x):\n    return prod(x)\n\ndef g(x):\n    return sum(grad(f)(x))\n")
+    with pytest.raises(autodiff.SourceError) as info:
+        autodiff.grad(str(program), at={"x": [0.0, 2.0, 3.0]}, fn="g")
+    assert info.value.kind == "not implemented" and "prod" in info.value.message
+    # away from zeros the same second derivative is computed
+    r = autodiff.grad(str(program), at={"x": [1.0, 2.0, 3.0]}, fn="g")
+    assert r.gradient["x"].tolist() == [5.0, 4.0, 3.0]
+
+
+# ---- domain edges, at exact values -------------------------------------------------------------
+
+def grad1(name, x):
+    tape = Tape()
+    v = tape.watch(x)
+    out = bind(R.TABLE[name], (v,), None)
+    return strip(out), strip(backward(tape, out, 1.0 if isinstance(x, float) else np.ones_like(x))[v.index])
+
+
+@pytest.mark.parametrize("name, x, value_, slope", [
+    ("log", 0.0, -math.inf, math.inf),
+    ("log2", 0.0, -math.inf, math.inf),
+    ("sqrt", 0.0, 0.0, math.inf),                # the convention: sqrt'(0) = +inf
+    ("arcsin", 1.0, math.pi / 2, math.inf),
+    ("arcsin", -1.0, -math.pi / 2, math.inf),
+    ("arccos", 1.0, 0.0, -math.inf),
+    ("exp", 1000.0, math.inf, math.inf),
+    ("exp", -1000.0, 0.0, 0.0),
+    ("sigmoid", 1000.0, 1.0, 0.0),
+    ("sigmoid", -1000.0, 0.0, 0.0),
+    ("softplus", 1000.0, 1000.0, 1.0),
+    ("softplus", -1000.0, 0.0, 0.0),
+    ("tanh", 50.0, 1.0, 0.0),
+])
+def test_domain_edges_give_ieee_values_not_errors(name, x, value_, slope):
+    v, d = grad1(name, x)
+    assert v == pytest.approx(value_) and d == pytest.approx(slope)
+    va, da = grad1(name, np.array([x]))          # the array path agrees with the scalar path
+    assert va[0] == pytest.approx(value_) and da[0] == pytest.approx(slope)
+
+
+@pytest.mark.parametrize("name, x", [("log", -1.0), ("sqrt", -1.0), ("arcsin", 2.0), ("arccos", -1.5)])
+def test_outside_the_domain_the_value_is_nan_not_an_exception(name, x):
+    v, _ = grad1(name, x)
+    assert math.isnan(v)
+    va, _ = grad1(name, np.array([x]))
+    assert math.isnan(va[0])
+
+
+@pytest.mark.parametrize("expr, at, value_, grads", [
+    ("x**2", {"x": 0.0}, 0.0, {"x": 0.0}),
+    ("x**y", {"x": 0.0, "y": 2.0}, 0.0, {"x": 0.0, "y": 0.0}),
+    ("x**0.5", {"x": 0.0}, 0.0, {"x": math.inf}),
+    ("x/y", {"x": 1.0, "y": 0.0}, math.inf, {"x": math.inf, "y": -math.inf}),
+    ("x**-1", {"x": 0.0}, math.inf, {"x": -math.inf}),
+    ("x**0", {"x": 0.0}, 1.0, {"x": 0.0}),                  # a constant: 0, not 0 * 0**-1 = nan
+    ("x**y", {"x": 0.0, "y": 0.0}, 1.0, {"x": 0.0, "y": 0.0}),
+    ("x**0", {"x": math.inf}, 1.0, {"x": 0.0}),
+])
+def test_arithmetic_at_zero(expr, at, value_, grads):
+    r = autodiff.grad(expr, at=at)
+    assert r.value == value_
+    assert r.gradient == grads
+
+
+# ---- kink conventions, and that they are noted -------------------------------------------------
+
+def kinks_of(expr, at):
+    r = autodiff.grad(expr, at=at)
+    return r, [k[0] for k in r.kinks]
+
+
+@pytest.mark.parametrize("expr, at, expected, op", [
+    ("abs(x)", {"x": 0.0}, {"x": 0.0}, "abs"),
+    ("relu(x)", {"x": 0.0}, {"x": 0.0}, "relu"),
+    ("maximum(x, y)", {"x": 2.0, "y": 2.0}, {"x": 0.5, "y": 0.5}, "maximum"),
+    ("minimum(x, y)", {"x": 2.0, "y": 2.0}, {"x": 0.5, "y": 0.5}, "minimum"),
+    ("sqrt(x)", {"x": 0.0}, {"x": math.inf}, "sqrt"),
+])
+def test_scalar_kink_conventions_are_applied_and_noted(expr, at, expected, op):
+    r, ops = kinks_of(expr, at)
+    assert r.gradient == expected
+    assert op in ops
+    op_, span, detail = r.kinks[0]
+    assert span is not None and (span.line, span.column) == (1, 1) and detail
+
+
+@pytest.mark.parametrize("expr, x, expected, op", [
+    ("sum(abs(x))", [-2.0, 0.0, 3.0], [-1.0, 0.0, 1.0], "abs"),
+    ("sum(relu(x))", [-2.0, 0.0, 3.0], [0.0, 0.0, 1.0], "relu"),
+    ("max(x)", [1.0, 3.0, 3.0], [0.0, 0.5, 0.5], "max"),
+    ("min(x)", [2.0, -1.0, -1.0, -1.0], [0.0, 1 / 3, 1 / 3, 1 / 3], "min"),
+    ("sum(maximum(x, 1))", [0.0, 1.0, 2.0], [0.0, 0.5, 1.0], "maximum"),
+    ("sum(minimum(x, 1))", [0.0, 1.0, 2.0], [1.0, 0.5, 0.0], "minimum"),
+    ("norm(x)", [0.0, 0.0, 0.0], [0.0, 0.0, 0.0], "norm"),
+])
+def test_array_kink_conventions_are_applied_and_noted(expr, x, expected, op):
+    r, ops = kinks_of(expr, {"x": x})
+    np.testing.assert_allclose(r.gradient["x"], expected, rtol=1e-15)
+    assert op in ops
+
+
+def test_sign_has_zero_derivative_everywhere():
+    for x in (-2.0, 0.0, 3.0):
+        r = autodiff.grad("sign(x)", at={"x": x})
+        assert r.gradient == {"x": 0.0} and r.unconnected == ["x"]
+    r = autodiff.grad("sum(sign(x) * x)", at={"x": [-2.0, 0.0, 3.0]})
+    assert r.gradient["x"].tolist() == [-1.0, 0.0, 1.0]
+
+
+def test_comparisons_carry_no_gradient():
+    r = autodiff.grad("where(x > 0, x, 2*x)", at={"x": 1.5})
+    assert r.gradient == {"x": 1.0}
+    r = autodiff.grad("sum(where(x > 0, x, 2*x))", at={"x": [-1.0, 1.0]})
+    assert r.gradient["x"].tolist() == [2.0, 1.0]
+
+
+def test_smooth_points_note_no_kinks():
+    for expr, at in (("abs(x) + relu(x) + sqrt(x)", {"x": 1.0}),
+                     ("maximum(x, y) + minimum(x, y)", {"x": 1.0, "y": 2.0}),
+                     ("max(x) + min(x) + norm(x)", {"x": [1.0, 2.0, 3.0]})):
+        assert autodiff.grad(expr, at=at).kinks == []
+
+
+def test_kink_convention_holds_in_forward_mode_too():
+    level = new_level()
+    for name, x, expected in (("abs", 0.0, 0.0), ("relu", 0.0, 0.0)):
+        out = bind(R.TABLE[name], (Dual(x, 1.0, level),), None)
+        assert out.tangent == expected
+    out = bind(R.MAXIMUM, (Dual(2.0, 1.0, level), 2.0), None)
+    assert out.tangent == 0.5
+
+
+def test_kink_notes_are_kept_in_state_during_a_run():
+    reset()
+    tape = Tape()
+    bind(R.ABS, (tape.watch(0.0),), None)
+    assert [k[0] for k in STATE.kinks] == ["abs"]
+    reset()
+    assert STATE.kinks == []
+
+
+def test_primitives_with_kinks_declare_their_convention():
+    for name in ("abs", "relu", "maximum", "minimum", "max", "min", "sqrt", "norm"):
+        assert R.TABLE[name].kink, f"{name} has a kink but documents no convention"
+
+
+# ---- float32 stays float32 -------------------------------------------------------------------------
+
+def as32(v):
+    if isinstance(v, (bool, np.bool_)) or (isinstance(v, np.ndarray) and v.dtype == bool):
+        return v
+    if isinstance(v, float):
+        return np.float32(v)
+    return np.asarray(v, dtype=np.float32)
+
+
+@pytest.mark.parametrize("case", DIFF_CASES, ids=repr)
+def test_float32_values_and_gradients_stay_float32(case):
+    args = tuple(as32(a) for a in case.args)
+    case32 = Case(case.name, args, case.params, case.diff, case.second, case.label)
+    out = value(case32, args)
+    assert np.asarray(out).dtype == np.float32, "the forward result"
+    g = np.ones_like(np.asarray(out, dtype=np.float32))
+    g = g[()] if g.ndim == 0 else g
+    for p, grad in zip(case.diff, vjp(case32, args, g)):
+        assert np.asarray(grad).dtype == np.float32, f"the gradient of argument {p}"
+
+
+# ---- accuracy on the tails (relative, not just absolute) ------------------------------------------
+
+@pytest.mark.parametrize("x", [-700.0, -40.0, -30.0, -5.0, 0.0, 5.0, 30.0, 40.0])
+def test_sigmoid_and_its_derivative_keep_their_digits_on_both_tails(x):
+    def exact(v):                                   # sigmoid written the careful way, in math
+        return 1 / (1 + math.exp(-v)) if v >= 0 else math.exp(v) / (1 + math.exp(v))
+    value, slope = grad1("sigmoid", x)
+    assert value == pytest.approx(exact(x), rel=1e-15, abs=0)
+    assert slope == pytest.approx(exact(x) * exact(-x), rel=1e-14, abs=0)
+    va, sa = grad1("sigmoid", np.array([x]))
+    assert va[0] == pytest.approx(exact(x), rel=1e-15, abs=0) and sa[0] == pytest.approx(slope, rel=1e-14, abs=0)
+
+
+@pytest.mark.parametrize("x", [-745.0, -40.0, -1e-3, 0.0, 1e-3, 40.0, 800.0])
+def test_softplus_keeps_its_digits(x):
+    value, slope = grad1("softplus", x)
+    expected = max(x, 0.0) + math.log1p(math.exp(-abs(x)))
+    assert value == pytest.approx(expected, rel=1e-15, abs=0)
+    assert slope == pytest.approx(1 / (1 + math.exp(-x)) if x >= 0 else math.exp(x) / (1 + math.exp(x)), rel=1e-14, abs=0)
+
+
+@pytest.mark.parametrize("x", [1 - 2.0 ** -30, -(1 - 2.0 ** -40), 1 - 1e-12])
+def test_arcsin_and_arccos_slopes_keep_their_digits_near_one(x):
+    from fractions import Fraction
+    exact = 1 / math.sqrt(float(1 - Fraction(x) ** 2))      # 1 - x**2 computed exactly
+    assert grad1("arcsin", x)[1] == pytest.approx(exact, rel=1e-14, abs=0)
+    assert grad1("arccos", x)[1] == pytest.approx(-exact, rel=1e-14, abs=0)

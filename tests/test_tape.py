@@ -1,0 +1,211 @@
+"""The tape: a Wengert list swept backwards without recursion, levels for nested derivatives,
+symbolic zeros, freeing as the sweep passes, and stop_gradient."""
+import math
+
+import numpy as np
+import pytest
+
+import autodiff
+from autodiff.engine import ops as O
+from autodiff.engine import rules as R
+from autodiff.engine.tape import Dual, Tape, backward, bind, new_level, strip
+
+
+def grad_of(f, x, seed=1.0):
+    tape = Tape()
+    v = tape.watch(x)
+    out = f(v)
+    g = backward(tape, out, seed)[v.index]
+    return out, g
+
+
+def test_entries_are_recorded_in_execution_order_with_parents():
+    tape = Tape()
+    x, y = tape.watch(2.0), tape.watch(3.0)
+    a = x * y
+    b = O.sin(a)
+    c = b + x
+    assert [e.prim.name if e.prim else "leaf" for e in tape.entries] == ["leaf", "leaf", "mul", "sin", "add"]
+    assert tape.entries[2].parents == ((0, x.index), (1, y.index))
+    assert tape.entries[4].parents == ((0, b.index), (1, x.index))
+    assert (a.index, b.index, c.index) == (2, 3, 4)
+
+
+def test_a_constant_argument_is_not_a_parent():
+    tape = Tape()
+    x = tape.watch(2.0)
+    y = 3.0 * x
+    assert tape.entries[y.index].parents == ((1, x.index),)
+
+
+def test_adjoints_accumulate_over_every_use():
+    out, g = grad_of(lambda x: x * x * x + x, 2.0)
+    assert strip(out) == 10.0 and g == 3 * 4.0 + 1
+
+
+def test_a_long_chain_is_swept_without_recursion():
+    steps = 100_000
+
+    def f(x):
+        for _ in range(steps):
+            x = x * 1.00001
+        return x
+    out, g = grad_of(f, 1.0)
+    assert g == pytest.approx(1.00001 ** steps, rel=1e-9)
+
+
+def test_output_that_does_not_depend_on_the_tape_gives_symbolic_zeros():
+    tape = Tape()
+    x = tape.watch(2.0)
+    adj = backward(tape, 5.0, 1.0)
+    assert adj == [None]
+    y = tape.watch(1.0)
+    out = x * 2.0
+    adj = backward(tape, out, 1.0)
+    assert adj[x.index] == 2.0 and adj[y.index] is None
+
+
+def test_unconnected_inputs_are_reported_with_an_exact_zero():
+    r = autodiff.grad("x * 2 + 0 * sum(detach(y))", at={"x": 1.0, "y": [1.0, 2.0]})
+    assert r.unconnected == ["y"]
+    assert r.gradient["y"].tolist() == [0.0, 0.0] and r.gradient["x"] == 2.0
+
+
+def test_non_persistent_tape_frees_entries_as_it_sweeps():
+    tape = Tape()
+    x = tape.watch(np.array([1.0, 2.0]))
+    out = O.sum(O.exp(x) * x)
+    backward(tape, out, 1.0)
+    assert all(e is None for e in tape.entries[x.index + 1:])
+
+
+def test_persistent_tape_can_be_swept_again_with_the_same_result():
+    tape = Tape(persistent=True, keep_values=True)
+    x = tape.watch(np.array([1.0, 2.0]))
+    y = O.sin(x) * x
+    first = [backward(tape, O.getitem(y, i), 1.0)[x.index] for i in range(2)]
+    again = backward(tape, O.getitem(y, 0), 1.0)[x.index]
+    np.testing.assert_array_equal(first[0], again)
+    jac = np.array([strip(row) for row in first])
+    expected = np.diag(np.cos([1.0, 2.0]) * [1.0, 2.0] + np.sin([1.0, 2.0]))
+    np.testing.assert_allclose(jac, expected, rtol=1e-15)
+    assert tape.entries[y.index].value is not None           # graph views can read node values
+
+
+def test_only_what_a_rule_needs_is_saved():
+    tape = Tape()
+    x = tape.watch(np.ones(3))
+    s = x + 1.0
+    entry = tape.entries[s.index]
+    assert not isinstance(entry.args[0], np.ndarray)      # add needs only the shapes
+    assert entry.ans is None
+    e = O.exp(x)
+    assert tape.entries[e.index].ans is not None           # exp reuses its output
+
+
+# ---- levels: nested derivatives without perturbation confusion ----------------------------------
+
+def test_no_perturbation_confusion_reverse_over_reverse():
+    # d/dx (x * d/dy (x + y)) = d/dx (x * 1) = 1, not 2
+    outer = Tape()
+    x = outer.watch(3.0)
+    inner = Tape()
+    y = inner.watch(5.0)
+    dy = backward(inner, x + y, 1.0)[y.index]
+    out = x * dy
+    assert strip(backward(outer, out, 1.0)[x.index]) == 1.0
+
+
+def test_no_perturbation_confusion_forward_over_forward():
+    lx, ly = new_level(), new_level()
+    x = Dual(3.0, 1.0, lx)
+    y = Dual(5.0, 1.0, ly)
+    inner = x + y                          # d/dy: the tangent at level ly
+    dy = inner.tangent
+    out = x * dy
+    assert out.tangent == 1.0
+
+
+def test_forward_mode_tangents():
+    level = new_level()
+    out = O.sin(Dual(0.5, 1.0, level)) * 2.0
+    assert out.primal == 2 * math.sin(0.5) and out.tangent == 2 * math.cos(0.5)
+
+
+def test_second_and_third_derivatives_by_nesting():
+    def nth(f, x, n):
+        tapes, boxes = [], []
+        v = x
+        for _ in range(n):
+            tapes.append(Tape())
+            v = tapes[-1].watch(v)
+            boxes.append(v)
+        out = f(v)
+        for tape, box in zip(reversed(tapes), reversed(boxes)):
+            out = backward(tape, out, 1.0)[box.index]
+        return strip(out)
+    assert nth(O.sin, 0.7, 1) == pytest.approx(math.cos(0.7), rel=1e-15)
+    assert nth(O.sin, 0.7, 2) == pytest.approx(-math.sin(0.7), rel=1e-15)
+    assert nth(O.sin, 0.7, 3) == pytest.approx(-math.cos(0.7), rel=1e-15)
+    assert nth(lambda x: x ** 4.0, 2.0, 3) == pytest.approx(24 * 2.0, rel=1e-15)
+    assert nth(O.exp, 1.0, 4) == pytest.approx(math.e, rel=1e-15)
+
+
+def test_mixed_second_derivative():
+    # d2/dxdy (x**2 * y) = 2x
+    outer = Tape()
+    x = outer.watch(3.0)
+    inner = Tape()
+    y = inner.watch(4.0)
+    dfdy = backward(inner, x ** 2.0 * y, 1.0)[y.index]
+    assert strip(backward(outer, dfdy, 1.0)[x.index]) == 6.0
+
+
+def test_forward_over_reverse_gives_a_hessian_vector_product():
+    level = new_level()
+    x = Dual(np.array([1.0, 2.0]), np.array([1.0, 0.0]), level)   # direction e1
+    tape = Tape()
+    v = tape.watch(x)
+    f = O.sum(v * v * v)                       # Hessian = diag(6x)
+    g = backward(tape, f, 1.0)[v.index]
+    assert g.__class__ is Dual
+    np.testing.assert_array_equal(g.primal, [3.0, 12.0])
+    np.testing.assert_array_equal(g.tangent, [6.0, 0.0])
+
+
+# ---- stop_gradient and boxes -------------------------------------------------------------------
+
+def test_stop_gradient_cuts_every_level():
+    outer = Tape()
+    x = outer.watch(2.0)
+    inner = Tape()
+    y = inner.watch(x)
+    cut = O.stop_gradient(y * y)
+    assert cut.__class__ is float and cut == 4.0
+    out, g = grad_of(lambda v: O.stop_gradient(v * v) * v, 3.0)
+    assert g == 9.0
+
+
+def test_bind_on_raw_values_records_nothing():
+    assert bind(R.MUL, (2.0, 3.0), None) == 6.0
+    tape = Tape()
+    x = tape.watch(2.0)
+    O.mul(2.0, 3.0)
+    assert len(tape) == 1 and x.index == 0
+
+
+def test_boxes_are_truthy_by_their_value_and_strip_peels_all_levels():
+    tape = Tape()
+    v = tape.watch(0.0)
+    assert not v and bool(tape.watch(2.0))
+    inner = Tape()
+    w = inner.watch(v)
+    assert w.level > v.level and strip(w) == 0.0
+    assert strip(Dual(Dual(1.5, 1.0, new_level()), 1.0, new_level())) == 1.5
+
+
+def test_boxes_are_hashable_by_identity():
+    tape = Tape()
+    a, b = tape.watch(1.0), tape.watch(1.0)
+    assert len({a, b}) == 2
+    assert isinstance(a == b, bool) and (a == b) is True     # comparisons give plain values
