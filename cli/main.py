@@ -185,6 +185,8 @@ def main(argv=None) -> None:
     result = [Exit.INTERNAL]
 
     def work():
+        from ..engine.backend import quiet_thread
+        quiet_thread()            # numpy's error state is per thread: this one reports non-finite values itself
         try:
             result[0] = _invoke(args)
         except SystemExit:        # rich's answer to a closed pipe (`| head`): the reader left, not an error

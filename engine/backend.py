@@ -21,6 +21,13 @@ def np():
     return _np
 
 
+def quiet_thread() -> None:
+    """Silence numpy's floating-point warnings in the calling thread too (numpy keeps that state
+    per thread), if numpy is loaded; np() does it for the thread that loads it."""
+    if _np is not None:
+        _np.seterr(all="ignore")
+
+
 def xp():
     """The active array module (numpy unless a GPU was chosen)."""
     global _xp

@@ -144,12 +144,6 @@ class Builtins:
         ax = _reduction_axis("min", x, axis)
         return x if not shape_of(x) else O.min(x, ax)
 
-    def where(self, c, x, y):
-        for a in (c, x, y):           # numpy would make an object array of anything else
-            if not _is_numeric(a):
-                raise SourceError("type error", f"where() takes numbers or arrays, not {describe(a)}")
-        return O.where(c, x, y)
-
     def dot(self, x, y):
         if not shape_of(x) or not shape_of(y):
             return O.mul(x, y)
@@ -160,6 +154,9 @@ class Builtins:
         return O.reshape(x, s)
 
     def where(self, c, x, y):
+        for a in (c, x, y):           # numpy would make an object array of anything else
+            if not _is_numeric(a):
+                raise SourceError("type error", f"where() takes numbers or arrays, not {describe(a)}")
         shapes = [shape_of(v) for v in (c, x, y)]
         if sum(1 for sh in shapes if sh) > 1:
             try:
