@@ -35,8 +35,11 @@ class Target:
 
 
 def looks_like_file(text: str) -> bool:
-    return text.endswith(".py") and "\n" not in text and os.path.exists(text) or (
-        os.path.isfile(text) and not any(c in text for c in "()+*\n"))
+    """A program path: an existing `.py` file, or an existing file named with a directory part.
+    A bare word such as `x` is an expression even if a file of that name happens to exist."""
+    if "\n" in text or not os.path.isfile(text):
+        return False
+    return text.endswith(".py") or os.sep in text
 
 
 def load(text: str, fn: str | None = None, of: str | None = None, filename: str | None = None) -> Target:

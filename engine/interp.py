@@ -16,7 +16,7 @@ from ..parser.errors import SourceError
 from . import ops as O
 from .backend import is_array, np, xp
 from .state import STATE
-from .tape import Dual, Var, strip
+from .tape import BOXES, Dual, Var, strip
 from .values import describe, dtype, shape_of
 
 BREAK, CONTINUE, RETURN = 1, 2, 3
@@ -1046,7 +1046,7 @@ def _compare_values(fn, a, b, span, opname):
         r = fn(a, b)
     except Exception as exc:
         raise runtime_error(exc, span, f"`{opname}`") from None
-    if opname in _TIE_COMPARE and _equal(a, b):
+    if opname in _TIE_COMPARE and (a.__class__ in BOXES or b.__class__ in BOXES) and _equal(a, b):
         STATE.kink("compare", f"`{opname}` compared equal values: no gradient flows through it")
     return r
 
@@ -1061,7 +1061,7 @@ def _compare1(lhs, fn, rhs, span, opname):
         x = a.value if a.__class__ is Var else a
         y = b.value if b.__class__ is Var else b
         if x.__class__ is float and y.__class__ is float:
-            if ties and x == y:
+            if ties and x == y and (a.__class__ is Var or b.__class__ is Var):   # traced values only
                 STATE.span = span
                 STATE.kink("compare", f"`{opname}` compared equal values: no gradient flows through it")
             return pyop(x, y)

@@ -76,5 +76,9 @@ def to_python(v):
     if isinstance(v, (bool, int, float)):
         return float(v) if not isinstance(v, bool) else v
     if is_array(v):
-        return np().asarray(v).tolist()
+        a = np().asarray(v)
+        if a.dtype == np().float32:            # shortest float32 digits: 0.1, not 0.10000000149011612
+            shortest = [float(str(f)) for f in a.ravel()]         # str of a float32 scalar: its shortest digits
+            return np().array(shortest).reshape(a.shape).tolist() if a.ndim else shortest[0]
+        return a.tolist()
     return v

@@ -301,3 +301,13 @@ def test_a_reader_that_goes_away_is_not_an_error(extra):
     err = p.stderr.read().decode()
     p.stderr.close()
     assert p.wait(timeout=60) == 0 and "Traceback" not in err and "internal error" not in err
+
+
+def test_float32_json_numbers_have_float32_digits():
+    import json
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-m", "autodiff", "grad", "sum(x*3)", "--at", "x=[0.1,0.2]",
+                          "--dtype", "float32", "--json"], capture_output=True, text=True, check=True).stdout
+    doc = json.loads(out)
+    assert doc["inputs"]["x"] == [0.1, 0.2] and doc["value"] == 0.90000004

@@ -449,3 +449,21 @@ def test_a_long_sum_and_deep_nesting_need_no_deep_stack():
     r = api.grad(None, at={"x": 2.0, "y": 5.0}, target=load(short))
     assert r.value == 2.0 - 5.0 + 10.0 - 1.5 + 5.0
     assert (r.gradient["x"], r.gradient["y"]) == (1 + 5.0 + 3 / 4, -1 + 2.0 + 1)
+
+
+def test_equal_comparison_of_untraced_values_is_no_kink(tmp_path):
+    # a loop counter reaching its bound is not a point where a gradient is cut
+    from autodiff.engine.api import grad
+    path = tmp_path / "loop.py"
+    path.write_text("def f(x):\n    i = 0\n    while i != 3:\n        i = i + 1\n        x = x * 2\n    return x\n")
+    result = grad(str(path), at={"x": 1.0})
+    assert result.gradient["x"] == 8.0 and result.kinks == []
+    traced = grad("x if x >= 1 else -x", at={"x": 1.0})
+    assert [k[0] for k in traced.kinks] == ["compare"]
+
+
+def test_a_bare_word_is_an_expression_even_if_a_file_has_that_name(tmp_path, monkeypatch):
+    from autodiff.engine.api import grad
+    (tmp_path / "x").write_text("not a program")
+    monkeypatch.chdir(tmp_path)
+    assert grad("x", at={"x": 2.0}).gradient == {"x": 1.0}
