@@ -42,7 +42,7 @@ def check(files, as_json, junit_path, jobs, shard, fast, seed, debug):
     Exit status: 0 all passed, 1 a case failed, 2 a file is unreadable or invalid.
     """
     from ..engine.checkfile import load_file
-    from ..engine.checkrun import run_cases, shard as take_shard
+    from ..engine.checkrun import shard as take_shard
     from ..parser.errors import SourceError
     part = _shard(shard)
     cases, errors = [], []

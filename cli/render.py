@@ -88,7 +88,7 @@ def grad_result(target, result) -> None:
         table.add_row(Text(name), Text(fmt_value(g)))      # Text: "[inf, 1]" is not markup
     c.print()
     c.print(table)
-    _print_notes(notes_for(result))
+    print_notes(notes_for(result))
 
 
 def run_result(target, result) -> None:
@@ -97,10 +97,10 @@ def run_result(target, result) -> None:
     c.print(Text.assemble(("value", "bold"), f" of {target.describe()}" +
                           (f" at {inputs_line(result.inputs)}" if result.inputs else "")))
     c.print(Text("  " + fmt_value(result.value)))
-    _print_notes(notes_for(result))
+    print_notes(notes_for(result))
 
 
-def _print_notes(notes) -> None:
+def print_notes(notes) -> None:
     if not notes:
         return
     from rich.text import Text

@@ -36,7 +36,6 @@ def _verdict(v):
 
 def gradient_check(report) -> None:
     """The table of a `--check` run, one row per entry (or the projection in fast mode)."""
-    from rich.table import Table
     from rich.text import Text
     c = console()
     c.print()

@@ -3,7 +3,7 @@ JSON documents are built in higher.py)."""
 from __future__ import annotations
 
 from .output import fmt_number, fmt_value, non_finite
-from .render import console, inputs_line, notes_for
+from .render import console, inputs_line, notes_for, print_notes
 
 MAX_TABLE_ROWS, MAX_TABLE_COLS = 24, 12
 
@@ -16,7 +16,7 @@ def _np():
 def forward_note(result) -> None:
     from ..engine.values import size_of
     passes = sum(size_of(result.inputs[w]) for w in result.gradient)
-    _notes([f"forward mode: {passes} forward pass{'es' * (passes != 1)}, one per input element "
+    print_notes([f"forward mode: {passes} forward pass{'es' * (passes != 1)}, one per input element "
             "(reverse mode needs one sweep for the whole gradient)"])
 
 
@@ -81,7 +81,7 @@ def jacobian_result(target, result) -> None:
     extra = [f"the Jacobian for {w} is not finite (nan or inf)" for w in names if non_finite(result.jacobian[w])]
     if not names:
         extra.append("the target has no inputs: there is nothing to differentiate")
-    _notes(_without_gradient_notes(notes_for(result)) + extra)
+    print_notes(_without_gradient_notes(notes_for(result)) + extra)
 
 
 def _without_gradient_notes(notes):
@@ -119,7 +119,7 @@ def hessian_result(target, result) -> None:
     extra = [] if names else ["the target has no inputs: there is nothing to differentiate"]
     if any(non_finite(result.hessian[a][b]) for a in names for b in names):
         extra.append("the Hessian is not finite (nan or inf) somewhere")
-    _notes(_without_gradient_notes(notes_for(result)) + extra)
+    print_notes(_without_gradient_notes(notes_for(result)) + extra)
 
 
 def cost_summary(result) -> str:
@@ -166,14 +166,6 @@ def derivative_result(target, result) -> None:
     if any(non_finite(d) for d in result.derivatives):
         notes.append("some derivatives are not finite (nan or inf): check the point against the "
                      "functions' domains")
-    _notes(notes + notes_for(result))
+    print_notes(notes + notes_for(result))
 
 
-def _notes(notes) -> None:
-    if not notes:
-        return
-    from rich.text import Text
-    c = console()
-    c.print()
-    for note in notes:
-        c.print(Text.assemble(("note", "yellow"), ": " + note))

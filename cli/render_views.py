@@ -9,7 +9,7 @@ from ..engine import graph as G
 from ..engine.graph import Omission
 from .graph_text import omission_text
 from .output import fmt_value
-from .render import _print_notes, console, inputs_line, notes_for
+from .render import print_notes, console, inputs_line, notes_for
 
 MAX_EXPLAIN_STEPS = 120     # longer sweeps show their first and last steps
 
@@ -63,7 +63,7 @@ def _footer(graph, result) -> None:
     for item in graph.shown:
         if isinstance(item, Omission):
             c.print(Text.assemble(("  ⋮ ", "dim"), (omission_text(item), "dim")))
-    _print_notes(notes_for(result))
+    print_notes(notes_for(result))
 
 
 def graph_table(target, result, graph) -> None:
@@ -252,7 +252,7 @@ def explain_reverse(target, result, ex) -> None:
         via = f" = ∂{f}/∂{nd.name}" if nd is not None else ""
         tail = "" if nd is None or nd.adjoint is not None else "  (unconnected: exactly 0)"
         c.print(Text(f"  ∂{f}/∂{name}{via} = {show(value)}{tail}"))
-    _print_notes(notes_for(result))
+    print_notes(notes_for(result))
 
 
 def forward_lines(fp) -> list:
@@ -316,4 +316,4 @@ def explain_forward(target, result_inputs, passes, notes_source) -> None:
         label = f"∂f/∂{fp.input}" if not getattr(result_inputs[fp.input], "shape", ()) else \
             f"∂f/∂{fp.input} · ones"
         c.print(Text(f"  {label}{via} = {show(d)}", style="green"))
-    _print_notes(notes_for(notes_source))
+    print_notes(notes_for(notes_source))

@@ -304,5 +304,5 @@ def _draw_terminal(tgt, data, labels, lo, hi):
         notes.append(mark_text(m))
     if len(data.marks) > len(shown):
         notes.append(f"… {len(data.marks) - len(shown)} more marks (see --json)")
-    from .render import _print_notes
-    _print_notes(notes)
+    from .render import print_notes
+    print_notes(notes)

@@ -312,13 +312,7 @@ def grad(source, at=None, wrt=None, seed=None, fn=None, of=None, dtype_name="flo
     out_shape = shape_of(value)
     reduced = None
     if seed is not None:
-        seed_value = as_input(seed)
-        if shape_of(seed_value) != out_shape:
-            try:
-                seed_value = as_input(np().broadcast_to(seed_value, out_shape))
-            except ValueError:
-                raise SourceError("shape mismatch", f"--seed has shape {shape_of(seed_value)} but the output has "
-                                  f"shape {out_shape}") from None
+        seed_value = seed_for(seed, value)
         reduced = "seed"
     else:
         if out_shape:
@@ -347,6 +341,19 @@ def grad(source, at=None, wrt=None, seed=None, fn=None, of=None, dtype_name="flo
     from .provenance import diagnose_grad
     diagnose_grad(result, source, at, wrt, seed, target, dtype_name, limits)
     return result
+
+
+def seed_for(seed, value):
+    """--seed V as an array of the output's shape (broadcast if it fits): the v of vᵀJ."""
+    s = as_input(seed)
+    out_shape = shape_of(value)
+    if shape_of(s) != out_shape:
+        try:
+            s = as_input(np().broadcast_to(s, out_shape))
+        except ValueError:
+            raise SourceError("shape mismatch", f"--seed has shape {shape_of(s)} but the output has "
+                              f"shape {out_shape}") from None
+    return s
 
 
 def _ones(value):

@@ -7,7 +7,7 @@ import math
 from ..parser.errors import SourceError
 from . import ops as O
 from .backend import is_array, xp
-from .tape import Dual, Var, strip
+from .tape import strip
 from .values import describe, dtype, shape_of, size_of
 
 
@@ -93,7 +93,7 @@ class Builtins:
     def linspace(self, start, stop, num=50.0):
         count = int(strip(num)) if float(strip(num)) == int(strip(num)) else -1
         if count < 0:
-            raise SourceError("value error", f"linspace(): the number of points must be a whole number ≥ 0")
+            raise SourceError("value error", "linspace(): the number of points must be a whole number ≥ 0")
         self.check_size(count, "linspace()")
         return xp().linspace(float(strip(start)), float(strip(stop)), count, dtype=dtype())
 

@@ -307,7 +307,6 @@ class _Checker:
 
 def load_file(path: str) -> list:
     """Parse and validate one check file into its cases (SourceError on any mistake)."""
-    import tomllib
     try:
         with open(path, "rb") as fh:
             raw = fh.read()

@@ -12,7 +12,7 @@ import zlib
 from dataclasses import dataclass, field
 
 from ..parser.errors import SourceError
-from .check import FAILING, KINK, BRANCH, WARNING, HandGradient, check_gradient, compare, tolerance_for
+from .check import FAILING, KINK, WARNING, HandGradient, check_gradient, compare, tolerance_for
 
 PASSED, FAILED, ERROR, SKIPPED = "passed", "failed", "error", "skipped"
 

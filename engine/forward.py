@@ -131,7 +131,7 @@ def gradient(source=None, at=None, wrt=None, seed=None, fn=None, of=None, dtype_
             if t is None:
                 continue
             touched.add(name)
-            contracted = t if seed is None else t * _seed_for(seed, value)
+            contracted = t if seed is None else t * api.seed_for(seed, value)
             g.reshape(-1)[k] = np().sum(to_host(contracted))
         grads[name] = finish(g)
     if first is None:                                  # nothing to differentiate: just evaluate
@@ -142,18 +142,6 @@ def gradient(source=None, at=None, wrt=None, seed=None, fn=None, of=None, dtype_
     unconnected = [w for w in wrt if w not in touched]
     return api.GradResult(value, grads, inputs, unconnected, reduced, interp.signature,
                           unique_kinks(notes.kinks), 0, interp.steps, None, "forward")
-
-
-def _seed_for(seed, value):
-    s = as_input(seed)
-    out_shape = shape_of(value)
-    if shape_of(s) != out_shape:
-        try:
-            s = as_input(np().broadcast_to(s, out_shape))
-        except ValueError:
-            raise SourceError("shape mismatch", f"--seed has shape {shape_of(s)} but the output has "
-                              f"shape {out_shape}") from None
-    return s
 
 
 # ---- Jacobians ---------------------------------------------------------------------------------

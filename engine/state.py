@@ -20,7 +20,6 @@ STATE = Notes()
 
 
 def reset() -> Notes:
-    global STATE
     STATE.span = None
     STATE.kinks = []
     return STATE
