@@ -115,7 +115,7 @@ def draw(xs, series, labels, marks, width=80, height=16, breaks=()) -> tuple[lis
             tag = _fmt(lo)
         elif r == len(rows) // 2:
             mid = (hi + lo) / 2
-            tag = _fmt(0.0 if abs(mid) < 1e-9 * (hi - lo) else mid)
+            tag = _fmt(0.0 if abs(mid) < 1e-3 * (hi - lo) else mid)   # a row is ~1/16 of the range
         else:
             tag = ""
         lines.append(Text(f"{tag:>{label_w}} ┤", style="dim") + row)
