@@ -1,7 +1,10 @@
 """Speed of the numerical checks, side by side with PyTorch's gradcheck and numdifftools, in one run
 (a benchmark, not a test; timings vary by machine and load).
 
-    python benchmarks/checks.py
+    python benchmarks/checks.py [--cli-allocator]
+
+--cli-allocator tunes glibc's allocator in our process as the `autodiff` command does
+(engine/backend.py tune_allocator); without it our rows measure the library as an API user gets it.
 
 Measures, on sum(x**2*sin(x)) in float64 at linspace(-2, 2, n):
 1. checks per second on a file of 1,000 simple cases, in one process;
@@ -133,6 +136,9 @@ def ratio(theirs: list[float], ours: list[float]) -> str:
 
 
 def main():
+    if "--cli-allocator" in sys.argv:     # measure what `autodiff check`/`grad --check` get (cli/main.py)
+        from autodiff.engine.backend import tune_allocator
+        print("glibc allocator tuned as the CLI does:", tune_allocator())
     ours, cases = our_rows()
     references, notes = [], []
     for engine in ("torch", "numdifftools"):

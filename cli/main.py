@@ -192,6 +192,8 @@ def main(argv=None) -> None:
         except SystemExit:        # rich's answer to a closed pipe (`| head`): the reader left, not an error
             result[0] = Exit.OK
 
+    from ..engine import backend
+    backend.tune_allocator_on_load = True     # our own process: see backend.tune_allocator
     sys.setrecursionlimit(100_000)
     threading.stack_size(512 * 1024 * 1024)
     worker = threading.Thread(target=work, daemon=True)

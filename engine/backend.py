@@ -7,6 +7,7 @@ from __future__ import annotations
 
 _np = None
 _xp = None
+tune_allocator_on_load = False    # set by the CLI: tune glibc's allocator when numpy loads
 _name = "numpy"
 
 
@@ -15,10 +16,29 @@ def np():
     non-finite values itself, with the node that produced them."""
     global _np
     if _np is None:
+        if tune_allocator_on_load:
+            tune_allocator()
         import numpy
         numpy.seterr(all="ignore")
         _np = numpy
     return _np
+
+
+def tune_allocator() -> bool:
+    """Keep freed memory in the process (glibc only). By default glibc returns every large numpy
+    temporary to the OS and page-faults it back on the next op; with higher mmap/trim thresholds
+    a 20-op chain over 1e6 elements ran about 20% faster here. The CLI calls this for its own
+    process; the library never changes its host's allocator. Returns whether it applied."""
+    import sys
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+        libc = ctypes.CDLL("libc.so.6")
+        m_trim_threshold, m_mmap_threshold = -1, -3
+        return bool(libc.mallopt(m_mmap_threshold, 32 << 20)) and bool(libc.mallopt(m_trim_threshold, 1 << 30))
+    except (OSError, AttributeError):          # not glibc (musl, ...): nothing to tune
+        return False
 
 
 def quiet_thread() -> None:
