@@ -10,7 +10,9 @@ from ..parser import parse_expression, parse_program
 from ..parser.errors import SourceError
 from . import ops as O
 from .backend import np
-from .interp import Interpreter, Limits, UserFunction, assigned_names, loaded_names
+from .interp import Interpreter
+from .names import assigned_names, loaded_names
+from .runtime import Limits, UserFunction
 from .state import reset as reset_notes
 from .tape import Tape, backward, strip
 from .values import as_input, describe, dtype, set_dtype, shape_of
@@ -67,7 +69,7 @@ def load(text: str, fn: str | None = None, of: str | None = None, filename: str 
 
 def _refuse_unknown_functions(node, builtins, text):
     """A called name that is no builtin is a misspelt function, not an input to ask for."""
-    from .interp import unknown_name
+    from .runtime import unknown_name
     stack = [node]
     while stack:
         x = stack.pop()

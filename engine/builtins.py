@@ -98,7 +98,7 @@ class Builtins:
         return xp().linspace(float(strip(start)), float(strip(stop)), count, dtype=dtype())
 
     def range_(self, *args):
-        from .interp import RangeValue
+        from .runtime import RangeValue
         ints = []
         for a in args:
             v = strip(a)
@@ -173,7 +173,7 @@ class Builtins:
         return bool(xp().all(strip(x))) if shape_of(x) else bool(strip(x))
 
     def grad(self, f):
-        from .interp import Builtin, GradFunction, UserFunction
+        from .runtime import Builtin, GradFunction, UserFunction
         if not isinstance(f, (UserFunction, Builtin, GradFunction)):
             raise SourceError("type error", f"grad() takes a function, not {describe(f)}")
         return GradFunction(f, self.interp)
@@ -199,7 +199,7 @@ def _is_numeric(v):
 
 
 def make_builtins(interp) -> dict:
-    from .interp import Builtin
+    from .runtime import Builtin
     b = Builtins(interp)
     table = {}
 

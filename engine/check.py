@@ -553,7 +553,7 @@ def expression_target(text: str, what: str | None = None):
     from ..parser import parse_expression
     from .api import Target
     from .builtins import builtin_names
-    from .interp import loaded_names
+    from .names import loaded_names
     from ..parser.errors import SourceError
     try:
         node = parse_expression(text, filename=what)

@@ -103,7 +103,7 @@ def run_case(case, mode=None, seed=None) -> CaseResult:
 def _run(case, result, seed):
     from . import api
     from .check import expression_target
-    from .interp import Limits
+    from .runtime import Limits
     from .values import set_dtype
     opts = case.options
     dtype = opts.get("dtype", "float64")

@@ -47,7 +47,7 @@ def as_input(v):
 
 def describe(v) -> str:
     """A short description for messages: 'a number', 'an array of shape (3,)', 'a function'."""
-    from .interp import Builtin, UserFunction
+    from .runtime import Builtin, UserFunction
     if isinstance(v, (Var, Dual)):
         v = strip(v)
     if isinstance(v, bool):

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from autodiff.engine import api
 from autodiff.engine import rules as R
-from autodiff.engine.interp import Interpreter, Limits, LimitError, RangeValue, truth
+from autodiff.engine.interp import Interpreter
+from autodiff.engine.runtime import LimitError, Limits, RangeValue, truth
 from autodiff.engine.tape import Shape, Tape, backward
 from autodiff.parser.errors import SourceError
 
