@@ -143,13 +143,18 @@ def check_jacobian(result, target, mode="full", seed=None, dtype="float64", limi
         v = np().random.default_rng([report.seed, 1]).standard_normal(out_shape)
         claimed = {w: np().tensordot(v, np().asarray(result.jacobian[w], dtype=np().float64), axes=len(out_shape))
                    for w in names}
-    objective = Objective(runner, v)
-    report.projection, _ = fast_check(objective, result.inputs, claimed, tol, report.seed, names)
-    report.projection.label = "vᵀJd" if out_shape else "Jd"
+    return _projected(report, Objective(runner, v), result.inputs, claimed, tol, names,
+                      "vᵀJd" if out_shape else "Jd", full, dtype, result.value, conventions)
+
+
+def _projected(report, objective, inputs, claimed, tol, names, label, full, dtype, value, conventions):
+    """Fast mode's one projection; on a failure, the full check that shows the wrong entries."""
+    report.projection, _ = fast_check(objective, inputs, claimed, tol, report.seed, names)
+    report.projection.label = label
     report.evaluations = objective.count
     if report.projection.failed:
         rows, n = full()
-        report.full = CheckReport("full", "AD", "FD", dtype, tol, value=result.value, entries=rows,
+        report.full = CheckReport("full", "AD", "FD", dtype, tol, value=value, entries=rows,
                                   conventions=conventions)
         report.evaluations += n
     return report
@@ -211,16 +216,8 @@ def check_hessian(result, target, mode="full", seed=None, dtype="float64", limit
             total += np().asarray(result.hessian[a][b], dtype=np().float64).reshape(na, nb) @ u_by[b]
         shape = np().shape(inputs[a]) if hasattr(inputs[a], "shape") else ()
         claimed[a] = total.reshape(shape) if shape else float(total[0])
-    objective = Objective(runner, u)
-    report.projection, _ = fast_check(objective, inputs, claimed, tol, report.seed, names)
-    report.projection.label = "uᵀHd"
-    report.evaluations = objective.count
-    if report.projection.failed:
-        rows, n = full()
-        report.full = CheckReport("full", "AD", "FD", dtype, tol, value=result.value, entries=rows,
-                                  conventions=conventions)
-        report.evaluations += n
-    return report
+    return _projected(report, Objective(runner, u), inputs, claimed, tol, names, "uᵀHd", full, dtype,
+                      result.value, conventions)
 
 
 def _mode(mode):

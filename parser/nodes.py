@@ -4,7 +4,7 @@ Long left-associative chains (`a + b - c + ...`) are one flat node, so a 100,000
 sum is a wide node rather than a 50,000-deep tree: nothing downstream has to recurse that deep.
 
 Why `@node` and not `@dataclass(frozen=True)`: the standard decorator compiles six methods per
-class with exec(), which for these 30 classes cost ~20 ms of every start-up (a third of
+class with exec, which for these 30 classes cost ~20 ms of every start-up (a third of
 importing numpy). `@node` makes the same slotted dataclasses (fields(), replace(), asdict(),
 match statements all work) and takes __init__, __repr__, __eq__, __hash__ and immutability from
 one shared base class instead: no exec at all.
