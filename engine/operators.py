@@ -67,7 +67,7 @@ def _binary(op, lhs, rhs, span, label):
     lk, lv, lspan = lhs
     rk, rv, rspan = rhs
 
-    def slow(a, b):
+    def slow(a, b):                           # boxes and arrays: the engine op, errors located here
         STATE.span = span
         try:
             return fn(a, b)
@@ -86,11 +86,7 @@ def _binary(op, lhs, rhs, span, label):
                 raise _unassigned(lv, lspan) from None
             if a.__class__ is float:
                 return pyop(a, rv)
-            STATE.span = span
-            try:
-                return fn(a, rv)
-            except Exception as exc:
-                raise runtime_error(exc, span, label) from None
+            return slow(a, rv)
         return local_const
     if lk == "const" and rk == "local":
         def const_local(frame):
@@ -100,11 +96,7 @@ def _binary(op, lhs, rhs, span, label):
                 raise _unassigned(rv, rspan) from None
             if b.__class__ is float:
                 return pyop(lv, b)
-            STATE.span = span
-            try:
-                return fn(lv, b)
-            except Exception as exc:
-                raise runtime_error(exc, span, label) from None
+            return slow(lv, b)
         return const_local
     if lk == "local" and rk == "local":
         def local_local(frame):
@@ -117,11 +109,7 @@ def _binary(op, lhs, rhs, span, label):
                 raise _unassigned(missing, where) from None
             if a.__class__ is float and b.__class__ is float:
                 return pyop(a, b)
-            STATE.span = span
-            try:
-                return fn(a, b)
-            except Exception as exc:
-                raise runtime_error(exc, span, label) from None
+            return slow(a, b)
         return local_local
     left = _fetch(lhs)
     right = _fetch(rhs)
@@ -130,22 +118,14 @@ def _binary(op, lhs, rhs, span, label):
             a = left(frame)
             if a.__class__ is float:
                 return pyop(a, rv)
-            STATE.span = span
-            try:
-                return fn(a, rv)
-            except Exception as exc:
-                raise runtime_error(exc, span, label) from None
+            return slow(a, rv)
         return expr_const
     if lk == "const":
         def const_expr(frame):
             b = right(frame)
             if b.__class__ is float:
                 return pyop(lv, b)
-            STATE.span = span
-            try:
-                return fn(lv, b)
-            except Exception as exc:
-                raise runtime_error(exc, span, label) from None
+            return slow(lv, b)
         return const_expr
 
     def expr_expr(frame):
@@ -153,11 +133,7 @@ def _binary(op, lhs, rhs, span, label):
         b = right(frame)
         if a.__class__ is float and b.__class__ is float:
             return pyop(a, b)
-        STATE.span = span
-        try:
-            return fn(a, b)
-        except Exception as exc:
-            raise runtime_error(exc, span, label) from None
+        return slow(a, b)
     return expr_expr
 
 
