@@ -8,8 +8,7 @@ import operator
 
 from . import rules as R
 from .backend import xp
-from .state import STATE
-from .tape import Dual, Entry, Var, bind, strip
+from .tape import Dual, Var, bind, record, strip
 
 __all__ = ["Var", "Dual", "strip"]
 
@@ -30,20 +29,13 @@ def _op1(prim):
         op.__name__ = prim.name
         return op
     fimpl = _FLOAT_IMPL.get(prim, impl)
-    needs_ans = prim.needs_ans
 
     def op(x):
         c = x.__class__
         if c is Var:
             xv = x.value
             if xv.__class__ is float:           # fast path: one reverse level over a float
-                ans = fimpl(xv)
-                tape = x.tape
-                entries = tape.entries
-                out = Var(ans, tape, len(entries), x.level)
-                entries.append(Entry(prim, ((0, x.index),), (xv,), ans if needs_ans else None, None,
-                                     STATE.span, ans if tape.keep_values else None))
-                return out
+                return record(prim, x.tape, x.level, ((0, x.index),), (xv,), fimpl(xv))
             return bind(prim, (x,), None)
         if c is Dual:
             return bind(prim, (x,), None)
@@ -98,7 +90,6 @@ def _op2(prim):
         op.__name__ = prim.name
         return op
     fimpl = _FLOAT_IMPL.get(prim, impl)
-    needs_ans = prim.needs_ans
 
     def op(x, y):
         cx, cy = x.__class__, y.__class__
@@ -111,24 +102,12 @@ def _op2(prim):
                     parents, yv = ((0, x.index), (1, y.index)), y.value
                 else:
                     return _slow2(prim, x, y)
-                ans = fimpl(xv, yv)
-                tape = x.tape
-                entries = tape.entries
-                out = Var(ans, tape, len(entries), x.level)
-                entries.append(Entry(prim, parents, (xv, yv), ans if needs_ans else None, None,
-                                     STATE.span, ans if tape.keep_values else None))
-                return out
+                return record(prim, x.tape, x.level, parents, (xv, yv), fimpl(xv, yv))
             return _slow2(prim, x, y)
         if cy is Var:
             yv = y.value
             if cx is float and yv.__class__ is float:
-                ans = fimpl(x, yv)
-                tape = y.tape
-                entries = tape.entries
-                out = Var(ans, tape, len(entries), y.level)
-                entries.append(Entry(prim, ((1, y.index),), (x, yv), ans if needs_ans else None, None,
-                                     STATE.span, ans if tape.keep_values else None))
-                return out
+                return record(prim, y.tape, y.level, ((1, y.index),), (x, yv), fimpl(x, yv))
             return _slow2(prim, x, y)
         if cx is float and cy is float:
             return fimpl(x, y)

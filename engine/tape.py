@@ -124,6 +124,16 @@ def _saved(prim, vals):
     return tuple(out)
 
 
+def record(prim, tape, level, parents, args, ans, params=None) -> Var:
+    """Append one primitive application to the tape; returns its output box. The one place an
+    entry is made (bind and the float fast paths of `ops` both call it)."""
+    entries = tape.entries
+    out = Var(ans, tape, len(entries), level)
+    entries.append(Entry(prim, parents, args, ans if prim.needs_ans else None, params, STATE.span,
+                         ans if tape.keep_values else None))
+    return out
+
+
 def bind(prim, args: tuple, params):
     """Apply a primitive to arguments that may be boxed (the tracing dispatcher)."""
     level = -1
@@ -146,11 +156,7 @@ def bind(prim, args: tuple, params):
                         if a.__class__ is Var and a.level == level and vjps[i] is not None)
         if not parents:
             return ans
-        tape = top.tape
-        out = Var(ans, tape, len(tape.entries), level)
-        tape.entries.append(Entry(prim, parents, _saved(prim, vals), ans if prim.needs_ans else None,
-                                  params, STATE.span, ans if tape.keep_values else None))
-        return out
+        return record(prim, top.tape, level, parents, _saved(prim, vals), ans, params)
 
     # forward mode: push tangents through the JVP rules
     primals = tuple(a.primal if (a.__class__ is Dual and a.level == level) else a for a in args)
