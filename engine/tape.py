@@ -172,16 +172,6 @@ def bind(prim, args: tuple, params):
     return Dual(ans, tangent, level)
 
 
-_fast = {}
-
-
-def _fast_kinds() -> dict:
-    """The primitives whose VJPs the sweep inlines when the adjoint is a Python float: the
-    rules table's add/sub/mul/div/neg rules, written out (tests check they agree)."""
-    if not _fast:
-        from . import rules as R
-        _fast.update({R.ADD: 0, R.SUB: 1, R.MUL: 2, R.DIV: 3, R.NEG: 4})
-    return _fast
 
 
 def backward(tape: Tape, out, seed, stop_at: int = 0) -> list:
@@ -194,7 +184,6 @@ def backward(tape: Tape, out, seed, stop_at: int = 0) -> list:
         return adj                                     # the output does not depend on the inputs
     adj[out.index] = seed
     free = not tape.persistent
-    fast = _fast_kinds()
     for i in range(out.index, stop_at - 1, -1):
         g = adj[i]
         if g is None:
@@ -205,39 +194,15 @@ def backward(tape: Tape, out, seed, stop_at: int = 0) -> list:
         prim = e.prim
         if prim is None:                               # a leaf keeps its adjoint
             continue
-        kind = fast.get(prim) if g.__class__ is float else None
-        if kind is not None:
-            # Scalar fast path: the same arithmetic as the rules (operators on floats, or on an
-            # outer level's boxes, where they record exactly what the rule would). The kinds are
-            # literals here (0 add, 1 sub, 2 mul, 3 div, 4 neg): cheaper than global names.
-            args = e.args
-            if kind == 3 and not (args[1].__class__ is float and args[0].__class__ is float
-                                  and args[1] * args[1] != 0.0):
-                kind = None                            # 1/0 and boxes: the rule (IEEE, O.div)
-            else:
-                for pos, j in e.parents:
-                    if kind == 2:
-                        c = g * args[1] if pos == 0 else args[0] * g
-                    elif kind == 0:
-                        c = g
-                    elif kind == 1:
-                        c = g if pos == 0 else -g
-                    elif kind == 4:
-                        c = -g
-                    else:
-                        c = g / args[1] if pos == 0 else (-g * args[0]) / (args[1] * args[1])
-                    prev = adj[j]
-                    adj[j] = c if prev is None else prev + c
-        if kind is None:
-            STATE.span = e.span
-            args = e.args
-            params = e.params
-            ans = e.ans
-            vjps = prim.vjps
-            for pos, j in e.parents:
-                contrib = vjps[pos](g, ans, *args, **params) if params else vjps[pos](g, ans, *args)
-                prev = adj[j]
-                adj[j] = contrib if prev is None else prev + contrib
+        STATE.span = e.span
+        args = e.args
+        params = e.params
+        ans = e.ans
+        vjps = prim.vjps
+        for pos, j in e.parents:
+            contrib = vjps[pos](g, ans, *args, **params) if params else vjps[pos](g, ans, *args)
+            prev = adj[j]
+            adj[j] = contrib if prev is None else prev + contrib
         adj[i] = None
         if free:
             entries[i] = None
