@@ -133,35 +133,8 @@ def _load_program(text, filename, fn, of) -> Target:
 
 
 def run_target(target: Target, values: dict, interp: Interpreter):
-    """Run the target on `values` (possibly boxed); returns the output."""
-    try:
-        return _run(target, values, interp)
-    except SourceError as e:
-        raise e.with_source(target.source, target.filename)
-    except RecursionError:
-        raise SourceError("too deep", "the expression or the calls are nested too deeply for the interpreter",
-                          None, source=target.source, filename=target.filename) from None
-
-
-def _run(target, values, interp):
-    if target.kind == "expression":
-        ev = interp.compile_expression(target.node.body, target.inputs)
-        interp.globals.vars.update(values)
-        return ev(interp.globals)
-    if target.kind == "script":
-        body = interp.compile_module(target.node, target.inputs)
-        interp.globals.vars.update(values)
-        interp.last_value = None
-        body(interp.globals)
-        if target.output_name is not None:
-            return interp.globals.vars[target.output_name]
-        return interp.last_value
-    body = interp.compile_module(target.node)
-    body(interp.globals)
-    fn = interp.globals.vars[target.fn_name]
-    if not isinstance(fn, UserFunction):
-        raise SourceError("type error", f"{target.fn_name} is not a function", None)
-    return interp.call_user(fn, [values[p] for p in fn.params], fn.node.span)
+    """Run the target once on `values` (possibly boxed) in `interp`; returns the raw output."""
+    return Runner(target, interp=interp).run(values)
 
 
 # ---- inputs -----------------------------------------------------------------------------------
@@ -374,13 +347,14 @@ class Runner:
     Calling it returns the raw output; `signature` is that run's control-flow signature as a tuple.
     Inputs are not copied: the language has value semantics, so a run never mutates them."""
 
-    def __init__(self, target: Target, limits: Limits | None = None, customize=None):
+    def __init__(self, target: Target, limits: Limits | None = None, customize=None, interp=None):
         self.target = target
-        self.interp = interp = Interpreter(limits)
+        self.interp = interp = interp if interp is not None else Interpreter(limits)
         if customize is not None:           # e.g. batched builtins (engine/checkbatch.py)
             customize(interp.builtins)
         self.signature = ()
-        try:
+        self._runs = 0
+        with _located(target):
             if target.kind == "expression":
                 self._body = interp.compile_expression(target.node.body, target.inputs)
             elif target.kind == "script":
@@ -391,32 +365,48 @@ class Runner:
                 if not isinstance(fn, UserFunction):
                     raise SourceError("type error", f"{target.fn_name} is not a function", None)
                 self._fn = fn
-        except SourceError as e:
-            raise e.with_source(target.source, target.filename)
+
+    def run(self, values: dict):
+        """One run; the output as computed (boxed if the inputs were)."""
+        interp = self.interp
+        if self._runs:                      # a fresh count per run; the first keeps the top level's
+            interp.signature.clear()        # the compiled closures hold this very list
+            interp.steps = interp.depth = 0
+        self._runs += 1
+        target = self.target
+        with _located(target):
+            if target.kind == "function":
+                return interp.call_user(self._fn, [values[p] for p in self._fn.params], self._fn.node.span)
+            g = interp.globals.vars
+            g.clear()
+            g.update(values)
+            if target.kind == "expression":
+                return self._body(interp.globals)
+            interp.last_value = None
+            self._body(interp.globals)
+            return g[target.output_name] if target.output_name is not None else interp.last_value
 
     def __call__(self, values: dict):
-        interp = self.interp
-        interp.signature.clear()            # the compiled closures hold this very list
-        interp.steps = interp.depth = 0
-        target = self.target
-        try:
-            if target.kind == "function":
-                out = interp.call_user(self._fn, [values[p] for p in self._fn.params], self._fn.node.span)
-            else:
-                g = interp.globals.vars
-                g.clear()
-                g.update(values)
-                if target.kind == "expression":
-                    out = self._body(interp.globals)
-                else:
-                    interp.last_value = None
-                    self._body(interp.globals)
-                    out = g[target.output_name] if target.output_name is not None else interp.last_value
-        except SourceError as e:
-            raise e.with_source(target.source, target.filename)
-        except RecursionError:
-            raise SourceError("too deep", "the expression or the calls are nested too deeply for the interpreter",
-                              None, source=target.source, filename=target.filename) from None
-        self.signature = tuple(interp.signature)
-        _check_output(out, target)
+        out = self.run(values)
+        self.signature = tuple(self.interp.signature)
+        _check_output(out, self.target)
         return strip(out)
+
+
+class _located:
+    """Errors of a run, placed in the target's source; Python's recursion limit as our error."""
+
+    def __init__(self, target):
+        self.target = target
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, err, tb):
+        t = self.target
+        if isinstance(err, SourceError):
+            err.with_source(t.source, t.filename)
+        elif isinstance(err, RecursionError):
+            raise SourceError("too deep", "the expression or the calls are nested too deeply for the "
+                              "interpreter", None, source=t.source, filename=t.filename) from None
+        return False
