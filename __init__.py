@@ -18,7 +18,7 @@ def __getattr__(name):
         from .engine import api
         return getattr(api, name)
     if name == "check_gradient":
-        from .engine.check import check_gradient
+        from .engine.checks.gradient import check_gradient
         return check_gradient
     if name == "SourceError":
         from .parser.errors import SourceError

@@ -28,7 +28,7 @@ def pytest_collect_file(file_path, parent):
 
 class GradFile(pytest.File):
     def collect(self):
-        from autodiff.engine.checkfile import load_file
+        from autodiff.engine.checks.files import load_file
         from autodiff.parser.errors import SourceError
         try:
             cases = load_file(str(self.path))
@@ -48,7 +48,7 @@ class GradItem(pytest.Item):
         self.case = case
 
     def runtest(self):
-        from autodiff.engine.checkrun import run_case
+        from autodiff.engine.checks.runner import run_case
         result = run_case(self.case)
         self.user_properties.append(("points", result.points))
         if result.status == "skipped":

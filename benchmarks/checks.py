@@ -35,9 +35,9 @@ import numpy as np  # noqa: E402
 
 from _reference_checks import FULL_SIZE, SIZES, timed_samples  # noqa: E402
 from autodiff.engine import api  # noqa: E402
-from autodiff.engine.check import check_gradient  # noqa: E402
-from autodiff.engine.checkfile import load_file  # noqa: E402
-from autodiff.engine.checkrun import run_cases  # noqa: E402
+from autodiff.engine.checks.gradient import check_gradient  # noqa: E402
+from autodiff.engine.checks.files import load_file  # noqa: E402
+from autodiff.engine.checks.runner import run_cases  # noqa: E402
 
 FUNCTION = "sum(x**2 * sin(x))"      # an elementwise product and a sum
 FULL_SAMPLES, FAST_SAMPLES, FILE_SAMPLES = 7, 15, 5
@@ -86,7 +86,7 @@ def our_rows() -> tuple[dict, int]:
     rows[f"full_{FULL_SIZE}"] = timed_samples(full, FULL_SAMPLES)
     rows["evaluations"] = full().evaluations
 
-    import autodiff.engine.check as check
+    import autodiff.engine.checks.gradient as check
     saved, check.BATCH_MIN_ENTRIES = check.BATCH_MIN_ENTRIES, 10 ** 9
     try:
         rows[f"full_{FULL_SIZE}_unbatched"] = timed_samples(full, FULL_SAMPLES)
@@ -137,7 +137,7 @@ def ratio(theirs: list[float], ours: list[float]) -> str:
 
 def main():
     if "--cli-allocator" in sys.argv:     # measure what `autodiff check`/`grad --check` get (cli/main.py)
-        from autodiff.engine.backend import tune_allocator
+        from autodiff.engine.core.backend import tune_allocator
         print("glibc allocator tuned as the CLI does:", tune_allocator())
     ours, cases = our_rows()
     references, notes = [], []

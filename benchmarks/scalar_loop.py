@@ -82,8 +82,8 @@ def run_ours(n: int, samples: int):
 def split_ours(n: int, samples: int):
     """The same run in its two halves: interpret and record, then sweep (best of the samples)."""
     from autodiff.engine import api
-    from autodiff.engine.interp import Interpreter
-    from autodiff.engine.tape import Tape, backward
+    from autodiff.engine.lang.interp import Interpreter
+    from autodiff.engine.core.tape import Tape, backward
     target = api.load(PROGRAM.replace("N", str(n)), filename="scalar_loop.py")
     forward = sweep = float("inf")
     for _ in range(samples):

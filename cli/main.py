@@ -14,12 +14,12 @@ from .options import limits_from, target_options
 
 # Commands defined in other modules, imported only when invoked.
 LAZY = {
-    "jacobian": ("autodiff.cli.higher", "jacobian"),
-    "hessian": ("autodiff.cli.higher", "hessian"),
-    "derivative": ("autodiff.cli.higher", "derivative"),
-    "graph": ("autodiff.cli.views", "graph"),
-    "plot": ("autodiff.cli.views", "plot"),
-    "check": ("autodiff.cli.checks", "check"),
+    "jacobian": ("autodiff.cli.commands.higher", "jacobian"),
+    "hessian": ("autodiff.cli.commands.higher", "hessian"),
+    "derivative": ("autodiff.cli.commands.higher", "derivative"),
+    "graph": ("autodiff.cli.commands.views", "graph"),
+    "plot": ("autodiff.cli.commands.views", "plot"),
+    "check": ("autodiff.cli.commands.checks", "check"),
 }
 
 
@@ -78,17 +78,17 @@ def grad(target, at, fn, of, dtype, as_json, wrt, seed, debug, mode, explain, ch
         if check_mode is not None:
             from ..parser.errors import SourceError
             raise SourceError("usage", "--explain and --check are separate views: use one at a time")
-        from .views import explain_grad
+        from .commands.views import explain_grad
         return explain_grad(tgt, values, wrt_names, seed_value, mode, dtype, lim, as_json)
     result = api.grad(None, values, wrt_names, seed_value, dtype_name=dtype, limits=lim, target=tgt, mode=mode)
     report = None
     if check_mode is not None:
-        from .checks import grad_check
+        from .commands.checks import grad_check
         report = grad_check(tgt, result, check_mode, check_seed, dtype, lim, seed_value, wrt_names)
     if as_json:
         from .output import emit_json
-        from .render import notes_for
-        from ..engine.values import shape_of
+        from .render.common import notes_for
+        from ..engine.lang.values import shape_of
         doc = {"value": _j(result.value), "gradient": {k: _j(v) for k, v in result.gradient.items()},
                "inputs": {k: _j(v) for k, v in result.inputs.items()},
                "output_shape": list(shape_of(result.value)), "reduced": result.reduced,
@@ -96,17 +96,17 @@ def grad(target, at, fn, of, dtype, as_json, wrt, seed, debug, mode, explain, ch
                "kinks": [_kink(k) for k in result.kinks], "tape_length": result.tape_length,
                "mode": result.mode, "nonfinite": result.nonfinite}
         if report is not None:
-            from .checks import report_json
+            from .commands.checks import report_json
             doc["check"] = report_json(report)
         emit_json(doc)
     else:
-        from . import render
+        from .render import common as render
         render.grad_result(tgt, result)
         if mode == "forward":
-            from .render_higher import forward_note
+            from .render.higher import forward_note
             forward_note(result)
         if report is not None:
-            from .render_checks import gradient_check
+            from .render.checks import gradient_check
             gradient_check(report)
     return Exit.CHECK_FAILED if report is not None and not report.passed else Exit.OK
 
@@ -121,11 +121,11 @@ def run(target, at, fn, of, dtype, as_json, debug, **limits):
     result = api.evaluate(None, api.parse_at(at, lim), dtype_name=dtype, limits=lim, target=tgt)
     if as_json:
         from .output import emit_json
-        from .render import notes_for
+        from .render.common import notes_for
         emit_json({"value": _j(result.value), "inputs": {k: _j(v) for k, v in result.inputs.items()},
                    "steps": result.steps, "notes": notes_for(result)})
     else:
-        from . import render
+        from .render import common as render
         render.run_result(tgt, result)
     return Exit.OK
 
@@ -152,7 +152,7 @@ def _invoke(args) -> int:
         if debug:
             import traceback
             traceback.print_exc()
-        from . import render
+        from .render import common as render
         render.error(err)
         return Exit.USAGE
     except click.exceptions.Abort:
@@ -185,14 +185,14 @@ def main(argv=None) -> None:
     result = [Exit.INTERNAL]
 
     def work():
-        from ..engine.backend import quiet_thread
+        from ..engine.core.backend import quiet_thread
         quiet_thread()            # numpy's error state is per thread: this one reports non-finite values itself
         try:
             result[0] = _invoke(args)
         except SystemExit:        # rich's answer to a closed pipe (`| head`): the reader left, not an error
             result[0] = Exit.OK
 
-    from ..engine import backend
+    from ..engine.core import backend
     backend.tune_allocator_on_load = True     # our own process: see backend.tune_allocator
     sys.setrecursionlimit(100_000)
     threading.stack_size(512 * 1024 * 1024)

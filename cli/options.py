@@ -31,5 +31,5 @@ def target_options(f):
 
 
 def limits_from(opts: dict):
-    from ..engine.runtime import Limits
+    from ..engine.lang.runtime import Limits
     return Limits(steps=opts["max_steps"], depth=opts["max_depth"], elements=opts["max_elements"])

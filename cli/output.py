@@ -8,7 +8,7 @@ import sys
 
 def jsonable(v):
     """Floats, nested lists and dicts, with nan/inf as the strings "nan", "inf", "-inf"."""
-    from ..engine.values import to_python
+    from ..engine.lang.values import to_python
     v = to_python(v)
     return _clean(v)
 
@@ -50,14 +50,14 @@ def _array_entry(f) -> str:
 
 def fmt_value(v, width: int = 60) -> str:
     """A number, or an array shown by its values (short ones) or its shape and a preview."""
-    from ..engine.values import to_python
+    from ..engine.lang.values import to_python
     p = to_python(v)
     if isinstance(p, bool):
         return str(p)
     if isinstance(p, (int, float)):
         return fmt_number(p)
     if isinstance(p, list):
-        from ..engine.backend import np
+        from ..engine.core.backend import np
         a = np().asarray(p, dtype=float)
         text = np().array2string(a, separator=", ", precision=6, threshold=20,
                                  formatter={"float_kind": _array_entry},
@@ -67,8 +67,8 @@ def fmt_value(v, width: int = 60) -> str:
 
 
 def non_finite(v) -> bool:
-    from ..engine.backend import is_array, np
-    from ..engine.tape import strip
+    from ..engine.core.backend import is_array, np
+    from ..engine.core.tape import strip
     v = strip(v)
     if isinstance(v, (float, int)):
         return not math.isfinite(v)

@@ -8,14 +8,14 @@ from dataclasses import dataclass, field
 from ..parser import nodes as n
 from ..parser import parse_expression, parse_program
 from ..parser.errors import SourceError
-from . import ops as O
-from .backend import np
-from .interp import Interpreter
-from .names import assigned_names, loaded_names
-from .runtime import Limits, UserFunction
-from .state import reset as reset_notes
-from .tape import Tape, backward, strip
-from .values import as_input, describe, dtype, set_dtype, shape_of
+from .core import ops as O
+from .core.backend import np
+from .lang.interp import Interpreter
+from .lang.names import assigned_names, loaded_names
+from .lang.runtime import Limits, UserFunction
+from .core.notes import reset as reset_notes
+from .core.tape import Tape, backward, strip
+from .lang.values import as_input, describe, dtype, set_dtype, shape_of
 
 
 @dataclass
@@ -60,7 +60,7 @@ def load(text: str, fn: str | None = None, of: str | None = None, filename: str 
     if fn is not None or of is not None:
         raise SourceError("usage", "--fn and --of apply to programs (.py files), not to expressions")
     node = parse_expression(text)
-    from .builtins import builtin_names
+    from .lang.builtins import builtin_names
     names = builtin_names()
     inputs = [v for v in loaded_names(node) if v not in names]
     _refuse_unknown_functions(node, names, text)
@@ -69,7 +69,7 @@ def load(text: str, fn: str | None = None, of: str | None = None, filename: str 
 
 def _refuse_unknown_functions(node, builtins, text):
     """A called name that is no builtin is a misspelt function, not an input to ask for."""
-    from .runtime import unknown_name
+    from .lang.runtime import unknown_name
     stack = [node]
     while stack:
         x = stack.pop()
@@ -118,7 +118,7 @@ def _load_program(text, filename, fn, of) -> Target:
     if fn is not None:
         raise SourceError("usage", f"--fn {fn}: the program defines no functions (it is a script)",
                           None, source=text, filename=filename)
-    from .builtins import builtin_names
+    from .lang.builtins import builtin_names
     assigned = set(assigned_names(module.body))
     builtins = builtin_names()
     inputs = [v for v in loaded_names(module) if v not in assigned and v not in builtins]
@@ -159,7 +159,7 @@ def split_top_level(text: str) -> list:
 def constant(text: str, what: str, limits: Limits | None = None):
     """Evaluate a constant expression of the language (no free variables)."""
     node = parse_expression(text, filename=what)
-    from .builtins import builtin_names
+    from .lang.builtins import builtin_names
     free = [v for v in loaded_names(node) if v not in builtin_names()]
     if free:
         raise SourceError("bad input", f"{what}: a value must be a constant, but it uses {free[0]!r}",
@@ -201,7 +201,7 @@ def bind_inputs(target: Target, values: dict) -> dict:
     extra = [k for k in values if k not in target.inputs]
     if extra:
         known = ", ".join(target.inputs) if target.inputs else "none"
-        from .builtins import builtin_names
+        from .lang.builtins import builtin_names
         hint = (f"`{extra[0]}` is a builtin of the language, not a variable: name the variable otherwise"
                 if extra[0] in builtin_names() else None)
         raise SourceError("unknown input", f"--at {extra[0]}: {target.describe()} has no input {extra[0]!r} "
@@ -248,7 +248,7 @@ def evaluate(source, at=None, fn=None, of=None, dtype_name="float64", limits=Non
     value = run_target(target, inputs, interp)
     _check_output(value, target)
     result = RunResult(value, inputs, interp.signature, list(notes.kinks), interp.steps)
-    from .provenance import diagnose_run
+    from .views.provenance import diagnose_run
     diagnose_run(result, target, dtype_name, limits)
     return result
 
@@ -266,7 +266,7 @@ def grad(source, at=None, wrt=None, seed=None, fn=None, of=None, dtype_name="flo
     """Reverse-mode gradient of the target at a point. A non-scalar output is summed (the seeds'
     convention) unless `seed` gives v for vᵀJ. `mode="forward"` gives the same by forward mode."""
     if mode == "forward":
-        from .forward import gradient
+        from .diff.forward import gradient
         return gradient(source, at, wrt, seed, fn, of, dtype_name, limits, target)
     set_dtype(dtype_name)
     target = target or load(source, fn, of)
@@ -313,7 +313,7 @@ def grad(source, at=None, wrt=None, seed=None, fn=None, of=None, dtype_name="flo
     if keep_tape:
         result.output_index = out.index if out.__class__ is O.Var and out.tape is tape else None
         result.seed = seed_value
-    from .provenance import diagnose_grad
+    from .views.provenance import diagnose_grad
     diagnose_grad(result, source, at, wrt, seed, target, dtype_name, limits)
     return result
 

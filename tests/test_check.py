@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import autodiff
-from autodiff.engine.check import TOLERANCES, check_gradient, judge, power_of_two_step
+from autodiff.engine.checks.gradient import TOLERANCES, check_gradient, judge, power_of_two_step
 
 
 def only(report):
@@ -245,7 +245,7 @@ BATCHABLE = [
 
 @pytest.mark.parametrize("source", BATCHABLE)
 def test_batched_runs_agree_with_the_loop(source, monkeypatch):
-    import autodiff.engine.check as check
+    import autodiff.engine.checks.gradient as check
     rng = np.random.default_rng(0)
     at = {"x": rng.uniform(-1, 1, 100)}
     if "y" in source:

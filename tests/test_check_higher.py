@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 
 from autodiff.cli import main as climain
-from autodiff.cli import render
+from autodiff.cli.render import common as render
 from autodiff.engine import api
-from autodiff.engine.check import check_gradient
-from autodiff.engine.checkhigher import check_hessian, check_jacobian
-from autodiff.engine.forward import jacobian
-from autodiff.engine.higher import hessian
+from autodiff.engine.checks.gradient import check_gradient
+from autodiff.engine.checks.higher import check_hessian, check_jacobian
+from autodiff.engine.diff.forward import jacobian
+from autodiff.engine.diff.higher import hessian
 
 HERE = os.path.dirname(__file__)
 SOFTMAX = os.path.join(HERE, "..", "samples", "higher", "softmax.py")

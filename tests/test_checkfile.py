@@ -3,8 +3,8 @@ import os
 
 import pytest
 
-from autodiff.engine.checkfile import load_file, parse_text
-from autodiff.engine.checkrun import run_case, run_cases, shard
+from autodiff.engine.checks.files import load_file, parse_text
+from autodiff.engine.checks.runner import run_case, run_cases, shard
 from autodiff.parser.errors import SourceError
 
 HERE = os.path.dirname(__file__)
@@ -122,7 +122,7 @@ def test_wrong_hand_gradient_fails_naming_point_and_entry():
 def test_random_points_are_deterministic_and_in_range():
     text = '[[case]]\nname = "r"\nf = "x*y"\nrandom = { count = 7, x = [2, 3], y = { range = [-1, 0], shape = [2] } }\n'
     (case,) = parse_text(text, "s.toml")
-    from autodiff.engine.checkrun import case_points
+    from autodiff.engine.checks.runner import case_points
     from autodiff.engine import api
     target = api.load("x*y")
     a, b = case_points(case, target), case_points(case, target)

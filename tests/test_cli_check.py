@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from autodiff.cli import main as climain
-from autodiff.cli import render
+from autodiff.cli.render import common as render
 
 HERE = os.path.dirname(__file__)
 WRONG = os.path.join(HERE, "data", "wrong_gradient.grad.toml")

@@ -16,7 +16,7 @@ CONTROL = str(ROOT / "samples" / "programs" / "control.py")
 
 
 def cli(capsys, *args):
-    from autodiff.cli import render
+    from autodiff.cli.render import common as render
     render._consoles.clear()             # rich consoles hold the stream: use the captured one
     code = _invoke([str(a) for a in args])
     out = capsys.readouterr()

@@ -8,8 +8,8 @@ import sys
 import numpy as np
 import pytest
 
-from autodiff.engine import higher
-from autodiff.engine.higher import derivatives, hessian
+from autodiff.engine.diff import higher
+from autodiff.engine.diff.higher import derivatives, hessian
 from autodiff.parser.errors import SourceError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -7,11 +7,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from autodiff.cli import render
+from autodiff.cli.render import common as render
 from autodiff.cli.main import _invoke
-from autodiff.cli.render_views import forward_lines, reverse_lines
+from autodiff.cli.render.views import forward_lines, reverse_lines
 from autodiff.engine import api
-from autodiff.engine import explain as X
+from autodiff.engine.views import explain as X
 
 SEED = "x**2*y + y + 2"
 

@@ -13,7 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from autodiff.engine import api, forward
+from autodiff.engine import api
+from autodiff.engine.diff import forward
 from autodiff.parser.errors import SourceError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

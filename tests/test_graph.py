@@ -6,10 +6,10 @@ import subprocess
 import lark
 import pytest
 
-from autodiff.cli import render
+from autodiff.cli.render import common as render
 from autodiff.cli.main import _invoke
 from autodiff.engine import api
-from autodiff.engine import graph as G
+from autodiff.engine.views import graph as G
 
 D3 = "x**2*y + (y + 2)"           # the graph of figure D-3: n6 = y + 2 is its own node
 SEED = "x**2*y + y + 2"           # the seed's text: parsed left to right, ((x²y) + y) + 2
@@ -139,7 +139,7 @@ def test_dot_parses_back_with_every_node_and_edge(capsys):
 
 def test_dot_of_a_cut_loop_parses_and_routes_hidden_edges_through_the_gap():
     g, _ = loop_graph(8)
-    from autodiff.cli.graph_text import to_dot
+    from autodiff.cli.render.graph_text import to_dot
     nodes, edges = parse_dot(to_dot(g))
     gaps = [n for n in nodes if n.startswith("gap")]
     assert gaps
@@ -184,7 +184,7 @@ def test_mermaid_is_well_formed(capsys):
 
 
 def test_mermaid_escapes_quotes_and_angle_brackets():
-    from autodiff.cli.graph_text import _mermaid_str
+    from autodiff.cli.render.graph_text import _mermaid_str
     assert _mermaid_str('a "b" <c>') == '"a #quot;b#quot; #lt;c#gt;"'
 
 

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from autodiff.engine import api
-from autodiff.engine.higher import METHODS, hessian
+from autodiff.engine.diff.higher import METHODS, hessian
 from autodiff.parser.errors import SourceError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -10,10 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from autodiff.engine import api
-from autodiff.engine import rules as R
-from autodiff.engine.interp import Interpreter
-from autodiff.engine.runtime import LimitError, Limits, RangeValue, truth
-from autodiff.engine.tape import Shape, Tape, backward
+from autodiff.engine.core import rules as R
+from autodiff.engine.lang.interp import Interpreter
+from autodiff.engine.lang.runtime import LimitError, Limits, RangeValue, truth
+from autodiff.engine.core.tape import Shape, Tape, backward
 from autodiff.parser.errors import SourceError
 
 
@@ -347,8 +347,8 @@ def test_the_tape_keeps_only_what_the_rules_need():
 
 
 def test_scalar_fast_path_records_the_same_entries_as_bind():
-    from autodiff.engine import ops as O
-    from autodiff.engine.tape import bind
+    from autodiff.engine.core import ops as O
+    from autodiff.engine.core.tape import bind
     for prim, op in ((R.ADD, O.add), (R.SUB, O.sub), (R.MUL, O.mul), (R.DIV, O.div), (R.POW, O.pow)):
         for args in ((0, 2.0), (3.0, 0), (0, 1)):
             fast, slow = Tape(), Tape()
@@ -364,7 +364,7 @@ def test_scalar_fast_path_records_the_same_entries_as_bind():
 @given(x=st.floats(-3, 3), y=st.floats(-3, 3))
 def test_float_and_numpy_scalar_adjoints_agree(x, y):
     """A Python float adjoint and a numpy float64 one give the same adjoints (1/0 included)."""
-    from autodiff.engine import ops as O
+    from autodiff.engine.core import ops as O
     results = []
     for seed in (1.0, np.float64(1.0)):
         tape = Tape()

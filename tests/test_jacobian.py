@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from autodiff.engine import api
-from autodiff.engine.forward import choose_mode, jacobian
+from autodiff.engine.diff.forward import choose_mode, jacobian
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODES = ("forward", "reverse", "auto")

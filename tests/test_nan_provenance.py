@@ -2,7 +2,7 @@
 appeared, in the forward or the reverse sweep, with its source place."""
 import json
 
-from autodiff.cli import render
+from autodiff.cli.render import common as render
 from autodiff.cli.main import _invoke
 from autodiff.engine import api
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from autodiff.engine import api
-from autodiff.engine.higher import derivatives, hessian
+from autodiff.engine.diff.higher import derivatives, hessian
 from autodiff.parser.errors import SourceError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

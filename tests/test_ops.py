@@ -6,8 +6,8 @@ import pytest
 
 import autodiff
 from autodiff.engine import api
-from autodiff.engine import ops as O
-from autodiff.engine.tape import Dual, Tape, Var, backward, new_level, strip
+from autodiff.engine.core import ops as O
+from autodiff.engine.core.tape import Dual, Tape, Var, backward, new_level, strip
 
 
 # ---- raw values: a float in, a float out; numpy's IEEE answers, never an exception -------------

@@ -6,10 +6,10 @@ import sys
 
 import pytest
 
-from autodiff.cli import render
+from autodiff.cli.render import common as render
 from autodiff.cli.main import _invoke
 from autodiff.engine import api
-from autodiff.engine.plotdata import sample
+from autodiff.engine.views.plotdata import sample
 
 
 def cli(capsys, *args):
@@ -131,7 +131,7 @@ def test_domain_gaps_and_poles(capsys):
 
 
 def test_y_range_clips_poles_only():
-    from autodiff.cli.plot_term import y_range
+    from autodiff.cli.render.plot_term import y_range
     xs = [i / 100 for i in range(-300, 301)]
     lo, hi, clipped = y_range([[math.sin(x) for x in xs]])
     assert not clipped and lo == min(math.sin(x) for x in xs) and hi == max(math.sin(x) for x in xs)
@@ -170,7 +170,7 @@ def test_kinks_sample_marks():
 
 
 def test_derivative_curves_break_at_kinks():
-    from autodiff.engine.plotdata import breaks
+    from autodiff.engine.views.plotdata import breaks
     data = sample(api.load("abs(x)"), "x", -1.0, 1.0, 21)            # x = 0 is the 11th point
     assert breaks(data) == {10, 11}
     assert data.series[1][10] == 0.0                                  # abs'(0) = 0, the convention

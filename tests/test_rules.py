@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 import autodiff
-from autodiff.engine import ops as O
-from autodiff.engine import rules as R
-from autodiff.engine.state import STATE, reset
-from autodiff.engine.tape import Dual, Tape, Var, backward, bind, new_level, strip
+from autodiff.engine.core import ops as O
+from autodiff.engine.core import rules as R
+from autodiff.engine.core.notes import STATE, reset
+from autodiff.engine.core.tape import Dual, Tape, Var, backward, bind, new_level, strip
 
 rng = np.random.default_rng(20240607)
 

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 import autodiff
-from autodiff.engine import ops as O
-from autodiff.engine import rules as R
-from autodiff.engine.tape import Dual, Tape, backward, bind, new_level, strip
+from autodiff.engine.core import ops as O
+from autodiff.engine.core import rules as R
+from autodiff.engine.core.tape import Dual, Tape, backward, bind, new_level, strip
 
 
 def grad_of(f, x, seed=1.0):

@@ -1,0 +1,131 @@
+"""`autodiff check FILE.toml ...` (batch checks) and the `--check` option of `grad`."""
+from __future__ import annotations
+
+import re
+import sys
+
+import click
+
+from ..exitcodes import Exit
+
+
+def _shard(value):
+    if value is None:
+        return None
+    m = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", value)
+    if not m or not 1 <= int(m.group(1)) <= int(m.group(2)):
+        raise click.BadParameter(f"{value!r}: expected K/N with 1 <= K <= N, e.g. 2/4", param_hint="--shard")
+    return int(m.group(1)), int(m.group(2))
+
+
+@click.command()
+@click.argument("files", nargs=-1, required=True, metavar="FILE.toml...")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document instead of tables.")
+@click.option("--junit", "junit_path", default=None, metavar="PATH", help="Also write JUnit XML (for CI) to PATH.")
+@click.option("--jobs", "-j", type=click.IntRange(1), default=1, show_default=True,
+              help="Run cases in this many processes.")
+@click.option("--shard", default=None, metavar="K/N", help="Run only the K-th of N parts of the cases "
+              "(deterministic: split a suite across CI machines).")
+@click.option("--fast", is_flag=True, help="Check every case in fast mode (one random projection per point).")
+@click.option("--seed", type=click.IntRange(0), default=None, help="Seed for fast mode and random points.")
+@click.option("--debug", is_flag=True, help="Show Python tracebacks for errors.")
+def check(files, as_json, junit_path, jobs, shard, fast, seed, debug):
+    """Run the gradient checks in TOML check files.
+
+    \b
+    A file holds [[case]] tables:
+      [[case]]
+      name = "Hands-on ML D-1"
+      f = "x**2*y + y + 2"                     # or program = "loop.py" (and fn = "f")
+      at = { x = 3, y = 4 }                    # or points = [...] or random = { count = 20, x = [-2, 2] }
+      grad = { x = "2*x*y", y = "x**2 + 1" }   # hand-derived; without it AD is checked against FD
+    Exit status: 0 all passed, 1 a case failed, 2 a file is unreadable or invalid.
+    """
+    from ...engine.checks.files import load_file
+    from ...engine.checks.runner import shard as take_shard
+    from ...parser.errors import SourceError
+    part = _shard(shard)
+    cases, errors = [], []
+    for path in files:
+        try:
+            cases.extend(load_file(path))
+        except SourceError as e:
+            errors.append(e)
+    if errors:
+        from ..render.common import error
+        for e in errors:
+            error(e)
+        return Exit.USAGE
+    if part is not None:
+        cases = take_shard(cases, *part)
+    mode = "fast" if fast else None
+    results = _run_with_progress(cases, jobs, mode, seed, show=not as_json)
+    if junit_path:
+        from ..render.junit import junit_xml
+        try:
+            with open(junit_path, "w", encoding="utf-8") as fh:
+                fh.write(junit_xml(results))
+        except OSError as e:
+            raise SourceError("bad file", f"cannot write --junit {junit_path}: {e.strerror or e}") from None
+    if as_json:
+        from ..output import emit_json
+        from ..render.checks import summary_line
+        emit_json({"summary": _counts(results), "closing_line": summary_line(results),
+                   "shard": shard, "files": list(files), "cases": [_case_json(r) for r in results]})
+    else:
+        from ..render.checks import case_table
+        case_table(results, files)
+    return Exit.CHECK_FAILED if any(r.failed for r in results) else Exit.OK
+
+
+def _run_with_progress(cases, jobs, mode, seed, show):
+    from ...engine.checks.runner import run_cases
+    if not (show and sys.stderr.isatty()) or len(cases) < 2:
+        return run_cases(cases, jobs, mode, seed)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    from ..render.common import console
+    with Progress(TextColumn("checking"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                  console=console(stderr=True), transient=True) as bar:
+        task = bar.add_task("cases", total=len(cases))
+        return run_cases(cases, jobs, mode, seed, progress=lambda r: bar.advance(task))
+
+
+def _counts(results) -> dict:
+    return {"passed": sum(r.status == "passed" for r in results), "failed": sum(r.failed for r in results),
+            "errors": sum(r.status == "error" for r in results),
+            "skipped": sum(r.status == "skipped" for r in results),
+            "warnings": sum(1 for r in results if r.warnings and not r.failed), "total": len(results)}
+
+
+def _case_json(r) -> dict:
+    return {"file": r.file, "name": r.name, "line": r.line, "status": r.status, "verdict": r.verdict,
+            "points": r.points, "worst_abs_err": r.worst_abs, "worst_rel_err": r.worst_rel, "where": r.where,
+            "message": r.message, "warnings": r.warnings, "failures": r.rows, "mode": r.mode, "seed": r.seed,
+            "seconds": r.seconds}
+
+
+# ---- grad --check ------------------------------------------------------------------------------
+
+def grad_check(target, result, mode, seed, dtype, limits, output_seed=None, wrt=None):
+    """Run the check of a computed gradient; returns the report."""
+    from ...engine.checks.gradient import check_gradient
+    return check_gradient(target=target, at=result.inputs, mode=mode, seed=seed, dtype=dtype, limits=limits,
+                          ad_result=result, output_seed=output_seed, wrt=wrt)
+
+
+def report_json(report) -> dict:
+    def row(r):
+        return {"entry": r.label, "claimed": r.claimed, "reference": r.reference, "abs_err": r.abs_err,
+                "rel_err": r.rel_err, "error_estimate": r.error_estimate, "tolerance": r.tolerance,
+                "step": r.step, "verdict": r.verdict, "reason": r.reason, "left_slope": r.left,
+                "right_slope": r.right, **({"index": list(r.index)} if r.index is not None else {})}
+    doc = {"kind": report.kind, "mode": report.mode, "claimed": report.claimed, "reference": report.reference,
+           "verdict": report.verdict, "passed": report.passed, "dtype": report.dtype,
+           "rtol": report.tolerance.rtol, "atol": report.tolerance.atol, "evaluations": report.evaluations,
+           "seed": report.seed, "conventions": report.conventions,
+           "entries": [row(r) for r in report.entries]}
+    if report.projection is not None:
+        doc["projection"] = row(report.projection)
+    if report.full is not None:
+        doc["entries"] = [row(r) for r in report.full.entries]
+    return doc

@@ -1,0 +1,169 @@
+"""Rich output of numerical checks: the per-entry table of `grad --check` and the per-case table
+of `autodiff check`. Machines get JSON (cli/checks.py) or JUnit XML (cli/junit.py)."""
+from __future__ import annotations
+
+import math
+
+from .common import console
+
+_STYLE = {"pass": "green", "fail": "bold red", "non-finite": "bold red", "branch": "yellow",
+          "kink": "yellow", "inconclusive": "yellow", "error": "bold red", "skipped": "dim", "passed": "green", "failed": "bold red"}
+
+
+def num(x) -> str:
+    if x is None:
+        return "—"
+    if x != x:
+        return "nan"
+    if x in (math.inf, -math.inf):
+        return "inf" if x > 0 else "-inf"
+    if x == 0:
+        return "0"
+    return f"{x:.6g}" if 1e-4 <= abs(x) < 1e7 else f"{x:.3e}"
+
+
+def num_full(x) -> str:
+    """AD and FD values: enough digits to see where they part."""
+    if x is None or x != x or x in (math.inf, -math.inf) or x == 0:
+        return num(x)
+    return f"{x:.12g}"
+
+
+def _verdict(v):
+    from rich.text import Text
+    return Text(v, style=_STYLE.get(v, ""))
+
+
+def gradient_check(report) -> None:
+    """The table of a `--check` run, one row per entry (or the projection in fast mode)."""
+    from rich.text import Text
+    c = console()
+    c.print()
+    kind = getattr(report, "kind", "gradient")
+    if report.mode == "fast":
+        projection = {"jacobian": f"{report.projection.label} (v, d: random weights and steps)",
+                      "hessian": "uᵀHd (u, d: random weights and steps; a directional difference of uᵀ∇f)"
+                      }.get(kind, "dᵀ∇f")
+        c.print(Text.assemble(("check", "bold"), f" (fast): a random projection {projection} against a directional "
+                              f"central difference, seed {report.seed} (rerun with --check-seed {report.seed})"))
+        _table(c, [report.projection], report)
+        if report.full is not None:
+            c.print()
+            c.print(Text.assemble(("the projection disagrees", "bold red"),
+                                  ": recomputed in full to find the wrong entries"))
+            _table(c, report.full.entries, report.full)
+    else:
+        what = {"jacobian": "the AD Jacobian against central differences of the output",
+                "hessian": "the AD Hessian against central differences of the AD gradient"}.get(
+            kind, "AD against central differences") + " (Richardson extrapolation, with an error estimate)"
+        if report.claimed == "hand":
+            what = "hand-derived gradient against AD"
+        c.print(Text.assemble(("check", "bold"), f": {what}"))
+        _table(c, report.entries, report)
+    rows = report.rows + ([report.projection] if report.full is not None else [])
+    notes = [r for r in rows if r.verdict != "pass" and r.reason]
+    for r in notes[:20]:
+        c.print(Text.assemble((r.verdict, _STYLE[r.verdict]), f": {r.label}: {r.reason}"))
+    if len(notes) > 20:
+        c.print(f"… and {len(notes) - 20} more")
+    failures = report.failures
+    n = len(report.rows)
+    summary = f"{report.evaluations} evaluations, {report.dtype}: rtol {report.tolerance.rtol:g}, " \
+              f"atol {report.tolerance.atol:g}"
+    if failures:
+        c.print(Text.assemble(("check failed", "bold red"),
+                              f": {len(failures)} of {n} {'entries' if n != 1 else 'entry'} ({summary})"))
+    else:
+        warned = sum(1 for r in report.rows if r.verdict in ("branch", "kink", "inconclusive"))
+        c.print(Text.assemble(("check passed", "bold green"),
+                              f" ({summary}" + (f"; {warned} with warnings" if warned else "") + ")"))
+
+
+def _table(c, rows, report, limit=200):
+    from rich.table import Table
+    hand = report.claimed == "hand"
+    table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
+    table.add_column("entry")
+    table.add_column("hand" if hand else "AD", justify="right")
+    table.add_column(report.reference, justify="right")
+    table.add_column("abs err", justify="right")
+    table.add_column("rel err", justify="right")
+    if report.reference == "FD":
+        table.add_column("FD err est", justify="right")
+        table.add_column("step", justify="right")
+    table.add_column("tolerance", justify="right")
+    table.add_column("verdict")
+    shown = rows if len(rows) <= limit else [r for r in rows if r.verdict != "pass"][:limit] or rows[:limit]
+    for r in shown:
+        cells = [r.label, num_full(r.claimed), num_full(r.reference), num(r.abs_err), num(r.rel_err)]
+        if report.reference == "FD":
+            cells += [num(r.error_estimate), num(r.step)]
+        cells += [num(r.tolerance), _verdict(r.verdict)]
+        table.add_row(*cells)
+    c.print(table)
+    if len(shown) < len(rows):
+        c.print(f"({len(rows) - len(shown)} more rows not shown: "
+                f"{sum(1 for r in rows if r.verdict == 'pass')} of {len(rows)} pass)")
+
+
+# ---- batch checks ------------------------------------------------------------------------------
+
+def summary_line(results) -> str:
+    """Exactly `N passed, N failed`, then `, N skipped` and `, N warnings` when there are any."""
+    passed = sum(1 for r in results if r.status == "passed")
+    failed = sum(1 for r in results if r.failed)
+    skipped = sum(1 for r in results if r.status == "skipped")
+    warned = sum(1 for r in results if r.warnings and not r.failed)
+    line = f"{passed} passed, {failed} failed"
+    if skipped:
+        line += f", {skipped} skipped"
+    if warned:
+        line += f", {warned} with warnings"
+    return line
+
+
+def case_table(results, files) -> None:
+    from rich.table import Table
+    from rich.text import Text
+    c = console()
+    several = len(set(r.file for r in results)) > 1
+    table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
+    table.add_column("case")
+    table.add_column("points", justify="right")
+    table.add_column("verdict")
+    table.add_column("worst abs err", justify="right")
+    table.add_column("worst rel err", justify="right")
+    table.add_column("where")
+    for r in results:
+        name = f"{r.file}::{r.name}" if several else r.name
+        shown = r.verdict if r.status not in ("error", "skipped") else r.status
+        table.add_row(name, str(r.points), _verdict(shown), num(r.worst_abs), num(r.worst_rel),
+                      r.where if r.status != "error" else (r.message.splitlines()[0] if r.message else ""))
+    c.print(table)
+    problems = [r for r in results if r.failed or r.status == "skipped" or r.warnings]
+    if problems:
+        c.print()
+    for r in problems:
+        head = f"{r.file}:{r.line} {r.name}"
+        if r.failed:
+            c.print(Text.assemble((r.status.upper() if r.status == "error" else "FAILED", "bold red"), f" {head}"))
+            if r.status == "error":
+                for line in r.message.splitlines():
+                    c.print(Text("  " + line))
+            else:
+                for row in r.rows[:10]:
+                    c.print(Text(f"  {row['where']}, {row['entry']}: {row['verdict']}: {row['reason']}"))
+                if len(r.rows) > 10:
+                    c.print(Text(f"  … and {len(r.rows) - 10} more failing entries"))
+            if r.seed is not None:
+                c.print(Text(f"  fast mode, seed {r.seed}", style="dim"))
+        elif r.status == "skipped":
+            c.print(Text.assemble(("skipped", "dim"), f" {head}: {r.message}"))
+        for w in (r.warnings[:5] if not r.failed else []):
+            c.print(Text.assemble(("warning", "yellow"), f" {head}: {w}"))
+        if len(r.warnings) > 5 and not r.failed:
+            c.print(Text(f"  … and {len(r.warnings) - 5} more warnings", style="yellow"))
+    c.print()
+    line = summary_line(results)
+    failed = any(r.failed for r in results)
+    c.print(Text(line, style="bold red" if failed else "bold green"))

@@ -1,0 +1,110 @@
+"""Everything people read: rich tables and diagnostics. Machines get JSON from output.py."""
+from __future__ import annotations
+
+import os
+import sys
+
+from ..output import fmt_value, non_finite
+
+_consoles = {}
+
+
+def console(stderr: bool = False):
+    """A rich console that follows the terminal and NO_COLOR; plain text when piped."""
+    stream = sys.stderr if stderr else sys.stdout
+    c = _consoles.get((stderr, id(stream)))      # keyed by stream: callers may swap sys.stdout
+    if c is None:
+        from rich.console import Console
+        tty = stream.isatty()
+        c = Console(file=stream, stderr=stderr, no_color=bool(os.environ.get("NO_COLOR")) or None,
+                    highlight=False, soft_wrap=not tty, width=None if tty else 10_000)
+        for key in [k for k in _consoles if k[0] == stderr]:
+            del _consoles[key]
+        _consoles[(stderr, id(stream))] = c
+    return c
+
+
+def error(err) -> None:
+    """A SourceError in pip's style: `error: kind`, the message, the line with a caret, a hint."""
+    c = console(stderr=True)
+    from rich.markup import escape
+    from rich.text import Text
+    loc = err.location()
+    c.print(Text.assemble(("error", "bold red"), f": {err.kind}"))
+    c.print(Text("  " + (loc + ": " if loc else "") + err.message))
+    for line in err.excerpt():
+        c.print(Text("  " + line, style="cyan" if "^" not in line else "bold red"))
+    if err.hint:
+        c.print(Text.assemble(("hint", "bold magenta"), ": " + err.hint))
+    del escape
+
+
+def inputs_line(inputs: dict) -> str:
+    return ", ".join(f"{k}={' '.join(fmt_value(v, 40).split())}" for k, v in inputs.items())
+
+
+def notes_for(result) -> list:
+    """Warnings a user should see next to a result: non-finite values, kinks, unconnected inputs."""
+    notes = []
+    if getattr(result, "reduced", None) == "sum":
+        from ...engine.lang.values import shape_of
+        notes.append(f"the output has shape {shape_of(result.value)}: differentiated the sum of its elements "
+                     "(use --seed V for vᵀJ)")
+    if non_finite(result.value):
+        notes.append("the value is not finite (nan or inf): check the inputs against the functions' domains")
+    for name, g in (getattr(result, "gradient", None) or {}).items():
+        if non_finite(g):
+            notes.append(f"the gradient for {name} is not finite (nan or inf)")
+    for finding in getattr(result, "nonfinite", ()) or ():     # NaN provenance: where it began
+        notes.append(finding["message"])
+    for name in getattr(result, "unconnected", ()) or ():
+        notes.append(f"{name} does not reach the output: its gradient is exactly 0 (unconnected)")
+    seen = set()
+    for op, span, detail in getattr(result, "kinks", ()) or ():
+        key = (op, span.line if span else None, span.column if span else None)
+        if key in seen:
+            continue
+        seen.add(key)
+        where = f"line {span.line}, column {span.column}: " if span else ""
+        notes.append(f"{where}{detail}")
+        if len(seen) >= 10:
+            notes.append("… (more kinks not shown)")
+            break
+    return notes
+
+
+def grad_result(target, result) -> None:
+    from rich.table import Table
+    from rich.text import Text
+    c = console()
+    title = target.describe()
+    c.print(Text.assemble(("value", "bold"), f" of {title} at {inputs_line(result.inputs)}"))
+    c.print(Text("  " + fmt_value(result.value)))
+    table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
+    table.add_column("input")
+    table.add_column("∂f/∂input" if result.reduced is None else
+                     ("∂sum(f)/∂input" if result.reduced == "sum" else "vᵀJ"))
+    for name, g in result.gradient.items():
+        table.add_row(Text(name), Text(fmt_value(g)))      # Text: "[inf, 1]" is not markup
+    c.print()
+    c.print(table)
+    print_notes(notes_for(result))
+
+
+def run_result(target, result) -> None:
+    from rich.text import Text
+    c = console()
+    c.print(Text.assemble(("value", "bold"), f" of {target.describe()}" +
+                          (f" at {inputs_line(result.inputs)}" if result.inputs else "")))
+    c.print(Text("  " + fmt_value(result.value)))
+    print_notes(notes_for(result))
+
+
+def print_notes(notes) -> None:
+    if not notes:
+        return
+    from rich.text import Text
+    c = console()
+    c.print()
+    for note in notes:
+        c.print(Text.assemble(("note", "yellow"), ": " + note))

@@ -1,0 +1,171 @@
+"""Rich output for forward mode, Jacobians, Hessians and n-th derivatives (people's view; the
+JSON documents are built in higher.py)."""
+from __future__ import annotations
+
+from ..output import fmt_number, fmt_value, non_finite
+from .common import console, inputs_line, notes_for, print_notes
+
+MAX_TABLE_ROWS, MAX_TABLE_COLS = 24, 12
+
+
+def _np():
+    from ...engine.core.backend import np
+    return np()
+
+
+def forward_note(result) -> None:
+    from ...engine.lang.values import size_of
+    passes = sum(size_of(result.inputs[w]) for w in result.gradient)
+    print_notes([f"forward mode: {passes} forward pass{'es' * (passes != 1)}, one per input element "
+            "(reverse mode needs one sweep for the whole gradient)"])
+
+
+def _count(n, word) -> str:
+    return f"{n} {word}" + ("" if n == 1 else ("es" if word.endswith("s") else "s"))
+
+
+def _labels(name, shape) -> list:
+    """One label per element: x, or x[0], x[1], ..., or A[0,1] ..."""
+    if not shape:
+        return [name]
+    return [f"{name}[{','.join(str(i) for i in idx)}]" for idx in _np().ndindex(*shape)]
+
+
+def _block_table(rows, cols, matrix, corner=""):
+    from rich.table import Table
+    table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
+    table.add_column(corner, style="bold")
+    for c in cols:
+        table.add_column(c, justify="right")
+    for label, row in zip(rows, matrix):
+        table.add_row(label, *(fmt_number(round(float(v), 12)) if abs(v) < 1e16 else fmt_number(float(v))
+                               for v in row))
+    return table
+
+
+def _flat_matrix(blocks_by_col, out_size):
+    """Columns side by side: each block reshaped to (output elements, input elements)."""
+    return _np().concatenate([_np().reshape(_np().asarray(b, dtype=float), (out_size, -1))
+                              for b in blocks_by_col], axis=1)
+
+
+def _header(target, result, what) -> None:
+    from rich.text import Text
+    c = console()
+    at = f" at {inputs_line(result.inputs)}" if result.inputs else ""
+    c.print(Text.assemble(("value", "bold"), f" of {target.describe()}{at}"))
+    c.print(Text("  " + fmt_value(result.value)))
+    c.print()
+    c.print(Text(what, style="bold"))
+
+
+def jacobian_result(target, result) -> None:
+    from rich.text import Text
+    from ...engine.lang.values import shape_of, size_of
+    c = console()
+    work = _count(result.passes, "forward pass" if result.mode == "forward" else "reverse sweep")
+    _header(target, result, f"Jacobian by {result.mode} mode ({work}); {result.reason}")
+    out_shape = shape_of(result.value)
+    names = list(result.jacobian)
+    in_shapes = {w: shape_of(result.inputs[w]) for w in names}
+    cols = sum(size_of(result.inputs[w]) for w in names)
+    if names and len(out_shape) <= 1 and all(len(s) <= 1 for s in in_shapes.values()) \
+            and cols <= MAX_TABLE_COLS and size_of(result.value) <= MAX_TABLE_ROWS:
+        matrix = _flat_matrix([result.jacobian[w] for w in names], size_of(result.value))
+        col_labels = [lab for w in names for lab in _labels(w, in_shapes[w])]
+        c.print(_block_table(_labels("f", out_shape), col_labels, matrix, "∂ out \\ in"))
+    else:
+        for w in names:
+            c.print(Text(f"  ∂f/∂{w}  shape {out_shape + in_shapes[w]}", style="bold"))
+            c.print(Text("  " + fmt_value(result.jacobian[w], 100).replace("\n", "\n  ")))
+    extra = [f"the Jacobian for {w} is not finite (nan or inf)" for w in names if non_finite(result.jacobian[w])]
+    if not names:
+        extra.append("the target has no inputs: there is nothing to differentiate")
+    print_notes(_without_gradient_notes(notes_for(result)) + extra)
+
+
+def _without_gradient_notes(notes):
+    return [n.replace("its gradient is exactly 0", "its derivatives are exactly 0") for n in notes]
+
+
+def hessian_result(target, result) -> None:
+    from rich.text import Text
+    from ...engine.lang.values import shape_of, size_of
+    c = console()
+    names = list(result.hessian)
+    shapes = {w: shape_of(result.inputs[w]) for w in names}
+    c.print(Text.assemble(("value", "bold"), f" of {target.describe()}"
+                          + (f" at {inputs_line(result.inputs)}" if result.inputs else "")))
+    c.print(Text("  " + fmt_value(result.value)))
+    c.print()
+    c.print(Text("gradient", style="bold"))
+    for w in names:
+        c.print(Text(f"  {w}: " + fmt_value(result.gradient[w], 100)))
+    c.print()
+    work = _count(result.passes, "pass" if result.method.startswith("forward") else "outer sweep")
+    c.print(Text(f"Hessian by {result.method} ({work})", style="bold"))
+    total = sum(size_of(result.inputs[w]) for w in names)
+    if names and all(len(s) <= 1 for s in shapes.values()) and total <= MAX_TABLE_COLS:
+        rows = [_flat_matrix([result.hessian[a][b] for b in names], max(1, size_of(result.inputs[a])))
+                for a in names]
+        matrix = _np().concatenate(rows, axis=0)
+        labels = [lab for w in names for lab in _labels(w, shapes[w])]
+        c.print(_block_table(labels, labels, matrix, "∂² f"))
+    else:
+        for a in names:
+            for b in names:
+                c.print(Text(f"  ∂²f/∂{a}∂{b}  shape {shapes[a] + shapes[b]}", style="bold"))
+                c.print(Text("  " + fmt_value(result.hessian[a][b], 100).replace("\n", "\n  ")))
+    extra = [] if names else ["the target has no inputs: there is nothing to differentiate"]
+    if any(non_finite(result.hessian[a][b]) for a in names for b in names):
+        extra.append("the Hessian is not finite (nan or inf) somewhere")
+    print_notes(_without_gradient_notes(notes_for(result)) + extra)
+
+
+def cost_summary(result) -> str:
+    """How the cost grew with the order, from what was measured (the d2l exercise)."""
+    sizes = result.tape_entries
+    secs = f"{result.seconds:.3g} s in all"
+    if result.method == "forward":
+        return ("cost: nested forward duals; every operation at order N does the work of order N-1 "
+                "at least twice (once for the primal, once for the tangent), so the work roughly "
+                f"doubles per order (about 2^N); {secs}")
+    base = ("cost: nested tapes; the tape of order k records f and the sweep of order k-1, so its "
+            "size is that of the (k-1)-th derivative's computation")
+    if len(sizes) < 2:
+        return f"{base}; here {sizes[0] if sizes else 0} entries; {secs}"
+    steps = [b - a for a, b in zip(sizes, sizes[1:])]
+    if steps[-1] <= 1.5 * max(steps[0], 1) + 2:
+        growth = "it grows about linearly here, or slower (the derivative expressions stay small)"
+    else:
+        growth = (f"it grows faster than linearly here (×{sizes[-1] / sizes[-2]:.2g} from order {len(sizes) - 1} "
+                  f"to {len(sizes)}): the product and chain rules multiply the terms of each derivative, "
+                  "and nested tapes share no common subexpressions")
+    return f"{base}: {sizes[0]} entries at order 1, {sizes[-1]} at order {len(sizes)}; {growth}; {secs}"
+
+
+def derivative_result(target, result) -> None:
+    from rich.table import Table
+    from rich.text import Text
+    c = console()
+    c.print(Text.assemble(("value", "bold"), f" of {target.describe()} at {inputs_line(result.inputs)}"))
+    c.print(Text("  " + fmt_value(result.value)))
+    c.print()
+    table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
+    table.add_column("order", justify="right")
+    table.add_column(f"d^k f / d{result.name}^k", justify="right")
+    if result.tape_entries:
+        table.add_column("tape entries", justify="right")
+    for k, d in enumerate(result.derivatives, 1):
+        row = [str(k), fmt_value(d)]
+        if result.tape_entries:
+            row.append(str(result.tape_entries[k - 1]))
+        table.add_row(*row)
+    c.print(table)
+    notes = [cost_summary(result)]
+    if any(non_finite(d) for d in result.derivatives):
+        notes.append("some derivatives are not finite (nan or inf): check the point against the "
+                     "functions' domains")
+    print_notes(notes + notes_for(result))
+
+

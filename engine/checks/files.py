@@ -1,0 +1,386 @@
+"""Check files: TOML with `[defaults]` and `[[case]]` tables, parsed and validated into Cases.
+
+Every mistake in a file is a SourceError naming the file, line and column (TOML syntax errors,
+unknown keys, values of the wrong type), so `autodiff check` can exit 2 before running anything.
+Mistakes inside a case's formulas are found when the case runs and are reported on that case.
+"""
+from __future__ import annotations
+
+import math
+import os
+import re
+from dataclasses import dataclass, field
+
+from ...parser.errors import SourceError
+from ...parser.nodes import Span
+
+OPTION_KEYS = {"rtol", "atol", "step", "dtype", "mode", "seed", "fn", "max_steps"}
+CASE_KEYS = {"name", "f", "program", "fn", "of", "at", "points", "random", "grad", "value", "hessian",
+             "wrt", "skip"} | OPTION_KEYS
+TOP_KEYS = {"defaults", "case"}
+
+
+@dataclass
+class Case:
+    name: str
+    file: str                      # the check file, as given
+    index: int                     # 0-based position in its file
+    line: int                      # line of its [[case]] header
+    f: str | None = None           # an expression, or
+    program: str | None = None     # a program file (resolved against the check file's folder)
+    fn: str | None = None
+    of: str | None = None
+    points: list | None = None     # explicit points: dicts of name -> number, list or constant text
+    random: dict | None = None     # {"count": n, "ranges": {name: (lo, hi, shape)}}
+    grad: dict | None = None
+    value: object = None
+    hessian: dict | None = None
+    wrt: list | None = None
+    skip: str | None = None        # the reason, when skipped
+    options: dict = field(default_factory=dict)   # rtol, atol, step, dtype, mode, seed, max_steps
+
+    @property
+    def id(self) -> str:
+        return f"{self.file}::{self.name}"
+
+
+class _Locator:
+    """Line and column of keys in a TOML text (tomllib gives none): headers split the text into
+    regions; a key is searched for in its case's region."""
+
+    def __init__(self, text: str):
+        self.lines = text.splitlines()
+        self.headers = []            # (line index, kind) kind: "case", "defaults", "other"
+        for i, line in enumerate(self.lines):
+            s = line.strip()
+            if re.match(r"\[\[\s*case\s*\]\]", s):
+                self.headers.append((i, "case"))
+            elif re.match(r"\[\s*defaults\s*\]", s):
+                self.headers.append((i, "defaults"))
+            elif s.startswith("["):
+                self.headers.append((i, "other"))
+
+    def region(self, kind: str, index: int = 0):
+        found = [h for h in self.headers if h[1] == kind]
+        if index >= len(found):
+            return 0, len(self.lines)
+        start = found[index][0]
+        later = [h[0] for h in self.headers if h[0] > start]
+        return start, (later[0] if later else len(self.lines))
+
+    def header(self, kind: str, index: int = 0) -> Span:
+        start, _ = self.region(kind, index)
+        text = self.lines[start] if start < len(self.lines) else ""
+        col = len(text) - len(text.lstrip()) + 1
+        return Span(start + 1, col, start + 1, len(text) + 1)
+
+    def key(self, kind: str, index: int, path) -> Span:
+        """The span of the last key of `path` (nested keys found in order), else the header's."""
+        start, end = self.region(kind, index)
+        line, col = start, 0
+        found = None
+        for key in path:
+            pat = re.compile(r'(?<![\w."\'-])("?)' + re.escape(str(key)) + r'\1\s*=')
+            hit = None
+            for i in range(line, end):
+                m = pat.search(self.lines[i], col if i == line else 0)
+                if m:
+                    hit = (i, m.start())
+                    break
+            if hit is None:
+                break
+            found = hit
+            line, col = hit[0], hit[1] + 1
+        if found is None:
+            return self.header(kind, index)
+        i, c = found
+        key = str(path[-1]) if found else ""
+        return Span(i + 1, c + 1, i + 1, c + 1 + len(key))
+
+
+class _Checker:
+    def __init__(self, path: str, text: str):
+        self.path = path
+        self.text = text
+        self.loc = _Locator(text)
+        self.where = ("defaults", 0)
+
+    def fail(self, message, path=(), hint=None):
+        kind, index = self.where
+        span = self.loc.key(kind, index, path) if path else self.loc.header(kind, index)
+        raise SourceError("invalid check file", message, span, hint, source=self.text, filename=self.path)
+
+    def unknown(self, table: dict, allowed, what, path=()):
+        for key in table:
+            if key not in allowed:
+                import difflib
+                close = difflib.get_close_matches(key, sorted(allowed), n=1)
+                self.fail(f"unknown key {key!r} in {what}", path + (key,),
+                          f"did you mean {close[0]!r}?" if close else "known keys: " + ", ".join(sorted(allowed)))
+
+    def number(self, v, what, path, positive=False):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            self.fail(f"{what} must be a finite number, not {_show(v)}", path)
+        if positive and v <= 0:
+            self.fail(f"{what} must be positive, not {v}", path)
+        return float(v)
+
+    def value(self, v, what, path, allow_text=True):
+        """A number, a (nested) array of numbers, or the text of a constant expression."""
+        if isinstance(v, str):
+            if not allow_text:
+                self.fail(f"{what} must be a number or an array, not text", path)
+            if not v.strip():
+                self.fail(f"{what} is empty", path)
+            return v
+        if isinstance(v, bool) or isinstance(v, (int, float)):
+            if isinstance(v, bool):
+                self.fail(f"{what} must be a number, not {_show(v)}", path)
+            return float(v)
+        if isinstance(v, list):
+            if not v:
+                self.fail(f"{what} is an empty array", path)
+            shape = _shape(v)
+            if shape is None:
+                self.fail(f"{what} must be a rectangular array of numbers", path)
+            return v
+        self.fail(f"{what} must be a number, an array or a formula, not {_show(v)}", path)
+
+    def options(self, table: dict, path=()) -> dict:
+        out = {}
+        for key in ("rtol", "atol"):
+            if key in table:
+                v = self.number(table[key], key, path + (key,))
+                if v < 0:
+                    self.fail(f"{key} must not be negative", path + (key,))
+                out[key] = v
+        if "step" in table:
+            out["step"] = self.number(table["step"], "step", path + ("step",), positive=True)
+        if "dtype" in table:
+            if table["dtype"] not in ("float64", "float32"):
+                self.fail(f"dtype must be \"float64\" or \"float32\", not {_show(table['dtype'])}", path + ("dtype",))
+            out["dtype"] = table["dtype"]
+        if "mode" in table:
+            if table["mode"] not in ("full", "fast"):
+                self.fail(f"mode must be \"full\" or \"fast\", not {_show(table['mode'])}", path + ("mode",))
+            out["mode"] = table["mode"]
+        if "seed" in table:
+            if isinstance(table["seed"], bool) or not isinstance(table["seed"], int) or table["seed"] < 0:
+                self.fail(f"seed must be a whole number >= 0, not {_show(table['seed'])}", path + ("seed",))
+            out["seed"] = table["seed"]
+        if "max_steps" in table:
+            v = table["max_steps"]
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                self.fail(f"max_steps must be a whole number >= 1, not {_show(v)}", path + ("max_steps",))
+            out["max_steps"] = v
+        if "fn" in table:
+            if not isinstance(table["fn"], str) or not table["fn"].isidentifier():
+                self.fail(f"fn must be a function name, not {_show(table['fn'])}", path + ("fn",))
+            out["fn"] = table["fn"]
+        return out
+
+    def point(self, p, what, path) -> dict:
+        if not isinstance(p, dict):
+            self.fail(f"{what} must be a table of input values like {{ x = 3, y = 4 }}, not {_show(p)}", path)
+        out = {}
+        for name, v in p.items():
+            if not name.isidentifier():
+                self.fail(f"{what}: {name!r} is not an input name", path + (name,))
+            out[name] = self.value(v, f"{what}.{name}", path + (name,))
+        return out
+
+    def random(self, r, path) -> dict:
+        if not isinstance(r, dict):
+            self.fail("random must be a table like { count = 20, x = [-2, 2] }", path)
+        if "count" not in r:
+            self.fail("random needs a count (how many points to draw)", path)
+        count = r["count"]
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            self.fail(f"random.count must be a whole number >= 1, not {_show(count)}", path + ("count",))
+        ranges = {}
+        for name, spec in r.items():
+            if name == "count":
+                continue
+            p = path + (name,)
+            shape = ()
+            if isinstance(spec, dict):
+                self.unknown(spec, {"range", "shape"}, f"random.{name}", p)
+                if "shape" in spec:
+                    shape = spec["shape"]
+                    if not isinstance(shape, list) or not all(isinstance(d, int) and not isinstance(d, bool)
+                                                              and d >= 1 for d in shape):
+                        self.fail(f"random.{name}.shape must be a list of whole numbers >= 1", p + ("shape",))
+                    shape = tuple(shape)
+                if "range" not in spec:
+                    self.fail(f"random.{name} needs a range = [low, high]", p)
+                spec = spec["range"]
+            if not (isinstance(spec, list) and len(spec) == 2):
+                self.fail(f"random.{name} must be [low, high] or {{ range = [low, high], shape = [n] }}", p)
+            lo = self.number(spec[0], f"random.{name} low", p)
+            hi = self.number(spec[1], f"random.{name} high", p)
+            if not lo < hi:
+                self.fail(f"random.{name}: low ({spec[0]}) must be below high ({spec[1]})", p)
+            ranges[name] = (lo, hi, shape)
+        return {"count": count, "ranges": ranges}
+
+    def case(self, i: int, table, defaults: dict) -> Case:
+        self.where = ("case", i)
+        if not isinstance(table, dict):
+            self.fail("each [[case]] must be a table")
+        self.unknown(table, CASE_KEYS, "[[case]]")
+        header = self.loc.header("case", i)
+        name = table.get("name", f"case {i + 1} (line {header.line})")
+        if not isinstance(name, str) or not name.strip():
+            self.fail(f"name must be text, not {_show(name)}", ("name",))
+        case = Case(name, self.path, i, header.line)
+        has_f, has_program = "f" in table, "program" in table
+        if has_f == has_program:
+            self.fail("a case needs exactly one of f (an expression) and program (a .py file)",
+                      ("f",) if has_f else ())
+        if has_f:
+            if not isinstance(table["f"], str) or not table["f"].strip():
+                self.fail(f"f must be the text of an expression, not {_show(table['f'])}", ("f",))
+            case.f = table["f"]
+            for key in ("of",):
+                if key in table:
+                    self.fail(f"{key} applies to programs, not to expressions", (key,))
+        else:
+            prog = table["program"]
+            if not isinstance(prog, str) or not prog.strip():
+                self.fail(f"program must be a file name, not {_show(prog)}", ("program",))
+            case.program = os.path.join(os.path.dirname(self.path), prog)
+            if "of" in table:
+                if not isinstance(table["of"], str) or not table["of"].isidentifier():
+                    self.fail(f"of must be a variable name, not {_show(table['of'])}", ("of",))
+                case.of = table["of"]
+        given = [k for k in ("at", "points", "random") if k in table]
+        if len(given) > 1:
+            self.fail(f"give one of at, points and random, not {' and '.join(given)}", (given[1],))
+        if "at" in table:
+            case.points = [self.point(table["at"], "at", ("at",))]
+        elif "points" in table:
+            pts = table["points"]
+            if not isinstance(pts, list) or not pts:
+                self.fail("points must be a non-empty array of tables like [{ x = 1 }, { x = 2 }]", ("points",))
+            case.points = [self.point(p, f"points[{k}]", ("points",)) for k, p in enumerate(pts)]
+        elif "random" in table:
+            case.random = self.random(table["random"], ("random",))
+        else:
+            case.points = [{}]
+        if "grad" in table:
+            g = table["grad"]
+            if not isinstance(g, dict) or not g:
+                self.fail("grad must be a table like { x = \"2*x*y\", y = 3 }", ("grad",))
+            case.grad = {k: self.value(v, f"grad.{k}", ("grad", k)) for k, v in g.items()}
+        if "value" in table:
+            case.value = self.value(table["value"], "value", ("value",))
+        if "hessian" in table:
+            h = table["hessian"]
+            if not isinstance(h, dict) or not all(isinstance(row, dict) for row in h.values()):
+                self.fail("hessian must be a table of tables like { x = { x = \"2*y\", y = \"2*x\" } }",
+                          ("hessian",))
+            case.hessian = {a: {b: self.value(v, f"hessian.{a}.{b}", ("hessian", a, b)) for b, v in row.items()}
+                            for a, row in h.items()}
+        if "wrt" in table:
+            w = table["wrt"]
+            if isinstance(w, str):
+                w = [w]
+            if not isinstance(w, list) or not all(isinstance(x, str) and x.isidentifier() for x in w):
+                self.fail("wrt must be an input name or a list of them", ("wrt",))
+            case.wrt = w
+        if "skip" in table:
+            s = table["skip"]
+            if isinstance(s, bool):
+                case.skip = "skipped in the file" if s else None
+            elif isinstance(s, str):
+                case.skip = s or "skipped in the file"
+            else:
+                self.fail(f"skip must be true, false or a reason, not {_show(s)}", ("skip",))
+        case.options = {**defaults, **self.options(table)}
+        if case.f is not None and "fn" in self.options(table):
+            self.fail("fn applies to programs, not to expressions", ("fn",))
+        if case.f is not None:
+            case.options.pop("fn", None)
+        case.fn = case.options.pop("fn", None)
+        return case
+
+
+def load_file(path: str) -> list:
+    """Parse and validate one check file into its cases (SourceError on any mistake)."""
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except OSError as e:
+        raise SourceError("bad file", f"cannot read {path}: {e.strerror or e}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise SourceError("bad file", f"{path} is not UTF-8 text (byte {e.start})") from None
+    return parse_text(text, path)
+
+
+def parse_text(text: str, path: str = "<text>") -> list:
+    import tomllib
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        msg = str(e)
+        m = re.search(r"\(at line (\d+), column (\d+)\)", msg)
+        span = None
+        if m:
+            line, col = int(m.group(1)), int(m.group(2))
+            span = Span(line, col, line, col + 1)
+            msg = msg[:m.start()].strip()
+        elif "end of document" in msg:
+            n = text.count("\n") + 1
+            span = Span(n, 1, n, 2)
+        raise SourceError("invalid TOML", msg, span, source=text, filename=path) from None
+    checker = _Checker(path, text)
+    checker.unknown(doc, TOP_KEYS, "the file (top-level tables are [defaults] and [[case]])")
+    defaults = {}
+    if "defaults" in doc:
+        d = doc["defaults"]
+        if not isinstance(d, dict):
+            checker.fail("defaults must be a table: [defaults]")
+        checker.unknown(d, OPTION_KEYS, "[defaults]")
+        defaults = checker.options(d)
+    cases = doc.get("case", [])
+    if not isinstance(cases, list):
+        checker.fail("cases are written [[case]] (an array of tables), not [case]")
+    if not cases:
+        raise SourceError("invalid check file", f"{path} has no [[case]] tables", None,
+                          "add one: [[case]]  f = \"x**2\"  at = { x = 3 }", source=text, filename=path)
+    out = [checker.case(i, c, defaults) for i, c in enumerate(cases)]
+    seen = {}
+    for c in out:
+        if c.name in seen:
+            checker.where = ("case", c.index)
+            checker.fail(f"two cases are named {c.name!r} (the other at line {seen[c.name]})", ("name",))
+        seen[c.name] = c.line
+    return out
+
+
+def _shape(v):
+    """The shape of a nested list of numbers, or None if ragged or not numbers."""
+    if isinstance(v, list):
+        if not v:
+            return None
+        shapes = [_shape(x) for x in v]
+        if any(s is None for s in shapes) or any(s != shapes[0] for s in shapes):
+            return None
+        return (len(v),) + shapes[0]
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    return ()
+
+
+def _show(v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, str):
+        return repr(v)
+    if isinstance(v, dict):
+        return "a table"
+    if isinstance(v, list):
+        return "an array"
+    return repr(v)

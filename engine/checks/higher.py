@@ -1,0 +1,228 @@
+"""Numerical checks of Jacobians and Hessians, on check.py's machinery (steps, Richardson, verdicts).
+
+A Jacobian check differences the target's output; a Hessian check differences the AD gradient
+(one gradient run at each of x ± h e_j, x ± 2h e_j), so each Hessian entry is checked against an
+independent first-order difference instead of a second-order one. Both are "the Jacobian of a
+vector function" to this module: `vector_full_check` does the work, the two callers only lay out
+the claimed matrix and its labels. Returns reports; never prints.
+
+Fast mode is check.py's `fast_check` on a scalar: vᵀf(x) for a Jacobian (claimed: vᵀJ), uᵀ∇f(x)
+for a Hessian (claimed: uᵀH), with v, u seeded random weights over the outputs.
+"""
+from __future__ import annotations
+
+import math
+
+from ..core.backend import np
+from .gradient import (CheckReport, Objective, _convention_text, _labels, _Perturber, branch_reason,
+                    conventions_of, fast_check, judge, largest_finite, noise_floor, power_of_two_step, random_seed,
+                    tolerance_for)
+
+
+# ---- vector-valued functions of the inputs ------------------------------------------------------
+
+class GradientRunner:
+    """The AD gradient as a function of the inputs: its entries over `wrt`, flattened in order.
+    `signature` is the last run's control-flow signature (the gradient follows the recorded path)."""
+
+    def __init__(self, target, wrt, dtype_name, limits):
+        self.target, self.wrt, self.dtype_name, self.limits = target, list(wrt), dtype_name, limits
+        self.signature = ()
+
+    def __call__(self, values):
+        from .. import api
+        r = api.grad(None, values, self.wrt, None, dtype_name=self.dtype_name, limits=self.limits,
+                     target=self.target)
+        self.signature = tuple(r.signature)
+        if not self.wrt:
+            return np().zeros(0)
+        return np().concatenate([np().asarray(r.gradient[w], dtype=np().float64).reshape(-1) for w in self.wrt])
+
+
+def _flat(runner, values, size):
+    """The runner's output as float64 entries, or all-nan when the run fails or changes shape."""
+    try:
+        out = runner(values)
+    except Exception:              # a perturbed run that fails is no evidence: non-finite rows
+        return [math.nan] * size
+    a = np().asarray(out, dtype=np().float64).reshape(-1)
+    return a.tolist() if a.size == size else [math.nan] * size
+
+
+# ---- full mode ---------------------------------------------------------------------------------
+
+def vector_full_check(runner, inputs: dict, names, claimed, out_labels, tol, conventions=(),
+                      label=None) -> tuple:
+    """claimed[i][j] (entry i of the output, entry j of the inputs `names`, flattened in order)
+    against central differences of the runner's output i along input entry j, with Richardson
+    extrapolation. Returns (rows as a list of lists [i][j], evaluations)."""
+    p = _Perturber(inputs)
+    values = p.values
+    n_out = len(out_labels)
+    f0 = _flat(runner, values, n_out)
+    sig0 = runner.signature
+    convention = _convention_text(conventions)
+    columns, evaluations = [], 1              # per input entry j: (label, h, [f values per step], reason)
+    for name in names:
+        shape = np().shape(inputs[name]) if hasattr(inputs[name], "shape") else ()
+        for k, (in_label, x) in enumerate(zip(_labels(name, shape), p.entries(name))):
+            h = power_of_two_step(x, tol.step)
+            fs, reason = [], ""
+            for direction, step in (("+h", h), ("-h", -h), ("+2h", 2 * h), ("-2h", -2 * h)):
+                p.set(name, k, x + step)
+                fs.append(_flat(runner, values, n_out))
+                evaluations += 1
+                if not reason and runner.signature != sig0:
+                    reason = branch_reason(sig0, runner.signature, in_label, direction)
+            p.set(name, k, x)
+            columns.append((in_label, h, fs, reason))
+    rows = []
+    for i in range(n_out):
+        pending = [((label or _pair_label)(out_labels[i], in_label), claimed[i][j], f0[i], fs[0][i], fs[1][i],
+                    fs[2][i], fs[3][i], h, tol, reason, convention)
+                   for j, (in_label, h, fs, reason) in enumerate(columns)]
+        floor = noise_floor(pending)          # the noise of output i, measured across input entries
+        scale = largest_finite(a[1] for a in pending)
+        row = []
+        for j, args in enumerate(pending):
+            e = judge(*args, noise_floor=floor, of_scale=scale)
+            e.index = (out_labels[i], columns[j][0])
+            row.append(e)
+        rows.append(row)
+    return rows, evaluations
+
+
+def _pair_label(out_label, in_label):
+    return f"∂{out_label}/∂{in_label}"
+
+
+def _entry_labels(inputs, names):
+    return [lab for w in names for lab in _labels(w, np().shape(inputs[w]) if hasattr(inputs[w], "shape") else ())]
+
+
+def _matrix(blocks, out_size):
+    """Blocks of shape out.shape + in.shape side by side as an (out_size, total input entries) list."""
+    if not blocks:
+        return [[] for _ in range(out_size)]
+    return np().concatenate([np().asarray(b, dtype=np().float64).reshape(out_size, -1) for b in blocks],
+                            axis=1).tolist()
+
+
+# ---- Jacobians ---------------------------------------------------------------------------------
+
+def check_jacobian(result, target, mode="full", seed=None, dtype="float64", limits=None, rtol=None,
+                   atol=None, step=None) -> CheckReport:
+    """Check a JacobianResult (engine/forward.py) against finite differences of the target."""
+    from .. import api
+    from ..lang.values import set_dtype
+    _mode(mode)
+    set_dtype(dtype)
+    tol = tolerance_for(dtype, rtol, atol, step)
+    names = list(result.jacobian)
+    conventions = conventions_of(result.kinks)
+    out_shape = np().shape(result.value)
+    out_size = int(np().prod(out_shape)) if out_shape else 1
+    report = CheckReport(mode, "AD", "FD", dtype, tol, value=result.value, conventions=conventions)
+    report.kind = "jacobian"
+    runner = api.Runner(target, limits)
+
+    def full():
+        claimed = _matrix([result.jacobian[w] for w in names], out_size)
+        rows, n = vector_full_check(runner, result.inputs, names, claimed, _labels("f", out_shape), tol,
+                                    conventions)
+        return [e for row in rows for e in row], n
+
+    if mode == "full" or not _entry_labels(result.inputs, names):    # nothing to project: full is empty
+        report.mode = "full"
+        report.entries, report.evaluations = full()
+        return report
+    report.seed = random_seed() if seed is None else int(seed)
+    v = None
+    claimed = dict(result.jacobian)
+    if out_shape:
+        v = np().random.default_rng([report.seed, 1]).standard_normal(out_shape)
+        claimed = {w: np().tensordot(v, np().asarray(result.jacobian[w], dtype=np().float64), axes=len(out_shape))
+                   for w in names}
+    return _projected(report, Objective(runner, v), result.inputs, claimed, tol, names,
+                      "vᵀJd" if out_shape else "Jd", full, dtype, result.value, conventions)
+
+
+def _projected(report, objective, inputs, claimed, tol, names, label, full, dtype, value, conventions):
+    """Fast mode's one projection; on a failure, the full check that shows the wrong entries."""
+    report.projection, _ = fast_check(objective, inputs, claimed, tol, report.seed, names)
+    report.projection.label = label
+    report.evaluations = objective.count
+    if report.projection.failed:
+        rows, n = full()
+        report.full = CheckReport("full", "AD", "FD", dtype, tol, value=value, entries=rows,
+                                  conventions=conventions)
+        report.evaluations += n
+    return report
+
+
+# ---- Hessians ----------------------------------------------------------------------------------
+
+def _hessian_label(out_label, in_label):
+    """Row `out_label` is the gradient entry ∂f/∂b; column `in_label` the input a it moves along."""
+    return f"∂²f/∂{in_label}∂{out_label}"
+
+
+def check_hessian(result, target, mode="full", seed=None, dtype="float64", limits=None, rtol=None,
+                  atol=None, step=None) -> CheckReport:
+    """Check a HessianResult (engine/higher.py) against central differences of the AD gradient:
+    entry H[a][b][k, l] = ∂(∂f/∂b_l)/∂a_k."""
+    from ..lang.values import set_dtype
+    _mode(mode)
+    set_dtype(dtype)
+    tol = tolerance_for(dtype, rtol, atol, step)
+    names = list(result.hessian)
+    inputs = result.inputs
+    conventions = conventions_of(result.kinks)
+    report = CheckReport(mode, "AD", "FD", dtype, tol, value=result.value, conventions=conventions)
+    report.kind = "hessian"
+    runner = GradientRunner(target, names, dtype, limits)
+    labels = _entry_labels(inputs, names)
+    sizes = [len(_entry_labels(inputs, [w])) for w in names]
+
+    def full():
+        # claimed[i][j]: gradient entry i (of b) along input entry j (of a), i.e. H[a][b][k, l]
+        claimed = []
+        for b, nb in zip(names, sizes):
+            block_rows = [[] for _ in range(nb)]
+            for a, na in zip(names, sizes):
+                h = np().asarray(result.hessian[a][b], dtype=np().float64).reshape(na, nb)
+                for l in range(nb):
+                    block_rows[l].extend(h[:, l].tolist())
+            claimed.extend(block_rows)
+        rows, n = vector_full_check(runner, inputs, names, claimed, labels, tol, conventions, _hessian_label)
+        # one row per entry of H in its own order: (a_k, b_l) with a_k the perturbed input
+        ordered = [rows[i][j] for j in range(len(labels)) for i in range(len(labels))]
+        for e in ordered:
+            e.index = (e.index[1], e.index[0])
+        return ordered, n
+
+    if mode == "full" or not labels:      # nothing to project: the full check is empty
+        report.mode = "full"
+        report.entries, report.evaluations = full()
+        return report
+    report.seed = random_seed() if seed is None else int(seed)
+    u = np().random.default_rng([report.seed, 2]).standard_normal(len(labels))
+    parts = np().split(u, np().cumsum(sizes)[:-1]) if names else []
+    u_by = {b: part for b, part in zip(names, parts)}
+    claimed = {}
+    for a, na in zip(names, sizes):
+        total = np().zeros(na)
+        for b, nb in zip(names, sizes):
+            total += np().asarray(result.hessian[a][b], dtype=np().float64).reshape(na, nb) @ u_by[b]
+        shape = np().shape(inputs[a]) if hasattr(inputs[a], "shape") else ()
+        claimed[a] = total.reshape(shape) if shape else float(total[0])
+    return _projected(report, Objective(runner, u), inputs, claimed, tol, names, "uᵀHd", full, dtype,
+                      result.value, conventions)
+
+
+def _mode(mode):
+    if mode not in ("full", "fast"):
+        raise ValueError(f"mode must be 'full' or 'fast', not {mode!r}")
+
+
+__all__ = ["check_jacobian", "check_hessian", "vector_full_check", "GradientRunner"]

@@ -1,0 +1,298 @@
+"""Running the cases of check files: every point of every case, one CaseResult per case.
+
+A case's own mistakes (a formula that does not parse, a program that fails) make that case an
+`error`, counted as failed; they never stop the other cases. `--jobs` runs cases in processes,
+`--shard K/N` picks a deterministic part of the suite. Returns results; never prints.
+"""
+from __future__ import annotations
+
+import math
+import time
+import zlib
+from dataclasses import dataclass, field
+
+from ...parser.errors import SourceError
+from .gradient import FAILING, KINK, WARNING, HandGradient, check_gradient, compare, tolerance_for
+
+PASSED, FAILED, ERROR, SKIPPED = "passed", "failed", "error", "skipped"
+
+
+@dataclass
+class CaseResult:
+    file: str
+    name: str
+    index: int
+    line: int
+    status: str                    # passed, failed, error, skipped
+    points: int = 0
+    verdict: str = ""              # the worst verdict over its points and entries
+    worst_abs: float | None = None
+    worst_rel: float | None = None
+    where: str = ""                # the point and entry of the failure (or of the worst error)
+    message: str = ""              # why it failed, errored or was skipped
+    warnings: list = field(default_factory=list)
+    rows: list = field(default_factory=list)     # failing rows, as dicts (for JSON and JUnit)
+    seed: int | None = None
+    mode: str = "full"
+    seconds: float = 0.0
+
+    @property
+    def failed(self) -> bool:
+        return self.status in (FAILED, ERROR)
+
+
+def hessian_function():
+    """The engine's Hessian (forward-over-reverse): name -> name -> value in `.hessian`."""
+    from ..diff.higher import hessian
+    return hessian
+
+
+def case_points(case, target) -> list:
+    """The case's points as dicts of raw input values (random ones drawn deterministically)."""
+    from .. import api
+    from ..core.backend import np
+    if case.points is not None:
+        out = []
+        for k, p in enumerate(case.points):
+            point = {}
+            for name, v in p.items():
+                what = f"at {name}" if len(case.points) == 1 else f"points[{k}].{name}"
+                point[name] = api.constant(v, what) if isinstance(v, str) else \
+                    (np().asarray(v, dtype=np().float64) if isinstance(v, list) else v)
+            out.append(point)
+        return out
+    seed = case.options.get("seed")
+    rng = np().random.default_rng(zlib.crc32(case.name.encode()) if seed is None else seed)
+    missing = [v for v in target.inputs if v not in case.random["ranges"]]
+    if missing:
+        raise SourceError("missing input", f"random gives no range for {', '.join(missing)}")
+    out = []
+    for _ in range(case.random["count"]):
+        point = {}
+        for name, (lo, hi, shape) in case.random["ranges"].items():
+            v = rng.uniform(lo, hi, size=shape)
+            point[name] = float(v) if shape == () else v
+        out.append(point)
+    return out
+
+
+def run_case(case, mode=None, seed=None) -> CaseResult:
+    """Check every point of one case; never raises for the case's own mistakes."""
+    start = time.perf_counter()
+    result = CaseResult(case.file, case.name, case.index, case.line, SKIPPED,
+                        mode=mode or case.options.get("mode", "full"))
+    if case.skip:
+        result.message = case.skip
+        result.verdict = SKIPPED
+        return result
+    try:
+        _run(case, result, seed)
+    except SourceError as e:
+        result.status, result.verdict = ERROR, "error"
+        result.message = e.format()
+    except RecursionError:
+        result.status, result.verdict = ERROR, "error"
+        result.message = "error: too deep\n  the case nests too deeply for the interpreter"
+    except Exception as e:      # a bug in autodiff: reported on this case, the others still run
+        result.status, result.verdict = ERROR, "error"
+        result.message = f"internal error: {type(e).__name__}: {e} (a bug in autodiff; please report it)"
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def _run(case, result, seed):
+    from .. import api
+    from .gradient import expression_target
+    from ..lang.runtime import Limits
+    from ..lang.values import set_dtype
+    opts = case.options
+    dtype = opts.get("dtype", "float64")
+    set_dtype(dtype)
+    limits = Limits(steps=opts.get("max_steps", 10_000_000))
+    if case.f is not None:
+        target = expression_target(case.f, "f")
+    else:
+        try:
+            with open(case.program, encoding="utf-8") as fh:
+                text = fh.read()
+        except (OSError, UnicodeDecodeError) as e:
+            reason = getattr(e, "strerror", None) or str(e)
+            raise SourceError("bad file", f"cannot read the program {case.program}: {reason}") from None
+        target = api.load(text, case.fn, case.of, filename=case.program)
+    runner = api.Runner(target, limits)
+    wrt = case.wrt
+    for w in wrt or ():
+        if w not in target.inputs:
+            raise SourceError("unknown input", f"wrt names {w!r}, which is not an input "
+                              f"(the inputs: {', '.join(target.inputs) or 'none'})")
+    names = wrt or list(target.inputs)
+    hand = HandGradient(case.grad, names, limits, variables=list(target.inputs)) if case.grad is not None else None
+    expected = _Expected(case.value, target.inputs, limits) if case.value is not None else None
+    tol = tolerance_for(dtype, opts.get("rtol"), opts.get("atol"), opts.get("step"))
+    if seed is None:
+        seed = opts.get("seed", zlib.crc32(case.name.encode()) & 0x7FFFFFFF)
+    result.seed = seed if result.mode == "fast" else None
+    hessian_needed = case.hessian is not None
+    points = case_points(case, target)
+    result.points = len(points)
+    worst = None
+    verdicts = set()
+    for k, point in enumerate(points):
+        inputs = api.bind_inputs(target, point)
+        ad = api.grad(None, inputs, wrt, None, dtype_name=dtype, limits=limits, target=target)
+        report = check_gradient(target=target, at=inputs, grad=hand, mode=result.mode, seed=seed, dtype=dtype,
+                                rtol=tol.rtol, atol=tol.atol, step=tol.step, wrt=wrt, limits=limits,
+                                ad_result=ad, runner=runner)
+        rows = list(report.rows)
+        if report.projection is not None and report.full is not None:
+            rows.append(report.projection)
+        if expected is not None:
+            for r in compare({"value": expected.at(inputs)}, {"value": ad.value}, {}, tol):
+                r.reason = r.reason.replace("hand-derived", "expected").replace("vs AD", "vs computed")
+                if r.verdict == KINK:       # a kink does not excuse a wrong value
+                    r.verdict, r.reason = "fail", r.reason.split(" at a non-differentiable")[0]
+                rows.append(r)
+        if hessian_needed:
+            rows += _hessian_rows(case, target, inputs, dtype, limits, tol)
+        where = f"point {k + 1} ({_point_text(inputs)})" if len(points) > 1 or inputs else "the point"
+        for row in rows:
+            verdicts.add(row.verdict)
+            if row.verdict in WARNING:
+                result.warnings.append(f"{where}, {row.label}: {row.verdict}: {row.reason}")
+            if row.failed:
+                result.rows.append(_row_dict(row, where))
+            key = (row.failed, _finite(row.rel_err), _finite(row.abs_err))
+            if worst is None or key > worst[0]:
+                worst = (key, row, where)
+    if worst is not None:
+        row, where = worst[1], worst[2]
+        result.worst_abs, result.worst_rel = row.abs_err, row.rel_err
+        result.where = f"{where}, {row.label}"
+    failed = any(v in FAILING for v in verdicts)
+    severity = ["non-finite", "fail", "branch", "kink", "inconclusive", "pass"]
+    result.verdict = next((v for v in severity if v in verdicts), "pass")
+    if failed:
+        result.status = FAILED
+        first = result.rows[0]
+        result.message = f"{first['where']}, {first['entry']}: {first['verdict']}: {first['reason']}"
+    else:
+        result.status = PASSED
+    if len(result.warnings) > 20:
+        more = len(result.warnings) - 20
+        result.warnings = result.warnings[:20] + [f"… and {more} more warnings"]
+
+
+def _hessian_rows(case, target, inputs, dtype, limits, tol):
+    """Hand-derived Hessian entries against the engine's Hessian (forward-over-reverse)."""
+    hessian = hessian_function()
+    got = hessian(None, inputs, dtype_name=dtype, limits=limits, target=target)
+    matrix = getattr(got, "hessian", got)
+    rows = []
+    for a, row in case.hessian.items():
+        spec = HandGradient(row, list(target.inputs), limits, what=f"hessian {a}")
+        want = spec.at(inputs)
+        for b, v in want.items():
+            try:
+                ref = matrix[a][b]
+            except (KeyError, TypeError, IndexError):
+                raise SourceError("unknown input", f"hessian {a}.{b}: not a pair of inputs") from None
+            for r in compare({f"∂²/∂{a}∂{b}": v}, {f"∂²/∂{a}∂{b}": ref}, inputs, tol):
+                r.reason = r.reason.replace("AD", "the engine's Hessian")
+                rows.append(r)
+    return rows
+
+
+class _Expected:
+    """The expected value of a case: a number, an array or a formula of the inputs."""
+
+    def __init__(self, spec, input_names, limits):
+        from .. import api
+        from .gradient import expression_target
+        self.spec, self.runner = spec, None
+        if isinstance(spec, str):
+            target = expression_target(spec, "value")
+            unknown = [v for v in target.inputs if v not in input_names]
+            if unknown:
+                raise SourceError("unknown name", f"value = {spec!r} uses {unknown[0]!r}, which is not an input",
+                                  None, source=spec, filename="value")
+            self.runner = api.Runner(target, limits)
+
+    def at(self, inputs):
+        from ..core.backend import np
+        from ..lang.values import as_input
+        if self.runner is not None:
+            return self.runner({k: inputs[k] for k in self.runner.target.inputs})
+        return as_input(np().asarray(self.spec, dtype=np().float64)) if isinstance(self.spec, list) \
+            else as_input(self.spec)
+
+
+def _finite(x):
+    if x is None:
+        return -1.0
+    return math.inf if x != x else x
+
+
+def _point_text(inputs) -> str:
+    from ..core.backend import np
+    from ..lang.values import to_python
+    parts = []
+    for k, v in inputs.items():
+        p = to_python(v)
+        if isinstance(p, list):
+            text = repr(p) if len(repr(p)) <= 40 else f"array of shape {tuple(np().shape(p))}"
+        else:
+            text = f"{p:.6g}"
+        parts.append(f"{k}={text}")
+    return ", ".join(parts)
+
+
+def _row_dict(row, where) -> dict:
+    return {"where": where, "entry": row.label, "verdict": row.verdict, "claimed": row.claimed,
+            "reference": row.reference, "abs_err": row.abs_err, "rel_err": row.rel_err,
+            "error_estimate": row.error_estimate, "tolerance": row.tolerance, "reason": row.reason}
+
+
+# ---- many cases -------------------------------------------------------------------------------
+
+def shard(cases: list, k: int, n: int) -> list:
+    """The K-th of N parts (1-based), by position: deterministic and balanced."""
+    return [c for i, c in enumerate(cases) if i % n == k - 1]
+
+
+def run_cases(cases: list, jobs: int = 1, mode=None, seed=None, progress=None) -> list:
+    """Results in the order of `cases`; `progress(result)` is called as each finishes."""
+    if jobs <= 1 or len(cases) <= 1:
+        out = []
+        for c in cases:
+            r = run_case(c, mode, seed)
+            out.append(r)
+            if progress:
+                progress(r)
+        return out
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    chunks = [cases[i::jobs * 4] for i in range(min(len(cases), jobs * 4))]
+    out = [None] * len(cases)
+    position = {id(c): i for i, c in enumerate(cases)}
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context(method)) as pool:
+        futures = [(chunk, pool.submit(_run_chunk, chunk, mode, seed)) for chunk in chunks]
+        for chunk, fut in futures:
+            for c, r in zip(chunk, fut.result()):
+                out[position[id(c)]] = r
+                if progress:
+                    progress(r)
+    return out
+
+
+def _run_chunk(chunk, mode, seed):
+    """In a worker process: run the cases in a thread with a large stack (deep programs)."""
+    import sys
+    import threading
+    sys.setrecursionlimit(100_000)
+    threading.stack_size(256 * 1024 * 1024)
+    results = []
+    t = threading.Thread(target=lambda: results.extend(run_case(c, mode, seed) for c in chunk))
+    t.start()
+    t.join()
+    return results

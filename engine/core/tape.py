@@ -1,0 +1,209 @@
+"""The tape (a Wengert list in execution order), the boxes that trace values, and `bind`.
+
+A traced value is a box at a *level*: `Var` for reverse mode (recorded on a Tape) and `Dual` for
+forward mode (a primal with its tangent). Nested differentiation makes boxes of boxes; `bind`
+always peels the highest level first, so `d/dx (x * d/dy (x + y))` is 1, not 2 (no perturbation
+confusion). Derivative rules are written in engine ops, so when an outer level is active the
+reverse sweep itself is recorded: that is how Hessians and n-th derivatives come about.
+"""
+from __future__ import annotations
+
+from .notes import STATE
+
+_level = [0]
+
+
+def new_level() -> int:
+    _level[0] += 1
+    return _level[0]
+
+
+class Var:
+    """A value recorded on a tape (reverse mode). Operators are installed by `ops`."""
+    __slots__ = ("value", "tape", "index", "level")
+
+    def __init__(self, value, tape, index, level):
+        self.value = value
+        self.tape = tape
+        self.index = index
+        self.level = level
+
+    def __repr__(self):
+        return f"Var(n{self.index}={self.value!r}, level={self.level})"
+
+    def __bool__(self):
+        return bool(strip(self))
+
+
+class Dual:
+    """A primal value and its tangent (forward mode, figure D-2's dual numbers)."""
+    __slots__ = ("primal", "tangent", "level")
+
+    def __init__(self, primal, tangent, level):
+        self.primal = primal
+        self.tangent = tangent
+        self.level = level
+
+    def __repr__(self):
+        return f"Dual({self.primal!r} + {self.tangent!r}ε, level={self.level})"
+
+    def __bool__(self):
+        return bool(strip(self))
+
+
+BOXES = (Var, Dual)
+
+
+def strip(v):
+    """The raw value under every box (what `stop_gradient` returns)."""
+    c = v.__class__
+    while c is Var or c is Dual:
+        v = v.value if c is Var else v.primal
+        c = v.__class__
+    return v
+
+
+class Entry:
+    """One recorded primitive application. `args` holds what the rule needs (values, or shapes)."""
+    __slots__ = ("prim", "parents", "args", "ans", "params", "span", "value")
+
+    def __init__(self, prim, parents, args, ans, params, span, value):
+        self.prim = prim          # None for a watched input (a leaf)
+        self.parents = parents    # ((position, tape index), ...) of the traced arguments
+        self.args = args
+        self.ans = ans            # the output, kept only when the rule uses it
+        self.params = params
+        self.span = span
+        self.value = value        # the output for graph views (persistent tapes only), else None
+
+
+class Tape:
+    """The Wengert list. `persistent=False` frees each entry as the reverse sweep passes it
+    (TensorFlow's GradientTape semantics); persistent tapes can be swept many times (Jacobians)
+    and keep node values for the graph views."""
+
+    def __init__(self, persistent: bool = False, keep_values: bool = False):
+        self.level = new_level()
+        self.entries: list = []
+        self.persistent = persistent
+        self.keep_values = keep_values
+
+    def watch(self, value, span=None) -> Var:
+        var = Var(value, self, len(self.entries), self.level)
+        self.entries.append(Entry(None, (), (), None, None, span, value))
+        return var
+
+    def __len__(self):
+        return len(self.entries)
+
+
+class Shape:
+    """Stands in for an argument whose rule needs only its shape (add, sub, sum...)."""
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, shape, dtype):
+        self.shape = shape
+        self.dtype = dtype
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+
+def _saved(prim, vals):
+    if prim.needs_args:
+        return vals
+    out = []
+    for v in vals:
+        c = v.__class__
+        if c is float or c is int or c is bool:
+            out.append(v)
+        else:
+            sv = strip(v)
+            out.append(Shape(getattr(sv, "shape", ()), getattr(sv, "dtype", None)))
+    return tuple(out)
+
+
+def record(prim, tape, level, parents, args, ans, params=None) -> Var:
+    """Append one primitive application to the tape; returns its output box. The one place an
+    entry is made (bind and the float fast paths of `ops` both call it)."""
+    entries = tape.entries
+    out = Var(ans, tape, len(entries), level)
+    entries.append(Entry(prim, parents, args, ans if prim.needs_ans else None, params, STATE.span,
+                         ans if tape.keep_values else None))
+    return out
+
+
+def bind(prim, args: tuple, params):
+    """Apply a primitive to arguments that may be boxed (the tracing dispatcher)."""
+    level = -1
+    top = None
+    for a in args:
+        c = a.__class__
+        if (c is Var or c is Dual) and a.level > level:
+            level = a.level
+            top = a
+    if top is None:
+        return prim.impl(*args, **params) if params else prim.impl(*args)
+    if prim.nondiff:
+        return bind(prim, tuple(strip(a) for a in args), params)
+
+    if top.__class__ is Var:
+        vals = tuple(a.value if (a.__class__ is Var and a.level == level) else a for a in args)
+        ans = bind(prim, vals, params)
+        vjps = prim.vjps
+        parents = tuple((i, a.index) for i, a in enumerate(args)
+                        if a.__class__ is Var and a.level == level and vjps[i] is not None)
+        if not parents:
+            return ans
+        return record(prim, top.tape, level, parents, _saved(prim, vals), ans, params)
+
+    # forward mode: push tangents through the JVP rules
+    primals = tuple(a.primal if (a.__class__ is Dual and a.level == level) else a for a in args)
+    ans = bind(prim, primals, params)
+    tangent = None
+    jvps = prim.jvps
+    for i, a in enumerate(args):
+        if a.__class__ is Dual and a.level == level and jvps[i] is not None:
+            t = jvps[i](a.tangent, ans, *primals, **params) if params else jvps[i](a.tangent, ans, *primals)
+            tangent = t if tangent is None else tangent + t
+    if tangent is None:
+        return ans
+    return Dual(ans, tangent, level)
+
+
+
+
+def backward(tape: Tape, out, seed, stop_at: int = 0) -> list:
+    """Sweep the tape from `out` back to the start; returns the list of adjoints by tape index
+    (None where nothing flowed: a symbolic zero). Adjoints accumulate with `+`, which records on
+    any outer tape, so the sweep is itself differentiable."""
+    entries = tape.entries
+    adj = [None] * len(entries)
+    if out.__class__ is not Var or out.tape is not tape:
+        return adj                                     # the output does not depend on the inputs
+    adj[out.index] = seed
+    free = not tape.persistent
+    for i in range(out.index, stop_at - 1, -1):
+        g = adj[i]
+        if g is None:
+            if free:
+                entries[i] = None
+            continue
+        e = entries[i]
+        prim = e.prim
+        if prim is None:                               # a leaf keeps its adjoint
+            continue
+        STATE.span = e.span
+        args = e.args
+        params = e.params
+        ans = e.ans
+        vjps = prim.vjps
+        for pos, j in e.parents:
+            contrib = vjps[pos](g, ans, *args, **params) if params else vjps[pos](g, ans, *args)
+            prev = adj[j]
+            adj[j] = contrib if prev is None else prev + contrib
+        adj[i] = None
+        if free:
+            entries[i] = None
+    return adj

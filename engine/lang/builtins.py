@@ -1,0 +1,245 @@
+"""The language's builtins, numpy-named. Each maps to engine ops (differentiable) or to raw
+constructors (arange, zeros...) that make constants. Nothing else of Python is reachable."""
+from __future__ import annotations
+
+import math
+
+from ...parser.errors import SourceError
+from ..core import ops as O
+from ..core.backend import is_array, xp
+from ..core.tape import strip
+from .values import describe, dtype, shape_of, size_of
+
+
+def _axis(axis):
+    """An axis as an int."""
+    if axis is None:
+        return None
+    a = strip(axis)
+    if isinstance(a, bool) or not isinstance(a, (int, float)) or a != a or abs(a) == math.inf or int(a) != a:
+        raise SourceError("type error", f"an axis must be a whole number, not {describe(axis)}")
+    return int(a)
+
+
+def _reduction_axis(name, x, axis):
+    """The axis of a reduction, checked against x's dimensions as numpy does (a number has none)."""
+    ax = _axis(axis)
+    if ax is not None:
+        n = len(shape_of(x))
+        if not -n <= ax < n:
+            what = "a number" if n == 0 else f"an array of {n} dimension{'s' if n > 1 else ''}"
+            hint = (f"for the {'larger' if name == 'max' else 'smaller'} of two numbers use "
+                    f"{'maximum' if name == 'max' else 'minimum'}(x, y)") if name in ("max", "min") and n == 0 else None
+            raise SourceError("index error", f"{name}(): axis {ax} is out of bounds for {what}", None, hint)
+    return ax
+
+
+def _shape_arg(args, what):
+    """A shape given as numbers, a tuple or a list: reshape(x, 2, 3), zeros((2, 3)), zeros([2,3])."""
+    if len(args) == 1:
+        a = strip(args[0])
+        if isinstance(a, tuple):
+            args = a
+        elif is_array(a) and a.ndim == 1:
+            args = tuple(a.tolist())
+    dims = []
+    for d in args:
+        d = strip(d)
+        if is_array(d) and d.ndim == 0:
+            d = d.item()
+        if isinstance(d, bool) or not isinstance(d, (int, float)) or d != d or int(d) != d:
+            raise SourceError("type error", f"{what}: a dimension must be a whole number, not {describe(d)}")
+        dims.append(int(d))
+    return tuple(dims)
+
+
+class Builtins:
+    def __init__(self, interp):
+        self.interp = interp
+
+    def check_size(self, count, what):
+        limit = self.interp.limits.elements
+        if count > limit:
+            raise SourceError("too large", f"{what} would have {count:,} elements, more than the limit of "
+                              f"{limit:,}", None, "raise the limit with --max-elements")
+
+    # -- constructors (constants) --
+    def zeros(self, *shape):
+        s = _shape_arg(shape, "zeros")
+        self._check_dims(s, "zeros")
+        return xp().zeros(s, dtype=dtype()) if s else 0.0
+
+    def ones(self, *shape):
+        s = _shape_arg(shape, "ones")
+        self._check_dims(s, "ones")
+        return xp().ones(s, dtype=dtype()) if s else 1.0
+
+    def _check_dims(self, s, what):
+        if any(d < 0 for d in s):
+            raise SourceError("value error", f"{what}: negative dimensions {s}")
+        self.check_size(math.prod(s), f"{what}{s}")
+
+    def arange(self, *args):
+        vals = [float(strip(a)) for a in args]
+        if not vals or len(vals) > 3:
+            raise SourceError("wrong arguments", "arange() takes 1 to 3 arguments")
+        start, stop, step = (0.0, vals[0], 1.0) if len(vals) == 1 else (vals[0], vals[1], vals[2] if len(vals) == 3 else 1.0)
+        if step == 0 or any(v != v or abs(v) == math.inf for v in (start, stop, step)):
+            raise SourceError("value error", "arange() needs finite bounds and a non-zero step")
+        count = max(0, math.ceil((stop - start) / step))
+        self.check_size(count, "arange()")
+        return xp().arange(start, stop, step, dtype=dtype())
+
+    def linspace(self, start, stop, num=50.0):
+        count = int(strip(num)) if float(strip(num)) == int(strip(num)) else -1
+        if count < 0:
+            raise SourceError("value error", "linspace(): the number of points must be a whole number ≥ 0")
+        self.check_size(count, "linspace()")
+        return xp().linspace(float(strip(start)), float(strip(stop)), count, dtype=dtype())
+
+    def range_(self, *args):
+        from .runtime import RangeValue
+        ints = []
+        for a in args:
+            v = strip(a)
+            if is_array(v) and v.ndim == 0:
+                v = v.item()
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or abs(v) == math.inf or int(v) != v:
+                raise SourceError("type error", f"range() needs whole numbers, not {describe(a)}")
+            ints.append(int(v))
+        if len(ints) == 1:
+            ints = [0, ints[0], 1]
+        elif len(ints) == 2:
+            ints.append(1)
+        if ints[2] == 0:
+            raise SourceError("value error", "range() step must not be zero")
+        return RangeValue(*ints)
+
+    def len_(self, x):
+        v = strip(x)
+        if isinstance(v, tuple):
+            return float(len(v))
+        s = shape_of(v)
+        if not s:
+            raise SourceError("type error", f"len() of {describe(x)}: a number has no length")
+        return float(s[0])
+
+    # -- reductions and linear algebra --
+    def sum(self, x, axis=None):
+        return O.sum(x, _reduction_axis("sum", x, axis))
+
+    def mean(self, x, axis=None):
+        ax = _reduction_axis("mean", x, axis)
+        s = shape_of(x)
+        if not s:
+            return x * 1.0
+        count = size_of(x) if ax is None else s[ax]
+        return O.div(O.sum(x, ax), float(count))            # the mean of nothing is nan, as in numpy
+
+    def max(self, x, axis=None):
+        ax = _reduction_axis("max", x, axis)
+        return x if not shape_of(x) else O.max(x, ax)
+
+    def min(self, x, axis=None):
+        ax = _reduction_axis("min", x, axis)
+        return x if not shape_of(x) else O.min(x, ax)
+
+    def dot(self, x, y):
+        if not shape_of(x) or not shape_of(y):
+            return O.mul(x, y)
+        return O.matmul(x, y)
+
+    def reshape(self, x, *shape):
+        s = _shape_arg(shape, "reshape")
+        return O.reshape(x, s)
+
+    def where(self, c, x, y):
+        for a in (c, x, y):           # numpy would make an object array of anything else
+            if not _is_numeric(a):
+                raise SourceError("type error", f"where() takes numbers or arrays, not {describe(a)}")
+        shapes = [shape_of(v) for v in (c, x, y)]
+        if sum(1 for sh in shapes if sh) > 1:
+            try:
+                shape = xp().broadcast_shapes(*shapes)
+            except ValueError:
+                shape = ()                      # where() itself reports the mismatch
+            self.check_size(math.prod(shape), f"where() of shapes {', '.join(map(str, shapes))}")
+        return O.where(c, x, y)
+
+    def any_(self, x):
+        return bool(xp().any(strip(x))) if shape_of(x) else bool(strip(x))
+
+    def all_(self, x):
+        return bool(xp().all(strip(x))) if shape_of(x) else bool(strip(x))
+
+    def grad(self, f):
+        from .runtime import Builtin, GradFunction, UserFunction
+        if not isinstance(f, (UserFunction, Builtin, GradFunction)):
+            raise SourceError("type error", f"grad() takes a function, not {describe(f)}")
+        return GradFunction(f, self.interp)
+
+
+def _numeric(name, fn):
+    """A math function that names the builtin when given something that is not a number."""
+    def op(*args):
+        try:
+            return fn(*args)
+        except TypeError:
+            bad = next((a for a in args if not _is_numeric(a)), None)
+            if bad is None:
+                raise
+            raise SourceError("type error", f"{name}() takes numbers or arrays, not {describe(bad)}") from None
+    op.__name__ = name
+    return op
+
+
+def _is_numeric(v):
+    v = strip(v)
+    return isinstance(v, (float, int, bool)) or is_array(v)
+
+
+def make_builtins(interp) -> dict:
+    from .runtime import Builtin
+    b = Builtins(interp)
+    table = {}
+
+    def add(name, fn, lo, hi=None):
+        table[name] = Builtin(name, fn, lo, lo if hi is None else hi)
+
+    for name in ("sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "exp", "log",
+                 "log2", "log10", "sqrt", "abs", "sign", "sigmoid", "relu", "softplus", "norm", "transpose",
+                 "prod", "floor"):
+        add(name, _numeric(name, getattr(O, name)), 1)
+    for alias, name in (("asin", "arcsin"), ("acos", "arccos"), ("atan", "arctan"), ("fabs", "abs")):
+        add(alias, _numeric(alias, getattr(O, name)), 1)
+    add("maximum", _numeric("maximum", O.maximum), 2)
+    add("minimum", _numeric("minimum", O.minimum), 2)
+    add("where", b.where, 3)
+    add("matmul", _numeric("matmul", O.matmul), 2)
+    add("dot", b.dot, 2)
+    add("sum", b.sum, 1, 2)
+    add("mean", b.mean, 1, 2)
+    add("max", b.max, 1, 2)
+    add("min", b.min, 1, 2)
+    add("reshape", b.reshape, 2, 99)
+    add("arange", b.arange, 1, 3)
+    add("linspace", b.linspace, 2, 3)
+    add("zeros", b.zeros, 1, 99)
+    add("ones", b.ones, 1, 99)
+    add("len", b.len_, 1)
+    add("range", b.range_, 1, 3)
+    add("any", b.any_, 1)
+    add("all", b.all_, 1)
+    add("stop_gradient", O.stop_gradient, 1)
+    add("detach", O.stop_gradient, 1)
+    add("grad", b.grad, 1)
+    table["pi"] = math.pi
+    table["e"] = math.e
+    table["inf"] = math.inf
+    table["nan"] = math.nan
+    return table
+
+
+
+def builtin_names() -> frozenset:
+    return frozenset(make_builtins(None))

@@ -1,0 +1,206 @@
+"""The closures that evaluate operators: + - * / @ // % and comparisons.
+
+Scalars stay Python floats: a float operand takes Python's own operator, a traced float is
+recorded directly, and operands that are constants or local variables are read inline. Anything
+else goes through the engine ops, so boxes of any level are recorded.
+"""
+from __future__ import annotations
+
+import math
+import operator
+
+from ...parser.errors import SourceError
+from ..core import ops as O
+from ..core.backend import is_array
+from ..core.notes import STATE
+from ..core.tape import BOXES, Var
+from .runtime import _equal, runtime_error
+
+
+_BINARY = {"+": O.add, "-": O.sub, "*": O.mul, "/": O.div, "@": O.matmul}
+_COMPARE = {"<": O.lt, "<=": O.le, ">": O.gt, ">=": O.ge, "==": O.eq, "!=": O.ne}
+
+
+def _floor_quotient(x, y):
+    """floor(x / y) on the raw values (no gradient), IEEE at y = 0 as numpy: inf, -inf or nan."""
+    q = O.div(O.stop_gradient(x), O.stop_gradient(y))
+    if q.__class__ is float and (q != q or q in (math.inf, -math.inf)):
+        return q
+    return O.floor(q)
+
+
+def _floordiv(x, y):
+    return _floor_quotient(x, y)
+
+
+def _mod(x, y):
+    return x - y * _floor_quotient(x, y)
+
+
+_BINARY["//"] = _floordiv
+_BINARY["%"] = _mod
+
+
+# ---- operator closures ------------------------------------------------------------------------
+
+def _fdiv(x, y):
+    try:
+        return x / y
+    except ZeroDivisionError:
+        return O.div(x, y)                    # IEEE: inf or nan, as numpy gives
+
+
+# For two Python floats, Python's operator gives exactly what the engine would (a call saved).
+_FLOAT_OP = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": _fdiv}
+
+
+def _unassigned(name, span):
+    return SourceError("unknown name", f"`{name}` is used before it is assigned", span)
+
+
+def _binary(op, lhs, rhs, span, label):
+    """The closure for one binary operator. Floats take Python's operator; anything else (boxes,
+    arrays) goes to the engine op, whose errors are located at the operator. The common operand
+    shapes (a local or a constant on either side) are read inline."""
+    fn = _BINARY[op]
+    pyop = _FLOAT_OP.get(op)
+    lk, lv, lspan = lhs
+    rk, rv, rspan = rhs
+
+    def slow(a, b):                           # boxes and arrays: the engine op, errors located here
+        STATE.span = span
+        try:
+            return fn(a, b)
+        except Exception as exc:
+            raise runtime_error(exc, span, label) from None
+
+    if pyop is None:                          # // % @: no float shortcut
+        left, right = _fetch(lhs), _fetch(rhs)
+        return lambda frame: slow(left(frame), right(frame))
+
+    if lk == "local" and rk == "const":
+        def local_const(frame):
+            try:
+                a = frame.vars[lv]
+            except KeyError:
+                raise _unassigned(lv, lspan) from None
+            if a.__class__ is float:
+                return pyop(a, rv)
+            return slow(a, rv)
+        return local_const
+    if lk == "const" and rk == "local":
+        def const_local(frame):
+            try:
+                b = frame.vars[rv]
+            except KeyError:
+                raise _unassigned(rv, rspan) from None
+            if b.__class__ is float:
+                return pyop(lv, b)
+            return slow(lv, b)
+        return const_local
+    if lk == "local" and rk == "local":
+        def local_local(frame):
+            d = frame.vars
+            try:
+                a = d[lv]
+                b = d[rv]
+            except KeyError:
+                missing, where = (lv, lspan) if lv not in d else (rv, rspan)
+                raise _unassigned(missing, where) from None
+            if a.__class__ is float and b.__class__ is float:
+                return pyop(a, b)
+            return slow(a, b)
+        return local_local
+    left = _fetch(lhs)
+    right = _fetch(rhs)
+    if rk == "const":
+        def expr_const(frame):
+            a = left(frame)
+            if a.__class__ is float:
+                return pyop(a, rv)
+            return slow(a, rv)
+        return expr_const
+    if lk == "const":
+        def const_expr(frame):
+            b = right(frame)
+            if b.__class__ is float:
+                return pyop(lv, b)
+            return slow(lv, b)
+        return const_expr
+
+    def expr_expr(frame):
+        a = left(frame)
+        b = right(frame)
+        if a.__class__ is float and b.__class__ is float:
+            return pyop(a, b)
+        return slow(a, b)
+    return expr_expr
+
+
+def _fetch(operand):
+    kind, v, span = operand
+    if kind == "expr":
+        return v
+    if kind == "const":
+        return lambda frame: v
+
+    def load_local(frame):
+        try:
+            return frame.vars[v]
+        except KeyError:
+            raise _unassigned(v, span) from None
+    return load_local
+
+
+_FLOAT_COMPARE = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+                  "==": operator.eq, "!=": operator.ne}
+_TIE_COMPARE = frozenset(("<=", ">=", "==", "!="))
+
+
+def _compare_values(fn, a, b, span, opname):
+    STATE.span = span
+    try:
+        r = fn(a, b)
+    except Exception as exc:
+        raise runtime_error(exc, span, f"`{opname}`") from None
+    if opname in _TIE_COMPARE and (a.__class__ in BOXES or b.__class__ in BOXES) and _equal(a, b):
+        STATE.kink("compare", f"`{opname}` compared equal values: no gradient flows through it")
+    return r
+
+
+def _compare1(lhs, fn, rhs, span, opname):
+    """One comparison. Comparisons carry no gradient, so traced floats are compared as floats.
+    A local variable compared with a constant (`x > 0`, `i < n`) is read inline."""
+    pyop = _FLOAT_COMPARE[opname]
+    ties = opname in _TIE_COMPARE
+
+    def general(a, b):
+        x = a.value if a.__class__ is Var else a
+        y = b.value if b.__class__ is Var else b
+        if x.__class__ is float and y.__class__ is float:
+            if ties and x == y and (a.__class__ is Var or b.__class__ is Var):   # traced values only
+                STATE.span = span
+                STATE.kink("compare", f"`{opname}` compared equal values: no gradient flows through it")
+            return pyop(x, y)
+        r = _compare_values(fn, a, b, span, opname)
+        return bool(r) if is_array(r) and r.ndim == 0 else r
+
+    if lhs[0] == "local" and rhs[0] == "const" and not ties:
+        name, lspan, c = lhs[1], lhs[2], rhs[1]
+
+        def local_const(frame):
+            try:
+                a = frame.vars[name]
+            except KeyError:
+                raise _unassigned(name, lspan) from None
+            if a.__class__ is float:
+                return pyop(a, c)
+            if a.__class__ is Var and a.value.__class__ is float:
+                return pyop(a.value, c)
+            return general(a, c)
+        return local_const
+    left, right = _fetch(lhs), _fetch(rhs)
+
+    def compare(frame):
+        return general(left(frame), right(frame))
+    return compare
