@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 from ..core.backend import np
+from ..lang.target import Runner
 
 
 class BatchUnsupported(Exception):
@@ -105,7 +106,6 @@ class BatchEvaluator:
     """f at many points per run. `rows(values_per_row)` -> the objective per row."""
 
     def __init__(self, target, limits, output_seed, sig0):
-        from ..api import Runner
         self.runner = Runner(target, limits, customize=batch_builtins)
         self.output_seed = output_seed
         self.sig0 = sig0

@@ -24,6 +24,8 @@ import math
 from dataclasses import dataclass, field
 
 from ..core.backend import np
+from ..diff import reverse
+from ..lang.target import bind_inputs, load, Runner, Target
 
 PASS, FAIL, BRANCH, KINK, NONFINITE = "pass", "fail", "branch", "kink", "non-finite"
 INCONCLUSIVE = "inconclusive"
@@ -510,7 +512,6 @@ class HandGradient:
 
     def __init__(self, spec: dict, input_names, limits=None, what="grad", variables=None):
         from ...parser.errors import SourceError
-        from .. import api
         self.parts = {}
         for name, item in spec.items():
             if name not in input_names:
@@ -522,7 +523,7 @@ class HandGradient:
                 if unknown:
                     raise SourceError("unknown name", f"{what} {name} = {item!r} uses {unknown[0]!r}, which is "
                                       "not an input", None, source=item, filename=f"{what} {name}")
-                self.parts[name] = ("formula", target, api.Runner(target, limits))
+                self.parts[name] = ("formula", target, Runner(target, limits))
             else:
                 self.parts[name] = ("value", item, None)
 
@@ -551,7 +552,6 @@ class HandGradient:
 def expression_target(text: str, what: str | None = None):
     """An expression as a target, never taken for a file name (formulas in check files)."""
     from ...parser import parse_expression
-    from ..api import Target
     from ..lang.builtins import builtin_names
     from ..lang.names import loaded_names
     from ...parser.errors import SourceError
@@ -581,14 +581,13 @@ def check_gradient(source=None, at=None, grad=None, *, fn=None, of=None, mode="f
     `mode="fast"` checks one seeded random projection; `seed` makes it reproducible (the report
     carries the seed used). `profile` picks another dtype's tolerances (to show what they would say).
     """
-    from .. import api
     from ..lang.values import set_dtype
     if mode not in ("full", "fast"):
         raise ValueError(f"mode must be 'full' or 'fast', not {mode!r}")
     set_dtype(dtype)
-    target = target or api.load(source, fn, of)
-    inputs = api.bind_inputs(target, dict(at or {}))
-    result = ad_result or api.grad(None, inputs, wrt, output_seed, dtype_name=dtype, limits=limits, target=target)
+    target = target or load(source, fn, of)
+    inputs = bind_inputs(target, dict(at or {}))
+    result = ad_result or reverse.grad(None, inputs, wrt, output_seed, dtype_name=dtype, limits=limits, target=target)
     names = list(result.gradient)
     conventions = conventions_of(result.kinks)
     tol = tolerance_for(dtype, rtol, atol, step, profile)
@@ -598,7 +597,7 @@ def check_gradient(source=None, at=None, grad=None, *, fn=None, of=None, mode="f
     report = CheckReport(mode, "hand" if hand is not None else "AD",
                          "AD" if hand is not None and mode == "full" else "FD", dtype, tol, value=result.value,
                          conventions=conventions)
-    objective = Objective(runner or api.Runner(target, limits), output_seed)
+    objective = Objective(runner or Runner(target, limits), output_seed)
     if mode == "fast" and not any(np().size(inputs[n]) for n in names):
         report.mode = mode = "full"          # no input entries: nothing to project, the full check is empty
     if hand is not None and mode == "full":

@@ -17,6 +17,8 @@ from ..core.backend import np
 from .gradient import (CheckReport, Objective, _convention_text, _labels, _Perturber, branch_reason,
                     conventions_of, fast_check, judge, largest_finite, noise_floor, power_of_two_step, random_seed,
                     tolerance_for)
+from ..diff import reverse
+from ..lang.target import Runner
 
 
 # ---- vector-valued functions of the inputs ------------------------------------------------------
@@ -30,8 +32,7 @@ class GradientRunner:
         self.signature = ()
 
     def __call__(self, values):
-        from .. import api
-        r = api.grad(None, values, self.wrt, None, dtype_name=self.dtype_name, limits=self.limits,
+        r = reverse.grad(None, values, self.wrt, None, dtype_name=self.dtype_name, limits=self.limits,
                      target=self.target)
         self.signature = tuple(r.signature)
         if not self.wrt:
@@ -113,7 +114,6 @@ def _matrix(blocks, out_size):
 def check_jacobian(result, target, mode="full", seed=None, dtype="float64", limits=None, rtol=None,
                    atol=None, step=None) -> CheckReport:
     """Check a JacobianResult (engine/forward.py) against finite differences of the target."""
-    from .. import api
     from ..lang.values import set_dtype
     _mode(mode)
     set_dtype(dtype)
@@ -124,7 +124,7 @@ def check_jacobian(result, target, mode="full", seed=None, dtype="float64", limi
     out_size = int(np().prod(out_shape)) if out_shape else 1
     report = CheckReport(mode, "AD", "FD", dtype, tol, value=result.value, conventions=conventions)
     report.kind = "jacobian"
-    runner = api.Runner(target, limits)
+    runner = Runner(target, limits)
 
     def full():
         claimed = _matrix([result.jacobian[w] for w in names], out_size)

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 
 from ...parser.errors import SourceError
 from .gradient import FAILING, KINK, WARNING, HandGradient, check_gradient, compare, tolerance_for
+from ..diff import reverse
+from ..lang.target import bind_inputs, constant, load, Runner
 
 PASSED, FAILED, ERROR, SKIPPED = "passed", "failed", "error", "skipped"
 
@@ -49,7 +51,6 @@ def hessian_function():
 
 def case_points(case, target) -> list:
     """The case's points as dicts of raw input values (random ones drawn deterministically)."""
-    from .. import api
     from ..core.backend import np
     if case.points is not None:
         out = []
@@ -57,7 +58,7 @@ def case_points(case, target) -> list:
             point = {}
             for name, v in p.items():
                 what = f"at {name}" if len(case.points) == 1 else f"points[{k}].{name}"
-                point[name] = api.constant(v, what) if isinstance(v, str) else \
+                point[name] = constant(v, what) if isinstance(v, str) else \
                     (np().asarray(v, dtype=np().float64) if isinstance(v, list) else v)
             out.append(point)
         return out
@@ -101,7 +102,6 @@ def run_case(case, mode=None, seed=None) -> CaseResult:
 
 
 def _run(case, result, seed):
-    from .. import api
     from .gradient import expression_target
     from ..lang.runtime import Limits
     from ..lang.values import set_dtype
@@ -118,8 +118,8 @@ def _run(case, result, seed):
         except (OSError, UnicodeDecodeError) as e:
             reason = getattr(e, "strerror", None) or str(e)
             raise SourceError("bad file", f"cannot read the program {case.program}: {reason}") from None
-        target = api.load(text, case.fn, case.of, filename=case.program)
-    runner = api.Runner(target, limits)
+        target = load(text, case.fn, case.of, filename=case.program)
+    runner = Runner(target, limits)
     wrt = case.wrt
     for w in wrt or ():
         if w not in target.inputs:
@@ -138,8 +138,8 @@ def _run(case, result, seed):
     worst = None
     verdicts = set()
     for k, point in enumerate(points):
-        inputs = api.bind_inputs(target, point)
-        ad = api.grad(None, inputs, wrt, None, dtype_name=dtype, limits=limits, target=target)
+        inputs = bind_inputs(target, point)
+        ad = reverse.grad(None, inputs, wrt, None, dtype_name=dtype, limits=limits, target=target)
         report = check_gradient(target=target, at=inputs, grad=hand, mode=result.mode, seed=seed, dtype=dtype,
                                 rtol=tol.rtol, atol=tol.atol, step=tol.step, wrt=wrt, limits=limits,
                                 ad_result=ad, runner=runner)
@@ -206,7 +206,6 @@ class _Expected:
     """The expected value of a case: a number, an array or a formula of the inputs."""
 
     def __init__(self, spec, input_names, limits):
-        from .. import api
         from .gradient import expression_target
         self.spec, self.runner = spec, None
         if isinstance(spec, str):
@@ -215,7 +214,7 @@ class _Expected:
             if unknown:
                 raise SourceError("unknown name", f"value = {spec!r} uses {unknown[0]!r}, which is not an input",
                                   None, source=spec, filename="value")
-            self.runner = api.Runner(target, limits)
+            self.runner = Runner(target, limits)
 
     def at(self, inputs):
         from ..core.backend import np

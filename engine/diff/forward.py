@@ -10,96 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...parser.errors import SourceError
-from .. import api
 from ..core.backend import np, to_host, xp
-from ..lang.interp import Interpreter
 from ..core.notes import reset as reset_notes
 from ..core.tape import Dual, Tape, backward, new_level, strip
+from .common import check_wrt, finish, host, prepare, run, seed_for, sweep, tangent_of, unique_kinks, unit
+from .reverse import GradResult
 from ..lang.values import as_input, dtype, set_dtype, shape_of, size_of
-
-
-# ---- helpers shared with higher.py -------------------------------------------------------------
-
-def prepare(source, at, fn, of, dtype_name, target):
-    """Load the target and bind its inputs (the first steps of every command)."""
-    set_dtype(dtype_name)
-    target = target or api.load(source, fn, of)
-    inputs = api.bind_inputs(target, dict(at or {}))
-    return target, inputs
-
-
-def check_wrt(target, wrt) -> list:
-    wrt = list(wrt) if wrt else list(target.inputs)
-    for w in wrt:
-        if w not in target.inputs:
-            raise SourceError("unknown input", f"--wrt {w}: not an input (the inputs: "
-                              f"{', '.join(target.inputs) or 'none'})")
-    return wrt
-
-
-def unit(value, k: int):
-    """The k-th basis vector in the space of `value` (1.0 for a scalar), in the working dtype."""
-    shp = shape_of(value)
-    if not shp:
-        return as_input(1.0)
-    u = xp().zeros(shp, dtype=dtype())
-    u.reshape(-1)[k] = 1.0
-    return u
-
-
-def host(v, shp):
-    """A derivative as a host numpy array of shape `shp` (None, a symbolic zero, becomes zeros)."""
-    a = np().zeros(shp, dtype=dtype())
-    if v is not None:
-        a[...] = to_host(strip(v))
-        a += 0.0                       # -0.0 (a zero times a negative number) prints as 0
-    return a
-
-
-def finish(a):
-    """A 0-d result becomes a plain number."""
-    return float(a) if np().ndim(a) == 0 and dtype() == "float64" else (a[()] if np().ndim(a) == 0 else a)
-
-
-def run(target, values, limits):
-    """Run the target on (possibly boxed) values; returns (output, interpreter)."""
-    interp = Interpreter(limits)
-    out = api.run_target(target, values, interp)
-    api._check_output(out, target)
-    return out, interp
-
-
-def sweep(tape, out, seed, target):
-    """A reverse sweep, with the engine's refusals turned into located errors."""
-    from ..core.notes import STATE
-    try:
-        return backward(tape, out, seed)
-    except NotImplementedError as e:
-        raise SourceError("not implemented", str(e), STATE.span, source=target.source,
-                          filename=target.filename) from None
-    except SourceError as e:
-        raise e.with_source(target.source, target.filename)
-
-
-def unique_kinks(kinks) -> list:
-    """Kinks noted once per place: repeated passes over the same program note them again."""
-    seen, out = set(), []
-    for op, span, detail in kinks:
-        key = (op, span.line if span else None, span.column if span else None, detail)
-        if key not in seen:
-            seen.add(key)
-            out.append((op, span, detail))
-    return out
-
-
-def tangent_of(out, level, shp):
-    """The output's tangent at `level`, broadcast to the output's shape (None: no dependence)."""
-    if out.__class__ is not Dual or out.level != level:
-        return None
-    t = strip(out.tangent)
-    if shape_of(t) != tuple(shp):
-        t = xp().broadcast_to(t, shp)
-    return t
 
 
 # ---- forward mode ------------------------------------------------------------------------------
@@ -131,7 +47,7 @@ def gradient(source=None, at=None, wrt=None, seed=None, fn=None, of=None, dtype_
             if t is None:
                 continue
             touched.add(name)
-            contracted = t if seed is None else t * api.seed_for(seed, value)
+            contracted = t if seed is None else t * seed_for(seed, value)
             g.reshape(-1)[k] = np().sum(to_host(contracted))
         grads[name] = finish(g)
     if first is None:                                  # nothing to differentiate: just evaluate
@@ -140,7 +56,7 @@ def gradient(source=None, at=None, wrt=None, seed=None, fn=None, of=None, dtype_
     value, interp = first
     reduced = "seed" if seed is not None else ("sum" if shape_of(value) else None)
     unconnected = [w for w in wrt if w not in touched]
-    return api.GradResult(value, grads, inputs, unconnected, reduced, interp.signature,
+    return GradResult(value, grads, inputs, unconnected, reduced, interp.signature,
                           unique_kinks(notes.kinks), 0, interp.steps, None, "forward")
 
 

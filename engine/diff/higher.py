@@ -20,8 +20,8 @@ import time
 from dataclasses import dataclass, field
 
 from ...parser.errors import SourceError
-from .. import api
-from .forward import check_wrt, finish, host, prepare, run, sweep, tangent_of, unique_kinks, unit
+from ..lang.target import load
+from .common import check_wrt, finish, host, prepare, run, sweep, tangent_of, unique_kinks, unit
 from ..core.backend import np
 from ..core.notes import reset as reset_notes
 from ..core.tape import Dual, Tape, Var, new_level, strip
@@ -160,7 +160,7 @@ def derivatives(source=None, at=None, order=1, method="reverse", fn=None, of=Non
                           f"at most {MAX_FORWARD_ORDER} with --method forward", None,
                           "use --method reverse (nested tapes)")
     set_dtype(dtype_name)
-    target = target or api.load(source, fn, of)
+    target = target or load(source, fn, of)
     if len(target.inputs) != 1:
         have = (f"its inputs are {', '.join(target.inputs)}" if target.inputs else "it has no input")
         raise SourceError("not one input", f"derivative needs a function of one scalar input; "

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from . import graph as G
 from ..core.tape import Dual, Tape, Var, new_level
+from ..lang.target import run_target
 
 
 @dataclass
@@ -90,7 +91,6 @@ def reverse(result, source: str = "") -> ReverseExplanation:
 
 def forward(target, inputs: dict, wrt=None, limits=None, source: str = "") -> list:
     """One dual-number pass per input in `wrt` (default: all inputs)."""
-    from ..api import run_target
     from ..core.backend import np
     from ..lang.interp import Interpreter
     from ..core.notes import STATE

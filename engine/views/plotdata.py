@@ -22,6 +22,7 @@ from ..lang.interp import Interpreter
 from ..core.notes import reset as reset_notes
 from ..core.tape import Dual, Tape, Var, new_level, strip
 from ..lang.values import as_input, describe
+from ..lang.target import run_target
 
 MAX_ORDER = 6               # each order doubles the work of a point (2^N dual components)
 
@@ -90,7 +91,6 @@ def _number(v) -> float:
 
 def point(target, name, x, others, order, limits):
     """(f, f', ..., f^(order)) at x, the kink notes, the control-flow signature, the kink sides."""
-    from ..api import run_target
     levels = [new_level() for _ in range(order)]
     box = as_input(x)                                      # float32 when --dtype float32
     for level in levels:

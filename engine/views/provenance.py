@@ -44,9 +44,10 @@ def diagnose_grad(result, source, at, wrt, seed, target, dtype_name, limits) -> 
         return
     try:
         if result.tape is None:
-            from ..api import grad
+            from ..diff.reverse import grad
             again = grad(None, result.inputs, list(result.gradient), seed, dtype_name=dtype_name,
                          limits=limits, target=target, keep_tape=True)
+            diagnose_grad(again, source, at, wrt, seed, target, dtype_name, limits)
             result.nonfinite = again.nonfinite
             return
         result.nonfinite = scan(result.tape, list(result.gradient), result.output_index, result.seed,
@@ -59,7 +60,7 @@ def diagnose_run(result, target, dtype_name, limits) -> None:
     """Fill `result.nonfinite` for a plain evaluation whose value is not finite."""
     if not not_finite(result.value) or not result.inputs:
         return
-    from ..api import run_target
+    from ..lang.target import run_target
     from ..lang.interp import Interpreter
     from ..core.notes import STATE
     kinks = list(STATE.kinks)

@@ -1,0 +1,116 @@
+"""What reverse mode, forward mode, Jacobians, Hessians and n-th derivatives share: loading and
+binding a target, choosing the inputs to differentiate, basis tangents, seeds, a located sweep,
+and turning derivatives into host arrays."""
+from __future__ import annotations
+
+from ...parser.errors import SourceError
+from ..core.backend import np, to_host, xp
+from ..core.notes import STATE
+from ..core.tape import Dual, backward, strip
+from ..lang.interp import Interpreter
+from ..lang.target import bind_inputs, check_output, load, run_target
+from ..lang.values import as_input, dtype, set_dtype, shape_of
+
+
+def prepare(source, at, fn, of, dtype_name, target):
+    """Load the target and bind its inputs (the first steps of every command)."""
+    set_dtype(dtype_name)
+    target = target or load(source, fn, of)
+    inputs = bind_inputs(target, dict(at or {}))
+    return target, inputs
+
+
+def check_wrt(target, wrt) -> list:
+    wrt = list(wrt) if wrt else list(target.inputs)
+    for w in wrt:
+        if w not in target.inputs:
+            raise SourceError("unknown input", f"--wrt {w}: not an input (the inputs: "
+                              f"{', '.join(target.inputs) or 'none'})")
+    return wrt
+
+
+def unit(value, k: int):
+    """The k-th basis vector in the space of `value` (1.0 for a scalar), in the working dtype."""
+    shp = shape_of(value)
+    if not shp:
+        return as_input(1.0)
+    u = xp().zeros(shp, dtype=dtype())
+    u.reshape(-1)[k] = 1.0
+    return u
+
+
+def host(v, shp):
+    """A derivative as a host numpy array of shape `shp` (None, a symbolic zero, becomes zeros)."""
+    a = np().zeros(shp, dtype=dtype())
+    if v is not None:
+        a[...] = to_host(strip(v))
+        a += 0.0                       # -0.0 (a zero times a negative number) prints as 0
+    return a
+
+
+def finish(a):
+    """A 0-d result becomes a plain number."""
+    return float(a) if np().ndim(a) == 0 and dtype() == "float64" else (a[()] if np().ndim(a) == 0 else a)
+
+
+def run(target, values, limits):
+    """Run the target on (possibly boxed) values; returns (output, interpreter)."""
+    interp = Interpreter(limits)
+    out = run_target(target, values, interp)
+    check_output(out, target)
+    return out, interp
+
+
+def sweep(tape, out, seed, target):
+    """A reverse sweep, with the engine's refusals turned into located errors."""
+    try:
+        return backward(tape, out, seed)
+    except NotImplementedError as e:
+        raise SourceError("not implemented", str(e), STATE.span, source=target.source,
+                          filename=target.filename) from None
+    except SourceError as e:
+        raise e.with_source(target.source, target.filename)
+
+
+def unique_kinks(kinks) -> list:
+    """Kinks noted once per place: repeated passes over the same program note them again."""
+    seen, out = set(), []
+    for op, span, detail in kinks:
+        key = (op, span.line if span else None, span.column if span else None, detail)
+        if key not in seen:
+            seen.add(key)
+            out.append((op, span, detail))
+    return out
+
+
+def tangent_of(out, level, shp):
+    """The output's tangent at `level`, broadcast to the output's shape (None: no dependence)."""
+    if out.__class__ is not Dual or out.level != level:
+        return None
+    t = strip(out.tangent)
+    if shape_of(t) != tuple(shp):
+        t = xp().broadcast_to(t, shp)
+    return t
+
+
+def seed_for(seed, value):
+    """--seed V as an array of the output's shape (broadcast if it fits): the v of vᵀJ."""
+    s = as_input(seed)
+    out_shape = shape_of(value)
+    if shape_of(s) != out_shape:
+        try:
+            s = as_input(np().broadcast_to(s, out_shape))
+        except ValueError:
+            raise SourceError("shape mismatch", f"--seed has shape {shape_of(s)} but the output has "
+                              f"shape {out_shape}") from None
+    return s
+
+
+def ones_like_output(value):
+    v = strip(value)
+    if dtype() == "float64" and isinstance(v, (float, int, bool)):
+        return 1.0
+    return np().ones_like(np().asarray(v, dtype=dtype()))[()] if np().ndim(v) == 0 else \
+        np().ones_like(v, dtype=dtype())
+
+

@@ -1,0 +1,285 @@
+"""A target of differentiation: an expression or a program, loaded from text, with its inputs
+bound and run once (`run_target`) or many times (`Runner`) by the interpreter."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from ...parser import nodes as n
+from ...parser import parse_expression, parse_program
+from ...parser.errors import SourceError
+from ..core.tape import strip
+from .interp import Interpreter
+from .names import assigned_names, loaded_names
+from .runtime import Limits, UserFunction
+from .values import as_input, describe
+
+
+@dataclass
+class Target:
+    """Something to differentiate: its source, its inputs, and how to run it on given inputs."""
+    source: str
+    filename: str | None
+    kind: str                      # "expression", "function" or "script"
+    inputs: list
+    node: object = None
+    fn_name: str | None = None
+    output_name: str | None = None
+    functions: list = field(default_factory=list)
+
+    def describe(self) -> str:
+        if self.kind == "function":
+            return f"{self.fn_name}({', '.join(self.inputs)})"
+        return "expression" if self.kind == "expression" else "script"
+
+
+def looks_like_file(text: str) -> bool:
+    """A program path: an existing `.py` file, or an existing file named with a directory part.
+    A bare word such as `x` is an expression even if a file of that name happens to exist."""
+    if "\n" in text or not os.path.isfile(text):
+        return False
+    return text.endswith(".py") or os.sep in text
+
+
+def load(text: str, fn: str | None = None, of: str | None = None, filename: str | None = None) -> Target:
+    """Load TARGET: a path to a .py program, or an expression."""
+    if filename is None and looks_like_file(text):
+        filename = text
+        try:
+            with open(text, encoding="utf-8") as f:
+                text = f.read()
+        except (OSError, UnicodeDecodeError) as e:
+            raise SourceError("bad file", f"cannot read {filename}: {e}") from None
+    elif filename is None and text.endswith(".py") and "\n" not in text and " " not in text:
+        raise SourceError("bad file", f"no such file: {text}")
+    if filename is not None:
+        return _load_program(text, filename, fn, of)
+    if fn is not None or of is not None:
+        raise SourceError("usage", "--fn and --of apply to programs (.py files), not to expressions")
+    node = parse_expression(text)
+    from .builtins import builtin_names
+    names = builtin_names()
+    inputs = [v for v in loaded_names(node) if v not in names]
+    _refuse_unknown_functions(node, names, text)
+    return Target(text, None, "expression", inputs, node)
+
+
+def _refuse_unknown_functions(node, builtins, text):
+    """A called name that is no builtin is a misspelt function, not an input to ask for."""
+    from .runtime import unknown_name
+    stack = [node]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, (tuple, list)):
+            stack.extend(reversed(x))
+            continue
+        if isinstance(x, n.Call) and isinstance(x.func, n.Name) and x.func.id not in builtins:
+            err = unknown_name(x.func.id, x.func.span, [b for b in builtins if b.isalpha()])
+            err.kind, err.message = "unknown function", f"`{x.func.id}` is not a function of the language"
+            raise err.with_source(text)
+        if isinstance(x, n.Name) and x.id not in builtins and x.span.end_line == x.span.line \
+                and x.span.end_column - x.span.column != len(x.id):
+            # written as np.NAME or math.NAME (the parser keeps the whole span): must be a builtin
+            raise SourceError("unknown name", f"`{x.id}` is not a builtin, so it cannot be named through "
+                              "np. or math.", x.span, f"write {x.id} alone for an input", source=text)
+        for f in reversed(tuple(getattr(x, "__dataclass_fields__", ()))):
+            if f not in ("span", "op_span", "op_spans"):
+                v = getattr(x, f)
+                if isinstance(v, (tuple, list)) or hasattr(v, "__dataclass_fields__"):
+                    stack.append(v)
+
+
+def _load_program(text, filename, fn, of) -> Target:
+    module = parse_program(text, filename)
+    defs = [s for s in module.body if isinstance(s, n.FunctionDef)]
+    names = [d.name for d in defs]
+    if defs:
+        if of is not None:
+            raise SourceError("usage", "--of names the output of a script; this file defines functions "
+                              "(choose one with --fn)", None, source=text, filename=filename)
+        if fn is not None:
+            if fn not in names:
+                raise SourceError("unknown name", f"--fn {fn}: the program defines no function {fn!r} "
+                                  f"(it defines {', '.join(names)})", None, source=text, filename=filename)
+            chosen = fn
+        elif "f" in names:
+            chosen = "f"
+        elif len(defs) == 1:
+            chosen = names[0]
+        else:
+            raise SourceError("ambiguous function", f"the program defines several functions ({', '.join(names)}) "
+                              "and none is called f", None, "choose one with --fn NAME", source=text,
+                              filename=filename)
+        node = [d for d in defs if d.name == chosen][-1]
+        return Target(text, filename, "function", list(node.params), module, chosen, None, names)
+    if fn is not None:
+        raise SourceError("usage", f"--fn {fn}: the program defines no functions (it is a script)",
+                          None, source=text, filename=filename)
+    from .builtins import builtin_names
+    assigned = set(assigned_names(module.body))
+    builtins = builtin_names()
+    inputs = [v for v in loaded_names(module) if v not in assigned and v not in builtins]
+    if of is not None and of not in assigned:
+        raise SourceError("unknown name", f"--of {of}: the script assigns no variable {of!r}", None,
+                          source=text, filename=filename)
+    if of is None and not any(isinstance(s, n.ExprStmt) for s in module.body):
+        raise SourceError("no output", "the script has no expression statement to take as its output",
+                          None, "end it with an expression, or name a variable with --of NAME",
+                          source=text, filename=filename)
+    return Target(text, filename, "script", inputs, module, None, of, [])
+
+
+def run_target(target: Target, values: dict, interp: Interpreter):
+    """Run the target once on `values` (possibly boxed) in `interp`; returns the raw output."""
+    return Runner(target, interp=interp).run(values)
+
+
+def split_top_level(text: str) -> list:
+    """Split `x=3,y=[1,2]` at commas outside brackets and parentheses."""
+    parts, depth, cur = [], 0, []
+    for ch in text:
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    parts.append("".join(cur))
+    return [p for p in (q.strip() for q in parts) if p]
+
+
+def constant(text: str, what: str, limits: Limits | None = None):
+    """Evaluate a constant expression of the language (no free variables)."""
+    node = parse_expression(text, filename=what)
+    from .builtins import builtin_names
+    free = [v for v in loaded_names(node) if v not in builtin_names()]
+    if free:
+        raise SourceError("bad input", f"{what}: a value must be a constant, but it uses {free[0]!r}",
+                          node.span, source=text, filename=what)
+    interp = Interpreter(limits)
+    try:
+        v = interp.compile_expression(node.body, [])(interp.globals)
+    except SourceError as e:
+        raise e.with_source(text, what)
+    if isinstance(v, tuple) or callable(v) or not isinstance(strip(v), (float, int, bool)) and not hasattr(v, "shape"):
+        raise SourceError("bad input", f"{what}: the value is {describe(v)}, not a number or an array",
+                          node.span, source=text, filename=what)
+    return as_input(v)
+
+
+def parse_at(items, limits: Limits | None = None) -> dict:
+    """`--at x=3,y=4 --at "A=[[1,2],[3,4]]"` -> {"x": 3.0, "y": 4.0, "A": array}."""
+    values = {}
+    for item in items:
+        for part in split_top_level(item):
+            name, eq, expr = part.partition("=")
+            name = name.strip()
+            if not eq or not name.isidentifier() or not expr.strip():
+                raise SourceError("bad input", f"--at expects NAME=VALUE, got {part!r}", None,
+                                  "e.g. --at x=3,y=4 or --at \"A=[[1,2],[3,4]]\"")
+            if name in values:
+                raise SourceError("bad input", f"--at gives {name} twice")
+            values[name] = constant(expr.strip(), f"--at {name}", limits)
+    return values
+
+
+def bind_inputs(target: Target, values: dict) -> dict:
+    missing = [v for v in target.inputs if v not in values]
+    if missing:
+        raise SourceError("missing input", f"no value for {', '.join(missing)}: "
+                          f"{'the inputs are' if len(target.inputs) > 1 else 'the input is'} "
+                          f"{', '.join(target.inputs)}", None,
+                          "give it with --at " + ",".join(f"{m}=..." for m in missing))
+    extra = [k for k in values if k not in target.inputs]
+    if extra:
+        known = ", ".join(target.inputs) if target.inputs else "none"
+        from .builtins import builtin_names
+        hint = (f"`{extra[0]}` is a builtin of the language, not a variable: name the variable otherwise"
+                if extra[0] in builtin_names() else None)
+        raise SourceError("unknown input", f"--at {extra[0]}: {target.describe()} has no input {extra[0]!r} "
+                          f"(its inputs: {known})", None, hint)
+    return {k: as_input(values[k]) for k in target.inputs}
+
+
+
+def check_output(value, target):
+    v = strip(value)
+    if isinstance(v, (float, int, bool)) or hasattr(v, "shape"):
+        return
+    raise SourceError("bad output", f"the output is {describe(value)}, not a number or an array", None,
+                      source=target.source, filename=target.filename)
+
+
+
+class Runner:
+    """Compile a target once and run it on many points cheaply (finite differences, batch checks).
+
+    Calling it returns the raw output; `signature` is that run's control-flow signature as a tuple.
+    Inputs are not copied: the language has value semantics, so a run never mutates them."""
+
+    def __init__(self, target: Target, limits: Limits | None = None, customize=None, interp=None):
+        self.target = target
+        self.interp = interp = interp if interp is not None else Interpreter(limits)
+        if customize is not None:           # e.g. batched builtins (engine/checkbatch.py)
+            customize(interp.builtins)
+        self.signature = ()
+        self._runs = 0
+        with _located(target):
+            if target.kind == "expression":
+                self._body = interp.compile_expression(target.node.body, target.inputs)
+            elif target.kind == "script":
+                self._body = interp.compile_module(target.node, target.inputs)
+            else:
+                interp.compile_module(target.node)(interp.globals)     # defines the functions
+                fn = interp.globals.vars[target.fn_name]
+                if not isinstance(fn, UserFunction):
+                    raise SourceError("type error", f"{target.fn_name} is not a function", None)
+                self._fn = fn
+
+    def run(self, values: dict):
+        """One run; the output as computed (boxed if the inputs were)."""
+        interp = self.interp
+        if self._runs:                      # a fresh count per run; the first keeps the top level's
+            interp.signature.clear()        # the compiled closures hold this very list
+            interp.steps = interp.depth = 0
+        self._runs += 1
+        target = self.target
+        with _located(target):
+            if target.kind == "function":
+                return interp.call_user(self._fn, [values[p] for p in self._fn.params], self._fn.node.span)
+            g = interp.globals.vars
+            g.clear()
+            g.update(values)
+            if target.kind == "expression":
+                return self._body(interp.globals)
+            interp.last_value = None
+            self._body(interp.globals)
+            return g[target.output_name] if target.output_name is not None else interp.last_value
+
+    def __call__(self, values: dict):
+        out = self.run(values)
+        self.signature = tuple(self.interp.signature)
+        check_output(out, self.target)
+        return strip(out)
+
+
+class _located:
+    """Errors of a run, placed in the target's source; Python's recursion limit as our error."""
+
+    def __init__(self, target):
+        self.target = target
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, err, tb):
+        t = self.target
+        if isinstance(err, SourceError):
+            err.with_source(t.source, t.filename)
+        elif isinstance(err, RecursionError):
+            raise SourceError("too deep", "the expression or the calls are nested too deeply for the "
+                              "interpreter", None, source=t.source, filename=t.filename) from None
+        return False
