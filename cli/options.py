@@ -30,6 +30,11 @@ def target_options(f):
     return f
 
 
+def flag_spelling(name: str) -> str:
+    """How the command line spells a setting an engine error names (parser.errors.option)."""
+    return "--" + name.replace("_", "-")
+
+
 def limits_from(opts: dict):
     from ..engine.lang.runtime import Limits
     return Limits(steps=opts["max_steps"], depth=opts["max_depth"], elements=opts["max_elements"])

@@ -4,7 +4,34 @@ This is the one place where lark's exceptions become ours: the rest of the code 
 """
 from __future__ import annotations
 
+import re
+
 from .nodes import Span
+
+_OPTION = re.compile(r"\{opt:([a-z_]+)\}")
+
+
+def option(name: str) -> str:
+    """How an error names a setting (`max_elements`, `fn`, `wrt`) without knowing the front end:
+    a placeholder the CLI spells as its flag (`--max-elements`) and the Python API as its keyword
+    argument (`max_elements=`). Only `cli/` knows flags."""
+    return "{opt:" + name + "}"
+
+
+# Settings the Python API takes other than as a keyword of the same name.
+_API_SPELLINGS = {"max_steps": "Limits(steps=...)", "max_depth": "Limits(depth=...)",
+                  "max_elements": "Limits(elements=...)", "seed": "seed="}
+
+
+def keyword_spelling(name: str) -> str:
+    return _API_SPELLINGS.get(name, name + "=")
+
+
+def spell_options(text: str | None, spelling=keyword_spelling) -> str | None:
+    """`text` with every option placeholder written out by `spelling`."""
+    if not text or "{opt:" not in text:
+        return text
+    return _OPTION.sub(lambda m: spelling(m.group(1)), text)
 
 
 class SourceError(Exception):
@@ -33,6 +60,10 @@ class SourceError(Exception):
         elif self.filename is None and filename is not None and self.source == source:
             self.filename = filename
         return self
+
+    def spelled(self, spelling=keyword_spelling) -> tuple[str, str | None]:
+        """(message, hint) with the settings they mention spelled by the front end."""
+        return spell_options(self.message, spelling), spell_options(self.hint, spelling)
 
     def location(self) -> str:
         if self.span is None:
@@ -65,17 +96,18 @@ class SourceError(Exception):
 
     def format(self) -> str:
         """Plain text in the style of pip's diagnostics."""
+        message, hint = self.spelled()
         out = [f"error: {self.kind}"]
         loc = self.location()
-        out.append(f"  {loc + ': ' if loc else ''}{self.message}")
+        out.append(f"  {loc + ': ' if loc else ''}{message}")
         out.extend("  " + line for line in self.excerpt())
-        if self.hint:
-            out.append(f"hint: {self.hint}")
+        if hint:
+            out.append(f"hint: {hint}")
         return "\n".join(out)
 
     def __str__(self) -> str:
         loc = self.location()
-        return f"{loc + ': ' if loc else ''}{self.message}"
+        return f"{loc + ': ' if loc else ''}{spell_options(self.message)}"
 
 
 def _cells(text: str) -> int:

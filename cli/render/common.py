@@ -29,13 +29,15 @@ def error(err) -> None:
     c = console(stderr=True)
     from rich.markup import escape
     from rich.text import Text
+    from ..options import flag_spelling
+    message, hint = err.spelled(flag_spelling)
     loc = err.location()
     c.print(Text.assemble(("error", "bold red"), f": {err.kind}"))
-    c.print(Text("  " + (loc + ": " if loc else "") + err.message))
+    c.print(Text("  " + (loc + ": " if loc else "") + message))
     for line in err.excerpt():
         c.print(Text("  " + line, style="cyan" if "^" not in line else "bold red"))
-    if err.hint:
-        c.print(Text.assemble(("hint", "bold magenta"), ": " + err.hint))
+    if hint:
+        c.print(Text.assemble(("hint", "bold magenta"), ": " + hint))
     del escape
 
 
