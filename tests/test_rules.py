@@ -14,7 +14,7 @@ import pytest
 import autodiff
 from autodiff.engine.core import ops as O
 from autodiff.engine.core import rules as R
-from autodiff.engine.core.notes import STATE, reset
+from autodiff.engine.core.notes import NOTES, reset
 from autodiff.engine.core.tape import Dual, Tape, Var, backward, bind, new_level, strip
 
 rng = np.random.default_rng(20240607)
@@ -493,9 +493,9 @@ def test_kink_notes_are_kept_in_state_during_a_run():
     reset()
     tape = Tape()
     bind(R.ABS, (tape.watch(0.0),), None)
-    assert [k[0] for k in STATE.kinks] == ["abs"]
+    assert [k[0] for k in NOTES.kinks] == ["abs"]
     reset()
-    assert STATE.kinks == []
+    assert NOTES.kinks == []
 
 
 def test_primitives_with_kinks_declare_their_convention():

@@ -16,10 +16,10 @@ class Notes:
             self.kinks.append((op, self.span, detail))
 
 
-STATE = Notes()
+NOTES = Notes()          # the one record of the running computation (a run is single-threaded)
 
 
 def reset() -> Notes:
-    STATE.span = None
-    STATE.kinks = []
-    return STATE
+    NOTES.span = None
+    NOTES.kinks = []
+    return NOTES

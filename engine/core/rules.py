@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 
 from .backend import np, xp
-from .notes import STATE
+from .notes import NOTES
 
 TABLE: dict = {}
 
@@ -265,7 +265,7 @@ _sqrt_value = SQRT.impl
 
 def _sqrt(x):
     if (x == 0.0) if x.__class__ is float else bool((x == 0).any()):
-        STATE.kink("sqrt", "sqrt at 0: derivative taken as +inf")
+        NOTES.kink("sqrt", "sqrt at 0: derivative taken as +inf")
     return _sqrt_value(x)
 
 
@@ -275,10 +275,10 @@ SQRT.impl = _sqrt
 def _abs(x):
     if x.__class__ is float:
         if x == 0.0:
-            STATE.kink("abs", "abs at 0: derivative taken as 0")
+            NOTES.kink("abs", "abs at 0: derivative taken as 0")
         return abs(x)
     if (x == 0).any():
-        STATE.kink("abs", "abs at 0: derivative taken as 0")
+        NOTES.kink("abs", "abs at 0: derivative taken as 0")
     return _scalar(xp().abs(x))
 
 
@@ -308,10 +308,10 @@ STEP = nondiff("step", _step)
 def _relu(x):
     if x.__class__ is float:
         if x == 0.0:
-            STATE.kink("relu", "relu at 0: derivative taken as 0")
+            NOTES.kink("relu", "relu at 0: derivative taken as 0")
         return x if x > 0.0 else 0.0
     if (x == 0).any():
-        STATE.kink("relu", "relu at 0: derivative taken as 0")
+        NOTES.kink("relu", "relu at 0: derivative taken as 0")
     return _scalar(xp().maximum(x, 0))
 
 
@@ -368,7 +368,7 @@ SHARE = nondiff("share", _share)
 def _note_ties(name, x, y):
     tie = (x == y) if (x.__class__ is float and y.__class__ is float) else bool(xp().any(x == y))
     if tie:
-        STATE.kink(name, f"{name} with equal arguments: the gradient is split evenly")
+        NOTES.kink(name, f"{name} with equal arguments: the gradient is split evenly")
 
 
 def _maximum(x, y):
@@ -459,7 +459,7 @@ def _extreme(name, fn):
         r = fn(x, axis=axis)
         ties = xp().sum(x == (r if axis is None else xp().expand_dims(r, axis)), axis=axis)
         if bool(xp().any(ties > 1)):
-            STATE.kink(name, f"{name} with a tie: the gradient is split evenly among the tied elements")
+            NOTES.kink(name, f"{name} with a tie: the gradient is split evenly among the tied elements")
         return _scalar(r)
     return impl
 
@@ -525,7 +525,7 @@ def _norm(x):
 def _norm_vjp(g, ans, x):
     # x / |x|, with the zero vector's gradient taken as 0 (DESIGN convention)
     if O.strip(ans) == 0:
-        STATE.kink("norm", "norm of a zero vector: gradient taken as 0")
+        NOTES.kink("norm", "norm of a zero vector: gradient taken as 0")
         return g * O.zeros_like(x)
     return O.div(g * x, ans)
 

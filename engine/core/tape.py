@@ -8,7 +8,7 @@ reverse sweep itself is recorded: that is how Hessians and n-th derivatives come
 """
 from __future__ import annotations
 
-from .notes import STATE
+from .notes import NOTES
 
 _level = [0]
 
@@ -129,7 +129,7 @@ def record(prim, tape, level, parents, args, ans, params=None) -> Var:
     entry is made (bind and the float fast paths of `ops` both call it)."""
     entries = tape.entries
     out = Var(ans, tape, len(entries), level)
-    entries.append(Entry(prim, parents, args, ans if prim.needs_ans else None, params, STATE.span,
+    entries.append(Entry(prim, parents, args, ans if prim.needs_ans else None, params, NOTES.span,
                          ans if tape.keep_values else None))
     return out
 
@@ -194,7 +194,7 @@ def backward(tape: Tape, out, seed, stop_at: int = 0) -> list:
         prim = e.prim
         if prim is None:                               # a leaf keeps its adjoint
             continue
-        STATE.span = e.span
+        NOTES.span = e.span
         args = e.args
         params = e.params
         ans = e.ans

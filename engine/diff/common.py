@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ...parser.errors import SourceError
 from ..core.backend import np, to_host, xp
-from ..core.notes import STATE
+from ..core.notes import NOTES
 from ..core.tape import Dual, backward, strip
 from ..lang.interp import Interpreter
 from ..lang.target import bind_inputs, check_output, load, run_target
@@ -66,7 +66,7 @@ def sweep(tape, out, seed, target):
     try:
         return backward(tape, out, seed)
     except NotImplementedError as e:
-        raise SourceError("not implemented", str(e), STATE.span, source=target.source,
+        raise SourceError("not implemented", str(e), NOTES.span, source=target.source,
                           filename=target.filename) from None
     except SourceError as e:
         raise e.with_source(target.source, target.filename)

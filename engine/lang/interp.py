@@ -12,7 +12,7 @@ from ...parser import nodes as n
 from ...parser.errors import SourceError
 from ..core import ops as O
 from ..core.backend import is_array, xp
-from ..core.notes import STATE
+from ..core.notes import NOTES
 from ..core.tape import Dual, Var, strip
 from .values import describe, dtype, shape_of
 from .names import Scope, assigned_names
@@ -52,7 +52,7 @@ class Interpreter:
     def call_builtin(self, b, args, span):
         if not b.min_args <= len(args) <= b.max_args:
             raise SourceError("wrong arguments", _arity(b.name, b.min_args, b.max_args, len(args)), span)
-        STATE.span = span
+        NOTES.span = span
         try:
             return b.fn(*args)
         except SourceError as e:
@@ -415,7 +415,7 @@ class Interpreter:
             v = ev(frame)
             if v.__class__ is float:
                 return -v
-            STATE.span = span
+            NOTES.span = span
             try:
                 return O.neg(v)
             except Exception as exc:
@@ -441,7 +441,7 @@ class Interpreter:
                 if pyop is not None and a.__class__ is float and b.__class__ is float:
                     a = pyop(a, b)
                     continue
-                STATE.span = span
+                NOTES.span = span
                 try:
                     a = fn(a, b)
                 except Exception as exc:
@@ -470,7 +470,7 @@ class Interpreter:
         def power(frame):
             a = base(frame)
             b = exp(frame)
-            STATE.span = span
+            NOTES.span = span
             try:
                 return O.pow(a, b)
             except Exception as exc:
@@ -547,7 +547,7 @@ class Interpreter:
 
                 def call1(frame):
                     x = a0(frame)
-                    STATE.span = span
+                    NOTES.span = span
                     try:
                         return fn(x)
                     except Exception as exc:
@@ -556,7 +556,7 @@ class Interpreter:
 
             def call_builtin(frame):
                 vals = [a(frame) for a in args]
-                STATE.span = span
+                NOTES.span = span
                 try:
                     return fn(*vals)
                 except Exception as exc:
@@ -630,7 +630,7 @@ class Interpreter:
                     raise runtime_error(exc, span, "indexing") from None
             if not shp:
                 raise SourceError("index error", f"cannot index {describe(v)}", span)
-            STATE.span = span
+            NOTES.span = span
             try:
                 return O.getitem(v, index) if v.__class__ in (Var, Dual) else _raw_getitem(v, index)
             except Exception as exc:
@@ -647,7 +647,7 @@ class Interpreter:
 
         def listexpr(frame):
             vals = [ev(frame) for ev, _ in items]
-            STATE.span = span
+            NOTES.span = span
             try:
                 return me.make_array(vals, [sp for _, sp in items], span)
             except SourceError:

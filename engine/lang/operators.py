@@ -12,7 +12,7 @@ import operator
 from ...parser.errors import SourceError
 from ..core import ops as O
 from ..core.backend import is_array
-from ..core.notes import STATE
+from ..core.notes import NOTES
 from ..core.tape import BOXES, Var
 from .runtime import _equal, runtime_error
 
@@ -68,7 +68,7 @@ def _binary(op, lhs, rhs, span, label):
     rk, rv, rspan = rhs
 
     def slow(a, b):                           # boxes and arrays: the engine op, errors located here
-        STATE.span = span
+        NOTES.span = span
         try:
             return fn(a, b)
         except Exception as exc:
@@ -158,13 +158,13 @@ _TIE_COMPARE = frozenset(("<=", ">=", "==", "!="))
 
 
 def _compare_values(fn, a, b, span, opname):
-    STATE.span = span
+    NOTES.span = span
     try:
         r = fn(a, b)
     except Exception as exc:
         raise runtime_error(exc, span, f"`{opname}`") from None
     if opname in _TIE_COMPARE and (a.__class__ in BOXES or b.__class__ in BOXES) and _equal(a, b):
-        STATE.kink("compare", f"`{opname}` compared equal values: no gradient flows through it")
+        NOTES.kink("compare", f"`{opname}` compared equal values: no gradient flows through it")
     return r
 
 
@@ -179,8 +179,8 @@ def _compare1(lhs, fn, rhs, span, opname):
         y = b.value if b.__class__ is Var else b
         if x.__class__ is float and y.__class__ is float:
             if ties and x == y and (a.__class__ is Var or b.__class__ is Var):   # traced values only
-                STATE.span = span
-                STATE.kink("compare", f"`{opname}` compared equal values: no gradient flows through it")
+                NOTES.span = span
+                NOTES.kink("compare", f"`{opname}` compared equal values: no gradient flows through it")
             return pyop(x, y)
         r = _compare_values(fn, a, b, span, opname)
         return bool(r) if is_array(r) and r.ndim == 0 else r

@@ -93,9 +93,9 @@ def forward(target, inputs: dict, wrt=None, limits=None, source: str = "") -> li
     """One dual-number pass per input in `wrt` (default: all inputs)."""
     from ..core.backend import np
     from ..lang.interp import Interpreter
-    from ..core.notes import STATE
+    from ..core.notes import NOTES
     passes = []
-    kinks = list(STATE.kinks)
+    kinks = list(NOTES.kinks)
     for name in (wrt or list(inputs)):
         level = new_level()
         tape = Tape(persistent=True, keep_values=True)       # its level is above the duals'
@@ -110,7 +110,7 @@ def forward(target, inputs: dict, wrt=None, limits=None, source: str = "") -> li
                         None, G.primal(out), source)
         passes.append(ForwardPass(name, graph, _forward_steps(tape, graph, level), level,
                                   _tangent(out.value if _on(out, tape) else out, level)))
-    STATE.kinks[:] = kinks
+    NOTES.kinks[:] = kinks
     return passes
 
 
@@ -125,8 +125,8 @@ def _tangent(v, level):
 
 
 def _forward_steps(tape, graph, level) -> list:
-    from ..core.notes import STATE
-    saved = list(STATE.kinks)
+    from ..core.notes import NOTES
+    saved = list(NOTES.kinks)
     steps = []
     for nd in graph.nodes:
         if nd.tape_index is None:
@@ -147,5 +147,5 @@ def _forward_steps(tape, graph, level) -> list:
                 local = _local(e.prim.jvps[pos], ans, primals, e.params) if _scalar(t) and _scalar(ans) else None
                 step.terms.append(Term(src, t, local, None if local is None else local * t))
         steps.append(step)
-    STATE.kinks[:] = saved
+    NOTES.kinks[:] = saved
     return steps

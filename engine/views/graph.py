@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..core.notes import STATE
+from ..core.notes import NOTES
 from ..core.tape import Dual, Shape, Var, strip
 
 # How ops read in a label: infix for the operators the language writes infix.
@@ -92,15 +92,15 @@ def sweep(tape, out_index, seed, on_step=None) -> list:
     if out_index is None:
         return adj
     adj[out_index] = seed
-    saved_span = STATE.span
-    saved_kinks = list(STATE.kinks)          # the rules re-run here must not add kink notes twice
+    saved_span = NOTES.span
+    saved_kinks = list(NOTES.kinks)          # the rules re-run here must not add kink notes twice
     try:
         for i in range(out_index, -1, -1):
             g = adj[i]
             e = entries[i]
             if g is None or e.prim is None:
                 continue
-            STATE.span = e.span
+            NOTES.span = e.span
             vjps = e.prim.vjps
             for pos, j in e.parents:
                 c = vjps[pos](g, e.ans, *e.args, **e.params) if e.params else vjps[pos](g, e.ans, *e.args)
@@ -108,8 +108,8 @@ def sweep(tape, out_index, seed, on_step=None) -> list:
                     on_step(i, pos, j, g, c)
                 adj[j] = c if adj[j] is None else adj[j] + c
     finally:
-        STATE.span = saved_span
-        STATE.kinks[:] = saved_kinks
+        NOTES.span = saved_span
+        NOTES.kinks[:] = saved_kinks
     return adj
 
 

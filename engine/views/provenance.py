@@ -62,8 +62,8 @@ def diagnose_run(result, target, dtype_name, limits) -> None:
         return
     from ..lang.target import run_target
     from ..lang.interp import Interpreter
-    from ..core.notes import STATE
-    kinks = list(STATE.kinks)
+    from ..core.notes import NOTES
+    kinks = list(NOTES.kinks)
     try:
         tape = Tape(persistent=True, keep_values=True)
         boxed = {k: tape.watch(v) for k, v in result.inputs.items()}
@@ -72,7 +72,7 @@ def diagnose_run(result, target, dtype_name, limits) -> None:
     except Exception:           # a diagnosis must never turn a result into an error
         result.nonfinite = []
     finally:
-        STATE.kinks[:] = kinks
+        NOTES.kinks[:] = kinks
 
 
 def scan(tape, names, out_index, seed, source="") -> list:
