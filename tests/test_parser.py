@@ -1,5 +1,6 @@
 """The expression grammar: precedence, literals, lists, indexing, aliases, and the errors."""
 import dataclasses
+import json
 
 import pytest
 
@@ -350,31 +351,87 @@ def test_indentation_errors_point_at_the_line(text, line, column, words):
     assert err.excerpt()
 
 
-# ---- the LALR table cache ------------------------------------------------------------------------
+# ---- the shipped LALR tables ---------------------------------------------------------------------
 
-def parse_in_fresh_process(cache_home):
+def test_shipped_tables_match_the_grammar():
+    from autodiff.parser import tables
+    current = tables.fingerprint()
+    for start in tables.STARTS:
+        with open(tables.tables_file(start), encoding="utf-8") as file:
+            shipped = json.load(file)
+        assert shipped["grammar_sha256"] == current["grammar_sha256"], \
+            "grammar.lark changed: regenerate the tables with `python -m autodiff.parser.tables`"
+        assert shipped["lark_version"] == current["lark_version"], \
+            "lark changed: regenerate the tables with `python -m autodiff.parser.tables`"
+        assert tables.read_tables(start) is not None
+
+
+SAMPLES = ["x**2*y+y+2", "sin(x) + 2*y", "[1, 2][0] if x > 1 else -x", "a[1:2, ::3] @ b", "x +", "f(x",
+           "2x", "x = = 1", "(x +\n y))", "{1}", "x**", "not x and y or z"]
+PROGRAMS = ["def f(x):\n    return x*x\nf(3)\n", "for i in range(3):\n    y += i\n", "x = 1\n    y = 2\n",
+            "while x < 3:\n    x = x + 1\nelse\n", "if x:\n  pass\nelif y:\n  break\nelse:\n  continue\n"]
+
+
+def outcome(parser, text):
+    try:
+        return parser.parse(text + "\n")
+    except Exception as err:                  # compare lark's errors by kind and place
+        return type(err).__name__, getattr(err, "line", None), getattr(err, "column", None)
+
+
+def test_the_shipped_tables_parse_like_the_grammar():
+    from autodiff.parser import tables
+    for start, texts in (("expression", SAMPLES), ("program", PROGRAMS)):
+        shipped, built = tables.load(start), tables.build(start)
+        assert type(shipped.parser.parser.parser).__name__ == type(built.parser.parser.parser).__name__
+        for text in texts:
+            assert outcome(shipped, text) == outcome(built, text), text
+
+
+def test_stale_tables_are_detected_and_the_grammar_is_used(tmp_path, monkeypatch):
+    from autodiff.parser import tables
+    with open(tables.tables_file("expression"), encoding="utf-8") as file:
+        shipped = json.load(file)
+    stale = tmp_path / "tables-expression.json"
+    stale.write_text(json.dumps({**shipped, "grammar_sha256": "0" * 64}))
+    monkeypatch.setattr(tables, "tables_file", lambda start: str(stale))
+    assert tables.read_tables("expression") is None
+    built = []
+    monkeypatch.setattr(tables, "build", lambda start, real=tables.build: built.append(start) or real(start))
+    assert tables.load("expression").parse("x*x\n").span == Span(1, 1, 1, 4) and built == ["expression"]
+
+
+def test_no_cache_folder_is_read_or_written(tmp_path):
+    """lark's cache is a pickle: one planted in a user-writable folder would run code when loaded."""
     import os
+    import pickle
     import subprocess
     import sys
-    env = {**os.environ, "XDG_CACHE_HOME": str(cache_home)}
-    code = "from autodiff.parser import parse_expression; print(parse_expression('x**2*y').span)"
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    home, temp, marker = tmp_path / "home", tmp_path / "tmp", tmp_path / "planted-code-ran"
+    for cache in (home / ".cache" / "autodiff", home / "xdg" / "autodiff", temp):
+        cache.mkdir(parents=True)
+        payload = pickle.dumps(PlantedPayload(str(marker)))
+        for start in ("expression", "program"):
+            (cache / f"grammar-{start}.lark-cache").write_bytes(payload)
+    before = {str(path): path.read_bytes() if path.is_file() else None for path in tmp_path.rglob("*")}
+    env = {**os.environ, "HOME": str(home), "XDG_CACHE_HOME": str(home / "xdg"), "TMPDIR": str(temp)}
+    code = ("from autodiff.parser import parse_expression, parse_program; "
+            "print(parse_expression('x**2*y').span); parse_program('y = 1\\n')")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert p.returncode == 0 and p.stdout == "line 1, column 1\n" and p.stderr == "", p.stderr
+    assert not marker.exists()
+    assert {str(path): path.read_bytes() if path.is_file() else None for path in tmp_path.rglob("*")} == before
 
 
-def test_lalr_tables_are_cached_in_a_private_folder(tmp_path):
-    for _ in range(2):                          # the first run writes the cache, the second reads it
-        p = parse_in_fresh_process(tmp_path)
-        assert p.returncode == 0 and p.stdout == "line 1, column 1\n", p.stderr
-    folder = tmp_path / "autodiff"
-    assert (folder.stat().st_mode & 0o777) == 0o700
-    assert (folder / "grammar-expression.lark-cache").is_file()
+class PlantedPayload:
+    """What an attacker would plant: unpickling it makes a folder (here harmless, and visible)."""
 
+    def __init__(self, path):
+        self.path = path
 
-def test_an_unwritable_cache_location_still_parses(tmp_path):
-    blocker = tmp_path / "file"
-    blocker.write_text("not a folder")
-    p = parse_in_fresh_process(blocker)
-    assert p.returncode == 0 and p.stderr == "", p.stderr
+    def __reduce__(self):
+        import os
+        return (os.mkdir, (self.path,))
 
 
 @pytest.mark.parametrize("text", ["x\n+ y", "x\n  + y", "x +\n y"])
