@@ -29,14 +29,52 @@ def join(first, last) -> n.Span:
 
 
 class Indenter(PythonIndenter):
-    """lark's Python indenter, which also names the Python words the language leaves out."""
+    """lark's Python indenter, which also names the Python words the language leaves out and
+    measures indentation as Python does (below)."""
 
     def process(self, stream):
+        self.alt_levels = [0]
         for tok in super().process(stream):
             if tok.type == "NAME" and tok.value in UNSUPPORTED_KEYWORDS:
                 raise SourceError("unsupported construct", f"`{tok.value}`: {UNSUPPORTED_KEYWORDS[tok.value]}",
                                   tok_span(tok))
             yield tok
+
+
+    def handle_NL(self, token):
+        """Python's rule (tokenizer.c): a tab moves to the next multiple of 8, and the indentation
+        must compare the same way when a tab counts as one column, else it is a TabError. lark
+        counts a tab as 8 columns wherever it is, and accepts tabs and spaces mixed ambiguously."""
+        if self.paren_level > 0:
+            return
+        yield token
+        indent = token.rsplit("\n", 1)[1]          # the next line's tabs and spaces
+        column, alt_column = len(indent.expandtabs(8)), len(indent)
+        levels, alt_levels = self.indent_level, self.alt_levels
+        if column > levels[-1]:
+            if alt_column <= alt_levels[-1]:
+                raise indentation_error(TAB_ERROR, token, indent)
+            levels.append(column)
+            alt_levels.append(alt_column)
+            yield Token.new_borrow_pos(self.INDENT_type, indent, token)
+            return
+        while column < levels[-1]:
+            levels.pop()
+            alt_levels.pop()
+            yield Token.new_borrow_pos(self.DEDENT_type, indent, token)
+        if column != levels[-1]:
+            raise indentation_error("unindent does not match any outer indentation level", token, indent)
+        if alt_column != alt_levels[-1]:
+            raise indentation_error(TAB_ERROR, token, indent)
+
+
+TAB_ERROR = "inconsistent use of tabs and spaces in indentation"
+
+
+def indentation_error(message: str, newline: Token, indent: str) -> SourceError:
+    """An error at the indentation of the line that a newline token leads to."""
+    line = newline.end_line or newline.line
+    return SourceError("syntax error", message, n.Span(line, 1, line, len(indent) + 1))
 
 
 def checked_name(tok: Token) -> str:

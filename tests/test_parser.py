@@ -185,13 +185,24 @@ def test_syntax_error_names_line_column_shows_caret_and_expected():
     assert caret.index("^") == line.index("x + * y") + 4
 
 
-@pytest.mark.parametrize("text, column", [("x +", 4), ("sin(x,", 7), ("(x", 3), ("[1, 2", 6), ("x**", 4),
-                                          ("x +   ", 7)])
+@pytest.mark.parametrize("text, column", [("x +", 4), ("x**", 4), ("x +   ", 7)])
 def test_end_of_input_errors_have_a_real_position(text, column):
     err = error_of(text)
     assert "the input ended" in err.message
     assert (err.span.line, err.span.column) == (1, column)
     assert err.span.line > 0 and err.excerpt(), "end-of-input errors point just past the text"
+
+
+@pytest.mark.parametrize("text, line, column", [("sin(x,", 1, 4), ("(x", 1, 1), ("[1, 2", 1, 1),
+                                                ("f(x, [1, 2]", 1, 2), ("(x +\n y", 1, 1), ("x + (y # (\n", 1, 5)])
+def test_an_unclosed_bracket_is_reported_where_it_opens(text, line, column):
+    err = error_of(text)
+    assert err.message.startswith(f"{text_at(text, line, column)!r} was never closed: the input ended; expected")
+    assert (err.span.line, err.span.column, err.span.end_column) == (line, column, column + 1)
+
+
+def text_at(text, line, column):
+    return text.split("\n")[line - 1][column - 1]
 
 
 def test_end_of_input_in_a_program_points_at_its_last_line():
@@ -235,6 +246,30 @@ def test_non_ascii_letters_are_names():
     assert r.gradient == {"α": 5.0, "β": 2.0}
 
 
+@pytest.mark.parametrize("text, program", [("x^2", False), ("y = x ^ 2\n", True)])
+def test_caret_is_not_power(text, program):
+    err = error_of(text, program)
+    assert err.message == "unexpected character '^'" and "**" in err.hint
+
+
+@pytest.mark.parametrize("text, word, column, hint", [
+    ("retrun y\n", "retrun", 1, "did you mean `return`?"),
+    ("def f(x):\n    retrun x*x\n", "retrun", 5, "did you mean `return`?"),
+    ("whiel x < 3:\n    x = x + 1\n", "whiel", 1, "did you mean `while`?"),
+    ("a b\n", "a", 1, "write * to multiply"),
+])
+def test_a_name_followed_by_a_name_is_an_unknown_statement(text, word, column, hint):
+    err = error_of(text, program=True)
+    assert err.message == f"unknown statement {word!r}" and err.hint.startswith(hint)
+    line = text[:text.index(word)].count("\n") + 1
+    assert err.span == Span(line, column, line, column + len(word))
+
+
+def test_two_names_in_an_expression_still_ask_for_an_operator():
+    err = error_of("x y")
+    assert err.message.startswith("unexpected 'y'") and "*" in err.hint
+
+
 @pytest.mark.parametrize("text, kind", [("", "syntax error"), ("   ", "syntax error"), ("'abc'", "syntax error"),
                                         ("{1}", "syntax error"), ("lambda x: x", "unsupported construct"),
                                         ("import os", "unsupported construct"), ("[]", "unsupported construct"),
@@ -252,7 +287,7 @@ def test_five_thousand_nested_parentheses_parse():
 
 def test_unclosed_parentheses_are_a_located_error():
     err = error_of("(" * 5000 + "x")
-    assert (err.span.line, err.span.column) == (1, 5002) and "')'" in err.message
+    assert (err.span.line, err.span.column) == (1, 5000) and "')'" in err.message        # the innermost
 
 
 @pytest.mark.parametrize("text", ["-" * 5000 + "x", "sin(" * 3000 + "x" + ")" * 3000, "x**" * 3000 + "1",
@@ -288,7 +323,7 @@ def test_nul_bytes_are_refused_cleanly(text):
     assert err.kind == "syntax error" and "NUL" in err.message
 
 
-@pytest.mark.parametrize("text", ["\ufeffx", "x\u200b+1", "\U0001F600", "x + \udcff"])
+@pytest.mark.parametrize("text", ["x+\ufeff1", "x\u200b+1", "\U0001F600", "x + \udcff"])
 def test_odd_unicode_is_a_clean_error(text):
     with pytest.raises(SourceError):
         parse_expression(text)
@@ -349,6 +384,43 @@ def test_indentation_errors_point_at_the_line(text, line, column, words):
     err = error_of(text, program=True)
     assert (err.span.line, err.span.column) == (line, column) and words in err.message
     assert err.excerpt()
+
+
+# ---- source files as editors write them, and their size ----------------------------------------
+
+def test_a_byte_order_mark_at_the_start_is_accepted():
+    assert parse_program("\ufeffy = 1\nz = y\n") == parse_program("y = 1\nz = y\n")
+    assert parse_expression("\ufeffx*x") == parse_expression("x*x")
+    err = error_of("\ufeffy = $\n", program=True)
+    assert (err.span.line, err.span.column) == (1, 5) and err.excerpt()[0].endswith("| y = $")
+
+
+@pytest.mark.parametrize("text, line", [
+    ("if x:\n\ty = 1\n        z = 2\n", 3),           # a tab, then eight spaces: equal only at tab size 8
+    ("if x:\n        y = 1\n\tz = 2\n", 3),
+    ("if x:\n    y = 1\n\tz = 2\n", 3),               # deeper at tab size 8, shallower at tab size 1
+    ("def f(x):\n  \tif x:\n\t  return x\n", 3),         # column 10 after 8, yet 3 after 3 at tab size 1
+])
+def test_ambiguous_tabs_and_spaces_are_a_tab_error(text, line):
+    err = error_of(text, program=True)
+    assert err.message == "inconsistent use of tabs and spaces in indentation"
+    assert (err.span.line, err.span.column) == (line, 1) and err.excerpt()
+
+
+@pytest.mark.parametrize("text", ["if x:\n\ty = 1\n\tz = 2\n", "if x:\n\ty = 1\n\tif y:\n\t    z = 2\nw = 3\n",
+                                  "def f(x):\n\treturn x\n"])
+def test_consistent_tabs_are_accepted(text):
+    assert parse_program(text) == parse_program(text.replace("\t", " "))          # lark: a tab is one column
+
+
+def test_source_over_the_size_limit_is_refused_before_parsing():
+    from autodiff.parser import MAX_SOURCE_CHARACTERS
+    for parse_text, what in ((parse_program, "program"), (parse_expression, "expression")):
+        with pytest.raises(SourceError) as info:
+            parse_text("x = 1\n" * (MAX_SOURCE_CHARACTERS // 6 + 1))
+        err = info.value
+        assert err.kind == "too large" and err.span is None
+        assert what in err.message and f"{MAX_SOURCE_CHARACTERS:,}" in err.message
 
 
 # ---- the shipped LALR tables ---------------------------------------------------------------------
