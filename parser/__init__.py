@@ -6,58 +6,33 @@ from .nodes import Expression, Module, Span
 
 __all__ = ["parse_expression", "parse_program", "SourceError", "Span"]
 
+# One parser per start symbol, made on first use (lark is imported only then).
 _parsers: dict = {}
-
-
-def _import_lark():
-    """Import lark without the third-party `regex` module: lark loads it whenever it is
-    installed, yet needs it only for options this grammar does not use (regex=True, Unicode
-    property classes in terminals), and it costs ~10 ms of every start-up."""
-    import sys
-    if "lark" in sys.modules:
-        return
-    hide = "regex" not in sys.modules
-    if hide:
-        sys.modules["regex"] = None            # makes `import regex` raise ImportError
-    try:
-        import lark  # noqa: F401
-    finally:
-        if hide:
-            del sys.modules["regex"]
-
-
-def _cache_file(start: str):
-    """Where the LALR tables are cached: a private per-user folder, not lark's default in the
-    shared temp dir (lark unpickles the cache file, so others must not be able to plant one).
-    False (build the tables every time) when no such folder can be made."""
-    import os
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    folder = os.path.join(base, "autodiff")
-    try:
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-    except OSError:
-        return False
-    return os.path.join(folder, f"grammar-{start}.lark-cache")
 
 
 def _parser(start: str):
     parser = _parsers.get(start)
     if parser is None:
-        _import_lark()
-        from lark import Lark
-
-        from .transform import ASTBuilder, Indenter
-        # The LALR tables are built once per grammar version and cached; later starts only
-        # unpickle them. lark checks the cache against a hash of the grammar and its version.
-        parser = Lark.open_from_package("autodiff.parser", "grammar.lark", ("",), parser="lalr", lexer="basic",
-                                        start=start, postlex=Indenter(), transformer=ASTBuilder(),
-                                        maybe_placeholders=True, cache=_cache_file(start))
-        _parsers[start] = parser
+        from .tables import load            # lark and the tables load on first parse, not on import
+        parser = _parsers[start] = load(start)
     return parser
 
 
+# Refused before lark sees it: lark's time and memory grow fast with the size of the input
+# (8 MB of source took 44 s and 3 GB), and no program or expression comes near this.
+MAX_SOURCE_CHARACTERS = 1_000_000
+BYTE_ORDER_MARK = "\ufeff"          # what some editors write first in a UTF-8 file
+
+
 def _parse(text: str, start: str, filename: str | None):
-    _import_lark()
+    if len(text) > MAX_SOURCE_CHARACTERS:
+        what = "expression" if start == "expression" else "program"
+        raise SourceError("too large", f"the {what} is {len(text):,} characters long, over the limit of "
+                          f"{MAX_SOURCE_CHARACTERS:,} characters", None, source=text, filename=filename)
+    if text.startswith(BYTE_ORDER_MARK):
+        text = text[1:]               # columns count from after it, as in Python
+    from .tables import import_lark
+    import_lark()
     from lark.exceptions import LarkError
     if "\x00" in text:
         raise SourceError("syntax error", "the input contains a NUL character", None, source=text,

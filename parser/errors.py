@@ -160,10 +160,14 @@ CHARACTER_HINTS = {"×": "use * for multiplication", "·": "use * for multiplica
                    "π": "use pi"}
 
 
+# ASCII characters from other languages' notations.
+ASCII_HINTS = {"^": "`^` is not power: write ** (x**2)"}
+
+
 def bad_character(ch: str, span: Span) -> "SourceError":
     """An error for a character the language has no use for, with a hint for the usual suspects."""
     if ch.isascii():
-        return SourceError("syntax error", f"unexpected character {ch!r}", span)
+        return SourceError("syntax error", f"unexpected character {ch!r}", span, ASCII_HINTS.get(ch))
     hint = CHARACTER_HINTS.get(ch, "only ASCII operators are understood")
     return SourceError("syntax error", f"unexpected character {ch!r} (U+{ord(ch):04X})", span, hint)
 
@@ -223,68 +227,125 @@ def convert_lark_error(err, text: str, start: str = "program") -> SourceError:
     if isinstance(err, SourceError):
         return err.with_source(text)
     if isinstance(err, UnexpectedCharacters):
-        line, col = err.line, err.column
-        span = Span(line, col, line, col + 1)
-        ch = text[err.pos_in_stream] if 0 <= err.pos_in_stream < len(text) else "?"
-        if ch in "{}":
-            return SourceError("syntax error", "dict and set literals ({...}) are not part of the language",
-                               span, "use a list [...] for arrays", source=text)
-        if ch in "\"'":
-            return SourceError("syntax error", "strings are not part of the language (only as docstrings)",
-                               span, source=text)
-        if ch == "\t":
-            return SourceError("syntax error", "unexpected tab", span, source=text)
-        return bad_character(ch, span).with_source(text)
+        return _character_error(err, text).with_source(text)
     if isinstance(err, (UnexpectedToken, UnexpectedEOF)):
         token = getattr(err, "token", None)
         expected = getattr(err, "expected", None) or getattr(err, "accepts", None) or set()
         at_end = token is None or token.type == "$END" or getattr(token, "line", -1) in (-1, None) \
             or (token.type in ("_NEWLINE", "_DEDENT") and not text[token.start_pos or 0:].strip())
-        if at_end:
-            span = end_span(text)
-            what = "the input ended"
-        else:
-            line, col = token.line, token.column
-            span = Span(line, col, token.end_line or line, token.end_column or col + 1)
-            if token.type == "_NEWLINE":
-                what = "unexpected end of line"
-            elif token.type == "_DEDENT":
-                what = "unexpected end of the indented block"
-            elif token.type == "_INDENT":
-                # the indenter dates INDENT at the line break before it: point at the indentation
-                line = token.end_line or line
-                return SourceError("syntax error", "unexpected indentation", Span(line, 1, line, token.end_column or 2),
-                                   ONE_LINE_HINT if start == "expression" else
-                                   "indent only the body of def, if, elif, else, for and while", source=text)
-            else:
-                what = f"unexpected {str(token.value)!r}"
-        hint = None
-        if token is not None and not at_end:
-            if token.type == "STRING":
-                return SourceError("syntax error", "strings are not part of the language (only as docstrings)",
-                                   span, source=text)
-            if str(token.value) == "@" and _starts_line(text, token):
-                return SourceError("syntax error", "decorators are not part of the language", span, source=text)
-            if str(token.value) == "in":
-                hint = "`in` is only used in `for NAME in ...`"
-            if str(token.value) == "=" and "==" not in text:
-                hint = "to compare, write =="
-        pos = len(text) if at_end else (token.start_pos if token.start_pos is not None else len(text))
-        if not at_end and str(token.value) in (")", "]") and not open_brackets(text, pos):
-            return SourceError("syntax error", f"unmatched {str(token.value)!r}", span, source=text)
-        msg = f"{what}; expected {describe_expected(expected, open_brackets(text, pos))}" if expected else what
-        if hint is None and not at_end and token.type in ("NAME", "NUMBER") and "MUL_OP" in expected:
-            hint = "write * to multiply (2*x, not 2x) and parentheses to call a function (sin(x))"
-        if hint is None and start == "expression" and not at_end and (span.line > 1 or token.type == "_NEWLINE") \
-                and not open_brackets(text, pos):
-            hint = ONE_LINE_HINT
-        return SourceError("syntax error", msg, span, hint, source=text)
-    # lark's dedent errors carry no position: find the offending line ourselves
-    from lark.indenter import DedentError
-    if isinstance(err, DedentError):
-        return SourceError("syntax error", "unindent does not match any outer indentation level",
-                           _dedent_span(text), source=text)
+        error = _end_of_input_error(expected, text) if at_end else _token_error(token, expected, text, start)
+        return error.with_source(text)
     return SourceError("syntax error", str(err), None, source=text)
+
+
+def _character_error(err, text: str) -> SourceError:
+    line, col = err.line, err.column
+    span = Span(line, col, line, col + 1)
+    ch = text[err.pos_in_stream] if 0 <= err.pos_in_stream < len(text) else "?"
+    if ch in "{}":
+        return SourceError("syntax error", "dict and set literals ({...}) are not part of the language",
+                           span, "use a list [...] for arrays")
+    if ch in "\"'":
+        return SourceError("syntax error", "strings are not part of the language (only as docstrings)", span)
+    if ch == "\t":
+        return SourceError("syntax error", "unexpected tab", span)
+    return bad_character(ch, span)
+
+
+def _end_of_input_error(expected, text: str) -> SourceError:
+    """The input ended too soon: where a bracket is still open, that is the place to look (as
+    Python says `'(' was never closed`), else just past the last character."""
+    opened = open_brackets(text, len(text))
+    what = "the input ended"
+    msg = f"{what}; expected {describe_expected(expected, opened)}" if expected else what
+    bracket = unclosed_bracket(text)
+    if bracket is None:
+        return SourceError("syntax error", msg, end_span(text))
+    line, column = bracket
+    return SourceError("syntax error", f"{text_at(text, line, column)!r} was never closed: {msg}",
+                       Span(line, column, line, column + 1))
+
+
+def _token_error(token, expected, text: str, start: str) -> SourceError:
+    """An unexpected token: what it is, what could have come instead, and a hint where one fits."""
+    line, col = token.line, token.column
+    span = Span(line, col, token.end_line or line, token.end_column or col + 1)
+    value = str(token.value)
+    if token.type == "_INDENT":
+        # the indenter dates INDENT at the line break before it: point at the indentation
+        line = token.end_line or line
+        return SourceError("syntax error", "unexpected indentation", Span(line, 1, line, token.end_column or 2),
+                           ONE_LINE_HINT if start == "expression" else
+                           "indent only the body of def, if, elif, else, for and while")
+    if token.type == "STRING":
+        return SourceError("syntax error", "strings are not part of the language (only as docstrings)", span)
+    if value == "@" and _starts_line(text, token):
+        return SourceError("syntax error", "decorators are not part of the language", span)
+    pos = token.start_pos if token.start_pos is not None else len(text)
+    if value in (")", "]") and not open_brackets(text, pos):
+        return SourceError("syntax error", f"unmatched {value!r}", span)
+    if start == "program" and token.type == "NAME":
+        unknown = _unknown_statement(text, token)
+        if unknown is not None:
+            return unknown
+    what = {"_NEWLINE": "unexpected end of line", "_DEDENT": "unexpected end of the indented block"}.get(
+        token.type, f"unexpected {value!r}")
+    msg = f"{what}; expected {describe_expected(expected, open_brackets(text, pos))}" if expected else what
+    hint = None
+    if value == "in":
+        hint = "`in` is only used in `for NAME in ...`"
+    if value == "=" and "==" not in text:
+        hint = "to compare, write =="
+    if hint is None and token.type in ("NAME", "NUMBER") and "MUL_OP" in expected:
+        hint = MULTIPLY_HINT
+    if hint is None and start == "expression" and (span.line > 1 or token.type == "_NEWLINE") \
+            and not open_brackets(text, pos):
+        hint = ONE_LINE_HINT
+    return SourceError("syntax error", msg, span, hint)
+
+
+MULTIPLY_HINT = "write * to multiply (2*x, not 2x) and parentheses to call a function (sin(x))"
+STATEMENT_WORDS = ("return", "pass", "break", "continue", "def", "if", "elif", "else", "for", "while")
+# A line that so far holds one name: a second name after it means the first was meant as a statement.
+_ONE_NAME = re.compile(r"[\t ]*([^\W\d]\w*)[\t ]+")
+
+
+def _unknown_statement(text: str, token) -> SourceError | None:
+    """`retrun y`: a name followed by a name at the start of a statement."""
+    lines = text.split("\n")
+    if not 1 <= token.line <= len(lines):
+        return None
+    match = _ONE_NAME.fullmatch(lines[token.line - 1][: token.column - 1])
+    if match is None:
+        return None
+    import difflib
+    word = match.group(1)
+    column = match.start(1) + 1
+    close = difflib.get_close_matches(word, STATEMENT_WORDS, n=1)
+    hint = f"did you mean `{close[0]}`?" if close else MULTIPLY_HINT
+    return SourceError("syntax error", f"unknown statement {word!r}", Span(token.line, column, token.line,
+                                                                           column + len(word)), hint)
+
+
+def unclosed_bracket(text: str) -> tuple[int, int] | None:
+    """(line, column) of the innermost bracket still open at the end of `text` (comments skipped)."""
+    stack, line, line_start, in_comment = [], 1, 0, False
+    for index, ch in enumerate(text):
+        if ch == "\n":
+            line, line_start, in_comment = line + 1, index + 1, False
+        elif in_comment:
+            continue
+        elif ch == "#":
+            in_comment = True
+        elif ch in "([":
+            stack.append((line, index - line_start + 1))
+        elif ch in ")]" and stack:
+            stack.pop()
+    return stack[-1] if stack else None
+
+
+def text_at(text: str, line: int, column: int) -> str:
+    return text.split("\n")[line - 1][column - 1]
 
 
 def _starts_line(text: str, token) -> bool:
@@ -292,19 +353,3 @@ def _starts_line(text: str, token) -> bool:
     if 1 <= token.line <= len(lines):
         return lines[token.line - 1][: token.column - 1].strip() == ""
     return False
-
-
-def _dedent_span(text: str) -> Span | None:
-    levels = [0]
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        indent = len(line) - len(line.lstrip(" \t"))
-        if indent > levels[-1]:
-            levels.append(indent)
-        else:
-            while indent < levels[-1]:
-                levels.pop()
-            if indent != levels[-1]:
-                return Span(number, 1, number, indent + 1)
-    return None

@@ -8,35 +8,73 @@ from __future__ import annotations
 from lark import Token, Transformer
 from lark.indenter import PythonIndenter
 
-from . import nodes as n
+from . import nodes
 from .errors import UNSUPPORTED_KEYWORDS, SourceError, bad_character
 
 ALIAS_MODULES = ("np", "numpy", "math")
 
 
-def tok_span(tok: Token) -> n.Span:
-    return n.Span(tok.line, tok.column, tok.end_line or tok.line, tok.end_column or tok.column + len(tok))
+def tok_span(tok: Token) -> nodes.Span:
+    return nodes.Span(tok.line, tok.column, tok.end_line or tok.line, tok.end_column or tok.column + len(tok))
 
 
-def span_of(item) -> n.Span:
+def span_of(item) -> nodes.Span:
     if isinstance(item, Token):
         return tok_span(item)
     return item.span
 
 
-def join(first, last) -> n.Span:
+def join(first, last) -> nodes.Span:
     return span_of(first).to(span_of(last))
 
 
 class Indenter(PythonIndenter):
-    """lark's Python indenter, which also names the Python words the language leaves out."""
+    """lark's Python indenter, which also names the Python words the language leaves out and
+    measures indentation as Python does (below)."""
 
     def process(self, stream):
+        self.alt_levels = [0]
         for tok in super().process(stream):
             if tok.type == "NAME" and tok.value in UNSUPPORTED_KEYWORDS:
                 raise SourceError("unsupported construct", f"`{tok.value}`: {UNSUPPORTED_KEYWORDS[tok.value]}",
                                   tok_span(tok))
             yield tok
+
+
+    def handle_NL(self, token):
+        """Python's rule (tokenizer.c): a tab moves to the next multiple of 8, and the indentation
+        must compare the same way when a tab counts as one column, else it is a TabError. lark
+        counts a tab as 8 columns wherever it is, and accepts tabs and spaces mixed ambiguously."""
+        if self.paren_level > 0:
+            return
+        yield token
+        indent = token.rsplit("\n", 1)[1]          # the next line's tabs and spaces
+        column, alt_column = len(indent.expandtabs(8)), len(indent)
+        levels, alt_levels = self.indent_level, self.alt_levels
+        if column > levels[-1]:
+            if alt_column <= alt_levels[-1]:
+                raise indentation_error(TAB_ERROR, token, indent)
+            levels.append(column)
+            alt_levels.append(alt_column)
+            yield Token.new_borrow_pos(self.INDENT_type, indent, token)
+            return
+        while column < levels[-1]:
+            levels.pop()
+            alt_levels.pop()
+            yield Token.new_borrow_pos(self.DEDENT_type, indent, token)
+        if column != levels[-1]:
+            raise indentation_error("unindent does not match any outer indentation level", token, indent)
+        if alt_column != alt_levels[-1]:
+            raise indentation_error(TAB_ERROR, token, indent)
+
+
+TAB_ERROR = "inconsistent use of tabs and spaces in indentation"
+
+
+def indentation_error(message: str, newline: Token, indent: str) -> SourceError:
+    """An error at the indentation of the line that a newline token leads to."""
+    line = newline.end_line or newline.line
+    return SourceError("syntax error", message, nodes.Span(line, 1, line, len(indent) + 1))
 
 
 def checked_name(tok: Token) -> str:
@@ -47,7 +85,7 @@ def checked_name(tok: Token) -> str:
         for i, ch in enumerate(text):
             if not ("a" + ch).isidentifier():
                 col = tok.column + i
-                raise bad_character(ch, n.Span(tok.line, col, tok.line, col + 1))
+                raise bad_character(ch, nodes.Span(tok.line, col, tok.line, col + 1))
     return text
 
 
@@ -58,16 +96,16 @@ def _number(text: str) -> float:
 class ASTBuilder(Transformer):
     # ---- atoms ----
     def name(self, c):
-        return n.Name(checked_name(c[0]), tok_span(c[0]))
+        return nodes.Name(checked_name(c[0]), tok_span(c[0]))
 
     def number(self, c):
-        return n.Num(_number(c[0]), tok_span(c[0]))
+        return nodes.Num(_number(c[0]), tok_span(c[0]))
 
     def true(self, c):
-        return n.Bool(True, tok_span(c[0]))
+        return nodes.Bool(True, tok_span(c[0]))
 
     def false(self, c):
-        return n.Bool(False, tok_span(c[0]))
+        return nodes.Bool(False, tok_span(c[0]))
 
     def paren(self, c):
         return c[0]
@@ -77,29 +115,29 @@ class ASTBuilder(Transformer):
 
     def list_expr(self, c):
         elts = tuple(c[0]) if c and c[0] is not None else ()
-        span = n.Span(elts[0].span.line, elts[0].span.column - 1, elts[-1].span.end_line,
+        span = nodes.Span(elts[0].span.line, elts[0].span.column - 1, elts[-1].span.end_line,
                       elts[-1].span.end_column + 1) if elts else None
         if not elts:
             raise SourceError("unsupported construct", "an empty list [] has no shape to differentiate",
                               None, "use zeros(0) for an empty array")
-        return n.ListExpr(elts, span)
+        return nodes.ListExpr(elts, span)
 
     def args(self, c):
         return list(c)
 
     def tuple_items(self, c):
         items = tuple(x for x in c if x is not None)
-        return n.TupleExpr(items, join(items[0], items[-1]))
+        return nodes.TupleExpr(items, join(items[0], items[-1]))
 
     # ---- postfix ----
     def call(self, c):
         func, args = c[0], tuple(c[1] or ())
         span = join(func, args[-1]) if args else func.span
-        return n.Call(func, args, span)
+        return nodes.Call(func, args, span)
 
     def subscript(self, c):
         value, items = c
-        return n.Subscript(value, tuple(items), join(value, items[-1]))
+        return nodes.Subscript(value, tuple(items), join(value, items[-1]))
 
     def subscripts(self, c):
         return [x for x in c if x is not None]
@@ -119,14 +157,14 @@ class ASTBuilder(Transformer):
             parts.append(None)
         present = [p for p in parts if p is not None]
         span = join(present[0], present[-1]) if present else tok_span(colons[0])
-        return n.Slice(parts[0], parts[1], parts[2], span)
+        return nodes.Slice(parts[0], parts[1], parts[2], span)
 
     def attribute(self, c):
         value, attr = c
         checked_name(attr)
-        if isinstance(value, n.Name) and value.id in ALIAS_MODULES:
-            return n.Name(str(attr), join(value, attr))
-        what = value.id if isinstance(value, n.Name) else "an expression"
+        if isinstance(value, nodes.Name) and value.id in ALIAS_MODULES:
+            return nodes.Name(str(attr), join(value, attr))
+        what = value.id if isinstance(value, nodes.Name) else "an expression"
         hints = {"T": "use transpose(x)", "shape": "use len(x)", "sum": "use sum(x)",
                  "mean": "use mean(x)", "grad": "use grad(f)(x)", "detach": "use detach(x)"}
         raise SourceError("unsupported construct",
@@ -137,11 +175,11 @@ class ASTBuilder(Transformer):
     # ---- operators ----
     def power(self, c):
         base, op, exponent = c
-        return n.Power(base, exponent, tok_span(op), join(base, exponent))
+        return nodes.Power(base, exponent, tok_span(op), join(base, exponent))
 
     def unary(self, c):
         op, operand = c
-        return n.UnaryOp(str(op), operand, join(op, operand))
+        return nodes.UnaryOp(str(op), operand, join(op, operand))
 
     def _chain(self, c):
         operands, ops, spans = [c[0]], [], []
@@ -149,7 +187,7 @@ class ASTBuilder(Transformer):
             ops.append(str(c[i]))
             spans.append(tok_span(c[i]))
             operands.append(c[i + 1])
-        return n.BinChain(tuple(operands), tuple(ops), tuple(spans), join(operands[0], operands[-1]))
+        return nodes.BinChain(tuple(operands), tuple(ops), tuple(spans), join(operands[0], operands[-1]))
 
     arith = _chain
     term = _chain
@@ -160,62 +198,63 @@ class ASTBuilder(Transformer):
             ops.append(str(c[i]))
             spans.append(tok_span(c[i]))
             operands.append(c[i + 1])
-        return n.Compare(operands[0], tuple(ops), tuple(operands[1:]), tuple(spans), join(operands[0], operands[-1]))
+        return nodes.Compare(operands[0], tuple(ops), tuple(operands[1:]), tuple(spans),
+                             join(operands[0], operands[-1]))
 
     def or_op(self, c):
         vals = tuple(x for x in c if not isinstance(x, Token))
-        return n.BoolOp("or", vals, join(vals[0], vals[-1]))
+        return nodes.BoolOp("or", vals, join(vals[0], vals[-1]))
 
     def and_op(self, c):
         vals = tuple(x for x in c if not isinstance(x, Token))
-        return n.BoolOp("and", vals, join(vals[0], vals[-1]))
+        return nodes.BoolOp("and", vals, join(vals[0], vals[-1]))
 
     def not_op(self, c):
-        return n.Not(c[-1], join(c[0], c[-1]))
+        return nodes.Not(c[-1], join(c[0], c[-1]))
 
     def ifexp(self, c):
         body, test, orelse = [x for x in c if not isinstance(x, Token)]
-        return n.IfExp(test, body, orelse, join(body, orelse))
+        return nodes.IfExp(test, body, orelse, join(body, orelse))
 
     # ---- statements ----
     def simple_stmt(self, c):
         return [s for s in c if s is not None]
 
     def expr_stmt(self, c):
-        return n.ExprStmt(c[0], c[0].span)
+        return nodes.ExprStmt(c[0], c[0].span)
 
     def string_stmt(self, c):
         return None                                 # docstrings and bare strings: ignored
 
     def assign(self, c):
         target, value = c
-        if isinstance(target, n.TupleExpr):
+        if isinstance(target, nodes.TupleExpr):
             names = tuple(_target(t) for t in target.elts)
-            return n.Assign(names, value, True, join(target, value))
-        return n.Assign((_target(target),), value, False, join(target, value))
+            return nodes.Assign(names, value, True, join(target, value))
+        return nodes.Assign((_target(target),), value, False, join(target, value))
 
     def augassign(self, c):
         target, op, value = c
-        if isinstance(target, n.TupleExpr):
+        if isinstance(target, nodes.TupleExpr):
             raise SourceError("syntax error", "augmented assignment needs one name on the left", target.span)
         name = _target(target)
         if str(op) not in ("+=", "-=", "*=", "/="):
             raise SourceError("unsupported construct", f"`{op}` is not part of the language; "
                               "the augmented assignments are += -= *= /=", tok_span(op))
-        return n.AugAssign(name, str(op)[0], value, tok_span(op), join(target, value))
+        return nodes.AugAssign(name, str(op)[0], value, tok_span(op), join(target, value))
 
     def pass_stmt(self, c):
-        return n.Pass(tok_span(c[0]))
+        return nodes.Pass(tok_span(c[0]))
 
     def break_stmt(self, c):
-        return n.Break(tok_span(c[0]))
+        return nodes.Break(tok_span(c[0]))
 
     def continue_stmt(self, c):
-        return n.Continue(tok_span(c[0]))
+        return nodes.Continue(tok_span(c[0]))
 
     def return_stmt(self, c):
         kw, value = c
-        return n.Return(value, join(kw, value) if value is not None else tok_span(kw))
+        return nodes.Return(value, join(kw, value) if value is not None else tok_span(kw))
 
     def suite(self, c):
         out = []
@@ -229,23 +268,23 @@ class ASTBuilder(Transformer):
     def if_stmt(self, c):
         kw, test, body, *rest = c
         orelse = rest[-1] if rest and (rest[-1] is None or isinstance(rest[-1], tuple)) else None
-        elifs = [x for x in rest if isinstance(x, n.If)]
+        elifs = [x for x in rest if isinstance(x, nodes.If)]
         tail = orelse or ()
         for clause in reversed(elifs):          # elif chains become nested Ifs
-            tail = (n.If(clause.test, clause.body, tail, clause.span),)
-        return n.If(test, body, tail, join(kw, test))
+            tail = (nodes.If(clause.test, clause.body, tail, clause.span),)
+        return nodes.If(test, body, tail, join(kw, test))
 
     def elif_clause(self, c):
         test, body = [x for x in c if not isinstance(x, Token)]
-        return n.If(test, body, (), test.span)
+        return nodes.If(test, body, (), test.span)
 
     def while_stmt(self, c):
         kw, test, body = c
-        return n.While(test, body, join(kw, test))
+        return nodes.While(test, body, join(kw, test))
 
     def for_stmt(self, c):
         kw, name, iterable, body = [x for x in c if not (isinstance(x, Token) and x.type == "IN")]
-        return n.For(n.Name(checked_name(name), tok_span(name)), iterable, body, join(kw, iterable))
+        return nodes.For(nodes.Name(checked_name(name), tok_span(name)), iterable, body, join(kw, iterable))
 
     def params(self, c):
         names = [checked_name(t) for t in c if t is not None]
@@ -259,7 +298,7 @@ class ASTBuilder(Transformer):
 
     def funcdef(self, c):
         name, params, body = c
-        return n.FunctionDef(checked_name(name), tuple(params or ()), body, tok_span(name))
+        return nodes.FunctionDef(checked_name(name), tuple(params or ()), body, tok_span(name))
 
     def program(self, c):
         body = []
@@ -268,18 +307,18 @@ class ASTBuilder(Transformer):
                 body.extend(s)
             elif s is not None and not isinstance(s, Token):
                 body.append(s)
-        span = body[0].span.to(body[-1].span) if body else n.Span(1, 1, 1, 1)
-        return n.Module(tuple(body), span)
+        span = body[0].span.to(body[-1].span) if body else nodes.Span(1, 1, 1, 1)
+        return nodes.Module(tuple(body), span)
 
     def expression(self, c):
         body = [x for x in c if not isinstance(x, Token)][0]
-        return n.Expression(body, body.span)
+        return nodes.Expression(body, body.span)
 
 
-def _target(node) -> n.Name:
-    if isinstance(node, n.Name):
+def _target(node) -> nodes.Name:
+    if isinstance(node, nodes.Name):
         return node
-    if isinstance(node, n.Subscript):
+    if isinstance(node, nodes.Subscript):
         raise SourceError("unsupported construct", "item assignment (x[i] = ...) is not part of the language: "
                           "arrays are values", node.span, "build a new array, e.g. with where() or a list")
     raise SourceError("syntax error", "can only assign to a name", node.span)
