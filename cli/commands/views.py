@@ -5,7 +5,8 @@ import click
 
 from ...parser.errors import SourceError
 from ..exitcodes import Exit
-from ..options import limits_from, target_options
+from ..options import flag_spelling, target_options
+from .common import load_point, seed_constant, wrt_names
 
 FORMATS = ("tree", "table", "dot", "mermaid", "json")
 
@@ -33,35 +34,30 @@ def graph(target, at, fn, of, dtype, as_json, fmt, max_nodes, wrt, seed, debug, 
       autodiff graph "x**2*y + (y + 2)" --at x=3,y=4            # Hands-on ML figure D-3
       autodiff graph "x**2*y + y + 2" --at x=3,y=4 --format dot | dot -Tsvg > g.svg
     """
-    from ...engine import api
-    from ...engine.views import graph as G
-    lim = limits_from(limits)
-    tgt = api.load(target, fn, of)
-    values = api.parse_at(at, lim)
-    seed_value = api.constant(seed, "--seed", lim) if seed is not None else None
-    wrt_names = [w.strip() for w in wrt.split(",") if w.strip()] if wrt else None
-    result = _taped_grad(tgt, values, wrt_names, seed_value, dtype, lim)
-    g = G.layout(G.from_result(result, tgt.source), max_nodes)
+    from ...engine.views.graph import from_result, layout
+    lim, tgt, values = load_point(target, fn, of, at, limits)
+    result = _taped_grad(tgt, values, wrt_names(wrt), seed_constant(seed, lim), dtype, lim)
+    shown = layout(from_result(result, tgt.source), max_nodes)
     if as_json:
         fmt = "json"
     if fmt == "json":
         from ..render.graph_text import to_json
         from ..output import emit_json
         from ..render.common import notes_for
-        doc = to_json(g)
+        doc = to_json(shown)
         doc["notes"] = notes_for(result)
         emit_json(doc)
     elif fmt in ("dot", "mermaid"):
         import sys
         from ..render.graph_text import to_dot, to_mermaid
-        sys.stdout.write(to_dot(g) if fmt == "dot" else to_mermaid(g))
+        sys.stdout.write(to_dot(shown) if fmt == "dot" else to_mermaid(shown))
         sys.stdout.flush()
     elif fmt == "table":
         from ..render.views import graph_table
-        graph_table(tgt, result, g)
+        graph_table(tgt, result, shown)
     else:
         from ..render.views import graph_tree
-        graph_tree(tgt, result, g)
+        graph_tree(tgt, result, shown)
     return Exit.OK
 
 
@@ -69,20 +65,20 @@ def graph(target, at, fn, of, dtype, as_json, fmt, max_nodes, wrt, seed, debug, 
 
 def explain_grad(target, values, wrt, seed, mode, dtype, lim, as_json) -> int:
     """`grad --explain`: the reverse sweep in chain-rule form, or the dual-number forward sweep."""
-    from ...engine.views import explain as X
+    from ...engine.views import explain
     result = _taped_grad(target, values, wrt, seed, dtype, lim)
     if mode == "forward":
         if seed is not None:
             raise SourceError("usage", "--seed applies to the reverse mode (vᵀJ); the forward sweep "
                               "pushes one tangent per input")
-        passes = X.forward(target, result.inputs, list(result.gradient), lim, target.source)
+        passes = explain.forward(target, result.inputs, list(result.gradient), lim, target.source)
         if as_json:
             _emit_forward(result, passes)
         else:
             from ..render.views import explain_forward
             explain_forward(target, result.inputs, passes, result)
         return Exit.OK
-    ex = X.reverse(result, target.source)
+    ex = explain.reverse(result, target.source)
     if as_json:
         _emit_reverse(result, ex)
     else:
@@ -107,7 +103,7 @@ def _emit_reverse(result, ex):
 
 
 def _emit_forward(result, passes):
-    from ...engine.views import graph as G
+    from ...engine.views.graph import primal
     from ..output import emit_json, jsonable
     from ..render.common import notes_for
     from ..render.views import forward_lines
@@ -116,7 +112,7 @@ def _emit_forward(result, passes):
         nodes = []
         for s in fp.steps:
             nd = fp.graph.node(s.node)
-            nodes.append({"node": nd.name, "primal": jsonable(G.primal(nd.value)),
+            nodes.append({"node": nd.name, "primal": jsonable(primal(nd.value)),
                           "tangent": jsonable(s.total) if s.total is not None else 0.0,
                           "terms": [{"from": f"n{t.other}", "tangent": jsonable(t.g),
                                      "local": jsonable(t.local) if t.local is not None else None}
@@ -202,10 +198,8 @@ def plot(target, at, fn, of, dtype, as_json, range_, order, points, output, debu
     from ...engine import api
     from ...engine.views.plotdata import sample
     from ...engine.lang.values import set_dtype
-    lim = limits_from(limits)
     set_dtype(dtype)
-    tgt = api.load(target, fn, of)
-    values = api.parse_at(at, lim)
+    lim, tgt, values = load_point(target, fn, of, at, limits)
     name, lo, hi = parse_range(range_, lim)
     name = _varied_input(tgt, name, values)
     others = api.bind_inputs(tgt, {**values, name: 0.0})
@@ -219,7 +213,8 @@ def plot(target, at, fn, of, dtype, as_json, range_, order, points, output, debu
         emit_json({"input": name, "range": [lo, hi], "order": order, "x": data.xs,
                    "series": {"f" + "'" * k: ys for k, ys in enumerate(data.series)},
                    "marks": [_mark_json(m) for m in data.marks], "output": output,
-                   "errors": [{"x": x, "kind": e.kind, "message": e.message} for x, e in data.errors]})
+                   "errors": [{"x": x, "kind": e.kind, "message": e.spelled(flag_spelling)[0]}
+                              for x, e in data.errors]})
     if output is not None:
         from ..render.plot_image import write_image
         write_image(output, data, labels, title_of(tgt))
@@ -298,7 +293,7 @@ def _draw_terminal(tgt, data, labels, lo, hi):
     if data.errors:
         x, err = data.errors[0]
         notes.append(f"the target could not be evaluated at {len(data.errors)} of {len(data.xs)} points "
-                     f"(gaps); first at {data.name} = {x:.6g}: {err.kind}: {err.message}")
+                     f"(gaps); first at {data.name} = {x:.6g}: {err.kind}: {err.spelled(flag_spelling)[0]}")
     shown = data.marks[:20]
     for m in shown:
         notes.append(mark_text(m))

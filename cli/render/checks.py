@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from ..options import with_flags
 from .common import console
 
 _STYLE = {"pass": "green", "fail": "bold red", "non-finite": "bold red", "branch": "yellow",
@@ -138,7 +139,7 @@ def case_table(results, files) -> None:
         name = f"{r.file}::{r.name}" if several else r.name
         shown = r.verdict if r.status not in ("error", "skipped") else r.status
         table.add_row(name, str(r.points), _verdict(shown), num(r.worst_abs), num(r.worst_rel),
-                      r.where if r.status != "error" else (r.message.splitlines()[0] if r.message else ""))
+                      r.where if r.status != "error" else (with_flags(r.message).splitlines()[0] if r.message else ""))
     c.print(table)
     problems = [r for r in results if r.failed or r.status == "skipped" or r.warnings]
     if problems:
@@ -148,7 +149,7 @@ def case_table(results, files) -> None:
         if r.failed:
             c.print(Text.assemble((r.status.upper() if r.status == "error" else "FAILED", "bold red"), f" {head}"))
             if r.status == "error":
-                for line in r.message.splitlines():
+                for line in with_flags(r.message).splitlines():
                     c.print(Text("  " + line))
             else:
                 for row in r.rows[:10]:
@@ -158,7 +159,7 @@ def case_table(results, files) -> None:
             if r.seed is not None:
                 c.print(Text(f"  fast mode, seed {r.seed}", style="dim"))
         elif r.status == "skipped":
-            c.print(Text.assemble(("skipped", "dim"), f" {head}: {r.message}"))
+            c.print(Text.assemble(("skipped", "dim"), f" {head}: {with_flags(r.message)}"))
         for w in (r.warnings[:5] if not r.failed else []):
             c.print(Text.assemble(("warning", "yellow"), f" {head}: {w}"))
         if len(r.warnings) > 5 and not r.failed:

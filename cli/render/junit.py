@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import xml.etree.ElementTree as ET
 
+from ..options import with_flags
+
 
 def junit_xml(results) -> str:
     root = ET.Element("testsuites", name="autodiff check")
@@ -23,15 +25,16 @@ def junit_xml(results) -> str:
         for r in rs:
             case = ET.SubElement(suite, "testcase", classname=classname, name=r.name, time=f"{r.seconds:.6f}",
                                  file=file, line=str(r.line))
+            message = with_flags(r.message)
             if r.status == "failed":
-                el = ET.SubElement(case, "failure", message=_clean(r.message), type=r.verdict)
+                el = ET.SubElement(case, "failure", message=_clean(message), type=r.verdict)
                 el.text = _clean(_details(r))
             elif r.status == "error":
-                first = r.message.splitlines()
+                first = message.splitlines()
                 el = ET.SubElement(case, "error", message=_clean(" ".join(s.strip() for s in first[:2])), type="error")
-                el.text = _clean(r.message)
+                el.text = _clean(message)
             elif r.status == "skipped":
-                ET.SubElement(case, "skipped", message=_clean(r.message))
+                ET.SubElement(case, "skipped", message=_clean(message))
             if r.warnings:
                 out = ET.SubElement(case, "system-out")
                 out.text = _clean("\n".join(r.warnings))
