@@ -5,7 +5,11 @@ Every run goes through `main()`, which maps outcomes to exit codes: 0 ok, 1 a ch
 """
 from __future__ import annotations
 
+import importlib
+import os
 import sys
+import threading
+import traceback
 
 import click
 
@@ -19,7 +23,7 @@ LAZY = {
     "hessian": ("autodiff.cli.commands.higher", "hessian"),
     "derivative": ("autodiff.cli.commands.higher", "derivative"),
     "graph": ("autodiff.cli.commands.views", "graph"),
-    "plot": ("autodiff.cli.commands.views", "plot"),
+    "plot": ("autodiff.cli.commands.plot", "plot"),
     "check": ("autodiff.cli.commands.checks", "check"),
 }
 
@@ -30,7 +34,6 @@ class LazyGroup(click.Group):
 
     def get_command(self, ctx, name):
         if name in LAZY:
-            import importlib
             module, attr = LAZY[name]
             try:
                 return getattr(importlib.import_module(module), attr)
@@ -60,7 +63,6 @@ def invoke(args) -> int:
         return int(rv) if isinstance(rv, int) else Exit.OK
     except SourceError as err:
         if debug:
-            import traceback
             traceback.print_exc()
         from .render.common import error
         error(err)
@@ -77,7 +79,6 @@ def invoke(args) -> int:
     except BrokenPipeError:
         return Exit.OK
     except Exception:
-        import traceback
         if debug:
             traceback.print_exc()
         else:
@@ -90,19 +91,18 @@ def invoke(args) -> int:
 def main(argv=None) -> None:
     """Entry point. Runs the command in a thread with a large stack, so deeply nested input and
     deep recursion end in our own limits, not in a crash of the interpreter."""
-    import threading
     args = list(sys.argv[1:] if argv is None else argv)
     result = [Exit.INTERNAL]
 
     def work():
-        from ..engine.core.backend import quiet_thread
+        from ..engine.core.backend import quiet_thread    # lazy: importing cli.main stays engine-free
         quiet_thread()            # numpy's error state is per thread: this one reports non-finite values itself
         try:
             result[0] = invoke(args)
         except SystemExit:        # rich's answer to a closed pipe (`| head`): the reader left, not an error
             result[0] = Exit.OK
 
-    from ..engine.core import backend
+    from ..engine.core import backend     # lazy: importing cli.main stays engine-free
     backend.tune_allocator_on_load = True     # our own process: see backend.tune_allocator
     sys.setrecursionlimit(100_000)
     threading.stack_size(512 * 1024 * 1024)
@@ -114,7 +114,6 @@ def main(argv=None) -> None:
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         sys.stderr.flush()
-        import os
         os._exit(Exit.INTERRUPTED)
     sys.stdout.flush()
     sys.exit(int(result[0]))

@@ -1,4 +1,8 @@
-"""`autodiff check FILE.toml ...` (batch checks) and the `--check` option of `grad`."""
+"""`autodiff check FILE.toml ...` (batch checks) and the `--check` option of `grad`.
+
+Engine, rich and renderer imports sit inside the functions: `autodiff --help` loads every command
+module, and start-up must stay cheap.
+"""
 from __future__ import annotations
 
 import re

@@ -1,5 +1,9 @@
 """Plumbing every command that takes a TARGET and a point shares: loading the target, the --wrt
-list, the JSON fields of any result, and reporting a --check (in the JSON document or as a table)."""
+list, the JSON fields of any result, and reporting a --check (in the JSON document or as a table).
+
+Engine and renderer imports sit inside the functions: the command modules import this one when
+`autodiff --help` lists them, and start-up must stay cheap.
+"""
 from __future__ import annotations
 
 import click

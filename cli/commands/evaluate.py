@@ -1,5 +1,9 @@
 """The `grad` and `run` commands: a value with its gradient, and a value alone (loaded lazily by
-main.LAZY)."""
+main.LAZY).
+
+Engine, rich and renderer imports sit inside the functions: `autodiff --help` loads every command
+module, and start-up must stay cheap.
+"""
 from __future__ import annotations
 
 import click

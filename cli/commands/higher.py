@@ -1,4 +1,8 @@
-"""The `jacobian`, `hessian` and `derivative` commands (loaded lazily by main.LAZY)."""
+"""The `jacobian`, `hessian` and `derivative` commands (loaded lazily by main.LAZY).
+
+Engine, rich and renderer imports sit inside the functions: `autodiff --help` loads every command
+module, and start-up must stay cheap.
+"""
 from __future__ import annotations
 
 import click

@@ -1,5 +1,8 @@
 """Rich output of numerical checks: the per-entry table of `grad --check` and the per-case table
-of `autodiff check`. Machines get JSON (cli/checks.py) or JUnit XML (cli/junit.py)."""
+of `autodiff check`. Machines get JSON (cli/checks.py) or JUnit XML (cli/junit.py).
+
+rich is imported inside the functions: `check --json` uses summary_line without loading it.
+"""
 from __future__ import annotations
 
 import math

@@ -1,4 +1,8 @@
-"""Everything people read: rich tables and diagnostics. Machines get JSON from output.py."""
+"""Everything people read: rich tables and diagnostics. Machines get JSON from output.py.
+
+rich and the engine are imported inside the functions: JSON output uses notes_for without loading
+rich, and a usage error is rendered without loading the engine.
+"""
 from __future__ import annotations
 
 import os

@@ -1,5 +1,9 @@
 """Rich output for forward mode, Jacobians, Hessians and n-th derivatives (people's view; the
-JSON documents are built in higher.py)."""
+JSON documents are built in higher.py).
+
+rich and the engine are imported inside the functions: JSON output uses cost_summary without
+loading rich.
+"""
 from __future__ import annotations
 
 from ..output import fmt_number, fmt_value, non_finite
