@@ -10,13 +10,12 @@ import click
 
 from ..exitcodes import Exit
 from ..options import target_options
-from .common import emit_checked, kink_json, load_point, seed_constant, show_check, wrt_names
+from .common import WRT, emit_checked, kink_json, load_point, seed_constant, show_check, wrt_names
 
 
 @click.command(context_settings={"ignore_unknown_options": True})
 @target_options
-@click.option("--wrt", default=None, metavar="NAMES", help="Differentiate with respect to these inputs only "
-              "(comma-separated).")
+@WRT
 @click.option("--seed", default=None, metavar="V", help="For an array output: compute vᵀJ with this v "
               "instead of the gradient of the sum.")
 @click.option("--mode", type=click.Choice(["reverse", "forward"]), default="reverse", show_default=True,
