@@ -105,8 +105,8 @@ def _counts(results) -> dict:
 def _case_json(r) -> dict:
     return {"file": r.file, "name": r.name, "line": r.line, "status": r.status, "verdict": r.verdict,
             "points": r.points, "worst_abs_err": r.worst_abs, "worst_rel_err": r.worst_rel, "where": r.where,
-            "message": with_flags(r.message), "warnings": r.warnings, "failures": r.rows, "mode": r.mode, "seed": r.seed,
-            "seconds": r.seconds}
+            "message": with_flags(r.message), "warnings": r.warnings, "failures": r.rows, "mode": r.mode,
+            "seed": r.seed, "seconds": r.seconds}
 
 
 # ---- grad --check ------------------------------------------------------------------------------

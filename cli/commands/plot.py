@@ -141,11 +141,11 @@ def _check_image_path(path):
 
 def _sample_with_progress(sample, tgt, name, lo, hi, points, order, others, lim):
     from ..render.common import console
-    c = console(stderr=True)
-    if not c.is_terminal or points < 100:
+    screen = console(stderr=True)
+    if not screen.is_terminal or points < 100:
         return sample(tgt, name, lo, hi, points, order, others, lim)
     from rich.progress import Progress
-    with Progress(console=c, transient=True) as progress:
+    with Progress(console=screen, transient=True) as progress:
         task = progress.add_task("evaluating", total=points)
         return sample(tgt, name, lo, hi, points, order, others, lim,
                       on_point=lambda i: progress.update(task, completed=i + 1))
@@ -166,14 +166,14 @@ def _draw_terminal(tgt, data, labels, lo, hi):
     from rich.text import Text
     from ..render.plot_term import draw
     from ..render.common import console
-    c = console()
-    width = c.width if c.is_terminal else 80
-    c.print(Text.assemble(("plot", "bold"), f" of {title_of(tgt)} over {data.name} in [{lo:g}, {hi:g}] "
+    screen = console()
+    width = screen.width if screen.is_terminal else 80
+    screen.print(Text.assemble(("plot", "bold"), f" of {title_of(tgt)} over {data.name} in [{lo:g}, {hi:g}] "
                           f"({len(data.xs)} points; derivatives by AD)"))
     from ...engine.views.plotdata import breaks
     lines, clipped = draw(data.xs, data.series, labels, data.marks, width=min(width, 160), breaks=breaks(data))
     for line in lines:
-        c.print(line, no_wrap=True, overflow="ignore", crop=False)
+        screen.print(line, no_wrap=True, overflow="ignore", crop=False)
     notes = []
     if clipped:
         notes.append("a few values lie far outside the rest (a pole?): the y axis is clipped to show the rest")

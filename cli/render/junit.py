@@ -31,7 +31,8 @@ def junit_xml(results) -> str:
                 el.text = _clean(_details(r))
             elif r.status == "error":
                 first = message.splitlines()
-                el = ElementTree.SubElement(case, "error", message=_clean(" ".join(s.strip() for s in first[:2])), type="error")
+                el = ElementTree.SubElement(case, "error", message=_clean(" ".join(s.strip() for s in first[:2])),
+                                            type="error")
                 el.text = _clean(message)
             elif r.status == "skipped":
                 ElementTree.SubElement(case, "skipped", message=_clean(message))
