@@ -36,5 +36,29 @@ def flag_spelling(name: str) -> str:
 
 
 def limits_from(opts: dict):
-    from ..engine.lang.runtime import Limits
+    """The engine's Limits from the --max-* options."""
+    from ..engine.api import Limits      # lazy: main imports this module, and start-up stays cheap
     return Limits(steps=opts["max_steps"], depth=opts["max_depth"], elements=opts["max_elements"])
+
+
+def parse_at(items, limits=None) -> dict:
+    """`--at x=3,y=4 --at "A=[[1,2],[3,4]]"` -> {"x": 3.0, "y": 4.0, "A": array}."""
+    from ..engine import api      # lazy: main imports this module, and start-up stays cheap
+    values = {}
+    for item in items:
+        for part in api.split_top_level(item):
+            name, eq, expr = part.partition("=")
+            name = name.strip()
+            if not eq or not name.isidentifier() or not expr.strip():
+                raise api.SourceError("bad input", f"--at expects NAME=VALUE, got {part!r}", None,
+                                      "e.g. --at x=3,y=4 or --at \"A=[[1,2],[3,4]]\"")
+            if name in values:
+                raise api.SourceError("bad input", f"--at gives {name} twice")
+            values[name] = api.constant(expr.strip(), f"--at {name}", limits)
+    return values
+
+
+def with_flags(text):
+    """An engine message or hint with the settings it names (parser.errors.option) spelled as flags."""
+    from ..parser.errors import spell_options
+    return spell_options(text, flag_spelling)

@@ -1,4 +1,8 @@
-"""Machine-readable output: JSON with non-finite numbers as strings, and value formatting."""
+"""Machine-readable output: JSON with non-finite numbers as strings, and value formatting.
+
+The engine is imported inside the functions: a usage error is rendered (render.common imports this
+module) without loading it.
+"""
 from __future__ import annotations
 
 import json

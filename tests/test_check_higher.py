@@ -23,7 +23,7 @@ ROSENBROCK_ND = "sum((1 - x[:-1])**2 + 100*(x[1:] - x[:-1]**2)**2)"
 
 def cli(capsys, *args):
     render._consoles.clear()            # the consoles bind to the stream they first saw
-    code = climain._invoke(list(args))
+    code = climain.invoke(list(args))
     out, err = capsys.readouterr()
     return int(code), out, err
 

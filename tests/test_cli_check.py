@@ -17,7 +17,7 @@ SAMPLES = os.path.join(HERE, "..", "samples", "checks")
 
 def cli(capsys, *args):
     render._consoles.clear()            # the consoles bind to the stream they first saw
-    code = climain._invoke(list(args))
+    code = climain.invoke(list(args))
     out, err = capsys.readouterr()
     return int(code), out, err
 

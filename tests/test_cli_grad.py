@@ -311,3 +311,22 @@ def test_float32_json_numbers_have_float32_digits():
                           "--dtype", "float32", "--json"], capture_output=True, text=True, check=True).stdout
     doc = json.loads(out)
     assert doc["inputs"]["x"] == [0.1, 0.2] and doc["value"] == 0.90000004
+
+
+def test_parse_at_splits_at_the_top_level_and_names_the_flag_in_errors():
+    from autodiff.cli.options import parse_at
+    from autodiff.parser.errors import SourceError
+    values = parse_at(["x=3,y=4", "A=[[1,2],[3,4]]"])
+    assert values["x"] == 3.0 and values["y"] == 4.0
+    assert values["A"].tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    with pytest.raises(SourceError, match="--at expects NAME=VALUE"):
+        parse_at(["x"])
+    with pytest.raises(SourceError, match="--at gives x twice"):
+        parse_at(["x=1", "x=2"])
+
+
+def test_engine_messages_spell_settings_as_flags():
+    from autodiff.cli.options import with_flags
+    from autodiff.parser.errors import option
+    assert with_flags(f"raise {option('max_elements')}") == "raise --max-elements"
+    assert with_flags(None) is None

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from autodiff.cli.main import _invoke
+from autodiff.cli.main import invoke
 
 ROOT = Path(__file__).resolve().parent.parent
 CONTROL = str(ROOT / "samples" / "programs" / "control.py")
@@ -18,7 +18,7 @@ CONTROL = str(ROOT / "samples" / "programs" / "control.py")
 def cli(capsys, *args):
     from autodiff.cli.render import common as render
     render._consoles.clear()             # rich consoles hold the stream: use the captured one
-    code = _invoke([str(a) for a in args])
+    code = invoke([str(a) for a in args])
     out = capsys.readouterr()
     return code, out.out, out.err
 

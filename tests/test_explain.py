@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from autodiff.cli.render import common as render
-from autodiff.cli.main import _invoke
+from autodiff.cli.main import invoke
 from autodiff.cli.render.views import forward_lines, reverse_lines
 from autodiff.engine import api
 from autodiff.engine.views import explain as X
@@ -18,7 +18,7 @@ SEED = "x**2*y + y + 2"
 
 def cli(capsys, *args):
     render._consoles.clear()
-    code = _invoke(list(args))
+    code = invoke(list(args))
     out = capsys.readouterr()
     return code, out.out, out.err
 

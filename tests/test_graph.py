@@ -7,7 +7,7 @@ import lark
 import pytest
 
 from autodiff.cli.render import common as render
-from autodiff.cli.main import _invoke
+from autodiff.cli.main import invoke
 from autodiff.engine import api
 from autodiff.engine.views import graph as G
 
@@ -17,7 +17,7 @@ SEED = "x**2*y + y + 2"           # the seed's text: parsed left to right, ((x²
 
 def cli(capsys, *args):
     render._consoles.clear()       # a console per captured stdout
-    code = _invoke(list(args))
+    code = invoke(list(args))
     out = capsys.readouterr()
     return code, out.out, out.err
 
@@ -184,8 +184,8 @@ def test_mermaid_is_well_formed(capsys):
 
 
 def test_mermaid_escapes_quotes_and_angle_brackets():
-    from autodiff.cli.render.graph_text import _mermaid_str
-    assert _mermaid_str('a "b" <c>') == '"a #quot;b#quot; #lt;c#gt;"'
+    from autodiff.cli.render.graph_text import mermaid_string
+    assert mermaid_string('a "b" <c>') == '"a #quot;b#quot; #lt;c#gt;"'
 
 
 def test_json_lists_nodes_and_edges(capsys):

@@ -3,13 +3,13 @@ appeared, in the forward or the reverse sweep, with its source place."""
 import json
 
 from autodiff.cli.render import common as render
-from autodiff.cli.main import _invoke
+from autodiff.cli.main import invoke
 from autodiff.engine import api
 
 
 def cli(capsys, *args):
     render._consoles.clear()
-    code = _invoke(list(args))
+    code = invoke(list(args))
     out = capsys.readouterr()
     return code, out.out, out.err
 

@@ -7,14 +7,14 @@ import sys
 import pytest
 
 from autodiff.cli.render import common as render
-from autodiff.cli.main import _invoke
+from autodiff.cli.main import invoke
 from autodiff.engine import api
 from autodiff.engine.views.plotdata import sample
 
 
 def cli(capsys, *args):
     render._consoles.clear()
-    code = _invoke(list(args))
+    code = invoke(list(args))
     out = capsys.readouterr()
     return code, out.out, out.err
 

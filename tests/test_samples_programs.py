@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from autodiff.cli.main import _invoke
+from autodiff.cli.main import invoke
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = sorted((ROOT / "samples" / "programs").glob("*.py"))
@@ -59,7 +59,7 @@ def test_every_sample_has_a_command_and_expectations():
                          ids=[f"{p.stem}:{' '.join(a[2:])}" for p, a, _, _ in CASES])
 def test_sample_gives_what_its_header_promises(path, argv, value, grads, capsys, monkeypatch):
     monkeypatch.chdir(ROOT)
-    code = _invoke(argv + ["--json"])
+    code = invoke(argv + ["--json"])
     out = capsys.readouterr()
     assert code == 0, out.err
     doc = json.loads(out.out)
@@ -73,7 +73,7 @@ def test_sample_gives_what_its_header_promises(path, argv, value, grads, capsys,
 def test_sample_also_runs_without_differentiating(path, capsys, monkeypatch):
     monkeypatch.chdir(ROOT)
     argv, value, _ = expectations(path)[0]
-    code = _invoke(["run"] + argv[1:] + ["--json"])
+    code = invoke(["run"] + argv[1:] + ["--json"])
     out = capsys.readouterr()
     assert code == 0, out.err
     assert close(json.loads(out.out)["value"], value)

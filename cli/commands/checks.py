@@ -1,4 +1,8 @@
-"""`autodiff check FILE.toml ...` (batch checks) and the `--check` option of `grad`."""
+"""`autodiff check FILE.toml ...` (batch checks) and the `--check` option of `grad`.
+
+Engine, rich and renderer imports sit inside the functions: `autodiff --help` loads every command
+module, and start-up must stay cheap.
+"""
 from __future__ import annotations
 
 import re
@@ -7,6 +11,7 @@ import sys
 import click
 
 from ..exitcodes import Exit
+from ..options import with_flags
 
 
 def _shard(value):
@@ -100,8 +105,8 @@ def _counts(results) -> dict:
 def _case_json(r) -> dict:
     return {"file": r.file, "name": r.name, "line": r.line, "status": r.status, "verdict": r.verdict,
             "points": r.points, "worst_abs_err": r.worst_abs, "worst_rel_err": r.worst_rel, "where": r.where,
-            "message": r.message, "warnings": r.warnings, "failures": r.rows, "mode": r.mode, "seed": r.seed,
-            "seconds": r.seconds}
+            "message": with_flags(r.message), "warnings": r.warnings, "failures": r.rows, "mode": r.mode,
+            "seed": r.seed, "seconds": r.seconds}
 
 
 # ---- grad --check ------------------------------------------------------------------------------

@@ -1,59 +1,25 @@
-"""The `jacobian`, `hessian` and `derivative` commands (loaded lazily by main.LAZY)."""
+"""The `jacobian`, `hessian` and `derivative` commands (loaded lazily by main.LAZY).
+
+Engine, rich and renderer imports sit inside the functions: `autodiff --help` loads every command
+module, and start-up must stay cheap.
+"""
 from __future__ import annotations
 
 import click
 
 from ..exitcodes import Exit
-from ..options import limits_from, target_options
-
-_WRT = click.option("--wrt", default=None, metavar="NAMES",
-                    help="Differentiate with respect to these inputs only (comma-separated).")
-
-
-_CHECK = click.option("--check", "check_mode", type=click.Choice(["full", "fast"]), is_flag=False, flag_value="full",
-                      default=None, help="Check against finite differences: full (every entry, with an error "
-                      "estimate) or fast (one random projection). A failed check exits 1.")
-_CHECK_SEED = click.option("--check-seed", type=click.IntRange(0), default=None, metavar="N",
-                           help="Seed of --check fast's random projection (default: a fresh one, printed).")
-
-
-def _checked(report, doc=None):
-    """Add the check to the JSON document or print its table; the exit code follows the check."""
-    if report is None:
-        return Exit.OK
-    if doc is not None:
-        from .checks import report_json
-        doc["check"] = report_json(report)
-    else:
-        from ..render.checks import gradient_check
-        gradient_check(report)
-    return Exit.OK if report.passed else Exit.CHECK_FAILED
-
-
-def _names(wrt):
-    return [w.strip() for w in wrt.split(",") if w.strip()] if wrt else None
-
-
-def _j(v):
-    from ..output import jsonable
-    return jsonable(v)
-
-
-def _common(result) -> dict:
-    from ..main import _kink
-    from ..render.common import notes_for
-    return {"inputs": {k: _j(v) for k, v in result.inputs.items()}, "notes": notes_for(result),
-            "kinks": [_kink(k) for k in result.kinks]}
+from ..options import target_options
+from .common import CHECK, CHECK_SEED, WRT, emit_checked, load_point, point_json, show_check, wrt_names
 
 
 @click.command(context_settings={"ignore_unknown_options": True})
 @target_options
-@_WRT
+@WRT
 @click.option("--mode", type=click.Choice(["auto", "forward", "reverse"]), default="auto", show_default=True,
               help="forward: one forward pass per input element; reverse: one sweep per output element; "
                    "auto: whichever is fewer.")
-@_CHECK
-@_CHECK_SEED
+@CHECK
+@CHECK_SEED
 def jacobian(target, at, fn, of, dtype, as_json, wrt, mode, debug, check_mode=None, check_seed=None, **limits):
     """The Jacobian of TARGET at a point: J[out..., in...] = ∂out/∂in for each input.
 
@@ -62,39 +28,18 @@ def jacobian(target, at, fn, of, dtype, as_json, wrt, mode, debug, check_mode=No
       autodiff jacobian "A @ x" --at "A=[[1,2],[3,4]],x=[1,1]" --mode forward
       autodiff jacobian "exp(x)/sum(exp(x))" --at "x=[1,2,3]" --check
     """
-    from ...engine import api
-    from ...engine.diff.forward import jacobian as compute
-    from ...engine.lang.values import shape_of
-    lim = limits_from(limits)
-    tgt = api.load(target, fn, of)
-    result = compute(None, api.parse_at(at, lim), _names(wrt), mode, dtype_name=dtype, limits=lim, target=tgt)
-    report = None
-    if check_mode is not None:
-        from ...engine.checks.higher import check_jacobian
-        report = check_jacobian(result, tgt, check_mode, check_seed, dtype, lim)
-    if as_json:
-        from ..output import emit_json
-        doc = {"value": _j(result.value), "jacobian": {k: _j(v) for k, v in result.jacobian.items()},
-               "mode": result.mode, "reason": result.reason, "passes": result.passes,
-               "output_shape": list(shape_of(result.value)), "unconnected": result.unconnected,
-               **_common(result)}
-        code = _checked(report, doc)
-        emit_json(doc)
-        return code
-    from ..render.higher import jacobian_result
-    jacobian_result(tgt, result)
-    return _checked(report)
+    return _matrix("jacobian", target, at, fn, of, dtype, as_json, wrt, mode, check_mode, check_seed, limits)
 
 
 @click.command(context_settings={"ignore_unknown_options": True})
 @target_options
-@_WRT
+@WRT
 @click.option("--method", type=click.Choice(["forward-over-reverse", "reverse-over-reverse"]),
               default="forward-over-reverse", show_default=True,
               help="forward-over-reverse: a Hessian-vector product per input element; reverse-over-reverse: "
                    "the taped gradient swept once per element.")
-@_CHECK
-@_CHECK_SEED
+@CHECK
+@CHECK_SEED
 def hessian(target, at, fn, of, dtype, as_json, wrt, method, debug, check_mode=None, check_seed=None, **limits):
     """The Hessian of a scalar TARGET at a point, with its value and gradient.
 
@@ -105,26 +50,41 @@ def hessian(target, at, fn, of, dtype, as_json, wrt, method, debug, check_mode=N
 
     --check compares each entry with central differences of the AD gradient.
     """
+    return _matrix("hessian", target, at, fn, of, dtype, as_json, wrt, method, check_mode, check_seed, limits)
+
+
+def _matrix(kind, target, at, fn, of, dtype, as_json, wrt, how, check_mode, check_seed, limits) -> int:
+    """The one body of `jacobian` and `hessian` (`how` is the --mode or --method): compute, check if
+    asked, then print a JSON document or the tables."""
     from ...engine import api
-    from ...engine.diff.higher import hessian as compute
-    lim = limits_from(limits)
-    tgt = api.load(target, fn, of)
-    result = compute(None, api.parse_at(at, lim), _names(wrt), method, dtype_name=dtype, limits=lim, target=tgt)
-    report = None
-    if check_mode is not None:
-        from ...engine.checks.higher import check_hessian
-        report = check_hessian(result, tgt, check_mode, check_seed, dtype, lim)
+    from ...engine.checks import higher as checks
+    from ..render import higher as tables
+    compute, check, to_json, show = {
+        "jacobian": (api.jacobian, checks.check_jacobian, _jacobian_json, tables.jacobian_result),
+        "hessian": (api.hessian, checks.check_hessian, _hessian_json, tables.hessian_result),
+    }[kind]
+    lim, tgt, values = load_point(target, fn, of, at, limits)
+    result = compute(None, values, wrt_names(wrt), how, dtype_name=dtype, limits=lim, target=tgt)
+    report = check(result, tgt, check_mode, check_seed, dtype, lim) if check_mode is not None else None
     if as_json:
-        from ..output import emit_json
-        doc = {"value": _j(result.value), "gradient": {k: _j(v) for k, v in result.gradient.items()},
-               "hessian": {a: {b: _j(h) for b, h in row.items()} for a, row in result.hessian.items()},
-               "method": result.method, "passes": result.passes, **_common(result)}
-        code = _checked(report, doc)
-        emit_json(doc)
-        return code
-    from ..render.higher import hessian_result
-    hessian_result(tgt, result)
-    return _checked(report)
+        return emit_checked({**to_json(result), **point_json(result)}, report)
+    show(tgt, result)
+    return show_check(report)
+
+
+def _jacobian_json(result) -> dict:
+    from ...engine.lang.values import shape_of
+    from ..output import jsonable
+    return {"value": jsonable(result.value), "jacobian": {k: jsonable(v) for k, v in result.jacobian.items()},
+            "mode": result.mode, "reason": result.reason, "passes": result.passes,
+            "output_shape": list(shape_of(result.value)), "unconnected": result.unconnected}
+
+
+def _hessian_json(result) -> dict:
+    from ..output import jsonable
+    return {"value": jsonable(result.value), "gradient": {k: jsonable(v) for k, v in result.gradient.items()},
+            "hessian": {a: {b: jsonable(h) for b, h in row.items()} for a, row in result.hessian.items()},
+            "method": result.method, "passes": result.passes}
 
 
 @click.command(context_settings={"ignore_unknown_options": True})
@@ -145,18 +105,16 @@ def derivative(target, at, fn, of, dtype, as_json, order, method, debug, **limit
     compositions such as exp(x**2). The output reports the tape sizes it measured.
     """
     from ...engine import api
-    from ...engine.diff.higher import derivatives as compute
-    lim = limits_from(limits)
-    tgt = api.load(target, fn, of)
-    result = compute(None, api.parse_at(at, lim), order, method, dtype_name=dtype, limits=lim, target=tgt)
+    lim, tgt, values = load_point(target, fn, of, at, limits)
+    result = api.derivatives(None, values, order, method, dtype_name=dtype, limits=lim, target=tgt)
     if as_json:
-        from ..output import emit_json
+        from ..output import emit_json, jsonable
         from ..render.higher import cost_summary
-        emit_json({"value": _j(result.value), "derivatives": [_j(d) for d in result.derivatives],
+        emit_json({"value": jsonable(result.value), "derivatives": [jsonable(d) for d in result.derivatives],
                    "input": result.name, "order": result.order, "method": result.method,
                    "cost": {"tape_entries": result.tape_entries, "seconds": result.seconds,
                             "explanation": cost_summary(result)},
-                   **_common(result)})
+                   **point_json(result)})
     else:
         from ..render.higher import derivative_result
         derivative_result(tgt, result)

@@ -1,9 +1,13 @@
 """Rich output of numerical checks: the per-entry table of `grad --check` and the per-case table
-of `autodiff check`. Machines get JSON (cli/checks.py) or JUnit XML (cli/junit.py)."""
+of `autodiff check`. Machines get JSON (cli/checks.py) or JUnit XML (cli/junit.py).
+
+rich is imported inside the functions: `check --json` uses summary_line without loading it.
+"""
 from __future__ import annotations
 
 import math
 
+from ..options import with_flags
 from .common import console
 
 _STYLE = {"pass": "green", "fail": "bold red", "non-finite": "bold red", "branch": "yellow",
@@ -37,49 +41,50 @@ def _verdict(v):
 def gradient_check(report) -> None:
     """The table of a `--check` run, one row per entry (or the projection in fast mode)."""
     from rich.text import Text
-    c = console()
-    c.print()
+    screen = console()
+    screen.print()
     kind = getattr(report, "kind", "gradient")
     if report.mode == "fast":
         projection = {"jacobian": f"{report.projection.label} (v, d: random weights and steps)",
                       "hessian": "uᵀHd (u, d: random weights and steps; a directional difference of uᵀ∇f)"
                       }.get(kind, "dᵀ∇f")
-        c.print(Text.assemble(("check", "bold"), f" (fast): a random projection {projection} against a directional "
-                              f"central difference, seed {report.seed} (rerun with --check-seed {report.seed})"))
-        _table(c, [report.projection], report)
+        screen.print(Text.assemble(("check", "bold"), f" (fast): a random projection {projection} against a "
+                                   f"directional central difference, seed {report.seed} "
+                                   f"(rerun with --check-seed {report.seed})"))
+        _table(screen, [report.projection], report)
         if report.full is not None:
-            c.print()
-            c.print(Text.assemble(("the projection disagrees", "bold red"),
+            screen.print()
+            screen.print(Text.assemble(("the projection disagrees", "bold red"),
                                   ": recomputed in full to find the wrong entries"))
-            _table(c, report.full.entries, report.full)
+            _table(screen, report.full.entries, report.full)
     else:
         what = {"jacobian": "the AD Jacobian against central differences of the output",
                 "hessian": "the AD Hessian against central differences of the AD gradient"}.get(
             kind, "AD against central differences") + " (Richardson extrapolation, with an error estimate)"
         if report.claimed == "hand":
             what = "hand-derived gradient against AD"
-        c.print(Text.assemble(("check", "bold"), f": {what}"))
-        _table(c, report.entries, report)
+        screen.print(Text.assemble(("check", "bold"), f": {what}"))
+        _table(screen, report.entries, report)
     rows = report.rows + ([report.projection] if report.full is not None else [])
     notes = [r for r in rows if r.verdict != "pass" and r.reason]
     for r in notes[:20]:
-        c.print(Text.assemble((r.verdict, _STYLE[r.verdict]), f": {r.label}: {r.reason}"))
+        screen.print(Text.assemble((r.verdict, _STYLE[r.verdict]), f": {r.label}: {r.reason}"))
     if len(notes) > 20:
-        c.print(f"… and {len(notes) - 20} more")
+        screen.print(f"… and {len(notes) - 20} more")
     failures = report.failures
     n = len(report.rows)
     summary = f"{report.evaluations} evaluations, {report.dtype}: rtol {report.tolerance.rtol:g}, " \
               f"atol {report.tolerance.atol:g}"
     if failures:
-        c.print(Text.assemble(("check failed", "bold red"),
+        screen.print(Text.assemble(("check failed", "bold red"),
                               f": {len(failures)} of {n} {'entries' if n != 1 else 'entry'} ({summary})"))
     else:
         warned = sum(1 for r in report.rows if r.verdict in ("branch", "kink", "inconclusive"))
-        c.print(Text.assemble(("check passed", "bold green"),
+        screen.print(Text.assemble(("check passed", "bold green"),
                               f" ({summary}" + (f"; {warned} with warnings" if warned else "") + ")"))
 
 
-def _table(c, rows, report, limit=200):
+def _table(screen, rows, report, limit=200):
     from rich.table import Table
     hand = report.claimed == "hand"
     table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
@@ -100,9 +105,9 @@ def _table(c, rows, report, limit=200):
             cells += [num(r.error_estimate), num(r.step)]
         cells += [num(r.tolerance), _verdict(r.verdict)]
         table.add_row(*cells)
-    c.print(table)
+    screen.print(table)
     if len(shown) < len(rows):
-        c.print(f"({len(rows) - len(shown)} more rows not shown: "
+        screen.print(f"({len(rows) - len(shown)} more rows not shown: "
                 f"{sum(1 for r in rows if r.verdict == 'pass')} of {len(rows)} pass)")
 
 
@@ -125,7 +130,7 @@ def summary_line(results) -> str:
 def case_table(results, files) -> None:
     from rich.table import Table
     from rich.text import Text
-    c = console()
+    screen = console()
     several = len(set(r.file for r in results)) > 1
     table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
     table.add_column("case")
@@ -138,32 +143,32 @@ def case_table(results, files) -> None:
         name = f"{r.file}::{r.name}" if several else r.name
         shown = r.verdict if r.status not in ("error", "skipped") else r.status
         table.add_row(name, str(r.points), _verdict(shown), num(r.worst_abs), num(r.worst_rel),
-                      r.where if r.status != "error" else (r.message.splitlines()[0] if r.message else ""))
-    c.print(table)
+                      r.where if r.status != "error" else (with_flags(r.message).splitlines()[0] if r.message else ""))
+    screen.print(table)
     problems = [r for r in results if r.failed or r.status == "skipped" or r.warnings]
     if problems:
-        c.print()
+        screen.print()
     for r in problems:
         head = f"{r.file}:{r.line} {r.name}"
         if r.failed:
-            c.print(Text.assemble((r.status.upper() if r.status == "error" else "FAILED", "bold red"), f" {head}"))
+            screen.print(Text.assemble((r.status.upper() if r.status == "error" else "FAILED", "bold red"), f" {head}"))
             if r.status == "error":
-                for line in r.message.splitlines():
-                    c.print(Text("  " + line))
+                for line in with_flags(r.message).splitlines():
+                    screen.print(Text("  " + line))
             else:
                 for row in r.rows[:10]:
-                    c.print(Text(f"  {row['where']}, {row['entry']}: {row['verdict']}: {row['reason']}"))
+                    screen.print(Text(f"  {row['where']}, {row['entry']}: {row['verdict']}: {row['reason']}"))
                 if len(r.rows) > 10:
-                    c.print(Text(f"  … and {len(r.rows) - 10} more failing entries"))
+                    screen.print(Text(f"  … and {len(r.rows) - 10} more failing entries"))
             if r.seed is not None:
-                c.print(Text(f"  fast mode, seed {r.seed}", style="dim"))
+                screen.print(Text(f"  fast mode, seed {r.seed}", style="dim"))
         elif r.status == "skipped":
-            c.print(Text.assemble(("skipped", "dim"), f" {head}: {r.message}"))
+            screen.print(Text.assemble(("skipped", "dim"), f" {head}: {with_flags(r.message)}"))
         for w in (r.warnings[:5] if not r.failed else []):
-            c.print(Text.assemble(("warning", "yellow"), f" {head}: {w}"))
+            screen.print(Text.assemble(("warning", "yellow"), f" {head}: {w}"))
         if len(r.warnings) > 5 and not r.failed:
-            c.print(Text(f"  … and {len(r.warnings) - 5} more warnings", style="yellow"))
-    c.print()
+            screen.print(Text(f"  … and {len(r.warnings) - 5} more warnings", style="yellow"))
+    screen.print()
     line = summary_line(results)
     failed = any(r.failed for r in results)
-    c.print(Text(line, style="bold red" if failed else "bold green"))
+    screen.print(Text(line, style="bold red" if failed else "bold green"))

@@ -1,4 +1,8 @@
-"""Everything people read: rich tables and diagnostics. Machines get JSON from output.py."""
+"""Everything people read: rich tables and diagnostics. Machines get JSON from output.py.
+
+rich and the engine are imported inside the functions: JSON output uses notes_for without loading
+rich, and a usage error is rendered without loading the engine.
+"""
 from __future__ import annotations
 
 import os
@@ -12,32 +16,32 @@ _consoles = {}
 def console(stderr: bool = False):
     """A rich console that follows the terminal and NO_COLOR; plain text when piped."""
     stream = sys.stderr if stderr else sys.stdout
-    c = _consoles.get((stderr, id(stream)))      # keyed by stream: callers may swap sys.stdout
-    if c is None:
+    screen = _consoles.get((stderr, id(stream)))      # keyed by stream: callers may swap sys.stdout
+    if screen is None:
         from rich.console import Console
         tty = stream.isatty()
-        c = Console(file=stream, stderr=stderr, no_color=bool(os.environ.get("NO_COLOR")) or None,
+        screen = Console(file=stream, stderr=stderr, no_color=bool(os.environ.get("NO_COLOR")) or None,
                     highlight=False, soft_wrap=not tty, width=None if tty else 10_000)
         for key in [k for k in _consoles if k[0] == stderr]:
             del _consoles[key]
-        _consoles[(stderr, id(stream))] = c
-    return c
+        _consoles[(stderr, id(stream))] = screen
+    return screen
 
 
 def error(err) -> None:
     """A SourceError in pip's style: `error: kind`, the message, the line with a caret, a hint."""
-    c = console(stderr=True)
+    screen = console(stderr=True)
     from rich.markup import escape
     from rich.text import Text
     from ..options import flag_spelling
     message, hint = err.spelled(flag_spelling)
     loc = err.location()
-    c.print(Text.assemble(("error", "bold red"), f": {err.kind}"))
-    c.print(Text("  " + (loc + ": " if loc else "") + message))
+    screen.print(Text.assemble(("error", "bold red"), f": {err.kind}"))
+    screen.print(Text("  " + (loc + ": " if loc else "") + message))
     for line in err.excerpt():
-        c.print(Text("  " + line, style="cyan" if "^" not in line else "bold red"))
+        screen.print(Text("  " + line, style="cyan" if "^" not in line else "bold red"))
     if hint:
-        c.print(Text.assemble(("hint", "bold magenta"), ": " + hint))
+        screen.print(Text.assemble(("hint", "bold magenta"), ": " + hint))
     del escape
 
 
@@ -78,27 +82,27 @@ def notes_for(result) -> list:
 def grad_result(target, result) -> None:
     from rich.table import Table
     from rich.text import Text
-    c = console()
+    screen = console()
     title = target.describe()
-    c.print(Text.assemble(("value", "bold"), f" of {title} at {inputs_line(result.inputs)}"))
-    c.print(Text("  " + fmt_value(result.value)))
+    screen.print(Text.assemble(("value", "bold"), f" of {title} at {inputs_line(result.inputs)}"))
+    screen.print(Text("  " + fmt_value(result.value)))
     table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
     table.add_column("input")
     table.add_column("∂f/∂input" if result.reduced is None else
                      ("∂sum(f)/∂input" if result.reduced == "sum" else "vᵀJ"))
     for name, g in result.gradient.items():
         table.add_row(Text(name), Text(fmt_value(g)))      # Text: "[inf, 1]" is not markup
-    c.print()
-    c.print(table)
+    screen.print()
+    screen.print(table)
     print_notes(notes_for(result))
 
 
 def run_result(target, result) -> None:
     from rich.text import Text
-    c = console()
-    c.print(Text.assemble(("value", "bold"), f" of {target.describe()}" +
+    screen = console()
+    screen.print(Text.assemble(("value", "bold"), f" of {target.describe()}" +
                           (f" at {inputs_line(result.inputs)}" if result.inputs else "")))
-    c.print(Text("  " + fmt_value(result.value)))
+    screen.print(Text("  " + fmt_value(result.value)))
     print_notes(notes_for(result))
 
 
@@ -106,7 +110,7 @@ def print_notes(notes) -> None:
     if not notes:
         return
     from rich.text import Text
-    c = console()
-    c.print()
+    screen = console()
+    screen.print()
     for note in notes:
-        c.print(Text.assemble(("note", "yellow"), ": " + note))
+        screen.print(Text.assemble(("note", "yellow"), ": " + note))

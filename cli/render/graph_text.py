@@ -7,21 +7,20 @@ drawn from it.
 """
 from __future__ import annotations
 
-from ...engine.views import graph as G
-from ...engine.views.graph import Omission
+from ...engine.views.graph import Omission, expression, primal, short, span_text
 from ..output import fmt_value, jsonable
 
 
 def _val(v) -> str:
-    return fmt_value(G.primal(v), 40)
+    return fmt_value(primal(v), 40)
 
 
 def _compact(v) -> str:
     """Numbers in diagram labels: 6 significant digits (tables and JSON keep every digit)."""
-    v = G.primal(v)
+    v = primal(v)
     if isinstance(v, float) or getattr(v, "shape", None) == ():
         x = float(v)
-        return G.short(x) if x != x or x in (float("inf"), float("-inf")) else f"{x:.6g}"
+        return short(x) if x != x or x in (float("inf"), float("-inf")) else f"{x:.6g}"
     return fmt_value(v, 40)
 
 
@@ -30,7 +29,7 @@ def node_lines(graph, nd, _val=_compact) -> list:
     if nd.kind == "const":
         text = _val(nd.value) if nd.value is not None else f"constant {nd.shape}"
         return [f"{nd.name} = {text}"]
-    lines = [f"{nd.name} = {G.expression(graph, nd, _val)}"]
+    lines = [f"{nd.name} = {expression(graph, nd, _val)}"]
     value = _val(nd.value) if not nd.shape else f"{_val(nd.value)} {nd.shape}"
     lines.append(f"value {value}")
     if nd.adjoint is not None:
@@ -38,7 +37,7 @@ def node_lines(graph, nd, _val=_compact) -> list:
     elif graph.output is not None:
         lines.append("does not reach the output")
     if nd.span is not None:
-        text = G.span_text(nd.span, graph.source)
+        text = span_text(nd.span, graph.source)
         lines.append(f"{nd.span.line}:{nd.span.column}" + (f" {text}" if text else ""))
     return lines
 
@@ -85,7 +84,7 @@ def _edges(graph, visible, hidden_by):
 
 # ---- DOT ---------------------------------------------------------------------------------------
 
-def _dot_str(text: str) -> str:
+def dot_string(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
@@ -96,7 +95,7 @@ def to_dot(graph) -> str:
            '  edge [fontname="Helvetica", fontsize=8];']
     for i in visible:
         nd = graph.node(i)
-        label = _dot_str("\n".join(node_lines(graph, nd)))
+        label = dot_string("\n".join(node_lines(graph, nd)))
         if nd.kind == "input":
             attrs = f"shape=ellipse, label={label}"
         elif nd.kind == "const":
@@ -107,10 +106,10 @@ def to_dot(graph) -> str:
                 attrs += ", penwidth=2"
         out.append(f"  n{i} [{attrs}];")
     for name, om in marks:
-        out.append(f"  {name} [shape=note, style=dashed, label={_dot_str(omission_text(om))}];")
+        out.append(f"  {name} [shape=note, style=dashed, label={dot_string(omission_text(om))}];")
     for a, b, pos in _edges(graph, visible, hidden_by):
         nd = graph.node(int(b[1:])) if b.startswith("n") else None
-        label = f" [label={_dot_str(str(pos + 1))}]" if nd is not None and len(nd.inputs) > 1 and \
+        label = f" [label={dot_string(str(pos + 1))}]" if nd is not None and len(nd.inputs) > 1 and \
             nd.op not in ("add", "mul") else ""
         out.append(f"  {a} -> {b}{label};")
     out.append("}")
@@ -119,7 +118,7 @@ def to_dot(graph) -> str:
 
 # ---- Mermaid -----------------------------------------------------------------------------------
 
-def _mermaid_str(text: str) -> str:
+def mermaid_string(text: str) -> str:
     # Mermaid's quoted labels take entity codes; `#quot;` keeps a quote from ending the label.
     safe = (text.replace("&", "#amp;").replace('"', "#quot;").replace("<", "#lt;").replace(">", "#gt;")
             .replace("\n", "<br/>"))
@@ -131,7 +130,7 @@ def to_mermaid(graph) -> str:
     out = ["flowchart BT"]
     for i in visible:
         nd = graph.node(i)
-        label = _mermaid_str("\n".join(node_lines(graph, nd)))
+        label = mermaid_string("\n".join(node_lines(graph, nd)))
         if nd.kind == "input":
             out.append(f"  n{i}([{label}])")
         elif nd.kind == "const":
@@ -139,7 +138,7 @@ def to_mermaid(graph) -> str:
         else:
             out.append(f"  n{i}[{label}]" + (":::output" if nd.id == graph.output else ""))
     for name, om in marks:
-        out.append(f"  {name}[{_mermaid_str(omission_text(om))}]:::gap")
+        out.append(f"  {name}[{mermaid_string(omission_text(om))}]:::gap")
     for a, b, _pos in _edges(graph, visible, hidden_by):
         out.append(f"  {a} --> {b}")
     out.append("  classDef const fill:#eeeeee,stroke:#999999,color:#333333")
@@ -163,15 +162,15 @@ def to_json(graph) -> dict:
         nd = graph.node(i)
         nodes.append({
             "id": nd.name, "kind": nd.kind, "op": nd.op,
-            "expression": G.expression(graph, nd, _val),
+            "expression": expression(graph, nd, _val),
             "inputs": [f"n{s}" for s in nd.inputs],
             "params": {k: str(v) for k, v in (nd.params or {}).items()} or None,
             "shape": list(nd.shape),
-            "value": jsonable(G.primal(nd.value)) if nd.value is not None else None,
+            "value": jsonable(primal(nd.value)) if nd.value is not None else None,
             "adjoint": jsonable(nd.adjoint) if nd.adjoint is not None else None,
             "reaches_output": nd.adjoint is not None if nd.kind != "const" else None,
             "span": _span_json(nd.span),
-            "text": G.span_text(nd.span, graph.source, 80) or None,
+            "text": span_text(nd.span, graph.source, 80) or None,
         })
     edges = [{"from": f"n{s}", "to": f"n{d}", "position": p} for s, d, p in graph.edges()
              if s in visible and d in visible]

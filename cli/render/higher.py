@@ -1,5 +1,9 @@
 """Rich output for forward mode, Jacobians, Hessians and n-th derivatives (people's view; the
-JSON documents are built in higher.py)."""
+JSON documents are built in higher.py).
+
+rich and the engine are imported inside the functions: JSON output uses cost_summary without
+loading rich.
+"""
 from __future__ import annotations
 
 from ..output import fmt_number, fmt_value, non_finite
@@ -35,8 +39,8 @@ def _block_table(rows, cols, matrix, corner=""):
     from rich.table import Table
     table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
     table.add_column(corner, style="bold")
-    for c in cols:
-        table.add_column(c, justify="right")
+    for column in cols:
+        table.add_column(column, justify="right")
     for label, row in zip(rows, matrix):
         table.add_row(label, *(fmt_number(round(float(v), 12)) if abs(v) < 1e16 else fmt_number(float(v))
                                for v in row))
@@ -51,18 +55,18 @@ def _flat_matrix(blocks_by_col, out_size):
 
 def _header(target, result, what) -> None:
     from rich.text import Text
-    c = console()
+    screen = console()
     at = f" at {inputs_line(result.inputs)}" if result.inputs else ""
-    c.print(Text.assemble(("value", "bold"), f" of {target.describe()}{at}"))
-    c.print(Text("  " + fmt_value(result.value)))
-    c.print()
-    c.print(Text(what, style="bold"))
+    screen.print(Text.assemble(("value", "bold"), f" of {target.describe()}{at}"))
+    screen.print(Text("  " + fmt_value(result.value)))
+    screen.print()
+    screen.print(Text(what, style="bold"))
 
 
 def jacobian_result(target, result) -> None:
     from rich.text import Text
     from ...engine.lang.values import shape_of, size_of
-    c = console()
+    screen = console()
     work = _count(result.passes, "forward pass" if result.mode == "forward" else "reverse sweep")
     _header(target, result, f"Jacobian by {result.mode} mode ({work}); {result.reason}")
     out_shape = shape_of(result.value)
@@ -73,11 +77,11 @@ def jacobian_result(target, result) -> None:
             and cols <= MAX_TABLE_COLS and size_of(result.value) <= MAX_TABLE_ROWS:
         matrix = _flat_matrix([result.jacobian[w] for w in names], size_of(result.value))
         col_labels = [lab for w in names for lab in _labels(w, in_shapes[w])]
-        c.print(_block_table(_labels("f", out_shape), col_labels, matrix, "∂ out \\ in"))
+        screen.print(_block_table(_labels("f", out_shape), col_labels, matrix, "∂ out \\ in"))
     else:
         for w in names:
-            c.print(Text(f"  ∂f/∂{w}  shape {out_shape + in_shapes[w]}", style="bold"))
-            c.print(Text("  " + fmt_value(result.jacobian[w], 100).replace("\n", "\n  ")))
+            screen.print(Text(f"  ∂f/∂{w}  shape {out_shape + in_shapes[w]}", style="bold"))
+            screen.print(Text("  " + fmt_value(result.jacobian[w], 100).replace("\n", "\n  ")))
     extra = [f"the Jacobian for {w} is not finite (nan or inf)" for w in names if non_finite(result.jacobian[w])]
     if not names:
         extra.append("the target has no inputs: there is nothing to differentiate")
@@ -91,31 +95,31 @@ def _without_gradient_notes(notes):
 def hessian_result(target, result) -> None:
     from rich.text import Text
     from ...engine.lang.values import shape_of, size_of
-    c = console()
+    screen = console()
     names = list(result.hessian)
     shapes = {w: shape_of(result.inputs[w]) for w in names}
-    c.print(Text.assemble(("value", "bold"), f" of {target.describe()}"
+    screen.print(Text.assemble(("value", "bold"), f" of {target.describe()}"
                           + (f" at {inputs_line(result.inputs)}" if result.inputs else "")))
-    c.print(Text("  " + fmt_value(result.value)))
-    c.print()
-    c.print(Text("gradient", style="bold"))
+    screen.print(Text("  " + fmt_value(result.value)))
+    screen.print()
+    screen.print(Text("gradient", style="bold"))
     for w in names:
-        c.print(Text(f"  {w}: " + fmt_value(result.gradient[w], 100)))
-    c.print()
+        screen.print(Text(f"  {w}: " + fmt_value(result.gradient[w], 100)))
+    screen.print()
     work = _count(result.passes, "pass" if result.method.startswith("forward") else "outer sweep")
-    c.print(Text(f"Hessian by {result.method} ({work})", style="bold"))
+    screen.print(Text(f"Hessian by {result.method} ({work})", style="bold"))
     total = sum(size_of(result.inputs[w]) for w in names)
     if names and all(len(s) <= 1 for s in shapes.values()) and total <= MAX_TABLE_COLS:
         rows = [_flat_matrix([result.hessian[a][b] for b in names], max(1, size_of(result.inputs[a])))
                 for a in names]
         matrix = _np().concatenate(rows, axis=0)
         labels = [lab for w in names for lab in _labels(w, shapes[w])]
-        c.print(_block_table(labels, labels, matrix, "∂² f"))
+        screen.print(_block_table(labels, labels, matrix, "∂² f"))
     else:
         for a in names:
             for b in names:
-                c.print(Text(f"  ∂²f/∂{a}∂{b}  shape {shapes[a] + shapes[b]}", style="bold"))
-                c.print(Text("  " + fmt_value(result.hessian[a][b], 100).replace("\n", "\n  ")))
+                screen.print(Text(f"  ∂²f/∂{a}∂{b}  shape {shapes[a] + shapes[b]}", style="bold"))
+                screen.print(Text("  " + fmt_value(result.hessian[a][b], 100).replace("\n", "\n  ")))
     extra = [] if names else ["the target has no inputs: there is nothing to differentiate"]
     if any(non_finite(result.hessian[a][b]) for a in names for b in names):
         extra.append("the Hessian is not finite (nan or inf) somewhere")
@@ -147,10 +151,10 @@ def cost_summary(result) -> str:
 def derivative_result(target, result) -> None:
     from rich.table import Table
     from rich.text import Text
-    c = console()
-    c.print(Text.assemble(("value", "bold"), f" of {target.describe()} at {inputs_line(result.inputs)}"))
-    c.print(Text("  " + fmt_value(result.value)))
-    c.print()
+    screen = console()
+    screen.print(Text.assemble(("value", "bold"), f" of {target.describe()} at {inputs_line(result.inputs)}"))
+    screen.print(Text("  " + fmt_value(result.value)))
+    screen.print()
     table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
     table.add_column("order", justify="right")
     table.add_column(f"d^k f / d{result.name}^k", justify="right")
@@ -161,7 +165,7 @@ def derivative_result(target, result) -> None:
         if result.tape_entries:
             row.append(str(result.tape_entries[k - 1]))
         table.add_row(*row)
-    c.print(table)
+    screen.print(table)
     notes = [cost_summary(result)]
     if any(non_finite(d) for d in result.derivatives):
         notes.append("some derivatives are not finite (nan or inf): check the point against the "

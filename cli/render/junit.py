@@ -3,11 +3,13 @@ point and numbers in the failure message."""
 from __future__ import annotations
 
 import os
-import xml.etree.ElementTree as ET
+from xml.etree import ElementTree
+
+from ..options import with_flags
 
 
 def junit_xml(results) -> str:
-    root = ET.Element("testsuites", name="autodiff check")
+    root = ElementTree.Element("testsuites", name="autodiff check")
     by_file = {}
     for r in results:
         by_file.setdefault(r.file, []).append(r)
@@ -17,23 +19,25 @@ def junit_xml(results) -> str:
         counts = {"tests": len(rs), "failures": sum(r.status == "failed" for r in rs),
                   "errors": sum(r.status == "error" for r in rs), "skipped": sum(r.status == "skipped" for r in rs)}
         seconds = sum(r.seconds for r in rs)
-        suite = ET.SubElement(root, "testsuite", name=file, time=f"{seconds:.6f}",
+        suite = ElementTree.SubElement(root, "testsuite", name=file, time=f"{seconds:.6f}",
                               **{k: str(v) for k, v in counts.items()})
         classname = os.path.splitext(os.path.basename(file))[0].replace(".", "_")
         for r in rs:
-            case = ET.SubElement(suite, "testcase", classname=classname, name=r.name, time=f"{r.seconds:.6f}",
+            case = ElementTree.SubElement(suite, "testcase", classname=classname, name=r.name, time=f"{r.seconds:.6f}",
                                  file=file, line=str(r.line))
+            message = with_flags(r.message)
             if r.status == "failed":
-                el = ET.SubElement(case, "failure", message=_clean(r.message), type=r.verdict)
+                el = ElementTree.SubElement(case, "failure", message=_clean(message), type=r.verdict)
                 el.text = _clean(_details(r))
             elif r.status == "error":
-                first = r.message.splitlines()
-                el = ET.SubElement(case, "error", message=_clean(" ".join(s.strip() for s in first[:2])), type="error")
-                el.text = _clean(r.message)
+                first = message.splitlines()
+                el = ElementTree.SubElement(case, "error", message=_clean(" ".join(s.strip() for s in first[:2])),
+                                            type="error")
+                el.text = _clean(message)
             elif r.status == "skipped":
-                ET.SubElement(case, "skipped", message=_clean(r.message))
+                ElementTree.SubElement(case, "skipped", message=_clean(message))
             if r.warnings:
-                out = ET.SubElement(case, "system-out")
+                out = ElementTree.SubElement(case, "system-out")
                 out.text = _clean("\n".join(r.warnings))
         for k in totals:
             totals[k] += counts[k]
@@ -41,8 +45,8 @@ def junit_xml(results) -> str:
     for k, v in totals.items():
         root.set(k, str(v))
     root.set("time", f"{total_time:.6f}")
-    ET.indent(root)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+    ElementTree.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ElementTree.tostring(root, encoding="unicode") + "\n"
 
 
 def _details(r) -> str:

@@ -1,4 +1,7 @@
-"""Plot images with matplotlib (the optional `plot` extra), drawn off-screen (Agg)."""
+"""Plot images with matplotlib (the optional `plot` extra), drawn off-screen (Agg).
+
+matplotlib is imported inside the functions: it is an optional extra, and slow to load.
+"""
 from __future__ import annotations
 
 import math

@@ -106,6 +106,13 @@ def draw(xs, series, labels, marks, width=80, height=16, breaks=()) -> tuple[lis
             else:
                 canvas.line(*prev, *cur, style)
             prev = cur
+    lines = _framed(canvas, lo, hi, label_w)
+    lines.extend(_x_axis_and_legend(x0, x1, cols, labels, marks, label_w))
+    return lines, clipped
+
+
+def _framed(canvas, lo, hi, label_w) -> list:
+    """The canvas rows with y labels at the top, middle and bottom."""
     lines = []
     rows = canvas.rows_text()
     for r, row in enumerate(rows):
@@ -119,8 +126,12 @@ def draw(xs, series, labels, marks, width=80, height=16, breaks=()) -> tuple[lis
         else:
             tag = ""
         lines.append(Text(f"{tag:>{label_w}} ┤", style="dim") + row)
+    return lines
+
+
+def _x_axis_and_legend(x0, x1, cols, labels, marks, label_w) -> list:
     axis = " " * label_w + " └" + "─" * cols
-    lines.append(Text(axis, style="dim"))
+    lines = [Text(axis, style="dim")]
     left, right = _fmt(x0), _fmt(x1)
     lines.append(Text(" " * (label_w + 2) + left + " " * max(1, cols - len(left) - len(right)) + right,
                       style="dim"))
@@ -132,4 +143,4 @@ def draw(xs, series, labels, marks, width=80, height=16, breaks=()) -> tuple[lis
         legend.append("┆ ", style="yellow")
         legend.append("kink / branch switch")
     lines.append(legend)
-    return lines, clipped
+    return lines

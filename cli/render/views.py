@@ -5,8 +5,7 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
-from ...engine.views import graph as G
-from ...engine.views.graph import Omission
+from ...engine.views.graph import Omission, expression, primal, span_text
 from .graph_text import omission_text
 from ..output import fmt_value
 from .common import print_notes, console, inputs_line, notes_for
@@ -16,7 +15,7 @@ MAX_EXPLAIN_STEPS = 120     # longer sweeps show their first and last steps
 
 def show(v, width: int = 48) -> str:
     """A value for a line of text: a number, or an array's shape and a short preview."""
-    v = G.primal(v)
+    v = primal(v)
     shape = tuple(getattr(v, "shape", ()))
     if not shape:
         return fmt_value(v)
@@ -43,31 +42,31 @@ def _factor(v) -> str:
 def _where(graph, nd) -> str:
     if nd.span is None:
         return ""
-    text = G.span_text(nd.span, graph.source)
+    text = span_text(nd.span, graph.source)
     return f"{nd.span.line}:{nd.span.column}" + (f" `{text}`" if text else "")
 
 
 def _header(target, result, graph) -> None:
-    c = console()
+    screen = console()
     kinds = {"input": 0, "const": 0, "op": 0}
     for nd in graph.nodes:
         kinds[nd.kind] += 1
     what = {None: "∂f/∂node", "sum": "∂sum(f)/∂node"}.get(graph.reduced, "vᵀ∂f/∂node")
-    c.print(Text.assemble(("graph", "bold"), f" of {target.describe()} at {_inputs(result.inputs)}: "
+    screen.print(Text.assemble(("graph", "bold"), f" of {target.describe()} at {_inputs(result.inputs)}: "
                           f"{len(graph.nodes)} nodes ({_n(kinds['input'], 'input')}, {_n(kinds['const'], 'constant')}, "
                           f"{_n(kinds['op'], 'op')}); value {fmt_value(result.value)}; adjoints are {what}"))
 
 
 def _footer(graph, result) -> None:
-    c = console()
+    screen = console()
     for item in graph.shown:
         if isinstance(item, Omission):
-            c.print(Text.assemble(("  ⋮ ", "dim"), (omission_text(item), "dim")))
+            screen.print(Text.assemble(("  ⋮ ", "dim"), (omission_text(item), "dim")))
     print_notes(notes_for(result))
 
 
 def graph_table(target, result, graph) -> None:
-    c = console()
+    screen = console()
     _header(target, result, graph)
     table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
     for col in ("node", "expression", "shape", "value", "adjoint", "source"):
@@ -84,10 +83,10 @@ def graph_table(target, result, graph) -> None:
         adjoint = show(nd.adjoint, 30) if nd.adjoint is not None else ("" if nd.kind == "const" else "0 (unreached)")
         value = show(nd.value, 30) if nd.value is not None else "(not kept)"
         table.add_row(Text(nd.name, style="bold" if nd.id == graph.output else ""),
-                      G.expression(graph, nd, show) + (" (constant)" if nd.kind == "const" and nd.known else ""),
+                      expression(graph, nd, show) + (" (constant)" if nd.kind == "const" and nd.known else ""),
                       str(nd.shape) if nd.shape else "()", value, adjoint, _where(graph, nd))
-    c.print()
-    c.print(table)
+    screen.print()
+    screen.print(table)
     _footer(graph, result)
 
 
@@ -112,10 +111,10 @@ def _tree_label(graph, nd) -> Text:
     if nd.kind == "input":
         t.append(f" {nd.op} = {show(nd.value)}")
     elif nd.kind == "const":
-        t.append(f" = {G.expression(graph, nd, show)} (constant)", style="dim")
+        t.append(f" = {expression(graph, nd, show)} (constant)", style="dim")
         return t
     else:
-        t.append(f" = {G.expression(graph, nd, show)}")
+        t.append(f" = {expression(graph, nd, show)}")
         t.append(f"  value {show(nd.value)}")
     if nd.adjoint is not None:
         t.append(f"  ∂f/∂{nd.name} = {show(nd.adjoint)}", style="green")
@@ -128,9 +127,9 @@ def _tree_label(graph, nd) -> Text:
 
 
 def graph_tree(target, result, graph) -> None:
-    c = console()
+    screen = console()
     _header(target, result, graph)
-    c.print()
+    screen.print()
     visible = graph.visible()
     hidden_note = {}
     for item in graph.shown:
@@ -150,11 +149,11 @@ def graph_tree(target, result, graph) -> None:
     used = {s for nd in graph.ops() for s in nd.inputs}
     roots += [nd.id for nd in graph.ops() if nd.id in visible and nd.id not in reached and nd.id not in used]
     if not roots:
-        c.print("the output does not depend on the inputs: nothing was recorded")
+        screen.print("the output does not depend on the inputs: nothing was recorded")
     printed: set = set()
     for k, root in enumerate(roots):
         if k == (1 if graph.output is not None else 0):
-            c.print(Text("recorded but not reaching the output:", style="yellow"))
+            screen.print(Text("recorded but not reaching the output:", style="yellow"))
         tree = Tree(_tree_label(graph, graph.node(root)), guide_style="dim")
         printed.add(root)
         stack = [(tree, graph.node(root))]
@@ -173,7 +172,7 @@ def graph_tree(target, result, graph) -> None:
                     printed.add(s)
                     children.append((sub, child))
             stack.extend(reversed(children))
-        c.print(tree)
+        screen.print(tree)
     _footer(graph, result)
 
 
@@ -186,10 +185,10 @@ def _node_lines(graph, ids) -> list:
         if nd.kind == "input":
             lines.append(f"{nd.name} = {nd.op} = {show(nd.value)}")
         elif nd.kind == "const":
-            lines.append(f"{nd.name} = {G.expression(graph, nd, show)}  (constant)")
+            lines.append(f"{nd.name} = {expression(graph, nd, show)}  (constant)")
         else:
             where = _where(graph, nd)
-            lines.append(f"{nd.name} = {G.expression(graph, nd, show)} = {show(nd.value)}" +
+            lines.append(f"{nd.name} = {expression(graph, nd, show)} = {show(nd.value)}" +
                          (f"    [{where}]" if where else ""))
     return lines
 
@@ -229,29 +228,29 @@ def reverse_lines(ex) -> list:
 
 
 def explain_reverse(target, result, ex) -> None:
-    c = console()
+    screen = console()
     g = ex.graph
-    c.print(Text.assemble(("reverse sweep", "bold"), f" of {target.describe()} at {_inputs(result.inputs)}"
+    screen.print(Text.assemble(("reverse sweep", "bold"), f" of {target.describe()} at {_inputs(result.inputs)}"
                           " (the chain rule from the output back to the inputs, Hands-on ML figure D-3)"))
-    c.print()
-    c.print(Text("forward pass: the nodes and their values", style="bold"))
+    screen.print()
+    screen.print(Text("forward pass: the nodes and their values", style="bold"))
     ids, left_out = _cap([nd.id for nd in g.nodes])
     for i in ids:
         line = f"⋮ {left_out} nodes left out" if i is None else _node_lines(g, [i])[0]
-        c.print(Text("  " + line))
-    c.print()
-    c.print(Text("reverse pass: each node's adjoint is the sum over the nodes that use it", style="bold"))
+        screen.print(Text("  " + line))
+    screen.print()
+    screen.print(Text("reverse pass: each node's adjoint is the sum over the nodes that use it", style="bold"))
     for line in reverse_lines(ex):
-        c.print(Text("  " + line))
-    c.print()
-    c.print(Text("gradient", style="bold"))
+        screen.print(Text("  " + line))
+    screen.print()
+    screen.print(Text("gradient", style="bold"))
     inputs = {nd.op: nd for nd in g.nodes if nd.kind == "input"}
     f = "f" if ex.reduced is None else ("sum(f)" if ex.reduced == "sum" else "vᵀf")
     for name, value in ex.gradient.items():
         nd = inputs.get(name)
         via = f" = ∂{f}/∂{nd.name}" if nd is not None else ""
         tail = "" if nd is None or nd.adjoint is not None else "  (unconnected: exactly 0)"
-        c.print(Text(f"  ∂{f}/∂{name}{via} = {show(value)}{tail}"))
+        screen.print(Text(f"  ∂{f}/∂{name}{via} = {show(value)}{tail}"))
     print_notes(notes_for(result))
 
 
@@ -267,7 +266,7 @@ def forward_lines(fp) -> list:
             continue
         nd = g.node(i)
         step = by_node.get(i)
-        value = G.primal(nd.value) if nd.value is not None else None
+        value = primal(nd.value) if nd.value is not None else None
         head = _node_lines(g, [i])[0].split("    [")[0]
         if nd.kind == "const":
             lines.append(head)
@@ -293,7 +292,7 @@ def forward_lines(fp) -> list:
 def _dual(value, tangent) -> str:
     if tangent is None:
         return show(value)
-    if getattr(G.primal(value), "shape", ()) or getattr(tangent, "shape", ()):
+    if getattr(primal(value), "shape", ()) or getattr(tangent, "shape", ()):
         return f"{show(value)} + ({show(tangent)})ε"
     t = float(tangent)
     sign = "-" if t < 0 else "+"
@@ -301,19 +300,19 @@ def _dual(value, tangent) -> str:
 
 
 def explain_forward(target, result_inputs, passes, notes_source) -> None:
-    c = console()
-    c.print(Text.assemble(("forward sweep", "bold"), f" of {target.describe()} at {_inputs(result_inputs)}"
+    screen = console()
+    screen.print(Text.assemble(("forward sweep", "bold"), f" of {target.describe()} at {_inputs(result_inputs)}"
                           " (dual numbers a + bε, Hands-on ML figure D-2: one pass per input, ṅ = ∂n/∂input)"))
     for fp in passes:
-        c.print()
+        screen.print()
         seed = "1" if not getattr(result_inputs[fp.input], "shape", ()) else "ones (every element moves together)"
-        c.print(Text(f"pass for {fp.input}: seed tangent {seed}, the other inputs' tangents 0", style="bold"))
+        screen.print(Text(f"pass for {fp.input}: seed tangent {seed}, the other inputs' tangents 0", style="bold"))
         for line in forward_lines(fp):
-            c.print(Text("  " + line))
+            screen.print(Text("  " + line))
         out = fp.graph.output
         via = f" = ṅ{out}" if out is not None else ""
         d = fp.derivative if fp.derivative is not None else 0.0
         label = f"∂f/∂{fp.input}" if not getattr(result_inputs[fp.input], "shape", ()) else \
             f"∂f/∂{fp.input} · ones"
-        c.print(Text(f"  {label}{via} = {show(d)}", style="green"))
+        screen.print(Text(f"  {label}{via} = {show(d)}", style="green"))
     print_notes(notes_for(notes_source))

@@ -1,0 +1,78 @@
+"""Plumbing every command that takes a TARGET and a point shares: loading the target, the --wrt
+list, the JSON fields of any result, and reporting a --check (in the JSON document or as a table).
+
+Engine and renderer imports sit inside the functions: the command modules import this one when
+`autodiff --help` lists them, and start-up must stay cheap.
+"""
+from __future__ import annotations
+
+import click
+
+from ..exitcodes import Exit
+from ..options import limits_from, parse_at
+
+WRT = click.option("--wrt", default=None, metavar="NAMES",
+                   help="Differentiate with respect to these inputs only (comma-separated).")
+CHECK = click.option("--check", "check_mode", type=click.Choice(["full", "fast"]), is_flag=False,
+                     flag_value="full", default=None,
+                     help="Check against finite differences: full (every entry, with an error "
+                     "estimate) or fast (one random projection). A failed check exits 1.")
+CHECK_SEED = click.option("--check-seed", type=click.IntRange(0), default=None, metavar="N",
+                          help="Seed of --check fast's random projection (default: a fresh one, printed).")
+
+
+def load_point(target, fn, of, at, limit_options: dict):
+    """(limits, target, input values) from a command's TARGET, --fn, --of, --at and --max-* options."""
+    from ...engine import api
+    limits = limits_from(limit_options)
+    loaded = api.load(target, fn, of)
+    return limits, loaded, parse_at(at, limits)
+
+
+def seed_constant(seed, limits):
+    """The value of --seed (a constant expression), or None without one."""
+    if seed is None:
+        return None
+    from ...engine import api
+    return api.constant(seed, "--seed", limits)
+
+
+def wrt_names(wrt):
+    """`--wrt x, y` -> ["x", "y"]; None when the option is absent."""
+    return [w.strip() for w in wrt.split(",") if w.strip()] if wrt else None
+
+
+def kink_json(kink) -> dict:
+    op, span, detail = kink
+    return {"op": op, "line": span.line if span else None, "column": span.column if span else None,
+            "detail": detail}
+
+
+def point_json(result) -> dict:
+    """The fields every derivative's JSON ends with: the inputs, notes and kinks."""
+    from ..output import jsonable
+    from ..render.common import notes_for
+    return {"inputs": {k: jsonable(v) for k, v in result.inputs.items()}, "notes": notes_for(result),
+            "kinks": [kink_json(k) for k in result.kinks]}
+
+
+def emit_checked(doc: dict, report) -> int:
+    """Emit the JSON document, with the check's report when there is one; the exit code follows it."""
+    from ..output import emit_json
+    if report is not None:
+        from .checks import report_json
+        doc["check"] = report_json(report)
+    emit_json(doc)
+    return check_exit(report)
+
+
+def show_check(report) -> int:
+    """Print the check's table when there is one; the exit code follows it."""
+    if report is not None:
+        from ..render.checks import gradient_check
+        gradient_check(report)
+    return check_exit(report)
+
+
+def check_exit(report) -> int:
+    return Exit.CHECK_FAILED if report is not None and not report.passed else Exit.OK

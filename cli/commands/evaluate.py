@@ -1,0 +1,84 @@
+"""The `grad` and `run` commands: a value with its gradient, and a value alone (loaded lazily by
+main.LAZY).
+
+Engine, rich and renderer imports sit inside the functions: `autodiff --help` loads every command
+module, and start-up must stay cheap.
+"""
+from __future__ import annotations
+
+import click
+
+from ..exitcodes import Exit
+from ..options import target_options
+from .common import WRT, emit_checked, kink_json, load_point, seed_constant, show_check, wrt_names
+
+
+@click.command(context_settings={"ignore_unknown_options": True})
+@target_options
+@WRT
+@click.option("--seed", default=None, metavar="V", help="For an array output: compute vᵀJ with this v "
+              "instead of the gradient of the sum.")
+@click.option("--mode", type=click.Choice(["reverse", "forward"]), default="reverse", show_default=True,
+              help="reverse: one sweep of the tape; forward: one forward pass of dual numbers per input element.")
+@click.option("--explain", is_flag=True, help="Show the sweep step by step: the chain rule node by node "
+              "(reverse), or the dual numbers (with --mode forward).")
+@click.option("--check", "check_mode", type=click.Choice(["full", "fast"]), is_flag=False, flag_value="full",
+              default=None, help="Check the gradient against finite differences: full (every entry, with an "
+              "error estimate) or fast (one random projection). A failed check exits 1.")
+@click.option("--check-seed", type=click.IntRange(0), default=None, metavar="N",
+              help="Seed of --check fast's random direction (default: a fresh one, printed).")
+def grad(target, at, fn, of, dtype, as_json, wrt, seed, debug, mode, explain, check_mode=None, check_seed=None,
+         **limits):
+    """Value and gradient of TARGET (an expression or a .py program) at a point."""
+    from ...engine import api
+    lim, tgt, values = load_point(target, fn, of, at, limits)
+    seed_value = seed_constant(seed, lim)
+    names = wrt_names(wrt)
+    if explain:
+        if check_mode is not None:
+            raise api.SourceError("usage", "--explain and --check are separate views: use one at a time")
+        from .views import explain_grad
+        return explain_grad(tgt, values, names, seed_value, mode, dtype, lim, as_json)
+    result = api.grad(None, values, names, seed_value, dtype_name=dtype, limits=lim, target=tgt, mode=mode)
+    report = None
+    if check_mode is not None:
+        from .checks import grad_check
+        report = grad_check(tgt, result, check_mode, check_seed, dtype, lim, seed_value, names)
+    if as_json:
+        return emit_checked(_grad_json(result), report)
+    from ..render.common import grad_result
+    grad_result(tgt, result)
+    if mode == "forward":
+        from ..render.higher import forward_note
+        forward_note(result)
+    return show_check(report)
+
+
+def _grad_json(result) -> dict:
+    from ...engine.lang.values import shape_of
+    from ..output import jsonable
+    from ..render.common import notes_for
+    return {"value": jsonable(result.value), "gradient": {k: jsonable(v) for k, v in result.gradient.items()},
+            "inputs": {k: jsonable(v) for k, v in result.inputs.items()},
+            "output_shape": list(shape_of(result.value)), "reduced": result.reduced,
+            "unconnected": result.unconnected, "notes": notes_for(result),
+            "kinks": [kink_json(k) for k in result.kinks], "tape_length": result.tape_length,
+            "mode": result.mode, "nonfinite": result.nonfinite}
+
+
+@click.command(context_settings={"ignore_unknown_options": True})
+@target_options
+def run(target, at, fn, of, dtype, as_json, debug, **limits):
+    """Evaluate TARGET at a point without differentiating."""
+    from ...engine import api
+    lim, tgt, values = load_point(target, fn, of, at, limits)
+    result = api.evaluate(None, values, dtype_name=dtype, limits=lim, target=tgt)
+    if as_json:
+        from ..output import emit_json, jsonable
+        from ..render.common import notes_for
+        emit_json({"value": jsonable(result.value), "inputs": {k: jsonable(v) for k, v in result.inputs.items()},
+                   "steps": result.steps, "notes": notes_for(result)})
+    else:
+        from ..render.common import run_result
+        run_result(tgt, result)
+    return Exit.OK
