@@ -36,5 +36,5 @@ def flag_spelling(name: str) -> str:
 
 
 def limits_from(opts: dict):
-    from ..engine.lang.runtime import Limits
+    from ..engine.lang.limits import Limits
     return Limits(steps=opts["max_steps"], depth=opts["max_depth"], elements=opts["max_elements"])
