@@ -59,7 +59,7 @@ def load(text: str, fn: str | None = None, of: str | None = None, filename: str 
     names = builtin_names()
     inputs = [v for v in loaded_names(node) if v not in names]
     _refuse_unknown_functions(node, names, text)
-    return Target(text, None, "expression", inputs, node)
+    return Target(source=text, filename=None, kind="expression", inputs=inputs, node=node)
 
 
 def _read(filename: str) -> str:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ...parser.errors import SourceError
 from ..core import ops
-from ..core.backend import is_array, np, xp
+from ..core.backend import is_array, np, to_host, xp
 from ..core.tape import Dual, Var, strip
 from .callables import Builtin, UserFunction
 
@@ -79,7 +79,6 @@ def describe(v) -> str:
 
 def to_python(v):
     """A value as plain Python data (floats and nested lists) for JSON and tests."""
-    from ..core.backend import to_host
     v = to_host(strip(v))
     if isinstance(v, tuple):
         return [to_python(x) for x in v]
