@@ -11,7 +11,7 @@ from .diff.higher import DerivativeResult, HessianResult, derivatives, hessian
 from .diff.reverse import GradResult, RunResult
 from .diff.reverse import evaluate as _evaluate
 from .diff.reverse import grad as _reverse_grad
-from .lang.runtime import Limits
+from .lang.limits import Limits
 from .lang.target import (Runner, Target, bind_inputs, check_output, constant, load, looks_like_file,
                           run_target, split_top_level)
 from .views.provenance import diagnose_grad, diagnose_run

@@ -397,7 +397,7 @@ def test_function_selection():
     with pytest.raises(SourceError) as info:
         load(src)
     assert info.value.kind == "ambiguous function"
-    assert "helper, g" in info.value.message and "--fn" in info.value.hint
+    assert "helper, g" in info.value.message and "fn=" in info.value.spelled()[1]
     assert grad(src, fn="g", x=1.0).gradient["x"] == 8.0
     assert grad(src, fn="helper", x=1.0).gradient["x"] == 2.0
     with pytest.raises(SourceError, match="defines no function 'nope'.*helper, g"):

@@ -92,7 +92,7 @@ PER_ROW = ("prod", "norm", "dot", "matmul", "transpose", "reshape", "any", "all"
 
 def batch_builtins(builtins: dict) -> None:
     """Replace, in an interpreter's builtins table, those that must act on each row."""
-    from ..lang.runtime import Builtin
+    from ..lang.callables import Builtin
     for name in REDUCTIONS + PER_ROW + ("len",):
         b = builtins.get(name)
         if not isinstance(b, Builtin):

@@ -103,7 +103,7 @@ def run_case(case, mode=None, seed=None) -> CaseResult:
 
 def _run(case, result, seed):
     from .gradient import expression_target
-    from ..lang.runtime import Limits
+    from ..lang.limits import Limits
     from ..lang.values import set_dtype
     opts = case.options
     dtype = opts.get("dtype", "float64")

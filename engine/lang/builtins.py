@@ -98,7 +98,7 @@ class Builtins:
         return xp().linspace(float(strip(start)), float(strip(stop)), count, dtype=dtype())
 
     def range_(self, *args):
-        from .runtime import RangeValue
+        from .values import RangeValue
         ints = []
         for a in args:
             v = strip(a)
@@ -173,7 +173,8 @@ class Builtins:
         return bool(xp().all(strip(x))) if shape_of(x) else bool(strip(x))
 
     def grad(self, f):
-        from .runtime import Builtin, GradFunction, UserFunction
+        from .callables import Builtin, UserFunction
+        from .calls import GradFunction
         if not isinstance(f, (UserFunction, Builtin, GradFunction)):
             raise SourceError("type error", f"grad() takes a function, not {describe(f)}")
         return GradFunction(f, self.interp)
@@ -199,7 +200,7 @@ def _is_numeric(v):
 
 
 def make_builtins(interp) -> dict:
-    from .runtime import Builtin
+    from .callables import Builtin
     b = Builtins(interp)
     table = {}
 

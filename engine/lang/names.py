@@ -1,8 +1,7 @@
 """Which names a piece of AST binds and reads, and where a name lives (compile-time scopes)."""
 from __future__ import annotations
 
-
-from ...parser import nodes as n
+from ...parser import nodes
 
 
 def assigned_names(body) -> list:
@@ -11,19 +10,19 @@ def assigned_names(body) -> list:
     stack = list(reversed(body))
     while stack:
         s = stack.pop()
-        if isinstance(s, n.Assign):
+        if isinstance(s, nodes.Assign):
             out.extend(t.id for t in s.targets)
-        elif isinstance(s, n.AugAssign):
+        elif isinstance(s, nodes.AugAssign):
             out.append(s.target.id)
-        elif isinstance(s, n.For):
+        elif isinstance(s, nodes.For):
             out.append(s.target.id)
             stack.extend(reversed(s.body))
-        elif isinstance(s, (n.If,)):
+        elif isinstance(s, nodes.If):
             stack.extend(reversed(s.orelse))
             stack.extend(reversed(s.body))
-        elif isinstance(s, n.While):
+        elif isinstance(s, nodes.While):
             stack.extend(reversed(s.body))
-        elif isinstance(s, n.FunctionDef):
+        elif isinstance(s, nodes.FunctionDef):
             out.append(s.name)
     seen, uniq = set(), []
     for name in out:
@@ -33,38 +32,53 @@ def assigned_names(body) -> list:
     return uniq
 
 
-_SKIP_FIELDS = {"span", "op_span", "op_spans", "op", "ops"}
+# Fields that hold no sub-nodes to visit: positions and operator spellings.
+_NOT_CHILDREN = frozenset({"span", "op_span", "op_spans", "op", "ops"})
 
 
-def loaded_names(node) -> list:
-    """Names an AST reads, in order of first appearance (iterative: no recursion limit)."""
-    out, seen = [], set()
-    stack = [node]
+def _binding_fields(x) -> tuple:
+    """The fields of a statement that name what it binds, rather than read."""
+    if isinstance(x, nodes.Assign):
+        return ("targets",)
+    if isinstance(x, nodes.For):
+        return ("target",)
+    if isinstance(x, nodes.FunctionDef):
+        return ("name", "params")
+    return ()
+
+
+def walk(tree, bindings: bool = True):
+    """Every node of an AST (a node or a list of them) in source order, each before its children.
+    Iterative, so a deep tree needs no deep Python stack. bindings=False skips the names a
+    statement binds (assignment targets, loop variables, a def's name and parameters)."""
+    stack = [tree]
     while stack:
         x = stack.pop()
-        if isinstance(x, n.Name):
-            if x.id not in seen:
-                seen.add(x.id)
-                out.append(x.id)
-            continue
         if isinstance(x, (tuple, list)):
             stack.extend(reversed(x))
             continue
         fields = getattr(x, "__dataclass_fields__", None)
         if not fields:
             continue
+        yield x
+        skip = () if bindings else _binding_fields(x)
         kids = []
         for f in fields:
-            if f in _SKIP_FIELDS:
-                continue
-            if (isinstance(x, n.Assign) and f == "targets") or (isinstance(x, n.For) and f == "target") \
-                    or (isinstance(x, n.FunctionDef) and f in ("name", "params")):
+            if f in _NOT_CHILDREN or f in skip:
                 continue
             v = getattr(x, f)
-            if v is None or isinstance(v, (str, float, bool, int)):
-                continue
-            kids.append(v)
+            if isinstance(v, (tuple, list)) or hasattr(v, "__dataclass_fields__"):
+                kids.append(v)
         stack.extend(reversed(kids))
+
+
+def loaded_names(tree) -> list:
+    """Names an AST reads, in order of first appearance."""
+    out, seen = [], set()
+    for x in walk(tree, bindings=False):
+        if isinstance(x, nodes.Name) and x.id not in seen:
+            seen.add(x.id)
+            out.append(x.id)
     return out
 
 
@@ -88,3 +102,12 @@ class Scope:
         if name in self.globals:
             return "global"
         return None
+
+    def enclosing_locals(self) -> list:
+        """The locals of this scope and of every enclosing one (candidates for `did you mean`)."""
+        out = []
+        s = self
+        while s is not None:
+            out.extend(s.locals or ())
+            s = s.parent
+        return out

@@ -14,7 +14,8 @@ from ..core import ops as O
 from ..core.backend import is_array
 from ..core.notes import NOTES
 from ..core.tape import BOXES, Var
-from .runtime import _equal, runtime_error
+from .errors import runtime_error
+from .values import values_equal as _equal
 
 
 _BINARY = {"+": O.add, "-": O.sub, "*": O.mul, "/": O.div, "@": O.matmul}

@@ -5,13 +5,15 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from ...parser import nodes as n
-from ...parser import parse_expression, parse_program
-from ...parser.errors import SourceError
+from ...parser import nodes, parse_expression, parse_program
+from ...parser.errors import SourceError, option
 from ..core.tape import strip
+from .builtins import builtin_names
+from .callables import UserFunction
+from .errors import unknown_name
 from .interp import Interpreter
-from .names import assigned_names, loaded_names
-from .runtime import Limits, UserFunction
+from .limits import Limits
+from .names import assigned_names, loaded_names, walk
 from .values import as_input, describe
 
 
@@ -45,88 +47,93 @@ def load(text: str, fn: str | None = None, of: str | None = None, filename: str 
     """Load TARGET: a path to a .py program, or an expression."""
     if filename is None and looks_like_file(text):
         filename = text
-        try:
-            with open(text, encoding="utf-8") as f:
-                text = f.read()
-        except (OSError, UnicodeDecodeError) as e:
-            raise SourceError("bad file", f"cannot read {filename}: {e}") from None
+        text = _read(filename)
     elif filename is None and text.endswith(".py") and "\n" not in text and " " not in text:
         raise SourceError("bad file", f"no such file: {text}")
     if filename is not None:
         return _load_program(text, filename, fn, of)
     if fn is not None or of is not None:
-        raise SourceError("usage", "--fn and --of apply to programs (.py files), not to expressions")
+        raise SourceError("usage", f"{option('fn')} and {option('of')} apply to programs (.py files), "
+                          "not to expressions")
     node = parse_expression(text)
-    from .builtins import builtin_names
     names = builtin_names()
     inputs = [v for v in loaded_names(node) if v not in names]
     _refuse_unknown_functions(node, names, text)
-    return Target(text, None, "expression", inputs, node)
+    return Target(source=text, filename=None, kind="expression", inputs=inputs, node=node)
+
+
+def _read(filename: str) -> str:
+    try:
+        with open(filename, encoding="utf-8") as f:
+            return f.read()
+    except (OSError, UnicodeDecodeError) as e:
+        raise SourceError("bad file", f"cannot read {filename}: {e}") from None
 
 
 def _refuse_unknown_functions(node, builtins, text):
     """A called name that is no builtin is a misspelt function, not an input to ask for."""
-    from .runtime import unknown_name
-    stack = [node]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, (tuple, list)):
-            stack.extend(reversed(x))
-            continue
-        if isinstance(x, n.Call) and isinstance(x.func, n.Name) and x.func.id not in builtins:
+    for x in walk(node):
+        if isinstance(x, nodes.Call) and isinstance(x.func, nodes.Name) and x.func.id not in builtins:
             err = unknown_name(x.func.id, x.func.span, [b for b in builtins if b.isalpha()])
             err.kind, err.message = "unknown function", f"`{x.func.id}` is not a function of the language"
             raise err.with_source(text)
-        if isinstance(x, n.Name) and x.id not in builtins and x.span.end_line == x.span.line \
+        if isinstance(x, nodes.Name) and x.id not in builtins and x.span.end_line == x.span.line \
                 and x.span.end_column - x.span.column != len(x.id):
             # written as np.NAME or math.NAME (the parser keeps the whole span): must be a builtin
             raise SourceError("unknown name", f"`{x.id}` is not a builtin, so it cannot be named through "
                               "np. or math.", x.span, f"write {x.id} alone for an input", source=text)
-        for f in reversed(tuple(getattr(x, "__dataclass_fields__", ()))):
-            if f not in ("span", "op_span", "op_spans"):
-                v = getattr(x, f)
-                if isinstance(v, (tuple, list)) or hasattr(v, "__dataclass_fields__"):
-                    stack.append(v)
 
 
 def _load_program(text, filename, fn, of) -> Target:
     module = parse_program(text, filename)
-    defs = [s for s in module.body if isinstance(s, n.FunctionDef)]
-    names = [d.name for d in defs]
+    defs = [s for s in module.body if isinstance(s, nodes.FunctionDef)]
     if defs:
-        if of is not None:
-            raise SourceError("usage", "--of names the output of a script; this file defines functions "
-                              "(choose one with --fn)", None, source=text, filename=filename)
-        if fn is not None:
-            if fn not in names:
-                raise SourceError("unknown name", f"--fn {fn}: the program defines no function {fn!r} "
-                                  f"(it defines {', '.join(names)})", None, source=text, filename=filename)
-            chosen = fn
-        elif "f" in names:
-            chosen = "f"
-        elif len(defs) == 1:
-            chosen = names[0]
-        else:
-            raise SourceError("ambiguous function", f"the program defines several functions ({', '.join(names)}) "
-                              "and none is called f", None, "choose one with --fn NAME", source=text,
-                              filename=filename)
-        node = [d for d in defs if d.name == chosen][-1]
-        return Target(text, filename, "function", list(node.params), module, chosen, None, names)
+        return _load_functions(module, defs, text, filename, fn, of)
     if fn is not None:
-        raise SourceError("usage", f"--fn {fn}: the program defines no functions (it is a script)",
+        raise SourceError("usage", f"{option('fn')} {fn}: the program defines no functions (it is a script)",
                           None, source=text, filename=filename)
-    from .builtins import builtin_names
+    return _load_script(module, text, filename, of)
+
+
+def _load_functions(module, defs, text, filename, fn, of) -> Target:
+    """A program of functions: the one chosen by name, else `f`, else the only one."""
+    names = [d.name for d in defs]
+    if of is not None:
+        raise SourceError("usage", f"{option('of')} names the output of a script; this file defines functions "
+                          f"(choose one with {option('fn')})", None, source=text, filename=filename)
+    if fn is not None:
+        if fn not in names:
+            raise SourceError("unknown name", f"{option('fn')} {fn}: the program defines no function {fn!r} "
+                              f"(it defines {', '.join(names)})", None, source=text, filename=filename)
+        chosen = fn
+    elif "f" in names:
+        chosen = "f"
+    elif len(defs) == 1:
+        chosen = names[0]
+    else:
+        raise SourceError("ambiguous function", f"the program defines several functions ({', '.join(names)}) "
+                          "and none is called f", None, f"choose one with {option('fn')} NAME", source=text,
+                          filename=filename)
+    node = [d for d in defs if d.name == chosen][-1]
+    return Target(source=text, filename=filename, kind="function", inputs=list(node.params), node=module,
+                  fn_name=chosen, output_name=None, functions=names)
+
+
+def _load_script(module, text, filename, of) -> Target:
+    """A script: its inputs are the names it reads before assigning; its output a variable or its
+    last expression statement."""
     assigned = set(assigned_names(module.body))
     builtins = builtin_names()
     inputs = [v for v in loaded_names(module) if v not in assigned and v not in builtins]
     if of is not None and of not in assigned:
-        raise SourceError("unknown name", f"--of {of}: the script assigns no variable {of!r}", None,
+        raise SourceError("unknown name", f"{option('of')} {of}: the script assigns no variable {of!r}", None,
                           source=text, filename=filename)
-    if of is None and not any(isinstance(s, n.ExprStmt) for s in module.body):
+    if of is None and not any(isinstance(s, nodes.ExprStmt) for s in module.body):
         raise SourceError("no output", "the script has no expression statement to take as its output",
-                          None, "end it with an expression, or name a variable with --of NAME",
+                          None, f"end it with an expression, or name a variable with {option('of')} NAME",
                           source=text, filename=filename)
-    return Target(text, filename, "script", inputs, module, None, of, [])
+    return Target(source=text, filename=filename, kind="script", inputs=inputs, node=module,
+                  fn_name=None, output_name=of, functions=[])
 
 
 def run_target(target: Target, values: dict, interp: Interpreter):
@@ -154,7 +161,6 @@ def split_top_level(text: str) -> list:
 def constant(text: str, what: str, limits: Limits | None = None):
     """Evaluate a constant expression of the language (no free variables)."""
     node = parse_expression(text, filename=what)
-    from .builtins import builtin_names
     free = [v for v in loaded_names(node) if v not in builtin_names()]
     if free:
         raise SourceError("bad input", f"{what}: a value must be a constant, but it uses {free[0]!r}",
@@ -170,36 +176,19 @@ def constant(text: str, what: str, limits: Limits | None = None):
     return as_input(v)
 
 
-def parse_at(items, limits: Limits | None = None) -> dict:
-    """`--at x=3,y=4 --at "A=[[1,2],[3,4]]"` -> {"x": 3.0, "y": 4.0, "A": array}."""
-    values = {}
-    for item in items:
-        for part in split_top_level(item):
-            name, eq, expr = part.partition("=")
-            name = name.strip()
-            if not eq or not name.isidentifier() or not expr.strip():
-                raise SourceError("bad input", f"--at expects NAME=VALUE, got {part!r}", None,
-                                  "e.g. --at x=3,y=4 or --at \"A=[[1,2],[3,4]]\"")
-            if name in values:
-                raise SourceError("bad input", f"--at gives {name} twice")
-            values[name] = constant(expr.strip(), f"--at {name}", limits)
-    return values
-
-
 def bind_inputs(target: Target, values: dict) -> dict:
     missing = [v for v in target.inputs if v not in values]
     if missing:
         raise SourceError("missing input", f"no value for {', '.join(missing)}: "
                           f"{'the inputs are' if len(target.inputs) > 1 else 'the input is'} "
                           f"{', '.join(target.inputs)}", None,
-                          "give it with --at " + ",".join(f"{m}=..." for m in missing))
+                          f"give it with {option('at')} " + ",".join(f"{m}=..." for m in missing))
     extra = [k for k in values if k not in target.inputs]
     if extra:
         known = ", ".join(target.inputs) if target.inputs else "none"
-        from .builtins import builtin_names
         hint = (f"`{extra[0]}` is a builtin of the language, not a variable: name the variable otherwise"
                 if extra[0] in builtin_names() else None)
-        raise SourceError("unknown input", f"--at {extra[0]}: {target.describe()} has no input {extra[0]!r} "
+        raise SourceError("unknown input", f"{option('at')} {extra[0]}: {target.describe()} has no input {extra[0]!r} "
                           f"(its inputs: {known})", None, hint)
     return {k: as_input(values[k]) for k in target.inputs}
 

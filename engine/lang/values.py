@@ -1,8 +1,11 @@
 """What values the language has, and the helpers that look at them without unboxing by hand."""
 from __future__ import annotations
 
-from ..core.backend import is_array, np, xp
+from ...parser.errors import SourceError
+from ..core import ops
+from ..core.backend import is_array, np, to_host, xp
 from ..core.tape import Dual, Var, strip
+from .callables import Builtin, UserFunction
 
 _dtype = ["float64"]
 
@@ -32,6 +35,14 @@ def size_of(v) -> int:
     return n
 
 
+class RangeValue:
+    """The value of range(...): only a for loop takes it."""
+    __slots__ = ("start", "stop", "step")
+
+    def __init__(self, start, stop, step):
+        self.start, self.stop, self.step = start, stop, step
+
+
 def as_input(v):
     """An input value in the working dtype: floats stay Python floats (the fast path) in float64."""
     v = strip(v)
@@ -47,7 +58,6 @@ def as_input(v):
 
 def describe(v) -> str:
     """A short description for messages: 'a number', 'an array of shape (3,)', 'a function'."""
-    from .runtime import Builtin, UserFunction
     if isinstance(v, (Var, Dual)):
         v = strip(v)
     if isinstance(v, bool):
@@ -62,14 +72,13 @@ def describe(v) -> str:
         return "a number" if v.ndim == 0 else f"an array of shape {tuple(v.shape)}"
     if v is None:
         return "nothing (a function without return?)"
-    if type(v).__name__ == "RangeValue":
+    if isinstance(v, RangeValue):
         return "a range (use it in a for loop)"
     return type(v).__name__
 
 
 def to_python(v):
     """A value as plain Python data (floats and nested lists) for JSON and tests."""
-    from ..core.backend import to_host
     v = to_host(strip(v))
     if isinstance(v, tuple):
         return [to_python(x) for x in v]
@@ -82,3 +91,67 @@ def to_python(v):
             return np().array(shortest).reshape(a.shape).tolist() if a.ndim else shortest[0]
         return a.tolist()
     return v
+
+
+def truth(v, span, what="condition"):
+    """A value as a branch decision; arrays of several elements are ambiguous, as in numpy."""
+    c = v.__class__
+    if c is bool:
+        return v
+    if c is float:
+        return v != 0.0
+    v = strip(v)
+    if v.__class__ in (bool, float, int):
+        return bool(v)
+    if is_array(v):
+        if v.size == 1:
+            return bool(v.reshape(()))
+        raise SourceError("ambiguous condition", f"the {what} is an array of shape {tuple(v.shape)}; "
+                          "an array of several elements is neither true nor false", span,
+                          "use any(...) or all(...) to say which you mean")
+    if isinstance(v, RangeValue) or v is None or isinstance(v, (UserFunction, Builtin, tuple)):
+        raise SourceError("type error", f"the {what} is {describe(v)}, not a number", span)
+    return bool(v)
+
+
+def as_int(v, span, what="an index"):
+    v = strip(v)
+    if is_array(v) and v.ndim == 0:
+        v = v.item()
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise SourceError("type error", f"{what} must be a whole number, not {describe(v)}", span)
+    if v != v or v in (float("inf"), float("-inf")) or int(v) != v:
+        raise SourceError("type error", f"{what} must be a whole number, not {v!r}", span)
+    return int(v)
+
+
+def values_equal(a, b) -> bool:
+    """Whether two values are equal anywhere (any element), unboxed; False when incomparable."""
+    a, b = strip(a), strip(b)
+    if a.__class__ is float and b.__class__ is float:
+        return a == b
+    try:
+        return bool(xp().any(xp().asarray(a) == xp().asarray(b)))
+    except Exception:
+        return False
+
+
+def raw_getitem(v, index):
+    """v[index] of an unboxed array; a float64 element as a Python float (the fast path)."""
+    r = v[index]
+    return float(r) if r.__class__ is np().float64 else r
+
+
+def iterate(seq, span):
+    """The items a for loop takes from a range, a tuple or an array (its rows)."""
+    if isinstance(seq, RangeValue):
+        return map(float, range(seq.start, seq.stop, seq.step))
+    shp = shape_of(seq)
+    if isinstance(seq, tuple):
+        return iter(seq)
+    if not shp:
+        raise SourceError("type error", f"cannot loop over {describe(seq)}", span,
+                          "loop over range(n) or over an array")
+    if seq.__class__ in (Var, Dual):
+        return (ops.getitem(seq, i) for i in range(shp[0]))
+    return (raw_getitem(seq, i) for i in range(shp[0]))

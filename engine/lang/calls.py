@@ -1,0 +1,211 @@
+"""Calls: compiling call expressions, and running calls of user functions (the call depth,
+the first call's room on Python's stack, the GC pause of a run), builtins and grad(f)."""
+from __future__ import annotations
+
+import gc
+import sys
+
+from ...parser import nodes
+from ...parser.errors import SourceError
+from ..core import ops
+from ..core.backend import np
+from ..core.notes import NOTES
+from ..core.tape import Dual, Tape, Var, backward
+from .callables import RETURN, Builtin, Frame, UserFunction
+from .errors import arity_message, runtime_error
+from .limits import FRAMES_PER_CALL, depth_limit_error
+from .values import describe, dtype, shape_of
+
+
+class CallCompiler:
+    """The Interpreter's calls (a mixin: `self` is the Interpreter)."""
+
+    # ---- running ----
+    def call(self, fn, args, span):
+        if isinstance(fn, UserFunction):
+            return self.call_user(fn, args, span)
+        if isinstance(fn, Builtin):
+            return self.call_builtin(fn, args, span)
+        if isinstance(fn, GradFunction):
+            return fn(*args, span=span)
+        raise SourceError("type error", f"{describe(fn)} is not a function", span)
+
+    def call_builtin(self, b, args, span):
+        if not b.min_args <= len(args) <= b.max_args:
+            raise SourceError("wrong arguments", arity_message(b.name, b.min_args, b.max_args, len(args)), span)
+        NOTES.span = span
+        try:
+            return b.fn(*args)
+        except SourceError as e:
+            raise runtime_error(e, span, f"{b.name}()")
+        except Exception as e:   # numpy and engine errors become located messages
+            raise runtime_error(e, span, f"{b.name}()") from None
+
+    def call_user(self, fn, args, span):
+        if len(args) != len(fn.params):
+            raise SourceError("wrong arguments",
+                              arity_message(fn.name, len(fn.params), len(fn.params), len(args)), span)
+        if self.depth == 0:
+            return self.call_outermost(fn, args)
+        self.depth += 1
+        if self.depth > self.limits.depth:
+            self.depth -= 1
+            raise depth_limit_error(self.limits.depth, fn.name, span)
+        if self.steps > self.limits.steps:
+            self.depth -= 1
+            raise self.tick_error(span)
+        frame = Frame(dict(zip(fn.params, args)), fn.closure)
+        try:
+            if fn.body(frame) == RETURN:
+                return frame.ret
+            return None
+        finally:
+            self.depth -= 1
+
+    def call_outermost(self, fn, args):
+        """The first call of a run: make room on Python's stack for the depth limit's nested
+        calls (each costs a few Python frames)."""
+        old_limit = sys.getrecursionlimit()
+        needed = min(FRAMES_PER_CALL * self.limits.depth + 1000, 1_000_000)
+        if old_limit < needed:
+            sys.setrecursionlimit(needed)
+        self.depth = 1
+        try:
+            frame = Frame(dict(zip(fn.params, args)), fn.closure)
+            signal = self.guarded(fn.body, frame)
+        finally:
+            self.depth = 0
+            if old_limit < needed:
+                sys.setrecursionlimit(old_limit)
+        return frame.ret if signal == RETURN else None
+
+    def guarded(self, run, frame):
+        """Run a compiled closure with this interpreter's element limit in force in the engine
+        ops, and the cyclic GC paused: it would otherwise rescan the growing tape again and
+        again (the tape holds no cycles; reference counting frees it). A program with nested
+        defs makes a cycle per call (closure <-> frame) and keeps the GC running."""
+        pause = self.pause_gc and gc.isenabled()
+        if pause:
+            gc.disable()
+        old = ops.element_limit[0]
+        ops.element_limit[0] = self.limits.elements
+        try:
+            return run(frame)
+        except BaseException:
+            _drop_tapes(frame)
+            raise
+        finally:
+            ops.element_limit[0] = old
+            if pause:
+                # Everything the run made (mostly the tape, about to be swept and freed) would
+                # otherwise sit in the youngest generation, which the next allocation scans in
+                # full. freeze + unfreeze moves it to the oldest generation as is, at O(1)
+                # (not when someone else froze objects: unfreeze would undo their freeze).
+                if gc.get_freeze_count() == 0:
+                    gc.freeze()
+                    gc.unfreeze()
+                gc.enable()
+
+    # ---- compiling ----
+    def e_Call(self, e, scope):
+        args = [self.expr(a, scope) for a in e.args]
+        if isinstance(e.func, nodes.Name) and scope.find(e.func.id) is None and e.func.id in self.builtins:
+            return self.builtin_call(e.func.id, args, e.span)
+        return self.value_call(self.expr(e.func, scope), args, e.span)
+
+    def builtin_call(self, name, args, span):
+        """A call of a builtin known at compile time: arity checked now, the function called
+        directly."""
+        b = self.builtins[name]
+        if not isinstance(b, Builtin):
+            raise SourceError("type error", f"`{name}` is a constant, not a function", span)
+        if not b.min_args <= len(args) <= b.max_args:
+            raise SourceError("wrong arguments", arity_message(b.name, b.min_args, b.max_args, len(args)), span)
+        fn = b.fn
+        label = f"{b.name}()"
+        if len(args) == 1:
+            a0 = args[0]
+
+            def call1(frame):
+                x = a0(frame)
+                NOTES.span = span
+                try:
+                    return fn(x)
+                except Exception as exc:
+                    raise runtime_error(exc, span, label) from None
+            return call1
+
+        def call_builtin(frame):
+            vals = [a(frame) for a in args]
+            NOTES.span = span
+            try:
+                return fn(*vals)
+            except Exception as exc:
+                raise runtime_error(exc, span, label) from None
+        return call_builtin
+
+    def value_call(self, func, args, span):
+        """A call of whatever value `func` computes (a user function, mostly)."""
+        me = self
+        if len(args) == 1:                     # the common arities without a comprehension
+            a0 = args[0]
+
+            def call1(frame):
+                f = func(frame)
+                vals = [a0(frame)]
+                if f.__class__ is UserFunction:
+                    return me.call_user(f, vals, span)
+                return me.call(f, vals, span)
+            return call1
+        if len(args) == 2:
+            a0, a1 = args
+
+            def call2(frame):
+                f = func(frame)
+                vals = [a0(frame), a1(frame)]
+                if f.__class__ is UserFunction:
+                    return me.call_user(f, vals, span)
+                return me.call(f, vals, span)
+            return call2
+
+        def call(frame):
+            f = func(frame)
+            vals = [a(frame) for a in args]
+            if f.__class__ is UserFunction:
+                return me.call_user(f, vals, span)
+            return me.call(f, vals, span)
+        return call
+
+
+class GradFunction:
+    """The value of `grad(f)`: the derivative of a one-argument function, nestable."""
+    __slots__ = ("fn", "interp", "name")
+
+    def __init__(self, fn, interp):
+        self.fn = fn
+        self.interp = interp
+        self.name = f"grad({getattr(fn, 'name', 'f')})"
+
+    def __call__(self, *args, span=None):
+        if len(args) != 1:
+            raise SourceError("wrong arguments", f"{self.name} takes 1 argument but {len(args)} were given", span)
+        tape = Tape(persistent=False)
+        x = tape.watch(args[0])
+        y = self.interp.call(self.fn, [x], span)
+        if shape_of(y) != ():
+            raise SourceError("shape mismatch", f"grad needs a function with a scalar output; "
+                              f"{self.name[5:-1]} returned {describe(y)}", span, "wrap the output in sum(...)")
+        adj = backward(tape, y, 1.0 if dtype() == "float64" else np().float32(1.0))
+        g = adj[x.index]
+        return g if g is not None else ops.zeros_like(args[0]) * 1.0
+
+
+def _drop_tapes(frame):
+    """A failed run is never swept: free its partial tapes now, while the GC is still paused,
+    rather than let the error carry millions of entries (an endless loop at the step limit)
+    to the code that reports it."""
+    for v in frame.vars.values():
+        while v.__class__ is Dual:
+            v = v.primal
+        if v.__class__ is Var and not v.tape.persistent:
+            del v.tape.entries[:]

@@ -1,0 +1,47 @@
+"""The errors of a running program: engine and numpy exceptions as located SourceErrors, unknown
+names with a suggestion, wrong argument counts."""
+from __future__ import annotations
+
+import difflib
+
+from ...parser.errors import SourceError, option
+
+
+def runtime_error(exc, span, what):
+    """Turn an exception raised by the engine or numpy into a SourceError at the node at fault."""
+    if isinstance(exc, SourceError):
+        if exc.span is None:
+            exc.span = span
+        return exc
+    msg = str(exc)
+    if isinstance(exc, MemoryError):
+        return SourceError("too large", f"{what}: the result does not fit in memory ({msg or 'out of memory'})",
+                           span, f"use smaller arrays, or raise {option('max_elements')} if this is intended")
+    if isinstance(exc, IndexError):
+        return SourceError("index error", f"{what}: {msg}", span)
+    if isinstance(exc, NotImplementedError):
+        return SourceError("not implemented", f"{what}: {msg}", span)
+    if isinstance(exc, RecursionError):
+        return SourceError("too deep", f"{what}: the expression or the calls are nested too deeply for the "
+                           "interpreter", span)
+    if isinstance(exc, ValueError) and ("broadcast" in msg or "shape" in msg or "matmul" in msg
+                                        or "dimension" in msg or "align" in msg):
+        return SourceError("shape mismatch", f"{what}: {msg}", span)
+    if isinstance(exc, TypeError):
+        if "NoneType" in msg:
+            return SourceError("type error", f"{what}: a value is nothing (a function without return?)", span)
+        return SourceError("type error", f"{what}: {msg}", span)
+    return SourceError("runtime error", f"{what}: {type(exc).__name__}: {msg}", span)
+
+
+def arity_message(name, lo, hi, got):
+    """`f() takes 2 arguments but 3 were given` (hi of 99 or more: no upper bound)."""
+    want = f"{lo}" if lo == hi else (f"{lo} to {hi}" if hi < 99 else f"at least {lo}")
+    plural = "" if (lo == hi == 1) else "s"
+    return f"{name}() takes {want} argument{plural} but {got} {'was' if got == 1 else 'were'} given"
+
+
+def unknown_name(name, span, candidates):
+    close = difflib.get_close_matches(name, sorted(set(candidates)), n=1)
+    hint = f"did you mean `{close[0]}`?" if close else None
+    return SourceError("unknown name", f"`{name}` is not defined", span, hint)

@@ -1,0 +1,282 @@
+"""Compiling expressions: names, arithmetic, comparisons, conditions, indexing, lists.
+
+A binary operator reads a constant or a local operand inline (see `operand`); the operators'
+closures themselves are in operators.py."""
+from __future__ import annotations
+
+from ...parser import nodes
+from ...parser.errors import SourceError
+from ..core import ops
+from ..core.backend import is_array, xp
+from ..core.notes import NOTES
+from ..core.tape import Dual, Var, strip
+from .callables import Builtin, UserFunction
+from .errors import runtime_error, unknown_name
+from .operators import _BINARY, _COMPARE, _FLOAT_OP, _binary, _compare1, _compare_values
+from .values import RangeValue, as_int, describe, dtype, raw_getitem, shape_of, truth
+
+_NESTED_CHAIN = 8           # a + b + ... with more operators than this runs as a loop
+
+
+class ExpressionCompiler:
+    """The Interpreter's expressions (a mixin: `self` is the Interpreter)."""
+
+    def expr(self, e, scope):
+        return getattr(self, "e_" + type(e).__name__)(e, scope)
+
+    def e_Num(self, e, scope):
+        v = e.value
+        return lambda frame: v
+
+    def e_Bool(self, e, scope):
+        v = e.value
+        return lambda frame: v
+
+    def e_Name(self, e, scope):
+        name = e.id
+        where = scope.find(name)
+        span = e.span
+        if where == "local":
+            def load_local(frame):
+                try:
+                    return frame.vars[name]
+                except KeyError:
+                    raise SourceError("unknown name", f"`{name}` is used before it is assigned", span) from None
+            return load_local
+        if where == "free":
+            def load_free(frame):
+                f = frame.parent
+                while f is not None:
+                    d = f.vars
+                    if name in d:
+                        return d[name]
+                    f = f.parent
+                raise SourceError("unknown name", f"`{name}` is used before it is assigned", span)
+            return load_free
+        if where == "global":
+            globals_ = self.globals
+            builtin = self.builtins.get(name)
+
+            def load_global(frame):
+                try:
+                    return globals_.vars[name]
+                except KeyError:
+                    if builtin is not None:
+                        return builtin
+                    raise SourceError("unknown name", f"`{name}` is used before it is assigned", span) from None
+            return load_global
+        if name in self.builtins:
+            b = self.builtins[name]
+            return lambda frame: b
+        raise unknown_name(name, span, list(scope.globals) + list(self.builtins) + scope.enclosing_locals())
+
+    def e_UnaryOp(self, e, scope):
+        ev = self.expr(e.operand, scope)
+        span = e.span
+        if e.op == "+":
+            return ev
+
+        def neg(frame):
+            v = ev(frame)
+            if v.__class__ is float:
+                return -v
+            NOTES.span = span
+            try:
+                return ops.neg(v)
+            except Exception as exc:
+                raise runtime_error(exc, span, "unary `-`") from None
+        return neg
+
+    def e_BinChain(self, e, scope):
+        # a - b + c is ((a - b) + c): a short chain nests one binary closure per operator; a long
+        # one (a sum of 30,000 terms) is a loop, so running it needs no deep Python stack
+        if len(e.ops) <= _NESTED_CHAIN:
+            left = self.operand(e.operands[0], scope)
+            for op, x, sp in zip(e.ops, e.operands[1:], e.op_spans):
+                left = ("expr", _binary(op, left, self.operand(x, scope), sp, f"`{op}`"), None)
+            return left[1]
+        first = self.expr(e.operands[0], scope)
+        rest = [(_BINARY[op], _FLOAT_OP.get(op), self.expr(x, scope), sp, f"`{op}`")
+                for op, x, sp in zip(e.ops, e.operands[1:], e.op_spans)]
+
+        def chain(frame):
+            a = first(frame)
+            for fn, pyop, rhs, span, label in rest:
+                b = rhs(frame)
+                if pyop is not None and a.__class__ is float and b.__class__ is float:
+                    a = pyop(a, b)
+                    continue
+                NOTES.span = span
+                try:
+                    a = fn(a, b)
+                except Exception as exc:
+                    raise runtime_error(exc, span, label) from None
+            return a
+        return chain
+
+    def binary(self, op, lhs, rhs, op_span, scope, label):
+        """The closure for `lhs op rhs` (AST nodes)."""
+        return _binary(op, self.operand(lhs, scope), self.operand(rhs, scope), op_span, label)
+
+    def operand(self, e, scope):
+        """How a binary operator fetches an operand: a constant and a local variable are read
+        inline by the operator's closure (no call of their own); anything else is a closure."""
+        if isinstance(e, nodes.Num):
+            return ("const", e.value, e.span)
+        if isinstance(e, nodes.Name) and scope.find(e.id) == "local":
+            return ("local", e.id, e.span)
+        return ("expr", self.expr(e, scope), e.span)
+
+    def e_Power(self, e, scope):
+        base = self.expr(e.base, scope)
+        exp = self.expr(e.exponent, scope)
+        span = e.op_span
+
+        def power(frame):
+            a = base(frame)
+            b = exp(frame)
+            NOTES.span = span
+            try:
+                return ops.pow(a, b)
+            except Exception as exc:
+                raise runtime_error(exc, span, "`**`") from None
+        return power
+
+    def e_Compare(self, e, scope):
+        if len(e.ops) == 1:
+            return _compare1(self.operand(e.left, scope), _COMPARE[e.ops[0]],
+                             self.operand(e.comparators[0], scope), e.op_spans[0], e.ops[0])
+        left = self.expr(e.left, scope)
+        rest = [(_COMPARE[op], self.expr(x, scope), sp, op) for op, x, sp in zip(e.ops, e.comparators, e.op_spans)]
+
+        def compare(frame):
+            a = left(frame)
+            result = True
+            for fn, rhs, span, opname in rest:
+                b = rhs(frame)
+                r = _compare_values(fn, a, b, span, opname)
+                if r.__class__ is not bool and not (is_array(r) and r.ndim == 0):
+                    result = r if result is True else xp().logical_and(result, r)
+                elif not r:
+                    return False
+                a = b
+            return result
+        return compare
+
+    def e_BoolOp(self, e, scope):
+        values = [(self.expr(v, scope), v.span) for v in e.values]
+        is_and = e.op == "and"
+
+        def boolop(frame):
+            v = None
+            for ev, span in values:
+                v = ev(frame)
+                t = truth(v, span, f"operand of `{e.op}`")
+                if t != is_and:
+                    return v
+            return v
+        return boolop
+
+    def e_Not(self, e, scope):
+        ev = self.expr(e.operand, scope)
+        span = e.operand.span
+        return lambda frame: not truth(ev(frame), span, "operand of `not`")
+
+    def e_IfExp(self, e, scope):
+        test = self.expr(e.test, scope)
+        body = self.expr(e.body, scope)
+        orelse = self.expr(e.orelse, scope)
+        span = e.test.span
+        key = (span.line, span.column)
+        sig = self.signature
+
+        def ifexp(frame):
+            c = truth(test(frame), span)
+            sig.append((key, c))
+            return body(frame) if c else orelse(frame)
+        return ifexp
+
+    def e_Subscript(self, e, scope):
+        value = self.expr(e.value, scope)
+        parts = []
+        for item in e.index:
+            if isinstance(item, nodes.Slice):
+                parts.append(("slice", [self.expr(p, scope) if p is not None else None
+                                        for p in (item.lower, item.upper, item.step)], item.span))
+            else:
+                parts.append(("index", self.expr(item, scope), item.span))
+        span = e.span
+
+        def subscript(frame):
+            v = value(frame)
+            idx = []
+            for kind, ev, sp in parts:
+                if kind == "slice":
+                    bounds = [as_int(p(frame), sp, "a slice bound") if p is not None else None for p in ev]
+                    idx.append(slice(*bounds))
+                else:
+                    i = ev(frame)
+                    iv = strip(i)
+                    if is_array(iv) and iv.ndim > 0:
+                        if iv.dtype == bool:
+                            idx.append(iv)
+                        else:
+                            idx.append(iv.astype(int) if bool((iv == iv.astype(int)).all()) else
+                                       _bad_index(iv, sp))
+                    else:
+                        idx.append(as_int(i, sp))
+            index = idx[0] if len(idx) == 1 else tuple(idx)
+            shp = shape_of(v)
+            if isinstance(v, tuple):
+                try:
+                    return v[index]
+                except Exception as exc:
+                    raise runtime_error(exc, span, "indexing") from None
+            if not shp:
+                raise SourceError("index error", f"cannot index {describe(v)}", span)
+            NOTES.span = span
+            try:
+                return ops.getitem(v, index) if v.__class__ in (Var, Dual) else raw_getitem(v, index)
+            except Exception as exc:
+                raise runtime_error(exc, span, "indexing") from None
+        return subscript
+
+    def e_Slice(self, e, scope):
+        raise SourceError("syntax error", "a slice is only allowed inside [ ]", e.span)
+
+    def e_ListExpr(self, e, scope):
+        items = [(self.expr(x, scope), x.span) for x in e.elts]
+        span = e.span
+        me = self
+
+        def listexpr(frame):
+            vals = [ev(frame) for ev, _ in items]
+            NOTES.span = span
+            try:
+                return me.make_array(vals, [sp for _, sp in items], span)
+            except SourceError:
+                raise
+            except Exception as exc:     # e.g. numpy's limit of 64 dimensions for deep nesting
+                raise runtime_error(exc, span, "list") from None
+        return listexpr
+
+    def make_array(self, vals, spans, span):
+        if all(v.__class__ is float or v.__class__ is bool for v in vals):
+            return xp().asarray(vals, dtype=dtype())
+        shapes = [shape_of(v) for v in vals]
+        for v, sp, shp in zip(vals, spans, shapes):
+            if isinstance(v, (tuple, UserFunction, Builtin, RangeValue)) or v is None:
+                raise SourceError("type error", f"a list element is {describe(v)}, not a number or array", sp)
+            if shp != shapes[0]:
+                raise SourceError("shape mismatch", f"list elements have different shapes: {shapes[0]} and {shp}", sp)
+        if any(v.__class__ in (Var, Dual) for v in vals):
+            return ops.stack(vals)
+        return xp().stack([xp().asarray(v, dtype=dtype()) for v in vals])
+
+    def e_TupleExpr(self, e, scope):
+        items = [self.expr(x, scope) for x in e.elts]
+        return lambda frame: tuple(ev(frame) for ev in items)
+
+
+def _bad_index(iv, span):
+    raise SourceError("type error", "an index array must hold whole numbers", span)

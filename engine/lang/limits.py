@@ -1,0 +1,29 @@
+"""Bounds that turn runaway programs into errors, and the error they raise."""
+from __future__ import annotations
+
+from ...parser.errors import SourceError, option
+
+FRAMES_PER_CALL = 50       # Python frames one call of the language may take, generously
+
+
+class Limits:
+    """Bounds that turn runaway programs into errors: executed steps, call depth, array size."""
+
+    def __init__(self, steps: int = 10_000_000, depth: int = 200, elements: int = 250_000_000):
+        self.steps = steps
+        self.depth = depth
+        self.elements = elements
+
+
+class LimitError(SourceError):
+    pass
+
+
+def step_limit_error(steps: int, span) -> LimitError:
+    return LimitError("step limit", f"the program ran more than {steps:,} steps (an endless loop?)", span,
+                      f"raise the limit with {option('max_steps')}")
+
+
+def depth_limit_error(depth: int, fn_name: str, span) -> LimitError:
+    return LimitError("recursion limit", f"recursion deeper than {depth} calls (in {fn_name})", span,
+                      f"raise the limit with {option('max_depth')}")
