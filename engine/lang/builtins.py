@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import math
 
-from ...parser.errors import SourceError
+from ...parser.errors import SourceError, option
 from ..core import ops as O
 from ..core.backend import is_array, xp
+from ..core.rules import builtin_primitives
 from ..core.tape import strip
 from .values import describe, dtype, shape_of, size_of
 
@@ -61,7 +62,7 @@ class Builtins:
         limit = self.interp.limits.elements
         if count > limit:
             raise SourceError("too large", f"{what} would have {count:,} elements, more than the limit of "
-                              f"{limit:,}", None, "raise the limit with --max-elements")
+                              f"{limit:,}", None, f"raise the limit with {option('max_elements')}")
 
     # -- constructors (constants) --
     def zeros(self, *shape):
@@ -206,16 +207,10 @@ def make_builtins(interp) -> dict:
     def add(name, fn, lo, hi=None):
         table[name] = Builtin(name, fn, lo, lo if hi is None else hi)
 
-    for name in ("sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "exp", "log",
-                 "log2", "log10", "sqrt", "abs", "sign", "sigmoid", "relu", "softplus", "norm", "transpose",
-                 "prod", "floor"):
-        add(name, _numeric(name, getattr(O, name)), 1)
-    for alias, name in (("asin", "arcsin"), ("acos", "arccos"), ("atan", "arctan"), ("fabs", "abs")):
-        add(alias, _numeric(alias, getattr(O, name)), 1)
-    add("maximum", _numeric("maximum", O.maximum), 2)
-    add("minimum", _numeric("minimum", O.minimum), 2)
+    for prim in builtin_primitives():          # the table's entries the language exposes as is
+        for name in filter(None, (prim.builtin, prim.alias)):
+            add(name, _numeric(name, prim.op), prim.arity)
     add("where", b.where, 3)
-    add("matmul", _numeric("matmul", O.matmul), 2)
     add("dot", b.dot, 2)
     add("sum", b.sum, 1, 2)
     add("mean", b.mean, 1, 2)

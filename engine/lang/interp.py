@@ -16,7 +16,7 @@ from ..core.notes import NOTES
 from ..core.tape import Dual, Var, strip
 from .values import describe, dtype, shape_of
 from .names import Scope, assigned_names
-from .operators import _BINARY, _COMPARE, _FLOAT_OP, _binary, _compare1, _compare_values
+from .operator_closures import BINARY_OPS, COMPARISONS, FLOAT_OPS, binary_closure, comparison_closure, compare_values
 from .runtime import (BREAK, CONTINUE, RETURN, Builtin, Frame, GradFunction, LimitError, Limits, RangeValue,
                       UserFunction, _FRAMES_PER_CALL, _NESTED_CHAIN, _arity, _bad_index, _drop_tapes, _iterate,
                       _raw_getitem, _scope_names, as_int, runtime_error, truth, unknown_name)
@@ -428,10 +428,10 @@ class Interpreter:
         if len(e.ops) <= _NESTED_CHAIN:
             left = self.operand(e.operands[0], scope)
             for op, x, sp in zip(e.ops, e.operands[1:], e.op_spans):
-                left = ("expr", _binary(op, left, self.operand(x, scope), sp, f"`{op}`"), None)
+                left = ("expr", binary_closure(op, left, self.operand(x, scope), sp, f"`{op}`"), None)
             return left[1]
         first = self.expr(e.operands[0], scope)
-        rest = [(_BINARY[op], _FLOAT_OP.get(op), self.expr(x, scope), sp, f"`{op}`")
+        rest = [(BINARY_OPS[op], FLOAT_OPS.get(op), self.expr(x, scope), sp, f"`{op}`")
                 for op, x, sp in zip(e.ops, e.operands[1:], e.op_spans)]
 
         def chain(frame):
@@ -451,7 +451,7 @@ class Interpreter:
 
     def binary(self, op, lhs, rhs, op_span, scope, label):
         """The closure for `lhs op rhs` (AST nodes)."""
-        return _binary(op, self.operand(lhs, scope), self.operand(rhs, scope), op_span, label)
+        return binary_closure(op, self.operand(lhs, scope), self.operand(rhs, scope), op_span, label)
 
     def operand(self, e, scope):
         """How a binary operator fetches an operand: a constant and a local variable are read
@@ -479,17 +479,17 @@ class Interpreter:
 
     def e_Compare(self, e, scope):
         if len(e.ops) == 1:
-            return _compare1(self.operand(e.left, scope), _COMPARE[e.ops[0]],
+            return comparison_closure(self.operand(e.left, scope), COMPARISONS[e.ops[0]],
                              self.operand(e.comparators[0], scope), e.op_spans[0], e.ops[0])
         left = self.expr(e.left, scope)
-        rest = [(_COMPARE[op], self.expr(x, scope), sp, op) for op, x, sp in zip(e.ops, e.comparators, e.op_spans)]
+        rest = [(COMPARISONS[op], self.expr(x, scope), sp, op) for op, x, sp in zip(e.ops, e.comparators, e.op_spans)]
 
         def compare(frame):
             a = left(frame)
             result = True
             for fn, rhs, span, opname in rest:
                 b = rhs(frame)
-                r = _compare_values(fn, a, b, span, opname)
+                r = compare_values(fn, a, b, span, opname)
                 if r.__class__ is not bool and not (is_array(r) and r.ndim == 0):
                     result = r if result is True else xp().logical_and(result, r)
                 elif not r:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import difflib
 
-from ...parser.errors import SourceError
+from ...parser.errors import SourceError, option
 from ..core import ops as O
 from ..core.backend import is_array, np, xp
+from ..core.errors import EngineError
 from ..core.tape import Dual, Var, strip
 from .values import describe, dtype, shape_of
 
@@ -105,6 +106,9 @@ def runtime_error(exc, span, what):
         if exc.span is None:
             exc.span = span
         return exc
+    if isinstance(exc, EngineError):          # the one place core errors get a location and a hint
+        hint = f"raise the limit with {option(exc.setting)}" if exc.setting else None
+        return SourceError(exc.kind, exc.message, span, hint)
     msg = str(exc)
     if isinstance(exc, MemoryError):
         return SourceError("too large", f"{what}: the result does not fit in memory ({msg or 'out of memory'})",
@@ -173,16 +177,6 @@ def _raw_getitem(v, index):
 
 def _bad_index(iv, span):
     raise SourceError("type error", "an index array must hold whole numbers", span)
-
-
-def _equal(a, b) -> bool:
-    a, b = strip(a), strip(b)
-    if a.__class__ is float and b.__class__ is float:
-        return a == b
-    try:
-        return bool(xp().any(xp().asarray(a) == xp().asarray(b)))
-    except Exception:
-        return False
 
 
 def _iterate(seq, span):
