@@ -197,3 +197,25 @@ def test_reduction_axes_are_checked_like_numpy(expr):
 def test_negative_reduction_axes():
     r = autodiff.grad("sum(sum(A, -1) * [1, 2])", at={"A": [[1.0, 2.0], [3.0, 4.0]]})
     assert r.value == 3.0 + 2 * 7.0 and r.gradient["A"].tolist() == [[1.0, 1.0], [2.0, 2.0]]
+
+
+# ---- the README's builtins list is the table's and the language's ------------------------------
+
+def test_readme_lists_every_builtin():
+    """The README's **Builtins** list names each builtin primitive of the table (core/rules/) and
+    each of the language's own builtins: an entry added with builtin= but not documented fails."""
+    import pathlib
+    import re
+
+    from autodiff.engine.core.rules import builtin_primitives
+    from autodiff.engine.lang.builtins import make_builtins
+
+    readme = (pathlib.Path(__file__).resolve().parent.parent / "README.md").read_text()
+    paragraph = readme.split("**Builtins**", 1)[1].split("\n\n", 1)[0]
+    listed = set(max(re.findall(r"`([^`]+)`", paragraph), key=len).split())      # the long list
+    aliases = {prim.alias for prim in builtin_primitives() if prim.alias}
+    # the constants, stop_gradient/detach and grad are described after the list, in words
+    described = {"pi", "e", "inf", "nan", "stop_gradient", "detach", "grad"}
+    assert {prim.builtin for prim in builtin_primitives()} <= listed
+    assert listed == set(make_builtins(None)) - aliases - described
+    assert all(f"`{name}" in paragraph for name in described)

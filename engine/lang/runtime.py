@@ -6,7 +6,7 @@ import difflib
 
 from ...parser.errors import SourceError, option
 from ..core import ops as O
-from ..core.backend import is_array, np, xp
+from ..core.backend import is_array, np
 from ..core.errors import EngineError
 from ..core.tape import Dual, Var, strip
 from .values import describe, dtype, shape_of

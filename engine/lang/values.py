@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..core.backend import is_array, np, xp
+from ..core.primitives import shape as shape_of, size as size_of  # noqa: F401 -- the one shape helper
 from ..core.tape import Dual, Var, strip
 
 _dtype = ["float64"]
@@ -15,21 +16,6 @@ def set_dtype(name: str) -> None:
 
 def dtype() -> str:
     return _dtype[0]
-
-
-def shape_of(v) -> tuple:
-    v = strip(v)
-    c = v.__class__
-    if c is float or c is int or c is bool:
-        return ()
-    return tuple(getattr(v, "shape", ()))
-
-
-def size_of(v) -> int:
-    n = 1
-    for d in shape_of(v):
-        n *= d
-    return n
 
 
 def as_input(v):
