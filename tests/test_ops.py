@@ -219,3 +219,31 @@ def test_readme_lists_every_builtin():
     assert {prim.builtin for prim in builtin_primitives()} <= listed
     assert listed == set(make_builtins(None)) - aliases - described
     assert all(f"`{name}" in paragraph for name in described)
+
+
+# ---- the core knows no parser, language or CLI ---------------------------------------------------
+
+def test_the_core_imports_nothing_above_it():
+    import pathlib
+    import re
+
+    core = pathlib.Path(ops.__file__).resolve().parent
+    for path in core.rglob("*.py"):
+        for line in path.read_text().splitlines():
+            if re.match(r"\s*(from|import)\s", line):
+                assert not re.search(r"parser|lang|cli|\.\.\.", line), f"{path.name}: {line.strip()}"
+
+
+def test_the_element_limit_raises_an_engine_error_naming_the_setting():
+    from autodiff.engine.core.errors import EngineError, TooLarge
+
+    old = ops.element_limit[0]
+    ops.element_limit[0] = 10
+    try:
+        with pytest.raises(TooLarge) as info:
+            ops.mul(np.ones((4, 1)), np.ones(4))
+    finally:
+        ops.element_limit[0] = old
+    err = info.value
+    assert isinstance(err, EngineError) and err.kind == "too large" and err.setting == "max_elements"
+    assert "16 elements" in err.message and "--" not in err.message
