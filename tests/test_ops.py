@@ -6,19 +6,19 @@ import pytest
 
 import autodiff
 from autodiff.engine import api
-from autodiff.engine.core import ops as O
+from autodiff.engine.core import ops
 from autodiff.engine.core.tape import Dual, Tape, Var, backward, new_level, strip
 
 
 # ---- raw values: a float in, a float out; numpy's IEEE answers, never an exception -------------
 
 @pytest.mark.parametrize("fn, args, expected", [
-    (O.div, (1.0, 0.0), math.inf), (O.div, (-1.0, 0.0), -math.inf), (O.div, (0.0, 0.0), math.nan),
-    (O.pow, (0.0, -1.0), math.inf), (O.pow, (-8.0, 1 / 3), math.nan), (O.pow, (10.0, 400.0), math.inf),
-    (O.pow, (-2.0, 2.0), 4.0), (O.pow, (-2.0, 3.0), -8.0),
-    (O.log, (0.0,), -math.inf), (O.log, (-1.0,), math.nan), (O.sqrt, (-1.0,), math.nan),
-    (O.exp, (1000.0,), math.inf), (O.arcsin, (2.0,), math.nan), (O.cosh, (1000.0,), math.inf),
-    (O.sigmoid, (-1000.0,), 0.0), (O.softplus, (1000.0,), 1000.0),
+    (ops.div, (1.0, 0.0), math.inf), (ops.div, (-1.0, 0.0), -math.inf), (ops.div, (0.0, 0.0), math.nan),
+    (ops.pow, (0.0, -1.0), math.inf), (ops.pow, (-8.0, 1 / 3), math.nan), (ops.pow, (10.0, 400.0), math.inf),
+    (ops.pow, (-2.0, 2.0), 4.0), (ops.pow, (-2.0, 3.0), -8.0),
+    (ops.log, (0.0,), -math.inf), (ops.log, (-1.0,), math.nan), (ops.sqrt, (-1.0,), math.nan),
+    (ops.exp, (1000.0,), math.inf), (ops.arcsin, (2.0,), math.nan), (ops.cosh, (1000.0,), math.inf),
+    (ops.sigmoid, (-1000.0,), 0.0), (ops.softplus, (1000.0,), 1000.0),
 ])
 def test_float_fast_path_follows_ieee(fn, args, expected):
     r = fn(*args)
@@ -28,24 +28,24 @@ def test_float_fast_path_follows_ieee(fn, args, expected):
 
 def test_array_results_of_one_element_reductions_are_python_floats():
     a = np.array([1.0, 2.0, 3.0])
-    for r in (O.sum(a), O.max(a), O.min(a), O.prod(a), O.norm(a), O.matmul(a, a), O.getitem(a, 1)):
+    for r in (ops.sum(a), ops.max(a), ops.min(a), ops.prod(a), ops.norm(a), ops.matmul(a, a), ops.getitem(a, 1)):
         assert r.__class__ is float
-    assert O.sum(a, 0).__class__ is float
+    assert ops.sum(a, 0).__class__ is float
 
 
 def test_array_ops_match_numpy():
     a = np.array([[1.0, -2.0], [3.0, 0.5]])
-    np.testing.assert_array_equal(O.maximum(a, 0.75), np.maximum(a, 0.75))
-    np.testing.assert_array_equal(O.sum(a, 0), a.sum(0))
-    np.testing.assert_array_equal(O.max(a, 1), a.max(1))
-    np.testing.assert_array_equal(O.transpose(a), a.T)
-    np.testing.assert_array_equal(O.reshape(a, (4,)), a.reshape(4))
-    np.testing.assert_array_equal(O.where(a > 0, a, -a), np.abs(a))
+    np.testing.assert_array_equal(ops.maximum(a, 0.75), np.maximum(a, 0.75))
+    np.testing.assert_array_equal(ops.sum(a, 0), a.sum(0))
+    np.testing.assert_array_equal(ops.max(a, 1), a.max(1))
+    np.testing.assert_array_equal(ops.transpose(a), a.T)
+    np.testing.assert_array_equal(ops.reshape(a, (4,)), a.reshape(4))
+    np.testing.assert_array_equal(ops.where(a > 0, a, -a), np.abs(a))
 
 
 def test_matmul_of_scalars_is_refused_with_a_message():
     with pytest.raises(ValueError, match="use \\*"):
-        O.matmul(2.0, 3.0)
+        ops.matmul(2.0, 3.0)
 
 
 # ---- operators on boxes ----------------------------------------------------------------------
@@ -76,32 +76,32 @@ def test_numpy_arrays_defer_to_boxes():
         assert isinstance(r, Var) and isinstance(r.value, np.ndarray) and r.value.dtype == np.float64
     cmp = np.array([1.5, 1.5]) < x
     assert cmp.dtype == bool and cmp.tolist() == [False, True]
-    g = backward(tape, O.sum(np.array([3.0, 4.0]) * x), 1.0)[x.index]
+    g = backward(tape, ops.sum(np.array([3.0, 4.0]) * x), 1.0)[x.index]
     assert g.tolist() == [3.0, 4.0]
 
 
 def test_stack_of_boxes_is_differentiable():
     tape = Tape()
     x, y = tape.watch(2.0), tape.watch(3.0)
-    s = O.stack([x, x * y, 1.0])
+    s = ops.stack([x, x * y, 1.0])
     assert isinstance(s, Var) and s.value.tolist() == [2.0, 6.0, 1.0]
-    adj = backward(tape, O.sum(s * np.array([1.0, 10.0, 100.0])), 1.0)
+    adj = backward(tape, ops.sum(s * np.array([1.0, 10.0, 100.0])), 1.0)
     assert adj[x.index] == 1.0 + 10.0 * 3.0 and adj[y.index] == 10.0 * 2.0
 
 
 def test_repeated_indices_accumulate():
     tape = Tape()
     x = tape.watch(np.array([1.0, 2.0, 3.0]))
-    picked = O.getitem(x, np.array([0, 0, 2]))
-    g = backward(tape, O.sum(picked), 1.0)[x.index]
+    picked = ops.getitem(x, np.array([0, 0, 2]))
+    g = backward(tape, ops.sum(picked), 1.0)[x.index]
     assert g.tolist() == [2.0, 0.0, 1.0]
 
 
 def test_zeros_like_and_stop_gradient_unbox():
     tape = Tape()
     x = tape.watch(np.array([1.0, 2.0]))
-    assert O.zeros_like(x).tolist() == [0.0, 0.0] and O.zeros_like(tape.watch(3.0)) == 0.0
-    assert isinstance(O.stop_gradient(x * 2.0), np.ndarray)
+    assert ops.zeros_like(x).tolist() == [0.0, 0.0] and ops.zeros_like(tape.watch(3.0)) == 0.0
+    assert isinstance(ops.stop_gradient(x * 2.0), np.ndarray)
 
 
 # ---- the builtins, against numpy -------------------------------------------------------------
@@ -197,3 +197,53 @@ def test_reduction_axes_are_checked_like_numpy(expr):
 def test_negative_reduction_axes():
     r = autodiff.grad("sum(sum(A, -1) * [1, 2])", at={"A": [[1.0, 2.0], [3.0, 4.0]]})
     assert r.value == 3.0 + 2 * 7.0 and r.gradient["A"].tolist() == [[1.0, 1.0], [2.0, 2.0]]
+
+
+# ---- the README's builtins list is the table's and the language's ------------------------------
+
+def test_readme_lists_every_builtin():
+    """The README's **Builtins** list names each builtin primitive of the table (core/rules/) and
+    each of the language's own builtins: an entry added with builtin= but not documented fails."""
+    import pathlib
+    import re
+
+    from autodiff.engine.core.rules import builtin_primitives
+    from autodiff.engine.lang.builtins import make_builtins
+
+    readme = (pathlib.Path(__file__).resolve().parent.parent / "README.md").read_text()
+    paragraph = readme.split("**Builtins**", 1)[1].split("\n\n", 1)[0]
+    listed = set(max(re.findall(r"`([^`]+)`", paragraph), key=len).split())      # the long list
+    aliases = {prim.alias for prim in builtin_primitives() if prim.alias}
+    # the constants, stop_gradient/detach and grad are described after the list, in words
+    described = {"pi", "e", "inf", "nan", "stop_gradient", "detach", "grad"}
+    assert {prim.builtin for prim in builtin_primitives()} <= listed
+    assert listed == set(make_builtins(None)) - aliases - described
+    assert all(f"`{name}" in paragraph for name in described)
+
+
+# ---- the core knows no parser, language or CLI ---------------------------------------------------
+
+def test_the_core_imports_nothing_above_it():
+    import pathlib
+    import re
+
+    core = pathlib.Path(ops.__file__).resolve().parent
+    for path in core.rglob("*.py"):
+        for line in path.read_text().splitlines():
+            if re.match(r"\s*(from|import)\s", line):
+                assert not re.search(r"parser|lang|cli|\.\.\.", line), f"{path.name}: {line.strip()}"
+
+
+def test_the_element_limit_raises_an_engine_error_naming_the_setting():
+    from autodiff.engine.core.errors import EngineError, TooLarge
+
+    old = ops.element_limit[0]
+    ops.element_limit[0] = 10
+    try:
+        with pytest.raises(TooLarge) as info:
+            ops.mul(np.ones((4, 1)), np.ones(4))
+    finally:
+        ops.element_limit[0] = old
+    err = info.value
+    assert isinstance(err, EngineError) and err.kind == "too large" and err.setting == "max_elements"
+    assert "16 elements" in err.message and "--" not in err.message

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import math
 
-from ...parser.errors import SourceError
-from ..core import ops as O
+from ...parser.errors import SourceError, option
+from ..core import ops
 from ..core.backend import is_array, xp
+from ..core.rules import builtin_primitives
 from ..core.tape import strip
 from .values import describe, dtype, shape_of, size_of
 
@@ -61,7 +62,7 @@ class Builtins:
         limit = self.interp.limits.elements
         if count > limit:
             raise SourceError("too large", f"{what} would have {count:,} elements, more than the limit of "
-                              f"{limit:,}", None, "raise the limit with --max-elements")
+                              f"{limit:,}", None, f"raise the limit with {option('max_elements')}")
 
     # -- constructors (constants) --
     def zeros(self, *shape):
@@ -126,7 +127,7 @@ class Builtins:
 
     # -- reductions and linear algebra --
     def sum(self, x, axis=None):
-        return O.sum(x, _reduction_axis("sum", x, axis))
+        return ops.sum(x, _reduction_axis("sum", x, axis))
 
     def mean(self, x, axis=None):
         ax = _reduction_axis("mean", x, axis)
@@ -134,24 +135,24 @@ class Builtins:
         if not s:
             return x * 1.0
         count = size_of(x) if ax is None else s[ax]
-        return O.div(O.sum(x, ax), float(count))            # the mean of nothing is nan, as in numpy
+        return ops.div(ops.sum(x, ax), float(count))            # the mean of nothing is nan, as in numpy
 
     def max(self, x, axis=None):
         ax = _reduction_axis("max", x, axis)
-        return x if not shape_of(x) else O.max(x, ax)
+        return x if not shape_of(x) else ops.max(x, ax)
 
     def min(self, x, axis=None):
         ax = _reduction_axis("min", x, axis)
-        return x if not shape_of(x) else O.min(x, ax)
+        return x if not shape_of(x) else ops.min(x, ax)
 
     def dot(self, x, y):
         if not shape_of(x) or not shape_of(y):
-            return O.mul(x, y)
-        return O.matmul(x, y)
+            return ops.mul(x, y)
+        return ops.matmul(x, y)
 
     def reshape(self, x, *shape):
         s = _shape_arg(shape, "reshape")
-        return O.reshape(x, s)
+        return ops.reshape(x, s)
 
     def where(self, c, x, y):
         for a in (c, x, y):           # numpy would make an object array of anything else
@@ -164,7 +165,7 @@ class Builtins:
             except ValueError:
                 shape = ()                      # where() itself reports the mismatch
             self.check_size(math.prod(shape), f"where() of shapes {', '.join(map(str, shapes))}")
-        return O.where(c, x, y)
+        return ops.where(c, x, y)
 
     def any_(self, x):
         return bool(xp().any(strip(x))) if shape_of(x) else bool(strip(x))
@@ -201,39 +202,33 @@ def _is_numeric(v):
 
 def make_builtins(interp) -> dict:
     from .callables import Builtin
-    b = Builtins(interp)
+    methods = Builtins(interp)
     table = {}
 
     def add(name, fn, lo, hi=None):
         table[name] = Builtin(name, fn, lo, lo if hi is None else hi)
 
-    for name in ("sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "exp", "log",
-                 "log2", "log10", "sqrt", "abs", "sign", "sigmoid", "relu", "softplus", "norm", "transpose",
-                 "prod", "floor"):
-        add(name, _numeric(name, getattr(O, name)), 1)
-    for alias, name in (("asin", "arcsin"), ("acos", "arccos"), ("atan", "arctan"), ("fabs", "abs")):
-        add(alias, _numeric(alias, getattr(O, name)), 1)
-    add("maximum", _numeric("maximum", O.maximum), 2)
-    add("minimum", _numeric("minimum", O.minimum), 2)
-    add("where", b.where, 3)
-    add("matmul", _numeric("matmul", O.matmul), 2)
-    add("dot", b.dot, 2)
-    add("sum", b.sum, 1, 2)
-    add("mean", b.mean, 1, 2)
-    add("max", b.max, 1, 2)
-    add("min", b.min, 1, 2)
-    add("reshape", b.reshape, 2, 99)
-    add("arange", b.arange, 1, 3)
-    add("linspace", b.linspace, 2, 3)
-    add("zeros", b.zeros, 1, 99)
-    add("ones", b.ones, 1, 99)
-    add("len", b.len_, 1)
-    add("range", b.range_, 1, 3)
-    add("any", b.any_, 1)
-    add("all", b.all_, 1)
-    add("stop_gradient", O.stop_gradient, 1)
-    add("detach", O.stop_gradient, 1)
-    add("grad", b.grad, 1)
+    for prim in builtin_primitives():          # the table's entries the language exposes as is
+        for name in filter(None, (prim.builtin, prim.alias)):
+            add(name, _numeric(name, prim.op), prim.arity)
+    add("where", methods.where, 3)
+    add("dot", methods.dot, 2)
+    add("sum", methods.sum, 1, 2)
+    add("mean", methods.mean, 1, 2)
+    add("max", methods.max, 1, 2)
+    add("min", methods.min, 1, 2)
+    add("reshape", methods.reshape, 2, 99)
+    add("arange", methods.arange, 1, 3)
+    add("linspace", methods.linspace, 2, 3)
+    add("zeros", methods.zeros, 1, 99)
+    add("ones", methods.ones, 1, 99)
+    add("len", methods.len_, 1)
+    add("range", methods.range_, 1, 3)
+    add("any", methods.any_, 1)
+    add("all", methods.all_, 1)
+    add("stop_gradient", ops.stop_gradient, 1)
+    add("detach", ops.stop_gradient, 1)
+    add("grad", methods.grad, 1)
     table["pi"] = math.pi
     table["e"] = math.e
     table["inf"] = math.inf

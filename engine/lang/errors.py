@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 
 from ...parser.errors import SourceError, option
+from ..core.errors import EngineError
 
 
 def runtime_error(exc, span, what):
@@ -13,6 +14,9 @@ def runtime_error(exc, span, what):
         if exc.span is None:
             exc.span = span
         return exc
+    if isinstance(exc, EngineError):          # the one place core errors get a location and a hint
+        hint = f"raise the limit with {option(exc.setting)}" if exc.setting else None
+        return SourceError(exc.kind, exc.message, span, hint)
     msg = str(exc)
     if isinstance(exc, MemoryError):
         return SourceError("too large", f"{what}: the result does not fit in memory ({msg or 'out of memory'})",

@@ -1,7 +1,7 @@
 """Compiling expressions: names, arithmetic, comparisons, conditions, indexing, lists.
 
 A binary operator reads a constant or a local operand inline (see `operand`); the operators'
-closures themselves are in operators.py."""
+closures themselves are in operator_closures.py."""
 from __future__ import annotations
 
 from ...parser import nodes
@@ -12,7 +12,7 @@ from ..core.notes import NOTES
 from ..core.tape import Dual, Var, strip
 from .callables import Builtin, UserFunction
 from .errors import runtime_error, unknown_name
-from .operators import _BINARY, _COMPARE, _FLOAT_OP, _binary, _compare1, _compare_values
+from .operator_closures import BINARY_OPS, COMPARISONS, FLOAT_OPS, binary_closure, comparison_closure, compare_values
 from .values import RangeValue, as_int, describe, dtype, raw_getitem, shape_of, truth
 
 _NESTED_CHAIN = 8           # a + b + ... with more operators than this runs as a loop
@@ -93,10 +93,10 @@ class ExpressionCompiler:
         if len(e.ops) <= _NESTED_CHAIN:
             left = self.operand(e.operands[0], scope)
             for op, x, sp in zip(e.ops, e.operands[1:], e.op_spans):
-                left = ("expr", _binary(op, left, self.operand(x, scope), sp, f"`{op}`"), None)
+                left = ("expr", binary_closure(op, left, self.operand(x, scope), sp, f"`{op}`"), None)
             return left[1]
         first = self.expr(e.operands[0], scope)
-        rest = [(_BINARY[op], _FLOAT_OP.get(op), self.expr(x, scope), sp, f"`{op}`")
+        rest = [(BINARY_OPS[op], FLOAT_OPS.get(op), self.expr(x, scope), sp, f"`{op}`")
                 for op, x, sp in zip(e.ops, e.operands[1:], e.op_spans)]
 
         def chain(frame):
@@ -116,7 +116,7 @@ class ExpressionCompiler:
 
     def binary(self, op, lhs, rhs, op_span, scope, label):
         """The closure for `lhs op rhs` (AST nodes)."""
-        return _binary(op, self.operand(lhs, scope), self.operand(rhs, scope), op_span, label)
+        return binary_closure(op, self.operand(lhs, scope), self.operand(rhs, scope), op_span, label)
 
     def operand(self, e, scope):
         """How a binary operator fetches an operand: a constant and a local variable are read
@@ -144,17 +144,17 @@ class ExpressionCompiler:
 
     def e_Compare(self, e, scope):
         if len(e.ops) == 1:
-            return _compare1(self.operand(e.left, scope), _COMPARE[e.ops[0]],
+            return comparison_closure(self.operand(e.left, scope), COMPARISONS[e.ops[0]],
                              self.operand(e.comparators[0], scope), e.op_spans[0], e.ops[0])
         left = self.expr(e.left, scope)
-        rest = [(_COMPARE[op], self.expr(x, scope), sp, op) for op, x, sp in zip(e.ops, e.comparators, e.op_spans)]
+        rest = [(COMPARISONS[op], self.expr(x, scope), sp, op) for op, x, sp in zip(e.ops, e.comparators, e.op_spans)]
 
         def compare(frame):
             a = left(frame)
             result = True
             for fn, rhs, span, opname in rest:
                 b = rhs(frame)
-                r = _compare_values(fn, a, b, span, opname)
+                r = compare_values(fn, a, b, span, opname)
                 if r.__class__ is not bool and not (is_array(r) and r.ndim == 0):
                     result = r if result is True else xp().logical_and(result, r)
                 elif not r:

@@ -4,6 +4,7 @@ from __future__ import annotations
 from ...parser.errors import SourceError
 from ..core import ops
 from ..core.backend import is_array, np, to_host, xp
+from ..core.primitives import shape as shape_of, size as size_of  # noqa: F401 -- the one shape helper
 from ..core.tape import Dual, Var, strip
 from .callables import Builtin, UserFunction
 
@@ -18,21 +19,6 @@ def set_dtype(name: str) -> None:
 
 def dtype() -> str:
     return _dtype[0]
-
-
-def shape_of(v) -> tuple:
-    v = strip(v)
-    c = v.__class__
-    if c is float or c is int or c is bool:
-        return ()
-    return tuple(getattr(v, "shape", ()))
-
-
-def size_of(v) -> int:
-    n = 1
-    for d in shape_of(v):
-        n *= d
-    return n
 
 
 class RangeValue:
@@ -123,17 +109,6 @@ def as_int(v, span, what="an index"):
     if v != v or v in (float("inf"), float("-inf")) or int(v) != v:
         raise SourceError("type error", f"{what} must be a whole number, not {v!r}", span)
     return int(v)
-
-
-def values_equal(a, b) -> bool:
-    """Whether two values are equal anywhere (any element), unboxed; False when incomparable."""
-    a, b = strip(a), strip(b)
-    if a.__class__ is float and b.__class__ is float:
-        return a == b
-    try:
-        return bool(xp().any(xp().asarray(a) == xp().asarray(b)))
-    except Exception:
-        return False
 
 
 def raw_getitem(v, index):

@@ -48,24 +48,22 @@ class PlotData:
     errors: list = field(default_factory=list)   # (x, SourceError) for points that could not run
 
 
-KINK_OPS = {"abs", "relu", "maximum", "minimum", "max", "min", "where"}
-
-
 def _side(prim, args, params):
-    """Which side of its kink an op's arguments fell on, as something comparable."""
-    name = prim.name
+    """Which side of its kink an op's arguments fell on, as something comparable (the table's
+    `Primitive.side` says what decides it)."""
+    side = prim.side
     vals = [strip(a) for a in args]
-    if name in ("abs", "relu"):
+    if side == "sign":
         d = vals[0]
-    elif name in ("maximum", "minimum"):
+    elif side == "difference":
         d = vals[0] - vals[1]
-    elif name == "where":
+    elif side == "condition":
         c = vals[0]
         return bool(c) if c.__class__ is bool else np().asarray(c).tobytes()
     else:                                                     # max/min: where the extreme sits
         axis = (params or {}).get("axis")
         a = np().asarray(vals[0])
-        return (np().argmax(a, axis=axis) if name == "max" else np().argmin(a, axis=axis)).tobytes()
+        return (np().argmax(a, axis=axis) if side == "argmax" else np().argmin(a, axis=axis)).tobytes()
     if d.__class__ is float:
         return (d > 0) - (d < 0)
     return np().sign(np().asarray(d)).tobytes()
@@ -115,7 +113,7 @@ def point(target, name, x, others, order, limits):
     ordered = list(reversed(levels))                       # the outermost box has the highest level
     derivs = tuple(_number(_component(out, ordered, k)) for k in range(order + 1))
     sides = [(e.prim.name, e.span, _side(e.prim, e.args, e.params)) for e in tape.entries
-             if e.prim is not None and e.prim.name in KINK_OPS]
+             if e.prim is not None and e.prim.side]
     return derivs, list(notes.kinks), list(interp.signature), sides
 
 

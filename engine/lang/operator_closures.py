@@ -7,27 +7,25 @@ else goes through the engine ops, so boxes of any level are recorded.
 from __future__ import annotations
 
 import math
-import operator
 
 from ...parser.errors import SourceError
-from ..core import ops as O
-from ..core.backend import is_array
+from ..core import ops
+from ..core.backend import is_array, xp
 from ..core.notes import NOTES
-from ..core.tape import BOXES, Var
+from ..core.tape import BOXES, Var, strip
 from .errors import runtime_error
-from .values import values_equal as _equal
 
-
-_BINARY = {"+": O.add, "-": O.sub, "*": O.mul, "/": O.div, "@": O.matmul}
-_COMPARE = {"<": O.lt, "<=": O.le, ">": O.gt, ">=": O.ge, "==": O.eq, "!=": O.ne}
+# The engine op of each operator, and of each comparison.
+BINARY_OPS = {"+": ops.add, "-": ops.sub, "*": ops.mul, "/": ops.div, "@": ops.matmul}
+COMPARISONS = {"<": ops.lt, "<=": ops.le, ">": ops.gt, ">=": ops.ge, "==": ops.eq, "!=": ops.ne}
 
 
 def _floor_quotient(x, y):
     """floor(x / y) on the raw values (no gradient), IEEE at y = 0 as numpy: inf, -inf or nan."""
-    q = O.div(O.stop_gradient(x), O.stop_gradient(y))
+    q = ops.div(ops.stop_gradient(x), ops.stop_gradient(y))
     if q.__class__ is float and (q != q or q in (math.inf, -math.inf)):
         return q
-    return O.floor(q)
+    return ops.floor(q)
 
 
 def _floordiv(x, y):
@@ -38,33 +36,27 @@ def _mod(x, y):
     return x - y * _floor_quotient(x, y)
 
 
-_BINARY["//"] = _floordiv
-_BINARY["%"] = _mod
+BINARY_OPS["//"] = _floordiv
+BINARY_OPS["%"] = _mod
 
 
 # ---- operator closures ------------------------------------------------------------------------
 
-def _fdiv(x, y):
-    try:
-        return x / y
-    except ZeroDivisionError:
-        return O.div(x, y)                    # IEEE: inf or nan, as numpy gives
-
-
-# For two Python floats, Python's operator gives exactly what the engine would (a call saved).
-_FLOAT_OP = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": _fdiv}
+# For two Python floats: the table's own float forward of each op (Python's operator where it
+# agrees exactly with the engine, IEEE division), called directly: the engine op's call is saved.
+FLOAT_OPS = {op: BINARY_OPS[op].float_impl for op in ("+", "-", "*", "/")}
 
 
 def _unassigned(name, span):
     return SourceError("unknown name", f"`{name}` is used before it is assigned", span)
 
 
-def _binary(op, lhs, rhs, span, label):
+def binary_closure(op, lhs, rhs, span, label):
     """The closure for one binary operator. Floats take Python's operator; anything else (boxes,
     arrays) goes to the engine op, whose errors are located at the operator. The common operand
     shapes (a local or a constant on either side) are read inline."""
-    fn = _BINARY[op]
-    pyop = _FLOAT_OP.get(op)
+    fn = BINARY_OPS[op]
+    pyop = FLOAT_OPS.get(op)
     lk, lv, lspan = lhs
     rk, rv, rspan = rhs
 
@@ -153,23 +145,33 @@ def _fetch(operand):
     return load_local
 
 
-_FLOAT_COMPARE = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
-                  "==": operator.eq, "!=": operator.ne}
+_FLOAT_COMPARE = {op: fn.float_impl for op, fn in COMPARISONS.items()}
 _TIE_COMPARE = frozenset(("<=", ">=", "==", "!="))
 
 
-def _compare_values(fn, a, b, span, opname):
+def any_equal(a, b) -> bool:
+    """Whether two values (boxed or not) are equal anywhere: a comparison at a tie."""
+    a, b = strip(a), strip(b)
+    if a.__class__ is float and b.__class__ is float:
+        return a == b
+    try:
+        return bool(xp().any(xp().asarray(a) == xp().asarray(b)))
+    except Exception:
+        return False
+
+
+def compare_values(fn, a, b, span, opname):
     NOTES.span = span
     try:
         r = fn(a, b)
     except Exception as exc:
         raise runtime_error(exc, span, f"`{opname}`") from None
-    if opname in _TIE_COMPARE and (a.__class__ in BOXES or b.__class__ in BOXES) and _equal(a, b):
+    if opname in _TIE_COMPARE and (a.__class__ in BOXES or b.__class__ in BOXES) and any_equal(a, b):
         NOTES.kink("compare", f"`{opname}` compared equal values: no gradient flows through it")
     return r
 
 
-def _compare1(lhs, fn, rhs, span, opname):
+def comparison_closure(lhs, fn, rhs, span, opname):
     """One comparison. Comparisons carry no gradient, so traced floats are compared as floats.
     A local variable compared with a constant (`x > 0`, `i < n`) is read inline."""
     pyop = _FLOAT_COMPARE[opname]
@@ -183,7 +185,7 @@ def _compare1(lhs, fn, rhs, span, opname):
                 NOTES.span = span
                 NOTES.kink("compare", f"`{opname}` compared equal values: no gradient flows through it")
             return pyop(x, y)
-        r = _compare_values(fn, a, b, span, opname)
+        r = compare_values(fn, a, b, span, opname)
         return bool(r) if is_array(r) and r.ndim == 0 else r
 
     if lhs[0] == "local" and rhs[0] == "const" and not ties:

@@ -1,0 +1,274 @@
+"""What a table entry is: `Primitive`, and `defprim`, which files one in TABLE and returns the op
+the rest of the engine calls. Also the helpers every rule module shares (shapes, the float forward
+of an elementwise function).
+
+Forward rules (`impl`) compute on raw values: Python floats take a fast path through `math`,
+arrays go to the backend's module. VJP rules map the output's adjoint `g` to one argument's
+adjoint; JVP rules map one argument's tangent `t` to the output's tangent. Both are written in
+engine ops (the ops defprim returns, and `g * y` on boxes), never on raw arrays, so the reverse
+sweep can be recorded and differentiated again. Rules get (g or t, ans, *args, **params); `ans`
+is None unless the primitive declares `needs_ans`, and args are `Shape` stand-ins unless it
+declares `needs_args`.
+"""
+from __future__ import annotations
+
+from .backend import np, xp
+from .errors import TooLarge
+from .tape import Dual, Var, bind, record, strip
+
+TABLE: dict = {}          # name -> Primitive, in the order the rule modules define them
+
+
+class NotImplementedRule:
+    """Marks an argument whose derivative the engine refuses rather than gets wrong."""
+
+    def __init__(self, why):
+        self.why = why
+
+    def __call__(self, *a, **k):
+        raise NotImplementedError(self.why)
+
+
+class PerPosition:
+    """Rules made per argument position on demand, for a primitive of any arity (stack)."""
+
+    def __init__(self, make):
+        self.make = make
+        self.cache = {}
+
+    def __getitem__(self, i):
+        rule = self.cache.get(i)
+        if rule is None:
+            rule = self.cache[i] = self.make(i)
+        return rule
+
+
+class Primitive:
+    __slots__ = ("name", "impl", "vjps", "jvps", "needs_args", "needs_ans", "nondiff", "kink",
+                 "side", "builtin", "alias", "arity", "op")
+
+    def __init__(self, name, impl, vjps=(), jvps=(), needs_args=True, needs_ans=False, nondiff=False,
+                 kink=None, side=None, builtin=None, alias=None, arity=None):
+        self.name = name
+        self.impl = impl
+        self.vjps = vjps if isinstance(vjps, PerPosition) else tuple(vjps)
+        self.jvps = jvps if isinstance(jvps, PerPosition) else tuple(jvps)
+        self.needs_args = needs_args
+        self.needs_ans = needs_ans
+        self.nondiff = nondiff
+        self.kink = kink          # the convention applied at this primitive's kinks, for reports
+        # what tells the two sides of its kink apart, for plots: "sign" (of the argument),
+        # "difference" (of the two arguments), "condition", "argmax" or "argmin"
+        self.side = side
+        self.builtin = builtin    # the language's name for it, if the language exposes it as is
+        self.alias = alias        # a second language name (math's asin for arcsin)
+        self.arity = arity        # positional arguments; None for any number
+        self.op = None            # the engine op that applies it (set by defprim)
+
+    def __repr__(self):
+        return f"<primitive {self.name}>"
+
+
+def defprim(name, impl, vjp=(), jvp=(), *, float_impl=None, make_op=None, **kw):
+    """File a primitive in TABLE and return its engine op. `float_impl` is the forward for two
+    (or one) Python floats where it agrees exactly with `impl` (Python's own operator: the
+    scalar loop saves a call); `make_op(prim)` builds an op with parameters (axis, shape...)."""
+    if "arity" not in kw:
+        kw["arity"] = len(vjp) if vjp else impl.__code__.co_argcount
+    prim = Primitive(name, impl, vjp, jvp, **kw)
+    TABLE[name] = prim
+    if make_op is not None:
+        op = make_op(prim)
+    elif prim.arity == 1:
+        op = unary_op(prim, float_impl or impl)
+    elif prim.arity == 2:
+        op = binary_op(prim, float_impl or impl)
+    else:
+        op = variadic_op(prim)
+    op.__name__ = name
+    op.primitive = prim
+    op.float_impl = float_impl or impl
+    prim.op = op
+    return op
+
+
+def nondiff(name, impl, **kw):
+    """A primitive whose output carries no derivative (comparisons, sign, masks)."""
+    return defprim(name, impl, nondiff=True, **kw)
+
+
+# ---- the ops: raw values go straight to the forward rule, boxes through `bind` ---------------
+
+def unary_op(prim, fimpl):
+    impl = prim.impl
+    if prim.nondiff or prim.vjps[0] is None:
+        def op(x):
+            c = x.__class__
+            if c is Var or c is Dual:
+                return bind(prim, (x,), None)
+            return impl(x)
+        return op
+
+    def op(x):
+        c = x.__class__
+        if c is Var:
+            xv = x.value
+            if xv.__class__ is float:           # fast path: one reverse level over a float
+                return record(prim, x.tape, x.level, ((0, x.index),), (xv,), fimpl(xv))
+            return bind(prim, (x,), None)
+        if c is Dual:
+            return bind(prim, (x,), None)
+        return fimpl(x) if c is float else impl(x)
+    return op
+
+
+def binary_op(prim, fimpl):
+    """Traced Python floats under one reverse-mode level (the scalar loop) are recorded here
+    directly; every other boxed case goes through `bind`."""
+    impl = prim.impl
+    if prim.nondiff or prim.vjps[0] is None or prim.vjps[1] is None:
+        def op(x, y):
+            cx, cy = x.__class__, y.__class__
+            if cx is float or cy is float:
+                return bind(prim, (x, y), None) if (cx is Var or cx is Dual or cy is Var or cy is Dual) \
+                    else impl(x, y)
+            check_result_size(prim, x, y)
+            if cx is Var or cx is Dual or cy is Var or cy is Dual:
+                return bind(prim, (x, y), None)
+            return impl(x, y)
+        return op
+
+    def op(x, y):
+        cx, cy = x.__class__, y.__class__
+        if cx is Var:
+            xv = x.value
+            if xv.__class__ is float:
+                if cy is float:
+                    parents, yv = ((0, x.index),), y
+                elif cy is Var and y.level == x.level and y.value.__class__ is float:
+                    parents, yv = ((0, x.index), (1, y.index)), y.value
+                else:
+                    return _bind_checked(prim, x, y)
+                return record(prim, x.tape, x.level, parents, (xv, yv), fimpl(xv, yv))
+            return _bind_checked(prim, x, y)
+        if cy is Var:
+            yv = y.value
+            if cx is float and yv.__class__ is float:
+                return record(prim, y.tape, y.level, ((1, y.index),), (x, yv), fimpl(x, yv))
+            return _bind_checked(prim, x, y)
+        if cx is float and cy is float:
+            return fimpl(x, y)
+        if cx is Dual or cy is Dual:
+            return _bind_checked(prim, x, y)
+        if cx is not float and cy is not float:
+            check_result_size(prim, x, y)
+        return impl(x, y)
+    return op
+
+
+def _bind_checked(prim, x, y):
+    if x.__class__ is not float and y.__class__ is not float:
+        check_result_size(prim, x, y)
+    return bind(prim, (x, y), None)
+
+
+def variadic_op(prim):
+    def op(*args):
+        return bind(prim, args, None)
+    return op
+
+
+def params_op(*names, optional=(), shapes=()):
+    """make_op for a primitive with parameters after its one array argument: `names` in order,
+    left out when None if `optional`, made tuples if in `shapes`."""
+    def make(prim):
+        def op(x, *values):
+            params = {}
+            for name, value in zip(names, values):
+                if value is None and name in optional:
+                    continue
+                params[name] = tuple(value) if name in shapes else value
+            return bind(prim, (x,), params or None)
+        return op
+    return make
+
+
+# The most elements an array op may create (the `max_elements` setting), set by the interpreter
+# for a run. Checked before numpy allocates, on the array paths only: scalars never pay for it.
+element_limit = [None]
+
+
+def check_result_size(prim, x, y):
+    limit = element_limit[0]
+    if limit is None:
+        return
+    sx, sy = shape(x), shape(y)
+    if not sx or not sy:
+        return                                  # a scalar with an array: no larger than the array
+    if prim.name == "matmul":
+        result = tuple(sx[:-1]) + tuple(sy[1:]) if len(sy) > 1 else tuple(sx[:-1])
+    else:
+        try:
+            result = xp().broadcast_shapes(sx, sy)
+        except ValueError:
+            return                              # the op itself reports the mismatch
+    count = 1
+    for d in result:
+        count *= d
+    if count > limit:
+        raise TooLarge(f"{prim.name} would make an array of shape {tuple(result)} "
+                       f"({count:,} elements), more than the limit of {limit:,}")
+
+
+# ---- helpers ----------------------------------------------------------------------------------
+
+def shape(v) -> tuple:
+    """The shape of a value, boxed or not (() for a number): the one shape helper."""
+    c = v.__class__
+    if c is float or c is int or c is bool:
+        return ()
+    while c is Var or c is Dual:
+        v = v.value if c is Var else v.primal
+        c = v.__class__
+    return tuple(getattr(v, "shape", ()))
+
+
+def ndim(v) -> int:
+    return len(shape(v))
+
+
+def size(v) -> int:
+    count = 1
+    for d in shape(v):
+        count *= d
+    return count
+
+
+def plain_scalar(r):
+    """numpy float64 scalars become Python floats, so scalar code stays on the fast path."""
+    return float(r) if r.__class__ is np().float64 else r
+
+
+def float_fallback(npfn, *args):
+    """A float function through numpy, for IEEE results where Python raises (1/0, exp(1000))."""
+    with np().errstate(all="ignore"):
+        return float(npfn(*(np().float64(a) for a in args)))
+
+
+def unary(mathfn, npname):
+    """Forward of an elementwise function: `math` for floats (numpy semantics on domain errors:
+    log(-1) is nan, exp(1000) is inf), the backend otherwise."""
+    def impl(x):
+        if x.__class__ is float:
+            try:
+                return mathfn(x)
+            except (ValueError, OverflowError, ZeroDivisionError):
+                return float_fallback(getattr(np(), npname), x)
+        return plain_scalar(getattr(xp(), npname)(x))
+    impl.__name__ = npname
+    return impl
+
+
+def zeros_like(x):
+    v = strip(x)
+    return 0.0 if v.__class__ is float else xp().zeros_like(v)

@@ -1,0 +1,177 @@
+"""Elementwise primitives: the math functions, powers, abs/relu and maximum/minimum (with their
+kinks noted as they are evaluated). One entry each: forward, VJP and JVP stand together, and
+`builtin=` names the language builtin that exposes it."""
+from __future__ import annotations
+
+import math
+
+from ..backend import np, xp
+from ..notes import NOTES
+from ..primitives import defprim, float_fallback, plain_scalar, unary, zeros_like
+from .arithmetic import div
+from .comparisons import eq, share, sign, step, where
+from .shapes import bcast, unbroadcast
+
+
+def _pow(x, y):
+    try:
+        r = x ** y
+    except (ZeroDivisionError, OverflowError):
+        return float_fallback(np().power, x, y)
+    if r.__class__ is complex:                  # (-8) ** (1/3): nan, as in numpy
+        return math.nan
+    return r
+
+
+def _pow_dy(g, ans, x, y):
+    # d/dy x**y = x**y log x; at x == 0 the term is 0 (x**y is 0 there), not nan
+    return g * ans * log(where(eq(x, 0.0), 1.0, x))
+
+
+def _pow_dx(ans, x, y):
+    # y x**(y-1); where y == 0 it is exactly 0 (x**0 is constant), also at x == 0 where
+    # 0 * 0**-1 would be nan: the base is swapped for 1 there, so no nan reaches any order
+    if y.__class__ is float:                    # the usual case, `x**2`: no where() needed
+        return y * pow(x, y - 1.0) if y != 0.0 else zeros_like(x)
+    return y * pow(where(eq(y, 0.0), 1.0, x), y - 1.0)
+
+
+pow = defprim("pow", _pow, needs_ans=True,
+              vjp=(lambda g, ans, x, y: unbroadcast(g * _pow_dx(ans, x, y), x),
+                   lambda g, ans, x, y: unbroadcast(_pow_dy(g, ans, x, y), y)),
+              jvp=(lambda t, ans, x, y: bcast(t * _pow_dx(ans, x, y), ans),
+                   lambda t, ans, x, y: bcast(_pow_dy(t, ans, x, y), ans)))
+
+
+LN2, LN10 = math.log(2.0), math.log(10.0)
+
+
+def _elementwise(name, mathfn, deriv, needs_ans=False, **kw):
+    """The builtin `name`, numpy's function of that name; deriv(ans, x) is f'(x) in engine ops,
+    and VJP and JVP are both g * f'(x)."""
+    return defprim(name, unary(mathfn, name), needs_ans=needs_ans, builtin=name,
+                   vjp=(lambda g, ans, x: g * deriv(ans, x),),
+                   jvp=(lambda t, ans, x: t * deriv(ans, x),), **kw)
+
+
+sin = _elementwise("sin", math.sin, lambda ans, x: cos(x))
+cos = _elementwise("cos", math.cos, lambda ans, x: -sin(x))
+tan = _elementwise("tan", math.tan, lambda ans, x: 1.0 + ans * ans, needs_ans=True)
+# (1 - x)(1 + x), not 1 - x*x: near |x| = 1 the subtraction is exact, the derivative keeps its digits
+arcsin = _elementwise("arcsin", math.asin, lambda ans, x: div(1.0, sqrt((1.0 - x) * (1.0 + x))),
+                      alias="asin")
+arccos = _elementwise("arccos", math.acos, lambda ans, x: div(-1.0, sqrt((1.0 - x) * (1.0 + x))),
+                      alias="acos")
+arctan = _elementwise("arctan", math.atan, lambda ans, x: div(1.0, 1.0 + x * x), alias="atan")
+sinh = _elementwise("sinh", math.sinh, lambda ans, x: cosh(x))
+cosh = _elementwise("cosh", math.cosh, lambda ans, x: sinh(x))
+tanh = _elementwise("tanh", math.tanh, lambda ans, x: 1.0 - ans * ans, needs_ans=True)
+exp = _elementwise("exp", math.exp, lambda ans, x: ans, needs_ans=True)
+log = _elementwise("log", math.log, lambda ans, x: div(1.0, x))
+log2 = _elementwise("log2", math.log2, lambda ans, x: div(1.0, x * LN2))
+log10 = _elementwise("log10", math.log10, lambda ans, x: div(1.0, x * LN10))
+_sqrt_value = unary(math.sqrt, "sqrt")
+
+
+def _sqrt(x):
+    if (x == 0.0) if x.__class__ is float else bool((x == 0).any()):
+        NOTES.kink("sqrt", "sqrt at 0: derivative taken as +inf")
+    return _sqrt_value(x)
+
+
+sqrt = defprim("sqrt", _sqrt, needs_ans=True, builtin="sqrt", kink="sqrt'(0) = +inf",
+               vjp=(lambda g, ans, x: g * div(0.5, ans),),
+               jvp=(lambda t, ans, x: t * div(0.5, ans),))
+
+
+def _abs(x):
+    if x.__class__ is float:
+        if x == 0.0:
+            NOTES.kink("abs", "abs at 0: derivative taken as 0")
+        return math.fabs(x)                 # `abs` here is this module's op
+    if (x == 0).any():
+        NOTES.kink("abs", "abs at 0: derivative taken as 0")
+    return plain_scalar(xp().abs(x))
+
+
+abs = defprim("abs", _abs, builtin="abs", alias="fabs", vjp=(lambda g, ans, x: g * sign(x),),
+              jvp=(lambda t, ans, x: t * sign(x),), kink="abs'(0) = 0", side="sign")
+
+
+def _relu(x):
+    if x.__class__ is float:
+        if x == 0.0:
+            NOTES.kink("relu", "relu at 0: derivative taken as 0")
+        return x if x > 0.0 else 0.0
+    if (x == 0).any():
+        NOTES.kink("relu", "relu at 0: derivative taken as 0")
+    return plain_scalar(xp().maximum(x, 0))
+
+
+relu = defprim("relu", _relu, builtin="relu", vjp=(lambda g, ans, x: g * step(x),),
+               jvp=(lambda t, ans, x: t * step(x),), kink="relu'(0) = 0", side="sign")
+
+
+def _sigmoid(x):
+    # exp of a non-positive number only (no overflow), and no 1 - (nearly 1) on the negative
+    # tail: sigmoid(-30) keeps all its digits (0.5 * (1 + tanh(x/2)) kept three)
+    if x.__class__ is float:
+        if x >= 0.0:
+            return 1.0 / (1.0 + math.exp(-x))
+        e = math.exp(x)
+        return e / (1.0 + e)
+    m = xp()
+    e = m.exp(-m.abs(x))
+    return plain_scalar(m.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e)))
+
+
+# sigmoid' = sigmoid(x) sigmoid(-x): accurate on both tails, unlike ans * (1 - ans) for x >> 0
+sigmoid = defprim("sigmoid", _sigmoid, needs_ans=True, builtin="sigmoid",
+                  vjp=(lambda g, ans, x: g * (ans * sigmoid(-x)),),
+                  jvp=(lambda t, ans, x: t * (ans * sigmoid(-x)),))
+
+
+def _softplus(x):
+    if x.__class__ is float:                  # log(1 + e^x) without overflow
+        return max(x, 0.0) + math.log1p(math.exp(-math.fabs(x)))
+    m = xp()
+    return plain_scalar(m.maximum(x, 0) + m.log1p(m.exp(-m.abs(x))))
+
+
+softplus = defprim("softplus", _softplus, builtin="softplus",
+                   vjp=(lambda g, ans, x: g * sigmoid(x),),
+                   jvp=(lambda t, ans, x: t * sigmoid(x),))
+
+
+def _note_ties(name, x, y):
+    tie = (x == y) if (x.__class__ is float and y.__class__ is float) else bool(xp().any(x == y))
+    if tie:
+        NOTES.kink(name, f"{name} with equal arguments: the gradient is split evenly")
+
+
+def _maximum(x, y):
+    _note_ties("maximum", x, y)
+    if x.__class__ is float and y.__class__ is float:
+        return x if x >= y else y
+    return plain_scalar(xp().maximum(x, y))
+
+
+def _minimum(x, y):
+    _note_ties("minimum", x, y)
+    if x.__class__ is float and y.__class__ is float:
+        return x if x <= y else y
+    return plain_scalar(xp().minimum(x, y))
+
+
+maximum = defprim("maximum", _maximum, builtin="maximum", kink="ties split the gradient evenly",
+                  side="difference",
+                  vjp=(lambda g, ans, x, y: unbroadcast(g * share(x, y), x),
+                       lambda g, ans, x, y: unbroadcast(g * share(y, x), y)),
+                  jvp=(lambda t, ans, x, y: bcast(t * share(x, y), ans),
+                       lambda t, ans, x, y: bcast(t * share(y, x), ans)))
+minimum = defprim("minimum", _minimum, builtin="minimum", kink="ties split the gradient evenly",
+                  side="difference",
+                  vjp=(lambda g, ans, x, y: unbroadcast(g * share(y, x), x),
+                       lambda g, ans, x, y: unbroadcast(g * share(x, y), y)),
+                  jvp=(lambda t, ans, x, y: bcast(t * share(y, x), ans),
+                       lambda t, ans, x, y: bcast(t * share(x, y), ans)))

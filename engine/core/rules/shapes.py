@@ -1,0 +1,98 @@
+"""Shape primitives: reshape, transpose, broadcasting and its inverse, indexing, stack. Their rules
+use only each other, so every other rule module may build on them (unbroadcast, bcast)."""
+from __future__ import annotations
+
+from ..backend import xp
+from ..primitives import PerPosition, defprim, params_op, plain_scalar, shape
+from ..tape import bind
+
+
+def unbroadcast(g, target):
+    """Undo numpy broadcasting: sum g down to the shape of `target` (the one helper for it)."""
+    if g.__class__ is float and target.__class__ is float:
+        return g
+    ts = shape(target)
+    if shape(g) == ts:
+        return g
+    return sum_to(g, ts)
+
+
+def bcast(t, ans):
+    """A tangent broadcast up to the output's shape (forward mode's counterpart of unbroadcast)."""
+    s = shape(ans)
+    if shape(t) == s:
+        return t
+    return broadcast_to(t, s)
+
+
+reshape = defprim("reshape", lambda x, shape_: xp().reshape(x, shape_), needs_args=False,
+                  make_op=params_op("shape_", shapes=("shape_",)),
+                  vjp=(lambda g, ans, x, shape_: reshape(g, shape(x)),),
+                  jvp=(lambda t, ans, x, shape_: reshape(t, shape_),))
+transpose = defprim("transpose", lambda x: x if x.__class__ is float else xp().transpose(x),
+                    needs_args=False, builtin="transpose",
+                    vjp=(lambda g, ans, x: transpose(g),),
+                    jvp=(lambda t, ans, x: transpose(t),))
+expand_dims = defprim("expand_dims", lambda x, axis: xp().expand_dims(x, axis), needs_args=False,
+                      make_op=params_op("axis"),
+                      vjp=(lambda g, ans, x, axis: reshape(g, shape(x)),),
+                      jvp=(lambda t, ans, x, axis: expand_dims(t, axis),))
+
+
+def _sum_to(x, shape_):
+    """Sum x down to shape_ (the inverse of broadcasting)."""
+    if x.__class__ is float:
+        return x
+    m = xp()
+    lead = len(x.shape) - len(shape_)
+    axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape_) if n == 1 and x.shape[lead + i] != 1)
+    r = m.sum(x, axis=axes, keepdims=True) if axes else x
+    return plain_scalar(m.reshape(r, shape_)) if shape_ else plain_scalar(m.sum(r))
+
+
+broadcast_to = defprim("broadcast_to", lambda x, shape_: xp().broadcast_to(x, shape_), needs_args=False,
+                       make_op=params_op("shape_", shapes=("shape_",)),
+                       vjp=(lambda g, ans, x, shape_: unbroadcast(g, x),),
+                       jvp=(lambda t, ans, x, shape_: broadcast_to(t, shape_),))
+sum_to = defprim("sum_to", _sum_to, needs_args=False,
+                 make_op=params_op("shape_", shapes=("shape_",)),
+                 vjp=(lambda g, ans, x, shape_: broadcast_to(g, shape(x)),),
+                 jvp=(lambda t, ans, x, shape_: sum_to(t, shape_),))
+
+
+def _untake(g, index, shape_):
+    """Scatter-add g into zeros of shape_ at index: the adjoint of indexing."""
+    m = xp()
+    out = m.zeros(shape_, dtype=getattr(g, "dtype", None) or m.float64)
+    m.add.at(out, index, g)
+    return out
+
+
+getitem = defprim("getitem", lambda x, index: plain_scalar(x[index]), needs_args=False,
+                  make_op=params_op("index"),
+                  vjp=(lambda g, ans, x, index: untake(g, index, shape(x)),),
+                  jvp=(lambda t, ans, x, index: getitem(t, index),))
+untake = defprim("untake", _untake, needs_args=False,
+                 make_op=params_op("index", "shape_", shapes=("shape_",)),
+                 vjp=(lambda g, ans, x, index, shape_: getitem(g, index),),
+                 jvp=(lambda t, ans, x, index, shape_: untake(t, index, shape_),))
+
+
+def _stack_jvp(i):
+    def jvp(t, ans, *xs):
+        s = shape(ans)[1:]
+        return untake(t if shape(t) == s else broadcast_to(t, s), i, shape(ans))
+    return jvp
+
+
+def _stack_op(prim):
+    def stack(items):
+        return bind(prim, tuple(items), None)
+    return stack
+
+
+# stack takes any number of arguments: its rules are made per position on demand
+stack = defprim("stack", lambda *xs: xp().stack([xp().asarray(v) for v in xs]), needs_args=False,
+                arity=None, make_op=_stack_op,
+                vjp=PerPosition(lambda i: lambda g, ans, *xs: getitem(g, i)),
+                jvp=PerPosition(_stack_jvp))
