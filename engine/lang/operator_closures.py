@@ -57,8 +57,7 @@ def binary_closure(op, lhs, rhs, span, label):
     shapes (a local or a constant on either side) are read inline."""
     fn = BINARY_OPS[op]
     pyop = FLOAT_OPS.get(op)
-    lk, lv, lspan = lhs
-    rk, rv, rspan = rhs
+    lk, rk = lhs[0], rhs[0]
 
     def slow(a, b):                           # boxes and arrays: the engine op, errors located here
         NOTES.span = span
@@ -70,7 +69,18 @@ def binary_closure(op, lhs, rhs, span, label):
     if pyop is None:                          # // % @: no float shortcut
         left, right = _fetch(lhs), _fetch(rhs)
         return lambda frame: slow(left(frame), right(frame))
+    if lk == "local" or rk == "local":
+        inline = _local_operand_closure(pyop, slow, lhs, rhs)
+        if inline is not None:
+            return inline
+    return _fetched_operand_closure(pyop, slow, lhs, rhs)
 
+
+def _local_operand_closure(pyop, slow, lhs, rhs):
+    """A local variable with a constant or another local: read from the frame inline (the
+    scalar loop's commonest shapes). None for other shapes."""
+    lk, lv, lspan = lhs
+    rk, rv, rspan = rhs
     if lk == "local" and rk == "const":
         def local_const(frame):
             try:
@@ -104,6 +114,13 @@ def binary_closure(op, lhs, rhs, span, label):
                 return pyop(a, b)
             return slow(a, b)
         return local_local
+    return None
+
+
+def _fetched_operand_closure(pyop, slow, lhs, rhs):
+    """Operands computed by their own closures (or constants), then Python's operator on floats."""
+    lk, lv, _ = lhs
+    rk, rv, _ = rhs
     left = _fetch(lhs)
     right = _fetch(rhs)
     if rk == "const":
