@@ -122,10 +122,7 @@ def _cells(text: str) -> int:
 # The language's words that Python has and we do not: named in the error rather than
 # reported as an unexpected name.
 UNSUPPORTED_KEYWORDS = {
-    "import": "imports are not part of the language: every builtin is always available",
-    "from": "imports are not part of the language: every builtin is always available",
     "class": "classes are not part of the language",
-    "lambda": "lambda is not part of the language: write a def (nested defs are allowed)",
     "with": "with-statements are not part of the language",
     "try": "try/except is not part of the language",
     "except": "try/except is not part of the language",
@@ -136,10 +133,9 @@ UNSUPPORTED_KEYWORDS = {
     "yield": "generators (yield) are not part of the language",
     "async": "async is not part of the language",
     "await": "await is not part of the language",
-    "del": "del is not part of the language",
+    "del": "del is not part of the language: rebind the name instead (x = ...)",
     "assert": "assert is not part of the language",
     "is": "`is` is not part of the language: compare numbers with ==",
-    "None": "None is not part of the language",
     "print": "print is not part of the language: the value of the program is printed for you",
 }
 
@@ -151,6 +147,8 @@ TOKEN_NAMES = {
     "$END": "the end of the input", "STRING": "a string", "AUGOP": "'+=' (or another augmented assignment)",
     "IF": "'if'", "ELSE": "'else'", "FOR": "'for'", "WHILE": "'while'", "IN": "'in'", "DEF": "'def'",
     "RETURN": "'return'", "NOT": "'not'", "AND": "'and'", "OR": "'or'", "TRUE": "True", "FALSE": "False",
+    "IMPORT": "'import'", "FROM": "'from'", "AS": "'as'", "LAMBDA": "'lambda'", "NONE": "None",
+    "ELLIPSIS": "'...'",
 }
 
 
@@ -279,6 +277,11 @@ def _token_error(token, expected, text: str, start: str) -> SourceError:
                            "indent only the body of def, if, elif, else, for and while")
     if token.type == "STRING":
         return SourceError("syntax error", "strings are not part of the language (only as docstrings)", span)
+    if token.type == "ELLIPSIS":
+        return SourceError("syntax error", "`...` is only allowed inside [ ] (x[..., 0])", span)
+    if token.type in ("IMPORT", "FROM") and start == "expression":
+        return SourceError("unsupported construct", f"`{value}` starts a statement, which an expression cannot "
+                           "hold", span, "np.NAME and math.NAME need no import in an expression")
     if value == "@" and _starts_line(text, token):
         return SourceError("syntax error", "decorators are not part of the language", span)
     pos = token.start_pos if token.start_pos is not None else len(text)

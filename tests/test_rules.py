@@ -133,7 +133,22 @@ def all_cases():
               Case("untake", (0.4,), {"index": (1, 2), "shape_": (2, 3)})]
     cases += [Case("stack", (1.0, -2.0, 0.5)), Case("stack", (rand(3), rand(3))),
               Case("stack", (rand(2, 2), rand(2, 2), rand(2, 2)))]
+    cases += index_update_cases()
     return cases
+
+
+def index_update_cases():
+    """x[index] = v as a value (issue 15): one item, a slice with v broadcast, a column, a mask,
+    integer arrays."""
+    m = rand(2, 3)
+    return [Case("index_update", (rand(4), 0.7), {"index": 1}),
+            Case("index_update", (rand(4), rand(2)), {"index": slice(1, 3)}),
+            Case("index_update", (rand(4), 0.3), {"index": slice(None)}, label="[broadcast]"),
+            Case("index_update", (m, rand(2)), {"index": (slice(None), 0)}, label="[column]"),
+            Case("index_update", (m, rand(3)), {"index": 1}, label="[row]"),
+            Case("index_update", (rand(4), rand(2)), {"index": np.array([True, False, False, True])},
+                 label="[mask]"),
+            Case("index_update", (rand(4), rand(2)), {"index": np.array([3, 0])}, label="[integers]")]
 
 
 CASES = all_cases()

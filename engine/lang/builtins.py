@@ -9,30 +9,9 @@ from ..core import ops
 from ..core.backend import is_array, xp
 from ..core.rules import builtin_primitives
 from ..core.tape import strip
-from .values import describe, dtype, shape_of, size_of
-
-
-def _axis(axis):
-    """An axis as an int."""
-    if axis is None:
-        return None
-    a = strip(axis)
-    if isinstance(a, bool) or not isinstance(a, (int, float)) or a != a or abs(a) == math.inf or int(a) != a:
-        raise SourceError("type error", f"an axis must be a whole number, not {describe(axis)}")
-    return int(a)
-
-
-def _reduction_axis(name, x, axis):
-    """The axis of a reduction, checked against x's dimensions as numpy does (a number has none)."""
-    ax = _axis(axis)
-    if ax is not None:
-        n = len(shape_of(x))
-        if not -n <= ax < n:
-            what = "a number" if n == 0 else f"an array of {n} dimension{'s' if n > 1 else ''}"
-            hint = (f"for the {'larger' if name == 'max' else 'smaller'} of two numbers use "
-                    f"{'maximum' if name == 'max' else 'minimum'}(x, y)") if name in ("max", "min") and n == 0 else None
-            raise SourceError("index error", f"{name}(): axis {ax} is out of bounds for {what}", None, hint)
-    return ax
+from .transforms import transform_builtins
+from .axes import keep_dims, prod_over, reduced_count, reduction_axes
+from .values import describe, dtype, shape_of
 
 
 def _shape_arg(args, what):
@@ -126,24 +105,28 @@ class Builtins:
         return float(s[0])
 
     # -- reductions and linear algebra --
-    def sum(self, x, axis=None):
-        return ops.sum(x, _reduction_axis("sum", x, axis))
+    def sum(self, x, axis=None, *, keepdims=False):
+        axes = reduction_axes("sum", x, axis)
+        return keep_dims(ops.sum(x, axes), x, axes, keepdims)
 
-    def mean(self, x, axis=None):
-        ax = _reduction_axis("mean", x, axis)
-        s = shape_of(x)
-        if not s:
+    def mean(self, x, axis=None, *, keepdims=False):
+        axes = reduction_axes("mean", x, axis)
+        if not shape_of(x):
             return x * 1.0
-        count = size_of(x) if ax is None else s[ax]
-        return ops.div(ops.sum(x, ax), float(count))            # the mean of nothing is nan, as in numpy
+        total = ops.div(ops.sum(x, axes), float(reduced_count(x, axes)))   # the mean of nothing is nan
+        return keep_dims(total, x, axes, keepdims)
 
-    def max(self, x, axis=None):
-        ax = _reduction_axis("max", x, axis)
-        return x if not shape_of(x) else ops.max(x, ax)
+    def max(self, x, axis=None, *, keepdims=False):
+        axes = reduction_axes("max", x, axis)
+        return x if not shape_of(x) else keep_dims(ops.max(x, axes), x, axes, keepdims)
 
-    def min(self, x, axis=None):
-        ax = _reduction_axis("min", x, axis)
-        return x if not shape_of(x) else ops.min(x, ax)
+    def min(self, x, axis=None, *, keepdims=False):
+        axes = reduction_axes("min", x, axis)
+        return x if not shape_of(x) else keep_dims(ops.min(x, axes), x, axes, keepdims)
+
+    def prod(self, x, axis=None, *, keepdims=False):
+        axes = reduction_axes("prod", x, axis)
+        return x if not shape_of(x) else keep_dims(prod_over(x, axes), x, axes, keepdims)
 
     def dot(self, x, y):
         if not shape_of(x) or not shape_of(y):
@@ -172,13 +155,6 @@ class Builtins:
 
     def all_(self, x):
         return bool(xp().all(strip(x))) if shape_of(x) else bool(strip(x))
-
-    def grad(self, f):
-        from .callables import Builtin, UserFunction
-        from .calls import GradFunction
-        if not isinstance(f, (UserFunction, Builtin, GradFunction)):
-            raise SourceError("type error", f"grad() takes a function, not {describe(f)}")
-        return GradFunction(f, self.interp)
 
 
 def _numeric(name, fn):
@@ -217,6 +193,9 @@ def make_builtins(interp) -> dict:
     add("mean", methods.mean, 1, 2)
     add("max", methods.max, 1, 2)
     add("min", methods.min, 1, 2)
+    add("prod", methods.prod, 1, 2)
+    add("amax", methods.max, 1, 2)
+    add("amin", methods.min, 1, 2)
     add("reshape", methods.reshape, 2, 99)
     add("arange", methods.arange, 1, 3)
     add("linspace", methods.linspace, 2, 3)
@@ -228,7 +207,7 @@ def make_builtins(interp) -> dict:
     add("all", methods.all_, 1)
     add("stop_gradient", ops.stop_gradient, 1)
     add("detach", ops.stop_gradient, 1)
-    add("grad", methods.grad, 1)
+    table.update(transform_builtins(interp))          # grad, value_and_grad, hessian, jvp, vjp
     table["pi"] = math.pi
     table["e"] = math.e
     table["inf"] = math.inf

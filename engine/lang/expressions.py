@@ -203,6 +203,8 @@ class ExpressionCompiler:
             if isinstance(item, nodes.Slice):
                 parts.append(("slice", [self.expr(p, scope) if p is not None else None
                                         for p in (item.lower, item.upper, item.step)], item.span))
+            elif isinstance(item, (nodes.NoneLit, nodes.EllipsisLit)):      # a new axis, or `...`
+                parts.append(("const", None if isinstance(item, nodes.NoneLit) else Ellipsis, item.span))
             else:
                 parts.append(("index", self.expr(item, scope), item.span))
         span = e.span
@@ -214,6 +216,8 @@ class ExpressionCompiler:
                 if kind == "slice":
                     bounds = [as_int(p(frame), sp, "a slice bound") if p is not None else None for p in ev]
                     idx.append(slice(*bounds))
+                elif kind == "const":
+                    idx.append(ev)
                 else:
                     i = ev(frame)
                     iv = strip(i)

@@ -1,0 +1,443 @@
+"""The language as numpy code is written (issue 15, the language part): imports, keyword arguments
+and defaults, attributes and methods, item assignment, fancy indexing, comprehensions, lambda and
+derivatives inside programs. Each form: reverse mode = forward mode = central differences."""
+import json
+import shlex
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from autodiff.cli.main import invoke
+from autodiff.engine import api
+from autodiff.parser.errors import SourceError
+
+A = [[1.0, 2.0, 3.0], [4.0, -5.0, 6.5]]
+
+
+def load(src):
+    return api.load(textwrap.dedent(src).lstrip("\n"), filename="prog.py")
+
+
+def value(src, **at):
+    return api.evaluate(None, at=at, target=load(src)).value
+
+
+def central_differences(target, at, h=1e-6):
+    grads = {}
+    for name, x in at.items():
+        x = np.asarray(x, dtype=float)
+        g = np.zeros_like(x)
+        for k in range(x.size):
+            step = np.zeros_like(x)
+            step.reshape(-1)[k] = h
+            up = {**at, name: (x + step) if x.shape else float(x + step)}
+            down = {**at, name: (x - step) if x.shape else float(x - step)}
+            hi = np.sum(api.evaluate(None, at=up, target=target).value)
+            lo = np.sum(api.evaluate(None, at=down, target=target).value)
+            g.reshape(-1)[k] = (hi - lo) / (2 * h)
+        grads[name] = g
+    return grads
+
+
+def agree(src, **at):
+    """The gradient by reverse mode, checked against forward mode and central differences."""
+    target = load(src)
+    reverse = api.grad(None, at=at, target=target)
+    forward = api.grad(None, at=at, target=target, mode="forward")
+    numeric = central_differences(target, at)
+    for name in at:
+        np.testing.assert_allclose(reverse.gradient[name], forward.gradient[name], rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(reverse.gradient[name], numeric[name], rtol=1e-5, atol=1e-6)
+    return reverse
+
+
+def error(src, **at):
+    with pytest.raises(SourceError) as info:
+        api.grad(None, at=at or {"x": 2.0}, target=load(src))
+    err = info.value
+    assert err.span is not None and err.excerpt(), "an error has a place and a caret"
+    return err
+
+
+# ---- item 1: imports and module paths ------------------------------------------------------------
+
+def test_imports_are_declarations_that_name_builtins():
+    src = """
+        import numpy as np
+        import numpy
+        import math
+        import scipy.special
+        from numpy import sin, cos
+        from math import pi, exp as e_to
+        def f(x):
+            return np.sum(sin(x) * cos(x)) + numpy.sum(x) * math.pi + pi + e_to(x[0])
+        """
+    r = agree(src, x=[0.3, 1.1])
+    x = np.array([0.3, 1.1])
+    assert r.value == pytest.approx(np.sum(np.sin(x) * np.cos(x)) + x.sum() * np.pi + np.pi + np.exp(0.3))
+
+
+def test_submodule_paths_resolve_to_the_builtin_of_that_name():
+    r = agree("import numpy as np\ndef f(x):\n    return np.linalg.norm(x) + scipy.special.sigmoid(x[0])\n",
+              x=[3.0, 4.0])
+    assert r.value == pytest.approx(5.0 + 1 / (1 + np.exp(-3.0)))
+
+
+@pytest.mark.parametrize("src, message, place", [
+    ("import pandas as pd\ndef f(x):\n    return x\n", "module `pandas` is not available", (1, 8)),
+    ("from numpy import sine\ndef f(x):\n    return x\n", "`sine` is not among the language's builtins", (1, 19)),
+    ("import numpy as onp\ndef f(x):\n    return x\n", "may only be bound as np, numpy", (1, 1)),
+    ("from numpy import linalg\ndef f(x):\n    return x\n", "`linalg` is a module", (1, 19)),
+])
+def test_imports_of_anything_else_are_errors_at_their_place(src, message, place):
+    err = error(src)
+    assert message in err.message and (err.span.line, err.span.column) == place
+
+
+def test_sine_suggests_sin():
+    assert "sin" in error("from numpy import sine\ndef f(x):\n    return x\n").hint
+
+
+# ---- item 2: keyword arguments and defaults ------------------------------------------------------
+
+@pytest.mark.parametrize("expr, expected", [
+    ("sum(A, axis=0)", lambda a: a.sum(axis=0)),
+    ("sum(A, axis=1, keepdims=True)", lambda a: a.sum(axis=1, keepdims=True)),
+    ("sum(A, axis=(0, 1))", lambda a: a.sum(axis=(0, 1))),
+    ("mean(A, axis=0, keepdims=True)", lambda a: a.mean(axis=0, keepdims=True)),
+    ("mean(A, axis=(1, 0))", lambda a: a.mean(axis=(1, 0))),
+    ("max(A, axis=1)", lambda a: a.max(axis=1)),
+    ("min(A, axis=0, keepdims=True)", lambda a: a.min(axis=0, keepdims=True)),
+    ("max(A, axis=(0, 1), keepdims=True)", lambda a: a.max(axis=(0, 1), keepdims=True)),
+    ("prod(A, axis=0)", lambda a: a.prod(axis=0)),
+    ("prod(A, axis=-1, keepdims=True)", lambda a: a.prod(axis=-1, keepdims=True)),
+    ("prod(A, axis=(0, 1))", lambda a: a.prod(axis=(0, 1))),
+    ("amax(A, 0)", lambda a: np.amax(a, 0)),
+])
+def test_reductions_take_axis_and_keepdims_as_numpy_does(expr, expected):
+    a = np.array(A)
+    got = value(f"def f(A):\n    return {expr}\n", A=A)
+    np.testing.assert_allclose(got, expected(a))
+    assert np.shape(got) == np.shape(expected(a))
+    agree(f"def f(A):\n    return sum({expr} * {expr})\n", A=A)
+
+
+def test_unknown_keyword_names_itself_and_lists_the_accepted_ones():
+    err = error("def f(x):\n    return sum(x, axis=0, bogus=1)\n", x=[1.0, 2.0])
+    assert "`bogus`" in err.message and (err.span.line, err.span.column) == (2, 27)
+    assert "axis=" in err.hint and "keepdims=" in err.hint
+
+
+def test_a_builtin_without_keywords_says_so():
+    err = error("def f(x):\n    return sin(x, axis=0)\n")
+    assert "takes no keyword arguments" in err.hint
+
+
+def test_a_keyword_may_not_repeat_a_positional_argument():
+    assert "two values" in error("def f(x):\n    return sum(x, 0, axis=0)\n", x=[1.0, 2.0]).message
+
+
+def test_positional_after_keyword_is_a_syntax_error():
+    err = error("def f(x):\n    return sum(axis=0, x)\n", x=[1.0])
+    assert err.kind == "syntax error" and "follows a keyword" in err.message
+
+
+def test_user_functions_take_defaults_and_keywords():
+    src = """
+        def scaled(x, scale=2.0, shift=0.0):
+            return x * scale + shift
+        def f(x):
+            return scaled(x) + scaled(x, 3.0) + scaled(x, shift=1.0) + scaled(scale=4.0, x=x)
+        """
+    r = agree(src, x=1.5)
+    assert r.value == pytest.approx(3.0 + 4.5 + 4.0 + 6.0) and r.gradient["x"] == pytest.approx(2 + 3 + 2 + 4)
+
+
+def test_defaults_are_evaluated_once_when_the_def_runs():
+    src = "k = 2.0\ndef g(x, c=k):\n    return x * c\nk = 5.0\ndef f(x):\n    return g(x)\n"
+    assert value(src, x=1.0) == 2.0
+
+
+def test_parameters_with_defaults_are_not_inputs():
+    target = load("def f(x, scale=2.0):\n    return x * scale\n")
+    assert target.inputs == ["x"]
+    assert api.grad(None, at={"x": 3.0}, target=target).gradient["x"] == 2.0
+
+
+@pytest.mark.parametrize("src, message", [
+    ("def g(a, b=1):\n    return a\ndef f(x):\n    return g(x, b=1, c=2)\n", "unknown keyword argument `c`"),
+    ("def g(a, b=1):\n    return a\ndef f(x):\n    return g(x, 1, 2)\n", "g() takes 1 to 2 arguments but 3"),
+    ("def g(a, b=1):\n    return a\ndef f(x):\n    return g(b=2)\n", "missing the argument `a`"),
+    ("def g(a, b):\n    return a\ndef f(x):\n    return g(x, a=2)\n", "two values for `a`"),
+    ("def g(a=1, b):\n    return a\ndef f(x):\n    return x\n", "without a default follows one with a default"),
+])
+def test_wrong_user_calls_are_located_errors(src, message):
+    assert message in error(src).message
+
+
+# ---- item 3: attributes and methods --------------------------------------------------------------
+
+def test_attributes_T_shape_ndim_size():
+    src = "def f(A):\n    return sum(A.T @ A) + A.shape[0] * A.shape[1] + A.ndim + A.size\n"
+    r = agree(src, A=A)
+    a = np.array(A)
+    assert r.value == pytest.approx((a.T @ a).sum() + 6 + 2 + 6)
+
+
+def test_shape_and_len_are_numbers_for_range():
+    src = """
+        def f(A):
+            total = 0.0
+            for i in range(A.shape[0]):
+                for j in range(len(A[i])):
+                    total += A[i, j] * (i + j)
+            return total
+        """
+    r = agree(src, A=A)
+    assert r.value == pytest.approx(sum(A[i][j] * (i + j) for i in range(2) for j in range(3)))
+
+
+@pytest.mark.parametrize("expr, expected", [
+    ("A.sum()", lambda a: a.sum()), ("A.sum(axis=0)", lambda a: a.sum(axis=0)), ("A.sum(1)", lambda a: a.sum(1)),
+    ("A.mean(axis=1, keepdims=True)", lambda a: a.mean(axis=1, keepdims=True)),
+    ("A.prod(axis=0)", lambda a: a.prod(axis=0)), ("A.max(axis=1)", lambda a: a.max(axis=1)),
+    ("A.min()", lambda a: a.min()), ("A.reshape(3, 2)", lambda a: a.reshape(3, 2)),
+    ("A.reshape((6,))", lambda a: a.reshape((6,))), ("A.transpose()", lambda a: a.transpose()),
+    ("A.dot(A.T)", lambda a: a.dot(a.T)), ("A.flatten()", lambda a: a.flatten()),
+    ("A.ravel()", lambda a: a.ravel()), ("A[None].squeeze()", lambda a: a[None].squeeze()),
+    ("A.T.sum(axis=0)", lambda a: a.T.sum(axis=0)),
+])
+def test_methods_are_the_builtins_with_the_array_first(expr, expected):
+    a = np.array(A)
+    got = value(f"def f(A):\n    return {expr}\n", A=A)
+    np.testing.assert_allclose(got, expected(a))
+    agree(f"def f(A):\n    return sum({expr} * {expr})\n", A=A)
+
+
+@pytest.mark.parametrize("expr, message", [
+    ("x.__class__", "attribute `.__class__` is not part of the language"),
+    ("x.real", "attribute `.real`"), ("x.astype(1)", "attribute `.astype`"),
+    ("x.sum", "`.sum` is a method: call it"),
+])
+def test_other_attributes_are_errors(expr, message):
+    err = error(f"def f(x):\n    return {expr}\n", x=[1.0, 2.0])
+    assert err.kind == "unsupported construct" and message in err.message
+    assert (err.span.line, err.span.column) == (2, 14)
+
+
+def test_attribute_of_a_function_is_a_type_error():
+    assert "only arrays and numbers" in error("def g(y):\n    return y\ndef f(x):\n    return g.T\n").message
+
+
+# ---- item 5: statements --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("op, expected", [("**=", 8.0), ("//=", 0.0), ("%=", 2.0)])
+def test_new_augmented_assignments(op, expected):
+    assert value(f"def f(x):\n    y = x\n    y {op} 3\n    return y\n", x=2.0) == expected
+
+
+def test_power_and_matmul_augmented_assignment_differentiate():
+    agree("def f(x):\n    y = x\n    y **= 3\n    return y\n", x=1.7)
+    agree("def f(A):\n    B = A.T\n    B @= A\n    return sum(B)\n", A=A)
+
+
+def test_item_assignment_is_a_value_update():
+    src = """
+        def f(A):
+            B = A
+            A[0, 1] = 7.0
+            A[:, 0] += A[:, 2]
+            A[1] *= 2.0
+            return sum(A * A) + sum(B)
+        """
+    r = agree(src, A=A)
+    a = np.array(A)
+    b = a.copy()
+    b[0, 1] = 7.0
+    b[:, 0] += b[:, 2]
+    b[1] *= 2.0
+    assert r.value == pytest.approx((b * b).sum() + a.sum())         # B kept A's old value
+
+
+def test_item_assignment_of_a_traced_value_into_a_constant_array():
+    src = """
+        def f(x):
+            out = zeros(3)
+            for i in range(3):
+                out[i] = x ** (i + 1)
+            return sum(out)
+        """
+    r = agree(src, x=1.5)
+    assert r.value == pytest.approx(1.5 + 1.5 ** 2 + 1.5 ** 3)
+
+
+def test_item_assignment_with_a_mask_and_integer_arrays():
+    agree("def f(x):\n    x[x > 0] = x[x > 0] ** 2\n    return sum(x)\n", x=[1.5, -2.0, 3.0])
+    agree("def f(x):\n    x[[2, 0]] += [10.0, 20.0] * x[1]\n    return sum(x * x)\n", x=[1.5, -2.0, 3.0])
+
+
+def test_item_assignment_errors():
+    assert "cannot assign to an item of a number" in error("def f(x):\n    x[0] = 1\n    return x\n").message
+    assert "item of an item" in error("def f(x):\n    x[0][1] = 1\n    return x\n").message
+
+
+def test_list_comprehensions():
+    src = "def f(x):\n    return sum([x[i] * i for i in range(len(x)) if i > 0])\n"
+    r = agree(src, x=[1.0, 2.0, 3.0])
+    assert r.value == 2.0 + 6.0
+    agree("def f(A):\n    return sum([row * row for row in A])\n", A=A)
+    agree("def f(x):\n    return sum([[a * b for b in x] for a in x])\n", x=[1.0, 2.0])
+    agree("def f(x):\n    return sum([a * b for a in x for b in x if a < b])\n", x=[1.0, 2.0, 3.0])
+    assert np.shape(value("def f(x):\n    return [x for i in range(0)]\n", x=1.0)) == (0,)
+
+
+def test_comprehension_variables_stay_inside():
+    src = "i = 10.0\ndef f(x):\n    v = [x * i for i in range(3)]\n    return sum(v) + i\n"
+    assert value(src, x=1.0) == 3.0 + 10.0
+
+
+def test_lambda_with_closures_and_defaults():
+    src = """
+        def f(x):
+            k = 3.0
+            scale = lambda y, p=2.0: k * y ** p
+            compose = lambda g: lambda y: g(g(y))
+            return scale(x) + compose(lambda y: y * x)(2.0)
+        """
+    r = agree(src, x=1.5)
+    assert r.value == pytest.approx(3 * 1.5 ** 2 + 2.0 * 1.5 ** 2)
+
+
+def test_fancy_indexing_scatters_the_gradient_back():
+    r = agree("def f(x):\n    return sum(x[x > 0] ** 2) + sum(x[[0, 0, 2]])\n", x=[1.5, -2.0, 3.0])
+    np.testing.assert_allclose(r.gradient["x"], [2 * 1.5 + 2, 0.0, 2 * 3.0 + 1])
+
+
+def test_none_and_ellipsis_in_subscripts():
+    src = "def f(A, x):\n    return sum(A[:, None, :] * x[None, :, None]) + sum(A[..., 1]) + sum(A[None])\n"
+    a = np.array(A)
+    x = np.array([0.5, 2.0])
+    r = agree(src, A=A, x=x.tolist())
+    assert r.value == pytest.approx((a[:, None, :] * x[None, :, None]).sum() + a[..., 1].sum() + a.sum())
+
+
+def test_tuples_as_results_and_the_empty_tuple():
+    src = """
+        def pair(x):
+            return x * 2, x + 1
+        def f(x):
+            a, b = pair(x)
+            nothing = ()
+            return a * b + len(nothing)
+        """
+    assert agree(src, x=1.5).value == pytest.approx(3.0 * 2.5)
+
+
+def test_ellipsis_outside_a_subscript_is_an_error():
+    assert "only allowed inside [ ]" in error("def f(x):\n    return ...\n").message
+
+
+# ---- item 6: derivatives inside programs ---------------------------------------------------------
+
+def test_grad_with_argnum_and_value_and_grad():
+    src = """
+        def loss(w, b):
+            return (w * 3.0 + b - 1.0) ** 2
+        def f(x):
+            v, g = value_and_grad(loss)(x, 0.5)
+            return v + g + grad(loss, 1)(x, 0.5) + sum(grad(loss, (0, 1))(x, 0.5))
+        """
+    w, b = 1.2, 0.5
+    r = agree(src, x=w)
+    res = w * 3 + b - 1
+    assert r.value == pytest.approx(res ** 2 + 6 * res + 2 * res + (6 * res + 2 * res))
+
+
+def test_jvp_and_vjp():
+    src = """
+        def g(x):
+            return sin(x) * x
+        def f(x):
+            y, t = jvp(g, x, ones(3) * 2.0)
+            z, c = vjp(g, x, [1.0, 0.0, 3.0])
+            return sum(y * t) + sum(c * z)
+        """
+    x = np.array([0.3, -1.0, 2.0])
+    r = agree(src, x=x.tolist())
+    y, d = np.sin(x) * x, np.cos(x) * x + np.sin(x)
+    assert r.value == pytest.approx(np.sum(y * 2 * d) + np.sum(np.array([1.0, 0.0, 3.0]) * d * y))
+
+
+def test_jvp_over_grad_is_a_hessian_vector_product_and_hessian_is_the_matrix():
+    src = """
+        def energy(x):
+            return sum(x ** 3) + x[0] * x[1]
+        def f(x):
+            _, hv = jvp(grad(energy), x, [1.0, 0.0])
+            return sum(hv) + sum(hessian(energy)(x))
+        """
+    x = np.array([0.5, 2.0])
+    h = np.array([[6 * x[0], 1.0], [1.0, 6 * x[1]]])
+    r = agree(src, x=x.tolist())
+    assert r.value == pytest.approx(h[:, 0].sum() + h.sum())
+
+
+def test_a_forward_over_reverse_optimisation_loop():
+    """GradBench's saddle/particle shape: Newton steps with Hessian-vector products by jvp."""
+    src = """
+        def objective(p):
+            return (p[0] - 1.0) ** 2 + 10.0 * (p[1] - p[0] ** 2) ** 2
+        def f(start):
+            p = start
+            for step in range(3):
+                g = grad(objective)(p)
+                _, hg = jvp(grad(objective), p, g)
+                p = p - g * (sum(g * g) / sum(g * hg))
+            return objective(p)
+        """
+    agree(src, start=[0.5, 0.1])
+
+
+def test_derivative_transforms_check_their_arguments():
+    assert "not the position" in error("def g(a):\n    return a\ndef f(x):\n    return grad(g, 3)(x)\n").message
+    assert "v has the shape" in error("def g(a):\n    return a\ndef f(x):\n    return jvp(g, x, [1.0, 2.0])[0]\n").message
+    assert "takes a function" in error("def f(x):\n    return hessian(x)(x)\n").message
+
+
+# ---- samples/numpy: each runs with the command in its header and gives its numbers --------------
+
+SAMPLES = sorted((Path(__file__).resolve().parent.parent / "samples" / "numpy").glob("*.py"))
+
+
+def sample_expectations(path):
+    """(argv, value, {input: gradient}) from the header, in the format of samples/programs."""
+    argv, expected, grads = None, None, {}
+    for line in path.read_text().splitlines():
+        if not line.startswith("#"):
+            break
+        text = line[1:].strip()
+        if text.startswith("autodiff "):
+            argv = shlex.split(text)[1:]
+        elif text.startswith("expect value:"):
+            expected = json.loads(text.split(":", 1)[1])
+        elif text.startswith("expect gradient "):
+            name, number = text[len("expect gradient "):].split(":", 1)
+            grads[name.strip()] = json.loads(number)
+    return argv, expected, grads
+
+
+@pytest.mark.parametrize("path", SAMPLES, ids=[p.stem for p in SAMPLES])
+def test_numpy_samples_give_what_their_headers_promise(path, capsys, monkeypatch):
+    monkeypatch.chdir(path.parent.parent.parent)
+    argv, expected, grads = sample_expectations(path)
+    assert argv and expected is not None and grads
+    assert f"samples/numpy/{path.name}" in (path.parent.parent.parent / "README.md").read_text()
+    code = invoke(argv + ["--json"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    doc = json.loads(out.out)
+    assert doc["value"] == pytest.approx(expected, rel=1e-9)
+    for name, want in grads.items():
+        np.testing.assert_allclose(doc["gradient"][name], want, rtol=1e-9)
