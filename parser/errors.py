@@ -277,11 +277,9 @@ def _token_error(token, expected, text: str, start: str) -> SourceError:
                            "indent only the body of def, if, elif, else, for and while")
     if token.type == "STRING":
         return SourceError("syntax error", "strings are not part of the language (only as docstrings)", span)
-    if token.type == "ELLIPSIS":
-        return SourceError("syntax error", "`...` is only allowed inside [ ] (x[..., 0])", span)
-    if token.type in ("IMPORT", "FROM") and start == "expression":
-        return SourceError("unsupported construct", f"`{value}` starts a statement, which an expression cannot "
-                           "hold", span, "np.NAME and math.NAME need no import in an expression")
+    python_form = _unsupported_python_form(token, expected, text, start, span)
+    if python_form is not None:
+        return python_form
     if value == "@" and _starts_line(text, token):
         return SourceError("syntax error", "decorators are not part of the language", span)
     pos = token.start_pos if token.start_pos is not None else len(text)
@@ -305,6 +303,29 @@ def _token_error(token, expected, text: str, start: str) -> SourceError:
             and not open_brackets(text, pos):
         hint = ONE_LINE_HINT
     return SourceError("syntax error", msg, span, hint)
+
+
+def _unsupported_python_form(token, expected, text, start, span) -> SourceError | None:
+    """Python forms the language leaves out, named with the spelling to use instead."""
+    value, before = str(token.value), text[:token.start_pos or 0].rstrip()
+    if token.type == "ELLIPSIS":
+        return SourceError("syntax error", "`...` is only allowed inside [ ] (x[..., 0])", span)
+    if token.type in ("IMPORT", "FROM") and start == "expression":
+        return SourceError("unsupported construct", f"`{value}` starts a statement, which an expression cannot "
+                           "hold", span, "np.NAME and math.NAME need no import in an expression")
+    if value in ("*", "**") and before.endswith(("(", ",", "lambda")):
+        return SourceError("unsupported construct", f"unpacking with `{value}` (*args, **kwargs) is not part of "
+                           "the language", span, "pass each argument by position or by name")
+    if token.type == "FOR" and open_brackets(text, token.start_pos or 0).endswith("("):
+        return SourceError("unsupported construct", "generator expressions are not part of the language", span,
+                           "write a list comprehension: [... for ... in ...]")
+    if value == "," and set(expected) == {"IN"}:
+        return SourceError("unsupported construct", "a for loop or comprehension binds one name", span,
+                           "loop over one name and unpack inside: for row in A: a, b = row")
+    if value == ":" and "AUGOP" in expected:
+        return SourceError("unsupported construct", "type annotations are not part of the language", span,
+                           "write the assignment alone: x = 2")
+    return None
 
 
 MULTIPLY_HINT = "write * to multiply (2*x, not 2x) and parentheses to call a function (sin(x))"

@@ -8,16 +8,8 @@ from lark import Token
 
 from . import nodes
 from .errors import SourceError
+from .modules import MODULE_ROOTS, SUBMODULES
 from .spans import checked_name, join, span_of, tok_span
-
-# Names a module path may start with; `np.sin`, `math.pi`, `np.linalg.det`, `scipy.special.erf`
-# all name the builtin of the last part (nothing is imported).
-MODULE_ROOTS = ("np", "numpy", "math", "scipy")
-SUBMODULES = ("linalg", "special")
-# `import numpy as np` and the like: the aliases a module may be bound to.
-MODULE_ALIASES = {"numpy": ("np", "numpy"), "math": ("math",), "scipy": ("scipy",),
-                  "scipy.special": ("scipy.special", "special"), "numpy.linalg": ("numpy.linalg", "linalg")}
-
 
 class NumpyFormsBuilder:
     # ---- calls: keyword arguments ----

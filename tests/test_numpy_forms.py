@@ -441,3 +441,31 @@ def test_numpy_samples_give_what_their_headers_promise(path, capsys, monkeypatch
     assert doc["value"] == pytest.approx(expected, rel=1e-9)
     for name, want in grads.items():
         np.testing.assert_allclose(doc["gradient"][name], want, rtol=1e-9)
+
+
+# ---- item 8: each construct still outside the language names itself --------------------------
+
+@pytest.mark.parametrize("src, message, hint, place", [
+    ("def f(x):\n    for i, j in x:\n        pass\n    return x\n", "binds one name", "unpack inside", (2, 10)),
+    ("def f(x):\n    return sum([1 for i, j in x])\n", "binds one name", "unpack inside", (2, 24)),
+    ("def f(*args):\n    return 1\n", "unpacking with `*`", "by position or by name", (1, 7)),
+    ("def f(x):\n    return sum(*x)\n", "unpacking with `*`", "by position or by name", (2, 16)),
+    ("def f(x):\n    return sum(**x)\n", "unpacking with `**`", "by position or by name", (2, 16)),
+    ("def f(x):\n    g = lambda *a: 1\n    return x\n", "unpacking with `*`", "by position", (2, 16)),
+    ("def f(x):\n    return sum((y for y in x))\n", "generator expressions", "list comprehension", (2, 19)),
+    ("def f(x):\n    y: float = 2\n    return x\n", "type annotations", "x = 2", (2, 6)),
+    ("def f(x):\n    return np.linalg(x)\n", "is a module, not a value", "np.linalg.NAME", (2, 12)),
+    ("def f(x):\n    return np.sine(x)\n", "`sine` is not among the language's builtins", "sin", (2, 12)),
+    ("def f(x):\n    return x.T(1)\n", "`.T` is an attribute, not a method", "without ( )", (2, 14)),
+    ("def f(x):\n    return x.astype(float)\n", "attribute `.astype`", ".reshape()", (2, 14)),
+    ("def f(x):\n    return [x, y=2]\n", "keyword argument, not a list element", None, (2, 16)),
+    ("def f(x):\n    a, x[0] = 1, 2\n    return x\n", "inside a tuple assignment", "own line", (2, 8)),
+    ("import scipy.special as sp\ndef f(x):\n    return x\n", "cannot be bound to another name",
+     "import scipy.special", (1, 1)),
+])
+def test_unsupported_forms_name_themselves_with_the_supported_spelling(src, message, hint, place):
+    err = error(src, x=[1.0, 2.0])
+    assert message in err.message and (err.span.line, err.span.column) == place
+    if hint:
+        assert hint in err.hint
+    assert "^" in err.format()

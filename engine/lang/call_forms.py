@@ -72,6 +72,9 @@ class CallFormsCompiler:
         """`A.sum(axis=0)` is `sum(A, axis=0)`; `A.transpose(1, 0)` and `A.reshape(2, 3)` pass
         their several numbers as numpy's methods do."""
         method = e.func
+        if method.attr in ATTRIBUTES:
+            raise SourceError("unsupported construct", f"`.{method.attr}` is an attribute, not a method",
+                              method.attr_span, f"write x.{method.attr} without ( )")
         if method.attr not in METHODS:
             raise unsupported_attribute(method)
         builtin = self.builtins.get(method.attr) or METHOD_FALLBACKS.get(method.attr)

@@ -68,6 +68,13 @@ class ExpressionCompiler:
         if name in self.builtins:
             b = self.builtins[name]
             return lambda frame: b
+        if span.end_line == span.line and span.end_column - span.column != len(name) and "." not in name:
+            # written np.NAME (the parser keeps the whole span): NAME is no builtin
+            raise SourceError("unknown name", f"`{name}` is not among the language's builtins", span,
+                              unknown_name(name, span, list(self.builtins)).hint)
+        if "." in name:               # np.linalg alone: the parser keeps a module path as one name
+            raise SourceError("type error", f"`{name}` is a module, not a value", span,
+                              f"name a function in it: {name}.NAME(x)")
         raise unknown_name(name, span, list(scope.globals) + list(self.builtins) + scope.enclosing_locals())
 
     def e_UnaryOp(self, e, scope):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ...parser import nodes
 from ...parser.errors import SourceError
-from ...parser.numpy_forms import MODULE_ALIASES, SUBMODULES
+from ...parser.modules import MODULE_ALIASES, SUBMODULES
 from ..core import ops
 from ..core.backend import is_array, xp
 from ..core.notes import NOTES
@@ -30,10 +30,14 @@ class StatementFormsCompiler:
         if s.module not in MODULE_ALIASES:
             raise SourceError("unsupported construct", f"module `{s.module}` is not available", s.module_span,
                               IMPORT_HINT)
-        if s.alias is not None and s.alias not in MODULE_ALIASES[s.module]:
-            spelled = " or ".join(f"`import {s.module} as {a}`" for a in MODULE_ALIASES[s.module] if "." not in a)
+        allowed = MODULE_ALIASES[s.module]
+        if s.alias is not None and s.alias not in allowed:
+            if not allowed:
+                raise SourceError("unsupported construct", f"`{s.module}` cannot be bound to another name",
+                                  s.span, f"write `import {s.module}` and call {s.module}.NAME or NAME")
+            spelled = " or ".join(f"`import {s.module} as {a}`" for a in allowed)
             raise SourceError("unsupported construct", f"`{s.module}` may only be bound as "
-                              f"{', '.join(MODULE_ALIASES[s.module])}", s.span, f"write {spelled}")
+                              f"{', '.join(allowed)}", s.span, f"write {spelled}")
         bindings = []
         for name, bound, span in s.names:
             builtin = self.builtins.get(name)
