@@ -12,9 +12,13 @@ import zlib
 from dataclasses import dataclass, field
 
 from ...parser.errors import SourceError
-from .gradient import FAILING, KINK, WARNING, HandGradient, check_gradient, compare, tolerance_for
+from .gradient import check_gradient
+from .hand import HandGradient, expression_target
+from .report import FAILING, KINK, WARNING, tolerance_for
+from .verdicts import compare
 from ..diff import reverse
-from ..lang.target import bind_inputs, constant, load, Runner
+from ..lang.target import Runner, bind_inputs, constant, load
+from ..lang.values import set_dtype
 
 PASSED, FAILED, ERROR, SKIPPED = "passed", "failed", "error", "skipped"
 
@@ -102,9 +106,7 @@ def run_case(case, mode=None, seed=None) -> CaseResult:
 
 
 def _run(case, result, seed):
-    from .gradient import expression_target
     from ..lang.runtime import Limits
-    from ..lang.values import set_dtype
     opts = case.options
     dtype = opts.get("dtype", "float64")
     set_dtype(dtype)
@@ -206,7 +208,6 @@ class _Expected:
     """The expected value of a case: a number, an array or a formula of the inputs."""
 
     def __init__(self, spec, input_names, limits):
-        from .gradient import expression_target
         self.spec, self.runner = spec, None
         if isinstance(spec, str):
             target = expression_target(spec, "value")
