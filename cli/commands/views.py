@@ -34,14 +34,14 @@ def graph(target, at, fn, of, dtype, as_json, fmt, max_nodes, wrt, seed, debug, 
       autodiff graph "x**2*y + y + 2" --at x=3,y=4 --format dot | dot -Tsvg > g.svg
     """
     from ...engine import api
-    from ...engine.views import graph as G
+    from ...engine.views import graph as graph_view
     lim = limits_from(limits)
     tgt = api.load(target, fn, of)
     values = api.parse_at(at, lim)
     seed_value = api.constant(seed, "--seed", lim) if seed is not None else None
     wrt_names = [w.strip() for w in wrt.split(",") if w.strip()] if wrt else None
     result = _taped_grad(tgt, values, wrt_names, seed_value, dtype, lim)
-    g = G.layout(G.from_result(result, tgt.source), max_nodes)
+    g = graph_view.layout(graph_view.from_result(result, tgt.source), max_nodes)
     if as_json:
         fmt = "json"
     if fmt == "json":
@@ -69,20 +69,20 @@ def graph(target, at, fn, of, dtype, as_json, fmt, max_nodes, wrt, seed, debug, 
 
 def explain_grad(target, values, wrt, seed, mode, dtype, lim, as_json) -> int:
     """`grad --explain`: the reverse sweep in chain-rule form, or the dual-number forward sweep."""
-    from ...engine.views import explain as X
+    from ...engine.views import explain as explain_view
     result = _taped_grad(target, values, wrt, seed, dtype, lim)
     if mode == "forward":
         if seed is not None:
             raise SourceError("usage", "--seed applies to the reverse mode (vᵀJ); the forward sweep "
                               "pushes one tangent per input")
-        passes = X.forward(target, result.inputs, list(result.gradient), lim, target.source)
+        passes = explain_view.forward(target, result.inputs, list(result.gradient), lim, target.source)
         if as_json:
             _emit_forward(result, passes)
         else:
             from ..render.views import explain_forward
             explain_forward(target, result.inputs, passes, result)
         return Exit.OK
-    ex = X.reverse(result, target.source)
+    ex = explain_view.reverse(result, target.source)
     if as_json:
         _emit_reverse(result, ex)
     else:
@@ -107,7 +107,7 @@ def _emit_reverse(result, ex):
 
 
 def _emit_forward(result, passes):
-    from ...engine.views import graph as G
+    from ...engine.views import graph as graph_view
     from ..output import emit_json, jsonable
     from ..render.common import notes_for
     from ..render.views import forward_lines
@@ -116,7 +116,7 @@ def _emit_forward(result, passes):
         nodes = []
         for s in fp.steps:
             nd = fp.graph.node(s.node)
-            nodes.append({"node": nd.name, "primal": jsonable(G.primal(nd.value)),
+            nodes.append({"node": nd.name, "primal": jsonable(graph_view.primal(nd.value)),
                           "tangent": jsonable(s.total) if s.total is not None else 0.0,
                           "terms": [{"from": f"n{t.other}", "tangent": jsonable(t.g),
                                      "local": jsonable(t.local) if t.local is not None else None}

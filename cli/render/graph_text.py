@@ -7,21 +7,22 @@ drawn from it.
 """
 from __future__ import annotations
 
-from ...engine.views import graph as G
+from ...engine.views import graph as graph_view
 from ...engine.views.graph import Omission
+from ...engine.core.numbers import nonfinite_word
 from ..output import fmt_value, jsonable
 
 
 def _val(v) -> str:
-    return fmt_value(G.primal(v), 40)
+    return fmt_value(graph_view.primal(v), 40)
 
 
 def _compact(v) -> str:
     """Numbers in diagram labels: 6 significant digits (tables and JSON keep every digit)."""
-    v = G.primal(v)
+    v = graph_view.primal(v)
     if isinstance(v, float) or getattr(v, "shape", None) == ():
         x = float(v)
-        return G.short(x) if x != x or x in (float("inf"), float("-inf")) else f"{x:.6g}"
+        return graph_view.short(x) if nonfinite_word(x) else f"{x:.6g}"
     return fmt_value(v, 40)
 
 
@@ -30,7 +31,7 @@ def node_lines(graph, nd, _val=_compact) -> list:
     if nd.kind == "const":
         text = _val(nd.value) if nd.value is not None else f"constant {nd.shape}"
         return [f"{nd.name} = {text}"]
-    lines = [f"{nd.name} = {G.expression(graph, nd, _val)}"]
+    lines = [f"{nd.name} = {graph_view.expression(graph, nd, _val)}"]
     value = _val(nd.value) if not nd.shape else f"{_val(nd.value)} {nd.shape}"
     lines.append(f"value {value}")
     if nd.adjoint is not None:
@@ -38,7 +39,7 @@ def node_lines(graph, nd, _val=_compact) -> list:
     elif graph.output is not None:
         lines.append("does not reach the output")
     if nd.span is not None:
-        text = G.span_text(nd.span, graph.source)
+        text = graph_view.span_text(nd.span, graph.source)
         lines.append(f"{nd.span.line}:{nd.span.column}" + (f" {text}" if text else ""))
     return lines
 
@@ -163,15 +164,15 @@ def to_json(graph) -> dict:
         nd = graph.node(i)
         nodes.append({
             "id": nd.name, "kind": nd.kind, "op": nd.op,
-            "expression": G.expression(graph, nd, _val),
+            "expression": graph_view.expression(graph, nd, _val),
             "inputs": [f"n{s}" for s in nd.inputs],
             "params": {k: str(v) for k, v in (nd.params or {}).items()} or None,
             "shape": list(nd.shape),
-            "value": jsonable(G.primal(nd.value)) if nd.value is not None else None,
+            "value": jsonable(graph_view.primal(nd.value)) if nd.value is not None else None,
             "adjoint": jsonable(nd.adjoint) if nd.adjoint is not None else None,
             "reaches_output": nd.adjoint is not None if nd.kind != "const" else None,
             "span": _span_json(nd.span),
-            "text": G.span_text(nd.span, graph.source, 80) or None,
+            "text": graph_view.span_text(nd.span, graph.source, 80) or None,
         })
     edges = [{"from": f"n{s}", "to": f"n{d}", "position": p} for s, d, p in graph.edges()
              if s in visible and d in visible]

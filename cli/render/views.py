@@ -5,7 +5,7 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
-from ...engine.views import graph as G
+from ...engine.views import graph as graph_view
 from ...engine.views.graph import Omission
 from .graph_text import omission_text
 from ..output import fmt_value
@@ -16,7 +16,7 @@ MAX_EXPLAIN_STEPS = 120     # longer sweeps show their first and last steps
 
 def show(v, width: int = 48) -> str:
     """A value for a line of text: a number, or an array's shape and a short preview."""
-    v = G.primal(v)
+    v = graph_view.primal(v)
     shape = tuple(getattr(v, "shape", ()))
     if not shape:
         return fmt_value(v)
@@ -43,7 +43,7 @@ def _factor(v) -> str:
 def _where(graph, nd) -> str:
     if nd.span is None:
         return ""
-    text = G.span_text(nd.span, graph.source)
+    text = graph_view.span_text(nd.span, graph.source)
     return f"{nd.span.line}:{nd.span.column}" + (f" `{text}`" if text else "")
 
 
@@ -84,7 +84,7 @@ def graph_table(target, result, graph) -> None:
         adjoint = show(nd.adjoint, 30) if nd.adjoint is not None else ("" if nd.kind == "const" else "0 (unreached)")
         value = show(nd.value, 30) if nd.value is not None else "(not kept)"
         table.add_row(Text(nd.name, style="bold" if nd.id == graph.output else ""),
-                      G.expression(graph, nd, show) + (" (constant)" if nd.kind == "const" and nd.known else ""),
+                      graph_view.expression(graph, nd, show) + (" (constant)" if nd.kind == "const" and nd.known else ""),
                       str(nd.shape) if nd.shape else "()", value, adjoint, _where(graph, nd))
     c.print()
     c.print(table)
@@ -112,10 +112,10 @@ def _tree_label(graph, nd) -> Text:
     if nd.kind == "input":
         t.append(f" {nd.op} = {show(nd.value)}")
     elif nd.kind == "const":
-        t.append(f" = {G.expression(graph, nd, show)} (constant)", style="dim")
+        t.append(f" = {graph_view.expression(graph, nd, show)} (constant)", style="dim")
         return t
     else:
-        t.append(f" = {G.expression(graph, nd, show)}")
+        t.append(f" = {graph_view.expression(graph, nd, show)}")
         t.append(f"  value {show(nd.value)}")
     if nd.adjoint is not None:
         t.append(f"  ∂f/∂{nd.name} = {show(nd.adjoint)}", style="green")
@@ -186,10 +186,10 @@ def _node_lines(graph, ids) -> list:
         if nd.kind == "input":
             lines.append(f"{nd.name} = {nd.op} = {show(nd.value)}")
         elif nd.kind == "const":
-            lines.append(f"{nd.name} = {G.expression(graph, nd, show)}  (constant)")
+            lines.append(f"{nd.name} = {graph_view.expression(graph, nd, show)}  (constant)")
         else:
             where = _where(graph, nd)
-            lines.append(f"{nd.name} = {G.expression(graph, nd, show)} = {show(nd.value)}" +
+            lines.append(f"{nd.name} = {graph_view.expression(graph, nd, show)} = {show(nd.value)}" +
                          (f"    [{where}]" if where else ""))
     return lines
 
@@ -267,7 +267,7 @@ def forward_lines(fp) -> list:
             continue
         nd = g.node(i)
         step = by_node.get(i)
-        value = G.primal(nd.value) if nd.value is not None else None
+        value = graph_view.primal(nd.value) if nd.value is not None else None
         head = _node_lines(g, [i])[0].split("    [")[0]
         if nd.kind == "const":
             lines.append(head)
@@ -293,7 +293,7 @@ def forward_lines(fp) -> list:
 def _dual(value, tangent) -> str:
     if tangent is None:
         return show(value)
-    if getattr(G.primal(value), "shape", ()) or getattr(tangent, "shape", ()):
+    if getattr(graph_view.primal(value), "shape", ()) or getattr(tangent, "shape", ()):
         return f"{show(value)} + ({show(tangent)})ε"
     t = float(tangent)
     sign = "-" if t < 0 else "+"

@@ -18,4 +18,6 @@ def nonfinite_word(x: float) -> str | None:
 
 def is_whole(x: float) -> bool:
     """Whether x is a finite whole number (3.0 yes; 3.5, nan and inf no)."""
+    if isinstance(x, int):
+        return True                    # bools too; and huge ints, which float() cannot hold
     return math.isfinite(x) and float(x).is_integer()

@@ -7,6 +7,7 @@ import difflib
 from ...parser.errors import SourceError
 from ..core import ops as O
 from ..core.backend import is_array, np, xp
+from ..core.numbers import is_whole
 from ..core.tape import Dual, Var, strip
 from .values import describe, dtype, shape_of
 
@@ -94,7 +95,7 @@ def as_int(v, span, what="an index"):
         v = v.item()
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         raise SourceError("type error", f"{what} must be a whole number, not {describe(v)}", span)
-    if v != v or v in (float("inf"), float("-inf")) or int(v) != v:
+    if not is_whole(v):
         raise SourceError("type error", f"{what} must be a whole number, not {v!r}", span)
     return int(v)
 
