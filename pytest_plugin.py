@@ -28,11 +28,10 @@ def pytest_collect_file(file_path, parent):
 
 class GradFile(pytest.File):
     def collect(self):
-        from autodiff.engine.checks.files import load_file
-        from autodiff.parser.errors import SourceError
+        from autodiff.engine import api      # the engine loads only when a check file is collected
         try:
-            cases = load_file(str(self.path))
-        except SourceError as e:
+            cases = api.load_check_file(str(self.path))
+        except api.SourceError as e:
             raise self.CollectError(e.format()) from None
         for case in cases:
             yield GradItem.from_parent(self, name=case.name, case=case)
@@ -48,8 +47,8 @@ class GradItem(pytest.Item):
         self.case = case
 
     def runtest(self):
-        from autodiff.engine.checks.runner import run_case
-        result = run_case(self.case)
+        from autodiff.engine import api
+        result = api.run_check_case(self.case)
         self.user_properties.append(("points", result.points))
         if result.status == "skipped":
             pytest.skip(result.message)

@@ -86,7 +86,7 @@ def our_rows() -> tuple[dict, int]:
     rows[f"full_{FULL_SIZE}"] = timed_samples(full, FULL_SAMPLES)
     rows["evaluations"] = full().evaluations
 
-    import autodiff.engine.checks.gradient as check
+    import autodiff.engine.checks.differences as check
     saved, check.BATCH_MIN_ENTRIES = check.BATCH_MIN_ENTRIES, 10 ** 9
     try:
         rows[f"full_{FULL_SIZE}_unbatched"] = timed_samples(full, FULL_SAMPLES)
