@@ -51,7 +51,7 @@ class GradItem(pytest.Item):
         result = api.run_check_case(self.case)
         self.user_properties.append(("points", result.points))
         if result.status == "skipped":
-            pytest.skip(result.message)
+            pytest.skip(result.message)       # a skip reason: written by the check file, no settings
         if result.failed:
             raise CheckFailed(result)
         for w in result.warnings:
@@ -62,7 +62,8 @@ class GradItem(pytest.Item):
         if isinstance(excinfo.value, CheckFailed):
             r = excinfo.value.args[0]
             if r.status == "error":
-                return f"{r.file}:{r.line}: {r.name}: error\n{r.message}"
+                from autodiff.parser.errors import spell_options
+                return f"{r.file}:{r.line}: {r.name}: error\n{spell_options(r.message)}"
             lines = [f"{r.file}:{r.line}: {r.name}: {r.verdict} ({r.points} point(s))"]
             for row in r.rows[:20]:
                 lines.append(f"  {row['where']}, {row['entry']}: {row['verdict']}: {row['reason']}")

@@ -33,7 +33,7 @@ _LAZY = {
     "plot_data": ("views.plotdata", "sample"), "plot_breaks": ("views.plotdata", "breaks"),
 }
 
-__all__ = ["load", "evaluate", "grad", "constant", "parse_at", "Target", "Runner", "Limits", "RunResult",
+__all__ = ["load", "evaluate", "grad", "constant", "Target", "Runner", "Limits", "RunResult",
            "GradResult", "bind_inputs", "run_target", "check_output", "seed_for", "looks_like_file",
            "split_top_level", "SourceError", *_LAZY]
 
@@ -77,19 +77,3 @@ def grad(source, at=None, wrt=None, seed=None, fn=None, of=None, dtype_name="flo
         from .views.provenance import diagnose_grad    # only when a number may be non-finite
         diagnose_grad(result, source, at, wrt, seed, target, dtype_name, limits)
     return result
-
-
-def parse_at(items, limits: Limits | None = None) -> dict:
-    """`--at x=3,y=4 --at "A=[[1,2],[3,4]]"` -> {"x": 3.0, "y": 4.0, "A": array}."""
-    values = {}
-    for item in items:
-        for part in split_top_level(item):
-            name, eq, expr = part.partition("=")
-            name = name.strip()
-            if not eq or not name.isidentifier() or not expr.strip():
-                raise SourceError("bad input", f"--at expects NAME=VALUE, got {part!r}", None,
-                                  "e.g. --at x=3,y=4 or --at \"A=[[1,2],[3,4]]\"")
-            if name in values:
-                raise SourceError("bad input", f"--at gives {name} twice")
-            values[name] = constant(expr.strip(), f"--at {name}", limits)
-    return values

@@ -11,7 +11,7 @@ import time
 import zlib
 from dataclasses import dataclass, field
 
-from ...parser.errors import SourceError
+from ...parser.errors import SourceError, option
 from .gradient import check_gradient
 from .hand import HandGradient, expression_target
 from .report import FAILING, KINK, WARNING, tolerance_for
@@ -95,7 +95,7 @@ def run_case(case, mode=None, seed=None) -> CaseResult:
         _run(case, result, seed)
     except SourceError as e:
         result.status, result.verdict = ERROR, "error"
-        result.message = e.format()
+        result.message = e.format(spelling=option)     # the front end spells the settings
     except RecursionError:
         result.status, result.verdict = ERROR, "error"
         result.message = "error: too deep\n  the case nests too deeply for the interpreter"
