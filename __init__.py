@@ -14,12 +14,9 @@ __all__ = ["grad", "evaluate", "check_gradient", "SourceError", "__version__"]
 
 def __getattr__(name):
     # Lazy: `import autodiff` stays cheap; the engine loads on first use.
-    if name in ("grad", "evaluate"):
+    if name in ("grad", "evaluate", "check_gradient"):
         from .engine import api
         return getattr(api, name)
-    if name == "check_gradient":
-        from .engine.checks.gradient import check_gradient
-        return check_gradient
     if name == "SourceError":
         from .parser.errors import SourceError
         return SourceError

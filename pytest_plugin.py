@@ -28,11 +28,10 @@ def pytest_collect_file(file_path, parent):
 
 class GradFile(pytest.File):
     def collect(self):
-        from autodiff.engine.checks.files import load_file
-        from autodiff.parser.errors import SourceError
+        from autodiff.engine import api      # the engine loads only when a check file is collected
         try:
-            cases = load_file(str(self.path))
-        except SourceError as e:
+            cases = api.load_check_file(str(self.path))
+        except api.SourceError as e:
             raise self.CollectError(e.format()) from None
         for case in cases:
             yield GradItem.from_parent(self, name=case.name, case=case)
@@ -48,11 +47,11 @@ class GradItem(pytest.Item):
         self.case = case
 
     def runtest(self):
-        from autodiff.engine.checks.runner import run_case
-        result = run_case(self.case)
+        from autodiff.engine import api
+        result = api.run_check_case(self.case)
         self.user_properties.append(("points", result.points))
         if result.status == "skipped":
-            pytest.skip(result.message)
+            pytest.skip(result.message)       # a skip reason: written by the check file, no settings
         if result.failed:
             raise CheckFailed(result)
         for w in result.warnings:
@@ -63,7 +62,8 @@ class GradItem(pytest.Item):
         if isinstance(excinfo.value, CheckFailed):
             r = excinfo.value.args[0]
             if r.status == "error":
-                return f"{r.file}:{r.line}: {r.name}: error\n{r.message}"
+                from autodiff.parser.errors import spell_options
+                return f"{r.file}:{r.line}: {r.name}: error\n{spell_options(r.message)}"
             lines = [f"{r.file}:{r.line}: {r.name}: {r.verdict} ({r.points} point(s))"]
             for row in r.rows[:20]:
                 lines.append(f"  {row['where']}, {row['entry']}: {row['verdict']}: {row['reason']}")

@@ -4,7 +4,7 @@
     python benchmarks/checks.py [--cli-allocator]
 
 --cli-allocator tunes glibc's allocator in our process as the `autodiff` command does
-(engine/backend.py tune_allocator); without it our rows measure the library as an API user gets it.
+(engine/core/backend.py tune_allocator); without it our rows measure the library as an API user gets it.
 
 Measures, on sum(x**2*sin(x)) in float64 at linspace(-2, 2, n):
 1. checks per second on a file of 1,000 simple cases, in one process;
@@ -86,7 +86,7 @@ def our_rows() -> tuple[dict, int]:
     rows[f"full_{FULL_SIZE}"] = timed_samples(full, FULL_SAMPLES)
     rows["evaluations"] = full().evaluations
 
-    import autodiff.engine.checks.gradient as check
+    import autodiff.engine.checks.differences as check
     saved, check.BATCH_MIN_ENTRIES = check.BATCH_MIN_ENTRIES, 10 ** 9
     try:
         rows[f"full_{FULL_SIZE}_unbatched"] = timed_samples(full, FULL_SAMPLES)

@@ -9,6 +9,8 @@ import json
 import math
 import sys
 
+from ..engine.core.numbers import nonfinite_word
+
 
 def jsonable(v):
     """Floats, nested lists and dicts, with nan/inf as the strings "nan", "inf", "-inf"."""
@@ -19,11 +21,7 @@ def jsonable(v):
 
 def _clean(v):
     if isinstance(v, float):
-        if math.isnan(v):
-            return "nan"
-        if math.isinf(v):
-            return "inf" if v > 0 else "-inf"
-        return v
+        return nonfinite_word(v) or v
     if isinstance(v, dict):
         return {str(k): _clean(x) for k, x in v.items()}
     if isinstance(v, (list, tuple)):
@@ -38,10 +36,8 @@ def emit_json(doc: dict) -> None:
 
 
 def fmt_number(x: float) -> str:
-    if x != x:
-        return "nan"
-    if x in (math.inf, -math.inf):
-        return "inf" if x > 0 else "-inf"
+    if nonfinite_word(x):
+        return nonfinite_word(x)
     r = repr(float(x))
     return r[:-2] if r.endswith(".0") else r
 

@@ -94,9 +94,10 @@ class SourceError(Exception):
         marks = max(1, min(_cells(text[col:col + length]), 60))
         return [prefix + text, " " * (len(prefix) + under) + "^" * marks]
 
-    def format(self) -> str:
-        """Plain text in the style of pip's diagnostics."""
-        message, hint = self.spelled()
+    def format(self, spelling=keyword_spelling) -> str:
+        """Plain text in the style of pip's diagnostics (`spelling=option` keeps the placeholders
+        for a front end to spell later)."""
+        message, hint = self.spelled(spelling)
         out = [f"error: {self.kind}"]
         loc = self.location()
         out.append(f"  {loc + ': ' if loc else ''}{message}")

@@ -1,4 +1,4 @@
-"""engine/check.py: finite differences with error estimates, verdicts, fast mode, the Python API."""
+"""engine/checks/: finite differences with error estimates, verdicts, fast mode, the Python API."""
 import math
 
 import numpy as np
@@ -245,7 +245,7 @@ BATCHABLE = [
 
 @pytest.mark.parametrize("source", BATCHABLE)
 def test_batched_runs_agree_with_the_loop(source, monkeypatch):
-    import autodiff.engine.checks.gradient as check
+    import autodiff.engine.checks.differences as check
     rng = np.random.default_rng(0)
     at = {"x": rng.uniform(-1, 1, 100)}
     if "y" in source:

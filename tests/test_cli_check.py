@@ -184,3 +184,21 @@ def test_grad_check_json_branch(capsys):
     doc = json.loads(out)
     assert code == 0 and doc["check"]["entries"][0]["verdict"] == "branch"
     assert doc["check"]["verdict"] == "branch" and doc["check"]["passed"] is True
+
+
+def test_an_erroring_case_names_the_flag_in_its_hint(capsys, tmp_path):
+    # the check runner keeps the settings' placeholders; the CLI spells them as its flags
+    path = write(tmp_path, '[[case]]\nname = "huge"\nf = "zeros(10**12) + x"\nat = { x = 1 }\ngrad = { x = 1 }\n')
+    code, out, err = cli(capsys, "check", path)
+    assert code == 1
+    assert "raise the limit with --max-elements" in out + err
+    assert "Limits(" not in out + err and "{opt:" not in out + err
+
+
+def test_check_case_errors_spell_settings_as_keywords_through_the_api(tmp_path):
+    from autodiff.engine import api
+    path = write(tmp_path, '[[case]]\nname = "huge"\nf = "zeros(10**12) + x"\nat = { x = 1 }\ngrad = { x = 1 }\n')
+    [case] = api.load_check_file(path)
+    result = api.run_check_case(case)
+    from autodiff.parser.errors import spell_options
+    assert "Limits(elements=...)" in spell_options(result.message)

@@ -11,7 +11,7 @@ from autodiff.cli.render import common as render
 from autodiff.cli.main import invoke
 from autodiff.cli.render.views import forward_lines, reverse_lines
 from autodiff.engine import api
-from autodiff.engine.views import explain as X
+from autodiff.engine.views import explain as explain_view
 
 SEED = "x**2*y + y + 2"
 
@@ -25,7 +25,7 @@ def cli(capsys, *args):
 
 def reverse(src, at, **kw):
     r = api.grad(src, at=at, keep_tape=True, **kw)
-    return X.reverse(r, src), r
+    return explain_view.reverse(r, src), r
 
 
 def test_reverse_steps_of_the_seed_in_chain_rule_form():
@@ -70,7 +70,7 @@ def test_steps_add_up_to_the_gradient(src, x, y):
 
 def test_forward_passes_show_dual_numbers_and_match_reverse():
     r = api.grad(SEED, at={"x": 3, "y": 4}, keep_tape=True)
-    passes = X.forward(api.load(SEED), r.inputs, source=SEED)
+    passes = explain_view.forward(api.load(SEED), r.inputs, source=SEED)
     assert [(p.input, p.derivative) for p in passes] == [("x", 24.0), ("y", 10.0)]
     lines = forward_lines(passes[0])
     assert lines[0] == "n1 = x = 3 + 1ε    ṅ1 = 1  (the seed)"

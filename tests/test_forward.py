@@ -1,4 +1,4 @@
-"""Forward mode (engine/forward.py): jvp, the gradient by forward passes, and its agreement with
+"""Forward mode (engine/diff/forward.py): jvp, the gradient by forward passes, and its agreement with
 reverse mode on every sample program and on random expressions."""
 import glob
 import json
@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from autodiff.engine import api
+from at_syntax import parse_at
 from autodiff.engine.diff import forward
 from autodiff.parser.errors import SourceError
 
@@ -115,7 +116,7 @@ def test_forward_and_reverse_agree_on_every_sample(path):
     for ats, fn, of in _sample_runs(path):
         try:
             target = api.load(path, fn, of)
-            at = api.parse_at(ats) if ats is not None else \
+            at = parse_at(ats) if ats is not None else \
                 {name: 0.37 + 0.11 * i for i, name in enumerate(target.inputs)}
         except SourceError:
             continue                                   # a sample of an error: nothing to compare

@@ -9,7 +9,8 @@ import pytest
 from autodiff.cli.render import common as render
 from autodiff.cli.main import invoke
 from autodiff.engine import api
-from autodiff.engine.views import graph as G
+from at_syntax import parse_at
+from autodiff.engine.views import graph as graph_view
 
 D3 = "x**2*y + (y + 2)"           # the graph of figure D-3: n6 = y + 2 is its own node
 SEED = "x**2*y + y + 2"           # the seed's text: parsed left to right, ((x²y) + y) + 2
@@ -24,12 +25,12 @@ def cli(capsys, *args):
 
 def graph_of(src, at, max_nodes=0, **kw):
     r = api.grad(src, at=at, keep_tape=True, **kw)
-    return G.layout(G.from_result(r, src), max_nodes), r
+    return graph_view.layout(graph_view.from_result(r, src), max_nodes), r
 
 
 def test_figure_d3_numbering_values_and_adjoints():
     g, _ = graph_of(D3, {"x": 3, "y": 4})
-    rows = [(nd.name, G.expression(g, nd, G.short), G.primal(nd.value), nd.adjoint) for nd in g.nodes]
+    rows = [(nd.name, graph_view.expression(g, nd, graph_view.short), graph_view.primal(nd.value), nd.adjoint) for nd in g.nodes]
     assert rows == [("n1", "x", 3.0, 24.0), ("n2", "y", 4.0, 10.0), ("n3", "2", 2.0, None),
                     ("n4", "n1 ** n3", 9.0, 4.0), ("n5", "n4 * n2", 36.0, 1.0),
                     ("n6", "n2 + n3", 6.0, 1.0), ("n7", "n5 + n6", 42.0, 1.0)]
@@ -38,20 +39,20 @@ def test_figure_d3_numbering_values_and_adjoints():
 
 def test_seed_expression_values_and_adjoints():
     g, r = graph_of(SEED, {"x": 3, "y": 4})
-    values = [G.primal(nd.value) for nd in g.nodes]
+    values = [graph_view.primal(nd.value) for nd in g.nodes]
     assert values == [3.0, 4.0, 2.0, 9.0, 36.0, 40.0, 42.0]
     by_input = {nd.op: nd.adjoint for nd in g.nodes if nd.kind == "input"}
     assert by_input == r.gradient == {"x": 24.0, "y": 10.0}
     spans = [(nd.span.line, nd.span.column) for nd in g.ops()]
     assert spans == [(1, 2), (1, 5), (1, 8), (1, 12)]          # the operators' places in the text
-    assert [G.span_text(nd.span, SEED) for nd in g.ops()] == ["**", "*", "+", "+"]
+    assert [graph_view.span_text(nd.span, SEED) for nd in g.ops()] == ["**", "*", "+", "+"]
 
 
 def test_unreached_nodes_have_no_adjoint_and_constants_are_deduplicated():
     src = "def f(x):\n    unused = sin(x) * 3\n    return x * 3 + 3\n"
     tgt = api.load(src, filename="prog.py")
     r = api.grad(None, {"x": 1.0}, target=tgt, keep_tape=True)
-    g = G.from_result(r, src)
+    g = graph_view.from_result(r, src)
     sin = next(nd for nd in g.nodes if nd.op == "sin")
     assert sin.adjoint is None and sin.span.line == 2
     consts = [nd for nd in g.nodes if nd.kind == "const"]
@@ -59,7 +60,7 @@ def test_unreached_nodes_have_no_adjoint_and_constants_are_deduplicated():
 
 
 def test_array_constants_and_shapes():
-    g, r = graph_of("sum(x * [1, 2, 3])", {"x": api.parse_at(["x=[1,2,3]"])["x"]})
+    g, r = graph_of("sum(x * [1, 2, 3])", {"x": parse_at(["x=[1,2,3]"])["x"]})
     mul = next(nd for nd in g.nodes if nd.op == "mul")
     const = g.node(mul.inputs[1])
     assert const.kind == "const" and const.shape == (3,)
@@ -73,7 +74,7 @@ LOOP = "def f(x):\n    y = x\n    for i in range(200):\n        y = y * x + 1\n 
 def loop_graph(max_nodes):
     tgt = api.load(LOOP, filename="loop.py")
     r = api.grad(None, {"x": 0.5}, target=tgt, keep_tape=True)
-    return G.layout(G.from_result(r, LOOP), max_nodes), r
+    return graph_view.layout(graph_view.from_result(r, LOOP), max_nodes), r
 
 
 def test_long_loop_is_folded_and_cut_with_a_summary_that_accounts_for_every_node():
@@ -81,7 +82,7 @@ def test_long_loop_is_folded_and_cut_with_a_summary_that_accounts_for_every_node
     ops = g.ops()
     assert len(ops) == 400
     shown = [s for s in g.shown if isinstance(s, int)]
-    left_out = [s for s in g.shown if isinstance(s, G.Omission)]
+    left_out = [s for s in g.shown if isinstance(s, graph_view.Omission)]
     assert len(shown) <= 10 and left_out
     assert len(shown) + sum(o.count for o in left_out) == len(ops)
     assert g.output in shown
@@ -259,7 +260,7 @@ def test_output_inside_a_loop_is_never_folded_away(tmp_path):
     src = ("def f(x):\n    y = x\n    r = x\n    for i in range(50):\n        y = y * x + 1\n"
            "        if i == 20:\n            r = y\n    return r\n")
     r = api.grad(None, {"x": 0.5}, target=api.load(src, filename="mid.py"), keep_tape=True)
-    g = G.layout(G.from_result(r, src), 12)
+    g = graph_view.layout(graph_view.from_result(r, src), 12)
     shown = [s for s in g.shown if isinstance(s, int)]
     assert g.output in shown and len(shown) <= 12
-    assert len(shown) + sum(o.count for o in g.shown if isinstance(o, G.Omission)) == len(g.ops())
+    assert len(shown) + sum(o.count for o in g.shown if isinstance(o, graph_view.Omission)) == len(g.ops())

@@ -5,6 +5,7 @@ import json
 from autodiff.cli.render import common as render
 from autodiff.cli.main import invoke
 from autodiff.engine import api
+from at_syntax import parse_at
 
 
 def cli(capsys, *args):
@@ -49,7 +50,7 @@ def test_finite_results_have_no_findings():
 
 
 def test_array_element_and_a_constant():
-    r = api.grad("sum(log(x))", at={"x": api.parse_at(["x=[1, -1, 2]"])["x"]})
+    r = api.grad("sum(log(x))", at={"x": parse_at(["x=[1, -1, 2]"])["x"]})
     assert brief(r.nonfinite)[0] == ("forward", "n2", "log", "nan", 1, 5)
     r = api.grad("x * log(-1)", at={"x": 1})
     assert "its constant argument n2 is already nan" in r.nonfinite[0]["message"]

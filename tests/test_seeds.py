@@ -12,11 +12,12 @@ import pytest
 
 import autodiff
 from autodiff.engine import api
+from at_syntax import parse_at
 
 
 def at(*items):
     """Inputs the way the CLI reads them: `--at x=3,y=4`, `--at x=arange(4)`."""
-    return api.parse_at(list(items))
+    return parse_at(list(items))
 
 
 def test_hands_on_ml_value_and_partials():

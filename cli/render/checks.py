@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 
+from ...engine.core.numbers import nonfinite_word
 from ..options import with_flags
 from .common import console
 
@@ -17,10 +18,8 @@ _STYLE = {"pass": "green", "fail": "bold red", "non-finite": "bold red", "branch
 def num(x) -> str:
     if x is None:
         return "—"
-    if x != x:
-        return "nan"
-    if x in (math.inf, -math.inf):
-        return "inf" if x > 0 else "-inf"
+    if nonfinite_word(x):
+        return nonfinite_word(x)
     if x == 0:
         return "0"
     return f"{x:.6g}" if 1e-4 <= abs(x) < 1e7 else f"{x:.3e}"

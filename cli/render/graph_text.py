@@ -8,6 +8,7 @@ drawn from it.
 from __future__ import annotations
 
 from ...engine.views.graph import Omission, expression, primal, short, span_text
+from ...engine.core.numbers import nonfinite_word
 from ..output import fmt_value, jsonable
 
 
@@ -20,7 +21,7 @@ def _compact(v) -> str:
     v = primal(v)
     if isinstance(v, float) or getattr(v, "shape", None) == ():
         x = float(v)
-        return short(x) if x != x or x in (float("inf"), float("-inf")) else f"{x:.6g}"
+        return short(x) if nonfinite_word(x) else f"{x:.6g}"
     return fmt_value(v, 40)
 
 

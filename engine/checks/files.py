@@ -232,7 +232,21 @@ class _Checker:
         name = table.get("name", f"case {i + 1} (line {header.line})")
         if not isinstance(name, str) or not name.strip():
             self.fail(f"name must be text, not {_show(name)}", ("name",))
-        case = Case(name, self.path, i, header.line)
+        case = Case(name=name, file=self.path, index=i, line=header.line)
+        self.function(case, table)
+        self.points(case, table)
+        self.claims(case, table)
+        self.wrt_and_skip(case, table)
+        case.options = {**defaults, **self.options(table)}
+        if case.f is not None and "fn" in self.options(table):
+            self.fail("fn applies to programs, not to expressions", ("fn",))
+        if case.f is not None:
+            case.options.pop("fn", None)
+        case.fn = case.options.pop("fn", None)
+        return case
+
+    def function(self, case: Case, table) -> None:
+        """What the case differentiates: `f` (an expression) or `program` (a .py file), and `of`."""
         has_f, has_program = "f" in table, "program" in table
         if has_f == has_program:
             self.fail("a case needs exactly one of f (an expression) and program (a .py file)",
@@ -253,6 +267,9 @@ class _Checker:
                 if not isinstance(table["of"], str) or not table["of"].isidentifier():
                     self.fail(f"of must be a variable name, not {_show(table['of'])}", ("of",))
                 case.of = table["of"]
+
+    def points(self, case: Case, table) -> None:
+        """Where the case is checked: `at`, `points` or `random` (one of them), else at no inputs."""
         given = [k for k in ("at", "points", "random") if k in table]
         if len(given) > 1:
             self.fail(f"give one of at, points and random, not {' and '.join(given)}", (given[1],))
@@ -267,6 +284,9 @@ class _Checker:
             case.random = self.random(table["random"], ("random",))
         else:
             case.points = [{}]
+
+    def claims(self, case: Case, table) -> None:
+        """What the case claims beyond AD: a hand-derived `grad`, the `value`, the `hessian`."""
         if "grad" in table:
             g = table["grad"]
             if not isinstance(g, dict) or not g:
@@ -281,6 +301,8 @@ class _Checker:
                           ("hessian",))
             case.hessian = {a: {b: self.value(v, f"hessian.{a}.{b}", ("hessian", a, b)) for b, v in row.items()}
                             for a, row in h.items()}
+
+    def wrt_and_skip(self, case: Case, table) -> None:
         if "wrt" in table:
             w = table["wrt"]
             if isinstance(w, str):
@@ -296,13 +318,6 @@ class _Checker:
                 case.skip = s or "skipped in the file"
             else:
                 self.fail(f"skip must be true, false or a reason, not {_show(s)}", ("skip",))
-        case.options = {**defaults, **self.options(table)}
-        if case.f is not None and "fn" in self.options(table):
-            self.fail("fn applies to programs, not to expressions", ("fn",))
-        if case.f is not None:
-            case.options.pop("fn", None)
-        case.fn = case.options.pop("fn", None)
-        return case
 
 
 def load_file(path: str) -> list:

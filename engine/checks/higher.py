@@ -14,11 +14,13 @@ from __future__ import annotations
 import math
 
 from ..core.backend import np
-from .gradient import (CheckReport, Objective, _convention_text, _labels, _Perturber, branch_reason,
-                    conventions_of, fast_check, judge, largest_finite, noise_floor, power_of_two_step, random_seed,
-                    tolerance_for)
+from .differences import Objective, Perturber, fast_check, largest_finite, noise_floor, power_of_two_step
+from .gradient import random_seed
+from .report import CheckReport, entry_labels, tolerance_for
+from .verdicts import branch_reason, convention_text, conventions_of, judge
 from ..diff import reverse
 from ..lang.target import Runner
+from ..lang.values import set_dtype
 
 
 # ---- vector-valued functions of the inputs ------------------------------------------------------
@@ -57,16 +59,16 @@ def vector_full_check(runner, inputs: dict, names, claimed, out_labels, tol, con
     """claimed[i][j] (entry i of the output, entry j of the inputs `names`, flattened in order)
     against central differences of the runner's output i along input entry j, with Richardson
     extrapolation. Returns (rows as a list of lists [i][j], evaluations)."""
-    p = _Perturber(inputs)
+    p = Perturber(inputs)
     values = p.values
     n_out = len(out_labels)
     f0 = _flat(runner, values, n_out)
     sig0 = runner.signature
-    convention = _convention_text(conventions)
+    convention = convention_text(conventions)
     columns, evaluations = [], 1              # per input entry j: (label, h, [f values per step], reason)
     for name in names:
         shape = np().shape(inputs[name]) if hasattr(inputs[name], "shape") else ()
-        for k, (in_label, x) in enumerate(zip(_labels(name, shape), p.entries(name))):
+        for k, (in_label, x) in enumerate(zip(entry_labels(name, shape), p.entries(name))):
             h = power_of_two_step(x, tol.step)
             fs, reason = [], ""
             for direction, step in (("+h", h), ("-h", -h), ("+2h", 2 * h), ("-2h", -2 * h)):
@@ -98,7 +100,7 @@ def _pair_label(out_label, in_label):
 
 
 def _entry_labels(inputs, names):
-    return [lab for w in names for lab in _labels(w, np().shape(inputs[w]) if hasattr(inputs[w], "shape") else ())]
+    return [lab for w in names for lab in entry_labels(w, np().shape(inputs[w]) if hasattr(inputs[w], "shape") else ())]
 
 
 def _matrix(blocks, out_size):
@@ -114,7 +116,6 @@ def _matrix(blocks, out_size):
 def check_jacobian(result, target, mode="full", seed=None, dtype="float64", limits=None, rtol=None,
                    atol=None, step=None) -> CheckReport:
     """Check a JacobianResult (engine/forward.py) against finite differences of the target."""
-    from ..lang.values import set_dtype
     _mode(mode)
     set_dtype(dtype)
     tol = tolerance_for(dtype, rtol, atol, step)
@@ -122,13 +123,13 @@ def check_jacobian(result, target, mode="full", seed=None, dtype="float64", limi
     conventions = conventions_of(result.kinks)
     out_shape = np().shape(result.value)
     out_size = int(np().prod(out_shape)) if out_shape else 1
-    report = CheckReport(mode, "AD", "FD", dtype, tol, value=result.value, conventions=conventions)
-    report.kind = "jacobian"
+    report = CheckReport(mode=mode, claimed="AD", reference="FD", dtype=dtype, tolerance=tol, value=result.value,
+                         conventions=conventions, kind="jacobian")
     runner = Runner(target, limits)
 
     def full():
         claimed = _matrix([result.jacobian[w] for w in names], out_size)
-        rows, n = vector_full_check(runner, result.inputs, names, claimed, _labels("f", out_shape), tol,
+        rows, n = vector_full_check(runner, result.inputs, names, claimed, entry_labels("f", out_shape), tol,
                                     conventions)
         return [e for row in rows for e in row], n
 
@@ -154,8 +155,8 @@ def _projected(report, objective, inputs, claimed, tol, names, label, full, dtyp
     report.evaluations = objective.count
     if report.projection.failed:
         rows, n = full()
-        report.full = CheckReport("full", "AD", "FD", dtype, tol, value=value, entries=rows,
-                                  conventions=conventions)
+        report.full = CheckReport(mode="full", claimed="AD", reference="FD", dtype=dtype, tolerance=tol, value=value,
+                                  entries=rows, conventions=conventions)
         report.evaluations += n
     return report
 
@@ -171,15 +172,14 @@ def check_hessian(result, target, mode="full", seed=None, dtype="float64", limit
                   atol=None, step=None) -> CheckReport:
     """Check a HessianResult (engine/higher.py) against central differences of the AD gradient:
     entry H[a][b][k, l] = ∂(∂f/∂b_l)/∂a_k."""
-    from ..lang.values import set_dtype
     _mode(mode)
     set_dtype(dtype)
     tol = tolerance_for(dtype, rtol, atol, step)
     names = list(result.hessian)
     inputs = result.inputs
     conventions = conventions_of(result.kinks)
-    report = CheckReport(mode, "AD", "FD", dtype, tol, value=result.value, conventions=conventions)
-    report.kind = "hessian"
+    report = CheckReport(mode=mode, claimed="AD", reference="FD", dtype=dtype, tolerance=tol, value=result.value,
+                         conventions=conventions, kind="hessian")
     runner = GradientRunner(target, names, dtype, limits)
     labels = _entry_labels(inputs, names)
     sizes = [len(_entry_labels(inputs, [w])) for w in names]

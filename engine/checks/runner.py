@@ -11,10 +11,15 @@ import time
 import zlib
 from dataclasses import dataclass, field
 
-from ...parser.errors import SourceError
-from .gradient import FAILING, KINK, WARNING, HandGradient, check_gradient, compare, tolerance_for
+from ...parser.errors import SourceError, option
+from .gradient import check_gradient
+from .hand import HandGradient, expression_target
+from .report import FAILING, KINK, WARNING, tolerance_for
+from .verdicts import compare
 from ..diff import reverse
-from ..lang.target import bind_inputs, constant, load, Runner
+from ..lang.target import Runner, bind_inputs, constant, load
+from ..lang.limits import Limits
+from ..lang.values import set_dtype
 
 PASSED, FAILED, ERROR, SKIPPED = "passed", "failed", "error", "skipped"
 
@@ -80,7 +85,7 @@ def case_points(case, target) -> list:
 def run_case(case, mode=None, seed=None) -> CaseResult:
     """Check every point of one case; never raises for the case's own mistakes."""
     start = time.perf_counter()
-    result = CaseResult(case.file, case.name, case.index, case.line, SKIPPED,
+    result = CaseResult(file=case.file, name=case.name, index=case.index, line=case.line, status=SKIPPED,
                         mode=mode or case.options.get("mode", "full"))
     if case.skip:
         result.message = case.skip
@@ -90,7 +95,7 @@ def run_case(case, mode=None, seed=None) -> CaseResult:
         _run(case, result, seed)
     except SourceError as e:
         result.status, result.verdict = ERROR, "error"
-        result.message = e.format()
+        result.message = e.format(spelling=option)     # the front end spells the settings
     except RecursionError:
         result.status, result.verdict = ERROR, "error"
         result.message = "error: too deep\n  the case nests too deeply for the interpreter"
@@ -102,23 +107,11 @@ def run_case(case, mode=None, seed=None) -> CaseResult:
 
 
 def _run(case, result, seed):
-    from .gradient import expression_target
-    from ..lang.limits import Limits
-    from ..lang.values import set_dtype
     opts = case.options
     dtype = opts.get("dtype", "float64")
     set_dtype(dtype)
     limits = Limits(steps=opts.get("max_steps", 10_000_000))
-    if case.f is not None:
-        target = expression_target(case.f, "f")
-    else:
-        try:
-            with open(case.program, encoding="utf-8") as fh:
-                text = fh.read()
-        except (OSError, UnicodeDecodeError) as e:
-            reason = getattr(e, "strerror", None) or str(e)
-            raise SourceError("bad file", f"cannot read the program {case.program}: {reason}") from None
-        target = load(text, case.fn, case.of, filename=case.program)
+    target = _case_target(case)
     runner = Runner(target, limits)
     wrt = case.wrt
     for w in wrt or ():
@@ -132,7 +125,6 @@ def _run(case, result, seed):
     if seed is None:
         seed = opts.get("seed", zlib.crc32(case.name.encode()) & 0x7FFFFFFF)
     result.seed = seed if result.mode == "fast" else None
-    hessian_needed = case.hessian is not None
     points = case_points(case, target)
     result.points = len(points)
     worst = None
@@ -143,17 +135,7 @@ def _run(case, result, seed):
         report = check_gradient(target=target, at=inputs, grad=hand, mode=result.mode, seed=seed, dtype=dtype,
                                 rtol=tol.rtol, atol=tol.atol, step=tol.step, wrt=wrt, limits=limits,
                                 ad_result=ad, runner=runner)
-        rows = list(report.rows)
-        if report.projection is not None and report.full is not None:
-            rows.append(report.projection)
-        if expected is not None:
-            for r in compare({"value": expected.at(inputs)}, {"value": ad.value}, {}, tol):
-                r.reason = r.reason.replace("hand-derived", "expected").replace("vs AD", "vs computed")
-                if r.verdict == KINK:       # a kink does not excuse a wrong value
-                    r.verdict, r.reason = "fail", r.reason.split(" at a non-differentiable")[0]
-                rows.append(r)
-        if hessian_needed:
-            rows += _hessian_rows(case, target, inputs, dtype, limits, tol)
+        rows = _point_rows(case, target, inputs, report, ad, expected, dtype, limits, tol)
         where = f"point {k + 1} ({_point_text(inputs)})" if len(points) > 1 or inputs else "the point"
         for row in rows:
             verdicts.add(row.verdict)
@@ -164,6 +146,40 @@ def _run(case, result, seed):
             key = (row.failed, _finite(row.rel_err), _finite(row.abs_err))
             if worst is None or key > worst[0]:
                 worst = (key, row, where)
+    _conclude(result, verdicts, worst)
+
+
+def _case_target(case):
+    """The case's function: its formula `f`, or the program file it names."""
+    if case.f is not None:
+        return expression_target(case.f, "f")
+    try:
+        with open(case.program, encoding="utf-8") as fh:
+            text = fh.read()
+    except (OSError, UnicodeDecodeError) as e:
+        reason = getattr(e, "strerror", None) or str(e)
+        raise SourceError("bad file", f"cannot read the program {case.program}: {reason}") from None
+    return load(text, case.fn, case.of, filename=case.program)
+
+
+def _point_rows(case, target, inputs, report, ad, expected, dtype, limits, tol) -> list:
+    """Every row checked at one point: the gradient check's, the expected value's, the Hessian's."""
+    rows = list(report.rows)
+    if report.projection is not None and report.full is not None:
+        rows.append(report.projection)
+    if expected is not None:
+        for r in compare({"value": expected.at(inputs)}, {"value": ad.value}, {}, tol):
+            r.reason = r.reason.replace("hand-derived", "expected").replace("vs AD", "vs computed")
+            if r.verdict == KINK:       # a kink does not excuse a wrong value
+                r.verdict, r.reason = "fail", r.reason.split(" at a non-differentiable")[0]
+            rows.append(r)
+    if case.hessian is not None:
+        rows += _hessian_rows(case, target, inputs, dtype, limits, tol)
+    return rows
+
+
+def _conclude(result, verdicts, worst) -> None:
+    """The case's verdict, status and message from the verdicts of all its rows."""
     if worst is not None:
         row, where = worst[1], worst[2]
         result.worst_abs, result.worst_rel = row.abs_err, row.rel_err
@@ -206,7 +222,6 @@ class _Expected:
     """The expected value of a case: a number, an array or a formula of the inputs."""
 
     def __init__(self, spec, input_names, limits):
-        from .gradient import expression_target
         self.spec, self.runner = spec, None
         if isinstance(spec, str):
             target = expression_target(spec, "value")

@@ -1,6 +1,6 @@
 """The engine's own errors. The core knows no source text and no front end: an error names the
 setting at fault (`max_elements`), and the language turns it into a located SourceError
-(lang/runtime.py:runtime_error), which the CLI or the API spells in its own way."""
+(lang/errors.py:runtime_error), which the CLI or the API spells in its own way."""
 from __future__ import annotations
 
 

@@ -3,7 +3,7 @@ binding a target, choosing the inputs to differentiate, basis tangents, seeds, a
 and turning derivatives into host arrays."""
 from __future__ import annotations
 
-from ...parser.errors import SourceError
+from ...parser.errors import SourceError, option
 from ..core.backend import np, to_host, xp
 from ..core.notes import NOTES
 from ..core.tape import Dual, backward, strip
@@ -21,10 +21,11 @@ def prepare(source, at, fn, of, dtype_name, target):
 
 
 def check_wrt(target, wrt) -> list:
+    """The inputs to differentiate (all of them by default), each checked to be an input."""
     wrt = list(wrt) if wrt else list(target.inputs)
     for w in wrt:
         if w not in target.inputs:
-            raise SourceError("unknown input", f"--wrt {w}: not an input (the inputs: "
+            raise SourceError("unknown input", f"{option('wrt')} {w}: not an input (the inputs: "
                               f"{', '.join(target.inputs) or 'none'})")
     return wrt
 
@@ -61,6 +62,24 @@ def run(target, values, limits):
     return out, interp
 
 
+def watched_run(target, inputs, wrt, limits, tape):
+    """Run the target with the inputs in `wrt` watched on `tape`: (output, boxed inputs, interpreter)."""
+    boxed = dict(inputs)
+    for name in wrt:
+        boxed[name] = tape.watch(inputs[name])
+    out, interp = run(target, boxed, limits)
+    return out, boxed, interp
+
+
+def first_or_plain_run(first, target, inputs, limits):
+    """(value, interpreter) of the first derivative pass, or of a plain run when no input element
+    needed a pass (nothing to differentiate: just evaluate)."""
+    if first is not None:
+        return first
+    out, interp = run(target, inputs, limits)
+    return strip(out), interp
+
+
 def sweep(tape, out, seed, target):
     """A reverse sweep, with the engine's refusals turned into located errors."""
     try:
@@ -94,23 +113,22 @@ def tangent_of(out, level, shp):
 
 
 def seed_for(seed, value):
-    """--seed V as an array of the output's shape (broadcast if it fits): the v of vᵀJ."""
+    """The seed V as an array of the output's shape (broadcast if it fits): the v of vᵀJ."""
     s = as_input(seed)
     out_shape = shape_of(value)
     if shape_of(s) != out_shape:
         try:
             s = as_input(np().broadcast_to(s, out_shape))
         except ValueError:
-            raise SourceError("shape mismatch", f"--seed has shape {shape_of(s)} but the output has "
+            raise SourceError("shape mismatch", f"{option('seed')} has shape {shape_of(s)} but the output has "
                               f"shape {out_shape}") from None
     return s
 
 
 def ones_like_output(value):
+    """The seed of a plain gradient: ones in the output's shape (a sum of an array output)."""
     v = strip(value)
     if dtype() == "float64" and isinstance(v, (float, int, bool)):
         return 1.0
     return np().ones_like(np().asarray(v, dtype=dtype()))[()] if np().ndim(v) == 0 else \
         np().ones_like(v, dtype=dtype())
-
-

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...parser.errors import SourceError
-from ..core.backend import np, to_host, xp
+from ...parser.errors import option
+from ..core.backend import np, to_host
 from ..core.notes import reset as reset_notes
-from ..core.tape import Dual, Tape, backward, new_level, strip
-from .common import check_wrt, finish, host, prepare, run, seed_for, sweep, tangent_of, unique_kinks, unit
+from ..core.tape import Dual, Tape, new_level, strip
+from ..lang.values import dtype, shape_of, size_of
+from .common import (check_wrt, finish, first_or_plain_run, host, prepare, run, seed_for, sweep, tangent_of,
+                     unique_kinks, unit, watched_run)
 from .reverse import GradResult
-from ..lang.values import as_input, dtype, set_dtype, shape_of, size_of
 
 
 # ---- forward mode ------------------------------------------------------------------------------
@@ -50,14 +51,12 @@ def gradient(source=None, at=None, wrt=None, seed=None, fn=None, of=None, dtype_
             contracted = t if seed is None else t * seed_for(seed, value)
             g.reshape(-1)[k] = np().sum(to_host(contracted))
         grads[name] = finish(g)
-    if first is None:                                  # nothing to differentiate: just evaluate
-        out, interp = run(target, inputs, limits)
-        first = (strip(out), interp)
-    value, interp = first
+    value, interp = first_or_plain_run(first, target, inputs, limits)
     reduced = "seed" if seed is not None else ("sum" if shape_of(value) else None)
     unconnected = [w for w in wrt if w not in touched]
-    return GradResult(value, grads, inputs, unconnected, reduced, interp.signature,
-                          unique_kinks(notes.kinks), 0, interp.steps, None, "forward")
+    return GradResult(value=value, gradient=grads, inputs=inputs, unconnected=unconnected, reduced=reduced,
+                      signature=interp.signature, kinks=unique_kinks(notes.kinks), tape_length=0,
+                      steps=interp.steps, tape=None, mode="forward")
 
 
 # ---- Jacobians ---------------------------------------------------------------------------------
@@ -79,7 +78,7 @@ class JacobianResult:
 def choose_mode(mode: str, in_elements: int, out_elements: int):
     """Forward costs one pass per input element, reverse one sweep per output element."""
     if mode != "auto":
-        return mode, f"--mode {mode} was asked for"
+        return mode, f"{option('mode')} {mode} was asked for"     # the front end spells the setting
     if in_elements < out_elements:
         return "forward", (f"auto: the inputs have {in_elements} element{'s' * (in_elements != 1)}, fewer than "
                            f"the output's {out_elements}, so one forward pass per input element is cheaper")
@@ -98,10 +97,7 @@ def jacobian(source=None, at=None, wrt=None, mode="auto", fn=None, of=None, dtyp
     if mode == "forward":                          # no need to learn the output's size first
         return _jacobian_forward(target, inputs, wrt, limits, notes, *choose_mode(mode, 0, 0))
     tape = Tape(persistent=True)
-    boxed = dict(inputs)
-    for name in wrt:
-        boxed[name] = tape.watch(inputs[name])
-    out, interp = run(target, boxed, limits)
+    out, boxed, interp = watched_run(target, inputs, wrt, limits, tape)
     value = strip(out)
     chosen, reason = choose_mode(mode, in_elements, size_of(value))
     if chosen == "forward":
@@ -117,9 +113,9 @@ def jacobian(source=None, at=None, wrt=None, mode="auto", fn=None, of=None, dtyp
                 touched.add(w)
                 flat[w][k, :] = host(g, shape_of(inputs[w])).reshape(-1)
     jac = {w: finish(flat[w].reshape(out_shape + shape_of(inputs[w]))) for w in wrt}
-    return JacobianResult(value, jac, inputs, "reverse", reason, size_of(value),
-                          [w for w in wrt if w not in touched], interp.signature,
-                          unique_kinks(notes.kinks), interp.steps)
+    return JacobianResult(value=value, jacobian=jac, inputs=inputs, mode="reverse", reason=reason,
+                          passes=size_of(value), unconnected=[w for w in wrt if w not in touched],
+                          signature=interp.signature, kinks=unique_kinks(notes.kinks), steps=interp.steps)
 
 
 def _jacobian_forward(target, inputs, wrt, limits, notes, mode, reason):
@@ -134,10 +130,7 @@ def _jacobian_forward(target, inputs, wrt, limits, notes, mode, reason):
                 touched.add(w)
             cols.append(t)
         columns[w] = cols
-    if first is None:
-        out, interp = run(target, inputs, limits)
-        first = (strip(out), interp)
-    value, interp = first
+    value, interp = first_or_plain_run(first, target, inputs, limits)
     out_shape = shape_of(value)
     jac = {}
     for w in wrt:
@@ -145,8 +138,9 @@ def _jacobian_forward(target, inputs, wrt, limits, notes, mode, reason):
         for k, t in enumerate(columns[w]):
             flat[:, k] = host(t, out_shape).reshape(-1)
         jac[w] = finish(flat.reshape(out_shape + shape_of(inputs[w])))
-    return JacobianResult(value, jac, inputs, mode, reason, passes, [w for w in wrt if w not in touched],
-                          interp.signature, unique_kinks(notes.kinks), interp.steps)
+    return JacobianResult(value=value, jacobian=jac, inputs=inputs, mode=mode, reason=reason, passes=passes,
+                          unconnected=[w for w in wrt if w not in touched], signature=interp.signature,
+                          kinks=unique_kinks(notes.kinks), steps=interp.steps)
 
 
 __all__ = ["jvp", "gradient", "jacobian", "JacobianResult", "choose_mode"]

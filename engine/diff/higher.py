@@ -19,13 +19,13 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from ...parser.errors import SourceError
-from ..lang.target import load
-from .common import check_wrt, finish, host, prepare, run, sweep, tangent_of, unique_kinks, unit
+from ...parser.errors import SourceError, option
 from ..core.backend import np
 from ..core.notes import reset as reset_notes
 from ..core.tape import Dual, Tape, Var, new_level, strip
+from ..lang.target import load
 from ..lang.values import as_input, dtype, set_dtype, shape_of, size_of
+from .common import check_wrt, finish, host, prepare, run, sweep, tangent_of, unique_kinks, unit, watched_run
 
 MAX_TAPE_ENTRIES = 3_000_000       # nested tapes beyond this would exhaust memory: stop with an error
 MAX_FORWARD_ORDER = 16             # nested duals cost 2^N passes' worth of work
@@ -73,17 +73,14 @@ def hessian(source=None, at=None, wrt=None, method="forward-over-reverse", fn=No
     hess = {a: {b: finish(blocks[a][b].reshape(shape_of(inputs[a]) + shape_of(inputs[b]))) for b in wrt}
             for a in wrt}
     gradient = {w: finish(host(grads[w], shape_of(inputs[w]))) for w in wrt}
-    return HessianResult(value, gradient, hess, inputs, method, passes, interp.signature,
-                         unique_kinks(notes.kinks), interp.steps)
+    return HessianResult(value=value, gradient=gradient, hessian=hess, inputs=inputs, method=method, passes=passes,
+                         signature=interp.signature, kinks=unique_kinks(notes.kinks), steps=interp.steps)
 
 
 def _gradient_pass(target, values, wrt, limits):
     """Tape the run, sweep it once: (output, {name: adjoint or None}, interpreter)."""
     tape = Tape()
-    boxed = dict(values)
-    for w in wrt:
-        boxed[w] = tape.watch(values[w])
-    out, interp = run(target, boxed, limits)
+    out, boxed, interp = watched_run(target, values, wrt, limits, tape)
     _scalar_output(out, target, "hessian")
     adj = sweep(tape, out, as_input(1.0), target)
     return out, {w: adj[boxed[w].index] for w in wrt}, interp
@@ -114,10 +111,8 @@ def _reverse_over_reverse(target, inputs, wrt, limits, blocks):
     """The inner sweep is recorded on a persistent outer tape; sweeping the outer tape from the
     gradient's element k gives row k of the Hessian."""
     outer = Tape(persistent=True)
-    watched = dict(inputs)
-    for w in wrt:
-        watched[w] = outer.watch(inputs[w])
-    out, grads, interp = _gradient_pass(target, watched, wrt, limits)
+    watched = {w: outer.watch(inputs[w]) for w in wrt}
+    out, grads, interp = _gradient_pass(target, {**inputs, **watched}, wrt, limits)
     passes = 0
     for b in wrt:
         g = grads[b]
@@ -154,11 +149,11 @@ def derivatives(source=None, at=None, order=1, method="reverse", fn=None, of=Non
     if method not in ("reverse", "forward"):
         raise ValueError(f"method must be reverse or forward, not {method!r}")
     if order < 1:
-        raise SourceError("usage", f"--order must be at least 1, not {order}")
+        raise SourceError("usage", f"{option('order')} must be at least 1, not {order}")
     if method == "forward" and order > MAX_FORWARD_ORDER:
-        raise SourceError("too large", f"--order {order}: nested duals double the work per order; "
-                          f"at most {MAX_FORWARD_ORDER} with --method forward", None,
-                          "use --method reverse (nested tapes)")
+        raise SourceError("too large", f"{option('order')} {order}: nested duals double the work per order; "
+                          f"at most {MAX_FORWARD_ORDER} with {option('method')} forward", None,
+                          f"use {option('method')} reverse (nested tapes)")
     set_dtype(dtype_name)
     target = target or load(source, fn, of)
     if len(target.inputs) != 1:
@@ -182,8 +177,9 @@ def derivatives(source=None, at=None, order=1, method="reverse", fn=None, of=Non
         value, ders, interp = _nested_duals(target, name, x, order, limits)
         sizes = []
     seconds = time.perf_counter() - start
-    return DerivativeResult(value, ders, name, inputs, order, method, sizes, seconds, interp.signature,
-                            unique_kinks(notes.kinks), interp.steps)
+    return DerivativeResult(value=value, derivatives=ders, name=name, inputs=inputs, order=order, method=method,
+                            tape_entries=sizes, seconds=seconds, signature=interp.signature,
+                            kinks=unique_kinks(notes.kinks), steps=interp.steps)
 
 
 def _nested_tapes(target, name, x, order, limits):
@@ -208,7 +204,7 @@ def _nested_tapes(target, name, x, order, limits):
             raise SourceError("too large", f"order {k + 2} and above need more than {MAX_TAPE_ENTRIES:,} "
                               f"tape entries (the tape of order k records the sweep of order k-1, and "
                               f"the derivative expressions of this function swell with k)", None,
-                              f"ask for --order {k + 1} or less")
+                              f"ask for {option('order')} {k + 1} or less")
     return strip(out), ders, sizes, interp
 
 

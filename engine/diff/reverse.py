@@ -4,14 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ...parser.errors import SourceError
 from ..core import ops
 from ..core.notes import reset as reset_notes
-from ..core.tape import Tape, Var, backward, strip
-from ..lang.interp import Interpreter
-from ..lang.target import bind_inputs, check_output, load, run_target
-from ..lang.values import set_dtype, shape_of
-from .common import ones_like_output, seed_for
+from ..core.tape import Tape, Var, strip
+from ..lang.values import shape_of
+from .common import check_wrt, ones_like_output, prepare, run, seed_for, sweep, watched_run
 
 
 @dataclass
@@ -43,53 +40,29 @@ class GradResult:
 
 
 def evaluate(source, at=None, fn=None, of=None, dtype_name="float64", limits=None, target=None) -> RunResult:
-    set_dtype(dtype_name)
-    target = target or load(source, fn, of)
-    inputs = bind_inputs(target, dict(at or {}))
+    target, inputs = prepare(source, at, fn, of, dtype_name, target)
     notes = reset_notes()
-    interp = Interpreter(limits)
-    value = run_target(target, inputs, interp)
-    check_output(value, target)
-    result = RunResult(value, inputs, interp.signature, list(notes.kinks), interp.steps)
-    return result
+    value, interp = run(target, inputs, limits)
+    return RunResult(value=value, inputs=inputs, signature=interp.signature, kinks=list(notes.kinks),
+                     steps=interp.steps)
 
 
 def grad(source, at=None, wrt=None, seed=None, fn=None, of=None, dtype_name="float64", limits=None,
          target=None, keep_tape=False) -> GradResult:
     """Reverse-mode gradient of the target at a point. A non-scalar output is summed (the seeds'
     convention) unless `seed` gives v for vᵀJ."""
-    set_dtype(dtype_name)
-    target = target or load(source, fn, of)
-    inputs = bind_inputs(target, dict(at or {}))
-    wrt = list(wrt) if wrt else list(target.inputs)
-    for w in wrt:
-        if w not in target.inputs:
-            raise SourceError("unknown input", f"--wrt {w}: not an input (the inputs: {', '.join(target.inputs)})")
+    target, inputs = prepare(source, at, fn, of, dtype_name, target)
+    wrt = check_wrt(target, wrt)
     notes = reset_notes()
     tape = Tape(persistent=keep_tape, keep_values=keep_tape)
-    boxed = dict(inputs)
-    for name in wrt:
-        boxed[name] = tape.watch(inputs[name])
-    interp = Interpreter(limits)
-    out = run_target(target, boxed, interp)
-    check_output(out, target)
+    out, boxed, interp = watched_run(target, inputs, wrt, limits, tape)
     value = strip(out)
-    out_shape = shape_of(value)
-    reduced = None
     if seed is not None:
-        seed_value = seed_for(seed, value)
-        reduced = "seed"
+        seed_value, reduced = seed_for(seed, value), "seed"
     else:
-        if out_shape:
-            reduced = "sum"
-        seed_value = ones_like_output(value)
+        seed_value, reduced = ones_like_output(value), ("sum" if shape_of(value) else None)
     tape_length = len(tape)
-    try:
-        adj = backward(tape, out, seed_value)
-    except NotImplementedError as e:
-        raise SourceError("not implemented", str(e), notes.span, source=target.source, filename=target.filename)
-    except SourceError as e:
-        raise e.with_source(target.source, target.filename)
+    adj = sweep(tape, out, seed_value, target)
     gradient, unconnected = {}, []
     for name in wrt:
         var = boxed[name]
@@ -98,8 +71,9 @@ def grad(source, at=None, wrt=None, seed=None, fn=None, of=None, dtype_name="flo
             unconnected.append(name)
             g = ops.zeros_like(inputs[name])
         gradient[name] = strip(g)
-    result = GradResult(value, gradient, inputs, unconnected, reduced, interp.signature, list(notes.kinks),
-                        tape_length, interp.steps, tape if keep_tape else None)
+    result = GradResult(value=value, gradient=gradient, inputs=inputs, unconnected=unconnected, reduced=reduced,
+                        signature=interp.signature, kinks=list(notes.kinks), tape_length=tape_length,
+                        steps=interp.steps, tape=tape if keep_tape else None)
     if keep_tape:
         result.output_index = out.index if out.__class__ is Var and out.tape is tape else None
         result.seed = seed_value

@@ -7,6 +7,7 @@ import math
 from ...parser.errors import SourceError, option
 from ..core import ops
 from ..core.backend import is_array, xp
+from ..core.numbers import is_whole
 from ..core.rules import builtin_primitives
 from ..core.tape import strip
 from .transforms import transform_builtins
@@ -71,7 +72,7 @@ class Builtins:
         return xp().arange(start, stop, step, dtype=dtype())
 
     def linspace(self, start, stop, num=50.0):
-        count = int(strip(num)) if float(strip(num)) == int(strip(num)) else -1
+        count = int(strip(num)) if is_whole(float(strip(num))) else -1
         if count < 0:
             raise SourceError("value error", "linspace(): the number of points must be a whole number ≥ 0")
         self.check_size(count, "linspace()")

@@ -4,6 +4,7 @@ from __future__ import annotations
 from ...parser.errors import SourceError
 from ..core import ops
 from ..core.backend import is_array, np, to_host, xp
+from ..core.numbers import is_whole
 from ..core.primitives import shape as shape_of, size as size_of  # noqa: F401 -- the one shape helper
 from ..core.tape import Dual, Var, strip
 from .callables import Builtin, UserFunction
@@ -106,7 +107,7 @@ def as_int(v, span, what="an index"):
         v = v.item()
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         raise SourceError("type error", f"{what} must be a whole number, not {describe(v)}", span)
-    if v != v or v in (float("inf"), float("-inf")) or int(v) != v:
+    if not is_whole(v):
         raise SourceError("type error", f"{what} must be a whole number, not {v!r}", span)
     return int(v)
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from . import graph as G
+from . import graph as graph_view
 from ..core.tape import Dual, Tape, Var, new_level
 from ..lang.target import run_target
 
@@ -54,7 +54,7 @@ class ForwardPass:
 
 
 def _scalar(v) -> bool:
-    v = G.primal(v)
+    v = graph_view.primal(v)
     return v.__class__ in (float, int) or getattr(v, "shape", None) == ()
 
 
@@ -74,8 +74,8 @@ def reverse(result, source: str = "") -> ReverseExplanation:
             local = _local(e.prim.vjps[pos], e.ans, e.args, e.params)
         terms.setdefault(j, []).append((i, g, local, c))
 
-    adj = G.sweep(tape, result.output_index, result.seed, on_step)
-    graph = G.build(tape, list(result.gradient), result.output_index, adj, result.value, source)
+    adj = graph_view.sweep(tape, result.output_index, result.seed, on_step)
+    graph = graph_view.build(tape, list(result.gradient), result.output_index, adj, result.value, source)
     graph.reduced = result.reduced
     node_of = {nd.tape_index: nd.id for nd in graph.nodes if nd.tape_index is not None}
     steps = []
@@ -106,8 +106,8 @@ def forward(target, inputs: dict, wrt=None, limits=None, source: str = "") -> li
                 v = Dual(v, one, level)
             boxed[k] = tape.watch(v)
         out = run_target(target, boxed, Interpreter(limits))
-        graph = G.build(tape, list(inputs), out.index if _on(out, tape) else None,
-                        None, G.primal(out), source)
+        graph = graph_view.build(tape, list(inputs), out.index if _on(out, tape) else None,
+                        None, graph_view.primal(out), source)
         passes.append(ForwardPass(name, graph, _forward_steps(tape, graph, level), level,
                                   _tangent(out.value if _on(out, tape) else out, level)))
     NOTES.kinks[:] = kinks
@@ -136,8 +136,8 @@ def _forward_steps(tape, graph, level) -> list:
         step = Step(nd.id, [], tangent, seed=e.prim is None and tangent is not None)
         if e.prim is not None and tangent is not None:
             traced = dict(e.parents)
-            primals = tuple(G.primal(a) for a in e.args)
-            ans = G.primal(e.value)
+            primals = tuple(graph_view.primal(a) for a in e.args)
+            ans = graph_view.primal(e.value)
             for pos, src in enumerate(nd.inputs):
                 if pos not in traced:
                     continue

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..core.notes import NOTES
+from ..core.numbers import is_whole, nonfinite_word
 from ..core.tape import Dual, Shape, Var, strip
 
 # How ops read in a label: infix for the operators the language writes infix.
@@ -328,7 +329,7 @@ def _index_text(index) -> str:
     if isinstance(index, slice):
         parts = ["" if v is None else str(v) for v in (index.start, index.stop, index.step)]
         return ":".join(parts[:2]) + (f":{parts[2]}" if index.step is not None else "")
-    if isinstance(index, float) and index.is_integer():
+    if isinstance(index, float) and is_whole(index):
         return str(int(index))
     return str(index)
 
@@ -366,10 +367,9 @@ def short(v) -> str:
         return str(v)
     if v.__class__ in (float, int) or getattr(v, "shape", None) == ():
         x = float(v)
-        if x != x:
-            return "nan"
-        if x in (float("inf"), float("-inf")):
-            return "inf" if x > 0 else "-inf"
+        word = nonfinite_word(x)
+        if word:
+            return word
         r = repr(x)
         return r[:-2] if r.endswith(".0") else r
     return f"array{tuple(getattr(v, 'shape', ()))}"

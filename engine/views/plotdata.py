@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from ...parser.errors import SourceError
+from ...parser.errors import SourceError, option
 from ..core.backend import np
 from ..lang.interp import Interpreter
 from ..core.notes import reset as reset_notes
@@ -119,7 +119,7 @@ def point(target, name, x, others, order, limits):
 
 def sample(target, name, lo, hi, points, order=1, others=None, limits=None, on_point=None) -> PlotData:
     if order > MAX_ORDER:
-        raise SourceError("usage", f"--order {order}: at most {MAX_ORDER} (each order doubles the work)")
+        raise SourceError("usage", f"{option('order')} {order}: at most {MAX_ORDER} (each order doubles the work)")
     xs = [lo + (hi - lo) * i / (points - 1) for i in range(points)] if points > 1 else [lo]
     series = [[] for _ in range(order + 1)]
     data = PlotData(name, xs, series, order=order)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 
 from ..core.backend import is_array, np
+from ..core.numbers import nonfinite_word
 from ..core.tape import Tape, strip
 
 
@@ -35,7 +36,7 @@ def _word(v) -> str:
         if np().isnan(a).any():
             return "nan"
         return "inf" if (a == np().inf).any() else "-inf"
-    return "nan" if v != v else ("inf" if v > 0 else "-inf")
+    return nonfinite_word(float(v))
 
 
 def diagnose_grad(result, source, at, wrt, seed, target, dtype_name, limits) -> None:

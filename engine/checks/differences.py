@@ -1,0 +1,191 @@
+"""Finite differences: the target as a scalar objective, power-of-two steps, and the full
+(every entry, Richardson-extrapolated central differences) and fast (one random projection)
+comparisons that feed the verdicts."""
+from __future__ import annotations
+
+import math
+
+from ..core.backend import np
+from .batch import BatchUnsupported, batched_differences
+from .report import Tolerance, as_float_array, entry_labels
+from .verdicts import branch_reason, convention_text, judge
+
+
+class Objective:
+    """The target run as a scalar function of its inputs: the output itself, the sum of an array
+    output (the gradient's convention), or vᵀ output for a given v. Counts its evaluations."""
+
+    def __init__(self, runner, output_seed=None):
+        self.runner = runner
+        self.output_seed = output_seed
+        self.count = 0
+        self.shape = None
+        self.batched = False      # whether the last full check ran its perturbed points in batches
+
+    def __call__(self, values):
+        self.count += 1
+        try:
+            out = self.runner(values)
+        except Exception as e:     # a perturbed run that fails is no evidence: non-finite, with the reason
+            self.error = e
+            return math.nan
+        if out.__class__ is float:
+            return out
+        a = np().asarray(out)
+        if self.shape is None:
+            self.shape = a.shape
+        elif a.shape != self.shape:
+            self.error = ValueError(f"the output's shape changed from {self.shape} to {a.shape}")
+            return math.nan
+        if a.ndim == 0:
+            return float(a)
+        if self.output_seed is None:
+            return float(a.sum(dtype=np().float64))
+        v = np().broadcast_to(np().asarray(self.output_seed, dtype=np().float64), a.shape)
+        return float(np().vdot(v.ravel(), a.astype(np().float64).ravel()))
+
+    @property
+    def signature(self):
+        return self.runner.signature
+
+
+def power_of_two_step(x: float, rel: float) -> float:
+    """A power of two near rel * max(|x|, 1): x ± h and x ± 2h are then exact in binary floats."""
+    scale = rel * max(abs(x), 1.0)
+    return 2.0 ** round(math.log2(scale)) if math.isfinite(scale) else rel
+
+class Perturber:
+    """Sets one entry of one input to a value and back, without copying the other inputs."""
+
+    def __init__(self, inputs: dict):
+        self.values = dict(inputs)
+        self.arrays = {}
+        for name, v in inputs.items():
+            if hasattr(v, "shape") and v.shape != ():
+                own = np().array(v, copy=True)     # ours to change in place
+                self.values[name] = own
+                self.arrays[name] = own.reshape(-1)
+
+    def entries(self, name):
+        flat = self.arrays.get(name)
+        if flat is None:
+            return [float(self.values[name])]
+        return [float(x) for x in flat]
+
+    def set(self, name, k, x):
+        flat = self.arrays.get(name)
+        if flat is None:
+            v = self.values[name]
+            self.values[name] = x if v.__class__ is float else v.dtype.type(x)
+        else:
+            flat[k] = x
+
+BATCH_MIN_ENTRIES = 64        # below this the loop is as fast as batching
+
+
+def full_check(objective: Objective, inputs: dict, claimed: dict, tol: Tolerance, names=None,
+               conventions=(), batch=True) -> tuple:
+    """Every entry of `claimed` against central differences with Richardson extrapolation.
+    Returns (rows, f0). The perturbed runs are batched when the program allows (checkbatch.py)."""
+    p = Perturber(inputs)
+    values = p.values
+    f0 = objective(values)
+    sig0 = objective.signature
+    convention = convention_text(conventions)
+    names = names or list(claimed)
+    plan = []                    # (label, claimed entry, name, k, x, h)
+    for name in names:
+        g = claimed[name]
+        gflat = [float(g)] if not hasattr(g, "shape") or g.shape == () else as_float_array(g).tolist()
+        labels = entry_labels(name, np().shape(inputs[name]) if hasattr(inputs[name], "shape") else ())
+        for k, x in enumerate(p.entries(name)):
+            plan.append((labels[k], gflat[k], name, k, x, power_of_two_step(x, tol.step)))
+    values_per_entry = None
+    if batch and len(plan) >= BATCH_MIN_ENTRIES:
+        runner = objective.runner
+        try:
+            values_per_entry = batched_differences(runner.target, runner.interp.limits, objective, inputs, names,
+                                                   [e[5] for e in plan], f0, sig0)
+            objective.batched = True
+        except BatchUnsupported:
+            values_per_entry = None
+    pending = []
+    for i, (label, g, name, k, x, h) in enumerate(plan):
+        reason = ""
+        if values_per_entry is not None:
+            fs = values_per_entry[i]
+        else:
+            fs = []
+            for direction, step in (("+h", h), ("-h", -h), ("+2h", 2 * h), ("-2h", -2 * h)):
+                p.set(name, k, x + step)
+                fs.append(objective(values))
+                if not reason and objective.signature != sig0:
+                    reason = branch_reason(sig0, objective.signature, label, direction)
+            p.set(name, k, x)
+        pending.append((label, g, f0, fs[0], fs[1], fs[2], fs[3], h, tol, reason, convention))
+    floor = noise_floor(pending)
+    scale = largest_finite(a[1] for a in pending)
+    return [judge(*args, noise_floor=floor, of_scale=scale) for args in pending], f0
+
+
+def largest_finite(values) -> float:
+    return max((abs(v) for v in values if math.isfinite(v)), default=0.0)
+
+
+def noise_floor(pending) -> float:
+    """The rounding noise of f, measured across entries. eps max|f| underestimates it when f sums
+    terms that cancel (sum(tanh(x) * x**2) on a symmetric grid is 0; its terms are not). For smooth
+    f, (f(x+h) - f(x-h)) - (f(x+2h) - f(x-2h)) / 2 is of order h^3 times the third derivative (tiny) plus noise, so a high
+    quantile of it over the entries measures the noise, which all entries of one function share."""
+    if len(pending) < 4:
+        return 0.0
+    diffs = sorted(abs((a[3] - a[4]) - (a[5] - a[6]) / 2) for a in pending
+                   if all(map(math.isfinite, a[2:7])) and not a[9])
+    if not diffs:
+        return 0.0
+    return diffs[min(len(diffs) - 1, int(0.9 * len(diffs)))]
+
+def fast_check(objective: Objective, inputs: dict, claimed: dict, tol: Tolerance, seed: int,
+               names=None) -> tuple:
+    """claimedᵀd against the directional central difference along d, a seeded random direction
+    with entries ±h_i (Rademacher signs times each entry's power-of-two step). Returns (row, f0)."""
+    rng = np().random.default_rng(seed)
+    names = names or list(claimed)
+    base, moved, proj, proj_l2, d_l2 = dict(inputs), {}, 0.0, 0.0, 0.0
+    for name in names:
+        x = inputs[name]
+        if hasattr(x, "shape") and x.shape != ():
+            xf = np().asarray(x, dtype=np().float64)
+            scale = tol.step * np().maximum(np().abs(xf), 1.0)
+            h = np().exp2(np().round(np().log2(scale)))
+            d = h * (rng.integers(0, 2, size=xf.shape) * 2.0 - 1.0)
+            g = np().asarray(claimed[name], dtype=np().float64)
+            gd = g * d
+            proj += float(gd.sum())
+            proj_l2 += float((gd * gd).sum())
+            d_l2 += float((d * d).sum())
+        else:
+            xf = float(x)
+            d = power_of_two_step(xf, tol.step) * (1.0 if rng.integers(0, 2) else -1.0)
+            gd = float(claimed[name]) * d
+            proj += gd
+            proj_l2 += gd * gd
+            d_l2 += d * d
+        moved[name] = (x, xf, d)
+    f0 = objective(base)
+    sig0 = objective.signature
+    fs, reason = [], ""
+    for direction, t in (("+h", 1.0), ("-h", -1.0), ("+2h", 2.0), ("-2h", -2.0)):
+        point = dict(base)
+        for name, (x, xf, d) in moved.items():
+            v = xf + t * d
+            point[name] = v if x.__class__ is float else np().asarray(v, dtype=np().asarray(x).dtype)
+        fs.append(objective(point))
+        if not reason and objective.signature != sig0:
+            reason = branch_reason(sig0, objective.signature, "the direction d", direction.replace("h", "d"))
+    # The tolerance of a projection: each entry may be off by atol + rtol |g_i|, and such errors add
+    # up like random ones (in quadrature), so the bound is atol |d| + rtol |g∘d| in the 2-norm.
+    proj_tol = Tolerance(tol.eps, tol.step, 0.0, tol.atol * math.sqrt(d_l2) + tol.rtol * math.sqrt(proj_l2))
+    row = judge("dᵀ∇f", proj, f0, fs[0], fs[1], fs[2], fs[3], 1.0, proj_tol, reason)
+    row.step = None            # the steps are per entry (d), not one number
+    return row, f0

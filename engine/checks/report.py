@@ -1,0 +1,142 @@
+"""What a check reports: the verdicts, the tolerances per dtype, one row per checked entry
+and the report with its overall verdict. Shared by the gradient, Jacobian and Hessian checks."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from ..core.backend import np
+from ..core.numbers import nonfinite_word
+
+PASS, FAIL, BRANCH, KINK, NONFINITE = "pass", "fail", "branch", "kink", "non-finite"
+INCONCLUSIVE = "inconclusive"
+FAILING = frozenset({FAIL, NONFINITE})
+WARNING = frozenset({INCONCLUSIVE, KINK, BRANCH})
+_SEVERITY = {PASS: 0, INCONCLUSIVE: 1, KINK: 2, BRANCH: 3, FAIL: 4, NONFINITE: 5}
+
+# An agreement is evidence only when FD is about as precise as the tolerance asks. When the FD error
+# estimate exceeds the tolerance this many times (a step too large for the curvature, or f so large
+# that its rounding swamps the differences), AD could be wrong by up to the estimate and still
+# "agree": the verdict is `inconclusive` (a warning), not `pass`.
+INCONCLUSIVE_RATIO = 100.0
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """The numbers a check uses for one dtype. `step` is the relative FD step (about eps^(1/3),
+    the optimum for central differences); `rtol` and `atol` bound what AD may differ from the
+    reference beyond the reference's own error estimate."""
+    eps: float
+    step: float
+    rtol: float
+    atol: float
+
+
+# float64: rtol 1e-6, atol 1e-9, a thousand times tighter than torch.autograd.gradcheck's
+# (1e-3, 1e-5): the FD error estimate, not a blanket tolerance, absorbs the FD error.
+# float32: FD in float32 is good to about eps^(2/3) ~ 2e-5 relative; rtol 1e-4 leaves room for AD's
+# own float32 rounding, and the error estimate (rounding term with eps = 2^-23) does the rest.
+TOLERANCES = {
+    "float64": Tolerance(eps=2.0 ** -52, step=2.0 ** -17, rtol=1e-6, atol=1e-9),
+    "float32": Tolerance(eps=2.0 ** -23, step=2.0 ** -8, rtol=1e-4, atol=1e-6),
+}
+
+
+def tolerance_for(dtype_name: str, rtol=None, atol=None, step=None, profile=None) -> Tolerance:
+    base = TOLERANCES[profile or dtype_name]
+    return Tolerance(base.eps, base.step if step is None else float(step),
+                     base.rtol if rtol is None else float(rtol), base.atol if atol is None else float(atol))
+
+
+@dataclass
+class EntryCheck:
+    """One entry of the gradient: the claimed value against the reference."""
+    label: str                     # "x", "A[1, 2]"
+    claimed: float                 # AD (or the hand-derived value being checked)
+    reference: float               # FD (or AD, when a hand-derived gradient is checked)
+    abs_err: float
+    rel_err: float
+    error_estimate: float          # of the reference (0 for AD)
+    tolerance: float
+    verdict: str
+    reason: str = ""
+    step: float | None = None
+    left: float | None = None      # one-sided slopes, for kinks
+    right: float | None = None
+    index: tuple | None = None     # Jacobian/Hessian checks: (output entry, input entry) or (row, column)
+
+    @property
+    def failed(self) -> bool:
+        return self.verdict in FAILING
+
+
+@dataclass
+class CheckReport:
+    mode: str                      # "full" or "fast"
+    claimed: str                   # "AD" or "hand"
+    reference: str                 # "FD" or "AD"
+    dtype: str
+    tolerance: Tolerance
+    value: object = None
+    entries: list = field(default_factory=list)
+    evaluations: int = 0
+    seed: int | None = None
+    projection: EntryCheck | None = None     # fast mode: the projected comparison
+    full: "CheckReport | None" = None        # fast mode: the full recomputation after a failure
+    conventions: list = field(default_factory=list)   # kinks the AD run applied a convention at
+    batched: bool = False          # the perturbed runs were batched along a leading axis
+    kind: str = "gradient"         # what was checked: "gradient", "jacobian" or "hessian" (checkhigher.py)
+
+    @property
+    def rows(self) -> list:
+        """The rows that explain the outcome: per entry, or the projection (fast mode)."""
+        if self.full is not None:
+            return self.full.entries
+        return self.entries if self.projection is None else [self.projection]
+
+    @property
+    def verdict(self) -> str:
+        rows = self.rows
+        if self.full is not None and self.projection is not None and self.projection.failed:
+            rows = rows + [self.projection]
+        if not rows:
+            return PASS
+        return max((r.verdict for r in rows), key=_SEVERITY.__getitem__)
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict not in FAILING
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+    @property
+    def failures(self) -> list:
+        return [r for r in self.rows if r.failed]
+
+    def worst(self):
+        """The row with the largest relative error among failing rows, else among all."""
+        rows = self.failures or self.rows
+        if not rows:
+            return None
+        return max(rows, key=lambda r: (finite_or_inf(r.rel_err), finite_or_inf(r.abs_err)))
+
+
+def finite_or_inf(x):
+    return math.inf if x != x else x
+
+
+def fmt(x) -> str:
+    """A number in a reason: 6 significant digits, or nan/inf/-inf."""
+    return nonfinite_word(x) or f"{x:.6g}"
+
+
+def entry_labels(name, shape):
+    if not shape:
+        return [name]
+    idx = np().ndindex(*shape)
+    return [f"{name}[{', '.join(map(str, i))}]" for i in idx]
+
+
+def as_float_array(v):
+    return np().asarray(v, dtype=np().float64).reshape(-1)
