@@ -7,22 +7,18 @@ from __future__ import annotations
 from ...parser.errors import SourceError
 from .errors import arity_message
 
-_ACCEPTED: dict = {}          # function -> the names of its keyword parameters, in order
-
-
 def accepted_keywords(fn) -> tuple:
-    """The parameters of a builtin's function that a keyword may name."""
-    names = _ACCEPTED.get(fn)
-    if names is None:
-        import inspect            # here, not at the top: only a call with keywords needs it (start-up)
-        try:
-            params = inspect.signature(fn).parameters.values()
-        except (TypeError, ValueError):
-            params = ()
-        names = tuple(p.name for p in params
-                      if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and not p.name.startswith("_"))
-        _ACCEPTED[fn] = names
-    return names
+    """The parameters of a builtin's function that a keyword may name: read off its code (through
+    functools.wraps to the function wrapped), so nothing that holds an interpreter is kept."""
+    bound = hasattr(fn, "__self__")
+    func = getattr(fn, "__func__", fn)
+    while hasattr(func, "__wrapped__"):
+        func = func.__wrapped__
+    code = getattr(func, "__code__", None)
+    if code is None:
+        return ()
+    names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+    return tuple(name for name in names[1 if bound else 0:] if not name.startswith("_"))
 
 
 def unknown_keyword(fname, keyword, accepted, span) -> SourceError:
