@@ -323,6 +323,13 @@ def test_none_and_ellipsis_in_subscripts():
     assert r.value == pytest.approx((a[:, None, :] * x[None, :, None]).sum() + a[..., 1].sum() + a.sum())
 
 
+def test_newaxis_is_none_in_a_subscript():
+    src = "import numpy as np\ndef f(x):\n    return sum(x[:, np.newaxis] * x[np.newaxis, :])\n"
+    assert agree(src, x=[1.0, 2.0]).value == 9.0
+    agree("def f(x):\n    y = zeros((2, 1))\n    y[:, newaxis] = x[:, None, None]\n    return sum(y * x)\n",
+          x=[1.0, 2.0])
+
+
 def test_tuples_as_results_and_the_empty_tuple():
     src = """
         def pair(x):

@@ -213,6 +213,7 @@ def make_builtins(interp) -> dict:
     table["e"] = math.e
     table["inf"] = math.inf
     table["nan"] = math.nan
+    table["newaxis"] = None           # numpy's name for None in a subscript: x[:, np.newaxis]
     return table
 
 

@@ -210,8 +210,9 @@ class ExpressionCompiler:
             if isinstance(item, nodes.Slice):
                 parts.append(("slice", [self.expr(p, scope) if p is not None else None
                                         for p in (item.lower, item.upper, item.step)], item.span))
-            elif isinstance(item, (nodes.NoneLit, nodes.EllipsisLit)):      # a new axis, or `...`
-                parts.append(("const", None if isinstance(item, nodes.NoneLit) else Ellipsis, item.span))
+            elif isinstance(item, (nodes.NoneLit, nodes.EllipsisLit)) or is_newaxis(item, scope):
+                # a new axis, or `...`: known when the subscript compiles
+                parts.append(("const", Ellipsis if isinstance(item, nodes.EllipsisLit) else None, item.span))
             else:
                 parts.append(("index", self.expr(item, scope), item.span))
         span = e.span
@@ -287,6 +288,11 @@ class ExpressionCompiler:
     def e_TupleExpr(self, e, scope):
         items = [self.expr(x, scope) for x in e.elts]
         return lambda frame: tuple(ev(frame) for ev in items)
+
+
+def is_newaxis(item, scope) -> bool:
+    """`np.newaxis` (or `newaxis`) in a subscript, where no variable has that name."""
+    return isinstance(item, nodes.Name) and item.id == "newaxis" and scope.find("newaxis") is None
 
 
 def _bad_index(iv, span):

@@ -11,6 +11,7 @@ from ..core.notes import NOTES
 from ..core.tape import strip
 from .callables import RETURN, Builtin, Frame, UserFunction
 from .errors import runtime_error, unknown_name
+from .expressions import is_newaxis
 from .names import Scope
 from .operator_closures import BINARY_OPS
 from .values import as_int, describe, dtype, iterate, shape_of, truth
@@ -92,8 +93,8 @@ class StatementFormsCompiler:
             if isinstance(item, nodes.Slice):
                 parts.append(("slice", [self.expr(p, scope) if p is not None else None
                                         for p in (item.lower, item.upper, item.step)], item.span))
-            elif isinstance(item, (nodes.NoneLit, nodes.EllipsisLit)):
-                parts.append(("const", None if isinstance(item, nodes.NoneLit) else Ellipsis, item.span))
+            elif isinstance(item, (nodes.NoneLit, nodes.EllipsisLit)) or is_newaxis(item, scope):
+                parts.append(("const", Ellipsis if isinstance(item, nodes.EllipsisLit) else None, item.span))
             else:
                 parts.append(("index", self.expr(item, scope), item.span))
 
