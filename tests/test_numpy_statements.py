@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from autodiff.cli.main import invoke
-from numpy_forms_checks import A, agree, error, value
+from autodiff.engine import api
+from numpy_forms_checks import A, agree, error, load, value
 
 # ---- item 5: statements --------------------------------------------------------------------------
 
@@ -256,3 +257,26 @@ def test_unsupported_forms_name_themselves_with_the_supported_spelling(src, mess
     if hint:
         assert hint in err.hint
     assert "^" in err.format()
+
+
+def test_hessians_through_the_new_forms_agree_by_both_methods_and_with_differences():
+    """Second order through index_update, keyword reductions, methods, comprehensions and lambda."""
+    src = """
+        import numpy as np
+        def f(x):
+            y = zeros(3)
+            y[0] = x[0] * x[1]
+            y[1:] += np.sin(x) * x[::-1]
+            cube = lambda v: v ** 3
+            return y.sum(axis=0, keepdims=True)[0] + sum([cube(x[i]) for i in range(2)]) + x.prod()
+        """
+    at = {"x": [0.5, -1.25]}
+    target = load(src)
+    by_forward = api.hessian(None, at=at, target=target, method="forward-over-reverse").hessian["x"]["x"]
+    by_reverse = api.hessian(None, at=at, target=target, method="reverse-over-reverse").hessian["x"]["x"]
+    np.testing.assert_allclose(by_forward, by_reverse, rtol=1e-12, atol=1e-12)
+    h, x = 1e-5, np.array(at["x"])
+    numeric = np.array([(api.grad(None, at={"x": x + h * e}, target=target).gradient["x"]
+                         - api.grad(None, at={"x": x - h * e}, target=target).gradient["x"]) / (2 * h)
+                        for e in np.eye(2)])
+    np.testing.assert_allclose(by_forward, numeric, rtol=1e-6, atol=1e-6)
