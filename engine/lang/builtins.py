@@ -10,9 +10,13 @@ from ..core.backend import is_array, xp
 from ..core.numbers import is_whole
 from ..core.rules import builtin_primitives
 from ..core.tape import strip
+from .axes import checked_axis, keep_dims, prod_over, reduced_count, reduction_axes, whole_axis
 from .transforms import transform_builtins
-from .axes import keep_dims, prod_over, reduced_count, reduction_axes
 from .values import describe, dtype, shape_of
+
+
+_axis = whole_axis                    # the names this module's builtins have called them by
+_reduction_axis = checked_axis
 
 
 def _shape_arg(args, what):
