@@ -148,7 +148,10 @@ def index_update_cases():
             Case("index_update", (m, rand(3)), {"index": 1}, label="[row]"),
             Case("index_update", (rand(4), rand(2)), {"index": np.array([True, False, False, True])},
                  label="[mask]"),
-            Case("index_update", (rand(4), rand(2)), {"index": np.array([3, 0])}, label="[integers]")]
+            Case("index_update", (rand(4), rand(2)), {"index": np.array([3, 0])}, label="[integers]"),
+            Case("index_update", (rand(4), rand(3)), {"index": np.array([2, 0, 2])}, label="[repeated]"),
+            Case("index_update", (m, 0.5), {"index": (np.array([1, 1]), np.array([0, 0]))},
+                 label="[repeated, broadcast]")]
 
 
 CASES = all_cases()
