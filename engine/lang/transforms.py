@@ -44,8 +44,6 @@ class DerivedFunction:
         args = list(args)
         if not args:
             raise SourceError("wrong arguments", f"{self.name} takes at least 1 argument but 0 were given", span)
-        if len(args) != 1 and self.argnum == 0 and getattr(self.fn, "params", None) is None:
-            raise SourceError("wrong arguments", f"{self.name} takes 1 argument but {len(args)} were given", span)
         positions = _argnums(self.argnum, len(args), self.name, span)
         tape = Tape(persistent=False)
         watched = {p: tape.watch(args[p]) for p in positions}
