@@ -280,3 +280,8 @@ def test_hessians_through_the_new_forms_agree_by_both_methods_and_with_differenc
                          - api.grad(None, at={"x": x - h * e}, target=target).gradient["x"]) / (2 * h)
                         for e in np.eye(2)])
     np.testing.assert_allclose(by_forward, numeric, rtol=1e-6, atol=1e-6)
+
+
+def test_grad_with_argnum_of_a_builtin_of_two_arguments():
+    r = agree("def f(x):\n    return grad(maximum, 1)(x, 2.0 * x) * x + grad(sin)(x)\n", x=0.5)
+    assert r.value == pytest.approx(0.5 + np.cos(0.5))
