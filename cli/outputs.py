@@ -22,12 +22,12 @@ def check_out_path(path) -> None:
     if path is None:
         return
     from ..parser.errors import SourceError
+    if os.path.isdir(path):
+        raise SourceError("bad file", f"--out {path}: is a directory")
     ext = os.path.splitext(path)[1].lower()
     if ext not in OUT_FORMATS:
         raise SourceError("bad file", f"--out {path}: unknown extension {ext or '(none)'}", None,
                           "results are written as .npz (numpy arrays) or .json")
-    if os.path.isdir(path):
-        raise SourceError("bad file", f"--out {path}: is a directory")
     folder = os.path.dirname(path) or "."
     if not os.path.isdir(folder):
         raise SourceError("bad file", f"--out {path}: no such folder {folder}")

@@ -18,11 +18,14 @@ def summary(a, entry, width: int = 60) -> str:
     a = numpy.asarray(a, dtype=float)
     preview = numpy.array2string(a, separator=", ", threshold=20, edgeitems=3,
                                  formatter={"float_kind": entry}, max_line_width=width)
-    finite = a[numpy.isfinite(a)] if not numpy.isfinite(a).all() else a
+    low, high = a.min(), a.max()              # nan or inf among them: then over the finite entries only
+    finite = a if numpy.isfinite(low) and numpy.isfinite(high) else a[numpy.isfinite(a)]
     stats = [f"shape {tuple(a.shape)}"]
+    if finite is not a and finite.size:
+        low, high = finite.min(), finite.max()
     if finite.size:
-        stats += [f"min {entry(finite.min())}", f"max {entry(finite.max())}",
-                  f"norm {entry(numpy.linalg.norm(finite.ravel()))}"]
+        flat = finite.ravel()
+        stats += [f"min {entry(low)}", f"max {entry(high)}", f"norm {entry(numpy.sqrt(numpy.dot(flat, flat)))}"]
     bad = a.size - finite.size
     if bad:
         stats.append(f"{bad:,} not finite")

@@ -181,8 +181,9 @@ def npz_array(source, where: str, key: str | None, limit: int):
         keys = list(archive.files)
         if key is None:
             if len(keys) != 1:
-                raise bad_file(where, f"holds {len(keys)} arrays ({', '.join(keys) or 'none'}): say which, "
-                               f"as @{where}:KEY" if keys else "holds no arrays")
+                spelled = STDIN if where == "standard input" else where
+                raise bad_file(where, f"holds {len(keys)} arrays ({', '.join(keys)}): say which, as "
+                               f"@{spelled}:KEY" if keys else "holds no arrays")
             key = keys[0]
         if key not in keys:
             raise bad_file(where, f"has no array {key!r} (its keys: {', '.join(keys) or 'none'})")

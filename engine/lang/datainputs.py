@@ -91,10 +91,10 @@ def data_shape(path: str, limits: Limits | None = None) -> tuple:
 def first_nonfinite(value):
     """(word, index) of the first nan or inf entry of a number or an array, else None."""
     a = np().asarray(value)
-    if a.dtype.kind != "f":
+    if a.dtype.kind != "f" or np().isfinite(a.sum()):      # a finite sum: every entry is finite (one pass, no mask)
         return None
     finite = np().isfinite(a)
-    if finite.all():
+    if finite.all():                                        # the sum overflowed
         return None
     flat = int(np().argmin(finite.ravel()))
     index = tuple(int(i) for i in np().unravel_index(flat, a.shape))
