@@ -356,3 +356,15 @@ def test_least_squares_sample_gradient():
     assert doc["value"] == pytest.approx(np.mean(y * y), rel=1e-14)
     assert doc["gradient"]["w"] == pytest.approx((-2 / len(y) * X.T @ y).tolist(), rel=1e-14)
     assert doc["gradient"]["w"] == pytest.approx([-5.1625, -14.44375, 3.0875], rel=1e-14)
+
+
+def test_the_python_api_reads_the_same_formats(tmp_path):
+    from autodiff.engine import api
+    np.savez(tmp_path / "d.npz", x=np.arange(3.0))
+    assert api.load_data(str(tmp_path / "d.npz:x")).tolist() == [0.0, 1.0, 2.0]
+    (tmp_path / "in.json").write_text('{"x": 2}')
+    assert api.load_inputs(str(tmp_path / "in.json")) == {"x": 2.0}
+    with pytest.raises(api.SourceError, match="more than the limit of 2"):
+        api.load_data(str(tmp_path / "d.npz:x"), api.Limits(elements=2))
+    r = api.grad("sum(x*x)", at={"x": api.load_data(str(tmp_path / "d.npz:x"))})
+    assert r.gradient["x"].tolist() == [0.0, 2.0, 4.0]

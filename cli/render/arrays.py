@@ -29,4 +29,4 @@ def summary(a, entry, width: int = 60) -> str:
     bad = a.size - finite.size
     if bad:
         stats.append(f"{bad:,} not finite")
-    return preview + "\n" + ", ".join(stats)
+    return preview + " \n" + ", ".join(stats)      # the space: one-line views drop the newline

@@ -2,7 +2,6 @@
 data that holds nan or inf. The formats themselves are read by datafiles."""
 from __future__ import annotations
 
-import io
 import json
 import os
 
@@ -23,10 +22,7 @@ def load_inputs(path: str, limits: Limits | None = None) -> dict:
         raise bad_file(path, "is a directory, not a file" if os.path.isdir(path) else "no such file")
     limit = element_limit(limits)
     if ext == ".npz":
-        with open(path, "rb") as fh:
-            data = fh.read()
-        names = _npz_names(data, path)
-        return {name: npz_array(io.BytesIO(data), path, name, limit) for name in names}
+        return {name: npz_array(path, path, name, limit) for name in _npz_names(path)}
     table = _table_file(path, ext)
     base = os.path.dirname(path)
     out = {}
@@ -41,10 +37,10 @@ def load_inputs(path: str, limits: Limits | None = None) -> dict:
     return out
 
 
-def _npz_names(data: bytes, path: str) -> list:
+def _npz_names(path: str) -> list:
     import zipfile
     try:
-        with np().load(io.BytesIO(data), allow_pickle=False) as archive:
+        with np().load(path, allow_pickle=False) as archive:
             names = list(archive.files)
     except (ValueError, OSError, AttributeError, zipfile.BadZipFile) as e:
         raise bad_file(path, f"is not a valid .npz archive ({e})") from None
