@@ -368,3 +368,8 @@ def test_the_python_api_reads_the_same_formats(tmp_path):
         api.load_data(str(tmp_path / "d.npz:x"), api.Limits(elements=2))
     r = api.grad("sum(x*x)", at={"x": api.load_data(str(tmp_path / "d.npz:x"))})
     assert r.gradient["x"].tolist() == [0.0, 2.0, 4.0]
+
+
+def test_a_text_file_that_is_not_utf8(tmp_path):
+    (tmp_path / "b.csv").write_bytes(b"a,b\n1,2\n\xff\xfe,3\n")
+    assert "b.csv: is not UTF-8 text" in bad("grad", "sum(w)", "--at", f"w=@{tmp_path / 'b.csv'}")

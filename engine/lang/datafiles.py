@@ -87,10 +87,15 @@ def load_file(path: str, limits: Limits | None = None, key: str | None = None):
             return _npy_file(path, limit)
         if fmt == "npz":
             return npz_array(path, path, key, limit)
-        with open(path, "rb") as fh:
-            return read_stream(fh.read(), fmt, path, limits)
+        if fmt == "json":
+            with open(path, "rb") as fh:
+                return read_stream(fh.read(), fmt, path, limits)
+        with open(path, encoding="utf-8-sig", newline=None) as fh:      # line by line: stops at the limit
+            return _table_lines(fh, path, fmt, limit)
     except OSError as e:
         raise bad_file(path, f"cannot read it: {e.strerror or e}") from None
+    except UnicodeDecodeError:
+        raise bad_file(path, "is not UTF-8 text; a binary file needs the .npy or .npz format") from None
 
 
 def read_stream(data: bytes, fmt: str, where: str, limits: Limits | None = None, key: str | None = None):
@@ -109,7 +114,7 @@ def read_stream(data: bytes, fmt: str, where: str, limits: Limits | None = None,
                        "format") from None
     if fmt == "json":
         return _json_text(text, where, limit)
-    return _table_text(text, where, fmt, limit)
+    return _table_lines(text.splitlines(), where, fmt, limit)
 
 
 # ---- numpy's formats ------------------------------------------------------------------------------
@@ -225,11 +230,11 @@ def _split_row(line: str, fmt: str) -> list:
     return line.replace(",", " ").split()          # .txt: whitespace (numpy.savetxt), or commas
 
 
-def _table_text(text: str, where: str, fmt: str, limit: int):
+def _table_lines(lines, where: str, fmt: str, limit: int):
     """Numbers in rows and columns; an optional first row of column names; `#` comments.
     One row or one column is a vector (as numpy.loadtxt reads it); several of each, a matrix."""
     flat, columns, rows = [], None, 0
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in enumerate(lines, 1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         cells = _split_row(line, fmt)
