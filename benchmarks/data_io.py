@@ -5,12 +5,14 @@ gradient 2*w, numpy.savez), both as whole processes.
     python benchmarks/data_io.py [--elements 10000000] [--runs 5]
 
 Writes w.npy in a temporary folder, runs each command once to warm the caches, then --runs times
-interleaved; prints the median and minimum wall time and the ratio (target: at most 2).
+interleaved; prints the median and minimum wall time, the median CPU time (user + system, the
+steadier figure on a shared machine) and the ratios (target: at most 2).
 """
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -34,10 +36,14 @@ def console_script() -> str:
     return str(here)
 
 
-def run_once(cmd: list, env: dict) -> float:
+def run_once(cmd: list, env: dict) -> tuple:
+    """(wall seconds, CPU seconds: user + system) of one whole process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-    return time.perf_counter() - start
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def main() -> None:
@@ -68,13 +74,15 @@ def main() -> None:
     print(f"{args.elements:,} elements, whole processes, {args.runs} runs each (interleaved)")
     width = max(len(label) for label, _ in commands)
     for label, _ in commands:
-        xs = samples[label]
-        print(f"{label:<{width}}  median {statistics.median(xs) * 1e3:7.0f} ms  min {min(xs) * 1e3:7.0f} ms")
-    ratio = [statistics.median(samples[label]) for label, _ in commands]
-    fastest = [min(samples[label]) for label, _ in commands]
-    print(f"ratio autodiff / numpy: {ratio[0] / ratio[1]:.2f} (medians), {fastest[0] / fastest[1]:.2f} "
-          "(minimums)  (target <= 2)")
-
+        walls, cpus = zip(*samples[label])
+        print(f"{label:<{width}}  wall: median {statistics.median(walls) * 1e3:6.0f} ms, min {min(walls) * 1e3:6.0f} ms"
+              f"   CPU: median {statistics.median(cpus) * 1e3:6.0f} ms")
+    (ours_wall, ours_cpu), (numpy_wall, numpy_cpu) = (
+        (statistics.median(w for w, _ in samples[label]), statistics.median(c for _, c in samples[label]))
+        for label, _ in commands)
+    fastest = [min(w for w, _ in samples[label]) for label, _ in commands]
+    print(f"ratio autodiff / numpy: wall {ours_wall / numpy_wall:.2f} (medians), {fastest[0] / fastest[1]:.2f} "
+          f"(minimums); CPU {ours_cpu / numpy_cpu:.2f} (medians)  (target <= 2)")
 
 if __name__ == "__main__":
     main()

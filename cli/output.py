@@ -88,5 +88,7 @@ def non_finite(v) -> bool:
     if isinstance(v, (float, int)):
         return not math.isfinite(v)
     if is_array(v):
-        return not bool(np().all(np().isfinite(np().asarray(v, dtype=float))))
+        a = np().asarray(v, dtype=float)
+        # a finite sum means every entry is finite: one pass without a mask (big arrays, issue 10)
+        return not np().isfinite(a.sum()) and not bool(np().all(np().isfinite(a)))
     return False
