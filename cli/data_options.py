@@ -86,9 +86,8 @@ def forget_file_inputs() -> None:
 
 
 def with_file_shapes(err) -> None:
-    """Name the shapes of the inputs read from files in the hint of an error about values."""
-    if not file_inputs or err.kind not in RUN_FAULTS:
+    """Name the shapes of the inputs read from files in the message of an error about values."""
+    if not file_inputs or err.kind not in RUN_FAULTS or "inputs read from files:" in err.message:
         return
     shapes = "; ".join(f"{name} has shape {shape} (from {where})" for name, (where, shape) in file_inputs.items())
-    note = f"inputs read from files: {shapes}"
-    err.hint = f"{err.hint}; {note}" if err.hint else note
+    err.message = f"{err.message} (inputs read from files: {shapes})"

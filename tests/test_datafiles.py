@@ -213,11 +213,14 @@ def test_unreadable_file(tmp_path, monkeypatch):
 
 def test_ragged_csv_names_the_row_and_non_numeric_cells_the_column(tmp_path):
     (tmp_path / "r.csv").write_text("a,b,c\n1,2,3\n4,5\n")
-    assert "r.csv: line 3 has 2 columns, the rows above have 3" in bad("grad", "sum(w)", "--at",
+    assert "r.csv: line 3 has 2 columns, the rows above have 3: column 3 is missing" in bad("grad", "sum(w)", "--at",
                                                                          f"w=@{tmp_path / 'r.csv'}")
     (tmp_path / "n.csv").write_text("1,2,3\n4,five,6\n")
     assert "n.csv: line 2, column 2: 'five' is not a number" in bad("grad", "sum(w)", "--at",
                                                                        f"w=@{tmp_path / 'n.csv'}")
+    (tmp_path / "x.csv").write_text("1,2\n3,4,5\n")
+    assert "line 2 has 3 columns, the rows above have 2: column 3 is extra" in bad("grad", "sum(w)", "--at",
+                                                                                   f"w=@{tmp_path / 'x.csv'}")
     (tmp_path / "e.csv").write_text("1,,3\n")
     assert "e.csv: line 1, column 2 is empty" in bad("grad", "sum(w)", "--at", f"w=@{tmp_path / 'e.csv'}")
     (tmp_path / "r.json").write_text("[[1, 2], [3]]")
@@ -241,7 +244,11 @@ def test_npz_key_absent_lists_the_keys(tmp_path):
 def test_a_shape_the_program_rejects_names_the_input_and_its_shape(tmp_path):
     np.save(tmp_path / "w.npy", np.ones(3))
     err = bad("grad", "A @ w", "--at", f"A=[[1,2],[3,4]],w=@{tmp_path / 'w.npy'}", kind="shape mismatch")
-    assert f"w has shape (3,) (from {tmp_path / 'w.npy'})" in err
+    message = err.splitlines()[1]
+    assert f"(inputs read from files: w has shape (3,) (from {tmp_path / 'w.npy'}))" in message
+    (tmp_path / "x.csv").write_text("1,2,3,4\n5,6,7,8\n")
+    err = bad("run", "sum(X @ w)", "--at", f"X=@{tmp_path / 'x.csv'},w=@{tmp_path / 'w.npy'}", kind="shape mismatch")
+    assert "X has shape (2, 4)" in err and "w has shape (3,)" in err
 
 
 def test_over_max_elements_is_refused_from_the_header_before_reading(tmp_path):

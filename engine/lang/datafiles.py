@@ -249,8 +249,9 @@ def _table_lines(lines, where: str, fmt: str, limit: int):
         if columns is None:
             columns = len(cells)
         elif len(cells) != columns:
+            fault = f"column {columns} is missing" if len(cells) < columns else f"column {columns + 1} is extra"
             raise bad_file(where, f"line {number} has {len(cells)} column{'s' * (len(cells) != 1)}, "
-                           f"the rows above have {columns} (a ragged table)")
+                           f"the rows above have {columns}: {fault} (a ragged table)")
         rows += 1
         if rows * columns > limit:
             check_size((rows, columns), where, limit)
