@@ -4,7 +4,7 @@
     python benchmarks/checks.py [--cli-allocator]
 
 --cli-allocator tunes glibc's allocator in our process as the `autodiff` command does
-(engine/backend.py tune_allocator); without it our rows measure the library as an API user gets it.
+(engine/core/backend.py tune_allocator); without it our rows measure the library as an API user gets it.
 
 Measures, on sum(x**2*sin(x)) in float64 at linspace(-2, 2, n):
 1. checks per second on a file of 1,000 simple cases, in one process;

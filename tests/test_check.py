@@ -1,4 +1,4 @@
-"""engine/check.py: finite differences with error estimates, verdicts, fast mode, the Python API."""
+"""engine/checks/: finite differences with error estimates, verdicts, fast mode, the Python API."""
 import math
 
 import numpy as np

@@ -1,5 +1,5 @@
-"""engine/checkhigher.py and `jacobian`/`hessian --check`: Jacobian and Hessian checks against
-central differences, their verdicts, fast mode, and the `inconclusive` verdict of engine/check.py."""
+"""engine/checks/higher.py and `jacobian`/`hessian --check`: Jacobian and Hessian checks against
+central differences, their verdicts, fast mode, and the `inconclusive` verdict of engine/checks/."""
 import copy
 import json
 import os

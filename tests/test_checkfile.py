@@ -1,4 +1,4 @@
-"""engine/checkfile.py (parsing and validating check files) and engine/checkrun.py (running cases)."""
+"""engine/checks/files.py (parsing and validating check files) and engine/checks/runner.py (running cases)."""
 import os
 
 import pytest

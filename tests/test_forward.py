@@ -1,4 +1,4 @@
-"""Forward mode (engine/forward.py): jvp, the gradient by forward passes, and its agreement with
+"""Forward mode (engine/diff/forward.py): jvp, the gradient by forward passes, and its agreement with
 reverse mode on every sample program and on random expressions."""
 import glob
 import json

@@ -43,6 +43,13 @@ def five_point(f, x, h=1e-3):
     return (-f(x + 2 * h) + 8 * f(x + h) - 8 * f(x - h) + f(x - 2 * h)) / (12 * h)
 
 
+def five_point_with_error(f, x, h=1e-3):
+    """The stencil at h/2, and how far it moved from h: a function that oscillates faster than
+    the step (sin(x**9) at x = 2) makes the stencil itself wrong, and AD is not to blame."""
+    coarse, fine = five_point(f, x, h), five_point(f, x, h / 2)
+    return fine, abs(fine - coarse)
+
+
 def value_at(target, at):
     return autodiff.evaluate(None, at=at, target=target).value
 
@@ -57,9 +64,9 @@ def test_random_scalar_expressions_match_finite_differences(expr, x, y):
     for name in target.inputs:
         def along(t, name=name):
             return value_at(target, {**point, name: t})
-        fd = five_point(along, point[name])
+        fd, fd_error = five_point_with_error(along, point[name])
         scale = max(1.0, abs(r.gradient[name]), abs(r.value))
-        assert abs(r.gradient[name] - fd) <= 1e-6 * scale, (expr, point, name, r.gradient[name], fd)
+        assert abs(r.gradient[name] - fd) <= 1e-6 * scale + 2 * fd_error, (expr, point, name, r.gradient[name], fd)
 
 
 @SETTINGS
@@ -262,3 +269,14 @@ def test_grad_of_grad_in_a_program_matches_differences_of_the_first(expr, x):
         first = api.load(path, fn="g")
         fd = five_point(lambda t: value_at(first, {"x": t}), x)
     assert abs(second - fd) <= 1e-6 * max(1.0, abs(fd)), (expr, x, second, fd)
+
+
+def test_a_function_faster_than_the_stencil_is_judged_within_its_error():
+    # found by hypothesis: at x = 2, sin(x**9) turns faster than h = 1e-3 resolves; the stencil's
+    # own error estimate says so, and AD (which matches the closed form) is not failed for it
+    target = api.load("x/(2+sin(abs(abs(x)**3)**3))")
+    ad = autodiff.grad(None, at={"x": 2.0}, target=target).gradient["x"]
+    closed = 1 / (2 + math.sin(2.0 ** 9)) - 2.0 * math.cos(2.0 ** 9) * 9 * 2.0 ** 8 / (2 + math.sin(2.0 ** 9)) ** 2
+    assert ad == pytest.approx(closed, rel=1e-9)
+    fd, fd_error = five_point_with_error(lambda t: value_at(target, {"x": t}), 2.0)
+    assert abs(ad - fd) <= 2 * fd_error

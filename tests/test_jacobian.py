@@ -79,7 +79,11 @@ def test_auto_picks_forward_for_few_inputs_and_reverse_for_few_outputs():
 def test_choose_mode_explains_itself():
     assert choose_mode("auto", 2, 3)[0] == "forward"
     assert choose_mode("auto", 3, 3)[0] == "reverse"
-    assert choose_mode("reverse", 1, 100) == ("reverse", "--mode reverse was asked for")
+    mode, reason = choose_mode("reverse", 1, 100)
+    from autodiff.cli.options import with_flags
+    from autodiff.parser.errors import spell_options
+    assert (mode, with_flags(reason), spell_options(reason)) == ("reverse", "--mode reverse was asked for",
+                                                                  "mode= reverse was asked for")
 
 
 def test_unconnected_inputs_get_exact_zero_columns():

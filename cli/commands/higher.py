@@ -8,7 +8,7 @@ from __future__ import annotations
 import click
 
 from ..exitcodes import Exit
-from ..options import target_options
+from ..options import target_options, with_flags
 from ..outputs import OUT, save_out
 from .common import CHECK, CHECK_SEED, WRT, emit_checked, load_point, point_json, show_check, wrt_names
 
@@ -80,7 +80,7 @@ def _jacobian_json(result) -> dict:
     from ...engine.lang.values import shape_of
     from ..output import jsonable
     return {"value": jsonable(result.value), "jacobian": {k: jsonable(v) for k, v in result.jacobian.items()},
-            "mode": result.mode, "reason": result.reason, "passes": result.passes,
+            "mode": result.mode, "reason": with_flags(result.reason), "passes": result.passes,
             "output_shape": list(shape_of(result.value)), "unconnected": result.unconnected}
 
 

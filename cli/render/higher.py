@@ -6,6 +6,7 @@ loading rich.
 """
 from __future__ import annotations
 
+from ..options import with_flags
 from ..output import fmt_number, fmt_value, non_finite
 from .common import console, inputs_line, notes_for, print_notes
 
@@ -68,7 +69,7 @@ def jacobian_result(target, result) -> None:
     from ...engine.lang.values import shape_of, size_of
     screen = console()
     work = _count(result.passes, "forward pass" if result.mode == "forward" else "reverse sweep")
-    _header(target, result, f"Jacobian by {result.mode} mode ({work}); {result.reason}")
+    _header(target, result, f"Jacobian by {result.mode} mode ({work}); {with_flags(result.reason)}")
     out_shape = shape_of(result.value)
     names = list(result.jacobian)
     in_shapes = {w: shape_of(result.inputs[w]) for w in names}

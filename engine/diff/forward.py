@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...parser.errors import option
 from ..core.backend import np, to_host
 from ..core.notes import reset as reset_notes
 from ..core.tape import Dual, Tape, new_level, strip
@@ -77,7 +78,7 @@ class JacobianResult:
 def choose_mode(mode: str, in_elements: int, out_elements: int):
     """Forward costs one pass per input element, reverse one sweep per output element."""
     if mode != "auto":
-        return mode, f"--mode {mode} was asked for"      # a reason the CLI prints as is (not an error)
+        return mode, f"{option('mode')} {mode} was asked for"     # the front end spells the setting
     if in_elements < out_elements:
         return "forward", (f"auto: the inputs have {in_elements} element{'s' * (in_elements != 1)}, fewer than "
                            f"the output's {out_elements}, so one forward pass per input element is cheaper")
