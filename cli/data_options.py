@@ -33,11 +33,11 @@ def input_options() -> list:
 
 def at_file_reader(options: dict, limits):
     """The reader parse_at calls for `NAME=@REF`: a file, or `-` (standard input, read once)."""
-    from ..engine.lang.datafiles import STDIN, load_reference, split_reference
     stdin_format = options.get("stdin_format") or "json"
     stdin_users = []
 
     def read(name: str, ref: str):
+        from ..engine.lang.datafiles import STDIN, load_reference, split_reference    # only when a file is named
         path = split_reference(ref)[0]
         if path == STDIN:
             if stdin_users:
@@ -70,6 +70,8 @@ def merged_inputs(from_file: dict, from_at: dict, options: dict) -> tuple:
     for name in from_file:
         if name in from_at and file_inputs.get(name, ("",))[0] == options.get("inputs_file"):
             file_inputs.pop(name, None)           # overridden by a constant of --at
+    if not file_inputs:
+        return values, []
     from ..engine.lang.datainputs import nonfinite_warning
     warnings = [nonfinite_warning(name, values[name], where) for name, (where, _) in file_inputs.items()]
     return values, [w for w in warnings if w]
