@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import click
 
+from .data_options import input_options
+
 
 def target_options(f):
     """TARGET, --at, --fn, --of, --dtype, --json, limits, --debug."""
@@ -10,7 +12,9 @@ def target_options(f):
         click.argument("target"),
         click.option("--at", "at", multiple=True, metavar="NAME=VALUE[,...]",
                      help="Input values, repeatable; a comma-separated list is split at the top level: "
-                          "--at x=3,y=4  --at \"A=[[1,2],[3,4]]\"  --at x=arange(4.0)."),
+                          "--at x=3,y=4  --at \"A=[[1,2],[3,4]]\"  --at x=arange(4.0); from a file: --at w=@w.npy "
+                          "(.npy, .npz:KEY, .csv, .tsv, .txt, .json), from standard input: --at w=@-."),
+        *input_options(),
         click.option("--fn", default=None, metavar="NAME", help="The function of a program to use "
                      "(default: f, else the only one defined)."),
         click.option("--of", default=None, metavar="NAME", help="For a script: the variable that is the output "
@@ -41,8 +45,9 @@ def limits_from(opts: dict):
     return Limits(steps=opts["max_steps"], depth=opts["max_depth"], elements=opts["max_elements"])
 
 
-def parse_at(items, limits=None) -> dict:
-    """`--at x=3,y=4 --at "A=[[1,2],[3,4]]"` -> {"x": 3.0, "y": 4.0, "A": array}."""
+def parse_at(items, limits=None, read_file=None) -> dict:
+    """`--at x=3,y=4 --at "A=[[1,2],[3,4]]"` -> {"x": 3.0, "y": 4.0, "A": array}; `w=@PATH` is
+    read by `read_file(name, PATH)` (data_options.at_file_reader)."""
     from ..engine import api      # lazy: main imports this module, and start-up stays cheap
     values = {}
     for item in items:
@@ -54,7 +59,11 @@ def parse_at(items, limits=None) -> dict:
                                       "e.g. --at x=3,y=4 or --at \"A=[[1,2],[3,4]]\"")
             if name in values:
                 raise api.SourceError("bad input", f"--at gives {name} twice")
-            values[name] = api.constant(expr.strip(), f"--at {name}", limits)
+            text = expr.strip()
+            if read_file is not None and text.startswith("@"):
+                values[name] = read_file(name, text[1:])
+            else:
+                values[name] = api.constant(text, f"--at {name}", limits)
     return values
 
 

@@ -31,6 +31,7 @@ _LAZY = {
     "graph_from_result": ("views.graph", "from_result"), "layout_graph": ("views.graph", "layout"),
     "explain_reverse": ("views.explain", "reverse"), "explain_forward": ("views.explain", "forward"),
     "plot_data": ("views.plotdata", "sample"), "plot_breaks": ("views.plotdata", "breaks"),
+    "load_data": ("lang.datafiles", "load_reference"), "load_inputs": ("lang.datainputs", "load_inputs"),
 }
 
 __all__ = ["load", "evaluate", "grad", "constant", "Target", "Runner", "Limits", "RunResult",

@@ -12,6 +12,7 @@ import zlib
 from dataclasses import dataclass, field
 
 from ...parser.errors import SourceError, option
+from . import datarefs
 from .gradient import check_gradient
 from .hand import HandGradient, expression_target
 from .report import FAILING, KINK, WARNING, tolerance_for
@@ -57,14 +58,19 @@ def hessian_function():
 def case_points(case, target) -> list:
     """The case's points as dicts of raw input values (random ones drawn deterministically)."""
     from ..core.backend import np
+    if case.points_file is not None:
+        return datarefs.points_of(case.points_file)
     if case.points is not None:
         out = []
         for k, p in enumerate(case.points):
             point = {}
             for name, v in p.items():
                 what = f"at {name}" if len(case.points) == 1 else f"points[{k}].{name}"
-                point[name] = constant(v, what) if isinstance(v, str) else \
-                    (np().asarray(v, dtype=np().float64) if isinstance(v, list) else v)
+                if datarefs.is_reference(v):
+                    point[name] = datarefs.value_of(v)
+                else:
+                    point[name] = constant(v, what) if isinstance(v, str) else \
+                        (np().asarray(v, dtype=np().float64) if isinstance(v, list) else v)
             out.append(point)
         return out
     seed = case.options.get("seed")
@@ -126,6 +132,7 @@ def _run(case, result, seed):
         seed = opts.get("seed", zlib.crc32(case.name.encode()) & 0x7FFFFFFF)
     result.seed = seed if result.mode == "fast" else None
     points = case_points(case, target)
+    result.warnings += datarefs.nonfinite_warnings(case, points)
     result.points = len(points)
     worst = None
     verdicts = set()
