@@ -12,6 +12,7 @@ import zlib
 from dataclasses import dataclass, field
 
 from ...parser.errors import SourceError, option
+from ..core.backend import to_host_value
 from .gradient import check_gradient
 from .hand import HandGradient, expression_target
 from .report import FAILING, KINK, WARNING, tolerance_for
@@ -130,7 +131,7 @@ def _run(case, result, seed):
     worst = None
     verdicts = set()
     for k, point in enumerate(points):
-        inputs = bind_inputs(target, point)
+        inputs = {k: to_host_value(v) for k, v in bind_inputs(target, point).items()}   # the checks' side: host
         ad = reverse.grad(None, inputs, wrt, None, dtype_name=dtype, limits=limits, target=target)
         report = check_gradient(target=target, at=inputs, grad=hand, mode=result.mode, seed=seed, dtype=dtype,
                                 rtol=tol.rtol, atol=tol.atol, step=tol.step, wrt=wrt, limits=limits,
@@ -232,12 +233,12 @@ class _Expected:
             self.runner = Runner(target, limits)
 
     def at(self, inputs):
-        from ..core.backend import np
+        from ..core.backend import np, to_device, to_host_value
         from ..lang.values import as_input
         if self.runner is not None:
-            return self.runner({k: inputs[k] for k in self.runner.target.inputs})
-        return as_input(np().asarray(self.spec, dtype=np().float64)) if isinstance(self.spec, list) \
-            else as_input(self.spec)
+            return to_host_value(self.runner({k: to_device(inputs[k]) for k in self.runner.target.inputs}))
+        return to_host_value(as_input(np().asarray(self.spec, dtype=np().float64)) if isinstance(self.spec, list)
+                             else as_input(self.spec))
 
 
 def _finite(x):
