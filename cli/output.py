@@ -30,7 +30,10 @@ def _clean(v):
 
 
 def emit_json(doc: dict) -> None:
-    """Exactly one JSON document on stdout (never through rich, which wraps piped text)."""
+    """Exactly one JSON document on stdout (never through rich, which wraps piped text). It says
+    which device ran ("cpu" or "gpu")."""
+    from ..engine.core.backend import device
+    doc = {**doc, "device": doc.get("device", device())}
     sys.stdout.write(json.dumps(_clean(doc), allow_nan=False) + "\n")
     sys.stdout.flush()
 

@@ -40,3 +40,19 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.get_closest_marker("gpu"):
             item.add_marker(skip)
+
+
+@pytest.fixture
+def standin_gpu():
+    """The strict stand-in as the GPU for one test; the device and module before it come back after."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import strict_cupy
+    before = backend.device()
+    backend.provide_gpu_module(strict_cupy)
+    strict_cupy.SYNCS[0] = 0
+    try:
+        yield strict_cupy
+    finally:
+        if not STANDIN:
+            backend.provide_gpu_module(None)
+        backend.select_device(before)

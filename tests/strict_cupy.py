@@ -119,7 +119,10 @@ class ndarray:                                     # noqa: N801 -- cupy's name
         self._data[_unwrap(index)] = _unwrap(value)
 
     def __getattr__(self, name):
-        """Methods (reshape, sum, astype, ravel, copy, ...): numpy's, on device arrays."""
+        """Methods (reshape, sum, astype, ravel, copy, ...): numpy's, on device arrays. numpy's
+        own protocols (__array_interface__, ...) are not passed on: numpy must not see the data."""
+        if name.startswith("__"):
+            raise AttributeError(name)
         method = getattr(self._data, name)
         if not callable(method):
             return _wrap(method)

@@ -12,7 +12,7 @@ import zlib
 from dataclasses import dataclass, field
 
 from ...parser.errors import SourceError, option
-from ..core.backend import to_host_value
+from ..core.backend import GPU_INSTALL_HINT, DeviceUnavailable, on_device, to_host_value
 from .gradient import check_gradient
 from .hand import HandGradient, expression_target
 from .report import FAILING, KINK, WARNING, tolerance_for
@@ -93,7 +93,12 @@ def run_case(case, mode=None, seed=None) -> CaseResult:
         result.verdict = SKIPPED
         return result
     try:
-        _run(case, result, seed)
+        with on_device(case.options.get("device")):      # the case's device, else the current one
+            _run(case, result, seed)
+    except DeviceUnavailable as e:
+        result.status, result.verdict = ERROR, "error"
+        result.message = SourceError("no gpu", f"device = \"gpu\": {e.message}", None,
+                                     GPU_INSTALL_HINT).format(spelling=option)
     except SourceError as e:
         result.status, result.verdict = ERROR, "error"
         result.message = e.format(spelling=option)     # the front end spells the settings
