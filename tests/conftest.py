@@ -1,7 +1,8 @@
 """Test-wide settings. `AUTODIFF_TEST_DEVICE=standin` runs the engine on the strict CPU stand-in for
 cupy (tests/strict_cupy.py) as its GPU, so a numpy call on a device array, an implicit copy to the
 host or a numpy/device mix fails here as it would on a GPU. `.ci/run` runs the engine tests so a
-second time. Tests marked `gpu` need cupy and a CUDA device: they are skipped without them."""
+second time. Tests marked `gpu` need cupy and a CUDA device: they are skipped without them (under
+the stand-in they run on it)."""
 import os
 import sys
 from pathlib import Path
@@ -23,6 +24,7 @@ def pytest_configure(config):
 
 
 def real_gpu_available() -> bool:
+    """cupy with a CUDA device; under the stand-in, never (the stand-in then plays the GPU)."""
     if STANDIN:
         return False
     try:
@@ -34,8 +36,8 @@ def real_gpu_available() -> bool:
 
 
 def pytest_collection_modifyitems(config, items):
-    if not any(item.get_closest_marker("gpu") for item in items) or real_gpu_available():
-        return
+    if STANDIN or not any(item.get_closest_marker("gpu") for item in items) or real_gpu_available():
+        return                   # under the stand-in the GPU tests run on it: their own code is checked
     skip = pytest.mark.skip(reason="needs cupy and a CUDA device (pip install 'autodiff[gpu]')")
     for item in items:
         if item.get_closest_marker("gpu"):
