@@ -57,7 +57,7 @@ def __getattr__(name):
 
 
 def gpu_unavailable(exc: backend.DeviceUnavailable) -> SourceError:
-    return SourceError("no gpu", f"{option('device')} gpu: {exc.message}", None, backend.GPU_INSTALL_HINT)
+    return SourceError("no gpu", exc.message, None, backend.GPU_INSTALL_HINT)
 
 
 def use_device(device: str) -> None:
