@@ -2,6 +2,8 @@
 stand-in for cupy (tests/strict_cupy.py) that proves the engine's array-module discipline on a
 machine without a GPU: every command runs on it and gives the CPU's numbers."""
 import json
+import re
+import shlex
 from pathlib import Path
 
 import numpy as np
@@ -167,3 +169,44 @@ def test_the_benchmark_chain_synchronizes_only_to_bring_results_back(standin_gpu
     # the one bool of its kink note (sqrt at 0); elementwise ops otherwise never synchronize
     assert standin_gpu.SYNCS[0] == 3 + 1
     np.testing.assert_array_equal(gpu.gradient["x"], cpu.gradient["x"])
+
+
+# ---- the README's GPU section runs -------------------------------------------------------------
+
+def _readme_gpu_section() -> str:
+    text = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    return text.split("## The GPU: `--device gpu`")[1].split("\n## ")[0]
+
+
+def _readme_gpu_commands():
+    block = _readme_gpu_section().split("```")[1]
+    for line in block.splitlines():
+        words = shlex.split(line.split("  #")[0])
+        env = {}
+        while words and re.fullmatch(r"[A-Z_]+=\S*", words[0]):          # VAR=value before the command
+            name, _, value = words.pop(0).partition("=")
+            env[name] = value
+        if words and words[0] == "autodiff":
+            yield env, words[1:]
+
+
+def test_readme_gpu_commands_run_on_the_stand_in_as_on_the_cpu(standin_gpu):
+    commands = list(_readme_gpu_commands())
+    assert len(commands) == 3
+    for env, args in commands:
+        gpu = run_cli(*args, env=env)
+        cpu_args = [a for a in args if a not in ("--device", "gpu")]
+        cpu = run_cli(*cpu_args, env={k: "cpu" for k in env})
+        assert gpu.code == cpu.code == 0, (args, gpu.err)
+        if "--json" in args:
+            assert _without_timing(json.loads(gpu.out)) == _without_timing(json.loads(cpu.out))
+        else:
+            assert gpu.out == cpu.out
+
+
+@needs_no_gpu
+def test_readme_gpu_error_is_what_the_command_prints():
+    block = _readme_gpu_section().split("```")[3].strip().splitlines()
+    command, shown = block[0].removeprefix("$ autodiff "), block[1:]
+    r = run_cli(*shlex.split(command))
+    assert r.code == 2 and r.err.strip().splitlines() == shown
