@@ -291,7 +291,9 @@ def run_cases(cases: list, jobs: int = 1, mode=None, seed=None, progress=None) -
         return out
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
-    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    # a CUDA context does not survive fork: GPU cases go to fresh (spawned) workers
+    gpu = any(c.options.get("device") == "gpu" for c in cases)
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() and not gpu else "spawn"
     chunks = [cases[i::jobs * 4] for i in range(min(len(cases), jobs * 4))]
     out = [None] * len(cases)
     position = {id(c): i for i, c in enumerate(cases)}

@@ -72,19 +72,10 @@ def xp():
 
 
 def use(name: str) -> None:
-    """Select the array module: "numpy" or "cupy" (the `gpu` extra)."""
-    global _xp, _name
-    if name == "numpy":
-        _xp, _name = np(), "numpy"
-    elif name == "cupy":
-        try:
-            import cupy
-        except ImportError as exc:             # cupy missing or no CUDA runtime
-            raise RuntimeError("a GPU was asked for but cupy is not importable: "
-                               "pip install 'autodiff[gpu]' on a machine with CUDA") from exc
-        _xp, _name = cupy, "cupy"
-    else:
+    """Select the array module by name: "numpy" or "cupy" (the older spelling of select_device)."""
+    if name not in ("numpy", "cupy"):
         raise ValueError(f"unknown backend {name!r}")
+    select_device("cpu" if name == "numpy" else "gpu")
 
 
 def name() -> str:
