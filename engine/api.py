@@ -57,6 +57,7 @@ def __getattr__(name):
 
 
 def gpu_unavailable(exc: backend.DeviceUnavailable) -> SourceError:
+    """The engine's refusal as the user's error: what is missing, and what to install."""
     return SourceError("no gpu", exc.message, None, backend.GPU_INSTALL_HINT)
 
 

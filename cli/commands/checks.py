@@ -94,7 +94,7 @@ def _settle_devices(cases, device):
         if device is not None:
             c.options["device"] = device
     if any(c.options.get("device") == "gpu" for c in cases):
-        with api.device_scope("gpu"):
+        with api.device_scope("gpu"):      # only to ask: a missing GPU raises here, before any case runs
             pass
 
 

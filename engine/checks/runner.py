@@ -136,7 +136,7 @@ def _run(case, result, seed):
     worst = None
     verdicts = set()
     for k, point in enumerate(points):
-        inputs = {k: to_host_value(v) for k, v in bind_inputs(target, point).items()}   # the checks' side: host
+        inputs = {name: to_host_value(v) for name, v in bind_inputs(target, point).items()}   # checks: on the host
         ad = reverse.grad(None, inputs, wrt, None, dtype_name=dtype, limits=limits, target=target)
         report = check_gradient(target=target, at=inputs, grad=hand, mode=result.mode, seed=seed, dtype=dtype,
                                 rtol=tol.rtol, atol=tol.atol, step=tol.step, wrt=wrt, limits=limits,

@@ -16,7 +16,8 @@ tune_allocator_on_load = False    # set by the CLI: tune glibc's allocator when 
 _name = "numpy"
 _gpu_module = None                # a cupy-like module given by provide_gpu_module (the tests' stand-in)
 DEVICES = ("cpu", "gpu")
-GPU_INSTALL_HINT = "pip install 'autodiff[gpu]' (it pulls the cupy build for current CUDA) on a machine with an NVIDIA GPU"
+GPU_INSTALL_HINT = ("pip install 'autodiff[gpu]' (it pulls the cupy build for current CUDA) "
+                    "on a machine with an NVIDIA GPU")
 
 
 class DeviceUnavailable(EngineError):
