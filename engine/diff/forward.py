@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...parser.errors import option
-from ..core.backend import np, to_host
+from ..core.backend import np, to_host, xp
 from ..core.notes import reset as reset_notes
 from ..core.tape import Dual, Tape, new_level, strip
 from ..lang.values import dtype, shape_of, size_of
@@ -49,7 +49,7 @@ def gradient(source=None, at=None, wrt=None, seed=None, fn=None, of=None, dtype_
                 continue
             touched.add(name)
             contracted = t if seed is None else t * seed_for(seed, value)
-            g.reshape(-1)[k] = np().sum(to_host(contracted))
+            g.reshape(-1)[k] = to_host(xp().sum(contracted))     # summed on the device: one number back
         grads[name] = finish(g)
     value, interp = first_or_plain_run(first, target, inputs, limits)
     reduced = "seed" if seed is not None else ("sum" if shape_of(value) else None)
