@@ -6,8 +6,24 @@ import click
 from .data_options import input_options
 
 
+def select_device(ctx, param, value):
+    """--device (or AUTODIFF_DEVICE): the engine runs there from now on; absent, it stays as it is
+    (the CPU). A GPU that is not there is a usage error (exit 2) saying what to install."""
+    if value is not None:
+        from ..engine import api      # lazy: main imports this module, and start-up stays cheap
+        api.use_device(value)
+    return value
+
+
+DEVICE_CHOICE = click.Choice(["cpu", "gpu"])
+DEVICE = click.option("--device", type=DEVICE_CHOICE, default=None, envvar="AUTODIFF_DEVICE",
+                      expose_value=False, callback=select_device,
+                      help="Run on the CPU (numpy, the default) or the GPU (cupy: pip install 'autodiff[gpu]'). "
+                           "Also AUTODIFF_DEVICE.")
+
+
 def target_options(f):
-    """TARGET, --at, --fn, --of, --dtype, --json, limits, --debug."""
+    """TARGET, --at, --fn, --of, --dtype, --device, --json, limits, --debug."""
     decorators = [
         click.argument("target"),
         click.option("--at", "at", multiple=True, metavar="NAME=VALUE[,...]",
@@ -20,6 +36,7 @@ def target_options(f):
         click.option("--of", default=None, metavar="NAME", help="For a script: the variable that is the output "
                      "(default: the last expression statement)."),
         click.option("--dtype", type=click.Choice(["float64", "float32"]), default="float64", show_default=True),
+        DEVICE,
         click.option("--json", "as_json", is_flag=True, help="Print one JSON document instead of tables."),
         click.option("--max-steps", type=click.IntRange(1), default=10_000_000, show_default=True,
                      help="Stop a program after this many executed steps."),

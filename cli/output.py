@@ -30,7 +30,10 @@ def _clean(v):
 
 
 def json_text(doc: dict) -> str:
-    """The JSON document as text (non-finite numbers as strings)."""
+    """The JSON document as text (non-finite numbers as strings). It says which device ran
+    ("cpu" or "gpu"), for --json and --out alike."""
+    from ..engine.core.backend import device
+    doc = {**doc, "device": doc.get("device", device())}
     return json.dumps(_clean(doc), allow_nan=False)
 
 

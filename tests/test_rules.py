@@ -17,11 +17,13 @@ from autodiff.engine.core import rules
 from autodiff.engine.core.notes import NOTES, reset
 from autodiff.engine.core.tape import Dual, Tape, Var, backward, bind, new_level, strip
 
+from devices import device, host
+
 rng = np.random.default_rng(20240607)
 
 
 def arr(*vals):
-    return np.array(vals, dtype=float)
+    return device(np.array(vals, dtype=float))
 
 
 def rand(*shape, low=-2.0, high=2.0):
@@ -40,6 +42,7 @@ class Case:
     def __post_init__(self):
         if self.diff is None:
             self.diff = tuple(range(len(self.args)))
+        self.args, self.params = device(self.args), device(self.params)   # the engine's device
 
     @property
     def prim(self):
@@ -181,13 +184,13 @@ def value(case, args):
 
 
 def inner(a, b) -> float:
-    return float(np.sum(np.asarray(a, dtype=float) * np.asarray(b, dtype=float)))
+    return float(np.sum(np.asarray(host(a), dtype=float) * np.asarray(host(b), dtype=float)))
 
 
 def random_like(v):
     if isinstance(v, (float, int)) or np.ndim(v) == 0:
         return float(rng.uniform(0.5, 1.5) * rng.choice([-1, 1]))
-    return rng.uniform(-1.5, 1.5, size=np.shape(v))
+    return device(rng.uniform(-1.5, 1.5, size=np.shape(v)))
 
 
 def perturbed(args, pos, k, h):
@@ -196,9 +199,9 @@ def perturbed(args, pos, k, h):
     if isinstance(a, float):
         out[pos] = a + h
     else:
-        b = np.array(a, dtype=float)
+        b = np.array(host(a), dtype=float)
         b.flat[k] += h
-        out[pos] = b
+        out[pos] = device(b)
     return out
 
 
@@ -208,7 +211,7 @@ def central(fun, args, pos, h_rel=1e-6):
     n = 1 if isinstance(a, float) else np.size(a)
     grad = np.zeros(np.shape(a))
     for k in range(n):
-        x = a if isinstance(a, float) else np.asarray(a).flat[k]
+        x = a if isinstance(a, float) else np.asarray(host(a)).flat[k]
         h = h_rel * max(1.0, abs(x))
         d = (fun(perturbed(args, pos, k, h)) - fun(perturbed(args, pos, k, -h))) / (2 * h)
         if isinstance(a, float):
@@ -229,7 +232,7 @@ def vjp(case, args, g):
 
 def zeros_or(g, like_value):
     if g is None:
-        return 0.0 if isinstance(like_value, float) else np.zeros(np.shape(like_value))
+        return 0.0 if isinstance(like_value, float) else device(np.zeros(np.shape(like_value)))
     return strip(g)
 
 
@@ -244,7 +247,7 @@ def jvp(case, args, tangents):
 
 
 def assert_close(actual, expected, rtol, atol, what):
-    np.testing.assert_allclose(np.asarray(actual, dtype=float), np.asarray(expected, dtype=float),
+    np.testing.assert_allclose(np.asarray(host(actual), dtype=float), np.asarray(host(expected), dtype=float),
                                rtol=rtol, atol=atol, err_msg=what)
 
 
@@ -283,13 +286,13 @@ def test_every_primitive_has_rules_for_each_argument_or_is_nondiff(name):
 def test_nondiff_primitives_record_nothing_and_give_plain_values(name):
     prim = rules.TABLE[name]
     assert prim.nondiff
-    args = NONDIFF[name]
+    args = device(NONDIFF[name])
     tape = Tape()
     boxed = tuple(tape.watch(a) for a in args)
     out = bind(prim, boxed, None)
     assert not isinstance(out, (Var, Dual)), "a nondiff primitive must return an unboxed value"
     assert len(tape) == len(args)                 # only the watched inputs, no entry for the op
-    np.testing.assert_array_equal(out, bind(prim, args, None))
+    np.testing.assert_array_equal(host(out), host(bind(prim, args, None)))
 
 
 # ---- each rule against the numbers ------------------------------------------------------------
@@ -326,7 +329,7 @@ def test_vjp_agrees_with_jvp_and_jvp_with_a_directional_difference(case):
             moved[p] = moved[p] + h * t
         return value(case, moved)
     h = 1e-6
-    fd = (np.asarray(along(h), dtype=float) - np.asarray(along(-h), dtype=float)) / (2 * h)
+    fd = (np.asarray(host(along(h)), dtype=float) - np.asarray(host(along(-h)), dtype=float)) / (2 * h)
     assert_close(strip(t_out), fd, rtol=1e-6, atol=1e-7, what=f"{case!r}: JVP")
 
 
@@ -388,9 +391,10 @@ def test_refused_second_derivative_is_a_clean_error_in_a_program(tmp_path):
 
 def grad1(name, x):
     tape = Tape()
-    v = tape.watch(x)
+    v = tape.watch(device(x))
     out = bind(rules.TABLE[name], (v,), None)
-    return strip(out), strip(backward(tape, out, 1.0 if isinstance(x, float) else np.ones_like(x))[v.index])
+    seed = 1.0 if isinstance(x, float) else device(np.ones_like(x))
+    return host(out), host(backward(tape, out, seed)[v.index])
 
 
 @pytest.mark.parametrize("name, x, value_, slope", [
@@ -524,11 +528,12 @@ def test_primitives_with_kinks_declare_their_convention():
 # ---- float32 stays float32 -------------------------------------------------------------------------
 
 def as32(v):
+    v = host(v)
     if isinstance(v, (bool, np.bool_)) or (isinstance(v, np.ndarray) and v.dtype == bool):
-        return v
+        return device(v)
     if isinstance(v, float):
         return np.float32(v)
-    return np.asarray(v, dtype=np.float32)
+    return device(np.asarray(v, dtype=np.float32))
 
 
 @pytest.mark.parametrize("case", DIFF_CASES, ids=repr)
@@ -536,11 +541,11 @@ def test_float32_values_and_gradients_stay_float32(case):
     args = tuple(as32(a) for a in case.args)
     case32 = Case(case.name, args, case.params, case.diff, case.second, case.label)
     out = value(case32, args)
-    assert np.asarray(out).dtype == np.float32, "the forward result"
-    g = np.ones_like(np.asarray(out, dtype=np.float32))
-    g = g[()] if g.ndim == 0 else g
+    assert np.asarray(host(out)).dtype == np.float32, "the forward result"
+    g = np.ones_like(np.asarray(host(out), dtype=np.float32))
+    g = g[()] if g.ndim == 0 else device(g)
     for p, grad in zip(case.diff, vjp(case32, args, g)):
-        assert np.asarray(grad).dtype == np.float32, f"the gradient of argument {p}"
+        assert np.asarray(host(grad)).dtype == np.float32, f"the gradient of argument {p}"
 
 
 # ---- accuracy on the tails (relative, not just absolute) ------------------------------------------

@@ -15,7 +15,7 @@ from ...parser.errors import SourceError
 from ...parser.nodes import Span
 from . import datarefs
 
-OPTION_KEYS = {"rtol", "atol", "step", "dtype", "mode", "seed", "fn", "max_steps"}
+OPTION_KEYS = {"rtol", "atol", "step", "dtype", "mode", "seed", "fn", "max_steps", "device"}
 CASE_KEYS = {"name", "f", "program", "fn", "of", "at", "points", "random", "grad", "value", "hessian",
              "wrt", "skip"} | OPTION_KEYS
 TOP_KEYS = {"defaults", "case"}
@@ -166,6 +166,10 @@ class _Checker:
             if table["mode"] not in ("full", "fast"):
                 self.fail(f"mode must be \"full\" or \"fast\", not {_show(table['mode'])}", path + ("mode",))
             out["mode"] = table["mode"]
+        if "device" in table:
+            if table["device"] not in ("cpu", "gpu"):
+                self.fail(f"device must be \"cpu\" or \"gpu\", not {_show(table['device'])}", path + ("device",))
+            out["device"] = table["device"]
         if "seed" in table:
             if isinstance(table["seed"], bool) or not isinstance(table["seed"], int) or table["seed"] < 0:
                 self.fail(f"seed must be a whole number >= 0, not {_show(table['seed'])}", path + ("seed",))

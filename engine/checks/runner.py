@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from ...parser.errors import SourceError, option
 from . import datarefs
+from ..core.backend import GPU_INSTALL_HINT, DeviceUnavailable, on_device, to_host_value
 from .gradient import check_gradient
 from .hand import HandGradient, expression_target
 from .report import FAILING, KINK, WARNING, tolerance_for
@@ -98,7 +99,12 @@ def run_case(case, mode=None, seed=None) -> CaseResult:
         result.verdict = SKIPPED
         return result
     try:
-        _run(case, result, seed)
+        with on_device(case.options.get("device")):      # the case's device, else the current one
+            _run(case, result, seed)
+    except DeviceUnavailable as e:
+        result.status, result.verdict = ERROR, "error"
+        result.message = SourceError("no gpu", f"device = \"gpu\": {e.message}", None,
+                                     GPU_INSTALL_HINT).format(spelling=option)
     except SourceError as e:
         result.status, result.verdict = ERROR, "error"
         result.message = e.format(spelling=option)     # the front end spells the settings
@@ -137,7 +143,7 @@ def _run(case, result, seed):
     worst = None
     verdicts = set()
     for k, point in enumerate(points):
-        inputs = bind_inputs(target, point)
+        inputs = {name: to_host_value(v) for name, v in bind_inputs(target, point).items()}   # checks: on the host
         ad = reverse.grad(None, inputs, wrt, None, dtype_name=dtype, limits=limits, target=target)
         report = check_gradient(target=target, at=inputs, grad=hand, mode=result.mode, seed=seed, dtype=dtype,
                                 rtol=tol.rtol, atol=tol.atol, step=tol.step, wrt=wrt, limits=limits,
@@ -239,12 +245,12 @@ class _Expected:
             self.runner = Runner(target, limits)
 
     def at(self, inputs):
-        from ..core.backend import np
+        from ..core.backend import np, to_device, to_host_value
         from ..lang.values import as_input
         if self.runner is not None:
-            return self.runner({k: inputs[k] for k in self.runner.target.inputs})
-        return as_input(np().asarray(self.spec, dtype=np().float64)) if isinstance(self.spec, list) \
-            else as_input(self.spec)
+            return to_host_value(self.runner({k: to_device(inputs[k]) for k in self.runner.target.inputs}))
+        return to_host_value(as_input(np().asarray(self.spec, dtype=np().float64)) if isinstance(self.spec, list)
+                             else as_input(self.spec))
 
 
 def _finite(x):
@@ -292,7 +298,9 @@ def run_cases(cases: list, jobs: int = 1, mode=None, seed=None, progress=None) -
         return out
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
-    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    # a CUDA context does not survive fork: GPU cases go to fresh (spawned) workers
+    gpu = any(c.options.get("device") == "gpu" for c in cases)
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() and not gpu else "spawn"
     chunks = [cases[i::jobs * 4] for i in range(min(len(cases), jobs * 4))]
     out = [None] * len(cases)
     position = {id(c): i for i, c in enumerate(cases)}

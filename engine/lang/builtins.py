@@ -6,7 +6,7 @@ import math
 
 from ...parser.errors import SourceError, option
 from ..core import ops
-from ..core.backend import is_array, xp
+from ..core.backend import is_array, np, xp
 from ..core.numbers import is_whole
 from ..core.rules import builtin_primitives
 from ..core.tape import strip
@@ -149,7 +149,7 @@ class Builtins:
         shapes = [shape_of(v) for v in (c, x, y)]
         if sum(1 for sh in shapes if sh) > 1:
             try:
-                shape = xp().broadcast_shapes(*shapes)
+                shape = np().broadcast_shapes(*shapes)     # host tuples: numpy's, on any device
             except ValueError:
                 shape = ()                      # where() itself reports the mismatch
             self.check_size(math.prod(shape), f"where() of shapes {', '.join(map(str, shapes))}")
