@@ -154,7 +154,12 @@ def asarray(value, dtype=None, **kwargs):
     return ndarray(numpy.array(value, dtype=dtype, **kwargs))
 
 
-array = asarray
+def array(value, dtype=None, copy=True, **kwargs):
+    """As cupy.array: a copy unless copy=False (asarray never copies a device array)."""
+    if value.__class__ is ndarray:
+        data = value._data if dtype is None else value._data.astype(dtype)
+        return ndarray(data.copy() if copy and data is value._data else data)
+    return asarray(value, dtype=dtype, **kwargs)
 
 
 def asnumpy(value):

@@ -42,12 +42,18 @@ def _host(v):
     return v.get() if hasattr(v, "get") and not isinstance(v, (np.ndarray, dict)) else v
 
 
+def _to_device(v):
+    """A parameter on the device: arrays, and the arrays of a tuple index."""
+    if isinstance(v, tuple):
+        return tuple(_to_device(p) for p in v)
+    return backend.xp().asarray(_host(v)) if hasattr(v, "shape") else v
+
+
 def _vjp_on(device, case):
     """The case's value and VJP with a fixed cotangent, computed on `device`, as host arrays."""
     with api.device_scope(device):
         args = tuple(backend.xp().asarray(_host(a)) if hasattr(a, "shape") else a for a in case.args)
-        params = {k: backend.xp().asarray(_host(v)) if hasattr(v, "shape") else v
-                  for k, v in (case.params or {}).items()}
+        params = {k: _to_device(v) for k, v in (case.params or {}).items()}
         moved = test_rules.Case(case.name, args, params, case.diff, case.second, case.label)
         out = test_rules.value(moved, args)
         g = backend.xp().ones_like(out) if hasattr(out, "shape") else 1.0

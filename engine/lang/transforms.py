@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ...parser.errors import SourceError
 from ..core import ops
-from ..core.backend import np
+from ..core.backend import np, xp
 from ..core.tape import Dual, Tape, Var, backward, new_level
 from .values import describe, dtype, shape_of, size_of
 
@@ -98,7 +98,7 @@ class HessianFunction(DerivedFunction):
 
 
 def _unit(shape, k):
-    e = np().zeros(shape, dtype=dtype())
+    e = xp().zeros(shape, dtype=dtype())       # on the device the program runs on
     e.reshape(-1)[k] = 1.0
     return e
 
