@@ -1,6 +1,7 @@
 """THE derivative table, one module per group of primitives (each entry's forward, VJP and JVP
 stand together; see core/primitives.py). The groups build on each other in this order, so no
-module imports one after it: shapes, arithmetic, comparisons, elementwise, reductions.
+module imports one after it: shapes, joins, arithmetic, comparisons, elementwise, reductions,
+numeric, scans, special, linalg.
 
 Kink conventions (README, "Non-differentiable points") are declared on the entries
 (`Primitive.kink`): abs'(0)=0, relu'(0)=0, sign'=0, ties in max/min/maximum/minimum split the
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 from ..primitives import TABLE, NotImplementedRule, Primitive
 from ..tape import Dual, Var
-from . import arithmetic, comparisons, elementwise, reductions, shapes
+from . import arithmetic, comparisons, elementwise, joins, linalg, numeric, reductions, scans, shapes, special  # noqa: F401
 
 __all__ = ["TABLE", "NotImplementedRule", "Primitive", "builtin_primitives"]
 

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 from ..backend import xp
 from ..notes import NOTES
-from ..primitives import NotImplementedRule, defprim, params_op, plain_scalar, shape, zeros_like
+from ..primitives import defprim, params_op, plain_scalar, shape, zeros_like
 from ..tape import strip
 from .arithmetic import div
-from .comparisons import eq
-from .shapes import broadcast_to, expand_dims
+from .comparisons import eq, where
+from .shapes import broadcast_to, expand_dims, reshape
 
 
 def _restore(g, x, axis):
@@ -61,37 +61,52 @@ min = defprim("min", _extreme("min", lambda x, axis: xp().min(x, axis=axis)), ne
               jvp=(lambda t, ans, x, axis=None: sum(t * _extreme_share(ans, x, axis), axis),))
 
 
-def _prod(x):
-    return x if x.__class__ is float else plain_scalar(xp().prod(x))
+def _prod(x, axis=None):
+    return x if x.__class__ is float else plain_scalar(xp().prod(x, axis=axis))
 
 
-def _prod_except(x):
-    """For each element, the product of all the others (exact with zeros, no division)."""
+def pair_masks(n, axis, ndim, lower):
+    """Boolean masks over a pair of axes (i at `axis`, j at `axis + 1`, size n each, broadcastable
+    against an array of ndim + 1 dimensions): the diagonal i == j, and j >= i (or j <= i)."""
     m = xp()
-    flat = m.ravel(x)
-    left = m.concatenate([m.ones(1, flat.dtype), m.cumprod(flat)[:-1]])
-    right = m.concatenate([m.cumprod(flat[::-1])[:-1][::-1], m.ones(1, flat.dtype)])
-    return m.reshape(left * right, m.shape(x))
+    i, j = m.arange(n).reshape(n, 1), m.arange(n).reshape(1, n)
+    lead, trail = (1,) * axis, (1,) * (ndim - axis - 1)
+    return (m.reshape(i == j, lead + (n, n) + trail),
+            m.reshape(j <= i if lower else j >= i, lead + (n, n) + trail))
 
 
-prod_except = defprim("prod_except", _prod_except,
-                      vjp=(NotImplementedRule("the second derivative of prod at a point where an element "
-                                              "is 0 is not implemented"),),
-                      jvp=(NotImplementedRule("the second derivative of prod at a point where an element "
-                                              "is 0 is not implemented"),))
+def without_each(x, axis):
+    """x with a new axis i at `axis` (the old one moves to axis + 1) and, in row i, element i
+    replaced by 1: products over axis + 1 then leave each element out in turn."""
+    n = shape(x)[axis]
+    diagonal, _ = pair_masks(n, axis, len(shape(x)), lower=False)
+    return where(diagonal, 1.0, expand_dims(x, axis))
 
 
-def _prod_vjp(g, ans, x):
+def prod_except(x, axis=None):
+    """For each element, the product of all the others along `axis` (all of x for None): a
+    product over `without_each`, so exact with zeros and differentiable again at any order."""
+    if axis is None:
+        return reshape(prod_except(reshape(x, (-1,)), 0), shape(x))
+    return prod(without_each(x, axis), axis + 1)
+
+
+def _prod_vjp(g, ans, x, axis=None):
     if x.__class__ is float:
         return g
     if bool(xp().all(strip(x) != 0)):
-        return div(g * ans, x)            # written in ops: differentiable to any order
-    return g * prod_except(x)
+        return div(_restore(g * ans, x, axis), x)       # written in ops: differentiable to any order
+    return _restore(g, x, axis) * prod_except(x, axis)
 
 
-prod = defprim("prod", _prod, needs_ans=True, builtin="prod",
-               vjp=(_prod_vjp,),
-               jvp=(lambda t, ans, x: sum(_prod_vjp(t, ans, x)),))
+def _prod_jvp(t, ans, x, axis=None):
+    if x.__class__ is float:
+        return t
+    return sum(t * prod_except(x, axis), axis)
+
+
+# prod(x, axis): axis an int (not negative) or None; the library moves keepdims and tuples here
+prod = defprim("prod", _prod, needs_ans=True, make_op=_AXIS, vjp=(_prod_vjp,), jvp=(_prod_jvp,))
 
 
 def _norm(x):
