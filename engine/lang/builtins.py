@@ -7,8 +7,11 @@ import math
 from ...parser.errors import SourceError, option
 from ..core import ops
 from ..core.backend import is_array, xp
+from ..core.library.axes import axes_of, keep_dims
+from ..core.library.reductions import reduce_over
 from ..core.rules import builtin_primitives
 from ..core.tape import strip
+from .numpy_builtins import add_library_builtins, add_second_spellings
 from .values import describe, dtype, shape_of, size_of
 
 
@@ -23,7 +26,11 @@ def _axis(axis):
 
 
 def _reduction_axis(name, x, axis):
-    """The axis of a reduction, checked against x's dimensions as numpy does (a number has none)."""
+    """The axis (or tuple of axes) of a reduction, checked against x's dimensions as numpy does
+    (a number has none)."""
+    if isinstance(strip(axis), (tuple, list)):
+        axes = tuple(_reduction_axis(name, x, a) for a in axis)
+        return tuple(a % len(shape_of(x)) for a in axes)
     ax = _axis(axis)
     if ax is not None:
         n = len(shape_of(x))
@@ -33,6 +40,13 @@ def _reduction_axis(name, x, axis):
                     f"{'maximum' if name == 'max' else 'minimum'}(x, y)") if name in ("max", "min") and n == 0 else None
             raise SourceError("index error", f"{name}(): axis {ax} is out of bounds for {what}", None, hint)
     return ax
+
+
+def _kept(result, x, axis, keepdims):
+    """numpy's keepdims=True: the reduced axes stay, with length 1."""
+    if not keepdims or not shape_of(x):
+        return result
+    return keep_dims(result, x, None if axis is None else axes_of(axis, len(shape_of(x))))
 
 
 def _shape_arg(args, what):
@@ -126,24 +140,43 @@ class Builtins:
         return float(s[0])
 
     # -- reductions and linear algebra --
-    def sum(self, x, axis=None):
-        return ops.sum(x, _reduction_axis("sum", x, axis))
+    def sum(self, x, axis=None, keepdims=False):
+        ax = _reduction_axis("sum", x, axis)
+        return _kept(ops.sum(x, ax), x, ax, keepdims)
 
-    def mean(self, x, axis=None):
+    def mean(self, x, axis=None, keepdims=False):
         ax = _reduction_axis("mean", x, axis)
         s = shape_of(x)
         if not s:
             return x * 1.0
-        count = size_of(x) if ax is None else s[ax]
-        return ops.div(ops.sum(x, ax), float(count))            # the mean of nothing is nan, as in numpy
+        count = math.prod(s[a] for a in ax) if isinstance(ax, tuple) else size_of(x) if ax is None else s[ax]
+        # the mean of nothing is nan, as in numpy
+        return _kept(ops.div(ops.sum(x, ax), float(count)), x, ax, keepdims)
 
-    def max(self, x, axis=None):
-        ax = _reduction_axis("max", x, axis)
-        return x if not shape_of(x) else ops.max(x, ax)
+    def max(self, x, *rest, **kwargs):
+        return self._extreme("max", ops.max, ops.maximum, x, rest, kwargs)
 
-    def min(self, x, axis=None):
-        ax = _reduction_axis("min", x, axis)
-        return x if not shape_of(x) else ops.min(x, ax)
+    def min(self, x, *rest, **kwargs):
+        return self._extreme("min", ops.min, ops.minimum, x, rest, kwargs)
+
+    def _extreme(self, name, reduce, pairwise, x, rest, kwargs):
+        """numpy's max(x, axis, keepdims), or Python's max(a, b, c, ...) of three or more
+        arguments (two are numpy's array and axis; maximum(a, b) is the larger of two)."""
+        if len(rest) > 1:
+            out = x
+            for v in rest:
+                out = pairwise(out, v)
+            return out
+        axis = rest[0] if rest else kwargs.pop("axis", None)
+        keepdims = kwargs.pop("keepdims", False)
+        if kwargs:
+            raise SourceError("wrong arguments", f"{name}() got an unexpected keyword `{next(iter(kwargs))}`")
+        ax = _reduction_axis(name, x, axis)
+        if not shape_of(x):
+            return x
+        if isinstance(ax, tuple):
+            return _kept(reduce_over(reduce, x, ax, False), x, ax, keepdims)
+        return _kept(reduce(x, ax), x, ax, keepdims)
 
     def dot(self, x, y):
         if not shape_of(x) or not shape_of(y):
@@ -211,12 +244,13 @@ def make_builtins(interp) -> dict:
     for prim in builtin_primitives():          # the table's entries the language exposes as is
         for name in filter(None, (prim.builtin, prim.alias)):
             add(name, _numeric(name, prim.op), prim.arity)
+    add_library_builtins(add, _numeric)
     add("where", methods.where, 3)
     add("dot", methods.dot, 2)
-    add("sum", methods.sum, 1, 2)
+    add("sum", methods.sum, 1, 2)          # keepdims= by keyword only, as numpy
     add("mean", methods.mean, 1, 2)
-    add("max", methods.max, 1, 2)
-    add("min", methods.min, 1, 2)
+    add("max", methods.max, 1, 99)
+    add("min", methods.min, 1, 99)
     add("reshape", methods.reshape, 2, 99)
     add("arange", methods.arange, 1, 3)
     add("linspace", methods.linspace, 2, 3)
@@ -229,6 +263,7 @@ def make_builtins(interp) -> dict:
     add("stop_gradient", ops.stop_gradient, 1)
     add("detach", ops.stop_gradient, 1)
     add("grad", methods.grad, 1)
+    add_second_spellings(table)
     table["pi"] = math.pi
     table["e"] = math.e
     table["inf"] = math.inf
