@@ -127,6 +127,25 @@ def test_value_matches_numpy_and_gradient_matches_differences_and_forward_mode(e
         np.testing.assert_allclose(forward.gradient[name], reverse.gradient[name], rtol=1e-10, atol=1e-12)
 
 
+def test_the_static_signatures_are_the_functions_own():
+    import inspect
+
+    from autodiff.engine.core import library
+    for name, (_, _, params) in library.SIGNATURES.items():
+        real = []
+        for p in inspect.signature(library.function(name)).parameters.values():
+            real.append(f"*{p.name}" if p.kind is p.VAR_POSITIONAL else p.name + ("" if p.default is p.empty else "="))
+        assert params.split() == real, name
+
+
+def test_a_program_without_library_builtins_does_not_load_the_library():
+    import subprocess
+    import sys
+    code = ("import sys, autodiff; autodiff.grad('sum(x * x)', at={'x': [1.0, 2.0]}); "
+            "print(any(m.startswith('autodiff.engine.core.library.') for m in sys.modules))")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"
+
+
 def grad_of(fn, x):
     tape = Tape()
     box = tape.watch(x)
@@ -155,6 +174,12 @@ def test_keyword_arguments_by_numpys_names_from_python():
     np.testing.assert_allclose(strip(linalg.norm(M, ord=2, axis=1, keepdims=True)), np.linalg.norm(M, 2, 1, True))
     np.testing.assert_allclose(strip(shapes.transpose(T3, axes=(2, 0, 1))), np.transpose(T3, (2, 0, 1)))
     np.testing.assert_allclose(strip(reductions.average(M, axis=1, weights=P)), np.average(M, 1, P))
+    from autodiff.engine.lang.builtins import Builtins
+    language = Builtins(None)                   # the language's own sum/mean/max/min
+    for name in ("sum", "mean", "max", "min"):
+        for axis in (0, -1, (0, 1), None):
+            got = strip(getattr(language, name)(M, axis=axis, keepdims=True))
+            np.testing.assert_allclose(got, getattr(np, name)(M, axis=axis, keepdims=True), err_msg=f"{name} {axis}")
 
 
 def test_empty_arrays_where_numpy_allows_them():

@@ -111,11 +111,13 @@ def all_cases():
               Case("where", (True, 1.5, -0.5), diff=(1, 2))]
     m = rand(2, 3)
     cases += [Case("sum", (m,)), Case("sum", (m,), {"axis": 0}), Case("sum", (m,), {"axis": 1}),
+              Case("sum", (rand(2, 3, 2),), {"axis": (0, 2)}, label="[axes]"),
               Case("sum", (1.5,))]
     distinct = np.array([[0.3, -1.2, 2.0], [1.1, 0.7, -0.4]])
     for name in ("max", "min"):
         cases += [Case(name, (distinct,)), Case(name, (distinct,), {"axis": 0}),
-                  Case(name, (distinct,), {"axis": 1}), Case(name, (distinct[0],))]
+                  Case(name, (distinct,), {"axis": 1}), Case(name, (distinct[0],)),
+                  Case(name, (distinct.reshape(2, 3, 1),), {"axis": (0, 2)}, label="[axes]")]
     cases += [Case("prod", (arr(0.5, -1.5, 2.0),)), Case("prod", (rand(2, 2, low=0.5),)),
               Case("prod", (arr(0.0, 2.0, 3.0),), label="[one zero]"),
               Case("prod", (arr(0.0, 2.0, 0.0),), label="[two zeros]"),

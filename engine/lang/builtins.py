@@ -7,8 +7,6 @@ import math
 from ...parser.errors import SourceError, option
 from ..core import ops
 from ..core.backend import is_array, xp
-from ..core.library.axes import axes_of, keep_dims
-from ..core.library.reductions import reduce_over
 from ..core.rules import builtin_primitives
 from ..core.tape import strip
 from .numpy_builtins import add_library_builtins, add_second_spellings
@@ -43,10 +41,14 @@ def _reduction_axis(name, x, axis):
 
 
 def _kept(result, x, axis, keepdims):
-    """numpy's keepdims=True: the reduced axes stay, with length 1."""
+    """numpy's keepdims=True: the reduced axes stay, with length 1 (axis as _reduction_axis
+    returns it)."""
     if not keepdims or not shape_of(x):
         return result
-    return keep_dims(result, x, None if axis is None else axes_of(axis, len(shape_of(x))))
+    n = len(shape_of(x))
+    if axis is None:
+        return ops.reshape(result, (1,) * n)
+    return ops.expand_dims(result, tuple(sorted(axis)) if isinstance(axis, tuple) else axis % n)
 
 
 def _shape_arg(args, what):
@@ -174,8 +176,6 @@ class Builtins:
         ax = _reduction_axis(name, x, axis)
         if not shape_of(x):
             return x
-        if isinstance(ax, tuple):
-            return _kept(reduce_over(reduce, x, ax, False), x, ax, keepdims)
         return _kept(reduce(x, ax), x, ax, keepdims)
 
     def dot(self, x, y):

@@ -9,8 +9,8 @@ from ..primitives import shape
 from .axes import is_sequence, whole
 
 
-def _dims(shape_):
-    return tuple(whole(d, "a dimension") for d in (shape_ if is_sequence(shape_) else (shape_,)))
+def _dims(dims):
+    return tuple(whole(d, "a dimension") for d in (dims if is_sequence(dims) else (dims,)))
 
 
 def _float_dtype(like, dtype):
@@ -29,8 +29,8 @@ def identity(n, dtype=None):
     return xp().identity(whole(n, "n"), dtype=dtype or "float64")
 
 
-def full(shape_, fill_value, dtype=None):
-    return xp().full(_dims(shape_), ops.strip(fill_value), dtype=dtype or "float64")
+def full(shape, fill_value, dtype=None):           # noqa: F811 -- numpy's parameter name
+    return xp().full(_dims(shape), ops.strip(fill_value), dtype=dtype or "float64")
 
 
 def zeros_like(a, dtype=None):

@@ -100,8 +100,8 @@ def roll(a, shift, axis=None):
     return gathered(a, lambda pos: xp().roll(pos, steps if len(steps) > 1 else steps[0], axes))
 
 
-def broadcast_to(array, shape_):
-    dims = shape_ if is_sequence(shape_) else (shape_,)
+def broadcast_to(array, shape):                    # noqa: F811 -- numpy's parameter name
+    dims = shape if is_sequence(shape) else (shape,)
     return ops.broadcast_to(array, tuple(whole(d, "a dimension") for d in dims))
 
 
