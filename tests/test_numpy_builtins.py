@@ -204,6 +204,36 @@ def test_eigh_vectors_and_svd_reconstruct_and_differentiate():
     np.testing.assert_allclose(g, np.outer(uu[:, 0], vv[0]), atol=1e-10)
 
 
+@pytest.mark.parametrize("expr, x", [
+    ("logsumexp(x)", [1.0, 2.0, 3.0]), ("var(x, 0, 1)", [1.0, 2.0, 4.0]), ("sum(cumprod(x))", [1.0, 0.0, 3.0]),
+    ("det(reshape(x, (2, 2)))", [1.0, 2.0, 3.0, 4.0]), ("sum(inv(reshape(x, (2, 2))))", [2.0, 1.0, 0.5, 3.0]),
+    ("sum(erf(x) * gammaln(x + 1))", [0.5, 1.0, 2.0]), ("logcumsumexp(x)[2]", [0.1, 0.5, -1.0]),
+    ("sum(cholesky(reshape(x, (2, 2))))", [4.0, 1.0, 1.0, 3.0]),
+    ("sum(eigh(reshape(x, (2, 2)))[1][0])", [2.0, 0.5, 0.5, 1.0]),
+])
+def test_hessians_of_builtins_match_differences_of_the_gradient(expr, x):
+    from autodiff.engine.diff.higher import hessian
+    h = 1e-5
+    fd = np.zeros((len(x), len(x)))
+    for i in range(len(x)):
+        up, down = np.array(x), np.array(x)
+        up[i] += h
+        down[i] -= h
+        fd[i] = (autodiff.grad(expr, at={"x": up}).gradient["x"] - autodiff.grad(expr, at={"x": down}).gradient["x"]) / (2 * h)
+    for method in ("forward-over-reverse", "reverse-over-reverse"):
+        got = hessian(expr, at={"x": x}, method=method).hessian["x"]["x"]
+        np.testing.assert_allclose(got, fd, rtol=1e-6, atol=1e-7, err_msg=method)
+
+
+def test_polygamma_and_bessel_derivatives_at_every_order():
+    from autodiff.engine.diff.higher import derivatives
+    got = derivatives("polygamma(1, x)", at={"x": 1.5}, order=4).derivatives
+    np.testing.assert_allclose(got, [sp.polygamma(k, 1.5) for k in range(2, 6)], rtol=1e-12)
+    got = derivatives("j0(x) + i0(x)", at={"x": 0.7}, order=2, method="forward").derivatives
+    np.testing.assert_allclose(got, [-sp.j1(0.7) + sp.i1(0.7), -0.5 * (sp.j0(0.7) - sp.jv(2, 0.7))
+                                     + 0.5 * (sp.i0(0.7) + sp.iv(2, 0.7))], rtol=1e-12)
+
+
 @pytest.mark.parametrize("expr, message", [
     ("topk(v, 7)", "k = 7"),
     ("split(v, 3)", "equal sections"),

@@ -4,8 +4,16 @@ from __future__ import annotations
 
 
 from .. import ops
+from ..errors import EngineError
 from ..backend import xp
 from ..primitives import ndim, shape, size
+
+
+class ArgumentError(EngineError):
+    """An argument numpy would refuse (a ValueError there): the language locates it."""
+
+    def __init__(self, message: str):
+        super().__init__("value error", message)
 
 
 def whole(value, what):
@@ -34,7 +42,7 @@ def axes_of(axis, dims):
     items = tuple(axis) if isinstance(ops.strip(axis), (tuple, list)) else (axis,)
     out = tuple(sorted({one_axis(a, dims) for a in items}))
     if len(out) != len(items):
-        raise ValueError("repeated axis in the axis argument")
+        raise ArgumentError("an axis appears twice in the axis argument")
     return out
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from .. import ops
-from .axes import whole
+from .axes import ArgumentError, whole
 
 DEG = math.pi / 180.0
 
@@ -37,7 +37,7 @@ def rad2deg(x):
 def clip(a, a_min=None, a_max=None):
     """a where a_min <= a <= a_max, else the bound (which then gets the gradient)."""
     if a_min is None and a_max is None:
-        raise ValueError("clip(): give a_min, a_max or both")
+        raise ArgumentError("clip(): give a_min, a_max or both")
     out = a
     if a_min is not None:
         out = ops.where(ops.lt(ops.strip(out), ops.strip(a_min)), a_min, out)
@@ -76,7 +76,7 @@ def digamma(x):
 def polygamma(n, x):
     order = whole(n, "the order of polygamma")
     if order < 0:
-        raise ValueError("polygamma(): the order must not be negative")
+        raise ArgumentError("polygamma(): the order must not be negative")
     return ops.polygamma(x, order)
 
 
@@ -108,7 +108,7 @@ def int_(x):
             raise TypeError("int() takes one number, not an array of several")
         v = v.reshape(()).item()
     if v != v or v in (math.inf, -math.inf):
-        raise ValueError(f"int() of {v}: not a finite number")
+        raise ArgumentError(f"int(): {v} is not a finite number")
     return float(math.trunc(v))
 
 

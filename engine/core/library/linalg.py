@@ -8,7 +8,7 @@ import math
 from .. import ops
 from ..backend import xp
 from ..primitives import ndim, shape
-from .axes import axes_of, keep_dims, one_axis, whole
+from .axes import ArgumentError, axes_of, keep_dims, one_axis, whole
 from ..rules.arithmetic import matrix_transpose
 from .reductions import reduce_over
 from .shapes import stack
@@ -39,7 +39,7 @@ def kron(a, b):
 def cross(a, b, axis=-1):
     ax = one_axis(axis, ndim(a))
     if shape(a)[ax] != 3 or shape(b)[one_axis(axis, ndim(b))] != 3:
-        raise ValueError("cross(): both vectors need 3 components along the axis")
+        raise ArgumentError("cross(): both vectors need 3 components along the axis")
 
     def part(v, i):
         return ops.getitem(v, (slice(None),) * one_axis(axis, ndim(v)) + (i,))
@@ -61,7 +61,7 @@ def _contracted(axes, dims_a, dims_b):
 def tensordot(a, b, axes=2):
     left, right = _contracted(axes, ndim(a), ndim(b))
     if [shape(a)[i] for i in left] != [shape(b)[j] for j in right]:
-        raise ValueError("tensordot(): the contracted axes have different lengths")
+        raise ArgumentError("tensordot(): the contracted axes have different lengths")
     free_a = [i for i in range(ndim(a)) if i not in left]
     free_b = [j for j in range(ndim(b)) if j not in right]
     k = math.prod(shape(a)[i] for i in left)
@@ -73,12 +73,12 @@ def tensordot(a, b, axes=2):
 def einsum(subscripts, *operands):
     spec = str(subscripts).replace(" ", "")
     if "." in spec:
-        raise ValueError("einsum(): '...' in subscripts is not supported")
+        raise ArgumentError("einsum(): '...' in subscripts is not supported")
     if "->" not in spec:                    # numpy's implicit output: the letters seen once, sorted
         letters = spec.replace(",", "")
         spec += "->" + "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
     if len(spec.split("->")[0].split(",")) != len(operands):
-        raise ValueError(f"einsum(): {spec!r} names {len(spec.split('->')[0].split(','))} operands, "
+        raise ArgumentError(f"einsum(): {spec!r} names {len(spec.split('->')[0].split(','))} operands, "
                          f"{len(operands)} given")
     return ops.einsum(spec, *operands)
 
@@ -118,7 +118,7 @@ def _matrix_norm(x, order, axes):
     if order in (2, -2):
         values = svd(x, compute_uv=False)
         return reduce_over(ops.max if order == 2 else ops.min, values, -1, False)
-    raise ValueError(f"norm(): ord {order!r} is not a matrix norm")
+    raise ArgumentError(f"norm(): ord {order!r} is not a matrix norm")
 
 
 def norm(x, ord=None, axis=None, keepdims=False):
@@ -157,7 +157,7 @@ def svd(a, full_matrices=True, compute_uv=True):
     if not compute_uv:
         return s
     if full_matrices and shape(a)[-2] != n:
-        raise ValueError("svd(): full_matrices=True of a non-square matrix is not supported; "
+        raise ArgumentError("svd(): full_matrices=True of a non-square matrix is not supported; "
                          "pass full_matrices=False")
     v = ops.getitem(ops.eigh_vectors(gram), (slice(None),) * (ndim(a) - 1) + (slice(None, None, -1),))
     u = ops.div(ops.matmul(a, v), ops.expand_dims(s, -2))

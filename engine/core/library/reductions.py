@@ -6,7 +6,7 @@ from __future__ import annotations
 from .. import ops
 from ..backend import xp
 from ..primitives import ndim, shape
-from .axes import axes_last, axes_of, gathered, keep_dims, one_axis, reduced_count, whole
+from .axes import ArgumentError, axes_last, axes_of, gathered, keep_dims, one_axis, reduced_count, whole
 
 
 def reduce_over(op, x, axis, keepdims):
@@ -71,7 +71,7 @@ def average(a, axis=None, weights=None, returned=False):
         w = weights
         if shape(w) != shape(a):
             if axes is None or len(axes) != 1 or ndim(w) != 1:
-                raise ValueError("average(): weights of another shape than the array need one axis "
+                raise ArgumentError("average(): weights of another shape than the array need one axis "
                                  "and one dimension")
             w = ops.reshape(w, tuple(-1 if d == axes[0] else 1 for d in range(ndim(a))))
         total = ops.sum(ops.broadcast_to(w, shape(a)), axes) if shape(a) else w
@@ -156,7 +156,7 @@ def topk(a, k, axis=-1):
     x, ax = _scan_input(a, axis)
     count = whole(k, "k")
     if not 0 <= count <= shape(x)[ax]:
-        raise ValueError(f"topk(): k = {count} is not between 0 and {shape(x)[ax]}")
+        raise ArgumentError(f"topk(): k = {count} is not between 0 and {shape(x)[ax]}")
     order = xp().argsort(-xp().asarray(ops.strip(x)), axis=ax, kind="stable")
     order = xp().take(order, xp().arange(count), axis=ax)
     return gathered(x, lambda pos: xp().take_along_axis(pos, order, ax))

@@ -7,7 +7,7 @@ from __future__ import annotations
 from .. import ops
 from ..backend import xp
 from ..primitives import ndim, shape
-from .axes import axes_of, gathered, is_sequence, items_of, one_axis, whole
+from .axes import ArgumentError, axes_of, gathered, is_sequence, items_of, one_axis, whole
 
 
 def concatenate(arrays, axis=0):
@@ -16,7 +16,7 @@ def concatenate(arrays, axis=0):
         items, ax = [ops.reshape(v, (-1,)) for v in items], 0
     else:
         if not items:
-            raise ValueError("need at least one array to concatenate")
+            raise ArgumentError("concatenate(): needs at least one array")
         ax = one_axis(axis, max(ndim(items[0]), 1))
     return ops.concatenate(items, ax)
 
@@ -24,7 +24,7 @@ def concatenate(arrays, axis=0):
 def stack(arrays, axis=0):
     items = items_of(arrays)
     if not items:
-        raise ValueError("need at least one array to stack")
+        raise ArgumentError("stack(): needs at least one array")
     ax = one_axis(axis, ndim(items[0]) + 1)
     return ops.concatenate([ops.expand_dims(v, ax) for v in items], ax)
 
@@ -47,7 +47,7 @@ def split(ary, indices_or_sections, axis=0):
     else:
         parts = whole(indices_or_sections, "the number of sections")
         if parts <= 0 or n % parts:
-            raise ValueError(f"split(): {n} elements do not divide into {parts} equal sections")
+            raise ArgumentError(f"split(): {n} elements do not divide into {parts} equal sections")
         cuts = [n // parts * k for k in range(1, parts)]
     bounds = [0] + cuts + [n]
     lead = (slice(None),) * ax
@@ -56,11 +56,11 @@ def split(ary, indices_or_sections, axis=0):
 
 def pad(array, pad_width, mode="constant", constant_values=0.0):
     if mode != "constant":
-        raise ValueError(f"pad(): only mode 'constant' is supported, not {mode!r}")
+        raise ArgumentError(f"pad(): only mode 'constant' is supported, not {mode!r}")
     m = xp()
     widths = m.broadcast_to(m.asarray(ops.strip(pad_width), dtype=float), (ndim(array), 2)).astype(int)
     if (widths < 0).any():
-        raise ValueError("pad(): widths must not be negative")
+        raise ArgumentError("pad(): widths must not be negative")
     padded = tuple(int(d + lo + hi) for d, (lo, hi) in zip(shape(array), widths))
     region = tuple(slice(int(lo), int(lo) + d) for d, (lo, _) in zip(shape(array), widths))
     out = ops.untake(array, region, padded)
@@ -82,7 +82,7 @@ def squeeze(a, axis=None):
     if axes is None:
         axes = tuple(i for i, d in enumerate(dims) if d == 1)
     if any(dims[i] != 1 for i in axes):
-        raise ValueError("squeeze(): cannot select an axis to squeeze out which has size not equal to one")
+        raise ArgumentError("squeeze(): cannot select an axis to squeeze out which has size not equal to one")
     return ops.reshape(a, tuple(d for i, d in enumerate(dims) if i not in axes))
 
 
@@ -121,7 +121,7 @@ def permutation(dims, axes):
         return tuple(reversed(range(dims)))
     perm = tuple(one_axis(v, dims) for v in axes)
     if sorted(perm) != list(range(dims)):
-        raise ValueError(f"transpose(): axes {tuple(axes)} are not a permutation of the array's")
+        raise ArgumentError(f"transpose(): axes {perm} are not a permutation of the array's")
     return perm
 
 
@@ -136,7 +136,7 @@ def moveaxis(a, source, destination):
     src = [one_axis(v, dims) for v in (source if is_sequence(source) else (source,))]
     dst = [one_axis(v, dims) for v in (destination if is_sequence(destination) else (destination,))]
     if len(src) != len(dst):
-        raise ValueError("moveaxis(): source and destination need the same number of axes")
+        raise ArgumentError("moveaxis(): source and destination need the same number of axes")
     order = [n for n in range(dims) if n not in src]
     for d, s in sorted(zip(dst, src)):
         order.insert(d, s)
@@ -158,7 +158,7 @@ def diag(v, k=0):
         size_ = n + abs(offset)
         return ops.untake(v, (rows, rows - max(-offset, 0) + max(offset, 0)), (size_, size_))
     if ndim(v) != 2:
-        raise ValueError("diag(): the input must be 1-d or 2-d")
+        raise ArgumentError("diag(): the input must be 1-d or 2-d")
     return gathered(v, lambda pos: xp().diagonal(pos, offset).copy())
 
 
@@ -173,7 +173,7 @@ def trace(a, offset=0, axis1=0, axis2=1):
 
 def _triangle(m, k, upper):
     if ndim(m) < 2:
-        raise ValueError("triu()/tril(): the input must have at least 2 dimensions")
+        raise ArgumentError("triu()/tril(): the input must have at least 2 dimensions")
     ones = xp().ones(shape(m)[-2:], dtype=bool)
     offset = whole(k, "a diagonal offset")
     mask = xp().triu(ones, offset) if upper else xp().tril(ones, offset)

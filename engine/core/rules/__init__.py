@@ -5,8 +5,8 @@ numeric, scans, special, linalg.
 
 Kink conventions (README, "Non-differentiable points") are declared on the entries
 (`Primitive.kink`): abs'(0)=0, relu'(0)=0, sign'=0, ties in max/min/maximum/minimum split the
-gradient evenly, comparisons carry no gradient, sqrt'(0)=+inf, norm of a zero vector has gradient
-0. Each kink or tie evaluated is noted with its source span.
+gradient evenly, comparisons carry no gradient, sqrt'(0)=+inf, norm of a zero vector and hypot at
+the origin have gradient 0. Each kink or tie evaluated is noted with its source span.
 
 Every primitive has a rule for each differentiable argument or is declared nondiff;
 tests/test_rules.py walks TABLE and fails on a primitive that has neither.
@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from ..primitives import TABLE, NotImplementedRule, Primitive
 from ..tape import Dual, Var
-from . import arithmetic, comparisons, elementwise, joins, linalg, numeric, reductions, scans, shapes, special  # noqa: F401
+from . import arithmetic, comparisons, elementwise, reductions, shapes
+from . import joins, linalg, numeric, scans, special  # noqa: F401 -- imported to fill the table
 
 __all__ = ["TABLE", "NotImplementedRule", "Primitive", "builtin_primitives"]
 

@@ -105,7 +105,8 @@ def _cholesky_vjp(g, ans, x):
 def _cholesky_jvp(t, ans, x):
     linv = inv(ans)
     sym = 0.5 * (t + matrix_transpose(t))
-    return matmul(ans, matmul(matmul(linv, sym), matrix_transpose(linv)) * _half_lower(shape(ans)[-1], strip(ans)))
+    inner = matmul(matmul(linv, sym), matrix_transpose(linv)) * _half_lower(shape(ans)[-1], strip(ans))
+    return matmul(ans, inner)
 
 
 cholesky = defprim("cholesky", lambda x: _np_linalg().cholesky(_symmetric(x)), needs_ans=True,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 from ..backend import xp
+from ..notes import NOTES
 from ..primitives import defprim, float_fallback, nondiff, plain_scalar, unary
 from .arithmetic import div
 from .comparisons import eq, where
@@ -48,16 +49,16 @@ def _binary(npname, mathfn):
     return impl
 
 
-def _binary_prim(name, mathfn, dx, dy, needs_ans=False, **kw):
-    """dx(ans, x, y) and dy(ans, x, y) are the partial derivatives in engine ops."""
-    return defprim(name, _binary(name, mathfn), needs_ans=needs_ans, builtin=name,
+def _binary_prim(name, impl, dx, dy, needs_ans=False, **kw):
+    """impl the forward; dx(ans, x, y) and dy(ans, x, y) the partial derivatives in engine ops."""
+    return defprim(name, impl, needs_ans=needs_ans, builtin=name,
                    vjp=(lambda g, ans, x, y: unbroadcast(g * dx(ans, x, y), x),
                         lambda g, ans, x, y: unbroadcast(g * dy(ans, x, y), y)),
                    jvp=(lambda t, ans, x, y: bcast(t * dx(ans, x, y), ans),
                         lambda t, ans, x, y: bcast(t * dy(ans, x, y), ans)), **kw)
 
 
-arctan2 = _binary_prim("arctan2", math.atan2,
+arctan2 = _binary_prim("arctan2", _binary("arctan2", math.atan2),
                        lambda ans, y, x: div(x, x * x + y * y),
                        lambda ans, y, x: div(-y, x * x + y * y), alias="atan2")
 
@@ -67,9 +68,20 @@ def _hypot_share(ans, x):
     return where(eq(ans, 0.0), 0.0, div(x, where(eq(ans, 0.0), 1.0, ans)))
 
 
-hypot = _binary_prim("hypot", math.hypot, lambda ans, x, y: _hypot_share(ans, x),
+def _hypot(x, y):
+    if x.__class__ is float and y.__class__ is float:
+        if x == 0.0 and y == 0.0:
+            NOTES.kink("hypot", "hypot at the origin: gradient taken as 0")
+        return math.hypot(x, y)
+    m = xp()
+    if bool(m.any((m.asarray(x) == 0) & (m.asarray(y) == 0))):
+        NOTES.kink("hypot", "hypot at the origin: gradient taken as 0")
+    return plain_scalar(m.hypot(x, y))
+
+
+hypot = _binary_prim("hypot", _hypot, lambda ans, x, y: _hypot_share(ans, x),
                      lambda ans, x, y: _hypot_share(ans, y), needs_ans=True,
-                     kink="hypot'(0, 0) = 0")
+                     kink="hypot'(0, 0) = 0", side="sign")
 
 
 def _logaddexp(x, y):

@@ -65,21 +65,21 @@ def _prod(x, axis=None):
     return x if x.__class__ is float else plain_scalar(xp().prod(x, axis=axis))
 
 
-def pair_masks(n, axis, ndim, lower):
+def pair_masks(n, axis, ndim):
     """Boolean masks over a pair of axes (i at `axis`, j at `axis + 1`, size n each, broadcastable
-    against an array of ndim + 1 dimensions): the diagonal i == j, and j >= i (or j <= i)."""
+    against an array of ndim + 1 dimensions): the diagonal i == j, and j >= i."""
     m = xp()
     i, j = m.arange(n).reshape(n, 1), m.arange(n).reshape(1, n)
     lead, trail = (1,) * axis, (1,) * (ndim - axis - 1)
     return (m.reshape(i == j, lead + (n, n) + trail),
-            m.reshape(j <= i if lower else j >= i, lead + (n, n) + trail))
+            m.reshape(j >= i, lead + (n, n) + trail))
 
 
 def without_each(x, axis):
     """x with a new axis i at `axis` (the old one moves to axis + 1) and, in row i, element i
     replaced by 1: products over axis + 1 then leave each element out in turn."""
     n = shape(x)[axis]
-    diagonal, _ = pair_masks(n, axis, len(shape(x)), lower=False)
+    diagonal, _ = pair_masks(n, axis, len(shape(x)))
     return where(diagonal, 1.0, expand_dims(x, axis))
 
 

@@ -29,7 +29,7 @@ def _cumprod_partials(x, axis):
     """d ans_j / d x_i = prod_{k <= j, k != i} x_k for j >= i, else 0 (no division: exact at 0).
     Returned with i at `axis`, j at `axis + 1`."""
     n = shape(x)[axis]
-    _, later = pair_masks(n, axis, len(shape(x)), lower=False)
+    _, later = pair_masks(n, axis, len(shape(x)))
     return where(later, cumprod(without_each(x, axis), axis + 1), 0.0)
 
 
