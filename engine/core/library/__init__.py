@@ -20,6 +20,8 @@ SIGNATURES = {
     "power": ("elementwise", "power", "x1 x2"),
     "deg2rad": ("elementwise", "deg2rad", "x"),
     "rad2deg": ("elementwise", "rad2deg", "x"),
+    "degrees": ("elementwise", "rad2deg", "x"),
+    "radians": ("elementwise", "deg2rad", "x"),
     "clip": ("elementwise", "clip", "a a_min= a_max="),
     "floor_divide": ("elementwise", "floor_divide", "x1 x2"),
     "mod": ("elementwise", "mod", "x1 x2"),

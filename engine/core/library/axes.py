@@ -75,7 +75,7 @@ def gathered(x, positions_of):
     """x rearranged the way positions_of rearranges an array of positions: a getitem of the
     flattened x, so the gradient scatters back through the permutation or the copies."""
     positions = positions_of(xp().arange(size(x)).reshape(shape(x)))
-    return ops.getitem(ops.reshape(x, (-1,)), positions)
+    return ops.getitem(x if ndim(x) == 1 else ops.reshape(x, (-1,)), positions)
 
 
 def is_sequence(v):

@@ -97,7 +97,7 @@ def argmin(a, axis=None, keepdims=False):
 def _scan_input(a, axis):
     """The array a scan runs over and its axis: None flattens, a number is one element."""
     if axis is None or not shape(a):
-        return ops.reshape(a, (-1,)), 0
+        return (a, 0) if ndim(a) == 1 else (ops.reshape(a, (-1,)), 0)
     return a, one_axis(axis, ndim(a))
 
 

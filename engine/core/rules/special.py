@@ -59,7 +59,7 @@ def _polygamma(x, n):
 polygamma = defprim("polygamma", _polygamma, make_op=params_op("n"),
                     vjp=(lambda g, ans, x, n: g * polygamma(x, n + 1),),
                     jvp=(lambda t, ans, x, n: t * polygamma(x, n + 1),))
-gammaln = _special("gammaln", lambda ans, x: polygamma(x, 0))
+gammaln = _special("gammaln", lambda ans, x: polygamma(x, 0), alias="lgamma")      # math.lgamma
 gamma = _special("gamma", lambda ans, x: ans * polygamma(x, 0), needs_ans=True)
 
 
