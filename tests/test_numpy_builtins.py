@@ -198,6 +198,8 @@ def test_eigh_vectors_and_svd_reconstruct_and_differentiate():
     np.testing.assert_allclose(strip(vectors) * strip(w) @ strip(vectors).T, S, atol=1e-12)
     u, s, vh = linalg.svd(M, full_matrices=False)
     np.testing.assert_allclose(strip(u) * strip(s) @ strip(vh), M, atol=1e-12)
+    for got, want in zip(linalg.svd(M.T, full_matrices=False), np.linalg.svd(M.T, full_matrices=False)):
+        np.testing.assert_allclose(strip(got), want, atol=1e-12)         # a tall matrix: LAPACK's own
     # the largest singular value's gradient is u1 v1ᵀ
     _, g = grad_of(lambda m: ops.getitem(linalg.svd(m, compute_uv=False), 0), M)
     uu, _, vv = np.linalg.svd(M, full_matrices=False)

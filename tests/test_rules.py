@@ -187,6 +187,10 @@ def extra_cases():
               Case("cholesky", (spd(3),)), Case("cholesky", (np.array([[4.0]]),)),
               Case("eigvalsh", (sym,)), Case("eigh_vectors", (sym,)),
               Case("eigvalsh", (np.stack([sym, symmetric_distinct(3)]),), label="[stack]")]
+    tall = np.array([[2.0, 0.3, -0.5], [0.1, 1.2, 0.4], [-0.6, 0.2, 0.7], [0.3, -0.4, 0.2]])
+    for name in ("singular_values", "svd_u", "svd_vh"):
+        cases += [Case(name, (tall,)), Case(name, (a3,), label="[square]")]
+    cases += [Case("singular_values", (rand(2, 3),), label="[wide]")]
     cases += [Case("einsum", (rand(2, 3), rand(3, 4)), {"subscripts": "ij,jk->ik"}),
               Case("einsum", (rand(3), rand(3)), {"subscripts": "i,i->"}),
               Case("einsum", (m,), {"subscripts": "ij->j"}),

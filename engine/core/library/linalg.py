@@ -140,28 +140,19 @@ def eigh(a):
 
 
 def svd(a, full_matrices=True, compute_uv=True):
-    """From the eigen-decomposition of aᵀa: singular values in descending order and, for
-    full_matrices=False (or a square a), the thin U and Vh. Distinct, non-zero singular values
-    give the derivatives; signs of the vectors may differ from LAPACK's."""
-    wide = shape(a)[-2] < shape(a)[-1]
-    if wide:                                # a = (aᵀ)ᵀ: the factors of aᵀ, swapped
-        if not compute_uv:
-            return svd(matrix_transpose(a), full_matrices, False)
-        u, s, vh = svd(matrix_transpose(a), full_matrices, True)
-        return matrix_transpose(vh), s, matrix_transpose(u)
-    gram = ops.matmul(matrix_transpose(a), a)
-    n = shape(a)[-1]
-    descending = (slice(None),) * (ndim(a) - 2) + (slice(None, None, -1),)
-    values = ops.getitem(ops.eigvalsh(gram), descending)
-    s = ops.sqrt(ops.maximum(values, 0.0)) if not compute_uv else ops.sqrt(values)
+    """numpy's SVD, LAPACK's values and vectors (thin factors: full_matrices=True only for a
+    square matrix). Distinct, non-zero singular values give the derivatives; a wide matrix's
+    factors come from its transpose's (their signs may differ from numpy's)."""
     if not compute_uv:
-        return s
-    if full_matrices and shape(a)[-2] != n:
+        return ops.singular_values(a)
+    rows, columns = shape(a)[-2:]
+    if full_matrices and rows != columns:
         raise ArgumentError("svd(): full_matrices=True of a non-square matrix is not supported; "
-                         "pass full_matrices=False")
-    v = ops.getitem(ops.eigh_vectors(gram), (slice(None),) * (ndim(a) - 1) + (slice(None, None, -1),))
-    u = ops.div(ops.matmul(a, v), ops.expand_dims(s, -2))
-    return u, s, matrix_transpose(v)
+                            "pass full_matrices=False")
+    if rows < columns:
+        at = matrix_transpose(a)
+        return matrix_transpose(ops.svd_vh(at)), ops.singular_values(a), matrix_transpose(ops.svd_u(at))
+    return ops.svd_u(a), ops.singular_values(a), ops.svd_vh(a)
 
 
 def pinv(a):

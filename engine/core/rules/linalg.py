@@ -189,3 +189,85 @@ def _einsum_jvp(i):
 
 einsum = defprim("einsum", lambda *xs, subscripts: plain_scalar(xp().einsum(subscripts, *xs)),
                  arity=None, make_op=_einsum_op, vjp=PerPosition(_einsum_vjp), jvp=PerPosition(_einsum_jvp))
+
+
+# ---- the thin SVD of a matrix with at least as many rows as columns (the library transposes a
+# wide one): singular values, U and Vh, one entry each, from LAPACK; distinct, non-zero singular
+# values for the derivatives (the rules are the JVP of Townsend (2016) and its transpose) -------
+
+def _svd(x):
+    return _np_linalg().svd(x, full_matrices=False)
+
+
+def _svd_parts(x):
+    """U, s and V of x, as ops (so the rules differentiate again)."""
+    return svd_u(x), singular_values(x), matrix_transpose(svd_vh(x))
+
+
+def _inverse_square_gaps(s):
+    """F_ij = 1 / (s_j² - s_i²) off the diagonal, 0 on it."""
+    diagonal = xp().eye(shape(s)[-1], dtype=bool)
+    row, column = expand_dims(s, -2), expand_dims(s, -1)
+    gaps = row * row - column * column
+    return where(diagonal, 0.0, div(1.0, where(diagonal, 1.0, gaps)))
+
+
+def _svd_u_jvp(t, ans, x):
+    u, s, v = _svd_parts(x)
+    row = expand_dims(s, -2)
+    ds_scaled = matmul(matmul(matrix_transpose(u), t), v) * row            # dS S
+    tv = matmul(t, v)
+    return (matmul(u, _inverse_square_gaps(s) * (ds_scaled + matrix_transpose(ds_scaled)))
+            + div(tv - matmul(u, matmul(matrix_transpose(u), tv)), row))
+
+
+def _svd_u_vjp(g, ans, x):
+    u, s, v = _svd_parts(x)
+    row = expand_dims(s, -2)
+    utg = matmul(matrix_transpose(u), g)
+    gapped = _inverse_square_gaps(s) * utg
+    inner = (gapped + matrix_transpose(gapped)) * row
+    return matmul(matmul(u, inner) + div(g - matmul(u, utg), row), matrix_transpose(v))
+
+
+def _svd_vh_jvp(t, ans, x):
+    u, s, v = _svd_parts(x)
+    scaled_ds = expand_dims(s, -1) * matmul(matmul(matrix_transpose(u), t), v)     # S dS
+    return matrix_transpose(matmul(v, _inverse_square_gaps(s) * (scaled_ds + matrix_transpose(scaled_ds))))
+
+
+def _svd_vh_vjp(g, ans, x):
+    u, s, v = _svd_parts(x)
+    gapped = _inverse_square_gaps(s) * matmul(matrix_transpose(v), matrix_transpose(g))
+    inner = expand_dims(s, -1) * (gapped + matrix_transpose(gapped))
+    return matmul(matmul(u, inner), matrix_transpose(v))
+
+
+def _tall(x):
+    if shape(x)[-2] < shape(x)[-1]:
+        raise ValueError("the SVD entries take a matrix with at least as many rows as columns")
+    return _svd(x)
+
+
+def _singular_vectors(x):
+    """U and Vh of x as ops, of any shape: a wide x's are those of xᵀ, swapped and transposed."""
+    if shape(x)[-2] >= shape(x)[-1]:
+        return svd_u(x), svd_vh(x)
+    xt = matrix_transpose(x)
+    return matrix_transpose(svd_vh(xt)), matrix_transpose(svd_u(xt))
+
+
+def _singular_values_vjp(g, ans, x):
+    u, vh = _singular_vectors(x)
+    return matmul(u * expand_dims(g, -2), vh)
+
+
+def _singular_values_jvp(t, ans, x):
+    u, vh = _singular_vectors(x)
+    return sum(u * matmul(t, matrix_transpose(vh)), -2)
+
+
+singular_values = defprim("singular_values", lambda x: _np_linalg().svd(x, compute_uv=False),
+                          vjp=(_singular_values_vjp,), jvp=(_singular_values_jvp,))
+svd_u = defprim("svd_u", lambda x: _tall(x)[0], vjp=(_svd_u_vjp,), jvp=(_svd_u_jvp,))
+svd_vh = defprim("svd_vh", lambda x: _tall(x)[2], vjp=(_svd_vh_vjp,), jvp=(_svd_vh_jvp,))
