@@ -194,7 +194,10 @@ def extra_cases():
     cases += [Case("einsum", (rand(2, 3), rand(3, 4)), {"subscripts": "ij,jk->ik"}),
               Case("einsum", (rand(3), rand(3)), {"subscripts": "i,i->"}),
               Case("einsum", (m,), {"subscripts": "ij->j"}),
-              Case("einsum", (rand(2, 3), rand(3), rand(2)), {"subscripts": "ij,j,i->"})]
+              Case("einsum", (rand(2, 3), rand(3), rand(2)), {"subscripts": "ij,j,i->"}),
+              Case("einsum", (rand(3, 3),), {"subscripts": "ii->"}, label="[trace]"),
+              Case("einsum", (rand(3, 3), rand(3)), {"subscripts": "ii,i->i"}, label="[diagonal]"),
+              Case("einsum", (rand(2, 2, 3),), {"subscripts": "iij->j"}, label="[diagonal, batch]")]
     cases += [Case("matmul", (rand(2, 3, 4), rand(2, 4, 2)), label="[stacks]"),
               Case("matmul", (rand(2, 3, 4), rand(4)), label="[stack, vector]"),
               Case("matmul", (rand(3), rand(2, 3, 4)), label="[vector, stack]"),

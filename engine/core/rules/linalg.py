@@ -14,7 +14,7 @@ from ..tape import bind, strip
 from .arithmetic import div, matmul, matrix_transpose
 from .comparisons import where
 from .reductions import sum
-from .shapes import expand_dims, getitem, reshape
+from .shapes import expand_dims, getitem, reshape, untake
 
 
 def _matrix_of(g):
@@ -167,17 +167,19 @@ def _einsum_vjp(i):
         inputs, output = subscripts.split("->")
         parts = inputs.split(",")
         mine = parts[i]
-        if len(set(mine)) != len(mine):
-            raise NotImplementedError(f"einsum: the gradient of an operand with a repeated index "
-                                      f"({mine!r}) is not implemented; take diagonal() first")
+        unique = "".join(dict.fromkeys(mine))         # 'ii' -> 'i': a diagonal, scattered back below
+        sizes = {c: shape(xs[i])[mine.index(c)] for c in unique}
         others = [p for k, p in enumerate(parts) if k != i]
         operands = [x for k, x in enumerate(xs) if k != i]
-        missing = [c for c in mine if c not in output and not any(c in p for p in others)]
+        missing = [c for c in unique if c not in output and not any(c in p for p in others)]
         if missing:                 # summed only here: the adjoint is constant along those axes
-            sizes = tuple(shape(xs[i])[mine.index(c)] for c in missing)
             others.append("".join(missing))
-            operands.append(xp().ones(sizes, dtype=float_dtype(strip(xs[i]))))
-        return einsum(",".join([output] + others) + "->" + mine, g, *operands)
+            operands.append(xp().ones(tuple(sizes[c] for c in missing), dtype=float_dtype(strip(xs[i]))))
+        grad = einsum(",".join([output] + others) + "->" + unique, g, *operands)
+        if unique == mine:
+            return grad
+        grids = xp().indices(tuple(sizes[c] for c in unique), sparse=True)
+        return untake(grad, tuple(grids[unique.index(c)] for c in mine), shape(xs[i]))
     return vjp
 
 
