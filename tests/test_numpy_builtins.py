@@ -1,7 +1,6 @@
 """The numpy-named builtins of issue 15 from the language: each value against numpy or scipy,
 each gradient (reverse mode, of the summed output) against central differences and against
 forward mode. The table's own entries are tested again, rule by rule, in test_rules.py."""
-import math
 
 import numpy as np
 import pytest
@@ -180,6 +179,17 @@ def test_keyword_arguments_by_numpys_names_from_python():
         for axis in (0, -1, (0, 1), None):
             got = strip(getattr(language, name)(M, axis=axis, keepdims=True))
             np.testing.assert_allclose(got, getattr(np, name)(M, axis=axis, keepdims=True), err_msg=f"{name} {axis}")
+
+
+def test_the_builtin_table_passes_numpys_keywords_through():
+    from autodiff.engine.core import library
+    from autodiff.engine.lang.builtins import make_builtins
+    table = make_builtins(None)
+    np.testing.assert_allclose(strip(table["var"].fn(M, axis=0, ddof=1, keepdims=True)), np.var(M, 0, ddof=1, keepdims=True))
+    np.testing.assert_allclose(strip(table["sum"].fn(M, axis=(0, 1), keepdims=True)), np.sum(M, keepdims=True))
+    np.testing.assert_allclose(strip(table["eye"].fn(3, k=1)), np.eye(3, k=1))
+    assert library.parameters("var") == ["a", "axis", "ddof", "keepdims"]
+    assert library.parameters("einsum") == ["subscripts", "operands"]
 
 
 def test_empty_arrays_where_numpy_allows_them():

@@ -216,9 +216,9 @@ class Builtins:
 
 def _numeric(name, fn):
     """A math function that names the builtin when given something that is not a number."""
-    def op(*args):
+    def op(*args, **kwargs):                   # keywords by numpy's names pass straight through
         try:
-            return fn(*args)
+            return fn(*args, **kwargs)
         except TypeError:
             bad = next((a for a in args if not _is_numeric(a)), None)
             if bad is None:
