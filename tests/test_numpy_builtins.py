@@ -100,6 +100,15 @@ CASES = [
 LANGUAGE_CASES = [c for c in CASES if "'" not in c[0]]
 
 
+@pytest.mark.parametrize("expr, at, reference", LANGUAGE_CASES, ids=[c[0][:50] for c in LANGUAGE_CASES])
+def test_float32_stays_float32(expr, at, reference):
+    r = autodiff.grad(expr, at=at, dtype_name="float32")
+    dtypes = {np.asarray(r.value).dtype} | {np.asarray(g).dtype for g in r.gradient.values()}
+    assert dtypes == {np.dtype("float32")}
+    np.testing.assert_allclose(np.asarray(r.value, dtype=float), reference(*[at[n] for n in api.load(expr).inputs]),
+                               rtol=2e-4, atol=2e-4)
+
+
 def numeric_gradient(target, at, name, h=1e-6):
     x = np.asarray(at[name], dtype=float)
     grad = np.zeros(x.shape)
