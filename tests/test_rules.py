@@ -125,6 +125,9 @@ def all_cases():
     cases += [Case("prod", (rand(2, 3, low=0.5),), {"axis": 1}), Case("prod", (rand(2, 3),), {"axis": 0}),
               Case("prod", (np.array([[0.0, 2.0, 3.0], [1.5, 0.0, 0.0]]),), {"axis": 1}, label="[zeros, axis]"),
               Case("prod", (np.array([[0.0, 2.0], [0.0, 0.5]]),), {"axis": 0}, label="[zeros, axis 0]")]
+    cases += [Case("prod_except", (arr(0.5, -1.5, 2.0),), {"axis": 0}),
+              Case("prod_except", (np.array([[0.0, 2.0, -1.5], [1.2, 0.0, 0.0]]),), {"axis": 1}, label="[zeros]"),
+              Case("prod_except", (rand(3, 2),), {"axis": 0})]
     cases += extra_cases()
     cases += [Case("norm", (arr(3.0, -4.0),)), Case("norm", (rand(2, 3),)), Case("norm", (-2.0,))]
     cases += [Case("reshape", (m,), {"shape_": (3, 2)}), Case("reshape", (m,), {"shape_": (6,)}),
@@ -422,6 +425,13 @@ def test_prod_has_every_derivative_where_elements_are_zero():
     g = backward(inner_tape, ops.prod(y), 1.0)[y.index]
     assert strip(g).tolist() == [6.0, 0.0, 0.0]
     assert strip(backward(outer, ops.sum(g), 1.0)[x.index]).tolist() == [5.0, 3.0, 2.0]
+
+
+def test_first_derivative_of_prod_at_a_zero_stays_linear_in_size():
+    # 10^5 elements: an n x n construction (10^10) at the first order would not fit
+    x = np.linspace(0.0, 1.0, 100_000)
+    for grad in (vjp(Case("prod", (x,)), (x,), 1.0)[0], jvp(Case("prod", (x,)), (x,), [np.ones_like(x)])):
+        assert np.shape(strip(grad)) in ((100_000,), ())
 
 
 def test_hessian_and_nth_derivatives_of_prod_at_zeros():

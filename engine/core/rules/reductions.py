@@ -83,26 +83,59 @@ def without_each(x, axis):
     return where(diagonal, 1.0, expand_dims(x, axis))
 
 
-def prod_except(x, axis=None):
-    """For each element, the product of all the others along `axis` (all of x for None): a
-    product over `without_each`, so exact with zeros and differentiable again at any order."""
+def _prod_except(x, axis):
+    """For each element, the product of the others along axis: running products from both ends,
+    no division (exact with zeros), in O(n)."""
+    m = xp()
+    ones = m.ones_like(m.take(x, [0], axis=axis))
+    before = m.concatenate([ones, m.cumprod(m.take(x, m.arange(x.shape[axis] - 1), axis=axis), axis)], axis)
+    flipped = m.flip(x, axis)
+    after = m.flip(m.concatenate([ones, m.cumprod(m.take(flipped, m.arange(x.shape[axis] - 1), axis=axis),
+                                                  axis)], axis), axis)
+    return before * after
+
+
+def _prod_except_partials(x, axis):
+    """d prod_except(x)_i / d x_j = the product of all but x_i and x_j (0 for j == i), with i at
+    `axis`, j at `axis + 1`: the same entry over `without_each`, so every order is exact."""
+    diagonal, _ = pair_masks(shape(x)[axis], axis, len(shape(x)))
+    return where(diagonal, 0.0, prod_except(without_each(x, axis), axis + 1))
+
+
+# prod_except(x, axis): axis an int, not negative. The second derivative of prod where elements
+# are 0 goes through its rules, which cost O(n²) memory along the axis (the first, O(n)).
+prod_except = defprim("prod_except", _prod_except, make_op=params_op("axis"),
+                      vjp=(lambda g, ans, x, axis: sum(expand_dims(g, axis + 1) * _prod_except_partials(x, axis),
+                                                       axis),),
+                      jvp=(lambda t, ans, x, axis: sum(_prod_except_partials(x, axis) * expand_dims(t, axis),
+                                                       axis + 1),))
+
+
+def _others(x, axis):
+    """prod_except along axis, or over all of x for None."""
     if axis is None:
         return reshape(prod_except(reshape(x, (-1,)), 0), shape(x))
-    return prod(without_each(x, axis), axis + 1)
+    return prod_except(x, axis)
+
+
+def _no_zero(x):
+    return bool(xp().all(strip(x) != 0))
 
 
 def _prod_vjp(g, ans, x, axis=None):
     if x.__class__ is float:
         return g
-    if bool(xp().all(strip(x) != 0)):
+    if _no_zero(x):
         return div(_restore(g * ans, x, axis), x)       # written in ops: differentiable to any order
-    return _restore(g, x, axis) * prod_except(x, axis)
+    return _restore(g, x, axis) * _others(x, axis)
 
 
 def _prod_jvp(t, ans, x, axis=None):
     if x.__class__ is float:
         return t
-    return sum(t * prod_except(x, axis), axis)
+    if _no_zero(x):
+        return sum(div(t * _restore(ans, x, axis), x), axis)
+    return sum(t * _others(x, axis), axis)
 
 
 # prod(x, axis): axis an int (not negative) or None; the library moves keepdims and tuples here
