@@ -95,8 +95,7 @@ def flip(m, axis=None):
 
 def roll(a, shift, axis=None):
     steps = [whole(s, "a shift") for s in (shift if is_sequence(shift) else (shift,))]
-    axes = None if axis is None else axes_of(axis, ndim(a)) if not is_sequence(axis) else \
-        tuple(one_axis(v, ndim(a)) for v in axis)
+    axes = None if axis is None else tuple(one_axis(v, ndim(a)) for v in (axis if is_sequence(axis) else (axis,)))
     return gathered(a, lambda pos: xp().roll(pos, steps if len(steps) > 1 else steps[0], axes))
 
 
