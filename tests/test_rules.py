@@ -66,13 +66,21 @@ UNARY_POINTS = {
     "log10": [1.0, 0.3, 100.0], "sqrt": [1.0, 0.04, 9.0],
     "abs": [0.5, -2.0, 3.0], "relu": [0.5, -2.0, 3.0],
     "sigmoid": [0.0, 4.0, -30.0], "softplus": [0.0, 3.0, -40.0, 25.0],
+    "log1p": [0.0, -0.9, 30.0], "expm1": [0.0, 1e-8, -5.0, 2.0], "exp2": [0.0, 3.5, -4.0],
+    "cbrt": [1.0, -0.3, 27.0], "arcsinh": [0.0, 1.5, -20.0], "arccosh": [1.5, 1.01, 30.0],
+    "arctanh": [0.0, 0.5, -0.99],
+    "erf": [0.0, 1.2, -3.0], "erfc": [0.0, 1.2, -3.0, 5.0], "logit": [0.5, 0.01, 0.97],
+    "gammaln": [0.5, 3.2, 30.0, 0.05], "gamma": [0.5, 3.2, -0.5, 1.0],
 }
 
-BINARY_NAMES = ["add", "sub", "mul", "div", "pow", "maximum", "minimum"]
+BINARY_NAMES = ["add", "sub", "mul", "div", "pow", "maximum", "minimum",
+                "arctan2", "hypot", "logaddexp", "fmod", "beta", "xlogy"]
 
 
 def binary_cases(name):
-    positive = name in ("pow", "div")          # pow's base and div's divisor away from 0
+    # pow's base, div's divisor, beta's arguments and xlogy's y away from 0 (fmod's too: its
+    # quotient then stays between two whole numbers)
+    positive = name in ("pow", "div", "beta", "xlogy", "fmod")
     lo = 0.5 if positive else -2.0
 
     def r(*shape):
@@ -106,16 +114,24 @@ def all_cases():
               Case("where", (True, 1.5, -0.5), diff=(1, 2))]
     m = rand(2, 3)
     cases += [Case("sum", (m,)), Case("sum", (m,), {"axis": 0}), Case("sum", (m,), {"axis": 1}),
+              Case("sum", (rand(2, 3, 2),), {"axis": (0, 2)}, label="[axes]"),
               Case("sum", (1.5,))]
     distinct = np.array([[0.3, -1.2, 2.0], [1.1, 0.7, -0.4]])
     for name in ("max", "min"):
         cases += [Case(name, (distinct,)), Case(name, (distinct,), {"axis": 0}),
-                  Case(name, (distinct,), {"axis": 1}), Case(name, (distinct[0],))]
+                  Case(name, (distinct,), {"axis": 1}), Case(name, (distinct[0],)),
+                  Case(name, (distinct.reshape(2, 3, 1),), {"axis": (0, 2)}, label="[axes]")]
     cases += [Case("prod", (arr(0.5, -1.5, 2.0),)), Case("prod", (rand(2, 2, low=0.5),)),
-              Case("prod", (arr(0.0, 2.0, 3.0),), second=False, label="[one zero]"),
-              Case("prod", (arr(0.0, 2.0, 0.0),), second=False, label="[two zeros]"),
+              Case("prod", (arr(0.0, 2.0, 3.0),), label="[one zero]"),
+              Case("prod", (arr(0.0, 2.0, 0.0),), label="[two zeros]"),
               Case("prod", (1.5,))]
-    cases += [Case("prod_except", (arr(0.5, -1.5, 2.0),), diff=())]
+    cases += [Case("prod", (rand(2, 3, low=0.5),), {"axis": 1}), Case("prod", (rand(2, 3),), {"axis": 0}),
+              Case("prod", (np.array([[0.0, 2.0, 3.0], [1.5, 0.0, 0.0]]),), {"axis": 1}, label="[zeros, axis]"),
+              Case("prod", (np.array([[0.0, 2.0], [0.0, 0.5]]),), {"axis": 0}, label="[zeros, axis 0]")]
+    cases += [Case("prod_except", (arr(0.5, -1.5, 2.0),), {"axis": 0}),
+              Case("prod_except", (np.array([[0.0, 2.0, -1.5], [1.2, 0.0, 0.0]]),), {"axis": 1}, label="[zeros]"),
+              Case("prod_except", (rand(3, 2),), {"axis": 0})]
+    cases += extra_cases()
     cases += [Case("norm", (arr(3.0, -4.0),)), Case("norm", (rand(2, 3),)), Case("norm", (-2.0,))]
     cases += [Case("reshape", (m,), {"shape_": (3, 2)}), Case("reshape", (m,), {"shape_": (6,)}),
               Case("transpose", (m,)), Case("transpose", (rand(3),)),
@@ -157,6 +173,63 @@ def index_update_cases():
                  label="[repeated, broadcast]")]
 
 
+def spd(n):
+    a = rand(n, n)
+    return a @ a.T + n * np.eye(n)
+
+
+def symmetric_distinct(n):
+    q, _ = np.linalg.qr(rand(n, n))
+    return (q * np.arange(1.0, n + 1.0) * 1.7) @ q.T
+
+
+def extra_cases():
+    """The entries of numeric, special, scans, joins and linalg (issue 15)."""
+    cases = [Case("polygamma", (arr(0.5, 2.0, 7.0),), {"n": n}) for n in (0, 1, 2)]
+    cases += [Case("polygamma", (-0.5,), {"n": 0})]
+    for name, points in (("bessel_j", arr(0.0, 1.5, -3.0, 12.0)), ("bessel_i", arr(0.0, 1.5, -2.0))):
+        cases += [Case(name, (points,), {"n": n}) for n in (0, 1)] + [Case(name, (0.7,), {"n": 1})]
+    m, zeros = rand(2, 3), np.array([[0.0, 2.0, -1.5], [1.2, 0.0, 0.0]])
+    for axis in (0, 1):
+        cases += [Case("cumsum", (m,), {"axis": axis, "reverse": rev}) for rev in (False, True)]
+        cases += [Case("cumprod", (m,), {"axis": axis}),
+                  Case("cumprod", (zeros,), {"axis": axis}, label="[zeros]")]
+    cases += [Case("cumprod", (arr(0.0, 0.0, 2.0),), {"axis": 0}, label="[two zeros]"),
+              Case("cumsum", (np.zeros((0,)),), {"axis": 0, "reverse": False}, second=False, label="[empty]")]
+    cases += [Case("permute_dims", (rand(2, 3, 4),), {"axes": (2, 0, 1)}),
+              Case("permute_dims", (m,), {"axes": (1, 0)})]
+    cases += [Case("concatenate", (rand(2), rand(3)), {"axis": 0}),
+              Case("concatenate", (m, rand(2, 1), rand(2, 2)), {"axis": 1}),
+              Case("concatenate", (m, rand(1, 3)), {"axis": 0}),
+              Case("concatenate", (rand(0), rand(2)), {"axis": 0}, label="[empty]")]
+    a3, sym = rand(3, 3) + 3 * np.eye(3), symmetric_distinct(3)
+    cases += [Case("det", (a3,)), Case("det", (rand(2, 2, 2) + 2 * np.eye(2),), label="[stack]"),
+              Case("det", (np.array([[1.0, 2.0], [2.0, 4.0]]),), second=False, label="[singular]"),
+              Case("logabsdet", (a3,)), Case("logabsdet", (-a3,), label="[negative det]"),
+              Case("inv", (a3,)), Case("inv", (rand(2, 2, 2) + 2 * np.eye(2),), label="[stack]"),
+              Case("solve", (a3, rand(3))), Case("solve", (a3, rand(3, 2))),
+              Case("cholesky", (spd(3),)), Case("cholesky", (np.array([[4.0]]),)),
+              Case("eigvalsh", (sym,)), Case("eigh_vectors", (sym,)),
+              Case("eigvalsh", (np.stack([sym, symmetric_distinct(3)]),), label="[stack]")]
+    tall = np.array([[2.0, 0.3, -0.5], [0.1, 1.2, 0.4], [-0.6, 0.2, 0.7], [0.3, -0.4, 0.2]])
+    for name in ("singular_values", "svd_u", "svd_vh"):
+        cases += [Case(name, (tall,)), Case(name, (a3,), label="[square]")]
+    cases += [Case("singular_values", (rand(2, 3),), label="[wide]")]
+    cases += [Case("einsum", (rand(2, 3), rand(3, 4)), {"subscripts": "ij,jk->ik"}),
+              Case("einsum", (rand(3), rand(3)), {"subscripts": "i,i->"}),
+              Case("einsum", (m,), {"subscripts": "ij->j"}),
+              Case("einsum", (rand(2, 3), rand(3), rand(2)), {"subscripts": "ij,j,i->"}),
+              Case("einsum", (rand(3, 3),), {"subscripts": "ii->"}, label="[trace]"),
+              Case("einsum", (rand(3, 3), rand(3)), {"subscripts": "ii,i->i"}, label="[diagonal]"),
+              Case("einsum", (rand(2, 2, 3),), {"subscripts": "iij->j"}, label="[diagonal, batch]")]
+    cases += [Case("matmul", (rand(2, 3, 4), rand(2, 4, 2)), label="[stacks]"),
+              Case("matmul", (rand(2, 3, 4), rand(4)), label="[stack, vector]"),
+              Case("matmul", (rand(3), rand(2, 3, 4)), label="[vector, stack]"),
+              Case("matmul", (rand(1, 3, 4), rand(2, 4, 2)), label="[broadcast stacks]"),
+              Case("matmul", (rand(3, 4), rand(2, 4, 2)), label="[matrix, stack]")]
+    return cases
+
+
 CASES = all_cases()
 
 # Primitives that carry no derivative at all (declared `nondiff`), with an example call.
@@ -166,11 +239,12 @@ NONDIFF = {
     "lt": (arr(1.0, 2.0), arr(2.0, 2.0)), "le": (arr(1.0, 2.0), arr(2.0, 2.0)),
     "gt": (arr(1.0, 2.0), arr(2.0, 2.0)), "ge": (arr(1.0, 2.0), arr(2.0, 2.0)),
     "eq": (arr(1.0, 2.0), arr(2.0, 2.0)), "ne": (arr(1.0, 2.0), arr(2.0, 2.0)),
+    "ceil": (arr(-1.5, 0.0, 2.5),), "trunc": (arr(-1.5, 0.0, 2.5),), "rint": (arr(-1.5, 0.5, 2.5),),
 }
 # Arguments that are not differentiable by design (a condition), as (primitive, position).
 NONDIFF_ARGS = {("where", 0)}
 # Primitives whose rules deliberately refuse (NotImplementedRule), and why that is fine.
-REFUSING = {"prod_except": "only reached as the first derivative of prod at a zero element"}
+REFUSING = {}
 
 
 # ---- tools ------------------------------------------------------------------------------------
@@ -363,26 +437,41 @@ def test_second_derivative_through_nested_tapes(case):
         assert_close(got, fd, rtol=1e-5, atol=1e-6, what=f"{case!r}: second derivative, argument {q}")
 
 
-def test_refusing_rules_raise_not_implemented():
-    # prod's first derivative at a zero element goes through prod_except, whose own
-    # derivative is refused rather than got wrong
+def test_prod_has_every_derivative_where_elements_are_zero():
+    # issue 15, item 7: the second derivative of prod at a zero element (it was refused)
     outer = Tape()
     x = outer.watch(arr(0.0, 2.0, 3.0))
     inner_tape = Tape()
     y = inner_tape.watch(x)
     g = backward(inner_tape, ops.prod(y), 1.0)[y.index]
     assert strip(g).tolist() == [6.0, 0.0, 0.0]
-    with pytest.raises(NotImplementedError):
-        backward(outer, ops.sum(g), 1.0)
+    assert strip(backward(outer, ops.sum(g), 1.0)[x.index]).tolist() == [5.0, 3.0, 2.0]
 
 
-def test_refused_second_derivative_is_a_clean_error_in_a_program(tmp_path):
+def test_first_derivative_of_prod_at_a_zero_stays_linear_in_size():
+    # 10^5 elements: an n x n construction (10^10) at the first order would not fit
+    x = np.linspace(0.0, 1.0, 100_000)
+    for grad in (vjp(Case("prod", (x,)), (x,), 1.0)[0], jvp(Case("prod", (x,)), (x,), [np.ones_like(x)])):
+        assert np.shape(strip(grad)) in ((100_000,), ())
+
+
+def test_hessian_and_nth_derivatives_of_prod_at_zeros():
+    from autodiff.engine.diff.higher import derivatives, hessian
+    r = hessian("prod(x)", at={"x": [0.0, 2.0, 0.0]})
+    assert r.hessian["x"]["x"].tolist() == [[0.0, 0.0, 2.0], [0.0, 0.0, 0.0], [2.0, 0.0, 0.0]]
+    r = hessian("prod(x)", at={"x": [0.0, 2.0, 0.0]}, method="reverse-over-reverse")
+    assert r.hessian["x"]["x"].tolist() == [[0.0, 0.0, 2.0], [0.0, 0.0, 0.0], [2.0, 0.0, 0.0]]
+    for method in ("reverse", "forward"):      # 2x^3 + 2x^2 with every factor 0 at x = 0
+        r = derivatives("prod([x, 2*x, x + 1])", at={"x": 0.0}, order=4, method=method)
+        assert list(r.derivatives) == [0.0, 4.0, 12.0, 0.0], method
+
+
+def test_second_derivative_of_prod_at_zeros_in_a_program(tmp_path):
     program = tmp_path / "p.py"
     program.write_text("def f(x):\n    return prod(x)\n\ndef g(x):\n    return sum(grad(f)(x))\n")
-    with pytest.raises(autodiff.SourceError) as info:
-        autodiff.grad(str(program), at={"x": [0.0, 2.0, 3.0]}, fn="g")
-    assert info.value.kind == "not implemented" and "prod" in info.value.message
-    # away from zeros the same second derivative is computed
+    r = autodiff.grad(str(program), at={"x": [0.0, 2.0, 3.0]}, fn="g")
+    assert r.gradient["x"].tolist() == [5.0, 3.0, 2.0]
+    # away from zeros the same second derivative is computed as before
     r = autodiff.grad(str(program), at={"x": [1.0, 2.0, 3.0]}, fn="g")
     assert r.gradient["x"].tolist() == [5.0, 4.0, 3.0]
 
@@ -411,6 +500,21 @@ def grad1(name, x):
     ("softplus", 1000.0, 1000.0, 1.0),
     ("softplus", -1000.0, 0.0, 0.0),
     ("tanh", 50.0, 1.0, 0.0),
+    ("log1p", -1.0, -math.inf, math.inf),
+    ("cbrt", 0.0, 0.0, math.inf),
+    ("arctanh", 1.0, math.inf, math.inf),
+    ("arctanh", -1.0, -math.inf, math.inf),
+    ("arccosh", 1.0, 0.0, math.inf),
+    ("arcsinh", 1e200, math.asinh(1e200), 1e-200),
+    ("arccosh", 1e200, math.acosh(1e200), 1e-200),
+    ("erf", 10.0, 1.0, 0.0),
+    ("erfc", 30.0, 0.0, 0.0),
+    ("logit", 0.0, -math.inf, math.inf),
+    ("logit", 1.0, math.inf, math.inf),
+    ("expm1", 1000.0, math.inf, math.inf),
+    ("expm1", -1000.0, -1.0, 0.0),
+    ("exp2", -2000.0, 0.0, 0.0),
+    ("exp2", 2000.0, math.inf, math.inf),
 ])
 def test_domain_edges_give_ieee_values_not_errors(name, x, value_, slope):
     v, d = grad1(name, x)
@@ -419,7 +523,8 @@ def test_domain_edges_give_ieee_values_not_errors(name, x, value_, slope):
     assert va[0] == pytest.approx(value_) and da[0] == pytest.approx(slope)
 
 
-@pytest.mark.parametrize("name, x", [("log", -1.0), ("sqrt", -1.0), ("arcsin", 2.0), ("arccos", -1.5)])
+@pytest.mark.parametrize("name, x", [("log", -1.0), ("sqrt", -1.0), ("arcsin", 2.0), ("arccos", -1.5),
+                                     ("log1p", -2.0), ("arctanh", 2.0), ("arccosh", 0.5), ("logit", 1.5)])
 def test_outside_the_domain_the_value_is_nan_not_an_exception(name, x):
     v, _ = grad1(name, x)
     assert math.isnan(v)

@@ -68,21 +68,3 @@ def reduced_count(x, axes):
     if axes is None:
         return math.prod(shape)
     return math.prod(shape[a] for a in ((axes,) if isinstance(axes, int) else axes))
-
-
-def prod_over(x, axes):
-    """The product over axes: ops.prod over everything, else products of slices, last axis
-    first so the earlier axes keep their numbers."""
-    if axes is None:
-        return ops.prod(x)
-    for axis in sorted((axes,) if isinstance(axes, int) else axes, reverse=True):
-        axis %= len(shape_of(x))
-        lead = (slice(None),) * axis
-        count = shape_of(x)[axis]
-        if count == 0:
-            return ops.sum(x, axis) + 1.0           # the product of nothing is 1
-        result = ops.getitem(x, lead + (0,))
-        for i in range(1, count):
-            result = result * ops.getitem(x, lead + (i,))
-        x = result
-    return x

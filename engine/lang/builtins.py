@@ -10,13 +10,11 @@ from ..core.backend import is_array, np, xp
 from ..core.numbers import is_whole
 from ..core.rules import builtin_primitives
 from ..core.tape import strip
-from .axes import checked_axis, keep_dims, prod_over, reduced_count, reduction_axes, whole_axis
+from .axes import keep_dims, reduced_count, reduction_axes
+from .numpy_builtins import add_library_builtins, add_second_spellings
 from .transforms import transform_builtins
-from .values import describe, dtype, shape_of
+from .values import describe, dtype, shape_of, size_of
 
-
-_axis = whole_axis                    # the names this module's builtins have called them by
-_reduction_axis = checked_axis
 
 
 def _shape_arg(args, what):
@@ -121,17 +119,26 @@ class Builtins:
         total = ops.div(ops.sum(x, axes), float(reduced_count(x, axes)))   # the mean of nothing is nan
         return keep_dims(total, x, axes, keepdims)
 
-    def max(self, x, axis=None, *, keepdims=False):
-        axes = reduction_axes("max", x, axis)
-        return x if not shape_of(x) else keep_dims(ops.max(x, axes), x, axes, keepdims)
+    def max(self, x, *rest, **kwargs):
+        return self._extreme("max", ops.max, ops.maximum, x, rest, kwargs)
 
-    def min(self, x, axis=None, *, keepdims=False):
-        axes = reduction_axes("min", x, axis)
-        return x if not shape_of(x) else keep_dims(ops.min(x, axes), x, axes, keepdims)
+    def min(self, x, *rest, **kwargs):
+        return self._extreme("min", ops.min, ops.minimum, x, rest, kwargs)
 
-    def prod(self, x, axis=None, *, keepdims=False):
-        axes = reduction_axes("prod", x, axis)
-        return x if not shape_of(x) else keep_dims(prod_over(x, axes), x, axes, keepdims)
+    def _extreme(self, name, reduce, pairwise, x, rest, kwargs):
+        """numpy's max(x, axis, keepdims), or Python's max(a, b, c, ...) of three or more
+        arguments (two are numpy's array and axis; maximum(a, b) is the larger of two)."""
+        if len(rest) > 1:
+            out = x
+            for v in rest:
+                out = pairwise(out, v)
+            return out
+        axis = rest[0] if rest else kwargs.pop("axis", None)
+        keepdims = kwargs.pop("keepdims", False)
+        if kwargs:
+            raise SourceError("wrong arguments", f"{name}() got an unexpected keyword `{next(iter(kwargs))}`")
+        axes = reduction_axes(name, x, axis)
+        return x if not shape_of(x) else keep_dims(reduce(x, axes), x, axes, keepdims)
 
     def dot(self, x, y):
         if not shape_of(x) or not shape_of(y):
@@ -164,9 +171,9 @@ class Builtins:
 
 def _numeric(name, fn):
     """A math function that names the builtin when given something that is not a number."""
-    def op(*args):
+    def op(*args, **kwargs):                   # keywords by numpy's names pass straight through
         try:
-            return fn(*args)
+            return fn(*args, **kwargs)
         except TypeError:
             bad = next((a for a in args if not _is_numeric(a)), None)
             if bad is None:
@@ -192,15 +199,13 @@ def make_builtins(interp) -> dict:
     for prim in builtin_primitives():          # the table's entries the language exposes as is
         for name in filter(None, (prim.builtin, prim.alias)):
             add(name, _numeric(name, prim.op), prim.arity)
+    add_library_builtins(add, _numeric)
     add("where", methods.where, 3)
     add("dot", methods.dot, 2)
-    add("sum", methods.sum, 1, 2)
+    add("sum", methods.sum, 1, 2)          # keepdims= by keyword only, as numpy
     add("mean", methods.mean, 1, 2)
-    add("max", methods.max, 1, 2)
-    add("min", methods.min, 1, 2)
-    add("prod", methods.prod, 1, 2)
-    add("amax", methods.max, 1, 2)
-    add("amin", methods.min, 1, 2)
+    add("max", methods.max, 1, 99)
+    add("min", methods.min, 1, 99)
     add("reshape", methods.reshape, 2, 99)
     add("arange", methods.arange, 1, 3)
     add("linspace", methods.linspace, 2, 3)
@@ -213,6 +218,7 @@ def make_builtins(interp) -> dict:
     add("stop_gradient", ops.stop_gradient, 1)
     add("detach", ops.stop_gradient, 1)
     table.update(transform_builtins(interp))          # grad, value_and_grad, hessian, jvp, vjp
+    add_second_spellings(table)
     table["pi"] = math.pi
     table["e"] = math.e
     table["inf"] = math.inf
