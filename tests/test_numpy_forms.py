@@ -174,3 +174,17 @@ def test_other_attributes_are_errors(expr, message):
 
 def test_attribute_of_a_function_is_a_type_error():
     assert "only arrays and numbers" in error("def g(y):\n    return y\ndef f(x):\n    return g.T\n").message
+
+
+def test_library_builtins_take_their_numpy_keywords_from_the_language():
+    # the library's functions are wrapped (loaded on first call): their keywords come from the
+    # library's signatures, not from the wrapper's *args, **kwargs
+    import numpy as np
+    import autodiff
+    A = np.array([[1.0, 2.0, 4.0], [3.0, 5.0, 7.0]])
+    r = autodiff.grad("sum(cumsum(A, axis=1)) + std(A, ddof=1) + prod(A, axis=0, keepdims=True).sum()",
+                      at={"A": A})
+    assert np.isfinite(r.gradient["A"]).all()
+    with pytest.raises(autodiff.SourceError) as err:
+        autodiff.grad("sum(cumsum(A, axes=1))", at={"A": A})
+    assert "unknown keyword argument `axes`" in err.value.message and "axis=" in err.value.hint

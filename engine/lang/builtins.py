@@ -119,24 +119,22 @@ class Builtins:
         total = ops.div(ops.sum(x, axes), float(reduced_count(x, axes)))   # the mean of nothing is nan
         return keep_dims(total, x, axes, keepdims)
 
-    def max(self, x, *rest, **kwargs):
-        return self._extreme("max", ops.max, ops.maximum, x, rest, kwargs)
+    def max(self, x, *rest, axis=None, keepdims=False):
+        return self._extreme("max", ops.max, ops.maximum, x, rest, axis, keepdims)
 
-    def min(self, x, *rest, **kwargs):
-        return self._extreme("min", ops.min, ops.minimum, x, rest, kwargs)
+    def min(self, x, *rest, axis=None, keepdims=False):
+        return self._extreme("min", ops.min, ops.minimum, x, rest, axis, keepdims)
 
-    def _extreme(self, name, reduce, pairwise, x, rest, kwargs):
-        """numpy's max(x, axis, keepdims), or Python's max(a, b, c, ...) of three or more
+    def _extreme(self, name, reduce, pairwise, x, rest, axis, keepdims):
+        """numpy's max(x, axis, keepdims=...), or Python's max(a, b, c, ...) of three or more
         arguments (two are numpy's array and axis; maximum(a, b) is the larger of two)."""
         if len(rest) > 1:
             out = x
             for v in rest:
                 out = pairwise(out, v)
             return out
-        axis = rest[0] if rest else kwargs.pop("axis", None)
-        keepdims = kwargs.pop("keepdims", False)
-        if kwargs:
-            raise SourceError("wrong arguments", f"{name}() got an unexpected keyword `{next(iter(kwargs))}`")
+        if rest:
+            axis = rest[0]
         axes = reduction_axes(name, x, axis)
         return x if not shape_of(x) else keep_dims(reduce(x, axes), x, axes, keepdims)
 
@@ -180,6 +178,8 @@ def _numeric(name, fn):
                 raise
             raise SourceError("type error", f"{name}() takes numbers or arrays, not {describe(bad)}") from None
     op.__name__ = name
+    if hasattr(fn, "accepted_keywords"):       # a library function's keywords (lang/keywords.py)
+        op.accepted_keywords = fn.accepted_keywords
     return op
 
 

@@ -12,8 +12,10 @@ def accepted_keywords(fn) -> tuple:
     functools.wraps to the function wrapped), so nothing that holds an interpreter is kept."""
     bound = hasattr(fn, "__self__")
     func = getattr(fn, "__func__", fn)
-    while hasattr(func, "__wrapped__"):
+    while hasattr(func, "__wrapped__") and not hasattr(func, "accepted_keywords"):
         func = func.__wrapped__
+    if hasattr(func, "accepted_keywords"):      # a wrapper of *args, **kwargs that says what it takes
+        return tuple(func.accepted_keywords)
     code = getattr(func, "__code__", None)
     if code is None:
         return ()

@@ -3,7 +3,7 @@ numpy's parameters (engine/core/library's SIGNATURES), the constructors in the w
 type; and numpy's second spellings of the language's own builtins."""
 from __future__ import annotations
 
-from ..core.library import SIGNATURES, TAKES_DTYPE, function, positional_range
+from ..core.library import SIGNATURES, TAKES_DTYPE, function, parameters, positional_range
 from .values import dtype
 
 # numpy's second spelling -> the builtin it names
@@ -23,6 +23,8 @@ def _on_first_call(name):
             kwargs.setdefault("dtype", dtype())
         return found[0](*args, **kwargs)
     call.__name__ = name
+    # the keywords numpy's function takes (dtype= is filled in here for the constructors)
+    call.accepted_keywords = tuple(p for p in parameters(name) if p != "dtype" or not with_dtype)
     return call
 
 
