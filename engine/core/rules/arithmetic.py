@@ -37,12 +37,12 @@ sub = defprim("sub", lambda x, y: x - y, needs_args=False, float_impl=operator.s
                    lambda g, ans, x, y: unbroadcast(-g, y)),
               jvp=(lambda t, ans, x, y: bcast(t, ans),
                    lambda t, ans, x, y: bcast(-t, ans)))
-mul = defprim("mul", lambda x, y: x * y, float_impl=operator.mul,
+mul = defprim("mul", lambda x, y: x * y, float_impl=operator.mul, reads=("y", "x"),
               vjp=(lambda g, ans, x, y: unbroadcast(g * y, x),
                    lambda g, ans, x, y: unbroadcast(x * g, y)),
               jvp=(lambda t, ans, x, y: bcast(t * y, ans),
                    lambda t, ans, x, y: bcast(x * t, ans)))
-div = defprim("div", _div,
+div = defprim("div", _div, reads=("y", "x y"),
               vjp=(lambda g, ans, x, y: unbroadcast(div(g, y), x),
                    lambda g, ans, x, y: unbroadcast(div(-g * x, y * y), y)),
               jvp=(lambda t, ans, x, y: bcast(div(t, y), ans),

@@ -36,7 +36,7 @@ def _pow_dx(ans, x, y):
     return y * pow(where(eq(y, 0.0), 1.0, x), y - 1.0)
 
 
-pow = defprim("pow", _pow, needs_ans=True,
+pow = defprim("pow", _pow, needs_ans=True, reads=("x y", "ans x"),
               vjp=(lambda g, ans, x, y: unbroadcast(g * _pow_dx(ans, x, y), x),
                    lambda g, ans, x, y: unbroadcast(_pow_dy(g, ans, x, y), y)),
               jvp=(lambda t, ans, x, y: bcast(t * _pow_dx(ans, x, y), ans),
@@ -48,8 +48,9 @@ LN2, LN10 = math.log(2.0), math.log(10.0)
 
 def _elementwise(name, mathfn, deriv, needs_ans=False, **kw):
     """The builtin `name`, numpy's function of that name; deriv(ans, x) is f'(x) in engine ops,
-    and VJP and JVP are both g * f'(x)."""
-    return defprim(name, unary(mathfn, name), needs_ans=needs_ans, builtin=name,
+    and VJP and JVP are both g * f'(x). A derivative written in `ans` alone (exp, tanh) keeps
+    no argument on the tape: needs_ans implies the argument is not read."""
+    return defprim(name, unary(mathfn, name), needs_ans=needs_ans, needs_args=not needs_ans, builtin=name,
                    vjp=(lambda g, ans, x: g * deriv(ans, x),),
                    jvp=(lambda t, ans, x: t * deriv(ans, x),), **kw)
 
@@ -79,7 +80,7 @@ def _sqrt(x):
     return _sqrt_value(x)
 
 
-sqrt = defprim("sqrt", _sqrt, needs_ans=True, builtin="sqrt", kink="sqrt'(0) = +inf",
+sqrt = defprim("sqrt", _sqrt, needs_ans=True, needs_args=False, builtin="sqrt", kink="sqrt'(0) = +inf",
                vjp=(lambda g, ans, x: g * div(0.5, ans),),
                jvp=(lambda t, ans, x: t * div(0.5, ans),))
 
@@ -121,8 +122,16 @@ def _sigmoid(x):
         e = math.exp(x)
         return e / (1.0 + e)
     m = xp()
-    e = m.exp(-m.abs(x))
-    return plain_scalar(m.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e)))
+    e = m.abs(x)
+    if e.ndim == 0:
+        e = m.exp(-e)
+        return plain_scalar(m.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e)))
+    # the same, in two buffers of x's size instead of six temporaries
+    m.negative(e, out=e)
+    m.exp(e, out=e)
+    denominator = e + 1.0
+    m.copyto(e, 1.0, where=x >= 0)
+    return m.divide(e, denominator, out=e)
 
 
 # sigmoid' = sigmoid(x) sigmoid(-x): accurate on both tails, unlike ans * (1 - ans) for x >> 0
