@@ -45,10 +45,10 @@ class PerPosition:
 
 class Primitive:
     __slots__ = ("name", "impl", "vjps", "jvps", "needs_args", "needs_ans", "nondiff", "kink",
-                 "side", "builtin", "alias", "arity", "op", "reads")
+                 "side", "builtin", "alias", "arity", "op", "reads", "elementwise")
 
     def __init__(self, name, impl, vjps=(), jvps=(), needs_args=True, needs_ans=False, nondiff=False,
-                 kink=None, side=None, builtin=None, alias=None, arity=None, reads=None):
+                 kink=None, side=None, builtin=None, alias=None, arity=None, reads=None, elementwise=False):
         self.name = name
         self.impl = impl
         self.vjps = vjps if isinstance(vjps, PerPosition) else tuple(vjps)
@@ -67,6 +67,9 @@ class Primitive:
         # per argument position, what that position's VJP reads: (argument positions, reads ans).
         # An array tape keeps only what the traced positions read (tape.record_reads).
         self.reads = None if reads is None else resolve_reads(reads, self.vjps)
+        # output element i depends on element i of each (broadcast) argument only: JVPs lift
+        # over a stack of tangents by broadcasting (core/batch.py)
+        self.elementwise = elementwise
 
     def __repr__(self):
         return f"<primitive {self.name}>"

@@ -12,6 +12,8 @@ from .accumulate import accumulate
 from .notes import NOTES
 
 _level = [0]
+# level -> its forward-mode step while that level's Duals carry stacked tangents (core/batch.py)
+BATCHED: dict = {}
 
 
 def new_level() -> int:
@@ -181,6 +183,8 @@ def bind(prim, args: tuple, params):
         return record(prim, tape, level, parents, _saved(prim, vals), ans, params)
 
     # forward mode: push tangents through the JVP rules
+    if BATCHED and level in BATCHED:
+        return BATCHED[level](prim, args, params)
     primals = tuple(a.primal if (a.__class__ is Dual and a.level == level) else a for a in args)
     ans = bind(prim, primals, params)
     tangent = None

@@ -12,9 +12,11 @@ from dataclasses import dataclass
 from ...parser.errors import SourceError
 from ..core.backend import np, to_host, xp
 from ..core.notes import reset as reset_notes
+from ..core.batch import batched
 from ..core.tape import Dual, Tape, backward, new_level, strip
 from .common import check_wrt, finish, host, prepare, run, seed_for, sweep, tangent_of, unique_kinks, unit
 from .reverse import GradResult
+from .tangents import basis_chunks, stacked_tangent_of
 from ..lang.values import as_input, dtype, set_dtype, shape_of, size_of
 
 
@@ -123,17 +125,23 @@ def jacobian(source=None, at=None, wrt=None, mode="auto", fn=None, of=None, dtyp
 
 
 def _jacobian_forward(target, inputs, wrt, limits, notes, mode, reason):
+    """All input elements in one pass (chunked under a memory budget): the inputs carry stacked
+    basis tangents, and the output's tangent stack holds the Jacobian's columns."""
     columns, touched, first, passes = {}, set(), None, 0
     for w in wrt:
-        cols = []
-        for k in range(size_of(inputs[w])):
-            value, t, interp = jvp(target, inputs, {w: unit(inputs[w], k)}, limits)
+        chunks = []
+        for start, stop, tangents in basis_chunks(inputs[w]):
+            level = new_level()
+            with batched(level, stop - start):
+                out, interp = run(target, {**inputs, w: Dual(inputs[w], tangents, level)}, limits)
             passes += 1
+            value = strip(out)
             first = first or (value, interp)
+            t = stacked_tangent_of(out, level, shape_of(value), stop - start)
             if t is not None:
                 touched.add(w)
-            cols.append(t)
-        columns[w] = cols
+            chunks.append((start, stop, t))
+        columns[w] = chunks
     if first is None:
         out, interp = run(target, inputs, limits)
         first = (strip(out), interp)
@@ -142,9 +150,10 @@ def _jacobian_forward(target, inputs, wrt, limits, notes, mode, reason):
     jac = {}
     for w in wrt:
         flat = np().zeros((size_of(value), size_of(inputs[w])), dtype=dtype())
-        for k, t in enumerate(columns[w]):
-            flat[:, k] = host(t, out_shape).reshape(-1)
-        jac[w] = finish(flat.reshape(out_shape + shape_of(inputs[w])))
+        for start, stop, t in columns[w]:
+            if t is not None:
+                flat[:, start:stop] = to_host(t).T
+        jac[w] = finish(flat.reshape(out_shape + shape_of(inputs[w])) + 0.0)
     return JacobianResult(value, jac, inputs, mode, reason, passes, [w for w in wrt if w not in touched],
                           interp.signature, unique_kinks(notes.kinks), interp.steps)
 

@@ -21,8 +21,10 @@ from dataclasses import dataclass, field
 
 from ...parser.errors import SourceError
 from ..lang.target import load
-from .common import check_wrt, finish, host, prepare, run, sweep, tangent_of, unique_kinks, unit
-from ..core.backend import np
+from .common import check_wrt, finish, host, prepare, run, sweep, unique_kinks, unit
+from .tangents import basis_chunks, stacked_tangent_of
+from ..core.backend import np, to_host
+from ..core.batch import batched
 from ..core.notes import reset as reset_notes
 from ..core.tape import Dual, Tape, Var, new_level, strip
 from ..lang.values import as_input, dtype, set_dtype, shape_of, size_of
@@ -90,19 +92,22 @@ def _gradient_pass(target, values, wrt, limits):
 
 
 def _forward_over_reverse(target, inputs, wrt, limits, blocks):
-    """Row (a, k) of the Hessian is the tangent of the gradient when input a moves along e_k."""
+    """Rows (a, start..stop) of the Hessian are the tangents of the gradient when input a moves
+    along e_start..e_stop: one pass carries all those tangents stacked (core/batch.py)."""
     first, passes = None, 0
     for a in wrt:
-        for k in range(size_of(inputs[a])):
+        for start, stop, tangents in basis_chunks(inputs[a]):
             level = new_level()
             values = dict(inputs)
-            values[a] = Dual(inputs[a], unit(inputs[a], k), level)
-            out, grads, interp = _gradient_pass(target, values, wrt, limits)
+            values[a] = Dual(inputs[a], tangents, level)
+            with batched(level, stop - start):
+                out, grads, interp = _gradient_pass(target, values, wrt, limits)
             passes += 1
-            first = first or (strip(out), grads, interp)
+            first = first or (strip(out), {w: strip(g) for w, g in grads.items()}, interp)
             for b in wrt:
-                t = tangent_of(grads[b], level, shape_of(inputs[b]))
-                blocks[a][b][k, :] = host(t, shape_of(inputs[b])).reshape(-1)
+                t = stacked_tangent_of(grads[b], level, shape_of(inputs[b]), stop - start)
+                if t is not None:
+                    blocks[a][b][start:stop, :] = to_host(t) + 0.0
     if first is None:                              # no input elements: value and (empty) gradient
         out, grads, interp = _gradient_pass(target, inputs, wrt, limits)
         first = (strip(out), grads, interp)
