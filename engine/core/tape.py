@@ -14,6 +14,8 @@ from .notes import NOTES
 _level = [0]
 # level -> its forward-mode step while that level's Duals carry stacked tangents (core/batch.py)
 BATCHED: dict = {}
+# name -> the table entry with fused VJP kernels, for elementwise primitives over arrays (core/fused.py)
+FUSED_RULES: dict = {}
 
 
 def new_level() -> int:
@@ -178,6 +180,8 @@ def bind(prim, args: tuple, params):
         if not parents:
             return ans
         tape = top.tape
+        if prim.elementwise and FUSED_RULES and ans.__class__ is not float and not tape.keep_values:
+            prim = FUSED_RULES.get(prim.name, prim)
         if prim.reads is not None and not tape.keep_values:
             return record_reads(prim, tape, level, parents, vals, ans, params)
         return record(prim, tape, level, parents, _saved(prim, vals), ans, params)
