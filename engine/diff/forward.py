@@ -2,8 +2,9 @@
 
 `jvp` runs a target once with its inputs boxed as `Dual`s at a fresh level: the output's tangent
 is J·u for the chosen input tangents u. The gradient by forward mode is one such pass per input
-element (`gradient`), and a Jacobian is either one forward pass per input element or one reverse
-sweep of a persistent tape per output element (`jacobian`). Returns results; never prints.
+element (`gradient`), and a Jacobian is either one forward pass carrying a stack of basis tangents
+(core/batch.py; chunked under a memory budget) or one reverse sweep of a persistent tape per
+output element (`jacobian`). Returns results; never prints.
 """
 from __future__ import annotations
 
@@ -79,12 +80,13 @@ class JacobianResult:
 
 
 def choose_mode(mode: str, in_elements: int, out_elements: int):
-    """Forward costs one pass per input element, reverse one sweep per output element."""
+    """Forward carries a tangent per input element (stacked in one pass), reverse makes one sweep
+    per output element."""
     if mode != "auto":
         return mode, f"--mode {mode} was asked for"
     if in_elements < out_elements:
         return "forward", (f"auto: the inputs have {in_elements} element{'s' * (in_elements != 1)}, fewer than "
-                           f"the output's {out_elements}, so one forward pass per input element is cheaper")
+                           f"the output's {out_elements}, so forward mode (a tangent per input element) is cheaper")
     return "reverse", (f"auto: the output has {out_elements} element{'s' * (out_elements != 1)}, no more than "
                        f"the inputs' {in_elements}, so one reverse sweep per output element is cheaper")
 

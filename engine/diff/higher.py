@@ -4,9 +4,9 @@ Both come from differentiating a derivative computation. The rules are written i
 so a reverse sweep run while an outer level is active is itself recorded (on an outer tape) or
 pushes tangents (through outer duals):
 
-- Hessian, forward-over-reverse: one pass per input element; the inputs carry a dual tangent
-  along that element, the inner tape's sweep gives the gradient, and the gradient's tangent is
-  one row of the Hessian (a Hessian-vector product).
+- Hessian, forward-over-reverse: the inputs carry a stack of dual tangents, one per input element
+  (core/batch.py; one pass, chunked under a memory budget), the inner tape's sweep gives the
+  gradient, and the gradient's stacked tangents are the Hessian's rows (Hessian-vector products).
 - Hessian, reverse-over-reverse: the inner sweep is recorded on an outer persistent tape, which
   is swept once per gradient element.
 - n-th derivative: N nested tapes. The tape of order k records the sweep of order k-1, so its
