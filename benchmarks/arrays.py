@@ -49,7 +49,8 @@ def chain_table(args, sizes):
         rows = {}
         for engine in CHAIN_ENGINES:
             python = sys.executable if engine == "ours" else args.ref_python
-            rows[engine] = work(python, engine, "chain", n, args.repeats if n < 10 ** 7 else max(1, args.repeats // 2))
+            repeats = args.repeats if n < 10 ** 7 else max(1, args.repeats // 2)
+            rows[engine] = work(python, engine, "chain", n, repeats)
         torch_grad = rows["torch"][0]["grad"]["median"] if rows["torch"][0] else None
         for engine, (out, err) in rows.items():
             if out is None:

@@ -13,7 +13,8 @@ N = fused.FUSE_MIN_ELEMENTS
 RNG = np.random.default_rng(11)
 ELEMENTWISE = sorted(name for name, prim in TABLE.items() if prim.elementwise and isinstance(prim.vjps, tuple))
 # these must fuse (their rules are plain arithmetic and numexpr functions)
-MUST_FUSE = {"sin", "cos", "tan", "tanh", "exp", "log", "sqrt", "mul", "div", "pow", "sinh", "cosh", "arctan"}
+MUST_FUSE = {"sin", "cos", "tan", "tanh", "exp", "log", "sqrt", "mul", "div", "pow", "sinh", "cosh", "arctan",
+             "sigmoid", "softplus"}
 
 
 def arguments(prim):

@@ -81,7 +81,8 @@ def _sqrt(x):
     return _sqrt_value(x)
 
 
-sqrt = defprim("sqrt", _sqrt, elementwise=True, needs_ans=True, needs_args=False, builtin="sqrt", kink="sqrt'(0) = +inf",
+sqrt = defprim("sqrt", _sqrt, elementwise=True, needs_ans=True, needs_args=False, builtin="sqrt",
+               kink="sqrt'(0) = +inf",
                vjp=(lambda g, ans, x: g * div(0.5, ans),),
                jvp=(lambda t, ans, x: t * div(0.5, ans),))
 
@@ -123,11 +124,11 @@ def _sigmoid(x):
         e = math.exp(x)
         return e / (1.0 + e)
     m = xp()
-    e = m.abs(x)
-    if e.ndim == 0:
-        e = m.exp(-e)
+    if x.__class__ is not m.ndarray or x.ndim == 0:     # also a rule being traced (core/fused.py)
+        e = m.exp(-m.abs(x))
         return plain_scalar(m.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e)))
     # the same, in two buffers of x's size instead of six temporaries
+    e = m.abs(x)
     m.negative(e, out=e)
     m.exp(e, out=e)
     denominator = e + 1.0
@@ -173,13 +174,15 @@ def _minimum(x, y):
     return plain_scalar(xp().minimum(x, y))
 
 
-maximum = defprim("maximum", _maximum, elementwise=True, builtin="maximum", kink="ties split the gradient evenly",
+maximum = defprim("maximum", _maximum, elementwise=True, builtin="maximum",
+                  kink="ties split the gradient evenly",
                   side="difference",
                   vjp=(lambda g, ans, x, y: unbroadcast(g * share(x, y), x),
                        lambda g, ans, x, y: unbroadcast(g * share(y, x), y)),
                   jvp=(lambda t, ans, x, y: bcast(t * share(x, y), ans),
                        lambda t, ans, x, y: bcast(t * share(y, x), ans)))
-minimum = defprim("minimum", _minimum, elementwise=True, builtin="minimum", kink="ties split the gradient evenly",
+minimum = defprim("minimum", _minimum, elementwise=True, builtin="minimum",
+                  kink="ties split the gradient evenly",
                   side="difference",
                   vjp=(lambda g, ans, x, y: unbroadcast(g * share(y, x), x),
                        lambda g, ans, x, y: unbroadcast(g * share(x, y), y)),
