@@ -1,7 +1,7 @@
 """How much memory the process holds now, for the tape-memory bound (`max_tape_mb`).
 
 Read at loop checkpoints only (every few thousand steps), never per op: a runaway `while True`
-under `grad` grows its tape by about 250 MB a second, so the bound is felt within a second."""
+under `grad` grows its tape by about 250 MB a second, so the bound is felt within seconds."""
 from __future__ import annotations
 
 import os
