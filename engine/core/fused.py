@@ -22,6 +22,7 @@ from .rules import TABLE
 from .tape import FUSED_RULES, Shape
 
 FUSE_MIN_ELEMENTS = 1 << 16        # below this numpy's per-op cost is small and numexpr's start-up is not
+MIN_FUSED_OPS = 2                  # operations (each writes one parenthesis) a kernel must fuse to pay
 UFUNCS = {name: name for name in ("sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh",
                                   "tanh", "exp", "log", "log10", "log1p", "expm1", "sqrt", "absolute")}
 UFUNCS["absolute"] = "abs"
@@ -147,8 +148,8 @@ def trace(rule, g, ans, args) -> str | None:
         out = rule(Symbol("g", g.shape), symbol("ans", ans), *(symbol(f"a{i}", a) for i, a in enumerate(args)))
     except (Unfusable, TypeError, ValueError, AttributeError):
         return None
-    if not isinstance(out, Symbol) or out.boolean or out.expr.isidentifier():
-        return None                                # a bare variable: nothing to fuse
+    if not isinstance(out, Symbol) or out.boolean or out.expr.count("(") < MIN_FUSED_OPS:
+        return None                                # one op (g * y) or none: numpy is as quick
     return out.expr if out.shape == tuple(g.shape) else None
 
 
