@@ -37,6 +37,11 @@ class Interpreter(StatementCompiler, ExpressionCompiler, CallCompiler):
         self.check_at = min(self.limits.steps, CHECK_EVERY)   # the step count of the next checkpoint
         self.baseline_mb = None       # the memory at the first checkpoint: growth past it is the tape's
 
+    def restart_count(self):
+        """A fresh step count (and checkpoint) for another run of the same compiled program."""
+        self.steps = self.depth = 0
+        self.check_at = min(self.limits.steps, CHECK_EVERY)
+
     def tick_error(self, span):
         return step_limit_error(self.limits.steps, span)
 
