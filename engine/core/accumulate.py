@@ -20,10 +20,17 @@ INPLACE_MIN_ELEMENTS = 1 << 14
 OWNED_REFS = 4
 
 
+_counts_as_expected = []      # filled by the first large accumulation: [whether OWNED_REFS holds here]
+
+
 def accumulate(prev, contrib):
     """prev + contrib, written into prev or contrib when the sweep owns it."""
     numpy = np()
     ndarray = numpy.ndarray
+    if not _counts_as_expected and prev.__class__ is ndarray and prev.size >= INPLACE_MIN_ELEMENTS:
+        _counts_as_expected.append(calibrate())
+    if not _counts_as_expected or not _counts_as_expected[0]:
+        return prev + contrib
     if prev.__class__ is ndarray and contrib.__class__ is ndarray and prev.size >= INPLACE_MIN_ELEMENTS:
         if owned(prev, contrib) and _fits(prev, contrib):
             return numpy.add(prev, contrib, out=prev)
@@ -44,3 +51,18 @@ def _fits(buffer, other) -> bool:
     """The sum has buffer's shape and dtype (no broadcasting up, no float32 -> float64 loss)."""
     return (buffer.shape == other.shape or np().broadcast_shapes(buffer.shape, other.shape) == buffer.shape) \
         and np().result_type(buffer, other) == buffer.dtype
+
+
+def calibrate() -> bool:
+    """Whether reference counts here read as OWNED_REFS assumes (an interpreter that borrows
+    references would read a shared buffer as owned): if not, no adjoint is added in place."""
+    adjoints = [np().zeros(1)]
+    alone = _probe(adjoints[0])
+    extra = adjoints[0]
+    shared = _probe(adjoints[0])
+    del extra
+    return alone and not shared
+
+
+def _probe(buffer):
+    return owned(buffer, None)                 # called as accumulate calls it: the same frames
