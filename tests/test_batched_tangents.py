@@ -77,3 +77,12 @@ def test_a_program_with_a_loop_and_a_constant_gradient(tmp_path):
           api.hessian(source, at=at, method="reverse-over-reverse").hessian["x"]["x"])
     linear = api.hessian("sum(x) * 3.0", at=at)
     close(linear.hessian["x"]["x"], np.zeros((4, 4)))
+
+
+def test_a_large_output_makes_smaller_chunks(monkeypatch):
+    source, at = "[x[0] * x, x[1] * x, sin(x)]", {"x": X}           # 12 outputs of 4 inputs
+    reverse = api.jacobian(source, at=at, mode="reverse")
+    monkeypatch.setattr(tangents, "TANGENT_BUDGET_ELEMENTS", 24)
+    auto = api.jacobian(source, at=at)
+    assert auto.mode == "forward" and auto.passes == 2              # 2 tangents of 12 per pass
+    close(auto.jacobian["x"], reverse.jacobian["x"])

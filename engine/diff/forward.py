@@ -109,7 +109,7 @@ def jacobian(source=None, at=None, wrt=None, mode="auto", fn=None, of=None, dtyp
     value = strip(out)
     chosen, reason = choose_mode(mode, in_elements, size_of(value))
     if chosen == "forward":
-        return _jacobian_forward(target, inputs, wrt, limits, notes, chosen, reason)
+        return _jacobian_forward(target, inputs, wrt, limits, notes, chosen, reason, size_of(value))
     out_shape = shape_of(value)
     flat = {w: np().zeros((size_of(value), size_of(inputs[w])), dtype=dtype()) for w in wrt}
     touched = set()
@@ -126,13 +126,13 @@ def jacobian(source=None, at=None, wrt=None, mode="auto", fn=None, of=None, dtyp
                           unique_kinks(notes.kinks), interp.steps)
 
 
-def _jacobian_forward(target, inputs, wrt, limits, notes, mode, reason):
+def _jacobian_forward(target, inputs, wrt, limits, notes, mode, reason, out_size=0):
     """All input elements in one pass (chunked under a memory budget): the inputs carry stacked
     basis tangents, and the output's tangent stack holds the Jacobian's columns."""
     columns, touched, first, passes = {}, set(), None, 0
     for w in wrt:
         chunks = []
-        for start, stop, tangents in basis_chunks(inputs[w]):
+        for start, stop, tangents in basis_chunks(inputs[w], out_size):
             level = new_level()
             with batched(level, stop - start):
                 out, interp = run(target, {**inputs, w: Dual(inputs[w], tangents, level)}, limits)

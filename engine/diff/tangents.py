@@ -12,16 +12,17 @@ from ..lang.values import dtype, shape_of, size_of
 TANGENT_BUDGET_ELEMENTS = 1 << 22
 
 
-def chunk_size(value, budget=None) -> int:
-    budget = budget or TANGENT_BUDGET_ELEMENTS
-    return max(1, min(size_of(value), budget // max(1, size_of(value))))
+def chunk_size(value, out_size=0) -> int:
+    """k tangents of `value` per pass: k x max(its size, the output's where known) in budget."""
+    largest = max(1, size_of(value), out_size)
+    return max(1, min(size_of(value), TANGENT_BUDGET_ELEMENTS // largest))
 
 
-def basis_chunks(value, budget=None):
+def basis_chunks(value, out_size=0):
     """(start, stop, tangents) covering the basis of `value`'s space: tangents[j] = e_(start+j),
     stacked as (stop - start,) + value.shape."""
     n = size_of(value)
-    step = chunk_size(value, budget)
+    step = chunk_size(value, out_size)
     shp = shape_of(value)
     for start in range(0, n, step):
         stop = min(n, start + step)
