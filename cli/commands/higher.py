@@ -18,7 +18,7 @@ from .common import CHECK, CHECK_SEED, WRT, emit_checked, load_point, point_json
 @OUT
 @WRT
 @click.option("--mode", type=click.Choice(["auto", "forward", "reverse"]), default="auto", show_default=True,
-              help="forward: one forward pass per input element; reverse: one sweep per output element; "
+              help="forward: one pass carrying a tangent per input element; reverse: one sweep per output element; "
                    "auto: whichever is fewer.")
 @CHECK
 @CHECK_SEED
@@ -39,7 +39,7 @@ def jacobian(target, at, fn, of, dtype, as_json, wrt, mode, debug, check_mode=No
 @WRT
 @click.option("--method", type=click.Choice(["forward-over-reverse", "reverse-over-reverse"]),
               default="forward-over-reverse", show_default=True,
-              help="forward-over-reverse: a Hessian-vector product per input element; reverse-over-reverse: "
+              help="forward-over-reverse: one pass of stacked Hessian-vector products; reverse-over-reverse: "
                    "the taped gradient swept once per element.")
 @CHECK
 @CHECK_SEED

@@ -20,3 +20,4 @@ class TooLarge(EngineError):
 
     def __init__(self, message: str):
         super().__init__("too large", message, "max_elements")
+

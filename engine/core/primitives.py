@@ -45,10 +45,10 @@ class PerPosition:
 
 class Primitive:
     __slots__ = ("name", "impl", "vjps", "jvps", "needs_args", "needs_ans", "nondiff", "kink",
-                 "side", "builtin", "alias", "arity", "op")
+                 "side", "builtin", "alias", "arity", "op", "reads", "elementwise")
 
     def __init__(self, name, impl, vjps=(), jvps=(), needs_args=True, needs_ans=False, nondiff=False,
-                 kink=None, side=None, builtin=None, alias=None, arity=None):
+                 kink=None, side=None, builtin=None, alias=None, arity=None, reads=None, elementwise=False):
         self.name = name
         self.impl = impl
         self.vjps = vjps if isinstance(vjps, PerPosition) else tuple(vjps)
@@ -64,6 +64,12 @@ class Primitive:
         self.alias = alias        # a second language name (math's asin for arcsin)
         self.arity = arity        # positional arguments; None for any number
         self.op = None            # the engine op that applies it (set by defprim)
+        # per argument position, what that position's VJP reads: (argument positions, reads ans).
+        # An array tape keeps only what the traced positions read (tape.record_reads).
+        self.reads = None if reads is None else resolve_reads(reads, self.vjps)
+        # output element i depends on element i of each (broadcast) argument only: JVPs lift
+        # over a stack of tangents by broadcasting (core/batch.py)
+        self.elementwise = elementwise
 
     def __repr__(self):
         return f"<primitive {self.name}>"
@@ -90,6 +96,18 @@ def defprim(name, impl, vjp=(), jvp=(), *, float_impl=None, make_op=None, **kw):
     op.float_impl = float_impl or impl
     prim.op = op
     return op
+
+
+def resolve_reads(reads, vjps) -> tuple:
+    """`reads=("y", "x ans")` (names as the VJPs spell their arguments after g and ans) ->
+    ((frozenset of argument positions, reads ans), ...) per position."""
+    resolved = []
+    for pos, names in enumerate(reads):
+        code = vjps[pos].__code__
+        arg_names = code.co_varnames[2:code.co_argcount]
+        words = names.split()
+        resolved.append((frozenset(arg_names.index(w) for w in words if w != "ans"), "ans" in words))
+    return tuple(resolved)
 
 
 def nondiff(name, impl, **kw):

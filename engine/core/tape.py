@@ -8,9 +8,14 @@ reverse sweep itself is recorded: that is how Hessians and n-th derivatives come
 """
 from __future__ import annotations
 
+from .accumulate import accumulate
 from .notes import NOTES
 
 _level = [0]
+# level -> its forward-mode step while that level's Duals carry stacked tangents (core/batch.py)
+BATCHED: dict = {}
+# name -> the table entry with fused VJP kernels, for elementwise primitives over arrays (core/fused.py)
+FUSED_RULES: dict = {}
 
 
 def new_level() -> int:
@@ -113,15 +118,7 @@ class Shape:
 def _saved(prim, vals):
     if prim.needs_args:
         return vals
-    out = []
-    for v in vals:
-        c = v.__class__
-        if c is float or c is int or c is bool:
-            out.append(v)
-        else:
-            sv = strip(v)
-            out.append(Shape(getattr(sv, "shape", ()), getattr(sv, "dtype", None)))
-    return tuple(out)
+    return tuple(_saved_shape(v) for v in vals)
 
 
 def record(prim, tape, level, parents, args, ans, params=None) -> Var:
@@ -132,6 +129,32 @@ def record(prim, tape, level, parents, args, ans, params=None) -> Var:
     entries.append(Entry(prim, parents, args, ans if prim.needs_ans else None, params, NOTES.span,
                          ans if tape.keep_values else None))
     return out
+
+
+def record_reads(prim, tape, level, parents, vals, ans, params) -> Var:
+    """Record keeping only what the VJPs of the traced positions read (`Primitive.reads`):
+    `sin(x) * 3.0` keeps 3.0, not sin(x). Graph tapes (keep_values) keep everything."""
+    keep, keep_ans = set(), False
+    reads = prim.reads
+    for pos, _ in parents:
+        positions, reads_ans = reads[pos]
+        keep.update(positions)
+        keep_ans = keep_ans or reads_ans
+    args = tuple(v if i in keep else _saved_shape(v) for i, v in enumerate(vals))
+    entries = tape.entries
+    out = Var(ans, tape, len(entries), level)
+    if not keep_ans and ans.__class__ is float and prim.needs_ans:
+        keep_ans = True                                # a float costs nothing: as the scalar path
+    entries.append(Entry(prim, parents, args, ans if keep_ans else None, params, NOTES.span, None))
+    return out
+
+
+def _saved_shape(v):
+    c = v.__class__
+    if c is float or c is int or c is bool:
+        return v
+    sv = strip(v)
+    return Shape(getattr(sv, "shape", ()), getattr(sv, "dtype", None))
 
 
 def bind(prim, args: tuple, params):
@@ -156,9 +179,16 @@ def bind(prim, args: tuple, params):
                         if a.__class__ is Var and a.level == level and vjps[i] is not None)
         if not parents:
             return ans
-        return record(prim, top.tape, level, parents, _saved(prim, vals), ans, params)
+        tape = top.tape
+        if prim.elementwise and FUSED_RULES and ans.__class__ is not float and not tape.keep_values:
+            prim = FUSED_RULES.get(prim.name, prim)
+        if prim.reads is not None and not tape.keep_values:
+            return record_reads(prim, tape, level, parents, vals, ans, params)
+        return record(prim, tape, level, parents, _saved(prim, vals), ans, params)
 
     # forward mode: push tangents through the JVP rules
+    if BATCHED and level in BATCHED:
+        return BATCHED[level](prim, args, params)
     primals = tuple(a.primal if (a.__class__ is Dual and a.level == level) else a for a in args)
     ans = bind(prim, primals, params)
     tangent = None
@@ -202,7 +232,13 @@ def backward(tape: Tape, out, seed, stop_at: int = 0) -> list:
         for pos, j in e.parents:
             contrib = vjps[pos](g, ans, *args, **params) if params else vjps[pos](g, ans, *args)
             prev = adj[j]
-            adj[j] = contrib if prev is None else prev + contrib
+            if prev is None:
+                adj[j] = contrib
+            elif prev.__class__ is float:
+                adj[j] = prev + contrib
+            else:                                      # an array: in place where the sweep owns it
+                prev = None
+                adj[j] = accumulate(adj[j], contrib)
         adj[i] = None
         if free:
             entries[i] = None

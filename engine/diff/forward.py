@@ -2,8 +2,9 @@
 
 `jvp` runs a target once with its inputs boxed as `Dual`s at a fresh level: the output's tangent
 is J·u for the chosen input tangents u. The gradient by forward mode is one such pass per input
-element (`gradient`), and a Jacobian is either one forward pass per input element or one reverse
-sweep of a persistent tape per output element (`jacobian`). Returns results; never prints.
+element (`gradient`), and a Jacobian is either one forward pass carrying a stack of basis tangents
+(core/batch.py; chunked under a memory budget) or one reverse sweep of a persistent tape per
+output element (`jacobian`). Returns results; never prints.
 """
 from __future__ import annotations
 
@@ -12,11 +13,13 @@ from dataclasses import dataclass
 from ...parser.errors import option
 from ..core.backend import np, to_host, xp
 from ..core.notes import reset as reset_notes
+from ..core.batch import batched
 from ..core.tape import Dual, Tape, new_level, strip
 from ..lang.values import dtype, shape_of, size_of
 from .common import (check_wrt, finish, first_or_plain_run, host, on_host, prepare, run, seed_for, sweep, tangent_of,
                      unique_kinks, unit, watched_run)
 from .reverse import GradResult
+from .tangents import basis_chunks, stacked_tangent_of
 
 
 # ---- forward mode ------------------------------------------------------------------------------
@@ -77,12 +80,13 @@ class JacobianResult:
 
 
 def choose_mode(mode: str, in_elements: int, out_elements: int):
-    """Forward costs one pass per input element, reverse one sweep per output element."""
+    """Forward carries a tangent per input element (stacked in one pass), reverse makes one sweep
+    per output element."""
     if mode != "auto":
         return mode, f"{option('mode')} {mode} was asked for"     # the front end spells the setting
     if in_elements < out_elements:
         return "forward", (f"auto: the inputs have {in_elements} element{'s' * (in_elements != 1)}, fewer than "
-                           f"the output's {out_elements}, so one forward pass per input element is cheaper")
+                           f"the output's {out_elements}, so forward mode (a tangent per input element) is cheaper")
     return "reverse", (f"auto: the output has {out_elements} element{'s' * (out_elements != 1)}, no more than "
                        f"the inputs' {in_elements}, so one reverse sweep per output element is cheaper")
 
@@ -102,7 +106,7 @@ def jacobian(source=None, at=None, wrt=None, mode="auto", fn=None, of=None, dtyp
     value = strip(out)
     chosen, reason = choose_mode(mode, in_elements, size_of(value))
     if chosen == "forward":
-        return _jacobian_forward(target, inputs, wrt, limits, notes, chosen, reason)
+        return _jacobian_forward(target, inputs, wrt, limits, notes, chosen, reason, size_of(value))
     out_shape = shape_of(value)
     flat = {w: np().zeros((size_of(value), size_of(inputs[w])), dtype=dtype()) for w in wrt}
     touched = set()
@@ -119,26 +123,33 @@ def jacobian(source=None, at=None, wrt=None, mode="auto", fn=None, of=None, dtyp
                           signature=interp.signature, kinks=unique_kinks(notes.kinks), steps=interp.steps)
 
 
-def _jacobian_forward(target, inputs, wrt, limits, notes, mode, reason):
+def _jacobian_forward(target, inputs, wrt, limits, notes, mode, reason, out_size=0):
+    """All input elements in one pass (chunked under a memory budget): the inputs carry stacked
+    basis tangents, and the output's tangent stack holds the Jacobian's columns."""
     columns, touched, first, passes = {}, set(), None, 0
     for w in wrt:
-        cols = []
-        for k in range(size_of(inputs[w])):
-            value, t, interp = jvp(target, inputs, {w: unit(inputs[w], k)}, limits)
+        chunks = []
+        for start, stop, tangents in basis_chunks(inputs[w], out_size):
+            level = new_level()
+            with batched(level, stop - start):
+                out, interp = run(target, {**inputs, w: Dual(inputs[w], tangents, level)}, limits)
             passes += 1
+            value = strip(out)
             first = first or (value, interp)
+            t = stacked_tangent_of(out, level, shape_of(value), stop - start)
             if t is not None:
                 touched.add(w)
-            cols.append(t)
-        columns[w] = cols
+            chunks.append((start, stop, t))
+        columns[w] = chunks
     value, interp = first_or_plain_run(first, target, inputs, limits)
     out_shape = shape_of(value)
     jac = {}
     for w in wrt:
         flat = np().zeros((size_of(value), size_of(inputs[w])), dtype=dtype())
-        for k, t in enumerate(columns[w]):
-            flat[:, k] = host(t, out_shape).reshape(-1)
-        jac[w] = finish(flat.reshape(out_shape + shape_of(inputs[w])))
+        for start, stop, t in columns[w]:
+            if t is not None:
+                flat[:, start:stop] = to_host(t).T
+        jac[w] = finish(flat.reshape(out_shape + shape_of(inputs[w])) + 0.0)
     return JacobianResult(value=on_host(value), jacobian=jac, inputs=on_host(inputs), mode=mode, reason=reason,
                           passes=passes,
                           unconnected=[w for w in wrt if w not in touched], signature=interp.signature,

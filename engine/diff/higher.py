@@ -4,9 +4,9 @@ Both come from differentiating a derivative computation. The rules are written i
 so a reverse sweep run while an outer level is active is itself recorded (on an outer tape) or
 pushes tangents (through outer duals):
 
-- Hessian, forward-over-reverse: one pass per input element; the inputs carry a dual tangent
-  along that element, the inner tape's sweep gives the gradient, and the gradient's tangent is
-  one row of the Hessian (a Hessian-vector product).
+- Hessian, forward-over-reverse: the inputs carry a stack of dual tangents, one per input element
+  (core/batch.py; one pass, chunked under a memory budget), the inner tape's sweep gives the
+  gradient, and the gradient's stacked tangents are the Hessian's rows (Hessian-vector products).
 - Hessian, reverse-over-reverse: the inner sweep is recorded on an outer persistent tape, which
   is swept once per gradient element.
 - n-th derivative: N nested tapes. The tape of order k records the sweep of order k-1, so its
@@ -20,12 +20,14 @@ import time
 from dataclasses import dataclass, field
 
 from ...parser.errors import SourceError, option
-from ..core.backend import np
+from ..core.backend import np, to_host
+from ..core.batch import batched
 from ..core.notes import reset as reset_notes
 from ..core.tape import Dual, Tape, Var, new_level, strip
 from ..lang.target import load
 from ..lang.values import as_input, dtype, set_dtype, shape_of, size_of
 from .common import check_wrt, finish, host, on_host, prepare, run, sweep, tangent_of, unique_kinks, unit, watched_run
+from .tangents import basis_chunks, stacked_tangent_of
 
 MAX_TAPE_ENTRIES = 3_000_000       # nested tapes beyond this would exhaust memory: stop with an error
 MAX_FORWARD_ORDER = 16             # nested duals cost 2^N passes' worth of work
@@ -88,19 +90,22 @@ def _gradient_pass(target, values, wrt, limits):
 
 
 def _forward_over_reverse(target, inputs, wrt, limits, blocks):
-    """Row (a, k) of the Hessian is the tangent of the gradient when input a moves along e_k."""
+    """Rows (a, start..stop) of the Hessian are the tangents of the gradient when input a moves
+    along e_start..e_stop: one pass carries all those tangents stacked (core/batch.py)."""
     first, passes = None, 0
     for a in wrt:
-        for k in range(size_of(inputs[a])):
+        for start, stop, tangents in basis_chunks(inputs[a]):
             level = new_level()
             values = dict(inputs)
-            values[a] = Dual(inputs[a], unit(inputs[a], k), level)
-            out, grads, interp = _gradient_pass(target, values, wrt, limits)
+            values[a] = Dual(inputs[a], tangents, level)
+            with batched(level, stop - start):
+                out, grads, interp = _gradient_pass(target, values, wrt, limits)
             passes += 1
-            first = first or (strip(out), grads, interp)
+            first = first or (strip(out), {w: strip(g) for w, g in grads.items()}, interp)
             for b in wrt:
-                t = tangent_of(grads[b], level, shape_of(inputs[b]))
-                blocks[a][b][k, :] = host(t, shape_of(inputs[b])).reshape(-1)
+                t = stacked_tangent_of(grads[b], level, shape_of(inputs[b]), stop - start)
+                if t is not None:
+                    blocks[a][b][start:stop, :] = to_host(t) + 0.0
     if first is None:                              # no input elements: value and (empty) gradient
         out, grads, interp = _gradient_pass(target, inputs, wrt, limits)
         first = (strip(out), grads, interp)

@@ -16,7 +16,10 @@ from .callables import Frame
 from .call_forms import CallFormsCompiler
 from .calls import CallCompiler
 from .expressions import ExpressionCompiler
-from .limits import Limits, step_limit_error
+from ..core.memory import resident_mb
+from .limits import Limits, step_limit_error, tape_limit_error
+
+CHECK_EVERY = 4096          # steps between two checks of the tape-memory bound (at loop trips)
 from .names import Scope, assigned_names
 from .statement_forms import StatementFormsCompiler
 from .statements import StatementCompiler
@@ -33,9 +36,27 @@ class Interpreter(StatementCompiler, ExpressionCompiler, CallCompiler, CallForms
         self.last_value = None
         self.loop_depth = 0           # while compiling: how many loops enclose the statement
         self.pause_gc = True          # cleared when the program defines nested functions (cycles)
+        self.check_at = min(self.limits.steps, CHECK_EVERY)   # the step count of the next checkpoint
+        self.baseline_mb = None       # the memory at the first checkpoint: growth past it is the tape's
+
+    def restart_count(self):
+        """A fresh step count (and checkpoint) for another run of the same compiled program."""
+        self.steps = self.depth = 0
+        self.check_at = min(self.limits.steps, CHECK_EVERY)
 
     def tick_error(self, span):
         return step_limit_error(self.limits.steps, span)
+
+    def checkpoint(self, span):
+        """At a loop trip past check_at: the step limit, then the memory the run has added."""
+        if self.steps > self.limits.steps:
+            raise self.tick_error(span)
+        now = resident_mb()
+        if self.baseline_mb is None:
+            self.baseline_mb = now
+        elif now - self.baseline_mb > self.limits.tape_mb:
+            raise tape_limit_error(self.limits.tape_mb, now - self.baseline_mb, span)
+        self.check_at = min(self.limits.steps, self.steps + CHECK_EVERY)
 
     def compile_module(self, module: nodes.Module, globals_names=()):
         """Returns a closure that runs the module's statements in the global frame."""

@@ -7,12 +7,15 @@ FRAMES_PER_CALL = 50       # Python frames one call of the language may take, ge
 
 
 class Limits:
-    """Bounds that turn runaway programs into errors: executed steps, call depth, array size."""
+    """Bounds that turn runaway programs into errors: executed steps, call depth, array size, and
+    the memory a run may add (`tape_mb`, its tape mostly: checked at loop trips)."""
 
-    def __init__(self, steps: int = 10_000_000, depth: int = 200, elements: int = 250_000_000):
+    def __init__(self, steps: int = 10_000_000, depth: int = 200, elements: int = 250_000_000,
+                 tape_mb: int = 1024):
         self.steps = steps
         self.depth = depth
         self.elements = elements
+        self.tape_mb = tape_mb
 
 
 class LimitError(SourceError):
@@ -22,6 +25,13 @@ class LimitError(SourceError):
 def step_limit_error(steps: int, span) -> LimitError:
     return LimitError("step limit", f"the program ran more than {steps:,} steps (an endless loop?)", span,
                       f"raise the limit with {option('max_steps')}")
+
+
+def tape_limit_error(tape_mb: int, grown_mb: float, span) -> LimitError:
+    where = f" (in the loop at line {span.line})" if span is not None else ""
+    return LimitError("tape too large", f"the run added {grown_mb:,.0f} MB, over the tape-memory limit of "
+                      f"{tape_mb:,} MB{where}: a runaway loop under a derivative?", span,
+                      f"raise the limit with {option('max_tape_mb')}")
 
 
 def depth_limit_error(depth: int, fn_name: str, span) -> LimitError:

@@ -158,7 +158,6 @@ class StatementCompiler:
         sig = self.signature
         key = (span.line, span.column)
         me = self
-        limit = self.limits.steps
 
         def run(frame, items):
             trips = 0
@@ -167,8 +166,8 @@ class StatementCompiler:
                 for item in items:
                     trips += 1
                     me.steps += 1
-                    if me.steps > limit:
-                        raise me.tick_error(span)
+                    if me.steps > me.check_at:         # the step limit and the tape's memory
+                        me.checkpoint(span)
                     if name is not None:
                         variables[name] = item
                     r = body(frame)

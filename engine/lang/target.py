@@ -234,7 +234,7 @@ class Runner:
         interp = self.interp
         if self._runs:                      # a fresh count per run; the first keeps the top level's
             interp.signature.clear()        # the compiled closures hold this very list
-            interp.steps = interp.depth = 0
+            interp.restart_count()
         self._runs += 1
         target = self.target
         with _located(target):

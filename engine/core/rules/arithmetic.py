@@ -26,27 +26,27 @@ def _matmul(x, y):
 
 # Python's own operators for floats, where they agree exactly with the forward rule (the fast
 # path of a scalar loop skips one call per op). Division keeps _div: 1.0/0.0 raises in Python.
-add = defprim("add", lambda x, y: x + y, needs_args=False, float_impl=operator.add,
+add = defprim("add", lambda x, y: x + y, elementwise=True, needs_args=False, float_impl=operator.add,
               vjp=(lambda g, ans, x, y: unbroadcast(g, x),
                    lambda g, ans, x, y: unbroadcast(g, y)),
               jvp=(lambda t, ans, x, y: bcast(t, ans),
                    lambda t, ans, x, y: bcast(t, ans)))
-sub = defprim("sub", lambda x, y: x - y, needs_args=False, float_impl=operator.sub,
+sub = defprim("sub", lambda x, y: x - y, elementwise=True, needs_args=False, float_impl=operator.sub,
               vjp=(lambda g, ans, x, y: unbroadcast(g, x),
                    lambda g, ans, x, y: unbroadcast(-g, y)),
               jvp=(lambda t, ans, x, y: bcast(t, ans),
                    lambda t, ans, x, y: bcast(-t, ans)))
-mul = defprim("mul", lambda x, y: x * y, float_impl=operator.mul,
+mul = defprim("mul", lambda x, y: x * y, elementwise=True, float_impl=operator.mul, reads=("y", "x"),
               vjp=(lambda g, ans, x, y: unbroadcast(g * y, x),
                    lambda g, ans, x, y: unbroadcast(x * g, y)),
               jvp=(lambda t, ans, x, y: bcast(t * y, ans),
                    lambda t, ans, x, y: bcast(x * t, ans)))
-div = defprim("div", _div,
+div = defprim("div", _div, elementwise=True, reads=("y", "x y"),
               vjp=(lambda g, ans, x, y: unbroadcast(div(g, y), x),
                    lambda g, ans, x, y: unbroadcast(div(-g * x, y * y), y)),
               jvp=(lambda t, ans, x, y: bcast(div(t, y), ans),
                    lambda t, ans, x, y: bcast(div(-t * x, y * y), ans)))
-neg = defprim("neg", lambda x: -x, needs_args=False, float_impl=operator.neg,
+neg = defprim("neg", lambda x: -x, elementwise=True, needs_args=False, float_impl=operator.neg,
               vjp=(lambda g, ans, x: -g,),
               jvp=(lambda t, ans, x: -t,))
 

@@ -69,7 +69,8 @@ def _where(c, x, y):
 
 
 # the language's where() checks its arguments first (lang/builtins.py), so no builtin= here
-where = defprim("where", _where, kink="the branch not taken gets no gradient", side="condition",
+where = defprim("where", _where, elementwise=True, kink="the branch not taken gets no gradient",
+                side="condition",
                 vjp=(None,
                      lambda g, ans, c, x, y: unbroadcast(where(c, g, 0.0), x),
                      lambda g, ans, c, x, y: unbroadcast(where(c, 0.0, g), y)),

@@ -36,7 +36,7 @@ def _pow_dx(ans, x, y):
     return y * pow(where(eq(y, 0.0), 1.0, x), y - 1.0)
 
 
-pow = defprim("pow", _pow, needs_ans=True,
+pow = defprim("pow", _pow, elementwise=True, needs_ans=True, reads=("x y", "ans x"),
               vjp=(lambda g, ans, x, y: unbroadcast(g * _pow_dx(ans, x, y), x),
                    lambda g, ans, x, y: unbroadcast(_pow_dy(g, ans, x, y), y)),
               jvp=(lambda t, ans, x, y: bcast(t * _pow_dx(ans, x, y), ans),
@@ -48,8 +48,10 @@ LN2, LN10 = math.log(2.0), math.log(10.0)
 
 def _elementwise(name, mathfn, deriv, needs_ans=False, **kw):
     """The builtin `name`, numpy's function of that name; deriv(ans, x) is f'(x) in engine ops,
-    and VJP and JVP are both g * f'(x)."""
-    return defprim(name, unary(mathfn, name), needs_ans=needs_ans, builtin=name,
+    and VJP and JVP are both g * f'(x). A derivative written in `ans` alone (exp, tanh) keeps
+    no argument on the tape: needs_ans implies the argument is not read."""
+    return defprim(name, unary(mathfn, name), needs_ans=needs_ans, needs_args=not needs_ans, builtin=name,
+                   elementwise=True,
                    vjp=(lambda g, ans, x: g * deriv(ans, x),),
                    jvp=(lambda t, ans, x: t * deriv(ans, x),), **kw)
 
@@ -79,7 +81,8 @@ def _sqrt(x):
     return _sqrt_value(x)
 
 
-sqrt = defprim("sqrt", _sqrt, needs_ans=True, builtin="sqrt", kink="sqrt'(0) = +inf",
+sqrt = defprim("sqrt", _sqrt, elementwise=True, needs_ans=True, needs_args=False, builtin="sqrt",
+               kink="sqrt'(0) = +inf",
                vjp=(lambda g, ans, x: g * div(0.5, ans),),
                jvp=(lambda t, ans, x: t * div(0.5, ans),))
 
@@ -94,7 +97,7 @@ def _abs(x):
     return plain_scalar(xp().abs(x))
 
 
-abs = defprim("abs", _abs, builtin="abs", alias="fabs", vjp=(lambda g, ans, x: g * sign(x),),
+abs = defprim("abs", _abs, elementwise=True, builtin="abs", alias="fabs", vjp=(lambda g, ans, x: g * sign(x),),
               jvp=(lambda t, ans, x: t * sign(x),), kink="abs'(0) = 0", side="sign")
 
 
@@ -108,7 +111,7 @@ def _relu(x):
     return plain_scalar(xp().maximum(x, 0))
 
 
-relu = defprim("relu", _relu, builtin="relu", vjp=(lambda g, ans, x: g * step(x),),
+relu = defprim("relu", _relu, elementwise=True, builtin="relu", vjp=(lambda g, ans, x: g * step(x),),
                jvp=(lambda t, ans, x: t * step(x),), kink="relu'(0) = 0", side="sign")
 
 
@@ -121,12 +124,20 @@ def _sigmoid(x):
         e = math.exp(x)
         return e / (1.0 + e)
     m = xp()
-    e = m.exp(-m.abs(x))
-    return plain_scalar(m.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e)))
+    if x.__class__ is not m.ndarray or x.ndim == 0:     # also a rule being traced (core/fused.py)
+        e = m.exp(-m.abs(x))
+        return plain_scalar(m.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e)))
+    # the same, in two buffers of x's size instead of six temporaries
+    e = m.abs(x)
+    m.negative(e, out=e)
+    m.exp(e, out=e)
+    denominator = e + 1.0
+    m.copyto(e, 1.0, where=x >= 0)
+    return m.divide(e, denominator, out=e)
 
 
 # sigmoid' = sigmoid(x) sigmoid(-x): accurate on both tails, unlike ans * (1 - ans) for x >> 0
-sigmoid = defprim("sigmoid", _sigmoid, needs_ans=True, builtin="sigmoid",
+sigmoid = defprim("sigmoid", _sigmoid, elementwise=True, needs_ans=True, builtin="sigmoid",
                   vjp=(lambda g, ans, x: g * (ans * sigmoid(-x)),),
                   jvp=(lambda t, ans, x: t * (ans * sigmoid(-x)),))
 
@@ -138,7 +149,7 @@ def _softplus(x):
     return plain_scalar(m.maximum(x, 0) + m.log1p(m.exp(-m.abs(x))))
 
 
-softplus = defprim("softplus", _softplus, builtin="softplus",
+softplus = defprim("softplus", _softplus, elementwise=True, builtin="softplus",
                    vjp=(lambda g, ans, x: g * sigmoid(x),),
                    jvp=(lambda t, ans, x: t * sigmoid(x),))
 
@@ -163,13 +174,15 @@ def _minimum(x, y):
     return plain_scalar(xp().minimum(x, y))
 
 
-maximum = defprim("maximum", _maximum, builtin="maximum", kink="ties split the gradient evenly",
+maximum = defprim("maximum", _maximum, elementwise=True, builtin="maximum",
+                  kink="ties split the gradient evenly",
                   side="difference",
                   vjp=(lambda g, ans, x, y: unbroadcast(g * share(x, y), x),
                        lambda g, ans, x, y: unbroadcast(g * share(y, x), y)),
                   jvp=(lambda t, ans, x, y: bcast(t * share(x, y), ans),
                        lambda t, ans, x, y: bcast(t * share(y, x), ans)))
-minimum = defprim("minimum", _minimum, builtin="minimum", kink="ties split the gradient evenly",
+minimum = defprim("minimum", _minimum, elementwise=True, builtin="minimum",
+                  kink="ties split the gradient evenly",
                   side="difference",
                   vjp=(lambda g, ans, x, y: unbroadcast(g * share(y, x), x),
                        lambda g, ans, x, y: unbroadcast(g * share(x, y), y)),

@@ -20,8 +20,11 @@ def unbroadcast(g, target):
 def bcast(t, ans):
     """A tangent broadcast up to the output's shape (forward mode's counterpart of unbroadcast)."""
     s = shape(ans)
-    if shape(t) == s:
+    ts = shape(t)
+    if ts == s:
         return t
+    if len(ts) == len(s) + 1:                  # a stack of k tangents (core/batch.py)
+        return t if ts[1:] == s else broadcast_to(t, ts[:1] + s)
     return broadcast_to(t, s)
 
 

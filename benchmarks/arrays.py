@@ -1,0 +1,96 @@
+"""Large arrays (issue 11), side by side in one run, each engine in its own fresh process
+(benchmarks/_reference_arrays.py): a benchmark, not a test; timings vary with machine and load.
+
+    python benchmarks/arrays.py [--ref-python PATH] [--repeats N] [--quick]
+
+1. The 20-op elementwise chain of _reference_arrays.CHAIN at 1e5, 1e6 and 1e7 float64 elements:
+   gradient and forward time (median, min-max) and the first gradient's extra peak memory in arrays
+   of n, for our engine (the library as an API user gets it), a hand-written numpy reverse pass,
+   HIPS autograd, PyTorch eager (default threads and one thread) and JAX jit (compile time apart).
+2. The Hessian (HESSIAN) and the forward-mode Jacobian (JACOBIAN) of n = 50, 200, 1000 inputs next
+   to torch.autograd.functional.hessian/jacobian(vectorize=True) and JAX's jitted hessian/jacfwd.
+
+Our rows run under this interpreter; the references under --ref-python (default: this one), where
+torch, jax and autograd may be installed: none is a project dependency, a missing one is skipped.
+Peak memory: tracemalloc for numpy-based engines, the growth of the peak RSS for torch, XLA's
+temp + output buffers for JAX.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+WORKER = os.path.join(HERE, "_reference_arrays.py")
+CHAIN_ENGINES = ["ours", "numpy", "autograd", "torch", "torch-1", "jax"]
+MATRIX_ENGINES = ["ours", "torch", "jax"]
+
+
+def work(python, engine, kind, n, repeats):
+    proc = subprocess.run([python, WORKER, engine, kind, str(n), str(repeats)], capture_output=True,
+                          text=True, timeout=900)
+    if proc.returncode != 0:
+        return None, proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "failed"
+    return json.loads(proc.stdout.strip().splitlines()[-1]), None
+
+
+def ms(stat):
+    return f"{1e3 * stat['median']:8.1f} ({1e3 * stat['min']:.1f}-{1e3 * stat['max']:.1f})"
+
+
+def chain_table(args, sizes):
+    print("20-op chain: gradient and forward, ms median (min-max); extra peak memory in arrays of n")
+    print(f"{'n':>9} {'engine':<9} {'gradient':>26} {'forward':>26} {'grad/fwd':>8} {'peak':>6} "
+          f"{'vs torch':>8}")
+    for n in sizes:
+        rows = {}
+        for engine in CHAIN_ENGINES:
+            python = sys.executable if engine == "ours" else args.ref_python
+            repeats = args.repeats if n < 10 ** 7 else max(1, args.repeats // 2)
+            rows[engine] = work(python, engine, "chain", n, repeats)
+        torch_grad = rows["torch"][0]["grad"]["median"] if rows["torch"][0] else None
+        for engine, (out, err) in rows.items():
+            if out is None:
+                print(f"{n:>9.0e} {engine:<9} skipped: {err[:80]}")
+                continue
+            ratio = out["grad"]["median"] / out["forward"]["median"]
+            peak = "" if out.get("peak_bytes") is None else f"{out['peak_bytes'] / (8 * n):6.1f}"
+            versus = f"{out['grad']['median'] / torch_grad:7.2f}x" if torch_grad else ""
+            extra = f"  compile {out['compile_s']:.2f} s" if "compile_s" in out else ""
+            print(f"{n:>9.0e} {engine:<9} {ms(out['grad']):>26} {ms(out['forward']):>26} {ratio:8.2f} "
+                  f"{peak:>6} {versus:>8}{extra}")
+
+
+def matrix_table(args, kind, sizes):
+    print(f"{kind} of n inputs: ms median (min-max)")
+    for n in sizes:
+        rows = {e: work(sys.executable if e == "ours" else args.ref_python, e, kind, n, args.repeats)
+                for e in MATRIX_ENGINES}
+        torch_run = rows["torch"][0]["run"]["median"] if rows["torch"][0] else None
+        for engine, (out, err) in rows.items():
+            if out is None:
+                print(f"{n:>6} {engine:<9} skipped: {err[:80]}")
+                continue
+            versus = f"{out['run']['median'] / torch_run:7.2f}x torch" if torch_run else ""
+            extra = f"  compile {out['compile_s']:.2f} s" if "compile_s" in out else ""
+            print(f"{n:>6} {engine:<9} {ms(out['run']):>26} {versus}{extra}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ref-python", default=sys.executable)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--quick", action="store_true", help="1e5 and 1e6 only; n = 50 and 200")
+    args = parser.parse_args()
+    print("load:", os.getloadavg() if hasattr(os, "getloadavg") else "unknown")
+    chain_table(args, [10 ** 5, 10 ** 6] if args.quick else [10 ** 5, 10 ** 6, 10 ** 7])
+    sizes = [50, 200] if args.quick else [50, 200, 1000]
+    matrix_table(args, "hessian", sizes)
+    matrix_table(args, "jacobian", sizes)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,213 @@
+"""Fused VJP kernels for large float64 arrays, generated from the rules table with numexpr.
+
+Each elementwise primitive's VJP rule is traced once per argument layout with `Symbol`s in place
+of arrays: the rule runs as written (its engine ops reach numpy's ufuncs, which hand a Symbol to
+`__array_ufunc__`), and what comes out is one numexpr expression, e.g. sin's `g * cos(x)` or
+div's `-g * x / (y * y)`. numexpr evaluates it blocked and multi-threaded, without one temporary
+array of n per op. So the table stays the one source of derivatives: nothing here restates a
+rule. A rule that does anything a kernel cannot (sum a broadcast, branch on values, call a
+function numexpr lacks) raises `Unfusable` while tracing and keeps its ordinary path, as do small
+arrays, scalars, float32, boxes (a recorded sweep) and graph tapes.
+
+tape.bind records an elementwise primitive over arrays with `FUSED_RULES[name]`: a copy of the
+table entry whose VJPs try the kernel first.
+"""
+from __future__ import annotations
+
+import math
+
+from .backend import np
+from .primitives import Primitive
+from .rules import TABLE
+from .tape import FUSED_RULES, Shape
+
+FUSE_MIN_ELEMENTS = 1 << 16        # below this numpy's per-op cost is small and numexpr's start-up is not
+MIN_FUSED_OPS = 2                  # operations (each writes one parenthesis) a kernel must fuse to pay
+UFUNCS = {name: name for name in ("sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh",
+                                  "tanh", "exp", "log", "log10", "log1p", "expm1", "sqrt", "absolute")}
+UFUNCS["absolute"] = "abs"
+UFUNCS.update(negative="-", add="+", subtract="-", multiply="*", true_divide="/", divide="/",
+              power="**", greater=">", greater_equal=">=", less="<", less_equal="<=", equal="==",
+              not_equal="!=")
+_numexpr = None
+
+
+class Unfusable(Exception):
+    """A rule that a numexpr kernel cannot express: it keeps its ordinary path."""
+
+
+class Symbol:
+    """Stands in for an array (or a number) while a rule is traced into an expression."""
+    __slots__ = ("expr", "shape", "boolean")
+    __array_priority__ = 1000
+
+    def __init__(self, expr, shape, boolean=False):
+        self.expr, self.shape, self.boolean = expr, tuple(shape), boolean
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    def __bool__(self):
+        raise Unfusable("the rule branches on values")
+
+    def astype(self, dtype):
+        if not self.boolean:
+            raise Unfusable("astype of a number")
+        return Symbol(f"where({self.expr}, 1.0, 0.0)", self.shape)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        op = UFUNCS.get(ufunc.__name__)
+        if method != "__call__" or kwargs or op is None:
+            raise Unfusable(f"numexpr has no {ufunc.__name__}")
+        if len(inputs) == 1:
+            return combine(op, inputs[0]) if op == "-" else call(op, inputs[0])
+        return combine(op, inputs[0], inputs[1])
+
+    def __array_function__(self, func, types, args, kwargs):
+        if func.__name__ != "where" or kwargs or len(args) != 3:
+            raise Unfusable(f"numexpr has no {func.__name__}")
+        cond, yes, no = (as_symbol(a) for a in args)
+        if not cond.boolean or yes.boolean or no.boolean:
+            raise Unfusable("where on non-boolean condition")
+        shp = np().broadcast_shapes(cond.shape, yes.shape, no.shape)
+        return Symbol(f"where({cond.expr}, {yes.expr}, {no.expr})", shp)
+
+    def __add__(self, other): return combine("+", self, other)
+    def __radd__(self, other): return combine("+", other, self)
+    def __sub__(self, other): return combine("-", self, other)
+    def __rsub__(self, other): return combine("-", other, self)
+    def __mul__(self, other): return combine("*", self, other)
+    def __rmul__(self, other): return combine("*", other, self)
+    def __truediv__(self, other): return combine("/", self, other)
+    def __rtruediv__(self, other): return combine("/", other, self)
+    def __pow__(self, other): return combine("**", self, other)
+    def __rpow__(self, other): return combine("**", other, self)
+    def __neg__(self): return combine("-", self)
+    def __gt__(self, other): return combine(">", self, other)
+    def __ge__(self, other): return combine(">=", self, other)
+    def __lt__(self, other): return combine("<", self, other)
+    def __le__(self, other): return combine("<=", self, other)
+    def __eq__(self, other): return combine("==", self, other)
+    def __ne__(self, other): return combine("!=", self, other)
+    __hash__ = object.__hash__
+
+
+def as_symbol(v) -> Symbol:
+    if isinstance(v, Symbol):
+        return v
+    if v.__class__ in (float, int) and math.isfinite(v):
+        return Symbol(repr(float(v)), ())
+    raise Unfusable(f"a constant {v!r} in a rule")
+
+
+COMPARISONS = (">", ">=", "<", "<=", "==", "!=")
+
+
+def call(function, a) -> Symbol:
+    a = as_symbol(a)
+    if a.boolean:
+        raise Unfusable("a function of a boolean")
+    return Symbol(f"{function}({a.expr})", a.shape)
+
+
+def combine(op, a, b=None) -> Symbol:
+    a = as_symbol(a)
+    if b is None:
+        if a.boolean:
+            raise Unfusable("arithmetic on a boolean")
+        return Symbol(f"(-{a.expr})", a.shape)
+    b = as_symbol(b)
+    if a.boolean or b.boolean:
+        raise Unfusable("arithmetic on a boolean")
+    shp = np().broadcast_shapes(a.shape, b.shape)
+    return Symbol(f"({a.expr} {op} {b.expr})", shp, boolean=op in COMPARISONS)
+
+
+def layout(v):
+    """What a kernel depends on about one value: its kind and shape (floats are variables)."""
+    c = v.__class__
+    if v is None:
+        return None
+    if c is float:
+        return ("float", v)                          # baked in: rules branch on constants (y != 0)
+    if c is Shape:
+        return ("shape", v.shape)
+    if c is np().ndarray and v.dtype in (np().float64, np().bool_):
+        return (v.dtype.kind, v.shape)
+    raise Unfusable("not a float64 array")
+
+
+def trace(rule, g, ans, args) -> str | None:
+    """The rule as one expression over g, ans, a0, a1..., or None if it is not fusable."""
+    def symbol(name, v):
+        if v is None or v.__class__ is Shape or v.__class__ is float:
+            return v
+        return Symbol(name, v.shape, boolean=v.dtype.kind == "b")
+    try:
+        out = rule(Symbol("g", g.shape), symbol("ans", ans), *(symbol(f"a{i}", a) for i, a in enumerate(args)))
+    except (Unfusable, TypeError, ValueError, AttributeError):
+        return None
+    if not isinstance(out, Symbol) or out.boolean or out.expr.count("(") < MIN_FUSED_OPS:
+        return None                                # one op (g * y) or none: numpy is as quick
+    return out.expr if out.shape == tuple(g.shape) else None
+
+
+def fused_vjp(rule):
+    kernels = {}
+
+    def vjp(g, ans, *args):
+        if g.__class__ is not np().ndarray or g.size < FUSE_MIN_ELEMENTS:
+            return rule(g, ans, *args)
+        try:
+            key = (layout(g), layout(ans), tuple(layout(a) for a in args))
+        except Unfusable:
+            return rule(g, ans, *args)
+        if key not in kernels:
+            kernels[key] = trace(rule, g, ans, args)
+        expr = kernels[key]
+        if expr is None:
+            return rule(g, ans, *args)
+        names = {"g": g, "ans": ans}
+        names.update((f"a{i}", a) for i, a in enumerate(args))
+        out = evaluate(expr, names)
+        return rule(g, ans, *args) if out is None else out
+    vjp.kernels = kernels
+    return vjp
+
+
+def evaluate(expr, names):
+    """The kernel's result, or None where numexpr is not installed (the rule's path then)."""
+    global _numexpr
+    if _numexpr is None:                       # imported on the first large sweep: start-up stays fast
+        try:
+            import numexpr
+        except ImportError:
+            _numexpr = False
+            return None
+        _numexpr = numexpr
+    if _numexpr is False:
+        return None
+    used = {k: v for k, v in names.items() if v.__class__ is np().ndarray}
+    return _numexpr.evaluate(expr, local_dict=used)
+
+
+def fused_entry(prim):
+    """A copy of the table entry whose VJPs try a kernel first."""
+    entry = object.__new__(Primitive)
+    for slot in Primitive.__slots__:
+        setattr(entry, slot, getattr(prim, slot))
+    entry.vjps = tuple(None if rule is None else fused_vjp(rule) for rule in prim.vjps)
+    return entry
+
+
+def install() -> None:
+    """Register the fused entries (tape.bind uses them for arrays). Cheap: nothing is imported
+    or traced until a sweep over a large array needs a kernel."""
+    for name, prim in TABLE.items():
+        if prim.elementwise and isinstance(prim.vjps, tuple):
+            FUSED_RULES[name] = fused_entry(prim)
+
+
+def uninstall() -> None:
+    FUSED_RULES.clear()

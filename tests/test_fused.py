@@ -1,0 +1,76 @@
+"""Issue 11, fused kernels: every elementwise entry of the rules table, with its VJPs traced into
+numexpr kernels (core/fused.py), agrees with the unfused rule on large arrays; small arrays,
+scalars and recorded sweeps keep the ordinary path."""
+import numpy as np
+import pytest
+
+from autodiff.engine import api
+from autodiff.engine.core import fused
+from autodiff.engine.core.rules import TABLE
+from autodiff.engine.core.tape import FUSED_RULES, Shape
+
+N = fused.FUSE_MIN_ELEMENTS
+RNG = np.random.default_rng(11)
+ELEMENTWISE = sorted(name for name, prim in TABLE.items() if prim.elementwise and isinstance(prim.vjps, tuple))
+# these must fuse (their rules are plain arithmetic and numexpr functions, two ops or more)
+MUST_FUSE = {"sin", "cos", "tan", "tanh", "log", "sqrt", "div", "pow", "sinh", "cosh", "arctan",
+             "sigmoid", "softplus"}
+NOT_WORTH_IT = {"mul", "exp", "add", "neg"}      # g * y, g * ans, g, -g: one op, numpy is as quick
+
+
+def arguments(prim):
+    """Arguments in each function's domain: positive, inside (-1, 1) for arcsin/arccos."""
+    lo, hi = (-0.9, 0.9) if prim.name in ("arcsin", "arccos") else (0.2, 2.0)
+    if prim.name == "where":
+        return (RNG.random(N) > 0.5, RNG.uniform(lo, hi, N), RNG.uniform(lo, hi, N))
+    return tuple(RNG.uniform(lo, hi, N) for _ in range(prim.arity))
+
+
+def saved(prim, args):
+    return args if prim.needs_args else tuple(Shape(a.shape, a.dtype) for a in args)
+
+
+@pytest.mark.parametrize("name", ELEMENTWISE)
+def test_fused_vjps_agree_with_the_table(name):
+    prim, entry = TABLE[name], FUSED_RULES[name]
+    args = arguments(prim)
+    ans = prim.impl(*args)
+    g = RNG.uniform(-1.0, 1.0, N)
+    fused_any = False
+    for pos, rule in enumerate(prim.vjps):
+        if rule is None:
+            continue
+        plain = rule(g, ans if prim.needs_ans else None, *saved(prim, args))
+        got = entry.vjps[pos](g, ans if prim.needs_ans else None, *saved(prim, args))
+        np.testing.assert_allclose(got, plain, rtol=1e-14, atol=1e-300)
+        fused_any = fused_any or any(entry.vjps[pos].kernels.values())
+    if name in MUST_FUSE:
+        assert fused_any, f"{name}'s VJP did not become a kernel"
+    if name in NOT_WORTH_IT:
+        assert not fused_any
+
+
+def test_a_constant_is_baked_into_the_kernel():
+    entry = FUSED_RULES["pow"]
+    x = np.linspace(0.5, 2.0, N)
+    out = entry.vjps[0](np.ones(N), None, x, 3.0)
+    np.testing.assert_allclose(out, 3.0 * x ** 2, rtol=1e-14)
+    assert any("3.0" in expr for expr in entry.vjps[0].kernels.values() if expr)
+
+
+def test_small_arrays_and_recorded_sweeps_keep_the_ordinary_path():
+    entry = FUSED_RULES["sin"]
+    entry.vjps[0].kernels.clear()
+    entry.vjps[0](np.ones(8), None, np.ones(8))
+    assert not entry.vjps[0].kernels                       # below the threshold: no kernel made
+    h = api.hessian("sum(sin(x) * x)", at={"x": np.linspace(0, 1, 5)})
+    assert h.hessian["x"]["x"].shape == (5, 5)
+
+
+def test_gradients_agree_with_fusion_off(monkeypatch):
+    source = "sum(exp(-(tanh(sin(x) * cos(x) + x) * 0.5 + 1.0) ** 2 / (1.0 + x * x)) * sqrt(x * x + 1.0))"
+    x = np.linspace(-2, 2, 2 * N)
+    on = api.grad(source, at={"x": x}).gradient["x"]
+    monkeypatch.setattr(fused, "FUSE_MIN_ELEMENTS", 10 ** 12)
+    off = api.grad(source, at={"x": x}).gradient["x"]
+    np.testing.assert_allclose(on, off, rtol=1e-13, atol=0)
