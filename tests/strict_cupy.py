@@ -41,6 +41,8 @@ def _wrap(value):
         return ndarray(numpy.asarray(value))
     if value.__class__ in (tuple, list):
         return value.__class__(_wrap(v) for v in value)
+    if isinstance(value, tuple):          # numpy.linalg's named results (EighResult, SVDResult)
+        return tuple(_wrap(v) for v in value)
     return value
 
 
@@ -206,3 +208,24 @@ def __getattr__(name):
     wrapped = _function(value)
     globals()[name] = wrapped
     return wrapped
+
+
+class _Special:
+    """cupyx.scipy.special's stand-in: scipy.special's functions on device arrays."""
+
+    def __getattr__(self, name):
+        import scipy.special
+        return _function(getattr(scipy.special, name))
+
+
+special = _Special()
+
+
+class _Linalg:
+    """cupy.linalg's stand-in: numpy.linalg's functions on device arrays."""
+
+    def __getattr__(self, name):
+        return _function(getattr(numpy.linalg, name))
+
+
+linalg = _Linalg()

@@ -154,6 +154,19 @@ def to_device(v):
     return _xp.asarray(v)
 
 
+def special_functions():
+    """scipy.special's functions for the active device: scipy's on the CPU (imported on first use:
+    it costs a quarter of a second), cupyx.scipy.special's on a GPU (the stand-in's `special`)."""
+    if _xp is None or _xp is _np:
+        import scipy.special
+        return scipy.special
+    special = getattr(_xp, "special", None)
+    if special is not None:
+        return special
+    import cupyx.scipy.special
+    return cupyx.scipy.special
+
+
 def module_of(v):
     """The array module that holds `v` (as cupy.get_array_module): xp() for a device array,
     numpy for anything else (results, which come back to the host)."""

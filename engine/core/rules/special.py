@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from ..backend import np
+from ..backend import np, special_functions
 from ..primitives import defprim, params_op, plain_scalar
 from .arithmetic import div
 from .elementwise import exp, log
@@ -16,9 +16,8 @@ TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 
 def scipy_special():
-    # imported lazily: scipy costs a quarter of a second, and only programs that use it pay
-    import scipy.special
-    return scipy.special
+    """scipy.special's functions on the active device (scipy's or cupyx's)."""
+    return special_functions()
 
 
 def _same_dtype(r, *args):
