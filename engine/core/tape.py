@@ -110,7 +110,9 @@ class Shape:
         return len(self.shape)
 
 
-def _saved(prim, vals):
+def saved_args(prim, vals):
+    """What an entry keeps of its arguments: the values if the rule reads them, else numbers as
+    they are and `Shape` stand-ins for arrays."""
     if prim.needs_args:
         return vals
     out = []
@@ -156,7 +158,7 @@ def bind(prim, args: tuple, params):
                         if a.__class__ is Var and a.level == level and vjps[i] is not None)
         if not parents:
             return ans
-        return record(prim, top.tape, level, parents, _saved(prim, vals), ans, params)
+        return record(prim, top.tape, level, parents, saved_args(prim, vals), ans, params)
 
     # forward mode: push tangents through the JVP rules
     primals = tuple(a.primal if (a.__class__ is Dual and a.level == level) else a for a in args)

@@ -1,0 +1,213 @@
+"""Compile once, run many: `Function` loads a target once (parse, resolve, compile) and evaluates
+or differentiates it at any number of points; `ReplayRunner` is the same for the checks' and
+plots' repeated plain runs.
+
+The first run at a given input signature (shapes, dtypes, working dtype, limits) is interpreted
+with the inputs watched, and its tape kept as a trace (diff/replay.py); later runs with the same
+signature replay the trace. A program whose control flow or constants may depend on its inputs
+(lang/replayable.py says why) is always interpreted, as is any run whose replay fails: the
+interpreter then reports the error with its line and column, as it always does."""
+from __future__ import annotations
+
+import math
+
+from ..core import ops
+from ..core.backend import np
+from ..core.notes import reset as reset_notes
+from ..core.tape import Tape, Var, strip
+from ..lang.replayable import replay_blocker
+from ..lang.target import Runner, bind_inputs, check_output, load
+from ..lang.values import set_dtype, shape_of
+from . import reverse
+from .common import check_wrt, ones_like_output, seed_for, sweep
+from .replay import record_trace, replay_adjoints, replay_output, replay_values
+
+
+def input_signature(inputs: dict, dtype_name: str, limits) -> tuple:
+    """What a trace is valid for: each input's kind, shape and dtype, and the run's settings."""
+    parts = [dtype_name, None if limits is None else (limits.steps, limits.depth, limits.elements)]
+    for name, v in inputs.items():
+        parts.append((name, v.__class__, tuple(getattr(v, "shape", ())), str(getattr(v, "dtype", ""))))
+    return tuple(parts)
+
+
+def all_finite(values) -> bool:
+    for v in values:
+        if v.__class__ is float:
+            if not math.isfinite(v):
+                return False
+        elif not np().all(np().isfinite(v)):
+            return False
+    return True
+
+
+class Function:
+    """A target compiled once. Inputs come as a dict, as keywords, or both; results are numbers
+    and numpy arrays. `evaluate_result` and `grad_result` give the full results the commands use."""
+
+    def __init__(self, source_or_path=None, fn=None, of=None, target=None):
+        self.target = target if target is not None else load(source_or_path, fn, of)
+        self.inputs = list(self.target.inputs)
+        # why the tape cannot be replayed (None: it can), decided once from the AST
+        self.blocker = replay_blocker(self.target.node, self.inputs)
+        self.traces: dict = {}
+        self.replays = 0            # runs answered by a replay (for tests and benchmarks)
+        self.interpreted = 0        # runs made by the interpreter
+
+    def __repr__(self):
+        return f"<autodiff.Function {self.target.describe()}>"
+
+    # ---- the Python API: numbers in, numbers out ----
+    def __call__(self, at=None, /, **inputs):
+        return self.evaluate_result(_merge(at, inputs)).value
+
+    def grad(self, at=None, /, *, wrt=None, seed=None, **inputs) -> dict:
+        """The gradient as {input name: number or array}."""
+        return self.grad_result(_merge(at, inputs), wrt, seed).gradient
+
+    def value_and_grad(self, at=None, /, *, wrt=None, seed=None, **inputs) -> tuple:
+        result = self.grad_result(_merge(at, inputs), wrt, seed)
+        return result.value, result.gradient
+
+    def jacobian(self, at=None, /, *, wrt=None, mode="auto", **inputs) -> dict:
+        """{input name: array of shape output.shape + input.shape} (interpreted: no replay yet)."""
+        from .forward import jacobian      # forward mode loads only when asked for
+        return jacobian(None, _merge(at, inputs), wrt, mode, target=self.target).jacobian
+
+    def hessian(self, at=None, /, *, wrt=None, **inputs) -> dict:
+        """{a: {b: array of shape a.shape + b.shape}} (interpreted: no replay yet)."""
+        from .higher import hessian         # Hessians load only when asked for
+        return hessian(None, _merge(at, inputs), wrt, target=self.target).hessian
+
+    # ---- full results ----
+    def evaluate_result(self, at, dtype_name="float64", limits=None) -> reverse.RunResult:
+        set_dtype(dtype_name)
+        inputs = bind_inputs(self.target, dict(at or {}))
+        if self.blocker is not None:
+            self.interpreted += 1
+            return reverse.evaluate(None, inputs, dtype_name=dtype_name, limits=limits, target=self.target)
+        key = input_signature(inputs, dtype_name, limits) + (tuple(self.inputs),)   # shared with grads
+        trace = self.traces.get(key)
+        if trace is not None:
+            notes = reset_notes()
+            try:
+                value = strip(replay_output(trace, replay_values(trace, list(inputs.values()))))
+            except Exception:               # the interpreter reports it, located
+                value = None
+            if value is not None:
+                self.replays += 1
+                return reverse.RunResult(value=value, inputs=inputs, signature=list(trace.signature),
+                                         kinks=list(notes.kinks), steps=trace.run_steps)
+        return self._record_evaluate(inputs, key, limits)
+
+    def _record_evaluate(self, inputs, key, limits):
+        """An interpreted run with every input watched; its tape becomes the trace for `key`."""
+        self.interpreted += 1
+        notes = reset_notes()
+        runner = Runner(self.target, limits)
+        tape = Tape(persistent=True)
+        out = runner.run({k: tape.watch(v) for k, v in inputs.items()})
+        check_output(out, self.target)
+        interp = runner.interp
+        self.traces[key] = record_trace(tape, out, interp.signature, interp.steps)
+        return reverse.RunResult(value=strip(out), inputs=inputs, signature=interp.signature,
+                                 kinks=list(notes.kinks), steps=interp.steps)
+
+    def grad_result(self, at, wrt=None, seed=None, dtype_name="float64", limits=None) -> reverse.GradResult:
+        """The reverse-mode gradient, as `api.grad` gives it. Replayed when every input is
+        differentiated (a subset is interpreted: its tape would be a different one)."""
+        set_dtype(dtype_name)
+        inputs = bind_inputs(self.target, dict(at or {}))
+        wrt = check_wrt(self.target, wrt)
+        if self.blocker is not None or sorted(wrt) != sorted(self.inputs):
+            self.interpreted += 1
+            return reverse.grad(None, inputs, wrt, seed, dtype_name=dtype_name, limits=limits, target=self.target)
+        key = input_signature(inputs, dtype_name, limits) + (tuple(wrt),)
+        trace = self.traces.get(key)
+        if trace is not None:
+            result = self._replay_grad(trace, inputs, wrt, seed)
+            if result is not None:
+                self.replays += 1
+                return result
+        return self._record_grad(inputs, wrt, seed, key, dtype_name, limits)
+
+    def _record_grad(self, inputs, wrt, seed, key, dtype_name, limits):
+        self.interpreted += 1
+        result = reverse.grad(None, inputs, wrt, seed, dtype_name=dtype_name, limits=limits, target=self.target,
+                              keep_tape=True)
+        tape, index = result.tape, result.output_index
+        out = tape.entries[index] if index is not None else None
+        output = Var(out.value, tape, index, tape.level) if out is not None else result.value
+        self.traces[key] = record_trace(tape, output, result.signature, result.steps)
+        result.tape = result.output_index = result.seed = None     # as a plain gradient leaves them
+        return result
+
+    def _replay_grad(self, trace, inputs, wrt, seed):
+        """The gradient from a replay, or None where it must be interpreted (an error, or a
+        non-finite number whose provenance the interpreter's run traces)."""
+        notes = reset_notes()
+        leaves = [inputs[name] for name in wrt]
+        try:
+            values = replay_values(trace, leaves)
+            value = strip(replay_output(trace, values))
+            if seed is not None:
+                seed_value, reduced = seed_for(seed, value), "seed"
+            else:
+                seed_value, reduced = ones_like_output(value), ("sum" if shape_of(value) else None)
+            length, adjoints = replay_adjoints(trace, values, seed_value)
+        except Exception:
+            return None
+        gradient, unconnected = {}, []
+        for i, name in enumerate(wrt):
+            g = adjoints[i]
+            if g is None:
+                unconnected.append(name)
+                g = ops.zeros_like(inputs[name])
+            gradient[name] = strip(g)
+        if not all_finite([value, *gradient.values()]):
+            return None
+        return reverse.GradResult(value=value, gradient=gradient, inputs=inputs, unconnected=unconnected,
+                                  reduced=reduced, signature=list(trace.signature), kinks=list(notes.kinks),
+                                  tape_length=length, steps=trace.run_steps)
+
+
+def _merge(at, inputs) -> dict:
+    merged = dict(at or {})
+    merged.update(inputs)
+    return merged
+
+
+class ReplayRunner:
+    """`lang.target.Runner`'s interface (call it on raw values: the raw output; `signature`),
+    replaying the trace of its first run at each input signature."""
+
+    def __init__(self, target, limits=None):
+        self.target = target
+        self.runner = Runner(target, limits)
+        self.interp = self.runner.interp
+        self.limits = limits
+        self.blocker = replay_blocker(target.node, target.inputs)
+        self.traces: dict = {}
+        self.signature = ()
+
+    def __call__(self, values: dict):
+        if self.blocker is not None:
+            out = self.runner(values)
+            self.signature = self.runner.signature
+            return out
+        key = input_signature(values, "", None)
+        trace = self.traces.get(key)
+        if trace is not None:
+            try:
+                out = strip(replay_output(trace, replay_values(trace, [values[k] for k in self.target.inputs])))
+            except Exception:               # the interpreter reports it, located
+                out = None
+            if out is not None:
+                self.signature = trace.signature
+                return out
+        tape = Tape(persistent=True)
+        out = self.runner.run({k: tape.watch(values[k]) for k in self.target.inputs})
+        self.signature = tuple(self.interp.signature)
+        check_output(out, self.target)
+        self.traces[key] = record_trace(tape, out, self.signature, self.interp.steps)
+        return strip(out)
