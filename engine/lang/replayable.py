@@ -53,7 +53,7 @@ class _Analysis:
             return "a comparison or logic on a computed value"
         if isinstance(x, (nodes.If, nodes.While, nodes.IfExp)) and not self.static(x.test):
             return "a branch or loop condition on a computed value"
-        if isinstance(x, nodes.BinChain) and not set(x.ops) <= _ARITHMETIC:
+        if isinstance(x, nodes.BinChain) and not set(x.ops) <= _ARITHMETIC and not self.static(x):
             return f"the operator {next(o for o in x.ops if o not in _ARITHMETIC)}"
         if isinstance(x, nodes.Subscript):
             bounds = [b for i in x.index for b in ((i.lower, i.upper, i.step) if isinstance(i, nodes.Slice)
@@ -93,7 +93,11 @@ def _children(e) -> list:
 
 
 def _assignments(tree):
-    """(name, value expression or None for 'not static') for every binding in the program."""
+    """(name, value expression, or None for 'never static') for every binding in the program.
+    A function's parameter is bound by each call's argument; a function used other than by a
+    direct call (passed as a value) may get anything."""
+    defs = {x.name: x for x in walk(tree) if isinstance(x, nodes.FunctionDef)}
+    called = set()
     for x in walk(tree):
         if isinstance(x, nodes.Assign):
             for t in x.targets:
@@ -104,8 +108,14 @@ def _assignments(tree):
             it = x.iter
             ranged = isinstance(it, nodes.Call) and isinstance(it.func, nodes.Name) and it.func.id == "range"
             yield x.target.id, (it if ranged else None)
-        elif isinstance(x, nodes.FunctionDef):
-            for p in x.params:
+        elif isinstance(x, nodes.Call) and isinstance(x.func, nodes.Name) and x.func.id in defs:
+            called.add(id(x.func))
+            params = defs[x.func.id].params
+            for i, p in enumerate(params):
+                yield p, (x.args[i] if len(x.args) == len(params) else None)
+    for x in walk(tree, bindings=False):
+        if isinstance(x, nodes.Name) and x.id in defs and id(x) not in called:
+            for p in defs[x.id].params:
                 yield p, None
 
 
