@@ -16,8 +16,7 @@ from .gradient import check_gradient
 from .hand import HandGradient, expression_target
 from .report import FAILING, KINK, WARNING, tolerance_for
 from .verdicts import compare
-from ..diff import reverse
-from ..diff.function import ReplayRunner
+from ..diff.function import Function, ReplayRunner
 from ..lang.target import bind_inputs, constant, load
 from ..lang.limits import Limits
 from ..lang.values import set_dtype
@@ -114,6 +113,7 @@ def _run(case, result, seed):
     limits = Limits(steps=opts.get("max_steps", 10_000_000))
     target = _case_target(case)
     runner = ReplayRunner(target, limits)        # the check's perturbed runs replay its tape
+    function = Function(target=target)            # so do its points' gradients
     wrt = case.wrt
     for w in wrt or ():
         if w not in target.inputs:
@@ -132,7 +132,7 @@ def _run(case, result, seed):
     verdicts = set()
     for k, point in enumerate(points):
         inputs = bind_inputs(target, point)
-        ad = reverse.grad(None, inputs, wrt, None, dtype_name=dtype, limits=limits, target=target)
+        ad = function.grad_result(inputs, wrt, None, dtype_name=dtype, limits=limits)
         report = check_gradient(target=target, at=inputs, grad=hand, mode=result.mode, seed=seed, dtype=dtype,
                                 rtol=tol.rtol, atol=tol.atol, step=tol.step, wrt=wrt, limits=limits,
                                 ad_result=ad, runner=runner)
