@@ -252,3 +252,21 @@ def test_replay_runner_gives_the_runners_outputs():
     for k in range(4):
         x = {"x": np.array([0.1, 0.2, 0.3]) * (k + 1)}
         assert same_number(replaying(x), plain(x)) and replaying.signature == plain.signature
+
+
+# ---- the README's example -----------------------------------------------------------------------
+
+README_CODE = ['f = autodiff.function("sum(x * x) + y")', 'f(x=[1.0, 2.0], y=3.0)', 'f.grad(x=[1.0, 2.0], y=3.0)',
+               'f.value_and_grad(x=[3.0, 4.0], y=0.0)', 'f.jacobian(x=[1.0, 2.0], y=3.0)["x"]',
+               '(f.replays, f.interpreted)']
+
+
+def test_the_readme_example_gives_what_it_says():
+    text = (ROOT / "README.md").read_text()
+    block = text.split("### Compile once, run many: `autodiff.function`")[1].split("```python\n")[1].split("```")[0]
+    lines = [line.split("  #", 1) for line in block.strip().splitlines()]
+    assert [code.strip() for code, _ in lines] == README_CODE
+    f = autodiff.function("sum(x * x) + y")
+    results = [f(x=[1.0, 2.0], y=3.0), f.grad(x=[1.0, 2.0], y=3.0), f.value_and_grad(x=[3.0, 4.0], y=0.0),
+               f.jacobian(x=[1.0, 2.0], y=3.0)["x"], (f.replays, f.interpreted)]
+    assert [repr(r) for r in results] == [comment.strip() for _, comment in lines[1:]]
