@@ -105,7 +105,7 @@ class Function:
         self.interpreted += 1
         notes = reset_notes()
         runner = Runner(self.target, limits)
-        tape = Tape(persistent=True)
+        tape = Tape(persistent=True, keep_values=True)    # a trace reads its values' types
         out = runner.run({k: tape.watch(v) for k, v in inputs.items()})
         check_output(out, self.target)
         interp = runner.interp
@@ -205,7 +205,7 @@ class ReplayRunner:
             if out is not None:
                 self.signature = trace.signature
                 return out
-        tape = Tape(persistent=True)
+        tape = Tape(persistent=True, keep_values=True)    # a trace reads its values' types
         out = self.runner.run({k: tape.watch(values[k]) for k in self.target.inputs})
         self.signature = tuple(self.interp.signature)
         check_output(out, self.target)

@@ -19,6 +19,7 @@ from ..core.tape import Entry, Shape, Tape, Var, backward, saved_args
 class Trace:
     """What a replay needs of one recorded run."""
     steps: list                 # (primitive, parents, arguments, params, span) after the leaves
+    forwards: list              # per step, a closure: the tape values so far -> that step's value
     leaves: int                 # the watched inputs: tape indices 0 .. leaves-1, in input order
     output: int | None          # the output's tape index; None when it does not depend on the inputs
     constant: object            # the output itself when it does not depend on the inputs
@@ -26,51 +27,101 @@ class Trace:
     run_steps: int              # the interpreter's step count for that run
 
 
+def _forward(prim, parents, args, params, span, floats):
+    """One step's forward as a closure over the table's own callable: the float forward where
+    the recorded arguments were all Python floats (as the ops' fast paths chose), else `impl`.
+    Closures, not generated source: nothing of the user's text is ever compiled."""
+    notes = NOTES
+    if params:
+        impl = prim.impl
+        if len(parents) == 1 and len(args) == 1:
+            (_, j), = parents
+
+            def step(values):
+                notes.span = span
+                return impl(values[j], **params)
+            return step
+    else:
+        impl = prim.op.float_impl if floats else prim.impl
+        if len(args) == 1 and len(parents) == 1:
+            (_, j), = parents
+
+            def step(values):
+                notes.span = span
+                return impl(values[j])
+            return step
+        if len(args) == 2 and len(parents) == 2:
+            (_, j), (_, k) = parents
+
+            def step(values):
+                notes.span = span
+                return impl(values[j], values[k])
+            return step
+        if len(args) == 2 and len(parents) == 1:
+            (pos, j), = parents
+            const = args[1 - pos]
+            if pos == 0:
+                def step(values):
+                    notes.span = span
+                    return impl(values[j], const)
+            else:
+                def step(values):
+                    notes.span = span
+                    return impl(const, values[j])
+            return step
+
+    def general(values):
+        full = list(args)
+        for pos, j in parents:
+            full[pos] = values[j]
+        notes.span = span
+        return impl(*full, **params) if params else impl(*full)
+    return general
+
+
+def _recorded_class(entries, j):
+    return entries[j].value.__class__
+
+
 def record_trace(tape: Tape, out, signature, run_steps) -> Trace | None:
-    """The trace of a finished (persistent) tape, or None if some argument the rules did not
-    record could still depend on an input (a replay would then use a stale number)."""
+    """The trace of a finished tape (persistent, with its values kept), or None if some argument
+    the rules did not record could still depend on an input (a replay would use a stale number)."""
     entries = tape.entries
     leaves = 0
     while leaves < len(entries) and entries[leaves].prim is None:
         leaves += 1
-    steps = []
+    steps, forwards = [], []
     for e in entries[leaves:]:
         prim = e.prim
         if prim is None:
             return None                           # a watch in mid-run: a nested derivative
-        traced = {pos for pos, _ in e.parents}
+        traced = dict(e.parents)
         args = e.args
+        floats = True
         for pos, arg in enumerate(args):
             if pos in traced:
+                floats = floats and _recorded_class(entries, traced[pos]) is float
                 continue
             if arg.__class__ is Shape or prim.vjps[pos] is None:
                 return None                       # a constant not kept, or a traced value unrecorded
+            floats = floats and arg.__class__ is float
         steps.append((prim, e.parents, args, e.params, e.span))
+        forwards.append(_forward(prim, e.parents, args, e.params, e.span, floats))
+    common = dict(steps=steps, forwards=forwards, leaves=leaves, signature=tuple(signature), run_steps=run_steps)
     if out.__class__ is Var:
         if out.tape is not tape:
             return None
-        return Trace(steps=steps, leaves=leaves, output=out.index, constant=None,
-                     signature=tuple(signature), run_steps=run_steps)
-    return Trace(steps=steps, leaves=leaves, output=None, constant=out, signature=tuple(signature),
-                 run_steps=run_steps)
+        return Trace(output=out.index, constant=None, **common)
+    return Trace(output=None, constant=out, **common)
 
 
 def replay_values(trace: Trace, inputs: list) -> list:
-    """Every tape value recomputed from `inputs` (the leaves), with each step's span set for the
-    kink notes its forward rule makes."""
+    """Every tape value recomputed from `inputs` (the leaves), each step's span set for the kink
+    notes its forward rule makes."""
     values = list(inputs)
     append = values.append
-    for prim, parents, args, params, span in trace.steps:
-        args = list(args)
-        for pos, j in parents:
-            args[pos] = values[j]
-        NOTES.span = span
-        if params:
-            append(prim.impl(*args, **params))
-        elif all(a.__class__ is float for a in args):
-            append(prim.op.float_impl(*args))     # what the ops' float fast paths call
-        else:
-            append(prim.impl(*args))
+    for forward in trace.forwards:
+        append(forward(values))
     return values
 
 
@@ -79,18 +130,20 @@ def replay_output(trace: Trace, values: list):
 
 
 def replay_tape(trace: Trace, values: list) -> Tape:
-    """A tape of the recorded entries holding the replayed values, to sweep with `backward`."""
+    """A tape of the recorded entries holding the replayed values, to sweep with `backward`.
+    A rule that reads only its arguments' shapes keeps the recorded stand-ins (the same shapes)."""
     tape = Tape()
     entries = tape.entries
     for i in range(trace.leaves):
         entries.append(Entry(None, (), (), None, None, None, values[i]))
     index = trace.leaves
     for prim, parents, args, params, span in trace.steps:
-        args = list(args)
-        for pos, j in parents:
-            args[pos] = values[j]
-        entries.append(Entry(prim, parents, saved_args(prim, tuple(args)),
-                             values[index] if prim.needs_ans else None, params, span, None))
+        if prim.needs_args or not all(a.__class__ is Shape for a in args):
+            full = list(args)
+            for pos, j in parents:
+                full[pos] = values[j]
+            args = saved_args(prim, tuple(full))
+        entries.append(Entry(prim, parents, args, values[index] if prim.needs_ans else None, params, span, None))
         index += 1
     return tape
 
