@@ -1,5 +1,6 @@
 """GradBench-style suite: the gradient of each eval (benchmarks/gradbench_evals.py) at three sizes,
-ours (`autodiff.function`, compiled once, replayed after the first call) against PyTorch eager.
+ours (`autodiff.function`, compiled once, replayed after the first call) against PyTorch eager
+and HIPS autograd (where importable in the torch Python; JAX is not timed here).
 
     python benchmarks/gradbench.py [--repeats 5] [--torch /tmp/bvenv/bin/python] [--evals llsq,lse]
 
@@ -63,6 +64,22 @@ def child_torch(name, size, repeats):
             "grad": {k: float(g.abs().sum()) for k, g in zip(at, grads)}}
 
 
+def child_autograd(name, size, repeats):
+    import autograd
+    from gradbench_autograd import FUNCTIONS
+    from gradbench_evals import inputs
+    at = inputs(name, size)
+    f = FUNCTIONS[name]
+    both = autograd.value_and_grad(lambda *args: f(*args), argnum=tuple(range(len(at))))
+    times = []
+    for _ in range(repeats + 1):
+        t0 = time.perf_counter()
+        value, grads = both(*at.values())
+        times.append(time.perf_counter() - t0)
+    return {"times": times[1:], "value": float(value),
+            "grad": {k: float(abs(g).sum()) for k, g in zip(at, grads)}}
+
+
 def child_overhead(engine, repeats):
     """Seconds per call of the gradient of x*x at a float."""
     calls = 2000
@@ -121,25 +138,28 @@ def main(argv=None):
         if kind == "overhead":
             print(json.dumps(child_overhead(args.child[1], args.repeats)))
         else:
-            run = child_ours if kind == "ours" else child_torch
+            run = {"ours": child_ours, "torch": child_torch, "autograd": child_autograd}[kind]
             print(json.dumps(run(args.child[1], int(args.child[2]), args.repeats)))
         return
-    print(f"{'eval':8} {'size':>6}  {'ours ms median [min-max]':>30}  {'torch ms median [min-max]':>30}"
-          f"  {'ratio':>6}  {'first':>8}  replay  same")
+    print(f"{'eval':8} {'size':>6}  {'ours ms median [min-max]':>28}  {'torch ms median [min-max]':>28}"
+          f"  {'ratio':>6}  {'autograd ms':>28}  {'first':>8}  replay  same")
     ratios = {0: [], 1: [], 2: []}
     for name in args.evals.split(","):
         for rank, size in enumerate(SIZES[name]):
             common = [name, str(size), "--repeats", str(args.repeats)]
             ours = spawn(sys.executable, ["ours", *common[:2]] + common[2:])
             theirs = spawn(args.torch, ["torch", *common[:2]] + common[2:])
+            hips = spawn(args.torch, ["autograd", *common[:2]] + common[2:])
+            hips_text = fmt(hips["times"]) if "error" not in hips else "-"
             if "error" in ours or "error" in theirs:
                 print(f"{name:8} {size:>6}  error: {ours.get('error') or theirs.get('error')}")
                 continue
             ratio = statistics.median(ours["times"]) / statistics.median(theirs["times"])
             ratios[rank].append(ratio)
-            print(f"{name:8} {size:>6}  {fmt(ours['times']):>30}  {fmt(theirs['times']):>30}  {ratio:6.2f}"
-                  f"  {ours['first'] * 1e3:8.2f}  {'yes' if ours['replayed'] else 'no':6}  "
-                  f"{'yes' if agree(ours, theirs) else 'NO'}", flush=True)
+            same = agree(ours, theirs) and ("error" in hips or agree(ours, hips))
+            print(f"{name:8} {size:>6}  {fmt(ours['times']):>28}  {fmt(theirs['times']):>28}  {ratio:6.2f}"
+                  f"  {hips_text:>28}  {ours['first'] * 1e3:8.2f}  {'yes' if ours['replayed'] else 'no':6}  "
+                  f"{'yes' if same else 'NO'}", flush=True)
     for rank, label in enumerate(("small", "medium", "large")):
         if ratios[rank]:
             geo = math.exp(sum(map(math.log, ratios[rank])) / len(ratios[rank]))
