@@ -31,6 +31,15 @@ def input_signature(inputs: dict, dtype_name: str, limits) -> tuple:
     return tuple(parts)
 
 
+MAX_TRACES = 32          # input signatures kept per function; past that the oldest goes
+
+
+def keep_trace(traces: dict, key, trace) -> None:
+    if key not in traces and len(traces) >= MAX_TRACES:
+        traces.pop(next(iter(traces)))
+    traces[key] = trace
+
+
 def all_finite(values) -> bool:
     for v in values:
         if v.__class__ is float:
@@ -109,7 +118,7 @@ class Function:
         out = runner.run({k: tape.watch(v) for k, v in inputs.items()})
         check_output(out, self.target)
         interp = runner.interp
-        self.traces[key] = record_trace(tape, out, interp.signature, interp.steps)
+        keep_trace(self.traces, key, record_trace(tape, out, interp.signature, interp.steps))
         return reverse.RunResult(value=strip(out), inputs=inputs, signature=interp.signature,
                                  kinks=list(notes.kinks), steps=interp.steps)
 
@@ -138,7 +147,7 @@ class Function:
         tape, index = result.tape, result.output_index
         out = tape.entries[index] if index is not None else None
         output = Var(out.value, tape, index, tape.level) if out is not None else result.value
-        self.traces[key] = record_trace(tape, output, result.signature, result.steps)
+        keep_trace(self.traces, key, record_trace(tape, output, result.signature, result.steps))
         result.tape = result.output_index = result.seed = None     # as a plain gradient leaves them
         return result
 
@@ -209,5 +218,5 @@ class ReplayRunner:
         out = self.runner.run({k: tape.watch(values[k]) for k in self.target.inputs})
         self.signature = tuple(self.interp.signature)
         check_output(out, self.target)
-        self.traces[key] = record_trace(tape, out, self.signature, self.interp.steps)
+        keep_trace(self.traces, key, record_trace(tape, out, self.signature, self.interp.steps))
         return strip(out)
