@@ -270,3 +270,24 @@ def test_the_readme_example_gives_what_it_says():
     results = [f(x=[1.0, 2.0], y=3.0), f.grad(x=[1.0, 2.0], y=3.0), f.value_and_grad(x=[3.0, 4.0], y=0.0),
                f.jacobian(x=[1.0, 2.0], y=3.0)["x"], (f.replays, f.interpreted)]
     assert [repr(r) for r in results] == [comment.strip() for _, comment in lines[1:]]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_scripts_and_float32_replay_to_the_bit(tmp_path, dtype):
+    path = tmp_path / "script.py"
+    path.write_text("h = x * w\ntotal = sum(tanh(h) * h)\ntotal + 0.5 * y\n")
+    f = Function(str(path))
+    first = {"x": np.array([0.5, 1.0]), "w": np.array([2.0, -1.0]), "y": 1.0}
+    second = {"x": np.array([-0.25, 0.75]), "w": np.array([0.5, 3.0]), "y": -2.0}
+    f.grad_result(first, dtype_name=dtype)
+    replayed = f.grad_result(second, dtype_name=dtype)
+    assert f.replays == 1
+    assert_same_gradient(replayed, reverse.grad(None, second, dtype_name=dtype, target=f.target))
+
+
+def test_new_shapes_are_interpreted_and_their_errors_located():
+    f = Function("sum(x @ y)")
+    f.grad_result({"x": np.ones((2, 2)), "y": np.ones((2, 2))})
+    with pytest.raises(autodiff.SourceError) as err:       # new shapes: no trace, the interpreter runs
+        f.grad_result({"x": np.ones((2, 2)), "y": np.ones((3, 2))})
+    assert err.value.span is not None or "shape" in err.value.message
