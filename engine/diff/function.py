@@ -123,21 +123,26 @@ class Function:
                                  kinks=list(notes.kinks), steps=interp.steps)
 
     def grad_result(self, at, wrt=None, seed=None, dtype_name="float64", limits=None) -> reverse.GradResult:
-        """The reverse-mode gradient, as `api.grad` gives it. Replayed when every input is
-        differentiated (a subset is interpreted: its tape would be a different one)."""
+        """The reverse-mode gradient, as `api.grad` gives it (for any inputs in `wrt`: the replay
+        sweeps only the steps that depend on them, as the interpreter's tape would hold)."""
         set_dtype(dtype_name)
         inputs = bind_inputs(self.target, dict(at or {}))
         wrt = check_wrt(self.target, wrt)
-        if self.blocker is not None or sorted(wrt) != sorted(self.inputs):
+        if self.blocker is not None:
             self.interpreted += 1
             return reverse.grad(None, inputs, wrt, seed, dtype_name=dtype_name, limits=limits, target=self.target)
-        key = input_signature(inputs, dtype_name, limits) + (tuple(wrt),)
+        key = input_signature(inputs, dtype_name, limits) + (tuple(self.inputs),)
         trace = self.traces.get(key)
         if trace is not None:
             result = self._replay_grad(trace, inputs, wrt, seed)
             if result is not None:
                 self.replays += 1
                 return result
+        if wrt != self.inputs:                  # this gradient's tape is not the one to keep
+            self.interpreted += 1
+            result = reverse.grad(None, inputs, wrt, seed, dtype_name=dtype_name, limits=limits, target=self.target)
+            self._record_evaluate(inputs, key, limits)
+            return result
         return self._record_grad(inputs, wrt, seed, key, dtype_name, limits)
 
     def _record_grad(self, inputs, wrt, seed, key, dtype_name, limits):
@@ -155,20 +160,18 @@ class Function:
         """The gradient from a replay, or None where it must be interpreted (an error, or a
         non-finite number whose provenance the interpreter's run traces)."""
         notes = reset_notes()
-        leaves = [inputs[name] for name in wrt]
         try:
-            values = replay_values(trace, leaves)
+            values = replay_values(trace, list(inputs.values()))
             value = strip(replay_output(trace, values))
             if seed is not None:
                 seed_value, reduced = seed_for(seed, value), "seed"
             else:
                 seed_value, reduced = ones_like_output(value), ("sum" if shape_of(value) else None)
-            length, adjoints = replay_adjoints(trace, values, seed_value)
+            length, adjoints = replay_adjoints(trace, values, seed_value, [self.inputs.index(w) for w in wrt])
         except Exception:
             return None
         gradient, unconnected = {}, []
-        for i, name in enumerate(wrt):
-            g = adjoints[i]
+        for name, g in zip(wrt, adjoints):
             if g is None:
                 unconnected.append(name)
                 g = ops.zeros_like(inputs[name])

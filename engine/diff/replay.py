@@ -1,6 +1,6 @@
 """Trace and replay: a run's tape, kept as the sequence of primitives it applied (each with its
 static parameters, its source span and where its arguments came from), replayed on new inputs of
-the same shapes without the interpreter: no name lookups, no closures, no signature to build.
+the same shapes without the interpreter: no name lookups, no AST closures, no signature to build.
 
 A replay calls the same forward rules in the same order as the recorded run and sweeps a tape of
 the same entries with the same `backward`, so its numbers are the interpreter's to the last bit.
@@ -129,30 +129,40 @@ def replay_output(trace: Trace, values: list):
     return trace.constant if trace.output is None else values[trace.output]
 
 
-def replay_tape(trace: Trace, values: list) -> Tape:
-    """A tape of the recorded entries holding the replayed values, to sweep with `backward`.
-    A rule that reads only its arguments' shapes keeps the recorded stand-ins (the same shapes)."""
+def replay_tape(trace: Trace, values: list, watched: list):
+    """The tape the interpreter would have recorded watching the inputs at tape indices `watched`
+    (in that order), holding the replayed values: only the steps that depend on those inputs,
+    each with the parents among them. Returns (tape, where): where[i] is the new index of the
+    trace's entry i (-1: not on the tape). A rule that reads only its arguments' shapes keeps
+    the recorded stand-ins (the same shapes)."""
     tape = Tape()
     entries = tape.entries
-    for i in range(trace.leaves):
+    where = [-1] * len(values)
+    for i in watched:
+        where[i] = len(entries)
         entries.append(Entry(None, (), (), None, None, None, values[i]))
     index = trace.leaves
     for prim, parents, args, params, span in trace.steps:
-        if prim.needs_args or not all(a.__class__ is Shape for a in args):
-            full = list(args)
-            for pos, j in parents:
-                full[pos] = values[j]
-            args = saved_args(prim, tuple(full))
-        entries.append(Entry(prim, parents, args, values[index] if prim.needs_ans else None, params, span, None))
+        live = tuple((pos, where[j]) for pos, j in parents if where[j] >= 0)
+        if live:
+            if prim.needs_args or len(live) < len(parents) or not all(a.__class__ is Shape for a in args):
+                full = list(args)
+                for pos, j in parents:
+                    full[pos] = values[j]
+                args = saved_args(prim, tuple(full))
+            where[index] = len(entries)
+            entries.append(Entry(prim, live, args, values[index] if prim.needs_ans else None, params, span, None))
         index += 1
-    return tape
+    return tape, where
 
 
-def replay_adjoints(trace: Trace, values: list, seed):
-    """(tape length, adjoints by tape index) of a reverse sweep from the replayed output."""
-    if trace.output is None:
-        return len(values), [None] * len(values)
-    tape = replay_tape(trace, values)
-    out = Var(values[trace.output], tape, trace.output, tape.level)
+def replay_adjoints(trace: Trace, values: list, seed, watched: list):
+    """(tape length, the adjoint of each watched input or None) of a reverse sweep from the
+    replayed output over the tape of `replay_tape`."""
+    tape, where = replay_tape(trace, values, watched)
     length = len(tape)
-    return length, backward(tape, out, seed)
+    out = where[trace.output] if trace.output is not None else -1
+    if out < 0:                                    # the output does not depend on those inputs
+        return length, [None] * len(watched)
+    adjoints = backward(tape, Var(values[trace.output], tape, out, tape.level), seed)
+    return length, adjoints[:len(watched)]
