@@ -1,6 +1,6 @@
 """Compile once, run many: `Function` loads a target once (parse, resolve, compile) and evaluates
-or differentiates it at any number of points; `ReplayRunner` is the same for the checks' and
-plots' repeated plain runs.
+or differentiates it at any number of points; `ReplayRunner` is the same for the checks'
+repeated plain runs (perturbed points, hand formulas, check-file values).
 
 The first run at a given input signature (shapes, dtypes, working dtype, limits) is interpreted
 with the inputs watched, and its tape kept as a trace (diff/replay.py); later runs with the same
@@ -19,7 +19,7 @@ from ..lang.replayable import replay_blocker
 from ..lang.target import Runner, bind_inputs, check_output, load
 from ..lang.values import set_dtype, shape_of
 from . import reverse
-from .common import check_wrt, ones_like_output, seed_for, sweep
+from .common import check_wrt, ones_like_output, seed_for
 from .replay import record_trace, replay_adjoints, replay_output, replay_values
 
 
