@@ -49,7 +49,8 @@ def assert_same_gradient(replayed, interpreted):
 def both_ways(source, first, second, fn=None, seed=None, wrt=None):
     """Record at `first`, then differentiate at `second` by replay and by a fresh interpreter."""
     f = Function(source, fn)
-    f.grad_result(first, wrt=wrt, seed=seed)
+    f.grad_result(first, wrt=wrt, seed=seed)          # a plain run
+    f.grad_result(first, wrt=wrt, seed=seed)          # the run that records
     replayed = f.grad_result(second, wrt=wrt, seed=seed)
     interpreted = reverse.grad(None, second, wrt, seed=seed, target=f.target)
     assert_same_gradient(replayed, interpreted)
@@ -114,8 +115,8 @@ def test_most_table_cases_do_replay():
         target = api.load(expr)
         f = Function(target=target)
         at = {k: v for k, v in POINTS[0][0].items() if k in target.inputs}
-        f.grad_result(at)
-        f.grad_result(at)
+        for _ in range(3):
+            f.grad_result(at)
         replayed += f.replays
     assert replayed >= len(TABLE_CASES) - 3, replayed
 
@@ -190,8 +191,8 @@ def test_a_loop_with_static_branches_replays(tmp_path):
     path.write_text(PROGRAM)
     f = both_ways(str(path), {"x": 0.5, "w": np.array([1.0, 2.0, 3.0])}, {"x": -1.5, "w": np.array([0.5, 1.0, 4.0])})
     assert f.blocker is None and f.replays == 2        # the gradient, then the value
-    assert f.grad_result({"x": 0.5, "w": np.array([1.0, 2.0])}).signature   # a new shape: recorded anew
-    assert f.interpreted == 2
+    assert f.grad_result({"x": 0.5, "w": np.array([1.0, 2.0])}).signature   # a new shape: interpreted
+    assert f.interpreted == 3
 
 
 @pytest.mark.parametrize("source, why", [
@@ -214,7 +215,7 @@ def test_function_api_numbers_in_and_out():
     assert g["x"].tolist() == [2.0, 4.0, 6.0] and g["y"] == 1.0
     value, g2 = f.value_and_grad({"x": x * 2}, y=0.0)
     assert value == 56.0 and g2["x"].tolist() == [4.0, 8.0, 12.0]
-    assert f.replays == 2 and f.interpreted == 1
+    assert f.replays == 1 and f.interpreted == 2      # plain, recording, replayed
     assert f.jacobian(x=x, y=1.0)["x"].tolist() == [2.0, 4.0, 6.0]
     assert np.diag(f.hessian(x=x, y=1.0)["x"]["x"]).tolist() == [2.0, 2.0, 2.0]
 
@@ -222,6 +223,7 @@ def test_function_api_numbers_in_and_out():
 def test_repeated_api_calls_parse_once_and_replay():
     source = "x*x + 0.25*x"
     first = autodiff.grad(source, at={"x": 3.0})
+    autodiff.grad(source, at={"x": 4.0})
     again = autodiff.grad(source, at={"x": 5.0})
     assert first.gradient["x"] == 6.25 and again.gradient["x"] == 10.25
     assert api.compiled(source).replays >= 1
@@ -230,6 +232,7 @@ def test_repeated_api_calls_parse_once_and_replay():
 def test_a_replay_reports_kinks_with_the_recorded_span():
     f = Function("x + abs(y - 1)")
     f.grad_result({"x": 1.0, "y": 3.0})
+    f.grad_result({"x": 1.0, "y": 2.0})
     r = f.grad_result({"x": 1.0, "y": 1.0})
     assert f.replays == 1 and kinks_of(r) == [("abs", (1, 5), "abs at 0: derivative taken as 0")]
 
@@ -237,6 +240,7 @@ def test_a_replay_reports_kinks_with_the_recorded_span():
 def test_non_finite_numbers_and_errors_are_left_to_the_interpreter():
     f = api.compiled("log(x) + 1/y")
     autodiff.grad("log(x) + 1/y", at={"x": 2.0, "y": 1.0})
+    autodiff.grad("log(x) + 1/y", at={"x": 2.0, "y": 1.5})
     r = autodiff.grad("log(x) + 1/y", at={"x": -1.0, "y": 1.0})
     fresh = autodiff.grad(None, at={"x": -1.0, "y": 1.0}, target=api.load("log(x) + 1/y"), keep_tape=False)
     assert r.nonfinite == fresh.nonfinite and r.nonfinite
@@ -289,6 +293,7 @@ def test_scripts_and_float32_replay_to_the_bit(tmp_path, dtype):
     f = Function(str(path))
     first = {"x": np.array([0.5, 1.0]), "w": np.array([2.0, -1.0]), "y": 1.0}
     second = {"x": np.array([-0.25, 0.75]), "w": np.array([0.5, 3.0]), "y": -2.0}
+    f.grad_result(first, dtype_name=dtype)
     f.grad_result(first, dtype_name=dtype)
     replayed = f.grad_result(second, dtype_name=dtype)
     assert f.replays == 1

@@ -2,9 +2,9 @@
 or differentiates it at any number of points; `ReplayRunner` is the same for the checks'
 repeated plain runs (perturbed points, hand formulas, check-file values).
 
-The first run at a given input signature (shapes, dtypes, working dtype, limits) is interpreted
-with the inputs watched, and its tape kept as a trace (diff/replay.py); later runs with the same
-signature replay the trace. A program whose control flow or constants may depend on its inputs
+The first run at a given input signature (shapes, dtypes, working dtype, limits) is a plain
+interpreted run; the second is interpreted with the inputs watched, and its tape kept as a trace
+(diff/replay.py); later runs with the same signature replay the trace. A program whose control flow or constants may depend on its inputs
 (lang/replayable.py says why) is always interpreted, as is any run whose replay fails: the
 interpreter then reports the error with its line and column, as it always does."""
 from __future__ import annotations
@@ -38,6 +38,19 @@ def keep_trace(traces: dict, key, trace) -> None:
     if key not in traces and len(traces) >= MAX_TRACES:
         traces.pop(next(iter(traces)))
     traces[key] = trace
+
+
+def plain_run(traces: dict, key) -> bool:
+    """Whether a run at this input signature is to be a plain interpreted one: the first (a
+    single call, as from the command line, pays nothing for a trace it would not use), or any
+    after a tape that could not be kept. The second records the trace, later ones replay it."""
+    if key in traces:
+        return traces[key] is NOT_REPLAYABLE
+    keep_trace(traces, key, None)
+    return True
+
+
+NOT_REPLAYABLE = False      # a recorded tape with an input-dependent value it did not record
 
 
 def all_finite(values) -> bool:
@@ -92,10 +105,10 @@ class Function:
     def evaluate_result(self, at, dtype_name="float64", limits=None) -> reverse.RunResult:
         set_dtype(dtype_name)
         inputs = bind_inputs(self.target, dict(at or {}))
-        if self.blocker is not None:
+        key = input_signature(inputs, dtype_name, limits) + (tuple(self.inputs),)   # shared with grads
+        if self.blocker is not None or plain_run(self.traces, key):
             self.interpreted += 1
             return reverse.evaluate(None, inputs, dtype_name=dtype_name, limits=limits, target=self.target)
-        key = input_signature(inputs, dtype_name, limits) + (tuple(self.inputs),)   # shared with grads
         trace = self.traces.get(key)
         if trace is not None:
             notes = reset_notes()
@@ -118,7 +131,7 @@ class Function:
         out = runner.run({k: tape.watch(v) for k, v in inputs.items()})
         check_output(out, self.target)
         interp = runner.interp
-        keep_trace(self.traces, key, record_trace(tape, out, interp.signature, interp.steps))
+        keep_trace(self.traces, key, record_trace(tape, out, interp.signature, interp.steps) or NOT_REPLAYABLE)
         return reverse.RunResult(value=strip(out), inputs=inputs, signature=interp.signature,
                                  kinks=list(notes.kinks), steps=interp.steps)
 
@@ -128,10 +141,10 @@ class Function:
         set_dtype(dtype_name)
         inputs = bind_inputs(self.target, dict(at or {}))
         wrt = check_wrt(self.target, wrt)
-        if self.blocker is not None:
+        key = input_signature(inputs, dtype_name, limits) + (tuple(self.inputs),)
+        if self.blocker is not None or plain_run(self.traces, key):
             self.interpreted += 1
             return reverse.grad(None, inputs, wrt, seed, dtype_name=dtype_name, limits=limits, target=self.target)
-        key = input_signature(inputs, dtype_name, limits) + (tuple(self.inputs),)
         trace = self.traces.get(key)
         if trace is not None:
             result = self._replay_grad(trace, inputs, wrt, seed)
@@ -152,7 +165,7 @@ class Function:
         tape, index = result.tape, result.output_index
         out = tape.entries[index] if index is not None else None
         output = Var(out.value, tape, index, tape.level) if out is not None else result.value
-        keep_trace(self.traces, key, record_trace(tape, output, result.signature, result.steps))
+        keep_trace(self.traces, key, record_trace(tape, output, result.signature, result.steps) or NOT_REPLAYABLE)
         result.tape = result.output_index = result.seed = None     # as a plain gradient leaves them
         return result
 
@@ -203,11 +216,11 @@ class ReplayRunner:
         self.signature = ()
 
     def __call__(self, values: dict):
-        if self.blocker is not None:
+        key = input_signature(values, "", None)
+        if self.blocker is not None or plain_run(self.traces, key):
             out = self.runner(values)
             self.signature = self.runner.signature
             return out
-        key = input_signature(values, "", None)
         trace = self.traces.get(key)
         if trace is not None:
             try:
@@ -221,5 +234,5 @@ class ReplayRunner:
         out = self.runner.run({k: tape.watch(values[k]) for k in self.target.inputs})
         self.signature = tuple(self.interp.signature)
         check_output(out, self.target)
-        keep_trace(self.traces, key, record_trace(tape, out, self.signature, self.interp.steps))
+        keep_trace(self.traces, key, record_trace(tape, out, self.signature, self.interp.steps) or NOT_REPLAYABLE)
         return strip(out)
