@@ -53,6 +53,24 @@ def plain_run(traces: dict, key) -> bool:
 NOT_REPLAYABLE = False      # a recorded tape with an input-dependent value it did not record
 
 
+def same_bits(a, b) -> bool:
+    """The same number to the bit (nan equal to itself), or the same array: type, shape, bytes."""
+    if a.__class__ is not b.__class__:
+        return False
+    if a.__class__ is float:
+        return a == b and math.copysign(1.0, a) == math.copysign(1.0, b) or (a != a and b != b)
+    return getattr(a, "shape", None) == getattr(b, "shape", None) and np().asarray(a).tobytes() == np().asarray(b).tobytes()
+
+
+def same_results(replayed, interpreted) -> bool:
+    """Whether a replayed gradient is the interpreter's: numbers, notes and counts. Constant
+    parts of a program run only in the interpreter: a kink they note makes a replay differ."""
+    return same_bits(replayed.value, interpreted.value) and replayed.kinks == interpreted.kinks \
+        and list(replayed.gradient) == list(interpreted.gradient) \
+        and all(same_bits(replayed.gradient[k], interpreted.gradient[k]) for k in interpreted.gradient) \
+        and (replayed.tape_length, replayed.unconnected) == (interpreted.tape_length, interpreted.unconnected)
+
+
 def all_finite(values) -> bool:
     for v in values:
         if v.__class__ is float:
@@ -120,6 +138,8 @@ class Function:
                 self.replays += 1
                 return reverse.RunResult(value=value, inputs=inputs, signature=list(trace.signature),
                                          kinks=list(notes.kinks), steps=trace.run_steps)
+            self.interpreted += 1                   # the trace stays: the same path, a failing step
+            return reverse.evaluate(None, inputs, dtype_name=dtype_name, limits=limits, target=self.target)
         return self._record_evaluate(inputs, key, limits)
 
     def _record_evaluate(self, inputs, key, limits):
@@ -131,9 +151,20 @@ class Function:
         out = runner.run({k: tape.watch(v) for k, v in inputs.items()})
         check_output(out, self.target)
         interp = runner.interp
-        keep_trace(self.traces, key, record_trace(tape, out, interp.signature, interp.steps) or NOT_REPLAYABLE)
-        return reverse.RunResult(value=strip(out), inputs=inputs, signature=interp.signature,
-                                 kinks=list(notes.kinks), steps=interp.steps)
+        result = reverse.RunResult(value=strip(out), inputs=inputs, signature=interp.signature,
+                                   kinks=list(notes.kinks), steps=interp.steps)
+        trace = record_trace(tape, out, interp.signature, interp.steps)
+        if trace is not None:                       # replayed at once where it was recorded: must agree
+            notes = reset_notes()
+            try:
+                value = strip(replay_output(trace, replay_values(trace, list(inputs.values()))))
+            except Exception:
+                value = None
+            if value is None or not (same_bits(value, result.value) and notes.kinks == result.kinks):
+                trace = None
+        keep_trace(self.traces, key, trace or NOT_REPLAYABLE)
+        notes.kinks = list(result.kinks)            # as the interpreted run left them
+        return result
 
     def grad_result(self, at, wrt=None, seed=None, dtype_name="float64", limits=None) -> reverse.GradResult:
         """The reverse-mode gradient, as `api.grad` gives it (for any inputs in `wrt`: the replay
@@ -151,6 +182,8 @@ class Function:
             if result is not None:
                 self.replays += 1
                 return result
+            self.interpreted += 1                   # the trace stays: the same path, a nan or an error
+            return reverse.grad(None, inputs, wrt, seed, dtype_name=dtype_name, limits=limits, target=self.target)
         if wrt != self.inputs:                  # this gradient's tape is not the one to keep
             self.interpreted += 1
             result = reverse.grad(None, inputs, wrt, seed, dtype_name=dtype_name, limits=limits, target=self.target)
@@ -165,8 +198,15 @@ class Function:
         tape, index = result.tape, result.output_index
         out = tape.entries[index] if index is not None else None
         output = Var(out.value, tape, index, tape.level) if out is not None else result.value
-        keep_trace(self.traces, key, record_trace(tape, output, result.signature, result.steps) or NOT_REPLAYABLE)
         result.tape = result.output_index = result.seed = None     # as a plain gradient leaves them
+        trace = record_trace(tape, output, result.signature, result.steps) or NOT_REPLAYABLE
+        if trace is not NOT_REPLAYABLE:             # replayed at once where it was recorded: must agree
+            again = self._replay_grad(trace, inputs, wrt, seed)
+            if again is None:                       # a nan or an error here: record at the next call
+                return result
+            if not same_results(again, result):
+                trace = NOT_REPLAYABLE
+        keep_trace(self.traces, key, trace)
         return result
 
     def _replay_grad(self, trace, inputs, wrt, seed):
@@ -230,6 +270,9 @@ class ReplayRunner:
             if out is not None:
                 self.signature = trace.signature
                 return out
+            out = self.runner(values)               # the trace stays: the same path, a failing step
+            self.signature = self.runner.signature
+            return out
         tape = Tape(persistent=True, keep_values=True)    # a trace reads its values' types
         out = self.runner.run({k: tape.watch(values[k]) for k in self.target.inputs})
         self.signature = tuple(self.interp.signature)
