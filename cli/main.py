@@ -64,6 +64,8 @@ def invoke(args) -> int:
     except SourceError as err:
         if debug:
             traceback.print_exc()
+        from .data_options import with_file_shapes
+        with_file_shapes(err)          # a shape the program rejects: name the inputs read from files
         from .render.common import error
         error(err)
         return Exit.USAGE

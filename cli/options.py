@@ -3,19 +3,40 @@ from __future__ import annotations
 
 import click
 
+from .data_options import input_options
+
+
+def select_device(ctx, param, value):
+    """--device (or AUTODIFF_DEVICE): the engine runs there from now on; absent, it stays as it is
+    (the CPU). A GPU that is not there is a usage error (exit 2) saying what to install."""
+    if value is not None:
+        from ..engine import api      # lazy: main imports this module, and start-up stays cheap
+        api.use_device(value)
+    return value
+
+
+DEVICE_CHOICE = click.Choice(["cpu", "gpu"])
+DEVICE = click.option("--device", type=DEVICE_CHOICE, default=None, envvar="AUTODIFF_DEVICE",
+                      expose_value=False, callback=select_device,
+                      help="Run on the CPU (numpy, the default) or the GPU (cupy: pip install 'autodiff[gpu]'). "
+                           "Also AUTODIFF_DEVICE.")
+
 
 def target_options(f):
-    """TARGET, --at, --fn, --of, --dtype, --json, limits, --debug."""
+    """TARGET, --at, --fn, --of, --dtype, --device, --json, limits, --debug."""
     decorators = [
         click.argument("target"),
         click.option("--at", "at", multiple=True, metavar="NAME=VALUE[,...]",
                      help="Input values, repeatable; a comma-separated list is split at the top level: "
-                          "--at x=3,y=4  --at \"A=[[1,2],[3,4]]\"  --at x=arange(4.0)."),
+                          "--at x=3,y=4  --at \"A=[[1,2],[3,4]]\"  --at x=arange(4.0); from a file: --at w=@w.npy "
+                          "(.npy, .npz:KEY, .csv, .tsv, .txt, .json), from standard input: --at w=@-."),
+        *input_options(),
         click.option("--fn", default=None, metavar="NAME", help="The function of a program to use "
                      "(default: f, else the only one defined)."),
         click.option("--of", default=None, metavar="NAME", help="For a script: the variable that is the output "
                      "(default: the last expression statement)."),
         click.option("--dtype", type=click.Choice(["float64", "float32"]), default="float64", show_default=True),
+        DEVICE,
         click.option("--json", "as_json", is_flag=True, help="Print one JSON document instead of tables."),
         click.option("--max-steps", type=click.IntRange(1), default=10_000_000, show_default=True,
                      help="Stop a program after this many executed steps."),
@@ -41,8 +62,9 @@ def limits_from(opts: dict):
     return Limits(steps=opts["max_steps"], depth=opts["max_depth"], elements=opts["max_elements"])
 
 
-def parse_at(items, limits=None) -> dict:
-    """`--at x=3,y=4 --at "A=[[1,2],[3,4]]"` -> {"x": 3.0, "y": 4.0, "A": array}."""
+def parse_at(items, limits=None, read_file=None) -> dict:
+    """`--at x=3,y=4 --at "A=[[1,2],[3,4]]"` -> {"x": 3.0, "y": 4.0, "A": array}; `w=@PATH` is
+    read by `read_file(name, PATH)` (data_options.at_file_reader)."""
     from ..engine import api      # lazy: main imports this module, and start-up stays cheap
     values = {}
     for item in items:
@@ -54,7 +76,11 @@ def parse_at(items, limits=None) -> dict:
                                       "e.g. --at x=3,y=4 or --at \"A=[[1,2],[3,4]]\"")
             if name in values:
                 raise api.SourceError("bad input", f"--at gives {name} twice")
-            values[name] = api.constant(expr.strip(), f"--at {name}", limits)
+            text = expr.strip()
+            if read_file is not None and text.startswith("@"):
+                values[name] = read_file(name, text[1:])
+            else:
+                values[name] = api.constant(text, f"--at {name}", limits)
     return values
 
 

@@ -29,9 +29,17 @@ def _clean(v):
     return v
 
 
+def json_text(doc: dict) -> str:
+    """The JSON document as text (non-finite numbers as strings). It says which device ran
+    ("cpu" or "gpu"), for --json and --out alike."""
+    from ..engine.core.backend import device
+    doc = {**doc, "device": doc.get("device", device())}
+    return json.dumps(_clean(doc), allow_nan=False)
+
+
 def emit_json(doc: dict) -> None:
     """Exactly one JSON document on stdout (never through rich, which wraps piped text)."""
-    sys.stdout.write(json.dumps(_clean(doc), allow_nan=False) + "\n")
+    sys.stdout.write(json_text(doc) + "\n")
     sys.stdout.flush()
 
 
@@ -48,9 +56,19 @@ def _array_entry(f) -> str:
     return fmt_number(float(f"{float(f):.15g}"))
 
 
+def _summary_entry(f) -> str:
+    # a summary is for reading: 6 significant digits, as numpy prints (--out keeps every digit)
+    return fmt_number(float(f"{float(f):.6g}"))
+
+
 def fmt_value(v, width: int = 60) -> str:
     """A number, or an array shown by its values (short ones) or its shape and a preview."""
     from ..engine.lang.values import to_python
+    from .render.arrays import is_big
+    if is_big(v):                   # summarized from the array itself: no list of a million floats
+        from ..engine.core.backend import to_host
+        from .render.arrays import summary
+        return summary(to_host(v), _summary_entry, width)
     p = to_python(v)
     if isinstance(p, bool):
         return str(p)
@@ -73,5 +91,7 @@ def non_finite(v) -> bool:
     if isinstance(v, (float, int)):
         return not math.isfinite(v)
     if is_array(v):
-        return not bool(np().all(np().isfinite(np().asarray(v, dtype=float))))
+        a = np().asarray(v, dtype=float)
+        # a finite sum means every entry is finite: one pass without a mask (big arrays, issue 10)
+        return not np().isfinite(a.sum()) and not bool(np().all(np().isfinite(a)))
     return False

@@ -2,12 +2,18 @@
 inputs, evaluate it, differentiate it (reverse or forward mode, Jacobians, Hessians, n-th
 derivatives), check derivatives (gradient, Jacobian and Hessian checks, check files) and read a
 finished tape (graph, explanations, plot data). Results come back with NaN provenance filled in;
-nothing here prints. Everything past evaluate and grad is imported on first use (see _LAZY)."""
+nothing here prints. Everything past evaluate and grad is imported on first use (see _LAZY).
+
+Every function takes `device="cpu"|"gpu"` (None: the current one, the CPU unless `use_device`
+chose another): inputs move to that device once, results come back to the host once."""
 from __future__ import annotations
 
+import functools
 import math
+from contextlib import contextmanager
 
-from ..parser.errors import SourceError
+from ..parser.errors import SourceError, option
+from .core import backend
 from .diff.common import seed_for
 from .diff.function import Function
 from .diff.reverse import GradResult, RunResult
@@ -31,11 +37,12 @@ _LAZY = {
     "graph_from_result": ("views.graph", "from_result"), "layout_graph": ("views.graph", "layout"),
     "explain_reverse": ("views.explain", "reverse"), "explain_forward": ("views.explain", "forward"),
     "plot_data": ("views.plotdata", "sample"), "plot_breaks": ("views.plotdata", "breaks"),
+    "load_data": ("lang.datafiles", "load_reference"), "load_inputs": ("lang.datainputs", "load_inputs"),
 }
 
 __all__ = ["load", "evaluate", "grad", "function", "Function", "constant", "Target", "Runner", "Limits", "RunResult",
            "GradResult", "bind_inputs", "run_target", "check_output", "seed_for", "looks_like_file",
-           "split_top_level", "SourceError", *_LAZY]
+           "split_top_level", "SourceError", "use_device", "device_scope", "current_device", *_LAZY]
 
 
 def __getattr__(name):
@@ -44,8 +51,54 @@ def __getattr__(name):
     from importlib import import_module
     module, attr = _LAZY[name]
     value = getattr(import_module(f"{__package__}.{module}"), attr)
+    if not isinstance(value, type):
+        value = _taking_device(value)
     globals()[name] = value                # looked up once
     return value
+
+
+def gpu_unavailable(exc: backend.DeviceUnavailable) -> SourceError:
+    """The engine's refusal as the user's error: what is missing, and what to install."""
+    return SourceError("no gpu", exc.message, None, backend.GPU_INSTALL_HINT)
+
+
+def use_device(device: str) -> None:
+    """Run what follows on "cpu" or "gpu"; a missing cupy or CUDA device is a SourceError saying
+    what to install."""
+    if device not in backend.DEVICES:
+        raise SourceError("bad input", f"{option('device')} must be cpu or gpu, not {device!r}")
+    try:
+        backend.select_device(device)
+    except backend.DeviceUnavailable as exc:
+        raise gpu_unavailable(exc) from None
+
+
+def current_device() -> str:
+    """"cpu" or "gpu": where the engine runs now (the JSON documents say it)."""
+    return backend.device()
+
+
+@contextmanager
+def device_scope(device: str | None):
+    """Run a block on `device` (None: the current one), then go back to the device before it."""
+    if device is None:
+        yield
+        return
+    before = backend.device()
+    use_device(device)
+    try:
+        yield
+    finally:
+        backend.select_device(before)
+
+
+def _taking_device(fn):
+    """fn with a `device=` keyword: it runs on that device."""
+    @functools.wraps(fn)
+    def on_device(*args, device=None, **kwargs):
+        with device_scope(device):
+            return fn(*args, **kwargs)
+    return on_device
 
 
 def _finite_floats(values) -> bool:
@@ -82,6 +135,7 @@ def compiled(source, fn=None, of=None, target=None) -> Function:
     return made
 
 
+@_taking_device
 def evaluate(source, at=None, fn=None, of=None, dtype_name="float64", limits=None, target=None) -> RunResult:
     """Evaluate the target at a point (no derivatives)."""
     compiled_fn = compiled(source, fn, of, target)
@@ -92,6 +146,7 @@ def evaluate(source, at=None, fn=None, of=None, dtype_name="float64", limits=Non
     return result
 
 
+@_taking_device
 def grad(source, at=None, wrt=None, seed=None, fn=None, of=None, dtype_name="float64", limits=None,
          target=None, keep_tape=False, mode="reverse") -> GradResult:
     """The gradient of the target at a point. A non-scalar output is summed (the seeds'

@@ -123,10 +123,7 @@ def _cells(text: str) -> int:
 # The language's words that Python has and we do not: named in the error rather than
 # reported as an unexpected name.
 UNSUPPORTED_KEYWORDS = {
-    "import": "imports are not part of the language: every builtin is always available",
-    "from": "imports are not part of the language: every builtin is always available",
     "class": "classes are not part of the language",
-    "lambda": "lambda is not part of the language: write a def (nested defs are allowed)",
     "with": "with-statements are not part of the language",
     "try": "try/except is not part of the language",
     "except": "try/except is not part of the language",
@@ -137,10 +134,9 @@ UNSUPPORTED_KEYWORDS = {
     "yield": "generators (yield) are not part of the language",
     "async": "async is not part of the language",
     "await": "await is not part of the language",
-    "del": "del is not part of the language",
+    "del": "del is not part of the language: rebind the name instead (x = ...)",
     "assert": "assert is not part of the language",
     "is": "`is` is not part of the language: compare numbers with ==",
-    "None": "None is not part of the language",
     "print": "print is not part of the language: the value of the program is printed for you",
 }
 
@@ -152,6 +148,8 @@ TOKEN_NAMES = {
     "$END": "the end of the input", "STRING": "a string", "AUGOP": "'+=' (or another augmented assignment)",
     "IF": "'if'", "ELSE": "'else'", "FOR": "'for'", "WHILE": "'while'", "IN": "'in'", "DEF": "'def'",
     "RETURN": "'return'", "NOT": "'not'", "AND": "'and'", "OR": "'or'", "TRUE": "True", "FALSE": "False",
+    "IMPORT": "'import'", "FROM": "'from'", "AS": "'as'", "LAMBDA": "'lambda'", "NONE": "None",
+    "ELLIPSIS": "'...'",
 }
 
 
@@ -280,6 +278,9 @@ def _token_error(token, expected, text: str, start: str) -> SourceError:
                            "indent only the body of def, if, elif, else, for and while")
     if token.type == "STRING":
         return SourceError("syntax error", "strings are not part of the language (only as docstrings)", span)
+    python_form = _unsupported_python_form(token, expected, text, start, span)
+    if python_form is not None:
+        return python_form
     if value == "@" and _starts_line(text, token):
         return SourceError("syntax error", "decorators are not part of the language", span)
     pos = token.start_pos if token.start_pos is not None else len(text)
@@ -303,6 +304,29 @@ def _token_error(token, expected, text: str, start: str) -> SourceError:
             and not open_brackets(text, pos):
         hint = ONE_LINE_HINT
     return SourceError("syntax error", msg, span, hint)
+
+
+def _unsupported_python_form(token, expected, text, start, span) -> SourceError | None:
+    """Python forms the language leaves out, named with the spelling to use instead."""
+    value, before = str(token.value), text[:token.start_pos or 0].rstrip()
+    if token.type == "ELLIPSIS":
+        return SourceError("syntax error", "`...` is only allowed inside [ ] (x[..., 0])", span)
+    if token.type in ("IMPORT", "FROM") and start == "expression":
+        return SourceError("unsupported construct", f"`{value}` starts a statement, which an expression cannot "
+                           "hold", span, "np.NAME and math.NAME need no import in an expression")
+    if value in ("*", "**") and before.endswith(("(", ",", "lambda")):
+        return SourceError("unsupported construct", f"unpacking with `{value}` (*args, **kwargs) is not part of "
+                           "the language", span, "pass each argument by position or by name")
+    if token.type == "FOR" and open_brackets(text, token.start_pos or 0).endswith("("):
+        return SourceError("unsupported construct", "generator expressions are not part of the language", span,
+                           "write a list comprehension: [... for ... in ...]")
+    if value == "," and set(expected) == {"IN"}:
+        return SourceError("unsupported construct", "a for loop or comprehension binds one name", span,
+                           "loop over one name and unpack inside: for row in A: a, b = row")
+    if value == ":" and "AUGOP" in expected:
+        return SourceError("unsupported construct", "type annotations are not part of the language", span,
+                           "write the assignment alone: x = 2")
+    return None
 
 
 MULTIPLY_HINT = "write * to multiply (2*x, not 2x) and parentheses to call a function (sin(x))"

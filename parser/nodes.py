@@ -11,13 +11,14 @@ one shared base class instead: no exec at all.
 """
 from __future__ import annotations
 
-from dataclasses import FrozenInstanceError, dataclass
+from dataclasses import MISSING, FrozenInstanceError, dataclass
 
 
 class Node:
     """Behaviour shared by every AST class (and Span): frozen, compared and hashed by value."""
     __slots__ = ()
     _fields: tuple = ()
+    _defaults: dict = {}
 
     def __init__(self, *args, **kwargs):
         names = self._fields
@@ -27,10 +28,14 @@ class Node:
         for name, value in zip(names, args):
             setter(self, name, value)
         if len(args) < len(names) or kwargs:
+            defaults = self._defaults
             for name in names[len(args):]:
-                if name not in kwargs:
+                if name in kwargs:
+                    setter(self, name, kwargs.pop(name))
+                elif name in defaults:
+                    setter(self, name, defaults[name])
+                else:
                     raise TypeError(f"{type(self).__name__}() missing argument {name!r}")
-                setter(self, name, kwargs.pop(name))
             if kwargs:
                 raise TypeError(f"{type(self).__name__}() got an unexpected argument {next(iter(kwargs))!r}")
 
@@ -67,6 +72,7 @@ def node(cls):
     """A slotted dataclass with Node's methods (see the module docstring)."""
     cls = dataclass(slots=True, init=False, repr=False, eq=False)(cls)
     cls._fields = tuple(cls.__dataclass_fields__)
+    cls._defaults = {name: f.default for name, f in cls.__dataclass_fields__.items() if f.default is not MISSING}
     return cls
 
 
@@ -161,8 +167,54 @@ class IfExp(Node):
 
 @node
 class Call(Node):
-    func: object             # an expression; usually a Name
+    func: object             # an expression; usually a Name, or an Attribute for a method
     args: tuple
+    span: Span
+    keywords: tuple = ()     # Keywords, in source order
+
+
+@node
+class Keyword(Node):
+    """`name=value` in a call."""
+    name: str
+    value: object
+    span: Span               # the name's
+
+
+@node
+class Attribute(Node):
+    """`value.attr` on an array (module paths like np.sin are resolved to Names by the parser)."""
+    value: object
+    attr: str
+    attr_span: Span
+    span: Span
+
+
+@node
+class NoneLit(Node):
+    """`None`: only meaningful in a subscript (a new axis, numpy's newaxis)."""
+    span: Span
+
+
+@node
+class EllipsisLit(Node):
+    """`...` in a subscript."""
+    span: Span
+
+
+@node
+class ListComp(Node):
+    """[elt for target in iter if cond ...]: clauses is a tuple of (target Name, iter, conds)."""
+    elt: object
+    clauses: tuple
+    span: Span
+
+
+@node
+class Lambda(Node):
+    params: tuple            # parameter names
+    defaults: tuple          # expressions for the last len(defaults) parameters
+    body: object
     span: Span
 
 
@@ -209,6 +261,27 @@ class AugAssign(Node):
     op: str                  # '+', '-', '*', '/'
     value: object
     op_span: Span
+    span: Span
+
+
+@node
+class SubscriptAssign(Node):
+    """`x[i] = v` (op None) or `x[i] += v`: x is rebound to an updated copy (value semantics)."""
+    target: object           # a Subscript whose value is a Name
+    op: str | None
+    value: object
+    op_span: Span
+    span: Span
+
+
+@node
+class Import(Node):
+    """`import numpy as np`, `from math import pi`: declarations naming builtins; names is a tuple
+    of (name, bound_as, span) for the from-form, empty for `import MODULE`."""
+    module: str
+    alias: str | None
+    names: tuple
+    module_span: Span
     span: Span
 
 
@@ -268,6 +341,7 @@ class FunctionDef(Node):
     params: tuple            # parameter names
     body: tuple
     span: Span
+    defaults: tuple = ()     # expressions for the last len(defaults) parameters
 
 
 @node

@@ -9,23 +9,9 @@ from lark import Token, Transformer
 from lark.indenter import PythonIndenter
 
 from . import nodes
-from .errors import UNSUPPORTED_KEYWORDS, SourceError, bad_character
-
-ALIAS_MODULES = ("np", "numpy", "math")
-
-
-def tok_span(tok: Token) -> nodes.Span:
-    return nodes.Span(tok.line, tok.column, tok.end_line or tok.line, tok.end_column or tok.column + len(tok))
-
-
-def span_of(item) -> nodes.Span:
-    if isinstance(item, Token):
-        return tok_span(item)
-    return item.span
-
-
-def join(first, last) -> nodes.Span:
-    return span_of(first).to(span_of(last))
+from .errors import UNSUPPORTED_KEYWORDS, SourceError
+from .numpy_forms import NumpyFormsBuilder
+from .spans import checked_name, join, tok_span
 
 
 class Indenter(PythonIndenter):
@@ -77,23 +63,11 @@ def indentation_error(message: str, newline: Token, indent: str) -> SourceError:
     return SourceError("syntax error", message, nodes.Span(line, 1, line, len(indent) + 1))
 
 
-def checked_name(tok: Token) -> str:
-    """The lexer's NAME is any run of word characters; Python identifiers are narrower
-    (`x²` is not one): point at the first character that does not belong."""
-    text = str(tok)
-    if not text.isidentifier():
-        for i, ch in enumerate(text):
-            if not ("a" + ch).isidentifier():
-                col = tok.column + i
-                raise bad_character(ch, nodes.Span(tok.line, col, tok.line, col + 1))
-    return text
-
-
 def _number(text: str) -> float:
     return float(text.replace("_", ""))
 
 
-class ASTBuilder(Transformer):
+class ASTBuilder(NumpyFormsBuilder, Transformer):
     # ---- atoms ----
     def name(self, c):
         return nodes.Name(checked_name(c[0]), tok_span(c[0]))
@@ -110,9 +84,6 @@ class ASTBuilder(Transformer):
     def paren(self, c):
         return c[0]
 
-    def empty_tuple(self, c):
-        raise SourceError("unsupported construct", "the empty tuple () is not part of the language", None)
-
     def list_expr(self, c):
         elts = tuple(c[0]) if c and c[0] is not None else ()
         span = nodes.Span(elts[0].span.line, elts[0].span.column - 1, elts[-1].span.end_line,
@@ -120,6 +91,9 @@ class ASTBuilder(Transformer):
         if not elts:
             raise SourceError("unsupported construct", "an empty list [] has no shape to differentiate",
                               None, "use zeros(0) for an empty array")
+        for x in elts:
+            if isinstance(x, nodes.Keyword):
+                raise SourceError("syntax error", f"`{x.name}=` is a keyword argument, not a list element", x.span)
         return nodes.ListExpr(elts, span)
 
     def args(self, c):
@@ -130,11 +104,6 @@ class ASTBuilder(Transformer):
         return nodes.TupleExpr(items, join(items[0], items[-1]))
 
     # ---- postfix ----
-    def call(self, c):
-        func, args = c[0], tuple(c[1] or ())
-        span = join(func, args[-1]) if args else func.span
-        return nodes.Call(func, args, span)
-
     def subscript(self, c):
         value, items = c
         return nodes.Subscript(value, tuple(items), join(value, items[-1]))
@@ -158,19 +127,6 @@ class ASTBuilder(Transformer):
         present = [p for p in parts if p is not None]
         span = join(present[0], present[-1]) if present else tok_span(colons[0])
         return nodes.Slice(parts[0], parts[1], parts[2], span)
-
-    def attribute(self, c):
-        value, attr = c
-        checked_name(attr)
-        if isinstance(value, nodes.Name) and value.id in ALIAS_MODULES:
-            return nodes.Name(str(attr), join(value, attr))
-        what = value.id if isinstance(value, nodes.Name) else "an expression"
-        hints = {"T": "use transpose(x)", "shape": "use len(x)", "sum": "use sum(x)",
-                 "mean": "use mean(x)", "grad": "use grad(f)(x)", "detach": "use detach(x)"}
-        raise SourceError("unsupported construct",
-                          f"attribute access `{what}.{attr}` is not part of the language "
-                          f"(only np.NAME and math.NAME name builtins)", tok_span(attr),
-                          hints.get(str(attr)))
 
     # ---- operators ----
     def power(self, c):
@@ -231,17 +187,17 @@ class ASTBuilder(Transformer):
         if isinstance(target, nodes.TupleExpr):
             names = tuple(_target(t) for t in target.elts)
             return nodes.Assign(names, value, True, join(target, value))
+        if isinstance(target, nodes.Subscript):
+            return self.subscript_assign(target, None, None, value)
         return nodes.Assign((_target(target),), value, False, join(target, value))
 
     def augassign(self, c):
         target, op, value = c
         if isinstance(target, nodes.TupleExpr):
             raise SourceError("syntax error", "augmented assignment needs one name on the left", target.span)
-        name = _target(target)
-        if str(op) not in ("+=", "-=", "*=", "/="):
-            raise SourceError("unsupported construct", f"`{op}` is not part of the language; "
-                              "the augmented assignments are += -= *= /=", tok_span(op))
-        return nodes.AugAssign(name, str(op)[0], value, tok_span(op), join(target, value))
+        if isinstance(target, nodes.Subscript):
+            return self.subscript_assign(target, str(op)[:-1], op, value)
+        return nodes.AugAssign(_target(target), str(op)[:-1], value, tok_span(op), join(target, value))
 
     def pass_stmt(self, c):
         return nodes.Pass(tok_span(c[0]))
@@ -286,20 +242,6 @@ class ASTBuilder(Transformer):
         kw, name, iterable, body = [x for x in c if not (isinstance(x, Token) and x.type == "IN")]
         return nodes.For(nodes.Name(checked_name(name), tok_span(name)), iterable, body, join(kw, iterable))
 
-    def params(self, c):
-        names = [checked_name(t) for t in c if t is not None]
-        seen = set()
-        for t in c:
-            if t is not None and str(t) in seen:
-                raise SourceError("syntax error", f"duplicate parameter {t!s}", tok_span(t))
-            if t is not None:
-                seen.add(str(t))
-        return names
-
-    def funcdef(self, c):
-        name, params, body = c
-        return nodes.FunctionDef(checked_name(name), tuple(params or ()), body, tok_span(name))
-
     def program(self, c):
         body = []
         for s in c:
@@ -312,6 +254,9 @@ class ASTBuilder(Transformer):
 
     def expression(self, c):
         body = [x for x in c if not isinstance(x, Token)][0]
+        if isinstance(body, nodes.Lambda):
+            raise SourceError("unsupported construct", "a lambda alone is a function, not an expression to "
+                              "differentiate", body.span, "write its body: lambda x: x**2 is x**2")
         return nodes.Expression(body, body.span)
 
 
@@ -319,6 +264,9 @@ def _target(node) -> nodes.Name:
     if isinstance(node, nodes.Name):
         return node
     if isinstance(node, nodes.Subscript):
-        raise SourceError("unsupported construct", "item assignment (x[i] = ...) is not part of the language: "
-                          "arrays are values", node.span, "build a new array, e.g. with where() or a list")
+        raise SourceError("unsupported construct", "item assignment inside a tuple assignment "
+                          "(a, x[i] = ...) is not part of the language", node.span, "assign each item on its own line")
+    if isinstance(node, nodes.Attribute):
+        raise SourceError("unsupported construct", f"assignment to an attribute (`.{node.attr} = ...`) is not "
+                          "part of the language: arrays are values", node.attr_span)
     raise SourceError("syntax error", "can only assign to a name", node.span)

@@ -43,7 +43,7 @@ def test_samples_exit_0_with_the_closing_line(capsys):
     code, out, _ = cli(capsys, "check", *files)
     assert code == 0
     last = out.rstrip().splitlines()[-1]
-    assert last.startswith(f"19 passed, 0 failed") and "with warnings" in last
+    assert last.startswith(f"21 passed, 0 failed") and "with warnings" in last     # 19 + data.toml's 2
 
 
 def test_invalid_file_exits_2_with_file_line_column(capsys, tmp_path):

@@ -82,7 +82,7 @@ def test_script_with_of(capsys, program):
 
 
 ERRORS = [
-    ("def f(x):\n    import math\n    return x\n", "x=1", "unsupported construct", "2:5"),
+    ("def f(x):\n    import os\n    return x\n", "x=1", "unsupported construct", "2:12"),
     ("def f(x):\n    if x > 0:\n        return x\n    return -x\n", "x=[1,2]", "ambiguous condition", "2:8"),
     ("def f(x):\n    return x + yy\n", "x=1", "unknown name", "2:16"),
     ("def g(a, b):\n    return a\ndef f(x):\n    return g(x)\n", "x=1", "wrong arguments", "4:12"),

@@ -11,7 +11,7 @@ import sys
 import click
 
 from ..exitcodes import Exit
-from ..options import with_flags
+from ..options import DEVICE_CHOICE, select_device, with_flags
 
 
 def _shard(value):
@@ -33,8 +33,11 @@ def _shard(value):
               "(deterministic: split a suite across CI machines).")
 @click.option("--fast", is_flag=True, help="Check every case in fast mode (one random projection per point).")
 @click.option("--seed", type=click.IntRange(0), default=None, help="Seed for fast mode and random points.")
+@click.option("--device", type=DEVICE_CHOICE, default=None, envvar="AUTODIFF_DEVICE", callback=select_device,
+              help="Run every case on the CPU or the GPU, whatever the files say (device = \"gpu\" in a "
+                   "file's [defaults] or a case). Also AUTODIFF_DEVICE.")
 @click.option("--debug", is_flag=True, help="Show Python tracebacks for errors.")
-def check(files, as_json, junit_path, jobs, shard, fast, seed, debug):
+def check(files, as_json, junit_path, jobs, shard, fast, seed, device, debug):
     """Run the gradient checks in TOML check files.
 
     \b
@@ -63,6 +66,7 @@ def check(files, as_json, junit_path, jobs, shard, fast, seed, debug):
         return Exit.USAGE
     if part is not None:
         cases = take_shard(cases, *part)
+    _settle_devices(cases, device)
     mode = "fast" if fast else None
     results = _run_with_progress(cases, jobs, mode, seed, show=not as_json)
     if junit_path:
@@ -81,6 +85,17 @@ def check(files, as_json, junit_path, jobs, shard, fast, seed, debug):
         from ..render.checks import case_table
         case_table(results, files)
     return Exit.CHECK_FAILED if any(r.failed for r in results) else Exit.OK
+
+
+def _settle_devices(cases, device):
+    """--device overrides the files; a GPU a case asks for must be there (else exit 2, as --device gpu)."""
+    from ...engine import api
+    for c in cases:
+        if device is not None:
+            c.options["device"] = device
+    if any(c.options.get("device") == "gpu" for c in cases):
+        with api.device_scope("gpu"):      # only to ask: a missing GPU raises here, before any case runs
+            pass
 
 
 def _run_with_progress(cases, jobs, mode, seed, show):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import click
 
 from ..exitcodes import Exit
+from ..data_options import at_file_reader, forget_file_inputs, inputs_from_file, merged_inputs
 from ..options import limits_from, parse_at
 
 WRT = click.option("--wrt", default=None, metavar="NAMES",
@@ -22,11 +23,23 @@ CHECK_SEED = click.option("--check-seed", type=click.IntRange(0), default=None, 
 
 
 def load_point(target, fn, of, at, limit_options: dict):
-    """(limits, target, input values) from a command's TARGET, --fn, --of, --at and --max-* options."""
+    """(limits, target, input values) from a command's TARGET, --fn, --of, --at, --inputs, --out
+    (checked before any work) and --max-* options."""
     from ...engine import api
+    from ..outputs import check_out_path
+    forget_file_inputs()
+    check_out_path(limit_options.get("out"))
     limits = limits_from(limit_options)
     loaded = api.load(target, fn, of)
-    return limits, loaded, parse_at(at, limits)
+    from_file = inputs_from_file(limit_options, limits)
+    from_at = parse_at(at, limits, at_file_reader(limit_options, limits))
+    values, warnings = merged_inputs(from_file, from_at, limit_options)
+    if warnings:
+        from rich.text import Text
+        from ..render.common import console
+        for message in warnings:
+            console(stderr=True).print(Text.assemble(("warning", "bold yellow"), ": " + message))
+    return limits, loaded, values
 
 
 def seed_constant(seed, limits):

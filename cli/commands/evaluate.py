@@ -10,11 +10,13 @@ import click
 
 from ..exitcodes import Exit
 from ..options import target_options
+from ..outputs import OUT, save_out
 from .common import WRT, emit_checked, kink_json, load_point, seed_constant, show_check, wrt_names
 
 
 @click.command(context_settings={"ignore_unknown_options": True})
 @target_options
+@OUT
 @WRT
 @click.option("--seed", default=None, metavar="V", help="For an array output: compute vᵀJ with this v "
               "instead of the gradient of the sum.")
@@ -35,6 +37,8 @@ def grad(target, at, fn, of, dtype, as_json, wrt, seed, debug, mode, explain, ch
     seed_value = seed_constant(seed, lim)
     names = wrt_names(wrt)
     if explain:
+        if limits.get("out") is not None:
+            raise api.SourceError("usage", "--explain shows the sweep; --out writes a result: use one at a time")
         if check_mode is not None:
             raise api.SourceError("usage", "--explain and --check are separate views: use one at a time")
         from .views import explain_grad
@@ -44,6 +48,7 @@ def grad(target, at, fn, of, dtype, as_json, wrt, seed, debug, mode, explain, ch
     if check_mode is not None:
         from .checks import grad_check
         report = grad_check(tgt, result, check_mode, check_seed, dtype, lim, seed_value, names)
+    save_out(limits, lambda: _grad_json(result), result, report)
     if as_json:
         return emit_checked(_grad_json(result), report)
     from ..render.common import grad_result
@@ -68,17 +73,24 @@ def _grad_json(result) -> dict:
 
 @click.command(context_settings={"ignore_unknown_options": True})
 @target_options
+@OUT
 def run(target, at, fn, of, dtype, as_json, debug, **limits):
     """Evaluate TARGET at a point without differentiating."""
     from ...engine import api
     lim, tgt, values = load_point(target, fn, of, at, limits)
     result = api.evaluate(None, values, dtype_name=dtype, limits=lim, target=tgt)
+    save_out(limits, lambda: _run_json(result), result)
     if as_json:
-        from ..output import emit_json, jsonable
-        from ..render.common import notes_for
-        emit_json({"value": jsonable(result.value), "inputs": {k: jsonable(v) for k, v in result.inputs.items()},
-                   "steps": result.steps, "notes": notes_for(result)})
+        from ..output import emit_json
+        emit_json(_run_json(result))
     else:
         from ..render.common import run_result
         run_result(tgt, result)
     return Exit.OK
+
+
+def _run_json(result) -> dict:
+    from ..output import jsonable
+    from ..render.common import notes_for
+    return {"value": jsonable(result.value), "inputs": {k: jsonable(v) for k, v in result.inputs.items()},
+            "steps": result.steps, "notes": notes_for(result)}

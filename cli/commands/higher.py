@@ -9,11 +9,13 @@ import click
 
 from ..exitcodes import Exit
 from ..options import target_options, with_flags
+from ..outputs import OUT, save_out
 from .common import CHECK, CHECK_SEED, WRT, emit_checked, load_point, point_json, show_check, wrt_names
 
 
 @click.command(context_settings={"ignore_unknown_options": True})
 @target_options
+@OUT
 @WRT
 @click.option("--mode", type=click.Choice(["auto", "forward", "reverse"]), default="auto", show_default=True,
               help="forward: one forward pass per input element; reverse: one sweep per output element; "
@@ -33,6 +35,7 @@ def jacobian(target, at, fn, of, dtype, as_json, wrt, mode, debug, check_mode=No
 
 @click.command(context_settings={"ignore_unknown_options": True})
 @target_options
+@OUT
 @WRT
 @click.option("--method", type=click.Choice(["forward-over-reverse", "reverse-over-reverse"]),
               default="forward-over-reverse", show_default=True,
@@ -66,6 +69,7 @@ def _matrix(kind, target, at, fn, of, dtype, as_json, wrt, how, check_mode, chec
     lim, tgt, values = load_point(target, fn, of, at, limits)
     result = compute(None, values, wrt_names(wrt), how, dtype_name=dtype, limits=lim, target=tgt)
     report = check(result, tgt, check_mode, check_seed, dtype, lim) if check_mode is not None else None
+    save_out(limits, lambda: {**to_json(result), **point_json(result)}, result, report)
     if as_json:
         return emit_checked({**to_json(result), **point_json(result)}, report)
     show(tgt, result)
@@ -89,6 +93,7 @@ def _hessian_json(result) -> dict:
 
 @click.command(context_settings={"ignore_unknown_options": True})
 @target_options
+@OUT
 @click.option("--order", "-n", type=click.IntRange(1, 64), default=1, show_default=True, metavar="N",
               help="How many derivatives: f', f'', ..., f^(N).")
 @click.option("--method", type=click.Choice(["reverse", "forward"]), default="reverse", show_default=True,
@@ -107,15 +112,21 @@ def derivative(target, at, fn, of, dtype, as_json, order, method, debug, **limit
     from ...engine import api
     lim, tgt, values = load_point(target, fn, of, at, limits)
     result = api.derivatives(None, values, order, method, dtype_name=dtype, limits=lim, target=tgt)
+    save_out(limits, lambda: _derivative_json(result), result)
     if as_json:
-        from ..output import emit_json, jsonable
-        from ..render.higher import cost_summary
-        emit_json({"value": jsonable(result.value), "derivatives": [jsonable(d) for d in result.derivatives],
-                   "input": result.name, "order": result.order, "method": result.method,
-                   "cost": {"tape_entries": result.tape_entries, "seconds": result.seconds,
-                            "explanation": cost_summary(result)},
-                   **point_json(result)})
+        from ..output import emit_json
+        emit_json(_derivative_json(result))
     else:
         from ..render.higher import derivative_result
         derivative_result(tgt, result)
     return Exit.OK
+
+
+def _derivative_json(result) -> dict:
+    from ..output import jsonable
+    from ..render.higher import cost_summary
+    return {"value": jsonable(result.value), "derivatives": [jsonable(d) for d in result.derivatives],
+            "input": result.name, "order": result.order, "method": result.method,
+            "cost": {"tape_entries": result.tape_entries, "seconds": result.seconds,
+                     "explanation": cost_summary(result)},
+            **point_json(result)}

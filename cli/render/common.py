@@ -85,7 +85,7 @@ def grad_result(target, result) -> None:
     screen = console()
     title = target.describe()
     screen.print(Text.assemble(("value", "bold"), f" of {title} at {inputs_line(result.inputs)}"))
-    screen.print(Text("  " + fmt_value(result.value)))
+    screen.print(Text("  " + fmt_value(result.value).replace("\n", "\n  ")))
     table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
     table.add_column("input")
     table.add_column("∂f/∂input" if result.reduced is None else
@@ -102,7 +102,7 @@ def run_result(target, result) -> None:
     screen = console()
     screen.print(Text.assemble(("value", "bold"), f" of {target.describe()}" +
                           (f" at {inputs_line(result.inputs)}" if result.inputs else "")))
-    screen.print(Text("  " + fmt_value(result.value)))
+    screen.print(Text("  " + fmt_value(result.value).replace("\n", "\n  ")))
     print_notes(notes_for(result))
 
 

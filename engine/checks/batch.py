@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from ..core.backend import np
+from ..core.backend import np, on_device
 from ..lang.target import Runner
 
 
@@ -113,7 +113,8 @@ class BatchEvaluator:
     def __call__(self, batched: dict, rows: int):
         B = batched_class()
         try:
-            out = self.runner({k: v.view(B) if hasattr(v, "view") else v for k, v in batched.items()})
+            with on_device("cpu"):      # Batched is a numpy subclass: batches run on the host's numpy
+                out = self.runner({k: v.view(B) if hasattr(v, "view") else v for k, v in batched.items()})
         except Exception as e:
             raise BatchUnsupported(f"the program does not run batched: {e}") from None
         if self.runner.signature != self.sig0:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from ..core.backend import np
+from ..core.backend import np, to_device, to_host
 from .batch import BatchUnsupported, batched_differences
 from .report import Tolerance, as_float_array, entry_labels
 from .verdicts import branch_reason, convention_text, judge
@@ -25,13 +25,13 @@ class Objective:
     def __call__(self, values):
         self.count += 1
         try:
-            out = self.runner(values)
+            out = self.runner({k: to_device(v) for k, v in values.items()})    # each point moves once
         except Exception as e:     # a perturbed run that fails is no evidence: non-finite, with the reason
             self.error = e
             return math.nan
         if out.__class__ is float:
             return out
-        a = np().asarray(out)
+        a = np().asarray(to_host(out))
         if self.shape is None:
             self.shape = a.shape
         elif a.shape != self.shape:

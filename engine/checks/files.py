@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 
 from ...parser.errors import SourceError
 from ...parser.nodes import Span
+from . import datarefs
 
-OPTION_KEYS = {"rtol", "atol", "step", "dtype", "mode", "seed", "fn", "max_steps"}
+OPTION_KEYS = {"rtol", "atol", "step", "dtype", "mode", "seed", "fn", "max_steps", "device"}
 CASE_KEYS = {"name", "f", "program", "fn", "of", "at", "points", "random", "grad", "value", "hessian",
              "wrt", "skip"} | OPTION_KEYS
 TOP_KEYS = {"defaults", "case"}
@@ -30,7 +31,8 @@ class Case:
     program: str | None = None     # a program file (resolved against the check file's folder)
     fn: str | None = None
     of: str | None = None
-    points: list | None = None     # explicit points: dicts of name -> number, list or constant text
+    points: list | None = None     # explicit points: dicts of name -> number, list, constant text or "@FILE"
+    points_file: str | None = None  # or "@FILE" holding one array per input, a row per point
     random: dict | None = None     # {"count": n, "ranges": {name: (lo, hi, shape)}}
     grad: dict | None = None
     value: object = None
@@ -164,6 +166,10 @@ class _Checker:
             if table["mode"] not in ("full", "fast"):
                 self.fail(f"mode must be \"full\" or \"fast\", not {_show(table['mode'])}", path + ("mode",))
             out["mode"] = table["mode"]
+        if "device" in table:
+            if table["device"] not in ("cpu", "gpu"):
+                self.fail(f"device must be \"cpu\" or \"gpu\", not {_show(table['device'])}", path + ("device",))
+            out["device"] = table["device"]
         if "seed" in table:
             if isinstance(table["seed"], bool) or not isinstance(table["seed"], int) or table["seed"] < 0:
                 self.fail(f"seed must be a whole number >= 0, not {_show(table['seed'])}", path + ("seed",))
@@ -186,8 +192,13 @@ class _Checker:
         for name, v in p.items():
             if not name.isidentifier():
                 self.fail(f"{what}: {name!r} is not an input name", path + (name,))
-            out[name] = self.value(v, f"{what}.{name}", path + (name,))
+            out[name] = self.data(v, path + (name,)) if datarefs.is_reference(v) else \
+                self.value(v, f"{what}.{name}", path + (name,))
         return out
+
+    def data(self, ref: str, path) -> str:
+        """A data file `@PATH`, resolved against this file's folder; it must exist."""
+        return datarefs.existing(self.path, ref, lambda fault: self.fail(fault, path))
 
     def random(self, r, path) -> dict:
         if not isinstance(r, dict):
@@ -205,6 +216,8 @@ class _Checker:
             shape = ()
             if isinstance(spec, dict):
                 self.unknown(spec, {"range", "shape"}, f"random.{name}", p)
+                if datarefs.is_reference(spec.get("shape")):
+                    spec = {**spec, "shape": list(datarefs.shape_from(self.data(spec["shape"], p + ("shape",))))}
                 if "shape" in spec:
                     shape = spec["shape"]
                     if not isinstance(shape, list) or not all(isinstance(d, int) and not isinstance(d, bool)
@@ -277,6 +290,9 @@ class _Checker:
             case.points = [self.point(table["at"], "at", ("at",))]
         elif "points" in table:
             pts = table["points"]
+            if datarefs.is_reference(pts):
+                case.points_file = self.data(pts, ("points",))
+                return
             if not isinstance(pts, list) or not pts:
                 self.fail("points must be a non-empty array of tables like [{ x = 1 }, { x = 2 }]", ("points",))
             case.points = [self.point(p, f"points[{k}]", ("points",)) for k, p in enumerate(pts)]

@@ -20,7 +20,7 @@ On a failure it recomputes in full, so the report names the wrong entries.
 """
 from __future__ import annotations
 
-from ..core.backend import np
+from ..core.backend import np, to_host_value
 from ..diff import reverse
 from ..diff.function import ReplayRunner
 from ..lang.target import bind_inputs, load
@@ -52,7 +52,8 @@ def check_gradient(source=None, at=None, grad=None, *, fn=None, of=None, mode="f
         raise ValueError(f"mode must be 'full' or 'fast', not {mode!r}")
     set_dtype(dtype)
     target = target or load(source, fn, of)
-    inputs = bind_inputs(target, dict(at or {}))
+    # finite differences perturb host copies; each perturbed run moves its point to the device
+    inputs = {k: to_host_value(v) for k, v in bind_inputs(target, dict(at or {})).items()}
     result = ad_result or reverse.grad(None, inputs, wrt, output_seed, dtype_name=dtype, limits=limits, target=target)
     names = list(result.gradient)
     conventions = conventions_of(result.kinks)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ...parser import parse_expression
 from ...parser.errors import SourceError
-from ..core.backend import np
+from ..core.backend import np, to_device, to_host_value
 from ..lang.builtins import builtin_names
 from ..lang.names import loaded_names
 from ..diff.function import ReplayRunner
@@ -36,7 +36,7 @@ class HandGradient:
         out = {}
         for name, (kind, item, runner) in self.parts.items():
             if kind == "formula":
-                v = runner({k: inputs[k] for k in item.inputs})
+                v = runner({k: to_device(inputs[k]) for k in item.inputs})
             else:
                 v = as_input(np().asarray(item, dtype=np().float64)) if isinstance(item, (list, tuple)) \
                     else as_input(item)
@@ -48,7 +48,7 @@ class HandGradient:
                 else:
                     raise SourceError("shape mismatch", f"the hand-derived gradient for {name} has shape {got}, "
                                       f"but {name} has shape {want}")
-            out[name] = v
+            out[name] = to_host_value(v)       # compared on the host with the AD gradient
         return out
 
 

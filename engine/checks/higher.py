@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from ..core.backend import np
+from ..core.backend import np, to_device, to_host
 from .differences import Objective, Perturber, fast_check, largest_finite, noise_floor, power_of_two_step
 from .gradient import random_seed
 from .report import CheckReport, entry_labels, tolerance_for
@@ -44,10 +44,10 @@ class GradientRunner:
 def _flat(runner, values, size):
     """The runner's output as float64 entries, or all-nan when the run fails or changes shape."""
     try:
-        out = runner(values)
+        out = runner({k: to_device(v) for k, v in values.items()})       # each point moves once
     except Exception:              # a perturbed run that fails is no evidence: non-finite rows
         return [math.nan] * size
-    a = np().asarray(out, dtype=np().float64).reshape(-1)
+    a = np().asarray(to_host(out), dtype=np().float64).reshape(-1)
     return a.tolist() if a.size == size else [math.nan] * size
 
 

@@ -12,6 +12,8 @@ import zlib
 from dataclasses import dataclass, field
 
 from ...parser.errors import SourceError, option
+from . import datarefs
+from ..core.backend import GPU_INSTALL_HINT, DeviceUnavailable, on_device, to_host_value
 from .gradient import check_gradient
 from .hand import HandGradient, expression_target
 from .report import FAILING, KINK, WARNING, tolerance_for
@@ -57,14 +59,19 @@ def hessian_function():
 def case_points(case, target) -> list:
     """The case's points as dicts of raw input values (random ones drawn deterministically)."""
     from ..core.backend import np
+    if case.points_file is not None:
+        return datarefs.points_of(case.points_file)
     if case.points is not None:
         out = []
         for k, p in enumerate(case.points):
             point = {}
             for name, v in p.items():
                 what = f"at {name}" if len(case.points) == 1 else f"points[{k}].{name}"
-                point[name] = constant(v, what) if isinstance(v, str) else \
-                    (np().asarray(v, dtype=np().float64) if isinstance(v, list) else v)
+                if datarefs.is_reference(v):
+                    point[name] = datarefs.value_of(v)
+                else:
+                    point[name] = constant(v, what) if isinstance(v, str) else \
+                        (np().asarray(v, dtype=np().float64) if isinstance(v, list) else v)
             out.append(point)
         return out
     seed = case.options.get("seed")
@@ -92,7 +99,12 @@ def run_case(case, mode=None, seed=None) -> CaseResult:
         result.verdict = SKIPPED
         return result
     try:
-        _run(case, result, seed)
+        with on_device(case.options.get("device")):      # the case's device, else the current one
+            _run(case, result, seed)
+    except DeviceUnavailable as e:
+        result.status, result.verdict = ERROR, "error"
+        result.message = SourceError("no gpu", f"device = \"gpu\": {e.message}", None,
+                                     GPU_INSTALL_HINT).format(spelling=option)
     except SourceError as e:
         result.status, result.verdict = ERROR, "error"
         result.message = e.format(spelling=option)     # the front end spells the settings
@@ -127,11 +139,12 @@ def _run(case, result, seed):
         seed = opts.get("seed", zlib.crc32(case.name.encode()) & 0x7FFFFFFF)
     result.seed = seed if result.mode == "fast" else None
     points = case_points(case, target)
+    result.warnings += datarefs.nonfinite_warnings(case, points)
     result.points = len(points)
     worst = None
     verdicts = set()
     for k, point in enumerate(points):
-        inputs = bind_inputs(target, point)
+        inputs = {name: to_host_value(v) for name, v in bind_inputs(target, point).items()}   # checks: on the host
         ad = function.grad_result(inputs, wrt, None, dtype_name=dtype, limits=limits)
         report = check_gradient(target=target, at=inputs, grad=hand, mode=result.mode, seed=seed, dtype=dtype,
                                 rtol=tol.rtol, atol=tol.atol, step=tol.step, wrt=wrt, limits=limits,
@@ -233,12 +246,12 @@ class _Expected:
             self.runner = ReplayRunner(target, limits)
 
     def at(self, inputs):
-        from ..core.backend import np
+        from ..core.backend import np, to_device, to_host_value
         from ..lang.values import as_input
         if self.runner is not None:
-            return self.runner({k: inputs[k] for k in self.runner.target.inputs})
-        return as_input(np().asarray(self.spec, dtype=np().float64)) if isinstance(self.spec, list) \
-            else as_input(self.spec)
+            return to_host_value(self.runner({k: to_device(inputs[k]) for k in self.runner.target.inputs}))
+        return to_host_value(as_input(np().asarray(self.spec, dtype=np().float64)) if isinstance(self.spec, list)
+                             else as_input(self.spec))
 
 
 def _finite(x):
@@ -286,7 +299,9 @@ def run_cases(cases: list, jobs: int = 1, mode=None, seed=None, progress=None) -
         return out
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
-    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    # a CUDA context does not survive fork: GPU cases go to fresh (spawned) workers
+    gpu = any(c.options.get("device") == "gpu" for c in cases)
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() and not gpu else "spawn"
     chunks = [cases[i::jobs * 4] for i in range(min(len(cases), jobs * 4))]
     out = [None] * len(cases)
     position = {id(c): i for i, c in enumerate(cases)}

@@ -4,7 +4,7 @@ and turning derivatives into host arrays."""
 from __future__ import annotations
 
 from ...parser.errors import SourceError, option
-from ..core.backend import np, to_host, xp
+from ..core.backend import np, to_host, to_host_value, xp
 from ..core.notes import NOTES
 from ..core.tape import Dual, backward, strip
 from ..lang.interp import Interpreter
@@ -47,6 +47,16 @@ def host(v, shp):
         a[...] = to_host(strip(v))
         a += 0.0                       # -0.0 (a zero times a negative number) prints as 0
     return a
+
+
+def on_host(v):
+    """A result (a value, or a dict or tuple of them) on the host, as the CPU path gives it: what
+    ran on the GPU comes back once, at the end; identity on the CPU."""
+    if v.__class__ is dict:
+        return {k: on_host(x) for k, x in v.items()}
+    if v.__class__ is tuple:
+        return tuple(on_host(x) for x in v)
+    return to_host_value(v)
 
 
 def finish(a):
@@ -118,7 +128,7 @@ def seed_for(seed, value):
     out_shape = shape_of(value)
     if shape_of(s) != out_shape:
         try:
-            s = as_input(np().broadcast_to(s, out_shape))
+            s = as_input(xp().broadcast_to(s, out_shape))
         except ValueError:
             raise SourceError("shape mismatch", f"{option('seed')} has shape {shape_of(s)} but the output has "
                               f"shape {out_shape}") from None
@@ -130,5 +140,5 @@ def ones_like_output(value):
     v = strip(value)
     if dtype() == "float64" and isinstance(v, (float, int, bool)):
         return 1.0
-    return np().ones_like(np().asarray(v, dtype=dtype()))[()] if np().ndim(v) == 0 else \
-        np().ones_like(v, dtype=dtype())
+    return xp().ones_like(xp().asarray(v, dtype=dtype()))[()] if shape_of(v) == () else \
+        xp().ones_like(v, dtype=dtype())

@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...parser.errors import option
-from ..core.backend import np, to_host
+from ..core.backend import np, to_host, xp
 from ..core.notes import reset as reset_notes
 from ..core.tape import Dual, Tape, new_level, strip
 from ..lang.values import dtype, shape_of, size_of
-from .common import (check_wrt, finish, first_or_plain_run, host, prepare, run, seed_for, sweep, tangent_of,
+from .common import (check_wrt, finish, first_or_plain_run, host, on_host, prepare, run, seed_for, sweep, tangent_of,
                      unique_kinks, unit, watched_run)
 from .reverse import GradResult
 
@@ -49,12 +49,13 @@ def gradient(source=None, at=None, wrt=None, seed=None, fn=None, of=None, dtype_
                 continue
             touched.add(name)
             contracted = t if seed is None else t * seed_for(seed, value)
-            g.reshape(-1)[k] = np().sum(to_host(contracted))
+            g.reshape(-1)[k] = to_host(xp().sum(contracted))     # summed on the device: one number back
         grads[name] = finish(g)
     value, interp = first_or_plain_run(first, target, inputs, limits)
     reduced = "seed" if seed is not None else ("sum" if shape_of(value) else None)
     unconnected = [w for w in wrt if w not in touched]
-    return GradResult(value=value, gradient=grads, inputs=inputs, unconnected=unconnected, reduced=reduced,
+    return GradResult(value=on_host(value), gradient=grads, inputs=on_host(inputs), unconnected=unconnected,
+                      reduced=reduced,
                       signature=interp.signature, kinks=unique_kinks(notes.kinks), tape_length=0,
                       steps=interp.steps, tape=None, mode="forward")
 
@@ -113,7 +114,7 @@ def jacobian(source=None, at=None, wrt=None, mode="auto", fn=None, of=None, dtyp
                 touched.add(w)
                 flat[w][k, :] = host(g, shape_of(inputs[w])).reshape(-1)
     jac = {w: finish(flat[w].reshape(out_shape + shape_of(inputs[w]))) for w in wrt}
-    return JacobianResult(value=value, jacobian=jac, inputs=inputs, mode="reverse", reason=reason,
+    return JacobianResult(value=on_host(value), jacobian=jac, inputs=on_host(inputs), mode="reverse", reason=reason,
                           passes=size_of(value), unconnected=[w for w in wrt if w not in touched],
                           signature=interp.signature, kinks=unique_kinks(notes.kinks), steps=interp.steps)
 
@@ -138,7 +139,8 @@ def _jacobian_forward(target, inputs, wrt, limits, notes, mode, reason):
         for k, t in enumerate(columns[w]):
             flat[:, k] = host(t, out_shape).reshape(-1)
         jac[w] = finish(flat.reshape(out_shape + shape_of(inputs[w])))
-    return JacobianResult(value=value, jacobian=jac, inputs=inputs, mode=mode, reason=reason, passes=passes,
+    return JacobianResult(value=on_host(value), jacobian=jac, inputs=on_host(inputs), mode=mode, reason=reason,
+                          passes=passes,
                           unconnected=[w for w in wrt if w not in touched], signature=interp.signature,
                           kinks=unique_kinks(notes.kinks), steps=interp.steps)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 from ..core import ops
-from ..core.backend import np
+from ..core.backend import np, to_host
 from ..core.notes import reset as reset_notes
 from ..core.tape import Tape, Var, strip
 from ..lang.replayable import replay_blocker
@@ -59,7 +59,8 @@ def same_bits(a, b) -> bool:
         return False
     if a.__class__ is float:
         return a == b and math.copysign(1.0, a) == math.copysign(1.0, b) or (a != a and b != b)
-    return getattr(a, "shape", None) == getattr(b, "shape", None) and np().asarray(a).tobytes() == np().asarray(b).tobytes()
+    return getattr(a, "shape", None) == getattr(b, "shape", None) and \
+        np().asarray(to_host(a)).tobytes() == np().asarray(to_host(b)).tobytes()
 
 
 def same_results(replayed, interpreted) -> bool:
@@ -76,7 +77,7 @@ def all_finite(values) -> bool:
         if v.__class__ is float:
             if not math.isfinite(v):
                 return False
-        elif not np().all(np().isfinite(v)):
+        elif not np().all(np().isfinite(to_host(v))):        # a device array: checked on the host
             return False
     return True
 

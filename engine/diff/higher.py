@@ -25,7 +25,7 @@ from ..core.notes import reset as reset_notes
 from ..core.tape import Dual, Tape, Var, new_level, strip
 from ..lang.target import load
 from ..lang.values import as_input, dtype, set_dtype, shape_of, size_of
-from .common import check_wrt, finish, host, prepare, run, sweep, tangent_of, unique_kinks, unit, watched_run
+from .common import check_wrt, finish, host, on_host, prepare, run, sweep, tangent_of, unique_kinks, unit, watched_run
 
 MAX_TAPE_ENTRIES = 3_000_000       # nested tapes beyond this would exhaust memory: stop with an error
 MAX_FORWARD_ORDER = 16             # nested duals cost 2^N passes' worth of work
@@ -73,7 +73,8 @@ def hessian(source=None, at=None, wrt=None, method="forward-over-reverse", fn=No
     hess = {a: {b: finish(blocks[a][b].reshape(shape_of(inputs[a]) + shape_of(inputs[b]))) for b in wrt}
             for a in wrt}
     gradient = {w: finish(host(grads[w], shape_of(inputs[w]))) for w in wrt}
-    return HessianResult(value=value, gradient=gradient, hessian=hess, inputs=inputs, method=method, passes=passes,
+    return HessianResult(value=on_host(value), gradient=gradient, hessian=hess, inputs=on_host(inputs),
+                         method=method, passes=passes,
                          signature=interp.signature, kinks=unique_kinks(notes.kinks), steps=interp.steps)
 
 
@@ -177,7 +178,8 @@ def derivatives(source=None, at=None, order=1, method="reverse", fn=None, of=Non
         value, ders, interp = _nested_duals(target, name, x, order, limits)
         sizes = []
     seconds = time.perf_counter() - start
-    return DerivativeResult(value=value, derivatives=ders, name=name, inputs=inputs, order=order, method=method,
+    return DerivativeResult(value=on_host(value), derivatives=ders, name=name, inputs=on_host(inputs),
+                            order=order, method=method,
                             tape_entries=sizes, seconds=seconds, signature=interp.signature,
                             kinks=unique_kinks(notes.kinks), steps=interp.steps)
 

@@ -8,7 +8,7 @@ from ..core import ops
 from ..core.notes import reset as reset_notes
 from ..core.tape import Tape, Var, strip
 from ..lang.values import shape_of
-from .common import check_wrt, ones_like_output, prepare, run, seed_for, sweep, watched_run
+from .common import check_wrt, on_host, ones_like_output, prepare, run, seed_for, sweep, watched_run
 
 
 @dataclass
@@ -43,7 +43,8 @@ def evaluate(source, at=None, fn=None, of=None, dtype_name="float64", limits=Non
     target, inputs = prepare(source, at, fn, of, dtype_name, target)
     notes = reset_notes()
     value, interp = run(target, inputs, limits)
-    return RunResult(value=value, inputs=inputs, signature=interp.signature, kinks=list(notes.kinks),
+    return RunResult(value=on_host(value), inputs=on_host(inputs), signature=interp.signature,
+                     kinks=list(notes.kinks),
                      steps=interp.steps)
 
 
@@ -71,7 +72,8 @@ def grad(source, at=None, wrt=None, seed=None, fn=None, of=None, dtype_name="flo
             unconnected.append(name)
             g = ops.zeros_like(inputs[name])
         gradient[name] = strip(g)
-    result = GradResult(value=value, gradient=gradient, inputs=inputs, unconnected=unconnected, reduced=reduced,
+    result = GradResult(value=on_host(value), gradient=on_host(gradient), inputs=on_host(inputs),
+                        unconnected=unconnected, reduced=reduced,
                         signature=interp.signature, kinks=list(notes.kinks), tape_length=tape_length,
                         steps=interp.steps, tape=tape if keep_tape else None)
     if keep_tape:

@@ -6,34 +6,15 @@ import math
 
 from ...parser.errors import SourceError, option
 from ..core import ops
-from ..core.backend import is_array, xp
+from ..core.backend import is_array, np, xp
 from ..core.numbers import is_whole
 from ..core.rules import builtin_primitives
 from ..core.tape import strip
+from .axes import keep_dims, reduced_count, reduction_axes
+from .numpy_builtins import add_library_builtins, add_second_spellings
+from .transforms import transform_builtins
 from .values import describe, dtype, shape_of, size_of
 
-
-def _axis(axis):
-    """An axis as an int."""
-    if axis is None:
-        return None
-    a = strip(axis)
-    if isinstance(a, bool) or not isinstance(a, (int, float)) or a != a or abs(a) == math.inf or int(a) != a:
-        raise SourceError("type error", f"an axis must be a whole number, not {describe(axis)}")
-    return int(a)
-
-
-def _reduction_axis(name, x, axis):
-    """The axis of a reduction, checked against x's dimensions as numpy does (a number has none)."""
-    ax = _axis(axis)
-    if ax is not None:
-        n = len(shape_of(x))
-        if not -n <= ax < n:
-            what = "a number" if n == 0 else f"an array of {n} dimension{'s' if n > 1 else ''}"
-            hint = (f"for the {'larger' if name == 'max' else 'smaller'} of two numbers use "
-                    f"{'maximum' if name == 'max' else 'minimum'}(x, y)") if name in ("max", "min") and n == 0 else None
-            raise SourceError("index error", f"{name}(): axis {ax} is out of bounds for {what}", None, hint)
-    return ax
 
 
 def _shape_arg(args, what):
@@ -127,24 +108,37 @@ class Builtins:
         return float(s[0])
 
     # -- reductions and linear algebra --
-    def sum(self, x, axis=None):
-        return ops.sum(x, _reduction_axis("sum", x, axis))
+    def sum(self, x, axis=None, *, keepdims=False):
+        axes = reduction_axes("sum", x, axis)
+        return keep_dims(ops.sum(x, axes), x, axes, keepdims)
 
-    def mean(self, x, axis=None):
-        ax = _reduction_axis("mean", x, axis)
-        s = shape_of(x)
-        if not s:
+    def mean(self, x, axis=None, *, keepdims=False):
+        axes = reduction_axes("mean", x, axis)
+        if not shape_of(x):
             return x * 1.0
-        count = size_of(x) if ax is None else s[ax]
-        return ops.div(ops.sum(x, ax), float(count))            # the mean of nothing is nan, as in numpy
+        total = ops.div(ops.sum(x, axes), float(reduced_count(x, axes)))   # the mean of nothing is nan
+        return keep_dims(total, x, axes, keepdims)
 
-    def max(self, x, axis=None):
-        ax = _reduction_axis("max", x, axis)
-        return x if not shape_of(x) else ops.max(x, ax)
+    def max(self, x, *rest, **kwargs):
+        return self._extreme("max", ops.max, ops.maximum, x, rest, kwargs)
 
-    def min(self, x, axis=None):
-        ax = _reduction_axis("min", x, axis)
-        return x if not shape_of(x) else ops.min(x, ax)
+    def min(self, x, *rest, **kwargs):
+        return self._extreme("min", ops.min, ops.minimum, x, rest, kwargs)
+
+    def _extreme(self, name, reduce, pairwise, x, rest, kwargs):
+        """numpy's max(x, axis, keepdims), or Python's max(a, b, c, ...) of three or more
+        arguments (two are numpy's array and axis; maximum(a, b) is the larger of two)."""
+        if len(rest) > 1:
+            out = x
+            for v in rest:
+                out = pairwise(out, v)
+            return out
+        axis = rest[0] if rest else kwargs.pop("axis", None)
+        keepdims = kwargs.pop("keepdims", False)
+        if kwargs:
+            raise SourceError("wrong arguments", f"{name}() got an unexpected keyword `{next(iter(kwargs))}`")
+        axes = reduction_axes(name, x, axis)
+        return x if not shape_of(x) else keep_dims(reduce(x, axes), x, axes, keepdims)
 
     def dot(self, x, y):
         if not shape_of(x) or not shape_of(y):
@@ -162,7 +156,7 @@ class Builtins:
         shapes = [shape_of(v) for v in (c, x, y)]
         if sum(1 for sh in shapes if sh) > 1:
             try:
-                shape = xp().broadcast_shapes(*shapes)
+                shape = np().broadcast_shapes(*shapes)     # host tuples: numpy's, on any device
             except ValueError:
                 shape = ()                      # where() itself reports the mismatch
             self.check_size(math.prod(shape), f"where() of shapes {', '.join(map(str, shapes))}")
@@ -174,19 +168,12 @@ class Builtins:
     def all_(self, x):
         return bool(xp().all(strip(x))) if shape_of(x) else bool(strip(x))
 
-    def grad(self, f):
-        from .callables import Builtin, UserFunction
-        from .calls import GradFunction
-        if not isinstance(f, (UserFunction, Builtin, GradFunction)):
-            raise SourceError("type error", f"grad() takes a function, not {describe(f)}")
-        return GradFunction(f, self.interp)
-
 
 def _numeric(name, fn):
     """A math function that names the builtin when given something that is not a number."""
-    def op(*args):
+    def op(*args, **kwargs):                   # keywords by numpy's names pass straight through
         try:
-            return fn(*args)
+            return fn(*args, **kwargs)
         except TypeError:
             bad = next((a for a in args if not _is_numeric(a)), None)
             if bad is None:
@@ -212,12 +199,13 @@ def make_builtins(interp) -> dict:
     for prim in builtin_primitives():          # the table's entries the language exposes as is
         for name in filter(None, (prim.builtin, prim.alias)):
             add(name, _numeric(name, prim.op), prim.arity)
+    add_library_builtins(add, _numeric)
     add("where", methods.where, 3)
     add("dot", methods.dot, 2)
-    add("sum", methods.sum, 1, 2)
+    add("sum", methods.sum, 1, 2)          # keepdims= by keyword only, as numpy
     add("mean", methods.mean, 1, 2)
-    add("max", methods.max, 1, 2)
-    add("min", methods.min, 1, 2)
+    add("max", methods.max, 1, 99)
+    add("min", methods.min, 1, 99)
     add("reshape", methods.reshape, 2, 99)
     add("arange", methods.arange, 1, 3)
     add("linspace", methods.linspace, 2, 3)
@@ -229,11 +217,13 @@ def make_builtins(interp) -> dict:
     add("all", methods.all_, 1)
     add("stop_gradient", ops.stop_gradient, 1)
     add("detach", ops.stop_gradient, 1)
-    add("grad", methods.grad, 1)
+    table.update(transform_builtins(interp))          # grad, value_and_grad, hessian, jvp, vjp
+    add_second_spellings(table)
     table["pi"] = math.pi
     table["e"] = math.e
     table["inf"] = math.inf
     table["nan"] = math.nan
+    table["newaxis"] = None           # numpy's name for None in a subscript: x[:, np.newaxis]
     return table
 
 

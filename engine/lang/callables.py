@@ -18,11 +18,12 @@ class Frame:
 
 
 class UserFunction:
-    __slots__ = ("name", "params", "body", "closure", "node", "interp")
+    __slots__ = ("name", "params", "body", "closure", "node", "interp", "defaults")
 
-    def __init__(self, name, params, body, closure, node, interp):
+    def __init__(self, name, params, body, closure, node, interp, defaults=()):
         self.name, self.params, self.body, self.closure, self.node, self.interp = (
             name, params, body, closure, node, interp)
+        self.defaults = defaults          # the values of the last len(defaults) parameters' defaults
 
     def __call__(self, *args, span=None):
         return self.interp.call_user(self, args, span or self.node.span)

@@ -8,13 +8,14 @@ import sys
 from ...parser import nodes
 from ...parser.errors import SourceError
 from ..core import ops
-from ..core.backend import np
 from ..core.notes import NOTES
-from ..core.tape import Dual, Tape, Var, backward
+from ..core.tape import Dual, Var
 from .callables import RETURN, Builtin, Frame, UserFunction
 from .errors import arity_message, runtime_error
+from .keywords import complete_arguments
 from .limits import FRAMES_PER_CALL, depth_limit_error
-from .values import describe, dtype, shape_of
+from .transforms import DerivedFunction, GradFunction  # noqa: F401 -- GradFunction: its old home
+from .values import describe
 
 
 class CallCompiler:
@@ -26,7 +27,7 @@ class CallCompiler:
             return self.call_user(fn, args, span)
         if isinstance(fn, Builtin):
             return self.call_builtin(fn, args, span)
-        if isinstance(fn, GradFunction):
+        if isinstance(fn, DerivedFunction):
             return fn(*args, span=span)
         raise SourceError("type error", f"{describe(fn)} is not a function", span)
 
@@ -43,8 +44,7 @@ class CallCompiler:
 
     def call_user(self, fn, args, span):
         if len(args) != len(fn.params):
-            raise SourceError("wrong arguments",
-                              arity_message(fn.name, len(fn.params), len(fn.params), len(args)), span)
+            args = complete_arguments(fn, args, None, span)
         if self.depth == 0:
             return self.call_outermost(fn, args)
         self.depth += 1
@@ -108,17 +108,23 @@ class CallCompiler:
 
     # ---- compiling ----
     def e_Call(self, e, scope):
+        if isinstance(e.func, nodes.Attribute):
+            return self.method_call(e, scope)
         args = [self.expr(a, scope) for a in e.args]
         if isinstance(e.func, nodes.Name) and scope.find(e.func.id) is None and e.func.id in self.builtins:
-            return self.builtin_call(e.func.id, args, e.span)
+            b = self.builtins[e.func.id]
+            if not isinstance(b, Builtin):
+                raise SourceError("type error", f"`{e.func.id}` is a constant, not a function", e.span)
+            if e.keywords:
+                return self.builtin_keyword_call(b, args, e.keywords, scope, e.span)
+            return self.builtin_call(b, args, e.span)
+        if e.keywords:
+            return self.keyword_call(self.expr(e.func, scope), args, e.keywords, scope, e.span)
         return self.value_call(self.expr(e.func, scope), args, e.span)
 
-    def builtin_call(self, name, args, span):
+    def builtin_call(self, b, args, span):
         """A call of a builtin known at compile time: arity checked now, the function called
         directly."""
-        b = self.builtins[name]
-        if not isinstance(b, Builtin):
-            raise SourceError("type error", f"`{name}` is a constant, not a function", span)
         if not b.min_args <= len(args) <= b.max_args:
             raise SourceError("wrong arguments", arity_message(b.name, b.min_args, b.max_args, len(args)), span)
         fn = b.fn
@@ -175,29 +181,6 @@ class CallCompiler:
                 return me.call_user(f, vals, span)
             return me.call(f, vals, span)
         return call
-
-
-class GradFunction:
-    """The value of `grad(f)`: the derivative of a one-argument function, nestable."""
-    __slots__ = ("fn", "interp", "name")
-
-    def __init__(self, fn, interp):
-        self.fn = fn
-        self.interp = interp
-        self.name = f"grad({getattr(fn, 'name', 'f')})"
-
-    def __call__(self, *args, span=None):
-        if len(args) != 1:
-            raise SourceError("wrong arguments", f"{self.name} takes 1 argument but {len(args)} were given", span)
-        tape = Tape(persistent=False)
-        x = tape.watch(args[0])
-        y = self.interp.call(self.fn, [x], span)
-        if shape_of(y) != ():
-            raise SourceError("shape mismatch", f"grad needs a function with a scalar output; "
-                              f"{self.name[5:-1]} returned {describe(y)}", span, "wrap the output in sum(...)")
-        adj = backward(tape, y, 1.0 if dtype() == "float64" else np().float32(1.0))
-        g = adj[x.index]
-        return g if g is not None else ops.zeros_like(args[0]) * 1.0
 
 
 def _drop_tapes(frame):

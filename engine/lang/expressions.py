@@ -68,6 +68,13 @@ class ExpressionCompiler:
         if name in self.builtins:
             b = self.builtins[name]
             return lambda frame: b
+        if span.end_line == span.line and span.end_column - span.column != len(name) and "." not in name:
+            # written np.NAME (the parser keeps the whole span): NAME is no builtin
+            raise SourceError("unknown name", f"`{name}` is not among the language's builtins", span,
+                              unknown_name(name, span, list(self.builtins)).hint)
+        if "." in name:               # np.linalg alone: the parser keeps a module path as one name
+            raise SourceError("type error", f"`{name}` is a module, not a value", span,
+                              f"name a function in it: {name}.NAME(x)")
         raise unknown_name(name, span, list(scope.globals) + list(self.builtins) + scope.enclosing_locals())
 
     def e_UnaryOp(self, e, scope):
@@ -203,6 +210,9 @@ class ExpressionCompiler:
             if isinstance(item, nodes.Slice):
                 parts.append(("slice", [self.expr(p, scope) if p is not None else None
                                         for p in (item.lower, item.upper, item.step)], item.span))
+            elif isinstance(item, (nodes.NoneLit, nodes.EllipsisLit)) or is_newaxis(item, scope):
+                # a new axis, or `...`: known when the subscript compiles
+                parts.append(("const", Ellipsis if isinstance(item, nodes.EllipsisLit) else None, item.span))
             else:
                 parts.append(("index", self.expr(item, scope), item.span))
         span = e.span
@@ -214,6 +224,8 @@ class ExpressionCompiler:
                 if kind == "slice":
                     bounds = [as_int(p(frame), sp, "a slice bound") if p is not None else None for p in ev]
                     idx.append(slice(*bounds))
+                elif kind == "const":
+                    idx.append(ev)
                 else:
                     i = ev(frame)
                     iv = strip(i)
@@ -276,6 +288,11 @@ class ExpressionCompiler:
     def e_TupleExpr(self, e, scope):
         items = [self.expr(x, scope) for x in e.elts]
         return lambda frame: tuple(ev(frame) for ev in items)
+
+
+def is_newaxis(item, scope) -> bool:
+    """`np.newaxis` (or `newaxis`) in a subscript, where no variable has that name."""
+    return isinstance(item, nodes.Name) and item.id == "newaxis" and scope.find("newaxis") is None
 
 
 def _bad_index(iv, span):

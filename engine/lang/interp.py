@@ -13,14 +13,16 @@ from __future__ import annotations
 from ...parser import nodes
 from .builtins import make_builtins
 from .callables import Frame
+from .call_forms import CallFormsCompiler
 from .calls import CallCompiler
 from .expressions import ExpressionCompiler
 from .limits import Limits, step_limit_error
 from .names import Scope, assigned_names
+from .statement_forms import StatementFormsCompiler
 from .statements import StatementCompiler
 
 
-class Interpreter(StatementCompiler, ExpressionCompiler, CallCompiler):
+class Interpreter(StatementCompiler, ExpressionCompiler, CallCompiler, CallFormsCompiler, StatementFormsCompiler):
     def __init__(self, limits: Limits | None = None, builtins: dict | None = None):
         self.limits = limits or Limits()
         self.builtins = builtins if builtins is not None else make_builtins(self)

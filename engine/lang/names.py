@@ -14,6 +14,10 @@ def assigned_names(body) -> list:
             out.extend(t.id for t in s.targets)
         elif isinstance(s, nodes.AugAssign):
             out.append(s.target.id)
+        elif isinstance(s, nodes.SubscriptAssign):
+            out.append(s.target.value.id)
+        elif isinstance(s, nodes.Import):
+            out.extend(bound for name, bound, _ in s.names if bound != name)
         elif isinstance(s, nodes.For):
             out.append(s.target.id)
             stack.extend(reversed(s.body))
@@ -33,7 +37,7 @@ def assigned_names(body) -> list:
 
 
 # Fields that hold no sub-nodes to visit: positions and operator spellings.
-_NOT_CHILDREN = frozenset({"span", "op_span", "op_spans", "op", "ops"})
+_NOT_CHILDREN = frozenset({"span", "op_span", "op_spans", "op", "ops", "attr_span", "module_span", "names"})
 
 
 def _binding_fields(x) -> tuple:
@@ -44,6 +48,8 @@ def _binding_fields(x) -> tuple:
         return ("target",)
     if isinstance(x, nodes.FunctionDef):
         return ("name", "params")
+    if isinstance(x, nodes.Lambda):
+        return ("params",)
     return ()
 
 
@@ -74,11 +80,22 @@ def walk(tree, bindings: bool = True):
 
 def loaded_names(tree) -> list:
     """Names an AST reads, in order of first appearance."""
-    out, seen = [], set()
+    out, seen = [], set(_inner_bindings(tree))
     for x in walk(tree, bindings=False):
         if isinstance(x, nodes.Name) and x.id not in seen:
             seen.add(x.id)
             out.append(x.id)
+    return out
+
+
+def _inner_bindings(tree) -> set:
+    """Names local to a lambda or a comprehension: read there, yet not inputs."""
+    out = set()
+    for x in walk(tree):
+        if isinstance(x, nodes.Lambda):
+            out.update(x.params)
+        elif isinstance(x, nodes.ListComp):
+            out.update(target.id for target, _, _ in x.clauses)
     return out
 
 

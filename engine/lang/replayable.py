@@ -18,6 +18,9 @@ _SHAPE_BUILTINS = frozenset({"len", "zeros", "ones", "arange", "range"})
 # (an axis, a shape): index -> must be static.
 _OP_BUILTINS = {"dot": 2, "sum": 1, "mean": 1, "max": 1, "min": 1, "reshape": 1}
 _ARITHMETIC = frozenset({"+", "-", "*", "/", "@"})
+_CONSTANT_NODES = tuple(getattr(nodes, n) for n in ("Num", "Bool", "NoneLit", "EllipsisLit") if hasattr(nodes, n))
+# Constructs whose values this analysis does not follow (yet): such programs are interpreted.
+_UNREPLAYED = {"ListComp": "a list comprehension", "Lambda": "a lambda"}
 
 
 def _traced_builtins() -> frozenset:
@@ -38,17 +41,21 @@ class _Analysis:
 
     def static(self, e) -> bool:
         """Whether an expression's value is independent of the inputs."""
-        if isinstance(e, (nodes.Num, nodes.Bool)):
+        if isinstance(e, _CONSTANT_NODES):
             return True
         if isinstance(e, nodes.Name):
             return e.id not in self.dynamic
         if isinstance(e, nodes.Call):
             name = e.func.id if isinstance(e.func, nodes.Name) else None
-            return name == "len" or (name in _SHAPE_BUILTINS and all(self.static(a) for a in e.args))
+            keywords = [k.value for k in getattr(e, "keywords", ())]
+            return name == "len" or (name in _SHAPE_BUILTINS and all(self.static(a) for a in (*e.args, *keywords)))
         return all(self.static(x) for x in _children(e))
 
     def blocker(self, x) -> str | None:
         """Why this node keeps the program from replaying, or None."""
+        unknown = _UNREPLAYED.get(type(x).__name__)
+        if unknown is not None:
+            return unknown
         if isinstance(x, (nodes.Compare, nodes.BoolOp, nodes.Not)) and not self.static(x):
             return "a comparison or logic on a computed value"
         if isinstance(x, (nodes.If, nodes.While, nodes.IfExp)) and not self.static(x.test):
@@ -68,6 +75,8 @@ class _Analysis:
         if not isinstance(call.func, nodes.Name):
             return "a call of a computed function"
         name = call.func.id
+        if not all(self.static(k.value) for k in getattr(call, "keywords", ())):
+            return f"{name}() with a keyword argument computed from an input"
         if name in self.functions or name in self.traced:
             return None
         if name in _SHAPE_BUILTINS:
@@ -104,6 +113,9 @@ def _assignments(tree):
                 yield t.id, (x.value if not x.unpack else None)
         elif isinstance(x, nodes.AugAssign):
             yield x.target.id, nodes.BinChain((x.target, x.value), (x.op,), (x.op_span,), x.span)
+        elif isinstance(x, nodes.SubscriptAssign):       # x[i] = v: x becomes an updated copy
+            yield x.target.value.id, x.value
+            yield x.target.value.id, x.target
         elif isinstance(x, nodes.For):
             it = x.iter
             ranged = isinstance(it, nodes.Call) and isinstance(it.func, nodes.Name) and it.func.id == "range"

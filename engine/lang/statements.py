@@ -101,7 +101,10 @@ class StatementCompiler:
     def s_AugAssign(self, s, scope):
         # `z += y` is `z = z + y`: a rebinding (value semantics), never an in-place update
         target = nodes.Name(s.target.id, s.target.span)
-        ev = self.binary(s.op, target, s.value, s.op_span, scope, f"`{s.op}=`")
+        if s.op == "**":
+            ev = self.expr(nodes.Power(target, s.value, s.op_span, s.span), scope)
+        else:
+            ev = self.binary(s.op, target, s.value, s.op_span, scope, f"`{s.op}=`")
         name = s.target.id
 
         def run(frame):
@@ -192,10 +195,12 @@ class StatementCompiler:
             self.loop_depth = outer_loops
         if scope.parent is not None:
             self.pause_gc = False    # a nested def's closure refers to its frame: a cycle per call
+        defaults = [self.expr(d, scope) for d in s.defaults]        # evaluated once, by the def
 
         def run(frame):
             closure = frame if scope.parent is not None else me.globals
-            frame.vars[name] = UserFunction(name, s.params, body, closure, s, me)
+            frame.vars[name] = UserFunction(name, s.params, body, closure, s, me,
+                                            tuple(d(frame) for d in defaults))
         return run
 
 

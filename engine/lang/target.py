@@ -115,7 +115,8 @@ def _load_functions(module, defs, text, filename, fn, of) -> Target:
                           "and none is called f", None, f"choose one with {option('fn')} NAME", source=text,
                           filename=filename)
     node = [d for d in defs if d.name == chosen][-1]
-    return Target(source=text, filename=filename, kind="function", inputs=list(node.params), node=module,
+    required = node.params[:len(node.params) - len(node.defaults)]         # the others keep their defaults
+    return Target(source=text, filename=filename, kind="function", inputs=list(required), node=module,
                   fn_name=chosen, output_name=None, functions=names)
 
 
@@ -238,7 +239,9 @@ class Runner:
         target = self.target
         with _located(target):
             if target.kind == "function":
-                return interp.call_user(self._fn, [values[p] for p in self._fn.params], self._fn.node.span)
+                # parameters with defaults are not inputs: they keep their defaults
+                return interp.call_user(self._fn, [values[p] for p in self._fn.params if p in values],
+                                        self._fn.node.span)
             g = interp.globals.vars
             g.clear()
             g.update(values)

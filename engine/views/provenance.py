@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from ..core.backend import is_array, np
+from ..core.backend import is_array, module_of, np, to_host
 from ..core.numbers import nonfinite_word
 from ..core.tape import Tape, strip
 
@@ -23,8 +23,9 @@ def not_finite(v) -> bool:
     c = v.__class__
     if c is float or c is int:
         return not math.isfinite(v)
-    if is_array(v):
-        return v.dtype.kind in "fc" and not bool(np().isfinite(v).all())
+    if is_array(v):       # a finite sum: every entry is finite (one pass without a mask); else look closer
+        xp = module_of(v)   # one synchronization per test
+        return v.dtype.kind in "fc" and not bool(xp.isfinite(v.sum())) and not bool(xp.isfinite(v).all())
     return False
 
 
@@ -32,7 +33,7 @@ def _word(v) -> str:
     """'nan', 'inf' or '-inf' for what a non-finite value holds (nan first: it is the worse)."""
     v = strip(v)
     if is_array(v):
-        a = np().asarray(v, dtype=float)
+        a = np().asarray(to_host(v), dtype=float)
         if np().isnan(a).any():
             return "nan"
         return "inf" if (a == np().inf).any() else "-inf"

@@ -1,11 +1,12 @@
 """THE derivative table, one module per group of primitives (each entry's forward, VJP and JVP
 stand together; see core/primitives.py). The groups build on each other in this order, so no
-module imports one after it: shapes, arithmetic, comparisons, elementwise, reductions.
+module imports one after it: shapes, joins, arithmetic, comparisons, elementwise, reductions,
+numeric, scans, special, linalg (indexing builds on shapes only).
 
 Kink conventions (README, "Non-differentiable points") are declared on the entries
 (`Primitive.kink`): abs'(0)=0, relu'(0)=0, sign'=0, ties in max/min/maximum/minimum split the
-gradient evenly, comparisons carry no gradient, sqrt'(0)=+inf, norm of a zero vector has gradient
-0. Each kink or tie evaluated is noted with its source span.
+gradient evenly, comparisons carry no gradient, sqrt'(0)=+inf, norm of a zero vector and hypot at
+the origin have gradient 0. Each kink or tie evaluated is noted with its source span.
 
 Every primitive has a rule for each differentiable argument or is declared nondiff;
 tests/test_rules.py walks TABLE and fails on a primitive that has neither.
@@ -14,7 +15,8 @@ from __future__ import annotations
 
 from ..primitives import TABLE, NotImplementedRule, Primitive
 from ..tape import Dual, Var
-from . import arithmetic, comparisons, elementwise, reductions, shapes
+from . import arithmetic, comparisons, elementwise, indexing, reductions, shapes
+from . import joins, linalg, numeric, scans, special  # noqa: F401 -- imported to fill the table
 
 __all__ = ["TABLE", "NotImplementedRule", "Primitive", "builtin_primitives"]
 

@@ -6,7 +6,8 @@ import operator
 
 from ..backend import np
 from ..primitives import defprim, float_fallback, ndim, plain_scalar, shape
-from .shapes import bcast, reshape, transpose, unbroadcast
+from .joins import permute_dims
+from .shapes import bcast, expand_dims, reshape, transpose, unbroadcast
 
 
 def _div(x, y):
@@ -20,8 +21,6 @@ def _matmul(x, y):
     xs, ys = shape(x), shape(y)
     if not xs or not ys:
         raise ValueError("matmul needs arrays of at least one dimension; use * for scalars")
-    if len(xs) > 2 or len(ys) > 2:
-        raise ValueError("matmul supports vectors and matrices (at most 2 dimensions)")
     return plain_scalar(x @ y)
 
 
@@ -52,7 +51,27 @@ neg = defprim("neg", lambda x: -x, needs_args=False, float_impl=operator.neg,
               jvp=(lambda t, ans, x: -t,))
 
 
+def _stacked_vjp(g, x, y, of_x):
+    """matmul's adjoint for stacks of matrices (> 2 dimensions): vectors made matrices, the
+    product transposed, the batch axes summed back down to the argument's."""
+    x2 = reshape(x, (1,) + shape(x)) if ndim(x) == 1 else x
+    y2 = reshape(y, shape(y) + (1,)) if ndim(y) == 1 else y
+    g2 = expand_dims(g, -2) if ndim(x) == 1 else g
+    g2 = expand_dims(g2, -1) if ndim(y) == 1 else g2
+    grad = matmul(g2, matrix_transpose(y2)) if of_x else matmul(matrix_transpose(x2), g2)
+    target = x if of_x else y
+    return reshape(unbroadcast(grad, x2 if of_x else y2), shape(target))
+
+
+def matrix_transpose(v):
+    """The transpose of each matrix of a stack (the last two axes swapped)."""
+    axes = tuple(range(ndim(v)))
+    return permute_dims(v, axes[:-2] + (axes[-1], axes[-2]))
+
+
 def _matmul_vjp_x(g, ans, x, y):
+    if ndim(x) > 2 or ndim(y) > 2:
+        return _stacked_vjp(g, x, y, True)
     if ndim(x) == 1 and ndim(y) == 1:
         return g * y
     if ndim(y) == 1:                                        # (n,k) @ (k,) -> (n,)
@@ -63,6 +82,8 @@ def _matmul_vjp_x(g, ans, x, y):
 
 
 def _matmul_vjp_y(g, ans, x, y):
+    if ndim(x) > 2 or ndim(y) > 2:
+        return _stacked_vjp(g, x, y, False)
     if ndim(x) == 1 and ndim(y) == 1:
         return g * x
     if ndim(y) == 1:

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 from ..backend import xp
 from ..notes import NOTES
-from ..primitives import NotImplementedRule, defprim, params_op, plain_scalar, shape, zeros_like
+from ..primitives import defprim, params_op, plain_scalar, shape, zeros_like
 from ..tape import strip
 from .arithmetic import div
-from .comparisons import eq
-from .shapes import broadcast_to, expand_dims
+from .comparisons import eq, where
+from .shapes import broadcast_to, expand_dims, reshape
 
 
 def _restore(g, x, axis):
@@ -61,37 +61,85 @@ min = defprim("min", _extreme("min", lambda x, axis: xp().min(x, axis=axis)), ne
               jvp=(lambda t, ans, x, axis=None: sum(t * _extreme_share(ans, x, axis), axis),))
 
 
-def _prod(x):
-    return x if x.__class__ is float else plain_scalar(xp().prod(x))
+def _prod(x, axis=None):
+    return x if x.__class__ is float else plain_scalar(xp().prod(x, axis=axis))
 
 
-def _prod_except(x):
-    """For each element, the product of all the others (exact with zeros, no division)."""
+def pair_masks(n, axis, ndim):
+    """Boolean masks over a pair of axes (i at `axis`, j at `axis + 1`, size n each, broadcastable
+    against an array of ndim + 1 dimensions): the diagonal i == j, and j >= i."""
     m = xp()
-    flat = m.ravel(x)
-    left = m.concatenate([m.ones(1, flat.dtype), m.cumprod(flat)[:-1]])
-    right = m.concatenate([m.cumprod(flat[::-1])[:-1][::-1], m.ones(1, flat.dtype)])
-    return m.reshape(left * right, m.shape(x))
+    i, j = m.arange(n).reshape(n, 1), m.arange(n).reshape(1, n)
+    lead, trail = (1,) * axis, (1,) * (ndim - axis - 1)
+    return (m.reshape(i == j, lead + (n, n) + trail),
+            m.reshape(j >= i, lead + (n, n) + trail))
 
 
-prod_except = defprim("prod_except", _prod_except,
-                      vjp=(NotImplementedRule("the second derivative of prod at a point where an element "
-                                              "is 0 is not implemented"),),
-                      jvp=(NotImplementedRule("the second derivative of prod at a point where an element "
-                                              "is 0 is not implemented"),))
+def without_each(x, axis):
+    """x with a new axis i at `axis` (the old one moves to axis + 1) and, in row i, element i
+    replaced by 1: products over axis + 1 then leave each element out in turn."""
+    n = shape(x)[axis]
+    diagonal, _ = pair_masks(n, axis, len(shape(x)))
+    return where(diagonal, 1.0, expand_dims(x, axis))
 
 
-def _prod_vjp(g, ans, x):
+def _prod_except(x, axis):
+    """For each element, the product of the others along axis: running products from both ends,
+    no division (exact with zeros), in O(n)."""
+    m = xp()
+    ones = m.ones_like(m.take(x, [0], axis=axis))
+    before = m.concatenate([ones, m.cumprod(m.take(x, m.arange(x.shape[axis] - 1), axis=axis), axis)], axis)
+    flipped = m.flip(x, axis)
+    after = m.flip(m.concatenate([ones, m.cumprod(m.take(flipped, m.arange(x.shape[axis] - 1), axis=axis),
+                                                  axis)], axis), axis)
+    return before * after
+
+
+def _prod_except_partials(x, axis):
+    """d prod_except(x)_i / d x_j = the product of all but x_i and x_j (0 for j == i), with i at
+    `axis`, j at `axis + 1`: the same entry over `without_each`, so every order is exact."""
+    diagonal, _ = pair_masks(shape(x)[axis], axis, len(shape(x)))
+    return where(diagonal, 0.0, prod_except(without_each(x, axis), axis + 1))
+
+
+# prod_except(x, axis): axis an int, not negative. The second derivative of prod where elements
+# are 0 goes through its rules, which cost O(n²) memory along the axis (the first, O(n)).
+prod_except = defprim("prod_except", _prod_except, make_op=params_op("axis"),
+                      vjp=(lambda g, ans, x, axis: sum(expand_dims(g, axis + 1) * _prod_except_partials(x, axis),
+                                                       axis),),
+                      jvp=(lambda t, ans, x, axis: sum(_prod_except_partials(x, axis) * expand_dims(t, axis),
+                                                       axis + 1),))
+
+
+def _others(x, axis):
+    """prod_except along axis, or over all of x for None."""
+    if axis is None:
+        return reshape(prod_except(reshape(x, (-1,)), 0), shape(x))
+    return prod_except(x, axis)
+
+
+def _no_zero(x):
+    return bool(xp().all(strip(x) != 0))
+
+
+def _prod_vjp(g, ans, x, axis=None):
     if x.__class__ is float:
         return g
-    if bool(xp().all(strip(x) != 0)):
-        return div(g * ans, x)            # written in ops: differentiable to any order
-    return g * prod_except(x)
+    if _no_zero(x):
+        return div(_restore(g * ans, x, axis), x)       # written in ops: differentiable to any order
+    return _restore(g, x, axis) * _others(x, axis)
 
 
-prod = defprim("prod", _prod, needs_ans=True, builtin="prod",
-               vjp=(_prod_vjp,),
-               jvp=(lambda t, ans, x: sum(_prod_vjp(t, ans, x)),))
+def _prod_jvp(t, ans, x, axis=None):
+    if x.__class__ is float:
+        return t
+    if _no_zero(x):
+        return sum(div(t * _restore(ans, x, axis), x), axis)
+    return sum(t * _others(x, axis), axis)
+
+
+# prod(x, axis): axis an int (not negative) or None; the library moves keepdims and tuples here
+prod = defprim("prod", _prod, needs_ans=True, make_op=_AXIS, vjp=(_prod_vjp,), jvp=(_prod_jvp,))
 
 
 def _norm(x):

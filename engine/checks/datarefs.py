@@ -1,0 +1,81 @@
+"""Data files named in check files: `at = { w = "@data/w.npy" }`, `points = "@points.npz"` and
+`random = { w = { range = [-1, 1], shape = "@w.npy" } }`, paths relative to the check file.
+
+Whether each file exists is checked with the file (a bad path is an invalid check file, with its
+line); the data is read when the case runs, by engine/lang/datafiles.py.
+"""
+from __future__ import annotations
+
+import os
+
+from ...parser.errors import SourceError
+from ..lang.datafiles import load_reference, split_reference
+from ..lang.datainputs import data_shape, load_inputs
+
+
+def is_reference(v) -> bool:
+    return isinstance(v, str) and v.startswith("@")
+
+
+def resolve(check_file: str, ref: str) -> str:
+    """`@data/w.npy` in `suite/c.toml` -> `@suite/data/w.npy` (a key after `:` is kept)."""
+    path = ref[1:].strip()
+    if os.path.isabs(path):
+        return "@" + path
+    return "@" + os.path.join(os.path.dirname(check_file), path)
+
+
+def existing(check_file: str, ref: str, fail) -> str:
+    """`ref` resolved against the check file's folder; `fail(fault)` when no file is there."""
+    ref = resolve(check_file, ref)
+    path = split_reference(ref[1:])[0]
+    if os.path.isdir(path):
+        fail(f"{path} is a directory, not a data file")
+    elif not os.path.isfile(path):
+        fail(f"no such file: {path}")
+    return ref
+
+
+def shape_from(ref: str) -> tuple:
+    """The shape of the data a resolved `@PATH` names (from the header of .npy files)."""
+    return data_shape(ref[1:])
+
+
+def value_of(ref: str, limits=None):
+    """The data of one input."""
+    return load_reference(ref[1:], limits)
+
+
+def points_of(ref: str, limits=None) -> list:
+    """`points = "@points.npz"` (or .json/.toml): one array per input, whose first axis runs over
+    the points; every input's first axis must have the same length."""
+    path = split_reference(ref[1:])[0]
+    columns = load_inputs(path, limits)
+    counts = {name: (v.shape[0] if getattr(v, "ndim", 0) else None) for name, v in columns.items()}
+    if not columns or any(c is None for c in counts.values()) or len(set(counts.values())) != 1:
+        shown = ", ".join(f"{n}: {'a number' if c is None else f'{c} rows'}" for n, c in counts.items())
+        raise SourceError("bad file", f"{path}: points need one array per input with the same number of "
+                          f"rows, one row per point ({shown or 'no arrays'})")
+    count = next(iter(counts.values()))
+    return [{name: _row(v[k]) for name, v in columns.items()} for k in range(count)]
+
+
+def _row(v):
+    return float(v) if getattr(v, "ndim", 0) == 0 else v
+
+
+def nonfinite_warnings(case, points: list) -> list:
+    """A warning for each input read from a file whose data holds nan or inf (the case still runs)."""
+    from ..lang.datainputs import nonfinite_warning
+    sources = {}
+    if case.points_file is not None:
+        sources = {name: case.points_file[1:] for name in (points[0] if points else {})}
+    for p in case.points or ():
+        sources.update({name: v[1:] for name, v in p.items() if is_reference(v)})
+    out = []
+    for k, point in enumerate(points):
+        for name, where in sources.items():
+            message = nonfinite_warning(name, point[name], where) if name in point else None
+            if message:
+                out.append(message if len(points) == 1 else f"point {k + 1}: {message}")
+    return out

@@ -1,0 +1,122 @@
+"""numpy's functions with numpy's arguments (`axis=None, keepdims=False`, `ddof=0`, `ord=None`),
+as composites of the table's entries: each differentiates at every order with no rule of its
+own. The table's entries with `builtin=` (log1p, erf, det, ...) are the rest of the builtins.
+Core errors only: numpy-like ValueError, IndexError and TypeError, which the language locates.
+
+SIGNATURES names each function's module and parameters without importing it: the modules load
+on the first call of one of their functions (`function(name)`), so start-up does not pay for
+them. tests/test_numpy_builtins.py checks SIGNATURES against the functions themselves.
+"""
+from __future__ import annotations
+
+import importlib
+
+# builtin name -> (module, function, its parameters: `name` required, `name=` with a default,
+# `*name` any number)
+SIGNATURES = {
+    "square": ("elementwise", "square", "x"),
+    "reciprocal": ("elementwise", "reciprocal", "x"),
+    "negative": ("elementwise", "negative", "x"),
+    "power": ("elementwise", "power", "x1 x2"),
+    "deg2rad": ("elementwise", "deg2rad", "x"),
+    "rad2deg": ("elementwise", "rad2deg", "x"),
+    "degrees": ("elementwise", "rad2deg", "x"),
+    "radians": ("elementwise", "deg2rad", "x"),
+    "clip": ("elementwise", "clip", "a a_min= a_max="),
+    "floor_divide": ("elementwise", "floor_divide", "x1 x2"),
+    "mod": ("elementwise", "mod", "x1 x2"),
+    "expit": ("elementwise", "expit", "x"),
+    "digamma": ("elementwise", "digamma", "x"),
+    "polygamma": ("elementwise", "polygamma", "n x"),
+    "betaln": ("elementwise", "betaln", "a b"),
+    "i0": ("elementwise", "i0", "x"),
+    "i1": ("elementwise", "i1", "x"),
+    "j0": ("elementwise", "j0", "x"),
+    "j1": ("elementwise", "j1", "x"),
+    "round": ("elementwise", "round_", "a decimals="),
+    "around": ("elementwise", "round_", "a decimals="),
+    "remainder": ("elementwise", "mod", "x1 x2"),
+    "int": ("elementwise", "int_", "x"),
+    "float": ("elementwise", "float_", "x"),
+    "prod": ("reductions", "prod", "a axis= keepdims="),
+    "var": ("reductions", "var", "a axis= ddof= keepdims="),
+    "std": ("reductions", "std", "a axis= ddof= keepdims="),
+    "logsumexp": ("reductions", "logsumexp", "a axis= keepdims="),
+    "average": ("reductions", "average", "a axis= weights= returned="),
+    "argmax": ("reductions", "argmax", "a axis= keepdims="),
+    "argmin": ("reductions", "argmin", "a axis= keepdims="),
+    "cumsum": ("reductions", "cumsum", "a axis="),
+    "cumprod": ("reductions", "cumprod", "a axis="),
+    "cummax": ("reductions", "cummax", "a axis="),
+    "cummin": ("reductions", "cummin", "a axis="),
+    "logcumsumexp": ("reductions", "logcumsumexp", "a axis="),
+    "sort": ("reductions", "sort", "a axis="),
+    "argsort": ("reductions", "argsort", "a axis="),
+    "topk": ("reductions", "topk", "a k axis="),
+    "concatenate": ("shapes", "concatenate", "arrays axis="),
+    "stack": ("shapes", "stack", "arrays axis="),
+    "hstack": ("shapes", "hstack", "tup"),
+    "vstack": ("shapes", "vstack", "tup"),
+    "split": ("shapes", "split", "ary indices_or_sections axis="),
+    "pad": ("shapes", "pad", "array pad_width mode= constant_values="),
+    "expand_dims": ("shapes", "expand_dims", "a axis"),
+    "squeeze": ("shapes", "squeeze", "a axis="),
+    "flip": ("shapes", "flip", "m axis="),
+    "roll": ("shapes", "roll", "a shift axis="),
+    "broadcast_to": ("shapes", "broadcast_to", "array shape"),
+    "tile": ("shapes", "tile", "A reps"),
+    "repeat": ("shapes", "repeat", "a repeats axis="),
+    "transpose": ("shapes", "transpose", "a axes="),
+    "moveaxis": ("shapes", "moveaxis", "a source destination"),
+    "swapaxes": ("shapes", "swapaxes", "a axis1 axis2"),
+    "diag": ("shapes", "diag", "v k="),
+    "diagonal": ("shapes", "diagonal", "a offset= axis1= axis2="),
+    "trace": ("shapes", "trace", "a offset= axis1= axis2="),
+    "triu": ("shapes", "triu", "m k="),
+    "tril": ("shapes", "tril", "m k="),
+    "eye": ("constructors", "eye", "N M= k= dtype="),
+    "identity": ("constructors", "identity", "n dtype="),
+    "full": ("constructors", "full", "shape fill_value dtype="),
+    "zeros_like": ("constructors", "zeros_like", "a dtype="),
+    "ones_like": ("constructors", "ones_like", "a dtype="),
+    "full_like": ("constructors", "full_like", "a fill_value dtype="),
+    "array": ("constructors", "array", "object dtype="),
+    "asarray": ("constructors", "array", "object dtype="),
+    "outer": ("linalg", "outer", "a b"),
+    "inner": ("linalg", "inner", "a b"),
+    "kron": ("linalg", "kron", "a b"),
+    "cross": ("linalg", "cross", "a b axis="),
+    "tensordot": ("linalg", "tensordot", "a b axes="),
+    "einsum": ("linalg", "einsum", "subscripts *operands"),
+    "slogdet": ("linalg", "slogdet", "a"),
+    "norm": ("linalg", "norm", "x ord= axis= keepdims="),
+    "eigh": ("linalg", "eigh", "a"),
+    "svd": ("linalg", "svd", "a full_matrices= compute_uv="),
+    "pinv": ("linalg", "pinv", "a"),
+}
+
+# Constructors take the float type of the arrays they make: the language passes its working one.
+TAKES_DTYPE = frozenset({"eye", "identity", "full"})
+
+# np.linalg.NAME for these names is the builtin of the same name (det inv solve cholesky
+# eigvalsh are table entries, the others composites here).
+LINALG_NAMES = ("det", "slogdet", "inv", "solve", "norm", "cholesky", "svd", "eigh", "eigvalsh", "pinv")
+
+
+def function(name):
+    """The library function behind builtin `name`, its module imported now if not yet."""
+    module, attr, _ = SIGNATURES[name]
+    return getattr(importlib.import_module(f"{__name__}.{module}"), attr)
+
+
+def parameters(name) -> list:
+    """The parameter names of builtin `name`, in order (what keywords it accepts)."""
+    return [p.strip("*=") for p in SIGNATURES[name][2].split()]
+
+
+def positional_range(name) -> tuple:
+    """(fewest, most) positional arguments of builtin `name`; most is 99 for `*name`."""
+    params = SIGNATURES[name][2].split()
+    if any(p.startswith("*") for p in params):
+        return sum(1 for p in params if not p.endswith("=") and not p.startswith("*")), 99
+    return sum(1 for p in params if not p.endswith("=")), len(params)

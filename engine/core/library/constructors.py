@@ -1,0 +1,62 @@
+"""The constructors numpy code starts from: constants, never traced (zeros_like of a traced
+value is a constant too). `dtype` is the array's float type (the language passes its working
+one)."""
+from __future__ import annotations
+
+from .. import ops
+from ..backend import xp
+from ..primitives import shape
+from .axes import is_sequence, whole
+
+
+def _dims(dims):
+    return tuple(whole(d, "a dimension") for d in (dims if is_sequence(dims) else (dims,)))
+
+
+def _float_dtype(like, dtype):
+    if dtype is not None:
+        return dtype
+    found = getattr(ops.strip(like), "dtype", None)
+    return found if found is not None and found.kind == "f" else "float64"
+
+
+def eye(N, M=None, k=0, dtype=None):
+    return xp().eye(whole(N, "N"), None if M is None else whole(M, "M"), whole(k, "k"),
+                    dtype=dtype or "float64")
+
+
+def identity(n, dtype=None):
+    return xp().identity(whole(n, "n"), dtype=dtype or "float64")
+
+
+def full(shape, fill_value, dtype=None):           # noqa: F811 -- numpy's parameter name
+    return xp().full(_dims(shape), ops.strip(fill_value), dtype=dtype or "float64")
+
+
+def zeros_like(a, dtype=None):
+    return xp().zeros(shape(a), dtype=_float_dtype(a, dtype)) if shape(a) else 0.0
+
+
+def ones_like(a, dtype=None):
+    return xp().ones(shape(a), dtype=_float_dtype(a, dtype)) if shape(a) else 1.0
+
+
+def full_like(a, fill_value, dtype=None):
+    value = float(ops.strip(fill_value))
+    return xp().full(shape(a), value, dtype=_float_dtype(a, dtype)) if shape(a) else value
+
+
+def array(object, dtype=None):
+    """An array of the value: traced values stay traced (a tuple of them is stacked)."""
+    if is_sequence(object):
+        items = list(object)
+        if any(isinstance(v, (ops.Var, ops.Dual)) for v in items):
+            return ops.stack(items)
+        return xp().asarray([ops.strip(v) for v in items], dtype=dtype or "float64")
+    if isinstance(object, (ops.Var, ops.Dual)) or dtype is None:
+        return object if not isinstance(object, (int, bool)) else float(object)
+    raw = xp().asarray(object, dtype=dtype)
+    return float(raw) if raw.ndim == 0 else raw
+
+
+asarray = array

@@ -1,0 +1,120 @@
+"""Elementwise functions that are composites of table entries (numpy's second spellings, clip,
+floor_divide and mod, round with decimals, scipy's expit/betaln/digamma and the Bessel orders)."""
+from __future__ import annotations
+
+import math
+
+from .. import ops
+from .axes import ArgumentError, whole
+
+DEG = math.pi / 180.0
+
+
+def square(x):
+    return x * x
+
+
+def reciprocal(x):
+    return ops.div(1.0, x)
+
+
+def negative(x):
+    return ops.neg(x)
+
+
+def power(x1, x2):
+    return ops.pow(x1, x2)
+
+
+def deg2rad(x):
+    return x * DEG
+
+
+def rad2deg(x):
+    return x * (1.0 / DEG)
+
+
+def clip(a, a_min=None, a_max=None):
+    """a where a_min <= a <= a_max, else the bound (which then gets the gradient)."""
+    if a_min is None and a_max is None:
+        raise ArgumentError("clip(): give a_min, a_max or both")
+    out = a
+    if a_min is not None:
+        out = ops.where(ops.lt(ops.strip(out), ops.strip(a_min)), a_min, out)
+    if a_max is not None:
+        out = ops.where(ops.gt(ops.strip(out), ops.strip(a_max)), a_max, out)
+    return out
+
+
+def floor_divide(x1, x2):
+    """floor(x1 / x2): a step function, no gradient (the `//` operator's)."""
+    return ops.floor(ops.div(ops.strip(x1), ops.strip(x2)))
+
+
+def mod(x1, x2):
+    """x1 - floor(x1 / x2) x2, numpy's sign convention (the `%` operator's)."""
+    return x1 - x2 * floor_divide(x1, x2)
+
+
+def round_(a, decimals=0):
+    """Half to even, as numpy; no gradient."""
+    places = whole(decimals, "decimals")
+    if places == 0:
+        return ops.rint(a)
+    scale = 10.0 ** places
+    return ops.div(ops.rint(ops.strip(a) * scale), scale)
+
+
+def expit(x):
+    return ops.sigmoid(x)
+
+
+def digamma(x):
+    return ops.polygamma(x, 0)
+
+
+def polygamma(n, x):
+    order = whole(n, "the order of polygamma")
+    if order < 0:
+        raise ArgumentError("polygamma(): the order must not be negative")
+    return ops.polygamma(x, order)
+
+
+def betaln(a, b):
+    return ops.gammaln(a) + ops.gammaln(b) - ops.gammaln(a + b)
+
+
+def i0(x):
+    return ops.bessel_i(x, 0)
+
+
+def i1(x):
+    return ops.bessel_i(x, 1)
+
+
+def j0(x):
+    return ops.bessel_j(x, 0)
+
+
+def j1(x):
+    return ops.bessel_j(x, 1)
+
+
+def int_(x):
+    """Python's int(): toward zero, a whole number (no gradient)."""
+    v = ops.strip(x)
+    if hasattr(v, "size"):
+        if v.size != 1:
+            raise TypeError("int() takes one number, not an array of several")
+        v = v.reshape(()).item()
+    if v != v or v in (math.inf, -math.inf):
+        raise ArgumentError(f"int(): {v} is not a finite number")
+    return float(math.trunc(v))
+
+
+def float_(x):
+    """Python's float(): the number itself (the gradient flows)."""
+    v = ops.strip(x)
+    if hasattr(v, "size") and v.size != 1:
+        raise TypeError("float() takes one number, not an array of several")
+    return ops.reshape(x, ()) if hasattr(v, "size") and v.shape != () else x

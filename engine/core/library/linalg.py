@@ -1,0 +1,163 @@
+"""Products and np.linalg with numpy's arguments, as composites: outer inner kron cross
+tensordot einsum, slogdet norm eigh svd pinv (det inv solve cholesky are table entries). The
+language registers them under plain names (det, inv, ...); np.linalg.NAME maps to those."""
+from __future__ import annotations
+
+import math
+
+from .. import ops
+from ..backend import xp
+from ..primitives import ndim, shape
+from .axes import ArgumentError, axes_of, keep_dims, one_axis, whole
+from ..rules.arithmetic import matrix_transpose
+from .reductions import reduce_over
+from .shapes import stack
+
+
+def outer(a, b):
+    return ops.reshape(a, (-1, 1)) * ops.reshape(b, (1, -1))
+
+
+def inner(a, b):
+    if not shape(a) or not shape(b):
+        return a * b
+    return tensordot(a, b, ((ndim(a) - 1,), (ndim(b) - 1,)))
+
+
+def kron(a, b):
+    if not shape(a) or not shape(b):
+        return a * b
+    dims = max(ndim(a), ndim(b))
+    a = ops.reshape(a, (1,) * (dims - ndim(a)) + shape(a))
+    b = ops.reshape(b, (1,) * (dims - ndim(b)) + shape(b))
+    # a[i, j] * b[k, l] laid out as [i k, j l]: interleave the axes, then merge each pair
+    ea = ops.reshape(a, tuple(d for n in shape(a) for d in (n, 1)))
+    eb = ops.reshape(b, tuple(d for n in shape(b) for d in (1, n)))
+    return ops.reshape(ea * eb, tuple(p * q for p, q in zip(shape(a), shape(b))))
+
+
+def cross(a, b, axis=-1):
+    ax = one_axis(axis, ndim(a))
+    if shape(a)[ax] != 3 or shape(b)[one_axis(axis, ndim(b))] != 3:
+        raise ArgumentError("cross(): both vectors need 3 components along the axis")
+
+    def part(v, i):
+        return ops.getitem(v, (slice(None),) * one_axis(axis, ndim(v)) + (i,))
+    a0, a1, a2 = (part(a, i) for i in range(3))
+    b0, b1, b2 = (part(b, i) for i in range(3))
+    return stack((a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0), ax)
+
+
+def _contracted(axes, dims_a, dims_b):
+    if not isinstance(ops.strip(axes), (tuple, list)):
+        n = whole(axes, "axes")
+        return list(range(dims_a - n, dims_a)), list(range(n))
+    left, right = axes
+    left = [one_axis(v, dims_a) for v in (left if isinstance(left, (tuple, list)) else (left,))]
+    right = [one_axis(v, dims_b) for v in (right if isinstance(right, (tuple, list)) else (right,))]
+    return left, right
+
+
+def tensordot(a, b, axes=2):
+    left, right = _contracted(axes, ndim(a), ndim(b))
+    if [shape(a)[i] for i in left] != [shape(b)[j] for j in right]:
+        raise ArgumentError("tensordot(): the contracted axes have different lengths")
+    free_a = [i for i in range(ndim(a)) if i not in left]
+    free_b = [j for j in range(ndim(b)) if j not in right]
+    k = math.prod(shape(a)[i] for i in left)
+    ma = ops.reshape(ops.permute_dims(a, tuple(free_a + left)), (-1, k))
+    mb = ops.reshape(ops.permute_dims(b, tuple(right + free_b)), (k, -1))
+    return ops.reshape(ops.matmul(ma, mb), tuple(shape(a)[i] for i in free_a) + tuple(shape(b)[j] for j in free_b))
+
+
+def einsum(subscripts, *operands):
+    spec = str(subscripts).replace(" ", "")
+    if "." in spec:
+        raise ArgumentError("einsum(): '...' in subscripts is not supported")
+    if "->" not in spec:                    # numpy's implicit output: the letters seen once, sorted
+        letters = spec.replace(",", "")
+        spec += "->" + "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    if len(spec.split("->")[0].split(",")) != len(operands):
+        raise ArgumentError(f"einsum(): {spec!r} names {len(spec.split('->')[0].split(','))} operands, "
+                         f"{len(operands)} given")
+    return ops.einsum(spec, *operands)
+
+
+def slogdet(a):
+    """(sign, log|det|): the sign is a constant, log|det| has its gradient."""
+    sign = xp().sign(xp().linalg.det(ops.strip(a)))
+    return (float(sign) if xp().ndim(sign) == 0 else sign), ops.logabsdet(a)
+
+
+def _vector_norm(x, order, axes):
+    if order is None or order == 2:
+        return ops.sqrt(ops.sum(x * x, axes)) if axes is not None else ops.norm(x)
+    if order == math.inf:
+        return reduce_over(ops.max, ops.abs(x), axes, False)
+    if order == -math.inf:
+        return reduce_over(ops.min, ops.abs(x), axes, False)
+    if order == 1:
+        return ops.sum(ops.abs(x), axes)
+    if order == 0:
+        return ops.sum(ops.ne(ops.strip(x), 0.0) * 1.0, axes)
+    return ops.sum(ops.abs(x) ** float(order), axes) ** (1.0 / float(order))
+
+
+def _matrix_norm(x, order, axes):
+    rows, cols = axes
+    if order in (None, "fro"):
+        return ops.sqrt(ops.sum(x * x, axes))
+    if order == "nuc":
+        return ops.sum(svd(x, compute_uv=False), -1)
+    if order in (1, -1):
+        sums = ops.sum(ops.abs(x), rows)
+        return reduce_over(ops.max if order == 1 else ops.min, sums, cols - (cols > rows), False)
+    if order in (math.inf, -math.inf):
+        sums = ops.sum(ops.abs(x), cols)
+        return reduce_over(ops.max if order > 0 else ops.min, sums, rows - (rows > cols), False)
+    if order in (2, -2):
+        values = svd(x, compute_uv=False)
+        return reduce_over(ops.max if order == 2 else ops.min, values, -1, False)
+    raise ArgumentError(f"norm(): ord {order!r} is not a matrix norm")
+
+
+def norm(x, ord=None, axis=None, keepdims=False):
+    order = ops.strip(ord)
+    if axis is None and ord is not None and ndim(x) == 2:
+        axes = (0, 1)
+    else:
+        axes = axes_of(axis, ndim(x))
+    if axes is not None and len(axes) == 2:
+        result = _matrix_norm(x, order, axes)
+    else:
+        result = _vector_norm(x, order, axes)
+    return keep_dims(result, x, axes) if keepdims else result
+
+
+def eigh(a):
+    """(eigenvalues ascending, eigenvectors as columns) of the symmetric part of a."""
+    return ops.eigvalsh(a), ops.eigh_vectors(a)
+
+
+def svd(a, full_matrices=True, compute_uv=True):
+    """numpy's SVD, LAPACK's values and vectors (thin factors: full_matrices=True only for a
+    square matrix). Distinct, non-zero singular values give the derivatives; a wide matrix's
+    factors come from its transpose's (their signs may differ from numpy's)."""
+    if not compute_uv:
+        return ops.singular_values(a)
+    rows, columns = shape(a)[-2:]
+    if full_matrices and rows != columns:
+        raise ArgumentError("svd(): full_matrices=True of a non-square matrix is not supported; "
+                            "pass full_matrices=False")
+    if rows < columns:
+        at = matrix_transpose(a)
+        return matrix_transpose(ops.svd_vh(at)), ops.singular_values(a), matrix_transpose(ops.svd_u(at))
+    return ops.svd_u(a), ops.singular_values(a), ops.svd_vh(a)
+
+
+def pinv(a):
+    """The pseudo-inverse of a matrix of full rank: (aᵀa)⁻¹aᵀ, or aᵀ(aaᵀ)⁻¹ for a wide one."""
+    at = matrix_transpose(a)
+    if shape(a)[-2] >= shape(a)[-1]:
+        return ops.solve(ops.matmul(at, a), at)
+    return matrix_transpose(ops.solve(ops.matmul(a, at), a))

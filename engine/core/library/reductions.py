@@ -1,0 +1,162 @@
+"""Reductions and scans with numpy's arguments: prod over axes, var/std with ddof, logsumexp,
+average with weights, argmax/argmin (no gradient), the cumulative ops, sort and top-k (gathers:
+the gradient goes back through the permutation). Composites of table entries only."""
+from __future__ import annotations
+
+from .. import ops
+from ..backend import xp
+from ..primitives import ndim, shape
+from .axes import ArgumentError, axes_last, axes_of, gathered, keep_dims, one_axis, reduced_count, whole
+
+
+def reduce_over(op, x, axis, keepdims):
+    """op(x, one_axis_or_None) over any axes: several axes are merged into one first."""
+    axes = axes_of(axis, ndim(x))
+    if x.__class__ is float or not shape(x):
+        return x * 1.0
+    if axes is None or len(axes) == ndim(x):
+        result = op(ops.reshape(x, (-1,)), 0) if axes is not None else op(x, None)
+        return keep_dims(result, x, None) if keepdims else result
+    result = op(x, axes[0]) if len(axes) == 1 else op(axes_last(x, axes), ndim(x) - len(axes))
+    return keep_dims(result, x, axes) if keepdims else result
+
+
+def prod(a, axis=None, keepdims=False):
+    return reduce_over(ops.prod, a, axis, keepdims)
+
+
+def mean(a, axis=None, keepdims=False):
+    axes = axes_of(axis, ndim(a))
+    total = ops.sum(a, axes) if shape(a) else a
+    result = ops.div(total, float(reduced_count(a, axes)))
+    return keep_dims(result, a, axes) if keepdims and shape(a) else result
+
+
+def var(a, axis=None, ddof=0, keepdims=False):
+    axes = axes_of(axis, ndim(a))
+    centred = a - mean(a, axis, keepdims=True)
+    squares = ops.sum(centred * centred, axes) if shape(a) else centred * centred
+    result = ops.div(squares, float(reduced_count(a, axes) - whole(ddof, "ddof")))
+    return keep_dims(result, a, axes) if keepdims and shape(a) else result
+
+
+def std(a, axis=None, ddof=0, keepdims=False):
+    return ops.sqrt(var(a, axis, ddof, keepdims))
+
+
+def _stable_shift(x, axes):
+    """The largest element (a constant to AD), 0 where it is not finite: exp(x - shift) <= 1."""
+    m = xp()
+    raw = m.asarray(ops.strip(x))
+    top = m.max(raw, axis=axes, keepdims=True) if raw.size else m.zeros((1,) * raw.ndim, raw.dtype)
+    return m.where(m.isfinite(top), top, 0).astype(raw.dtype)
+
+
+def logsumexp(a, axis=None, keepdims=False):
+    """log(sum(exp(a))), stable: the largest element is taken out before exp."""
+    if not shape(a):
+        return a * 1.0
+    axes = axes_of(axis, ndim(a))
+    shift = _stable_shift(a, axes)
+    summed = ops.sum(ops.exp(a - shift), axes)
+    result = ops.log(summed) + (ops.reshape(shift, shape(summed)) if axes else float(shift.reshape(())))
+    return keep_dims(result, a, axes) if keepdims else result
+
+
+def average(a, axis=None, weights=None, returned=False):
+    if weights is None:
+        result, total = mean(a, axis), float(reduced_count(a, axes_of(axis, ndim(a))))
+    else:
+        axes = axes_of(axis, ndim(a))
+        w = weights
+        if shape(w) != shape(a):
+            if axes is None or len(axes) != 1 or ndim(w) != 1:
+                raise ArgumentError("average(): weights of another shape than the array need one axis "
+                                 "and one dimension")
+            w = ops.reshape(w, tuple(-1 if d == axes[0] else 1 for d in range(ndim(a))))
+        total = ops.sum(ops.broadcast_to(w, shape(a)), axes) if shape(a) else w
+        result = ops.div(ops.sum(a * w, axes) if shape(a) else a * w, total)
+    return (result, total) if returned else result
+
+
+def _arg(fn, a, axis, keepdims):
+    raw = xp().asarray(ops.strip(a))
+    ax = None if axis is None else one_axis(axis, raw.ndim)
+    r = fn(raw, axis=ax, keepdims=keepdims)
+    return float(r) if r.ndim == 0 else r.astype(raw.dtype if raw.dtype.kind == "f" else xp().float64)
+
+
+def argmax(a, axis=None, keepdims=False):
+    return _arg(xp().argmax, a, axis, keepdims)
+
+
+def argmin(a, axis=None, keepdims=False):
+    return _arg(xp().argmin, a, axis, keepdims)
+
+
+def _scan_input(a, axis):
+    """The array a scan runs over and its axis: None flattens, a number is one element."""
+    if axis is None or not shape(a):
+        return (a, 0) if ndim(a) == 1 else (ops.reshape(a, (-1,)), 0)
+    return a, one_axis(axis, ndim(a))
+
+
+def cumsum(a, axis=None):
+    x, ax = _scan_input(a, axis)
+    return ops.cumsum(x, ax, False)
+
+
+def cumprod(a, axis=None):
+    x, ax = _scan_input(a, axis)
+    return ops.cumprod(x, ax)
+
+
+def _running_extreme(a, axis, accumulate):
+    x, ax = _scan_input(a, axis)
+    m = xp()
+
+    def positions_of(pos):
+        raw = m.asarray(ops.strip(x))
+        running = accumulate(raw, axis=ax)
+        steps = m.arange(raw.shape[ax]).reshape((-1,) + (1,) * (raw.ndim - ax - 1))
+        # the latest position that set the running extreme: the gradient goes to it
+        where_set = m.maximum.accumulate(m.where(raw == running, steps, 0), axis=ax)
+        return m.take_along_axis(pos, where_set, ax)
+    return gathered(x, positions_of)
+
+
+def cummax(a, axis=None):
+    return _running_extreme(a, axis, xp().maximum.accumulate)
+
+
+def cummin(a, axis=None):
+    return _running_extreme(a, axis, xp().minimum.accumulate)
+
+
+def logcumsumexp(a, axis=None):
+    x, ax = _scan_input(a, axis)
+    shift = _stable_shift(x, (ax,))
+    return ops.log(ops.cumsum(ops.exp(x - shift), ax, False)) + shift
+
+
+def sort(a, axis=-1):
+    x, ax = _scan_input(a, axis)
+    order = xp().argsort(xp().asarray(ops.strip(x)), axis=ax, kind="stable")
+    return gathered(x, lambda pos: xp().take_along_axis(pos, order, ax))
+
+
+def argsort(a, axis=-1):
+    x, ax = _scan_input(a, axis)
+    raw = xp().asarray(ops.strip(x))
+    return xp().argsort(raw, axis=ax, kind="stable").astype(raw.dtype if raw.dtype.kind == "f" else xp().float64)
+
+
+def topk(a, k, axis=-1):
+    """The k largest elements along axis, largest first (torch.topk's values)."""
+    x, ax = _scan_input(a, axis)
+    count = whole(k, "k")
+    if not 0 <= count <= shape(x)[ax]:
+        raise ArgumentError(f"topk(): k = {count} is not between 0 and {shape(x)[ax]}")
+    order = xp().argsort(-xp().asarray(ops.strip(x)), axis=ax, kind="stable")
+    order = xp().take(order, xp().arange(count), axis=ax)
+    return gathered(x, lambda pos: xp().take_along_axis(pos, order, ax))

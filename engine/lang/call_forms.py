@@ -1,0 +1,133 @@
+"""Compiling the call forms numpy code uses beyond `f(x, y)`: keyword arguments, the array
+attributes `.T .shape .ndim .size` and the array methods (`A.sum(axis=0)`), each method the
+builtin of its name with the array as the first argument."""
+from __future__ import annotations
+
+from ...parser.errors import SourceError
+from ..core import ops
+from ..core.notes import NOTES
+from .callables import Builtin, UserFunction
+from .errors import runtime_error
+from .keywords import check_builtin_keywords, complete_arguments, unknown_keyword
+from .values import describe, shape_of, size_of
+
+# The methods, each the builtin of the same name (looked up by name when the call compiles,
+# so a builtin added to the table is a method as soon as it is listed here).
+METHODS = ("sum", "mean", "prod", "max", "min", "std", "var", "reshape", "transpose", "dot",
+           "flatten", "ravel", "clip", "cumsum", "squeeze")
+ATTRIBUTES = ("T", "shape", "ndim", "size")
+
+
+def _flat(x):
+    return ops.reshape(x, (size_of(x),)) if shape_of(x) else ops.reshape(x, (1,))
+
+
+def _squeezed(x):
+    return ops.reshape(x, tuple(n for n in shape_of(x) if n != 1)) if shape_of(x) else x
+
+
+# Methods with no builtin of their name yet: what they are in existing ops.
+METHOD_FALLBACKS = {"flatten": Builtin("flatten", _flat, 1, 1), "ravel": Builtin("ravel", _flat, 1, 1),
+                    "squeeze": Builtin("squeeze", _squeezed, 1, 1)}
+
+
+def attribute_value(x, attr):
+    shape = shape_of(x)
+    if attr == "T":
+        return ops.transpose(x) if len(shape) > 1 else x
+    if attr == "shape":
+        return tuple(float(n) for n in shape)
+    if attr == "ndim":
+        return float(len(shape))
+    return float(size_of(x))
+
+
+def unsupported_attribute(e) -> SourceError:
+    if e.attr in METHODS:
+        return SourceError("unsupported construct", f"`.{e.attr}` is a method: call it, `.{e.attr}(...)`",
+                           e.attr_span)
+    return SourceError("unsupported construct", f"attribute `.{e.attr}` is not part of the language",
+                       e.attr_span, f"the attributes are {', '.join('.' + a for a in ATTRIBUTES)} and the methods "
+                       f"{', '.join('.' + m + '()' for m in METHODS)}")
+
+
+class CallFormsCompiler:
+    """The Interpreter's keyword calls, attributes and methods (a mixin: `self` is the Interpreter)."""
+
+    def e_Attribute(self, e, scope):
+        if e.attr not in ATTRIBUTES:
+            raise unsupported_attribute(e)
+        value = self.expr(e.value, scope)
+        attr, span = e.attr, e.span
+
+        def attribute(frame):
+            v = value(frame)
+            if isinstance(v, (tuple, UserFunction, Builtin)) or v is None:
+                raise SourceError("type error", f"`.{attr}` of {describe(v)}: only arrays and numbers have it", span)
+            NOTES.span = span
+            return attribute_value(v, attr)
+        return attribute
+
+    def method_call(self, e, scope):
+        """`A.sum(axis=0)` is `sum(A, axis=0)`; `A.transpose(1, 0)` and `A.reshape(2, 3)` pass
+        their several numbers as numpy's methods do."""
+        method = e.func
+        if method.attr in ATTRIBUTES:
+            raise SourceError("unsupported construct", f"`.{method.attr}` is an attribute, not a method",
+                              method.attr_span, f"write x.{method.attr} without ( )")
+        if method.attr not in METHODS:
+            raise unsupported_attribute(method)
+        builtin = self.builtins.get(method.attr) or METHOD_FALLBACKS.get(method.attr)
+        if not isinstance(builtin, Builtin):
+            raise SourceError("unsupported construct", f"the method `.{method.attr}()` needs the builtin "
+                              f"{method.attr}(), which the language does not have yet", method.attr_span)
+        receiver = self.expr(method.value, scope)
+        args = [self.expr(a, scope) for a in e.args]
+        if method.attr == "transpose" and len(args) > 1:
+            items = args
+            args = [lambda frame: tuple(a(frame) for a in items)]     # A.transpose(1, 0): the axes as one
+        if e.keywords:
+            return self.builtin_keyword_call(builtin, [receiver] + args, e.keywords, scope, e.span)
+        return self.builtin_call(builtin, [receiver] + args, e.span)
+
+    def builtin_keyword_call(self, b, args, keywords, scope, span):
+        check_builtin_keywords(b, len(args), keywords, span)
+        named = [(kw.name, self.expr(kw.value, scope)) for kw in keywords]
+        fn, label = b.fn, f"{b.name}()"
+
+        def call_keywords(frame):
+            vals = [a(frame) for a in args]
+            kw = {name: ev(frame) for name, ev in named}
+            NOTES.span = span
+            try:
+                return fn(*vals, **kw)
+            except Exception as exc:
+                raise runtime_error(exc, span, label) from None
+        return call_keywords
+
+    def keyword_call(self, func, args, keywords, scope, span):
+        """A call with keywords of whatever value `func` computes."""
+        named = [(kw.name, self.expr(kw.value, scope)) for kw in keywords]
+        me = self
+
+        def call_keywords(frame):
+            f = func(frame)
+            vals = [a(frame) for a in args]
+            kw = {name: ev(frame) for name, ev in named}
+            return me.call_with_keywords(f, vals, kw, span)
+        return call_keywords
+
+    def call_with_keywords(self, f, vals, kw, span):
+        if isinstance(f, UserFunction):
+            return self.call_user(f, complete_arguments(f, vals, kw, span), span)
+        if isinstance(f, Builtin):
+            check_builtin_keywords(f, len(vals), list(kw), span)
+            NOTES.span = span
+            try:
+                return f.fn(*vals, **kw)
+            except Exception as exc:
+                raise runtime_error(exc, span, f"{f.name}()") from None
+        name = getattr(f, "name", None)
+        if name is None:
+            raise SourceError("type error", f"{describe(f)} is not a function", span)
+        raise unknown_keyword(name, next(iter(kw)), (), span)

@@ -1,0 +1,40 @@
+"""The builtins made of engine/core/library's functions: each under its numpy name, taking
+numpy's parameters (engine/core/library's SIGNATURES), the constructors in the working float
+type; and numpy's second spellings of the language's own builtins."""
+from __future__ import annotations
+
+from ..core.library import SIGNATURES, TAKES_DTYPE, function, positional_range
+from .values import dtype
+
+# numpy's second spelling -> the builtin it names
+SECOND_SPELLINGS = {"absolute": "abs", "amax": "max", "amin": "min"}
+
+
+def _on_first_call(name):
+    """The library function `name`, looked up (and its module imported) on the first call: a
+    program that uses none of them never loads the library."""
+    found = []
+    with_dtype = name in TAKES_DTYPE
+
+    def call(*args, **kwargs):
+        if not found:
+            found.append(function(name))
+        if with_dtype:
+            kwargs.setdefault("dtype", dtype())
+        return found[0](*args, **kwargs)
+    call.__name__ = name
+    return call
+
+
+def add_library_builtins(add, numeric):
+    """add(name, fn, lo, hi) each library function, wrapped by numeric(name, fn)."""
+    for name in SIGNATURES:
+        lo, hi = positional_range(name)
+        add(name, numeric(name, _on_first_call(name)), lo, hi)
+
+
+def add_second_spellings(table):
+    for second, first in SECOND_SPELLINGS.items():
+        builtin = table.get(first)
+        if builtin is not None:
+            table[second] = builtin

@@ -1,0 +1,185 @@
+"""Compiling the statement and expression forms numpy code is written in: imports (declarations
+that name builtins), item assignment as a value, lambda, list comprehensions, None and `...`."""
+from __future__ import annotations
+
+from ...parser import nodes
+from ...parser.errors import SourceError
+from ...parser.modules import MODULE_ALIASES, SUBMODULES
+from ..core import ops
+from ..core.backend import is_array, xp
+from ..core.notes import NOTES
+from ..core.tape import strip
+from .callables import RETURN, Builtin, Frame, UserFunction
+from .errors import runtime_error, unknown_name
+from .expressions import is_newaxis
+from .names import Scope
+from .operator_closures import BINARY_OPS
+from .values import as_int, describe, dtype, iterate, shape_of, truth
+
+IMPORT_HINT = "the modules are numpy (as np), math and scipy.special: nothing is imported, their names are builtins"
+
+
+def _update_operator(op):
+    return ops.pow if op == "**" else BINARY_OPS[op]
+
+
+class StatementFormsCompiler:
+    """The Interpreter's imports, item assignments, lambdas and comprehensions (a mixin)."""
+
+    # ---- imports ----
+    def s_Import(self, s, scope):
+        if s.module not in MODULE_ALIASES:
+            raise SourceError("unsupported construct", f"module `{s.module}` is not available", s.module_span,
+                              IMPORT_HINT)
+        allowed = MODULE_ALIASES[s.module]
+        if s.alias is not None and s.alias not in allowed:
+            if not allowed:
+                raise SourceError("unsupported construct", f"`{s.module}` cannot be bound to another name",
+                                  s.span, f"write `import {s.module}` and call {s.module}.NAME or NAME")
+            spelled = " or ".join(f"`import {s.module} as {a}`" for a in allowed)
+            raise SourceError("unsupported construct", f"`{s.module}` may only be bound as "
+                              f"{', '.join(allowed)}", s.span, f"write {spelled}")
+        bindings = []
+        for name, bound, span in s.names:
+            builtin = self.builtins.get(name)
+            if builtin is None:
+                if name in SUBMODULES:
+                    raise SourceError("unsupported construct", f"`{name}` is a module: import its functions by "
+                                      "name", span, f"write `from {s.module}.{name} import ...` or use "
+                                      f"np.{name}.NAME")
+                error = unknown_name(name, span, list(self.builtins))
+                error.message = f"`{name}` is not among the language's builtins (from {s.module})"
+                raise error
+            if bound != name:
+                bindings.append((bound, builtin))
+
+        def run(frame):
+            for bound_name, builtin_value in bindings:
+                frame.vars[bound_name] = builtin_value
+        return run
+
+    # ---- x[i] = v, x[i] += v ----
+    def s_SubscriptAssign(self, s, scope):
+        target = s.target
+        name = target.value.id
+        load = self.expr(target.value, scope)
+        index = self.index_closure(target.index, scope)
+        value = self.expr(s.value, scope)
+        combine = _update_operator(s.op) if s.op is not None else None
+        span = s.span
+        label = f"`{s.op}=`" if s.op else "item assignment"
+
+        def run(frame):
+            x = load(frame)
+            if not shape_of(x) or isinstance(x, (tuple, UserFunction, Builtin)):
+                raise SourceError("type error", f"cannot assign to an item of {describe(x)}", span)
+            where = index(frame)
+            v = value(frame)
+            NOTES.span = span
+            try:
+                if combine is not None:
+                    v = combine(ops.getitem(x, where), v)
+                frame.vars[name] = ops.index_update(x, v, where)
+            except SourceError:
+                raise
+            except Exception as exc:
+                raise runtime_error(exc, span, label) from None
+        return run
+
+    def index_closure(self, items, scope):
+        """A closure computing a subscript's index (as e_Subscript does, for assignments)."""
+        parts = []
+        for item in items:
+            if isinstance(item, nodes.Slice):
+                parts.append(("slice", [self.expr(p, scope) if p is not None else None
+                                        for p in (item.lower, item.upper, item.step)], item.span))
+            elif isinstance(item, (nodes.NoneLit, nodes.EllipsisLit)) or is_newaxis(item, scope):
+                parts.append(("const", Ellipsis if isinstance(item, nodes.EllipsisLit) else None, item.span))
+            else:
+                parts.append(("index", self.expr(item, scope), item.span))
+
+        def index(frame):
+            out = []
+            for kind, ev, sp in parts:
+                if kind == "slice":
+                    out.append(slice(*[as_int(p(frame), sp, "a slice bound") if p is not None else None for p in ev]))
+                elif kind == "const":
+                    out.append(ev)
+                else:
+                    out.append(_index_value(ev(frame), sp))
+            return out[0] if len(out) == 1 else tuple(out)
+        return index
+
+    # ---- lambda ----
+    def e_Lambda(self, e, scope):
+        inner_scope = Scope(list(e.params), scope, scope.globals)
+        value = self.expr(e.body, inner_scope)
+        defaults = [self.expr(d, scope) for d in e.defaults]
+        if scope.parent is not None:
+            self.pause_gc = False       # the closure refers to its frame: a cycle per call
+        me = self
+
+        def body(frame):
+            frame.ret = value(frame)
+            return RETURN
+
+        def make(frame):
+            closure = frame if scope.parent is not None else me.globals
+            return UserFunction("<lambda>", e.params, body, closure, e, me, tuple(d(frame) for d in defaults))
+        return make
+
+    # ---- [elt for name in items if cond] ----
+    def e_ListComp(self, e, scope):
+        inner_scope = Scope([target.id for target, _, _ in e.clauses], scope, scope.globals)
+        clauses = []
+        for target, items, conds in e.clauses:
+            # every part runs in the comprehension's frame; names of the enclosing one are free
+            clauses.append((target.id, self.expr(items, inner_scope), items.span,
+                            [(self.expr(c, inner_scope), c.span) for c in conds]))
+        element = self.expr(e.elt, inner_scope)
+        span, key, sig, me = e.span, (e.span.line, e.span.column), self.signature, self
+
+        def generate(frame, depth):
+            name, items, items_span, conds = clauses[depth]
+            for item in iterate(items(frame), items_span):
+                me.steps += 1
+                if me.steps > me.limits.steps:
+                    raise me.tick_error(span)
+                frame.vars[name] = item
+                kept = True
+                for cond, cond_span in conds:
+                    kept = truth(cond(frame), cond_span)
+                    sig.append((key, kept))
+                    if not kept:
+                        break
+                if kept:
+                    if depth + 1 == len(clauses):
+                        yield element(frame)
+                    else:
+                        yield from generate(frame, depth + 1)
+
+        def comprehension(frame):
+            inner = Frame({}, frame)
+            values = list(generate(inner, 0))
+            sig.append((key, len(values)))
+            if not values:
+                return xp().zeros(0, dtype=dtype())
+            NOTES.span = span
+            return me.make_array(values, [e.elt.span] * len(values), span)
+        return comprehension
+
+    # ---- None (a new axis in a subscript; else a value, as a default) ----
+    def e_NoneLit(self, e, scope):
+        return lambda frame: None
+
+
+def _index_value(i, span):
+    """An index: a whole number, or an array of whole numbers or booleans (no gradient flows)."""
+    iv = strip(i)
+    if is_array(iv) and iv.ndim > 0:
+        if iv.dtype == bool:
+            return iv
+        if bool((iv == iv.astype(int)).all()):
+            return iv.astype(int)
+        raise SourceError("type error", "an index array must hold whole numbers", span)
+    return as_int(i, span)

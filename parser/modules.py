@@ -1,0 +1,11 @@
+"""The modules numpy code names, and the names they may be bound to: plain data (no lark), for
+the parser's module paths and the interpreter's import declarations."""
+
+# Names a module path may start with; `np.sin`, `math.pi`, `np.linalg.det`, `scipy.special.erf`
+# all name the builtin of the last part (nothing is imported).
+MODULE_ROOTS = ("np", "numpy", "math", "scipy")
+SUBMODULES = ("linalg", "special")
+# `import numpy as np` and the like: the names each module may be bound to with `as` (the paths
+# above are spelled with these roots only).
+MODULE_ALIASES = {"numpy": ("np", "numpy"), "math": ("math",), "scipy": ("scipy",),
+                  "scipy.special": (), "numpy.linalg": ()}

@@ -1,0 +1,141 @@
+"""lark parse events -> AST nodes for the forms numpy code is written in: imports, keyword
+arguments and defaults, attributes and module paths (`np.linalg.det`), lambda, list
+comprehensions, None and `...` in subscripts, item assignment. A mixin of transform.ASTBuilder.
+"""
+from __future__ import annotations
+
+from lark import Token
+
+from . import nodes
+from .errors import SourceError
+from .modules import MODULE_ROOTS, SUBMODULES
+from .spans import checked_name, join, span_of, tok_span
+
+class NumpyFormsBuilder:
+    # ---- calls: keyword arguments ----
+    def keyword(self, c):
+        name, value = c
+        return nodes.Keyword(checked_name(name), value, tok_span(name))
+
+    def call(self, c):
+        func, items = c[0], tuple(c[1] or ())
+        args, keywords, seen = [], [], set()
+        for item in items:
+            if isinstance(item, nodes.Keyword):
+                if item.name in seen:
+                    raise SourceError("syntax error", f"keyword argument `{item.name}` repeated", item.span)
+                seen.add(item.name)
+                keywords.append(item)
+            elif keywords:
+                raise SourceError("syntax error", "a positional argument follows a keyword argument",
+                                  item.span, "put positional arguments first: f(x, axis=0)")
+            else:
+                args.append(item)
+        last = items[-1] if items else None
+        span = join(func, last.value if isinstance(last, nodes.Keyword) else last) if items else func.span
+        return nodes.Call(func, tuple(args), span, tuple(keywords))
+
+    # ---- attributes and module paths ----
+    def attribute(self, c):
+        value, attr = c
+        name = checked_name(attr)
+        if isinstance(value, nodes.Name) and value.id.split(".")[0] in MODULE_ROOTS:
+            if "." not in value.id and name in SUBMODULES:
+                return nodes.Name(f"{value.id}.{name}", join(value, attr))
+            return nodes.Name(name, join(value, attr))
+        return nodes.Attribute(value, name, tok_span(attr), join(value, attr))
+
+    # ---- imports ----
+    def dotted_name(self, c):
+        return ".".join(checked_name(t) for t in c), join(c[0], c[-1])
+
+    def import_stmt(self, c):
+        kw, (module, module_span), alias = c[0], c[1], c[-1] if len(c) > 2 else None
+        alias_name = None
+        end = module_span
+        if alias is not None:
+            alias_name = checked_name(alias)
+            end = tok_span(alias)
+        return nodes.Import(module, alias_name, (), module_span, tok_span(kw).to(end))
+
+    def from_stmt(self, c):
+        kw, (module, module_span) = c[0], c[1]
+        names = next(x for x in c[2:] if isinstance(x, tuple) and x and isinstance(x[0], tuple))
+        return nodes.Import(module, None, names, module_span, tok_span(kw).to(names[-1][2]))
+
+    def import_names(self, c):
+        return tuple(x for x in c if x is not None)
+
+    def import_name(self, c):
+        name = c[0]
+        bound = c[-1] if len(c) > 1 and c[-1] is not None else name
+        return (checked_name(name), checked_name(bound), tok_span(name))
+
+    # ---- def parameters with defaults, lambda ----
+    def param(self, c):
+        name = c[0]
+        default = c[1] if len(c) > 1 else None
+        return (name, default)
+
+    def params(self, c):
+        names, defaults, seen = [], [], set()
+        for item in c:
+            if item is None:
+                continue
+            tok, default = item
+            if str(tok) in seen:
+                raise SourceError("syntax error", f"duplicate parameter {tok!s}", tok_span(tok))
+            seen.add(str(tok))
+            if default is None and defaults:
+                raise SourceError("syntax error", f"parameter {tok!s} without a default follows one with a "
+                                  "default", tok_span(tok))
+            names.append(checked_name(tok))
+            if default is not None:
+                defaults.append(default)
+        return names, defaults
+
+    lambda_params = params
+
+    def funcdef(self, c):
+        name, params, body = c
+        names, defaults = params or ((), ())
+        return nodes.FunctionDef(checked_name(name), tuple(names), body, tok_span(name), tuple(defaults))
+
+    def lambdef(self, c):
+        kw, params, body = c
+        names, defaults = params or ((), ())
+        return nodes.Lambda(tuple(names), tuple(defaults), body, join(kw, body))
+
+    # ---- atoms ----
+    def none(self, c):
+        return nodes.NoneLit(tok_span(c[0]))
+
+    def ellipsis(self, c):
+        return nodes.EllipsisLit(tok_span(c[0]))
+
+    def empty_tuple(self, c):
+        return nodes.TupleExpr((), join(c[0], c[1]))
+
+    def list_comp(self, c):
+        elt, clauses = c[0], tuple(c[1:])
+        last = clauses[-1]
+        end = last[2][-1] if last[2] else last[1]
+        span = span_of(elt).to(span_of(end))
+        return nodes.ListComp(elt, clauses, nodes.Span(span.line, span.column - 1, span.end_line,
+                                                        span.end_column + 1))
+
+    def comp_clause(self, c):
+        parts = [x for x in c if not (isinstance(x, Token) and x.type in ("FOR", "IN"))]
+        name, iterable, conds = parts[0], parts[1], tuple(parts[2:])
+        return (nodes.Name(checked_name(name), tok_span(name)), iterable, conds)
+
+    def comp_if(self, c):
+        return c[-1]
+
+    # ---- assignment to items ----
+    def subscript_assign(self, target, op, op_token, value):
+        if not isinstance(target.value, nodes.Name):
+            raise SourceError("unsupported construct", "assignment to an item of an item (x[i][j] = ...) "
+                              "is not part of the language", target.span, "write x[i, j] = ...")
+        return nodes.SubscriptAssign(target, op, value, tok_span(op_token) if op_token else target.span,
+                                     join(target, value))

@@ -1,0 +1,208 @@
+"""A strict CPU stand-in for cupy: numpy arrays wrapped in a type that behaves as cupy's does where
+a discipline break would show on a GPU, so such a break fails the tests on a machine without one.
+
+- `np.asarray(a)` (or any numpy function given one) raises, as cupy's `__array__` does: nothing
+  may carry a device array to the host implicitly; `asnumpy(a)` / `a.get()` is the explicit way.
+- mixing with a numpy array (`a + numpy_array`, `xp.where(c, a, numpy_array)`) raises, as in cupy.
+- reductions and indexing give 0-d arrays, not numpy scalars, as cupy's do.
+- `bool`, `float`, `int`, `item` and `tolist` of a device array are host synchronizations: allowed
+  (cupy allows them) but counted in `SYNCS`, so a test can bound them.
+
+The module's functions are numpy's, wrapped: device arrays in, device arrays out.
+"""
+from __future__ import annotations
+
+import numpy
+
+SYNCS = [0]
+__all__ = ["ndarray", "asarray", "array", "asnumpy", "SYNCS"]
+
+
+def _refuse_host(value):
+    raise TypeError(f"Unsupported type {type(value)} (a numpy array mixed with a device array; "
+                    "move it with xp.asarray first)")
+
+
+def _unwrap(value):
+    """The numpy data behind device arrays, in nested lists and tuples too; numpy arrays refused."""
+    cls = value.__class__
+    if cls is ndarray:
+        return value._data
+    if cls is numpy.ndarray:
+        _refuse_host(value)
+    if cls in (list, tuple):
+        return cls(_unwrap(v) for v in value)
+    return value
+
+
+def _wrap(value):
+    """numpy results as device arrays (numpy scalars as 0-d arrays, as cupy gives)."""
+    if isinstance(value, (numpy.ndarray, numpy.generic)):
+        return ndarray(numpy.asarray(value))
+    if value.__class__ in (tuple, list):
+        return value.__class__(_wrap(v) for v in value)
+    return value
+
+
+def _sync():
+    SYNCS[0] += 1
+
+
+class ndarray:                                     # noqa: N801 -- cupy's name
+    """A device array: numpy data that numpy may not see."""
+    __slots__ = ("_data",)
+    __array_ufunc__ = None                        # numpy's operators defer to ours, which refuse mixing
+    __hash__ = None
+
+    def __init__(self, data):
+        self._data = data
+
+    def __array__(self, *args, **kwargs):
+        raise TypeError("Implicit conversion to a NumPy array is not allowed. "
+                        "Please use `.get()` to construct a NumPy array explicitly.")
+
+    def __array_function__(self, func, types, args, kwargs):
+        """numpy functions given device arrays run on the device, as cupy's do (numpy arrays
+        among the arguments are refused by _unwrap)."""
+        return _function(func)(*args, **kwargs)
+
+    shape = property(lambda self: self._data.shape)
+    dtype = property(lambda self: self._data.dtype)
+    ndim = property(lambda self: self._data.ndim)
+    size = property(lambda self: self._data.size)
+    itemsize = property(lambda self: self._data.itemsize)
+    nbytes = property(lambda self: self._data.nbytes)
+    T = property(lambda self: ndarray(self._data.T))
+    flat = property(lambda self: ndarray(self._data.reshape(-1)))
+
+    def get(self):
+        _sync()
+        return self._data.copy()
+
+    def item(self):
+        _sync()
+        return self._data.item()
+
+    def tolist(self):
+        _sync()
+        return self._data.tolist()
+
+    def __bool__(self):
+        _sync()
+        return bool(self._data)
+
+    def __float__(self):
+        _sync()
+        return float(self._data)
+
+    def __int__(self):
+        _sync()
+        return int(self._data)
+
+    def __index__(self):
+        _sync()
+        return self._data.__index__()
+
+    def __len__(self):
+        return len(self._data)
+
+    def __iter__(self):
+        return (ndarray(numpy.asarray(row)) for row in self._data)
+
+    def __repr__(self):
+        return f"strict_cupy.ndarray({self._data!r})"
+
+    def __getitem__(self, index):
+        return _wrap(self._data[_unwrap(index)])
+
+    def __setitem__(self, index, value):
+        self._data[_unwrap(index)] = _unwrap(value)
+
+    def __getattr__(self, name):
+        """Methods (reshape, sum, astype, ravel, copy, ...): numpy's, on device arrays. numpy's
+        own protocols (__array_interface__, ...) are not passed on: numpy must not see the data."""
+        if name.startswith("__"):
+            raise AttributeError(name)
+        method = getattr(self._data, name)
+        if not callable(method):
+            return _wrap(method)
+        return lambda *args, **kwargs: _wrap(method(*_unwrap(args), **{k: _unwrap(v) for k, v in kwargs.items()}))
+
+
+def _operator(name):
+    def apply(self, *others):
+        return _wrap(getattr(self._data, name)(*(_unwrap(o) for o in others)))
+    apply.__name__ = name
+    return apply
+
+
+for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor",
+              "lshift", "rshift"):
+    for _form in (f"__{_name}__", f"__r{_name}__", f"__i{_name}__"):
+        setattr(ndarray, _form, _operator(_form))
+for _form in ("__neg__", "__pos__", "__abs__", "__invert__", "__lt__", "__le__", "__gt__", "__ge__",
+              "__eq__", "__ne__", "__divmod__", "__rdivmod__"):
+    setattr(ndarray, _form, _operator(_form))
+
+
+def asarray(value, dtype=None, **kwargs):
+    """Host data (numbers, lists, numpy arrays) onto the device: the one way in."""
+    if value.__class__ is ndarray:
+        return value if dtype is None or value.dtype == dtype else ndarray(value._data.astype(dtype))
+    if value.__class__ in (list, tuple):
+        value = _unwrap(value)
+    return ndarray(numpy.array(value, dtype=dtype, **kwargs))
+
+
+def array(value, dtype=None, copy=True, **kwargs):
+    """As cupy.array: a copy unless copy=False (asarray never copies a device array)."""
+    if value.__class__ is ndarray:
+        data = value._data if dtype is None else value._data.astype(dtype)
+        return ndarray(data.copy() if copy and data is value._data else data)
+    return asarray(value, dtype=dtype, **kwargs)
+
+
+def asnumpy(value):
+    """A device array as a numpy array (an explicit transfer, counted as a synchronization)."""
+    if value.__class__ is ndarray:
+        _sync()
+        return value._data.copy()
+    return numpy.asarray(value)
+
+
+def _function(func):
+    def apply(*args, **kwargs):
+        return _wrap(func(*_unwrap(args), **{k: _unwrap(v) for k, v in kwargs.items()}))
+    apply.__name__ = getattr(func, "__name__", "function")
+    return apply
+
+
+class _Ufunc:
+    """A numpy ufunc on device arrays, with its methods (`add.at`, `maximum.reduce`, ...)."""
+
+    def __init__(self, ufunc):
+        self._ufunc = ufunc
+        self.__name__ = ufunc.__name__
+
+    def __call__(self, *args, **kwargs):
+        return _function(self._ufunc)(*args, **kwargs)
+
+    def __getattr__(self, name):
+        method = getattr(self._ufunc, name)
+        return _function(method) if callable(method) else method
+
+
+def __getattr__(name):
+    """numpy's functions on device arrays; its constants and dtypes as they are."""
+    value = getattr(numpy, name)
+    if isinstance(value, numpy.ufunc):
+        globals()[name] = _Ufunc(value)
+        return globals()[name]
+    if isinstance(value, type) or not callable(value):
+        return value
+    if name in ("errstate", "seterr", "geterr", "dtype", "result_type", "can_cast", "promote_types",
+                "broadcast_shapes", "finfo", "iinfo"):
+        return value
+    wrapped = _function(value)
+    globals()[name] = wrapped
+    return wrapped

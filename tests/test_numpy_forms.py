@@ -1,0 +1,176 @@
+"""The language as numpy code is written (issue 15, the language part): imports, keyword arguments
+and defaults, attributes and methods. Each form: reverse mode = forward mode = central differences."""
+import numpy as np
+import pytest
+
+from autodiff.engine import api
+from numpy_forms_checks import A, agree, error, load, value
+
+# ---- item 1: imports and module paths ------------------------------------------------------------
+
+def test_imports_are_declarations_that_name_builtins():
+    src = """
+        import numpy as np
+        import numpy
+        import math
+        import scipy.special
+        from numpy import sin, cos
+        from math import pi, exp as e_to
+        def f(x):
+            return np.sum(sin(x) * cos(x)) + numpy.sum(x) * math.pi + pi + e_to(x[0])
+        """
+    r = agree(src, x=[0.3, 1.1])
+    x = np.array([0.3, 1.1])
+    assert r.value == pytest.approx(np.sum(np.sin(x) * np.cos(x)) + x.sum() * np.pi + np.pi + np.exp(0.3))
+
+
+def test_submodule_paths_resolve_to_the_builtin_of_that_name():
+    r = agree("import numpy as np\ndef f(x):\n    return np.linalg.norm(x) + scipy.special.sigmoid(x[0])\n",
+              x=[3.0, 4.0])
+    assert r.value == pytest.approx(5.0 + 1 / (1 + np.exp(-3.0)))
+
+
+@pytest.mark.parametrize("src, message, place", [
+    ("import pandas as pd\ndef f(x):\n    return x\n", "module `pandas` is not available", (1, 8)),
+    ("from numpy import sine\ndef f(x):\n    return x\n", "`sine` is not among the language's builtins", (1, 19)),
+    ("import numpy as onp\ndef f(x):\n    return x\n", "may only be bound as np, numpy", (1, 1)),
+    ("from numpy import linalg\ndef f(x):\n    return x\n", "`linalg` is a module", (1, 19)),
+])
+def test_imports_of_anything_else_are_errors_at_their_place(src, message, place):
+    err = error(src)
+    assert message in err.message and (err.span.line, err.span.column) == place
+
+
+def test_sine_suggests_sin():
+    assert "sin" in error("from numpy import sine\ndef f(x):\n    return x\n").hint
+
+
+# ---- item 2: keyword arguments and defaults ------------------------------------------------------
+
+@pytest.mark.parametrize("expr, expected", [
+    ("sum(A, axis=0)", lambda a: a.sum(axis=0)),
+    ("sum(A, axis=1, keepdims=True)", lambda a: a.sum(axis=1, keepdims=True)),
+    ("sum(A, axis=(0, 1))", lambda a: a.sum(axis=(0, 1))),
+    ("mean(A, axis=0, keepdims=True)", lambda a: a.mean(axis=0, keepdims=True)),
+    ("mean(A, axis=(1, 0))", lambda a: a.mean(axis=(1, 0))),
+    ("max(A, axis=1)", lambda a: a.max(axis=1)),
+    ("min(A, axis=0, keepdims=True)", lambda a: a.min(axis=0, keepdims=True)),
+    ("max(A, axis=(0, 1), keepdims=True)", lambda a: a.max(axis=(0, 1), keepdims=True)),
+    ("prod(A, axis=0)", lambda a: a.prod(axis=0)),
+    ("prod(A, axis=-1, keepdims=True)", lambda a: a.prod(axis=-1, keepdims=True)),
+    ("prod(A, axis=(0, 1))", lambda a: a.prod(axis=(0, 1))),
+    ("amax(A, 0)", lambda a: np.amax(a, 0)),
+])
+def test_reductions_take_axis_and_keepdims_as_numpy_does(expr, expected):
+    a = np.array(A)
+    got = value(f"def f(A):\n    return {expr}\n", A=A)
+    np.testing.assert_allclose(got, expected(a))
+    assert np.shape(got) == np.shape(expected(a))
+    agree(f"def f(A):\n    return sum({expr} * {expr})\n", A=A)
+
+
+def test_unknown_keyword_names_itself_and_lists_the_accepted_ones():
+    err = error("def f(x):\n    return sum(x, axis=0, bogus=1)\n", x=[1.0, 2.0])
+    assert "`bogus`" in err.message and (err.span.line, err.span.column) == (2, 27)
+    assert "axis=" in err.hint and "keepdims=" in err.hint
+
+
+def test_a_builtin_without_keywords_says_so():
+    err = error("def f(x):\n    return sin(x, axis=0)\n")
+    assert "takes no keyword arguments" in err.hint
+
+
+def test_a_keyword_may_not_repeat_a_positional_argument():
+    assert "two values" in error("def f(x):\n    return sum(x, 0, axis=0)\n", x=[1.0, 2.0]).message
+
+
+def test_positional_after_keyword_is_a_syntax_error():
+    err = error("def f(x):\n    return sum(axis=0, x)\n", x=[1.0])
+    assert err.kind == "syntax error" and "follows a keyword" in err.message
+
+
+def test_user_functions_take_defaults_and_keywords():
+    src = """
+        def scaled(x, scale=2.0, shift=0.0):
+            return x * scale + shift
+        def f(x):
+            return scaled(x) + scaled(x, 3.0) + scaled(x, shift=1.0) + scaled(scale=4.0, x=x)
+        """
+    r = agree(src, x=1.5)
+    assert r.value == pytest.approx(3.0 + 4.5 + 4.0 + 6.0) and r.gradient["x"] == pytest.approx(2 + 3 + 2 + 4)
+
+
+def test_defaults_are_evaluated_once_when_the_def_runs():
+    src = "k = 2.0\ndef g(x, c=k):\n    return x * c\nk = 5.0\ndef f(x):\n    return g(x)\n"
+    assert value(src, x=1.0) == 2.0
+
+
+def test_parameters_with_defaults_are_not_inputs():
+    target = load("def f(x, scale=2.0):\n    return x * scale\n")
+    assert target.inputs == ["x"]
+    assert api.grad(None, at={"x": 3.0}, target=target).gradient["x"] == 2.0
+
+
+@pytest.mark.parametrize("src, message", [
+    ("def g(a, b=1):\n    return a\ndef f(x):\n    return g(x, b=1, c=2)\n", "unknown keyword argument `c`"),
+    ("def g(a, b=1):\n    return a\ndef f(x):\n    return g(x, 1, 2)\n", "g() takes 1 to 2 arguments but 3"),
+    ("def g(a, b=1):\n    return a\ndef f(x):\n    return g(b=2)\n", "missing the argument `a`"),
+    ("def g(a, b):\n    return a\ndef f(x):\n    return g(x, a=2)\n", "two values for `a`"),
+    ("def g(a=1, b):\n    return a\ndef f(x):\n    return x\n", "without a default follows one with a default"),
+])
+def test_wrong_user_calls_are_located_errors(src, message):
+    assert message in error(src).message
+
+
+# ---- item 3: attributes and methods --------------------------------------------------------------
+
+def test_attributes_T_shape_ndim_size():
+    src = "def f(A):\n    return sum(A.T @ A) + A.shape[0] * A.shape[1] + A.ndim + A.size\n"
+    r = agree(src, A=A)
+    a = np.array(A)
+    assert r.value == pytest.approx((a.T @ a).sum() + 6 + 2 + 6)
+
+
+def test_shape_and_len_are_numbers_for_range():
+    src = """
+        def f(A):
+            total = 0.0
+            for i in range(A.shape[0]):
+                for j in range(len(A[i])):
+                    total += A[i, j] * (i + j)
+            return total
+        """
+    r = agree(src, A=A)
+    assert r.value == pytest.approx(sum(A[i][j] * (i + j) for i in range(2) for j in range(3)))
+
+
+@pytest.mark.parametrize("expr, expected", [
+    ("A.sum()", lambda a: a.sum()), ("A.sum(axis=0)", lambda a: a.sum(axis=0)), ("A.sum(1)", lambda a: a.sum(1)),
+    ("A.mean(axis=1, keepdims=True)", lambda a: a.mean(axis=1, keepdims=True)),
+    ("A.prod(axis=0)", lambda a: a.prod(axis=0)), ("A.max(axis=1)", lambda a: a.max(axis=1)),
+    ("A.min()", lambda a: a.min()), ("A.reshape(3, 2)", lambda a: a.reshape(3, 2)),
+    ("A.reshape((6,))", lambda a: a.reshape((6,))), ("A.transpose()", lambda a: a.transpose()),
+    ("A.dot(A.T)", lambda a: a.dot(a.T)), ("A.flatten()", lambda a: a.flatten()),
+    ("A.ravel()", lambda a: a.ravel()), ("A[None].squeeze()", lambda a: a[None].squeeze()),
+    ("A.T.sum(axis=0)", lambda a: a.T.sum(axis=0)),
+])
+def test_methods_are_the_builtins_with_the_array_first(expr, expected):
+    a = np.array(A)
+    got = value(f"def f(A):\n    return {expr}\n", A=A)
+    np.testing.assert_allclose(got, expected(a))
+    agree(f"def f(A):\n    return sum({expr} * {expr})\n", A=A)
+
+
+@pytest.mark.parametrize("expr, message", [
+    ("x.__class__", "attribute `.__class__` is not part of the language"),
+    ("x.real", "attribute `.real`"), ("x.astype(1)", "attribute `.astype`"),
+    ("x.sum", "`.sum` is a method: call it"),
+])
+def test_other_attributes_are_errors(expr, message):
+    err = error(f"def f(x):\n    return {expr}\n", x=[1.0, 2.0])
+    assert err.kind == "unsupported construct" and message in err.message
+    assert (err.span.line, err.span.column) == (2, 14)
+
+
+def test_attribute_of_a_function_is_a_type_error():
+    assert "only arrays and numbers" in error("def g(y):\n    return y\ndef f(x):\n    return g.T\n").message
