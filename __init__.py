@@ -9,12 +9,12 @@ The public Python API (the CLI is built on it):
 """
 __version__ = "0.1.0"
 
-__all__ = ["grad", "evaluate", "check_gradient", "SourceError", "__version__"]
+__all__ = ["grad", "evaluate", "check_gradient", "function", "SourceError", "__version__"]
 
 
 def __getattr__(name):
     # Lazy: `import autodiff` stays cheap; the engine loads on first use.
-    if name in ("grad", "evaluate", "check_gradient"):
+    if name in ("grad", "evaluate", "check_gradient", "function"):
         from .engine import api
         return getattr(api, name)
     if name == "SourceError":

@@ -15,8 +15,8 @@ from contextlib import contextmanager
 from ..parser.errors import SourceError, option
 from .core import backend
 from .diff.common import seed_for
+from .diff.function import Function
 from .diff.reverse import GradResult, RunResult
-from .diff.reverse import evaluate as _evaluate
 from .diff.reverse import grad as _reverse_grad
 from .lang.limits import Limits
 from .lang.target import (Runner, Target, bind_inputs, check_output, constant, load, looks_like_file,
@@ -40,7 +40,7 @@ _LAZY = {
     "load_data": ("lang.datafiles", "load_reference"), "load_inputs": ("lang.datainputs", "load_inputs"),
 }
 
-__all__ = ["load", "evaluate", "grad", "constant", "Target", "Runner", "Limits", "RunResult",
+__all__ = ["load", "evaluate", "grad", "function", "Function", "constant", "Target", "Runner", "Limits", "RunResult",
            "GradResult", "bind_inputs", "run_target", "check_output", "seed_for", "looks_like_file",
            "split_top_level", "SourceError", "use_device", "device_scope", "current_device", *_LAZY]
 
@@ -106,14 +106,43 @@ def _finite_floats(values) -> bool:
     return all(v.__class__ is float and math.isfinite(v) for v in values)
 
 
+def function(source_or_path, fn=None, of=None) -> Function:
+    """A target compiled once, to evaluate and differentiate at many points (see Function)."""
+    return Function(source_or_path, fn, of)
+
+
+# Functions already compiled in this process, so repeated calls parse nothing: by the Target
+# object the caller loaded, or by the expression text (a file is read again: it may change).
+_COMPILED: dict = {}
+_COMPILED_MAX = 64
+
+
+def compiled(source, fn=None, of=None, target=None) -> Function:
+    """The process's Function for a target (or for the text of an expression)."""
+    if target is not None:
+        key = ("target", id(target))
+    elif isinstance(source, str) and not looks_like_file(source):
+        key = ("text", source, fn, of)
+    else:
+        return Function(source, fn, of)
+    entry = _COMPILED.get(key)
+    if entry is not None and (target is None or entry[0] is target):
+        return entry[1]
+    made = Function(source, fn, of, target=target)
+    if len(_COMPILED) >= _COMPILED_MAX:
+        _COMPILED.pop(next(iter(_COMPILED)))             # the oldest goes
+    _COMPILED[key] = (target, made)                      # the target kept: its id stays its own
+    return made
+
+
 @_taking_device
 def evaluate(source, at=None, fn=None, of=None, dtype_name="float64", limits=None, target=None) -> RunResult:
     """Evaluate the target at a point (no derivatives)."""
-    target = target or load(source, fn, of)
-    result = _evaluate(None, at, dtype_name=dtype_name, limits=limits, target=target)
+    compiled_fn = compiled(source, fn, of, target)
+    result = compiled_fn.evaluate_result(at, dtype_name, limits)
     if not _finite_floats([result.value]):
         from .views.provenance import diagnose_run     # only when the value may be non-finite
-        diagnose_run(result, target, dtype_name, limits)
+        diagnose_run(result, compiled_fn.target, dtype_name, limits)
     return result
 
 
@@ -125,9 +154,14 @@ def grad(source, at=None, wrt=None, seed=None, fn=None, of=None, dtype_name="flo
     if mode == "forward":
         from .diff.forward import gradient as forward_gradient    # forward mode only when asked for
         return forward_gradient(source, at, wrt, seed, fn, of, dtype_name, limits, target)
-    target = target or load(source, fn, of)
-    result = _reverse_grad(None, at, wrt, seed, dtype_name=dtype_name, limits=limits, target=target,
-                           keep_tape=keep_tape)
+    if keep_tape:                                        # the graph views read this run's own tape
+        target = target or load(source, fn, of)
+        result = _reverse_grad(None, at, wrt, seed, dtype_name=dtype_name, limits=limits, target=target,
+                               keep_tape=True)
+    else:
+        compiled_fn = compiled(source, fn, of, target)
+        target = compiled_fn.target
+        result = compiled_fn.grad_result(at, wrt, seed, dtype_name, limits)
     if not _finite_floats([result.value, *result.gradient.values()]):
         from .views.provenance import diagnose_grad    # only when a number may be non-finite
         diagnose_grad(result, source, at, wrt, seed, target, dtype_name, limits)

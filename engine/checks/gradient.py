@@ -22,7 +22,8 @@ from __future__ import annotations
 
 from ..core.backend import np, to_host_value
 from ..diff import reverse
-from ..lang.target import Runner, bind_inputs, load
+from ..diff.function import ReplayRunner
+from ..lang.target import bind_inputs, load
 from ..lang.values import set_dtype
 from .differences import Objective, fast_check, full_check, power_of_two_step
 from .hand import HandGradient, expression_target
@@ -65,7 +66,7 @@ def check_gradient(source=None, at=None, grad=None, *, fn=None, of=None, mode="f
         mode = "full"                  # no input entries: nothing to project, the full check is empty
     report = CheckReport(mode=mode, claimed="hand" if hand is not None else "AD", reference=reference,
                          dtype=dtype, tolerance=tol, value=result.value, conventions=conventions)
-    objective = Objective(runner or Runner(target, limits), output_seed)
+    objective = Objective(runner or ReplayRunner(target, limits), output_seed)
     if hand is not None and mode == "full":
         report.entries = compare(hand, result.gradient, inputs, tol, list(hand), conventions)
     elif mode == "full":

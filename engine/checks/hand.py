@@ -7,7 +7,8 @@ from ...parser.errors import SourceError
 from ..core.backend import np, to_device, to_host_value
 from ..lang.builtins import builtin_names
 from ..lang.names import loaded_names
-from ..lang.target import Runner, Target
+from ..diff.function import ReplayRunner
+from ..lang.target import Target
 from ..lang.values import as_input, shape_of
 
 
@@ -27,7 +28,7 @@ class HandGradient:
                 if unknown:
                     raise SourceError("unknown name", f"{what} {name} = {item!r} uses {unknown[0]!r}, which is "
                                       "not an input", None, source=item, filename=f"{what} {name}")
-                self.parts[name] = ("formula", target, Runner(target, limits))
+                self.parts[name] = ("formula", target, ReplayRunner(target, limits))
             else:
                 self.parts[name] = ("value", item, None)
 

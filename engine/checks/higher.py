@@ -18,8 +18,7 @@ from .differences import Objective, Perturber, fast_check, largest_finite, noise
 from .gradient import random_seed
 from .report import CheckReport, entry_labels, tolerance_for
 from .verdicts import branch_reason, convention_text, conventions_of, judge
-from ..diff import reverse
-from ..lang.target import Runner
+from ..diff.function import Function, ReplayRunner
 from ..lang.values import set_dtype
 
 
@@ -32,10 +31,10 @@ class GradientRunner:
     def __init__(self, target, wrt, dtype_name, limits):
         self.target, self.wrt, self.dtype_name, self.limits = target, list(wrt), dtype_name, limits
         self.signature = ()
+        self.function = Function(target=target)      # the perturbed gradients replay one tape
 
     def __call__(self, values):
-        r = reverse.grad(None, values, self.wrt, None, dtype_name=self.dtype_name, limits=self.limits,
-                     target=self.target)
+        r = self.function.grad_result(values, self.wrt, None, dtype_name=self.dtype_name, limits=self.limits)
         self.signature = tuple(r.signature)
         if not self.wrt:
             return np().zeros(0)
@@ -125,7 +124,7 @@ def check_jacobian(result, target, mode="full", seed=None, dtype="float64", limi
     out_size = int(np().prod(out_shape)) if out_shape else 1
     report = CheckReport(mode=mode, claimed="AD", reference="FD", dtype=dtype, tolerance=tol, value=result.value,
                          conventions=conventions, kind="jacobian")
-    runner = Runner(target, limits)
+    runner = ReplayRunner(target, limits)
 
     def full():
         claimed = _matrix([result.jacobian[w] for w in names], out_size)

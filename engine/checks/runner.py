@@ -18,8 +18,8 @@ from .gradient import check_gradient
 from .hand import HandGradient, expression_target
 from .report import FAILING, KINK, WARNING, tolerance_for
 from .verdicts import compare
-from ..diff import reverse
-from ..lang.target import Runner, bind_inputs, constant, load
+from ..diff.function import Function, ReplayRunner
+from ..lang.target import bind_inputs, constant, load
 from ..lang.limits import Limits
 from ..lang.values import set_dtype
 
@@ -124,7 +124,8 @@ def _run(case, result, seed):
     set_dtype(dtype)
     limits = Limits(steps=opts.get("max_steps", 10_000_000))
     target = _case_target(case)
-    runner = Runner(target, limits)
+    runner = ReplayRunner(target, limits)        # the check's perturbed runs replay its tape
+    function = Function(target=target)            # so do its points' gradients
     wrt = case.wrt
     for w in wrt or ():
         if w not in target.inputs:
@@ -144,7 +145,7 @@ def _run(case, result, seed):
     verdicts = set()
     for k, point in enumerate(points):
         inputs = {name: to_host_value(v) for name, v in bind_inputs(target, point).items()}   # checks: on the host
-        ad = reverse.grad(None, inputs, wrt, None, dtype_name=dtype, limits=limits, target=target)
+        ad = function.grad_result(inputs, wrt, None, dtype_name=dtype, limits=limits)
         report = check_gradient(target=target, at=inputs, grad=hand, mode=result.mode, seed=seed, dtype=dtype,
                                 rtol=tol.rtol, atol=tol.atol, step=tol.step, wrt=wrt, limits=limits,
                                 ad_result=ad, runner=runner)
@@ -242,7 +243,7 @@ class _Expected:
             if unknown:
                 raise SourceError("unknown name", f"value = {spec!r} uses {unknown[0]!r}, which is not an input",
                                   None, source=spec, filename="value")
-            self.runner = Runner(target, limits)
+            self.runner = ReplayRunner(target, limits)
 
     def at(self, inputs):
         from ..core.backend import np, to_device, to_host_value

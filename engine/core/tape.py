@@ -115,7 +115,9 @@ class Shape:
         return len(self.shape)
 
 
-def _saved(prim, vals):
+def saved_args(prim, vals):
+    """What an entry keeps of its arguments: the values if the rule reads them, else numbers as
+    they are and `Shape` stand-ins for arrays."""
     if prim.needs_args:
         return vals
     return tuple(_saved_shape(v) for v in vals)
@@ -184,7 +186,7 @@ def bind(prim, args: tuple, params):
             prim = FUSED_RULES.get(prim.name, prim)
         if prim.reads is not None and not tape.keep_values:
             return record_reads(prim, tape, level, parents, vals, ans, params)
-        return record(prim, tape, level, parents, _saved(prim, vals), ans, params)
+        return record(prim, tape, level, parents, saved_args(prim, vals), ans, params)
 
     # forward mode: push tangents through the JVP rules
     if BATCHED and level in BATCHED:

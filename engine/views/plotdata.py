@@ -18,11 +18,10 @@ from dataclasses import dataclass, field
 
 from ...parser.errors import SourceError, option
 from ..core.backend import np
-from ..lang.interp import Interpreter
 from ..core.notes import reset as reset_notes
 from ..core.tape import Dual, Tape, Var, new_level, strip
 from ..lang.values import as_input, describe
-from ..lang.target import run_target
+from ..lang.target import Runner
 
 MAX_ORDER = 6               # each order doubles the work of a point (2^N dual components)
 
@@ -87,8 +86,9 @@ def _number(v) -> float:
         return math.nan
 
 
-def point(target, name, x, others, order, limits):
-    """(f, f', ..., f^(order)) at x, the kink notes, the control-flow signature, the kink sides."""
+def point(target, name, x, others, order, limits, runner=None):
+    """(f, f', ..., f^(order)) at x, the kink notes, the control-flow signature, the kink sides.
+    `runner`: the target compiled once for all the points of a plot."""
     levels = [new_level() for _ in range(order)]
     box = as_input(x)                                      # float32 when --dtype float32
     for level in levels:
@@ -97,9 +97,10 @@ def point(target, name, x, others, order, limits):
     values = dict(others)
     values[name] = tape.watch(box)
     notes = reset_notes()
-    interp = Interpreter(limits)
+    runner = runner or Runner(target, limits)
+    interp = runner.interp
     try:
-        out = run_target(target, values, interp)
+        out = runner.run(values)
     except SourceError as e:
         e.message += f" (at {name} = {x!r})"
         raise
@@ -125,9 +126,10 @@ def sample(target, name, lo, hi, points, order=1, others=None, limits=None, on_p
     data = PlotData(name, xs, series, order=order)
     seen = set()
     prev = None
+    runner = Runner(target, limits)             # compiled once: each point only runs it
     for i, x in enumerate(xs):
         try:
-            derivs, kinks, signature, sides = point(target, name, x, others or {}, order, limits)
+            derivs, kinks, signature, sides = point(target, name, x, others or {}, order, limits, runner)
         except SourceError as e:               # a gap in the curve; the plot goes on
             data.errors.append((x, e))
             for ys in series:

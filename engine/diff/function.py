@@ -1,0 +1,282 @@
+"""Compile once, run many: `Function` loads a target once (parse, resolve, compile) and evaluates
+or differentiates it at any number of points; `ReplayRunner` is the same for the checks'
+repeated plain runs (perturbed points, hand formulas, check-file values).
+
+The first run at a given input signature (shapes, dtypes, working dtype, limits) is a plain
+interpreted run; the second is interpreted with the inputs watched, and its tape kept as a trace
+(diff/replay.py); later runs with the same signature replay the trace. A program whose control flow or constants may depend on its inputs
+(lang/replayable.py says why) is always interpreted, as is any run whose replay fails: the
+interpreter then reports the error with its line and column, as it always does."""
+from __future__ import annotations
+
+import math
+
+from ..core import ops
+from ..core.backend import np, to_host
+from ..core.notes import reset as reset_notes
+from ..core.tape import Tape, Var, strip
+from ..lang.replayable import replay_blocker
+from ..lang.target import Runner, bind_inputs, check_output, load
+from ..lang.values import set_dtype, shape_of
+from . import reverse
+from .common import check_wrt, ones_like_output, seed_for
+from .replay import record_trace, replay_adjoints, replay_output, replay_values
+
+
+def input_signature(inputs: dict, dtype_name: str, limits) -> tuple:
+    """What a trace is valid for: each input's kind, shape and dtype, and the run's settings."""
+    parts = [dtype_name, None if limits is None else (limits.steps, limits.depth, limits.elements)]
+    for name, v in inputs.items():
+        parts.append((name, v.__class__, tuple(getattr(v, "shape", ())), str(getattr(v, "dtype", ""))))
+    return tuple(parts)
+
+
+MAX_TRACES = 32          # input signatures kept per function; past that the oldest goes
+
+
+def keep_trace(traces: dict, key, trace) -> None:
+    if key not in traces and len(traces) >= MAX_TRACES:
+        traces.pop(next(iter(traces)))
+    traces[key] = trace
+
+
+def plain_run(traces: dict, key) -> bool:
+    """Whether a run at this input signature is to be a plain interpreted one: the first (a
+    single call, as from the command line, pays nothing for a trace it would not use), or any
+    after a tape that could not be kept. The second records the trace, later ones replay it."""
+    if key in traces:
+        return traces[key] is NOT_REPLAYABLE
+    keep_trace(traces, key, None)
+    return True
+
+
+NOT_REPLAYABLE = False      # a recorded tape with an input-dependent value it did not record
+
+
+def same_bits(a, b) -> bool:
+    """The same number to the bit (nan equal to itself), or the same array: type, shape, bytes."""
+    if a.__class__ is not b.__class__:
+        return False
+    if a.__class__ is float:
+        return a == b and math.copysign(1.0, a) == math.copysign(1.0, b) or (a != a and b != b)
+    return getattr(a, "shape", None) == getattr(b, "shape", None) and \
+        np().asarray(to_host(a)).tobytes() == np().asarray(to_host(b)).tobytes()
+
+
+def same_results(replayed, interpreted) -> bool:
+    """Whether a replayed gradient is the interpreter's: numbers, notes and counts. Constant
+    parts of a program run only in the interpreter: a kink they note makes a replay differ."""
+    return same_bits(replayed.value, interpreted.value) and replayed.kinks == interpreted.kinks \
+        and list(replayed.gradient) == list(interpreted.gradient) \
+        and all(same_bits(replayed.gradient[k], interpreted.gradient[k]) for k in interpreted.gradient) \
+        and (replayed.tape_length, replayed.unconnected) == (interpreted.tape_length, interpreted.unconnected)
+
+
+def all_finite(values) -> bool:
+    for v in values:
+        if v.__class__ is float:
+            if not math.isfinite(v):
+                return False
+        elif not np().all(np().isfinite(to_host(v))):        # a device array: checked on the host
+            return False
+    return True
+
+
+class Function:
+    """A target compiled once. Inputs come as a dict, as keywords, or both; results are numbers
+    and numpy arrays. `evaluate_result` and `grad_result` give the full results the commands use."""
+
+    def __init__(self, source_or_path=None, fn=None, of=None, target=None):
+        self.target = target if target is not None else load(source_or_path, fn, of)
+        self.inputs = list(self.target.inputs)
+        # why the tape cannot be replayed (None: it can), decided once from the AST
+        self.blocker = replay_blocker(self.target.node, self.inputs)
+        self.traces: dict = {}
+        self.replays = 0            # runs answered by a replay (for tests and benchmarks)
+        self.interpreted = 0        # runs made by the interpreter
+
+    def __repr__(self):
+        return f"<autodiff.Function {self.target.describe()}>"
+
+    # ---- the Python API: numbers in, numbers out ----
+    def __call__(self, at=None, /, **inputs):
+        return self.evaluate_result(_merge(at, inputs)).value
+
+    def grad(self, at=None, /, *, wrt=None, seed=None, **inputs) -> dict:
+        """The gradient as {input name: number or array}."""
+        return self.grad_result(_merge(at, inputs), wrt, seed).gradient
+
+    def value_and_grad(self, at=None, /, *, wrt=None, seed=None, **inputs) -> tuple:
+        result = self.grad_result(_merge(at, inputs), wrt, seed)
+        return result.value, result.gradient
+
+    def jacobian(self, at=None, /, *, wrt=None, mode="auto", **inputs) -> dict:
+        """{input name: array of shape output.shape + input.shape} (interpreted: no replay yet)."""
+        from .forward import jacobian      # forward mode loads only when asked for
+        return jacobian(None, _merge(at, inputs), wrt, mode, target=self.target).jacobian
+
+    def hessian(self, at=None, /, *, wrt=None, **inputs) -> dict:
+        """{a: {b: array of shape a.shape + b.shape}} (interpreted: no replay yet)."""
+        from .higher import hessian         # Hessians load only when asked for
+        return hessian(None, _merge(at, inputs), wrt, target=self.target).hessian
+
+    # ---- full results ----
+    def evaluate_result(self, at, dtype_name="float64", limits=None) -> reverse.RunResult:
+        set_dtype(dtype_name)
+        inputs = bind_inputs(self.target, dict(at or {}))
+        key = input_signature(inputs, dtype_name, limits) + (tuple(self.inputs),)   # shared with grads
+        if self.blocker is not None or plain_run(self.traces, key):
+            self.interpreted += 1
+            return reverse.evaluate(None, inputs, dtype_name=dtype_name, limits=limits, target=self.target)
+        trace = self.traces.get(key)
+        if trace is not None:
+            notes = reset_notes()
+            try:
+                value = strip(replay_output(trace, replay_values(trace, list(inputs.values()))))
+            except Exception:               # the interpreter reports it, located
+                value = None
+            if value is not None:
+                self.replays += 1
+                return reverse.RunResult(value=value, inputs=inputs, signature=list(trace.signature),
+                                         kinks=list(notes.kinks), steps=trace.run_steps)
+            self.interpreted += 1                   # the trace stays: the same path, a failing step
+            return reverse.evaluate(None, inputs, dtype_name=dtype_name, limits=limits, target=self.target)
+        return self._record_evaluate(inputs, key, limits)
+
+    def _record_evaluate(self, inputs, key, limits):
+        """An interpreted run with every input watched; its tape becomes the trace for `key`."""
+        self.interpreted += 1
+        notes = reset_notes()
+        runner = Runner(self.target, limits)
+        tape = Tape(persistent=True, keep_values=True)    # a trace reads its values' types
+        out = runner.run({k: tape.watch(v) for k, v in inputs.items()})
+        check_output(out, self.target)
+        interp = runner.interp
+        result = reverse.RunResult(value=strip(out), inputs=inputs, signature=interp.signature,
+                                   kinks=list(notes.kinks), steps=interp.steps)
+        trace = record_trace(tape, out, interp.signature, interp.steps)
+        if trace is not None:                       # replayed at once where it was recorded: must agree
+            notes = reset_notes()
+            try:
+                value = strip(replay_output(trace, replay_values(trace, list(inputs.values()))))
+            except Exception:
+                value = None
+            if value is None or not (same_bits(value, result.value) and notes.kinks == result.kinks):
+                trace = None
+        keep_trace(self.traces, key, trace or NOT_REPLAYABLE)
+        notes.kinks = list(result.kinks)            # as the interpreted run left them
+        return result
+
+    def grad_result(self, at, wrt=None, seed=None, dtype_name="float64", limits=None) -> reverse.GradResult:
+        """The reverse-mode gradient, as `api.grad` gives it (for any inputs in `wrt`: the replay
+        sweeps only the steps that depend on them, as the interpreter's tape would hold)."""
+        set_dtype(dtype_name)
+        inputs = bind_inputs(self.target, dict(at or {}))
+        wrt = check_wrt(self.target, wrt)
+        key = input_signature(inputs, dtype_name, limits) + (tuple(self.inputs),)
+        if self.blocker is not None or plain_run(self.traces, key):
+            self.interpreted += 1
+            return reverse.grad(None, inputs, wrt, seed, dtype_name=dtype_name, limits=limits, target=self.target)
+        trace = self.traces.get(key)
+        if trace is not None:
+            result = self._replay_grad(trace, inputs, wrt, seed)
+            if result is not None:
+                self.replays += 1
+                return result
+            self.interpreted += 1                   # the trace stays: the same path, a nan or an error
+            return reverse.grad(None, inputs, wrt, seed, dtype_name=dtype_name, limits=limits, target=self.target)
+        if wrt != self.inputs:                  # this gradient's tape is not the one to keep
+            self.interpreted += 1
+            result = reverse.grad(None, inputs, wrt, seed, dtype_name=dtype_name, limits=limits, target=self.target)
+            self._record_evaluate(inputs, key, limits)
+            return result
+        return self._record_grad(inputs, wrt, seed, key, dtype_name, limits)
+
+    def _record_grad(self, inputs, wrt, seed, key, dtype_name, limits):
+        self.interpreted += 1
+        result = reverse.grad(None, inputs, wrt, seed, dtype_name=dtype_name, limits=limits, target=self.target,
+                              keep_tape=True)
+        tape, index = result.tape, result.output_index
+        out = tape.entries[index] if index is not None else None
+        output = Var(out.value, tape, index, tape.level) if out is not None else result.value
+        result.tape = result.output_index = result.seed = None     # as a plain gradient leaves them
+        trace = record_trace(tape, output, result.signature, result.steps) or NOT_REPLAYABLE
+        if trace is not NOT_REPLAYABLE:             # replayed at once where it was recorded: must agree
+            again = self._replay_grad(trace, inputs, wrt, seed)
+            if again is None:                       # a nan or an error here: record at the next call
+                return result
+            if not same_results(again, result):
+                trace = NOT_REPLAYABLE
+        keep_trace(self.traces, key, trace)
+        return result
+
+    def _replay_grad(self, trace, inputs, wrt, seed):
+        """The gradient from a replay, or None where it must be interpreted (an error, or a
+        non-finite number whose provenance the interpreter's run traces)."""
+        notes = reset_notes()
+        try:
+            values = replay_values(trace, list(inputs.values()))
+            value = strip(replay_output(trace, values))
+            if seed is not None:
+                seed_value, reduced = seed_for(seed, value), "seed"
+            else:
+                seed_value, reduced = ones_like_output(value), ("sum" if shape_of(value) else None)
+            length, adjoints = replay_adjoints(trace, values, seed_value, [self.inputs.index(w) for w in wrt])
+        except Exception:
+            return None
+        gradient, unconnected = {}, []
+        for name, g in zip(wrt, adjoints):
+            if g is None:
+                unconnected.append(name)
+                g = ops.zeros_like(inputs[name])
+            gradient[name] = strip(g)
+        if not all_finite([value, *gradient.values()]):
+            return None
+        return reverse.GradResult(value=value, gradient=gradient, inputs=inputs, unconnected=unconnected,
+                                  reduced=reduced, signature=list(trace.signature), kinks=list(notes.kinks),
+                                  tape_length=length, steps=trace.run_steps)
+
+
+def _merge(at, inputs) -> dict:
+    merged = dict(at or {})
+    merged.update(inputs)
+    return merged
+
+
+class ReplayRunner:
+    """`lang.target.Runner`'s interface (call it on raw values: the raw output; `signature`),
+    replaying the trace of its first run at each input signature."""
+
+    def __init__(self, target, limits=None):
+        self.target = target
+        self.runner = Runner(target, limits)
+        self.interp = self.runner.interp
+        self.limits = limits
+        self.blocker = replay_blocker(target.node, target.inputs)
+        self.traces: dict = {}
+        self.signature = ()
+
+    def __call__(self, values: dict):
+        key = input_signature(values, "", None)
+        if self.blocker is not None or plain_run(self.traces, key):
+            out = self.runner(values)
+            self.signature = self.runner.signature
+            return out
+        trace = self.traces.get(key)
+        if trace is not None:
+            try:
+                out = strip(replay_output(trace, replay_values(trace, [values[k] for k in self.target.inputs])))
+            except Exception:               # the interpreter reports it, located
+                out = None
+            if out is not None:
+                self.signature = trace.signature
+                return out
+            out = self.runner(values)               # the trace stays: the same path, a failing step
+            self.signature = self.runner.signature
+            return out
+        tape = Tape(persistent=True, keep_values=True)    # a trace reads its values' types
+        out = self.runner.run({k: tape.watch(values[k]) for k in self.target.inputs})
+        self.signature = tuple(self.interp.signature)
+        check_output(out, self.target)
+        keep_trace(self.traces, key, record_trace(tape, out, self.signature, self.interp.steps) or NOT_REPLAYABLE)
+        return strip(out)

@@ -1,0 +1,168 @@
+"""Trace and replay: a run's tape, kept as the sequence of primitives it applied (each with its
+static parameters, its source span and where its arguments came from), replayed on new inputs of
+the same shapes without the interpreter: no name lookups, no AST closures, no signature to build.
+
+A replay calls the same forward rules in the same order as the recorded run and sweeps a tape of
+the same entries with the same `backward`, so its numbers are the interpreter's to the last bit.
+It is only made for programs whose control flow and constants cannot depend on the inputs
+(lang/replayable.py decides, from the AST), and only from tapes whose every input-dependent
+argument was recorded (`record_trace` refuses the others)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..core.notes import NOTES
+from ..core.tape import Entry, Shape, Tape, Var, backward, saved_args
+
+
+@dataclass
+class Trace:
+    """What a replay needs of one recorded run."""
+    steps: list                 # (primitive, parents, arguments, params, span) after the leaves
+    forwards: list              # per step, a closure: the tape values so far -> that step's value
+    leaves: int                 # the watched inputs: tape indices 0 .. leaves-1, in input order
+    output: int | None          # the output's tape index; None when it does not depend on the inputs
+    constant: object            # the output itself when it does not depend on the inputs
+    signature: tuple            # the recorded run's control-flow signature
+    run_steps: int              # the interpreter's step count for that run
+
+
+def _forward(prim, parents, args, params, span, floats):
+    """One step's forward as a closure over the table's own callable: the float forward where
+    the recorded arguments were all Python floats (as the ops' fast paths chose), else `impl`.
+    Closures, not generated source: nothing of the user's text is ever compiled."""
+    notes = NOTES
+    if params:
+        impl = prim.impl
+        if len(parents) == 1 and len(args) == 1:
+            (_, j), = parents
+
+            def step(values):
+                notes.span = span
+                return impl(values[j], **params)
+            return step
+    else:
+        impl = prim.op.float_impl if floats else prim.impl
+        if len(args) == 1 and len(parents) == 1:
+            (_, j), = parents
+
+            def step(values):
+                notes.span = span
+                return impl(values[j])
+            return step
+        if len(args) == 2 and len(parents) == 2:
+            (_, j), (_, k) = parents
+
+            def step(values):
+                notes.span = span
+                return impl(values[j], values[k])
+            return step
+        if len(args) == 2 and len(parents) == 1:
+            (pos, j), = parents
+            const = args[1 - pos]
+            if pos == 0:
+                def step(values):
+                    notes.span = span
+                    return impl(values[j], const)
+            else:
+                def step(values):
+                    notes.span = span
+                    return impl(const, values[j])
+            return step
+
+    def general(values):
+        full = list(args)
+        for pos, j in parents:
+            full[pos] = values[j]
+        notes.span = span
+        return impl(*full, **params) if params else impl(*full)
+    return general
+
+
+def _recorded_class(entries, j):
+    return entries[j].value.__class__
+
+
+def record_trace(tape: Tape, out, signature, run_steps) -> Trace | None:
+    """The trace of a finished tape (persistent, with its values kept), or None if some argument
+    the rules did not record could still depend on an input (a replay would use a stale number)."""
+    entries = tape.entries
+    leaves = 0
+    while leaves < len(entries) and entries[leaves].prim is None:
+        leaves += 1
+    steps, forwards = [], []
+    for e in entries[leaves:]:
+        prim = e.prim
+        if prim is None:
+            return None                           # a watch in mid-run: a nested derivative
+        traced = dict(e.parents)
+        args = e.args
+        floats = True
+        for pos, arg in enumerate(args):
+            if pos in traced:
+                floats = floats and _recorded_class(entries, traced[pos]) is float
+                continue
+            if arg.__class__ is Shape or prim.vjps[pos] is None:
+                return None                       # a constant not kept, or a traced value unrecorded
+            floats = floats and arg.__class__ is float
+        steps.append((prim, e.parents, args, e.params, e.span))
+        forwards.append(_forward(prim, e.parents, args, e.params, e.span, floats))
+    common = dict(steps=steps, forwards=forwards, leaves=leaves, signature=tuple(signature), run_steps=run_steps)
+    if out.__class__ is Var:
+        if out.tape is not tape:
+            return None
+        return Trace(output=out.index, constant=None, **common)
+    return Trace(output=None, constant=out, **common)
+
+
+def replay_values(trace: Trace, inputs: list) -> list:
+    """Every tape value recomputed from `inputs` (the leaves), each step's span set for the kink
+    notes its forward rule makes."""
+    values = list(inputs)
+    append = values.append
+    for forward in trace.forwards:
+        append(forward(values))
+    return values
+
+
+def replay_output(trace: Trace, values: list):
+    return trace.constant if trace.output is None else values[trace.output]
+
+
+def replay_tape(trace: Trace, values: list, watched: list):
+    """The tape the interpreter would have recorded watching the inputs at tape indices `watched`
+    (in that order), holding the replayed values: only the steps that depend on those inputs,
+    each with the parents among them. Returns (tape, where): where[i] is the new index of the
+    trace's entry i (-1: not on the tape). A rule that reads only its arguments' shapes keeps
+    the recorded stand-ins (the same shapes)."""
+    tape = Tape()
+    entries = tape.entries
+    where = [-1] * len(values)
+    for i in watched:
+        where[i] = len(entries)
+        entries.append(Entry(None, (), (), None, None, None, values[i]))
+    index = trace.leaves
+    for prim, parents, args, params, span in trace.steps:
+        live = tuple((pos, where[j]) for pos, j in parents if where[j] >= 0)
+        if live:
+            if prim.needs_args or len(live) < len(parents) or not all(a.__class__ is Shape for a in args):
+                full = list(args)
+                for pos, j in parents:
+                    full[pos] = values[j]
+                args = saved_args(prim, tuple(full))
+            where[index] = len(entries)
+            entries.append(Entry(prim, live, args, values[index] if prim.needs_ans else None, params, span, None))
+        index += 1
+    return tape, where
+
+
+def replay_adjoints(trace: Trace, values: list, seed, watched: list):
+    """(tape length, the adjoint of each watched input or None) of a reverse sweep from the
+    replayed output over the tape of `replay_tape`."""
+    tape, where = replay_tape(trace, values, watched)
+    length = len(tape)
+    out = where[trace.output] if trace.output is not None else -1
+    if out < 0:                                    # the output does not depend on those inputs
+        return length, [None] * len(watched)
+    adjoints = backward(tape, Var(values[trace.output], tape, out, tape.level), seed)
+    return length, adjoints[:len(watched)]

@@ -1,0 +1,150 @@
+"""Whether a target's recorded primitives can be replayed on new inputs of the same shapes.
+
+A replay recomputes only what the tape recorded; anything else the run did is taken as fixed.
+That holds when nothing that depends on an input leaves the tape: no comparison, branch,
+index, loop bound or shape argument computed from an input, no builtin that reads a traced
+value as a plain number (stop_gradient, where, any, grad...). This module decides it from the
+AST, conservatively: a name is *static* (independent of the inputs) only if every assignment to
+it anywhere in the program is static; inputs and function parameters never are."""
+from __future__ import annotations
+
+from ...parser import nodes
+from ..core.rules import builtin_primitives
+from .names import walk
+
+# Builtins whose result is fixed by their arguments' shapes, or that make constants.
+_SHAPE_BUILTINS = frozenset({"len", "zeros", "ones", "arange", "range"})
+# Builtins that only apply differentiable ops, each with its static arguments after the first
+# (an axis, a shape): index -> must be static.
+_OP_BUILTINS = {"dot": 2, "sum": 1, "mean": 1, "max": 1, "min": 1, "reshape": 1}
+_ARITHMETIC = frozenset({"+", "-", "*", "/", "@"})
+_CONSTANT_NODES = tuple(getattr(nodes, n) for n in ("Num", "Bool", "NoneLit", "EllipsisLit") if hasattr(nodes, n))
+# Constructs whose values this analysis does not follow (yet): such programs are interpreted.
+_UNREPLAYED = {"ListComp": "a list comprehension", "Lambda": "a lambda"}
+
+
+def _traced_builtins() -> frozenset:
+    """The table's builtins a replay can recompute: differentiable at every argument."""
+    names = set()
+    for prim in builtin_primitives():
+        if prim.nondiff or any(rule is None for rule in prim.vjps[:prim.arity or 0]):
+            continue
+        names.update(filter(None, (prim.builtin, prim.alias)))
+    return frozenset(names)
+
+
+class _Analysis:
+    def __init__(self, functions: set, dynamic: set):
+        self.functions = functions
+        self.dynamic = dynamic          # names that may hold a value computed from an input
+        self.traced = _traced_builtins()
+
+    def static(self, e) -> bool:
+        """Whether an expression's value is independent of the inputs."""
+        if isinstance(e, _CONSTANT_NODES):
+            return True
+        if isinstance(e, nodes.Name):
+            return e.id not in self.dynamic
+        if isinstance(e, nodes.Call):
+            name = e.func.id if isinstance(e.func, nodes.Name) else None
+            keywords = [k.value for k in getattr(e, "keywords", ())]
+            return name == "len" or (name in _SHAPE_BUILTINS and all(self.static(a) for a in (*e.args, *keywords)))
+        return all(self.static(x) for x in _children(e))
+
+    def blocker(self, x) -> str | None:
+        """Why this node keeps the program from replaying, or None."""
+        unknown = _UNREPLAYED.get(type(x).__name__)
+        if unknown is not None:
+            return unknown
+        if isinstance(x, (nodes.Compare, nodes.BoolOp, nodes.Not)) and not self.static(x):
+            return "a comparison or logic on a computed value"
+        if isinstance(x, (nodes.If, nodes.While, nodes.IfExp)) and not self.static(x.test):
+            return "a branch or loop condition on a computed value"
+        if isinstance(x, nodes.BinChain) and not set(x.ops) <= _ARITHMETIC and not self.static(x):
+            return f"the operator {next(o for o in x.ops if o not in _ARITHMETIC)}"
+        if isinstance(x, nodes.Subscript):
+            bounds = [b for i in x.index for b in ((i.lower, i.upper, i.step) if isinstance(i, nodes.Slice)
+                                                    else (i,)) if b is not None]
+            if not all(self.static(b) for b in bounds):
+                return "an index computed from an input"
+        if isinstance(x, nodes.Call):
+            return self.call_blocker(x)
+        return None
+
+    def call_blocker(self, call) -> str | None:
+        if not isinstance(call.func, nodes.Name):
+            return "a call of a computed function"
+        name = call.func.id
+        if not all(self.static(k.value) for k in getattr(call, "keywords", ())):
+            return f"{name}() with a keyword argument computed from an input"
+        if name in self.functions or name in self.traced:
+            return None
+        if name in _SHAPE_BUILTINS:
+            return None if name == "len" or all(self.static(a) for a in call.args) else \
+                f"{name}() of a computed value"
+        if name in _OP_BUILTINS:
+            fixed = call.args[_OP_BUILTINS[name]:] if name != "dot" else ()
+            return None if all(self.static(a) for a in fixed) else f"{name}() with a computed axis or shape"
+        return f"the builtin {name}()"
+
+
+def _children(e) -> list:
+    """The sub-expressions of an expression node (not its spans or operator spellings)."""
+    out = []
+    for name in e.__dataclass_fields__:
+        if name in ("span", "op_span", "op_spans", "op", "ops"):
+            continue
+        v = getattr(e, name)
+        for item in (v if isinstance(v, (tuple, list)) else (v,)):
+            if hasattr(item, "__dataclass_fields__"):
+                out.append(item)
+    return out
+
+
+def _assignments(tree):
+    """(name, value expression, or None for 'never static') for every binding in the program.
+    A function's parameter is bound by each call's argument; a function used other than by a
+    direct call (passed as a value) may get anything."""
+    defs = {x.name: x for x in walk(tree) if isinstance(x, nodes.FunctionDef)}
+    called = set()
+    for x in walk(tree):
+        if isinstance(x, nodes.Assign):
+            for t in x.targets:
+                yield t.id, (x.value if not x.unpack else None)
+        elif isinstance(x, nodes.AugAssign):
+            yield x.target.id, nodes.BinChain((x.target, x.value), (x.op,), (x.op_span,), x.span)
+        elif isinstance(x, nodes.SubscriptAssign):       # x[i] = v: x becomes an updated copy
+            yield x.target.value.id, x.value
+            yield x.target.value.id, x.target
+        elif isinstance(x, nodes.For):
+            it = x.iter
+            ranged = isinstance(it, nodes.Call) and isinstance(it.func, nodes.Name) and it.func.id == "range"
+            yield x.target.id, (it if ranged else None)
+        elif isinstance(x, nodes.Call) and isinstance(x.func, nodes.Name) and x.func.id in defs:
+            called.add(id(x.func))
+            params = defs[x.func.id].params
+            for i, p in enumerate(params):
+                yield p, (x.args[i] if len(x.args) == len(params) else None)
+    for x in walk(tree, bindings=False):
+        if isinstance(x, nodes.Name) and x.id in defs and id(x) not in called:
+            for p in defs[x.id].params:
+                yield p, None
+
+
+def replay_blocker(tree, inputs) -> str | None:
+    """Why the program (an AST) cannot be replayed from its tape, or None when it can."""
+    functions = {x.name for x in walk(tree) if isinstance(x, nodes.FunctionDef)}
+    analysis = _Analysis(functions, set(inputs))
+    bindings = list(_assignments(tree))
+    changed = True
+    while changed:                      # grow the dynamic names to a fixed point
+        changed = False
+        for name, value in bindings:
+            if name not in analysis.dynamic and (value is None or not analysis.static(value)):
+                analysis.dynamic.add(name)
+                changed = True
+    for x in walk(tree):
+        reason = analysis.blocker(x)
+        if reason is not None:
+            return reason
+    return None
