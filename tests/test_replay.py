@@ -336,3 +336,15 @@ def test_an_updated_copy_is_followed(tmp_path):
     path.write_text("def f(x):\n    y = x * 2\n    y[0] = sin(x[1])\n    return sum(y * y)\n")
     f = both_ways(str(path), {"x": np.array([0.5, 1.5])}, {"x": np.array([-1.0, 0.25])})
     assert f.blocker is None and f.replays >= 1
+
+
+def test_large_inputs_run_interpreted_and_keep_no_trace():
+    # a trace keeps every value of a run: past REPLAY_MAX_ELEMENTS the lean, interpreted tape is used
+    import numpy as np
+    from autodiff.engine.diff import function as function_module
+    f = autodiff.function("sum(sin(x) * x)")
+    x = np.linspace(-1, 1, function_module.REPLAY_MAX_ELEMENTS + 1)
+    for _ in range(3):
+        g = f.grad(x=x)["x"]
+    assert f.interpreted == 3
+    np.testing.assert_allclose(g, np.cos(x) * x + np.sin(x), rtol=1e-12)

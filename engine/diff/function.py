@@ -40,10 +40,28 @@ def keep_trace(traces: dict, key, trace) -> None:
     traces[key] = trace
 
 
+# Inputs of more elements than this always run interpreted: beside the arrays' own work the
+# interpreter costs nothing, and a trace would keep every value of the run (the lean tape frees
+# them as the sweep passes).
+REPLAY_MAX_ELEMENTS = 16_384
+
+
+def traced_elements(key) -> int:
+    """The input elements an input signature describes (its (name, class, shape, dtype) parts)."""
+    total = 0
+    for part in key:
+        if isinstance(part, tuple) and len(part) == 4 and isinstance(part[2], tuple):
+            total += math.prod(part[2])
+    return total
+
+
 def plain_run(traces: dict, key) -> bool:
     """Whether a run at this input signature is to be a plain interpreted one: the first (a
-    single call, as from the command line, pays nothing for a trace it would not use), or any
-    after a tape that could not be kept. The second records the trace, later ones replay it."""
+    single call, as from the command line, pays nothing for a trace it would not use), any with
+    large inputs, or any after a tape that could not be kept. The second records the trace,
+    later ones replay it."""
+    if traced_elements(key) > REPLAY_MAX_ELEMENTS:
+        return True
     if key in traces:
         return traces[key] is NOT_REPLAYABLE
     keep_trace(traces, key, None)
