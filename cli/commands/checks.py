@@ -127,7 +127,7 @@ def report_json(report) -> dict:
     doc = {"kind": report.kind, "mode": report.mode, "claimed": report.claimed, "reference": report.reference,
            "verdict": report.verdict, "passed": report.passed, "dtype": report.dtype,
            "rtol": report.tolerance.rtol, "atol": report.tolerance.atol, "evaluations": report.evaluations,
-           "seed": report.seed, "conventions": report.conventions,
+           "seed": report.seed, "conventions": report.conventions, "detached": report.detached,
            "entries": [row(r) for r in report.entries]}
     if report.projection is not None:
         doc["projection"] = row(report.projection)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from ...parser.errors import SourceError, option
 from .gradient import check_gradient
 from .hand import HandGradient, expression_target
-from .report import FAILING, KINK, WARNING, tolerance_for
+from .report import FAILING, KINK, SEVERITY_ORDER, WARNING, tolerance_for
 from .verdicts import compare
 from ..diff import reverse
 from ..lang.target import Runner, bind_inputs, constant, load
@@ -185,8 +185,7 @@ def _conclude(result, verdicts, worst) -> None:
         result.worst_abs, result.worst_rel = row.abs_err, row.rel_err
         result.where = f"{where}, {row.label}"
     failed = any(v in FAILING for v in verdicts)
-    severity = ["non-finite", "fail", "branch", "kink", "inconclusive", "pass"]
-    result.verdict = next((v for v in severity if v in verdicts), "pass")
+    result.verdict = next((v for v in SEVERITY_ORDER if v in verdicts), "pass")
     if failed:
         result.status = FAILED
         first = result.rows[0]

@@ -7,13 +7,13 @@ sweep of a persistent tape per output element (`jacobian`). Returns results; nev
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..core.backend import np, to_host
 from ..core.notes import reset as reset_notes
 from ..core.tape import Dual, Tape, new_level, strip
 from ..lang.values import dtype, shape_of, size_of
-from .common import (check_wrt, finish, first_or_plain_run, host, prepare, run, seed_for, sweep, tangent_of,
+from .common import (check_wrt, detached_places, finish, first_or_plain_run, host, prepare, run, seed_for, sweep, tangent_of,
                      unique_kinks, unit, watched_run)
 from .reverse import GradResult
 
@@ -55,7 +55,7 @@ def gradient(source=None, at=None, wrt=None, seed=None, fn=None, of=None, dtype_
     unconnected = [w for w in wrt if w not in touched]
     return GradResult(value=value, gradient=grads, inputs=inputs, unconnected=unconnected, reduced=reduced,
                       signature=interp.signature, kinks=unique_kinks(notes.kinks), tape_length=0,
-                      steps=interp.steps, tape=None, mode="forward")
+                      steps=interp.steps, tape=None, mode="forward", detached=detached_places(notes.detached))
 
 
 # ---- Jacobians ---------------------------------------------------------------------------------
@@ -72,6 +72,7 @@ class JacobianResult:
     signature: list
     kinks: list
     steps: int
+    detached: list = field(default_factory=list)   # spans where stop_gradient cut a traced value
 
 
 def choose_mode(mode: str, in_elements: int, out_elements: int):
@@ -114,7 +115,8 @@ def jacobian(source=None, at=None, wrt=None, mode="auto", fn=None, of=None, dtyp
     jac = {w: finish(flat[w].reshape(out_shape + shape_of(inputs[w]))) for w in wrt}
     return JacobianResult(value=value, jacobian=jac, inputs=inputs, mode="reverse", reason=reason,
                           passes=size_of(value), unconnected=[w for w in wrt if w not in touched],
-                          signature=interp.signature, kinks=unique_kinks(notes.kinks), steps=interp.steps)
+                          signature=interp.signature, kinks=unique_kinks(notes.kinks), steps=interp.steps,
+                          detached=detached_places(notes.detached))
 
 
 def _jacobian_forward(target, inputs, wrt, limits, notes, mode, reason):
@@ -139,7 +141,8 @@ def _jacobian_forward(target, inputs, wrt, limits, notes, mode, reason):
         jac[w] = finish(flat.reshape(out_shape + shape_of(inputs[w])))
     return JacobianResult(value=value, jacobian=jac, inputs=inputs, mode=mode, reason=reason, passes=passes,
                           unconnected=[w for w in wrt if w not in touched], signature=interp.signature,
-                          kinks=unique_kinks(notes.kinks), steps=interp.steps)
+                          kinks=unique_kinks(notes.kinks), steps=interp.steps,
+                          detached=detached_places(notes.detached))
 
 
 __all__ = ["jvp", "gradient", "jacobian", "JacobianResult", "choose_mode"]

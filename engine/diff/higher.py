@@ -25,7 +25,8 @@ from ..core.notes import reset as reset_notes
 from ..core.tape import Dual, Tape, Var, new_level, strip
 from ..lang.target import load
 from ..lang.values import as_input, dtype, set_dtype, shape_of, size_of
-from .common import check_wrt, finish, host, prepare, run, sweep, tangent_of, unique_kinks, unit, watched_run
+from .common import (check_wrt, detached_places, finish, host, prepare, run, sweep, tangent_of, unique_kinks,
+                     unit, watched_run)
 
 MAX_TAPE_ENTRIES = 3_000_000       # nested tapes beyond this would exhaust memory: stop with an error
 MAX_FORWARD_ORDER = 16             # nested duals cost 2^N passes' worth of work
@@ -52,6 +53,7 @@ class HessianResult:
     signature: list
     kinks: list
     steps: int
+    detached: list = field(default_factory=list)   # spans where stop_gradient cut a traced value
 
 
 METHODS = ("forward-over-reverse", "reverse-over-reverse")
@@ -74,7 +76,8 @@ def hessian(source=None, at=None, wrt=None, method="forward-over-reverse", fn=No
             for a in wrt}
     gradient = {w: finish(host(grads[w], shape_of(inputs[w]))) for w in wrt}
     return HessianResult(value=value, gradient=gradient, hessian=hess, inputs=inputs, method=method, passes=passes,
-                         signature=interp.signature, kinks=unique_kinks(notes.kinks), steps=interp.steps)
+                         signature=interp.signature, kinks=unique_kinks(notes.kinks), steps=interp.steps,
+                         detached=detached_places(notes.detached))
 
 
 def _gradient_pass(target, values, wrt, limits):

@@ -8,7 +8,7 @@ from ..core import ops
 from ..core.notes import reset as reset_notes
 from ..core.tape import Tape, Var, strip
 from ..lang.values import shape_of
-from .common import check_wrt, ones_like_output, prepare, run, seed_for, sweep, watched_run
+from .common import check_wrt, detached_places, ones_like_output, prepare, run, seed_for, sweep, watched_run
 
 
 @dataclass
@@ -37,6 +37,7 @@ class GradResult:
     output_index: int | None = None  # the output's tape index (kept tapes only; None: not taped)
     seed: object = None              # the seed of the reverse sweep (kept tapes only)
     nonfinite: list = field(default_factory=list)  # where a nan/inf first appeared (provenance)
+    detached: list = field(default_factory=list)   # spans where stop_gradient cut a traced value
 
 
 def evaluate(source, at=None, fn=None, of=None, dtype_name="float64", limits=None, target=None) -> RunResult:
@@ -73,7 +74,8 @@ def grad(source, at=None, wrt=None, seed=None, fn=None, of=None, dtype_name="flo
         gradient[name] = strip(g)
     result = GradResult(value=value, gradient=gradient, inputs=inputs, unconnected=unconnected, reduced=reduced,
                         signature=interp.signature, kinks=list(notes.kinks), tape_length=tape_length,
-                        steps=interp.steps, tape=tape if keep_tape else None)
+                        steps=interp.steps, tape=tape if keep_tape else None,
+                        detached=detached_places(notes.detached))
     if keep_tape:
         result.output_index = out.index if out.__class__ is Var and out.tape is tape else None
         result.seed = seed_value

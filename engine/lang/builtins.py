@@ -9,8 +9,17 @@ from ..core import ops
 from ..core.backend import is_array, xp
 from ..core.numbers import is_whole
 from ..core.rules import builtin_primitives
-from ..core.tape import strip
+from ..core.notes import NOTES
+from ..core.tape import BOXES, strip
 from .values import describe, dtype, shape_of, size_of
+
+
+def noted_stop_gradient(x):
+    """The program's stop_gradient/detach: the engine's, noted where it cuts a traced value, so a
+    check can say that its finite differences see through what AD does not."""
+    if isinstance(x, BOXES):
+        NOTES.detach()
+    return ops.stop_gradient(x)
 
 
 def _axis(axis):
@@ -227,8 +236,8 @@ def make_builtins(interp) -> dict:
     add("range", methods.range_, 1, 3)
     add("any", methods.any_, 1)
     add("all", methods.all_, 1)
-    add("stop_gradient", ops.stop_gradient, 1)
-    add("detach", ops.stop_gradient, 1)
+    add("stop_gradient", noted_stop_gradient, 1)
+    add("detach", noted_stop_gradient, 1)
     add("grad", methods.grad, 1)
     table["pi"] = math.pi
     table["e"] = math.e
