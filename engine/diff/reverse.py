@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from ..core import ops
 from ..core.notes import reset as reset_notes
 from ..core.tape import Tape, Var, strip
-from ..lang.values import shape_of
+from ..lang.values import as_input, dtype, shape_of
 from .common import check_wrt, detached_places, ones_like_output, prepare, run, seed_for, sweep, watched_run
 
 
@@ -40,11 +40,16 @@ class GradResult:
     detached: list = field(default_factory=list)   # spans where stop_gradient cut a traced value
 
 
+def in_working_dtype(value):
+    """A float32 run's output in float32, even where only constants made it (1/3)."""
+    return as_input(value) if dtype() == "float32" and value.__class__ in (float, int) else value
+
+
 def evaluate(source, at=None, fn=None, of=None, dtype_name="float64", limits=None, target=None) -> RunResult:
     target, inputs = prepare(source, at, fn, of, dtype_name, target)
     notes = reset_notes()
     value, interp = run(target, inputs, limits)
-    return RunResult(value=value, inputs=inputs, signature=interp.signature, kinks=list(notes.kinks),
+    return RunResult(value=in_working_dtype(value), inputs=inputs, signature=interp.signature, kinks=list(notes.kinks),
                      steps=interp.steps)
 
 
@@ -57,7 +62,7 @@ def grad(source, at=None, wrt=None, seed=None, fn=None, of=None, dtype_name="flo
     notes = reset_notes()
     tape = Tape(persistent=keep_tape, keep_values=keep_tape)
     out, boxed, interp = watched_run(target, inputs, wrt, limits, tape)
-    value = strip(out)
+    value = in_working_dtype(strip(out))
     if seed is not None:
         seed_value, reduced = seed_for(seed, value), "seed"
     else:
