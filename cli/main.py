@@ -41,6 +41,16 @@ class LazyGroup(click.Group):
                 return None
         return super().get_command(ctx, name)
 
+    def resolve_command(self, ctx, args):
+        name = args[0] if args else ""
+        known = self.list_commands(ctx)
+        if name not in known and not name.startswith("-"):
+            from .parsing import closest_command
+            close = closest_command(name, known)
+            raise click.UsageError(f"No such command {name!r}." + (f" Did you mean {close!r}?" if close else
+                                   f" The commands: {', '.join(known)}."), ctx)
+        return super().resolve_command(ctx, args)
+
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="autodiff", prog_name="autodiff")

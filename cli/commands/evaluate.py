@@ -10,10 +10,11 @@ import click
 
 from ..exitcodes import Exit
 from ..options import target_options
+from ..parsing import TargetCommand
 from .common import WRT, emit_checked, kink_json, load_point, seed_constant, show_check, wrt_names
 
 
-@click.command(context_settings={"ignore_unknown_options": True})
+@click.command(cls=TargetCommand)
 @target_options
 @WRT
 @click.option("--seed", default=None, metavar="V", help="For an array output: compute vᵀJ with this v "
@@ -66,7 +67,7 @@ def _grad_json(result) -> dict:
             "mode": result.mode, "nonfinite": result.nonfinite}
 
 
-@click.command(context_settings={"ignore_unknown_options": True})
+@click.command(cls=TargetCommand)
 @target_options
 def run(target, at, fn, of, dtype, as_json, debug, **limits):
     """Evaluate TARGET at a point without differentiating."""

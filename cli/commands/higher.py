@@ -9,10 +9,11 @@ import click
 
 from ..exitcodes import Exit
 from ..options import target_options
+from ..parsing import TargetCommand
 from .common import CHECK, CHECK_SEED, WRT, emit_checked, load_point, point_json, show_check, wrt_names
 
 
-@click.command(context_settings={"ignore_unknown_options": True})
+@click.command(cls=TargetCommand)
 @target_options
 @WRT
 @click.option("--mode", type=click.Choice(["auto", "forward", "reverse"]), default="auto", show_default=True,
@@ -31,7 +32,7 @@ def jacobian(target, at, fn, of, dtype, as_json, wrt, mode, debug, check_mode=No
     return _matrix("jacobian", target, at, fn, of, dtype, as_json, wrt, mode, check_mode, check_seed, limits)
 
 
-@click.command(context_settings={"ignore_unknown_options": True})
+@click.command(cls=TargetCommand)
 @target_options
 @WRT
 @click.option("--method", type=click.Choice(["forward-over-reverse", "reverse-over-reverse"]),
@@ -87,7 +88,7 @@ def _hessian_json(result) -> dict:
             "method": result.method, "passes": result.passes}
 
 
-@click.command(context_settings={"ignore_unknown_options": True})
+@click.command(cls=TargetCommand)
 @target_options
 @click.option("--order", "-n", type=click.IntRange(1, 64), default=1, show_default=True, metavar="N",
               help="How many derivatives: f', f'', ..., f^(N).")

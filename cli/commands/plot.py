@@ -14,6 +14,7 @@ import click
 from ...parser.errors import SourceError
 from ..exitcodes import Exit
 from ..options import flag_spelling, target_options
+from ..parsing import TargetCommand
 from .common import load_point
 
 
@@ -69,7 +70,7 @@ def _labels(name, order):
     return out
 
 
-@click.command(context_settings={"ignore_unknown_options": True})
+@click.command(cls=TargetCommand)
 @target_options
 @click.option("--range", "range_", required=True, metavar="[NAME=]A:B",
               help="The interval of the varied input, e.g. -7:7 or x=0:2*pi.")

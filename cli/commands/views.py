@@ -12,6 +12,7 @@ import click
 from ...parser.errors import SourceError
 from ..exitcodes import Exit
 from ..options import target_options
+from ..parsing import TargetCommand
 from .common import load_point, seed_constant, wrt_names
 
 FORMATS = ("tree", "table", "dot", "mermaid", "json")
@@ -22,7 +23,7 @@ def _taped_grad(target, values, wrt, seed, dtype, lim):
     return api.grad(None, values, wrt, seed, dtype_name=dtype, limits=lim, target=target, keep_tape=True)
 
 
-@click.command(context_settings={"ignore_unknown_options": True})
+@click.command(cls=TargetCommand)
 @target_options
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="tree", show_default=True,
               help="tree and table for people; dot (Graphviz), mermaid (GitHub markdown) and json for tools.")
