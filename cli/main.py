@@ -67,6 +67,7 @@ def cli():
 def invoke(args) -> int:
     """Run the click command; return the exit code. Errors are rendered here."""
     debug = "--debug" in args
+    as_json = "--json" in args[:args.index("--")] if "--" in args else "--json" in args
     from ..parser.errors import SourceError     # lazy, as every engine module: start-up stays cheap
     try:
         rv = cli.main(args=args, prog_name="autodiff", standalone_mode=False)
@@ -74,12 +75,18 @@ def invoke(args) -> int:
     except SourceError as err:
         if debug:
             traceback.print_exc()
+        if as_json:
+            from .output import error_json
+            error_json(err, dtype_asked(args))
         from .render.common import error
         error(err)
         return Exit.USAGE
     except click.exceptions.Abort:
         return Exit.INTERRUPTED
     except click.ClickException as err:
+        if as_json:
+            from .output import usage_error_json
+            usage_error_json(err, dtype_asked(args))
         err.show()
         return Exit.USAGE
     except click.exceptions.Exit as e:
@@ -89,6 +96,12 @@ def invoke(args) -> int:
     except BrokenPipeError:
         return Exit.OK
     except Exception:
+        if as_json:
+            from .output import emit_json
+            exc = sys.exc_info()[1]
+            emit_json({"error": {"kind": "internal error", "message": f"{type(exc).__name__}: {exc}", "file": None,
+                                 "line": None, "column": None, "hint": "this is a bug in autodiff; please report it"}},
+                      dtype_asked(args))
         if debug:
             traceback.print_exc()
         else:
@@ -96,6 +109,16 @@ def invoke(args) -> int:
             sys.stderr.write(f"internal error: {type(exc).__name__}: {exc}\n"
                              "this is a bug in autodiff; please rerun with --debug and report the output\n")
         return Exit.INTERNAL
+
+
+def dtype_asked(args) -> str:
+    """The --dtype of the command line (for the JSON error document), float64 by default."""
+    for i, word in enumerate(args):
+        if word == "--dtype" and i + 1 < len(args):
+            return args[i + 1]
+        if word.startswith("--dtype="):
+            return word.split("=", 1)[1]
+    return "float64"
 
 
 def main(argv=None) -> None:

@@ -29,10 +29,39 @@ def _clean(v):
     return v
 
 
-def emit_json(doc: dict) -> None:
-    """Exactly one JSON document on stdout (never through rich, which wraps piped text)."""
+def version() -> str:
+    from importlib.metadata import PackageNotFoundError, version as installed_version
+    try:
+        return installed_version("autodiff")
+    except PackageNotFoundError:          # run from a checkout that is not installed
+        return "unknown"
+
+
+def emit_json(doc: dict, dtype: str | None = None) -> None:
+    """Exactly one JSON document on stdout (never through rich, which wraps piped text), led by
+    the keys every document has (docs/json.md): "version" and "dtype" (the working dtype)."""
+    if dtype is None:
+        from ..engine.lang.values import dtype as working_dtype
+        dtype = working_dtype()
+    doc = {"version": version(), "dtype": doc.get("dtype", dtype), **doc}
     sys.stdout.write(json.dumps(_clean(doc), allow_nan=False) + "\n")
     sys.stdout.flush()
+
+
+def error_json(err, dtype: str = "float64") -> None:
+    """A SourceError as the one JSON document of a --json run: {"error": {kind, message, line, ...}}."""
+    from .options import flag_spelling
+    message, hint = err.spelled(flag_spelling)
+    span = err.span
+    emit_json({"error": {"kind": err.kind, "message": message, "file": err.filename,
+                         "line": span.line if span else None, "column": span.column if span else None,
+                         "hint": hint}}, dtype)
+
+
+def usage_error_json(err, dtype: str = "float64") -> None:
+    """A click usage error (an unknown option, a bad value) as the JSON error document."""
+    emit_json({"error": {"kind": "usage", "message": err.format_message(), "file": None, "line": None,
+                         "column": None, "hint": None}}, dtype)
 
 
 def fmt_number(x: float) -> str:

@@ -58,6 +58,9 @@ def check(files, as_json, junit_path, jobs, shard, fast, seed, debug):
             errors.append(e)
     if errors:
         from ..render.common import error
+        if as_json:                # one document: the first mistake (the others follow on stderr)
+            from ..output import error_json
+            error_json(errors[0])
         for e in errors:
             error(e)
         return Exit.USAGE
@@ -76,7 +79,8 @@ def check(files, as_json, junit_path, jobs, shard, fast, seed, debug):
         from ..output import emit_json
         from ..render.checks import summary_line
         emit_json({"summary": _counts(results), "closing_line": summary_line(results),
-                   "shard": shard, "files": list(files), "cases": [_case_json(r) for r in results]})
+                   "shard": shard, "files": list(files), "cases": [_case_json(r) for r in results]},
+                  dtype="float64")    # the files' default; a case's own dtype is in its case
     else:
         from ..render.checks import case_table
         case_table(results, files)
