@@ -26,6 +26,8 @@ PASSED, FAILED, ERROR, SKIPPED = "passed", "failed", "error", "skipped"
 
 @dataclass
 class CaseResult:
+    """One case of a check file, over all its points: `status` (passed, failed, error, skipped),
+    the worst `verdict`, the worst errors and `where` they were, and the failing rows."""
     file: str
     name: str
     index: int
@@ -57,6 +59,10 @@ def hessian_function():
 def case_points(case, target) -> list:
     """The case's points as dicts of raw input values (random ones drawn deterministically)."""
     from ..core.backend import np
+    if case.points == [{}] and target.inputs:       # the case names no point: say how, in the file's words
+        raise SourceError("missing input", f"the case gives no value for {', '.join(target.inputs)}", None,
+                          "add at = { " + ", ".join(f"{n} = ..." for n in target.inputs) + " } "
+                          "(or points = [...], or random = { count = 20, ... })")
     if case.points is not None:
         out = []
         for k, p in enumerate(case.points):
