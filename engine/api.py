@@ -31,6 +31,8 @@ _LAZY = {
     "graph_from_result": ("views.graph", "from_result"), "layout_graph": ("views.graph", "layout"),
     "explain_reverse": ("views.explain", "reverse"), "explain_forward": ("views.explain", "forward"),
     "plot_data": ("views.plotdata", "sample"), "plot_breaks": ("views.plotdata", "breaks"),
+    "check_file": ("entrypoints", "check_file"), "graph": ("entrypoints", "graph"),
+    "explain": ("entrypoints", "explain"), "CaseResult": ("checks.runner", "CaseResult"),
 }
 
 __all__ = ["load", "evaluate", "grad", "constant", "Target", "Runner", "Limits", "RunResult",

@@ -75,6 +75,8 @@ class EntryCheck:
 
 @dataclass
 class CheckReport:
+    """A check of a gradient, Jacobian or Hessian at one point: one row per entry (or the
+    projection, in fast mode), the overall `verdict` and `passed`."""
     mode: str                      # "full" or "fast"
     claimed: str                   # "AD" or "hand"
     reference: str                 # "FD" or "AD"

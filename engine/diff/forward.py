@@ -62,6 +62,8 @@ def gradient(source=None, at=None, wrt=None, seed=None, fn=None, of=None, dtype_
 
 @dataclass
 class JacobianResult:
+    """The Jacobian of the target at a point: `jacobian[name]` has shape value.shape + input.shape;
+    `mode` and `reason` say which AD mode made it and why, `passes` how many passes or sweeps."""
     value: object
     jacobian: dict                 # name -> array of shape value.shape + input.shape
     inputs: dict

@@ -45,6 +45,8 @@ def _scalar_output(out, target, command):
 
 @dataclass
 class HessianResult:
+    """The Hessian of a scalar target at a point: `hessian[a][b]` has shape a.shape + b.shape,
+    beside the value and the gradient."""
     value: object
     gradient: dict                 # name -> array of the input's shape
     hessian: dict                  # a -> b -> array of shape a.shape + b.shape
@@ -134,6 +136,8 @@ def _reverse_over_reverse(target, inputs, wrt, limits, blocks):
 
 @dataclass
 class DerivativeResult:
+    """f', f'', ..., f^(order) of a function of one scalar input, with the entries of each tape
+    swept (`tape_entries`) and the time all orders took."""
     value: object
     derivatives: list              # [f', f'', ..., f^(N)]
     name: str                      # the input

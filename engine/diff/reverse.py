@@ -13,6 +13,8 @@ from .common import check_wrt, detached_places, ones_like_output, prepare, run, 
 
 @dataclass
 class RunResult:
+    """A run of the target without derivatives: its value, the bound inputs, the control-flow
+    signature, the kinks met and the steps executed."""
     value: object
     inputs: dict
     signature: list
@@ -23,6 +25,9 @@ class RunResult:
 
 @dataclass
 class GradResult:
+    """The gradient of the target at a point: `gradient[name]` has the shape of that input;
+    `unconnected` lists inputs the output does not depend on; `reduced` says how an array output
+    became a scalar ("sum", or "seed" for vᵀJ)."""
     value: object
     gradient: dict
     inputs: dict
