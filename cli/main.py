@@ -65,6 +65,18 @@ def cli():
 
 
 def invoke(args) -> int:
+    """Run the click command; return the exit code. Errors are rendered here, then the warnings
+    of deprecated spellings."""
+    from .options import PENDING_WARNINGS
+    try:
+        return run_command(args)
+    finally:
+        for warning in PENDING_WARNINGS:
+            sys.stderr.write(warning + "\n")
+        PENDING_WARNINGS.clear()
+
+
+def run_command(args) -> int:
     """Run the click command; return the exit code. Errors are rendered here."""
     debug = "--debug" in args
     as_json = "--json" in args[:args.index("--")] if "--" in args else "--json" in args

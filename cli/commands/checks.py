@@ -11,7 +11,7 @@ import sys
 import click
 
 from ..exitcodes import Exit
-from ..options import with_flags
+from ..options import complete_files, with_flags
 
 
 def _shard(value):
@@ -24,9 +24,9 @@ def _shard(value):
 
 
 @click.command()
-@click.argument("files", nargs=-1, required=True, metavar="FILE.toml...")
+@click.argument("files", nargs=-1, required=True, metavar="FILE.toml...", shell_complete=complete_files)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document instead of tables.")
-@click.option("--junit", "junit_path", default=None, metavar="PATH", help="Also write JUnit XML (for CI) to PATH.")
+@click.option("--junit", "junit_path", default=None, metavar="PATH", shell_complete=complete_files, help="Also write JUnit XML (for CI) to PATH.")
 @click.option("--jobs", "-j", type=click.IntRange(1), default=1, show_default=True,
               help="Run cases in this many processes.")
 @click.option("--shard", default=None, metavar="K/N", help="Run only the K-th of N parts of the cases "

@@ -8,7 +8,9 @@ from __future__ import annotations
 import click
 
 from ..exitcodes import Exit
-from ..options import target_options
+from ..options import deprecated, target_options
+
+HESSIAN_MODES = ("forward-over-reverse", "reverse-over-reverse")
 from ..parsing import TargetCommand
 from .common import CHECK, CHECK_SEED, WRT, emit_checked, load_point, point_json, show_check, wrt_names
 
@@ -35,13 +37,15 @@ def jacobian(target, at, fn, of, dtype, as_json, wrt, mode, debug, check_mode=No
 @click.command(cls=TargetCommand)
 @target_options
 @WRT
-@click.option("--method", type=click.Choice(["forward-over-reverse", "reverse-over-reverse"]),
-              default="forward-over-reverse", show_default=True,
-              help="forward-over-reverse: a Hessian-vector product per input element; reverse-over-reverse: "
-                   "the taped gradient swept once per element.")
+@click.option("--mode", "method", type=click.Choice(HESSIAN_MODES), default=None,
+              help="forward-over-reverse (default): a Hessian-vector product per input element; "
+                   "reverse-over-reverse: the taped gradient swept once per element.")
+@click.option("--method", "old_method", type=click.Choice(HESSIAN_MODES), default=None, hidden=True,
+              callback=deprecated("--method", "--mode"))
 @CHECK
 @CHECK_SEED
-def hessian(target, at, fn, of, dtype, as_json, wrt, method, debug, check_mode=None, check_seed=None, **limits):
+def hessian(target, at, fn, of, dtype, as_json, wrt, method, old_method, debug, check_mode=None, check_seed=None,
+            **limits):
     """The Hessian of a scalar TARGET at a point, with its value and gradient.
 
     \b
@@ -51,6 +55,7 @@ def hessian(target, at, fn, of, dtype, as_json, wrt, method, debug, check_mode=N
 
     --check compares each entry with central differences of the AD gradient.
     """
+    method = method or old_method or HESSIAN_MODES[0]
     return _matrix("hessian", target, at, fn, of, dtype, as_json, wrt, method, check_mode, check_seed, limits)
 
 
@@ -92,9 +97,11 @@ def _hessian_json(result) -> dict:
 @target_options
 @click.option("--order", "-n", type=click.IntRange(1, 64), default=1, show_default=True, metavar="N",
               help="How many derivatives: f', f'', ..., f^(N).")
-@click.option("--method", type=click.Choice(["reverse", "forward"]), default="reverse", show_default=True,
-              help="reverse: nested tapes (each records the sweep below it); forward: nested dual numbers.")
-def derivative(target, at, fn, of, dtype, as_json, order, method, debug, **limits):
+@click.option("--mode", "method", type=click.Choice(["reverse", "forward"]), default=None,
+              help="reverse (default): nested tapes (each records the sweep below it); forward: nested dual numbers.")
+@click.option("--method", "old_method", type=click.Choice(["reverse", "forward"]), default=None, hidden=True,
+              callback=deprecated("--method", "--mode"))
+def derivative(target, at, fn, of, dtype, as_json, order, method, old_method, debug, **limits):
     """The first N derivatives of a scalar function of one scalar input.
 
     \b
@@ -106,6 +113,7 @@ def derivative(target, at, fn, of, dtype, as_json, order, method, debug, **limit
     compositions such as exp(x**2). The output reports the tape sizes it measured.
     """
     from ...engine import api
+    method = method or old_method or "reverse"
     lim, tgt, values = load_point(target, fn, of, at, limits)
     result = api.derivatives(None, values, order, method, dtype_name=dtype, limits=lim, target=tgt)
     if as_json:

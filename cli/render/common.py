@@ -55,7 +55,7 @@ def notes_for(result) -> list:
     if getattr(result, "reduced", None) == "sum":
         from ...engine.lang.values import shape_of
         notes.append(f"the output has shape {shape_of(result.value)}: differentiated the sum of its elements "
-                     "(use --seed V for vᵀJ)")
+                     "(use --cotangent V for vᵀJ)")
     if non_finite(result.value):
         notes.append("the value is not finite (nan or inf): check the inputs against the functions' domains")
     for name, g in (getattr(result, "gradient", None) or {}).items():
