@@ -84,3 +84,13 @@ def test_grad_check_cli_warns_detached_and_exits_0(capsys):
     code, out, _ = cli(capsys, "grad", "sum(detach(x*x)*x)", "--at", "x=[0,1,2,3]", "--check", "--json")
     doc = json.loads(out)
     assert code == 0 and doc["check"]["passed"] and doc["check"]["detached"] == ["line 1, column 5"]
+
+
+def test_jacobian_and_hessian_checks_through_detach_are_detached_not_failed(capsys):
+    for args in (["jacobian", "detach(x*x)*x", "--at", "x=[1,2]", "--check"],
+                 ["hessian", "sum(detach(x*x)*x)", "--at", "x=[1,2]", "--check"],
+                 ["hessian", "sum(detach(x*x)*x)", "--at", "x=[1,2]", "--check", "fast", "--check-seed", "1"]):
+        code, out, _ = cli(capsys, *args, "--json")
+        doc = json.loads(out)
+        assert code == 0 and doc["check"]["passed"], args
+        assert doc["check"]["verdict"] == "detached" and doc["check"]["detached"], args
