@@ -51,3 +51,27 @@ def test_targets_that_start_with_a_dash(capsys, args, value):
 def test_words_that_cannot_be_options_move_after_dashes():
     assert values_after_dashes(grad, ["-x**2", "--at", "x=1"]) == ["--at", "x=1", "--", "-x**2"]
     assert values_after_dashes(grad, ["x", "--json"]) == ["x", "--json"]
+
+
+def test_graph_json_with_another_format_is_a_usage_error(capsys):
+    code, out, _ = cli(capsys, "graph", "x*2", "--at", "x=1", "--json", "--format", "dot")
+    assert code == 2 and json.loads(out)["error"]["kind"] == "usage"
+
+
+def test_check_k_selects_cases_by_name(capsys):
+    import os
+    path = os.path.join(os.path.dirname(__file__), "..", "samples", "checks", "verdicts.toml")
+    code, out, _ = cli(capsys, "check", path, "-k", "KINK", "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["cases"] and all("kink" in c["name"].lower() for c in doc["cases"])
+    code, _, err = cli(capsys, "check", path, "-k", "no such case")
+    assert code == 2 and "selects none" in err
+
+
+def test_piped_tables_have_no_trailing_spaces():
+    import subprocess
+    import sys
+    for args in (["grad", "sum(x*x)", "--at", "x=[1,2]", "--check"], ["hessian", "x**2*y", "--at", "x=1,y=2"]):
+        p = subprocess.run([sys.executable, "-m", "autodiff", *args], capture_output=True, text=True, timeout=60)
+        assert p.returncode == 0 and p.stdout.strip()
+        assert [line for line in p.stdout.splitlines() if line != line.rstrip()] == []

@@ -31,10 +31,12 @@ def _shard(value):
               help="Run cases in this many processes.")
 @click.option("--shard", default=None, metavar="K/N", help="Run only the K-th of N parts of the cases "
               "(deterministic: split a suite across CI machines).")
+@click.option("-k", "select", default=None, metavar="TEXT",
+              help="Run only the cases whose name contains TEXT (case-insensitive), as pytest's -k.")
 @click.option("--fast", is_flag=True, help="Check every case in fast mode (one random projection per point).")
 @click.option("--seed", type=click.IntRange(0), default=None, help="Seed for fast mode and random points.")
 @click.option("--debug", is_flag=True, help="Show Python tracebacks for errors.")
-def check(files, as_json, junit_path, jobs, shard, fast, seed, debug):
+def check(files, as_json, junit_path, jobs, shard, select, fast, seed, debug):
     """Run the gradient checks in TOML check files.
 
     \b
@@ -64,6 +66,10 @@ def check(files, as_json, junit_path, jobs, shard, fast, seed, debug):
         for e in errors:
             error(e)
         return Exit.USAGE
+    if select is not None:
+        cases = [c for c in cases if select.lower() in c.name.lower()]
+        if not cases:
+            raise SourceError("usage", f"-k {select!r} selects none of the cases in {', '.join(files)}")
     if part is not None:
         cases = take_shard(cases, *part)
     mode = "fast" if fast else None

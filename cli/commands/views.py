@@ -43,6 +43,8 @@ def graph(target, at, fn, of, dtype, as_json, fmt, max_nodes, wrt, cotangent, ol
       autodiff graph "x**2*y + y + 2" --at x=3,y=4 --format dot | dot -Tsvg > g.svg
     """
     from ...engine.views.graph import from_result, layout
+    if as_json and fmt not in ("json", "tree"):       # two output formats asked for: say so, not pick one
+        raise SourceError("usage", f"--json and --format {fmt} ask for two formats: use one")
     lim, tgt, values = load_point(target, fn, of, at, limits)
     cotangent_value = seed_constant(cotangent if cotangent is not None else old_seed, lim)
     result = _taped_grad(tgt, values, wrt_names(wrt), cotangent_value, dtype, lim)
