@@ -9,12 +9,21 @@ The public Python API (the CLI is built on it):
 """
 __version__ = "0.1.0"
 
-__all__ = ["grad", "evaluate", "check_gradient", "function", "SourceError", "__version__"]
+# The engine's entry points (engine/api.py), and the typed results they return.
+_ENTRY_POINTS = ("grad", "evaluate", "jacobian", "hessian", "derivatives", "graph", "explain", "check_gradient",
+                "check_jacobian", "check_hessian", "check_file", "GradResult", "RunResult", "JacobianResult",
+                "HessianResult", "DerivativeResult", "CheckReport", "CaseResult", "Limits", "function")
+
+__all__ = [*_ENTRY_POINTS, "SourceError", "__version__"]
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))
 
 
 def __getattr__(name):
     # Lazy: `import autodiff` stays cheap; the engine loads on first use.
-    if name in ("grad", "evaluate", "check_gradient", "function"):
+    if name in _ENTRY_POINTS:
         from .engine import api
         return getattr(api, name)
     if name == "SourceError":

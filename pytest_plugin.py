@@ -20,6 +20,16 @@ def _enabled(config) -> bool:
     return bool(config.getoption("--autodiff-check") or config.getini("autodiff_check_files"))
 
 
+def pytest_configure(config):
+    """A check file named on the command line without the flag would be "not found": say why."""
+    if _enabled(config):
+        return
+    named = [a for a in config.args if str(a).split("::")[0].endswith(".grad.toml")]
+    if named:
+        raise pytest.UsageError(f"{named[0]} is a gradient check file: add --autodiff-check to collect it "
+                                "(or autodiff_check_files = true in the pytest ini)")
+
+
 def pytest_collect_file(file_path, parent):
     if file_path.name.endswith(".grad.toml") and _enabled(parent.config):
         return GradFile.from_parent(parent, path=file_path)

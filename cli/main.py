@@ -41,6 +41,16 @@ class LazyGroup(click.Group):
                 return None
         return super().get_command(ctx, name)
 
+    def resolve_command(self, ctx, args):
+        name = args[0] if args else ""
+        known = self.list_commands(ctx)
+        if name not in known and not name.startswith("-"):
+            from .parsing import closest_command
+            close = closest_command(name, known)
+            raise click.UsageError(f"No such command {name!r}." + (f" Did you mean {close!r}?" if close else
+                                   f" The commands: {', '.join(known)}."), ctx)
+        return super().resolve_command(ctx, args)
+
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="autodiff", prog_name="autodiff")
@@ -55,8 +65,21 @@ def cli():
 
 
 def invoke(args) -> int:
+    """Run the click command; return the exit code. Errors are rendered here, then the warnings
+    of deprecated spellings."""
+    from .options import PENDING_WARNINGS
+    try:
+        return run_command(args)
+    finally:
+        for warning in PENDING_WARNINGS:
+            sys.stderr.write(warning + "\n")
+        PENDING_WARNINGS.clear()
+
+
+def run_command(args) -> int:
     """Run the click command; return the exit code. Errors are rendered here."""
     debug = "--debug" in args
+    as_json = "--json" in args[:args.index("--")] if "--" in args else "--json" in args
     from ..parser.errors import SourceError     # lazy, as every engine module: start-up stays cheap
     try:
         rv = cli.main(args=args, prog_name="autodiff", standalone_mode=False)
@@ -66,12 +89,18 @@ def invoke(args) -> int:
             traceback.print_exc()
         from .data_options import with_file_shapes
         with_file_shapes(err)          # a shape the program rejects: name the inputs read from files
+        if as_json:
+            from .output import error_json
+            error_json(err, dtype_asked(args))
         from .render.common import error
         error(err)
         return Exit.USAGE
     except click.exceptions.Abort:
         return Exit.INTERRUPTED
     except click.ClickException as err:
+        if as_json:
+            from .output import usage_error_json
+            usage_error_json(err, dtype_asked(args))
         err.show()
         return Exit.USAGE
     except click.exceptions.Exit as e:
@@ -81,6 +110,12 @@ def invoke(args) -> int:
     except BrokenPipeError:
         return Exit.OK
     except Exception:
+        if as_json:
+            from .output import emit_json
+            exc = sys.exc_info()[1]
+            emit_json({"error": {"kind": "internal error", "message": f"{type(exc).__name__}: {exc}", "file": None,
+                                 "line": None, "column": None, "hint": "this is a bug in autodiff; please report it"}},
+                      dtype_asked(args))
         if debug:
             traceback.print_exc()
         else:
@@ -88,6 +123,16 @@ def invoke(args) -> int:
             sys.stderr.write(f"internal error: {type(exc).__name__}: {exc}\n"
                              "this is a bug in autodiff; please rerun with --debug and report the output\n")
         return Exit.INTERNAL
+
+
+def dtype_asked(args) -> str:
+    """The --dtype of the command line (for the JSON error document), float64 by default."""
+    for i, word in enumerate(args):
+        if word == "--dtype" and i + 1 < len(args):
+            return args[i + 1]
+        if word.startswith("--dtype="):
+            return word.split("=", 1)[1]
+    return "float64"
 
 
 def main(argv=None) -> None:

@@ -22,10 +22,16 @@ DEVICE = click.option("--device", type=DEVICE_CHOICE, default=None, envvar="AUTO
                            "Also AUTODIFF_DEVICE.")
 
 
+def complete_files(ctx, param, incomplete):
+    """Shell completion of a file name (the shell lists the files; click's "file" completion)."""
+    from click.shell_completion import CompletionItem    # only when a shell asks for completions
+    return [CompletionItem(incomplete, type="file")]
+
+
 def target_options(f):
     """TARGET, --at, --fn, --of, --dtype, --device, --json, limits, --debug."""
     decorators = [
-        click.argument("target"),
+        click.argument("target", shell_complete=complete_files),
         click.option("--at", "at", multiple=True, metavar="NAME=VALUE[,...]",
                      help="Input values, repeatable; a comma-separated list is split at the top level: "
                           "--at x=3,y=4  --at \"A=[[1,2],[3,4]]\"  --at x=arange(4.0); from a file: --at w=@w.npy "
@@ -35,7 +41,8 @@ def target_options(f):
                      "(default: f, else the only one defined)."),
         click.option("--of", default=None, metavar="NAME", help="For a script: the variable that is the output "
                      "(default: the last expression statement)."),
-        click.option("--dtype", type=click.Choice(["float64", "float32"]), default="float64", show_default=True),
+        click.option("--dtype", type=click.Choice(["float64", "float32"]), default="float64", show_default=True,
+                     help="The floating-point type of inputs, constants and every computed value."),
         DEVICE,
         click.option("--json", "as_json", is_flag=True, help="Print one JSON document instead of tables."),
         click.option("--max-steps", type=click.IntRange(1), default=10_000_000, show_default=True,
@@ -54,9 +61,34 @@ def target_options(f):
     return f
 
 
+# Settings whose flag is not the engine's name for them: one name per idea across the commands.
+FLAG_NAMES = {"seed": "--cotangent", "method": "--mode"}
+
+
 def flag_spelling(name: str) -> str:
     """How the command line spells a setting an engine error names (parser.errors.option)."""
-    return "--" + name.replace("_", "-")
+    return FLAG_NAMES.get(name) or "--" + name.replace("_", "-")
+
+
+# Deprecation warnings of this run, written to stderr when it ends (main.invoke): after the
+# output or the error, so an error's first line is still `error: ...`.
+PENDING_WARNINGS: list = []
+
+
+def deprecated(old: str, new: str):
+    """The callback of a hidden option kept under its old spelling: it still works, and says the
+    new one on stderr."""
+    def warn(ctx, param, value):
+        if value is not None:
+            PENDING_WARNINGS.append(f"warning: {old} is deprecated here: use {new}")
+        return value
+    return warn
+
+
+COTANGENT = click.option("--cotangent", default=None, metavar="V",
+                         help="For an array output: compute vᵀJ with this v instead of the gradient of the sum.")
+OLD_SEED = click.option("--seed", "old_seed", default=None, hidden=True,
+                        callback=deprecated("--seed V (vᵀJ)", "--cotangent V"))
 
 
 def limits_from(opts: dict):

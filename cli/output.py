@@ -29,18 +29,47 @@ def _clean(v):
     return v
 
 
-def json_text(doc: dict) -> str:
-    """The JSON document as text (non-finite numbers as strings). It says which device ran
-    ("cpu" or "gpu"), for --json and --out alike."""
+def version() -> str:
+    from importlib.metadata import PackageNotFoundError, version as installed_version
+    try:
+        return installed_version("autodiff")
+    except PackageNotFoundError:          # run from a checkout that is not installed
+        return "unknown"
+
+
+def json_text(doc: dict, dtype: str | None = None) -> str:
+    """The JSON document as text (non-finite numbers as strings), led by the keys every document
+    has (docs/json.md): "version", "dtype" (the working dtype) and "device" (which one ran); the
+    same for --json and --out."""
     from ..engine.core.backend import device
-    doc = {**doc, "device": doc.get("device", device())}
+    if dtype is None:
+        from ..engine.lang.values import dtype as working_dtype
+        dtype = working_dtype()
+    doc = {"version": version(), "dtype": doc.get("dtype", dtype), **doc}
+    doc["device"] = doc.get("device", device())
     return json.dumps(_clean(doc), allow_nan=False)
 
 
-def emit_json(doc: dict) -> None:
+def emit_json(doc: dict, dtype: str | None = None) -> None:
     """Exactly one JSON document on stdout (never through rich, which wraps piped text)."""
-    sys.stdout.write(json_text(doc) + "\n")
+    sys.stdout.write(json_text(doc, dtype) + "\n")
     sys.stdout.flush()
+
+
+def error_json(err, dtype: str = "float64") -> None:
+    """A SourceError as the one JSON document of a --json run: {"error": {kind, message, line, ...}}."""
+    from .options import flag_spelling
+    message, hint = err.spelled(flag_spelling)
+    span = err.span
+    emit_json({"error": {"kind": err.kind, "message": message, "file": err.filename,
+                         "line": span.line if span else None, "column": span.column if span else None,
+                         "hint": hint}}, dtype)
+
+
+def usage_error_json(err, dtype: str = "float64") -> None:
+    """A click usage error (an unknown option, a bad value) as the JSON error document."""
+    emit_json({"error": {"kind": "usage", "message": err.format_message(), "file": None, "line": None,
+                         "column": None, "hint": None}}, dtype)
 
 
 def fmt_number(x: float) -> str:

@@ -38,6 +38,8 @@ _LAZY = {
     "explain_reverse": ("views.explain", "reverse"), "explain_forward": ("views.explain", "forward"),
     "plot_data": ("views.plotdata", "sample"), "plot_breaks": ("views.plotdata", "breaks"),
     "load_data": ("lang.datafiles", "load_reference"), "load_inputs": ("lang.datainputs", "load_inputs"),
+    "check_file": ("entrypoints", "check_file"), "graph": ("entrypoints", "graph"),
+    "explain": ("entrypoints", "explain"), "CaseResult": ("checks.runner", "CaseResult"),
 }
 
 __all__ = ["load", "evaluate", "grad", "function", "Function", "constant", "Target", "Runner", "Limits", "RunResult",

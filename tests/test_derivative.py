@@ -137,3 +137,40 @@ def test_cli_table_explains_the_cost():
 def test_cli_user_errors_exit_2(args):
     out = _cli("derivative", *args)
     assert out.returncode == 2 and "Traceback" not in out.stderr
+
+
+def _highest_fitting_order(text):
+    """The truth, by brute force: the orders that run, one after another, until one does not."""
+    n = 1
+    while True:
+        try:
+            derivatives(text, at={"x": 0.5}, order=n + 1)
+        except SourceError:
+            return n
+        n += 1
+
+
+@pytest.mark.parametrize("text", ["tanh(x)", "exp(x**2)", "sin(x)*exp(x)"])
+def test_the_order_limit_names_the_true_highest_order_whatever_was_asked(monkeypatch, text):
+    monkeypatch.setattr(higher, "MAX_TAPE_ENTRIES", 30_000)
+    truth = _highest_fitting_order(text)
+    for asked in (truth + 1, truth + 4, truth + 15):
+        with pytest.raises(SourceError) as err:
+            derivatives(text, at={"x": 0.5}, order=asked)
+        assert err.value.hint.endswith(f" {truth} or less"), (asked, err.value.hint)
+        assert f"the highest order within the limit is {truth}" in err.value.message
+
+
+def test_the_order_limit_is_found_before_the_sweep_that_cannot_fit(monkeypatch):
+    monkeypatch.setattr(higher, "MAX_TAPE_ENTRIES", 30_000)
+    swept = []
+    real_sweep = higher.sweep
+
+    def counting_sweep(tape, out, seed, target):
+        swept.append(len(tape))
+        return real_sweep(tape, out, seed, target)
+    monkeypatch.setattr(higher, "sweep", counting_sweep)
+    with pytest.raises(SourceError):
+        derivatives("tanh(x)", at={"x": 0.5}, order=30)
+    # order 30 keeps 29 tapes: the first run stops long before its tapes reach the limit
+    assert max(swept) < 30_000

@@ -11,7 +11,7 @@ import sys
 import click
 
 from ..exitcodes import Exit
-from ..options import DEVICE_CHOICE, select_device, with_flags
+from ..options import DEVICE_CHOICE, complete_files, select_device, with_flags
 
 
 def _shard(value):
@@ -24,20 +24,22 @@ def _shard(value):
 
 
 @click.command()
-@click.argument("files", nargs=-1, required=True, metavar="FILE.toml...")
+@click.argument("files", nargs=-1, required=True, metavar="FILE.toml...", shell_complete=complete_files)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document instead of tables.")
-@click.option("--junit", "junit_path", default=None, metavar="PATH", help="Also write JUnit XML (for CI) to PATH.")
+@click.option("--junit", "junit_path", default=None, metavar="PATH", shell_complete=complete_files, help="Also write JUnit XML (for CI) to PATH.")
 @click.option("--jobs", "-j", type=click.IntRange(1), default=1, show_default=True,
               help="Run cases in this many processes.")
 @click.option("--shard", default=None, metavar="K/N", help="Run only the K-th of N parts of the cases "
               "(deterministic: split a suite across CI machines).")
+@click.option("-k", "select", default=None, metavar="TEXT",
+              help="Run only the cases whose name contains TEXT (case-insensitive), as pytest's -k.")
 @click.option("--fast", is_flag=True, help="Check every case in fast mode (one random projection per point).")
 @click.option("--seed", type=click.IntRange(0), default=None, help="Seed for fast mode and random points.")
 @click.option("--device", type=DEVICE_CHOICE, default=None, envvar="AUTODIFF_DEVICE", callback=select_device,
               help="Run every case on the CPU or the GPU, whatever the files say (device = \"gpu\" in a "
                    "file's [defaults] or a case). Also AUTODIFF_DEVICE.")
 @click.option("--debug", is_flag=True, help="Show Python tracebacks for errors.")
-def check(files, as_json, junit_path, jobs, shard, fast, seed, device, debug):
+def check(files, as_json, junit_path, jobs, shard, select, fast, seed, device, debug):
     """Run the gradient checks in TOML check files.
 
     \b
@@ -61,9 +63,16 @@ def check(files, as_json, junit_path, jobs, shard, fast, seed, device, debug):
             errors.append(e)
     if errors:
         from ..render.common import error
+        if as_json:                # one document: the first mistake (the others follow on stderr)
+            from ..output import error_json
+            error_json(errors[0])
         for e in errors:
             error(e)
         return Exit.USAGE
+    if select is not None:
+        cases = [c for c in cases if select.lower() in c.name.lower()]
+        if not cases:
+            raise SourceError("usage", f"-k {select!r} selects none of the cases in {', '.join(files)}")
     if part is not None:
         cases = take_shard(cases, *part)
     _settle_devices(cases, device)
@@ -80,7 +89,8 @@ def check(files, as_json, junit_path, jobs, shard, fast, seed, device, debug):
         from ..output import emit_json
         from ..render.checks import summary_line
         emit_json({"summary": _counts(results), "closing_line": summary_line(results),
-                   "shard": shard, "files": list(files), "cases": [_case_json(r) for r in results]})
+                   "shard": shard, "files": list(files), "cases": [_case_json(r) for r in results]},
+                  dtype="float64")    # the files' default; a case's own dtype is in its case
     else:
         from ..render.checks import case_table
         case_table(results, files)
@@ -142,7 +152,7 @@ def report_json(report) -> dict:
     doc = {"kind": report.kind, "mode": report.mode, "claimed": report.claimed, "reference": report.reference,
            "verdict": report.verdict, "passed": report.passed, "dtype": report.dtype,
            "rtol": report.tolerance.rtol, "atol": report.tolerance.atol, "evaluations": report.evaluations,
-           "seed": report.seed, "conventions": report.conventions,
+           "seed": report.seed, "conventions": report.conventions, "detached": report.detached,
            "entries": [row(r) for r in report.entries]}
     if report.projection is not None:
         doc["projection"] = row(report.projection)

@@ -43,11 +43,11 @@ def load_point(target, fn, of, at, limit_options: dict):
 
 
 def seed_constant(seed, limits):
-    """The value of --seed (a constant expression), or None without one."""
+    """The value of --cotangent (a constant expression), or None without one."""
     if seed is None:
         return None
     from ...engine import api
-    return api.constant(seed, "--seed", limits)
+    return api.constant(seed, "--cotangent", limits)
 
 
 def wrt_names(wrt):

@@ -9,17 +9,18 @@ from __future__ import annotations
 import click
 
 from ..exitcodes import Exit
-from ..options import target_options
+from ..options import COTANGENT, OLD_SEED, target_options
 from ..outputs import OUT, save_out
+from ..parsing import TargetCommand
 from .common import WRT, emit_checked, kink_json, load_point, seed_constant, show_check, wrt_names
 
 
-@click.command(context_settings={"ignore_unknown_options": True})
+@click.command(cls=TargetCommand)
 @target_options
 @OUT
 @WRT
-@click.option("--seed", default=None, metavar="V", help="For an array output: compute vᵀJ with this v "
-              "instead of the gradient of the sum.")
+@COTANGENT
+@OLD_SEED
 @click.option("--mode", type=click.Choice(["reverse", "forward"]), default="reverse", show_default=True,
               help="reverse: one sweep of the tape; forward: one forward pass of dual numbers per input element.")
 @click.option("--explain", is_flag=True, help="Show the sweep step by step: the chain rule node by node "
@@ -29,12 +30,18 @@ from .common import WRT, emit_checked, kink_json, load_point, seed_constant, sho
               "error estimate) or fast (one random projection). A failed check exits 1.")
 @click.option("--check-seed", type=click.IntRange(0), default=None, metavar="N",
               help="Seed of --check fast's random direction (default: a fresh one, printed).")
-def grad(target, at, fn, of, dtype, as_json, wrt, seed, debug, mode, explain, check_mode=None, check_seed=None,
-         **limits):
-    """Value and gradient of TARGET (an expression or a .py program) at a point."""
+def grad(target, at, fn, of, dtype, as_json, wrt, cotangent, old_seed, debug, mode, explain, check_mode=None,
+         check_seed=None, **limits):
+    """Value and gradient of TARGET (an expression or a .py program) at a point.
+
+    \b
+      autodiff grad "x**2*y + y + 2" --at x=3,y=4
+      autodiff grad "x*x" --at "x=[1,2,3]" --cotangent "[1,0,2]"
+      autodiff grad model.py --at "w=linspace(0,1,100)" --check fast --check-seed 7
+    """
     from ...engine import api
     lim, tgt, values = load_point(target, fn, of, at, limits)
-    seed_value = seed_constant(seed, lim)
+    seed_value = seed_constant(cotangent if cotangent is not None else old_seed, lim)
     names = wrt_names(wrt)
     if explain:
         if limits.get("out") is not None:
@@ -71,7 +78,7 @@ def _grad_json(result) -> dict:
             "mode": result.mode, "nonfinite": result.nonfinite}
 
 
-@click.command(context_settings={"ignore_unknown_options": True})
+@click.command(cls=TargetCommand)
 @target_options
 @OUT
 def run(target, at, fn, of, dtype, as_json, debug, **limits):

@@ -8,12 +8,15 @@ from __future__ import annotations
 import click
 
 from ..exitcodes import Exit
-from ..options import target_options, with_flags
+from ..options import deprecated, target_options, with_flags
 from ..outputs import OUT, save_out
+from ..parsing import TargetCommand
+
+HESSIAN_MODES = ("forward-over-reverse", "reverse-over-reverse")
 from .common import CHECK, CHECK_SEED, WRT, emit_checked, load_point, point_json, show_check, wrt_names
 
 
-@click.command(context_settings={"ignore_unknown_options": True})
+@click.command(cls=TargetCommand)
 @target_options
 @OUT
 @WRT
@@ -33,17 +36,19 @@ def jacobian(target, at, fn, of, dtype, as_json, wrt, mode, debug, check_mode=No
     return _matrix("jacobian", target, at, fn, of, dtype, as_json, wrt, mode, check_mode, check_seed, limits)
 
 
-@click.command(context_settings={"ignore_unknown_options": True})
+@click.command(cls=TargetCommand)
 @target_options
 @OUT
 @WRT
-@click.option("--method", type=click.Choice(["forward-over-reverse", "reverse-over-reverse"]),
-              default="forward-over-reverse", show_default=True,
-              help="forward-over-reverse: one pass of stacked Hessian-vector products; reverse-over-reverse: "
-                   "the taped gradient swept once per element.")
+@click.option("--mode", "method", type=click.Choice(HESSIAN_MODES), default=None,
+              help="forward-over-reverse (default): one pass of stacked Hessian-vector products; "
+                   "reverse-over-reverse: the taped gradient swept once per element.")
+@click.option("--method", "old_method", type=click.Choice(HESSIAN_MODES), default=None, hidden=True,
+              callback=deprecated("--method", "--mode"))
 @CHECK
 @CHECK_SEED
-def hessian(target, at, fn, of, dtype, as_json, wrt, method, debug, check_mode=None, check_seed=None, **limits):
+def hessian(target, at, fn, of, dtype, as_json, wrt, method, old_method, debug, check_mode=None, check_seed=None,
+            **limits):
     """The Hessian of a scalar TARGET at a point, with its value and gradient.
 
     \b
@@ -53,6 +58,7 @@ def hessian(target, at, fn, of, dtype, as_json, wrt, method, debug, check_mode=N
 
     --check compares each entry with central differences of the AD gradient.
     """
+    method = method or old_method or HESSIAN_MODES[0]
     return _matrix("hessian", target, at, fn, of, dtype, as_json, wrt, method, check_mode, check_seed, limits)
 
 
@@ -91,14 +97,16 @@ def _hessian_json(result) -> dict:
             "method": result.method, "passes": result.passes}
 
 
-@click.command(context_settings={"ignore_unknown_options": True})
+@click.command(cls=TargetCommand)
 @target_options
 @OUT
 @click.option("--order", "-n", type=click.IntRange(1, 64), default=1, show_default=True, metavar="N",
               help="How many derivatives: f', f'', ..., f^(N).")
-@click.option("--method", type=click.Choice(["reverse", "forward"]), default="reverse", show_default=True,
-              help="reverse: nested tapes (each records the sweep below it); forward: nested dual numbers.")
-def derivative(target, at, fn, of, dtype, as_json, order, method, debug, **limits):
+@click.option("--mode", "method", type=click.Choice(["reverse", "forward"]), default=None,
+              help="reverse (default): nested tapes (each records the sweep below it); forward: nested dual numbers.")
+@click.option("--method", "old_method", type=click.Choice(["reverse", "forward"]), default=None, hidden=True,
+              callback=deprecated("--method", "--mode"))
+def derivative(target, at, fn, of, dtype, as_json, order, method, old_method, debug, **limits):
     """The first N derivatives of a scalar function of one scalar input.
 
     \b
@@ -110,6 +118,7 @@ def derivative(target, at, fn, of, dtype, as_json, order, method, debug, **limit
     compositions such as exp(x**2). The output reports the tape sizes it measured.
     """
     from ...engine import api
+    method = method or old_method or "reverse"
     lim, tgt, values = load_point(target, fn, of, at, limits)
     result = api.derivatives(None, values, order, method, dtype_name=dtype, limits=lim, target=tgt)
     save_out(limits, lambda: _derivative_json(result), result)

@@ -13,7 +13,8 @@ import click
 
 from ...parser.errors import SourceError
 from ..exitcodes import Exit
-from ..options import flag_spelling, target_options
+from ..options import complete_files, flag_spelling, target_options
+from ..parsing import TargetCommand
 from .common import load_point
 
 
@@ -69,7 +70,7 @@ def _labels(name, order):
     return out
 
 
-@click.command(context_settings={"ignore_unknown_options": True})
+@click.command(cls=TargetCommand)
 @target_options
 @click.option("--range", "range_", required=True, metavar="[NAME=]A:B",
               help="The interval of the varied input, e.g. -7:7 or x=0:2*pi.")
@@ -77,7 +78,7 @@ def _labels(name, order):
               help="Plot f and its first N derivatives (by AD).")
 @click.option("--points", type=click.IntRange(2, 100_000), default=201, show_default=True,
               help="Grid points (evaluated one by one, so control flow follows each point).")
-@click.option("-o", "--output", "output", default=None, metavar="FILE",
+@click.option("-o", "--output", "output", default=None, metavar="FILE", shell_complete=complete_files,
               help="Write an image (.png, .svg or .pdf; needs matplotlib: pip install 'autodiff[plot]') "
                    "instead of drawing in the terminal.")
 def plot(target, at, fn, of, dtype, as_json, range_, order, points, output, debug, **limits):

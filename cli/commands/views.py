@@ -11,7 +11,8 @@ import click
 
 from ...parser.errors import SourceError
 from ..exitcodes import Exit
-from ..options import target_options
+from ..options import OLD_SEED, target_options
+from ..parsing import TargetCommand
 from .common import load_point, seed_constant, wrt_names
 
 FORMATS = ("tree", "table", "dot", "mermaid", "json")
@@ -22,7 +23,7 @@ def _taped_grad(target, values, wrt, seed, dtype, lim):
     return api.grad(None, values, wrt, seed, dtype_name=dtype, limits=lim, target=target, keep_tape=True)
 
 
-@click.command(context_settings={"ignore_unknown_options": True})
+@click.command(cls=TargetCommand)
 @target_options
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="tree", show_default=True,
               help="tree and table for people; dot (Graphviz), mermaid (GitHub markdown) and json for tools.")
@@ -31,8 +32,9 @@ def _taped_grad(target, values, wrt, seed, dtype, lim):
                    "cut with a summary (0: show all).")
 @click.option("--wrt", default=None, metavar="NAMES", help="Trace only these inputs (comma-separated); "
               "the others count as constants.")
-@click.option("--seed", default=None, metavar="V", help="For an array output: adjoints of vᵀf instead of sum(f).")
-def graph(target, at, fn, of, dtype, as_json, fmt, max_nodes, wrt, seed, debug, **limits):
+@click.option("--cotangent", default=None, metavar="V", help="For an array output: adjoints of vᵀf instead of sum(f).")
+@OLD_SEED
+def graph(target, at, fn, of, dtype, as_json, fmt, max_nodes, wrt, cotangent, old_seed, debug, **limits):
     """The recorded computation of TARGET at a point: nodes n1..nk with op, inputs, shape, value,
     adjoint (∂f/∂node) and source place.
 
@@ -41,8 +43,11 @@ def graph(target, at, fn, of, dtype, as_json, fmt, max_nodes, wrt, seed, debug, 
       autodiff graph "x**2*y + y + 2" --at x=3,y=4 --format dot | dot -Tsvg > g.svg
     """
     from ...engine.views.graph import from_result, layout
+    if as_json and fmt not in ("json", "tree"):       # two output formats asked for: say so, not pick one
+        raise SourceError("usage", f"--json and --format {fmt} ask for two formats: use one")
     lim, tgt, values = load_point(target, fn, of, at, limits)
-    result = _taped_grad(tgt, values, wrt_names(wrt), seed_constant(seed, lim), dtype, lim)
+    cotangent_value = seed_constant(cotangent if cotangent is not None else old_seed, lim)
+    result = _taped_grad(tgt, values, wrt_names(wrt), cotangent_value, dtype, lim)
     shown = layout(from_result(result, tgt.source), max_nodes)
     if as_json:
         fmt = "json"
@@ -74,7 +79,7 @@ def explain_grad(target, values, wrt, seed, mode, dtype, lim, as_json) -> int:
     result = _taped_grad(target, values, wrt, seed, dtype, lim)
     if mode == "forward":
         if seed is not None:
-            raise SourceError("usage", "--seed applies to the reverse mode (vᵀJ); the forward sweep "
+            raise SourceError("usage", "--cotangent applies to the reverse mode (vᵀJ); the forward sweep "
                               "pushes one tangent per input")
         passes = explain.forward(target, result.inputs, list(result.gradient), lim, target.source)
         if as_json:

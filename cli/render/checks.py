@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import math
 
+from ...engine.checks.report import WARNING
 from ...engine.core.numbers import nonfinite_word
 from ..options import with_flags
 from .common import console
 
 _STYLE = {"pass": "green", "fail": "bold red", "non-finite": "bold red", "branch": "yellow",
-          "kink": "yellow", "inconclusive": "yellow", "error": "bold red", "skipped": "dim", "passed": "green", "failed": "bold red"}
+          "kink": "yellow", "inconclusive": "yellow", "detached": "yellow", "error": "bold red", "skipped": "dim", "passed": "green", "failed": "bold red"}
 
 
 def num(x) -> str:
@@ -51,7 +52,11 @@ def gradient_check(report) -> None:
                                    f"directional central difference, seed {report.seed} "
                                    f"(rerun with --check-seed {report.seed})"))
         _table(screen, [report.projection], report)
-        if report.full is not None:
+        if report.full is not None and report.full.reference == "AD":
+            screen.print()
+            screen.print(Text.assemble(("check", "bold"), ": every entry of the hand-derived gradient against AD"))
+            _table(screen, report.full.entries, report.full)
+        elif report.full is not None:
             screen.print()
             screen.print(Text.assemble(("the projection disagrees", "bold red"),
                                   ": recomputed in full to find the wrong entries"))
@@ -78,7 +83,7 @@ def gradient_check(report) -> None:
         screen.print(Text.assemble(("check failed", "bold red"),
                               f": {len(failures)} of {n} {'entries' if n != 1 else 'entry'} ({summary})"))
     else:
-        warned = sum(1 for r in report.rows if r.verdict in ("branch", "kink", "inconclusive"))
+        warned = sum(1 for r in rows if r.verdict in WARNING)
         screen.print(Text.assemble(("check passed", "bold green"),
                               f" ({summary}" + (f"; {warned} with warnings" if warned else "") + ")"))
 

@@ -6,11 +6,33 @@ rich, and a usage error is rendered without loading the engine.
 from __future__ import annotations
 
 import os
+import re
 import sys
 
 from ..output import fmt_value, non_finite
 
 _consoles = {}
+
+
+class TrimmedLines:
+    """A piped stream without the spaces rich pads a table's last column with: lines end at their
+    text, so pipes and diffs see no trailing blanks."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        return self.stream.write(re.sub(r"[ \t]+(?=\n)", "", text))
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+    def isatty(self) -> bool:
+        return False
+
+    @property
+    def encoding(self):
+        return getattr(self.stream, "encoding", "utf-8")
 
 
 def console(stderr: bool = False):
@@ -20,7 +42,7 @@ def console(stderr: bool = False):
     if screen is None:
         from rich.console import Console
         tty = stream.isatty()
-        screen = Console(file=stream, stderr=stderr, no_color=bool(os.environ.get("NO_COLOR")) or None,
+        screen = Console(file=stream if tty else TrimmedLines(stream), stderr=stderr, no_color=bool(os.environ.get("NO_COLOR")) or None,
                     highlight=False, soft_wrap=not tty, width=None if tty else 10_000)
         for key in [k for k in _consoles if k[0] == stderr]:
             del _consoles[key]
@@ -55,7 +77,7 @@ def notes_for(result) -> list:
     if getattr(result, "reduced", None) == "sum":
         from ...engine.lang.values import shape_of
         notes.append(f"the output has shape {shape_of(result.value)}: differentiated the sum of its elements "
-                     "(use --seed V for vᵀJ)")
+                     "(use --cotangent V for vᵀJ)")
     if non_finite(result.value):
         notes.append("the value is not finite (nan or inf): check the inputs against the functions' domains")
     for name, g in (getattr(result, "gradient", None) or {}).items():

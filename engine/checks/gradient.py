@@ -29,7 +29,7 @@ from .differences import Objective, fast_check, full_check, power_of_two_step
 from .hand import HandGradient, expression_target
 from .report import (BRANCH, FAIL, FAILING, INCONCLUSIVE, KINK, NONFINITE, PASS, TOLERANCES, WARNING, CheckReport,
                      EntryCheck, Tolerance, tolerance_for)
-from .verdicts import compare, conventions_of, judge
+from .verdicts import compare, conventions_of, detached_text, judge, mark_detached
 
 
 def random_seed() -> int:
@@ -44,7 +44,8 @@ def check_gradient(source=None, at=None, grad=None, *, fn=None, of=None, mode="f
 
     Without `grad`, AD is checked against finite differences. With `grad` (a dict from input names
     to formulas in the language, numbers or arrays: a hand-derived gradient), the hand-derived
-    gradient is checked against AD (full mode) or against a directional finite difference (fast).
+    gradient is checked against AD entry by entry in every mode (fast mode adds one directional
+    finite difference). A run through stop_gradient/detach makes FD disagreements `detached`.
     `mode="fast"` checks one seeded random projection; `seed` makes it reproducible (the report
     carries the seed used). `profile` picks another dtype's tolerances (to show what they would say).
     """
@@ -65,15 +66,18 @@ def check_gradient(source=None, at=None, grad=None, *, fn=None, of=None, mode="f
     if mode == "fast" and not any(np().size(inputs[n]) for n in names):
         mode = "full"                  # no input entries: nothing to project, the full check is empty
     report = CheckReport(mode=mode, claimed="hand" if hand is not None else "AD", reference=reference,
-                         dtype=dtype, tolerance=tol, value=result.value, conventions=conventions)
+                         dtype=dtype, tolerance=tol, value=result.value, conventions=conventions,
+                         detached=detached_text(getattr(result, "detached", ())))
     objective = Objective(runner or ReplayRunner(target, limits), output_seed)
     if hand is not None and mode == "full":
         report.entries = compare(hand, result.gradient, inputs, tol, list(hand), conventions)
     elif mode == "full":
         report.entries, _ = full_check(objective, inputs, result.gradient, tol, names, conventions)
+        mark_detached(report.entries, report.detached)
+    elif hand is not None:
+        _fast_hand(report, objective, inputs, hand, result.gradient, seed, conventions)
     else:
-        _fast_with_fallback(report, objective, inputs, hand if hand is not None else result.gradient,
-                            seed, conventions)
+        _fast_with_fallback(report, objective, inputs, result.gradient, seed, conventions)
     report.evaluations = objective.count
     report.batched = objective.batched
     return report
@@ -84,10 +88,25 @@ def _fast_with_fallback(report, objective, inputs, claimed, seed, conventions):
     tol = report.tolerance
     report.seed = random_seed() if seed is None else int(seed)
     report.projection, _ = fast_check(objective, inputs, claimed, tol, report.seed, list(claimed))
+    mark_detached([report.projection], report.detached)
     if report.projection.failed:
         rows, _ = full_check(objective, inputs, claimed, tol, list(claimed), conventions)
+        mark_detached(rows, report.detached)
         report.full = CheckReport(mode="full", claimed=report.claimed, reference="FD", dtype=report.dtype,
                                   tolerance=tol, value=report.value, entries=rows, conventions=conventions)
+
+
+def _fast_hand(report, objective, inputs, hand, ad_gradient, seed, conventions):
+    """A hand-derived gradient in fast mode: every entry against AD (it costs no evaluations, so
+    always), beside the one projection of it against FD; both count, so a hand formula that FD
+    alone would fault (through stop_gradient, say) is still judged against AD, as in full mode."""
+    tol = report.tolerance
+    report.seed = random_seed() if seed is None else int(seed)
+    report.projection, _ = fast_check(objective, inputs, hand, tol, report.seed, list(hand))
+    mark_detached([report.projection], report.detached)
+    rows = compare(hand, ad_gradient, inputs, tol, list(hand), conventions)
+    report.full = CheckReport(mode="full", claimed="hand", reference="AD", dtype=report.dtype, tolerance=tol,
+                              value=report.value, entries=rows, conventions=conventions)
 
 
 # Re-exported: the names callers of the gradient check have imported from here.

@@ -17,7 +17,7 @@ from ..core.backend import np, to_device, to_host
 from .differences import Objective, Perturber, fast_check, largest_finite, noise_floor, power_of_two_step
 from .gradient import random_seed
 from .report import CheckReport, entry_labels, tolerance_for
-from .verdicts import branch_reason, convention_text, conventions_of, judge
+from .verdicts import branch_reason, convention_text, conventions_of, detached_text, judge, mark_detached
 from ..diff.function import Function, ReplayRunner
 from ..lang.values import set_dtype
 
@@ -123,14 +123,16 @@ def check_jacobian(result, target, mode="full", seed=None, dtype="float64", limi
     out_shape = np().shape(result.value)
     out_size = int(np().prod(out_shape)) if out_shape else 1
     report = CheckReport(mode=mode, claimed="AD", reference="FD", dtype=dtype, tolerance=tol, value=result.value,
-                         conventions=conventions, kind="jacobian")
+                         conventions=conventions, kind="jacobian", detached=detached_text(result.detached))
     runner = ReplayRunner(target, limits)
 
     def full():
         claimed = _matrix([result.jacobian[w] for w in names], out_size)
         rows, n = vector_full_check(runner, result.inputs, names, claimed, entry_labels("f", out_shape), tol,
                                     conventions)
-        return [e for row in rows for e in row], n
+        flat = [e for row in rows for e in row]
+        mark_detached(flat, report.detached)
+        return flat, n
 
     if mode == "full" or not _entry_labels(result.inputs, names):    # nothing to project: full is empty
         report.mode = "full"
@@ -151,6 +153,7 @@ def _projected(report, objective, inputs, claimed, tol, names, label, full, dtyp
     """Fast mode's one projection; on a failure, the full check that shows the wrong entries."""
     report.projection, _ = fast_check(objective, inputs, claimed, tol, report.seed, names)
     report.projection.label = label
+    mark_detached([report.projection], report.detached)
     report.evaluations = objective.count
     if report.projection.failed:
         rows, n = full()
@@ -178,7 +181,7 @@ def check_hessian(result, target, mode="full", seed=None, dtype="float64", limit
     inputs = result.inputs
     conventions = conventions_of(result.kinks)
     report = CheckReport(mode=mode, claimed="AD", reference="FD", dtype=dtype, tolerance=tol, value=result.value,
-                         conventions=conventions, kind="hessian")
+                         conventions=conventions, kind="hessian", detached=detached_text(result.detached))
     runner = GradientRunner(target, names, dtype, limits)
     labels = _entry_labels(inputs, names)
     sizes = [len(_entry_labels(inputs, [w])) for w in names]
@@ -198,6 +201,7 @@ def check_hessian(result, target, mode="full", seed=None, dtype="float64", limit
         ordered = [rows[i][j] for j in range(len(labels)) for i in range(len(labels))]
         for e in ordered:
             e.index = (e.index[1], e.index[0])
+        mark_detached(ordered, report.detached)
         return ordered, n
 
     if mode == "full" or not labels:      # nothing to project: the full check is empty

@@ -10,9 +10,12 @@ from ..core.numbers import nonfinite_word
 
 PASS, FAIL, BRANCH, KINK, NONFINITE = "pass", "fail", "branch", "kink", "non-finite"
 INCONCLUSIVE = "inconclusive"
+DETACHED = "detached"              # AD and FD disagree, and the run cut its tape with stop_gradient
 FAILING = frozenset({FAIL, NONFINITE})
-WARNING = frozenset({INCONCLUSIVE, KINK, BRANCH})
-_SEVERITY = {PASS: 0, INCONCLUSIVE: 1, KINK: 2, BRANCH: 3, FAIL: 4, NONFINITE: 5}
+WARNING = frozenset({INCONCLUSIVE, KINK, DETACHED, BRANCH})
+_SEVERITY = {PASS: 0, INCONCLUSIVE: 1, KINK: 2, DETACHED: 3, BRANCH: 4, FAIL: 5, NONFINITE: 6}
+# Most severe first: how a batch of rows is summed up in one word.
+SEVERITY_ORDER = sorted(_SEVERITY, key=_SEVERITY.__getitem__, reverse=True)
 
 # An agreement is evidence only when FD is about as precise as the tolerance asks. When the FD error
 # estimate exceeds the tolerance this many times (a step too large for the curvature, or f so large
@@ -72,6 +75,8 @@ class EntryCheck:
 
 @dataclass
 class CheckReport:
+    """A check of a gradient, Jacobian or Hessian at one point: one row per entry (or the
+    projection, in fast mode), the overall `verdict` and `passed`."""
     mode: str                      # "full" or "fast"
     claimed: str                   # "AD" or "hand"
     reference: str                 # "FD" or "AD"
@@ -85,6 +90,7 @@ class CheckReport:
     full: "CheckReport | None" = None        # fast mode: the full recomputation after a failure
     conventions: list = field(default_factory=list)   # kinks the AD run applied a convention at
     batched: bool = False          # the perturbed runs were batched along a leading axis
+    detached: list = field(default_factory=list)      # "line L, column C" where stop_gradient cut the tape
     kind: str = "gradient"         # what was checked: "gradient", "jacobian" or "hessian" (checkhigher.py)
 
     @property
@@ -97,7 +103,7 @@ class CheckReport:
     @property
     def verdict(self) -> str:
         rows = self.rows
-        if self.full is not None and self.projection is not None and self.projection.failed:
+        if self.full is not None and self.projection is not None:
             rows = rows + [self.projection]
         if not rows:
             return PASS

@@ -16,7 +16,7 @@ from . import datarefs
 from ..core.backend import GPU_INSTALL_HINT, DeviceUnavailable, on_device, to_host_value
 from .gradient import check_gradient
 from .hand import HandGradient, expression_target
-from .report import FAILING, KINK, WARNING, tolerance_for
+from .report import FAILING, KINK, SEVERITY_ORDER, WARNING, tolerance_for
 from .verdicts import compare
 from ..diff.function import Function, ReplayRunner
 from ..lang.target import bind_inputs, constant, load
@@ -28,6 +28,8 @@ PASSED, FAILED, ERROR, SKIPPED = "passed", "failed", "error", "skipped"
 
 @dataclass
 class CaseResult:
+    """One case of a check file, over all its points: `status` (passed, failed, error, skipped),
+    the worst `verdict`, the worst errors and `where` they were, and the failing rows."""
     file: str
     name: str
     index: int
@@ -61,6 +63,10 @@ def case_points(case, target) -> list:
     from ..core.backend import np
     if case.points_file is not None:
         return datarefs.points_of(case.points_file)
+    if case.points == [{}] and target.inputs:       # the case names no point: say how, in the file's words
+        raise SourceError("missing input", f"the case gives no value for {', '.join(target.inputs)}", None,
+                          "add at = { " + ", ".join(f"{n} = ..." for n in target.inputs) + " } "
+                          "(or points = [...], or random = { count = 20, ... })")
     if case.points is not None:
         out = []
         for k, p in enumerate(case.points):
@@ -199,8 +205,7 @@ def _conclude(result, verdicts, worst) -> None:
         result.worst_abs, result.worst_rel = row.abs_err, row.rel_err
         result.where = f"{where}, {row.label}"
     failed = any(v in FAILING for v in verdicts)
-    severity = ["non-finite", "fail", "branch", "kink", "inconclusive", "pass"]
-    result.verdict = next((v for v in severity if v in verdicts), "pass")
+    result.verdict = next((v for v in SEVERITY_ORDER if v in verdicts), "pass")
     if failed:
         result.status = FAILED
         first = result.rows[0]

@@ -7,7 +7,7 @@ import math
 
 from ...parser.errors import SourceError
 from ..core.backend import np
-from .report import (BRANCH, FAIL, INCONCLUSIVE, INCONCLUSIVE_RATIO, KINK, NONFINITE, PASS, EntryCheck,
+from .report import (BRANCH, DETACHED, FAIL, INCONCLUSIVE, INCONCLUSIVE_RATIO, KINK, NONFINITE, PASS, EntryCheck,
                      Tolerance, as_float_array, entry_labels, fmt)
 
 
@@ -94,6 +94,24 @@ def branch_reason(sig0, sig, label, direction) -> str:
             return (f"{label}{direction} changes the loop count at line {line}, column {col} "
                     f"({before} -> {after}): FD crossed a branch")
     return f"{label}{direction} takes another path through the program: FD crossed a branch"
+
+
+def detached_text(spans) -> list:
+    """The places where the run cut a traced value with stop_gradient: 'line 1, column 5'."""
+    return [f"line {s.line}, column {s.column}" if s else "a stop_gradient" for s in spans or ()]
+
+
+def mark_detached(rows, places) -> None:
+    """FD sees through stop_gradient/detach, AD does not: where the run cut its tape, a
+    disagreement with FD is no evidence against AD, so it is a `detached` warning, not a fail."""
+    if not places:
+        return
+    where = places[0] + (f" (and {len(places) - 1} more)" if len(places) > 1 else "")
+    for row in rows:
+        if row is not None and row.verdict == FAIL:
+            row.verdict = DETACHED
+            row.reason = (f"{fmt(row.claimed)} vs {fmt(row.reference)}: the run passed through stop_gradient "
+                          f"at {where}; FD sees through it, AD does not, so FD is no evidence here")
 
 
 def convention_text(conventions) -> str:

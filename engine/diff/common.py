@@ -112,6 +112,17 @@ def unique_kinks(kinks) -> list:
     return out
 
 
+def detached_places(spans) -> list:
+    """The places (spans) where the run cut a traced value with stop_gradient, once each."""
+    seen, out = set(), []
+    for span in spans:
+        key = (span.line, span.column) if span else None
+        if key not in seen:
+            seen.add(key)
+            out.append(span)
+    return out
+
+
 def tangent_of(out, level, shp):
     """The output's tangent at `level`, broadcast to the output's shape (None: no dependence)."""
     if out.__class__ is not Dual or out.level != level:

@@ -8,7 +8,7 @@ output element (`jacobian`). Returns results; never prints.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ...parser.errors import option
 from ..core.backend import np, to_host, xp
@@ -16,8 +16,8 @@ from ..core.notes import reset as reset_notes
 from ..core.batch import batched
 from ..core.tape import Dual, Tape, new_level, strip
 from ..lang.values import dtype, shape_of, size_of
-from .common import (check_wrt, finish, first_or_plain_run, host, on_host, prepare, run, seed_for, sweep, tangent_of,
-                     unique_kinks, unit, watched_run)
+from .common import (check_wrt, detached_places, finish, first_or_plain_run, host, on_host, prepare, run, seed_for,
+                     sweep, tangent_of, unique_kinks, unit, watched_run)
 from .reverse import GradResult
 from .tangents import basis_chunks, stacked_tangent_of
 
@@ -60,13 +60,15 @@ def gradient(source=None, at=None, wrt=None, seed=None, fn=None, of=None, dtype_
     return GradResult(value=on_host(value), gradient=grads, inputs=on_host(inputs), unconnected=unconnected,
                       reduced=reduced,
                       signature=interp.signature, kinks=unique_kinks(notes.kinks), tape_length=0,
-                      steps=interp.steps, tape=None, mode="forward")
+                      steps=interp.steps, tape=None, mode="forward", detached=detached_places(notes.detached))
 
 
 # ---- Jacobians ---------------------------------------------------------------------------------
 
 @dataclass
 class JacobianResult:
+    """The Jacobian of the target at a point: `jacobian[name]` has shape value.shape + input.shape;
+    `mode` and `reason` say which AD mode made it and why, `passes` how many passes or sweeps."""
     value: object
     jacobian: dict                 # name -> array of shape value.shape + input.shape
     inputs: dict
@@ -77,6 +79,7 @@ class JacobianResult:
     signature: list
     kinks: list
     steps: int
+    detached: list = field(default_factory=list)   # spans where stop_gradient cut a traced value
 
 
 def choose_mode(mode: str, in_elements: int, out_elements: int):
@@ -120,7 +123,8 @@ def jacobian(source=None, at=None, wrt=None, mode="auto", fn=None, of=None, dtyp
     jac = {w: finish(flat[w].reshape(out_shape + shape_of(inputs[w]))) for w in wrt}
     return JacobianResult(value=on_host(value), jacobian=jac, inputs=on_host(inputs), mode="reverse", reason=reason,
                           passes=size_of(value), unconnected=[w for w in wrt if w not in touched],
-                          signature=interp.signature, kinks=unique_kinks(notes.kinks), steps=interp.steps)
+                          signature=interp.signature, kinks=unique_kinks(notes.kinks), steps=interp.steps,
+                          detached=detached_places(notes.detached))
 
 
 def _jacobian_forward(target, inputs, wrt, limits, notes, mode, reason, out_size=0):
@@ -153,7 +157,8 @@ def _jacobian_forward(target, inputs, wrt, limits, notes, mode, reason, out_size
     return JacobianResult(value=on_host(value), jacobian=jac, inputs=on_host(inputs), mode=mode, reason=reason,
                           passes=passes,
                           unconnected=[w for w in wrt if w not in touched], signature=interp.signature,
-                          kinks=unique_kinks(notes.kinks), steps=interp.steps)
+                          kinks=unique_kinks(notes.kinks), steps=interp.steps,
+                          detached=detached_places(notes.detached))
 
 
 __all__ = ["jvp", "gradient", "jacobian", "JacobianResult", "choose_mode"]

@@ -26,10 +26,12 @@ from ..core.notes import reset as reset_notes
 from ..core.tape import Dual, Tape, Var, new_level, strip
 from ..lang.target import load
 from ..lang.values import as_input, dtype, set_dtype, shape_of, size_of
-from .common import check_wrt, finish, host, on_host, prepare, run, sweep, tangent_of, unique_kinks, unit, watched_run
+from .common import (check_wrt, detached_places, finish, host, on_host, prepare, run, sweep, tangent_of,
+                     unique_kinks, unit, watched_run)
 from .tangents import basis_chunks, stacked_tangent_of
 
 MAX_TAPE_ENTRIES = 3_000_000       # nested tapes beyond this would exhaust memory: stop with an error
+BORDERLINE = 1.25    # sizes grown by a ratio are trusted to decide an order only this far from the limit
 MAX_FORWARD_ORDER = 16             # nested duals cost 2^N passes' worth of work
 
 
@@ -45,6 +47,8 @@ def _scalar_output(out, target, command):
 
 @dataclass
 class HessianResult:
+    """The Hessian of a scalar target at a point: `hessian[a][b]` has shape a.shape + b.shape,
+    beside the value and the gradient."""
     value: object
     gradient: dict                 # name -> array of the input's shape
     hessian: dict                  # a -> b -> array of shape a.shape + b.shape
@@ -54,6 +58,7 @@ class HessianResult:
     signature: list
     kinks: list
     steps: int
+    detached: list = field(default_factory=list)   # spans where stop_gradient cut a traced value
 
 
 METHODS = ("forward-over-reverse", "reverse-over-reverse")
@@ -77,7 +82,8 @@ def hessian(source=None, at=None, wrt=None, method="forward-over-reverse", fn=No
     gradient = {w: finish(host(grads[w], shape_of(inputs[w]))) for w in wrt}
     return HessianResult(value=on_host(value), gradient=gradient, hessian=hess, inputs=on_host(inputs),
                          method=method, passes=passes,
-                         signature=interp.signature, kinks=unique_kinks(notes.kinks), steps=interp.steps)
+                         signature=interp.signature, kinks=unique_kinks(notes.kinks), steps=interp.steps,
+                         detached=detached_places(notes.detached))
 
 
 def _gradient_pass(target, values, wrt, limits):
@@ -136,6 +142,8 @@ def _reverse_over_reverse(target, inputs, wrt, limits, blocks):
 
 @dataclass
 class DerivativeResult:
+    """f', f'', ..., f^(order) of a function of one scalar input, with the entries of each tape
+    swept (`tape_entries`) and the time all orders took."""
     value: object
     derivatives: list              # [f', f'', ..., f^(N)]
     name: str                      # the input
@@ -178,7 +186,14 @@ def derivatives(source=None, at=None, order=1, method="reverse", fn=None, of=Non
     np()                                           # load numpy before the clock starts
     start = time.perf_counter()
     if method == "reverse":
-        value, ders, sizes, interp = _nested_tapes(target, name, x, order, limits)
+        try:
+            value, ders, sizes, interp = _nested_tapes(target, name, x, order, limits, stop_early=True)
+        except TapesTooLarge as e:
+            found = reachable_order(order, e.sizes, target, name, x, limits)
+            if found[0] < order:
+                raise too_many_entries(order, found) from None
+            # the sizes grown by their ratio overshot: the order fits after all
+            value, ders, sizes, interp = _nested_tapes(target, name, x, order, limits)
     else:
         value, ders, interp = _nested_duals(target, name, x, order, limits)
         sizes = []
@@ -189,7 +204,7 @@ def derivatives(source=None, at=None, order=1, method="reverse", fn=None, of=Non
                             kinks=unique_kinks(notes.kinks), steps=interp.steps)
 
 
-def _nested_tapes(target, name, x, order, limits):
+def _nested_tapes(target, name, x, order, limits, stop_early=False):
     """tapes[0] is the outermost. Sweeping the innermost gives f' (recorded on all the others);
     sweeping the next gives f'', and so on."""
     tapes = [Tape() for _ in range(order)]
@@ -203,16 +218,77 @@ def _nested_tapes(target, name, x, order, limits):
     for k in range(order):
         tape, box = tapes[order - 1 - k], boxes[order - 1 - k]
         sizes.append(len(tape))
+        remaining = order - 1 - k             # the tapes that record this sweep
+        if stop_early and k and remaining and remaining * sizes[k] ** 2 / max(sizes[k - 1], 1) > MAX_TAPE_ENTRIES:
+            raise TapesTooLarge(sizes)     # stopped before the sweep that cannot fit
         if g is not None:
             g = sweep(tape, g, as_input(1.0), target)[box.index]
         ders.append(finish(host(g, ())))
-        total = sum(len(t) for t in tapes[:order - 1 - k])
-        if total > MAX_TAPE_ENTRIES:
-            raise SourceError("too large", f"order {k + 2} and above need more than {MAX_TAPE_ENTRIES:,} "
-                              f"tape entries (the tape of order k records the sweep of order k-1, and "
-                              f"the derivative expressions of this function swell with k)", None,
-                              f"ask for {option('order')} {k + 1} or less")
+        if remaining and remaining * len(tapes[remaining - 1]) > MAX_TAPE_ENTRIES:
+            raise TapesTooLarge(sizes + [len(tapes[remaining - 1])])
     return strip(out), ders, sizes, interp
+
+
+def highest_order(sizes, limit, cap):
+    """The highest order whose nested tapes stay within `limit` entries, from the entries of the
+    tapes swept for f', f'', ... measured so far (`sizes`; they do not depend on the order asked
+    for) and, beyond them, grown by their last ratio. At order M the tapes left after sweeping
+    f^(j-1) are M+1-j tapes of sizes[j-1] entries each. Returns (order, whether it extrapolated)."""
+    ratio = max(sizes[-1] / max(sizes[-2], 1), 1.0) if len(sizes) > 1 else 1.0
+
+    def size(j):
+        return sizes[j - 1] if j <= len(sizes) else sizes[-1] * ratio ** (j - len(sizes))
+
+    best = 1
+    while best < cap and all((best + 2 - j) * size(j) <= limit for j in range(2, best + 2)):
+        best += 1
+    return best, best + 1 > len(sizes)
+
+
+class TapesTooLarge(Exception):
+    """Nested tapes would pass MAX_TAPE_ENTRIES; `sizes`: the entries of the tapes swept so far."""
+
+    def __init__(self, sizes):
+        super().__init__(sizes)
+        self.sizes = sizes
+
+
+def reachable_order(order, sizes, target, name, x, limits):
+    """(highest order within the limit, the sizes it was judged from, whether they were grown
+    beyond the measured ones). Where growing them by their last ratio leaves the answer within
+    BORDERLINE (per grown size) of the limit, the next order is run to measure one more size.""" 
+    cap, floor = order, 0     # an early stop is a prediction: the order itself may fit
+    while True:
+        best, extrapolated = highest_order(sizes, MAX_TAPE_ENTRIES, cap)
+        best = max(best, floor)
+        if not extrapolated:
+            return best, sizes, False
+        margin = BORDERLINE ** (best + 1 - len(sizes))      # each grown size is less sure
+        high, _ = highest_order(sizes, MAX_TAPE_ENTRIES * margin, cap)
+        low, _ = highest_order(sizes, MAX_TAPE_ENTRIES / margin, cap)
+        if low == high:                              # not near the limit: the grown sizes decide
+            return best, sizes, True
+        run_order = len(sizes) + 1                   # the cheapest run that measures one more size
+        if run_order > cap:
+            return best, sizes, True
+        try:
+            _, _, sizes, _ = _nested_tapes(target, name, x, run_order, limits)
+            floor = run_order
+        except TapesTooLarge as e:
+            sizes = max(sizes, e.sizes, key=len)
+            cap = run_order - 1
+
+
+def too_many_entries(order, found):
+    """The error for an order whose nested tapes would exceed MAX_TAPE_ENTRIES, naming the highest
+    order that fits (found from the tape sizes of the lower orders, before the work that cannot)."""
+    best, sizes, extrapolated = found
+    how = (f"; the tape sizes were measured up to order {len(sizes)} ({sizes[-1]:,} entries) and grown "
+           f"by their last ratio beyond" if extrapolated else "")
+    return SourceError("too large", f"order {order} needs more than {MAX_TAPE_ENTRIES:,} tape entries at once "
+                       f"(the tape of order k records the sweep of order k-1, and the derivative expressions "
+                       f"of this function swell with k); the highest order within the limit is {best}{how}",
+                       None, f"ask for {option('order')} {best} or less")
 
 
 def _nested_duals(target, name, x, order, limits):

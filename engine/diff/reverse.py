@@ -7,12 +7,14 @@ from dataclasses import dataclass, field
 from ..core import ops
 from ..core.notes import reset as reset_notes
 from ..core.tape import Tape, Var, strip
-from ..lang.values import shape_of
-from .common import check_wrt, on_host, ones_like_output, prepare, run, seed_for, sweep, watched_run
+from ..lang.values import as_input, dtype, shape_of
+from .common import check_wrt, detached_places, on_host, ones_like_output, prepare, run, seed_for, sweep, watched_run
 
 
 @dataclass
 class RunResult:
+    """A run of the target without derivatives: its value, the bound inputs, the control-flow
+    signature, the kinks met and the steps executed."""
     value: object
     inputs: dict
     signature: list
@@ -23,6 +25,9 @@ class RunResult:
 
 @dataclass
 class GradResult:
+    """The gradient of the target at a point: `gradient[name]` has the shape of that input;
+    `unconnected` lists inputs the output does not depend on; `reduced` says how an array output
+    became a scalar ("sum", or "seed" for vᵀJ)."""
     value: object
     gradient: dict
     inputs: dict
@@ -37,13 +42,19 @@ class GradResult:
     output_index: int | None = None  # the output's tape index (kept tapes only; None: not taped)
     seed: object = None              # the seed of the reverse sweep (kept tapes only)
     nonfinite: list = field(default_factory=list)  # where a nan/inf first appeared (provenance)
+    detached: list = field(default_factory=list)   # spans where stop_gradient cut a traced value
+
+
+def in_working_dtype(value):
+    """A float32 run's output in float32, even where only constants made it (1/3)."""
+    return as_input(value) if dtype() == "float32" and value.__class__ in (float, int) else value
 
 
 def evaluate(source, at=None, fn=None, of=None, dtype_name="float64", limits=None, target=None) -> RunResult:
     target, inputs = prepare(source, at, fn, of, dtype_name, target)
     notes = reset_notes()
     value, interp = run(target, inputs, limits)
-    return RunResult(value=on_host(value), inputs=on_host(inputs), signature=interp.signature,
+    return RunResult(value=on_host(in_working_dtype(value)), inputs=on_host(inputs), signature=interp.signature,
                      kinks=list(notes.kinks),
                      steps=interp.steps)
 
@@ -57,7 +68,7 @@ def grad(source, at=None, wrt=None, seed=None, fn=None, of=None, dtype_name="flo
     notes = reset_notes()
     tape = Tape(persistent=keep_tape, keep_values=keep_tape)
     out, boxed, interp = watched_run(target, inputs, wrt, limits, tape)
-    value = strip(out)
+    value = in_working_dtype(strip(out))
     if seed is not None:
         seed_value, reduced = seed_for(seed, value), "seed"
     else:
@@ -75,7 +86,8 @@ def grad(source, at=None, wrt=None, seed=None, fn=None, of=None, dtype_name="flo
     result = GradResult(value=on_host(value), gradient=on_host(gradient), inputs=on_host(inputs),
                         unconnected=unconnected, reduced=reduced,
                         signature=interp.signature, kinks=list(notes.kinks), tape_length=tape_length,
-                        steps=interp.steps, tape=tape if keep_tape else None)
+                        steps=interp.steps, tape=tape if keep_tape else None,
+                        detached=detached_places(notes.detached))
     if keep_tape:
         result.output_index = out.index if out.__class__ is Var and out.tape is tape else None
         result.seed = seed_value

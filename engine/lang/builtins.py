@@ -9,11 +9,20 @@ from ..core import ops
 from ..core.backend import is_array, np, xp
 from ..core.numbers import is_whole
 from ..core.rules import builtin_primitives
-from ..core.tape import strip
+from ..core.notes import NOTES
+from ..core.tape import BOXES, strip
 from .axes import keep_dims, reduced_count, reduction_axes
 from .numpy_builtins import add_library_builtins, add_second_spellings
 from .transforms import transform_builtins
 from .values import describe, dtype, shape_of, size_of
+
+
+def noted_stop_gradient(x):
+    """The program's stop_gradient/detach: the engine's, noted where it cuts a traced value, so a
+    check can say that its finite differences see through what AD does not."""
+    if isinstance(x, BOXES):
+        NOTES.detach()
+    return ops.stop_gradient(x)
 
 
 
@@ -215,8 +224,8 @@ def make_builtins(interp) -> dict:
     add("range", methods.range_, 1, 3)
     add("any", methods.any_, 1)
     add("all", methods.all_, 1)
-    add("stop_gradient", ops.stop_gradient, 1)
-    add("detach", ops.stop_gradient, 1)
+    add("stop_gradient", noted_stop_gradient, 1)
+    add("detach", noted_stop_gradient, 1)
     table.update(transform_builtins(interp))          # grad, value_and_grad, hessian, jvp, vjp
     add_second_spellings(table)
     table["pi"] = math.pi

@@ -45,7 +45,17 @@ def arity_message(name, lo, hi, got):
     return f"{name}() takes {want} argument{plural} but {got} {'was' if got == 1 else 'were'} given"
 
 
+# Names other languages and textbooks use for a builtin: spelling closeness would miss them
+# (`ln` reads like `len`).
+OTHER_SPELLINGS = {"ln": "log", "pow": "**", "power": "**"}
+
+
 def unknown_name(name, span, candidates):
-    close = difflib.get_close_matches(name, sorted(set(candidates)), n=1)
+    names = set(candidates)
+    other = OTHER_SPELLINGS.get(name)
+    if other is not None and (other in names or not other.isidentifier()):
+        close = [other]
+    else:
+        close = difflib.get_close_matches(name, sorted(names), n=1)
     hint = f"did you mean `{close[0]}`?" if close else None
     return SourceError("unknown name", f"`{name}` is not defined", span, hint)

@@ -13,7 +13,7 @@ from ..core.tape import Dual, Var, strip
 from .callables import Builtin, UserFunction
 from .errors import runtime_error, unknown_name
 from .operator_closures import BINARY_OPS, COMPARISONS, FLOAT_OPS, binary_closure, comparison_closure, compare_values
-from .values import RangeValue, as_int, describe, dtype, raw_getitem, shape_of, truth
+from .values import RangeValue, as_int, describe, dtype, literal, raw_getitem, shape_of, truth
 
 _NESTED_CHAIN = 8           # a + b + ... with more operators than this runs as a loop
 
@@ -25,7 +25,7 @@ class ExpressionCompiler:
         return getattr(self, "e_" + type(e).__name__)(e, scope)
 
     def e_Num(self, e, scope):
-        v = e.value
+        v = literal(e.value)
         return lambda frame: v
 
     def e_Bool(self, e, scope):
@@ -129,7 +129,7 @@ class ExpressionCompiler:
         """How a binary operator fetches an operand: a constant and a local variable are read
         inline by the operator's closure (no call of their own); anything else is a closure."""
         if isinstance(e, nodes.Num):
-            return ("const", e.value, e.span)
+            return ("const", literal(e.value), e.span)
         if isinstance(e, nodes.Name) and scope.find(e.id) == "local":
             return ("local", e.id, e.span)
         return ("expr", self.expr(e, scope), e.span)

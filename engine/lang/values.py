@@ -22,6 +22,16 @@ def dtype() -> str:
     return _dtype[0]
 
 
+def literal(v):
+    """A number literal in the working dtype, converted once when it is compiled. In float32 a
+    literal that float32 cannot hold exactly becomes float32 (0.1 rounds, 1e39 overflows to inf);
+    the others stay Python numbers: the same value in either dtype, and usable as indices."""
+    if _dtype[0] == "float64" or v.__class__ not in (float, int):
+        return v
+    single = np().float32(v)
+    return v if float(single) == v else single
+
+
 class RangeValue:
     """The value of range(...): only a for loop takes it."""
     __slots__ = ("start", "stop", "step")

@@ -1,0 +1,109 @@
+"""Every command's --json output validates against docs/json-schema.json (issue 13, item 9), and
+errors under --json are one JSON document too, with the exit code unchanged."""
+import json
+import os
+import pathlib
+
+import pytest
+
+from autodiff.cli import main as climain
+from autodiff.cli.render import common as render
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+SCHEMA = json.loads((ROOT / "docs" / "json-schema.json").read_text())
+SAMPLE_CHECKS = os.path.join(ROOT, "samples", "checks", "verdicts.toml")
+
+TYPES = {"object": dict, "array": list, "string": str, "boolean": bool, "null": type(None)}
+
+
+def problems(doc, schema, where="$") -> list:
+    """The ways `doc` breaks `schema` (the subset of JSON Schema that docs/json-schema.json uses:
+    type, enum, required, properties, additionalProperties, items)."""
+    out = []
+    if "type" in schema:
+        kinds = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
+        if not any(_is(doc, k) for k in kinds):
+            return [f"{where}: {type(doc).__name__} is not {kinds}"]
+    if "enum" in schema and doc not in schema["enum"]:
+        out.append(f"{where}: {doc!r} is not one of {schema['enum']}")
+    if isinstance(doc, dict):
+        out += [f"{where}: no {key!r}" for key in schema.get("required", ()) if key not in doc]
+        for key, value in doc.items():
+            sub = schema.get("properties", {}).get(key, schema.get("additionalProperties"))
+            if isinstance(sub, dict):
+                out += problems(value, sub, f"{where}.{key}")
+    if isinstance(doc, list) and "items" in schema:
+        for i, item in enumerate(doc):
+            out += problems(item, schema["items"], f"{where}[{i}]")
+    return out
+
+
+def _is(value, kind):
+    if kind == "integer":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind == "number":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return isinstance(value, TYPES[kind])
+
+
+def cli(capsys, *args):
+    render._consoles.clear()
+    code = climain.invoke(list(args))
+    out, err = capsys.readouterr()
+    return int(code), out, err
+
+
+RUNS = [
+    ("run", ["run", "x*2", "--at", "x=1"]),
+    ("grad", ["grad", "x**2*y", "--at", "x=3,y=4"]),
+    ("grad", ["grad", "sum(detach(x*x)*x)", "--at", "x=[0,1,2,3]", "--check"]),
+    ("grad", ["grad", "x*2", "--at", "x=1", "--dtype", "float32"]),
+    ("jacobian", ["jacobian", "[r*cos(t), r*sin(t)]", "--at", "r=2,t=0.5"]),
+    ("jacobian", ["jacobian", "[x, x*2]", "--at", "x=1", "--check"]),
+    ("hessian", ["hessian", "x**2*y + y + 2", "--at", "x=3,y=4"]),
+    ("derivative", ["derivative", "exp(x**2)", "--at", "x=0.7", "--order", "3"]),
+    ("graph", ["graph", "x*2 + sin(x)", "--at", "x=1"]),
+    ("plot", ["plot", "sin(x)", "--range", "x=0:1"]),
+    ("check", ["check", SAMPLE_CHECKS]),
+]
+
+
+@pytest.mark.parametrize("command,args", RUNS, ids=[" ".join(a) for _, a in RUNS])
+def test_every_command_validates_against_the_schema(capsys, command, args):
+    code, out, err = cli(capsys, *args, "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert problems(doc, SCHEMA["$defs"][command]) == []
+    assert list(doc)[:2] == ["version", "dtype"]
+
+
+ERRORS = [
+    (["grad", "x**", "--at", "x=1"], "syntax error", 1),
+    (["grad", "x", "--at", "x=1", "--jsno"], "usage", None),
+    (["jacobian", "[x, y]", "--at", "x=1"], None, None),
+    (["derivative", "x*y", "--at", "x=1,y=2"], "not one input", None),
+    (["check", "no-such-file.toml"], "bad file", None),
+]
+
+
+@pytest.mark.parametrize("args,kind,line", ERRORS, ids=[" ".join(a) for a, _, _ in ERRORS])
+def test_errors_are_one_json_document_and_exit_2(capsys, args, kind, line):
+    code, out, err = cli(capsys, *args, "--json")
+    assert code == 2
+    doc = json.loads(out)                  # exactly one document: json.loads rejects trailing text
+    assert problems(doc, SCHEMA["$defs"]["error"]) == []
+    if kind:
+        assert doc["error"]["kind"] == kind
+    if line:
+        assert doc["error"]["line"] == line
+    assert "--" not in doc["error"]["message"] or kind == "usage" or "--" in " ".join(args)
+
+
+def test_the_error_document_carries_the_dtype_asked_for(capsys):
+    code, out, _ = cli(capsys, "run", "x +", "--dtype", "float32", "--json")
+    assert code == 2 and json.loads(out)["dtype"] == "float32"
+
+
+def test_without_json_errors_stay_text(capsys):
+    code, out, err = cli(capsys, "grad", "x**", "--at", "x=1")
+    assert code == 2 and out == "" and err.startswith("error: syntax error")

@@ -1,0 +1,28 @@
+"""The README's generated tables equal the output of the scripts that generate them."""
+import importlib.util
+import pathlib
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def _script(name):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _between_markers(text, name):
+    start = text.index(f"<!-- {name}.py -->\n") + len(f"<!-- {name}.py -->\n")
+    return text[start:text.index(f"<!-- /{name}.py -->", start)].rstrip("\n")
+
+
+def test_the_tape_entry_table_is_the_scripts_output():
+    readme = (ROOT / "README.md").read_text()
+    assert _between_markers(readme, "derivative_cost") == _script("derivative_cost").table()
+
+
+def test_the_table_has_the_measured_rows_of_issue_13():
+    table = _script("derivative_cost").table()
+    assert "| `x**7-2*x**3+x` | 6 14 21 28 " in table
+    assert "| `exp(x**2)` | 3 7 19 48 107 " in table
