@@ -10,7 +10,7 @@ from ..core.backend import is_array, xp
 from ..core.numbers import is_whole
 from ..core.rules import builtin_primitives
 from ..core.tape import strip
-from .values import describe, dtype, shape_of, size_of
+from .values import RangeValue, describe, dtype, shape_of, size_of
 
 
 def _axis(axis):
@@ -100,7 +100,6 @@ class Builtins:
         return xp().linspace(float(strip(start)), float(strip(stop)), count, dtype=dtype())
 
     def range_(self, *args):
-        from .values import RangeValue
         ints = []
         for a in args:
             v = strip(a)
@@ -185,6 +184,9 @@ class Builtins:
 def _numeric(name, fn):
     """A math function that names the builtin when given something that is not a number."""
     def op(*args):
+        for a in args:
+            if a.__class__ in NOT_NUMBERS:      # numpy would take a tuple as an array, a range as an object
+                raise SourceError("type error", f"{name}() takes numbers or arrays, not {describe(a)}")
         try:
             return fn(*args)
         except TypeError:
@@ -194,6 +196,9 @@ def _numeric(name, fn):
             raise SourceError("type error", f"{name}() takes numbers or arrays, not {describe(bad)}") from None
     op.__name__ = name
     return op
+
+
+NOT_NUMBERS = frozenset((tuple, RangeValue))
 
 
 def _is_numeric(v):

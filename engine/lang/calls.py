@@ -8,13 +8,13 @@ import sys
 from ...parser import nodes
 from ...parser.errors import SourceError
 from ..core import ops
-from ..core.backend import np
+from ..core.backend import is_array, np
 from ..core.notes import NOTES
 from ..core.tape import Dual, Tape, Var, backward
 from .callables import RETURN, Builtin, Frame, UserFunction
 from .errors import arity_message, runtime_error
 from .limits import FRAMES_PER_CALL, depth_limit_error
-from .values import describe, dtype, shape_of
+from .values import as_input, describe, dtype, shape_of
 
 
 class CallCompiler:
@@ -190,7 +190,10 @@ class GradFunction:
         if len(args) != 1:
             raise SourceError("wrong arguments", f"{self.name} takes 1 argument but {len(args)} were given", span)
         tape = Tape(persistent=False)
-        x = tape.watch(args[0])
+        arg = args[0]
+        if arg.__class__ is bool or (is_array(arg) and arg.dtype == bool):
+            arg = as_input(arg)                # a comparison's truth value is a number here
+        x = tape.watch(arg)
         y = self.interp.call(self.fn, [x], span)
         if shape_of(y) != ():
             raise SourceError("shape mismatch", f"grad needs a function with a scalar output; "

@@ -36,11 +36,12 @@ class Target:
 
 
 def looks_like_file(text: str) -> bool:
-    """A program path: an existing `.py` file, or an existing file named with a directory part.
-    A bare word such as `x` is an expression even if a file of that name happens to exist."""
+    """A program path: an existing `.py` file, or an existing file given as a path from `./`,
+    `../` or `/`. A bare `x` or `x/y` is an expression (a division) even if a file of that name
+    happens to exist."""
     if "\n" in text or not os.path.isfile(text):
         return False
-    return text.endswith(".py") or os.sep in text
+    return text.endswith(".py") or text.startswith(("./", "../", "/", "." + os.sep, ".." + os.sep))
 
 
 def load(text: str, fn: str | None = None, of: str | None = None, filename: str | None = None) -> Target:

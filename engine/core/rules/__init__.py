@@ -1,6 +1,6 @@
 """THE derivative table, one module per group of primitives (each entry's forward, VJP and JVP
 stand together; see core/primitives.py). The groups build on each other in this order, so no
-module imports one after it: shapes, arithmetic, comparisons, elementwise, reductions.
+module imports one after it: shapes, comparisons, arithmetic, elementwise, reductions.
 
 Kink conventions (README, "Non-differentiable points") are declared on the entries
 (`Primitive.kink`): abs'(0)=0, relu'(0)=0, sign'=0, ties in max/min/maximum/minimum split the

@@ -6,6 +6,7 @@ import operator
 
 from ..backend import np
 from ..primitives import defprim, float_fallback, ndim, plain_scalar, shape
+from .comparisons import tangent_times
 from .shapes import bcast, reshape, transpose, unbroadcast
 
 
@@ -40,13 +41,13 @@ sub = defprim("sub", lambda x, y: x - y, needs_args=False, float_impl=operator.s
 mul = defprim("mul", lambda x, y: x * y, float_impl=operator.mul,
               vjp=(lambda g, ans, x, y: unbroadcast(g * y, x),
                    lambda g, ans, x, y: unbroadcast(x * g, y)),
-              jvp=(lambda t, ans, x, y: bcast(t * y, ans),
-                   lambda t, ans, x, y: bcast(x * t, ans)))
+              jvp=(lambda t, ans, x, y: bcast(tangent_times(t, y), ans),
+                   lambda t, ans, x, y: bcast(tangent_times(t, x), ans)))
 div = defprim("div", _div,
               vjp=(lambda g, ans, x, y: unbroadcast(div(g, y), x),
                    lambda g, ans, x, y: unbroadcast(div(-g * x, y * y), y)),
-              jvp=(lambda t, ans, x, y: bcast(div(t, y), ans),
-                   lambda t, ans, x, y: bcast(div(-t * x, y * y), ans)))
+              jvp=(lambda t, ans, x, y: bcast(tangent_times(t, div(1.0, y)), ans),
+                   lambda t, ans, x, y: bcast(tangent_times(-t, div(x, y * y)), ans)))
 neg = defprim("neg", lambda x: -x, needs_args=False, float_impl=operator.neg,
               vjp=(lambda g, ans, x: -g,),
               jvp=(lambda t, ans, x: -t,))
