@@ -12,12 +12,16 @@ import re
 from dataclasses import dataclass, field
 
 from ...parser.errors import SourceError
+from ...parser.files import confined_path, read_text
 from ...parser.nodes import Span
+from ..lang.limits import Limits
 
 OPTION_KEYS = {"rtol", "atol", "step", "dtype", "mode", "seed", "fn", "max_steps"}
 CASE_KEYS = {"name", "f", "program", "fn", "of", "at", "points", "random", "grad", "value", "hessian",
              "wrt", "skip"} | OPTION_KEYS
 TOP_KEYS = {"defaults", "case"}
+MAX_RANDOM_POINTS = 100_000        # random points of one case: each is a full check
+MAX_CHECK_FILE_BYTES = 64_000_000  # some 1,000,000 cases; read before anything is validated
 
 
 @dataclass
@@ -50,23 +54,26 @@ class _Locator:
 
     def __init__(self, text: str):
         self.lines = text.splitlines()
-        self.headers = []            # (line index, kind) kind: "case", "defaults", "other"
+        self.by_kind = {"case": [], "defaults": [], "other": []}   # kind -> [(start, end)] in order
+        starts = []
         for i, line in enumerate(self.lines):
             s = line.strip()
             if re.match(r"\[\[\s*case\s*\]\]", s):
-                self.headers.append((i, "case"))
+                starts.append((i, "case"))
             elif re.match(r"\[\s*defaults\s*\]", s):
-                self.headers.append((i, "defaults"))
+                starts.append((i, "defaults"))
             elif s.startswith("["):
-                self.headers.append((i, "other"))
+                starts.append((i, "other"))
+        # each region ends at the next header: found once, so 100,000 cases validate in linear time
+        for k, (start, kind) in enumerate(starts):
+            end = starts[k + 1][0] if k + 1 < len(starts) else len(self.lines)
+            self.by_kind[kind].append((start, end))
 
     def region(self, kind: str, index: int = 0):
-        found = [h for h in self.headers if h[1] == kind]
+        found = self.by_kind[kind]
         if index >= len(found):
             return 0, len(self.lines)
-        start = found[index][0]
-        later = [h[0] for h in self.headers if h[0] > start]
-        return start, (later[0] if later else len(self.lines))
+        return found[index]
 
     def header(self, kind: str, index: int = 0) -> Span:
         start, _ = self.region(kind, index)
@@ -143,6 +150,8 @@ class _Checker:
             shape = _shape(v)
             if shape is None:
                 self.fail(f"{what} must be a rectangular array of numbers", path)
+            if len(shape) > 32:                   # numpy's limit is 64; no input needs more
+                self.fail(f"{what} has {len(shape)} dimensions, more than 32", path)
             return v
         self.fail(f"{what} must be a number, an array or a formula, not {_show(v)}", path)
 
@@ -195,8 +204,9 @@ class _Checker:
         if "count" not in r:
             self.fail("random needs a count (how many points to draw)", path)
         count = r["count"]
-        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-            self.fail(f"random.count must be a whole number >= 1, not {_show(count)}", path + ("count",))
+        if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_RANDOM_POINTS:
+            self.fail(f"random.count must be a whole number from 1 to {MAX_RANDOM_POINTS:,}, not {_show(count)}",
+                      path + ("count",))
         ranges = {}
         for name, spec in r.items():
             if name == "count":
@@ -211,6 +221,9 @@ class _Checker:
                                                               and d >= 1 for d in shape):
                         self.fail(f"random.{name}.shape must be a list of whole numbers >= 1", p + ("shape",))
                     shape = tuple(shape)
+                    if math.prod(shape) > Limits().elements:      # drawn before any limit of the run applies
+                        self.fail(f"random.{name}.shape {list(shape)} has {math.prod(shape):,} elements, more than "
+                                  f"the limit of {Limits().elements:,}", p + ("shape",))
                 if "range" not in spec:
                     self.fail(f"random.{name} needs a range = [low, high]", p)
                 spec = spec["range"]
@@ -263,6 +276,10 @@ class _Checker:
             if not isinstance(prog, str) or not prog.strip():
                 self.fail(f"program must be a file name, not {_show(prog)}", ("program",))
             case.program = os.path.join(os.path.dirname(self.path), prog)
+            try:
+                confined_path(self.path, case.program, prog)
+            except SourceError as e:
+                self.fail(e.message, ("program",), e.hint)
             if "of" in table:
                 if not isinstance(table["of"], str) or not table["of"].isidentifier():
                     self.fail(f"of must be a variable name, not {_show(table['of'])}", ("of",))
@@ -322,22 +339,15 @@ class _Checker:
 
 def load_file(path: str) -> list:
     """Parse and validate one check file into its cases (SourceError on any mistake)."""
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
-    except OSError as e:
-        raise SourceError("bad file", f"cannot read {path}: {e.strerror or e}") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise SourceError("bad file", f"{path} is not UTF-8 text (byte {e.start})") from None
-    return parse_text(text, path)
+    return parse_text(read_text(path, "check file", MAX_CHECK_FILE_BYTES), path)
 
 
 def parse_text(text: str, path: str = "<text>") -> list:
     import tomllib
     try:
         doc = tomllib.loads(text)
+    except RecursionError:
+        raise SourceError("invalid TOML", "values are nested too deeply", None, filename=path) from None
     except tomllib.TOMLDecodeError as e:
         msg = str(e)
         m = re.search(r"\(at line (\d+), column (\d+)\)", msg)

@@ -12,6 +12,7 @@ import zlib
 from dataclasses import dataclass, field
 
 from ...parser.errors import SourceError, option
+from ...parser.files import confined_path, read_text
 from .gradient import check_gradient
 from .hand import HandGradient, expression_target
 from .report import FAILING, KINK, WARNING, tolerance_for
@@ -153,12 +154,8 @@ def _case_target(case):
     """The case's function: its formula `f`, or the program file it names."""
     if case.f is not None:
         return expression_target(case.f, "f")
-    try:
-        with open(case.program, encoding="utf-8") as fh:
-            text = fh.read()
-    except (OSError, UnicodeDecodeError) as e:
-        reason = getattr(e, "strerror", None) or str(e)
-        raise SourceError("bad file", f"cannot read the program {case.program}: {reason}") from None
+    resolved = confined_path(case.file, case.program)     # again: a symlink may have moved since
+    text = read_text(resolved, "program")
     return load(text, case.fn, case.of, filename=case.program)
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from ...parser import nodes, parse_expression, parse_program
 from ...parser.errors import SourceError, option
+from ...parser.files import read_text
 from ..core.tape import strip
 from .builtins import builtin_names
 from .callables import UserFunction
@@ -64,11 +65,7 @@ def load(text: str, fn: str | None = None, of: str | None = None, filename: str 
 
 
 def _read(filename: str) -> str:
-    try:
-        with open(filename, encoding="utf-8") as f:
-            return f.read()
-    except (OSError, UnicodeDecodeError) as e:
-        raise SourceError("bad file", f"cannot read {filename}: {e}") from None
+    return read_text(filename, "program")
 
 
 def _refuse_unknown_functions(node, builtins, text):
