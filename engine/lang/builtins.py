@@ -3,6 +3,7 @@ constructors (arange, zeros...) that make constants. Nothing else of Python is r
 from __future__ import annotations
 
 import math
+import weakref
 
 from ...parser.errors import SourceError, option
 from ..core import ops
@@ -56,8 +57,16 @@ def _shape_arg(args, what):
 
 
 class Builtins:
+    """The builtins that need the interpreter (its limits, `grad`). They hold it by a weak
+    reference: interpreter -> table -> bound method -> Builtins -> interpreter would be a cycle,
+    which only the cyclic GC frees (repeated API calls grew by 16 KB each until gc.collect())."""
+
     def __init__(self, interp):
-        self.interp = interp
+        self._interp = weakref.ref(interp) if interp is not None else lambda: None
+
+    @property
+    def interp(self):
+        return self._interp()
 
     def check_size(self, count, what):
         limit = self.interp.limits.elements
