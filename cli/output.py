@@ -7,9 +7,24 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sys
 
 from ..engine.core.numbers import nonfinite_word
+
+
+# C0 controls but tab and newline, DEL, C1 controls, and the bidirectional overrides: whatever
+# could move a terminal's cursor, erase rows, recolour text or reorder it, or break XML
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufffe\uffff]")
+
+
+def printable(text: str) -> str:
+    """User text (case names, messages, source lines) with control characters written as escapes
+    (`\x1b`, `\x00`, `\u202e`), so it can neither drive a terminal nor break an XML file."""
+    if not _CONTROLS.search(text):
+        return text
+    return _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
+                         else f"\\u{ord(m.group()):04x}", text)
 
 
 def jsonable(v):

@@ -64,14 +64,29 @@ def check(files, as_json, junit_path, jobs, shard, fast, seed, debug):
     if part is not None:
         cases = take_shard(cases, *part)
     mode = "fast" if fast else None
-    results = _run_with_progress(cases, jobs, mode, seed, show=not as_json)
-    if junit_path:
+    junit = None
+    if junit_path:                        # checked before any case runs
+        from ..render.junit import JunitFile
+        junit = JunitFile(junit_path, files)
+    try:
+        results = _run_with_progress(cases, jobs, mode, seed, show=not as_json)
+    except BaseException:
+        if junit is not None:
+            junit.discard()
+        raise
+    _print_results(results, as_json, shard, files)
+    if junit is not None:                 # after the results: a full disk still shows them
         from ..render.junit import junit_xml
         try:
-            with open(junit_path, "w", encoding="utf-8") as fh:
-                fh.write(junit_xml(results))
-        except OSError as e:
-            raise SourceError("bad file", f"cannot write --junit {junit_path}: {e.strerror or e}") from None
+            junit.write(junit_xml(results))
+        except SourceError as e:
+            from ..render.common import error
+            error(e)
+            return Exit.USAGE
+    return Exit.CHECK_FAILED if any(r.failed for r in results) else Exit.OK
+
+
+def _print_results(results, as_json, shard, files) -> None:
     if as_json:
         from ..output import emit_json
         from ..render.checks import summary_line
@@ -80,7 +95,6 @@ def check(files, as_json, junit_path, jobs, shard, fast, seed, debug):
     else:
         from ..render.checks import case_table
         case_table(results, files)
-    return Exit.CHECK_FAILED if any(r.failed for r in results) else Exit.OK
 
 
 def _run_with_progress(cases, jobs, mode, seed, show):
