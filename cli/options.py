@@ -23,6 +23,8 @@ def target_options(f):
                      help="Stop a program whose calls nest deeper than this (recursion)."),
         click.option("--max-elements", type=click.IntRange(1), default=250_000_000, show_default=True,
                      help="Refuse to create arrays with more elements than this."),
+        click.option("--max-tape-entries", type=click.IntRange(1), default=5_000_000, show_default=True,
+                     help="Stop a program that records more operations than this on its tapes."),
         click.option("--debug", is_flag=True, help="Show Python tracebacks for errors."),
     ]
     for d in reversed(decorators):
@@ -38,7 +40,8 @@ def flag_spelling(name: str) -> str:
 def limits_from(opts: dict):
     """The engine's Limits from the --max-* options."""
     from ..engine.api import Limits      # lazy: main imports this module, and start-up stays cheap
-    return Limits(steps=opts["max_steps"], depth=opts["max_depth"], elements=opts["max_elements"])
+    return Limits(steps=opts["max_steps"], depth=opts["max_depth"], elements=opts["max_elements"],
+                  tape_entries=opts["max_tape_entries"])
 
 
 def parse_at(items, limits=None) -> dict:

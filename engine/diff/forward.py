@@ -13,7 +13,7 @@ from ..core.backend import np, to_host
 from ..core.notes import reset as reset_notes
 from ..core.tape import Dual, Tape, new_level, strip
 from ..lang.values import dtype, shape_of, size_of
-from .common import (check_wrt, finish, first_or_plain_run, host, prepare, run, seed_for, sweep, tangent_of,
+from .common import (check_result_elements, check_wrt, finish, first_or_plain_run, host, prepare, run, seed_for, sweep, tangent_of,
                      unique_kinks, unit, watched_run)
 from .reverse import GradResult
 
@@ -102,6 +102,7 @@ def jacobian(source=None, at=None, wrt=None, mode="auto", fn=None, of=None, dtyp
     if chosen == "forward":
         return _jacobian_forward(target, inputs, wrt, limits, notes, chosen, reason)
     out_shape = shape_of(value)
+    check_result_elements("Jacobian", size_of(value) * in_elements, limits)
     flat = {w: np().zeros((size_of(value), size_of(inputs[w])), dtype=dtype()) for w in wrt}
     touched = set()
     for k in range(size_of(value)):
@@ -124,6 +125,8 @@ def _jacobian_forward(target, inputs, wrt, limits, notes, mode, reason):
         for k in range(size_of(inputs[w])):
             value, t, interp = jvp(target, inputs, {w: unit(inputs[w], k)}, limits)
             passes += 1
+            if first is None:                     # the output's size is known after one pass
+                check_result_elements("Jacobian", size_of(value) * sum(size_of(inputs[v]) for v in wrt), limits)
             first = first or (value, interp)
             if t is not None:
                 touched.add(w)

@@ -106,6 +106,8 @@ class Builtins:
         if count < 0:
             raise SourceError("value error", "linspace(): the number of points must be a whole number ≥ 0")
         self.check_size(count, "linspace()")
+        if not all(math.isfinite(float(strip(v))) for v in (start, stop)):
+            raise SourceError("value error", "linspace() needs finite bounds")
         return xp().linspace(float(strip(start)), float(strip(stop)), count, dtype=dtype())
 
     def range_(self, *args):

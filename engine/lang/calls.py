@@ -213,6 +213,7 @@ class GradFunction:
             raise SourceError("shape mismatch", f"grad needs a function with a scalar output; "
                               f"{self.name[5:-1]} returned {describe(y)}", span, "wrap the output in sum(...)")
         adj = backward(tape, y, 1.0 if dtype() == "float64" else np().float32(1.0))
+        self.interp.check_tapes(span)          # a nested derivative records no steps, but may grow fast
         g = adj[x.index]
         return g if g is not None else ops.zeros_like(args[0]) * 1.0
 

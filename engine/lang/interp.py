@@ -15,6 +15,9 @@ from .builtins import make_builtins
 from .callables import Frame
 from .calls import CallCompiler
 from .expressions import ExpressionCompiler
+from ..core.errors import TapeTooLong
+from ..core.tape import check_entries
+from .errors import runtime_error
 from .limits import Limits, step_limit_error
 from .names import Scope, assigned_names
 from .statements import StatementCompiler
@@ -34,6 +37,13 @@ class Interpreter(StatementCompiler, ExpressionCompiler, CallCompiler):
 
     def tick_error(self, span):
         return step_limit_error(self.limits.steps, span)
+
+    def check_tapes(self, span):
+        """The tape-entry limit, checked by loops and nested derivatives (never per op)."""
+        try:
+            check_entries(self.limits.tape_entries)
+        except TapeTooLong as exc:
+            raise runtime_error(exc, span, "loop") from None
 
     def compile_module(self, module: nodes.Module, globals_names=()):
         """Returns a closure that runs the module's statements in the global frame."""

@@ -166,6 +166,8 @@ class StatementCompiler:
                     me.steps += 1
                     if me.steps > limit:
                         raise me.tick_error(span)
+                    if not trips & 1023:              # now and then, not per trip: the tapes' size
+                        me.check_tapes(span)
                     if name is not None:
                         variables[name] = item
                     r = body(frame)
