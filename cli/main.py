@@ -6,6 +6,7 @@ Every run goes through `main()`, which maps outcomes to exit codes: 0 ok, 1 a ch
 from __future__ import annotations
 
 import importlib
+import errno
 import os
 import sys
 import threading
@@ -78,6 +79,11 @@ def invoke(args) -> int:
         return Exit.INTERRUPTED
     except BrokenPipeError:
         return Exit.OK
+    except OSError as exc:
+        if exc.errno not in OUTPUT_ERRNOS:
+            raise
+        _output_failed(exc)
+        return Exit.USAGE
     except Exception:
         if debug:
             traceback.print_exc()
@@ -88,11 +94,27 @@ def invoke(args) -> int:
         return Exit.INTERNAL
 
 
+# Writing the output failed (a full disk, /dev/full, a closed descriptor): an error of the
+# environment, said as such, not a bug in autodiff
+OUTPUT_ERRNOS = {errno.ENOSPC, errno.EIO, errno.EBADF, errno.EDQUOT, errno.EFBIG}
+
+
+def _output_failed(exc) -> None:
+    try:
+        sys.stderr.write(f"error: cannot write the output: {exc.strerror or exc}\n")
+        sys.stderr.flush()
+    except (OSError, AttributeError):       # stderr gone too: the exit status says it
+        pass
+
+
 def main(argv=None) -> None:
     """Entry point. Runs the command in a thread with a large stack, so deeply nested input and
     deep recursion end in our own limits, not in a crash of the interpreter."""
     args = list(sys.argv[1:] if argv is None else argv)
     result = [Exit.INTERNAL]
+    if sys.stdout is None:                  # started with stdout closed (`autodiff ... >&-`)
+        _output_failed(OSError(errno.EBADF, "standard output is closed"))
+        sys.exit(Exit.USAGE)
 
     def work():
         from ..engine.core.backend import quiet_thread    # lazy: importing cli.main stays engine-free
@@ -115,5 +137,16 @@ def main(argv=None) -> None:
         sys.stderr.write("interrupted\n")
         sys.stderr.flush()
         os._exit(Exit.INTERRUPTED)
-    sys.stdout.flush()
+    try:
+        sys.stdout.flush()
+    except OSError as exc:
+        if exc.errno not in OUTPUT_ERRNOS and not isinstance(exc, BrokenPipeError):
+            raise
+        if not isinstance(exc, BrokenPipeError):
+            _output_failed(exc)
+            result[0] = Exit.USAGE
+        try:
+            sys.stdout = None               # nothing more to flush at exit
+        except AttributeError:
+            pass
     sys.exit(int(result[0]))

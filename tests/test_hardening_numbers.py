@@ -111,3 +111,9 @@ def test_a_bare_path_with_a_slash_is_an_expression(tmp_path, monkeypatch):
     assert api.evaluate("x/y", at={"x": 6.0, "y": 2.0}).value == 3.0
     assert api.looks_like_file("./x/y")
     assert not api.looks_like_file("x/y")
+
+
+def test_kink_notes_only_for_traced_values():
+    assert api.grad("x + sum(maximum(arange(3.0) - 1, 0))", at={"x": 1.0}).kinks == []
+    kinks = api.grad("maximum(x, 0) + abs(x)", at={"x": 0.0}).kinks
+    assert [op for op, _, _ in kinks] == ["maximum", "abs"]

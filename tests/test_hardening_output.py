@@ -98,3 +98,30 @@ def test_a_full_disk_still_prints_the_results(tmp_path, capsys, monkeypatch):
     assert "0 passed, 1 failed" in out
     assert report.read_text() == "old report"                 # atomic: the old report is intact
     assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
+
+
+def _autodiff(*args, **kw):
+    import subprocess
+    import sys
+    return subprocess.run([sys.executable, "-m", "autodiff", *args], capture_output=True, text=True, **kw)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("extra", [[], ["--json"]])
+def test_a_full_stdout_is_an_error_not_a_bug(extra):
+    with open("/dev/full", "w") as full:
+        import subprocess
+        import sys
+        done = subprocess.run([sys.executable, "-m", "autodiff", "grad", "x*x", "--at", "x=1", *extra],
+                              stdout=full, stderr=subprocess.PIPE, text=True)
+    assert done.returncode == 2
+    assert "cannot write the output: No space left on device" in done.stderr and "bug" not in done.stderr
+
+
+def test_a_closed_stdout_is_an_error_not_a_bug():
+    import subprocess
+    import sys
+    done = subprocess.run([sys.executable, "-c", "import os, sys; os.close(1); sys.stdout = None\n"
+                           "from autodiff.cli.main import main; main(['grad', 'x*x', '--at', 'x=1'])"],
+                          stderr=subprocess.PIPE, text=True)
+    assert done.returncode == 2 and "standard output is closed" in done.stderr
