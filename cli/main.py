@@ -107,11 +107,22 @@ def _output_failed(exc) -> None:
         pass
 
 
+def _stop_batch() -> bool:
+    """Ask a running batch of checks to stop (kill its workers, return what finished); False if
+    no batch runs. Read from sys.modules: an interrupt must not import the engine."""
+    workers = sys.modules.get(__name__.rsplit(".", 2)[0] + ".engine.checks.workers")
+    if workers is None:
+        return False
+    workers.STOP.set()
+    return True
+
+
 def main(argv=None) -> None:
     """Entry point. Runs the command in a thread with a large stack, so deeply nested input and
     deep recursion end in our own limits, not in a crash of the interpreter."""
     args = list(sys.argv[1:] if argv is None else argv)
     result = [Exit.INTERNAL]
+    finished = threading.Event()    # not worker.is_alive(): a join that Ctrl-C interrupts can leave it wrong
     if sys.stdout is None:                  # started with stdout closed (`autodiff ... >&-`)
         _output_failed(OSError(errno.EBADF, "standard output is closed"))
         sys.exit(Exit.USAGE)
@@ -123,6 +134,8 @@ def main(argv=None) -> None:
             result[0] = invoke(args)
         except SystemExit:        # rich's answer to a closed pipe (`| head`): the reader left, not an error
             result[0] = Exit.OK
+        finally:
+            finished.set()
 
     from ..engine.core import backend     # lazy: importing cli.main stays engine-free
     backend.tune_allocator_on_load = True     # our own process: see backend.tune_allocator
@@ -134,9 +147,15 @@ def main(argv=None) -> None:
         while worker.is_alive():
             worker.join(0.25)
     except KeyboardInterrupt:
-        sys.stderr.write("interrupted\n")
-        sys.stderr.flush()
-        os._exit(Exit.INTERRUPTED)
+        if _stop_batch():                   # `check`: its workers end, and what finished is printed
+            try:
+                finished.wait(10)
+            except KeyboardInterrupt:       # a second Ctrl-C: no more waiting
+                pass
+        if not finished.is_set() or result[0] != Exit.INTERRUPTED:
+            sys.stderr.write("interrupted\n")
+            sys.stderr.flush()
+            os._exit(Exit.INTERRUPTED)
     try:
         sys.stdout.flush()
     except OSError as exc:

@@ -68,12 +68,17 @@ def check(files, as_json, junit_path, jobs, shard, fast, seed, debug):
     if junit_path:                        # checked before any case runs
         from ..render.junit import JunitFile
         junit = JunitFile(junit_path, files)
+    from ...engine.checks.workers import Interrupted
     try:
         results = _run_with_progress(cases, jobs, mode, seed, show=not as_json)
-    except BaseException:
+    except BaseException as exc:
         if junit is not None:
             junit.discard()
-        raise
+        if not isinstance(exc, Interrupted):
+            raise
+        _print_results(exc.results, as_json, shard, files)     # what finished before Ctrl-C
+        sys.stderr.write(f"interrupted: {len(exc.results)} of {len(cases)} cases finished\n")
+        return Exit.INTERRUPTED
     _print_results(results, as_json, shard, files)
     if junit is not None:                 # after the results: a full disk still shows them
         from ..render.junit import junit_xml

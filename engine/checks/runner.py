@@ -6,6 +6,7 @@ A case's own mistakes (a formula that does not parse, a program that fails) make
 """
 from __future__ import annotations
 
+import functools
 import math
 import time
 import zlib
@@ -17,6 +18,7 @@ from .gradient import check_gradient
 from .hand import HandGradient, expression_target
 from .report import FAILING, KINK, WARNING, tolerance_for
 from .verdicts import compare
+from .workers import run_in_process, run_supervised
 from ..diff import reverse
 from ..lang.target import Runner, bind_inputs, constant, load
 from ..lang.limits import Limits
@@ -271,39 +273,17 @@ def shard(cases: list, k: int, n: int) -> list:
 
 
 def run_cases(cases: list, jobs: int = 1, mode=None, seed=None, progress=None) -> list:
-    """Results in the order of `cases`; `progress(result)` is called as each finishes."""
+    """Results in the order of `cases`; `progress(result)` is called as each finishes. With
+    jobs > 1, in supervised worker processes (a case that kills its worker is that case's error;
+    at most as many workers as cases and CPUs). workers.Interrupted if workers.STOP is set."""
+    run_one = functools.partial(run_case, mode=mode, seed=seed)
     if jobs <= 1 or len(cases) <= 1:
-        out = []
-        for c in cases:
-            r = run_case(c, mode, seed)
-            out.append(r)
-            if progress:
-                progress(r)
-        return out
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-    chunks = [cases[i::jobs * 4] for i in range(min(len(cases), jobs * 4))]
-    out = [None] * len(cases)
-    position = {id(c): i for i, c in enumerate(cases)}
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context(method)) as pool:
-        futures = [(chunk, pool.submit(_run_chunk, chunk, mode, seed)) for chunk in chunks]
-        for chunk, fut in futures:
-            for c, r in zip(chunk, fut.result()):
-                out[position[id(c)]] = r
-                if progress:
-                    progress(r)
-    return out
+        return run_in_process(cases, run_one, progress)
+    return run_supervised(cases, jobs, run_one, functools.partial(crashed_result, mode=mode), progress)
 
 
-def _run_chunk(chunk, mode, seed):
-    """In a worker process: run the cases in a thread with a large stack (deep programs)."""
-    import sys
-    import threading
-    sys.setrecursionlimit(100_000)
-    threading.stack_size(256 * 1024 * 1024)
-    results = []
-    t = threading.Thread(target=lambda: results.extend(run_case(c, mode, seed) for c in chunk))
-    t.start()
-    t.join()
-    return results
+def crashed_result(case, why: str, mode=None) -> CaseResult:
+    """The error of a case whose worker process died while running it."""
+    return CaseResult(file=case.file, name=case.name, index=case.index, line=case.line, status=ERROR,
+                      verdict="error", mode=mode or case.options.get("mode", "full"),
+                      message=f"the worker process running this case {why}; the other cases still ran")
