@@ -20,6 +20,8 @@ def read_text(path: str, what: str = "file", limit: int = MAX_FILE_BYTES) -> str
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))   # a FIFO must not block the open
     except OSError as e:
         raise SourceError("bad file", f"cannot read the {what} {path}: {e.strerror or e}") from None
+    except ValueError:                                 # a NUL in the name
+        raise SourceError("bad file", f"cannot read the {what} {path!r}: the name holds a NUL character") from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):

@@ -117,3 +117,35 @@ def test_kink_notes_only_for_traced_values():
     assert api.grad("x + sum(maximum(arange(3.0) - 1, 0))", at={"x": 1.0}).kinks == []
     kinks = api.grad("maximum(x, 0) + abs(x)", at={"x": 0.0}).kinks
     assert [op for op, _, _ in kinks] == ["maximum", "abs"]
+
+
+# ---- claims at kinks and ties, and tiny functions ----------------------------------------------
+
+def _check(source, at, grad, mode="full"):
+    return api.check_gradient(source, at=at, grad=grad, mode=mode)
+
+
+def test_a_claim_at_a_tie_must_match_where_f_is_smooth():
+    report = _check("maximum(x, x)*3", {"x": 1.0}, {"x": "100"})
+    assert not report.passed and report.entries[0].verdict == "fail"
+    assert _check("maximum(x, x)*3", {"x": 1.0}, {"x": "3"}).passed
+
+
+def test_a_claim_at_a_kink_must_lie_between_the_one_sided_slopes():
+    inside = _check("abs(x)", {"x": 0.0}, {"x": "0.5"})
+    assert inside.passed and inside.entries[0].verdict == "kink"
+    outside = _check("abs(x)", {"x": 0.0}, {"x": "2"})
+    assert not outside.passed and "outside the one-sided slopes" in outside.entries[0].reason
+    assert _check("relu(x)", {"x": 0.0}, {"x": "1"}).passed
+
+
+def test_atol_does_not_swallow_a_wrong_claim_for_a_tiny_function():
+    assert not _check("1e-10*x", {"x": 1.0}, {"x": "0"}).passed
+    assert _check("1e-10*x", {"x": 1.0}, {"x": "1e-10"}).passed
+    from autodiff.engine.checks.differences import Objective, full_check
+    from autodiff.engine.checks.report import tolerance_for
+    from autodiff.engine.lang.target import Runner
+    objective = Objective(Runner(api.load("1e-10*x*x")))
+    rows, _ = full_check(objective, {"x": 1.0}, {"x": 0.0}, tolerance_for("float64", None, None, None), ["x"])
+    assert rows[0].verdict == "fail"
+    assert api.check_gradient("1e-10*x*x", at={"x": 1.0}).passed
