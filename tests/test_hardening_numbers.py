@@ -149,3 +149,21 @@ def test_atol_does_not_swallow_a_wrong_claim_for_a_tiny_function():
     rows, _ = full_check(objective, {"x": 1.0}, {"x": 0.0}, tolerance_for("float64", None, None, None), ["x"])
     assert rows[0].verdict == "fail"
     assert api.check_gradient("1e-10*x*x", at={"x": 1.0}).passed
+
+
+def test_linspace_is_differentiable_in_its_bounds():
+    r = api.grad("linspace(0, x, 5)", at={"x": 1.0})
+    assert r.gradient["x"] == 2.5 and r.unconnected == []
+    assert np.asarray(r.value).tolist() == np.linspace(0, 1, 5).tolist()
+    for mode in ("reverse", "forward"):
+        assert api.grad("sum(linspace(x, 2*x, 3) ** 2)", at={"x": 1.0}, mode=mode).gradient["x"] == 14.5
+    assert api.check_gradient("sum(linspace(x, y, 7) ** 3)", at={"x": 0.3, "y": 1.7}).passed
+
+
+@pytest.mark.parametrize("source", ["sum(arange(x))", "sum(zeros(x))", "sum(ones((x, 2)))", "sum(linspace(0, 1, x))"])
+def test_constructors_refuse_traced_counts_and_shapes(source):
+    with pytest.raises(SourceError, match="does not depend smoothly") as err:
+        api.grad(source, at={"x": 3.0})
+    assert "stop_gradient" in err.value.hint
+    assert api.evaluate(source, at={"x": 3.0}).value is not None          # no derivative: fine
+    assert api.grad(source.replace("x", "stop_gradient(x)") + " + x", at={"x": 3.0}).gradient["x"] == 1.0

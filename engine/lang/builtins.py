@@ -10,7 +10,7 @@ from ..core import ops
 from ..core.backend import is_array, xp
 from ..core.numbers import is_whole
 from ..core.rules import builtin_primitives
-from ..core.tape import strip
+from ..core.tape import BOXES, strip
 from .values import RangeValue, describe, dtype, shape_of, size_of
 
 
@@ -76,11 +76,13 @@ class Builtins:
 
     # -- constructors (constants) --
     def zeros(self, *shape):
+        _refuse_traced("zeros", shape)
         s = _shape_arg(shape, "zeros")
         self._check_dims(s, "zeros")
         return xp().zeros(s, dtype=dtype()) if s else 0.0
 
     def ones(self, *shape):
+        _refuse_traced("ones", shape)
         s = _shape_arg(shape, "ones")
         self._check_dims(s, "ones")
         return xp().ones(s, dtype=dtype()) if s else 1.0
@@ -91,6 +93,7 @@ class Builtins:
         self.check_size(math.prod(s), f"{what}{s}")
 
     def arange(self, *args):
+        _refuse_traced("arange", args)
         vals = [float(strip(a)) for a in args]
         if not vals or len(vals) > 3:
             raise SourceError("wrong arguments", "arange() takes 1 to 3 arguments")
@@ -102,13 +105,21 @@ class Builtins:
         return xp().arange(start, stop, step, dtype=dtype())
 
     def linspace(self, start, stop, num=50.0):
+        _refuse_traced("linspace", (num,), "the number of points")
         count = int(strip(num)) if is_whole(float(strip(num))) else -1
         if count < 0:
             raise SourceError("value error", "linspace(): the number of points must be a whole number ≥ 0")
         self.check_size(count, "linspace()")
         if not all(math.isfinite(float(strip(v))) for v in (start, stop)):
             raise SourceError("value error", "linspace() needs finite bounds")
-        return xp().linspace(float(strip(start)), float(strip(stop)), count, dtype=dtype())
+        points = xp().linspace(float(strip(start)), float(strip(stop)), count, dtype=dtype())
+        if not (isinstance(start, BOXES) or isinstance(stop, BOXES)):
+            return points
+        # traced bounds: start + (stop - start) t, differentiable in both, with numpy's values
+        # exactly (the traced part adds an exact 0 to them)
+        fractions = xp().linspace(0.0, 1.0, count, dtype=dtype())
+        traced = ops.add(start, ops.mul(ops.sub(stop, start), fractions))
+        return ops.add(points, ops.sub(traced, strip(traced)))
 
     def range_(self, *args):
         ints = []
@@ -210,6 +221,16 @@ def _numeric(name, fn):
 
 
 NOT_NUMBERS = frozenset((tuple, RangeValue))
+
+
+def _refuse_traced(name, args, what="an argument"):
+    """A constructor whose result does not depend smoothly on `args` (a count, a shape, arange's
+    bounds): a traced value there is an error, never a silent zero gradient."""
+    for a in args:
+        if isinstance(a, BOXES) or (isinstance(a, tuple) and any(isinstance(v, BOXES) for v in a)):
+            raise SourceError("not differentiable", f"{name}(): {what} depends on an input being "
+                              "differentiated, but the result does not depend smoothly on it", None,
+                              "wrap it in stop_gradient(...) to use its value as a constant")
 
 
 def _is_numeric(v):
