@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import secrets
 import sys
 
 from ..engine.core.numbers import nonfinite_word
@@ -27,11 +28,51 @@ def printable(text: str) -> str:
                          else f"\\u{ord(m.group()):04x}", text)
 
 
+STREAM_ELEMENTS = 100_000       # arrays larger than this are written to JSON in chunks
+
+
+class StreamedArray:
+    """A large array in a JSON document: written chunk by chunk by emit_json, never made into
+    a Python list (1e8 elements as a list took more memory than the array by ten times)."""
+
+    def __init__(self, array):
+        self.array = array
+
+
 def jsonable(v):
     """Floats, nested lists and dicts, with nan/inf as the strings "nan", "inf", "-inf"."""
     from ..engine.lang.values import to_python
+    large = _large_array(v)
+    if large is not None:
+        return StreamedArray(large)
     v = to_python(v)
     return _clean(v)
+
+
+def _large_array(v):
+    """v as a host float64 array if it has more than STREAM_ELEMENTS elements, else None."""
+    from ..engine.core.backend import is_array, np, to_host
+    from ..engine.core.tape import strip
+    v = strip(v)
+    if not is_array(v) or getattr(v, "size", 0) <= STREAM_ELEMENTS:
+        return None
+    return np().asarray(to_host(v), dtype=np().float64)
+
+
+def _write_array(write, array) -> None:
+    if array.ndim > 1:
+        write("[")
+        for i in range(array.shape[0]):
+            if i:
+                write(", ")
+            _write_array(write, array[i])
+        write("]")
+        return
+    write("[")
+    for start in range(0, array.shape[0], 65_536):
+        chunk = array[start:start + 65_536].tolist()
+        write((", " if start else "") + ", ".join(json.dumps(nonfinite_word(x) or x) for x in chunk))
+    write("]")
 
 
 def _clean(v):
@@ -45,8 +86,24 @@ def _clean(v):
 
 
 def emit_json(doc: dict) -> None:
-    """Exactly one JSON document on stdout (never through rich, which wraps piped text)."""
-    sys.stdout.write(json.dumps(_clean(doc), allow_nan=False) + "\n")
+    """Exactly one JSON document on stdout (never through rich, which wraps piped text); large
+    arrays in it are streamed."""
+    streamed = []
+    token = secrets.token_hex(8)      # no text in the document can spell the placeholder
+
+    def placeholder(o):
+        if isinstance(o, StreamedArray):
+            streamed.append(o.array)
+            return f"streamed {token} {len(streamed) - 1}"
+        raise TypeError(f"not JSON: {type(o).__name__}")
+    text = json.dumps(_clean(doc), allow_nan=False, default=placeholder)
+    write = sys.stdout.write
+    for k, part in enumerate(re.split(f'"streamed {token} (\\d+)"', text)):
+        if k % 2:
+            _write_array(write, streamed[int(part)])
+        else:
+            write(part)
+    write("\n")
     sys.stdout.flush()
 
 
@@ -66,12 +123,13 @@ def _array_entry(f) -> str:
 def fmt_value(v, width: int = 60) -> str:
     """A number, or an array shown by its values (short ones) or its shape and a preview."""
     from ..engine.lang.values import to_python
-    p = to_python(v)
+    large = _large_array(v)           # shown by a preview: no Python list of all its elements
+    p = large if large is not None else to_python(v)
     if isinstance(p, bool):
         return str(p)
     if isinstance(p, (int, float)):
         return fmt_number(p)
-    if isinstance(p, list):
+    if isinstance(p, list) or large is not None:
         from ..engine.core.backend import np
         a = np().asarray(p, dtype=float)
         text = np().array2string(a, separator=", ", precision=6, threshold=20,

@@ -125,3 +125,31 @@ def test_a_closed_stdout_is_an_error_not_a_bug():
                            "from autodiff.cli.main import main; main(['grad', 'x*x', '--at', 'x=1'])"],
                           stderr=subprocess.PIPE, text=True)
     assert done.returncode == 2 and "standard output is closed" in done.stderr
+
+
+def test_large_results_stream_to_json_and_print_a_preview(capsys, monkeypatch):
+    import json
+
+    from autodiff.cli import output
+    monkeypatch.setattr(output, "STREAM_ELEMENTS", 10)
+    listed = []
+    real_to_python = __import__("autodiff.engine.lang.values", fromlist=["to_python"]).to_python
+    monkeypatch.setattr("autodiff.engine.lang.values.to_python",
+                        lambda v: listed.append(getattr(v, "size", 1)) or real_to_python(v))
+    code, out, _ = cli(capsys, "run", "reshape(x * 2, 5, 6)", "--at", "x=arange(30.0)", "--json")
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["value"] == [[2.0 * (6 * i + j) for j in range(6)] for i in range(5)]
+    assert doc["inputs"]["x"] == list(range(30))
+    assert all(size <= 10 for size in listed)          # no 30-element array became a Python list
+    code, out, _ = cli(capsys, "run", "x * 2", "--at", "x=arange(30.0)")
+    assert code == 0 and "..." in out
+
+
+def test_streaming_keeps_json_numbers_exact(capsys, monkeypatch):
+    import json
+
+    from autodiff.cli import output
+    monkeypatch.setattr(output, "STREAM_ELEMENTS", 3)
+    code, out, _ = cli(capsys, "run", "x / 3", "--at", "x=[1,2,3,4,5,nan]", "--json")
+    assert json.loads(out)["value"] == [1 / 3, 2 / 3, 1.0, 4 / 3, 5 / 3, "nan"]
