@@ -6,6 +6,7 @@ import os
 import tempfile
 from xml.etree import ElementTree
 
+from ...parser.errors import SourceError
 from ..options import with_flags
 from ..output import printable
 
@@ -74,7 +75,6 @@ class JunitFile:
     one of the check files being read."""
 
     def __init__(self, path: str, inputs):
-        from ...parser.errors import SourceError
         real = os.path.realpath(path)
         if any(os.path.realpath(p) == real for p in inputs):
             raise SourceError("bad file", f"--junit {path} is one of the check files being run: it would "
@@ -95,7 +95,6 @@ class JunitFile:
 
     def write(self, text: str) -> None:
         """Replace PATH with `text`; a SourceError (the temporary file removed) if that fails."""
-        from ...parser.errors import SourceError
         try:
             with os.fdopen(self.fd, "w", encoding="utf-8") as fh:
                 fh.write(text)

@@ -5,7 +5,10 @@ raises Interrupted with the results that finished. The number of workers is capp
 of cases and of CPUs."""
 from __future__ import annotations
 
+import multiprocessing
 import os
+import signal
+import sys
 import threading
 import time
 
@@ -29,8 +32,6 @@ def _worker(cases, tasks, results, run_one, current, slot):
     """In a worker process: run the cases it is given, in a thread with a large stack (deep
     programs), writing each one's index into shared memory before it starts (at once, unlike a
     queue's buffered message: a crash is blamed on the right case)."""
-    import signal
-    import sys
     signal.signal(signal.SIGINT, signal.SIG_IGN)    # Ctrl-C reaches the whole group: the supervisor decides
     sys.setrecursionlimit(100_000)
     threading.stack_size(256 * 1024 * 1024)
@@ -50,7 +51,6 @@ def _worker(cases, tasks, results, run_one, current, slot):
 def _why(process) -> str:
     code = process.exitcode
     if code is not None and code < 0:
-        import signal
         try:
             return f"was killed by {signal.Signals(-code).name}"
         except ValueError:
@@ -64,7 +64,6 @@ class Supervisor:
     def __init__(self, cases, jobs, run_one, crashed):
         """`run_one(case)` gives a case's result (in a worker); `crashed(case, why)` the error
         result of a case whose worker died."""
-        import multiprocessing
         method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
         self.context = multiprocessing.get_context(method)
         self.cases, self.run_one, self.crashed = cases, run_one, crashed
