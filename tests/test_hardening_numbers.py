@@ -167,3 +167,11 @@ def test_constructors_refuse_traced_counts_and_shapes(source):
     assert "stop_gradient" in err.value.hint
     assert api.evaluate(source, at={"x": 3.0}).value is not None          # no derivative: fine
     assert api.grad(source.replace("x", "stop_gradient(x)") + " + x", at={"x": 3.0}).gradient["x"] == 1.0
+
+
+def test_mod_by_a_traced_infinity_keeps_pythons_value():
+    for mode in ("reverse", "forward"):
+        r = api.grad("1 % y + x % y", at={"x": 2.0, "y": math.inf}, mode=mode)     # found by the fuzz test
+        assert r.value == 3.0 and r.gradient == {"x": 1.0, "y": 0.0}
+    r = api.grad("x % y", at={"x": [1.0, -1.0, 2.0], "y": [math.inf, math.inf, 0.3]})
+    assert np.asarray(r.value).tolist() == [1.0, math.inf, 2.0 % 0.3]

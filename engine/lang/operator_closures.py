@@ -48,7 +48,19 @@ def _mod(x, y):
         quotient = plain_scalar(xp().floor_divide(raw_x, raw_y))
     if x.__class__ not in BOXES and y.__class__ not in BOXES:
         return value
-    return value + (x - raw_x) - (y - raw_y) * quotient
+    if x.__class__ in BOXES:
+        value = value + _traced_zero(x, raw_x)
+    if y.__class__ in BOXES:
+        value = value - _traced_zero(y, raw_y) * quotient
+    return value
+
+
+def _traced_zero(v, raw):
+    """v - raw: exactly 0, with v's derivative, where raw is finite (inf - inf would be nan)."""
+    if raw.__class__ is float:
+        return v - raw if math.isfinite(raw) else 0.0
+    finite = xp().isfinite(raw)
+    return ops.where(finite, v - xp().where(finite, raw, 0.0), 0.0)
 
 
 BINARY_OPS["//"] = _floordiv
