@@ -6,6 +6,7 @@ Every run goes through `main()`, which maps outcomes to exit codes: 0 ok, 1 a ch
 from __future__ import annotations
 
 import importlib
+import errno
 import os
 import sys
 import threading
@@ -109,6 +110,11 @@ def run_command(args) -> int:
         return Exit.INTERRUPTED
     except BrokenPipeError:
         return Exit.OK
+    except OSError as exc:
+        if exc.errno not in OUTPUT_ERRNOS:
+            raise
+        _output_failed(exc)
+        return Exit.USAGE
     except Exception:
         if as_json:
             from .output import emit_json
@@ -135,11 +141,38 @@ def dtype_asked(args) -> str:
     return "float64"
 
 
+# Writing the output failed (a full disk, /dev/full, a closed descriptor): an error of the
+# environment, said as such, not a bug in autodiff
+OUTPUT_ERRNOS = {errno.ENOSPC, errno.EIO, errno.EBADF, errno.EDQUOT, errno.EFBIG}
+
+
+def _output_failed(exc) -> None:
+    try:
+        sys.stderr.write(f"error: cannot write the output: {exc.strerror or exc}\n")
+        sys.stderr.flush()
+    except (OSError, AttributeError):       # stderr gone too: the exit status says it
+        pass
+
+
+def _stop_batch() -> bool:
+    """Ask a running batch of checks to stop (kill its workers, return what finished); False if
+    no batch runs. Read from sys.modules: an interrupt must not import the engine."""
+    workers = sys.modules.get(__name__.rsplit(".", 2)[0] + ".engine.checks.workers")
+    if workers is None:
+        return False
+    workers.STOP.set()
+    return True
+
+
 def main(argv=None) -> None:
     """Entry point. Runs the command in a thread with a large stack, so deeply nested input and
     deep recursion end in our own limits, not in a crash of the interpreter."""
     args = list(sys.argv[1:] if argv is None else argv)
     result = [Exit.INTERNAL]
+    finished = threading.Event()    # not worker.is_alive(): a join that Ctrl-C interrupts can leave it wrong
+    if sys.stdout is None:                  # started with stdout closed (`autodiff ... >&-`)
+        _output_failed(OSError(errno.EBADF, "standard output is closed"))
+        sys.exit(Exit.USAGE)
 
     def work():
         from ..engine.core.backend import quiet_thread    # lazy: importing cli.main stays engine-free
@@ -148,6 +181,8 @@ def main(argv=None) -> None:
             result[0] = invoke(args)
         except SystemExit:        # rich's answer to a closed pipe (`| head`): the reader left, not an error
             result[0] = Exit.OK
+        finally:
+            finished.set()
 
     from ..engine.core import backend     # lazy: importing cli.main stays engine-free
     backend.tune_allocator_on_load = True     # our own process: see backend.tune_allocator
@@ -159,8 +194,25 @@ def main(argv=None) -> None:
         while worker.is_alive():
             worker.join(0.25)
     except KeyboardInterrupt:
-        sys.stderr.write("interrupted\n")
-        sys.stderr.flush()
-        os._exit(Exit.INTERRUPTED)
-    sys.stdout.flush()
+        if _stop_batch():                   # `check`: its workers end, and what finished is printed
+            try:
+                finished.wait(10)
+            except KeyboardInterrupt:       # a second Ctrl-C: no more waiting
+                pass
+        if not finished.is_set() or result[0] != Exit.INTERRUPTED:
+            sys.stderr.write("interrupted\n")
+            sys.stderr.flush()
+            os._exit(Exit.INTERRUPTED)
+    try:
+        sys.stdout.flush()
+    except OSError as exc:
+        if exc.errno not in OUTPUT_ERRNOS and not isinstance(exc, BrokenPipeError):
+            raise
+        if not isinstance(exc, BrokenPipeError):
+            _output_failed(exc)
+            result[0] = Exit.USAGE
+        try:
+            sys.stdout = None               # nothing more to flush at exit
+        except AttributeError:
+            pass
     sys.exit(int(result[0]))

@@ -54,6 +54,8 @@ def target_options(f):
         click.option("--max-tape-mb", type=click.IntRange(1), default=1024, show_default=True,
                      help="Stop a program whose run adds more memory than this (its tape, mostly), "
                           "checked at loop trips."),
+        click.option("--max-tape-entries", type=click.IntRange(1), default=5_000_000, show_default=True,
+                     help="Stop a program that records more operations than this on its tapes."),
         click.option("--debug", is_flag=True, help="Show Python tracebacks for errors."),
     ]
     for d in reversed(decorators):
@@ -95,7 +97,7 @@ def limits_from(opts: dict):
     """The engine's Limits from the --max-* options."""
     from ..engine.api import Limits      # lazy: main imports this module, and start-up stays cheap
     return Limits(steps=opts["max_steps"], depth=opts["max_depth"], elements=opts["max_elements"],
-                  tape_mb=opts["max_tape_mb"])
+                  tape_mb=opts["max_tape_mb"], tape_entries=opts["max_tape_entries"])
 
 
 def parse_at(items, limits=None, read_file=None) -> dict:

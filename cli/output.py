@@ -7,16 +7,72 @@ from __future__ import annotations
 
 import json
 import math
+import re
+import secrets
 import sys
 
 from ..engine.core.numbers import nonfinite_word
 
 
+# C0 controls but tab and newline, DEL, C1 controls, and the bidirectional overrides: whatever
+# could move a terminal's cursor, erase rows, recolour text or reorder it, or break XML
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufffe\uffff]")
+
+
+def printable(text: str) -> str:
+    """User text (case names, messages, source lines) with control characters written as escapes
+    (`\x1b`, `\x00`, `\u202e`), so it can neither drive a terminal nor break an XML file."""
+    if not _CONTROLS.search(text):
+        return text
+    return _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
+                         else f"\\u{ord(m.group()):04x}", text)
+
+
+STREAM_ELEMENTS = 100_000       # arrays larger than this are written to JSON in chunks
+
+
+class StreamedArray:
+    """A large array in a JSON document: written chunk by chunk by emit_json, never made into
+    a Python list (1e8 elements as a list took more memory than the array by ten times)."""
+
+    def __init__(self, array):
+        self.array = array
+
+
 def jsonable(v):
     """Floats, nested lists and dicts, with nan/inf as the strings "nan", "inf", "-inf"."""
     from ..engine.lang.values import to_python
+    large = _large_array(v)
+    if large is not None:
+        return StreamedArray(large)
     v = to_python(v)
     return _clean(v)
+
+
+def _large_array(v):
+    """v as a host float64 array if it has more than STREAM_ELEMENTS elements, else None."""
+    from ..engine.core.backend import is_array, np, to_host
+    from ..engine.core.tape import strip
+    v = strip(v)
+    if not is_array(v) or getattr(v, "size", 0) <= STREAM_ELEMENTS:
+        return None
+    return np().asarray(to_host(v), dtype=np().float64)
+
+
+def _write_array(write, array) -> None:
+    if array.ndim > 1:
+        write("[")
+        for i in range(array.shape[0]):
+            if i:
+                write(", ")
+            _write_array(write, array[i])
+        write("]")
+        return
+    write("[")
+    for start in range(0, array.shape[0], 65_536):
+        chunk = array[start:start + 65_536].tolist()
+        write((", " if start else "") + ", ".join(json.dumps(nonfinite_word(x) or x) for x in chunk))
+    write("]")
 
 
 def _clean(v):
@@ -37,22 +93,43 @@ def version() -> str:
         return "unknown"
 
 
-def json_text(doc: dict, dtype: str | None = None) -> str:
-    """The JSON document as text (non-finite numbers as strings), led by the keys every document
-    has (docs/json.md): "version", "dtype" (the working dtype) and "device" (which one ran); the
-    same for --json and --out."""
+def json_document(doc: dict, dtype: str | None = None) -> dict:
+    """The document led by the keys every one has (docs/json.md): "version", "dtype" (the
+    working dtype) and "device" (which one ran); the same for --json and --out."""
     from ..engine.core.backend import device
     if dtype is None:
         from ..engine.lang.values import dtype as working_dtype
         dtype = working_dtype()
     doc = {"version": version(), "dtype": doc.get("dtype", dtype), **doc}
     doc["device"] = doc.get("device", device())
-    return json.dumps(_clean(doc), allow_nan=False)
+    return doc
+
+
+def json_text(doc: dict, dtype: str | None = None) -> str:
+    """The JSON document as text (non-finite numbers as strings)."""
+    return json.dumps(_clean(json_document(doc, dtype)), allow_nan=False,
+                      default=lambda o: _clean(o.array.tolist()) if isinstance(o, StreamedArray) else None)
 
 
 def emit_json(doc: dict, dtype: str | None = None) -> None:
-    """Exactly one JSON document on stdout (never through rich, which wraps piped text)."""
-    sys.stdout.write(json_text(doc, dtype) + "\n")
+    """Exactly one JSON document on stdout (never through rich, which wraps piped text); large
+    arrays in it are streamed."""
+    streamed = []
+    token = secrets.token_hex(8)      # no text in the document can spell the placeholder
+
+    def placeholder(o):
+        if isinstance(o, StreamedArray):
+            streamed.append(o.array)
+            return f"streamed {token} {len(streamed) - 1}"
+        raise TypeError(f"not JSON: {type(o).__name__}")
+    text = json.dumps(_clean(json_document(doc, dtype)), allow_nan=False, default=placeholder)
+    write = sys.stdout.write
+    for k, part in enumerate(re.split(f'"streamed {token} (\\d+)"', text)):
+        if k % 2:
+            _write_array(write, streamed[int(part)])
+        else:
+            write(part)
+    write("\n")
     sys.stdout.flush()
 
 

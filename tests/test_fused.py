@@ -15,7 +15,9 @@ ELEMENTWISE = sorted(name for name, prim in TABLE.items() if prim.elementwise an
 # these must fuse (their rules are plain arithmetic and numexpr functions, two ops or more)
 MUST_FUSE = {"sin", "cos", "tan", "tanh", "log", "sqrt", "div", "pow", "sinh", "cosh", "arctan",
              "sigmoid", "softplus"}
-NOT_WORTH_IT = {"mul", "exp", "add", "neg"}      # g * y, g * ans, g, -g: one op, numpy is as quick
+# g * y, g, -g: one op, numpy is as quick (exp's g * ans keeps a zero adjoint zero where ans is
+# inf, issue 16: where(g == 0, 0, g * ans) is worth a kernel)
+NOT_WORTH_IT = {"mul", "add", "neg"}
 
 
 def arguments(prim):

@@ -77,14 +77,34 @@ def check(files, as_json, junit_path, jobs, shard, select, fast, seed, device, d
         cases = take_shard(cases, *part)
     _settle_devices(cases, device)
     mode = "fast" if fast else None
-    results = _run_with_progress(cases, jobs, mode, seed, show=not as_json)
-    if junit_path:
+    junit = None
+    if junit_path:                        # checked before any case runs
+        from ..render.junit import JunitFile
+        junit = JunitFile(junit_path, files)
+    from ...engine.checks.workers import Interrupted
+    try:
+        results = _run_with_progress(cases, jobs, mode, seed, show=not as_json)
+    except BaseException as exc:
+        if junit is not None:
+            junit.discard()
+        if not isinstance(exc, Interrupted):
+            raise
+        _print_results(exc.results, as_json, shard, files)     # what finished before Ctrl-C
+        sys.stderr.write(f"interrupted: {len(exc.results)} of {len(cases)} cases finished\n")
+        return Exit.INTERRUPTED
+    _print_results(results, as_json, shard, files)
+    if junit is not None:                 # after the results: a full disk still shows them
         from ..render.junit import junit_xml
         try:
-            with open(junit_path, "w", encoding="utf-8") as fh:
-                fh.write(junit_xml(results))
-        except OSError as e:
-            raise SourceError("bad file", f"cannot write --junit {junit_path}: {e.strerror or e}") from None
+            junit.write(junit_xml(results))
+        except SourceError as e:
+            from ..render.common import error
+            error(e)
+            return Exit.USAGE
+    return Exit.CHECK_FAILED if any(r.failed for r in results) else Exit.OK
+
+
+def _print_results(results, as_json, shard, files) -> None:
     if as_json:
         from ..output import emit_json
         from ..render.checks import summary_line
@@ -94,7 +114,6 @@ def check(files, as_json, junit_path, jobs, shard, select, fast, seed, device, d
     else:
         from ..render.checks import case_table
         case_table(results, files)
-    return Exit.CHECK_FAILED if any(r.failed for r in results) else Exit.OK
 
 
 def _settle_devices(cases, device):

@@ -10,6 +10,7 @@ import math
 from ...engine.checks.report import WARNING
 from ...engine.core.numbers import nonfinite_word
 from ..options import with_flags
+from ..output import printable
 from .common import console
 
 _STYLE = {"pass": "green", "fail": "bold red", "non-finite": "bold red", "branch": "yellow",
@@ -146,8 +147,10 @@ def case_table(results, files) -> None:
     for r in results:
         name = f"{r.file}::{r.name}" if several else r.name
         shown = r.verdict if r.status not in ("error", "skipped") else r.status
-        table.add_row(name, str(r.points), _verdict(shown), num(r.worst_abs), num(r.worst_rel),
-                      r.where if r.status != "error" else (with_flags(r.message).splitlines()[0] if r.message else ""))
+        where = r.where if r.status != "error" else (with_flags(r.message).splitlines()[0] if r.message else "")
+        # Text, not markup: a name may hold "[" or control characters (escaped before it is measured)
+        table.add_row(Text(printable(name)), str(r.points), _verdict(shown), num(r.worst_abs), num(r.worst_rel),
+                      Text(printable(where)))
     screen.print(table)
     problems = [r for r in results if r.failed or r.status == "skipped" or r.warnings]
     if problems:

@@ -9,7 +9,7 @@ import os
 import re
 import sys
 
-from ..output import fmt_value, non_finite
+from ..output import fmt_value, non_finite, printable
 
 _consoles = {}
 
@@ -40,14 +40,37 @@ def console(stderr: bool = False):
     stream = sys.stderr if stderr else sys.stdout
     screen = _consoles.get((stderr, id(stream)))      # keyed by stream: callers may swap sys.stdout
     if screen is None:
-        from rich.console import Console
         tty = stream.isatty()
-        screen = Console(file=stream if tty else TrimmedLines(stream), stderr=stderr, no_color=bool(os.environ.get("NO_COLOR")) or None,
-                    highlight=False, soft_wrap=not tty, width=None if tty else 10_000)
+        screen = _escaping_console_class()(file=stream if tty else TrimmedLines(stream), stderr=stderr, highlight=False, soft_wrap=not tty,
+                                           no_color=bool(os.environ.get("NO_COLOR")) or None,
+                                           width=None if tty else 10_000)
         for key in [k for k in _consoles if k[0] == stderr]:
             del _consoles[key]
         _consoles[(stderr, id(stream))] = screen
     return screen
+
+
+_escaping_console = []
+
+
+def _escaping_console_class():
+    """rich's Console, but every text segment (not rich's own control codes: colours, the progress
+    bar) has its control characters escaped: an ANSI escape in a case name or a source line is
+    shown as `\x1b`, never obeyed by the terminal. Every renderer prints through this one."""
+    if not _escaping_console:
+        from rich.console import Console
+        from rich.segment import Segment
+
+        class EscapingConsole(Console):
+            def render(self, renderable, options=None):
+                for segment in super().render(renderable, options):
+                    if segment.control is None:
+                        text = printable(segment.text)
+                        if text is not segment.text:
+                            segment = Segment(text, segment.style)
+                    yield segment
+        _escaping_console.append(EscapingConsole)
+    return _escaping_console[0]
 
 
 def error(err) -> None:

@@ -125,7 +125,7 @@ def full_check(objective: Objective, inputs: dict, claimed: dict, tol: Tolerance
         pending.append((label, g, f0, fs[0], fs[1], fs[2], fs[3], h, tol, reason, convention))
     floor = noise_floor(pending)
     scale = largest_finite(a[1] for a in pending)
-    return [judge(*args, noise_floor=floor, of_scale=scale) for args in pending], f0
+    return [judge(*args, noise_floor=floor, of_scale=scale, relative_atol=True) for args in pending], f0
 
 
 def largest_finite(values) -> float:

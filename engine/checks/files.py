@@ -12,13 +12,18 @@ import re
 from dataclasses import dataclass, field
 
 from ...parser.errors import SourceError
+from ...parser.files import confined_path, read_text
 from ...parser.nodes import Span
+from .toml_places import TomlLocator
 from . import datarefs
+from ..lang.limits import Limits
 
 OPTION_KEYS = {"rtol", "atol", "step", "dtype", "mode", "seed", "fn", "max_steps", "device"}
 CASE_KEYS = {"name", "f", "program", "fn", "of", "at", "points", "random", "grad", "value", "hessian",
              "wrt", "skip"} | OPTION_KEYS
 TOP_KEYS = {"defaults", "case"}
+MAX_RANDOM_POINTS = 100_000        # random points of one case: each is a full check
+MAX_CHECK_FILE_BYTES = 64_000_000  # some 1,000,000 cases; read before anything is validated
 
 
 @dataclass
@@ -46,65 +51,11 @@ class Case:
         return f"{self.file}::{self.name}"
 
 
-class _Locator:
-    """Line and column of keys in a TOML text (tomllib gives none): headers split the text into
-    regions; a key is searched for in its case's region."""
-
-    def __init__(self, text: str):
-        self.lines = text.splitlines()
-        self.headers = []            # (line index, kind) kind: "case", "defaults", "other"
-        for i, line in enumerate(self.lines):
-            s = line.strip()
-            if re.match(r"\[\[\s*case\s*\]\]", s):
-                self.headers.append((i, "case"))
-            elif re.match(r"\[\s*defaults\s*\]", s):
-                self.headers.append((i, "defaults"))
-            elif s.startswith("["):
-                self.headers.append((i, "other"))
-
-    def region(self, kind: str, index: int = 0):
-        found = [h for h in self.headers if h[1] == kind]
-        if index >= len(found):
-            return 0, len(self.lines)
-        start = found[index][0]
-        later = [h[0] for h in self.headers if h[0] > start]
-        return start, (later[0] if later else len(self.lines))
-
-    def header(self, kind: str, index: int = 0) -> Span:
-        start, _ = self.region(kind, index)
-        text = self.lines[start] if start < len(self.lines) else ""
-        col = len(text) - len(text.lstrip()) + 1
-        return Span(start + 1, col, start + 1, len(text) + 1)
-
-    def key(self, kind: str, index: int, path) -> Span:
-        """The span of the last key of `path` (nested keys found in order), else the header's."""
-        start, end = self.region(kind, index)
-        line, col = start, 0
-        found = None
-        for key in path:
-            pat = re.compile(r'(?<![\w."\'-])("?)' + re.escape(str(key)) + r'\1\s*=')
-            hit = None
-            for i in range(line, end):
-                m = pat.search(self.lines[i], col if i == line else 0)
-                if m:
-                    hit = (i, m.start())
-                    break
-            if hit is None:
-                break
-            found = hit
-            line, col = hit[0], hit[1] + 1
-        if found is None:
-            return self.header(kind, index)
-        i, c = found
-        key = str(path[-1]) if found else ""
-        return Span(i + 1, c + 1, i + 1, c + 1 + len(key))
-
-
 class _Checker:
     def __init__(self, path: str, text: str):
         self.path = path
         self.text = text
-        self.loc = _Locator(text)
+        self.loc = TomlLocator(text)
         self.where = ("defaults", 0)
 
     def fail(self, message, path=(), hint=None):
@@ -145,6 +96,8 @@ class _Checker:
             shape = _shape(v)
             if shape is None:
                 self.fail(f"{what} must be a rectangular array of numbers", path)
+            if len(shape) > 32:                   # numpy's limit is 64; no input needs more
+                self.fail(f"{what} has {len(shape)} dimensions, more than 32", path)
             return v
         self.fail(f"{what} must be a number, an array or a formula, not {_show(v)}", path)
 
@@ -206,8 +159,9 @@ class _Checker:
         if "count" not in r:
             self.fail("random needs a count (how many points to draw)", path)
         count = r["count"]
-        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-            self.fail(f"random.count must be a whole number >= 1, not {_show(count)}", path + ("count",))
+        if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_RANDOM_POINTS:
+            self.fail(f"random.count must be a whole number from 1 to {MAX_RANDOM_POINTS:,}, not {_show(count)}",
+                      path + ("count",))
         ranges = {}
         for name, spec in r.items():
             if name == "count":
@@ -224,6 +178,9 @@ class _Checker:
                                                               and d >= 1 for d in shape):
                         self.fail(f"random.{name}.shape must be a list of whole numbers >= 1", p + ("shape",))
                     shape = tuple(shape)
+                    if math.prod(shape) > Limits().elements:      # drawn before any limit of the run applies
+                        self.fail(f"random.{name}.shape {list(shape)} has {math.prod(shape):,} elements, more than "
+                                  f"the limit of {Limits().elements:,}", p + ("shape",))
                 if "range" not in spec:
                     self.fail(f"random.{name} needs a range = [low, high]", p)
                 spec = spec["range"]
@@ -276,6 +233,10 @@ class _Checker:
             if not isinstance(prog, str) or not prog.strip():
                 self.fail(f"program must be a file name, not {_show(prog)}", ("program",))
             case.program = os.path.join(os.path.dirname(self.path), prog)
+            try:
+                confined_path(self.path, case.program, prog)
+            except SourceError as e:
+                self.fail(e.message, ("program",), e.hint)
             if "of" in table:
                 if not isinstance(table["of"], str) or not table["of"].isidentifier():
                     self.fail(f"of must be a variable name, not {_show(table['of'])}", ("of",))
@@ -338,22 +299,15 @@ class _Checker:
 
 def load_file(path: str) -> list:
     """Parse and validate one check file into its cases (SourceError on any mistake)."""
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
-    except OSError as e:
-        raise SourceError("bad file", f"cannot read {path}: {e.strerror or e}") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise SourceError("bad file", f"{path} is not UTF-8 text (byte {e.start})") from None
-    return parse_text(text, path)
+    return parse_text(read_text(path, "check file", MAX_CHECK_FILE_BYTES), path)
 
 
 def parse_text(text: str, path: str = "<text>") -> list:
     import tomllib
     try:
         doc = tomllib.loads(text)
+    except RecursionError:
+        raise SourceError("invalid TOML", "values are nested too deeply", None, filename=path) from None
     except tomllib.TOMLDecodeError as e:
         msg = str(e)
         m = re.search(r"\(at line (\d+), column (\d+)\)", msg)

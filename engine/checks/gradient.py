@@ -28,7 +28,7 @@ from ..lang.values import set_dtype
 from .differences import Objective, fast_check, full_check, power_of_two_step
 from .hand import HandGradient, expression_target
 from .report import (BRANCH, FAIL, FAILING, INCONCLUSIVE, KINK, NONFINITE, PASS, TOLERANCES, WARNING, CheckReport,
-                     EntryCheck, Tolerance, tolerance_for)
+                     EntryCheck, Tolerance, fmt, tolerance_for)
 from .verdicts import compare, conventions_of, detached_text, judge, mark_detached
 
 
@@ -71,6 +71,8 @@ def check_gradient(source=None, at=None, grad=None, *, fn=None, of=None, mode="f
     objective = Objective(runner or ReplayRunner(target, limits), output_seed)
     if hand is not None and mode == "full":
         report.entries = compare(hand, result.gradient, inputs, tol, list(hand), conventions)
+        if any(row.verdict == KINK for row in report.entries):
+            _claims_between_slopes(report.entries, objective, inputs, hand, tol, conventions)
     elif mode == "full":
         report.entries, _ = full_check(objective, inputs, result.gradient, tol, names, conventions)
         mark_detached(report.entries, report.detached)
@@ -81,6 +83,32 @@ def check_gradient(source=None, at=None, grad=None, *, fn=None, of=None, mode="f
     report.evaluations = objective.count
     report.batched = objective.batched
     return report
+
+
+def _claims_between_slopes(rows, objective, inputs, hand, tol, conventions) -> None:
+    """A hand-derived claim that differs from AD at a kink or tie is excused (a warning) only if
+    it lies between the one-sided slopes that finite differences measure there; outside them, or
+    where f is smooth after all and FD disagrees with it, it fails (`maximum(x, x)*3` claimed as
+    100 is wrong, whatever the tie)."""
+    names = sorted({row.label.split("[")[0] for row in rows if row.verdict == KINK})
+    fd_rows, _ = full_check(objective, inputs, {n: hand[n] for n in names}, tol, names, conventions)
+    by_label = {row.label: row for row in fd_rows}
+    for row in rows:
+        fd = by_label.get(row.label)
+        if row.verdict != KINK or fd is None:
+            continue
+        if fd.verdict == KINK and fd.left is not None and fd.right is not None:
+            low, high = sorted((fd.left, fd.right))
+            slack = row.tolerance + fd.error_estimate
+            if low - slack <= row.claimed <= high + slack:
+                continue
+            row.verdict = FAIL
+            row.reason = (f"hand-derived {fmt(row.claimed)} lies outside the one-sided slopes "
+                          f"{fmt(fd.left)} (left) and {fmt(fd.right)} (right) at this non-differentiable point")
+        elif fd.verdict == FAIL:
+            row.verdict = FAIL
+            row.reason = f"hand-derived {fmt(row.claimed)} vs AD {fmt(row.reference)}; finite differences give " \
+                         f"{fmt(fd.reference)} (f is differentiable here: a tie or kink excuses no other value)"
 
 
 def _fast_with_fallback(report, objective, inputs, claimed, seed, conventions):

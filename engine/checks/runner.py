@@ -6,6 +6,7 @@ A case's own mistakes (a formula that does not parse, a program that fails) make
 """
 from __future__ import annotations
 
+import functools
 import math
 import time
 import zlib
@@ -14,12 +15,15 @@ from dataclasses import dataclass, field
 from ...parser.errors import SourceError, option
 from . import datarefs
 from ..core.backend import GPU_INSTALL_HINT, DeviceUnavailable, on_device, to_host_value
+from ...parser.files import confined_path, read_text
 from .gradient import check_gradient
 from .hand import HandGradient, expression_target
 from .report import FAILING, KINK, SEVERITY_ORDER, WARNING, tolerance_for
 from .verdicts import compare
+from .workers import run_in_process, run_supervised
+from ..diff import reverse
 from ..diff.function import Function, ReplayRunner
-from ..lang.target import bind_inputs, constant, load
+from ..lang.target import Runner, bind_inputs, constant, load
 from ..lang.limits import Limits
 from ..lang.values import set_dtype
 
@@ -173,12 +177,8 @@ def _case_target(case):
     """The case's function: its formula `f`, or the program file it names."""
     if case.f is not None:
         return expression_target(case.f, "f")
-    try:
-        with open(case.program, encoding="utf-8") as fh:
-            text = fh.read()
-    except (OSError, UnicodeDecodeError) as e:
-        reason = getattr(e, "strerror", None) or str(e)
-        raise SourceError("bad file", f"cannot read the program {case.program}: {reason}") from None
+    resolved = confined_path(case.file, case.program)     # again: a symlink may have moved since
+    text = read_text(resolved, "program")
     return load(text, case.fn, case.of, filename=case.program)
 
 
@@ -293,41 +293,17 @@ def shard(cases: list, k: int, n: int) -> list:
 
 
 def run_cases(cases: list, jobs: int = 1, mode=None, seed=None, progress=None) -> list:
-    """Results in the order of `cases`; `progress(result)` is called as each finishes."""
+    """Results in the order of `cases`; `progress(result)` is called as each finishes. With
+    jobs > 1, in supervised worker processes (a case that kills its worker is that case's error;
+    at most as many workers as cases and CPUs). workers.Interrupted if workers.STOP is set."""
+    run_one = functools.partial(run_case, mode=mode, seed=seed)
     if jobs <= 1 or len(cases) <= 1:
-        out = []
-        for c in cases:
-            r = run_case(c, mode, seed)
-            out.append(r)
-            if progress:
-                progress(r)
-        return out
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-    # a CUDA context does not survive fork: GPU cases go to fresh (spawned) workers
-    gpu = any(c.options.get("device") == "gpu" for c in cases)
-    method = "fork" if "fork" in multiprocessing.get_all_start_methods() and not gpu else "spawn"
-    chunks = [cases[i::jobs * 4] for i in range(min(len(cases), jobs * 4))]
-    out = [None] * len(cases)
-    position = {id(c): i for i, c in enumerate(cases)}
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context(method)) as pool:
-        futures = [(chunk, pool.submit(_run_chunk, chunk, mode, seed)) for chunk in chunks]
-        for chunk, fut in futures:
-            for c, r in zip(chunk, fut.result()):
-                out[position[id(c)]] = r
-                if progress:
-                    progress(r)
-    return out
+        return run_in_process(cases, run_one, progress)
+    return run_supervised(cases, jobs, run_one, functools.partial(crashed_result, mode=mode), progress)
 
 
-def _run_chunk(chunk, mode, seed):
-    """In a worker process: run the cases in a thread with a large stack (deep programs)."""
-    import sys
-    import threading
-    sys.setrecursionlimit(100_000)
-    threading.stack_size(256 * 1024 * 1024)
-    results = []
-    t = threading.Thread(target=lambda: results.extend(run_case(c, mode, seed) for c in chunk))
-    t.start()
-    t.join()
-    return results
+def crashed_result(case, why: str, mode=None) -> CaseResult:
+    """The error of a case whose worker process died while running it."""
+    return CaseResult(file=case.file, name=case.name, index=case.index, line=case.line, status=ERROR,
+                      verdict="error", mode=mode or case.options.get("mode", "full"),
+                      message=f"the worker process running this case {why}; the other cases still ran")

@@ -12,11 +12,12 @@ from .report import (BRANCH, DETACHED, FAIL, INCONCLUSIVE, INCONCLUSIVE_RATIO, K
 
 
 def judge(label, claimed, f0, fp1, fm1, fp2, fm2, h, tol: Tolerance, branch_reason="",
-          convention="", noise_floor=0.0, of_scale=0.0) -> EntryCheck:
+          convention="", noise_floor=0.0, of_scale=0.0, relative_atol=False) -> EntryCheck:
     """Verdict for one entry from the five function values f(x), f(x±h), f(x±2h).
     `noise_floor` is a lower bound for the rounding noise of f (see `noise_floor`). `of_scale` is the
     largest derivative of the same f checked alongside (an exact 0 next to entries of 1000 is
-    resolved when FD is good to rtol * 1000, not to atol)."""
+    resolved when FD is good to rtol * 1000, not to atol). `relative_atol` (entry-by-entry checks)
+    caps atol at rtol times the size of f's derivatives, FD's among them."""
     d1 = (fp1 - fm1) / (2 * h)
     d2 = (fp2 - fm2) / (4 * h)
     fd = (4 * d1 - d2) / 3
@@ -24,7 +25,10 @@ def judge(label, claimed, f0, fp1, fm1, fp2, fm2, h, tol: Tolerance, branch_reas
     noise = max(tol.eps * fmax, noise_floor) / h if math.isfinite(fmax) else math.inf
     estimate = abs(d1 - d2) / 3 + 3 * noise
     scale = max(abs(claimed), abs(fd)) if math.isfinite(claimed) and math.isfinite(fd) else math.inf
-    tolerance = tol.atol + tol.rtol * scale
+    # atol relative to the size of f's derivatives (FD's and the others'): for a function of
+    # magnitude 1e-10, atol = 1e-9 would pass a claim of 0
+    size = max(of_scale, scale) if relative_atol and math.isfinite(scale) else 0.0
+    tolerance = (min(tol.atol, tol.rtol * size) if size > 0 else tol.atol) + tol.rtol * scale
     abs_err = abs(claimed - fd)
     rel_err = abs_err / scale if scale else 0.0
     if abs_err != abs_err:
@@ -132,11 +136,24 @@ def conventions_of(kinks) -> list:
         out.append((f"line {span.line}, column {span.column}: " if span else "") + detail)
     return out
 
+def scaled_atol(tol: Tolerance, derivatives) -> float:
+    """atol, but never more than rtol times the largest derivative of f: for a function of
+    magnitude 1e-10 a claim of 0 must not pass on atol alone (1e-9 would swallow it)."""
+    largest = 0.0
+    for d in derivatives:
+        values = as_float_array(d).reshape(-1) if hasattr(d, "shape") else [float(d)]
+        for v in values:
+            if math.isfinite(v) and abs(v) > largest:
+                largest = abs(v)
+    return min(tol.atol, tol.rtol * largest) if largest > 0 else tol.atol
+
+
 def compare(claimed: dict, reference: dict, inputs: dict, tol: Tolerance, names=None,
             conventions=()) -> list:
     """A hand-derived gradient against AD, entry by entry (AD is exact: no error estimate)."""
     rows = []
     convention = convention_text(conventions)
+    atol = scaled_atol(tol, reference.values())
     for name in names or list(reference):
         ref = reference[name]
         shape = np().shape(ref) if hasattr(ref, "shape") else ()
@@ -153,7 +170,7 @@ def compare(claimed: dict, reference: dict, inputs: dict, tol: Tolerance, names=
         for label, c, r in zip(labels, wf, rf):
             scale = max(abs(c), abs(r))
             abs_err = abs(c - r)
-            tolerance = tol.atol + tol.rtol * scale if math.isfinite(scale) else math.inf
+            tolerance = atol + tol.rtol * scale if math.isfinite(scale) else math.inf
             row = EntryCheck(label=label, claimed=c, reference=r, abs_err=abs_err,
                              rel_err=abs_err / scale if scale else 0.0, error_estimate=0.0, tolerance=tolerance,
                              verdict=PASS)

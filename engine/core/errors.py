@@ -15,6 +15,13 @@ class EngineError(Exception):
         self.setting = setting
 
 
+class TapeTooLong(EngineError):
+    """The tapes being recorded hold more entries than the tape-entry limit allows."""
+
+    def __init__(self, message: str):
+        super().__init__("tape limit", message, "max_tape_entries")
+
+
 class TooLarge(EngineError):
     """An array op would make more elements than the element limit allows."""
 

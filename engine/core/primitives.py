@@ -215,6 +215,10 @@ def params_op(*names, optional=(), shapes=()):
 # for a run. Checked before numpy allocates, on the array paths only: scalars never pay for it.
 element_limit = [None]
 
+# The run's float dtype (set with the language's dtype), which a comparison's boolean mask takes
+# when a math function is applied to it: exp(x > 0) is e, not float16's 2.71875.
+run_dtype = ["float64"]
+
 
 def check_result_size(prim, x, y):
     limit = element_limit[0]
@@ -282,6 +286,8 @@ def unary(mathfn, npname):
                 return mathfn(x)
             except (ValueError, OverflowError, ZeroDivisionError):
                 return float_fallback(getattr(np(), npname), x)
+        if getattr(x, "dtype", None) == bool:     # a comparison's mask: numpy would make float16
+            x = x.astype(run_dtype[0])
         return plain_scalar(getattr(xp(), npname)(x))
     impl.__name__ = npname
     return impl

@@ -8,7 +8,10 @@ reverse sweep itself is recorded: that is how Hessians and n-th derivatives come
 """
 from __future__ import annotations
 
+import weakref
+
 from .accumulate import accumulate
+from .errors import TapeTooLong
 from .notes import NOTES
 
 _level = [0]
@@ -90,6 +93,7 @@ class Tape:
     def __init__(self, persistent: bool = False, keep_values: bool = False):
         self.level = new_level()
         self.entries: list = []
+        LIVE_TAPES.add(self)
         self.persistent = persistent
         self.keep_values = keep_values
 
@@ -100,6 +104,21 @@ class Tape:
 
     def __len__(self):
         return len(self.entries)
+
+
+# Every tape still alive, so a limit on recorded entries can be checked now and then (by the
+# interpreter's loops, and after each nested derivative) instead of on each record.
+LIVE_TAPES = weakref.WeakSet()
+
+
+def check_entries(limit: int | None) -> None:
+    """TapeTooLong if the live tapes hold more than `limit` entries in all."""
+    if limit is None:
+        return
+    total = sum(len(tape.entries) for tape in LIVE_TAPES)
+    if total > limit:
+        raise TapeTooLong(f"the program recorded more than {limit:,} operations on its tapes ({total:,}): "
+                          "an endless loop, or a derivative that grows too fast?")
 
 
 class Shape:

@@ -8,6 +8,7 @@ from ..core.backend import np, to_host, to_host_value, xp
 from ..core.notes import NOTES
 from ..core.tape import Dual, backward, strip
 from ..lang.interp import Interpreter
+from ..lang.limits import Limits
 from ..lang.target import bind_inputs, check_output, load, run_target
 from ..lang.values import as_input, dtype, set_dtype, shape_of
 
@@ -28,6 +29,15 @@ def check_wrt(target, wrt) -> list:
             raise SourceError("unknown input", f"{option('wrt')} {w}: not an input (the inputs: "
                               f"{', '.join(target.inputs) or 'none'})")
     return wrt
+
+
+def check_result_elements(what: str, count: int, limits) -> None:
+    """A Jacobian or Hessian of `count` elements, refused before its passes run if over the
+    element limit (out × in for a Jacobian, in² for a Hessian)."""
+    limit = (limits or Limits()).elements
+    if count > limit:
+        raise SourceError("too large", f"the {what} would have {count:,} elements, more than the limit of "
+                          f"{limit:,}", None, f"raise the limit with {option('max_elements')}")
 
 
 def unit(value, k: int):

@@ -16,8 +16,8 @@ from ..core.notes import reset as reset_notes
 from ..core.batch import batched
 from ..core.tape import Dual, Tape, new_level, strip
 from ..lang.values import dtype, shape_of, size_of
-from .common import (check_wrt, detached_places, finish, first_or_plain_run, host, on_host, prepare, run, seed_for,
-                     sweep, tangent_of, unique_kinks, unit, watched_run)
+from .common import (check_result_elements, check_wrt, detached_places, finish, first_or_plain_run, host, on_host,
+                     prepare, run, seed_for, sweep, tangent_of, unique_kinks, unit, watched_run)
 from .reverse import GradResult
 from .tangents import basis_chunks, stacked_tangent_of
 
@@ -111,6 +111,7 @@ def jacobian(source=None, at=None, wrt=None, mode="auto", fn=None, of=None, dtyp
     if chosen == "forward":
         return _jacobian_forward(target, inputs, wrt, limits, notes, chosen, reason, size_of(value))
     out_shape = shape_of(value)
+    check_result_elements("Jacobian", size_of(value) * in_elements, limits)
     flat = {w: np().zeros((size_of(value), size_of(inputs[w])), dtype=dtype()) for w in wrt}
     touched = set()
     for k in range(size_of(value)):
@@ -139,6 +140,8 @@ def _jacobian_forward(target, inputs, wrt, limits, notes, mode, reason, out_size
                 out, interp = run(target, {**inputs, w: Dual(inputs[w], tangents, level)}, limits)
             passes += 1
             value = strip(out)
+            if first is None:                     # the output's size is known after one pass
+                check_result_elements("Jacobian", size_of(value) * sum(size_of(inputs[v]) for v in wrt), limits)
             first = first or (value, interp)
             t = stacked_tangent_of(out, level, shape_of(value), stop - start)
             if t is not None:

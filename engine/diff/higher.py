@@ -26,8 +26,8 @@ from ..core.notes import reset as reset_notes
 from ..core.tape import Dual, Tape, Var, new_level, strip
 from ..lang.target import load
 from ..lang.values import as_input, dtype, set_dtype, shape_of, size_of
-from .common import (check_wrt, detached_places, finish, host, on_host, prepare, run, sweep, tangent_of,
-                     unique_kinks, unit, watched_run)
+from .common import (check_result_elements, check_wrt, detached_places, finish, host, on_host, prepare, run, sweep,
+                     tangent_of, unique_kinks, unit, watched_run)
 from .tangents import basis_chunks, stacked_tangent_of
 
 MAX_TAPE_ENTRIES = 3_000_000       # nested tapes beyond this would exhaust memory: stop with an error
@@ -71,6 +71,7 @@ def hessian(source=None, at=None, wrt=None, method="forward-over-reverse", fn=No
     target, inputs = prepare(source, at, fn, of, dtype_name, target)
     wrt = check_wrt(target, wrt)
     notes = reset_notes()
+    check_result_elements("Hessian", sum(size_of(inputs[w]) for w in wrt) ** 2, limits)
     blocks = {a: {b: np().zeros((size_of(inputs[a]), size_of(inputs[b])), dtype=dtype()) for b in wrt}
               for a in wrt}
     if method == "forward-over-reverse":

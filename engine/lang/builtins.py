@@ -3,6 +3,7 @@ constructors (arange, zeros...) that make constants. Nothing else of Python is r
 from __future__ import annotations
 
 import math
+import weakref
 
 from ...parser.errors import SourceError, option
 from ..core import ops
@@ -14,7 +15,7 @@ from ..core.tape import BOXES, strip
 from .axes import keep_dims, reduced_count, reduction_axes
 from .numpy_builtins import add_library_builtins, add_second_spellings
 from .transforms import transform_builtins
-from .values import describe, dtype, shape_of, size_of
+from .values import RangeValue, describe, dtype, shape_of, size_of
 
 
 def noted_stop_gradient(x):
@@ -46,8 +47,16 @@ def _shape_arg(args, what):
 
 
 class Builtins:
+    """The builtins that need the interpreter (its limits, `grad`). They hold it by a weak
+    reference: interpreter -> table -> bound method -> Builtins -> interpreter would be a cycle,
+    which only the cyclic GC frees (repeated API calls grew by 16 KB each until gc.collect())."""
+
     def __init__(self, interp):
-        self.interp = interp
+        self._interp = weakref.ref(interp) if interp is not None else lambda: None
+
+    @property
+    def interp(self):
+        return self._interp()
 
     def check_size(self, count, what):
         limit = self.interp.limits.elements
@@ -57,11 +66,13 @@ class Builtins:
 
     # -- constructors (constants) --
     def zeros(self, *shape):
+        _refuse_traced("zeros", shape)
         s = _shape_arg(shape, "zeros")
         self._check_dims(s, "zeros")
         return xp().zeros(s, dtype=dtype()) if s else 0.0
 
     def ones(self, *shape):
+        _refuse_traced("ones", shape)
         s = _shape_arg(shape, "ones")
         self._check_dims(s, "ones")
         return xp().ones(s, dtype=dtype()) if s else 1.0
@@ -72,6 +83,7 @@ class Builtins:
         self.check_size(math.prod(s), f"{what}{s}")
 
     def arange(self, *args):
+        _refuse_traced("arange", args)
         vals = [float(strip(a)) for a in args]
         if not vals or len(vals) > 3:
             raise SourceError("wrong arguments", "arange() takes 1 to 3 arguments")
@@ -83,14 +95,23 @@ class Builtins:
         return xp().arange(start, stop, step, dtype=dtype())
 
     def linspace(self, start, stop, num=50.0):
+        _refuse_traced("linspace", (num,), "the number of points")
         count = int(strip(num)) if is_whole(float(strip(num))) else -1
         if count < 0:
             raise SourceError("value error", "linspace(): the number of points must be a whole number ≥ 0")
         self.check_size(count, "linspace()")
-        return xp().linspace(float(strip(start)), float(strip(stop)), count, dtype=dtype())
+        if not all(math.isfinite(float(strip(v))) for v in (start, stop)):
+            raise SourceError("value error", "linspace() needs finite bounds")
+        points = xp().linspace(float(strip(start)), float(strip(stop)), count, dtype=dtype())
+        if not (isinstance(start, BOXES) or isinstance(stop, BOXES)):
+            return points
+        # traced bounds: start + (stop - start) t, differentiable in both, with numpy's values
+        # exactly (the traced part adds an exact 0 to them)
+        fractions = xp().linspace(0.0, 1.0, count, dtype=dtype())
+        traced = ops.add(start, ops.mul(ops.sub(stop, start), fractions))
+        return ops.add(points, ops.sub(traced, strip(traced)))
 
     def range_(self, *args):
-        from .values import RangeValue
         ints = []
         for a in args:
             v = strip(a)
@@ -176,9 +197,15 @@ class Builtins:
         return bool(xp().all(strip(x))) if shape_of(x) else bool(strip(x))
 
 
-def _numeric(name, fn):
-    """A math function that names the builtin when given something that is not a number."""
+def _numeric(name, fn, refuse_tuples=True):
+    """A math function that names the builtin when given something that is not a number. The
+    table's primitives take only numbers and arrays (numpy would take a tuple as an array, a range
+    as an object); numpy's library functions take tuples of axes, shapes and arrays."""
     def op(*args, **kwargs):                   # keywords by numpy's names pass straight through
+        refused = NOT_NUMBERS if refuse_tuples else NOT_ARRAYS
+        for a in args:
+            if a.__class__ in refused:
+                raise SourceError("type error", f"{name}() takes numbers or arrays, not {describe(a)}")
         try:
             return fn(*args, **kwargs)
         except TypeError:
@@ -192,23 +219,35 @@ def _numeric(name, fn):
     return op
 
 
+NOT_NUMBERS = frozenset((tuple, RangeValue))
+NOT_ARRAYS = frozenset((RangeValue,))        # range() is for loops only, in any builtin
+
+
+def _refuse_traced(name, args, what="an argument"):
+    """A constructor whose result does not depend smoothly on `args` (a count, a shape, arange's
+    bounds): a traced value there is an error, never a silent zero gradient."""
+    for a in args:
+        if isinstance(a, BOXES) or (isinstance(a, tuple) and any(isinstance(v, BOXES) for v in a)):
+            raise SourceError("not differentiable", f"{name}(): {what} depends on an input being "
+                              "differentiated, but the result does not depend smoothly on it", None,
+                              "wrap it in stop_gradient(...) to use its value as a constant")
+
+
 def _is_numeric(v):
     v = strip(v)
     return isinstance(v, (float, int, bool)) or is_array(v)
 
 
 def make_builtins(interp) -> dict:
+    """The builtins of one interpreter: those that need it (limits, derivatives of functions)
+    made for it, beside the shared ones, which are made once per process."""
     from .callables import Builtin
     methods = Builtins(interp)
-    table = {}
+    table = dict(_shared_builtins())
 
     def add(name, fn, lo, hi=None):
         table[name] = Builtin(name, fn, lo, lo if hi is None else hi)
 
-    for prim in builtin_primitives():          # the table's entries the language exposes as is
-        for name in filter(None, (prim.builtin, prim.alias)):
-            add(name, _numeric(name, prim.op), prim.arity)
-    add_library_builtins(add, _numeric)
     add("where", methods.where, 3)
     add("dot", methods.dot, 2)
     add("sum", methods.sum, 1, 2)          # keepdims= by keyword only, as numpy
@@ -224,17 +263,34 @@ def make_builtins(interp) -> dict:
     add("range", methods.range_, 1, 3)
     add("any", methods.any_, 1)
     add("all", methods.all_, 1)
-    add("stop_gradient", noted_stop_gradient, 1)
-    add("detach", noted_stop_gradient, 1)
     table.update(transform_builtins(interp))          # grad, value_and_grad, hessian, jvp, vjp
     add_second_spellings(table)
-    table["pi"] = math.pi
-    table["e"] = math.e
-    table["inf"] = math.inf
-    table["nan"] = math.nan
-    table["newaxis"] = None           # numpy's name for None in a subscript: x[:, np.newaxis]
     return table
 
+
+_SHARED: dict = {}
+
+
+def _shared_builtins() -> dict:
+    """The builtins that hold no interpreter: the table's primitives, numpy's library functions,
+    stop_gradient and the constants. Made once: an interpreter per API call would otherwise make
+    some 2,000 objects for them."""
+    if _SHARED:
+        return _SHARED
+    from .callables import Builtin
+
+    def add(name, fn, lo, hi=None):
+        _SHARED[name] = Builtin(name, fn, lo, lo if hi is None else hi)
+
+    for prim in builtin_primitives():          # the table's entries the language exposes as is
+        for name in filter(None, (prim.builtin, prim.alias)):
+            add(name, _numeric(name, prim.op), prim.arity)
+    add_library_builtins(add, lambda name, fn: _numeric(name, fn, refuse_tuples=False))
+    add("stop_gradient", noted_stop_gradient, 1)
+    add("detach", noted_stop_gradient, 1)
+    _SHARED.update(pi=math.pi, e=math.e, inf=math.inf, nan=math.nan)
+    _SHARED["newaxis"] = None         # numpy's name for None in a subscript: x[:, np.newaxis]
+    return _SHARED
 
 
 def builtin_names() -> frozenset:

@@ -86,6 +86,12 @@ class CallCompiler:
         defs makes a cycle per call (closure <-> frame) and keeps the GC running."""
         pause = self.pause_gc and gc.isenabled()
         if pause:
+            if moved_to_oldest[0] > COLLECT_AFTER_MOVED:
+                # what earlier runs moved to the oldest generation includes their cycles (a
+                # program's functions and frames), which no automatic collection would reach:
+                # collect them now, before this run's tape exists, so repeated calls stay flat
+                moved_to_oldest[0] = 0
+                gc.collect()
             gc.disable()
         old = ops.element_limit[0]
         ops.element_limit[0] = self.limits.elements
@@ -102,6 +108,8 @@ class CallCompiler:
                 # full. freeze + unfreeze moves it to the oldest generation as is, at O(1)
                 # (not when someone else froze objects: unfreeze would undo their freeze).
                 if gc.get_freeze_count() == 0:
+                    young, middle, _ = gc.get_count()    # O(1), where get_freeze_count() walks them all
+                    moved_to_oldest[0] += young + middle
                     gc.freeze()
                     gc.unfreeze()
                 gc.enable()
@@ -181,6 +189,12 @@ class CallCompiler:
                 return me.call_user(f, vals, span)
             return me.call(f, vals, span)
         return call
+
+
+# Objects the paused runs moved to the oldest generation since the last full collection (which
+# they do not count towards); past this many, the next run collects first.
+moved_to_oldest = [0]
+COLLECT_AFTER_MOVED = 200_000
 
 
 def _drop_tapes(frame):

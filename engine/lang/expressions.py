@@ -4,8 +4,10 @@ A binary operator reads a constant or a local operand inline (see `operand`); th
 closures themselves are in operator_closures.py."""
 from __future__ import annotations
 
+import math
+
 from ...parser import nodes
-from ...parser.errors import SourceError
+from ...parser.errors import SourceError, option
 from ..core import ops
 from ..core.backend import is_array, xp
 from ..core.notes import NOTES
@@ -281,6 +283,10 @@ class ExpressionCompiler:
                 raise SourceError("type error", f"a list element is {describe(v)}, not a number or array", sp)
             if shp != shapes[0]:
                 raise SourceError("shape mismatch", f"list elements have different shapes: {shapes[0]} and {shp}", sp)
+        count = len(vals) * math.prod(shapes[0])      # before stacking: `x = [x, x]` doubles each time
+        if count > self.limits.elements:
+            raise SourceError("too large", f"the list would make an array of {count:,} elements, more than the "
+                              f"limit of {self.limits.elements:,}", span, f"raise the limit with {option('max_elements')}")
         if any(v.__class__ in (Var, Dual) for v in vals):
             return ops.stack(vals)
         return xp().stack([xp().asarray(v, dtype=dtype()) for v in vals])

@@ -16,10 +16,13 @@ from .callables import Frame
 from .call_forms import CallFormsCompiler
 from .calls import CallCompiler
 from .expressions import ExpressionCompiler
+from ..core.errors import TapeTooLong
 from ..core.memory import resident_mb
+from ..core.tape import check_entries
+from .errors import runtime_error
 from .limits import Limits, step_limit_error, tape_limit_error
 
-CHECK_EVERY = 4096          # steps between two checks of the tape-memory bound (at loop trips)
+CHECK_EVERY = 4096          # steps between two checks of the tape bounds (at loop trips)
 from .names import Scope, assigned_names
 from .statement_forms import StatementFormsCompiler
 from .statements import StatementCompiler
@@ -48,15 +51,24 @@ class Interpreter(StatementCompiler, ExpressionCompiler, CallCompiler, CallForms
         return step_limit_error(self.limits.steps, span)
 
     def checkpoint(self, span):
-        """At a loop trip past check_at: the step limit, then the memory the run has added."""
+        """At a loop trip past check_at: the step limit, the tapes' entries, then the memory the
+        run has added."""
         if self.steps > self.limits.steps:
             raise self.tick_error(span)
+        self.check_tapes(span)
         now = resident_mb()
         if self.baseline_mb is None:
             self.baseline_mb = now
         elif now - self.baseline_mb > self.limits.tape_mb:
             raise tape_limit_error(self.limits.tape_mb, now - self.baseline_mb, span)
         self.check_at = min(self.limits.steps, self.steps + CHECK_EVERY)
+
+    def check_tapes(self, span):
+        """The tape-entry limit, checked by loops and nested derivatives (never per op)."""
+        try:
+            check_entries(self.limits.tape_entries)
+        except TapeTooLong as exc:
+            raise runtime_error(exc, span, "loop") from None
 
     def compile_module(self, module: nodes.Module, globals_names=()):
         """Returns a closure that runs the module's statements in the global frame."""

@@ -7,15 +7,17 @@ FRAMES_PER_CALL = 50       # Python frames one call of the language may take, ge
 
 
 class Limits:
-    """Bounds that turn runaway programs into errors: executed steps, call depth, array size, and
-    the memory a run may add (`tape_mb`, its tape mostly: checked at loop trips)."""
+    """Bounds that turn runaway programs into errors: executed steps, call depth, array size, the
+    memory a run may add (`tape_mb`, its tape mostly: checked at loop trips) and the operations
+    recorded on the tapes (an entry with its boxes takes some 400 bytes: 5,000,000 is about 2 GB)."""
 
     def __init__(self, steps: int = 10_000_000, depth: int = 200, elements: int = 250_000_000,
-                 tape_mb: int = 1024):
+                 tape_mb: int = 1024, tape_entries: int = 5_000_000):
         self.steps = steps
         self.depth = depth
         self.elements = elements
         self.tape_mb = tape_mb
+        self.tape_entries = tape_entries
 
 
 class LimitError(SourceError):

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from ...parser import nodes, parse_expression, parse_program
 from ...parser.errors import SourceError, option
+from ...parser.files import read_text
 from ..core.tape import strip
 from .builtins import builtin_names
 from .callables import UserFunction
@@ -36,11 +37,12 @@ class Target:
 
 
 def looks_like_file(text: str) -> bool:
-    """A program path: an existing `.py` file, or an existing file named with a directory part.
-    A bare word such as `x` is an expression even if a file of that name happens to exist."""
+    """A program path: an existing `.py` file, or an existing file given as a path from `./`,
+    `../` or `/`. A bare `x` or `x/y` is an expression (a division) even if a file of that name
+    happens to exist."""
     if "\n" in text or not os.path.isfile(text):
         return False
-    return text.endswith(".py") or os.sep in text
+    return text.endswith(".py") or text.startswith(("./", "../", "/", "." + os.sep, ".." + os.sep))
 
 
 def load(text: str, fn: str | None = None, of: str | None = None, filename: str | None = None) -> Target:
@@ -63,11 +65,7 @@ def load(text: str, fn: str | None = None, of: str | None = None, filename: str 
 
 
 def _read(filename: str) -> str:
-    try:
-        with open(filename, encoding="utf-8") as f:
-            return f.read()
-    except (OSError, UnicodeDecodeError) as e:
-        raise SourceError("bad file", f"cannot read {filename}: {e}") from None
+    return read_text(filename, "program")
 
 
 def _refuse_unknown_functions(node, builtins, text):

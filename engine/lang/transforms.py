@@ -6,11 +6,13 @@ forward mode), so they nest with each other and with the derivative being taken 
 `jvp(grad(f), x, v)` is forward over reverse (a Hessian-vector product)."""
 from __future__ import annotations
 
+import weakref
+
 from ...parser.errors import SourceError
 from ..core import ops
-from ..core.backend import np, xp
+from ..core.backend import is_array, np, xp
 from ..core.tape import Dual, Tape, Var, backward, new_level
-from .values import describe, dtype, shape_of, size_of
+from .values import as_input, describe, dtype, shape_of, size_of
 
 
 def _one():
@@ -46,6 +48,9 @@ class DerivedFunction:
             raise SourceError("wrong arguments", f"{self.name} takes at least 1 argument but 0 were given", span)
         positions = _argnums(self.argnum, len(args), self.name, span)
         tape = Tape(persistent=False)
+        for p in positions:
+            if args[p].__class__ is bool or (is_array(args[p]) and args[p].dtype == bool):
+                args[p] = as_input(args[p])    # a comparison's truth value is a number here
         watched = {p: tape.watch(args[p]) for p in positions}
         y = self.interp.call(self.fn, [watched.get(i, a) for i, a in enumerate(args)], span)
         if shape_of(y) != ():
@@ -53,6 +58,7 @@ class DerivedFunction:
             raise SourceError("shape mismatch", f"{self.name[:self.name.index('(')]} needs a function with a "
                               f"scalar output; {fname} returned {describe(y)}", span, "wrap the output in sum(...)")
         adj = backward(tape, y, _one())
+        self.interp.check_tapes(span)          # a nested derivative records no steps, but may grow fast
         grads = []
         for p in positions:
             g = adj[watched[p].index]
@@ -142,8 +148,12 @@ def vjp(interp, f, x, v, span=None):
 
 
 def transform_builtins(interp) -> dict:
-    """The builtins that differentiate a function of the program, by name."""
+    """The builtins that differentiate a function of the program, by name. They hold the
+    interpreter weakly (as Builtins do): a strong reference would make every interpreter a cycle
+    that only a full collection frees, and repeated API calls would grow."""
     from .callables import Builtin
+    if interp is not None:
+        interp = weakref.proxy(interp)
 
     def function(name, f):
         if not callable(f) or isinstance(f, (int, float)):

@@ -5,6 +5,7 @@ from ...parser.errors import SourceError
 from ..core import ops
 from ..core.backend import is_array, np, to_host, xp
 from ..core.numbers import is_whole
+from ..core.primitives import run_dtype
 from ..core.primitives import shape as shape_of, size as size_of  # noqa: F401 -- the one shape helper
 from ..core.tape import Dual, Var, strip
 from .callables import Builtin, UserFunction
@@ -16,6 +17,7 @@ def set_dtype(name: str) -> None:
     if name not in ("float64", "float32"):
         raise ValueError(f"dtype must be float64 or float32, not {name!r}")
     _dtype[0] = name
+    run_dtype[0] = name
 
 
 def dtype() -> str:

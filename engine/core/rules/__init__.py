@@ -1,6 +1,6 @@
 """THE derivative table, one module per group of primitives (each entry's forward, VJP and JVP
 stand together; see core/primitives.py). The groups build on each other in this order, so no
-module imports one after it: shapes, joins, arithmetic, comparisons, elementwise, reductions,
+module imports one after it: shapes, joins, comparisons, arithmetic, elementwise, reductions,
 numeric, scans, special, linalg (indexing builds on shapes only).
 
 Kink conventions (README, "Non-differentiable points") are declared on the entries

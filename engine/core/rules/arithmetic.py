@@ -6,6 +6,7 @@ import operator
 
 from ..backend import np
 from ..primitives import defprim, float_fallback, ndim, plain_scalar, shape
+from .comparisons import tangent_times
 from .joins import permute_dims
 from .shapes import bcast, expand_dims, reshape, transpose, unbroadcast
 
@@ -39,13 +40,13 @@ sub = defprim("sub", lambda x, y: x - y, elementwise=True, needs_args=False, flo
 mul = defprim("mul", lambda x, y: x * y, elementwise=True, float_impl=operator.mul, reads=("y", "x"),
               vjp=(lambda g, ans, x, y: unbroadcast(g * y, x),
                    lambda g, ans, x, y: unbroadcast(x * g, y)),
-              jvp=(lambda t, ans, x, y: bcast(t * y, ans),
-                   lambda t, ans, x, y: bcast(x * t, ans)))
+              jvp=(lambda t, ans, x, y: bcast(tangent_times(t, y), ans),
+                   lambda t, ans, x, y: bcast(tangent_times(t, x), ans)))
 div = defprim("div", _div, elementwise=True, reads=("y", "x y"),
               vjp=(lambda g, ans, x, y: unbroadcast(div(g, y), x),
                    lambda g, ans, x, y: unbroadcast(div(-g * x, y * y), y)),
-              jvp=(lambda t, ans, x, y: bcast(div(t, y), ans),
-                   lambda t, ans, x, y: bcast(div(-t * x, y * y), ans)))
+              jvp=(lambda t, ans, x, y: bcast(tangent_times(t, div(1.0, y)), ans),
+                   lambda t, ans, x, y: bcast(tangent_times(-t, div(x, y * y)), ans)))
 neg = defprim("neg", lambda x: -x, elementwise=True, needs_args=False, float_impl=operator.neg,
               vjp=(lambda g, ans, x: -g,),
               jvp=(lambda t, ans, x: -t,))

@@ -6,7 +6,8 @@ import math
 import operator
 
 from ..backend import xp
-from ..primitives import defprim, nondiff, plain_scalar
+from ..primitives import defprim, nondiff, plain_scalar, run_dtype
+from ..tape import Dual, Var
 from .shapes import bcast, unbroadcast
 
 
@@ -24,13 +25,20 @@ gt = _compare("gt", operator.gt)
 ge = _compare("ge", operator.ge)
 eq = _compare("eq", operator.eq)
 ne = _compare("ne", operator.ne)
-floor = nondiff("floor", lambda x: float(math.floor(x)) if x.__class__ is float and math.isfinite(x)
-                else plain_scalar(xp().floor(x)), builtin="floor")   # floor(inf) is inf, floor(nan) nan
+def _floor(x):
+    if x.__class__ is float:
+        return float(math.floor(x)) if math.isfinite(x) else x     # floor(inf) is inf, floor(nan) nan
+    if x.__class__ is bool or getattr(x, "dtype", None) == bool:   # floor(x > 1): numbers, not float16
+        return plain_scalar(xp().asarray(x, dtype=run_dtype[0]))
+    return plain_scalar(xp().floor(x))
+
+
+floor = nondiff("floor", _floor, builtin="floor")
 
 
 def _sign(x):
     if x.__class__ is float:
-        return (x > 0.0) - (x < 0.0) + 0.0
+        return (x > 0.0) - (x < 0.0) + 0.0 if x == x else x      # sign(nan) is nan, as numpy
     return plain_scalar(xp().sign(x))
 
 
@@ -40,8 +48,10 @@ sign = nondiff("sign", _sign, builtin="sign")
 def _step(x):
     """1 where x > 0, else 0: relu's derivative (relu'(0) = 0)."""
     if x.__class__ is float:
-        return 1.0 if x > 0.0 else 0.0
-    return plain_scalar((x > 0).astype(getattr(x, "dtype", float)) if hasattr(x, "astype") else float(x > 0))
+        return 1.0 if x > 0.0 else (0.0 if x <= 0.0 else x)      # nan in, nan out
+    if hasattr(x, "astype"):
+        return plain_scalar(xp().heaviside(x, 0.0).astype(x.dtype, copy=False))
+    return float(x > 0)
 
 
 step = nondiff("step", _step)
@@ -50,9 +60,9 @@ step = nondiff("step", _step)
 def _share(x, y):
     """x's share of max(x, y): 1 where x > y, 1/2 at a tie, 0 where x < y."""
     if x.__class__ is float and y.__class__ is float:
-        return 1.0 if x > y else (0.5 if x == y else 0.0)
+        return 1.0 if x > y else (0.5 if x == y else (0.0 if x < y else math.nan))
     m = xp()
-    r = m.where(x > y, 1.0, m.where(x == y, 0.5, 0.0))
+    r = m.where(x > y, 1.0, m.where(x == y, 0.5, m.where(x < y, 0.0, math.nan)))
     dt = m.result_type(x, y)
     if dt.kind == "f" and r.dtype != dt:           # keep float32 gradients float32
         r = r.astype(dt)
@@ -77,3 +87,15 @@ where = defprim("where", _where, elementwise=True, kink="the branch not taken ge
                 jvp=(None,
                      lambda t, ans, c, x, y: bcast(where(c, t, 0.0), ans),
                      lambda t, ans, c, x, y: bcast(where(c, 0.0, t), ans)))
+
+
+def tangent_times(t, d):
+    """A tangent times a local derivative, zero wherever the tangent is exactly zero, even where
+    the derivative is nan or inf: forward mode moves one input entry at a time, so the other
+    entries' nan derivatives must not leak into its column (reverse mode keeps them apart too)."""
+    c = t.__class__
+    if c is float:
+        return 0.0 if t == 0.0 else t * d
+    if c is Var or c is Dual:        # a boxed tangent that is 0 may still carry higher orders
+        return t * d
+    return where(t == 0.0, 0.0, t * d)

@@ -9,7 +9,7 @@ from ..backend import np, xp
 from ..notes import NOTES
 from ..primitives import defprim, float_fallback, plain_scalar, unary, zeros_like
 from .arithmetic import div
-from .comparisons import eq, share, sign, step, where
+from .comparisons import eq, share, sign, step, tangent_times, where
 from .shapes import bcast, unbroadcast
 
 
@@ -29,18 +29,19 @@ def _pow_dy(g, ans, x, y):
 
 
 def _pow_dx(ans, x, y):
-    # y x**(y-1); where y == 0 it is exactly 0 (x**0 is constant), also at x == 0 where
-    # 0 * 0**-1 would be nan: the base is swapped for 1 there, so no nan reaches any order
+    # y x**(y-1); where y == 0 it is exactly 0 (x**0 is constant). Only where x == 0 too would
+    # 0 * 0**-1 be nan: the base is swapped for 1 at that one point, so the derivative in y,
+    # x**(y-1) = 1/x at y == 0, stays right elsewhere (swapping wherever y == 0 made it 1)
     if y.__class__ is float:                    # the usual case, `x**2`: no where() needed
         return y * pow(x, y - 1.0) if y != 0.0 else zeros_like(x)
-    return y * pow(where(eq(y, 0.0), 1.0, x), y - 1.0)
+    return y * pow(where(eq(y, 0.0), where(eq(x, 0.0), 1.0, x), x), y - 1.0)
 
 
 pow = defprim("pow", _pow, elementwise=True, needs_ans=True, reads=("x y", "ans x"),
               vjp=(lambda g, ans, x, y: unbroadcast(g * _pow_dx(ans, x, y), x),
                    lambda g, ans, x, y: unbroadcast(_pow_dy(g, ans, x, y), y)),
-              jvp=(lambda t, ans, x, y: bcast(t * _pow_dx(ans, x, y), ans),
-                   lambda t, ans, x, y: bcast(_pow_dy(t, ans, x, y), ans)))
+              jvp=(lambda t, ans, x, y: bcast(tangent_times(t, _pow_dx(ans, x, y)), ans),
+                   lambda t, ans, x, y: bcast(tangent_times(t, _pow_dy(1.0, ans, x, y)), ans)))
 
 
 LN2, LN10 = math.log(2.0), math.log(10.0)
@@ -50,10 +51,14 @@ def _elementwise(name, mathfn, deriv, needs_ans=False, **kw):
     """The builtin `name`, numpy's function of that name; deriv(ans, x) is f'(x) in engine ops,
     and VJP and JVP are both g * f'(x). A derivative written in `ans` alone (exp, tanh) keeps
     no argument on the tape: needs_ans implies the argument is not read."""
+    def vjp(g, ans, x):
+        if g.__class__ is float and g != 0.0:    # the scalar sweep: no call added
+            return g * deriv(ans, x)
+        return tangent_times(g, deriv(ans, x))   # a zero adjoint (a branch not taken) stays zero
+
     return defprim(name, unary(mathfn, name), needs_ans=needs_ans, needs_args=not needs_ans, builtin=name,
-                   elementwise=True,
-                   vjp=(lambda g, ans, x: g * deriv(ans, x),),
-                   jvp=(lambda t, ans, x: t * deriv(ans, x),), **kw)
+                   elementwise=True, vjp=(vjp,),
+                   jvp=(lambda t, ans, x: tangent_times(t, deriv(ans, x)),), **kw)
 
 
 sin = _elementwise("sin", math.sin, lambda ans, x: cos(x))
@@ -83,8 +88,8 @@ def _sqrt(x):
 
 sqrt = defprim("sqrt", _sqrt, elementwise=True, needs_ans=True, needs_args=False, builtin="sqrt",
                kink="sqrt'(0) = +inf",
-               vjp=(lambda g, ans, x: g * div(0.5, ans),),
-               jvp=(lambda t, ans, x: t * div(0.5, ans),))
+               vjp=(lambda g, ans, x: tangent_times(g, div(0.5, ans)),),
+               jvp=(lambda t, ans, x: tangent_times(t, div(0.5, ans)),))
 
 
 def _abs(x):
@@ -105,7 +110,7 @@ def _relu(x):
     if x.__class__ is float:
         if x == 0.0:
             NOTES.kink("relu", "relu at 0: derivative taken as 0")
-        return x if x > 0.0 else 0.0
+        return 0.0 if x <= 0.0 else x            # nan stays nan, as numpy's maximum(nan, 0)
     if (x == 0).any():
         NOTES.kink("relu", "relu at 0: derivative taken as 0")
     return plain_scalar(xp().maximum(x, 0))
@@ -163,14 +168,14 @@ def _note_ties(name, x, y):
 def _maximum(x, y):
     _note_ties("maximum", x, y)
     if x.__class__ is float and y.__class__ is float:
-        return x if x >= y else y
+        return x if x >= y or x != x else y       # a nan on either side is the result, as numpy
     return plain_scalar(xp().maximum(x, y))
 
 
 def _minimum(x, y):
     _note_ties("minimum", x, y)
     if x.__class__ is float and y.__class__ is float:
-        return x if x <= y else y
+        return x if x <= y or x != x else y
     return plain_scalar(xp().minimum(x, y))
 
 

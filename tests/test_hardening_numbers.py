@@ -1,0 +1,177 @@
+"""Issue 16, honest numbers: comparison dtype, nan through the scalar fast path, forward mode's
+zero tangents, symmetric Hessians at special points, Python's % and //, refused non-numbers."""
+import math
+import os
+
+import numpy as np
+import pytest
+
+from autodiff.engine import api
+from autodiff.parser.errors import SourceError
+
+
+def test_comparison_mask_takes_the_run_dtype():
+    r = api.grad("exp(x > 0) * x", at={"x": [1.0, 2.0]})
+    assert np.asarray(r.value).tolist() == [math.e, 2 * math.e]
+    r32 = api.evaluate("exp(x > 0) * x", at={"x": [1.0, 2.0]}, dtype_name="float32")
+    assert np.asarray(r32.value).dtype == np.float32
+    assert api.evaluate("floor(x > 1)", at={"x": [2.0, 0.0]}).value.dtype == np.float64
+    assert api.evaluate("floor(x > 1)", at={"x": 2.0}).value == 1.0
+
+
+@pytest.mark.parametrize("source", ["maximum(x, 0)", "maximum(0, x)", "minimum(x, 0)", "minimum(0, x)",
+                                    "relu(x)", "sign(x)", "abs(x)"])
+def test_nan_propagates_on_the_scalar_fast_path_as_numpy(source):
+    scalar = api.evaluate(source, at={"x": math.nan}).value
+    assert math.isnan(scalar)
+    array = api.evaluate(source, at={"x": [math.nan]}).value
+    assert np.isnan(array).all()
+    if source != "sign(x)":
+        assert math.isnan(api.grad(source, at={"x": math.nan}).gradient["x"])
+        assert np.isnan(api.grad(source, at={"x": [math.nan]}).gradient["x"]).all()
+
+
+def test_nan_keeps_ordinary_values_elsewhere():
+    assert api.evaluate("[maximum(1, 0), minimum(1, 0), relu(-2), sign(-3)]").value.tolist() == [1, 0, 0, -1]
+    assert api.grad("maximum(x, 0) + relu(x)", at={"x": 2.0}).gradient["x"] == 2.0
+    assert api.grad("maximum(x, x)", at={"x": 2.0}).gradient["x"] == 1.0
+
+
+@pytest.mark.parametrize("source, at", [
+    ("sqrt(x)", {"x": [4.0, -1.0]}),
+    ("log(x) + x", {"x": [1.0, 0.0, -2.0]}),
+    ("1/x + x*y", {"x": [0.0, 1.0], "y": [math.inf, 2.0]}),
+    ("x ** y", {"x": [4.0, -1.0], "y": [0.5, 0.5]}),
+    ("where(x > 0, sqrt(x), 0)", {"x": [4.0, -1.0]}),
+    ("sin(x)", {"x": [1.0, math.nan]}),
+])
+def test_forward_mode_keeps_other_entries_nan_out(source, at):
+    reverse = api.grad(source, at=at)
+    forward = api.grad(source, at=at, mode="forward")
+    for name in at:
+        np.testing.assert_array_equal(np.asarray(forward.gradient[name]), np.asarray(reverse.gradient[name]))
+
+
+def test_sqrt_forward_matches_reverse_and_jax():
+    g = api.grad("sqrt(x)", at={"x": [4.0, -1.0]}, mode="forward").gradient["x"]
+    assert g[0] == 0.25 and math.isnan(g[1])
+
+
+# Each binary rule at its special points: zero base, zero exponent, ties, zero divisor...
+BINARY_POINTS = [
+    ("x ** y", {"x": 4.0, "y": 0.0}), ("x ** y", {"x": 0.5, "y": 0.0}), ("x ** y", {"x": 2.0, "y": 1.0}),
+    ("x ** y", {"x": 3.0, "y": 2.0}), ("x * y", {"x": 0.0, "y": 0.0}), ("x / y", {"x": 0.0, "y": 2.0}),
+    ("x + y", {"x": 1.0, "y": 1.0}), ("x - y", {"x": 1.0, "y": 1.0}),
+    ("maximum(x, y) * x", {"x": 1.0, "y": 1.0}), ("minimum(x, y) * y", {"x": 1.0, "y": 1.0}),
+    ("x % y * x", {"x": 1.5, "y": 0.5}), ("where(x > y, x * y, y * y)", {"x": 1.0, "y": 1.0}),
+    ("dot(x, y) * x", {"x": 2.0, "y": 3.0}),
+]
+
+
+@pytest.mark.parametrize("method", ["forward-over-reverse", "reverse-over-reverse"])
+@pytest.mark.parametrize("source, at", BINARY_POINTS)
+def test_every_binary_rule_has_a_symmetric_hessian(source, at, method):
+    h = api.hessian(source, at=at, method=method).hessian
+    assert float(h["x"]["y"]) == pytest.approx(float(h["y"]["x"]), rel=1e-12, abs=1e-15)
+
+
+def test_pow_mixed_partial_at_zero_exponent_is_one_over_x():
+    for method in ("forward-over-reverse", "reverse-over-reverse"):
+        h = api.hessian("x ** y", at={"x": 4.0, "y": 0.0}, method=method).hessian
+        assert float(h["x"]["y"]) == 0.25 and float(h["y"]["x"]) == 0.25
+    assert float(api.hessian("x ** y", at={"x": 0.0, "y": 2.0}).hessian["x"]["x"]) == 2.0
+
+
+def test_mod_and_floordiv_give_pythons_values():
+    values = api.evaluate("[1 % 0.1, 1 // 1e-8, -7 % 3, 7 % -3, 5.5 // 2]").value.tolist()
+    assert values == [1 % 0.1, 1 // 1e-8, -7 % 3, 7 % -3, 5.5 // 2]
+    assert api.evaluate("x % 0.1", at={"x": [1.0, 2.0]}).value.tolist() == [1 % 0.1, 2 % 0.1]
+    r = api.grad("x % y", at={"x": 1.0, "y": 0.1})
+    assert r.value == 1 % 0.1 and r.gradient == {"x": 1.0, "y": -(1 // 0.1)}
+    assert math.isnan(api.evaluate("1 % 0").value) and api.evaluate("1 // 0").value == math.inf
+
+
+@pytest.mark.parametrize("source, at", [
+    ("maximum(A, (1, 2))", {"A": [1.0, 2.0]}), ("transpose(range(3))", {}), ("sin((1, 2))", {}),
+])
+def test_builtins_refuse_tuples_and_ranges(source, at):
+    with pytest.raises(SourceError, match="takes numbers or arrays"):
+        api.evaluate(source, at=at)
+
+
+def test_grad_of_a_comparison_value_is_a_number():
+    assert api.evaluate("grad(abs)(floor(x > 1))", at={"x": 2.0}).value == 1.0
+    assert api.evaluate("grad(abs)(x > 1)", at={"x": 2.0}).value == 1.0
+
+
+def test_a_bare_path_with_a_slash_is_an_expression(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    os.mkdir("x")
+    (tmp_path / "x" / "y").write_text("def f(a):\n    return a\n")
+    assert api.evaluate("x/y", at={"x": 6.0, "y": 2.0}).value == 3.0
+    assert api.looks_like_file("./x/y")
+    assert not api.looks_like_file("x/y")
+
+
+def test_kink_notes_only_for_traced_values():
+    assert api.grad("x + sum(maximum(arange(3.0) - 1, 0))", at={"x": 1.0}).kinks == []
+    kinks = api.grad("maximum(x, 0) + abs(x)", at={"x": 0.0}).kinks
+    assert [op for op, _, _ in kinks] == ["maximum", "abs"]
+
+
+# ---- claims at kinks and ties, and tiny functions ----------------------------------------------
+
+def _check(source, at, grad, mode="full"):
+    return api.check_gradient(source, at=at, grad=grad, mode=mode)
+
+
+def test_a_claim_at_a_tie_must_match_where_f_is_smooth():
+    report = _check("maximum(x, x)*3", {"x": 1.0}, {"x": "100"})
+    assert not report.passed and report.entries[0].verdict == "fail"
+    assert _check("maximum(x, x)*3", {"x": 1.0}, {"x": "3"}).passed
+
+
+def test_a_claim_at_a_kink_must_lie_between_the_one_sided_slopes():
+    inside = _check("abs(x)", {"x": 0.0}, {"x": "0.5"})
+    assert inside.passed and inside.entries[0].verdict == "kink"
+    outside = _check("abs(x)", {"x": 0.0}, {"x": "2"})
+    assert not outside.passed and "outside the one-sided slopes" in outside.entries[0].reason
+    assert _check("relu(x)", {"x": 0.0}, {"x": "1"}).passed
+
+
+def test_atol_does_not_swallow_a_wrong_claim_for_a_tiny_function():
+    assert not _check("1e-10*x", {"x": 1.0}, {"x": "0"}).passed
+    assert _check("1e-10*x", {"x": 1.0}, {"x": "1e-10"}).passed
+    from autodiff.engine.checks.differences import Objective, full_check
+    from autodiff.engine.checks.report import tolerance_for
+    from autodiff.engine.lang.target import Runner
+    objective = Objective(Runner(api.load("1e-10*x*x")))
+    rows, _ = full_check(objective, {"x": 1.0}, {"x": 0.0}, tolerance_for("float64", None, None, None), ["x"])
+    assert rows[0].verdict == "fail"
+    assert api.check_gradient("1e-10*x*x", at={"x": 1.0}).passed
+
+
+def test_linspace_is_differentiable_in_its_bounds():
+    r = api.grad("linspace(0, x, 5)", at={"x": 1.0})
+    assert r.gradient["x"] == 2.5 and r.unconnected == []
+    assert np.asarray(r.value).tolist() == np.linspace(0, 1, 5).tolist()
+    for mode in ("reverse", "forward"):
+        assert api.grad("sum(linspace(x, 2*x, 3) ** 2)", at={"x": 1.0}, mode=mode).gradient["x"] == 14.5
+    assert api.check_gradient("sum(linspace(x, y, 7) ** 3)", at={"x": 0.3, "y": 1.7}).passed
+
+
+@pytest.mark.parametrize("source", ["sum(arange(x))", "sum(zeros(x))", "sum(ones((x, 2)))", "sum(linspace(0, 1, x))"])
+def test_constructors_refuse_traced_counts_and_shapes(source):
+    with pytest.raises(SourceError, match="does not depend smoothly") as err:
+        api.grad(source, at={"x": 3.0})
+    assert "stop_gradient" in err.value.hint
+    assert api.evaluate(source, at={"x": 3.0}).value is not None          # no derivative: fine
+    assert api.grad(source.replace("x", "stop_gradient(x)") + " + x", at={"x": 3.0}).gradient["x"] == 1.0
+
+
+def test_mod_by_a_traced_infinity_keeps_pythons_value():
+    for mode in ("reverse", "forward"):
+        r = api.grad("1 % y + x % y", at={"x": 2.0, "y": math.inf}, mode=mode)     # found by the fuzz test
+        assert r.value == 3.0 and r.gradient == {"x": 1.0, "y": 0.0}
+    r = api.grad("x % y", at={"x": [1.0, -1.0, 2.0], "y": [math.inf, math.inf, 0.3]})
+    assert np.asarray(r.value).tolist() == [1.0, math.inf, 2.0 % 0.3]

@@ -1,0 +1,155 @@
+"""Issue 16, output: control characters escaped in every renderer, JUnit well-formed for any
+input, --junit checked before the run, written atomically, never over an input file."""
+import errno
+import os
+import xml.etree.ElementTree as ET
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from autodiff.cli import main as climain
+from autodiff.cli.output import printable
+from autodiff.cli.render import common as render
+from autodiff.cli.render.junit import junit_xml
+from autodiff.engine.checks.runner import CaseResult
+
+EVIL = "evil\x1b[2J\x00\x07\u202e[bold]x[/]"
+
+
+def cli(capsys, *args):
+    render._consoles.clear()
+    code = climain.invoke(list(args))
+    out, err = capsys.readouterr()
+    return int(code), out, err
+
+
+def evil_file(tmp_path, name="evil.toml"):
+    path = tmp_path / name
+    path.write_text('[[case]]\nname = "evil\\u001b[2J\\u0000\\u0007\\u202e[bold]x[/]"\nf = "x*x"\n'
+                    'at = { x = 1 }\ngrad = { x = "3*x" }\n')
+    return str(path)
+
+
+def test_printable_escapes_controls_and_keeps_text():
+    assert printable("plain ∂f/∂x\tand\nlines") == "plain ∂f/∂x\tand\nlines"
+    assert printable(EVIL) == "evil\\x1b[2J\\x00\\x07\\u202e[bold]x[/]"
+
+
+def test_case_names_cannot_drive_the_terminal(tmp_path, capsys):
+    code, out, err = cli(capsys, "check", evil_file(tmp_path))
+    assert code == 1
+    assert "\x1b" not in out + err and "\x00" not in out + err and "\u202e" not in out
+    assert "evil\\x1b[2J" in out and "[bold]x[/]" in out          # shown, not obeyed as markup either
+
+
+def test_source_lines_in_errors_are_escaped(capsys):
+    code, _, err = cli(capsys, "grad", "x + \x1b[2J y", "--at", "x=1")
+    assert code == 2 and "\x1b" not in err and "\\x1b" in err
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(min_size=1), st.text())
+def test_junit_is_well_formed_for_any_text(name, message):
+    r = CaseResult(file=f"f{name}.toml", name=name, index=0, line=1, status="failed", mode="full")
+    r.verdict, r.message, r.warnings = "fail", message, [message]
+    e = CaseResult(file="g.toml", name=name, index=1, line=2, status="error", mode="full")
+    e.message = message
+    root = ET.fromstring(junit_xml([r, e]))
+    assert [c.get("name") for c in root.iter("testcase")] == [printable(name)] * 2
+
+
+def test_junit_parses_back_after_a_real_run(tmp_path, capsys):
+    report = tmp_path / "report.xml"
+    code, _, _ = cli(capsys, "check", evil_file(tmp_path), "--junit", str(report))
+    assert code == 1
+    [case] = ET.parse(report).getroot().iter("testcase")
+    assert case.get("name").startswith("evil\\x1b[2J\\x00")
+    assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
+
+
+def test_junit_never_overwrites_an_input_check_file(tmp_path, capsys):
+    path = evil_file(tmp_path)
+    before = open(path).read()
+    code, out, err = cli(capsys, "check", path, "--junit", path)
+    assert code == 2 and "one of the check files" in err and out == ""
+    assert open(path).read() == before
+
+
+def test_an_unwritable_junit_path_fails_before_any_case_runs(tmp_path, capsys, monkeypatch):
+    import autodiff.engine.checks.runner as runner
+    monkeypatch.setattr(runner, "run_case", lambda *a, **k: pytest.fail("a case ran"))
+    code, out, err = cli(capsys, "check", evil_file(tmp_path), "--junit", str(tmp_path / "no" / "r.xml"))
+    assert code == 2 and "cannot write --junit" in err and out == ""
+    code, _, err = cli(capsys, "check", evil_file(tmp_path), "--junit", str(tmp_path))
+    assert code == 2 and "directory" in err
+
+
+def test_a_full_disk_still_prints_the_results(tmp_path, capsys, monkeypatch):
+    report = tmp_path / "report.xml"
+    report.write_text("old report")
+    real_fsync = os.fsync
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    monkeypatch.setattr(os, "fsync", full)
+    code, out, err = cli(capsys, "check", evil_file(tmp_path), "--junit", str(report))
+    monkeypatch.setattr(os, "fsync", real_fsync)
+    assert code == 2 and "No space left on device" in err
+    assert "0 passed, 1 failed" in out
+    assert report.read_text() == "old report"                 # atomic: the old report is intact
+    assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
+
+
+def _autodiff(*args, **kw):
+    import subprocess
+    import sys
+    return subprocess.run([sys.executable, "-m", "autodiff", *args], capture_output=True, text=True, **kw)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("extra", [[], ["--json"]])
+def test_a_full_stdout_is_an_error_not_a_bug(extra):
+    with open("/dev/full", "w") as full:
+        import subprocess
+        import sys
+        done = subprocess.run([sys.executable, "-m", "autodiff", "grad", "x*x", "--at", "x=1", *extra],
+                              stdout=full, stderr=subprocess.PIPE, text=True)
+    assert done.returncode == 2
+    assert "cannot write the output: No space left on device" in done.stderr and "bug" not in done.stderr
+
+
+def test_a_closed_stdout_is_an_error_not_a_bug():
+    import subprocess
+    import sys
+    done = subprocess.run([sys.executable, "-c", "import os, sys; os.close(1); sys.stdout = None\n"
+                           "from autodiff.cli.main import main; main(['grad', 'x*x', '--at', 'x=1'])"],
+                          stderr=subprocess.PIPE, text=True)
+    assert done.returncode == 2 and "standard output is closed" in done.stderr
+
+
+def test_large_results_stream_to_json_and_print_a_preview(capsys, monkeypatch):
+    import json
+
+    from autodiff.cli import output
+    monkeypatch.setattr(output, "STREAM_ELEMENTS", 10)
+    listed = []
+    real_to_python = __import__("autodiff.engine.lang.values", fromlist=["to_python"]).to_python
+    monkeypatch.setattr("autodiff.engine.lang.values.to_python",
+                        lambda v: listed.append(getattr(v, "size", 1)) or real_to_python(v))
+    code, out, _ = cli(capsys, "run", "reshape(x * 2, 5, 6)", "--at", "x=arange(30.0)", "--json")
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["value"] == [[2.0 * (6 * i + j) for j in range(6)] for i in range(5)]
+    assert doc["inputs"]["x"] == list(range(30))
+    assert all(size <= 10 for size in listed)          # no 30-element array became a Python list
+    code, out, _ = cli(capsys, "run", "x * 2", "--at", "x=arange(30.0)")
+    assert code == 0 and "..." in out
+
+
+def test_streaming_keeps_json_numbers_exact(capsys, monkeypatch):
+    import json
+
+    from autodiff.cli import output
+    monkeypatch.setattr(output, "STREAM_ELEMENTS", 3)
+    code, out, _ = cli(capsys, "run", "x / 3", "--at", "x=[1,2,3,4,5,nan]", "--json")
+    assert json.loads(out)["value"] == [1 / 3, 2 / 3, 1.0, 4 / 3, 5 / 3, "nan"]
