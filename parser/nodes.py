@@ -99,6 +99,13 @@ class Num(Node):
 
 
 @node
+class Str(Node):
+    """A string literal: only as an argument of the builtins that take one (parser/numpy_forms.py)."""
+    value: str
+    span: Span
+
+
+@node
 class Bool(Node):
     value: bool
     span: Span

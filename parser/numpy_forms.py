@@ -11,7 +11,57 @@ from .errors import SourceError
 from .modules import MODULE_ROOTS, SUBMODULES
 from .spans import checked_name, join, span_of, tok_span
 
+# The one place strings are taken: these builtins' string parameters, by position and keyword
+# (numpy's names). The callee is judged by its last name, so `np.linalg.norm` and `la.norm` count.
+STRING_ARGUMENTS = {"einsum": (0, None), "norm": (1, "ord"), "pad": (2, "mode")}
+STRING_PLACES = "einsum's subscripts, norm's ord ('fro', 'nuc') and pad's mode"
+TRIPLE_QUOTES = ("'" * 3, '"' * 3)
+
+
+def string_value(tokens) -> str:
+    """The text of adjacent string literals, as Python joins them (`r` and `u` prefixes taken)."""
+    parts = []
+    for tok in tokens:
+        text = str(tok)
+        prefix = text[:len(text) - len(text.lstrip("ubrfUBRF"))].lower()
+        if "b" in prefix or "f" in prefix:
+            raise SourceError("unsupported construct", f"{prefix}-strings are not part of the language",
+                              tok_span(tok), "write a plain string: 'ij,jk->ik'")
+        quote = 3 if text[len(prefix):].startswith(TRIPLE_QUOTES) else 1
+        body = text[len(prefix) + quote:len(text) - quote]
+        if "r" not in prefix and "\\" in body:
+            body = body.encode("latin-1", "backslashreplace").decode("unicode_escape")
+        parts.append(body)
+    return "".join(parts)
+
+
+def _callee_name(func) -> str | None:
+    if isinstance(func, nodes.Name):
+        return func.id.rsplit(".", 1)[-1]
+    return func.attr if isinstance(func, nodes.Attribute) else None
+
+
+def misplaced_string(node) -> SourceError:
+    return SourceError("syntax error", f"strings are not part of the language here: {node.value!r} (only as "
+                       f"docstrings and as {STRING_PLACES})", node.span)
+
+
+def check_string_arguments(func, args, keywords) -> None:
+    """A string argument is an error unless it is in one of STRING_ARGUMENTS' places."""
+    position, keyword = STRING_ARGUMENTS.get(_callee_name(func), (None, None))
+    for index, arg in enumerate(args):
+        if isinstance(arg, nodes.Str) and index != position:
+            raise misplaced_string(arg)
+    for item in keywords:
+        if isinstance(item.value, nodes.Str) and (keyword is None or item.name != keyword):
+            raise misplaced_string(item.value)
+
+
 class NumpyFormsBuilder:
+    # ---- strings (arguments only) ----
+    def string(self, c):
+        return nodes.Str(string_value(c), join(c[0], c[-1]))
+
     # ---- calls: keyword arguments ----
     def keyword(self, c):
         name, value = c
@@ -31,6 +81,7 @@ class NumpyFormsBuilder:
                                   item.span, "put positional arguments first: f(x, axis=0)")
             else:
                 args.append(item)
+        check_string_arguments(func, args, keywords)
         last = items[-1] if items else None
         span = join(func, last.value if isinstance(last, nodes.Keyword) else last) if items else func.span
         return nodes.Call(func, tuple(args), span, tuple(keywords))

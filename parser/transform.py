@@ -10,7 +10,7 @@ from lark.indenter import PythonIndenter
 
 from . import nodes
 from .errors import UNSUPPORTED_KEYWORDS, SourceError
-from .numpy_forms import NumpyFormsBuilder
+from .numpy_forms import NumpyFormsBuilder, misplaced_string
 from .spans import checked_name, join, tok_span
 
 
@@ -92,6 +92,8 @@ class ASTBuilder(NumpyFormsBuilder, Transformer):
             raise SourceError("unsupported construct", "an empty list [] has no shape to differentiate",
                               None, "use zeros(0) for an empty array")
         for x in elts:
+            if isinstance(x, nodes.Str):
+                raise misplaced_string(x)
             if isinstance(x, nodes.Keyword):
                 raise SourceError("syntax error", f"`{x.name}=` is a keyword argument, not a list element", x.span)
         return nodes.ListExpr(elts, span)

@@ -172,6 +172,11 @@ class StatementFormsCompiler:
     def e_NoneLit(self, e, scope):
         return lambda frame: None
 
+    # ---- a string: the parser lets one through only as einsum's, norm's or pad's argument ----
+    def e_Str(self, e, scope):
+        text = e.value
+        return lambda frame: text
+
 
 def _index_value(i, span):
     """An index: a whole number, or an array of whole numbers or booleans (no gradient flows)."""
