@@ -96,6 +96,11 @@ CASES = [
      + np.linalg.norm(a, 2) + np.sum(np.linalg.svd(a)[0] @ np.linalg.svd(a)[2])),
     ("max(x, y, 2 * x) + min(x, y, -1) + abs(x) + int(y) + float(x)", {"x": 1.5, "y": -2.5},
      lambda x, y: max(x, y, 2 * x) + min(x, y, -1) + abs(x) + int(y) + x),
+    # two arguments: Python's larger/smaller of two, unless the first is an array and the second an axis
+    ("max(x, y) * min(x, y) + max(2, 3) * x + min(y, 2 * y)", {"x": 1.5, "y": -2.5},
+     lambda x, y: max(x, y) * min(x, y) + 3 * x + min(y, 2 * y)),
+    ("sum(max(v, 0.25)) + sum(min(0.5, v)) + sum(max(m, 1)) + sum(m.min(0))", {"v": V, "m": M},
+     lambda v, m: np.sum(np.maximum(v, 0.25)) + np.sum(np.minimum(0.5, v)) + np.sum(np.max(m, 1)) + np.sum(m.min(0))),
     ("sum(m, (0, 1)) + max(m, (0, 1)) + amax(m, 0)[1] + amin(m, 1)[0]", {"m": M},
      lambda m: np.sum(m) + np.max(m) + np.max(m, 0)[1] + np.min(m, 1)[0]),
 ]

@@ -17,6 +17,15 @@ from .values import describe, dtype, shape_of, size_of
 
 
 
+def _is_axis(value) -> bool:
+    """An untracked whole number, or a tuple of them: what numpy's max(x, axis) takes second."""
+    if isinstance(value, tuple):
+        return all(_is_axis(v) for v in value)
+    if strip(value) is not value or isinstance(value, bool):
+        return False                        # a value with a derivative is an operand, never an axis
+    return isinstance(value, (int, float)) and value == value and abs(value) != math.inf and value == int(value)
+
+
 def _shape_arg(args, what):
     """A shape given as numbers, a tuple or a list: reshape(x, 2, 3), zeros((2, 3)), zeros([2,3])."""
     if len(args) == 1:
@@ -126,9 +135,11 @@ class Builtins:
         return self._extreme("min", ops.min, ops.minimum, x, rest, axis, keepdims)
 
     def _extreme(self, name, reduce, pairwise, x, rest, axis, keepdims):
-        """numpy's max(x, axis, keepdims=...), or Python's max(a, b, c, ...) of three or more
-        arguments (two are numpy's array and axis; maximum(a, b) is the larger of two)."""
-        if len(rest) > 1:
+        """numpy's max(x, axis, keepdims=...) when x is an array with dimensions and the one other
+        argument an axis (a whole number or a tuple of them); else Python's max(a, b, ...), the
+        larger of all its arguments (elementwise, as maximum(), where they are arrays)."""
+        numpy_axis = len(rest) == 1 and (axis is not None or (shape_of(x) and _is_axis(rest[0])))
+        if rest and not numpy_axis:
             out = x
             for v in rest:
                 out = pairwise(out, v)
