@@ -8,7 +8,7 @@ from lark import Token
 
 from . import nodes
 from .errors import SourceError
-from .modules import MODULE_ROOTS, SUBMODULES
+from .modules import MODULE_ROOTS, SUBMODULE_PARENTS, SUBMODULES
 from .spans import checked_name, join, span_of, tok_span
 
 # The one place strings are taken: these builtins' string parameters, by position and keyword
@@ -58,6 +58,13 @@ def check_string_arguments(func, args, keywords) -> None:
 
 
 class NumpyFormsBuilder:
+    # Names bound to a submodule by an import earlier in the text being parsed (reset per parse by
+    # transform.Indenter): `la.det` is then the builtin det, as `np.linalg.det` is.
+    module_aliases = frozenset()
+
+    def start_parse(self):
+        self.module_aliases = frozenset()
+
     # ---- strings (arguments only) ----
     def string(self, c):
         return nodes.Str(string_value(c), join(c[0], c[-1]))
@@ -90,7 +97,7 @@ class NumpyFormsBuilder:
     def attribute(self, c):
         value, attr = c
         name = checked_name(attr)
-        if isinstance(value, nodes.Name) and value.id.split(".")[0] in MODULE_ROOTS:
+        if isinstance(value, nodes.Name) and (value.id.split(".")[0] in MODULE_ROOTS or value.id in self.module_aliases):
             if "." not in value.id and name in SUBMODULES:
                 return nodes.Name(f"{value.id}.{name}", join(value, attr))
             return nodes.Name(name, join(value, attr))
@@ -107,11 +114,17 @@ class NumpyFormsBuilder:
         if alias is not None:
             alias_name = checked_name(alias)
             end = tok_span(alias)
+            parent, _, submodule = module.rpartition(".")
+            if SUBMODULE_PARENTS.get(submodule) == parent:
+                self.module_aliases = self.module_aliases | {alias_name}
         return nodes.Import(module, alias_name, (), module_span, tok_span(kw).to(end))
 
     def from_stmt(self, c):
         kw, (module, module_span) = c[0], c[1]
         names = next(x for x in c[2:] if isinstance(x, tuple) and x and isinstance(x[0], tuple))
+        submodules = {bound for name, bound, _ in names if SUBMODULE_PARENTS.get(name) == module}
+        if submodules:
+            self.module_aliases = self.module_aliases | submodules
         return nodes.Import(module, None, names, module_span, tok_span(kw).to(names[-1][2]))
 
     def import_names(self, c):

@@ -18,8 +18,12 @@ class Indenter(PythonIndenter):
     """lark's Python indenter, which also names the Python words the language leaves out and
     measures indentation as Python does (below)."""
 
+    builder = None          # the ASTBuilder this parser runs with (tables.parser_options)
+
     def process(self, stream):
         self.alt_levels = [0]
+        if self.builder is not None:
+            self.builder.start_parse()          # each parse starts with no module aliases
         for tok in super().process(stream):
             if tok.type == "NAME" and tok.value in UNSUPPORTED_KEYWORDS:
                 raise SourceError("unsupported construct", f"`{tok.value}`: {UNSUPPORTED_KEYWORDS[tok.value]}",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ...parser import nodes
 from ...parser.errors import SourceError
-from ...parser.modules import MODULE_ALIASES, SUBMODULES
+from ...parser.modules import MODULE_ALIASES, SUBMODULE_PARENTS, SUBMODULES
 from ..core import ops
 from ..core.backend import is_array, xp
 from ..core.notes import NOTES
@@ -32,21 +32,21 @@ class StatementFormsCompiler:
             raise SourceError("unsupported construct", f"module `{s.module}` is not available", s.module_span,
                               IMPORT_HINT)
         allowed = MODULE_ALIASES[s.module]
-        if s.alias is not None and s.alias not in allowed:
-            if not allowed:
-                raise SourceError("unsupported construct", f"`{s.module}` cannot be bound to another name",
-                                  s.span, f"write `import {s.module}` and call {s.module}.NAME or NAME")
+        parent, _, submodule = s.module.rpartition(".")
+        if s.alias is not None and s.alias not in allowed and SUBMODULE_PARENTS.get(submodule) != parent:
             spelled = " or ".join(f"`import {s.module} as {a}`" for a in allowed)
             raise SourceError("unsupported construct", f"`{s.module}` may only be bound as "
                               f"{', '.join(allowed)}", s.span, f"write {spelled}")
         bindings = []
         for name, bound, span in s.names:
+            if SUBMODULE_PARENTS.get(name) == s.module:
+                continue                    # `from numpy import linalg`: the parser reads linalg.NAME
             builtin = self.builtins.get(name)
             if builtin is None:
                 if name in SUBMODULES:
-                    raise SourceError("unsupported construct", f"`{name}` is a module: import its functions by "
-                                      "name", span, f"write `from {s.module}.{name} import ...` or use "
-                                      f"np.{name}.NAME")
+                    parent = SUBMODULE_PARENTS[name]
+                    raise SourceError("unsupported construct", f"`{name}` is a module of {parent}, not of "
+                                      f"{s.module}", span, f"write `from {parent} import {name}`")
                 error = unknown_name(name, span, list(self.builtins))
                 error.message = f"`{name}` is not among the language's builtins (from {s.module})"
                 raise error
