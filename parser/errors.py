@@ -324,9 +324,6 @@ def _unsupported_python_form(token, expected, text, start, span) -> SourceError 
     if token.type == "FOR" and open_brackets(text, token.start_pos or 0).endswith("("):
         return SourceError("unsupported construct", "generator expressions are not part of the language", span,
                            "write a list comprehension: [... for ... in ...]")
-    if value == "," and set(expected) == {"IN"}:
-        return SourceError("unsupported construct", "a for loop or comprehension binds one name", span,
-                           "loop over one name and unpack inside: for row in A: a, b = row")
     if value == ":" and "AUGOP" in expected:
         return SourceError("unsupported construct", "type annotations are not part of the language", span,
                            "write the assignment alone: x = 2")

@@ -211,7 +211,8 @@ class EllipsisLit(Node):
 
 @node
 class ListComp(Node):
-    """[elt for target in iter if cond ...]: clauses is a tuple of (target Name, iter, conds)."""
+    """[elt for target in iter if cond ...]: clauses is a tuple of (target, iter, conds), each
+    target a Name or a TupleExpr of Names."""
     elt: object
     clauses: tuple
     span: Span
@@ -336,7 +337,7 @@ class While(Node):
 
 @node
 class For(Node):
-    target: Name
+    target: object           # a Name, or a TupleExpr of Names to unpack each item into
     iter: object
     body: tuple
     span: Span

@@ -190,8 +190,8 @@ class NumpyFormsBuilder:
 
     def comp_clause(self, c):
         parts = [x for x in c if not (isinstance(x, Token) and x.type in ("FOR", "IN"))]
-        name, iterable, conds = parts[0], parts[1], tuple(parts[2:])
-        return (nodes.Name(checked_name(name), tok_span(name)), iterable, conds)
+        target, iterable, conds = parts[0], parts[1], tuple(parts[2:])
+        return (target, iterable, conds)
 
     def comp_if(self, c):
         return c[-1]

@@ -245,8 +245,16 @@ class ASTBuilder(NumpyFormsBuilder, Transformer):
         return nodes.While(test, body, join(kw, test))
 
     def for_stmt(self, c):
-        kw, name, iterable, body = [x for x in c if not (isinstance(x, Token) and x.type == "IN")]
-        return nodes.For(nodes.Name(checked_name(name), tok_span(name)), iterable, body, join(kw, iterable))
+        kw, target, iterable, body = [x for x in c if not (isinstance(x, Token) and x.type == "IN")]
+        return nodes.For(target, iterable, body, join(kw, iterable))
+
+    def for_target(self, c):
+        """One name, or a tuple of names to unpack each item into (`for a, b in pairs`)."""
+        names = [nodes.Name(checked_name(tok), tok_span(tok)) for tok in c if isinstance(tok, Token)
+                 and tok.type == "NAME"]
+        if len(names) == 1:
+            return names[0]
+        return nodes.TupleExpr(tuple(names), join(names[0], names[-1]))
 
     def program(self, c):
         body = []

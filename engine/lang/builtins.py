@@ -10,6 +10,7 @@ from ..core.backend import is_array, np, xp
 from ..core.numbers import is_whole
 from ..core.rules import builtin_primitives
 from ..core.tape import strip
+from .loop_forms import enumerate_items, zip_items
 from .axes import keep_dims, reduced_count, reduction_axes
 from .numpy_builtins import add_library_builtins, add_second_spellings
 from .transforms import transform_builtins
@@ -224,6 +225,8 @@ def make_builtins(interp) -> dict:
     add("ones", methods.ones, 1, 99)
     add("len", methods.len_, 1)
     add("range", methods.range_, 1, 3)
+    add("enumerate", enumerate_items, 1, 2)          # for i, x in enumerate(xs)
+    add("zip", zip_items, 1, 99)
     add("any", methods.any_, 1)
     add("all", methods.all_, 1)
     add("stop_gradient", ops.stop_gradient, 1)

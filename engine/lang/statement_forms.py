@@ -12,7 +12,8 @@ from ..core.tape import strip
 from .callables import RETURN, Builtin, Frame, UserFunction
 from .errors import runtime_error, unknown_name
 from .expressions import is_newaxis
-from .names import Scope
+from .loop_forms import unpacking
+from .names import Scope, loop_target_names
 from .operator_closures import BINARY_OPS
 from .values import as_int, describe, dtype, iterate, shape_of, truth
 
@@ -130,22 +131,28 @@ class StatementFormsCompiler:
 
     # ---- [elt for name in items if cond] ----
     def e_ListComp(self, e, scope):
-        inner_scope = Scope([target.id for target, _, _ in e.clauses], scope, scope.globals)
+        inner_scope = Scope([n for target, _, _ in e.clauses for n in loop_target_names(target)], scope,
+                            scope.globals)
         clauses = []
         for target, items, conds in e.clauses:
             # every part runs in the comprehension's frame; names of the enclosing one are free
-            clauses.append((target.id, self.expr(items, inner_scope), items.span,
+            unpacked = loop_target_names(target) if isinstance(target, nodes.TupleExpr) else None
+            clauses.append((None if unpacked else target.id, unpacked, self.expr(items, inner_scope), items.span,
                             [(self.expr(c, inner_scope), c.span) for c in conds]))
         element = self.expr(e.elt, inner_scope)
         span, key, sig, me = e.span, (e.span.line, e.span.column), self.signature, self
 
         def generate(frame, depth):
-            name, items, items_span, conds = clauses[depth]
-            for item in iterate(items(frame), items_span):
+            name, unpacked, items, items_span, conds = clauses[depth]
+            source = iterate(items(frame), items_span)
+            if unpacked:
+                source = unpacking(source, unpacked, frame.vars, items_span)
+            for item in source:
                 me.steps += 1
                 if me.steps > me.limits.steps:
                     raise me.tick_error(span)
-                frame.vars[name] = item
+                if name is not None:
+                    frame.vars[name] = item
                 kept = True
                 for cond, cond_span in conds:
                     kept = truth(cond(frame), cond_span)
