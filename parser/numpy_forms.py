@@ -97,7 +97,8 @@ class NumpyFormsBuilder:
     def attribute(self, c):
         value, attr = c
         name = checked_name(attr)
-        if isinstance(value, nodes.Name) and (value.id.split(".")[0] in MODULE_ROOTS or value.id in self.module_aliases):
+        root = value.id.split(".")[0] if isinstance(value, nodes.Name) else None
+        if root in MODULE_ROOTS or root in self.module_aliases:
             if "." not in value.id and name in SUBMODULES:
                 return nodes.Name(f"{value.id}.{name}", join(value, attr))
             return nodes.Name(name, join(value, attr))
