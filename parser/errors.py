@@ -237,6 +237,10 @@ def convert_lark_error(err, text: str, start: str = "program") -> SourceError:
     return SourceError("syntax error", str(err), None, source=text)
 
 
+STRINGS_ONLY = ("strings are not part of the language (only as docstrings and as einsum's subscripts, "
+                "norm's ord and pad's mode)")
+
+
 def _character_error(err, text: str) -> SourceError:
     line, col = err.line, err.column
     span = Span(line, col, line, col + 1)
@@ -245,7 +249,7 @@ def _character_error(err, text: str) -> SourceError:
         return SourceError("syntax error", "dict and set literals ({...}) are not part of the language",
                            span, "use a list [...] for arrays")
     if ch in "\"'":
-        return SourceError("syntax error", "strings are not part of the language (only as docstrings)", span)
+        return SourceError("syntax error", STRINGS_ONLY, span)
     if ch == "\t":
         return SourceError("syntax error", "unexpected tab", span)
     return bad_character(ch, span)
@@ -277,7 +281,7 @@ def _token_error(token, expected, text: str, start: str) -> SourceError:
                            ONE_LINE_HINT if start == "expression" else
                            "indent only the body of def, if, elif, else, for and while")
     if token.type == "STRING":
-        return SourceError("syntax error", "strings are not part of the language (only as docstrings)", span)
+        return SourceError("syntax error", STRINGS_ONLY, span)
     python_form = _unsupported_python_form(token, expected, text, start, span)
     if python_form is not None:
         return python_form
@@ -320,9 +324,6 @@ def _unsupported_python_form(token, expected, text, start, span) -> SourceError 
     if token.type == "FOR" and open_brackets(text, token.start_pos or 0).endswith("("):
         return SourceError("unsupported construct", "generator expressions are not part of the language", span,
                            "write a list comprehension: [... for ... in ...]")
-    if value == "," and set(expected) == {"IN"}:
-        return SourceError("unsupported construct", "a for loop or comprehension binds one name", span,
-                           "loop over one name and unpack inside: for row in A: a, b = row")
     if value == ":" and "AUGOP" in expected:
         return SourceError("unsupported construct", "type annotations are not part of the language", span,
                            "write the assignment alone: x = 2")

@@ -8,4 +8,8 @@ SUBMODULES = ("linalg", "special")
 # `import numpy as np` and the like: the names each module may be bound to with `as` (the paths
 # above are spelled with these roots only).
 MODULE_ALIASES = {"numpy": ("np", "numpy"), "math": ("math",), "scipy": ("scipy",),
-                  "scipy.special": (), "numpy.linalg": ()}
+                  "scipy.special": (), "numpy.linalg": ()}          # the submodules: any name (below)
+# `import numpy.linalg as la`, `from numpy import linalg`, `from scipy import special as sp`: the
+# submodules that may be bound to a name of the user's choosing; that name then starts a module
+# path as the roots do (`la.det`), from its import on.
+SUBMODULE_PARENTS = {"linalg": "numpy", "special": "scipy"}

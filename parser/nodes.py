@@ -99,6 +99,13 @@ class Num(Node):
 
 
 @node
+class Str(Node):
+    """A string literal: only as an argument of the builtins that take one (parser/numpy_forms.py)."""
+    value: str
+    span: Span
+
+
+@node
 class Bool(Node):
     value: bool
     span: Span
@@ -204,7 +211,8 @@ class EllipsisLit(Node):
 
 @node
 class ListComp(Node):
-    """[elt for target in iter if cond ...]: clauses is a tuple of (target Name, iter, conds)."""
+    """[elt for target in iter if cond ...]: clauses is a tuple of (target, iter, conds), each
+    target a Name or a TupleExpr of Names."""
     elt: object
     clauses: tuple
     span: Span
@@ -329,7 +337,7 @@ class While(Node):
 
 @node
 class For(Node):
-    target: Name
+    target: object           # a Name, or a TupleExpr of Names to unpack each item into
     iter: object
     body: tuple
     span: Span

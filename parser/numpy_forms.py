@@ -8,10 +8,67 @@ from lark import Token
 
 from . import nodes
 from .errors import SourceError
-from .modules import MODULE_ROOTS, SUBMODULES
+from .modules import MODULE_ROOTS, SUBMODULE_PARENTS, SUBMODULES
 from .spans import checked_name, join, span_of, tok_span
 
+# The one place strings are taken: these builtins' string parameters, by position and keyword
+# (numpy's names). The callee is judged by its last name, so `np.linalg.norm` and `la.norm` count.
+STRING_ARGUMENTS = {"einsum": (0, None), "norm": (1, "ord"), "pad": (2, "mode")}
+STRING_PLACES = "einsum's subscripts, norm's ord ('fro', 'nuc') and pad's mode"
+TRIPLE_QUOTES = ("'" * 3, '"' * 3)
+
+
+def string_value(tokens) -> str:
+    """The text of adjacent string literals, as Python joins them (`r` and `u` prefixes taken)."""
+    parts = []
+    for tok in tokens:
+        text = str(tok)
+        prefix = text[:len(text) - len(text.lstrip("ubrfUBRF"))].lower()
+        if "b" in prefix or "f" in prefix:
+            raise SourceError("unsupported construct", f"{prefix}-strings are not part of the language",
+                              tok_span(tok), "write a plain string: 'ij,jk->ik'")
+        quote = 3 if text[len(prefix):].startswith(TRIPLE_QUOTES) else 1
+        body = text[len(prefix) + quote:len(text) - quote]
+        if "r" not in prefix and "\\" in body:
+            body = body.encode("latin-1", "backslashreplace").decode("unicode_escape")
+        parts.append(body)
+    return "".join(parts)
+
+
+def _callee_name(func) -> str | None:
+    if isinstance(func, nodes.Name):
+        return func.id.rsplit(".", 1)[-1]
+    return func.attr if isinstance(func, nodes.Attribute) else None
+
+
+def misplaced_string(node) -> SourceError:
+    return SourceError("syntax error", f"strings are not part of the language here: {node.value!r} (only as "
+                       f"docstrings and as {STRING_PLACES})", node.span)
+
+
+def check_string_arguments(func, args, keywords) -> None:
+    """A string argument is an error unless it is in one of STRING_ARGUMENTS' places."""
+    position, keyword = STRING_ARGUMENTS.get(_callee_name(func), (None, None))
+    for index, arg in enumerate(args):
+        if isinstance(arg, nodes.Str) and index != position:
+            raise misplaced_string(arg)
+    for item in keywords:
+        if isinstance(item.value, nodes.Str) and (keyword is None or item.name != keyword):
+            raise misplaced_string(item.value)
+
+
 class NumpyFormsBuilder:
+    # Names bound to a submodule by an import earlier in the text being parsed (reset per parse by
+    # transform.Indenter): `la.det` is then the builtin det, as `np.linalg.det` is.
+    module_aliases = frozenset()
+
+    def start_parse(self):
+        self.module_aliases = frozenset()
+
+    # ---- strings (arguments only) ----
+    def string(self, c):
+        return nodes.Str(string_value(c), join(c[0], c[-1]))
+
     # ---- calls: keyword arguments ----
     def keyword(self, c):
         name, value = c
@@ -31,6 +88,7 @@ class NumpyFormsBuilder:
                                   item.span, "put positional arguments first: f(x, axis=0)")
             else:
                 args.append(item)
+        check_string_arguments(func, args, keywords)
         last = items[-1] if items else None
         span = join(func, last.value if isinstance(last, nodes.Keyword) else last) if items else func.span
         return nodes.Call(func, tuple(args), span, tuple(keywords))
@@ -39,7 +97,8 @@ class NumpyFormsBuilder:
     def attribute(self, c):
         value, attr = c
         name = checked_name(attr)
-        if isinstance(value, nodes.Name) and value.id.split(".")[0] in MODULE_ROOTS:
+        root = value.id.split(".")[0] if isinstance(value, nodes.Name) else None
+        if root in MODULE_ROOTS or root in self.module_aliases:
             if "." not in value.id and name in SUBMODULES:
                 return nodes.Name(f"{value.id}.{name}", join(value, attr))
             return nodes.Name(name, join(value, attr))
@@ -56,11 +115,17 @@ class NumpyFormsBuilder:
         if alias is not None:
             alias_name = checked_name(alias)
             end = tok_span(alias)
+            parent, _, submodule = module.rpartition(".")
+            if SUBMODULE_PARENTS.get(submodule) == parent:
+                self.module_aliases = self.module_aliases | {alias_name}
         return nodes.Import(module, alias_name, (), module_span, tok_span(kw).to(end))
 
     def from_stmt(self, c):
         kw, (module, module_span) = c[0], c[1]
         names = next(x for x in c[2:] if isinstance(x, tuple) and x and isinstance(x[0], tuple))
+        submodules = {bound for name, bound, _ in names if SUBMODULE_PARENTS.get(name) == module}
+        if submodules:
+            self.module_aliases = self.module_aliases | submodules
         return nodes.Import(module, None, names, module_span, tok_span(kw).to(names[-1][2]))
 
     def import_names(self, c):
@@ -126,8 +191,8 @@ class NumpyFormsBuilder:
 
     def comp_clause(self, c):
         parts = [x for x in c if not (isinstance(x, Token) and x.type in ("FOR", "IN"))]
-        name, iterable, conds = parts[0], parts[1], tuple(parts[2:])
-        return (nodes.Name(checked_name(name), tok_span(name)), iterable, conds)
+        target, iterable, conds = parts[0], parts[1], tuple(parts[2:])
+        return (target, iterable, conds)
 
     def comp_if(self, c):
         return c[-1]

@@ -56,7 +56,9 @@ def fingerprint() -> dict:
 
 def parser_options() -> dict:
     from .transform import ASTBuilder, Indenter
-    return {"postlex": Indenter(), "transformer": ASTBuilder()}
+    builder, indenter = ASTBuilder(), Indenter()
+    indenter.builder = builder
+    return {"postlex": indenter, "transformer": builder}
 
 
 def build(start: str):

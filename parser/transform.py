@@ -10,7 +10,7 @@ from lark.indenter import PythonIndenter
 
 from . import nodes
 from .errors import UNSUPPORTED_KEYWORDS, SourceError
-from .numpy_forms import NumpyFormsBuilder
+from .numpy_forms import NumpyFormsBuilder, misplaced_string
 from .spans import checked_name, join, tok_span
 
 
@@ -18,8 +18,12 @@ class Indenter(PythonIndenter):
     """lark's Python indenter, which also names the Python words the language leaves out and
     measures indentation as Python does (below)."""
 
+    builder = None          # the ASTBuilder this parser runs with (tables.parser_options)
+
     def process(self, stream):
         self.alt_levels = [0]
+        if self.builder is not None:
+            self.builder.start_parse()          # each parse starts with no module aliases
         for tok in super().process(stream):
             if tok.type == "NAME" and tok.value in UNSUPPORTED_KEYWORDS:
                 raise SourceError("unsupported construct", f"`{tok.value}`: {UNSUPPORTED_KEYWORDS[tok.value]}",
@@ -92,6 +96,8 @@ class ASTBuilder(NumpyFormsBuilder, Transformer):
             raise SourceError("unsupported construct", "an empty list [] has no shape to differentiate",
                               None, "use zeros(0) for an empty array")
         for x in elts:
+            if isinstance(x, nodes.Str):
+                raise misplaced_string(x)
             if isinstance(x, nodes.Keyword):
                 raise SourceError("syntax error", f"`{x.name}=` is a keyword argument, not a list element", x.span)
         return nodes.ListExpr(elts, span)
@@ -239,8 +245,16 @@ class ASTBuilder(NumpyFormsBuilder, Transformer):
         return nodes.While(test, body, join(kw, test))
 
     def for_stmt(self, c):
-        kw, name, iterable, body = [x for x in c if not (isinstance(x, Token) and x.type == "IN")]
-        return nodes.For(nodes.Name(checked_name(name), tok_span(name)), iterable, body, join(kw, iterable))
+        kw, target, iterable, body = [x for x in c if not (isinstance(x, Token) and x.type == "IN")]
+        return nodes.For(target, iterable, body, join(kw, iterable))
+
+    def for_target(self, c):
+        """One name, or a tuple of names to unpack each item into (`for a, b in pairs`)."""
+        names = [nodes.Name(checked_name(tok), tok_span(tok)) for tok in c if isinstance(tok, Token)
+                 and tok.type == "NAME"]
+        if len(names) == 1:
+            return names[0]
+        return nodes.TupleExpr(tuple(names), join(names[0], names[-1]))
 
     def program(self, c):
         body = []

@@ -23,6 +23,9 @@ T3 = rng.uniform(-1, 1, (2, 3, 4))
 
 # (expression, inputs, numpy's value of it)
 CASES = [
+    ("einsum('ij,jk->ik', a, m.T) + einsum(\"ii\", a) + norm(a, 'fro') + np.linalg.norm(m, ord='nuc')",
+     {"a": A, "m": M}, lambda a, m: np.einsum("ij,jk->ik", a, m.T) + np.trace(a) + np.linalg.norm(a, "fro")
+     + np.linalg.norm(m, "nuc")),
     ("sum(log1p(p) + expm1(v[:3]) + exp2(v[:3]) + cbrt(p) + square(v[:3]) + reciprocal(p))", {"p": P, "v": V},
      lambda p, v: np.sum(np.log1p(p) + np.expm1(v[:3]) + np.exp2(v[:3]) + np.cbrt(p) + v[:3] ** 2 + 1 / p)),
     ("sum(arctan2(v, 0.5 + v * v) + hypot(v, 2) + logaddexp(v, -v))", {"v": V},
@@ -93,11 +96,16 @@ CASES = [
      + np.linalg.norm(a, 2) + np.sum(np.linalg.svd(a)[0] @ np.linalg.svd(a)[2])),
     ("max(x, y, 2 * x) + min(x, y, -1) + abs(x) + int(y) + float(x)", {"x": 1.5, "y": -2.5},
      lambda x, y: max(x, y, 2 * x) + min(x, y, -1) + abs(x) + int(y) + x),
+    # two arguments: Python's larger/smaller of two, unless the first is an array and the second an axis
+    ("max(x, y) * min(x, y) + max(2, 3) * x + min(y, 2 * y)", {"x": 1.5, "y": -2.5},
+     lambda x, y: max(x, y) * min(x, y) + 3 * x + min(y, 2 * y)),
+    ("sum(max(v, 0.25)) + sum(min(0.5, v)) + sum(max(m, 1)) + sum(m.min(0))", {"v": V, "m": M},
+     lambda v, m: np.sum(np.maximum(v, 0.25)) + np.sum(np.minimum(0.5, v)) + np.sum(np.max(m, 1)) + np.sum(m.min(0))),
     ("sum(m, (0, 1)) + max(m, (0, 1)) + amax(m, 0)[1] + amin(m, 1)[0]", {"m": M},
      lambda m: np.sum(m) + np.max(m) + np.max(m, 0)[1] + np.min(m, 1)[0]),
 ]
-# strings are not yet expressions in the language: those cases run once the parser takes them
-LANGUAGE_CASES = [c for c in CASES if "'" not in c[0]]
+# every case, the string arguments (einsum's subscripts, norm's ord, pad's mode) included
+LANGUAGE_CASES = CASES
 
 
 @pytest.mark.parametrize("expr, at, reference", LANGUAGE_CASES, ids=[c[0][:50] for c in LANGUAGE_CASES])

@@ -30,11 +30,37 @@ def test_submodule_paths_resolve_to_the_builtin_of_that_name():
     assert r.value == pytest.approx(5.0 + 1 / (1 + np.exp(-3.0)))
 
 
+def test_submodules_bound_to_names_of_ones_choosing():
+    src = """
+        import scipy.special as sp
+        import numpy.linalg as la
+        from numpy import linalg
+        from scipy import special as spc
+        def f(A):
+            return la.det(A) + linalg.norm(A, 'fro') + sum(sp.expit(A) * spc.erf(A)) + la.norm(A, ord='nuc')
+        """
+    r = agree(src, A=[[2.0, 0.5], [0.1, 1.5]])
+    a = np.array([[2.0, 0.5], [0.1, 1.5]])
+    import scipy.special
+    special = scipy.special.expit(a) * scipy.special.erf(a)
+    assert r.value == pytest.approx(np.linalg.det(a) + np.linalg.norm(a) + np.sum(special) + np.linalg.norm(a, "nuc"))
+
+
+def test_a_submodule_alias_lasts_for_its_own_parse_only():
+    load("import numpy.linalg as la\ndef f(x):\n    return la.det(x)\n")
+    err = error("def f(x):\n    return la.det(x)\n")
+    assert "attribute `.det`" in err.message
+
+
 @pytest.mark.parametrize("src, message, place", [
     ("import pandas as pd\ndef f(x):\n    return x\n", "module `pandas` is not available", (1, 8)),
     ("from numpy import sine\ndef f(x):\n    return x\n", "`sine` is not among the language's builtins", (1, 19)),
     ("import numpy as onp\ndef f(x):\n    return x\n", "may only be bound as np, numpy", (1, 1)),
-    ("from numpy import linalg\ndef f(x):\n    return x\n", "`linalg` is a module", (1, 19)),
+    ("from numpy import special\ndef f(x):\n    return x\n", "`special` is a module of scipy, not of numpy",
+     (1, 19)),
+    ("from math import linalg\ndef f(x):\n    return x\n", "`linalg` is a module of numpy, not of math", (1, 18)),
+    ("import numpy as la\ndef f(x):\n    return la.det(x)\n", "may only be bound as np, numpy", (1, 1)),
+    ("def f(x):\n    return la.det(x)\n", "attribute `.det` is not part of the language", (2, 15)),
 ])
 def test_imports_of_anything_else_are_errors_at_their_place(src, message, place):
     err = error(src)

@@ -185,13 +185,22 @@ def test_mean_of_nothing_is_nan_and_a_bad_axis_is_named():
         autodiff.evaluate("mean(x, -3)", at={"x": X})
 
 
-@pytest.mark.parametrize("expr", ["sum(y, 0)", "max(y, 0)", "min(y, 0)", "mean(y, 0)", "sum(x, 1)", "max(x, -2)",
+@pytest.mark.parametrize("expr", ["sum(y, 0)", "mean(y, 0)", "sum(x, 1)", "max(x, -2)", "min(x, 3)",
                                   "sum(sum(y, 0))"])
 def test_reduction_axes_are_checked_like_numpy(expr):
     with pytest.raises(autodiff.SourceError) as info:
         inputs = api.load(expr).inputs
         autodiff.grad(expr, at={k: v for k, v in (("x", X), ("y", 2.0)) if k in inputs})
     assert info.value.kind == "index error" and "out of bounds" in info.value.message
+
+
+@pytest.mark.parametrize("expr, value, slope", [("max(y, 0)", 2.0, 1.0), ("min(y, 0)", 0.0, 0.0),
+                                                ("max(y, 3)", 3.0, 0.0), ("min(y, 2.5, 2 * y)", 2.0, 1.0)])
+def test_min_and_max_of_numbers_are_pythons(expr, value, slope):
+    # a number has no axis: max(y, 0) is the larger of the two, as in Python (issue 15)
+    for mode in ("reverse", "forward"):
+        r = autodiff.grad(expr, at={"y": 2.0}, mode=mode)
+        assert (r.value, r.gradient["y"]) == (value, slope)
 
 
 def test_negative_reduction_axes():

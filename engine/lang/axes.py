@@ -29,8 +29,8 @@ def checked_axis(name, x, axis):
         n = len(shape_of(x))
         if not -n <= ax < n:
             what = "a number" if n == 0 else f"an array of {n} dimension{'s' if n > 1 else ''}"
-            hint = (f"for the {'larger' if name == 'max' else 'smaller'} of two numbers use "
-                    f"{'maximum' if name == 'max' else 'minimum'}(x, y)") if name in ("max", "min") and n == 0 else None
+            hint = (f"for the {'larger' if name == 'max' else 'smaller'} of two numbers write {name}(a, b), "
+                    "without axis=") if name in ("max", "min") and n == 0 else None
             raise SourceError("index error", f"{name}(): axis {ax} is out of bounds for {what}", None, hint)
     return ax
 

@@ -12,6 +12,7 @@ from ..core.numbers import is_whole
 from ..core.rules import builtin_primitives
 from ..core.notes import NOTES
 from ..core.tape import BOXES, strip
+from .loop_forms import enumerate_items, zip_items
 from .axes import keep_dims, reduced_count, reduction_axes
 from .numpy_builtins import add_library_builtins, add_second_spellings
 from .transforms import transform_builtins
@@ -25,6 +26,15 @@ def noted_stop_gradient(x):
         NOTES.detach()
     return ops.stop_gradient(x)
 
+
+
+def _is_axis(value) -> bool:
+    """An untracked whole number, or a tuple of them: what numpy's max(x, axis) takes second."""
+    if isinstance(value, tuple):
+        return all(_is_axis(v) for v in value)
+    if strip(value) is not value or isinstance(value, bool):
+        return False                        # a value with a derivative is an operand, never an axis
+    return isinstance(value, (int, float)) and value == value and abs(value) != math.inf and value == int(value)
 
 
 def _shape_arg(args, what):
@@ -156,9 +166,11 @@ class Builtins:
         return self._extreme("min", ops.min, ops.minimum, x, rest, axis, keepdims)
 
     def _extreme(self, name, reduce, pairwise, x, rest, axis, keepdims):
-        """numpy's max(x, axis, keepdims=...), or Python's max(a, b, c, ...) of three or more
-        arguments (two are numpy's array and axis; maximum(a, b) is the larger of two)."""
-        if len(rest) > 1:
+        """numpy's max(x, axis, keepdims=...) when x is an array with dimensions and the one other
+        argument an axis (a whole number or a tuple of them); else Python's max(a, b, ...), the
+        larger of all its arguments (elementwise, as maximum(), where they are arrays)."""
+        numpy_axis = len(rest) == 1 and (axis is not None or (shape_of(x) and _is_axis(rest[0])))
+        if rest and not numpy_axis:
             out = x
             for v in rest:
                 out = pairwise(out, v)
@@ -261,6 +273,8 @@ def make_builtins(interp) -> dict:
     add("ones", methods.ones, 1, 99)
     add("len", methods.len_, 1)
     add("range", methods.range_, 1, 3)
+    add("enumerate", enumerate_items, 1, 2)          # for i, x in enumerate(xs)
+    add("zip", zip_items, 1, 99)
     add("any", methods.any_, 1)
     add("all", methods.all_, 1)
     table.update(transform_builtins(interp))          # grad, value_and_grad, hessian, jvp, vjp

@@ -4,6 +4,13 @@ from __future__ import annotations
 from ...parser import nodes
 
 
+def loop_target_names(target) -> tuple:
+    """The names a loop target binds: one Name, or a TupleExpr of Names (`for a, b in pairs`)."""
+    if isinstance(target, nodes.TupleExpr):
+        return tuple(name.id for name in target.elts)
+    return (target.id,)
+
+
 def assigned_names(body) -> list:
     """Names a block binds (assignment targets, loop variables, nested defs), in order."""
     out = []
@@ -19,7 +26,7 @@ def assigned_names(body) -> list:
         elif isinstance(s, nodes.Import):
             out.extend(bound for name, bound, _ in s.names if bound != name)
         elif isinstance(s, nodes.For):
-            out.append(s.target.id)
+            out.extend(loop_target_names(s.target))
             stack.extend(reversed(s.body))
         elif isinstance(s, nodes.If):
             stack.extend(reversed(s.orelse))
@@ -95,7 +102,8 @@ def _inner_bindings(tree) -> set:
         if isinstance(x, nodes.Lambda):
             out.update(x.params)
         elif isinstance(x, nodes.ListComp):
-            out.update(target.id for target, _, _ in x.clauses)
+            for target, _, _ in x.clauses:
+                out.update(loop_target_names(target))
     return out
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ...parser import nodes
 from ..core.rules import builtin_primitives
-from .names import walk
+from .names import loop_target_names, walk
 
 # Builtins whose result is fixed by their arguments' shapes, or that make constants.
 _SHAPE_BUILTINS = frozenset({"len", "zeros", "ones", "arange", "range"})
@@ -119,7 +119,9 @@ def _assignments(tree):
         elif isinstance(x, nodes.For):
             it = x.iter
             ranged = isinstance(it, nodes.Call) and isinstance(it.func, nodes.Name) and it.func.id == "range"
-            yield x.target.id, (it if ranged else None)
+            names = loop_target_names(x.target)
+            for name in names:                  # a tuple target unpacks: never a static range
+                yield name, (it if ranged and len(names) == 1 else None)
         elif isinstance(x, nodes.Call) and isinstance(x.func, nodes.Name) and x.func.id in defs:
             called.add(id(x.func))
             params = defs[x.func.id].params

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ...parser import nodes
 from ...parser.errors import SourceError
-from ...parser.modules import MODULE_ALIASES, SUBMODULES
+from ...parser.modules import MODULE_ALIASES, SUBMODULE_PARENTS, SUBMODULES
 from ..core import ops
 from ..core.backend import is_array, xp
 from ..core.notes import NOTES
@@ -12,7 +12,8 @@ from ..core.tape import strip
 from .callables import RETURN, Builtin, Frame, UserFunction
 from .errors import runtime_error, unknown_name
 from .expressions import is_newaxis
-from .names import Scope
+from .loop_forms import unpacking
+from .names import Scope, loop_target_names
 from .operator_closures import BINARY_OPS
 from .values import as_int, describe, dtype, iterate, shape_of, truth
 
@@ -32,21 +33,21 @@ class StatementFormsCompiler:
             raise SourceError("unsupported construct", f"module `{s.module}` is not available", s.module_span,
                               IMPORT_HINT)
         allowed = MODULE_ALIASES[s.module]
-        if s.alias is not None and s.alias not in allowed:
-            if not allowed:
-                raise SourceError("unsupported construct", f"`{s.module}` cannot be bound to another name",
-                                  s.span, f"write `import {s.module}` and call {s.module}.NAME or NAME")
+        parent, _, submodule = s.module.rpartition(".")
+        if s.alias is not None and s.alias not in allowed and SUBMODULE_PARENTS.get(submodule) != parent:
             spelled = " or ".join(f"`import {s.module} as {a}`" for a in allowed)
             raise SourceError("unsupported construct", f"`{s.module}` may only be bound as "
                               f"{', '.join(allowed)}", s.span, f"write {spelled}")
         bindings = []
         for name, bound, span in s.names:
+            if SUBMODULE_PARENTS.get(name) == s.module:
+                continue                    # `from numpy import linalg`: the parser reads linalg.NAME
             builtin = self.builtins.get(name)
             if builtin is None:
                 if name in SUBMODULES:
-                    raise SourceError("unsupported construct", f"`{name}` is a module: import its functions by "
-                                      "name", span, f"write `from {s.module}.{name} import ...` or use "
-                                      f"np.{name}.NAME")
+                    parent = SUBMODULE_PARENTS[name]
+                    raise SourceError("unsupported construct", f"`{name}` is a module of {parent}, not of "
+                                      f"{s.module}", span, f"write `from {parent} import {name}`")
                 error = unknown_name(name, span, list(self.builtins))
                 error.message = f"`{name}` is not among the language's builtins (from {s.module})"
                 raise error
@@ -130,22 +131,28 @@ class StatementFormsCompiler:
 
     # ---- [elt for name in items if cond] ----
     def e_ListComp(self, e, scope):
-        inner_scope = Scope([target.id for target, _, _ in e.clauses], scope, scope.globals)
+        inner_scope = Scope([n for target, _, _ in e.clauses for n in loop_target_names(target)], scope,
+                            scope.globals)
         clauses = []
         for target, items, conds in e.clauses:
             # every part runs in the comprehension's frame; names of the enclosing one are free
-            clauses.append((target.id, self.expr(items, inner_scope), items.span,
+            unpacked = loop_target_names(target) if isinstance(target, nodes.TupleExpr) else None
+            clauses.append((None if unpacked else target.id, unpacked, self.expr(items, inner_scope), items.span,
                             [(self.expr(c, inner_scope), c.span) for c in conds]))
         element = self.expr(e.elt, inner_scope)
         span, key, sig, me = e.span, (e.span.line, e.span.column), self.signature, self
 
         def generate(frame, depth):
-            name, items, items_span, conds = clauses[depth]
-            for item in iterate(items(frame), items_span):
+            name, unpacked, items, items_span, conds = clauses[depth]
+            source = iterate(items(frame), items_span)
+            if unpacked:
+                source = unpacking(source, unpacked, frame.vars, items_span)
+            for item in source:
                 me.steps += 1
                 if me.steps > me.limits.steps:
                     raise me.tick_error(span)
-                frame.vars[name] = item
+                if name is not None:
+                    frame.vars[name] = item
                 kept = True
                 for cond, cond_span in conds:
                     kept = truth(cond(frame), cond_span)
@@ -171,6 +178,11 @@ class StatementFormsCompiler:
     # ---- None (a new axis in a subscript; else a value, as a default) ----
     def e_NoneLit(self, e, scope):
         return lambda frame: None
+
+    # ---- a string: the parser lets one through only as einsum's, norm's or pad's argument ----
+    def e_Str(self, e, scope):
+        text = e.value
+        return lambda frame: text
 
 
 def _index_value(i, span):

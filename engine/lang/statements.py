@@ -5,7 +5,8 @@ from ...parser import nodes
 from ...parser.errors import SourceError
 from ..core import ops
 from .callables import BREAK, CONTINUE, RETURN, UserFunction
-from .names import Scope, assigned_names
+from .loop_forms import unpacking
+from .names import Scope, assigned_names, loop_target_names
 from .values import describe, iterate, shape_of, truth
 
 
@@ -143,6 +144,10 @@ class StatementCompiler:
     def s_For(self, s, scope):
         items = self.expr(s.iter, scope)
         span = s.iter.span
+        if isinstance(s.target, nodes.TupleExpr):          # for a, b in pairs: unpacked before each trip
+            names = loop_target_names(s.target)
+            trips = self.loop_trips(s.body, scope, span, None)
+            return lambda frame: trips(frame, unpacking(iterate(items(frame), span), names, frame.vars, span))
         trips = self.loop_trips(s.body, scope, span, s.target.id)
         return lambda frame: trips(frame, iterate(items(frame), span))
 
