@@ -10,7 +10,6 @@ import errno
 import os
 import sys
 import threading
-import traceback
 
 import click
 
@@ -87,6 +86,7 @@ def run_command(args) -> int:
         return int(rv) if isinstance(rv, int) else Exit.OK
     except SourceError as err:
         if debug:
+            import traceback      # only for --debug: start-up stays cheap
             traceback.print_exc()
         from .data_options import with_file_shapes
         with_file_shapes(err)          # a shape the program rejects: name the inputs read from files
@@ -123,6 +123,7 @@ def run_command(args) -> int:
                                  "line": None, "column": None, "hint": "this is a bug in autodiff; please report it"}},
                       dtype_asked(args))
         if debug:
+            import traceback      # only for --debug: start-up stays cheap
             traceback.print_exc()
         else:
             exc = sys.exc_info()[1]

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import secrets
 import sys
 
 from ..engine.core.numbers import nonfinite_word
@@ -115,6 +114,7 @@ def emit_json(doc: dict, dtype: str | None = None) -> None:
     """Exactly one JSON document on stdout (never through rich, which wraps piped text); large
     arrays in it are streamed."""
     streamed = []
+    import secrets                    # lazy: start-up stays cheap
     token = secrets.token_hex(8)      # no text in the document can spell the placeholder
 
     def placeholder(o):

@@ -8,7 +8,6 @@ after `--` instead, and click's own option matching does the rest.
 """
 from __future__ import annotations
 
-import difflib
 import re
 
 import click
@@ -56,10 +55,12 @@ class TargetCommand(click.Command):
         except click.NoSuchOption as err:
             # click offers every option that shares a few letters; one close spelling reads better
             spellings = [opt for param in self.get_params(ctx) for opt in param.opts + param.secondary_opts]
+            import difflib                    # only for a mistyped option: start-up stays cheap
             err.possibilities = difflib.get_close_matches(err.option_name, spellings, n=1, cutoff=0.6)
             raise
 
 
 def closest_command(name: str, names) -> str | None:
+    import difflib                        # only for a mistyped command: start-up stays cheap
     close = difflib.get_close_matches(name, sorted(names), n=1, cutoff=0.6)
     return close[0] if close else None
