@@ -205,18 +205,24 @@ class ExpressionCompiler:
             return body(frame) if c else orelse(frame)
         return ifexp
 
-    def e_Subscript(self, e, scope):
-        value = self.expr(e.value, scope)
+    def index_parts(self, items, scope) -> list:
+        """A subscript's items compiled: ("slice", [lower, upper, step]), ("const", None or
+        Ellipsis: a new axis or `...`, known when the subscript compiles) or ("index", closure),
+        each with its span. Shared by subscripts and item assignment."""
         parts = []
-        for item in e.index:
+        for item in items:
             if isinstance(item, nodes.Slice):
                 parts.append(("slice", [self.expr(p, scope) if p is not None else None
                                         for p in (item.lower, item.upper, item.step)], item.span))
             elif isinstance(item, (nodes.NoneLit, nodes.EllipsisLit)) or is_newaxis(item, scope):
-                # a new axis, or `...`: known when the subscript compiles
                 parts.append(("const", Ellipsis if isinstance(item, nodes.EllipsisLit) else None, item.span))
             else:
                 parts.append(("index", self.expr(item, scope), item.span))
+        return parts
+
+    def e_Subscript(self, e, scope):
+        value = self.expr(e.value, scope)
+        parts = self.index_parts(e.index, scope)
         span = e.span
 
         def subscript(frame):

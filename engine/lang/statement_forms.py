@@ -11,7 +11,6 @@ from ..core.notes import NOTES
 from ..core.tape import strip
 from .callables import RETURN, Builtin, Frame, UserFunction
 from .errors import runtime_error, unknown_name
-from .expressions import is_newaxis
 from .loop_forms import unpacking
 from .names import Scope, loop_target_names
 from .operator_closures import BINARY_OPS
@@ -89,15 +88,7 @@ class StatementFormsCompiler:
 
     def index_closure(self, items, scope):
         """A closure computing a subscript's index (as e_Subscript does, for assignments)."""
-        parts = []
-        for item in items:
-            if isinstance(item, nodes.Slice):
-                parts.append(("slice", [self.expr(p, scope) if p is not None else None
-                                        for p in (item.lower, item.upper, item.step)], item.span))
-            elif isinstance(item, (nodes.NoneLit, nodes.EllipsisLit)) or is_newaxis(item, scope):
-                parts.append(("const", Ellipsis if isinstance(item, nodes.EllipsisLit) else None, item.span))
-            else:
-                parts.append(("index", self.expr(item, scope), item.span))
+        parts = self.index_parts(items, scope)
 
         def index(frame):
             out = []
