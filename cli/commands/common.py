@@ -89,3 +89,16 @@ def show_check(report) -> int:
 
 def check_exit(report) -> int:
     return Exit.CHECK_FAILED if report is not None and not report.passed else Exit.OK
+
+
+def deliver(limit_options: dict, as_json: bool, result, document, show) -> int:
+    """The end of a command without a check: --out if asked, then the JSON `document()` or the
+    people's view `show()`."""
+    from ..outputs import save_out
+    save_out(limit_options, document, result)
+    if as_json:
+        from ..output import emit_json
+        emit_json(document())
+    else:
+        show()
+    return Exit.OK

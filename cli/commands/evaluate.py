@@ -12,7 +12,7 @@ from ..exitcodes import Exit
 from ..options import COTANGENT, OLD_SEED, target_options
 from ..outputs import OUT, save_out
 from ..parsing import TargetCommand
-from .common import WRT, emit_checked, kink_json, load_point, seed_constant, show_check, wrt_names
+from .common import WRT, deliver, emit_checked, kink_json, load_point, seed_constant, show_check, wrt_names
 
 
 @click.command(cls=TargetCommand)
@@ -86,14 +86,11 @@ def run(target, at, fn, of, dtype, as_json, debug, **limits):
     from ...engine import api
     lim, tgt, values = load_point(target, fn, of, at, limits)
     result = api.evaluate(None, values, dtype_name=dtype, limits=lim, target=tgt)
-    save_out(limits, lambda: _run_json(result), result)
-    if as_json:
-        from ..output import emit_json
-        emit_json(_run_json(result))
-    else:
+
+    def show():
         from ..render.common import run_result
         run_result(tgt, result)
-    return Exit.OK
+    return deliver(limits, as_json, result, lambda: _run_json(result), show)
 
 
 def _run_json(result) -> dict:

@@ -13,7 +13,7 @@ from ..outputs import OUT, save_out
 from ..parsing import TargetCommand
 
 HESSIAN_MODES = ("forward-over-reverse", "reverse-over-reverse")
-from .common import CHECK, CHECK_SEED, WRT, emit_checked, load_point, point_json, show_check, wrt_names
+from .common import CHECK, CHECK_SEED, WRT, deliver, emit_checked, load_point, point_json, show_check, wrt_names
 
 
 @click.command(cls=TargetCommand)
@@ -121,14 +121,11 @@ def derivative(target, at, fn, of, dtype, as_json, order, method, old_method, de
     method = method or old_method or "reverse"
     lim, tgt, values = load_point(target, fn, of, at, limits)
     result = api.derivatives(None, values, order, method, dtype_name=dtype, limits=lim, target=tgt)
-    save_out(limits, lambda: _derivative_json(result), result)
-    if as_json:
-        from ..output import emit_json
-        emit_json(_derivative_json(result))
-    else:
+
+    def show():
         from ..render.higher import derivative_result
         derivative_result(tgt, result)
-    return Exit.OK
+    return deliver(limits, as_json, result, lambda: _derivative_json(result), show)
 
 
 def _derivative_json(result) -> dict:
