@@ -2,8 +2,6 @@
 names with a suggestion, wrong argument counts."""
 from __future__ import annotations
 
-import difflib
-
 from ...parser.errors import SourceError, option
 from ..core.errors import EngineError
 
@@ -56,6 +54,7 @@ def unknown_name(name, span, candidates):
     if other is not None and (other in names or not other.isidentifier()):
         close = [other]
     else:
+        import difflib                       # only for a mistyped name: start-up stays cheap
         close = difflib.get_close_matches(name, sorted(names), n=1)
     hint = f"did you mean `{close[0]}`?" if close else None
     return SourceError("unknown name", f"`{name}` is not defined", span, hint)
