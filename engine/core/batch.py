@@ -16,7 +16,7 @@ from contextlib import contextmanager
 
 from .primitives import shape
 from .rules import reductions, shapes
-from .tape import BATCHED, Dual, bind
+from .tape import BATCHED, push_tangents
 
 
 @contextmanager
@@ -30,18 +30,9 @@ def batched(level: int, k: int):
 
 
 def batched_bind(prim, args, params, level, k):
-    """bind's forward-mode step for a batched level (the same flow as tape.bind's)."""
-    primals = tuple(a.primal if (a.__class__ is Dual and a.level == level) else a for a in args)
-    ans = bind(prim, primals, params)
-    tangent = None
-    jvps = prim.jvps
-    for i, a in enumerate(args):
-        if a.__class__ is Dual and a.level == level and jvps[i] is not None:
-            t = lifted_jvp(prim, i, a.tangent, ans, primals, params or {}, k)
-            tangent = t if tangent is None else tangent + t
-    if tangent is None:
-        return ans
-    return Dual(ans, tangent, level)
+    """bind's forward-mode step for a batched level: tape.push_tangents with the stacked JVP."""
+    return push_tangents(prim, args, params, level,
+                         lambda p, i, t, ans, primals, ps: lifted_jvp(p, i, t, ans, primals, ps or {}, k))
 
 
 def lifted_jvp(prim, i, t, ans, primals, params, k):

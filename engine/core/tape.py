@@ -210,13 +210,24 @@ def bind(prim, args: tuple, params):
     # forward mode: push tangents through the JVP rules
     if BATCHED and level in BATCHED:
         return BATCHED[level](prim, args, params)
+    return push_tangents(prim, args, params, level, _plain_jvp)
+
+
+def _plain_jvp(prim, i, t, ans, primals, params):
+    rule = prim.jvps[i]
+    return rule(t, ans, *primals, **params) if params else rule(t, ans, *primals)
+
+
+def push_tangents(prim, args, params, level, jvp):
+    """Forward mode's step at `level`: the primal result, and the sum over the Dual arguments of
+    `jvp(prim, i, tangent, ans, primals, params)` (a plain JVP, or core/batch.py's stacked one)."""
     primals = tuple(a.primal if (a.__class__ is Dual and a.level == level) else a for a in args)
     ans = bind(prim, primals, params)
     tangent = None
     jvps = prim.jvps
     for i, a in enumerate(args):
         if a.__class__ is Dual and a.level == level and jvps[i] is not None:
-            t = jvps[i](a.tangent, ans, *primals, **params) if params else jvps[i](a.tangent, ans, *primals)
+            t = jvp(prim, i, a.tangent, ans, primals, params)
             tangent = t if tangent is None else tangent + t
     if tangent is None:
         return ans
