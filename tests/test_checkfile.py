@@ -196,3 +196,13 @@ def test_samples_all_pass():
         if name.endswith(".toml"):
             results = run_cases(load_file(os.path.join(SAMPLES, name)))
             assert not [r.name for r in results if r.failed], name
+
+
+def test_programs_copied_beside_the_sample_check_files_stay_the_originals():
+    # check files may name programs only in their own folder (issue 16), so samples/checks holds
+    # copies; they must not drift from the samples the README runs
+    import pathlib
+    samples = pathlib.Path(__file__).resolve().parent.parent / "samples"
+    for copy, original in (("checks/control.py", "programs/control.py"),
+                           ("checks/least_squares.py", "data/least_squares.py")):
+        assert (samples / copy).read_text() == (samples / original).read_text(), copy

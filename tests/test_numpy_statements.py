@@ -1,14 +1,9 @@
 """The statements and derivatives of numpy code (issue 15, the language part): item assignment,
 fancy indexing, comprehensions, lambda, derivatives inside programs, the errors for what is still
-outside the language, and samples/numpy. Each form: reverse = forward = central differences."""
-import json
-import shlex
-from pathlib import Path
-
+outside the language. Each form: reverse = forward = central differences."""
 import numpy as np
 import pytest
 
-from autodiff.cli.main import invoke
 from autodiff.engine import api
 from numpy_forms_checks import A, agree, error, load, value
 
@@ -194,41 +189,7 @@ def test_derivative_transforms_check_their_arguments():
     assert "takes a function" in error("def f(x):\n    return hessian(x)(x)\n").message
 
 
-# ---- samples/numpy: each runs with the command in its header and gives its numbers --------------
-
-SAMPLES = sorted((Path(__file__).resolve().parent.parent / "samples" / "numpy").glob("*.py"))
-
-
-def sample_expectations(path):
-    """(argv, value, {input: gradient}) from the header, in the format of samples/programs."""
-    argv, expected, grads = None, None, {}
-    for line in path.read_text().splitlines():
-        if not line.startswith("#"):
-            break
-        text = line[1:].strip()
-        if text.startswith("autodiff "):
-            argv = shlex.split(text)[1:]
-        elif text.startswith("expect value:"):
-            expected = json.loads(text.split(":", 1)[1])
-        elif text.startswith("expect gradient "):
-            name, number = text[len("expect gradient "):].split(":", 1)
-            grads[name.strip()] = json.loads(number)
-    return argv, expected, grads
-
-
-@pytest.mark.parametrize("path", SAMPLES, ids=[p.stem for p in SAMPLES])
-def test_numpy_samples_give_what_their_headers_promise(path, capsys, monkeypatch):
-    monkeypatch.chdir(path.parent.parent.parent)
-    argv, expected, grads = sample_expectations(path)
-    assert argv and expected is not None and grads
-    assert f"samples/numpy/{path.name}" in (path.parent.parent.parent / "README.md").read_text()
-    code = invoke(argv + ["--json"])
-    out = capsys.readouterr()
-    assert code == 0, out.err
-    doc = json.loads(out.out)
-    assert doc["value"] == pytest.approx(expected, rel=1e-9)
-    for name, want in grads.items():
-        np.testing.assert_allclose(doc["gradient"][name], want, rtol=1e-9)
+# samples/numpy: tests/test_samples_numpy.py runs each (reverse and forward mode).
 
 
 # ---- item 8: each construct still outside the language names itself --------------------------

@@ -59,7 +59,12 @@ def test_every_sample_has_a_command_and_expectations():
                          ids=[f"{p.stem}:{' '.join(a[2:])}" for p, a, _, _ in CASES])
 def test_sample_gives_what_its_header_promises(path, argv, value, grads, capsys, monkeypatch):
     monkeypatch.chdir(ROOT)
-    code = invoke(argv + ["--json"])
+    assert_promise(argv, value, grads, capsys)
+
+
+def assert_promise(argv, value, grads, capsys, extra=()):
+    """The command of a sample's header, with --json, gives the value and gradients it promises."""
+    code = invoke(argv + ["--json", *extra])
     out = capsys.readouterr()
     assert code == 0, out.err
     doc = json.loads(out.out)
