@@ -275,3 +275,15 @@ def test_misuse_is_a_located_error(expr, message):
         inputs = api.load(expr).inputs
         autodiff.evaluate(expr, at={k: v for k, v in (("v", V), ("m", M)) if k in inputs})
     assert message in info.value.message and info.value.span is not None
+
+
+@pytest.mark.parametrize("source", ["sum(tile(x, 10**9))", "sum(repeat(x, 10**9))", "sum(eye(10**6)) * x[0]",
+                                    "sum(full((10**5, 10**5), x[0]))", "sum(pad(x, 10**9))",
+                                    "sum(broadcast_to(x[0], (10**5, 10**5)))"])
+def test_builtins_that_make_arrays_from_counts_are_refused_past_the_element_limit(source):
+    # found in review: tile(x, 10**9) was killed by the kernel (out of memory) instead of refused
+    import autodiff
+    with pytest.raises(autodiff.SourceError) as err:
+        autodiff.grad(source, at={"x": [1.0, 2.0]})
+    assert err.value.kind == "too large" and "more than the limit" in err.value.message
+    assert err.value.span is not None

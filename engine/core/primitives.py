@@ -220,6 +220,21 @@ element_limit = [None]
 run_dtype = ["float64"]
 
 
+def check_elements(dims, what: str) -> None:
+    """Refuse, before anything is allocated, an array of shape `dims` over the element limit
+    (--max-elements): the builtins that make arrays from counts (tile, repeat, eye, full, pad,
+    broadcast_to) ask here first."""
+    limit = element_limit[0]
+    if limit is None:
+        return
+    count = 1
+    for d in dims:
+        count *= max(int(d), 0)
+    if count > limit:
+        raise TooLarge(f"{what} would make an array of shape {tuple(int(d) for d in dims)} "
+                       f"({count:,} elements), more than the limit of {limit:,}")
+
+
 def check_result_size(prim, x, y):
     limit = element_limit[0]
     if limit is None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .. import ops
 from ..backend import xp
-from ..primitives import shape
+from ..primitives import check_elements, shape
 from .axes import is_sequence, whole
 
 
@@ -21,15 +21,19 @@ def _float_dtype(like, dtype):
 
 
 def eye(N, M=None, k=0, dtype=None):
+    rows = whole(N, "N")
+    check_elements((rows, rows if M is None else whole(M, "M")), "eye()")
     return xp().eye(whole(N, "N"), None if M is None else whole(M, "M"), whole(k, "k"),
                     dtype=dtype or "float64")
 
 
 def identity(n, dtype=None):
+    check_elements((whole(n, "n"),) * 2, "identity()")
     return xp().identity(whole(n, "n"), dtype=dtype or "float64")
 
 
 def full(shape, fill_value, dtype=None):           # noqa: F811 -- numpy's parameter name
+    check_elements(_dims(shape), "full()")
     return xp().full(_dims(shape), ops.strip(fill_value), dtype=dtype or "float64")
 
 

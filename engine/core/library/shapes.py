@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from .. import ops
 from ..backend import xp
-from ..primitives import ndim, shape
+from ..primitives import check_elements, ndim, shape
 from .axes import ArgumentError, axes_of, gathered, is_sequence, items_of, one_axis, whole
 
 
@@ -62,6 +62,7 @@ def pad(array, pad_width, mode="constant", constant_values=0.0):
     if (widths < 0).any():
         raise ArgumentError("pad(): widths must not be negative")
     padded = tuple(int(d + lo + hi) for d, (lo, hi) in zip(shape(array), widths))
+    check_elements(padded, "pad()")
     region = tuple(slice(int(lo), int(lo) + d) for d, (lo, _) in zip(shape(array), widths))
     out = ops.untake(array, region, padded)
     if ops.strip(constant_values) == 0:
@@ -100,18 +101,27 @@ def roll(a, shift, axis=None):
 
 
 def broadcast_to(array, shape):                    # noqa: F811 -- numpy's parameter name
-    dims = shape if is_sequence(shape) else (shape,)
-    return ops.broadcast_to(array, tuple(whole(d, "a dimension") for d in dims))
+    dims = tuple(whole(d, "a dimension") for d in (shape if is_sequence(shape) else (shape,)))
+    check_elements(dims, "broadcast_to()")
+    return ops.broadcast_to(array, dims)
 
 
 def tile(A, reps):
     counts = tuple(whole(r, "a repetition") for r in (reps if is_sequence(reps) else (reps,)))
+    dims = shape(A)
+    width = max(len(dims), len(counts))           # numpy pads the shorter of the two with 1s
+    check_elements([d * c for d, c in zip((1,) * (width - len(dims)) + dims,
+                                           (1,) * (width - len(counts)) + counts)], "tile()")
     return gathered(A, lambda pos: xp().tile(pos, counts))
 
 
 def repeat(a, repeats, axis=None):
     counts = [whole(r, "a repetition") for r in xp().atleast_1d(xp().asarray(ops.strip(repeats))).tolist()]
     ax = None if axis is None else one_axis(axis, ndim(a))
+    along = max(shape(a)[ax] if ax is not None else max(int(xp().size(ops.strip(a))), 1), 1)
+    total = sum(counts) if len(counts) > 1 else counts[0] * along
+    rest = () if ax is None else (max(int(xp().size(ops.strip(a))), 1) // along,)
+    check_elements((total,) + rest, "repeat()")
     return gathered(a, lambda pos: xp().repeat(pos, counts if len(counts) > 1 else counts[0], ax))
 
 
