@@ -1,0 +1,47 @@
+"""Every `autodiff ...` command in the README's code blocks runs as the README says (exit 0, or
+the error it shows), so no example can go stale. Commands that need a GPU, standard input or a
+10-million-element data file are run by tests/test_device.py and tests/test_datafiles.py."""
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from autodiff.cli.main import invoke
+from autodiff.cli.render import common as render
+
+ROOT = Path(__file__).resolve().parent.parent
+OTHER_TESTS = ("--device gpu", "AUTODIFF_DEVICE", "@w.npy", "@-", "model.py", "[--of")
+EXPECTED_ERRORS = {'autodiff grad "x + y" --at x=[1,2,3],y=[1,2]': 2}   # the README's error example
+
+
+def readme_commands() -> list:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    commands = []
+    for lang, block in re.findall(r"```(\w*)\n(.*?)```", text, flags=re.S):
+        if lang:                                    # python blocks: tests/test_api_surface.py
+            continue
+        for line in block.splitlines():
+            line = line.strip().removeprefix("$ ")
+            if line.startswith("autodiff ") and not any(mark in line for mark in OTHER_TESTS):
+                commands.append(line)
+    return commands
+
+
+COMMANDS = readme_commands()
+
+
+def test_the_readme_has_its_examples():
+    assert len(COMMANDS) >= 35
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_readme_command_runs_as_shown(command, tmp_path, monkeypatch, capsys):
+    (tmp_path / "samples").symlink_to(ROOT / "samples")     # outputs (--out) land in tmp_path
+    monkeypatch.chdir(tmp_path)
+    render._consoles.clear()
+    argv = shlex.split(command, comments=True)[1:]
+    code = invoke(argv)
+    out, err = capsys.readouterr()
+    assert int(code) == EXPECTED_ERRORS.get(command.split("  #")[0].strip(), 0), (command, out[-2000:], err[-2000:])
+    assert "Traceback" not in err
