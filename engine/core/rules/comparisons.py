@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import operator
 
-from ..backend import xp
+from ..backend import np, xp
 from ..primitives import defprim, nondiff, plain_scalar, run_dtype
 from ..tape import Dual, Var
 from .shapes import bcast, unbroadcast
@@ -98,4 +98,9 @@ def tangent_times(t, d):
         return 0.0 if t == 0.0 else t * d
     if c is Var or c is Dual:        # a boxed tangent that is 0 may still carry higher orders
         return t * d
-    return where(t == 0.0, 0.0, t * d)
+    r = t * d
+    if r.__class__ is np().ndarray:  # on the CPU, mask only when a non-finite entry is there:
+        total = r.sum()              # one reduction, where the mask costs two more array passes
+        if total - total == 0.0:     # finite (a nan or inf anywhere makes the sum non-finite)
+            return r
+    return where(t == 0.0, 0.0, r)
