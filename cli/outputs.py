@@ -79,6 +79,5 @@ def save_out(options: dict, build_doc, result, report=None, quiet=False) -> None
     except OSError as e:
         raise SourceError("bad file", f"--out {path}: cannot write it: {e.strerror or e}") from None
     if not quiet:
-        from rich.text import Text
-        from .render.common import console
-        console(stderr=True).print(Text(f"wrote {path}: {written}"))
+        from .render.page import Page
+        Page().line(f"wrote {path}: {written}").show(stderr=True)

@@ -35,10 +35,11 @@ def load_point(target, fn, of, at, limit_options: dict):
     from_at = parse_at(at, limits, at_file_reader(limit_options, limits))
     values, warnings = merged_inputs(from_file, from_at, limit_options)
     if warnings:
-        from rich.text import Text
-        from ..render.common import console
+        from ..render.page import Page
+        page = Page()
         for message in warnings:
-            console(stderr=True).print(Text.assemble(("warning", "bold yellow"), ": " + message))
+            page.line(("warning", "bold yellow"), ": " + message)
+        page.show(stderr=True)
     return limits, loaded, values
 
 

@@ -1,93 +1,29 @@
 """Everything people read: rich tables and diagnostics. Machines get JSON from output.py.
 
 rich and the engine are imported inside the functions: JSON output uses notes_for without loading
-rich, and a usage error is rendered without loading the engine.
+rich, and a usage error is rendered without loading the engine. A value, a gradient, notes and
+errors are Pages (page.py): plain text without rich when piped.
 """
 from __future__ import annotations
 
-import os
-import re
-import sys
+from ..output import fmt_value, non_finite
+from .page import CONSOLES, Page, console  # noqa: F401  (console: the renderers' rich console)
 
-from ..output import fmt_value, non_finite, printable
-
-_consoles = {}
-
-
-class TrimmedLines:
-    """A piped stream without the spaces rich pads a table's last column with: lines end at their
-    text, so pipes and diffs see no trailing blanks."""
-
-    def __init__(self, stream):
-        self.stream = stream
-
-    def write(self, text: str) -> int:
-        return self.stream.write(re.sub(r"[ \t]+(?=\n)", "", text))
-
-    def flush(self) -> None:
-        self.stream.flush()
-
-    def isatty(self) -> bool:
-        return False
-
-    @property
-    def encoding(self):
-        return getattr(self.stream, "encoding", "utf-8")
-
-
-def console(stderr: bool = False):
-    """A rich console that follows the terminal and NO_COLOR; plain text when piped."""
-    stream = sys.stderr if stderr else sys.stdout
-    screen = _consoles.get((stderr, id(stream)))      # keyed by stream: callers may swap sys.stdout
-    if screen is None:
-        tty = stream.isatty()
-        screen = _escaping_console_class()(file=stream if tty else TrimmedLines(stream), stderr=stderr, highlight=False, soft_wrap=not tty,
-                                           no_color=bool(os.environ.get("NO_COLOR")) or None,
-                                           width=None if tty else 10_000)
-        for key in [k for k in _consoles if k[0] == stderr]:
-            del _consoles[key]
-        _consoles[(stderr, id(stream))] = screen
-    return screen
-
-
-_escaping_console = []
-
-
-def _escaping_console_class():
-    """rich's Console, but every text segment (not rich's own control codes: colours, the progress
-    bar) has its control characters escaped: an ANSI escape in a case name or a source line is
-    shown as `\x1b`, never obeyed by the terminal. Every renderer prints through this one."""
-    if not _escaping_console:
-        from rich.console import Console
-        from rich.segment import Segment
-
-        class EscapingConsole(Console):
-            def render(self, renderable, options=None):
-                for segment in super().render(renderable, options):
-                    if segment.control is None:
-                        text = printable(segment.text)
-                        if text is not segment.text:
-                            segment = Segment(text, segment.style)
-                    yield segment
-        _escaping_console.append(EscapingConsole)
-    return _escaping_console[0]
+_consoles = CONSOLES        # tests clear it: a console binds to the stream it first saw
 
 
 def error(err) -> None:
     """A SourceError in pip's style: `error: kind`, the message, the line with a caret, a hint."""
-    screen = console(stderr=True)
-    from rich.markup import escape
-    from rich.text import Text
     from ..options import flag_spelling
     message, hint = err.spelled(flag_spelling)
     loc = err.location()
-    screen.print(Text.assemble(("error", "bold red"), f": {err.kind}"))
-    screen.print(Text("  " + (loc + ": " if loc else "") + message))
+    page = Page().line(("error", "bold red"), f": {err.kind}")
+    page.line("  " + (loc + ": " if loc else "") + message)
     for line in err.excerpt():
-        screen.print(Text("  " + line, style="cyan" if "^" not in line else "bold red"))
+        page.line(("  " + line, "cyan" if "^" not in line else "bold red"))
     if hint:
-        screen.print(Text.assemble(("hint", "bold magenta"), ": " + hint))
-    del escape
+        page.line(("hint", "bold magenta"), ": " + hint)
+    page.show(stderr=True)
 
 
 def inputs_line(inputs: dict) -> str:
@@ -125,37 +61,31 @@ def notes_for(result) -> list:
 
 
 def grad_result(target, result) -> None:
-    from rich.table import Table
-    from rich.text import Text
-    screen = console()
-    title = target.describe()
-    screen.print(Text.assemble(("value", "bold"), f" of {title} at {inputs_line(result.inputs)}"))
-    screen.print(Text("  " + fmt_value(result.value).replace("\n", "\n  ")))
-    table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
-    table.add_column("input")
-    table.add_column("∂f/∂input" if result.reduced is None else
-                     ("∂sum(f)/∂input" if result.reduced == "sum" else "vᵀJ"))
-    for name, g in result.gradient.items():
-        table.add_row(Text(name), Text(fmt_value(g)))      # Text: "[inf, 1]" is not markup
-    screen.print()
-    screen.print(table)
-    print_notes(notes_for(result))
+    page = Page().line(("value", "bold"), f" of {target.describe()} at {inputs_line(result.inputs)}")
+    page.line("  " + fmt_value(result.value).replace("\n", "\n  "))
+    header = ("∂f/∂input" if result.reduced is None else
+              ("∂sum(f)/∂input" if result.reduced == "sum" else "vᵀJ"))
+    page.blank().table(["input", header], [[name, fmt_value(g)] for name, g in result.gradient.items()])
+    add_notes(page, notes_for(result))
+    page.show()
 
 
 def run_result(target, result) -> None:
-    from rich.text import Text
-    screen = console()
-    screen.print(Text.assemble(("value", "bold"), f" of {target.describe()}" +
-                          (f" at {inputs_line(result.inputs)}" if result.inputs else "")))
-    screen.print(Text("  " + fmt_value(result.value).replace("\n", "\n  ")))
-    print_notes(notes_for(result))
+    page = Page().line(("value", "bold"), f" of {target.describe()}" +
+                       (f" at {inputs_line(result.inputs)}" if result.inputs else ""))
+    page.line("  " + fmt_value(result.value).replace("\n", "\n  "))
+    add_notes(page, notes_for(result))
+    page.show()
+
+
+def add_notes(page: Page, notes) -> Page:
+    if notes:
+        page.blank()
+        for note in notes:
+            page.line(("note", "yellow"), ": " + note)
+    return page
 
 
 def print_notes(notes) -> None:
-    if not notes:
-        return
-    from rich.text import Text
-    screen = console()
-    screen.print()
-    for note in notes:
-        screen.print(Text.assemble(("note", "yellow"), ": " + note))
+    if notes:
+        add_notes(Page(), notes).show()
