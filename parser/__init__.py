@@ -6,14 +6,14 @@ from .nodes import Expression, Module, Span
 
 __all__ = ["parse_expression", "parse_program", "SourceError", "Span"]
 
-# One parser per start symbol, made on first use (lark is imported only then).
+# One parser per start symbol, made on first use (lark's runtime is imported only then).
 _parsers: dict = {}
 
 
 def _parser(start: str):
     parser = _parsers.get(start)
     if parser is None:
-        from .tables import load            # lark and the tables load on first parse, not on import
+        from .tables import load            # the runtime and tables load on first parse, not on import
         parser = _parsers[start] = load(start)
     return parser
 
@@ -31,9 +31,7 @@ def _parse(text: str, start: str, filename: str | None):
                           f"{MAX_SOURCE_CHARACTERS:,} characters", None, source=text, filename=filename)
     if text.startswith(BYTE_ORDER_MARK):
         text = text[1:]               # columns count from after it, as in Python
-    from .tables import import_lark
-    import_lark()
-    from lark.exceptions import LarkError
+    from .lark_runtime import LarkError
     if "\x00" in text:
         raise SourceError("syntax error", "the input contains a NUL character", None, source=text,
                           filename=filename)

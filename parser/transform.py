@@ -5,8 +5,7 @@ built and nothing recurses: deeply nested input costs no Python stack here.
 """
 from __future__ import annotations
 
-from lark import Token, Transformer
-from lark.indenter import PythonIndenter
+from .lark_runtime import PythonIndenter, Token, Transformer
 
 from . import nodes
 from .errors import UNSUPPORTED_KEYWORDS, SourceError

@@ -25,6 +25,8 @@ RANKS = [
 ]
 MAX_MODULE_LINES = 420
 MAX_FUNCTION_LINES = 65
+# Written by a tool, not by us: kept as the tool writes it (a test checks it is current)
+GENERATED = {f"{PKG}.parser.lark_runtime"}
 
 
 def product_modules() -> dict:
@@ -148,6 +150,8 @@ def test_imports_point_down(module):
 
 @pytest.mark.parametrize("module", sorted(MODULES))
 def test_readable_in_one_sitting(module):
+    if module in GENERATED:
+        pytest.skip("generated code (python -m autodiff.parser.tables)")
     path = MODULES[module]
     text = path.read_text(encoding="utf-8")
     assert len(text.splitlines()) <= MAX_MODULE_LINES, f"{path.relative_to(ROOT)} is too long"
