@@ -109,7 +109,7 @@ def test_json_series_and_marks(capsys):
     code, out, _ = cli(capsys, "plot", "x*y", "--range", "y=0:1", "--at", "x=2", "--points", "5", "--json")
     assert code == 0
     doc = json.loads(out)
-    assert doc["input"] == "y" and doc["x"] == [0.0, 0.25, 0.5, 0.75, 1.0]
+    assert doc["wrt"] == ["y"] and doc["x"] == [0.0, 0.25, 0.5, 0.75, 1.0]
     assert doc["series"] == {"f": [0.0, 0.5, 1.0, 1.5, 2.0], "f'": [2.0] * 5}
 
 

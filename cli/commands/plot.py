@@ -102,10 +102,11 @@ def plot(target, at, fn, of, dtype, as_json, range_, order, points, output, debu
     data = _sample_with_progress(sample, tgt, name, lo, hi, points, order, others, lim)
     labels = _labels(name, order)
     if as_json:
-        from ..output import emit_json
-        emit_json({"input": name, "range": [lo, hi], "order": order, "x": data.xs,
+        from ..output import emit_json, jsonable
+        emit_json({"wrt": [name], "inputs": {k: jsonable(v) for k, v in others.items()},
+                   "range": [lo, hi], "order": order, "x": data.xs,
                    "series": {"f" + "'" * k: ys for k, ys in enumerate(data.series)},
-                   "marks": [_mark_json(m) for m in data.marks], "output": output,
+                   "marks": [_mark_json(m) for m in data.marks], "image": output,
                    "errors": [{"x": x, "kind": e.kind, "message": e.spelled(flag_spelling)[0]}
                               for x, e in data.errors]})
     if output is not None:
