@@ -173,7 +173,9 @@ def _draw_terminal(tgt, data, labels, lo, hi):
     screen.print(Text.assemble(("plot", "bold"), f" of {title_of(tgt)} over {data.name} in [{lo:g}, {hi:g}] "
                           f"({len(data.xs)} points; derivatives by AD)"))
     from ...engine.views.plotdata import breaks
-    lines, clipped = draw(data.xs, data.series, labels, data.marks, width=min(width, 160), breaks=breaks(data))
+    colour = screen.color_system is not None and not screen.no_color      # else one glyph per curve
+    lines, clipped = draw(data.xs, data.series, labels, data.marks, width=min(width, 160), breaks=breaks(data),
+                          colour=colour)
     for line in lines:
         screen.print(line, no_wrap=True, overflow="ignore", crop=False)
     notes = []
