@@ -1,10 +1,7 @@
 """The `autodiff check` table reads well (issue 13, item 10): it fits 80 columns however long the
 case names, keeps each file's name on a multi-file run (a heading per file), and leaves "where"
 empty for an exact pass. Through click's runner and through a real terminal."""
-import os
 import re
-import subprocess
-import sys
 
 from autodiff.cli import main as climain
 from autodiff.cli.render import common as render
@@ -117,25 +114,10 @@ def test_piped_without_columns_each_case_is_one_line(capsys, monkeypatch, tmp_pa
 
 
 def test_a_real_terminal_of_80_columns(tmp_path):
-    import pty
+    from terminal import run_in_terminal, screen_lines
     first, second = files(tmp_path)
-    env = {**os.environ, "COLUMNS": "80", "LINES": "50", "TERM": "xterm-256color"}
-    leader, follower = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "autodiff", "check", first, second],
-                            stdin=follower, stdout=follower, stderr=follower, env=env)
-    os.close(follower)
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:                   # the process closed the terminal
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    assert proc.wait(timeout=120) == 0
-    os.close(leader)
-    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", b"".join(chunks).decode("utf-8", "replace"))
-    lines = re.split(r"\r?\n|\r", text)            # the progress bar redraws its line after \r
-    assert max(len(line) for line in lines) <= 80
-    assert first in [line.rstrip() for line in lines] and second in [line.rstrip() for line in lines]
+    code, text = run_in_terminal(["check", first, second], {"COLUMNS": "80", "LINES": "50"})
+    lines = [line.rstrip() for line in screen_lines(text)]
+    assert code == 0 and max(len(line) for line in lines) <= 80
+    assert first in lines and second in lines
+    assert any(line.startswith("a case whose name") for line in lines)

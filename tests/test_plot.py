@@ -104,27 +104,14 @@ def _real_plot(env_extra, tty):
     """The plot as a real process writes it: to a pipe, or to a pseudo-terminal (colour on)."""
     import os
     import subprocess
-    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
-    env.update({"COLUMNS": "80", "TERM": "xterm-256color", **env_extra})
-    args = [sys.executable, "-m", "autodiff", "plot", "sin(x)", "--range", "-7:7", "--order", "1"]
-    if not tty:
-        return subprocess.run(args, capture_output=True, text=True, env=env, timeout=60).stdout
-    import pty
-    leader, follower = pty.openpty()
-    proc = subprocess.Popen(args, stdin=follower, stdout=follower, stderr=follower, env=env)
-    os.close(follower)
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:                   # the process closed the terminal
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    proc.wait(timeout=60)
-    os.close(leader)
-    return b"".join(chunks).decode("utf-8", "replace")
+    from terminal import run_in_terminal
+    args = ["plot", "sin(x)", "--range", "-7:7", "--order", "1"]
+    env = {**env_extra, "COLUMNS": "80"}
+    if tty:
+        return run_in_terminal(args, env)[1]
+    env = {**{k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}, **env}
+    return subprocess.run([sys.executable, "-m", "autodiff", *args], capture_output=True, text=True, env=env,
+                          timeout=60).stdout
 
 
 def test_a_real_process_piped_or_with_no_color_draws_glyphs():

@@ -135,10 +135,10 @@ def summary_line(results) -> str:
 
 
 def _table_width(screen) -> int | None:
-    """The width the case table must fit: the terminal's, or COLUMNS when piped (unset: one line
-    per case, however long, so a pipe can grep it)."""
+    """The width the case table must fit: the terminal's (None: rich fits it), or COLUMNS when
+    piped (unset: one line per case, however long, so a pipe can grep it)."""
     if screen.is_terminal:
-        return screen.width
+        return None
     columns = os.environ.get("COLUMNS", "")
     return int(columns) if columns.isdigit() and int(columns) > 0 else None
 
@@ -170,10 +170,10 @@ def _where_cell(r) -> str:
     return f"point {number.group(1)}: {entry}" if number and r.points > 1 else entry
 
 
-def _cases_table(results, width):
+def _cases_table(results):
     from rich.table import Table
     from rich.text import Text
-    table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold", width=width)
+    table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
     table.add_column("case", overflow="fold")
     table.add_column("pts", justify="right", no_wrap=True)
     table.add_column("verdict", no_wrap=True)
@@ -203,7 +203,7 @@ def case_table(results, files) -> None:
             if k:
                 screen.print()
             screen.print(Text(printable(file), style="bold underline"))
-        screen.print(_cases_table(cases, width))
+        screen.print(_cases_table(cases), width=width)
     problems = [r for r in results if r.failed or r.status == "skipped" or r.warnings]
     if problems:
         screen.print()
