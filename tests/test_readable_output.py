@@ -37,6 +37,11 @@ def test_two_dimensional_values_align(capsys, args, first, second):
     assert lines[lines.index(first) + 1] == second
 
 
+def test_a_2d_value_inside_a_sentence_stays_on_its_line(capsys):
+    code, out, _ = cli(capsys, "graph", "x*2", "--at", M)
+    assert code == 0 and "; value [[2, 4], [6, 8]]; adjoints are" in out.splitlines()[0]
+
+
 @pytest.mark.parametrize("args", [
     ["jacobian", "[x*y, x+y]", "--at", "x=1,y=2"],
     ["jacobian", "x*2", "--at", M],
