@@ -25,9 +25,9 @@ from .lang.target import (Runner, Target, bind_inputs, check_output, constant, l
 # The rest of the facade, imported on first use: `autodiff grad "x*x"` must not pay at start-up for
 # forward mode, Hessians, checks or views. Public name -> (module under engine/, its name there).
 _LAZY = {
-    "jvp": ("diff.forward", "jvp"), "jacobian": ("diff.forward", "jacobian"),
+    "jvp": ("diff.forward", "jvp"), "jacobian": ("matrices", "jacobian"),
     "JacobianResult": ("diff.forward", "JacobianResult"), "choose_mode": ("diff.forward", "choose_mode"),
-    "hessian": ("diff.higher", "hessian"), "derivatives": ("diff.higher", "derivatives"),
+    "hessian": ("matrices", "hessian"), "derivatives": ("diff.higher", "derivatives"),
     "HessianResult": ("diff.higher", "HessianResult"), "DerivativeResult": ("diff.higher", "DerivativeResult"),
     "check_gradient": ("checks.gradient", "check_gradient"), "CheckReport": ("checks.report", "CheckReport"),
     "check_jacobian": ("checks.higher", "check_jacobian"), "check_hessian": ("checks.higher", "check_hessian"),

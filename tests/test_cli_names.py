@@ -32,9 +32,9 @@ def test_the_old_seed_spelling_still_works_with_a_warning(capsys, command):
 ])
 def test_mode_chooses_the_method_and_method_warns(capsys, args, mode):
     code, out, err = cli(capsys, *args, "--mode", mode, "--json")
-    assert code == 0 and json.loads(out)["method"] == mode and err == ""
+    assert code == 0 and json.loads(out)["mode"] == mode and err == ""
     code, out, err = cli(capsys, *args, "--method", mode, "--json")
-    assert code == 0 and json.loads(out)["method"] == mode
+    assert code == 0 and json.loads(out)["mode"] == mode
     assert "warning: --method is deprecated here: use --mode" in err
 
 

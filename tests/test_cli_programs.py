@@ -43,7 +43,7 @@ def test_grad_json_for_a_vector(capsys):
     doc = json.loads(out)
     assert code == 0
     assert doc["value"] == [1515.52, -819.2] and doc["gradient"]["a"] == [4096.0, 4096.0]
-    assert doc["reduced"] == "sum" and doc["tape_length"] > 10
+    assert doc["reduced"] == "sum" and doc["tape_entries"] > 10
 
 
 def test_run_evaluates_without_differentiating(capsys):

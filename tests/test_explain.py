@@ -109,11 +109,11 @@ def test_explain_json(capsys):
     assert code == 0
     doc = json.loads(out)
     assert doc["gradient"] == {"x": 24.0, "y": 10.0}
-    n2 = next(s for s in doc["steps"] if s["node"] == "n2")
+    n2 = next(s for s in doc["sweep"] if s["node"] == "n2")
     assert n2["adjoint"] == 10.0 and [(t["from"], t["local"]) for t in n2["terms"]] == [("n5", 9.0), ("n6", 1.0)]
     code, out, _ = cli(capsys, "grad", SEED, "--at", "x=3,y=4", "--explain", "--mode", "forward", "--json")
     doc = json.loads(out)
-    assert [(p["input"], p["derivative"]) for p in doc["passes"]] == [("x", 24.0), ("y", 10.0)]
+    assert [(p["wrt"], p["derivative"]) for p in doc["forward_passes"]] == [(["x"], 24.0), (["y"], 10.0)]
 
 
 def test_explain_a_program_with_control_flow(capsys):

@@ -193,7 +193,7 @@ def test_json_lists_nodes_and_edges(capsys):
     code, out, _ = cli(capsys, "graph", D3, "--at", "x=3,y=4", "--format", "json")
     assert code == 0
     doc = json.loads(out)
-    assert doc["output"] == "n7" and doc["value"] == 42.0
+    assert doc["output_node"] == "n7" and doc["value"] == 42.0
     nodes = {n["id"]: n for n in doc["nodes"]}
     assert [nodes[f"n{i}"]["value"] for i in range(1, 8)] == [3, 4, 2, 9, 36, 6, 42]
     assert [nodes[f"n{i}"]["adjoint"] for i in range(1, 8)] == [24, 10, None, 4, 1, 1, 1]
@@ -236,7 +236,7 @@ def test_output_not_depending_on_inputs(capsys):
     code, out, _ = cli(capsys, "graph", "1 + 2 * 3", "--format", "json")
     assert code == 0
     doc = json.loads(out)
-    assert doc["value"] == 7.0 and doc["output"] is None and doc["nodes"] == []
+    assert doc["value"] == 7.0 and doc["output_node"] is None and doc["nodes"] == []
     code, out, _ = cli(capsys, "graph", "1 + 2 * 3")
     assert code == 0 and "does not depend on the inputs" in out
 

@@ -3,6 +3,7 @@ errors under --json are one JSON document too, with the exit code unchanged."""
 import json
 import os
 import pathlib
+import re
 
 import pytest
 
@@ -18,7 +19,9 @@ TYPES = {"object": dict, "array": list, "string": str, "boolean": bool, "null": 
 
 def problems(doc, schema, where="$") -> list:
     """The ways `doc` breaks `schema` (the subset of JSON Schema that docs/json-schema.json uses:
-    type, enum, required, properties, additionalProperties, items)."""
+    $ref to a shared definition, type, enum, required, properties, additionalProperties, items)."""
+    if "$ref" in schema:
+        return problems(doc, SCHEMA["$defs"][schema["$ref"].removeprefix("#/$defs/")], where)
     out = []
     if "type" in schema:
         kinds = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
@@ -55,16 +58,26 @@ def cli(capsys, *args):
 
 RUNS = [
     ("run", ["run", "x*2", "--at", "x=1"]),
+    ("run", ["run", "log(x)", "--at", "x=0"]),
     ("grad", ["grad", "x**2*y", "--at", "x=3,y=4"]),
+    ("grad", ["grad", "x**2*y", "--at", "x=3,y=4", "--mode", "forward"]),
+    ("grad", ["grad", "sqrt(x)", "--at", "x=0"]),
     ("grad", ["grad", "sum(detach(x*x)*x)", "--at", "x=[0,1,2,3]", "--check"]),
     ("grad", ["grad", "x*2", "--at", "x=1", "--dtype", "float32"]),
     ("jacobian", ["jacobian", "[r*cos(t), r*sin(t)]", "--at", "r=2,t=0.5"]),
     ("jacobian", ["jacobian", "[x, x*2]", "--at", "x=1", "--check"]),
+    ("jacobian", ["jacobian", "[sqrt(x), x*y]", "--at", "x=0,y=1"]),
     ("hessian", ["hessian", "x**2*y + y + 2", "--at", "x=3,y=4"]),
+    ("hessian", ["hessian", "x**2*y", "--at", "x=3,y=4", "--check"]),
+    ("hessian", ["hessian", "x**1.5 + y*y", "--at", "x=0,y=1"]),
     ("derivative", ["derivative", "exp(x**2)", "--at", "x=0.7", "--order", "3"]),
     ("graph", ["graph", "x*2 + sin(x)", "--at", "x=1"]),
+    ("graph", ["graph", "x*y", "--at", "x=1,y=2", "--format", "json"]),
     ("plot", ["plot", "sin(x)", "--range", "x=0:1"]),
+    ("plot", ["plot", "sin(x)*y", "--range", "x=0:1", "--at", "y=2", "--order", "2"]),
     ("check", ["check", SAMPLE_CHECKS]),
+    ("explain", ["grad", "x**2*y", "--at", "x=3,y=4", "--explain"]),
+    ("explain", ["grad", "x**2*y", "--at", "x=3,y=4", "--explain", "--mode", "forward"]),
 ]
 
 
@@ -107,3 +120,51 @@ def test_the_error_document_carries_the_dtype_asked_for(capsys):
 def test_without_json_errors_stay_text(capsys):
     code, out, err = cli(capsys, "grad", "x**", "--at", "x=1")
     assert code == 2 and out == "" and err.startswith("error: syntax error")
+
+
+# ---- the same idea has one key (issue 13, item 9) ------------------------------------------------
+
+COMMAND_DEFS = ["run", "grad", "jacobian", "hessian", "derivative", "graph", "plot", "check", "explain"]
+# spellings retired for one key each: the point is "inputs", the AD mode "mode" (never "method"),
+# the differentiated inputs "wrt" (never "input"), the tape's size "tape_entries"
+RETIRED = {"at", "point", "method", "input", "tape_length", "output", "provenance", "nan_provenance"}
+
+
+def test_keys_several_documents_share_are_defined_once():
+    """A key in two commands' documents means one thing: both refer to the same shared definition
+    (named as the key; the --check block's is "check_report", "check" being the command's)."""
+    defs = SCHEMA["$defs"]
+    seen = {}
+    for command in COMMAND_DEFS:
+        for key, sub in defs[command]["properties"].items():
+            seen.setdefault(key, []).append((command, sub))
+    shared = {key: uses for key, uses in seen.items() if len(uses) > 1}
+    assert {"version", "dtype", "device", "value", "inputs", "wrt", "mode", "notes", "kinks", "nonfinite",
+            "check", "passes", "order"} <= set(shared)
+    for key, uses in shared.items():
+        name = {"check": "check_report"}.get(key, key)
+        assert all(sub == {"$ref": f"#/$defs/{name}"} for _, sub in uses), (key, uses)
+
+
+def _keys(doc) -> set:
+    if isinstance(doc, dict):
+        return set(doc) | {k for v in doc.values() for k in _keys(v)}
+    if isinstance(doc, list):
+        return {k for v in doc for k in _keys(v)}
+    return set()
+
+
+@pytest.mark.parametrize("command,args", RUNS, ids=[" ".join(a) for _, a in RUNS])
+def test_one_key_for_one_idea(capsys, command, args):
+    code, out, err = cli(capsys, *args, "--json")
+    doc = json.loads(out)
+    assert _keys(doc) & RETIRED == set()
+    if "--at" in args and command != "plot":       # the point, under "inputs", whatever the command
+        names = set(re.findall(r"(?:^|,)\s*([A-Za-z_]\w*)\s*=", args[args.index("--at") + 1]))
+        assert set(doc["inputs"]) == names
+    if command in ("grad", "jacobian", "hessian", "explain"):  # what was differentiated, under "wrt"
+        assert doc["wrt"] == list(doc[command if command in ("jacobian", "hessian") else "gradient"])
+    if command in ("derivative", "plot"):
+        assert doc["wrt"] == ["x"]
+    if command in ("run", "grad", "jacobian", "hessian"):
+        assert isinstance(doc["nonfinite"], list) and isinstance(doc["kinks"], list)

@@ -76,3 +76,45 @@ def test_cli_notes_and_json(capsys):
     assert doc["value"] == "nan"
     assert [(f["sweep"], f["node"], f["line"], f["column"]) for f in doc["nonfinite"]] == [("forward", "n2", 1, 1)]
     assert any("log(n1)" in n for n in doc["notes"])
+
+
+# ---- jacobian and hessian report it as grad does (issue 13, item 9) -----------------------------
+
+def test_jacobian_names_the_row_and_the_rule_in_both_modes():
+    for mode in ("reverse", "forward"):
+        r = api.jacobian("[x*y, sqrt(x)]", at={"x": 0.0, "y": 1.0}, mode=mode)
+        assert brief(r.nonfinite) == [("reverse", "n4", "sqrt", "inf", 1, 7)], mode
+        assert "∂f[1]/∂n1 (∂f[1]/∂x)" in r.nonfinite[0]["message"]
+    assert api.jacobian("[x*y, sqrt(x)]", at={"x": 1.0, "y": 1.0}).nonfinite == []
+
+
+def test_jacobian_traces_a_value_that_is_not_finite_to_the_forward_sweep():
+    r = api.jacobian("[x, log(x - 1)]", at={"x": 1.0})
+    assert brief(r.nonfinite) == [("forward", "n4", "log", "-inf", 1, 5), ("reverse", "n4", "log", "inf", 1, 5)]
+
+
+def test_hessian_traces_its_own_row_through_the_gradient_sweep():
+    r = api.hessian("x**1.5 + y*y", at={"x": 0.0, "y": 1.0})
+    assert r.gradient["x"] == 0.0 and r.hessian["x"]["x"] == float("inf")      # only the Hessian
+    assert [(f["sweep"], f["value"], f["line"]) for f in r.nonfinite] == [("reverse", "inf", 1)]
+    assert "∂(∂f/∂x)/∂n1 (∂(∂f/∂x)/∂x)" in r.nonfinite[0]["message"]
+    for method in ("forward-over-reverse", "reverse-over-reverse"):
+        r = api.hessian("log(x) + y", at={"x": 0.0, "y": 1.0}, method=method)
+        assert [f["sweep"] for f in r.nonfinite] == ["forward", "reverse"]
+        assert "log(n1) at line 1, column 1" in r.nonfinite[0]["message"]
+    assert api.hessian("x*x*y", at={"x": 1.0, "y": 2.0}).nonfinite == []
+
+
+def test_jacobian_and_hessian_json_and_notes_use_grads_key(capsys):
+    for args in (["jacobian", "[x*y, sqrt(x)]", "--at", "x=0,y=1"], ["hessian", "x**1.5 + y*y", "--at", "x=0,y=1"]):
+        code, out, _ = cli(capsys, *args)
+        assert code == 0 and "note: inf first appeared in the reverse sweep" in out
+        code, out, _ = cli(capsys, *args, "--json")
+        doc = json.loads(out)
+        assert code == 0 and [f["sweep"] for f in doc["nonfinite"]] == ["reverse"]
+        assert doc["nonfinite"][0]["message"] in doc["notes"]
+
+
+def test_a_diagnosis_leaves_the_kinks_of_the_result_alone():
+    r = api.jacobian("[abs(x), sqrt(x)]", at={"x": 0.0})
+    assert r.nonfinite and [k[0] for k in r.kinks] == ["abs", "sqrt"]

@@ -66,13 +66,61 @@ def test_branch_switch_in_a_program(tmp_path):
     assert data.series[1][i] == 2 * data.xs[i] and data.series[1][i - 1] == 2.0
 
 
+def _braille(text) -> bool:
+    return any(0x2800 < ord(ch) <= 0x28FF for ch in text)
+
+
 def test_terminal_drawing(capsys):
     code, out, _ = cli(capsys, "plot", "sin(x)", "--range", "-7:7")
     assert code == 0
     assert "plot of sin(x) over x in [-7, 7]" in out
-    assert any(0x2800 < ord(ch) <= 0x28FF for ch in out)          # braille dots
-    assert "━━ f   ━━ f′ = df/dx" in out
     assert "-7" in out and " 7\n" in out
+
+
+def test_with_colour_curves_are_braille_dots_told_apart_by_colour():
+    from autodiff.cli.render.plot_term import draw
+    xs = [i / 10 for i in range(-70, 71)]
+    lines, _ = draw(xs, [[math.sin(x) for x in xs], [math.cos(x) for x in xs]], ["f", "f′ = df/dx"], [])
+    text = "\n".join(line.plain for line in lines)
+    assert _braille(text) and "━━ f   ━━ f′ = df/dx" in text
+    assert {span.style for line in lines[:-3] for span in line.spans} >= {"cyan", "magenta"}
+
+
+def _curve_glyphs(out) -> set:
+    canvas = [line.split("┤", 1)[1] for line in out.splitlines() if "┤" in line]
+    return set("".join(canvas)) - {" ", "┈", "┆"}
+
+
+def test_without_colour_each_curve_has_its_own_glyph_named_in_the_legend(capsys):
+    code, out, _ = cli(capsys, "plot", "sin(x)", "--range", "-7:7", "--order", "2")     # piped: no colour
+    assert code == 0 and not _braille(out)
+    assert _curve_glyphs(out) == {"•", "+", "x"}
+    assert "•• f   ++ f′ = df/dx   xx f″ = d²f/dx²" in out
+    code, out, _ = cli(capsys, "plot", "abs(x)", "--range", "-1:1", "--points", "21")
+    assert "┆ kink / branch switch" in out and "┆" in out.split("└")[0]
+
+
+def _real_plot(env_extra, tty):
+    """The plot as a real process writes it: to a pipe, or to a pseudo-terminal (colour on)."""
+    import os
+    import subprocess
+    from terminal import run_in_terminal
+    args = ["plot", "sin(x)", "--range", "-7:7", "--order", "1"]
+    env = {**env_extra, "COLUMNS": "80"}
+    if tty:
+        return run_in_terminal(args, env)[1]
+    env = {**{k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}, **env}
+    return subprocess.run([sys.executable, "-m", "autodiff", *args], capture_output=True, text=True, env=env,
+                          timeout=60).stdout
+
+
+def test_a_real_process_piped_or_with_no_color_draws_glyphs():
+    piped = _real_plot({}, tty=False)
+    assert not _braille(piped) and "\x1b[" not in piped and "•• f   ++ f′ = df/dx" in piped
+    no_color = _real_plot({"NO_COLOR": "1"}, tty=True)
+    assert not _braille(no_color) and "•• f" in no_color and "++ f′ = df/dx" in no_color
+    coloured = _real_plot({}, tty=True)
+    assert _braille(coloured) and "\x1b[" in coloured and "━━" in coloured
 
 
 def test_terminal_marks_listed(capsys):
@@ -109,7 +157,7 @@ def test_json_series_and_marks(capsys):
     code, out, _ = cli(capsys, "plot", "x*y", "--range", "y=0:1", "--at", "x=2", "--points", "5", "--json")
     assert code == 0
     doc = json.loads(out)
-    assert doc["input"] == "y" and doc["x"] == [0.0, 0.25, 0.5, 0.75, 1.0]
+    assert doc["wrt"] == ["y"] and doc["x"] == [0.0, 0.25, 0.5, 0.75, 1.0]
     assert doc["series"] == {"f": [0.0, 0.5, 1.0, 1.5, 2.0], "f'": [2.0] * 5}
 
 

@@ -74,8 +74,8 @@ def _grad_json(result) -> dict:
             "inputs": {k: jsonable(v) for k, v in result.inputs.items()},
             "output_shape": list(shape_of(result.value)), "reduced": result.reduced,
             "unconnected": result.unconnected, "notes": notes_for(result),
-            "kinks": [kink_json(k) for k in result.kinks], "tape_length": result.tape_length,
-            "mode": result.mode, "nonfinite": result.nonfinite}
+            "kinks": [kink_json(k) for k in result.kinks], "tape_entries": result.tape_length,
+            "mode": result.mode, "wrt": list(result.gradient), "nonfinite": result.nonfinite}
 
 
 @click.command(cls=TargetCommand)
@@ -97,4 +97,5 @@ def _run_json(result) -> dict:
     from ..output import jsonable
     from ..render.common import notes_for
     return {"value": jsonable(result.value), "inputs": {k: jsonable(v) for k, v in result.inputs.items()},
-            "steps": result.steps, "notes": notes_for(result)}
+            "steps": result.steps, "notes": notes_for(result), "kinks": [kink_json(k) for k in result.kinks],
+            "nonfinite": result.nonfinite}

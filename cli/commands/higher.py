@@ -87,14 +87,16 @@ def _jacobian_json(result) -> dict:
     from ..output import jsonable
     return {"value": jsonable(result.value), "jacobian": {k: jsonable(v) for k, v in result.jacobian.items()},
             "mode": result.mode, "reason": with_flags(result.reason), "passes": result.passes,
-            "output_shape": list(shape_of(result.value)), "unconnected": result.unconnected}
+            "output_shape": list(shape_of(result.value)), "unconnected": result.unconnected,
+            "wrt": list(result.jacobian), "nonfinite": result.nonfinite}
 
 
 def _hessian_json(result) -> dict:
     from ..output import jsonable
     return {"value": jsonable(result.value), "gradient": {k: jsonable(v) for k, v in result.gradient.items()},
             "hessian": {a: {b: jsonable(h) for b, h in row.items()} for a, row in result.hessian.items()},
-            "method": result.method, "passes": result.passes}
+            "mode": result.method, "passes": result.passes, "wrt": list(result.hessian),
+            "nonfinite": result.nonfinite}
 
 
 @click.command(cls=TargetCommand)
@@ -132,7 +134,7 @@ def _derivative_json(result) -> dict:
     from ..output import jsonable
     from ..render.higher import cost_summary
     return {"value": jsonable(result.value), "derivatives": [jsonable(d) for d in result.derivatives],
-            "input": result.name, "order": result.order, "method": result.method,
+            "wrt": [result.name], "order": result.order, "mode": result.method,
             "cost": {"tape_entries": result.tape_entries, "seconds": result.seconds,
                      "explanation": cost_summary(result)},
             **point_json(result)}

@@ -102,10 +102,11 @@ def plot(target, at, fn, of, dtype, as_json, range_, order, points, output, debu
     data = _sample_with_progress(sample, tgt, name, lo, hi, points, order, others, lim)
     labels = _labels(name, order)
     if as_json:
-        from ..output import emit_json
-        emit_json({"input": name, "range": [lo, hi], "order": order, "x": data.xs,
+        from ..output import emit_json, jsonable
+        emit_json({"wrt": [name], "inputs": {k: jsonable(v) for k, v in others.items()},
+                   "range": [lo, hi], "order": order, "x": data.xs,
                    "series": {"f" + "'" * k: ys for k, ys in enumerate(data.series)},
-                   "marks": [_mark_json(m) for m in data.marks], "output": output,
+                   "marks": [_mark_json(m) for m in data.marks], "image": output,
                    "errors": [{"x": x, "kind": e.kind, "message": e.spelled(flag_spelling)[0]}
                               for x, e in data.errors]})
     if output is not None:
@@ -172,7 +173,9 @@ def _draw_terminal(tgt, data, labels, lo, hi):
     screen.print(Text.assemble(("plot", "bold"), f" of {title_of(tgt)} over {data.name} in [{lo:g}, {hi:g}] "
                           f"({len(data.xs)} points; derivatives by AD)"))
     from ...engine.views.plotdata import breaks
-    lines, clipped = draw(data.xs, data.series, labels, data.marks, width=min(width, 160), breaks=breaks(data))
+    colour = screen.color_system is not None and not screen.no_color      # else one glyph per curve
+    lines, clipped = draw(data.xs, data.series, labels, data.marks, width=min(width, 160), breaks=breaks(data),
+                          colour=colour)
     for line in lines:
         screen.print(line, no_wrap=True, overflow="ignore", crop=False)
     notes = []

@@ -107,9 +107,14 @@ def _emit_reverse(result, ex):
                          "local": jsonable(t.local) if t.local is not None else None,
                          "contribution": jsonable(t.contribution)} for t in s.terms]} for s in ex.steps]
     emit_json({"mode": "reverse", "value": jsonable(result.value),
-               "gradient": {k: jsonable(v) for k, v in result.gradient.items()},
-               "graph": to_json(ex.graph), "steps": steps, "text": reverse_lines(ex),
+               "gradient": {k: jsonable(v) for k, v in result.gradient.items()}, **_point(result),
+               "graph": to_json(ex.graph), "sweep": steps, "text": reverse_lines(ex),
                "notes": notes_for(result)})
+
+
+def _point(result) -> dict:
+    from ..output import jsonable
+    return {"inputs": {k: jsonable(v) for k, v in result.inputs.items()}, "wrt": list(result.gradient)}
 
 
 def _emit_forward(result, passes):
@@ -127,6 +132,8 @@ def _emit_forward(result, passes):
                           "terms": [{"from": f"n{t.other}", "tangent": jsonable(t.g),
                                      "local": jsonable(t.local) if t.local is not None else None}
                                     for t in s.terms]})
-        out.append({"input": fp.input, "derivative": jsonable(fp.derivative if fp.derivative is not None else 0.0),
+        out.append({"wrt": [fp.input], "derivative": jsonable(fp.derivative if fp.derivative is not None else 0.0),
                     "nodes": nodes, "text": forward_lines(fp)})
-    emit_json({"mode": "forward", "value": jsonable(result.value), "passes": out, "notes": notes_for(result)})
+    emit_json({"mode": "forward", "value": jsonable(result.value),
+               "gradient": {k: jsonable(v) for k, v in result.gradient.items()}, **_point(result),
+               "forward_passes": out, "notes": notes_for(result)})

@@ -6,6 +6,8 @@ rich is imported inside the functions: `check --json` uses summary_line without 
 from __future__ import annotations
 
 import math
+import os
+import re
 
 from ...engine.checks.report import WARNING
 from ...engine.core.numbers import nonfinite_word
@@ -132,26 +134,76 @@ def summary_line(results) -> str:
     return line
 
 
-def case_table(results, files) -> None:
+def _table_width(screen) -> int | None:
+    """The width the case table must fit: the terminal's (None: rich fits it), or COLUMNS when
+    piped (unset: one line per case, however long, so a pipe can grep it)."""
+    if screen.is_terminal:
+        return None
+    columns = os.environ.get("COLUMNS", "")
+    return int(columns) if columns.isdigit() and int(columns) > 0 else None
+
+
+def _exact_pass(r) -> bool:
+    """A pass with no error at all: there is no worst entry to point at."""
+    return r.status == "passed" and r.verdict == "pass" and not r.worst_abs and not r.worst_rel
+
+
+def brief(x) -> str:
+    """A table cell's number: 3 significant digits (the full ones are in --json)."""
+    if x is None or nonfinite_word(x) or x == 0:
+        return num(x)
+    return f"{x:.3g}"
+
+
+def _where_cell(r) -> str:
+    """Where the worst entry is, short enough for its cell: the entry (`x[40]`), led by the point's
+    number when the case has several (`point 7: x`); the inputs' values are in the warnings and
+    in --json. Empty for an exact pass: there is no worst entry to point at."""
+    if r.status == "error":
+        return with_flags(r.message).splitlines()[0] if r.message else ""
+    if _exact_pass(r) or not r.where:
+        return ""
+    point, _, entry = r.where.rpartition(", ")
+    number = re.match(r"point (\d+) \(", point)
+    if not point or (point != "the point" and number is None):
+        return r.where                   # not the runner's "point K (...), entry": shown whole
+    return f"point {number.group(1)}: {entry}" if number and r.points > 1 else entry
+
+
+def _cases_table(results):
     from rich.table import Table
     from rich.text import Text
-    screen = console()
-    several = len(set(r.file for r in results)) > 1
     table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
-    table.add_column("case")
-    table.add_column("points", justify="right")
-    table.add_column("verdict")
-    table.add_column("worst abs err", justify="right")
-    table.add_column("worst rel err", justify="right")
-    table.add_column("where")
+    table.add_column("case", overflow="fold")
+    table.add_column("pts", justify="right", no_wrap=True)
+    table.add_column("verdict", no_wrap=True)
+    table.add_column("abs err", justify="right", no_wrap=True)
+    table.add_column("rel err", justify="right", no_wrap=True)
+    table.add_column("where", overflow="fold")
     for r in results:
-        name = f"{r.file}::{r.name}" if several else r.name
         shown = r.verdict if r.status not in ("error", "skipped") else r.status
-        where = r.where if r.status != "error" else (with_flags(r.message).splitlines()[0] if r.message else "")
         # Text, not markup: a name may hold "[" or control characters (escaped before it is measured)
-        table.add_row(Text(printable(name)), str(r.points), _verdict(shown), num(r.worst_abs), num(r.worst_rel),
-                      Text(printable(where)))
-    screen.print(table)
+        table.add_row(Text(printable(r.name)), str(r.points), _verdict(shown), brief(r.worst_abs),
+                      brief(r.worst_rel), Text(printable(_where_cell(r))))
+    return table
+
+
+def case_table(results, files) -> None:
+    """One row per case, fitting the terminal (80 columns: long names and places wrap in their
+    cells); on a multi-file run the cases come under a heading per file."""
+    from rich.text import Text
+    screen = console()
+    width = _table_width(screen)
+    by_file = {}
+    for r in results:
+        by_file.setdefault(r.file, []).append(r)
+    several = len(by_file) > 1
+    for k, (file, cases) in enumerate(by_file.items()):
+        if several:
+            if k:
+                screen.print()
+            screen.print(Text(printable(file), style="bold underline"))
+        screen.print(_cases_table(cases), width=width)
     problems = [r for r in results if r.failed or r.status == "skipped" or r.warnings]
     if problems:
         screen.print()

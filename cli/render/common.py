@@ -26,6 +26,11 @@ def error(err) -> None:
     page.show(stderr=True)
 
 
+def indented(lead: str, text: str) -> str:
+    """`lead` then `text`, its later lines indented under the first: `  [[2, 4],` / `   [6, 8]]`."""
+    return lead + text.replace("\n", "\n" + " " * len(lead))
+
+
 def inputs_line(inputs: dict) -> str:
     return ", ".join(f"{k}={' '.join(fmt_value(v, 40).split())}" for k, v in inputs.items())
 

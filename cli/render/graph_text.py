@@ -178,6 +178,7 @@ def to_json(graph) -> dict:
     omitted = [{"kind": om.kind, "count": om.count, "first": f"n{om.first_id}", "last": f"n{om.last_id}",
                 "ops": om.ops, "lines": list(om.lines), "period": om.period or None,
                 "repeats": om.repeats or None, "summary": omission_text(om)} for _name, om in marks]
-    return {"output": f"n{graph.output}" if graph.output is not None else None,
+    inputs = {nd.op: jsonable(primal(nd.value)) for nd in graph.nodes if nd.kind == "input" and nd.value is not None}
+    return {"output_node": f"n{graph.output}" if graph.output is not None else None, "inputs": inputs,
             "value": jsonable(graph.value), "reduced": graph.reduced,
             "node_count": len(graph.nodes), "nodes": nodes, "edges": edges, "omitted": omitted}

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..options import with_flags
 from ..output import fmt_number, fmt_value, non_finite
-from .common import console, inputs_line, notes_for, print_notes
+from .common import console, indented, inputs_line, notes_for, print_notes
 
 MAX_TABLE_ROWS, MAX_TABLE_COLS = 24, 12
 
@@ -59,7 +59,7 @@ def _header(target, result, what) -> None:
     screen = console()
     at = f" at {inputs_line(result.inputs)}" if result.inputs else ""
     screen.print(Text.assemble(("value", "bold"), f" of {target.describe()}{at}"))
-    screen.print(Text("  " + fmt_value(result.value)))
+    screen.print(Text(indented("  ", fmt_value(result.value))))
     screen.print()
     screen.print(Text(what, style="bold"))
 
@@ -101,11 +101,11 @@ def hessian_result(target, result) -> None:
     shapes = {w: shape_of(result.inputs[w]) for w in names}
     screen.print(Text.assemble(("value", "bold"), f" of {target.describe()}"
                           + (f" at {inputs_line(result.inputs)}" if result.inputs else "")))
-    screen.print(Text("  " + fmt_value(result.value)))
+    screen.print(Text(indented("  ", fmt_value(result.value))))
     screen.print()
     screen.print(Text("gradient", style="bold"))
     for w in names:
-        screen.print(Text(f"  {w}: " + fmt_value(result.gradient[w], 100)))
+        screen.print(Text(indented(f"  {w}: ", fmt_value(result.gradient[w], 100))))
     screen.print()
     work = _count(result.passes, "pass" if result.method.startswith("forward") else "outer sweep")
     screen.print(Text(f"Hessian by {result.method} ({work})", style="bold"))
@@ -154,7 +154,7 @@ def derivative_result(target, result) -> None:
     from rich.text import Text
     screen = console()
     screen.print(Text.assemble(("value", "bold"), f" of {target.describe()} at {inputs_line(result.inputs)}"))
-    screen.print(Text("  " + fmt_value(result.value)))
+    screen.print(Text(indented("  ", fmt_value(result.value))))
     screen.print()
     table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
     table.add_column("order", justify="right")

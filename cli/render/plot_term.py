@@ -1,5 +1,9 @@
 """A small plotter for the terminal: curves drawn with braille dots (2 × 4 per character cell),
-one colour per curve, dotted vertical lines where kinks and branch switches are marked."""
+one colour per curve, dotted vertical lines where kinks and branch switches are marked.
+
+Without colour (piped, NO_COLOR) braille dots of different curves would look alike, so each curve
+is drawn with its own character instead (f with •, f′ with +, f″ with x, ...), one per cell, and
+the legend names each curve by its character."""
 from __future__ import annotations
 
 import math
@@ -10,6 +14,8 @@ from rich.text import Text
 _BITS = {(0, 0): 0x01, (0, 1): 0x02, (0, 2): 0x04, (1, 0): 0x08,
          (1, 1): 0x10, (1, 2): 0x20, (0, 3): 0x40, (1, 3): 0x80}
 COLOURS = ["cyan", "magenta", "green", "yellow", "blue", "red", "white"]
+GLYPHS = ["•", "+", "x", "o", "*", "#", "%"]      # one per curve when there is no colour
+AXIS_GLYPH, MARK_GLYPH = "┈", "┆"
 
 
 class Canvas:
@@ -18,19 +24,23 @@ class Canvas:
         self.width, self.height = cols * 2, rows * 4
         self.bits = [[0] * cols for _ in range(rows)]
         self.style = [[None] * cols for _ in range(rows)]
+        self.glyph = [[None] * cols for _ in range(rows)]   # a character that replaces the cell's dots
 
-    def dot(self, px: int, py: int, style: str | None) -> None:
-        """Set the dot at pixel (px, py), py counted from the top."""
+    def dot(self, px: int, py: int, style: str | None, glyph: str | None = None) -> None:
+        """Set the dot at pixel (px, py), py counted from the top; with `glyph`, the whole cell
+        shows that character instead of braille dots."""
         if 0 <= px < self.width and 0 <= py < self.height:
             r, c = py // 4, px // 2
             self.bits[r][c] |= _BITS[(px % 2, py % 4)]
             if style is not None:
                 self.style[r][c] = style
+            if glyph is not None:
+                self.glyph[r][c] = glyph
 
-    def line(self, x0, y0, x1, y1, style) -> None:
+    def line(self, x0, y0, x1, y1, style, glyph=None) -> None:
         steps = max(abs(x1 - x0), abs(y1 - y0), 1)
         for s in range(steps + 1):
-            self.dot(round(x0 + (x1 - x0) * s / steps), round(y0 + (y1 - y0) * s / steps), style)
+            self.dot(round(x0 + (x1 - x0) * s / steps), round(y0 + (y1 - y0) * s / steps), style, glyph)
 
     def rows_text(self) -> list:
         out = []
@@ -38,7 +48,8 @@ class Canvas:
             t = Text()
             for c in range(self.cols):
                 b = self.bits[r][c]
-                t.append(chr(0x2800 + b) if b else " ", style=self.style[r][c] or "")
+                shown = self.glyph[r][c] or (chr(0x2800 + b) if b else " ")
+                t.append(shown, style=self.style[r][c] or "")
             out.append(t)
         return out
 
@@ -70,8 +81,9 @@ def y_range(series):
     return lo, hi, clipped
 
 
-def draw(xs, series, labels, marks, width=80, height=16, breaks=()) -> tuple[list, bool]:
-    """Text lines of the plot (y labels, canvas, x axis, legend) and whether y was clipped."""
+def draw(xs, series, labels, marks, width=80, height=16, breaks=(), colour=True) -> tuple[list, bool]:
+    """Text lines of the plot (y labels, canvas, x axis, legend) and whether y was clipped;
+    `colour=False` draws each curve with its own character (GLYPHS) instead of its own colour."""
     label_w = 10
     cols = max(20, width - label_w - 2)
     canvas = Canvas(cols, height)
@@ -87,12 +99,16 @@ def draw(xs, series, labels, marks, width=80, height=16, breaks=()) -> tuple[lis
 
     if lo < 0 < hi:                                           # the x axis, dotted
         for p in range(0, canvas.width, 4):
-            canvas.dot(p, py(0.0), "dim")
+            canvas.dot(p, py(0.0), "dim", None if colour else AXIS_GLYPH)
     for m in marks:                                           # kinks and branch switches
         for p in range(0, canvas.height, 2):
-            canvas.dot(px(m.x), p, "yellow")
-    for k, ys in enumerate(series):
+            canvas.dot(px(m.x), p, "yellow", None if colour else MARK_GLYPH)
+    # without colour, one character per cell: f is drawn last, so it stays on top where curves meet
+    order = range(len(series)) if colour else reversed(range(len(series)))
+    for k in order:
+        ys = series[k]
         style = COLOURS[k % len(COLOURS)]
+        glyph = None if colour else GLYPHS[k % len(GLYPHS)]
         prev = None
         for i, (x, y) in enumerate(zip(xs, ys)):
             if k and i in breaks:                             # derivatives jump at kinks
@@ -102,12 +118,12 @@ def draw(xs, series, labels, marks, width=80, height=16, breaks=()) -> tuple[lis
                 continue
             cur = (px(x), py(y))
             if prev is None:
-                canvas.dot(*cur, style)
+                canvas.dot(*cur, style, glyph)
             else:
-                canvas.line(*prev, *cur, style)
+                canvas.line(*prev, *cur, style, glyph)
             prev = cur
     lines = _framed(canvas, lo, hi, label_w)
-    lines.extend(_x_axis_and_legend(x0, x1, cols, labels, marks, label_w))
+    lines.extend(_x_axis_and_legend(x0, x1, cols, labels, marks, label_w, colour))
     return lines, clipped
 
 
@@ -129,7 +145,7 @@ def _framed(canvas, lo, hi, label_w) -> list:
     return lines
 
 
-def _x_axis_and_legend(x0, x1, cols, labels, marks, label_w) -> list:
+def _x_axis_and_legend(x0, x1, cols, labels, marks, label_w, colour=True) -> list:
     axis = " " * label_w + " └" + "─" * cols
     lines = [Text(axis, style="dim")]
     left, right = _fmt(x0), _fmt(x1)
@@ -137,7 +153,8 @@ def _x_axis_and_legend(x0, x1, cols, labels, marks, label_w) -> list:
                       style="dim"))
     legend = Text(" " * (label_w + 2))
     for k, label in enumerate(labels):
-        legend.append("━━ ", style=COLOURS[k % len(COLOURS)])
+        key = "━━" if colour else GLYPHS[k % len(GLYPHS)] * 2
+        legend.append(key + " ", style=COLOURS[k % len(COLOURS)])
         legend.append(label + "   ")
     if marks:
         legend.append("┆ ", style="yellow")

@@ -54,7 +54,8 @@ def _header(target, result, graph) -> None:
     what = {None: "∂f/∂node", "sum": "∂sum(f)/∂node"}.get(graph.reduced, "vᵀ∂f/∂node")
     screen.print(Text.assemble(("graph", "bold"), f" of {target.describe()} at {_inputs(result.inputs)}: "
                           f"{len(graph.nodes)} nodes ({_n(kinds['input'], 'input')}, {_n(kinds['const'], 'constant')}, "
-                          f"{_n(kinds['op'], 'op')}); value {fmt_value(result.value)}; adjoints are {what}"))
+                          f"{_n(kinds['op'], 'op')}); value {' '.join(fmt_value(result.value).split())}; "
+                          f"adjoints are {what}"))      # one line: a 2-D value inside a sentence
 
 
 def _footer(graph, result) -> None:

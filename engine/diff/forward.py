@@ -80,6 +80,7 @@ class JacobianResult:
     kinks: list
     steps: int
     detached: list = field(default_factory=list)   # spans where stop_gradient cut a traced value
+    nonfinite: list = field(default_factory=list)  # where a nan/inf first appeared (views/provenance_matrices.py)
 
 
 def choose_mode(mode: str, in_elements: int, out_elements: int):

@@ -59,6 +59,7 @@ class HessianResult:
     kinks: list
     steps: int
     detached: list = field(default_factory=list)   # spans where stop_gradient cut a traced value
+    nonfinite: list = field(default_factory=list)  # where a nan/inf first appeared (views/provenance_matrices.py)
 
 
 METHODS = ("forward-over-reverse", "reverse-over-reverse")

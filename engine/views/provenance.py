@@ -77,8 +77,9 @@ def diagnose_run(result, target, dtype_name, limits) -> None:
         NOTES.kinks[:] = kinks
 
 
-def scan(tape, names, out_index, seed, source="") -> list:
-    """The first non-finite forward value and the first non-finite adjoint, as findings."""
+def scan(tape, names, out_index, seed, source="", output="f") -> list:
+    """The first non-finite forward value and the first non-finite adjoint, as findings; `output`
+    names what the reverse sweep differentiates (f, f[1] for a Jacobian's row, ∂f/∂x for a Hessian's)."""
     from .graph import build, expression, short, span_text, sweep
     graph = build(tape, names, source=source)
     node_of = {nd.tape_index: nd for nd in graph.nodes if nd.tape_index is not None}
@@ -124,9 +125,9 @@ def scan(tape, names, out_index, seed, source="") -> list:
             i, j, g, c = first[0]
             consumer, target_node = node_of[i], node_of[j]
             word = _word(c)
-            what = f"∂f/∂{target_node.name}"
+            what = f"∂{output}/∂{target_node.name}"
             if target_node.kind == "input":
-                what += f" (∂f/∂{target_node.op})"
+                what += f" (∂{output}/∂{target_node.op})"
             msg = (f"{word} first appeared in the reverse sweep in {what}: the derivative rule of "
                    f"{where(consumer)} gave {word}")
             kink = getattr(tape.entries[i].prim, "kink", None)
