@@ -51,7 +51,7 @@ def gradient_check(report) -> None:
                       }.get(kind, "dᵀ∇f")
         screen.print(Text.assemble(("check", "bold"), f" (fast): a random projection {projection} against a "
                                    f"directional central difference, seed {report.seed} "
-                                   f"(rerun with --check-seed {report.seed})"))
+                                   f"(rerun with --seed {report.seed})"))
         _table(screen, [report.projection], report)
         if report.full is not None and report.full.reference == "AD":
             screen.print()
