@@ -1,6 +1,6 @@
 """The Python API's whole-command entry points beside grad and evaluate (engine/api.py): a check
 file run as `autodiff check` runs it, and the graph and step-by-step explanation of a gradient as
-`autodiff graph` and `grad --explain` build them. Returns results; never prints."""
+`autodiff graph`, `grad --explain` and `hessian --explain` build them. Returns results; never prints."""
 from __future__ import annotations
 
 from .checks.files import load_file
@@ -29,3 +29,15 @@ def explain(source, at=None, wrt=None, seed=None, fn=None, of=None, dtype_name="
     target = load(source, fn, of)
     result = reverse_grad(None, at, wrt, seed, dtype_name=dtype_name, limits=limits, target=target, keep_tape=True)
     return reverse(result, target.source)
+
+
+def explain_hessian(source, at=None, wrt=None, method="forward-over-reverse", fn=None, of=None,
+                    dtype_name="float64", limits=None):
+    """The Hessian of the target at a point with the two stages that built it, as `hessian
+    --explain` shows them: the gradient's reverse sweep, then a row per input direction."""
+    from .views.hessian_steps import explain_hessian as explained
+    from .lang.target import bind_inputs
+    from .lang.values import set_dtype
+    set_dtype(dtype_name)
+    target = load(source, fn, of)
+    return explained(target, bind_inputs(target, dict(at or {})), wrt, method, dtype_name, limits)

@@ -193,7 +193,7 @@ def test_derivative_check_compares_each_order_with_the_one_below(capsys):
     assert [e["entry"] for e in check["entries"]][:3] == ["f′ = df/dx", "f″ = df′/dx", "f‴ = df″/dx"]
     assert [e["claimed"] for e in check["entries"]] == doc["derivatives"]
     code, out, _ = cli(capsys, "derivative", "sin(x)*y", "--at", "x=0.5,y=3", "--wrt", "x", "-n", "3", "--check")
-    assert code == 0 and "check passed" in out and "f‴ = df″/dx" in out
+    assert code == 0 and "check passed" in out and "f‴ = ∂f″/∂x" in out
 
 
 def test_derivative_check_fails_and_exits_1(capsys):
@@ -313,3 +313,19 @@ def test_steps_of_a_finite_check_are_finite():
     assert TOLERANCES["float32"].rtol == 1e-4 and TOLERANCES["float32"].atol == 1e-6
     assert TOLERANCES["float64"].step == 2.0 ** -17 and TOLERANCES["float32"].step == 2.0 ** -8
     assert all(math.isfinite(t.step) for t in TOLERANCES.values())
+
+
+def test_grad_explain_with_a_tolerance_is_a_usage_error(capsys):
+    code, _, err = cli(capsys, "grad", "x*x", "--at", "x=1", "--explain", "--atol", "1e-3")
+    assert code == 2 and "--atol" in err
+
+
+def test_the_python_api_has_the_new_entry_points():
+    from autodiff.engine import api
+    ex = api.explain_hessian("x**2*y", at={"x": 3.0, "y": 4.0})
+    assert [(r.direction, r.row) for r in ex.rows] == [("x", {"x": 8.0, "y": 6.0}), ("y", {"x": 6.0, "y": 0.0})]
+    from autodiff.engine.lang.target import load
+    target = load("x**3*y")
+    result = api.derivatives(None, {"x": 2.0, "y": 5.0}, 3, target=target, wrt="x")
+    assert result.derivatives == [60.0, 60.0, 30.0]
+    assert api.check_derivatives(result, target, rtol=1e-8).passed

@@ -45,6 +45,8 @@ def grad(target, at, fn, of, dtype, as_json, wrt, cotangent, debug, mode, explai
     from ...engine import api
     seed, cotangent = split_seed(seed, cotangent)
     seed = seed if seed is not None else old_check_seed
+    require_check_for(check_mode, rtol=rtol, atol=atol, step=step)
+    no_random_seed_used(seed, check_mode)
     lim, tgt, values = load_point(target, fn, of, at, limits)
     seed_value = seed_constant(cotangent, lim)
     names = wrt_names(wrt)
@@ -55,8 +57,6 @@ def grad(target, at, fn, of, dtype, as_json, wrt, cotangent, debug, mode, explai
             raise api.SourceError("usage", "--explain and --check are separate views: use one at a time")
         from .views import explain_grad
         return explain_grad(tgt, values, names, seed_value, mode, dtype, lim, as_json)
-    require_check_for(check_mode, rtol=rtol, atol=atol, step=step)
-    no_random_seed_used(seed, check_mode)
     result = api.grad(None, values, names, seed_value, dtype_name=dtype, limits=lim, target=tgt, mode=mode)
     report = None
     if check_mode is not None:

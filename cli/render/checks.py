@@ -64,7 +64,8 @@ def gradient_check(report) -> None:
             _table(screen, report.full.entries, report.full)
     else:
         what = {"jacobian": "the AD Jacobian against central differences of the output",
-                "hessian": "the AD Hessian against central differences of the AD gradient"}.get(
+                "hessian": "the AD Hessian against central differences of the AD gradient",
+                "derivative": "each order by AD against central differences of the order below"}.get(
             kind, "AD against central differences") + " (Richardson extrapolation, with an error estimate)"
         if report.claimed == "hand":
             what = "hand-derived gradient against AD"

@@ -58,9 +58,11 @@ def check_derivatives(result, target, dtype="float64", limits=None, rtol=None, a
     claimed = [[float(d)] for d in result.derivatives]
     labels = [order_label(k) for k in range(result.order)]
 
+    d = "∂" if len(inputs) > 1 else "d"         # a partial derivative: the other inputs are held
+
     def label(lower, name):
         k = labels.index(lower) + 1
-        return f"{order_label(k)} = d{order_label(k - 1)}/d{name}"
+        return f"{order_label(k)} = {d}{order_label(k - 1)}/{d}{name}"
 
     rows, report.evaluations = vector_full_check(runner, inputs, [result.name], claimed, labels, tol, conventions,
                                                  label)

@@ -55,7 +55,8 @@ def explain_hessian(target, inputs: dict, wrt=None, method="forward-over-reverse
             row = {}
             for b in names:
                 block = np().asarray(result.hessian[a][b])
-                row[b] = block.reshape((-1,) + block.shape[len(shape):])[k] if shape else block
+                part = block.reshape((-1,) + block.shape[len(shape):])[k] if shape else block
+                row[b] = part[()] if part.ndim == 0 else part          # a scalar entry as a number
             rows.append(HessianRow(direction=label, row=row))
     return HessianExplanation(method=method, gradient=reverse(taped, target.source), rows=rows,
                               passes=result.passes, value=result.value, hessian=result.hessian, result=result,
