@@ -41,7 +41,7 @@ _LAZY = {
     "check_file": ("entrypoints", "check_file"), "graph": ("entrypoints", "graph"),
     "explain": ("entrypoints", "explain"), "CaseResult": ("checks.runner", "CaseResult"),
     "check_derivatives": ("checks.derivatives", "check_derivatives"),
-    "explain_hessian": ("entrypoints", "explain_hessian"),
+    "explain_hessian": ("entrypoints", "explain_hessian"), "explain_jacobian": ("entrypoints", "explain_jacobian"),
     "HessianExplanation": ("views.hessian_steps", "HessianExplanation"),
 }
 

@@ -1,12 +1,15 @@
 """The Python API's whole-command entry points beside grad and evaluate (engine/api.py): a check
 file run as `autodiff check` runs it, and the graph and step-by-step explanation of a gradient as
-`autodiff graph`, `grad --explain` and `hessian --explain` build them. Returns results; never prints."""
+`autodiff graph`, `grad --explain`, `jacobian --explain` and `hessian --explain` build them.
+Returns results; never prints."""
 from __future__ import annotations
 
 from .checks.files import load_file
 from .checks.runner import run_cases
 from .diff.reverse import grad as reverse_grad
-from .lang.target import load
+from .lang.target import bind_inputs, load
+from .lang.values import set_dtype
+from .views import hessian_steps, jacobian_steps
 
 
 def check_file(path: str, mode=None, seed=None, jobs: int = 1) -> list:
@@ -35,9 +38,15 @@ def explain_hessian(source, at=None, wrt=None, method="forward-over-reverse", fn
                     dtype_name="float64", limits=None):
     """The Hessian of the target at a point with the two stages that built it, as `hessian
     --explain` shows them: the gradient's reverse sweep, then a row per input direction."""
-    from .views.hessian_steps import explain_hessian as explained
-    from .lang.target import bind_inputs
-    from .lang.values import set_dtype
     set_dtype(dtype_name)
     target = load(source, fn, of)
-    return explained(target, bind_inputs(target, dict(at or {})), wrt, method, dtype_name, limits)
+    return hessian_steps.explain_hessian(target, bind_inputs(target, dict(at or {})), wrt, method, dtype_name, limits)
+
+
+def explain_jacobian(source, at=None, wrt=None, mode="auto", fn=None, of=None, dtype_name="float64",
+                     limits=None):
+    """The Jacobian of the target at a point with the sweeps (reverse: a row each) or the passes
+    (forward: a column each) that built it, as `jacobian --explain` shows them."""
+    set_dtype(dtype_name)
+    target = load(source, fn, of)
+    return jacobian_steps.explain_jacobian(target, bind_inputs(target, dict(at or {})), wrt, mode, dtype_name, limits)

@@ -31,15 +31,21 @@ def seeded_check(f):
 @click.option("--mode", type=click.Choice(["auto", "forward", "reverse"]), default="auto", show_default=True,
               help="forward: one pass carrying a tangent per input element; reverse: one sweep per output element; "
                    "auto: whichever is fewer.")
+@click.option("--explain", is_flag=True, help="Show how the Jacobian is built: a reverse sweep per output "
+              "entry (its rows), or with --mode forward a pass of dual numbers per input (its columns).")
 @seeded_check
-def jacobian(target, at, fn, of, dtype, as_json, wrt, mode, debug, **options):
+def jacobian(target, at, fn, of, dtype, as_json, wrt, mode, explain, debug, **options):
     """The Jacobian of TARGET at a point: J[out..., in...] = ∂out/∂in for each input.
 
     \b
       autodiff jacobian "[r*cos(t), r*sin(t)]" --at r=2,t=0.5
       autodiff jacobian "A @ x" --at "A=[[1,2],[3,4]],x=[1,1]" --mode forward
       autodiff jacobian "exp(x)/sum(exp(x))" --at "x=[1,2,3]" --check --atol 1e-12
+      autodiff jacobian "[x*y, x+y]" --at x=1,y=2 --explain
     """
+    if explain:
+        from .explain_higher import explain_jacobian
+        return explain_jacobian(target, at, fn, of, dtype, as_json, wrt, mode, options, _jacobian_json)
     return _matrix("jacobian", target, at, fn, of, dtype, as_json, wrt, mode, options)
 
 
@@ -68,7 +74,7 @@ def hessian(target, at, fn, of, dtype, as_json, wrt, method, old_method, explain
     """
     method = method or old_method or HESSIAN_MODES[0]
     if explain:
-        from .explain_hessian import explain_hessian
+        from .explain_higher import explain_hessian
         return explain_hessian(target, at, fn, of, dtype, as_json, wrt, method, options, _hessian_json)
     return _matrix("hessian", target, at, fn, of, dtype, as_json, wrt, method, options)
 

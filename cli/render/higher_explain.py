@@ -1,14 +1,17 @@
-"""`hessian --explain` for people: stage 1, the gradient's reverse sweep (the lines of
-`grad --explain`); stage 2, one row of the Hessian per input direction, worded for the mode that
-computed it; then the Hessian's own tables."""
+"""`jacobian --explain` and `hessian --explain` for people.
+
+Hessian: stage 1, the gradient's reverse sweep (the lines of `grad --explain`); stage 2, one row
+of the Hessian per input direction, worded for the mode that computed it. Jacobian: a reverse
+sweep per output entry (a row each) or a forward pass per input (a column each). Then the
+result's own tables."""
 from __future__ import annotations
 
 from rich.text import Text
 
 from ...engine.views.graph import expression
 from .common import console, inputs_line
-from .higher import hessian_result
-from .views import reverse_lines, show
+from .higher import hessian_result, jacobian_result
+from .views import forward_lines, reverse_lines, show
 
 MAX_DIRECTIONS = 20      # rows of stage 2 shown; --json has them all
 MAX_NODES = 40           # nodes of stage 1 listed; the sweep's lines name them
@@ -73,3 +76,37 @@ def hessian_explanation(target, ex) -> None:
                       f"{stacked}"))
     screen.print()
     hessian_result(target, result)
+
+
+def jacobian_explanation(target, ex) -> None:
+    screen = console()
+    result = ex.result
+    where = f" at {inputs_line(result.inputs)}" if result.inputs else ""
+    how = ("one reverse sweep per output entry, seeded with its unit vector: the adjoints at the inputs "
+           "are that row" if ex.mode == "reverse" else
+           "one forward pass of dual numbers per input: the output's tangent is that column")
+    screen.print(Text.assemble(("Jacobian", "bold"), f" of {target.describe()}{where} by {ex.mode} mode: {how}"))
+    if ex.mode == "reverse" and ex.sweeps:
+        screen.print()
+        screen.print(Text("the nodes and their values", style="bold"))
+        for line in node_lines(ex.sweeps[0][1].graph):
+            screen.print(Text("  " + line))
+    for label, sweep in ex.sweeps:
+        screen.print()
+        seed = "seeded with 1" if label == "f" else f"seeded with v = the unit vector of {label} (vᵀf = {label})"
+        screen.print(Text(f"row {label}: the sweep {seed}", style="bold"))
+        for line in reverse_lines(sweep):
+            screen.print(Text("  " + line))
+        row = "   ".join(f"∂{label}/∂{name} = {show(value)}" for name, value in sweep.gradient.items())
+        screen.print(Text("  " + row, style="green"))
+    if ex.left_out:
+        screen.print(Text(f"⋮ {ex.left_out} more rows, one sweep each (the Jacobian below has them all)"))
+    for p in ex.passes:
+        screen.print()
+        screen.print(Text(f"column for {p.input}: seed tangent 1, the other inputs' tangents 0", style="bold"))
+        for line in forward_lines(p):
+            screen.print(Text("  " + line))
+        column = p.derivative if p.derivative is not None else 0.0
+        screen.print(Text(f"  ∂f/∂{p.input} = {show(column)}", style="green"))
+    screen.print()
+    jacobian_result(target, result)
