@@ -132,7 +132,8 @@ def split_seed(seed, cotangent):
 
 
 SEED_HELP = "The random seed of --check fast's projection (default: a fresh one, printed); reruns it exactly."
-SEED = click.option("--seed", "seed", default=None, metavar="N", callback=seed_or_old_cotangent, help=SEED_HELP)
+SEED = click.option("--seed", "seed", default=None, metavar="N", callback=seed_or_old_cotangent,
+                    help=SEED_HELP + " (--seed V for vᵀJ is now --cotangent V; a non-integer V still works, warned.)")
 INT_SEED = click.option("--seed", "seed", type=click.IntRange(0), default=None, metavar="N", help=SEED_HELP)
 OLD_CHECK_SEED = click.option("--check-seed", "old_check_seed", type=click.IntRange(0), default=None, hidden=True,
                               callback=deprecated("--check-seed", "--seed"))

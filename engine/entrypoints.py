@@ -5,17 +5,20 @@ Returns results; never prints."""
 from __future__ import annotations
 
 from .checks.files import load_file
-from .checks.runner import run_cases
+from .checks.runner import override, run_cases
 from .diff.reverse import grad as reverse_grad
 from .lang.target import bind_inputs, load
 from .lang.values import set_dtype
 from .views import hessian_steps, jacobian_steps
 
 
-def check_file(path: str, mode=None, seed=None, jobs: int = 1) -> list:
+def check_file(path: str, mode=None, seed=None, jobs: int = 1, dtype=None, rtol=None, atol=None,
+               step=None) -> list:
     """Run every case of a TOML check file; a list of CaseResult (`.failed`, `.verdict`, `.where`).
-    `mode="fast"` checks every case in fast mode; `seed` fixes its random projections."""
-    return run_cases(load_file(path), jobs=jobs, mode=mode, seed=seed)
+    `mode="fast"` checks every case in fast mode; `seed` fixes its random projections; `dtype`,
+    `rtol`, `atol`, `step` replace every case's own (as `check --dtype ...`)."""
+    cases = override(load_file(path), dtype=dtype, rtol=rtol, atol=atol, step=step)
+    return run_cases(cases, jobs=jobs, mode=mode, seed=seed)
 
 
 def graph(source, at=None, wrt=None, seed=None, fn=None, of=None, dtype_name="float64", limits=None):

@@ -327,6 +327,29 @@ def test_every_help_has_examples(capsys, name):
     assert "--dtype [float64|float32]" in out
 
 
+def _help_examples(capsys) -> list:
+    examples = []
+    for name in COMPUTING:
+        out = cli(capsys, name, "--help")[1]
+        examples += [line.strip() for line in out.splitlines() if line.strip().startswith(f"autodiff {name} ")]
+    return examples
+
+
+def test_the_help_examples_run(capsys, tmp_path, monkeypatch):
+    # those that pipe, write an image or name a file of the user's (model.py) are the README's to show
+    import glob
+    import shlex
+    runnable = [e for e in _help_examples(capsys) if not any(mark in e for mark in ("|", " -o ", "model.py"))]
+    assert len(runnable) >= 20
+    (tmp_path / "samples").symlink_to(ROOT / "samples")
+    monkeypatch.chdir(tmp_path)
+    for example in runnable:
+        argv = [match for word in shlex.split(example, comments=True)[1:]
+                for match in (sorted(glob.glob(word)) if word.endswith("*.toml") else [word])]
+        code, out, err = cli(capsys, *argv)
+        assert code == 0, (example, err)
+
+
 def test_top_level_help_does_not_cut_descriptions_short(capsys):
     code, out, _ = cli(capsys, "--help")
     lines = out.split("Commands:")[1].strip().splitlines()
@@ -360,3 +383,11 @@ def test_the_python_api_has_the_new_entry_points():
     assert api.check_derivatives(result, target, rtol=1e-8).passed
     ex = api.explain_jacobian("[x*y, x+y]", at={"x": 1.0, "y": 2.0})
     assert ex.mode == "reverse" and [label for label, _ in ex.sweeps] == ["f[0]", "f[1]"]
+
+
+def test_check_file_takes_the_overrides_too():
+    from autodiff.engine import api
+    wide = api.check_file(SEEDS)
+    narrow = api.check_file(SEEDS, dtype="float32", rtol=1e-3)
+    assert not any(r.failed for r in narrow) and len(narrow) == len(wide)
+    assert max(r.worst_rel or 0 for r in narrow) > max(r.worst_rel or 0 for r in wide)

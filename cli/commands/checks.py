@@ -79,7 +79,8 @@ def check(files, as_json, junit_path, jobs, shard, select, check_mode, old_fast,
     if cases is None:
         return Exit.USAGE
     _settle_devices(cases, device)
-    _override(cases, dtype=dtype, rtol=rtol, atol=atol, step=step)
+    from ...engine.checks.runner import override
+    override(cases, dtype=dtype, rtol=rtol, atol=atol, step=step)      # the command line over the files
     mode = check_mode or ("fast" if old_fast else None)
     junit = None
     if junit_path:                        # checked before any case runs
@@ -144,13 +145,6 @@ def _print_results(results, as_json, shard, files, dtype=None) -> None:
     else:
         from ..render.checks import case_table
         case_table(results, files)
-
-
-def _override(cases, **settings) -> None:
-    """Settings given on the command line replace every case's own (None: each keeps its own)."""
-    given = {key: value for key, value in settings.items() if value is not None}
-    for c in cases:
-        c.options.update(given)
 
 
 def _settle_devices(cases, device):

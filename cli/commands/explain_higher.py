@@ -19,9 +19,11 @@ def refuse_other_views(options: dict, what: str) -> None:
     if options.get("check_mode") is not None:
         raise SourceError("usage", "--explain and --check are separate views: use one at a time")
     given = [f"--{name}" for name in ("rtol", "atol", "step", "seed") if options.get(name) is not None]
-    if given or options.get("old_check_seed") is not None:
-        raise SourceError("usage", f"{', '.join(given) or '--check-seed'} tune --check, which --explain does "
-                          "not run: use one at a time")
+    given += ["--check-seed"] if options.get("old_check_seed") is not None else []
+    if given:
+        settings = "is a setting" if len(given) == 1 else "are settings"
+        raise SourceError("usage", f"{', '.join(given)} {settings} of --check, which --explain does not run: "
+                          "use one at a time")
 
 
 def explain_hessian(target, at, fn, of, dtype, as_json, wrt, method, options, result_json) -> int:

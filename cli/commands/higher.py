@@ -59,7 +59,7 @@ def jacobian(target, at, fn, of, dtype, as_json, wrt, mode, explain, debug, **op
 @click.option("--method", "old_method", type=click.Choice(HESSIAN_MODES), default=None, hidden=True,
               callback=deprecated("--method", "--mode"))
 @click.option("--explain", is_flag=True, help="Show how the Hessian is built: the gradient's reverse sweep, "
-              "then one forward pass per input direction (its tangents are the Hessian's rows).")
+              "then a row of the Hessian per input direction (forward over that sweep, or reverse over it).")
 @seeded_check
 def hessian(target, at, fn, of, dtype, as_json, wrt, method, old_method, explain, debug, **options):
     """The Hessian of a scalar TARGET at a point, with its value and gradient.
