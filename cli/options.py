@@ -73,24 +73,112 @@ def flag_spelling(name: str) -> str:
 
 
 # Deprecation warnings of this run, written to stderr when it ends (main.invoke): after the
-# output or the error, so an error's first line is still `error: ...`.
+# output or the error, so an error's first line is still `error: ...`. Never on stdout, so a
+# --json document stays one document.
 PENDING_WARNINGS: list = []
+
+
+def warn_later(message: str) -> None:
+    """Say `message` on stderr when the command ends, once however often it is asked."""
+    if message not in PENDING_WARNINGS:
+        PENDING_WARNINGS.append(message)
 
 
 def deprecated(old: str, new: str):
     """The callback of a hidden option kept under its old spelling: it still works, and says the
     new one on stderr."""
     def warn(ctx, param, value):
-        if value is not None:
-            PENDING_WARNINGS.append(f"warning: {old} is deprecated here: use {new}")
+        if value is not None and value is not False:
+            warn_later(f"warning: {old} is deprecated: use {new}")
         return value
     return warn
 
 
 COTANGENT = click.option("--cotangent", default=None, metavar="V",
                          help="For an array output: compute vᵀJ with this v instead of the gradient of the sum.")
-OLD_SEED = click.option("--seed", "old_seed", default=None, hidden=True,
-                        callback=deprecated("--seed V (vᵀJ)", "--cotangent V"))
+COTANGENT_WARNING = "--seed V for vᵀJ is deprecated: use --cotangent V (--seed N is now the random seed)"
+
+
+class OldCotangent(str):
+    """The text of a `--seed V` that is not a random seed: the cotangent under its old name."""
+
+
+def seed_or_old_cotangent(ctx, param, value):
+    """--seed N: a plain non-negative integer is the random seed; anything else (a vector, a
+    float, an expression) is the cotangent of vᵀJ under its old name, with a warning."""
+    if value is None:
+        return None
+    text = value.strip()
+    if text.isdigit() and text.isascii():
+        return int(text)
+    warn_later("warning: " + COTANGENT_WARNING)
+    return OldCotangent(value)
+
+
+def old_cotangent_only(ctx, param, value):
+    """graph draws nothing at random: its hidden --seed is always the old cotangent."""
+    if value is None:
+        return None
+    warn_later("warning: " + COTANGENT_WARNING)
+    return OldCotangent(value)
+
+
+def split_seed(seed, cotangent):
+    """(random seed, cotangent text) from --seed and --cotangent: --cotangent wins over the old
+    spelling of it."""
+    if isinstance(seed, OldCotangent):
+        return None, cotangent if cotangent is not None else str(seed)
+    return seed, cotangent
+
+
+SEED_HELP = "The random seed of --check fast's projection (default: a fresh one, printed); reruns it exactly."
+SEED = click.option("--seed", "seed", default=None, metavar="N", callback=seed_or_old_cotangent,
+                    help=SEED_HELP + " (--seed V for vᵀJ is now --cotangent V; a non-integer V still works, warned.)")
+INT_SEED = click.option("--seed", "seed", type=click.IntRange(0), default=None, metavar="N", help=SEED_HELP)
+OLD_CHECK_SEED = click.option("--check-seed", "old_check_seed", type=click.IntRange(0), default=None, hidden=True,
+                              callback=deprecated("--check-seed", "--seed"))
+OLD_SEED = click.option("--seed", "old_seed", default=None, hidden=True, callback=old_cotangent_only)
+
+
+def tolerance_value(minimum_exclusive: bool):
+    """A callback checking --rtol/--atol/--step: a finite number, positive (--step) or not negative."""
+    def check(ctx, param, value):
+        if value is None:
+            return None
+        import math                     # only when the option is given: start-up stays cheap
+        flag = param.opts[0]
+        if not math.isfinite(value) or value < 0 or (minimum_exclusive and value == 0):
+            need = "a positive finite number" if minimum_exclusive else "a finite number, 0 or more"
+            raise click.BadParameter(f"must be {need}, not {value!r}", param_hint=flag)
+        return value
+    return check
+
+
+def tolerance_options(what: str):
+    """--rtol, --atol and --step of a check: they override the dtype's defaults (`what`: of what)."""
+    return [
+        click.option("--rtol", type=float, default=None, metavar="R", callback=tolerance_value(False),
+                     help=f"Relative tolerance {what} (default: 1e-6 in float64, 1e-4 in float32)."),
+        click.option("--atol", type=float, default=None, metavar="A", callback=tolerance_value(False),
+                     help=f"Absolute tolerance {what} (default: 1e-9 in float64, 1e-6 in float32)."),
+        click.option("--step", type=float, default=None, metavar="H", callback=tolerance_value(True),
+                     help=f"Relative finite-difference step {what} (default: 2^-17 in float64, 2^-8 in "
+                          "float32; rounded to a power of two times max(|x|, 1))."),
+    ]
+
+
+def tolerances(f):
+    """--rtol/--atol/--step for a command's --check."""
+    for option in reversed(tolerance_options("of --check")):
+        f = option(f)
+    return f
+
+
+def no_random_seed_used(seed, check_mode) -> None:
+    """--seed was given but nothing is drawn at random: say so (it was once the cotangent)."""
+    if seed is not None and check_mode != "fast":
+        warn_later(f"warning: --seed {seed} is the random seed of --check fast, and this run draws nothing "
+                   "at random (the v of vᵀJ is --cotangent V)")
 
 
 def limits_from(opts: dict):

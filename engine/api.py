@@ -40,6 +40,9 @@ _LAZY = {
     "load_data": ("lang.datafiles", "load_reference"), "load_inputs": ("lang.datainputs", "load_inputs"),
     "check_file": ("entrypoints", "check_file"), "graph": ("entrypoints", "graph"),
     "explain": ("entrypoints", "explain"), "CaseResult": ("checks.runner", "CaseResult"),
+    "check_derivatives": ("checks.derivatives", "check_derivatives"),
+    "explain_hessian": ("entrypoints", "explain_hessian"), "explain_jacobian": ("entrypoints", "explain_jacobian"),
+    "HessianExplanation": ("views.hessian_steps", "HessianExplanation"),
 }
 
 __all__ = ["load", "evaluate", "grad", "function", "Function", "constant", "Target", "Runner", "Limits", "RunResult",

@@ -1,18 +1,24 @@
 """The Python API's whole-command entry points beside grad and evaluate (engine/api.py): a check
 file run as `autodiff check` runs it, and the graph and step-by-step explanation of a gradient as
-`autodiff graph` and `grad --explain` build them. Returns results; never prints."""
+`autodiff graph`, `grad --explain`, `jacobian --explain` and `hessian --explain` build them.
+Returns results; never prints."""
 from __future__ import annotations
 
 from .checks.files import load_file
-from .checks.runner import run_cases
+from .checks.runner import override, run_cases
 from .diff.reverse import grad as reverse_grad
-from .lang.target import load
+from .lang.target import bind_inputs, load
+from .lang.values import set_dtype
+from .views import hessian_steps, jacobian_steps
 
 
-def check_file(path: str, mode=None, seed=None, jobs: int = 1) -> list:
+def check_file(path: str, mode=None, seed=None, jobs: int = 1, dtype=None, rtol=None, atol=None,
+               step=None) -> list:
     """Run every case of a TOML check file; a list of CaseResult (`.failed`, `.verdict`, `.where`).
-    `mode="fast"` checks every case in fast mode; `seed` fixes its random projections."""
-    return run_cases(load_file(path), jobs=jobs, mode=mode, seed=seed)
+    `mode="fast"` checks every case in fast mode; `seed` fixes its random projections; `dtype`,
+    `rtol`, `atol`, `step` replace every case's own (as `check --dtype ...`)."""
+    cases = override(load_file(path), dtype=dtype, rtol=rtol, atol=atol, step=step)
+    return run_cases(cases, jobs=jobs, mode=mode, seed=seed)
 
 
 def graph(source, at=None, wrt=None, seed=None, fn=None, of=None, dtype_name="float64", limits=None):
@@ -29,3 +35,21 @@ def explain(source, at=None, wrt=None, seed=None, fn=None, of=None, dtype_name="
     target = load(source, fn, of)
     result = reverse_grad(None, at, wrt, seed, dtype_name=dtype_name, limits=limits, target=target, keep_tape=True)
     return reverse(result, target.source)
+
+
+def explain_hessian(source, at=None, wrt=None, method="forward-over-reverse", fn=None, of=None,
+                    dtype_name="float64", limits=None):
+    """The Hessian of the target at a point with the two stages that built it, as `hessian
+    --explain` shows them: the gradient's reverse sweep, then a row per input direction."""
+    set_dtype(dtype_name)
+    target = load(source, fn, of)
+    return hessian_steps.explain_hessian(target, bind_inputs(target, dict(at or {})), wrt, method, dtype_name, limits)
+
+
+def explain_jacobian(source, at=None, wrt=None, mode="auto", fn=None, of=None, dtype_name="float64",
+                     limits=None):
+    """The Jacobian of the target at a point with the sweeps (reverse: a row each) or the passes
+    (forward: a column each) that built it, as `jacobian --explain` shows them."""
+    set_dtype(dtype_name)
+    target = load(source, fn, of)
+    return jacobian_steps.explain_jacobian(target, bind_inputs(target, dict(at or {})), wrt, mode, dtype_name, limits)

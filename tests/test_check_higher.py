@@ -206,7 +206,7 @@ def test_cli_jacobian_check_json(capsys):
 
 def test_cli_jacobian_check_fast_prints_the_seed(capsys):
     code, out, _ = cli(capsys, "jacobian", "[x*y, exp(x)]", "--at", "x=1,y=2", "--check", "fast",
-                       "--check-seed", "42")
+                       "--seed", "42")
     assert code == 0 and "seed 42" in out and "vᵀJd" in out
 
 
@@ -217,7 +217,7 @@ def test_cli_hessian_check_exit_codes_and_json(capsys):
     assert [e["entry"] for e in doc["check"]["entries"]] == ["∂²f/∂x∂x", "∂²f/∂x∂y", "∂²f/∂y∂x", "∂²f/∂y∂y"]
     code, out, _ = cli(capsys, "hessian", "sqrt(x)", "--at", "x=0", "--check")
     assert code == 1 and "non-finite" in out and "check failed" in out
-    code, out, _ = cli(capsys, "hessian", "x**4", "--at", "x=2", "--check", "fast", "--check-seed", "7", "--json")
+    code, out, _ = cli(capsys, "hessian", "x**4", "--at", "x=2", "--check", "fast", "--seed", "7", "--json")
     doc = json.loads(out)
     assert code == 0 and doc["check"]["seed"] == 7 and doc["check"]["projection"]["entry"] == "uᵀHd"
 

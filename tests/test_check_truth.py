@@ -47,7 +47,7 @@ def test_a_wrong_hand_formula_fails_in_fast_mode_against_ad():
 
 def test_the_shipped_samples_pass_in_fast_mode(capsys):
     files = sorted(os.path.join(SAMPLES, f) for f in os.listdir(SAMPLES) if f.endswith(".toml"))
-    code, out, _ = cli(capsys, "check", *files, "--fast")
+    code, out, _ = cli(capsys, "check", *files, "--check", "fast")
     assert code == 0, out
     assert "detached" in out
 
@@ -89,7 +89,7 @@ def test_grad_check_cli_warns_detached_and_exits_0(capsys):
 def test_jacobian_and_hessian_checks_through_detach_are_detached_not_failed(capsys):
     for args in (["jacobian", "detach(x*x)*x", "--at", "x=[1,2]", "--check"],
                  ["hessian", "sum(detach(x*x)*x)", "--at", "x=[1,2]", "--check"],
-                 ["hessian", "sum(detach(x*x)*x)", "--at", "x=[1,2]", "--check", "fast", "--check-seed", "1"]):
+                 ["hessian", "sum(detach(x*x)*x)", "--at", "x=[1,2]", "--check", "fast", "--seed", "1"]):
         code, out, _ = cli(capsys, *args, "--json")
         doc = json.loads(out)
         assert code == 0 and doc["check"]["passed"], args

@@ -135,7 +135,7 @@ def test_jobs_run_in_processes_with_the_same_outcome(capsys):
 
 def test_fast_flag_checks_projections(capsys, tmp_path):
     path = write(tmp_path, '[[case]]\nname="v"\nf = "sum(x**3)"\nat = { x = "linspace(0, 1, 40)" }\n')
-    code, out, _ = cli(capsys, "check", path, "--fast", "--seed", "4", "--json")
+    code, out, _ = cli(capsys, "check", path, "--check", "fast", "--seed", "4", "--json")
     case = json.loads(out)["cases"][0]
     assert code == 0 and case["mode"] == "fast" and case["seed"] == 4
 
@@ -171,8 +171,8 @@ def test_grad_check_non_finite_exits_1(capsys):
 
 def test_grad_check_fast_prints_and_honours_the_seed(capsys):
     code, out, _ = cli(capsys, "grad", "sum(sin(x))", "--at", "x=linspace(0,1,100)", "--check", "fast",
-                       "--check-seed", "42")
-    assert code == 0 and "seed 42" in out and "--check-seed 42" in out
+                       "--seed", "42")
+    assert code == 0 and "seed 42" in out and "--seed 42" in out and "--check-seed" not in out
     code, out, _ = cli(capsys, "grad", "sum(sin(x))", "--at", "x=linspace(0,1,100)", "--check", "fast", "--json")
     doc = json.loads(out)
     assert doc["check"]["mode"] == "fast" and isinstance(doc["check"]["seed"], int)

@@ -157,10 +157,10 @@ def test_wrt_restricts_the_gradient():
     assert doc["gradient"] == {"y": 10.0, "x": 24.0}
 
 
-def test_seed_gives_vector_jacobian_product():
-    doc = run_cli("grad", "x*x", "--at", "x=[1,2,3]", "--seed", "[1,0,2]", "--json").json
+def test_cotangent_gives_vector_jacobian_product():
+    doc = run_cli("grad", "x*x", "--at", "x=[1,2,3]", "--cotangent", "[1,0,2]", "--json").json
     assert doc["gradient"]["x"] == [2.0, 0.0, 12.0] and doc["reduced"] == "seed"
-    doc = run_cli("grad", "A @ x", "--at", "A=[[1,2],[3,4]],x=[1,1]", "--seed", "[1,-1]", "--json").json
+    doc = run_cli("grad", "A @ x", "--at", "A=[[1,2],[3,4]],x=[1,1]", "--cotangent", "[1,-1]", "--json").json
     assert doc["gradient"]["x"] == [1.0 - 3.0, 2.0 - 4.0]
     assert doc["gradient"]["A"] == [[1.0, 1.0], [-1.0, -1.0]]
 
@@ -190,9 +190,10 @@ def test_dtype_float32():
     (["x", "--at", "x=1,y=2"], "unknown input"),
     (["x+y", "--at", "x=[1,2,3],y=[1,2,3,4]"], "shape mismatch"),
     (["A @ x", "--at", "A=[[1,2],[3,4]],x=[1,2,3]"], "shape mismatch"),
-    (["x*x", "--at", "x=[1,2,3]", "--seed", "[1,2]"], "shape mismatch"),
-    (["x*x", "--at", "x=[1,2,3]", "--seed", "[1,"], "syntax error"),
-    (["x*x", "--at", "x=[1,2,3]", "--seed", "v"], "bad input"),
+    (["x*x", "--at", "x=[1,2,3]", "--cotangent", "[1,2]"], "shape mismatch"),
+    (["x*x", "--at", "x=[1,2,3]", "--cotangent", "[1,"], "syntax error"),
+    (["x*x", "--at", "x=[1,2,3]", "--cotangent", "v"], "bad input"),
+    (["x*x", "--at", "x=[1,2,3]", "--seed", "[1,2]"], "shape mismatch"),      # the old spelling, too
     (["x*y", "--at", "x=1,y=2", "--wrt", "z"], "unknown input"),
 ])
 def test_user_errors_exit_2_with_a_message_and_no_traceback(args, kind):

@@ -23,7 +23,9 @@ def test_cotangent_contracts_the_output(capsys):
 @pytest.mark.parametrize("command", [["grad", "x*x", "--at", "x=[1,2,3]"], ["graph", "x*x", "--at", "x=[1,2,3]"]])
 def test_the_old_seed_spelling_still_works_with_a_warning(capsys, command):
     code, out, err = cli(capsys, *command, "--seed", "[1,0,2]", "--json")
-    assert code == 0 and "warning: --seed V (vᵀJ) is deprecated here: use --cotangent V" in err
+    assert code == 0 and "warning: --seed V for vᵀJ is deprecated: use --cotangent V" in err
+    assert err.count("warning") == 1 and "warning" not in out
+    json.loads(out)                                     # stdout is still one document
 
 
 @pytest.mark.parametrize("args,mode", [
@@ -35,7 +37,7 @@ def test_mode_chooses_the_method_and_method_warns(capsys, args, mode):
     assert code == 0 and json.loads(out)["mode"] == mode and err == ""
     code, out, err = cli(capsys, *args, "--method", mode, "--json")
     assert code == 0 and json.loads(out)["mode"] == mode
-    assert "warning: --method is deprecated here: use --mode" in err
+    assert "warning: --method is deprecated: use --mode" in err
 
 
 @pytest.mark.parametrize("command,hidden", [("grad", "--seed"), ("graph", "--seed"), ("hessian", "--method"),

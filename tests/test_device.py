@@ -103,7 +103,7 @@ COMMANDS = [
     ["grad", "sum(sin(x)*x)", "--at", "x=[1,2,3]", "--mode", "forward"],
     ["grad", "sum(sin(x)*x)", "--at", "x=[1,2,3]", "--check"],
     ["grad", "sum(log(x))", "--at", "x=[-1,2,3]"],
-    ["grad", "sum(sin(x)*x)", "--at", "x=[1,2,3]", "--dtype", "float32", "--check", "fast", "--check-seed", "3"],
+    ["grad", "sum(sin(x)*x)", "--at", "x=[1,2,3]", "--dtype", "float32", "--check", "fast", "--seed", "3"],
     ["grad", "sum(maximum(x, 1.0) * A @ x)", "--at", "x=[1,2],A=[[1,2],[3,4]]", "--explain"],
     ["grad", "samples/programs/control.py", "--at", "a=0.37"],
     ["run", "samples/programs/loop_over_array.py", "--at", "x=[1,2,3]"],

@@ -78,6 +78,10 @@ RUNS = [
     ("check", ["check", SAMPLE_CHECKS]),
     ("explain", ["grad", "x**2*y", "--at", "x=3,y=4", "--explain"]),
     ("explain", ["grad", "x**2*y", "--at", "x=3,y=4", "--explain", "--mode", "forward"]),
+    ("derivative", ["derivative", "x*x*y", "--at", "x=1,y=2", "--wrt", "x", "--order", "2", "--check"]),
+    ("hessian_explain", ["hessian", "x**2*y", "--at", "x=3,y=4", "--explain"]),
+    ("jacobian_explain", ["jacobian", "[x*y, x+y]", "--at", "x=1,y=2", "--explain"]),
+    ("jacobian_explain", ["jacobian", "[x*y, x+y]", "--at", "x=1,y=2", "--explain", "--mode", "forward"]),
 ]
 
 

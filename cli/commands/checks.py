@@ -11,7 +11,14 @@ import sys
 import click
 
 from ..exitcodes import Exit
-from ..options import DEVICE_CHOICE, complete_files, select_device, with_flags
+from ..options import DEVICE_CHOICE, complete_files, deprecated, select_device, tolerance_options, with_flags
+
+
+def tolerance_settings(f):
+    """check's --rtol/--atol/--step: they replace the files' own."""
+    for option in reversed(tolerance_options("for every case, whatever the files say")):
+        f = option(f)
+    return f
 
 
 def _shard(value):
@@ -23,7 +30,7 @@ def _shard(value):
     return int(m.group(1)), int(m.group(2))
 
 
-@click.command()
+@click.command(short_help="Run the gradient checks of TOML check files.")
 @click.argument("files", nargs=-1, required=True, metavar="FILE.toml...", shell_complete=complete_files)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document instead of tables.")
 @click.option("--junit", "junit_path", default=None, metavar="PATH", shell_complete=complete_files, help="Also write JUnit XML (for CI) to PATH.")
@@ -33,14 +40,29 @@ def _shard(value):
               "(deterministic: split a suite across CI machines).")
 @click.option("-k", "select", default=None, metavar="TEXT",
               help="Run only the cases whose name contains TEXT (case-insensitive), as pytest's -k.")
-@click.option("--fast", is_flag=True, help="Check every case in fast mode (one random projection per point).")
-@click.option("--seed", type=click.IntRange(0), default=None, help="Seed for fast mode and random points.")
+@click.option("--check", "check_mode", type=click.Choice(["full", "fast"]), default=None,
+              help="Check every case in this mode, whatever the files say: full (every entry, with an error "
+                   "estimate) or fast (one random projection per point).")
+@click.option("--fast", "old_fast", is_flag=True, default=None, hidden=True,
+              callback=deprecated("--fast", "--check fast"))
+@click.option("--seed", type=click.IntRange(0), default=None, metavar="N",
+              help="The random seed of fast mode and of random points, for every case.")
+@click.option("--dtype", type=click.Choice(["float64", "float32"]), default=None,
+              help="Run every case in this floating-point type, whatever the files say (dtype = ... in a "
+                   "file's [defaults] or a case).")
+@tolerance_settings
 @click.option("--device", type=DEVICE_CHOICE, default=None, envvar="AUTODIFF_DEVICE", callback=select_device,
               help="Run every case on the CPU or the GPU, whatever the files say (device = \"gpu\" in a "
                    "file's [defaults] or a case). Also AUTODIFF_DEVICE.")
 @click.option("--debug", is_flag=True, help="Show Python tracebacks for errors.")
-def check(files, as_json, junit_path, jobs, shard, select, fast, seed, device, debug):
+def check(files, as_json, junit_path, jobs, shard, select, check_mode, old_fast, seed, dtype, rtol, atol, step,
+          device, debug):
     """Run the gradient checks in TOML check files.
+
+    \b
+      autodiff check samples/checks/*.toml
+      autodiff check samples/checks/seeds.toml -k detach --check fast --seed 7
+      autodiff check samples/checks/*.toml --dtype float32 --rtol 1e-3 --json
 
     \b
     A file holds [[case]] tables:
@@ -49,12 +71,49 @@ def check(files, as_json, junit_path, jobs, shard, select, fast, seed, device, d
       f = "x**2*y + y + 2"                     # or program = "loop.py" (and fn = "f")
       at = { x = 3, y = 4 }                    # or points = [...] or random = { count = 20, x = [-2, 2] }
       grad = { x = "2*x*y", y = "x**2 + 1" }   # hand-derived; without it AD is checked against FD
+    --dtype, --rtol, --atol, --step and --device override every case's own.
     Exit status: 0 all passed, 1 a case failed, 2 a file is unreadable or invalid.
     """
+    from ...parser.errors import SourceError
+    cases = _selected_cases(files, select, _shard(shard), as_json)
+    if cases is None:
+        return Exit.USAGE
+    _settle_devices(cases, device)
+    from ...engine.checks.runner import override
+    override(cases, dtype=dtype, rtol=rtol, atol=atol, step=step)      # the command line over the files
+    mode = check_mode or ("fast" if old_fast else None)
+    junit = None
+    if junit_path:                        # checked before any case runs
+        from ..render.junit import JunitFile
+        junit = JunitFile(junit_path, files)
+    from ...engine.checks.workers import Interrupted
+    try:
+        results = _run_with_progress(cases, jobs, mode, seed, show=not as_json)
+    except BaseException as exc:
+        if junit is not None:
+            junit.discard()
+        if not isinstance(exc, Interrupted):
+            raise
+        _print_results(exc.results, as_json, shard, files, dtype)     # what finished before Ctrl-C
+        sys.stderr.write(f"interrupted: {len(exc.results)} of {len(cases)} cases finished\n")
+        return Exit.INTERRUPTED
+    _print_results(results, as_json, shard, files, dtype)
+    if junit is not None:                 # after the results: a full disk still shows them
+        from ..render.junit import junit_xml
+        try:
+            junit.write(junit_xml(results))
+        except SourceError as e:
+            from ..render.common import error
+            error(e)
+            return Exit.USAGE
+    return Exit.CHECK_FAILED if any(r.failed for r in results) else Exit.OK
+
+
+def _selected_cases(files, select, part, as_json):
+    """The cases of the files that -k and --shard select; None after reporting unreadable files."""
     from ...engine.checks.files import load_file
     from ...engine.checks.runner import shard as take_shard
     from ...parser.errors import SourceError
-    part = _shard(shard)
     cases, errors = [], []
     for path in files:
         try:
@@ -68,49 +127,21 @@ def check(files, as_json, junit_path, jobs, shard, select, fast, seed, device, d
             error_json(errors[0])
         for e in errors:
             error(e)
-        return Exit.USAGE
+        return None
     if select is not None:
         cases = [c for c in cases if select.lower() in c.name.lower()]
         if not cases:
             raise SourceError("usage", f"-k {select!r} selects none of the cases in {', '.join(files)}")
-    if part is not None:
-        cases = take_shard(cases, *part)
-    _settle_devices(cases, device)
-    mode = "fast" if fast else None
-    junit = None
-    if junit_path:                        # checked before any case runs
-        from ..render.junit import JunitFile
-        junit = JunitFile(junit_path, files)
-    from ...engine.checks.workers import Interrupted
-    try:
-        results = _run_with_progress(cases, jobs, mode, seed, show=not as_json)
-    except BaseException as exc:
-        if junit is not None:
-            junit.discard()
-        if not isinstance(exc, Interrupted):
-            raise
-        _print_results(exc.results, as_json, shard, files)     # what finished before Ctrl-C
-        sys.stderr.write(f"interrupted: {len(exc.results)} of {len(cases)} cases finished\n")
-        return Exit.INTERRUPTED
-    _print_results(results, as_json, shard, files)
-    if junit is not None:                 # after the results: a full disk still shows them
-        from ..render.junit import junit_xml
-        try:
-            junit.write(junit_xml(results))
-        except SourceError as e:
-            from ..render.common import error
-            error(e)
-            return Exit.USAGE
-    return Exit.CHECK_FAILED if any(r.failed for r in results) else Exit.OK
+    return take_shard(cases, *part) if part is not None else cases
 
 
-def _print_results(results, as_json, shard, files) -> None:
+def _print_results(results, as_json, shard, files, dtype=None) -> None:
     if as_json:
         from ..output import emit_json
         from ..render.checks import summary_line
         emit_json({"summary": _counts(results), "closing_line": summary_line(results),
                    "shard": shard, "files": list(files), "cases": [_case_json(r) for r in results]},
-                  dtype="float64")    # the files' default; a case's own dtype is in its case
+                  dtype=dtype or "float64")    # --dtype, else the files' default; a case's own is in its case
     else:
         from ..render.checks import case_table
         case_table(results, files)
@@ -155,11 +186,12 @@ def _case_json(r) -> dict:
 
 # ---- grad --check ------------------------------------------------------------------------------
 
-def grad_check(target, result, mode, seed, dtype, limits, output_seed=None, wrt=None):
-    """Run the check of a computed gradient; returns the report."""
+def grad_check(target, result, mode, seed, dtype, limits, output_seed=None, wrt=None, tolerance=None):
+    """Run the check of a computed gradient; returns the report. `tolerance`: --rtol/--atol/--step
+    (None: the dtype's)."""
     from ...engine.checks.gradient import check_gradient
     return check_gradient(target=target, at=result.inputs, mode=mode, seed=seed, dtype=dtype, limits=limits,
-                          ad_result=result, output_seed=output_seed, wrt=wrt)
+                          ad_result=result, output_seed=output_seed, wrt=wrt, **(tolerance or {}))
 
 
 def report_json(report) -> dict:

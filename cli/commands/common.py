@@ -18,8 +18,15 @@ CHECK = click.option("--check", "check_mode", type=click.Choice(["full", "fast"]
                      flag_value="full", default=None,
                      help="Check against finite differences: full (every entry, with an error "
                      "estimate) or fast (one random projection). A failed check exits 1.")
-CHECK_SEED = click.option("--check-seed", type=click.IntRange(0), default=None, metavar="N",
-                          help="Seed of --check fast's random projection (default: a fresh one, printed).")
+
+
+def require_check_for(check_mode, **given) -> None:
+    """--rtol/--atol/--step tune a check: without --check they would do nothing, so say so."""
+    named = [f"--{name}" for name, value in given.items() if value is not None]
+    if named and check_mode is None:
+        from ...parser.errors import SourceError
+        raise SourceError("usage", f"{', '.join(named)} set{'s' * (len(named) == 1)} the tolerances of --check, "
+                          "and this run checks nothing", None, "add --check (or --check fast)")
 
 
 def load_point(target, fn, of, at, limit_options: dict):

@@ -9,18 +9,19 @@ from __future__ import annotations
 import click
 
 from ..exitcodes import Exit
-from ..options import COTANGENT, OLD_SEED, target_options
+from ..options import (COTANGENT, OLD_CHECK_SEED, SEED, no_random_seed_used, split_seed, target_options,
+                       tolerances)
 from ..outputs import OUT, save_out
 from ..parsing import TargetCommand
-from .common import WRT, deliver, emit_checked, kink_json, load_point, seed_constant, show_check, wrt_names
+from .common import (WRT, deliver, emit_checked, kink_json, load_point, require_check_for, seed_constant, show_check,
+                     wrt_names)
 
 
-@click.command(cls=TargetCommand)
+@click.command(cls=TargetCommand, short_help="Value and gradient of an expression or program at a point.")
 @target_options
 @OUT
 @WRT
 @COTANGENT
-@OLD_SEED
 @click.option("--mode", type=click.Choice(["reverse", "forward"]), default="reverse", show_default=True,
               help="reverse: one sweep of the tape; forward: one forward pass of dual numbers per input element.")
 @click.option("--explain", is_flag=True, help="Show the sweep step by step: the chain rule node by node "
@@ -28,20 +29,26 @@ from .common import WRT, deliver, emit_checked, kink_json, load_point, seed_cons
 @click.option("--check", "check_mode", type=click.Choice(["full", "fast"]), is_flag=False, flag_value="full",
               default=None, help="Check the gradient against finite differences: full (every entry, with an "
               "error estimate) or fast (one random projection). A failed check exits 1.")
-@click.option("--check-seed", type=click.IntRange(0), default=None, metavar="N",
-              help="Seed of --check fast's random direction (default: a fresh one, printed).")
-def grad(target, at, fn, of, dtype, as_json, wrt, cotangent, old_seed, debug, mode, explain, check_mode=None,
-         check_seed=None, **limits):
+@SEED
+@OLD_CHECK_SEED
+@tolerances
+def grad(target, at, fn, of, dtype, as_json, wrt, cotangent, debug, mode, explain, check_mode=None,
+         seed=None, old_check_seed=None, rtol=None, atol=None, step=None, **limits):
     """Value and gradient of TARGET (an expression or a .py program) at a point.
 
     \b
       autodiff grad "x**2*y + y + 2" --at x=3,y=4
       autodiff grad "x*x" --at "x=[1,2,3]" --cotangent "[1,0,2]"
-      autodiff grad model.py --at "w=linspace(0,1,100)" --check fast --check-seed 7
+      autodiff grad model.py --at "w=linspace(0,1,100)" --check fast --seed 7
+      autodiff grad "sin(x)*y" --at x=1,y=2 --check --rtol 1e-8 --json
     """
     from ...engine import api
+    seed, cotangent = split_seed(seed, cotangent)
+    seed = seed if seed is not None else old_check_seed
+    require_check_for(check_mode, rtol=rtol, atol=atol, step=step)
+    no_random_seed_used(seed, check_mode)
     lim, tgt, values = load_point(target, fn, of, at, limits)
-    seed_value = seed_constant(cotangent if cotangent is not None else old_seed, lim)
+    seed_value = seed_constant(cotangent, lim)
     names = wrt_names(wrt)
     if explain:
         if limits.get("out") is not None:
@@ -54,7 +61,8 @@ def grad(target, at, fn, of, dtype, as_json, wrt, cotangent, old_seed, debug, mo
     report = None
     if check_mode is not None:
         from .checks import grad_check
-        report = grad_check(tgt, result, check_mode, check_seed, dtype, lim, seed_value, names)
+        report = grad_check(tgt, result, check_mode, seed, dtype, lim, seed_value, names,
+                            tolerance={"rtol": rtol, "atol": atol, "step": step})
     save_out(limits, lambda: _grad_json(result), result, report)
     if as_json:
         return emit_checked(_grad_json(result), report)
@@ -78,11 +86,17 @@ def _grad_json(result) -> dict:
             "mode": result.mode, "wrt": list(result.gradient), "nonfinite": result.nonfinite}
 
 
-@click.command(cls=TargetCommand)
+@click.command(cls=TargetCommand, short_help="Evaluate a target at a point, without derivatives.")
 @target_options
 @OUT
 def run(target, at, fn, of, dtype, as_json, debug, **limits):
-    """Evaluate TARGET at a point without differentiating."""
+    """Evaluate TARGET at a point without differentiating.
+
+    \b
+      autodiff run "0.1 + 0.2" --dtype float32
+      autodiff run "x @ x" --at "x=[1,2,3]" --json
+      autodiff run samples/higher/rosenbrock.py --at x=-1.2,y=1
+    """
     from ...engine import api
     lim, tgt, values = load_point(target, fn, of, at, limits)
     result = api.evaluate(None, values, dtype_name=dtype, limits=lim, target=tgt)

@@ -70,7 +70,7 @@ def _labels(name, order):
     return out
 
 
-@click.command(cls=TargetCommand)
+@click.command(cls=TargetCommand, short_help="Plot a target and its derivatives over an interval.")
 @target_options
 @click.option("--range", "range_", required=True, metavar="[NAME=]A:B",
               help="The interval of the varied input, e.g. -7:7 or x=0:2*pi.")
@@ -87,6 +87,7 @@ def plot(target, at, fn, of, dtype, as_json, range_, order, points, output, debu
     \b
       autodiff plot "sin(x)" --range -7:7                  # d2l: f and f'
       autodiff plot "abs(x) + relu(x - 1)" --range -2:2 --order 2 -o kinks.png
+      autodiff plot "x**2*y" --range x=0:1 --at y=3 --points 11 --json
     """
     from ...engine import api
     from ...engine.views.plotdata import sample

@@ -23,7 +23,7 @@ def _taped_grad(target, values, wrt, seed, dtype, lim):
     return api.grad(None, values, wrt, seed, dtype_name=dtype, limits=lim, target=target, keep_tape=True)
 
 
-@click.command(cls=TargetCommand)
+@click.command(cls=TargetCommand, short_help="The recorded computation: nodes, values and adjoints.")
 @target_options
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="tree", show_default=True,
               help="tree and table for people; dot (Graphviz), mermaid (GitHub markdown) and json for tools.")
@@ -41,6 +41,7 @@ def graph(target, at, fn, of, dtype, as_json, fmt, max_nodes, wrt, cotangent, ol
     \b
       autodiff graph "x**2*y + (y + 2)" --at x=3,y=4            # Hands-on ML figure D-3
       autodiff graph "x**2*y + y + 2" --at x=3,y=4 --format dot | dot -Tsvg > g.svg
+      autodiff graph "x*x" --at "x=[1,2,3]" --cotangent "[1,0,2]" --format table
     """
     from ...engine.views.graph import from_result, layout
     if as_json and fmt not in ("json", "tree"):       # two output formats asked for: say so, not pick one
@@ -97,18 +98,23 @@ def explain_grad(target, values, wrt, seed, mode, dtype, lim, as_json) -> int:
     return Exit.OK
 
 
+def reverse_steps_json(ex) -> list:
+    """The steps of a reverse sweep's explanation, as JSON (grad --explain, hessian --explain)."""
+    from ..output import jsonable
+    return [{"node": f"n{s.node}", "adjoint": jsonable(s.total), "seed": s.seed,
+             "terms": [{"from": f"n{t.other}", "adjoint": jsonable(t.g),
+                        "local": jsonable(t.local) if t.local is not None else None,
+                        "contribution": jsonable(t.contribution)} for t in s.terms]} for s in ex.steps]
+
+
 def _emit_reverse(result, ex):
     from ..render.graph_text import to_json
     from ..output import emit_json, jsonable
     from ..render.common import notes_for
     from ..render.views import reverse_lines
-    steps = [{"node": f"n{s.node}", "adjoint": jsonable(s.total), "seed": s.seed,
-              "terms": [{"from": f"n{t.other}", "adjoint": jsonable(t.g),
-                         "local": jsonable(t.local) if t.local is not None else None,
-                         "contribution": jsonable(t.contribution)} for t in s.terms]} for s in ex.steps]
     emit_json({"mode": "reverse", "value": jsonable(result.value),
                "gradient": {k: jsonable(v) for k, v in result.gradient.items()}, **_point(result),
-               "graph": to_json(ex.graph), "sweep": steps, "text": reverse_lines(ex),
+               "graph": to_json(ex.graph), "sweep": reverse_steps_json(ex), "text": reverse_lines(ex),
                "notes": notes_for(result)})
 
 

@@ -53,7 +53,7 @@ def gradient_check(report) -> None:
                       }.get(kind, "dᵀ∇f")
         screen.print(Text.assemble(("check", "bold"), f" (fast): a random projection {projection} against a "
                                    f"directional central difference, seed {report.seed} "
-                                   f"(rerun with --check-seed {report.seed})"))
+                                   f"(rerun with --seed {report.seed})"))
         _table(screen, [report.projection], report)
         if report.full is not None and report.full.reference == "AD":
             screen.print()
@@ -66,7 +66,8 @@ def gradient_check(report) -> None:
             _table(screen, report.full.entries, report.full)
     else:
         what = {"jacobian": "the AD Jacobian against central differences of the output",
-                "hessian": "the AD Hessian against central differences of the AD gradient"}.get(
+                "hessian": "the AD Hessian against central differences of the AD gradient",
+                "derivative": "each order by AD against central differences of the order below"}.get(
             kind, "AD against central differences") + " (Richardson extrapolation, with an error estimate)"
         if report.claimed == "hand":
             what = "hand-derived gradient against AD"

@@ -287,6 +287,15 @@ def _row_dict(row, where) -> dict:
 
 # ---- many cases -------------------------------------------------------------------------------
 
+def override(cases: list, **settings) -> list:
+    """The cases with the settings given (dtype, rtol, atol, step, device; None: each keeps its
+    own) replacing their own, as `check --dtype ...` does."""
+    given = {key: value for key, value in settings.items() if value is not None}
+    for case in cases:
+        case.options.update(given)
+    return cases
+
+
 def shard(cases: list, k: int, n: int) -> list:
     """The K-th of N parts (1-based), by position: deterministic and balanced."""
     return [c for i, c in enumerate(cases) if i % n == k - 1]

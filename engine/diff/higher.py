@@ -157,11 +157,13 @@ class DerivativeResult:
     signature: list = field(default_factory=list)
     kinks: list = field(default_factory=list)
     steps: int = 0
+    detached: list = field(default_factory=list)   # spans where stop_gradient cut a traced value
 
 
 def derivatives(source=None, at=None, order=1, method="reverse", fn=None, of=None, dtype_name="float64",
-                limits=None, target=None) -> DerivativeResult:
-    """f', ..., f^(order) of a scalar function of one scalar input."""
+                limits=None, target=None, wrt=None) -> DerivativeResult:
+    """f', ..., f^(order) of a scalar function of one scalar input; with `wrt` (an input's name,
+    or a one-name list), the partial derivatives in that input with the others held at `at`."""
     if method not in ("reverse", "forward"):
         raise ValueError(f"method must be reverse or forward, not {method!r}")
     if order < 1:
@@ -172,49 +174,63 @@ def derivatives(source=None, at=None, order=1, method="reverse", fn=None, of=Non
                           f"use {option('method')} reverse (nested tapes)")
     set_dtype(dtype_name)
     target = target or load(source, fn, of)
-    if len(target.inputs) != 1:
-        have = (f"its inputs are {', '.join(target.inputs)}" if target.inputs else "it has no input")
-        raise SourceError("not one input", f"derivative needs a function of one scalar input; "
-                          f"{target.describe()}: {have}", None,
-                          "for several inputs use `autodiff hessian` or `autodiff jacobian`" if target.inputs
-                          else "write it in terms of one input, e.g. sin(x)")
+    name = varied_input(target, wrt)
     target, inputs = prepare(None, at, None, None, dtype_name, target)
-    name = target.inputs[0]
     x = inputs[name]
     if shape_of(x):
         raise SourceError("not a scalar", f"derivative needs a scalar input, but {name} has shape "
                           f"{shape_of(x)}", None, "for arrays use `autodiff jacobian` or `autodiff hessian`")
+    held = {k: v for k, v in inputs.items() if k != name}      # the other inputs, held at their values
     notes = reset_notes()
     np()                                           # load numpy before the clock starts
     start = time.perf_counter()
     if method == "reverse":
         try:
-            value, ders, sizes, interp = _nested_tapes(target, name, x, order, limits, stop_early=True)
+            value, ders, sizes, interp = _nested_tapes(target, name, x, order, limits, stop_early=True, held=held)
         except TapesTooLarge as e:
-            found = reachable_order(order, e.sizes, target, name, x, limits)
+            found = reachable_order(order, e.sizes, target, name, x, limits, held)
             if found[0] < order:
                 raise too_many_entries(order, found) from None
             # the sizes grown by their ratio overshot: the order fits after all
-            value, ders, sizes, interp = _nested_tapes(target, name, x, order, limits)
+            value, ders, sizes, interp = _nested_tapes(target, name, x, order, limits, held=held)
     else:
-        value, ders, interp = _nested_duals(target, name, x, order, limits)
+        value, ders, interp = _nested_duals(target, name, x, order, limits, held)
         sizes = []
     seconds = time.perf_counter() - start
     return DerivativeResult(value=on_host(value), derivatives=ders, name=name, inputs=on_host(inputs),
                             order=order, method=method,
                             tape_entries=sizes, seconds=seconds, signature=interp.signature,
-                            kinks=unique_kinks(notes.kinks), steps=interp.steps)
+                            kinks=unique_kinks(notes.kinks), steps=interp.steps,
+                            detached=detached_places(notes.detached))
 
 
-def _nested_tapes(target, name, x, order, limits, stop_early=False):
+def varied_input(target, wrt) -> str:
+    """The input the derivatives are in: `wrt` (checked), else the target's only input."""
+    names = [wrt] if isinstance(wrt, str) else list(wrt or ())
+    if len(names) > 1:
+        raise SourceError("usage", f"{option('wrt')} {','.join(names)}: derivative differentiates in one input; "
+                          "name one", None, "for mixed partial derivatives use `autodiff hessian`")
+    if names:
+        return check_wrt(target, names)[0]
+    if len(target.inputs) != 1:
+        have = (f"its inputs are {', '.join(target.inputs)}" if target.inputs else "it has no input")
+        raise SourceError("not one input", f"derivative needs a function of one scalar input, or "
+                          f"{option('wrt')} NAME; {target.describe()}: {have}", None,
+                          f"name the input to differentiate in with {option('wrt')} {target.inputs[0]} (the "
+                          "others are held at their values)" if target.inputs
+                          else "write it in terms of one input, e.g. sin(x)")
+    return target.inputs[0]
+
+
+def _nested_tapes(target, name, x, order, limits, stop_early=False, held=None):
     """tapes[0] is the outermost. Sweeping the innermost gives f' (recorded on all the others);
-    sweeping the next gives f'', and so on."""
+    sweeping the next gives f'', and so on. `held`: the other inputs, as constants."""
     tapes = [Tape() for _ in range(order)]
     boxes, v = [], x
     for tape in tapes:
         v = tape.watch(v)
         boxes.append(v)
-    out, interp = run(target, {name: v}, limits)
+    out, interp = run(target, {**(held or {}), name: v}, limits)
     _scalar_output(out, target, "derivative")
     ders, sizes, g = [], [], out
     for k in range(order):
@@ -255,7 +271,7 @@ class TapesTooLarge(Exception):
         self.sizes = sizes
 
 
-def reachable_order(order, sizes, target, name, x, limits):
+def reachable_order(order, sizes, target, name, x, limits, held=None):
     """(highest order within the limit, the sizes it was judged from, whether they were grown
     beyond the measured ones). Where growing them by their last ratio leaves the answer within
     BORDERLINE (per grown size) of the limit, the next order is run to measure one more size.""" 
@@ -274,7 +290,7 @@ def reachable_order(order, sizes, target, name, x, limits):
         if run_order > cap:
             return best, sizes, True
         try:
-            _, _, sizes, _ = _nested_tapes(target, name, x, run_order, limits)
+            _, _, sizes, _ = _nested_tapes(target, name, x, run_order, limits, held=held)
             floor = run_order
         except TapesTooLarge as e:
             sizes = max(sizes, e.sizes, key=len)
@@ -293,13 +309,13 @@ def too_many_entries(order, found):
                        None, f"ask for {option('order')} {best} or less")
 
 
-def _nested_duals(target, name, x, order, limits):
+def _nested_duals(target, name, x, order, limits, held=None):
     """x + ε1 + ... + εN with εi² = 0: the coefficient of ε1···εk is f^(k)(x)."""
     levels = [new_level() for _ in range(order)]
     v = x
     for level in levels:
         v = Dual(v, as_input(1.0), level)
-    out, interp = run(target, {name: v}, limits)
+    out, interp = run(target, {**(held or {}), name: v}, limits)
     _scalar_output(out, target, "derivative")
     ders = []
     for k in range(1, order + 1):
