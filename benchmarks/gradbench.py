@@ -1,14 +1,17 @@
 """GradBench-style suite: the gradient of each eval (benchmarks/gradbench_evals.py) at three sizes,
-ours (`autodiff.function`, compiled once, replayed after the first call) against PyTorch eager
-and HIPS autograd (where importable in the torch Python; JAX is not timed here).
+ours (`autodiff.function`, compiled once, replayed after the first call) against PyTorch eager,
+HIPS autograd (where importable in the torch Python) and JAX jit (where importable in the --jax
+Python, by default the torch one; skipped with a note otherwise).
 
-    python benchmarks/gradbench.py [--repeats 5] [--torch /tmp/bvenv/bin/python] [--evals llsq,lse]
+    python benchmarks/gradbench.py [--repeats 5] [--torch /tmp/bvenv/bin/python] [--jax PYTHON]
+        [--evals llsq,lse] [--sizes small,medium]
 
 Each engine runs each eval in its own fresh process; the times are the median, min and max of
 `--repeats` calls after the warm-up (ours: two interpreted calls, the first plain and reported
-apart as `first`, the second recording the trace). The answers (the value and each gradient's sum) are compared. A last
-row times the per-call overhead of the gradient of x*x. Not a timed test: numbers depend on the
-machine and its load."""
+apart as `first`, the second recording the trace; JAX: the first call traces and compiles, and is
+reported apart as `jax first`; every timed JAX call waits with block_until_ready). The answers
+(the value and each gradient's sum) are compared. A last row times the per-call overhead of the
+gradient of x*x. Not a timed test: numbers depend on the machine and its load."""
 from __future__ import annotations
 
 import argparse
@@ -22,6 +25,7 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+SIZE_NAMES = ("small", "medium", "large")
 
 
 def child_ours(name, size, repeats):
@@ -81,30 +85,63 @@ def child_autograd(name, size, repeats):
             "grad": {k: float(abs(g).sum()) for k, g in zip(at, grads)}}
 
 
+def import_jax():
+    """jax, on the CPU, in float64, on one thread like the torch process (set before jax loads)."""
+    os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
+    import jax
+    jax.config.update("jax_enable_x64", True)
+    return jax
+
+
+def child_jax(name, size, repeats):
+    jax = import_jax()
+    from gradbench_evals import inputs
+    from gradbench_jax import FUNCTIONS
+    at = {k: jax.numpy.asarray(v) for k, v in inputs(name, size).items()}
+    both = jax.jit(jax.value_and_grad(FUNCTIONS[name], argnums=tuple(range(len(at)))))
+    t0 = time.perf_counter()
+    jax.block_until_ready(both(*at.values()))     # traces and compiles: reported apart, as ours' first
+    first = time.perf_counter() - t0
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        value, grads = jax.block_until_ready(both(*at.values()))
+        times.append(time.perf_counter() - t0)
+    return {"times": times, "first": first, "value": float(value), "version": jax.__version__,
+            "grad": {k: float(abs(g).sum()) for k, g in zip(at, grads)}}
+
+
+def best_per_call(call, repeats, calls=2000):
+    """The best over `repeats` batches of the seconds per call of `call()`."""
+    best = math.inf
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for k in range(calls):
+            call()
+        best = min(best, (time.perf_counter() - t0) / calls)
+    return best
+
+
 def child_overhead(engine, repeats):
     """Seconds per call of the gradient of x*x at a float."""
-    calls = 2000
     if engine == "ours":
         import autodiff
         f = autodiff.function("x*x")
         f.grad(x=3.0)
         f.grad(x=3.0)
-        best = math.inf
-        for _ in range(repeats):
-            t0 = time.perf_counter()
-            for k in range(calls):
-                f.grad(x=3.0)
-            best = min(best, (time.perf_counter() - t0) / calls)
-        return {"per_call": best}
+        return {"per_call": best_per_call(lambda: f.grad(x=3.0), repeats)}
+    if engine == "jax":
+        jax = import_jax()
+        dx = jax.jit(jax.grad(lambda x: x * x))
+        dx(3.0).block_until_ready()
+        return {"per_call": best_per_call(lambda: dx(3.0).block_until_ready(), repeats)}
     import torch
-    best = math.inf
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        for k in range(calls):
-            x = torch.tensor(3.0, dtype=torch.float64, requires_grad=True)
-            torch.autograd.grad(x * x, x)
-        best = min(best, (time.perf_counter() - t0) / calls)
-    return {"per_call": best}
+
+    def torch_grad():
+        x = torch.tensor(3.0, dtype=torch.float64, requires_grad=True)
+        torch.autograd.grad(x * x, x)
+    return {"per_call": best_per_call(torch_grad, repeats)}
 
 
 def spawn(python, args):
@@ -127,12 +164,67 @@ def fmt(times) -> str:
     return f"{statistics.median(ms):9.3f} [{min(ms):.3f}-{max(ms):.3f}]"
 
 
+def geometric_mean(ratios) -> float:
+    return math.exp(sum(map(math.log, ratios)) / len(ratios))
+
+
+def find_jax_python(python):
+    """`python` when jax imports there (its version printed), else None with a note."""
+    try:
+        probe = subprocess.run([python, "-c", "import jax; print(jax.__version__)"], capture_output=True, text=True)
+    except OSError:                               # no such interpreter: the same note as no jax in it
+        probe = None
+    if probe is None or probe.returncode != 0:
+        print(f"note: jax is not importable in {python}: the JAX columns are skipped (give --jax PYTHON)")
+        return None
+    print(f"JAX {probe.stdout.strip()} in {python}: jit(value_and_grad), float64, CPU, one thread"
+          " (unless JAX_PLATFORMS or XLA_FLAGS say otherwise)")
+    return python
+
+
+def row(name, size, args, jax_interpreter):
+    """Runs one eval at one size in every engine, prints its line; returns (ours/torch, ours/jax)."""
+    common = [name, str(size), "--repeats", str(args.repeats)]
+    ours = spawn(sys.executable, ["ours", *common])
+    theirs = spawn(args.torch, ["torch", *common])
+    hips = spawn(args.torch, ["autograd", *common])
+    jitted = spawn(jax_interpreter, ["jax", *common]) if jax_interpreter else {"error": "skipped"}
+    if "error" in ours or "error" in theirs:
+        print(f"{name:8} {size:>6}  error: {ours.get('error') or theirs.get('error')}")
+        return None, None
+    if "error" in jitted and jax_interpreter:
+        print(f"{name:8} {size:>6}  jax error: {jitted['error']}")
+    ratio = statistics.median(ours["times"]) / statistics.median(theirs["times"])
+    jax_ratio = None if "error" in jitted else statistics.median(ours["times"]) / statistics.median(jitted["times"])
+    same = agree(ours, theirs) and all("error" in other or agree(ours, other) for other in (hips, jitted))
+    hips_text = fmt(hips["times"]) if "error" not in hips else "-"
+    jax_text, jax_first = ("-", "-") if jax_ratio is None else (fmt(jitted["times"]), f"{jitted['first'] * 1e3:.1f}")
+    print(f"{name:8} {size:>6}  {fmt(ours['times']):>28}  {fmt(theirs['times']):>28}  {ratio:6.2f}"
+          f"  {hips_text:>28}  {jax_text:>28}  {'-' if jax_ratio is None else f'{jax_ratio:.2f}':>6}"
+          f"  {ours['first'] * 1e3:8.2f}  {jax_first:>9}  {'yes' if ours['replayed'] else 'no':6}  "
+          f"{'yes' if same else 'NO'}", flush=True)
+    return ratio, jax_ratio
+
+
+def overhead_row(args, jax_interpreter):
+    ours = spawn(sys.executable, ["overhead", "ours", "--repeats", str(args.repeats)])
+    theirs = spawn(args.torch, ["overhead", "torch", "--repeats", str(args.repeats)])
+    jitted = (spawn(jax_interpreter, ["overhead", "jax", "--repeats", str(args.repeats)]) if jax_interpreter
+              else {"error": "skipped"})
+    if "error" not in ours and "error" not in theirs:
+        jax_text = "" if "error" in jitted else f", jax jit {jitted['per_call'] * 1e6:.1f} µs"
+        print(f"per-call gradient of x*x: ours {ours['per_call'] * 1e6:.1f} µs (f.grad), torch "
+              f"{theirs['per_call'] * 1e6:.1f} µs: {ours['per_call'] / theirs['per_call']:.2f}x{jax_text}")
+
+
 def main(argv=None):
     from gradbench_evals import SIZES
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--torch", default="/tmp/bvenv/bin/python", help="a Python with torch")
+    ap.add_argument("--jax", default=None, help="a Python with jax (default: the --torch one)")
     ap.add_argument("--evals", default=",".join(SIZES))
+    ap.add_argument("--sizes", default="small,medium,large", help="which of the three sizes to run")
     ap.add_argument("--child", nargs="*")
     args = ap.parse_args(argv)
     if args.child is not None:
@@ -140,37 +232,26 @@ def main(argv=None):
         if kind == "overhead":
             print(json.dumps(child_overhead(args.child[1], args.repeats)))
         else:
-            run = {"ours": child_ours, "torch": child_torch, "autograd": child_autograd}[kind]
+            run = {"ours": child_ours, "torch": child_torch, "autograd": child_autograd, "jax": child_jax}[kind]
             print(json.dumps(run(args.child[1], int(args.child[2]), args.repeats)))
         return
+    jax_interpreter = find_jax_python(args.jax or args.torch)
     print(f"{'eval':8} {'size':>6}  {'ours ms median [min-max]':>28}  {'torch ms median [min-max]':>28}"
-          f"  {'ratio':>6}  {'autograd ms':>28}  {'first':>8}  replay  same")
-    ratios = {0: [], 1: [], 2: []}
+          f"  {'ratio':>6}  {'autograd ms':>28}  {'jax jit ms':>28}  {'/jax':>6}  {'first':>8}  {'jax first':>9}"
+          f"  replay  same")
+    ratios = {(engine, rank): [] for engine in ("torch", "jax") for rank in range(3)}
     for name in args.evals.split(","):
         for rank, size in enumerate(SIZES[name]):
-            common = [name, str(size), "--repeats", str(args.repeats)]
-            ours = spawn(sys.executable, ["ours", *common[:2]] + common[2:])
-            theirs = spawn(args.torch, ["torch", *common[:2]] + common[2:])
-            hips = spawn(args.torch, ["autograd", *common[:2]] + common[2:])
-            hips_text = fmt(hips["times"]) if "error" not in hips else "-"
-            if "error" in ours or "error" in theirs:
-                print(f"{name:8} {size:>6}  error: {ours.get('error') or theirs.get('error')}")
+            if SIZE_NAMES[rank] not in args.sizes.split(","):
                 continue
-            ratio = statistics.median(ours["times"]) / statistics.median(theirs["times"])
-            ratios[rank].append(ratio)
-            same = agree(ours, theirs) and ("error" in hips or agree(ours, hips))
-            print(f"{name:8} {size:>6}  {fmt(ours['times']):>28}  {fmt(theirs['times']):>28}  {ratio:6.2f}"
-                  f"  {hips_text:>28}  {ours['first'] * 1e3:8.2f}  {'yes' if ours['replayed'] else 'no':6}  "
-                  f"{'yes' if same else 'NO'}", flush=True)
-    for rank, label in enumerate(("small", "medium", "large")):
-        if ratios[rank]:
-            geo = math.exp(sum(map(math.log, ratios[rank])) / len(ratios[rank]))
-            print(f"geometric mean ours/torch, {label}: {geo:.2f}x over {len(ratios[rank])} evals")
-    ours = spawn(sys.executable, ["overhead", "ours", "--repeats", str(args.repeats)])
-    theirs = spawn(args.torch, ["overhead", "torch", "--repeats", str(args.repeats)])
-    if "error" not in ours and "error" not in theirs:
-        print(f"per-call gradient of x*x: ours {ours['per_call'] * 1e6:.1f} µs (f.grad), torch "
-              f"{theirs['per_call'] * 1e6:.1f} µs: {ours['per_call'] / theirs['per_call']:.2f}x")
+            for engine, ratio in zip(("torch", "jax"), row(name, size, args, jax_interpreter)):
+                if ratio is not None:
+                    ratios[engine, rank].append(ratio)
+    for (engine, rank), found in ratios.items():
+        if found:
+            print(f"geometric mean ours/{engine}, {SIZE_NAMES[rank]}: "
+                  f"{geometric_mean(found):.2f}x over {len(found)} evals")
+    overhead_row(args, jax_interpreter)
 
 
 if __name__ == "__main__":

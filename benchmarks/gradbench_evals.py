@@ -1,10 +1,11 @@
 """The GradBench-style evals of benchmarks/gradbench.py: each written in the language (PROGRAMS)
-and in PyTorch (gradbench_torch.py, run in its own process), with inputs made from a size by `inputs`.
+and in PyTorch, HIPS autograd and JAX (gradbench_torch.py, gradbench_autograd.py, gradbench_jax.py,
+each run in its own process), with inputs made from a size by `inputs`.
 
 These are the evals' shapes of computation (least squares, log-sum-exp, k-means' objective, an
 explicit ODE integration, a diagonal Gaussian mixture's log-likelihood, an LSTM over a sequence,
 a nested derivative), written as far as the language allows: no in-place updates, loops over
-range(len(...)), lists only as literals. Every input is differentiated, by both engines."""
+range(len(...)), lists only as literals. Every input is differentiated, by every engine."""
 from __future__ import annotations
 
 import numpy as np
