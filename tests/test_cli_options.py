@@ -172,6 +172,10 @@ def test_derivative_wrt_holds_the_other_inputs(capsys):
     code, out, _ = cli(capsys, "derivative", "x**3*y + y**2", "--at", "x=2,y=5", "--wrt", "y", "-n", "2",
                        "--mode", "forward", "--json")
     assert json.loads(out)["derivatives"] == [18.0, 2.0]
+    code, out, _ = cli(capsys, "derivative", "x**3*y + y**2", "--at", "x=2,y=5", "--wrt", "x", "-n", "2")
+    assert code == 0 and "∂^k f / ∂x^k" in out           # a partial derivative says so
+    code, out, _ = cli(capsys, "derivative", "x**3", "--at", "x=2", "-n", "2")
+    assert code == 0 and "d^k f / dx^k" in out
 
 
 def test_derivative_of_several_inputs_without_wrt_says_how(capsys):

@@ -158,7 +158,9 @@ def derivative_result(target, result) -> None:
     screen.print()
     table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
     table.add_column("order", justify="right")
-    table.add_column(f"d^k f / d{result.name}^k", justify="right")
+    # several inputs (derivative --wrt): a partial derivative, the others held at their values
+    d = "∂" if len(result.inputs) > 1 else "d"
+    table.add_column(f"{d}^k f / {d}{result.name}^k", justify="right")
     if result.tape_entries:
         table.add_column("tape entries", justify="right")
     for k, d in enumerate(result.derivatives, 1):
