@@ -9,10 +9,12 @@ from .diff.reverse import grad as reverse_grad
 from .lang.target import load
 
 
-def check_file(path: str, mode=None, seed=None, jobs: int = 1) -> list:
+def check_file(path: str, mode=None, seed=None, jobs: int = 1, isolate: bool = False) -> list:
     """Run every case of a TOML check file; a list of CaseResult (`.failed`, `.verdict`, `.where`).
-    `mode="fast"` checks every case in fast mode; `seed` fixes its random projections."""
-    return run_cases(load_file(path), jobs=jobs, mode=mode, seed=seed)
+    `mode="fast"` checks every case in fast mode; `seed` fixes its random projections. The cases
+    run in this process unless `jobs` > 1 or `isolate`: then in supervised worker processes (as
+    `autodiff check` runs them), where a case that crashes the interpreter is that case's error."""
+    return run_cases(load_file(path), jobs=jobs, mode=mode, seed=seed, isolate=isolate)
 
 
 def graph(source, at=None, wrt=None, seed=None, fn=None, of=None, dtype_name="float64", limits=None):

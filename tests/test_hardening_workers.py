@@ -68,3 +68,54 @@ def test_ctrl_c_prints_what_finished_and_exits_130(tmp_path):
     out, err = run.communicate(timeout=30)
     assert run.returncode == 130
     assert "interrupted: 0 of 4 cases finished" in err and "0 passed, 0 failed" in out
+
+
+CRASHING_RUN = """
+import os, sys
+from autodiff.engine.checks import runner
+plain = runner.run_case
+def run_case(case, **options):
+    if case.name == "crash":
+        os.abort()              # what a fatal error of the interpreter ends with
+    return plain(case, **options)
+runner.run_case = run_case
+from autodiff.cli.main import main
+main(sys.argv[1:])
+"""
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_case_that_aborts_the_interpreter_is_its_error_and_the_others_report(tmp_path, jobs):
+    path = tmp_path / "crash.toml"
+    path.write_text('[[case]]\nname = "first"\nf = "x*x"\nat = { x = 2 }\n\n'
+                    '[[case]]\nname = "crash"\nf = "x*x"\nat = { x = 2 }\n\n'
+                    '[[case]]\nname = "last"\nf = "sin(x)"\nat = { x = 1 }\n')
+    run = subprocess.run([sys.executable, "-c", CRASHING_RUN, "check", str(path), "--jobs", jobs, "--json"],
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 1, run.stderr
+    import json
+    cases = {c["name"]: c for c in json.loads(run.stdout)["cases"]}
+    assert cases["first"]["status"] == cases["last"]["status"] == "passed"
+    assert cases["crash"]["status"] == "error" and "was killed by SIGABRT" in cases["crash"]["message"]
+
+
+def test_check_file_runs_in_process_unless_asked_to_isolate(tmp_path, monkeypatch):
+    import autodiff
+    from autodiff.engine.checks import runner
+    path = tmp_path / "two.toml"
+    path.write_text('[[case]]\nname = "a"\nf = "x*x"\nat = { x = 2 }\n\n[[case]]\nname = "b"\nf = "x"\nat = { x = 1 }\n')
+    log = tmp_path / "pids"
+    plain = runner.run_case
+
+    def spy(case, **options):
+        with open(log, "a") as fh:
+            fh.write(f"{os.getpid()}\n")
+        return plain(case, **options)
+    monkeypatch.setattr(runner, "run_case", spy)
+    assert [r.status for r in autodiff.check_file(str(path))] == ["passed", "passed"]
+    assert log.read_text().split() == [str(os.getpid())] * 2
+    log.unlink()
+    assert [r.status for r in autodiff.check_file(str(path), isolate=True)] == ["passed", "passed"]
+    worker = log.read_text().split()
+    assert len(worker) == 2 and str(os.getpid()) not in worker
+    assert multiprocessing.active_children() == []

@@ -130,13 +130,13 @@ def _settle_devices(cases, device):
 def _run_with_progress(cases, jobs, mode, seed, show):
     from ...engine.checks.runner import run_cases
     if not (show and sys.stderr.isatty()) or len(cases) < 2:
-        return run_cases(cases, jobs, mode, seed)
+        return run_cases(cases, jobs, mode, seed, isolate=True)
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
     from ..render.common import console
     with Progress(TextColumn("checking"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                   console=console(stderr=True), transient=True) as bar:
         task = bar.add_task("cases", total=len(cases))
-        return run_cases(cases, jobs, mode, seed, progress=lambda r: bar.advance(task))
+        return run_cases(cases, jobs, mode, seed, progress=lambda r: bar.advance(task), isolate=True)
 
 
 def _counts(results) -> dict:
