@@ -119,3 +119,41 @@ def test_check_file_runs_in_process_unless_asked_to_isolate(tmp_path, monkeypatc
     worker = log.read_text().split()
     assert len(worker) == 2 and str(os.getpid()) not in worker
     assert multiprocessing.active_children() == []
+
+
+def _slow_suite(tmp_path):
+    path = tmp_path / "slow.toml"
+    path.write_text("".join(f'[[case]]\nname = "slow {i}"\nf = "sum(x*x)"\n'
+                            f'random = {{ count = 20000, x = {{ range = [0, 1], shape = [30] }} }}\n'
+                            for i in range(4)))
+    return path
+
+
+def _leftovers(folder):
+    return [p for p in os.listdir(folder) if p.endswith(".tmp")]
+
+
+@pytest.mark.parametrize("signals", [(signal.SIGINT, signal.SIGINT), (signal.SIGTERM,), (signal.SIGKILL,)])
+def test_no_junit_temporary_is_left_after_a_hard_stop(tmp_path, signals):
+    report = tmp_path / "report.xml"
+    run = subprocess.Popen([sys.executable, "-m", "autodiff", "check", str(_slow_suite(tmp_path)),
+                            "--junit", str(report)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(3)
+    for sig in signals:
+        run.send_signal(sig)
+        time.sleep(0.05)
+    run.communicate(timeout=30)
+    assert run.returncode in (130, -signal.SIGKILL)
+    time.sleep(0.5)                       # a killed parent's workers notice and end
+    assert _leftovers(tmp_path) == [] and not report.exists()
+
+
+def test_a_stale_junit_temporary_does_not_break_the_next_run(tmp_path):
+    report = tmp_path / "report.xml"
+    (tmp_path / ".report.xml.stale1234.tmp").write_text("<half a report")   # a SIGKILL'd write
+    path = tmp_path / "ok.toml"
+    path.write_text('[[case]]\nname = "a"\nf = "x*x"\nat = { x = 2 }\n')
+    run = subprocess.run([sys.executable, "-m", "autodiff", "check", str(path), "--junit", str(report)],
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert 'tests="1"' in report.read_text()

@@ -78,17 +78,13 @@ def check(files, as_json, junit_path, jobs, shard, select, fast, seed, device, d
     _settle_devices(cases, device)
     mode = "fast" if fast else None
     junit = None
-    if junit_path:                        # checked before any case runs
+    if junit_path:                        # checked before any case runs; written only at the end
         from ..render.junit import JunitFile
         junit = JunitFile(junit_path, files)
     from ...engine.checks.workers import Interrupted
     try:
         results = _run_with_progress(cases, jobs, mode, seed, show=not as_json)
-    except BaseException as exc:
-        if junit is not None:
-            junit.discard()
-        if not isinstance(exc, Interrupted):
-            raise
+    except Interrupted as exc:
         _print_results(exc.results, as_json, shard, files)     # what finished before Ctrl-C
         sys.stderr.write(f"interrupted: {len(exc.results)} of {len(cases)} cases finished\n")
         return Exit.INTERRUPTED

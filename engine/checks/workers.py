@@ -14,6 +14,7 @@ import time
 
 STOP = threading.Event()        # set from another thread to end a batch early (Ctrl-C)
 POLL_SECONDS = 0.05             # how often the supervisor looks at STOP and at its workers
+PARENT_POLL_SECONDS = 0.25      # how often a worker looks whether its supervisor is still there
 
 
 class Interrupted(Exception):
@@ -33,6 +34,7 @@ def _worker(cases, tasks, results, run_one, current, slot):
     programs), writing each one's index into shared memory before it starts (at once, unlike a
     queue's buffered message: a crash is blamed on the right case)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)    # Ctrl-C reaches the whole group: the supervisor decides
+    threading.Thread(target=_end_with_parent, args=(os.getppid(),), daemon=True).start()
     sys.setrecursionlimit(100_000)
     threading.stack_size(256 * 1024 * 1024)
 
@@ -46,6 +48,14 @@ def _worker(cases, tasks, results, run_one, current, slot):
     runner = threading.Thread(target=loop)
     runner.start()
     runner.join()
+
+
+def _end_with_parent(parent: int) -> None:
+    """In a worker: end when the supervising process is gone (killed by SIGKILL, it could not
+    kill its workers), instead of running the rest of the batch as an orphan."""
+    while os.getppid() == parent:
+        time.sleep(PARENT_POLL_SECONDS)
+    os._exit(1)
 
 
 def _why(process) -> str:
