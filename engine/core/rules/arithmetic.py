@@ -47,17 +47,17 @@ sub = defprim("sub", lambda x, y: x - y, elementwise=True, needs_args=False, flo
               jvp=(lambda t, ans, x, y: bcast(t, ans),
                    lambda t, ans, x, y: bcast(-t, ans)))
 mul = defprim("mul", lambda x, y: x * y, elementwise=True, float_impl=operator.mul, reads=("y", "x"),
-              vjp=(lambda g, ans, x, y: unbroadcast(g * y if g.__class__ is float and g != 0.0
-                                                    else _masked_product(g, g * y), x),
-                   lambda g, ans, x, y: unbroadcast(x * g if g.__class__ is float and g != 0.0
-                                                    else _masked_product(g, x * g), y)),
+              vjp=(lambda g, ans, x, y: (g * y if g != 0.0 else 0.0) if g.__class__ is float
+                                        else unbroadcast(_masked_product(g, g * y), x),
+                   lambda g, ans, x, y: (x * g if g != 0.0 else 0.0) if g.__class__ is float
+                                        else unbroadcast(_masked_product(g, x * g), y)),
               jvp=(lambda t, ans, x, y: bcast(tangent_times(t, y), ans),
                    lambda t, ans, x, y: bcast(tangent_times(t, x), ans)))
 div = defprim("div", _div, elementwise=True, reads=("y", "x y"),
-              vjp=(lambda g, ans, x, y: unbroadcast(div(g, y) if g.__class__ is float and g != 0.0
-                                                    else zero_where_zero(g, div(g, y)), x),
-                   lambda g, ans, x, y: unbroadcast(div(-g * x, y * y) if g.__class__ is float and g != 0.0
-                                                    else zero_where_zero(g, div(-g * x, y * y)), y)),
+              vjp=(lambda g, ans, x, y: (div(g, y) if g != 0.0 else 0.0) if g.__class__ is float
+                                        else unbroadcast(zero_where_zero(g, div(g, y)), x),
+                   lambda g, ans, x, y: (div(-g * x, y * y) if g != 0.0 else 0.0) if g.__class__ is float
+                                        else unbroadcast(zero_where_zero(g, div(-g * x, y * y)), y)),
               jvp=(lambda t, ans, x, y: bcast(tangent_times(t, div(1.0, y)), ans),
                    lambda t, ans, x, y: bcast(tangent_times(-t, div(x, y * y)), ans)))
 neg = defprim("neg", lambda x: -x, elementwise=True, needs_args=False, float_impl=operator.neg,
