@@ -13,7 +13,7 @@ import threading
 import time
 
 STOP = threading.Event()        # set from another thread to end a batch early (Ctrl-C)
-POLL_SECONDS = 0.05             # how often the supervisor looks at STOP and at its workers
+POLL_SECONDS = 0.01             # how often the supervisor looks at STOP and at its workers (cheap)
 PARENT_POLL_SECONDS = 0.25      # how often a worker looks whether its supervisor is still there
 
 
@@ -88,6 +88,7 @@ class Supervisor:
         self.workers = {}                    # slot -> process
         self.current = self.context.Array("i", [-1] * self.jobs, lock=False)   # slot -> its case
         self.out = [None] * len(cases)
+        self.done = 0                        # how many of out are results (counted: no scan per result)
         for slot in range(self.jobs):
             self.start_worker(slot)
 
@@ -99,11 +100,12 @@ class Supervisor:
         self.workers[slot] = process
 
     def finished(self) -> int:
-        return sum(r is not None for r in self.out)
+        return self.done
 
     def record(self, i, result, progress):
         if self.out[i] is None:
             self.out[i] = result
+            self.done += 1
             if progress:
                 progress(result)
 
