@@ -180,13 +180,19 @@ def _interrupted(finished, result) -> None:
             finished.wait(10)
         except KeyboardInterrupt:       # a second Ctrl-C: no more waiting
             pass
-    if not finished.is_set() or result[0] != Exit.INTERRUPTED:
-        junit = sys.modules.get(__name__.rsplit(".", 1)[0] + ".render.junit")
-        if junit is not None:
-            junit.remove_unfinished()
-        sys.stderr.write("interrupted\n")
-        sys.stderr.flush()
-        os._exit(Exit.INTERRUPTED)
+    if finished.is_set() and result[0] == Exit.INTERRUPTED:
+        if threading.current_thread() is threading.main_thread():
+            # the batch has stopped and printed: another Ctrl-C before the exit must not end
+            # the process with a KeyboardInterrupt instead of 130
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        return
+    junit = sys.modules.get(__name__.rsplit(".", 1)[0] + ".render.junit")
+    if junit is not None:
+        junit.remove_unfinished()
+    sys.stderr.write("interrupted\n")
+    sys.stderr.flush()
+    os._exit(Exit.INTERRUPTED)
 
 
 def main(argv=None) -> None:
