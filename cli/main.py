@@ -1,13 +1,14 @@
 """The `autodiff` command: a click group whose commands load lazily (start-up stays cheap).
 
 Every run goes through `main()`, which maps outcomes to exit codes: 0 ok, 1 a check failed,
-2 a usage or input error (no traceback unless --debug), 70 an internal error, 130 Ctrl-C.
+2 a usage or input error (no traceback unless --debug), 70 an internal error, 130 Ctrl-C (or SIGTERM).
 """
 from __future__ import annotations
 
 import importlib
 import errno
 import os
+import signal
 import sys
 import threading
 
@@ -165,6 +166,35 @@ def _stop_batch() -> bool:
     return True
 
 
+def _terminated(signum, frame):
+    """SIGTERM ends a run as Ctrl-C does: workers killed, what finished printed, no file left."""
+    raise KeyboardInterrupt
+
+
+def _interrupted(finished, result) -> None:
+    """Ctrl-C (or SIGTERM): a batch of checks stops, prints what finished and returns here to
+    exit 130; anything else, or a second Ctrl-C, ends the process at once, removing a --junit
+    report's temporary file first if one is being written."""
+    if _stop_batch():                   # `check`: its workers end, and what finished is printed
+        try:
+            finished.wait(10)
+        except KeyboardInterrupt:       # a second Ctrl-C: no more waiting
+            pass
+    if finished.is_set() and result[0] == Exit.INTERRUPTED:
+        if threading.current_thread() is threading.main_thread():
+            # the batch has stopped and printed: another Ctrl-C before the exit must not end
+            # the process with a KeyboardInterrupt instead of 130
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        return
+    junit = sys.modules.get(__name__.rsplit(".", 1)[0] + ".render.junit")
+    if junit is not None:
+        junit.remove_unfinished()
+    sys.stderr.write("interrupted\n")
+    sys.stderr.flush()
+    os._exit(Exit.INTERRUPTED)
+
+
 def main(argv=None) -> None:
     """Entry point. Runs the command in a thread with a large stack, so deeply nested input and
     deep recursion end in our own limits, not in a crash of the interpreter."""
@@ -191,19 +221,16 @@ def main(argv=None) -> None:
     threading.stack_size(512 * 1024 * 1024)
     worker = threading.Thread(target=work, daemon=True)
     worker.start()
+    on_main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminated) if on_main_thread else None
     try:
         while worker.is_alive():
             worker.join(0.25)
     except KeyboardInterrupt:
-        if _stop_batch():                   # `check`: its workers end, and what finished is printed
-            try:
-                finished.wait(10)
-            except KeyboardInterrupt:       # a second Ctrl-C: no more waiting
-                pass
-        if not finished.is_set() or result[0] != Exit.INTERRUPTED:
-            sys.stderr.write("interrupted\n")
-            sys.stderr.flush()
-            os._exit(Exit.INTERRUPTED)
+        _interrupted(finished, result)
+    finally:
+        if on_main_thread:                  # main() called in a test's process: its handler again
+            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
     try:
         sys.stdout.flush()
     except OSError as exc:

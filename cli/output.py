@@ -67,10 +67,16 @@ def _write_array(write, array) -> None:
             _write_array(write, array[i])
         write("]")
         return
+    from ..engine.core.backend import np
     write("[")
     for start in range(0, array.shape[0], 65_536):
-        chunk = array[start:start + 65_536].tolist()
-        write((", " if start else "") + ", ".join(json.dumps(nonfinite_word(x) or x) for x in chunk))
+        part = array[start:start + 65_536]
+        chunk = part.tolist()
+        if np().isfinite(part).all():      # float repr is JSON's number text: no dumps per number
+            text = ", ".join(map(float.__repr__, chunk))
+        else:
+            text = ", ".join(json.dumps(nonfinite_word(x) or x) for x in chunk)
+        write((", " if start else "") + text)
     write("]")
 
 

@@ -13,12 +13,14 @@ from .views import hessian_steps, jacobian_steps
 
 
 def check_file(path: str, mode=None, seed=None, jobs: int = 1, dtype=None, rtol=None, atol=None,
-               step=None) -> list:
+               step=None, isolate: bool = False) -> list:
     """Run every case of a TOML check file; a list of CaseResult (`.failed`, `.verdict`, `.where`).
     `mode="fast"` checks every case in fast mode; `seed` fixes its random projections; `dtype`,
-    `rtol`, `atol`, `step` replace every case's own (as `check --dtype ...`)."""
+    `rtol`, `atol`, `step` replace every case's own (as `check --dtype ...`). The cases run in
+    this process unless `jobs` > 1 or `isolate`: then in supervised worker processes (as
+    `autodiff check` runs them), where a case that crashes the interpreter is that case's error."""
     cases = override(load_file(path), dtype=dtype, rtol=rtol, atol=atol, step=step)
-    return run_cases(cases, jobs=jobs, mode=mode, seed=seed)
+    return run_cases(cases, jobs=jobs, mode=mode, seed=seed, isolate=isolate)
 
 
 def graph(source, at=None, wrt=None, seed=None, fn=None, of=None, dtype_name="float64", limits=None):

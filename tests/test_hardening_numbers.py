@@ -175,3 +175,33 @@ def test_mod_by_a_traced_infinity_keeps_pythons_value():
         assert r.value == 3.0 and r.gradient == {"x": 1.0, "y": 0.0}
     r = api.grad("x % y", at={"x": [1.0, -1.0, 2.0], "y": [math.inf, math.inf, 0.3]})
     assert np.asarray(r.value).tolist() == [1.0, math.inf, 2.0 % 0.3]
+
+
+# An untaken where() branch with a non-finite local derivative: reverse mode's adjoint there is
+# 0, and 0 times inf or nan stays 0 in every binary rule, as forward mode's zero tangent does.
+SPECIAL_X = [0.0, 0.0, math.inf, math.nan, -1.0, 0.0, 2.0]
+SPECIAL_Y = [math.inf, 0.0, 0.0, 1.0, 0.5, -1.0, 3.0]
+BINARY_RULES = ["x * y", "x / y", "x ** y", "x + y", "x - y", "maximum(x, y)", "minimum(x, y)", "x * log(x) + y"]
+
+
+@pytest.mark.parametrize("rule", BINARY_RULES)
+def test_forward_and_reverse_agree_where_an_untaken_branch_is_not_finite(rule):
+    source = f"sum(where(k > 5, {rule}, 0))"
+    at = {"x": SPECIAL_X, "y": SPECIAL_Y, "k": list(range(len(SPECIAL_X)))}
+    with np.errstate(all="ignore"):
+        reverse = api.grad(source, at=at, wrt=["x", "y"])
+        forward = api.grad(source, at=at, wrt=["x", "y"], mode="forward")
+    for name in ("x", "y"):
+        r, f = np.asarray(reverse.gradient[name]), np.asarray(forward.gradient[name])
+        np.testing.assert_array_equal(r, f)
+        assert (r[:-1] == 0).all()                   # the untaken entries: 0, not nan
+    for x, y in zip(SPECIAL_X[:-1], SPECIAL_Y[:-1]):  # the scalar sweep, one point at a time
+        scalar = {"x": x, "y": y, "k": 0.0}
+        with np.errstate(all="ignore"):
+            got = api.grad(f"where(k > 5, {rule}, 0)", at=scalar, wrt=["x", "y"]).gradient
+        assert got == {"x": 0.0, "y": 0.0}, (x, y, got)
+
+
+def test_grad_of_x_log_x_guarded_at_zero_is_zero_there():
+    g = api.grad("sum(where(x > 0, x*log(x), 0))", at={"x": [0.0, 1.0]}).gradient["x"]
+    assert g.tolist() == [0.0, 1.0]

@@ -1,5 +1,7 @@
 """Issue 16, runtime: repeated API calls keep memory flat; limits that hold."""
 import gc
+import re
+import time
 
 from autodiff.engine import api
 
@@ -87,3 +89,20 @@ def test_nested_derivatives_are_bounded_by_the_tape_entry_limit():
     source = "grad(" * 12 + "tanh" + ")" * 12 + "(x)"
     with pytest.raises(SourceError, match="operations on its tapes"):
         api.evaluate(source, at={"x": 0.5}, limits=Limits(tape_entries=5_000))
+
+
+def test_a_nested_derivative_stops_during_its_sweep_near_the_entry_limit():
+    source = "grad(" * 22 + "tanh" + ")" * 22 + "(x)"    # each op is recorded on all 22 tapes
+    with pytest.raises(SourceError, match="operations on its tapes") as err:
+        api.evaluate(source, at={"x": 0.5}, limits=Limits(tape_entries=300_000))
+    recorded = int(re.search(r"\(([\d,]+)\)", err.value.message).group(1).replace(",", ""))
+    assert recorded < 360_000          # checked every few thousand swept entries, not after the sweep
+
+
+def test_a_nested_derivative_is_held_to_the_tape_memory_limit():
+    source = "grad(" * 22 + "tanh" + ")" * 22 + "(x)"     # tapes of 2 GB by the entry limit
+    start = time.perf_counter()
+    with pytest.raises(SourceError, match="over the tape-memory limit of 100 MB") as err:
+        api.evaluate(source, at={"x": 0.5}, limits=Limits(tape_mb=100))
+    assert err.value.kind == "tape too large" and "in grad(grad(" in err.value.message
+    assert time.perf_counter() - start < 30

@@ -68,3 +68,92 @@ def test_ctrl_c_prints_what_finished_and_exits_130(tmp_path):
     out, err = run.communicate(timeout=30)
     assert run.returncode == 130
     assert "interrupted: 0 of 4 cases finished" in err and "0 passed, 0 failed" in out
+
+
+CRASHING_RUN = """
+import os, sys
+from autodiff.engine.checks import runner
+plain = runner.run_case
+def run_case(case, **options):
+    if case.name == "crash":
+        os.abort()              # what a fatal error of the interpreter ends with
+    return plain(case, **options)
+runner.run_case = run_case
+from autodiff.cli.main import main
+main(sys.argv[1:])
+"""
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_case_that_aborts_the_interpreter_is_its_error_and_the_others_report(tmp_path, jobs):
+    path = tmp_path / "crash.toml"
+    path.write_text('[[case]]\nname = "first"\nf = "x*x"\nat = { x = 2 }\n\n'
+                    '[[case]]\nname = "crash"\nf = "x*x"\nat = { x = 2 }\n\n'
+                    '[[case]]\nname = "last"\nf = "sin(x)"\nat = { x = 1 }\n')
+    run = subprocess.run([sys.executable, "-c", CRASHING_RUN, "check", str(path), "--jobs", jobs, "--json"],
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 1, run.stderr
+    import json
+    cases = {c["name"]: c for c in json.loads(run.stdout)["cases"]}
+    assert cases["first"]["status"] == cases["last"]["status"] == "passed"
+    assert cases["crash"]["status"] == "error" and "was killed by SIGABRT" in cases["crash"]["message"]
+
+
+def test_check_file_runs_in_process_unless_asked_to_isolate(tmp_path, monkeypatch):
+    import autodiff
+    from autodiff.engine.checks import runner
+    path = tmp_path / "two.toml"
+    path.write_text('[[case]]\nname = "a"\nf = "x*x"\nat = { x = 2 }\n\n[[case]]\nname = "b"\nf = "x"\nat = { x = 1 }\n')
+    log = tmp_path / "pids"
+    plain = runner.run_case
+
+    def spy(case, **options):
+        with open(log, "a") as fh:
+            fh.write(f"{os.getpid()}\n")
+        return plain(case, **options)
+    monkeypatch.setattr(runner, "run_case", spy)
+    assert [r.status for r in autodiff.check_file(str(path))] == ["passed", "passed"]
+    assert log.read_text().split() == [str(os.getpid())] * 2
+    log.unlink()
+    assert [r.status for r in autodiff.check_file(str(path), isolate=True)] == ["passed", "passed"]
+    worker = log.read_text().split()
+    assert len(worker) == 2 and str(os.getpid()) not in worker
+    assert multiprocessing.active_children() == []
+
+
+def _slow_suite(tmp_path):
+    path = tmp_path / "slow.toml"
+    path.write_text("".join(f'[[case]]\nname = "slow {i}"\nf = "sum(x*x)"\n'
+                            f'random = {{ count = 20000, x = {{ range = [0, 1], shape = [30] }} }}\n'
+                            for i in range(4)))
+    return path
+
+
+def _leftovers(folder):
+    return [p for p in os.listdir(folder) if p.endswith(".tmp")]
+
+
+@pytest.mark.parametrize("signals", [(signal.SIGINT, signal.SIGINT), (signal.SIGTERM,), (signal.SIGKILL,)])
+def test_no_junit_temporary_is_left_after_a_hard_stop(tmp_path, signals):
+    report = tmp_path / "report.xml"
+    run = subprocess.Popen([sys.executable, "-m", "autodiff", "check", str(_slow_suite(tmp_path)),
+                            "--junit", str(report)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(3)
+    for sig in signals:
+        run.send_signal(sig)
+        time.sleep(0.05)
+    run.communicate(timeout=30)
+    assert run.returncode in (130, -signal.SIGKILL)
+    time.sleep(0.5)                       # a killed parent's workers notice and end
+    assert _leftovers(tmp_path) == [] and not report.exists()
+
+
+def test_a_stale_junit_temporary_does_not_break_the_next_run(tmp_path):
+    report = tmp_path / "report.xml"
+    (tmp_path / ".report.xml.stale1234.tmp").write_text("<half a report")   # a SIGKILL'd write
+    path = tmp_path / "ok.toml"
+    path.write_text('[[case]]\nname = "a"\nf = "x*x"\nat = { x = 2 }\n')
+    run = subprocess.run([sys.executable, "-m", "autodiff", "check", str(path), "--junit", str(report)],
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert 'tests="1"' in report.read_text()

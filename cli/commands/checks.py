@@ -83,17 +83,13 @@ def check(files, as_json, junit_path, jobs, shard, select, check_mode, old_fast,
     override(cases, dtype=dtype, rtol=rtol, atol=atol, step=step)      # the command line over the files
     mode = check_mode or ("fast" if old_fast else None)
     junit = None
-    if junit_path:                        # checked before any case runs
+    if junit_path:                        # checked before any case runs; written only at the end
         from ..render.junit import JunitFile
         junit = JunitFile(junit_path, files)
     from ...engine.checks.workers import Interrupted
     try:
         results = _run_with_progress(cases, jobs, mode, seed, show=not as_json)
-    except BaseException as exc:
-        if junit is not None:
-            junit.discard()
-        if not isinstance(exc, Interrupted):
-            raise
+    except Interrupted as exc:
         _print_results(exc.results, as_json, shard, files, dtype)     # what finished before Ctrl-C
         sys.stderr.write(f"interrupted: {len(exc.results)} of {len(cases)} cases finished\n")
         return Exit.INTERRUPTED
@@ -161,13 +157,13 @@ def _settle_devices(cases, device):
 def _run_with_progress(cases, jobs, mode, seed, show):
     from ...engine.checks.runner import run_cases
     if not (show and sys.stderr.isatty()) or len(cases) < 2:
-        return run_cases(cases, jobs, mode, seed)
+        return run_cases(cases, jobs, mode, seed, isolate=True)
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
     from ..render.common import console
     with Progress(TextColumn("checking"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                   console=console(stderr=True), transient=True) as bar:
         task = bar.add_task("cases", total=len(cases))
-        return run_cases(cases, jobs, mode, seed, progress=lambda r: bar.advance(task))
+        return run_cases(cases, jobs, mode, seed, progress=lambda r: bar.advance(task), isolate=True)
 
 
 def _counts(results) -> dict:

@@ -68,11 +68,18 @@ def _clean(text: str) -> str:
     return printable(str(text))
 
 
+# temporary files being written now: an interrupt that ends the process at once (a second
+# Ctrl-C, cli/main.py) removes them first
+WRITING: set = set()
+
+
 class JunitFile:
-    """Where --junit writes: checked before any case runs (a temporary file is made beside PATH
-    now, so an unwritable folder fails up front), written atomically at the end (the temporary
-    file, flushed to disk, is renamed over PATH: a reader never sees half a report), and never
-    one of the check files being read."""
+    """Where --junit writes: checked before any case runs (a probe file is made beside PATH and
+    removed at once, so an unwritable folder fails up front and nothing is left behind while the
+    cases run), written atomically at the end (a temporary file, flushed to disk, renamed over
+    PATH: a reader never sees half a report, and the temporary exists only while it is written),
+    and never one of the check files being read. A stale temporary of a killed run has a name of
+    its own: it never stands in the way of the next run."""
 
     def __init__(self, path: str, inputs):
         real = os.path.realpath(path)
@@ -81,32 +88,44 @@ class JunitFile:
                               "be overwritten", None, "write the report to another file")
         if os.path.isdir(real):
             raise SourceError("bad file", f"cannot write --junit {path}: it is a directory")
-        folder = os.path.dirname(real) or "."
-        try:
-            self.fd, self.temporary = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(real)}.",
-                                                       suffix=".tmp")
-        except OSError as e:
-            raise SourceError("bad file", f"cannot write --junit {path}: {e.strerror or e}") from None
-        mask = os.umask(0)
-        os.umask(mask)
-        os.fchmod(self.fd, 0o666 & ~mask)     # as open() would make it, not mkstemp's 0600
         self.path = path
         self.real = real
+        fd, probe = self._temporary()
+        os.close(fd)
+        os.unlink(probe)
+
+    def _temporary(self):
+        folder = os.path.dirname(self.real) or "."
+        try:
+            return tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(self.real)}.", suffix=".tmp")
+        except OSError as e:
+            raise SourceError("bad file", f"cannot write --junit {self.path}: {e.strerror or e}") from None
 
     def write(self, text: str) -> None:
         """Replace PATH with `text`; a SourceError (the temporary file removed) if that fails."""
+        fd, temporary = self._temporary()
+        WRITING.add(temporary)
         try:
-            with os.fdopen(self.fd, "w", encoding="utf-8") as fh:
+            mask = os.umask(0)
+            os.umask(mask)
+            os.fchmod(fd, 0o666 & ~mask)     # as open() would make it, not mkstemp's 0600
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 fh.write(text)
                 fh.flush()
                 os.fsync(fh.fileno())
-            os.replace(self.temporary, self.real)
+            os.replace(temporary, self.real)
+            WRITING.discard(temporary)
         except OSError as e:
-            self.discard()
             raise SourceError("bad file", f"cannot write --junit {self.path}: {e.strerror or e}") from None
+        finally:
+            remove_unfinished()      # whatever ended the write (an error, an interrupt)
 
-    def discard(self) -> None:
+
+def remove_unfinished() -> None:
+    """Remove the temporary files still being written (none once a write has ended)."""
+    for temporary in list(WRITING):
         try:
-            os.unlink(self.temporary)
+            os.unlink(temporary)
         except OSError:
             pass
+        WRITING.discard(temporary)

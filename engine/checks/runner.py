@@ -301,14 +301,23 @@ def shard(cases: list, k: int, n: int) -> list:
     return [c for i, c in enumerate(cases) if i % n == k - 1]
 
 
-def run_cases(cases: list, jobs: int = 1, mode=None, seed=None, progress=None) -> list:
+def run_cases(cases: list, jobs: int = 1, mode=None, seed=None, progress=None, isolate: bool = False) -> list:
     """Results in the order of `cases`; `progress(result)` is called as each finishes. With
-    jobs > 1, in supervised worker processes (a case that kills its worker is that case's error;
-    at most as many workers as cases and CPUs). workers.Interrupted if workers.STOP is set."""
+    jobs > 1, or `isolate` (what `autodiff check` asks), in supervised worker processes: a case
+    that kills its worker (a fatal error of the interpreter, a segfault, SIGKILL) is that case's
+    error and the others still run; at most as many workers as cases and CPUs. Otherwise one case
+    after another in this process. workers.Interrupted if workers.STOP is set."""
     run_one = functools.partial(run_case, mode=mode, seed=seed)
-    if jobs <= 1 or len(cases) <= 1:
+    if jobs <= 1 and (not isolate or uses_gpu(cases)):
         return run_in_process(cases, run_one, progress)
     return run_supervised(cases, jobs, run_one, functools.partial(crashed_result, mode=mode), progress)
+
+
+def uses_gpu(cases: list) -> bool:
+    """Whether a case runs on the GPU: CUDA, once started in this process, does not survive a fork,
+    so --jobs 1 keeps such a batch in process."""
+    from ..core.backend import device
+    return device() == "gpu" or any(c.options.get("device") == "gpu" for c in cases)
 
 
 def crashed_result(case, why: str, mode=None) -> CaseResult:

@@ -13,7 +13,8 @@ import threading
 import time
 
 STOP = threading.Event()        # set from another thread to end a batch early (Ctrl-C)
-POLL_SECONDS = 0.05             # how often the supervisor looks at STOP and at its workers
+POLL_SECONDS = 0.01             # how often the supervisor looks at STOP and at its workers (cheap)
+PARENT_POLL_SECONDS = 0.25      # how often a worker looks whether its supervisor is still there
 
 
 class Interrupted(Exception):
@@ -33,6 +34,7 @@ def _worker(cases, tasks, results, run_one, current, slot):
     programs), writing each one's index into shared memory before it starts (at once, unlike a
     queue's buffered message: a crash is blamed on the right case)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)    # Ctrl-C reaches the whole group: the supervisor decides
+    threading.Thread(target=_end_with_parent, args=(os.getppid(),), daemon=True).start()
     sys.setrecursionlimit(100_000)
     threading.stack_size(256 * 1024 * 1024)
 
@@ -46,6 +48,14 @@ def _worker(cases, tasks, results, run_one, current, slot):
     runner = threading.Thread(target=loop)
     runner.start()
     runner.join()
+
+
+def _end_with_parent(parent: int) -> None:
+    """In a worker: end when the supervising process is gone (killed by SIGKILL, it could not
+    kill its workers), instead of running the rest of the batch as an orphan."""
+    while os.getppid() == parent:
+        time.sleep(PARENT_POLL_SECONDS)
+    os._exit(1)
 
 
 def _why(process) -> str:
@@ -78,6 +88,7 @@ class Supervisor:
         self.workers = {}                    # slot -> process
         self.current = self.context.Array("i", [-1] * self.jobs, lock=False)   # slot -> its case
         self.out = [None] * len(cases)
+        self.done = 0                        # how many of out are results (counted: no scan per result)
         for slot in range(self.jobs):
             self.start_worker(slot)
 
@@ -89,11 +100,12 @@ class Supervisor:
         self.workers[slot] = process
 
     def finished(self) -> int:
-        return sum(r is not None for r in self.out)
+        return self.done
 
     def record(self, i, result, progress):
         if self.out[i] is None:
             self.out[i] = result
+            self.done += 1
             if progress:
                 progress(result)
 

@@ -236,17 +236,34 @@ def push_tangents(prim, args, params, level, jvp):
 
 
 
-def backward(tape: Tape, out, seed, stop_at: int = 0) -> list:
+SWEEP_CHUNK = 2048        # entries swept between two calls of a sweep's `check` (the limits)
+
+
+def backward(tape: Tape, out, seed, stop_at: int = 0, check=None) -> list:
     """Sweep the tape from `out` back to the start; returns the list of adjoints by tape index
     (None where nothing flowed: a symbolic zero). Adjoints accumulate with `+`, which records on
-    any outer tape, so the sweep is itself differentiable."""
+    any outer tape, so the sweep is itself differentiable. `check()`, if given, is called after
+    every SWEEP_CHUNK entries while more remain: a nested sweep records on the outer tapes, and
+    its limits must hold during the sweep, not only after it."""
     entries = tape.entries
     adj = [None] * len(entries)
     if out.__class__ is not Var or out.tape is not tape:
         return adj                                     # the output does not depend on the inputs
     adj[out.index] = seed
     free = not tape.persistent
-    for i in range(out.index, stop_at - 1, -1):
+    top = out.index
+    if check is not None:
+        while top - SWEEP_CHUNK >= stop_at:
+            sweep(entries, adj, top, top - SWEEP_CHUNK + 1, free)
+            top -= SWEEP_CHUNK
+            check()
+    sweep(entries, adj, top, stop_at, free)
+    return adj
+
+
+def sweep(entries: list, adj: list, top: int, bottom: int, free: bool) -> None:
+    """The reverse sweep over entries top, top-1, ..., bottom: adjoints flow to the parents."""
+    for i in range(top, bottom - 1, -1):
         g = adj[i]
         if g is None:
             if free:
@@ -274,4 +291,3 @@ def backward(tape: Tape, out, seed, stop_at: int = 0) -> list:
         adj[i] = None
         if free:
             entries[i] = None
-    return adj

@@ -55,13 +55,18 @@ class Interpreter(StatementCompiler, ExpressionCompiler, CallCompiler, CallForms
         run has added."""
         if self.steps > self.limits.steps:
             raise self.tick_error(span)
+        self.check_growth(span)
+        self.check_at = min(self.limits.steps, self.steps + CHECK_EVERY)
+
+    def check_growth(self, span, where="the loop"):
+        """The tapes' entries, then the memory the run has added (since its first check): at
+        loop trips, and during the sweeps of nested derivatives (`where` is what `span` is)."""
         self.check_tapes(span)
         now = resident_mb()
         if self.baseline_mb is None:
             self.baseline_mb = now
         elif now - self.baseline_mb > self.limits.tape_mb:
-            raise tape_limit_error(self.limits.tape_mb, now - self.baseline_mb, span)
-        self.check_at = min(self.limits.steps, self.steps + CHECK_EVERY)
+            raise tape_limit_error(self.limits.tape_mb, now - self.baseline_mb, span, where)
 
     def check_tapes(self, span):
         """The tape-entry limit, checked by loops and nested derivatives (never per op)."""

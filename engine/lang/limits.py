@@ -29,8 +29,8 @@ def step_limit_error(steps: int, span) -> LimitError:
                       f"raise the limit with {option('max_steps')}")
 
 
-def tape_limit_error(tape_mb: int, grown_mb: float, span) -> LimitError:
-    where = f" (in the loop at line {span.line})" if span is not None else ""
+def tape_limit_error(tape_mb: int, grown_mb: float, span, what: str = "the loop") -> LimitError:
+    where = f" (in {what} at line {span.line})" if span is not None else ""
     return LimitError("tape too large", f"the run added {grown_mb:,.0f} MB, over the tape-memory limit of "
                       f"{tape_mb:,} MB{where}: a runaway loop under a derivative?", span,
                       f"raise the limit with {option('max_tape_mb')}")

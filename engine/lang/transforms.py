@@ -57,14 +57,21 @@ class DerivedFunction:
             fname = self.name[self.name.index("(") + 1:-1]
             raise SourceError("shape mismatch", f"{self.name[:self.name.index('(')]} needs a function with a "
                               f"scalar output; {fname} returned {describe(y)}", span, "wrap the output in sum(...)")
-        adj = backward(tape, y, _one())
-        self.interp.check_tapes(span)          # a nested derivative records no steps, but may grow fast
+        # a nested derivative records no steps, but its sweep may grow the outer tapes fast: the
+        # limits are checked during the sweep and after it
+        adj = backward(tape, y, _one(), check=lambda: self.interp.check_growth(span, short_name(self.name)))
+        self.interp.check_tapes(span)
         grads = []
         for p in positions:
             g = adj[watched[p].index]
             grads.append(g if g is not None else ops.zeros_like(args[p]) * 1.0)
         value = y.value if y.__class__ is Var and y.tape is tape else y
         return value, (tuple(grads) if isinstance(self.argnum, tuple) else grads[0])
+
+
+def short_name(name: str) -> str:
+    """A derived function's name for a message: grad(grad(...(f))) nested 20 deep is cut short."""
+    return name if len(name) <= 40 else name[:20] + "…" + name[-12:]
 
 
 class GradFunction(DerivedFunction):
@@ -143,7 +150,7 @@ def vjp(interp, f, x, v, span=None):
     _matching("vjp", v, y, "f(x)", span)
     if y.__class__ is not Var or y.tape is not tape:
         return y, ops.zeros_like(x) * 1.0
-    g = backward(tape, y, v)[watched.index]
+    g = backward(tape, y, v, check=lambda: interp.check_growth(span, "vjp"))[watched.index]
     return y.value, g if g is not None else ops.zeros_like(x) * 1.0
 
 

@@ -98,7 +98,19 @@ def tangent_times(t, d):
         return 0.0 if t == 0.0 else t * d
     if c is Var or c is Dual:        # a boxed tangent that is 0 may still carry higher orders
         return t * d
-    r = t * d
+    return zero_where_zero(t, t * d)
+
+
+def zero_where_zero(t, r):
+    """`r`, made from the tangent or adjoint `t` (t * d, g / y, ...), with 0 wherever t is exactly
+    0: the convention of tangent_times, for the rules that cannot write r as t * d (a division
+    keeps its rounding). Reverse mode's mul, div and pow use it, so an adjoint of 0 (a where()
+    branch not taken) times an inf or nan factor stays 0, as in forward mode and JAX."""
+    c = t.__class__
+    if c is float:
+        return 0.0 if t == 0.0 else r
+    if c is Var or c is Dual:
+        return r
     if r.__class__ is np().ndarray:  # on the CPU, mask only when a non-finite entry is there:
         total = r.sum()              # one reduction, where the mask costs two more array passes
         if total - total == 0.0:     # finite (a nan or inf anywhere makes the sum non-finite)

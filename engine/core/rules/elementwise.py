@@ -9,7 +9,7 @@ from ..backend import np, xp
 from ..notes import NOTES
 from ..primitives import defprim, float_fallback, plain_scalar, unary, zeros_like
 from .arithmetic import div
-from .comparisons import eq, share, sign, step, tangent_times, where
+from .comparisons import eq, share, sign, step, tangent_times, where, zero_where_zero
 from .shapes import bcast, unbroadcast
 
 
@@ -38,8 +38,10 @@ def _pow_dx(ans, x, y):
 
 
 pow = defprim("pow", _pow, elementwise=True, needs_ans=True, reads=("x y", "ans x"),
-              vjp=(lambda g, ans, x, y: unbroadcast(g * _pow_dx(ans, x, y), x),
-                   lambda g, ans, x, y: unbroadcast(_pow_dy(g, ans, x, y), y)),
+              vjp=(lambda g, ans, x, y: (g * _pow_dx(ans, x, y) if g != 0.0 else 0.0) if g.__class__ is float
+                                        else unbroadcast(zero_where_zero(g, g * _pow_dx(ans, x, y)), x),
+                   lambda g, ans, x, y: (_pow_dy(g, ans, x, y) if g != 0.0 else 0.0) if g.__class__ is float
+                                        else unbroadcast(zero_where_zero(g, _pow_dy(g, ans, x, y)), y)),
               jvp=(lambda t, ans, x, y: bcast(tangent_times(t, _pow_dx(ans, x, y)), ans),
                    lambda t, ans, x, y: bcast(tangent_times(t, _pow_dy(1.0, ans, x, y)), ans)))
 
@@ -179,17 +181,24 @@ def _minimum(x, y):
     return plain_scalar(xp().minimum(x, y))
 
 
+# the VJPs of maximum, minimum (and mul, div, pow): an adjoint of 0 stays 0 whatever the factor
+# (a tie share or a power of nan, at an entry a where() did not take), as forward mode's
+# tangent_times; a float adjoint (the scalar sweep) needs no unbroadcast and no call is added
 maximum = defprim("maximum", _maximum, elementwise=True, builtin="maximum",
                   kink="ties split the gradient evenly",
                   side="difference",
-                  vjp=(lambda g, ans, x, y: unbroadcast(g * share(x, y), x),
-                       lambda g, ans, x, y: unbroadcast(g * share(y, x), y)),
+                  vjp=(lambda g, ans, x, y: (g * share(x, y) if g != 0.0 else 0.0) if g.__class__ is float
+                                            else unbroadcast(zero_where_zero(g, g * share(x, y)), x),
+                       lambda g, ans, x, y: (g * share(y, x) if g != 0.0 else 0.0) if g.__class__ is float
+                                            else unbroadcast(zero_where_zero(g, g * share(y, x)), y)),
                   jvp=(lambda t, ans, x, y: bcast(t * share(x, y), ans),
                        lambda t, ans, x, y: bcast(t * share(y, x), ans)))
 minimum = defprim("minimum", _minimum, elementwise=True, builtin="minimum",
                   kink="ties split the gradient evenly",
                   side="difference",
-                  vjp=(lambda g, ans, x, y: unbroadcast(g * share(y, x), x),
-                       lambda g, ans, x, y: unbroadcast(g * share(x, y), y)),
+                  vjp=(lambda g, ans, x, y: (g * share(y, x) if g != 0.0 else 0.0) if g.__class__ is float
+                                            else unbroadcast(zero_where_zero(g, g * share(y, x)), x),
+                       lambda g, ans, x, y: (g * share(x, y) if g != 0.0 else 0.0) if g.__class__ is float
+                                            else unbroadcast(zero_where_zero(g, g * share(x, y)), y)),
                   jvp=(lambda t, ans, x, y: bcast(t * share(y, x), ans),
                        lambda t, ans, x, y: bcast(t * share(x, y), ans)))
