@@ -1,6 +1,7 @@
 """cli/render/page.py: the plain text of a Page is what rich writes to a pipe, and a piped command
 that prints a Page does not import rich."""
 import io
+import re
 import os
 import subprocess
 import sys
@@ -24,7 +25,7 @@ def rich_rendition(page: Page, stderr: bool = False) -> str:
             sys.stderr = stream
         else:
             sys.stdout = stream
-        page.show(stderr=stderr, plain=False)
+        page.show(stderr=stderr, how="rich")
     finally:
         if stderr:
             sys.stderr = old
@@ -38,8 +39,8 @@ def test_a_gradient_page_reads_as_rich_wrote_it():
     page = Page().line(("value", "bold"), " of expression at x=3, y=4").line("  42").blank()
     page.table(["input", "∂f/∂input"], [["x", "24"], ["y", "[[2, 4],\n [6, 8]]"], ["long_name", "1"]])
     page.blank().line(("note", "yellow"), ": x does not reach the output")
-    assert page.plain_text() == rich_rendition(page)
-    assert page.plain_text().splitlines()[3:7] == ["input      ∂f/∂input", "x          24",
+    assert page.text() == rich_rendition(page)
+    assert page.text().splitlines()[3:7] == ["input      ∂f/∂input", "x          24",
                                                    "y          [[2, 4],", "            [6, 8]]"]
 
 
@@ -52,18 +53,18 @@ def test_plain_text_equals_richs_on_a_pipe(headers, data, lines):
     for text in lines:
         page.line(("note", "yellow"), ": " + text)
     page.table(headers, rows).line("end")
-    assert page.plain_text() == rich_rendition(page)
+    assert page.text() == rich_rendition(page)
 
 
 def test_control_characters_are_escaped_and_tabs_expanded():
     page = Page().line("name \x1b[2J\x00 done").line("a\tb")
-    assert page.plain_text() == "name \\x1b[2J\\x00 done\na       b\n"
-    assert page.plain_text() == rich_rendition(page)
+    assert page.text() == "name \\x1b[2J\\x00 done\na       b\n"
+    assert page.text() == rich_rendition(page)
 
 
 def test_errors_go_to_stderr_the_same_way():
     page = Page().line(("error", "bold red"), ": syntax error").line(("  ^", "bold red"))
-    assert page.plain_text() == rich_rendition(page, stderr=True)
+    assert page.text() == rich_rendition(page, stderr=True)
 
 
 def test_cell_width_counts_wide_and_combining_characters():
@@ -87,3 +88,54 @@ def test_piped_grad_and_errors_do_not_import_rich():
     done, modules = imported_modules("grad", "x**", "--at", "x=1")
     assert done.returncode == 2 and "error: syntax error" in done.stderr
     assert "rich" not in modules
+
+
+class Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def shown(page: Page, monkeypatch, **environment) -> tuple[str, str]:
+    """(how the page was printed, the text) on a terminal of 80 columns with `environment`."""
+    for name in ("NO_COLOR", "FORCE_COLOR", "TERM", "COLUMNS"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("COLUMNS", "80")
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    screen = Terminal()
+    monkeypatch.setattr(sys, "stdout", screen)
+    how = page.rendering_for(screen)
+    page.show(how=how)
+    return how, screen.getvalue()
+
+
+def test_a_terminal_gets_the_plain_layout_with_styles(monkeypatch):
+    page = Page().line(("value", "bold"), " of f").table(["input", "∂f/∂input"], [["x", "24"]])
+    page.line(("note", "yellow"), ": careful")
+    how, text = shown(page, monkeypatch)
+    assert how == "styled"
+    assert text.splitlines() == ["\x1b[1mvalue\x1b[0m of f", "\x1b[1minput\x1b[0m  \x1b[1m∂f/∂input\x1b[0m",
+                                 "x      24", "\x1b[33mnote\x1b[0m: careful"]
+    assert re.sub("\x1b\\[[0-9;]*m", "", text) == page.text()
+
+
+def test_no_color_keeps_bold_and_a_dumb_terminal_gets_plain_text(monkeypatch):
+    page = Page().line(("error", "bold red"), ": syntax error").line(("  ^", "bold red"))
+    assert shown(page, monkeypatch, NO_COLOR="1")[1] == "\x1b[1merror\x1b[0m: syntax error\n\x1b[1m  ^\x1b[0m\n"
+    assert shown(page, monkeypatch, TERM="dumb") == ("plain", page.text())
+
+
+def test_force_color_styles_a_pipe_and_wide_lines_go_to_rich(monkeypatch):
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    assert Page().line("x").rendering_for(io.StringIO()) == "styled"
+    how, text = shown(Page().line("x" * 100), monkeypatch)
+    assert how == "rich" and "x" * 80 in text               # rich wraps what does not fit
+
+
+def test_a_terminal_grad_does_not_import_rich():
+    # the whole command on a pseudo-terminal, its imports listed (-X importtime): no rich
+    from terminal import run_in_terminal
+    code, text = run_in_terminal(["grad", "x**2*y+y+2", "--at", "x=3,y=4"],
+                                 {"PYTHONPROFILEIMPORTTIME": "1", "COLUMNS": "80"})
+    assert code == 0 and "\x1b[1mvalue\x1b[0m" in text and "x      24" in text
+    assert "autodiff.cli.render.page" in text and not re.search(r"\|\s+rich(\.|\s|$)", text, re.M)

@@ -1,12 +1,13 @@
-"""A few lines of styled text and simple aligned tables, printed through rich on a terminal and as
-plain text everywhere else, without importing rich.
+"""A few lines of styled text and simple aligned tables, printed without importing rich where
+nothing needs it.
 
-The results people see most (a value, a gradient, notes, an error) need nothing of rich when the
-output is piped: no colours, no width to wrap at. Importing rich costs about a fifth of a
-`grad` command's start-up, so those renderers describe what they print as a Page, and only a
-terminal pays for rich. The plain text is what rich writes to a pipe (its table layout without
-borders: columns two spaces apart, multi-line cells top-aligned, no trailing blanks); a test
-compares the two renditions.
+The results people see most (a value, a gradient, notes, an error) need nothing of rich: no
+wrapping when they fit the terminal, five styles, no colour at all on a pipe. Importing and
+setting up rich cost about a third of a `grad` command's start-up, so those renderers describe
+what they print as a Page: on a pipe it is plain text (what rich writes there: its borderless
+table layout, columns two spaces apart, multi-line cells top-aligned, no trailing blanks; a
+test compares the two), on a terminal the same text with SGR styles. rich prints a Page only
+when it has something to do: a line wider than the terminal, or Windows' console.
 """
 from __future__ import annotations
 
@@ -50,26 +51,48 @@ class Page:
         self.items.append(("table", (headers, rows)))
         return self
 
-    def show(self, stderr: bool = False, plain: bool | None = None) -> None:
-        """Print on stdout (or stderr): through rich on a terminal, as plain text otherwise."""
+    def show(self, stderr: bool = False, how: str | None = None) -> None:
+        """Print on stdout (or stderr). `how`: "plain", "styled" or "rich" (None: what suits the stream)."""
         stream = sys.stderr if stderr else sys.stdout
-        if plain is None:
-            plain = not stream.isatty()
-        if plain:
-            stream.write(self.plain_text())
-            stream.flush()
-        else:
+        how = how or self.rendering_for(stream)
+        if how == "rich":
             self.show_rich(stderr)
+            return
+        stream.write(self.text(styles=how == "styled"))
+        stream.flush()
 
-    def plain_text(self) -> str:
+    def rendering_for(self, stream) -> str:
+        """plain on a pipe or a dumb terminal, rich where lines must be fitted, else styled.
+        NO_COLOR and FORCE_COLOR mean what they mean to rich."""
+        terminal = stream.isatty() or bool(os.environ.get("FORCE_COLOR"))
+        if not terminal or os.environ.get("TERM") in ("dumb", "unknown"):
+            return "plain"
+        if sys.platform == "win32":
+            return "rich"                  # legacy consoles: rich knows how to style them
+        if not stream.isatty():
+            return "styled"                # forced colours on a pipe: no width to fit (as console())
+        width = terminal_width(stream)
+        if any(cell_width(line) > width for line in self.text().split("\n")):
+            return "rich"
+        return "styled"
+
+    def text(self, styles: bool = False) -> str:
+        """The page as text, with SGR styles or without (control characters escaped)."""
         out = []
+        colours = styles and not os.environ.get("NO_COLOR")
         for kind, content in self.items:
             if kind == "line":
-                out.append("".join(span if isinstance(span, str) else span[0] for span in content))
+                out.append("".join(styled(*(span if isinstance(span, tuple) else (span, None)),
+                                          styles=styles, colours=colours) for span in content))
             else:
-                out.extend(table_lines(*content))
-        text = printable("\n".join(out) + "\n").expandtabs(8)
-        return _TRAILING_BLANKS.sub("", text)
+                headers, rows = content
+                lines = table_lines(headers, rows)
+                if styles:             # the header row in bold, as rich's header_style
+                    widths = [cell_width(header) for header in headers]
+                    lines[0] = "  ".join(styled(h, "bold", styles=True) + " " * (len_ - w) for h, w, len_ in
+                                         zip(headers, widths, column_widths(headers, rows)))
+                out.extend(lines)
+        return _TRAILING_BLANKS.sub("", "\n".join(out) + "\n")
 
     def show_rich(self, stderr: bool) -> None:
         from rich.table import Table
@@ -88,17 +111,48 @@ class Page:
             screen.print(table)
 
 
+_SGR = {"bold": "1", "red": "31", "yellow": "33", "magenta": "35", "cyan": "36"}
+
+
+def styled(text: str, style: str | None, styles: bool = False, colours: bool = True) -> str:
+    """`text` with control characters escaped and tabs expanded, in `style` ("bold red") when
+    `styles` (colours dropped unless `colours`, as NO_COLOR asks)."""
+    text = printable(text).expandtabs(8)
+    if not (styles and style and text):
+        return text
+    codes = [_SGR[word] for word in style.split() if word in _SGR and (colours or word == "bold")]
+    return f"\x1b[{';'.join(codes)}m{text}\x1b[0m" if codes else text
+
+
+def terminal_width(stream) -> int:
+    """Columns of the terminal `stream` writes to: COLUMNS first, else the terminal's size, else
+    80 (as rich decides it: a pseudo-terminal may report 0)."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    try:
+        return os.get_terminal_size(stream.fileno()).columns or 80
+    except (OSError, ValueError, AttributeError):
+        return 80
+
+
+def column_widths(headers: list[str], rows: list[list[str]]) -> list[int]:
+    grid = [headers, *rows]
+    return [max(cell_width(line) for row in grid for line in row[column].split("\n"))
+            for column in range(len(headers))]
+
+
 def table_lines(headers: list[str], rows: list[list[str]]) -> list[str]:
     """rich's borderless table as plain lines: each column as wide as its widest line."""
-    grid = [[cell.split("\n") for cell in row] for row in [headers, *rows]]
-    widths = [max(cell_width(line) for row in grid for line in row[column]) for column in range(len(headers))]
+    widths = column_widths(headers, rows)
     lines = []
-    for row in grid:
-        for depth in range(max(len(cell) for cell in row)):
+    for row in [headers, *rows]:
+        cells = [cell.split("\n") for cell in row]
+        for depth in range(max(len(cell) for cell in cells)):
             parts = []
-            for column, cell in enumerate(row):
+            for column, cell in enumerate(cells):
                 text = cell[depth] if depth < len(cell) else ""
-                parts.append(text + " " * (widths[column] - cell_width(text)))
+                parts.append(styled(text, None) + " " * (widths[column] - cell_width(text)))
             lines.append("  ".join(parts))
     return lines
 
