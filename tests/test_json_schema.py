@@ -172,3 +172,12 @@ def test_one_key_for_one_idea(capsys, command, args):
         assert doc["wrt"] == ["x"]
     if command in ("run", "grad", "jacobian", "hessian"):
         assert isinstance(doc["nonfinite"], list) and isinstance(doc["kinks"], list)
+
+
+def test_a_check_case_carries_its_worst_point_under_inputs(capsys):
+    # the point is "inputs" in every document: a check case's is the point of its worst entry
+    seeds = os.path.join(ROOT, "samples", "checks", "seeds.toml")
+    code, out, _ = cli(capsys, "check", seeds, "-k", "Hands-on ML D-1", "--json")
+    case = json.loads(out)["cases"][0]
+    assert code == 0 and case["inputs"] == {"x": 3.0, "y": 4.0} and case["entry"] in ("x", "y")
+    assert case["where"].endswith(case["entry"])

@@ -44,6 +44,8 @@ class CaseResult:
     worst_abs: float | None = None
     worst_rel: float | None = None
     where: str = ""                # the point and entry of the failure (or of the worst error)
+    inputs: dict = field(default_factory=dict)   # that point's input values (on the host)
+    entry: str = ""                # and its entry: `x`, `x[3]`, `value`
     message: str = ""              # why it failed, errored or was skipped
     warnings: list = field(default_factory=list)
     rows: list = field(default_factory=list)     # failing rows, as dicts (for JSON and JUnit)
@@ -169,7 +171,7 @@ def _run(case, result, seed):
                 result.rows.append(_row_dict(row, where))
             key = (row.failed, _finite(row.rel_err), _finite(row.abs_err))
             if worst is None or key > worst[0]:
-                worst = (key, row, where)
+                worst = (key, row, where, inputs)
     _conclude(result, verdicts, worst)
 
 
@@ -201,9 +203,9 @@ def _point_rows(case, target, inputs, report, ad, expected, dtype, limits, tol) 
 def _conclude(result, verdicts, worst) -> None:
     """The case's verdict, status and message from the verdicts of all its rows."""
     if worst is not None:
-        row, where = worst[1], worst[2]
+        _, row, where, result.inputs = worst
         result.worst_abs, result.worst_rel = row.abs_err, row.rel_err
-        result.where = f"{where}, {row.label}"
+        result.where, result.entry = f"{where}, {row.label}", row.label
     failed = any(v in FAILING for v in verdicts)
     result.verdict = next((v for v in SEVERITY_ORDER if v in verdicts), "pass")
     if failed:
