@@ -43,6 +43,8 @@ _LAZY = {
     "check_derivatives": ("checks.derivatives", "check_derivatives"),
     "explain_hessian": ("entrypoints", "explain_hessian"), "explain_jacobian": ("entrypoints", "explain_jacobian"),
     "HessianExplanation": ("views.hessian_steps", "HessianExplanation"),
+    "explain_derivatives": ("entrypoints", "explain_derivatives"),
+    "DerivativeExplanation": ("views.derivative_steps", "DerivativeExplanation"),
 }
 
 __all__ = ["load", "evaluate", "grad", "function", "Function", "constant", "Target", "Runner", "Limits", "RunResult",

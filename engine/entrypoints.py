@@ -1,6 +1,7 @@
 """The Python API's whole-command entry points beside grad and evaluate (engine/api.py): a check
 file run as `autodiff check` runs it, and the graph and step-by-step explanation of a gradient as
-`autodiff graph`, `grad --explain`, `jacobian --explain` and `hessian --explain` build them.
+`autodiff graph`, `grad --explain`, `jacobian --explain`, `hessian --explain` and `derivative
+--explain` build them.
 Returns results; never prints."""
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from .checks.runner import override, run_cases
 from .diff.reverse import grad as reverse_grad
 from .lang.target import bind_inputs, load
 from .lang.values import set_dtype
-from .views import hessian_steps, jacobian_steps
+from .views import derivative_steps, hessian_steps, jacobian_steps
 
 
 def check_file(path: str, mode=None, seed=None, jobs: int = 1, dtype=None, rtol=None, atol=None,
@@ -55,3 +56,14 @@ def explain_jacobian(source, at=None, wrt=None, mode="auto", fn=None, of=None, d
     set_dtype(dtype_name)
     target = load(source, fn, of)
     return jacobian_steps.explain_jacobian(target, bind_inputs(target, dict(at or {})), wrt, mode, dtype_name, limits)
+
+
+def explain_derivatives(source, at=None, order=1, wrt=None, mode="reverse", fn=None, of=None, dtype_name="float64",
+                        limits=None):
+    """f', ..., f^(order) of the target at a point with the stages that built them, as `derivative
+    --explain` shows them: per order, the reverse sweep of the tape that recorded f and the sweeps
+    below it (nested tapes), or with mode="forward" (order 1) the dual-number pass."""
+    set_dtype(dtype_name)
+    target = load(source, fn, of)
+    return derivative_steps.explain_derivatives(target, bind_inputs(target, dict(at or {})), order, wrt, mode,
+                                                dtype_name, limits)

@@ -290,8 +290,7 @@ COMPUTING = ["run", "grad", "jacobian", "hessian", "derivative", "graph", "plot"
 
 # What each command can use of --at/--inputs --wrt --dtype --json --check --explain --debug (and
 # the check's --seed --rtol --atol --step). run, graph and plot check nothing; run and plot
-# differentiate in no chosen input; graph is itself the explanation; derivative --explain is not
-# there (its nested sweeps would need a view of a sweep recorded on a tape).
+# differentiate in no chosen input; graph is itself the explanation.
 MATRIX = {
     "run": {"--at", "--inputs", "--dtype", "--json", "--debug"},
     "grad": {"--at", "--inputs", "--wrt", "--dtype", "--json", "--check", "--explain", "--debug", "--seed",
@@ -300,8 +299,8 @@ MATRIX = {
                  "--rtol", "--atol", "--step"},
     "hessian": {"--at", "--inputs", "--wrt", "--dtype", "--json", "--check", "--explain", "--debug", "--seed",
                 "--rtol", "--atol", "--step"},
-    "derivative": {"--at", "--inputs", "--wrt", "--dtype", "--json", "--check", "--debug", "--rtol", "--atol",
-                   "--step"},
+    "derivative": {"--at", "--inputs", "--wrt", "--dtype", "--json", "--check", "--explain", "--debug", "--rtol",
+                   "--atol", "--step"},
     "graph": {"--at", "--inputs", "--wrt", "--dtype", "--json", "--debug"},
     "plot": {"--at", "--inputs", "--dtype", "--json", "--debug"},
     "check": {"--dtype", "--json", "--check", "--debug", "--seed", "--rtol", "--atol", "--step", "-k"},

@@ -82,6 +82,9 @@ RUNS = [
     ("hessian_explain", ["hessian", "x**2*y", "--at", "x=3,y=4", "--explain"]),
     ("jacobian_explain", ["jacobian", "[x*y, x+y]", "--at", "x=1,y=2", "--explain"]),
     ("jacobian_explain", ["jacobian", "[x*y, x+y]", "--at", "x=1,y=2", "--explain", "--mode", "forward"]),
+    ("derivative_explain", ["derivative", "sin(x)*x", "--at", "x=0.5", "--order", "3", "--explain"]),
+    ("derivative_explain", ["derivative", "x*x*y", "--at", "x=1,y=2", "--wrt", "x", "--explain", "--mode",
+                            "forward"]),
 ]
 
 
@@ -168,7 +171,7 @@ def test_one_key_for_one_idea(capsys, command, args):
         assert set(doc["inputs"]) == names
     if command in ("grad", "jacobian", "hessian", "explain"):  # what was differentiated, under "wrt"
         assert doc["wrt"] == list(doc[command if command in ("jacobian", "hessian") else "gradient"])
-    if command in ("derivative", "plot"):
+    if command in ("derivative", "derivative_explain", "plot"):
         assert doc["wrt"] == ["x"]
     if command in ("run", "grad", "jacobian", "hessian"):
         assert isinstance(doc["nonfinite"], list) and isinstance(doc["kinks"], list)

@@ -144,8 +144,11 @@ def _hessian_json(result) -> dict:
 @click.option("--check", "check_mode", is_flag=True, flag_value="full", default=None,
               help="Check each order against central differences of the order below (AD at x±h, x±2h). "
                    "A failed check exits 1.")
+@click.option("--explain", is_flag=True, help="Show how each order is built: per order, the reverse sweep "
+              "of the tape that recorded f and the sweeps below it (with --mode forward, order 1: the "
+              "dual-number pass).")
 @tolerances
-def derivative(target, at, fn, of, dtype, as_json, order, wrt, method, old_method, debug, **options):
+def derivative(target, at, fn, of, dtype, as_json, order, wrt, method, old_method, explain, debug, **options):
     """The first N derivatives of a scalar function of one scalar input (or, with --wrt, in one
     input of several, the others held).
 
@@ -153,6 +156,7 @@ def derivative(target, at, fn, of, dtype, as_json, order, wrt, method, old_metho
       autodiff derivative "sin(x)" --at x=0.5 --order 8
       autodiff derivative "exp(x**2)" --at x=1 -n 6 --json
       autodiff derivative "x**3*y" --at x=2,y=5 --wrt x -n 3 --check
+      autodiff derivative "sin(x)*x" --at x=0.5 -n 2 --explain
 
     Cost: the tape of order k records the sweep of order k-1, so it grows with how the derivative
     expressions swell: linearly in N for sin or polynomials, geometrically for products and
@@ -160,6 +164,10 @@ def derivative(target, at, fn, of, dtype, as_json, order, wrt, method, old_metho
     """
     from ...engine import api
     method = method or old_method or "reverse"
+    if explain:
+        from .explain_derivative import explain_derivative
+        return explain_derivative(target, at, fn, of, dtype, as_json, order, wrt, method, options,
+                                  _derivative_json)
     check_mode, _, tolerance = check_settings(options)
     lim, tgt, values = load_point(target, fn, of, at, options)
     names = wrt_names(wrt)

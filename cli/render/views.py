@@ -202,10 +202,11 @@ def _cap(items):
     return items[:head] + [None] + items[-tail:], len(items) - head - tail
 
 
-def reverse_lines(ex) -> list:
-    """The chain rule, output to inputs: ∂f/∂n4 = ∂f/∂n5 · ∂n5/∂n4 = 1 · 4 = 4."""
+def reverse_lines(ex, of: str | None = None) -> list:
+    """The chain rule, output to inputs: ∂f/∂n4 = ∂f/∂n5 · ∂n5/∂n4 = 1 · 4 = 4. `of` names the
+    function swept (derivative --explain: f' for the sweep that gives f'')."""
     g = ex.graph
-    f = "f" if ex.reduced is None else ("sum(f)" if ex.reduced == "sum" else "vᵀf")
+    f = of or ("f" if ex.reduced is None else ("sum(f)" if ex.reduced == "sum" else "vᵀf"))
     lines = []
     steps, left_out = _cap(ex.steps)
     for step in steps:
