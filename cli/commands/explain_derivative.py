@@ -5,26 +5,23 @@ Engine, rich and renderer imports sit inside the functions: start-up stays cheap
 """
 from __future__ import annotations
 
-from ..exitcodes import Exit
-from .common import load_point, wrt_names
-from .explain_higher import refuse_other_views
+from .common import wrt_names
+from .explain_higher import show_explanation
 
 
 def explain_derivative(target, at, fn, of, dtype, as_json, order, wrt, method, options, result_json) -> int:
     """Compute the derivatives and show how: a reverse sweep per order (nested tapes), or the
     dual-number pass of order 1 (--mode forward). `result_json`: the `derivative --json` fields
     of a DerivativeResult, which the explanation's document starts with."""
-    refuse_other_views(options, "derivative")
     from ...engine.views.derivative_steps import explain_derivatives
-    lim, tgt, values = load_point(target, fn, of, at, options)
-    ex = explain_derivatives(tgt, values, order, wrt_names(wrt), method, dtype, lim)
-    if as_json:
-        from ..output import emit_json
-        emit_json(derivative_explanation_json(ex, result_json))
-    else:
-        from ..render.derivative_explain import derivative_explanation
+
+    def render(tgt, ex):
+        from ..render.derivative_explain import derivative_explanation     # rich: not for --json
         derivative_explanation(tgt, ex)
-    return Exit.OK
+    return show_explanation("derivative", options, target, fn, of, at, as_json,
+                            lambda tgt, values, lim: explain_derivatives(tgt, values, order, wrt_names(wrt), method,
+                                                                         dtype, lim),
+                            lambda ex: derivative_explanation_json(ex, result_json), render)
 
 
 def derivative_explanation_json(ex, result_json) -> dict:

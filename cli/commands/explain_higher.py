@@ -26,21 +26,32 @@ def refuse_other_views(options: dict, what: str) -> None:
                           "use one at a time")
 
 
+def show_explanation(what: str, options: dict, target, fn, of, at, as_json, explain, to_json, render) -> int:
+    """What every --explain of jacobian, hessian and derivative does: refuse the check settings,
+    load the point, `explain(target, values, limits)`, print `to_json(ex)` or `render(target, ex)`."""
+    refuse_other_views(options, what)
+    lim, tgt, values = load_point(target, fn, of, at, options)
+    ex = explain(tgt, values, lim)
+    if as_json:
+        from ..output import emit_json
+        emit_json(to_json(ex))
+    else:
+        render(tgt, ex)
+    return Exit.OK
+
+
 def explain_hessian(target, at, fn, of, dtype, as_json, wrt, method, options, result_json) -> int:
     """Compute the Hessian and show how: stage 1 (the reverse sweep of the gradient), stage 2
     (one row of the Hessian per input direction). `result_json`: the `hessian --json` fields of a
     HessianResult, which the explanation's document starts with."""
-    refuse_other_views(options, "Hessian")
     from ...engine.views.hessian_steps import explain_hessian as explain
-    lim, tgt, values = load_point(target, fn, of, at, options)
-    ex = explain(tgt, values, wrt_names(wrt), method, dtype, lim)
-    if as_json:
-        from ..output import emit_json
-        emit_json(hessian_explanation_json(ex, result_json))
-    else:
-        from ..render.higher_explain import hessian_explanation
+
+    def render(tgt, ex):
+        from ..render.higher_explain import hessian_explanation       # rich: not for --json
         hessian_explanation(tgt, ex)
-    return Exit.OK
+    return show_explanation("Hessian", options, target, fn, of, at, as_json,
+                            lambda tgt, values, lim: explain(tgt, values, wrt_names(wrt), method, dtype, lim),
+                            lambda ex: hessian_explanation_json(ex, result_json), render)
 
 
 def hessian_explanation_json(ex, result_json) -> dict:
@@ -59,17 +70,14 @@ def hessian_explanation_json(ex, result_json) -> dict:
 def explain_jacobian(target, at, fn, of, dtype, as_json, wrt, mode, options, result_json) -> int:
     """Compute the Jacobian and show how: a reverse sweep per output entry (its rows), or a
     forward pass of dual numbers per input (its columns)."""
-    refuse_other_views(options, "Jacobian")
     from ...engine.views.jacobian_steps import explain_jacobian as explain
-    lim, tgt, values = load_point(target, fn, of, at, options)
-    ex = explain(tgt, values, wrt_names(wrt), mode, dtype, lim)
-    if as_json:
-        from ..output import emit_json
-        emit_json(jacobian_explanation_json(ex, result_json))
-    else:
-        from ..render.higher_explain import jacobian_explanation
+
+    def render(tgt, ex):
+        from ..render.higher_explain import jacobian_explanation       # rich: not for --json
         jacobian_explanation(tgt, ex)
-    return Exit.OK
+    return show_explanation("Jacobian", options, target, fn, of, at, as_json,
+                            lambda tgt, values, lim: explain(tgt, values, wrt_names(wrt), mode, dtype, lim),
+                            lambda ex: jacobian_explanation_json(ex, result_json), render)
 
 
 def jacobian_explanation_json(ex, result_json) -> dict:
