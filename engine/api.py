@@ -27,7 +27,7 @@ from .lang.target import (Runner, Target, bind_inputs, check_output, constant, l
 _LAZY = {
     "jvp": ("diff.forward", "jvp"), "jacobian": ("matrices", "jacobian"),
     "JacobianResult": ("diff.forward", "JacobianResult"), "choose_mode": ("diff.forward", "choose_mode"),
-    "hessian": ("matrices", "hessian"), "derivatives": ("diff.higher", "derivatives"),
+    "hessian": ("matrices", "hessian"), "derivatives": ("matrices", "derivatives"),
     "HessianResult": ("diff.higher", "HessianResult"), "DerivativeResult": ("diff.higher", "DerivativeResult"),
     "check_gradient": ("checks.gradient", "check_gradient"), "CheckReport": ("checks.report", "CheckReport"),
     "check_jacobian": ("checks.higher", "check_jacobian"), "check_hessian": ("checks.higher", "check_hessian"),

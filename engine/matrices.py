@@ -1,13 +1,16 @@
-"""The facade's Jacobian and Hessian (engine/api.py loads them on first use): diff/ computes them,
-views/ fills in NaN provenance when a number is not finite (`result.nonfinite`, as grad's).
+"""The facade's Jacobian, Hessian and n-th derivatives (engine/api.py loads them on first use):
+diff/ computes them, views/ fills in NaN provenance when a number is not finite
+(`result.nonfinite`, as grad's).
 Returns results; never prints."""
 from __future__ import annotations
 
 from .diff.forward import JacobianResult
 from .diff.forward import jacobian as compute_jacobian
-from .diff.higher import HessianResult
+from .diff.higher import DerivativeResult, HessianResult
+from .diff.higher import derivatives as compute_derivatives
 from .diff.higher import hessian as compute_hessian
 from .lang.target import load
+from .views.provenance_derivatives import diagnose_derivatives
 from .views.provenance_matrices import diagnose_hessian, diagnose_jacobian
 
 
@@ -28,4 +31,15 @@ def hessian(source=None, at=None, wrt=None, method="forward-over-reverse", fn=No
     target = target or load(source, fn, of)
     result = compute_hessian(None, at, wrt, method, dtype_name=dtype_name, limits=limits, target=target)
     diagnose_hessian(result, target, dtype_name, limits)
+    return result
+
+
+def derivatives(source=None, at=None, order=1, method="reverse", fn=None, of=None, dtype_name="float64",
+                limits=None, target=None, wrt=None) -> DerivativeResult:
+    """f', ..., f^(order) of a scalar function of one scalar input (`method` "reverse": nested
+    tapes, "forward": nested duals); with `wrt`, partial derivatives in that input, the others held."""
+    target = target or load(source, fn, of)
+    result = compute_derivatives(None, at, order, method, dtype_name=dtype_name, limits=limits, target=target,
+                                 wrt=wrt)
+    diagnose_derivatives(result, target, dtype_name, limits)
     return result

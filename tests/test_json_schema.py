@@ -71,6 +71,8 @@ RUNS = [
     ("hessian", ["hessian", "x**2*y", "--at", "x=3,y=4", "--check"]),
     ("hessian", ["hessian", "x**1.5 + y*y", "--at", "x=0,y=1"]),
     ("derivative", ["derivative", "exp(x**2)", "--at", "x=0.7", "--order", "3"]),
+    ("derivative", ["derivative", "sqrt(x)", "--at", "x=0", "--order", "2"]),
+    ("derivative", ["derivative", "sqrt(x)", "--at", "x=0", "--order", "2", "--mode", "forward"]),
     ("graph", ["graph", "x*2 + sin(x)", "--at", "x=1"]),
     ("graph", ["graph", "x*y", "--at", "x=1,y=2", "--format", "json"]),
     ("plot", ["plot", "sin(x)", "--range", "x=0:1"]),
@@ -173,7 +175,7 @@ def test_one_key_for_one_idea(capsys, command, args):
         assert doc["wrt"] == list(doc[command if command in ("jacobian", "hessian") else "gradient"])
     if command in ("derivative", "derivative_explain", "plot"):
         assert doc["wrt"] == ["x"]
-    if command in ("run", "grad", "jacobian", "hessian"):
+    if command in ("run", "grad", "jacobian", "hessian", "derivative", "derivative_explain"):
         assert isinstance(doc["nonfinite"], list) and isinstance(doc["kinks"], list)
 
 

@@ -194,4 +194,4 @@ def _derivative_json(result) -> dict:
             "wrt": [result.name], "order": result.order, "mode": result.method,
             "cost": {"tape_entries": result.tape_entries, "seconds": result.seconds,
                      "explanation": cost_summary(result)},
-            **point_json(result)}
+            "nonfinite": result.nonfinite, **point_json(result)}

@@ -170,9 +170,10 @@ def derivative_result(target, result) -> None:
         table.add_row(*row)
     screen.print(table)
     notes = [cost_summary(result)]
-    if any(non_finite(d) for d in result.derivatives):
-        notes.append("some derivatives are not finite (nan or inf): check the point against the "
-                     "functions' domains")
+    first = next((k for k, d in enumerate(result.derivatives, 1) if non_finite(d)), None)
+    if first is not None:          # the order named even where provenance found no node
+        notes.append(f"some derivatives are not finite (nan or inf), the first at order {first}: check the "
+                     "point against the functions' domains")
     print_notes(notes + notes_for(result))
 
 

@@ -158,6 +158,7 @@ class DerivativeResult:
     kinks: list = field(default_factory=list)
     steps: int = 0
     detached: list = field(default_factory=list)   # spans where stop_gradient cut a traced value
+    nonfinite: list = field(default_factory=list)  # where a nan/inf first appeared (views/provenance_derivatives.py)
 
 
 def derivatives(source=None, at=None, order=1, method="reverse", fn=None, of=None, dtype_name="float64",
@@ -317,18 +318,20 @@ def _nested_duals(target, name, x, order, limits, held=None):
         v = Dual(v, as_input(1.0), level)
     out, interp = run(target, {**(held or {}), name: v}, limits)
     _scalar_output(out, target, "derivative")
-    ders = []
-    for k in range(1, order + 1):
-        z = out
-        for i, level in enumerate(reversed(levels)):      # outermost level first
-            take_tangent = i < k
-            if z.__class__ is Dual and z.level == level:
-                z = z.tangent if take_tangent else z.primal
-            elif take_tangent:
-                z = None                                    # no dependence along this ε: zero
-                break
-        ders.append(finish(host(z, ())))
+    ders = [finish(host(dual_coefficient(out, levels, k), ())) for k in range(1, order + 1)]
     return strip(out), ders, interp
+
+
+def dual_coefficient(z, levels, k):
+    """The coefficient of ε1···εk in z, a value computed from x + ε1 + ... + εN (`levels`: ε1's
+    first): f^(k) for f's output (k=0: the value); None where z does not depend on one of them."""
+    for i, level in enumerate(reversed(levels)):          # outermost level first
+        take_tangent = i < k
+        if z.__class__ is Dual and z.level == level:
+            z = z.tangent if take_tangent else z.primal
+        elif take_tangent:
+            return None                                     # no dependence along this ε: zero
+    return z
 
 
 __all__ = ["hessian", "HessianResult", "derivatives", "DerivativeResult", "METHODS"]

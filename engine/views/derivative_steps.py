@@ -17,18 +17,15 @@ from dataclasses import dataclass, field
 
 from ...parser.errors import SourceError, option
 from ..core.notes import NOTES
-from ..core.tape import Entry, Tape, Var, strip
-from ..diff.common import finish, host, prepare, run, sweep
+from ..core.tape import Var, strip
+from ..diff.common import finish, host, prepare
 from ..diff.higher import derivatives
 from ..lang.values import as_input
 from .explain import ReverseExplanation, forward, reverse
+from .nested_tapes import CopiedTape, derivative_name, record_nested
+from .provenance_derivatives import diagnose_derivatives
 
 MAX_LISTED_ENTRIES = 20_000     # a stage whose tape is longer is summed up, not listed node by node
-
-
-def derivative_name(order: int) -> str:
-    """f, f', f'', f''', f^(4), ...: the function a stage differentiates, or its result."""
-    return "f" + "'" * order if order <= 3 else f"f^({order})"
 
 
 @dataclass
@@ -71,15 +68,6 @@ class _SweptTape:
     reduced: str | None = None
 
 
-class _CopiedTape:
-    """A tape's entries with every value unboxed: re-running the rules on them records nothing."""
-
-    def __init__(self, tape):
-        self.entries = [None if e is None else
-                        Entry(e.prim, e.parents, tuple(strip(a) for a in e.args), strip(e.ans), e.params, e.span,
-                              strip(e.value)) for e in tape.entries]
-
-
 def explain_derivatives(target, inputs: dict, order: int = 1, wrt=None, mode="reverse", dtype_name="float64",
                         limits=None) -> DerivativeExplanation:
     """The derivatives of the target at `inputs` (as `derivatives` computes them), with the
@@ -89,6 +77,7 @@ def explain_derivatives(target, inputs: dict, order: int = 1, wrt=None, mode="re
                           f"order {order} nests {order} levels, which a node-by-node view cannot show", None,
                           f"use {option('mode')} reverse (the nested tapes, one sweep per order)")
     result = derivatives(None, inputs, order, mode, dtype_name=dtype_name, limits=limits, target=target, wrt=wrt)
+    diagnose_derivatives(result, target, dtype_name, limits)      # NaN provenance, as `derivative` has it
     _, values = prepare(None, inputs, None, None, dtype_name, target)
     saved = (list(NOTES.kinks), list(NOTES.detached))       # the notes are the result's, from its own run
     try:
@@ -117,26 +106,13 @@ def listed_orders(tape_entries) -> int:
 def _stages(target, values, name, order, limits) -> list:
     """Nested persistent tapes, swept as `derivatives` sweeps them (the innermost first); then
     each stage's sweep explained on a copy of its tape."""
-    tapes = [Tape(persistent=True, keep_values=True) for _ in range(order)]
-    boxes, v = [], values[name]
-    for tape in tapes:
-        v = tape.watch(v)
-        boxes.append(v)
-    held = {k: x for k, x in values.items() if k != name}
-    out, _ = run(target, {**held, name: v}, limits)
-    marks = [[len(tape)] for tape in tapes]      # each tape's length after f, then after each sweep
-    outputs, g = [], out
-    for k in range(order):
-        tape, box = tapes[order - 1 - k], boxes[order - 1 - k]
-        outputs.append(g)
-        g = sweep(tape, g, as_input(1.0), target)[box.index] if g is not None else None
-        for tape_marks, t in zip(marks, tapes):
-            tape_marks.append(len(t))
+    nested = record_nested(target, values, name, order, limits)
+    tapes, outputs, marks = nested.tapes, nested.outputs, nested.marks
     stages = []
     for k in range(1, order + 1):
         tape, output = tapes[order - k], outputs[k - 1]
         index = output.index if output.__class__ is Var and output.tape is tape else None
-        swept = _SweptTape(tape=_CopiedTape(tape), output_index=index, seed=as_input(1.0),
+        swept = _SweptTape(tape=CopiedTape(tape), output_index=index, seed=as_input(1.0),
                            gradient={name: None}, value=strip(output))
         explanation = reverse(swept, target.source)
         adjoint = next(nd.adjoint for nd in explanation.graph.nodes if nd.kind == "input")

@@ -35,16 +35,16 @@ def _element_label(name, shape, k) -> str:
     return f"{name}[{','.join(str(i) for i in np().unravel_index(k, shape))}]"
 
 
-def _keeping_notes(diagnose):
-    """Run a diagnosis without disturbing the kinks already noted, and never fail: a diagnosis
-    must not turn a result into an error."""
-    kinks = list(NOTES.kinks)
+def keeping_notes(diagnose):
+    """Run a diagnosis without disturbing the kinks and detached places already noted, and never
+    fail: a diagnosis must not turn a result into an error."""
+    saved = (list(NOTES.kinks), list(NOTES.detached))
     try:
         return diagnose()
     except Exception:
         return []
     finally:
-        NOTES.kinks[:] = kinks
+        NOTES.kinks[:], NOTES.detached[:] = saved
 
 
 def _reverse_findings(target, inputs, wrt, seed, dtype_name, limits, output) -> list:
@@ -68,7 +68,7 @@ def diagnose_jacobian(result, target, dtype_name, limits) -> None:
         seed = np().zeros(out_shape)
         seed.reshape(-1)[bad_row] = 1.0
     label = _element_label("f", out_shape, bad_row)
-    result.nonfinite = _keeping_notes(
+    result.nonfinite = keeping_notes(
         lambda: _reverse_findings(target, result.inputs, wrt, seed, dtype_name, limits, label))
 
 
@@ -76,14 +76,14 @@ def diagnose_hessian(result, target, dtype_name, limits) -> None:
     """Fill `result.nonfinite` when the value, the gradient or the Hessian is not finite."""
     wrt = list(result.hessian)
     if not_finite(result.value) or any(not_finite(g) for g in result.gradient.values()):
-        result.nonfinite = _keeping_notes(
+        result.nonfinite = keeping_notes(
             lambda: _reverse_findings(target, result.inputs, wrt, None, dtype_name, limits, "f"))
         return
     for a in wrt:
         rows = max(1, int(np().prod(shape_of(result.inputs[a]))))
         bad_row = first_bad_row([result.hessian[a][b] for b in wrt], rows)
         if bad_row is not None:
-            result.nonfinite = _keeping_notes(
+            result.nonfinite = keeping_notes(
                 lambda: _gradient_row_findings(target, result.inputs, wrt, a, bad_row, dtype_name, limits))
             return
 
