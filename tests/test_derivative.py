@@ -174,3 +174,24 @@ def test_the_order_limit_is_found_before_the_sweep_that_cannot_fit(monkeypatch):
         derivatives("tanh(x)", at={"x": 0.5}, order=30)
     # order 30 keeps 29 tapes: the first run stops long before its tapes reach the limit
     assert max(swept) < 30_000
+
+
+def test_an_order_is_the_same_whatever_order_is_asked():
+    # x**3*sqrt(x) at 0: f' is 0 by the zero-adjoint convention (as grad gives it); a nested run's
+    # inner sweep cannot apply it (its adjoints are boxed), so order 1 is recomputed alone there
+    from autodiff.engine import api
+    first = [api.derivatives("x**3*sqrt(x)", {"x": 0.0}, order=n).derivatives for n in (1, 2, 3, 4)]
+    assert first[0] == [0.0] and api.grad("x**3*sqrt(x)", {"x": 0.0}).gradient["x"] == 0.0
+    for n, ders in enumerate(first, 1):
+        assert ders[0] == 0.0 and len(ders) == n
+        for k in range(2, n):
+            assert str(ders[k - 1]) == str(first[k - 1][k - 1])          # nan where -n k gives nan
+
+
+def test_finite_nested_runs_are_not_rerun(monkeypatch):
+    from autodiff.engine.diff import higher
+    calls = []
+    real = higher._nested_tapes
+    monkeypatch.setattr(higher, "_nested_tapes", lambda *a, **k: calls.append(a[3]) or real(*a, **k))
+    assert higher.derivatives("sin(x)*exp(x)", {"x": 0.5}, order=4).derivatives[3] != 0
+    assert calls == [4]
