@@ -180,11 +180,11 @@ def test_an_order_is_the_same_whatever_order_is_asked():
     # x**3*sqrt(x) at 0: f' is 0 by the zero-adjoint convention (as grad gives it); a nested run's
     # inner sweep cannot apply it (its adjoints are boxed), so order 1 is recomputed alone there
     from autodiff.engine import api
-    first = [api.derivatives("x**3*sqrt(x)", {"x": 0.0}, order=n).derivatives for n in (1, 2, 3, 4)]
+    first = [api.derivatives("x**3*sqrt(x)", {"x": 0.0}, order=n).derivatives for n in (1, 2, 3, 4, 5)]
     assert first[0] == [0.0] and api.grad("x**3*sqrt(x)", {"x": 0.0}).gradient["x"] == 0.0
     for n, ders in enumerate(first, 1):
-        assert ders[0] == 0.0 and len(ders) == n
-        for k in range(2, n):
+        assert ders[:2] == [0.0, 0.0][:n] and len(ders) == n
+        for k in range(3, n):
             assert str(ders[k - 1]) == str(first[k - 1][k - 1])          # nan where -n k gives nan
 
 
@@ -195,3 +195,11 @@ def test_finite_nested_runs_are_not_rerun(monkeypatch):
     monkeypatch.setattr(higher, "_nested_tapes", lambda *a, **k: calls.append(a[3]) or real(*a, **k))
     assert higher.derivatives("sin(x)*exp(x)", {"x": 0.5}, order=4).derivatives[3] != 0
     assert calls == [4]
+
+
+def test_forward_mode_reaches_the_true_orders_at_a_zero_factor():
+    # x**3.5 at 0: the first three derivatives are 0, the fourth +inf, the fifth -inf; nested duals
+    # keep exact zeros (the strong zero: a zero primal factor times an inf tangent is 0)
+    from autodiff.engine import api
+    ders = api.derivatives("x**3*sqrt(x)", {"x": 0.0}, order=5, method="forward").derivatives
+    assert ders == [0.0, 0.0, 0.0, math.inf, -math.inf]

@@ -205,3 +205,24 @@ def test_forward_and_reverse_agree_where_an_untaken_branch_is_not_finite(rule):
 def test_grad_of_x_log_x_guarded_at_zero_is_zero_there():
     g = api.grad("sum(where(x > 0, x*log(x), 0))", at={"x": [0.0, 1.0]}).gradient["x"]
     assert g.tolist() == [0.0, 1.0]
+
+
+# An exact zero factor times an inf or nan derivative is 0 in both modes (the strong zero of
+# rules/comparisons.tangent_times): reverse mode's adjoint g * a is 0 where a primal factor a is 0,
+# and forward mode's term a * t must be too; before, these gave 0 one way and nan the other.
+STRONG_ZERO = [("x**3*sqrt(x)", {"x": 0.0}, {"x": 0.0}),
+               ("sqrt(0*x)", {"x": 2.0}, {"x": 0.0}),
+               ("0*log(x)", {"x": 0.0}, {"x": 0.0}),
+               ("maximum(x, 0)*sqrt(x)", {"x": 0.0}, {"x": 0.0}),
+               ("sum(x*sqrt(y))", {"x": np.array([0.0, 1.0]), "y": np.array([-1.0, 4.0])},
+                {"x": [math.nan, 2.0], "y": [0.0, 0.25]}),
+               ("sum(sqrt(x*y))", {"x": np.array([0.0, 1.0]), "y": np.array([1.0, 4.0])},
+                {"x": [math.inf, 1.0], "y": [0.0, 0.25]})]
+
+
+@pytest.mark.parametrize("source,at,expected", STRONG_ZERO, ids=[s for s, _, _ in STRONG_ZERO])
+def test_a_zero_factor_times_an_infinite_derivative_is_zero_in_both_modes(source, at, expected):
+    for mode in ("reverse", "forward"):
+        gradient = api.grad(source, at, mode=mode).gradient
+        got = {k: np.asarray(v, dtype=float).tolist() for k, v in gradient.items()}
+        assert str(got) == str(expected), (mode, got)

@@ -6,7 +6,7 @@ import operator
 
 from ..backend import np
 from ..primitives import defprim, float_fallback, ndim, plain_scalar, shape
-from .comparisons import tangent_times, zero_where_zero
+from .comparisons import float_product, tangent_times, zero_where_zero
 from .joins import permute_dims
 from .shapes import bcast, expand_dims, reshape, transpose, unbroadcast
 
@@ -25,13 +25,13 @@ def _matmul(x, y):
     return plain_scalar(x @ y)
 
 
-def _masked_product(g, r):
-    """mul's adjoint g * y, 0 where g is 0 (zero_where_zero). Traced into a fused kernel (g is a
-    core/fused.py Symbol, marked `traced`) it refuses: a product and its mask are no kernel worth
-    making, numpy's product and one reduction are as quick."""
+def _masked_product(g, r, factor):
+    """mul's adjoint g * factor, 0 where g or the factor is 0 (zero_where_zero). Traced into a fused
+    kernel (g is a core/fused.py Symbol, marked `traced`) it refuses: a product and its mask are
+    no kernel worth making, numpy's product and one reduction are as quick."""
     if getattr(g, "traced", False):
         raise TypeError("mul's adjoint: one product, no kernel")
-    return zero_where_zero(g, r)
+    return zero_where_zero(g, r, factor)
 
 
 # Python's own operators for floats, where they agree exactly with the forward rule (the fast
@@ -47,17 +47,18 @@ sub = defprim("sub", lambda x, y: x - y, elementwise=True, needs_args=False, flo
               jvp=(lambda t, ans, x, y: bcast(t, ans),
                    lambda t, ans, x, y: bcast(-t, ans)))
 mul = defprim("mul", lambda x, y: x * y, elementwise=True, float_impl=operator.mul, reads=("y", "x"),
-              vjp=(lambda g, ans, x, y: (g * y if g != 0.0 else 0.0) if g.__class__ is float
-                                        else unbroadcast(_masked_product(g, g * y), x),
-                   lambda g, ans, x, y: (x * g if g != 0.0 else 0.0) if g.__class__ is float
-                                        else unbroadcast(_masked_product(g, x * g), y)),
+              vjp=(lambda g, ans, x, y: (float_product(g, y) if g != 0.0 else 0.0) if g.__class__ is float
+                                        else unbroadcast(_masked_product(g, g * y, y), x),
+                   lambda g, ans, x, y: (float_product(g, x) if g != 0.0 else 0.0) if g.__class__ is float
+                                        else unbroadcast(_masked_product(g, x * g, x), y)),
               jvp=(lambda t, ans, x, y: bcast(tangent_times(t, y), ans),
                    lambda t, ans, x, y: bcast(tangent_times(t, x), ans)))
 div = defprim("div", _div, elementwise=True, reads=("y", "x y"),
               vjp=(lambda g, ans, x, y: (div(g, y) if g != 0.0 else 0.0) if g.__class__ is float
                                         else unbroadcast(zero_where_zero(g, div(g, y)), x),
-                   lambda g, ans, x, y: (div(-g * x, y * y) if g != 0.0 else 0.0) if g.__class__ is float
-                                        else unbroadcast(zero_where_zero(g, div(-g * x, y * y)), y)),
+                   lambda g, ans, x, y: (zero_where_zero(g, div(-g * x, y * y), x) if g != 0.0 else 0.0)
+                                        if g.__class__ is float
+                                        else unbroadcast(zero_where_zero(g, div(-g * x, y * y), x), y)),
               jvp=(lambda t, ans, x, y: bcast(tangent_times(t, div(1.0, y)), ans),
                    lambda t, ans, x, y: bcast(tangent_times(-t, div(x, y * y)), ans)))
 neg = defprim("neg", lambda x: -x, elementwise=True, needs_args=False, float_impl=operator.neg,

@@ -90,29 +90,61 @@ where = defprim("where", _where, elementwise=True, kink="the branch not taken ge
 
 
 def tangent_times(t, d):
-    """A tangent times a local derivative, zero wherever the tangent is exactly zero, even where
-    the derivative is nan or inf: forward mode moves one input entry at a time, so the other
-    entries' nan derivatives must not leak into its column (reverse mode keeps them apart too)."""
+    """A tangent (or adjoint) times a local derivative, 0 wherever either is exactly 0, even where
+    the other is nan or inf (a strong zero). Both modes multiply along the same paths from
+    opposite ends: reverse mode's adjoint g * a is 0 where a primal factor a is 0, forward mode's
+    term is a * t; masking only the running tangent or adjoint would let the modes disagree
+    (`x**3*sqrt(x)` at 0: 0 backwards, nan forwards). Boxed values are never masked: a boxed
+    zero may still carry higher orders."""
     c = t.__class__
     if c is float:
-        return 0.0 if t == 0.0 else t * d
+        if t == 0.0:
+            return 0.0
+        if d.__class__ is float:
+            r = t * d
+            return 0.0 if d == 0.0 and r != r else r
+        return zero_where_zero(d, t * d)
     if c is Var or c is Dual:        # a boxed tangent that is 0 may still carry higher orders
         return t * d
-    return zero_where_zero(t, t * d)
+    return zero_where_zero(t, t * d, d)
 
 
-def zero_where_zero(t, r):
-    """`r`, made from the tangent or adjoint `t` (t * d, g / y, ...), with 0 wherever t is exactly
-    0: the convention of tangent_times, for the rules that cannot write r as t * d (a division
-    keeps its rounding). Reverse mode's mul, div and pow use it, so an adjoint of 0 (a where()
-    branch not taken) times an inf or nan factor stays 0, as in forward mode and JAX."""
+def float_product(g, factor):
+    """The scalar sweep's g * factor for a nonzero float g: 0 where the factor is 0 and g is not
+    finite (the strong zero of tangent_times), with no call added when the product is a number."""
+    r = g * factor
+    if r.__class__ is float and r != r and factor == 0.0:
+        return 0.0
+    return r
+
+
+def share_product(g, share):
+    """maximum's and minimum's adjoint or tangent times a tie share, with the strong zero."""
+    if g.__class__ is float:
+        return float_product(g, share) if g != 0.0 else 0.0
+    return zero_where_zero(g, g * share, share)
+
+
+def zero_where_zero(t, r, factor=None):
+    """`r`, made from the tangent or adjoint `t` (t * d, g / y, ...), with 0 wherever t (or
+    `factor`, the other side of the product, when given) is exactly 0: the convention of
+    tangent_times, for the rules that cannot write r as t * d (a division keeps its rounding).
+    Reverse mode's mul, div, pow, maximum and minimum use it, so an adjoint of 0 (a where()
+    branch not taken) times an inf or nan factor stays 0, as in forward mode."""
     c = t.__class__
     if c is float:
-        return 0.0 if t == 0.0 else r
+        if t == 0.0:
+            return 0.0
+        if factor is None:
+            return r
+        return zero_where_zero(factor, r)           # t is a nonzero number: only the factor can be 0
     if c is Var or c is Dual:
         return r
     if r.__class__ is np().ndarray:  # on the CPU, mask only when a non-finite entry is there:
         total = r.sum()              # one reduction, where the mask costs two more array passes
         if total - total == 0.0:     # finite (a nan or inf anywhere makes the sum non-finite)
             return r
-    return where(t == 0.0, 0.0, r)
+    r = where(t == 0.0, 0.0, r)
+    if factor is None or factor.__class__ is Var or factor.__class__ is Dual:
+        return r
+    return where(factor == 0.0, 0.0, r)

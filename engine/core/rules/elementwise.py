@@ -9,7 +9,7 @@ from ..backend import np, xp
 from ..notes import NOTES
 from ..primitives import defprim, float_fallback, plain_scalar, unary, zeros_like
 from .arithmetic import div
-from .comparisons import eq, share, sign, step, tangent_times, where, zero_where_zero
+from .comparisons import eq, float_product, share, share_product, sign, step, tangent_times, where, zero_where_zero
 from .shapes import bcast, unbroadcast
 
 
@@ -38,8 +38,9 @@ def _pow_dx(ans, x, y):
 
 
 pow = defprim("pow", _pow, elementwise=True, needs_ans=True, reads=("x y", "ans x"),
-              vjp=(lambda g, ans, x, y: (g * _pow_dx(ans, x, y) if g != 0.0 else 0.0) if g.__class__ is float
-                                        else unbroadcast(zero_where_zero(g, g * _pow_dx(ans, x, y)), x),
+              vjp=(lambda g, ans, x, y: (float_product(g, _pow_dx(ans, x, y)) if g != 0.0 else 0.0)
+                                        if g.__class__ is float
+                                        else unbroadcast(tangent_times(g, _pow_dx(ans, x, y)), x),
                    lambda g, ans, x, y: (_pow_dy(g, ans, x, y) if g != 0.0 else 0.0) if g.__class__ is float
                                         else unbroadcast(zero_where_zero(g, _pow_dy(g, ans, x, y)), y)),
               jvp=(lambda t, ans, x, y: bcast(tangent_times(t, _pow_dx(ans, x, y)), ans),
@@ -54,8 +55,8 @@ def _elementwise(name, mathfn, deriv, needs_ans=False, **kw):
     and VJP and JVP are both g * f'(x). A derivative written in `ans` alone (exp, tanh) keeps
     no argument on the tape: needs_ans implies the argument is not read."""
     def vjp(g, ans, x):
-        if g.__class__ is float and g != 0.0:    # the scalar sweep: no call added
-            return g * deriv(ans, x)
+        if g.__class__ is float and g != 0.0:    # the scalar sweep: one call, no mask unless nan
+            return float_product(g, deriv(ans, x))
         return tangent_times(g, deriv(ans, x))   # a zero adjoint (a branch not taken) stays zero
 
     return defprim(name, unary(mathfn, name), needs_ans=needs_ans, needs_args=not needs_ans, builtin=name,
@@ -181,24 +182,19 @@ def _minimum(x, y):
     return plain_scalar(xp().minimum(x, y))
 
 
-# the VJPs of maximum, minimum (and mul, div, pow): an adjoint of 0 stays 0 whatever the factor
-# (a tie share or a power of nan, at an entry a where() did not take), as forward mode's
-# tangent_times; a float adjoint (the scalar sweep) needs no unbroadcast and no call is added
+# maximum and minimum (as mul, div, pow): an adjoint or tangent of 0 stays 0 whatever the tie
+# share, and a share of 0 keeps an inf or nan adjoint out (the strong zero of tangent_times)
 maximum = defprim("maximum", _maximum, elementwise=True, builtin="maximum",
                   kink="ties split the gradient evenly",
                   side="difference",
-                  vjp=(lambda g, ans, x, y: (g * share(x, y) if g != 0.0 else 0.0) if g.__class__ is float
-                                            else unbroadcast(zero_where_zero(g, g * share(x, y)), x),
-                       lambda g, ans, x, y: (g * share(y, x) if g != 0.0 else 0.0) if g.__class__ is float
-                                            else unbroadcast(zero_where_zero(g, g * share(y, x)), y)),
-                  jvp=(lambda t, ans, x, y: bcast(t * share(x, y), ans),
-                       lambda t, ans, x, y: bcast(t * share(y, x), ans)))
+                  vjp=(lambda g, ans, x, y: unbroadcast(share_product(g, share(x, y)), x),
+                       lambda g, ans, x, y: unbroadcast(share_product(g, share(y, x)), y)),
+                  jvp=(lambda t, ans, x, y: bcast(share_product(t, share(x, y)), ans),
+                       lambda t, ans, x, y: bcast(share_product(t, share(y, x)), ans)))
 minimum = defprim("minimum", _minimum, elementwise=True, builtin="minimum",
                   kink="ties split the gradient evenly",
                   side="difference",
-                  vjp=(lambda g, ans, x, y: (g * share(y, x) if g != 0.0 else 0.0) if g.__class__ is float
-                                            else unbroadcast(zero_where_zero(g, g * share(y, x)), x),
-                       lambda g, ans, x, y: (g * share(x, y) if g != 0.0 else 0.0) if g.__class__ is float
-                                            else unbroadcast(zero_where_zero(g, g * share(x, y)), y)),
-                  jvp=(lambda t, ans, x, y: bcast(t * share(y, x), ans),
-                       lambda t, ans, x, y: bcast(t * share(x, y), ans)))
+                  vjp=(lambda g, ans, x, y: unbroadcast(share_product(g, share(y, x)), x),
+                       lambda g, ans, x, y: unbroadcast(share_product(g, share(x, y)), y)),
+                  jvp=(lambda t, ans, x, y: bcast(share_product(t, share(y, x)), ans),
+                       lambda t, ans, x, y: bcast(share_product(t, share(x, y)), ans)))
