@@ -2,21 +2,9 @@
 value) is not finite is traced to the first node where a nan/inf appeared, as grad's is."""
 import json
 
-from autodiff.cli.main import invoke
-from autodiff.cli.render import common as render
 from autodiff.engine import api
 from autodiff.engine.views import provenance_derivatives
-
-
-def cli(capsys, *args):
-    render._consoles.clear()
-    code = invoke(list(args))
-    out = capsys.readouterr()
-    return code, out.out, out.err
-
-
-def brief(findings):
-    return [(f["sweep"], f["node"], f["op"], f["value"], f["line"], f["column"]) for f in findings]
+from test_nan_provenance import brief, cli          # the same findings, read the same way
 
 
 def test_second_order_of_sqrt_at_zero_names_the_rule_recorded_by_the_first_sweep():
