@@ -6,7 +6,7 @@ import operator
 
 from ..backend import np
 from ..primitives import defprim, float_fallback, ndim, plain_scalar, shape
-from .comparisons import float_product, tangent_times, zero_where_zero
+from .comparisons import tangent_times, zero_where_zero
 from .joins import permute_dims
 from .shapes import bcast, expand_dims, reshape, transpose, unbroadcast
 
@@ -34,6 +34,16 @@ def _masked_product(g, r, factor):
     return zero_where_zero(g, r, factor)
 
 
+def _div_adjoint_y(g, ans, x, y):
+    """div's adjoint of the divisor, -g x / y², 0 where g or x is exactly 0 (the strong zero)."""
+    if g.__class__ is float:
+        if g == 0.0:
+            return 0.0
+        r = div(-g * x, y * y)
+        return r if r.__class__ is not float or r == r or x != 0.0 else 0.0
+    return unbroadcast(zero_where_zero(g, div(-g * x, y * y), x), y)
+
+
 # Python's own operators for floats, where they agree exactly with the forward rule (the fast
 # path of a scalar loop skips one call per op). Division keeps _div: 1.0/0.0 raises in Python.
 add = defprim("add", lambda x, y: x + y, elementwise=True, needs_args=False, float_impl=operator.add,
@@ -47,18 +57,19 @@ sub = defprim("sub", lambda x, y: x - y, elementwise=True, needs_args=False, flo
               jvp=(lambda t, ans, x, y: bcast(t, ans),
                    lambda t, ans, x, y: bcast(-t, ans)))
 mul = defprim("mul", lambda x, y: x * y, elementwise=True, float_impl=operator.mul, reads=("y", "x"),
-              vjp=(lambda g, ans, x, y: (float_product(g, y) if g != 0.0 else 0.0) if g.__class__ is float
+              # the scalar sweep's float g: no call; a nan product of a zero factor is the strong zero
+              vjp=(lambda g, ans, x, y: ((r if (r := g * y).__class__ is not float or r == r or y != 0.0 else 0.0)
+                                         if g != 0.0 else 0.0) if g.__class__ is float
                                         else unbroadcast(_masked_product(g, g * y, y), x),
-                   lambda g, ans, x, y: (float_product(g, x) if g != 0.0 else 0.0) if g.__class__ is float
+                   lambda g, ans, x, y: ((r if (r := x * g).__class__ is not float or r == r or x != 0.0 else 0.0)
+                                         if g != 0.0 else 0.0) if g.__class__ is float
                                         else unbroadcast(_masked_product(g, x * g, x), y)),
               jvp=(lambda t, ans, x, y: bcast(tangent_times(t, y), ans),
                    lambda t, ans, x, y: bcast(tangent_times(t, x), ans)))
 div = defprim("div", _div, elementwise=True, reads=("y", "x y"),
               vjp=(lambda g, ans, x, y: (div(g, y) if g != 0.0 else 0.0) if g.__class__ is float
                                         else unbroadcast(zero_where_zero(g, div(g, y)), x),
-                   lambda g, ans, x, y: (zero_where_zero(g, div(-g * x, y * y), x) if g != 0.0 else 0.0)
-                                        if g.__class__ is float
-                                        else unbroadcast(zero_where_zero(g, div(-g * x, y * y), x), y)),
+                   _div_adjoint_y),
               jvp=(lambda t, ans, x, y: bcast(tangent_times(t, div(1.0, y)), ans),
                    lambda t, ans, x, y: bcast(tangent_times(-t, div(x, y * y)), ans)))
 neg = defprim("neg", lambda x: -x, elementwise=True, needs_args=False, float_impl=operator.neg,

@@ -109,22 +109,6 @@ def tangent_times(t, d):
     return zero_where_zero(t, t * d, d)
 
 
-def float_product(g, factor):
-    """The scalar sweep's g * factor for a nonzero float g: 0 where the factor is 0 and g is not
-    finite (the strong zero of tangent_times), with no call added when the product is a number."""
-    r = g * factor
-    if r.__class__ is float and r != r and factor == 0.0:
-        return 0.0
-    return r
-
-
-def share_product(g, share):
-    """maximum's and minimum's adjoint or tangent times a tie share, with the strong zero."""
-    if g.__class__ is float:
-        return float_product(g, share) if g != 0.0 else 0.0
-    return zero_where_zero(g, g * share, share)
-
-
 def zero_where_zero(t, r, factor=None):
     """`r`, made from the tangent or adjoint `t` (t * d, g / y, ...), with 0 wherever t (or
     `factor`, the other side of the product, when given) is exactly 0: the convention of

@@ -9,7 +9,7 @@ from ..backend import np, xp
 from ..notes import NOTES
 from ..primitives import defprim, float_fallback, plain_scalar, unary, zeros_like
 from .arithmetic import div
-from .comparisons import eq, float_product, share, share_product, sign, step, tangent_times, where, zero_where_zero
+from .comparisons import eq, share, sign, step, tangent_times, where, zero_where_zero
 from .shapes import bcast, unbroadcast
 
 
@@ -38,8 +38,7 @@ def _pow_dx(ans, x, y):
 
 
 pow = defprim("pow", _pow, elementwise=True, needs_ans=True, reads=("x y", "ans x"),
-              vjp=(lambda g, ans, x, y: (float_product(g, _pow_dx(ans, x, y)) if g != 0.0 else 0.0)
-                                        if g.__class__ is float
+              vjp=(lambda g, ans, x, y: tangent_times(g, _pow_dx(ans, x, y)) if g.__class__ is float
                                         else unbroadcast(tangent_times(g, _pow_dx(ans, x, y)), x),
                    lambda g, ans, x, y: (_pow_dy(g, ans, x, y) if g != 0.0 else 0.0) if g.__class__ is float
                                         else unbroadcast(zero_where_zero(g, _pow_dy(g, ans, x, y)), y)),
@@ -55,8 +54,10 @@ def _elementwise(name, mathfn, deriv, needs_ans=False, **kw):
     and VJP and JVP are both g * f'(x). A derivative written in `ans` alone (exp, tanh) keeps
     no argument on the tape: needs_ans implies the argument is not read."""
     def vjp(g, ans, x):
-        if g.__class__ is float and g != 0.0:    # the scalar sweep: one call, no mask unless nan
-            return float_product(g, deriv(ans, x))
+        if g.__class__ is float and g != 0.0:    # the scalar sweep: no call added
+            d = deriv(ans, x)
+            r = g * d
+            return r if r.__class__ is not float or r == r or d != 0.0 else 0.0    # the strong zero
         return tangent_times(g, deriv(ans, x))   # a zero adjoint (a branch not taken) stays zero
 
     return defprim(name, unary(mathfn, name), needs_ans=needs_ans, needs_args=not needs_ans, builtin=name,
@@ -184,17 +185,26 @@ def _minimum(x, y):
 
 # maximum and minimum (as mul, div, pow): an adjoint or tangent of 0 stays 0 whatever the tie
 # share, and a share of 0 keeps an inf or nan adjoint out (the strong zero of tangent_times)
+def _shared(g, s, like):
+    """g times a tie share, summed to the shape of `like` (None: a tangent, broadcast later)."""
+    if g.__class__ is float:                    # the scalar sweep: no further call
+        if g == 0.0:
+            return 0.0
+        r = g * s
+        return r if r.__class__ is not float or r == r or s != 0.0 else 0.0
+    r = zero_where_zero(g, g * s, s)
+    return r if like is None else unbroadcast(r, like)
+
+
 maximum = defprim("maximum", _maximum, elementwise=True, builtin="maximum",
                   kink="ties split the gradient evenly",
                   side="difference",
-                  vjp=(lambda g, ans, x, y: unbroadcast(share_product(g, share(x, y)), x),
-                       lambda g, ans, x, y: unbroadcast(share_product(g, share(y, x)), y)),
-                  jvp=(lambda t, ans, x, y: bcast(share_product(t, share(x, y)), ans),
-                       lambda t, ans, x, y: bcast(share_product(t, share(y, x)), ans)))
+                  vjp=(lambda g, ans, x, y: _shared(g, share(x, y), x), lambda g, ans, x, y: _shared(g, share(y, x), y)),
+                  jvp=(lambda t, ans, x, y: bcast(_shared(t, share(x, y), None), ans),
+                       lambda t, ans, x, y: bcast(_shared(t, share(y, x), None), ans)))
 minimum = defprim("minimum", _minimum, elementwise=True, builtin="minimum",
                   kink="ties split the gradient evenly",
                   side="difference",
-                  vjp=(lambda g, ans, x, y: unbroadcast(share_product(g, share(y, x)), x),
-                       lambda g, ans, x, y: unbroadcast(share_product(g, share(x, y)), y)),
-                  jvp=(lambda t, ans, x, y: bcast(share_product(t, share(y, x)), ans),
-                       lambda t, ans, x, y: bcast(share_product(t, share(x, y)), ans)))
+                  vjp=(lambda g, ans, x, y: _shared(g, share(y, x), x), lambda g, ans, x, y: _shared(g, share(x, y), y)),
+                  jvp=(lambda t, ans, x, y: bcast(_shared(t, share(y, x), None), ans),
+                       lambda t, ans, x, y: bcast(_shared(t, share(x, y), None), ans)))
