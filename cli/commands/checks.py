@@ -174,10 +174,7 @@ def _counts(results) -> dict:
 
 
 def _case_json(r) -> dict:
-    from ...engine.core.backend import np
     from ..output import jsonable
-    if r.inputs:
-        np()        # arrays unpickled from a worker: this process's backend may not have loaded numpy
     return {"file": r.file, "name": r.name, "line": r.line, "status": r.status, "verdict": r.verdict,
             "points": r.points, "worst_abs_err": r.worst_abs, "worst_rel_err": r.worst_rel, "where": r.where,
             "inputs": {k: jsonable(v) for k, v in r.inputs.items()}, "entry": r.entry,

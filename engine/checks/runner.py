@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from ...parser.errors import SourceError, option
 from . import datarefs
-from ..core.backend import GPU_INSTALL_HINT, DeviceUnavailable, on_device, to_host_value
+from ..core.backend import GPU_INSTALL_HINT, DeviceUnavailable, np, on_device, to_host_value
 from ...parser.files import confined_path, read_text
 from .gradient import check_gradient
 from .hand import HandGradient, expression_target
@@ -66,7 +66,6 @@ def hessian_function():
 
 def case_points(case, target) -> list:
     """The case's points as dicts of raw input values (random ones drawn deterministically)."""
-    from ..core.backend import np
     if case.points_file is not None:
         return datarefs.points_of(case.points_file)
     if case.points == [{}] and target.inputs:       # the case names no point: say how, in the file's words
@@ -253,7 +252,7 @@ class _Expected:
             self.runner = ReplayRunner(target, limits)
 
     def at(self, inputs):
-        from ..core.backend import np, to_device, to_host_value
+        from ..core.backend import to_device
         from ..lang.values import as_input
         if self.runner is not None:
             return to_host_value(self.runner({k: to_device(inputs[k]) for k in self.runner.target.inputs}))
@@ -268,7 +267,6 @@ def _finite(x):
 
 
 def _point_text(inputs) -> str:
-    from ..core.backend import np
     from ..lang.values import to_python
     parts = []
     for k, v in inputs.items():
@@ -312,6 +310,7 @@ def run_cases(cases: list, jobs: int = 1, mode=None, seed=None, progress=None, i
     run_one = functools.partial(run_case, mode=mode, seed=seed)
     if jobs <= 1 and (not isolate or uses_gpu(cases)):
         return run_in_process(cases, run_one, progress)
+    np()            # the results hold arrays a worker made: the backend here must know numpy's types
     return run_supervised(cases, jobs, run_one, functools.partial(crashed_result, mode=mode), progress)
 
 
