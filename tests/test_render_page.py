@@ -45,7 +45,9 @@ def test_a_gradient_page_reads_as_rich_wrote_it():
 
 
 @settings(max_examples=150, deadline=None)
-@given(headers=st.lists(CELL_TEXT.filter(lambda t: "\n" not in t), min_size=1, max_size=3),
+# Headers are never empty (every Page table names its columns): rich lays out a column of width 0
+# (all of its cells empty) in a way of its own, which no renderer here needs.
+@given(headers=st.lists(CELL_TEXT.filter(lambda t: "\n" not in t and t.strip()), min_size=1, max_size=3),
        data=st.data(), lines=st.lists(CELL_TEXT, max_size=3))
 def test_plain_text_equals_richs_on_a_pipe(headers, data, lines):
     rows = data.draw(st.lists(st.lists(CELL_TEXT, min_size=len(headers), max_size=len(headers)), max_size=4))
