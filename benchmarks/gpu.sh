@@ -9,7 +9,8 @@
 # 2. runs the GPU-marked tests (tests/test_gpu.py: the seed examples, the rules table, a program with
 #    control flow, a Hessian, a check file, each against the CPU's result);
 # 3. benchmarks the 20-op elementwise chain's gradient at 1e6, 1e7 and 1e8 elements on numpy, cupy and
-#    PyTorch-on-GPU where importable, medians side by side (benchmarks/gpu_chain.py).
+#    PyTorch-on-GPU where importable, medians side by side (benchmarks/gpu_chain.py); on the GPU our sweep
+#    runs the fused path: each elementwise VJP one cupy ElementwiseKernel generated from its rule.
 # --dry-run prints what it would install and run, says whether cupy and a CUDA device are there, and runs
 # the benchmark's own dry run (1e3 elements): the script's logic, checked on any machine.
 set -euo pipefail

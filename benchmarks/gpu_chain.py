@@ -13,6 +13,9 @@ so each figure includes the one device-to-host transfer and the synchronization.
 it finds (a missing one is reported, not an error). With AUTODIFF_BENCH_STANDIN=1 "ours-gpu" runs
 on the tests' strict CPU stand-in for cupy (tests/strict_cupy.py): the GPU path's plumbing,
 checked without a GPU (its timings mean nothing).
+On the GPU our sweep takes the fused path, as numexpr's on the CPU does at these sizes: each
+elementwise VJP of the table over a large array runs as one cupy ElementwiseKernel generated from
+its rule (engine/core/device_kernels.py); the row says how many kernels it compiled.
 """
 from __future__ import annotations
 
@@ -112,7 +115,11 @@ def worker(engine: str, size: int, repeats: int) -> dict:
         call()
         samples.append(time.perf_counter() - start)
     head = [float(v) for v in first[:3]]
-    return {"engine": engine, "size": size, "samples": samples, "median": statistics.median(samples), "head": head}
+    row = {"engine": engine, "size": size, "samples": samples, "median": statistics.median(samples), "head": head}
+    if engine == "ours-gpu":                        # the fused path: VJPs as device kernels
+        from autodiff.engine.core import device_kernels
+        row["fused_kernels"] = sum(1 for kernel in device_kernels.KERNELS.values() if kernel is not None)
+    return row
 
 
 def run_worker(engine: str, size: int, repeats: int, timeout: float) -> dict:
@@ -177,7 +184,9 @@ def main(argv=None) -> int:
     for n in sizes:
         for e in ENGINES:
             rows.append(run_worker(e, n, max(1, repeats if n < 10 ** 8 else min(repeats, 3)), args.timeout))
-            print(f"  {e} at {n:.0e}: " + (f"{rows[-1]['median']:.4f} s" if "median" in rows[-1]
+            fused_note = (f" ({rows[-1]['fused_kernels']} fused VJP kernels)" if "fused_kernels" in rows[-1]
+                          else "")
+            print(f"  {e} at {n:.0e}: " + (f"{rows[-1]['median']:.4f} s{fused_note}" if "median" in rows[-1]
                                            else f"skipped ({rows[-1]['skipped']})"), flush=True)
     print(table(rows, sizes))
     for line in agreement(rows):

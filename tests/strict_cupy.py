@@ -12,10 +12,14 @@ The module's functions are numpy's, wrapped: device arrays in, device arrays out
 """
 from __future__ import annotations
 
+import re
+
 import numpy
 
+import strict_cuda_c
+
 SYNCS = [0]
-__all__ = ["ndarray", "asarray", "array", "asnumpy", "SYNCS"]
+__all__ = ["ndarray", "asarray", "array", "asnumpy", "ElementwiseKernel", "SYNCS", "KERNEL_CALLS"]
 
 
 def _refuse_host(value):
@@ -187,6 +191,13 @@ class _Ufunc:
         self.__name__ = ufunc.__name__
 
     def __call__(self, *args, **kwargs):
+        """As cupy's: device arrays and numbers only (no foreign objects, which numpy would hand
+        to their __array_ufunc__), unless one overrides cupy's elementwise kernels."""
+        for arg in args:
+            if hasattr(arg, "__cupy_override_elementwise_kernel__"):
+                return arg.__cupy_override_elementwise_kernel__(self, *args, **kwargs)
+            if arg.__class__ is not ndarray and not isinstance(arg, (int, float, complex, numpy.generic)):
+                raise TypeError(f"Unsupported type {type(arg)}")
         return _function(self._ufunc)(*args, **kwargs)
 
     def __getattr__(self, name):
@@ -229,3 +240,50 @@ class _Linalg:
 
 
 linalg = _Linalg()
+
+
+
+# cupy.ElementwiseKernel's stand-in: it really runs the kernel's CUDA C (strict_cuda_c.py
+# interprets it), so a wrong translation fails on the CPU.
+KERNEL_CALLS = [0]
+
+
+class ElementwiseKernel:
+    """As cupy.ElementwiseKernel(in_params, out_params, operation, name): typed parameters
+    ("float64 x, bool c"), one output, called with device arrays (or Python numbers), which it
+    broadcasts; returns a new device array."""
+
+    def __init__(self, in_params, out_params, operation, name="kernel"):
+        if not re.fullmatch(r"[A-Za-z_]\w*", name):
+            raise ValueError(f"a kernel's name must be a C identifier, not {name!r}")
+        self.inputs = [self._param(p) for p in in_params.split(",")]
+        self.outputs = [self._param(p) for p in out_params.split(",")]
+        if len(self.outputs) != 1 or self.outputs[0][1] != "out":
+            raise NotImplementedError("the stand-in runs kernels with one output named out")
+        self.operation = operation
+
+    @staticmethod
+    def _param(text):
+        words = text.split()
+        if len(words) != 2 or numpy.dtype(words[0]).name != words[0]:
+            raise ValueError(f"a parameter is a dtype and a name, not {text!r}")
+        return numpy.dtype(words[0]), words[1]
+
+    def __call__(self, *args):
+        if len(args) != len(self.inputs):
+            raise TypeError(f"the kernel takes {len(self.inputs)} inputs, got {len(args)}")
+        env = {}
+        for (dtype, name), arg in zip(self.inputs, args):
+            if arg.__class__ is not ndarray and arg.__class__ not in (int, float, bool):
+                raise TypeError(f"Unsupported type {type(arg)}")
+            data = _unwrap(arg) if arg.__class__ is ndarray else numpy.asarray(arg, dtype=dtype)
+            if data.dtype != dtype:
+                raise TypeError(f"{name} is declared {dtype}, given {data.dtype}")
+            env[name] = data
+        shape = numpy.broadcast_shapes(*(v.shape for v in env.values()))
+        KERNEL_CALLS[0] += 1
+        with numpy.errstate(all="ignore"):
+            value = strict_cuda_c.run_assignment(self.operation, env)
+        out = numpy.empty(shape, dtype=self.outputs[0][0])
+        out[...] = value
+        return ndarray(out)

@@ -95,3 +95,23 @@ def test_a_check_file_passes_as_on_the_cpu():
     gpu = api.run_check_cases(cases, device="gpu")
     assert [r.verdict for r in gpu] == [r.verdict for r in cpu]
     assert all(r.status == "passed" for r in gpu)
+
+
+def test_the_chain_fused_on_the_device_equals_it_op_by_op(tmp_path, monkeypatch):
+    """The 20-op chain's gradient (benchmarks/gpu_chain.py) with its VJPs fused into device kernels
+    (engine/core/device_kernels.py) against the same sweep op by op, on the device both times."""
+    import importlib.util
+    from autodiff.engine.core import device_kernels, fused
+    spec = importlib.util.spec_from_file_location("gpu_chain", ROOT / "benchmarks/gpu_chain.py")
+    chain = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(chain)
+    program = tmp_path / "chain.py"
+    program.write_text(chain.CHAIN)
+    x = np.linspace(-2.0, 2.0, 2 * fused.FUSE_MIN_ELEMENTS)
+    device_kernels.KERNELS.clear()
+    on = api.grad(str(program), at={"x": x}, device="gpu")
+    assert any(device_kernels.KERNELS.values()), "no VJP of the chain ran as a device kernel"
+    monkeypatch.setattr(fused, "FUSE_MIN_ELEMENTS", 10 ** 12)
+    off = api.grad(str(program), at={"x": x}, device="gpu")
+    close(on.value, off.value)
+    close(on.gradient["x"], off.gradient["x"])

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import math
 
-from .backend import np
+from . import device_kernels
+from .backend import np, on_device, xp
 from .primitives import Primitive
 from .rules import TABLE
 from .tape import FUSED_RULES, Shape
@@ -134,8 +135,8 @@ def layout(v):
         return ("float", v)                          # baked in: rules branch on constants (y != 0)
     if c is Shape:
         return ("shape", v.shape)
-    if c is np().ndarray and v.dtype in (np().float64, np().bool_):
-        return (v.dtype.kind, v.shape)
+    if (c is np().ndarray or c is xp().ndarray) and v.dtype in (np().float64, np().bool_):
+        return (v.dtype.kind, v.shape)                   # numpy's, or the device's (cupy's)
     raise Unfusable("not a float64 array")
 
 
@@ -158,14 +159,15 @@ def fused_vjp(rule):
     kernels = {}
 
     def vjp(g, ans, *args):
-        if g.__class__ is not np().ndarray or g.size < FUSE_MIN_ELEMENTS:
+        if g.__class__ is not xp().ndarray or g.size < FUSE_MIN_ELEMENTS:
             return rule(g, ans, *args)
         try:
             key = (layout(g), layout(ans), tuple(layout(a) for a in args))
         except Unfusable:
             return rule(g, ans, *args)
         if key not in kernels:
-            kernels[key] = trace(rule, g, ans, args)
+            with on_device("cpu"):     # numpy's ufuncs hand a Symbol to __array_ufunc__; cupy's refuse it
+                kernels[key] = trace(rule, g, ans, args)
         expr = kernels[key]
         if expr is None:
             return rule(g, ans, *args)
@@ -178,8 +180,12 @@ def fused_vjp(rule):
 
 
 def evaluate(expr, names):
-    """The kernel's result, or None where numexpr is not installed (the rule's path then)."""
+    """The kernel's result, or None where none runs (the rule's path then): on device arrays a
+    cupy kernel translated from the expression (core/device_kernels.py), None if it cannot be;
+    on numpy arrays numexpr's, None where numexpr is not installed."""
     global _numexpr
+    if xp() is not np() and any(v.__class__ is xp().ndarray for v in names.values()):
+        return device_kernels.evaluate(expr, names)
     if _numexpr is None:                       # imported on the first large sweep: start-up stays fast
         try:
             import numexpr

@@ -1,0 +1,301 @@
+"""Fused VJP kernels on the GPU: the numexpr expressions core/fused.py traces from the rules table,
+translated into CUDA C for `cupy.ElementwiseKernel` and compiled once per expression and layout.
+
+The text is our own generated syntax (fused.py's `Symbol` writes it): fully parenthesized binary
+operators, unary minus, calls of numexpr's functions, `where(c, a, b)`, float literals and the
+names of the arrays (g, ans, a0, a1...). A small recursive-descent reader (never eval) builds a
+tree; anything it does not know raises `NotTranslatable`, and the rule then runs op by op.
+
+The tree is rewritten as numexpr rewrites its own before it evaluates (numexpr/expressions.py,
+optimization "aggressive"): constants are folded, `x ** c` with c integral or half-integral and
+|c| <= 50 becomes products by repeated squaring (times sqrt(x) for a half, 1 / ... for c < 0),
+`x / c` becomes `x * (1 / c)`, and `where` with a constant condition is its branch. So a kernel
+on the GPU rounds as the CPU's does. Then it is written as C: asin for arcsin, fabs for abs, pow
+for the other powers (CUDA's pow takes a negative base to an integral power, as numpy's does),
+`c ? a : b` for where. Arrays are float64 (`double` parameters) or bool; float32 is not fused,
+as on the CPU, so no double literal ever widens a float computation.
+"""
+from __future__ import annotations
+
+import re
+
+from .backend import np, xp
+
+C_FUNCTIONS = {"sin": "sin", "cos": "cos", "tan": "tan", "arcsin": "asin", "arccos": "acos",
+               "arctan": "atan", "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "exp": "exp",
+               "log": "log", "log10": "log10", "log1p": "log1p", "expm1": "expm1", "sqrt": "sqrt",
+               "abs": "fabs"}
+HOST_FUNCTIONS = {"arcsin": "arcsin", "arccos": "arccos", "arctan": "arctan", "abs": "absolute"}
+COMPARISONS = ("<", "<=", ">", ">=", "==", "!=")
+PARAM_TYPES = {"float64": "float64", "bool": "bool"}     # numpy dtype -> ElementwiseKernel type
+POWER_RANGE = 50                  # numexpr's break-even between products and pow
+# identifiers a kernel's parameters may not take: its output, cupy's loop index, C's words
+RESERVED = {"out", "i", "true", "false", "pow", "where", "int", "float", "double", "bool", "char",
+            "long", "short", "void", "const", "return", "if", "else", "for", "while", "do"}
+RESERVED.update(C_FUNCTIONS.values())
+TOKEN = re.compile(r"\s*(?:(?P<number>(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?)"
+                   r"|(?P<name>[A-Za-z_][A-Za-z0-9_]*)|(?P<op>\*\*|[<>=!]=|[-+*/(),<>]))")
+
+KERNELS: dict = {}                # (expression, ((name, dtype), ...)) -> Kernel, or None: not fusable
+
+
+class NotTranslatable(Exception):
+    """An expression (or a layout) the device's kernels cannot run: the rule keeps its path."""
+
+
+# The tree: ("const", float or bool), ("name", name, kind), ("neg", a), ("bin", op, a, b),
+# ("call", function, a), ("where", c, a, b). Kinds are "double" and "bool".
+
+def kind_of(node) -> str:
+    tag = node[0]
+    if tag == "const":
+        return "bool" if node[1].__class__ is bool else "double"
+    if tag == "name":
+        return node[2]
+    if tag == "bin":
+        return "bool" if node[1] in COMPARISONS else "double"
+    return "double"
+
+
+def need_double(*nodes) -> None:
+    if any(kind_of(n) != "double" for n in nodes):
+        raise NotTranslatable("arithmetic on a boolean")
+
+
+def constant(value):
+    """A folded constant: numpy's float64 arithmetic on the host, as numexpr folds."""
+    if isinstance(value, (bool, np().bool_)):
+        return ("const", bool(value))
+    value = float(value)
+    if value != value or value in (float("inf"), float("-inf")):
+        raise NotTranslatable("a constant that is not finite")
+    return ("const", value)
+
+
+def negate(a):
+    need_double(a)
+    return constant(-a[1]) if a[0] == "const" else ("neg", a)
+
+
+def binary(op, a, b):
+    need_double(a, b)
+    if a[0] == "const" and b[0] == "const":
+        x, y = np().float64(a[1]), np().float64(b[1])
+        folded = {"+": x + y, "-": x - y, "*": x * y, "/": x / y, "**": x ** y, "<": x < y,
+                  "<=": x <= y, ">": x > y, ">=": x >= y, "==": x == y, "!=": x != y}
+        return constant(folded[op])
+    if op == "**" and b[0] == "const":
+        return power(a, b[1])
+    if op == "/" and b[0] == "const" and b[1] != 0.0:
+        reciprocal = 1.0 / b[1]
+        if reciprocal not in (float("inf"), float("-inf")):
+            return ("bin", "*", a, ("const", reciprocal))
+    return ("bin", op, a, b)
+
+
+def power(a, exponent: float):
+    """a ** exponent as numexpr evaluates a constant exponent."""
+    if not (int(2 * exponent) == 2 * exponent and abs(exponent) <= POWER_RANGE):
+        return ("bin", "**", a, ("const", exponent))
+    n, half = int(abs(exponent)), int(abs(2 * exponent)) % 2
+    result, square, mask = None, a, 1
+    while True:
+        if n & mask:
+            result = square if result is None else ("bin", "*", result, square)
+        mask <<= 1
+        if mask > n:
+            break
+        square = ("bin", "*", square, square)
+    if half:
+        root = ("call", "sqrt", a)
+        result = root if result is None else ("bin", "*", result, root)
+    if result is None:
+        result = ("const", 1.0)            # numexpr's ones_like: 1 even at nan, as pow(nan, 0)
+    return ("bin", "/", ("const", 1.0), result) if exponent < 0 else result
+
+
+def function(name, args):
+    if name == "where":
+        if len(args) != 3:
+            raise NotTranslatable("where takes three arguments")
+        condition, yes, no = args
+        if kind_of(condition) != "bool":
+            raise NotTranslatable("where on a condition that is not boolean")
+        need_double(yes, no)
+        if condition[0] == "const":
+            return yes if condition[1] else no
+        return ("where", condition, yes, no)
+    if name not in C_FUNCTIONS or len(args) != 1:
+        raise NotTranslatable(f"no device function {name}")
+    a = args[0]
+    need_double(a)
+    if a[0] == "const":
+        return constant(getattr(np(), HOST_FUNCTIONS.get(name, name))(np().float64(a[1])))
+    return ("call", name, a)
+
+
+class Reader:
+    """A recursive-descent reader of the expressions fused.py writes, with Python's precedence
+    (numexpr parses them as Python): comparison < + - < * / < unary minus < ** < calls."""
+
+    def __init__(self, text: str, kinds: dict):
+        self.tokens, self.at, self.kinds, self.names = tokenize(text), 0, kinds, []
+
+    def peek(self):
+        return self.tokens[self.at] if self.at < len(self.tokens) else (None, None)
+
+    def take(self, expected=None):
+        token = self.peek()
+        if token[0] is None or (expected is not None and token[1] != expected):
+            raise NotTranslatable(f"expected {expected or 'more'} in the expression")
+        self.at += 1
+        return token
+
+    def read(self):
+        tree = self.comparison()
+        if self.at != len(self.tokens):
+            raise NotTranslatable("text after the expression")
+        return tree
+
+    def comparison(self):
+        left = self.sum()
+        if self.peek()[1] in COMPARISONS:
+            op = self.take()[1]
+            left = binary(op, left, self.sum())
+            if self.peek()[1] in COMPARISONS:
+                raise NotTranslatable("a chained comparison")
+        return left
+
+    def sum(self):
+        left = self.product()
+        while self.peek()[1] in ("+", "-"):
+            op = self.take()[1]
+            left = binary(op, left, self.product())
+        return left
+
+    def product(self):
+        left = self.unary()
+        while self.peek()[1] in ("*", "/"):
+            op = self.take()[1]
+            left = binary(op, left, self.unary())
+        return left
+
+    def unary(self):
+        if self.peek()[1] == "-":
+            self.take()
+            return negate(self.unary())
+        base = self.primary()
+        if self.peek()[1] == "**":
+            self.take()
+            return binary("**", base, self.unary())     # right-associative, binds tighter than -
+        return base
+
+    def primary(self):
+        kind, text = self.take()
+        if kind == "number":
+            return constant(float(text))
+        if kind == "op" and text == "(":
+            inner = self.comparison()
+            self.take(")")
+            return inner
+        if kind != "name":
+            raise NotTranslatable(f"unexpected {text!r} in the expression")
+        if self.peek()[1] == "(":
+            self.take()
+            args = [self.comparison()]
+            while self.peek()[1] == ",":
+                self.take()
+                args.append(self.comparison())
+            self.take(")")
+            return function(text, args)
+        return self.name(text)
+
+    def name(self, text):
+        if text not in self.kinds or text in RESERVED:
+            raise NotTranslatable(f"no array {text}")
+        if text not in self.names:
+            self.names.append(text)
+        return ("name", text, self.kinds[text])
+
+
+def tokenize(text: str) -> list:
+    tokens, at = [], 0
+    text = text.rstrip()
+    while at < len(text):
+        match = TOKEN.match(text, at)
+        if match is None:
+            raise NotTranslatable(f"unknown text {text[at:at + 10]!r} in the expression")
+        tokens.append((match.lastgroup, match.group(match.lastgroup)))
+        at = match.end()
+    return tokens
+
+
+def to_c(node) -> str:
+    tag = node[0]
+    if tag == "const":
+        value = node[1]
+        if value.__class__ is bool:
+            return "true" if value else "false"
+        return f"({value!r})" if repr(value)[0] == "-" else repr(value)
+    if tag == "name":
+        return node[1]
+    if tag == "neg":
+        return f"(-{to_c(node[1])})"
+    if tag == "call":
+        return f"{C_FUNCTIONS[node[1]]}({to_c(node[2])})"
+    if tag == "where":
+        return f"({to_c(node[1])} ? {to_c(node[2])} : {to_c(node[3])})"
+    op, left, right = node[1], to_c(node[2]), to_c(node[3])
+    return f"pow({left}, {right})" if op == "**" else f"({left} {op} {right})"
+
+
+def translate(expr: str, dtypes: dict) -> tuple:
+    """(parameter names in order, in_params, operation) of the kernel for `expr` over arrays of
+    `dtypes` (name -> numpy dtype name); NotTranslatable if it has none."""
+    kinds = {}
+    for name, dtype in dtypes.items():
+        if dtype not in PARAM_TYPES:
+            raise NotTranslatable(f"a {dtype} array")
+        kinds[name] = "bool" if dtype == "bool" else "double"
+    reader = Reader(expr, kinds)
+    tree = reader.read()
+    if kind_of(tree) != "double" or not reader.names:
+        raise NotTranslatable("not a function of arrays giving numbers")
+    params = tuple(reader.names)
+    in_params = ", ".join(f"{PARAM_TYPES[dtypes[name]]} {name}" for name in params)
+    return params, in_params, f"out = {to_c(tree)};"
+
+
+class Kernel:
+    """One compiled kernel and the order of its parameters."""
+    __slots__ = ("params", "function")
+
+    def __init__(self, params, function):
+        self.params, self.function = params, function
+
+
+def kernel_for(expr: str, names: dict):
+    """The cached kernel for `expr` over these arrays' dtypes, or None if it is not fusable."""
+    dtypes = tuple(sorted((name, v.dtype.name) for name, v in names.items()))
+    key = (expr, dtypes)
+    if key in KERNELS:
+        return KERNELS[key]
+    try:
+        params, in_params, operation = translate(expr, dict(dtypes))
+    except NotTranslatable:
+        KERNELS[key] = None
+        return None
+    compiled = xp().ElementwiseKernel(in_params, "float64 out", operation, f"autodiff_fused_{len(KERNELS)}")
+    KERNELS[key] = Kernel(params, compiled)
+    return KERNELS[key]
+
+
+def evaluate(expr: str, names: dict):
+    """`expr` over the device arrays among `names` in one kernel (cupy broadcasts them), or None
+    if it has none: the caller's op-by-op path then."""
+    array_type = xp().ndarray
+    arrays = {name: v for name, v in names.items() if v.__class__ is array_type}
+    kernel = kernel_for(expr, arrays)
+    if kernel is None:
+        return None
+    return kernel.function(*(arrays[name] for name in kernel.params))

@@ -1,0 +1,166 @@
+"""Issue 12 item 4, fused kernels on the GPU (engine/core/device_kernels.py): fused.py's numexpr
+expressions become CUDA C for cupy.ElementwiseKernel. On the strict stand-in (whose
+ElementwiseKernel interprets the C it is given, tests/strict_cuda_c.py) every elementwise entry of
+the rules table, fused, equals its op-by-op VJP; the C written for a few expressions is checked
+as text and against numexpr's values; what cannot be translated keeps the op-by-op path."""
+import numexpr
+import numpy as np
+import pytest
+
+import strict_cuda_c
+from autodiff.engine import api
+from autodiff.engine.core import backend, device_kernels, fused
+from autodiff.engine.core.rules import TABLE
+from autodiff.engine.core.tape import FUSED_RULES
+
+import test_fused
+
+N = 300                       # above the lowered threshold: the table walk stays fast on the stand-in
+FLOATS = {"g": "float64", "ans": "float64", "a0": "float64", "a1": "float64"}
+
+
+@pytest.fixture
+def device(standin_gpu, monkeypatch):
+    backend.select_device("gpu")               # standin_gpu brings the device before it back
+    monkeypatch.setattr(fused, "FUSE_MIN_ELEMENTS", 64)
+    for entry in FUSED_RULES.values():         # kernels traced for other shapes stay, these are new
+        for rule in entry.vjps:
+            if rule is not None:
+                rule.kernels.clear()
+    device_kernels.KERNELS.clear()
+    return standin_gpu
+
+
+def c_of(expr, dtypes=FLOATS):
+    return device_kernels.translate(expr, dtypes)[2]
+
+
+@pytest.mark.parametrize("expr, c", [
+    ("(g * cos(a0))", "out = (g * cos(a0));"),
+    ("(g / sqrt((1.0 - (a0 * a0))))", "out = (g / sqrt((1.0 - (a0 * a0))));"),
+    ("(g * where((a0 >= 0.0), abs(a0), arcsin(a0)))", "out = (g * ((a0 >= 0.0) ? fabs(a0) : asin(a0)));"),
+    ("(-g) * arccos(a0) * arctan(a0)", "out = (((-g) * acos(a0)) * atan(a0));"),
+    ("(a0 ** a1)", "out = pow(a0, a1);"),
+    ("(a0 ** 0.3)", "out = pow(a0, 0.3);"),
+    ("(a0 ** 3.0)", "out = (a0 * (a0 * a0));"),                      # numexpr's products, not pow
+    ("(a0 ** 2.5)", "out = ((a0 * a0) * sqrt(a0));"),
+    ("(a0 ** -2.0)", "out = (1.0 / (a0 * a0));"),
+    ("(g * (a1 ** (3.0 - 1.0)))", "out = (g * (a1 * a1));"),          # constants folded first
+    ("(a0 / 4.0)", "out = (a0 * 0.25);"),                              # as numexpr: times the reciprocal
+    ("(g * -0.5)", "out = (g * (-0.5));"),
+    ("where((3.0 == 0.0), a0, g)", "out = g;"),
+    ("(log1p(a0) + expm1(ans)) - log10(g)", "out = ((log1p(a0) + expm1(ans)) - log10(g));"),
+])
+def test_the_c_written_for_an_expression(expr, c):
+    assert c_of(expr) == c
+
+
+def test_a_boolean_array_is_a_bool_parameter():
+    params, in_params, operation = device_kernels.translate("where(a0, g, (-g))", {"a0": "bool", "g": "float64"})
+    assert params == ("a0", "g") and in_params == "bool a0, float64 g"
+    assert operation == "out = (a0 ? g : (-g));"
+
+
+@pytest.mark.parametrize("expr, dtypes", [
+    ("arctan2(a0, g)", FLOATS), ("gamma(a0)", FLOATS), ("(g * x9)", FLOATS), ("(g @ a0)", FLOATS),
+    ("(g < a0 < ans)", FLOATS), ("where(a0, g, ans)", FLOATS), ("(a0 + 1.0)", {"a0": "bool"}),
+    ("(g * 2.0)", {"g": "float32"}), ("(g * 2.0", FLOATS), ("(g * 2.0))", FLOATS), ("(1.0 / 0.0)", FLOATS),
+    ("(a0 > 0.0)", FLOATS), ("(2.0 * 3.0)", FLOATS), ("(out * g)", {**FLOATS, "out": "float64"}),
+    ("__import__(g)", FLOATS),
+])
+def test_what_cannot_be_translated_is_refused(expr, dtypes):
+    with pytest.raises(device_kernels.NotTranslatable):
+        device_kernels.translate(expr, dtypes)
+
+
+ARITHMETIC = ["((g * a0) + (a1 / 3.0))", "(a0 ** 3.0)", "(a0 ** -3.0)", "(a0 ** 2.5)", "(a0 ** 7.0)",
+              "(a0 ** 0.5)", "(a0 ** 0.0)", "where((a0 > a1), (g - a0), (a1 ** 2.0))", "((-a0) ** 2.0)"]
+FUNCTIONS = ["(g * cos(a0))", "(exp((-abs(a0))) / (1.0 + exp((-abs(a0)))))", "(a0 ** a1)", "(a0 ** 1.3)",
+             "(log(a1) * sqrt(a0) + tanh(a0) - arctan(a1))", "(arcsin((a0 * 0.3)) + log1p(a1) * expm1(a0))"]
+
+
+@pytest.mark.parametrize("expr", ARITHMETIC + FUNCTIONS)
+def test_a_kernel_gives_what_numexpr_gives(device, expr):
+    rng = np.random.default_rng(3)
+    host = {"g": rng.uniform(-1, 1, N), "a0": rng.uniform(-2, 2, N), "a1": rng.uniform(0.1, 2, N)}
+    host["a0"][:4] = (0.0, -0.0, np.nan, -1.0)
+    expected = numexpr.evaluate(expr, local_dict=host)
+    got = fused.evaluate(expr, {k: device.asarray(v) for k, v in host.items()})
+    if expr in ARITHMETIC:                          # the same products in the same order: the same bits
+        np.testing.assert_array_equal(device.asnumpy(got), expected)
+    else:
+        np.testing.assert_allclose(device.asnumpy(got), expected, rtol=1e-14, atol=1e-300)
+
+
+@pytest.mark.parametrize("name", test_fused.ELEMENTWISE)
+def test_every_fused_vjp_of_the_table_equals_the_op_by_op_one(device, monkeypatch, name):
+    prim, entry = TABLE[name], FUSED_RULES[name]
+    monkeypatch.setattr(test_fused, "N", N)
+    args = tuple(device.asarray(a) for a in test_fused.arguments(prim))
+    ans = prim.impl(*args) if prim.needs_ans else None
+    g = device.asarray(np.random.default_rng(5).uniform(-1.0, 1.0, N))
+    calls, fused_any = device.KERNEL_CALLS[0], False
+    for pos, rule in enumerate(prim.vjps):
+        if rule is None:
+            continue
+        plain = rule(g, ans, *test_fused.saved(prim, args))
+        got = entry.vjps[pos](g, ans, *test_fused.saved(prim, args))
+        assert got.__class__ is device.ndarray
+        np.testing.assert_allclose(device.asnumpy(got), device.asnumpy(plain), rtol=1e-14, atol=1e-300)
+        fused_any = fused_any or any(entry.vjps[pos].kernels.values())
+    if name in test_fused.MUST_FUSE:
+        assert fused_any and device.KERNEL_CALLS[0] > calls, f"{name}'s VJP did not run as a device kernel"
+    if name in test_fused.NOT_WORTH_IT:
+        assert device.KERNEL_CALLS[0] == calls
+
+
+def test_an_untranslatable_expression_falls_back_to_the_rule(device, monkeypatch):
+    monkeypatch.delitem(device_kernels.C_FUNCTIONS, "cos")          # sin's VJP, g * cos(x), has no kernel now
+    x = device.asarray(np.linspace(0.1, 1.0, N))
+    g = device.asarray(np.ones(N))
+    calls = device.KERNEL_CALLS[0]
+    got = FUSED_RULES["sin"].vjps[0](g, None, x)
+    np.testing.assert_allclose(device.asnumpy(got), np.cos(np.linspace(0.1, 1.0, N)), rtol=1e-15)
+    assert device.KERNEL_CALLS[0] == calls
+    assert list(device_kernels.KERNELS.values()) == [None]            # refused once, remembered
+    assert fused.evaluate("arctan2(a0, g)", {"a0": x, "g": g}) is None
+
+
+def test_float32_keeps_the_op_by_op_path(device):
+    x = device.asarray(np.linspace(0.1, 1.0, N, dtype=np.float32))
+    got = FUSED_RULES["sin"].vjps[0](device.asarray(np.ones(N, dtype=np.float32)), None, x)
+    assert got.dtype == np.float32 and not device_kernels.KERNELS
+
+
+def test_a_gradient_is_the_same_fused_and_op_by_op(device, monkeypatch):
+    source = "sum(exp(-(tanh(sin(x) * cos(x) + x) * 0.5 + 1.0) ** 2 / (1.0 + x * x)) * sqrt(x * x + 1.0))"
+    x = np.linspace(-2, 2, 2 * N)
+    calls = device.KERNEL_CALLS[0]
+    on = api.grad(source, at={"x": x}, device="gpu").gradient["x"]
+    assert device.KERNEL_CALLS[0] > calls + 5
+    monkeypatch.setattr(fused, "FUSE_MIN_ELEMENTS", 10 ** 12)
+    off = api.grad(source, at={"x": x}, device="gpu").gradient["x"]
+    np.testing.assert_allclose(on, off, rtol=1e-13, atol=0)
+
+
+def test_the_stand_in_runs_c_as_c():
+    env = {"x": np.array([7.0, -7.0]), "c": np.array([True, False])}
+    run = strict_cuda_c.run_assignment
+    np.testing.assert_array_equal(run("out = c ? 7 / 2 : -7 / 2;", env), [3, -3])    # int / int truncates
+    np.testing.assert_array_equal(run("out = pow(x, 2.0) - fabs(x) * 1;", env), [42.0, 42.0])
+    assert run("out = x == x < x;", env).dtype.kind == "b"      # == binds looser than <
+    for bad in ("out = gamma(x);", "out = y;", "out = x && c;", "out = (double) x;", "out = 1.0f * x;",
+                "x = 1.0;", "out = x; out = x;"):
+        with pytest.raises((SyntaxError, NameError, TypeError)):
+            run(bad, env)
+
+
+def test_the_stand_in_refuses_what_cupy_refuses(standin_gpu):
+    with pytest.raises(TypeError):
+        standin_gpu.sin(fused.Symbol("a0", (3,)))             # cupy's ufuncs take no foreign objects
+    kernel = standin_gpu.ElementwiseKernel("float64 x", "float64 out", "out = x * 2.0;", "twice")
+    with pytest.raises(TypeError):
+        kernel(np.ones(3))                                         # a host array
+    with pytest.raises(TypeError):
+        kernel(standin_gpu.asarray(np.ones(3, dtype=np.float32)))  # not the declared dtype
+    assert kernel(2.0).get() == 4.0
