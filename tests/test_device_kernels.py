@@ -66,7 +66,7 @@ def test_a_boolean_array_is_a_bool_parameter():
     ("(g < a0 < ans)", FLOATS), ("where(a0, g, ans)", FLOATS), ("(a0 + 1.0)", {"a0": "bool"}),
     ("(g * 2.0)", {"g": "float32"}), ("(g * 2.0", FLOATS), ("(g * 2.0))", FLOATS), ("(1.0 / 0.0)", FLOATS),
     ("(a0 > 0.0)", FLOATS), ("(2.0 * 3.0)", FLOATS), ("(out * g)", {**FLOATS, "out": "float64"}),
-    ("__import__(g)", FLOATS),
+    ("__import__(g)", FLOATS), ("(g * _ind)", {**FLOATS, "_ind": "float64"}),
 ])
 def test_what_cannot_be_translated_is_refused(expr, dtypes):
     with pytest.raises(device_kernels.NotTranslatable):

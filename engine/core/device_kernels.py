@@ -211,7 +211,7 @@ class Reader:
         return self.name(text)
 
     def name(self, text):
-        if text not in self.kinds or text in RESERVED:
+        if text not in self.kinds or text in RESERVED or text.startswith("_"):    # _ind, _raw_x: cupy's
             raise NotTranslatable(f"no array {text}")
         if text not in self.names:
             self.names.append(text)
