@@ -3,6 +3,9 @@ expressions become CUDA C for cupy.ElementwiseKernel. On the strict stand-in (wh
 ElementwiseKernel interprets the C it is given, tests/strict_cuda_c.py) every elementwise entry of
 the rules table, fused, equals its op-by-op VJP; the C written for a few expressions is checked
 as text and against numexpr's values; what cannot be translated keeps the op-by-op path."""
+import shutil
+import subprocess
+
 import numexpr
 import numpy as np
 import pytest
@@ -141,6 +144,42 @@ def test_a_gradient_is_the_same_fused_and_op_by_op(device, monkeypatch):
     monkeypatch.setattr(fused, "FUSE_MIN_ELEMENTS", 10 ** 12)
     off = api.grad(source, at={"x": x}, device="gpu").gradient["x"]
     np.testing.assert_allclose(on, off, rtol=1e-13, atol=0)
+
+
+def table_expressions():
+    """Every elementwise rule's traced expression (traced on numpy, as fused.py traces)."""
+    out = []
+    with backend.on_device("cpu"):
+        for name in test_fused.ELEMENTWISE:
+            out.extend(rule_expressions(TABLE[name]))
+    return out
+
+
+def rule_expressions(prim):
+    out = []
+    args = test_fused.arguments(prim)
+    ans = prim.impl(*args) if prim.needs_ans else None
+    for rule in prim.vjps:
+        expr = None if rule is None else fused.trace(rule, np.ones(args[0].shape), ans, test_fused.saved(prim, args))
+        if expr is not None:
+            out.append(expr)
+    return out
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="no C++ compiler to check the kernels' syntax")
+def test_the_c_of_every_table_kernel_compiles(tmp_path):
+    """A C++ compiler (CUDA C is C++) takes every kernel body the table gives, as a function of
+    double parameters: the real GPU is not the first to read them."""
+    source = ["#include <cmath>", "using namespace std;"]
+    for i, expr in enumerate(table_expressions()):
+        params, _, operation = device_kernels.translate(expr, {n: "float64" for n in ("g", "ans", "a0", "a1")})
+        args = ", ".join(f"double {n}" for n in params)
+        source.append(f"double kernel{i}({args}) {{ double out; {operation} return out; }}")
+    assert len(source) > 2 + len(test_fused.MUST_FUSE)
+    (tmp_path / "kernels.cpp").write_text("\n".join(source) + "\n")
+    p = subprocess.run(["g++", "-std=c++11", "-Wall", "-Werror", "-fsyntax-only", str(tmp_path / "kernels.cpp")],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
 
 
 def test_the_stand_in_runs_c_as_c():
