@@ -1,0 +1,116 @@
+"""The perturbed points of a full Jacobian check, x ± h e_j and x ± 2h e_j for every input entry j,
+evaluated by one batched replay of the target's trace (diff/batched_replay.py) instead of 4n runs.
+
+Only programs whose control flow and constants cannot depend on their inputs are batched: every
+perturbed point then takes the recorded path, so no perturbation crosses a branch (the verdicts'
+branch reasons stay empty, as the per-point runs' signatures would leave them), and kinks show in
+the function values as they do point by point. Anything else (no trace, an error in the batch,
+a first row that disagrees with the unperturbed run) returns None: the caller runs each point."""
+from __future__ import annotations
+
+import math
+
+from ..core.backend import np, to_device
+from ..diff.batched_replay import (largest_value, last_uses, point_shape, record_for_batches, replay_stacked,
+                                   rows_per_pass, stacked_rows)
+
+BATCHED = True           # False: every perturbed run point by point (benchmarks time both ways)
+MIN_ENTRIES = 2          # below this the loop costs no more than recording the trace
+OFFSETS = (1.0, -1.0, 2.0, -2.0)     # x + h, x - h, x + 2h, x - 2h: the order the verdicts read
+
+
+class StackedOutputs:
+    """The target's output at the perturbed points, by batched replay: `__call__` returns, per
+    input entry (the inputs `names` flattened in order), the four flat outputs, or None."""
+
+    def __init__(self, target, limits=None):
+        self.target, self.limits = target, limits
+        self.passes = 0                  # batched passes made (for tests and benchmarks)
+
+    def __call__(self, inputs: dict, names, steps, f0, n_out):
+        if not BATCHED or len(steps) < MIN_ENTRIES or not _all_float(inputs, names):
+            return None
+        order = list(self.target.inputs)
+        shared = {k: to_device(inputs[k]) for k in order}
+        trace = record_for_batches(self.target, shared, self.limits)
+        if trace is None:
+            return None
+        try:
+            per_point = largest_value(trace, [shared[k] for k in order])
+            return self._columns(trace, inputs, shared, names, steps, f0, n_out, per_point)
+        except Exception:           # the per-point runs report it as each run does
+            return None
+
+    def _columns(self, trace, inputs, shared, names, steps, f0, n_out, per_point):
+        order = list(self.target.inputs)
+        entries = [(name, k) for name in names for k in range(_size(inputs[name]))]
+        points = max(1, rows_per_pass(per_point) // len(OFFSETS))     # entries per pass
+        last = last_uses(trace)
+        columns = []
+        for start in range(0, len(entries), points):
+            part = entries[start:start + points]
+            lead = 1 if start == 0 else 0          # the first pass also runs x itself, to compare with f0
+            rows = lead + len(OFFSETS) * len(part)
+            stacks = _perturbed_stacks(inputs, names, part, steps[start:start + len(part)], lead)
+            values = [to_device(stacks[k]) if k in stacks else shared[k] for k in order]
+            out, is_stacked = replay_stacked(trace, values, [k in stacks for k in order], rows, last)
+            self.passes += 1
+            if _size_of_shape(point_shape(out, is_stacked)) != n_out:
+                return None
+            table = stacked_rows(out, is_stacked, rows)
+            if lead and not _close(table[0].tolist(), f0, _eps(inputs, names)):
+                return None
+            for j in range(len(part)):
+                block = table[lead + len(OFFSETS) * j: lead + len(OFFSETS) * (j + 1)]
+                columns.append([row.tolist() for row in block])
+        return columns
+
+
+def _perturbed_stacks(inputs, names, part, steps, lead) -> dict:
+    """Each input of `names` stacked once per row: row lead + 4i + o moves entry part[i] by
+    OFFSETS[o] times its step (x + t h in float64, then the input's dtype, as point by point)."""
+    rows = lead + len(OFFSETS) * len(part)
+    stacks, flats = {}, {}
+    for name in names:
+        base = np().asarray(inputs[name])
+        stacks[name] = np().array(np().broadcast_to(base, (rows,) + base.shape))
+        flats[name] = stacks[name].reshape(rows, -1)
+    for i, ((name, k), h) in enumerate(zip(part, steps)):
+        x = float(np().asarray(inputs[name]).reshape(-1)[k])
+        for o, t in enumerate(OFFSETS):
+            flats[name][lead + len(OFFSETS) * i + o, k] = x + t * h
+    return stacks
+
+
+def _all_float(inputs, names) -> bool:
+    for name in names:
+        v = inputs[name]
+        if v.__class__ is not float and not (hasattr(v, "dtype") and np().issubdtype(np().asarray(v).dtype,
+                                                                                        np().floating)):
+            return False
+    return True
+
+
+def _size(v) -> int:
+    return int(np().asarray(v).size)
+
+
+def _size_of_shape(shape) -> int:
+    return math.prod(shape) if shape else 1
+
+
+def _eps(inputs, names) -> float:
+    dtypes = [np().asarray(inputs[n]).dtype for n in names]
+    return max(float(np().finfo(d).eps) for d in dtypes) if dtypes else float(np().finfo(np().float64).eps)
+
+
+def _close(got, want, eps) -> bool:
+    """The batch's unperturbed row against the per-point run, to rounding."""
+    if len(got) != len(want):
+        return False
+    for a, b in zip(got, want):
+        if a == b or (a != a and b != b):
+            continue
+        if not (math.isfinite(a) and math.isfinite(b)) or abs(a - b) > 1e3 * eps * max(abs(a), abs(b)):
+            return False
+    return True
