@@ -59,7 +59,7 @@ def vector_full_check(runner, inputs: dict, names, claimed, out_labels, tol, con
     """claimed[i][j] (entry i of the output, entry j of the inputs `names`, flattened in order)
     against central differences of the runner's output i along input entry j, with Richardson
     extrapolation. `batch(inputs, names, steps, f0, n_out)`, if given, evaluates every perturbed
-    point at once (stacked_points.py) or returns None (then each point is one run of the runner).
+    point at once, and x again (stacked_points.py), or returns None (then each point is one run).
     Returns (rows as a list of lists [i][j], evaluations)."""
     p = Perturber(inputs)
     n_out = len(out_labels)
@@ -72,6 +72,8 @@ def vector_full_check(runner, inputs: dict, names, claimed, out_labels, tol, con
         for k, (in_label, x) in enumerate(zip(entry_labels(name, shape), p.entries(name))):
             plan.append((name, k, in_label, x, power_of_two_step(x, tol.step)))
     stacked = batch(inputs, names, [e[4] for e in plan], f0, n_out) if batch is not None and plan else None
+    if stacked is not None:
+        f0, stacked = stacked
     columns = []                              # per input entry j: (label, h, [f values per step], reason)
     for j, (name, k, in_label, x, h) in enumerate(plan):
         if stacked is not None:               # one path for every point: no branch crossed

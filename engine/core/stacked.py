@@ -36,6 +36,8 @@ def stacked_apply(prim, args: tuple, stacked: list, params, rows: int):
         aligned = tuple(align_points(a, rank, out_ndim, rows) if s else a
                         for a, s, rank in zip(args, stacked, ranks))
         return bind(prim, aligned, params)
+    if prim.name == "stack":
+        return _stacked_stack(args, stacked, rows)
     lift = STACKED_LIFTS.get(prim.name)
     if lift is not None and stacked[0] and not any(stacked[1:]):
         out = lift(prim, args, params or {}, rows)
@@ -57,6 +59,15 @@ def per_point(prim, args, stacked, params, rows):
         point_args = tuple(shapes.getitem(a, r) if s else a for a, s in zip(args, stacked))
         outs.append(bind(prim, point_args, params))
     return shapes.stack(outs)
+
+
+def _stacked_stack(args, stacked, rows):
+    """stack(items) per point: the shared items broadcast over the points, all stacked along a
+    new axis 0, then the points' axis moved back to the front."""
+    items = [a if s else shapes.broadcast_to(a, (rows,) + tuple(shape(a))) for a, s in zip(args, stacked)]
+    out = shapes.stack(items)
+    ndim = len(shape(out))
+    return joins.permute_dims(out, (1, 0) + tuple(range(2, ndim)))
 
 
 def shifted_axis(axis, ndim):
