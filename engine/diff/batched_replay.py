@@ -8,6 +8,8 @@ lang/replayable.py), so every point follows the recorded path; a trace that carr
 holds more than STACK_BUDGET_ELEMENTS numbers, and each value is freed after its last use."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..core.backend import np, to_host
 from ..core.notes import NOTES
 from ..core.notes import reset as reset_notes
@@ -83,11 +85,12 @@ def last_uses(trace) -> list:
     return last
 
 
-def replay_stacked(trace, inputs: list, stacked: list, rows: int, last=None):
+def replay_stacked(trace, inputs: list, stacked: list, rows: int, last=None, record=None):
     """(output, whether it is stacked) of the trace at `rows` points at once: inputs[i] (tape
     index i) holds one value per point along its leading axis where stacked[i], else the value
     all points share. Steps whose arguments are all shared run as the point replay runs them.
-    Kink notes are made per pass (a kink at any point of it), each with its step's span."""
+    Kink notes are made per pass (a kink at any point of it), each with its step's span.
+    `record`, a list, gets per step a StepRecord (for a plot's kink sides and notes)."""
     last = last_uses(trace) if last is None else last
     values = list(inputs)
     flags = list(stacked)
@@ -106,9 +109,14 @@ def replay_stacked(trace, inputs: list, stacked: list, rows: int, last=None):
                 NOTES.span = span
                 values.append(stacked_apply(prim, tuple(full), point_stacked, params, rows))
                 flags.append(True)
+                if record is not None:
+                    record.append(StepRecord(prim, span, params, True, len(NOTES.kinks),
+                                             tuple(zip(full, point_stacked)) if prim.side else ()))
             else:
                 values.append(trace.forwards[i](values))
                 flags.append(False)
+                if record is not None:
+                    record.append(StepRecord(prim, span, params, False, len(NOTES.kinks), ()))
             for _, j in parents:
                 if last[j] == i and j != keep:
                     values[j] = None               # its last reader has run
@@ -117,6 +125,17 @@ def replay_stacked(trace, inputs: list, stacked: list, rows: int, last=None):
     if trace.output is None:
         return trace.constant, False
     return values[trace.output], flags[trace.output]
+
+
+@dataclass
+class StepRecord:
+    """What a batched pass did at one step."""
+    prim: object
+    span: object
+    params: object
+    stacked: bool            # whether it ran on the points' own values (else on shared ones)
+    notes: int               # the kink notes made so far in the pass, this step's included
+    args: tuple              # (argument, whether stacked) pairs, kept for primitives with a kink side
 
 
 def stacked_rows(out, is_stacked: bool, rows: int):
