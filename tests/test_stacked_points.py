@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from autodiff.engine.checks import stacked_points
-from autodiff.engine.checks.higher import check_jacobian
-from autodiff.engine.checks.stacked_points import StackedOutputs
-from test_check_higher import ROSENBROCK_ND, SOFTMAX, jac, planted
+from autodiff.engine.checks.higher import check_hessian, check_jacobian
+from autodiff.engine.checks.stacked_points import StackedGradients, StackedOutputs
+from test_check_higher import ROSENBROCK, ROSENBROCK_ND, SOFTMAX, hess, jac, planted
 
 CASES = [
     (SOFTMAX, {"z": np.array([1.0, 2.0, 3.0])}, "f"),
@@ -25,10 +25,10 @@ CASES = [
 ]
 
 
-def both_ways(result, target, monkeypatch, **kw):
-    batched = check_jacobian(result, target, **kw)
+def both_ways(result, target, monkeypatch, check=check_jacobian, **kw):
+    batched = check(result, target, **kw)
     monkeypatch.setattr(stacked_points, "BATCHED", False)
-    pointwise = check_jacobian(result, target, **kw)
+    pointwise = check(result, target, **kw)
     monkeypatch.setattr(stacked_points, "BATCHED", True)
     return batched, pointwise
 
@@ -87,3 +87,46 @@ def test_input_dependent_branches_keep_the_per_point_path(tmp_path):
     assert StackedOutputs(target)(result.inputs, ["x", "y"], [1e-4, 1e-4], [3.0, 3.0], 2) is None
     report = check_jacobian(result, target)
     assert {e.label: e.verdict for e in report.entries}["∂f[0]/∂x"] == "branch"
+
+
+# ---- Hessians: the perturbed gradients by one reverse sweep over the stacked pass ----------------
+
+HESSIAN_CASES = [
+    (ROSENBROCK, {"x": -1.2, "y": 1.0}, "f", {}),
+    (ROSENBROCK_ND, {"x": np.array([1.2, 0.7, -0.3, 2.0])}, None, {}),
+    ("abs(x) * x + y * x", {"x": 0.0, "y": 1.5}, None, {}),                  # a kink of the gradient
+    ("sum(x**3) + x[0]*x[1]", {"x": np.array([1.0, 2.0], dtype=np.float32)}, None, {"dtype_name": "float32"}),
+    ("sum(maximum(x, 0.5) * (A @ x)) + norm(x)", {"x": np.array([0.5, 1.0, -2.0]), "A": np.eye(3) + 0.5}, None, {}),
+    ("sum(x**3) * y", {"x": np.array([1.0, 2.0]), "y": 2.0}, None, {}),
+]
+
+
+@pytest.mark.parametrize("source, at, fn, kw", HESSIAN_CASES)
+def test_batched_hessian_verdicts_are_the_point_by_point_ones(source, at, fn, kw, monkeypatch):
+    result, target = hess(source, at, fn=fn, **kw)
+    dtype = {"dtype": kw["dtype_name"]} if kw else {}
+    batched, pointwise = both_ways(result, target, monkeypatch, check=check_hessian, **dtype)
+    same_entries(batched.entries, pointwise.entries)
+    assert (batched.verdict, batched.evaluations) == (pointwise.verdict, pointwise.evaluations)
+
+
+def test_batched_gradients_are_each_points_own():
+    result, target = hess("sum(x**3) * y + sin(x[0] * y)", {"x": np.array([1.0, 2.0]), "y": 2.0})
+
+    def grad(x0, x1, y):
+        return [3 * x0 ** 2 * y + np.cos(x0 * y) * y, 3 * x1 ** 2 * y, x0 ** 3 + x1 ** 3 + np.cos(x0 * y) * x0]
+    gradients = StackedGradients(target, ["x", "y"])
+    base, columns = gradients(result.inputs, ["x", "y"], [2.0 ** -10] * 3, grad(1.0, 2.0, 2.0), 3)
+    assert gradients.passes == 1
+    assert StackedGradients(target, ["x", "y"])(result.inputs, ["x", "y"], [2.0 ** -10] * 3, [0.0] * 3, 3) is None
+    np.testing.assert_allclose(base, grad(1.0, 2.0, 2.0), rtol=1e-14)
+    h = 2.0 ** -10
+    np.testing.assert_allclose(columns[2][3], grad(1.0, 2.0, 2.0 - 2 * h), rtol=1e-14)    # y - 2h
+    np.testing.assert_allclose(columns[0][0], grad(1.0 + h, 2.0, 2.0), rtol=1e-14)        # x[0] + h
+
+
+def test_a_planted_hessian_error_fails_in_both(monkeypatch):
+    result, target = hess(ROSENBROCK_ND, {"x": np.array([1.2, 0.7, -0.3, 2.0])})
+    slightly = planted(result, "hessian", ("x", "x"), (1, 2), 1e-3)
+    batched, pointwise = both_ways(slightly, target, monkeypatch, check=check_hessian)
+    assert [e.label for e in batched.failures] == [e.label for e in pointwise.failures] == ["∂²f/∂x[1]∂x[2]"]

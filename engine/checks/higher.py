@@ -17,7 +17,7 @@ from ..core.backend import np, to_device, to_host
 from .differences import Objective, Perturber, fast_check, largest_finite, noise_floor, power_of_two_step
 from .gradient import random_seed
 from .report import CheckReport, entry_labels, tolerance_for
-from .stacked_points import StackedOutputs
+from .stacked_points import StackedGradients, StackedOutputs
 from .verdicts import branch_reason, convention_text, conventions_of, detached_text, judge, mark_detached
 from ..diff.function import Function, ReplayRunner
 from ..lang.values import set_dtype
@@ -212,7 +212,8 @@ def check_hessian(result, target, mode="full", seed=None, dtype="float64", limit
                 for l in range(nb):
                     block_rows[l].extend(h[:, l].tolist())
             claimed.extend(block_rows)
-        rows, n = vector_full_check(runner, inputs, names, claimed, labels, tol, conventions, _hessian_label)
+        rows, n = vector_full_check(runner, inputs, names, claimed, labels, tol, conventions, _hessian_label,
+                                    batch=StackedGradients(target, names, limits))
         # one row per entry of H in its own order: (a_k, b_l) with a_k the perturbed input
         ordered = [rows[i][j] for j in range(len(labels)) for i in range(len(labels))]
         for e in ordered:

@@ -1,5 +1,6 @@
-"""The perturbed points of a full Jacobian check, x ± h e_j and x ± 2h e_j for every input entry j,
-evaluated by one batched replay of the target's trace (diff/batched_replay.py) instead of 4n runs.
+"""The perturbed points of a full Jacobian or Hessian check, x ± h e_j and x ± 2h e_j for every input
+entry j, evaluated by batched replays of the target's trace (diff/batched_replay.py) instead of 4n
+runs: its output for a Jacobian, its gradient (a reverse sweep over the stacked pass) for a Hessian.
 
 Only programs whose control flow and constants cannot depend on their inputs are batched: every
 perturbed point then takes the recorded path, so no perturbation crosses a branch (the verdicts'
@@ -10,9 +11,11 @@ from __future__ import annotations
 
 import math
 
-from ..core.backend import np, to_device
-from ..diff.batched_replay import (largest_value, last_uses, point_shape, record_for_batches, replay_stacked,
-                                   rows_per_pass, stacked_rows)
+from ..core.backend import np, to_device, to_host
+from ..core.tape import Tape, Var, backward, strip
+from ..diff.common import ones_like_output
+from ..diff.batched_replay import (largest_value, last_uses, record_for_batches, replay_stacked, rows_per_pass,
+                                   stacked_rows)
 
 BATCHED = True           # False: every perturbed run point by point (benchmarks time both ways)
 MIN_ENTRIES = 2          # below this the loop costs no more than recording the trace
@@ -55,11 +58,10 @@ class StackedOutputs:
             rows = lead + len(OFFSETS) * len(part)
             stacks = _perturbed_stacks(inputs, names, part, steps[start:start + len(part)], lead)
             values = [to_device(stacks[k]) if k in stacks else shared[k] for k in order]
-            out, is_stacked = replay_stacked(trace, values, [k in stacks for k in order], rows, last)
+            table = self._table(trace, values, [k in stacks for k in order], rows, last)
             self.passes += 1
-            if _size_of_shape(point_shape(out, is_stacked)) != n_out:
+            if table is None or table.shape[1] != n_out:
                 return None
-            table = stacked_rows(out, is_stacked, rows)
             if lead:
                 base = table[0].tolist()
                 if not _close(base, f0, _eps(inputs, names), _column_scales(table)):
@@ -69,6 +71,40 @@ class StackedOutputs:
                 columns.append([row.tolist() for row in block])
         return base, columns
 
+    def _table(self, trace, values, flags, rows, last):
+        """The flat output per point, (rows, its size), of one batched pass."""
+        out, is_stacked = replay_stacked(trace, values, flags, rows, last)
+        return stacked_rows(out, is_stacked, rows)
+
+
+class StackedGradients(StackedOutputs):
+    """The AD gradient over `wrt` (flattened in order) at the perturbed points, for a Hessian
+    check: the batched forward runs on boxes of a tape, and one reverse sweep seeded with ones
+    over every point's output gives every point's gradient at once (the points do not mix, so
+    the gradient of their sum is, row by row, each point's own; an array output is summed, as
+    a gradient run sums it)."""
+
+    def __init__(self, target, wrt, limits=None):
+        super().__init__(target, limits)
+        self.wrt = list(wrt)
+
+    def _table(self, trace, values, flags, rows, last):
+        order = list(self.target.inputs)
+        tape = Tape()
+        watched = {k: tape.watch(v) for k, v, f in zip(order, values, flags) if f and k in self.wrt}
+        boxed = [watched.get(k, v) for k, v in zip(order, values)]
+        out, is_stacked = replay_stacked(trace, boxed, flags, rows, last)
+        parts = []
+        if out.__class__ is Var and out.tape is tape:
+            adjoints = backward(tape, out, ones_like_output(out.value))
+            for k in self.wrt:
+                g = adjoints[watched[k].index] if k in watched else None
+                parts.append(np().zeros((rows, _size(values[order.index(k)]) // rows)) if g is None
+                             else np().asarray(to_host(strip(g)), dtype=np().float64).reshape(rows, -1))
+        else:                                   # no output depends on the inputs: every gradient is 0
+            parts = [np().zeros((rows, _size(values[order.index(k)]) // rows)) for k in self.wrt]
+        return np().concatenate(parts, axis=1) if parts else np().zeros((rows, 0))
+
 
 def _perturbed_stacks(inputs, names, part, steps, lead) -> dict:
     """Each input of `names` stacked once per row: row lead + 4i + o moves entry part[i] by
@@ -76,11 +112,11 @@ def _perturbed_stacks(inputs, names, part, steps, lead) -> dict:
     rows = lead + len(OFFSETS) * len(part)
     stacks, flats = {}, {}
     for name in names:
-        base = np().asarray(inputs[name])
+        base = np().asarray(to_host(inputs[name]))
         stacks[name] = np().array(np().broadcast_to(base, (rows,) + base.shape))
         flats[name] = stacks[name].reshape(rows, -1)
     for i, ((name, k), h) in enumerate(zip(part, steps)):
-        x = float(np().asarray(inputs[name]).reshape(-1)[k])
+        x = float(np().asarray(to_host(inputs[name])).reshape(-1)[k])
         for o, t in enumerate(OFFSETS):
             flats[name][lead + len(OFFSETS) * i + o, k] = x + t * h
     return stacks
@@ -89,22 +125,18 @@ def _perturbed_stacks(inputs, names, part, steps, lead) -> dict:
 def _all_float(inputs, names) -> bool:
     for name in names:
         v = inputs[name]
-        if v.__class__ is not float and not (hasattr(v, "dtype") and np().issubdtype(np().asarray(v).dtype,
+        if v.__class__ is not float and not (hasattr(v, "dtype") and np().issubdtype(np().dtype(str(v.dtype)),
                                                                                         np().floating)):
             return False
     return True
 
 
 def _size(v) -> int:
-    return int(np().asarray(v).size)
-
-
-def _size_of_shape(shape) -> int:
-    return math.prod(shape) if shape else 1
+    return math.prod(getattr(v, "shape", ()))
 
 
 def _eps(inputs, names) -> float:
-    dtypes = [np().asarray(inputs[n]).dtype for n in names]
+    dtypes = [np().dtype(str(getattr(inputs[n], "dtype", "float64"))) for n in names]
     return max(float(np().finfo(d).eps) for d in dtypes) if dtypes else float(np().finfo(np().float64).eps)
 
 

@@ -15,13 +15,13 @@ from __future__ import annotations
 import math
 import sys
 
-from ..core.backend import np, to_host
+from ..core.backend import np, to_device, to_host, xp
 from ..core.notes import NOTES
 from ..core.notes import reset as reset_notes
 from ..core.tape import Dual, new_level, strip
 from ..diff.batched_replay import (largest_value, last_uses, point_shape, record_for_batches, replay_stacked,
                                    rows_per_pass)
-from ..lang.values import as_input
+from ..lang.values import as_input, dtype
 
 BATCHED = True          # False: every grid point is one run (benchmarks time both ways)
 MIN_POINTS = 8          # below this a run per point costs no more than recording the trace
@@ -124,10 +124,10 @@ class GridPass:
         own steps made kink notes and it holds more than one point."""
         rows = len(xs)
         levels = [new_level() for _ in range(self.order)]
-        grid = np().asarray([as_input(x) for x in xs])
+        grid = to_device(np().asarray(xs, dtype=np().float64 if dtype() == "float64" else np().float32))
         box = grid
         for level in levels:
-            box = Dual(box, np().ones_like(grid), level)
+            box = Dual(box, xp().ones_like(grid), level)
         values = [box if k == self.name else self.others[k] for k in self.inputs]
         notes = reset_notes()
         steps = []
