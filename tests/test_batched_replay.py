@@ -139,3 +139,14 @@ def test_programs_with_input_dependent_control_flow_get_no_trace(tmp_path):
     path = tmp_path / "f.py"
     path.write_text("def f(x):\n    if x > 0:\n        return x\n    return -x\n")
     assert record_for_batches(api.load(str(path), "f"), {"x": 1.0}) is None
+
+
+def test_matmul_with_a_stack_of_matrices_runs_per_point():
+    target = api.load("sum(x @ B) + sum(B @ x)")
+    at = {"x": np.array([0.5, -1.0]), "B": np.arange(8.0).reshape(2, 2, 2)}
+    trace = record_for_batches(target, at)
+    xs = np.array([[0.5, -1.0], [2.0, 1.0]])                  # as many points as B has matrices
+    inputs = {"x": xs, "B": at["B"]}
+    out, is_stacked = replay_stacked(trace, [inputs[k] for k in target.inputs], [k == "x" for k in target.inputs], 2)
+    want = [float(np.sum(x @ at["B"]) + np.sum(at["B"] @ x)) for x in xs]
+    np.testing.assert_allclose(stacked_rows(out, is_stacked, 2)[:, 0], want, rtol=1e-15)

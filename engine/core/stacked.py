@@ -131,9 +131,9 @@ def _lift_permute_dims(prim, args, params, rows):
 
 
 def _lift_matmul(prim, args, params, rows):
-    """x @ y with only x stacked (and x a vector or more per point): numpy's matmul broadcasts
-    over x's leading axes already."""
-    if len(shape(args[0])) < 2 or len(shape(args[1])) < 1:
+    """x @ y with only x stacked, x a vector or more per point and y a vector or a matrix: numpy's
+    matmul broadcasts over x's leading axes already (a stack of matrices y would pair with them)."""
+    if len(shape(args[0])) < 2 or len(shape(args[1])) not in (1, 2):
         return None
     return bind(prim, args, params)
 
