@@ -7,8 +7,9 @@ Rows: the full Jacobian check at n = 100 and 1000 inputs (three outputs: a squar
 verdicts would dominate both columns alike), a square one at n = 100 for the record, the full
 Hessian check at n = 50, and `plot` of 201 points (order 1 and 3). "point by point" sets the
 modules' BATCHED flags to False (checks/stacked_points.py, views/plot_points.py), which is the
-path every program with input-dependent control flow still takes. Each call is warmed up once;
-the table gives the median and min-max of the samples and the speed-up of the medians.
+path every program with input-dependent control flow still takes. Each sample is warmed up
+once, and the two columns' samples alternate; the table gives the median and min-max of the
+samples and the speed-up of the medians.
 """
 from __future__ import annotations
 
@@ -62,16 +63,22 @@ def plot(order):
     return lambda: sample(target, "x", -2.0, 2.0, 201, order)
 
 
+def set_batched(flag: bool) -> None:
+    stacked_points.BATCHED = plot_points.BATCHED = flag
+
+
 def both(fn, samples):
-    """(batched samples, point-by-point samples) of fn()."""
-    stacked_points.BATCHED = plot_points.BATCHED = True
-    batched = timed_samples(fn, samples)[0]
-    stacked_points.BATCHED = plot_points.BATCHED = False
+    """(batched samples, point-by-point samples) of fn(), the two interleaved sample by sample so
+    that a change in the machine's load weighs on both alike."""
+    out = {True: [], False: []}
     try:
-        pointwise = timed_samples(fn, samples)[0]
+        for _ in range(samples):
+            for flag in (True, False):
+                set_batched(flag)
+                out[flag].append(timed_samples(fn, 1)[0][0])
     finally:
-        stacked_points.BATCHED = plot_points.BATCHED = True
-    return batched, pointwise
+        set_batched(True)
+    return out[True], out[False]
 
 
 def cell(samples) -> str:

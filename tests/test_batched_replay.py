@@ -1,5 +1,7 @@
 """Batched replay: a recorded trace run on a stack of points at once (engine/diff/batched_replay.py)
 gives, per point, what the point-by-point replay and the interpreter give, to rounding."""
+import shlex
+
 import numpy as np
 import pytest
 
@@ -150,3 +152,26 @@ def test_matmul_with_a_stack_of_matrices_runs_per_point():
     out, is_stacked = replay_stacked(trace, [inputs[k] for k in target.inputs], [k == "x" for k in target.inputs], 2)
     want = [float(np.sum(x @ at["B"]) + np.sum(at["B"] @ x)) for x in xs]
     np.testing.assert_allclose(stacked_rows(out, is_stacked, 2)[:, 0], want, rtol=1e-15)
+
+
+def seed_examples():
+    """(expression, inputs) of each `grad`/`run` command on the seed examples' page."""
+    from test_seeds import sample_commands
+    out = []
+    for command, _ in sample_commands():
+        argv = shlex.split(command)
+        if argv[1] in ("grad", "run"):
+            out.append((argv[2], parse_at([argv[i + 1] for i, a in enumerate(argv) if a == "--at"])))
+    return out
+
+
+@pytest.mark.parametrize("expr, at", seed_examples(), ids=[e for e, _ in seed_examples()])
+def test_seed_examples_batch_as_point_by_point(expr, at):
+    target = api.load(expr)
+    at = {k: (np.asarray(v, dtype=np.float64) if hasattr(v, "shape") or isinstance(v, list) else float(v))
+          for k, v in at.items()}
+    trace = record_for_batches(target, at)
+    if trace is None:
+        pytest.skip("not replayable")
+    moved = {k: v * 1.5 + 0.25 for k, v in at.items()}
+    assert_batched_is_pointwise(target, trace, points_between(at, moved, 4))
