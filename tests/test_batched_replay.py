@@ -175,3 +175,19 @@ def test_seed_examples_batch_as_point_by_point(expr, at):
         pytest.skip("not replayable")
     moved = {k: v * 1.5 + 0.25 for k, v in at.items()}
     assert_batched_is_pointwise(target, trace, points_between(at, moved, 4))
+
+
+@pytest.mark.parametrize("expr", ["dot(x, x)", "sum(A @ x)", "sum(x @ A)", "sum(A @ A)", "sum(reshape(x, 1, 3) @ A)"])
+@pytest.mark.parametrize("which", [("x",), ("A",), ("x", "A")])
+def test_matmul_of_vectors_and_matrices_lifts_for_any_stacked_operands(expr, which):
+    target = api.load(expr)
+    at = {"x": np.array([0.5, -1.0, 2.0]), "A": np.arange(9.0).reshape(3, 3) / 4}
+    at = {k: v for k, v in at.items() if k in target.inputs}
+    trace = record_for_batches(target, at)
+    rng = np.random.default_rng(2)
+    points = [{k: v + (rng.standard_normal(v.shape) if k in which else 0.0) for k, v in at.items()} for _ in range(3)]
+    inputs = [np.stack([p[k] for p in points]) if k in which else at[k] for k in target.inputs]
+    out, is_stacked = replay_stacked(trace, inputs, [k in which for k in target.inputs], 3)
+    runner = Runner(target)
+    want = [float(runner(dict(p))) for p in points]
+    np.testing.assert_allclose(stacked_rows(out, is_stacked, 3)[:, 0], want, rtol=1e-14)

@@ -38,6 +38,10 @@ def stacked_apply(prim, args: tuple, stacked: list, params, rows: int):
         return bind(prim, aligned, params)
     if prim.name == "stack":
         return _stacked_stack(args, stacked, rows)
+    if prim.name == "matmul":
+        out = _stacked_matmul(prim, args, stacked, params, rows)
+        if out is not None:
+            return out
     lift = STACKED_LIFTS.get(prim.name)
     if lift is not None and stacked[0] and not any(stacked[1:]):
         out = lift(prim, args, params or {}, rows)
@@ -130,12 +134,22 @@ def _lift_permute_dims(prim, args, params, rows):
     return joins.permute_dims(args[0], (0,) + tuple(a + 1 for a in params["axes"]))
 
 
-def _lift_matmul(prim, args, params, rows):
-    """x @ y with only x stacked, x a vector or more per point and y a vector or a matrix: numpy's
-    matmul broadcasts over x's leading axes already (a stack of matrices y would pair with them)."""
-    if len(shape(args[0])) < 2 or len(shape(args[1])) not in (1, 2):
+def _stacked_matmul(prim, args, stacked, params, rows):
+    """x @ y per point, for vectors and matrices: a vector becomes a row (x) or a column (y) matrix,
+    numpy's matmul pairs the stacked operands point by point (a shared one broadcasts over the
+    points), and the result takes its per-point shape back. None for stacks of matrices."""
+    (x, y), (sx, sy) = args, stacked
+    rx, ry = len(shape(x)) - sx, len(shape(y)) - sy
+    if rx not in (1, 2) or ry not in (1, 2):
         return None
-    return bind(prim, args, params)
+    xs, ys = shape(x), shape(y)
+    if rx == 1:
+        x = shapes.reshape(x, xs[:-1] + (1, xs[-1]))
+    if ry == 1:
+        y = shapes.reshape(y, ys[:-1] + (ys[-1], 1))
+    out = bind(prim, (x, y), params)
+    point_shape = ((xs[-2],) if rx == 2 else ()) + ((ys[-1],) if ry == 2 else ())
+    return shapes.reshape(out, (rows,) + point_shape)
 
 
 STACKED_LIFTS = {
@@ -146,7 +160,6 @@ STACKED_LIFTS = {
     "sum_to": _lift_sum_to,
     "transpose": _lift_transpose,
     "permute_dims": _lift_permute_dims,
-    "matmul": _lift_matmul,
     "sum": _lift_axis,
     "max": _lift_axis,
     "min": _lift_axis,
