@@ -17,6 +17,7 @@ from ..core.backend import np, to_device, to_host
 from .differences import Objective, Perturber, fast_check, largest_finite, noise_floor, power_of_two_step
 from .gradient import random_seed
 from .report import CheckReport, entry_labels, tolerance_for
+from .stacked_points import StackedGradients, StackedOutputs
 from .verdicts import branch_reason, convention_text, conventions_of, detached_text, judge, mark_detached
 from ..diff.function import Function, ReplayRunner
 from ..lang.values import set_dtype
@@ -54,30 +55,32 @@ def _flat(runner, values, size):
 # ---- full mode ---------------------------------------------------------------------------------
 
 def vector_full_check(runner, inputs: dict, names, claimed, out_labels, tol, conventions=(),
-                      label=None) -> tuple:
+                      label=None, batch=None) -> tuple:
     """claimed[i][j] (entry i of the output, entry j of the inputs `names`, flattened in order)
     against central differences of the runner's output i along input entry j, with Richardson
-    extrapolation. Returns (rows as a list of lists [i][j], evaluations)."""
+    extrapolation. `batch(inputs, names, steps, f0, n_out)`, if given, evaluates every perturbed
+    point at once, and x again (stacked_points.py), or returns None (then each point is one run).
+    Returns (rows as a list of lists [i][j], evaluations)."""
     p = Perturber(inputs)
-    values = p.values
     n_out = len(out_labels)
-    f0 = _flat(runner, values, n_out)
+    f0 = _flat(runner, p.values, n_out)
     sig0 = runner.signature
     convention = convention_text(conventions)
-    columns, evaluations = [], 1              # per input entry j: (label, h, [f values per step], reason)
+    plan = []                                 # per input entry j: (name, k, label, x, h)
     for name in names:
         shape = np().shape(inputs[name]) if hasattr(inputs[name], "shape") else ()
         for k, (in_label, x) in enumerate(zip(entry_labels(name, shape), p.entries(name))):
-            h = power_of_two_step(x, tol.step)
-            fs, reason = [], ""
-            for direction, step in (("+h", h), ("-h", -h), ("+2h", 2 * h), ("-2h", -2 * h)):
-                p.set(name, k, x + step)
-                fs.append(_flat(runner, values, n_out))
-                evaluations += 1
-                if not reason and runner.signature != sig0:
-                    reason = branch_reason(sig0, runner.signature, in_label, direction)
-            p.set(name, k, x)
-            columns.append((in_label, h, fs, reason))
+            plan.append((name, k, in_label, x, power_of_two_step(x, tol.step)))
+    stacked = batch(inputs, names, [e[4] for e in plan], f0, n_out) if batch is not None and plan else None
+    if stacked is not None:
+        f0, stacked = stacked
+    columns = []                              # per input entry j: (label, h, [f values per step], reason)
+    for j, (name, k, in_label, x, h) in enumerate(plan):
+        if stacked is not None:               # one path for every point: no branch crossed
+            columns.append((in_label, h, stacked[j], ""))
+        else:
+            columns.append((in_label, h) + _perturbed_runs(runner, p, name, k, x, h, n_out, sig0, in_label))
+    evaluations = 1 + 4 * len(plan)
     rows = []
     for i in range(n_out):
         pending = [((label or _pair_label)(out_labels[i], in_label), claimed[i][j], f0[i], fs[0][i], fs[1][i],
@@ -92,6 +95,19 @@ def vector_full_check(runner, inputs: dict, names, claimed, out_labels, tol, con
             row.append(e)
         rows.append(row)
     return rows, evaluations
+
+
+def _perturbed_runs(runner, p, name, k, x, h, n_out, sig0, in_label) -> tuple:
+    """(f at x ± h, x ± 2h along entry k of `name`, the first branch a perturbation crossed)."""
+    values = p.values
+    fs, reason = [], ""
+    for direction, step in (("+h", h), ("-h", -h), ("+2h", 2 * h), ("-2h", -2 * h)):
+        p.set(name, k, x + step)
+        fs.append(_flat(runner, values, n_out))
+        if not reason and runner.signature != sig0:
+            reason = branch_reason(sig0, runner.signature, in_label, direction)
+    p.set(name, k, x)
+    return fs, reason
 
 
 def _pair_label(out_label, in_label):
@@ -129,7 +145,7 @@ def check_jacobian(result, target, mode="full", seed=None, dtype="float64", limi
     def full():
         claimed = _matrix([result.jacobian[w] for w in names], out_size)
         rows, n = vector_full_check(runner, result.inputs, names, claimed, entry_labels("f", out_shape), tol,
-                                    conventions)
+                                    conventions, batch=StackedOutputs(target, limits))
         flat = [e for row in rows for e in row]
         mark_detached(flat, report.detached)
         return flat, n
@@ -196,7 +212,8 @@ def check_hessian(result, target, mode="full", seed=None, dtype="float64", limit
                 for l in range(nb):
                     block_rows[l].extend(h[:, l].tolist())
             claimed.extend(block_rows)
-        rows, n = vector_full_check(runner, inputs, names, claimed, labels, tol, conventions, _hessian_label)
+        rows, n = vector_full_check(runner, inputs, names, claimed, labels, tol, conventions, _hessian_label,
+                                    batch=StackedGradients(target, names, limits))
         # one row per entry of H in its own order: (a_k, b_l) with a_k the perturbed input
         ordered = [rows[i][j] for j in range(len(labels)) for i in range(len(labels))]
         for e in ordered:

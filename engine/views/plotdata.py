@@ -5,7 +5,9 @@ Each point is one run of the target on nested dual numbers: N forward-mode level
 tangent 1, so the one run carries every derivative up to order N (the component that took the
 tangent at k of the levels is f^(k)). The run is also recorded on a tape above the duals, which
 lets us read, per point, which side of each kink (abs, relu, max, where, ...) the value fell on.
-Programs are evaluated point by point, so control flow follows each point's own values.
+Programs whose control flow may depend on their inputs are evaluated point by point, so control
+flow follows each point's own values; the others take the whole grid in batched passes
+(views/plot_points.py), with the same curves, notes and marks.
 
 Marks: a kink evaluated exactly at a grid point (the engine's kink notes), a kink crossed between
 two neighbouring points (the side of a kink op changed), and a branch switch (the control-flow
@@ -22,6 +24,7 @@ from ..core.notes import reset as reset_notes
 from ..core.tape import Dual, Tape, Var, new_level, strip
 from ..lang.values import as_input, describe
 from ..lang.target import Runner
+from .plot_points import as_number, component, grid_points, kink_side
 
 MAX_ORDER = 6               # each order doubles the work of a point (2^N dual components)
 
@@ -45,45 +48,6 @@ class PlotData:
     marks: list = field(default_factory=list)
     order: int = 1
     errors: list = field(default_factory=list)   # (x, SourceError) for points that could not run
-
-
-def _side(prim, args, params):
-    """Which side of its kink an op's arguments fell on, as something comparable (the table's
-    `Primitive.side` says what decides it)."""
-    side = prim.side
-    vals = [strip(a) for a in args]
-    if side == "sign":
-        d = vals[0]
-    elif side == "difference":
-        d = vals[0] - vals[1]
-    elif side == "condition":
-        c = vals[0]
-        return bool(c) if c.__class__ is bool else np().asarray(c).tobytes()
-    else:                                                     # max/min: where the extreme sits
-        axis = (params or {}).get("axis")
-        a = np().asarray(vals[0])
-        return (np().argmax(a, axis=axis) if side == "argmax" else np().argmin(a, axis=axis)).tobytes()
-    if d.__class__ is float:
-        return (d > 0) - (d < 0)
-    return np().sign(np().asarray(d)).tobytes()
-
-
-def _component(v, levels, k):
-    """The part of a nested dual that took the tangent at k of the levels (outermost first)."""
-    for idx, level in enumerate(levels):
-        if v.__class__ is Dual and v.level == level:
-            v = v.tangent if idx < k else v.primal
-        elif idx < k:
-            return 0.0
-    return v
-
-
-def _number(v) -> float:
-    v = strip(v)
-    try:
-        return float(v)
-    except (TypeError, ValueError):
-        return math.nan
 
 
 def point(target, name, x, others, order, limits, runner=None):
@@ -112,8 +76,8 @@ def point(target, name, x, others, order, limits, runner=None):
     if out.__class__ is Var and out.tape is tape:
         out = out.value
     ordered = list(reversed(levels))                       # the outermost box has the highest level
-    derivs = tuple(_number(_component(out, ordered, k)) for k in range(order + 1))
-    sides = [(e.prim.name, e.span, _side(e.prim, e.args, e.params)) for e in tape.entries
+    derivs = tuple(as_number(component(out, ordered, k)) for k in range(order + 1))
+    sides = [(e.prim.name, e.span, kink_side(e.prim, e.args, e.params)) for e in tape.entries
              if e.prim is not None and e.prim.side]
     return derivs, list(notes.kinks), list(interp.signature), sides
 
@@ -127,9 +91,11 @@ def sample(target, name, lo, hi, points, order=1, others=None, limits=None, on_p
     seen = set()
     prev = None
     runner = Runner(target, limits)             # compiled once: each point only runs it
+    batched = grid_points(target, name, xs, others or {}, order, limits)    # all at once, where it can
     for i, x in enumerate(xs):
         try:
-            derivs, kinks, signature, sides = point(target, name, x, others or {}, order, limits, runner)
+            derivs, kinks, signature, sides = batched[i] if batched is not None else \
+                point(target, name, x, others or {}, order, limits, runner)
         except SourceError as e:               # a gap in the curve; the plot goes on
             data.errors.append((x, e))
             for ys in series:

@@ -1,0 +1,168 @@
+"""Stacked values: a primitive applied to arguments some of which carry a leading axis of B points,
+as if it were applied to each point in turn (a "vmap" of one table entry). The batched replay of
+a trace (diff/batched_replay.py) runs every step through `stacked_apply`.
+
+The lifting is core/batch.py's for stacks of tangents, applied to the values themselves:
+- elementwise primitives: each stacked argument is aligned to the output's rank
+  ((B,) + ones + its shape per point) and the primitive runs once, numpy broadcasting over B;
+- the shape and axis primitives get their parameters shifted past the stack;
+- anything else runs once per point and the results are stacked: slower, never wrong.
+Everything is written in engine ops, so the arguments may be boxes (nested Duals: a plot's
+derivatives over a stacked grid) as well as raw arrays.
+"""
+from __future__ import annotations
+
+from .primitives import shape
+from .rules import joins, shapes
+from .tape import bind
+
+# primitives elementwise in their values (output element i reads element i of each broadcast
+# argument) that the table does not mark `elementwise`, a mark that also promises JVPs lifted
+# over tangent stacks: comparisons, rounding, and the numeric and special functions
+ELEMENTWISE_VALUES = frozenset((
+    "lt", "le", "gt", "ge", "eq", "ne", "floor", "ceil", "trunc", "rint", "sign", "step",
+    "log1p", "expm1", "exp2", "cbrt", "arcsinh", "arccosh", "arctanh", "arctan2", "hypot",
+    "logaddexp", "fmod", "erf", "erfc", "logit", "polygamma", "gammaln", "gamma", "beta",
+    "xlogy", "bessel_j", "bessel_i",
+))
+
+
+def stacked_apply(prim, args: tuple, stacked: list, params, rows: int):
+    """`prim` at each of `rows` points: args[i] holds one value per point along its leading axis
+    where stacked[i], else the one value all points share. The result has the leading axis."""
+    if prim.elementwise or prim.name in ELEMENTWISE_VALUES:
+        ranks = [len(shape(a)) - (1 if s else 0) for a, s in zip(args, stacked)]
+        out_ndim = max(ranks)
+        aligned = tuple(align_points(a, rank, out_ndim, rows) if s else a
+                        for a, s, rank in zip(args, stacked, ranks))
+        return bind(prim, aligned, params)
+    if prim.name == "stack":
+        return _stacked_stack(args, stacked, rows)
+    if prim.name == "matmul":
+        out = _stacked_matmul(prim, args, stacked, params, rows)
+        if out is not None:
+            return out
+    lift = STACKED_LIFTS.get(prim.name)
+    if lift is not None and stacked[0] and not any(stacked[1:]):
+        out = lift(prim, args, params or {}, rows)
+        if out is not None:
+            return out
+    return per_point(prim, args, stacked, params, rows)
+
+
+def align_points(a, rank, out_ndim, rows):
+    """(B,) + shape -> (B,) + ones + shape, so it broadcasts against the output's rank per point."""
+    pad = out_ndim - rank
+    return shapes.reshape(a, (rows,) + (1,) * pad + tuple(shape(a)[1:])) if pad > 0 else a
+
+
+def per_point(prim, args, stacked, params, rows):
+    """The primitive once per point, the results stacked: any primitive, at B calls' cost."""
+    outs = []
+    for r in range(rows):
+        point_args = tuple(shapes.getitem(a, r) if s else a for a, s in zip(args, stacked))
+        outs.append(bind(prim, point_args, params))
+    return shapes.stack(outs)
+
+
+def _stacked_stack(args, stacked, rows):
+    """stack(items) per point: the shared items broadcast over the points, all stacked along a
+    new axis 0, then the points' axis moved back to the front."""
+    items = [a if s else shapes.broadcast_to(a, (rows,) + tuple(shape(a))) for a, s in zip(args, stacked)]
+    out = shapes.stack(items)
+    ndim = len(shape(out))
+    return joins.permute_dims(out, (1, 0) + tuple(range(2, ndim)))
+
+
+def shifted_axis(axis, ndim):
+    """A per-point axis parameter (None: all axes) as the stacked value's."""
+    if axis is None:
+        return tuple(range(1, ndim))
+    if isinstance(axis, tuple):
+        return tuple(a + 1 if a >= 0 else a for a in axis)
+    return axis + 1 if axis >= 0 else axis
+
+
+def _lift_axis(prim, args, params, rows):
+    """A reduction or scan over `axis` (an int, a tuple or None): the same over the shifted axes."""
+    axis = params.get("axis")
+    if axis is None and prim.name in ("cumsum", "cumprod"):
+        return None                                    # a flattening scan: once per point
+    return bind(prim, args, dict(params, axis=shifted_axis(axis, len(shape(args[0])))))
+
+
+def _lift_getitem(prim, args, params, rows):
+    index = params["index"]
+    parts = index if isinstance(index, tuple) else (index,)
+    if not all(isinstance(p, (int, slice)) and not isinstance(p, bool) for p in parts):
+        return None                                    # fancy indexing: once per point
+    return shapes.getitem(args[0], (slice(None),) + tuple(parts))
+
+
+def _lift_reshape(prim, args, params, rows):
+    return shapes.reshape(args[0], (rows,) + tuple(params["shape_"]))
+
+
+def _lift_expand_dims(prim, args, params, rows):
+    axis = params["axis"]
+    return shapes.expand_dims(args[0], shifted_axis(axis, 0)) if isinstance(axis, int) else None
+
+
+def _lift_broadcast_to(prim, args, params, rows):
+    target = tuple(params["shape_"])
+    x = args[0]
+    x = align_points(x, len(shape(x)) - 1, len(target), rows)
+    return shapes.broadcast_to(x, (rows,) + target)
+
+
+def _lift_sum_to(prim, args, params, rows):
+    target = tuple(params["shape_"])
+    x = args[0]
+    pad = len(shape(x)) - 1 - len(target)
+    return shapes.reshape(shapes.sum_to(x, (rows,) + (1,) * pad + target), (rows,) + target)
+
+
+def _lift_transpose(prim, args, params, rows):
+    x = args[0]
+    ndim = len(shape(x))
+    if ndim <= 1:
+        return x                                       # a scalar per point: transposing is the identity
+    return joins.permute_dims(x, (0,) + tuple(range(ndim - 1, 0, -1)))
+
+
+def _lift_permute_dims(prim, args, params, rows):
+    return joins.permute_dims(args[0], (0,) + tuple(a + 1 for a in params["axes"]))
+
+
+def _stacked_matmul(prim, args, stacked, params, rows):
+    """x @ y per point, for vectors and matrices: a vector becomes a row (x) or a column (y) matrix,
+    numpy's matmul pairs the stacked operands point by point (a shared one broadcasts over the
+    points), and the result takes its per-point shape back. None for stacks of matrices."""
+    (x, y), (sx, sy) = args, stacked
+    rx, ry = len(shape(x)) - sx, len(shape(y)) - sy
+    if rx not in (1, 2) or ry not in (1, 2):
+        return None
+    xs, ys = shape(x), shape(y)
+    if rx == 1:
+        x = shapes.reshape(x, xs[:-1] + (1, xs[-1]))
+    if ry == 1:
+        y = shapes.reshape(y, ys[:-1] + (ys[-1], 1))
+    out = bind(prim, (x, y), params)
+    point_shape = ((xs[-2],) if rx == 2 else ()) + ((ys[-1],) if ry == 2 else ())
+    return shapes.reshape(out, (rows,) + point_shape)
+
+
+STACKED_LIFTS = {
+    "getitem": _lift_getitem,
+    "reshape": _lift_reshape,
+    "expand_dims": _lift_expand_dims,
+    "broadcast_to": _lift_broadcast_to,
+    "sum_to": _lift_sum_to,
+    "transpose": _lift_transpose,
+    "permute_dims": _lift_permute_dims,
+    "sum": _lift_axis,
+    "max": _lift_axis,
+    "min": _lift_axis,
+    "cumsum": _lift_axis,
+    "cumprod": _lift_axis,
+}

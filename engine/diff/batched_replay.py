@@ -1,0 +1,151 @@
+"""Batched replay ("vmap" of a recorded trace): the steps of a `Trace` (diff/replay.py) run on a
+stack of input points at once, each input with a leading axis of B points, every step lifted
+over that axis by core/stacked.py. The checks' perturbed points and a plot's grid use it.
+
+Only for traces of replayable programs (control flow and constants independent of the inputs,
+lang/replayable.py), so every point follows the recorded path; a trace that carries guards
+(replay across input-dependent branches) is not batched. B is chunked so that no stacked value
+holds more than STACK_BUDGET_ELEMENTS numbers, and each value is freed after its last use."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..core.backend import np, to_host
+from ..core.notes import NOTES
+from ..core.notes import reset as reset_notes
+from ..core.primitives import element_limit, shape, size
+from ..core.stacked import stacked_apply
+from ..core.tape import Tape, strip
+from ..lang.replayable import replay_blocker
+from ..lang.target import Runner, check_output
+from .replay import record_trace, replay_output, replay_values
+
+# the most numbers one stacked value may hold (B x its size per point): 2**16 float64 are 512 KiB,
+# which stay in cache between steps (measured: a pass over 2**21 is slower than the point-by-point
+# runs it replaces, 2**16 twice as fast)
+STACK_BUDGET_ELEMENTS = 1 << 16
+
+
+def batchable(trace) -> bool:
+    """Whether a trace may be replayed on a stack of points: one with guards may not."""
+    return trace is not None and not getattr(trace, "guards", None)
+
+
+def record_for_batches(target, inputs: dict, limits=None):
+    """The trace of one interpreted run of `target` at `inputs` (every input watched), checked by
+    replaying it there; None where the program is not replayable or the replay disagrees."""
+    if replay_blocker(target.node, target.inputs) is not None:
+        return None
+    notes = reset_notes()
+    runner = Runner(target, limits)
+    tape = Tape(persistent=True, keep_values=True)          # a trace reads its values' types
+    try:
+        out = runner.run({k: tape.watch(inputs[k]) for k in target.inputs})
+        check_output(out, target)
+    except Exception:                  # the per-point path reports it, located
+        return None
+    kinks = list(notes.kinks)
+    trace = record_trace(tape, out, runner.interp.signature, runner.interp.steps)
+    if not batchable(trace):
+        return None
+    notes = reset_notes()
+    try:
+        again = strip(replay_output(trace, replay_values(trace, [inputs[k] for k in target.inputs])))
+    except Exception:
+        return None
+    if not _same(again, strip(out)) or notes.kinks != kinks:
+        return None
+    return trace
+
+
+def _same(a, b) -> bool:
+    if a.__class__ is float and b.__class__ is float:
+        return a == b or (a != a and b != b)
+    a, b = np().asarray(to_host(a)), np().asarray(to_host(b))
+    return a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()
+
+
+def largest_value(trace, inputs: list) -> int:
+    """The most numbers any value of the trace holds at one point (replayed there once)."""
+    return max((size(v) for v in replay_values(trace, inputs)), default=1)
+
+
+def rows_per_pass(per_point_elements: int, budget: int | None = None) -> int:
+    """Points per batched pass: B x the largest value per point within the budget."""
+    budget = STACK_BUDGET_ELEMENTS if budget is None else budget
+    return max(1, budget // max(1, per_point_elements))
+
+
+def last_uses(trace) -> list:
+    """Per tape index, the step (index into trace.steps) that reads it last (-1: none does)."""
+    last = [-1] * (trace.leaves + len(trace.steps))
+    for i, (_, parents, _, _, _) in enumerate(trace.steps):
+        for _, j in parents:
+            last[j] = i
+    return last
+
+
+def replay_stacked(trace, inputs: list, stacked: list, rows: int, last=None, record=None):
+    """(output, whether it is stacked) of the trace at `rows` points at once: inputs[i] (tape
+    index i) holds one value per point along its leading axis where stacked[i], else the value
+    all points share. Steps whose arguments are all shared run as the point replay runs them.
+    Kink notes are made per pass (a kink at any point of it), each with its step's span.
+    `record`, a list, gets per step a StepRecord (for a plot's kink sides and notes)."""
+    last = last_uses(trace) if last is None else last
+    values = list(inputs)
+    flags = list(stacked)
+    keep = trace.output
+    saved_limit = element_limit[0]
+    element_limit[0] = None               # the stack is ours, not the program's: its limit is per point
+    try:
+        for i, (prim, parents, args, params, span) in enumerate(trace.steps):
+            point_stacked = [False] * len(args)
+            for pos, j in parents:
+                point_stacked[pos] = flags[j]
+            if any(point_stacked):
+                full = list(args)
+                for pos, j in parents:
+                    full[pos] = values[j]
+                NOTES.span = span
+                values.append(stacked_apply(prim, tuple(full), point_stacked, params, rows))
+                flags.append(True)
+                if record is not None:
+                    record.append(StepRecord(prim, span, params, True, len(NOTES.kinks),
+                                             tuple(zip(full, point_stacked)) if prim.side else ()))
+            else:
+                values.append(trace.forwards[i](values))
+                flags.append(False)
+                if record is not None:
+                    record.append(StepRecord(prim, span, params, False, len(NOTES.kinks), ()))
+            for _, j in parents:
+                if last[j] == i and j != keep:
+                    values[j] = None               # its last reader has run
+    finally:
+        element_limit[0] = saved_limit
+    if trace.output is None:
+        return trace.constant, False
+    return values[trace.output], flags[trace.output]
+
+
+@dataclass
+class StepRecord:
+    """What a batched pass did at one step."""
+    prim: object
+    span: object
+    params: object
+    stacked: bool            # whether it ran on the points' own values (else on shared ones)
+    notes: int               # the kink notes made so far in the pass, this step's included
+    args: tuple              # (argument, whether stacked) pairs, kept for primitives with a kink side
+
+
+def stacked_rows(out, is_stacked: bool, rows: int):
+    """The raw output per point as a (rows, size) float64 host array."""
+    raw = np().asarray(to_host(strip(out)), dtype=np().float64)
+    if not is_stacked:
+        raw = np().broadcast_to(raw.reshape(1, -1), (rows, raw.size))
+    return raw.reshape(rows, -1)
+
+
+def point_shape(out, is_stacked: bool) -> tuple:
+    s = shape(out)
+    return s[1:] if is_stacked else s
