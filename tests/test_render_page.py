@@ -141,3 +141,10 @@ def test_a_terminal_grad_does_not_import_rich():
                                  {"PYTHONPROFILEIMPORTTIME": "1", "COLUMNS": "80"})
     assert code == 0 and "\x1b[1mvalue\x1b[0m" in text and "x      24" in text
     assert "autodiff.cli.render.page" in text and not re.search(r"\|\s+rich(\.|\s|$)", text, re.M)
+
+
+def test_a_header_in_brackets_is_not_rich_markup():
+    # hypothesis found it: rich took the header "[a]" for a style tag and printed nothing
+    page = Page().table(["[a]", "x"], [["1", "2"]])
+    assert page.text() == rich_rendition(page)
+    assert "[a]" in rich_rendition(page)

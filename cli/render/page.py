@@ -105,7 +105,7 @@ class Page:
             headers, rows = content
             table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
             for header in headers:
-                table.add_column(header)
+                table.add_column(Text(header))            # a header is no markup either
             for row in rows:
                 table.add_row(*(Text(cell) for cell in row))      # Text: "[inf, 1]" is not markup
             screen.print(table)
