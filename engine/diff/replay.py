@@ -4,15 +4,18 @@ the same shapes without the interpreter: no name lookups, no AST closures, no si
 
 A replay calls the same forward rules in the same order as the recorded run and sweeps a tape of
 the same entries with the same `backward`, so its numbers are the interpreter's to the last bit.
-It is only made for programs whose control flow and constants cannot depend on the inputs
-(lang/replayable.py decides, from the AST), and only from tapes whose every input-dependent
-argument was recorded (`record_trace` refuses the others)."""
+It is only made for programs whose constants cannot depend on the inputs and whose control flow
+depends on them only through if/while conditions (lang/replayable.py decides, from the AST),
+and only from tapes whose every input-dependent argument was recorded (`record_trace` refuses
+the others). Each decision such a condition took is kept as a guard (diff/replay_guards.py),
+checked again on the new values as the replay reaches it."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..core.notes import NOTES
 from ..core.tape import Entry, Shape, Tape, Var, backward, saved_args
+from .replay_guards import guarded_values, resolve_guards
 
 
 @dataclass
@@ -25,6 +28,9 @@ class Trace:
     constant: object            # the output itself when it does not depend on the inputs
     signature: tuple            # the recorded run's control-flow signature
     run_steps: int              # the interpreter's step count for that run
+    # the decisions on traced values (replay_guards.Guard), in order: empty where the control
+    # flow cannot depend on the inputs
+    guards: list = field(default_factory=list)
 
 
 def _forward(prim, parents, args, params, span, floats):
@@ -83,9 +89,13 @@ def _recorded_class(entries, j):
     return entries[j].value.__class__
 
 
-def record_trace(tape: Tape, out, signature, run_steps) -> Trace | None:
+def record_trace(tape: Tape, out, signature, run_steps, logged=()) -> Trace | None:
     """The trace of a finished tape (persistent, with its values kept), or None if some argument
-    the rules did not record could still depend on an input (a replay would use a stale number)."""
+    the rules did not record could still depend on an input (a replay would use a stale number).
+    `logged`: the run's decisions on traced values (lang/replayable.py's DECISIONS entries)."""
+    guards = resolve_guards(tape, logged)
+    if guards is None:
+        return None
     entries = tape.entries
     leaves = 0
     while leaves < len(entries) and entries[leaves].prim is None:
@@ -107,7 +117,8 @@ def record_trace(tape: Tape, out, signature, run_steps) -> Trace | None:
             floats = floats and arg.__class__ is float
         steps.append((prim, e.parents, args, e.params, e.span))
         forwards.append(_forward(prim, e.parents, args, e.params, e.span, floats))
-    common = dict(steps=steps, forwards=forwards, leaves=leaves, signature=tuple(signature), run_steps=run_steps)
+    common = dict(steps=steps, forwards=forwards, leaves=leaves, signature=tuple(signature), run_steps=run_steps,
+                  guards=guards)
     if out.__class__ is Var:
         if out.tape is not tape:
             return None
@@ -117,8 +128,10 @@ def record_trace(tape: Tape, out, signature, run_steps) -> Trace | None:
 
 def replay_values(trace: Trace, inputs: list) -> list:
     """Every tape value recomputed from `inputs` (the leaves), each step's span set for the kink
-    notes its forward rule makes."""
+    notes its forward rule makes. A guarded trace checks its decisions on the way (PathChanged)."""
     values = list(inputs)
+    if trace.guards:
+        return guarded_values(trace, values)
     append = values.append
     for forward in trace.forwards:
         append(forward(values))

@@ -7,6 +7,7 @@ from ..core import ops
 from .callables import BREAK, CONTINUE, RETURN, UserFunction
 from .loop_forms import unpacking
 from .names import Scope, assigned_names, loop_target_names
+from .replayable import DECISIONS, RecordedTest
 from .values import describe, iterate, shape_of, truth
 
 
@@ -120,11 +121,15 @@ class StatementCompiler:
         span = s.test.span
         key = (span.line, span.column)
         yes, no = (key, True), (key, False)          # shared: a decision costs one list slot
+        log, recorded = DECISIONS, RecordedTest(self, s.test, scope)   # a run recording a trace logs it
 
         def run(frame):
-            c = test(frame)
-            if c.__class__ is not bool:
-                c = truth(c, span)
+            if log.entries is None:
+                c = test(frame)
+                if c.__class__ is not bool:
+                    c = truth(c, span)
+            else:
+                c = recorded(frame)
             if c:
                 sig.append(yes)
                 return body(frame)
@@ -139,7 +144,8 @@ class StatementCompiler:
         test = self.expr(s.test, scope)
         span = s.test.span
         trips = self.loop_trips(s.body, scope, span, None)
-        return lambda frame: trips(frame, _while_true(test, frame, span))
+        recorded = RecordedTest(self, s.test, scope)
+        return lambda frame: trips(frame, _while_true(test, recorded, frame, span))
 
     def s_For(self, s, scope):
         items = self.expr(s.iter, scope)
@@ -208,12 +214,17 @@ class StatementCompiler:
         return run
 
 
-def _while_true(test, frame, span):
-    """A while loop's trips: one (empty) item for as long as its condition holds."""
+def _while_true(test, recorded, frame, span):
+    """A while loop's trips: one (empty) item for as long as its condition holds (evaluated by
+    `recorded`, which logs the decisions, in a run recording a trace)."""
+    log = DECISIONS
     while True:
-        c = test(frame)
-        if c.__class__ is not bool:
-            c = truth(c, span)
+        if log.entries is None:
+            c = test(frame)
+            if c.__class__ is not bool:
+                c = truth(c, span)
+        else:
+            c = recorded(frame)
         if not c:
             return
         yield None
