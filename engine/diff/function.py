@@ -27,6 +27,7 @@ from .common import check_wrt, ones_like_output, seed_for
 from .replay import record_trace, replay_adjoints, replay_output, replay_values
 from .replay_guards import PathChanged
 from .replay_paths import filed, new_path, replay_entry
+from .replay_results import all_finite, compiled_grad, compiled_value
 
 
 def input_signature(inputs: dict, dtype_name: str, limits) -> tuple:
@@ -66,10 +67,10 @@ def plain_run(traces: dict, key) -> bool:
     single call, as from the command line, pays nothing for a trace it would not use), any with
     large inputs, or any after a tape that could not be kept. The second records the trace,
     later ones replay it."""
+    if key in traces:                   # (large inputs are never kept: counted only for new keys)
+        return traces[key] is NOT_REPLAYABLE
     if traced_elements(key) > REPLAY_MAX_ELEMENTS:
         return True
-    if key in traces:
-        return traces[key] is NOT_REPLAYABLE
     keep_trace(traces, key, None)
     return True
 
@@ -94,16 +95,6 @@ def same_results(replayed, interpreted) -> bool:
         and list(replayed.gradient) == list(interpreted.gradient) \
         and all(same_bits(replayed.gradient[k], interpreted.gradient[k]) for k in interpreted.gradient) \
         and (replayed.tape_length, replayed.unconnected) == (interpreted.tape_length, interpreted.unconnected)
-
-
-def all_finite(values) -> bool:
-    for v in values:
-        if v.__class__ is float:
-            if not math.isfinite(v):
-                return False
-        elif not np().all(np().isfinite(to_host(v))):        # a device array: checked on the host
-            return False
-    return True
 
 
 class Function:
@@ -135,9 +126,40 @@ class Function:
         return result.value, result.gradient
 
     def jacobian(self, at=None, /, *, wrt=None, mode="auto", **inputs) -> dict:
-        """{input name: array of shape output.shape + input.shape} (interpreted: no replay yet)."""
+        """{input name: array of shape output.shape + input.shape}: replayed in reverse mode (one
+        sweep per output element) where that is the mode, else interpreted."""
+        if mode not in ("auto", "forward", "reverse"):
+            raise ValueError(f"mode must be auto, forward or reverse, not {mode!r}")
+        merged = _merge(at, inputs)
+        replayed = self._replay_jacobian(merged, wrt, mode) if mode != "forward" else None
+        if replayed is not None:
+            self.replays += 1
+            return replayed
+        self.interpreted += 1
         from .forward import jacobian      # forward mode loads only when asked for
-        return jacobian(None, _merge(at, inputs), wrt, mode, target=self.target).jacobian
+        return jacobian(None, merged, wrt, mode, target=self.target).jacobian
+
+    def _replay_jacobian(self, at, wrt, mode):
+        """The Jacobian from the trace at these inputs' signature (recording one as evaluate_result
+        does), or None where it is to be interpreted."""
+        set_dtype("float64")
+        inputs = bind_inputs(self.target, dict(at or {}))
+        wrt = check_wrt(self.target, wrt)
+        key = input_signature(inputs, "float64", None) + (tuple(self.inputs),)
+        if self.blocker is not None or plain_run(self.traces, key):
+            return None
+        entry = self.traces.get(key)
+        if entry is None:
+            self._record_evaluate(inputs, key, None)
+            self.interpreted -= 1                   # counted by the interpreted Jacobian
+            return None
+        from .replay_jacobian import replay_jacobian    # with forward mode: loaded only when asked for
+        try:
+            trace, values = replay_entry(entry, list(inputs.values()))
+            return replay_jacobian(trace, values, inputs, wrt, [self.inputs.index(w) for w in wrt], mode,
+                                   self.target)
+        except Exception:                   # a path not kept, a failing step: the interpreter's answer
+            return None
 
     def hessian(self, at=None, /, *, wrt=None, **inputs) -> dict:
         """{a: {b: array of shape a.shape + b.shape}} (interpreted: no replay yet)."""
@@ -154,6 +176,10 @@ class Function:
             return reverse.evaluate(None, inputs, dtype_name=dtype_name, limits=limits, target=self.target)
         entry = self.traces.get(key)
         if entry is not None:
+            fast = compiled_value(entry, inputs)
+            if fast is not None:
+                self.replays += 1
+                return fast
             notes = reset_notes()
             try:
                 trace, values = replay_entry(entry, list(inputs.values()))
@@ -266,6 +292,10 @@ class Function:
         """The gradient from a replay, or None where it must be interpreted (an error, or a
         non-finite number whose provenance the interpreter's run traces); PathChanged where the
         inputs take a path not kept."""
+        if seed is None and wrt == self.inputs:
+            fast = compiled_grad(entry, inputs)
+            if fast is not None:
+                return fast
         notes = reset_notes()
         try:
             trace, values = replay_entry(entry, list(inputs.values()))

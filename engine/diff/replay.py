@@ -31,6 +31,8 @@ class Trace:
     # the decisions on traced values (replay_guards.Guard), in order: empty where the control
     # flow cannot depend on the inputs
     guards: list = field(default_factory=list)
+    floats: bool = False        # every value a Python float (replay_compiled can make it one function)
+    compiled: object = None     # replay_compiled.Compiled, once made
 
 
 def _forward(prim, parents, args, params, span, floats):
@@ -101,6 +103,7 @@ def record_trace(tape: Tape, out, signature, run_steps, logged=()) -> Trace | No
     while leaves < len(entries) and entries[leaves].prim is None:
         leaves += 1
     steps, forwards = [], []
+    all_floats = all(e.value.__class__ is float for e in entries[:leaves])
     for e in entries[leaves:]:
         prim = e.prim
         if prim is None:
@@ -115,10 +118,11 @@ def record_trace(tape: Tape, out, signature, run_steps, logged=()) -> Trace | No
             if arg.__class__ is Shape or prim.vjps[pos] is None:
                 return None                       # a constant not kept, or a traced value unrecorded
             floats = floats and arg.__class__ is float
+        all_floats = all_floats and floats and not e.params and e.value.__class__ is float
         steps.append((prim, e.parents, args, e.params, e.span))
         forwards.append(_forward(prim, e.parents, args, e.params, e.span, floats))
     common = dict(steps=steps, forwards=forwards, leaves=leaves, signature=tuple(signature), run_steps=run_steps,
-                  guards=guards)
+                  guards=guards, floats=all_floats)
     if out.__class__ is Var:
         if out.tape is not tape:
             return None

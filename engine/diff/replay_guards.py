@@ -38,6 +38,8 @@ class Guard:
     check: object           # values -> None, or PathChanged if the decision differs
     outcome: bool           # the recorded decision
     span: object            # the comparison's (or the condition's) place in the source
+    opname: str = ""        # the comparison, or "truth"
+    sources: tuple = ()     # per operand (tape index, None) or (None, the constant)
 
 
 def resolve_guards(tape, logged) -> list | None:
@@ -60,7 +62,8 @@ def resolve_guards(tape, logged) -> list | None:
             check = truth_check(number, sources[0][0], outcome, span)
         else:
             check = comparison_check(number, sources[0], sources[1], opname, outcome, span)
-        guards.append(Guard(position=position, check=check, outcome=outcome, span=span))
+        guards.append(Guard(position=position, check=check, outcome=outcome, span=span, opname=opname,
+                            sources=tuple(sources[:1] if opname == "truth" else sources)))
     return guards
 
 

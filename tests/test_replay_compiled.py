@@ -1,0 +1,121 @@
+"""Compiled scalar replay: a trace of Python floats becomes one generated function, built from
+the rules table's float forwards and VJPs, whose numbers are the step replay's (and so the
+interpreter's) to the last bit; kinks, non-finite numbers and path changes go back to the step
+replay or the interpreter."""
+import math
+
+import pytest
+
+import autodiff
+from autodiff.engine.core import rules
+from autodiff.engine.diff import reverse
+from autodiff.engine.diff.function import Function
+from autodiff.engine.diff.replay import replay_adjoints, replay_values
+from autodiff.engine.diff.replay_compiled import compile_trace, same_float
+from autodiff.engine.diff.replay_results import latest
+from autodiff.engine.lang.target import load
+from test_replay import assert_same_gradient, kinks_of, same_number
+
+POINTS = [(0.5, 1.5), (1.5, 0.5), (0.0, 0.0), (-0.7, 2.0), (1.0, 1.0), (2.0, -3.0), (0.25, 0.25),
+          (-2.5, -0.5), (1e-300, 1e300), (3.0, 0.0)]
+
+
+def scalar_cases():
+    """One call per differentiable builtin of the table that takes floats, and the operators."""
+    out = []
+    for prim in rules.builtin_primitives():
+        if prim.nondiff or prim.arity not in (1, 2):
+            continue
+        expr = f"{prim.builtin}({'x' if prim.arity == 1 else 'x, y'})"
+        try:
+            autodiff.evaluate(expr, at={"x": 0.5, "y": 0.75})
+        except autodiff.SourceError:
+            continue
+        out.append(expr)
+    return out + ["x + y", "x - y", "x * y", "x / y", "x ** y", "-x + 2.0 * y", "x * x * y - y / 3.0",
+                  "abs(x - y) + maximum(x, 0.5)", "sin(x) * cos(y) + exp(-x * x)", "x / (y * y + 1.0)"]
+
+
+CASES = scalar_cases()
+
+
+def trace_of(f):
+    return latest(next(entry for entry in f.traces.values() if entry))
+
+
+@pytest.mark.parametrize("expr", CASES)
+def test_every_float_rule_compiles_to_the_step_replays_bits(expr):
+    target = load(expr)
+    f = Function(target=target)
+    first = {k: v for k, v in zip(("x", "y"), (0.6, 1.3)) if k in target.inputs}
+    for _ in range(2):
+        f.grad_result(first)                    # plain, then recorded
+    trace = trace_of(f)
+    made = compile_trace(trace)
+    assert made is not None, expr
+    for x, y in POINTS:
+        leaves = [v for k, v in zip(("x", "y"), (x, y)) if k in target.inputs]
+        try:
+            values = replay_values(trace, list(leaves))
+            _, step = replay_adjoints(trace, values, 1.0, list(range(trace.leaves)))
+        except Exception:
+            continue                            # the step replay refuses too: interpreted
+        try:
+            value, fast = made.gradient(*leaves, 1.0)
+        except (ZeroDivisionError, OverflowError, ValueError):
+            continue                            # Python's error where the rule falls back: step replay
+        assert same_float(value, values[trace.output]) and same_float(made.forward(*leaves), value), (expr, x, y)
+        assert all(same_float(a, b) for a, b in zip(fast, step)), (expr, x, y, fast, step)
+
+
+@pytest.mark.parametrize("expr", CASES)
+def test_compiled_gradients_are_the_interpreters(expr):
+    target = load(expr)
+    f = Function(target=target)
+    for x, y in [(0.6, 1.3)] + POINTS:
+        at = {k: v for k, v in zip(("x", "y"), (x, y)) if k in target.inputs}
+        ours = f.grad_result(at)
+        assert_same_gradient(ours, reverse.grad(None, at, target=target))
+        value, plain = f.evaluate_result(at), reverse.evaluate(None, at, target=target)
+        assert same_number(value.value, plain.value) and kinks_of(value) == kinks_of(plain)
+
+
+def test_most_rules_are_traced_into_lines_not_calls():
+    f = Function("x * y + x / y - x - -y")
+    for _ in range(3):
+        f.grad_result({"x": 0.5, "y": 2.0})
+    made = trace_of(f).compiled
+    assert made and "_rule(" not in made.text         # mul, div, add, sub, neg: all inline
+    assert f.grad_result({"x": 1.5, "y": -2.0}).gradient == {"x": -2.0 - 0.5 - 1.0, "y": 1.5 - 1.5 / 4.0 + 1.0}
+
+
+def test_a_kink_in_a_compiled_trace_is_noted_with_its_span():
+    f = Function("x * 2.0 + abs(y)")
+    for y in (1.0, 2.0, 3.0):
+        f.grad_result({"x": 1.0, "y": y})
+    assert trace_of(f).compiled
+    r = f.grad_result({"x": 1.0, "y": 0.0})
+    assert kinks_of(r) == [("abs", (1, 11), "abs at 0: derivative taken as 0")]
+    assert r.gradient == {"x": 2.0, "y": 0.0}
+
+
+def test_division_by_zero_and_non_finite_numbers_are_the_interpreters():
+    f = Function("x / y + log(x)")
+    for y in (1.0, 2.0, 3.0):
+        f.grad_result({"x": 1.0, "y": y})
+    assert trace_of(f).compiled
+    r = f.grad_result({"x": 1.0, "y": 0.0})
+    fresh = reverse.grad(None, {"x": 1.0, "y": 0.0}, target=f.target)
+    assert r.value == math.inf and r.nonfinite == fresh.nonfinite
+    assert_same_gradient(r, fresh)
+
+
+def test_guards_in_a_compiled_trace_fall_back_on_a_new_path():
+    source = "def f(x, y):\n    if x * y > 1.0:\n        return x * x\n    return y - x\n"
+    f = Function(target=load(source, filename="program.py"))
+    for x in (1.0, 2.0, 3.0):
+        f.grad_result({"x": x, "y": 1.5})
+    assert trace_of(f).compiled and trace_of(f).guards
+    for x, y in ((2.5, 1.0), (0.1, 1.0), (0.2, 2.0), (4.0, 4.0), (-1.0, -1.5)):
+        at = {"x": x, "y": y}
+        assert_same_gradient(f.grad_result(at), reverse.grad(None, at, target=f.target))
