@@ -119,3 +119,16 @@ def test_guards_in_a_compiled_trace_fall_back_on_a_new_path():
     for x, y in ((2.5, 1.0), (0.1, 1.0), (0.2, 2.0), (4.0, 4.0), (-1.0, -1.5)):
         at = {"x": x, "y": y}
         assert_same_gradient(f.grad_result(at), reverse.grad(None, at, target=f.target))
+
+
+def test_a_long_trace_is_compiled_once_replayed_often_enough():
+    source = "def f(x):\n    s = x\n    for i in range(100):\n        s = s * 0.5 + x\n    return s\n"
+    f = Function(target=load(source, filename="program.py"))
+    for k in range(3):                                      # plain, recorded, replayed step by step
+        f.grad_result({"x": 0.5 + k})
+    trace = trace_of(f)
+    assert len(trace.steps) == 200 and trace.compiled is None
+    for k in range(200 // 64):
+        at = {"x": 1.5 - k}
+        assert_same_gradient(f.grad_result(at), reverse.grad(None, at, target=f.target))
+    assert trace.compiled

@@ -32,7 +32,8 @@ class Trace:
     # flow cannot depend on the inputs
     guards: list = field(default_factory=list)
     floats: bool = False        # every value a Python float (replay_compiled can make it one function)
-    compiled: object = None     # replay_compiled.Compiled, once made
+    compiled: object = None     # replay_compiled.Compiled, once made (False: none)
+    uses: int = 0               # replays before it was compiled
 
 
 def _forward(prim, parents, args, params, span, floats):
@@ -173,9 +174,38 @@ def replay_tape(trace: Trace, values: list, watched: list):
     return tape, where
 
 
+def float_tape(trace: Trace, values: list) -> Tape:
+    """replay_tape's tape where every input is watched, in order, and every value is a float:
+    each step is on it at its own index, and keeps its arguments' values (what saved_args keeps
+    of floats)."""
+    tape = Tape()
+    entries = tape.entries
+    for i in range(trace.leaves):
+        entries.append(Entry(None, (), (), None, None, None, values[i]))
+    index = trace.leaves
+    for prim, parents, args, params, span in trace.steps:
+        if len(parents) == 2 and len(args) == 2:
+            full = (values[parents[0][1]], values[parents[1][1]])
+        elif len(parents) == 1 and len(args) == 1:
+            full = (values[parents[0][1]],)
+        else:
+            full = list(args)
+            for pos, j in parents:
+                full[pos] = values[j]
+            full = tuple(full)
+        entries.append(Entry(prim, parents, full, values[index] if prim.needs_ans else None, params, span, None))
+        index += 1
+    return tape
+
+
 def replay_adjoints(trace: Trace, values: list, seed, watched: list):
     """(tape length, the adjoint of each watched input or None) of a reverse sweep from the
     replayed output over the tape of `replay_tape`."""
+    if trace.floats and trace.output is not None and watched == list(range(trace.leaves)):
+        tape = float_tape(trace, values)
+        out = trace.output
+        adjoints = backward(tape, Var(values[out], tape, out, tape.level), seed)
+        return len(tape), adjoints[:trace.leaves]
     tape, where = replay_tape(trace, values, watched)
     length = len(tape)
     out = where[trace.output] if trace.output is not None else -1

@@ -1,6 +1,7 @@
 """Compiled replay of scalar traces: a trace whose every value is a Python float becomes one
 generated Python function for its forward pass (with its guards) and one for forward and
-reverse sweep, so a replay makes no closure call, list append or tape entry per step.
+reverse sweep, so a replay makes no closure call, list append or tape entry per step (made
+once the trace has been replayed often enough to pay for it: COMPILE_AFTER).
 
 The code is built from the rules table only, never from the user's text: each step's float
 forward and each VJP rule is traced once with `Stand` stand-ins (which claim to be floats, so
@@ -26,6 +27,10 @@ from .replay import replay_adjoints, replay_values
 from .replay_guards import TIE_COMPARISONS, PathChanged
 
 COMPILE_MAX_STEPS = 4000            # longer traces keep the step replay (compile time, code size)
+# A trace is compiled after len(steps) // COMPILE_AFTER step replays: making the functions costs
+# about 100 µs a step, a compiled run saves about 1.5 µs a step, so a trace used a few times only
+# never pays for it (x*x is compiled at its first replay).
+COMPILE_AFTER = 64
 RULE_MAX_PATHS = 16                 # branch combinations one rule may take
 INLINE = {operator.add: "+", operator.sub: "-", operator.mul: "*"}     # Python's own float operators
 
@@ -354,9 +359,13 @@ def same_float(a, b) -> bool:
 
 
 def compiled_for(trace, leaves: list):
-    """The trace's compiled functions (False where it has none), made on first use and kept only
-    if they give the step replay's numbers at `leaves` to the bit."""
+    """The trace's compiled functions (False where it has none, or not yet), made once it has
+    been replayed often enough, and kept only if they give the step replay's numbers at `leaves`
+    to the bit."""
     if trace.compiled is None:
+        trace.uses += 1
+        if trace.uses <= len(trace.steps) // COMPILE_AFTER:
+            return False                # not yet: the step replay runs
         made = checked(trace, leaves)
         if made is RETRY:
             return False
