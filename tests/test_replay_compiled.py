@@ -132,3 +132,21 @@ def test_a_long_trace_is_compiled_once_replayed_often_enough():
         at = {"x": 1.5 - k}
         assert_same_gradient(f.grad_result(at), reverse.grad(None, at, target=f.target))
     assert trace.compiled
+
+
+def test_the_replay_runner_uses_the_compiled_forward_and_notes_kinks_as_the_runner():
+    from autodiff.engine.core.notes import reset
+    from autodiff.engine.diff.function import ReplayRunner
+    from autodiff.engine.lang.target import Runner
+    target = load("def f(x, y):\n    if x > y:\n        return abs(x) * y\n    return x / y\n", filename="program.py")
+    replaying, plain = ReplayRunner(target), Runner(target)
+    for x, y in [(2.0, 1.0)] * 3 + [(3.0, 1.0), (0.0, -1.0), (0.5, 1.0), (0.25, 2.0), (1.0, 0.0), (4.0, 2.0)]:
+        at = {"x": x, "y": y}
+        notes = reset()
+        ours = replaying(at)
+        ours_kinks = [(op, (s.line, s.column)) for op, s, _ in notes.kinks]
+        notes = reset()
+        theirs = plain(at)
+        assert same_number(ours, theirs) and replaying.signature == plain.signature
+        assert ours_kinks == [(op, (s.line, s.column)) for op, s, _ in notes.kinks]
+    assert trace_of(replaying).compiled

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 from ..core.backend import np, to_host
+from ..core.notes import NOTES
 from ..core.notes import reset as reset_notes
 from ..lang.values import dtype
 from . import reverse
@@ -29,23 +30,34 @@ def latest(entry):
     return entry.last if entry.__class__ is Paths else entry
 
 
-def compiled_value(entry, inputs):
-    """The value from the trace's compiled forward (replay_compiled.py), or None where the step
-    replay is to run (no compiled function, another path, a kink to note with its span)."""
+def compiled_output(entry, leaves: list):
+    """(trace, the output) from the trace's compiled forward, or None where the step replay is to
+    run: no compiled function (yet), another path, an error, or a kink noted (by a rule called as
+    it is; the step replay notes it with its span). The notes are left as they were."""
     trace = latest(entry)
     if not trace.floats:
         return None
-    leaves = list(inputs.values())
     made = compiled_for(trace, leaves)
     if not made:
         return None
-    notes = reset_notes()
+    noted = len(NOTES.kinks)
     try:
         value = made.forward(*leaves)
     except Exception:
+        value = None
+    if value is None or len(NOTES.kinks) > noted:
+        del NOTES.kinks[noted:]
         return None
-    if notes.kinks:
+    return trace, value
+
+
+def compiled_value(entry, inputs):
+    """The run's result from the compiled forward, or None (as compiled_output)."""
+    reset_notes()
+    fast = compiled_output(entry, list(inputs.values()))
+    if fast is None:
         return None
+    trace, value = fast
     return reverse.RunResult(value=value, inputs=inputs, signature=list(trace.signature), kinks=[],
                              steps=trace.run_steps)
 
