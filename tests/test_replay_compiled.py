@@ -150,3 +150,17 @@ def test_the_replay_runner_uses_the_compiled_forward_and_notes_kinks_as_the_runn
         assert same_number(ours, theirs) and replaying.signature == plain.signature
         assert ours_kinks == [(op, (s.line, s.column)) for op, s, _ in notes.kinks]
     assert trace_of(replaying).compiled
+
+
+def test_alternating_paths_each_run_their_compiled_function():
+    source = "def f(x, y):\n    if x * y > 1.0:\n        return x * x\n    return y - x\n"
+    f = Function(target=load(source, filename="program.py"))
+    for x in (1.0, 2.0, 3.0, 0.1, 0.2, 0.3):                # both paths recorded and replayed
+        f.grad_result({"x": x, "y": 1.5})
+    paths = next(iter(f.traces.values()))
+    interpreted, replays = f.interpreted, f.replays
+    for k in range(8):
+        at = {"x": (2.0, 0.25)[k % 2] + k * 0.01, "y": 1.5}
+        assert_same_gradient(f.grad_result(at), reverse.grad(None, at, target=f.target))
+    assert f.interpreted == interpreted and f.replays == replays + 8
+    assert len(paths) == 2 and all(trace.compiled for trace in paths.traces.values())

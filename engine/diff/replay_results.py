@@ -12,7 +12,8 @@ from ..core.notes import reset as reset_notes
 from ..lang.values import dtype
 from . import reverse
 from .replay_compiled import compiled_for
-from .replay_paths import Paths
+from .replay_guards import PathChanged, decisions
+from .replay_paths import MAX_PATHS, Paths
 
 
 def all_finite(values) -> bool:
@@ -30,25 +31,41 @@ def latest(entry):
     return entry.last if entry.__class__ is Paths else entry
 
 
-def compiled_output(entry, leaves: list):
-    """(trace, the output) from the trace's compiled forward, or None where the step replay is to
-    run: no compiled function (yet), another path, an error, or a kink noted (by a rule called as
-    it is; the step replay notes it with its span). The notes are left as they were."""
+def run_compiled(entry, leaves: list, gradient: bool):
+    """(trace, what its compiled forward, or forward and sweep, returns) or None where the step
+    replay is to run: no compiled function (yet), a path none kept takes, an error, or a kink
+    noted (by a rule called as it is; the step replay notes it with its span). A path change
+    moves to the kept path that takes it, as Paths.replay does. The notes are left as they were."""
     trace = latest(entry)
-    if not trace.floats:
-        return None
-    made = compiled_for(trace, leaves)
-    if not made:
-        return None
     noted = len(NOTES.kinks)
-    try:
-        value = made.forward(*leaves)
-    except Exception:
-        value = None
-    if value is None or len(NOTES.kinks) > noted:
-        del NOTES.kinks[noted:]
-        return None
-    return trace, value
+    for _ in range(MAX_PATHS):
+        made = trace.floats and compiled_for(trace, leaves)
+        if not made:
+            return None
+        try:
+            out = made.gradient(*leaves, 1.0) if gradient else made.forward(*leaves)
+        except PathChanged as change:
+            del NOTES.kinks[noted:]
+            if entry.__class__ is not Paths or change.outcome is None:
+                return None
+            trace = entry.find(decisions(trace)[:change.index] + (change.outcome,))
+            if trace is None:
+                return None
+            continue
+        except Exception:
+            out = None
+        if out is None or len(NOTES.kinks) > noted:
+            del NOTES.kinks[noted:]
+            return None
+        if entry.__class__ is Paths:
+            entry.last = trace
+        return trace, out
+    return None
+
+
+def compiled_output(entry, leaves: list):
+    """(trace, the output) from the compiled forward, or None (as run_compiled)."""
+    return run_compiled(entry, leaves, False)
 
 
 def compiled_value(entry, inputs):
@@ -63,21 +80,14 @@ def compiled_value(entry, inputs):
 
 
 def compiled_grad(entry, inputs):
-    """The gradient of every input from the compiled sweep, or None (as compiled_value)."""
-    trace = latest(entry)
-    if not trace.floats or dtype() != "float64":
+    """The gradient of every input from the compiled sweep, or None (as run_compiled)."""
+    if dtype() != "float64":
         return None
-    leaves = list(inputs.values())
-    made = compiled_for(trace, leaves)
-    if not made:
+    reset_notes()
+    fast = run_compiled(entry, list(inputs.values()), True)
+    if fast is None:
         return None
-    notes = reset_notes()
-    try:
-        value, adjoints = made.gradient(*leaves, 1.0)
-    except Exception:
-        return None
-    if notes.kinks:
-        return None
+    trace, (value, adjoints) = fast
     if not math.isfinite(value):
         return None
     gradient, unconnected = {}, []
@@ -90,4 +100,4 @@ def compiled_grad(entry, inputs):
         gradient[name] = g
     return reverse.GradResult(value=value, gradient=gradient, inputs=inputs, unconnected=unconnected,
                               reduced=None, signature=list(trace.signature), kinks=[],
-                              tape_length=made.tape_length, steps=trace.run_steps)
+                              tape_length=trace.compiled.tape_length, steps=trace.run_steps)
