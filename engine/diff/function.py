@@ -202,9 +202,9 @@ class Function:
         """An interpreted run with every input watched; its tape becomes the trace for `key`."""
         self.interpreted += 1
         notes = reset_notes()
-        runner = Runner(self.target, limits)
         tape = Tape(persistent=True, keep_values=True)    # a trace reads its values' types
-        with recording_decisions() as logged:
+        with recording_decisions() as logged:             # compiled to log its decisions
+            runner = Runner(self.target, limits)
             out = runner.run({k: tape.watch(v) for k, v in inputs.items()})
         check_output(out, self.target)
         interp = runner.interp
@@ -369,11 +369,12 @@ class ReplayRunner:
             self.signature = self.runner.signature
             return out
         tape = Tape(persistent=True, keep_values=True)    # a trace reads its values' types
-        with recording_decisions() as logged:
-            out = self.runner.run({k: tape.watch(values[k]) for k in self.target.inputs})
-        self.signature = tuple(self.interp.signature)
+        with recording_decisions() as logged:             # compiled to log its decisions
+            runner = Runner(self.target, self.limits)
+            out = runner.run({k: tape.watch(values[k]) for k in self.target.inputs})
+        self.signature = tuple(runner.interp.signature)
         check_output(out, self.target)
-        trace = record_trace(tape, out, self.signature, self.interp.steps, logged) or NOT_REPLAYABLE
+        trace = record_trace(tape, out, self.signature, runner.interp.steps, logged) or NOT_REPLAYABLE
         entry = self.traces.get(key)
         keep_trace(self.traces, key, trace if trace is NOT_REPLAYABLE else filed(entry, trace))
         return strip(out)

@@ -7,10 +7,10 @@ value as a plain number (stop_gradient, where, any, grad...). This module decide
 AST, conservatively: a name is *static* (independent of the inputs) only if every assignment to
 it anywhere in the program is static; inputs and function parameters never are.
 
-The one exception is the condition of an `if`, `elif` or `while`: a run that records a trace
-logs each decision it takes on a traced value (DECISIONS, filled by `recorded_test`), and the
-replay checks it again on the new values (diff/replay_guards.py), falling back to the
-interpreter where it differs. Such a condition may compare traced values (one comparison each,
+The one exception is the condition of an `if`, `elif` or `while`: a program compiled for a run
+that records a trace logs each decision its conditions take on a traced value (DECISIONS,
+filled by `recorded_test`), and the replay checks it again on the new values
+(diff/replay_guards.py), falling back to the interpreter where it differs. Such a condition may compare traced values (one comparison each,
 joined by and/or/not) or test one for truth."""
 from __future__ import annotations
 
@@ -196,7 +196,7 @@ def replay_blocker(tree, inputs) -> str | None:
 
 class DecisionLog:
     """Where a run that records a trace logs its decisions on traced values: `entries` is a list
-    while such a run goes on (None otherwise: an interpreted run checks only that). Each entry is
+    while such a run is compiled and goes on (None otherwise). Each entry is
     (tape length then, left operand, right operand or None, comparison or "truth", outcome, span)."""
     __slots__ = ("entries",)
 
@@ -218,7 +218,10 @@ def recording_decisions():
 
 
 def _log(a, b, opname, outcome, span) -> None:
-    """One decision, if it depends on a traced value (a box): with the tape's length at it."""
+    """One decision, if it depends on a traced value (a box): with the tape's length at it
+    (none while no run records: a program compiled for one may run again after)."""
+    if DECISIONS.entries is None:
+        return
     for v in (a, b):
         if v.__class__ is Var:
             DECISIONS.entries.append((len(v.tape.entries), a, b, opname, outcome, span))
@@ -227,19 +230,13 @@ def _log(a, b, opname, outcome, span) -> None:
         DECISIONS.entries.append((None, a, b, opname, outcome, span))    # no trace is kept
 
 
-class RecordedTest:
-    """An if/while condition as a recording run evaluates it: the same values, errors and notes
-    as the compiled condition, each decision on a traced value logged. Compiled on the first
-    recording run only: interpreted runs never pay for it."""
-    __slots__ = ("interp", "node", "scope", "run")
-
-    def __init__(self, interp, node, scope):
-        self.interp, self.node, self.scope, self.run = interp, node, scope, None
-
-    def __call__(self, frame) -> bool:
-        if self.run is None:
-            self.run = recorded_test(self.interp, self.node, self.scope, self.node.span, "condition")
-        return self.run(frame)
+def condition(interp, node, scope):
+    """An if/while condition compiled: as any expression, or, compiled for a run that records a
+    trace (DECISIONS on), as `recorded_test` (its truth, each decision logged). Chosen when the
+    program compiles, so an interpreted run pays nothing for it."""
+    if DECISIONS.entries is None:
+        return interp.expr(node, scope)
+    return recorded_test(interp, node, scope, node.span, "condition")
 
 
 def recorded_test(interp, node, scope, span, what):

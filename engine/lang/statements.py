@@ -7,7 +7,7 @@ from ..core import ops
 from .callables import BREAK, CONTINUE, RETURN, UserFunction
 from .loop_forms import unpacking
 from .names import Scope, assigned_names, loop_target_names
-from .replayable import DECISIONS, RecordedTest
+from .replayable import condition
 from .values import describe, iterate, shape_of, truth
 
 
@@ -114,22 +114,18 @@ class StatementCompiler:
         return run
 
     def s_If(self, s, scope):
-        test = self.expr(s.test, scope)
+        test = condition(self, s.test, scope)
         body = self.block(s.body, scope)
         orelse = self.block(s.orelse, scope) if s.orelse else None
         sig = self.signature
         span = s.test.span
         key = (span.line, span.column)
         yes, no = (key, True), (key, False)          # shared: a decision costs one list slot
-        log, recorded = DECISIONS, RecordedTest(self, s.test, scope)   # a run recording a trace logs it
 
         def run(frame):
-            if log.entries is None:
-                c = test(frame)
-                if c.__class__ is not bool:
-                    c = truth(c, span)
-            else:
-                c = recorded(frame)
+            c = test(frame)
+            if c.__class__ is not bool:
+                c = truth(c, span)
             if c:
                 sig.append(yes)
                 return body(frame)
@@ -141,11 +137,10 @@ class StatementCompiler:
 
     # ---- loops ----
     def s_While(self, s, scope):
-        test = self.expr(s.test, scope)
+        test = condition(self, s.test, scope)
         span = s.test.span
         trips = self.loop_trips(s.body, scope, span, None)
-        recorded = RecordedTest(self, s.test, scope)
-        return lambda frame: trips(frame, _while_true(test, recorded, frame, span))
+        return lambda frame: trips(frame, _while_true(test, frame, span))
 
     def s_For(self, s, scope):
         items = self.expr(s.iter, scope)
@@ -214,17 +209,12 @@ class StatementCompiler:
         return run
 
 
-def _while_true(test, recorded, frame, span):
-    """A while loop's trips: one (empty) item for as long as its condition holds (evaluated by
-    `recorded`, which logs the decisions, in a run recording a trace)."""
-    log = DECISIONS
+def _while_true(test, frame, span):
+    """A while loop's trips: one (empty) item for as long as its condition holds."""
     while True:
-        if log.entries is None:
-            c = test(frame)
-            if c.__class__ is not bool:
-                c = truth(c, span)
-        else:
-            c = recorded(frame)
+        c = test(frame)
+        if c.__class__ is not bool:
+            c = truth(c, span)
         if not c:
             return
         yield None
