@@ -4,9 +4,13 @@ repeated plain runs (perturbed points, hand formulas, check-file values).
 
 The first run at a given input signature (shapes, dtypes, working dtype, limits) is a plain
 interpreted run; the second is interpreted with the inputs watched, and its tape kept as a trace
-(diff/replay.py); later runs with the same signature replay the trace. A program whose control flow or constants may depend on its inputs
-(lang/replayable.py says why) is always interpreted, as is any run whose replay fails: the
-interpreter then reports the error with its line and column, as it always does."""
+(diff/replay.py); later runs with the same signature replay the trace. A program whose constants
+may depend on its inputs, or whose control flow does other than through if/while conditions
+(lang/replayable.py says why), is always interpreted, as is any run whose replay fails: the
+interpreter then reports the error with its line and column, as it always does. A program whose
+if/while conditions read traced values keeps a few paths per signature (diff/replay_paths.py):
+a replay that meets a decision none of them took is interpreted, and its run recorded as one
+more path."""
 from __future__ import annotations
 
 import math
@@ -15,12 +19,15 @@ from ..core import ops
 from ..core.backend import np, to_host
 from ..core.notes import reset as reset_notes
 from ..core.tape import Tape, Var, strip
-from ..lang.replayable import replay_blocker
+from ..lang.replayable import recording_decisions, replay_blocker
 from ..lang.target import Runner, bind_inputs, check_output, load
 from ..lang.values import set_dtype, shape_of
 from . import reverse
 from .common import check_wrt, ones_like_output, seed_for
 from .replay import record_trace, replay_adjoints, replay_output, replay_values
+from .replay_guards import PathChanged
+from .replay_paths import filed, new_path, replay_entry
+from .replay_results import all_finite, compiled_grad, compiled_output, compiled_value
 
 
 def input_signature(inputs: dict, dtype_name: str, limits) -> tuple:
@@ -60,10 +67,10 @@ def plain_run(traces: dict, key) -> bool:
     single call, as from the command line, pays nothing for a trace it would not use), any with
     large inputs, or any after a tape that could not be kept. The second records the trace,
     later ones replay it."""
+    if key in traces:                   # (large inputs are never kept: counted only for new keys)
+        return traces[key] is NOT_REPLAYABLE
     if traced_elements(key) > REPLAY_MAX_ELEMENTS:
         return True
-    if key in traces:
-        return traces[key] is NOT_REPLAYABLE
     keep_trace(traces, key, None)
     return True
 
@@ -88,16 +95,6 @@ def same_results(replayed, interpreted) -> bool:
         and list(replayed.gradient) == list(interpreted.gradient) \
         and all(same_bits(replayed.gradient[k], interpreted.gradient[k]) for k in interpreted.gradient) \
         and (replayed.tape_length, replayed.unconnected) == (interpreted.tape_length, interpreted.unconnected)
-
-
-def all_finite(values) -> bool:
-    for v in values:
-        if v.__class__ is float:
-            if not math.isfinite(v):
-                return False
-        elif not np().all(np().isfinite(to_host(v))):        # a device array: checked on the host
-            return False
-    return True
 
 
 class Function:
@@ -129,9 +126,40 @@ class Function:
         return result.value, result.gradient
 
     def jacobian(self, at=None, /, *, wrt=None, mode="auto", **inputs) -> dict:
-        """{input name: array of shape output.shape + input.shape} (interpreted: no replay yet)."""
+        """{input name: array of shape output.shape + input.shape}: replayed in reverse mode (one
+        sweep per output element) where that is the mode, else interpreted."""
+        if mode not in ("auto", "forward", "reverse"):
+            raise ValueError(f"mode must be auto, forward or reverse, not {mode!r}")
+        merged = _merge(at, inputs)
+        replayed = self._replay_jacobian(merged, wrt, mode) if mode != "forward" else None
+        if replayed is not None:
+            self.replays += 1
+            return replayed
+        self.interpreted += 1
         from .forward import jacobian      # forward mode loads only when asked for
-        return jacobian(None, _merge(at, inputs), wrt, mode, target=self.target).jacobian
+        return jacobian(None, merged, wrt, mode, target=self.target).jacobian
+
+    def _replay_jacobian(self, at, wrt, mode):
+        """The Jacobian from the trace at these inputs' signature (recording one as evaluate_result
+        does), or None where it is to be interpreted."""
+        set_dtype("float64")
+        inputs = bind_inputs(self.target, dict(at or {}))
+        wrt = check_wrt(self.target, wrt)
+        key = input_signature(inputs, "float64", None) + (tuple(self.inputs),)
+        if self.blocker is not None or plain_run(self.traces, key):
+            return None
+        entry = self.traces.get(key)
+        if entry is None:
+            self._record_evaluate(inputs, key, None)
+            self.interpreted -= 1                   # counted by the interpreted Jacobian
+            return None
+        from .replay_jacobian import replay_jacobian    # with forward mode: loaded only when asked for
+        try:
+            trace, values = replay_entry(entry, list(inputs.values()))
+            return replay_jacobian(trace, values, inputs, wrt, [self.inputs.index(w) for w in wrt], mode,
+                                   self.target)
+        except Exception:                   # a path not kept, a failing step: the interpreter's answer
+            return None
 
     def hessian(self, at=None, /, *, wrt=None, **inputs) -> dict:
         """{a: {b: array of shape a.shape + b.shape}} (interpreted: no replay yet)."""
@@ -146,11 +174,20 @@ class Function:
         if self.blocker is not None or plain_run(self.traces, key):
             self.interpreted += 1
             return reverse.evaluate(None, inputs, dtype_name=dtype_name, limits=limits, target=self.target)
-        trace = self.traces.get(key)
-        if trace is not None:
+        entry = self.traces.get(key)
+        if entry is not None:
+            fast = compiled_value(entry, inputs)
+            if fast is not None:
+                self.replays += 1
+                return fast
             notes = reset_notes()
             try:
-                value = strip(replay_output(trace, replay_values(trace, list(inputs.values()))))
+                trace, values = replay_entry(entry, list(inputs.values()))
+                value = strip(replay_output(trace, values))
+            except PathChanged as change:   # a path not kept: recorded, or a tie: interpreted
+                if new_path(entry, change):
+                    return self._record_evaluate(inputs, key, limits)
+                value = None
             except Exception:               # the interpreter reports it, located
                 value = None
             if value is not None:
@@ -165,25 +202,39 @@ class Function:
         """An interpreted run with every input watched; its tape becomes the trace for `key`."""
         self.interpreted += 1
         notes = reset_notes()
-        runner = Runner(self.target, limits)
         tape = Tape(persistent=True, keep_values=True)    # a trace reads its values' types
-        out = runner.run({k: tape.watch(v) for k, v in inputs.items()})
+        with recording_decisions() as logged:             # compiled to log its decisions
+            runner = Runner(self.target, limits)
+            out = runner.run({k: tape.watch(v) for k, v in inputs.items()})
         check_output(out, self.target)
         interp = runner.interp
         result = reverse.RunResult(value=strip(out), inputs=inputs, signature=interp.signature,
                                    kinks=list(notes.kinks), steps=interp.steps)
-        trace = record_trace(tape, out, interp.signature, interp.steps)
+        trace = record_trace(tape, out, interp.signature, interp.steps, logged)
         if trace is not None:                       # replayed at once where it was recorded: must agree
             notes = reset_notes()
             try:
                 value = strip(replay_output(trace, replay_values(trace, list(inputs.values()))))
+            except PathChanged:                     # a tie: this path is not kept
+                value = trace = None
             except Exception:
                 value = None
-            if value is None or not (same_bits(value, result.value) and notes.kinks == result.kinks):
-                trace = None
-        keep_trace(self.traces, key, trace or NOT_REPLAYABLE)
+            if trace is not None and (value is None or not (same_bits(value, result.value) and
+                                                            notes.kinks == result.kinks)):
+                trace = NOT_REPLAYABLE
+        self._file(key, trace)
         notes.kinks = list(result.kinks)            # as the interpreted run left them
         return result
+
+    def _file(self, key, trace) -> None:
+        """Keep a recorded trace for `key` (None: a path not to keep; NOT_REPLAYABLE: the tape
+        could not be replayed, nor can any run at that signature)."""
+        entry = self.traces.get(key)
+        if trace is None:
+            if entry is None:
+                keep_trace(self.traces, key, NOT_REPLAYABLE)
+            return
+        keep_trace(self.traces, key, trace if trace is NOT_REPLAYABLE else filed(entry, trace))
 
     def grad_result(self, at, wrt=None, seed=None, dtype_name="float64", limits=None) -> reverse.GradResult:
         """The reverse-mode gradient, as `api.grad` gives it (for any inputs in `wrt`: the replay
@@ -195,12 +246,17 @@ class Function:
         if self.blocker is not None or plain_run(self.traces, key):
             self.interpreted += 1
             return reverse.grad(None, inputs, wrt, seed, dtype_name=dtype_name, limits=limits, target=self.target)
-        trace = self.traces.get(key)
-        if trace is not None:
-            result = self._replay_grad(trace, inputs, wrt, seed)
+        entry = self.traces.get(key)
+        if entry is not None:
+            try:
+                result = self._replay_grad(entry, inputs, wrt, seed)
+            except PathChanged as change:           # a path not kept: recorded below, or a tie
+                result = None
+                entry = None if new_path(entry, change) else entry
             if result is not None:
                 self.replays += 1
                 return result
+        if entry is not None:
             self.interpreted += 1                   # the trace stays: the same path, a nan or an error
             return reverse.grad(None, inputs, wrt, seed, dtype_name=dtype_name, limits=limits, target=self.target)
         if wrt != self.inputs:                  # this gradient's tape is not the one to keep
@@ -212,34 +268,45 @@ class Function:
 
     def _record_grad(self, inputs, wrt, seed, key, dtype_name, limits):
         self.interpreted += 1
-        result = reverse.grad(None, inputs, wrt, seed, dtype_name=dtype_name, limits=limits, target=self.target,
-                              keep_tape=True)
+        with recording_decisions() as logged:
+            result = reverse.grad(None, inputs, wrt, seed, dtype_name=dtype_name, limits=limits,
+                                  target=self.target, keep_tape=True)
         tape, index = result.tape, result.output_index
         out = tape.entries[index] if index is not None else None
         output = Var(out.value, tape, index, tape.level) if out is not None else result.value
         result.tape = result.output_index = result.seed = None     # as a plain gradient leaves them
-        trace = record_trace(tape, output, result.signature, result.steps) or NOT_REPLAYABLE
+        trace = record_trace(tape, output, result.signature, result.steps, logged) or NOT_REPLAYABLE
         if trace is not NOT_REPLAYABLE:             # replayed at once where it was recorded: must agree
-            again = self._replay_grad(trace, inputs, wrt, seed)
+            try:
+                again = self._replay_grad(trace, inputs, wrt, seed)
+            except PathChanged:                     # a tie: this path is not kept
+                return result
             if again is None:                       # a nan or an error here: record at the next call
                 return result
             if not same_results(again, result):
                 trace = NOT_REPLAYABLE
-        keep_trace(self.traces, key, trace)
+        self._file(key, trace)
         return result
 
-    def _replay_grad(self, trace, inputs, wrt, seed):
+    def _replay_grad(self, entry, inputs, wrt, seed):
         """The gradient from a replay, or None where it must be interpreted (an error, or a
-        non-finite number whose provenance the interpreter's run traces)."""
+        non-finite number whose provenance the interpreter's run traces); PathChanged where the
+        inputs take a path not kept."""
+        if seed is None and wrt == self.inputs:
+            fast = compiled_grad(entry, inputs)
+            if fast is not None:
+                return fast
         notes = reset_notes()
         try:
-            values = replay_values(trace, list(inputs.values()))
+            trace, values = replay_entry(entry, list(inputs.values()))
             value = strip(replay_output(trace, values))
             if seed is not None:
                 seed_value, reduced = seed_for(seed, value), "seed"
             else:
                 seed_value, reduced = ones_like_output(value), ("sum" if shape_of(value) else None)
             length, adjoints = replay_adjoints(trace, values, seed_value, [self.inputs.index(w) for w in wrt])
+        except PathChanged:
+            raise
         except Exception:
             return None
         gradient, unconnected = {}, []
@@ -280,21 +347,34 @@ class ReplayRunner:
             out = self.runner(values)
             self.signature = self.runner.signature
             return out
-        trace = self.traces.get(key)
-        if trace is not None:
+        entry = self.traces.get(key)
+        if entry is not None:
+            fast = compiled_output(entry, [values[k] for k in self.target.inputs])
+            if fast is not None:
+                self.signature = fast[0].signature
+                return fast[1]
             try:
-                out = strip(replay_output(trace, replay_values(trace, [values[k] for k in self.target.inputs])))
+                trace, replayed = replay_entry(entry, [values[k] for k in self.target.inputs])
+                out = strip(replay_output(trace, replayed))
+            except PathChanged as change:   # a path not kept: recorded below, or a tie
+                out = None
+                entry = None if new_path(entry, change) else entry
             except Exception:               # the interpreter reports it, located
                 out = None
             if out is not None:
                 self.signature = trace.signature
                 return out
+        if entry is not None:
             out = self.runner(values)               # the trace stays: the same path, a failing step
             self.signature = self.runner.signature
             return out
         tape = Tape(persistent=True, keep_values=True)    # a trace reads its values' types
-        out = self.runner.run({k: tape.watch(values[k]) for k in self.target.inputs})
-        self.signature = tuple(self.interp.signature)
+        with recording_decisions() as logged:             # compiled to log its decisions
+            runner = Runner(self.target, self.limits)
+            out = runner.run({k: tape.watch(values[k]) for k in self.target.inputs})
+        self.signature = tuple(runner.interp.signature)
         check_output(out, self.target)
-        keep_trace(self.traces, key, record_trace(tape, out, self.signature, self.interp.steps) or NOT_REPLAYABLE)
+        trace = record_trace(tape, out, self.signature, runner.interp.steps, logged) or NOT_REPLAYABLE
+        entry = self.traces.get(key)
+        keep_trace(self.traces, key, trace if trace is NOT_REPLAYABLE else filed(entry, trace))
         return strip(out)

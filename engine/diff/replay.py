@@ -4,15 +4,18 @@ the same shapes without the interpreter: no name lookups, no AST closures, no si
 
 A replay calls the same forward rules in the same order as the recorded run and sweeps a tape of
 the same entries with the same `backward`, so its numbers are the interpreter's to the last bit.
-It is only made for programs whose control flow and constants cannot depend on the inputs
-(lang/replayable.py decides, from the AST), and only from tapes whose every input-dependent
-argument was recorded (`record_trace` refuses the others)."""
+It is only made for programs whose constants cannot depend on the inputs and whose control flow
+depends on them only through if/while conditions (lang/replayable.py decides, from the AST),
+and only from tapes whose every input-dependent argument was recorded (`record_trace` refuses
+the others). Each decision such a condition took is kept as a guard (diff/replay_guards.py),
+checked again on the new values as the replay reaches it."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..core.notes import NOTES
 from ..core.tape import Entry, Shape, Tape, Var, backward, saved_args
+from .replay_guards import guarded_values, resolve_guards
 
 
 @dataclass
@@ -25,6 +28,12 @@ class Trace:
     constant: object            # the output itself when it does not depend on the inputs
     signature: tuple            # the recorded run's control-flow signature
     run_steps: int              # the interpreter's step count for that run
+    # the decisions on traced values (replay_guards.Guard), in order: empty where the control
+    # flow cannot depend on the inputs
+    guards: list = field(default_factory=list)
+    floats: bool = False        # every value a Python float (replay_compiled can make it one function)
+    compiled: object = None     # replay_compiled.Compiled, once made (False: none)
+    uses: int = 0               # replays before it was compiled
 
 
 def _forward(prim, parents, args, params, span, floats):
@@ -83,14 +92,19 @@ def _recorded_class(entries, j):
     return entries[j].value.__class__
 
 
-def record_trace(tape: Tape, out, signature, run_steps) -> Trace | None:
+def record_trace(tape: Tape, out, signature, run_steps, logged=()) -> Trace | None:
     """The trace of a finished tape (persistent, with its values kept), or None if some argument
-    the rules did not record could still depend on an input (a replay would use a stale number)."""
+    the rules did not record could still depend on an input (a replay would use a stale number).
+    `logged`: the run's decisions on traced values (lang/replayable.py's DECISIONS entries)."""
+    guards = resolve_guards(tape, logged)
+    if guards is None:
+        return None
     entries = tape.entries
     leaves = 0
     while leaves < len(entries) and entries[leaves].prim is None:
         leaves += 1
     steps, forwards = [], []
+    all_floats = all(e.value.__class__ is float for e in entries[:leaves])
     for e in entries[leaves:]:
         prim = e.prim
         if prim is None:
@@ -105,9 +119,11 @@ def record_trace(tape: Tape, out, signature, run_steps) -> Trace | None:
             if arg.__class__ is Shape or prim.vjps[pos] is None:
                 return None                       # a constant not kept, or a traced value unrecorded
             floats = floats and arg.__class__ is float
+        all_floats = all_floats and floats and not e.params and e.value.__class__ is float
         steps.append((prim, e.parents, args, e.params, e.span))
         forwards.append(_forward(prim, e.parents, args, e.params, e.span, floats))
-    common = dict(steps=steps, forwards=forwards, leaves=leaves, signature=tuple(signature), run_steps=run_steps)
+    common = dict(steps=steps, forwards=forwards, leaves=leaves, signature=tuple(signature), run_steps=run_steps,
+                  guards=guards, floats=all_floats)
     if out.__class__ is Var:
         if out.tape is not tape:
             return None
@@ -117,8 +133,10 @@ def record_trace(tape: Tape, out, signature, run_steps) -> Trace | None:
 
 def replay_values(trace: Trace, inputs: list) -> list:
     """Every tape value recomputed from `inputs` (the leaves), each step's span set for the kink
-    notes its forward rule makes."""
+    notes its forward rule makes. A guarded trace checks its decisions on the way (PathChanged)."""
     values = list(inputs)
+    if trace.guards:
+        return guarded_values(trace, values)
     append = values.append
     for forward in trace.forwards:
         append(forward(values))
@@ -156,9 +174,38 @@ def replay_tape(trace: Trace, values: list, watched: list):
     return tape, where
 
 
+def float_tape(trace: Trace, values: list) -> Tape:
+    """replay_tape's tape where every input is watched, in order, and every value is a float:
+    each step is on it at its own index, and keeps its arguments' values (what saved_args keeps
+    of floats)."""
+    tape = Tape()
+    entries = tape.entries
+    for i in range(trace.leaves):
+        entries.append(Entry(None, (), (), None, None, None, values[i]))
+    index = trace.leaves
+    for prim, parents, args, params, span in trace.steps:
+        if len(parents) == 2 and len(args) == 2:
+            full = (values[parents[0][1]], values[parents[1][1]])
+        elif len(parents) == 1 and len(args) == 1:
+            full = (values[parents[0][1]],)
+        else:
+            full = list(args)
+            for pos, j in parents:
+                full[pos] = values[j]
+            full = tuple(full)
+        entries.append(Entry(prim, parents, full, values[index] if prim.needs_ans else None, params, span, None))
+        index += 1
+    return tape
+
+
 def replay_adjoints(trace: Trace, values: list, seed, watched: list):
     """(tape length, the adjoint of each watched input or None) of a reverse sweep from the
     replayed output over the tape of `replay_tape`."""
+    if trace.floats and trace.output is not None and watched == list(range(trace.leaves)):
+        tape = float_tape(trace, values)
+        out = trace.output
+        adjoints = backward(tape, Var(values[out], tape, out, tape.level), seed)
+        return len(tape), adjoints[:trace.leaves]
     tape, where = replay_tape(trace, values, watched)
     length = len(tape)
     out = where[trace.output] if trace.output is not None else -1

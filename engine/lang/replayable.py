@@ -5,12 +5,23 @@ That holds when nothing that depends on an input leaves the tape: no comparison,
 index, loop bound or shape argument computed from an input, no builtin that reads a traced
 value as a plain number (stop_gradient, where, any, grad...). This module decides it from the
 AST, conservatively: a name is *static* (independent of the inputs) only if every assignment to
-it anywhere in the program is static; inputs and function parameters never are."""
+it anywhere in the program is static; inputs and function parameters never are.
+
+The one exception is the condition of an `if`, `elif` or `while`: a program compiled for a run
+that records a trace logs each decision its conditions take on a traced value (DECISIONS,
+filled by `recorded_test`), and the replay checks it again on the new values
+(diff/replay_guards.py), falling back to the interpreter where it differs. Such a condition may compare traced values (one comparison each,
+joined by and/or/not) or test one for truth."""
 from __future__ import annotations
+
+from contextlib import contextmanager
 
 from ...parser import nodes
 from ..core.rules import builtin_primitives
+from ..core.tape import Dual, Var
 from .names import loop_target_names, walk
+from .operator_closures import COMPARISONS, comparison_closure
+from .values import truth
 
 # Builtins whose result is fixed by their arguments' shapes, or that make constants.
 _SHAPE_BUILTINS = frozenset({"len", "zeros", "ones", "arange", "range"})
@@ -38,6 +49,31 @@ class _Analysis:
         self.functions = functions
         self.dynamic = dynamic          # names that may hold a value computed from an input
         self.traced = _traced_builtins()
+        self.guarded: set = set()       # ids of the conditions (and their logic) a replay checks
+
+    def guard_parts(self, test) -> list | None:
+        """The logic nodes of an if/while condition that a recorded run logs as decisions, or
+        None when some part cannot be logged (a chained comparison of computed values)."""
+        if isinstance(test, nodes.BoolOp):
+            parts = [test]
+            for value in test.values:
+                more = self.guard_parts(value)
+                if more is None:
+                    return None
+                parts += more
+            return parts
+        if isinstance(test, nodes.Not):
+            more = self.guard_parts(test.operand)
+            return None if more is None else [test, *more]
+        if isinstance(test, nodes.Compare):
+            return [test] if len(test.ops) == 1 or self.static(test) else None
+        return []                       # any other value: its truth is the decision
+
+    def guard(self, x) -> None:
+        if isinstance(x, (nodes.If, nodes.While)) and not self.static(x.test):
+            parts = self.guard_parts(x.test)
+            if parts is not None:
+                self.guarded.update(id(part) for part in (x, *parts))
 
     def static(self, e) -> bool:
         """Whether an expression's value is independent of the inputs."""
@@ -56,6 +92,8 @@ class _Analysis:
         unknown = _UNREPLAYED.get(type(x).__name__)
         if unknown is not None:
             return unknown
+        if id(x) in self.guarded:
+            return None                 # a decision the replay checks (its operands still are walked)
         if isinstance(x, (nodes.Compare, nodes.BoolOp, nodes.Not)) and not self.static(x):
             return "a comparison or logic on a computed value"
         if isinstance(x, (nodes.If, nodes.While, nodes.IfExp)) and not self.static(x.test):
@@ -146,7 +184,109 @@ def replay_blocker(tree, inputs) -> str | None:
                 analysis.dynamic.add(name)
                 changed = True
     for x in walk(tree):
+        analysis.guard(x)
+    for x in walk(tree):
         reason = analysis.blocker(x)
         if reason is not None:
             return reason
     return None
+
+
+# ---- the decisions a recording run logs --------------------------------------------------------
+
+class DecisionLog:
+    """Where a run that records a trace logs its decisions on traced values: `entries` is a list
+    while such a run is compiled and goes on (None otherwise). Each entry is
+    (tape length then, left operand, right operand or None, comparison or "truth", outcome, span)."""
+    __slots__ = ("entries",)
+
+    def __init__(self):
+        self.entries = None
+
+
+DECISIONS = DecisionLog()
+
+
+@contextmanager
+def recording_decisions():
+    """Log the decisions of the runs inside (the list is handed out); the log is off after."""
+    before, DECISIONS.entries = DECISIONS.entries, []
+    try:
+        yield DECISIONS.entries
+    finally:
+        DECISIONS.entries = before
+
+
+def _log(a, b, opname, outcome, span) -> None:
+    """One decision, if it depends on a traced value (a box): with the tape's length at it
+    (none while no run records: a program compiled for one may run again after)."""
+    if DECISIONS.entries is None:
+        return
+    for v in (a, b):
+        if v.__class__ is Var:
+            DECISIONS.entries.append((len(v.tape.entries), a, b, opname, outcome, span))
+            return
+    if a.__class__ is Dual or b.__class__ is Dual:
+        DECISIONS.entries.append((None, a, b, opname, outcome, span))    # no trace is kept
+
+
+def condition(interp, node, scope):
+    """An if/while condition compiled: as any expression, or, compiled for a run that records a
+    trace (DECISIONS on), as `recorded_test` (its truth, each decision logged). Chosen when the
+    program compiles, so an interpreted run pays nothing for it."""
+    if DECISIONS.entries is None:
+        return interp.expr(node, scope)
+    return recorded_test(interp, node, scope, node.span, "condition")
+
+
+def recorded_test(interp, node, scope, span, what):
+    """A closure giving the condition's truth (as `truth(value, span, what)`), logging each
+    decision: one per comparison and per value tested for truth, as the interpreter meets them."""
+    if isinstance(node, nodes.BoolOp):
+        parts = [recorded_test(interp, v, scope, v.span, f"operand of `{node.op}`") for v in node.values]
+        is_and = node.op == "and"
+
+        def boolop(frame):
+            t = None
+            for part in parts:
+                t = part(frame)
+                if t != is_and:
+                    return t
+            return t
+        return boolop
+    if isinstance(node, nodes.Not):
+        part = recorded_test(interp, node.operand, scope, node.operand.span, "operand of `not`")
+        return lambda frame: not part(frame)
+    if isinstance(node, nodes.Compare) and len(node.ops) == 1:
+        return _recorded_comparison(interp, node, scope, span, what)
+    value = interp.expr(node, scope)
+
+    def tested(frame):
+        v = value(frame)
+        c = truth(v, span, what)
+        _log(v, None, "truth", c, span)
+        return c
+    return tested
+
+
+def _recorded_comparison(interp, node, scope, span, what):
+    left, right = interp.expr(node.left, scope), interp.expr(node.comparators[0], scope)
+    held = [None, None]         # the operands, as the comparison fetched them
+
+    def lhs(frame):
+        held[0] = v = left(frame)
+        return v
+
+    def rhs(frame):
+        held[1] = v = right(frame)
+        return v
+    opname = node.ops[0]
+    compare = comparison_closure(("expr", lhs, node.left.span), COMPARISONS[opname],
+                                 ("expr", rhs, node.comparators[0].span), node.op_spans[0], opname)
+
+    def compared(frame):
+        c = truth(compare(frame), span, what)
+        _log(held[0], held[1], opname, c, node.op_spans[0])
+        held[0] = held[1] = None
+        return c
+    return compared

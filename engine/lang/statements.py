@@ -7,6 +7,7 @@ from ..core import ops
 from .callables import BREAK, CONTINUE, RETURN, UserFunction
 from .loop_forms import unpacking
 from .names import Scope, assigned_names, loop_target_names
+from .replayable import condition
 from .values import describe, iterate, shape_of, truth
 
 
@@ -113,7 +114,7 @@ class StatementCompiler:
         return run
 
     def s_If(self, s, scope):
-        test = self.expr(s.test, scope)
+        test = condition(self, s.test, scope)
         body = self.block(s.body, scope)
         orelse = self.block(s.orelse, scope) if s.orelse else None
         sig = self.signature
@@ -136,7 +137,7 @@ class StatementCompiler:
 
     # ---- loops ----
     def s_While(self, s, scope):
-        test = self.expr(s.test, scope)
+        test = condition(self, s.test, scope)
         span = s.test.span
         trips = self.loop_trips(s.body, scope, span, None)
         return lambda frame: trips(frame, _while_true(test, frame, span))

@@ -1,0 +1,123 @@
+"""Guards: the decisions a recorded run took on traced values (an `if`, `elif` or `while`
+condition), kept in its trace so that a replay can check them on the new values.
+
+A recording run logs each decision (lang/replayable.py: DECISIONS) with the tape's length at
+that moment; here each becomes a `Guard` whose `check` recomputes the condition from the
+replayed values (a comparison of two of them or of one with a constant, or one value's truth),
+with the comparison's own op. A replay runs the steps in order and checks each guard once the
+values it reads exist: the first outcome that differs raises `PathChanged` (the call falls back
+to the interpreter, which records the new path). A comparison at a tie raises it too, with no
+outcome: the interpreter notes that tie as a kink, with its span."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..core.backend import is_array
+from ..core.tape import BOXES, Var
+from ..lang.operator_closures import COMPARISONS, any_equal
+from ..lang.values import truth
+
+# comparisons true at equal values: the interpreter notes a kink there (operator_closures)
+TIE_COMPARISONS = frozenset(("<=", ">=", "==", "!="))
+
+
+class PathChanged(Exception):
+    """A replay met a decision that differs from the recorded one: guard number `index`, with
+    `outcome` on the new values (None: a tie, which the interpreter reports)."""
+
+    def __init__(self, index: int, outcome):
+        super().__init__(index, outcome)
+        self.index = index
+        self.outcome = outcome
+
+
+@dataclass
+class Guard:
+    """One recorded decision."""
+    position: int           # the tape's length at the decision: checked once that many values exist
+    check: object           # values -> None, or PathChanged if the decision differs
+    outcome: bool           # the recorded decision
+    span: object            # the comparison's (or the condition's) place in the source
+    opname: str = ""        # the comparison, or "truth"
+    sources: tuple = ()     # per operand (tape index, None) or (None, the constant)
+
+
+def resolve_guards(tape, logged) -> list | None:
+    """The guards of a run's logged decisions (lang/replayable.py's DECISIONS entries) on `tape`,
+    or None if one reads a box the trace does not hold (another tape, a dual number)."""
+    guards = []
+    for position, left, right, opname, outcome, span in logged:
+        if position is None:
+            return None
+        sources = []
+        for v in (left, right):
+            if v.__class__ is Var and v.tape is tape and v.value.__class__ not in BOXES:
+                sources.append((v.index, None))
+            elif v.__class__ in BOXES:
+                return None
+            else:
+                sources.append((None, v))               # fixed on this path: a constant
+        number = len(guards)
+        if opname == "truth":
+            check = truth_check(number, sources[0][0], outcome, span)
+        else:
+            check = comparison_check(number, sources[0], sources[1], opname, outcome, span)
+        guards.append(Guard(position=position, check=check, outcome=outcome, span=span, opname=opname,
+                            sources=tuple(sources[:1] if opname == "truth" else sources)))
+    return guards
+
+
+def truth_check(number, index, outcome, span):
+    def check(values):
+        if truth(values[index], span) != outcome:
+            raise PathChanged(number, not outcome)
+    return check
+
+
+def comparison_check(number, left, right, opname, outcome, span):
+    """The comparison on the replayed values, as the interpreter's comparison closure makes it:
+    Python's operator on two floats, the engine op otherwise."""
+    compare = COMPARISONS[opname]
+    float_compare = compare.float_impl
+    ties = opname in TIE_COMPARISONS
+    (i, a), (j, b) = left, right
+
+    def check(values):
+        x = a if i is None else values[i]
+        y = b if j is None else values[j]
+        if x.__class__ is float and y.__class__ is float:
+            if ties and x == y:
+                raise PathChanged(number, None)
+            result = float_compare(x, y)
+        else:
+            if ties and any_equal(x, y):
+                raise PathChanged(number, None)
+            result = compare(x, y)
+            if is_array(result) and result.ndim == 0:
+                result = bool(result)
+        if truth(result, span) != outcome:
+            raise PathChanged(number, not outcome)
+    return check
+
+
+def guarded_values(trace, values: list) -> list:
+    """`values` (the inputs) extended by every step of a guarded trace, each guard checked as
+    soon as the values it reads exist (PathChanged at the first that differs)."""
+    forwards = trace.forwards
+    append = values.append
+    done = 0
+    offset = trace.leaves
+    for guard in trace.guards:
+        upto = guard.position - offset
+        while done < upto:
+            append(forwards[done](values))
+            done += 1
+        guard.check(values)
+    for forward in forwards[done:]:
+        append(forward(values))
+    return values
+
+
+def decisions(trace) -> tuple:
+    """A trace's path: the outcome of each of its guards, in order."""
+    return tuple(guard.outcome for guard in trace.guards)

@@ -1,0 +1,86 @@
+"""The paths of one input signature: the traces of a program whose if/while conditions read
+traced values, one per decision sequence, and the replay that picks among them.
+
+A replay starts on the path that answered last. Where a guard's outcome differs, it moves to
+the kept path that took the same decisions up to that guard and the new one there (the steps
+before a decision are the same on every path that took the same earlier decisions), and starts
+again on it; where none was kept the call is interpreted and its run becomes another path, up to
+MAX_PATHS (past that, new paths are interpreted)."""
+from __future__ import annotations
+
+from ..core.notes import NOTES
+from .replay import Trace, replay_values
+from .replay_guards import PathChanged, decisions
+
+MAX_PATHS = 8            # decision sequences kept per input signature
+
+
+class Paths:
+    """The guarded traces of one input signature, by decision sequence."""
+
+    def __init__(self):
+        self.traces: dict = {}          # decisions -> Trace
+        self.last = None                # the trace that answered last
+
+    def __len__(self):
+        return len(self.traces)
+
+    @property
+    def guards(self):
+        """Non-empty, like each of its traces' (a caller that replays only unguarded traces asks)."""
+        return self.last.guards
+
+    def room(self) -> bool:
+        return len(self.traces) < MAX_PATHS
+
+    def add(self, trace: Trace) -> None:
+        self.traces[decisions(trace)] = trace
+        self.last = trace
+
+    def find(self, prefix: tuple):
+        for path, trace in self.traces.items():
+            if path[:len(prefix)] == prefix:
+                return trace
+        return None
+
+    def replay(self, inputs: list):
+        """(the trace whose path the inputs take, its replayed values), or PathChanged if none
+        kept takes it (or a comparison met a tie)."""
+        trace = self.last
+        noted = len(NOTES.kinks)
+        for _ in range(len(self.traces)):
+            try:
+                values = replay_values(trace, inputs)
+            except PathChanged as change:
+                if change.outcome is None:
+                    raise
+                trace = self.find(decisions(trace)[:change.index] + (change.outcome,))
+                if trace is None:
+                    raise
+                del NOTES.kinks[noted:]       # the notes of the steps replayed on the other path
+                continue
+            self.last = trace
+            return trace, values
+        raise PathChanged(0, None)            # not reached: each move takes a longer agreeing prefix
+
+
+def replay_entry(entry, inputs: list):
+    """(trace, values) from what a signature keeps: one trace, or the paths of a guarded one."""
+    if entry.__class__ is Paths:
+        return entry.replay(inputs)
+    return entry, replay_values(entry, inputs)
+
+
+def new_path(entry, change: PathChanged) -> bool:
+    """Whether a replay that raised `change` is to be answered by recording another path."""
+    return change.outcome is not None and entry.__class__ is Paths and entry.room()
+
+
+def filed(entry, trace):
+    """What a signature keeps after `trace` was recorded and verified: a guarded one joins the
+    paths kept (a fresh set of them where there were none)."""
+    if not trace.guards:
+        return trace
+    paths = entry if entry.__class__ is Paths else Paths()
+    paths.add(trace)
+    return paths

@@ -1,0 +1,103 @@
+"""Results from a trace's compiled functions (diff/replay_compiled.py): the value and the
+gradient as the commands' results, or None where the step replay is to run instead (no compiled
+function, a path not the last one taken, a kink to note with its span, a non-finite number
+whose provenance the interpreter traces)."""
+from __future__ import annotations
+
+import math
+
+from ..core.backend import np, to_host
+from ..core.notes import NOTES
+from ..core.notes import reset as reset_notes
+from ..lang.values import dtype
+from . import reverse
+from .replay_compiled import compiled_for
+from .replay_guards import PathChanged, decisions
+from .replay_paths import MAX_PATHS, Paths
+
+
+def all_finite(values) -> bool:
+    for v in values:
+        if v.__class__ is float:
+            if not math.isfinite(v):
+                return False
+        elif not np().all(np().isfinite(to_host(v))):        # a device array: checked on the host
+            return False
+    return True
+
+
+def latest(entry):
+    """The trace a replay tries first: the signature's one, or the path that answered last."""
+    return entry.last if entry.__class__ is Paths else entry
+
+
+def run_compiled(entry, leaves: list, gradient: bool):
+    """(trace, what its compiled forward, or forward and sweep, returns) or None where the step
+    replay is to run: no compiled function (yet), a path none kept takes, an error, or a kink
+    noted (by a rule called as it is; the step replay notes it with its span). A path change
+    moves to the kept path that takes it, as Paths.replay does. The notes are left as they were."""
+    trace = latest(entry)
+    noted = len(NOTES.kinks)
+    for _ in range(MAX_PATHS):
+        made = trace.floats and compiled_for(trace, leaves)
+        if not made:
+            return None
+        try:
+            out = made.gradient(*leaves, 1.0) if gradient else made.forward(*leaves)
+        except PathChanged as change:
+            del NOTES.kinks[noted:]
+            if entry.__class__ is not Paths or change.outcome is None:
+                return None
+            trace = entry.find(decisions(trace)[:change.index] + (change.outcome,))
+            if trace is None:
+                return None
+            continue
+        except Exception:
+            out = None
+        if out is None or len(NOTES.kinks) > noted:
+            del NOTES.kinks[noted:]
+            return None
+        if entry.__class__ is Paths:
+            entry.last = trace
+        return trace, out
+    return None
+
+
+def compiled_output(entry, leaves: list):
+    """(trace, the output) from the compiled forward, or None (as run_compiled)."""
+    return run_compiled(entry, leaves, False)
+
+
+def compiled_value(entry, inputs):
+    """The run's result from the compiled forward, or None (as compiled_output)."""
+    reset_notes()
+    fast = compiled_output(entry, list(inputs.values()))
+    if fast is None:
+        return None
+    trace, value = fast
+    return reverse.RunResult(value=value, inputs=inputs, signature=list(trace.signature), kinks=[],
+                             steps=trace.run_steps)
+
+
+def compiled_grad(entry, inputs):
+    """The gradient of every input from the compiled sweep, or None (as run_compiled)."""
+    if dtype() != "float64":
+        return None
+    reset_notes()
+    fast = run_compiled(entry, list(inputs.values()), True)
+    if fast is None:
+        return None
+    trace, (value, adjoints) = fast
+    if not math.isfinite(value):
+        return None
+    gradient, unconnected = {}, []
+    for name, g in zip(inputs, adjoints):
+        if g is None:
+            unconnected.append(name)
+            g = 0.0
+        elif not math.isfinite(g):          # its provenance: the interpreter's to trace
+            return None
+        gradient[name] = g
+    return reverse.GradResult(value=value, gradient=gradient, inputs=inputs, unconnected=unconnected,
+                              reduced=None, signature=list(trace.signature), kinks=[],
+                              tape_length=trace.compiled.tape_length, steps=trace.run_steps)

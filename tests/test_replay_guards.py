@@ -1,0 +1,163 @@
+"""Guarded replay: programs whose if/elif/while conditions read traced values replay their
+recorded path, checking each decision on the new values; a decision that differs falls back to
+the interpreter (which records the new path), so every answer, error and note is the
+interpreter's, to the last bit."""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import autodiff
+from autodiff.engine.diff import reverse
+from autodiff.engine.diff.function import Function, ReplayRunner
+from autodiff.engine.diff.replay_paths import MAX_PATHS, Paths
+from autodiff.engine.lang.target import Runner, load
+from test_hypothesis import TYPED_SCALAR, coordinates, expressions, small
+from test_replay import assert_same_gradient, kinks_of, same_number
+
+
+def compiled(source) -> Function:
+    """A program's Function (a program's text, not a file)."""
+    return Function(target=load(source, filename="program.py")) if source.startswith("def") else Function(source)
+
+
+def interpreted_or_error(call):
+    try:
+        return call(), None
+    except autodiff.SourceError as err:
+        return None, (err.kind, err.message, err.span and (err.span.line, err.span.column))
+
+
+def agree(f, at, wrt=None):
+    """f's gradient and value at `at` (replayed or not) are the interpreter's, or its error."""
+    ours, our_error = interpreted_or_error(lambda: f.grad_result(at, wrt=wrt))
+    theirs, their_error = interpreted_or_error(lambda: reverse.grad(None, at, wrt, target=f.target))
+    assert our_error == their_error
+    if theirs is not None:
+        assert_same_gradient(ours, theirs)
+    value, value_error = interpreted_or_error(lambda: f.evaluate_result(at))
+    plain, plain_error = interpreted_or_error(lambda: reverse.evaluate(None, at, target=f.target))
+    assert value_error == plain_error
+    if plain is not None:
+        assert same_number(value.value, plain.value) and kinks_of(value) == kinks_of(plain)
+        assert list(value.signature) == list(plain.signature) and value.steps == plain.steps
+
+
+BRANCHY = """
+def f(x, y):
+    s = 0.0
+    i = 0
+    while x > 0.1 and i < 6:
+        x = x * 0.5 + y * 0.01
+        i = i + 1
+        if x * y > 0.3:
+            s = s + sin(x)
+        elif not y < 0:
+            s = s - x * y
+        else:
+            s = s + abs(y)
+    return s + x
+"""
+
+
+def test_branches_and_loops_on_inputs_replay():
+    f = compiled(BRANCHY.lstrip())
+    assert f.blocker is None
+    rng = np.random.default_rng(3)
+    points = [{"x": float(x), "y": float(y)} for x, y in rng.uniform(-1, 4, size=(30, 2))]
+    for at in points + points:              # the second time round every path is kept
+        agree(f, at)
+    assert f.replays >= len(points)
+    paths = next(iter(f.traces.values()))
+    assert isinstance(paths, Paths) and 2 <= len(paths) <= MAX_PATHS
+
+
+def test_a_path_change_mid_replay_falls_back_to_the_interpreter():
+    f = compiled("def f(x):\n    if x > 0:\n        return log(x)\n    return -x * x\n")
+    for x in (1.0, 2.0, 3.0):                               # plain, recording, replayed
+        agree(f, {"x": x})
+    replays = f.replays
+    agree(f, {"x": -2.0})                                   # the guard differs: interpreted, recorded
+    assert f.replays == replays + 1                         # (the value replays the new path)
+    agree(f, {"x": -3.0})
+    agree(f, {"x": 4.0})
+    assert f.replays == replays + 5 and len(f.traces[next(iter(f.traces))]) == 2
+
+
+def test_a_tie_in_a_condition_is_noted_as_the_interpreter_notes_it():
+    f = compiled("def f(x, y):\n    if x >= y:\n        return x * y\n    return x + y\n")
+    for at in ({"x": 2.0, "y": 1.0}, {"x": 3.0, "y": 1.0}, {"x": 1.0, "y": 1.0}):
+        agree(f, at)
+    tie = f.grad_result({"x": 1.5, "y": 1.5})
+    assert [k[0] for k in tie.kinks] == ["compare"]
+    assert kinks_of(tie) == kinks_of(reverse.grad(None, {"x": 1.5, "y": 1.5}, target=f.target))
+
+
+def test_errors_on_a_new_path_are_the_interpreters():
+    f = compiled("def f(x):\n    if x > 0:\n        return x * x\n    return x @ x\n")
+    for x in (1.0, 2.0, 3.0):
+        agree(f, {"x": x})
+    with pytest.raises(autodiff.SourceError) as err:
+        f.grad_result({"x": -1.0})
+    assert err.value.span is not None and err.value.span.line == 4
+
+
+def test_arrays_conditions_and_truth_tests_replay():
+    source = "def f(x, w):\n    t = sum(x * w)\n    if t:\n        t = t * 2\n    if max(x) > 0.5:\n" \
+             "        return t + sum(sin(x))\n    return t - sum(x * x)\n"
+    f = compiled(source)
+    assert f.blocker is None
+    for scale in (1.0, 1.1, 0.1, 0.2, 0.0, 1.2, 0.15):
+        agree(f, {"x": np.array([0.3, 0.6, 0.45]) * scale, "w": np.array([1.0, -1.0, 0.5])})
+    assert f.replays >= 4
+
+
+@pytest.mark.parametrize("source, why", [
+    ("x if x > 0 else -x", "condition"),                                   # a conditional expression
+    ("def f(x):\n    if 0 < x < 1:\n        return x\n    return -x\n", "condition"),   # a chained comparison
+    ("def f(x):\n    n = 0\n    if x > 0:\n        n = x\n    return sum(ones(3)[:int(n)])\n", None),
+])
+def test_conditions_a_replay_cannot_check_are_interpreted(source, why):
+    f = compiled(source)
+    assert f.blocker is not None and (why is None or why in f.blocker)
+    for x in (0.5, 2.0, -1.0):
+        agree(f, {"x": x})
+    assert f.replays == 0
+
+
+def test_the_replay_runner_follows_paths():
+    target = load("def f(x):\n    if sum(x) > 1:\n        return sum(sin(x))\n    return sum(x)\n", filename="program.py")
+    replaying, plain = ReplayRunner(target), Runner(target)
+    for k in range(8):
+        x = {"x": np.array([0.1, 0.2, 0.3]) * (k % 4 + 1)}
+        assert same_number(replaying(x), plain(x)) and replaying.signature == plain.signature
+
+
+# ---- hypothesis programs: random conditions and bodies, random points -------------------------
+
+def program(cond, first, second, bound):
+    return (f"def f(x, y):\n    s = {first}\n    if {cond} > 0.25:\n        s = s * ({second})\n"
+            f"    elif {cond} < -0.5 or not y > 0:\n        s = s + {second}\n"
+            f"    k = 0\n    while s < {bound} and k < 3:\n        s = s + abs(s) + 0.5\n        k = k + 1\n"
+            f"    return s\n")
+
+
+@settings(max_examples=40, deadline=None)
+@given(expressions, expressions, expressions, st.sampled_from(["0", "1.5", "-2"]),
+       st.lists(st.tuples(coordinates, coordinates), min_size=4, max_size=8))
+def test_random_branchy_programs_replay_to_the_bit(cond, first, second, bound, points):
+    f = compiled(program(cond, first, second, bound))
+    assert f.blocker is None
+    for x, y in points + points[:3]:
+        agree(f, {"x": x, "y": y})
+
+
+@settings(max_examples=25, deadline=None)
+@given(TYPED_SCALAR, small, small, small)
+def test_random_conditions_on_arrays_replay_to_the_bit(expr, y, y2, y3):
+    source = (f"def f(x, A, y):\n    t = {expr}\n    if t > y or sum(x) < -1:\n        return t * sum(x)\n"
+              f"    while t < y:\n        t = t + 1 + 0 * sum(A)\n    return t + y\n")
+    f = compiled(source)
+    x, A = np.array([0.1, -0.4, 0.9]), np.arange(9.0).reshape(3, 3) / 10
+    for scale, yv in ((1.0, y), (1.0, y), (1.0, y2), (-1.5, y3), (0.5, y), (1.0, y2), (-1.5, y3)):
+        agree(f, {"x": x * scale, "A": A * scale, "y": yv})
