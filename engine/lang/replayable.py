@@ -171,8 +171,10 @@ def _assignments(tree):
                 yield p, None
 
 
-def replay_blocker(tree, inputs) -> str | None:
-    """Why the program (an AST) cannot be replayed from its tape, or None when it can."""
+def replay_blocker(tree, inputs, guarded: bool = True) -> str | None:
+    """Why the program (an AST) cannot be replayed from its tape, or None when it can.
+    `guarded=False`: without guards either (a replay that checks no decision, as the batched
+    replay of a stack of points, whose points could each decide otherwise)."""
     functions = {x.name for x in walk(tree) if isinstance(x, nodes.FunctionDef)}
     analysis = _Analysis(functions, set(inputs))
     bindings = list(_assignments(tree))
@@ -183,8 +185,9 @@ def replay_blocker(tree, inputs) -> str | None:
             if name not in analysis.dynamic and (value is None or not analysis.static(value)):
                 analysis.dynamic.add(name)
                 changed = True
-    for x in walk(tree):
-        analysis.guard(x)
+    if guarded:
+        for x in walk(tree):
+            analysis.guard(x)
     for x in walk(tree):
         reason = analysis.blocker(x)
         if reason is not None:
