@@ -20,6 +20,7 @@ from .fused import Symbol, Unfusable
 # where its argument is a temporary; the arithmetic around them is fused by numexpr
 FUNCTIONS = frozenset(("sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "exp",
                        "log", "log10", "log1p", "expm1", "sqrt"))
+COMMUTATIVE = frozenset(("({} * {})", "({} + {})"))
 RECOMPUTE_OPS = 8          # inlined arithmetic read twice is kept as an array when it costs this much
 MAX_KERNEL_OPS = 64        # inlined text above this cost becomes an array of its own
 
@@ -59,6 +60,11 @@ class Program:
             texts = inner[1]
             if template == "(-{})":
                 return Step(texts[0], shape, boolean, self)
+        if template in COMMUTATIVE:
+            if texts[0] > texts[1]:
+                texts = (texts[1], texts[0])         # a * b is b * a exactly: one step for both
+            if template == "({} + {})" and texts[0] == texts[1]:
+                template, texts = "({} * {})", ("2.0", texts[0])     # s + s is 2 s exactly
         key = template.format(*texts)
         name = self.memo.get(key)
         if name is None:

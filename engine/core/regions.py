@@ -74,13 +74,17 @@ def layouts(values):
                 return None
             v = v.value
             c = v.__class__
-        if c is float and traced:
+        if c is float:
             key.append(("float", True))
-        elif c is np().ndarray and v.dtype == np().float64:
-            key.append(("array", traced))
-            shapes.append(v.shape)
-        else:
+            continue
+        try:
+            kind = fused.layout(v)                   # a float64 array (of the backend fused knows)
+        except Unfusable:
             return None
+        if kind is None or kind[0] != "f":
+            return None
+        key.append(("array", traced))
+        shapes.append(kind[1])
     if not shapes or (tape is not None and (tape.persistent or tape.keep_values)):
         return None
     try:

@@ -10,6 +10,7 @@ tape); whatever it declines runs op by op, exactly as unfused code.
 from __future__ import annotations
 
 from ...parser import nodes
+from ...parser.errors import SourceError
 from ..core.regions import RegionPlan, eligible, run
 from ..core.rules import builtin_primitives
 from ..core.tape import Var
@@ -111,6 +112,14 @@ def compile_region(compiler, e, scope):
 
 def region_closure(plan, unfused, leaves, probe, scope):
     """The probe is a float (or a Var of one): the scalar path at once (numpy stays unimported)."""
+    def fused_or_not(frame):
+        try:
+            values = [leaf(frame) for leaf in leaves]
+        except SourceError:                  # the op-by-op run raises it at the place it meets first
+            return unfused(frame)
+        out = run(plan, values)
+        return unfused(frame) if out is None else out
+
     if scope.find(probe[1].id) == "local":
         name = probe[1].id
 
@@ -121,18 +130,19 @@ def region_closure(plan, unfused, leaves, probe, scope):
                 c = v.value.__class__
             if c is float:
                 return unfused(frame)
-            out = run(plan, [leaf(frame) for leaf in leaves])
-            return unfused(frame) if out is None else out
+            return fused_or_not(frame)
         return local_region
     load = leaves[probe[0]]
 
     def region(frame):
-        v = load(frame)
+        try:
+            v = load(frame)
+        except SourceError:                  # a name not yet assigned: the op-by-op run says where
+            return unfused(frame)
         c = v.__class__
         if c is Var:
             c = v.value.__class__
         if c is float:
             return unfused(frame)
-        out = run(plan, [leaf(frame) for leaf in leaves])
-        return unfused(frame) if out is None else out
+        return fused_or_not(frame)
     return region
