@@ -15,24 +15,39 @@ from dataclasses import dataclass
 
 from .fused import Symbol, Unfusable
 
+# transcendental functions: dear to recompute, so the reverse reads the forward's values of them
+TRANSCENDENTAL = frozenset(("sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh",
+                            "exp", "log", "log10", "log1p", "expm1", "sqrt"))
 # numpy's own loops for these are vectorized (SIMD) and beat numexpr's (which calls libm per
 # element unless built with VML): each is a step of its own, run by the array module, in place
-# where its argument is a temporary; the arithmetic around them is fused by numexpr
-FUNCTIONS = frozenset(("sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "exp",
-                       "log", "log10", "log1p", "expm1", "sqrt"))
+# where its argument is a temporary. float64 sin and cos are libm's in both, and numexpr runs
+# them on every core: they stay in the numexpr kernels, like the arithmetic around them.
+ARRAY_FUNCTIONS = TRANSCENDENTAL - {"sin", "cos"}
 COMMUTATIVE = frozenset(("({} * {})", "({} + {})"))
 RECOMPUTE_OPS = 8          # inlined arithmetic read twice is kept as an array when it costs this much
 MAX_KERNEL_OPS = 64        # inlined text above this cost becomes an array of its own
 
 
+def called(template) -> str | None:
+    """The function a step calls ("tanh({})" -> "tanh"), or None."""
+    return template[:-4] if template.endswith("({})") else None
+
+
 def function_of(template) -> str | None:
-    """The name of the array function a step applies ("tanh({})" -> "tanh"), or None."""
-    name = template[:-4] if template.endswith("({})") else None
-    return name if name in FUNCTIONS else None
+    """The array function a step of its own applies, or None (numexpr's part)."""
+    name = called(template)
+    return name if name in ARRAY_FUNCTIONS else None
+
+
+def is_dear(template) -> bool:
+    return called(template) in TRANSCENDENTAL
 
 
 def step_cost(template, texts) -> int:
-    """Rough cost of one step for numexpr: a power with a variable exponent and a division are dear."""
+    """Rough cost of one step: transcendental functions, a power with a variable exponent and a
+    division are dear."""
+    if is_dear(template):
+        return 8
     if "**" in template:
         return 2 if not texts[1].isidentifier() else 8      # x ** 2.0: numexpr multiplies
     return 3 if " / " in template else 1
@@ -131,13 +146,13 @@ class Kernel:
     frees: tuple
 
 
-def schedule(program: Program, outputs, available) -> list:
+def schedule(program: Program, outputs, available, force=frozenset()) -> list:
     """The kernels that compute `outputs` (step names) from `available` (names bound already:
-    the leaves, the seed, arrays an earlier phase left), in order. Frees are added per phase
-    by `with_frees`."""
+    the leaves, the seed, arrays an earlier phase left), in order; the steps in `force` that
+    they need are arrays of their own. Frees are added per phase by `with_frees`."""
     steps = program.steps
     uses = use_counts(steps, outputs, available)
-    arrays = set(outputs) | set(available)
+    arrays = set(outputs) | set(available) | (set(force) & set(uses))
     for name in steps:
         if name in uses and name not in available and function_of(steps[name][0]):
             arrays.add(name)

@@ -25,7 +25,7 @@ from .backend import np, xp
 from .fused import Unfusable, evaluate
 from .notes import NOTES
 from .primitives import Primitive, element_limit
-from .region_program import Program, Step, depends_on, schedule, with_frees
+from .region_program import Program, Step, depends_on, is_dear, schedule, use_counts, with_frees
 from .rules import TABLE
 from .rules.shapes import unbroadcast
 from .tape import Var, record
@@ -285,10 +285,15 @@ class GradKernels:
             program.guards = list(guards)
             adjoints[pos] = guarded(program, adjoint, shape).expr
         inputs = input_names(key)
-        forward = schedule(program, [out.expr], inputs)
-        # the reverse kernels read the forward's function values (dear to recompute) and the
-        # leaves; the arithmetic between them they recompute, so the tape keeps few arrays
-        functions = {k.name for k in forward if k.function is not None}
+        # the reverse kernels read the forward's transcendental values that both sweeps use
+        # (dear to recompute) and the leaves; the arithmetic between them they recompute, so
+        # the tape keeps few arrays
+        after_seed = depends_on(program, "g")
+        uses = use_counts(program.steps, [out.expr, *adjoints.values()], inputs)
+        shared = {name for name, count in uses.items() if count > 1 and name in program.steps
+                  and name not in after_seed and is_dear(program.steps[name][0])}
+        forward = schedule(program, [out.expr], inputs, shared)
+        functions = {k.name for k in forward if is_dear(program.steps[k.name][0])}
         reverse = schedule(program, list(adjoints.values()), inputs | functions | {"g"})
         saved = tuple(dict.fromkeys(name for k in reverse for name in k.reads if name in functions or name in inputs))
         self = cls(forward=with_frees(forward, {out.expr, *saved}), reverse=with_frees(reverse, set(adjoints.values())),
