@@ -166,3 +166,51 @@ def test_boxes_of_other_levels_take_the_unfused_path(tmp_path, fused_runs):
 def test_graph_tapes_see_every_op():
     r = api.grad("sum(sin(x) * cos(x) + x * x)", at={"x": X}, keep_tape=True)
     assert r.tape_length >= 6
+
+
+def test_errors_are_located_as_unfused():
+    from autodiff.parser.errors import SourceError
+    x, y = np.linspace(0, 1, N), np.linspace(0, 1, N + 1)
+    messages = []
+    for run in (api.grad, lambda *a, **k: unfused(api.grad, *a, **k)):
+        with pytest.raises(SourceError) as e:
+            run("sum(sin(x) * cos(x) + x * y)", at={"x": x, "y": y})
+        messages.append((e.value.message, e.value.span))
+    assert messages[0] == messages[1]
+    a, b = np.ones((400, 1)), np.ones((1, 400))                 # 160,000 elements over a limit of 100,000
+    for run in (api.evaluate, lambda *a, **k: unfused(api.evaluate, *a, **k)):
+        with pytest.raises(SourceError) as e:
+            run("sum(sin(a) * b + a * b)", at={"a": a, "b": b}, limits=api.Limits(elements=100_000))
+        messages.append((e.value.message, e.value.span))
+    assert messages[2] == messages[3]
+
+
+def test_a_traced_number_at_a_kink_is_noted_every_run(fused_runs):
+    source = "sum(sqrt(c) * x + x * x + sin(x))"
+    for _ in range(2):
+        on = api.grad(source, at={"x": X, "c": 0.0})
+        off = unfused(api.grad, source, at={"x": X, "c": 0.0})
+        assert on.kinks == off.kinks and on.kinks
+        np.testing.assert_allclose(on.gradient["x"], off.gradient["x"], rtol=1e-13)
+        assert on.gradient["c"] == off.gradient["c"]
+    on = api.grad(source, at={"x": X, "c": 2.0})
+    assert fused_runs[-1][1] and not on.kinks                # away from the kink: fused
+
+
+def test_loops_over_small_arrays_stay_op_by_op(fused_runs):
+    prog = "sum(sin(v) * cos(v) + v * v)"
+    for _ in range(3):
+        api.grad(prog, at={"v": np.linspace(0, 1, 8)})
+    assert not any(ok for _, ok in fused_runs)
+
+
+@pytest.mark.parametrize("method", ["reverse", "forward"])
+def test_higher_derivatives_through_a_large_region(method, fused_runs):
+    source = "sum(sin(x * A) * A + exp(-x * A) * A * x)"       # A, read most, is the probe
+    on = api.derivatives(source, at={"x": 0.3, "A": X}, order=3, method=method, wrt="x")
+    off = unfused(api.derivatives, source, at={"x": 0.3, "A": X}, order=3, method=method, wrt="x")
+    np.testing.assert_allclose(on.derivatives, off.derivatives, rtol=1e-12)
+    assert not any(ok for _, ok in fused_runs)               # nested levels: op by op
+    first = api.grad(source, at={"x": 0.3, "A": X}, wrt=["x"]).gradient["x"]
+    assert fused_runs[-1][1]                                 # one level, a traced number: fused
+    np.testing.assert_allclose(first, off.derivatives[0], rtol=1e-12)

@@ -24,7 +24,7 @@ TRANSCENDENTAL = frozenset(("sin", "cos", "tan", "arcsin", "arccos", "arctan", "
 # them on every core: they stay in the numexpr kernels, like the arithmetic around them.
 ARRAY_FUNCTIONS = TRANSCENDENTAL - {"sin", "cos"}
 COMMUTATIVE = frozenset(("({} * {})", "({} + {})"))
-RECOMPUTE_OPS = 8          # inlined arithmetic read twice is kept as an array when it costs this much
+RECOMPUTE_OPS = 16         # inlined arithmetic read twice is kept as an array when it costs this much
 MAX_KERNEL_OPS = 64        # inlined text above this cost becomes an array of its own
 
 

@@ -113,7 +113,7 @@ def run(plan: RegionPlan, values):
         return None
     try:
         return compiled.run(values, tape, plan)
-    except Unfusable:
+    except Exception:                # a kernel refused, a non-finite output: op by op
         return None
 
 
@@ -129,10 +129,17 @@ def kernels_of(plan, key, shape, traced):
 
 
 def compile_region(plan, key, shape, traced):
+    """Trace the region; None where it cannot be kernels. A rule that notes something while it
+    is traced (a kink at a constant) keeps the region op by op, where the note is made each run."""
+    kinks, detached = len(NOTES.kinks), len(NOTES.detached)
     try:
-        return (GradKernels if traced else ForwardKernels).trace(plan, key, shape)
-    except (Unfusable, TypeError, ValueError, AttributeError, ZeroDivisionError):
+        compiled = (GradKernels if traced else ForwardKernels).trace(plan, key, shape)
+    except Exception:                # Unfusable, or anything else a rule does with a symbol
+        compiled = None
+    if len(NOTES.kinks) != kinks or len(NOTES.detached) != detached:
+        del NOTES.kinks[kinks:], NOTES.detached[detached:]
         return None
+    return compiled
 
 
 def input_names(key) -> set:
@@ -199,7 +206,7 @@ def inputs_of(values) -> dict:
     for i, v in enumerate(values):
         if v.__class__ is not float:
             v = v.value if v.__class__ is Var else v
-            names[f"a{i}"] = v if v.__class__ is np().ndarray else np().asarray(v)
+            names[f"a{i}"] = np().asarray(v) if v.__class__ is float else v
     return names
 
 
@@ -213,6 +220,8 @@ def run_kernels(kernels, names) -> None:
             in_place = kernel.reads[0] in made and kernel.reads[0] in kernel.frees
             out = getattr(xp(), kernel.function)(argument, out=argument) if in_place \
                 else getattr(xp(), kernel.function)(argument)
+            if out.__class__ is not argument.__class__:
+                out = xp().asarray(out)          # of a 0-d array (a traced number): a scalar
         else:
             out = evaluate(kernel.expr, {name: names[name] for name in kernel.reads})
             if out is None:

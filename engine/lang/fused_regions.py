@@ -9,8 +9,11 @@ tape); whatever it declines runs op by op, exactly as unfused code.
 """
 from __future__ import annotations
 
+import math
+
 from ...parser import nodes
 from ...parser.errors import SourceError
+from ..core import fused
 from ..core.regions import RegionPlan, eligible, run
 from ..core.rules import builtin_primitives
 from ..core.tape import Var
@@ -19,6 +22,7 @@ from .values import literal
 MIN_REGION_OPS = 3          # fewer operations gain nothing worth a closure of their own
 MAX_REGION_OPS = 64         # larger subtrees are split: their parts are regions of their own
 ARITHMETIC = {"+": "add", "-": "sub", "*": "mul", "/": "div"}
+MAX_SMALL_SHAPES = 8
 ROOTS = (nodes.BinChain, nodes.UnaryOp, nodes.Power, nodes.Call)
 _CALLABLE: dict = {}        # builtin name -> its table entry, for the entries a region may hold
 
@@ -112,13 +116,22 @@ def compile_region(compiler, e, scope):
 
 def region_closure(plan, unfused, leaves, probe, scope):
     """The probe is a float (or a Var of one): the scalar path at once (numpy stays unimported)."""
-    def fused_or_not(frame):
+    small = set()                            # shapes of the probe that made too few elements
+
+    def fused_or_not(frame, probe_value):
+        shape = getattr(probe_value.value if probe_value.__class__ is Var else probe_value, "shape", None)
+        if shape in small:                   # a loop over small arrays: one lookup, then op by op
+            return unfused(frame)
         try:
             values = [leaf(frame) for leaf in leaves]
         except SourceError:                  # the op-by-op run raises it at the place it meets first
             return unfused(frame)
         out = run(plan, values)
-        return unfused(frame) if out is None else out
+        if out is None:
+            if shape is not None and math.prod(shape) < fused.FUSE_MIN_ELEMENTS and len(small) < MAX_SMALL_SHAPES:
+                small.add(shape)
+            return unfused(frame)
+        return out
 
     if scope.find(probe[1].id) == "local":
         name = probe[1].id
@@ -130,7 +143,7 @@ def region_closure(plan, unfused, leaves, probe, scope):
                 c = v.value.__class__
             if c is float:
                 return unfused(frame)
-            return fused_or_not(frame)
+            return fused_or_not(frame, v)
         return local_region
     load = leaves[probe[0]]
 
@@ -144,5 +157,5 @@ def region_closure(plan, unfused, leaves, probe, scope):
             c = v.value.__class__
         if c is float:
             return unfused(frame)
-        return fused_or_not(frame)
+        return fused_or_not(frame, v)
     return region
