@@ -214,3 +214,13 @@ def test_higher_derivatives_through_a_large_region(method, fused_runs):
     first = api.grad(source, at={"x": 0.3, "A": X}, wrt=["x"]).gradient["x"]
     assert fused_runs[-1][1]                                 # one level, a traced number: fused
     np.testing.assert_allclose(first, off.derivatives[0], rtol=1e-12)
+
+
+def test_kernels_stay_bounded_on_a_long_region(fused_runs):
+    horner = "x"
+    for k in range(30):                                        # 60 operations in one region
+        horner = f"({horner} * x + 0.{k + 1})"
+    agree(f"sum({horner})", {"x": X}, fused_runs, rtol=1e-11)
+    plan = next(plan for plan, ok in fused_runs if ok)
+    kernels = next(k for k in plan.compiled.values() if k is not None)
+    assert all(len(kernel.expr) < 2000 for kernel in kernels.forward + kernels.reverse if kernel.expr)

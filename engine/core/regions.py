@@ -1,5 +1,5 @@
 """Fused elementwise regions: several table primitives over large float64 arrays, evaluated as a
-few numexpr kernels and recorded on the tape as ONE entry.
+few kernels (numexpr's, and numpy's vectorized functions) and recorded on the tape as ONE entry.
 
 A region (`RegionPlan`) is a small graph of elementwise table primitives over leaves (the
 language finds them in an expression: engine/lang/fused_regions.py). Its forward kernels come
@@ -57,9 +57,10 @@ def eligible(prim) -> bool:
 
 
 def layouts(values):
-    """(key, tape, shape) of the leaves, or None if the region must run op by op: a float64
-    array of at least the fusion threshold, every other leaf a number or such an array, every
-    traced leaf a Var of one plain (not persistent, not graph) tape over a raw value."""
+    """(key, tape, shape) of the leaves, or None if the region must run op by op. Leaves are
+    numbers and float64 arrays whose broadcast has at least the fusion threshold of elements,
+    and every traced leaf is a Var of one plain (not persistent, not graph) tape over a raw
+    value: no Dual, no box of another level."""
     tape, shapes, key = None, [], []
     for v in values:
         c = v.__class__
