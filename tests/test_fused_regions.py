@@ -224,3 +224,22 @@ def test_kernels_stay_bounded_on_a_long_region(fused_runs):
     plan = next(plan for plan, ok in fused_runs if ok)
     kernels = next(k for k in plan.compiled.values() if k is not None)
     assert all(len(kernel.expr) < 2000 for kernel in kernels.forward + kernels.reverse if kernel.expr)
+
+
+def test_pooled_buffers_never_hold_a_result_or_an_input(fused_runs):
+    from autodiff.engine.core import region_kernels
+    x = np.linspace(-2, 2, 2 * N)
+    copy = x.copy()
+    gradient = api.grad(CHAIN, at={"x": x}).gradient["x"]
+    value = api.evaluate("exp(-x * x) * sin(x) + x * cos(x)", at={"x": x}).value
+    kept = gradient.copy(), value.copy()
+    for _ in range(3):
+        api.grad(CHAIN, at={"x": x})
+        api.evaluate("exp(-x * x) * sin(x) + x * cos(x)", at={"x": x})
+    assert sum(ok for _, ok in fused_runs) == 8
+    np.testing.assert_array_equal(gradient, kept[0])
+    np.testing.assert_array_equal(value, kept[1])
+    np.testing.assert_array_equal(x, copy)
+    pooled = [b for buffers in region_kernels.POOL.values() for b in buffers]
+    assert len(pooled) <= region_kernels.MAX_POOLED and region_kernels.pooled_bytes() <= region_kernels.MAX_POOLED_BYTES
+    assert not any(np.shares_memory(b, a) for b in pooled for a in (x, gradient, value))

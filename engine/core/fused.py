@@ -205,6 +205,16 @@ def evaluate(expr, names):
     return _numexpr.evaluate(expr, local_dict=used)
 
 
+def evaluate_into(expr, names, out):
+    """evaluate(expr, names) written into `out` (a float64 buffer of the result's shape that the
+    caller owns) when numexpr runs it on numpy arrays: a fresh array of n costs its page faults,
+    often more than the kernel. Anything else (no buffer, another backend's arrays) is
+    evaluate's."""
+    if out is None or not _numexpr or any(v.__class__ is not np().ndarray for v in names.values()):
+        return evaluate(expr, names)
+    return _numexpr.evaluate(expr, local_dict=names, out=out)
+
+
 def fused_entry(prim):
     """A copy of the table entry whose VJPs try a kernel first."""
     entry = object.__new__(Primitive)

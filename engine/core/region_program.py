@@ -144,6 +144,7 @@ class Kernel:
     function: str | None
     reads: tuple
     frees: tuple
+    boolean: bool = False
 
 
 def schedule(program: Program, outputs, available, force=frozenset()) -> list:
@@ -176,7 +177,8 @@ def schedule(program: Program, outputs, available, force=frozenset()) -> list:
             continue
         reads: list = []
         expr = template.format(*(render(text, steps, arrays, reads) for text in texts))
-        kernels.append(Kernel(name=name, expr=expr, function=None, reads=tuple(dict.fromkeys(reads)), frees=()))
+        kernels.append(Kernel(name=name, expr=expr, function=None, reads=tuple(dict.fromkeys(reads)), frees=(),
+                              boolean=steps[name][3]))
     return kernels
 
 
@@ -213,7 +215,7 @@ def with_frees(kernels, kept) -> list:
     for i, kernel in enumerate(kernels):
         frees = tuple(name for name in kernel.reads if last[name] == i and name not in kept)
         out.append(Kernel(name=kernel.name, expr=kernel.expr, function=kernel.function, reads=kernel.reads,
-                          frees=frees))
+                          frees=frees, boolean=kernel.boolean))
     return out
 
 

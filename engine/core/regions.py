@@ -21,10 +21,11 @@ import math
 from dataclasses import dataclass
 
 from . import fused
-from .backend import np, xp
-from .fused import Unfusable, evaluate
+from .backend import np
+from .fused import Unfusable
 from .notes import NOTES
 from .primitives import Primitive, element_limit
+from .region_kernels import finite, run_checked, run_kernels
 from .region_program import Program, Step, depends_on, is_dear, schedule, use_counts, with_frees
 from .rules import TABLE
 from .rules.shapes import unbroadcast
@@ -209,46 +210,6 @@ def inputs_of(values) -> dict:
             v = v.value if v.__class__ is Var else v
             names[f"a{i}"] = np().asarray(v) if v.__class__ is float else v
     return names
-
-
-def run_kernels(kernels, names) -> None:
-    """Run the kernels in order on `names` (name -> array), freeing what each reads last. A
-    function's argument made here and read by nothing after is overwritten in place."""
-    made = set()
-    for kernel in kernels:
-        if kernel.function is not None:
-            argument = names[kernel.reads[0]]
-            in_place = kernel.reads[0] in made and kernel.reads[0] in kernel.frees
-            out = getattr(xp(), kernel.function)(argument, out=argument) if in_place \
-                else getattr(xp(), kernel.function)(argument)
-            if out.__class__ is not argument.__class__:
-                out = xp().asarray(out)          # of a 0-d array (a traced number): a scalar
-        else:
-            out = evaluate(kernel.expr, {name: names[name] for name in kernel.reads})
-            if out is None:
-                raise Unfusable("numexpr is not installed")
-        names[kernel.name] = out
-        made.add(kernel.name)
-        for name in kernel.frees:
-            del names[name]
-
-
-def finite(a) -> bool:
-    total = a.sum()                     # one reduction: a nan or inf anywhere makes it non-finite
-    return bool(total - total == 0.0)
-
-
-def run_checked(kernels, names, out_name):
-    try:
-        run_kernels(kernels, names)
-    except Unfusable:
-        raise
-    except Exception:                   # numexpr refused the kernel (too big, ...): op by op
-        raise Unfusable("numexpr failed") from None
-    out = names[out_name]
-    if not finite(out):
-        raise Unfusable("a non-finite output: op by op, for its notes")
-    return out
 
 
 @dataclass
