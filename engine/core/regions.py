@@ -276,7 +276,7 @@ class GradKernels:
         names = inputs_of(values)
         out = run_checked(self.forward, names, self.out)
         state = RegionState(kernels=self, saved={name: names[name] for name in self.saved if name in names},
-                            values=values, pending={}, plan=plan)
+                            values=[v.value if v.__class__ is Var else v for v in values], pending={}, plan=plan)
         parents = tuple((pos, values[pos].index) for pos in self.adjoints)
         NOTES.span = plan.span
         return record(self.prim, tape, tape.level, parents, (state,), out, None)
@@ -288,7 +288,7 @@ class RegionState:
     computed at the first VJP call of the sweep and handed out to the following ones."""
     kernels: GradKernels
     saved: dict
-    values: list
+    values: list                        # the leaves' raw values (no Var: no cycle through the tape)
     pending: dict
     plan: RegionPlan
 
@@ -299,7 +299,7 @@ class RegionState:
 
     def compute(self, g) -> dict:
         kernels = self.kernels
-        raw = [v.value if v.__class__ is Var else v for v in self.values]
+        raw = self.values
         if g.__class__ is np().ndarray and g.dtype == np().float64:
             names, self.saved = self.saved, None       # freed as the reverse kernels pass them
             names["g"] = g
