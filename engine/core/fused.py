@@ -56,7 +56,7 @@ class Symbol:
     def astype(self, dtype):
         if not self.boolean:
             raise Unfusable("astype of a number")
-        return Symbol(f"where({self.expr}, 1.0, 0.0)", self.shape)
+        return derive("where({}, 1.0, 0.0)", (self,), self.shape)
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         op = UFUNCS.get(ufunc.__name__)
@@ -69,11 +69,13 @@ class Symbol:
     def __array_function__(self, func, types, args, kwargs):
         if func.__name__ != "where" or kwargs or len(args) != 3:
             raise Unfusable(f"numexpr has no {func.__name__}")
+        if args[0].__class__ is bool:                 # a constant's mask (factor == 0.0): folded
+            return as_symbol(args[1] if args[0] else args[2])
         cond, yes, no = (as_symbol(a) for a in args)
         if not cond.boolean or yes.boolean or no.boolean:
             raise Unfusable("where on non-boolean condition")
         shp = np().broadcast_shapes(cond.shape, yes.shape, no.shape)
-        return Symbol(f"where({cond.expr}, {yes.expr}, {no.expr})", shp)
+        return derive("where({}, {}, {})", (cond, yes, no), shp)
 
     def __add__(self, other): return combine("+", self, other)
     def __radd__(self, other): return combine("+", other, self)
@@ -110,7 +112,7 @@ def call(function, a) -> Symbol:
     a = as_symbol(a)
     if a.boolean:
         raise Unfusable("a function of a boolean")
-    return Symbol(f"{function}({a.expr})", a.shape)
+    return derive(function + "({})", (a,), a.shape)
 
 
 def combine(op, a, b=None) -> Symbol:
@@ -118,12 +120,22 @@ def combine(op, a, b=None) -> Symbol:
     if b is None:
         if a.boolean:
             raise Unfusable("arithmetic on a boolean")
-        return Symbol(f"(-{a.expr})", a.shape)
+        return derive("(-{})", (a,), a.shape)
     b = as_symbol(b)
     if a.boolean or b.boolean:
         raise Unfusable("arithmetic on a boolean")
     shp = np().broadcast_shapes(a.shape, b.shape)
-    return Symbol(f"({a.expr} {op} {b.expr})", shp, boolean=op in COMPARISONS)
+    return derive("({} " + op + " {})", (a, b), shp, boolean=op in COMPARISONS)
+
+
+def derive(template, operands, shape, boolean=False) -> Symbol:
+    """The Symbol of `template` (an expression with a {} per operand) over the operands. A
+    subclass operand (core/regions.py's, which names each step instead of nesting the text)
+    makes the result."""
+    for operand in operands:
+        if operand.__class__ is not Symbol:
+            return operand.derive(template, operands, shape, boolean)
+    return Symbol(template.format(*(operand.expr for operand in operands)), shape, boolean)
 
 
 def layout(v):
@@ -197,6 +209,16 @@ def evaluate(expr, names):
         return None
     used = {k: v for k, v in names.items() if v.__class__ is np().ndarray}
     return _numexpr.evaluate(expr, local_dict=used)
+
+
+def evaluate_into(expr, names, out):
+    """evaluate(expr, names) written into `out` (a float64 buffer of the result's shape that the
+    caller owns) when numexpr runs it on numpy arrays: a fresh array of n costs its page faults,
+    often more than the kernel. Anything else (no buffer, another backend's arrays) is
+    evaluate's."""
+    if out is None or not _numexpr or any(v.__class__ is not np().ndarray for v in names.values()):
+        return evaluate(expr, names)
+    return _numexpr.evaluate(expr, local_dict=names, out=out)
 
 
 def fused_entry(prim):

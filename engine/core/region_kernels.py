@@ -1,0 +1,97 @@
+"""Running a fused region's kernels (core/region_program.py's schedule) on arrays, with a small
+pool of freed buffers.
+
+A fresh array of n float64 costs its page faults, which at 1e6 elements take longer than a
+numexpr kernel over it. The arrays a region's kernels make and free (a temporary read for the
+last time, a value the reverse sweep has read) go back to POOL when nothing else refers to them,
+and the next kernel of that shape writes into one (numexpr's `out=`, a ufunc's `out=`). The pool
+is bounded (MAX_POOLED buffers, MAX_POOLED_BYTES in all), and never holds a user's array, a
+value a tape keeps, an output handed out, or a view.
+"""
+from __future__ import annotations
+
+import sys
+
+from .backend import np, xp
+from .fused import Unfusable, evaluate, evaluate_into
+
+MAX_POOLED = 16
+MAX_POOLED_BYTES = 512 << 20
+POOL: dict = {}             # shape -> [free float64 buffers of that shape]
+INPUTS = ("g", "NAN")       # names bound by the caller, besides the leaves a0, a1, ...
+
+
+def pooled_bytes() -> int:
+    return sum(buffer.nbytes for buffers in POOL.values() for buffer in buffers)
+
+
+def take(shape):
+    buffers = POOL.get(shape)
+    return buffers.pop() if buffers else None
+
+
+def give(name, buffer) -> None:
+    """Keep a freed array for the next kernel of its shape, if it is ours alone."""
+    if (name in INPUTS or name[0] == "a" or buffer.__class__ is not np().ndarray or buffer.base is not None
+            or buffer.dtype != np().float64 or not buffer.flags.c_contiguous or not buffer.flags.writeable):
+        return
+    if sys.getrefcount(buffer) > 3:             # give's argument, the caller's local, getrefcount's
+        return
+    if sum(map(len, POOL.values())) >= MAX_POOLED or pooled_bytes() + buffer.nbytes > MAX_POOLED_BYTES:
+        return
+    POOL.setdefault(buffer.shape, []).append(buffer)
+
+
+def run_kernels(kernels, names) -> None:
+    """Run the kernels in order on `names` (name -> array), freeing what each reads last. A
+    function's argument made here and read by nothing after is overwritten in place."""
+    made = set()
+    for kernel in kernels:
+        if kernel.function is not None:
+            out = apply_function(kernel, names, made)
+        else:
+            inputs = {name: names[name] for name in kernel.reads}
+            buffer = None if kernel.boolean else take(np().broadcast_shapes(*(v.shape for v in inputs.values())))
+            out = evaluate_into(kernel.expr, inputs, buffer) if buffer is not None else evaluate(kernel.expr, inputs)
+            inputs = None                   # its references would keep the freed arrays out of the pool
+            if out is None:
+                raise Unfusable("numexpr is not installed")
+        names[kernel.name] = out
+        made.add(kernel.name)
+        for name in kernel.frees:
+            freed = names.pop(name)
+            if name != kernel.reads[0] or kernel.function is None:
+                give(name, freed)
+            del freed
+
+
+def apply_function(kernel, names, made):
+    argument = names[kernel.reads[0]]
+    function = getattr(xp(), kernel.function)
+    if kernel.reads[0] in made and kernel.reads[0] in kernel.frees:
+        return function(argument, out=argument)           # a temporary read for the last time
+    buffer = take(argument.shape) if argument.ndim else None
+    out = function(argument) if buffer is None else function(argument, out=buffer)
+    if out.__class__ is not argument.__class__:
+        out = xp().asarray(out)          # of a 0-d array (a traced number): a scalar
+    return out
+
+
+def finite(a) -> bool:
+    total = a.sum()                     # one reduction: a nan or inf anywhere makes it non-finite
+    return bool(total - total == 0.0)
+
+
+def run_checked(kernels, names, out_name):
+    """Run the kernels; Unfusable if numexpr refuses one or the output is not finite (the region
+    then runs op by op, for its notes)."""
+    try:
+        run_kernels(kernels, names)
+    except Unfusable:
+        raise
+    except Exception:                   # numexpr refused the kernel (too big, ...): op by op
+        raise Unfusable("numexpr failed") from None
+    out = names[out_name]
+    if not finite(out):
+        raise Unfusable("a non-finite output: op by op, for its notes")
+    return out

@@ -1,0 +1,228 @@
+"""A fused region traced into a small program of named steps, and that program scheduled into
+numexpr kernels (core/regions.py runs them).
+
+Tracing runs the table's own forward impls and VJP rules on `Step` symbols (core/fused.py's
+`Symbol`, whose every operation becomes one named step instead of nesting the text): equal
+steps are one step (`g == 0.0`, asked by each masked product, is computed once), and each step
+knows what it costs. `schedule` then decides which steps become arrays of their own — a step used
+more than once that is dear to recompute, or one whose inlined text would grow too big — and
+inlines the rest into the expressions of those arrays, so no kernel grows without bound and no
+subexpression is recomputed at great cost.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .fused import Symbol, Unfusable
+
+# transcendental functions: dear to recompute, so the reverse reads the forward's values of them
+TRANSCENDENTAL = frozenset(("sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh",
+                            "exp", "log", "log10", "log1p", "expm1", "sqrt"))
+# numpy's own loops for these are vectorized (SIMD) and beat numexpr's (which calls libm per
+# element unless built with VML): each is a step of its own, run by the array module, in place
+# where its argument is a temporary. float64 sin and cos are libm's in both, and numexpr runs
+# them on every core: they stay in the numexpr kernels, like the arithmetic around them.
+ARRAY_FUNCTIONS = TRANSCENDENTAL - {"sin", "cos"}
+COMMUTATIVE = frozenset(("({} * {})", "({} + {})"))
+RECOMPUTE_OPS = 16         # inlined arithmetic read twice is kept as an array when it costs this much
+MAX_KERNEL_OPS = 64        # inlined text above this cost becomes an array of its own
+
+
+def called(template) -> str | None:
+    """The function a step calls ("tanh({})" -> "tanh"), or None."""
+    return template[:-4] if template.endswith("({})") else None
+
+
+def function_of(template) -> str | None:
+    """The array function a step of its own applies, or None (numexpr's part)."""
+    name = called(template)
+    return name if name in ARRAY_FUNCTIONS else None
+
+
+def is_dear(template) -> bool:
+    return called(template) in TRANSCENDENTAL
+
+
+def step_cost(template, texts) -> int:
+    """Rough cost of one step: transcendental functions, a power with a variable exponent and a
+    division are dear."""
+    if is_dear(template):
+        return 8
+    if "**" in template:
+        return 2 if not texts[1].isidentifier() else 8      # x ** 2.0: numexpr multiplies
+    return 3 if " / " in template else 1
+
+
+class Program:
+    """The steps traced so far: name -> (template, operand texts, cost, boolean), in order."""
+
+    def __init__(self):
+        self.steps: dict = {}
+        self.memo: dict = {}
+        self.guards: list = []       # conditions an impl or rule asked `.any()` of (a kink's note)
+
+    def symbol(self, name, shape) -> "Step":
+        return Step(name, shape, False, self)
+
+    def add(self, template, operands, shape, boolean) -> "Step":
+        texts = tuple(operand.expr for operand in operands)
+        if template == "where({}, {}, {})" and texts[1] == "0.0" and self.vanishes_where_zero(texts[0], texts[2]):
+            return Step(texts[2], shape, False, self)
+        inner = self.steps.get(texts[0]) if len(texts) == 1 else None
+        if inner is not None and inner[0] == "(-{})" and template in ("abs({})", "(-{})"):
+            # abs(-x) is abs(x), -(-x) is x, exactly: sigmoid(-x) in sigmoid's VJP then reuses
+            # the forward's exp(-abs(x))
+            texts = inner[1]
+            if template == "(-{})":
+                return Step(texts[0], shape, boolean, self)
+        if template in COMMUTATIVE:
+            if texts[0] > texts[1]:
+                texts = (texts[1], texts[0])         # a * b is b * a exactly: one step for both
+            if template == "({} + {})" and texts[0] == texts[1]:
+                template, texts = "({} * {})", ("2.0", texts[0])     # s + s is 2 s exactly
+        key = template.format(*texts)
+        name = self.memo.get(key)
+        if name is None:
+            name = self.memo[key] = f"t{len(self.steps)}"
+            self.steps[name] = (template, texts, step_cost(template, texts), boolean)
+        return Step(name, shape, boolean, self)
+
+
+    def vanishes_where_zero(self, condition, value) -> bool:
+        """Whether `value` is already 0 wherever `condition` (t == 0.0) holds, if it is finite:
+        a product with t as a factor, a quotient of such a product, its negation. The strong
+        zero's mask, where(t == 0.0, 0.0, t * y), then differs from t * y only where t * y is
+        not finite, and a region whose gradient is not finite runs op by op with the mask."""
+        step = self.steps.get(condition)
+        if step is None or step[0] != "({} == {})" or step[1][1] != "0.0":
+            return False
+        return self.has_factor(value, step[1][0])
+
+    def has_factor(self, text, factor) -> bool:
+        if text == factor:
+            return True
+        step = self.steps.get(text)
+        if step is None:
+            return False
+        template, texts = step[0], step[1]
+        if template == "({} * {})":
+            return any(self.has_factor(t, factor) for t in texts)
+        if template in ("({} / {})", "(-{})"):
+            return self.has_factor(texts[0], factor)
+        return False
+
+
+class Step(Symbol):
+    """A symbol that names a step of a Program (its `expr` is the step's name)."""
+    __slots__ = ("program",)
+    traced = False           # a region's kernel is worth making for mul's adjoint too
+
+    def __init__(self, expr, shape, boolean, program):
+        super().__init__(expr, shape, boolean)
+        self.program = program
+
+    def derive(self, template, operands, shape, boolean):
+        return self.program.add(template, operands, shape, boolean)
+
+    def any(self):
+        """`(x == 0).any()`, asked before a kink's note (sqrt's): taken as False, and the
+        condition kept as a guard. The results are made nan where it holds, so such a region
+        runs op by op, where the note is made."""
+        if not self.boolean:
+            raise Unfusable("any() of a number")
+        self.program.guards.append(self)
+        return False
+
+
+@dataclass
+class Kernel:
+    """One array computed by one call: numexpr's of `expr`, or the array module's `function` of
+    the one array it reads; the arrays it reads, and those it is the last to read (freed once it
+    has run)."""
+    name: str
+    expr: str | None
+    function: str | None
+    reads: tuple
+    frees: tuple
+    boolean: bool = False
+
+
+def schedule(program: Program, outputs, available, force=frozenset()) -> list:
+    """The kernels that compute `outputs` (step names) from `available` (names bound already:
+    the leaves, the seed, arrays an earlier phase left), in order; the steps in `force` that
+    they need are arrays of their own. Frees are added per phase by `with_frees`."""
+    steps = program.steps
+    uses = use_counts(steps, outputs, available)
+    arrays = set(outputs) | set(available) | (set(force) & set(uses))
+    for name in steps:
+        if name in uses and name not in available and function_of(steps[name][0]):
+            arrays.add(name)
+            arrays.add(steps[name][1][0])              # its argument: an array to apply it to
+    inline_cost: dict = {}
+    for name, (template, texts, cost, boolean) in steps.items():
+        count = uses.get(name, 0)
+        if name in available or (count == 0 and name not in arrays):
+            continue
+        total = cost + sum(inline_cost.get(text, 0) for text in texts)
+        if (count > 1 and not boolean and total * (count - 1) >= RECOMPUTE_OPS) or total > MAX_KERNEL_OPS:
+            arrays.add(name)
+        inline_cost[name] = 0 if name in arrays else total
+    kernels = []
+    for name, (template, texts, _, _) in steps.items():
+        if name not in arrays or name in available or name not in uses:
+            continue
+        function = function_of(template)
+        if function is not None:
+            kernels.append(Kernel(name=name, expr=None, function=function, reads=(texts[0],), frees=()))
+            continue
+        reads: list = []
+        expr = template.format(*(render(text, steps, arrays, reads) for text in texts))
+        kernels.append(Kernel(name=name, expr=expr, function=None, reads=tuple(dict.fromkeys(reads)), frees=(),
+                              boolean=steps[name][3]))
+    return kernels
+
+
+def use_counts(steps, outputs, available) -> dict:
+    """How often each step is read by the steps the outputs need (and by the outputs), down to
+    the available names."""
+    uses = dict.fromkeys(outputs, 1)
+    needed = set(outputs)
+    for name in reversed(list(steps)):
+        if name in needed and name not in available:
+            for text in steps[name][1]:
+                uses[text] = uses.get(text, 0) + 1
+                needed.add(text)
+    return uses
+
+
+def render(text, steps, arrays, reads) -> str:
+    """A step's text with every step that is not an array of its own inlined."""
+    if text in arrays or text not in steps:
+        if text in arrays or text.isidentifier():
+            reads.append(text)
+        return text
+    template, texts, _, _ = steps[text]
+    return template.format(*(render(t, steps, arrays, reads) for t in texts))
+
+
+def with_frees(kernels, kept) -> list:
+    """Each kernel with the arrays it reads last (not kept): freeing them bounds the peak."""
+    last: dict = {}
+    for i, kernel in enumerate(kernels):
+        for name in kernel.reads:
+            last[name] = i
+    out = []
+    for i, kernel in enumerate(kernels):
+        frees = tuple(name for name in kernel.reads if last[name] == i and name not in kept)
+        out.append(Kernel(name=kernel.name, expr=kernel.expr, function=kernel.function, reads=kernel.reads,
+                          frees=frees, boolean=kernel.boolean))
+    return out
+
+
+def depends_on(program: Program, root: str) -> set:
+    """The steps whose value depends on the input `root` (the seed g: the reverse sweep's)."""
+    found = set()
+    for name, (template, texts, cost, boolean) in program.steps.items():
+        if any(text == root or text in found for text in texts):
+            found.add(name)
+    return found

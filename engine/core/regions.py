@@ -1,0 +1,352 @@
+"""Fused elementwise regions: several table primitives over large float64 arrays, evaluated as a
+few kernels (numexpr's, and numpy's vectorized functions) and recorded on the tape as ONE entry.
+
+A region (`RegionPlan`) is a small graph of elementwise table primitives over leaves (the
+language finds them in an expression: engine/lang/fused_regions.py). Its forward kernels come
+from tracing the table's forward impls with core/region_program.py's `Step` symbols, its VJP
+kernels from running the table's own VJP rules through the region in reverse over the same
+symbols, so the rules table stays the one source of derivatives. The schedule keeps a few
+intermediates as arrays (those dear to recompute) and inlines the rest, so the tape holds the
+region's leaves and those few arrays, nothing of n per op.
+
+Honesty: kink primitives stay outside regions, except sqrt, whose kink (an argument of exactly
+0) is guarded: the output is made nan there, and a region whose output or gradient is not finite
+runs op by op (the caller's unfused path), so notes, NaN provenance and errors are those of an
+unfused run. Anything a kernel cannot express raises `Unfusable` while tracing; that layout then
+always runs op by op. numexpr missing (fused.evaluate gives None) means op by op too.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from . import fused
+from .backend import np
+from .fused import Unfusable
+from .notes import NOTES
+from .primitives import Primitive, element_limit
+from .region_kernels import finite, run_checked, run_kernels
+from .region_program import Program, Step, depends_on, is_dear, schedule, use_counts, with_frees
+from .rules import TABLE
+from .rules.shapes import unbroadcast
+from .tape import Var, record
+
+MAX_LAYOUTS = 16            # kernels kept per region (a float leaf that changes makes new ones)
+MAX_KERNELS = 1024          # regions' kernels kept in all
+KERNELS: dict = {}          # (nodes, layouts, ndim) -> ForwardKernels, GradKernels or None (op by op)
+# kink primitives allowed in a region: their impl asks `(x == 0).any()` before its note, which
+# a traced region turns into a guard (region_program.Step.any)
+GUARDED = frozenset(("sqrt",))
+
+
+@dataclass
+class RegionPlan:
+    """A region: `nodes` in evaluation order, each (primitive name, operands) with operands
+    ("leaf", i), ("const", number) or ("node", j); the last node is the output. `spans`: each
+    node's place (for notes of the op-by-op VJP)."""
+    nodes: tuple
+    leaf_count: int
+    spans: tuple
+    span: object
+    compiled: dict
+
+
+def eligible(prim) -> bool:
+    """Whether a table entry may be a region's node."""
+    return (prim.elementwise and not prim.nondiff and isinstance(prim.vjps, tuple)
+            and (prim.kink is None or prim.name in GUARDED))
+
+
+def layouts(values):
+    """(key, tape, shape) of the leaves, or None if the region must run op by op. Leaves are
+    numbers and float64 arrays whose broadcast has at least the fusion threshold of elements,
+    and every traced leaf is a Var of one plain (not persistent, not graph) tape over a raw
+    value: no Dual, no box of another level."""
+    tape, shapes, key = None, [], []
+    for v in values:
+        c = v.__class__
+        if c is float:
+            key.append(("const", v))
+            continue
+        traced = c is Var
+        if traced:
+            if tape is None:
+                tape = v.tape
+            elif v.tape is not tape or v.level != tape.level:
+                return None
+            v = v.value
+            c = v.__class__
+        if c is float:
+            key.append(("float", True))
+            continue
+        try:
+            kind = fused.layout(v)                   # a float64 array (of the backend fused knows)
+        except Unfusable:
+            return None
+        if kind is None or kind[0] != "f":
+            return None
+        key.append(("array", traced))
+        shapes.append(kind[1])
+    if not shapes or (tape is not None and (tape.persistent or tape.keep_values)):
+        return None
+    try:
+        shape = np().broadcast_shapes(*shapes)
+    except ValueError:
+        return None                                  # the op-by-op run reports the mismatch
+    size = math.prod(shape)
+    if size < fused.FUSE_MIN_ELEMENTS or (element_limit[0] is not None and size > element_limit[0]):
+        return None                                  # small: numpy's ops; too large: its error
+    return tuple(key), tape, shape
+
+
+def run(plan: RegionPlan, values):
+    """The region's output (an array, or a Var of one entry on the leaves' tape), or None where
+    it must run op by op."""
+    found = layouts(values)
+    if found is None:
+        return None
+    key, tape, shape = found
+    compiled = plan.compiled.get(key, False)
+    if compiled is False:
+        if len(plan.compiled) >= MAX_LAYOUTS:
+            return None
+        compiled = plan.compiled[key] = kernels_of(plan, key, shape, tape is not None)
+    if compiled is None:
+        return None
+    try:
+        return compiled.run(values, tape, plan)
+    except Exception:                # a kernel refused, a non-finite output: op by op
+        return None
+
+
+def kernels_of(plan, key, shape, traced):
+    """The region's kernels for these layouts, shared by every compile of the same region (an API
+    call compiles its target anew): traced once per process."""
+    cache_key = (plan.nodes, key, len(shape))
+    if cache_key not in KERNELS:
+        if len(KERNELS) >= MAX_KERNELS:
+            KERNELS.clear()
+        KERNELS[cache_key] = compile_region(plan, key, shape, traced)
+    return KERNELS[cache_key]
+
+
+def compile_region(plan, key, shape, traced):
+    """Trace the region; None where it cannot be kernels. A rule that notes something while it
+    is traced (a kink at a constant) keeps the region op by op, where the note is made each run."""
+    kinks, detached = len(NOTES.kinks), len(NOTES.detached)
+    try:
+        compiled = (GradKernels if traced else ForwardKernels).trace(plan, key, shape)
+    except Exception:                # Unfusable, or anything else a rule does with a symbol
+        compiled = None
+    if len(NOTES.kinks) != kinks or len(NOTES.detached) != detached:
+        del NOTES.kinks[kinks:], NOTES.detached[detached:]
+        return None
+    return compiled
+
+
+def input_names(key) -> set:
+    return {f"a{i}" for i, layout in enumerate(key) if layout[0] != "const"} | {"NAN"}
+
+
+def leaf_symbols(program, key, shape) -> list:
+    return [layout[1] if layout[0] == "const" else program.symbol(f"a{i}", shape) for i, layout in enumerate(key)]
+
+
+def node_arguments(node, leaves, values) -> list:
+    return [ref if kind == "const" else leaves[ref] if kind == "leaf" else values[ref] for kind, ref in node[1]]
+
+
+def trace_forward(plan, program, leaves, shape):
+    """The nodes' values over the leaves' symbols, and the output, guarded (nan) where an impl's
+    kink condition holds, so that the op-by-op run, which makes the note, takes over."""
+    values = []
+    for node in plan.nodes:
+        values.append(TABLE[node[0]].impl(*node_arguments(node, leaves, values)))
+    out = values[-1]
+    if not isinstance(out, Step) or out.boolean:
+        raise Unfusable("the region's output is no array step")
+    return values, guarded(program, out, shape)
+
+
+def guarded(program, out, shape):
+    """`out`, nan wherever a guard the tracing met so far holds (then forgets them)."""
+    for condition in program.guards:
+        out = program.add("where({}, {}, {})", (condition, program.symbol("NAN", ()), out), shape, False)
+    program.guards = []
+    return out
+
+
+def trace_reverse(plan, leaves, values, seed, traced) -> dict:
+    """The table's VJP rules run through the region from the output back: traced leaf position ->
+    adjoint."""
+    adjoints = [None] * len(plan.nodes)
+    adjoints[-1] = seed
+    found: dict = {}
+    for j in range(len(plan.nodes) - 1, -1, -1):
+        g = adjoints[j]
+        if g is None:
+            continue
+        node = plan.nodes[j]
+        prim = TABLE[node[0]]
+        ans = values[j] if prim.needs_ans else None
+        args = node_arguments(node, leaves, values)
+        for pos, (kind, ref) in enumerate(node[1]):
+            rule = prim.vjps[pos]
+            if kind == "const" or rule is None or (kind == "leaf" and ref not in traced):
+                continue
+            contrib = rule(g, ans, *args)
+            target = adjoints if kind == "node" else found
+            previous = target[ref] if kind == "node" else found.get(ref)
+            target[ref] = contrib if previous is None else previous + contrib
+    return found
+
+
+def inputs_of(values) -> dict:
+    """The kernels' inputs: the leaves' raw arrays (traced numbers as 0-d arrays; untraced ones
+    are baked into the kernels) and the nan marker."""
+    names = {"NAN": np().asarray(math.nan)}
+    for i, v in enumerate(values):
+        if v.__class__ is not float:
+            v = v.value if v.__class__ is Var else v
+            names[f"a{i}"] = np().asarray(v) if v.__class__ is float else v
+    return names
+
+
+@dataclass
+class ForwardKernels:
+    """A region over untraced leaves: its output from a few kernels."""
+    kernels: list
+    out: str
+
+    @classmethod
+    def trace(cls, plan, key, shape):
+        program = Program()
+        _, out = trace_forward(plan, program, leaf_symbols(program, key, shape), shape)
+        kernels = schedule(program, [out.expr], input_names(key))
+        return cls(kernels=with_frees(kernels, {out.expr}), out=out.expr)
+
+    def run(self, values, tape, plan):
+        return run_checked(self.kernels, inputs_of(values), self.out)
+
+
+@dataclass
+class GradKernels:
+    """A region with traced leaves: the forward kernels (which leave the arrays the reverse needs),
+    the reverse kernels, and the entry that stands for the region on the tape."""
+    forward: list
+    reverse: list
+    out: str
+    adjoints: dict                      # traced leaf position -> its adjoint's step name
+    saved: tuple                        # what the reverse kernels read of the forward's arrays
+    prim: Primitive
+    key: tuple
+
+    @classmethod
+    def trace(cls, plan, key, shape):
+        program = Program()
+        leaves = leaf_symbols(program, key, shape)
+        values, out = trace_forward(plan, program, leaves, shape)
+        traced = {i for i, layout in enumerate(key) if layout[0] != "const" and layout[1]}
+        found = trace_reverse(plan, leaves, values, program.symbol("g", shape), traced)
+        if not found or not all(isinstance(a, Step) and not a.boolean for a in found.values()):
+            raise Unfusable("an adjoint that is no array step")
+        guards = list(program.guards)
+        adjoints = {}
+        for pos, adjoint in found.items():
+            program.guards = list(guards)
+            adjoints[pos] = guarded(program, adjoint, shape).expr
+        inputs = input_names(key)
+        # the reverse kernels read the forward's transcendental values that both sweeps use
+        # (dear to recompute) and the leaves; the arithmetic between them they recompute, so
+        # the tape keeps few arrays
+        after_seed = depends_on(program, "g")
+        uses = use_counts(program.steps, [out.expr, *adjoints.values()], inputs)
+        shared = {name for name, count in uses.items() if count > 1 and name in program.steps
+                  and name not in after_seed and is_dear(program.steps[name][0])}
+        forward = schedule(program, [out.expr], inputs, shared)
+        functions = {k.name for k in forward if is_dear(program.steps[k.name][0])}
+        reverse = schedule(program, list(adjoints.values()), inputs | functions | {"g"})
+        saved = tuple(dict.fromkeys(name for k in reverse for name in k.reads if name in functions or name in inputs))
+        self = cls(forward=with_frees(forward, {out.expr, *saved}), reverse=with_frees(reverse, set(adjoints.values())),
+                   out=out.expr, adjoints=adjoints, saved=saved, prim=None, key=key)
+        self.prim = region_primitive(self, len(key))
+        return self
+
+    def run(self, values, tape, plan):
+        names = inputs_of(values)
+        out = run_checked(self.forward, names, self.out)
+        state = RegionState(kernels=self, saved={name: names[name] for name in self.saved if name in names},
+                            values=[v.value if v.__class__ is Var else v for v in values], pending={}, plan=plan)
+        parents = tuple((pos, values[pos].index) for pos in self.adjoints)
+        NOTES.span = plan.span
+        return record(self.prim, tape, tape.level, parents, (state,), out, None)
+
+
+@dataclass
+class RegionState:
+    """What one recorded region keeps for its VJP: the saved arrays, the leaves, and the adjoints
+    computed at the first VJP call of the sweep and handed out to the following ones."""
+    kernels: GradKernels
+    saved: dict
+    values: list                        # the leaves' raw values (no Var: no cycle through the tape)
+    pending: dict
+    plan: RegionPlan
+
+    def adjoint(self, pos, g):
+        if pos not in self.pending:
+            self.pending = self.compute(g)
+        return self.pending.pop(pos)
+
+    def compute(self, g) -> dict:
+        kernels = self.kernels
+        raw = self.values
+        if g.__class__ is np().ndarray and g.dtype == np().float64:
+            names, self.saved = self.saved, None       # freed as the reverse kernels pass them
+            names["g"] = g
+            try:
+                run_kernels(kernels.reverse, names)
+                out = {pos: names[name] for pos, name in kernels.adjoints.items()}
+                if all(finite(a) for a in out.values()):
+                    self.saved = None
+                    return {pos: unbroadcast(a, raw[pos]) for pos, a in out.items()}
+            except Exception:
+                pass                    # numexpr refused a kernel: the rules' own path
+        self.saved = None
+        return replay_reverse(self.plan, raw, g, kernels.adjoints)
+
+
+def region_primitive(kernels, arity) -> Primitive:
+    def vjp_of(pos):
+        return lambda g, ans, state: state.adjoint(pos, g)
+    vjps = tuple(vjp_of(pos) if pos in kernels.adjoints else None for pos in range(arity))
+    return Primitive("fused region", None, vjps=vjps, arity=arity, needs_args=True)
+
+
+def replay_reverse(plan, raw, g, adjoints) -> dict:
+    """The region's VJP op by op on the real values, as an unfused sweep runs the table's rules
+    (non-finite gradients, a boxed seed): leaf position -> adjoint."""
+    values = []
+    for node in plan.nodes:
+        values.append(TABLE[node[0]].impl(*node_arguments(node, raw, values)))
+    found = [None] * len(plan.nodes)
+    found[-1] = g
+    out: dict = {}
+    for j in range(len(plan.nodes) - 1, -1, -1):
+        a = found[j]
+        if a is None:
+            continue
+        NOTES.span = plan.spans[j]
+        node = plan.nodes[j]
+        prim = TABLE[node[0]]
+        args = node_arguments(node, raw, values)
+        ans = values[j] if prim.needs_ans else None
+        for pos, (kind, ref) in enumerate(node[1]):
+            rule = prim.vjps[pos]
+            if kind == "const" or rule is None or (kind == "leaf" and ref not in adjoints):
+                continue
+            contrib = rule(a, ans, *args)
+            if kind == "node":
+                found[ref] = contrib if found[ref] is None else found[ref] + contrib
+            else:
+                out[ref] = contrib if ref not in out else out[ref] + contrib
+    return out

@@ -1,0 +1,161 @@
+"""Finding fused regions in an expression when it compiles, and running them (core/regions.py).
+
+A region is a maximal subtree of one expression made only of elementwise table primitives
+(`+ - * /`, unary minus, `**`, and calls of builtins such as sin, exp, sigmoid, sqrt) over names
+and number literals, with at least MIN_REGION_OPS operations. It compiles to a closure that looks
+at one leaf first (the name the region reads most): if that is a float (or a Var over one), the
+ordinary op-by-op closure runs at once, so scalar code pays one check per region, never per op. Otherwise the leaves are read and core/regions.py decides (large float64 arrays, a plain
+tape); whatever it declines runs op by op, exactly as unfused code.
+"""
+from __future__ import annotations
+
+import math
+
+from ...parser import nodes
+from ...parser.errors import SourceError
+from ..core import fused
+from ..core.regions import RegionPlan, eligible, run
+from ..core.rules import builtin_primitives
+from ..core.tape import Var
+from .values import literal
+
+MIN_REGION_OPS = 3          # fewer operations gain nothing worth a closure of their own
+MAX_REGION_OPS = 64         # larger subtrees are split: their parts are regions of their own
+ARITHMETIC = {"+": "add", "-": "sub", "*": "mul", "/": "div"}
+MAX_SMALL_SHAPES = 8
+ROOTS = (nodes.BinChain, nodes.UnaryOp, nodes.Power, nodes.Call)
+_CALLABLE: dict = {}        # builtin name -> its table entry, for the entries a region may hold
+
+
+class NotRegion(Exception):
+    """A node no region may contain."""
+
+
+def callable_primitives() -> dict:
+    if not _CALLABLE:
+        for prim in builtin_primitives():
+            if eligible(prim):
+                for name in filter(None, (prim.builtin, prim.alias)):
+                    _CALLABLE[name] = prim
+    return _CALLABLE
+
+
+class RegionFinder:
+    """Walks a subtree into RegionPlan nodes (in the order the op-by-op closures evaluate them)."""
+
+    def __init__(self, builtins, scope):
+        self.builtins, self.scope = builtins, scope
+        self.nodes, self.spans, self.leaves = [], [], {}
+
+    def add(self, name, operands, span):
+        if len(self.nodes) >= MAX_REGION_OPS:
+            raise NotRegion
+        self.nodes.append((name, tuple(operands)))
+        self.spans.append(span)
+        return ("node", len(self.nodes) - 1)
+
+    def walk(self, e):
+        c = e.__class__
+        if c is nodes.Num:
+            value = literal(e.value)
+            if value.__class__ not in (float, int):
+                raise NotRegion                      # a float32 literal: the unfused path
+            return ("const", value)
+        if c is nodes.Name:
+            leaf = self.leaves.setdefault(e.id, (len(self.leaves), e, []))
+            leaf[2].append(e)
+            return ("leaf", leaf[0])
+        if c is nodes.UnaryOp:
+            operand = self.walk(e.operand)
+            return operand if e.op == "+" else self.add("neg", (operand,), e.span)
+        if c is nodes.BinChain:
+            if any(op not in ARITHMETIC for op in e.ops):
+                raise NotRegion
+            left = self.walk(e.operands[0])
+            for op, x, span in zip(e.ops, e.operands[1:], e.op_spans):
+                left = self.add(ARITHMETIC[op], (left, self.walk(x)), span)
+            return left
+        if c is nodes.Power:
+            base = self.walk(e.base)
+            return self.add("pow", (base, self.walk(e.exponent)), e.op_span)
+        if c is nodes.Call:
+            return self.call(e)
+        raise NotRegion
+
+    def call(self, e):
+        func = e.func
+        if func.__class__ is not nodes.Name or e.keywords or self.scope.find(func.id) is not None:
+            raise NotRegion
+        prim = callable_primitives().get(func.id)
+        builtin = self.builtins.get(func.id)
+        if prim is None or getattr(builtin, "name", None) != func.id or len(e.args) != prim.arity:
+            raise NotRegion
+        return self.add(prim.name, [self.walk(a) for a in e.args], e.span)
+
+
+def compile_region(compiler, e, scope):
+    """The closure of a region rooted at `e`, or None if `e` roots none."""
+    finder = RegionFinder(compiler.builtins, scope)
+    try:
+        finder.walk(e)
+    except NotRegion:
+        return None
+    if len(finder.nodes) < MIN_REGION_OPS or not finder.leaves:
+        return None
+    compiler.compiling_region = True
+    try:
+        unfused = getattr(compiler, "e_" + type(e).__name__)(e, scope)
+        leaves = [compiler.expr(first, scope) for _, first, _ in finder.leaves.values()]
+    finally:
+        compiler.compiling_region = False
+    plan = RegionPlan(nodes=tuple(finder.nodes), leaf_count=len(leaves), spans=tuple(finder.spans),
+                      span=e.span, compiled={})
+    probe = max(finder.leaves.values(), key=lambda leaf: (scope.find(leaf[1].id) == "local", len(leaf[2])))
+    return region_closure(plan, unfused, leaves, probe, scope)
+
+
+def region_closure(plan, unfused, leaves, probe, scope):
+    """The probe is a float (or a Var of one): the scalar path at once (numpy stays unimported)."""
+    small = set()                            # shapes of the probe that made too few elements
+
+    def fused_or_not(frame, probe_value):
+        shape = getattr(probe_value.value if probe_value.__class__ is Var else probe_value, "shape", None)
+        if shape in small:                   # a loop over small arrays: one lookup, then op by op
+            return unfused(frame)
+        try:
+            values = [leaf(frame) for leaf in leaves]
+        except SourceError:                  # the op-by-op run raises it at the place it meets first
+            return unfused(frame)
+        out = run(plan, values)
+        if out is None:
+            if shape is not None and math.prod(shape) < fused.FUSE_MIN_ELEMENTS and len(small) < MAX_SMALL_SHAPES:
+                small.add(shape)
+            return unfused(frame)
+        return out
+
+    if scope.find(probe[1].id) == "local":
+        name = probe[1].id
+
+        def local_region(frame):
+            v = frame.vars.get(name)
+            c = v.__class__
+            if c is Var:
+                c = v.value.__class__
+            if c is float:
+                return unfused(frame)
+            return fused_or_not(frame, v)
+        return local_region
+    load = leaves[probe[0]]
+
+    def region(frame):
+        try:
+            v = load(frame)
+        except SourceError:                  # a name not yet assigned: the op-by-op run says where
+            return unfused(frame)
+        c = v.__class__
+        if c is Var:
+            c = v.value.__class__
+        if c is float:
+            return unfused(frame)
+        return fused_or_not(frame, v)
+    return region

@@ -1,0 +1,245 @@
+"""Issue 11, fused regions (core/regions.py, lang/fused_regions.py): a subtree of elementwise table
+primitives over large float64 arrays runs as a few numexpr kernels and one tape entry, and agrees
+with the op-by-op run to rounding; anything else (small arrays, boxes of other levels, a nan)
+runs op by op, with the same notes and provenance."""
+import numpy as np
+import pytest
+
+from autodiff.engine import api
+from autodiff.engine.core import fused, regions
+from autodiff.engine.core.rules import TABLE
+from autodiff.engine.lang import fused_regions
+
+N = fused.FUSE_MIN_ELEMENTS
+CHAIN = ("sum(exp(-(tanh(sin(x) * cos(x) + x) * 0.5 + 1.0) ** 2 / (1.0 + x * x)) * sqrt(x * x + 1.0)"
+         " + sigmoid(x) * x)")                      # benchmarks/_reference_arrays.CHAIN
+X = np.linspace(0.2, 0.9, N)
+Y = np.linspace(1.3, 0.4, N)
+
+
+@pytest.fixture
+def fused_runs(monkeypatch):
+    """The regions' runs: (plan, fused or not) per evaluation."""
+    runs = []
+
+    def spy(plan, values):
+        out = regions.run(plan, values)
+        runs.append((plan, out is not None))
+        return out
+    monkeypatch.setattr(fused_regions, "run", spy)
+    return runs
+
+
+def unfused(fn, *args, **kwargs):
+    saved = fused.FUSE_MIN_ELEMENTS
+    fused.FUSE_MIN_ELEMENTS = 10 ** 15
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        fused.FUSE_MIN_ELEMENTS = saved
+
+
+def agree(source, at, fused_runs, wrt=None, rtol=1e-12, must_fuse=True):
+    on = api.grad(source, at=at, wrt=wrt)
+    assert not must_fuse or any(ok for _, ok in fused_runs), f"{source}: no region was fused"
+    off = unfused(api.grad, source, at=at, wrt=wrt)
+    np.testing.assert_allclose(on.value, off.value, rtol=rtol)
+    for name in off.gradient:
+        np.testing.assert_allclose(on.gradient[name], off.gradient[name], rtol=rtol, atol=1e-300)
+    return on, off
+
+
+def builtin_cases():
+    """Every table entry a region may hold that the language calls by name, in a region."""
+    for name, prim in sorted(TABLE.items()):
+        if not regions.eligible(prim) or not prim.builtin:
+            continue
+        inner = "x + 1.5" if name in ("arccosh",) else "x * 0.5 + 0.3"
+        call = f"{prim.builtin}({inner})" if prim.arity == 1 else f"{prim.builtin}({inner}, y)"
+        yield pytest.param(f"sum({call} * x + y * {call})", id=name)
+
+
+@pytest.mark.parametrize("source", list(builtin_cases()))
+def test_every_elementwise_builtin_agrees_in_a_region(source, fused_runs):
+    agree(source, {"x": X, "y": Y}, fused_runs, must_fuse=False)
+    assert fused_runs
+
+
+@pytest.mark.parametrize("source", ["sum(x * y - x / y + (-x) * 2.0)", "sum((x * y + 1.0) ** 2.0 + x ** y * y)",
+                                    "sum(exp(x) * sin(y) / (x + y) - tanh(x * y))"])
+def test_the_operators_fuse_and_agree(source, fused_runs):
+    agree(source, {"x": X, "y": Y}, fused_runs)
+
+
+def test_the_chain_is_one_entry_and_agrees(fused_runs):
+    x = np.linspace(-2, 2, 2 * N)
+    on, _ = agree(CHAIN, {"x": x}, fused_runs)
+    assert on.tape_length <= 4                       # x, the region, sum (and its seed's entry)
+    value = api.evaluate(CHAIN, at={"x": x}).value
+    np.testing.assert_allclose(value, unfused(api.evaluate, CHAIN, at={"x": x}).value, rtol=1e-13)
+
+
+def test_broadcast_leaves(fused_runs):
+    a, b = X[:512].reshape(-1, 1), Y[:256].reshape(1, -1)
+    agree("sum(sin(a) * b + a * b * 2.0 - exp(b) / a)", {"a": a, "b": b}, fused_runs)
+    agree("sum(sin(x) * s + x * s * s - s)", {"x": X, "s": 0.7}, fused_runs)
+
+
+def test_a_float_variable_is_baked_and_a_traced_float_differentiated(tmp_path, fused_runs):
+    prog = tmp_path / "p.py"
+    prog.write_text("def f(x, s):\n    t = 0.0\n    k = 1.0\n    while k < 4.0:\n"
+                    "        t = t + sum(sin(x * k) * s + x * k * s)\n        k = k + 1.0\n    return t\n")
+    on = api.grad(None, at={"x": X, "s": 0.3}, target=api.load(str(prog)))
+    off = unfused(api.grad, None, at={"x": X, "s": 0.3}, target=api.load(str(prog)))
+    assert sum(ok for _, ok in fused_runs) == 3
+    for name in ("x", "s"):
+        np.testing.assert_allclose(on.gradient[name], off.gradient[name], rtol=1e-12)
+
+
+def test_mixed_code_under_while_and_if(tmp_path, fused_runs):
+    prog = tmp_path / "p.py"
+    prog.write_text(
+        "def f(x):\n"
+        "    y = sin(x) * cos(x) + x * 0.5\n"
+        "    i = 0\n"
+        "    while i < 3:\n"
+        "        if i == 1:\n"
+        "            y = tanh(y) * x + exp(-x * x)\n"
+        "        else:\n"
+        "            y = y * 0.9 + sqrt(x * x + 1.0) - y * y\n"
+        "        i = i + 1\n"
+        "    return sum(y * y) + sum(x[1:] * x[:-1]) + max(y)\n")
+    target = api.load(str(prog))
+    on = api.grad(None, at={"x": X}, target=target)
+    off = unfused(api.grad, None, at={"x": X}, target=api.load(str(prog)))
+    assert sum(ok for _, ok in fused_runs) >= 4
+    np.testing.assert_allclose(on.value, off.value, rtol=1e-12)
+    scale = np.abs(off.gradient["x"]).max()          # a sum of terms that nearly cancel: rounding is absolute
+    np.testing.assert_allclose(on.gradient["x"], off.gradient["x"], rtol=1e-11, atol=1e-13 * scale)
+
+
+def test_small_arrays_and_scalars_run_op_by_op(fused_runs):
+    api.grad("sum(sin(x) * cos(x) + x)", at={"x": np.linspace(0, 1, 100)})
+    api.grad("sin(x) * cos(x) + x", at={"x": 0.5})
+    assert not any(ok for _, ok in fused_runs)
+
+
+def test_a_large_nan_gives_the_unfused_notes_and_provenance(fused_runs):
+    x = np.linspace(-1.0, 1.0, N)
+    on = api.grad("sum(log(x + 0.5) * x + x * x)", at={"x": x})
+    off = unfused(api.grad, "sum(log(x + 0.5) * x + x * x)", at={"x": x})
+    assert not any(ok for _, ok in fused_runs)               # the region ran op by op
+    assert on.nonfinite == off.nonfinite and on.nonfinite
+    assert on.kinks == off.kinks
+    np.testing.assert_array_equal(on.gradient["x"], off.gradient["x"])
+
+
+def test_sqrt_at_zero_keeps_its_kink_note(fused_runs):
+    x = np.linspace(-1.0, 1.0, N + 1)                        # holds 0.0
+    on = api.grad("sum(sqrt(x * x) * 2.0 + x * x)", at={"x": x})
+    off = unfused(api.grad, "sum(sqrt(x * x) * 2.0 + x * x)", at={"x": x})
+    assert on.kinks == off.kinks and on.kinks
+    assert on.nonfinite == off.nonfinite
+    value = api.evaluate("sum(sqrt(x * x) * 2.0 + x * x)", at={"x": x})
+    assert value.kinks == off.kinks
+
+
+def test_a_non_finite_gradient_is_taken_op_by_op(fused_runs):
+    x = np.linspace(0.0, 1.0, N)                             # x ** 0.5 at 0: the gradient is inf
+    on, off = agree("sum(x * x * 3.0 + x ** 0.5 * 2.0)", {"x": x}, fused_runs, rtol=1e-12)
+    assert np.isinf(on.gradient["x"][0]) and on.nonfinite == off.nonfinite
+
+
+def test_boxes_of_other_levels_take_the_unfused_path(tmp_path, fused_runs):
+    prog = tmp_path / "p.py"
+    prog.write_text("def f(x):\n    return sum(sin(x) * cos(x) * x + exp(-x * x))\n" \
+             "def g(x):\n    v, t = jvp(f, x, ones_like(x))\n    w, h = jvp(grad(f), x, ones_like(x))\n" \
+             "    return t + sum(h)\n")
+    on = api.evaluate(None, at={"x": X}, target=api.load(str(prog), fn="g")).value
+    off = unfused(api.evaluate, None, at={"x": X}, target=api.load(str(prog), fn="g")).value
+    assert not any(ok for _, ok in fused_runs)
+    np.testing.assert_allclose(on, off, rtol=1e-12)
+    h = api.hessian("sum(sin(x) * cos(x) * x + exp(-x * x))", at={"x": X[:8]})
+    assert h.hessian["x"]["x"].shape == (8, 8)
+
+
+def test_graph_tapes_see_every_op():
+    r = api.grad("sum(sin(x) * cos(x) + x * x)", at={"x": X}, keep_tape=True)
+    assert r.tape_length >= 6
+
+
+def test_errors_are_located_as_unfused():
+    from autodiff.parser.errors import SourceError
+    x, y = np.linspace(0, 1, N), np.linspace(0, 1, N + 1)
+    messages = []
+    for run in (api.grad, lambda *a, **k: unfused(api.grad, *a, **k)):
+        with pytest.raises(SourceError) as e:
+            run("sum(sin(x) * cos(x) + x * y)", at={"x": x, "y": y})
+        messages.append((e.value.message, e.value.span))
+    assert messages[0] == messages[1]
+    a, b = np.ones((400, 1)), np.ones((1, 400))                 # 160,000 elements over a limit of 100,000
+    for run in (api.evaluate, lambda *a, **k: unfused(api.evaluate, *a, **k)):
+        with pytest.raises(SourceError) as e:
+            run("sum(sin(a) * b + a * b)", at={"a": a, "b": b}, limits=api.Limits(elements=100_000))
+        messages.append((e.value.message, e.value.span))
+    assert messages[2] == messages[3]
+
+
+def test_a_traced_number_at_a_kink_is_noted_every_run(fused_runs):
+    source = "sum(sqrt(c) * x + x * x + sin(x))"
+    for _ in range(2):
+        on = api.grad(source, at={"x": X, "c": 0.0})
+        off = unfused(api.grad, source, at={"x": X, "c": 0.0})
+        assert on.kinks == off.kinks and on.kinks
+        np.testing.assert_allclose(on.gradient["x"], off.gradient["x"], rtol=1e-13)
+        assert on.gradient["c"] == off.gradient["c"]
+    on = api.grad(source, at={"x": X, "c": 2.0})
+    assert fused_runs[-1][1] and not on.kinks                # away from the kink: fused
+
+
+def test_loops_over_small_arrays_stay_op_by_op(fused_runs):
+    prog = "sum(sin(v) * cos(v) + v * v)"
+    for _ in range(3):
+        api.grad(prog, at={"v": np.linspace(0, 1, 8)})
+    assert not any(ok for _, ok in fused_runs)
+
+
+@pytest.mark.parametrize("method", ["reverse", "forward"])
+def test_higher_derivatives_through_a_large_region(method, fused_runs):
+    source = "sum(sin(x * A) * A + exp(-x * A) * A * x)"       # A, read most, is the probe
+    on = api.derivatives(source, at={"x": 0.3, "A": X}, order=3, method=method, wrt="x")
+    off = unfused(api.derivatives, source, at={"x": 0.3, "A": X}, order=3, method=method, wrt="x")
+    np.testing.assert_allclose(on.derivatives, off.derivatives, rtol=1e-12)
+    assert not any(ok for _, ok in fused_runs)               # nested levels: op by op
+    first = api.grad(source, at={"x": 0.3, "A": X}, wrt=["x"]).gradient["x"]
+    assert fused_runs[-1][1]                                 # one level, a traced number: fused
+    np.testing.assert_allclose(first, off.derivatives[0], rtol=1e-12)
+
+
+def test_kernels_stay_bounded_on_a_long_region(fused_runs):
+    horner = "x"
+    for k in range(30):                                        # 60 operations in one region
+        horner = f"({horner} * x + 0.{k + 1})"
+    agree(f"sum({horner})", {"x": X}, fused_runs, rtol=1e-11)
+    plan = next(plan for plan, ok in fused_runs if ok)
+    kernels = next(k for k in plan.compiled.values() if k is not None)
+    assert all(len(kernel.expr) < 2000 for kernel in kernels.forward + kernels.reverse if kernel.expr)
+
+
+def test_pooled_buffers_never_hold_a_result_or_an_input(fused_runs):
+    from autodiff.engine.core import region_kernels
+    x = np.linspace(-2, 2, 2 * N)
+    copy = x.copy()
+    gradient = api.grad(CHAIN, at={"x": x}).gradient["x"]
+    value = api.evaluate("exp(-x * x) * sin(x) + x * cos(x)", at={"x": x}).value
+    kept = gradient.copy(), value.copy()
+    for _ in range(3):
+        api.grad(CHAIN, at={"x": x})
+        api.evaluate("exp(-x * x) * sin(x) + x * cos(x)", at={"x": x})
+    assert sum(ok for _, ok in fused_runs) == 8
+    np.testing.assert_array_equal(gradient, kept[0])
+    np.testing.assert_array_equal(value, kept[1])
+    np.testing.assert_array_equal(x, copy)
+    pooled = [b for buffers in region_kernels.POOL.values() for b in buffers]
+    assert len(pooled) <= region_kernels.MAX_POOLED and region_kernels.pooled_bytes() <= region_kernels.MAX_POOLED_BYTES
+    assert not any(np.shares_memory(b, a) for b in pooled for a in (x, gradient, value))
