@@ -31,7 +31,8 @@ PARAM_TYPES = {"float64": "float64", "bool": "bool"}     # numpy dtype -> Elemen
 POWER_RANGE = 50                  # numexpr's break-even between products and pow
 # identifiers a kernel's parameters may not take: its output, cupy's loop index, C's words
 RESERVED = {"out", "i", "true", "false", "pow", "where", "int", "float", "double", "bool", "char",
-            "long", "short", "void", "const", "return", "if", "else", "for", "while", "do"}
+            "long", "short", "void", "const", "return", "if", "else", "for", "while", "do",
+            "NAN", "INFINITY", "HUGE_VAL"}      # macros of CUDA's math headers
 RESERVED.update(C_FUNCTIONS.values())
 TOKEN = re.compile(r"\s*(?:(?P<number>(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?)"
                    r"|(?P<name>[A-Za-z_][A-Za-z0-9_]*)|(?P<op>\*\*|[<>=!]=|[-+*/(),<>]))")

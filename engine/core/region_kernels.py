@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import sys
 
-from .backend import np, xp
+from .backend import np, to_host_value, xp
 from .fused import Unfusable, evaluate, evaluate_into
 
 MAX_POOLED = 16
 MAX_POOLED_BYTES = 512 << 20
 POOL: dict = {}             # shape -> [free float64 buffers of that shape]
-INPUTS = ("g", "NAN")       # names bound by the caller, besides the leaves a0, a1, ...
+INPUTS = ("g", "nan_marker")       # names bound by the caller, besides the leaves a0, a1, ...
 
 
 def pooled_bytes() -> int:
@@ -78,8 +78,8 @@ def apply_function(kernel, names, made):
 
 
 def finite(a) -> bool:
-    total = a.sum()                     # one reduction: a nan or inf anywhere makes it non-finite
-    return bool(total - total == 0.0)
+    total = to_host_value(a.sum())      # one reduction: a nan or inf anywhere makes it non-finite;
+    return bool(total - total == 0.0)   # on a GPU, one number comes back (one sync per region)
 
 
 def run_checked(kernels, names, out_name):

@@ -21,7 +21,7 @@ import math
 from dataclasses import dataclass
 
 from . import fused
-from .backend import np
+from .backend import np, on_device, xp
 from .fused import Unfusable
 from .notes import NOTES
 from .primitives import Primitive, element_limit
@@ -135,7 +135,8 @@ def compile_region(plan, key, shape, traced):
     is traced (a kink at a constant) keeps the region op by op, where the note is made each run."""
     kinks, detached = len(NOTES.kinks), len(NOTES.detached)
     try:
-        compiled = (GradKernels if traced else ForwardKernels).trace(plan, key, shape)
+        with on_device("cpu"):      # numpy's ufuncs hand a symbol to __array_ufunc__; cupy's refuse it
+            compiled = (GradKernels if traced else ForwardKernels).trace(plan, key, shape)
     except Exception:                # Unfusable, or anything else a rule does with a symbol
         compiled = None
     if len(NOTES.kinks) != kinks or len(NOTES.detached) != detached:
@@ -145,7 +146,7 @@ def compile_region(plan, key, shape, traced):
 
 
 def input_names(key) -> set:
-    return {f"a{i}" for i, layout in enumerate(key) if layout[0] != "const"} | {"NAN"}
+    return {f"a{i}" for i, layout in enumerate(key) if layout[0] != "const"} | {"nan_marker"}
 
 
 def leaf_symbols(program, key, shape) -> list:
@@ -171,7 +172,7 @@ def trace_forward(plan, program, leaves, shape):
 def guarded(program, out, shape):
     """`out`, nan wherever a guard the tracing met so far holds (then forgets them)."""
     for condition in program.guards:
-        out = program.add("where({}, {}, {})", (condition, program.symbol("NAN", ()), out), shape, False)
+        out = program.add("where({}, {}, {})", (condition, program.symbol("nan_marker", ()), out), shape, False)
     program.guards = []
     return out
 
@@ -204,11 +205,11 @@ def trace_reverse(plan, leaves, values, seed, traced) -> dict:
 def inputs_of(values) -> dict:
     """The kernels' inputs: the leaves' raw arrays (traced numbers as 0-d arrays; untraced ones
     are baked into the kernels) and the nan marker."""
-    names = {"NAN": np().asarray(math.nan)}
+    names = {"nan_marker": xp().asarray(math.nan)}
     for i, v in enumerate(values):
         if v.__class__ is not float:
             v = v.value if v.__class__ is Var else v
-            names[f"a{i}"] = np().asarray(v) if v.__class__ is float else v
+            names[f"a{i}"] = xp().asarray(v) if v.__class__ is float else v
     return names
 
 
@@ -300,7 +301,7 @@ class RegionState:
     def compute(self, g) -> dict:
         kernels = self.kernels
         raw = self.values
-        if g.__class__ is np().ndarray and g.dtype == np().float64:
+        if g.__class__ is xp().ndarray and g.dtype == np().float64:
             names, self.saved = self.saved, None       # freed as the reverse kernels pass them
             names["g"] = g
             try:
