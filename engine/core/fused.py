@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import math
 
-from . import device_kernels
 from .backend import np, on_device, xp
 from .primitives import Primitive
 from .rules import TABLE
@@ -197,6 +196,7 @@ def evaluate(expr, names):
     on numpy arrays numexpr's, None where numexpr is not installed."""
     global _numexpr
     if xp() is not np() and any(v.__class__ is xp().ndarray for v in names.values()):
+        from . import device_kernels          # lazy: only a GPU run needs it, start-up stays fast
         return device_kernels.evaluate(expr, names)
     if _numexpr is None:                       # imported on the first large sweep: start-up stays fast
         try:
