@@ -158,9 +158,8 @@ def grad(source, at=None, wrt=None, seed=None, fn=None, of=None, dtype_name="flo
          target=None, keep_tape=False, mode="reverse") -> GradResult:
     """The gradient of the target at a point. A non-scalar output is summed (the seeds'
     convention) unless `seed` gives v for vᵀJ. `mode="forward"` gives the same by forward mode."""
-    if mode == "forward":
-        from .diff.forward import gradient as forward_gradient    # forward mode only when asked for
-        return forward_gradient(source, at, wrt, seed, fn, of, dtype_name, limits, target)
+    if mode == "forward":                                # replayed where it can be (diff/replay_higher.py)
+        return compiled(source, fn, of, target).forward_grad_result(at, wrt, seed, dtype_name, limits)
     if keep_tape:                                        # the graph views read this run's own tape
         target = target or load(source, fn, of)
         result = _reverse_grad(None, at, wrt, seed, dtype_name=dtype_name, limits=limits, target=target,

@@ -126,12 +126,12 @@ class Function:
         return result.value, result.gradient
 
     def jacobian(self, at=None, /, *, wrt=None, mode="auto", **inputs) -> dict:
-        """{input name: array of shape output.shape + input.shape}: replayed in reverse mode (one
-        sweep per output element) where that is the mode, else interpreted."""
+        """{input name: array of shape output.shape + input.shape}: replayed in the mode chosen
+        (reverse: one sweep per output element; forward: stacked tangents), else interpreted."""
         if mode not in ("auto", "forward", "reverse"):
             raise ValueError(f"mode must be auto, forward or reverse, not {mode!r}")
         merged = _merge(at, inputs)
-        replayed = self._replay_jacobian(merged, wrt, mode) if mode != "forward" else None
+        replayed = self._replay_matrix(merged, wrt, mode)
         if replayed is not None:
             self.replays += 1
             return replayed
@@ -139,32 +139,56 @@ class Function:
         from .forward import jacobian      # forward mode loads only when asked for
         return jacobian(None, merged, wrt, mode, target=self.target).jacobian
 
-    def _replay_jacobian(self, at, wrt, mode):
-        """The Jacobian from the trace at these inputs' signature (recording one as evaluate_result
-        does), or None where it is to be interpreted."""
-        set_dtype("float64")
+    def hessian(self, at=None, /, *, wrt=None, **inputs) -> dict:
+        """{a: {b: array of shape a.shape + b.shape}}: replayed by forward-over-reverse where the
+        trace allows (diff/replay_higher.py), else interpreted."""
+        merged = _merge(at, inputs)
+        replayed = self._replay_matrix(merged, wrt, "hessian")
+        if replayed is not None:
+            self.replays += 1
+            return replayed
+        self.interpreted += 1
+        from .higher import hessian         # Hessians load only when asked for
+        return hessian(None, merged, wrt, target=self.target).hessian
+
+    def forward_grad_result(self, at, wrt=None, seed=None, dtype_name="float64", limits=None):
+        """The gradient by forward mode, as diff/forward.py's `gradient` gives it: replayed with
+        stacked tangents where the trace allows, else interpreted."""
+        result = self._replay_matrix(at, wrt, "gradient", dtype_name, limits, seed)
+        if result is not None:
+            self.replays += 1
+            return result
+        self.interpreted += 1
+        from .forward import gradient       # forward mode loads only when asked for
+        return gradient(None, at, wrt, seed, dtype_name=dtype_name, limits=limits, target=self.target)
+
+    def _replay_matrix(self, at, wrt, what, dtype_name="float64", limits=None, seed=None):
+        """A derivative from the trace at these inputs' signature (recording one as evaluate_result
+        does), or None where it is to be interpreted; `what`: "hessian", "gradient" (forward
+        mode) or a Jacobian's mode (diff/replay_higher.py's `replayed_derivative`)."""
+        set_dtype(dtype_name)
         inputs = bind_inputs(self.target, dict(at or {}))
         wrt = check_wrt(self.target, wrt)
-        key = input_signature(inputs, "float64", None) + (tuple(self.inputs),)
+        key = input_signature(inputs, dtype_name, limits) + (tuple(self.inputs),)
         if self.blocker is not None or plain_run(self.traces, key):
             return None
         entry = self.traces.get(key)
         if entry is None:
-            self._record_evaluate(inputs, key, None)
-            self.interpreted -= 1                   # counted by the interpreted Jacobian
+            self._record_evaluate(inputs, key, limits)
+            self.interpreted -= 1                   # counted by the interpreted driver
             return None
-        from .replay_jacobian import replay_jacobian    # with forward mode: loaded only when asked for
+        from .replay_higher import replayed_derivative   # with forward mode and Hessians: only when asked for
         try:
             trace, values = replay_entry(entry, list(inputs.values()))
-            return replay_jacobian(trace, values, inputs, wrt, [self.inputs.index(w) for w in wrt], mode,
-                                   self.target)
-        except Exception:                   # a path not kept, a failing step: the interpreter's answer
+            return replayed_derivative(what, trace, values, inputs, wrt, [self.inputs.index(w) for w in wrt],
+                                       self.target, seed)
+        except PathChanged as change:       # a path not kept: recorded for the next call, or a tie
+            if new_path(entry, change):
+                self._record_evaluate(inputs, key, limits)
+                self.interpreted -= 1
             return None
-
-    def hessian(self, at=None, /, *, wrt=None, **inputs) -> dict:
-        """{a: {b: array of shape a.shape + b.shape}} (interpreted: no replay yet)."""
-        from .higher import hessian         # Hessians load only when asked for
-        return hessian(None, _merge(at, inputs), wrt, target=self.target).hessian
+        except Exception:                   # a failing step: the interpreter's answer, located
+            return None
 
     # ---- full results ----
     def evaluate_result(self, at, dtype_name="float64", limits=None) -> reverse.RunResult:

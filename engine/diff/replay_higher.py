@@ -1,0 +1,239 @@
+"""Hessians and forward-mode Jacobians from a recorded trace: the trace's steps replayed through
+the engine's `bind` on boxed inputs, so tangents and tapes flow through a replay as they flow
+through an interpreted run (views/plot_points.py does the same with nested Duals).
+
+- Hessian, forward-over-reverse (diff/higher.py's method): the inputs of `wrt` move along a
+  stack of basis tangents (level-k Duals, core/batch.py), are watched on a tape, the replayed
+  steps record on it, one sweep gives the gradient, and the gradient's stacked tangents are the
+  Hessian's rows.
+- Jacobian, forward mode (diff/forward.py's `_jacobian_forward`): the inputs carry stacked
+  basis tangents, and the output's tangent stack holds the Jacobian's columns.
+- Gradient, forward mode (diff/forward.py's `gradient`): those columns, each summed (or
+  contracted with the seed): stacked passes where the interpreter makes one per element.
+
+Where the elements of all the inputs asked for fit one stacked pass, one pass moves them all
+(each input along its own rows of one basis), where the interpreter makes one pass per input:
+the other inputs' tangents in a row are exact zeros, and the same rules run on the same values
+in the same order, so the numbers are the interpreter's to rounding (to the bit on the rules
+table, tests/test_replay_higher.py). The path is the one the plain replay picked (its
+guards checked on the raw values: the boxed primals are the same numbers). Anything unusual —
+a kink note, a stop_gradient on a traced value, a non-finite number, a non-scalar output for a
+Hessian, an error — gives None: the caller then runs the interpreted driver, which reports it
+with its span."""
+from __future__ import annotations
+
+from ..core.backend import np, to_host, xp
+from ..core.batch import batched
+from ..core.notes import NOTES
+from ..core.notes import reset as reset_notes
+from ..core.tape import BOXES, Dual, Tape, bind, new_level, strip
+from ..lang.values import as_input, dtype, shape_of, size_of
+from .common import check_result_elements, finish, on_host, seed_for, sweep
+from .replay import replay_output
+from .replay_jacobian import replay_jacobian
+from .replay_results import all_finite
+from .reverse import GradResult
+from .tangents import TANGENT_BUDGET_ELEMENTS, basis_chunks, stacked_tangent_of
+
+
+def boxed_values(trace, leaves: list) -> list:
+    """Every value of the trace recomputed from `leaves` (tape indices 0 .. leaves-1), which may
+    be boxes: a step with a boxed argument runs through `bind` (recording on tapes, pushing
+    tangents), one on raw values only runs its recorded forward, as the plain replay does."""
+    values = list(leaves)
+    append = values.append
+    forwards = trace.forwards
+    for i, (prim, parents, args, params, span) in enumerate(trace.steps):
+        for _, j in parents:
+            if values[j].__class__ in BOXES:
+                break
+        else:
+            append(forwards[i](values))
+            continue
+        full = list(args)
+        for pos, j in parents:
+            full[pos] = values[j]
+        NOTES.span = span
+        append(bind(prim, tuple(full), params))
+    return values
+
+
+def quiet(notes) -> bool:
+    """Whether a replayed pass made nothing the interpreted driver would report."""
+    return not notes.kinks and not notes.detached
+
+
+def tangent_passes(inputs: dict, wrt: list, out_size: int = 0):
+    """(k, {input: its k stacked tangents}, [(input, start, stop, first row)]) per forward pass:
+    one pass for all of `wrt`'s elements where their stacked tangents fit the budget (each input
+    moves along its own rows of one basis, so the other inputs' tangents there are exact zeros),
+    else diff/tangents.py's chunks, one input at a time, as the interpreted drivers go."""
+    sizes = [size_of(inputs[w]) for w in wrt]
+    total = sum(sizes)
+    if 1 < len(wrt) == len(set(wrt)) and total and \
+            total * max(max(sizes), out_size) <= TANGENT_BUDGET_ELEMENTS:
+        tangents, rows, first = {}, [], 0
+        for w, n in zip(wrt, sizes):
+            stack = xp().zeros((total, n), dtype=dtype())
+            stack[xp().arange(first, first + n), xp().arange(n)] = 1.0
+            tangents[w] = stack.reshape((total,) + tuple(shape_of(inputs[w])))
+            rows.append((w, 0, n, first))
+            first += n
+        yield total, tangents, rows
+        return
+    for w in wrt:
+        for start, stop, stack in basis_chunks(inputs[w], out_size):
+            yield stop - start, {w: stack}, [(w, start, stop, 0)]
+
+
+def boxed_leaves(raw: list, inputs: dict, tangents: dict, wrt: list, watched: list, level: int) -> list:
+    """The trace's leaves with the inputs that move in this pass as Duals of `level`."""
+    leaves = list(raw)
+    for w, index in zip(wrt, watched):
+        if w in tangents:
+            leaves[index] = Dual(inputs[w], tangents[w], level)
+    return leaves
+
+
+def replay_hessian(trace, values: list, inputs: dict, wrt: list, watched: list, target):
+    """{a: {b: array of shape a.shape + b.shape}} by forward-over-reverse over the replayed
+    steps, or None where the interpreted Hessian is to answer. `values`: the plain replay's
+    (its output checked to be a finite scalar); `watched`: each input of `wrt`'s tape index."""
+    value = strip(replay_output(trace, values))
+    if trace.output is None or shape_of(value) or not all_finite([value]):
+        return None
+    check_result_elements("Hessian", sum(size_of(inputs[w]) for w in wrt) ** 2, None)
+    blocks = {a: {b: np().zeros((size_of(inputs[a]), size_of(inputs[b])), dtype=dtype()) for b in wrt}
+              for a in wrt}
+    notes = reset_notes()
+    raw = values[:trace.leaves]
+    for k, tangents, rows in tangent_passes(inputs, wrt):
+        level = new_level()
+        leaves = boxed_leaves(raw, inputs, tangents, wrt, watched, level)
+        with batched(level, k):
+            grads = _gradient_pass(trace, leaves, wrt, watched, target)
+        if not quiet(notes):
+            return None
+        for b in wrt:
+            t = stacked_tangent_of(grads[b], level, shape_of(inputs[b]), k)
+            if t is None:
+                continue
+            stacked_rows = to_host(t) + 0.0
+            for a, start, stop, first in rows:
+                blocks[a][b][start:stop, :] = stacked_rows[first:first + stop - start]
+    if not all_finite([block for row in blocks.values() for block in row.values()]):
+        return None
+    return {a: {b: finish(blocks[a][b].reshape(shape_of(inputs[a]) + shape_of(inputs[b]))) for b in wrt}
+            for a in wrt}
+
+
+def _gradient_pass(trace, leaves: list, wrt: list, watched: list, target):
+    """The inputs of `wrt` watched on a tape (in that order, as diff/common.py's watched_run),
+    the steps replayed on it, one sweep: {name: adjoint or None}."""
+    tape = Tape()
+    boxes = {}
+    for name, index in zip(wrt, watched):
+        boxes[name] = leaves[index] = tape.watch(leaves[index])
+    out = boxed_values(trace, leaves)[trace.output]
+    adjoints = sweep(tape, out, as_input(1.0), target)
+    return {w: adjoints[boxes[w].index] for w in wrt}
+
+
+def replayed_derivative(what: str, trace, values: list, inputs: dict, wrt: list, watched: list, target,
+                        seed=None):
+    """Function's replayed derivatives: `what` is "hessian", "gradient" (forward mode, with
+    `seed`) or a Jacobian's mode (auto: reverse or forward, as the interpreter chooses)."""
+    if what == "hessian":
+        return replay_hessian(trace, values, inputs, wrt, watched, target)
+    if what == "gradient":
+        return replay_forward_gradient(trace, values, inputs, wrt, watched, seed)
+    if what != "forward":
+        reverse_mode = replay_jacobian(trace, values, inputs, wrt, watched, what, target)
+        if reverse_mode is not None:
+            return reverse_mode                    # (None: the mode chosen is forward)
+    return replay_forward_jacobian(trace, values, inputs, wrt, watched)
+
+
+class Unusual(Exception):
+    """A replayed pass made a note or a non-finite number: the interpreter is to answer."""
+
+
+def tangent_columns(trace, values: list, inputs: dict, wrt: list, watched: list, out_shape: tuple):
+    """Per stacked forward pass through the replayed steps (`tangent_passes`): its rows, as
+    [(input, start, stop, first row)], and the output's tangents as (k, output size), or None
+    where the output does not depend on the inputs moving in it."""
+    notes = reset_notes()
+    raw = values[:trace.leaves]
+    out_size = size_of(strip(values[trace.output]))
+    for k, tangents, rows in tangent_passes(inputs, wrt, out_size):
+        level = new_level()
+        leaves = boxed_leaves(raw, inputs, tangents, wrt, watched, level)
+        with batched(level, k):
+            out = boxed_values(trace, leaves)[trace.output]
+        if not quiet(notes):
+            raise Unusual(notes.kinks)
+        yield rows, stacked_tangent_of(out, level, out_shape, k)
+
+
+def reaching_leaves(trace) -> set:
+    """The leaves (tape indices) the output depends on through the recorded steps: the inputs
+    whose Duals reach it (a pass moving several inputs at once cannot tell them apart)."""
+    needed = [False] * (trace.leaves + len(trace.steps))
+    needed[trace.output] = True
+    for i in range(len(trace.steps) - 1, -1, -1):
+        if needed[trace.leaves + i]:
+            for _, j in trace.steps[i][1]:
+                needed[j] = True
+    return {i for i in range(trace.leaves) if needed[i]}
+
+
+def replay_forward_jacobian(trace, values: list, inputs: dict, wrt: list, watched: list):
+    """{name: array of shape output.shape + input.shape} by stacked forward passes over the
+    replayed steps, or None where the interpreted Jacobian is to answer."""
+    value = strip(replay_output(trace, values))
+    if trace.output is None or not all_finite([value]):
+        return None
+    out_size, out_shape = size_of(value), shape_of(value)
+    check_result_elements("Jacobian", out_size * sum(size_of(inputs[w]) for w in wrt), None)
+    flat = {w: np().zeros((out_size, size_of(inputs[w])), dtype=dtype()) for w in wrt}
+    try:
+        for rows, t in tangent_columns(trace, values, inputs, wrt, watched, out_shape):
+            if t is not None:
+                columns = to_host(t).T
+                for w, start, stop, first in rows:
+                    flat[w][:, start:stop] = columns[:, first:first + stop - start]
+    except Unusual:
+        return None
+    if not all_finite(list(flat.values())):
+        return None
+    return {w: finish(flat[w].reshape(out_shape + shape_of(inputs[w])) + 0.0) for w in wrt}
+
+
+def replay_forward_gradient(trace, values: list, inputs: dict, wrt: list, watched: list, seed):
+    """forward.gradient's result from stacked passes over the replayed steps (each tangent summed,
+    or contracted with `seed`), or None where the interpreted one is to answer."""
+    value = strip(replay_output(trace, values))
+    if trace.output is None or not all_finite([value]):
+        return None
+    contract = None if seed is None else xp().reshape(xp().asarray(seed_for(seed, value)), (1, -1))
+    flat = {w: np().zeros(size_of(inputs[w]), dtype=dtype()) for w in wrt}
+    reaching, touched = reaching_leaves(trace), set()
+    try:
+        for rows, t in tangent_columns(trace, values, inputs, wrt, watched, shape_of(value)):
+            if t is None:
+                continue
+            sums = to_host(xp().sum(t if contract is None else t * contract, axis=1))
+            for w, start, stop, first in rows:
+                flat[w][start:stop] = sums[first:first + stop - start]
+                if watched[wrt.index(w)] in reaching:
+                    touched.add(w)
+    except Unusual:
+        return None
+    gradient = {w: finish(flat[w].reshape(shape_of(inputs[w]))) for w in wrt}
+    if not all_finite([value, *gradient.values()]):
+        return None
+    return GradResult(value=on_host(value), gradient=gradient, inputs=on_host(inputs),
+                      unconnected=[w for w in wrt if w not in touched],
+                      reduced="seed" if seed is not None else ("sum" if shape_of(value) else None),
+                      signature=list(trace.signature), kinks=[], tape_length=0, steps=trace.run_steps,
+                      tape=None, mode="forward", detached=[])
