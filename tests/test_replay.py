@@ -198,7 +198,7 @@ def test_a_loop_with_static_branches_replays(tmp_path):
 
 
 @pytest.mark.parametrize("source, why", [
-    ("x if x > 0 else -x", "condition"), ("x * (x > 0)", "comparison"), ("where(x, x, 0)", "where"),
+    ("(x if x > 0 else -x) * (x >= 0)", "comparison"), ("x * (x > 0)", "comparison"), ("where(x, x, 0)", "where"),
     ("stop_gradient(x) * x", "stop_gradient"), ("x * any(x)", "any"),
 ])
 def test_input_dependent_control_flow_is_interpreted(source, why):

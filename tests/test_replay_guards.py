@@ -113,9 +113,10 @@ def test_arrays_conditions_and_truth_tests_replay():
 
 
 @pytest.mark.parametrize("source, why", [
-    ("x if x > 0 else -x", "condition"),                                   # a conditional expression
-    ("def f(x):\n    if 0 < x < 1:\n        return x\n    return -x\n", "condition"),   # a chained comparison
     ("def f(x):\n    n = 0\n    if x > 0:\n        n = x\n    return sum(ones(3)[:int(n)])\n", None),
+    ("def f(x):\n    r = range(x)\n    s = 0.0\n    for i in r:\n        s = s + x\n    return s\n", "range()"),
+    ("def f(x):\n    range = zeros\n    s = 0.0\n    for i in range(x):\n        s = s + x\n    return s\n",
+     "range()"),                                                            # not the builtin range()
 ])
 def test_conditions_a_replay_cannot_check_are_interpreted(source, why):
     f = compiled(source)
@@ -161,3 +162,122 @@ def test_random_conditions_on_arrays_replay_to_the_bit(expr, y, y2, y3):
     x, A = np.array([0.1, -0.4, 0.9]), np.arange(9.0).reshape(3, 3) / 10
     for scale, yv in ((1.0, y), (1.0, y), (1.0, y2), (-1.5, y3), (0.5, y), (1.0, y2), (-1.5, y3)):
         agree(f, {"x": x * scale, "A": A * scale, "y": yv})
+
+
+# ---- conditional expressions, chained comparisons, loops over range() of computed values -------
+
+def test_conditional_expressions_replay_and_change_path():
+    f = compiled("x * x if x > 0.5 else (sin(x) if x > -1 else -x)")
+    assert f.blocker is None
+    for x in (1.0, 2.0, 3.0, 0.0, 0.2, -2.0, -3.0, 0.7, -0.5, 1.5):
+        agree(f, {"x": x})
+    assert f.replays >= 8 and len(f.traces[next(iter(f.traces))]) == 3
+
+
+def test_chained_comparisons_replay_and_note_ties_as_the_interpreter():
+    f = compiled("def f(x, y):\n    if -1 < x <= y < 2:\n        return x * y\n    return x - y\n")
+    assert f.blocker is None
+    for at in ((0.5, 1.0), (0.6, 1.0), (0.5, 1.5), (1.0, 1.0), (0.5, 3.0), (-2.0, 0.0), (0.7, 0.7), (0.1, 0.9)):
+        agree(f, {"x": at[0], "y": at[1]})
+    assert f.replays >= 4
+    tie = f.grad_result({"x": 0.25, "y": 0.25})
+    assert kinks_of(tie) == kinks_of(reverse.grad(None, {"x": 0.25, "y": 0.25}, target=f.target))
+    assert [k[0] for k in tie.kinks] == ["compare"]
+
+
+def test_chained_comparisons_of_arrays_are_interpreted():
+    f = compiled("def f(x):\n    if 0 < x < 3:\n        return sum(x * x)\n    return sum(x)\n")
+    for scale in (1.0, 1.1, 1.2, 5.0):
+        agree(f, {"x": np.array([1.0, 2.0]) * scale})
+    assert f.replays == 0
+
+
+RANGED = """
+def f(x, n):
+    s = x
+    for i in range(n):
+        s = s * x + i
+    for j in range(1, n + 2, 2):
+        s = s - j * x if s > j else s + j
+    return s
+"""
+
+
+def test_loops_over_a_computed_range_replay_while_their_trip_count_holds():
+    f = compiled(RANGED.lstrip())
+    assert f.blocker is None
+    points = [(0.5, 3.0), (0.7, 3.0), (0.9, 3.0), (0.5, 5.0), (0.6, 5.0), (0.4, 0.0), (0.3, -2.0), (0.2, 3.0)]
+    for x, n in points + points:
+        agree(f, {"x": x, "n": n})
+    assert f.replays >= len(points)
+    paths = next(iter(f.traces.values()))
+    assert isinstance(paths, Paths) and len(paths) >= 3
+
+
+def test_a_range_whose_items_move_falls_back():
+    # the same trip count, other items: the loop variable's values must not be replayed stale
+    f = compiled("def f(x, n):\n    s = 0.0\n    for i in range(n, n + 3):\n        s = s + i * x\n    return s\n")
+    for n in (1.0, 1.0, 1.0, 2.0, 7.0, 2.0, 1.0):
+        agree(f, {"x": 0.5, "n": n})
+    assert f.replays >= 3
+
+
+def test_a_range_error_on_a_new_path_is_the_interpreters():
+    f = compiled("def f(x, n):\n    s = x\n    for i in range(n):\n        s = s * x\n    return s\n")
+    for n in (2.0, 2.0, 2.0):
+        agree(f, {"x": 0.5, "n": n})
+    for n in (2.5, float("nan"), 3.0):
+        agree(f, {"x": 0.5, "n": n})
+    with pytest.raises(autodiff.SourceError) as err:
+        f.grad_result({"x": 0.5, "n": 1.5})
+    assert "range() needs whole numbers" in err.value.message and err.value.span.line == 3
+
+
+def test_compiled_scalar_replay_checks_the_new_guards():
+    f = compiled("def f(x, n):\n    s = x if x > 0 else -x\n    for i in range(n):\n        s = s * 0.5 + x\n"
+                 "    return s if 0 < s < 10 else s * s\n")
+    for x, n in [(0.5, 3.0)] * 3 + [(0.6, 3.0), (-0.5, 3.0), (0.5, 4.0), (0.7, 4.0), (30.0, 4.0), (0.5, 3.0)]:
+        agree(f, {"x": x, "n": n})
+    assert any(trace.compiled for trace in next(iter(f.traces.values())).traces.values())
+
+
+def test_the_batched_replay_still_refuses_every_guard():
+    from autodiff.engine.lang.replayable import replay_blocker
+    for source in ("x if x > 0 else -x", "def f(x):\n    if 0 < x < 1:\n        return x\n    return -x\n",
+                   "def f(x):\n    s = x\n    for i in range(x):\n        s = s * x\n    return s\n"):
+        target = compiled(source).target
+        assert replay_blocker(target.node, target.inputs) is None
+        assert replay_blocker(target.node, target.inputs, guarded=False) is not None
+
+
+def test_the_replay_runner_follows_conditional_expressions_and_ranges():
+    target = load("def f(x, n):\n    s = 0.0\n    for i in range(n):\n        s = s + (x if x > i else -x)\n"
+                  "    return s\n", filename="program.py")
+    replaying, plain = ReplayRunner(target), Runner(target)
+    for k in range(10):
+        at = {"x": 0.7 * (k % 3), "n": float(k % 4)}
+        assert same_number(replaying(at), plain(at)) and replaying.signature == plain.signature
+
+
+def ranged_program(cond, first, second, count):
+    return (f"def f(x, y):\n    n = {count}\n    s = {first} if {cond} > 0.25 else {second}\n"
+            f"    for i in range(n):\n        s = s * 0.5 + (i if {cond} < s <= 2 else {second})\n"
+            f"    return s\n")
+
+
+@settings(max_examples=40, deadline=None)
+@given(expressions, expressions, expressions, st.sampled_from(["3", "y * 0 + 2", "x * 0 + 4"]),
+       st.lists(st.tuples(coordinates, coordinates), min_size=4, max_size=8))
+def test_random_conditional_expressions_and_ranges_replay_to_the_bit(cond, first, second, count, points):
+    f = compiled(ranged_program(cond, first, second, count))
+    assert f.blocker is None
+    for x, y in points + points[:3]:
+        agree(f, {"x": x, "y": y})
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.tuples(coordinates, st.integers(-1, 4)), min_size=4, max_size=10))
+def test_random_trip_counts_replay_to_the_bit(points):
+    f = compiled(RANGED.lstrip())
+    for x, n in points + points[:4]:
+        agree(f, {"x": x, "n": float(n)})

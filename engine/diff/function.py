@@ -5,10 +5,11 @@ repeated plain runs (perturbed points, hand formulas, check-file values).
 The first run at a given input signature (shapes, dtypes, working dtype, limits) is a plain
 interpreted run; the second is interpreted with the inputs watched, and its tape kept as a trace
 (diff/replay.py); later runs with the same signature replay the trace. A program whose constants
-may depend on its inputs, or whose control flow does other than through if/while conditions
-(lang/replayable.py says why), is always interpreted, as is any run whose replay fails: the
+may depend on its inputs, or whose control flow does other than through decisions a guard
+checks (if/while conditions, conditional expressions, a for loop's range(): lang/replayable.py
+says why), is always interpreted, as is any run whose replay fails: the
 interpreter then reports the error with its line and column, as it always does. A program whose
-if/while conditions read traced values keeps a few paths per signature (diff/replay_paths.py):
+guarded decisions read traced values keeps a few paths per signature (diff/replay_paths.py):
 a replay that meets a decision none of them took is interpreted, and its run recorded as one
 more path."""
 from __future__ import annotations
@@ -19,7 +20,8 @@ from ..core import ops
 from ..core.backend import np, to_host
 from ..core.notes import reset as reset_notes
 from ..core.tape import Tape, Var, strip
-from ..lang.replayable import recording_decisions, replay_blocker
+from ..lang.recorded_decisions import recording_decisions
+from ..lang.replayable import replay_blocker
 from ..lang.target import Runner, bind_inputs, check_output, load
 from ..lang.values import set_dtype, shape_of
 from . import reverse

@@ -5,7 +5,8 @@ the same shapes without the interpreter: no name lookups, no AST closures, no si
 A replay calls the same forward rules in the same order as the recorded run and sweeps a tape of
 the same entries with the same `backward`, so its numbers are the interpreter's to the last bit.
 It is only made for programs whose constants cannot depend on the inputs and whose control flow
-depends on them only through if/while conditions (lang/replayable.py decides, from the AST),
+depends on them only through decisions a guard checks (if/while conditions, conditional
+expressions, a for loop's range(): lang/replayable.py decides, from the AST),
 and only from tapes whose every input-dependent argument was recorded (`record_trace` refuses
 the others). Each decision such a condition took is kept as a guard (diff/replay_guards.py),
 checked again on the new values as the replay reaches it."""
@@ -95,7 +96,7 @@ def _recorded_class(entries, j):
 def record_trace(tape: Tape, out, signature, run_steps, logged=()) -> Trace | None:
     """The trace of a finished tape (persistent, with its values kept), or None if some argument
     the rules did not record could still depend on an input (a replay would use a stale number).
-    `logged`: the run's decisions on traced values (lang/replayable.py's DECISIONS entries)."""
+    `logged`: the run's decisions on traced values (lang/recorded_decisions.py's DECISIONS entries)."""
     guards = resolve_guards(tape, logged)
     if guards is None:
         return None

@@ -23,6 +23,7 @@ import operator
 import types
 
 from ..core.notes import NOTES
+from ..lang.recorded_decisions import range_key
 from .replay import replay_adjoints, replay_values
 from .replay_guards import TIE_COMPARISONS, PathChanged
 
@@ -281,6 +282,12 @@ def guard_lines(number, guard, namespace) -> list:
         else:
             raise Untraceable("a guard on a constant that is no number")
     outcome = guard.outcome
+    if guard.opname == "range":             # the loop's items, as range() makes them
+        namespace["range_key"] = range_key
+        namespace[f"guard{number}_items"] = outcome
+        return [f"    items = range_key({', '.join(refs)})",
+                f"    if items != guard{number}_items:",
+                f"        raise PathChanged({number}, items)"]
     if guard.opname == "truth":
         return [f"    if {refs[0]} {'==' if outcome else '!='} 0.0:",
                 f"        raise PathChanged({number}, {not outcome})"]

@@ -1,13 +1,15 @@
 """Guards: the decisions a recorded run took on traced values (an `if`, `elif` or `while`
-condition), kept in its trace so that a replay can check them on the new values.
+condition, a conditional expression's, a `for` loop's range), kept in its trace so that a
+replay can check them on the new values.
 
-A recording run logs each decision (lang/replayable.py: DECISIONS) with the tape's length at
-that moment; here each becomes a `Guard` whose `check` recomputes the condition from the
-replayed values (a comparison of two of them or of one with a constant, or one value's truth),
-with the comparison's own op. A replay runs the steps in order and checks each guard once the
-values it reads exist: the first outcome that differs raises `PathChanged` (the call falls back
-to the interpreter, which records the new path). A comparison at a tie raises it too, with no
-outcome: the interpreter notes that tie as a kink, with its span."""
+A recording run logs each decision (lang/recorded_decisions.py: DECISIONS) with the tape's
+length at that moment; here each becomes a `Guard` whose `check` recomputes the condition from
+the replayed values (a comparison of two of them or of one with a constant, one value's truth,
+or the items of range() of them), with the comparison's own op. A replay runs the steps in
+order and checks each guard once the values it reads exist: the first outcome that differs
+raises `PathChanged` (the call falls back to the interpreter, which records the new path). A
+comparison at a tie raises it too, with no outcome (the interpreter notes that tie as a kink,
+with its span), as does a range that range() refuses (the interpreter reports it)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -15,6 +17,7 @@ from dataclasses import dataclass
 from ..core.backend import is_array
 from ..core.tape import BOXES, Var
 from ..lang.operator_closures import COMPARISONS, any_equal
+from ..lang.recorded_decisions import range_key
 from ..lang.values import truth
 
 # comparisons true at equal values: the interpreter notes a kink there (operator_closures)
@@ -36,21 +39,21 @@ class Guard:
     """One recorded decision."""
     position: int           # the tape's length at the decision: checked once that many values exist
     check: object           # values -> None, or PathChanged if the decision differs
-    outcome: bool           # the recorded decision
-    span: object            # the comparison's (or the condition's) place in the source
-    opname: str = ""        # the comparison, or "truth"
+    outcome: object         # the recorded decision: True/False, or a range's (start, count, step)
+    span: object            # the comparison's (or the condition's, the range's) place in the source
+    opname: str = ""        # the comparison, "truth" or "range"
     sources: tuple = ()     # per operand (tape index, None) or (None, the constant)
 
 
 def resolve_guards(tape, logged) -> list | None:
-    """The guards of a run's logged decisions (lang/replayable.py's DECISIONS entries) on `tape`,
+    """The guards of a run's logged decisions (lang/recorded_decisions.py's DECISIONS entries) on `tape`,
     or None if one reads a box the trace does not hold (another tape, a dual number)."""
     guards = []
     for position, left, right, opname, outcome, span in logged:
         if position is None:
             return None
         sources = []
-        for v in (left, right):
+        for v in (left if opname == "range" else (left, right)):
             if v.__class__ is Var and v.tape is tape and v.value.__class__ not in BOXES:
                 sources.append((v.index, None))
             elif v.__class__ in BOXES:
@@ -60,6 +63,8 @@ def resolve_guards(tape, logged) -> list | None:
         number = len(guards)
         if opname == "truth":
             check = truth_check(number, sources[0][0], outcome, span)
+        elif opname == "range":
+            check = range_check(number, sources, outcome)
         else:
             check = comparison_check(number, sources[0], sources[1], opname, outcome, span)
         guards.append(Guard(position=position, check=check, outcome=outcome, span=span, opname=opname,
@@ -71,6 +76,16 @@ def truth_check(number, index, outcome, span):
     def check(values):
         if truth(values[index], span) != outcome:
             raise PathChanged(number, not outcome)
+    return check
+
+
+def range_check(number, sources, outcome):
+    """A loop's range on the replayed values: the same items (start, count, step), or
+    PathChanged with the new ones (None where range() refuses them: the interpreter says why)."""
+    def check(values):
+        items = range_key(*[a if i is None else values[i] for i, a in sources])
+        if items != outcome:
+            raise PathChanged(number, items)
     return check
 
 

@@ -16,6 +16,7 @@ from .callables import Builtin, UserFunction
 from .errors import runtime_error, unknown_name
 from .fused_regions import ROOTS as REGION_ROOTS, compile_region
 from .operator_closures import BINARY_OPS, COMPARISONS, FLOAT_OPS, binary_closure, comparison_closure, compare_values
+from .recorded_decisions import condition
 from .values import RangeValue, as_int, describe, dtype, literal, raw_getitem, shape_of, truth
 
 _NESTED_CHAIN = 8           # a + b + ... with more operators than this runs as a loop
@@ -198,7 +199,7 @@ class ExpressionCompiler:
         return lambda frame: not truth(ev(frame), span, "operand of `not`")
 
     def e_IfExp(self, e, scope):
-        test = self.expr(e.test, scope)
+        test = condition(self, e.test, scope)      # logs its decisions where a run records a trace
         body = self.expr(e.body, scope)
         orelse = self.expr(e.orelse, scope)
         span = e.test.span

@@ -7,21 +7,20 @@ value as a plain number (stop_gradient, where, any, grad...). This module decide
 AST, conservatively: a name is *static* (independent of the inputs) only if every assignment to
 it anywhere in the program is static; inputs and function parameters never are.
 
-The one exception is the condition of an `if`, `elif` or `while`: a program compiled for a run
-that records a trace logs each decision its conditions take on a traced value (DECISIONS,
-filled by `recorded_test`), and the replay checks it again on the new values
-(diff/replay_guards.py), falling back to the interpreter where it differs. Such a condition may compare traced values (one comparison each,
-joined by and/or/not) or test one for truth."""
+The exceptions are the decisions a replay can check again: the condition of an `if`, `elif`,
+`while` or conditional expression `a if c else b`, and the arguments of `range(...)` in a `for`
+loop (its trip count and items). A program compiled for a run that records a trace logs each
+decision they take on a traced value (DECISIONS, filled by `recorded_test` and `loop_items`
+(lang/recorded_decisions.py), and the replay checks it again on the new values
+(diff/replay_guards.py), falling back to the interpreter where it differs. Such a condition may
+compare traced values (comparisons, chained or not, joined by and/or/not) or test one for
+truth; a guarded loop's variable is fixed on the path by its range's guard. The batched replay
+checks no decision (`guarded=False`): none of these replay there."""
 from __future__ import annotations
-
-from contextlib import contextmanager
 
 from ...parser import nodes
 from ..core.rules import builtin_primitives
-from ..core.tape import Dual, Var
 from .names import loop_target_names, walk
-from .operator_closures import COMPARISONS, comparison_closure
-from .values import truth
 
 # Builtins whose result is fixed by their arguments' shapes, or that make constants.
 _SHAPE_BUILTINS = frozenset({"len", "zeros", "ones", "arange", "range"})
@@ -50,6 +49,7 @@ class _Analysis:
         self.dynamic = dynamic          # names that may hold a value computed from an input
         self.traced = _traced_builtins()
         self.guarded: set = set()       # ids of the conditions (and their logic) a replay checks
+        self.bound: set = set()         # every name the program binds (`range` among them: no guard)
 
     def guard_parts(self, test) -> list | None:
         """The logic nodes of an if/while condition that a recorded run logs as decisions, or
@@ -66,14 +66,16 @@ class _Analysis:
             more = self.guard_parts(test.operand)
             return None if more is None else [test, *more]
         if isinstance(test, nodes.Compare):
-            return [test] if len(test.ops) == 1 or self.static(test) else None
+            return [test]               # each comparison of a chain is a decision of its own
         return []                       # any other value: its truth is the decision
 
     def guard(self, x) -> None:
-        if isinstance(x, (nodes.If, nodes.While)) and not self.static(x.test):
+        if isinstance(x, (nodes.If, nodes.While, nodes.IfExp)) and not self.static(x.test):
             parts = self.guard_parts(x.test)
             if parts is not None:
                 self.guarded.update(id(part) for part in (x, *parts))
+        elif isinstance(x, nodes.For) and guarded_range(x, self.bound) and not self.static(x.iter):
+            self.guarded.add(id(x.iter))    # its trip count and items: checked by the range's guard
 
     def static(self, e) -> bool:
         """Whether an expression's value is independent of the inputs."""
@@ -139,10 +141,21 @@ def _children(e) -> list:
     return out
 
 
-def _assignments(tree):
+def guarded_range(loop, bound) -> bool:
+    """Whether a `for` loop iterates over a call of the builtin range() (no name `range` bound
+    in the program, 1 to 3 arguments, no keyword), whose arguments a guard can check."""
+    it = loop.iter
+    return isinstance(it, nodes.Call) and isinstance(it.func, nodes.Name) and it.func.id == "range" and \
+        "range" not in bound and 1 <= len(it.args) <= 3 and not getattr(it, "keywords", ()) and \
+        isinstance(loop.target, nodes.Name)
+
+
+def _assignments(tree, bound):
     """(name, value expression, or None for 'never static') for every binding in the program.
     A function's parameter is bound by each call's argument; a function used other than by a
-    direct call (passed as a value) may get anything."""
+    direct call (passed as a value) may get anything. With `bound` (every name the program
+    binds; None: no guards), a loop over range() binds its variable to values its range's guard
+    fixes: static on the path."""
     defs = {x.name: x for x in walk(tree) if isinstance(x, nodes.FunctionDef)}
     called = set()
     for x in walk(tree):
@@ -155,6 +168,8 @@ def _assignments(tree):
             yield x.target.value.id, x.value
             yield x.target.value.id, x.target
         elif isinstance(x, nodes.For):
+            if bound is not None and guarded_range(x, bound):
+                continue                        # fixed by the trip-count guard
             it = x.iter
             ranged = isinstance(it, nodes.Call) and isinstance(it.func, nodes.Name) and it.func.id == "range"
             names = loop_target_names(x.target)
@@ -171,13 +186,30 @@ def _assignments(tree):
                 yield p, None
 
 
+def _bound_names(tree, inputs) -> set:
+    """Every name the program binds: an input, assigned, a loop's, a function's or its parameter."""
+    defs = [x for x in walk(tree) if isinstance(x, nodes.FunctionDef)]
+    bound = set(inputs) | {d.name for d in defs}
+    for x in walk(tree):
+        if isinstance(x, nodes.Assign):
+            bound.update(t.id for t in x.targets)
+        elif isinstance(x, (nodes.AugAssign, nodes.SubscriptAssign)):
+            bound.add(x.target.id if isinstance(x, nodes.AugAssign) else x.target.value.id)
+        elif isinstance(x, nodes.For):
+            bound.update(loop_target_names(x.target))
+    for d in defs:
+        bound.update(d.params)
+    return bound
+
+
 def replay_blocker(tree, inputs, guarded: bool = True) -> str | None:
     """Why the program (an AST) cannot be replayed from its tape, or None when it can.
     `guarded=False`: without guards either (a replay that checks no decision, as the batched
     replay of a stack of points, whose points could each decide otherwise)."""
     functions = {x.name for x in walk(tree) if isinstance(x, nodes.FunctionDef)}
     analysis = _Analysis(functions, set(inputs))
-    bindings = list(_assignments(tree))
+    analysis.bound = _bound_names(tree, inputs)
+    bindings = list(_assignments(tree, analysis.bound if guarded else None))
     changed = True
     while changed:                      # grow the dynamic names to a fixed point
         changed = False
@@ -193,103 +225,3 @@ def replay_blocker(tree, inputs, guarded: bool = True) -> str | None:
         if reason is not None:
             return reason
     return None
-
-
-# ---- the decisions a recording run logs --------------------------------------------------------
-
-class DecisionLog:
-    """Where a run that records a trace logs its decisions on traced values: `entries` is a list
-    while such a run is compiled and goes on (None otherwise). Each entry is
-    (tape length then, left operand, right operand or None, comparison or "truth", outcome, span)."""
-    __slots__ = ("entries",)
-
-    def __init__(self):
-        self.entries = None
-
-
-DECISIONS = DecisionLog()
-
-
-@contextmanager
-def recording_decisions():
-    """Log the decisions of the runs inside (the list is handed out); the log is off after."""
-    before, DECISIONS.entries = DECISIONS.entries, []
-    try:
-        yield DECISIONS.entries
-    finally:
-        DECISIONS.entries = before
-
-
-def _log(a, b, opname, outcome, span) -> None:
-    """One decision, if it depends on a traced value (a box): with the tape's length at it
-    (none while no run records: a program compiled for one may run again after)."""
-    if DECISIONS.entries is None:
-        return
-    for v in (a, b):
-        if v.__class__ is Var:
-            DECISIONS.entries.append((len(v.tape.entries), a, b, opname, outcome, span))
-            return
-    if a.__class__ is Dual or b.__class__ is Dual:
-        DECISIONS.entries.append((None, a, b, opname, outcome, span))    # no trace is kept
-
-
-def condition(interp, node, scope):
-    """An if/while condition compiled: as any expression, or, compiled for a run that records a
-    trace (DECISIONS on), as `recorded_test` (its truth, each decision logged). Chosen when the
-    program compiles, so an interpreted run pays nothing for it."""
-    if DECISIONS.entries is None:
-        return interp.expr(node, scope)
-    return recorded_test(interp, node, scope, node.span, "condition")
-
-
-def recorded_test(interp, node, scope, span, what):
-    """A closure giving the condition's truth (as `truth(value, span, what)`), logging each
-    decision: one per comparison and per value tested for truth, as the interpreter meets them."""
-    if isinstance(node, nodes.BoolOp):
-        parts = [recorded_test(interp, v, scope, v.span, f"operand of `{node.op}`") for v in node.values]
-        is_and = node.op == "and"
-
-        def boolop(frame):
-            t = None
-            for part in parts:
-                t = part(frame)
-                if t != is_and:
-                    return t
-            return t
-        return boolop
-    if isinstance(node, nodes.Not):
-        part = recorded_test(interp, node.operand, scope, node.operand.span, "operand of `not`")
-        return lambda frame: not part(frame)
-    if isinstance(node, nodes.Compare) and len(node.ops) == 1:
-        return _recorded_comparison(interp, node, scope, span, what)
-    value = interp.expr(node, scope)
-
-    def tested(frame):
-        v = value(frame)
-        c = truth(v, span, what)
-        _log(v, None, "truth", c, span)
-        return c
-    return tested
-
-
-def _recorded_comparison(interp, node, scope, span, what):
-    left, right = interp.expr(node.left, scope), interp.expr(node.comparators[0], scope)
-    held = [None, None]         # the operands, as the comparison fetched them
-
-    def lhs(frame):
-        held[0] = v = left(frame)
-        return v
-
-    def rhs(frame):
-        held[1] = v = right(frame)
-        return v
-    opname = node.ops[0]
-    compare = comparison_closure(("expr", lhs, node.left.span), COMPARISONS[opname],
-                                 ("expr", rhs, node.comparators[0].span), node.op_spans[0], opname)
-
-    def compared(frame):
-        c = truth(compare(frame), span, what)
-        _log(held[0], held[1], opname, c, node.op_spans[0])
-        held[0] = held[1] = None
-        return c
-    return compared

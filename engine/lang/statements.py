@@ -7,7 +7,7 @@ from ..core import ops
 from .callables import BREAK, CONTINUE, RETURN, UserFunction
 from .loop_forms import unpacking
 from .names import Scope, assigned_names, loop_target_names
-from .replayable import condition
+from .recorded_decisions import condition, loop_items
 from .values import describe, iterate, shape_of, truth
 
 
@@ -143,7 +143,7 @@ class StatementCompiler:
         return lambda frame: trips(frame, _while_true(test, frame, span))
 
     def s_For(self, s, scope):
-        items = self.expr(s.iter, scope)
+        items = loop_items(self, s.iter, scope)
         span = s.iter.span
         if isinstance(s.target, nodes.TupleExpr):          # for a, b in pairs: unpacked before each trip
             names = loop_target_names(s.target)
