@@ -17,7 +17,6 @@ from __future__ import annotations
 import math
 
 from ..core import ops
-from ..core.backend import np, to_host
 from ..core.notes import reset as reset_notes
 from ..core.tape import Tape, Var, strip
 from ..lang.recorded_decisions import recording_decisions
@@ -29,7 +28,7 @@ from .common import check_wrt, ones_like_output, seed_for
 from .replay import record_trace, replay_adjoints, replay_output, replay_values
 from .replay_guards import PathChanged
 from .replay_paths import filed, new_path, replay_entry
-from .replay_results import all_finite, compiled_grad, compiled_output, compiled_value
+from .replay_results import all_finite, compiled_grad, compiled_output, compiled_value, same_bits, same_results
 
 
 def input_signature(inputs: dict, dtype_name: str, limits) -> tuple:
@@ -78,25 +77,6 @@ def plain_run(traces: dict, key) -> bool:
 
 
 NOT_REPLAYABLE = False      # a recorded tape with an input-dependent value it did not record
-
-
-def same_bits(a, b) -> bool:
-    """The same number to the bit (nan equal to itself), or the same array: type, shape, bytes."""
-    if a.__class__ is not b.__class__:
-        return False
-    if a.__class__ is float:
-        return a == b and math.copysign(1.0, a) == math.copysign(1.0, b) or (a != a and b != b)
-    return getattr(a, "shape", None) == getattr(b, "shape", None) and \
-        np().asarray(to_host(a)).tobytes() == np().asarray(to_host(b)).tobytes()
-
-
-def same_results(replayed, interpreted) -> bool:
-    """Whether a replayed gradient is the interpreter's: numbers, notes and counts. Constant
-    parts of a program run only in the interpreter: a kink they note makes a replay differ."""
-    return same_bits(replayed.value, interpreted.value) and replayed.kinks == interpreted.kinks \
-        and list(replayed.gradient) == list(interpreted.gradient) \
-        and all(same_bits(replayed.gradient[k], interpreted.gradient[k]) for k in interpreted.gradient) \
-        and (replayed.tape_length, replayed.unconnected) == (interpreted.tape_length, interpreted.unconnected)
 
 
 class Function:
@@ -164,10 +144,31 @@ class Function:
         from .forward import gradient       # forward mode loads only when asked for
         return gradient(None, at, wrt, seed, dtype_name=dtype_name, limits=limits, target=self.target)
 
+    def derivatives(self, at=None, /, *, order=1, method="reverse", wrt=None, **inputs) -> list:
+        """[f', f'', ..., f^(order)] of a scalar function in its one scalar input (or in `wrt`)."""
+        return self.derivatives_result(_merge(at, inputs), order, method, wrt).derivatives
+
+    def derivatives_result(self, at, order=1, method="reverse", wrt=None, dtype_name="float64", limits=None):
+        """diff/higher.py's `derivatives`: replayed with nested tapes or duals over the trace
+        where it allows (diff/replay_derivatives.py), else interpreted."""
+        from .higher import derivatives, varied_input      # n-th derivatives load only when asked for
+        try:
+            name = varied_input(self.target, wrt)
+        except Exception:                   # the driver's error, raised where it raises it
+            name = None
+        result = None if name is None else \
+            self._replay_matrix(at, [name], "derivatives", dtype_name, limits, (order, method))
+        if result is not None:
+            self.replays += 1
+            return result
+        self.interpreted += 1
+        return derivatives(None, at, order, method, dtype_name=dtype_name, limits=limits, target=self.target, wrt=wrt)
+
     def _replay_matrix(self, at, wrt, what, dtype_name="float64", limits=None, seed=None):
         """A derivative from the trace at these inputs' signature (recording one as evaluate_result
         does), or None where it is to be interpreted; `what`: "hessian", "gradient" (forward
-        mode) or a Jacobian's mode (diff/replay_higher.py's `replayed_derivative`)."""
+        mode, `seed` its seed), "derivatives" (`seed`: the order and the method) or a Jacobian's
+        mode (diff/replay_higher.py's `replayed_derivative`)."""
         set_dtype(dtype_name)
         inputs = bind_inputs(self.target, dict(at or {}))
         wrt = check_wrt(self.target, wrt)
@@ -179,7 +180,10 @@ class Function:
             self._record_evaluate(inputs, key, limits)
             self.interpreted -= 1                   # counted by the interpreted driver
             return None
-        from .replay_higher import replayed_derivative   # with forward mode and Hessians: only when asked for
+        if what == "derivatives":           # these load only when asked for
+            from .replay_derivatives import replayed_derivatives as replayed_derivative
+        else:
+            from .replay_higher import replayed_derivative
         try:
             trace, values = replay_entry(entry, list(inputs.values()))
             return replayed_derivative(what, trace, values, inputs, wrt, [self.inputs.index(w) for w in wrt],

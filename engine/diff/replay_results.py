@@ -101,3 +101,22 @@ def compiled_grad(entry, inputs):
     return reverse.GradResult(value=value, gradient=gradient, inputs=inputs, unconnected=unconnected,
                               reduced=None, signature=list(trace.signature), kinks=[],
                               tape_length=trace.compiled.tape_length, steps=trace.run_steps)
+
+
+def same_bits(a, b) -> bool:
+    """The same number to the bit (nan equal to itself), or the same array: type, shape, bytes."""
+    if a.__class__ is not b.__class__:
+        return False
+    if a.__class__ is float:
+        return a == b and math.copysign(1.0, a) == math.copysign(1.0, b) or (a != a and b != b)
+    return getattr(a, "shape", None) == getattr(b, "shape", None) and \
+        np().asarray(to_host(a)).tobytes() == np().asarray(to_host(b)).tobytes()
+
+
+def same_results(replayed, interpreted) -> bool:
+    """Whether a replayed gradient is the interpreter's: numbers, notes and counts. Constant
+    parts of a program run only in the interpreter: a kink they note makes a replay differ."""
+    return same_bits(replayed.value, interpreted.value) and replayed.kinks == interpreted.kinks \
+        and list(replayed.gradient) == list(interpreted.gradient) \
+        and all(same_bits(replayed.gradient[k], interpreted.gradient[k]) for k in interpreted.gradient) \
+        and (replayed.tape_length, replayed.unconnected) == (interpreted.tape_length, interpreted.unconnected)

@@ -1,0 +1,115 @@
+"""n-th derivatives replayed from a recorded trace (nested tapes or nested duals over its steps)
+give the interpreted driver's derivatives and tape sizes to the bit; anything the driver reports
+or handles on its own (a kink, a non-finite number, an error, tapes near the limit) is left to it."""
+import numpy as np
+import pytest
+
+import autodiff
+from autodiff.engine import api
+from autodiff.engine.diff import higher
+from autodiff.engine.diff.function import Function
+from autodiff.engine.lang.target import load
+from autodiff.engine.core import rules
+from test_replay import same_number
+
+
+def scalar_table_expressions():
+    """One expression of a scalar y per differentiable builtin of the table, and the operators."""
+    out = []
+    for prim in rules.builtin_primitives():
+        if prim.nondiff or prim.arity not in (1, 2):
+            continue
+        expr = f"{prim.builtin}({'y' if prim.arity == 1 else 'y, y * 0.5 + 1'})"
+        try:
+            autodiff.evaluate(expr, at={"y": 0.5})
+        except autodiff.SourceError:
+            continue
+        out.append(expr)
+    return out + ["y * y - y / (y + 3)", "y ** 3 + 2 ** y", "-y + +y * sin(y)", "y ** y"]
+
+
+SCALAR_CASES = scalar_table_expressions()
+POINTS = [{"y": y} for y in (0.7, 0.35, 1.7, 1.35, 0.0, -0.5, 2.5)]
+
+
+def same_derivatives(ours, theirs):
+    assert len(ours.derivatives) == len(theirs.derivatives)
+    assert all(same_number(a, b) for a, b in zip(ours.derivatives, theirs.derivatives)), \
+        (ours.derivatives, theirs.derivatives)
+    assert same_number(ours.value, theirs.value)
+    assert (ours.tape_entries, ours.signature, ours.steps, ours.kinks, ours.detached) == \
+        (theirs.tape_entries, theirs.signature, theirs.steps, theirs.kinks, theirs.detached)
+
+
+def derivatives_both_ways(f, points, order, method, wrt=None):
+    """f's derivatives at each point (the first two: the plain and the recording calls) against
+    the interpreted driver's, or its error."""
+    for at in points:
+        try:
+            theirs = higher.derivatives(None, at, order, method, target=f.target, wrt=wrt)
+        except autodiff.SourceError as e:
+            with pytest.raises(autodiff.SourceError) as raised:
+                f.derivatives_result(at, order, method, wrt)
+            assert str(raised.value) == str(e)
+            continue
+        same_derivatives(f.derivatives_result(at, order, method, wrt), theirs)
+    return f
+
+
+@pytest.mark.parametrize("method", ["reverse", "forward"])
+@pytest.mark.parametrize("expr", SCALAR_CASES)
+def test_every_scalar_table_entry_replays_its_derivatives(expr, method):
+    derivatives_both_ways(Function(expr), POINTS[:2] + POINTS, 3, method)
+
+
+def test_most_scalar_table_entries_replay():
+    replayed = 0
+    for expr in SCALAR_CASES:
+        f = Function(expr)
+        for y in (0.7, 0.7, 0.35):
+            f.derivatives_result({"y": y}, 3)
+        replayed += f.replays
+    assert replayed >= len(SCALAR_CASES) - 3, replayed
+
+
+@pytest.mark.parametrize("method", ["reverse", "forward"])
+def test_guarded_programs_replay_their_derivatives_on_each_path(method):
+    f = Function(target=load("def f(x, n):\n    s = x if x > 0 else -x * x\n    for i in range(n):\n"
+                             "        s = sin(s) * x + i\n    return s * s if s > 1 else exp(s)\n", filename="program.py"))
+    points = [{"x": x, "n": n} for x, n in ((0.5, 2.0), (0.6, 2.0), (0.7, 2.0), (-0.4, 2.0), (-0.5, 2.0),
+                                            (0.5, 3.0), (0.9, 3.0), (1.5, 1.0), (0.6, 2.0))]
+    derivatives_both_ways(f, points, 5, method, wrt="x")
+    assert f.replays >= 4
+    assert f.derivatives({"x": 0.6, "n": 2.0}, order=2, wrt="x") == \
+        higher.derivatives(None, {"x": 0.6, "n": 2.0}, 2, target=f.target, wrt="x").derivatives
+
+
+def test_kinks_nan_and_errors_are_left_to_the_interpreter():
+    f = Function("abs(x) * x ** 3 + sqrt(x)")
+    derivatives_both_ways(f, [{"x": 1.0}, {"x": 2.0}, {"x": 3.0}], 3, "reverse")
+    assert f.replays == 1
+    derivatives_both_ways(f, [{"x": 0.0}, {"x": -1.0}], 3, "reverse")         # a kink; nan
+    derivatives_both_ways(f, [{"x": 1.5}], 0, "reverse")                        # the driver's usage error
+    derivatives_both_ways(f, [{"x": 1.5}], 17, "forward")
+    assert f.replays == 1
+    derivatives_both_ways(f, [{"x": 1.5}], 4, "forward")
+    assert f.replays == 2
+
+
+def test_arrays_and_several_inputs_are_left_to_the_interpreter():
+    f = Function("sum(x * x) * y")
+    at = {"x": np.array([0.5, 1.0]), "y": 2.0}
+    derivatives_both_ways(f, [at, at, at], 2, "reverse")                      # which input: the driver says
+    derivatives_both_ways(f, [at, at, at], 2, "reverse", wrt="x")             # not a scalar input
+    assert f.replays == 0
+    derivatives_both_ways(f, [at, at, at], 2, "reverse", wrt="y")             # (recorded at the second)
+    assert f.replays == 3
+
+
+def test_tapes_near_the_limit_are_left_to_the_interpreter(monkeypatch):
+    from autodiff.engine.diff import replay_derivatives
+    monkeypatch.setattr(higher, "MAX_TAPE_ENTRIES", 60)
+    monkeypatch.setattr(replay_derivatives, "MAX_TAPE_ENTRIES", 60)
+    f = Function("exp(x * x) * sin(x)")
+    derivatives_both_ways(f, [{"x": 0.3}, {"x": 0.4}, {"x": 0.5}], 6, "reverse")
+    assert f.replays == 0
