@@ -174,6 +174,15 @@ def test_conditional_expressions_replay_and_change_path():
     assert f.replays >= 8 and len(f.traces[next(iter(f.traces))]) == 3
 
 
+def test_an_error_on_a_conditional_expressions_new_path_is_the_interpreters():
+    f = compiled("def f(x):\n    y = x * x\n    return y if x > 0 else x @ x\n")
+    for x in (1.0, 2.0, 3.0, -1.0, 4.0):
+        agree(f, {"x": x})
+    with pytest.raises(autodiff.SourceError) as err:
+        f.grad_result({"x": -2.0})
+    assert err.value.span is not None and err.value.span.line == 3
+
+
 def test_chained_comparisons_replay_and_note_ties_as_the_interpreter():
     f = compiled("def f(x, y):\n    if -1 < x <= y < 2:\n        return x * y\n    return x - y\n")
     assert f.blocker is None
@@ -260,19 +269,19 @@ def test_the_replay_runner_follows_conditional_expressions_and_ranges():
 
 
 def ranged_program(cond, first, second, count):
-    return (f"def f(x, y):\n    n = {count}\n    s = {first} if {cond} > 0.25 else {second}\n"
-            f"    for i in range(n):\n        s = s * 0.5 + (i if {cond} < s <= 2 else {second})\n"
+    return (f"def f(x, y, n):\n    m = {count}\n    s = {first} if {cond} > 0.25 else {second}\n"
+            f"    for i in range(m):\n        s = s * 0.5 + (i if {cond} < s <= 2 else {second})\n"
             f"    return s\n")
 
 
 @settings(max_examples=40, deadline=None)
-@given(expressions, expressions, expressions, st.sampled_from(["3", "y * 0 + 2", "x * 0 + 4"]),
-       st.lists(st.tuples(coordinates, coordinates), min_size=4, max_size=8))
+@given(expressions, expressions, expressions, st.sampled_from(["3", "n", "y * 0 + n", "x * 0 + 4", "n - 1"]),
+       st.lists(st.tuples(coordinates, coordinates, st.integers(0, 3)), min_size=4, max_size=8))
 def test_random_conditional_expressions_and_ranges_replay_to_the_bit(cond, first, second, count, points):
     f = compiled(ranged_program(cond, first, second, count))
     assert f.blocker is None
-    for x, y in points + points[:3]:
-        agree(f, {"x": x, "y": y})
+    for x, y, n in points + points[:3]:
+        agree(f, {"x": x, "y": y, "n": float(n)})
 
 
 @settings(max_examples=30, deadline=None)
