@@ -243,3 +243,21 @@ def test_pooled_buffers_never_hold_a_result_or_an_input(fused_runs):
     pooled = [b for buffers in region_kernels.POOL.values() for b in buffers]
     assert len(pooled) <= region_kernels.MAX_POOLED and region_kernels.pooled_bytes() <= region_kernels.MAX_POOLED_BYTES
     assert not any(np.shares_memory(b, a) for b in pooled for a in (x, gradient, value))
+
+
+def test_exact_identities_make_no_steps():
+    from autodiff.engine.core.region_program import Program
+    program = Program()
+    base = program.symbol("a0", (4,)) * 0.5 + 1.0
+    other = program.symbol("a1", (4,))
+    assert (base ** 1.0).expr == base.expr                  # pow's VJP at 2.0: exact, no pow step
+    assert (base ** 2.0).expr != base.expr
+    for op in ("*", "/"):                                   # (-a) op (-b) is a op b exactly
+        negated = (-base) * (-other) if op == "*" else (-base) / (-other)
+        plain = base * other if op == "*" else base / other
+        assert negated.expr == plain.expr
+    assert ((-base) * other).expr != (base * other).expr
+    # a strong zero's mask on -x still sees x as the product's factor once (-x) * (-y) is x * y
+    masked = np.where((-base) == 0.0, 0.0, ((-base) * (-other)))
+    assert masked.expr == (base * other).expr
+

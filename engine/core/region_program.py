@@ -75,6 +75,10 @@ class Program:
             texts = inner[1]
             if template == "(-{})":
                 return Step(texts[0], shape, boolean, self)
+        if template == "({} ** {})" and texts[1] == "1.0":
+            return Step(texts[0], shape, boolean, self)      # x ** 1.0 is x exactly (pow's VJP at 2.0)
+        if template in ("({} * {})", "({} / {})") and all(self.negated(text) for text in texts):
+            texts = tuple(self.steps[text][1][0] for text in texts)     # (-a) * (-b) is a * b exactly
         if template in COMMUTATIVE:
             if texts[0] > texts[1]:
                 texts = (texts[1], texts[0])         # a * b is b * a exactly: one step for both
@@ -87,6 +91,9 @@ class Program:
             self.steps[name] = (template, texts, step_cost(template, texts), boolean)
         return Step(name, shape, boolean, self)
 
+    def negated(self, text) -> bool:
+        step = self.steps.get(text)
+        return step is not None and step[0] == "(-{})"
 
     def vanishes_where_zero(self, condition, value) -> bool:
         """Whether `value` is already 0 wherever `condition` (t == 0.0) holds, if it is finite:
@@ -96,7 +103,10 @@ class Program:
         step = self.steps.get(condition)
         if step is None or step[0] != "({} == {})" or step[1][1] != "0.0":
             return False
-        return self.has_factor(value, step[1][0])
+        factor = step[1][0]
+        if self.negated(factor) and not self.has_factor(value, factor):
+            factor = self.steps[factor][1][0]     # -x == 0.0 where x == 0.0: (-x) * (-y) became x * y
+        return self.has_factor(value, factor)
 
     def has_factor(self, text, factor) -> bool:
         if text == factor:
