@@ -177,9 +177,10 @@ def guarded(program, out, shape):
     return out
 
 
-def trace_reverse(plan, leaves, values, seed, traced) -> dict:
-    """The table's VJP rules run through the region from the output back: traced leaf position ->
-    adjoint."""
+def trace_reverse(plan, leaves, values, seed, wanted, spans=None) -> dict:
+    """The table's VJP rules run through the region from the output back, over symbols (tracing)
+    or real values (`replay_reverse`, which passes the nodes' spans for their notes): wanted
+    leaf position -> adjoint."""
     adjoints = [None] * len(plan.nodes)
     adjoints[-1] = seed
     found: dict = {}
@@ -187,13 +188,15 @@ def trace_reverse(plan, leaves, values, seed, traced) -> dict:
         g = adjoints[j]
         if g is None:
             continue
+        if spans is not None:
+            NOTES.span = spans[j]
         node = plan.nodes[j]
         prim = TABLE[node[0]]
         ans = values[j] if prim.needs_ans else None
         args = node_arguments(node, leaves, values)
         for pos, (kind, ref) in enumerate(node[1]):
             rule = prim.vjps[pos]
-            if kind == "const" or rule is None or (kind == "leaf" and ref not in traced):
+            if kind == "const" or rule is None or (kind == "leaf" and ref not in wanted):
                 continue
             contrib = rule(g, ans, *args)
             target = adjoints if kind == "node" else found
@@ -329,25 +332,4 @@ def replay_reverse(plan, raw, g, adjoints) -> dict:
     values = []
     for node in plan.nodes:
         values.append(TABLE[node[0]].impl(*node_arguments(node, raw, values)))
-    found = [None] * len(plan.nodes)
-    found[-1] = g
-    out: dict = {}
-    for j in range(len(plan.nodes) - 1, -1, -1):
-        a = found[j]
-        if a is None:
-            continue
-        NOTES.span = plan.spans[j]
-        node = plan.nodes[j]
-        prim = TABLE[node[0]]
-        args = node_arguments(node, raw, values)
-        ans = values[j] if prim.needs_ans else None
-        for pos, (kind, ref) in enumerate(node[1]):
-            rule = prim.vjps[pos]
-            if kind == "const" or rule is None or (kind == "leaf" and ref not in adjoints):
-                continue
-            contrib = rule(a, ans, *args)
-            if kind == "node":
-                found[ref] = contrib if found[ref] is None else found[ref] + contrib
-            else:
-                out[ref] = contrib if ref not in out else out[ref] + contrib
-    return out
+    return trace_reverse(plan, raw, values, g, adjoints, spans=plan.spans)
