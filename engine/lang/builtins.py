@@ -16,7 +16,7 @@ from .loop_forms import enumerate_items, zip_items
 from .axes import keep_dims, reduced_count, reduction_axes
 from .numpy_builtins import add_library_builtins, add_second_spellings
 from .transforms import transform_builtins
-from .values import RangeValue, describe, dtype, shape_of, size_of
+from .values import RangeValue, describe, range_arguments, dtype, shape_of, size_of
 
 
 def noted_stop_gradient(x):
@@ -122,18 +122,10 @@ class Builtins:
         return ops.add(points, ops.sub(traced, strip(traced)))
 
     def range_(self, *args):
-        ints = []
-        for a in args:
-            v = strip(a)
-            if is_array(v) and v.ndim == 0:
-                v = v.item()
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or abs(v) == math.inf or int(v) != v:
-                raise SourceError("type error", f"range() needs whole numbers, not {describe(a)}")
-            ints.append(int(v))
-        if len(ints) == 1:
-            ints = [0, ints[0], 1]
-        elif len(ints) == 2:
-            ints.append(1)
+        ints = range_arguments(args)
+        if ints is None:
+            bad = next(a for a in args if range_arguments([a]) is None)
+            raise SourceError("type error", f"range() needs whole numbers, not {describe(bad)}")
         if ints[2] == 0:
             raise SourceError("value error", "range() step must not be zero")
         return RangeValue(*ints)

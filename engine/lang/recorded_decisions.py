@@ -7,17 +7,16 @@ The hooks are chosen when a program compiles (`condition`, `loop_items`): a prog
 an ordinary run gets the ordinary closures and pays nothing for them."""
 from __future__ import annotations
 
-import math
 from contextlib import contextmanager
 
 from ...parser import nodes
 from ..core.backend import is_array, xp
 from ..core.notes import NOTES
-from ..core.tape import Dual, Var, strip
+from ..core.tape import Dual, Var
 from .callables import Builtin
 from .errors import runtime_error
 from .operator_closures import COMPARISONS, compare_values, comparison_closure
-from .values import truth
+from .values import range_arguments, truth
 
 
 # ---- the decisions a recording run logs --------------------------------------------------------
@@ -161,19 +160,8 @@ def _recorded_chain(interp, node, scope, span, what):
 def range_key(*args):
     """(start, length, step) of range(*args) as the builtin range() makes it (lang/builtins.py),
     the items a loop over it binds; None where range() refuses the arguments."""
-    ints = []
-    for a in args:
-        v = strip(a)
-        if is_array(v) and v.ndim == 0:
-            v = v.item()
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or abs(v) == math.inf or int(v) != v:
-            return None
-        ints.append(int(v))
-    if len(ints) == 1:
-        ints = [0, ints[0], 1]
-    elif len(ints) == 2:
-        ints.append(1)
-    if ints[2] == 0:
+    ints = range_arguments(args)
+    if ints is None or ints[2] == 0:
         return None
     items = range(*ints)
     return items.start, len(items), items.step

@@ -1,6 +1,8 @@
 """What values the language has, and the helpers that look at them without unboxing by hand."""
 from __future__ import annotations
 
+import math
+
 from ...parser.errors import SourceError
 from ..core import ops
 from ..core.backend import is_array, np, to_host, xp
@@ -32,6 +34,23 @@ def literal(v):
         return v
     single = np().float32(v)
     return v if float(single) == v else single
+
+
+def range_arguments(args) -> list | None:
+    """[start, stop, step] of range(*args) as the builtin range() takes them (a 0-d array or a
+    box counts as its number), or None where an argument is not a whole number. The one reading
+    of range()'s arguments: the builtin and a replay's trip-count guard must agree on it."""
+    ints = []
+    for a in args:
+        v = strip(a)
+        if is_array(v) and v.ndim == 0:
+            v = v.item()
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or abs(v) == math.inf or int(v) != v:
+            return None
+        ints.append(int(v))
+    if len(ints) == 1:
+        return [0, ints[0], 1]
+    return ints + [1] if len(ints) == 2 else ints
 
 
 class RangeValue:
