@@ -1,5 +1,5 @@
 """The GradBench-style evals of benchmarks/gradbench.py: each written in the language (PROGRAMS)
-and in PyTorch, HIPS autograd and JAX (gradbench_torch.py, gradbench_autograd.py, gradbench_jax.py,
+and in PyTorch, HIPS autograd and JAX (gradbench_torch.py; gradbench_numpylike.py for autograd and JAX,
 each run in its own process), with inputs made from a size by `inputs`.
 
 These are the evals' shapes of computation (least squares, log-sum-exp, k-means' objective, an
