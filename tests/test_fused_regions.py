@@ -2,13 +2,15 @@
 primitives over large float64 arrays runs as a few numexpr kernels and one tape entry, and agrees
 with the op-by-op run to rounding; anything else (small arrays, boxes of other levels, a nan)
 runs op by op, with the same notes and provenance."""
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
 from autodiff.engine import api
-from autodiff.engine.core import fused, regions
+from autodiff.engine.core import fused, region_plan, regions
 from autodiff.engine.core.rules import TABLE
-from autodiff.engine.lang import fused_regions
 
 N = fused.FUSE_MIN_ELEMENTS
 CHAIN = ("sum(exp(-(tanh(sin(x) * cos(x) + x) * 0.5 + 1.0) ** 2 / (1.0 + x * x)) * sqrt(x * x + 1.0)"
@@ -21,12 +23,13 @@ Y = np.linspace(1.3, 0.4, N)
 def fused_runs(monkeypatch):
     """The regions' runs: (plan, fused or not) per evaluation."""
     runs = []
+    run = regions.run
 
     def spy(plan, values):
-        out = regions.run(plan, values)
+        out = run(plan, values)
         runs.append((plan, out is not None))
         return out
-    monkeypatch.setattr(fused_regions, "run", spy)
+    monkeypatch.setattr(regions, "run", spy)
     return runs
 
 
@@ -52,7 +55,7 @@ def agree(source, at, fused_runs, wrt=None, rtol=1e-12, must_fuse=True):
 def builtin_cases():
     """Every table entry a region may hold that the language calls by name, in a region."""
     for name, prim in sorted(TABLE.items()):
-        if not regions.eligible(prim) or not prim.builtin:
+        if not region_plan.eligible(prim) or not prim.builtin:
             continue
         inner = "x + 1.5" if name in ("arccosh",) else "x * 0.5 + 0.3"
         call = f"{prim.builtin}({inner})" if prim.arity == 1 else f"{prim.builtin}({inner}, y)"
@@ -261,3 +264,12 @@ def test_exact_identities_make_no_steps():
     masked = np.where((-base) == 0.0, 0.0, ((-base) * (-other)))
     assert masked.expr == (base * other).expr
 
+
+
+def test_scalar_code_does_not_load_the_kernel_machinery():
+    # regions are found when an expression compiles; their kernels load only for arrays
+    code = ("import sys, numpy as np; from autodiff.engine import api; api.grad('x*x*x + 2*x + 1', at={'x': 2.0}); "
+            "print('autodiff.engine.core.regions' in sys.modules); api.grad('sum(x*x*x + 2*x + 1)', "
+            "at={'x': np.ones(1 << 17)}); print('autodiff.engine.core.regions' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "True"]

@@ -26,6 +26,7 @@ from .fused import Unfusable
 from .notes import NOTES
 from .primitives import Primitive, element_limit
 from .region_kernels import finite, run_checked, run_kernels
+from .region_plan import RegionPlan
 from .region_program import Program, Step, depends_on, is_dear, schedule, use_counts, with_frees
 from .rules import TABLE
 from .rules.shapes import unbroadcast
@@ -34,29 +35,6 @@ from .tape import Var, record
 MAX_LAYOUTS = 16            # kernels kept per region (a float leaf that changes makes new ones)
 MAX_KERNELS = 1024          # regions' kernels kept in all
 KERNELS: dict = {}          # (nodes, layouts, ndim) -> ForwardKernels, GradKernels or None (op by op)
-# kink primitives allowed in a region: their impl asks `(x == 0).any()` before its note, which
-# a traced region turns into a guard (region_program.Step.any)
-GUARDED = frozenset(("sqrt",))
-
-
-@dataclass
-class RegionPlan:
-    """A region: `nodes` in evaluation order, each (primitive name, operands) with operands
-    ("leaf", i), ("const", number) or ("node", j); the last node is the output. `spans`: each
-    node's place (for notes of the op-by-op VJP)."""
-    nodes: tuple
-    leaf_count: int
-    spans: tuple
-    span: object
-    compiled: dict
-
-
-def eligible(prim) -> bool:
-    """Whether a table entry may be a region's node."""
-    return (prim.elementwise and not prim.nondiff and isinstance(prim.vjps, tuple)
-            and (prim.kink is None or prim.name in GUARDED))
-
-
 def layouts(values):
     """(key, tape, shape) of the leaves, or None if the region must run op by op. Leaves are
     numbers and float64 arrays whose broadcast has at least the fusion threshold of elements,

@@ -14,7 +14,7 @@ import math
 from ...parser import nodes
 from ...parser.errors import SourceError
 from ..core import fused
-from ..core.regions import RegionPlan, eligible, run
+from ..core.region_plan import RegionPlan, eligible
 from ..core.rules import builtin_primitives
 from ..core.tape import Var
 from .values import literal
@@ -126,7 +126,8 @@ def region_closure(plan, unfused, leaves, probe, scope):
             values = [leaf(frame) for leaf in leaves]
         except SourceError:                  # the op-by-op run raises it at the place it meets first
             return unfused(frame)
-        out = run(plan, values)
+        from ..core import regions    # lazy: only a region over arrays needs the kernels; start-up stays fast
+        out = regions.run(plan, values)
         if out is None:
             if shape is not None and math.prod(shape) < fused.FUSE_MIN_ELEMENTS and len(small) < MAX_SMALL_SHAPES:
                 small.add(shape)
