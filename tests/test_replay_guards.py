@@ -290,3 +290,12 @@ def test_random_trip_counts_replay_to_the_bit(points):
     f = compiled(RANGED.lstrip())
     for x, n in points + points[:4]:
         agree(f, {"x": x, "n": float(n)})
+
+
+def test_range_of_a_fraction_names_the_number(tmp_path):
+    path = tmp_path / "f.py"
+    path.write_text("def f(x, n):\n    s = x\n    for i in range(n):\n        s = s * x\n    return s\n")
+    with pytest.raises(autodiff.SourceError) as err:
+        autodiff.grad(str(path), at={"x": 2.0, "n": 1.5})
+    assert "range() needs whole numbers, not 1.5" in err.value.message and err.value.span.line == 3
+

@@ -125,7 +125,9 @@ class Builtins:
         ints = range_arguments(args)
         if ints is None:
             bad = next(a for a in args if range_arguments([a]) is None)
-            raise SourceError("type error", f"range() needs whole numbers, not {describe(bad)}")
+            number = strip(bad)
+            shown = repr(float(number)) if number.__class__ is float else describe(bad)
+            raise SourceError("type error", f"range() needs whole numbers, not {shown}")
         if ints[2] == 0:
             raise SourceError("value error", "range() step must not be zero")
         return RangeValue(*ints)
