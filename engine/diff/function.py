@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 
 from ..core import ops
-from ..core.notes import reset as reset_notes
+from ..core.notes import NOTES, reset as reset_notes
 from ..core.tape import Tape, Var, strip
 from ..lang.recorded_decisions import recording_decisions
 from ..lang.replayable import replay_blocker
@@ -213,7 +213,7 @@ class Function:
             notes = reset_notes()
             try:
                 trace, values = replay_entry(entry, list(inputs.values()))
-                value = strip(replay_output(trace, values))
+                value = None if trace.untraced_kinks else strip(replay_output(trace, values))
             except PathChanged as change:   # a path not kept: recorded, or a tie: interpreted
                 if new_path(entry, change):
                     return self._record_evaluate(inputs, key, limits)
@@ -305,7 +305,10 @@ class Function:
         out = tape.entries[index] if index is not None else None
         output = Var(out.value, tape, index, tape.level) if out is not None else result.value
         result.tape = result.output_index = result.seed = None     # as a plain gradient leaves them
+        untraced = len(reverse.traced_only(NOTES.kinks, tape)) != len(NOTES.kinks)
         trace = record_trace(tape, output, result.signature, result.steps, logged) or NOT_REPLAYABLE
+        if trace is not NOT_REPLAYABLE:
+            trace.untraced_kinks = untraced
         if trace is not NOT_REPLAYABLE:             # replayed at once where it was recorded: must agree
             try:
                 again = self._replay_grad(trace, inputs, wrt, seed)

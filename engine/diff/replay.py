@@ -35,6 +35,10 @@ class Trace:
     floats: bool = False        # every value a Python float (replay_compiled can make it one function)
     compiled: object = None     # replay_compiled.Compiled, once made (False: none)
     uses: int = 0               # replays before it was compiled
+    # the recording gradient's run noted kinks of values its tape did not record (a constant's
+    # abs(0)): a gradient leaves those out, a plain evaluation reports them, and a replay, which
+    # runs only recorded steps, cannot; a value at this path is then interpreted
+    untraced_kinks: bool = False
 
 
 def _forward(prim, parents, args, params, span, floats):

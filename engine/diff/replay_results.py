@@ -72,7 +72,7 @@ def compiled_value(entry, inputs):
     """The run's result from the compiled forward, or None (as compiled_output)."""
     reset_notes()
     fast = compiled_output(entry, list(inputs.values()))
-    if fast is None:
+    if fast is None or fast[0].untraced_kinks:        # its notes are the interpreter's to give
         return None
     trace, value = fast
     return reverse.RunResult(value=value, inputs=inputs, signature=list(trace.signature), kinks=[],
