@@ -7,7 +7,9 @@ import math
 
 from ..core.backend import np, to_device, to_host
 from .batch import BatchUnsupported, batched_differences
+from .one_hot import one_hot_differences
 from .report import Tolerance, as_float_array, entry_labels
+from .verdict_arrays import judge_all, largest_finite_of, noise_floor_of
 from .verdicts import branch_reason, convention_text, judge
 
 
@@ -21,6 +23,7 @@ class Objective:
         self.count = 0
         self.shape = None
         self.batched = False      # whether the last full check ran its perturbed points in batches
+        self.one_hot = False      # whether they ran as one-hot stacks of a replayed trace (one_hot.py)
 
     def __call__(self, values):
         self.count += 1
@@ -81,6 +84,7 @@ class Perturber:
             flat[k] = x
 
 BATCH_MIN_ENTRIES = 64        # below this the loop is as fast as batching
+ONE_HOT = True                # False: the batched interpreter only (benchmarks time both ways)
 
 
 def full_check(objective: Objective, inputs: dict, claimed: dict, tol: Tolerance, names=None,
@@ -103,29 +107,44 @@ def full_check(objective: Objective, inputs: dict, claimed: dict, tol: Tolerance
     values_per_entry = None
     if batch and len(plan) >= BATCH_MIN_ENTRIES:
         runner = objective.runner
+        steps = [e[5] for e in plan]
+        values_per_entry = one_hot_differences(runner.target, runner.interp.limits, objective, inputs, names,
+                                               steps, f0) if ONE_HOT else None
+        objective.one_hot = values_per_entry is not None
         try:
-            values_per_entry = batched_differences(runner.target, runner.interp.limits, objective, inputs, names,
-                                                   [e[5] for e in plan], f0, sig0)
+            if values_per_entry is None:
+                values_per_entry = batched_differences(runner.target, runner.interp.limits, objective, inputs, names,
+                                                       steps, f0, sig0)
             objective.batched = True
         except BatchUnsupported:
             values_per_entry = None
-    pending = []
-    for i, (label, g, name, k, x, h) in enumerate(plan):
-        reason = ""
-        if values_per_entry is not None:
-            fs = values_per_entry[i]
-        else:
-            fs = []
-            for direction, step in (("+h", h), ("-h", -h), ("+2h", 2 * h), ("-2h", -2 * h)):
-                p.set(name, k, x + step)
-                fs.append(objective(values))
-                if not reason and objective.signature != sig0:
-                    reason = branch_reason(sig0, objective.signature, label, direction)
-            p.set(name, k, x)
-        pending.append((label, g, f0, fs[0], fs[1], fs[2], fs[3], h, tol, reason, convention))
-    floor = noise_floor(pending)
-    scale = largest_finite(a[1] for a in pending)
-    return [judge(*args, noise_floor=floor, of_scale=scale, relative_atol=True) for args in pending], f0
+    if values_per_entry is not None:      # one path for every point: no branch crossed
+        return _verdicts(plan, values_per_entry, None, f0, tol, convention), f0
+    table, reasons = [], []
+    for label, g, name, k, x, h in plan:
+        fs, reason = [], ""
+        for direction, step in (("+h", h), ("-h", -h), ("+2h", 2 * h), ("-2h", -2 * h)):
+            p.set(name, k, x + step)
+            fs.append(objective(values))
+            if not reason and objective.signature != sig0:
+                reason = branch_reason(sig0, objective.signature, label, direction)
+        p.set(name, k, x)
+        table.append(fs)
+        reasons.append(reason)
+    return _verdicts(plan, table, reasons, f0, tol, convention), f0
+
+
+def _verdicts(plan, values, reasons, f0, tol, convention) -> list:
+    """judge for every entry, at once (verdict_arrays.py): the same rows, numbers and messages."""
+    if not plan:
+        return []
+    table = np().asarray(values, dtype=np().float64).reshape(len(plan), 4)
+    claimed = [e[1] for e in plan]
+    fp1, fm1, fp2, fm2 = table.T
+    floor = noise_floor_of(f0, fp1, fm1, fp2, fm2, reasons)
+    scale = largest_finite_of(claimed)
+    return judge_all([e[0] for e in plan], claimed, f0, fp1, fm1, fp2, fm2, [e[5] for e in plan], tol, reasons,
+                     convention, noise_floor=floor, of_scale=scale, relative_atol=True)
 
 
 def largest_finite(values) -> float:

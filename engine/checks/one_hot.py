@@ -1,0 +1,269 @@
+"""The perturbed points of a full gradient check as one-hot stacks: every point x ± h e_k, x ± 2h e_k
+differs from x in one element, and so does every elementwise value computed from it. The target's
+trace (diff/replay.py) is replayed once per perturbed input on values of three kinds:
+
+- shared: the value at x, which every point has (the trace replayed at x once);
+- `OneHot`: the value at x, plus per row r (one row per perturbed point) the flat index i_r of
+  the one element that moved and its new value p_r. An elementwise step keeps the base it has at
+  x and computes only the (rows,) moved elements, its other operands read at i_r;
+- `Dense`: one value per row along a leading axis, as the batched replay stacks them (after a
+  full reduction a one-hot value becomes a dense stack of scalars: sum_r = sum(base) + p_r -
+  base[i_r]); its steps are core/stacked.py's.
+
+Anything else a one-hot value meets (matmul, reshape, indexing, a broadcast to a bigger shape, a
+reduction along an axis, a dense stack beside it) is `Unfollowable`: the caller uses the batched
+interpreter (batch.py) instead. Only programs whose control flow and constants cannot depend on
+the inputs get a trace (record_for_batches), so every point follows the recorded path, and the
+result is trusted only after its unperturbed row matches f0 and two perturbed rows match single
+runs. The incremental sums round differently from a full sum, by eps |sum| as a full sum does:
+finite differences and their noise estimate see noise of the same size."""
+from __future__ import annotations
+
+import math
+
+from ..core.backend import np, on_device
+from ..core.notes import NOTES
+from ..core.primitives import element_limit, shape, size
+from ..core.stacked import ELEMENTWISE_VALUES, stacked_apply
+from ..diff.batched_replay import STACK_BUDGET_ELEMENTS, record_for_batches
+from ..diff.replay import replay_values
+
+OFFSETS = (1.0, -1.0, 2.0, -2.0)     # x + h, x - h, x + 2h, x - 2h: the order the verdicts read
+
+
+class Unfollowable(Exception):
+    """A step the one-hot replay cannot follow exactly."""
+
+
+class OneHot:
+    """Per row r, the value at x (`base`) with flat element index[r] replaced by values[r]."""
+    __slots__ = ("base", "index", "values")
+
+    def __init__(self, base, index, values):
+        self.base, self.index, self.values = base, index, values
+
+
+class Dense:
+    """One value per row along the leading axis."""
+    __slots__ = ("stack",)
+
+    def __init__(self, stack):
+        self.stack = stack
+
+
+def one_hot_differences(target, limits, objective, inputs: dict, names, steps, f0):
+    """f(x ± h e_k) and f(x ± 2h e_k) for every entry k of the inputs `names` (steps[e] for the
+    e-th entry, in order), (fp1, fm1, fp2, fm2) per entry, or None where the program
+    cannot be followed (the caller then uses the batched interpreter). Returns an (entries, 4) array."""
+    order = list(target.inputs)
+    if not _all_float64(inputs, names):
+        return None
+    with on_device("cpu"):          # the checks' points are host arrays
+        trace = record_for_batches(target, inputs, limits)
+        if trace is None or trace.output is None:
+            return None
+        try:
+            at_x = replay_values(trace, [inputs[k] for k in order])
+            base = _objective_value(at_x[trace.output], objective.output_seed)
+            if not _close(base, f0):
+                return None
+            rows, start = [], 0
+            for name in names:
+                count = size(inputs[name])
+                part = steps[start:start + count]
+                start += count
+                rows.append(_pass(trace, at_x, order.index(name), inputs[name], part, objective.output_seed))
+        except Exception:          # Unfollowable, or a step that fails on a stack: the batched interpreter decides
+            return None
+    per_entry = np().concatenate(rows).reshape(-1, len(OFFSETS)) if rows else np().zeros((0, len(OFFSETS)))
+    if not _agrees_with_single_runs(objective, inputs, names, steps, per_entry, f0):
+        return None
+    objective.count += len(OFFSETS) * len(per_entry) + 1
+    return per_entry
+
+
+def _all_float64(inputs, names) -> bool:
+    """float64 only: a float32 sum kept incrementally would round in float32 where the dense run
+    rounds in its own order; the batched interpreter keeps those."""
+    for name in names:
+        v = inputs[name]
+        if v.__class__ is not float and getattr(v, "dtype", None) != np().float64:
+            return False
+    return True
+
+
+def _perturbed_leaf(x, steps):
+    """The stacked input: row 4k + o moves entry k by OFFSETS[o] times its step."""
+    offsets = np().tile(np().asarray(OFFSETS), len(steps)) * np().repeat(np().asarray(steps, dtype=np().float64),
+                                                                         len(OFFSETS))
+    if x.__class__ is float or np().ndim(x) == 0:
+        return Dense(float(x) + offsets)
+    flat = x.reshape(-1)
+    index = np().repeat(np().arange(flat.size), len(OFFSETS))
+    return OneHot(x, index, flat[index] + offsets)      # x_k + t h in float64, as point by point
+
+
+def _pass(trace, at_x, leaf, x, steps, output_seed):
+    """The objective at every point moving the input at tape index `leaf`, one row per point."""
+    moved = [None] * len(at_x)
+    moved[leaf] = _perturbed_leaf(x, steps)
+    rows = len(OFFSETS) * len(steps)
+    saved_limit = element_limit[0]
+    element_limit[0] = None               # the stacks are ours, not the program's: its limit is per point
+    try:
+        index = trace.leaves
+        for prim, parents, args, params, span in trace.steps:
+            if any(moved[j] is not None for _, j in parents):
+                full = list(args)
+                for pos, j in parents:
+                    full[pos] = at_x[j]
+                NOTES.span = span
+                moved[index] = _step(prim, full, [(pos, moved[j]) for pos, j in parents if moved[j] is not None],
+                                     params or {}, at_x[index], rows)
+            index += 1
+    finally:
+        element_limit[0] = saved_limit
+    return _objective_rows(moved[trace.output], at_x[trace.output], rows, output_seed)
+
+
+def _step(prim, full, moving, params, out_base, rows):
+    """One step with some arguments moved (`moving`: (position, OneHot or Dense) pairs)."""
+    if all(m.__class__ is Dense for _, m in moving):
+        flags = [False] * len(full)
+        for pos, m in moving:
+            full[pos], flags[pos] = m.stack, True
+        out = stacked_apply(prim, tuple(full), flags, params or None, rows)
+        if size(out) > STACK_BUDGET_ELEMENTS:
+            raise Unfollowable("a dense stack over the budget")
+        return Dense(out)
+    if not all(m.__class__ is OneHot for _, m in moving):
+        raise Unfollowable("a one-hot value beside a dense stack")
+    if prim.elementwise or prim.name in ELEMENTWISE_VALUES:
+        return _elementwise(prim, full, moving, params, out_base, rows)
+    if len(moving) == 1 and moving[0][0] == 0 and _whole(params, moving[0][1].base):
+        reduce = WHOLE_REDUCTIONS.get(prim.name)
+        if reduce is not None:
+            return Dense(reduce(moving[0][1], out_base))
+    raise Unfollowable(f"{prim.name} of a one-hot value")
+
+
+def _elementwise(prim, full, moving, params, out_base, rows):
+    """The moved elements of an elementwise step: its operands read at each row's index."""
+    out_shape = shape(out_base)
+    index = moving[0][1].index
+    for _, m in moving:
+        if m.index is not index or shape(m.base) != out_shape:
+            raise Unfollowable("a one-hot value broadcast to another shape")
+    args = [_read_at(a, index, out_shape) for a in full]
+    for pos, m in moving:
+        args[pos] = m.values
+    values = np().asarray(prim.impl(*args, **params) if params else prim.impl(*args))
+    if values.shape != (rows,):
+        raise Unfollowable(f"{prim.name} gave no value per row")
+    return OneHot(out_base, index, values)
+
+
+def _read_at(a, index, out_shape):
+    """An operand that every point shares, at each row's element of the output."""
+    a_shape = shape(a)
+    if a_shape == ():
+        return a
+    if a_shape == out_shape:
+        return a.reshape(-1)[index]
+    return np().broadcast_to(a, out_shape)[np().unravel_index(index, out_shape)]
+
+
+def _whole(params, base) -> bool:
+    """Whether a reduction's axis takes every element."""
+    axis = params.get("axis")
+    if axis is None:
+        return True
+    ndim = len(shape(base))
+    axes = axis if isinstance(axis, tuple) else (axis,)
+    return sorted(a % ndim for a in axes) == list(range(ndim)) if ndim else False
+
+
+def _sum(m, out_base):
+    flat = m.base.reshape(-1)
+    return out_base + (m.values - flat[m.index])
+
+
+def _extreme(largest: bool):
+    """max or min of each row from the base's: an element that was not the only extreme leaves it
+    in place, the only extreme leaves the runner-up; then the moved element competes."""
+    def reduce(m, out_base):
+        flat = m.base.reshape(-1)
+        if flat.size < 2 or bool(np().isnan(flat).any()):
+            raise Unfollowable("an extreme of fewer than two numbers, or of a nan")
+        top = int(np().argmax(flat) if largest else np().argmin(flat))
+        rest = np().delete(flat, top)
+        runner_up = rest.max() if largest else rest.min()
+        without = np().where(m.index == top, runner_up, out_base)
+        return np().maximum(without, m.values) if largest else np().minimum(without, m.values)
+    return reduce
+
+
+WHOLE_REDUCTIONS = {"sum": _sum, "max": _extreme(True), "min": _extreme(False)}
+
+
+def _objective_value(out, output_seed) -> float:
+    """Objective's number for one output (checks/differences.py): itself, its sum, or vᵀ out."""
+    if out.__class__ is float:
+        return out
+    a = np().asarray(out)
+    if a.ndim == 0:
+        return float(a)
+    if output_seed is None:
+        return float(a.sum(dtype=np().float64))
+    v = np().broadcast_to(np().asarray(output_seed, dtype=np().float64), a.shape)
+    return float(np().vdot(v.ravel(), a.astype(np().float64).ravel()))
+
+
+def _objective_rows(out, out_base, rows, output_seed):
+    """The objective per row of a pass's output."""
+    base = _objective_value(out_base, output_seed)
+    if out is None:                          # the output does not depend on this input
+        return np().full(rows, base)
+    if out.__class__ is OneHot:
+        flat = np().asarray(out.base).reshape(-1)
+        change = out.values.astype(np().float64) - flat[out.index].astype(np().float64)
+        if output_seed is not None:
+            weights = np().broadcast_to(np().asarray(output_seed, dtype=np().float64), flat.shape)
+            change = change * weights[out.index]
+        return base + change
+    stack = np().asarray(out.stack, dtype=np().float64).reshape(rows, -1)
+    if output_seed is None:
+        return stack.sum(axis=1)
+    v = np().broadcast_to(np().asarray(output_seed, dtype=np().float64), np().shape(out.stack)[1:])
+    return stack @ v.ravel()
+
+
+def _close(a, b, rel=1e-12) -> bool:
+    return a == b or (math.isfinite(a) and math.isfinite(b) and abs(a - b) <= rel * max(abs(a), abs(b)))
+
+
+def _agrees_with_single_runs(objective, inputs, names, steps, per_entry, f0) -> bool:
+    """The first and the last perturbed point against one run each. Their changes from f0 must
+    agree to 1e-6 of the change plus the rounding of f: a sum kept incrementally rounds apart
+    from a full one by eps |f|, a lifting gone wrong is off by the change itself."""
+    entries = [(name, k) for name in names for k in range(size(inputs[name]))]
+    if not entries:
+        return True
+    for e, o in ((0, 0), (len(entries) - 1, len(OFFSETS) - 1)):
+        name, k = entries[e]
+        point = dict(inputs)
+        moved = np().array(inputs[name], dtype=np().float64, copy=True)
+        flat = moved.reshape(-1)
+        flat[k] = float(flat[k]) + OFFSETS[o] * steps[e]
+        point[name] = moved if np().ndim(inputs[name]) else float(flat[k])
+        saved = objective.count
+        single = objective(point)
+        objective.count = saved
+        got = float(per_entry[e, o])
+        if got == single:
+            continue
+        if not (math.isfinite(got) and math.isfinite(single)):
+            return False
+        if abs(got - single) > 1e-6 * abs(single - f0) + 64 * 2.0 ** -52 * max(abs(got), abs(single), abs(f0)):
+            return False
+    return True
