@@ -164,7 +164,7 @@ def test_the_benchmark_program_takes_the_one_hot_path_and_passes():
     inputs, objective, f0, names, steps = setup(target, {"x": x})
     assert one_hot_differences(target, None, objective, inputs, names, steps, f0) is not None
     report = check_gradient(target=target, at={"x": x})
-    assert report.passed and report.batched and report.evaluations == 4002       # f0, then 4n + 1 as the batched runs count
+    assert report.passed and report.batched and report.evaluations == 4002    # f0, then 4n + 1 as batches count
     assert all(e.verdict == "pass" for e in report.entries)
 
 

@@ -131,3 +131,19 @@ def test_noise_floor_and_scale_match_the_per_entry_ones(seed):
     assert noise_floor_of(f0, *columns, reasons) == noise_floor(pending)
     assert noise_floor_of(f0, *columns) == noise_floor([p[:9] + ("",) + p[10:] for p in pending])
     assert largest_finite_of(claimed) == largest_finite(claimed.tolist())
+
+
+def test_a_noise_floor_and_a_scale_per_entry_judge_alike():
+    """A Jacobian check judges all outputs at once: each entry carries its output's floor and scale."""
+    rng = np.random.default_rng(7)
+    n = 300
+    h = np.full(n, 2.0 ** -17)
+    claimed, f0, fp1, fm1, fp2, fm2 = smooth_case(rng, n, h)
+    floors = rng.choice([0.0, 1e-16, 1e-12, 1e-8], size=n)
+    scales = rng.choice([0.0, 1.0, 1e6], size=n)
+    tol = TOLERANCES["float64"]
+    labels = [f"x[{e}]" for e in range(n)]
+    want = [judge(labels[e], claimed[e], f0, fp1[e], fm1[e], fp2[e], fm2[e], h[e], tol, noise_floor=floors[e],
+                  of_scale=scales[e]) for e in range(n)]
+    assert_same_rows(judge_all(labels, claimed, f0, fp1, fm1, fp2, fm2, h, tol, noise_floor=floors, of_scale=scales),
+                     want)

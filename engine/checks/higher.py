@@ -14,11 +14,13 @@ from __future__ import annotations
 import math
 
 from ..core.backend import np, to_device, to_host
-from .differences import Objective, Perturber, fast_check, largest_finite, noise_floor, power_of_two_step
+from .differences import Objective, Perturber, fast_check, power_of_two_step
 from .gradient import random_seed
+from .one_hot_outputs import OneHotOutputs
 from .report import CheckReport, entry_labels, tolerance_for
 from .stacked_points import StackedGradients, StackedOutputs
-from .verdicts import branch_reason, convention_text, conventions_of, detached_text, judge, mark_detached
+from .verdict_arrays import judge_all, largest_finite_of, noise_floor_of
+from .verdicts import branch_reason, convention_text, conventions_of, detached_text, mark_detached
 from ..diff.function import Function, ReplayRunner
 from ..lang.values import set_dtype
 
@@ -81,20 +83,37 @@ def vector_full_check(runner, inputs: dict, names, claimed, out_labels, tol, con
         else:
             columns.append((in_label, h) + _perturbed_runs(runner, p, name, k, x, h, n_out, sig0, in_label))
     evaluations = 1 + 4 * len(plan)
+    return _judged(columns, claimed, f0, out_labels, tol, convention, label or _pair_label), evaluations
+
+
+def _judged(columns, claimed, f0, out_labels, tol, convention, label) -> list:
+    """The verdicts of every output entry i along every input entry j, all at once
+    (verdict_arrays.judge_all: judge's rows, numbers and messages); each output's noise floor
+    and scale are measured across the input entries."""
+    n_in, n_out = len(columns), len(out_labels)
+    if not columns:
+        return [[] for _ in out_labels]
+    table = np().asarray([fs for _, _, fs, _ in columns], dtype=np().float64).reshape(n_in, 4, n_out)
+    fp1, fm1, fp2, fm2 = (np().ascontiguousarray(table[:, o, :].T) for o in range(4))     # (n_out, n_in)
+    claimed = np().asarray(claimed, dtype=np().float64).reshape(n_out, n_in)
+    reasons = [reason for _, _, _, reason in columns]
+    in_labels = [in_label for in_label, _, _, _ in columns]
+    f0 = np().asarray(f0, dtype=np().float64).reshape(n_out, 1)
+    floors = [noise_floor_of(f0[i, 0], fp1[i], fm1[i], fp2[i], fm2[i], reasons) for i in range(n_out)]
+    scales = [largest_finite_of(claimed[i]) for i in range(n_out)]
+    ones = np().ones((1, n_in))
+    flat = judge_all([label(out_label, in_label) for out_label in out_labels for in_label in in_labels],
+                     claimed.ravel(), (f0 * ones).ravel(), fp1.ravel(), fm1.ravel(), fp2.ravel(), fm2.ravel(),
+                     [h for _, h, _, _ in columns] * n_out, tol, reasons * n_out, convention,
+                     noise_floor=(np().asarray(floors).reshape(n_out, 1) * ones).ravel(),
+                     of_scale=(np().asarray(scales).reshape(n_out, 1) * ones).ravel())
     rows = []
-    for i in range(n_out):
-        pending = [((label or _pair_label)(out_labels[i], in_label), claimed[i][j], f0[i], fs[0][i], fs[1][i],
-                    fs[2][i], fs[3][i], h, tol, reason, convention)
-                   for j, (in_label, h, fs, reason) in enumerate(columns)]
-        floor = noise_floor(pending)          # the noise of output i, measured across input entries
-        scale = largest_finite(a[1] for a in pending)
-        row = []
-        for j, args in enumerate(pending):
-            e = judge(*args, noise_floor=floor, of_scale=scale)
-            e.index = (out_labels[i], columns[j][0])
-            row.append(e)
+    for i, out_label in enumerate(out_labels):
+        row = flat[i * n_in:(i + 1) * n_in]
+        for e, in_label in zip(row, in_labels):
+            e.index = (out_label, in_label)
         rows.append(row)
-    return rows, evaluations
+    return rows
 
 
 def _perturbed_runs(runner, p, name, k, x, h, n_out, sig0, in_label) -> tuple:
@@ -145,7 +164,7 @@ def check_jacobian(result, target, mode="full", seed=None, dtype="float64", limi
     def full():
         claimed = _matrix([result.jacobian[w] for w in names], out_size)
         rows, n = vector_full_check(runner, result.inputs, names, claimed, entry_labels("f", out_shape), tol,
-                                    conventions, batch=StackedOutputs(target, limits))
+                                    conventions, batch=OneHotOutputs(target, limits, StackedOutputs(target, limits)))
         flat = [e for row in rows for e in row]
         mark_detached(flat, report.detached)
         return flat, n

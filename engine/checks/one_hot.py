@@ -56,7 +56,7 @@ def one_hot_differences(target, limits, objective, inputs: dict, names, steps, f
     e-th entry, in order), (fp1, fm1, fp2, fm2) per entry, or None where the program
     cannot be followed (the caller then uses the batched interpreter). Returns an (entries, 4) array."""
     order = list(target.inputs)
-    if not _all_float64(inputs, names):
+    if not all_float64(inputs, names):
         return None
     with on_device("cpu"):          # the checks' points are host arrays
         trace = record_for_batches(target, inputs, limits)
@@ -72,7 +72,8 @@ def one_hot_differences(target, limits, objective, inputs: dict, names, steps, f
                 count = size(inputs[name])
                 part = steps[start:start + count]
                 start += count
-                rows.append(_pass(trace, at_x, order.index(name), inputs[name], part, objective.output_seed))
+                out = moved_output(trace, at_x, order.index(name), inputs[name], part)
+                rows.append(_objective_rows(out, at_x[trace.output], len(OFFSETS) * len(part), objective.output_seed))
         except Exception:          # Unfollowable, or a step that fails on a stack: the batched interpreter decides
             return None
     per_entry = np().concatenate(rows).reshape(-1, len(OFFSETS)) if rows else np().zeros((0, len(OFFSETS)))
@@ -82,7 +83,7 @@ def one_hot_differences(target, limits, objective, inputs: dict, names, steps, f
     return per_entry
 
 
-def _all_float64(inputs, names) -> bool:
+def all_float64(inputs, names) -> bool:
     """float64 only: a float32 sum kept incrementally would round in float32 where the dense run
     rounds in its own order; the batched interpreter keeps those."""
     for name in names:
@@ -103,8 +104,10 @@ def _perturbed_leaf(x, steps):
     return OneHot(x, index, flat[index] + offsets)      # x_k + t h in float64, as point by point
 
 
-def _pass(trace, at_x, leaf, x, steps, output_seed):
-    """The objective at every point moving the input at tape index `leaf`, one row per point."""
+def moved_output(trace, at_x, leaf, x, steps):
+    """The trace's output (None: its value at x, `at_x[trace.output]`; else OneHot or Dense) at
+    every point moving the input at tape index `leaf` (whose value is x) by steps[k] times OFFSETS,
+    row 4k + o for entry k and offset o. `at_x`: every tape value at x (replay_values)."""
     moved = [None] * len(at_x)
     moved[leaf] = _perturbed_leaf(x, steps)
     rows = len(OFFSETS) * len(steps)
@@ -123,7 +126,7 @@ def _pass(trace, at_x, leaf, x, steps, output_seed):
             index += 1
     finally:
         element_limit[0] = saved_limit
-    return _objective_rows(moved[trace.output], at_x[trace.output], rows, output_seed)
+    return moved[trace.output]
 
 
 def _step(prim, full, moving, params, out_base, rows):

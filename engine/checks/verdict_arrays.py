@@ -13,10 +13,12 @@ from .verdicts import judge
 def judge_all(labels, claimed, f0, fp1, fm1, fp2, fm2, steps, tol: Tolerance, reasons=None, convention="",
               noise_floor=0.0, of_scale=0.0, relative_atol=False) -> list:
     """judge(labels[e], claimed[e], f0[e], fp1[e], ..., steps[e], tol, reasons[e], ...) for every
-    entry e (f0 a number or one per entry; `reasons` the branch reasons, None: none)."""
+    entry e (f0, noise_floor and of_scale a number or one per entry; `reasons` the branch reasons,
+    None: none)."""
     xp = np()
     claimed, fp1, fm1, fp2, fm2, h = (xp.asarray(a, dtype=xp.float64) for a in (claimed, fp1, fm1, fp2, fm2, steps))
-    f0 = xp.broadcast_to(xp.asarray(f0, dtype=xp.float64), claimed.shape)
+    f0, noise_floor, of_scale = (xp.broadcast_to(xp.asarray(a, dtype=xp.float64), claimed.shape)
+                                 for a in (f0, noise_floor, of_scale))
     with xp.errstate(all="ignore"):          # rows where anything overflows are judge's below
         numbers = _arithmetic(claimed, f0, fp1, fm1, fp2, fm2, h, tol, noise_floor, of_scale, relative_atol)
         passed = _passes(numbers, claimed, f0, fp1, fm1, fp2, fm2, h, tol, of_scale)
@@ -24,6 +26,7 @@ def judge_all(labels, claimed, f0, fp1, fm1, fp2, fm2, steps, tol: Tolerance, re
         passed &= xp.asarray([not r for r in reasons], dtype=bool).reshape(passed.shape)
     fd, abs_err, rel_err, estimate, tolerance = (a.tolist() for a in numbers[:5])
     args = [a.tolist() for a in (claimed, f0, fp1, fm1, fp2, fm2, h)]
+    floors, scales = noise_floor.tolist(), of_scale.tolist()
     rows = []
     for e, ok in enumerate(passed.tolist()):
         if ok:
@@ -32,7 +35,7 @@ def judge_all(labels, claimed, f0, fp1, fm1, fp2, fm2, steps, tol: Tolerance, re
                                    verdict=PASS, step=args[6][e]))
         else:
             rows.append(judge(labels[e], *(a[e] for a in args), tol, reasons[e] if reasons is not None else "",
-                              convention, noise_floor=noise_floor, of_scale=of_scale, relative_atol=relative_atol))
+                              convention, noise_floor=floors[e], of_scale=scales[e], relative_atol=relative_atol))
     return rows
 
 

@@ -1,0 +1,113 @@
+"""The perturbed points of a full Jacobian check as one-hot stacks (one_hot.py): the target's output
+at x ± h e_j, x ± 2h e_j for every input entry j, flattened, in stacked_points.StackedOutputs'
+interface. A program whose outputs reduce elementwise steps ([sum(sin(x)), sum(x * x)]) then costs
+a few (4n,) arrays per step instead of passes over 4n copies of x. Whatever one_hot.py cannot
+follow, and a table over OUTPUT_BUDGET_ELEMENTS numbers, goes to the fallback (the batched replay).
+The result is trusted only where its row at x matches f0 and two perturbed rows match the point
+replay of the trace (which is the interpreter's to the bit)."""
+from __future__ import annotations
+
+import math
+
+from ..core.backend import np, on_device, to_host
+from ..core.primitives import size
+from ..core.tape import strip
+from ..diff.batched_replay import record_for_batches
+from ..diff.replay import replay_output, replay_values
+from . import stacked_points
+from .one_hot import OFFSETS, OneHot, all_float64, moved_output
+
+OUTPUT_BUDGET_ELEMENTS = 1 << 22       # the flat outputs of every point: 32 MiB of float64
+
+
+class OneHotOutputs:
+    """`StackedOutputs(inputs, names, steps, f0, n_out)`'s (flat output at x, per input entry the
+    four flat outputs) by one-hot stacks, else what `fallback` returns for the same call."""
+
+    def __init__(self, target, limits=None, fallback=None):
+        self.target, self.limits, self.fallback = target, limits, fallback
+        self.taken = False                   # whether the last call took the one-hot path (tests, benchmarks)
+
+    def __call__(self, inputs: dict, names, steps, f0, n_out):
+        self.taken = False
+        out = None
+        if stacked_points.BATCHED and len(steps) >= stacked_points.MIN_ENTRIES and \
+                len(OFFSETS) * len(steps) * n_out <= OUTPUT_BUDGET_ELEMENTS:
+            host = {k: to_host(v) for k, v in inputs.items()}
+            if all_float64(host, names):
+                with on_device("cpu"):           # the stacks are host arrays
+                    try:
+                        out = self._columns(host, names, steps, f0, n_out)
+                    except Exception:            # Unfollowable, or a step that fails on a stack
+                        out = None
+        self.taken = out is not None
+        if out is None and self.fallback is not None:
+            return self.fallback(inputs, names, steps, f0, n_out)
+        return out
+
+    def _columns(self, inputs, names, steps, f0, n_out):
+        order = list(self.target.inputs)
+        trace = record_for_batches(self.target, inputs, self.limits)
+        if trace is None or trace.output is None:
+            return None
+        at_x = replay_values(trace, [inputs[k] for k in order])
+        base = _flat(at_x[trace.output])
+        if base.size != n_out or not _close(base, np().asarray(f0, dtype=np().float64), base):
+            return None
+        tables, start = [], 0
+        for name in names:
+            count = size(inputs[name])
+            part = steps[start:start + count]
+            start += count
+            out = moved_output(trace, at_x, order.index(name), inputs[name], part)
+            tables.append(_rows(out, base, len(OFFSETS) * count))
+        table = np().concatenate(tables) if tables else np().zeros((0, n_out))
+        if table.shape[1] != n_out:
+            return None
+        if not self._agrees_with_point_replays(trace, inputs, names, steps, table, base):
+            return None
+        return base.tolist(), table.reshape(-1, len(OFFSETS), n_out).tolist()
+
+    def _agrees_with_point_replays(self, trace, inputs, names, steps, table, base) -> bool:
+        """The first and the last perturbed point against a replay at each, as one_hot.py's
+        gradient rows against single runs: to 1e-6 of the change plus the rounding of f."""
+        entries = [(name, k) for name in names for k in range(size(inputs[name]))]
+        for e, o in ((0, 0), (len(entries) - 1, len(OFFSETS) - 1)):
+            name, k = entries[e]
+            moved = np().array(inputs[name], dtype=np().float64, copy=True)
+            flat = moved.reshape(-1)
+            flat[k] = float(flat[k]) + OFFSETS[o] * steps[e]
+            point = dict(inputs, **{name: moved if np().ndim(inputs[name]) else float(flat[k])})
+            want = _flat(replay_output(trace, replay_values(trace, [point[k] for k in self.target.inputs])))
+            got = table[len(OFFSETS) * e + o]
+            if not _close(got, want, base, rel=1e-6):
+                return False
+        return True
+
+
+def _flat(value):
+    return np().asarray(to_host(strip(value)), dtype=np().float64).reshape(-1)
+
+
+def _rows(out, base, rows):
+    """The flat output per row of a pass, (rows, outputs)."""
+    if out is None:                             # the output does not depend on this input
+        return np().broadcast_to(base, (rows, base.size)).copy()
+    if out.__class__ is OneHot:
+        table = np().broadcast_to(base, (rows, base.size)).copy()
+        table[np().arange(rows), out.index] = out.values
+        return table
+    return np().asarray(out.stack, dtype=np().float64).reshape(rows, -1)
+
+
+def _close(got, want, base, rel=1e-12) -> bool:
+    """Entry by entry: equal, both nan, or within rel of the change from `base` plus the rounding
+    of the values (64 eps of the largest)."""
+    for a, b, c in zip(got.tolist(), want.tolist(), base.tolist()):
+        if a == b or (a != a and b != b):
+            continue
+        if not (math.isfinite(a) and math.isfinite(b)):
+            return False
+        if abs(a - b) > rel * abs(b - c) + 64 * 2.0 ** -52 * max(abs(a), abs(b), abs(c)):
+            return False
+    return True
