@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from autodiff.engine.checks.differences import largest_finite, noise_floor
+from autodiff.engine.checks.differences import largest_finite, noise_floor, power_of_two_step, power_of_two_steps
 from autodiff.engine.checks.report import TOLERANCES, Tolerance
 from autodiff.engine.checks.verdict_arrays import judge_all, largest_finite_of, noise_floor_of
 from autodiff.engine.checks.verdicts import judge
@@ -147,3 +147,14 @@ def test_a_noise_floor_and_a_scale_per_entry_judge_alike():
                   of_scale=scales[e]) for e in range(n)]
     assert_same_rows(judge_all(labels, claimed, f0, fp1, fm1, fp2, fm2, h, tol, noise_floor=floors, of_scale=scales),
                      want)
+
+
+def test_power_of_two_steps_are_the_one_value_steps():
+    rng = np.random.default_rng(5)
+    near_halves = [np.sqrt(2.0) * 2.0 ** k * (1 + d) for k in range(-3, 40) for d in (-1e-16, 0.0, 1e-16, 2e-16)]
+    values = np.concatenate([rng.normal(size=500) * 10.0 ** rng.integers(-10, 300, size=500), near_halves,
+                             SPECIAL, [-1.0, 1.0 - 2.0 ** -53, 2.0 ** 1023]])
+    for rel in (2.0 ** -17, 2.0 ** -8, 1e-5, 0.3):
+        got = power_of_two_steps(values.tolist(), rel)
+        want = [power_of_two_step(float(v), rel) for v in values]
+        assert all(same_field(g, w) for g, w in zip(got, want))

@@ -57,6 +57,24 @@ def power_of_two_step(x: float, rel: float) -> float:
     scale = rel * max(abs(x), 1.0)
     return 2.0 ** round(math.log2(scale)) if math.isfinite(scale) else rel
 
+
+def power_of_two_steps(xs, rel: float) -> list:
+    """power_of_two_step of every x, with numpy: the same numbers. Where numpy's log2 might round
+    to the other side of a half (within 1e-6 of one), and where the scale is not finite, the
+    one-value function decides."""
+    xp = np()
+    a = xp.asarray(xs, dtype=xp.float64)
+    with xp.errstate(all="ignore"):
+        scale = rel * xp.maximum(xp.abs(a), 1.0)
+        logs = xp.log2(scale)
+        exponents = xp.round(logs)
+        doubtful = ~xp.isfinite(logs) | (xp.abs(xp.abs(logs - exponents) - 0.5) < 1e-6)
+    steps = xp.ldexp(1.0, xp.where(doubtful, 0, exponents).astype(xp.int64))
+    for i in xp.flatnonzero(doubtful).tolist():
+        steps[i] = power_of_two_step(float(a[i]), rel)
+    return steps.tolist()
+
+
 class Perturber:
     """Sets one entry of one input to a value and back, without copying the other inputs."""
 
@@ -102,8 +120,8 @@ def full_check(objective: Objective, inputs: dict, claimed: dict, tol: Tolerance
         g = claimed[name]
         gflat = [float(g)] if not hasattr(g, "shape") or g.shape == () else as_float_array(g).tolist()
         labels = entry_labels(name, np().shape(inputs[name]) if hasattr(inputs[name], "shape") else ())
-        for k, x in enumerate(p.entries(name)):
-            plan.append((labels[k], gflat[k], name, k, x, power_of_two_step(x, tol.step)))
+        xs = p.entries(name)
+        plan.extend(zip(labels, gflat, [name] * len(xs), range(len(xs)), xs, power_of_two_steps(xs, tol.step)))
     values_per_entry = None
     if batch and len(plan) >= BATCH_MIN_ENTRIES:
         runner = objective.runner

@@ -140,6 +140,8 @@ def fmt(x) -> str:
 def entry_labels(name, shape):
     if not shape:
         return [name]
+    if len(shape) == 1:
+        return [f"{name}[{i}]" for i in range(shape[0])]
     idx = np().ndindex(*shape)
     return [f"{name}[{', '.join(map(str, i))}]" for i in idx]
 
