@@ -11,7 +11,7 @@ from autodiff.engine import api
 from autodiff.engine.core import tangent_stack
 from autodiff.engine.core.rules.comparisons import tangent_times, where, zero_where_zero
 from autodiff.engine.core.tangent_stack import TangentStack
-from autodiff.engine.diff import forward, higher
+from autodiff.engine.diff import forward, higher, tangents
 from test_replay import POINTS, ROOT, TABLE_CASES, moved
 from test_samples_programs import SAMPLES, expectations
 
@@ -200,3 +200,28 @@ def test_too_many_rank_one_terms_densify():
     for j in range(tangent_stack.MAX_RANK_ONE + 1):
         stack = stack + TangentStack.outer(np.full(5, j + 1.0), (5,)) * np.arange(5.0) ** j
     assert stack.__class__ is np.ndarray
+
+
+def test_replayed_passes_of_several_inputs_and_chunks_are_the_dense_ones(monkeypatch):
+    """Several inputs in one replayed pass (diagonals at their rows' offsets) and inputs taken in
+    chunks of rows (diagonals starting before the stack) give the dense numbers."""
+    source = "sum(x * sin(z)) + sum(x) * sum(z ** 2) + sum(exp(x) * x) * y"
+    at = {"x": np.linspace(-1, 1, 20), "z": np.linspace(0.5, 2, 20), "y": 0.7}
+    f = autodiff.function(source)
+    for _ in range(3):
+        replayed = f.hessian(at)
+    assert f.replays == 1
+    monkeypatch.setattr(tangent_stack, "STRUCTURED", [False])
+    dense = higher.hessian(None, at, target=f.target).hessian
+    close(replayed, dense)
+    jacobian = autodiff.function("sin(x) * sum(z) + z ** 2 * x")
+    for _ in range(3):
+        ours_jacobian = jacobian.jacobian({"x": at["x"], "z": at["z"]}, mode="forward")
+    close(ours_jacobian, forward.jacobian(None, {"x": at["x"], "z": at["z"]}, target=jacobian.target,
+                                          mode="forward").jacobian)
+    monkeypatch.setattr(tangent_stack, "STRUCTURED", [True])
+    monkeypatch.setattr(tangents, "TANGENT_BUDGET_ELEMENTS", 20 * 7)     # chunks of 7 rows,
+    monkeypatch.setattr(tangent_stack, "MIN_STRUCTURED_ROWS", 1)        # structured too
+    chunked = higher.hessian(None, at, target=f.target)
+    assert chunked.passes == 3 + 3 + 1
+    close(chunked.hessian, dense)

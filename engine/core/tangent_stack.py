@@ -22,13 +22,14 @@ what they mean on a dense stack, and the zeros a diagonal does not store never b
 from __future__ import annotations
 
 from .backend import np
-from .stack_protocols import StackArray
+from .stack_protocols import StackArray, joint_shape
 
 MAX_RANK_ONE = 6
 # Off: every stack of basis tangents is dense (the tests' reference); on only where it pays: a
 # stack of fewer rows is quicker dense than as a few arrays and Python bookkeeping
 STRUCTURED = [True]
 MIN_STRUCTURED_ROWS = 16
+SMALL_PRODUCT = 1 << 16      # elements of a dense stack assembled by BLAS's matmul
 
 
 def structured_seed(k: int, dtype_name: str, backend_name: str) -> bool:
@@ -91,21 +92,19 @@ class TangentStack(StackArray):
         return f"TangentStack({self.shape}, {len(self.diagonals)} diagonal(s), {len(self.rank_one)} rank-one)"
 
     def dense(self):
-        """The (k,) + vshape array this stands for: the rank-one terms' products (one pass,
-        einsum: BLAS's matmul of a few columns is slow and threads badly), the diagonals added
-        in place along strided views."""
+        """The (k,) + vshape array this stands for: the rank-one terms' products in one pass
+        (BLAS's matmul where the result is small; einsum where it is large, where BLAS's threads
+        are slow on a few columns), the diagonals added along strided views."""
         m = np()
         size = _count(self.vshape)
-        if not self.rank_one:
-            out = m.zeros((self.k, size))
-        elif len(self.rank_one) == 1:
-            u, v = self.rank_one[0]
-            out = m.multiply.outer(u, m.broadcast_to(v, self.vshape).reshape(-1))
-        else:
+        if self.rank_one:
             us = m.stack([u for u, _ in self.rank_one], axis=1)
-            vs = m.stack([(v if getattr(v, "shape", None) == self.vshape else m.broadcast_to(v, self.vshape)).reshape(-1)
+            vs = m.stack([m.full(size, v) if v.__class__ is float else
+                          (v if v.shape == self.vshape else m.broadcast_to(v, self.vshape)).reshape(-1)
                           for _, v in self.rank_one])
-            out = m.einsum("ij,jk->ik", us, vs)
+            out = us @ vs if self.k * size <= SMALL_PRODUCT else m.einsum("ij,jk->ik", us, vs)
+        else:
+            out = m.zeros((self.k, size))
         flat = out.reshape(-1)
         for offset, d in self.diagonals:
             lo, hi = max(0, -offset), min(size, self.k - offset)
@@ -134,9 +133,8 @@ class TangentStack(StackArray):
             return None
         vshape = self.vshape
         if fshape and fshape != vshape:
-            try:
-                vshape = np().broadcast_shapes(vshape, fshape)
-            except ValueError:
+            vshape = joint_shape(vshape, fshape)
+            if vshape is None:
                 return None
             if vshape != self.vshape and self.diagonals:
                 return None                     # a diagonal's values spread: not a diagonal any more
@@ -236,9 +234,6 @@ class TangentStack(StackArray):
             return self
         if self.diagonals:
             return None
-        try:
-            if np().broadcast_shapes(self.vshape, vshape) != vshape:
-                return None
-        except ValueError:
+        if joint_shape(self.vshape, vshape) != vshape:
             return None
         return TangentStack(self.k, vshape, (), self.rank_one)
