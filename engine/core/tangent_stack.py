@@ -92,26 +92,37 @@ class TangentStack(StackArray):
         return f"TangentStack({self.shape}, {len(self.diagonals)} diagonal(s), {len(self.rank_one)} rank-one)"
 
     def dense(self):
-        """The (k,) + vshape array this stands for: the rank-one terms' products in one pass
+        """The (k,) + vshape array this stands for."""
+        return self.assembled(False).reshape(self.shape)
+
+    def dense_columns(self):
+        """The transpose of the dense (k, size) matrix, C-ordered: a Jacobian's columns are the
+        rows of a stack, and copying a transposed view of 10^6 numbers costs more than this."""
+        return self.assembled(True)
+
+    def assembled(self, by_columns: bool):
+        """The (k, size) matrix, or its transpose: the rank-one terms' products in one pass
         (BLAS's matmul where the result is small; einsum where it is large, where BLAS's threads
         are slow on a few columns), the diagonals added along strided views."""
         m = np()
         size = _count(self.vshape)
         if self.rank_one:
-            us = m.stack([u for u, _ in self.rank_one], axis=1)
+            us = m.stack([u for u, _ in self.rank_one])
             vs = m.stack([m.full(size, v) if v.__class__ is float else
                           (v if v.shape == self.vshape else m.broadcast_to(v, self.vshape)).reshape(-1)
                           for _, v in self.rank_one])
-            out = us @ vs if self.k * size <= SMALL_PRODUCT else m.einsum("ij,jk->ik", us, vs)
+            left, right = (vs.T, us) if by_columns else (us.T, vs)
+            out = left @ right if self.k * size <= SMALL_PRODUCT else m.einsum("ij,jk->ik", left, right)
         else:
-            out = m.zeros((self.k, size))
+            out = m.zeros((size, self.k) if by_columns else (self.k, size))
         flat = out.reshape(-1)
+        width = self.k if by_columns else size
         for offset, d in self.diagonals:
             lo, hi = max(0, -offset), min(size, self.k - offset)
             if lo < hi:                        # element (i + offset, i) of the (k, size) matrix
-                first = offset * size + lo * (size + 1)
-                flat[first:first + (hi - lo - 1) * (size + 1) + 1:size + 1] += d.reshape(-1)[lo:hi]
-        return out.reshape(self.shape)
+                first = lo * (width + 1) + (offset if by_columns else offset * size)
+                flat[first:first + (hi - lo - 1) * (width + 1) + 1:width + 1] += d.reshape(-1)[lo:hi]
+        return out
 
     def __array__(self, dtype=None, copy=None):
         d = self.dense()
@@ -218,8 +229,8 @@ class TangentStack(StackArray):
             known = _count(d for d in vshape if d != -1)
             vshape[vshape.index(-1)] = size // known if known else 0
         vshape = tuple(vshape)
-        if _count(vshape) != size:
-            return None
+        if not vshape or _count(vshape) != size:
+            return None                        # a (k,) stack is dense: it holds k numbers
         return TangentStack(self.k, vshape, tuple((o, d.reshape(vshape)) for o, d in self.diagonals),
                             tuple((u, v if v.__class__ is float else np().broadcast_to(v, self.vshape).reshape(vshape))
                                   for u, v in self.rank_one))

@@ -144,7 +144,7 @@ def _jacobian_forward(target, inputs, wrt, limits, notes, mode, reason, out_size
             if first is None:                     # the output's size is known after one pass
                 check_result_elements("Jacobian", size_of(value) * sum(size_of(inputs[v]) for v in wrt), limits)
             first = first or (value, interp)
-            t = stacked_tangent_of(out, level, shape_of(value), stop - start)
+            t = stacked_tangent_of(out, level, shape_of(value), stop - start, by_columns=True)
             if t is not None:
                 touched.add(w)
             chunks.append((start, stop, t))

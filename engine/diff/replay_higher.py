@@ -185,7 +185,7 @@ def tangent_columns(trace, values: list, inputs: dict, wrt: list, watched: list,
             out = boxed_values(trace, leaves)[trace.output]
         if not quiet(notes):
             raise Unusual(notes.kinks)
-        yield rows, stacked_tangent_of(out, level, out_shape, k)
+        yield rows, stacked_tangent_of(out, level, out_shape, k, by_columns=True)
 
 
 def reaching_leaves(trace) -> set:
@@ -208,15 +208,23 @@ def replay_forward_jacobian(trace, values: list, inputs: dict, wrt: list, watche
         return None
     out_size, out_shape = size_of(value), shape_of(value)
     check_result_elements("Jacobian", out_size * sum(size_of(inputs[w]) for w in wrt), None)
-    flat = {w: np().zeros((out_size, size_of(inputs[w])), dtype=dtype()) for w in wrt}
+    flat = {}                             # filled by the passes (zeros where none reaches)
     try:
         for rows, t in tangent_columns(trace, values, inputs, wrt, watched, out_shape):
             if t is not None:
                 columns = to_host(t).T
                 for w, start, stop, first in rows:
+                    if start == 0 and first == 0 and columns.shape == (out_size, size_of(inputs[w])):
+                        flat[w] = columns           # the whole Jacobian of w: copied once, below
+                        continue
+                    if w not in flat:
+                        flat[w] = np().zeros((out_size, size_of(inputs[w])), dtype=dtype())
                     flat[w][:, start:stop] = columns[:, first:first + stop - start]
     except Unusual:
         return None
+    for w in wrt:
+        if w not in flat:
+            flat[w] = np().zeros((out_size, size_of(inputs[w])), dtype=dtype())
     if not all_finite(list(flat.values())):
         return None
     return {w: finish(flat[w].reshape(out_shape + shape_of(inputs[w])) + 0.0) for w in wrt}

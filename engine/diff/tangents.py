@@ -50,14 +50,18 @@ def is_structured(tangents) -> bool:
     return tangents.__class__ is TangentStack
 
 
-def stacked_tangent_of(out, level, shp, k):
-    """The output's k tangents at `level` as (k, size) (None: no dependence)."""
+def stacked_tangent_of(out, level, shp, k, by_columns=False):
+    """The output's k tangents at `level` as (k, size) (None: no dependence); `by_columns`: to be
+    read transposed (a Jacobian's columns), a structured stack is assembled in that order."""
     if out.__class__ is not Dual or out.level != level:
         return None
     t = strip(out.tangent)
-    if t.__class__ is TangentStack:
-        t = t.dense()                  # the one O(k x size) assembly of a structured pass
     want = (k,) + tuple(shp)
+    if t.__class__ is TangentStack:    # the one O(k x size) assembly of a structured pass
+        spread = t.broadcast(want)
+        if spread is not None:
+            return spread.dense_columns().T if by_columns else spread.dense().reshape(k, -1)
+        t = t.dense()
     if shape_of(t) != want:
         t = xp().broadcast_to(t, want)
     return t.reshape(k, -1)
