@@ -8,11 +8,12 @@ outer(u, ones), and scaling keeps outer(u, v) as outer(u, v * f). So the Hessian
 elementwise steps and reductions costs O(size) per step and one O(k x size) assembly at the end.
 
 `TangentStack` is understood by the engine's ops and numpy's protocols (`__array_ufunc__`,
-`__array_function__`) for those cases only: products and quotients by raw factors, sums and
-differences of stacks, negation, the full sum over the value axes, broadcasting, reshape and
-expand_dims past the stack's axis. Anything else (matmul, indexing, where, a comparison, a
-partial sum of a diagonal, more than MAX_RANK_ONE rank-one terms) gets the dense array, so it
-runs exactly as a dense stack would.
+`__array_function__`, core/stack_protocols.py) for those cases only: products and quotients by
+raw factors, sums and differences of stacks, negation, the full sum over the value axes,
+broadcasting, reshape and expand_dims past the stack's axis, where() with a condition on the
+values (the stack times the mask). Anything else (matmul, indexing, stack, a comparison, a
+where() whose condition is itself a stack, a partial sum of a diagonal, more than MAX_RANK_ONE
+rank-one terms) gets the dense array, so it runs exactly as a dense stack would.
 
 A TangentStack holds finite numbers only: an operation whose result would hold an inf or a nan
 (a factor inf where a diagonal is 0, a division by 0) is done on the dense array instead, so the
