@@ -103,7 +103,6 @@ class StackArray:
         return self
 
 
-
 def _dense_operator(name):
     def operator_method(self, *others):
         if any(o.__class__ in BOXED for o in others):

@@ -39,8 +39,8 @@ def structured_seed(k: int, dtype_name: str, backend_name: str) -> bool:
 
 
 def _finite(a) -> bool:
-    s = a.sum() if hasattr(a, "sum") else a
-    return s - s == 0.0                     # a nan or inf anywhere makes the sum non-finite
+    total = a.sum() if hasattr(a, "sum") else a
+    return total - total == 0.0             # a nan or inf anywhere makes the sum non-finite
 
 
 def _count(dims) -> int:
@@ -150,19 +150,19 @@ class TangentStack(StackArray):
                 return None
             if vshape != self.vshape and self.diagonals:
                 return None                     # a diagonal's values spread: not a diagonal any more
-        total = np().add.reduce
+        add_up = np().add.reduce
         diagonals = []
         for offset, d in self.diagonals:
             d = d / factor if divide else d * factor
-            s = total(d, None)
-            if s - s != 0.0:                   # an inf or nan: the dense stack's business
+            total = add_up(d, None)
+            if total - total != 0.0:           # an inf or nan: the dense stack's business
                 return None
             diagonals.append((offset, d))
         rank_one = []
         for u, v in self.rank_one:
             v = v / factor if divide else v * factor
-            s = total(v, None) if v.__class__ is not float else v
-            if s - s != 0.0:
+            total = add_up(v, None) if v.__class__ is not float else v
+            if total - total != 0.0:
                 return None
             rank_one.append((u, v))
         return TangentStack(self.k, vshape, diagonals, rank_one)
