@@ -13,6 +13,9 @@
    and the six transcendental values the forward kept.
 2. The Hessian (HESSIAN) and the forward-mode Jacobian (JACOBIAN) of n = 50, 200, 1000 inputs next
    to torch.autograd.functional.hessian/jacobian(vectorize=True) and JAX's jitted hessian/jacfwd.
+   Ours is the Function an API user calls at many points (`autodiff.function(f).hessian(x=x)`,
+   `.jacobian(x=x, mode="forward")`), which replays its recorded trace on structured tangent
+   stacks (engine/core/tangent_stack.py); `api.hessian` interprets every call.
 
 Our rows run under this interpreter; the references under --ref-python (default: this one), where
 torch, jax and autograd may be installed: none is a project dependency, a missing one is skipped.

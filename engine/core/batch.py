@@ -9,43 +9,105 @@ here. The JVP rules are the table's own; this module only lifts them over the le
 - the shape primitives whose parameters name a shape or an axis get it shifted past the stack;
 - any other primitive (matmul, stack, fancy indexing, one added later) runs its rule once per
   tangent of the stack and stacks the results: slower, never wrong.
+
+A stack seeded structured (core/tangent_stack.py: the identity as a diagonal) stays structured
+through the rules of elementwise primitives and the sum, broadcast and reshape lifts; a dense
+(k,) stack of a scalar (a full sum) that is broadcast to an array becomes a rank-one stack there,
+so a Hessian of elementwise steps and reductions costs O(size) per step. Any other primitive
+gets the dense stack.
 """
 from __future__ import annotations
 
 from contextlib import contextmanager
+from math import prod
 
+from .backend import np
 from .primitives import shape
 from .rules import reductions, shapes
+from .tangent_stack import TangentStack
 from .tape import BATCHED, push_tangents
+
+# the lifts that keep a TangentStack structured (their numpy functions are the ones it knows)
+STRUCTURE_KEEPING = frozenset(("broadcast_to", "sum_to", "reshape", "sum", "expand_dims"))
 
 
 @contextmanager
-def batched(level: int, k: int):
-    """While active, Duals of `level` carry k stacked tangents."""
-    BATCHED[level] = lambda prim, args, params: batched_bind(prim, args, params, level, k)
+def batched(level: int, k: int, structured: bool = False):
+    """While active, Duals of `level` carry k stacked tangents (`structured`: seeded as a
+    TangentStack, so a broadcast scalar's stack is made rank one too)."""
+    def jvp(prim, i, t, ans, primals, params):
+        return lifted_jvp(prim, i, t, ans, primals, params or NO_PARAMS, k, structured)
+
+    def batched_bind(prim, args, params):
+        """bind's forward-mode step for this level: tape.push_tangents with the stacked JVP."""
+        return push_tangents(prim, args, params, level, jvp)
+
+    BATCHED[level] = batched_bind
     try:
         yield
     finally:
         del BATCHED[level]
 
 
-def batched_bind(prim, args, params, level, k):
-    """bind's forward-mode step for a batched level: tape.push_tangents with the stacked JVP."""
-    return push_tangents(prim, args, params, level,
-                         lambda p, i, t, ans, primals, ps: lifted_jvp(p, i, t, ans, primals, ps or {}, k))
+NO_PARAMS: dict = {}
+ndarray = np().ndarray
 
 
-def lifted_jvp(prim, i, t, ans, primals, params, k):
-    out_shape = shape(ans)
+def lifted_jvp(prim, i, t, ans, primals, params, k, structured=False):
+    out_shape = ans.shape if ans.__class__ is ndarray else shape(ans)
     rule = prim.jvps[i]
     if prim.elementwise:
-        r = rule(align(t, shape(primals[i]), len(out_shape), k), ans, *primals, **params)
+        arg = primals[i]
+        arg_shape = arg.shape if arg.__class__ is ndarray else shape(arg)
+        if structured and t.__class__ is not TangentStack and arg_shape != out_shape:
+            t = rank_one_if_spread(t, arg_shape, out_shape, k)
+        pad = len(out_shape) - len(arg_shape)
+        if pad > 0:
+            t = align(t, arg_shape, len(out_shape), k)
+        r = rule(t, ans, *primals, **params) if params is not NO_PARAMS else rule(t, ans, *primals)
     else:
+        if structured and prim.name == "broadcast_to":
+            t = rank_one_if_spread(t, shape(primals[0]), params["shape_"], k)
+        if t.__class__ is TangentStack:
+            r = structured_lift(prim.name, t, out_shape, params)
+            if r is not None:
+                return r
+            if prim.name not in STRUCTURE_KEEPING:
+                t = t.dense()                          # matmul, indexing, stack...: the dense stack
         lift = LIFTS.get(prim.name)
         r = lift(t, ans, primals, params, k) if lift is not None else None
         if r is None:
             return per_tangent(rule, t, ans, primals, params, k)
+    r_shape = r.shape if r.__class__ is ndarray or r.__class__ is TangentStack else shape(r)
+    if r_shape[1:] == out_shape and r_shape and r_shape[0] == k:
+        return r
+    if structured and r.__class__ is not TangentStack:
+        r = rank_one_if_spread(r, r_shape[1:], out_shape, k)
     return full(r, k, out_shape)
+
+
+def structured_lift(name, t, out_shape, params):
+    """The sum, broadcast and reshape lifts of a TangentStack taken by its own methods (what
+    LIFTS would reach through the ops and numpy's dispatch), or None."""
+    if name == "sum" or name == "sum_to":
+        whole = params.get("axis") is None if name == "sum" else not params["shape_"]
+        return t.summed() if whole else None
+    if name == "broadcast_to":
+        return t.broadcast((t.k,) + tuple(out_shape))
+    if name == "reshape" or name == "expand_dims":
+        return t.reshaped((t.k,) + tuple(out_shape))
+    return None
+
+
+def rank_one_if_spread(t, arg_shape, out_shape, k):
+    """A dense stack of one value per tangent (a scalar's) that is to spread over more values
+    as a rank-one TangentStack; anything else as it is."""
+    if t.__class__ is not np().ndarray or prod(out_shape) <= 1 or t.size != k:
+        return t
+    total = t.sum()
+    if total - total != 0.0:                           # a TangentStack holds finite numbers only
+        return t
+    return TangentStack.outer(t.reshape(k), (1,) * len(out_shape))
 
 
 def align(t, arg_shape, out_ndim, k):
@@ -65,6 +127,7 @@ def per_tangent(rule, t, ans, primals, params, k):
     """The rule once per stacked tangent: any primitive, at k calls' cost."""
     out_shape = shape(ans)
     rows = []
+    t = t.dense() if t.__class__ is TangentStack else t
     for j in range(k):
         r = rule(shapes.getitem(t, j), ans, *primals, **params)
         rows.append(r if shape(r) == out_shape else shapes.broadcast_to(r, out_shape))

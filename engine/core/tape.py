@@ -221,7 +221,7 @@ def _plain_jvp(prim, i, t, ans, primals, params):
 def push_tangents(prim, args, params, level, jvp):
     """Forward mode's step at `level`: the primal result, and the sum over the Dual arguments of
     `jvp(prim, i, tangent, ans, primals, params)` (a plain JVP, or core/batch.py's stacked one)."""
-    primals = tuple(a.primal if (a.__class__ is Dual and a.level == level) else a for a in args)
+    primals = tuple([a.primal if (a.__class__ is Dual and a.level == level) else a for a in args])
     ans = bind(prim, primals, params)
     tangent = None
     jvps = prim.jvps

@@ -19,7 +19,7 @@ from ..lang.values import dtype, shape_of, size_of
 from .common import (check_result_elements, check_wrt, detached_places, finish, first_or_plain_run, host, on_host,
                      prepare, run, seed_for, sweep, tangent_of, unique_kinks, unit, watched_run)
 from .reverse import GradResult
-from .tangents import basis_chunks, stacked_tangent_of
+from .tangents import basis_chunks, is_structured, stacked_tangent_of
 
 
 # ---- forward mode ------------------------------------------------------------------------------
@@ -137,14 +137,14 @@ def _jacobian_forward(target, inputs, wrt, limits, notes, mode, reason, out_size
         chunks = []
         for start, stop, tangents in basis_chunks(inputs[w], out_size):
             level = new_level()
-            with batched(level, stop - start):
+            with batched(level, stop - start, structured=is_structured(tangents)):
                 out, interp = run(target, {**inputs, w: Dual(inputs[w], tangents, level)}, limits)
             passes += 1
             value = strip(out)
             if first is None:                     # the output's size is known after one pass
                 check_result_elements("Jacobian", size_of(value) * sum(size_of(inputs[v]) for v in wrt), limits)
             first = first or (value, interp)
-            t = stacked_tangent_of(out, level, shape_of(value), stop - start)
+            t = stacked_tangent_of(out, level, shape_of(value), stop - start, by_columns=True)
             if t is not None:
                 touched.add(w)
             chunks.append((start, stop, t))

@@ -28,7 +28,7 @@ from ..lang.target import load
 from ..lang.values import as_input, dtype, set_dtype, shape_of, size_of
 from .common import (check_result_elements, check_wrt, detached_places, finish, host, on_host, prepare, run, sweep,
                      tangent_of, unique_kinks, unit, watched_run)
-from .tangents import basis_chunks, stacked_tangent_of
+from .tangents import basis_chunks, is_structured, stacked_tangent_of
 
 MAX_TAPE_ENTRIES = 3_000_000       # nested tapes beyond this would exhaust memory: stop with an error
 BORDERLINE = 1.25    # sizes grown by a ratio are trusted to decide an order only this far from the limit
@@ -106,7 +106,7 @@ def _forward_over_reverse(target, inputs, wrt, limits, blocks):
             level = new_level()
             values = dict(inputs)
             values[a] = Dual(inputs[a], tangents, level)
-            with batched(level, stop - start):
+            with batched(level, stop - start, structured=is_structured(tangents)):
                 out, grads, interp = _gradient_pass(target, values, wrt, limits)
             passes += 1
             first = first or (strip(out), {w: strip(g) for w, g in grads.items()}, interp)

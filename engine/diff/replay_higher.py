@@ -33,7 +33,7 @@ from .replay import replay_output
 from .replay_jacobian import replay_jacobian
 from .replay_results import all_finite
 from .reverse import GradResult
-from .tangents import TANGENT_BUDGET_ELEMENTS, basis_chunks, stacked_tangent_of
+from .tangents import TANGENT_BUDGET_ELEMENTS, basis_chunks, basis_stack, is_structured, stacked_tangent_of
 
 
 def boxed_values(trace, leaves: list) -> list:
@@ -74,9 +74,7 @@ def tangent_passes(inputs: dict, wrt: list, out_size: int = 0):
             total * max(max(sizes), out_size) <= TANGENT_BUDGET_ELEMENTS:
         tangents, rows, first = {}, [], 0
         for w, n in zip(wrt, sizes):
-            stack = xp().zeros((total, n), dtype=dtype())
-            stack[xp().arange(first, first + n), xp().arange(n)] = 1.0
-            tangents[w] = stack.reshape((total,) + tuple(shape_of(inputs[w])))
+            tangents[w] = basis_stack(inputs[w], total, first)
             rows.append((w, 0, n, first))
             first += n
         yield total, tangents, rows
@@ -103,14 +101,13 @@ def replay_hessian(trace, values: list, inputs: dict, wrt: list, watched: list, 
     if trace.output is None or shape_of(value) or not all_finite([value]):
         return None
     check_result_elements("Hessian", sum(size_of(inputs[w]) for w in wrt) ** 2, None)
-    blocks = {a: {b: np().zeros((size_of(inputs[a]), size_of(inputs[b])), dtype=dtype()) for b in wrt}
-              for a in wrt}
+    blocks = {a: {} for a in wrt}          # filled by the passes (zeros where none reaches)
     notes = reset_notes()
     raw = values[:trace.leaves]
     for k, tangents, rows in tangent_passes(inputs, wrt):
         level = new_level()
         leaves = boxed_leaves(raw, inputs, tangents, wrt, watched, level)
-        with batched(level, k):
+        with batched(level, k, structured=any(is_structured(t) for t in tangents.values())):
             grads = _gradient_pass(trace, leaves, wrt, watched, target)
         if not quiet(notes):
             return None
@@ -120,11 +117,37 @@ def replay_hessian(trace, values: list, inputs: dict, wrt: list, watched: list, 
                 continue
             stacked_rows = to_host(t) + 0.0
             for a, start, stop, first in rows:
-                blocks[a][b][start:stop, :] = stacked_rows[first:first + stop - start]
-    if not all_finite([block for row in blocks.values() for block in row.values()]):
+                place_rows(blocks[a], b, stacked_rows, (start, stop, first), (size_of(inputs[a]), size_of(inputs[b])))
+    for a in wrt:
+        for b in wrt:
+            if b not in blocks[a]:
+                blocks[a][b] = np().zeros((size_of(inputs[a]), size_of(inputs[b])), dtype=dtype())
+    if not finite_matrices([block for row in blocks.values() for block in row.values()]):
         return None
     return {a: {b: finish(blocks[a][b].reshape(shape_of(inputs[a]) + shape_of(inputs[b]))) for b in wrt}
             for a in wrt}
+
+
+def finite_matrices(matrices: list) -> bool:
+    """all_finite for large host matrices in one pass each: a sum is finite where every entry is
+    (a finite sum that overflows is asked again, entry by entry)."""
+    for matrix in matrices:
+        total = matrix.sum()
+        if total - total != 0.0 and not all_finite([matrix]):
+            return False
+    return True
+
+
+def place_rows(row_blocks: dict, b, stacked_rows, span: tuple, block_shape: tuple) -> None:
+    """Rows first.. of a pass's (fresh) stacked rows as rows start..stop of block b: the array
+    itself where it is the whole block (one pass for one input), else copied into zeros."""
+    start, stop, first = span
+    if start == 0 and first == 0 and stacked_rows.shape == block_shape and b not in row_blocks:
+        row_blocks[b] = stacked_rows
+        return
+    if b not in row_blocks:
+        row_blocks[b] = np().zeros(block_shape, dtype=dtype())
+    row_blocks[b][start:stop, :] = stacked_rows[first:first + stop - start]
 
 
 def _gradient_pass(trace, leaves: list, wrt: list, watched: list, target):
@@ -168,11 +191,11 @@ def tangent_columns(trace, values: list, inputs: dict, wrt: list, watched: list,
     for k, tangents, rows in tangent_passes(inputs, wrt, out_size):
         level = new_level()
         leaves = boxed_leaves(raw, inputs, tangents, wrt, watched, level)
-        with batched(level, k):
+        with batched(level, k, structured=any(is_structured(t) for t in tangents.values())):
             out = boxed_values(trace, leaves)[trace.output]
         if not quiet(notes):
             raise Unusual(notes.kinks)
-        yield rows, stacked_tangent_of(out, level, out_shape, k)
+        yield rows, stacked_tangent_of(out, level, out_shape, k, by_columns=True)
 
 
 def reaching_leaves(trace) -> set:
@@ -195,16 +218,24 @@ def replay_forward_jacobian(trace, values: list, inputs: dict, wrt: list, watche
         return None
     out_size, out_shape = size_of(value), shape_of(value)
     check_result_elements("Jacobian", out_size * sum(size_of(inputs[w]) for w in wrt), None)
-    flat = {w: np().zeros((out_size, size_of(inputs[w])), dtype=dtype()) for w in wrt}
+    flat = {}                             # filled by the passes (zeros where none reaches)
     try:
         for rows, t in tangent_columns(trace, values, inputs, wrt, watched, out_shape):
             if t is not None:
                 columns = to_host(t).T
                 for w, start, stop, first in rows:
+                    if start == 0 and first == 0 and columns.shape == (out_size, size_of(inputs[w])):
+                        flat[w] = columns           # the whole Jacobian of w: copied once, below
+                        continue
+                    if w not in flat:
+                        flat[w] = np().zeros((out_size, size_of(inputs[w])), dtype=dtype())
                     flat[w][:, start:stop] = columns[:, first:first + stop - start]
     except Unusual:
         return None
-    if not all_finite(list(flat.values())):
+    for w in wrt:
+        if w not in flat:
+            flat[w] = np().zeros((out_size, size_of(inputs[w])), dtype=dtype())
+    if not finite_matrices(list(flat.values())):
         return None
     return {w: finish(flat[w].reshape(out_shape + shape_of(inputs[w])) + 0.0) for w in wrt}
 
