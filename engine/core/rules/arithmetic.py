@@ -96,25 +96,27 @@ def matrix_transpose(v):
 
 
 def _matmul_vjp_x(g, ans, x, y):
-    if ndim(x) > 2 or ndim(y) > 2:
+    nx, ny = len(shape(x)), len(shape(y))          # once: a sweep of small products pays per call
+    if nx > 2 or ny > 2:
         return _stacked_vjp(g, x, y, True)
-    if ndim(x) == 1 and ndim(y) == 1:
+    if nx == 1 and ny == 1:
         return g * y
-    if ndim(y) == 1:                                        # (n,k) @ (k,) -> (n,)
+    if ny == 1:                                             # (n,k) @ (k,) -> (n,)
         return reshape(g, (-1, 1)) * y
-    if ndim(x) == 1:                                        # (k,) @ (k,m) -> (m,)
+    if nx == 1:                                             # (k,) @ (k,m) -> (m,)
         return matmul(y, g)
     return matmul(g, transpose(y))
 
 
 def _matmul_vjp_y(g, ans, x, y):
-    if ndim(x) > 2 or ndim(y) > 2:
+    nx, ny = len(shape(x)), len(shape(y))
+    if nx > 2 or ny > 2:
         return _stacked_vjp(g, x, y, False)
-    if ndim(x) == 1 and ndim(y) == 1:
+    if nx == 1 and ny == 1:
         return g * x
-    if ndim(y) == 1:
+    if ny == 1:
         return matmul(transpose(x), g)
-    if ndim(x) == 1:
+    if nx == 1:
         return reshape(x, (-1, 1)) * g
     return matmul(transpose(x), g)
 

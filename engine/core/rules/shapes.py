@@ -36,7 +36,17 @@ transpose = defprim("transpose", lambda x: x if x.__class__ is float else xp().t
                     needs_args=False, builtin="transpose",
                     vjp=(lambda g, ans, x: transpose(g),),
                     jvp=(lambda t, ans, x: transpose(t),))
-expand_dims = defprim("expand_dims", lambda x, axis: xp().expand_dims(x, axis), needs_args=False,
+def _expand_dims(x, axis):
+    """numpy's expand_dims, as the one reshape it makes where the axis is one int: its Python
+    wrapper costs ten times the view, and every reduction's adjoint over an axis calls it."""
+    m = xp()
+    if x.__class__ is m.ndarray and axis.__class__ is int and -x.ndim - 1 <= axis <= x.ndim:
+        at = axis % (x.ndim + 1)
+        return x.reshape(x.shape[:at] + (1,) + x.shape[at:])
+    return m.expand_dims(x, axis)
+
+
+expand_dims = defprim("expand_dims", _expand_dims, needs_args=False,
                       make_op=params_op("axis"),
                       vjp=(lambda g, ans, x, axis: reshape(g, shape(x)),),
                       jvp=(lambda t, ans, x, axis: expand_dims(t, axis),))
@@ -67,8 +77,18 @@ def _untake(g, index, shape_):
     """Scatter-add g into zeros of shape_ at index: the adjoint of indexing."""
     m = xp()
     out = m.zeros(shape_, dtype=getattr(g, "dtype", None) or m.float64)
-    m.add.at(out, index, g)
+    if _basic(index):               # no element twice: += on the view adds as add.at does, 3x quicker
+        out[index] += g
+    else:
+        m.add.at(out, index, g)
     return out
+
+
+def _basic(index) -> bool:
+    """An index of ints and slices only (numpy's basic indexing: a view, no element twice)."""
+    if index.__class__ is int:
+        return True
+    return index.__class__ is tuple and all(i.__class__ is int or i.__class__ is slice for i in index)
 
 
 getitem = defprim("getitem", lambda x, index: plain_scalar(x[index]), needs_args=False,
