@@ -270,7 +270,8 @@ def shape(v) -> tuple:
     while c is Var or c is Dual:
         v = v.value if c is Var else v.primal
         c = v.__class__
-    return tuple(getattr(v, "shape", ()))
+    s = getattr(v, "shape", ())
+    return s if s.__class__ is tuple else tuple(s)      # an array's shape is a tuple already
 
 
 def ndim(v) -> int:

@@ -19,8 +19,7 @@ def _div(x, y):
 
 
 def _matmul(x, y):
-    xs, ys = shape(x), shape(y)
-    if not xs or not ys:
+    if not getattr(x, "ndim", 0) or not getattr(y, "ndim", 0):     # a number, or a 0-d array
         raise ValueError("matmul needs arrays of at least one dimension; use * for scalars")
     return plain_scalar(x @ y)
 
