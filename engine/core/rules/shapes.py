@@ -2,7 +2,7 @@
 use only each other, so every other rule module may build on them (unbroadcast, bcast)."""
 from __future__ import annotations
 
-from ..backend import xp
+from ..backend import np, xp
 from ..primitives import PerPosition, defprim, params_op, plain_scalar, shape
 from ..tape import bind
 
@@ -28,11 +28,23 @@ def bcast(t, ans):
     return broadcast_to(t, s)
 
 
-reshape = defprim("reshape", lambda x, shape_: xp().reshape(x, shape_), needs_args=False,
+def _reshape(x, shape_):
+    m = xp()
+    return x.reshape(shape_) if x.__class__ is m.ndarray else m.reshape(x, shape_)   # the method: no wrapper
+
+
+def _transpose(x):
+    if x.__class__ is float:
+        return x
+    m = xp()
+    return x.transpose() if x.__class__ is m.ndarray else m.transpose(x)
+
+
+reshape = defprim("reshape", _reshape, needs_args=False,
                   make_op=params_op("shape_", shapes=("shape_",)),
                   vjp=(lambda g, ans, x, shape_: reshape(g, shape(x)),),
                   jvp=(lambda t, ans, x, shape_: reshape(t, shape_),))
-transpose = defprim("transpose", lambda x: x if x.__class__ is float else xp().transpose(x),
+transpose = defprim("transpose", _transpose,
                     needs_args=False, builtin="transpose",
                     vjp=(lambda g, ans, x: transpose(g),),
                     jvp=(lambda t, ans, x: transpose(t),))
@@ -59,8 +71,12 @@ def _sum_to(x, shape_):
     m = xp()
     lead = len(x.shape) - len(shape_)
     axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape_) if n == 1 and x.shape[lead + i] != 1)
-    r = m.sum(x, axis=axes, keepdims=True) if axes else x
-    return plain_scalar(m.reshape(r, shape_)) if shape_ else plain_scalar(m.sum(r))
+    # numpy's arrays: np.sum's own reduction, without its Python wrapper (a few µs a call)
+    total = m.add.reduce if x.__class__ is m.ndarray and m is np() else m.sum
+    r = total(x, axis=axes, keepdims=True) if axes else x
+    if not shape_:
+        return plain_scalar(total(r, axis=None))
+    return plain_scalar(r.reshape(shape_) if r.__class__ is m.ndarray else m.reshape(r, shape_))
 
 
 broadcast_to = defprim("broadcast_to", lambda x, shape_: xp().broadcast_to(x, shape_), needs_args=False,
