@@ -160,10 +160,11 @@ def test_expand_dims_is_numpys(shape):
     (np.array([[1.0, 2.0]], dtype=np.float32)[0], (3, 2), 0), (np.array([np.inf, 1.0]), (2, 4), -1),
 ])
 def test_a_small_reductions_adjoint_is_spread_whole_with_the_views_values(g, shape_, axis):
-    from autodiff.engine.core.rules.reductions import WHOLE_RESTORE_MAX_ELEMENTS, _restore
+    from autodiff.engine.core.rules.reductions import WHOLE_RESTORE_MAX_ELEMENTS, sum as sum_op
+    restore = sum_op.primitive.vjps[0]                 # sum's adjoint: g spread back over x
     x = np.zeros(shape_)
-    spread = _restore(g, x, axis)
+    spread = restore(g, None, x) if axis is None else restore(g, None, x, axis)
     view = np.broadcast_to(g if axis is None else np.expand_dims(g, axis), shape_)
     assert same_bits(spread, view) and spread.flags.c_contiguous and spread.base is None
     large = np.zeros(WHOLE_RESTORE_MAX_ELEMENTS + 1)
-    assert _restore(1.0, large, None).strides == (0,)          # a large one stays a view: no memory
+    assert restore(1.0, None, large).strides == (0,)           # a large one stays a view: no memory
