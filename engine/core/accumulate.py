@@ -27,16 +27,18 @@ def accumulate(prev, contrib):
     """prev + contrib, written into prev or contrib when the sweep owns it."""
     numpy = np()
     ndarray = numpy.ndarray
-    if not _counts_as_expected and prev.__class__ is ndarray and prev.size >= INPLACE_MIN_ELEMENTS:
+    if prev.__class__ is not ndarray or prev.size < INPLACE_MIN_ELEMENTS:
+        return prev + contrib                           # no buffer worth reusing: the sweep of small arrays
+    if not _counts_as_expected:
         _counts_as_expected.append(calibrate())
-    if not _counts_as_expected or not _counts_as_expected[0]:
+    if not _counts_as_expected[0]:
         return prev + contrib
-    if prev.__class__ is ndarray and contrib.__class__ is ndarray and prev.size >= INPLACE_MIN_ELEMENTS:
+    if contrib.__class__ is ndarray:
         if owned(prev, contrib) and _fits(prev, contrib):
             return numpy.add(prev, contrib, out=prev)
         if owned(contrib, prev) and _fits(contrib, prev):
             return numpy.add(contrib, prev, out=contrib)
-    elif prev.__class__ is ndarray and contrib.__class__ is float and prev.size >= INPLACE_MIN_ELEMENTS:
+    elif contrib.__class__ is float:
         if owned(prev, contrib) and prev.dtype.kind == "f":
             return numpy.add(prev, contrib, out=prev)
     return prev + contrib

@@ -206,6 +206,9 @@ def params_op(*names, optional=(), shapes=()):
                 if value is None and name in optional:
                     continue
                 params[name] = tuple(value) if name in shapes else value
+            c = x.__class__
+            if c is not Var and c is not Dual:          # a raw value (a rule's own step): bind's answer
+                return prim.impl(x, **params) if params else prim.impl(x)
             return bind(prim, (x,), params or None)
         return op
     return make
@@ -267,7 +270,8 @@ def shape(v) -> tuple:
     while c is Var or c is Dual:
         v = v.value if c is Var else v.primal
         c = v.__class__
-    return tuple(getattr(v, "shape", ()))
+    s = getattr(v, "shape", ())
+    return s if s.__class__ is tuple else tuple(s)      # an array's shape is a tuple already
 
 
 def ndim(v) -> int:

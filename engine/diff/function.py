@@ -35,7 +35,8 @@ def input_signature(inputs: dict, dtype_name: str, limits) -> tuple:
     """What a trace is valid for: each input's kind, shape and dtype, and the run's settings."""
     parts = [dtype_name, None if limits is None else (limits.steps, limits.depth, limits.elements)]
     for name, v in inputs.items():
-        parts.append((name, v.__class__, tuple(getattr(v, "shape", ())), str(getattr(v, "dtype", ""))))
+        # the dtype itself, not its name: numpy's dtype.__str__ is Python code, a few µs an input
+        parts.append((name, v.__class__, tuple(getattr(v, "shape", ())), getattr(v, "dtype", None)))
     return tuple(parts)
 
 

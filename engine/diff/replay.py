@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from ..core.notes import NOTES
 from ..core.tape import Entry, Shape, Tape, Var, backward, saved_args
 from .replay_guards import guarded_values, resolve_guards
+from .replay_sweep import planned_adjoints, sweep_plan
 
 
 @dataclass
@@ -39,6 +40,7 @@ class Trace:
     # abs(0)): a gradient leaves those out, a plain evaluation reports them, and a replay, which
     # runs only recorded steps, cannot; a value at this path is then interpreted
     untraced_kinks: bool = False
+    sweep_plans: dict = field(default_factory=dict)   # replay_sweep.SweepPlan by watched inputs
 
 
 def _forward(prim, parents, args, params, span, floats):
@@ -211,10 +213,9 @@ def replay_adjoints(trace: Trace, values: list, seed, watched: list):
         out = trace.output
         adjoints = backward(tape, Var(values[out], tape, out, tape.level), seed)
         return len(tape), adjoints[:trace.leaves]
-    tape, where = replay_tape(trace, values, watched)
-    length = len(tape)
-    out = where[trace.output] if trace.output is not None else -1
-    if out < 0:                                    # the output does not depend on those inputs
-        return length, [None] * len(watched)
-    adjoints = backward(tape, Var(values[trace.output], tape, out, tape.level), seed)
-    return length, adjoints[:len(watched)]
+    plan = sweep_plan(trace, watched)
+    out = trace.output
+    if out is None or not plan.live[out]:
+        return plan.length, [None] * len(watched)     # the output does not depend on those inputs
+    adjoints = planned_adjoints(plan, values, out, seed)
+    return plan.length, [adjoints[i] for i in watched]

@@ -21,7 +21,7 @@ def all_finite(values) -> bool:
         if v.__class__ is float:
             if not math.isfinite(v):
                 return False
-        elif not np().all(np().isfinite(to_host(v))):        # a device array: checked on the host
+        elif not np().isfinite(to_host(v)).all():            # a device array: checked on the host
             return False
     return True
 

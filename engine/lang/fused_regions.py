@@ -120,7 +120,9 @@ def region_closure(plan, unfused, leaves, probe, scope):
 
     def fused_or_not(frame, probe_value):
         shape = getattr(probe_value.value if probe_value.__class__ is Var else probe_value, "shape", None)
-        if shape in small:                   # a loop over small arrays: one lookup, then op by op
+        # a loop over small arrays: one lookup, then op by op; no shape (a Dual, a box of a box: a
+        # nested derivative's) is no leaf a kernel takes (regions.layouts), so no region either
+        if shape is None or shape in small:
             return unfused(frame)
         try:
             values = [leaf(frame) for leaf in leaves]

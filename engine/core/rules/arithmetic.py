@@ -19,8 +19,7 @@ def _div(x, y):
 
 
 def _matmul(x, y):
-    xs, ys = shape(x), shape(y)
-    if not xs or not ys:
+    if not getattr(x, "ndim", 0) or not getattr(y, "ndim", 0):     # a number, or a 0-d array
         raise ValueError("matmul needs arrays of at least one dimension; use * for scalars")
     return plain_scalar(x @ y)
 
@@ -96,25 +95,27 @@ def matrix_transpose(v):
 
 
 def _matmul_vjp_x(g, ans, x, y):
-    if ndim(x) > 2 or ndim(y) > 2:
+    nx, ny = len(shape(x)), len(shape(y))          # once: a sweep of small products pays per call
+    if nx > 2 or ny > 2:
         return _stacked_vjp(g, x, y, True)
-    if ndim(x) == 1 and ndim(y) == 1:
+    if nx == 1 and ny == 1:
         return g * y
-    if ndim(y) == 1:                                        # (n,k) @ (k,) -> (n,)
+    if ny == 1:                                             # (n,k) @ (k,) -> (n,)
         return reshape(g, (-1, 1)) * y
-    if ndim(x) == 1:                                        # (k,) @ (k,m) -> (m,)
+    if nx == 1:                                             # (k,) @ (k,m) -> (m,)
         return matmul(y, g)
     return matmul(g, transpose(y))
 
 
 def _matmul_vjp_y(g, ans, x, y):
-    if ndim(x) > 2 or ndim(y) > 2:
+    nx, ny = len(shape(x)), len(shape(y))
+    if nx > 2 or ny > 2:
         return _stacked_vjp(g, x, y, False)
-    if ndim(x) == 1 and ndim(y) == 1:
+    if nx == 1 and ny == 1:
         return g * x
-    if ndim(y) == 1:
+    if ny == 1:
         return matmul(transpose(x), g)
-    if ndim(x) == 1:
+    if nx == 1:
         return reshape(x, (-1, 1)) * g
     return matmul(transpose(x), g)
 

@@ -63,7 +63,11 @@ def _share(x, y):
     if x.__class__ is float and y.__class__ is float:
         return 1.0 if x > y else (0.5 if x == y else (0.0 if x < y else math.nan))
     m = xp()
-    r = m.where(x > y, 1.0, m.where(x == y, 0.5, m.where(x < y, 0.0, math.nan)))
+    above = x > y
+    if (above | (x < y)).all():                    # no tie, no nan (the usual case): 1 or 0 only
+        r = above.astype(m.float64)
+    else:
+        r = m.where(above, 1.0, m.where(x == y, 0.5, m.where(x < y, 0.0, math.nan)))
     dt = m.result_type(x, y)
     if dt.kind == "f" and r.dtype != dt:           # keep float32 gradients float32
         r = r.astype(dt)

@@ -2,7 +2,7 @@
 use only each other, so every other rule module may build on them (unbroadcast, bcast)."""
 from __future__ import annotations
 
-from ..backend import xp
+from ..backend import np, xp
 from ..primitives import PerPosition, defprim, params_op, plain_scalar, shape
 from ..tape import bind
 
@@ -28,15 +28,37 @@ def bcast(t, ans):
     return broadcast_to(t, s)
 
 
-reshape = defprim("reshape", lambda x, shape_: xp().reshape(x, shape_), needs_args=False,
+def _reshape(x, shape_):
+    m = xp()
+    return x.reshape(shape_) if x.__class__ is m.ndarray else m.reshape(x, shape_)   # the method: no wrapper
+
+
+def _transpose(x):
+    if x.__class__ is float:
+        return x
+    m = xp()
+    return x.transpose() if x.__class__ is m.ndarray else m.transpose(x)
+
+
+reshape = defprim("reshape", _reshape, needs_args=False,
                   make_op=params_op("shape_", shapes=("shape_",)),
                   vjp=(lambda g, ans, x, shape_: reshape(g, shape(x)),),
                   jvp=(lambda t, ans, x, shape_: reshape(t, shape_),))
-transpose = defprim("transpose", lambda x: x if x.__class__ is float else xp().transpose(x),
+transpose = defprim("transpose", _transpose,
                     needs_args=False, builtin="transpose",
                     vjp=(lambda g, ans, x: transpose(g),),
                     jvp=(lambda t, ans, x: transpose(t),))
-expand_dims = defprim("expand_dims", lambda x, axis: xp().expand_dims(x, axis), needs_args=False,
+def _expand_dims(x, axis):
+    """numpy's expand_dims, as the one reshape it makes where the axis is one int: its Python
+    wrapper costs ten times the view, and every reduction's adjoint over an axis calls it."""
+    m = xp()
+    if x.__class__ is m.ndarray and axis.__class__ is int and -x.ndim - 1 <= axis <= x.ndim:
+        at = axis % (x.ndim + 1)
+        return x.reshape(x.shape[:at] + (1,) + x.shape[at:])
+    return m.expand_dims(x, axis)
+
+
+expand_dims = defprim("expand_dims", _expand_dims, needs_args=False,
                       make_op=params_op("axis"),
                       vjp=(lambda g, ans, x, axis: reshape(g, shape(x)),),
                       jvp=(lambda t, ans, x, axis: expand_dims(t, axis),))
@@ -49,8 +71,12 @@ def _sum_to(x, shape_):
     m = xp()
     lead = len(x.shape) - len(shape_)
     axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape_) if n == 1 and x.shape[lead + i] != 1)
-    r = m.sum(x, axis=axes, keepdims=True) if axes else x
-    return plain_scalar(m.reshape(r, shape_)) if shape_ else plain_scalar(m.sum(r))
+    # numpy's arrays: np.sum's own reduction, without its Python wrapper (a few µs a call)
+    total = m.add.reduce if x.__class__ is m.ndarray and m is np() else m.sum
+    r = total(x, axis=axes, keepdims=True) if axes else x
+    if not shape_:
+        return plain_scalar(total(r, axis=None))
+    return plain_scalar(r.reshape(shape_) if r.__class__ is m.ndarray else m.reshape(r, shape_))
 
 
 broadcast_to = defprim("broadcast_to", lambda x, shape_: xp().broadcast_to(x, shape_), needs_args=False,
@@ -67,8 +93,18 @@ def _untake(g, index, shape_):
     """Scatter-add g into zeros of shape_ at index: the adjoint of indexing."""
     m = xp()
     out = m.zeros(shape_, dtype=getattr(g, "dtype", None) or m.float64)
-    m.add.at(out, index, g)
+    if _basic(index):               # no element twice: += on the view adds as add.at does, 3x quicker
+        out[index] += g
+    else:
+        m.add.at(out, index, g)
     return out
+
+
+def _basic(index) -> bool:
+    """An index of ints and slices only (numpy's basic indexing: a view, no element twice)."""
+    if index.__class__ is int:
+        return True
+    return index.__class__ is tuple and all(i.__class__ is int or i.__class__ is slice for i in index)
 
 
 getitem = defprim("getitem", lambda x, index: plain_scalar(x[index]), needs_args=False,

@@ -1,0 +1,85 @@
+"""The reverse sweep of a replay without a tape: what replay_tape's entries would hold, worked
+out once per trace and set of watched inputs (a SweepPlan), then swept straight over the
+replayed values.
+
+replay_tape rebuilds, on every call, a tape whose structure is the same each time (the same
+steps live, the same parents, the same stand-ins); only the values differ. A plan keeps that
+structure, and its sweep calls the same VJPs in the same order, with the same arguments, the
+same `ans` and the same accumulation as core/tape.py's `sweep` over that tape: the adjoints are
+the tape's to the bit. Adjoints are kept by trace index (the tape's indices are the same order)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..core.accumulate import accumulate
+from ..core.notes import NOTES
+from ..core.tape import Shape, saved_args
+
+
+@dataclass
+class SweepPlan:
+    """One replay_tape structure: the live steps, top to bottom, as
+    (trace index, ((vjp, parent index), ...), recorded args or None, parents to fill in, reads ans, params, span);
+    args None: the entry keeps saved_args of the arguments with the replayed values filled in."""
+    rows: list
+    length: int                 # the tape's entries (the watched inputs and the live steps)
+    live: list                  # per trace index, whether it is on that tape
+
+
+def sweep_plan(trace, watched: list) -> SweepPlan:
+    """The plan of replay_tape(trace, values, watched), cached on the trace by `watched`."""
+    key = tuple(watched)
+    plan = trace.sweep_plans.get(key)
+    if plan is None:
+        plan = trace.sweep_plans[key] = _make_plan(trace, watched)
+    return plan
+
+
+def _make_plan(trace, watched: list) -> SweepPlan:
+    live_index = [False] * (trace.leaves + len(trace.steps))
+    for i in watched:
+        live_index[i] = True
+    rows, index = [], trace.leaves
+    for prim, parents, args, params, span in trace.steps:
+        live = tuple((pos, j) for pos, j in parents if live_index[j])
+        if live:
+            live_index[index] = True
+            rebuilt = prim.needs_args or len(live) < len(parents) or not all(a.__class__ is Shape for a in args)
+            vjps = prim.vjps
+            rows.append((index, tuple((vjps[pos], j) for pos, j in live), None if rebuilt else args,
+                         (prim, parents, args), prim.needs_ans, params, span))
+        index += 1
+    rows.reverse()
+    return SweepPlan(rows=rows, length=len(watched) + len(rows), live=live_index)
+
+
+def planned_adjoints(plan: SweepPlan, values: list, out: int, seed) -> list:
+    """The adjoints by trace index of a sweep from the output (trace index `out`, live) with
+    `seed`: core/tape.py's `sweep` over replay_tape's tape, entry for entry."""
+    adj = [None] * len(values)
+    adj[out] = seed
+    notes = NOTES
+    for i, pairs, args, recorded, needs_ans, params, span in plan.rows:
+        g = adj[i]
+        if g is None:
+            continue
+        notes.span = span
+        if args is None:
+            prim, parents, recorded_args = recorded
+            full = list(recorded_args)
+            for pos, j in parents:
+                full[pos] = values[j]
+            args = saved_args(prim, tuple(full))
+        ans = values[i] if needs_ans else None
+        for vjp, j in pairs:
+            contrib = vjp(g, ans, *args, **params) if params else vjp(g, ans, *args)
+            prev = adj[j]
+            if prev is None:
+                adj[j] = contrib
+            elif prev.__class__ is float:
+                adj[j] = prev + contrib
+            else:                                      # an array: in place where the sweep owns it
+                prev = None
+                adj[j] = accumulate(adj[j], contrib)
+        adj[i] = None
+    return adj
