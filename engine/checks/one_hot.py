@@ -67,13 +67,8 @@ def one_hot_differences(target, limits, objective, inputs: dict, names, steps, f
             base = _objective_value(at_x[trace.output], objective.output_seed)
             if not _close(base, f0):
                 return None
-            rows, start = [], 0
-            for name in names:
-                count = size(inputs[name])
-                part = steps[start:start + count]
-                start += count
-                out = moved_output(trace, at_x, order.index(name), inputs[name], part)
-                rows.append(_objective_rows(out, at_x[trace.output], len(OFFSETS) * len(part), objective.output_seed))
+            rows = [_objective_rows(out, at_x[trace.output], len(OFFSETS) * count, objective.output_seed)
+                    for count, out in moved_outputs(trace, at_x, order, inputs, names, steps)]
         except Exception:          # Unfollowable, or a step that fails on a stack: the batched interpreter decides
             return None
     per_entry = np().concatenate(rows).reshape(-1, len(OFFSETS)) if rows else np().zeros((0, len(OFFSETS)))
@@ -102,6 +97,17 @@ def _perturbed_leaf(x, steps):
     flat = x.reshape(-1)
     index = np().repeat(np().arange(flat.size), len(OFFSETS))
     return OneHot(x, index, flat[index] + offsets)      # x_k + t h in float64, as point by point
+
+
+def moved_outputs(trace, at_x, order, inputs, names, steps):
+    """(its entry count, the moved output) for each input of `names` in turn, moving its entries
+    by their slice of `steps` (steps of the entries of all `names`, flattened in order)."""
+    start = 0
+    for name in names:
+        count = size(inputs[name])
+        part = steps[start:start + count]
+        start += count
+        yield count, moved_output(trace, at_x, order.index(name), inputs[name], part)
 
 
 def moved_output(trace, at_x, leaf, x, steps):

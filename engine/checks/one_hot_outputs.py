@@ -15,7 +15,7 @@ from ..core.tape import strip
 from ..diff.batched_replay import record_for_batches
 from ..diff.replay import replay_output, replay_values
 from . import stacked_points
-from .one_hot import OFFSETS, OneHot, all_float64, moved_output
+from .one_hot import OFFSETS, OneHot, all_float64, moved_outputs
 
 OUTPUT_BUDGET_ELEMENTS = 1 << 22       # the flat outputs of every point: 32 MiB of float64
 
@@ -54,13 +54,8 @@ class OneHotOutputs:
         base = _flat(at_x[trace.output])
         if base.size != n_out or not _close(base, np().asarray(f0, dtype=np().float64), base):
             return None
-        tables, start = [], 0
-        for name in names:
-            count = size(inputs[name])
-            part = steps[start:start + count]
-            start += count
-            out = moved_output(trace, at_x, order.index(name), inputs[name], part)
-            tables.append(_rows(out, base, len(OFFSETS) * count))
+        tables = [_rows(out, base, len(OFFSETS) * count)
+                  for count, out in moved_outputs(trace, at_x, order, inputs, names, steps)]
         table = np().concatenate(tables) if tables else np().zeros((0, n_out))
         if table.shape[1] != n_out:
             return None
