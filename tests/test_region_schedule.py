@@ -65,6 +65,15 @@ def test_no_subexpression_is_computed_by_two_kernels_of_one_sweep(fresh_kernels)
                 assert seen.setdefault(text, kernel.name) == kernel.name, f"{text} in {seen[text]} and {kernel.name}"
 
 
+def test_the_reverse_reads_what_the_forward_made(fresh_kernels):
+    kernels = chain_kernels(np.linspace(-2, 2, 2 * N))
+    made = {k.name: k.expr for k in kernels.forward if k.expr and not k.boolean and k.name != kernels.out}
+    assert "(1.0 + (a0 * a0))" in made.values()                # sqrt's argument, t10 of the issue
+    for kernel in kernels.reverse:
+        assert not any(expr in kernel.expr for expr in made.values()), kernel.expr
+    assert set(kernels.saved) >= {name for k in kernels.reverse for name in k.reads} - {"g"}
+
+
 def test_a_step_two_kernels_need_is_computed_once():
     program = Program()
     x = program.symbol("a0", (8,))
