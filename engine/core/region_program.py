@@ -24,8 +24,15 @@ TRANSCENDENTAL = frozenset(("sin", "cos", "tan", "arcsin", "arccos", "arctan", "
 # them on every core: they stay in the numexpr kernels, like the arithmetic around them.
 ARRAY_FUNCTIONS = TRANSCENDENTAL - {"sin", "cos"}
 COMMUTATIVE = frozenset(("({} * {})", "({} + {})"))
-RECOMPUTE_OPS = 16         # inlined arithmetic read twice is kept as an array when it costs this much
-MAX_KERNEL_OPS = 64        # inlined text above this cost becomes an array of its own
+# numexpr evaluates each distinct subexpression of a kernel once (it collapses equal subtrees),
+# so a step read twice within one kernel costs nothing more, while an array of its own costs a
+# kernel call and a pass over memory: a step becomes an array when several kernels would each
+# compute it at this much cost (measured on the chain: reading t59 and t72 as arrays, the old
+# rule, was 1.5x slower than their one kernel)
+REPEAT_OPS = 16
+MAX_KERNEL_OPS = 64        # the distinct work of one kernel (numexpr's registers are bytes)
+MAX_TEXT_OPS = 512         # a kernel's text, which grows with every repeat of a subexpression
+MAX_KERNEL_READS = 24      # arrays one kernel reads (numpy's iterator takes a bounded number)
 
 
 def called(template) -> str | None:
@@ -168,15 +175,8 @@ def schedule(program: Program, outputs, available, force=frozenset()) -> list:
         if name in uses and name not in available and function_of(steps[name][0]):
             arrays.add(name)
             arrays.add(steps[name][1][0])              # its argument: an array to apply it to
-    inline_cost: dict = {}
-    for name, (template, texts, cost, boolean) in steps.items():
-        count = uses.get(name, 0)
-        if name in available or (count == 0 and name not in arrays):
-            continue
-        total = cost + sum(inline_cost.get(text, 0) for text in texts)
-        if (count > 1 and not boolean and total * (count - 1) >= RECOMPUTE_OPS) or total > MAX_KERNEL_OPS:
-            arrays.add(name)
-        inline_cost[name] = 0 if name in arrays else total
+    closures = bound_kernels(steps, uses, available, arrays)
+    arrays |= shared_by_kernels(steps, outputs, uses, available, arrays, closures)
     kernels = []
     for name, (template, texts, _, _) in steps.items():
         if name not in arrays or name in available or name not in uses:
@@ -190,6 +190,62 @@ def schedule(program: Program, outputs, available, force=frozenset()) -> list:
         kernels.append(Kernel(name=name, expr=expr, function=None, reads=tuple(dict.fromkeys(reads)), frees=(),
                               boolean=steps[name][3]))
     return kernels
+
+
+def bound_kernels(steps, uses, available, arrays) -> dict:
+    """Make arrays of the steps whose kernels would grow too big (adds to `arrays`): numexpr
+    evaluates each distinct subexpression of a kernel once, so a kernel's work is the cost of
+    the distinct steps it inlines (MAX_KERNEL_OPS), while its text grows with every repeat
+    (MAX_TEXT_OPS). Returns each step's closure: the steps its kernel text would inline."""
+    closures: dict = {}
+    text_cost: dict = {}
+    for name, (template, texts, cost, boolean) in steps.items():
+        if name in available or name not in uses:
+            continue
+        closure = {name}.union(*(closures.get(text, ()) for text in texts))
+        total = cost + sum(text_cost.get(text, 0) for text in texts)
+        if name not in arrays and (total > MAX_TEXT_OPS or closure_cost(steps, closure) > MAX_KERNEL_OPS
+                                   or len(closure_reads(steps, closure)) > MAX_KERNEL_READS):
+            arrays.add(name)
+        closures[name] = closure
+        if name in arrays:
+            closures[name], text_cost[name] = frozenset(), 0
+        else:
+            text_cost[name] = total
+    return closures
+
+
+def closure_cost(steps, closure) -> int:
+    return sum(steps[name][2] for name in closure)
+
+
+def closure_reads(steps, closure) -> set:
+    """The names a kernel inlining `closure` reads: the operands outside it (numbers aside)."""
+    return {text for name in closure for text in steps[name][1] if text not in closure and text.isidentifier()}
+
+
+def shared_by_kernels(steps, outputs, uses, available, arrays, closures) -> set:
+    """The steps that two or more kernels would each compute, at a cost worth an array of their
+    own (an extra pass over memory): readers come after what they read, so going backwards the
+    kernels that inline a step are known when it is decided. Identical step text computes
+    identical bits, so reading the array instead of recomputing changes no result."""
+    shared = set()
+    owners: dict = {}
+    for name in reversed(list(steps)):
+        if name not in uses or name in available:
+            continue
+        template, texts, cost, boolean = steps[name]
+        mine = owners.get(name, set())
+        if name in arrays:
+            mine = {name}
+        elif not boolean and len(mine) > 1:
+            inlined = set(closures.get(name, ())) | {name}
+            if closure_cost(steps, inlined) * (len(mine) - 1) >= REPEAT_OPS:
+                shared.add(name)
+                mine = {name}
+        for text in texts:
+            owners.setdefault(text, set()).update(mine)
+    return shared
 
 
 def use_counts(steps, outputs, available) -> dict:

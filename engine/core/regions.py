@@ -238,17 +238,18 @@ class GradKernels:
             program.guards = list(guards)
             adjoints[pos] = guarded(program, adjoint, shape).expr
         inputs = input_names(key)
-        # the reverse kernels read the forward's transcendental values that both sweeps use
-        # (dear to recompute) and the leaves; the arithmetic between them they recompute, so
-        # the tape keeps few arrays
+        # the forward makes arrays of the transcendental values that both sweeps use (dear to
+        # recompute); the reverse kernels read those, the leaves, and any other array the
+        # forward made that they need (the same step text: the same bits, no recomputing);
+        # the arithmetic between them they recompute, so the tape keeps few arrays
         after_seed = depends_on(program, "g")
         uses = use_counts(program.steps, [out.expr, *adjoints.values()], inputs)
         shared = {name for name, count in uses.items() if count > 1 and name in program.steps
                   and name not in after_seed and is_dear(program.steps[name][0])}
         forward = schedule(program, [out.expr], inputs, shared)
-        functions = {k.name for k in forward if is_dear(program.steps[k.name][0])}
-        reverse = schedule(program, list(adjoints.values()), inputs | functions | {"g"})
-        saved = tuple(dict.fromkeys(name for k in reverse for name in k.reads if name in functions or name in inputs))
+        made = {k.name for k in forward if not k.boolean} - {out.expr}     # the output is handed out
+        reverse = schedule(program, list(adjoints.values()), inputs | made | {"g"})
+        saved = tuple(dict.fromkeys(name for k in reverse for name in k.reads if name in made or name in inputs))
         self = cls(forward=with_frees(forward, {out.expr, *saved}), reverse=with_frees(reverse, set(adjoints.values())),
                    out=out.expr, adjoints=adjoints, saved=saved, prim=None, key=key)
         self.prim = region_primitive(self, len(key))

@@ -1,0 +1,165 @@
+"""Issue 11, the region scheduler (core/region_program.py's schedule): numexpr evaluates each
+distinct subexpression of one kernel once, so a step several kernels would compute becomes an
+array of its own, while one read twice by a single kernel stays inlined. Which steps become
+arrays changes no bit of any result: identical step text computes identical bits, so every
+partition of a program into kernels, down to one kernel per step, gives the same numbers."""
+import random
+import re
+
+import numpy as np
+import pytest
+
+from autodiff.engine import api
+from autodiff.engine.core import fused, region_program, regions
+from autodiff.engine.core.region_program import Program, schedule
+
+N = fused.FUSE_MIN_ELEMENTS
+CHAIN = ("sum(exp(-(tanh(sin(x) * cos(x) + x) * 0.5 + 1.0) ** 2 / (1.0 + x * x)) * sqrt(x * x + 1.0)"
+         " + sigmoid(x) * x)")                      # benchmarks/_reference_arrays.CHAIN
+UNARY = ("sin", "cos", "exp", "tanh", "sigmoid", "sqrt", "log", "abs")
+
+
+@pytest.fixture
+def fresh_kernels(monkeypatch):
+    """Every region traced and scheduled anew (the kernels are cached per process)."""
+    monkeypatch.setattr(regions, "KERNELS", {})
+
+
+def chain_kernels(x):
+    target = api.load(CHAIN)
+    api.grad(None, at={"x": x}, target=target)
+    compiled = [k for k in regions.KERNELS.values() if isinstance(k, regions.GradKernels)]
+    assert len(compiled) == 1
+    return compiled[0]
+
+
+def subexpressions(expr) -> set:
+    """Every parenthesized subexpression of a kernel's text that is more than a name or a number."""
+    found, opened = set(), []
+    for i, char in enumerate(expr):
+        if char == "(":
+            opened.append(i)
+        elif char == ")":
+            start = opened.pop()
+            if start == 0 or not expr[start - 1].isalnum():         # not a call's argument list
+                text = expr[start:i + 1]
+                if re.search(r"[-+*/<>=]", text[1:-1]):
+                    found.add(text)
+    return found
+
+
+def test_the_chains_reverse_is_one_kernel(fresh_kernels):
+    kernels = chain_kernels(np.linspace(-2, 2, 2 * N))
+    # the old rule made arrays of two adjoint terms read twice by the last kernel (t59, t72):
+    # three kernels, each recomputing (t12 * (g * t14)) and (1.0 + (a0 * a0))
+    assert len(kernels.reverse) == 1
+    assert [k.function for k in kernels.forward].count(None) == 7
+
+
+def test_no_subexpression_is_computed_by_two_kernels_of_one_sweep(fresh_kernels):
+    kernels = chain_kernels(np.linspace(-2, 2, 2 * N))
+    for sweep in (kernels.forward, kernels.reverse):
+        seen: dict = {}
+        for kernel in sweep:
+            for text in subexpressions(kernel.expr or ""):
+                assert seen.setdefault(text, kernel.name) == kernel.name, f"{text} in {seen[text]} and {kernel.name}"
+
+
+def test_the_reverse_reads_what_the_forward_made(fresh_kernels):
+    kernels = chain_kernels(np.linspace(-2, 2, 2 * N))
+    made = {k.name: k.expr for k in kernels.forward if k.expr and not k.boolean and k.name != kernels.out}
+    assert "(1.0 + (a0 * a0))" in made.values()                # sqrt's argument, t10 of the issue
+    for kernel in kernels.reverse:
+        assert not any(expr in kernel.expr for expr in made.values()), kernel.expr
+    assert set(kernels.saved) >= {name for k in kernels.reverse for name in k.reads} - {"g"}
+
+
+def test_a_step_two_kernels_need_is_computed_once():
+    program = Program()
+    x = program.symbol("a0", (8,))
+    shared = ((x * 1.5 + 2.0) / (x * x + 3.0)) / (x * 0.25 + 1.0) + x / (x + 7.0)
+    first, second = shared * shared + x, shared - x * shared
+    kernels = schedule(program, [first.expr, second.expr], {"a0"})
+    names = [k.name for k in kernels]
+    assert shared.expr in names                              # its own kernel, read by name
+    assert sum(shared.expr in (k.reads or ()) for k in kernels) == 2
+    assert all("/" not in k.expr for k in kernels if k.name != shared.expr)
+
+
+def test_a_step_read_twice_by_one_kernel_stays_inlined():
+    program = Program()
+    x = program.symbol("a0", (8,))
+    shared = ((x * 1.5 + 2.0) / (x * x + 3.0)) / (x * 0.25 + 1.0)
+    out = shared * shared + x * shared
+    kernels = schedule(program, [out.expr], {"a0"})
+    assert [k.name for k in kernels] == [out.expr]
+
+
+def random_expression(rng, depth) -> str:
+    """An elementwise expression of x and y (numbers only beside them: a subtree of numbers
+    alone is folded, no region)."""
+    if depth == 0:
+        return rng.choice(("x", "y"))
+    choice = rng.random()
+    inner = random_expression(rng, depth - 1)
+    if choice < 0.3:
+        name = rng.choice(UNARY)
+        if name in ("sqrt", "log"):
+            inner = f"({inner}) * ({inner}) + 1.0"
+        elif name == "exp":
+            inner = f"tanh({inner})"
+        return f"{name}({inner})"
+    if choice < 0.45:
+        return f"({inner} {rng.choice(('+', '*', '-'))} {rng.choice(('0.5', '1.5', '3.0'))})"
+    op = rng.choice(("+", "-", "*", "*", "/"))
+    right = random_expression(rng, depth - 1)
+    if op == "/":
+        right = f"(({right}) * ({right}) + 1.0)"
+    return f"({inner} {op} {right})"
+
+
+def results(sources, at):
+    out = []
+    for source in sources:
+        found = api.grad(source, at=at)
+        out.append((np.asarray(found.value), *(found.gradient[name] for name in sorted(found.gradient))))
+        out.append((np.asarray(api.evaluate(source, at=at).value),))
+    return out
+
+
+def one_kernel_per_step(monkeypatch):
+    """Every step an array of its own: nothing inlined, nothing shared."""
+    monkeypatch.setattr(regions, "KERNELS", {})
+    monkeypatch.setattr(region_program, "MAX_KERNEL_OPS", 0)
+
+
+def assert_bit_identical(left, right):
+    for mine, theirs in zip(left, right, strict=True):
+        for a, b in zip(mine, theirs, strict=True):
+            assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+def test_the_chain_is_bit_identical_in_any_partition(fresh_kernels, monkeypatch):
+    at = {"x": np.concatenate([np.linspace(-30, 30, N), np.linspace(-2, 2, N)])}
+    scheduled = results([CHAIN], at)
+    one_kernel_per_step(monkeypatch)
+    assert_bit_identical(scheduled, results([CHAIN], at))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_elementwise_programs_are_bit_identical_in_any_partition(seed, fresh_kernels, monkeypatch):
+    rng = random.Random(seed)
+    sources = [f"sum({random_expression(rng, 4)} * x + y)" for _ in range(12)]
+    at = {"x": np.linspace(-1.5, 2.5, N + 17), "y": np.linspace(2.0, -1.0, N + 17)}
+    fused_regions = []
+    run = regions.run
+
+    def spy(plan, values):
+        out = run(plan, values)
+        fused_regions.append(out is not None)
+        return out
+    monkeypatch.setattr(regions, "run", spy)
+    scheduled = results(sources, at)
+    assert sum(fused_regions) >= len(sources)                # most grads and values fused
+    one_kernel_per_step(monkeypatch)
+    assert_bit_identical(scheduled, results(sources, at))
