@@ -307,3 +307,13 @@ def test_a_constants_kink_is_noted_by_a_value_on_a_path_a_gradient_recorded():
     f = compiled(program("x", "(2) - (2)", "x", "1.5"))
     for x, y in [(0.0, 0.0), (0.0, 0.0), (0.0, 0.0), (0.0, 1.0), (0.0, 0.0), (0.0, 1.0)]:
         agree(f, {"x": x, "y": y})
+
+
+def test_a_recorded_value_notes_what_a_plain_run_notes():
+    """Hypothesis found it: a value recorded after a gradient (a tie took it off the gradient's
+    path) was run with the inputs watched, which notes the tie of `s <= 2` at s == 2 on a traced
+    value; a plain evaluation traces nothing and notes no such tie."""
+    f = compiled(ranged_program("x", "x", "(x) + (2)", "3"))
+    at = {"x": 0.0, "y": 0.0, "n": 0.0}
+    for _ in range(3):
+        agree(f, at)

@@ -123,8 +123,7 @@ class Function:
         return jacobian(None, merged, wrt, mode, target=self.target).jacobian
 
     def hessian(self, at=None, /, *, wrt=None, **inputs) -> dict:
-        """{a: {b: array of shape a.shape + b.shape}}: replayed by forward-over-reverse where the
-        trace allows (diff/replay_higher.py), else interpreted."""
+        """{a: {b: array of shape a.shape + b.shape}}: replayed (diff/replay_higher.py) or interpreted."""
         merged = _merge(at, inputs)
         replayed = self._replay_matrix(merged, wrt, "hessian")
         if replayed is not None:
@@ -217,7 +216,7 @@ class Function:
                 value = None if trace.untraced_kinks else strip(replay_output(trace, values))
             except PathChanged as change:   # a path not kept: recorded, or a tie: interpreted
                 if new_path(entry, change):
-                    return self._record_evaluate(inputs, key, limits)
+                    return self._recorded_value(inputs, key, dtype_name, limits)
                 value = None
             except Exception:               # the interpreter reports it, located
                 value = None
@@ -227,7 +226,14 @@ class Function:
                                          kinks=list(notes.kinks), steps=trace.run_steps)
             self.interpreted += 1                   # the trace stays: the same path, a failing step
             return reverse.evaluate(None, inputs, dtype_name=dtype_name, limits=limits, target=self.target)
-        return self._record_evaluate(inputs, key, limits)
+        return self._recorded_value(inputs, key, dtype_name, limits)
+
+    def _recorded_value(self, inputs, key, dtype_name, limits) -> reverse.RunResult:
+        """A value by a recording run, with a plain run's notes: watching the inputs notes ties of
+        comparisons on traced values (`s <= 2` at s == 2), which a plain run does not make."""
+        result = self._record_evaluate(inputs, key, limits)
+        return reverse.evaluate(None, inputs, dtype_name=dtype_name, limits=limits, target=self.target) \
+            if result.kinks else result
 
     def _record_evaluate(self, inputs, key, limits):
         """An interpreted run with every input watched; its tape becomes the trace for `key`."""
