@@ -3,8 +3,9 @@ the engine's `bind` on boxed inputs, so tangents and tapes flow through a replay
 through an interpreted run (views/plot_points.py does the same with nested Duals).
 
 - Hessian, forward-over-reverse (diff/higher.py's method): the inputs of `wrt` move along a
-  stack of basis tangents (level-k Duals, core/batch.py), are watched on a tape, the replayed
-  steps record on it, one sweep gives the gradient, and the gradient's stacked tangents are the
+  stack of basis tangents (level-k Duals, core/batch.py), the replayed steps push them, the
+  planned reverse sweep of diff/replay_sweep.py over those values gives the gradient (no tape
+  is recorded: the plan knows its structure), and the gradient's stacked tangents are the
   Hessian's rows.
 - Jacobian, forward mode (diff/forward.py's `_jacobian_forward`): the inputs carry stacked
   basis tangents, and the output's tangent stack holds the Jacobian's columns.
@@ -26,12 +27,13 @@ from ..core.backend import np, to_host, xp
 from ..core.batch import batched
 from ..core.notes import NOTES
 from ..core.notes import reset as reset_notes
-from ..core.tape import BOXES, Dual, Tape, bind, new_level, strip
+from ..core.tape import BOXES, Dual, bind, new_level, strip
 from ..lang.values import as_input, dtype, shape_of, size_of
-from .common import check_result_elements, finish, on_host, seed_for, sweep
+from .common import check_result_elements, finish, on_host, seed_for
 from .replay import replay_output
 from .replay_jacobian import replay_jacobian
 from .replay_results import all_finite
+from .replay_sweep import planned_adjoints, sweep_plan
 from .reverse import GradResult
 from .tangents import TANGENT_BUDGET_ELEMENTS, basis_chunks, basis_stack, is_structured, stacked_tangent_of
 
@@ -93,7 +95,7 @@ def boxed_leaves(raw: list, inputs: dict, tangents: dict, wrt: list, watched: li
     return leaves
 
 
-def replay_hessian(trace, values: list, inputs: dict, wrt: list, watched: list, target):
+def replay_hessian(trace, values: list, inputs: dict, wrt: list, watched: list):
     """{a: {b: array of shape a.shape + b.shape}} by forward-over-reverse over the replayed
     steps, or None where the interpreted Hessian is to answer. `values`: the plain replay's
     (its output checked to be a finite scalar); `watched`: each input of `wrt`'s tape index."""
@@ -108,7 +110,7 @@ def replay_hessian(trace, values: list, inputs: dict, wrt: list, watched: list, 
         level = new_level()
         leaves = boxed_leaves(raw, inputs, tangents, wrt, watched, level)
         with batched(level, k, structured=any(is_structured(t) for t in tangents.values())):
-            grads = _gradient_pass(trace, leaves, wrt, watched, target)
+            grads = dict(zip(wrt, _gradient_pass(trace, leaves, list(watched))))
         if not quiet(notes):
             return None
         for b in wrt:
@@ -150,16 +152,17 @@ def place_rows(row_blocks: dict, b, stacked_rows, span: tuple, block_shape: tupl
     row_blocks[b][start:stop, :] = stacked_rows[first:first + stop - start]
 
 
-def _gradient_pass(trace, leaves: list, wrt: list, watched: list, target):
-    """The inputs of `wrt` watched on a tape (in that order, as diff/common.py's watched_run),
-    the steps replayed on it, one sweep: {name: adjoint or None}."""
-    tape = Tape()
-    boxes = {}
-    for name, index in zip(wrt, watched):
-        boxes[name] = leaves[index] = tape.watch(leaves[index])
-    out = boxed_values(trace, leaves)[trace.output]
-    adjoints = sweep(tape, out, as_input(1.0), target)
-    return {w: adjoints[boxes[w].index] for w in wrt}
+def _gradient_pass(trace, leaves: list, watched: list) -> list:
+    """The steps replayed on the boxed leaves (Duals: no tape records them), then the planned
+    sweep over those values (diff/replay_sweep.py: the VJPs, arguments and order of a tape's
+    sweep, so the adjoints are the same to the bit, Duals included): the adjoint of each
+    watched input, or None."""
+    values = boxed_values(trace, leaves)
+    plan = sweep_plan(trace, watched)
+    if trace.output is None or not plan.live[trace.output]:
+        return [None] * len(watched)           # the output does not depend on those inputs
+    adjoints = planned_adjoints(plan, values, trace.output, as_input(1.0))
+    return [adjoints[i] for i in watched]
 
 
 def replayed_derivative(what: str, trace, values: list, inputs: dict, wrt: list, watched: list, target,
@@ -167,7 +170,7 @@ def replayed_derivative(what: str, trace, values: list, inputs: dict, wrt: list,
     """Function's replayed derivatives: `what` is "hessian", "gradient" (forward mode, with
     `seed`) or a Jacobian's mode (auto: reverse or forward, as the interpreter chooses)."""
     if what == "hessian":
-        return replay_hessian(trace, values, inputs, wrt, watched, target)
+        return replay_hessian(trace, values, inputs, wrt, watched)
     if what == "gradient":
         return replay_forward_gradient(trace, values, inputs, wrt, watched, seed)
     if what != "forward":
