@@ -27,6 +27,7 @@ from ..core.backend import np, to_host, xp
 from ..core.batch import batched
 from ..core.notes import NOTES
 from ..core.notes import reset as reset_notes
+from ..core.tangent_stack import TangentStack
 from ..core.tape import BOXES, Dual, bind, new_level, strip
 from ..lang.values import as_input, dtype, shape_of, size_of
 from .common import check_result_elements, finish, on_host, seed_for
@@ -114,10 +115,14 @@ def replay_hessian(trace, values: list, inputs: dict, wrt: list, watched: list):
         if not quiet(notes):
             return None
         for b in wrt:
+            fresh = grads[b].__class__ is Dual and grads[b].tangent.__class__ is TangentStack
             t = stacked_tangent_of(grads[b], level, shape_of(inputs[b]), k)
             if t is None:
                 continue
-            stacked_rows = to_host(t) + 0.0
+            # + 0.0 (a -0.0 made 0.0, as the interpreter's rows): in place on a structured stack's
+            # assembly, which is ours alone; a second matrix of k x n is a page-faulted temporary
+            owned = fresh and t.__class__ is np().ndarray and t.flags.writeable
+            stacked_rows = xp().add(t, 0.0, out=t) if owned else to_host(t) + 0.0
             for a, start, stop, first in rows:
                 place_rows(blocks[a], b, stacked_rows, (start, stop, first), (size_of(inputs[a]), size_of(inputs[b])))
     for a in wrt:
