@@ -12,14 +12,15 @@ from __future__ import annotations
 import math
 
 from ..core.backend import np, to_device, to_host
+from ..core.primitives import size
 from ..core.tape import Tape, Var, backward, strip
 from ..diff.common import ones_like_output
 from ..diff.batched_replay import (largest_value, last_uses, record_for_batches, replay_stacked, rows_per_pass,
                                    stacked_rows)
+from .one_hot import OFFSETS
 
 BATCHED = True           # False: every perturbed run point by point (benchmarks time both ways)
 MIN_ENTRIES = 2          # below this the loop costs no more than recording the trace
-OFFSETS = (1.0, -1.0, 2.0, -2.0)     # x + h, x - h, x + 2h, x - 2h: the order the verdicts read
 
 
 class StackedOutputs:
@@ -48,7 +49,7 @@ class StackedOutputs:
 
     def _columns(self, trace, inputs, shared, names, steps, f0, n_out, per_point):
         order = list(self.target.inputs)
-        entries = [(name, k) for name in names for k in range(_size(inputs[name]))]
+        entries = [(name, k) for name in names for k in range(size(inputs[name]))]
         points = max(1, rows_per_pass(per_point) // len(OFFSETS))     # entries per pass
         last = last_uses(trace)
         columns, base = [], None
@@ -99,10 +100,10 @@ class StackedGradients(StackedOutputs):
             adjoints = backward(tape, out, ones_like_output(out.value))
             for k in self.wrt:
                 g = adjoints[watched[k].index] if k in watched else None
-                parts.append(np().zeros((rows, _size(values[order.index(k)]) // rows)) if g is None
+                parts.append(np().zeros((rows, size(values[order.index(k)]) // rows)) if g is None
                              else np().asarray(to_host(strip(g)), dtype=np().float64).reshape(rows, -1))
         else:                                   # no output depends on the inputs: every gradient is 0
-            parts = [np().zeros((rows, _size(values[order.index(k)]) // rows)) for k in self.wrt]
+            parts = [np().zeros((rows, size(values[order.index(k)]) // rows)) for k in self.wrt]
         return np().concatenate(parts, axis=1) if parts else np().zeros((rows, 0))
 
 
@@ -129,10 +130,6 @@ def _all_float(inputs, names) -> bool:
                                                                                         np().floating)):
             return False
     return True
-
-
-def _size(v) -> int:
-    return math.prod(getattr(v, "shape", ()))
 
 
 def _eps(inputs, names) -> float:
