@@ -260,13 +260,8 @@ def _agrees_with_single_runs(objective, inputs, names, steps, per_entry, f0) -> 
         return True
     for e, o in ((0, 0), (len(entries) - 1, len(OFFSETS) - 1)):
         name, k = entries[e]
-        point = dict(inputs)
-        moved = np().array(inputs[name], dtype=np().float64, copy=True)
-        flat = moved.reshape(-1)
-        flat[k] = float(flat[k]) + OFFSETS[o] * steps[e]
-        point[name] = moved if np().ndim(inputs[name]) else float(flat[k])
         saved = objective.count
-        single = objective(point)
+        single = objective(moved_point(inputs, name, k, OFFSETS[o] * steps[e]))
         objective.count = saved
         got = float(per_entry[e, o])
         if got == single:
@@ -276,3 +271,14 @@ def _agrees_with_single_runs(objective, inputs, names, steps, per_entry, f0) -> 
         if abs(got - single) > 1e-6 * abs(single - f0) + 64 * 2.0 ** -52 * max(abs(got), abs(single), abs(f0)):
             return False
     return True
+
+
+def moved_point(inputs: dict, name, k, shift) -> dict:
+    """`inputs` with flat entry k of `name` moved by `shift` (x_k + shift in float64, as the
+    perturbed point's own run takes it); the other inputs are shared, not copied."""
+    point = dict(inputs)
+    moved = np().array(inputs[name], dtype=np().float64, copy=True)
+    flat = moved.reshape(-1)
+    flat[k] = float(flat[k]) + shift
+    point[name] = moved if np().ndim(inputs[name]) else float(flat[k])
+    return point

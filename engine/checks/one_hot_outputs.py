@@ -15,7 +15,7 @@ from ..core.tape import strip
 from ..diff.batched_replay import record_for_batches
 from ..diff.replay import replay_output, replay_values
 from . import stacked_points
-from .one_hot import OFFSETS, OneHot, all_float64, moved_outputs
+from .one_hot import OFFSETS, OneHot, all_float64, moved_outputs, moved_point
 
 OUTPUT_BUDGET_ELEMENTS = 1 << 22       # the flat outputs of every point: 32 MiB of float64
 
@@ -69,10 +69,7 @@ class OneHotOutputs:
         entries = [(name, k) for name in names for k in range(size(inputs[name]))]
         for e, o in ((0, 0), (len(entries) - 1, len(OFFSETS) - 1)):
             name, k = entries[e]
-            moved = np().array(inputs[name], dtype=np().float64, copy=True)
-            flat = moved.reshape(-1)
-            flat[k] = float(flat[k]) + OFFSETS[o] * steps[e]
-            point = dict(inputs, **{name: moved if np().ndim(inputs[name]) else float(flat[k])})
+            point = moved_point(inputs, name, k, OFFSETS[o] * steps[e])
             want = _flat(replay_output(trace, replay_values(trace, [point[k] for k in self.target.inputs])))
             got = table[len(OFFSETS) * e + o]
             if not _close(got, want, base, rel=1e-6):
