@@ -16,7 +16,6 @@ import math
 import sys
 
 from ..core.backend import np, to_device, to_host, xp
-from ..core.notes import NOTES
 from ..core.notes import reset as reset_notes
 from ..core.tape import Dual, new_level, strip
 from ..diff.batched_replay import (largest_value, last_uses, point_shape, record_for_batches, replay_stacked,

@@ -19,7 +19,6 @@ import math
 from dataclasses import dataclass, field
 
 from ...parser.errors import SourceError, option
-from ..core.backend import np
 from ..core.notes import reset as reset_notes
 from ..core.tape import Dual, Tape, Var, new_level, strip
 from ..lang.values import as_input, describe
