@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from autodiff.engine.checks.differences import largest_finite, noise_floor, power_of_two_step, power_of_two_steps
+from autodiff.engine.checks.differences import power_of_two_step, power_of_two_steps
 from autodiff.engine.checks.report import TOLERANCES, Tolerance
 from autodiff.engine.checks.verdict_arrays import judge_all, largest_finite_of, noise_floor_of
 from autodiff.engine.checks.verdicts import judge
@@ -117,6 +117,22 @@ def test_inconclusive_rows_keep_their_message():
     rows = both([f"x[{e}]" for e in range(50)], 3 * x * x, f(0), f(h), f(-h), f(2 * h), f(-2 * h), [h] * 50, tol,
                 None)
     assert {r.verdict for r in rows} == {"inconclusive"}
+
+
+# The per-entry definitions full checks used before verdict_arrays (pending: judge's argument tuples),
+# kept here as the reference the array versions must match to the bit.
+def largest_finite(values) -> float:
+    return max((abs(v) for v in values if math.isfinite(v)), default=0.0)
+
+
+def noise_floor(pending) -> float:
+    if len(pending) < 4:
+        return 0.0
+    diffs = sorted(abs((a[3] - a[4]) - (a[5] - a[6]) / 2) for a in pending
+                   if all(map(math.isfinite, a[2:7])) and not a[9])
+    if not diffs:
+        return 0.0
+    return diffs[min(len(diffs) - 1, int(0.9 * len(diffs)))]
 
 
 @pytest.mark.parametrize("seed", range(6))

@@ -165,23 +165,6 @@ def _verdicts(plan, values, reasons, f0, tol, convention) -> list:
                      convention, noise_floor=floor, of_scale=scale, relative_atol=True)
 
 
-def largest_finite(values) -> float:
-    return max((abs(v) for v in values if math.isfinite(v)), default=0.0)
-
-
-def noise_floor(pending) -> float:
-    """The rounding noise of f, measured across entries. eps max|f| underestimates it when f sums
-    terms that cancel (sum(tanh(x) * x**2) on a symmetric grid is 0; its terms are not). For smooth
-    f, (f(x+h) - f(x-h)) - (f(x+2h) - f(x-2h)) / 2 is of order h^3 times the third derivative (tiny) plus noise, so a high
-    quantile of it over the entries measures the noise, which all entries of one function share."""
-    if len(pending) < 4:
-        return 0.0
-    diffs = sorted(abs((a[3] - a[4]) - (a[5] - a[6]) / 2) for a in pending
-                   if all(map(math.isfinite, a[2:7])) and not a[9])
-    if not diffs:
-        return 0.0
-    return diffs[min(len(diffs) - 1, int(0.9 * len(diffs)))]
-
 def fast_check(objective: Objective, inputs: dict, claimed: dict, tol: Tolerance, seed: int,
                names=None) -> tuple:
     """claimedᵀd against the directional central difference along d, a seeded random direction

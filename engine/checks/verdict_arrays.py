@@ -78,9 +78,11 @@ def _passes(numbers, claimed, f0, fp1, fm1, fp2, fm2, h, tol, of_scale):
 
 
 def noise_floor_of(f0, fp1, fm1, fp2, fm2, reasons=None) -> float:
-    """differences.noise_floor on arrays: the 0.9 quantile (by position in the sorted list, as
-    there) of |(f(x+h) - f(x-h)) - (f(x+2h) - f(x-2h)) / 2| over the finite entries without a
-    branch reason."""
+    """The rounding noise of f, measured across entries: eps max|f| underestimates it when f sums
+    terms that cancel (sum(tanh(x) * x**2) on a symmetric grid is 0; its terms are not). For smooth
+    f, (f(x+h) - f(x-h)) - (f(x+2h) - f(x-2h)) / 2 is of order h^3 f''' (tiny) plus noise, so its 0.9
+    quantile (by position in the sorted list) over the finite entries without a branch reason
+    measures the noise, which all entries of one function share."""
     xp = np()
     fp1, fm1, fp2, fm2 = (xp.asarray(a, dtype=xp.float64) for a in (fp1, fm1, fp2, fm2))
     if fp1.size < 4:
@@ -97,7 +99,7 @@ def noise_floor_of(f0, fp1, fm1, fp2, fm2, reasons=None) -> float:
 
 
 def largest_finite_of(values) -> float:
-    """differences.largest_finite on an array."""
+    """The largest finite magnitude among `values` (0 where none is finite)."""
     a = np().abs(np().asarray(values, dtype=np().float64))
     a = a[np().isfinite(a)]
     return float(a.max()) if a.size else 0.0

@@ -14,8 +14,8 @@ from .report import (BRANCH, DETACHED, FAIL, INCONCLUSIVE, INCONCLUSIVE_RATIO, K
 def judge(label, claimed, f0, fp1, fm1, fp2, fm2, h, tol: Tolerance, branch_reason="",
           convention="", noise_floor=0.0, of_scale=0.0, relative_atol=False) -> EntryCheck:
     """Verdict for one entry from the five function values f(x), f(x±h), f(x±2h).
-    `noise_floor` is a lower bound for the rounding noise of f (see `noise_floor`). `of_scale` is the
-    largest derivative of the same f checked alongside (an exact 0 next to entries of 1000 is
+    `noise_floor` is a lower bound for the rounding noise of f (verdict_arrays.noise_floor_of).
+    `of_scale` is the largest derivative of the same f checked alongside (an exact 0 next to entries of 1000 is
     resolved when FD is good to rtol * 1000, not to atol). `relative_atol` (entry-by-entry checks)
     caps atol at rtol times the size of f's derivatives, FD's among them."""
     d1 = (fp1 - fm1) / (2 * h)
