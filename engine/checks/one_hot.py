@@ -193,6 +193,8 @@ def _whole(params, base) -> bool:
 
 
 def _sum(m, out_base):
+    if not _finite(out_base):            # inf - inf: a moved element cannot be taken back out
+        raise Unfollowable("a sum that is not finite at x")
     flat = m.base.reshape(-1)
     return out_base + (m.values - flat[m.index])
 
@@ -234,6 +236,8 @@ def _objective_rows(out, out_base, rows, output_seed):
     if out is None:                          # the output does not depend on this input
         return np().full(rows, base)
     if out.__class__ is OneHot:
+        if not _finite(base):            # as in _sum: the moved elements cannot be taken back out
+            raise Unfollowable("an objective that is not finite at x")
         flat = np().asarray(out.base).reshape(-1)
         change = out.values.astype(np().float64) - flat[out.index].astype(np().float64)
         if output_seed is not None:
@@ -245,6 +249,10 @@ def _objective_rows(out, out_base, rows, output_seed):
         return stack.sum(axis=1)
     v = np().broadcast_to(np().asarray(output_seed, dtype=np().float64), np().shape(out.stack)[1:])
     return stack @ v.ravel()
+
+
+def _finite(value) -> bool:
+    return bool(np().all(np().isfinite(value)))
 
 
 def _close(a, b, rel=1e-12) -> bool:
