@@ -680,3 +680,10 @@ def test_arcsin_and_arccos_slopes_keep_their_digits_near_one(x):
     exact = 1 / math.sqrt(float(1 - Fraction(x) ** 2))      # 1 - x**2 computed exactly
     assert grad1("arcsin", x)[1] == pytest.approx(exact, rel=1e-14, abs=0)
     assert grad1("arccos", x)[1] == pytest.approx(-exact, rel=1e-14, abs=0)
+
+
+def test_share_of_an_int_and_a_number():
+    """maximum's split of the gradient where an int meets a float (x > y is a Python bool)."""
+    share = rules.TABLE["share"].impl
+    assert [float(share(1, 2.0)), float(share(2.0, 1)), float(share(2, 2.0))] == [0.0, 1.0, 0.5]
+    assert [float(share(np.float64(3.0), 1)), float(share(True, 0.5))] == [1.0, 1.0]

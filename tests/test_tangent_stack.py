@@ -196,6 +196,14 @@ def test_densifying_operations_give_the_dense_answer():
         np.testing.assert_allclose(np.asarray(ours), theirs, rtol=1e-15, atol=1e-15)
 
 
+def test_where_with_a_constant_condition_is_numpys():
+    stack = TangentStack.identity(4, (4,)) * np.arange(1.0, 5.0)
+    dense = stack.dense()
+    for condition in (False, True, np.False_, np.True_):
+        np.testing.assert_array_equal(np.asarray(np.where(condition, stack, 0.0)), np.where(condition, dense, 0.0))
+        np.testing.assert_array_equal(np.asarray(np.where(condition, 0.0, stack)), np.where(condition, 0.0, dense))
+
+
 def test_too_many_rank_one_terms_densify():
     stack = TangentStack.identity(5, (5,))
     for j in range(tangent_stack.MAX_RANK_ONE + 1):

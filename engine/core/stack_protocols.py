@@ -189,9 +189,11 @@ def _masked(condition, x, y):
         stack, keep = y, np().logical_not(condition)
     else:
         return None
-    if getattr(keep, "dtype", None) != bool and keep.__class__ is not bool:
+    if keep.__class__ is bool:
+        keep = np().bool_(keep)                   # a Python False keeps nothing, as numpy's where
+    if getattr(keep, "dtype", None) != bool:
         return None
-    if keep.__class__ is bool or keep.all():
+    if keep.all():
         values = joint_shape(stack.vshape, np().shape(keep))
         return None if values is None else stack.broadcast((stack.k,) + values)
     return stack.scaled(keep)

@@ -22,6 +22,8 @@ what they mean on a dense stack, and the zeros a diagonal does not store never b
 """
 from __future__ import annotations
 
+from math import prod
+
 from .backend import np
 from .stack_protocols import StackArray, joint_shape
 
@@ -41,13 +43,6 @@ def structured_seed(k: int, dtype_name: str, backend_name: str) -> bool:
 def _finite(a) -> bool:
     total = a.sum() if hasattr(a, "sum") else a
     return total - total == 0.0             # a nan or inf anywhere makes the sum non-finite
-
-
-def _count(dims) -> int:
-    total = 1
-    for d in dims:
-        total *= d
-    return total
 
 
 class TangentStack(StackArray):
@@ -80,7 +75,7 @@ class TangentStack(StackArray):
 
     @property
     def size(self):
-        return self.k * _count(self.vshape)
+        return self.k * prod(self.vshape)
 
     @property
     def dtype(self):
@@ -106,7 +101,7 @@ class TangentStack(StackArray):
         (BLAS's matmul where the result is small; einsum where it is large, where BLAS's threads
         are slow on a few columns), the diagonals added along strided views."""
         m = np()
-        size = _count(self.vshape)
+        size = prod(self.vshape)
         if self.rank_one:
             us = m.stack([u for u, _ in self.rank_one])
             vs = m.stack([m.full(size, v) if v.__class__ is float else
@@ -200,7 +195,7 @@ class TangentStack(StackArray):
     def summed(self, keepdims=False):
         """The sum over the value axes: a dense (k,) stack."""
         m = np()
-        size = _count(self.vshape)
+        size = prod(self.vshape)
         diagonals = self.diagonals
         if len(diagonals) == 1 and diagonals[0][0] == 0 and size == self.k:
             out = diagonals[0][1].reshape(-1).copy()   # the usual case: one diagonal, all rows
@@ -224,13 +219,13 @@ class TangentStack(StackArray):
         shape = tuple(shape)
         if not shape or shape[0] not in (self.k, -1):
             return None
-        size = _count(self.vshape)
+        size = prod(self.vshape)
         vshape = list(shape[1:])
         if -1 in vshape:
-            known = _count(d for d in vshape if d != -1)
+            known = prod(d for d in vshape if d != -1)
             vshape[vshape.index(-1)] = size // known if known else 0
         vshape = tuple(vshape)
-        if not vshape or _count(vshape) != size:
+        if not vshape or prod(vshape) != size:
             return None                        # a (k,) stack is dense: it holds k numbers
         return TangentStack(self.k, vshape, tuple((o, d.reshape(vshape)) for o, d in self.diagonals),
                             tuple((u, v if v.__class__ is float else np().broadcast_to(v, self.vshape).reshape(vshape))

@@ -63,8 +63,8 @@ def _share(x, y):
     if x.__class__ is float and y.__class__ is float:
         return 1.0 if x > y else (0.5 if x == y else (0.0 if x < y else math.nan))
     m = xp()
-    above = x > y
-    if (above | (x < y)).all():                    # no tie, no nan (the usual case): 1 or 0 only
+    above = x > y                                  # a Python bool where an int meets a number
+    if above.__class__ is not bool and (above | (x < y)).all():   # no tie, no nan: 1 or 0 only
         r = above.astype(m.float64)
     else:
         r = m.where(above, 1.0, m.where(x == y, 0.5, m.where(x < y, 0.0, math.nan)))
