@@ -317,3 +317,21 @@ def test_a_recorded_value_notes_what_a_plain_run_notes():
     at = {"x": 0.0, "y": 0.0, "n": 0.0}
     for _ in range(3):
         agree(f, at)
+
+
+RECURSIVE_COMPARISON = """
+def f(x, n):
+    if n < 1:
+        return x
+    if x == f(x * 0.5, n - 1) - 0.25:
+        return x * 2
+    return x * 3
+"""
+
+
+def test_a_comparison_whose_operand_recurses_into_it_logs_its_own_operands():
+    # the right operand's call runs the same comparison: its operands must not stand in for
+    # this one's (a stale `None` on the left made a guard that never fires: x == 0.5 replayed 1.5)
+    f = compiled(RECURSIVE_COMPARISON.lstrip())
+    for x in [1.0, 1.0, 1.0, 0.5, 0.25, 2.0, 0.5]:
+        agree(f, {"x": x, "n": 2.0})

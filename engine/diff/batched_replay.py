@@ -19,6 +19,7 @@ from ..core.tape import Tape, strip
 from ..lang.replayable import replay_blocker
 from ..lang.target import Runner, check_output
 from .replay import record_trace, replay_output, replay_values
+from .replay_results import same_bits
 
 # the most numbers one stacked value may hold (B x its size per point): 2**16 float64 are 512 KiB,
 # which stay in cache between steps (measured: a pass over 2**21 is slower than the point-by-point
@@ -53,16 +54,9 @@ def record_for_batches(target, inputs: dict, limits=None):
         again = strip(replay_output(trace, replay_values(trace, [inputs[k] for k in target.inputs])))
     except Exception:
         return None
-    if not _same(again, strip(out)) or notes.kinks != kinks:
+    if not same_bits(again, strip(out)) or notes.kinks != kinks:
         return None
     return trace
-
-
-def _same(a, b) -> bool:
-    if a.__class__ is float and b.__class__ is float:
-        return a == b or (a != a and b != b)
-    a, b = np().asarray(to_host(a)), np().asarray(to_host(b))
-    return a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()
 
 
 def largest_value(trace, inputs: list) -> int:

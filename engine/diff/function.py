@@ -14,8 +14,6 @@ a replay that meets a decision none of them took is interpreted, and its run rec
 more path."""
 from __future__ import annotations
 
-import math
-
 from ..core import ops
 from ..core.notes import NOTES, reset as reset_notes
 from ..core.tape import Tape, Var, strip
@@ -29,55 +27,8 @@ from .replay import record_trace, replay_adjoints, replay_output, replay_values
 from .replay_guards import PathChanged
 from .replay_paths import filed, new_path, replay_entry
 from .replay_results import all_finite, compiled_grad, compiled_output, compiled_value, same_bits, same_results
-
-
-def input_signature(inputs: dict, dtype_name: str, limits) -> tuple:
-    """What a trace is valid for: each input's kind, shape and dtype, and the run's settings."""
-    parts = [dtype_name, None if limits is None else (limits.steps, limits.depth, limits.elements)]
-    for name, v in inputs.items():
-        # the dtype itself, not its name: numpy's dtype.__str__ is Python code, a few µs an input
-        parts.append((name, v.__class__, tuple(getattr(v, "shape", ())), getattr(v, "dtype", None)))
-    return tuple(parts)
-
-
-MAX_TRACES = 32          # input signatures kept per function; past that the oldest goes
-
-
-def keep_trace(traces: dict, key, trace) -> None:
-    if key not in traces and len(traces) >= MAX_TRACES:
-        traces.pop(next(iter(traces)))
-    traces[key] = trace
-
-
-# Inputs of more elements than this always run interpreted: beside the arrays' own work the
-# interpreter costs nothing, and a trace would keep every value of the run (the lean tape frees
-# them as the sweep passes).
-REPLAY_MAX_ELEMENTS = 16_384
-
-
-def traced_elements(key) -> int:
-    """The input elements an input signature describes (its (name, class, shape, dtype) parts)."""
-    total = 0
-    for part in key:
-        if isinstance(part, tuple) and len(part) == 4 and isinstance(part[2], tuple):
-            total += math.prod(part[2])
-    return total
-
-
-def plain_run(traces: dict, key) -> bool:
-    """Whether a run at this input signature is to be a plain interpreted one: the first (a
-    single call, as from the command line, pays nothing for a trace it would not use), any with
-    large inputs, or any after a tape that could not be kept. The second records the trace,
-    later ones replay it."""
-    if key in traces:                   # (large inputs are never kept: counted only for new keys)
-        return traces[key] is NOT_REPLAYABLE
-    if traced_elements(key) > REPLAY_MAX_ELEMENTS:
-        return True
-    keep_trace(traces, key, None)
-    return True
-
-
-NOT_REPLAYABLE = False      # a recorded tape with an input-dependent value it did not record
+# REPLAY_MAX_ELEMENTS: re-exported, where the tests read it
+from .trace_cache import NOT_REPLAYABLE, REPLAY_MAX_ELEMENTS, input_signature, keep_trace, plain_run  # noqa: F401
 
 
 class Function:
@@ -314,9 +265,8 @@ class Function:
         result.tape = result.output_index = result.seed = None     # as a plain gradient leaves them
         untraced = len(reverse.traced_only(NOTES.kinks, tape)) != len(NOTES.kinks)
         trace = record_trace(tape, output, result.signature, result.steps, logged) or NOT_REPLAYABLE
-        if trace is not NOT_REPLAYABLE:
-            trace.untraced_kinks = untraced
         if trace is not NOT_REPLAYABLE:             # replayed at once where it was recorded: must agree
+            trace.untraced_kinks = untraced
             try:
                 again = self._replay_grad(trace, inputs, wrt, seed)
             except PathChanged:                     # a tie: this path is not kept

@@ -122,9 +122,14 @@ def _recorded_comparison(interp, node, scope, span, what):
                                  ("expr", rhs, node.comparators[0].span), node.op_spans[0], opname)
 
     def compared(frame):
-        c = truth(compare(frame), span, what)
-        _log(held[0], held[1], opname, c, node.op_spans[0])
-        held[0] = held[1] = None
+        # an operand may call a function that runs this same comparison (recursion): what it
+        # holds belongs to the comparison outside, restored as it was
+        outside = held[0], held[1]
+        try:
+            c = truth(compare(frame), span, what)
+            _log(held[0], held[1], opname, c, node.op_spans[0])
+        finally:
+            held[0], held[1] = outside
         return c
     return compared
 
