@@ -3,7 +3,9 @@ values fell on, the derivative components of a nested dual), and every point of 
 by batched replay of the target's trace (diff/batched_replay.py) where the program allows.
 
 A batched pass carries the whole grid as one stacked x under the plot's N forward levels (each
-with tangent 1), so it gives f, f', ..., f^(N) at every point as point-by-point runs do. Its kink
+with tangent 1), so it gives f, f', ..., f^(N) at every point as point-by-point runs do, to
+rounding (numpy's vector loops of sin, exp, ... may round a value one ulp apart from one point's
+run: `x**3 - abs(sin(3*x))` differs at one of 201 points). Its kink
 notes are made per pass (a kink at any point of it): a pass with notes from the points' own steps
 is split in halves until each note is pinned to its points, so every point gets the notes its own
 run would make, in their order. The control-flow signature is the trace's at every point (the
