@@ -340,13 +340,16 @@ def test_an_updated_copy_is_followed(tmp_path):
     assert f.blocker is None and f.replays >= 1
 
 
-def test_large_inputs_run_interpreted_and_keep_no_trace():
-    # a trace keeps every value of a run: past REPLAY_MAX_ELEMENTS the lean, interpreted tape is used
+def test_a_trace_over_the_byte_budget_runs_interpreted_and_is_not_kept(monkeypatch):
+    # a trace keeps every value of a run: past TRACE_MAX_BYTES the lean, interpreted tape is used
+    # (issue 14: the budget is in bytes, checked before a trace is kept, in place of an input size)
     import numpy as np
-    from autodiff.engine.diff import function as function_module
+    from autodiff.engine.diff import large_trace
+    monkeypatch.setattr(large_trace, "TRACE_MAX_BYTES", 1 << 16)
     f = autodiff.function("sum(sin(x) * x)")
-    x = np.linspace(-1, 1, function_module.REPLAY_MAX_ELEMENTS + 1)
+    x = np.linspace(-1, 1, 16_385)
     for _ in range(3):
         g = f.grad(x=x)["x"]
-    assert f.interpreted == 3
+    assert f.interpreted == 3 and f.replays == 0
+    assert not any(f.traces.values())
     np.testing.assert_allclose(g, np.cos(x) * x + np.sin(x), rtol=1e-12)

@@ -15,6 +15,7 @@ table entry whose VJPs try the kernel first.
 from __future__ import annotations
 
 import math
+import re
 
 from .backend import np, on_device, xp
 from .primitives import Primitive
@@ -161,9 +162,23 @@ def trace(rule, g, ans, args) -> str | None:
         out = rule(Symbol("g", g.shape), symbol("ans", ans), *(symbol(f"a{i}", a) for i, a in enumerate(args)))
     except (Unfusable, TypeError, ValueError, AttributeError):
         return None
-    if not isinstance(out, Symbol) or out.boolean or out.expr.count("(") < MIN_FUSED_OPS:
-        return None                                # one op (g * y) or none: numpy is as quick
+    if not isinstance(out, Symbol) or out.boolean or unmasked(out.expr).count("(") < MIN_FUSED_OPS:
+        return None                                # one op (g * y) or none: numpy is quicker
     return out.expr if out.shape == tuple(g.shape) else None
+
+
+STRONG_ZERO = re.compile(r"where\(\(\w+ == 0\.0\), 0\.0, (.*)\)")
+
+
+def unmasked(expr: str) -> str:
+    """The expression inside its strong-zero masks (rules.comparisons.zero_where_zero's
+    `where(t == 0, 0, r)`): the masks change only non-finite entries, and the rule's numpy path
+    applies them only after one reduction finds one, so a kernel that evaluates them over every
+    element pays for itself only where r is two operations or more (exp's `g * ans` in its two
+    masks costs numexpr 3-5x numpy's product and that reduction)."""
+    while (inner := STRONG_ZERO.fullmatch(expr)) is not None:
+        expr = inner.group(1)
+    return expr
 
 
 def fused_vjp(rule):

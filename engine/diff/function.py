@@ -27,8 +27,8 @@ from .replay import record_trace, replay_adjoints, replay_output, replay_values
 from .replay_guards import PathChanged
 from .replay_paths import filed, new_path, replay_entry
 from .replay_results import all_finite, compiled_grad, compiled_output, compiled_value, same_bits, same_results
-# REPLAY_MAX_ELEMENTS: re-exported, where the tests read it
-from .trace_cache import NOT_REPLAYABLE, REPLAY_MAX_ELEMENTS, input_signature, keep_trace, plain_run  # noqa: F401
+from .large_trace import RegionCheck, fit_for_replay, holds_large_arrays
+from .trace_cache import NOT_REPLAYABLE, input_signature, keep_trace, large_inputs, plain_run
 
 
 class Function:
@@ -41,6 +41,7 @@ class Function:
         # why the tape cannot be replayed (None: it can), decided once from the AST
         self.blocker = replay_blocker(self.target.node, self.inputs)
         self.traces: dict = {}
+        self.fuses = RegionCheck(self.target)     # large inputs of a fusing program: interpreted
         self.replays = 0            # runs answered by a replay (for tests and benchmarks)
         self.interpreted = 0        # runs made by the interpreter
 
@@ -124,7 +125,7 @@ class Function:
         inputs = bind_inputs(self.target, dict(at or {}))
         wrt = check_wrt(self.target, wrt)
         key = input_signature(inputs, dtype_name, limits) + (tuple(self.inputs),)
-        if self.blocker is not None or plain_run(self.traces, key):
+        if self.blocker is not None or plain_run(self.traces, key, self.fuses):
             return None
         entry = self.traces.get(key)
         if entry is None:
@@ -152,7 +153,7 @@ class Function:
         set_dtype(dtype_name)
         inputs = bind_inputs(self.target, dict(at or {}))
         key = input_signature(inputs, dtype_name, limits) + (tuple(self.inputs),)   # shared with grads
-        if self.blocker is not None or plain_run(self.traces, key):
+        if self.blocker is not None or plain_run(self.traces, key, self.fuses):
             self.interpreted += 1
             return reverse.evaluate(None, inputs, dtype_name=dtype_name, limits=limits, target=self.target)
         entry = self.traces.get(key)
@@ -210,7 +211,7 @@ class Function:
             if trace is not None and (value is None or not (same_bits(value, result.value) and
                                                             notes.kinks == result.kinks)):
                 trace = NOT_REPLAYABLE
-        self._file(key, trace)
+        self._file(key, fit_for_replay(trace, tape, self.fuses))
         notes.kinks = list(result.kinks)            # as the interpreted run left them
         return result
 
@@ -231,7 +232,7 @@ class Function:
         inputs = bind_inputs(self.target, dict(at or {}))
         wrt = check_wrt(self.target, wrt)
         key = input_signature(inputs, dtype_name, limits) + (tuple(self.inputs),)
-        if self.blocker is not None or plain_run(self.traces, key):
+        if self.blocker is not None or plain_run(self.traces, key, self.fuses):
             self.interpreted += 1
             return reverse.grad(None, inputs, wrt, seed, dtype_name=dtype_name, limits=limits, target=self.target)
         entry = self.traces.get(key)
@@ -247,10 +248,13 @@ class Function:
         if entry is not None:
             self.interpreted += 1                   # the trace stays: the same path, a nan or an error
             return reverse.grad(None, inputs, wrt, seed, dtype_name=dtype_name, limits=limits, target=self.target)
-        if wrt != self.inputs:                  # this gradient's tape is not the one to keep
+        # this gradient's tape is not the one to keep, or (large inputs) its sweep is the fused one
+        if wrt != self.inputs or large_inputs(key):
             self.interpreted += 1
             result = reverse.grad(None, inputs, wrt, seed, dtype_name=dtype_name, limits=limits, target=self.target)
             self._record_evaluate(inputs, key, limits)
+            if wrt == self.inputs:
+                self._check_replayed_grad(key, inputs, wrt, seed, result)
             return result
         return self._record_grad(inputs, wrt, seed, key, dtype_name, limits)
 
@@ -264,7 +268,10 @@ class Function:
         output = Var(out.value, tape, index, tape.level) if out is not None else result.value
         result.tape = result.output_index = result.seed = None     # as a plain gradient leaves them
         untraced = len(reverse.traced_only(NOTES.kinks, tape)) != len(NOTES.kinks)
-        trace = record_trace(tape, output, result.signature, result.steps, logged) or NOT_REPLAYABLE
+        trace = fit_for_replay(record_trace(tape, output, result.signature, result.steps, logged), tape,
+                               self.fuses) or NOT_REPLAYABLE
+        if holds_large_arrays(tape):    # the lean tape fuses what this one ran op by op: the plain run's numbers
+            result = reverse.grad(None, inputs, wrt, seed, dtype_name=dtype_name, limits=limits, target=self.target)
         if trace is not NOT_REPLAYABLE:             # replayed at once where it was recorded: must agree
             trace.untraced_kinks = untraced
             try:
@@ -277,6 +284,18 @@ class Function:
                 trace = NOT_REPLAYABLE
         self._file(key, trace)
         return result
+
+    def _check_replayed_grad(self, key, inputs, wrt, seed, result) -> None:
+        """A trace recorded apart from its gradient is kept only if its replay gives that gradient."""
+        entry = self.traces.get(key)
+        if not entry:
+            return
+        try:
+            again = self._replay_grad(entry, inputs, wrt, seed)
+        except PathChanged:                         # a tie: the trace stays, as _record_grad's does
+            return
+        if again is not None and not same_results(again, result):
+            self.traces[key] = NOT_REPLAYABLE
 
     def _replay_grad(self, entry, inputs, wrt, seed):
         """The gradient from a replay, or None where it must be interpreted (an error, or a
@@ -329,11 +348,12 @@ class ReplayRunner:
         self.limits = limits
         self.blocker = replay_blocker(target.node, target.inputs)
         self.traces: dict = {}
+        self.fuses = RegionCheck(target)
         self.signature = ()
 
     def __call__(self, values: dict):
         key = input_signature(values, "", None)
-        if self.blocker is not None or plain_run(self.traces, key):
+        if self.blocker is not None or plain_run(self.traces, key, self.fuses):
             out = self.runner(values)
             self.signature = self.runner.signature
             return out
@@ -364,7 +384,8 @@ class ReplayRunner:
             out = runner.run({k: tape.watch(values[k]) for k in self.target.inputs})
         self.signature = tuple(runner.interp.signature)
         check_output(out, self.target)
-        trace = record_trace(tape, out, self.signature, runner.interp.steps, logged) or NOT_REPLAYABLE
+        trace = fit_for_replay(record_trace(tape, out, self.signature, runner.interp.steps, logged), tape,
+                               self.fuses) or NOT_REPLAYABLE
         entry = self.traces.get(key)
         keep_trace(self.traces, key, trace if trace is NOT_REPLAYABLE else filed(entry, trace))
         return strip(out)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+from ..core import fused
+
 
 def input_signature(inputs: dict, dtype_name: str, limits) -> tuple:
     """What a trace is valid for: each input's kind, shape and dtype, and the run's settings."""
@@ -23,12 +25,6 @@ def keep_trace(traces: dict, key, trace) -> None:
     traces[key] = trace
 
 
-# Inputs of more elements than this always run interpreted: beside the arrays' own work the
-# interpreter costs nothing, and a trace would keep every value of the run (the lean tape frees
-# them as the sweep passes).
-REPLAY_MAX_ELEMENTS = 16_384
-
-
 def traced_elements(key) -> int:
     """The input elements an input signature describes (its (name, class, shape, dtype) parts)."""
     total = 0
@@ -38,15 +34,24 @@ def traced_elements(key) -> int:
     return total
 
 
-def plain_run(traces: dict, key) -> bool:
+def large_inputs(key) -> bool:
+    """Whether the inputs are large enough for the interpreted run's sweep to use fused kernels
+    (core/fused.py), which a recording tape does not: a gradient there is the plain run's, and
+    its trace is recorded apart (diff/large_trace.py fits it to that sweep)."""
+    return traced_elements(key) >= fused.FUSE_MIN_ELEMENTS
+
+
+def plain_run(traces: dict, key, fuses=None) -> bool:
     """Whether a run at this input signature is to be a plain interpreted one: the first (a
-    single call, as from the command line, pays nothing for a trace it would not use), any with
-    large inputs, or any after a tape that could not be kept. The second records the trace,
-    later ones replay it."""
-    if key in traces:                   # (large inputs are never kept: counted only for new keys)
+    single call, as from the command line, pays nothing for a trace it would not use), any
+    after a tape that could not be kept (or was too large to keep: diff/large_trace.py), and any
+    with large inputs of a program that may fuse a region (`fuses()`, diff/large_trace.py's
+    RegionCheck: its interpreted run fuses what a replay would run op by op). The second
+    records the trace, later ones replay it."""
+    if key in traces:
         return traces[key] is NOT_REPLAYABLE
-    if traced_elements(key) > REPLAY_MAX_ELEMENTS:
-        return True
+    if fuses is not None and large_inputs(key) and fuses():
+        return True                     # never recorded: counted only for new keys
     keep_trace(traces, key, None)
     return True
 

@@ -1,0 +1,94 @@
+"""Issue 14, large inputs replay: a trace of a run over large arrays is kept when what it holds
+fits TRACE_MAX_BYTES (diff/large_trace.py), its sweep uses the fused VJPs the interpreter's lean
+tape uses, and it gives the interpreter's numbers to the bit. A program that may fuse a region
+over large arrays, or whose trace would hold too much, stays interpreted."""
+import numpy as np
+
+import autodiff
+from autodiff.engine.core import fused, ops
+from autodiff.engine.core.tape import FUSED_RULES, Tape
+from autodiff.engine.diff import large_trace, reverse
+from autodiff.engine.diff.function import Function, ReplayRunner
+from test_replay import assert_same_gradient, same_number
+
+N = fused.FUSE_MIN_ELEMENTS
+LSE = "def f(x):\n    m = max(x)\n    return m + log(sum(exp(x - m)))\n"
+
+
+def program(tmp_path, text):
+    path = tmp_path / "program.py"
+    path.write_text(text)
+    return str(path)
+
+
+def points(n, count=4, seed=14):
+    rng = np.random.default_rng(seed)
+    return [{"x": rng.normal(size=n)} for _ in range(count)]
+
+
+def check_both_ways(source, at_points, fn=None):
+    """Every call's gradient and value are the interpreter's, bit for bit; the Function's counts."""
+    f = Function(source, fn)
+    for at in at_points:
+        assert_same_gradient(f.grad_result(at), reverse.grad(None, at, target=f.target))
+    for at in at_points[:2]:
+        value = f.evaluate_result(at)
+        assert same_number(value.value, reverse.evaluate(None, at, target=f.target).value)
+    return f
+
+
+def test_log_sum_exp_of_a_large_vector_replays_with_the_interpreters_bits(tmp_path):
+    f = check_both_ways(program(tmp_path, LSE), points(100_000), fn="f")
+    assert f.replays >= 3
+
+
+def test_a_fused_vjp_kernel_replays_as_the_lean_tape_sweeps_it():
+    # sin's VJP, g * cos(x), is a numexpr kernel at this size: the replay's step is the fused entry
+    f = check_both_ways("sum(sin(x) * x)", points(2 * N))
+    assert f.replays >= 3
+    trace = next(t for t in f.traces.values() if t)
+    assert any(prim is FUSED_RULES["sin"] for prim, *_ in trace.steps)
+
+
+def test_a_program_that_may_fuse_a_region_stays_interpreted_at_large_sizes():
+    source = "sum(sin(x) * cos(x) + x * x)"          # one region of four ops
+    f = check_both_ways(source, points(N, count=3))
+    assert f.replays == 0 and f.interpreted == 3 + 2 and not any(f.traces.values())
+    small = check_both_ways(source, points(100, count=3))   # small arrays: no region runs, replayed
+    assert small.replays >= 1
+
+
+def test_large_arrays_made_inside_a_region_program_are_not_replayed(tmp_path):
+    # small inputs, a large array made inside: the recorded run's region ran op by op
+    source = "def f(x):\n    A = ones(70000) * x\n    return sum(sin(A) * A * A + A)\n"
+    f = Function(program(tmp_path, source), "f")
+    for x in (0.3, 0.7, 1.1, 0.2):
+        assert_same_gradient(f.grad_result({"x": x}), reverse.grad(None, {"x": x}, target=f.target))
+    assert f.replays == 0
+
+
+def test_the_byte_budget_declines_a_long_program(tmp_path):
+    # 48 arrays of 10^5 float64 values: 38 MB, over the 32 MiB a kept trace may hold
+    source = "def f(x):\n    s = x\n    for k in range(48):\n        s = sin(s)\n    return sum(s)\n"
+    f = check_both_ways(program(tmp_path, source), points(100_000, count=3), fn="f")
+    assert f.replays == 0 and not any(f.traces.values())
+    short = "def f(x):\n    s = x\n    for k in range(4):\n        s = sin(s)\n    return sum(s)\n"
+    assert check_both_ways(program(tmp_path, short), points(100_000, count=3), fn="f").replays >= 1
+
+
+def test_held_bytes_count_each_array_once():
+    tape = Tape(persistent=True, keep_values=True)
+    x = tape.watch(np.ones(1000))
+    y = ops.exp(x - ops.max(x))
+    ops.sum(y * y)
+    # x, x - m, exp(x - m), y * y: max keeps x and mul keeps exp's value twice, counted once;
+    # sub and exp keep shapes, max and sum give numbers
+    assert large_trace.held_bytes(tape) == 4 * 1000 * 8
+
+
+def test_checks_repeated_runs_replay_large_inputs(tmp_path):
+    runner = ReplayRunner(autodiff.function(program(tmp_path, LSE), "f").target)
+    for at in points(100_000, count=3):
+        out = runner(at)
+        assert same_number(out, reverse.evaluate(None, at, target=runner.target).value)
+    assert any(runner.traces.values())
