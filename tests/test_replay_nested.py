@@ -176,3 +176,22 @@ def test_random_inner_functions_replay_as_interpreted(expr, first, second):
     except Exception:
         return
     assert_same_gradient(f.grad_result(at[1]), theirs)
+
+
+@settings(max_examples=25, deadline=None)
+@given(expressions, expressions, st.lists(st.tuples(coordinates, coordinates), min_size=3, max_size=5),
+       st.sampled_from(["<", ">=", "<="]))
+def test_random_branching_inner_functions_replay_their_paths_as_interpreted(first, second, points, op):
+    """An inner function (under grad of grad too) whose if and while read its arguments: each
+    point's gradient, replayed on a kept path or interpreted where the path is new, is the
+    interpreter's."""
+    source = f"def h(x, y):\n    if x {op} y * 0.5:\n        return {first}\n    n = 0\n" \
+             f"    while x * x > 0.25 and n < 3:\n        x = x * 0.5\n        n = n + 1\n    return {second}\n\n" \
+             "def f(a, b):\n    return grad(h)(a * b, b) + grad(grad(h), 1)(b, a) * a\n"
+    f = program(source)
+    for a, b in points:
+        try:
+            theirs = reverse.grad(None, {"a": a, "b": b}, target=f.target)
+        except Exception:
+            return                             # an error there (a domain edge): the rest is not asked
+        assert_same_gradient(f.grad_result({"a": a, "b": b}), theirs)
