@@ -132,7 +132,6 @@ class _Analysis:
             return None if all(self.static(a) for a in fixed) else f"{name}() with a computed axis or shape"
         return f"the builtin {name}()"
 
-
     def transform(self, call) -> bool:
         """Whether `call` is `grad(f)` or `value_and_grad(f, argnum)` of a function of the
         program (or of such a call: grad(grad(f))), the argnum static, the builtin not rebound."""
