@@ -18,7 +18,7 @@ from ..core import ops
 from ..core.notes import NOTES, reset as reset_notes
 from ..core.tape import Tape, Var, strip
 from ..lang.recorded_decisions import recording_decisions
-from ..lang.replayable import replay_blocker
+from ..lang.replayable import nested_derivatives, replay_blocker
 from ..lang.target import Runner, bind_inputs, check_output, load
 from ..lang.values import set_dtype, shape_of
 from . import reverse
@@ -40,6 +40,10 @@ class Function:
         self.inputs = list(self.target.inputs)
         # why the tape cannot be replayed (None: it can), decided once from the AST
         self.blocker = replay_blocker(self.target.node, self.inputs)
+        # a program that takes derivatives itself replays only its gradient in every input: a
+        # plain run sweeps its inner tapes on plain numbers (the rules' shortcuts for those), a
+        # gradient's on the boxes its trace recorded
+        self.gradient_only = self.blocker is None and nested_derivatives(self.target.node)
         self.traces: dict = {}
         self.fuses = RegionCheck(self.target)     # large inputs of a fusing program: interpreted
         self.replays = 0            # runs answered by a replay (for tests and benchmarks)
@@ -125,7 +129,7 @@ class Function:
         inputs = bind_inputs(self.target, dict(at or {}))
         wrt = check_wrt(self.target, wrt)
         key = input_signature(inputs, dtype_name, limits) + (tuple(self.inputs),)
-        if self.blocker is not None or plain_run(self.traces, key, self.fuses):
+        if self.blocker is not None or self.gradient_only or plain_run(self.traces, key, self.fuses):
             return None
         entry = self.traces.get(key)
         if entry is None:
@@ -153,7 +157,7 @@ class Function:
         set_dtype(dtype_name)
         inputs = bind_inputs(self.target, dict(at or {}))
         key = input_signature(inputs, dtype_name, limits) + (tuple(self.inputs),)   # shared with grads
-        if self.blocker is not None or plain_run(self.traces, key, self.fuses):
+        if self.blocker is not None or self.gradient_only or plain_run(self.traces, key, self.fuses):
             self.interpreted += 1
             return reverse.evaluate(None, inputs, dtype_name=dtype_name, limits=limits, target=self.target)
         entry = self.traces.get(key)
@@ -232,7 +236,7 @@ class Function:
         inputs = bind_inputs(self.target, dict(at or {}))
         wrt = check_wrt(self.target, wrt)
         key = input_signature(inputs, dtype_name, limits) + (tuple(self.inputs),)
-        if self.blocker is not None or plain_run(self.traces, key, self.fuses):
+        if self.blocker is not None or (self.gradient_only and wrt != self.inputs) or plain_run(self.traces, key, self.fuses):
             self.interpreted += 1
             return reverse.grad(None, inputs, wrt, seed, dtype_name=dtype_name, limits=limits, target=self.target)
         entry = self.traces.get(key)
@@ -347,6 +351,8 @@ class ReplayRunner:
         self.interp = self.runner.interp
         self.limits = limits
         self.blocker = replay_blocker(target.node, target.inputs)
+        if self.blocker is None and nested_derivatives(target.node):
+            self.blocker = "a derivative inside the program (only Function's gradients replay it)"
         self.traces: dict = {}
         self.fuses = RegionCheck(target)
         self.signature = ()

@@ -47,13 +47,17 @@ class Guard:
 
 def resolve_guards(tape, logged) -> list | None:
     """The guards of a run's logged decisions (lang/recorded_decisions.py's DECISIONS entries) on `tape`,
-    or None if one reads a box the trace does not hold (another tape, a dual number)."""
+    or None if one reads a box the trace does not hold (another tape, a dual number). A box of a
+    nested derivative's level (a Var of an inner tape) stands for the value it holds: the trace's
+    Var, or a constant of the path."""
     guards = []
     for position, left, right, opname, outcome, span in logged:
         if position is None:
             return None
         sources = []
         for v in (left if opname == "range" else (left, right)):
+            while v.__class__ is Var and v.tape is not tape and v.level > tape.level:
+                v = v.value                             # a nested derivative's box: what it holds
             if v.__class__ is Var and v.tape is tape and v.value.__class__ not in BOXES:
                 sources.append((v.index, None))
             elif v.__class__ in BOXES:

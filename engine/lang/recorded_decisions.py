@@ -50,12 +50,24 @@ def _log(a, b, opname, outcome, span) -> None:
     (none while no run records: a program compiled for one may run again after)."""
     if DECISIONS.entries is None:
         return
-    for v in (a, b):
-        if v.__class__ is Var:
-            DECISIONS.entries.append((len(v.tape.entries), a, b, opname, outcome, span))
-            return
+    length = _trace_length((a, b))
+    if length is not None:
+        DECISIONS.entries.append((length, a, b, opname, outcome, span))
+        return
     if a.__class__ is Dual or b.__class__ is Dual:
         DECISIONS.entries.append((None, a, b, opname, outcome, span))    # no trace is kept
+
+
+def _trace_length(values):
+    """The length of the recording tape at a decision on `values`, or None if none is a Var. A
+    nested derivative's box holds the outer level's: the lowest level reached is the trace's."""
+    base = None
+    for v in values:
+        while v.__class__ is Var:
+            if base is None or v.level < base.level:
+                base = v
+            v = v.value
+    return None if base is None else len(base.tape.entries)
 
 
 def _log_unreplayable(a, b) -> None:
@@ -201,10 +213,11 @@ def _log_range(values, outcome, span) -> None:
     arguments (a tuple), its decision `outcome`."""
     if DECISIONS.entries is None:
         return
+    length = _trace_length(values)
+    if length is not None:
+        DECISIONS.entries.append((length, tuple(values), None, "range", outcome, span))
+        return
     for v in values:
-        if v.__class__ is Var:
-            DECISIONS.entries.append((len(v.tape.entries), tuple(values), None, "range", outcome, span))
-            return
         if v.__class__ is Dual:
             DECISIONS.entries.append((None, tuple(values), None, "range", outcome, span))
             return

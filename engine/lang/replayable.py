@@ -31,6 +31,10 @@ _ARITHMETIC = frozenset({"+", "-", "*", "/", "@"})
 _CONSTANT_NODES = tuple(getattr(nodes, n) for n in ("Num", "Bool", "NoneLit", "EllipsisLit") if hasattr(nodes, n))
 # Constructs whose values this analysis does not follow (yet): such programs are interpreted.
 _UNREPLAYED = {"ListComp": "a list comprehension", "Lambda": "a lambda"}
+# Derivatives taken inside the program that a replay follows: run under a recording outer
+# level, their inner sweeps are taped there in outer primitives (lang/transforms.py declines
+# a run whose inner rules read a traced value as a plain number)
+NESTED_TRANSFORMS = frozenset({"grad", "value_and_grad"})
 
 
 def _traced_builtins() -> frozenset:
@@ -50,6 +54,7 @@ class _Analysis:
         self.traced = _traced_builtins()
         self.guarded: set = set()       # ids of the conditions (and their logic) a replay checks
         self.bound: set = set()         # every name the program binds (`range` among them: no guard)
+        self.nested = False             # whether grad(f)(x) replays (guarded replays only)
 
     def guard_parts(self, test) -> list | None:
         """The logic nodes of an if/while condition that a recorded run logs as decisions, or
@@ -113,11 +118,11 @@ class _Analysis:
 
     def call_blocker(self, call) -> str | None:
         if not isinstance(call.func, nodes.Name):
-            return "a call of a computed function"
+            return None if self.transform(call.func) else "a call of a computed function"
         name = call.func.id
         if not all(self.static(k.value) for k in getattr(call, "keywords", ())):
             return f"{name}() with a keyword argument computed from an input"
-        if name in self.functions or name in self.traced:
+        if name in self.functions or name in self.traced or self.transform(call):
             return None
         if name in _SHAPE_BUILTINS:
             return None if name == "len" or all(self.static(a) for a in call.args) else \
@@ -126,6 +131,25 @@ class _Analysis:
             fixed = call.args[_OP_BUILTINS[name]:] if name != "dot" else ()
             return None if all(self.static(a) for a in fixed) else f"{name}() with a computed axis or shape"
         return f"the builtin {name}()"
+
+    def transform(self, call) -> bool:
+        """Whether `call` is `grad(f)` or `value_and_grad(f, argnum)` of a function of the
+        program (or of such a call: grad(grad(f))), the argnum static, the builtin not rebound."""
+        if not (self.nested and isinstance(call, nodes.Call) and isinstance(call.func, nodes.Name)
+                and call.func.id in NESTED_TRANSFORMS and call.func.id not in self.bound):
+            return False
+        if getattr(call, "keywords", ()) or not 1 <= len(call.args) <= 2:
+            return False
+        fn = call.args[0]
+        if not (isinstance(fn, nodes.Name) and fn.id in self.functions or self.transform(fn)):
+            return False
+        return all(self.static(a) for a in call.args[1:])
+
+
+def nested_derivatives(tree) -> bool:
+    """Whether the program calls a derivative builtin that a replay follows (grad, value_and_grad)."""
+    return any(isinstance(x, nodes.Call) and isinstance(x.func, nodes.Name) and x.func.id in NESTED_TRANSFORMS
+               for x in walk(tree))
 
 
 def _children(e) -> list:
@@ -209,6 +233,7 @@ def replay_blocker(tree, inputs, guarded: bool = True) -> str | None:
     functions = {x.name for x in walk(tree) if isinstance(x, nodes.FunctionDef)}
     analysis = _Analysis(functions, set(inputs))
     analysis.bound = _bound_names(tree, inputs)
+    analysis.nested = guarded
     bindings = list(_assignments(tree, analysis.bound if guarded else None))
     changed = True
     while changed:                      # grow the dynamic names to a fixed point

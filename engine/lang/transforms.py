@@ -11,8 +11,19 @@ import weakref
 from ...parser.errors import SourceError
 from ..core import ops
 from ..core.backend import is_array, np, xp
-from ..core.tape import Dual, Tape, Var, backward, new_level
+from ..core.primitives import TABLE
+from ..core.tape import BOXES, FUSED_RULES, Dual, Tape, Var, backward, new_level
+from .recorded_decisions import DECISIONS
 from .values import as_input, describe, dtype, shape_of, size_of
+
+# The rules whose VJPs, swept on an outer level's boxes, tape all they read: no mask, share or
+# branch made from a traced value (abs's sign(x), max's tie share, pow's where() on a traced
+# exponent). A run that records a trace and sweeps any other rule in a nested derivative
+# keeps no trace: its replay would reuse a number the outer tape never held.
+_TAPED_VJPS = frozenset((
+    "add", "sub", "mul", "div", "neg", "pow", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh",
+    "cosh", "tanh", "exp", "log", "log2", "log10", "sqrt", "getitem", "untake", "reshape", "transpose",
+    "expand_dims", "broadcast_to", "sum_to", "sum", "stack", "concatenate", "matmul"))
 
 
 def _one():
@@ -57,6 +68,8 @@ class DerivedFunction:
             fname = self.name[self.name.index("(") + 1:-1]
             raise SourceError("shape mismatch", f"{self.name[:self.name.index('(')]} needs a function with a "
                               f"scalar output; {fname} returned {describe(y)}", span, "wrap the output in sum(...)")
+        if DECISIONS.entries is not None and not taped_sweep(tape):
+            DECISIONS.entries.append((None, None, None, "nested sweep", None, span))   # no trace is kept
         # a nested derivative records no steps, but its sweep may grow the outer tapes fast: the
         # limits are checked during the sweep and after it
         adj = backward(tape, y, _one(), check=lambda: self.interp.check_growth(span, short_name(self.name)))
@@ -67,6 +80,22 @@ class DerivedFunction:
             grads.append(g if g is not None else ops.zeros_like(args[p]) * 1.0)
         value = y.value if y.__class__ is Var and y.tape is tape else y
         return value, (tuple(grads) if isinstance(self.argnum, tuple) else grads[0])
+
+
+def taped_sweep(tape) -> bool:
+    """Whether sweeping this nested derivative's tape on the outer level's boxes tapes there all
+    its rules read (each rule one of _TAPED_VJPS, or its fused copy, whose VJPs run the rule on
+    boxes; pow's only with a constant exponent)."""
+    for entry in tape.entries:
+        prim = entry.prim
+        if prim is None:
+            continue
+        name = prim.name
+        if name not in _TAPED_VJPS or (prim is not TABLE.get(name) and prim is not FUSED_RULES.get(name)):
+            return False
+        if name == "pow" and (any(pos == 1 for pos, _ in entry.parents) or entry.args[1].__class__ in BOXES):
+            return False
+    return True
 
 
 def short_name(name: str) -> str:
