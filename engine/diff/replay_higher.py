@@ -35,6 +35,7 @@ from .replay import replay_output
 from .replay_jacobian import replay_jacobian
 from .replay_results import all_finite
 from .replay_sweep import planned_adjoints, sweep_plan
+from .replay_tangents import pushed_values
 from .reverse import GradResult
 from .tangents import TANGENT_BUDGET_ELEMENTS, basis_chunks, basis_stack, is_structured, stacked_tangent_of
 
@@ -96,6 +97,11 @@ def boxed_leaves(raw: list, inputs: dict, tangents: dict, wrt: list, watched: li
     return leaves
 
 
+def moving_leaves(tangents: dict, wrt: list, watched: list) -> dict:
+    """{tape index: stacked tangents} of the inputs that move in a pass."""
+    return {index: tangents[w] for w, index in zip(wrt, watched) if w in tangents}
+
+
 def replay_hessian(trace, values: list, inputs: dict, wrt: list, watched: list):
     """{a: {b: array of shape a.shape + b.shape}} by forward-over-reverse over the replayed
     steps, or None where the interpreted Hessian is to answer. `values`: the plain replay's
@@ -109,9 +115,12 @@ def replay_hessian(trace, values: list, inputs: dict, wrt: list, watched: list):
     raw = values[:trace.leaves]
     for k, tangents, rows in tangent_passes(inputs, wrt):
         level = new_level()
-        leaves = boxed_leaves(raw, inputs, tangents, wrt, watched, level)
-        with batched(level, k, structured=any(is_structured(t) for t in tangents.values())):
-            grads = dict(zip(wrt, _gradient_pass(trace, leaves, list(watched))))
+        structured = any(is_structured(t) for t in tangents.values())
+        with batched(level, k, structured=structured):
+            boxed = pushed_values(trace, values, moving_leaves(tangents, wrt, watched), level, k, structured)
+            if boxed is None:
+                boxed = boxed_values(trace, boxed_leaves(raw, inputs, tangents, wrt, watched, level))
+            grads = dict(zip(wrt, _gradient_pass(trace, boxed, list(watched))))
         if not quiet(notes):
             return None
         for b in wrt:
@@ -157,12 +166,10 @@ def place_rows(row_blocks: dict, b, stacked_rows, span: tuple, block_shape: tupl
     row_blocks[b][start:stop, :] = stacked_rows[first:first + stop - start]
 
 
-def _gradient_pass(trace, leaves: list, watched: list) -> list:
-    """The steps replayed on the boxed leaves (Duals: no tape records them), then the planned
-    sweep over those values (diff/replay_sweep.py: the VJPs, arguments and order of a tape's
-    sweep, so the adjoints are the same to the bit, Duals included): the adjoint of each
-    watched input, or None."""
-    values = boxed_values(trace, leaves)
+def _gradient_pass(trace, values: list, watched: list) -> list:
+    """The planned sweep over the boxed values of the replayed steps (Duals: no tape records
+    them; diff/replay_sweep.py: the VJPs, arguments and order of a tape's sweep, so the adjoints
+    are the same to the bit, Duals included): the adjoint of each watched input, or None."""
     plan = sweep_plan(trace, watched)
     if trace.output is None or not plan.live[trace.output]:
         return [None] * len(watched)           # the output does not depend on those inputs
@@ -198,9 +205,12 @@ def tangent_columns(trace, values: list, inputs: dict, wrt: list, watched: list,
     out_size = size_of(strip(values[trace.output]))
     for k, tangents, rows in tangent_passes(inputs, wrt, out_size):
         level = new_level()
-        leaves = boxed_leaves(raw, inputs, tangents, wrt, watched, level)
-        with batched(level, k, structured=any(is_structured(t) for t in tangents.values())):
-            out = boxed_values(trace, leaves)[trace.output]
+        structured = any(is_structured(t) for t in tangents.values())
+        with batched(level, k, structured=structured):
+            boxed = pushed_values(trace, values, moving_leaves(tangents, wrt, watched), level, k, structured)
+            if boxed is None:
+                boxed = boxed_values(trace, boxed_leaves(raw, inputs, tangents, wrt, watched, level))
+            out = boxed[trace.output]
         if not quiet(notes):
             raise Unusual(notes.kinks)
         yield rows, stacked_tangent_of(out, level, out_shape, k, by_columns=True)
