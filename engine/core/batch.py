@@ -25,7 +25,7 @@ from .backend import np
 from .primitives import shape
 from .rules import reductions, shapes
 from .tangent_stack import TangentStack
-from .tape import BATCHED, push_tangents
+from .tape import BATCHED, Dual, bind
 
 # the lifts that keep a TangentStack structured (their numpy functions are the ones it knows)
 STRUCTURE_KEEPING = frozenset(("broadcast_to", "sum_to", "reshape", "sum", "expand_dims"))
@@ -35,12 +35,21 @@ STRUCTURE_KEEPING = frozenset(("broadcast_to", "sum_to", "reshape", "sum", "expa
 def batched(level: int, k: int, structured: bool = False):
     """While active, Duals of `level` carry k stacked tangents (`structured`: seeded as a
     TangentStack, so a broadcast scalar's stack is made rank one too)."""
-    def jvp(prim, i, t, ans, primals, params):
-        return lifted_jvp(prim, i, t, ans, primals, params or NO_PARAMS, k, structured)
-
     def batched_bind(prim, args, params):
-        """bind's forward-mode step for this level: tape.push_tangents with the stacked JVP."""
-        return push_tangents(prim, args, params, level, jvp)
+        """bind's forward-mode step for this level: tape.push_tangents with lifted_jvp, written
+        out here (the same primals, JVP calls and sum, two calls fewer per step and per JVP)."""
+        primals = tuple([a.primal if (a.__class__ is Dual and a.level == level) else a for a in args])
+        ans = bind(prim, primals, params)
+        lifted_params = params or NO_PARAMS
+        tangent = None
+        jvps = prim.jvps
+        for i, a in enumerate(args):
+            if a.__class__ is Dual and a.level == level and jvps[i] is not None:
+                t = lifted_jvp(prim, i, a.tangent, ans, primals, lifted_params, k, structured)
+                tangent = t if tangent is None else tangent + t
+        if tangent is None:
+            return ans
+        return Dual(ans, tangent, level)
 
     BATCHED[level] = batched_bind
     try:

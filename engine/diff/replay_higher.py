@@ -31,6 +31,7 @@ from ..core.tangent_stack import TangentStack
 from ..core.tape import BOXES, Dual, bind, new_level, strip
 from ..lang.values import as_input, dtype, shape_of, size_of
 from .common import check_result_elements, finish, on_host, seed_for
+from .hessian_plan import Recording, make_plan, plannable, planned_gradient
 from .replay import replay_output
 from .replay_jacobian import replay_jacobian
 from .replay_results import all_finite
@@ -120,7 +121,8 @@ def replay_hessian(trace, values: list, inputs: dict, wrt: list, watched: list):
             boxed = pushed_values(trace, values, moving_leaves(tangents, wrt, watched), level, k, structured)
             if boxed is None:
                 boxed = boxed_values(trace, boxed_leaves(raw, inputs, tangents, wrt, watched, level))
-            grads = dict(zip(wrt, _gradient_pass(trace, boxed, list(watched))))
+            single = k == sum(size_of(inputs[w]) for w in wrt)
+            grads = dict(zip(wrt, _gradient_pass(trace, boxed, list(watched), (level, k, structured, single))))
         if not quiet(notes):
             return None
         for b in wrt:
@@ -166,13 +168,28 @@ def place_rows(row_blocks: dict, b, stacked_rows, span: tuple, block_shape: tupl
     row_blocks[b][start:stop, :] = stacked_rows[first:first + stop - start]
 
 
-def _gradient_pass(trace, values: list, watched: list) -> list:
+def _gradient_pass(trace, values: list, watched: list, stacked: tuple) -> list:
     """The planned sweep over the boxed values of the replayed steps (Duals: no tape records
     them; diff/replay_sweep.py: the VJPs, arguments and order of a tape's sweep, so the adjoints
-    are the same to the bit, Duals included): the adjoint of each watched input, or None."""
+    are the same to the bit, Duals included): the adjoint of each watched input, or None. Where
+    this one stacked pass (`stacked`: level, k, structured, whether it is the only pass) moves
+    every input, diff/hessian_plan.py's replay of the sweep's binds, recorded on the first."""
     plan = sweep_plan(trace, watched)
     if trace.output is None or not plan.live[trace.output]:
         return [None] * len(watched)           # the output does not depend on those inputs
+    level, k, structured, single = stacked
+    key = ("hessian", tuple(watched))
+    planned = trace.sweep_plans.get(key) if single else False
+    if planned:
+        return planned_gradient(planned, values, level, k, structured)
+    if planned is None and plannable(trace, watched, values, level):
+        with Recording(level) as recording:
+            adjoints = planned_adjoints(plan, values, trace.output, as_input(1.0))
+        grads = [adjoints[i] for i in watched]
+        trace.sweep_plans[key] = make_plan(recording.log, values, grads, level) or False
+        return grads
+    if planned is None:
+        trace.sweep_plans[key] = False
     adjoints = planned_adjoints(plan, values, trace.output, as_input(1.0))
     return [adjoints[i] for i in watched]
 
