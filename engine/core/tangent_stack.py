@@ -41,8 +41,30 @@ def structured_seed(k: int, dtype_name: str, backend_name: str) -> bool:
 
 
 def _finite(a) -> bool:
+    if a.__class__ is np().ndarray:
+        return finite_array(a)
     total = a.sum() if hasattr(a, "sum") else a
     return total - total == 0.0             # a nan or inf anywhere makes the sum non-finite
+
+
+ONES_CACHED_MAX = 4096       # elements of the largest ones vector kept for finite_array's dot
+_ones_by_size: dict = {}
+
+
+def finite_array(a) -> bool:
+    """Whether a float64 array holds finite numbers only: its sum is finite (a nan or inf anywhere
+    makes it not; a finite sum that overflows reads as not finite, the dense stack then answers).
+    The sum as BLAS's dot with ones where the array is small: a third of numpy's reduction's
+    cost at a few hundred numbers, and a structured step checks every term it makes."""
+    size = a.size
+    if size > ONES_CACHED_MAX:
+        total = np().add.reduce(a, None)
+    else:
+        ones = _ones_by_size.get(size)
+        if ones is None:
+            ones = _ones_by_size[size] = np().ones(size)
+        total = (a if a.ndim == 1 else a.reshape(-1)).dot(ones)
+    return total - total == 0.0
 
 
 class TangentStack(StackArray):
@@ -145,19 +167,19 @@ class TangentStack(StackArray):
                 return None
             if vshape != self.vshape and self.diagonals:
                 return None                     # a diagonal's values spread: not a diagonal any more
-        add_up = np().add.reduce
         diagonals = []
         for offset, d in self.diagonals:
             d = d / factor if divide else d * factor
-            total = add_up(d, None)
-            if total - total != 0.0:           # an inf or nan: the dense stack's business
+            if not finite_array(d):            # an inf or nan: the dense stack's business
                 return None
             diagonals.append((offset, d))
         rank_one = []
         for u, v in self.rank_one:
             v = v / factor if divide else v * factor
-            total = add_up(v, None) if v.__class__ is not float else v
-            if total - total != 0.0:
+            if v.__class__ is float:
+                if v - v != 0.0:
+                    return None
+            elif not finite_array(v):
                 return None
             rank_one.append((u, v))
         return TangentStack(self.k, vshape, diagonals, rank_one)
