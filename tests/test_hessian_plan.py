@@ -103,3 +103,33 @@ def test_no_plan_where_a_raw_value_could_depend_on_the_point(source, at, wrt):
         f.hessian(at, wrt=wrt)
     assert plans_of(f) in ([], [False])
     assert_close(f.hessian(moved, wrt=wrt), higher.hessian(None, moved, wrt, target=f.target).hessian)
+
+
+def test_an_assembly_that_overflows_is_left_to_the_interpreter():
+    """The terms of a structured stack are finite, their products may not be: a magnitude bound
+    over the largest float makes the assembled rows checked, and an inf there is interpreted."""
+    f = Function("sum(x * 1e200) * sum(x * 1e200)")
+    at = {"x": np.full(20, 1e-201)}
+    for _ in range(3):
+        f.hessian(at)
+    replays = f.replays
+    moved = {"x": np.full(20, 2e-201)}
+    theirs = higher.hessian(None, moved, None, target=f.target).hessian
+    assert np.isinf(theirs["x"]["x"]).all()
+    assert_close(f.hessian(moved), theirs)
+    assert f.replays == replays                          # the interpreter answered
+
+
+def test_finite_array_and_magnitude_bound():
+    from autodiff.engine.core.tangent_stack import TangentStack, finite_array
+    for size in (3, 200, 5000):
+        a = np.linspace(-1.0, 1.0, size)
+        assert finite_array(a) and finite_array(a.reshape(-1, 1)) and finite_array(a[::2])
+        for bad in (np.nan, np.inf, -np.inf):
+            b = a.copy()
+            b[size // 2] = bad
+            assert not finite_array(b)
+    assert not finite_array(np.array([1e308, 1e308]))   # a sum that overflows: as not finite
+    stack = TangentStack(4, (4,), ((0, np.array([1.0, -3.0, 2.0, 0.0])),), ((np.array([2.0, -5.0, 0.0, 1.0]), 0.5),))
+    assert stack.magnitude_bound() >= np.abs(stack.dense()).max()
+    assert stack.magnitude_bound() == 3.0 + 5.0 * 0.5

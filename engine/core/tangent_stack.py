@@ -125,8 +125,9 @@ class TangentStack(StackArray):
         m = np()
         size = prod(self.vshape)
         if self.rank_one:
-            us = m.stack([u for u, _ in self.rank_one])
-            vs = m.stack([m.full(size, v) if v.__class__ is float else
+            # m.array of the rows, not m.stack: the same matrix without stack's Python checks
+            us = m.array([u for u, _ in self.rank_one])
+            vs = m.array([m.full(size, v) if v.__class__ is float else
                           (v if v.shape == self.vshape else m.broadcast_to(v, self.vshape)).reshape(-1)
                           for _, v in self.rank_one])
             left, right = (vs.T, us) if by_columns else (us.T, vs)
@@ -141,6 +142,21 @@ class TangentStack(StackArray):
                 first = lo * (width + 1) + (offset if by_columns else offset * size)
                 flat[first:first + (hi - lo - 1) * (width + 1) + 1:width + 1] += d.reshape(-1)[lo:hi]
         return out
+
+    def magnitude_bound(self) -> float:
+        """A bound on the magnitude of every number of the dense stack (its terms' largest
+        magnitudes added up): where it is far below the largest float, the assembly is finite
+        without a pass over its k x size numbers."""
+        m = np()
+        bound = 0.0
+        for _, d in self.diagonals:
+            if d.size:
+                bound += float(m.abs(d).max())
+        for u, v in self.rank_one:
+            if u.size:
+                bound += float(m.abs(u).max()) * (abs(v) if v.__class__ is float else
+                                                  float(m.abs(v).max()) if v.size else 0.0)
+        return bound
 
     def __array__(self, dtype=None, copy=None):
         d = self.dense()
