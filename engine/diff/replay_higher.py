@@ -3,10 +3,11 @@ the engine's `bind` on boxed inputs, so tangents and tapes flow through a replay
 through an interpreted run (views/plot_points.py does the same with nested Duals).
 
 - Hessian, forward-over-reverse (diff/higher.py's method): the inputs of `wrt` move along a
-  stack of basis tangents (level-k Duals, core/batch.py), the replayed steps push them, the
-  planned reverse sweep of diff/replay_sweep.py over those values gives the gradient (no tape
-  is recorded: the plan knows its structure), and the gradient's stacked tangents are the
-  Hessian's rows.
+  stack of basis tangents (level-k Duals, core/batch.py), the recorded steps' JVP rules push
+  them (diff/replay_tangents.py), the planned reverse sweep of diff/replay_sweep.py over those
+  values gives the gradient (no tape is recorded: the plan knows its structure; where it can be,
+  the binds of that sweep replayed as diff/hessian_plan.py's plan), and the gradient's stacked
+  tangents are the Hessian's rows.
 - Jacobian, forward mode (diff/forward.py's `_jacobian_forward`): the inputs carry stacked
   basis tangents, and the output's tangent stack holds the Jacobian's columns.
 - Gradient, forward mode (diff/forward.py's `gradient`): those columns, each summed (or
