@@ -25,7 +25,7 @@ from .backend import np
 from .primitives import shape
 from .rules import reductions, shapes
 from .tangent_stack import TangentStack
-from .tape import BATCHED, push_tangents
+from .tape import BATCHED, Dual, bind
 
 # the lifts that keep a TangentStack structured (their numpy functions are the ones it knows)
 STRUCTURE_KEEPING = frozenset(("broadcast_to", "sum_to", "reshape", "sum", "expand_dims"))
@@ -35,12 +35,21 @@ STRUCTURE_KEEPING = frozenset(("broadcast_to", "sum_to", "reshape", "sum", "expa
 def batched(level: int, k: int, structured: bool = False):
     """While active, Duals of `level` carry k stacked tangents (`structured`: seeded as a
     TangentStack, so a broadcast scalar's stack is made rank one too)."""
-    def jvp(prim, i, t, ans, primals, params):
-        return lifted_jvp(prim, i, t, ans, primals, params or NO_PARAMS, k, structured)
-
     def batched_bind(prim, args, params):
-        """bind's forward-mode step for this level: tape.push_tangents with the stacked JVP."""
-        return push_tangents(prim, args, params, level, jvp)
+        """bind's forward-mode step for this level: tape.push_tangents with lifted_jvp, written
+        out here (the same primals, JVP calls and sum, two calls fewer per step and per JVP)."""
+        primals = tuple([a.primal if (a.__class__ is Dual and a.level == level) else a for a in args])
+        ans = bind(prim, primals, params)
+        lifted_params = params or NO_PARAMS
+        tangent = None
+        jvps = prim.jvps
+        for i, a in enumerate(args):
+            if a.__class__ is Dual and a.level == level and jvps[i] is not None:
+                t = lifted_jvp(prim, i, a.tangent, ans, primals, lifted_params, k, structured)
+                tangent = t if tangent is None else tangent + t
+        if tangent is None:
+            return ans
+        return Dual(ans, tangent, level)
 
     BATCHED[level] = batched_bind
     try:
@@ -54,16 +63,19 @@ ndarray = np().ndarray
 
 
 def lifted_jvp(prim, i, t, ans, primals, params, k, structured=False):
-    out_shape = ans.shape if ans.__class__ is ndarray else shape(ans)
+    """The JVP of `prim` in argument i for k stacked tangents `t`: (k,) + the output's shape."""
+    c = ans.__class__              # the shapes written out for arrays and floats: a call each saved
+    out_shape = ans.shape if c is ndarray else (() if c is float else shape(ans))
     rule = prim.jvps[i]
     if prim.elementwise:
         arg = primals[i]
-        arg_shape = arg.shape if arg.__class__ is ndarray else shape(arg)
-        if structured and t.__class__ is not TangentStack and arg_shape != out_shape:
-            t = rank_one_if_spread(t, arg_shape, out_shape, k)
-        pad = len(out_shape) - len(arg_shape)
-        if pad > 0:
-            t = align(t, arg_shape, len(out_shape), k)
+        c = arg.__class__
+        arg_shape = arg.shape if c is ndarray else (() if c is float else shape(arg))
+        if arg_shape != out_shape:
+            if structured and t.__class__ is not TangentStack:
+                t = rank_one_if_spread(t, arg_shape, out_shape, k)
+            if len(out_shape) > len(arg_shape):
+                t = align(t, arg_shape, len(out_shape), k)
         r = rule(t, ans, *primals, **params) if params is not NO_PARAMS else rule(t, ans, *primals)
     else:
         if structured and prim.name == "broadcast_to":
@@ -78,8 +90,9 @@ def lifted_jvp(prim, i, t, ans, primals, params, k, structured=False):
         r = lift(t, ans, primals, params, k) if lift is not None else None
         if r is None:
             return per_tangent(rule, t, ans, primals, params, k)
-    r_shape = r.shape if r.__class__ is ndarray or r.__class__ is TangentStack else shape(r)
-    if r_shape[1:] == out_shape and r_shape and r_shape[0] == k:
+    c = r.__class__
+    r_shape = r.shape if c is ndarray or c is TangentStack else shape(r)
+    if r_shape and r_shape[0] == k and r_shape[1:] == out_shape:
         return r
     if structured and r.__class__ is not TangentStack:
         r = rank_one_if_spread(r, r_shape[1:], out_shape, k)

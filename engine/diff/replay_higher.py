@@ -3,10 +3,11 @@ the engine's `bind` on boxed inputs, so tangents and tapes flow through a replay
 through an interpreted run (views/plot_points.py does the same with nested Duals).
 
 - Hessian, forward-over-reverse (diff/higher.py's method): the inputs of `wrt` move along a
-  stack of basis tangents (level-k Duals, core/batch.py), the replayed steps push them, the
-  planned reverse sweep of diff/replay_sweep.py over those values gives the gradient (no tape
-  is recorded: the plan knows its structure), and the gradient's stacked tangents are the
-  Hessian's rows.
+  stack of basis tangents (level-k Duals, core/batch.py), the recorded steps' JVP rules push
+  them (diff/replay_tangents.py), the planned reverse sweep of diff/replay_sweep.py over those
+  values gives the gradient (no tape is recorded: the plan knows its structure; where it can be,
+  the binds of that sweep replayed as diff/hessian_plan.py's plan), and the gradient's stacked
+  tangents are the Hessian's rows.
 - Jacobian, forward mode (diff/forward.py's `_jacobian_forward`): the inputs carry stacked
   basis tangents, and the output's tangent stack holds the Jacobian's columns.
 - Gradient, forward mode (diff/forward.py's `gradient`): those columns, each summed (or
@@ -31,10 +32,12 @@ from ..core.tangent_stack import TangentStack
 from ..core.tape import BOXES, Dual, bind, new_level, strip
 from ..lang.values import as_input, dtype, shape_of, size_of
 from .common import check_result_elements, finish, on_host, seed_for
+from .hessian_plan import Recording, make_plan, plannable, planned_gradient
 from .replay import replay_output
 from .replay_jacobian import replay_jacobian
 from .replay_results import all_finite
 from .replay_sweep import planned_adjoints, sweep_plan
+from .replay_tangents import pushed_values
 from .reverse import GradResult
 from .tangents import TANGENT_BUDGET_ELEMENTS, basis_chunks, basis_stack, is_structured, stacked_tangent_of
 
@@ -96,6 +99,11 @@ def boxed_leaves(raw: list, inputs: dict, tangents: dict, wrt: list, watched: li
     return leaves
 
 
+def moving_leaves(tangents: dict, wrt: list, watched: list) -> dict:
+    """{tape index: stacked tangents} of the inputs that move in a pass."""
+    return {index: tangents[w] for w, index in zip(wrt, watched) if w in tangents}
+
+
 def replay_hessian(trace, values: list, inputs: dict, wrt: list, watched: list):
     """{a: {b: array of shape a.shape + b.shape}} by forward-over-reverse over the replayed
     steps, or None where the interpreted Hessian is to answer. `values`: the plain replay's
@@ -105,13 +113,18 @@ def replay_hessian(trace, values: list, inputs: dict, wrt: list, watched: list):
         return None
     check_result_elements("Hessian", sum(size_of(inputs[w]) for w in wrt) ** 2, None)
     blocks = {a: {} for a in wrt}          # filled by the passes (zeros where none reaches)
+    unbounded = set()                      # the blocks whose rows may hold an inf or nan
     notes = reset_notes()
     raw = values[:trace.leaves]
     for k, tangents, rows in tangent_passes(inputs, wrt):
         level = new_level()
-        leaves = boxed_leaves(raw, inputs, tangents, wrt, watched, level)
-        with batched(level, k, structured=any(is_structured(t) for t in tangents.values())):
-            grads = dict(zip(wrt, _gradient_pass(trace, leaves, list(watched))))
+        structured = any(is_structured(t) for t in tangents.values())
+        with batched(level, k, structured=structured):
+            boxed = pushed_values(trace, values, moving_leaves(tangents, wrt, watched), level, k, structured)
+            if boxed is None:
+                boxed = boxed_values(trace, boxed_leaves(raw, inputs, tangents, wrt, watched, level))
+            single = k == sum(size_of(inputs[w]) for w in wrt)
+            grads = dict(zip(wrt, _gradient_pass(trace, boxed, list(watched), (level, k, structured, single))))
         if not quiet(notes):
             return None
         for b in wrt:
@@ -123,16 +136,24 @@ def replay_hessian(trace, values: list, inputs: dict, wrt: list, watched: list):
             # assembly, which is ours alone; a second matrix of k x n is a page-faulted temporary
             owned = fresh and t.__class__ is np().ndarray and t.flags.writeable
             stacked_rows = xp().add(t, 0.0, out=t) if owned else to_host(t) + 0.0
+            bounded = fresh and grads[b].tangent.magnitude_bound() < FINITE_BOUND
             for a, start, stop, first in rows:
                 place_rows(blocks[a], b, stacked_rows, (start, stop, first), (size_of(inputs[a]), size_of(inputs[b])))
+                if not bounded:
+                    unbounded.add((a, b))
     for a in wrt:
         for b in wrt:
             if b not in blocks[a]:
                 blocks[a][b] = np().zeros((size_of(inputs[a]), size_of(inputs[b])), dtype=dtype())
-    if not finite_matrices([block for row in blocks.values() for block in row.values()]):
+    if not finite_matrices([blocks[a][b] for a, b in unbounded]):
         return None
     return {a: {b: finish(blocks[a][b].reshape(shape_of(inputs[a]) + shape_of(inputs[b]))) for b in wrt}
             for a in wrt}
+
+
+# a structured stack whose terms bound its numbers below this assembles finite numbers only
+# (a few terms' products added: far from the largest float, 1.8e308), so no pass checks them
+FINITE_BOUND = 1e300
 
 
 def finite_matrices(matrices: list) -> bool:
@@ -157,15 +178,28 @@ def place_rows(row_blocks: dict, b, stacked_rows, span: tuple, block_shape: tupl
     row_blocks[b][start:stop, :] = stacked_rows[first:first + stop - start]
 
 
-def _gradient_pass(trace, leaves: list, watched: list) -> list:
-    """The steps replayed on the boxed leaves (Duals: no tape records them), then the planned
-    sweep over those values (diff/replay_sweep.py: the VJPs, arguments and order of a tape's
-    sweep, so the adjoints are the same to the bit, Duals included): the adjoint of each
-    watched input, or None."""
-    values = boxed_values(trace, leaves)
+def _gradient_pass(trace, values: list, watched: list, stacked: tuple) -> list:
+    """The planned sweep over the boxed values of the replayed steps (Duals: no tape records
+    them; diff/replay_sweep.py: the VJPs, arguments and order of a tape's sweep, so the adjoints
+    are the same to the bit, Duals included): the adjoint of each watched input, or None. Where
+    this one stacked pass (`stacked`: level, k, structured, whether it is the only pass) moves
+    every input, diff/hessian_plan.py's replay of the sweep's binds, recorded on the first."""
     plan = sweep_plan(trace, watched)
     if trace.output is None or not plan.live[trace.output]:
         return [None] * len(watched)           # the output does not depend on those inputs
+    level, k, structured, single = stacked
+    key = ("hessian", tuple(watched))
+    planned = trace.sweep_plans.get(key) if single else False
+    if planned:
+        return planned_gradient(planned, values, level, k, structured)
+    if planned is None and plannable(trace, watched, values, level):
+        with Recording(level) as recording:
+            adjoints = planned_adjoints(plan, values, trace.output, as_input(1.0))
+        grads = [adjoints[i] for i in watched]
+        trace.sweep_plans[key] = make_plan(recording.log, values, grads, level) or False
+        return grads
+    if planned is None:
+        trace.sweep_plans[key] = False
     adjoints = planned_adjoints(plan, values, trace.output, as_input(1.0))
     return [adjoints[i] for i in watched]
 
@@ -198,9 +232,12 @@ def tangent_columns(trace, values: list, inputs: dict, wrt: list, watched: list,
     out_size = size_of(strip(values[trace.output]))
     for k, tangents, rows in tangent_passes(inputs, wrt, out_size):
         level = new_level()
-        leaves = boxed_leaves(raw, inputs, tangents, wrt, watched, level)
-        with batched(level, k, structured=any(is_structured(t) for t in tangents.values())):
-            out = boxed_values(trace, leaves)[trace.output]
+        structured = any(is_structured(t) for t in tangents.values())
+        with batched(level, k, structured=structured):
+            boxed = pushed_values(trace, values, moving_leaves(tangents, wrt, watched), level, k, structured)
+            if boxed is None:
+                boxed = boxed_values(trace, boxed_leaves(raw, inputs, tangents, wrt, watched, level))
+            out = boxed[trace.output]
         if not quiet(notes):
             raise Unusual(notes.kinks)
         yield rows, stacked_tangent_of(out, level, out_shape, k, by_columns=True)

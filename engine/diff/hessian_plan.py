@@ -1,0 +1,142 @@
+"""A replayed Hessian's sweep without its VJP code: the binds that the planned sweep
+(diff/replay_sweep.py) makes on the stacked Duals, recorded once per trace and replayed as a
+list of steps, each the primitive's impl on the primals and core/batch.py's `lifted_jvp` on
+the tangents.
+
+The sweep of forward-over-reverse runs the VJP rules on Duals; every op those rules apply to a
+Dual reaches core/batch.py's batched bind, which computes the primal and pushes the tangents.
+Everything else the rules do (their branches, unbroadcast's shape tests, accumulation's choice,
+the ops' own dispatch) depends on types and shapes, or on raw values made from constants: the
+same at every point of the trace, so the binds, their order and their raw arguments are too.
+Replaying them calls the same impls and the same JVPs on the same arguments in the same order:
+the same numbers to the bit, at a fraction of the dispatch.
+
+That holds where no raw value in the sweep depends on the point, so a plan is made only when:
+- every input of the trace moves in the one stacked pass and every step carries a tangent (no
+  raw value of the trace reaches a VJP);
+- every step's primitive is one of PLANNED_STEPS, whose VJP rules apply no comparison or other
+  non-differentiable op to a Dual (pow only with a constant float exponent);
+- every recorded bind is a primitive that notes no kinks, on Duals the plan knows, giving a Dual.
+Anything else keeps the bound sweep (a plan of False, so the test is made once)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..core.batch import NO_PARAMS, lifted_jvp
+from ..core.notes import NOTES
+from ..core.tape import BATCHED, Dual, Var
+
+# the steps whose VJP rules make raw values from constants only (core/rules/arithmetic.py,
+# elementwise.py's _elementwise family, reductions.py's sum, shapes.py)
+PLANNED_STEPS = frozenset(("add", "sub", "mul", "div", "neg", "sin", "cos", "tan", "sinh", "cosh", "tanh",
+                           "exp", "log", "log2", "log10", "arctan", "sum", "reshape", "broadcast_to", "sum_to",
+                           "expand_dims", "transpose", "pow"))
+
+
+@dataclass
+class HessianPlan:
+    """binds: (prim, params or None, lifted params, arguments, moving, span) per recorded bind,
+    arguments (slot or -1, constant) per position, moving the (position, slot) pairs whose
+    tangents are pushed; results: per watched input, its adjoint's slot, or -1 with a constant
+    (a raw adjoint, or None). Slots: the trace's values, then each bind's result."""
+    binds: list
+    results: list
+
+
+def plannable(trace, watched: list, boxed: list, level: int) -> bool:
+    """Whether the sweep over `boxed` (every value of the trace) can be planned."""
+    if sorted(watched) != list(range(trace.leaves)):
+        return False
+    for value in boxed:
+        if value.__class__ is not Dual or value.level != level:
+            return False
+    for prim, parents, args, params, span in trace.steps:
+        if prim.name not in PLANNED_STEPS:
+            return False
+        if prim.name == "pow" and (len(parents) != 1 or parents[0][0] != 0 or args[1].__class__ is not float):
+            return False
+    return True
+
+
+class Recording:
+    """While active (a `with`, inside core/batch.py's `batched` for `level`), the batched binds
+    are logged as they are made."""
+
+    def __init__(self, level: int):
+        self.level = level
+        self.log = []
+
+    def __enter__(self):
+        inner = self.inner = BATCHED[self.level]
+        log = self.log
+
+        def recording_bind(prim, args, params):
+            out = inner(prim, args, params)
+            log.append((prim, args, params, NOTES.span, out))
+            return out
+        BATCHED[self.level] = recording_bind
+        return self
+
+    def __exit__(self, *exc):
+        BATCHED[self.level] = self.inner
+        return False
+
+
+def make_plan(log: list, boxed: list, adjoints: list, level: int):
+    """The plan of a recorded sweep over `boxed`, or None where it cannot be one."""
+    slots = {id(v): i for i, v in enumerate(boxed)}
+    binds = []
+    count = len(boxed)
+    for prim, args, params, span, out in log:
+        if prim.kink is not None or out.__class__ is not Dual or out.level != level:
+            return None
+        arguments, moving = [], []
+        jvps = prim.jvps
+        for pos, a in enumerate(args):
+            if a.__class__ is Dual:
+                slot = slots.get(id(a)) if a.level == level else None
+                if slot is None:
+                    return None                    # a Dual the plan does not know
+                arguments.append((slot, None))
+                if jvps[pos] is not None:
+                    moving.append((pos, slot))
+            elif a.__class__ is Var:
+                return None
+            else:
+                arguments.append((-1, a))          # a raw value: made from constants (above)
+        if not moving:
+            return None
+        binds.append((prim, params or None, params or NO_PARAMS, tuple(arguments), tuple(moving), span))
+        slots[id(out)] = count
+        count += 1
+    results = []
+    for adjoint in adjoints:
+        if adjoint.__class__ is Dual:
+            slot = slots.get(id(adjoint)) if adjoint.level == level else None
+            if slot is None:
+                return None
+            results.append((slot, None))
+        else:
+            results.append((-1, adjoint))
+    return HessianPlan(binds=binds, results=results)
+
+
+def planned_gradient(plan: HessianPlan, boxed: list, level: int, k: int, structured: bool) -> list:
+    """The adjoints of the watched inputs (Duals of `level`, or the plan's constants) by
+    replaying the plan over `boxed`, the trace's values of this pass."""
+    primals = [v.primal for v in boxed]
+    tangents = [v.tangent for v in boxed]
+    add_primal, add_tangent = primals.append, tangents.append
+    notes = NOTES
+    for prim, params, lifted_params, arguments, moving, span in plan.binds:
+        notes.span = span
+        args = tuple([primals[slot] if slot >= 0 else constant for slot, constant in arguments])
+        ans = prim.impl(*args, **params) if params else prim.impl(*args)
+        tangent = None
+        for pos, slot in moving:
+            t = lifted_jvp(prim, pos, tangents[slot], ans, args, lifted_params, k, structured)
+            tangent = t if tangent is None else tangent + t
+        add_primal(ans)
+        add_tangent(tangent)
+    return [Dual(primals[slot], tangents[slot], level) if slot >= 0 else constant
+            for slot, constant in plan.results]

@@ -1,0 +1,135 @@
+"""A replayed Hessian's planned sweep (diff/hessian_plan.py): recorded at one point, replayed at
+others, it gives the bound sweep's numbers to the bit (and so the interpreter's to rounding);
+where a raw value of the sweep could depend on the point, no plan is made."""
+import numpy as np
+import pytest
+
+from autodiff.engine.diff import hessian_plan, replay_higher
+from autodiff.engine.diff.function import Function
+from autodiff.engine.diff.replay_results import same_bits
+from test_replay import POINTS, TABLE_CASES
+from test_replay_higher import assert_close, pick
+from autodiff.engine.diff import higher
+
+
+def trace_of(f):
+    (trace,) = f.traces.values()
+    return trace
+
+
+def plans_of(f) -> list:
+    return [plan for key, plan in trace_of(f).sweep_plans.items() if key[0] == "hessian"]
+
+
+def planned_and_bound(f, first, second, wrt=None):
+    """f's Hessian at `second` by the plan recorded at `first`, and by the bound sweep."""
+    for _ in range(3):                     # interpreted, trace recorded, plan recorded
+        f.hessian(first, wrt=wrt)
+    planned = f.hessian(second, wrt=wrt)
+    for key in [key for key in trace_of(f).sweep_plans if key[0] == "hessian"]:
+        trace_of(f).sweep_plans[key] = False
+    return planned, f.hessian(second, wrt=wrt)
+
+
+def assert_same_bits(ours, theirs):
+    for a in theirs:
+        for b in theirs[a]:
+            assert same_bits(ours[a][b], theirs[a][b]), (a, b)
+
+
+@pytest.mark.parametrize("expr", TABLE_CASES)
+@pytest.mark.parametrize("points", range(len(POINTS)))
+def test_a_planned_hessian_is_the_bound_sweeps_to_the_bit(expr, points):
+    first, second = POINTS[points]
+    f = Function(expr)
+    first, second = pick(f.target, first), pick(f.target, second)
+    try:
+        planned, bound = planned_and_bound(f, first, second)
+    except Exception:                      # the interpreter's error: tests/test_replay_higher.py's
+        return
+    assert_same_bits(planned, bound)
+
+
+STRUCTURED = ["sum(x ** 2 * sin(x)) + log(sum(exp(x))) + sum(x) ** 3",
+              "sum(tanh(x) * cos(x)) * sum(x * x) - sum(x / (2.0 + x))",
+              "log(sum(exp(x - 1.0))) / sum(x * x + 1.0) + sum(-x) * sum(sinh(x) * cosh(x))",
+              "sum(arctan(x) * log(2.0 + x) - tan(x * 0.5)) * sum(x ** 0.0 * x) + sum(reshape(x, (4, 6)) ** 3)",
+              "sum(exp(x) * sum(x)) + log10(sum(x * x) + 1.0) * log2(3.0 + sum(x))",
+              "sum(sum(transpose(reshape(x, (4, 6))), axis=0) ** 2) * sum(x)"]
+
+
+@pytest.mark.parametrize("expr", STRUCTURED)
+def test_a_structured_plan_replays_at_other_points_to_the_bit(expr):
+    first = {"x": np.linspace(-1.0, 1.0, 24)}
+    f = Function(expr)
+    for second in ({"x": np.linspace(-0.7, 1.3, 24)}, {"x": np.where(np.arange(24) % 3 == 0, 0.0, 0.4)}):
+        planned, bound = planned_and_bound(f, first, second)
+        assert plans_of(f) == [False]                   # (set so by planned_and_bound)
+        assert_same_bits(planned, bound)
+        assert_close(planned, higher.hessian(None, second, None, target=f.target).hessian)
+        trace_of(f).sweep_plans.clear()
+
+
+def test_the_benchmarks_hessian_plans_once_and_replays_without_the_sweep(monkeypatch):
+    f = Function(STRUCTURED[0])
+    at = {"x": np.linspace(-1.0, 1.0, 200)}
+    for _ in range(3):
+        f.hessian(at)
+    (plan,) = plans_of(f)
+    assert isinstance(plan, hessian_plan.HessianPlan) and plan.binds
+
+    def no_sweep(*args):
+        raise AssertionError("a planned Hessian ran the bound sweep")
+    monkeypatch.setattr(replay_higher, "planned_adjoints", no_sweep)
+    replays = f.replays
+    moved = {"x": at["x"] * 1.03 + 0.01}
+    planned = f.hessian(moved)
+    assert f.replays == replays + 1 and plans_of(f) == [plan]
+    monkeypatch.undo()
+    trace_of(f).sweep_plans[("hessian", (0,))] = False
+    assert_same_bits(planned, f.hessian(moved))
+
+
+@pytest.mark.parametrize("source, at, wrt", [
+    ("sum(x * x) * y", {"x": np.linspace(0, 1, 20), "y": 2.0}, ["x"]),          # y does not move
+    ("sum(abs(x) * x)", {"x": np.linspace(-1, 1, 20)}, None),                    # a kink-noting step
+    ("sum(x ** y)", {"x": np.linspace(0.5, 1, 20), "y": 2.5}, None),             # a traced exponent
+    ("sum(maximum(x, 0.5) * x)", {"x": np.linspace(0, 1, 20)}, None),            # not a planned step
+])
+def test_no_plan_where_a_raw_value_could_depend_on_the_point(source, at, wrt):
+    f = Function(source)
+    moved = {k: v * 1.03 + 0.01 for k, v in at.items()}
+    for _ in range(3):
+        f.hessian(at, wrt=wrt)
+    assert plans_of(f) in ([], [False])
+    assert_close(f.hessian(moved, wrt=wrt), higher.hessian(None, moved, wrt, target=f.target).hessian)
+
+
+def test_an_assembly_that_overflows_is_left_to_the_interpreter():
+    """The terms of a structured stack are finite, their products may not be: a magnitude bound
+    over the largest float makes the assembled rows checked, and an inf there is interpreted."""
+    f = Function("sum(x * 1e200) * sum(x * 1e200)")
+    at = {"x": np.full(20, 1e-201)}
+    for _ in range(3):
+        f.hessian(at)
+    replays = f.replays
+    moved = {"x": np.full(20, 2e-201)}
+    theirs = higher.hessian(None, moved, None, target=f.target).hessian
+    assert np.isinf(theirs["x"]["x"]).all()
+    assert_close(f.hessian(moved), theirs)
+    assert f.replays == replays                          # the interpreter answered
+
+
+def test_finite_array_and_magnitude_bound():
+    from autodiff.engine.core.tangent_stack import TangentStack, finite_array
+    for size in (3, 200, 5000):
+        a = np.linspace(-1.0, 1.0, size)
+        assert finite_array(a) and finite_array(a.reshape(-1, 1)) and finite_array(a[::2])
+        for bad in (np.nan, np.inf, -np.inf):
+            b = a.copy()
+            b[size // 2] = bad
+            assert not finite_array(b)
+    assert not finite_array(np.array([1e308, 1e308]))   # a sum that overflows: as not finite
+    stack = TangentStack(4, (4,), ((0, np.array([1.0, -3.0, 2.0, 0.0])),), ((np.array([2.0, -5.0, 0.0, 1.0]), 0.5),))
+    assert stack.magnitude_bound() >= np.abs(stack.dense()).max()
+    assert stack.magnitude_bound() == 3.0 + 5.0 * 0.5
