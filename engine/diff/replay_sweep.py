@@ -58,10 +58,13 @@ def _make_plan(trace, watched: list) -> SweepPlan:
 
 def _gather(prim, parents, args):
     """values -> the arguments saved_args keeps, in one C call, where every argument is traced
-    and kept as it is (needs_args): itemgetter's tuple of them; else None (rebuilt in the sweep)."""
-    if not prim.needs_args or len(parents) != len(args) or len(args) < 2 \
-            or [pos for pos, _ in parents] != list(range(len(args))):
+    and kept as it is (needs_args): itemgetter's tuple of them, or for one argument the slice of
+    values holding it; else None (rebuilt in the sweep). Only ever unpacked into the VJP call."""
+    if not prim.needs_args or len(parents) != len(args) or [pos for pos, _ in parents] != list(range(len(args))):
         return None
+    if len(args) == 1:
+        (_, j), = parents
+        return itemgetter(slice(j, j + 1))
     return itemgetter(*(j for _, j in parents))
 
 
