@@ -13,6 +13,7 @@ from autodiff.engine.core.rules import arithmetic
 from autodiff.engine.core.rules.arithmetic import matmul
 from autodiff.engine.core.rules.comparisons import zero_where_zero
 from autodiff.engine.core.rules.shapes import reshape, transpose, unbroadcast
+from autodiff.engine.core.rules.small_arrays import sigmoid_of_negative
 from autodiff.engine.core.tape import Shape, Var, backward
 from autodiff.engine.diff.function import Function
 from autodiff.engine.diff.replay import replay_adjoints, replay_tape, replay_values
@@ -151,3 +152,34 @@ def test_the_gathered_sweep_is_the_tapes_for_every_set_of_watched_inputs(tmp_pat
             taped = backward(tape, Var(values[trace.output], tape, out, tape.level), 1.0)[:len(watched)]
             assert planned[0] == len(tape)
             assert all(same_bits(a, b) for a, b in zip(planned[1], taped)), watched
+
+
+def test_sigmoid_of_a_negated_float64_array_is_sigmoids_bits():
+    from autodiff.engine.core.rules.elementwise import _sigmoid
+    rng = np.random.default_rng(11)
+    edges = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan, 1e-310, -1e-310, 750.0, -750.0, 36.0, -36.0])
+    for _ in range(500):
+        n = int(rng.integers(1, 40))
+        x = rng.normal(size=n) * 10.0 ** rng.integers(-5, 3, size=n)
+        x[rng.integers(0, n, 2)] = rng.choice(edges, 2)
+        for v in (x, x.reshape(1, -1), x[::2], x.reshape(-1, 1).T):
+            assert same_bits(sigmoid_of_negative(v), _sigmoid(-v))
+    assert same_bits(sigmoid_of_negative(edges), _sigmoid(-edges))
+
+
+@pytest.mark.parametrize("x", [np.float64(1.5), np.array(2.0), np.array([1.0, -2.0], dtype=np.float32),
+                               np.array([1, -2]), 1.5])
+def test_sigmoid_of_negative_leaves_other_values_to_sigmoid(x):
+    assert sigmoid_of_negative(x) is None
+
+
+def test_sigmoids_adjoint_is_the_same_with_and_without_the_quick_form():
+    from autodiff.engine.core.rules.elementwise import sigmoid
+    vjp = sigmoid.primitive.vjps[0]
+    x = np.array([-3.0, -0.0, 0.0, 2.0, np.nan, 40.0])
+    g, ans = np.array([1.0, 0.5, -2.0, 0.0, 1.0, 3.0]), sigmoid(x)
+    with np.errstate(invalid="ignore"):
+        assert same_bits(vjp(g, ans, x), g * (ans * sigmoid(-x)))
+        x32 = x.astype(np.float32)
+        assert same_bits(vjp(g.astype(np.float32), sigmoid(x32), x32), g.astype(np.float32) * (sigmoid(x32) * sigmoid(-x32)))
+    assert vjp(2.0, sigmoid(0.5), 0.5) == 2.0 * (sigmoid(0.5) * sigmoid(-0.5))
