@@ -10,6 +10,7 @@ the tape's to the bit. Adjoints are kept by trace index (the tape's indices are 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import itemgetter
 
 from ..core.accumulate import accumulate
 from ..core.notes import NOTES
@@ -18,9 +19,10 @@ from ..core.tape import Shape, saved_args
 
 @dataclass
 class SweepPlan:
-    """One replay_tape structure: the live steps, top to bottom, as
-    (trace index, ((vjp, parent index), ...), recorded args or None, parents to fill in, reads ans, params, span);
-    args None: the entry keeps saved_args of the arguments with the replayed values filled in."""
+    """One replay_tape structure: the live steps, top to bottom, as (trace index, ((vjp, parent
+    index), ...), recorded args or None, gather or None, parents to fill in, reads ans, params, span);
+    args None: the entry keeps saved_args of the arguments with the replayed values filled in,
+    which `gather(values)` picks in one call where they are all traced and kept as they are."""
     rows: list
     length: int                 # the tape's entries (the watched inputs and the live steps)
     live: list                  # per trace index, whether it is on that tape
@@ -47,10 +49,23 @@ def _make_plan(trace, watched: list) -> SweepPlan:
             rebuilt = prim.needs_args or len(live) < len(parents) or not all(a.__class__ is Shape for a in args)
             vjps = prim.vjps
             rows.append((index, tuple((vjps[pos], j) for pos, j in live), None if rebuilt else args,
+                         _gather(prim, parents, args) if rebuilt else None,
                          (prim, parents, args), prim.needs_ans, params, span))
         index += 1
     rows.reverse()
     return SweepPlan(rows=rows, length=len(watched) + len(rows), live=live_index)
+
+
+def _gather(prim, parents, args):
+    """values -> the arguments saved_args keeps, in one C call, where every argument is traced
+    and kept as it is (needs_args): itemgetter's tuple of them, or for one argument the slice of
+    values holding it; else None (rebuilt in the sweep). Only ever unpacked into the VJP call."""
+    if not prim.needs_args or len(parents) != len(args) or [pos for pos, _ in parents] != list(range(len(args))):
+        return None
+    if len(args) == 1:
+        (_, j), = parents
+        return itemgetter(slice(j, j + 1))
+    return itemgetter(*(j for _, j in parents))
 
 
 def planned_adjoints(plan: SweepPlan, values: list, out: int, seed) -> list:
@@ -59,12 +74,14 @@ def planned_adjoints(plan: SweepPlan, values: list, out: int, seed) -> list:
     adj = [None] * len(values)
     adj[out] = seed
     notes = NOTES
-    for i, pairs, args, recorded, needs_ans, params, span in plan.rows:
+    for i, pairs, args, gather, recorded, needs_ans, params, span in plan.rows:
         g = adj[i]
         if g is None:
             continue
         notes.span = span
-        if args is None:
+        if gather is not None:
+            args = gather(values)
+        elif args is None:
             prim, parents, recorded_args = recorded
             full = list(recorded_args)
             for pos, j in parents:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import operator
 
 from ..backend import np
-from ..primitives import defprim, float_fallback, ndim, plain_scalar, shape
+from ..primitives import check_result_size, defprim, element_limit, float_fallback, ndim, plain_scalar, shape
 from .comparisons import tangent_times, zero_where_zero
 from .joins import permute_dims
 from .shapes import bcast, expand_dims, reshape, transpose, unbroadcast
@@ -28,7 +28,7 @@ def _masked_product(g, r, factor):
     """mul's adjoint g * factor, 0 where g or the factor is 0 (zero_where_zero). Traced into a fused
     kernel (g is a core/fused.py Symbol, marked `traced`) it refuses: a product and its mask are
     no kernel worth making, numpy's product and one reduction are as quick."""
-    if getattr(g, "traced", False):
+    if g.__class__ is not np().ndarray and getattr(g, "traced", False):     # an array has no such attribute
         raise TypeError("mul's adjoint: one product, no kernel")
     return zero_where_zero(g, r, factor)
 
@@ -94,7 +94,26 @@ def matrix_transpose(v):
     return permute_dims(v, axes[:-2] + (axes[-1], axes[-2]))
 
 
+def _matrix_vector_vjp(g, x, y, of_x):
+    """matmul's adjoints for a numpy matrix times a vector with a numpy adjoint, or None: the
+    general path's own numpy calls (g as a column times y; x transposed times g) without the
+    engine ops' dispatch around them, which costs more than the products on small arrays."""
+    ndarray = np().ndarray
+    if g.__class__ is not ndarray or x.__class__ is not ndarray or y.__class__ is not ndarray \
+            or x.ndim != 2 or y.ndim != 1:
+        return None
+    if of_x:
+        return np().multiply.outer(g, y)        # g as a column times y: the same products, one call
+    transposed = x.transpose()
+    if element_limit[0] is not None:
+        check_result_size(matmul.primitive, transposed, g)
+    return transposed @ g
+
+
 def _matmul_vjp_x(g, ans, x, y):
+    fast = _matrix_vector_vjp(g, x, y, True)
+    if fast is not None:
+        return fast
     nx, ny = len(shape(x)), len(shape(y))          # once: a sweep of small products pays per call
     if nx > 2 or ny > 2:
         return _stacked_vjp(g, x, y, True)
@@ -108,6 +127,9 @@ def _matmul_vjp_x(g, ans, x, y):
 
 
 def _matmul_vjp_y(g, ans, x, y):
+    fast = _matrix_vector_vjp(g, x, y, False)
+    if fast is not None:
+        return fast
     nx, ny = len(shape(x)), len(shape(y))
     if nx > 2 or ny > 2:
         return _stacked_vjp(g, x, y, False)

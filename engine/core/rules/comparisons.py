@@ -134,8 +134,10 @@ def zero_where_zero(t, r, factor=None):
         return zero_where_zero(factor, r)           # t is a nonzero number: only the factor can be 0
     if c is Var or c is Dual:
         return r
-    if r.__class__ is np().ndarray:  # on the CPU, mask only when a non-finite entry is there:
-        total = r.sum()              # one reduction, where the mask costs two more array passes
+    numpy = np()
+    if r.__class__ is numpy.ndarray:  # on the CPU, mask only when a non-finite entry is there:
+        total = numpy.add.reduce(r, None)   # one reduction (r.sum()'s own, without its wrapper),
+                                            # where the mask costs two more array passes
         if total - total == 0.0:     # finite (a nan or inf anywhere makes the sum non-finite)
             return r
     elif r.__class__ is TangentStack:  # finite by construction (core/tangent_stack.py): as a finite
