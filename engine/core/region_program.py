@@ -24,6 +24,8 @@ TRANSCENDENTAL = frozenset(("sin", "cos", "tan", "arcsin", "arccos", "arctan", "
 # them on every core: they stay in the numexpr kernels, like the arithmetic around them.
 ARRAY_FUNCTIONS = TRANSCENDENTAL - {"sin", "cos"}
 COMMUTATIVE = frozenset(("({} * {})", "({} + {})"))
+FLIPPED = {"({} >= {})": "({} <= {})", "({} <= {})": "({} >= {})", "({} > {})": "({} < {})",
+           "({} < {})": "({} > {})", "({} == {})": "({} == {})", "({} != {})": "({} != {})"}
 # numexpr evaluates each distinct subexpression of a kernel once (it collapses equal subtrees),
 # so a step read twice within one kernel costs nothing more, while an array of its own costs a
 # kernel call and a pass over memory: a step becomes an array when several kernels would each
@@ -33,6 +35,19 @@ REPEAT_OPS = 16
 MAX_KERNEL_OPS = 64        # the distinct work of one kernel (numexpr's registers are bytes)
 MAX_TEXT_OPS = 512         # a kernel's text, which grows with every repeat of a subexpression
 MAX_KERNEL_READS = 24      # arrays one kernel reads (numpy's iterator takes a bounded number)
+
+
+def is_number(text) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def negated_number(text) -> str:
+    value = -float(text)
+    return repr(value if value != 0.0 else 0.0)      # x <= -0.0 is x <= 0.0
 
 
 def called(template) -> str | None:
@@ -86,6 +101,11 @@ class Program:
             return Step(texts[0], shape, boolean, self)      # x ** 1.0 is x exactly (pow's VJP at 2.0)
         if template in ("({} * {})", "({} / {})") and all(self.negated(text) for text in texts):
             texts = tuple(self.steps[text][1][0] for text in texts)     # (-a) * (-b) is a * b exactly
+        if template in FLIPPED and is_number(texts[1]) and self.negated(texts[0]):
+            # (-x) >= c is x <= -c, exactly (nan: False both ways): sigmoid(-x)'s test, one op less
+            template, texts = FLIPPED[template], (self.steps[texts[0]][1][0], negated_number(texts[1]))
+        elif template == "({} + {})":
+            template, texts = self.as_difference(texts, shape)
         if template in COMMUTATIVE:
             if texts[0] > texts[1]:
                 texts = (texts[1], texts[0])         # a * b is b * a exactly: one step for both
@@ -97,6 +117,18 @@ class Program:
             name = self.memo[key] = f"t{len(self.steps)}"
             self.steps[name] = (template, texts, step_cost(template, texts), boolean)
         return Step(name, shape, boolean, self)
+
+    def as_difference(self, texts, shape) -> tuple:
+        """x + (-y) as x - y, and x + u * (-v) as x - u * v: the same bits (IEEE's x - y is
+        x + (-y), and u * (-v) is -(u * v)), one negation less (cos's adjoint, -g * sin(x))."""
+        for first, second in (texts, texts[::-1]):
+            if self.negated(second):
+                return "({} - {})", (first, self.steps[second][1][0])
+            step = self.steps.get(second)
+            if step is not None and step[0] == "({} * {})" and any(map(self.negated, step[1])):
+                factors = [Step(self.steps[t][1][0] if self.negated(t) else t, shape, False, self) for t in step[1]]
+                return "({} - {})", (first, self.add("({} * {})", factors, shape, False).expr)
+        return "({} + {})", texts
 
     def negated(self, text) -> bool:
         step = self.steps.get(text)
