@@ -1,0 +1,223 @@
+"""Issue 11, the 20-op chain's speed-ups that must change no bit: numpy's array functions split
+over threads (core/region_threads.py), sigmoid's one-division traced form, and the Program's
+exact rewrites ((-x) >= c as x <= -c, x + (-y) as x - y). The fused results are compared bit for
+bit with the schedule as it was before them (one thread, the two-division sigmoid, no rewrites)."""
+import random
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+from autodiff.engine import api
+from autodiff.engine.core import fused, region_kernels, region_program, region_threads, regions
+from autodiff.engine.core.region_program import Kernel, Program
+from autodiff.engine.core.region_threads import CHUNK_ALIGN, MIN_SPLIT_ELEMENTS, apply_split
+from autodiff.engine.core.rules import TABLE, elementwise
+
+CHAIN = ("sum(exp(-(tanh(sin(x) * cos(x) + x) * 0.5 + 1.0) ** 2 / (1.0 + x * x)) * sqrt(x * x + 1.0)"
+         " + sigmoid(x) * x)")                      # benchmarks/_reference_arrays.CHAIN
+FUNCTIONS = ("tanh", "exp", "sqrt", "log", "log1p", "expm1", "arctan", "sinh", "cosh", "sin")
+
+
+@pytest.fixture
+def four_threads(monkeypatch):
+    """A pool of four threads whatever the machine (one core would never split)."""
+    pool = ThreadPoolExecutor(max_workers=3)
+    monkeypatch.setattr(region_threads, "WORKERS", [pool, 4])
+    yield
+    pool.shutdown()
+
+
+def argument_of(name, size):
+    x = np.random.default_rng(size).standard_normal(size) * 3.0
+    return np.abs(x) if name in ("sqrt", "log", "log1p") else x
+
+
+@pytest.mark.parametrize("size", [MIN_SPLIT_ELEMENTS - 1, MIN_SPLIT_ELEMENTS, MIN_SPLIT_ELEMENTS + 1,
+                                  4 * CHUNK_ALIGN * 9, 4 * CHUNK_ALIGN * 9 + 1, 4 * CHUNK_ALIGN * 9 - 1,
+                                  1_000_003])
+def test_a_split_function_has_the_bits_of_one_call(size, four_threads):
+    for name in FUNCTIONS:
+        function = getattr(np, name)
+        argument = argument_of(name, size)
+        out = np.empty(size)
+        assert apply_split(function, argument, out) is out
+        assert out.tobytes() == function(argument).tobytes(), name
+        in_place = argument.copy()
+        apply_split(function, in_place, in_place)
+        assert in_place.tobytes() == function(argument).tobytes(), name
+
+
+def test_non_contiguous_2d_and_0d_arguments(four_threads):
+    base = argument_of("exp", 6 * MIN_SPLIT_ELEMENTS + 5)
+    strided = base[::2]
+    out = np.empty(strided.shape)
+    assert apply_split(np.exp, strided, out).tobytes() == np.exp(strided).tobytes()
+    square = base[: 600 * 600].reshape(600, 600)
+    out = np.empty((600, 600))
+    assert apply_split(np.tanh, square, out).tobytes() == np.tanh(square).tobytes()
+    transposed = square.T
+    assert apply_split(np.tanh, transposed, np.empty((600, 600))).tobytes() == np.tanh(transposed).tobytes()
+    zero_d = np.asarray(0.25)
+    assert apply_split(np.exp, zero_d, np.empty(())) == np.exp(0.25)
+
+
+def test_a_regions_function_kernel_on_a_strided_leaf(four_threads):
+    leaf = np.linspace(-3.0, 3.0, 2 * MIN_SPLIT_ELEMENTS + 3)[::2]
+    kernels = [Kernel(name="t0", expr=None, function="tanh", reads=("a0",), frees=())]
+    names = {"a0": leaf}
+    region_kernels.run_kernels(kernels, names)
+    assert names["t0"].tobytes() == np.tanh(leaf).tobytes()
+    assert names["a0"] is leaf and leaf.base is not None          # the user's array untouched
+
+
+def test_a_workers_error_is_raised():
+    class Boom(Exception):
+        pass
+
+    def function(argument, out):
+        if argument[0] != 0.0:                         # the worker's chunk
+            raise Boom
+        return np.exp(argument, out=out)
+    pool = ThreadPoolExecutor(max_workers=1)
+    try:
+        region_threads.WORKERS[:], saved = [pool, 2], list(region_threads.WORKERS)
+        with pytest.raises(Boom):
+            apply_split(function, np.arange(2.0 * MIN_SPLIT_ELEMENTS), np.empty(2 * MIN_SPLIT_ELEMENTS))
+    finally:
+        region_threads.WORKERS[:] = saved
+        pool.shutdown()
+
+
+def test_no_thread_and_no_pool_at_import():
+    code = ("import threading, sys; import autodiff; from autodiff.engine.core import regions, region_threads;"
+            "print(threading.active_count(), region_threads.WORKERS)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["1", "[]"]
+
+
+def test_sigmoids_traced_form_divides_once():
+    traced = TABLE["sigmoid"].impl(fused.Symbol("a0", (8,)))
+    assert traced.expr.count("/") == 1, traced.expr
+
+
+def test_sigmoids_traced_form_has_the_bits_of_its_array_branch():
+    x = np.concatenate([np.linspace(-800, 800, 100_001), [0.0, -0.0, 1e-300, -1e-300, 36.7, -36.7, 710.0]])
+    e = np.exp(-np.abs(x))
+    assert (np.where(x >= 0, 1.0, e) / (1.0 + e)).tobytes() == elementwise._sigmoid(x).tobytes()
+    assert (np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))).tobytes() == elementwise._sigmoid(x).tobytes()
+
+
+def test_a_negated_comparison_flips():
+    program = Program()
+    x = program.symbol("a0", (8,))
+    step = program.steps[((-x) >= 0.0).expr]
+    assert step[0] == "({} <= {})" and step[1] == ("a0", "0.0")
+    step = program.steps[((-x) < 2.5).expr]
+    assert step[0] == "({} > {})" and step[1] == ("a0", "-2.5")
+
+
+def test_a_sum_with_a_negation_is_a_difference():
+    program = Program()
+    x, y, z = (program.symbol(name, (8,)) for name in ("a0", "a1", "a2"))
+    step = program.steps[(x + (-y)).expr]
+    assert step[0] == "({} - {})" and step[1] == ("a0", "a1")
+    step = program.steps[(x + y * (-z)).expr]
+    assert step[0] == "({} - {})" and program.steps[step[1][1]][0] == "({} * {})"
+    assert not any(program.negated(text) for text in program.steps[step[1][1]][1])
+
+
+def old_schedule(monkeypatch):
+    """The schedule before these changes: one thread, the two-division sigmoid, no rewrites."""
+    monkeypatch.setattr(regions, "KERNELS", {})
+    monkeypatch.setattr(region_kernels, "MIN_SPLIT_ELEMENTS", 1 << 62)
+    monkeypatch.setattr(region_program, "FLIPPED", {})
+    monkeypatch.setattr(Program, "as_difference", lambda self, texts, shape: ("({} + {})", texts))
+    impl, op = TABLE["sigmoid"].impl, elementwise.sigmoid
+
+    def two_divisions(x):
+        if not isinstance(x, fused.Symbol):
+            return impl(x)
+        e = np.exp(-np.abs(x))
+        return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+    monkeypatch.setattr(TABLE["sigmoid"], "impl", two_divisions)
+    monkeypatch.setattr(elementwise, "sigmoid", lambda x: two_divisions(x) if isinstance(x, fused.Symbol) else op(x))
+
+
+def random_expression(rng, depth) -> str:
+    if depth == 0:
+        return rng.choice(("x", "y"))
+    inner = random_expression(rng, depth - 1)
+    choice = rng.random()
+    if choice < 0.35:
+        name = rng.choice(("sin", "cos", "tanh", "sigmoid", "exp", "sqrt", "log"))
+        if name in ("sqrt", "log"):
+            inner = f"({inner}) * ({inner}) + 1.0"
+        elif name == "exp":
+            inner = f"tanh({inner})"
+        return f"{name}({inner})"
+    if choice < 0.5:
+        return f"({rng.choice(('-', ''))}{inner} {rng.choice(('+', '*', '-'))} {rng.choice(('0.5', '-1.5'))})"
+    op = rng.choice(("+", "-", "*", "/"))
+    right = random_expression(rng, depth - 1)
+    if op == "/":
+        right = f"(({right}) * ({right}) + 1.0)"
+    return f"({inner} {op} -{right})" if rng.random() < 0.3 else f"({inner} {op} {right})"
+
+
+def results(sources, at):
+    out = []
+    for source in sources:
+        found = api.grad(source, at=at)
+        out.append((np.asarray(found.value), *(found.gradient[name] for name in sorted(found.gradient))))
+        out.append((np.asarray(api.evaluate(source, at=at).value),))
+    return out
+
+
+def assert_bit_identical(left, right):
+    for mine, theirs in zip(left, right, strict=True):
+        for a, b in zip(mine, theirs, strict=True):
+            assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+def fused_count(monkeypatch) -> list:
+    counted = []
+    run = regions.run
+
+    def spy(plan, values):
+        out = run(plan, values)
+        counted.append(out is not None)
+        return out
+    monkeypatch.setattr(regions, "run", spy)
+    return counted
+
+
+def test_the_chain_is_bit_identical_to_the_old_schedule(four_threads, monkeypatch):
+    n = MIN_SPLIT_ELEMENTS + 4 * CHUNK_ALIGN + 7
+    at = {"x": np.concatenate([np.linspace(-30, 30, n), np.linspace(-2, 2, n)])}
+    monkeypatch.setattr(regions, "KERNELS", {})
+    counted = fused_count(monkeypatch)
+    new = results([CHAIN], at)
+    assert all(counted)
+    old_schedule(monkeypatch)
+    counted.clear()
+    assert_bit_identical(new, results([CHAIN], at))
+    assert all(counted)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_random_programs_are_bit_identical_to_the_old_schedule(seed, four_threads, monkeypatch):
+    rng = random.Random(seed)
+    sources = [f"sum({random_expression(rng, 4)} * x + y)" for _ in range(10)]
+    n = MIN_SPLIT_ELEMENTS + 2 * CHUNK_ALIGN + 3
+    at = {"x": np.linspace(-1.5, 2.5, n), "y": np.linspace(2.0, -1.0, n)}
+    monkeypatch.setattr(regions, "KERNELS", {})
+    counted = fused_count(monkeypatch)
+    new = results(sources, at)
+    assert sum(counted) >= len(sources)
+    old_schedule(monkeypatch)
+    counted.clear()
+    assert_bit_identical(new, results(sources, at))
+    assert sum(counted) >= len(sources)
