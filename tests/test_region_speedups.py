@@ -129,12 +129,24 @@ def test_a_sum_with_a_negation_is_a_difference():
     assert not any(program.negated(text) for text in program.steps[step[1][1]][1])
 
 
+def test_a_negation_moves_out_of_a_product_into_a_sum():
+    program = Program()
+    x, y, z = (program.symbol(name, (8,)) for name in ("a0", "a1", "a2"))
+    product = program.steps[((-x) * y).expr]
+    assert product[0] == "(-{})" and program.steps[product[1][0]] == ("({} * {})", ("a0", "a1"), 1, False)
+    quotient = program.steps[(y / (-x)).expr]
+    assert quotient[0] == "(-{})" and program.steps[quotient[1][0]][:2] == ("({} / {})", ("a1", "a0"))
+    assert program.steps[(z - (-x) * y).expr][:2] == ("({} + {})", ("a2", product[1][0]))
+    assert program.steps[(z + (-x) * y).expr][:2] == ("({} - {})", ("a2", product[1][0]))
+
+
 def old_schedule(monkeypatch):
     """The schedule before these changes: one thread, the two-division sigmoid, no rewrites."""
     monkeypatch.setattr(regions, "KERNELS", {})
     monkeypatch.setattr(region_kernels, "MIN_SPLIT_ELEMENTS", 1 << 62)
     monkeypatch.setattr(region_program, "FLIPPED", {})
-    monkeypatch.setattr(Program, "as_difference", lambda self, texts, shape: ("({} + {})", texts))
+    monkeypatch.setattr(Program, "as_difference", lambda self, texts: ("({} + {})", texts))
+    monkeypatch.setattr(Program, "negation_outside", lambda self, template, texts, shape, boolean: None)
     impl, op = TABLE["sigmoid"].impl, elementwise.sigmoid
 
     def two_divisions(x):

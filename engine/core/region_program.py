@@ -101,11 +101,17 @@ class Program:
             return Step(texts[0], shape, boolean, self)      # x ** 1.0 is x exactly (pow's VJP at 2.0)
         if template in ("({} * {})", "({} / {})") and all(self.negated(text) for text in texts):
             texts = tuple(self.steps[text][1][0] for text in texts)     # (-a) * (-b) is a * b exactly
+        elif template in ("({} * {})", "({} / {})") and any(map(self.negated, texts)):
+            moved = self.negation_outside(template, texts, shape, boolean)
+            if moved is not None:
+                return moved
         if template in FLIPPED and is_number(texts[1]) and self.negated(texts[0]):
             # (-x) >= c is x <= -c, exactly (nan: False both ways): sigmoid(-x)'s test, one op less
             template, texts = FLIPPED[template], (self.steps[texts[0]][1][0], negated_number(texts[1]))
         elif template == "({} + {})":
-            template, texts = self.as_difference(texts, shape)
+            template, texts = self.as_difference(texts)
+        elif template == "({} - {})" and self.negated(texts[1]):
+            template, texts = "({} + {})", (texts[0], self.steps[texts[1]][1][0])     # x - (-y) is x + y
         if template in COMMUTATIVE:
             if texts[0] > texts[1]:
                 texts = (texts[1], texts[0])         # a * b is b * a exactly: one step for both
@@ -118,16 +124,18 @@ class Program:
             self.steps[name] = (template, texts, step_cost(template, texts), boolean)
         return Step(name, shape, boolean, self)
 
-    def as_difference(self, texts, shape) -> tuple:
-        """x + (-y) as x - y, and x + u * (-v) as x - u * v: the same bits (IEEE's x - y is
-        x + (-y), and u * (-v) is -(u * v)), one negation less (cos's adjoint, -g * sin(x))."""
+    def negation_outside(self, template, texts, shape, boolean):
+        """(-a) * b as -(a * b), the same for a quotient: the same bits (IEEE rounds symmetrically),
+        and the negation moves out to where a sum absorbs it (the chain's reverse: tanh's adjoint
+        then reaches sin's and cos's terms with no negation at all)."""
+        plain = [Step(self.steps[text][1][0] if self.negated(text) else text, shape, False, self) for text in texts]
+        return self.add("(-{})", (self.add(template, plain, shape, boolean),), shape, boolean)
+
+    def as_difference(self, texts) -> tuple:
+        """x + (-y) as x - y: the same bits (IEEE's x - y is x + (-y)), one negation less."""
         for first, second in (texts, texts[::-1]):
             if self.negated(second):
                 return "({} - {})", (first, self.steps[second][1][0])
-            step = self.steps.get(second)
-            if step is not None and step[0] == "({} * {})" and any(map(self.negated, step[1])):
-                factors = [Step(self.steps[t][1][0] if self.negated(t) else t, shape, False, self) for t in step[1]]
-                return "({} - {})", (first, self.add("({} * {})", factors, shape, False).expr)
         return "({} + {})", texts
 
     def negated(self, text) -> bool:
