@@ -233,3 +233,22 @@ def test_random_programs_are_bit_identical_to_the_old_schedule(seed, four_thread
     counted.clear()
     assert_bit_identical(new, results(sources, at))
     assert sum(counted) >= len(sources)
+
+
+def test_a_deep_nest_is_refused_as_a_region_without_walking_all_of_it(monkeypatch):
+    # sin(sin(...)): each root of the nest walked to the bottom before refusing it (5000 deep, in
+    # the CLI: 12.5 million steps); now a walk stops after the ops a region may hold
+    from autodiff.engine.lang import fused_regions
+    walked: dict = {}
+    walk = fused_regions.RegionFinder.walk
+
+    def counted(self, e):
+        walked[self] = walked.get(self, 0) + 1        # the finder held: no id reused
+        return walk(self, e)
+    monkeypatch.setattr(fused_regions.RegionFinder, "walk", counted)
+    depth, x = 150, 0.5
+    found = api.evaluate("sin(" * depth + "x" + ")" * depth, at={"x": x}).value
+    for _ in range(depth):
+        x = float(np.sin(x))
+    assert found == pytest.approx(x)
+    assert max(walked.values()) <= fused_regions.MAX_REGION_OPS + 1
