@@ -144,6 +144,7 @@ def old_schedule(monkeypatch):
     """The schedule before these changes: one thread, the two-division sigmoid, no rewrites."""
     monkeypatch.setattr(regions, "KERNELS", {})
     monkeypatch.setattr(region_kernels, "MIN_SPLIT_ELEMENTS", 1 << 62)
+    monkeypatch.setattr(regions, "is_unit_seed", lambda g, key, raw: False)
     monkeypatch.setattr(region_program, "FLIPPED", {})
     monkeypatch.setattr(Program, "as_difference", lambda self, texts: ("({} + {})", texts))
     monkeypatch.setattr(Program, "negation_outside", lambda self, template, texts, shape, boolean: None)
@@ -252,3 +253,33 @@ def test_a_deep_nest_is_refused_as_a_region_without_walking_all_of_it(monkeypatc
         x = float(np.sin(x))
     assert found == pytest.approx(x)
     assert max(walked.values()) <= fused_regions.MAX_REGION_OPS + 1
+
+
+def test_a_seed_of_ones_runs_kernels_without_it(monkeypatch):
+    n = MIN_SPLIT_ELEMENTS + 3
+    x = np.linspace(-2.0, 2.0, n)
+    monkeypatch.setattr(regions, "KERNELS", {})
+    used = []
+    seed = regions.is_unit_seed
+    monkeypatch.setattr(regions, "is_unit_seed", lambda g, key, raw: used.append(seed(g, key, raw)) or used[-1])
+    unit = api.grad(CHAIN, at={"x": x}).gradient["x"]
+    general = api.grad(CHAIN.replace("sum(", "3.0 * sum("), at={"x": x}).gradient["x"]    # a seed of 3.0
+    assert used == [True, False]
+    kernels = [k for k in regions.KERNELS.values() if isinstance(k, regions.GradKernels)][0]
+    assert all("g" not in k.reads for k in kernels.unit_reverse)
+    assert sum(k.expr.count("*") for k in kernels.unit_reverse) < sum(k.expr.count("*") for k in kernels.reverse)
+    monkeypatch.setattr(regions, "is_unit_seed", lambda g, key, raw: False)
+    assert api.grad(CHAIN, at={"x": x}).gradient["x"].tobytes() == unit.tobytes()
+    assert np.allclose(general, 3.0 * unit, rtol=1e-13, atol=1e-13)
+
+
+def test_a_seed_of_ones_with_a_number_leaf_takes_the_general_kernels(monkeypatch):
+    n = MIN_SPLIT_ELEMENTS + 3
+    at = {"x": np.linspace(-2.0, 2.0, n), "y": 0.75}
+    monkeypatch.setattr(regions, "KERNELS", {})
+    source = "sum(sin(x * y) * y + exp(-y * x) * x)"
+    fused_grad = api.grad(source, at=at).gradient
+    monkeypatch.setattr(regions, "run", lambda plan, values: None)         # op by op
+    unfused = api.grad(source, at=at).gradient
+    assert np.allclose(fused_grad["x"], unfused["x"], rtol=1e-13, atol=0)
+    assert fused_grad["y"] == pytest.approx(unfused["y"], rel=1e-12)
