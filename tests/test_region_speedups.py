@@ -2,9 +2,11 @@
 over threads (core/region_threads.py), sigmoid's one-division traced form, and the Program's
 exact rewrites ((-x) >= c as x <= -c, x + (-y) as x - y). The fused results are compared bit for
 bit with the schedule as it was before them (one thread, the two-division sigmoid, no rewrites)."""
+import os
 import random
 import subprocess
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -283,3 +285,28 @@ def test_a_seed_of_ones_with_a_number_leaf_takes_the_general_kernels(monkeypatch
     unfused = api.grad(source, at=at).gradient
     assert np.allclose(fused_grad["x"], unfused["x"], rtol=1e-13, atol=0)
     assert fused_grad["y"] == pytest.approx(unfused["y"], rel=1e-12)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork")
+def test_a_forked_child_starts_its_own_pool():
+    apply_split(np.exp, np.zeros(MIN_SPLIT_ELEMENTS), np.empty(MIN_SPLIT_ELEMENTS))
+    assert region_threads.WORKERS
+    pid = os.fork()
+    if pid == 0:                                   # the child: the parent's pool threads are gone
+        code = 1
+        try:
+            out = apply_split(np.exp, np.zeros(2 * MIN_SPLIT_ELEMENTS), np.empty(2 * MIN_SPLIT_ELEMENTS))
+            code = 0 if (out == 1.0).all() else 1
+        finally:
+            os._exit(code)
+    deadline = time.monotonic() + 60
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > deadline:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            pytest.fail("the child hung on the parent's pool")
+        time.sleep(0.05)
+    assert os.WEXITSTATUS(status) == 0

@@ -21,10 +21,20 @@ POOL_LOCK = threading.Lock()
 WORKERS: list = []               # [the executor, its thread count], once started
 
 
+def forget_pool() -> None:
+    """In a forked child (a check batch's worker) the pool's threads do not exist: a new one
+    starts on the child's first split instead of waiting forever on the parent's."""
+    del WORKERS[:]
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=forget_pool)
+
+
 def thread_count() -> int:
     """numexpr's thread count (what the region's kernels use), else the cores; 1: no split."""
     try:
-        import numexpr            # lazy: already loaded by the region's first kernel
+        import numexpr            # lazy: it may be missing (fused.py's concern), and start-up stays fast
         return max(1, int(numexpr.get_num_threads()))
     except ImportError:
         return max(1, os.cpu_count() or 1)
