@@ -14,6 +14,7 @@ import sys
 
 from .backend import np, to_host_value, xp
 from .fused import Unfusable, evaluate, evaluate_into
+from .region_threads import MIN_SPLIT_ELEMENTS, apply_split
 
 MAX_POOLED = 16
 MAX_POOLED_BYTES = 512 << 20
@@ -68,6 +69,8 @@ def run_kernels(kernels, names) -> None:
 def apply_function(kernel, names, made):
     argument = names[kernel.reads[0]]
     function = getattr(xp(), kernel.function)
+    if argument.__class__ is np().ndarray and argument.size >= MIN_SPLIT_ELEMENTS:
+        return apply_split_function(kernel, function, argument, made)
     if kernel.reads[0] in made and kernel.reads[0] in kernel.frees:
         return function(argument, out=argument)           # a temporary read for the last time
     buffer = take(argument.shape) if argument.ndim else None
@@ -75,6 +78,15 @@ def apply_function(kernel, names, made):
     if out.__class__ is not argument.__class__:
         out = xp().asarray(out)          # of a 0-d array (a traced number): a scalar
     return out
+
+
+def apply_split_function(kernel, function, argument, made):
+    """A large numpy array's function over the cores (region_threads), into the argument itself
+    where it is a temporary read for the last time, else into a pooled or fresh buffer."""
+    if kernel.reads[0] in made and kernel.reads[0] in kernel.frees:
+        return apply_split(function, argument, argument)
+    buffer = take(argument.shape)
+    return apply_split(function, argument, np().empty(argument.shape) if buffer is None else buffer)
 
 
 def finite(a) -> bool:

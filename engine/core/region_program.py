@@ -24,6 +24,8 @@ TRANSCENDENTAL = frozenset(("sin", "cos", "tan", "arcsin", "arccos", "arctan", "
 # them on every core: they stay in the numexpr kernels, like the arithmetic around them.
 ARRAY_FUNCTIONS = TRANSCENDENTAL - {"sin", "cos"}
 COMMUTATIVE = frozenset(("({} * {})", "({} + {})"))
+FLIPPED = {"({} >= {})": "({} <= {})", "({} <= {})": "({} >= {})", "({} > {})": "({} < {})",
+           "({} < {})": "({} > {})", "({} == {})": "({} == {})", "({} != {})": "({} != {})"}
 # numexpr evaluates each distinct subexpression of a kernel once (it collapses equal subtrees),
 # so a step read twice within one kernel costs nothing more, while an array of its own costs a
 # kernel call and a pass over memory: a step becomes an array when several kernels would each
@@ -33,6 +35,19 @@ REPEAT_OPS = 16
 MAX_KERNEL_OPS = 64        # the distinct work of one kernel (numexpr's registers are bytes)
 MAX_TEXT_OPS = 512         # a kernel's text, which grows with every repeat of a subexpression
 MAX_KERNEL_READS = 24      # arrays one kernel reads (numpy's iterator takes a bounded number)
+
+
+def is_number(text) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def negated_number(text) -> str:
+    value = -float(text)
+    return repr(value if value != 0.0 else 0.0)      # x <= -0.0 is x <= 0.0
 
 
 def called(template) -> str | None:
@@ -86,6 +101,17 @@ class Program:
             return Step(texts[0], shape, boolean, self)      # x ** 1.0 is x exactly (pow's VJP at 2.0)
         if template in ("({} * {})", "({} / {})") and all(self.negated(text) for text in texts):
             texts = tuple(self.steps[text][1][0] for text in texts)     # (-a) * (-b) is a * b exactly
+        elif template in ("({} * {})", "({} / {})") and any(map(self.negated, texts)):
+            moved = self.negation_outside(template, texts, shape, boolean)
+            if moved is not None:
+                return moved
+        if template in FLIPPED and is_number(texts[1]) and self.negated(texts[0]):
+            # (-x) >= c is x <= -c, exactly (nan: False both ways): sigmoid(-x)'s test, one op less
+            template, texts = FLIPPED[template], (self.steps[texts[0]][1][0], negated_number(texts[1]))
+        elif template == "({} + {})":
+            template, texts = self.as_difference(texts)
+        elif template == "({} - {})" and self.negated(texts[1]):
+            template, texts = "({} + {})", (texts[0], self.steps[texts[1]][1][0])     # x - (-y) is x + y
         if template in COMMUTATIVE:
             if texts[0] > texts[1]:
                 texts = (texts[1], texts[0])         # a * b is b * a exactly: one step for both
@@ -97,6 +123,20 @@ class Program:
             name = self.memo[key] = f"t{len(self.steps)}"
             self.steps[name] = (template, texts, step_cost(template, texts), boolean)
         return Step(name, shape, boolean, self)
+
+    def negation_outside(self, template, texts, shape, boolean):
+        """(-a) * b as -(a * b), the same for a quotient: the same bits (IEEE rounds symmetrically),
+        and the negation moves out to where a sum absorbs it (the chain's reverse: tanh's adjoint
+        then reaches sin's and cos's terms with no negation at all)."""
+        plain = [Step(self.steps[text][1][0] if self.negated(text) else text, shape, False, self) for text in texts]
+        return self.add("(-{})", (self.add(template, plain, shape, boolean),), shape, boolean)
+
+    def as_difference(self, texts) -> tuple:
+        """x + (-y) as x - y: the same bits (IEEE's x - y is x + (-y)), one negation less."""
+        for first, second in (texts, texts[::-1]):
+            if self.negated(second):
+                return "({} - {})", (first, self.steps[second][1][0])
+        return "({} + {})", texts
 
     def negated(self, text) -> bool:
         step = self.steps.get(text)

@@ -28,6 +28,7 @@ from .primitives import Primitive, element_limit
 from .region_kernels import finite, run_checked, run_kernels
 from .region_plan import RegionPlan
 from .region_program import Program, Step, depends_on, is_dear, schedule, use_counts, with_frees
+from .region_seed import is_unit_seed, unit_seed_adjoints
 from .rules import TABLE
 from .rules.shapes import unbroadcast
 from .tape import Var, record
@@ -222,6 +223,8 @@ class GradKernels:
     saved: tuple                        # what the reverse kernels read of the forward's arrays
     prim: Primitive
     key: tuple
+    unit_reverse: list | None = None    # the reverse kernels for a seed of ones (region_seed)
+    unit_adjoints: dict | None = None
 
     @classmethod
     def trace(cls, plan, key, shape):
@@ -249,9 +252,13 @@ class GradKernels:
         forward = schedule(program, [out.expr], inputs, shared)
         made = {k.name for k in forward if not k.boolean} - {out.expr}     # the output is handed out
         reverse = schedule(program, list(adjoints.values()), inputs | made | {"g"})
-        saved = tuple(dict.fromkeys(name for k in reverse for name in k.reads if name in made or name in inputs))
+        unit_adjoints, unit_reverse = unit_seed_kernels(program, adjoints, inputs | made)
+        saved = tuple(dict.fromkeys(name for k in reverse + unit_reverse for name in k.reads
+                                    if name in made or name in inputs))
         self = cls(forward=with_frees(forward, {out.expr, *saved}), reverse=with_frees(reverse, set(adjoints.values())),
-                   out=out.expr, adjoints=adjoints, saved=saved, prim=None, key=key)
+                   out=out.expr, adjoints=adjoints, saved=saved, prim=None, key=key,
+                   unit_reverse=with_frees(unit_reverse, set(unit_adjoints.values())) if unit_adjoints else None,
+                   unit_adjoints=unit_adjoints)
         self.prim = region_primitive(self, len(key))
         return self
 
@@ -285,17 +292,29 @@ class RegionState:
         raw = self.values
         if g.__class__ is xp().ndarray and g.dtype == np().float64:
             names, self.saved = self.saved, None       # freed as the reverse kernels pass them
+            unit = (kernels.unit_reverse is not None and g.__class__ is np().ndarray
+                    and is_unit_seed(g, kernels.key, raw))
+            reverse, adjoints = (kernels.unit_reverse, kernels.unit_adjoints) if unit else (kernels.reverse, kernels.adjoints)
             names["g"] = g
             try:
-                run_kernels(kernels.reverse, names)
-                out = {pos: names[name] for pos, name in kernels.adjoints.items()}
-                if all(finite(a) for a in out.values()):
+                run_kernels(reverse, names)
+                out = {pos: names[name] for pos, name in adjoints.items()}
+                if all(finite(a) and (not unit or a.shape == g.shape) for a in out.values()):
                     self.saved = None
                     return {pos: unbroadcast(a, raw[pos]) for pos, a in out.items()}
             except Exception:
                 pass                    # numexpr refused a kernel: the rules' own path
         self.saved = None
         return replay_reverse(self.plan, raw, g, kernels.adjoints)
+
+
+def unit_seed_kernels(program, adjoints, available) -> tuple:
+    """The adjoints' steps and reverse kernels for a seed of ones; ({}, []) where there are none."""
+    try:
+        unit_adjoints = unit_seed_adjoints(program, adjoints, available)
+    except Unfusable:
+        return {}, []
+    return unit_adjoints, schedule(program, list(unit_adjoints.values()), available)
 
 
 def region_primitive(kernels, arity) -> Primitive:

@@ -46,6 +46,15 @@ class RegionFinder:
     def __init__(self, builtins, scope):
         self.builtins, self.scope = builtins, scope
         self.nodes, self.spans, self.leaves = [], [], {}
+        self.entered = 0
+
+    def enter(self, ops) -> None:
+        """Count the nodes an operation will add before walking its operands: a subtree too big
+        is refused at once, not after walking all of it (sin(sin(...)) 5000 deep was quadratic:
+        each of its 5000 roots walked to the bottom)."""
+        self.entered += ops
+        if self.entered > MAX_REGION_OPS:
+            raise NotRegion
 
     def add(self, name, operands, span):
         if len(self.nodes) >= MAX_REGION_OPS:
@@ -66,16 +75,20 @@ class RegionFinder:
             leaf[2].append(e)
             return ("leaf", leaf[0])
         if c is nodes.UnaryOp:
+            if e.op != "+":
+                self.enter(1)
             operand = self.walk(e.operand)
             return operand if e.op == "+" else self.add("neg", (operand,), e.span)
         if c is nodes.BinChain:
             if any(op not in ARITHMETIC for op in e.ops):
                 raise NotRegion
+            self.enter(len(e.ops))
             left = self.walk(e.operands[0])
             for op, x, span in zip(e.ops, e.operands[1:], e.op_spans):
                 left = self.add(ARITHMETIC[op], (left, self.walk(x)), span)
             return left
         if c is nodes.Power:
+            self.enter(1)
             base = self.walk(e.base)
             return self.add("pow", (base, self.walk(e.exponent)), e.op_span)
         if c is nodes.Call:
@@ -90,6 +103,7 @@ class RegionFinder:
         builtin = self.builtins.get(func.id)
         if prim is None or getattr(builtin, "name", None) != func.id or len(e.args) != prim.arity:
             raise NotRegion
+        self.enter(1)
         return self.add(prim.name, [self.walk(a) for a in e.args], e.span)
 
 

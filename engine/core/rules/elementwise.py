@@ -135,8 +135,9 @@ def _sigmoid(x):
         return e / (1.0 + e)
     m = xp()
     if x.__class__ is not m.ndarray or x.ndim == 0:     # also a rule being traced (core/fused.py)
+        # one division, the array branch's bits; sigmoid(-x) in the VJP shares its 1 + e
         e = m.exp(-m.abs(x))
-        return plain_scalar(m.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e)))
+        return plain_scalar(m.where(x >= 0, 1.0, e) / (1.0 + e))
     # the same, in two buffers of x's size instead of six temporaries
     e = m.abs(x)
     m.negative(e, out=e)

@@ -1,0 +1,74 @@
+"""A fused region's array functions (numpy's tanh, exp, sqrt, log, ...) split over the cores.
+
+numpy's SIMD loops for these beat numexpr's, but run on one core; numpy releases the GIL inside
+a ufunc's loop, so a few threads applying the ufunc to contiguous chunks of the same arrays
+(`out=` the matching chunk of the output) run side by side. The function is elementwise, and
+every chunk is a contiguous run like the whole, so the bits are those of one call.
+
+The pool starts on the first split (nothing at import: start-up stays as it was) with as many
+threads as numexpr uses (it is sized to the cores the kernels run on), and arrays under
+MIN_SPLIT_ELEMENTS, 0-d or not contiguous take one plain call.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+MIN_SPLIT_ELEMENTS = 1 << 17     # below this a thread's hand-off costs about what it saves
+CHUNK_ALIGN = 4096               # chunk boundaries on whole pages of float64 (and SIMD widths)
+POOL_LOCK = threading.Lock()
+WORKERS: list = []               # [the executor, its thread count], once started
+
+
+def forget_pool() -> None:
+    """In a forked child (a check batch's worker) the pool's threads do not exist: a new one
+    starts on the child's first split instead of waiting forever on the parent's."""
+    del WORKERS[:]
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=forget_pool)
+
+
+def thread_count() -> int:
+    """numexpr's thread count (what the region's kernels use), else the cores; 1: no split."""
+    try:
+        import numexpr            # lazy: it may be missing (fused.py's concern), and start-up stays fast
+        return max(1, int(numexpr.get_num_threads()))
+    except ImportError:
+        return max(1, os.cpu_count() or 1)
+
+
+def executor():
+    """The pool, and the threads the work is split over (the caller's own among them)."""
+    if not WORKERS:
+        with POOL_LOCK:
+            if not WORKERS:
+                threads = thread_count()
+                pool = ThreadPoolExecutor(max_workers=threads - 1, thread_name_prefix="region") if threads > 1 else None
+                WORKERS.extend((pool, threads))
+    return WORKERS[0], WORKERS[1]
+
+
+def splittable(argument, out) -> bool:
+    return (argument.size >= MIN_SPLIT_ELEMENTS and argument.shape == out.shape
+            and argument.flags.c_contiguous and out.flags.c_contiguous)
+
+
+def apply_split(function, argument, out):
+    """`function(argument, out=out)`, its chunks on several threads where that pays. `out` may be
+    `argument` itself (in place: each chunk reads and writes its own run)."""
+    pool, threads = executor() if argument.size >= MIN_SPLIT_ELEMENTS else (None, 1)
+    if pool is None or not splittable(argument, out):
+        return function(argument, out=out)
+    source, target = argument.reshape(-1), out.reshape(-1)     # views: contiguous
+    size = source.size
+    step = -(-size // threads)
+    step = -(-step // CHUNK_ALIGN) * CHUNK_ALIGN
+    bounds = [(start, min(start + step, size)) for start in range(step, size, step)]
+    futures = [pool.submit(function, source[lo:hi], out=target[lo:hi]) for lo, hi in bounds]
+    function(source[:step], out=target[:step])
+    for future in futures:
+        future.result()                 # a worker's error is raised here
+    return out
