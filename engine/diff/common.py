@@ -69,6 +69,25 @@ def on_host(v):
     return to_host_value(v)
 
 
+RESULT_FIELDS = ("value", "gradient", "inputs", "jacobian", "hessian", "derivatives")
+
+
+def hosted(result):
+    """A replayed or recording run's result (a result dataclass, a dict of arrays) as the
+    interpreted drivers give it: on the host. Identity on the CPU, at the cost of one check."""
+    if xp() is np():
+        return result
+    if not hasattr(result, "__dataclass_fields__"):
+        return on_host(result)
+    from dataclasses import replace         # only on a GPU run
+    changes = {}
+    for name in RESULT_FIELDS:
+        if hasattr(result, name):
+            v = getattr(result, name)
+            changes[name] = [on_host(x) for x in v] if v.__class__ is list else on_host(v)
+    return replace(result, **changes)
+
+
 def finish(a):
     """A 0-d result becomes a plain number."""
     return float(a) if np().ndim(a) == 0 and dtype() == "float64" else (a[()] if np().ndim(a) == 0 else a)

@@ -22,7 +22,7 @@ from ..lang.replayable import nested_derivatives, replay_blocker
 from ..lang.target import Runner, bind_inputs, check_output, load
 from ..lang.values import set_dtype, shape_of
 from . import reverse
-from .common import check_wrt, ones_like_output, seed_for
+from .common import check_wrt, hosted, ones_like_output, seed_for
 from .replay import record_trace, replay_adjoints, replay_output, replay_values
 from .replay_guards import PathChanged
 from .replay_paths import filed, new_path, replay_entry
@@ -142,8 +142,8 @@ class Function:
             from .replay_higher import replayed_derivative
         try:
             trace, values = replay_entry(entry, list(inputs.values()))
-            return replayed_derivative(what, trace, values, inputs, wrt, [self.inputs.index(w) for w in wrt],
-                                       self.target, seed)
+            return hosted(replayed_derivative(what, trace, values, inputs, wrt, [self.inputs.index(w) for w in wrt],
+                                              self.target, seed))
         except PathChanged as change:       # a path not kept: recorded for the next call, or a tie
             if new_path(entry, change):
                 self._record_evaluate(inputs, key, limits)
@@ -165,7 +165,7 @@ class Function:
             fast = compiled_value(entry, inputs)
             if fast is not None:
                 self.replays += 1
-                return fast
+                return hosted(fast)
             notes = reset_notes()
             try:
                 trace, values = replay_entry(entry, list(inputs.values()))
@@ -178,8 +178,8 @@ class Function:
                 value = None
             if value is not None:
                 self.replays += 1
-                return reverse.RunResult(value=value, inputs=inputs, signature=list(trace.signature),
-                                         kinks=list(notes.kinks), steps=trace.run_steps)
+                return hosted(reverse.RunResult(value=value, inputs=inputs, signature=list(trace.signature),
+                                                kinks=list(notes.kinks), steps=trace.run_steps))
             self.interpreted += 1                   # the trace stays: the same path, a failing step
             return reverse.evaluate(None, inputs, dtype_name=dtype_name, limits=limits, target=self.target)
         return self._recorded_value(inputs, key, dtype_name, limits)
@@ -189,7 +189,7 @@ class Function:
         comparisons on traced values (`s <= 2` at s == 2), which a plain run does not make."""
         result = self._record_evaluate(inputs, key, limits)
         return reverse.evaluate(None, inputs, dtype_name=dtype_name, limits=limits, target=self.target) \
-            if result.kinks else result
+            if result.kinks else hosted(result)
 
     def _record_evaluate(self, inputs, key, limits):
         """An interpreted run with every input watched; its tape becomes the trace for `key`."""
@@ -248,7 +248,7 @@ class Function:
                 entry = None if new_path(entry, change) else entry
             if result is not None:
                 self.replays += 1
-                return result
+                return hosted(result)
         if entry is not None:
             self.interpreted += 1                   # the trace stays: the same path, a nan or an error
             return reverse.grad(None, inputs, wrt, seed, dtype_name=dtype_name, limits=limits, target=self.target)
