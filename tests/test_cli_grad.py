@@ -285,6 +285,15 @@ def test_the_scalar_path_never_imports_numpy():
         assert "autodiff.engine.api" in loaded and "numpy" not in loaded
 
 
+def test_a_single_gradient_never_loads_the_replay_machinery():
+    # one plain run per process: traces are recorded at a signature's second call (diff/function.py)
+    for source, at in (("x**2*y+y+2", "x=3,y=4"), ("sum(x*x)", "x=[1,2]")):
+        loaded = modules_loaded_by("grad", source, "--at", at, "--json")
+        assert "autodiff.engine.diff.function" in loaded
+        assert not {"autodiff.engine.diff.replay", "autodiff.engine.diff.replay_machinery",
+                    "autodiff.engine.diff.replay_sweep", "autodiff.engine.diff.replay_compiled"} & loaded
+
+
 def test_json_output_never_imports_rich_and_arrays_do_import_numpy():
     loaded = modules_loaded_by("grad", "sum(x*x)", "--at", "x=[1,2]", "--json")
     assert "numpy" in loaded and "rich" not in loaded

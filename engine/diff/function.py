@@ -23,12 +23,21 @@ from ..lang.target import Runner, bind_inputs, check_output, load
 from ..lang.values import set_dtype, shape_of
 from . import reverse
 from .common import check_wrt, hosted, ones_like_output, seed_for
-from .replay import record_trace, replay_adjoints, replay_output, replay_values
-from .replay_guards import PathChanged
-from .replay_paths import filed, new_path, replay_entry
-from .replay_results import all_finite, compiled_grad, compiled_output, compiled_value, same_bits, same_results
 from .large_trace import RegionCheck, fit_for_replay, holds_large_arrays
 from .trace_cache import NOT_REPLAYABLE, input_signature, keep_trace, large_inputs, plain_run
+
+
+class OnFirstUse:
+    """diff/replay_machinery.py's names, imported when a run first records or replays a trace."""
+
+    def __getattr__(self, name):
+        from . import replay_machinery      # lazy: a single plain run (the CLI's) never needs it
+        value = getattr(replay_machinery, name)
+        setattr(self, name, value)          # a plain attribute from then on
+        return value
+
+
+replaying = OnFirstUse()
 
 
 class Function:
@@ -141,11 +150,11 @@ class Function:
         else:
             from .replay_higher import replayed_derivative
         try:
-            trace, values = replay_entry(entry, list(inputs.values()))
+            trace, values = replaying.replay_entry(entry, list(inputs.values()))
             return hosted(replayed_derivative(what, trace, values, inputs, wrt, [self.inputs.index(w) for w in wrt],
                                               self.target, seed))
-        except PathChanged as change:       # a path not kept: recorded for the next call, or a tie
-            if new_path(entry, change):
+        except replaying.PathChanged as change:       # a path not kept: recorded for the next call, or a tie
+            if replaying.new_path(entry, change):
                 self._record_evaluate(inputs, key, limits)
                 self.interpreted -= 1
             return None
@@ -162,16 +171,16 @@ class Function:
             return reverse.evaluate(None, inputs, dtype_name=dtype_name, limits=limits, target=self.target)
         entry = self.traces.get(key)
         if entry is not None:
-            fast = compiled_value(entry, inputs)
+            fast = replaying.compiled_value(entry, inputs)
             if fast is not None:
                 self.replays += 1
                 return hosted(fast)
             notes = reset_notes()
             try:
-                trace, values = replay_entry(entry, list(inputs.values()))
-                value = None if trace.untraced_kinks else strip(replay_output(trace, values))
-            except PathChanged as change:   # a path not kept: recorded, or a tie: interpreted
-                if new_path(entry, change):
+                trace, values = replaying.replay_entry(entry, list(inputs.values()))
+                value = None if trace.untraced_kinks else strip(replaying.replay_output(trace, values))
+            except replaying.PathChanged as change:   # a path not kept: recorded, or a tie: interpreted
+                if replaying.new_path(entry, change):
                     return self._recorded_value(inputs, key, dtype_name, limits)
                 value = None
             except Exception:               # the interpreter reports it, located
@@ -203,16 +212,16 @@ class Function:
         interp = runner.interp
         result = reverse.RunResult(value=strip(out), inputs=inputs, signature=interp.signature,
                                    kinks=list(notes.kinks), steps=interp.steps)
-        trace = record_trace(tape, out, interp.signature, interp.steps, logged)
+        trace = replaying.record_trace(tape, out, interp.signature, interp.steps, logged)
         if trace is not None:                       # replayed at once where it was recorded: must agree
             notes = reset_notes()
             try:
-                value = strip(replay_output(trace, replay_values(trace, list(inputs.values()))))
-            except PathChanged:                     # a tie: this path is not kept
+                value = strip(replaying.replay_output(trace, replaying.replay_values(trace, list(inputs.values()))))
+            except replaying.PathChanged:                     # a tie: this path is not kept
                 value = trace = None
             except Exception:
                 value = None
-            if trace is not None and (value is None or not (same_bits(value, result.value) and
+            if trace is not None and (value is None or not (replaying.same_bits(value, result.value) and
                                                             notes.kinks == result.kinks)):
                 trace = NOT_REPLAYABLE
         self._file(key, fit_for_replay(trace, tape, self.fuses))
@@ -227,7 +236,7 @@ class Function:
             if entry is None:
                 keep_trace(self.traces, key, NOT_REPLAYABLE)
             return
-        keep_trace(self.traces, key, trace if trace is NOT_REPLAYABLE else filed(entry, trace))
+        keep_trace(self.traces, key, trace if trace is NOT_REPLAYABLE else replaying.filed(entry, trace))
 
     def grad_result(self, at, wrt=None, seed=None, dtype_name="float64", limits=None) -> reverse.GradResult:
         """The reverse-mode gradient, as `api.grad` gives it (for any inputs in `wrt`: the replay
@@ -243,9 +252,9 @@ class Function:
         if entry is not None:
             try:
                 result = self._replay_grad(entry, inputs, wrt, seed)
-            except PathChanged as change:           # a path not kept: recorded below, or a tie
+            except replaying.PathChanged as change:           # a path not kept: recorded below, or a tie
                 result = None
-                entry = None if new_path(entry, change) else entry
+                entry = None if replaying.new_path(entry, change) else entry
             if result is not None:
                 self.replays += 1
                 return hosted(result)
@@ -272,7 +281,7 @@ class Function:
         output = Var(out.value, tape, index, tape.level) if out is not None else result.value
         result.tape = result.output_index = result.seed = None     # as a plain gradient leaves them
         untraced = len(reverse.traced_only(NOTES.kinks, tape)) != len(NOTES.kinks)
-        trace = fit_for_replay(record_trace(tape, output, result.signature, result.steps, logged), tape,
+        trace = fit_for_replay(replaying.record_trace(tape, output, result.signature, result.steps, logged), tape,
                                self.fuses) or NOT_REPLAYABLE
         if holds_large_arrays(tape):    # the lean tape fuses what this one ran op by op: the plain run's numbers
             result = reverse.grad(None, inputs, wrt, seed, dtype_name=dtype_name, limits=limits, target=self.target)
@@ -280,11 +289,11 @@ class Function:
             trace.untraced_kinks = untraced
             try:
                 again = self._replay_grad(trace, inputs, wrt, seed)
-            except PathChanged:                     # a tie: this path is not kept
+            except replaying.PathChanged:                     # a tie: this path is not kept
                 return result
             if again is None:                       # a nan or an error here: record at the next call
                 return result
-            if not same_results(again, result):
+            if not replaying.same_results(again, result):
                 trace = NOT_REPLAYABLE
         self._file(key, trace)
         return result
@@ -296,9 +305,9 @@ class Function:
             return
         try:
             again = self._replay_grad(entry, inputs, wrt, seed)
-        except PathChanged:                         # a tie: the trace stays, as _record_grad's does
+        except replaying.PathChanged:                         # a tie: the trace stays, as _record_grad's does
             return
-        if again is not None and not same_results(again, result):
+        if again is not None and not replaying.same_results(again, result):
             self.traces[key] = NOT_REPLAYABLE
 
     def _replay_grad(self, entry, inputs, wrt, seed):
@@ -306,19 +315,19 @@ class Function:
         non-finite number whose provenance the interpreter's run traces); PathChanged where the
         inputs take a path not kept."""
         if seed is None and wrt == self.inputs:
-            fast = compiled_grad(entry, inputs)
+            fast = replaying.compiled_grad(entry, inputs)
             if fast is not None:
                 return fast
         notes = reset_notes()
         try:
-            trace, values = replay_entry(entry, list(inputs.values()))
-            value = strip(replay_output(trace, values))
+            trace, values = replaying.replay_entry(entry, list(inputs.values()))
+            value = strip(replaying.replay_output(trace, values))
             if seed is not None:
                 seed_value, reduced = seed_for(seed, value), "seed"
             else:
                 seed_value, reduced = ones_like_output(value), ("sum" if shape_of(value) else None)
-            length, adjoints = replay_adjoints(trace, values, seed_value, [self.inputs.index(w) for w in wrt])
-        except PathChanged:
+            length, adjoints = replaying.replay_adjoints(trace, values, seed_value, [self.inputs.index(w) for w in wrt])
+        except replaying.PathChanged:
             raise
         except Exception:
             return None
@@ -328,7 +337,7 @@ class Function:
                 unconnected.append(name)
                 g = ops.zeros_like(inputs[name])
             gradient[name] = strip(g)
-        if not all_finite([value, *gradient.values()]):
+        if not replaying.all_finite([value, *gradient.values()]):
             return None
         return reverse.GradResult(value=value, gradient=gradient, inputs=inputs, unconnected=unconnected,
                                   reduced=reduced, signature=list(trace.signature), kinks=list(notes.kinks),
@@ -365,16 +374,16 @@ class ReplayRunner:
             return out
         entry = self.traces.get(key)
         if entry is not None:
-            fast = compiled_output(entry, [values[k] for k in self.target.inputs])
+            fast = replaying.compiled_output(entry, [values[k] for k in self.target.inputs])
             if fast is not None:
                 self.signature = fast[0].signature
                 return fast[1]
             try:
-                trace, replayed = replay_entry(entry, [values[k] for k in self.target.inputs])
-                out = strip(replay_output(trace, replayed))
-            except PathChanged as change:   # a path not kept: recorded below, or a tie
+                trace, replayed = replaying.replay_entry(entry, [values[k] for k in self.target.inputs])
+                out = strip(replaying.replay_output(trace, replayed))
+            except replaying.PathChanged as change:   # a path not kept: recorded below, or a tie
                 out = None
-                entry = None if new_path(entry, change) else entry
+                entry = None if replaying.new_path(entry, change) else entry
             except Exception:               # the interpreter reports it, located
                 out = None
             if out is not None:
@@ -390,8 +399,8 @@ class ReplayRunner:
             out = runner.run({k: tape.watch(values[k]) for k in self.target.inputs})
         self.signature = tuple(runner.interp.signature)
         check_output(out, self.target)
-        trace = fit_for_replay(record_trace(tape, out, self.signature, runner.interp.steps, logged), tape,
+        trace = fit_for_replay(replaying.record_trace(tape, out, self.signature, runner.interp.steps, logged), tape,
                                self.fuses) or NOT_REPLAYABLE
         entry = self.traces.get(key)
-        keep_trace(self.traces, key, trace if trace is NOT_REPLAYABLE else filed(entry, trace))
+        keep_trace(self.traces, key, trace if trace is NOT_REPLAYABLE else replaying.filed(entry, trace))
         return strip(out)
