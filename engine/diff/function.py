@@ -293,7 +293,7 @@ class Function:
                 return result
             if again is None:                       # a nan or an error here: record at the next call
                 return result
-            if not replaying.same_results(again, result):
+            if not replaying.same_results(hosted(again), result):
                 trace = NOT_REPLAYABLE
         self._file(key, trace)
         return result
@@ -307,7 +307,7 @@ class Function:
             again = self._replay_grad(entry, inputs, wrt, seed)
         except replaying.PathChanged:                         # a tie: the trace stays, as _record_grad's does
             return
-        if again is not None and not replaying.same_results(again, result):
+        if again is not None and not replaying.same_results(hosted(again), result):
             self.traces[key] = NOT_REPLAYABLE
 
     def _replay_grad(self, entry, inputs, wrt, seed):
