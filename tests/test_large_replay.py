@@ -92,3 +92,31 @@ def test_checks_repeated_runs_replay_large_inputs(tmp_path):
         out = runner(at)
         assert same_number(out, reverse.evaluate(None, at, target=runner.target).value)
     assert any(runner.traces.values())
+
+
+def test_a_functions_kept_traces_hold_a_bounded_total(tmp_path, monkeypatch):
+    # a caller cycling through many large input shapes: each trace fits its own budget, and all
+    # of them together fit MAX_KEPT_BYTES (the oldest go); every gradient stays the interpreter's
+    from autodiff.engine.diff import trace_cache
+    budget = 3 * 8 * (N + 40)                       # about three traces of lse's recorded arguments
+    monkeypatch.setattr(trace_cache, "MAX_KEPT_BYTES", budget)
+    f = Function(program(tmp_path, LSE))
+    for extra in range(6):
+        at = {"x": np.linspace(-1.0, 1.0, N + extra)}
+        for _ in range(3):
+            assert_same_gradient(f.grad_result(at), reverse.grad(None, at, target=f.target))
+        assert sum(map(trace_cache.kept_bytes, f.traces.values())) <= budget
+    assert f.replays > 0
+    kept = [entry for entry in f.traces.values() if entry]
+    assert 0 < len(kept) < 6
+
+
+def test_kept_bytes_count_each_array_once():
+    from autodiff.engine.diff import trace_cache
+    f = Function("sum(x * x) + sum(x)")
+    at = {"x": np.linspace(0.0, 1.0, 100)}
+    for _ in range(3):
+        f.grad_result(at)
+    (entry,) = [e for e in f.traces.values() if e]
+    assert 800 <= trace_cache.kept_bytes(entry) <= 3 * 800      # x, x * x: once each
+    assert trace_cache.kept_bytes(None) == trace_cache.kept_bytes(False) == 0

@@ -17,12 +17,38 @@ def input_signature(inputs: dict, dtype_name: str, limits) -> tuple:
 
 
 MAX_TRACES = 32          # input signatures kept per function; past that the oldest goes
+# what one function's kept traces may hold on to together (each is also bounded by
+# diff/large_trace.py's TRACE_MAX_BYTES): past that the oldest go, so a caller cycling through
+# many large input shapes holds a few traces' arrays, not MAX_TRACES of them
+MAX_KEPT_BYTES = 1 << 26   # 64 MiB
+
+
+def kept_bytes(entry) -> int:
+    """The bytes of the arrays a kept entry (a trace, or the paths of one signature) holds on to:
+    its steps' recorded arguments and a constant output, each array counted once."""
+    if not entry:
+        return 0
+    seen, total = set(), 0
+    for trace in (entry.traces.values() if hasattr(entry, "traces") else (entry,)):
+        for value in (trace.constant, *(arg for step in trace.steps for arg in step[2])):
+            nbytes = getattr(value, "nbytes", None)
+            if nbytes is not None and id(value) not in seen:
+                seen.add(id(value))
+                total += nbytes
+    return total
 
 
 def keep_trace(traces: dict, key, trace) -> None:
     if key not in traces and len(traces) >= MAX_TRACES:
         traces.pop(next(iter(traces)))
     traces[key] = trace
+    if trace:
+        sizes = {k: kept_bytes(v) for k, v in traces.items()}
+        total = sum(sizes.values())
+        while total > MAX_KEPT_BYTES:            # the oldest first (this one too, if it is the oldest)
+            oldest = next(iter(traces))
+            traces.pop(oldest)
+            total -= sizes[oldest]
 
 
 def traced_elements(key) -> int:
