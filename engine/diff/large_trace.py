@@ -20,6 +20,7 @@ from ..core import fused
 from ..core.tape import FUSED_RULES
 from ..lang.fused_regions import MIN_REGION_OPS, ROOTS, NotRegion, RegionFinder
 from ..lang.names import walk
+from .trace_cache import distinct_bytes
 
 TRACE_MAX_BYTES = 1 << 25     # 32 MiB: a few dozen arrays of 10^5 float64
 
@@ -27,14 +28,7 @@ TRACE_MAX_BYTES = 1 << 25     # 32 MiB: a few dozen arrays of 10^5 float64
 def held_bytes(tape) -> int:
     """The bytes of the arrays a trace of `tape` holds while it replays: every value of the run,
     and the arguments its steps keep (each array counted once)."""
-    seen, total = set(), 0
-    for entry in tape.entries:
-        for value in (entry.value, *entry.args):
-            nbytes = getattr(value, "nbytes", None)
-            if nbytes is not None and id(value) not in seen:
-                seen.add(id(value))
-                total += nbytes
-    return total
+    return distinct_bytes(value for entry in tape.entries for value in (entry.value, *entry.args))
 
 
 def holds_large_arrays(tape) -> bool:

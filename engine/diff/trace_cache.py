@@ -23,19 +23,25 @@ MAX_TRACES = 32          # input signatures kept per function; past that the old
 MAX_KEPT_BYTES = 1 << 26   # 64 MiB
 
 
+def distinct_bytes(values) -> int:
+    """The bytes of the arrays among `values`, each array counted once."""
+    seen, total = set(), 0
+    for value in values:
+        nbytes = getattr(value, "nbytes", None)
+        if nbytes is not None and id(value) not in seen:
+            seen.add(id(value))
+            total += nbytes
+    return total
+
+
 def kept_bytes(entry) -> int:
     """The bytes of the arrays a kept entry (a trace, or the paths of one signature) holds on to:
     its steps' recorded arguments and a constant output, each array counted once."""
     if not entry:
         return 0
-    seen, total = set(), 0
-    for trace in (entry.traces.values() if hasattr(entry, "traces") else (entry,)):
-        for value in (trace.constant, *(arg for step in trace.steps for arg in step[2])):
-            nbytes = getattr(value, "nbytes", None)
-            if nbytes is not None and id(value) not in seen:
-                seen.add(id(value))
-                total += nbytes
-    return total
+    traces = entry.traces.values() if hasattr(entry, "traces") else (entry,)
+    return distinct_bytes(value for trace in traces
+                          for value in (trace.constant, *(arg for step in trace.steps for arg in step[2])))
 
 
 def keep_trace(traces: dict, key, trace) -> None:
