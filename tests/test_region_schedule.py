@@ -12,10 +12,9 @@ import pytest
 from autodiff.engine import api
 from autodiff.engine.core import fused, region_program, regions
 from autodiff.engine.core.region_program import Program, schedule
+from test_fused_regions import CHAIN       # benchmarks/_reference_arrays.CHAIN
 
 N = fused.FUSE_MIN_ELEMENTS
-CHAIN = ("sum(exp(-(tanh(sin(x) * cos(x) + x) * 0.5 + 1.0) ** 2 / (1.0 + x * x)) * sqrt(x * x + 1.0)"
-         " + sigmoid(x) * x)")                      # benchmarks/_reference_arrays.CHAIN
 UNARY = ("sin", "cos", "exp", "tanh", "sigmoid", "sqrt", "log", "abs")
 
 
@@ -139,6 +138,19 @@ def assert_bit_identical(left, right):
             assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
 
 
+def fused_count(monkeypatch) -> list:
+    """Whether each region run from now on fused (regions.run spied on)."""
+    counted = []
+    run = regions.run
+
+    def spy(plan, values):
+        out = run(plan, values)
+        counted.append(out is not None)
+        return out
+    monkeypatch.setattr(regions, "run", spy)
+    return counted
+
+
 def test_the_chain_is_bit_identical_in_any_partition(fresh_kernels, monkeypatch):
     at = {"x": np.concatenate([np.linspace(-30, 30, N), np.linspace(-2, 2, N)])}
     scheduled = results([CHAIN], at)
@@ -151,14 +163,7 @@ def test_random_elementwise_programs_are_bit_identical_in_any_partition(seed, fr
     rng = random.Random(seed)
     sources = [f"sum({random_expression(rng, 4)} * x + y)" for _ in range(12)]
     at = {"x": np.linspace(-1.5, 2.5, N + 17), "y": np.linspace(2.0, -1.0, N + 17)}
-    fused_regions = []
-    run = regions.run
-
-    def spy(plan, values):
-        out = run(plan, values)
-        fused_regions.append(out is not None)
-        return out
-    monkeypatch.setattr(regions, "run", spy)
+    fused_regions = fused_count(monkeypatch)
     scheduled = results(sources, at)
     assert sum(fused_regions) >= len(sources)                # most grads and values fused
     one_kernel_per_step(monkeypatch)

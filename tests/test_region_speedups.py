@@ -17,9 +17,9 @@ from autodiff.engine.core import fused, region_kernels, region_program, region_t
 from autodiff.engine.core.region_program import Kernel, Program
 from autodiff.engine.core.region_threads import CHUNK_ALIGN, MIN_SPLIT_ELEMENTS, apply_split
 from autodiff.engine.core.rules import TABLE, elementwise
+from test_region_schedule import assert_bit_identical, fused_count, results
+from test_fused_regions import CHAIN       # benchmarks/_reference_arrays.CHAIN
 
-CHAIN = ("sum(exp(-(tanh(sin(x) * cos(x) + x) * 0.5 + 1.0) ** 2 / (1.0 + x * x)) * sqrt(x * x + 1.0)"
-         " + sigmoid(x) * x)")                      # benchmarks/_reference_arrays.CHAIN
 FUNCTIONS = ("tanh", "exp", "sqrt", "log", "log1p", "expm1", "arctan", "sinh", "cosh", "sin")
 
 
@@ -162,6 +162,7 @@ def old_schedule(monkeypatch):
 
 
 def random_expression(rng, depth) -> str:
+    """test_region_schedule's generator with negations beside the operands (the rewrites' cases)."""
     if depth == 0:
         return rng.choice(("x", "y"))
     inner = random_expression(rng, depth - 1)
@@ -180,33 +181,6 @@ def random_expression(rng, depth) -> str:
     if op == "/":
         right = f"(({right}) * ({right}) + 1.0)"
     return f"({inner} {op} -{right})" if rng.random() < 0.3 else f"({inner} {op} {right})"
-
-
-def results(sources, at):
-    out = []
-    for source in sources:
-        found = api.grad(source, at=at)
-        out.append((np.asarray(found.value), *(found.gradient[name] for name in sorted(found.gradient))))
-        out.append((np.asarray(api.evaluate(source, at=at).value),))
-    return out
-
-
-def assert_bit_identical(left, right):
-    for mine, theirs in zip(left, right, strict=True):
-        for a, b in zip(mine, theirs, strict=True):
-            assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
-
-
-def fused_count(monkeypatch) -> list:
-    counted = []
-    run = regions.run
-
-    def spy(plan, values):
-        out = run(plan, values)
-        counted.append(out is not None)
-        return out
-    monkeypatch.setattr(regions, "run", spy)
-    return counted
 
 
 def test_the_chain_is_bit_identical_to_the_old_schedule(four_threads, monkeypatch):

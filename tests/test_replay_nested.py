@@ -3,6 +3,7 @@ grad of grad): the outer gradient's tape holds the inner derivative's forward an
 outer-level primitives, and Function's gradient replays it, to the last bit of the interpreter's,
 checking the inner function's decisions too; a run whose inner sweep would read a traced value
 as a plain number (abs's sign, a tie share, pow's where() on a traced exponent) is not kept."""
+import importlib.util
 from pathlib import Path
 
 import numpy as np
@@ -15,18 +16,18 @@ from autodiff.engine.lang.target import load
 from test_hypothesis import coordinates, expressions
 from test_replay import assert_same_gradient, kinks_of, same_number
 
-SAMPLES = Path(__file__).resolve().parent.parent / "samples" / "higher"
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "samples" / "higher"
 
-NESTED = """
-def h(w):
-    return w * w * w + sin(w) * w
+def gradbench_program(name) -> str:
+    """An eval's program as benchmarks/gradbench_evals.py writes it (the benchmark's own text)."""
+    spec = importlib.util.spec_from_file_location("gradbench_evals", ROOT / "benchmarks" / "gradbench_evals.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.PROGRAMS[name]
 
-def f(x):
-    s = 0.0
-    for k in range(len(x)):
-        s = s + grad(h)(x[k]) * x[k]
-    return s
-"""
+
+NESTED = gradbench_program("nested")
 
 
 def program(source) -> Function:

@@ -6,10 +6,9 @@ import pytest
 
 from autodiff.engine import api
 from autodiff.engine.core import backend
+from test_fused_regions import CHAIN       # benchmarks/_reference_arrays.CHAIN
 
 LARGE = 1 << 17          # replayed since the byte budget (diff/large_trace.py)
-CHAIN = ("sum(exp(-(tanh(sin(x) * cos(x) + x) * 0.5 + 1.0) ** 2 / (1.0 + x * x)) * sqrt(x * x + 1.0)"
-         " + sigmoid(x) * x)")                      # benchmarks/_reference_arrays.CHAIN: fused regions
 
 
 def host(v) -> bool:
