@@ -284,3 +284,23 @@ def test_a_forked_child_starts_its_own_pool():
             pytest.fail("the child hung on the parent's pool")
         time.sleep(0.05)
     assert os.WEXITSTATUS(status) == 0
+
+
+def test_a_split_keeps_the_engines_error_state_no_warning_on_stderr():
+    # numpy 2's seterr is the caller's context; pool threads ran without it and warned of the
+    # nan a log of a negative number makes (the region then runs op by op, as it should, quietly)
+    code = ("import numpy as np\nfrom autodiff.engine import api\n"
+            "api.grad('sum(log(x * x - 1.0) * x + tanh(x) * x)', at={'x': np.linspace(-2, 2, 1 << 18)})\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and "Warning" not in p.stderr, p.stderr
+
+
+def test_a_forked_child_has_a_free_pool_lock():
+    region_threads.POOL_LOCK.acquire()
+    try:
+        held = region_threads.POOL_LOCK
+        region_threads.forget_pool()                 # what a child runs after the fork
+        assert region_threads.POOL_LOCK is not held and region_threads.POOL_LOCK.acquire(blocking=False)
+        region_threads.POOL_LOCK.release()
+    finally:
+        held.release()

@@ -11,6 +11,7 @@ MIN_SPLIT_ELEMENTS, 0-d or not contiguous take one plain call.
 """
 from __future__ import annotations
 
+import contextvars
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -23,8 +24,11 @@ WORKERS: list = []               # [the executor, its thread count], once starte
 
 def forget_pool() -> None:
     """In a forked child (a check batch's worker) the pool's threads do not exist: a new one
-    starts on the child's first split instead of waiting forever on the parent's."""
+    starts on the child's first split instead of waiting forever on the parent's (and a lock a
+    parent's thread held at the fork is a new, free one)."""
+    global POOL_LOCK
     del WORKERS[:]
+    POOL_LOCK = threading.Lock()
 
 
 if hasattr(os, "register_at_fork"):
@@ -67,7 +71,10 @@ def apply_split(function, argument, out):
     step = -(-size // threads)
     step = -(-step // CHUNK_ALIGN) * CHUNK_ALIGN
     bounds = [(start, min(start + step, size)) for start in range(step, size, step)]
-    futures = [pool.submit(function, source[lo:hi], out=target[lo:hi]) for lo, hi in bounds]
+    # numpy 2's error state (the engine's seterr(all="ignore")) is the caller's context, which a
+    # pool thread does not inherit: each chunk runs in a copy of it, or a nan warns on stderr
+    context = contextvars.copy_context()
+    futures = [pool.submit(context.copy().run, function, source[lo:hi], out=target[lo:hi]) for lo, hi in bounds]
     function(source[:step], out=target[:step])
     for future in futures:
         future.result()                 # a worker's error is raised here
