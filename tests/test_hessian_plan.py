@@ -133,3 +133,14 @@ def test_finite_array_and_magnitude_bound():
     stack = TangentStack(4, (4,), ((0, np.array([1.0, -3.0, 2.0, 0.0])),), ((np.array([2.0, -5.0, 0.0, 1.0]), 0.5),))
     assert stack.magnitude_bound() >= np.abs(stack.dense()).max()
     assert stack.magnitude_bound() == 3.0 + 5.0 * 0.5
+
+
+def test_finite_arrays_keep_one_ones_vector_whatever_the_sizes():
+    # one ones vector per size asked was kept for the process: 64 MiB after sizes 1 .. 4096
+    from autodiff.engine.core import tangent_stack
+    for size in range(1, tangent_stack.ONES_CACHED_MAX + 1, 37):
+        assert tangent_stack.finite_array(np.linspace(-1.0, 1.0, size))
+    assert len(tangent_stack._ones) == 1 and tangent_stack._ones[0].size == tangent_stack.ONES_CACHED_MAX
+    bad = np.ones(300)
+    bad[7] = np.inf
+    assert not tangent_stack.finite_array(bad)

@@ -47,8 +47,8 @@ def _finite(a) -> bool:
     return total - total == 0.0             # a nan or inf anywhere makes the sum non-finite
 
 
-ONES_CACHED_MAX = 4096       # elements of the largest ones vector kept for finite_array's dot
-_ones_by_size: dict = {}
+ONES_CACHED_MAX = 4096       # elements of the ones vector kept for finite_array's dot (32 KiB)
+_ones: list = []             # [that vector], made on first use; a prefix serves every smaller size
 
 
 def finite_array(a) -> bool:
@@ -60,10 +60,9 @@ def finite_array(a) -> bool:
     if size > ONES_CACHED_MAX:
         total = np().add.reduce(a, None)
     else:
-        ones = _ones_by_size.get(size)
-        if ones is None:
-            ones = _ones_by_size[size] = np().ones(size)
-        total = (a if a.ndim == 1 else a.reshape(-1)).dot(ones)
+        if not _ones:
+            _ones.append(np().ones(ONES_CACHED_MAX))
+        total = (a if a.ndim == 1 else a.reshape(-1)).dot(_ones[0][:size])
     return total - total == 0.0
 
 
