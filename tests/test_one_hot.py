@@ -210,3 +210,20 @@ def test_a_sum_not_finite_at_x_gives_the_point_runs_differences(source, x, monke
     old = check_gradient(target=target, at={"x": x})
     assert (new.verdict, new.evaluations, new.batched) == (old.verdict, old.evaluations, old.batched)
     assert [repr(vars(e)) for e in new.entries] == [repr(vars(e)) for e in old.entries]     # nan-safe
+
+
+def test_a_dense_stack_over_the_budget_is_declined_before_it_is_made(monkeypatch):
+    # a value made from a full sum meeting a large array that does not move: its stack (rows x the
+    # array) was made first and measured after (1.25 GB at 2,000 x 20,000), then declined
+    made = []
+    real = one_hot.stacked_apply
+
+    def measured(*args):
+        out = real(*args)
+        made.append(np.size(out))
+        return out
+    monkeypatch.setattr(one_hot, "stacked_apply", measured)
+    x, y = np.linspace(-1.0, 1.0, 100), np.linspace(0.0, 1.0, 2000)      # 64 entries or more: one-hot
+    report = check_gradient("sum(sin(sum(x)) * y)", {"x": x, "y": y}, wrt=["x"])
+    assert report.passed
+    assert all(count <= one_hot.STACK_BUDGET_ELEMENTS for count in made), made

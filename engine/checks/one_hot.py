@@ -138,13 +138,12 @@ def moved_output(trace, at_x, leaf, x, steps):
 def _step(prim, full, moving, params, out_base, rows):
     """One step with some arguments moved (`moving`: (position, OneHot or Dense) pairs)."""
     if all(m.__class__ is Dense for _, m in moving):
+        if rows * size(out_base) > STACK_BUDGET_ELEMENTS:     # checked before the stack is made
+            raise Unfollowable("a dense stack over the budget")
         flags = [False] * len(full)
         for pos, m in moving:
             full[pos], flags[pos] = m.stack, True
-        out = stacked_apply(prim, tuple(full), flags, params or None, rows)
-        if size(out) > STACK_BUDGET_ELEMENTS:
-            raise Unfollowable("a dense stack over the budget")
-        return Dense(out)
+        return Dense(stacked_apply(prim, tuple(full), flags, params or None, rows))
     if not all(m.__class__ is OneHot for _, m in moving):
         raise Unfollowable("a one-hot value beside a dense stack")
     if prim.elementwise or prim.name in ELEMENTWISE_VALUES:
