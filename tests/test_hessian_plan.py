@@ -144,3 +144,34 @@ def test_finite_arrays_keep_one_ones_vector_whatever_the_sizes():
     bad = np.ones(300)
     bad[7] = np.inf
     assert not tangent_stack.finite_array(bad)
+
+
+DENSE = "sum(sin(transpose(reshape(x, (3, 4)))) * exp(transpose(reshape(x, (3, 4)))))"   # transpose: dense
+
+
+def test_a_sweep_on_dense_stacks_keeps_the_bound_sweep(monkeypatch):
+    # on dense stacks the dispatch a plan saves is nothing beside the arrays' work, and the plan
+    # held every step's stack to the end: 1,130 against 550 MiB and 2.8 against 0.85 s at 2,000
+    monkeypatch.setattr(hessian_plan, "PLAN_DENSE_MAX_ELEMENTS", 10)
+    f = Function(DENSE)
+    x = np.linspace(0.1, 1.0, 12)
+    for _ in range(4):
+        got = f.hessian({"x": x})
+    assert plans_of(f) == [False]
+    assert_close(got, higher.hessian(None, {"x": x}, target=f.target).hessian)
+
+
+def test_a_plan_drops_each_value_after_its_last_reader():
+    f = Function("sum(x ** 2.0 * sin(x)) + sum(exp(x)) * sum(x)")
+    x = np.linspace(-1.0, 1.0, 50)
+    for _ in range(3):
+        f.hessian({"x": x})
+    (plan,) = plans_of(f)
+    traced = trace_of(f).leaves + len(trace_of(f).steps)          # slots of the trace's own values
+    freed = [slot for frees in plan.frees for slot in frees]
+    kept = {slot for slot, _ in plan.results if slot >= 0}
+    assert len(freed) == len(set(freed))                             # each once
+    assert set(freed) | kept >= set(range(traced, traced + len(plan.binds)))   # every bind's result goes
+    for b, frees in enumerate(plan.frees):                          # and only once no later bind reads it
+        later = {slot for _, _, _, arguments, _, _ in plan.binds[b + 1:] for slot, _ in arguments}
+        assert not set(frees) & later

@@ -16,15 +16,21 @@ That holds where no raw value in the sweep depends on the point, so a plan is ma
   raw value of the trace reaches a VJP);
 - every step's primitive is one of PLANNED_STEPS, whose VJP rules apply no comparison or other
   non-differentiable op to a Dual (pow only with a constant float exponent);
-- every recorded bind is a primitive that notes no kinks, on Duals the plan knows, giving a Dual.
-Anything else keeps the bound sweep (a plan of False, so the test is made once)."""
+- every recorded bind is a primitive that notes no kinks, on Duals the plan knows, giving a Dual
+  whose tangent stayed structured or small (on dense stacks of many numbers the dispatch a plan
+  saves is nothing beside the arrays' work).
+Anything else keeps the bound sweep (a plan of False, so the test is made once). The replay drops
+each value after the last bind that reads it, as the bound sweep's adjoints go."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from ..core.batch import NO_PARAMS, lifted_jvp
 from ..core.notes import NOTES
+from ..core.tangent_stack import TangentStack
 from ..core.tape import BATCHED, Dual, Var
+
+PLAN_DENSE_MAX_ELEMENTS = 1 << 16     # a dense tangent of more numbers than this: no plan
 
 # the steps whose VJP rules make raw values from constants only (core/rules/arithmetic.py,
 # elementwise.py's _elementwise family, reductions.py's sum, shapes.py)
@@ -38,9 +44,11 @@ class HessianPlan:
     """binds: (prim, params or None, lifted params, arguments, moving, span) per recorded bind,
     arguments (slot or -1, constant) per position, moving the (position, slot) pairs whose
     tangents are pushed; results: per watched input, its adjoint's slot, or -1 with a constant
-    (a raw adjoint, or None). Slots: the trace's values, then each bind's result."""
+    (a raw adjoint, or None). Slots: the trace's values, then each bind's result; frees: per
+    bind, the slots no later bind nor result reads."""
     binds: list
     results: list
+    frees: list
 
 
 def plannable(trace, watched: list, boxed: list, level: int) -> bool:
@@ -90,6 +98,8 @@ def make_plan(log: list, boxed: list, adjoints: list, level: int):
     for prim, args, params, span, out in log:
         if prim.kink is not None or out.__class__ is not Dual or out.level != level:
             return None
+        if out.tangent.__class__ is not TangentStack and getattr(out.tangent, "size", 0) > PLAN_DENSE_MAX_ELEMENTS:
+            return None
         arguments, moving = [], []
         jvps = prim.jvps
         for pos, a in enumerate(args):
@@ -118,7 +128,24 @@ def make_plan(log: list, boxed: list, adjoints: list, level: int):
             results.append((slot, None))
         else:
             results.append((-1, adjoint))
-    return HessianPlan(binds=binds, results=results)
+    return HessianPlan(binds=binds, results=results, frees=last_reads(binds, results, len(boxed)))
+
+
+def last_reads(binds, results, traced) -> list:
+    """Per bind, the bind results (slots from `traced` on: not the trace's own values) that no
+    later bind reads, nor the results: its arguments read for the last time, and its own result
+    where nothing reads it."""
+    kept = {slot for slot, _ in results if slot >= 0}
+    last = {traced + b: b for b in range(len(binds))}
+    for b, (_, _, _, arguments, _, _) in enumerate(binds):
+        for slot, _ in arguments:
+            if slot >= traced:
+                last[slot] = b
+    frees = [[] for _ in binds]
+    for slot, b in last.items():
+        if slot not in kept:
+            frees[b].append(slot)
+    return [tuple(f) for f in frees]
 
 
 def planned_gradient(plan: HessianPlan, boxed: list, level: int, k: int, structured: bool) -> list:
@@ -128,7 +155,7 @@ def planned_gradient(plan: HessianPlan, boxed: list, level: int, k: int, structu
     tangents = [v.tangent for v in boxed]
     add_primal, add_tangent = primals.append, tangents.append
     notes = NOTES
-    for prim, params, lifted_params, arguments, moving, span in plan.binds:
+    for (prim, params, lifted_params, arguments, moving, span), frees in zip(plan.binds, plan.frees):
         notes.span = span
         args = tuple([primals[slot] if slot >= 0 else constant for slot, constant in arguments])
         ans = prim.impl(*args, **params) if params else prim.impl(*args)
@@ -138,5 +165,7 @@ def planned_gradient(plan: HessianPlan, boxed: list, level: int, k: int, structu
             tangent = t if tangent is None else tangent + t
         add_primal(ans)
         add_tangent(tangent)
+        for slot in frees:
+            primals[slot] = tangents[slot] = None
     return [Dual(primals[slot], tangents[slot], level) if slot >= 0 else constant
             for slot, constant in plan.results]
