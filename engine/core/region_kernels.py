@@ -11,6 +11,7 @@ value a tape keeps, an output handed out, or a view.
 from __future__ import annotations
 
 import sys
+from functools import partial
 
 from .backend import np, to_host_value, xp
 from .fused import Unfusable, evaluate, evaluate_into
@@ -69,24 +70,18 @@ def run_kernels(kernels, names) -> None:
 def apply_function(kernel, names, made):
     argument = names[kernel.reads[0]]
     function = getattr(xp(), kernel.function)
-    if argument.__class__ is np().ndarray and argument.size >= MIN_SPLIT_ELEMENTS:
-        return apply_split_function(kernel, function, argument, made)
+    split = argument.__class__ is np().ndarray and argument.size >= MIN_SPLIT_ELEMENTS
+    if split:                                  # over the cores (region_threads): one call's bits
+        function = partial(apply_split, function)
     if kernel.reads[0] in made and kernel.reads[0] in kernel.frees:
         return function(argument, out=argument)           # a temporary read for the last time
     buffer = take(argument.shape) if argument.ndim else None
+    if buffer is None and split:
+        buffer = np().empty(argument.shape)
     out = function(argument) if buffer is None else function(argument, out=buffer)
     if out.__class__ is not argument.__class__:
         out = xp().asarray(out)          # of a 0-d array (a traced number): a scalar
     return out
-
-
-def apply_split_function(kernel, function, argument, made):
-    """A large numpy array's function over the cores (region_threads), into the argument itself
-    where it is a temporary read for the last time, else into a pooled or fresh buffer."""
-    if kernel.reads[0] in made and kernel.reads[0] in kernel.frees:
-        return apply_split(function, argument, argument)
-    buffer = take(argument.shape)
-    return apply_split(function, argument, np().empty(argument.shape) if buffer is None else buffer)
 
 
 def finite(a) -> bool:

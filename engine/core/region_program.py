@@ -216,7 +216,7 @@ def schedule(program: Program, outputs, available, force=frozenset()) -> list:
             arrays.add(name)
             arrays.add(steps[name][1][0])              # its argument: an array to apply it to
     closures = bound_kernels(steps, uses, available, arrays)
-    arrays |= shared_by_kernels(steps, outputs, uses, available, arrays, closures)
+    arrays |= shared_by_kernels(steps, uses, available, arrays, closures)
     kernels = []
     for name, (template, texts, _, _) in steps.items():
         if name not in arrays or name in available or name not in uses:
@@ -264,7 +264,7 @@ def closure_reads(steps, closure) -> set:
     return {text for name in closure for text in steps[name][1] if text not in closure and text.isidentifier()}
 
 
-def shared_by_kernels(steps, outputs, uses, available, arrays, closures) -> set:
+def shared_by_kernels(steps, uses, available, arrays, closures) -> set:
     """The steps that two or more kernels would each compute, at a cost worth an array of their
     own (an extra pass over memory): readers come after what they read, so going backwards the
     kernels that inline a step are known when it is decided. Identical step text computes

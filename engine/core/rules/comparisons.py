@@ -111,12 +111,7 @@ def tangent_times(t, d):
         return zero_where_zero(d, t * d)
     if c is Var or c is Dual:        # a boxed tangent that is 0 may still carry higher orders
         return t * d
-    if c is TangentStack:            # structured: finite, so nothing to mask (zero_where_zero)
-        r = t * d
-        if r.__class__ is TangentStack:
-            return r
-        return zero_where_zero(t, r, d)
-    return zero_where_zero(t, t * d, d)
+    return zero_where_zero(t, t * d, d)      # a structured product is finite: returned as it is
 
 
 def zero_where_zero(t, r, factor=None):
