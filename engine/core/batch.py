@@ -24,7 +24,7 @@ from math import prod
 from .backend import np
 from .primitives import shape
 from .rules import reductions, shapes
-from .tangent_stack import TangentStack
+from .tangent_stack import TangentStack, finite_array
 from .tape import BATCHED, Dual, bind
 
 # the lifts that keep a TangentStack structured (their numpy functions are the ones it knows)
@@ -117,8 +117,7 @@ def rank_one_if_spread(t, arg_shape, out_shape, k):
     as a rank-one TangentStack; anything else as it is."""
     if t.__class__ is not np().ndarray or prod(out_shape) <= 1 or t.size != k:
         return t
-    total = t.sum()
-    if total - total != 0.0:                           # a TangentStack holds finite numbers only
+    if not finite_array(t):                            # a TangentStack holds finite numbers only
         return t
     return TangentStack.outer(t.reshape(k), (1,) * len(out_shape))
 

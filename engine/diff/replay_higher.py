@@ -145,7 +145,7 @@ def replay_hessian(trace, values: list, inputs: dict, wrt: list, watched: list):
         for b in wrt:
             if b not in blocks[a]:
                 blocks[a][b] = np().zeros((size_of(inputs[a]), size_of(inputs[b])), dtype=dtype())
-    if not finite_matrices([blocks[a][b] for a, b in unbounded]):
+    if not all_finite([blocks[a][b] for a, b in unbounded]):
         return None
     return {a: {b: finish(blocks[a][b].reshape(shape_of(inputs[a]) + shape_of(inputs[b]))) for b in wrt}
             for a in wrt}
@@ -154,16 +154,6 @@ def replay_hessian(trace, values: list, inputs: dict, wrt: list, watched: list):
 # a structured stack whose terms bound its numbers below this assembles finite numbers only
 # (a few terms' products added: far from the largest float, 1.8e308), so no pass checks them
 FINITE_BOUND = 1e300
-
-
-def finite_matrices(matrices: list) -> bool:
-    """all_finite for large host matrices in one pass each: a sum is finite where every entry is
-    (a finite sum that overflows is asked again, entry by entry)."""
-    for matrix in matrices:
-        total = matrix.sum()
-        if total - total != 0.0 and not all_finite([matrix]):
-            return False
-    return True
 
 
 def place_rows(row_blocks: dict, b, stacked_rows, span: tuple, block_shape: tuple) -> None:
@@ -280,7 +270,7 @@ def replay_forward_jacobian(trace, values: list, inputs: dict, wrt: list, watche
     for w in wrt:
         if w not in flat:
             flat[w] = np().zeros((out_size, size_of(inputs[w])), dtype=dtype())
-    if not finite_matrices(list(flat.values())):
+    if not all_finite(list(flat.values())):
         return None
     return {w: finish(flat[w].reshape(out_shape + shape_of(inputs[w])) + 0.0) for w in wrt}
 
