@@ -25,7 +25,7 @@ from ..core.backend import np, on_device
 from ..core.notes import NOTES
 from ..core.primitives import element_limit, shape, size
 from ..core.stacked import ELEMENTWISE_VALUES, stacked_apply
-from ..diff.batched_replay import STACK_BUDGET_ELEMENTS, record_for_batches
+from ..diff.batched_replay import STACK_BUDGET_ELEMENTS, last_uses, record_for_batches
 from ..diff.replay import replay_values
 
 OFFSETS = (1.0, -1.0, 2.0, -2.0)     # x + h, x - h, x + 2h, x - 2h: the order the verdicts read
@@ -119,9 +119,10 @@ def moved_output(trace, at_x, leaf, x, steps):
     rows = len(OFFSETS) * len(steps)
     saved_limit = element_limit[0]
     element_limit[0] = None               # the stacks are ours, not the program's: its limit is per point
+    last = last_uses(trace)
     try:
         index = trace.leaves
-        for prim, parents, args, params, span in trace.steps:
+        for i, (prim, parents, args, params, span) in enumerate(trace.steps):
             if any(moved[j] is not None for _, j in parents):
                 full = list(args)
                 for pos, j in parents:
@@ -129,6 +130,9 @@ def moved_output(trace, at_x, leaf, x, steps):
                 NOTES.span = span
                 moved[index] = _step(prim, full, [(pos, moved[j]) for pos, j in parents if moved[j] is not None],
                                      params or {}, at_x[index], rows)
+                for _, j in parents:
+                    if last[j] == i and j != trace.output:
+                        moved[j] = None            # its last reader has run (as replay_stacked frees)
             index += 1
     finally:
         element_limit[0] = saved_limit
