@@ -266,22 +266,32 @@ def _agrees_with_single_runs(objective, inputs, names, steps, per_entry, f0) -> 
     """The first and the last perturbed point against one run each. Their changes from f0 must
     agree to 1e-6 of the change plus the rounding of f: a sum kept incrementally rounds apart
     from a full one by eps |f|, a lifting gone wrong is off by the change itself."""
-    entries = [(name, k) for name in names for k in range(size(inputs[name]))]
-    if not entries:
-        return True
-    for e, o in ((0, 0), (len(entries) - 1, len(OFFSETS) - 1)):
-        name, k = entries[e]
+    for e, o, name, k in checked_points(inputs, names):
         saved = objective.count
         single = objective(moved_point(inputs, name, k, OFFSETS[o] * steps[e]))
         objective.count = saved
-        got = float(per_entry[e, o])
-        if got == single:
-            continue
-        if not (math.isfinite(got) and math.isfinite(single)):
-            return False
-        if abs(got - single) > 1e-6 * abs(single - f0) + 64 * 2.0 ** -52 * max(abs(got), abs(single), abs(f0)):
+        if not agrees(float(per_entry[e, o]), single, f0, 1e-6):
             return False
     return True
+
+
+def checked_points(inputs, names) -> list:
+    """(entry, offset, name, flat index) of the first and the last perturbed point: where a
+    one-hot result is checked against a run of its own."""
+    entries = [(name, k) for name in names for k in range(size(inputs[name]))]
+    if not entries:
+        return []
+    return [(e, o, *entries[e]) for e, o in ((0, 0), (len(entries) - 1, len(OFFSETS) - 1))]
+
+
+def agrees(got, want, base, rel) -> bool:
+    """got and want, both moved from base: equal, both nan, or within rel of the change plus the
+    rounding of the values (64 eps of the largest)."""
+    if got == want or (got != got and want != want):
+        return True
+    if not (math.isfinite(got) and math.isfinite(want)):
+        return False
+    return abs(got - want) <= rel * abs(want - base) + 64 * 2.0 ** -52 * max(abs(got), abs(want), abs(base))
 
 
 def moved_point(inputs: dict, name, k, shift) -> dict:

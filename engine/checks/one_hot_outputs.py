@@ -7,15 +7,12 @@ The result is trusted only where its row at x matches f0 and two perturbed rows 
 replay of the trace (which is the interpreter's to the bit)."""
 from __future__ import annotations
 
-import math
-
 from ..core.backend import np, on_device, to_host
-from ..core.primitives import size
 from ..core.tape import strip
 from ..diff.batched_replay import record_for_batches
 from ..diff.replay import replay_output, replay_values
 from . import stacked_points
-from .one_hot import OFFSETS, OneHot, all_float64, moved_outputs, moved_point
+from .one_hot import OFFSETS, OneHot, agrees, all_float64, checked_points, moved_outputs, moved_point
 
 OUTPUT_BUDGET_ELEMENTS = 1 << 22       # the flat outputs of every point: 32 MiB of float64
 
@@ -66,9 +63,7 @@ class OneHotOutputs:
     def _agrees_with_point_replays(self, trace, inputs, names, steps, table, base) -> bool:
         """The first and the last perturbed point against a replay at each, as one_hot.py's
         gradient rows against single runs: to 1e-6 of the change plus the rounding of f."""
-        entries = [(name, k) for name in names for k in range(size(inputs[name]))]
-        for e, o in ((0, 0), (len(entries) - 1, len(OFFSETS) - 1)):
-            name, k = entries[e]
+        for e, o, name, k in checked_points(inputs, names):
             point = moved_point(inputs, name, k, OFFSETS[o] * steps[e])
             want = _flat(replay_output(trace, replay_values(trace, [point[k] for k in self.target.inputs])))
             got = table[len(OFFSETS) * e + o]
@@ -93,13 +88,5 @@ def _rows(out, base, rows):
 
 
 def _close(got, want, base, rel=1e-12) -> bool:
-    """Entry by entry: equal, both nan, or within rel of the change from `base` plus the rounding
-    of the values (64 eps of the largest)."""
-    for a, b, c in zip(got.tolist(), want.tolist(), base.tolist()):
-        if a == b or (a != a and b != b):
-            continue
-        if not (math.isfinite(a) and math.isfinite(b)):
-            return False
-        if abs(a - b) > rel * abs(b - c) + 64 * 2.0 ** -52 * max(abs(a), abs(b), abs(c)):
-            return False
-    return True
+    """Entry by entry, as one_hot.agrees."""
+    return all(agrees(a, b, c, rel) for a, b, c in zip(got.tolist(), want.tolist(), base.tolist()))
