@@ -7,7 +7,7 @@ import math
 
 from ..core.backend import np, to_device, to_host
 from .batch import BatchUnsupported, batched_differences
-from .one_hot import one_hot_differences
+from .one_hot import objective_value, one_hot_differences
 from .report import Tolerance, as_float_array, entry_labels
 from .verdict_arrays import judge_all, largest_finite_of, noise_floor_of
 from .verdicts import branch_reason, convention_text, judge
@@ -40,12 +40,7 @@ class Objective:
         elif a.shape != self.shape:
             self.error = ValueError(f"the output's shape changed from {self.shape} to {a.shape}")
             return math.nan
-        if a.ndim == 0:
-            return float(a)
-        if self.output_seed is None:
-            return float(a.sum(dtype=np().float64))
-        v = np().broadcast_to(np().asarray(self.output_seed, dtype=np().float64), a.shape)
-        return float(np().vdot(v.ravel(), a.astype(np().float64).ravel()))
+        return objective_value(a, self.output_seed)
 
     @property
     def signature(self):

@@ -64,7 +64,7 @@ def one_hot_differences(target, limits, objective, inputs: dict, names, steps, f
             return None
         try:
             at_x = replay_values(trace, [inputs[k] for k in order])
-            base = _objective_value(at_x[trace.output], objective.output_seed)
+            base = objective_value(at_x[trace.output], objective.output_seed)
             if not _close(base, f0):
                 return None
             rows = [_objective_rows(out, at_x[trace.output], len(OFFSETS) * count, objective.output_seed)
@@ -220,22 +220,9 @@ def _extreme(largest: bool):
 WHOLE_REDUCTIONS = {"sum": _sum, "max": _extreme(True), "min": _extreme(False)}
 
 
-def _objective_value(out, output_seed) -> float:
-    """Objective's number for one output (checks/differences.py): itself, its sum, or vᵀ out."""
-    if out.__class__ is float:
-        return out
-    a = np().asarray(out)
-    if a.ndim == 0:
-        return float(a)
-    if output_seed is None:
-        return float(a.sum(dtype=np().float64))
-    v = np().broadcast_to(np().asarray(output_seed, dtype=np().float64), a.shape)
-    return float(np().vdot(v.ravel(), a.astype(np().float64).ravel()))
-
-
 def _objective_rows(out, out_base, rows, output_seed):
     """The objective per row of a pass's output."""
-    base = _objective_value(out_base, output_seed)
+    base = objective_value(out_base, output_seed)
     if out is None:                          # the output does not depend on this input
         return np().full(rows, base)
     if out.__class__ is OneHot:
@@ -292,6 +279,20 @@ def agrees(got, want, base, rel) -> bool:
     if not (math.isfinite(got) and math.isfinite(want)):
         return False
     return abs(got - want) <= rel * abs(want - base) + 64 * 2.0 ** -52 * max(abs(got), abs(want), abs(base))
+
+
+def objective_value(a, output_seed) -> float:
+    """The number the check differentiates of one output (a host array, or a float): the output
+    itself, its sum, or vᵀ out for an output seed v."""
+    if a.__class__ is float:
+        return a
+    a = np().asarray(a)
+    if a.ndim == 0:
+        return float(a)
+    if output_seed is None:
+        return float(a.sum(dtype=np().float64))
+    v = np().broadcast_to(np().asarray(output_seed, dtype=np().float64), a.shape)
+    return float(np().vdot(v.ravel(), a.astype(np().float64).ravel()))
 
 
 def moved_point(inputs: dict, name, k, shift) -> dict:

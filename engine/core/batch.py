@@ -167,9 +167,9 @@ def _lift_sum_to(t, ans, primals, params, k):
 
 def _lift_getitem(t, ans, primals, params, k):
     index = params["index"]
-    parts = index if isinstance(index, tuple) else (index,)
-    if not all(isinstance(p, (int, slice)) and not isinstance(p, bool) for p in parts):
+    if not shapes.basic_index(index):
         return None                                    # fancy indexing: once per tangent
+    parts = index if isinstance(index, tuple) else (index,)
     return shapes.getitem(t, (slice(None),) + tuple(parts))
 
 

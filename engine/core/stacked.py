@@ -93,9 +93,9 @@ def _lift_axis(prim, args, params, rows):
 
 def _lift_getitem(prim, args, params, rows):
     index = params["index"]
-    parts = index if isinstance(index, tuple) else (index,)
-    if not all(isinstance(p, (int, slice)) and not isinstance(p, bool) for p in parts):
+    if not shapes.basic_index(index):
         return None                                    # fancy indexing: once per point
+    parts = index if isinstance(index, tuple) else (index,)
     return shapes.getitem(args[0], (slice(None),) + tuple(parts))
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import operator
 
 from ..backend import np
-from ..primitives import check_result_size, defprim, element_limit, float_fallback, ndim, plain_scalar, shape
+from ..primitives import check_result_size, defprim, float_fallback, ndim, plain_scalar, shape
 from .comparisons import tangent_times, zero_where_zero
 from .joins import permute_dims
 from .shapes import bcast, expand_dims, reshape, transpose, unbroadcast
@@ -105,8 +105,7 @@ def _matrix_vector_vjp(g, x, y, of_x):
     if of_x:
         return np().multiply.outer(g, y)        # g as a column times y: the same products, one call
     transposed = x.transpose()
-    if element_limit[0] is not None:
-        check_result_size(matmul.primitive, transposed, g)
+    check_result_size(matmul.primitive, transposed, g)
     return transposed @ g
 
 

@@ -1,6 +1,8 @@
 """Reductions: sum, max, min, prod, norm (ties and zero vectors noted as they are evaluated)."""
 from __future__ import annotations
 
+import math
+
 from ..backend import np, xp
 from ..notes import NOTES
 from ..primitives import defprim, params_op, plain_scalar, shape, zeros_like
@@ -23,10 +25,7 @@ def _restore(g, x, axis):
     target = shape(x)
     m = np()
     if (g.__class__ is m.ndarray or g.__class__ is float) and xp() is m and target:
-        count = 1
-        for d in target:
-            count *= d
-        if count <= WHOLE_RESTORE_MAX_ELEMENTS:      # the values of the view, in a buffer of their own
+        if math.prod(target) <= WHOLE_RESTORE_MAX_ELEMENTS:   # the values of the view, in a buffer of their own
             whole = m.empty(target, dtype=g.dtype if g.__class__ is m.ndarray else m.float64)
             whole[...] = g
             return whole

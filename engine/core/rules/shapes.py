@@ -96,16 +96,16 @@ def _untake(g, index, shape_):
     """Scatter-add g into zeros of shape_ at index: the adjoint of indexing."""
     m = xp()
     out = m.zeros(shape_, dtype=getattr(g, "dtype", None) or m.float64)
-    if _basic(index):               # no element twice: += on the view adds as add.at does, 3x quicker
+    if basic_index(index):               # no element twice: += on the view adds as add.at does, 3x quicker
         out[index] += g
     else:
         m.add.at(out, index, g)
     return out
 
 
-def _basic(index) -> bool:
+def basic_index(index) -> bool:
     """An index of ints and slices only (numpy's basic indexing: a view, no element twice)."""
-    if index.__class__ is int:
+    if index.__class__ is int or index.__class__ is slice:
         return True
     return index.__class__ is tuple and all(i.__class__ is int or i.__class__ is slice for i in index)
 
