@@ -13,7 +13,7 @@ from autodiff.engine.core.rules import arithmetic
 from autodiff.engine.core.rules.arithmetic import matmul
 from autodiff.engine.core.rules.comparisons import zero_where_zero
 from autodiff.engine.core.rules.shapes import reshape, transpose, unbroadcast
-from autodiff.engine.core.rules.small_arrays import sigmoid_of_negative
+from autodiff.engine.core.rules.elementwise import sigmoid_of_array
 from autodiff.engine.core.tape import Shape, Var, backward
 from autodiff.engine.diff.function import Function
 from autodiff.engine.diff.replay import replay_adjoints, replay_tape, replay_values
@@ -163,14 +163,11 @@ def test_sigmoid_of_a_negated_float64_array_is_sigmoids_bits():
         x = rng.normal(size=n) * 10.0 ** rng.integers(-5, 3, size=n)
         x[rng.integers(0, n, 2)] = rng.choice(edges, 2)
         for v in (x, x.reshape(1, -1), x[::2], x.reshape(-1, 1).T):
-            assert same_bits(sigmoid_of_negative(v), _sigmoid(-v))
-    assert same_bits(sigmoid_of_negative(edges), _sigmoid(-edges))
-
-
-@pytest.mark.parametrize("x", [np.float64(1.5), np.array(2.0), np.array([1.0, -2.0], dtype=np.float32),
-                               np.array([1, -2]), 1.5])
-def test_sigmoid_of_negative_leaves_other_values_to_sigmoid(x):
-    assert sigmoid_of_negative(x) is None
+            assert same_bits(sigmoid_of_array(v, negated=True), _sigmoid(-v))
+    assert same_bits(sigmoid_of_array(edges, negated=True), _sigmoid(-edges))
+    x32 = x.astype(np.float32)
+    assert same_bits(sigmoid_of_array(x32, negated=True), _sigmoid(-x32))
+    assert same_bits(sigmoid_of_array(x32), _sigmoid(x32))
 
 
 def test_sigmoids_adjoint_is_the_same_with_and_without_the_quick_form():

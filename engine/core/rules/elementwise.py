@@ -11,7 +11,6 @@ from ..primitives import defprim, float_fallback, plain_scalar, unary, zeros_lik
 from .arithmetic import div
 from .comparisons import eq, share, sign, step, tangent_times, where, zero_where_zero
 from .shapes import bcast, unbroadcast
-from .small_arrays import sigmoid_of_negative
 
 
 def _pow(x, y):
@@ -138,20 +137,38 @@ def _sigmoid(x):
         # one division, the array branch's bits; sigmoid(-x) in the VJP shares its 1 + e
         e = m.exp(-m.abs(x))
         return plain_scalar(m.where(x >= 0, 1.0, e) / (1.0 + e))
-    # the same, in two buffers of x's size instead of six temporaries
+    return sigmoid_of_array(x)
+
+
+_float64_constants = []       # numpy's float64 dtype, 0.0 and 1.0 as 0-d float64 arrays (first use)
+
+
+def sigmoid_of_array(x, negated=False):
+    """sigmoid(x), or with `negated` sigmoid(-x) without making -x (abs(-x) is abs(x), -x >= 0 is
+    x <= 0, both false for a nan), of a numpy array of at least one dimension, in two buffers of
+    its size. A float64 array takes 0.0 and 1.0 as 0-d float64 arrays: the same results without
+    numpy's weak-scalar conversion of a Python float on every call (more than an add of eight
+    elements; a float32 array keeps Python floats, which keep it float32)."""
+    m = xp()
+    if not _float64_constants:
+        _float64_constants.extend((np().dtype(np().float64), np().zeros(()), np().ones(())))
+    float64, zero, one = _float64_constants
+    if x.dtype is not float64 or m is not np():
+        zero, one = 0.0, 1.0
     e = m.abs(x)
     m.negative(e, out=e)
     m.exp(e, out=e)
-    denominator = e + 1.0
-    m.copyto(e, 1.0, where=x >= 0)
+    denominator = m.add(e, one)
+    m.copyto(e, one, where=m.less_equal(x, zero) if negated else m.greater_equal(x, zero))
     return m.divide(e, denominator, out=e)
 
 
 def _sigmoid_vjp(g, ans, x):
     if x.__class__ is float:                  # the scalar sweep: no call added
         return g * (ans * sigmoid(-x))
-    negative = sigmoid_of_negative(x)         # sigmoid(-x)'s bits, quicker on a small float64 array
-    return g * (ans * (sigmoid(-x) if negative is None else negative))
+    if x.__class__ is xp().ndarray and x.ndim:
+        return g * (ans * sigmoid_of_array(x, negated=True))    # sigmoid(-x)'s bits, one buffer fewer
+    return g * (ans * sigmoid(-x))
 
 
 # sigmoid' = sigmoid(x) sigmoid(-x): accurate on both tails, unlike ans * (1 - ans) for x >> 0
