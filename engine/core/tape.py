@@ -210,30 +210,27 @@ def bind(prim, args: tuple, params):
     # forward mode: push tangents through the JVP rules
     if BATCHED and level in BATCHED:
         return BATCHED[level](prim, args, params)
-    return push_tangents(prim, args, params, level, _plain_jvp)
+    return push_tangents(prim, args, params, level)
 
 
-def _plain_jvp(prim, i, t, ans, primals, params):
-    rule = prim.jvps[i]
-    return rule(t, ans, *primals, **params) if params else rule(t, ans, *primals)
 
 
-def push_tangents(prim, args, params, level, jvp):
+def push_tangents(prim, args, params, level):
     """Forward mode's step at `level`: the primal result, and the sum over the Dual arguments of
-    `jvp(prim, i, tangent, ans, primals, params)` (a plain JVP, or core/batch.py's stacked one)."""
+    their JVP rules, in argument order (core/batch.py's stacked bind and diff/replay_tangents.py
+    sum lifted JVPs in the same order)."""
     primals = tuple([a.primal if (a.__class__ is Dual and a.level == level) else a for a in args])
     ans = bind(prim, primals, params)
     tangent = None
     jvps = prim.jvps
     for i, a in enumerate(args):
         if a.__class__ is Dual and a.level == level and jvps[i] is not None:
-            t = jvp(prim, i, a.tangent, ans, primals, params)
+            rule = jvps[i]
+            t = rule(a.tangent, ans, *primals, **params) if params else rule(a.tangent, ans, *primals)
             tangent = t if tangent is None else tangent + t
     if tangent is None:
         return ans
     return Dual(ans, tangent, level)
-
-
 
 
 SWEEP_CHUNK = 2048        # entries swept between two calls of a sweep's `check` (the limits)
