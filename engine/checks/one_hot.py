@@ -266,12 +266,18 @@ def _agrees_with_single_runs(objective, inputs, names, steps, per_entry, f0) -> 
 
 
 def checked_points(inputs, names) -> list:
-    """(entry, offset, name, flat index) of the first and the last perturbed point: where a
-    one-hot result is checked against a run of its own."""
-    entries = [(name, k) for name in names for k in range(size(inputs[name]))]
-    if not entries:
-        return []
-    return [(e, o, *entries[e]) for e, o in ((0, 0), (len(entries) - 1, len(OFFSETS) - 1))]
+    """(entry, offset, name, flat index) of the perturbed points a one-hot result is checked at
+    against a run of its own: each input's pass is lifted apart, so each is checked, at its
+    first entry's first offset and its last entry's last."""
+    points, start = [], 0
+    for name in names:
+        count = size(inputs[name])
+        if count:
+            points.append((start, 0, name, 0))
+            if count > 1:
+                points.append((start + count - 1, len(OFFSETS) - 1, name, count - 1))
+        start += count
+    return points
 
 
 def agrees(got, want, base, rel) -> bool:
