@@ -1,0 +1,35 @@
+"""Sums across a tall, thin array (many rows of 2 to 8 numbers), as kmeans and gmm make them: numpy
+runs its reduction machinery once per row there (18 µs for a (1000, 4) array either way), where a
+few whole-column operations do the same adds in 4 to 7 µs."""
+from __future__ import annotations
+
+from ..backend import np
+
+ROWS_PER_COLUMN_MIN = 64        # below this many rows per column numpy's one call is quicker
+WIDTH_MAX = 8
+
+
+def thin(x) -> bool:
+    """A C-contiguous 2-d or wider float array with a short last axis and many rows."""
+    if x.ndim < 2 or x.dtype.kind != "f" or not x.flags.c_contiguous:
+        return False
+    width = x.shape[-1]
+    return 2 <= width <= WIDTH_MAX and x.size >= ROWS_PER_COLUMN_MIN * width * width
+
+
+def row_sums(x):
+    """numpy's add.reduce(x, axis=-1), to the bit, for a thin x of width 2 to 7: numpy adds such
+    a row one element after the other from +0.0 (((0.0 + x0) + x1) + x2 ...), which whole-column
+    adds repeat in the same order. Width 8 and up it sums in eight lanes: left to numpy.
+    tests/test_thin_sums.py pins the order against numpy itself."""
+    total = x[..., 0] + 0.0                   # +0.0 first, as numpy starts: -0.0 rows sum to +0.0
+    for column in range(1, x.shape[-1]):
+        total += x[..., column]
+    return total
+
+
+def column_sums(x):
+    """The sums down the columns of a thin 2-d x (a broadcast adjoint summed back to a row):
+    each column's own contiguous sum, numpy's pairwise one, where add.reduce(x, axis=0) adds the
+    rows one after the other (the same sums to rounding, pairwise the closer)."""
+    return np().add.reduce(np().ascontiguousarray(x.T), axis=1)
