@@ -61,7 +61,7 @@ def timed(fn, repeats):
         start = time.perf_counter()
         fn()
         samples.append(time.perf_counter() - start)
-    return {"median": statistics.median(samples), "min": min(samples), "max": max(samples)}
+    return {"median": statistics.median(samples), "min": min(samples), "max": max(samples), "samples": samples}
 
 
 def extra_peak_tracemalloc(fn):

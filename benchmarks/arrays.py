@@ -1,7 +1,7 @@
 """Large arrays (issue 11), side by side in one run, each engine in its own fresh process
 (benchmarks/_reference_arrays.py): a benchmark, not a test; timings vary with machine and load.
 
-    python benchmarks/arrays.py [--ref-python PATH] [--repeats N] [--quick]
+    python benchmarks/arrays.py [--ref-python PATH] [--repeats N] [--rounds R] [--quick]
 
 1. The 20-op elementwise chain of _reference_arrays.CHAIN at 1e5, 1e6 and 1e7 float64 elements:
    gradient and forward time (median, min-max) and the first gradient's extra peak memory in arrays
@@ -17,7 +17,10 @@
    `.jacobian(x=x, mode="forward")`), which replays its recorded trace on structured tangent
    stacks (engine/core/tangent_stack.py); `api.hessian` interprets every call.
 
-Our rows run under this interpreter; the references under --ref-python (default: this one), where
+With --rounds R every engine runs R times, each time in a fresh process, the engines taking turns
+in a rotating order (ours, torch, ..., then torch, ..., ours): a machine whose speed drifts
+between minutes slows every engine alike, and each row's median and min-max are over all its
+rounds' samples. Our rows run under this interpreter; the references under --ref-python (default: this one), where
 torch, jax and autograd may be installed: none is a project dependency, a missing one is skipped.
 Peak memory: tracemalloc for numpy-based engines, the growth of the peak RSS for torch, XLA's
 temp + output buffers for JAX.
@@ -44,6 +47,33 @@ def work(python, engine, kind, n, repeats):
     return json.loads(proc.stdout.strip().splitlines()[-1]), None
 
 
+def pooled(outs):
+    """One engine's rounds as one result: medians and ranges over every round's samples."""
+    import statistics
+    result = dict(outs[0])
+    for key, stat in outs[0].items():
+        if isinstance(stat, dict) and "samples" in stat:
+            samples = [t for out in outs for t in out[key]["samples"]]
+            result[key] = {"median": statistics.median(samples), "min": min(samples), "max": max(samples)}
+        elif key in ("peak_bytes", "compile_s") and stat is not None:
+            result[key] = statistics.median(out[key] for out in outs)
+    return result
+
+
+def in_rounds(args, engines, run_one):
+    """{engine: (pooled result, error)} after args.rounds rounds in rotating engine order."""
+    outs, errors = {e: [] for e in engines}, {}
+    for round_ in range(args.rounds):
+        shift = round_ % len(engines)
+        for engine in engines[shift:] + engines[:shift]:
+            out, err = run_one(engine)
+            if out is None:
+                errors[engine] = err
+            else:
+                outs[engine].append(out)
+    return {e: (pooled(outs[e]), None) if outs[e] else (None, errors.get(e, "failed")) for e in engines}
+
+
 def ms(stat):
     return f"{1e3 * stat['median']:8.1f} ({1e3 * stat['min']:.1f}-{1e3 * stat['max']:.1f})"
 
@@ -53,11 +83,9 @@ def chain_table(args, sizes):
     print(f"{'n':>9} {'engine':<9} {'gradient':>26} {'forward':>26} {'grad/fwd':>8} {'peak':>6} "
           f"{'vs torch':>8}")
     for n in sizes:
-        rows = {}
-        for engine in CHAIN_ENGINES:
-            python = sys.executable if engine == "ours" else args.ref_python
-            repeats = args.repeats if n < 10 ** 7 else max(1, args.repeats // 2)
-            rows[engine] = work(python, engine, "chain", n, repeats)
+        repeats = args.repeats if n < 10 ** 7 else max(1, args.repeats // 2)
+        rows = in_rounds(args, CHAIN_ENGINES, lambda engine: work(
+            sys.executable if engine == "ours" else args.ref_python, engine, "chain", n, repeats))
         torch_grad = rows["torch"][0]["grad"]["median"] if rows["torch"][0] else None
         for engine, (out, err) in rows.items():
             if out is None:
@@ -74,8 +102,8 @@ def chain_table(args, sizes):
 def matrix_table(args, kind, sizes):
     print(f"{kind} of n inputs: ms median (min-max)")
     for n in sizes:
-        rows = {e: work(sys.executable if e == "ours" else args.ref_python, e, kind, n, args.repeats)
-                for e in MATRIX_ENGINES}
+        rows = in_rounds(args, MATRIX_ENGINES, lambda engine: work(
+            sys.executable if engine == "ours" else args.ref_python, engine, kind, n, args.repeats))
         torch_run = rows["torch"][0]["run"]["median"] if rows["torch"][0] else None
         for engine, (out, err) in rows.items():
             if out is None:
@@ -90,9 +118,11 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ref-python", default=sys.executable)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="fresh processes per engine, the engines taking turns (default 1)")
     parser.add_argument("--quick", action="store_true", help="1e5 and 1e6 only; n = 50 and 200")
     args = parser.parse_args()
-    print("load:", os.getloadavg() if hasattr(os, "getloadavg") else "unknown")
+    print("load:", os.getloadavg() if hasattr(os, "getloadavg") else "unknown", f"rounds: {args.rounds}")
     chain_table(args, [10 ** 5, 10 ** 6] if args.quick else [10 ** 5, 10 ** 6, 10 ** 7])
     sizes = [50, 200] if args.quick else [50, 200, 1000]
     matrix_table(args, "hessian", sizes)
