@@ -4,12 +4,13 @@ HIPS autograd (where importable in the torch Python) and JAX jit (where importab
 Python, by default the torch one; skipped with a note otherwise).
 
     python benchmarks/gradbench.py [--repeats 5] [--torch /tmp/bvenv/bin/python] [--jax PYTHON]
-        [--evals llsq,lse] [--sizes small,medium]
+        [--evals llsq,lse] [--sizes small,medium] [--rounds R]
 
 Each engine runs each eval in its own fresh process; the times are the median, min and max of
 `--repeats` calls after the warm-up (ours: two interpreted calls, the first plain and reported
 apart as `first`, the second recording the trace; JAX: the first call traces and compiles, and is
-reported apart as `jax first`; every timed JAX call waits with block_until_ready). The answers
+reported apart as `jax first`; every timed JAX call waits with block_until_ready). With --rounds R
+ours and PyTorch each run R fresh processes per eval, taking turns, and their times are pooled. The answers
 (the value and each gradient's sum) are compared. A last row times the per-call overhead of the
 gradient of x*x. Not a timed test: numbers depend on the machine and its load."""
 from __future__ import annotations
@@ -185,8 +186,7 @@ def find_jax_python(python):
 def row(name, size, args, jax_interpreter):
     """Runs one eval at one size in every engine, prints its line; returns (ours/torch, ours/jax)."""
     common = [name, str(size), "--repeats", str(args.repeats)]
-    ours = spawn(sys.executable, ["ours", *common])
-    theirs = spawn(args.torch, ["torch", *common])
+    ours, theirs = in_turns([(sys.executable, ["ours", *common]), (args.torch, ["torch", *common])], args.rounds)
     hips = spawn(args.torch, ["autograd", *common])
     jitted = spawn(jax_interpreter, ["jax", *common]) if jax_interpreter else {"error": "skipped"}
     if "error" in ours or "error" in theirs:
@@ -206,6 +206,22 @@ def row(name, size, args, jax_interpreter):
     return ratio, jax_ratio
 
 
+def in_turns(runs, rounds):
+    """Each (python, child args) run `rounds` times in fresh processes, taking turns (ours first in
+    odd rounds, second in even ones): a machine drifting between minutes slows both alike. The
+    results of the first round, with every round's times."""
+    results = [None] * len(runs)
+    for round_ in range(rounds):
+        order = range(len(runs)) if round_ % 2 == 0 else reversed(range(len(runs)))
+        for i in order:
+            out = spawn(*runs[i])
+            if results[i] is None or "error" in out:
+                results[i] = out
+            elif "error" not in results[i]:
+                results[i]["times"] += out["times"]
+    return results
+
+
 def overhead_row(args, jax_interpreter):
     ours = spawn(sys.executable, ["overhead", "ours", "--repeats", str(args.repeats)])
     theirs = spawn(args.torch, ["overhead", "torch", "--repeats", str(args.repeats)])
@@ -223,6 +239,8 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--torch", default="/tmp/bvenv/bin/python", help="a Python with torch")
     ap.add_argument("--jax", default=None, help="a Python with jax (default: the --torch one)")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="fresh processes for ours and torch per eval, taking turns (default 1)")
     ap.add_argument("--evals", default=",".join(SIZES))
     ap.add_argument("--sizes", default="small,medium,large", help="which of the three sizes to run")
     ap.add_argument("--child", nargs="*")
