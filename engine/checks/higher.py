@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 
 from ..core.backend import np, to_device, to_host
-from .differences import Objective, Perturber, fast_check, power_of_two_step
+from .differences import Objective, Perturber, fast_check, power_of_two_steps
 from .gradient import random_seed
 from .one_hot_outputs import OneHotOutputs
 from .report import CheckReport, entry_labels, tolerance_for
@@ -71,8 +71,9 @@ def vector_full_check(runner, inputs: dict, names, claimed, out_labels, tol, con
     plan = []                                 # per input entry j: (name, k, label, x, h)
     for name in names:
         shape = np().shape(inputs[name]) if hasattr(inputs[name], "shape") else ()
-        for k, (in_label, x) in enumerate(zip(entry_labels(name, shape), p.entries(name))):
-            plan.append((name, k, in_label, x, power_of_two_step(x, tol.step)))
+        xs = p.entries(name)
+        for k, (in_label, x, h) in enumerate(zip(entry_labels(name, shape), xs, power_of_two_steps(xs, tol.step))):
+            plan.append((name, k, in_label, x, h))
     stacked = batch(inputs, names, [e[4] for e in plan], f0, n_out) if batch is not None and plan else None
     if stacked is not None:
         f0, stacked = stacked
