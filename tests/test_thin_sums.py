@@ -41,6 +41,7 @@ def test_rows_of_negative_zeros_sum_to_positive_zero_as_numpy():
 def test_only_tall_thin_contiguous_float_arrays_are_thin(shape, is_thin):
     assert thin_sums.thin(np.ones(shape)) is is_thin
     assert not thin_sums.thin(np.ones(shape, dtype=np.int64))
+    assert not thin_sums.thin(np.ones(shape, dtype=np.float16))
     assert not thin_sums.thin(np.ones(shape[::-1]).T) or shape[0] == shape[1]
 
 
@@ -51,6 +52,15 @@ def test_column_sums_agree_with_numpy_to_rounding_and_round_less():
     np.testing.assert_allclose(got, row_by_row, rtol=1e-13)
     exact = np.array([np.sum(column, dtype=np.longdouble) for column in x.T])
     assert np.abs(got - exact).sum() <= np.abs(row_by_row - exact).sum()
+
+
+def test_float16_rows_are_left_to_numpy_which_rounds_them_once():
+    X = (np.random.default_rng(0).normal(size=(1000, 4)) * 100).astype(np.float16)
+    column_adds = X[:, 0] + np.float16(0.0)
+    for j in range(1, 4):
+        column_adds += X[:, j]
+    assert (np.add.reduce(X, axis=1) != column_adds).any()        # why float16 is not thin
+    assert not thin_sums.thin(X)
 
 
 def test_the_language_sum_over_the_last_axis_is_numpys():
