@@ -15,7 +15,7 @@ from functools import partial
 
 from .backend import np, to_host_value, xp
 from .fused import Unfusable, evaluate, evaluate_into
-from .region_threads import MIN_SPLIT_ELEMENTS, apply_split
+from .region_threads import MIN_SPLIT_ELEMENTS, apply_split, run_parts
 
 MAX_POOLED = 16
 MAX_POOLED_BYTES = 512 << 20
@@ -49,7 +49,15 @@ def run_kernels(kernels, names) -> None:
     function's argument made here and read by nothing after is overwritten in place."""
     made = set()
     for kernel in kernels:
-        if kernel.function is not None:
+        if kernel.check:
+            if has_zero(names[kernel.name]):
+                raise Unfusable("a guard holds (sqrt at 0): op by op, for its note")
+            for name in kernel.frees:
+                del names[name]
+            continue
+        if kernel.steps:
+            out = run_pipeline(kernel, {name: names[name] for name in kernel.reads})
+        elif kernel.function is not None:
             out = apply_function(kernel, names, made)
         else:
             inputs = {name: names[name] for name in kernel.reads}
@@ -62,18 +70,18 @@ def run_kernels(kernels, names) -> None:
         made.add(kernel.name)
         for name in kernel.frees:
             freed = names.pop(name)
-            if name != kernel.reads[0] or kernel.function is None:
-                give(name, freed)
+            if name != kernel.reads[0] or kernel.function is None or kernel.steps:
+                give(name, freed)           # (not a function's argument it overwrote in place)
             del freed
 
 
-def apply_function(kernel, names, made):
+def apply_function(kernel, names, made, in_place=False):
     argument = names[kernel.reads[0]]
     function = getattr(xp(), kernel.function)
     split = argument.__class__ is np().ndarray and argument.size >= MIN_SPLIT_ELEMENTS
     if split:                                  # over the cores (region_threads): one call's bits
         function = partial(apply_split, function)
-    if kernel.reads[0] in made and kernel.reads[0] in kernel.frees:
+    if in_place or (kernel.reads[0] in made and kernel.reads[0] in kernel.frees):
         return function(argument, out=argument)           # a temporary read for the last time
     buffer = take(argument.shape) if argument.ndim else None
     if buffer is None and split:
@@ -82,6 +90,45 @@ def apply_function(kernel, names, made):
     if out.__class__ is not argument.__class__:
         out = xp().asarray(out)          # of a 0-d array (a traced number): a scalar
     return out
+
+
+def run_pipeline(kernel, arrays):
+    """A pipeline kernel (core/region_pipeline.py): its steps and function in one pass, each thread
+    over its part of a buffer of the output's shape; where the arrays are not all numpy's, of that
+    shape and contiguous (or 0-d), its argument's numexpr kernel and the function."""
+    numpy = np()
+    shape = numpy.broadcast_shapes(*(v.shape for v in arrays.values()))
+    if not shape or not all(v.__class__ is numpy.ndarray and (not v.ndim or (v.shape == shape and v.flags.c_contiguous))
+                            for v in arrays.values()):
+        argument = evaluate(kernel.argument, arrays)
+        if argument is None:
+            raise Unfusable("numexpr is not installed")
+        return apply_function(kernel, {kernel.reads[0]: argument}, {kernel.reads[0]}, in_place=True)
+    out = take(shape)
+    out = numpy.empty(shape) if out is None else out
+    target = out.reshape(-1)
+    flat = {name: v.reshape(-1) if v.ndim else v for name, v in arrays.items()}
+    calls = [(getattr(numpy, ufunc), operands) for ufunc, operands in kernel.steps]
+    function = getattr(numpy, kernel.function)
+
+    def part(lo, hi):
+        chunk = target[lo:hi]
+        for ufunc, operands in calls:
+            ufunc(*(chunk if operand is None else operand if operand.__class__ is float
+                    else flat[operand] if not flat[operand].ndim else flat[operand][lo:hi] for operand in operands),
+                  out=chunk)
+        function(chunk, out=chunk)
+    run_parts(part, target.size)
+    return out
+
+
+def has_zero(a) -> bool:
+    """Whether an element of `a` is 0 (or -0), over the threads where it is large."""
+    if a.__class__ is not np().ndarray or not a.flags.c_contiguous or a.size < MIN_SPLIT_ELEMENTS:
+        return bool((a == 0.0).any())
+    flat, found = a.reshape(-1), []
+    run_parts(lambda lo, hi: found.append(bool((flat[lo:hi] == 0.0).any())), flat.size)
+    return any(found)
 
 
 def finite(a) -> bool:

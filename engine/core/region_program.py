@@ -11,7 +11,7 @@ subexpression is recomputed at great cost.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .fused import Symbol, Unfusable
 
@@ -194,14 +194,17 @@ class Step(Symbol):
 @dataclass
 class Kernel:
     """One array computed by one call: numexpr's of `expr`, or the array module's `function` of
-    the one array it reads; the arrays it reads, and those it is the last to read (freed once it
-    has run)."""
+    the one array it reads (or, a pipeline, of the argument its `steps` make from the arrays it
+    reads); the arrays it reads, and those it is the last to read (freed once it has run)."""
     name: str
     expr: str | None
     function: str | None
     reads: tuple
     frees: tuple
     boolean: bool = False
+    steps: tuple = ()           # a pipeline's ufunc calls that make the function's argument
+    argument: str | None = None     # (core/region_pipeline.py), and that argument's numexpr text
+    check: bool = False         # no array made: a guard's zero check of `name` (core/regions.py)
 
 
 def schedule(program: Program, outputs, available, force=frozenset()) -> list:
@@ -320,8 +323,7 @@ def with_frees(kernels, kept) -> list:
     out = []
     for i, kernel in enumerate(kernels):
         frees = tuple(name for name in kernel.reads if last[name] == i and name not in kept)
-        out.append(Kernel(name=kernel.name, expr=kernel.expr, function=kernel.function, reads=kernel.reads,
-                          frees=frees, boolean=kernel.boolean))
+        out.append(replace(kernel, frees=frees))
     return out
 
 

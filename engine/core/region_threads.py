@@ -63,19 +63,27 @@ def splittable(argument, out) -> bool:
 def apply_split(function, argument, out):
     """`function(argument, out=out)`, its chunks on several threads where that pays. `out` may be
     `argument` itself (in place: each chunk reads and writes its own run)."""
-    pool, threads = executor() if argument.size >= MIN_SPLIT_ELEMENTS else (None, 1)
-    if pool is None or not splittable(argument, out):
+    if argument.size < MIN_SPLIT_ELEMENTS or not splittable(argument, out):
         return function(argument, out=out)
     source, target = argument.reshape(-1), out.reshape(-1)     # views: contiguous
-    size = source.size
+    run_parts(lambda lo, hi: function(source[lo:hi], out=target[lo:hi]), source.size)
+    return out
+
+
+def run_parts(task, size) -> None:
+    """`task(lo, hi)` over contiguous runs that cover range(size), on the pool's threads (the
+    caller's among them) where `size` is worth it, else once over all of it."""
+    pool, threads = executor() if size >= MIN_SPLIT_ELEMENTS else (None, 1)
+    if pool is None:
+        task(0, size)
+        return
     step = -(-size // threads)
     step = -(-step // CHUNK_ALIGN) * CHUNK_ALIGN
     bounds = [(start, min(start + step, size)) for start in range(step, size, step)]
     # numpy 2's error state (the engine's seterr(all="ignore")) is the caller's context, which a
     # pool thread does not inherit: each chunk runs in a copy of it, or a nan warns on stderr
     context = contextvars.copy_context()
-    futures = [pool.submit(context.copy().run, function, source[lo:hi], out=target[lo:hi]) for lo, hi in bounds]
-    function(source[:step], out=target[:step])
+    futures = [pool.submit(context.copy().run, task, lo, hi) for lo, hi in bounds]
+    task(0, min(step, size))
     for future in futures:
         future.result()                 # a worker's error is raised here
-    return out

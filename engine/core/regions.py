@@ -26,8 +26,9 @@ from .fused import Unfusable
 from .notes import NOTES
 from .primitives import Primitive, element_limit
 from .region_kernels import finite, run_checked, run_kernels
+from .region_pipeline import pipelined
 from .region_plan import RegionPlan
-from .region_program import Program, Step, depends_on, is_dear, schedule, use_counts, with_frees
+from .region_program import Kernel, Program, Step, depends_on, is_dear, schedule, use_counts, with_frees
 from .region_seed import is_unit_seed, unit_seed_adjoints
 from .rules import TABLE
 from .rules.shapes import unbroadcast
@@ -136,16 +137,55 @@ def node_arguments(node, leaves, values) -> list:
     return [ref if kind == "const" else leaves[ref] if kind == "leaf" else values[ref] for kind, ref in node[1]]
 
 
-def trace_forward(plan, program, leaves, shape):
-    """The nodes' values over the leaves' symbols, and the output, guarded (nan) where an impl's
-    kink condition holds, so that the op-by-op run, which makes the note, takes over."""
+def trace_forward(plan, program, leaves):
+    """The nodes' values over the leaves' symbols, the output, and the guards: the conditions of
+    the impls' kinks (`forward_kernels` makes the op-by-op run, which makes the note, take over
+    where one holds)."""
     values = []
     for node in plan.nodes:
         values.append(TABLE[node[0]].impl(*node_arguments(node, leaves, values)))
     out = values[-1]
     if not isinstance(out, Step) or out.boolean:
         raise Unfusable("the region's output is no array step")
-    return values, guarded(program, out, shape)
+    guards, program.guards = program.guards, []
+    return values, out, guards
+
+
+def forward_kernels(program, out, guards, inputs, shape, shared=frozenset()) -> tuple:
+    """The forward's kernels and its output step. A guard `t == 0.0` over an array the kernels
+    make anyway, or a leaf (sqrt's argument), is a check of that array once it is made, which
+    raises Unfusable where the guard holds (core/region_kernels.py): the same op-by-op run as the
+    nan a where(guard, nan, out) put in the output, whose finiteness check then failed, without
+    two more operations per element. Any other guard wraps the output in that where."""
+    kernels = schedule(program, [out.expr], inputs, shared)
+    arrays = {kernel.name for kernel in kernels if not kernel.boolean} | set(inputs)
+    tested = [zero_tested(program, condition) for condition in guards]
+    checked = [name for name in tested if name in arrays]
+    if len(checked) < len(guards):
+        program.guards = [condition for condition, name in zip(guards, tested) if name not in arrays]
+        out = guarded(program, out, shape)
+        kernels = schedule(program, [out.expr], inputs, set(shared) | set(checked))
+    return with_checks(kernels, checked), out
+
+
+def zero_tested(program, condition) -> str | None:
+    """t of a guard `(t == 0.0)`, else None."""
+    step = program.steps.get(condition.expr)
+    return step[1][0] if step is not None and step[0] == "({} == {})" and step[1][1] == "0.0" else None
+
+
+def with_checks(kernels, names) -> list:
+    """The kernels with a zero check of each of `names` right after the kernel that makes it (a
+    leaf's first)."""
+    checks = {name: Kernel(name=name, expr=None, function=None, reads=(name,), frees=(), check=True)
+              for name in names}
+    made = {kernel.name for kernel in kernels}
+    out = [check for name, check in checks.items() if name not in made]
+    for kernel in kernels:
+        out.append(kernel)
+        if kernel.name in checks:
+            out.append(checks[kernel.name])
+    return out
 
 
 def guarded(program, out, shape):
@@ -204,8 +244,9 @@ class ForwardKernels:
     @classmethod
     def trace(cls, plan, key, shape):
         program = Program()
-        _, out = trace_forward(plan, program, leaf_symbols(program, key, shape), shape)
-        kernels = schedule(program, [out.expr], input_names(key))
+        _, out, guards = trace_forward(plan, program, leaf_symbols(program, key, shape))
+        kernels, out = forward_kernels(program, out, guards, input_names(key), shape)
+        kernels = pipelined(program, kernels, {out.expr})
         return cls(kernels=with_frees(kernels, {out.expr}), out=out.expr)
 
     def run(self, values, tape, plan):
@@ -230,7 +271,7 @@ class GradKernels:
     def trace(cls, plan, key, shape):
         program = Program()
         leaves = leaf_symbols(program, key, shape)
-        values, out = trace_forward(plan, program, leaves, shape)
+        values, out, forward_guards = trace_forward(plan, program, leaves)
         traced = {i for i, layout in enumerate(key) if layout[0] != "const" and layout[1]}
         found = trace_reverse(plan, leaves, values, program.symbol("g", shape), traced)
         if not found or not all(isinstance(a, Step) and not a.boolean for a in found.values()):
@@ -249,12 +290,15 @@ class GradKernels:
         uses = use_counts(program.steps, [out.expr, *adjoints.values()], inputs)
         shared = {name for name, count in uses.items() if count > 1 and name in program.steps
                   and name not in after_seed and is_dear(program.steps[name][0])}
-        forward = schedule(program, [out.expr], inputs, shared)
-        made = {k.name for k in forward if not k.boolean} - {out.expr}     # the output is handed out
+        forward, out = forward_kernels(program, out, forward_guards, inputs, shape, shared)
+        made = {k.name for k in forward if not k.boolean and not k.check} - {out.expr}    # the output is handed out
         reverse = schedule(program, list(adjoints.values()), inputs | made | {"g"})
         unit_adjoints, unit_reverse = unit_seed_kernels(program, adjoints, inputs | made)
         saved = tuple(dict.fromkeys(name for k in reverse + unit_reverse for name in k.reads
                                     if name in made or name in inputs))
+        forward = pipelined(program, forward, {out.expr, *saved})
+        reverse = pipelined(program, reverse, set(adjoints.values()))
+        unit_reverse = pipelined(program, unit_reverse, set(unit_adjoints.values()))
         self = cls(forward=with_frees(forward, {out.expr, *saved}), reverse=with_frees(reverse, set(adjoints.values())),
                    out=out.expr, adjoints=adjoints, saved=saved, prim=None, key=key,
                    unit_reverse=with_frees(unit_reverse, set(unit_adjoints.values())) if unit_adjoints else None,
