@@ -17,8 +17,8 @@ the plain replay's values: a trace's shapes are the same at every point of its s
 from __future__ import annotations
 
 from ..core.batch import NO_PARAMS, lifted_jvp, same_shape_jvp
-from ..core.primitives import shape
 from ..core.notes import NOTES
+from ..core.primitives import shape
 from ..core.tape import BOXES, Dual
 
 
