@@ -94,9 +94,29 @@ def lifted_jvp(prim, i, t, ans, primals, params, k, structured=False):
     r_shape = r.shape if c is ndarray or c is TangentStack else shape(r)
     if r_shape and r_shape[0] == k and r_shape[1:] == out_shape:
         return r
+    return fitted(r, r_shape, out_shape, k, structured)
+
+
+def fitted(r, r_shape, out_shape, k, structured):
+    """A rule's result `r` of shape r_shape that is not (k,) + out_shape made so."""
     if structured and r.__class__ is not TangentStack:
         r = rank_one_if_spread(r, r_shape[1:], out_shape, k)
     return full(r, k, out_shape)
+
+
+def same_shape_jvp(rule, t, ans, primals, params, k, structured):
+    """lifted_jvp for an elementwise primitive whose argument (tangents `t`, of shape (k,) + the
+    output's) has the output's shape, `rule` its JVP there: a plan decides that once per trace
+    (diff/hessian_plan.py, diff/replay_tangents.py), so the shapes are not asked again."""
+    r = rule(t, ans, *primals, **params) if params is not NO_PARAMS else rule(t, ans, *primals)
+    c = r.__class__
+    if c is ndarray or c is TangentStack:
+        if r.shape == t.shape:
+            return r
+        r_shape = r.shape
+    else:
+        r_shape = shape(r)
+    return fitted(r, r_shape, t.shape[1:], k, structured)
 
 
 def structured_lift(name, t, out_shape, params):

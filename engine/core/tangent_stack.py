@@ -49,6 +49,7 @@ def _finite(a) -> bool:
 
 ONES_CACHED_MAX = 4096       # elements of the ones vector kept for finite_array's dot (32 KiB)
 _ones: list = []             # [that vector], made on first use; a prefix serves every smaller size
+_ones_of_size: dict = {}     # those prefixes by size, each view made once
 
 
 def finite_array(a) -> bool:
@@ -57,12 +58,15 @@ def finite_array(a) -> bool:
     The sum as BLAS's dot with ones where the array is small: a third of numpy's reduction's
     cost at a few hundred numbers, and a structured step checks every term it makes."""
     size = a.size
-    if size > ONES_CACHED_MAX:
-        total = np().add.reduce(a, None)
-    else:
+    ones = _ones_of_size.get(size)
+    if ones is None:
+        if size > ONES_CACHED_MAX:
+            total = np().add.reduce(a, None)
+            return total - total == 0.0
         if not _ones:
             _ones.append(np().ones(ONES_CACHED_MAX))
-        total = (a if a.ndim == 1 else a.reshape(-1)).dot(_ones[0][:size])
+        ones = _ones_of_size[size] = _ones[0][:size]
+    total = (a if a.ndim == 1 else a.reshape(-1)).dot(ones)
     return total - total == 0.0
 
 
@@ -172,11 +176,11 @@ class TangentStack(StackArray):
     # ---- the structured cases -----------------------------------------------------------
     def scaled(self, factor, divide=False):
         """self * factor (or / factor) for a raw factor broadcasting against the values, or None."""
-        fshape = getattr(factor, "shape", ())
-        if len(fshape) > len(self.vshape):
-            return None
+        fshape = () if factor.__class__ is float else getattr(factor, "shape", ())
         vshape = self.vshape
         if fshape and fshape != vshape:
+            if len(fshape) > len(vshape):
+                return None
             vshape = joint_shape(vshape, fshape)
             if vshape is None:
                 return None

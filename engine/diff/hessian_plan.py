@@ -25,7 +25,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..core.batch import NO_PARAMS, lifted_jvp
+from ..core.batch import NO_PARAMS, lifted_jvp, same_shape_jvp
+from ..core.primitives import shape
 from ..core.notes import NOTES
 from ..core.tangent_stack import TangentStack
 from ..core.tape import BATCHED, Dual, Var
@@ -42,8 +43,9 @@ PLANNED_STEPS = frozenset(("add", "sub", "mul", "div", "neg", "sin", "cos", "tan
 @dataclass
 class HessianPlan:
     """binds: (prim, params or None, lifted params, arguments, moving, span) per recorded bind,
-    arguments (slot or -1, constant) per position, moving the (position, slot) pairs whose
-    tangents are pushed; results: per watched input, its adjoint's slot, or -1 with a constant
+    arguments (slot or -1, constant) per position, moving (position, slot, rule) per argument
+    whose tangents are pushed, rule its JVP where the bind is elementwise and that argument has
+    the output's shape (core/batch.py's same_shape_jvp: its shapes known here), else None; results: per watched input, its adjoint's slot, or -1 with a constant
     (a raw adjoint, or None). Slots: the trace's values, then each bind's result; frees: per
     bind, the slots no later bind nor result reads."""
     binds: list
@@ -109,7 +111,8 @@ def make_plan(log: list, boxed: list, adjoints: list, level: int):
                     return None                    # a Dual the plan does not know
                 arguments.append((slot, None))
                 if jvps[pos] is not None:
-                    moving.append((pos, slot))
+                    same = prim.elementwise and shape(a) == shape(out)
+                    moving.append((pos, slot, jvps[pos] if same else None))
             elif a.__class__ is Var:
                 return None
             else:
@@ -160,8 +163,11 @@ def planned_gradient(plan: HessianPlan, boxed: list, level: int, k: int, structu
         args = tuple([primals[slot] if slot >= 0 else constant for slot, constant in arguments])
         ans = prim.impl(*args, **params) if params else prim.impl(*args)
         tangent = None
-        for pos, slot in moving:
-            t = lifted_jvp(prim, pos, tangents[slot], ans, args, lifted_params, k, structured)
+        for pos, slot, rule in moving:
+            if rule is not None:
+                t = same_shape_jvp(rule, tangents[slot], ans, args, lifted_params, k, structured)
+            else:
+                t = lifted_jvp(prim, pos, tangents[slot], ans, args, lifted_params, k, structured)
             tangent = t if tangent is None else tangent + t
         add_primal(ans)
         add_tangent(tangent)

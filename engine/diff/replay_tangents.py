@@ -9,11 +9,16 @@ moving parent calls core/batch.py's `lifted_jvp` directly, with the same tangent
 `ans` (the plain replay's value: the same impl on the same numbers) and the same primals, in
 the order push_tangents sums them, so the tangents are the bound pass's to the bit. A step
 whose forward can note a kink (`Primitive.kink`) reruns its recorded forward, so its notes are
-made as the bound pass makes them."""
+made as the bound pass makes them.
+
+Which steps are elementwise with an argument of the output's shape (where core/batch.py's
+`same_shape_jvp` calls the rule without asking the shapes again) is decided once per trace, from
+the plain replay's values: a trace's shapes are the same at every point of its signature."""
 from __future__ import annotations
 
-from ..core.batch import NO_PARAMS, lifted_jvp
+from ..core.batch import NO_PARAMS, lifted_jvp, same_shape_jvp
 from ..core.notes import NOTES
+from ..core.primitives import shape
 from ..core.tape import BOXES, Dual
 
 
@@ -26,6 +31,9 @@ def pushed_values(trace, values: list, moving: dict, level: int, k: int, structu
     for value in values[:leaves]:
         if value.__class__ in BOXES:
             return None
+    same_shapes = trace.sweep_plans.get(SAME_SHAPES)
+    if same_shapes is None:
+        same_shapes = trace.sweep_plans[SAME_SHAPES] = same_shape_steps(trace, values)
     tangents = [None] * len(values)
     out = list(values[:leaves])
     for index, t in moving.items():
@@ -36,6 +44,7 @@ def pushed_values(trace, values: list, moving: dict, level: int, k: int, structu
     index = leaves
     notes = NOTES
     for i, (prim, parents, args, params, span) in enumerate(trace.steps):
+        same = same_shapes[i]
         if prim.kink is not None:
             forwards[i](values)                    # its kink notes, as boxed_values makes them
         tangent = None
@@ -52,7 +61,10 @@ def pushed_values(trace, values: list, moving: dict, level: int, k: int, structu
                         full[p] = values[jp]
                     primals = tuple(full)
                     notes.span = span
-                t = lifted_jvp(prim, pos, t, values[index], primals, params or NO_PARAMS, k, structured)
+                if same[pos]:
+                    t = same_shape_jvp(jvps[pos], t, values[index], primals, params or NO_PARAMS, k, structured)
+                else:
+                    t = lifted_jvp(prim, pos, t, values[index], primals, params or NO_PARAMS, k, structured)
                 tangent = t if tangent is None else tangent + t
         if tangent is None:
             append(values[index])
@@ -61,3 +73,22 @@ def pushed_values(trace, values: list, moving: dict, level: int, k: int, structu
             append(Dual(values[index], tangent, level))
         index += 1
     return out
+
+
+SAME_SHAPES = ("same shapes",)     # the key of same_shape_steps' answer among a trace's plans
+
+
+def same_shape_steps(trace, values: list) -> tuple:
+    """Per step of the trace, per argument position: whether the step is elementwise and that
+    argument (a parent) has the output's shape (`values`: the trace's, at any point)."""
+    steps = []
+    index = trace.leaves
+    for prim, parents, args, _, _ in trace.steps:
+        flags = [False] * len(args)
+        if prim.elementwise:
+            out_shape = shape(values[index])
+            for pos, j in parents:
+                flags[pos] = shape(values[j]) == out_shape
+        steps.append(tuple(flags))
+        index += 1
+    return tuple(steps)
