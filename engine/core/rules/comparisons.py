@@ -111,7 +111,10 @@ def tangent_times(t, d):
         return zero_where_zero(d, t * d)
     if c is Var or c is Dual:        # a boxed tangent that is 0 may still carry higher orders
         return t * d
-    return zero_where_zero(t, t * d, d)      # a structured product is finite: returned as it is
+    r = t * d
+    if c is TangentStack and r.__class__ is c:   # a structured product is finite (zero_where_zero's
+        return r                                 # own answer for it), without the call
+    return zero_where_zero(t, r, d)
 
 
 def zero_where_zero(t, r, factor=None):

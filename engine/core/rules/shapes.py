@@ -23,6 +23,10 @@ def unbroadcast(g, target):
 
 def bcast(t, ans):
     """A tangent broadcast up to the output's shape (forward mode's counterpart of unbroadcast)."""
+    if t.__class__ is not float and ans.__class__ is np().ndarray:
+        ts = getattr(t, "shape", None)      # arrays and tangent stacks (Var, Dual: shape() below)
+        if ts is not None and ts.__class__ is tuple and (ts == ans.shape or ts[1:] == ans.shape):
+            return t                        # already the output's shape, or a stack of k of it
     s = shape(ans)
     ts = shape(t)
     if ts == s:
