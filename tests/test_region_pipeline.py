@@ -13,7 +13,8 @@ from autodiff.engine.core import region_kernels, region_pipeline, regions
 from autodiff.engine.core.region_program import Kernel, Program
 from autodiff.engine.core.region_threads import CHUNK_ALIGN, MIN_SPLIT_ELEMENTS
 from test_region_schedule import assert_bit_identical, fused_count
-from test_region_speedups import four_threads, random_expression      # noqa: F401 (a fixture)
+from test_region_schedule import random_expression
+from test_region_speedups import four_threads      # noqa: F401 (a fixture)
 from test_fused_regions import CHAIN       # benchmarks/_reference_arrays.CHAIN
 
 SIZES = [MIN_SPLIT_ELEMENTS - 1, MIN_SPLIT_ELEMENTS, MIN_SPLIT_ELEMENTS + 1, 4 * CHUNK_ALIGN * 9 + 1,
@@ -73,7 +74,7 @@ def test_the_chains_pipelines_and_check(monkeypatch):
 @pytest.mark.parametrize("seed", range(3))
 def test_random_programs_are_bit_identical_without_pipelines(seed, four_threads, monkeypatch):
     rng = random.Random(seed)
-    sources = [f"sum({random_expression(rng, 4)} * x + y)" for _ in range(10)]
+    sources = [f"sum({random_expression(rng, 4, negations=True)} * x + y)" for _ in range(10)]
     sources += ["sum(exp(-abs(x * y)) + tanh(x * x - y) * sqrt(y * y + x * 0.5 * x))",
                 "sum(sqrt(-(x * y) * (y * x) + 9.0) / exp(x - y * y) + log(abs(x) + 1.0))"]
     n = MIN_SPLIT_ELEMENTS + 2 * CHUNK_ALIGN + 3

@@ -97,13 +97,14 @@ def test_a_step_read_twice_by_one_kernel_stays_inlined():
     assert [k.name for k in kernels] == [out.expr]
 
 
-def random_expression(rng, depth) -> str:
+def random_expression(rng, depth, negations=False) -> str:
     """An elementwise expression of x and y (numbers only beside them: a subtree of numbers
-    alone is folded, no region)."""
+    alone is folded, no region); with `negations`, signs beside the operands too (the cases of
+    Program.add's rewrites, test_region_speedups.py)."""
     if depth == 0:
         return rng.choice(("x", "y"))
     choice = rng.random()
-    inner = random_expression(rng, depth - 1)
+    inner = random_expression(rng, depth - 1, negations)
     if choice < 0.3:
         name = rng.choice(UNARY)
         if name in ("sqrt", "log"):
@@ -112,11 +113,15 @@ def random_expression(rng, depth) -> str:
             inner = f"tanh({inner})"
         return f"{name}({inner})"
     if choice < 0.45:
-        return f"({inner} {rng.choice(('+', '*', '-'))} {rng.choice(('0.5', '1.5', '3.0'))})"
+        sign = rng.choice(("-", "")) if negations else ""
+        constants = ("0.5", "-1.5") if negations else ("0.5", "1.5", "3.0")
+        return f"({sign}{inner} {rng.choice(('+', '*', '-'))} {rng.choice(constants)})"
     op = rng.choice(("+", "-", "*", "*", "/"))
-    right = random_expression(rng, depth - 1)
+    right = random_expression(rng, depth - 1, negations)
     if op == "/":
         right = f"(({right}) * ({right}) + 1.0)"
+    if negations and rng.random() < 0.3:
+        return f"({inner} {op} -{right})"
     return f"({inner} {op} {right})"
 
 

@@ -17,7 +17,7 @@ from autodiff.engine.core import fused, region_kernels, region_program, region_t
 from autodiff.engine.core.region_program import Kernel, Program
 from autodiff.engine.core.region_threads import CHUNK_ALIGN, MIN_SPLIT_ELEMENTS, apply_split
 from autodiff.engine.core.rules import TABLE, elementwise
-from test_region_schedule import assert_bit_identical, fused_count, results
+from test_region_schedule import assert_bit_identical, fused_count, random_expression, results
 from test_fused_regions import CHAIN       # benchmarks/_reference_arrays.CHAIN
 
 FUNCTIONS = ("tanh", "exp", "sqrt", "log", "log1p", "expm1", "arctan", "sinh", "cosh", "sin")
@@ -161,28 +161,6 @@ def old_schedule(monkeypatch):
     monkeypatch.setattr(elementwise, "sigmoid", lambda x: two_divisions(x) if isinstance(x, fused.Symbol) else op(x))
 
 
-def random_expression(rng, depth) -> str:
-    """test_region_schedule's generator with negations beside the operands (the rewrites' cases)."""
-    if depth == 0:
-        return rng.choice(("x", "y"))
-    inner = random_expression(rng, depth - 1)
-    choice = rng.random()
-    if choice < 0.35:
-        name = rng.choice(("sin", "cos", "tanh", "sigmoid", "exp", "sqrt", "log"))
-        if name in ("sqrt", "log"):
-            inner = f"({inner}) * ({inner}) + 1.0"
-        elif name == "exp":
-            inner = f"tanh({inner})"
-        return f"{name}({inner})"
-    if choice < 0.5:
-        return f"({rng.choice(('-', ''))}{inner} {rng.choice(('+', '*', '-'))} {rng.choice(('0.5', '-1.5'))})"
-    op = rng.choice(("+", "-", "*", "/"))
-    right = random_expression(rng, depth - 1)
-    if op == "/":
-        right = f"(({right}) * ({right}) + 1.0)"
-    return f"({inner} {op} -{right})" if rng.random() < 0.3 else f"({inner} {op} {right})"
-
-
 def test_the_chain_is_bit_identical_to_the_old_schedule(four_threads, monkeypatch):
     n = MIN_SPLIT_ELEMENTS + 4 * CHUNK_ALIGN + 7
     at = {"x": np.concatenate([np.linspace(-30, 30, n), np.linspace(-2, 2, n)])}
@@ -199,7 +177,7 @@ def test_the_chain_is_bit_identical_to_the_old_schedule(four_threads, monkeypatc
 @pytest.mark.parametrize("seed", range(3))
 def test_random_programs_are_bit_identical_to_the_old_schedule(seed, four_threads, monkeypatch):
     rng = random.Random(seed)
-    sources = [f"sum({random_expression(rng, 4)} * x + y)" for _ in range(10)]
+    sources = [f"sum({random_expression(rng, 4, negations=True)} * x + y)" for _ in range(10)]
     n = MIN_SPLIT_ELEMENTS + 2 * CHUNK_ALIGN + 3
     at = {"x": np.linspace(-1.5, 2.5, n), "y": np.linspace(2.0, -1.0, n)}
     monkeypatch.setattr(regions, "KERNELS", {})
