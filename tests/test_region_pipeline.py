@@ -12,8 +12,7 @@ from autodiff.engine import api
 from autodiff.engine.core import region_kernels, region_pipeline, regions
 from autodiff.engine.core.region_program import Kernel, Program
 from autodiff.engine.core.region_threads import CHUNK_ALIGN, MIN_SPLIT_ELEMENTS
-from test_region_schedule import assert_bit_identical, fused_count
-from test_region_schedule import random_expression
+from test_region_schedule import assert_bit_identical, fused_count, random_expression
 from test_region_speedups import four_threads      # noqa: F401 (a fixture)
 from test_fused_regions import CHAIN       # benchmarks/_reference_arrays.CHAIN
 
