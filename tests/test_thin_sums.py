@@ -22,7 +22,7 @@ def _awkward(rng, shape, dtype):
 @pytest.mark.parametrize("shape", [(1000, 2), (1000, 4), (448, 7), (3, 500, 5), (20000, 3)])
 def test_row_sums_are_numpys_own_bits(shape, dtype):
     x = _awkward(np.random.default_rng(sum(shape)), shape, dtype)
-    assert thin_sums.thin(x)
+    assert thin_sums.thin(x, thin_sums.ROW_WIDTH_MAX)
     with np.errstate(all="ignore"):
         expected = np.add.reduce(x, axis=-1)
         got = thin_sums.row_sums(x)
@@ -39,10 +39,12 @@ def test_rows_of_negative_zeros_sum_to_positive_zero_as_numpy():
 @pytest.mark.parametrize("shape, is_thin", [((1000, 4), True), ((100, 4), False), ((1000, 1), False),
                                             ((1000, 9), False), ((4, 1000), False)])
 def test_only_tall_thin_contiguous_float_arrays_are_thin(shape, is_thin):
-    assert thin_sums.thin(np.ones(shape)) is is_thin
-    assert not thin_sums.thin(np.ones(shape, dtype=np.int64))
-    assert not thin_sums.thin(np.ones(shape, dtype=np.float16))
-    assert not thin_sums.thin(np.ones(shape[::-1]).T) or shape[0] == shape[1]
+    widest = thin_sums.COLUMN_WIDTH_MAX
+    assert thin_sums.thin(np.ones(shape), widest) is is_thin
+    assert not thin_sums.thin(np.ones(shape, dtype=np.int64), widest)
+    assert not thin_sums.thin(np.ones(shape, dtype=np.float16), widest)
+    assert not thin_sums.thin(np.ones(shape[::-1]).T, widest)
+    assert not thin_sums.thin(np.ones((1000, 8)), thin_sums.ROW_WIDTH_MAX)     # numpy's eight lanes
 
 
 def test_column_sums_agree_with_numpy_to_rounding_and_round_less():
@@ -60,7 +62,7 @@ def test_float16_rows_are_left_to_numpy_which_rounds_them_once():
     for j in range(1, 4):
         column_adds += X[:, j]
     assert (np.add.reduce(X, axis=1) != column_adds).any()        # why float16 is not thin
-    assert not thin_sums.thin(X)
+    assert not thin_sums.thin(X, thin_sums.ROW_WIDTH_MAX)
 
 
 def test_the_language_sum_over_the_last_axis_is_numpys():

@@ -10,7 +10,7 @@ from ..tape import strip
 from .arithmetic import div
 from .comparisons import eq, where
 from .shapes import broadcast_to, expand_dims, reshape
-from .thin_sums import WIDTH_MAX, row_sums, thin
+from .thin_sums import ROW_WIDTH_MAX, row_sums, thin
 
 
 # Below this many elements a reduction's adjoint is spread over its input's shape as a whole
@@ -38,7 +38,7 @@ def _sum(x, axis=None):
         return x
     m = xp()
     if x.__class__ is m.ndarray and m is np():     # np.sum's own reduction, without its Python wrapper
-        if axis.__class__ is int and (axis == -1 or axis == x.ndim - 1) and thin(x) and x.shape[-1] < WIDTH_MAX:
+        if axis.__class__ is int and (axis == -1 or axis == x.ndim - 1) and thin(x, ROW_WIDTH_MAX):
             return row_sums(x)
         return plain_scalar(m.add.reduce(x, axis=axis))
     return plain_scalar(m.sum(x, axis=axis))

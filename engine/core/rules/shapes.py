@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..backend import np, xp
 from ..primitives import PerPosition, defprim, params_op, plain_scalar, shape
 from ..tape import Shape, bind
-from .thin_sums import column_sums, thin
+from .thin_sums import COLUMN_WIDTH_MAX, column_sums, thin
 
 
 def unbroadcast(g, target):
@@ -81,7 +81,7 @@ def _sum_to(x, shape_):
     axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape_) if n == 1 and x.shape[lead + i] != 1)
     # numpy's arrays: np.sum's own reduction, without its Python wrapper (a few µs a call)
     total = m.add.reduce if x.__class__ is m.ndarray and m is np() else m.sum
-    if axes == (0,) and x.ndim == 2 and total is not m.sum and thin(x):
+    if axes == (0,) and x.ndim == 2 and total is not m.sum and thin(x, COLUMN_WIDTH_MAX):
         return column_sums(x).reshape(shape_)
     r = total(x, axis=axes, keepdims=True) if axes else x
     if not shape_:
