@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 
@@ -49,7 +50,6 @@ def work(python, engine, kind, n, repeats):
 
 def pooled(outs):
     """One engine's rounds as one result: medians and ranges over every round's samples."""
-    import statistics
     result = dict(outs[0])
     for key, stat in outs[0].items():
         if isinstance(stat, dict) and "samples" in stat:

@@ -124,9 +124,9 @@ def run_pipeline(kernel, arrays):
 
 def has_zero(a) -> bool:
     """Whether an element of `a` is 0 (or -0), over the threads where it is large."""
-    if a.__class__ is not np().ndarray or not a.flags.c_contiguous or a.size < MIN_SPLIT_ELEMENTS:
+    if a.__class__ is not np().ndarray or not a.flags.c_contiguous:
         return bool((a == 0.0).any())
-    flat, found = a.reshape(-1), []
+    flat, found = a.reshape(-1), []            # run_parts: one part below its split size
     run_parts(lambda lo, hi: found.append(bool((flat[lo:hi] == 0.0).any())), flat.size)
     return any(found)
 
