@@ -58,7 +58,8 @@ def run_kernels(kernels, names) -> None:
         if kernel.steps:
             out = run_pipeline(kernel, {name: names[name] for name in kernel.reads})
         elif kernel.function is not None:
-            out = apply_function(kernel, names, made)
+            argument = kernel.reads[0]      # overwritten where it is a temporary read for the last time
+            out = apply_function(kernel, names[argument], argument in made and argument in kernel.frees)
         else:
             inputs = {name: names[name] for name in kernel.reads}
             buffer = None if kernel.boolean else take(np().broadcast_shapes(*(v.shape for v in inputs.values())))
@@ -75,14 +76,14 @@ def run_kernels(kernels, names) -> None:
             del freed
 
 
-def apply_function(kernel, names, made, in_place=False):
-    argument = names[kernel.reads[0]]
+def apply_function(kernel, argument, in_place):
+    """The array module's kernel.function of `argument`, into `argument` itself where in_place."""
     function = getattr(xp(), kernel.function)
     split = argument.__class__ is np().ndarray and argument.size >= MIN_SPLIT_ELEMENTS
     if split:                                  # over the cores (region_threads): one call's bits
         function = partial(apply_split, function)
-    if in_place or (kernel.reads[0] in made and kernel.reads[0] in kernel.frees):
-        return function(argument, out=argument)           # a temporary read for the last time
+    if in_place:
+        return function(argument, out=argument)
     buffer = take(argument.shape) if argument.ndim else None
     if buffer is None and split:
         buffer = np().empty(argument.shape)
@@ -103,7 +104,7 @@ def run_pipeline(kernel, arrays):
         argument = evaluate(kernel.argument, arrays)
         if argument is None:
             raise Unfusable("numexpr is not installed")
-        return apply_function(kernel, {kernel.reads[0]: argument}, {kernel.reads[0]}, in_place=True)
+        return apply_function(kernel, argument, in_place=True)         # numexpr's new array
     out = take(shape)
     out = numpy.empty(shape) if out is None else out
     target = out.reshape(-1)
