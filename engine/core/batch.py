@@ -104,6 +104,12 @@ def fitted(r, r_shape, out_shape, k, structured):
     return full(r, k, out_shape)
 
 
+def takes_same_shape(prim, argument, out) -> bool:
+    """Whether same_shape_jvp serves prim's JVP in an argument of this value for this output (the
+    plans decide it once per trace, from any point's values)."""
+    return prim.elementwise and shape(argument) == shape(out)
+
+
 def same_shape_jvp(rule, t, ans, primals, params, k, structured):
     """lifted_jvp for an elementwise primitive whose argument (tangents `t`, of shape (k,) + the
     output's) has the output's shape, `rule` its JVP there: a plan decides that once per trace

@@ -25,8 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..core.batch import NO_PARAMS, lifted_jvp, same_shape_jvp
-from ..core.primitives import shape
+from ..core.batch import NO_PARAMS, lifted_jvp, same_shape_jvp, takes_same_shape
 from ..core.notes import NOTES
 from ..core.tangent_stack import TangentStack
 from ..core.tape import BATCHED, Dual, Var
@@ -111,8 +110,7 @@ def make_plan(log: list, boxed: list, adjoints: list, level: int):
                     return None                    # a Dual the plan does not know
                 arguments.append((slot, None))
                 if jvps[pos] is not None:
-                    same = prim.elementwise and shape(a) == shape(out)
-                    moving.append((pos, slot, jvps[pos] if same else None))
+                    moving.append((pos, slot, jvps[pos] if takes_same_shape(prim, a, out) else None))
             elif a.__class__ is Var:
                 return None
             else:

@@ -16,9 +16,8 @@ Which steps are elementwise with an argument of the output's shape (where core/b
 the plain replay's values: a trace's shapes are the same at every point of its signature."""
 from __future__ import annotations
 
-from ..core.batch import NO_PARAMS, lifted_jvp, same_shape_jvp
+from ..core.batch import NO_PARAMS, lifted_jvp, same_shape_jvp, takes_same_shape
 from ..core.notes import NOTES
-from ..core.primitives import shape
 from ..core.tape import BOXES, Dual
 
 
@@ -85,10 +84,8 @@ def same_shape_steps(trace, values: list) -> tuple:
     index = trace.leaves
     for prim, parents, args, _, _ in trace.steps:
         flags = [False] * len(args)
-        if prim.elementwise:
-            out_shape = shape(values[index])
-            for pos, j in parents:
-                flags[pos] = shape(values[j]) == out_shape
+        for pos, j in parents:
+            flags[pos] = takes_same_shape(prim, values[j], values[index])
         steps.append(tuple(flags))
         index += 1
     return tuple(steps)
