@@ -122,6 +122,8 @@ def main():
                         help="fresh processes per engine, the engines taking turns (default 1)")
     parser.add_argument("--quick", action="store_true", help="1e5 and 1e6 only; n = 50 and 200")
     args = parser.parse_args()
+    if args.rounds < 1:
+        parser.error("--rounds must be at least 1")
     print("load:", os.getloadavg() if hasattr(os, "getloadavg") else "unknown", f"rounds: {args.rounds}")
     chain_table(args, [10 ** 5, 10 ** 6] if args.quick else [10 ** 5, 10 ** 6, 10 ** 7])
     sizes = [50, 200] if args.quick else [50, 200, 1000]

@@ -245,6 +245,8 @@ def main(argv=None):
     ap.add_argument("--sizes", default="small,medium,large", help="which of the three sizes to run")
     ap.add_argument("--child", nargs="*")
     args = ap.parse_args(argv)
+    if args.rounds < 1:
+        ap.error("--rounds must be at least 1")
     if args.child is not None:
         kind = args.child[0]
         if kind == "overhead":
