@@ -9,7 +9,9 @@ Python, by default the torch one; skipped with a note otherwise).
 Each engine runs each eval in its own fresh process; the times are the median, min and max of
 `--repeats` calls after the warm-up (ours: two interpreted calls, the first plain and reported
 apart as `first`, the second recording the trace; JAX: the first call traces and compiles, and is
-reported apart as `jax first`; every timed JAX call waits with block_until_ready). With --rounds R
+reported apart as `jax first`; every timed JAX call waits with block_until_ready), then
+`--warm-up` more calls in every engine (ours: the replays after which a trace's generated
+functions are made, diff/replay_arrays.py; their total is reported apart as `warm-up`). With --rounds R
 ours and PyTorch each run R fresh processes per eval, taking turns, and their times are pooled. The answers
 (the value and each gradient's sum) are compared. A last row times the per-call overhead of the
 gradient of x*x. Not a timed test: numbers depend on the machine and its load."""
@@ -29,7 +31,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SIZE_NAMES = ("small", "medium", "large")
 
 
-def child_ours(name, size, repeats):
+def child_ours(name, size, repeats, warm_up):
     import autodiff
     from gradbench_evals import PROGRAMS, inputs
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as fh:
@@ -41,18 +43,22 @@ def child_ours(name, size, repeats):
     value, grads = f.value_and_grad(at)
     first = time.perf_counter() - t0
     f.value_and_grad(at)                          # the second call records the trace
+    t0 = time.perf_counter()
+    for _ in range(warm_up):                      # replays, until the trace's functions are made
+        f.value_and_grad(at)
+    warmed = time.perf_counter() - t0
     times = []
     for _ in range(repeats):
         t0 = time.perf_counter()
         value, grads = f.value_and_grad(at)
         times.append(time.perf_counter() - t0)
     os.unlink(fh.name)
-    return {"times": times, "first": first, "value": float(value), "replayed": f.replays > 0,
+    return {"times": times, "first": first, "warm_up": warmed, "value": float(value), "replayed": f.replays > 0,
             "grad": {k: float(sum(abs(float(v)) for v in (g.ravel() if hasattr(g, "ravel") else [g])))
                      for k, g in grads.items()}}
 
 
-def child_torch(name, size, repeats):
+def child_torch(name, size, repeats, warm_up):
     import torch
     from gradbench_evals import inputs
     from gradbench_torch import FUNCTIONS
@@ -60,17 +66,17 @@ def child_torch(name, size, repeats):
     f = FUNCTIONS[name]
     at = {k: torch.tensor(v, dtype=torch.float64) for k, v in inputs(name, size).items()}
     times = []
-    for _ in range(repeats + 1):
+    for _ in range(warm_up + repeats + 1):
         leaves = {k: v.clone().requires_grad_(True) for k, v in at.items()}
         t0 = time.perf_counter()
         out = f(**leaves)
         grads = torch.autograd.grad(out, list(leaves.values()))
         times.append(time.perf_counter() - t0)
-    return {"times": times[1:], "value": float(out), "version": torch.__version__,
+    return {"times": times[warm_up + 1:], "value": float(out), "version": torch.__version__,
             "grad": {k: float(g.abs().sum()) for k, g in zip(at, grads)}}
 
 
-def child_autograd(name, size, repeats):
+def child_autograd(name, size, repeats, warm_up):
     import autograd
     from gradbench_autograd import FUNCTIONS
     from gradbench_evals import inputs
@@ -78,11 +84,11 @@ def child_autograd(name, size, repeats):
     f = FUNCTIONS[name]
     both = autograd.value_and_grad(lambda *args: f(*args), argnum=tuple(range(len(at))))
     times = []
-    for _ in range(repeats + 1):
+    for _ in range(warm_up + repeats + 1):
         t0 = time.perf_counter()
         value, grads = both(*at.values())
         times.append(time.perf_counter() - t0)
-    return {"times": times[1:], "value": float(value),
+    return {"times": times[warm_up + 1:], "value": float(value),
             "grad": {k: float(abs(g).sum()) for k, g in zip(at, grads)}}
 
 
@@ -95,7 +101,7 @@ def import_jax():
     return jax
 
 
-def child_jax(name, size, repeats):
+def child_jax(name, size, repeats, warm_up):
     jax = import_jax()
     from gradbench_evals import inputs
     from gradbench_jax import FUNCTIONS
@@ -104,6 +110,8 @@ def child_jax(name, size, repeats):
     t0 = time.perf_counter()
     jax.block_until_ready(both(*at.values()))     # traces and compiles: reported apart, as ours' first
     first = time.perf_counter() - t0
+    for _ in range(warm_up):
+        jax.block_until_ready(both(*at.values()))
     times = []
     for _ in range(repeats):
         t0 = time.perf_counter()
@@ -185,7 +193,7 @@ def find_jax_python(python):
 
 def row(name, size, args, jax_interpreter):
     """Runs one eval at one size in every engine, prints its line; returns (ours/torch, ours/jax)."""
-    common = [name, str(size), "--repeats", str(args.repeats)]
+    common = [name, str(size), "--repeats", str(args.repeats), "--warm-up", str(args.warm_up)]
     ours, theirs = in_turns([(sys.executable, ["ours", *common]), (args.torch, ["torch", *common])], args.rounds)
     hips = spawn(args.torch, ["autograd", *common])
     jitted = spawn(jax_interpreter, ["jax", *common]) if jax_interpreter else {"error": "skipped"}
@@ -201,7 +209,7 @@ def row(name, size, args, jax_interpreter):
     jax_text, jax_first = ("-", "-") if jax_ratio is None else (fmt(jitted["times"]), f"{jitted['first'] * 1e3:.1f}")
     print(f"{name:8} {size:>6}  {fmt(ours['times']):>28}  {fmt(theirs['times']):>28}  {ratio:6.2f}"
           f"  {hips_text:>28}  {jax_text:>28}  {'-' if jax_ratio is None else f'{jax_ratio:.2f}':>6}"
-          f"  {ours['first'] * 1e3:8.2f}  {jax_first:>9}  {'yes' if ours['replayed'] else 'no':6}  "
+          f"  {ours['first'] * 1e3:8.2f}  {ours['warm_up']:8.2f}  {jax_first:>9}  {'yes' if ours['replayed'] else 'no':6}  "
           f"{'yes' if same else 'NO'}", flush=True)
     return ratio, jax_ratio
 
@@ -239,6 +247,8 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--torch", default="/tmp/bvenv/bin/python", help="a Python with torch")
     ap.add_argument("--jax", default=None, help="a Python with jax (default: the --torch one)")
+    ap.add_argument("--warm-up", type=int, default=50,
+                    help="calls after the first ones and before the timed ones, in every engine (default 50)")
     ap.add_argument("--rounds", type=int, default=1,
                     help="fresh processes for ours and torch per eval, taking turns (default 1)")
     ap.add_argument("--evals", default=",".join(SIZES))
@@ -247,17 +257,19 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.rounds < 1:
         ap.error("--rounds must be at least 1")
+    if args.warm_up < 0:
+        ap.error("--warm-up must be 0 or more")
     if args.child is not None:
         kind = args.child[0]
         if kind == "overhead":
             print(json.dumps(child_overhead(args.child[1], args.repeats)))
         else:
             run = {"ours": child_ours, "torch": child_torch, "autograd": child_autograd, "jax": child_jax}[kind]
-            print(json.dumps(run(args.child[1], int(args.child[2]), args.repeats)))
+            print(json.dumps(run(args.child[1], int(args.child[2]), args.repeats, args.warm_up)))
         return
     jax_interpreter = find_jax_python(args.jax or args.torch)
     print(f"{'eval':8} {'size':>6}  {'ours ms median [min-max]':>28}  {'torch ms median [min-max]':>28}"
-          f"  {'ratio':>6}  {'autograd ms':>28}  {'jax jit ms':>28}  {'/jax':>6}  {'first':>8}  {'jax first':>9}"
+          f"  {'ratio':>6}  {'autograd ms':>28}  {'jax jit ms':>28}  {'/jax':>6}  {'first':>8}  {'warm-up s':>8}  {'jax first':>9}"
           f"  replay  same")
     ratios = {(engine, rank): [] for engine in ("torch", "jax") for rank in range(3)}
     for name in args.evals.split(","):

@@ -47,3 +47,12 @@ def test_the_jax_child_gives_our_answers_at_the_smallest_size(name):
     assert "error" not in jitted and "error" not in ours, (jitted, ours)
     assert gradbench.agree(ours, jitted), (ours, jitted)
     assert sorted(jitted["grad"]) == sorted(ours["grad"]) and jitted["first"] > 0 and len(jitted["times"]) == 1
+
+
+@pytest.mark.parametrize("flag, value", [("--rounds", "0"), ("--warm-up", "-1")])
+def test_a_count_below_its_least_is_refused_with_a_usage_message(flag, value, capsys, monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    gradbench = load_gradbench()
+    with pytest.raises(SystemExit) as stopped:
+        gradbench.main([flag, value])
+    assert stopped.value.code == 2 and flag in capsys.readouterr().err

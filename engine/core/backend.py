@@ -64,6 +64,19 @@ def quiet_thread() -> None:
         _np.seterr(all="ignore")
 
 
+@contextmanager
+def seen_through(module):
+    """np() and xp() give `module` meanwhile: a compiled replay's stand-in for numpy while it
+    traces a rule on the CPU (diff/replay_arrays.py), which follows the calls that make arrays."""
+    global _np, _xp
+    saved = _np, _xp
+    _np = _xp = module
+    try:
+        yield
+    finally:
+        _np, _xp = saved
+
+
 def xp():
     """The active array module (numpy unless a GPU was chosen)."""
     global _xp

@@ -18,13 +18,14 @@ compiled run that raises (Python's `/` by zero where the rule falls back to IEEE
 kink (whose span only the step replay sets) is re-run by the step replay."""
 from __future__ import annotations
 
-import math
 import operator
 import types
 
 from ..core.notes import NOTES
 from ..lang.recorded_decisions import range_key
+from .bits import same_bits
 from .replay import replay_adjoints, replay_values
+from .rule_probes import Untraceable
 from .replay_guards import TIE_COMPARISONS, PathChanged
 
 COMPILE_MAX_STEPS = 4000            # longer traces keep the step replay (compile time, code size)
@@ -34,11 +35,6 @@ COMPILE_MAX_STEPS = 4000            # longer traces keep the step replay (compil
 COMPILE_AFTER = 64
 RULE_MAX_PATHS = 16                 # branch combinations one rule may take
 INLINE = {operator.add: "+", operator.sub: "-", operator.mul: "*"}     # Python's own float operators
-
-
-class Untraceable(BaseException):
-    """A rule the stand-ins cannot follow: it is called as it is. Not an Exception: a rule's
-    own `except Exception` must not take it for a float's error and trace the wrong branch."""
 
 
 class Stand:
@@ -361,8 +357,7 @@ def compile_trace(trace) -> Compiled | None:
 def same_float(a, b) -> bool:
     if a is None or b is None:
         return a is b
-    return a.__class__ is float and b.__class__ is float and \
-        (a == b and math.copysign(1.0, a) == math.copysign(1.0, b) or (a != a and b != b))
+    return a.__class__ is float and same_bits(a, b)
 
 
 def compiled_for(trace, leaves: list):

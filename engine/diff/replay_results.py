@@ -11,6 +11,7 @@ from ..core.notes import NOTES
 from ..core.notes import reset as reset_notes
 from ..lang.values import dtype
 from . import reverse
+from .bits import same_bits  # noqa: F401  (diff/function.py's replaying.same_bits)
 from .replay_compiled import compiled_for
 from .replay_guards import PathChanged, decisions
 from .replay_paths import MAX_PATHS, Paths
@@ -110,16 +111,6 @@ def compiled_grad(entry, inputs):
     return reverse.GradResult(value=value, gradient=gradient, inputs=inputs, unconnected=unconnected,
                               reduced=None, signature=list(trace.signature), kinks=[],
                               tape_length=trace.compiled.tape_length, steps=trace.run_steps)
-
-
-def same_bits(a, b) -> bool:
-    """The same number to the bit (nan equal to itself), or the same array: type, shape, bytes."""
-    if a.__class__ is not b.__class__:
-        return False
-    if a.__class__ is float:
-        return a == b and math.copysign(1.0, a) == math.copysign(1.0, b) or (a != a and b != b)
-    return getattr(a, "shape", None) == getattr(b, "shape", None) and \
-        np().asarray(to_host(a)).tobytes() == np().asarray(to_host(b)).tobytes()
 
 
 def same_results(replayed, interpreted) -> bool:

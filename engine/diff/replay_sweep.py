@@ -26,6 +26,8 @@ class SweepPlan:
     rows: list
     length: int                 # the tape's entries (the watched inputs and the live steps)
     live: list                  # per trace index, whether it is on that tape
+    array_sweep: object = None  # replay_arrays.ArraySweep once made (False: none)
+    array_spent: float = 0.0    # seconds its planned sweeps took before it was made
 
 
 def sweep_plan(trace, watched: list) -> SweepPlan:

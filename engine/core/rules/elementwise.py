@@ -151,7 +151,9 @@ def sigmoid_of_array(x, negated=False):
     elements; a float32 array keeps Python floats, which keep it float32)."""
     m = xp()
     if not _float64_constants:
-        _float64_constants.extend((np().dtype(np().float64), np().zeros(()), np().ones(())))
+        zero, one = np().zeros(()), np().ones(())
+        zero.flags.writeable = one.flags.writeable = False    # shared by every call: never written
+        _float64_constants.extend((np().dtype(np().float64), zero, one))
     float64, zero, one = _float64_constants
     if x.dtype is not float64 or m is not np():
         zero, one = 0.0, 1.0

@@ -1,0 +1,201 @@
+"""Compiled replay of array traces: a replayed trace's forward pass, and a sweep plan's reverse
+sweep, each made into one generated Python function, so that a replay of small and mid-sized
+arrays makes no closure call, no plan-row unpacking and no rule-dispatch call per step: only
+numpy's own calls remain (GradBench's ode, lstm and kmeans evals run thousands of such steps).
+
+The code is built from the rules table only, never from the user's text: each rule is run once
+on probes (diff/rule_probes.py), and every operation it applies becomes a line. Where a rule
+branches on a value (a finiteness test, a float's `g != 0.0`) the line is an `if` whose other
+side calls the rule as it is on the same arguments: the rules are pure functions of their
+arguments, so that call gives what the rule itself would. The same callables in the same order
+on the same objects: the numbers of the step replay to the bit, which the caller checks once
+before it keeps the functions (diff/replay.py).
+
+`compile()` is applied to this generated text only; constants are bound names in the
+function's namespace, never text; nothing is passed to eval or exec."""
+from __future__ import annotations
+
+import operator
+import types
+
+from ..core.accumulate import accumulate
+from ..core.backend import np, xp
+from ..core.notes import NOTES
+from ..core.tape import saved_args
+from .rule_probes import Probe, Tracer, Untraceable
+
+MAX_STEPS = 4000            # longer traces keep the step replay (compile time, code size)
+# A function is made once the step replays it replaces have taken as long as making it would
+# (ski rental: never more than twice the time of the better choice made in hindsight). Making
+# costs about this much per step here (tracing each rule on probes, then compile(): lstm's 840
+# steps took 40 ms for the forward and 106 ms for the sweep, which save about 15% and 30% of a
+# replay): a function called a few times never pays for it, a checked, plotted or optimized
+# one replays hundreds of times.
+FORWARD_SECONDS_PER_STEP = 50e-6
+SWEEP_SECONDS_PER_ROW = 120e-6
+
+
+def worth_making(spent: float, steps: int, seconds_per_step: float) -> bool:
+    """Whether step replays that took `spent` seconds in all have paid for making a function of `steps`."""
+    return spent >= seconds_per_step * steps
+
+
+def _make(text, namespace, name):
+    module = compile(text, "<replayed array trace>", "exec")       # our own generated text (see above)
+    code = next(c for c in module.co_consts if isinstance(c, types.CodeType) and c.co_name == name)
+    return types.FunctionType(code, namespace)
+
+
+def host_arrays(values) -> bool:
+    """Every value a Python float or a numpy array: the values the probes stand for."""
+    ndarray = np().ndarray
+    return xp() is np() and all(v.__class__ is float or v.__class__ is ndarray for v in values)
+
+
+class Leaves:
+    """What a compiled function was made for: each input's class, and an array's shape and dtype."""
+    __slots__ = ("kinds",)
+
+    def __init__(self, values):
+        self.kinds = [(v.__class__, getattr(v, "shape", None), getattr(v, "dtype", None), getattr(v, "strides", None))
+                      for v in values]
+
+    def take(self, values) -> bool:
+        if len(values) != len(self.kinds):
+            return False
+        for v, (c, s, d, st) in zip(values, self.kinds):
+            if v.__class__ is not c or (s is not None and (v.shape != s or v.dtype != d or v.strides != st)):
+                return False
+        return True
+
+
+class ArrayForward:
+    """A trace's generated forward: `run(inputs)` -> every tape value, as replay_values gives it."""
+    __slots__ = ("run", "leaves", "text")
+
+    def __init__(self, run, leaves, text):
+        self.run, self.leaves, self.text = run, leaves, text
+
+
+def make_forward(trace, inputs: list) -> ArrayForward | None:
+    """The generated forward of an array trace at `inputs` (its examples), or None where it has
+    none (a float trace, device arrays, a long trace, a constant no line may name)."""
+    try:
+        return _forward_function(trace, inputs)
+    except Untraceable:
+        return None
+
+
+def _forward_function(trace, inputs):
+    if trace.floats or len(trace.steps) > MAX_STEPS or not host_arrays(inputs) or not trace.impls:
+        return None
+    namespace = {"notes": NOTES}
+    allowed = {id(a) for _, _, args, params, _ in trace.steps for a in (*args, *(params or {}).values())}
+    tracer = Tracer(namespace, allowed)
+    lines = ["def forward(values):", "    append = values.append"]
+    probes = []
+    for i, x in enumerate(inputs):
+        lines.append(f"    v{i} = values[{i}]")
+        probes.append(Probe(f"v{i}", x, tracer))
+    guards, number = trace.guards, 0
+    index = trace.leaves
+    for (prim, parents, args, params, span), impl in zip(trace.steps, trace.impls):
+        while number < len(guards) and guards[number].position <= index:
+            namespace[f"guard{number}"] = guards[number].check
+            lines.append(f"    guard{number}(values)")
+            number += 1
+        full = list(args)
+        for pos, j in parents:
+            full[pos] = probes[j]
+        namespace[f"s{index}"] = span
+        lines.append(f"    notes.span = s{index}")
+        probes.append(tracer.apply(impl, full, params or {}, f"v{index}", lines))
+        lines.append(f"    append(v{index})")
+        index += 1
+    for k in range(number, len(guards)):
+        namespace[f"guard{k}"] = guards[k].check
+        lines.append(f"    guard{k}(values)")
+    lines.append("    return values")
+    text = "\n".join(lines) + "\n"
+    return ArrayForward(_make(text, namespace, "forward"), Leaves(inputs), text)
+
+
+class ArraySweep:
+    """A sweep plan's generated sweep: `run(values, seed)` -> the adjoint of each watched input.
+    `leaves`: the seed and the inputs it was made for."""
+    __slots__ = ("run", "leaves", "text")
+
+    def __init__(self, run, leaves, text):
+        self.run, self.leaves, self.text = run, leaves, text
+
+
+def make_sweep(plan, values: list, out: int, seed, watched: list, inputs: int) -> ArraySweep | None:
+    """The generated reverse sweep of `plan` from the output `out` (replay_sweep.planned_adjoints
+    row for row) at `values` and `seed` (its examples), or None."""
+    try:
+        return _sweep_function(plan, values, out, seed, watched, inputs)
+    except Untraceable:
+        return None
+
+
+def _sweep_function(plan, values, out, seed, watched, inputs):
+    if len(plan.rows) > MAX_STEPS or not host_arrays(values) or not host_arrays([seed]):
+        return None
+    namespace = {"notes": NOTES}
+    allowed = set()
+    for _, _, args, _, recorded, _, params, _ in plan.rows:
+        allowed.update(id(a) for a in (*(args or ()), *recorded[2], *(params or {}).values()))
+    tracer = Tracer(namespace, allowed)
+    probes: dict = {}
+
+    def value(j):
+        probe = probes.get(j)
+        if probe is None:
+            probe = probes[j] = Probe(f"v{j}", values[j], tracer)
+        return probe
+
+    adjoints = {out: Probe(f"g{out}", seed, tracer)}
+    body = [f"    g{out} = seed"]
+    for i, pairs, args, gather, recorded, needs_ans, params, span in plan.rows:
+        g = adjoints.get(i)
+        if g is None:
+            continue
+        namespace[f"s{i}"] = span
+        body.append(f"    notes.span = s{i}")
+        prim, parents, recorded_args = recorded
+        if gather is not None or args is None:
+            refs = _row_arguments(prim, parents, recorded_args, value)
+        else:
+            refs = list(args)
+        ans = value(i) if needs_ans else None
+        for vjp, j in pairs:
+            contrib = tracer.apply(vjp, [g, ans, *refs], params or {}, "c", body)
+            if contrib.example is None:
+                return None
+            prev = adjoints.get(j)
+            if prev is None:
+                body.append(f"    g{j} = c")
+                adjoints[j] = Probe(f"g{j}", contrib.example, tracer)
+            elif prev.example.__class__ is float:
+                adjoints[j] = tracer.apply(operator.add, [prev, contrib], {}, f"g{j}", body)
+            else:
+                adjoints[j] = tracer.apply(accumulate, [prev, contrib], {}, f"g{j}", body)
+        del adjoints[i]
+        body.append(f"    g{i} = None")
+    lines = ["def sweep(values, seed):"] + [f"    v{j} = values[{j}]" for j in sorted(probes)] + body
+    lines.append("    return [" + ", ".join(f"g{w}" if w in adjoints else "None" for w in watched) + "]")
+    text = "\n".join(lines) + "\n"
+    return ArraySweep(_make(text, namespace, "sweep"), Leaves([seed, *values[:inputs]]), text)
+
+
+def _row_arguments(prim, parents, recorded_args, value) -> list:
+    """What the plan's row passes its VJPs (saved_args of the arguments, the replayed values
+    filled in), as probes of the values it keeps as they are and constants of the rest (shape
+    stand-ins: fixed at a trace's shapes)."""
+    full = list(recorded_args)
+    for pos, j in parents:
+        full[pos] = value(j)
+    real = tuple(Tracer.real(v) for v in full)
+    saved = saved_args(prim, real)
+    return [full[pos] if type(full[pos]) is Probe and saved[pos] is real[pos] else saved[pos]
+            for pos in range(len(full))]

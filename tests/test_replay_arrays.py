@@ -1,0 +1,240 @@
+"""Compiled replay of array traces (diff/replay_arrays.py): a trace's forward and a sweep plan's
+reverse sweep, each one generated function traced from the rules table on probes, give the
+step replay's numbers and notes to the last bit (and so the interpreter's), on every array rule
+of the table, on programs with loops, matrices and indexing, and on random programs; a rule that
+writes into its argument, or meets a value its traced path did not take, is called as it is."""
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import autodiff
+from autodiff.engine.core import rules
+from autodiff.engine.core.notes import NOTES
+from autodiff.engine.diff import replay_arrays, reverse, rule_probes
+from autodiff.engine.diff.bits import same_bits
+from autodiff.engine.diff.function import Function
+from autodiff.engine.diff.replay import step_values
+from autodiff.engine.diff.replay_arrays import make_forward, make_sweep, worth_making
+from autodiff.engine.diff.replay_results import latest
+from autodiff.engine.diff.replay_sweep import planned_adjoints, sweep_plan
+from autodiff.engine.diff.rule_probes import Probe, Tracer
+from autodiff.engine.lang.target import load
+from test_region_schedule import random_expression
+from test_replay_sweep import PROGRAMS
+
+
+@pytest.fixture(autouse=True)
+def made_at_once(monkeypatch):
+    """Functions made at the first step replay (the tests' calls are few)."""
+    monkeypatch.setattr(replay_arrays, "FORWARD_SECONDS_PER_STEP", 0.0)
+    monkeypatch.setattr(replay_arrays, "SWEEP_SECONDS_PER_ROW", 0.0)
+
+
+def array_cases():
+    """One call per differentiable builtin of the table that takes arrays, and the operators."""
+    out = []
+    for prim in rules.builtin_primitives():
+        if prim.nondiff or prim.arity not in (1, 2):
+            continue
+        expr = f"sum({prim.builtin}({'x' if prim.arity == 1 else 'x, y'}))"
+        try:
+            autodiff.evaluate(expr, at={"x": np.array([0.5, 0.25]), "y": np.array([0.75, 0.5])})
+        except autodiff.SourceError:
+            continue
+        out.append(expr)
+    return out + ["sum(x * y)", "sum(x / y)", "sum(x ** y)", "sum(-x + 2.0 * y)", "sum(x * x * y - y / 3.0)",
+                  "sum(abs(x - y) + maximum(x, 0.5))", "sum(sin(x) * cos(y) + exp(-x * x))", "max(x) * min(y)",
+                  "sum(x[1:] * y[:-1]) + x[0]", "sum(sqrt(x) * y)", "sum(x @ y) + sum(sum(x * y))"]
+
+
+CASES = array_cases()
+POINTS = [(np.array([0.6, 1.3, -0.4]), np.array([1.1, 0.2, 2.0])),
+          (np.array([0.0, 0.0, 1.0]), np.array([0.0, 3.0, -1.0])),
+          (np.array([1.0, 1.0, 1.0]), np.array([1.0, 1.0, 1.0])),
+          (np.array([-2.5, 1e-300, 1e300]), np.array([0.5, 0.5, 0.5])),
+          (np.array([2.0, np.inf, 0.5]), np.array([1.0, 0.0, -0.0]))]
+
+
+def made(f):
+    """(the trace's forward made, each of its sweep plans' sweeps made)."""
+    trace = latest(next(entry for entry in f.traces.values() if entry))
+    return trace.array_forward, [plan.array_sweep for plan in trace.sweep_plans.values()
+                                 if hasattr(plan, "array_sweep")]
+
+
+def assert_same_result(replayed, interpreted):
+    assert same_bits(replayed.value, interpreted.value)
+    assert list(replayed.gradient) == list(interpreted.gradient)
+    for name in interpreted.gradient:
+        assert same_bits(replayed.gradient[name], interpreted.gradient[name]), name
+    assert replayed.kinks == interpreted.kinks
+
+
+@pytest.mark.parametrize("expr", CASES)
+def test_every_array_rule_compiles_to_the_interpreters_bits(expr):
+    target = load(expr)
+    f = Function(target=target)
+    first = {"x": np.array([0.7, 1.2, 0.3]), "y": np.array([0.9, 0.4, 1.5])}
+    first = {k: v for k, v in first.items() if k in target.inputs}
+    for _ in range(3):
+        f.grad_result(first)                    # plain, recorded, then replayed: the functions made
+    forward, sweeps = made(f)
+    assert forward and sweeps and all(sweeps), expr
+    for x, y in POINTS:
+        at = {k: v for k, v in (("x", x), ("y", y)) if k in target.inputs}
+        try:
+            interpreted = reverse.grad(None, at, target=target)
+        except autodiff.SourceError:
+            continue
+        replayed = f.grad_result(at)
+        assert_same_result(replayed, interpreted)
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_programs_with_loops_matrices_and_indexing_replay_compiled_to_the_bit(tmp_path, name):
+    source, make = PROGRAMS[name]
+    path = tmp_path / "program.py"
+    path.write_text(source.lstrip())
+    f = Function(str(path))
+    at = make(np.random.default_rng(0))
+    for _ in range(3):
+        f.grad_result(at)
+    forward, sweeps = made(f)
+    assert forward and all(sweeps) and sweeps
+    for seed in range(1, 6):
+        point = make(np.random.default_rng(seed))
+        assert_same_result(f.grad_result(point), reverse.grad(None, point, target=f.target))
+        assert same_bits(f(point), reverse.evaluate(None, point, target=f.target).value)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 2 ** 32 - 1))
+def test_random_array_programs_replay_compiled_to_the_bit(seed):
+    rng = np.random.default_rng(seed)
+    text = f"sum({random_expression(random.Random(seed), 3, negations=True)} * x + y)"
+    target = load(text)
+    f = Function(target=target)
+    first = {"x": rng.normal(size=4), "y": rng.normal(size=4)}
+    for _ in range(3):
+        f.grad_result(first)
+    for _ in range(3):
+        at = {"x": rng.normal(size=4), "y": rng.normal(size=4)}
+        assert_same_result(f.grad_result(at), reverse.grad(None, at, target=target))
+
+
+def recorded_trace(expr, at):
+    target = load(expr)
+    f = Function(target=target)
+    f.grad_result(at)
+    f.grad_result(at)
+    return latest(next(iter(f.traces.values())))
+
+
+def test_a_value_off_the_traced_path_calls_the_rule_as_it_is():
+    """Made where every adjoint is finite (the strong zero's masks untaken), replayed where sqrt's
+    adjoint at 0 is 0 / 0 (its adjoint g y is 0 there): the generated `if` calls the rule as it
+    is, whose mask gives 0, as the step replay does."""
+    expr = "sum(sqrt(x) * y)"
+    at = {"x": np.array([1.0, 4.0]), "y": np.array([2.0, 3.0])}
+    trace = recorded_trace(expr, at)
+    inputs = list(at.values())
+    values = step_values(trace, inputs)
+    plan = sweep_plan(trace, [0, 1])
+    sweep = make_sweep(plan, values, trace.output, 1.0, [0, 1], 2)
+    assert sweep is not None and "if not" in sweep.text
+    off = [np.array([0.0, 4.0]), np.array([0.0, 3.0])]
+    values = step_values(trace, off)
+    expected = planned_adjoints(plan, values, trace.output, 1.0)
+    got = sweep.run(values, 1.0)
+    assert all(same_bits(a, expected[i]) for a, i in zip(got, [0, 1]))
+    assert got[0][0] == 0.0 and np.isfinite(got[0]).all()
+
+
+def test_a_rule_that_writes_into_its_argument_is_called_as_it_is():
+    def writes_into_argument(g, x):
+        g += x                                  # the caller's buffer: never a line
+        return g
+
+    def writes_into_its_own(g, x):
+        out = g * 1.0
+        out += x                                # a buffer the rule made: a line
+        return out
+
+    for rule, traced in ((writes_into_argument, False), (writes_into_its_own, True)):
+        tracer = Tracer({}, set())
+        g, x = np.array([1.0, 2.0]), np.array([0.5, 0.5])
+        lines = []
+        result = tracer.apply(rule, [Probe("g", g.copy(), tracer), Probe("x", x, tracer)], {}, "r", lines)
+        calls = [line for line in lines if "(g, x)" in line]
+        assert bool(calls) is not traced, (rule.__name__, lines)
+        assert same_bits(result.example, g + x)
+
+
+def test_a_forward_that_notes_a_kink_is_noted_with_its_span():
+    expr = "sum(abs(x) * y)"
+    trace = recorded_trace(expr, {"x": np.array([1.0, -2.0]), "y": np.array([2.0, 3.0])})
+    inputs = [np.array([0.0, -2.0]), np.array([2.0, 3.0])]
+    start = len(NOTES.kinks)
+    expected = step_values(trace, inputs)
+    expected_kinks = NOTES.kinks[start:]
+    del NOTES.kinks[start:]
+    forward = make_forward(trace, [np.array([1.0, -2.0]), np.array([2.0, 3.0])])
+    del NOTES.kinks[start:]
+    got = forward.run(list(inputs))
+    assert NOTES.kinks[start:] == expected_kinks and expected_kinks
+    del NOTES.kinks[start:]
+    assert all(same_bits(a, b) for a, b in zip(got, expected))
+
+
+def test_inputs_of_another_layout_take_the_step_replay():
+    """strides are one of a made function's facts: a transposed input of the same shape is not
+    replayed by it (a sum over it may add in another order)."""
+    trace = recorded_trace("sum(sum(x * x, 1))", {"x": np.arange(6.0).reshape(2, 3)})
+    values = [np.arange(6.0).reshape(2, 3)]
+    forward = make_forward(trace, values)
+    assert forward.leaves.take(values)
+    assert not forward.leaves.take([np.arange(6.0).reshape(3, 2).T])
+    assert not forward.leaves.take([np.arange(6.0).reshape(2, 3).astype(np.float32)])
+
+
+def test_device_values_and_float_traces_make_no_function():
+    trace = recorded_trace("x * x + y", {"x": 1.5, "y": 2.0})
+    assert trace.floats and make_forward(trace, [1.5, 2.0]) is None
+
+
+def test_a_function_is_made_once_the_replays_have_paid_for_it():
+    assert not worth_making(0.009, 100, 100e-6)
+    assert worth_making(0.010, 100, 100e-6)
+
+
+def test_a_function_made_replays_only_after_enough_step_replays(monkeypatch):
+    monkeypatch.setattr(replay_arrays, "FORWARD_SECONDS_PER_STEP", 3600.0)
+    monkeypatch.setattr(replay_arrays, "SWEEP_SECONDS_PER_ROW", 3600.0)
+    f = Function(target=load("sum(x * x)"))
+    for _ in range(5):
+        f.grad_result({"x": np.array([1.0, 2.0])})
+    forward, sweeps = made(f)
+    assert forward is None and all(sweep is None for sweep in sweeps)
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_the_rules_such_programs_use_are_traced_into_lines(tmp_path, monkeypatch, name):
+    """Every rule of these programs becomes lines: sums, products, matrix products, indexing,
+    tanh, exp, maximum, their VJPs and the sweep's accumulation; only max()'s forward (it reads
+    its count of ties out: int(count_nonzero(x == max))) and a float's math-module function
+    (log of a sum) are called as they are."""
+    source, make = PROGRAMS[name]
+    path = tmp_path / "program.py"
+    path.write_text(source.lstrip())
+    monkeypatch.setattr(rule_probes, "WHY", [])
+    f = Function(str(path))
+    at = make(np.random.default_rng(0))
+    for _ in range(3):
+        f.grad_result(at)
+    assert all(made(f)[1])
+    assert {rule.__qualname__ for rule, _ in rule_probes.WHY} <= {"_extreme.<locals>.impl", "unary.<locals>.impl"}
