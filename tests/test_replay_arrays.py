@@ -1,8 +1,8 @@
-"""Compiled replay of array traces (diff/replay_arrays.py): a trace's forward and a sweep plan's
-reverse sweep, each one generated function traced from the rules table on probes, give the
-step replay's numbers and notes to the last bit (and so the interpreter's), on every array rule
-of the table, on programs with loops, matrices and indexing, and on random programs; a rule that
-writes into its argument, or meets a value its traced path did not take, is called as it is."""
+"""Compiled replay of array traces (diff/replay_arrays.py): a sweep plan's reverse sweep, one
+generated function traced from the rules table on probes, gives the planned sweep's numbers and
+notes to the last bit (and so the interpreter's), on every array rule of the table, on programs
+with loops, matrices and indexing, and on random programs; a rule that writes into its argument,
+or meets a value its traced path did not take, is called as it is."""
 from __future__ import annotations
 
 import random
@@ -14,12 +14,11 @@ from hypothesis import strategies as st
 
 import autodiff
 from autodiff.engine.core import rules
-from autodiff.engine.core.notes import NOTES
 from autodiff.engine.diff import replay_arrays, reverse, rule_probes
 from autodiff.engine.diff.bits import same_bits
 from autodiff.engine.diff.function import Function
-from autodiff.engine.diff.replay import step_values
-from autodiff.engine.diff.replay_arrays import make_forward, make_sweep, worth_making
+from autodiff.engine.diff.replay import replay_values
+from autodiff.engine.diff.replay_arrays import make_sweep, worth_making
 from autodiff.engine.diff.replay_results import latest
 from autodiff.engine.diff.replay_sweep import planned_adjoints, sweep_plan
 from autodiff.engine.diff.rule_probes import Probe, Tracer
@@ -30,8 +29,7 @@ from test_replay_sweep import PROGRAMS
 
 @pytest.fixture(autouse=True)
 def made_at_once(monkeypatch):
-    """Functions made at the first step replay (the tests' calls are few)."""
-    monkeypatch.setattr(replay_arrays, "FORWARD_SECONDS_PER_STEP", 0.0)
+    """Functions made at the first planned sweep (the tests' calls are few)."""
     monkeypatch.setattr(replay_arrays, "SWEEP_SECONDS_PER_ROW", 0.0)
 
 
@@ -61,10 +59,9 @@ POINTS = [(np.array([0.6, 1.3, -0.4]), np.array([1.1, 0.2, 2.0])),
 
 
 def made(f):
-    """(the trace's forward made, each of its sweep plans' sweeps made)."""
+    """Each of the trace's sweep plans' generated sweeps (None: not made yet, False: none)."""
     trace = latest(next(entry for entry in f.traces.values() if entry))
-    return trace.array_forward, [plan.array_sweep for plan in trace.sweep_plans.values()
-                                 if hasattr(plan, "array_sweep")]
+    return [plan.array_sweep for plan in trace.sweep_plans.values() if hasattr(plan, "array_sweep")]
 
 
 def assert_same_result(replayed, interpreted):
@@ -83,8 +80,8 @@ def test_every_array_rule_compiles_to_the_interpreters_bits(expr):
     first = {k: v for k, v in first.items() if k in target.inputs}
     for _ in range(3):
         f.grad_result(first)                    # plain, recorded, then replayed: the functions made
-    forward, sweeps = made(f)
-    assert forward and sweeps and all(sweeps), expr
+    sweeps = made(f)
+    assert sweeps and all(sweeps), expr
     for x, y in POINTS:
         at = {k: v for k, v in (("x", x), ("y", y)) if k in target.inputs}
         try:
@@ -104,8 +101,8 @@ def test_programs_with_loops_matrices_and_indexing_replay_compiled_to_the_bit(tm
     at = make(np.random.default_rng(0))
     for _ in range(3):
         f.grad_result(at)
-    forward, sweeps = made(f)
-    assert forward and all(sweeps) and sweeps
+    sweeps = made(f)
+    assert sweeps and all(sweeps)
     for seed in range(1, 6):
         point = make(np.random.default_rng(seed))
         assert_same_result(f.grad_result(point), reverse.grad(None, point, target=f.target))
@@ -143,12 +140,12 @@ def test_a_value_off_the_traced_path_calls_the_rule_as_it_is():
     at = {"x": np.array([1.0, 4.0]), "y": np.array([2.0, 3.0])}
     trace = recorded_trace(expr, at)
     inputs = list(at.values())
-    values = step_values(trace, inputs)
+    values = replay_values(trace, inputs)
     plan = sweep_plan(trace, [0, 1])
     sweep = make_sweep(plan, values, trace.output, 1.0, [0, 1], 2)
     assert sweep is not None and "if not" in sweep.text
     off = [np.array([0.0, 4.0]), np.array([0.0, 3.0])]
-    values = step_values(trace, off)
+    values = replay_values(trace, off)
     expected = planned_adjoints(plan, values, trace.output, 1.0)
     got = sweep.run(values, 1.0)
     assert all(same_bits(a, expected[i]) for a, i in zip(got, [0, 1]))
@@ -175,36 +172,25 @@ def test_a_rule_that_writes_into_its_argument_is_called_as_it_is():
         assert same_bits(result.example, g + x)
 
 
-def test_a_forward_that_notes_a_kink_is_noted_with_its_span():
-    expr = "sum(abs(x) * y)"
-    trace = recorded_trace(expr, {"x": np.array([1.0, -2.0]), "y": np.array([2.0, 3.0])})
-    inputs = [np.array([0.0, -2.0]), np.array([2.0, 3.0])]
-    start = len(NOTES.kinks)
-    expected = step_values(trace, inputs)
-    expected_kinks = NOTES.kinks[start:]
-    del NOTES.kinks[start:]
-    forward = make_forward(trace, [np.array([1.0, -2.0]), np.array([2.0, 3.0])])
-    del NOTES.kinks[start:]
-    got = forward.run(list(inputs))
-    assert NOTES.kinks[start:] == expected_kinks and expected_kinks
-    del NOTES.kinks[start:]
-    assert all(same_bits(a, b) for a, b in zip(got, expected))
-
-
-def test_inputs_of_another_layout_take_the_step_replay():
+def test_inputs_of_another_layout_take_the_planned_sweep():
     """strides are one of a made function's facts: a transposed input of the same shape is not
-    replayed by it (a sum over it may add in another order)."""
-    trace = recorded_trace("sum(sum(x * x, 1))", {"x": np.arange(6.0).reshape(2, 3)})
-    values = [np.arange(6.0).reshape(2, 3)]
-    forward = make_forward(trace, values)
-    assert forward.leaves.take(values)
-    assert not forward.leaves.take([np.arange(6.0).reshape(3, 2).T])
-    assert not forward.leaves.take([np.arange(6.0).reshape(2, 3).astype(np.float32)])
+    swept by it (a sum over it may add in another order)."""
+    x = np.arange(6.0).reshape(2, 3)
+    trace = recorded_trace("sum(sum(x * x, 1))", {"x": x})
+    values = replay_values(trace, [x])
+    sweep = make_sweep(sweep_plan(trace, [0]), values, trace.output, 1.0, [0], 1)
+    assert sweep.leaves.take([1.0, x])
+    assert not sweep.leaves.take([1.0, np.arange(6.0).reshape(3, 2).T])
+    assert not sweep.leaves.take([1.0, x.astype(np.float32)])
+    assert not sweep.leaves.take([np.float64(1.0), x])
 
 
-def test_device_values_and_float_traces_make_no_function():
-    trace = recorded_trace("x * x + y", {"x": 1.5, "y": 2.0})
-    assert trace.floats and make_forward(trace, [1.5, 2.0]) is None
+def test_device_values_make_no_function(monkeypatch):
+    x = np.arange(3.0)
+    trace = recorded_trace("sum(x * x)", {"x": x})
+    values = replay_values(trace, [x])
+    monkeypatch.setattr(replay_arrays, "xp", lambda: object())      # another array module is active
+    assert make_sweep(sweep_plan(trace, [0]), values, trace.output, 1.0, [0], 1) is None
 
 
 def test_a_function_is_made_once_the_replays_have_paid_for_it():
@@ -213,13 +199,12 @@ def test_a_function_is_made_once_the_replays_have_paid_for_it():
 
 
 def test_a_function_made_replays_only_after_enough_step_replays(monkeypatch):
-    monkeypatch.setattr(replay_arrays, "FORWARD_SECONDS_PER_STEP", 3600.0)
     monkeypatch.setattr(replay_arrays, "SWEEP_SECONDS_PER_ROW", 3600.0)
     f = Function(target=load("sum(x * x)"))
     for _ in range(5):
         f.grad_result({"x": np.array([1.0, 2.0])})
-    forward, sweeps = made(f)
-    assert forward is None and all(sweep is None for sweep in sweeps)
+    sweeps = made(f)
+    assert sweeps and all(sweep is None for sweep in sweeps)
 
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
@@ -236,5 +221,5 @@ def test_the_rules_such_programs_use_are_traced_into_lines(tmp_path, monkeypatch
     at = make(np.random.default_rng(0))
     for _ in range(3):
         f.grad_result(at)
-    assert all(made(f)[1])
+    assert all(made(f))
     assert {rule.__qualname__ for rule, _ in rule_probes.WHY} <= {"_extreme.<locals>.impl", "unary.<locals>.impl"}

@@ -17,10 +17,10 @@ from time import perf_counter
 
 from ..core.notes import NOTES
 from ..core.tape import Entry, Shape, Tape, Var, backward, saved_args
-from .bits import same_bits
 from . import replay_arrays
-from .replay_arrays import make_forward, make_sweep
-from .replay_guards import PathChanged, guarded_values, resolve_guards
+from .bits import same_bits
+from .replay_arrays import make_sweep
+from .replay_guards import guarded_values, resolve_guards
 from .replay_sweep import planned_adjoints, sweep_plan
 
 
@@ -45,22 +45,15 @@ class Trace:
     # runs only recorded steps, cannot; a value at this path is then interpreted
     untraced_kinks: bool = False
     sweep_plans: dict = field(default_factory=dict)   # replay_sweep.SweepPlan by watched inputs
-    impls: list = field(default_factory=list)         # per step, the forward callable its closure calls
-    array_forward: object = None    # replay_arrays.ArrayForward once made (False: none)
-    array_spent: float = 0.0        # seconds its step replays took before it was made
 
 
-def _impl(prim, params, floats):
-    """A step's forward: the float forward where the recorded arguments were all Python floats
-    (as the ops' fast paths chose), else the table's `impl`."""
-    return prim.impl if params or not floats else prim.op.float_impl
-
-
-def _forward(prim, parents, args, params, span, impl):
-    """One step's forward as a closure over the table's own callable `impl`.
+def _forward(prim, parents, args, params, span, floats):
+    """One step's forward as a closure over the table's own callable: the float forward where
+    the recorded arguments were all Python floats (as the ops' fast paths chose), else `impl`.
     Closures, not generated source: nothing of the user's text is ever compiled."""
     notes = NOTES
     if params:
+        impl = prim.impl
         if len(parents) == 1 and len(args) == 1:
             (_, j), = parents
 
@@ -69,6 +62,7 @@ def _forward(prim, parents, args, params, span, impl):
                 return impl(values[j], **params)
             return step
     else:
+        impl = prim.op.float_impl if floats else prim.impl
         if len(args) == 1 and len(parents) == 1:
             (_, j), = parents
 
@@ -120,7 +114,7 @@ def record_trace(tape: Tape, out, signature, run_steps, logged=()) -> Trace | No
     leaves = 0
     while leaves < len(entries) and entries[leaves].prim is None:
         leaves += 1
-    steps, forwards, impls = [], [], []
+    steps, forwards = [], []
     all_floats = all(e.value.__class__ is float for e in entries[:leaves])
     for e in entries[leaves:]:
         prim = e.prim
@@ -138,10 +132,9 @@ def record_trace(tape: Tape, out, signature, run_steps, logged=()) -> Trace | No
             floats = floats and arg.__class__ is float
         all_floats = all_floats and floats and not e.params and e.value.__class__ is float
         steps.append((prim, e.parents, args, e.params, e.span))
-        impls.append(_impl(prim, e.params, floats))
-        forwards.append(_forward(prim, e.parents, args, e.params, e.span, impls[-1]))
+        forwards.append(_forward(prim, e.parents, args, e.params, e.span, floats))
     common = dict(steps=steps, forwards=forwards, leaves=leaves, signature=tuple(signature), run_steps=run_steps,
-                  guards=guards, floats=all_floats, impls=impls)
+                  guards=guards, floats=all_floats)
     if out.__class__ is Var:
         if out.tape is not tape:
             return None
@@ -151,29 +144,7 @@ def record_trace(tape: Tape, out, signature, run_steps, logged=()) -> Trace | No
 
 def replay_values(trace: Trace, inputs: list) -> list:
     """Every tape value recomputed from `inputs` (the leaves), each step's span set for the kink
-    notes its forward rule makes. A guarded trace checks its decisions on the way (PathChanged).
-    An array trace replayed often runs its generated forward (diff/replay_arrays.py)."""
-    made = trace.array_forward
-    if made is None and not trace.floats:
-        started = perf_counter()
-        values = step_values(trace, inputs)
-        trace.array_spent += perf_counter() - started
-        if replay_arrays.worth_making(trace.array_spent, len(trace.steps), replay_arrays.FORWARD_SECONDS_PER_STEP):
-            trace.array_forward = _checked_forward(trace, inputs)
-        return values
-    if made and made.leaves.take(inputs):
-        kinks, detached = len(NOTES.kinks), len(NOTES.detached)
-        try:
-            return made.run(list(inputs))
-        except PathChanged:
-            raise
-        except Exception:               # Python's / by zero, an error: the step replay's to report
-            del NOTES.kinks[kinks:], NOTES.detached[detached:]
-    return step_values(trace, inputs)
-
-
-def step_values(trace: Trace, inputs: list) -> list:
-    """replay_values step by step: each step's closure."""
+    notes its forward rule makes. A guarded trace checks its decisions on the way (PathChanged)."""
     values = list(inputs)
     if trace.guards:
         return guarded_values(trace, values)
@@ -181,31 +152,6 @@ def step_values(trace: Trace, inputs: list) -> list:
     for forward in trace.forwards:
         append(forward(values))
     return values
-
-
-def _checked_forward(trace: Trace, inputs: list):
-    """The generated forward at `inputs`, kept only if it gives the step replay's values and
-    notes to the bit; False where there is none, None to try again (another path's inputs)."""
-    span, kinks, detached = NOTES.span, len(NOTES.kinks), len(NOTES.detached)
-    try:
-        made = make_forward(trace, list(inputs))
-        if made is None:
-            return False
-        expected = step_values(trace, inputs)
-        expected_notes = NOTES.kinks[kinks:], NOTES.detached[detached:]
-        del NOTES.kinks[kinks:], NOTES.detached[detached:]
-        got = made.run(list(inputs))
-        same = (NOTES.kinks[kinks:], NOTES.detached[detached:]) == expected_notes and len(got) == len(expected) \
-            and all(same_bits(a, b) for a, b in zip(got, expected))
-    except PathChanged:
-        trace.array_spent = 0.0
-        return None
-    except Exception:
-        return False
-    finally:
-        del NOTES.kinks[kinks:], NOTES.detached[detached:]
-        NOTES.span = span
-    return made if same else False
 
 
 def replay_output(trace: Trace, values: list):
@@ -275,7 +221,7 @@ def replay_adjoints(trace: Trace, values: list, seed, watched: list):
     out = trace.output
     if out is None or not plan.live[out]:
         return plan.length, [None] * len(watched)     # the output does not depend on those inputs
-    made = plan.array_sweep
+    made = plan.array_sweep             # the plan's generated sweep (diff/replay_arrays.py), once made
     if made is None and not trace.floats:
         started = perf_counter()
         adjoints = planned_adjoints(plan, values, out, seed)

@@ -1,7 +1,9 @@
-"""Compiled replay of array traces: a replayed trace's forward pass, and a sweep plan's reverse
-sweep, each made into one generated Python function, so that a replay of small and mid-sized
-arrays makes no closure call, no plan-row unpacking and no rule-dispatch call per step: only
-numpy's own calls remain (GradBench's ode, lstm and kmeans evals run thousands of such steps).
+"""Compiled replay of array traces: a sweep plan's reverse sweep (diff/replay_sweep.py) made into
+one generated Python function, so that the sweep of small and mid-sized arrays makes no plan-row
+unpacking and no rule-dispatch call per step: only numpy's own calls remain (GradBench's ode,
+lstm, gmm and nested evals sweep hundreds of such steps; their sweeps take 30-65% less time).
+The forward pass keeps its closures: generated, it was no quicker (the closures call the
+table's forward directly, and most forwards are one numpy call).
 
 The code is built from the rules table only, never from the user's text: each rule is run once
 on probes (diff/rule_probes.py), and every operation it applies becomes a line. Where a rule
@@ -25,14 +27,13 @@ from ..core.tape import saved_args
 from .rule_probes import Probe, Tracer, Untraceable
 
 MAX_STEPS = 4000            # longer traces keep the step replay (compile time, code size)
-# A function is made once the step replays it replaces have taken as long as making it would
+# A sweep is made once the planned sweeps it replaces have taken as long as making it would
 # (ski rental: never more than twice the time of the better choice made in hindsight). Making
-# costs about this much per step here (tracing each rule on probes, then compile(): lstm's 840
-# steps took 40 ms for the forward and 106 ms for the sweep, which save about 15% and 30% of a
-# replay): a function called a few times never pays for it, a checked, plotted or optimized
-# one replays hundreds of times.
-FORWARD_SECONDS_PER_STEP = 50e-6
-SWEEP_SECONDS_PER_ROW = 120e-6
+# costs about this much per row here (each rule traced on probes once per kind of arguments,
+# then compile(), about half of it: lstm's 840 rows took 94 ms, nested's 1344 rows 120 ms): a
+# function called a few times never pays for it, a checked, plotted or optimized one sweeps
+# hundreds of times.
+SWEEP_SECONDS_PER_ROW = 100e-6
 
 
 def worth_making(spent: float, steps: int, seconds_per_step: float) -> bool:
@@ -67,57 +68,6 @@ class Leaves:
             if v.__class__ is not c or (s is not None and (v.shape != s or v.dtype != d or v.strides != st)):
                 return False
         return True
-
-
-class ArrayForward:
-    """A trace's generated forward: `run(inputs)` -> every tape value, as replay_values gives it."""
-    __slots__ = ("run", "leaves", "text")
-
-    def __init__(self, run, leaves, text):
-        self.run, self.leaves, self.text = run, leaves, text
-
-
-def make_forward(trace, inputs: list) -> ArrayForward | None:
-    """The generated forward of an array trace at `inputs` (its examples), or None where it has
-    none (a float trace, device arrays, a long trace, a constant no line may name)."""
-    try:
-        return _forward_function(trace, inputs)
-    except Untraceable:
-        return None
-
-
-def _forward_function(trace, inputs):
-    if trace.floats or len(trace.steps) > MAX_STEPS or not host_arrays(inputs) or not trace.impls:
-        return None
-    namespace = {"notes": NOTES}
-    allowed = {id(a) for _, _, args, params, _ in trace.steps for a in (*args, *(params or {}).values())}
-    tracer = Tracer(namespace, allowed)
-    lines = ["def forward(values):", "    append = values.append"]
-    probes = []
-    for i, x in enumerate(inputs):
-        lines.append(f"    v{i} = values[{i}]")
-        probes.append(Probe(f"v{i}", x, tracer))
-    guards, number = trace.guards, 0
-    index = trace.leaves
-    for (prim, parents, args, params, span), impl in zip(trace.steps, trace.impls):
-        while number < len(guards) and guards[number].position <= index:
-            namespace[f"guard{number}"] = guards[number].check
-            lines.append(f"    guard{number}(values)")
-            number += 1
-        full = list(args)
-        for pos, j in parents:
-            full[pos] = probes[j]
-        namespace[f"s{index}"] = span
-        lines.append(f"    notes.span = s{index}")
-        probes.append(tracer.apply(impl, full, params or {}, f"v{index}", lines))
-        lines.append(f"    append(v{index})")
-        index += 1
-    for k in range(number, len(guards)):
-        namespace[f"guard{k}"] = guards[k].check
-        lines.append(f"    guard{k}(values)")
-    lines.append("    return values")
-    text = "\n".join(lines) + "\n"
-    return ArrayForward(_make(text, namespace, "forward"), Leaves(inputs), text)
 
 
 class ArraySweep:
@@ -169,13 +119,12 @@ def _sweep_function(plan, values, out, seed, watched, inputs):
             refs = list(args)
         ans = value(i) if needs_ans else None
         for vjp, j in pairs:
-            contrib = tracer.apply(vjp, [g, ans, *refs], params or {}, "c", body)
+            prev = adjoints.get(j)        # the first contribution is the adjoint itself
+            contrib = tracer.apply(vjp, [g, ans, *refs], params or {}, "c" if prev is not None else f"g{j}", body)
             if contrib.example is None:
                 return None
-            prev = adjoints.get(j)
             if prev is None:
-                body.append(f"    g{j} = c")
-                adjoints[j] = Probe(f"g{j}", contrib.example, tracer)
+                adjoints[j] = contrib
             elif prev.example.__class__ is float:
                 adjoints[j] = tracer.apply(operator.add, [prev, contrib], {}, f"g{j}", body)
             else:

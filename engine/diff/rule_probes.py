@@ -11,12 +11,14 @@ a traced rule whose lines do not give the rule's own result to the bit is called
 from __future__ import annotations
 
 import operator
+import re
 
 from ..core.backend import np, seen_through
 from ..core.notes import NOTES
 from ..core.tape import Shape
 from .bits import same_bits
 
+PLACEHOLDER = re.compile(r"@[art][0-9]*")    # a template's names: @a0 (an argument), @t1, @r (the target)
 BRANCHES_MAX = 8            # decisions on values one rule may take on its traced path
 WHY = None                  # a list to collect (rule, why it was called as it is): benchmarks' and tests' insight
 
@@ -158,9 +160,15 @@ class Tracer:
         self.made: dict = {}        # id -> the arrays the traced rule made itself (it may write into them)
         self.arguments: set = set()     # ids of the traced rule's arguments' values
         self.numpy = Numpy(np(), self)
+        self.templates: dict = {}   # a rule and its arguments' kinds -> its traced lines (Tracer.trace)
+        self.kept: list = []        # the constants the templates' keys name by id, kept alive
+        self.local = 0
 
     # ---- names ----
     def fresh(self, prefix="t") -> str:
+        if prefix == "t":           # a temporary of the rule being traced: a placeholder
+            self.local += 1
+            return f"@t{self.local}"
         self.count += 1
         return f"{prefix}{self.count}"
 
@@ -302,13 +310,54 @@ class Tracer:
     # ---- one rule ----
     def apply(self, fn, args, kwargs, target, lines, indent="    ") -> Probe:
         """Lines for `target = fn(*args, **kwargs)` (args: probes or the trace's constants):
-        the rule traced, or called as it is. Returns the probe of `target`."""
+        the rule traced, or called as it is. Returns the probe of `target`. A rule applied again
+        to arguments of the same kinds (the steps of a loop) reuses the lines traced the first
+        time, names changed: the same classes, shapes, dtypes, strides and constants take the
+        same lines, and the caller checks the whole function's numbers."""
         kinks, detached = len(NOTES.kinks), len(NOTES.detached)
-        # the rule as it is on the examples first: what the traced lines must give, and any
-        # first-use setup a rule does (a module's constants) done with real arrays
+        # the rule as it is on the examples first: the example of `target`, what the traced
+        # lines must give, and any first-use setup a rule does (a module's constants) done with
+        # real arrays
         example = fn(*[self.real(a) for a in args], **{k: self.real(v) for k, v in kwargs.items()})
         del NOTES.kinks[kinks:], NOTES.detached[detached:]
-        self.items, self.decisions, self.made = [], 0, {}
+        names: dict = {}            # id of each distinct probe argument -> its placeholder number
+        key = (fn, tuple(self.kind(a, names) for a in args), tuple((k, self.kind(v, names)) for k, v in kwargs.items()))
+        template = self.templates.get(key)
+        if template is None:
+            template = self.templates[key] = self.trace(fn, args, kwargs, names, example)
+        texts = {f"@a{number}": probe_name for probe_name, number in
+                 ((a.name, names[id(a)]) for a in (*args, *kwargs.values()) if type(a) is Probe)}
+        texts["@r"] = target
+        base = self.count
+        self.count += template[1]
+        lines += [indent + PLACEHOLDER.sub(lambda m: texts.get(m[0]) or f"t{base + int(m[0][2:])}", line)
+                  for line in template[0]]
+        return Probe(target, example, self)
+
+    def kind(self, value, names) -> tuple:
+        """What of an argument the traced lines depend on: a probe's class, shape, dtype, strides
+        and which argument it is (a rule may ask `x is y`), or a constant itself (kept alive)."""
+        if type(value) is Probe:
+            number = names.setdefault(id(value), len(names))
+            e = value.example
+            return ("probe", number, e.__class__, getattr(e, "shape", None), getattr(e, "dtype", None),
+                    getattr(e, "strides", None))
+        if value.__class__ is Shape:        # made anew for each row: alike by what it stands for
+            return ("shape", value.shape, value.dtype)
+        self.kept.append(value)
+        return ("constant", id(value))
+
+    def trace(self, fn, args, kwargs, names, example) -> tuple:
+        """(the lines of `@r = fn(...)` over placeholders @a0.. for the probe arguments and @t1..
+        for the temporaries, how many temporaries): the rule traced, or called as it is."""
+        kinks, detached = len(NOTES.kinks), len(NOTES.detached)
+        stand = {}
+        for a in (*args, *kwargs.values()):
+            if type(a) is Probe and id(a) not in stand:
+                stand[id(a)] = Probe(f"@a{names[id(a)]}", a.example, self)
+        args = [stand.get(id(a), a) if type(a) is Probe else a for a in args]
+        kwargs = {k: stand.get(id(v), v) if type(v) is Probe else v for k, v in kwargs.items()}
+        self.items, self.decisions, self.made, self.local = [], 0, {}, 0
         self.arguments = {id(self.real(a)) for a in (*args, *kwargs.values())}
         try:
             with seen_through(self.numpy):
@@ -316,6 +365,8 @@ class Tracer:
             result = self.text(out)
             if len(NOTES.kinks) > kinks or len(NOTES.detached) > detached:
                 raise Untraceable("the rule notes a kink")
+            if not same_example(self.real(out), example):
+                raise Untraceable("the traced lines do not give the rule's own result")
         except Untraceable as exc:
             out = None
             if WHY is not None:
@@ -326,25 +377,23 @@ class Tracer:
                 WHY.append((fn, repr(exc)))
         finally:
             del NOTES.kinks[kinks:], NOTES.detached[detached:]
-        self.made = {}
+            self.made = {}
         called = self._call_text(self.bind(fn), args, kwargs)     # the rule as it is
-        if out is not None and not same_example(self.real(out), example):
-            out = None                  # the traced lines would not give the rule's own result
         if out is None:
-            lines.append(f"{indent}{target} = {called}")
-            return Probe(target, example, self)
-        pad = indent
-        for kind, name, what in self.items:
+            return [f"@r = {called}"], self.local
+        lines, pad, items = [], "", self.items
+        if items and items[-1][0] == "let" and items[-1][1] == result:    # `@r = <its expression>`
+            items, result = items[:-1], items[-1][2]
+        for kind, name, what in items:
             if kind == "let":
                 lines.append(f"{pad}{name} = {what}")
             elif kind == "do":
                 lines.append(f"{pad}{what}")
             else:                   # the other side of a decision: the rule as it is
-                lines += [f"{pad}if {'not ' if what else ''}{name}:", f"{pad}    {target} = {called}",
-                          f"{pad}else:"]
+                lines += [f"{pad}if {'not ' if what else ''}{name}:", f"{pad}    @r = {called}", f"{pad}else:"]
                 pad += "    "
-        lines.append(f"{pad}{target} = {result}")
-        return Probe(target, self.real(out), self)
+        lines.append(f"{pad}@r = {result}")
+        return lines, self.local
 
 
 def same_example(a, b) -> bool:
