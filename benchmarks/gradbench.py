@@ -247,8 +247,8 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--torch", default="/tmp/bvenv/bin/python", help="a Python with torch")
     ap.add_argument("--jax", default=None, help="a Python with jax (default: the --torch one)")
-    ap.add_argument("--warm-up", type=int, default=100,
-                    help="calls after the first ones and before the timed ones, in every engine (default 100)")
+    ap.add_argument("--warm-up", type=int, default=200,
+                    help="calls after the first ones and before the timed ones, in every engine (default 200)")
     ap.add_argument("--rounds", type=int, default=1,
                     help="fresh processes for ours and torch per eval, taking turns (default 1)")
     ap.add_argument("--evals", default=",".join(SIZES))

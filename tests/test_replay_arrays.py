@@ -17,7 +17,7 @@ from autodiff.engine.core import rules
 from autodiff.engine.diff import replay_arrays, reverse, rule_probes
 from autodiff.engine.diff.bits import same_bits
 from autodiff.engine.diff.function import Function
-from autodiff.engine.diff.replay import replay_values
+from autodiff.engine.diff.replay import replay_adjoints, replay_values
 from autodiff.engine.diff.replay_arrays import make_sweep, worth_making
 from autodiff.engine.diff.replay_results import latest
 from autodiff.engine.diff.replay_sweep import planned_adjoints, sweep_plan
@@ -132,24 +132,30 @@ def recorded_trace(expr, at):
     return latest(next(iter(f.traces.values())))
 
 
-def test_a_value_off_the_traced_path_calls_the_rule_as_it_is():
-    """Made where every adjoint is finite (the strong zero's masks untaken), replayed where sqrt's
-    adjoint at 0 is 0 / 0 (its adjoint g y is 0 there): the generated `if` calls the rule as it
-    is, whose mask gives 0, as the step replay does."""
+def test_a_sweep_whose_result_is_not_finite_gives_way_to_the_checked_one():
+    """The generated sweep skips the strong zero's per-product finiteness tests. Replayed where
+    sqrt's adjoint at 0 is 0 / 0 (its adjoint g y is 0 there), its result holds that nan; the
+    caller sees it and runs the checked sweep, whose mask gives 0, as the interpreter does."""
     expr = "sum(sqrt(x) * y)"
     at = {"x": np.array([1.0, 4.0]), "y": np.array([2.0, 3.0])}
     trace = recorded_trace(expr, at)
-    inputs = list(at.values())
-    values = replay_values(trace, inputs)
+    values = replay_values(trace, list(at.values()))
     plan = sweep_plan(trace, [0, 1])
     sweep = make_sweep(plan, values, trace.output, 1.0, [0, 1], 2)
-    assert sweep is not None and "if not" in sweep.text
+    assert sweep is not None and "reduce" not in sweep.text
     off = [np.array([0.0, 4.0]), np.array([0.0, 3.0])]
     values = replay_values(trace, off)
+    assert np.isnan(sweep.run(values, 1.0)[0][0])
+    plan.array_sweep = sweep
     expected = planned_adjoints(plan, values, trace.output, 1.0)
-    got = sweep.run(values, 1.0)
+    _, got = replay_adjoints(trace, values, 1.0, [0, 1])
     assert all(same_bits(a, expected[i]) for a, i in zip(got, [0, 1]))
     assert got[0][0] == 0.0 and np.isfinite(got[0]).all()
+    f = Function(target=load(expr))
+    for _ in range(3):
+        f.grad_result(at)
+    point = dict(zip(at, off))
+    assert_same_result(f.grad_result(point), reverse.grad(None, point, target=f.target))
 
 
 def test_a_rule_that_writes_into_its_argument_is_called_as_it_is():

@@ -18,7 +18,7 @@ from time import perf_counter
 from ..core.notes import NOTES
 from ..core.tape import Entry, Shape, Tape, Var, backward, saved_args
 from . import replay_arrays
-from .bits import same_bits
+from .bits import all_finite, same_bits
 from .replay_arrays import make_sweep
 from .replay_guards import guarded_values, resolve_guards
 from .replay_sweep import planned_adjoints, sweep_plan
@@ -232,9 +232,14 @@ def replay_adjoints(trace: Trace, values: list, seed, watched: list):
     if made and made.leaves.take([seed, *values[:trace.leaves]]):
         kinks, detached = len(NOTES.kinks), len(NOTES.detached)
         try:
-            return plan.length, made.run(values, seed)
+            adjoints = made.run(values, seed)
+            # it skips the rules' per-product finiteness tests: a result not finite is the
+            # checked sweep's to make (core/rules/comparisons.py's ASSUMED_FINITE says why)
+            if all_finite([a for a in adjoints if a is not None]):
+                return plan.length, adjoints
         except Exception:               # the planned sweep's to raise or to get right
-            del NOTES.kinks[kinks:], NOTES.detached[detached:]
+            pass
+        del NOTES.kinks[kinks:], NOTES.detached[detached:]
     adjoints = planned_adjoints(plan, values, out, seed)
     return plan.length, [adjoints[i] for i in watched]
 

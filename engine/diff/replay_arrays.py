@@ -10,8 +10,11 @@ on probes (diff/rule_probes.py), and every operation it applies becomes a line. 
 branches on a value (a finiteness test, a float's `g != 0.0`) the line is an `if` whose other
 side calls the rule as it is on the same arguments: the rules are pure functions of their
 arguments, so that call gives what the rule itself would. The same callables in the same order
-on the same objects: the numbers of the step replay to the bit, which the caller checks once
-before it keeps the functions (diff/replay.py).
+on the same objects: the numbers of the planned sweep to the bit, which the caller checks once
+before it keeps the function (diff/replay.py). One test is left out: the strong zero's
+finiteness test of each product (a reduction per product, a quarter of ode's sweep); the
+caller tests the result's finiteness instead, and where it is not finite runs the checked
+sweep (core/rules/comparisons.py's ASSUMED_FINITE says why a finite result is the checked one).
 
 `compile()` is applied to this generated text only; constants are bound names in the
 function's namespace, never text; nothing is passed to eval or exec."""
@@ -30,10 +33,10 @@ MAX_STEPS = 4000            # longer traces keep the step replay (compile time, 
 # A sweep is made once the planned sweeps it replaces have taken as long as making it would
 # (ski rental: never more than twice the time of the better choice made in hindsight). Making
 # costs about this much per row here (each rule traced on probes once per kind of arguments,
-# then compile(), about half of it: lstm's 840 rows took 94 ms, nested's 1344 rows 120 ms): a
+# then compile(), about half of it: lstm's 840 rows took 58 ms, nested's 1344 rows 112 ms): a
 # function called a few times never pays for it, a checked, plotted or optimized one sweeps
 # hundreds of times.
-SWEEP_SECONDS_PER_ROW = 100e-6
+SWEEP_SECONDS_PER_ROW = 80e-6
 
 
 def worth_making(spent: float, steps: int, seconds_per_step: float) -> bool:
@@ -95,7 +98,7 @@ def _sweep_function(plan, values, out, seed, watched, inputs):
     allowed = set()
     for _, _, args, _, recorded, _, params, _ in plan.rows:
         allowed.update(id(a) for a in (*(args or ()), *recorded[2], *(params or {}).values()))
-    tracer = Tracer(namespace, allowed)
+    tracer = Tracer(namespace, allowed, assume_finite=True)     # the caller tests the result (diff/replay.py)
     probes: dict = {}
 
     def value(j):

@@ -22,7 +22,7 @@ from .common import finish, host, on_host, sweep
 from .higher import MAX_FORWARD_ORDER, MAX_TAPE_ENTRIES, DerivativeResult, dual_coefficient
 from .replay import replay_output
 from .replay_higher import boxed_values, quiet
-from .replay_results import all_finite
+from .bits import all_finite
 
 
 def replayed_derivatives(what, trace, values: list, inputs: dict, wrt: list, watched: list, target, seed):

@@ -35,7 +35,7 @@ from .common import check_result_elements, finish, on_host, seed_for
 from .hessian_plan import Recording, make_plan, plannable, planned_gradient
 from .replay import replay_output
 from .replay_jacobian import replay_jacobian
-from .replay_results import all_finite
+from .bits import all_finite
 from .replay_sweep import planned_adjoints, sweep_plan
 from .replay_tangents import pushed_values
 from .reverse import GradResult

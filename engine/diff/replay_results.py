@@ -6,34 +6,14 @@ from __future__ import annotations
 
 import math
 
-from ..core.backend import np, to_host
 from ..core.notes import NOTES
 from ..core.notes import reset as reset_notes
 from ..lang.values import dtype
 from . import reverse
-from .bits import same_bits  # noqa: F401  (diff/function.py's replaying.same_bits)
+from .bits import all_finite, same_bits  # noqa: F401  (diff/function.py's replaying.*)
 from .replay_compiled import compiled_for
 from .replay_guards import PathChanged, decisions
 from .replay_paths import MAX_PATHS, Paths
-
-
-def all_finite(values) -> bool:
-    """Whether every number of the values is finite. A host float array in one pass where its
-    sum is finite (a nan or inf anywhere makes the sum not; a finite sum that overflows is asked
-    again, entry by entry)."""
-    numpy = np()
-    for v in values:
-        if v.__class__ is float:
-            if not math.isfinite(v):
-                return False
-            continue
-        if v.__class__ is numpy.ndarray and v.dtype.kind == "f":
-            total = numpy.add.reduce(v, None)
-            if total - total == 0.0:
-                continue
-        if not numpy.isfinite(to_host(v)).all():            # a device array: checked on the host
-            return False
-    return True
 
 
 def latest(entry):

@@ -15,6 +15,7 @@ import re
 
 from ..core.backend import np, seen_through
 from ..core.notes import NOTES
+from ..core.rules.comparisons import ASSUMED_FINITE
 from ..core.tape import Shape
 from .bits import same_bits
 
@@ -150,8 +151,11 @@ class Layout:
 class Tracer:
     """The lines of one generated function, and the rules traced into it one at a time."""
 
-    def __init__(self, namespace: dict, allowed: set):
+    def __init__(self, namespace: dict, allowed: set, assume_finite: bool = False):
         self.namespace = namespace
+        # the rules' per-product finiteness tests taken as passed (core/rules/comparisons.py's
+        # ASSUMED_FINITE): a sweep whose caller tests the result's finiteness at its end
+        self.assume_finite = assume_finite
         self.allowed = allowed      # ids of the arrays a line may name: the trace's own constants
         self.bound: dict = {}       # id -> bound name (with the object kept alive in namespace)
         self.count = 0
@@ -360,8 +364,10 @@ class Tracer:
         self.items, self.decisions, self.made, self.local = [], 0, {}, 0
         self.arguments = {id(self.real(a)) for a in (*args, *kwargs.values())}
         try:
+            ASSUMED_FINITE[0] = self.assume_finite
             with seen_through(self.numpy):
                 out = fn(*args, **kwargs)
+            ASSUMED_FINITE[0] = False
             result = self.text(out)
             if len(NOTES.kinks) > kinks or len(NOTES.detached) > detached:
                 raise Untraceable("the rule notes a kink")
@@ -376,6 +382,7 @@ class Tracer:
             if WHY is not None:
                 WHY.append((fn, repr(exc)))
         finally:
+            ASSUMED_FINITE[0] = False
             del NOTES.kinks[kinks:], NOTES.detached[detached:]
             self.made = {}
         called = self._call_text(self.bind(fn), args, kwargs)     # the rule as it is
