@@ -20,20 +20,27 @@ POINTS = [(0.5, 1.5), (1.5, 0.5), (0.0, 0.0), (-0.7, 2.0), (1.0, 1.0), (2.0, -3.
           (-2.5, -0.5), (1e-300, 1e300), (3.0, 0.0)]
 
 
-def scalar_cases():
-    """One call per differentiable builtin of the table that takes floats, and the operators."""
+def builtin_calls(unary, binary, at) -> list:
+    """One expression per differentiable builtin of the table that runs at `at`: `unary` and
+    `binary` format a call (e.g. "{}(x)", "{}(x, y)")."""
     out = []
     for prim in rules.builtin_primitives():
         if prim.nondiff or prim.arity not in (1, 2):
             continue
-        expr = f"{prim.builtin}({'x' if prim.arity == 1 else 'x, y'})"
+        expr = (unary if prim.arity == 1 else binary).format(prim.builtin)
         try:
-            autodiff.evaluate(expr, at={"x": 0.5, "y": 0.75})
+            autodiff.evaluate(expr, at=at)
         except autodiff.SourceError:
             continue
         out.append(expr)
-    return out + ["x + y", "x - y", "x * y", "x / y", "x ** y", "-x + 2.0 * y", "x * x * y - y / 3.0",
-                  "abs(x - y) + maximum(x, 0.5)", "sin(x) * cos(y) + exp(-x * x)", "x / (y * y + 1.0)"]
+    return out
+
+
+def scalar_cases():
+    """One call per differentiable builtin of the table that takes floats, and the operators."""
+    return builtin_calls("{}(x)", "{}(x, y)", {"x": 0.5, "y": 0.75}) + [
+        "x + y", "x - y", "x * y", "x / y", "x ** y", "-x + 2.0 * y", "x * x * y - y / 3.0",
+        "abs(x - y) + maximum(x, 0.5)", "sin(x) * cos(y) + exp(-x * x)", "x / (y * y + 1.0)"]
 
 
 CASES = scalar_cases()
