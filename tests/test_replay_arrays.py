@@ -220,3 +220,30 @@ def test_the_rules_such_programs_use_are_traced_into_lines(tmp_path, monkeypatch
         f.grad_result(at)
     assert all(made(f))
     assert {rule.__qualname__ for rule, _ in rule_probes.WHY} <= {"_extreme.<locals>.impl", "unary.<locals>.impl"}
+
+
+def test_another_thread_keeps_its_finiteness_tests_and_numpy_while_a_sweep_is_traced():
+    """The tracing thread's assumptions are its own: meanwhile, another thread's strong zero still
+    masks, and its numpy calls are numpy's."""
+    import threading
+    from autodiff.engine.core.backend import np as backend_np, seen_through
+    from autodiff.engine.core.rules.comparisons import ASSUMED_FINITE, zero_where_zero
+    seen = {}
+
+    def other():
+        g, factor = np.array([0.0, 1.0]), np.array([np.inf, 2.0])
+        with np.errstate(invalid="ignore"):     # 0 * inf, in a thread of its own numpy state
+            seen["masked"] = zero_where_zero(g, g * factor, factor)
+        seen["zeros"] = backend_np().zeros(2)
+
+    tracer = Tracer({}, set(), assume_finite=True)
+    ASSUMED_FINITE[0] = threading.get_ident()
+    try:
+        with seen_through(tracer.numpy):
+            worker = threading.Thread(target=other)
+            worker.start()
+            worker.join()
+    finally:
+        ASSUMED_FINITE[0] = None
+    assert same_bits(seen["masked"], np.array([0.0, 2.0]))
+    assert type(seen["zeros"]) is np.ndarray

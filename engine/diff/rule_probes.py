@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import operator
 import re
+from threading import get_ident
 
 from ..core.backend import np, seen_through
 from ..core.notes import NOTES
@@ -123,14 +124,15 @@ for _name, _op, _symbol in (("eq", operator.eq, "=="), ("ne", operator.ne, "!=")
 
 class Numpy:
     """numpy while a rule is traced (core/backend.py's seen_through): its own names, but for the
-    functions that make arrays, whose calls become lines."""
+    functions that make arrays, whose calls in the tracing thread become lines (another
+    thread's engine work meanwhile gets numpy's own)."""
 
     def __init__(self, module, tracer):
-        self._module, self._tracer = module, tracer
+        self._module, self._tracer, self._thread = module, tracer, get_ident()
 
     def __getattr__(self, name):
         value = getattr(self._module, name)
-        if name in MAKERS:
+        if name in MAKERS and get_ident() == self._thread:
             return lambda *args, **kwargs: self._tracer.call(value, args, kwargs)
         return value
 
@@ -364,10 +366,10 @@ class Tracer:
         self.items, self.decisions, self.made, self.local = [], 0, {}, 0
         self.arguments = {id(self.real(a)) for a in (*args, *kwargs.values())}
         try:
-            ASSUMED_FINITE[0] = self.assume_finite
+            ASSUMED_FINITE[0] = get_ident() if self.assume_finite else None
             with seen_through(self.numpy):
                 out = fn(*args, **kwargs)
-            ASSUMED_FINITE[0] = False
+            ASSUMED_FINITE[0] = None
             result = self.text(out)
             if len(NOTES.kinks) > kinks or len(NOTES.detached) > detached:
                 raise Untraceable("the rule notes a kink")
@@ -382,7 +384,7 @@ class Tracer:
             if WHY is not None:
                 WHY.append((fn, repr(exc)))
         finally:
-            ASSUMED_FINITE[0] = False
+            ASSUMED_FINITE[0] = None
             del NOTES.kinks[kinks:], NOTES.detached[detached:]
             self.made = {}
         called = self._call_text(self.bind(fn), args, kwargs)     # the rule as it is

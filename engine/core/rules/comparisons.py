@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import operator
+from threading import get_ident
 
 from ..backend import np, xp
 from ..primitives import defprim, nondiff, plain_scalar, run_dtype
@@ -117,12 +118,13 @@ def tangent_times(t, d):
     return zero_where_zero(t, r, d)
 
 
-# True while a generated reverse sweep is traced (diff/replay_arrays.py): such a sweep tests its
-# adjoints' finiteness once, at its end, and runs the checked sweep where one is not finite. A
-# non-finite entry a mask would make 0 is then in the result (every adjoint rule is linear in
-# its adjoint: a nan or inf reaches the inputs' adjoints unless a rule drops that entry
-# whatever its value, as it would drop the masked 0), so a finite result is the checked one.
-ASSUMED_FINITE = [False]
+# The thread that traces a generated reverse sweep (diff/replay_arrays.py), None otherwise: such
+# a sweep tests its adjoints' finiteness once, at its end, and runs the checked sweep where one
+# is not finite. A non-finite entry a mask would make 0 is then in the result (every adjoint
+# rule is linear in its adjoint: a nan or inf reaches the inputs' adjoints unless a rule drops
+# that entry whatever its value, as it would drop the masked 0), so a finite result is the
+# checked one. Other threads keep their tests.
+ASSUMED_FINITE = [None]
 
 
 def zero_where_zero(t, r, factor=None):
@@ -142,7 +144,7 @@ def zero_where_zero(t, r, factor=None):
         return r
     numpy = np()
     if r.__class__ is numpy.ndarray:  # on the CPU, mask only when a non-finite entry is there:
-        if ASSUMED_FINITE[0]:
+        if ASSUMED_FINITE[0] is not None and ASSUMED_FINITE[0] == get_ident():
             return r
         total = numpy.add.reduce(r, None)   # one reduction (r.sum()'s own, without its wrapper),
                                             # where the mask costs two more array passes
