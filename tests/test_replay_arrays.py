@@ -5,7 +5,9 @@ with loops, matrices and indexing, and on random programs; a rule that writes in
 or meets a value its traced path did not take, is called as it is."""
 from __future__ import annotations
 
+import gc
 import random
+import threading
 
 import numpy as np
 import pytest
@@ -13,6 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import autodiff
+from autodiff.engine.core.backend import np as backend_np
+from autodiff.engine.core.backend import seen_through
+from autodiff.engine.core.rules.comparisons import ASSUMED_FINITE, zero_where_zero
 from autodiff.engine.diff import replay_arrays, reverse, rule_probes
 from autodiff.engine.diff.bits import same_bits
 from autodiff.engine.diff.function import Function
@@ -225,9 +230,6 @@ def test_the_rules_such_programs_use_are_traced_into_lines(tmp_path, monkeypatch
 def test_another_thread_keeps_its_finiteness_tests_and_numpy_while_a_sweep_is_traced():
     """The tracing thread's assumptions are its own: meanwhile, another thread's strong zero still
     masks, and its numpy calls are numpy's."""
-    import threading
-    from autodiff.engine.core.backend import np as backend_np, seen_through
-    from autodiff.engine.core.rules.comparisons import ASSUMED_FINITE, zero_where_zero
     seen = {}
 
     def other():
@@ -247,3 +249,18 @@ def test_another_thread_keeps_its_finiteness_tests_and_numpy_while_a_sweep_is_tr
         ASSUMED_FINITE[0] = None
     assert same_bits(seen["masked"], np.array([0.0, 2.0]))
     assert type(seen["zeros"]) is np.ndarray
+
+
+def test_the_rows_of_the_sweeps_alive_stay_under_their_budget(monkeypatch):
+    x = np.arange(3.0)
+    trace = recorded_trace("sum(x * x + x)", {"x": x})
+    values = replay_values(trace, [x])
+    plan = sweep_plan(trace, [0])
+    rows = len(plan.rows)
+    monkeypatch.setattr(replay_arrays, "LIVE_ROWS_MAX", replay_arrays._live_rows[0] + rows)
+    first = make_sweep(plan, values, trace.output, 1.0, [0], 1)
+    assert first is not None
+    assert make_sweep(plan, values, trace.output, 1.0, [0], 1) is None       # over the budget
+    del first                                                                 # its rows given back
+    gc.collect()
+    assert make_sweep(plan, values, trace.output, 1.0, [0], 1) is not None

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import operator
 import types
+import weakref
 
 from ..core.accumulate import accumulate
 from ..core.backend import np, xp
@@ -75,11 +76,26 @@ class Leaves:
 
 class ArraySweep:
     """A sweep plan's generated sweep: `run(values, seed)` -> the adjoint of each watched input.
-    `leaves`: the seed and the inputs it was made for."""
-    __slots__ = ("run", "leaves", "text")
+    `leaves`: the seed and the inputs it was made for. While it lives, its rows count against
+    LIVE_ROWS_MAX."""
+    __slots__ = ("run", "leaves", "text", "__weakref__")
 
-    def __init__(self, run, leaves, text):
+    def __init__(self, run, leaves, text, rows):
         self.run, self.leaves, self.text = run, leaves, text
+        _live_rows[0] += rows
+        weakref.finalize(self, _release, rows)
+
+
+# A made sweep holds about 0.8 KB of code and names a row (lstm's 840 rows: 0.6 MB): the rows of
+# all the sweeps alive in the process stay under this (about 40 MB), so a program replayed at
+# many input signatures, each on many paths (32 x 8 traces), cannot fill memory with them; past
+# it a plan keeps its planned sweep.
+LIVE_ROWS_MAX = 50_000
+_live_rows = [0]
+
+
+def _release(rows) -> None:
+    _live_rows[0] -= rows
 
 
 def make_sweep(plan, values: list, out: int, seed, watched: list, inputs: int) -> ArraySweep | None:
@@ -92,7 +108,8 @@ def make_sweep(plan, values: list, out: int, seed, watched: list, inputs: int) -
 
 
 def _sweep_function(plan, values, out, seed, watched, inputs):
-    if len(plan.rows) > MAX_STEPS or not host_arrays(values) or not host_arrays([seed]):
+    if len(plan.rows) > MAX_STEPS or _live_rows[0] + len(plan.rows) > LIVE_ROWS_MAX or not host_arrays(values) \
+            or not host_arrays([seed]):
         return None
     namespace = {"notes": NOTES}
     allowed = set()
@@ -137,7 +154,7 @@ def _sweep_function(plan, values, out, seed, watched, inputs):
     lines = ["def sweep(values, seed):"] + [f"    v{j} = values[{j}]" for j in sorted(probes)] + body
     lines.append("    return [" + ", ".join(f"g{w}" if w in adjoints else "None" for w in watched) + "]")
     text = "\n".join(lines) + "\n"
-    return ArraySweep(_make(text, namespace, "sweep"), Leaves([seed, *values[:inputs]]), text)
+    return ArraySweep(_make(text, namespace, "sweep"), Leaves([seed, *values[:inputs]]), text, len(plan.rows))
 
 
 def _row_arguments(prim, parents, recorded_args, value) -> list:
