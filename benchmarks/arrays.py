@@ -23,7 +23,9 @@ between minutes slows every engine alike, and each row's median and min-max are 
 rounds' samples. Our rows run under this interpreter; the references under --ref-python (default: this one), where
 torch, jax and autograd may be installed: none is a project dependency, a missing one is skipped.
 Peak memory: tracemalloc for numpy-based engines, the growth of the peak RSS for torch, XLA's
-temp + output buffers for JAX.
+temp + output buffers for JAX; each row's median over its rounds. The workers run with
+PYTHONDONTWRITEBYTECODE unset (byte-code caches written and read, as an installed package has
+them), every engine alike.
 """
 from __future__ import annotations
 
@@ -40,9 +42,16 @@ CHAIN_ENGINES = ["ours", "numpy", "autograd", "torch", "torch-1", "jax"]
 MATRIX_ENGINES = ["ours", "torch", "jax"]
 
 
+# The workers run as an installed package does, with byte-code caches: where PYTHONDONTWRITEBYTECODE
+# is set (as on the machines this project is built on), a source tree's modules are compiled
+# again at every start, and that compilation was counted in the first gradient's peak memory
+# (1.6 MB at first use: 2 arrays of 1e5), and in its time.
+WORKER_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 def work(python, engine, kind, n, repeats):
     proc = subprocess.run([python, WORKER, engine, kind, str(n), str(repeats)], capture_output=True,
-                          text=True, timeout=900)
+                          text=True, timeout=900, env=WORKER_ENV)
     if proc.returncode != 0:
         return None, proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "failed"
     return json.loads(proc.stdout.strip().splitlines()[-1]), None
