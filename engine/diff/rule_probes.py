@@ -61,7 +61,7 @@ class Probe:
             return Layout(self.example.flags)
         if attr in METHODS and hasattr(self.example, attr):
             return lambda *args, **kwargs: self.tracer.call_method(self, attr, args, kwargs)
-        if hasattr(self.example, attr):             # base, flags, strides, item...: not followed
+        if hasattr(self.example, attr):             # base, data, ctypes, fill...: not followed
             raise Untraceable(attr)
         raise AttributeError(attr)                  # what the value itself says
 
@@ -113,10 +113,15 @@ for _name, _op, _symbol in (("add", operator.add, "+"), ("sub", operator.sub, "-
     _forward, _reflected = _binary(_op, _symbol)
     setattr(Probe, f"__{_name}__", _forward)
     setattr(Probe, f"__r{_name}__", _reflected)
+def _in_place(name, symbol):
+    def operator_(self, other):
+        return self.tracer.in_place(name, symbol, self, other)
+    return operator_
+
+
 for _name, _symbol in (("add", "+"), ("sub", "-"), ("mul", "*"), ("truediv", "/"), ("pow", "**"),
                       ("matmul", "@"), ("and", "&"), ("or", "|"), ("xor", "^")):
-    setattr(Probe, f"__i{_name}__", (lambda name, symbol: lambda self, other: self.tracer.in_place(name, symbol, self, other))(
-        _name, _symbol))
+    setattr(Probe, f"__i{_name}__", _in_place(_name, _symbol))
 for _name, _op, _symbol in (("eq", operator.eq, "=="), ("ne", operator.ne, "!="), ("lt", operator.lt, "<"),
                             ("le", operator.le, "<="), ("gt", operator.gt, ">"), ("ge", operator.ge, ">=")):
     setattr(Probe, f"__{_name}__", _binary(_op, _symbol)[0])
