@@ -211,10 +211,10 @@ def test_a_function_made_replays_only_after_enough_step_replays(monkeypatch):
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_the_rules_such_programs_use_are_traced_into_lines(tmp_path, monkeypatch, name):
-    """Every rule of these programs becomes lines: sums, products, matrix products, indexing,
-    tanh, exp, maximum, their VJPs and the sweep's accumulation; only max()'s forward (it reads
-    its count of ties out: int(count_nonzero(x == max))) and a float's math-module function
-    (log of a sum) are called as they are."""
+    """Every adjoint rule of these programs becomes lines: sums, products, matrix products,
+    indexing, tanh, exp, maximum, and the sweep's accumulation; only an adjoint summed down to a
+    number input is called as it is (plain_scalar reads the sum out with float(): 18 ns, where
+    item(), which a probe could follow, takes 238 ns on every reduction of the engine)."""
     source, make = PROGRAMS[name]
     path = tmp_path / "program.py"
     path.write_text(source.lstrip())
@@ -224,7 +224,9 @@ def test_the_rules_such_programs_use_are_traced_into_lines(tmp_path, monkeypatch
     for _ in range(3):
         f.grad_result(at)
     assert all(made(f))
-    assert {rule.__qualname__ for rule, _ in rule_probes.WHY} <= {"_extreme.<locals>.impl", "unary.<locals>.impl"}
+    assert {why for _, why in rule_probes.WHY} <= {"the value read out"}
+    if name == "recurrent":                 # no number input
+        assert rule_probes.WHY == []
 
 
 def test_another_thread_keeps_its_finiteness_tests_and_numpy_while_a_sweep_is_traced():

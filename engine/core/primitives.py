@@ -286,9 +286,8 @@ def size(v) -> int:
 
 
 def plain_scalar(r):
-    """numpy float64 scalars become Python floats, so scalar code stays on the fast path
-    (`item()`, float()'s value: a method call a compiled replay can follow, diff/replay_arrays.py)."""
-    return r.item() if r.__class__ is np().float64 else r
+    """numpy float64 scalars become Python floats, so scalar code stays on the fast path."""
+    return float(r) if r.__class__ is np().float64 else r
 
 
 def float_fallback(npfn, *args):
