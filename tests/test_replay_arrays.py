@@ -196,8 +196,9 @@ def test_device_values_make_no_function(monkeypatch):
 
 
 def test_a_function_is_made_once_the_replays_have_paid_for_it():
-    assert not worth_making(0.009, 100, 100e-6)
-    assert worth_making(0.010, 100, 100e-6)
+    rows = 100
+    assert not worth_making(0.99 * rows * replay_arrays.SWEEP_SECONDS_PER_ROW, rows)
+    assert worth_making(rows * replay_arrays.SWEEP_SECONDS_PER_ROW, rows)
 
 
 def test_a_function_made_replays_only_after_enough_step_replays(monkeypatch):

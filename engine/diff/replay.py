@@ -17,9 +17,8 @@ from time import perf_counter
 
 from ..core.notes import NOTES
 from ..core.tape import Entry, Shape, Tape, Var, backward, saved_args
-from . import replay_arrays
 from .bits import all_finite, same_bits
-from .replay_arrays import make_sweep
+from .replay_arrays import make_sweep, worth_making
 from .replay_guards import guarded_values, resolve_guards
 from .replay_sweep import planned_adjoints, sweep_plan
 
@@ -226,7 +225,7 @@ def replay_adjoints(trace: Trace, values: list, seed, watched: list):
         started = perf_counter()
         adjoints = planned_adjoints(plan, values, out, seed)
         plan.array_spent += perf_counter() - started
-        if replay_arrays.worth_making(plan.array_spent, len(plan.rows), replay_arrays.SWEEP_SECONDS_PER_ROW):
+        if worth_making(plan.array_spent, len(plan.rows)):
             plan.array_sweep = _checked_sweep(trace, plan, values, seed, watched)
         return plan.length, [adjoints[i] for i in watched]
     if made and made.leaves.take([seed, *values[:trace.leaves]]):

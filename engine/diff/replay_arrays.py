@@ -1,7 +1,7 @@
 """Compiled replay of array traces: a sweep plan's reverse sweep (diff/replay_sweep.py) made into
 one generated Python function, so that the sweep of small and mid-sized arrays makes no plan-row
 unpacking and no rule-dispatch call per step: only numpy's own calls remain (GradBench's ode,
-lstm, gmm and nested evals sweep hundreds of such steps; their sweeps take 30-65% less time).
+lstm, gmm and nested evals sweep hundreds of such steps; their sweeps take 40-70% less time).
 The forward pass keeps its closures: generated, it was no quicker (the closures call the
 table's forward directly, and most forwards are one numpy call).
 
@@ -30,7 +30,7 @@ from ..core.notes import NOTES
 from ..core.tape import saved_args
 from .rule_probes import Probe, Tracer, Untraceable
 
-MAX_STEPS = 4000            # longer traces keep the step replay (compile time, code size)
+MAX_ROWS = 4000             # longer sweeps keep the planned one (compile time, code size)
 # A sweep is made once the planned sweeps it replaces have taken as long as making it would
 # (ski rental: never more than twice the time of the better choice made in hindsight). Making
 # costs about this much per row here (each rule traced on probes once per kind of arguments,
@@ -40,9 +40,9 @@ MAX_STEPS = 4000            # longer traces keep the step replay (compile time, 
 SWEEP_SECONDS_PER_ROW = 80e-6
 
 
-def worth_making(spent: float, steps: int, seconds_per_step: float) -> bool:
-    """Whether step replays that took `spent` seconds in all have paid for making a function of `steps`."""
-    return spent >= seconds_per_step * steps
+def worth_making(spent: float, rows: int) -> bool:
+    """Whether planned sweeps that took `spent` seconds in all have paid for making one of `rows`."""
+    return spent >= SWEEP_SECONDS_PER_ROW * rows
 
 
 def _make(text, namespace, name):
@@ -58,7 +58,8 @@ def host_arrays(values) -> bool:
 
 
 class Leaves:
-    """What a compiled function was made for: each input's class, and an array's shape and dtype."""
+    """What a generated sweep was made for: each input's class, and an array's shape, dtype and
+    strides (a sum's order follows the layout)."""
     __slots__ = ("kinds",)
 
     def __init__(self, values):
@@ -108,7 +109,7 @@ def make_sweep(plan, values: list, out: int, seed, watched: list, inputs: int) -
 
 
 def _sweep_function(plan, values, out, seed, watched, inputs):
-    if len(plan.rows) > MAX_STEPS or _live_rows[0] + len(plan.rows) > LIVE_ROWS_MAX or not host_arrays(values) \
+    if len(plan.rows) > MAX_ROWS or _live_rows[0] + len(plan.rows) > LIVE_ROWS_MAX or not host_arrays(values) \
             or not host_arrays([seed]):
         return None
     namespace = {"notes": NOTES}

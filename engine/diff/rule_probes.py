@@ -22,7 +22,7 @@ from .bits import same_bits
 
 PLACEHOLDER = re.compile(r"@[art][0-9]*")    # a template's names: @a0 (an argument), @t1, @r (the target)
 BRANCHES_MAX = 8            # decisions on values one rule may take on its traced path
-WHY = None                  # a list to collect (rule, why it was called as it is): benchmarks' and tests' insight
+WHY = None                  # a list to collect (rule, why it was called as it is) in, for the tests
 
 STATIC = frozenset(("shape", "ndim", "size", "dtype", "itemsize", "nbytes", "strides"))
 LAYOUT = frozenset(("c_contiguous", "f_contiguous", "contiguous", "forc", "fnc"))
@@ -173,6 +173,7 @@ class Tracer:
         self.numpy = Numpy(np(), self)
         self.templates: dict = {}   # a rule and its arguments' kinds -> its traced lines (Tracer.trace)
         self.kept: list = []        # the constants the templates' keys name by id, kept alive
+        self.ufunc_methods: dict = {}   # (ufunc, method name) -> the bound method lines name
         self.local = 0
 
     # ---- names ----
@@ -291,10 +292,11 @@ class Tracer:
         return self.call(self.bound_method(ufunc, method), inputs, kwargs)
 
     def bound_method(self, ufunc, method):
-        key = ("ufunc", ufunc, method)
-        fn = self.namespace.get(key)
+        """`ufunc.method`, the same object each time (bound by id: one name per ufunc method)."""
+        key = (ufunc, method)
+        fn = self.ufunc_methods.get(key)
         if fn is None:
-            fn = self.namespace[key] = getattr(ufunc, method)       # one name per ufunc method
+            fn = self.ufunc_methods[key] = getattr(ufunc, method)
         return fn
 
     def function(self, func, args, kwargs):
