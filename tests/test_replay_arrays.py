@@ -195,10 +195,10 @@ def test_device_values_make_no_function(monkeypatch):
     assert make_sweep(sweep_plan(trace, [0]), values, trace.output, 1.0, [0], 1) is None
 
 
-def test_a_function_is_made_once_the_replays_have_paid_for_it():
-    rows = 100
-    assert not worth_making(0.99 * rows * replay_arrays.SWEEP_SECONDS_PER_ROW, rows)
-    assert worth_making(rows * replay_arrays.SWEEP_SECONDS_PER_ROW, rows)
+def test_a_function_is_made_once_the_replays_have_paid_for_it(monkeypatch):
+    monkeypatch.setattr(replay_arrays, "SWEEP_SECONDS_PER_ROW", 80e-6)
+    assert not worth_making(0.0079, 100)
+    assert worth_making(0.0080, 100)
 
 
 def test_a_function_made_replays_only_after_enough_step_replays(monkeypatch):
