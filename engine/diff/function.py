@@ -326,7 +326,9 @@ class Function:
                 seed_value, reduced = seed_for(seed, value), "seed"
             else:
                 seed_value, reduced = ones_like_output(value), ("sum" if shape_of(value) else None)
-            length, adjoints = replaying.replay_adjoints(trace, values, seed_value, [self.inputs.index(w) for w in wrt])
+            # its all_finite below tests a generated sweep's adjoints (a nan: interpreted)
+            length, adjoints = replaying.replay_adjoints(trace, values, seed_value, [self.inputs.index(w) for w in wrt],
+                                                         caller_tests_finite=True)
         except replaying.PathChanged:
             raise
         except Exception:

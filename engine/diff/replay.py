@@ -208,9 +208,11 @@ def float_tape(trace: Trace, values: list) -> Tape:
     return tape
 
 
-def replay_adjoints(trace: Trace, values: list, seed, watched: list):
+def replay_adjoints(trace: Trace, values: list, seed, watched: list, caller_tests_finite=False):
     """(tape length, the adjoint of each watched input or None) of a reverse sweep from the
-    replayed output over the tape of `replay_tape`."""
+    replayed output over the tape of `replay_tape`. A caller that tests the adjoints' finiteness
+    itself and interprets where one is not (`caller_tests_finite`, function._replay_grad) takes a
+    generated sweep's result untested: the same test is not run twice."""
     if trace.floats and trace.output is not None and watched == list(range(trace.leaves)):
         tape = float_tape(trace, values)
         out = trace.output
@@ -234,7 +236,7 @@ def replay_adjoints(trace: Trace, values: list, seed, watched: list):
             adjoints = made.run(values, seed)
             # it skips the rules' per-product finiteness tests: a result not finite is the
             # checked sweep's to make (core/rules/comparisons.py's ASSUMED_FINITE says why)
-            if all_finite([a for a in adjoints if a is not None]):
+            if caller_tests_finite or all_finite([a for a in adjoints if a is not None]):
                 return plan.length, adjoints
         except Exception:               # the planned sweep's to raise or to get right
             pass
