@@ -293,11 +293,7 @@ class Tracer:
 
     def bound_method(self, ufunc, method):
         """`ufunc.method`, the same object each time (bound by id: one name per ufunc method)."""
-        key = (ufunc, method)
-        fn = self.ufunc_methods.get(key)
-        if fn is None:
-            fn = self.ufunc_methods[key] = getattr(ufunc, method)
-        return fn
+        return self.ufunc_methods.setdefault((ufunc, method), getattr(ufunc, method))
 
     def function(self, func, args, kwargs):
         if "out" in kwargs and kwargs["out"] is not None:
