@@ -19,6 +19,7 @@ import re
 
 from .backend import np, on_device, xp
 from .primitives import Primitive
+from .region_threads import more_numexpr_workers
 from .rules import TABLE
 from .tape import FUSED_RULES, Shape
 
@@ -219,6 +220,7 @@ def evaluate(expr, names):
         except ImportError:
             _numexpr = False
             return None
+        more_numexpr_workers(numexpr)
         _numexpr = numexpr
     if _numexpr is False:
         return None

@@ -1,13 +1,14 @@
-"""A fused region's array functions (numpy's tanh, exp, sqrt, log, ...) split over the cores.
+"""The threads of a fused region's kernels: numpy's array functions (tanh, exp, sqrt, log, ...)
+split over the cores, and numexpr's workers (`more_numexpr_workers`).
 
 numpy's SIMD loops for these beat numexpr's, but run on one core; numpy releases the GIL inside
 a ufunc's loop, so a few threads applying the ufunc to contiguous chunks of the same arrays
 (`out=` the matching chunk of the output) run side by side. The function is elementwise, and
 every chunk is a contiguous run like the whole, so the bits are those of one call.
 
-The pool starts on the first split (nothing at import: start-up stays as it was) with as many
-threads as numexpr uses (it is sized to the cores the kernels run on), and arrays under
-MIN_SPLIT_ELEMENTS, 0-d or not contiguous take one plain call.
+The pool starts on the first split (nothing at import: start-up stays as it was) with a thread
+for each core numexpr's kernels run on (numexpr's own count, as the host left it), and arrays
+under MIN_SPLIT_ELEMENTS, 0-d or not contiguous take one plain call.
 """
 from __future__ import annotations
 
@@ -20,6 +21,10 @@ MIN_SPLIT_ELEMENTS = 1 << 17     # below this a thread's hand-off costs about wh
 CHUNK_ALIGN = 4096               # chunk boundaries on whole pages of float64 (and SIMD widths)
 POOL_LOCK = threading.Lock()
 WORKERS: list = []               # [the executor, its thread count], once started
+KERNEL_CORES: list = []          # [numexpr's thread count as the host left it], once numexpr is loaded
+FEW_CORES = 4                    # up to this many cores numexpr gets WORKERS_PER_CORE workers a core
+WORKERS_PER_CORE = 2
+HOST_SETTINGS = ("NUMEXPR_NUM_THREADS", "NUMEXPR_MAX_THREADS", "OMP_NUM_THREADS")
 
 
 def forget_pool() -> None:
@@ -36,12 +41,33 @@ if hasattr(os, "register_at_fork"):
 
 
 def thread_count() -> int:
-    """numexpr's thread count (what the region's kernels use), else the cores; 1: no split."""
+    """The cores numexpr's kernels run on (its thread count before `more_numexpr_workers`), else
+    the cores; 1: no split."""
+    if KERNEL_CORES:
+        return KERNEL_CORES[0]
     try:
         import numexpr            # lazy: it may be missing (fused.py's concern), and start-up stays fast
         return max(1, int(numexpr.get_num_threads()))
     except ImportError:
         return max(1, os.cpu_count() or 1)
+
+
+def more_numexpr_workers(numexpr) -> None:
+    """Two numexpr workers per core where its kernels run on FEW_CORES or fewer, unless the host
+    chose the count (an environment variable of HOST_SETTINGS, or set_num_threads before the first
+    kernel). numexpr's workers take a kernel's blocks in turns and the caller waits; with one
+    worker per core, the scheduler of this 2-core VM now and then woke both on one core after an
+    idle gap, and that kernel took twice as long: `sin(x) * x + 1.0` at 1e6 after a 2 ms sleep was
+    slow (1.5x its tenth percentile) in 13 and 28 of 95 runs, in 3 of 95 with two workers per
+    core, whose back-to-back time was the same (2.8 ms). On more cores one misplaced worker costs
+    a share of 1/cores, and numexpr keeps its count. numpy's functions split here keep one thread
+    per core: the caller computes a part itself, so a woken worker finds its core busy."""
+    threads = max(1, int(numexpr.get_num_threads()))
+    KERNEL_CORES[:] = [threads]
+    if (any(os.environ.get(name) for name in HOST_SETTINGS) or threads != getattr(numexpr, "nthreads", threads)
+            or not 1 < threads <= FEW_CORES):
+        return
+    numexpr.set_num_threads(min(threads * WORKERS_PER_CORE, int(getattr(numexpr, "MAX_THREADS", threads))))
 
 
 def executor():
