@@ -61,7 +61,28 @@ def timed(fn, repeats):
         start = time.perf_counter()
         fn()
         samples.append(time.perf_counter() - start)
+    return summary(samples)
+
+
+def summary(samples):
     return {"median": statistics.median(samples), "min": min(samples), "max": max(samples), "samples": samples}
+
+
+def timed_pair(grad, forward, repeats, warm_up):
+    """The chain's gradient and forward samples, taken in turns after `warm_up` calls of each, in
+    every engine alike: a machine whose speed drifts slows both sides of grad/fwd alike, and
+    neither side's table figure holds first-call costs (kernels traced or compiled, buffers and
+    the heap faulted in; the first gradient is measured apart, for its peak memory)."""
+    for _ in range(warm_up):
+        grad()
+        forward()
+    samples = {"grad": [], "forward": []}
+    for _ in range(repeats):
+        for name, fn in (("grad", grad), ("forward", forward)):
+            start = time.perf_counter()
+            fn()
+            samples[name].append(time.perf_counter() - start)
+    return {name: summary(taken) for name, taken in samples.items()}
 
 
 def extra_peak_tracemalloc(fn):
@@ -79,7 +100,7 @@ def extra_peak_rss(fn):
     return max(0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before)
 
 
-def ours(kind, n, repeats):
+def ours(kind, n, repeats, warm_up):
     import numpy as np
     from autodiff.engine import api
     if kind == "chain":
@@ -88,7 +109,7 @@ def ours(kind, n, repeats):
         grad = lambda: api.grad(None, at={"x": x}, target=target)        # noqa: E731
         peak = extra_peak_tracemalloc(grad)                               # the first gradient
         forward = lambda: api.evaluate(None, at={"x": x}, target=target)  # noqa: E731
-        return {"grad": timed(grad, repeats), "forward": timed(forward, repeats), "peak_bytes": peak}
+        return {**timed_pair(grad, forward, repeats, warm_up), "peak_bytes": peak}
     x = np.linspace(-1, 1, n)
     # the Function an API user calls at many points (autodiff.function): its Hessian and forward
     # Jacobian replay the recorded trace; api.hessian / api.jacobian interpret each call
@@ -103,26 +124,25 @@ def ours(kind, n, repeats):
     return {"run": timed(run, repeats)}
 
 
-def numpy_hand(kind, n, repeats):
+def numpy_hand(kind, n, repeats, warm_up):
     import numpy as np
     x = np.linspace(-2, 2, n)
     peak = extra_peak_tracemalloc(lambda: numpy_chain_grad(x))
     forward = lambda: chain(np, lambda v: 1.0 / (1.0 + np.exp(-v)), x)   # noqa: E731
-    return {"grad": timed(lambda: numpy_chain_grad(x), repeats), "forward": timed(forward, repeats),
-            "peak_bytes": peak}
+    return {**timed_pair(lambda: numpy_chain_grad(x), forward, repeats, warm_up), "peak_bytes": peak}
 
 
-def hips(kind, n, repeats):
+def hips(kind, n, repeats, warm_up):
     import autograd
     import autograd.numpy as anp
     x = anp.linspace(-2, 2, n)
     f = lambda v: chain(anp, lambda u: 1.0 / (1.0 + anp.exp(-u)), v)     # noqa: E731
     g = autograd.grad(f)
     peak = extra_peak_tracemalloc(lambda: g(x))
-    return {"grad": timed(lambda: g(x), repeats), "forward": timed(lambda: f(x), repeats), "peak_bytes": peak}
+    return {**timed_pair(lambda: g(x), lambda: f(x), repeats, warm_up), "peak_bytes": peak}
 
 
-def torch_engine(kind, n, repeats, threads):
+def torch_engine(kind, n, repeats, warm_up, threads):
     import torch
     if threads:
         torch.set_num_threads(threads)
@@ -136,11 +156,12 @@ def torch_engine(kind, n, repeats, threads):
             xr = x.clone().requires_grad_(True)
             chain(torch, torch.sigmoid, xr).backward()
             return xr.grad
+
+        def forward():
+            with torch.no_grad():
+                return chain(torch, torch.sigmoid, x)
         peak = extra_peak_rss(grad)
-        with torch.no_grad():
-            forward = lambda: chain(torch, torch.sigmoid, x)              # noqa: E731
-            fwd = timed(forward, repeats)
-        return {"grad": timed(grad, repeats), "forward": fwd, "peak_bytes": peak}
+        return {**timed_pair(grad, forward, repeats, warm_up), "peak_bytes": peak}
     from torch.autograd.functional import hessian, jacobian
     x = torch.linspace(-1, 1, n)
     if kind == "hessian":
@@ -152,7 +173,7 @@ def torch_engine(kind, n, repeats, threads):
     return {"run": timed(run, repeats)}
 
 
-def jax_engine(kind, n, repeats):
+def jax_engine(kind, n, repeats, warm_up):
     import jax
     jax.config.update("jax_enable_x64", True)
     import jax.numpy as jnp
@@ -167,9 +188,8 @@ def jax_engine(kind, n, repeats):
         fj(x).block_until_ready()
         memory = compiled.memory_analysis()
         peak = (memory.temp_size_in_bytes + memory.output_size_in_bytes) if memory is not None else None
-        return {"grad": timed(lambda: g(x).block_until_ready(), repeats),
-                "forward": timed(lambda: fj(x).block_until_ready(), repeats), "peak_bytes": peak,
-                "compile_s": compile_s}
+        return {**timed_pair(lambda: g(x).block_until_ready(), lambda: fj(x).block_until_ready(), repeats, warm_up),
+                "peak_bytes": peak, "compile_s": compile_s}
     x = jnp.linspace(-1, 1, n)
     if kind == "hessian":
         h = jax.jit(jax.hessian(lambda v: hessian_fn(jnp, v)))
@@ -183,16 +203,17 @@ def jax_engine(kind, n, repeats):
 
 def main():
     engine, kind, n, repeats = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+    warm_up = int(sys.argv[5]) if len(sys.argv) > 5 else 0          # the chain's calls before its timed ones
     if engine == "ours":
-        out = ours(kind, n, repeats)
+        out = ours(kind, n, repeats, warm_up)
     elif engine == "numpy":
-        out = numpy_hand(kind, n, repeats)
+        out = numpy_hand(kind, n, repeats, warm_up)
     elif engine == "autograd":
-        out = hips(kind, n, repeats)
+        out = hips(kind, n, repeats, warm_up)
     elif engine.startswith("torch"):
-        out = torch_engine(kind, n, repeats, 1 if engine == "torch-1" else None)
+        out = torch_engine(kind, n, repeats, warm_up, 1 if engine == "torch-1" else None)
     else:
-        out = jax_engine(kind, n, repeats)
+        out = jax_engine(kind, n, repeats, warm_up)
     print(json.dumps(out))
 
 

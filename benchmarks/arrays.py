@@ -1,12 +1,16 @@
 """Large arrays (issue 11), side by side in one run, each engine in its own fresh process
 (benchmarks/_reference_arrays.py): a benchmark, not a test; timings vary with machine and load.
 
-    python benchmarks/arrays.py [--ref-python PATH] [--repeats N] [--rounds R] [--quick]
+    python benchmarks/arrays.py [--ref-python PATH] [--repeats N] [--rounds R] [--warm-up W] [--quick]
 
 1. The 20-op elementwise chain of _reference_arrays.CHAIN at 1e5, 1e6 and 1e7 float64 elements:
    gradient and forward time (median, min-max) and the first gradient's extra peak memory in arrays
    of n, for our engine (the library as an API user gets it), a hand-written numpy reverse pass,
    HIPS autograd, PyTorch eager (default threads and one thread) and JAX jit (compile time apart).
+   Every engine makes W gradients and W forwards (--warm-up, default 3) before the timed ones,
+   which alternate, gradient then forward: grad/fwd compares the two at the same moments, and
+   neither holds a first call's costs (kernels traced, the heap faulted in; the first gradient
+   is measured apart, for its peak memory).
    Our chain is one fused region (engine/core/regions.py): its forward is numpy's vectorized
    tanh, exp and sqrt and numexpr kernels for sin, cos and the arithmetic between them; its
    gradient is one tape entry whose reverse kernels are traced from the rules table and read x
@@ -49,8 +53,8 @@ MATRIX_ENGINES = ["ours", "torch", "jax"]
 WORKER_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
-def work(python, engine, kind, n, repeats):
-    proc = subprocess.run([python, WORKER, engine, kind, str(n), str(repeats)], capture_output=True,
+def work(python, engine, kind, n, repeats, warm_up=0):
+    proc = subprocess.run([python, WORKER, engine, kind, str(n), str(repeats), str(warm_up)], capture_output=True,
                           text=True, timeout=900, env=WORKER_ENV)
     if proc.returncode != 0:
         return None, proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "failed"
@@ -94,7 +98,7 @@ def chain_table(args, sizes):
     for n in sizes:
         repeats = args.repeats if n < 10 ** 7 else max(1, args.repeats // 2)
         rows = in_rounds(args, CHAIN_ENGINES, lambda engine: work(
-            sys.executable if engine == "ours" else args.ref_python, engine, "chain", n, repeats))
+            sys.executable if engine == "ours" else args.ref_python, engine, "chain", n, repeats, args.warm_up))
         torch_grad = rows["torch"][0]["grad"]["median"] if rows["torch"][0] else None
         for engine, (out, err) in rows.items():
             if out is None:
@@ -129,11 +133,16 @@ def main():
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--rounds", type=int, default=1,
                         help="fresh processes per engine, the engines taking turns (default 1)")
+    parser.add_argument("--warm-up", type=int, default=3,
+                        help="the chain's gradients and forwards of each engine before its timed ones (default 3)")
     parser.add_argument("--quick", action="store_true", help="1e5 and 1e6 only; n = 50 and 200")
     args = parser.parse_args()
     if args.rounds < 1:
         parser.error("--rounds must be at least 1")
-    print("load:", os.getloadavg() if hasattr(os, "getloadavg") else "unknown", f"rounds: {args.rounds}")
+    if args.warm_up < 0:
+        parser.error("--warm-up must be at least 0")
+    print("load:", os.getloadavg() if hasattr(os, "getloadavg") else "unknown", f"rounds: {args.rounds}",
+          f"warm-up: {args.warm_up}")
     chain_table(args, [10 ** 5, 10 ** 6] if args.quick else [10 ** 5, 10 ** 6, 10 ** 7])
     sizes = [50, 200] if args.quick else [50, 200, 1000]
     matrix_table(args, "hessian", sizes)
