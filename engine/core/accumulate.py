@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 
+from . import finite_known
 from .backend import np
 
 INPLACE_MIN_ELEMENTS = 1 << 14
@@ -35,11 +36,14 @@ def accumulate(prev, contrib):
         return prev + contrib
     if contrib.__class__ is ndarray:
         if owned(prev, contrib) and _fits(prev, contrib):
+            finite_known.forget(prev)
             return numpy.add(prev, contrib, out=prev)
         if owned(contrib, prev) and _fits(contrib, prev):
+            finite_known.forget(contrib)
             return numpy.add(contrib, prev, out=contrib)
     elif contrib.__class__ is float:
         if owned(prev, contrib) and prev.dtype.kind == "f":
+            finite_known.forget(prev)
             return numpy.add(prev, contrib, out=prev)
     return prev + contrib
 

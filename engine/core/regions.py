@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from . import fused
+from . import finite_known, fused
 from .backend import np, on_device, xp
 from .fused import Unfusable
 from .notes import NOTES
@@ -345,11 +345,18 @@ class RegionState:
                 out = {pos: names[name] for pos, name in adjoints.items()}
                 if all(finite(a) and (not unit or a.shape == g.shape) for a in out.values()):
                     self.saved = None
-                    return {pos: unbroadcast(a, raw[pos]) for pos, a in out.items()}
+                    return {pos: tested(unbroadcast(a, raw[pos]), a) for pos, a in out.items()}
             except Exception:
                 pass                    # numexpr refused a kernel: the rules' own path
         self.saved = None
         return replay_reverse(self.plan, raw, g, kernels.adjoints)
+
+
+def tested(adjoint, kernel_out):
+    """The adjoint, noted as tested finite where it is the kernel's array itself."""
+    if adjoint is kernel_out:
+        finite_known.note(adjoint)
+    return adjoint
 
 
 def unit_seed_kernels(program, adjoints, available) -> tuple:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import weakref
 
+from . import finite_known
 from .accumulate import accumulate
 from .errors import TapeTooLong
 from .notes import NOTES
@@ -244,6 +245,7 @@ def backward(tape: Tape, out, seed, stop_at: int = 0, check=None) -> list:
     its limits must hold during the sweep, not only after it."""
     entries = tape.entries
     adj = [None] * len(entries)
+    finite_known.clear()                               # what an earlier sweep tested is not trusted
     if out.__class__ is not Var or out.tape is not tape:
         return adj                                     # the output does not depend on the inputs
     adj[out.index] = seed
