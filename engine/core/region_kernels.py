@@ -18,7 +18,11 @@ from .fused import Unfusable, evaluate, evaluate_into
 from .region_threads import MIN_SPLIT_ELEMENTS, apply_split, run_parts
 
 MAX_POOLED = 16
-MAX_POOLED_BYTES = 512 << 20
+# a region's gradient at 1e7 float64 makes nine arrays of 80 MB (the chain's seven saved ones, its
+# output and the adjoint): under 512 MB the pool kept six of the seven freed, and each gradient made
+# four fresh arrays instead of three (a fresh 80 MB array costs its page faults, about 7.5 ms
+# here, and over 100 ms when the kernel compacts memory for numpy's huge pages)
+MAX_POOLED_BYTES = 1 << 30
 POOL: dict = {}             # shape -> [free float64 buffers of that shape]
 INPUTS = ("g", "nan_marker")       # names bound by the caller, besides the leaves a0, a1, ...
 
