@@ -294,6 +294,14 @@ def test_a_single_gradient_never_loads_the_replay_machinery():
                     "autodiff.engine.diff.replay_sweep", "autodiff.engine.diff.replay_compiled"} & loaded
 
 
+def test_a_small_gradient_never_loads_the_regions_threads():
+    # concurrent.futures and the regions' thread policy cost start-up 6 ms; the first large kernel loads them
+    for source, at in (("x**2*y+y+2", "x=3,y=4"), ("sum(x*x)", "x=[1,2]")):
+        loaded = modules_loaded_by("grad", source, "--at", at, "--json")
+        assert "autodiff.engine.core.fused" in loaded
+        assert not {"autodiff.engine.core.region_threads", "concurrent.futures"} & loaded
+
+
 def test_json_output_never_imports_rich_and_arrays_do_import_numpy():
     loaded = modules_loaded_by("grad", "sum(x*x)", "--at", "x=[1,2]", "--json")
     assert "numpy" in loaded and "rich" not in loaded

@@ -19,7 +19,6 @@ import re
 
 from .backend import np, on_device, xp
 from .primitives import Primitive
-from .region_threads import more_numexpr_workers
 from .rules import TABLE
 from .tape import FUSED_RULES, Shape
 
@@ -220,6 +219,7 @@ def evaluate(expr, names):
         except ImportError:
             _numexpr = False
             return None
+        from .region_threads import more_numexpr_workers    # lazy: its thread pool's imports cost start-up 6 ms
         more_numexpr_workers(numexpr)
         _numexpr = numexpr
     if _numexpr is False:
