@@ -1,20 +1,11 @@
 """benchmarks/arrays.py and its workers (_reference_arrays.py): every engine's chain is warmed up
 and then timed in turns, gradient then forward; counts below their least are refused. No times are
 checked (it is a benchmark)."""
-import importlib.util
-import pathlib
 import sys
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-
-
-def load(name):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from test_readme_tables import benchmark_script as load
 
 
 def test_the_chain_is_warmed_up_and_then_timed_in_turns():

@@ -5,7 +5,7 @@ import pathlib
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
-def _script(name):
+def benchmark_script(name):
     spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -19,10 +19,10 @@ def _between_markers(text, name):
 
 def test_the_tape_entry_table_is_the_scripts_output():
     readme = (ROOT / "README.md").read_text()
-    assert _between_markers(readme, "derivative_cost") == _script("derivative_cost").table()
+    assert _between_markers(readme, "derivative_cost") == benchmark_script("derivative_cost").table()
 
 
 def test_the_table_has_the_measured_rows_of_issue_13():
-    table = _script("derivative_cost").table()
+    table = benchmark_script("derivative_cost").table()
     assert "| `x**7-2*x**3+x` | 6 14 21 28 " in table
     assert "| `exp(x**2)` | 3 7 19 48 107 " in table
