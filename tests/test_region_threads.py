@@ -1,5 +1,6 @@
 """core/region_threads.py's numexpr workers: two a core on a small machine, unless the host chose
-a count; the numpy split pool keeps one thread a core whatever numexpr was given."""
+a count; the numpy split pool keeps one thread a core whatever numexpr was given; a thread count
+that is no number (numexpr's import raises on it) leaves the regions op by op."""
 import os
 import subprocess
 import sys
@@ -98,3 +99,18 @@ def test_a_large_sweep_keeps_numexpr_num_threads():
     pytest.importorskip("numexpr")
     before, after, pool = run_region({"NUMEXPR_NUM_THREADS": "1"})
     assert before == after == pool == 1
+
+
+@pytest.mark.parametrize("name", ["NUMEXPR_NUM_THREADS", "OMP_NUM_THREADS"])
+def test_a_thread_count_that_is_no_number_runs_op_by_op(name):
+    # numexpr's import raises ValueError on it; the regions run the table's rules instead
+    code = ("import numpy as np\nfrom autodiff.engine import api\nfrom autodiff.engine.core import fused\n"
+            "x = np.linspace(-2, 2, 1 << 17)\n"
+            "r = api.grad('sum(exp(-x * x) * tanh(x) + sin(x) * x)', at={'x': x})\n"
+            "expected = np.exp(-x * x) * (1 / np.cosh(x) ** 2 - 2 * x * np.tanh(x)) + np.cos(x) * x + np.sin(x)\n"
+            "print(fused._numexpr is False, np.allclose(r.gradient['x'], expected, rtol=1e-12, atol=1e-15))\n")
+    env = {k: v for k, v in os.environ.items() if k not in HOST_SETTINGS}
+    env[name] = "many"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
+    assert out.stdout.split() == ["True", "True"]
