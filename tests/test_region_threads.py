@@ -76,15 +76,21 @@ def test_numexprs_cap_bounds_the_workers():
     assert numexpr.calls == [6]
 
 
+def run_python(code, env_extra):
+    """`code` in a fresh Python, with no thread count of the host's but `env_extra`'s."""
+    env = {k: v for k, v in os.environ.items() if k not in HOST_SETTINGS}
+    env.update(env_extra)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+
+
 def run_region(env_extra):
     code = ("import numpy as np, numexpr\nfrom autodiff.engine import api\n"
             "from autodiff.engine.core import region_threads\n"
             "before = numexpr.get_num_threads()\n"
             "api.grad('sum(exp(-x * x) * tanh(x) + sin(x) * x)', at={'x': np.linspace(-2, 2, 1 << 18)})\n"
             "print(before, numexpr.get_num_threads(), region_threads.WORKERS[1] if region_threads.WORKERS else 1)\n")
-    env = {k: v for k, v in os.environ.items() if k not in HOST_SETTINGS}
-    env.update(env_extra)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env, check=True)
+    out = run_python(code, env_extra)
+    assert out.returncode == 0, out.stderr
     return [int(word) for word in out.stdout.split()]
 
 
@@ -109,8 +115,6 @@ def test_a_thread_count_that_is_no_number_runs_op_by_op(name):
             "r = api.grad('sum(exp(-x * x) * tanh(x) + sin(x) * x)', at={'x': x})\n"
             "expected = np.exp(-x * x) * (1 / np.cosh(x) ** 2 - 2 * x * np.tanh(x)) + np.cos(x) * x + np.sin(x)\n"
             "print(fused._numexpr is False, np.allclose(r.gradient['x'], expected, rtol=1e-12, atol=1e-15))\n")
-    env = {k: v for k, v in os.environ.items() if k not in HOST_SETTINGS}
-    env[name] = "many"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    out = run_python(code, {name: "many"})
     assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
     assert out.stdout.split() == ["True", "True"]
