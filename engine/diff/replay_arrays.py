@@ -16,18 +16,18 @@ finiteness test of each product (a reduction per product, a quarter of ode's swe
 caller tests the result's finiteness instead, and where it is not finite runs the checked
 sweep (core/rules/comparisons.py's ASSUMED_FINITE says why a finite result is the checked one).
 
-`compile()` is applied to this generated text only; constants are bound names in the
-function's namespace, never text; nothing is passed to eval or exec."""
+`compile()` is applied to this generated text only (diff/generated.py); constants are bound
+names in the function's namespace, never text; nothing is passed to eval or exec."""
 from __future__ import annotations
 
 import operator
-import types
 import weakref
 
 from ..core.accumulate import accumulate
 from ..core.backend import np, xp
 from ..core.notes import NOTES
 from ..core.tape import saved_args
+from .generated import functions_of
 from .rule_probes import Probe, Tracer, Untraceable
 
 MAX_ROWS = 4000             # longer sweeps keep the planned one (compile time, code size)
@@ -43,12 +43,6 @@ SWEEP_SECONDS_PER_ROW = 80e-6
 def worth_making(spent: float, rows: int) -> bool:
     """Whether planned sweeps that took `spent` seconds in all have paid for making one of `rows`."""
     return spent >= SWEEP_SECONDS_PER_ROW * rows
-
-
-def _make(text, namespace, name):
-    module = compile(text, "<replayed array trace>", "exec")       # our own generated text (see above)
-    code = next(c for c in module.co_consts if isinstance(c, types.CodeType) and c.co_name == name)
-    return types.FunctionType(code, namespace)
 
 
 def host_arrays(values) -> bool:
@@ -155,7 +149,8 @@ def _sweep_function(plan, values, out, seed, watched, inputs):
     lines = ["def sweep(values, seed):"] + [f"    v{j} = values[{j}]" for j in sorted(probes)] + body
     lines.append("    return [" + ", ".join(f"g{w}" if w in adjoints else "None" for w in watched) + "]")
     text = "\n".join(lines) + "\n"
-    return ArraySweep(_make(text, namespace, "sweep"), Leaves([seed, *values[:inputs]]), text, len(plan.rows))
+    made = functions_of(text, namespace, "<replayed array trace>")["sweep"]     # our own text (see above)
+    return ArraySweep(made, Leaves([seed, *values[:inputs]]), text, len(plan.rows))
 
 
 def _row_arguments(prim, parents, recorded_args, value) -> list:

@@ -12,18 +12,17 @@ that does anything else (calls math, reads a shape, notes a kink) is called as i
 name. So the floats go through the same operations in the same order as the step-by-step
 replay: the same numbers to the last bit (tests/test_replay_compiled.py walks the table).
 
-`compile()` is applied to this generated text only (allowed for our own code); the function is
-made from its code object with `types.FunctionType`: nothing is passed to eval or exec. A
-compiled run that raises (Python's `/` by zero where the rule falls back to IEEE) or notes a
+`compile()` is applied to this generated text only (diff/generated.py): nothing is passed to
+eval or exec. A compiled run that raises (Python's `/` by zero where the rule falls back to IEEE) or notes a
 kink (whose span only the step replay sets) is re-run by the step replay."""
 from __future__ import annotations
 
 import operator
-import types
 
 from ..core.notes import NOTES
 from ..lang.recorded_decisions import range_key
 from .bits import same_bits
+from .generated import functions_of
 from .replay import replay_adjoints, replay_values
 from .rule_probes import Untraceable
 from .replay_guards import TIE_COMPARISONS, PathChanged
@@ -346,9 +345,7 @@ def compile_trace(trace) -> Compiled | None:
     leaves = ", ".join(f"v{i}" for i in range(trace.leaves))
     text = "\n".join([f"def forward({leaves}):", *forward, f"    return v{trace.output}",
                       f"def gradient({leaves}{', ' if leaves else ''}seed):", *forward, *sweep]) + "\n"
-    module = compile(text, "<replayed trace>", "exec")       # our own generated text (see above)
-    made = {code.co_name: types.FunctionType(code, namespace) for code in module.co_consts
-            if isinstance(code, types.CodeType)}
+    made = functions_of(text, namespace, "<replayed trace>")      # our own generated text (see above)
     return Compiled(made["forward"], made["gradient"], trace.leaves + len(trace.steps), text)
 
 
