@@ -6,7 +6,7 @@ import pytest
 
 from autodiff.engine.diff import hessian_plan, replay_higher
 from autodiff.engine.diff.function import Function
-from autodiff.engine.diff.replay_results import same_bits
+from autodiff.engine.diff.bits import same_bits
 from test_replay import POINTS, TABLE_CASES
 from test_replay_higher import assert_close, pick
 from autodiff.engine.diff import higher

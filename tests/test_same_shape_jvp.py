@@ -6,7 +6,7 @@ import numpy as np
 from autodiff.engine.core import batch
 from autodiff.engine.diff import hessian_plan, replay_tangents
 from autodiff.engine.diff.function import Function
-from autodiff.engine.diff.replay_results import same_bits
+from autodiff.engine.diff.bits import same_bits
 
 HESSIAN = "sum(x ** 2 * sin(x)) + log(sum(exp(x))) + sum(x) ** 3"
 

@@ -19,7 +19,7 @@ from ..core.tape import Tape, strip
 from ..lang.replayable import replay_blocker
 from ..lang.target import Runner, check_output
 from .replay import record_trace, replay_output, replay_values
-from .replay_results import same_bits
+from .bits import same_bits
 
 # the most numbers one stacked value may hold (B x its size per point): 2**16 float64 are 512 KiB,
 # which stay in cache between steps (measured: a pass over 2**21 is slower than the point-by-point

@@ -3,8 +3,8 @@ use (`function.replaying`): a single plain run, as from the command line, needs 
 start-up does not load it."""
 from __future__ import annotations
 
+from .bits import all_finite, same_bits  # noqa: F401
 from .replay import record_trace, replay_adjoints, replay_output, replay_values  # noqa: F401
 from .replay_guards import PathChanged  # noqa: F401
 from .replay_paths import filed, new_path, replay_entry  # noqa: F401
-from .replay_results import (all_finite, compiled_grad, compiled_output, compiled_value,  # noqa: F401
-                             same_bits, same_results)
+from .replay_results import compiled_grad, compiled_output, compiled_value, same_results  # noqa: F401

@@ -10,7 +10,7 @@ from ..core.notes import NOTES
 from ..core.notes import reset as reset_notes
 from ..lang.values import dtype
 from . import reverse
-from .bits import all_finite, same_bits  # noqa: F401  (diff/function.py's replaying.*)
+from .bits import same_bits
 from .replay_compiled import compiled_for
 from .replay_guards import PathChanged, decisions
 from .replay_paths import MAX_PATHS, Paths
