@@ -230,7 +230,7 @@ def test_kernels_stay_bounded_on_a_long_region(fused_runs):
 
 
 def test_pooled_buffers_never_hold_a_result_or_an_input(fused_runs):
-    from autodiff.engine.core import region_kernels
+    from autodiff.engine.core import buffer_pool
     x = np.linspace(-2, 2, 2 * N)
     copy = x.copy()
     gradient = api.grad(CHAIN, at={"x": x}).gradient["x"]
@@ -243,8 +243,9 @@ def test_pooled_buffers_never_hold_a_result_or_an_input(fused_runs):
     np.testing.assert_array_equal(gradient, kept[0])
     np.testing.assert_array_equal(value, kept[1])
     np.testing.assert_array_equal(x, copy)
-    pooled = [b for buffers in region_kernels.POOL.values() for b in buffers]
-    assert len(pooled) <= region_kernels.MAX_POOLED and region_kernels.pooled_bytes() <= region_kernels.MAX_POOLED_BYTES
+    pooled = [b for buffers in buffer_pool.POOL.values() for b in buffers]
+    count, total = buffer_pool.retained()
+    assert count <= buffer_pool.MAX_POOLED and total <= buffer_pool.MAX_POOLED_BYTES
     assert not any(np.shares_memory(b, a) for b in pooled for a in (x, gradient, value))
 
 

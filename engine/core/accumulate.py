@@ -12,12 +12,14 @@ from __future__ import annotations
 import sys
 
 from . import finite_known
+from .buffer_pool import lent_refs
 from .backend import np
 
 INPLACE_MIN_ELEMENTS = 1 << 14
 # references to a buffer nobody else holds, counted inside owned: the adjoint list's slot (or
 # the sweep's local for a new contribution), accumulate's argument, owned's argument and
-# getrefcount's own (tests/test_lean_tape.py checks both that it is reached and never exceeded)
+# getrefcount's own (tests/test_lean_tape.py checks both that it is reached and never exceeded);
+# one more where it is a region's adjoint that core/buffer_pool.py holds as lent
 OWNED_REFS = 4
 
 
@@ -50,7 +52,7 @@ def accumulate(prev, contrib):
 
 def owned(buffer, other) -> bool:
     return (buffer.base is None and buffer.flags.writeable and buffer is not other
-            and sys.getrefcount(buffer) <= OWNED_REFS)
+            and sys.getrefcount(buffer) <= OWNED_REFS + lent_refs(buffer))
 
 
 def _fits(buffer, other) -> bool:

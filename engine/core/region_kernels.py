@@ -1,12 +1,8 @@
-"""Running a fused region's kernels (core/region_program.py's schedule) on arrays, with a small
-pool of freed buffers.
-
-A fresh array of n float64 costs its page faults, which at 1e6 elements take longer than a
-numexpr kernel over it. The arrays a region's kernels make and free (a temporary read for the
-last time, a value the reverse sweep has read) go back to POOL when nothing else refers to them,
-and the next kernel of that shape writes into one (numexpr's `out=`, a ufunc's `out=`). The pool
-is bounded (MAX_POOLED buffers, MAX_POOLED_BYTES in all), and never holds a user's array, a
-value a tape keeps, an output handed out, or a view.
+"""Running a fused region's kernels (core/region_program.py's schedule) on arrays, writing into
+buffers of core/buffer_pool.py where it has one of the shape (numexpr's `out=`, a ufunc's `out=`).
+The arrays the kernels make and free (a temporary read for the last time, a value the reverse
+sweep has read) go back to the pool when nothing else refers to them, never a user's array, a
+value a tape keeps, an output handed out (the caller lends those) or a view.
 """
 from __future__ import annotations
 
@@ -14,38 +10,20 @@ import sys
 from functools import partial
 
 from .backend import np, to_host_value, xp
+from .buffer_pool import keep, poolable, take
 from .fused import Unfusable, evaluate, evaluate_into
 from .region_threads import MIN_SPLIT_ELEMENTS, apply_split, run_parts
 
-MAX_POOLED = 16
-# a region's gradient at 1e7 float64 makes nine arrays of 80 MB (the chain's seven saved ones, its
-# output and the adjoint): under 512 MB the pool kept six of the seven freed, and each gradient made
-# four fresh arrays instead of three (a fresh 80 MB array costs its page faults, about 7.5 ms
-# here, and over 100 ms when the kernel compacts memory for numpy's huge pages)
-MAX_POOLED_BYTES = 1 << 30
-POOL: dict = {}             # shape -> [free float64 buffers of that shape]
 INPUTS = ("g", "nan_marker")       # names bound by the caller, besides the leaves a0, a1, ...
 
 
-def pooled_bytes() -> int:
-    return sum(buffer.nbytes for buffers in POOL.values() for buffer in buffers)
-
-
-def take(shape):
-    buffers = POOL.get(shape)
-    return buffers.pop() if buffers else None
-
-
 def give(name, buffer) -> None:
-    """Keep a freed array for the next kernel of its shape, if it is ours alone."""
-    if (name in INPUTS or name[0] == "a" or buffer.__class__ is not np().ndarray or buffer.base is not None
-            or buffer.dtype != np().float64 or not buffer.flags.c_contiguous or not buffer.flags.writeable):
+    """Pool a freed array, if it is ours alone."""
+    if name in INPUTS or name[0] == "a" or not poolable(buffer, np()):
         return
     if sys.getrefcount(buffer) > 3:             # give's argument, the caller's local, getrefcount's
         return
-    if sum(map(len, POOL.values())) >= MAX_POOLED or pooled_bytes() + buffer.nbytes > MAX_POOLED_BYTES:
-        return
-    POOL.setdefault(buffer.shape, []).append(buffer)
+    keep(buffer)
 
 
 def run_kernels(kernels, names) -> None:

@@ -21,6 +21,7 @@ import math
 from dataclasses import dataclass
 
 from . import finite_known, fused
+from .buffer_pool import lend
 from .backend import np, on_device, xp
 from .fused import Unfusable
 from .notes import NOTES
@@ -250,7 +251,7 @@ class ForwardKernels:
         return cls(kernels=with_frees(kernels, {out.expr}), out=out.expr)
 
     def run(self, values, tape, plan):
-        return run_checked(self.kernels, inputs_of(values), self.out)
+        return lend(run_checked(self.kernels, inputs_of(values), self.out), np())
 
 
 @dataclass
@@ -308,7 +309,7 @@ class GradKernels:
 
     def run(self, values, tape, plan):
         names = inputs_of(values)
-        out = run_checked(self.forward, names, self.out)
+        out = lend(run_checked(self.forward, names, self.out), np())
         state = RegionState(kernels=self, saved={name: names[name] for name in self.saved if name in names},
                             values=[v.value if v.__class__ is Var else v for v in values], pending={}, plan=plan)
         parents = tuple((pos, values[pos].index) for pos in self.adjoints)
@@ -345,7 +346,7 @@ class RegionState:
                 out = {pos: names[name] for pos, name in adjoints.items()}
                 if all(finite(a) and (not unit or a.shape == g.shape) for a in out.values()):
                     self.saved = None
-                    return {pos: tested(unbroadcast(a, raw[pos]), a) for pos, a in out.items()}
+                    return {pos: lend(tested(unbroadcast(a, raw[pos]), a), np()) for pos, a in out.items()}
             except Exception:
                 pass                    # numexpr refused a kernel: the rules' own path
         self.saved = None
