@@ -64,8 +64,7 @@ def take(shape):
 
 def keep(buffer) -> None:
     """Keep a freed buffer, which the caller has checked is its own alone."""
-    make_room(buffer)
-    if fits(buffer.nbytes):
+    if fits(buffer.nbytes) or make_room(buffer):
         POOL.setdefault(buffer.shape, []).append(buffer)
 
 
@@ -76,21 +75,23 @@ def lend(buffer, numpy):
         return buffer
     while LENT and not fits(buffer.nbytes):
         LENT.pop(next(iter(list(LENT)), None), None)
-    make_room(buffer)
-    if fits(buffer.nbytes):
+    if fits(buffer.nbytes) or make_room(buffer):
         LENT[id(buffer)] = buffer
     return buffer
 
 
-def make_room(buffer) -> None:
-    """Free buffers of other shapes than `buffer`'s, until it fits: the pool follows the shapes
-    in use, where buffers of a size no longer met would fill it for good."""
+def make_room(buffer) -> bool:
+    """Free buffers of other shapes than `buffer`'s until it fits (whether it does): the pool
+    follows the shapes in use, where buffers of a size no longer met would fill it for good."""
     for shape in list(POOL):
-        while shape != buffer.shape and POOL.get(shape) and not fits(buffer.nbytes):
+        while shape != buffer.shape and POOL.get(shape):
             try:
                 POOL[shape].pop()
             except IndexError:              # taken meanwhile by another thread's kernel
                 break
+            if fits(buffer.nbytes):
+                return True
+    return False
 
 
 def lent_refs(buffer) -> int:
