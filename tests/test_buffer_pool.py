@@ -138,3 +138,25 @@ def test_buffers_of_a_shape_no_longer_used_make_room(misses):
     api.grad(None, at={"x": x}, target=target)
     assert misses[0] == 0
     assert (N + 1,) not in buffer_pool.POOL or len(buffer_pool.POOL[(N + 1,)]) < buffer_pool.MAX_POOLED
+
+
+def test_threads_sharing_the_pool_get_their_own_results(empty_pool):
+    import threading
+    xs = [np.linspace(-2, 2, 2 * N), np.linspace(-1, 3, 2 * N)]
+    expected = [api.grad(CHAIN, at={"x": x}).gradient["x"].copy() for x in xs]
+    wrong = []
+
+    def work(i):
+        try:
+            for _ in range(8):
+                gradient = api.grad(CHAIN, at={"x": xs[i]}).gradient["x"]
+                api.evaluate(ELEMENTWISE, at={"x": xs[i]})
+                wrong.extend([i] if not np.array_equal(gradient, expected[i]) else [])
+        except Exception as error:              # noqa: BLE001 (any error fails the test below)
+            wrong.append(repr(error))
+    threads = [threading.Thread(target=work, args=(i % 2,)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not wrong
