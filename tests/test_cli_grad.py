@@ -291,7 +291,8 @@ def test_a_single_gradient_never_loads_the_replay_machinery():
         loaded = modules_loaded_by("grad", source, "--at", at, "--json")
         assert "autodiff.engine.diff.function" in loaded
         assert not {"autodiff.engine.diff.replay", "autodiff.engine.diff.replay_machinery",
-                    "autodiff.engine.diff.replay_sweep", "autodiff.engine.diff.replay_compiled"} & loaded
+                    "autodiff.engine.diff.replay_sweep", "autodiff.engine.diff.replay_compiled",
+                    "autodiff.engine.diff.probes", "autodiff.engine.diff.rule_probes"} & loaded
 
 
 def test_a_small_gradient_never_loads_the_regions_threads():

@@ -25,7 +25,8 @@ from autodiff.engine.diff.replay import replay_adjoints, replay_values
 from autodiff.engine.diff.replay_arrays import make_sweep, worth_making
 from autodiff.engine.diff.replay_results import latest
 from autodiff.engine.diff.replay_sweep import planned_adjoints, sweep_plan
-from autodiff.engine.diff.rule_probes import Probe, Tracer
+from autodiff.engine.diff.probes import Probe
+from autodiff.engine.diff.rule_probes import Tracer
 from autodiff.engine.lang.target import load
 from test_region_schedule import random_expression
 from test_replay_compiled import builtin_calls

@@ -6,8 +6,8 @@ The forward pass keeps its closures: generated, it was no quicker (the closures 
 table's forward directly, and most forwards are one numpy call).
 
 The code is built from the rules table only, never from the user's text: each rule is run once
-on probes (diff/rule_probes.py), and every operation it applies becomes a line. Where a rule
-branches on a value (a finiteness test, a float's `g != 0.0`) the line is an `if` whose other
+on probes (diff/probes.py, traced by diff/rule_probes.py), and every operation it applies
+becomes a line. Where a rule branches on a value (a finiteness test, a float's `g != 0.0`) the line is an `if` whose other
 side calls the rule as it is on the same arguments: the rules are pure functions of their
 arguments, so that call gives what the rule itself would. The same callables in the same order
 on the same objects: the numbers of the planned sweep to the bit, which the caller checks once
@@ -28,7 +28,8 @@ from ..core.backend import np, xp
 from ..core.notes import NOTES
 from ..core.tape import saved_args
 from .generated import functions_of
-from .rule_probes import Probe, Tracer, Untraceable
+from .probes import Probe, Untraceable
+from .rule_probes import Tracer
 
 MAX_ROWS = 4000             # longer sweeps keep the planned one (compile time, code size)
 # A sweep is made once the planned sweeps it replaces have taken as long as making it would

@@ -24,7 +24,7 @@ from ..lang.recorded_decisions import range_key
 from .bits import same_bits
 from .generated import functions_of
 from .replay import replay_adjoints, replay_values
-from .rule_probes import Untraceable
+from .probes import Untraceable
 from .replay_guards import TIE_COMPARISONS, PathChanged
 
 COMPILE_MAX_STEPS = 4000            # longer traces keep the step replay (compile time, code size)

@@ -1,13 +1,11 @@
-"""Probes: the stand-ins a compiled replay of arrays runs each rule on (diff/replay_arrays.py).
+"""The Tracer: the lines of one function a compiled replay of arrays makes (diff/replay_arrays.py),
+written as each rule runs on probes (diff/probes.py).
 
-A `Probe` carries the real value of the run being compiled (the example), answers its class,
-shape, ndim, size, dtype and strides as fixed facts (a made function runs only at the layouts it
-was made at), and turns every operation on it (an operator, a numpy ufunc or array function, an
-indexing, an allowed method, a write into an array the rule made itself) into one line, computing
-its real result as it goes. A branch on a value becomes an `if` whose other side calls the rule
-as it is; a rule that does what a line cannot show (a math-module call, a reference count, a
-write into an argument, an array it cannot name, a note) is called as it is, bound by name; and
-a traced rule whose lines do not give the rule's own result to the bit is called as it is too."""
+Every operation on a probe becomes one line, its real result computed as it goes. A branch on a
+value becomes an `if` whose other side calls the rule as it is; a rule that does what a line
+cannot show (a math-module call, a reference count, a write into an argument, an array it cannot
+name, a note) is called as it is, bound by name; and a traced rule whose lines do not give the
+rule's own result to the bit is called as it is too."""
 from __future__ import annotations
 
 import operator
@@ -19,140 +17,13 @@ from ..core.notes import NOTES
 from ..core.rules.comparisons import ASSUMED_FINITE
 from ..core.tape import Shape
 from .bits import same_bits
+from .probes import Numpy, Probe, Untraceable
 
 PLACEHOLDER = re.compile(r"@[art][0-9]*")    # a template's names: @a0 (an argument), @t1, @r (the target)
 BRANCHES_MAX = 8            # decisions on values one rule may take on its traced path
 WHY = None                  # a list to collect (rule, why it was called as it is) in, for the tests
-
-STATIC = frozenset(("shape", "ndim", "size", "dtype", "itemsize", "nbytes", "strides"))
-LAYOUT = frozenset(("c_contiguous", "f_contiguous", "contiguous", "forc", "fnc"))
-# methods that make a value from their array (never write into it, never read a value out)
-METHODS = frozenset(("transpose", "reshape", "ravel", "flatten", "astype", "copy", "sum", "any", "all", "max",
-                     "min", "mean", "prod", "squeeze", "swapaxes", "conj", "dot", "cumsum", "clip", "item"))
-# numpy's functions that make an array from shapes or lists, dispatched to no argument: followed
-MAKERS = frozenset(("empty", "zeros", "ones", "full", "asarray", "ascontiguousarray", "array"))
 # numpy functions that write into an argument (its position): only into an array the rule made
 WRITES = {"copyto": 0, "put": 0, "putmask": 0, "place": 0, "fill_diagonal": 0, "put_along_axis": 0}
-
-
-class Untraceable(BaseException):
-    """What a line cannot show: the rule is called as it is (here and in replay_compiled.py's
-    float tracer). Not an Exception, so that a rule's own `except Exception` does not take it
-    for a value's error and trace the wrong branch."""
-
-
-class Probe:
-    """A value while a rule is traced: its real value (the example) and its name in the code."""
-    __slots__ = ("name", "example", "tracer")
-
-    def __init__(self, name, example, tracer):
-        self.name, self.example, self.tracer = name, example, tracer
-
-    @property
-    def __class__(self):            # what the rules' fast paths ask of a value
-        return self.example.__class__
-
-    def __getattr__(self, attr):
-        if attr in STATIC:
-            return getattr(self.example, attr)
-        if attr == "T":
-            return self.tracer.let(f"{self.name}.T", self.example.T)
-        if attr == "flags":                         # the layout: fixed by the inputs' strides
-            return Layout(self.example.flags)
-        if attr in METHODS and hasattr(self.example, attr):
-            return lambda *args, **kwargs: self.tracer.call_method(self, attr, args, kwargs)
-        if hasattr(self.example, attr):             # base, data, ctypes, fill...: not followed
-            raise Untraceable(attr)
-        raise AttributeError(attr)                  # what the value itself says
-
-    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        return self.tracer.ufunc(ufunc, method, inputs, kwargs)
-
-    def __array_function__(self, func, types_, args, kwargs):
-        return self.tracer.function(func, args, kwargs)
-
-    def __bool__(self):
-        return self.tracer.decide(self)
-
-    def __len__(self):
-        return len(self.example)
-
-    def _refuse(self, *args, **kwargs):
-        raise Untraceable("the value read out")
-
-    __array__ = __float__ = __int__ = __index__ = __complex__ = __iter__ = __round__ = _refuse
-    __contains__ = __reduce__ = __reduce_ex__ = __copy__ = __deepcopy__ = _refuse
-    __hash__ = object.__hash__
-
-    def __getitem__(self, key):
-        return self.tracer.index(self, key)
-
-    def __setitem__(self, key, value):
-        self.tracer.store(self, key, value)
-
-    def __neg__(self): return self.tracer.unary(operator.neg, "-", self)
-    def __pos__(self): return self.tracer.unary(operator.pos, "+", self)
-    def __abs__(self): return self.tracer.call(abs, (self,), {})
-    def __invert__(self): return self.tracer.unary(operator.invert, "~", self)
-
-
-def _binary(op, symbol):
-    def forward(self, other):
-        return self.tracer.binary(op, symbol, self, other)
-
-    def reflected(self, other):
-        return self.tracer.binary(op, symbol, other, self)
-    return forward, reflected
-
-
-for _name, _op, _symbol in (("add", operator.add, "+"), ("sub", operator.sub, "-"), ("mul", operator.mul, "*"),
-                            ("truediv", operator.truediv, "/"), ("floordiv", operator.floordiv, "//"),
-                            ("mod", operator.mod, "%"), ("pow", operator.pow, "**"),
-                            ("matmul", operator.matmul, "@"), ("and", operator.and_, "&"),
-                            ("or", operator.or_, "|"), ("xor", operator.xor, "^")):
-    _forward, _reflected = _binary(_op, _symbol)
-    setattr(Probe, f"__{_name}__", _forward)
-    setattr(Probe, f"__r{_name}__", _reflected)
-def _in_place(name, symbol):
-    def operator_(self, other):
-        return self.tracer.in_place(name, symbol, self, other)
-    return operator_
-
-
-for _name, _symbol in (("add", "+"), ("sub", "-"), ("mul", "*"), ("truediv", "/"), ("pow", "**"),
-                      ("matmul", "@"), ("and", "&"), ("or", "|"), ("xor", "^")):
-    setattr(Probe, f"__i{_name}__", _in_place(_name, _symbol))
-for _name, _op, _symbol in (("eq", operator.eq, "=="), ("ne", operator.ne, "!="), ("lt", operator.lt, "<"),
-                            ("le", operator.le, "<="), ("gt", operator.gt, ">"), ("ge", operator.ge, ">=")):
-    setattr(Probe, f"__{_name}__", _binary(_op, _symbol)[0])
-
-
-class Numpy:
-    """numpy while a rule is traced (core/backend.py's seen_through): its own names, but for the
-    functions that make arrays, whose calls in the tracing thread become lines (another
-    thread's engine work meanwhile gets numpy's own)."""
-
-    def __init__(self, module, tracer):
-        self._module, self._tracer, self._thread = module, tracer, get_ident()
-
-    def __getattr__(self, name):
-        value = getattr(self._module, name)
-        if name in MAKERS and get_ident() == self._thread:
-            return lambda *args, **kwargs: self._tracer.call(value, args, kwargs)
-        return value
-
-
-class Layout:
-    """An array's flags while a rule is traced: only its layout is a fixed fact."""
-    __slots__ = ("flags",)
-
-    def __init__(self, flags):
-        self.flags = flags
-
-    def __getattr__(self, name):
-        if name in LAYOUT:
-            return getattr(self.flags, name)
-        raise Untraceable(f"flags.{name}")      # writeable, owndata: whose buffer it is
 
 
 class Tracer:
