@@ -12,7 +12,8 @@ __version__ = "0.1.0"
 # The engine's entry points (engine/api.py), and the typed results they return.
 _ENTRY_POINTS = ("grad", "evaluate", "jacobian", "hessian", "derivatives", "graph", "explain", "check_gradient",
                 "check_jacobian", "check_hessian", "check_file", "GradResult", "RunResult", "JacobianResult",
-                "HessianResult", "DerivativeResult", "CheckReport", "CaseResult", "Limits", "function")
+                "HessianResult", "DerivativeResult", "CheckReport", "CaseResult", "Limits", "function",
+                "release_buffers")
 
 __all__ = [*_ENTRY_POINTS, "SourceError", "__version__"]
 

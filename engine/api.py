@@ -13,7 +13,7 @@ import math
 from contextlib import contextmanager
 
 from ..parser.errors import SourceError, option
-from .core import backend
+from .core import backend, buffer_pool
 from .diff.common import seed_for
 from .diff.function import Function
 from .diff.reverse import GradResult, RunResult
@@ -49,7 +49,8 @@ _LAZY = {
 
 __all__ = ["load", "evaluate", "grad", "function", "Function", "constant", "Target", "Runner", "Limits", "RunResult",
            "GradResult", "bind_inputs", "run_target", "check_output", "seed_for", "looks_like_file",
-           "split_top_level", "SourceError", "use_device", "device_scope", "current_device", *_LAZY]
+           "split_top_level", "SourceError", "use_device", "device_scope", "current_device", "release_buffers",
+           *_LAZY]
 
 
 def __getattr__(name):
@@ -140,6 +141,12 @@ def compiled(source, fn=None, of=None, target=None) -> Function:
         _COMPILED.pop(next(iter(_COMPILED)))             # the oldest goes
     _COMPILED[key] = (target, made)                      # the target kept: its id stays its own
     return made
+
+
+def release_buffers() -> int:
+    """Let go of the buffers the engine keeps between calls for large arrays (the fused regions'
+    pool: at most 1 GiB); the bytes it freed. Results handed out stay their holders'."""
+    return buffer_pool.release()
 
 
 @_taking_device

@@ -160,3 +160,18 @@ def test_threads_sharing_the_pool_get_their_own_results(empty_pool):
     for thread in threads:
         thread.join()
     assert not wrong
+
+
+def test_release_buffers_lets_the_pool_go_and_keeps_held_results(empty_pool):
+    import autodiff
+    x = np.linspace(-2, 2, 2 * N)
+    held = api.grad(CHAIN, at={"x": x}).gradient["x"]
+    kept = held.copy()
+    api.grad(CHAIN, at={"x": x})                        # dropped: its gradient comes back free
+    free = sum(b.nbytes for buffers in buffer_pool.POOL.values() for b in buffers)
+    assert free > 0
+    assert autodiff.release_buffers() >= free + 8 * 2 * N   # the free ones and the dropped gradient
+    assert buffer_pool.retained() == (0, 0)
+    assert autodiff.release_buffers() == 0
+    np.testing.assert_array_equal(held, kept)
+    np.testing.assert_array_equal(api.grad(CHAIN, at={"x": x}).gradient["x"], kept)

@@ -113,3 +113,13 @@ def reclaim() -> None:
         if buffer is not None:              # (not taken back meanwhile by another thread)
             finite_known.forget(buffer)     # its next contents are not what was tested
             POOL.setdefault(buffer.shape, []).append(buffer)
+
+
+def release() -> int:
+    """Drop every free buffer and forget every lent one; the bytes freed (lent buffers nobody
+    holds any longer, and the free ones)."""
+    reclaim()
+    freed = sum(buffer.nbytes for buffers in list(POOL.values()) for buffer in list(buffers))
+    POOL.clear()
+    LENT.clear()
+    return freed
