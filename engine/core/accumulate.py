@@ -12,8 +12,8 @@ from __future__ import annotations
 import sys
 
 from . import finite_known
-from .buffer_pool import lent_refs
 from .backend import np
+from .buffer_pool import lent_refs
 
 INPLACE_MIN_ELEMENTS = 1 << 14
 # references to a buffer nobody else holds, counted inside owned: the adjoint list's slot (or

@@ -21,8 +21,8 @@ import math
 from dataclasses import dataclass
 
 from . import finite_known, fused
-from .buffer_pool import lend
 from .backend import np, on_device, xp
+from .buffer_pool import lend
 from .fused import Unfusable
 from .notes import NOTES
 from .primitives import Primitive, element_limit
