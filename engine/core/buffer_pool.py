@@ -103,12 +103,19 @@ def _refs(table, key) -> int:
     return sys.getrefcount(table.get(key))
 
 
-ALONE = _refs({0: object()}, 0)     # the count of an object only a dict holds, read the same way
+# the count of an object only a dict holds, read the same way: measured, not assumed, since how
+# many references an interpreter's own frames hold differs between versions (3.14 borrows some)
+ALONE = _refs({0: object()}, 0)
+
+
+def alone(table, key) -> bool:
+    """Whether `table` (a dict) holds the only reference to its value at `key`."""
+    return _refs(table, key) == ALONE
 
 
 def reclaim() -> None:
     """Move the lent buffers that only the pool still holds to the free ones."""
-    for key in [key for key in list(LENT) if _refs(LENT, key) == ALONE]:
+    for key in [key for key in list(LENT) if alone(LENT, key)]:
         buffer = LENT.pop(key, None)
         if buffer is not None:              # (not taken back meanwhile by another thread)
             finite_known.forget(buffer)     # its next contents are not what was tested

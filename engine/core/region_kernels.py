@@ -6,24 +6,22 @@ value a tape keeps, an output handed out (the caller lends those) or a view.
 """
 from __future__ import annotations
 
-import sys
 from functools import partial
 
 from .backend import np, to_host_value, xp
-from .buffer_pool import keep, poolable, take
+from .buffer_pool import alone, keep, poolable, take
 from .fused import Unfusable, evaluate, evaluate_into
 from .region_threads import MIN_SPLIT_ELEMENTS, apply_split, run_parts
 
 INPUTS = ("g", "nan_marker")       # names bound by the caller, besides the leaves a0, a1, ...
 
 
-def give(name, buffer) -> None:
-    """Pool a freed array, if it is ours alone."""
-    if name in INPUTS or name[0] == "a" or not poolable(buffer, np()):
-        return
-    if sys.getrefcount(buffer) > 3:             # give's argument, the caller's local, getrefcount's
-        return
-    keep(buffer)
+def give(names, name) -> None:
+    """Free `name` of `names`, pooling its array where `names` held the only reference to it."""
+    if name in INPUTS or name[0] == "a" or not alone(names, name) or not poolable(names[name], np()):
+        del names[name]
+    else:
+        keep(names.pop(name))
 
 
 def run_kernels(kernels, names) -> None:
@@ -52,10 +50,10 @@ def run_kernels(kernels, names) -> None:
         names[kernel.name] = out
         made.add(kernel.name)
         for name in kernel.frees:
-            freed = names.pop(name)
             if name != kernel.reads[0] or kernel.function is None or kernel.steps:
-                give(name, freed)           # (not a function's argument it overwrote in place)
-            del freed
+                give(names, name)
+            else:
+                del names[name]             # a function's argument it overwrote in place: its output
 
 
 def apply_function(kernel, argument, in_place):
