@@ -5,7 +5,6 @@ import numpy as np
 import pytest
 
 import autodiff
-from autodiff.engine import api
 from autodiff.engine.diff import higher
 from autodiff.engine.diff.function import Function
 from autodiff.engine.lang.target import load
