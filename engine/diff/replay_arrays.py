@@ -5,16 +5,16 @@ lstm, gmm and nested evals sweep hundreds of such steps; their sweeps take 40-70
 The forward pass keeps its closures: generated, it was no quicker (the closures call the
 table's forward directly, and most forwards are one numpy call).
 
-The code is built from the rules table only, never from the user's text: each rule is run once
-on probes (diff/probes.py, traced by diff/rule_probes.py), and every operation it applies
-becomes a line. Where a rule branches on a value (a finiteness test, a float's `g != 0.0`) the
-line is an `if` whose other side calls the rule as it is on the same arguments: the rules are
-pure functions of their arguments, so that call gives what the rule itself would. The same
-callables in the same order on the same objects: the numbers of the planned sweep to the bit,
-which the caller checks once before it keeps the function (diff/replay.py). One test is left out: the strong zero's
-finiteness test of each product (a reduction per product, a quarter of ode's sweep); the
-caller tests the result's finiteness instead, and where it is not finite runs the checked
-sweep (core/rules/comparisons.py's ASSUMED_FINITE says why a finite result is the checked one).
+The code is built from the rules table only, never from the user's text: each rule is run once on
+probes (diff/probes.py, traced by diff/rule_probes.py), and every operation it applies becomes a
+line. Where a rule branches on a value (a finiteness test, a float's `g != 0.0`) the line is an
+`if` whose other side calls the rule as it is on the same arguments: the rules are pure functions
+of their arguments, so that call gives what the rule itself would. The same callables in the same
+order on the same objects: the numbers of the planned sweep to the bit, which the caller checks
+once before it keeps the function (diff/replay.py). One test is left out: the strong zero's
+finiteness test of each product (a reduction per product, a quarter of ode's sweep); the caller
+tests the result's finiteness instead, and where it is not finite runs the checked sweep
+(core/rules/comparisons.py's ASSUMED_FINITE says why a finite result is the checked one).
 
 `compile()` is applied to this generated text only (diff/generated.py); constants are bound
 names in the function's namespace, never text; nothing is passed to eval or exec."""
