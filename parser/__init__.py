@@ -6,15 +6,18 @@ from .nodes import Expression, Module, Span
 
 __all__ = ["parse_expression", "parse_program", "SourceError", "Span"]
 
-# One parser per start symbol, made on first use (lark's runtime is imported only then).
+# One parser for both start symbols, made on first use (the generated module is imported only then).
 _parsers: dict = {}
 
 
-def _parser(start: str):
-    parser = _parsers.get(start)
+def _parser():
+    parser = _parsers.get("lalr")
     if parser is None:
-        from .tables import load            # the runtime and tables load on first parse, not on import
-        parser = _parsers[start] = load(start)
+        from .lalr import Lark_StandAlone
+        from .transform import ASTBuilder, Indenter
+        builder, indenter = ASTBuilder(), Indenter()
+        indenter.builder = builder
+        parser = _parsers["lalr"] = Lark_StandAlone(postlex=indenter, transformer=builder)
     return parser
 
 
@@ -31,7 +34,7 @@ def _parse(text: str, start: str, filename: str | None):
                           f"{MAX_SOURCE_CHARACTERS:,} characters", None, source=text, filename=filename)
     if text.startswith(BYTE_ORDER_MARK):
         text = text[1:]               # columns count from after it, as in Python
-    from .lark_runtime import LarkError
+    from .lalr import LarkError
     if "\x00" in text:
         raise SourceError("syntax error", "the input contains a NUL character", None, source=text,
                           filename=filename)
@@ -39,7 +42,7 @@ def _parse(text: str, start: str, filename: str | None):
     collecting = gc.isenabled()
     gc.disable()          # an AST has no cycles: collecting while building a big one only costs time
     try:
-        return _parser(start).parse(text if text.endswith("\n") else text + "\n")
+        return _parser().parse(text if text.endswith("\n") else text + "\n", start=start)
     except SourceError as err:
         raise err.with_source(text, filename) from None
     except LarkError as err:

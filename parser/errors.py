@@ -221,7 +221,7 @@ ONE_LINE_HINT = "an expression continues on the next line only inside parenthese
 
 def convert_lark_error(err, text: str, start: str = "program") -> SourceError:
     """Turn a lark exception into a SourceError with a place and words a person can use."""
-    from .lark_runtime import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
+    from .lalr import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
 
     if isinstance(err, SourceError):
         return err.with_source(text)

@@ -4,7 +4,7 @@ comprehensions, None and `...` in subscripts, item assignment. A mixin of transf
 """
 from __future__ import annotations
 
-from .lark_runtime import Token
+from .lalr import Token
 
 from . import nodes
 from .errors import SourceError

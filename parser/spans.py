@@ -1,7 +1,7 @@
 """Source spans of lark tokens and AST nodes, and the check that a NAME is a Python identifier."""
 from __future__ import annotations
 
-from .lark_runtime import Token
+from .lalr import Token
 
 from . import nodes
 from .errors import bad_character

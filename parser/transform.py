@@ -5,7 +5,7 @@ built and nothing recurses: deeply nested input costs no Python stack here.
 """
 from __future__ import annotations
 
-from .lark_runtime import PythonIndenter, Token, Transformer
+from .lalr import PythonIndenter, Token, Transformer
 
 from . import nodes
 from .errors import UNSUPPORTED_KEYWORDS, SourceError
@@ -17,7 +17,7 @@ class Indenter(PythonIndenter):
     """lark's Python indenter, which also names the Python words the language leaves out and
     measures indentation as Python does (below)."""
 
-    builder = None          # the ASTBuilder this parser runs with (tables.parser_options)
+    builder = None          # the ASTBuilder this parser runs with (made in parser/__init__.py)
 
     def process(self, stream):
         self.alt_levels = [0]

@@ -50,32 +50,79 @@ def test_source_over_the_size_limit_is_refused_before_parsing():
         assert what in err.message and f"{MAX_SOURCE_CHARACTERS:,}" in err.message
 
 
-# ---- the shipped LALR tables ---------------------------------------------------------------------
+# ---- the generated parser ------------------------------------------------------------------------
 
-def test_shipped_tables_match_the_grammar():
-    from autodiff.parser import tables
-    current = tables.fingerprint()
-    for start in tables.STARTS:
-        with open(tables.tables_file(start), encoding="utf-8") as file:
-            shipped = json.load(file)
-        assert (shipped["grammar_bytes"], shipped["grammar_crc32"]) == \
-            (current["grammar_bytes"], current["grammar_crc32"]), \
-            "grammar.lark changed: regenerate the tables with `python -m autodiff.parser.tables`"
-        assert shipped["lark_version"] == current["lark_version"]
-        assert tables.read_tables(start) is not None
+def canonical_tables(module) -> dict:
+    """A generated parser's tables with lark's run-to-run numbering taken out (its LALR states and
+    token numbers follow the iteration order of sets, which changes from one run of the tool to the
+    next): states renumbered in the order a walk from the start states meets them, tokens by name,
+    rules and terminals by their content."""
+    memo, data = module.MEMO, module.DATA
+    table, names = data["parser"]["parser"], data["parser"]["parser"]["tokens"]
+
+    def content(ref):
+        return repr(memo[ref["@"]]) if isinstance(ref, dict) and "@" in ref else repr(ref)
+
+    number: dict = {}
+    for start in sorted(table["start_states"]):
+        number.setdefault(table["start_states"][start], len(number))
+    order = sorted(number, key=number.get)
+    for state in order:                     # order grows as the walk meets new states
+        for token, (kind, target) in sorted(table["states"][state].items(), key=lambda item: names[item[0]]):
+            if kind == 0 and target not in number:
+                number[target] = len(number)
+                order.append(target)
+    states = [sorted((names[token], kind, number[target] if kind == 0 else content(target))
+                     for token, (kind, target) in table["states"][state].items()) for state in order]
+    return {"states": states, "count": len(table["states"]),
+            "start": {name: number[state] for name, state in table["start_states"].items()},
+            "end": {name: number.get(state) for name, state in table["end_states"].items()},
+            "rules": sorted(content(rule) for rule in data["rules"]),
+            "terminals": sorted(content(term) for term in data["parser"]["lexer_conf"]["terminals"]),
+            "options": data["options"]}
 
 
-def test_the_shipped_runtime_is_what_lark_generates():
+def load_module(path, name):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_shipped_parser_is_what_lark_generates_from_the_grammar(tmp_path):
     import lark
 
-    from autodiff.parser import lark_runtime, tables
-    if lark.__version__ != lark_runtime.__version__:
-        # a newer lark than the runtime was made with: it still parses (its own code and tables
+    from autodiff.parser import generate, lalr_parser
+    if lark.__version__ != lalr_parser.__version__:
+        # a newer lark than the parser was made with: it still parses (its own code and tables
         # ship together); regenerate when the project moves to it
-        pytest.skip(f"runtime made with lark {lark_runtime.__version__}, lark {lark.__version__} installed")
-    with open(tables.RUNTIME_FILE, encoding="utf-8") as file:
-        assert file.read() == tables.runtime_text(tables.build("expression")), \
-            "regenerate with `python -m autodiff.parser.tables`"
+        pytest.skip(f"parser made with lark {lalr_parser.__version__}, lark {lark.__version__} installed")
+    fresh_path = tmp_path / "fresh_parser.py"
+    fresh_path.write_text(generate.generated_text(), encoding="utf-8")
+    fresh = load_module(fresh_path, "fresh_parser")
+    stale = "grammar.lark or lark changed: regenerate with `python -m autodiff.parser.generate`"
+    assert canonical_tables(lalr_parser) == canonical_tables(fresh), stale
+    with open(generate.PARSER_FILE, encoding="utf-8") as file:
+        shipped_lines = file.read().splitlines()
+    fresh_lines = fresh_path.read_text(encoding="utf-8").splitlines()
+    tables_at = {index for index, line in enumerate(fresh_lines) if line in ("DATA = (", "MEMO = (")}
+    assert len(shipped_lines) == len(fresh_lines) and len(tables_at) == 2, stale
+    for index, (mine, theirs) in enumerate(zip(shipped_lines, fresh_lines)):
+        if index - 1 not in tables_at:             # the line after each opener is its table
+            assert mine == theirs, stale
+
+
+def test_a_table_changed_by_hand_is_told_from_a_renumbered_one(tmp_path):
+    from autodiff.parser import generate, lalr_parser
+    copy = tmp_path / "copy_parser.py"
+    copy.write_text(open(generate.PARSER_FILE, encoding="utf-8").read(), encoding="utf-8")
+    edited = load_module(copy, "copy_parser")
+    assert canonical_tables(edited) == canonical_tables(lalr_parser)
+    state, actions = next(iter(edited.DATA["parser"]["parser"]["states"].items()))
+    token = next(iter(actions))
+    del actions[token]
+    assert canonical_tables(edited) != canonical_tables(lalr_parser)
 
 
 def test_parsing_does_not_import_lark():
@@ -96,32 +143,35 @@ PROGRAMS = ["def f(x):\n    return x*x\nf(3)\n", "for i in range(3):\n    y += i
             "while x < 3:\n    x = x + 1\nelse\n", "if x:\n  pass\nelif y:\n  break\nelse:\n  continue\n"]
 
 
-def outcome(parser, text):
+def outcome(parse, text):
     try:
-        return parser.parse(text + "\n")
+        return parse(text + "\n")
     except Exception as err:                  # compare lark's errors by kind and place
         return type(err).__name__, getattr(err, "line", None), getattr(err, "column", None)
 
 
-def test_the_shipped_tables_parse_like_the_grammar():
-    from autodiff.parser import tables
+def plain(tree):
+    """A parse tree of either parser as nested tuples (lark's own names rules with Tokens)."""
+    if hasattr(tree, "children"):
+        return str(tree.data), tuple(plain(child) for child in tree.children)
+    if hasattr(tree, "type"):
+        return tree.type, str(tree)
+    return tree
+
+
+def test_the_shipped_parser_parses_like_lark_built_from_the_grammar():
+    import lark
+    from lark.indenter import PythonIndenter
+
+    from autodiff.parser import generate, lalr_parser
+    built = lark.Lark.open(generate.GRAMMAR_FILE, parser="lalr", lexer="basic", start=list(generate.STARTS),
+                           maybe_placeholders=True, postlex=PythonIndenter())
+    shipped = lalr_parser.Lark_StandAlone(postlex=lalr_parser.PythonIndenter())
     for start, texts in (("expression", SAMPLES), ("program", PROGRAMS)):
-        shipped, built = tables.load(start), tables.from_tables(tables.fresh_tables(start))
         for text in texts:
-            assert outcome(shipped, text) == outcome(built, text), text
-
-
-def test_stale_tables_are_detected_and_the_grammar_is_used(tmp_path, monkeypatch):
-    from autodiff.parser import tables
-    with open(tables.tables_file("expression"), encoding="utf-8") as file:
-        shipped = json.load(file)
-    stale = tmp_path / "tables-expression.json"
-    stale.write_text(json.dumps({**shipped, "grammar_crc32": 0}))
-    monkeypatch.setattr(tables, "tables_file", lambda start: str(stale))
-    assert tables.read_tables("expression") is None
-    built = []
-    monkeypatch.setattr(tables, "fresh_tables", lambda start, real=tables.fresh_tables: built.append(start) or real(start))
-    assert tables.load("expression").parse("x*x\n").span == Span(1, 1, 1, 4) and built == ["expression"]
+            mine = plain(outcome(lambda t: shipped.parse(t, start=start), text))
+            theirs = plain(outcome(lambda t: built.parse(t, start=start), text))
+            assert mine == theirs, text
 
 
 def test_no_cache_folder_is_read_or_written(tmp_path):
