@@ -269,3 +269,20 @@ def test_a_failed_out_write_leaves_the_old_file(tmp_path, capsys, monkeypatch):
     assert good.read_bytes() == before             # not truncated, not half an archive
     assert code == 2 and f"cannot write --out {good}: No space left on device" in err
     assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
+
+
+def test_junit_refuses_the_programs_and_data_files_of_the_cases(tmp_path, capsys):
+    (tmp_path / "f.py").write_text("def f(x):\n    return x * x\n")
+    (tmp_path / "w.txt").write_text("1 2 3\n")
+    (tmp_path / "s.txt").write_text("4 5\n")
+    path = tmp_path / "c.toml"
+    path.write_text('[[case]]\nname = "p"\nprogram = "f.py"\nat = { x = 2 }\n\n'
+                    '[[case]]\nname = "d"\nf = "sum(w)"\nat = { w = "@w.txt" }\n\n'
+                    '[[case]]\nname = "r"\nf = "sum(w)"\nrandom = { count = 2, w = { range = [0, 1], shape = "@s.txt" } }\n')
+    before = {p: (tmp_path / p).read_text() for p in ("f.py", "w.txt", "s.txt")}
+    for target, named in (("f.py", "the program of a case in"), ("w.txt", "a data file of a case in"),
+                          ("s.txt", "a data file of a case in")):
+        code, out, err = cli(capsys, "check", str(path), "-k", "p", "--junit", str(tmp_path / target))
+        assert code == 2 and out == "", err
+        assert f"--junit {tmp_path / target} is {named} {path}: it would be overwritten" in err
+    assert {p: (tmp_path / p).read_text() for p in before} == before

@@ -33,7 +33,8 @@ def existing(check_file: str, ref: str, fail) -> str:
     is there, inside the check file's folder tree."""
     shown = split_reference(ref[1:].strip())[0]
     ref = resolve(check_file, ref)
-    path = split_reference(ref[1:])[0]
+    path = file_of(ref)
+    missing = False
     try:
         confined_path(check_file, path, shown, "data file")
         missing = not os.path.lexists(path)
@@ -64,7 +65,7 @@ def value_of(check_file: str, ref: str, limits=None):
 def points_of(check_file: str, ref: str, limits=None) -> list:
     """`points = "@points.npz"` (or .json/.toml): one array per input, whose first axis runs over
     the points; every input's first axis must have the same length."""
-    path = split_reference(ref[1:])[0]
+    path = file_of(ref)
     columns = load_inputs(confined_path(check_file, path, path, "data file"), limits, confine_to=check_file)
     counts = {name: (v.shape[0] if getattr(v, "ndim", 0) else None) for name, v in columns.items()}
     if not columns or any(c is None for c in counts.values()) or len(set(counts.values())) != 1:

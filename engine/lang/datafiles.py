@@ -14,10 +14,9 @@ from __future__ import annotations
 import io
 import os
 
-from ...parser.errors import SourceError
 from ...parser.files import confined_path, open_regular
 from ..core.backend import np
-from .datastream import (CappedStream, bad_file, byte_budget, check_size, element_limit, too_many_bytes)
+from .datastream import CappedStream, bad_file, byte_budget, check_size, element_limit, too_many_bytes
 from .datatext import read_json, read_table
 from .limits import Limits
 
