@@ -18,6 +18,8 @@ RUN_FAULTS = {"shape mismatch", "type error", "index error", "value error", "not
 
 # name -> (where the data came from, its shape), for the command being run (one per process)
 file_inputs: dict = {}
+# every file the command reads -> how it was named: no output may overwrite one (cli/outfile.py)
+read_files: dict = {}
 
 
 def input_options() -> list:
@@ -47,6 +49,8 @@ def at_file_reader(options: dict, limits):
             stdin_users.append(name)
         value = load_reference(ref, limits, stdin_format=stdin_format)
         _remember(name, "standard input" if path == STDIN else ref, value)
+        if path != STDIN:
+            read_files.setdefault(path, f"an input of this command (--at {name}=@{ref})")
         return value
     return read
 
@@ -57,7 +61,11 @@ def inputs_from_file(options: dict, limits) -> dict:
     if not path:
         return {}
     from ..engine.lang.datainputs import load_inputs
-    values = load_inputs(path, limits)
+    opened = []
+    values = load_inputs(path, limits, opened=opened)
+    read_files.setdefault(path, f"an input of this command (--inputs {path})")
+    for data_file in opened:
+        read_files.setdefault(data_file, f"an input of this command (a data file named in --inputs {path})")
     for name, value in values.items():
         _remember(name, path, value)
     return values
@@ -85,6 +93,13 @@ def _remember(name: str, where: str, value) -> None:
 def forget_file_inputs() -> None:
     """A new command: no inputs from files yet."""
     file_inputs.clear()
+    read_files.clear()
+
+
+def note_program(target) -> None:
+    """The program file a command runs, among the files it reads (an expression reads none)."""
+    if getattr(target, "filename", None):
+        read_files.setdefault(target.filename, "the program this command runs")
 
 
 def with_file_shapes(err) -> None:

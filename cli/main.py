@@ -173,8 +173,8 @@ def _terminated(signum, frame):
 
 def _interrupted(finished, result) -> None:
     """Ctrl-C (or SIGTERM): a batch of checks stops, prints what finished and returns here to
-    exit 130; anything else, or a second Ctrl-C, ends the process at once, removing a --junit
-    report's temporary file first if one is being written."""
+    exit 130; anything else, or a second Ctrl-C, ends the process at once, removing the temporary
+    file of an output (--junit, --out, plot -o) first if one is being written."""
     if _stop_batch():                   # `check`: its workers end, and what finished is printed
         try:
             finished.wait(10)
@@ -187,9 +187,9 @@ def _interrupted(finished, result) -> None:
             signal.signal(signal.SIGINT, signal.SIG_IGN)
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
         return
-    junit = sys.modules.get(__name__.rsplit(".", 1)[0] + ".render.junit")
-    if junit is not None:
-        junit.remove_unfinished()
+    outfile = sys.modules.get(__name__.rsplit(".", 1)[0] + ".outfile")
+    if outfile is not None:
+        outfile.remove_unfinished()
     sys.stderr.write("interrupted\n")
     sys.stderr.flush()
     os._exit(Exit.INTERRUPTED)

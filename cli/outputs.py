@@ -1,6 +1,7 @@
 """`--out PATH`: a result written in full precision, as an .npz archive (one array per entry:
 `value`, `grad.x`, `jacobian.x`, `hessian.x.y`, `derivatives`) or as .json (the document --json
-prints). The path is checked before any work, so a typo costs nothing.
+prints). The path is checked before any work, so a typo costs nothing, and again once the inputs
+are read: it is never one of them. The file is written atomically by cli/outfile.py.
 
 Engine and numpy imports sit inside the functions: start-up stays cheap.
 """
@@ -17,20 +18,19 @@ OUT = click.option("--out", "out", default=None, metavar="PATH",
                         "hessian.x.y, derivatives) or .json (the --json document).")
 
 
-def check_out_path(path) -> None:
-    """Refuse an --out path that cannot be written, before anything is computed."""
+def out_file(path):
+    """The OutputFile of --out PATH (None without it), refused unless it can be written and is
+    none of the files the command has read so far; nothing is computed before this."""
     if path is None:
-        return
+        return None
     from ..parser.errors import SourceError
-    if os.path.isdir(path):
-        raise SourceError("bad file", f"--out {path}: is a directory")
     ext = os.path.splitext(path)[1].lower()
-    if ext not in OUT_FORMATS:
+    if ext not in OUT_FORMATS and not os.path.isdir(path):
         raise SourceError("bad file", f"--out {path}: unknown extension {ext or '(none)'}", None,
                           "results are written as .npz (numpy arrays) or .json")
-    folder = os.path.dirname(path) or "."
-    if not os.path.isdir(folder):
-        raise SourceError("bad file", f"--out {path}: no such folder {folder}")
+    from .data_options import read_files
+    from .outfile import OutputFile
+    return OutputFile(path, "--out", read_files)
 
 
 def result_arrays(result) -> dict:
@@ -59,25 +59,20 @@ def save_out(options: dict, build_doc, result, report=None, quiet=False) -> None
     path = options.get("out")
     if path is None:
         return
-    from ..parser.errors import SourceError
-    try:
-        if path.lower().endswith(".json"):
-            doc = build_doc()
-            if report is not None:
-                from .commands.checks import report_json
-                doc["check"] = report_json(report)
-            from .output import json_text
-            with open(path, "w", encoding="utf-8") as fh:
-                fh.write(json_text(doc) + "\n")
-            written = "the JSON document"
-        else:
-            from ..engine.core.backend import np
-            arrays = result_arrays(result)
-            with open(path, "wb") as fh:
-                np().savez(fh, **arrays)
-            written = ", ".join(arrays)
-    except OSError as e:
-        raise SourceError("bad file", f"--out {path}: cannot write it: {e.strerror or e}") from None
+    out = out_file(path)
+    if path.lower().endswith(".json"):
+        doc = build_doc()
+        if report is not None:
+            from .commands.checks import report_json
+            doc["check"] = report_json(report)
+        from .output import json_text
+        out.write_text(json_text(doc) + "\n")
+        written = "the JSON document"
+    else:
+        from ..engine.core.backend import np
+        arrays = result_arrays(result)
+        out.write(lambda fh: np().savez(fh, **arrays))
+        written = ", ".join(arrays)
     if not quiet:
         from .render.page import Page
         Page().line(f"wrote {path}: {written}").show(stderr=True)

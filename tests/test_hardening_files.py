@@ -1,8 +1,13 @@
 """Issue 16, files: check-file programs confined to the check file's folder tree, files that are
 not regular refused before reading, sizes bounded, and validation in linear time."""
+import json
 import os
+import resource
+import subprocess
+import sys
 import time
 
+import numpy as np
 import pytest
 
 from autodiff.cli import main as climain
@@ -115,3 +120,140 @@ def test_validation_is_linear_in_the_number_of_cases():
     assert len(parse_text(large)) == 20_000
     t_large = time.perf_counter() - start
     assert t_large < 25 * t_small + 0.5              # quadratic would be about 100 times
+
+
+# ---- issue 27, item 15: data reads are bounded --------------------------------------------------
+
+def bounded_run(*args, stdin=subprocess.DEVNULL, timeout=90):
+    """The CLI in a process of at most 2 GB of address space and `timeout` seconds: a read that
+    never ends fails the test (MemoryError, exit 70, or TimeoutExpired) instead of hanging it."""
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+    return subprocess.run([sys.executable, "-m", "autodiff", *map(str, args)], stdin=stdin, capture_output=True,
+                          text=True, timeout=timeout, preexec_fn=limit)
+
+
+@pytest.fixture
+def specials(tmp_path):
+    """Data-file names that are not regular files: links to /dev/zero, a FIFO, a directory."""
+    for name in ("z.txt", "z.csv", "z.json", "z.npy"):
+        os.symlink("/dev/zero", tmp_path / name)
+    os.mkfifo(tmp_path / "pipe.csv")
+    (tmp_path / "folder.npy").mkdir()
+    return tmp_path
+
+
+@pytest.mark.parametrize("name, kind", [("z.txt", "a character device"), ("z.csv", "a character device"),
+                                        ("z.json", "a character device"), ("z.npy", "a character device"),
+                                        ("pipe.csv", "a named pipe"), ("folder.npy", "a directory")])
+def test_data_files_that_are_not_regular_are_refused_at_once(specials, name, kind):
+    run = bounded_run("run", "sum(w)", "--at", f"w=@{specials / name}")
+    assert run.returncode == 2, run.stderr
+    assert f"the data file {specials / name} is" in run.stderr and kind in run.stderr
+    if kind != "a directory":
+        assert "not a regular file" in run.stderr and "@- and --stdin-format" in run.stderr
+
+
+def test_check_file_data_that_is_not_regular_is_an_invalid_check_file(specials):
+    path = specials / "c.toml"
+    path.write_text('[[case]]\nf = "sum(w)"\nat = { w = "@pipe.csv" }\n')
+    run = bounded_run("check", path)
+    assert run.returncode == 2 and "c.toml:3:" in run.stderr and "not a regular file (a named pipe)" in run.stderr
+
+
+def test_an_npy_header_with_a_negative_dimension_is_refused(tmp_path):
+    with open(tmp_path / "neg.npy", "wb") as fh:
+        np.lib.format.write_array_header_1_0(fh, {"descr": "<f8", "fortran_order": False, "shape": (-1,)})
+        fh.write(b"\0" * 24)
+    run = bounded_run("run", "sum(w)", "--at", f"w=@{tmp_path / 'neg.npy'}")
+    assert run.returncode == 2, run.stderr
+    assert "neg.npy: its header gives the shape (-1,), with a negative dimension" in run.stderr
+
+
+@pytest.mark.parametrize("fmt", ["json", "csv", "txt", "npz"])
+def test_standard_input_stops_at_the_bytes_the_limit_needs(fmt):
+    with open("/dev/zero", "rb") as zero:             # endless: only a bounded read ends
+        run = bounded_run("run", "sum(w)", "--at", "w=@-", "--stdin-format", fmt, "--max-elements", "10", stdin=zero)
+    assert run.returncode == 2, run.stderr
+    assert "error: too large" in run.stderr
+    assert "standard input: more than" in run.stderr and "bytes arrived, more than data of at most 10 elements" \
+        in run.stderr
+
+
+def test_standard_input_json_stops_at_the_element_limit():
+    over = ("[" + ",".join(["1"] * 11) + "]").encode()
+    done = subprocess.run([sys.executable, "-m", "autodiff", "run", "sum(w)", "--at", "w=@-", "--max-elements", "10"],
+                          input=over, capture_output=True, timeout=90)
+    assert done.returncode == 2
+    assert b"standard input: the data has more elements than the limit of 10" in done.stderr
+    done = subprocess.run([sys.executable, "-m", "autodiff", "run", "sum(w)", "--at", "w=@-", "--max-elements", "10",
+                           "--json"], input=over[:-3] + b"]", capture_output=True, timeout=90)
+    assert done.returncode == 0 and json.loads(done.stdout)["value"] == 10.0
+
+
+def test_a_text_data_file_over_the_bytes_its_limit_needs_is_refused_unread(tmp_path):
+    big = tmp_path / "big.csv"
+    with open(big, "wb") as fh:
+        fh.truncate(50_000_000)                       # sparse: nothing is written, and nothing may be read
+    run = bounded_run("run", "sum(w)", "--at", f"w=@{big}", "--max-elements", "10")
+    assert run.returncode == 2, run.stderr
+    assert f"{big}: is 50,000,000 bytes, more than data of at most 10 elements can take (1,049,216 bytes)" \
+        in run.stderr
+
+
+def test_a_json_integer_of_too_many_digits_is_a_data_error(tmp_path):
+    (tmp_path / "w.json").write_text("[" + "1" * 5000 + "]")
+    run = bounded_run("run", "sum(w)", "--at", f"w=@{tmp_path / 'w.json'}")
+    assert run.returncode == 2, run.stderr
+    assert "w.json: holds a whole number of more than 4,300 digits" in run.stderr
+
+
+# ---- issue 27, item 17: check files read data only in their folder, and never echo it -----------
+
+@pytest.mark.parametrize("ref", ["../.env.txt", "/etc/hostname.txt", "environ.txt", "inside/../../.env.txt"])
+def test_check_file_data_outside_the_folder_tree_is_refused(tree, capsys, ref):
+    (tree.parent / ".env.txt").write_text(SECRET + "\n1\n" + SECRET + "\n")
+    os.symlink("/proc/self/environ", tree / "environ.txt")
+    path = tree / "c.toml"
+    path.write_text(f'[[case]]\nf = "sum(w)"\nat = {{ w = "@{ref}" }}\n')
+    report = tree / "report.xml"
+    code, out, err = cli(capsys, "check", str(path), "--junit", str(report))
+    assert code == 2 and "c.toml:3:" in err
+    assert f"the data file {ref} is outside the check file's folder" in err
+    assert "ghp_secret" not in out + err and not report.exists()
+
+
+def test_data_named_inside_a_points_file_is_confined_too(tree, capsys):
+    (tree.parent / ".env.txt").write_text("1\n" + SECRET + "\n")
+    (tree / "points.json").write_text('{"w": "@../.env.txt"}')
+    path = tree / "c.toml"
+    path.write_text('[[case]]\nf = "sum(w)"\npoints = "@points.json"\n')
+    report = tree / "report.xml"
+    code, out, err = cli(capsys, "check", str(path), "--junit", str(report))
+    assert code == 1 and "is outside the check file's folder" in out
+    assert "ghp_secret" not in out + err + report.read_text()
+
+
+def test_a_data_symlink_moved_after_validation_is_refused_when_read(tree):
+    (tree / "inside" / "w.txt").write_text("1 2 3\n")
+    path = tree / "c.toml"
+    path.write_text('[[case]]\nf = "sum(w)"\nat = { w = "@inside/w.txt" }\n')
+    [case] = load_file(str(path))
+    (tree.parent / ".env.txt").write_text("1\n" + SECRET + "\n")
+    os.remove(tree / "inside" / "w.txt")
+    os.symlink(tree.parent / ".env.txt", tree / "inside" / "w.txt")
+    result = run_case(case)
+    assert result.status == "error" and "outside the check file's folder" in result.message
+    assert "ghp_secret" not in result.message
+
+
+@pytest.mark.parametrize("name, text, fault", [
+    ("s.csv", f"1,2\n3,{SECRET}\n", "line 2, column 2 is not a number"),
+    ("s.txt", f"1 2\n{SECRET} 3\n", "line 2, column 1 is not a number"),
+    ("s.json", f'[1, "{SECRET}"]', "entry [1] is text, not a number"),
+    ("s.json", f'{{"{SECRET}": 1}}', "the value is an object, not a number")])
+def test_a_data_error_never_quotes_the_data(tmp_path, capsys, name, text, fault):
+    (tmp_path / name).write_text(text)
+    code, out, err = cli(capsys, "run", "sum(w)", "--at", f"w=@{tmp_path / name}")
+    assert code == 2 and f"{tmp_path / name}: {fault}" in err
+    assert "ghp_secret" not in out + err

@@ -183,3 +183,106 @@ def test_a_large_json_array_is_written_in_chunks_of_text(monkeypatch):
     assert got[5] == "nan" and got[700_000] == "-inf"
     assert [x for i, x in enumerate(got) if i not in (5, 700_000)] == \
         [x for i, x in enumerate(values.tolist()) if i not in (5, 700_000)]
+
+
+# ---- issue 27, item 14: an output never replaces a device node or a FIFO -------------------------
+
+def _bounded(*args, timeout=90):
+    """The CLI in its own process: a write that blocks on a FIFO fails the test, not hangs it."""
+    import subprocess
+    import sys
+    return subprocess.run([sys.executable, "-m", "autodiff", *map(str, args)], stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def _specials(folder):
+    """A FIFO and, where this process may make one, a character device like /dev/null (1, 3):
+    our own node in a temporary folder, never the machine's /dev/null."""
+    import stat
+    made = {"fifo": (folder / "pipe", stat.S_ISFIFO)}
+    os.mkfifo(made["fifo"][0])
+    try:
+        os.mknod(folder / "null", 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+        made["device"] = (folder / "null", stat.S_ISCHR)
+    except (PermissionError, OSError):
+        pass
+    return made
+
+
+def test_junit_refuses_a_device_or_a_fifo_and_leaves_it_alone(tmp_path, capsys):
+    check = evil_file(tmp_path)
+    for what, (path, is_kind) in _specials(tmp_path).items():
+        code, out, err = cli(capsys, "check", check, "--junit", str(path))
+        assert code == 2 and out == "", what
+        assert f"cannot write --junit {path}: it is not a regular file" in err
+        assert is_kind(os.lstat(path).st_mode), f"the {what} was replaced"
+        link = tmp_path / f"link-{what}.xml"
+        os.symlink(path, link)
+        code, _, err = cli(capsys, "check", check, "--junit", str(link))
+        assert code == 2 and "not a regular file" in err and is_kind(os.lstat(path).st_mode)
+    assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
+
+
+def test_out_and_plot_images_refuse_a_device_or_a_fifo(tmp_path):
+    for what, (path, is_kind) in _specials(tmp_path).items():
+        for args in (["grad", "x*x", "--at", "x=1", "--out"], ["plot", "x*x", "--range", "0:1", "-o"]):
+            suffix = ".json" if "--out" in args else ".png"
+            link = tmp_path / f"{what}{suffix}"
+            if not link.exists():
+                os.symlink(path, link)
+            run = _bounded(*args, link)
+            assert run.returncode == 2, (what, args, run.stderr)
+            assert "it is not a regular file" in run.stderr and is_kind(os.lstat(path).st_mode)
+
+
+# ---- issue 27, item 16: --out never overwrites an input, and is written atomically ---------------
+
+def test_out_refuses_the_files_the_command_reads(tmp_path, capsys):
+    import numpy as np
+    np.savez(tmp_path / "in.npz", w=np.array([1.0, 2.0]))
+    (tmp_path / "f.json").write_text('{"x": 3}')
+    (tmp_path / "g.json").write_text('{"x": 3, "w": "@in.npz"}')
+    os.symlink(tmp_path / "in.npz", tmp_path / "link.npz")
+    before = {p: (tmp_path / p).read_bytes() for p in ("in.npz", "f.json", "g.json")}
+    for args, out, named in (
+            (["sum(w*w)", "--at", f"w=@{tmp_path / 'in.npz'}"], "in.npz", "(--at w=@"),
+            (["sum(w*w)", "--at", f"w=@{tmp_path / 'in.npz'}"], "link.npz", "(--at w=@"),
+            (["x*x", "--inputs", tmp_path / "f.json"], "f.json", "(--inputs "),
+            (["x*sum(w)", "--inputs", tmp_path / "g.json"], "in.npz", "(a data file named in --inputs ")):
+        code, stdout, err = cli(capsys, "grad", *map(str, args), "--out", str(tmp_path / out))
+        assert code == 2 and stdout == "", (args, out, err)
+        assert f"--out {tmp_path / out} is an input of this command {named}" in err and "overwritten" in err
+    assert {p: (tmp_path / p).read_bytes() for p in before} == before
+
+
+def test_a_failed_out_write_leaves_the_old_file(tmp_path, capsys, monkeypatch):
+    import numpy as np
+    good = tmp_path / "g.npz"
+    np.savez(good, value=np.array(1.0))
+    before = good.read_bytes()
+
+    def full_disk(fh, **arrays):
+        fh.write(b"PK\x03\x04 half an archive")
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    monkeypatch.setattr(np, "savez", full_disk)
+    code, _, err = cli(capsys, "grad", "sum(x*x)", "--at", "x=[1,2]", "--out", str(good))
+    assert good.read_bytes() == before             # not truncated, not half an archive
+    assert code == 2 and f"cannot write --out {good}: No space left on device" in err
+    assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
+
+
+def test_junit_refuses_the_programs_and_data_files_of_the_cases(tmp_path, capsys):
+    (tmp_path / "f.py").write_text("def f(x):\n    return x * x\n")
+    (tmp_path / "w.txt").write_text("1 2 3\n")
+    (tmp_path / "s.txt").write_text("4 5\n")
+    path = tmp_path / "c.toml"
+    path.write_text('[[case]]\nname = "p"\nprogram = "f.py"\nat = { x = 2 }\n\n'
+                    '[[case]]\nname = "d"\nf = "sum(w)"\nat = { w = "@w.txt" }\n\n'
+                    '[[case]]\nname = "r"\nf = "sum(w)"\nrandom = { count = 2, w = { range = [0, 1], shape = "@s.txt" } }\n')
+    before = {p: (tmp_path / p).read_text() for p in ("f.py", "w.txt", "s.txt")}
+    for target, named in (("f.py", "the program of a case in"), ("w.txt", "a data file of a case in"),
+                          ("s.txt", "a data file of a case in")):
+        code, out, err = cli(capsys, "check", str(path), "-k", "p", "--junit", str(tmp_path / target))
+        assert code == 2 and out == "", err
+        assert f"--junit {tmp_path / target} is {named} {path}: it would be overwritten" in err
+    assert {p: (tmp_path / p).read_text() for p in before} == before

@@ -75,17 +75,18 @@ def check(files, as_json, junit_path, jobs, shard, select, check_mode, old_fast,
     Exit status: 0 all passed, 1 a case failed, 2 a file is unreadable or invalid.
     """
     from ...parser.errors import SourceError
-    cases = _selected_cases(files, select, _shard(shard), as_json)
-    if cases is None:
+    loaded = _selected_cases(files, select, _shard(shard), as_json)
+    if loaded is None:
         return Exit.USAGE
+    cases, every_case = loaded
     _settle_devices(cases, device)
     from ...engine.checks.runner import override
     override(cases, dtype=dtype, rtol=rtol, atol=atol, step=step)      # the command line over the files
     mode = check_mode or ("fast" if old_fast else None)
     junit = None
     if junit_path:                        # checked before any case runs; written only at the end
-        from ..render.junit import JunitFile
-        junit = JunitFile(junit_path, files)
+        from ..outfile import OutputFile
+        junit = OutputFile(junit_path, "--junit", _read_files(files, every_case))
     from ...engine.checks.workers import Interrupted
     try:
         results = _run_with_progress(cases, jobs, mode, seed, show=not as_json)
@@ -97,7 +98,7 @@ def check(files, as_json, junit_path, jobs, shard, select, check_mode, old_fast,
     if junit is not None:                 # after the results: a full disk still shows them
         from ..render.junit import junit_xml
         try:
-            junit.write(junit_xml(results))
+            junit.write_text(junit_xml(results))
         except SourceError as e:
             from ..render.common import error
             error(e)
@@ -105,8 +106,21 @@ def check(files, as_json, junit_path, jobs, shard, select, check_mode, old_fast,
     return Exit.CHECK_FAILED if any(r.failed for r in results) else Exit.OK
 
 
+def _read_files(files, cases) -> dict:
+    """Every file the run reads, and how it is named: the check files, their cases' programs
+    and data files (of every case, selected or not: none may be overwritten)."""
+    out = {path: "one of the check files being run" for path in files}
+    for case in cases:
+        if case.program is not None:
+            out.setdefault(case.program, f"the program of a case in {case.file}")
+        for path in case.data_files:
+            out.setdefault(path, f"a data file of a case in {case.file}")
+    return out
+
+
 def _selected_cases(files, select, part, as_json):
-    """The cases of the files that -k and --shard select; None after reporting unreadable files."""
+    """(the cases of the files that -k and --shard select, every case of the files); None after
+    reporting unreadable files."""
     from ...engine.checks.files import load_file
     from ...engine.checks.runner import shard as take_shard
     from ...parser.errors import SourceError
@@ -124,11 +138,12 @@ def _selected_cases(files, select, part, as_json):
         for e in errors:
             error(e)
         return None
+    every_case = cases
     if select is not None:
         cases = [c for c in cases if select.lower() in c.name.lower()]
         if not cases:
             raise SourceError("usage", f"-k {select!r} selects none of the cases in {', '.join(files)}")
-    return take_shard(cases, *part) if part is not None else cases
+    return (take_shard(cases, *part) if part is not None else cases), every_case
 
 
 def _print_results(results, as_json, shard, files, dtype=None) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import click
 
 from ..exitcodes import Exit
-from ..data_options import at_file_reader, forget_file_inputs, inputs_from_file, merged_inputs
+from ..data_options import at_file_reader, forget_file_inputs, inputs_from_file, merged_inputs, note_program
 from ..options import limits_from, parse_at
 
 WRT = click.option("--wrt", default=None, metavar="NAMES",
@@ -33,13 +33,15 @@ def load_point(target, fn, of, at, limit_options: dict):
     """(limits, target, input values) from a command's TARGET, --fn, --of, --at, --inputs, --out
     (checked before any work) and --max-* options."""
     from ...engine import api
-    from ..outputs import check_out_path
+    from ..outputs import out_file
     forget_file_inputs()
-    check_out_path(limit_options.get("out"))
+    out_file(limit_options.get("out"))
     limits = limits_from(limit_options)
     loaded = api.load(target, fn, of)
+    note_program(loaded)
     from_file = inputs_from_file(limit_options, limits)
     from_at = parse_at(at, limits, at_file_reader(limit_options, limits))
+    out_file(limit_options.get("out"))             # again: it must be none of the files just read
     values, warnings = merged_inputs(from_file, from_at, limit_options)
     if warnings:
         from ..render.page import Page

@@ -98,8 +98,7 @@ def plot(target, at, fn, of, dtype, as_json, range_, order, points, output, debu
     name = _varied_input(tgt, name, values)
     others = api.bind_inputs(tgt, {**values, name: 0.0})
     others.pop(name)
-    if output is not None:
-        _check_image_path(output)
+    image = _image_file(output) if output is not None else None
     data = _sample_with_progress(sample, tgt, name, lo, hi, points, order, others, lim)
     labels = _labels(name, order)
     if as_json:
@@ -112,7 +111,7 @@ def plot(target, at, fn, of, dtype, as_json, range_, order, points, output, debu
                               for x, e in data.errors]})
     if output is not None:
         from ..render.plot_image import write_image
-        write_image(output, data, labels, title_of(tgt))
+        write_image(image, data, labels, title_of(tgt))
         if not as_json:
             from ..render.common import console
             console().print(f"wrote {output}: {labels[0]} and {order} derivative{'s' * (order != 1)} "
@@ -129,17 +128,18 @@ def title_of(tgt) -> str:
     return f"{tgt.describe()} in {tgt.filename}" if tgt.filename else tgt.describe()
 
 
-def _check_image_path(path):
+def _image_file(path):
+    """The OutputFile of -o PATH, checked before any point is sampled."""
     ext = os.path.splitext(path)[1].lower()
     if ext not in (".png", ".svg", ".pdf"):
         raise SourceError("usage", f"-o {path}: the image must end in .png, .svg or .pdf")
-    folder = os.path.dirname(path) or "."
-    if not os.path.isdir(folder):
-        raise SourceError("usage", f"-o {path}: no such folder {folder}")
     from ..render.plot_image import have_matplotlib
     if not have_matplotlib():
         raise SourceError("missing extra", "writing an image needs matplotlib, which is not installed",
                           None, "pip install 'autodiff[plot]' (or draw in the terminal: leave out -o)")
+    from ..data_options import read_files
+    from ..outfile import OutputFile
+    return OutputFile(path, "-o", read_files)
 
 
 def _sample_with_progress(sample, tgt, name, lo, hi, points, order, others, lim):

@@ -1,12 +1,10 @@
 """JUnit XML for CI systems: one <testsuite> per check file, one <testcase> per case, the failing
-point and numbers in the failure message."""
+point and numbers in the failure message. The file is written by cli/outfile.py."""
 from __future__ import annotations
 
 import os
-import tempfile
 from xml.etree import ElementTree
 
-from ...parser.errors import SourceError
 from ..options import with_flags
 from ..output import printable
 
@@ -66,66 +64,3 @@ def _details(r) -> str:
 def _clean(text: str) -> str:
     """XML 1.0 cannot hold most control characters: they are written as escapes (`\x00`)."""
     return printable(str(text))
-
-
-# temporary files being written now: an interrupt that ends the process at once (a second
-# Ctrl-C, cli/main.py) removes them first
-WRITING: set = set()
-
-
-class JunitFile:
-    """Where --junit writes: checked before any case runs (a probe file is made beside PATH and
-    removed at once, so an unwritable folder fails up front and nothing is left behind while the
-    cases run), written atomically at the end (a temporary file, flushed to disk, renamed over
-    PATH: a reader never sees half a report, and the temporary exists only while it is written),
-    and never one of the check files being read. A stale temporary of a killed run has a name of
-    its own: it never stands in the way of the next run."""
-
-    def __init__(self, path: str, inputs):
-        real = os.path.realpath(path)
-        if any(os.path.realpath(p) == real for p in inputs):
-            raise SourceError("bad file", f"--junit {path} is one of the check files being run: it would "
-                              "be overwritten", None, "write the report to another file")
-        if os.path.isdir(real):
-            raise SourceError("bad file", f"cannot write --junit {path}: it is a directory")
-        self.path = path
-        self.real = real
-        fd, probe = self._temporary()
-        os.close(fd)
-        os.unlink(probe)
-
-    def _temporary(self):
-        folder = os.path.dirname(self.real) or "."
-        try:
-            return tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(self.real)}.", suffix=".tmp")
-        except OSError as e:
-            raise SourceError("bad file", f"cannot write --junit {self.path}: {e.strerror or e}") from None
-
-    def write(self, text: str) -> None:
-        """Replace PATH with `text`; a SourceError (the temporary file removed) if that fails."""
-        fd, temporary = self._temporary()
-        WRITING.add(temporary)
-        try:
-            mask = os.umask(0)
-            os.umask(mask)
-            os.fchmod(fd, 0o666 & ~mask)     # as open() would make it, not mkstemp's 0600
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(text)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(temporary, self.real)
-            WRITING.discard(temporary)
-        except OSError as e:
-            raise SourceError("bad file", f"cannot write --junit {self.path}: {e.strerror or e}") from None
-        finally:
-            remove_unfinished()      # whatever ended the write (an error, an interrupt)
-
-
-def remove_unfinished() -> None:
-    """Remove the temporary files still being written (none once a write has ended)."""
-    for temporary in list(WRITING):
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        WRITING.discard(temporary)

@@ -5,6 +5,7 @@ matplotlib is imported inside the functions: it is an optional extra, and slow t
 from __future__ import annotations
 
 import math
+import os
 
 
 def have_matplotlib() -> bool:
@@ -15,7 +16,8 @@ def have_matplotlib() -> bool:
     return True
 
 
-def write_image(path: str, data, labels, title: str) -> None:
+def write_image(out, data, labels, title: str) -> None:
+    """Draw the plot and write it to `out` (an outfile.OutputFile: .png, .svg or .pdf)."""
     import matplotlib
     matplotlib.use("Agg")
     from matplotlib.figure import Figure
@@ -51,4 +53,4 @@ def write_image(path: str, data, labels, title: str) -> None:
     ax.grid(True, alpha=0.3)
     ax.legend(loc="best", fontsize=8)
     fig.tight_layout()
-    fig.savefig(path)
+    out.write(lambda fh: fig.savefig(fh, format=os.path.splitext(out.path)[1].lower().lstrip(".")))

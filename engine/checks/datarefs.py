@@ -1,14 +1,17 @@
 """Data files named in check files: `at = { w = "@data/w.npy" }`, `points = "@points.npz"` and
 `random = { w = { range = [-1, 1], shape = "@w.npy" } }`, paths relative to the check file.
 
-Whether each file exists is checked with the file (a bad path is an invalid check file, with its
-line); the data is read when the case runs, by engine/lang/datafiles.py.
+Whether each file exists, is a regular file and lies in the check file's folder tree (symlinks
+resolved, as for programs) is checked with the file: a bad path is an invalid check file, with its
+line. The data is read when the case runs, by engine/lang/datafiles.py, confined again (a symlink
+may have moved since).
 """
 from __future__ import annotations
 
 import os
 
 from ...parser.errors import SourceError
+from ...parser.files import confined_path, open_regular
 from ..lang.datafiles import load_reference, split_reference
 from ..lang.datainputs import data_shape, load_inputs
 
@@ -26,14 +29,27 @@ def resolve(check_file: str, ref: str) -> str:
 
 
 def existing(check_file: str, ref: str, fail) -> str:
-    """`ref` resolved against the check file's folder; `fail(fault)` when no file is there."""
+    """`ref` resolved against the check file's folder; `fail(fault, hint)` unless a regular file
+    is there, inside the check file's folder tree."""
+    shown = split_reference(ref[1:].strip())[0]
     ref = resolve(check_file, ref)
-    path = split_reference(ref[1:])[0]
-    if os.path.isdir(path):
-        fail(f"{path} is a directory, not a data file")
-    elif not os.path.isfile(path):
+    path = file_of(ref)
+    missing = False
+    try:
+        confined_path(check_file, path, shown, "data file")
+        missing = not os.path.lexists(path)
+        if not missing:
+            os.close(open_regular(path, "data file", None))
+    except SourceError as e:
+        fail(e.message, e.hint)
+    if missing:
         fail(f"no such file: {path}")
     return ref
+
+
+def file_of(ref: str) -> str:
+    """The file a resolved `@PATH[:KEY]` names."""
+    return split_reference(ref[1:])[0]
 
 
 def shape_from(ref: str) -> tuple:
@@ -41,16 +57,16 @@ def shape_from(ref: str) -> tuple:
     return data_shape(ref[1:])
 
 
-def value_of(ref: str, limits=None):
-    """The data of one input."""
-    return load_reference(ref[1:], limits)
+def value_of(check_file: str, ref: str, limits=None):
+    """The data of one input of a case of `check_file`."""
+    return load_reference(ref[1:], limits, confine_to=check_file)
 
 
-def points_of(ref: str, limits=None) -> list:
+def points_of(check_file: str, ref: str, limits=None) -> list:
     """`points = "@points.npz"` (or .json/.toml): one array per input, whose first axis runs over
     the points; every input's first axis must have the same length."""
-    path = split_reference(ref[1:])[0]
-    columns = load_inputs(path, limits)
+    path = file_of(ref)
+    columns = load_inputs(confined_path(check_file, path, path, "data file"), limits, confine_to=check_file)
     counts = {name: (v.shape[0] if getattr(v, "ndim", 0) else None) for name, v in columns.items()}
     if not columns or any(c is None for c in counts.values()) or len(set(counts.values())) != 1:
         shown = ", ".join(f"{n}: {'a number' if c is None else f'{c} rows'}" for n, c in counts.items())

@@ -45,6 +45,7 @@ class Case:
     wrt: list | None = None
     skip: str | None = None        # the reason, when skipped
     options: dict = field(default_factory=dict)   # rtol, atol, step, dtype, mode, seed, max_steps
+    data_files: list = field(default_factory=list)  # every data file the case names (resolved paths)
 
     @property
     def id(self) -> str:
@@ -57,6 +58,7 @@ class _Checker:
         self.text = text
         self.loc = TomlLocator(text)
         self.where = ("defaults", 0)
+        self.data_files = []           # of the case being read
 
     def fail(self, message, path=(), hint=None):
         kind, index = self.where
@@ -151,7 +153,9 @@ class _Checker:
 
     def data(self, ref: str, path) -> str:
         """A data file `@PATH`, resolved against this file's folder; it must exist."""
-        return datarefs.existing(self.path, ref, lambda fault: self.fail(fault, path))
+        resolved = datarefs.existing(self.path, ref, lambda fault, hint=None: self.fail(fault, path, hint))
+        self.data_files.append(datarefs.file_of(resolved))
+        return resolved
 
     def random(self, r, path) -> dict:
         if not isinstance(r, dict):
@@ -203,6 +207,7 @@ class _Checker:
         if not isinstance(name, str) or not name.strip():
             self.fail(f"name must be text, not {_show(name)}", ("name",))
         case = Case(name=name, file=self.path, index=i, line=header.line)
+        self.data_files = case.data_files
         self.function(case, table)
         self.points(case, table)
         self.claims(case, table)

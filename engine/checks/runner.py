@@ -67,7 +67,7 @@ def hessian_function():
 def case_points(case, target) -> list:
     """The case's points as dicts of raw input values (random ones drawn deterministically)."""
     if case.points_file is not None:
-        return datarefs.points_of(case.points_file)
+        return datarefs.points_of(case.file, case.points_file)
     if case.points == [{}] and target.inputs:       # the case names no point: say how, in the file's words
         raise SourceError("missing input", f"the case gives no value for {', '.join(target.inputs)}", None,
                           "add at = { " + ", ".join(f"{n} = ..." for n in target.inputs) + " } "
@@ -79,7 +79,7 @@ def case_points(case, target) -> list:
             for name, v in p.items():
                 what = f"at {name}" if len(case.points) == 1 else f"points[{k}].{name}"
                 if datarefs.is_reference(v):
-                    point[name] = datarefs.value_of(v)
+                    point[name] = datarefs.value_of(case.file, v)
                 else:
                     point[name] = constant(v, what) if isinstance(v, str) else \
                         (np().asarray(v, dtype=np().float64) if isinstance(v, list) else v)

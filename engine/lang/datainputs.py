@@ -2,65 +2,61 @@
 data that holds nan or inf. The formats themselves are read by datafiles."""
 from __future__ import annotations
 
-import json
 import os
 
+from ...parser.files import open_regular, read_text
 from ..core.backend import np
-from .datafiles import (bad_file, element_limit, format_of, from_nested, load_file, load_reference, npy_header,
-                        npz_array, split_reference)
+from .datafiles import format_of, load_file, load_reference, npy_header, npz_member, open_npz, split_reference
+from .datastream import bad_file, byte_budget, element_limit
+from .datatext import from_nested, parse_json
 from .limits import Limits
 
 
-def load_inputs(path: str, limits: Limits | None = None) -> dict:
+def load_inputs(path: str, limits: Limits | None = None, confine_to: str | None = None,
+                opened: list | None = None) -> dict:
     """Every input from one file: an .npz (one array per name) or a .json/.toml object of names
-    to values (numbers, nested lists, or "@FILE" relative to this file)."""
+    to values (numbers, nested lists, or "@FILE" relative to this file). With `confine_to` (a
+    check file), every "@FILE" must lie in its folder tree too; `opened`, a list, gains the path
+    of each "@FILE" read."""
     ext = os.path.splitext(path)[1].lower()
     if ext not in (".npz", ".json", ".toml"):
         raise bad_file(path, f"unknown extension {ext or '(none)'}: inputs are read from an .npz archive "
                        "or a .json or .toml table of names to values")
-    if os.path.isdir(path) or not os.path.exists(path):
-        raise bad_file(path, "is a directory, not a file" if os.path.isdir(path) else "no such file")
     limit = element_limit(limits)
     if ext == ".npz":
-        return {name: npz_array(path, path, name, limit) for name in _npz_names(path)}
-    table = _table_file(path, ext)
+        return _npz_inputs(path, limit)
+    table = _table_file(path, ext, limit)
     base = os.path.dirname(path)
     out = {}
-    for name, v in table.items():
+    for k, (name, v) in enumerate(table.items(), 1):
         if not name.isidentifier():
-            raise bad_file(path, f"{name!r} is not an input name")
+            raise bad_file(path, f"the name of entry {k} is not an input name",
+                           "an input name is a letter or _, then letters, digits and _")
         where = f"{path} ({name})"
         if isinstance(v, str) and v.startswith("@"):
-            out[name] = load_reference(v[1:], limits, base)
+            out[name] = load_reference(v[1:], limits, base, confine_to=confine_to)
+            if opened is not None:
+                opened.append(os.path.join(base, split_reference(v[1:])[0]))
         else:
             out[name] = from_nested(v, where, limit)
     return out
 
 
-def _npz_names(path: str) -> list:
-    import zipfile
-    try:
-        with np().load(path, allow_pickle=False) as archive:
-            names = list(archive.files)
-    except (ValueError, OSError, AttributeError, zipfile.BadZipFile) as e:
-        raise bad_file(path, f"is not a valid .npz archive ({e})") from None
-    for name in names:
-        if not name.isidentifier():
-            raise bad_file(path, f"holds an array named {name!r}, which is not an input name")
-    return names
+def _npz_inputs(path: str, limit: int) -> dict:
+    fd = open_regular(path, "inputs file", None)
+    with os.fdopen(fd, "rb", buffering=0) as raw, open_npz(raw, path) as archive:
+        names = list(archive.files)
+        for name in names:
+            if not name.isidentifier():
+                raise bad_file(path, f"holds an array named {name!r}, which is not an input name")
+        return {name: npz_member(archive, name, f"{path}:{name}", limit) for name in names}
 
 
-def _table_file(path: str, ext: str) -> dict:
-    try:
-        with open(path, "rb") as fh:
-            text = fh.read().decode("utf-8-sig")
-    except (OSError, UnicodeDecodeError) as e:
-        raise bad_file(path, f"cannot read it: {getattr(e, 'strerror', None) or e}") from None
+def _table_file(path: str, ext: str, limit: int) -> dict:
+    """The table of a .json or .toml inputs file, of at most the bytes its element limit needs."""
+    text = read_text(path, "inputs file", byte_budget(limit, binary=False)).removeprefix("\ufeff")
     if ext == ".json":
-        try:
-            table = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise bad_file(path, f"is not valid JSON: {e.msg} at line {e.lineno}, column {e.colno}") from None
+        table = parse_json(text, path)
     else:
         import tomllib
         try:
@@ -75,12 +71,10 @@ def _table_file(path: str, ext: str) -> dict:
 def data_shape(path: str, limits: Limits | None = None) -> tuple:
     """The shape of the data in a file; from the header alone for .npy and .npz."""
     file, key = split_reference(path)
-    if format_of(file) == "npy" and os.path.isfile(file):
-        try:
-            with open(file, "rb") as fh:
-                return tuple(npy_header(fh, file)[0])
-        except OSError as e:
-            raise bad_file(file, f"cannot read it: {e.strerror or e}") from None
+    if format_of(file) == "npy":
+        fd = open_regular(file, "data file", None)
+        with os.fdopen(fd, "rb", buffering=0) as raw:
+            return tuple(npy_header(raw, file)[0])
     return tuple(np().shape(load_file(file, limits, key)))
 
 
