@@ -1,12 +1,12 @@
-"""The README's table of how `derivative`'s nested tapes grow with the order (section "How the cost
-of `derivative` grows with N"), generated so it cannot drift; tests/test_readme_tables.py checks that
-the README holds exactly this output.
+"""The table of docs/performance.md on how `derivative`'s nested tapes grow with the order
+(section "How the cost of `derivative` grows with N"), generated so it cannot drift;
+tests/test_readme_tables.py checks that docs/performance.md holds exactly this output.
 
-    python benchmarks/derivative_cost.py            # the table, as the README has it
+    python benchmarks/derivative_cost.py            # the table, as docs/performance.md has it
     python benchmarks/derivative_cost.py --times    # and the time for all N orders (best of 3)
 
 The tape entries are exact (the same on every machine); the times are a benchmark (they vary by
-machine and load) and so are not in the README's table.
+machine and load) and so are not in the table.
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The package's layers point one way (README, "How it works"): no import cycles, no import from a
+"""The package's layers point one way (docs/design.md, "Layers"): no import cycles, no import from a
 layer above, no module or function grown past what one sitting can read. Imports inside
 functions count: a lazy import that dodges a cycle is still a cycle."""
 import ast

@@ -1,6 +1,8 @@
-"""Every `autodiff ...` command in the README's code blocks runs as the README says (exit 0, or
-the error it shows), so no example can go stale. Commands that need a GPU, standard input or a
-10-million-element data file are run by tests/test_device.py and tests/test_datafiles.py."""
+"""Every `autodiff ...` command in the code blocks of the README and of docs/*.md runs as written
+(exit 0, or the error it shows), so no example can go stale; and the README, the user's manual,
+stays at most 500 lines (internals live in docs/design.md, dated benchmark runs in
+docs/performance.md). Commands that need a GPU, standard input or a 10-million-element data file
+are run by tests/test_device.py and tests/test_datafiles.py."""
 import re
 import shlex
 from pathlib import Path
@@ -13,18 +15,21 @@ from autodiff.cli.render import common as render
 ROOT = Path(__file__).resolve().parent.parent
 OTHER_TESTS = ("--device gpu", "AUTODIFF_DEVICE", "@w.npy", "@-", "model.py", "[--of")
 EXPECTED_ERRORS = {'autodiff grad "x + y" --at x=[1,2,3],y=[1,2]': 2}   # the README's error example
+DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+README_MAX_LINES = 500
 
 
-def readme_commands() -> list:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+def readme_commands(documents=DOCUMENTS) -> list:
     commands = []
-    for lang, block in re.findall(r"```(\w*)\n(.*?)```", text, flags=re.S):
-        if lang:                                    # python blocks: tests/test_api_surface.py
-            continue
-        for line in block.splitlines():
-            line = line.strip().removeprefix("$ ")
-            if line.startswith("autodiff ") and not any(mark in line for mark in OTHER_TESTS):
-                commands.append(line)
+    for path in documents:
+        text = path.read_text(encoding="utf-8")
+        for lang, block in re.findall(r"```(\w*)\n(.*?)```", text, flags=re.S):
+            if lang:                                # python blocks: tests/test_api_surface.py
+                continue
+            for line in block.splitlines():
+                line = line.strip().removeprefix("$ ")
+                if line.startswith("autodiff ") and not any(mark in line for mark in OTHER_TESTS):
+                    commands.append(line)
     return commands
 
 
@@ -32,7 +37,13 @@ COMMANDS = readme_commands()
 
 
 def test_the_readme_has_its_examples():
-    assert len(COMMANDS) >= 35
+    assert len(readme_commands([ROOT / "README.md"])) >= 35
+
+
+def test_the_readme_is_a_manual_of_at_most_500_lines():
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= README_MAX_LINES, f"README.md has {len(lines)} lines; move internals to docs/"
+    assert (ROOT / "docs" / "design.md").is_file() and (ROOT / "docs" / "performance.md").is_file()
 
 
 @pytest.mark.parametrize("command", COMMANDS)
