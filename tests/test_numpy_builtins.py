@@ -287,3 +287,50 @@ def test_builtins_that_make_arrays_from_counts_are_refused_past_the_element_limi
         autodiff.grad(source, at={"x": [1.0, 2.0]})
     assert err.value.kind == "too large" and "more than the limit" in err.value.message
     assert err.value.span is not None
+
+
+# ---- issue 27 (hardening III) ------------------------------------------------------------------
+
+RUNNING = {"cummax": np.maximum.accumulate, "cummin": np.minimum.accumulate}
+
+
+@pytest.mark.parametrize("name", sorted(RUNNING))
+@pytest.mark.parametrize("u, axis", [
+    ([2.0, np.nan, -1.0], None), ([2.0, np.nan, -1.0, np.nan, 5.0], None), ([np.nan, 1.0, 2.0], None),
+    ([1.0, -np.inf, np.inf, 0.0], None),
+    ([[2.0, np.nan, -1.0], [0.0, 3.0, np.nan], [4.0, 1.0, 1.0]], 1),
+    ([[2.0, np.nan, -1.0], [0.0, 3.0, np.nan], [4.0, 1.0, 1.0]], 0),
+])
+def test_cummax_and_cummin_keep_nan_as_numpy(name, u, axis):
+    """Item 5: a nan stays in the running extreme from where it appears, as numpy's accumulate
+    (before: [2, nan, -1] gave cummin [2, 2, 2])."""
+    u = np.array(u)
+    call = f"{name}(u)" if axis is None else f"{name}(u, {axis})"
+    with np.errstate(invalid="ignore"):
+        got = api.evaluate(call, at={"u": u}).value
+        want = RUNNING[name](u if axis is not None else u.ravel(), axis=axis or 0)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_cummax_and_cummin_gradients_follow_the_value_into_the_first_nan():
+    """The adjoint goes to the element each output came from; from the first nan on, to it."""
+    cases = [("sum(cummin(u))", [2.0, np.nan, -1.0], [1.0, 2.0, 0.0]),
+             ("sum(cummax(u))", [2.0, np.nan, 5.0, np.nan], [1.0, 3.0, 0.0, 0.0]),
+             ("sum(cummin(u))", [2.0, 3.0, 1.0, 1.0], [2.0, 0.0, 1.0, 1.0]),          # a tie: the later one
+             ("sum(cummax(u, 1) * arange(3.0))", [[1.0, np.nan, 2.0], [1.0, 0.0, 2.0]],
+              [[0.0, 3.0, 0.0], [1.0, 0.0, 2.0]])]
+    for source, u, want in cases:
+        for mode in ("reverse", "forward"):
+            with np.errstate(invalid="ignore"):
+                g = api.grad(source, at={"u": np.array(u)}, mode=mode).gradient["u"]
+            assert g.tolist() == want, (source, mode, g)
+
+
+def test_check_of_cummin_through_a_nan_does_not_pass(capsys):
+    from autodiff.cli import main as climain
+    from autodiff.cli.render import common as render
+    render._consoles.clear()            # the consoles bind to the stream they first saw
+    code = climain.invoke(["grad", "sum(cummin(u))", "--at", "u=[2,nan,-1]", "--check"])
+    out, err = capsys.readouterr()
+    assert int(code) == 1, out + err
+    assert "check passed" not in out + err

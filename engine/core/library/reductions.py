@@ -119,8 +119,14 @@ def _running_extreme(a, axis, accumulate):
         raw = m.asarray(ops.strip(x))
         running = accumulate(raw, axis=ax)
         steps = m.arange(raw.shape[ax]).reshape((-1,) + (1,) * (raw.ndim - ax - 1))
-        # the latest position that set the running extreme: the gradient goes to it
+        # the latest position that set the running extreme: the gradient goes to it (a tie: the later)
         where_set = m.maximum.accumulate(m.where(raw == running, steps, 0), axis=ax)
+        # a nan is the running extreme from where it appears on, as numpy's accumulate: the first
+        # nan along the axis is where the value (and the gradient) comes from after it
+        nan = m.isnan(raw)
+        if nan.any():
+            first_nan = m.argmax(nan, axis=ax)[(slice(None),) * ax + (None,)]
+            where_set = m.where(m.logical_or.accumulate(nan, axis=ax), first_nan, where_set)
         return m.take_along_axis(pos, where_set, ax)
     return gathered(x, positions_of)
 
