@@ -334,3 +334,43 @@ def test_check_of_cummin_through_a_nan_does_not_pass(capsys):
     out, err = capsys.readouterr()
     assert int(code) == 1, out + err
     assert "check passed" not in out + err
+
+
+DOT_SHAPES = [((), ()), ((), (3,)), ((2, 3), ()), ((3,), (3,)), ((3,), (3, 4)), ((2, 3), (3,)), ((2, 3), (3, 4)),
+              ((4, 2, 3), (3,)), ((3,), (2, 3, 4)), ((2, 3), (5, 3, 4)), ((4, 2, 3), (5, 3, 2)),
+              ((2, 2, 3), (3, 4)), ((1, 2), (2, 2, 2)), ((2, 1, 2, 3), (2, 3, 2)), ((3,), (2, 1, 3, 2)),
+              ((2, 0), (3, 0, 4)), ((0, 3), (2, 3, 4))]
+
+
+@pytest.mark.parametrize("sa, sb", DOT_SHAPES, ids=[f"{a}.{b}" for a, b in DOT_SHAPES])
+def test_dot_is_numpys_for_every_number_of_dimensions(sa, sb):
+    """Item 11: dot of N-d arrays sums over a's last axis and b's second-to-last (numpy's dot),
+    not matmul's stacks; its gradient (both modes) against central differences."""
+    a, b = rng.uniform(-1, 1, sa), rng.uniform(-1, 1, sb)
+    want = np.dot(a, b)
+    w = rng.uniform(-1, 1, np.shape(want))
+    at = {"A": a if sa else float(a), "B": b if sb else float(b), "W": w if np.shape(want) else float(w)}
+    target = api.load("sum(dot(A, B) * W)")
+    pair = {"A": at["A"], "B": at["B"]}
+    got = api.evaluate("dot(A, B)", at=pair).value
+    assert np.shape(got) == np.shape(want)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
+    reverse = autodiff.grad(None, at=at, target=target, wrt=["A", "B"])
+    forward = autodiff.grad(None, at=at, target=target, wrt=["A", "B"], mode="forward")
+    for name in ("A", "B"):
+        fd = numeric_gradient(target, at, name)
+        np.testing.assert_allclose(reverse.gradient[name], fd, rtol=1e-6, atol=1e-8, err_msg=name)
+        np.testing.assert_allclose(forward.gradient[name], reverse.gradient[name], rtol=1e-12, atol=1e-14)
+    method = api.evaluate("A.dot(B)", at=pair).value                # the method form is the same builtin
+    np.testing.assert_allclose(method, want, rtol=1e-12, atol=1e-14)
+
+
+def test_dot_of_the_issue_has_numpys_shape_and_misaligned_shapes_are_located():
+    a, b = np.array([[1.0, 2.0]]), np.array([[[1.0, 0.0], [0.0, 1.0]], [[2.0, 0.0], [0.0, 2.0]]])
+    got = api.evaluate("dot(A, B)", at={"A": a, "B": b}).value
+    assert got.shape == (1, 2, 2) and got.tolist() == np.dot(a, b).tolist()
+    from autodiff.parser.errors import SourceError
+    for sa, sb in (((1, 3), (1, 3)), ((2, 3), (2, 2, 3)), ((3,), (2,))):
+        with pytest.raises(SourceError, match=r"dot\(\): shapes .* not aligned") as e:
+            api.evaluate("dot(A, B)", at={"A": np.ones(sa), "B": np.ones(sb)})
+        assert e.value.kind == "shape mismatch" and e.value.span is not None

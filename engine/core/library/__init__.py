@@ -82,6 +82,7 @@ SIGNATURES = {
     "full_like": ("constructors", "full_like", "a fill_value dtype="),
     "array": ("constructors", "array", "object dtype="),
     "asarray": ("constructors", "array", "object dtype="),
+    "dot": ("linalg", "dot", "a b"),
     "outer": ("linalg", "outer", "a b"),
     "inner": ("linalg", "inner", "a b"),
     "kron": ("linalg", "kron", "a b"),
