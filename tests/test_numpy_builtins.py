@@ -2,6 +2,9 @@
 each gradient (reverse mode, of the summed output) against central differences and against
 forward mode. The table's own entries are tested again, rule by rule, in test_rules.py."""
 
+import math
+import warnings
+
 import numpy as np
 import pytest
 import scipy.special as sp
@@ -374,3 +377,39 @@ def test_dot_of_the_issue_has_numpys_shape_and_misaligned_shapes_are_located():
         with pytest.raises(SourceError, match=r"dot\(\): shapes .* not aligned") as e:
             api.evaluate("dot(A, B)", at={"A": np.ones(sa), "B": np.ones(sb)})
         assert e.value.kind == "shape mismatch" and e.value.span is not None
+
+
+VAR_DDOF = [("var", [1.0, 2.0, 3.0], None, 5), ("var", [1.0, 2.0, 3.0], None, 3), ("std", [1.0, 2.0, 3.0], None, 4),
+            ("var", [2.0, 2.0, 2.0], None, 3), ("var", np.zeros(0), None, 0), ("std", np.zeros(0), None, 1),
+            ("var", np.zeros((0, 3)), 0, 0), ("std", np.zeros((2, 0)), 1, 2),
+            ("var", [[1.0, 2.0, 4.0], [0.0, 0.0, 0.0]], 1, 3), ("var", 5.0, None, 1), ("var", [1.0, 2.0, 4.0], None, -1)]
+
+
+@pytest.mark.parametrize("name, x, axis, ddof", VAR_DDOF)
+def test_var_and_std_divide_by_numpys_count_where_ddof_reaches_it(name, x, axis, ddof):
+    """Item 12: numpy divides by max(n - ddof, 0): inf (nan where every element is the mean, or
+    there is none), never a negative count (before: var([1, 2, 3], ddof=5) was -1, of nothing -0)."""
+    x = np.array(x) if np.ndim(x) else x
+    source = f"{name}(x, {axis}, {ddof})"
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")                 # numpy's "Degrees of freedom <= 0"
+        want = getattr(np, name)(x, axis=axis, ddof=ddof)
+        got = api.evaluate(source, at={"x": x}).value
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("source, x, want", [
+    ("var(x, ddof=5)", [1.0, 2.0, 3.0], [-math.inf, 0.0, math.inf]),
+    ("var(x, ddof=3)", [1.0, 4.0, 1.0], [-math.inf, math.inf, -math.inf]),
+    ("std(x, ddof=5)", [1.0, 2.0, 3.0], [0.0, 0.0, 0.0]),
+    ("var(x, ddof=3)", [2.0, 2.0, 2.0], [0.0, 0.0, 0.0]),
+    ("sum(var(x, 1, 2))", [[1.0, 3.0], [5.0, 5.0]], [[-math.inf, math.inf], [0.0, 0.0]]),
+])
+def test_var_with_no_degrees_of_freedom_has_the_formulas_gradient_in_both_modes(source, x, want):
+    """Where max(n - ddof, 0) is 0 the gradient is the formula's, 2 (x - mean) / 0 element by
+    element: ±inf, 0 where an element is the mean (the strong zero); the mean's own term, a sum
+    of x - mean (0), is left out, as inf - inf it made reverse mode nan where forward mode was not."""
+    for mode in ("reverse", "forward"):
+        with np.errstate(all="ignore"):
+            g = api.grad(source, at={"x": np.array(x)}, mode=mode).gradient["x"]
+        assert g.tolist() == want, (mode, g)

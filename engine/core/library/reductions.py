@@ -33,10 +33,16 @@ def mean(a, axis=None, keepdims=False):
 
 
 def var(a, axis=None, ddof=0, keepdims=False):
+    """numpy's var: the squares about the mean over max(n - ddof, 0), inf where that count is 0
+    (nan where every element is the mean, or there is none). There the gradient is the formula's
+    2 (x - mean) / 0 element by element: the mean is a constant to AD, as its own term (a sum of
+    x - mean, which is 0, times inf) would make every entry nan in reverse mode, not forward."""
     axes = axes_of(axis, ndim(a))
-    centred = a - mean(a, axis, keepdims=True)
+    count = max(reduced_count(a, axes) - whole(ddof, "ddof"), 0)
+    centre = mean(a, axis, keepdims=True)
+    centred = a - (centre if count else ops.strip(centre))
     squares = ops.sum(centred * centred, axes) if shape(a) else centred * centred
-    result = ops.div(squares, float(reduced_count(a, axes) - whole(ddof, "ddof")))
+    result = ops.div(squares, float(count))
     return keep_dims(result, a, axes) if keepdims and shape(a) else result
 
 
