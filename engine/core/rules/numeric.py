@@ -1,14 +1,15 @@
 """More of numpy's elementwise functions: log1p expm1 exp2 cbrt, the inverse hyperbolics,
-arctan2 hypot logaddexp fmod, and the integer-valued ceil trunc round (no gradient). Same shape
+arctan2 hypot logaddexp fmod mod (the `%` operator), and the integer-valued ceil trunc round and
+floor_divide (the `//` operator; no gradient). Same shape
 of entry as elementwise.py, made by its unary_entry and binary_entry (the strong zero included):
 forward, VJP and JVP together, derivatives in engine ops."""
 from __future__ import annotations
 
 import math
 
-from ..backend import xp
+from ..backend import np, xp
 from ..notes import NOTES
-from ..primitives import float_fallback, nondiff, plain_scalar
+from ..primitives import float_fallback, nondiff, plain_scalar, run_dtype
 from .arithmetic import div
 from .comparisons import eq, where
 from .elementwise import LN2, binary_entry, exp, sqrt, unary_entry
@@ -84,10 +85,11 @@ logaddexp = binary_entry("logaddexp", _logaddexp, lambda ans, x, y: exp(x - ans)
 
 
 def _integral(name, mathfn):
-    """An integer-valued function: a step function to AD (no gradient), inf and nan kept."""
+    """An integer-valued function: a step function to AD (no gradient), inf and nan kept, and the
+    sign of a zero (math's integer results have none: ceil(-0.5) is -0.0, as numpy's)."""
     def impl(x):
         if x.__class__ is float and math.isfinite(x):
-            return float(mathfn(x))
+            return math.copysign(float(mathfn(x)), x)
         return plain_scalar(getattr(xp(), name)(x))
     impl.__name__ = name
     return nondiff(name, impl, builtin=name)
@@ -107,5 +109,35 @@ def _fmod(x, y):
     return plain_scalar(xp().fmod(x, y))
 
 
-# x - trunc(x / y) * y: 1 for x, -trunc(x / y) for y (the quotient is a constant to AD)
-fmod = binary_entry("fmod", _fmod, lambda ans, x, y: 1.0, lambda ans, x, y: -trunc(div(x, y)))
+# x - q y with q the whole quotient toward 0: 1 for x, -q for y (a constant to AD). q is
+# rint((x - fmod) / y), exact, where trunc(x / y) takes the rounded quotient's: at 1 and 0.1 it is
+# 9, trunc(1 / 0.1) is 10
+fmod = binary_entry("fmod", _fmod, lambda ans, x, y: 1.0, lambda ans, x, y: -rint(div(x - ans, y)), needs_ans=True)
+
+
+def _real(v):
+    """A truth value or mask as a number of the run's dtype (numpy would make bool // bool int8)."""
+    if v.__class__ is bool:
+        return float(v)
+    return v.astype(run_dtype[0]) if getattr(v, "dtype", None) == bool else v
+
+
+def _floor_divide(x, y):
+    """numpy's floor_divide, Python's // where y is not 0: `1 // 0.1` is 9 (floor(1 / 0.1) is 10),
+    `inf // 2` nan; at y = 0 IEEE's x / 0 (inf, -inf or nan)."""
+    if x.__class__ is float and y.__class__ is float:
+        return x // y if y != 0.0 else float_fallback(np().floor_divide, x, y)
+    return plain_scalar(xp().floor_divide(_real(x), _real(y)))
+
+
+def _mod(x, y):
+    """numpy's mod, Python's % where y is not 0 (`1 % 0.1` is 0.0999...95), nan at y = 0."""
+    if x.__class__ is float and y.__class__ is float:
+        return x % y if y != 0.0 else float_fallback(np().mod, x, y)
+    return plain_scalar(xp().mod(_real(x), _real(y)))
+
+
+# the `//` operator and floor_divide(): a step function (no gradient)
+floor_divide = nondiff("floor_divide", _floor_divide, builtin="floor_divide")
+# the `%` operator, mod() and remainder(): x - floor_divide(x, y) y, 1 for x and -floor_divide(x, y) for y
+mod = binary_entry("mod", _mod, lambda ans, x, y: 1.0, lambda ans, x, y: -floor_divide(x, y), alias="remainder")
