@@ -140,4 +140,4 @@ def _mod(x, y):
 # the `//` operator and floor_divide(): a step function (no gradient)
 floor_divide = nondiff("floor_divide", _floor_divide, builtin="floor_divide")
 # the `%` operator, mod() and remainder(): x - floor_divide(x, y) y, 1 for x and -floor_divide(x, y) for y
-mod = binary_entry("mod", _mod, lambda ans, x, y: 1.0, lambda ans, x, y: -floor_divide(x, y), alias="remainder")
+mod = binary_entry("mod", _mod, lambda ans, x, y: 1.0, lambda ans, x, y: -floor_divide(x, y))
