@@ -226,3 +226,56 @@ def test_a_zero_factor_times_an_infinite_derivative_is_zero_in_both_modes(source
         gradient = api.grad(source, at, mode=mode).gradient
         got = {k: np.asarray(v, dtype=float).tolist() for k, v in gradient.items()}
         assert str(got) == str(expected), (mode, got)
+
+
+# ---- issue 27 (hardening III) item 20: numpy's floor division and signed zeros -----------------
+
+FLOOR_X = [math.inf, -math.inf, math.nan, 5.0, -5.0, 1.0, -1.0, 0.0, -0.0, 2.0, 7.5]
+FLOOR_Y = [2.0, 2.0, 2.0, 2.0, 2.0, 0.1, math.inf, -1.0, 1.0, 0.0, -0.0]
+
+
+def same_numbers(got, want):
+    """Equal as numpy's, nan to nan and the sign of a zero too."""
+    got, want = np.asarray(got, dtype=float), np.asarray(want, dtype=float)
+    assert got.shape == want.shape
+    assert np.array_equal(got, want, equal_nan=True), (got, want)
+    assert np.array_equal(np.signbit(got), np.signbit(want)), (got, want)
+
+
+@pytest.mark.parametrize("source", ["x // y", "floor_divide(x, y)", "x % y", "mod(x, y)", "remainder(x, y)"])
+def test_floor_division_and_modulo_are_numpys_for_arrays_and_numbers(source):
+    """`u // 2` at ±inf was ±inf (floor of inf / 2; numpy and Python: nan), `x // 0.1` at 1 was 10
+    (numpy and Python: 9), and mod(1, 0.1) was 0 (numpy: 0.0999...95)."""
+    x, y = np.array(FLOOR_X), np.array(FLOOR_Y)
+    numpy_fn = np.floor_divide if "//" in source or "floor" in source else np.mod
+    with np.errstate(all="ignore"):
+        want = numpy_fn(x, y)
+        same_numbers(api.evaluate(source, at={"x": x, "y": y}).value, want)
+        for a, b, w in zip(FLOOR_X, FLOOR_Y, want):              # the scalar path: Python floats
+            same_numbers(api.evaluate(source, at={"x": a, "y": b}).value, w)
+        same_numbers(api.evaluate(source.replace("y", "2"), at={"x": x}).value, numpy_fn(x, 2.0))
+
+
+@pytest.mark.parametrize("name", ["ceil", "trunc", "rint", "floor", "round"])
+def test_integral_functions_keep_the_sign_of_zero(name):
+    """ceil(-0.5) was 0.0 (numpy: -0.0): math's integer results lose the sign."""
+    points = [-0.5, -0.4, -0.0, 0.0, 0.4, -1.5, 2.5, -2.5, math.inf, -math.inf, math.nan]
+    numpy_fn = {"round": np.round}.get(name, getattr(np, name))
+    for p in points:
+        same_numbers(api.evaluate(f"{name}(x)", at={"x": p}).value, numpy_fn(p))
+    same_numbers(api.evaluate(f"{name}(x)", at={"x": np.array(points)}).value, numpy_fn(np.array(points)))
+    same_numbers(api.evaluate(f"{name}(-0.5)").value, numpy_fn(-0.5))
+
+
+def test_modulo_gradients_keep_their_convention():
+    """x % y: 1 for x, -floor_divide(x, y) for y, numpy's quotient (at 1 and 0.1: 9, not 10)."""
+    for mode in ("reverse", "forward"):
+        for source in ("x % y", "mod(x, y)"):
+            r = api.grad(source, at={"x": np.array([1.0, -7.0, 2.0]), "y": np.array([0.1, 3.0, math.inf])}, mode=mode)
+            assert r.gradient["x"].tolist() == [1.0, 1.0, 1.0], (source, mode)
+            assert r.gradient["y"].tolist() == [-9.0, 3.0, 0.0], (source, mode)
+        r = api.grad("sum(x // y) + sum(floor_divide(x, y))", at={"x": np.array([1.0, 5.0]), "y": np.array([0.1, 2.0])},
+                     mode=mode)
+        assert [np.asarray(g).tolist() for g in r.gradient.values()] == [[0.0, 0.0], [0.0, 0.0]], mode
+    g = api.grad("fmod(x, y)", at={"x": 1.0, "y": 0.1}).gradient        # fmod's quotient toward 0: 9 too
+    assert g == {"x": 1.0, "y": -9.0}

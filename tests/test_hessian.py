@@ -173,3 +173,31 @@ def test_cli_table_and_errors():
     assert out.returncode == 0 and "802" in out.stdout and "-400" in out.stdout
     bad = _cli("hessian", "[x, x]", "--at", "x=1")
     assert bad.returncode == 2 and "scalar output" in bad.stderr and "Traceback" not in bad.stderr
+
+
+# Issue 27 item 13: the gradient a Hessian reports is grad's, at the points where the nested sweep
+# (adjoints boxed on the outer level, which the strong zero never drops) made it nan or inf.
+SAME_GRADIENT = [("std(x)", {"x": np.array([1.0])}), ("std(x)", {"x": np.array([2.0, 2.0, 2.0])}),
+                 ("std(x) + sum(x * x)", {"x": np.array([0.5, 0.5])}), ("var(x) + std(x)", {"x": np.array([3.0])}),
+                 ("max(x) + std(x)", {"x": np.array([1.0, 1.0])}), ("norm(x - y) * y[0]", {"x": np.ones(2), "y": np.ones(2)}),
+                 ("x**3*sqrt(x)", {"x": 0.0}), ("sqrt(x*y)", {"x": 0.0, "y": 2.0}),
+                 ("std(x)", {"x": np.array([1.0, 2.0])})]
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("source, at", SAME_GRADIENT, ids=[s for s, _ in SAME_GRADIENT])
+def test_the_hessians_gradient_is_grads(source, at, method):
+    want = api.grad(source, at=at).gradient
+    with np.errstate(all="ignore"):
+        got = api.hessian(source, at=at, method=method).gradient
+    assert set(got) == set(want)
+    for name in want:
+        assert np.asarray(got[name]).tolist() == np.asarray(want[name]).tolist(), (name, got[name], want[name])
+        assert np.asarray(got[name]).shape == np.shape(at[name])
+
+
+def test_the_gradient_of_std_at_one_element_is_zero_everywhere():
+    assert api.grad("std(x)", at={"x": np.array([1.0])}).gradient["x"].tolist() == [0.0]
+    for method in METHODS:
+        r = api.hessian("std(x)", at={"x": np.array([1.0])}, method=method)
+        assert r.gradient["x"].tolist() == [0.0] and r.nonfinite == [], method

@@ -2,6 +2,9 @@
 each gradient (reverse mode, of the summed output) against central differences and against
 forward mode. The table's own entries are tested again, rule by rule, in test_rules.py."""
 
+import math
+import warnings
+
 import numpy as np
 import pytest
 import scipy.special as sp
@@ -287,3 +290,126 @@ def test_builtins_that_make_arrays_from_counts_are_refused_past_the_element_limi
         autodiff.grad(source, at={"x": [1.0, 2.0]})
     assert err.value.kind == "too large" and "more than the limit" in err.value.message
     assert err.value.span is not None
+
+
+# ---- issue 27 (hardening III) ------------------------------------------------------------------
+
+RUNNING = {"cummax": np.maximum.accumulate, "cummin": np.minimum.accumulate}
+
+
+@pytest.mark.parametrize("name", sorted(RUNNING))
+@pytest.mark.parametrize("u, axis", [
+    ([2.0, np.nan, -1.0], None), ([2.0, np.nan, -1.0, np.nan, 5.0], None), ([np.nan, 1.0, 2.0], None),
+    ([1.0, -np.inf, np.inf, 0.0], None),
+    ([[2.0, np.nan, -1.0], [0.0, 3.0, np.nan], [4.0, 1.0, 1.0]], 1),
+    ([[2.0, np.nan, -1.0], [0.0, 3.0, np.nan], [4.0, 1.0, 1.0]], 0),
+])
+def test_cummax_and_cummin_keep_nan_as_numpy(name, u, axis):
+    """Item 5: a nan stays in the running extreme from where it appears, as numpy's accumulate
+    (before: [2, nan, -1] gave cummin [2, 2, 2])."""
+    u = np.array(u)
+    call = f"{name}(u)" if axis is None else f"{name}(u, {axis})"
+    with np.errstate(invalid="ignore"):
+        got = api.evaluate(call, at={"u": u}).value
+        want = RUNNING[name](u if axis is not None else u.ravel(), axis=axis or 0)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_cummax_and_cummin_gradients_follow_the_value_into_the_first_nan():
+    """The adjoint goes to the element each output came from; from the first nan on, to it."""
+    cases = [("sum(cummin(u))", [2.0, np.nan, -1.0], [1.0, 2.0, 0.0]),
+             ("sum(cummax(u))", [2.0, np.nan, 5.0, np.nan], [1.0, 3.0, 0.0, 0.0]),
+             ("sum(cummin(u))", [2.0, 3.0, 1.0, 1.0], [2.0, 0.0, 1.0, 1.0]),          # a tie: the later one
+             ("sum(cummax(u, 1) * arange(3.0))", [[1.0, np.nan, 2.0], [1.0, 0.0, 2.0]],
+              [[0.0, 3.0, 0.0], [1.0, 0.0, 2.0]])]
+    for source, u, want in cases:
+        for mode in ("reverse", "forward"):
+            with np.errstate(invalid="ignore"):
+                g = api.grad(source, at={"u": np.array(u)}, mode=mode).gradient["u"]
+            assert g.tolist() == want, (source, mode, g)
+
+
+def test_check_of_cummin_through_a_nan_does_not_pass(capsys):
+    from autodiff.cli import main as climain
+    from autodiff.cli.render import common as render
+    render._consoles.clear()            # the consoles bind to the stream they first saw
+    code = climain.invoke(["grad", "sum(cummin(u))", "--at", "u=[2,nan,-1]", "--check"])
+    out, err = capsys.readouterr()
+    assert int(code) == 1, out + err
+    assert "check passed" not in out + err
+
+
+DOT_SHAPES = [((), ()), ((), (3,)), ((2, 3), ()), ((3,), (3,)), ((3,), (3, 4)), ((2, 3), (3,)), ((2, 3), (3, 4)),
+              ((4, 2, 3), (3,)), ((3,), (2, 3, 4)), ((2, 3), (5, 3, 4)), ((4, 2, 3), (5, 3, 2)),
+              ((2, 2, 3), (3, 4)), ((1, 2), (2, 2, 2)), ((2, 1, 2, 3), (2, 3, 2)), ((3,), (2, 1, 3, 2)),
+              ((2, 0), (3, 0, 4)), ((0, 3), (2, 3, 4))]
+
+
+@pytest.mark.parametrize("sa, sb", DOT_SHAPES, ids=[f"{a}.{b}" for a, b in DOT_SHAPES])
+def test_dot_is_numpys_for_every_number_of_dimensions(sa, sb):
+    """Item 11: dot of N-d arrays sums over a's last axis and b's second-to-last (numpy's dot),
+    not matmul's stacks; its gradient (both modes) against central differences."""
+    a, b = rng.uniform(-1, 1, sa), rng.uniform(-1, 1, sb)
+    want = np.dot(a, b)
+    w = rng.uniform(-1, 1, np.shape(want))
+    at = {"A": a if sa else float(a), "B": b if sb else float(b), "W": w if np.shape(want) else float(w)}
+    target = api.load("sum(dot(A, B) * W)")
+    pair = {"A": at["A"], "B": at["B"]}
+    got = api.evaluate("dot(A, B)", at=pair).value
+    assert np.shape(got) == np.shape(want)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
+    reverse = autodiff.grad(None, at=at, target=target, wrt=["A", "B"])
+    forward = autodiff.grad(None, at=at, target=target, wrt=["A", "B"], mode="forward")
+    for name in ("A", "B"):
+        fd = numeric_gradient(target, at, name)
+        np.testing.assert_allclose(reverse.gradient[name], fd, rtol=1e-6, atol=1e-8, err_msg=name)
+        np.testing.assert_allclose(forward.gradient[name], reverse.gradient[name], rtol=1e-12, atol=1e-14)
+    method = api.evaluate("A.dot(B)", at=pair).value                # the method form is the same builtin
+    np.testing.assert_allclose(method, want, rtol=1e-12, atol=1e-14)
+
+
+def test_dot_of_the_issue_has_numpys_shape_and_misaligned_shapes_are_located():
+    a, b = np.array([[1.0, 2.0]]), np.array([[[1.0, 0.0], [0.0, 1.0]], [[2.0, 0.0], [0.0, 2.0]]])
+    got = api.evaluate("dot(A, B)", at={"A": a, "B": b}).value
+    assert got.shape == (1, 2, 2) and got.tolist() == np.dot(a, b).tolist()
+    from autodiff.parser.errors import SourceError
+    for sa, sb in (((1, 3), (1, 3)), ((2, 3), (2, 2, 3)), ((3,), (2,))):
+        with pytest.raises(SourceError, match=r"dot\(\): shapes .* not aligned") as e:
+            api.evaluate("dot(A, B)", at={"A": np.ones(sa), "B": np.ones(sb)})
+        assert e.value.kind == "shape mismatch" and e.value.span is not None
+
+
+VAR_DDOF = [("var", [1.0, 2.0, 3.0], None, 5), ("var", [1.0, 2.0, 3.0], None, 3), ("std", [1.0, 2.0, 3.0], None, 4),
+            ("var", [2.0, 2.0, 2.0], None, 3), ("var", np.zeros(0), None, 0), ("std", np.zeros(0), None, 1),
+            ("var", np.zeros((0, 3)), 0, 0), ("std", np.zeros((2, 0)), 1, 2),
+            ("var", [[1.0, 2.0, 4.0], [0.0, 0.0, 0.0]], 1, 3), ("var", 5.0, None, 1), ("var", [1.0, 2.0, 4.0], None, -1)]
+
+
+@pytest.mark.parametrize("name, x, axis, ddof", VAR_DDOF)
+def test_var_and_std_divide_by_numpys_count_where_ddof_reaches_it(name, x, axis, ddof):
+    """Item 12: numpy divides by max(n - ddof, 0): inf (nan where every element is the mean, or
+    there is none), never a negative count (before: var([1, 2, 3], ddof=5) was -1, of nothing -0)."""
+    x = np.array(x) if np.ndim(x) else x
+    source = f"{name}(x, {axis}, {ddof})"
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")                 # numpy's "Degrees of freedom <= 0"
+        want = getattr(np, name)(x, axis=axis, ddof=ddof)
+        got = api.evaluate(source, at={"x": x}).value
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("source, x, want", [
+    ("var(x, ddof=5)", [1.0, 2.0, 3.0], [-math.inf, 0.0, math.inf]),
+    ("var(x, ddof=3)", [1.0, 4.0, 1.0], [-math.inf, math.inf, -math.inf]),
+    ("std(x, ddof=5)", [1.0, 2.0, 3.0], [0.0, 0.0, 0.0]),
+    ("var(x, ddof=3)", [2.0, 2.0, 2.0], [0.0, 0.0, 0.0]),
+    ("sum(var(x, 1, 2))", [[1.0, 3.0], [5.0, 5.0]], [[-math.inf, math.inf], [0.0, 0.0]]),
+])
+def test_var_with_no_degrees_of_freedom_has_the_formulas_gradient_in_both_modes(source, x, want):
+    """Where max(n - ddof, 0) is 0 the gradient is the formula's, 2 (x - mean) / 0 element by
+    element: ±inf, 0 where an element is the mean (the strong zero); the mean's own term, a sum
+    of x - mean (0), is left out, as inf - inf it made reverse mode nan where forward mode was not."""
+    for mode in ("reverse", "forward"):
+        with np.errstate(all="ignore"):
+            g = api.grad(source, at={"x": np.array(x)}, mode=mode).gradient["x"]
+        assert g.tolist() == want, (mode, g)

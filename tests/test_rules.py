@@ -74,13 +74,13 @@ UNARY_POINTS = {
 }
 
 BINARY_NAMES = ["add", "sub", "mul", "div", "pow", "maximum", "minimum",
-                "arctan2", "hypot", "logaddexp", "fmod", "beta", "xlogy"]
+                "arctan2", "hypot", "logaddexp", "fmod", "mod", "beta", "xlogy"]
 
 
 def binary_cases(name):
-    # pow's base, div's divisor, beta's arguments and xlogy's y away from 0 (fmod's too: its
-    # quotient then stays between two whole numbers)
-    positive = name in ("pow", "div", "beta", "xlogy", "fmod")
+    # pow's base, div's divisor, beta's arguments and xlogy's y away from 0 (fmod's and mod's
+    # too: their quotient then stays between two whole numbers)
+    positive = name in ("pow", "div", "beta", "xlogy", "fmod", "mod")
     lo = 0.5 if positive else -2.0
 
     def r(*shape):
@@ -240,6 +240,7 @@ NONDIFF = {
     "gt": (arr(1.0, 2.0), arr(2.0, 2.0)), "ge": (arr(1.0, 2.0), arr(2.0, 2.0)),
     "eq": (arr(1.0, 2.0), arr(2.0, 2.0)), "ne": (arr(1.0, 2.0), arr(2.0, 2.0)),
     "ceil": (arr(-1.5, 0.0, 2.5),), "trunc": (arr(-1.5, 0.0, 2.5),), "rint": (arr(-1.5, 0.5, 2.5),),
+    "floor_divide": (arr(-1.5, 1.0, 2.5), arr(0.5, 0.1, -2.0)),
 }
 # Arguments that are not differentiable by design (a condition), as (primitive, position).
 NONDIFF_ARGS = {("where", 0)}

@@ -33,7 +33,7 @@ from ..core.tape import BATCHED, Dual, Var
 PLAN_DENSE_MAX_ELEMENTS = 1 << 16     # a dense tangent of more numbers than this: no plan
 
 # the steps whose VJP rules make raw values from constants only (core/rules/arithmetic.py,
-# elementwise.py's _elementwise family, reductions.py's sum, shapes.py)
+# elementwise.py's unary_entry family, reductions.py's sum, shapes.py)
 PLANNED_STEPS = frozenset(("add", "sub", "mul", "div", "neg", "sin", "cos", "tan", "sinh", "cosh", "tanh",
                            "exp", "log", "log2", "log10", "arctan", "sum", "reshape", "broadcast_to", "sum_to",
                            "expand_dims", "transpose", "pow"))

@@ -82,10 +82,23 @@ def hessian(source=None, at=None, wrt=None, method="forward-over-reverse", fn=No
     hess = {a: {b: finish(blocks[a][b].reshape(shape_of(inputs[a]) + shape_of(inputs[b]))) for b in wrt}
             for a in wrt}
     gradient = {w: finish(host(grads[w], shape_of(inputs[w]))) for w in wrt}
+    if not all(np().isfinite(gradient[w]).all() for w in wrt):
+        gradient = _gradient_alone(target, inputs, wrt, limits)
     return HessianResult(value=on_host(value), gradient=gradient, hessian=hess, inputs=on_host(inputs),
                          method=method, passes=passes,
                          signature=interp.signature, kinks=unique_kinks(notes.kinks), steps=interp.steps,
                          detached=detached_places(notes.detached))
+
+
+def _gradient_alone(target, inputs, wrt, limits) -> dict:
+    """The gradient as grad computes it, where the Hessian's own pass made it nan or inf: its sweep
+    runs under an outer level (dual tangents, an outer tape), whose boxed adjoints the strong zero
+    never drops, a boxed zero carrying higher orders; grad's sweep is the outermost, where a zero
+    adjoint stays 0 against an inf factor (std at one element: 0, not nan). Each order as that
+    order alone computes it, as orders_as_alone does for derivatives; a finite gradient is grad's
+    already (the two sweeps differ only in what they mask), and pays nothing."""
+    _, grads, _ = _gradient_pass(target, inputs, wrt, limits)
+    return {w: finish(host(grads[w], shape_of(inputs[w]))) for w in wrt}
 
 
 def _gradient_pass(target, values, wrt, limits):

@@ -174,11 +174,6 @@ class Builtins:
         axes = reduction_axes(name, x, axis)
         return x if not shape_of(x) else keep_dims(reduce(x, axes), x, axes, keepdims)
 
-    def dot(self, x, y):
-        if not shape_of(x) or not shape_of(y):
-            return ops.mul(x, y)
-        return ops.matmul(x, y)
-
     def reshape(self, x, *shape):
         s = _shape_arg(shape, "reshape")
         return ops.reshape(x, s)
@@ -255,7 +250,6 @@ def make_builtins(interp) -> dict:
         table[name] = Builtin(name, fn, lo, lo if hi is None else hi)
 
     add("where", methods.where, 3)
-    add("dot", methods.dot, 2)
     add("sum", methods.sum, 1, 2)          # keepdims= by keyword only, as numpy
     add("mean", methods.mean, 1, 2)
     add("max", methods.max, 1, 99)

@@ -7,7 +7,7 @@ from ..core.library import SIGNATURES, TAKES_DTYPE, function, parameters, positi
 from .values import dtype
 
 # numpy's second spelling -> the builtin it names
-SECOND_SPELLINGS = {"absolute": "abs", "amax": "max", "amin": "min"}
+SECOND_SPELLINGS = {"absolute": "abs", "amax": "max", "amin": "min", "remainder": "mod"}
 
 
 def _on_first_call(name):

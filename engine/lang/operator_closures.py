@@ -6,65 +6,18 @@ else goes through the engine ops, so boxes of any level are recorded.
 """
 from __future__ import annotations
 
-import math
-
 from ...parser.errors import SourceError
 from ..core import ops
 from ..core.backend import is_array, xp
 from ..core.notes import NOTES
-from ..core.primitives import plain_scalar
 from ..core.tape import BOXES, Var, strip
 from .errors import runtime_error
 
-# The engine op of each operator, and of each comparison.
-BINARY_OPS = {"+": ops.add, "-": ops.sub, "*": ops.mul, "/": ops.div, "@": ops.matmul}
+# The engine op of each operator, and of each comparison. `//` and `%` are numpy's floor_divide
+# and mod (Python's // and % for two numbers, y not 0), the builtins floor_divide() and mod().
+BINARY_OPS = {"+": ops.add, "-": ops.sub, "*": ops.mul, "/": ops.div, "@": ops.matmul,
+              "//": ops.floor_divide, "%": ops.mod}
 COMPARISONS = {"<": ops.lt, "<=": ops.le, ">": ops.gt, ">=": ops.ge, "==": ops.eq, "!=": ops.ne}
-
-
-def _floor_quotient(x, y):
-    """floor(x / y) on the raw values (no gradient), IEEE at y = 0 as numpy: inf, -inf or nan."""
-    q = ops.div(ops.stop_gradient(x), ops.stop_gradient(y))
-    if q.__class__ is float and (q != q or q in (math.inf, -math.inf)):
-        return q
-    return ops.floor(q)
-
-
-def _floordiv(x, y):
-    if x.__class__ is float and y.__class__ is float and y != 0.0:
-        return x // y                           # Python's value (1 // 1e-8 is 99999999.0)
-    return _floor_quotient(x, y)
-
-
-def _mod(x, y):
-    """Python's and numpy's value (1 % 0.1 is 0.0999...95, where x - y*floor(x/y) gives 0), with
-    the derivative x - y*floor(x/y) has: 1 for x, -floor(x/y) for y."""
-    if x.__class__ is float and y.__class__ is float and y != 0.0:
-        return x % y
-    raw_x, raw_y = ops.stop_gradient(x), ops.stop_gradient(y)
-    if raw_x.__class__ is float and raw_y.__class__ is float and raw_y != 0.0:
-        value, quotient = raw_x % raw_y, raw_x // raw_y
-    else:
-        value = plain_scalar(xp().mod(raw_x, raw_y))
-        quotient = plain_scalar(xp().floor_divide(raw_x, raw_y))
-    if x.__class__ not in BOXES and y.__class__ not in BOXES:
-        return value
-    if x.__class__ in BOXES:
-        value = value + _traced_zero(x, raw_x)
-    if y.__class__ in BOXES:
-        value = value - _traced_zero(y, raw_y) * quotient
-    return value
-
-
-def _traced_zero(v, raw):
-    """v - raw: exactly 0, with v's derivative, where raw is finite (inf - inf would be nan)."""
-    if raw.__class__ is float:
-        return v - raw if math.isfinite(raw) else 0.0
-    finite = xp().isfinite(raw)
-    return ops.where(finite, v - xp().where(finite, raw, 0.0), 0.0)
-
-
-BINARY_OPS["//"] = _floordiv
-BINARY_OPS["%"] = _mod
 
 
 # ---- operator closures ------------------------------------------------------------------------

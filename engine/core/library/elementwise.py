@@ -1,5 +1,5 @@
 """Elementwise functions that are composites of table entries (numpy's second spellings, clip,
-floor_divide and mod, round with decimals, scipy's expit/betaln/digamma and the Bessel orders)."""
+round with decimals, scipy's expit/betaln/digamma and the Bessel orders)."""
 from __future__ import annotations
 
 import math
@@ -44,16 +44,6 @@ def clip(a, a_min=None, a_max=None):
     if a_max is not None:
         out = ops.where(ops.gt(ops.strip(out), ops.strip(a_max)), a_max, out)
     return out
-
-
-def floor_divide(x1, x2):
-    """floor(x1 / x2): a step function, no gradient (the `//` operator's)."""
-    return ops.floor(ops.div(ops.strip(x1), ops.strip(x2)))
-
-
-def mod(x1, x2):
-    """x1 - floor(x1 / x2) x2, numpy's sign convention (the `%` operator's)."""
-    return x1 - x2 * floor_divide(x1, x2)
 
 
 def round_(a, decimals=0):

@@ -1,4 +1,4 @@
-"""Products and np.linalg with numpy's arguments, as composites: outer inner kron cross
+"""Products and np.linalg with numpy's arguments, as composites: dot outer inner kron cross
 tensordot einsum, slogdet norm eigh svd pinv (det inv solve cholesky are table entries). The
 language registers them under plain names (det, inv, ...); np.linalg.NAME maps to those."""
 from __future__ import annotations
@@ -12,6 +12,23 @@ from .axes import ArgumentError, axes_of, keep_dims, one_axis, whole
 from ..rules.arithmetic import matrix_transpose
 from .reductions import reduce_over
 from .shapes import stack
+
+
+def dot(a, b):
+    """numpy's dot: a product where either is a number; else the sum over a's last axis and b's
+    only axis (a vector) or its second-to-last, with a's other axes first, then b's. Where b has
+    at most two dimensions that is matmul (a's leading axes taken as a stack's); beyond, not:
+    dot((1, 2), (2, 2, 2)) has shape (1, 2, 2), matmul's (2, 1, 2)."""
+    if not shape(a) or not shape(b):
+        return a * b
+    sa, sb = shape(a), shape(b)
+    summed = len(sb) - 2 if len(sb) > 1 else 0
+    if sa[-1] != sb[summed]:
+        raise ValueError(f"shapes {sa} and {sb} not aligned: {sa[-1]} (dim {len(sa) - 1}) != "
+                         f"{sb[summed]} (dim {summed})")
+    if len(sb) <= 2:
+        return ops.matmul(a, b)
+    return tensordot(a, b, ((len(sa) - 1,), (summed,)))
 
 
 def outer(a, b):
@@ -65,9 +82,11 @@ def tensordot(a, b, axes=2):
     free_a = [i for i in range(ndim(a)) if i not in left]
     free_b = [j for j in range(ndim(b)) if j not in right]
     k = math.prod(shape(a)[i] for i in left)
-    ma = ops.reshape(ops.permute_dims(a, tuple(free_a + left)), (-1, k))
-    mb = ops.reshape(ops.permute_dims(b, tuple(right + free_b)), (k, -1))
-    return ops.reshape(ops.matmul(ma, mb), tuple(shape(a)[i] for i in free_a) + tuple(shape(b)[j] for j in free_b))
+    kept_a, kept_b = tuple(shape(a)[i] for i in free_a), tuple(shape(b)[j] for j in free_b)
+    # the sizes written out, not -1: an empty contracted axis leaves -1 undetermined
+    ma = ops.reshape(ops.permute_dims(a, tuple(free_a + left)), (math.prod(kept_a), k))
+    mb = ops.reshape(ops.permute_dims(b, tuple(right + free_b)), (k, math.prod(kept_b)))
+    return ops.reshape(ops.matmul(ma, mb), kept_a + kept_b)
 
 
 def einsum(subscripts, *operands):

@@ -33,10 +33,16 @@ def mean(a, axis=None, keepdims=False):
 
 
 def var(a, axis=None, ddof=0, keepdims=False):
+    """numpy's var: the squares about the mean over max(n - ddof, 0), inf where that count is 0
+    (nan where every element is the mean, or there is none). There the gradient is the formula's
+    2 (x - mean) / 0 element by element: the mean is a constant to AD, as its own term (a sum of
+    x - mean, which is 0, times inf) would make every entry nan in reverse mode, not forward."""
     axes = axes_of(axis, ndim(a))
-    centred = a - mean(a, axis, keepdims=True)
+    count = max(reduced_count(a, axes) - whole(ddof, "ddof"), 0)
+    centre = mean(a, axis, keepdims=True)
+    centred = a - (centre if count else ops.strip(centre))
     squares = ops.sum(centred * centred, axes) if shape(a) else centred * centred
-    result = ops.div(squares, float(reduced_count(a, axes) - whole(ddof, "ddof")))
+    result = ops.div(squares, float(count))
     return keep_dims(result, a, axes) if keepdims and shape(a) else result
 
 
@@ -119,8 +125,14 @@ def _running_extreme(a, axis, accumulate):
         raw = m.asarray(ops.strip(x))
         running = accumulate(raw, axis=ax)
         steps = m.arange(raw.shape[ax]).reshape((-1,) + (1,) * (raw.ndim - ax - 1))
-        # the latest position that set the running extreme: the gradient goes to it
+        # the latest position that set the running extreme: the gradient goes to it (a tie: the later)
         where_set = m.maximum.accumulate(m.where(raw == running, steps, 0), axis=ax)
+        # a nan is the running extreme from where it appears on, as numpy's accumulate: the first
+        # nan along the axis is where the value (and the gradient) comes from after it
+        nan = m.isnan(raw)
+        if nan.any():
+            first_nan = m.argmax(nan, axis=ax)[(slice(None),) * ax + (None,)]
+            where_set = m.where(m.logical_or.accumulate(nan, axis=ax), first_nan, where_set)
         return m.take_along_axis(pos, where_set, ax)
     return gathered(x, positions_of)
 

@@ -29,7 +29,8 @@ eq = _compare("eq", operator.eq)
 ne = _compare("ne", operator.ne)
 def _floor(x):
     if x.__class__ is float:
-        return float(math.floor(x)) if math.isfinite(x) else x     # floor(inf) is inf, floor(nan) nan
+        # floor(inf) is inf, floor(nan) nan, floor(-0.0) -0.0 (math's integer result has no sign)
+        return math.copysign(float(math.floor(x)), x) if math.isfinite(x) else x
     if x.__class__ is bool or getattr(x, "dtype", None) == bool:   # floor(x > 1): numbers, not float16
         return plain_scalar(xp().asarray(x, dtype=run_dtype[0]))
     return plain_scalar(xp().floor(x))

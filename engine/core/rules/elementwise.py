@@ -1,6 +1,8 @@
 """Elementwise primitives: the math functions, powers, abs/relu and maximum/minimum (with their
 kinks noted as they are evaluated). One entry each: forward, VJP and JVP stand together, and
-`builtin=` names the language builtin that exposes it."""
+`builtin=` names the language builtin that exposes it. `unary_entry` and `binary_entry` make every
+elementwise entry of this table but the operators' (arithmetic.py) and pow: one rule of products,
+the strong zero of tangent_times, for all of them (numeric.py and special.py use them too)."""
 from __future__ import annotations
 
 import math
@@ -49,10 +51,13 @@ pow = defprim("pow", _pow, elementwise=True, needs_ans=True, reads=("x y", "ans 
 LN2, LN10 = math.log(2.0), math.log(10.0)
 
 
-def _elementwise(name, mathfn, deriv, needs_ans=False, **kw):
-    """The builtin `name`, numpy's function of that name; deriv(ans, x) is f'(x) in engine ops,
-    and VJP and JVP are both g * f'(x). A derivative written in `ans` alone (exp, tanh) keeps
-    no argument on the tape: needs_ans implies the argument is not read."""
+def unary_entry(name, mathfn, deriv, needs_ans=False, impl=None, needs_args=None, **kw):
+    """THE elementwise function of one argument: the builtin `name`, numpy's function of that
+    name (`impl`, or math's `mathfn` for floats and the backend's `name` for arrays); deriv(ans,
+    x) is f'(x) in engine ops, and VJP and JVP are both g * f'(x) with the strong zero
+    (tangent_times): a zero adjoint or tangent times an inf or nan f'(x) is 0, in both modes. A
+    derivative written in `ans` alone (exp, tanh) keeps no argument on the tape: needs_ans
+    implies the argument is not read, unless `needs_args` says it is."""
     def vjp(g, ans, x):
         if g.__class__ is float and g != 0.0:    # the scalar sweep: no call added
             d = deriv(ans, x)
@@ -60,27 +65,41 @@ def _elementwise(name, mathfn, deriv, needs_ans=False, **kw):
             return r if r.__class__ is not float or r == r or d != 0.0 else 0.0    # the strong zero
         return tangent_times(g, deriv(ans, x))   # a zero adjoint (a branch not taken) stays zero
 
-    return defprim(name, unary(mathfn, name), needs_ans=needs_ans, needs_args=not needs_ans, builtin=name,
+    return defprim(name, impl or unary(mathfn, name), needs_ans=needs_ans,
+                   needs_args=not needs_ans if needs_args is None else needs_args, builtin=name,
                    elementwise=True, vjp=(vjp,),
                    jvp=(lambda t, ans, x: tangent_times(t, deriv(ans, x)),), **kw)
 
 
-sin = _elementwise("sin", math.sin, lambda ans, x: cos(x))
-cos = _elementwise("cos", math.cos, lambda ans, x: -sin(x))
-tan = _elementwise("tan", math.tan, lambda ans, x: 1.0 + ans * ans, needs_ans=True)
+def binary_entry(name, impl, dx, dy, needs_ans=False, **kw):
+    """THE elementwise function of two arguments (broadcast as numpy's): dx(ans, x, y) and dy(ans,
+    x, y) its partial derivatives in engine ops; each VJP is g times its partial summed to the
+    argument's shape, each JVP t times it broadcast to the output's, with the strong zero. The
+    builtin is `name` unless `builtin=` says otherwise."""
+    kw.setdefault("builtin", name)
+    return defprim(name, impl, needs_ans=needs_ans, elementwise=True,
+                   vjp=(lambda g, ans, x, y: unbroadcast(tangent_times(g, dx(ans, x, y)), x),
+                        lambda g, ans, x, y: unbroadcast(tangent_times(g, dy(ans, x, y)), y)),
+                   jvp=(lambda t, ans, x, y: bcast(tangent_times(t, dx(ans, x, y)), ans),
+                        lambda t, ans, x, y: bcast(tangent_times(t, dy(ans, x, y)), ans)), **kw)
+
+
+sin = unary_entry("sin", math.sin, lambda ans, x: cos(x))
+cos = unary_entry("cos", math.cos, lambda ans, x: -sin(x))
+tan = unary_entry("tan", math.tan, lambda ans, x: 1.0 + ans * ans, needs_ans=True)
 # (1 - x)(1 + x), not 1 - x*x: near |x| = 1 the subtraction is exact, the derivative keeps its digits
-arcsin = _elementwise("arcsin", math.asin, lambda ans, x: div(1.0, sqrt((1.0 - x) * (1.0 + x))),
+arcsin = unary_entry("arcsin", math.asin, lambda ans, x: div(1.0, sqrt((1.0 - x) * (1.0 + x))),
                       alias="asin")
-arccos = _elementwise("arccos", math.acos, lambda ans, x: div(-1.0, sqrt((1.0 - x) * (1.0 + x))),
+arccos = unary_entry("arccos", math.acos, lambda ans, x: div(-1.0, sqrt((1.0 - x) * (1.0 + x))),
                       alias="acos")
-arctan = _elementwise("arctan", math.atan, lambda ans, x: div(1.0, 1.0 + x * x), alias="atan")
-sinh = _elementwise("sinh", math.sinh, lambda ans, x: cosh(x))
-cosh = _elementwise("cosh", math.cosh, lambda ans, x: sinh(x))
-tanh = _elementwise("tanh", math.tanh, lambda ans, x: 1.0 - ans * ans, needs_ans=True)
-exp = _elementwise("exp", math.exp, lambda ans, x: ans, needs_ans=True)
-log = _elementwise("log", math.log, lambda ans, x: div(1.0, x))
-log2 = _elementwise("log2", math.log2, lambda ans, x: div(1.0, x * LN2))
-log10 = _elementwise("log10", math.log10, lambda ans, x: div(1.0, x * LN10))
+arctan = unary_entry("arctan", math.atan, lambda ans, x: div(1.0, 1.0 + x * x), alias="atan")
+sinh = unary_entry("sinh", math.sinh, lambda ans, x: cosh(x))
+cosh = unary_entry("cosh", math.cosh, lambda ans, x: sinh(x))
+tanh = unary_entry("tanh", math.tanh, lambda ans, x: 1.0 - ans * ans, needs_ans=True)
+exp = unary_entry("exp", math.exp, lambda ans, x: ans, needs_ans=True)
+log = unary_entry("log", math.log, lambda ans, x: div(1.0, x))
+log2 = unary_entry("log2", math.log2, lambda ans, x: div(1.0, x * LN2))
+log10 = unary_entry("log10", math.log10, lambda ans, x: div(1.0, x * LN10))
 _sqrt_value = unary(math.sqrt, "sqrt")
 
 
@@ -90,10 +109,8 @@ def _sqrt(x):
     return _sqrt_value(x)
 
 
-sqrt = defprim("sqrt", _sqrt, elementwise=True, needs_ans=True, needs_args=False, builtin="sqrt",
-               kink="sqrt'(0) = +inf",
-               vjp=(lambda g, ans, x: tangent_times(g, div(0.5, ans)),),
-               jvp=(lambda t, ans, x: tangent_times(t, div(0.5, ans)),))
+sqrt = unary_entry("sqrt", None, lambda ans, x: div(0.5, ans), needs_ans=True, impl=_sqrt,
+                   kink="sqrt'(0) = +inf")
 
 
 def _abs(x):
@@ -106,8 +123,7 @@ def _abs(x):
     return plain_scalar(xp().abs(x))
 
 
-abs = defprim("abs", _abs, elementwise=True, builtin="abs", alias="fabs", vjp=(lambda g, ans, x: g * sign(x),),
-              jvp=(lambda t, ans, x: t * sign(x),), kink="abs'(0) = 0", side="sign")
+abs = unary_entry("abs", None, lambda ans, x: sign(x), impl=_abs, alias="fabs", kink="abs'(0) = 0", side="sign")
 
 
 def _relu(x):
@@ -120,8 +136,7 @@ def _relu(x):
     return plain_scalar(xp().maximum(x, 0))
 
 
-relu = defprim("relu", _relu, elementwise=True, builtin="relu", vjp=(lambda g, ans, x: g * step(x),),
-               jvp=(lambda t, ans, x: t * step(x),), kink="relu'(0) = 0", side="sign")
+relu = unary_entry("relu", None, lambda ans, x: step(x), impl=_relu, kink="relu'(0) = 0", side="sign")
 
 
 def _sigmoid(x):
@@ -165,18 +180,14 @@ def sigmoid_of_array(x, negated=False):
     return m.divide(e, denominator, out=e)
 
 
-def _sigmoid_vjp(g, ans, x):
-    if x.__class__ is float:                  # the scalar sweep: no call added
-        return g * (ans * sigmoid(-x))
-    if x.__class__ is xp().ndarray and x.ndim:
-        return g * (ans * sigmoid_of_array(x, negated=True))    # sigmoid(-x)'s bits, one buffer fewer
-    return g * (ans * sigmoid(-x))
+def _sigmoid_slope(ans, x):
+    # sigmoid' = sigmoid(x) sigmoid(-x): accurate on both tails, unlike ans * (1 - ans) for x >> 0
+    if x.__class__ is not float and x.__class__ is xp().ndarray and x.ndim:
+        return ans * sigmoid_of_array(x, negated=True)    # sigmoid(-x)'s bits, one buffer fewer
+    return ans * sigmoid(-x)
 
 
-# sigmoid' = sigmoid(x) sigmoid(-x): accurate on both tails, unlike ans * (1 - ans) for x >> 0
-sigmoid = defprim("sigmoid", _sigmoid, elementwise=True, needs_ans=True, builtin="sigmoid",
-                  vjp=(_sigmoid_vjp,),
-                  jvp=(lambda t, ans, x: t * (ans * sigmoid(-x)),))
+sigmoid = unary_entry("sigmoid", None, _sigmoid_slope, needs_ans=True, needs_args=True, impl=_sigmoid)
 
 
 def _softplus(x):
@@ -186,9 +197,7 @@ def _softplus(x):
     return plain_scalar(m.maximum(x, 0) + m.log1p(m.exp(-m.abs(x))))
 
 
-softplus = defprim("softplus", _softplus, elementwise=True, builtin="softplus",
-                   vjp=(lambda g, ans, x: g * sigmoid(x),),
-                   jvp=(lambda t, ans, x: t * sigmoid(x),))
+softplus = unary_entry("softplus", None, lambda ans, x: sigmoid(x), impl=_softplus)
 
 
 def _note_ties(name, x, y):
@@ -211,28 +220,8 @@ def _minimum(x, y):
     return plain_scalar(xp().minimum(x, y))
 
 
-# maximum and minimum (as mul, div, pow): an adjoint or tangent of 0 stays 0 whatever the tie
-# share, and a share of 0 keeps an inf or nan adjoint out (the strong zero of tangent_times)
-def _shared(g, s, like):
-    """g times a tie share, summed to the shape of `like` (None: a tangent, broadcast later)."""
-    if g.__class__ is float:                    # the scalar sweep: no further call
-        if g == 0.0:
-            return 0.0
-        r = g * s
-        return r if r.__class__ is not float or r == r or s != 0.0 else 0.0
-    r = zero_where_zero(g, g * s, s)
-    return r if like is None else unbroadcast(r, like)
-
-
-maximum = defprim("maximum", _maximum, elementwise=True, builtin="maximum",
-                  kink="ties split the gradient evenly",
-                  side="difference",
-                  vjp=(lambda g, ans, x, y: _shared(g, share(x, y), x), lambda g, ans, x, y: _shared(g, share(y, x), y)),
-                  jvp=(lambda t, ans, x, y: bcast(_shared(t, share(x, y), None), ans),
-                       lambda t, ans, x, y: bcast(_shared(t, share(y, x), None), ans)))
-minimum = defprim("minimum", _minimum, elementwise=True, builtin="minimum",
-                  kink="ties split the gradient evenly",
-                  side="difference",
-                  vjp=(lambda g, ans, x, y: _shared(g, share(y, x), x), lambda g, ans, x, y: _shared(g, share(x, y), y)),
-                  jvp=(lambda t, ans, x, y: bcast(_shared(t, share(y, x), None), ans),
-                       lambda t, ans, x, y: bcast(_shared(t, share(x, y), None), ans)))
+# maximum and minimum: x's share of the larger (smaller) is 1, 1/2 at a tie, 0 below (above)
+maximum = binary_entry("maximum", _maximum, lambda ans, x, y: share(x, y), lambda ans, x, y: share(y, x),
+                       kink="ties split the gradient evenly", side="difference")
+minimum = binary_entry("minimum", _minimum, lambda ans, x, y: share(y, x), lambda ans, x, y: share(x, y),
+                       kink="ties split the gradient evenly", side="difference")

@@ -1,39 +1,33 @@
 """More of numpy's elementwise functions: log1p expm1 exp2 cbrt, the inverse hyperbolics,
-arctan2 hypot logaddexp fmod, and the integer-valued ceil trunc round (no gradient). Same shape
-of entry as elementwise.py: forward, VJP and JVP together, derivatives in engine ops."""
+arctan2 hypot logaddexp fmod mod (the `%` operator), and the integer-valued ceil trunc round and
+floor_divide (the `//` operator; no gradient). Same shape
+of entry as elementwise.py, made by its unary_entry and binary_entry (the strong zero included):
+forward, VJP and JVP together, derivatives in engine ops."""
 from __future__ import annotations
 
 import math
 
-from ..backend import xp
+from ..backend import np, xp
 from ..notes import NOTES
-from ..primitives import defprim, float_fallback, nondiff, plain_scalar, unary
+from ..primitives import float_fallback, nondiff, plain_scalar, run_dtype
 from .arithmetic import div
 from .comparisons import eq, where
-from .elementwise import LN2, exp, sqrt
-from .shapes import bcast, unbroadcast
+from .elementwise import LN2, binary_entry, exp, sqrt, unary_entry
 
 
-def _elementwise(name, mathfn, deriv, needs_ans=False, **kw):
-    """The builtin `name`, numpy's function of that name; deriv(ans, x) is f'(x) in engine ops."""
-    return defprim(name, unary(mathfn, name), needs_ans=needs_ans, builtin=name,
-                   vjp=(lambda g, ans, x: g * deriv(ans, x),),
-                   jvp=(lambda t, ans, x: t * deriv(ans, x),), **kw)
-
-
-log1p = _elementwise("log1p", math.log1p, lambda ans, x: div(1.0, 1.0 + x))
-expm1 = _elementwise("expm1", math.expm1, lambda ans, x: ans + 1.0, needs_ans=True)
-exp2 = _elementwise("exp2", lambda x: 2.0 ** x, lambda ans, x: ans * LN2, needs_ans=True)
+log1p = unary_entry("log1p", math.log1p, lambda ans, x: div(1.0, 1.0 + x))
+expm1 = unary_entry("expm1", math.expm1, lambda ans, x: ans + 1.0, needs_ans=True)
+exp2 = unary_entry("exp2", lambda x: 2.0 ** x, lambda ans, x: ans * LN2, needs_ans=True)
 # cbrt'(0) = +inf, as sqrt's
-cbrt = _elementwise("cbrt", math.cbrt, lambda ans, x: div(1.0, 3.0 * (ans * ans)), needs_ans=True)
+cbrt = unary_entry("cbrt", math.cbrt, lambda ans, x: div(1.0, 3.0 * (ans * ans)), needs_ans=True)
 # hypot(x, 1), not sqrt(x*x + 1): no overflow for |x| > 1e154
-arcsinh = _elementwise("arcsinh", math.asinh, lambda ans, x: div(1.0, hypot(x, 1.0)), alias="asinh")
+arcsinh = unary_entry("arcsinh", math.asinh, lambda ans, x: div(1.0, hypot(x, 1.0)), alias="asinh")
 # sqrt(x - 1) sqrt(x + 1), not sqrt(x*x - 1): exact near 1, no overflow for large x
-arccosh = _elementwise("arccosh", math.acosh, lambda ans, x: div(1.0, sqrt(x - 1.0) * sqrt(x + 1.0)),
-                       alias="acosh")
+arccosh = unary_entry("arccosh", math.acosh, lambda ans, x: div(1.0, sqrt(x - 1.0) * sqrt(x + 1.0)),
+                      alias="acosh")
 # (1 - x)(1 + x), not 1 - x*x: exact near |x| = 1
-arctanh = _elementwise("arctanh", math.atanh, lambda ans, x: div(1.0, (1.0 - x) * (1.0 + x)),
-                       alias="atanh")
+arctanh = unary_entry("arctanh", math.atanh, lambda ans, x: div(1.0, (1.0 - x) * (1.0 + x)),
+                      alias="atanh")
 
 
 def _binary(npname, mathfn):
@@ -49,16 +43,7 @@ def _binary(npname, mathfn):
     return impl
 
 
-def _binary_prim(name, impl, dx, dy, needs_ans=False, **kw):
-    """impl the forward; dx(ans, x, y) and dy(ans, x, y) the partial derivatives in engine ops."""
-    return defprim(name, impl, needs_ans=needs_ans, builtin=name,
-                   vjp=(lambda g, ans, x, y: unbroadcast(g * dx(ans, x, y), x),
-                        lambda g, ans, x, y: unbroadcast(g * dy(ans, x, y), y)),
-                   jvp=(lambda t, ans, x, y: bcast(t * dx(ans, x, y), ans),
-                        lambda t, ans, x, y: bcast(t * dy(ans, x, y), ans)), **kw)
-
-
-arctan2 = _binary_prim("arctan2", _binary("arctan2", math.atan2),
+arctan2 = binary_entry("arctan2", _binary("arctan2", math.atan2),
                        lambda ans, y, x: div(x, x * x + y * y),
                        lambda ans, y, x: div(-y, x * x + y * y), alias="atan2")
 
@@ -79,7 +64,7 @@ def _hypot(x, y):
     return plain_scalar(m.hypot(x, y))
 
 
-hypot = _binary_prim("hypot", _hypot, lambda ans, x, y: _hypot_share(ans, x),
+hypot = binary_entry("hypot", _hypot, lambda ans, x, y: _hypot_share(ans, x),
                      lambda ans, x, y: _hypot_share(ans, y), needs_ans=True,
                      kink="hypot'(0, 0) = 0", side="sign")
 
@@ -95,18 +80,16 @@ def _logaddexp(x, y):
     return plain_scalar(xp().logaddexp(x, y))
 
 
-logaddexp = defprim("logaddexp", _logaddexp, needs_ans=True, builtin="logaddexp",
-                    vjp=(lambda g, ans, x, y: unbroadcast(g * exp(x - ans), x),
-                         lambda g, ans, x, y: unbroadcast(g * exp(y - ans), y)),
-                    jvp=(lambda t, ans, x, y: bcast(t * exp(x - ans), ans),
-                         lambda t, ans, x, y: bcast(t * exp(y - ans), ans)))
+logaddexp = binary_entry("logaddexp", _logaddexp, lambda ans, x, y: exp(x - ans), lambda ans, x, y: exp(y - ans),
+                         needs_ans=True)
 
 
 def _integral(name, mathfn):
-    """An integer-valued function: a step function to AD (no gradient), inf and nan kept."""
+    """An integer-valued function: a step function to AD (no gradient), inf and nan kept, and the
+    sign of a zero (math's integer results have none: ceil(-0.5) is -0.0, as numpy's)."""
     def impl(x):
         if x.__class__ is float and math.isfinite(x):
-            return float(mathfn(x))
+            return math.copysign(float(mathfn(x)), x)
         return plain_scalar(getattr(xp(), name)(x))
     impl.__name__ = name
     return nondiff(name, impl, builtin=name)
@@ -126,9 +109,35 @@ def _fmod(x, y):
     return plain_scalar(xp().fmod(x, y))
 
 
-# x - trunc(x / y) * y: 1 for x, -trunc(x / y) for y (the quotient is a constant to AD)
-fmod = defprim("fmod", _fmod, builtin="fmod",
-               vjp=(lambda g, ans, x, y: unbroadcast(g, x),
-                    lambda g, ans, x, y: unbroadcast(-g * trunc(div(x, y)), y)),
-               jvp=(lambda t, ans, x, y: bcast(t, ans),
-                    lambda t, ans, x, y: bcast(-t * trunc(div(x, y)), ans)))
+# x - q y with q the whole quotient toward 0: 1 for x, -q for y (a constant to AD). q is
+# rint((x - fmod) / y), exact, where trunc(x / y) takes the rounded quotient's: at 1 and 0.1 it is
+# 9, trunc(1 / 0.1) is 10
+fmod = binary_entry("fmod", _fmod, lambda ans, x, y: 1.0, lambda ans, x, y: -rint(div(x - ans, y)), needs_ans=True)
+
+
+def _real(v):
+    """A truth value or mask as a number of the run's dtype (numpy would make bool // bool int8)."""
+    if v.__class__ is bool:
+        return float(v)
+    return v.astype(run_dtype[0]) if getattr(v, "dtype", None) == bool else v
+
+
+def _floor_divide(x, y):
+    """numpy's floor_divide, Python's // where y is not 0: `1 // 0.1` is 9 (floor(1 / 0.1) is 10),
+    `inf // 2` nan; at y = 0 IEEE's x / 0 (inf, -inf or nan)."""
+    if x.__class__ is float and y.__class__ is float:
+        return x // y if y != 0.0 else float_fallback(np().floor_divide, x, y)
+    return plain_scalar(xp().floor_divide(_real(x), _real(y)))
+
+
+def _mod(x, y):
+    """numpy's mod, Python's % where y is not 0 (`1 % 0.1` is 0.0999...95), nan at y = 0."""
+    if x.__class__ is float and y.__class__ is float:
+        return x % y if y != 0.0 else float_fallback(np().mod, x, y)
+    return plain_scalar(xp().mod(_real(x), _real(y)))
+
+
+# the `//` operator and floor_divide(): a step function (no gradient)
+floor_divide = nondiff("floor_divide", _floor_divide, builtin="floor_divide")
+# the `%` operator, mod() and remainder(): x - floor_divide(x, y) y, 1 for x and -floor_divide(x, y) for y
+mod = binary_entry("mod", _mod, lambda ans, x, y: 1.0, lambda ans, x, y: -floor_divide(x, y))

@@ -9,8 +9,8 @@ import math
 from ..backend import np, special_functions
 from ..primitives import defprim, params_op, plain_scalar
 from .arithmetic import div
-from .elementwise import exp, log
-from .shapes import bcast, unbroadcast
+from .comparisons import tangent_times
+from .elementwise import binary_entry, exp, log, unary_entry
 
 TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
@@ -38,10 +38,7 @@ def _scipy(name):
 
 
 def _special(name, deriv, needs_ans=False, **kw):
-    impl = _scipy(name)
-    return defprim(name, lambda x: impl(x), needs_ans=needs_ans, builtin=name,
-                   vjp=(lambda g, ans, x: g * deriv(ans, x),),
-                   jvp=(lambda t, ans, x: t * deriv(ans, x),), **kw)
+    return unary_entry(name, None, deriv, needs_ans=needs_ans, impl=_scipy(name), **kw)
 
 
 erf = _special("erf", lambda ans, x: TWO_OVER_SQRT_PI * exp(-(x * x)))
@@ -56,29 +53,20 @@ def _polygamma(x, n):
 
 # polygamma(x, n) with the order n a parameter: its derivative is the next order
 polygamma = defprim("polygamma", _polygamma, make_op=params_op("n"),
-                    vjp=(lambda g, ans, x, n: g * polygamma(x, n + 1),),
-                    jvp=(lambda t, ans, x, n: t * polygamma(x, n + 1),))
+                    vjp=(lambda g, ans, x, n: tangent_times(g, polygamma(x, n + 1)),),
+                    jvp=(lambda t, ans, x, n: tangent_times(t, polygamma(x, n + 1)),))
 gammaln = _special("gammaln", lambda ans, x: polygamma(x, 0), alias="lgamma")      # math.lgamma
-gamma = _special("gamma", lambda ans, x: ans * polygamma(x, 0), needs_ans=True)
+gamma = _special("gamma", lambda ans, x: ans * polygamma(x, 0), needs_ans=True, needs_args=True)
 
 
 def _beta_da(ans, a, b):
     return ans * (polygamma(a, 0) - polygamma(a + b, 0))
 
 
-_beta = _scipy("beta")
-beta = defprim("beta", lambda a, b: _beta(a, b), needs_ans=True, builtin="beta",
-               vjp=(lambda g, ans, a, b: unbroadcast(g * _beta_da(ans, a, b), a),
-                    lambda g, ans, a, b: unbroadcast(g * _beta_da(ans, b, a), b)),
-               jvp=(lambda t, ans, a, b: bcast(t * _beta_da(ans, a, b), ans),
-                    lambda t, ans, a, b: bcast(t * _beta_da(ans, b, a), ans)))
-_xlogy = _scipy("xlogy")
+beta = binary_entry("beta", _scipy("beta"), lambda ans, a, b: _beta_da(ans, a, b),
+                    lambda ans, a, b: _beta_da(ans, b, a), needs_ans=True)
 # x log y, 0 where x is 0 (scipy's convention)
-xlogy = defprim("xlogy", lambda x, y: _xlogy(x, y), builtin="xlogy",
-                vjp=(lambda g, ans, x, y: unbroadcast(g * log(y), x),
-                     lambda g, ans, x, y: unbroadcast(div(g * x, y), y)),
-                jvp=(lambda t, ans, x, y: bcast(t * log(y), ans),
-                     lambda t, ans, x, y: bcast(div(t * x, y), ans)))
+xlogy = binary_entry("xlogy", _scipy("xlogy"), lambda ans, x, y: log(y), lambda ans, x, y: div(x, y))
 
 
 def _bessel_j(x, n):
@@ -89,10 +77,18 @@ def _bessel_i(x, n):
     return _same_dtype(scipy_special().iv(n, x), x)
 
 
+def _bessel_j_slope(x, n):
+    return 0.5 * (bessel_j(x, n - 1) - bessel_j(x, n + 1))
+
+
+def _bessel_i_slope(x, n):
+    return 0.5 * (bessel_i(x, n - 1) + bessel_i(x, n + 1))
+
+
 # J_n and I_n with the integer order n a parameter (i0 i1 j0 j1 are orders 0 and 1)
 bessel_j = defprim("bessel_j", _bessel_j, make_op=params_op("n"),
-                   vjp=(lambda g, ans, x, n: g * (0.5 * (bessel_j(x, n - 1) - bessel_j(x, n + 1))),),
-                   jvp=(lambda t, ans, x, n: t * (0.5 * (bessel_j(x, n - 1) - bessel_j(x, n + 1))),))
+                   vjp=(lambda g, ans, x, n: tangent_times(g, _bessel_j_slope(x, n)),),
+                   jvp=(lambda t, ans, x, n: tangent_times(t, _bessel_j_slope(x, n)),))
 bessel_i = defprim("bessel_i", _bessel_i, make_op=params_op("n"),
-                   vjp=(lambda g, ans, x, n: g * (0.5 * (bessel_i(x, n - 1) + bessel_i(x, n + 1))),),
-                   jvp=(lambda t, ans, x, n: t * (0.5 * (bessel_i(x, n - 1) + bessel_i(x, n + 1))),))
+                   vjp=(lambda g, ans, x, n: tangent_times(g, _bessel_i_slope(x, n)),),
+                   jvp=(lambda t, ans, x, n: tangent_times(t, _bessel_i_slope(x, n)),))
