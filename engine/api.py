@@ -5,7 +5,8 @@ finished tape (graph, explanations, plot data). Results come back with NaN prove
 nothing here prints. Everything past evaluate and grad is imported on first use (see _LAZY).
 
 Every function takes `device="cpu"|"gpu"` (None: the current one, the CPU unless `use_device`
-chose another): inputs move to that device once, results come back to the host once."""
+chose another): inputs move to that device once, results come back to the host once, and every
+array a function returns is the caller's alone (core/ownership.py)."""
 from __future__ import annotations
 
 import functools
@@ -14,6 +15,7 @@ from contextlib import contextmanager
 
 from ..parser.errors import SourceError, option
 from .core import backend, buffer_pool
+from .core.ownership import owned
 from .diff.common import seed_for
 from .diff.function import Function
 from .diff.reverse import GradResult, RunResult
@@ -101,11 +103,12 @@ def device_scope(device: str | None):
 
 
 def _taking_device(fn):
-    """fn with a `device=` keyword: it runs on that device."""
+    """An entry point of the API: fn with a `device=` keyword (it runs on that device), every
+    array it returns the caller's alone (core/ownership.py)."""
     @functools.wraps(fn)
     def on_device(*args, device=None, **kwargs):
         with device_scope(device):
-            return fn(*args, **kwargs)
+            return owned(fn(*args, **kwargs))
     return on_device
 
 
