@@ -21,8 +21,7 @@ from __future__ import annotations
 import functools
 import sys
 
-import numpy
-
+from .backend import loaded_np
 from .buffer_pool import lent_refs
 
 RESULT_FIELDS = ("value", "gradient", "jacobian", "hessian", "derivatives")
@@ -42,7 +41,8 @@ def _others(container, key) -> int:
 
 
 class _Walk:
-    def __init__(self):
+    def __init__(self, numpy):
+        self.numpy = numpy
         self.views: dict = {}           # id(base) -> [(container, key), ...] of the views kept so far
         self.bases: dict = {}           # id(base) -> base
 
@@ -62,7 +62,7 @@ class _Walk:
             for k in range(len(items)):
                 self.visit(items, k, slack=1)
             container[key] = tuple(items)
-        elif isinstance(item, numpy.ndarray):
+        elif isinstance(item, self.numpy.ndarray):
             del item
             self.array(container, key, slack)
 
@@ -72,7 +72,7 @@ class _Walk:
             container[key] = a.copy()
         elif a.base is not None:
             base = a.base
-            if base.__class__ is not numpy.ndarray or base.base is not None:
+            if base.__class__ is not self.numpy.ndarray or base.base is not None:
                 container[key] = a.copy()           # a base numpy did not make (a buffer, a file)
             else:
                 self.bases[id(base)] = base
@@ -85,7 +85,7 @@ class _Walk:
             kept = []
             for container, key in places:
                 a = container[key]
-                if held[ident] or a.base is not self.bases[ident] or any(numpy.shares_memory(a, b) for b in kept):
+                if held[ident] or a.base is not self.bases[ident] or any(self.numpy.shares_memory(a, b) for b in kept):
                     container[key] = a.copy()
                 else:
                     kept.append(a)
@@ -95,7 +95,10 @@ def owned(result):
     """`result` (a result dataclass, a dict, a list or a tuple of them), every array it hands out
     its caller's alone: copied where anything else can reach its memory. A tuple comes back as a
     new tuple; the rest are changed in place and returned."""
-    walk = _Walk()
+    numpy = loaded_np()
+    if numpy is None:                       # no array was ever made (the scalar path loads no numpy)
+        return result
+    walk = _Walk(numpy)
     holder = [result]
     del result
     if hasattr(holder[0], "__dataclass_fields__") and hasattr(holder[0], "__dict__"):

@@ -15,7 +15,7 @@ more path."""
 from __future__ import annotations
 
 from ..core import ops
-from ..core.notes import NOTES, reset as reset_notes
+from ..core.notes import NOTES, reset as reset_notes, traced_only
 from ..core.ownership import handing_out
 from ..core.tape import Tape, Var, strip
 from ..lang.recorded_decisions import recording_decisions
@@ -288,7 +288,7 @@ class Function:
         out = tape.entries[index] if index is not None else None
         output = Var(out.value, tape, index, tape.level) if out is not None else result.value
         result.tape = result.output_index = result.seed = None     # as a plain gradient leaves them
-        untraced = len(reverse.traced_only(NOTES.kinks, tape)) != len(NOTES.kinks)
+        untraced = len(traced_only(NOTES.kinks)) != len(NOTES.kinks)
         trace = fit_for_replay(replaying.record_trace(tape, output, result.signature, result.steps, logged), tape,
                                self.fuses) or NOT_REPLAYABLE
         if holds_large_arrays(tape):    # the lean tape fuses what this one ran op by op: the plain run's numbers
@@ -334,9 +334,10 @@ class Function:
                 seed_value, reduced = seed_for(seed, value), "seed"
             else:
                 seed_value, reduced = ones_like_output(value), ("sum" if shape_of(value) else None)
+            watched, forward_notes = [self.inputs.index(w) for w in wrt], len(notes.kinks)
             # its all_finite below tests a generated sweep's adjoints (a nan: interpreted)
-            length, adjoints = replaying.replay_adjoints(trace, values, seed_value, [self.inputs.index(w) for w in wrt],
-                                                         caller_tests_finite=True)
+            length, adjoints = replaying.replay_adjoints(trace, values, seed_value, watched, caller_tests_finite=True)
+            kinks = replaying.live_kinks(trace, watched, notes.kinks, forward_notes)   # those wrt's derivative meets
         except replaying.PathChanged:
             raise
         except Exception:
@@ -347,10 +348,10 @@ class Function:
                 unconnected.append(name)
                 g = ops.zeros_like(inputs[name])
             gradient[name] = strip(g)
-        if not replaying.all_finite([value, *gradient.values()]):
+        if kinks is None or not replaying.all_finite([value, *gradient.values()]):
             return None
         return reverse.GradResult(value=value, gradient=gradient, inputs=inputs, unconnected=unconnected,
-                                  reduced=reduced, signature=list(trace.signature), kinks=list(notes.kinks),
+                                  reduced=reduced, signature=list(trace.signature), kinks=kinks,
                                   tape_length=length, steps=trace.run_steps)
 
 
