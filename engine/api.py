@@ -62,7 +62,7 @@ def __getattr__(name):
     module, attr = _LAZY[name]
     value = getattr(import_module(f"{__package__}.{module}"), attr)
     if not isinstance(value, type):
-        value = _taking_device(value)
+        value = _taking_device(value, owning=name not in _CALLERS_DATA)
     globals()[name] = value                # looked up once
     return value
 
@@ -102,13 +102,19 @@ def device_scope(device: str | None):
         backend.select_device(before)
 
 
-def _taking_device(fn):
+# the data readers hand out the caller's own data (a .npy's copy-on-write mapping of its file,
+# read as it is touched), not results: copying them would read every page at once
+_CALLERS_DATA = ("load_data", "load_inputs")
+
+
+def _taking_device(fn, owning=True):
     """An entry point of the API: fn with a `device=` keyword (it runs on that device), every
-    array it returns the caller's alone (core/ownership.py)."""
+    array it returns the caller's alone (core/ownership.py) where `owning`."""
     @functools.wraps(fn)
     def on_device(*args, device=None, **kwargs):
         with device_scope(device):
-            return owned(fn(*args, **kwargs))
+            result = fn(*args, **kwargs)
+        return owned(result) if owning else result
     return on_device
 
 
