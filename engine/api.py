@@ -158,7 +158,7 @@ def release_buffers() -> int:
     return buffer_pool.release()
 
 
-@_taking_device
+@functools.partial(_taking_device, owning=False)      # Function's methods own what they return
 def evaluate(source, at=None, fn=None, of=None, dtype_name="float64", limits=None, target=None) -> RunResult:
     """Evaluate the target at a point (no derivatives)."""
     compiled_fn = compiled(source, fn, of, target)
@@ -169,7 +169,7 @@ def evaluate(source, at=None, fn=None, of=None, dtype_name="float64", limits=Non
     return result
 
 
-@_taking_device
+@functools.partial(_taking_device, owning=False)      # Function's methods own what they return
 def grad(source, at=None, wrt=None, seed=None, fn=None, of=None, dtype_name="float64", limits=None,
          target=None, keep_tape=False, mode="reverse") -> GradResult:
     """The gradient of the target at a point. A non-scalar output is summed (the seeds'
@@ -178,8 +178,8 @@ def grad(source, at=None, wrt=None, seed=None, fn=None, of=None, dtype_name="flo
         return compiled(source, fn, of, target).forward_grad_result(at, wrt, seed, dtype_name, limits)
     if keep_tape:                                        # the graph views read this run's own tape
         target = target or load(source, fn, of)
-        result = _reverse_grad(None, at, wrt, seed, dtype_name=dtype_name, limits=limits, target=target,
-                               keep_tape=True)
+        result = owned(_reverse_grad(None, at, wrt, seed, dtype_name=dtype_name, limits=limits, target=target,
+                                     keep_tape=True))
     else:
         compiled_fn = compiled(source, fn, of, target)
         target = compiled_fn.target

@@ -25,6 +25,7 @@ from .backend import loaded_np
 from .buffer_pool import lent_refs
 
 RESULT_FIELDS = ("value", "gradient", "jacobian", "hessian", "derivatives")
+PLAIN = frozenset((float, int, bool, str, type(None)))      # nothing to own: passed over at once
 
 
 def _refs(container, key) -> int:
@@ -52,10 +53,12 @@ class _Walk:
         cls = item.__class__
         if cls is dict:
             for k in list(item):
-                self.visit(item, k)
+                if item[k].__class__ not in PLAIN:
+                    self.visit(item, k)
         elif cls is list:
             for k in range(len(item)):
-                self.visit(item, k)
+                if item[k].__class__ not in PLAIN:
+                    self.visit(item, k)
         elif cls is tuple:
             items = list(item)
             del item
@@ -104,7 +107,7 @@ def owned(result):
     if hasattr(holder[0], "__dataclass_fields__") and hasattr(holder[0], "__dict__"):
         fields = vars(holder[0])
         for name in RESULT_FIELDS:
-            if name in fields:
+            if name in fields and fields[name].__class__ not in PLAIN:
                 walk.visit(fields, name)
     else:
         walk.visit(holder, 0)
