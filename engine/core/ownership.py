@@ -26,6 +26,7 @@ from .buffer_pool import lent_refs
 
 RESULT_FIELDS = ("value", "gradient", "jacobian", "hessian", "derivatives")
 PLAIN = frozenset((float, int, bool, str, type(None)))      # nothing to own: passed over at once
+_FIELDS: dict = {}          # a result's class -> the RESULT_FIELDS it declares (none: not a result dataclass)
 
 
 def _refs(container, key) -> int:
@@ -94,6 +95,21 @@ class _Walk:
                     kept.append(a)
 
 
+def _plain(v) -> bool:
+    """Whether `v` holds no array (a number, or a dict or list of numbers: a scalar gradient)."""
+    cls = v.__class__
+    if cls in PLAIN:
+        return True
+    if cls is dict:
+        v = v.values()
+    elif cls is not list:
+        return False
+    for x in v:
+        if x.__class__ not in PLAIN:
+            return False
+    return True
+
+
 def owned(result):
     """`result` (a result dataclass, a dict, a list or a tuple of them), every array it hands out
     its caller's alone: copied where anything else can reach its memory. A tuple comes back as a
@@ -101,14 +117,28 @@ def owned(result):
     numpy = loaded_np()
     if numpy is None:                       # no array was ever made (the scalar path loads no numpy)
         return result
+    declared = _FIELDS.get(result.__class__)
+    if declared is None:
+        declared = _FIELDS[result.__class__] = tuple(
+            name for name in RESULT_FIELDS if name in getattr(result, "__dataclass_fields__", ()))
+    fields = result.__dict__ if declared else None
+    if fields is not None:
+        names = []
+        for name in declared:
+            v = fields.get(name)
+            if v.__class__ not in PLAIN and not _plain(v):
+                names.append(name)
+        del v                               # (a reference of its own would count as another holder)
+        if not names:                       # numbers only (a scalar run): nothing to own
+            return result
+    elif _plain(result):
+        return result
     walk = _Walk(numpy)
     holder = [result]
     del result
-    if hasattr(holder[0], "__dataclass_fields__") and hasattr(holder[0], "__dict__"):
-        fields = vars(holder[0])
-        for name in RESULT_FIELDS:
-            if name in fields and fields[name].__class__ not in PLAIN:
-                walk.visit(fields, name)
+    if fields is not None:
+        for name in names:
+            walk.visit(fields, name)
     else:
         walk.visit(holder, 0)
     walk.views_apart()
