@@ -63,8 +63,8 @@ def test_a_gradient_is_never_the_callers_seed(source):
     x = np.arange(4.0).reshape(2, 2) if source.startswith("transpose") else np.arange(4.0)
     seed = np.arange(1.0, 5.0).reshape(2, 2) if source.startswith(("reshape", "transpose")) else np.arange(1.0, 5.0)
     kept = seed.copy()
-    for mode in ("reverse", "forward"):
-        result = autodiff.grad(source, at={"x": x}, seed=seed, mode=mode)
+    for mode, keep_tape in (("reverse", False), ("forward", False), ("reverse", True)):
+        result = api.grad(source, at={"x": x}, seed=seed, mode=mode, keep_tape=keep_tape)
         assert_owned(result, {"x": x, "seed": seed})
         result.gradient["x"] *= 0.5
         np.testing.assert_array_equal(seed, kept)
