@@ -5,7 +5,8 @@ finished tape (graph, explanations, plot data). Results come back with NaN prove
 nothing here prints. Everything past evaluate and grad is imported on first use (see _LAZY).
 
 Every function takes `device="cpu"|"gpu"` (None: the current one, the CPU unless `use_device`
-chose another): inputs move to that device once, results come back to the host once."""
+chose another): inputs move to that device once, results come back to the host once, and every
+array a function returns is the caller's alone (core/ownership.py)."""
 from __future__ import annotations
 
 import functools
@@ -14,6 +15,7 @@ from contextlib import contextmanager
 
 from ..parser.errors import SourceError, option
 from .core import backend, buffer_pool
+from .core.ownership import owned
 from .diff.common import seed_for
 from .diff.function import Function
 from .diff.reverse import GradResult, RunResult
@@ -60,7 +62,7 @@ def __getattr__(name):
     module, attr = _LAZY[name]
     value = getattr(import_module(f"{__package__}.{module}"), attr)
     if not isinstance(value, type):
-        value = _taking_device(value)
+        value = _taking_device(value, owning=name not in _CALLERS_DATA)
     globals()[name] = value                # looked up once
     return value
 
@@ -100,12 +102,19 @@ def device_scope(device: str | None):
         backend.select_device(before)
 
 
-def _taking_device(fn):
-    """fn with a `device=` keyword: it runs on that device."""
+# the data readers hand out the caller's own data (a .npy's copy-on-write mapping of its file,
+# read as it is touched), not results: copying them would read every page at once
+_CALLERS_DATA = ("load_data", "load_inputs")
+
+
+def _taking_device(fn, owning=True):
+    """An entry point of the API: fn with a `device=` keyword (it runs on that device), every
+    array it returns the caller's alone (core/ownership.py) where `owning`."""
     @functools.wraps(fn)
     def on_device(*args, device=None, **kwargs):
         with device_scope(device):
-            return fn(*args, **kwargs)
+            result = fn(*args, **kwargs)
+        return owned(result) if owning else result
     return on_device
 
 
@@ -149,7 +158,7 @@ def release_buffers() -> int:
     return buffer_pool.release()
 
 
-@_taking_device
+@functools.partial(_taking_device, owning=False)      # Function's methods own what they return
 def evaluate(source, at=None, fn=None, of=None, dtype_name="float64", limits=None, target=None) -> RunResult:
     """Evaluate the target at a point (no derivatives)."""
     compiled_fn = compiled(source, fn, of, target)
@@ -160,7 +169,7 @@ def evaluate(source, at=None, fn=None, of=None, dtype_name="float64", limits=Non
     return result
 
 
-@_taking_device
+@functools.partial(_taking_device, owning=False)      # Function's methods own what they return
 def grad(source, at=None, wrt=None, seed=None, fn=None, of=None, dtype_name="float64", limits=None,
          target=None, keep_tape=False, mode="reverse") -> GradResult:
     """The gradient of the target at a point. A non-scalar output is summed (the seeds'
@@ -169,8 +178,8 @@ def grad(source, at=None, wrt=None, seed=None, fn=None, of=None, dtype_name="flo
         return compiled(source, fn, of, target).forward_grad_result(at, wrt, seed, dtype_name, limits)
     if keep_tape:                                        # the graph views read this run's own tape
         target = target or load(source, fn, of)
-        result = _reverse_grad(None, at, wrt, seed, dtype_name=dtype_name, limits=limits, target=target,
-                               keep_tape=True)
+        result = owned(_reverse_grad(None, at, wrt, seed, dtype_name=dtype_name, limits=limits, target=target,
+                                     keep_tape=True))
     else:
         compiled_fn = compiled(source, fn, of, target)
         target = compiled_fn.target

@@ -119,6 +119,75 @@ def test_kink_notes_only_for_traced_values():
     assert [op for op, _, _ in kinks] == ["maximum", "abs"]
 
 
+# hardening III item 7: one kink convention for every driver. A tie or kink is noted where the op
+# that meets it is applied to a traced value (one the requested derivative depends on: an input in
+# `wrt`, or a value computed from one), in reverse and forward mode, interpreted or replayed, by
+# the API and the CLI alike; a tie among constants or inputs outside `wrt` is not noted.
+TRACED_KINKS = [
+    ("x*3 + minimum(y, 2.0)", {"x": 1.0, "y": 2.0}, ["x"], []),
+    ("x*3 + minimum(y, 2.0)", {"x": 1.0, "y": 2.0}, None, ["minimum"]),
+    ("x*3 + minimum(y, 2.0)", {"x": 1.0, "y": 2.0}, ["y"], ["minimum"]),
+    ("x * max(y)", {"x": 1.0, "y": [1.0, 1.0]}, ["x"], []),
+    ("x * max(y)", {"x": 1.0, "y": [1.0, 1.0]}, None, ["max"]),
+    ("maximum(x, 1.0) + max(ones(2))", {"x": 1.0}, None, ["maximum"]),
+    ("x * max(ones(2)) + abs(y - 1)", {"x": 1.0, "y": 1.0}, ["x"], []),
+    ("x * max(ones(2)) + abs(y - 1)", {"x": 1.0, "y": 1.0}, ["y"], ["abs"]),
+    ("sum(sqrt(x) * relu(y))", {"x": [0.0, 4.0], "y": [0.0, 1.0]}, ["y"], ["relu"]),
+    ("sum(sqrt(x) * relu(y))", {"x": [0.0, 4.0], "y": [0.0, 1.0]}, ["x"], ["sqrt"]),
+    ("x + norm(y * 0.0)", {"x": 1.0, "y": [1.0, 2.0]}, ["x"], []),
+    ("x + norm(y * 0.0)", {"x": 1.0, "y": [1.0, 2.0]}, ["y"], ["norm"]),
+]
+
+
+def _ops(kinks) -> list:
+    return [op for op, _, _ in kinks]
+
+
+@pytest.mark.parametrize("source, at, wrt, expected", TRACED_KINKS)
+def test_kink_notes_agree_across_modes_calls_and_the_cli(source, at, wrt, expected):
+    from test_cli_grad import run_cli
+    for call in range(5):                       # interpreted, recorded, replayed (the third on)
+        for mode in ("reverse", "forward"):
+            assert _ops(api.grad(source, at=at, wrt=wrt, mode=mode).kinks) == expected, (call, mode)
+    f = api.function(source)
+    for call in range(5):
+        assert _ops(f.grad_result(at, wrt).kinks) == expected, call
+        assert _ops(f.forward_grad_result(at, wrt).kinks) == expected, call
+    for mode in ("reverse", "forward"):
+        assert _ops(api.jacobian(source, at=at, wrt=wrt, mode=mode).kinks) == expected, mode
+    for method in ("forward-over-reverse", "reverse-over-reverse"):
+        assert _ops(api.hessian(source, at=at, wrt=wrt, method=method).kinks) == expected, method
+    at_text = ",".join(f"{k}={v}".replace(" ", "") for k, v in at.items())
+    args = ["grad", source, "--at", at_text, "--json"] + (["--wrt", ",".join(wrt)] if wrt else [])
+    outcome = run_cli(*args)
+    assert outcome.code == 0, outcome.err
+    assert [k["op"] for k in outcome.json["kinks"]] == expected
+
+
+SHARED_PLACE = """
+def low(t):
+    return minimum(t, 2.0)
+
+def f(x, y):
+    return low(x) * 3.0 + low(y)
+"""
+
+
+def test_a_replay_tells_a_traced_tie_from_an_untraced_one_at_the_same_place(tmp_path):
+    # low(x) and low(y) meet their ties at one place; with wrt x only the first is noted, and a
+    # replay, which cannot tell the two notes apart by their place, leaves them to the interpreter
+    path = tmp_path / "shared.py"
+    path.write_text(SHARED_PLACE)
+    f = api.function(str(path))
+    for call in range(5):
+        kinks = f.grad_result({"x": 2.0, "y": 2.0}, ["x"]).kinks
+        assert [(op, span.line) for op, span, _ in kinks] == [("minimum", 3)], call
+        assert _ops(f.grad_result({"x": 1.0, "y": 2.0}, ["x"]).kinks) == [], call
+        assert _ops(f.grad_result({"x": 2.0, "y": 1.0}, ["x"]).kinks) == ["minimum"], call
+        assert _ops(f.grad_result({"x": 2.0, "y": 2.0}).kinks) == ["minimum", "minimum"], call
+    assert f.replays > 0
+
+
 # ---- claims at kinks and ties, and tiny functions ----------------------------------------------
 
 def _check(source, at, grad, mode="full"):

@@ -40,6 +40,11 @@ def np():
     return _np
 
 
+def loaded_np():
+    """numpy if the engine has loaded it, else None (then no array was made: the scalar path)."""
+    return _np
+
+
 def tune_allocator() -> bool:
     """Keep freed memory in the process (glibc only). By default glibc returns every large numpy
     temporary to the OS and page-faults it back on the next op; with higher mmap/trim thresholds

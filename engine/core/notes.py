@@ -1,22 +1,30 @@
 """What the engine notices while it runs: the source span of the op being executed (set by the
-interpreter), the ties, kinks and equal comparisons it evaluated (reported by the CLI), and the
+interpreter), the ties, kinks and equal comparisons it evaluated (reported by the CLI; a
+derivative reports those met on traced values, `traced_only`), and the
 places where a traced value went through stop_gradient (a check's finite differences see through
 them, AD does not)."""
 from __future__ import annotations
 
 
 class Notes:
-    __slots__ = ("span", "kinks", "detached", "limit")
+    __slots__ = ("span", "kinks", "detached", "limit", "traced")
 
     def __init__(self):
         self.span = None          # the span of the expression the interpreter is evaluating
         self.kinks = []           # (op, span, detail) for each kink or tie evaluated
         self.detached = []        # the span of each stop_gradient applied to a traced value
         self.limit = 10_000       # keep at most this many kink notes
+        self.traced = {}          # id(note) -> note, for the kinks noted on traced values (traced_only)
 
     def kink(self, op: str, detail: str) -> None:
         if len(self.kinks) < self.limit:
             self.kinks.append((op, self.span, detail))
+
+    def traced_since(self, count: int) -> None:
+        """The kinks noted since there were `count` were met by an op applied to a traced value (a
+        box: core/tape.py's bind, the ops' float fast paths, a reverse sweep's rules)."""
+        for note in self.kinks[count:]:
+            self.traced[id(note)] = note
 
     def detach(self) -> None:
         if len(self.detached) < self.limit:
@@ -30,4 +38,15 @@ def reset() -> Notes:
     NOTES.span = None
     NOTES.kinks = []
     NOTES.detached = []
+    NOTES.traced = {}
     return NOTES
+
+
+def traced_only(kinks) -> list:
+    """The kinks and ties a derivative reports, of those a run noted: the ones met by an op on a
+    traced value, a value the derivative depends on (an input differentiated, or computed from
+    one), in every mode alike. A tie among constants (`maximum(arange(3.0) - 1, 0)`) or inputs
+    not differentiated (`minimum(y, 2.0)` with wrt x) is no kink of the function differentiated.
+    Comparisons' notes (op "compare") are kept: a comparison notes only a tie of traced values."""
+    traced = NOTES.traced
+    return [k for k in kinks if k[0] == "compare" or traced.get(id(k)) is k]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from .backend import np, xp
 from .errors import TooLarge
+from .notes import NOTES
 from .tape import Dual, Var, bind, record, strip
 
 TABLE: dict = {}          # name -> Primitive, in the order the rule modules define them
@@ -117,8 +118,25 @@ def nondiff(name, impl, **kw):
 
 # ---- the ops: raw values go straight to the forward rule, boxes through `bind` ---------------
 
+def traced_float(prim, fimpl):
+    """The float forward the ops' fast paths call on a traced value's float: a kink it notes is
+    met on a traced value (core/notes.py's traced_only), as bind marks it. Only where the
+    primitive has a kink: the others' fast paths pay nothing."""
+    if prim.kink is None:
+        return fimpl
+
+    def traced(*args):
+        noted = len(NOTES.kinks)
+        r = fimpl(*args)
+        if len(NOTES.kinks) != noted:
+            NOTES.traced_since(noted)
+        return r
+    return traced
+
+
 def unary_op(prim, fimpl):
     impl = prim.impl
+    traced = traced_float(prim, fimpl)
     if prim.nondiff or prim.vjps[0] is None:
         def op(x):
             c = x.__class__
@@ -132,7 +150,7 @@ def unary_op(prim, fimpl):
         if c is Var:
             xv = x.value
             if xv.__class__ is float:           # fast path: one reverse level over a float
-                return record(prim, x.tape, x.level, ((0, x.index),), (xv,), fimpl(xv))
+                return record(prim, x.tape, x.level, ((0, x.index),), (xv,), traced(xv))
             return bind(prim, (x,), None)
         if c is Dual:
             return bind(prim, (x,), None)
@@ -144,6 +162,7 @@ def binary_op(prim, fimpl):
     """Traced Python floats under one reverse-mode level (the scalar loop) are recorded here
     directly; every other boxed case goes through `bind`."""
     impl = prim.impl
+    traced = traced_float(prim, fimpl)
     if prim.nondiff or prim.vjps[0] is None or prim.vjps[1] is None:
         def op(x, y):
             cx, cy = x.__class__, y.__class__
@@ -167,12 +186,12 @@ def binary_op(prim, fimpl):
                     parents, yv = ((0, x.index), (1, y.index)), y.value
                 else:
                     return _bind_checked(prim, x, y)
-                return record(prim, x.tape, x.level, parents, (xv, yv), fimpl(xv, yv))
+                return record(prim, x.tape, x.level, parents, (xv, yv), traced(xv, yv))
             return _bind_checked(prim, x, y)
         if cy is Var:
             yv = y.value
             if cx is float and yv.__class__ is float:
-                return record(prim, y.tape, y.level, ((1, y.index),), (x, yv), fimpl(x, yv))
+                return record(prim, y.tape, y.level, ((1, y.index),), (x, yv), traced(x, yv))
             return _bind_checked(prim, x, y)
         if cx is float and cy is float:
             return fimpl(x, y)

@@ -193,9 +193,13 @@ def bind(prim, args: tuple, params):
     if prim.nondiff:
         return bind(prim, tuple(strip(a) for a in args), params)
 
+    notes = NOTES
+    noted = len(notes.kinks)
     if top.__class__ is Var:
         vals = tuple(a.value if (a.__class__ is Var and a.level == level) else a for a in args)
         ans = bind(prim, vals, params)
+        if len(notes.kinks) != noted:               # a kink met on a traced value
+            notes.traced_since(noted)
         vjps = prim.vjps
         parents = tuple((i, a.index) for i, a in enumerate(args)
                         if a.__class__ is Var and a.level == level and vjps[i] is not None)
@@ -209,9 +213,11 @@ def bind(prim, args: tuple, params):
         return record(prim, tape, level, parents, saved_args(prim, vals), ans, params)
 
     # forward mode: push tangents through the JVP rules
-    if BATCHED and level in BATCHED:
-        return BATCHED[level](prim, args, params)
-    return push_tangents(prim, args, params, level)
+    out = BATCHED[level](prim, args, params) if BATCHED and level in BATCHED else \
+        push_tangents(prim, args, params, level)
+    if len(notes.kinks) != noted:                   # a kink met on a traced value (or by its JVP)
+        notes.traced_since(noted)
+    return out
 
 
 
@@ -251,12 +257,15 @@ def backward(tape: Tape, out, seed, stop_at: int = 0, check=None) -> list:
     adj[out.index] = seed
     free = not tape.persistent
     top = out.index
+    noted = len(NOTES.kinks)
     if check is not None:
         while top - SWEEP_CHUNK >= stop_at:
             sweep(entries, adj, top, top - SWEEP_CHUNK + 1, free)
             top -= SWEEP_CHUNK
             check()
     sweep(entries, adj, top, stop_at, free)
+    if len(NOTES.kinks) != noted:                      # a rule's kink (norm's): of a traced op
+        NOTES.traced_since(noted)
     return adj
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ...parser.errors import SourceError, option
 from ..core.backend import np, to_host, to_host_value, xp
-from ..core.notes import NOTES
+from ..core.notes import NOTES, traced_only
 from ..core.tape import Dual, backward, strip
 from ..lang.interp import Interpreter
 from ..lang.limits import Limits
@@ -131,9 +131,10 @@ def sweep(tape, out, seed, target):
 
 
 def unique_kinks(kinks) -> list:
-    """Kinks noted once per place: repeated passes over the same program note them again."""
+    """The kinks a derivative made of several passes reports: those met on traced values
+    (core/notes.py's traced_only, as a gradient's), once per place: repeated passes note them again."""
     seen, out = set(), []
-    for op, span, detail in kinks:
+    for op, span, detail in traced_only(kinks):
         key = (op, span.line if span else None, span.column if span else None, detail)
         if key not in seen:
             seen.add(key)

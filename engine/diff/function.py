@@ -15,7 +15,8 @@ more path."""
 from __future__ import annotations
 
 from ..core import ops
-from ..core.notes import NOTES, reset as reset_notes
+from ..core.notes import NOTES, reset as reset_notes, traced_only
+from ..core.ownership import handing_out
 from ..core.tape import Tape, Var, strip
 from ..lang.recorded_decisions import recording_decisions
 from ..lang.replayable import nested_derivatives, replay_blocker
@@ -42,7 +43,8 @@ replaying = OnFirstUse()
 
 class Function:
     """A target compiled once. Inputs come as a dict, as keywords, or both; results are numbers
-    and numpy arrays. `evaluate_result` and `grad_result` give the full results the commands use."""
+    and numpy arrays, the caller's alone (the methods that make them are `handing_out`).
+    `evaluate_result` and `grad_result` give the full results the commands use."""
 
     def __init__(self, source_or_path=None, fn=None, of=None, target=None):
         self.target = target if target is not None else load(source_or_path, fn, of)
@@ -73,6 +75,7 @@ class Function:
         result = self.grad_result(_merge(at, inputs), wrt, seed)
         return result.value, result.gradient
 
+    @handing_out
     def jacobian(self, at=None, /, *, wrt=None, mode="auto", **inputs) -> dict:
         """{input name: array of shape output.shape + input.shape}: replayed in the mode chosen
         (reverse: one sweep per output element; forward: stacked tangents), else interpreted."""
@@ -87,6 +90,7 @@ class Function:
         from .forward import jacobian      # forward mode loads only when asked for
         return jacobian(None, merged, wrt, mode, target=self.target).jacobian
 
+    @handing_out
     def hessian(self, at=None, /, *, wrt=None, **inputs) -> dict:
         """{a: {b: array of shape a.shape + b.shape}}: replayed (diff/replay_higher.py) or interpreted."""
         merged = _merge(at, inputs)
@@ -98,6 +102,7 @@ class Function:
         from .higher import hessian         # Hessians load only when asked for
         return hessian(None, merged, wrt, target=self.target).hessian
 
+    @handing_out
     def forward_grad_result(self, at, wrt=None, seed=None, dtype_name="float64", limits=None):
         """The gradient by forward mode, as diff/forward.py's `gradient` gives it: replayed with
         stacked tangents where the trace allows, else interpreted."""
@@ -113,6 +118,7 @@ class Function:
         """[f', f'', ..., f^(order)] of a scalar function in its one scalar input (or in `wrt`)."""
         return self.derivatives_result(_merge(at, inputs), order, method, wrt).derivatives
 
+    @handing_out
     def derivatives_result(self, at, order=1, method="reverse", wrt=None, dtype_name="float64", limits=None):
         """diff/higher.py's `derivatives`: replayed with nested tapes or duals over the trace
         where it allows (diff/replay_derivatives.py), else interpreted."""
@@ -162,6 +168,7 @@ class Function:
             return None
 
     # ---- full results ----
+    @handing_out
     def evaluate_result(self, at, dtype_name="float64", limits=None) -> reverse.RunResult:
         set_dtype(dtype_name)
         inputs = bind_inputs(self.target, dict(at or {}))
@@ -238,6 +245,7 @@ class Function:
             return
         keep_trace(self.traces, key, trace if trace is NOT_REPLAYABLE else replaying.filed(entry, trace))
 
+    @handing_out
     def grad_result(self, at, wrt=None, seed=None, dtype_name="float64", limits=None) -> reverse.GradResult:
         """The reverse-mode gradient, as `api.grad` gives it (for any inputs in `wrt`: the replay
         sweeps only the steps that depend on them, as the interpreter's tape would hold)."""
@@ -280,7 +288,7 @@ class Function:
         out = tape.entries[index] if index is not None else None
         output = Var(out.value, tape, index, tape.level) if out is not None else result.value
         result.tape = result.output_index = result.seed = None     # as a plain gradient leaves them
-        untraced = len(reverse.traced_only(NOTES.kinks, tape)) != len(NOTES.kinks)
+        untraced = len(traced_only(NOTES.kinks)) != len(NOTES.kinks)
         trace = fit_for_replay(replaying.record_trace(tape, output, result.signature, result.steps, logged), tape,
                                self.fuses) or NOT_REPLAYABLE
         if holds_large_arrays(tape):    # the lean tape fuses what this one ran op by op: the plain run's numbers
@@ -326,9 +334,10 @@ class Function:
                 seed_value, reduced = seed_for(seed, value), "seed"
             else:
                 seed_value, reduced = ones_like_output(value), ("sum" if shape_of(value) else None)
+            watched, forward_notes = [self.inputs.index(w) for w in wrt], len(notes.kinks)
             # its all_finite below tests a generated sweep's adjoints (a nan: interpreted)
-            length, adjoints = replaying.replay_adjoints(trace, values, seed_value, [self.inputs.index(w) for w in wrt],
-                                                         caller_tests_finite=True)
+            length, adjoints = replaying.replay_adjoints(trace, values, seed_value, watched, caller_tests_finite=True)
+            kinks = replaying.live_kinks(trace, watched, notes.kinks, forward_notes)   # those wrt's derivative meets
         except replaying.PathChanged:
             raise
         except Exception:
@@ -339,10 +348,10 @@ class Function:
                 unconnected.append(name)
                 g = ops.zeros_like(inputs[name])
             gradient[name] = strip(g)
-        if not replaying.all_finite([value, *gradient.values()]):
+        if kinks is None or not replaying.all_finite([value, *gradient.values()]):
             return None
         return reverse.GradResult(value=value, gradient=gradient, inputs=inputs, unconnected=unconnected,
-                                  reduced=reduced, signature=list(trace.signature), kinks=list(notes.kinks),
+                                  reduced=reduced, signature=list(trace.signature), kinks=kinks,
                                   tape_length=length, steps=trace.run_steps)
 
 

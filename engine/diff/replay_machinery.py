@@ -8,3 +8,4 @@ from .replay import record_trace, replay_adjoints, replay_output, replay_values 
 from .replay_guards import PathChanged  # noqa: F401
 from .replay_paths import filed, new_path, replay_entry  # noqa: F401
 from .replay_results import compiled_grad, compiled_output, compiled_value, same_results  # noqa: F401
+from .replay_sweep import live_kinks  # noqa: F401

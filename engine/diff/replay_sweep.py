@@ -28,6 +28,7 @@ class SweepPlan:
     live: list                  # per trace index, whether it is on that tape
     array_sweep: object = None  # replay_arrays.ArraySweep once made (False: none)
     array_spent: float = 0.0    # seconds its planned sweeps took before it was made
+    places: tuple | None = None  # (live, other): the (op, span) places of the steps on it and off it
 
 
 def sweep_plan(trace, watched: list) -> SweepPlan:
@@ -56,6 +57,32 @@ def _make_plan(trace, watched: list) -> SweepPlan:
         index += 1
     rows.reverse()
     return SweepPlan(rows=rows, length=len(watched) + len(rows), live=live_index)
+
+
+def live_kinks(trace, watched: list, kinks: list, forward: int):
+    """The kinks a replayed gradient in the inputs at `watched` reports, of `kinks`, whose first
+    `forward` its forward noted: those of steps that depend on those inputs. The interpreter,
+    watching only them, meets the others on plain values, which a gradient does not report
+    (core/notes.py's traced_only). None where a note's place is that of steps on both sides,
+    or of none: the interpreter tells them apart."""
+    if len(watched) == trace.leaves:
+        return list(kinks)                          # every step depends on the inputs watched
+    plan = sweep_plan(trace, watched)
+    if plan.places is None:
+        live, other, index = set(), set(), trace.leaves
+        for prim, _, _, _, span in trace.steps:
+            (live if plan.live[index] else other).add((prim.name, span))
+            index += 1
+        plan.places = (live, other)
+    live, other = plan.places
+    kept = []
+    for note in kinks[:forward]:
+        place = note[:2]
+        if (place in live) == (place in other):
+            return None
+        if place in live:
+            kept.append(note)
+    return kept + kinks[forward:]
 
 
 def _gather(prim, parents, args):

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from ..core import ops
 from ..core.notes import reset as reset_notes
+from ..core.notes import traced_only
 from ..core.tape import Tape, Var, strip
 from ..lang.values import as_input, dtype, shape_of
 from .common import check_wrt, detached_places, on_host, ones_like_output, prepare, run, seed_for, sweep, watched_run
@@ -50,15 +51,6 @@ def in_working_dtype(value):
     return as_input(value) if dtype() == "float32" and value.__class__ in (float, int) else value
 
 
-def traced_only(kinks, tape) -> list:
-    """The kinks and ties of traced values: those of an op the tape recorded at that place. A tie
-    among constants (`maximum(arange(3.0) - 1, 0)`) is no kink of the function differentiated.
-    Comparisons' notes (op "compare") are kept: a comparison is never recorded."""
-    recorded = {(entry.prim.name, entry.span) for entry in tape.entries
-                if entry is not None and entry.prim is not None}
-    return [k for k in kinks if k[0] == "compare" or (k[0], k[1]) in recorded]
-
-
 def evaluate(source, at=None, fn=None, of=None, dtype_name="float64", limits=None, target=None) -> RunResult:
     target, inputs = prepare(source, at, fn, of, dtype_name, target)
     notes = reset_notes()
@@ -83,8 +75,6 @@ def grad(source, at=None, wrt=None, seed=None, fn=None, of=None, dtype_name="flo
     else:
         seed_value, reduced = ones_like_output(value), ("sum" if shape_of(value) else None)
     tape_length = len(tape)
-    noted = len(notes.kinks)
-    traced_kinks = traced_only(notes.kinks, tape) if noted else []
     adj = sweep(tape, out, seed_value, target)
     gradient, unconnected = {}, []
     for name in wrt:
@@ -96,7 +86,7 @@ def grad(source, at=None, wrt=None, seed=None, fn=None, of=None, dtype_name="flo
         gradient[name] = strip(g)
     result = GradResult(value=on_host(value), gradient=on_host(gradient), inputs=on_host(inputs),
                         unconnected=unconnected, reduced=reduced,
-                        signature=interp.signature, kinks=traced_kinks + notes.kinks[noted:],
+                        signature=interp.signature, kinks=traced_only(notes.kinks),
                         tape_length=tape_length, steps=interp.steps, tape=tape if keep_tape else None,
                         detached=detached_places(notes.detached))
     if keep_tape:
