@@ -23,7 +23,7 @@ COMPARISONS = {"<": ops.lt, "<=": ops.le, ">": ops.gt, ">=": ops.ge, "==": ops.e
 
 def _floor_quotient(x, y):
     """floor(x / y) on the raw values (no gradient), IEEE at y = 0 as numpy: inf, -inf or nan."""
-    q = ops.div(ops.stop_gradient(x), ops.stop_gradient(y))
+    q = ops.div(ops.read(x), ops.read(y))
     if q.__class__ is float and (q != q or q in (math.inf, -math.inf)):
         return q
     return ops.floor(q)
@@ -40,7 +40,7 @@ def _mod(x, y):
     the derivative x - y*floor(x/y) has: 1 for x, -floor(x/y) for y."""
     if x.__class__ is float and y.__class__ is float and y != 0.0:
         return x % y
-    raw_x, raw_y = ops.stop_gradient(x), ops.stop_gradient(y)
+    raw_x, raw_y = ops.read(x), ops.read(y)
     if raw_x.__class__ is float and raw_y.__class__ is float and raw_y != 0.0:
         value, quotient = raw_x % raw_y, raw_x // raw_y
     else:
