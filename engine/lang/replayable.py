@@ -53,6 +53,12 @@ def _traced_builtins() -> frozenset:
     return frozenset(names)
 
 
+def replayed_builtins() -> frozenset:
+    """Every builtin name the analysis lets a replay recompute (their other arguments static where
+    it asks for that): the names a test of replays walks."""
+    return _traced_builtins() | _SHAPE_BUILTINS | frozenset(_OP_BUILTINS) | NESTED_TRANSFORMS
+
+
 class _Analysis:
     def __init__(self, defs: set, others: set, dynamic: set):
         self.bound = defs | others      # every name the program binds: none of them is a builtin
