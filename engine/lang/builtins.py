@@ -40,14 +40,14 @@ def _is_axis(value) -> bool:
 def _shape_arg(args, what):
     """A shape given as numbers, a tuple or a list: reshape(x, 2, 3), zeros((2, 3)), zeros([2,3])."""
     if len(args) == 1:
-        a = strip(args[0])
+        a = ops.read(args[0])           # a shape read from a traced value: no trace is kept
         if isinstance(a, tuple):
             args = a
         elif is_array(a) and a.ndim == 1:
             args = tuple(a.tolist())
     dims = []
     for d in args:
-        d = strip(d)
+        d = ops.read(d)
         if is_array(d) and d.ndim == 0:
             d = d.item()
         if isinstance(d, bool) or not isinstance(d, (int, float)) or d != d or int(d) != d:
