@@ -410,6 +410,25 @@ def test_a_builtin_name_the_program_binds_is_not_taken_for_the_builtin(binding, 
     assert replay_blocker(target.node, target.inputs) is not None
 
 
+# (how a program binds NAME to floor, whose value no tape records, and calls it)
+FLOOR_BINDINGS = [
+    "def f(x):\n    NAME = floor\n    return NAME(x) * x\n",                                       # an assignment
+    "def h(NAME, x):\n    return NAME(x) * x\ndef f(x):\n    return h(floor, x)\n",                # a parameter
+    "def f(x):\n    s = 0.0\n    for NAME in (floor, floor):\n        s = s + NAME(x) * x\n    return s\n",
+    "from numpy import floor as NAME\ndef f(x):\n    return NAME(x) * x\n",                        # an import alias
+]
+
+
+@pytest.mark.parametrize("binding", FLOOR_BINDINGS)
+def test_no_builtin_the_analysis_knows_is_taken_for_itself_once_the_program_binds_its_name(binding):
+    # every name the analysis treats specially (the table's builtins, sum/max/norm..., the shape
+    # builtins, grad): `sin = floor; sin(x) * x` replayed floor's first value
+    from autodiff.engine.lang.replayable import replay_blocker, replayed_builtins
+    for name in sorted(replayed_builtins()):
+        target = load(binding.replace("NAME", name), filename="program.py")
+        assert replay_blocker(target.node, target.inputs) is not None, name
+
+
 @pytest.mark.parametrize("source", [
     "def len(t):\n    return t\ndef f(x):\n    c = len(x) > 0\n    return x * c + x\n",
     "from numpy import sin as len\ndef f(x):\n    return x * (len(x) > 0) + x\n",
