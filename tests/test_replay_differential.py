@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pytest
 
-from autodiff.engine.diff.function import Function
+from autodiff.engine.diff.function import Function, ReplayRunner
 from autodiff.engine.lang.replayable import replayed_builtins
-from autodiff.engine.lang.target import load
+from autodiff.engine.lang.target import Runner, load
 
 
 def identical(a, b) -> bool:
@@ -51,8 +51,10 @@ CALLS = {
     "forward": lambda f, at, dtype: f.forward_grad_result(at, None, None, dtype),
     "jacobian": lambda f, at, dtype: f.jacobian(at),
     "hessian": lambda f, at, dtype: f.hessian(at),
+    "derivatives": lambda f, at, dtype: f.derivatives_result(at, 2, "reverse", None, dtype),
+    "forward derivatives": lambda f, at, dtype: f.derivatives_result(at, 3, "forward", None, dtype),
 }
-FIELDS = ("value", "gradient", "unconnected", "reduced", "tape_length", "steps")
+FIELDS = ("value", "gradient", "derivatives", "unconnected", "reduced", "tape_length", "steps")
 
 
 def outcome(call, f, at, dtype):
@@ -166,6 +168,25 @@ def test_every_replayed_call_is_a_fresh_interpretations_to_the_bit(source, point
 @pytest.mark.parametrize("source, points, replays", PROGRAMS[:6], ids=[p[0][:40].replace("\n", " ") for p in PROGRAMS[:6]])
 def test_jacobians_and_hessians_replay_as_fresh_ones(source, points, replays):
     replays_agree(source, points, calls=("jacobian", "hessian"))
+
+
+SCALAR_PROGRAMS = [p for p in PROGRAMS if all(set(at) <= {"x"} for at in p[1]) and p[1][0]]
+
+
+@pytest.mark.parametrize("source, points, replays", SCALAR_PROGRAMS,
+                         ids=[p[0][:40].replace("\n", " ") for p in SCALAR_PROGRAMS])
+def test_nth_derivatives_replay_as_fresh_ones(source, points, replays):
+    replays_agree(source, points, calls=("derivatives", "forward derivatives"))
+
+
+@pytest.mark.parametrize("source, points, replays", PROGRAMS, ids=[p[0][:40].replace("\n", " ") for p in PROGRAMS])
+def test_the_checks_replay_runner_gives_a_fresh_runners_outputs(source, points, replays):
+    target = load(source, filename="program.py") if "\n" in source else load(source)
+    kept = ReplayRunner(target)
+    for k, at in enumerate(points):
+        fresh, replayed = Runner(target)(dict(at)), kept(dict(at))
+        assert identical(fresh, replayed), (k, source, fresh, replayed)
+        scribble(replayed)
 
 
 # ---- every builtin a replay may recompute, at inputs where what it reads changes --------------
