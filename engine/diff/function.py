@@ -210,8 +210,8 @@ class Function:
             out = runner.run({k: tape.watch(v) for k, v in inputs.items()})
         check_output(out, self.target)
         interp = runner.interp
-        result = reverse.RunResult(value=reverse.in_working_dtype(strip(out)), inputs=inputs, signature=interp.signature,
-                                   kinks=list(notes.kinks), steps=interp.steps)
+        result = reverse.RunResult(value=reverse.in_working_dtype(strip(out)), inputs=inputs,
+                                   signature=interp.signature, kinks=list(notes.kinks), steps=interp.steps)
         trace = replaying.record_trace(tape, out, interp.signature, interp.steps, logged)
         if trace is not None:                       # replayed at once where it was recorded: must agree
             notes = reset_notes()
