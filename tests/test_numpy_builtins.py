@@ -157,6 +157,35 @@ def test_the_static_signatures_are_the_functions_own():
         assert params.split() == real, name
 
 
+def test_the_library_reads_a_traced_value_only_through_read():
+    # issue 27 item 3: a composite that takes a number out of a box (norm's count of ord 0, a sort
+    # order, clip's mask) must say so: ops.read tells a run that records a trace for replay,
+    # which then keeps none. ops.strip, stop_gradient and a box's own fields would not.
+    import ast
+    import pathlib
+
+    from autodiff.engine.core import library
+    for path in sorted(pathlib.Path(library.__file__).parent.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and (node.attr in ("stop_gradient", "value", "primal") or
+                                                    node.attr == "strip" and getattr(node.value, "id", "") == "ops"):
+                raise AssertionError(f"{path.name}:{node.lineno}: .{node.attr}")
+            if isinstance(node, ast.ImportFrom):
+                assert not {"strip", "stop_gradient"} & {a.name for a in node.names}, f"{path.name}:{node.lineno}"
+
+
+def test_a_table_entry_named_as_a_builtin_is_that_builtin():
+    # the replay analysis takes a table builtin for its primitive (lang/replayable.py): norm and
+    # transpose, which the language gives numpy's arguments as composites, are not such entries
+    from autodiff.engine.core.rules import builtin_primitives
+    from autodiff.engine.lang.builtins import make_builtins
+    table = make_builtins(None)
+    for prim in builtin_primitives():
+        for name in filter(None, (prim.builtin, prim.alias)):
+            wrapped = [c.cell_contents for c in table[name].fn.__closure__ or () if callable(c.cell_contents)]
+            assert prim.op in wrapped, name
+
+
 def test_a_program_without_library_builtins_does_not_load_the_library():
     import subprocess
     import sys

@@ -353,3 +353,40 @@ def test_a_trace_over_the_byte_budget_runs_interpreted_and_is_not_kept(monkeypat
     assert f.interpreted == 3 and f.replays == 0
     assert not any(f.traces.values())
     np.testing.assert_allclose(g, np.cos(x) * x + np.sin(x), rtol=1e-12)
+
+
+# ---- issue 27 (hardening III): replays that never go stale ------------------------------------
+
+def test_a_replayed_constant_output_is_a_new_array_at_every_call(tmp_path):
+    # item 2: the trace kept the recording call's array and every replay handed it out again, so
+    # writing into one result changed the next ones ([99, 2, 2] from the third call on)
+    for _ in range(5):
+        result = autodiff.evaluate("ones(3)*2")
+        assert result.value.tolist() == [2.0, 2.0, 2.0]
+        result.value[0] = 99
+    path = tmp_path / "constant.py"
+    path.write_text("def f(x):\n    return ones(3) * 2\n")
+    f = autodiff.function(str(path))
+    for x in range(5):
+        value = f(x=float(x))
+        value_too, gradient = f.value_and_grad(x=float(x))
+        assert value.tolist() == value_too.tolist() == [2.0, 2.0, 2.0] and gradient == {"x": 0.0}
+        assert not np.shares_memory(value, value_too)
+        value[0] = value_too[1] = 99
+    assert f.replays >= 6
+
+
+def test_float32_results_stay_float32_when_replayed():
+    # item 6: the recording and replayed runs gave the constant output as the Python float it
+    # was made as (0.8414709848078965), where the interpreter gives the working dtype's number
+    for _ in range(4):
+        value = autodiff.evaluate("sin(1.0)", dtype_name="float32").value
+        assert type(value) is np.float32 and value == np.float32(math.sin(1.0))
+    f = Function(target=api.load("def f(x):\n    return 1 / 3 + x * 0\n", filename="program.py"))
+    g = Function(target=api.load("def f(x):\n    return 1 / 3\n", filename="program.py"))
+    for x in (1.0, 2.0, 3.0, 4.0):
+        for made in (f.evaluate_result({"x": x}, dtype_name="float32"), g.grad_result({"x": x}, dtype_name="float32"),
+                     g.evaluate_result({"x": x}, dtype_name="float32")):
+            assert type(made.value) is np.float32 and made.value == np.float32(1 / 3)
+        assert type(g.grad({"x": x}).get("x")) is float        # a float64 call of the same function
+    assert f.replays >= 2 and g.replays >= 4

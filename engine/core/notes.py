@@ -34,6 +34,20 @@ class Notes:
 NOTES = Notes()          # the one record of the running computation (a run is single-threaded)
 
 
+class Reads:
+    """Who hears of a traced value read as a plain number (core/tape.py's `read`): a count, an
+    order, a selection or a shift a composite takes out of a box, which no tape records. `hook`
+    is None, or, while a run records a trace for replay, a callable given the value read
+    (lang/recorded_decisions.py: such a run keeps no trace, whose replay would reuse the number)."""
+    __slots__ = ("hook",)
+
+    def __init__(self):
+        self.hook = None
+
+
+READS = Reads()
+
+
 def reset() -> Notes:
     NOTES.span = None
     NOTES.kinks = []

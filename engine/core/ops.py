@@ -10,12 +10,12 @@ from __future__ import annotations
 from . import fused
 from .primitives import element_limit, zeros_like
 from .rules import TABLE
-from .tape import Dual, Var, strip
+from .tape import Dual, Var, read, strip
 
 globals().update((name, prim.op) for name, prim in TABLE.items())
 fused.install()                        # numexpr kernels for the reverse sweep over large arrays
 
-__all__ = ["Var", "Dual", "strip", "element_limit", "zeros_like", "stop_gradient", *TABLE]
+__all__ = ["Var", "Dual", "strip", "read", "element_limit", "zeros_like", "stop_gradient", *TABLE]
 
 
 def stop_gradient(x):

@@ -13,7 +13,7 @@ import weakref
 from . import finite_known
 from .accumulate import accumulate
 from .errors import TapeTooLong
-from .notes import NOTES
+from .notes import NOTES, READS
 
 _level = [0]
 # level -> its forward-mode step while that level's Duals carry stacked tangents (core/batch.py)
@@ -70,6 +70,24 @@ def strip(v):
         v = v.value if c is Var else v.primal
         c = v.__class__
     return v
+
+
+def read(v):
+    """The raw value under every box, read as a plain number: how a composite (core/library)
+    takes a number out of a traced value that no tape records (a count, a sort order, a mask, a
+    shift), its type checks included. A run that records a trace for replay hears of each box
+    read (READS.hook): a replay would reuse the number. `strip` is for values a rule records."""
+    hook = READS.hook
+    if hook is not None and _holds_box(v):
+        hook(v)
+    return strip(v)
+
+
+def _holds_box(v) -> bool:
+    c = v.__class__
+    if c is Var or c is Dual:
+        return True
+    return (c is tuple or c is list) and any(_holds_box(x) for x in v)
 
 
 class Entry:

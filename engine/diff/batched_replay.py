@@ -16,6 +16,7 @@ from ..core.notes import reset as reset_notes
 from ..core.primitives import element_limit, shape, size
 from ..core.stacked import stacked_apply
 from ..core.tape import Tape, strip
+from ..lang.recorded_decisions import recording_decisions
 from ..lang.replayable import replay_blocker
 from ..lang.target import Runner, check_output
 from .replay import record_trace, replay_output, replay_values
@@ -38,15 +39,16 @@ def record_for_batches(target, inputs: dict, limits=None):
     if replay_blocker(target.node, target.inputs, guarded=False) is not None:   # points decide alone
         return None
     notes = reset_notes()
-    runner = Runner(target, limits)
     tape = Tape(persistent=True, keep_values=True)          # a trace reads its values' types
     try:
-        out = runner.run({k: tape.watch(inputs[k]) for k in target.inputs})
+        with recording_decisions() as logged:              # a value read as a number: no trace
+            runner = Runner(target, limits)
+            out = runner.run({k: tape.watch(inputs[k]) for k in target.inputs})
         check_output(out, target)
     except Exception:                  # the per-point path reports it, located
         return None
     kinks = list(notes.kinks)
-    trace = record_trace(tape, out, runner.interp.signature, runner.interp.steps)
+    trace = record_trace(tape, out, runner.interp.signature, runner.interp.steps, logged)
     if not batchable(trace):
         return None
     notes = reset_notes()

@@ -185,7 +185,7 @@ class Function:
             notes = reset_notes()
             try:
                 trace, values = replaying.replay_entry(entry, list(inputs.values()))
-                value = None if trace.untraced_kinks else strip(replaying.replay_output(trace, values))
+                value = None if trace.untraced_kinks else _output(trace, values)
             except replaying.PathChanged as change:   # a path not kept: recorded, or a tie: interpreted
                 if replaying.new_path(entry, change):
                     return self._recorded_value(inputs, key, dtype_name, limits)
@@ -217,13 +217,13 @@ class Function:
             out = runner.run({k: tape.watch(v) for k, v in inputs.items()})
         check_output(out, self.target)
         interp = runner.interp
-        result = reverse.RunResult(value=strip(out), inputs=inputs, signature=interp.signature,
-                                   kinks=list(notes.kinks), steps=interp.steps)
+        result = reverse.RunResult(value=reverse.in_working_dtype(strip(out)), inputs=inputs,
+                                   signature=interp.signature, kinks=list(notes.kinks), steps=interp.steps)
         trace = replaying.record_trace(tape, out, interp.signature, interp.steps, logged)
         if trace is not None:                       # replayed at once where it was recorded: must agree
             notes = reset_notes()
             try:
-                value = strip(replaying.replay_output(trace, replaying.replay_values(trace, list(inputs.values()))))
+                value = _output(trace, replaying.replay_values(trace, list(inputs.values())))
             except replaying.PathChanged:                     # a tie: this path is not kept
                 value = trace = None
             except Exception:
@@ -329,7 +329,7 @@ class Function:
         notes = reset_notes()
         try:
             trace, values = replaying.replay_entry(entry, list(inputs.values()))
-            value = strip(replaying.replay_output(trace, values))
+            value = _output(trace, values)
             if seed is not None:
                 seed_value, reduced = seed_for(seed, value), "seed"
             else:
@@ -353,6 +353,12 @@ class Function:
         return reverse.GradResult(value=value, gradient=gradient, inputs=inputs, unconnected=unconnected,
                                   reduced=reduced, signature=list(trace.signature), kinks=kinks,
                                   tape_length=length, steps=trace.run_steps)
+
+
+def _output(trace, values):
+    """A replay's output as an interpreted run's result holds it: in the working dtype (a
+    float32 run's constant output, as 1/3, is a float32, not the Python float it was made as)."""
+    return reverse.in_working_dtype(strip(replaying.replay_output(trace, values)))
 
 
 def _merge(at, inputs) -> dict:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from time import perf_counter
 
+from ..core.backend import is_array
 from ..core.notes import NOTES
 from ..core.tape import Entry, Shape, Tape, Var, backward, saved_args
 from .bits import all_finite, same_bits
@@ -138,7 +139,7 @@ def record_trace(tape: Tape, out, signature, run_steps, logged=()) -> Trace | No
         if out.tape is not tape:
             return None
         return Trace(output=out.index, constant=None, **common)
-    return Trace(output=None, constant=out, **common)
+    return Trace(output=None, constant=owned(out), **common)
 
 
 def replay_values(trace: Trace, inputs: list) -> list:
@@ -154,7 +155,16 @@ def replay_values(trace: Trace, inputs: list) -> list:
 
 
 def replay_output(trace: Trace, values: list):
-    return trace.constant if trace.output is None else values[trace.output]
+    """The replayed output: the step's value, or, where it does not depend on the inputs, the
+    recorded constant, an array copied: each call's result is its caller's alone, as a fresh
+    interpretation's is (a caller that writes into one result changes no later one)."""
+    return values[trace.output] if trace.output is not None else owned(trace.constant)
+
+
+def owned(value):
+    """`value`, an array copied: a trace's constant output is neither the recording call's result
+    nor any replay's."""
+    return value.copy() if is_array(value) else value
 
 
 def replay_tape(trace: Trace, values: list, watched: list):

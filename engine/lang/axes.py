@@ -8,7 +8,6 @@ import math
 
 from ...parser.errors import SourceError
 from ..core import ops
-from ..core.tape import strip
 from .values import describe, shape_of
 
 
@@ -16,7 +15,7 @@ def whole_axis(axis):
     """One axis as an int (None stays None)."""
     if axis is None:
         return None
-    a = strip(axis)
+    a = ops.read(axis)                  # an axis read from a traced value: no trace is kept
     if isinstance(a, bool) or not isinstance(a, (int, float)) or a != a or abs(a) == math.inf or int(a) != a:
         raise SourceError("type error", f"an axis must be a whole number, not {describe(axis)}")
     return int(a)
@@ -38,7 +37,7 @@ def checked_axis(name, x, axis):
 def reduction_axes(name, x, axis):
     """None, one int axis (as the core ops have always been given), or a sorted tuple of
     non-negative axes, each checked once."""
-    value = strip(axis)
+    value = ops.read(axis)
     if not isinstance(value, tuple):
         return checked_axis(name, x, axis)
     ndim = len(shape_of(x))
@@ -57,7 +56,7 @@ def kept_shape(shape, axes):
 
 
 def keep_dims(result, x, axes, keepdims):
-    if not strip(keepdims) or not shape_of(x):
+    if not ops.read(keepdims) or not shape_of(x):
         return result
     return ops.reshape(result, kept_shape(shape_of(x), axes))
 

@@ -24,7 +24,7 @@ def noted_stop_gradient(x):
     check can say that its finite differences see through what AD does not."""
     if isinstance(x, BOXES):
         NOTES.detach()
-    return ops.stop_gradient(x)
+    return ops.read(x)                  # a number no tape records: a replay would reuse it
 
 
 
@@ -40,14 +40,14 @@ def _is_axis(value) -> bool:
 def _shape_arg(args, what):
     """A shape given as numbers, a tuple or a list: reshape(x, 2, 3), zeros((2, 3)), zeros([2,3])."""
     if len(args) == 1:
-        a = strip(args[0])
+        a = ops.read(args[0])           # a shape read from a traced value: no trace is kept
         if isinstance(a, tuple):
             args = a
         elif is_array(a) and a.ndim == 1:
             args = tuple(a.tolist())
     dims = []
     for d in args:
-        d = strip(d)
+        d = ops.read(d)
         if is_array(d) and d.ndim == 0:
             d = d.item()
         if isinstance(d, bool) or not isinstance(d, (int, float)) or d != d or int(d) != d:
@@ -110,9 +110,9 @@ class Builtins:
         if count < 0:
             raise SourceError("value error", "linspace(): the number of points must be a whole number ≥ 0")
         self.check_size(count, "linspace()")
-        if not all(math.isfinite(float(strip(v))) for v in (start, stop)):
+        if not all(math.isfinite(float(ops.read(v))) for v in (start, stop)):
             raise SourceError("value error", "linspace() needs finite bounds")
-        points = xp().linspace(float(strip(start)), float(strip(stop)), count, dtype=dtype())
+        points = xp().linspace(float(ops.read(start)), float(ops.read(stop)), count, dtype=dtype())
         if not (isinstance(start, BOXES) or isinstance(stop, BOXES)):
             return points
         # traced bounds: start + (stop - start) t, differentiable in both, with numpy's values
@@ -192,10 +192,10 @@ class Builtins:
         return ops.where(c, x, y)
 
     def any_(self, x):
-        return bool(xp().any(strip(x))) if shape_of(x) else bool(strip(x))
+        return bool(xp().any(ops.read(x))) if shape_of(x) else bool(ops.read(x))
 
     def all_(self, x):
-        return bool(xp().all(strip(x))) if shape_of(x) else bool(strip(x))
+        return bool(xp().all(ops.read(x))) if shape_of(x) else bool(ops.read(x))
 
 
 def _numeric(name, fn, refuse_tuples=True):

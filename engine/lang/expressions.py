@@ -11,7 +11,7 @@ from ...parser.errors import SourceError, option
 from ..core import ops
 from ..core.backend import is_array, xp
 from ..core.notes import NOTES
-from ..core.tape import Dual, Var, strip
+from ..core.tape import Dual, Var
 from .callables import Builtin, UserFunction
 from .errors import runtime_error, unknown_name
 from .fused_regions import ROOTS as REGION_ROOTS, compile_region
@@ -243,7 +243,7 @@ class ExpressionCompiler:
                     idx.append(ev)
                 else:
                     i = ev(frame)
-                    iv = strip(i)
+                    iv = ops.read(i)            # an index read from a traced value: no trace is kept
                     if is_array(iv) and iv.ndim > 0:
                         if iv.dtype == bool:
                             idx.append(iv)

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 
 from ...parser import nodes
 from ..core.backend import is_array, xp
-from ..core.notes import NOTES
+from ..core.notes import NOTES, READS
 from ..core.tape import Dual, Var
 from .callables import Builtin
 from .errors import runtime_error
@@ -25,7 +25,7 @@ class DecisionLog:
     """Where a run that records a trace logs its decisions on traced values: `entries` is a list
     while such a run is compiled and goes on (None otherwise). Each entry is (tape length then
     (None: no trace can be kept), left operand (a range's arguments, as a tuple), right operand
-    or None, the comparison, "truth" or "range", outcome, span)."""
+    or None, the comparison, "truth", "range" or "read", outcome, span)."""
     __slots__ = ("entries",)
 
     def __init__(self):
@@ -37,12 +37,21 @@ DECISIONS = DecisionLog()
 
 @contextmanager
 def recording_decisions():
-    """Log the decisions of the runs inside (the list is handed out); the log is off after."""
+    """Log the decisions of the runs inside (the list is handed out); the log is off after. A
+    traced value read as a plain number (core/tape.py's `read`: a composite's count, order or
+    mask, int(), stop_gradient) is logged as a decision no guard checks: no trace is kept."""
     before, DECISIONS.entries = DECISIONS.entries, []
+    hook, READS.hook = READS.hook, _log_read
     try:
         yield DECISIONS.entries
     finally:
         DECISIONS.entries = before
+        READS.hook = hook
+
+
+def _log_read(value) -> None:
+    if DECISIONS.entries is not None:
+        DECISIONS.entries.append((None, value, None, "read", None, NOTES.span))
 
 
 def _log(a, b, opname, outcome, span) -> None:

@@ -5,7 +5,11 @@ That holds when nothing that depends on an input leaves the tape: no comparison,
 index, loop bound or shape argument computed from an input, no builtin that reads a traced
 value as a plain number (stop_gradient, where, any, grad...). This module decides it from the
 AST, conservatively: a name is *static* (independent of the inputs) only if every assignment to
-it anywhere in the program is static; inputs and function parameters never are.
+it anywhere in the program is static; inputs and function parameters never are. A name is a
+builtin only where nothing in the program binds it (a def, an assignment, a parameter, a loop or
+comprehension target, an import alias, an input); a function of the program only where defs
+alone bind it. What the analysis cannot see, a composite's read of a traced value as a plain
+number (norm's count of ord 0), the recording run logs (lang/recorded_decisions.py).
 
 The exceptions are the decisions a replay can check again: the condition of an `if`, `elif`,
 `while` or conditional expression `a if c else b`, and the arguments of `range(...)` in a `for`
@@ -26,7 +30,9 @@ from .names import loop_target_names, walk
 _SHAPE_BUILTINS = frozenset({"len", "zeros", "ones", "arange", "range"})
 # Builtins that only apply differentiable ops, each with its static arguments after the first
 # (an axis, a shape): index -> must be static.
-_OP_BUILTINS = {"dot": 2, "sum": 1, "mean": 1, "max": 1, "min": 1, "reshape": 1}
+# (core/library's norm and transpose are composites: a read of a traced value they make is
+# logged by the recording run, which then keeps no trace)
+_OP_BUILTINS = {"dot": 2, "sum": 1, "mean": 1, "max": 1, "min": 1, "reshape": 1, "norm": 1, "transpose": 1}
 _ARITHMETIC = frozenset({"+", "-", "*", "/", "@"})
 _CONSTANT_NODES = tuple(getattr(nodes, n) for n in ("Num", "Bool", "NoneLit", "EllipsisLit") if hasattr(nodes, n))
 # Constructs whose values this analysis does not follow (yet): such programs are interpreted.
@@ -47,14 +53,26 @@ def _traced_builtins() -> frozenset:
     return frozenset(names)
 
 
+def replayed_builtins() -> frozenset:
+    """Every builtin name the analysis lets a replay recompute (their other arguments static where
+    it asks for that): the names a test of replays walks."""
+    return _traced_builtins() | _SHAPE_BUILTINS | frozenset(_OP_BUILTINS) | NESTED_TRANSFORMS
+
+
 class _Analysis:
-    def __init__(self, functions: set, dynamic: set):
-        self.functions = functions
+    def __init__(self, defs: set, others: set, dynamic: set):
+        self.bound = defs | others      # every name the program binds: none of them is a builtin
+        self.functions = defs - others  # the names only defs bind: the program's functions
         self.dynamic = dynamic          # names that may hold a value computed from an input
         self.traced = _traced_builtins()
         self.guarded: set = set()       # ids of the conditions (and their logic) a replay checks
-        self.bound: set = set()         # every name the program binds (`range` among them: no guard)
         self.nested = False             # whether grad(f)(x) replays (guarded replays only)
+
+    def builtin(self, call) -> str | None:
+        """The name of the builtin `call` calls, or None (a computed callee, or a name the
+        program binds: its own function, a parameter, an alias...)."""
+        func = call.func
+        return func.id if isinstance(func, nodes.Name) and func.id not in self.bound else None
 
     def guard_parts(self, test) -> list | None:
         """The logic nodes of an if/while condition that a recorded run logs as decisions, or
@@ -89,7 +107,7 @@ class _Analysis:
         if isinstance(e, nodes.Name):
             return e.id not in self.dynamic
         if isinstance(e, nodes.Call):
-            name = e.func.id if isinstance(e.func, nodes.Name) else None
+            name = self.builtin(e)
             keywords = [k.value for k in getattr(e, "keywords", ())]
             return name == "len" or (name in _SHAPE_BUILTINS and all(self.static(a) for a in (*e.args, *keywords)))
         return all(self.static(x) for x in _children(e))
@@ -122,7 +140,11 @@ class _Analysis:
         name = call.func.id
         if not all(self.static(k.value) for k in getattr(call, "keywords", ())):
             return f"{name}() with a keyword argument computed from an input"
-        if name in self.functions or name in self.traced or self.transform(call):
+        if name in self.functions:
+            return None
+        if name in self.bound:
+            return f"{name}(), a name the program binds (not the builtin)"
+        if name in self.traced or self.transform(call):
             return None
         if name in _SHAPE_BUILTINS:
             return None if name == "len" or all(self.static(a) for a in call.args) else \
@@ -210,29 +232,34 @@ def _assignments(tree, bound):
                 yield p, None
 
 
-def _bound_names(tree, inputs) -> set:
-    """Every name the program binds: an input, assigned, a loop's, a function's or its parameter."""
-    defs = [x for x in walk(tree) if isinstance(x, nodes.FunctionDef)]
-    bound = set(inputs) | {d.name for d in defs}
+def bound_names(tree, inputs) -> tuple:
+    """(the names defs bind, every other name the program binds: an input, assigned, a loop's
+    or a comprehension's target, a parameter of a def or a lambda, an import's alias)."""
+    defs, others = set(), set(inputs)
     for x in walk(tree):
-        if isinstance(x, nodes.Assign):
-            bound.update(t.id for t in x.targets)
+        if isinstance(x, nodes.FunctionDef):
+            defs.add(x.name)
+            others.update(x.params)
+        elif isinstance(x, nodes.Lambda):
+            others.update(x.params)
+        elif isinstance(x, nodes.Assign):
+            others.update(t.id for t in x.targets)
         elif isinstance(x, (nodes.AugAssign, nodes.SubscriptAssign)):
-            bound.add(x.target.id if isinstance(x, nodes.AugAssign) else x.target.value.id)
+            others.add(x.target.id if isinstance(x, nodes.AugAssign) else x.target.value.id)
         elif isinstance(x, nodes.For):
-            bound.update(loop_target_names(x.target))
-    for d in defs:
-        bound.update(d.params)
-    return bound
+            others.update(loop_target_names(x.target))
+        elif isinstance(x, nodes.ListComp):
+            others.update(name for target, _, _ in x.clauses for name in loop_target_names(target))
+        elif isinstance(x, nodes.Import):
+            others.update(bound for name, bound, _ in x.names if bound != name)     # `as` another name
+    return defs, others
 
 
 def replay_blocker(tree, inputs, guarded: bool = True) -> str | None:
     """Why the program (an AST) cannot be replayed from its tape, or None when it can.
     `guarded=False`: without guards either (a replay that checks no decision, as the batched
     replay of a stack of points, whose points could each decide otherwise)."""
-    functions = {x.name for x in walk(tree) if isinstance(x, nodes.FunctionDef)}
-    analysis = _Analysis(functions, set(inputs))
-    analysis.bound = _bound_names(tree, inputs)
+    analysis = _Analysis(*bound_names(tree, inputs), set(inputs))
     analysis.nested = guarded
     bindings = list(_assignments(tree, analysis.bound if guarded else None))
     changed = True

@@ -8,7 +8,6 @@ from ...parser.modules import MODULE_ALIASES, SUBMODULE_PARENTS, SUBMODULES
 from ..core import ops
 from ..core.backend import is_array, xp
 from ..core.notes import NOTES
-from ..core.tape import strip
 from .callables import RETURN, Builtin, Frame, UserFunction
 from .errors import runtime_error, unknown_name
 from .loop_forms import unpacking
@@ -178,7 +177,7 @@ class StatementFormsCompiler:
 
 def _index_value(i, span):
     """An index: a whole number, or an array of whole numbers or booleans (no gradient flows)."""
-    iv = strip(i)
+    iv = ops.read(i)                    # an index read from a traced value: no trace is kept
     if is_array(iv) and iv.ndim > 0:
         if iv.dtype == bool:
             return iv

@@ -133,7 +133,7 @@ def truth(v, span, what="condition"):
 
 
 def as_int(v, span, what="an index"):
-    v = strip(v)
+    v = ops.read(v)                     # an index read from a traced value: no trace is kept
     if is_array(v) and v.ndim == 0:
         v = v.item()
     if isinstance(v, bool) or not isinstance(v, (int, float)):

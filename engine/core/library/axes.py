@@ -18,7 +18,7 @@ class ArgumentError(EngineError):
 
 def whole(value, what):
     """A whole number given as an int or an integral float (the language's numbers are floats)."""
-    v = ops.strip(value)
+    v = ops.read(value)
     if hasattr(v, "ndim") and v.ndim == 0:
         v = v.item()
     if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or v in (float("inf"), float("-inf")) \
@@ -39,7 +39,7 @@ def axes_of(axis, dims):
     """None, or a sorted tuple of distinct non-negative axes (one axis or several)."""
     if axis is None:
         return None
-    items = tuple(axis) if isinstance(ops.strip(axis), (tuple, list)) else (axis,)
+    items = tuple(axis) if isinstance(ops.read(axis), (tuple, list)) else (axis,)
     out = tuple(sorted({one_axis(a, dims) for a in items}))
     if len(out) != len(items):
         raise ArgumentError("an axis appears twice in the axis argument")
@@ -79,7 +79,7 @@ def gathered(x, positions_of):
 
 
 def is_sequence(v):
-    return isinstance(ops.strip(v), (tuple, list))
+    return isinstance(ops.read(v), (tuple, list))
 
 
 def items_of(arrays):

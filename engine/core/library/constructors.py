@@ -16,7 +16,7 @@ def _dims(dims):
 def _float_dtype(like, dtype):
     if dtype is not None:
         return dtype
-    found = getattr(ops.strip(like), "dtype", None)
+    found = getattr(ops.read(like), "dtype", None)
     return found if found is not None and found.kind == "f" else "float64"
 
 
@@ -34,7 +34,7 @@ def identity(n, dtype=None):
 
 def full(shape, fill_value, dtype=None):           # noqa: F811 -- numpy's parameter name
     check_elements(_dims(shape), "full()")
-    return xp().full(_dims(shape), ops.strip(fill_value), dtype=dtype or "float64")
+    return xp().full(_dims(shape), ops.read(fill_value), dtype=dtype or "float64")
 
 
 def zeros_like(a, dtype=None):
@@ -46,7 +46,7 @@ def ones_like(a, dtype=None):
 
 
 def full_like(a, fill_value, dtype=None):
-    value = float(ops.strip(fill_value))
+    value = float(ops.read(fill_value))
     return xp().full(shape(a), value, dtype=_float_dtype(a, dtype)) if shape(a) else value
 
 
@@ -56,7 +56,7 @@ def array(object, dtype=None):
         items = list(object)
         if any(isinstance(v, (ops.Var, ops.Dual)) for v in items):
             return ops.stack(items)
-        return xp().asarray([ops.strip(v) for v in items], dtype=dtype or "float64")
+        return xp().asarray([ops.read(v) for v in items], dtype=dtype or "float64")
     if isinstance(object, (ops.Var, ops.Dual)) or dtype is None:
         return object if not isinstance(object, (int, bool)) else float(object)
     raw = xp().asarray(object, dtype=dtype)

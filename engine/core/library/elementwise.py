@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from .. import ops
+from ..primitives import shape, size
 from .axes import ArgumentError, whole
 
 DEG = math.pi / 180.0
@@ -40,9 +41,9 @@ def clip(a, a_min=None, a_max=None):
         raise ArgumentError("clip(): give a_min, a_max or both")
     out = a
     if a_min is not None:
-        out = ops.where(ops.lt(ops.strip(out), ops.strip(a_min)), a_min, out)
+        out = ops.where(ops.lt(ops.read(out), ops.read(a_min)), a_min, out)
     if a_max is not None:
-        out = ops.where(ops.gt(ops.strip(out), ops.strip(a_max)), a_max, out)
+        out = ops.where(ops.gt(ops.read(out), ops.read(a_max)), a_max, out)
     return out
 
 
@@ -50,9 +51,9 @@ def round_(a, decimals=0):
     """Half to even, as numpy; no gradient."""
     places = whole(decimals, "decimals")
     if places == 0:
-        return ops.rint(a)
+        return ops.rint(ops.read(a))
     scale = 10.0 ** places
-    return ops.div(ops.rint(ops.strip(a) * scale), scale)
+    return ops.div(ops.rint(ops.read(a) * scale), scale)
 
 
 def expit(x):
@@ -92,7 +93,7 @@ def j1(x):
 
 def int_(x):
     """Python's int(): toward zero, a whole number (no gradient)."""
-    v = ops.strip(x)
+    v = ops.read(x)
     if hasattr(v, "size"):
         if v.size != 1:
             raise TypeError("int() takes one number, not an array of several")
@@ -103,8 +104,7 @@ def int_(x):
 
 
 def float_(x):
-    """Python's float(): the number itself (the gradient flows)."""
-    v = ops.strip(x)
-    if hasattr(v, "size") and v.size != 1:
+    """Python's float(): the number itself (the gradient flows; only its shape is read)."""
+    if shape(x) and size(x) != 1:
         raise TypeError("float() takes one number, not an array of several")
-    return ops.reshape(x, ()) if hasattr(v, "size") and v.shape != () else x
+    return ops.reshape(x, ()) if shape(x) else x

@@ -66,7 +66,7 @@ def cross(a, b, axis=-1):
 
 
 def _contracted(axes, dims_a, dims_b):
-    if not isinstance(ops.strip(axes), (tuple, list)):
+    if not isinstance(ops.read(axes), (tuple, list)):
         n = whole(axes, "axes")
         return list(range(dims_a - n, dims_a)), list(range(n))
     left, right = axes
@@ -104,7 +104,7 @@ def einsum(subscripts, *operands):
 
 def slogdet(a):
     """(sign, log|det|): the sign is a constant, log|det| has its gradient."""
-    sign = xp().sign(xp().linalg.det(ops.strip(a)))
+    sign = xp().sign(xp().linalg.det(ops.read(a)))
     return (float(sign) if xp().ndim(sign) == 0 else sign), ops.logabsdet(a)
 
 
@@ -118,7 +118,7 @@ def _vector_norm(x, order, axes):
     if order == 1:
         return ops.sum(ops.abs(x), axes)
     if order == 0:
-        return ops.sum(ops.ne(ops.strip(x), 0.0) * 1.0, axes)
+        return ops.sum(ops.ne(ops.read(x), 0.0) * 1.0, axes)
     return ops.sum(ops.abs(x) ** float(order), axes) ** (1.0 / float(order))
 
 
@@ -141,7 +141,7 @@ def _matrix_norm(x, order, axes):
 
 
 def norm(x, ord=None, axis=None, keepdims=False):
-    order = ops.strip(ord)
+    order = ops.read(ord)
     if axis is None and ord is not None and ndim(x) == 2:
         axes = (0, 1)
     else:

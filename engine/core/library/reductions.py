@@ -53,7 +53,7 @@ def std(a, axis=None, ddof=0, keepdims=False):
 def _stable_shift(x, axes):
     """The largest element (a constant to AD), 0 where it is not finite: exp(x - shift) <= 1."""
     m = xp()
-    raw = m.asarray(ops.strip(x))
+    raw = m.asarray(ops.read(x))
     top = m.max(raw, axis=axes, keepdims=True) if raw.size else m.zeros((1,) * raw.ndim, raw.dtype)
     return m.where(m.isfinite(top), top, 0).astype(raw.dtype)
 
@@ -86,7 +86,7 @@ def average(a, axis=None, weights=None, returned=False):
 
 
 def _arg(fn, a, axis, keepdims):
-    raw = xp().asarray(ops.strip(a))
+    raw = xp().asarray(ops.read(a))
     ax = None if axis is None else one_axis(axis, raw.ndim)
     r = fn(raw, axis=ax, keepdims=keepdims)
     return float(r) if r.ndim == 0 else r.astype(raw.dtype if raw.dtype.kind == "f" else xp().float64)
@@ -122,7 +122,7 @@ def _running_extreme(a, axis, accumulate):
     m = xp()
 
     def positions_of(pos):
-        raw = m.asarray(ops.strip(x))
+        raw = m.asarray(ops.read(x))
         running = accumulate(raw, axis=ax)
         steps = m.arange(raw.shape[ax]).reshape((-1,) + (1,) * (raw.ndim - ax - 1))
         # the latest position that set the running extreme: the gradient goes to it (a tie: the later)
@@ -153,13 +153,13 @@ def logcumsumexp(a, axis=None):
 
 def sort(a, axis=-1):
     x, ax = _scan_input(a, axis)
-    order = xp().argsort(xp().asarray(ops.strip(x)), axis=ax, kind="stable")
+    order = xp().argsort(xp().asarray(ops.read(x)), axis=ax, kind="stable")
     return gathered(x, lambda pos: xp().take_along_axis(pos, order, ax))
 
 
 def argsort(a, axis=-1):
     x, ax = _scan_input(a, axis)
-    raw = xp().asarray(ops.strip(x))
+    raw = xp().asarray(ops.read(x))
     return xp().argsort(raw, axis=ax, kind="stable").astype(raw.dtype if raw.dtype.kind == "f" else xp().float64)
 
 
@@ -169,6 +169,6 @@ def topk(a, k, axis=-1):
     count = whole(k, "k")
     if not 0 <= count <= shape(x)[ax]:
         raise ArgumentError(f"topk(): k = {count} is not between 0 and {shape(x)[ax]}")
-    order = xp().argsort(-xp().asarray(ops.strip(x)), axis=ax, kind="stable")
+    order = xp().argsort(-xp().asarray(ops.read(x)), axis=ax, kind="stable")
     order = xp().take(order, xp().arange(count), axis=ax)
     return gathered(x, lambda pos: xp().take_along_axis(pos, order, ax))

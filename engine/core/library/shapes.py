@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from .. import ops
 from ..backend import xp
-from ..primitives import check_elements, ndim, shape
+from ..primitives import check_elements, ndim, shape, size
 from .axes import ArgumentError, axes_of, gathered, is_sequence, items_of, one_axis, whole
 
 
@@ -43,7 +43,7 @@ def split(ary, indices_or_sections, axis=0):
     ax = one_axis(axis, ndim(ary))
     n = shape(ary)[ax]
     if is_sequence(indices_or_sections) or shape(indices_or_sections):
-        cuts = [whole(i, "a split index") for i in xp().asarray(ops.strip(indices_or_sections)).tolist()]
+        cuts = [whole(i, "a split index") for i in xp().asarray(ops.read(indices_or_sections)).tolist()]
     else:
         parts = whole(indices_or_sections, "the number of sections")
         if parts <= 0 or n % parts:
@@ -58,14 +58,14 @@ def pad(array, pad_width, mode="constant", constant_values=0.0):
     if mode != "constant":
         raise ArgumentError(f"pad(): only mode 'constant' is supported, not {mode!r}")
     m = xp()
-    widths = m.broadcast_to(m.asarray(ops.strip(pad_width), dtype=float), (ndim(array), 2)).astype(int)
+    widths = m.broadcast_to(m.asarray(ops.read(pad_width), dtype=float), (ndim(array), 2)).astype(int)
     if (widths < 0).any():
         raise ArgumentError("pad(): widths must not be negative")
     padded = tuple(int(d + lo + hi) for d, (lo, hi) in zip(shape(array), widths))
     check_elements(padded, "pad()")
     region = tuple(slice(int(lo), int(lo) + d) for d, (lo, _) in zip(shape(array), widths))
     out = ops.untake(array, region, padded)
-    if ops.strip(constant_values) == 0:
+    if ops.read(constant_values) == 0:
         return out
     outside = m.ones(padded, dtype=bool)
     outside[region] = False
@@ -116,11 +116,11 @@ def tile(A, reps):
 
 
 def repeat(a, repeats, axis=None):
-    counts = [whole(r, "a repetition") for r in xp().atleast_1d(xp().asarray(ops.strip(repeats))).tolist()]
+    counts = [whole(r, "a repetition") for r in xp().atleast_1d(xp().asarray(ops.read(repeats))).tolist()]
     ax = None if axis is None else one_axis(axis, ndim(a))
-    along = max(shape(a)[ax] if ax is not None else max(int(xp().size(ops.strip(a))), 1), 1)
+    along = max(shape(a)[ax] if ax is not None else max(size(a), 1), 1)
     total = sum(counts) if len(counts) > 1 else counts[0] * along
-    rest = () if ax is None else (max(int(xp().size(ops.strip(a))), 1) // along,)
+    rest = () if ax is None else (max(size(a), 1) // along,)
     check_elements((total,) + rest, "repeat()")
     return gathered(a, lambda pos: xp().repeat(pos, counts if len(counts) > 1 else counts[0], ax))
 

@@ -194,6 +194,7 @@ def _norm_vjp(g, ans, x):
     return div(g * x, ans)
 
 
-norm = defprim("norm", _norm, needs_ans=True, builtin="norm", kink="norm'(0) = 0",
+# no `builtin=`: the language's norm() is core/library's, with numpy's ord, axis and keepdims
+norm = defprim("norm", _norm, needs_ans=True, kink="norm'(0) = 0",
                vjp=(_norm_vjp,),
                jvp=(lambda t, ans, x: sum(_norm_vjp(t, ans, x)),))

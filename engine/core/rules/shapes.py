@@ -52,8 +52,9 @@ reshape = defprim("reshape", _reshape, needs_args=False,
                   make_op=params_op("shape_", shapes=("shape_",)),
                   vjp=(lambda g, ans, x, shape_: reshape(g, shape(x)),),
                   jvp=(lambda t, ans, x, shape_: reshape(t, shape_),))
+# no `builtin=`: the language's transpose() is core/library's, with numpy's axes
 transpose = defprim("transpose", _transpose,
-                    needs_args=False, builtin="transpose",
+                    needs_args=False,
                     vjp=(lambda g, ans, x: transpose(g),),
                     jvp=(lambda t, ans, x: transpose(t),))
 def _expand_dims(x, axis):
