@@ -1,5 +1,6 @@
 """The package's layers point one way (docs/design.md, "Layers"): no import cycles, no import from a
-layer above, no module or function grown past what one sitting can read. Imports inside
+layer above, no function grown past what one sitting can read. Modules are as long as their concept
+needs (issue 28: a line limit on modules split concepts to fit it, as probes.py out of rule_probes.py). Imports inside
 functions count: a lazy import that dodges a cycle is still a cycle."""
 import ast
 from pathlib import Path
@@ -23,7 +24,6 @@ RANKS = [
     ("autodiff.engine.core", 1),
     ("autodiff.parser", 1),
 ]
-MAX_MODULE_LINES = 420
 MAX_FUNCTION_LINES = 65
 # Written by a tool, not by us: kept as the tool writes it (a test checks it is current)
 GENERATED = {f"{PKG}.parser.lalr_parser"}
@@ -149,12 +149,11 @@ def test_imports_point_down(module):
 
 
 @pytest.mark.parametrize("module", sorted(MODULES))
-def test_readable_in_one_sitting(module):
+def test_functions_readable_in_one_sitting(module):
     if module in GENERATED:
         pytest.skip("generated code (python -m autodiff.parser.generate)")
     path = MODULES[module]
     text = path.read_text(encoding="utf-8")
-    assert len(text.splitlines()) <= MAX_MODULE_LINES, f"{path.relative_to(ROOT)} is too long"
     long = []
     for node in ast.walk(ast.parse(text)):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):

@@ -242,7 +242,8 @@ def form(name):
     """The program and points that exercise builtin `name`."""
     if name in FORMS:
         return FORMS[name]
-    binary = name in ("maximum", "minimum", "arctan2", "atan2", "hypot", "logaddexp", "fmod", "beta", "xlogy")
+    binary = name in ("maximum", "minimum", "arctan2", "atan2", "hypot", "logaddexp", "fmod", "beta", "xlogy",
+                      "mod", "floor_divide", "remainder")
     if binary:
         return f"sum({name}(u, v))", (TIES if name in _WITH_KINKS else PAIRS)
     points = ABOVE_ONE if name in _ABOVE_ONE else (SIGNED if name in _WITH_KINKS - {"sqrt"} else UNIT)

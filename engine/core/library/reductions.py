@@ -40,7 +40,7 @@ def var(a, axis=None, ddof=0, keepdims=False):
     axes = axes_of(axis, ndim(a))
     count = max(reduced_count(a, axes) - whole(ddof, "ddof"), 0)
     centre = mean(a, axis, keepdims=True)
-    centred = a - (centre if count else ops.strip(centre))
+    centred = a - (centre if count else ops.read(centre))
     squares = ops.sum(centred * centred, axes) if shape(a) else centred * centred
     result = ops.div(squares, float(count))
     return keep_dims(result, a, axes) if keepdims and shape(a) else result
