@@ -7,7 +7,7 @@ import math
 
 from ..backend import np, xp
 from ..notes import NOTES
-from ..primitives import defprim, float_fallback, plain_scalar, unary, zeros_like
+from ..primitives import defprim, float_fallback, plain_scalar, unary
 from .arithmetic import div
 from .comparisons import eq, share, sign, step, tangent_times, where, zero_where_zero
 from .shapes import bcast, unbroadcast
@@ -29,11 +29,12 @@ def _pow_dy(g, ans, x, y):
 
 
 def _pow_dx(ans, x, y):
-    # y x**(y-1); where y == 0 it is exactly 0 (x**0 is constant). Only where x == 0 too would
-    # 0 * 0**-1 be nan: the base is swapped for 1 at that one point, so the derivative in y,
-    # x**(y-1) = 1/x at y == 0, stays right elsewhere (swapping wherever y == 0 made it 1)
-    if y.__class__ is float:                    # the usual case, `x**2`: no where() needed
-        return y * pow(x, y - 1.0) if y != 0.0 else zeros_like(x)
+    # y x**(y-1); where y == 0 it is 0 (x**0 is constant), y's own zero times 1/x. Only where
+    # x == 0 too would 0 * 0**-1 be nan: the base is swapped for 1 at that one point, so the
+    # derivative in y, x**(y-1) = 1/x at y == 0, stays right elsewhere (swapping wherever y == 0
+    # made it 1). A number y takes the same values (a fused region traces y as an array).
+    if y.__class__ is float and y != 0.0:       # the usual case, `x**2`: no where() needed
+        return y * pow(x, y - 1.0)
     return y * pow(where(eq(y, 0.0), where(eq(x, 0.0), 1.0, x), x), y - 1.0)
 
 
