@@ -11,8 +11,9 @@ constants are folded, `where` with a constant condition is its branch, and nothi
 rewritten (a power stays pow, x / c a division; the text writes numpy's x ** 2.0, x ** 0.5 and
 x ** -1.0 as x * x, sqrt(x) and 1 / x itself). So a kernel on the GPU rounds as the CPU's does.
 Then it is written as C: asin for arcsin, fabs for abs, pow for powers (CUDA's pow takes a
-negative base to an integral power, as numpy's does), `c ? a : b` for where. Arrays are float64 (`double` parameters) or bool; float32 is not fused,
-as on the CPU, so no double literal ever widens a float computation.
+negative base to an integral power, as numpy's does), `c ? a : b` for where. Arrays are float64
+(`double` parameters) or bool; float32 is not fused, as on the CPU, so no double literal ever
+widens a float computation.
 """
 from __future__ import annotations
 

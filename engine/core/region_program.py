@@ -146,8 +146,9 @@ class Program:
     def vanishes_where_zero(self, condition, value) -> bool:
         """Whether `value` is already 0 wherever `condition` (t == 0.0) holds, if it is finite:
         a product with t as a factor, a quotient of such a product, its negation. The strong
-        zero's mask, where(t == 0.0, 0.0, t * y), then differs from t * y only where t * y is
-        not finite, and a region whose gradient is not finite runs op by op with the mask."""
+        zero's inner mask (rules.comparisons.strong_zero's where(t == 0.0, 0.0, t * y), taken
+        only where t * y is nan) then changes nothing a region gives out: a region whose
+        gradient is not finite runs op by op with the mask."""
         step = self.steps.get(condition)
         if step is None or step[0] != "({} == {})" or step[1][1] != "0.0":
             return False

@@ -7,7 +7,7 @@ import math
 
 from ..backend import np, xp
 from ..notes import NOTES
-from ..primitives import defprim, float_fallback, plain_scalar, unary
+from ..primitives import defprim, float_fallback, plain_scalar, unary, zeros_like
 from .arithmetic import div
 from .comparisons import eq, share, sign, step, tangent_times, where, zero_where_zero
 from .shapes import bcast, unbroadcast
@@ -29,13 +29,15 @@ def _pow_dy(g, ans, x, y):
 
 
 def _pow_dx(ans, x, y):
-    # y x**(y-1); where y == 0 it is 0 (x**0 is constant), y's own zero times 1/x. Only where
-    # x == 0 too would 0 * 0**-1 be nan: the base is swapped for 1 at that one point, so the
-    # derivative in y, x**(y-1) = 1/x at y == 0, stays right elsewhere (swapping wherever y == 0
-    # made it 1). A number y takes the same values (a fused region traces y as an array).
-    if y.__class__ is float and y != 0.0:       # the usual case, `x**2`: no where() needed
-        return y * pow(x, y - 1.0)
-    return y * pow(where(eq(y, 0.0), where(eq(x, 0.0), 1.0, x), x), y - 1.0)
+    # y x**(y-1); where y == 0 it is +0 exactly (x**0 is constant, 1 even at nan), for a number y
+    # and an array alike (a fused region traces a number as an array): the base is swapped for 1
+    # where x is 0 or nan (0 * 0**-1 and 0 * nan are nan) and + 0.0 turns y's or a negative x's
+    # -0 into +0, through y, so the derivative in y, x**(y-1) = 1/x at y == 0, stays right
+    if y.__class__ is float:                    # the usual case, `x**2`: no where() needed
+        return y * pow(x, y - 1.0) if y != 0.0 else zeros_like(x)
+    zero = eq(y, 0.0)
+    d = y * pow(where(zero, where(eq(x, x), where(eq(x, 0.0), 1.0, x), 1.0), x), y - 1.0)
+    return where(zero, d + 0.0, d)
 
 
 pow = defprim("pow", _pow, elementwise=True, needs_ans=True, reads=("x y", "ans x"),
