@@ -57,7 +57,7 @@ def is_dear(template) -> bool:
     return called(template) in TRANSCENDENTAL
 
 
-def step_cost(template, texts) -> int:
+def step_cost(template) -> int:
     """Rough cost of one step: transcendental functions, a power (pow: core/fused.py writes numpy's
     x ** 2.0, x ** 0.5 and x ** -1.0 as x * x, sqrt(x) and 1 / x) and a division are dear."""
     if is_dear(template) or "**" in template:
@@ -119,7 +119,7 @@ class Program:
         name = self.memo.get(key)
         if name is None:
             name = self.memo[key] = f"t{len(self.steps)}"
-            self.steps[name] = (template, texts, step_cost(template, texts), boolean)
+            self.steps[name] = (template, texts, step_cost(template), boolean)
             held = {self.holds(text) for text in texts}
             if "array" not in held:
                 self.held[name] = "number" if held == {"number"} else "one"
