@@ -1,5 +1,8 @@
 """engine/checks/: finite differences with error estimates, verdicts, fast mode, the Python API."""
 import math
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -143,6 +146,28 @@ def test_smooth_function_with_large_curvature_is_no_kink():
 def test_non_finite_gradient_fails():
     r = check_gradient("sqrt(x)", at={"x": 0.0})
     assert only(r).verdict == "non-finite" and not r.passed
+
+
+@pytest.mark.parametrize("mode", ["full", "fast"])
+def test_a_non_finite_claim_fails_even_where_ad_gives_the_same(mode):
+    """Issue 27 item 10: inf claimed and inf computed is no evidence, as --check's own verdict."""
+    for claim, at in ((math.inf, 0.0), (math.nan, -1.0), ("1/x", 0.0)):
+        r = check_gradient("log(x)", at={"x": at}, grad={"x": claim}, mode=mode, seed=1)
+        rows = r.full.rows if mode == "fast" else r.rows
+        assert not r.passed and rows[0].verdict == "non-finite", (claim, at)
+        assert rows[0].reason.endswith("not finite")
+
+
+def test_a_non_finite_claim_fails_in_a_check_file_and_the_pytest_plugin(tmp_path):
+    case = tmp_path / "inf.grad.toml"
+    case.write_text('[[case]]\nf = "log(x)"\nat = { x = 0 }\ngrad = { x = inf }\n')
+    run = subprocess.run([sys.executable, "-m", "autodiff", "check", str(case)], capture_output=True, text=True)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "x: non-finite: hand-derived inf, AD inf: not finite" in run.stdout
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    plugin = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--autodiff-check"],
+                            cwd=tmp_path, capture_output=True, text=True, env=env, timeout=120)
+    assert plugin.returncode == 1 and "1 failed" in plugin.stdout and "not finite" in plugin.stdout
 
 
 def test_non_finite_function_values_near_a_domain_edge_fail():

@@ -157,3 +157,14 @@ def test_a_stale_junit_temporary_does_not_break_the_next_run(tmp_path):
                          capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr
     assert 'tests="1"' in report.read_text()
+
+
+def test_a_check_in_a_worker_prints_no_raw_numpy_warning(tmp_path):
+    """Issue 27 item 20: finite differences take sqrt of negative numbers near 0; the verdict says
+    f is not finite at x-h, and no `RuntimeWarning: invalid value encountered in sqrt` leaks from
+    the worker's thread (numpy's error state is per thread)."""
+    case = tmp_path / "s.grad.toml"
+    case.write_text('[[case]]\nf = "sum(sqrt(x))"\nat = { x = [1e-9, 1.0] }\n')
+    run = subprocess.run([sys.executable, "-m", "autodiff", "check", str(case)], capture_output=True, text=True)
+    assert run.returncode == 1 and "f is not finite at x-h, x-2h" in run.stdout
+    assert "Warning" not in run.stdout + run.stderr, run.stderr

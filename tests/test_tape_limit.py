@@ -34,6 +34,18 @@ def test_the_api_bound_names_the_loop(runaway):
     assert "loop at line 3" in err.value.message and "60 MB" in err.value.message
 
 
+def test_the_message_states_the_limit_and_is_the_same_each_run(runaway):
+    """Issue 27 item 20: it named the memory measured when the limit was found exceeded (1,025 MB
+    on one run, 1,024 MB on the next); it states the limit alone."""
+    messages = set()
+    for _ in range(2):
+        with pytest.raises(LimitError) as err:
+            api.grad(runaway, at={"x": 1.0}, limits=api.Limits(tape_mb=60))
+        messages.add(err.value.message)
+    assert messages == {"the run added memory over the tape-memory limit of 60 MB (in the loop at line 3): "
+                        "a runaway loop under a derivative?"}
+
+
 def test_the_cli_spells_the_option_and_exits_2(runaway, capsys):
     from autodiff.cli.render import common as render
     render._consoles.clear()

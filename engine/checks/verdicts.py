@@ -174,11 +174,10 @@ def compare(claimed: dict, reference: dict, inputs: dict, tol: Tolerance, names=
             row = EntryCheck(label=label, claimed=c, reference=r, abs_err=abs_err,
                              rel_err=abs_err / scale if scale else 0.0, error_estimate=0.0, tolerance=tolerance,
                              verdict=PASS)
-            if not (math.isfinite(c) and math.isfinite(r)):
-                if not (c == r):
-                    row.verdict = NONFINITE
-                    row.reason = f"hand-derived {fmt(c)}, AD {fmt(r)}"
-                    row.rel_err = math.nan if abs_err != abs_err else row.rel_err
+            if not (math.isfinite(c) and math.isfinite(r)):     # fails even where both agree (inf, inf):
+                row.verdict = NONFINITE                          # the finite differences' rule, too
+                row.reason = f"hand-derived {fmt(c)}, AD {fmt(r)}: not finite"
+                row.rel_err = math.nan if abs_err != abs_err else row.rel_err
             elif abs_err > tolerance:
                 if convention:
                     row.verdict = KINK

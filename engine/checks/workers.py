@@ -12,6 +12,8 @@ import sys
 import threading
 import time
 
+from ..core.backend import quiet_thread
+
 STOP = threading.Event()        # set from another thread to end a batch early (Ctrl-C)
 POLL_SECONDS = 0.01             # how often the supervisor looks at STOP and at its workers (cheap)
 PARENT_POLL_SECONDS = 0.25      # how often a worker looks whether its supervisor is still there
@@ -39,6 +41,7 @@ def _worker(cases, tasks, results, run_one, current, slot):
     threading.stack_size(256 * 1024 * 1024)
 
     def loop():
+        quiet_thread()      # numpy's error state is per thread: the cases report non-finite values themselves
         while True:
             i = tasks.get()
             if i is None:

@@ -6,14 +6,14 @@ operators, unary minus, calls of numexpr's functions, `where(c, a, b)`, float li
 names of the arrays (g, ans, a0, a1...). A small recursive-descent reader (never eval) builds a
 tree; anything it does not know raises `NotTranslatable`, and the rule then runs op by op.
 
-The tree is rewritten as numexpr rewrites its own before it evaluates (numexpr/expressions.py,
-optimization "aggressive"): constants are folded, `x ** c` with c integral or half-integral and
-|c| <= 50 becomes products by repeated squaring (times sqrt(x) for a half, 1 / ... for c < 0),
-`x / c` becomes `x * (1 / c)`, and `where` with a constant condition is its branch. So a kernel
-on the GPU rounds as the CPU's does. Then it is written as C: asin for arcsin, fabs for abs, pow
-for the other powers (CUDA's pow takes a negative base to an integral power, as numpy's does),
-`c ? a : b` for where. Arrays are float64 (`double` parameters) or bool; float32 is not fused,
-as on the CPU, so no double literal ever widens a float computation.
+The tree is what numexpr evaluates on the CPU (it runs without its optimizations, core/fused.py):
+constants are folded, `where` with a constant condition is its branch, and nothing else is
+rewritten (a power stays pow, x / c a division; the text writes numpy's x ** 2.0, x ** 0.5 and
+x ** -1.0 as x * x, sqrt(x) and 1 / x itself). So a kernel on the GPU rounds as the CPU's does.
+Then it is written as C: asin for arcsin, fabs for abs, pow for powers (CUDA's pow takes a
+negative base to an integral power, as numpy's does), `c ? a : b` for where. Arrays are float64
+(`double` parameters) or bool; float32 is not fused, as on the CPU, so no double literal ever
+widens a float computation.
 """
 from __future__ import annotations
 
@@ -28,7 +28,6 @@ C_FUNCTIONS = {"sin": "sin", "cos": "cos", "tan": "tan", "arcsin": "asin", "arcc
 HOST_FUNCTIONS = {"arcsin": "arcsin", "arccos": "arccos", "arctan": "arctan", "abs": "absolute"}
 COMPARISONS = ("<", "<=", ">", ">=", "==", "!=")
 PARAM_TYPES = {"float64": "float64", "bool": "bool"}     # numpy dtype -> ElementwiseKernel type
-POWER_RANGE = 50                  # numexpr's break-even between products and pow
 # identifiers a kernel's parameters may not take: its output, cupy's loop index, C's words
 RESERVED = {"out", "i", "true", "false", "pow", "where", "int", "float", "double", "bool", "char",
             "long", "short", "void", "const", "return", "if", "else", "for", "while", "do",
@@ -85,34 +84,7 @@ def binary(op, a, b):
         folded = {"+": x + y, "-": x - y, "*": x * y, "/": x / y, "**": x ** y, "<": x < y,
                   "<=": x <= y, ">": x > y, ">=": x >= y, "==": x == y, "!=": x != y}
         return constant(folded[op])
-    if op == "**" and b[0] == "const":
-        return power(a, b[1])
-    if op == "/" and b[0] == "const" and b[1] != 0.0:
-        reciprocal = 1.0 / b[1]
-        if reciprocal not in (float("inf"), float("-inf")):
-            return ("bin", "*", a, ("const", reciprocal))
     return ("bin", op, a, b)
-
-
-def power(a, exponent: float):
-    """a ** exponent as numexpr evaluates a constant exponent."""
-    if not (int(2 * exponent) == 2 * exponent and abs(exponent) <= POWER_RANGE):
-        return ("bin", "**", a, ("const", exponent))
-    n, half = int(abs(exponent)), int(abs(2 * exponent)) % 2
-    result, square, mask = None, a, 1
-    while True:
-        if n & mask:
-            result = square if result is None else ("bin", "*", result, square)
-        mask <<= 1
-        if mask > n:
-            break
-        square = ("bin", "*", square, square)
-    if half:
-        root = ("call", "sqrt", a)
-        result = root if result is None else ("bin", "*", result, root)
-    if result is None:
-        result = ("const", 1.0)            # numexpr's ones_like: 1 even at nan, as pow(nan, 0)
-    return ("bin", "/", ("const", 1.0), result) if exponent < 0 else result
 
 
 def function(name, args):
@@ -275,10 +247,14 @@ class Kernel:
         self.params, self.function = params, function
 
 
+def kernel_key(expr: str, names: dict) -> tuple:
+    return expr, tuple(sorted((name, v.dtype.name) for name, v in names.items()))
+
+
 def kernel_for(expr: str, names: dict):
     """The cached kernel for `expr` over these arrays' dtypes, or None if it is not fusable."""
-    dtypes = tuple(sorted((name, v.dtype.name) for name, v in names.items()))
-    key = (expr, dtypes)
+    key = kernel_key(expr, names)
+    dtypes = key[1]
     if key in KERNELS:
         return KERNELS[key]
     try:
@@ -299,4 +275,14 @@ def evaluate(expr: str, names: dict):
     kernel = kernel_for(expr, arrays)
     if kernel is None:
         return None
-    return kernel.function(*(arrays[name] for name in kernel.params))
+    try:
+        return kernel.function(*(arrays[name] for name in kernel.params))     # compiled at its first call
+    except compile_errors():
+        KERNELS[kernel_key(expr, arrays)] = None
+        return None
+
+
+def compile_errors() -> tuple:
+    """What the device's compiler raises where it refuses a kernel's C (cupy's CompileException)."""
+    compiler = getattr(getattr(xp(), "cuda", None), "compiler", None)
+    return (getattr(compiler, "CompileException", NotTranslatable),)

@@ -37,6 +37,13 @@ class Unfusable(Exception):
     """A rule that a numexpr kernel cannot express: it keeps its ordinary path."""
 
 
+# what a rule raises when it does with a Symbol what only an array can (a sum, a branch on values,
+# float(), Python's arithmetic of a constant): the rule keeps its ordinary path
+TRACE_ERRORS = (Unfusable, TypeError, ValueError, AttributeError, ArithmeticError)
+DECLINED: dict = {}        # what a fast path left to the rules -> why (decline)
+MAX_DECLINED = 256
+
+
 class Symbol:
     """Stands in for an array (or a number) while a rule is traced into an expression."""
     __slots__ = ("expr", "shape", "boolean")
@@ -49,6 +56,13 @@ class Symbol:
     @property
     def ndim(self):
         return len(self.shape)
+
+    def holds(self) -> str:
+        """"number" (a Python float, baked in), "one" (an array of one element: numpy's loop
+        sees one value for all, strides 0) or "array"."""
+        if is_number(self.expr):
+            return "number"
+        return "one" if math.prod(self.shape) == 1 else "array"
 
     def __bool__(self):
         raise Unfusable("the rule branches on values")
@@ -97,10 +111,20 @@ class Symbol:
     __hash__ = object.__hash__
 
 
+def is_number(text) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def as_symbol(v) -> Symbol:
     if isinstance(v, Symbol):
         return v
     if v.__class__ in (float, int) and math.isfinite(v):
+        if v == 0.0 and math.copysign(1.0, v) < 0.0:
+            raise Unfusable("a constant -0.0: numexpr keeps one register for 0.0 and -0.0")
         return Symbol(repr(float(v)), ())
     raise Unfusable(f"a constant {v!r} in a rule")
 
@@ -115,7 +139,47 @@ def call(function, a) -> Symbol:
     return derive(function + "({})", (a,), a.shape)
 
 
+# numpy's power loop, where one exponent serves every element of an array (a number, or an array
+# of one element: strides 0), computes these exponents without pow: sqrt(-0.0) is -0.0 and
+# sqrt(-inf) nan where pow gives 0.0 and inf; 1 / x and x * x round once. The kernels do the
+# same. numexpr runs with its optimization "none", which rewrites no power (its own rewrites,
+# 1 / sqrt(x) for x ** -0.5 and products for integral powers, differ from numpy's at -0.0, at
+# infinities and in rounding): every other power is pow, as in numpy's loop and Python's float
+# power (C99's pow: the same special values; numpy's SIMD pow may round an ulp apart).
+FAST_POWERS = {2.0: lambda a: combine("*", a, a), 0.5: lambda a: call("sqrt", a),
+               -1.0: lambda a: combine("/", 1.0, a), 1.0: lambda a: a}
+
+
+def power(base, exponent) -> Symbol:
+    """base ** exponent as the op-by-op rule computes it: Python's pow for two numbers, numpy's
+    pow for an array exponent, numpy's fast path (FAST_POWERS) where one exponent serves every
+    element of an array base; a traced exponent tests for them. A number to the power of an
+    array of one element, or two such arrays, numpy computes either way by their strides:
+    Unfusable."""
+    base, constant = as_symbol(base), exponent.__class__ in (float, int)
+    exponent = as_symbol(exponent)
+    held = (base.holds(), exponent.holds())
+    if held[1] == "array" or held == ("number", "number"):
+        return combine_general("**", base, exponent)
+    if held[0] != "array" and held != ("one", "number"):
+        raise Unfusable("a power of numpy arrays of one element: pow or its fast path by their strides")
+    if constant:
+        fast = FAST_POWERS.get(float(exponent.expr))
+        return combine_general("**", base, exponent) if fast is None else fast(base)
+    general = combine_general("**", base, exponent)
+    for value in (-1.0, 0.5, 2.0):      # (pow gives x ** 1.0 and x ** 0.0 as numpy's loop does)
+        general = derive("where({}, {}, {})", (combine("==", exponent, value), FAST_POWERS[value](base), general),
+                         general.shape)
+    return general
+
+
 def combine(op, a, b=None) -> Symbol:
+    if op == "**":
+        return power(a, b)
+    return combine_general(op, a, b)
+
+
+def combine_general(op, a, b=None) -> Symbol:
     a = as_symbol(a)
     if b is None:
         if a.boolean:
@@ -144,7 +208,8 @@ def layout(v):
     if v is None:
         return None
     if c is float:
-        return ("float", v)                          # baked in: rules branch on constants (y != 0)
+        return ("float", v, math.copysign(1.0, v))  # baked in: rules branch on constants (y != 0);
+                                                     # -0.0 == 0.0, but its kernel is not 0.0's
     if c is Shape:
         return ("shape", v.shape)
     if (c is np().ndarray or c is xp().ndarray) and v.dtype in (np().float64, np().bool_):
@@ -152,55 +217,74 @@ def layout(v):
     raise Unfusable("not a float64 array")
 
 
-def trace(rule, g, ans, args) -> str | None:
-    """The rule as one expression over g, ans, a0, a1..., or None if it is not fusable."""
+def decline(what: str, why) -> None:
+    """Note why a fast path left `what` (a primitive's VJP, a region) to the rules, which run it
+    op by op: DECLINED keeps the newest MAX_DECLINED reasons, one for each thing."""
+    DECLINED.pop(what, None)
+    if len(DECLINED) >= MAX_DECLINED:
+        del DECLINED[next(iter(DECLINED))]
+    DECLINED[what] = why if why.__class__ is str else f"{why.__class__.__name__}: {why}"
+
+
+def trace(rule, g, ans, args, what="a VJP") -> str | None:
+    """The rule as one expression over g, ans, a0, a1..., or None if it is not fusable (the
+    reason noted under `what`). A rule that does with a Symbol what only an array can raises one
+    of TRACE_ERRORS; anything else is a bug, and raises."""
     def symbol(name, v):
         if v is None or v.__class__ is Shape or v.__class__ is float:
             return v
         return Symbol(name, v.shape, boolean=v.dtype.kind == "b")
     try:
         out = rule(Symbol("g", g.shape), symbol("ans", ans), *(symbol(f"a{i}", a) for i, a in enumerate(args)))
-    except (Unfusable, TypeError, ValueError, AttributeError):
-        return None
-    if not isinstance(out, Symbol) or out.boolean or unmasked(out.expr).count("(") < MIN_FUSED_OPS:
-        return None                                # one op (g * y) or none: numpy is quicker
-    return out.expr if out.shape == tuple(g.shape) else None
+    except TRACE_ERRORS as e:
+        return decline(what, e)
+    if not isinstance(out, Symbol) or out.boolean:
+        return decline(what, "the rule gives no array of numbers")
+    if unmasked(out.expr).count("(") < MIN_FUSED_OPS:
+        return decline(what, "one operation (g * y) or none: numpy's is as quick")
+    if out.shape != tuple(g.shape):
+        return decline(what, "the adjoint has another shape than g")
+    return out.expr
 
 
-STRONG_ZERO = re.compile(r"where\(\(\w+ == 0\.0\), 0\.0, (.*)\)")
+STRONG_ZERO = re.compile(r"where\(\((.+?) == \1\), \1, (.*)\)")
 
 
 def unmasked(expr: str) -> str:
-    """The expression inside its strong-zero masks (rules.comparisons.zero_where_zero's
-    `where(t == 0, 0, r)`): the masks change only non-finite entries, and the rule's numpy path
-    applies them only after one reduction finds one, so a kernel that evaluates them over every
-    element pays for itself only where r is two operations or more (exp's `g * ans` in its two
-    masks costs numexpr 3-5x numpy's product and that reduction)."""
+    """The expression inside its strong-zero masks (rules.comparisons.strong_zero's
+    `where(r == r, r, where(t == 0, 0, r))`): the masks change only nan entries, and the rule's
+    numpy path applies them only after one reduction finds a non-finite one, so a kernel that
+    evaluates them over every element pays for itself only where r is two operations or more
+    (exp's `g * ans` in its masks costs numexpr 3-5x numpy's product and that reduction)."""
     while (inner := STRONG_ZERO.fullmatch(expr)) is not None:
         expr = inner.group(1)
     return expr
 
 
-def fused_vjp(rule):
+def fused_vjp(rule, what="a VJP"):
     kernels = {}
 
     def vjp(g, ans, *args):
         if g.__class__ is not xp().ndarray or g.size < FUSE_MIN_ELEMENTS:
-            return rule(g, ans, *args)
+            return rule(g, ans, *args)            # small: numpy's ops, by design (no decline)
         try:
             key = (layout(g), layout(ans), tuple(layout(a) for a in args))
-        except Unfusable:
+        except Unfusable as e:
+            decline(what, e)
             return rule(g, ans, *args)
         if key not in kernels:
             with on_device("cpu"):     # numpy's ufuncs hand a Symbol to __array_ufunc__; cupy's refuse it
-                kernels[key] = trace(rule, g, ans, args)
+                kernels[key] = trace(rule, g, ans, args, what)
         expr = kernels[key]
         if expr is None:
             return rule(g, ans, *args)
         names = {"g": g, "ans": ans}
         names.update((f"a{i}", a) for i, a in enumerate(args))
         out = evaluate(expr, names)
-        return rule(g, ans, *args) if out is None else out
+        if out is None:
+            decline(what, "no kernel library: numexpr is not installed, or the device cannot translate it")
+            return rule(g, ans, *args)
+        return out
     vjp.kernels = kernels
     return vjp
 
@@ -225,7 +309,7 @@ def evaluate(expr, names):
     if _numexpr is False:
         return None
     used = {k: v for k, v in names.items() if v.__class__ is np().ndarray}
-    return _numexpr.evaluate(expr, local_dict=used)
+    return _numexpr.evaluate(expr, local_dict=used, optimization="none")
 
 
 def evaluate_into(expr, names, out):
@@ -235,7 +319,7 @@ def evaluate_into(expr, names, out):
     evaluate's."""
     if out is None or not _numexpr or any(v.__class__ is not np().ndarray for v in names.values()):
         return evaluate(expr, names)
-    return _numexpr.evaluate(expr, local_dict=names, out=out)
+    return _numexpr.evaluate(expr, local_dict=names, out=out, optimization="none")
 
 
 def fused_entry(prim):
@@ -243,7 +327,8 @@ def fused_entry(prim):
     entry = object.__new__(Primitive)
     for slot in Primitive.__slots__:
         setattr(entry, slot, getattr(prim, slot))
-    entry.vjps = tuple(None if rule is None else fused_vjp(rule) for rule in prim.vjps)
+    entry.vjps = tuple(None if rule is None else fused_vjp(rule, f"{prim.name}'s VJP in argument {i}")
+                       for i, rule in enumerate(prim.vjps))
     return entry
 
 

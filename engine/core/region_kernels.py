@@ -14,6 +14,9 @@ from .fused import Unfusable, evaluate, evaluate_into
 from .region_threads import MIN_SPLIT_ELEMENTS, apply_split, run_parts
 
 INPUTS = ("g", "nan_marker")       # names bound by the caller, besides the leaves a0, a1, ...
+# what numexpr raises where it refuses a kernel (too many operands or registers, a type it has no
+# opcode for); the device's compiler's refusals are device_kernels.evaluate's None
+KERNEL_ERRORS = (ValueError, TypeError, RuntimeError, KeyError, NotImplementedError)
 
 
 def give(names, name) -> None:
@@ -124,8 +127,8 @@ def run_checked(kernels, names, out_name):
         run_kernels(kernels, names)
     except Unfusable:
         raise
-    except Exception:                   # numexpr refused the kernel (too big, ...): op by op
-        raise Unfusable("numexpr failed") from None
+    except KERNEL_ERRORS as e:          # numexpr refused the kernel (too big, ...): op by op
+        raise Unfusable(f"the kernel library refused a kernel ({e.__class__.__name__}: {e})") from None
     out = names[out_name]
     if not finite(out):
         raise Unfusable("a non-finite output: op by op, for its notes")

@@ -9,10 +9,9 @@ each thread that applies the function to its part of the output first makes the 
 there with numpy's ufuncs, in place: one pass, numpy's SIMD loops instead of numexpr's (measured
 on the chain, exp(-abs(x)) at 1e6: 1.8 ms as two kernels, 0.9 as one pipeline).
 
-The same bits: + - * abs, negation and a division by an array are IEEE operations, exact alike in
-numpy and numexpr; numexpr multiplies x ** 2.0 as x * x (its "aggressive" optimization), and so
-does the pipeline. x / c (numexpr multiplies by 1/c), other powers, comparisons and where stay in
-numexpr's kernels. Where the arrays are not all of the output's shape and contiguous (a broadcast
+The same bits: + - * abs, negation and division are IEEE operations, exact alike in numpy and
+numexpr (which runs without its optimizations: core/fused.py), and x ** 2.0 is x * x there
+already. A division by a number, powers, comparisons and where stay in numexpr's kernels. Where the arrays are not all of the output's shape and contiguous (a broadcast
 or strided leaf, another backend's arrays), the argument's numexpr kernel runs, then the function.
 """
 from __future__ import annotations
@@ -58,10 +57,7 @@ def chain_of(steps, name, reads):
     calls = []
     while True:
         template, texts, _, boolean = steps[name]
-        if template == "({} ** {})" and texts[1] == "2.0":
-            ufunc, texts = "multiply", (texts[0], texts[0])
-        else:
-            ufunc = UFUNCS.get(template)
+        ufunc = UFUNCS.get(template)
         if boolean or ufunc is None or (ufunc == "divide" and is_number(texts[1])):
             return None
         inner = {text for text in texts if text not in reads and not is_number(text)}

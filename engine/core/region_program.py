@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from .fused import Symbol, Unfusable
+from .fused import Symbol, Unfusable, is_number
 
 # transcendental functions: dear to recompute, so the reverse reads the forward's values of them
 TRANSCENDENTAL = frozenset(("sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh",
@@ -37,14 +37,6 @@ MAX_TEXT_OPS = 512         # a kernel's text, which grows with every repeat of a
 MAX_KERNEL_READS = 24      # arrays one kernel reads (numpy's iterator takes a bounded number)
 
 
-def is_number(text) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
-
-
 def negated_number(text) -> str:
     value = -float(text)
     return repr(value if value != 0.0 else 0.0)      # x <= -0.0 is x <= 0.0
@@ -65,13 +57,11 @@ def is_dear(template) -> bool:
     return called(template) in TRANSCENDENTAL
 
 
-def step_cost(template, texts) -> int:
-    """Rough cost of one step: transcendental functions, a power with a variable exponent and a
-    division are dear."""
-    if is_dear(template):
+def step_cost(template) -> int:
+    """Rough cost of one step: transcendental functions, a power (pow: core/fused.py writes numpy's
+    x ** 2.0, x ** 0.5 and x ** -1.0 as x * x, sqrt(x) and 1 / x) and a division are dear."""
+    if is_dear(template) or "**" in template:
         return 8
-    if "**" in template:
-        return 2 if not texts[1].isidentifier() else 8      # x ** 2.0: numexpr multiplies
     return 3 if " / " in template else 1
 
 
@@ -82,14 +72,24 @@ class Program:
         self.steps: dict = {}
         self.memo: dict = {}
         self.guards: list = []       # conditions an impl or rule asked `.any()` of (a kink's note)
+        self.held: dict = {}         # leaves and steps that are no array of the region's elements
 
-    def symbol(self, name, shape) -> "Step":
+    def symbol(self, name, shape, holds="array") -> "Step":
+        """A leaf (of the region's shape, whatever it broadcasts from) that `holds` a number
+        (a Python float), one element, or an array (core/fused.py's Symbol.holds)."""
+        if holds != "array":
+            self.held[name] = holds
         return Step(name, shape, False, self)
+
+    def holds(self, text) -> str:
+        return "number" if is_number(text) else self.held.get(text, "array")
 
     def add(self, template, operands, shape, boolean) -> "Step":
         texts = tuple(operand.expr for operand in operands)
         if template == "where({}, {}, {})" and texts[1] == "0.0" and self.vanishes_where_zero(texts[0], texts[2]):
             return Step(texts[2], shape, False, self)
+        if template == "where({}, {}, {})" and texts[1] == texts[2]:
+            return Step(texts[1], shape, False, self)        # the strong zero's where(r == r, r, r)
         inner = self.steps.get(texts[0]) if len(texts) == 1 else None
         if inner is not None and inner[0] == "(-{})" and template in ("abs({})", "(-{})"):
             # abs(-x) is abs(x), -(-x) is x, exactly: sigmoid(-x) in sigmoid's VJP then reuses
@@ -97,8 +97,6 @@ class Program:
             texts = inner[1]
             if template == "(-{})":
                 return Step(texts[0], shape, boolean, self)
-        if template == "({} ** {})" and texts[1] == "1.0":
-            return Step(texts[0], shape, boolean, self)      # x ** 1.0 is x exactly (pow's VJP at 2.0)
         if template in ("({} * {})", "({} / {})") and all(self.negated(text) for text in texts):
             texts = tuple(self.steps[text][1][0] for text in texts)     # (-a) * (-b) is a * b exactly
         elif template in ("({} * {})", "({} / {})") and any(map(self.negated, texts)):
@@ -121,7 +119,10 @@ class Program:
         name = self.memo.get(key)
         if name is None:
             name = self.memo[key] = f"t{len(self.steps)}"
-            self.steps[name] = (template, texts, step_cost(template, texts), boolean)
+            self.steps[name] = (template, texts, step_cost(template), boolean)
+            held = {self.holds(text) for text in texts}
+            if "array" not in held:
+                self.held[name] = "number" if held == {"number"} else "one"
         return Step(name, shape, boolean, self)
 
     def negation_outside(self, template, texts, shape, boolean):
@@ -145,8 +146,9 @@ class Program:
     def vanishes_where_zero(self, condition, value) -> bool:
         """Whether `value` is already 0 wherever `condition` (t == 0.0) holds, if it is finite:
         a product with t as a factor, a quotient of such a product, its negation. The strong
-        zero's mask, where(t == 0.0, 0.0, t * y), then differs from t * y only where t * y is
-        not finite, and a region whose gradient is not finite runs op by op with the mask."""
+        zero's inner mask (rules.comparisons.strong_zero's where(t == 0.0, 0.0, t * y), taken
+        only where t * y is nan) then changes nothing a region gives out: a region whose
+        gradient is not finite runs op by op with the mask."""
         step = self.steps.get(condition)
         if step is None or step[0] != "({} == {})" or step[1][1] != "0.0":
             return False
@@ -180,6 +182,9 @@ class Step(Symbol):
 
     def derive(self, template, operands, shape, boolean):
         return self.program.add(template, operands, shape, boolean)
+
+    def holds(self) -> str:
+        return self.program.holds(self.expr)
 
     def any(self):
         """`(x == 0).any()`, asked before a kink's note (sqrt's): taken as False, and the

@@ -26,7 +26,7 @@ from .buffer_pool import lend
 from .fused import Unfusable
 from .notes import NOTES
 from .primitives import Primitive, element_limit
-from .region_kernels import finite, run_checked, run_kernels
+from .region_kernels import KERNEL_ERRORS, finite, run_checked, run_kernels
 from .region_pipeline import pipelined
 from .region_plan import RegionPlan
 from .region_program import Kernel, Program, Step, depends_on, is_dear, schedule, use_counts, with_frees
@@ -47,7 +47,7 @@ def layouts(values):
     for v in values:
         c = v.__class__
         if c is float:
-            key.append(("const", v))
+            key.append(("const", v, math.copysign(1.0, v)))      # -0.0 is not 0.0's kernels
             continue
         traced = c is Var
         if traced:
@@ -66,7 +66,7 @@ def layouts(values):
             return None
         if kind is None or kind[0] != "f":
             return None
-        key.append(("array", traced))
+        key.append(("array", traced, math.prod(kind[1]) == 1))      # one element: numpy's strides 0
         shapes.append(kind[1])
     if not shapes or (tape is not None and (tape.persistent or tape.keep_values)):
         return None
@@ -96,8 +96,13 @@ def run(plan: RegionPlan, values):
         return None
     try:
         return compiled.run(values, tape, plan)
-    except Exception:                # a kernel refused, a non-finite output: op by op
+    except Unfusable as e:           # a kernel refused, a non-finite output: op by op
+        fused.decline(region_name(plan), e)
         return None
+
+
+def region_name(plan) -> str:
+    return "the region of " + ", ".join(node[0] for node in plan.nodes)
 
 
 def kernels_of(plan, key, shape, traced):
@@ -118,10 +123,12 @@ def compile_region(plan, key, shape, traced):
     try:
         with on_device("cpu"):      # numpy's ufuncs hand a symbol to __array_ufunc__; cupy's refuse it
             compiled = (GradKernels if traced else ForwardKernels).trace(plan, key, shape)
-    except Exception:                # Unfusable, or anything else a rule does with a symbol
+    except fused.TRACE_ERRORS as e:  # Unfusable, or what else a rule does with a symbol and not an array
+        fused.decline(region_name(plan), e)
         compiled = None
     if len(NOTES.kinks) != kinks or len(NOTES.detached) != detached:
         del NOTES.kinks[kinks:], NOTES.detached[detached:]
+        fused.decline(region_name(plan), "a rule noted a kink while it was traced: op by op, for its note")
         return None
     return compiled
 
@@ -131,7 +138,11 @@ def input_names(key) -> set:
 
 
 def leaf_symbols(program, key, shape) -> list:
-    return [layout[1] if layout[0] == "const" else program.symbol(f"a{i}", shape) for i, layout in enumerate(key)]
+    """The leaves: numbers baked in, symbols of the region's shape that know what they hold."""
+    def holds(layout):
+        return "number" if layout[0] == "float" else "one" if layout[2] else "array"
+    return [layout[1] if layout[0] == "const" else program.symbol(f"a{i}", shape, holds(layout))
+            for i, layout in enumerate(key)]
 
 
 def node_arguments(node, leaves, values) -> list:
@@ -343,12 +354,14 @@ class RegionState:
             names["g"] = g
             try:
                 run_kernels(reverse, names)
+            except KERNEL_ERRORS as e:  # numexpr refused a kernel: the rules' own path
+                fused.decline(region_name(self.plan), e)
+            else:
                 out = {pos: names[name] for pos, name in adjoints.items()}
                 if all(finite(a) and (not unit or a.shape == g.shape) for a in out.values()):
                     self.saved = None
                     return {pos: lend(tested(unbroadcast(a, raw[pos]), a), np()) for pos, a in out.items()}
-            except Exception:
-                pass                    # numexpr refused a kernel: the rules' own path
+                fused.decline(region_name(self.plan), "an adjoint that is not finite: op by op, for its notes")
         self.saved = None
         return replay_reverse(self.plan, raw, g, kernels.adjoints)
 

@@ -77,7 +77,11 @@ class RegionFinder:
             if e.op != "+":
                 self.enter(1)
             operand = self.walk(e.operand)
-            return operand if e.op == "+" else self.add("neg", (operand,), e.span)
+            if e.op == "+":
+                return operand
+            if operand[0] == "const":            # -3.0, a number (x ** -3.0: no adjoint of a negation)
+                return ("const", -operand[1])
+            return self.add("neg", (operand,), e.span)
         if c is nodes.BinChain:
             if any(op not in ARITHMETIC for op in e.ops):
                 raise NotRegion

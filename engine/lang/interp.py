@@ -66,7 +66,7 @@ class Interpreter(StatementCompiler, ExpressionCompiler, CallCompiler, CallForms
         if self.baseline_mb is None:
             self.baseline_mb = now
         elif now - self.baseline_mb > self.limits.tape_mb:
-            raise tape_limit_error(self.limits.tape_mb, now - self.baseline_mb, span, where)
+            raise tape_limit_error(self.limits.tape_mb, span, where)
 
     def check_tapes(self, span):
         """The tape-entry limit, checked by loops and nested derivatives (never per op)."""

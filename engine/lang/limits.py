@@ -29,9 +29,11 @@ def step_limit_error(steps: int, span) -> LimitError:
                       f"raise the limit with {option('max_steps')}")
 
 
-def tape_limit_error(tape_mb: int, grown_mb: float, span, what: str = "the loop") -> LimitError:
+def tape_limit_error(tape_mb: int, span, what: str = "the loop") -> LimitError:
+    """The limit, never the memory measured when it was found over it: the process's resident size
+    drifts by a page or a buffer from run to run, and the message is the same each run."""
     where = f" (in {what} at line {span.line})" if span is not None else ""
-    return LimitError("tape too large", f"the run added {grown_mb:,.0f} MB, over the tape-memory limit of "
+    return LimitError("tape too large", f"the run added memory over the tape-memory limit of "
                       f"{tape_mb:,} MB{where}: a runaway loop under a derivative?", span,
                       f"raise the limit with {option('max_tape_mb')}")
 

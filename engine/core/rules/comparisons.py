@@ -155,8 +155,18 @@ def zero_where_zero(t, r, factor=None):
         return r                       # dense r, nothing to mask
     elif r.__class__ is Dual and c is np().ndarray and r.primal.__class__ is c and not (t == 0.0).any():
         return r if factor is None or factor.__class__ is Dual or factor.__class__ is Var \
-            else where(factor == 0.0, 0.0, r)  # no zero to mask: a forward step saved, no tape to miss it
-    r = where(t == 0.0, 0.0, r)
+            else strong_zero(r, factor == 0.0)  # no zero to mask: a forward step saved, no tape to miss it
     if factor is None or factor.__class__ is Var or factor.__class__ is Dual:
-        return r
-    return where(factor == 0.0, 0.0, r)
+        return strong_zero(r, t == 0.0)
+    return strong_zero(r, t == 0.0, factor == 0.0)
+
+
+def strong_zero(r, *zeros):
+    """`r`, 0 where it is nan and one of `zeros` holds (t == 0, factor == 0: a zero factor of the
+    product or quotient r, which is +-0 or nan there). A number keeps its bits, a zero its sign,
+    so an entry's gradient is the same whether its array was masked (zero_where_zero masks only
+    an array with a non-finite entry) or not, whatever its array's other entries."""
+    masked = r
+    for zero in zeros:
+        masked = where(zero, 0.0, masked)
+    return where(r == r, r, masked)

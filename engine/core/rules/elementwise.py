@@ -31,12 +31,15 @@ def _pow_dy(g, ans, x, y):
 
 
 def _pow_dx(ans, x, y):
-    # y x**(y-1); where y == 0 it is exactly 0 (x**0 is constant). Only where x == 0 too would
-    # 0 * 0**-1 be nan: the base is swapped for 1 at that one point, so the derivative in y,
-    # x**(y-1) = 1/x at y == 0, stays right elsewhere (swapping wherever y == 0 made it 1)
+    # y x**(y-1); where y == 0 it is +0 exactly (x**0 is constant, 1 even at nan), for a number y
+    # and an array alike (a fused region traces a number as an array): the base is swapped for 1
+    # where x is 0 or nan (0 * 0**-1 and 0 * nan are nan) and + 0.0 turns y's or a negative x's
+    # -0 into +0, through y, so the derivative in y, x**(y-1) = 1/x at y == 0, stays right
     if y.__class__ is float:                    # the usual case, `x**2`: no where() needed
         return y * pow(x, y - 1.0) if y != 0.0 else zeros_like(x)
-    return y * pow(where(eq(y, 0.0), where(eq(x, 0.0), 1.0, x), x), y - 1.0)
+    zero = eq(y, 0.0)
+    d = y * pow(where(zero, where(eq(x, x), where(eq(x, 0.0), 1.0, x), 1.0), x), y - 1.0)
+    return where(zero, d + 0.0, d)
 
 
 pow = defprim("pow", _pow, elementwise=True, needs_ans=True, reads=("x y", "ans x"),
