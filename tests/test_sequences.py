@@ -89,7 +89,7 @@ def test_a_tuple_operand_is_the_array_numpy_reads_it_as(op):
                 with pytest.raises(SourceError) as caught:
                     api.evaluate(source, at=used(source, at))
                 assert caught.value.span is not None, source
-                if op not in ("@",):
+                if op != "@" or (np.ndim(p) and np.ndim(q)):       # (matmul of a number: no shapes)
                     assert "shape mismatch" in caught.value.kind, source
                     assert all(str(s).replace(" ", "") in caught.value.message.replace(" ", "")
                                for s in mismatched_shapes(op, p, q)), \

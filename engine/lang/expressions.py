@@ -130,7 +130,7 @@ class ExpressionCompiler:
                         a, b = as_array(a), as_array(b)
                     a = fn(a, b)
                 except Exception as exc:
-                    raise runtime_error(exc, span, label) from None
+                    raise runtime_error(exc, span, label, (a, b)) from None
             return a
         return chain
 
@@ -161,7 +161,7 @@ class ExpressionCompiler:
                     a, b = as_array(a), as_array(b)
                 return ops.pow(a, b)
             except Exception as exc:
-                raise runtime_error(exc, span, "`**`") from None
+                raise runtime_error(exc, span, "`**`", (a, b)) from None
         return power
 
     def e_Compare(self, e, scope):

@@ -94,7 +94,7 @@ def binary_closure(op, lhs, rhs, span, label):
                 a, b = as_array(a), as_array(b)
             return fn(a, b)
         except Exception as exc:
-            raise runtime_error(exc, span, label) from None
+            raise runtime_error(exc, span, label, (a, b)) from None
 
     if pyop is None:                          # // % @: no float shortcut
         left, right = _fetch(lhs), _fetch(rhs)
@@ -214,7 +214,7 @@ def compare_values(fn, a, b, span, opname):
             a, b = as_array(a), as_array(b)
         r = fn(a, b)
     except Exception as exc:
-        raise runtime_error(exc, span, f"`{opname}`") from None
+        raise runtime_error(exc, span, f"`{opname}`", (a, b)) from None
     if opname in _TIE_COMPARE and (a.__class__ in BOXES or b.__class__ in BOXES) and any_equal(a, b):
         NOTES.kink("compare", f"`{opname}` compared equal values: no gradient flows through it")
     return r
