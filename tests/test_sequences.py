@@ -200,3 +200,21 @@ def test_builtins_read_a_tuple_as_numpy_does(source, want):
 def test_a_range_is_still_refused_by_builtins():
     with pytest.raises(SourceError, match="takes numbers or arrays"):
         api.evaluate("transpose(range(3))")
+
+
+def test_item_assignment_reads_a_tuple_as_numpy_does():
+    src = ("def f(x, s):\n    y = x * 1.0\n    y[0:2] = (s, 2 * s)\n    y[1:3] += (s, s)\n"
+           "    return sum(y) + y.dot((1.0, 2.0, 3.0))\n")
+    x, s = np.array([1.0, 2.0, 3.0]), 0.5
+    y = x * 1.0
+    y[0:2] = (s, 2 * s)
+    y[1:3] += (s, s)
+    r = api.grad(None, at={"x": x, "s": s}, target=api.load(src, filename="items.py"))
+    assert r.value == np.sum(y) + y.dot((1.0, 2.0, 3.0))         # 15 s + 4 x[2]
+    assert r.gradient["x"].tolist() == [0.0, 0.0, 4.0] and r.gradient["s"] == 15.0
+
+
+@pytest.mark.parametrize("name", ["stop_gradient", "detach"])
+def test_stop_gradient_of_a_tuple_stops_every_element(name):
+    r = api.grad(f"sum({name}((s, 2 * s)) * x)", at={"x": [1.0, 2.0], "s": 0.5})
+    assert r.value == 2.5 and r.gradient["s"] == 0.0 and r.gradient["x"].tolist() == [0.5, 1.0]

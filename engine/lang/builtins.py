@@ -22,7 +22,9 @@ from .values import RangeValue, describe, range_arguments, dtype, shape_of, size
 
 def noted_stop_gradient(x):
     """The program's stop_gradient/detach: the engine's, noted where it cuts a traced value, so a
-    check can say that its finite differences see through what AD does not."""
+    check can say that its finite differences see through what AD does not. A tuple is the
+    array numpy reads it as (its traced elements were passed on with their derivatives)."""
+    x = as_array(x)
     if isinstance(x, BOXES):
         NOTES.detach()
     return ops.stop_gradient(x)
