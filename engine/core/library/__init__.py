@@ -59,7 +59,7 @@ SIGNATURES = {
     "hstack": ("shapes", "hstack", "tup"),
     "vstack": ("shapes", "vstack", "tup"),
     "split": ("shapes", "split", "ary[] indices_or_sections axis="),
-    "pad": ("shapes", "pad", "array[] pad_width mode= constant_values[]="),
+    "pad": ("shapes", "pad", "array[] pad_width mode= constant_values="),
     "expand_dims": ("shapes", "expand_dims", "a[] axis"),
     "squeeze": ("shapes", "squeeze", "a[] axis="),
     "flip": ("shapes", "flip", "m[] axis="),
