@@ -7,6 +7,7 @@ import lark
 import pytest
 
 from autodiff.cli.render import common as render
+from autodiff.cli.render import graph_text
 from autodiff.cli.main import invoke
 from autodiff.engine import api
 from at_syntax import parse_at
@@ -264,3 +265,86 @@ def test_output_inside_a_loop_is_never_folded_away(tmp_path):
     shown = [s for s in g.shown if isinstance(s, int)]
     assert g.output in shown and len(shown) <= 12
     assert len(shown) + sum(o.count for o in g.shown if isinstance(o, graph_view.Omission)) == len(g.ops())
+
+
+# ---- a graph of n nodes costs O(n) (issue 27 item 19) ------------------------------------------
+
+class CountedId(int):
+    """A node id that counts the equality tests made with it: looking edges up in a list of the
+    visible ids made DOT, Mermaid and JSON quadratic (200,000 nodes never finished)."""
+    tests = [0]
+
+    def __eq__(self, other):
+        CountedId.tests[0] += 1
+        return int.__eq__(self, other)
+
+    __hash__ = int.__hash__
+
+
+class CountedSource(str):
+    """A source text that counts how often it is split into lines (once per label was
+    quadratic for a long expression)."""
+    splits = [0]
+
+    def splitlines(self, *args):
+        CountedSource.splits[0] += 1
+        return str.splitlines(self, *args)
+
+
+def chain(n):
+    return f"def f(x):\n    for i in range({n}):\n        x = x * 1.0001\n    return x\n"
+
+
+def counted_graph(n, max_nodes=0):
+    src = chain(n)
+    tgt = api.load(src, filename="chain.py")
+    r = api.grad(None, {"x": 1.0}, target=tgt, keep_tape=True)
+    g = graph_view.from_result(r, CountedSource(src))
+    for nd in g.nodes:
+        nd.id = CountedId(nd.id)
+        nd.inputs = tuple(CountedId(i) for i in nd.inputs)
+    g.output = CountedId(g.output)
+    return g, tgt, r
+
+
+def _rich(name):
+    def show(g, tgt, r):
+        from autodiff.cli.render import views
+        render._consoles.clear()
+        getattr(views, name)(tgt, r, g)
+    return show
+
+
+RENDERINGS = {"dot": lambda g, tgt, r: graph_text.to_dot(g), "mermaid": lambda g, tgt, r: graph_text.to_mermaid(g),
+              "json": lambda g, tgt, r: graph_text.to_json(g), "table": _rich("graph_table"),
+              "tree": _rich("graph_tree")}
+
+
+def work(fmt, n, max_nodes, capsys):
+    """(id equality tests, source splits) of laying out and rendering the chain of n ops."""
+    g, tgt, r = counted_graph(n)
+    CountedId.tests[0] = CountedSource.splits[0] = 0
+    RENDERINGS[fmt](graph_view.layout(g, max_nodes), tgt, r)
+    capsys.readouterr()
+    return CountedId.tests[0], CountedSource.splits[0]
+
+
+@pytest.mark.parametrize("max_nodes", [0, 60])
+@pytest.mark.parametrize("fmt", RENDERINGS)
+def test_twice_the_nodes_cost_twice_the_work(fmt, max_nodes, capsys):
+    (small, small_splits), (large, large_splits) = work(fmt, 300, max_nodes, capsys), work(fmt, 600, max_nodes, capsys)
+    assert large <= 2.05 * small + 50, (small, large)
+    assert small_splits <= 1 and large_splits <= 1
+
+
+def test_the_tree_of_a_long_chain_grows_linearly(tmp_path, capsys):
+    # each level of a rich tree indents by a guide: the chain's n-th line had n guides
+    sizes = []
+    for n in (200, 400):
+        (tmp_path / "chain.py").write_text(chain(n))
+        code, out, _ = cli(capsys, "graph", str(tmp_path / "chain.py"), "--at", "x=1", "--max-nodes", "0")
+        assert code == 0
+        assert max(len(line) for line in out.splitlines()) < 200
+        assert f"n{n + 2} = n{n + 1} * n2" in out and "n3 = n1 * n2" in out    # every op is shown
+        sizes.append(len(out))
+    assert sizes[1] <= 2.05 * sizes[0]

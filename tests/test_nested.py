@@ -141,3 +141,32 @@ def test_misuse_of_grad_is_a_located_user_error(src, kind):
     with pytest.raises(SourceError) as err:
         grad(src, x=1.0)
     assert err.value.kind == kind and err.value.span is not None
+
+
+@pytest.mark.parametrize("transform", ["grad({})(x)", "value_and_grad({})(x)", "hessian({})(x)",
+                                       "jvp({}, x, 1.0)", "vjp({}, x, 1.0)"])
+@pytest.mark.parametrize("name", ["range", "len", "zeros", "ones", "arange", "enumerate", "zip"])
+def test_a_builtin_that_is_no_function_of_numbers_is_refused(transform, name):
+    # issue 27 item 18: grad(range)(x) gave 0 with exit 0
+    with pytest.raises(SourceError) as err:
+        api.evaluate(transform.format(name), at={"x": 3.0})
+    assert err.value.kind == "type error" and err.value.span is not None
+    assert f"{name}() is none" in err.value.message
+
+
+@pytest.mark.parametrize("src", [
+    "def f(x):\n    def g(u):\n        return (u, u)\n    return grad(g)(x)\n",
+    "def f(x):\n    def g(u):\n        return range(2)\n    return grad(g)(x)\n",
+    "def f(x):\n    return jvp(lambda u: (u, u), x, 1.0)[1]\n",
+    "def f(x):\n    return vjp(lambda u: range(2), x, 1.0)[1]\n",
+])
+def test_a_function_whose_output_is_no_number_is_refused(src):
+    with pytest.raises(SourceError) as err:
+        run(src, x=3.0)
+    assert err.value.kind == "type error" and "needs a function whose output is a number" in err.value.message
+
+
+def test_numeric_builtins_still_differentiate():
+    assert api.evaluate("grad(sin)(x)", at={"x": 3.0}).value == math.cos(3.0)
+    assert api.evaluate("grad(grad(sin))(x)", at={"x": 3.0}).value == -math.sin(3.0)
+    assert api.evaluate("grad(sign)(x)", at={"x": 3.0}).value == 0.0

@@ -355,12 +355,12 @@ def test_norm_of_order_0_counts_the_new_input_at_every_call():
 
 # Programs whose builtins read a traced value as a plain number (a count, an order, a mask, a
 # shift, an index, an axis or a shape from data): the recording run must hear each read.
-# (`//`, `%`, floor_divide and mod are table primitives: a replay recomputes them, see
-# test_replay_differential.py.)
+# (`//`, `%`, floor_divide and mod are table primitives, and a traced fill of full/full_like is
+# broadcast: a replay recomputes them, see test_replay_differential.py and test_numpy_builtins.py.)
 READING = ["norm(u, 0)", "norm(u, u[0])", "slogdet(M)[0] * det(M)", "clip(u, 0, 1)", "round(u)", "round(u, 1)", "int(u[0])", "logsumexp(u)",
            "argmax(u)", "argmin(u)", "cummax(u)", "cummin(u)", "sort(u)", "argsort(u)", "topk(u, 2)",
            "logcumsumexp(u)", "repeat(u, u[0])", "any(u)", "all(u)", "stop_gradient(u)", "detach(u)",
-           "linspace(u[0], u[1], 3)", "full_like(u, u[0])", "full(2, u[0])", "pad(u, 1, constant_values=u[0])",
+           "linspace(u[0], u[1], 3)", "pad(u, 1, constant_values=u[0])",
            "split(u, u[:1])", "expand_dims(u, u[0])", "roll(u, u[0])", "tile(u, u[0])", "eye(u[2])",
            "reshape(u, u[2])", "sum(u, u[0] - 1)", "sum(u, keepdims=u[0])", "u[int(u[0])]", "u[u[0]]", "u[u[:1]]",
            "transpose(M, (u[1] - 1, u[0] - 1))"]

@@ -68,7 +68,9 @@ def _items(graph):
 
 
 def _edges(graph, visible, hidden_by):
-    """Edges between visible nodes; an edge from a hidden node comes from its omission marker."""
+    """Edges between visible nodes; an edge from a hidden node comes from its omission marker.
+    (`visible` in numbering order; looked up as a set: a list made this quadratic.)"""
+    visible = set(visible)
     seen, out = set(), []
     for src, dst, pos in graph.edges():
         a = f"n{src}" if src in visible else hidden_by.get(src)
@@ -173,8 +175,9 @@ def to_json(graph) -> dict:
             "span": _span_json(nd.span),
             "text": span_text(nd.span, graph.source, 80) or None,
         })
+    shown = set(visible)
     edges = [{"from": f"n{s}", "to": f"n{d}", "position": p} for s, d, p in graph.edges()
-             if s in visible and d in visible]
+             if s in shown and d in shown]
     omitted = [{"kind": om.kind, "count": om.count, "first": f"n{om.first_id}", "last": f"n{om.last_id}",
                 "ops": om.ops, "lines": list(om.lines), "period": om.period or None,
                 "repeats": om.repeats or None, "summary": omission_text(om)} for _name, om in marks]

@@ -11,6 +11,7 @@ from ..output import fmt_value
 from .common import print_notes, console, inputs_line, notes_for
 
 MAX_EXPLAIN_STEPS = 120     # longer sweeps show their first and last steps
+MAX_TREE_DEPTH = 16         # deeper ops of the graph's tree are continued in trees of their own
 
 
 def show(v, width: int = 48) -> str:
@@ -155,26 +156,43 @@ def graph_tree(target, result, graph) -> None:
     for k, root in enumerate(roots):
         if k == (1 if graph.output is not None else 0):
             screen.print(Text("recorded but not reaching the output:", style="yellow"))
-        tree = Tree(_tree_label(graph, graph.node(root)), guide_style="dim")
         printed.add(root)
-        stack = [(tree, graph.node(root))]
-        while stack:
-            branch, nd = stack.pop()
-            children = []
-            for s in nd.inputs:
-                child = graph.node(s)
-                if s not in visible:
-                    om = hidden_note.get(s)
-                    branch.add(Text(f"{child.name} … left out" + (f" ({om.kind})" if om else ""), style="dim"))
-                elif s in printed and child.kind == "op":
-                    branch.add(Text(f"{child.name} (shown above)", style="dim"))
-                else:
-                    sub = branch.add(_tree_label(graph, child))
-                    printed.add(s)
-                    children.append((sub, child))
-            stack.extend(reversed(children))
-        screen.print(tree)
+        continued = {root: None}         # this root's tree, then the trees it continues below, in order
+        while continued:
+            top = next(iter(continued))
+            screen.print(_subtree(graph, top, visible, hidden_note, printed, continued))
+            del continued[top]
     _footer(graph, result)
+
+
+def _subtree(graph, root, visible, hidden_note, printed, continued) -> Tree:
+    """The tree under `root`, at most MAX_TREE_DEPTH levels deep: an op deeper down is a stub
+    `nK … continued below`, and its own tree follows (added to `continued`). Each line is
+    then at most so many guides wide: a chain of n ops printed n guides on its last line, and
+    the whole tree took time and memory quadratic in n."""
+    tree = Tree(_tree_label(graph, graph.node(root)), guide_style="dim")
+    stack = [(tree, graph.node(root), 1)]
+    while stack:
+        branch, nd, depth = stack.pop()
+        children = []
+        for s in nd.inputs:
+            child = graph.node(s)
+            if s not in visible:
+                om = hidden_note.get(s)
+                branch.add(Text(f"{child.name} … left out" + (f" ({om.kind})" if om else ""), style="dim"))
+            elif s in printed and child.kind == "op":
+                where = "continued below" if s in continued else "shown above"
+                branch.add(Text(f"{child.name} ({where})", style="dim"))
+            elif depth >= MAX_TREE_DEPTH and child.kind == "op":
+                branch.add(Text(f"{child.name} … continued below", style="dim"))
+                printed.add(s)
+                continued[s] = None
+            else:
+                sub = branch.add(_tree_label(graph, child))
+                printed.add(s)
+                children.append((sub, child, depth + 1))
+        stack.extend(reversed(children))
+    return tree
 
 
 # ---- explanations --------------------------------------------------------------------------------

@@ -99,7 +99,7 @@ def batch_builtins(builtins: dict) -> None:
             continue
         _ORIGINAL[name] = b.fn
         fn = _reduction(name) if name in REDUCTIONS else (_len if name == "len" else _per_row(name))
-        builtins[name] = Builtin(name, fn, b.min_args, b.max_args)
+        builtins[name] = Builtin(name, fn, b.min_args, b.max_args, b.not_of_numbers)
 
 
 class BatchEvaluator:

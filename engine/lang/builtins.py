@@ -11,6 +11,7 @@ from ..core.backend import is_array, np, xp
 from ..core.numbers import is_whole
 from ..core.rules import builtin_primitives
 from ..core.notes import NOTES
+from ..core.sequences import as_array
 from ..core.tape import BOXES, strip
 from .loop_forms import enumerate_items, zip_items
 from .axes import keep_dims, reduced_count, reduction_axes
@@ -21,7 +22,9 @@ from .values import RangeValue, describe, range_arguments, dtype, shape_of, size
 
 def noted_stop_gradient(x):
     """The program's stop_gradient/detach: the engine's, noted where it cuts a traced value, so a
-    check can say that its finite differences see through what AD does not."""
+    check can say that its finite differences see through what AD does not. A tuple is the
+    array numpy reads it as (its traced elements were passed on with their derivatives)."""
+    x = as_array(x)
     if isinstance(x, BOXES):
         NOTES.detach()
     return ops.read(x)                  # a number no tape records: a replay would reuse it
@@ -143,10 +146,12 @@ class Builtins:
 
     # -- reductions and linear algebra --
     def sum(self, x, axis=None, *, keepdims=False):
+        x = as_array(x)
         axes = reduction_axes("sum", x, axis)
         return keep_dims(ops.sum(x, axes), x, axes, keepdims)
 
     def mean(self, x, axis=None, *, keepdims=False):
+        x = as_array(x)
         axes = reduction_axes("mean", x, axis)
         if not shape_of(x):
             return x * 1.0
@@ -163,11 +168,12 @@ class Builtins:
         """numpy's max(x, axis, keepdims=...) when x is an array with dimensions and the one other
         argument an axis (a whole number or a tuple of them); else Python's max(a, b, ...), the
         larger of all its arguments (elementwise, as maximum(), where they are arrays)."""
+        x = as_array(x)
         numpy_axis = len(rest) == 1 and (axis is not None or (shape_of(x) and _is_axis(rest[0])))
         if rest and not numpy_axis:
             out = x
             for v in rest:
-                out = pairwise(out, v)
+                out = pairwise(out, as_array(v))
             return out
         if rest:
             axis = rest[0]
@@ -175,10 +181,12 @@ class Builtins:
         return x if not shape_of(x) else keep_dims(reduce(x, axes), x, axes, keepdims)
 
     def reshape(self, x, *shape):
+        x = as_array(x)
         s = _shape_arg(shape, "reshape")
         return ops.reshape(x, s)
 
     def where(self, c, x, y):
+        c, x, y = as_array(c), as_array(x), as_array(y)
         for a in (c, x, y):           # numpy would make an object array of anything else
             if not _is_numeric(a):
                 raise SourceError("type error", f"where() takes numbers or arrays, not {describe(a)}")
@@ -192,21 +200,26 @@ class Builtins:
         return ops.where(c, x, y)
 
     def any_(self, x):
+        x = as_array(x)
         return bool(xp().any(ops.read(x))) if shape_of(x) else bool(ops.read(x))
 
     def all_(self, x):
+        x = as_array(x)
         return bool(xp().all(ops.read(x))) if shape_of(x) else bool(ops.read(x))
 
 
-def _numeric(name, fn, refuse_tuples=True):
-    """A math function that names the builtin when given something that is not a number. The
-    table's primitives take only numbers and arrays (numpy would take a tuple as an array, a range
-    as an object); numpy's library functions take tuples of axes, shapes and arrays."""
+def _numeric(name, fn, tuples_are_arrays=True):
+    """A math function that names the builtin when given something that is not a number. Every
+    argument of a table primitive is an array: a tuple there is the array numpy reads it as.
+    numpy's library functions take tuples of axes and shapes too: they read their array
+    arguments themselves (numpy_builtins.py). A range is no number anywhere."""
     def op(*args, **kwargs):                   # keywords by numpy's names pass straight through
-        refused = NOT_NUMBERS if refuse_tuples else NOT_ARRAYS
         for a in args:
-            if a.__class__ in refused:
+            c = a.__class__
+            if c is RangeValue:
                 raise SourceError("type error", f"{name}() takes numbers or arrays, not {describe(a)}")
+            if c is tuple and tuples_are_arrays:
+                args = tuple(as_array(v) for v in args)
         try:
             return fn(*args, **kwargs)
         except TypeError:
@@ -218,10 +231,6 @@ def _numeric(name, fn, refuse_tuples=True):
     if hasattr(fn, "accepted_keywords"):       # a library function's keywords (lang/keywords.py)
         op.accepted_keywords = fn.accepted_keywords
     return op
-
-
-NOT_NUMBERS = frozenset((tuple, RangeValue))
-NOT_ARRAYS = frozenset((RangeValue,))        # range() is for loops only, in any builtin
 
 
 def _refuse_traced(name, args, what="an argument"):
@@ -246,8 +255,8 @@ def make_builtins(interp) -> dict:
     methods = Builtins(interp)
     table = dict(_shared_builtins())
 
-    def add(name, fn, lo, hi=None):
-        table[name] = Builtin(name, fn, lo, lo if hi is None else hi)
+    def add(name, fn, lo, hi=None, instead=None):
+        table[name] = Builtin(name, fn, lo, lo if hi is None else hi, instead)
 
     add("where", methods.where, 3)
     add("sum", methods.sum, 1, 2)          # keepdims= by keyword only, as numpy
@@ -255,14 +264,14 @@ def make_builtins(interp) -> dict:
     add("max", methods.max, 1, 99)
     add("min", methods.min, 1, 99)
     add("reshape", methods.reshape, 2, 99)
-    add("arange", methods.arange, 1, 3)
+    add("arange", methods.arange, 1, 3, instead="makes an array of constants from its bounds and step")
     add("linspace", methods.linspace, 2, 3)
-    add("zeros", methods.zeros, 1, 99)
-    add("ones", methods.ones, 1, 99)
-    add("len", methods.len_, 1)
-    add("range", methods.range_, 1, 3)
-    add("enumerate", enumerate_items, 1, 2)          # for i, x in enumerate(xs)
-    add("zip", zip_items, 1, 99)
+    add("zeros", methods.zeros, 1, 99, instead="reads its argument as a shape")
+    add("ones", methods.ones, 1, 99, instead="reads its argument as a shape")
+    add("len", methods.len_, 1, instead="counts the rows of its argument")
+    add("range", methods.range_, 1, 3, instead="makes the range a for loop counts through")
+    add("enumerate", enumerate_items, 1, 2, instead="makes the pairs a for loop takes")   # for i, x in enumerate(xs)
+    add("zip", zip_items, 1, 99, instead="makes the pairs a for loop takes")
     add("any", methods.any_, 1)
     add("all", methods.all_, 1)
     table.update(transform_builtins(interp))          # grad, value_and_grad, hessian, jvp, vjp
@@ -287,7 +296,7 @@ def _shared_builtins() -> dict:
     for prim in builtin_primitives():          # the table's entries the language exposes as is
         for name in filter(None, (prim.builtin, prim.alias)):
             add(name, _numeric(name, prim.op), prim.arity)
-    add_library_builtins(add, lambda name, fn: _numeric(name, fn, refuse_tuples=False))
+    add_library_builtins(add, lambda name, fn: _numeric(name, fn, tuples_are_arrays=False))
     add("stop_gradient", noted_stop_gradient, 1)
     add("detach", noted_stop_gradient, 1)
     _SHARED.update(pi=math.pi, e=math.e, inf=math.inf, nan=math.nan)

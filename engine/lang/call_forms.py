@@ -102,7 +102,7 @@ class CallFormsCompiler:
             try:
                 return fn(*vals, **kw)
             except Exception as exc:
-                raise runtime_error(exc, span, label) from None
+                raise runtime_error(exc, span, label, vals) from None
         return call_keywords
 
     def keyword_call(self, func, args, keywords, scope, span):
@@ -126,7 +126,7 @@ class CallFormsCompiler:
             try:
                 return f.fn(*vals, **kw)
             except Exception as exc:
-                raise runtime_error(exc, span, f"{f.name}()") from None
+                raise runtime_error(exc, span, f"{f.name}()", vals) from None
         name = getattr(f, "name", None)
         if name is None:
             raise SourceError("type error", f"{describe(f)} is not a function", span)

@@ -33,10 +33,13 @@ class UserFunction:
 
 
 class Builtin:
-    __slots__ = ("name", "fn", "min_args", "max_args")
+    __slots__ = ("name", "fn", "min_args", "max_args", "not_of_numbers")
 
-    def __init__(self, name, fn, min_args, max_args):
+    def __init__(self, name, fn, min_args, max_args, not_of_numbers=None):
         self.name, self.fn, self.min_args, self.max_args = name, fn, min_args, max_args
+        # None for a function of its arguments' numbers; else what it does instead (it reads
+        # them as a count or a shape, or makes what a for loop takes): grad(f) refuses it
+        self.not_of_numbers = not_of_numbers
 
     def __call__(self, *args, span=None):
         return self.fn(*args)

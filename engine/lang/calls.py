@@ -38,9 +38,9 @@ class CallCompiler:
         try:
             return b.fn(*args)
         except SourceError as e:
-            raise runtime_error(e, span, f"{b.name}()")
+            raise runtime_error(e, span, f"{b.name}()", args)
         except Exception as e:   # numpy and engine errors become located messages
-            raise runtime_error(e, span, f"{b.name}()") from None
+            raise runtime_error(e, span, f"{b.name}()", args) from None
 
     def call_user(self, fn, args, span):
         if len(args) != len(fn.params):
@@ -146,7 +146,7 @@ class CallCompiler:
                 try:
                     return fn(x)
                 except Exception as exc:
-                    raise runtime_error(exc, span, label) from None
+                    raise runtime_error(exc, span, label, (x,)) from None
             return call1
 
         def call_builtin(frame):
@@ -155,7 +155,7 @@ class CallCompiler:
             try:
                 return fn(*vals)
             except Exception as exc:
-                raise runtime_error(exc, span, label) from None
+                raise runtime_error(exc, span, label, vals) from None
         return call_builtin
 
     def value_call(self, func, args, span):

@@ -4,10 +4,24 @@ from __future__ import annotations
 
 from ...parser.errors import SourceError, option
 from ..core.errors import EngineError
+from ..core.primitives import shape
+from ..core.tape import strip
 
 
-def runtime_error(exc, span, what):
-    """Turn an exception raised by the engine or numpy into a SourceError at the node at fault."""
+def runtime_error(exc, span, what, operands=()):
+    """Turn an exception raised by the engine or numpy into a SourceError at the node at fault. A
+    shape mismatch names the shapes of the `operands` (an operator's, a call's arguments) where
+    the message does not (numpy's matmul and solve name sizes only)."""
+    err = _located(exc, span, what)
+    if operands and err.kind == "shape mismatch" and "with shapes" not in err.message \
+            and all(hasattr(strip(v), "shape") for v in operands):           # arrays (no tuples)
+        shapes = [str(shape(v)) for v in operands]
+        shapes = " and ".join(shapes) if len(shapes) == 2 else ", ".join(shapes)
+        err.message += f" (the {'operands' if what.startswith('`') else 'arguments'} have shapes {shapes})"
+    return err
+
+
+def _located(exc, span, what):
     if isinstance(exc, SourceError):
         if exc.span is None:
             exc.span = span

@@ -11,11 +11,13 @@ from ...parser.errors import SourceError, option
 from ..core import ops
 from ..core.backend import is_array, xp
 from ..core.notes import NOTES
+from ..core.sequences import as_array
 from ..core.tape import Dual, Var
 from .callables import Builtin, UserFunction
 from .errors import runtime_error, unknown_name
 from .fused_regions import ROOTS as REGION_ROOTS, compile_region
-from .operator_closures import BINARY_OPS, COMPARISONS, FLOAT_OPS, binary_closure, comparison_closure, compare_values
+from .operator_closures import (BINARY_OPS, COMPARISONS, FLOAT_OPS, binary_closure, chain_and, comparison_closure,
+                                compare_values)
 from .recorded_decisions import condition
 from .values import RangeValue, as_int, describe, dtype, literal, raw_getitem, shape_of, truth
 
@@ -98,7 +100,7 @@ class ExpressionCompiler:
                 return -v
             NOTES.span = span
             try:
-                return ops.neg(v)
+                return ops.neg(as_array(v))
             except Exception as exc:
                 raise runtime_error(exc, span, "unary `-`") from None
         return neg
@@ -124,9 +126,11 @@ class ExpressionCompiler:
                     continue
                 NOTES.span = span
                 try:
+                    if a.__class__ is tuple or b.__class__ is tuple:
+                        a, b = as_array(a), as_array(b)
                     a = fn(a, b)
                 except Exception as exc:
-                    raise runtime_error(exc, span, label) from None
+                    raise runtime_error(exc, span, label, (a, b)) from None
             return a
         return chain
 
@@ -153,9 +157,11 @@ class ExpressionCompiler:
             b = exp(frame)
             NOTES.span = span
             try:
+                if a.__class__ is tuple or b.__class__ is tuple:
+                    a, b = as_array(a), as_array(b)
                 return ops.pow(a, b)
             except Exception as exc:
-                raise runtime_error(exc, span, "`**`") from None
+                raise runtime_error(exc, span, "`**`", (a, b)) from None
         return power
 
     def e_Compare(self, e, scope):
@@ -172,7 +178,7 @@ class ExpressionCompiler:
                 b = rhs(frame)
                 r = compare_values(fn, a, b, span, opname)
                 if r.__class__ is not bool and not (is_array(r) and r.ndim == 0):
-                    result = r if result is True else xp().logical_and(result, r)
+                    result = r if result is True else chain_and(result, r, span, opname)
                 elif not r:
                     return False
                 a = b
@@ -290,9 +296,10 @@ class ExpressionCompiler:
     def make_array(self, vals, spans, span):
         if all(v.__class__ is float or v.__class__ is bool for v in vals):
             return xp().asarray(vals, dtype=dtype())
+        vals = [as_array(v) if v.__class__ is tuple else v for v in vals]    # numpy's reading of a tuple
         shapes = [shape_of(v) for v in vals]
         for v, sp, shp in zip(vals, spans, shapes):
-            if isinstance(v, (tuple, UserFunction, Builtin, RangeValue)) or v is None:
+            if isinstance(v, (UserFunction, Builtin, RangeValue)) or v is None:
                 raise SourceError("type error", f"a list element is {describe(v)}, not a number or array", sp)
             if shp != shapes[0]:
                 raise SourceError("shape mismatch", f"list elements have different shapes: {shapes[0]} and {shp}", sp)

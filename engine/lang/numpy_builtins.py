@@ -3,7 +3,8 @@ numpy's parameters (engine/core/library's SIGNATURES), the constructors in the w
 type; and numpy's second spellings of the language's own builtins."""
 from __future__ import annotations
 
-from ..core.library import SIGNATURES, TAKES_DTYPE, function, parameters, positional_range
+from ..core.library import SIGNATURES, TAKES_DTYPE, array_parameters, function, parameters, positional_range
+from ..core.sequences import as_array
 from .values import dtype
 
 # numpy's second spelling -> the builtin it names
@@ -12,20 +13,31 @@ SECOND_SPELLINGS = {"absolute": "abs", "amax": "max", "amin": "min", "remainder"
 
 def _on_first_call(name):
     """The library function `name`, looked up (and its module imported) on the first call: a
-    program that uses none of them never loads the library."""
+    program that uses none of them never loads the library. A tuple given for an array
+    parameter is the array numpy reads it as."""
     found = []
     with_dtype = name in TAKES_DTYPE
+    arrays = array_parameters(name)
 
     def call(*args, **kwargs):
         if not found:
             found.append(function(name))
         if with_dtype:
             kwargs.setdefault("dtype", dtype())
+        if arrays[0] and (tuple in map(type, args) or tuple in map(type, kwargs.values())):
+            args, kwargs = _arrays_read(args, kwargs, *arrays)
         return found[0](*args, **kwargs)
     call.__name__ = name
     # the keywords numpy's function takes (dtype= is filled in here for the constructors)
     call.accepted_keywords = tuple(p for p in parameters(name) if p != "dtype" or not with_dtype)
     return call
+
+
+def _arrays_read(args, kwargs, positions, names, first):
+    """The arguments with a tuple at an array parameter made the array numpy reads it as."""
+    args = tuple(as_array(a) if i in positions or (first is not None and i >= first) else a
+                 for i, a in enumerate(args))
+    return args, {k: as_array(v) if k in names else v for k, v in kwargs.items()}
 
 
 def add_library_builtins(add, numeric):

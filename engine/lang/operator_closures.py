@@ -10,6 +10,7 @@ from ...parser.errors import SourceError
 from ..core import ops
 from ..core.backend import is_array, xp
 from ..core.notes import NOTES
+from ..core.sequences import as_array
 from ..core.tape import BOXES, Var, strip
 from .errors import runtime_error
 
@@ -42,9 +43,11 @@ def binary_closure(op, lhs, rhs, span, label):
     def slow(a, b):                           # boxes and arrays: the engine op, errors located here
         NOTES.span = span
         try:
+            if a.__class__ is tuple or b.__class__ is tuple:
+                a, b = as_array(a), as_array(b)
             return fn(a, b)
         except Exception as exc:
-            raise runtime_error(exc, span, label) from None
+            raise runtime_error(exc, span, label, (a, b)) from None
 
     if pyop is None:                          # // % @: no float shortcut
         left, right = _fetch(lhs), _fetch(rhs)
@@ -160,12 +163,26 @@ def any_equal(a, b) -> bool:
 def compare_values(fn, a, b, span, opname):
     NOTES.span = span
     try:
+        if a.__class__ is tuple or b.__class__ is tuple:
+            a, b = as_array(a), as_array(b)
         r = fn(a, b)
     except Exception as exc:
-        raise runtime_error(exc, span, f"`{opname}`") from None
+        raise runtime_error(exc, span, f"`{opname}`", (a, b)) from None
     if opname in _TIE_COMPARE and (a.__class__ in BOXES or b.__class__ in BOXES) and any_equal(a, b):
         NOTES.kink("compare", f"`{opname}` compared equal values: no gradient flows through it")
     return r
+
+
+def chain_and(result, r, span, opname):
+    """A chain's comparisons combined elementwise (`a < b < c`: a < b and b < c at each
+    element); results whose shapes do not broadcast are a shape mismatch at the operator."""
+    try:
+        return xp().logical_and(result, r)
+    except ValueError:
+        raise SourceError("shape mismatch", f"`{opname}`: this comparison gives shape {tuple(r.shape)}, the "
+                          f"comparisons before it in the chain shape {tuple(result.shape)}, and these do "
+                          "not broadcast together", span,
+                          "compare arrays whose shapes broadcast, or write the comparisons apart") from None
 
 
 def comparison_closure(lhs, fn, rhs, span, opname):

@@ -8,6 +8,7 @@ from ...parser.modules import MODULE_ALIASES, SUBMODULE_PARENTS, SUBMODULES
 from ..core import ops
 from ..core.backend import is_array, xp
 from ..core.notes import NOTES
+from ..core.sequences import as_array
 from .callables import RETURN, Builtin, Frame, UserFunction
 from .errors import runtime_error, unknown_name
 from .loop_forms import unpacking
@@ -76,6 +77,7 @@ class StatementFormsCompiler:
             v = value(frame)
             NOTES.span = span
             try:
+                v = as_array(v)                    # a tuple is the array numpy reads it as
                 if combine is not None:
                     v = combine(ops.getitem(x, where), v)
                 frame.vars[name] = ops.index_update(x, v, where)

@@ -12,7 +12,7 @@ from ...parser.errors import SourceError
 from ..core import ops
 from ..core.backend import is_array, np, xp
 from ..core.primitives import TABLE
-from ..core.tape import BOXES, FUSED_RULES, Dual, Tape, Var, backward, new_level
+from ..core.tape import BOXES, FUSED_RULES, Dual, Tape, Var, backward, new_level, strip
 from .recorded_decisions import DECISIONS
 from .values import as_input, describe, dtype, shape_of, size_of
 
@@ -64,6 +64,7 @@ class DerivedFunction:
                 args[p] = as_input(args[p])    # a comparison's truth value is a number here
         watched = {p: tape.watch(args[p]) for p in positions}
         y = self.interp.call(self.fn, [watched.get(i, a) for i, a in enumerate(args)], span)
+        number_output(self.name, y, span)
         if shape_of(y) != ():
             fname = self.name[self.name.index("(") + 1:-1]
             raise SourceError("shape mismatch", f"{self.name[:self.name.index('(')]} needs a function with a "
@@ -80,6 +81,16 @@ class DerivedFunction:
             grads.append(g if g is not None else ops.zeros_like(args[p]) * 1.0)
         value = y.value if y.__class__ is Var and y.tape is tape else y
         return value, (tuple(grads) if isinstance(self.argnum, tuple) else grads[0])
+
+
+def number_output(name, y, span) -> None:
+    """A derivative's function must return a number or an array (a tuple, a range, a function
+    or nothing has no derivative: it was silently 0)."""
+    v = strip(y)
+    if not (v.__class__ in (float, int, bool) or is_array(v)):
+        fname = name[name.index("(") + 1:-1] if "(" in name else "the function"
+        raise SourceError("type error", f"{short_name(name)} needs a function whose output is a number or an "
+                          f"array; {fname} returned {describe(y)}", span)
 
 
 def taped_sweep(tape) -> bool:
@@ -168,7 +179,12 @@ def _matching(what, v, other, other_name, span):
 def jvp(interp, f, x, v, span=None):
     """`jvp(f, x, v)`: (f(x), J·v), forward mode with the tangent v."""
     _matching("jvp", v, x, "x", span)
-    return forward_pass(lambda dual: interp.call(f, [dual], span), x, v)
+
+    def call(dual):
+        y = interp.call(f, [dual], span)
+        number_output(f"jvp({getattr(f, 'name', 'f')})", y, span)
+        return y
+    return forward_pass(call, x, v)
 
 
 def vjp(interp, f, x, v, span=None):
@@ -176,6 +192,7 @@ def vjp(interp, f, x, v, span=None):
     tape = Tape(persistent=False)
     watched = tape.watch(x)
     y = interp.call(f, [watched], span)
+    number_output(f"vjp({getattr(f, 'name', 'f')})", y, span)
     _matching("vjp", v, y, "f(x)", span)
     if y.__class__ is not Var or y.tape is not tape:
         return y, ops.zeros_like(x) * 1.0
@@ -194,6 +211,9 @@ def transform_builtins(interp) -> dict:
     def function(name, f):
         if not callable(f) or isinstance(f, (int, float)):
             raise SourceError("type error", f"{name}() takes a function, not {describe(f)}")
+        if getattr(f, "not_of_numbers", None):
+            raise SourceError("type error", f"{name}() takes a function of numbers; {f.name}() is none: it "
+                              f"{f.not_of_numbers}", None, "differentiate a function of the program or a math builtin")
         return f
 
     def grad(f, argnum=0):

@@ -12,6 +12,7 @@ at its last iteration) and then cut to `max_nodes` with a summary of what was le
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 from ..core.notes import NOTES
@@ -141,12 +142,12 @@ def build(tape, input_names, output_index=None, adjoints=None, value=None, sourc
         nodes.append(node)
         return node.id
 
-    names = list(input_names)
+    names = iter(input_names)
     for i, e in enumerate(tape.entries):
         if e is None:
             continue
         if e.prim is None:
-            name = names.pop(0) if names else f"input{len(by_tape) + 1}"
+            name = next(names, None) or f"input{len(by_tape) + 1}"
             by_tape[i] = add(Node(0, "input", name, (), None, _shape(e.value), e.value,
                                   None if adjoints is None else adjoints[i], e.span, i))
             continue
@@ -267,32 +268,41 @@ def _cut(graph, items, ids, max_nodes) -> list:
     keep = set(ids[:head_n]) | set(ids[len(ids) - (max_nodes - head_n):])
     if graph.output is not None:
         keep.add(graph.output)
-    kept = []
-    for k, item in enumerate(items):
+    kept = [isinstance(item, int) and item in keep for item in items]
+    prev = None                                   # a fold stays when its neighbours both stay:
+    for k, item in enumerate(items):              # the op before it (one pass forwards) ...
         if isinstance(item, int):
-            kept.append(item in keep)
-        else:                                     # a fold stays when its neighbours both stay
-            prev = next((x for x in reversed(items[:k]) if isinstance(x, int)), None)
-            nxt = next((x for x in items[k + 1:] if isinstance(x, int)), None)
-            kept.append(prev in keep and nxt in keep)
+            prev = item
+        else:
+            kept[k] = prev in keep
+    nxt = None
+    for k in range(len(items) - 1, -1, -1):       # ... and the op after it (one pass backwards)
+        if isinstance(items[k], int):
+            nxt = items[k]
+        elif kept[k]:
+            kept[k] = nxt in keep
+    ops = graph.ops()
+    position = {nd.id: k for k, nd in enumerate(ops)}
     out, run = [], []
     for item, stays in zip(items, kept):
         if stays:
             if run:
-                out.append(_dropped(graph, run))
+                out.append(_dropped(ops, position, run))
                 run = []
             out.append(item)
         else:
             run.append(item)
     if run:
-        out.append(_dropped(graph, run))
+        out.append(_dropped(ops, position, run))
     return out
 
 
-def _dropped(graph, run) -> Omission:
+def _dropped(ops, position, run) -> Omission:
+    """The omission of a run of items: every op from its first to its last (its own slice of
+    the ops, never a scan of them all: a scan per run was quadratic)."""
     first = run[0] if isinstance(run[0], int) else run[0].first_id
     last = run[-1] if isinstance(run[-1], int) else run[-1].last_id
-    return _summary("cut", [nd for nd in graph.ops() if first <= nd.id <= last])
+    return _summary("cut", ops[position[first]:position[last] + 1])
 
 
 # ---- labels shared by every rendering -----------------------------------------------------------
@@ -334,11 +344,18 @@ def _index_text(index) -> str:
     return str(index)
 
 
+@functools.lru_cache(maxsize=4)
+def source_lines(source: str) -> list:
+    """The source's lines, split once per source: a label per node split it again and again
+    (quadratic for a long expression)."""
+    return source.splitlines()
+
+
 def span_text(span, source: str, width: int = 24) -> str:
     """The source text a span covers (one line, shortened), for labels."""
     if span is None or not source:
         return ""
-    lines = source.splitlines()
+    lines = source_lines(source)
     if not 1 <= span.line <= len(lines):
         return ""
     line = lines[span.line - 1]

@@ -76,16 +76,3 @@ def gathered(x, positions_of):
     flattened x, so the gradient scatters back through the permutation or the copies."""
     positions = positions_of(xp().arange(size(x)).reshape(shape(x)))
     return ops.getitem(x if ndim(x) == 1 else ops.reshape(x, (-1,)), positions)
-
-
-def is_sequence(v):
-    return isinstance(ops.read(v), (tuple, list))
-
-
-def items_of(arrays):
-    """The arrays of concatenate/stack: a tuple or list, or an array's rows."""
-    if is_sequence(arrays):
-        return list(arrays)
-    return [ops.getitem(arrays, i) for i in range(shape(arrays)[0])] if shape(arrays) else [arrays]
-
-

@@ -1,12 +1,13 @@
 """The constructors numpy code starts from: constants, never traced (zeros_like of a traced
-value is a constant too). `dtype` is the array's float type (the language passes its working
-one)."""
+value is a constant too), except a traced fill value of full/full_like, which every element
+is. `dtype` is the array's float type (the language passes its working one)."""
 from __future__ import annotations
 
 from .. import ops
 from ..backend import xp
 from ..primitives import check_elements, shape
-from .axes import is_sequence, whole
+from ..sequences import is_sequence, sequence_array
+from .axes import whole
 
 
 def _dims(dims):
@@ -34,6 +35,8 @@ def identity(n, dtype=None):
 
 def full(shape, fill_value, dtype=None):           # noqa: F811 -- numpy's parameter name
     check_elements(_dims(shape), "full()")
+    if isinstance(fill_value, (ops.Var, ops.Dual)):   # a traced fill: every element carries its derivative
+        return ops.broadcast_to(fill_value, _dims(shape))
     return xp().full(_dims(shape), ops.read(fill_value), dtype=dtype or "float64")
 
 
@@ -46,6 +49,8 @@ def ones_like(a, dtype=None):
 
 
 def full_like(a, fill_value, dtype=None):
+    if isinstance(fill_value, (ops.Var, ops.Dual)):   # a traced fill: every element carries its derivative
+        return ops.broadcast_to(fill_value, shape(a)) if shape(a) else fill_value
     value = float(ops.read(fill_value))
     return xp().full(shape(a), value, dtype=_float_dtype(a, dtype)) if shape(a) else value
 
@@ -53,10 +58,7 @@ def full_like(a, fill_value, dtype=None):
 def array(object, dtype=None):
     """An array of the value: traced values stay traced (a tuple of them is stacked)."""
     if is_sequence(object):
-        items = list(object)
-        if any(isinstance(v, (ops.Var, ops.Dual)) for v in items):
-            return ops.stack(items)
-        return xp().asarray([ops.read(v) for v in items], dtype=dtype or "float64")
+        return sequence_array(object, dtype)
     if isinstance(object, (ops.Var, ops.Dual)) or dtype is None:
         return object if not isinstance(object, (int, bool)) else float(object)
     raw = xp().asarray(object, dtype=dtype)

@@ -7,7 +7,8 @@ from __future__ import annotations
 from .. import ops
 from ..backend import xp
 from ..primitives import check_elements, ndim, shape, size
-from .axes import ArgumentError, axes_of, gathered, is_sequence, items_of, one_axis, whole
+from ..sequences import is_sequence, items_of
+from .axes import ArgumentError, axes_of, gathered, one_axis, whole
 
 
 def concatenate(arrays, axis=0):

@@ -1,0 +1,220 @@
+"""Hardening III item 18: a tuple where an array is expected is the array numpy reads it as
+(np.asarray), in every operator, comparison (chained too), builtin and list; a shape mismatch
+is a located error naming both shapes, never an internal error (engine/core/sequences.py)."""
+import itertools
+import math
+import operator
+import re
+
+import numpy as np
+import pytest
+
+from autodiff.engine import api
+from autodiff.parser.errors import SourceError
+from test_cli_grad import run_cli
+
+SHAPES = [(), (2,), (3,), (2, 2), (2, 3)]
+BINARY = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
+          "**": operator.pow, "//": operator.floordiv, "%": operator.mod, "@": operator.matmul,
+          "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+          "==": operator.eq, "!=": operator.ne}
+
+
+def value_of(shape, seed):
+    """Positive, non-integral values (** and // stay finite), some equal across inputs (ties)."""
+    n = math.prod(shape)
+    v = np.array([0.5, 1.25, 2.0, 0.75, 1.5, 1.0][seed:] + [0.5, 1.25, 2.0, 0.75, 1.5, 1.0][:seed])[:n]
+    return v.reshape(shape) if shape else float(v[0])
+
+
+def literal(v, open_="(", close_=")") -> str:
+    """A tuple literal spelling an array, ((0.5, 1.25), (2.0, 0.75)), or a list literal."""
+    if np.ndim(v) == 0:
+        return repr(float(v))
+    one = "," if len(v) == 1 and open_ == "(" else ""
+    return open_ + ", ".join(literal(r, open_, close_) for r in v) + one + close_
+
+
+def forms(name, v):
+    """The ways an operand of value v is written: (source, the same without tuples, or None
+    where it is written without tuples)."""
+    out = [(name, None)]
+    if np.ndim(v) >= 1:
+        out.append(("(" + ", ".join(f"{name}[{i}]" for i in range(len(v))) + ",)", name))   # traced rows
+        out.append((literal(v), literal(v, "[", "]")))                                      # constants
+    return out
+
+
+def numpy_value(op, a, b):
+    with np.errstate(all="ignore"):
+        if op == "chain":                           # Python's `and` of numbers, elementwise of arrays
+            result = True
+            for r in (np.less(0.75, a), np.less(np.asarray(a), np.asarray(b))):
+                if np.ndim(r) == 0:
+                    if not r:
+                        return False
+                else:
+                    result = r if result is True else np.logical_and(result, r)
+            return result
+        return BINARY[op](np.asarray(a), np.asarray(b))
+
+
+def expression(op, left, right):
+    return f"0.75 < {left} < {right}" if op == "chain" else f"{left} {op} {right}"
+
+
+def used(source, at):
+    """The inputs a source reads (an expression may take no others)."""
+    return {k: v for k, v in at.items() if re.search(rf"\b{k}\b", source)}
+
+
+def close(got, want):
+    got, want = np.asarray(got, dtype=float), np.asarray(want, dtype=float)
+    return got.shape == want.shape and np.allclose(got, want, rtol=1e-12, atol=0, equal_nan=True)
+
+
+@pytest.mark.parametrize("op", [*BINARY, "chain"])
+def test_a_tuple_operand_is_the_array_numpy_reads_it_as(op):
+    checked = mismatches = 0
+    for sp, sq in itertools.product(SHAPES, SHAPES):
+        p, q = value_of(sp, 0), value_of(sq, 2)
+        at = {"p": p, "q": q}
+        for (left, lt), (right, rt) in itertools.product(forms("p", p), forms("q", q)):
+            if lt is None and rt is None:
+                continue                                # arrays with arrays: tested elsewhere
+            source = expression(op, left, right)
+            try:
+                want = numpy_value(op, p, q)
+            except ValueError:                          # numpy refuses: a located shape mismatch
+                with pytest.raises(SourceError) as caught:
+                    api.evaluate(source, at=used(source, at))
+                assert caught.value.span is not None, source
+                if op != "@" or (np.ndim(p) and np.ndim(q)):       # (matmul of a number: no shapes)
+                    assert "shape mismatch" in caught.value.kind, source
+                    assert all(str(s).replace(" ", "") in caught.value.message.replace(" ", "")
+                               for s in mismatched_shapes(op, p, q)), \
+                        (source, caught.value.message)
+                with pytest.raises(SourceError):
+                    api.grad(f"sum({source})", at=used(source, at))
+                mismatches += 1
+                continue
+            assert close(api.evaluate(source, at=used(source, at)).value, want), source
+            # the gradient through the tuple is the gradient through the arrays it stands for
+            plain = expression(op, lt or left, rt or right)
+            if not used(source, at):
+                checked += 1
+                continue                                # constants only: nothing to differentiate
+            r = api.grad(f"sum({source})", at=used(source, at))
+            assert close(r.value, np.sum(want)), source
+            ref = api.grad(f"sum({plain})", at=used(source, at))
+            for name in used(source, at):
+                assert close(r.gradient[name], ref.gradient[name]), (source, name)
+            checked += 1
+    assert checked > 20 and mismatches > 5
+
+
+def mismatched_shapes(op, p, q):
+    """The two shapes numpy could not broadcast together."""
+    if op == "chain":
+        try:
+            return np.shape(np.less(0.75, p)), np.shape(np.less(np.asarray(p), np.asarray(q)))
+        except ValueError:
+            pass
+    return np.shape(p), np.shape(q)
+
+
+@pytest.mark.parametrize("argv, want", [
+    (["grad", "sum(x ** (0,))", "--at", "x=[1,2]"], {"value": 2.0, "x": [0.0, 0.0]}),
+    (["grad", "sum(A**(1,2))", "--at", "A=[1,2]"], {"value": 5.0, "A": [1.0, 4.0]}),
+    (["grad", "sum(concatenate(((x, y), (z,)), axis=0))", "--at", "x=[1,2],y=[3,4],z=[5,6]"],
+     {"value": 21.0, "x": [1.0, 1.0], "y": [1.0, 1.0], "z": [1.0, 1.0]}),
+])
+def test_the_issues_tuples_give_numpys_values(argv, want):
+    out = run_cli(*argv, "--json")
+    assert out.code == 0, out.err
+    assert out.json["value"] == want.pop("value")
+    assert {k: v for k, v in out.json["gradient"].items()} == want
+
+
+def test_concatenate_of_nested_tuples_is_numpys_array():
+    at = {"x": np.array([1.0, 2.0]), "y": np.array([3.0, 4.0]), "z": np.array([5.0, 6.0])}
+    source = "concatenate(((x, y), (z,)), axis=0)"
+    want = np.concatenate(((at["x"], at["y"]), (at["z"],)), axis=0)
+    assert api.evaluate(source, at=at).value.tolist() == want.tolist()
+    r = api.grad(source, at=at)
+    assert np.asarray(r.value).tolist() == want.tolist()
+    assert {k: g.tolist() for k, g in r.gradient.items()} == {"x": [1.0, 1.0], "y": [1.0, 1.0], "z": [1.0, 1.0]}
+
+
+@pytest.mark.parametrize("argv, where, shapes", [
+    (["grad", "sum(A + (x, x))", "--at", "A=[[2,1],[1,3]],x=[0.5,-1,2]"], "1:7", ["(2,2)", "(2,3)"]),
+    (["run", "x > 0 < A", "--at", "A=[[2,1],[1,3]],x=[0.5,-1,2]"], "1:7", ["(2, 2)", "(3,)"]),
+    (["grad", "sum(((x, y), (z,)) * 2)", "--at", "x=[1,2],y=[3,4],z=[5]"], "1:20", ["(2, 2)", "(1, 1)"]),
+])
+def test_a_shape_mismatch_with_a_tuple_is_located(argv, where, shapes):
+    out = run_cli(*argv)
+    assert out.code == 2, out.err
+    assert "shape mismatch" in out.err and where in out.err
+    assert all(s in out.err for s in shapes), out.err
+
+
+def test_replays_read_the_tuples_values_afresh():
+    # the tuple of traced values was an object array a replay kept as a constant
+    values = [float(api.evaluate("sum(x * (s, s))", at={"x": [1.0, 2.0], "s": s}).value) for s in (0.7, 1.0, 2.0, 3.0)]
+    assert values == [3 * 0.7, 3.0, 6.0, 9.0]
+    values = [float(api.evaluate("sum((s, 2) / x)", at={"x": [1.0, 2.0], "s": s}).value) for s in (0.7, 1.0, 2.0)]
+    assert values == [1.7, 2.0, 3.0]
+
+
+@pytest.mark.parametrize("source, want", [
+    ("sin((s, 2 * s))", lambda s: np.sin((s, 2 * s))),
+    ("maximum((s, 1.0), (1.0, s))", lambda s: np.maximum((s, 1.0), (1.0, s))),
+    ("arctan2((s, s), (1.0, 2.0))", lambda s: np.arctan2((s, s), (1.0, 2.0))),
+    ("det(((s, 1.0), (1.0, s)))", lambda s: np.linalg.det(((s, 1.0), (1.0, s)))),
+    ("var((s, 2 * s, 4.0))", lambda s: np.var((s, 2 * s, 4.0))),
+    ("flip((s, 2 * s))", lambda s: np.flip((s, 2 * s))),
+    ("outer((s, 1.0), (2.0, s))", lambda s: np.outer((s, 1.0), (2.0, s))),
+    ("tensordot((s, 1.0), (2.0, s), 1)", lambda s: np.tensordot((s, 1.0), (2.0, s), 1)),
+    ("einsum('i,i', (s, 1.0), (2.0, s))", lambda s: np.einsum("i,i", (s, 1.0), (2.0, s))),
+    ("zeros_like((s, s))", lambda s: np.zeros_like((s, s))),
+    ("dot((s, s), (1.0, 2.0))", lambda s: np.dot((s, s), (1.0, 2.0))),
+    ("mean((s, 2 * s))", lambda s: np.mean((s, 2 * s))),
+    ("max((s, 2 * s))", lambda s: np.max((s, 2 * s))),
+    ("where((s, -s) > 0, (s, s), 0)", lambda s: np.where(np.asarray((s, -s)) > 0, (s, s), 0)),
+    ("reshape((s, s), 2, 1)", lambda s: np.reshape((s, s), (2, 1))),
+    ("any((s - s, 0.0))", lambda s: np.any((s - s, 0.0))),
+    ("hstack(((s, s), (1.0,)))", lambda s: np.hstack(((s, s), (1.0,)))),
+    ("-(s, 2 * s)", lambda s: -np.asarray((s, 2 * s))),
+    ("sum([(s, 1.0), (2.0, s)])", lambda s: np.sum([(s, 1.0), (2.0, s)])),
+])
+def test_builtins_read_a_tuple_as_numpy_does(source, want):
+    for s in (0.7, 1.5):                        # twice: a replay reads the new value
+        got = api.evaluate(source, at={"s": s}).value
+        assert close(got, want(s)), (source, got)
+    h = 1e-6                                    # the derivative flows through the tuple's elements
+    r = api.grad(f"sum({source})", at={"s": 0.7})
+    fd = (np.sum(want(0.7 + h)) - np.sum(want(0.7 - h))) / (2 * h)
+    assert abs(float(r.gradient["s"]) - fd) < 1e-6, (source, r.gradient, fd)
+
+
+def test_a_range_is_still_refused_by_builtins():
+    with pytest.raises(SourceError, match="takes numbers or arrays"):
+        api.evaluate("transpose(range(3))")
+
+
+def test_item_assignment_reads_a_tuple_as_numpy_does():
+    src = ("def f(x, s):\n    y = x * 1.0\n    y[0:2] = (s, 2 * s)\n    y[1:3] += (s, s)\n"
+           "    return sum(y) + y.dot((1.0, 2.0, 3.0))\n")
+    x, s = np.array([1.0, 2.0, 3.0]), 0.5
+    y = x * 1.0
+    y[0:2] = (s, 2 * s)
+    y[1:3] += (s, s)
+    r = api.grad(None, at={"x": x, "s": s}, target=api.load(src, filename="items.py"))
+    assert r.value == np.sum(y) + y.dot((1.0, 2.0, 3.0))         # 15 s + 4 x[2]
+    assert r.gradient["x"].tolist() == [0.0, 0.0, 4.0] and r.gradient["s"] == 15.0
+
+
+@pytest.mark.parametrize("name", ["stop_gradient", "detach"])
+def test_stop_gradient_of_a_tuple_stops_every_element(name):
+    r = api.grad(f"sum({name}((s, 2 * s)) * x)", at={"x": [1.0, 2.0], "s": 0.5})
+    assert r.value == 2.5 and r.gradient["s"] == 0.0 and r.gradient["x"].tolist() == [0.5, 1.0]
