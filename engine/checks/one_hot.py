@@ -27,7 +27,7 @@ import math
 from ..core.backend import np, on_device
 from ..core.notes import NOTES
 from ..core.primitives import element_limit, shape, size
-from ..core.stacked import ELEMENTWISE_VALUES, stacked_apply
+from ..core.stacked import stacked_apply
 from ..diff.batched_replay import STACK_BUDGET_ELEMENTS, last_uses, record_for_batches
 from ..diff.replay import replay_values
 
@@ -153,7 +153,7 @@ def _step(prim, full, moving, params, out_base, rows):
         return Dense(stacked_apply(prim, tuple(full), flags, params or None, rows))
     if not all(m.__class__ is OneHot for _, m in moving):
         raise Unfollowable("a one-hot value beside a dense stack")
-    if prim.elementwise or prim.name in ELEMENTWISE_VALUES:
+    if prim.elementwise_values:
         return _elementwise(prim, full, moving, params, out_base, rows)
     if len(moving) == 1 and moving[0][0] == 0 and _whole(params, moving[0][1].base):
         reduce = WHOLE_REDUCTIONS.get(prim.name)

@@ -20,12 +20,13 @@ from __future__ import annotations
 import re
 
 from .backend import np, xp
+from .rules import TABLE
 
-C_FUNCTIONS = {"sin": "sin", "cos": "cos", "tan": "tan", "arcsin": "asin", "arccos": "acos",
-               "arctan": "atan", "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "exp": "exp",
-               "log": "log", "log10": "log10", "log1p": "log1p", "expm1": "expm1", "sqrt": "sqrt",
-               "abs": "fabs"}
-HOST_FUNCTIONS = {"arcsin": "arcsin", "arccos": "arccos", "arctan": "arctan", "abs": "absolute"}
+# numexpr's function name -> CUDA C's (each table entry's `c_name` fact), and -> the numpy ufunc
+# that folds it over a constant on the host (the first of the entry's `ufuncs`): read off the
+# table once, here
+C_FUNCTIONS = {prim.numexpr: prim.c_name for prim in TABLE.values() if prim.c_name is not None}
+HOST_FUNCTIONS = {prim.numexpr: prim.ufuncs[0] for prim in TABLE.values() if prim.c_name is not None}
 COMPARISONS = ("<", "<=", ">", ">=", "==", "!=")
 PARAM_TYPES = {"float64": "float64", "bool": "bool"}     # numpy dtype -> ElementwiseKernel type
 # identifiers a kernel's parameters may not take: its output, cupy's loop index, C's words
@@ -103,7 +104,7 @@ def function(name, args):
     a = args[0]
     need_double(a)
     if a[0] == "const":
-        return constant(getattr(np(), HOST_FUNCTIONS.get(name, name))(np().float64(a[1])))
+        return constant(getattr(np(), HOST_FUNCTIONS[name])(np().float64(a[1])))
     return ("call", name, a)
 
 

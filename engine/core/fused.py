@@ -24,12 +24,9 @@ from .tape import FUSED_RULES, Shape
 
 FUSE_MIN_ELEMENTS = 1 << 16        # below this numpy's per-op cost is small and numexpr's start-up is not
 MIN_FUSED_OPS = 2                  # operations (each writes one parenthesis) a kernel must fuse to pay
-UFUNCS = {name: name for name in ("sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh",
-                                  "tanh", "exp", "log", "log10", "log1p", "expm1", "sqrt", "absolute")}
-UFUNCS["absolute"] = "abs"
-UFUNCS.update(negative="-", add="+", subtract="-", multiply="*", true_divide="/", divide="/",
-              power="**", greater=">", greater_equal=">=", less="<", less_equal="<=", equal="==",
-              not_equal="!=")
+# numpy ufunc's __name__ -> numexpr's spelling of it: each table entry's `numexpr` fact under the
+# `ufuncs` its forward applies, read off the table once, here
+UFUNCS = {ufunc: prim.numexpr for prim in TABLE.values() if prim.numexpr is not None for ufunc in prim.ufuncs}
 _numexpr = None
 
 

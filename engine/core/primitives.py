@@ -9,6 +9,13 @@ engine ops (the ops defprim returns, and `g * y` on boxes), never on raw arrays,
 sweep can be recorded and differentiated again. Rules get (g or t, ans, *args, **params); `ans`
 is None unless the primitive declares `needs_ans`, and args are `Shape` stand-ins unless it
 declares `needs_args`.
+
+What the lowerings need of an entry (numexpr's and C's names, cost, taped VJP, plannable,
+elementwise values, a guarded kink, why it gets no fused kernel) are its FACTS: fields with
+defaults, so an entry states only what differs. The lowerings read them off TABLE when they load
+(core/fused.py, region_program.py, device_kernels.py, region_plan.py, stacked.py,
+diff/hessian_plan.py, lang/transforms.py); tests/test_primitive_facts.py prints the table of
+primitive x lowering and fails on an elementwise entry that fuses not and says not why.
 """
 from __future__ import annotations
 
@@ -44,12 +51,46 @@ class PerPosition:
         return rule
 
 
+# What the lowerings need to know of an entry (tests/test_primitive_facts.py prints them per
+# primitive), with the defaults an entry leaves out: it states only what differs.
+FACTS = {
+    # numexpr's spelling of the numpy function (or operator) the forward applies: a fused kernel
+    # (core/fused.py) may compute it; None: numexpr has it not (or not to numpy's bits)
+    "numexpr": None,
+    # the numpy ufuncs the forward applies, by __name__ (None: the entry's name)
+    "ufuncs": None,
+    # CUDA C's name of that function (core/device_kernels.py; None: numexpr's name, if one)
+    "c_name": None,
+    # dear to recompute (a transcendental function): a region's reverse reads the forward's value
+    "dear": False,
+    # where dear, whether a region runs it as a step of its own with numpy's vectorized loop
+    # (None: dear; sin and cos are libm's in both, and stay in numexpr's kernels)
+    "numpy_loop": None,
+    # its VJP rules, swept on an outer level's boxes, tape all they read (no mask, share or branch
+    # made from a traced value): a nested derivative over it keeps its trace (lang/transforms.py)
+    "taped_vjp": False,
+    # its VJP rules make raw values from constants only: a replayed Hessian may plan it
+    # (diff/hessian_plan.py)
+    "plannable": False,
+    # argument positions that must be constants (untraced numbers) for taped_vjp and plannable
+    "constant_args": (),
+    # output element i reads element i of each broadcast argument (the batched replay runs it
+    # once over a stack of points; None: `elementwise`, which promises JVPs lifted too)
+    "elementwise_values": None,
+    # a kink whose impl asks `(x == 0).any()` before its note: a region traces it into a guard
+    "guarded_kink": False,
+    # why an elementwise primitive gets no fused kernel (tests/test_primitive_facts.py)
+    "no_fusion": None,
+}
+
+
 class Primitive:
     __slots__ = ("name", "impl", "vjps", "jvps", "needs_args", "needs_ans", "nondiff", "kink",
-                 "side", "builtin", "alias", "arity", "op", "reads", "elementwise")
+                 "side", "builtin", "alias", "arity", "op", "reads", "elementwise") + tuple(FACTS)
 
     def __init__(self, name, impl, vjps=(), jvps=(), needs_args=True, needs_ans=False, nondiff=False,
-                 kink=None, side=None, builtin=None, alias=None, arity=None, reads=None, elementwise=False):
+                 kink=None, side=None, builtin=None, alias=None, arity=None, reads=None, elementwise=False,
+                 **facts):
         self.name = name
         self.impl = impl
         self.vjps = vjps if isinstance(vjps, PerPosition) else tuple(vjps)
@@ -71,6 +112,23 @@ class Primitive:
         # output element i depends on element i of each (broadcast) argument only: JVPs lift
         # over a stack of tangents by broadcasting (core/batch.py)
         self.elementwise = elementwise
+        self.set_facts(facts)
+
+    def set_facts(self, facts: dict) -> None:
+        """The lowerings' facts (FACTS), each stated or its default; the derived defaults resolved."""
+        unknown = set(facts) - set(FACTS)
+        if unknown:
+            raise TypeError(f"{self.name}: no such fact {sorted(unknown)}")
+        for fact, default in FACTS.items():
+            setattr(self, fact, facts.get(fact, default))
+        if self.ufuncs is None:
+            self.ufuncs = (self.name,)
+        if self.c_name is None and self.numexpr is not None and self.numexpr.isidentifier():
+            self.c_name = self.numexpr
+        if self.numpy_loop is None:
+            self.numpy_loop = self.dear
+        if self.elementwise_values is None:
+            self.elementwise_values = self.elementwise
 
     def __repr__(self):
         return f"<primitive {self.name}>"

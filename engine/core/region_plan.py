@@ -6,10 +6,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# kink primitives allowed in a region: their impl asks `(x == 0).any()` before its note, which
-# a traced region turns into a guard (region_program.Step.any)
-GUARDED = frozenset(("sqrt",))
-
 
 @dataclass
 class RegionPlan:
@@ -24,6 +20,8 @@ class RegionPlan:
 
 
 def eligible(prim) -> bool:
-    """Whether a table entry may be a region's node."""
+    """Whether a table entry may be a region's node. A kink primitive only where its kink is
+    `guarded_kink` (a fact of its entry): its impl asks `(x == 0).any()` before its note, which a
+    traced region turns into a guard (region_program.Step.any)."""
     return (prim.elementwise and not prim.nondiff and isinstance(prim.vjps, tuple)
-            and (prim.kink is None or prim.name in GUARDED))
+            and (prim.kink is None or prim.guarded_kink))

@@ -14,15 +14,17 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from .fused import Symbol, Unfusable, is_number
+from .rules import TABLE
 
-# transcendental functions: dear to recompute, so the reverse reads the forward's values of them
-TRANSCENDENTAL = frozenset(("sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh",
-                            "exp", "log", "log10", "log1p", "expm1", "sqrt"))
-# numpy's own loops for these are vectorized (SIMD) and beat numexpr's (which calls libm per
-# element unless built with VML): each is a step of its own, run by the array module, in place
-# where its argument is a temporary. float64 sin and cos are libm's in both, and numexpr runs
-# them on every core: they stay in the numexpr kernels, like the arithmetic around them.
-ARRAY_FUNCTIONS = TRANSCENDENTAL - {"sin", "cos"}
+# The numexpr functions of the table's `dear` entries (transcendental): dear to recompute, so the
+# reverse reads the forward's values of them. Those also `numpy_loop`: numpy's own loops for them
+# are vectorized (SIMD) and beat numexpr's (which calls libm per element unless built with VML):
+# each is a step of its own, run by the array module, in place where its argument is a
+# temporary. float64 sin and cos are libm's in both, and numexpr runs them on every core: they
+# stay in the numexpr kernels, like the arithmetic around them. Read off the table once, here.
+DEAR_FUNCTIONS = frozenset(prim.numexpr for prim in TABLE.values() if prim.dear and prim.numexpr)
+NUMPY_LOOPS = frozenset(prim.numexpr for prim in TABLE.values()
+                        if prim.dear and prim.numpy_loop and prim.numexpr)
 COMMUTATIVE = frozenset(("({} * {})", "({} + {})"))
 FLIPPED = {"({} >= {})": "({} <= {})", "({} <= {})": "({} >= {})", "({} > {})": "({} < {})",
            "({} < {})": "({} > {})", "({} == {})": "({} == {})", "({} != {})": "({} != {})"}
@@ -50,11 +52,11 @@ def called(template) -> str | None:
 def function_of(template) -> str | None:
     """The array function a step of its own applies, or None (numexpr's part)."""
     name = called(template)
-    return name if name in ARRAY_FUNCTIONS else None
+    return name if name in NUMPY_LOOPS else None
 
 
 def is_dear(template) -> bool:
-    return called(template) in TRANSCENDENTAL
+    return called(template) in DEAR_FUNCTIONS
 
 
 def step_cost(template) -> int:

@@ -16,21 +16,11 @@ from .primitives import shape
 from .rules import joins, shapes
 from .tape import bind
 
-# primitives elementwise in their values (output element i reads element i of each broadcast
-# argument) that the table does not mark `elementwise`, a mark that also promises JVPs lifted
-# over tangent stacks: comparisons, rounding, and the numeric and special functions
-ELEMENTWISE_VALUES = frozenset((
-    "lt", "le", "gt", "ge", "eq", "ne", "floor", "ceil", "trunc", "rint", "sign", "step",
-    "log1p", "expm1", "exp2", "cbrt", "arcsinh", "arccosh", "arctanh", "arctan2", "hypot",
-    "logaddexp", "fmod", "erf", "erfc", "logit", "polygamma", "gammaln", "gamma", "beta",
-    "xlogy", "bessel_j", "bessel_i",
-))
-
 
 def stacked_apply(prim, args: tuple, stacked: list, params, rows: int):
     """`prim` at each of `rows` points: args[i] holds one value per point along its leading axis
     where stacked[i], else the one value all points share. The result has the leading axis."""
-    if prim.elementwise or prim.name in ELEMENTWISE_VALUES:
+    if prim.elementwise_values:         # a fact of the entry: the elementwise ones, comparisons, rounding
         ranks = [len(shape(a)) - (1 if s else 0) for a, s in zip(args, stacked)]
         out_ndim = max(ranks)
         aligned = tuple(align_points(a, rank, out_ndim, rows) if s else a

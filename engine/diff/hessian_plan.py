@@ -14,8 +14,10 @@ the same numbers to the bit, at a fraction of the dispatch.
 That holds where no raw value in the sweep depends on the point, so a plan is made only when:
 - every input of the trace moves in the one stacked pass and every step carries a tangent (no
   raw value of the trace reaches a VJP);
-- every step's primitive is one of PLANNED_STEPS, whose VJP rules apply no comparison or other
-  non-differentiable op to a Dual (pow only with a constant float exponent);
+- every step's primitive is `plannable` (a fact of its table entry): its VJP rules apply no
+  comparison or other non-differentiable op to a Dual, and make raw values from constants only
+  (core/rules/arithmetic.py, elementwise.py's unary_entry family, reductions.py's sum,
+  shapes.py), with its `constant_args` constant floats (pow's exponent);
 - every recorded bind is a primitive that notes no kinks, on Duals the plan knows, giving a Dual
   whose tangent stayed structured or small (on dense stacks of many numbers the dispatch a plan
   saves is nothing beside the arrays' work).
@@ -31,12 +33,6 @@ from ..core.tangent_stack import TangentStack
 from ..core.tape import BATCHED, Dual, Var
 
 PLAN_DENSE_MAX_ELEMENTS = 1 << 16     # a dense tangent of more numbers than this: no plan
-
-# the steps whose VJP rules make raw values from constants only (core/rules/arithmetic.py,
-# elementwise.py's unary_entry family, reductions.py's sum, shapes.py)
-PLANNED_STEPS = frozenset(("add", "sub", "mul", "div", "neg", "sin", "cos", "tan", "sinh", "cosh", "tanh",
-                           "exp", "log", "log2", "log10", "arctan", "sum", "reshape", "broadcast_to", "sum_to",
-                           "expand_dims", "transpose", "pow"))
 
 
 @dataclass
@@ -60,10 +56,11 @@ def plannable(trace, watched: list, boxed: list, level: int) -> bool:
         if value.__class__ is not Dual or value.level != level:
             return False
     for prim, parents, args, params, span in trace.steps:
-        if prim.name not in PLANNED_STEPS:
+        if not prim.plannable:
             return False
-        if prim.name == "pow" and (len(parents) != 1 or parents[0][0] != 0 or args[1].__class__ is not float):
-            return False
+        for constant in prim.constant_args:
+            if any(pos == constant for pos, _ in parents) or args[constant].__class__ is not float:
+                return False
     return True
 
 

@@ -16,15 +16,6 @@ from ..core.tape import BOXES, FUSED_RULES, Dual, Tape, Var, backward, new_level
 from .recorded_decisions import DECISIONS
 from .values import as_input, describe, dtype, shape_of, size_of
 
-# The rules whose VJPs, swept on an outer level's boxes, tape all they read: no mask, share or
-# branch made from a traced value (abs's sign(x), max's tie share, pow's where() on a traced
-# exponent). A run that records a trace and sweeps any other rule in a nested derivative
-# keeps no trace: its replay would reuse a number the outer tape never held.
-_TAPED_VJPS = frozenset((
-    "add", "sub", "mul", "div", "neg", "pow", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh",
-    "cosh", "tanh", "exp", "log", "log2", "log10", "sqrt", "getitem", "untake", "reshape", "transpose",
-    "expand_dims", "broadcast_to", "sum_to", "sum", "stack", "concatenate", "matmul"))
-
 
 def _one():
     return 1.0 if dtype() == "float64" else np().float32(1.0)
@@ -95,17 +86,21 @@ def number_output(name, y, span) -> None:
 
 def taped_sweep(tape) -> bool:
     """Whether sweeping this nested derivative's tape on the outer level's boxes tapes there all
-    its rules read (each rule one of _TAPED_VJPS, or its fused copy, whose VJPs run the rule on
-    boxes; pow's only with a constant exponent)."""
+    its rules read: each rule's entry (or its fused copy, whose VJPs run the rule on boxes) is
+    `taped_vjp` (no mask, share or branch made from a traced value: not abs's sign(x), max's tie
+    share), with its `constant_args` untraced (pow's where() on a traced exponent). A run that
+    records a trace and sweeps any other rule in a nested derivative keeps no trace: its replay
+    would reuse a number the outer tape never held."""
     for entry in tape.entries:
         prim = entry.prim
         if prim is None:
             continue
         name = prim.name
-        if name not in _TAPED_VJPS or (prim is not TABLE.get(name) and prim is not FUSED_RULES.get(name)):
+        if not prim.taped_vjp or (prim is not TABLE.get(name) and prim is not FUSED_RULES.get(name)):
             return False
-        if name == "pow" and (any(pos == 1 for pos, _ in entry.parents) or entry.args[1].__class__ in BOXES):
-            return False
+        for constant in prim.constant_args:
+            if any(pos == constant for pos, _ in entry.parents) or entry.args[constant].__class__ in BOXES:
+                return False
     return True
 
 

@@ -46,16 +46,19 @@ def _div_adjoint_y(g, ans, x, y):
 # Python's own operators for floats, where they agree exactly with the forward rule (the fast
 # path of a scalar loop skips one call per op). Division keeps _div: 1.0/0.0 raises in Python.
 add = defprim("add", lambda x, y: x + y, elementwise=True, needs_args=False, float_impl=operator.add,
+              numexpr="+", taped_vjp=True, plannable=True,
               vjp=(lambda g, ans, x, y: unbroadcast(g, x),
                    lambda g, ans, x, y: unbroadcast(g, y)),
               jvp=(lambda t, ans, x, y: bcast(t, ans),
                    lambda t, ans, x, y: bcast(t, ans)))
 sub = defprim("sub", lambda x, y: x - y, elementwise=True, needs_args=False, float_impl=operator.sub,
+              numexpr="-", ufuncs=("subtract",), taped_vjp=True, plannable=True,
               vjp=(lambda g, ans, x, y: unbroadcast(g, x),
                    lambda g, ans, x, y: unbroadcast(-g, y)),
               jvp=(lambda t, ans, x, y: bcast(t, ans),
                    lambda t, ans, x, y: bcast(-t, ans)))
 mul = defprim("mul", lambda x, y: x * y, elementwise=True, float_impl=operator.mul, reads=("y", "x"),
+              numexpr="*", ufuncs=("multiply",), taped_vjp=True, plannable=True,
               # the scalar sweep's float g: no call; a nan product of a zero factor is the strong zero
               vjp=(lambda g, ans, x, y: ((r if (r := g * y).__class__ is not float or r == r or y != 0.0 else 0.0)
                                          if g != 0.0 else 0.0) if g.__class__ is float
@@ -66,12 +69,14 @@ mul = defprim("mul", lambda x, y: x * y, elementwise=True, float_impl=operator.m
               jvp=(lambda t, ans, x, y: bcast(tangent_times(t, y), ans),
                    lambda t, ans, x, y: bcast(tangent_times(t, x), ans)))
 div = defprim("div", _div, elementwise=True, reads=("y", "x y"),
+              numexpr="/", ufuncs=("divide", "true_divide"), taped_vjp=True, plannable=True,
               vjp=(lambda g, ans, x, y: (div(g, y) if g != 0.0 else 0.0) if g.__class__ is float
                                         else unbroadcast(zero_where_zero(g, div(g, y)), x),
                    _div_adjoint_y),
               jvp=(lambda t, ans, x, y: bcast(tangent_times(t, div(1.0, y)), ans),
                    lambda t, ans, x, y: bcast(tangent_times(-t, div(x, y * y)), ans)))
 neg = defprim("neg", lambda x: -x, elementwise=True, needs_args=False, float_impl=operator.neg,
+              numexpr="-", ufuncs=("negative",), taped_vjp=True, plannable=True,
               vjp=(lambda g, ans, x: -g,),
               jvp=(lambda t, ans, x: -t,))
 
@@ -141,7 +146,7 @@ def _matmul_vjp_y(g, ans, x, y):
     return matmul(transpose(x), g)
 
 
-matmul = defprim("matmul", _matmul, builtin="matmul",
+matmul = defprim("matmul", _matmul, builtin="matmul", taped_vjp=True,
                  vjp=(_matmul_vjp_x, _matmul_vjp_y),
                  jvp=(lambda t, ans, x, y: matmul(t, y),
                       lambda t, ans, x, y: matmul(x, t)))

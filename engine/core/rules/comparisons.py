@@ -13,20 +13,20 @@ from ..tape import Dual, Var
 from .shapes import bcast, unbroadcast
 
 
-def _compare(name, pyop):
+def _compare(name, pyop, numexpr, ufunc):
     def impl(x, y):
         r = pyop(x, y)
         return r if r.__class__ is bool else plain_scalar(r)
     impl.__name__ = name
-    return nondiff(name, impl, float_impl=pyop)
+    return nondiff(name, impl, float_impl=pyop, numexpr=numexpr, ufuncs=(ufunc,), elementwise_values=True)
 
 
-lt = _compare("lt", operator.lt)
-le = _compare("le", operator.le)
-gt = _compare("gt", operator.gt)
-ge = _compare("ge", operator.ge)
-eq = _compare("eq", operator.eq)
-ne = _compare("ne", operator.ne)
+lt = _compare("lt", operator.lt, "<", "less")
+le = _compare("le", operator.le, "<=", "less_equal")
+gt = _compare("gt", operator.gt, ">", "greater")
+ge = _compare("ge", operator.ge, ">=", "greater_equal")
+eq = _compare("eq", operator.eq, "==", "equal")
+ne = _compare("ne", operator.ne, "!=", "not_equal")
 def _floor(x):
     if x.__class__ is float:
         # floor(inf) is inf, floor(nan) nan, floor(-0.0) -0.0 (math's integer result has no sign)
@@ -36,7 +36,7 @@ def _floor(x):
     return plain_scalar(xp().floor(x))
 
 
-floor = nondiff("floor", _floor, builtin="floor")
+floor = nondiff("floor", _floor, builtin="floor", elementwise_values=True)
 
 
 def _sign(x):
@@ -45,7 +45,7 @@ def _sign(x):
     return plain_scalar(xp().sign(x))
 
 
-sign = nondiff("sign", _sign, builtin="sign")
+sign = nondiff("sign", _sign, builtin="sign", elementwise_values=True)
 
 
 def _step(x):
@@ -57,7 +57,7 @@ def _step(x):
     return float(x > 0)
 
 
-step = nondiff("step", _step)
+step = nondiff("step", _step, elementwise_values=True)
 
 
 def _share(x, y):

@@ -42,7 +42,9 @@ def _pow_dx(ans, x, y):
     return where(zero, d + 0.0, d)
 
 
+# taped and plannable with a constant exponent only: its VJP in y applies where() to a traced one
 pow = defprim("pow", _pow, elementwise=True, needs_ans=True, reads=("x y", "ans x"),
+              numexpr="**", ufuncs=("power",), taped_vjp=True, plannable=True, constant_args=(1,),
               vjp=(lambda g, ans, x, y: tangent_times(g, _pow_dx(ans, x, y)) if g.__class__ is float
                                         else unbroadcast(tangent_times(g, _pow_dx(ans, x, y)), x),
                    lambda g, ans, x, y: (_pow_dy(g, ans, x, y) if g != 0.0 else 0.0) if g.__class__ is float
@@ -87,22 +89,33 @@ def binary_entry(name, impl, dx, dy, needs_ans=False, **kw):
                         lambda t, ans, x, y: bcast(tangent_times(t, dy(ans, x, y)), ans)), **kw)
 
 
-sin = unary_entry("sin", math.sin, lambda ans, x: cos(x))
-cos = unary_entry("cos", math.cos, lambda ans, x: -sin(x))
-tan = unary_entry("tan", math.tan, lambda ans, x: 1.0 + ans * ans, needs_ans=True)
+sin = unary_entry("sin", math.sin, lambda ans, x: cos(x),
+                  numexpr="sin", dear=True, numpy_loop=False, taped_vjp=True, plannable=True)
+cos = unary_entry("cos", math.cos, lambda ans, x: -sin(x),
+                  numexpr="cos", dear=True, numpy_loop=False, taped_vjp=True, plannable=True)
+tan = unary_entry("tan", math.tan, lambda ans, x: 1.0 + ans * ans, needs_ans=True,
+                  numexpr="tan", dear=True, taped_vjp=True, plannable=True)
 # (1 - x)(1 + x), not 1 - x*x: near |x| = 1 the subtraction is exact, the derivative keeps its digits
 arcsin = unary_entry("arcsin", math.asin, lambda ans, x: div(1.0, sqrt((1.0 - x) * (1.0 + x))),
-                      alias="asin")
+                      alias="asin", numexpr="arcsin", c_name="asin", dear=True, taped_vjp=True)
 arccos = unary_entry("arccos", math.acos, lambda ans, x: div(-1.0, sqrt((1.0 - x) * (1.0 + x))),
-                      alias="acos")
-arctan = unary_entry("arctan", math.atan, lambda ans, x: div(1.0, 1.0 + x * x), alias="atan")
-sinh = unary_entry("sinh", math.sinh, lambda ans, x: cosh(x))
-cosh = unary_entry("cosh", math.cosh, lambda ans, x: sinh(x))
-tanh = unary_entry("tanh", math.tanh, lambda ans, x: 1.0 - ans * ans, needs_ans=True)
-exp = unary_entry("exp", math.exp, lambda ans, x: ans, needs_ans=True)
-log = unary_entry("log", math.log, lambda ans, x: div(1.0, x))
-log2 = unary_entry("log2", math.log2, lambda ans, x: div(1.0, x * LN2))
-log10 = unary_entry("log10", math.log10, lambda ans, x: div(1.0, x * LN10))
+                      alias="acos", numexpr="arccos", c_name="acos", dear=True, taped_vjp=True)
+arctan = unary_entry("arctan", math.atan, lambda ans, x: div(1.0, 1.0 + x * x), alias="atan",
+                     numexpr="arctan", c_name="atan", dear=True, taped_vjp=True, plannable=True)
+sinh = unary_entry("sinh", math.sinh, lambda ans, x: cosh(x),
+                   numexpr="sinh", dear=True, taped_vjp=True, plannable=True)
+cosh = unary_entry("cosh", math.cosh, lambda ans, x: sinh(x),
+                   numexpr="cosh", dear=True, taped_vjp=True, plannable=True)
+tanh = unary_entry("tanh", math.tanh, lambda ans, x: 1.0 - ans * ans, needs_ans=True,
+                   numexpr="tanh", dear=True, taped_vjp=True, plannable=True)
+exp = unary_entry("exp", math.exp, lambda ans, x: ans, needs_ans=True,
+                  numexpr="exp", dear=True, taped_vjp=True, plannable=True)
+log = unary_entry("log", math.log, lambda ans, x: div(1.0, x),
+                  numexpr="log", dear=True, taped_vjp=True, plannable=True)
+log2 = unary_entry("log2", math.log2, lambda ans, x: div(1.0, x * LN2),
+                   taped_vjp=True, plannable=True, no_fusion="numexpr has no log2")
+log10 = unary_entry("log10", math.log10, lambda ans, x: div(1.0, x * LN10),
+                    numexpr="log10", dear=True, taped_vjp=True, plannable=True)
 _sqrt_value = unary(math.sqrt, "sqrt")
 
 
@@ -113,7 +126,7 @@ def _sqrt(x):
 
 
 sqrt = unary_entry("sqrt", None, lambda ans, x: div(0.5, ans), needs_ans=True, impl=_sqrt,
-                   kink="sqrt'(0) = +inf")
+                   kink="sqrt'(0) = +inf", guarded_kink=True, numexpr="sqrt", dear=True, taped_vjp=True)
 
 
 def _abs(x):
@@ -126,7 +139,8 @@ def _abs(x):
     return plain_scalar(xp().abs(x))
 
 
-abs = unary_entry("abs", None, lambda ans, x: sign(x), impl=_abs, alias="fabs", kink="abs'(0) = 0", side="sign")
+abs = unary_entry("abs", None, lambda ans, x: sign(x), impl=_abs, alias="fabs", kink="abs'(0) = 0", side="sign",
+                  numexpr="abs", ufuncs=("absolute",), c_name="fabs")
 
 
 def _relu(x):
@@ -200,7 +214,8 @@ def _softplus(x):
     return plain_scalar(m.maximum(x, 0) + m.log1p(m.exp(-m.abs(x))))
 
 
-softplus = unary_entry("softplus", None, lambda ans, x: sigmoid(x), impl=_softplus)
+softplus = unary_entry("softplus", None, lambda ans, x: sigmoid(x), impl=_softplus,
+                       no_fusion="numexpr has no maximum (its forward's max(x, 0))")
 
 
 def _note_ties(name, x, y):

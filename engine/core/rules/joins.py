@@ -31,7 +31,7 @@ def _concatenate_jvp(i):
 
 # concatenate(items, axis): axis not negative (the library normalises it)
 concatenate = defprim("concatenate", lambda *xs, axis: xp().concatenate([xp().asarray(v) for v in xs], axis),
-                      needs_args=False, arity=None, make_op=_concatenate_op,
+                      needs_args=False, arity=None, make_op=_concatenate_op, taped_vjp=True,
                       vjp=PerPosition(lambda i: lambda g, ans, *xs, axis: getitem(g, _region(i, axis, xs))),
                       jvp=PerPosition(_concatenate_jvp))
 

@@ -15,19 +15,24 @@ from .comparisons import eq, where
 from .elementwise import LN2, binary_entry, exp, sqrt, unary_entry
 
 
-log1p = unary_entry("log1p", math.log1p, lambda ans, x: div(1.0, 1.0 + x))
-expm1 = unary_entry("expm1", math.expm1, lambda ans, x: ans + 1.0, needs_ans=True)
-exp2 = unary_entry("exp2", lambda x: 2.0 ** x, lambda ans, x: ans * LN2, needs_ans=True)
+# numexpr has the inverse hyperbolics and arctan2 too: not fused until checked to numpy's bits
+UNCHECKED = "numexpr's {0} is not checked against numpy's {0} to the bit"
+log1p = unary_entry("log1p", math.log1p, lambda ans, x: div(1.0, 1.0 + x), numexpr="log1p", dear=True)
+expm1 = unary_entry("expm1", math.expm1, lambda ans, x: ans + 1.0, needs_ans=True, numexpr="expm1", dear=True)
+exp2 = unary_entry("exp2", lambda x: 2.0 ** x, lambda ans, x: ans * LN2, needs_ans=True,
+                   no_fusion="numexpr has no exp2")
 # cbrt'(0) = +inf, as sqrt's
-cbrt = unary_entry("cbrt", math.cbrt, lambda ans, x: div(1.0, 3.0 * (ans * ans)), needs_ans=True)
+cbrt = unary_entry("cbrt", math.cbrt, lambda ans, x: div(1.0, 3.0 * (ans * ans)), needs_ans=True,
+                   no_fusion="numexpr has no cbrt")
 # hypot(x, 1), not sqrt(x*x + 1): no overflow for |x| > 1e154
-arcsinh = unary_entry("arcsinh", math.asinh, lambda ans, x: div(1.0, hypot(x, 1.0)), alias="asinh")
+arcsinh = unary_entry("arcsinh", math.asinh, lambda ans, x: div(1.0, hypot(x, 1.0)), alias="asinh",
+                      no_fusion=UNCHECKED.format("arcsinh"))
 # sqrt(x - 1) sqrt(x + 1), not sqrt(x*x - 1): exact near 1, no overflow for large x
 arccosh = unary_entry("arccosh", math.acosh, lambda ans, x: div(1.0, sqrt(x - 1.0) * sqrt(x + 1.0)),
-                      alias="acosh")
+                      alias="acosh", no_fusion=UNCHECKED.format("arccosh"))
 # (1 - x)(1 + x), not 1 - x*x: exact near |x| = 1
 arctanh = unary_entry("arctanh", math.atanh, lambda ans, x: div(1.0, (1.0 - x) * (1.0 + x)),
-                      alias="atanh")
+                      alias="atanh", no_fusion=UNCHECKED.format("arctanh"))
 
 
 def _binary(npname, mathfn):
@@ -45,7 +50,8 @@ def _binary(npname, mathfn):
 
 arctan2 = binary_entry("arctan2", _binary("arctan2", math.atan2),
                        lambda ans, y, x: div(x, x * x + y * y),
-                       lambda ans, y, x: div(-y, x * x + y * y), alias="atan2")
+                       lambda ans, y, x: div(-y, x * x + y * y), alias="atan2",
+                       no_fusion=UNCHECKED.format("arctan2"))
 
 
 def _hypot_share(ans, x):
@@ -81,7 +87,7 @@ def _logaddexp(x, y):
 
 
 logaddexp = binary_entry("logaddexp", _logaddexp, lambda ans, x, y: exp(x - ans), lambda ans, x, y: exp(y - ans),
-                         needs_ans=True)
+                         needs_ans=True, no_fusion="numexpr has no logaddexp")
 
 
 def _integral(name, mathfn):
@@ -92,7 +98,7 @@ def _integral(name, mathfn):
             return math.copysign(float(mathfn(x)), x)
         return plain_scalar(getattr(xp(), name)(x))
     impl.__name__ = name
-    return nondiff(name, impl, builtin=name)
+    return nondiff(name, impl, builtin=name, elementwise_values=True)
 
 
 ceil = _integral("ceil", math.ceil)
@@ -112,7 +118,8 @@ def _fmod(x, y):
 # x - q y with q the whole quotient toward 0: 1 for x, -q for y (a constant to AD). q is
 # rint((x - fmod) / y), exact, where trunc(x / y) takes the rounded quotient's: at 1 and 0.1 it is
 # 9, trunc(1 / 0.1) is 10
-fmod = binary_entry("fmod", _fmod, lambda ans, x, y: 1.0, lambda ans, x, y: -rint(div(x - ans, y)), needs_ans=True)
+fmod = binary_entry("fmod", _fmod, lambda ans, x, y: 1.0, lambda ans, x, y: -rint(div(x - ans, y)), needs_ans=True,
+                    no_fusion="numexpr has no fmod (nor rint, its derivative's)")
 
 
 def _real(v):
@@ -140,4 +147,5 @@ def _mod(x, y):
 # the `//` operator and floor_divide(): a step function (no gradient)
 floor_divide = nondiff("floor_divide", _floor_divide, builtin="floor_divide")
 # the `%` operator, mod() and remainder(): x - floor_divide(x, y) y, 1 for x and -floor_divide(x, y) for y
-mod = binary_entry("mod", _mod, lambda ans, x, y: 1.0, lambda ans, x, y: -floor_divide(x, y))
+mod = binary_entry("mod", _mod, lambda ans, x, y: 1.0, lambda ans, x, y: -floor_divide(x, y),
+                   no_fusion="numexpr has no remainder (numpy's %) nor floor_divide")

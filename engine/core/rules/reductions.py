@@ -46,7 +46,7 @@ def _sum(x, axis=None):
 
 _AXIS = params_op("axis", optional=("axis",))      # op(x, axis=None)
 
-sum = defprim("sum", _sum, needs_args=False, make_op=_AXIS,
+sum = defprim("sum", _sum, needs_args=False, make_op=_AXIS, taped_vjp=True, plannable=True,
               vjp=(lambda g, ans, x, axis=None: _restore(g, x, axis),),
               jvp=(lambda t, ans, x, axis=None: sum(t, axis),))
 

@@ -48,13 +48,13 @@ def _transpose(x):
     return x.transpose() if x.__class__ is m.ndarray else m.transpose(x)
 
 
-reshape = defprim("reshape", _reshape, needs_args=False,
+reshape = defprim("reshape", _reshape, needs_args=False, taped_vjp=True, plannable=True,
                   make_op=params_op("shape_", shapes=("shape_",)),
                   vjp=(lambda g, ans, x, shape_: reshape(g, shape(x)),),
                   jvp=(lambda t, ans, x, shape_: reshape(t, shape_),))
 # no `builtin=`: the language's transpose() is core/library's, with numpy's axes
 transpose = defprim("transpose", _transpose,
-                    needs_args=False,
+                    needs_args=False, taped_vjp=True, plannable=True,
                     vjp=(lambda g, ans, x: transpose(g),),
                     jvp=(lambda t, ans, x: transpose(t),))
 def _expand_dims(x, axis):
@@ -67,7 +67,7 @@ def _expand_dims(x, axis):
     return m.expand_dims(x, axis)
 
 
-expand_dims = defprim("expand_dims", _expand_dims, needs_args=False,
+expand_dims = defprim("expand_dims", _expand_dims, needs_args=False, taped_vjp=True, plannable=True,
                       make_op=params_op("axis"),
                       vjp=(lambda g, ans, x, axis: reshape(g, shape(x)),),
                       jvp=(lambda t, ans, x, axis: expand_dims(t, axis),))
@@ -91,10 +91,10 @@ def _sum_to(x, shape_):
 
 
 broadcast_to = defprim("broadcast_to", lambda x, shape_: xp().broadcast_to(x, shape_), needs_args=False,
-                       make_op=params_op("shape_", shapes=("shape_",)),
+                       make_op=params_op("shape_", shapes=("shape_",)), taped_vjp=True, plannable=True,
                        vjp=(lambda g, ans, x, shape_: unbroadcast(g, x),),
                        jvp=(lambda t, ans, x, shape_: broadcast_to(t, shape_),))
-sum_to = defprim("sum_to", _sum_to, needs_args=False,
+sum_to = defprim("sum_to", _sum_to, needs_args=False, taped_vjp=True, plannable=True,
                  make_op=params_op("shape_", shapes=("shape_",)),
                  vjp=(lambda g, ans, x, shape_: broadcast_to(g, shape(x)),),
                  jvp=(lambda t, ans, x, shape_: sum_to(t, shape_),))
@@ -118,11 +118,11 @@ def basic_index(index) -> bool:
     return index.__class__ is tuple and all(i.__class__ is int or i.__class__ is slice for i in index)
 
 
-getitem = defprim("getitem", lambda x, index: plain_scalar(x[index]), needs_args=False,
+getitem = defprim("getitem", lambda x, index: plain_scalar(x[index]), needs_args=False, taped_vjp=True,
                   make_op=params_op("index"),
                   vjp=(lambda g, ans, x, index: untake(g, index, shape(x)),),
                   jvp=(lambda t, ans, x, index: getitem(t, index),))
-untake = defprim("untake", _untake, needs_args=False,
+untake = defprim("untake", _untake, needs_args=False, taped_vjp=True,
                  make_op=params_op("index", "shape_", shapes=("shape_",)),
                  vjp=(lambda g, ans, x, index, shape_: getitem(g, index),),
                  jvp=(lambda t, ans, x, index, shape_: untake(t, index, shape_),))
@@ -143,6 +143,6 @@ def _stack_op(prim):
 
 # stack takes any number of arguments: its rules are made per position on demand
 stack = defprim("stack", lambda *xs: xp().stack([xp().asarray(v) for v in xs]), needs_args=False,
-                arity=None, make_op=_stack_op,
+                arity=None, make_op=_stack_op, taped_vjp=True,
                 vjp=PerPosition(lambda i: lambda g, ans, *xs: getitem(g, i)),
                 jvp=PerPosition(_stack_jvp))

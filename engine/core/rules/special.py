@@ -38,7 +38,8 @@ def _scipy(name):
 
 
 def _special(name, deriv, needs_ans=False, **kw):
-    return unary_entry(name, None, deriv, needs_ans=needs_ans, impl=_scipy(name), **kw)
+    return unary_entry(name, None, deriv, needs_ans=needs_ans, impl=_scipy(name),
+                       no_fusion=f"numexpr has no {name} (scipy.special's)", **kw)
 
 
 erf = _special("erf", lambda ans, x: TWO_OVER_SQRT_PI * exp(-(x * x)))
@@ -52,7 +53,7 @@ def _polygamma(x, n):
 
 
 # polygamma(x, n) with the order n a parameter: its derivative is the next order
-polygamma = defprim("polygamma", _polygamma, make_op=params_op("n"),
+polygamma = defprim("polygamma", _polygamma, make_op=params_op("n"), elementwise_values=True,
                     vjp=(lambda g, ans, x, n: tangent_times(g, polygamma(x, n + 1)),),
                     jvp=(lambda t, ans, x, n: tangent_times(t, polygamma(x, n + 1)),))
 gammaln = _special("gammaln", lambda ans, x: polygamma(x, 0), alias="lgamma")      # math.lgamma
@@ -64,9 +65,10 @@ def _beta_da(ans, a, b):
 
 
 beta = binary_entry("beta", _scipy("beta"), lambda ans, a, b: _beta_da(ans, a, b),
-                    lambda ans, a, b: _beta_da(ans, b, a), needs_ans=True)
+                    lambda ans, a, b: _beta_da(ans, b, a), needs_ans=True, no_fusion="numexpr has no beta (scipy.special's)")
 # x log y, 0 where x is 0 (scipy's convention)
-xlogy = binary_entry("xlogy", _scipy("xlogy"), lambda ans, x, y: log(y), lambda ans, x, y: div(x, y))
+xlogy = binary_entry("xlogy", _scipy("xlogy"), lambda ans, x, y: log(y), lambda ans, x, y: div(x, y),
+                     no_fusion="numexpr has no xlogy (scipy.special's)")
 
 
 def _bessel_j(x, n):
@@ -86,9 +88,9 @@ def _bessel_i_slope(x, n):
 
 
 # J_n and I_n with the integer order n a parameter (i0 i1 j0 j1 are orders 0 and 1)
-bessel_j = defprim("bessel_j", _bessel_j, make_op=params_op("n"),
+bessel_j = defprim("bessel_j", _bessel_j, make_op=params_op("n"), elementwise_values=True,
                    vjp=(lambda g, ans, x, n: tangent_times(g, _bessel_j_slope(x, n)),),
                    jvp=(lambda t, ans, x, n: tangent_times(t, _bessel_j_slope(x, n)),))
-bessel_i = defprim("bessel_i", _bessel_i, make_op=params_op("n"),
+bessel_i = defprim("bessel_i", _bessel_i, make_op=params_op("n"), elementwise_values=True,
                    vjp=(lambda g, ans, x, n: tangent_times(g, _bessel_i_slope(x, n)),),
                    jvp=(lambda t, ans, x, n: tangent_times(t, _bessel_i_slope(x, n)),))
