@@ -14,6 +14,7 @@ import pytest
 from autodiff.engine import api
 from autodiff.engine.core import fused, region_plan, regions
 from autodiff.engine.core.rules import TABLE
+from test_region_schedule import fused_count
 
 BIG = 70_000                     # above fused.FUSE_MIN_ELEMENTS: the kernels run
 ULPS = 4                         # the documented rounding of a finite entry (pow: 1 on this CPU)
@@ -140,15 +141,7 @@ def differences(source, names, region):
 @pytest.fixture
 def region_runs(monkeypatch):
     """Whether each region ran as kernels (not op by op)."""
-    runs = []
-    run_region = regions.run
-
-    def spy(plan, values):
-        out = run_region(plan, values)
-        runs.append(out is not None)
-        return out
-    monkeypatch.setattr(regions, "run", spy)
-    return runs
+    return fused_count(monkeypatch)
 
 
 @pytest.mark.parametrize("source, names, regional", list(cases()))
