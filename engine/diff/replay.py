@@ -19,6 +19,7 @@ from ..core.backend import is_array
 from ..core.notes import NOTES
 from ..core.tape import Entry, Shape, Tape, Var, backward, saved_args
 from .bits import all_finite, same_bits
+from .fallbacks import LOWERED_CODE_ERRORS, STEP_ERRORS, Fallback
 from .replay_arrays import make_sweep, worth_making
 from .replay_guards import guarded_values, resolve_guards
 from .replay_sweep import planned_adjoints, sweep_plan
@@ -248,7 +249,7 @@ def replay_adjoints(trace: Trace, values: list, seed, watched: list, caller_test
             # checked sweep's to make (core/rules/comparisons.py's ASSUMED_FINITE says why)
             if caller_tests_finite or all_finite([a for a in adjoints if a is not None]):
                 return plan.length, adjoints
-        except Exception:               # the planned sweep's to raise or to get right
+        except LOWERED_CODE_ERRORS:     # values the generated code cannot take: the planned sweep's
             pass
         del NOTES.kinks[kinks:], NOTES.detached[detached:]
     adjoints = planned_adjoints(plan, values, out, seed)
@@ -270,7 +271,7 @@ def _checked_sweep(trace, plan, values, seed, watched):
         got = made.run(values, seed)
         same = (NOTES.kinks[kinks:], NOTES.detached[detached:]) == expected_notes and \
             all(a is b if a is None or b is None else same_bits(a, b) for a, b in zip(got, expected))
-    except Exception:
+    except (Fallback, *STEP_ERRORS):    # a sweep these values do not check: none made
         return False
     finally:
         del NOTES.kinks[kinks:], NOTES.detached[detached:]
