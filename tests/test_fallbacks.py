@@ -10,7 +10,7 @@ import pytest
 import autodiff
 from autodiff.engine.diff import function, reverse
 from autodiff.engine.diff.fallbacks import StrictFallback
-from autodiff.engine.diff.function import Function
+from autodiff.engine.diff.function import Function, ReplayRunner
 from autodiff.engine.lang.target import load
 
 BRANCH = "def f(x):\n    if x > 0:\n        return x * x\n    return -x\n"
@@ -134,3 +134,13 @@ def test_strict_raises_where_a_replay_is_not_finite_and_the_interpreter_is(monke
     monkeypatch.setattr(function.replaying, "replay_adjoints", not_finite)
     with pytest.raises(StrictFallback, match="not finite where the interpreter's is"):
         f.grad(ARRAYS)
+
+
+def test_the_checks_replay_runner_propagates_a_replay_bug_and_counts_a_changed_path(monkeypatch):
+    runner = ReplayRunner(load(BRANCH, filename="program.py"))
+    for _ in range(3):
+        assert runner({"x": 1.0}) == 1.0
+    assert runner({"x": -1.0}) == 1.0 and runner.fallbacks == {"path changed": 1}
+    monkeypatch.setattr(function.replaying, "compiled_output", boom)
+    with pytest.raises(RuntimeError, match="the sweep's own bug"):
+        runner({"x": 2.0})

@@ -7,13 +7,13 @@ interpreted run; the second is interpreted with the inputs watched, and its tape
 (diff/replay.py); later runs with the same signature replay the trace. A program whose constants
 may depend on its inputs, or whose control flow does other than through decisions a guard
 checks (if/while conditions, conditional expressions, a for loop's range(): lang/replayable.py
-says why), is always interpreted, as is any run whose replay falls back (diff/fallbacks.py: each fallback is an exception of the engine's
-own, counted by reason in `Function.fallbacks`). A replayed step that raises is confirmed by the
-interpreter: its located error is the answer if it fails too; if it does not, the replay's error
-propagates (a bug, never a silent slowdown). A program whose
-guarded decisions read traced values keeps a few paths per signature (diff/replay_paths.py):
-a replay that meets a decision none of them took is interpreted, and its run recorded as one
-more path."""
+says why), is always interpreted, as is any run whose replay falls back (diff/fallbacks.py:
+each fallback is an exception of the engine's own, counted by reason in `Function.fallbacks`).
+A replayed step that raises is confirmed by the interpreter: its located error is the answer if
+it fails too; if it does not, the replay's error propagates (a bug, never a silent slowdown).
+A program whose guarded decisions read traced values keeps a few paths per signature
+(diff/replay_paths.py): a replay that meets a decision none of them took is interpreted, and
+its run recorded as one more path."""
 from __future__ import annotations
 
 from dataclasses import replace
