@@ -10,6 +10,7 @@ import pytest
 import autodiff
 from autodiff.engine.diff import function, reverse
 from autodiff.engine.diff.fallbacks import StrictFallback
+from autodiff.engine.diff.replay_sweep import sweep_plan
 from autodiff.engine.diff.function import Function, ReplayRunner
 from autodiff.engine.lang.target import load
 
@@ -144,3 +145,30 @@ def test_the_checks_replay_runner_propagates_a_replay_bug_and_counts_a_changed_p
     monkeypatch.setattr(function.replaying, "compiled_output", boom)
     with pytest.raises(RuntimeError, match="the sweep's own bug"):
         runner({"x": 2.0})
+
+
+def made_sweep(f):
+    """The generated array sweep of f's kept trace (replayed until one is made)."""
+    for _ in range(200):
+        f.grad(ARRAYS)
+        trace = next(iter(f.traces.values()))
+        if trace and sweep_plan(trace, [0]).array_sweep:
+            return sweep_plan(trace, [0]).array_sweep
+    raise AssertionError("no generated sweep made")
+
+
+def test_a_generated_sweep_that_refuses_these_values_is_counted_and_the_planned_one_answers(monkeypatch):
+    f = Function("sum(sin(x) * x)")
+    sweep = made_sweep(f)
+    expected = f.grad(ARRAYS)["x"]
+
+    def refuses(values, seed):
+        raise FloatingPointError("overflow")
+
+    monkeypatch.setattr(sweep, "run", refuses)
+    replays = f.replays
+    np.testing.assert_array_equal(f.grad(ARRAYS)["x"], expected)
+    assert f.replays == replays + 1 and f.fallbacks == {"generated sweep raised FloatingPointError": 1}
+    monkeypatch.setattr(sweep, "run", boom)
+    with pytest.raises(RuntimeError, match="the sweep's own bug"):
+        f.grad(ARRAYS)

@@ -371,13 +371,13 @@ class Function:
             seed_value, reduced = ones_like_output(value), ("sum" if shape_of(value) else None)
         watched, forward_notes, detached = [self.inputs.index(w) for w in wrt], len(notes.kinks), len(notes.detached)
         # its all_finite below tests a generated sweep's adjoints
-        length, adjoints = replaying.replay_adjoints(trace, values, seed_value, watched, caller_tests_finite=True)
+        length, adjoints = replaying.replay_adjoints(trace, values, seed_value, watched, True, self.fallbacks)
         gradient, unconnected = _gradient(wrt, adjoints, inputs)
         if not replaying.all_finite([value, *gradient.values()]):
             # the generated sweep skips the strong zero's per-product tests: the checked sweep's
             # numbers, and where they are not finite either, the interpreter's (their provenance)
             del notes.kinks[forward_notes:], notes.detached[detached:]
-            length, adjoints = replaying.replay_adjoints(trace, values, seed_value, watched)
+            length, adjoints = replaying.replay_adjoints(trace, values, seed_value, watched, False, self.fallbacks)
             gradient, unconnected = _gradient(wrt, adjoints, inputs)
             if not replaying.all_finite([value, *gradient.values()]):
                 raise NonFinite()
