@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...parser.errors import SourceError
 from ..core.backend import np, to_host
+from ..core.errors import EngineError
 from ..core.notes import NOTES
 from ..core.notes import reset as reset_notes
 from ..core.primitives import element_limit, shape, size
@@ -21,6 +23,7 @@ from ..lang.replayable import replay_blocker
 from ..lang.target import Runner, check_output
 from .replay import record_trace, replay_output, replay_values
 from .bits import same_bits
+from .fallbacks import Fallback
 
 # the most numbers one stacked value may hold (B x its size per point): 2**16 float64 are 512 KiB,
 # which stay in cache between steps (measured: a pass over 2**21 is slower than the point-by-point
@@ -45,7 +48,7 @@ def record_for_batches(target, inputs: dict, limits=None):
             runner = Runner(target, limits)
             out = runner.run({k: tape.watch(inputs[k]) for k in target.inputs})
         check_output(out, target)
-    except Exception:                  # the per-point path reports it, located
+    except (SourceError, EngineError):  # the per-point path reports it, located
         return None
     kinks = list(notes.kinks)
     trace = record_trace(tape, out, runner.interp.signature, runner.interp.steps, logged)
@@ -54,7 +57,7 @@ def record_for_batches(target, inputs: dict, limits=None):
     notes = reset_notes()
     try:
         again = strip(replay_output(trace, replay_values(trace, [inputs[k] for k in target.inputs])))
-    except Exception:
+    except Fallback:                   # a tie: the per-point path
         return None
     if not same_bits(again, strip(out)) or notes.kinks != kinks:
         return None

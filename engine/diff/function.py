@@ -7,16 +7,21 @@ interpreted run; the second is interpreted with the inputs watched, and its tape
 (diff/replay.py); later runs with the same signature replay the trace. A program whose constants
 may depend on its inputs, or whose control flow does other than through decisions a guard
 checks (if/while conditions, conditional expressions, a for loop's range(): lang/replayable.py
-says why), is always interpreted, as is any run whose replay fails: the
-interpreter then reports the error with its line and column, as it always does. A program whose
-guarded decisions read traced values keeps a few paths per signature (diff/replay_paths.py):
-a replay that meets a decision none of them took is interpreted, and its run recorded as one
-more path."""
+says why), is always interpreted, as is any run whose replay falls back (diff/fallbacks.py:
+each fallback is an exception of the engine's own, counted by reason in `Function.fallbacks`).
+A replayed step that raises is confirmed by the interpreter: its located error is the answer if
+it fails too; if it does not, the replay's error propagates (a bug, never a silent slowdown).
+A program whose guarded decisions read traced values keeps a few paths per signature
+(diff/replay_paths.py): a replay that meets a decision none of them took is interpreted, and
+its run recorded as one more path."""
 from __future__ import annotations
 
+from dataclasses import replace
+
+from ...parser.errors import SourceError
 from ..core import ops
 from ..core.notes import NOTES, reset as reset_notes, traced_only
-from ..core.ownership import handing_out
+from ..core.ownership import handing_out, owned
 from ..core.tape import Tape, Var, strip
 from ..lang.recorded_decisions import recording_decisions
 from ..lang.replayable import nested_derivatives, replay_blocker
@@ -24,6 +29,8 @@ from ..lang.target import Runner, bind_inputs, check_output, load
 from ..lang.values import set_dtype, shape_of
 from . import reverse
 from .common import check_wrt, hosted, ones_like_output, seed_for
+from .fallbacks import (Fallback, LoweringRefused, NonFinite, PathChanged, ReplayDiffers, StepFailed, StrictFallback,
+                        Unsupported, count, strict)
 from .large_trace import RegionCheck, fit_for_replay, holds_large_arrays
 from .trace_cache import NOT_REPLAYABLE, input_signature, keep_trace, large_inputs, plain_run
 
@@ -41,14 +48,20 @@ class OnFirstUse:
 replaying = OnFirstUse()
 
 
+PLAIN = object()        # a signature's first run: a plain interpreted one, no fallback
+
+
 class Function:
     """A target compiled once. Inputs come as a dict, as keywords, or both; results are numbers
     and numpy arrays, the caller's alone (the methods that make them are `handing_out`).
-    `evaluate_result` and `grad_result` give the full results the commands use."""
+    `evaluate_result` and `grad_result` give the full results the commands use; every method
+    goes through `run(kind, inputs)`. `fallbacks`: {reason: count} of the runs a replay handed
+    to the interpreter or to a slower lowering (diff/fallbacks.py)."""
 
     def __init__(self, source_or_path=None, fn=None, of=None, target=None):
         self.target = target if target is not None else load(source_or_path, fn, of)
         self.inputs = list(self.target.inputs)
+        self.names = tuple(self.inputs)
         # why the tape cannot be replayed (None: it can), decided once from the AST
         self.blocker = replay_blocker(self.target.node, self.inputs)
         # a program that takes derivatives itself replays only its gradient in every input: a
@@ -59,6 +72,7 @@ class Function:
         self.fuses = RegionCheck(self.target)     # large inputs of a fusing program: interpreted
         self.replays = 0            # runs answered by a replay (for tests and benchmarks)
         self.interpreted = 0        # runs made by the interpreter
+        self.fallbacks: dict = {}   # {reason: count}
 
     def __repr__(self):
         return f"<autodiff.Function {self.target.describe()}>"
@@ -75,138 +89,186 @@ class Function:
         result = self.grad_result(_merge(at, inputs), wrt, seed)
         return result.value, result.gradient
 
-    @handing_out
     def jacobian(self, at=None, /, *, wrt=None, mode="auto", **inputs) -> dict:
         """{input name: array of shape output.shape + input.shape}: replayed in the mode chosen
         (reverse: one sweep per output element; forward: stacked tangents), else interpreted."""
         if mode not in ("auto", "forward", "reverse"):
             raise ValueError(f"mode must be auto, forward or reverse, not {mode!r}")
-        merged = _merge(at, inputs)
-        replayed = self._replay_matrix(merged, wrt, mode)
-        if replayed is not None:
-            self.replays += 1
-            return replayed
-        self.interpreted += 1
-        from .forward import jacobian      # forward mode loads only when asked for
-        return jacobian(None, merged, wrt, mode, target=self.target).jacobian
+        return self.run("jacobian " + mode, _merge(at, inputs), wrt)
 
-    @handing_out
     def hessian(self, at=None, /, *, wrt=None, **inputs) -> dict:
         """{a: {b: array of shape a.shape + b.shape}}: replayed (diff/replay_higher.py) or interpreted."""
-        merged = _merge(at, inputs)
-        replayed = self._replay_matrix(merged, wrt, "hessian")
-        if replayed is not None:
-            self.replays += 1
-            return replayed
-        self.interpreted += 1
-        from .higher import hessian         # Hessians load only when asked for
-        return hessian(None, merged, wrt, target=self.target).hessian
+        return self.run("hessian", _merge(at, inputs), wrt)
 
-    @handing_out
     def forward_grad_result(self, at, wrt=None, seed=None, dtype_name="float64", limits=None):
         """The gradient by forward mode, as diff/forward.py's `gradient` gives it: replayed with
         stacked tangents where the trace allows, else interpreted."""
-        result = self._replay_matrix(at, wrt, "gradient", dtype_name, limits, seed)
-        if result is not None:
-            self.replays += 1
-            return result
-        self.interpreted += 1
-        from .forward import gradient       # forward mode loads only when asked for
-        return gradient(None, at, wrt, seed, dtype_name=dtype_name, limits=limits, target=self.target)
+        return self.run("forward grad", at, wrt, seed, dtype_name, limits)
 
     def derivatives(self, at=None, /, *, order=1, method="reverse", wrt=None, **inputs) -> list:
         """[f', f'', ..., f^(order)] of a scalar function in its one scalar input (or in `wrt`)."""
         return self.derivatives_result(_merge(at, inputs), order, method, wrt).derivatives
 
-    @handing_out
     def derivatives_result(self, at, order=1, method="reverse", wrt=None, dtype_name="float64", limits=None):
         """diff/higher.py's `derivatives`: replayed with nested tapes or duals over the trace
         where it allows (diff/replay_derivatives.py), else interpreted."""
         from .higher import derivatives, varied_input      # n-th derivatives load only when asked for
         try:
             name = varied_input(self.target, wrt)
-        except Exception:                   # the driver's error, raised where it raises it
-            name = None
-        result = None if name is None else \
-            self._replay_matrix(at, [name], "derivatives", dtype_name, limits, (order, method))
-        if result is not None:
-            self.replays += 1
-            return result
-        self.interpreted += 1
-        return derivatives(None, at, order, method, dtype_name=dtype_name, limits=limits, target=self.target, wrt=wrt)
-
-    def _replay_matrix(self, at, wrt, what, dtype_name="float64", limits=None, seed=None):
-        """A derivative from the trace at these inputs' signature (recording one as evaluate_result
-        does), or None where it is to be interpreted; `what`: "hessian", "gradient" (forward
-        mode, `seed` its seed), "derivatives" (`seed`: the order and the method) or a Jacobian's
-        mode (diff/replay_higher.py's `replayed_derivative`)."""
-        set_dtype(dtype_name)
-        inputs = bind_inputs(self.target, dict(at or {}))
-        wrt = check_wrt(self.target, wrt)
-        key = input_signature(inputs, dtype_name, limits) + (tuple(self.inputs),)
-        if self.blocker is not None or self.gradient_only or plain_run(self.traces, key, self.fuses):
-            return None
-        entry = self.traces.get(key)
-        if entry is None:
-            self._record_evaluate(inputs, key, limits)
-            self.interpreted -= 1                   # counted by the interpreted driver
-            return None
-        if what == "derivatives":           # these load only when asked for
-            from .replay_derivatives import replayed_derivatives as replayed_derivative
-        else:
-            from .replay_higher import replayed_derivative
-        try:
-            trace, values = replaying.replay_entry(entry, list(inputs.values()))
-            return hosted(replayed_derivative(what, trace, values, inputs, wrt, [self.inputs.index(w) for w in wrt],
-                                              self.target, seed))
-        except replaying.PathChanged as change:       # a path not kept: recorded for the next call, or a tie
-            if replaying.new_path(entry, change):
-                self._record_evaluate(inputs, key, limits)
-                self.interpreted -= 1
-            return None
-        except Exception:                   # a failing step: the interpreter's answer, located
-            return None
-
-    # ---- full results ----
-    @handing_out
-    def evaluate_result(self, at, dtype_name="float64", limits=None) -> reverse.RunResult:
-        set_dtype(dtype_name)
-        inputs = bind_inputs(self.target, dict(at or {}))
-        key = input_signature(inputs, dtype_name, limits) + (tuple(self.inputs),)   # shared with grads
-        if self.blocker is not None or self.gradient_only or plain_run(self.traces, key, self.fuses):
+        except SourceError:                 # the driver's error, raised where it raises it
             self.interpreted += 1
-            return reverse.evaluate(None, inputs, dtype_name=dtype_name, limits=limits, target=self.target)
-        entry = self.traces.get(key)
-        if entry is not None:
-            fast = replaying.compiled_value(entry, inputs)
-            if fast is not None:
-                self.replays += 1
-                return hosted(fast)
-            notes = reset_notes()
-            try:
-                trace, values = replaying.replay_entry(entry, list(inputs.values()))
-                value = None if trace.untraced_kinks else _output(trace, values)
-            except replaying.PathChanged as change:   # a path not kept: recorded, or a tie: interpreted
-                if replaying.new_path(entry, change):
-                    return self._recorded_value(inputs, key, dtype_name, limits)
-                value = None
-            except Exception:               # the interpreter reports it, located
-                value = None
-            if value is not None:
-                self.replays += 1
-                return hosted(reverse.RunResult(value=value, inputs=inputs, signature=list(trace.signature),
-                                                kinks=list(notes.kinks), steps=trace.run_steps))
-            self.interpreted += 1                   # the trace stays: the same path, a failing step
-            return reverse.evaluate(None, inputs, dtype_name=dtype_name, limits=limits, target=self.target)
-        return self._recorded_value(inputs, key, dtype_name, limits)
+            return owned(derivatives(None, at, order, method, dtype_name=dtype_name, limits=limits,
+                                            target=self.target, wrt=wrt))
+        return self.run("derivatives", at, [name], (order, method), dtype_name, limits)
 
-    def _recorded_value(self, inputs, key, dtype_name, limits) -> reverse.RunResult:
+    def evaluate_result(self, at, dtype_name="float64", limits=None) -> reverse.RunResult:
+        return self.run("value", at, None, None, dtype_name, limits)
+
+    def grad_result(self, at, wrt=None, seed=None, dtype_name="float64", limits=None) -> reverse.GradResult:
+        """The reverse-mode gradient, as `api.grad` gives it (for any inputs in `wrt`: the replay
+        sweeps only the steps that depend on them, as the interpreter's tape would hold)."""
+        return self.run("grad", at, wrt, seed, dtype_name, limits)
+
+    # ---- the one path ----
+    @handing_out
+    def run(self, kind: str, at, wrt=None, seed=None, dtype_name="float64", limits=None):
+        """One run of `kind` ("value", "grad", "forward grad", "hessian", "jacobian auto",
+        "jacobian forward", "jacobian reverse", "derivatives": `seed` (order, method)) at the
+        inputs `at`: replayed from the trace kept for their signature; where there is none yet,
+        recorded; where the replay falls back, the fallback counted by reason and interpreted."""
+        replay, interpret, record = KINDS[kind]
+        set_dtype(dtype_name)
+        inputs = bind_inputs(self.target, dict(at or {}))
+        checked = None if kind == "value" else check_wrt(self.target, wrt)
+        key = input_signature(inputs, dtype_name, limits) + (self.names,)
+        entry = PLAIN
+        try:
+            entry = self._entry(key, kind, checked)
+            if entry is not PLAIN and entry is not None:
+                result = replay(self, entry, inputs, checked, seed)
+                self.replays += 1
+                return hosted(result)
+        except PathChanged as change:       # a path not kept: recorded below, or a tie: interpreted
+            count(self.fallbacks, change)
+            if replaying.new_path(entry, change):
+                entry = None
+        except Fallback as fallback:
+            count(self.fallbacks, fallback)
+            if fallback.__class__ is NonFinite and strict():
+                self.interpreted += 1
+                return _not_finite_either(fallback, interpret(self, kind, at, inputs, wrt, checked, seed, dtype_name,
+                                                              limits))
+        except StrictFallback:
+            raise
+        except Exception as error:          # a replayed step raised: the interpreter must as well
+            return self._confirmed(error, interpret, kind, at, inputs, wrt, checked, seed, dtype_name, limits)
+        if entry is None:
+            return record(self, kind, at, inputs, key, wrt, checked, seed, dtype_name, limits)
+        self.interpreted += 1
+        return interpret(self, kind, at, inputs, wrt, checked, seed, dtype_name, limits)
+
+    def _entry(self, key, kind, wrt):
+        """What the traces keep for `key`: a trace (or paths) to replay, None (record one now) or
+        PLAIN (the signature's first run); Unsupported where no run of this kind replays."""
+        if self.blocker is not None:
+            raise Unsupported(self.blocker)
+        if self.gradient_only and (kind != "grad" or wrt != self.inputs):
+            raise Unsupported("a derivative inside the program: only its gradient in every input replays")
+        entry = self.traces.get(key, PLAIN)
+        if entry is PLAIN:
+            if large_inputs(key) and self.fuses():
+                raise Unsupported("large inputs of a program that fuses a region")
+            keep_trace(self.traces, key, None)
+        elif entry is NOT_REPLAYABLE:
+            raise Unsupported("a recorded tape that could not be kept")
+        return entry
+
+    def _confirmed(self, error, interpret, *call):
+        """The interpreter's answer to a run whose replay raised `error`: its own located error,
+        where it fails too (counted as a failed step); where it does not, `error` itself."""
+        self.interpreted += 1
+        try:
+            interpret(self, *call)
+        except Exception:
+            count(self.fallbacks, StepFailed(f"a replayed step raised {type(error).__name__}"))
+            raise
+        error.add_note("autodiff: a replay raised this where the interpreter did not (a bug in the replay)")
+        raise error
+
+    # ---- per kind: replay, interpret, record ----
+    def _replay_value(self, entry, inputs, wrt, seed):
+        try:
+            fast = replaying.compiled_value(entry, inputs)
+        except LoweringRefused as refused:
+            count(self.fallbacks, refused)
+            fast = None
+        if fast is not None:
+            return fast
+        notes = reset_notes()
+        trace, values = replaying.replay_entry(entry, list(inputs.values()))
+        if trace.untraced_kinks:
+            raise Unsupported("a kink noted outside the trace")
+        value = _output(trace, values)
+        return reverse.RunResult(value=value, inputs=inputs, signature=list(trace.signature),
+                                 kinks=list(notes.kinks), steps=trace.run_steps)
+
+    def _interpret_value(self, kind, at, inputs, wrt, checked, seed, dtype_name, limits):
+        return reverse.evaluate(None, inputs, dtype_name=dtype_name, limits=limits, target=self.target)
+
+    def _record_value(self, kind, at, inputs, key, wrt, checked, seed, dtype_name, limits):
         """A value by a recording run, with a plain run's notes: watching the inputs notes ties of
         comparisons on traced values (`s <= 2` at s == 2), which a plain run does not make."""
         result = self._record_evaluate(inputs, key, limits)
         return reverse.evaluate(None, inputs, dtype_name=dtype_name, limits=limits, target=self.target) \
             if result.kinks else hosted(result)
 
+    def _interpret_grad(self, kind, at, inputs, wrt, checked, seed, dtype_name, limits):
+        return reverse.grad(None, inputs, checked, seed, dtype_name=dtype_name, limits=limits, target=self.target)
+
+    def _record_gradient(self, kind, at, inputs, key, wrt, checked, seed, dtype_name, limits):
+        # this gradient's tape is not the one to keep, or (large inputs) its sweep is the fused one
+        if checked != self.inputs or large_inputs(key):
+            self.interpreted += 1
+            result = reverse.grad(None, inputs, checked, seed, dtype_name=dtype_name, limits=limits, target=self.target)
+            self._record_evaluate(inputs, key, limits)
+            if checked == self.inputs:
+                self._check_replayed_grad(key, inputs, checked, seed, result)
+            return result
+        return self._record_grad(inputs, checked, seed, key, dtype_name, limits)
+
+    def _replay_matrix(self, entry, inputs, wrt, seed, what):
+        """A derivative from the trace: `what` is "hessian", "gradient" (forward mode, `seed` its
+        seed), "derivatives" (`seed`: the order and the method) or a Jacobian's mode
+        (diff/replay_higher.py's `replayed_derivative`)."""
+        if what == "derivatives":           # these load only when asked for
+            from .replay_derivatives import replayed_derivatives as replayed_derivative
+        else:
+            from .replay_higher import replayed_derivative
+        trace, values = replaying.replay_entry(entry, list(inputs.values()))
+        result = replayed_derivative(what, trace, values, inputs, wrt, [self.inputs.index(w) for w in wrt],
+                                     self.target, seed)
+        if result is None:
+            raise Unsupported(f"the replayed {what} declines these values (a note, a non-finite number)")
+        return result
+
+    def _interpret_matrix(self, kind, at, inputs, wrt, checked, seed, dtype_name, limits):
+        at = dict(at or {})
+        if kind == "hessian":
+            from .higher import hessian         # Hessians load only when asked for
+            return hessian(None, at, wrt, target=self.target).hessian
+        if kind == "derivatives":
+            from .higher import derivatives
+            return derivatives(None, at, *seed, dtype_name=dtype_name, limits=limits, target=self.target, wrt=wrt)
+        from .forward import gradient, jacobian      # forward mode loads only when asked for
+        if kind == "forward grad":
+            return gradient(None, at, wrt, seed, dtype_name=dtype_name, limits=limits, target=self.target)
+        return jacobian(None, at, wrt, kind.split()[1], target=self.target).jacobian
+
+    def _record_matrix(self, kind, at, inputs, key, wrt, checked, seed, dtype_name, limits):
+        self._record_evaluate(inputs, key, limits)          # counted as the interpreted run
+        return self._interpret_matrix(kind, at, inputs, wrt, checked, seed, dtype_name, limits)
+
+    # ---- recording ----
     def _record_evaluate(self, inputs, key, limits):
         """An interpreted run with every input watched; its tape becomes the trace for `key`."""
         self.interpreted += 1
@@ -224,12 +286,10 @@ class Function:
             notes = reset_notes()
             try:
                 value = _output(trace, replaying.replay_values(trace, list(inputs.values())))
-            except replaying.PathChanged:                     # a tie: this path is not kept
+            except PathChanged:                     # a tie: this path is not kept
                 value = trace = None
-            except Exception:
-                value = None
-            if trace is not None and (value is None or not (replaying.same_bits(value, result.value) and
-                                                            notes.kinks == result.kinks)):
+            if trace is not None and not (replaying.same_bits(value, result.value) and notes.kinks == result.kinks):
+                count(self.fallbacks, _differs(replaying.same_bits(value, result.value), "value"))
                 trace = NOT_REPLAYABLE
         self._file(key, fit_for_replay(trace, tape, self.fuses))
         notes.kinks = list(result.kinks)            # as the interpreted run left them
@@ -244,40 +304,6 @@ class Function:
                 keep_trace(self.traces, key, NOT_REPLAYABLE)
             return
         keep_trace(self.traces, key, trace if trace is NOT_REPLAYABLE else replaying.filed(entry, trace))
-
-    @handing_out
-    def grad_result(self, at, wrt=None, seed=None, dtype_name="float64", limits=None) -> reverse.GradResult:
-        """The reverse-mode gradient, as `api.grad` gives it (for any inputs in `wrt`: the replay
-        sweeps only the steps that depend on them, as the interpreter's tape would hold)."""
-        set_dtype(dtype_name)
-        inputs = bind_inputs(self.target, dict(at or {}))
-        wrt = check_wrt(self.target, wrt)
-        key = input_signature(inputs, dtype_name, limits) + (tuple(self.inputs),)
-        if self.blocker is not None or (self.gradient_only and wrt != self.inputs) or plain_run(self.traces, key, self.fuses):
-            self.interpreted += 1
-            return reverse.grad(None, inputs, wrt, seed, dtype_name=dtype_name, limits=limits, target=self.target)
-        entry = self.traces.get(key)
-        if entry is not None:
-            try:
-                result = self._replay_grad(entry, inputs, wrt, seed)
-            except replaying.PathChanged as change:           # a path not kept: recorded below, or a tie
-                result = None
-                entry = None if replaying.new_path(entry, change) else entry
-            if result is not None:
-                self.replays += 1
-                return hosted(result)
-        if entry is not None:
-            self.interpreted += 1                   # the trace stays: the same path, a nan or an error
-            return reverse.grad(None, inputs, wrt, seed, dtype_name=dtype_name, limits=limits, target=self.target)
-        # this gradient's tape is not the one to keep, or (large inputs) its sweep is the fused one
-        if wrt != self.inputs or large_inputs(key):
-            self.interpreted += 1
-            result = reverse.grad(None, inputs, wrt, seed, dtype_name=dtype_name, limits=limits, target=self.target)
-            self._record_evaluate(inputs, key, limits)
-            if wrt == self.inputs:
-                self._check_replayed_grad(key, inputs, wrt, seed, result)
-            return result
-        return self._record_grad(inputs, wrt, seed, key, dtype_name, limits)
 
     def _record_grad(self, inputs, wrt, seed, key, dtype_name, limits):
         self.interpreted += 1
@@ -297,11 +323,13 @@ class Function:
             trace.untraced_kinks = untraced
             try:
                 again = self._replay_grad(trace, inputs, wrt, seed)
-            except replaying.PathChanged:                     # a tie: this path is not kept
+            except PathChanged:                     # a tie: this path is not kept
                 return result
-            if again is None:                       # a nan or an error here: record at the next call
-                return result
+            except Fallback as fallback:            # a nan here: record at the next call
+                count(self.fallbacks, fallback)
+                return _not_finite_either(fallback, result)
             if not replaying.same_results(hosted(again), result):
+                count(self.fallbacks, _gradient_differs(hosted(again), result))
                 trace = NOT_REPLAYABLE
         self._file(key, trace)
         return result
@@ -313,46 +341,101 @@ class Function:
             return
         try:
             again = self._replay_grad(entry, inputs, wrt, seed)
-        except replaying.PathChanged:                         # a tie: the trace stays, as _record_grad's does
+        except PathChanged:                         # a tie: the trace stays, as _record_grad's does
             return
-        if again is not None and not replaying.same_results(hosted(again), result):
+        except Fallback as fallback:                # a nan here: the trace stays
+            count(self.fallbacks, fallback)
+            _not_finite_either(fallback, result)
+            return
+        if not replaying.same_results(hosted(again), result):
+            count(self.fallbacks, _gradient_differs(hosted(again), result))
             self.traces[key] = NOT_REPLAYABLE
 
     def _replay_grad(self, entry, inputs, wrt, seed):
-        """The gradient from a replay, or None where it must be interpreted (an error, or a
-        non-finite number whose provenance the interpreter's run traces); PathChanged where the
-        inputs take a path not kept."""
+        """The gradient from a replay; NonFinite where a number is not finite (its provenance:
+        the interpreter's run traces it), PathChanged where the inputs take a path not kept."""
         if seed is None and wrt == self.inputs:
-            fast = replaying.compiled_grad(entry, inputs)
+            try:
+                fast = replaying.compiled_grad(entry, inputs)
+            except LoweringRefused as refused:
+                count(self.fallbacks, refused)
+                fast = None
             if fast is not None:
                 return fast
         notes = reset_notes()
-        try:
-            trace, values = replaying.replay_entry(entry, list(inputs.values()))
-            value = _output(trace, values)
-            if seed is not None:
-                seed_value, reduced = seed_for(seed, value), "seed"
-            else:
-                seed_value, reduced = ones_like_output(value), ("sum" if shape_of(value) else None)
-            watched, forward_notes = [self.inputs.index(w) for w in wrt], len(notes.kinks)
-            # its all_finite below tests a generated sweep's adjoints (a nan: interpreted)
-            length, adjoints = replaying.replay_adjoints(trace, values, seed_value, watched, caller_tests_finite=True)
-            kinks = replaying.live_kinks(trace, watched, notes.kinks, forward_notes)   # those wrt's derivative meets
-        except replaying.PathChanged:
-            raise
-        except Exception:
-            return None
-        gradient, unconnected = {}, []
-        for name, g in zip(wrt, adjoints):
-            if g is None:
-                unconnected.append(name)
-                g = ops.zeros_like(inputs[name])
-            gradient[name] = strip(g)
-        if kinks is None or not replaying.all_finite([value, *gradient.values()]):
-            return None
+        trace, values = replaying.replay_entry(entry, list(inputs.values()))
+        value = _output(trace, values)
+        if seed is not None:
+            seed_value, reduced = seed_for(seed, value), "seed"
+        else:
+            seed_value, reduced = ones_like_output(value), ("sum" if shape_of(value) else None)
+        watched, forward_notes, detached = [self.inputs.index(w) for w in wrt], len(notes.kinks), len(notes.detached)
+        # its all_finite below tests a generated sweep's adjoints
+        length, adjoints = replaying.replay_adjoints(trace, values, seed_value, watched, True, self.fallbacks)
+        gradient, unconnected = _gradient(wrt, adjoints, inputs)
+        if not replaying.all_finite([value, *gradient.values()]):
+            # the generated sweep skips the strong zero's per-product tests: the checked sweep's
+            # numbers, and where they are not finite either, the interpreter's (their provenance)
+            del notes.kinks[forward_notes:], notes.detached[detached:]
+            length, adjoints = replaying.replay_adjoints(trace, values, seed_value, watched, False, self.fallbacks)
+            gradient, unconnected = _gradient(wrt, adjoints, inputs)
+            if not replaying.all_finite([value, *gradient.values()]):
+                raise NonFinite()
+        kinks = replaying.live_kinks(trace, watched, notes.kinks, forward_notes)   # those wrt's derivative meets
+        if kinks is None:
+            raise Unsupported("a kink the replay cannot place (steps on both sides of it)")
         return reverse.GradResult(value=value, gradient=gradient, inputs=inputs, unconnected=unconnected,
                                   reduced=reduced, signature=list(trace.signature), kinks=kinks,
                                   tape_length=length, steps=trace.run_steps)
+
+
+def _matrix(what):
+    return lambda f, entry, inputs, wrt, seed: f._replay_matrix(entry, inputs, wrt, seed, what)
+
+
+# kind: (replay, interpret, record)
+KINDS = {
+    "value": (Function._replay_value, Function._interpret_value, Function._record_value),
+    "grad": (Function._replay_grad, Function._interpret_grad, Function._record_gradient),
+    "forward grad": (_matrix("gradient"), Function._interpret_matrix, Function._record_matrix),
+    "hessian": (_matrix("hessian"), Function._interpret_matrix, Function._record_matrix),
+    "derivatives": (_matrix("derivatives"), Function._interpret_matrix, Function._record_matrix),
+    **{"jacobian " + mode: (_matrix(mode), Function._interpret_matrix, Function._record_matrix)
+       for mode in ("auto", "forward", "reverse")},
+}
+
+
+def _gradient(wrt, adjoints, inputs):
+    """({name: the adjoint, stripped; zeros where None}, [the names with None])."""
+    gradient, unconnected = {}, []
+    for name, g in zip(wrt, adjoints):
+        if g is None:
+            unconnected.append(name)
+            g = ops.zeros_like(inputs[name])
+        gradient[name] = strip(g)
+    return gradient, unconnected
+
+
+def _differs(same_numbers: bool, what: str) -> Fallback:
+    """Why a trace replayed where it was recorded is not kept: its numbers are the interpreter's
+    and only the notes differ (documented: a kink of a constant part of the program, which only
+    the interpreter runs), or the numbers differ (a bug: AUTODIFF_STRICT=1 raises)."""
+    if same_numbers:
+        return Unsupported("a kink noted by a constant part of the program (only the interpreter runs those)")
+    return ReplayDiffers(f"a replayed {what} differs from the interpreter's")
+
+
+def _gradient_differs(replayed, interpreted) -> Fallback:
+    return _differs(replaying.same_results(replace(replayed, kinks=interpreted.kinks), interpreted), "gradient")
+
+
+def _not_finite_either(fallback, result):
+    """`result`, the interpreter's gradient where a replay's was not finite; under
+    AUTODIFF_STRICT=1 it must not be finite either (else the replay differs: StrictFallback)."""
+    if fallback.__class__ is NonFinite and strict() and \
+            replaying.all_finite([result.value, *result.gradient.values()]):
+        raise StrictFallback("AUTODIFF_STRICT=1: a replayed gradient is not finite where the interpreter's is")
+    return result
 
 
 def _output(trace, values):
@@ -382,6 +465,7 @@ class ReplayRunner:
         self.traces: dict = {}
         self.fuses = RegionCheck(target)
         self.signature = ()
+        self.fallbacks: dict = {}   # {reason: count}, as Function's
 
     def __call__(self, values: dict):
         key = input_signature(values, "", None)
@@ -391,20 +475,20 @@ class ReplayRunner:
             return out
         entry = self.traces.get(key)
         if entry is not None:
-            fast = replaying.compiled_output(entry, [values[k] for k in self.target.inputs])
-            if fast is not None:
-                self.signature = fast[0].signature
-                return fast[1]
             try:
-                trace, replayed = replaying.replay_entry(entry, [values[k] for k in self.target.inputs])
-                out = strip(replaying.replay_output(trace, replayed))
-            except replaying.PathChanged as change:   # a path not kept: recorded below, or a tie
+                out = self._replayed(entry, [values[k] for k in self.target.inputs])
+            except PathChanged as change:   # a path not kept: recorded below, or a tie
+                count(self.fallbacks, change)
                 out = None
                 entry = None if replaying.new_path(entry, change) else entry
-            except Exception:               # the interpreter reports it, located
+            except Fallback as fallback:
+                count(self.fallbacks, fallback)
                 out = None
+            except StrictFallback:
+                raise
+            except Exception as error:      # a replayed step raised: the interpreter must as well
+                self._confirmed(error, values)
             if out is not None:
-                self.signature = trace.signature
                 return out
         if entry is not None:
             out = self.runner(values)               # the trace stays: the same path, a failing step
@@ -421,3 +505,28 @@ class ReplayRunner:
         entry = self.traces.get(key)
         keep_trace(self.traces, key, trace if trace is NOT_REPLAYABLE else replaying.filed(entry, trace))
         return strip(out)
+
+    def _replayed(self, entry, leaves: list):
+        """The replayed output (the signature set), or a Fallback."""
+        try:
+            fast = replaying.compiled_output(entry, leaves)
+        except LoweringRefused as refused:
+            count(self.fallbacks, refused)
+            fast = None
+        if fast is not None:
+            self.signature = fast[0].signature
+            return fast[1]
+        trace, replayed = replaying.replay_entry(entry, leaves)
+        out = strip(replaying.replay_output(trace, replayed))
+        self.signature = trace.signature
+        return out
+
+    def _confirmed(self, error, values):
+        """As Function._confirmed: the interpreter's located error, else `error` itself."""
+        try:
+            self.runner(values)
+        except Exception:
+            count(self.fallbacks, StepFailed(f"a replayed step raised {type(error).__name__}"))
+            raise
+        error.add_note("autodiff: a replay raised this where the interpreter did not (a bug in the replay)")
+        raise error

@@ -19,6 +19,7 @@ from ..core.backend import is_array
 from ..core.notes import NOTES
 from ..core.tape import Entry, Shape, Tape, Var, backward, saved_args
 from .bits import all_finite, same_bits
+from .fallbacks import LOWERED_CODE_ERRORS, STEP_ERRORS, Fallback, LoweringRefused, count
 from .replay_arrays import make_sweep, worth_making
 from .replay_guards import guarded_values, resolve_guards
 from .replay_sweep import planned_adjoints, sweep_plan
@@ -218,11 +219,12 @@ def float_tape(trace: Trace, values: list) -> Tape:
     return tape
 
 
-def replay_adjoints(trace: Trace, values: list, seed, watched: list, caller_tests_finite=False):
+def replay_adjoints(trace: Trace, values: list, seed, watched: list, caller_tests_finite=False, fallbacks=None):
     """(tape length, the adjoint of each watched input or None) of a reverse sweep from the
     replayed output over the tape of `replay_tape`. A caller that tests the adjoints' finiteness
     itself and interprets where one is not (`caller_tests_finite`, function._replay_grad) takes a
-    generated sweep's result untested: the same test is not run twice."""
+    generated sweep's result untested: the same test is not run twice. `fallbacks`: a Function's
+    count of them, where a generated sweep that cannot take these values is counted."""
     if trace.floats and trace.output is not None and watched == list(range(trace.leaves)):
         tape = float_tape(trace, values)
         out = trace.output
@@ -248,8 +250,9 @@ def replay_adjoints(trace: Trace, values: list, seed, watched: list, caller_test
             # checked sweep's to make (core/rules/comparisons.py's ASSUMED_FINITE says why)
             if caller_tests_finite or all_finite([a for a in adjoints if a is not None]):
                 return plan.length, adjoints
-        except Exception:               # the planned sweep's to raise or to get right
-            pass
+        except LOWERED_CODE_ERRORS as error:    # values the generated code cannot take: the planned sweep's
+            if fallbacks is not None:
+                count(fallbacks, LoweringRefused(f"generated sweep raised {type(error).__name__}", documented=True))
         del NOTES.kinks[kinks:], NOTES.detached[detached:]
     adjoints = planned_adjoints(plan, values, out, seed)
     return plan.length, [adjoints[i] for i in watched]
@@ -270,7 +273,7 @@ def _checked_sweep(trace, plan, values, seed, watched):
         got = made.run(values, seed)
         same = (NOTES.kinks[kinks:], NOTES.detached[detached:]) == expected_notes and \
             all(a is b if a is None or b is None else same_bits(a, b) for a, b in zip(got, expected))
-    except Exception:
+    except (Fallback, *STEP_ERRORS):    # a sweep these values do not check: none made
         return False
     finally:
         del NOTES.kinks[kinks:], NOTES.detached[detached:]

@@ -22,6 +22,7 @@ import operator
 from ..core.notes import NOTES
 from ..lang.recorded_decisions import range_key
 from .bits import same_bits
+from .fallbacks import STEP_ERRORS, Fallback
 from .generated import functions_of
 from .replay import replay_adjoints, replay_values
 from .probes import Untraceable
@@ -385,7 +386,7 @@ def checked(trace, leaves):
         _, adjoints = replay_adjoints(trace, values, 1.0, list(range(trace.leaves)))
         value, fast = made.gradient(*leaves, 1.0)
         forward = made.forward(*leaves)
-    except Exception:
+    except (Fallback, *STEP_ERRORS):    # another path, a division by zero: checked at other values
         return RETRY
     finally:
         del NOTES.kinks[kinks:]

@@ -19,19 +19,10 @@ from ..core.tape import BOXES, Var
 from ..lang.operator_closures import COMPARISONS, any_equal
 from ..lang.recorded_decisions import range_key
 from ..lang.values import truth
+from .fallbacks import PathChanged  # noqa: F401  (the guards raise it)
 
 # comparisons true at equal values: the interpreter notes a kink there (operator_closures)
 TIE_COMPARISONS = frozenset(("<=", ">=", "==", "!="))
-
-
-class PathChanged(Exception):
-    """A replay met a decision that differs from the recorded one: guard number `index`, with
-    `outcome` on the new values (None: a tie, which the interpreter reports)."""
-
-    def __init__(self, index: int, outcome):
-        super().__init__(index, outcome)
-        self.index = index
-        self.outcome = outcome
 
 
 @dataclass

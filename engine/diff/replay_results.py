@@ -11,6 +11,7 @@ from ..core.notes import reset as reset_notes
 from ..lang.values import dtype
 from . import reverse
 from .bits import same_bits
+from .fallbacks import LOWERED_CODE_ERRORS, LoweringRefused
 from .replay_compiled import compiled_for
 from .replay_guards import PathChanged, decisions
 from .replay_paths import MAX_PATHS, Paths
@@ -23,9 +24,11 @@ def latest(entry):
 
 def run_compiled(entry, leaves: list, gradient: bool):
     """(trace, what its compiled forward, or forward and sweep, returns) or None where the step
-    replay is to run: no compiled function (yet), a path none kept takes, an error, or a kink
+    replay is to run: no compiled function (yet), a path none kept takes, or a kink
     noted (by a rule called as it is; the step replay notes it with its span). A path change
-    moves to the kept path that takes it, as Paths.replay does. The notes are left as they were."""
+    moves to the kept path that takes it, as Paths.replay does. The notes are left as they were.
+    LoweringRefused where the compiled code raises at these values (math.log(0.0)): the caller
+    counts it and runs the step replay; any other error propagates."""
     trace = latest(entry)
     noted = len(NOTES.kinks)
     for _ in range(MAX_PATHS):
@@ -42,8 +45,9 @@ def run_compiled(entry, leaves: list, gradient: bool):
             if trace is None:
                 return None
             continue
-        except Exception:
-            out = None
+        except LOWERED_CODE_ERRORS as error:   # values the float code cannot take: the step replay's
+            del NOTES.kinks[noted:]
+            raise LoweringRefused(f"compiled float code raised {type(error).__name__}", documented=True) from error
         if out is None or len(NOTES.kinks) > noted:
             del NOTES.kinks[noted:]
             return None

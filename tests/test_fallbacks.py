@@ -1,0 +1,174 @@
+"""Fallbacks are typed and counted (issue 28 item 6, engine/diff/fallbacks.py): a replay that
+hands a run to the interpreter says why in `Function.fallbacks`; an error that is no fallback
+(a bug in the replay) propagates instead of becoming a silent slowdown; AUTODIFF_STRICT=1
+raises at a fallback that is neither a changed path nor a documented unsupported construct."""
+import math
+
+import numpy as np
+import pytest
+
+import autodiff
+from autodiff.engine.diff import function, reverse
+from autodiff.engine.diff.fallbacks import StrictFallback
+from autodiff.engine.diff.replay_sweep import sweep_plan
+from autodiff.engine.diff.function import Function, ReplayRunner
+from autodiff.engine.lang.target import load
+
+BRANCH = "def f(x):\n    if x > 0:\n        return x * x\n    return -x\n"
+ARRAYS = {"x": np.array([0.5, 1.0, 2.0])}
+
+
+def recorded(source, at, calls=3):
+    """A Function that has replayed `source`'s gradient at `at` (the first run plain, the second
+    recorded, the third replayed)."""
+    f = Function(target=load(source, filename="program.py")) if source.startswith("def") else Function(source)
+    for _ in range(calls):
+        f.grad(at)
+    assert f.replays == calls - 2 and f.interpreted == 2 and f.fallbacks == {}
+    return f
+
+
+def boom(*args, **kwargs):
+    raise RuntimeError("the sweep's own bug")
+
+
+def test_a_replay_sweep_that_raises_propagates_instead_of_interpreting(monkeypatch):
+    f = recorded("sum(sin(x) * x)", ARRAYS)
+    monkeypatch.setattr(function.replaying, "replay_adjoints", boom)
+    with pytest.raises(RuntimeError, match="the sweep's own bug") as err:
+        f.grad(ARRAYS)
+    assert any("a bug in the replay" in note for note in err.value.__notes__)
+    assert (f.replays, f.fallbacks) == (1, {})
+
+
+def test_a_compiled_gradient_that_raises_propagates(monkeypatch):
+    f = recorded("x * x", {"x": 3.0})
+    monkeypatch.setattr(function.replaying, "compiled_grad", boom)
+    with pytest.raises(RuntimeError, match="the sweep's own bug"):
+        f.grad(x=3.0)
+    monkeypatch.undo()
+    assert f.grad(x=3.0) == {"x": 6.0} and f.replays == 2
+
+
+def test_a_replayed_error_the_interpreter_makes_too_is_its_located_error(monkeypatch):
+    f = recorded("sum(sin(x) * x)", ARRAYS)
+    located = autodiff.SourceError("domain", "the interpreter's own message", None)
+
+    def interpreter_fails(*args, **kwargs):
+        raise located
+
+    monkeypatch.setattr(function.replaying, "replay_adjoints", boom)
+    monkeypatch.setattr(reverse, "grad", interpreter_fails)
+    with pytest.raises(autodiff.SourceError) as err:
+        f.grad(ARRAYS)
+    assert err.value is located
+    assert f.fallbacks == {"a replayed step raised RuntimeError": 1}
+
+
+def test_a_changed_path_is_counted_by_its_reason():
+    f = recorded(BRANCH, {"x": 1.0})
+    assert f.grad(x=-1.0) == {"x": -1.0}                # recorded as a second path
+    assert f.grad(x=-2.0) == {"x": -1.0}                # replayed on it
+    assert f.fallbacks == {"path changed": 1} and (f.replays, f.interpreted) == (2, 3)
+
+
+def test_an_unsupported_construct_is_counted_by_its_reason():
+    f = Function("x * (x > 0)")
+    assert f.blocker is not None
+    for _ in range(3):
+        assert f.grad(x=2.0) == {"x": 1.0}               # (x > 0) is a constant 1
+    assert f.fallbacks == {f.blocker: 3} and (f.replays, f.interpreted) == (0, 3)
+
+
+def test_a_non_finite_result_and_a_refused_lowering_are_counted_by_their_reasons():
+    f = recorded("1 / x", {"x": 1.0})
+    assert f.grad(x=0.0) == {"x": -math.inf}            # numpy's -1/0**2, the interpreter's
+    assert f.fallbacks == {"compiled float code raised ZeroDivisionError": 1, "non-finite result": 1}
+    assert f.grad(x=2.0) == {"x": -0.25} and f.replays == 2
+
+
+def doubled(replay_adjoints):
+    def wrong(*args, **kwargs):
+        length, adjoints = replay_adjoints(*args, **kwargs)
+        return length, [None if a is None else a * 2 for a in adjoints]
+    return wrong
+
+
+def test_a_replay_that_differs_where_it_was_recorded_is_counted_and_not_kept(monkeypatch):
+    monkeypatch.delenv("AUTODIFF_STRICT", raising=False)
+    monkeypatch.setattr(function.replaying, "replay_adjoints", doubled(function.replaying.replay_adjoints))
+    f = Function("sum(sin(x) * x)")
+    for _ in range(3):
+        gradient = f.grad(ARRAYS)["x"]
+    x = ARRAYS["x"]
+    np.testing.assert_array_equal(gradient, np.cos(x) * x + np.sin(x))
+    assert f.fallbacks == {"a replayed gradient differs from the interpreter's": 1, "a recorded tape that could not be kept": 1}
+    assert f.replays == 0
+
+
+def test_strict_raises_at_a_fallback_that_is_not_documented(monkeypatch):
+    monkeypatch.setenv("AUTODIFF_STRICT", "1")
+    monkeypatch.setattr(function.replaying, "replay_adjoints", doubled(function.replaying.replay_adjoints))
+    f = Function("sum(sin(x) * x)")
+    f.grad(ARRAYS)
+    with pytest.raises(StrictFallback, match="a replayed gradient differs from the interpreter's"):
+        f.grad(ARRAYS)
+
+
+def test_strict_lets_a_changed_path_and_a_documented_construct_through(monkeypatch):
+    monkeypatch.setenv("AUTODIFF_STRICT", "1")
+    f = recorded(BRANCH, {"x": 1.0})
+    assert f.grad(x=-1.0) == {"x": -1.0} and f.fallbacks == {"path changed": 1}
+    g = Function("x * (x > 0)")
+    assert g.grad(x=2.0) == {"x": 1.0} and g.fallbacks == {g.blocker: 1}
+    h = recorded("1 / x", {"x": 1.0})                   # the interpreter's gradient is not finite either
+    assert h.grad(x=0.0) == {"x": -math.inf}
+
+
+def test_strict_raises_where_a_replay_is_not_finite_and_the_interpreter_is(monkeypatch):
+    monkeypatch.setenv("AUTODIFF_STRICT", "1")
+    f = recorded("sum(sin(x) * x)", ARRAYS)
+
+    def not_finite(*args, **kwargs):
+        return 3, [np.full(3, np.nan)]
+
+    monkeypatch.setattr(function.replaying, "replay_adjoints", not_finite)
+    with pytest.raises(StrictFallback, match="not finite where the interpreter's is"):
+        f.grad(ARRAYS)
+
+
+def test_the_checks_replay_runner_propagates_a_replay_bug_and_counts_a_changed_path(monkeypatch):
+    runner = ReplayRunner(load(BRANCH, filename="program.py"))
+    for _ in range(3):
+        assert runner({"x": 1.0}) == 1.0
+    assert runner({"x": -1.0}) == 1.0 and runner.fallbacks == {"path changed": 1}
+    monkeypatch.setattr(function.replaying, "compiled_output", boom)
+    with pytest.raises(RuntimeError, match="the sweep's own bug"):
+        runner({"x": 2.0})
+
+
+def made_sweep(f):
+    """The generated array sweep of f's kept trace (replayed until one is made)."""
+    for _ in range(200):
+        f.grad(ARRAYS)
+        trace = next(iter(f.traces.values()))
+        if trace and sweep_plan(trace, [0]).array_sweep:
+            return sweep_plan(trace, [0]).array_sweep
+    raise AssertionError("no generated sweep made")
+
+
+def test_a_generated_sweep_that_refuses_these_values_is_counted_and_the_planned_one_answers(monkeypatch):
+    f = Function("sum(sin(x) * x)")
+    sweep = made_sweep(f)
+    expected = f.grad(ARRAYS)["x"]
+
+    def refuses(values, seed):
+        raise FloatingPointError("overflow")
+
+    monkeypatch.setattr(sweep, "run", refuses)
+    replays = f.replays
+    np.testing.assert_array_equal(f.grad(ARRAYS)["x"], expected)
+    assert f.replays == replays + 1 and f.fallbacks == {"generated sweep raised FloatingPointError": 1}
+    monkeypatch.setattr(sweep, "run", boom)
+    with pytest.raises(RuntimeError, match="the sweep's own bug"):
+        f.grad(ARRAYS)
