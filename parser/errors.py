@@ -302,6 +302,9 @@ def _token_error(token, expected, text: str, start: str) -> SourceError:
         hint = "`in` is only used in `for NAME in ...`"
     if value == "=" and "==" not in text:
         hint = "to compare, write =="
+    if hint is None and token.type in ("NAME", "NUMBER") and open_brackets(text, pos).endswith("[") \
+            and pos > 0 and text[pos - 1] in " \t" and "COMMA" in expected:
+        hint = COMMAS_HINT                  # [1 2 3], as numpy prints an array
     if hint is None and token.type in ("NAME", "NUMBER") and "MUL_OP" in expected:
         hint = MULTIPLY_HINT
     if hint is None and start == "expression" and (span.line > 1 or token.type == "_NEWLINE") \
@@ -330,6 +333,7 @@ def _unsupported_python_form(token, expected, text, start, span) -> SourceError 
     return None
 
 
+COMMAS_HINT = "separate the entries with commas: [1, 2, 3] (numpy prints arrays without them)"
 MULTIPLY_HINT = "write * to multiply (2*x, not 2x) and parentheses to call a function (sin(x))"
 STATEMENT_WORDS = ("return", "pass", "break", "continue", "def", "if", "elif", "else", "for", "while")
 # A line that so far holds one name: a second name after it means the first was meant as a statement.

@@ -13,3 +13,8 @@ MODULE_ALIASES = {"numpy": ("np", "numpy"), "math": ("math",), "scipy": ("scipy"
 # submodules that may be bound to a name of the user's choosing; that name then starts a module
 # path as the roots do (`la.det`), from its import on.
 SUBMODULE_PARENTS = {"linalg": "numpy", "special": "scipy"}
+
+# The array libraries whose code people paste: a path through one of these names (`torch.exp`,
+# `tf.norm`, `jnp.sum`) is that library's, not numpy's. The value names the library in messages.
+FOREIGN_MODULES = {"torch": "PyTorch", "tf": "TensorFlow", "tensorflow": "TensorFlow", "jnp": "JAX",
+                   "jax": "JAX"}

@@ -115,6 +115,7 @@ class Bool(Node):
 class Name(Node):
     id: str
     span: Span
+    module: str = ""         # the module path it was written through: `np.linalg` for np.linalg.det
 
 
 @node

@@ -101,7 +101,7 @@ class NumpyFormsBuilder:
         if root in MODULE_ROOTS or root in self.module_aliases:
             if "." not in value.id and name in SUBMODULES:
                 return nodes.Name(f"{value.id}.{name}", join(value, attr))
-            return nodes.Name(name, join(value, attr))
+            return nodes.Name(name, join(value, attr), value.id)
         return nodes.Attribute(value, name, tok_span(attr), join(value, attr))
 
     # ---- imports ----

@@ -295,3 +295,62 @@ def test_programs_the_batch_cannot_follow_fall_back_to_the_loop(tmp_path):
     r = check_gradient(str(prog), at={"x": x})
     assert not r.batched and r.passed
     assert all(e.verdict == "pass" for e in r.entries)
+
+
+# issue 29: the batched check takes every keyword the plain run takes (it ran from 64 entries on and
+# refused max(x, axis=0, keepdims=True) with exit 2). (source, batched by batch.py's own builtins)
+KEYWORD_CALLS = [
+    ("sum(exp(x - max(x, axis=0, keepdims=True)))", True),
+    ("sum(x * sum(x, axis=0, keepdims=True))", True),
+    ("sum(x * mean(x, axis=0, keepdims=True))", True),
+    ("sum(x * min(x, axis=0, keepdims=True))", True),
+    ("sum(x * max(x, keepdims=True))", True),
+    ("x.sum(axis=0, keepdims=True)[0] * x.max(axis=0)", True),
+    ("sum(X * max(X, axis=1, keepdims=True))", True),
+    ("sum(X * sum(X, axis=(0, 1), keepdims=True))", True),
+    ("sum(X * mean(X, axis=-1, keepdims=True)**2)", True),
+    ("sum(prod(X, axis=1, keepdims=True))", True),
+    ("sum(norm(X, ord=1, axis=0, keepdims=True))", True),
+    ("norm(x, ord=3)", True),
+    ("sum(transpose(X, axes=(1, 0))[0] * X[0])", True),
+    ("std(x, ddof=1)", False),
+    ("sum(var(X, axis=0, ddof=1, keepdims=True))", False),
+    ("sum(logsumexp(X, axis=1, keepdims=True))", False),
+    ("sum(cumsum(X, axis=1) * X)", False),
+]
+
+
+@pytest.mark.parametrize("source, by_batch", KEYWORD_CALLS)
+def test_the_batched_check_takes_every_keyword_the_plain_run_takes(source, by_batch, monkeypatch):
+    import autodiff.engine.checks.differences as check
+    rng = np.random.default_rng(1)
+    at = {"X": rng.uniform(0.5, 1.5, (8, 8))} if "X" in source else {"x": rng.uniform(0.5, 1.5, 64)}
+    monkeypatch.setattr(check, "ONE_HOT", False)           # the batched interpreter (engine/checks/batch.py)
+    batched = check_gradient(source, at=at)
+    monkeypatch.setattr(check, "BATCH_MIN_ENTRIES", 10 ** 9)
+    looped = check_gradient(source, at=at)
+    assert batched.batched == by_batch and not looped.batched
+    assert batched.passed and looped.passed
+    assert [e.label for e in batched.entries] == [e.label for e in looped.entries]
+    for a, b in zip(batched.entries, looped.entries):
+        assert a.verdict == b.verdict and a.claimed == b.claimed
+        assert abs(a.reference - b.reference) <= a.error_estimate + b.error_estimate
+
+
+def test_the_batch_builtins_take_the_keywords_of_the_builtins_they_replace():
+    from autodiff.engine.checks.batch import batch_builtins
+    from autodiff.engine.lang.builtins import make_builtins
+    from autodiff.engine.lang.keywords import accepted_keywords
+    plain, batched = make_builtins(None), make_builtins(None)
+    batch_builtins(batched)
+    replaced = [n for n in plain if batched[n] is not plain[n]]
+    assert {"sum", "max", "norm", "transpose"} <= set(replaced)
+    for name in replaced:
+        assert accepted_keywords(batched[name].fn) == accepted_keywords(plain[name].fn), name
+
+
+def test_a_softmax_of_64_entries_checks_from_the_command_line():
+    r = subprocess.run([sys.executable, "-m", "autodiff", "grad", "sum(exp(x - max(x, axis=0, keepdims=True)))",
+                        "--at", "x=linspace(0,1,64)", "--check"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "check passed" in r.stdout

@@ -121,3 +121,34 @@ def test_a_real_terminal_of_80_columns(tmp_path):
     assert code == 0 and max(len(line) for line in lines) <= 80
     assert first in lines and second in lines
     assert any(line.startswith("a case whose name") for line in lines)
+
+
+MATRIX_CASE = '''
+[[case]]
+name = "matrix"
+f = "sum(W**2)/2"
+at = { W = [[100, 2, 1], [3, 4, 5]] }
+grad = { W = "where(W > 50, W + 9.95, W + 9.5)" }
+'''
+
+
+def test_the_table_tells_the_truth_about_a_matrix_entry(capsys, monkeypatch, tmp_path):
+    """issue 29 item 7: "where" shows the whole entry (`W[0, 2]`, not `2]`); "abs err" is the
+    largest absolute error of the case (9.95 at W[0, 0]), not the one at the worst relative error
+    (9.5 at W[0, 2]); the JSON message names the entry `entry` names."""
+    monkeypatch.setenv("COLUMNS", "200")
+    path = tmp_path / "m.grad.toml"
+    path.write_text(MATRIX_CASE)
+    code, out, _ = cli(capsys, "check", str(path))
+    assert code == 1
+    row = next(line for line in out.splitlines() if line.startswith("matrix"))
+    assert row.split() == ["matrix", "1", "fail", "9.95", "0.905", "W[0,", "2]"]
+    assert row.rstrip().endswith("W[0, 2]")
+    code, out, _ = cli(capsys, "check", str(path), "--json")
+    case = __import__("json").loads(out)["cases"][0]
+    assert abs(case["worst_abs_err"] - 9.95) < 1e-9
+    assert abs(case["worst_rel_err"] - 9.5 / 10.5) < 1e-12
+    assert case["entry"] == "W[0, 2]"
+    assert case["where"] == "point 1 (W=[[100.0, 2.0, 1.0], [3.0, 4.0, 5.0]]), W[0, 2]"
+    assert case["message"].startswith(case["where"] + ": fail: hand-derived 10.5 vs AD 1:")
+    assert [f["entry"] for f in case["failures"]][:3] == ["W[0, 0]", "W[0, 1]", "W[0, 2]"]

@@ -97,7 +97,8 @@ def test_junit_is_valid_with_one_testcase_per_case(capsys, tmp_path):
     cases = root.findall("./testsuite/testcase")
     assert [c.get("name") for c in cases] == ["right: Hands-on ML D-1", "wrong: forgot the + 1 in df/dy"]
     failure = cases[1].find("failure")
-    assert "x=3, y=4" in failure.get("message") and "9" in failure.get("message")
+    # the message names the case's worst failure, the entry the table's "where" shows (issue 29 item 7)
+    assert "point 2 (x=-1, y=0.5), y: fail: hand-derived 1 vs AD 2" in failure.get("message")
     assert "claimed 9.0, reference 10.0" in failure.text
 
 

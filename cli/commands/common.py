@@ -37,12 +37,16 @@ def load_point(target, fn, of, at, limit_options: dict):
     forget_file_inputs()
     out_file(limit_options.get("out"))
     limits = limits_from(limit_options)
+    if fn is not None or of is not None:
+        refuse_file_read_as_expression(target)
     loaded = api.load(target, fn, of)
     note_program(loaded)
     from_file = inputs_from_file(limit_options, limits)
     from_at = parse_at(at, limits, at_file_reader(limit_options, limits))
     out_file(limit_options.get("out"))             # again: it must be none of the files just read
     values, warnings = merged_inputs(from_file, from_at, limit_options)
+    if loaded.kind == "expression" and any(n not in values for n in loaded.inputs):
+        refuse_file_read_as_expression(target)
     if warnings:
         from ..render.page import Page
         page = Page()
@@ -50,6 +54,23 @@ def load_point(target, fn, of, at, limit_options: dict):
             page.line(("warning", "bold yellow"), ": " + message)
         page.show(stderr=True)
     return limits, loaded, values
+
+
+def refuse_file_read_as_expression(target) -> None:
+    """TARGET `model` is read as an expression; called where that expression cannot be what was
+    meant (--fn/--of given, or inputs left without values): where a file `model` or `model.py`
+    exists, say so and how to give it as a program."""
+    import os
+    from ...engine import api
+    from ...parser.errors import SourceError
+    if "\n" in target or api.looks_like_file(target):
+        return
+    if os.path.isfile(target + ".py"):
+        raise SourceError("usage", f"TARGET {target!r} is read as an expression; the program is {target}.py",
+                          None, f"write {target}.py")
+    if os.path.isfile(target):
+        raise SourceError("usage", f"TARGET {target!r} names an existing file, but without .py it is read as an "
+                          "expression", None, f"give the file as a program: ./{target} (or rename it {target}.py)")
 
 
 def seed_constant(seed, limits):

@@ -164,11 +164,14 @@ def _where_cell(r) -> str:
         return with_flags(r.message).splitlines()[0] if r.message else ""
     if _exact_pass(r) or not r.where:
         return ""
-    point, _, entry = r.where.rpartition(", ")
-    number = re.match(r"point (\d+) \(", point)
-    if not point or (point != "the point" and number is None):
+    suffix = f", {r.entry}"               # the entry whole: `W1[0, 2]` holds a comma of its own
+    if not r.entry or not r.where.endswith(suffix):
         return r.where                   # not the runner's "point K (...), entry": shown whole
-    return f"point {number.group(1)}: {entry}" if number and r.points > 1 else entry
+    point = r.where[:-len(suffix)]
+    number = re.match(r"point (\d+) \(", point)
+    if point != "the point" and number is None:
+        return r.where
+    return f"point {number.group(1)}: {r.entry}" if number and r.points > 1 else r.entry
 
 
 def _cases_table(results):

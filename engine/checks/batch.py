@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 from ..core.backend import np, on_device
+from ..lang.builtins import is_axis
 from ..lang.target import Runner
 
 
@@ -49,32 +50,51 @@ def _wrap(a):
 
 
 def _axis(axis, ndim):
+    """A row's axis as the batch's: None is every axis but the batch's; the others move by one."""
     if axis is None:
         return tuple(range(1, ndim))
+    if isinstance(axis, (tuple, list)):
+        return tuple(_axis(a, ndim) for a in axis)
     a = int(axis)
     return a + 1 if a >= 0 else a
 
 
 def _reduction(name):
-    def reduce(x, axis=None):
+    """sum/mean/max/min over a row's axes, with every keyword the builtin takes: `axis` and
+    `keepdims` act on each row; max(a, b) (elementwise) and keywords other than those go to the
+    builtin as they are, or row by row."""
+    per_row = _per_row(name)
+
+    def reduce(x, *rest, **kw):
         if not isinstance(x, batched_class()):
-            return _ORIGINAL[name](x, axis) if axis is not None else _ORIGINAL[name](x)
+            return _ORIGINAL[name](x, *rest, **kw)
+        if len(rest) > 1 or (rest and name in ("max", "min") and not is_axis(rest[0])):
+            return _ORIGINAL[name](x, *rest, **kw)          # max(a, b, ...): elementwise, row-aligned
+        axis = rest[0] if rest else kw.pop("axis", None)
+        keepdims = bool(kw.pop("keepdims", False))
+        if kw:
+            return per_row(x, axis=axis, keepdims=keepdims, **kw)
         p = _plain(x)
         if p.ndim == 1:                      # a batch of scalars: reducing a scalar is the identity
             return x if name != "mean" else x * 1.0
         fn = {"sum": np().sum, "mean": np().mean, "max": np().max, "min": np().min}[name]
-        return _wrap(fn(p, axis=_axis(axis, p.ndim)))
+        return _wrap(fn(p, axis=_axis(axis, p.ndim), keepdims=keepdims))
     return reduce
 
 
 def _per_row(name):
-    """Apply the original builtin to each row (correct for anything; one call per row)."""
-    def apply(*args):
+    """Apply the original builtin to each row, keywords included (correct for anything; one call
+    per row)."""
+    def apply(*args, **kw):
         B = batched_class()
-        rows = next((a.shape[0] for a in args if isinstance(a, B)), None)
+        rows = next((a.shape[0] for a in (*args, *kw.values()) if isinstance(a, B)), None)
         if rows is None:
-            return _ORIGINAL[name](*args)
-        out = [_ORIGINAL[name](*[_plain(a)[r] if isinstance(a, B) else a for a in args]) for r in range(rows)]
+            return _ORIGINAL[name](*args, **kw)
+
+        def row(a, r):
+            return _plain(a)[r] if isinstance(a, B) else a
+        out = [_ORIGINAL[name](*[row(a, r) for a in args], **{k: row(v, r) for k, v in kw.items()})
+               for r in range(rows)]
         return _wrap(np().stack([np().asarray(o) for o in out]))
     return apply
 
@@ -93,12 +113,15 @@ PER_ROW = ("prod", "norm", "dot", "matmul", "transpose", "reshape", "any", "all"
 def batch_builtins(builtins: dict) -> None:
     """Replace, in an interpreter's builtins table, those that must act on each row."""
     from ..lang.callables import Builtin
+    from ..lang.keywords import accepted_keywords
     for name in REDUCTIONS + PER_ROW + ("len",):
         b = builtins.get(name)
         if not isinstance(b, Builtin):
             continue
         _ORIGINAL[name] = b.fn
         fn = _reduction(name) if name in REDUCTIONS else (_len if name == "len" else _per_row(name))
+        if fn is not _len:                   # the batch takes every keyword the plain run takes
+            fn.accepted_keywords = accepted_keywords(b.fn)
         builtins[name] = Builtin(name, fn, b.min_args, b.max_args, b.not_of_numbers)
 
 
@@ -106,7 +129,10 @@ class BatchEvaluator:
     """f at many points per run. `rows(values_per_row)` -> the objective per row."""
 
     def __init__(self, target, limits, output_seed, sig0):
-        self.runner = Runner(target, limits, customize=batch_builtins)
+        try:
+            self.runner = Runner(target, limits, customize=batch_builtins)
+        except Exception as e:      # the plain run compiled: whatever the batch cannot, the loop can
+            raise BatchUnsupported(f"the program does not compile batched: {e}") from None
         self.output_seed = output_seed
         self.sig0 = sig0
 

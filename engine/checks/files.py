@@ -307,6 +307,28 @@ def load_file(path: str) -> list:
     return parse_text(read_text(path, "check file", MAX_CHECK_FILE_BYTES), path)
 
 
+def _unquoted_formula_hint(text: str, span) -> str | None:
+    """`f = x**2`, `grad = { x = 2*x }`: a formula TOML could not read because it is not quoted
+    (the value of the last `key =` before the error is no TOML value); None otherwise."""
+    import tomllib
+    lines = text.split("\n")
+    if not 1 <= span.line <= len(lines):
+        return None
+    line = lines[span.line - 1]
+    keys = list(re.finditer(r"([A-Za-z_][\w-]*)\s*=\s*", line[:span.column]))
+    if not keys:
+        return None
+    key = keys[-1]
+    value = re.match(r"[^,}\]#\"']*", line[key.end():]).group().strip()
+    if not value or not re.search(r"[A-Za-z_(*/+-]", value):
+        return None
+    try:
+        tomllib.loads(f"v = {value}")
+        return None                       # a TOML value after all: the error is elsewhere
+    except tomllib.TOMLDecodeError:
+        return f'a formula is a string in TOML: quote it, {key.group(1)} = "{value}"'
+
+
 def parse_text(text: str, path: str = "<text>") -> list:
     import tomllib
     try:
@@ -324,7 +346,8 @@ def parse_text(text: str, path: str = "<text>") -> list:
         elif "end of document" in msg:
             n = text.count("\n") + 1
             span = Span(n, 1, n, 2)
-        raise SourceError("invalid TOML", msg, span, source=text, filename=path) from None
+        hint = _unquoted_formula_hint(text, span) if span is not None else None
+        raise SourceError("invalid TOML", msg, span, hint, source=text, filename=path) from None
     checker = _Checker(path, text)
     checker.unknown(doc, TOP_KEYS, "the file (top-level tables are [defaults] and [[case]])")
     defaults = {}

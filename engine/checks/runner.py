@@ -152,7 +152,7 @@ def _run(case, result, seed):
     points = case_points(case, target)
     result.warnings += datarefs.nonfinite_warnings(case, points)
     result.points = len(points)
-    worst = None
+    worst, largest = None, (None, None)
     verdicts = set()
     for k, point in enumerate(points):
         inputs = {name: to_host_value(v) for name, v in bind_inputs(target, point).items()}   # checks: on the host
@@ -171,7 +171,8 @@ def _run(case, result, seed):
             key = (row.failed, _finite(row.rel_err), _finite(row.abs_err))
             if worst is None or key > worst[0]:
                 worst = (key, row, where, inputs)
-    _conclude(result, verdicts, worst)
+            largest = (_larger(largest[0], row.abs_err), _larger(largest[1], row.rel_err))
+    _conclude(result, verdicts, worst, largest)
 
 
 def _case_target(case):
@@ -199,18 +200,20 @@ def _point_rows(case, target, inputs, report, ad, expected, dtype, limits, tol) 
     return rows
 
 
-def _conclude(result, verdicts, worst) -> None:
-    """The case's verdict, status and message from the verdicts of all its rows."""
+def _conclude(result, verdicts, worst, largest) -> None:
+    """The case's verdict, status and message from the verdicts of all its rows: the worst errors
+    are the largest of all its rows (the absolute one and the relative one each its own largest);
+    `where`, `entry` and the message name one row: the worst failure, else the largest relative
+    error."""
+    result.worst_abs, result.worst_rel = largest
     if worst is not None:
         _, row, where, result.inputs = worst
-        result.worst_abs, result.worst_rel = row.abs_err, row.rel_err
         result.where, result.entry = f"{where}, {row.label}", row.label
     failed = any(v in FAILING for v in verdicts)
     result.verdict = next((v for v in SEVERITY_ORDER if v in verdicts), "pass")
     if failed:
         result.status = FAILED
-        first = result.rows[0]
-        result.message = f"{first['where']}, {first['entry']}: {first['verdict']}: {first['reason']}"
+        result.message = f"{result.where}: {row.verdict}: {row.reason}"    # a failing row ranks first
     else:
         result.status = PASSED
     if len(result.warnings) > 20:
@@ -258,6 +261,13 @@ class _Expected:
             return to_host_value(self.runner({k: to_device(inputs[k]) for k in self.runner.target.inputs}))
         return to_host_value(as_input(np().asarray(self.spec, dtype=np().float64)) if isinstance(self.spec, list)
                              else as_input(self.spec))
+
+
+def _larger(a, b):
+    """The larger of two errors, None where there is none, nan above every number (as _finite)."""
+    if a is None or b is None:
+        return a if b is None else b
+    return b if _finite(b) > _finite(a) else a
 
 
 def _finite(x):

@@ -31,10 +31,10 @@ def noted_stop_gradient(x):
 
 
 
-def _is_axis(value) -> bool:
+def is_axis(value) -> bool:
     """An untracked whole number, or a tuple of them: what numpy's max(x, axis) takes second."""
     if isinstance(value, tuple):
-        return all(_is_axis(v) for v in value)
+        return all(is_axis(v) for v in value)
     if strip(value) is not value or isinstance(value, bool):
         return False                        # a value with a derivative is an operand, never an axis
     return isinstance(value, (int, float)) and value == value and abs(value) != math.inf and value == int(value)
@@ -169,7 +169,7 @@ class Builtins:
         argument an axis (a whole number or a tuple of them); else Python's max(a, b, ...), the
         larger of all its arguments (elementwise, as maximum(), where they are arrays)."""
         x = as_array(x)
-        numpy_axis = len(rest) == 1 and (axis is not None or (shape_of(x) and _is_axis(rest[0])))
+        numpy_axis = len(rest) == 1 and (axis is not None or (shape_of(x) and is_axis(rest[0])))
         if rest and not numpy_axis:
             out = x
             for v in rest:

@@ -3,12 +3,14 @@ attributes `.T .shape .ndim .size` and the array methods (`A.sum(axis=0)`), each
 builtin of its name with the array as the first argument."""
 from __future__ import annotations
 
+from ...parser import nodes
 from ...parser.errors import SourceError
 from ..core import ops
 from ..core.notes import NOTES
 from .callables import Builtin, UserFunction
 from .errors import runtime_error
 from .keywords import check_builtin_keywords, complete_arguments, unknown_keyword
+from .spellings import foreign_library_error, method_spelling_hint
 from .values import describe, shape_of, size_of
 
 # The methods, each the builtin of the same name (looked up by name when the call compiles,
@@ -42,19 +44,35 @@ def attribute_value(x, attr):
     return float(size_of(x))
 
 
-def unsupported_attribute(e) -> SourceError:
+def unsupported_attribute(e, builtins=()) -> SourceError:
+    """`.attr` the language lacks; `builtins` given for a method call: a builtin of that name (a
+    PyTorch spelling, x.norm()) is named as the call to write."""
     if e.attr in METHODS:
         return SourceError("unsupported construct", f"`.{e.attr}` is a method: call it, `.{e.attr}(...)`",
                            e.attr_span)
+    hint = method_spelling_hint(e.value, e.attr, builtins) or (
+        f"the attributes are {', '.join('.' + a for a in ATTRIBUTES)} and the methods "
+        f"{', '.join('.' + m + '()' for m in METHODS)}")
     return SourceError("unsupported construct", f"attribute `.{e.attr}` is not part of the language",
-                       e.attr_span, f"the attributes are {', '.join('.' + a for a in ATTRIBUTES)} and the methods "
-                       f"{', '.join('.' + m + '()' for m in METHODS)}")
+                       e.attr_span, hint)
+
+
+def refuse_foreign_library(e, scope, builtins, args=None) -> None:
+    """`torch.exp(x)` where `torch` names nothing of the program: another library's path."""
+    root = e.value
+    while isinstance(root, nodes.Attribute):
+        root = root.value
+    if isinstance(root, nodes.Name) and scope.find(root.id) is None and root.id not in builtins:
+        err = foreign_library_error(e, args)
+        if err is not None:
+            raise err
 
 
 class CallFormsCompiler:
     """The Interpreter's keyword calls, attributes and methods (a mixin: `self` is the Interpreter)."""
 
     def e_Attribute(self, e, scope):
+        refuse_foreign_library(e, scope, self.builtins)
         if e.attr not in ATTRIBUTES:
             raise unsupported_attribute(e)
         value = self.expr(e.value, scope)
@@ -75,8 +93,9 @@ class CallFormsCompiler:
         if method.attr in ATTRIBUTES:
             raise SourceError("unsupported construct", f"`.{method.attr}` is an attribute, not a method",
                               method.attr_span, f"write x.{method.attr} without ( )")
+        refuse_foreign_library(method, scope, self.builtins, e.args)
         if method.attr not in METHODS:
-            raise unsupported_attribute(method)
+            raise unsupported_attribute(method, self.builtins)
         builtin = self.builtins.get(method.attr) or METHOD_FALLBACKS.get(method.attr)
         if not isinstance(builtin, Builtin):
             raise SourceError("unsupported construct", f"the method `.{method.attr}()` needs the builtin "

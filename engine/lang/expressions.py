@@ -15,6 +15,7 @@ from ..core.sequences import as_array
 from ..core.tape import Dual, Var
 from .callables import Builtin, UserFunction
 from .errors import runtime_error, unknown_name
+from .spellings import unknown_module_name
 from .fused_regions import ROOTS as REGION_ROOTS, compile_region
 from .operator_closures import (BINARY_OPS, COMPARISONS, FLOAT_OPS, binary_closure, chain_and, comparison_closure,
                                 compare_values)
@@ -79,10 +80,8 @@ class ExpressionCompiler:
         if name in self.builtins:
             b = self.builtins[name]
             return lambda frame: b
-        if span.end_line == span.line and span.end_column - span.column != len(name) and "." not in name:
-            # written np.NAME (the parser keeps the whole span): NAME is no builtin
-            raise SourceError("unknown name", f"`{name}` is not among the language's builtins", span,
-                              unknown_name(name, span, list(self.builtins)).hint)
+        if e.module:                  # written np.NAME, np.linalg.NAME: NAME is no builtin
+            raise unknown_module_name(name, e.module, span, self.builtins)
         if "." in name:               # np.linalg alone: the parser keeps a module path as one name
             raise SourceError("type error", f"`{name}` is a module, not a value", span,
                               f"name a function in it: {name}.NAME(x)")

@@ -15,6 +15,7 @@ from .errors import unknown_name
 from .interp import Interpreter
 from .limits import Limits
 from .names import assigned_names, loaded_names, walk
+from .spellings import foreign_library_use, unknown_module_name
 from .values import as_input, describe
 
 
@@ -71,7 +72,12 @@ def _read(filename: str) -> str:
 def _refuse_unknown_functions(node, builtins, text):
     """A called name that is no builtin is a misspelt function, not an input to ask for."""
     for x in walk(node):
+        foreign = foreign_library_use(x)            # torch.exp(x): numpy's is exp(x)
+        if foreign is not None:
+            raise foreign.with_source(text)
         if isinstance(x, nodes.Call) and isinstance(x.func, nodes.Name) and x.func.id not in builtins:
+            if x.func.module:
+                raise unknown_module_name(x.func.id, x.func.module, x.func.span, builtins).with_source(text)
             err = unknown_name(x.func.id, x.func.span, [b for b in builtins if b.isalpha()])
             err.kind, err.message = "unknown function", f"`{x.func.id}` is not a function of the language"
             raise err.with_source(text)
