@@ -59,6 +59,19 @@ class Function:
         self.fuses = RegionCheck(self.target)     # large inputs of a fusing program: interpreted
         self.replays = 0            # runs answered by a replay (for tests and benchmarks)
         self.interpreted = 0        # runs made by the interpreter
+        self.variants: dict = {}    # per defaulted parameters given: their own Function (own traces)
+
+    def given(self, at) -> "Function":
+        """The Function whose inputs are this one's and the defaulted parameters `at` gives
+        (itself where it gives none): a run with `k` given and one with its default never
+        share a trace."""
+        target = self.target.given(at or {})
+        if target is self.target:
+            return self
+        key = tuple(target.inputs)
+        if key not in self.variants:
+            self.variants[key] = Function(target=target)
+        return self.variants[key]
 
     def __repr__(self):
         return f"<autodiff.Function {self.target.describe()}>"
@@ -82,6 +95,7 @@ class Function:
         if mode not in ("auto", "forward", "reverse"):
             raise ValueError(f"mode must be auto, forward or reverse, not {mode!r}")
         merged = _merge(at, inputs)
+        self = self.given(merged)
         replayed = self._replay_matrix(merged, wrt, mode)
         if replayed is not None:
             self.replays += 1
@@ -94,6 +108,7 @@ class Function:
     def hessian(self, at=None, /, *, wrt=None, **inputs) -> dict:
         """{a: {b: array of shape a.shape + b.shape}}: replayed (diff/replay_higher.py) or interpreted."""
         merged = _merge(at, inputs)
+        self = self.given(merged)
         replayed = self._replay_matrix(merged, wrt, "hessian")
         if replayed is not None:
             self.replays += 1
@@ -106,6 +121,7 @@ class Function:
     def forward_grad_result(self, at, wrt=None, seed=None, dtype_name="float64", limits=None):
         """The gradient by forward mode, as diff/forward.py's `gradient` gives it: replayed with
         stacked tangents where the trace allows, else interpreted."""
+        self = self.given(at)
         result = self._replay_matrix(at, wrt, "gradient", dtype_name, limits, seed)
         if result is not None:
             self.replays += 1
@@ -123,6 +139,7 @@ class Function:
         """diff/higher.py's `derivatives`: replayed with nested tapes or duals over the trace
         where it allows (diff/replay_derivatives.py), else interpreted."""
         from .higher import derivatives, varied_input      # n-th derivatives load only when asked for
+        self = self.given(at)
         try:
             name = varied_input(self.target, wrt)
         except Exception:                   # the driver's error, raised where it raises it
@@ -170,6 +187,7 @@ class Function:
     # ---- full results ----
     @handing_out
     def evaluate_result(self, at, dtype_name="float64", limits=None) -> reverse.RunResult:
+        self = self.given(at)
         set_dtype(dtype_name)
         inputs = bind_inputs(self.target, dict(at or {}))
         key = input_signature(inputs, dtype_name, limits) + (tuple(self.inputs),)   # shared with grads
@@ -249,6 +267,7 @@ class Function:
     def grad_result(self, at, wrt=None, seed=None, dtype_name="float64", limits=None) -> reverse.GradResult:
         """The reverse-mode gradient, as `api.grad` gives it (for any inputs in `wrt`: the replay
         sweeps only the steps that depend on them, as the interpreter's tape would hold)."""
+        self = self.given(at)
         set_dtype(dtype_name)
         inputs = bind_inputs(self.target, dict(at or {}))
         wrt = check_wrt(self.target, wrt)
