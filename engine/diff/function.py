@@ -399,10 +399,19 @@ class ReplayRunner:
         if self.blocker is None and nested_derivatives(target.node):
             self.blocker = "a derivative inside the program (only Function's gradients replay it)"
         self.traces: dict = {}
+        self.variants: dict = {}        # per defaulted parameters given (Function.given's reason)
         self.fuses = RegionCheck(target)
         self.signature = ()
 
     def __call__(self, values: dict):
+        target = self.target.given(values)
+        if target is not self.target:       # defaulted parameters given: their own runner and traces
+            variant = self.variants.get(tuple(target.inputs))
+            if variant is None:
+                variant = self.variants[tuple(target.inputs)] = ReplayRunner(target, self.limits)
+            out = variant(values)
+            self.signature = variant.signature
+            return out
         key = input_signature(values, "", None)
         if self.blocker is not None or plain_run(self.traces, key, self.fuses):
             out = self.runner(values)

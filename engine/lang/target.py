@@ -8,6 +8,8 @@ from dataclasses import dataclass, field, replace
 from ...parser import nodes, parse_expression, parse_program
 from ...parser.errors import SourceError, option
 from ...parser.files import read_text
+from ..core.errors import EngineError
+from ..core.sequences import as_array
 from ..core.tape import strip
 from .builtins import builtin_names
 from .callables import UserFunction
@@ -181,6 +183,9 @@ def constant(text: str, what: str, limits: Limits | None = None):
     interp = Interpreter(limits)
     try:
         v = interp.compile_expression(node.body, [])(interp.globals)
+        v = as_array(v) if v.__class__ is list else v      # a list literal numpy could not stack: why
+    except EngineError as e:
+        raise SourceError(e.kind, f"{what}: {e.message}", node.span, source=text, filename=what) from None
     except SourceError as e:
         raise e.with_source(text, what)
     if isinstance(v, tuple) or callable(v) or not isinstance(strip(v), (float, int, bool)) and not hasattr(v, "shape"):
