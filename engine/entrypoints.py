@@ -8,7 +8,7 @@ from __future__ import annotations
 from .checks.files import load_file
 from .checks.runner import override, run_cases
 from .diff.reverse import grad as reverse_grad
-from .lang.target import bind_inputs, load
+from .lang.target import bind, load
 from .lang.values import set_dtype
 from .views import derivative_steps, hessian_steps, jacobian_steps
 
@@ -46,7 +46,7 @@ def explain_hessian(source, at=None, wrt=None, method="forward-over-reverse", fn
     --explain` shows them: the gradient's reverse sweep, then a row per input direction."""
     set_dtype(dtype_name)
     target = load(source, fn, of)
-    return hessian_steps.explain_hessian(target, bind_inputs(target, dict(at or {})), wrt, method, dtype_name, limits)
+    return hessian_steps.explain_hessian(*bind(target, dict(at or {})), wrt, method, dtype_name, limits)
 
 
 def explain_jacobian(source, at=None, wrt=None, mode="auto", fn=None, of=None, dtype_name="float64",
@@ -55,7 +55,7 @@ def explain_jacobian(source, at=None, wrt=None, mode="auto", fn=None, of=None, d
     (forward: a column each) that built it, as `jacobian --explain` shows them."""
     set_dtype(dtype_name)
     target = load(source, fn, of)
-    return jacobian_steps.explain_jacobian(target, bind_inputs(target, dict(at or {})), wrt, mode, dtype_name, limits)
+    return jacobian_steps.explain_jacobian(*bind(target, dict(at or {})), wrt, mode, dtype_name, limits)
 
 
 def explain_derivatives(source, at=None, order=1, wrt=None, mode="reverse", fn=None, of=None, dtype_name="float64",
@@ -65,5 +65,5 @@ def explain_derivatives(source, at=None, order=1, wrt=None, mode="reverse", fn=N
     below it (nested tapes), or with mode="forward" (order 1) the dual-number pass."""
     set_dtype(dtype_name)
     target = load(source, fn, of)
-    return derivative_steps.explain_derivatives(target, bind_inputs(target, dict(at or {})), order, wrt, mode,
+    return derivative_steps.explain_derivatives(*bind(target, dict(at or {})), order, wrt, mode,
                                                 dtype_name, limits)

@@ -154,6 +154,15 @@ PROGRAMS = [
     ("sum(sort(u) * arange(3)) + argmax(u) + logsumexp(u) + sum(cummax(u)) + sum(clip(u, 0, 2))",
      vectors(*ROWS), None),
     ("stop_gradient(x) * x + any(x > 1)", numbers(*SCALARS), None),
+    # issue 29 item 2: list literals, arrays where their elements have one shape, else sequences
+    ("sum(concatenate([u, u[:2] * 2]) ** 2) + sum(hstack([0.0, u]) * arange(4))", vectors(*ROWS), None),
+    ("def f(u):\n    parts = [u, u[1:]]\n    return sum(stack([u[:2], u[1:]]) ** 2) + sum(concatenate(parts) * 3)\n",
+     vectors(*ROWS), None),
+    ("sum([u[0], u[1] * 2, 3.0] * u) + sum([[u[0], 1.0], [2.0, u[2]]] @ u[:2])", vectors(*ROWS), True),
+    ("sum(vstack([u, [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]]) * u)", vectors(*ROWS), None),
+    # issue 29 item 3: a defaulted parameter given at some calls only: its own trace when given
+    ("def f(x, k=2.0):\n    return x * k + sin(x)\n",
+     [{"x": 1.0}, {"x": 1.0}, {"x": 1.0, "k": 3.0}, {"x": 1.0, "k": 3.0}, {"x": 2.0}, {"x": 2.0, "k": 0.5}], True),
 ]
 
 

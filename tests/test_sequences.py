@@ -218,3 +218,64 @@ def test_item_assignment_reads_a_tuple_as_numpy_does():
 def test_stop_gradient_of_a_tuple_stops_every_element(name):
     r = api.grad(f"sum({name}((s, 2 * s)) * x)", at={"x": [1.0, 2.0], "s": 0.5})
     assert r.value == 2.5 and r.gradient["s"] == 0.0 and r.gradient["x"].tolist() == [0.5, 1.0]
+
+
+# ---- issue 29 item 2: a list literal is a Python list until numpy makes an array of it -----------
+
+LISTS_AT = {"a": np.array([0.5, 1.25, 2.0]), "b": np.array([0.75, 1.5]), "s": 0.7}
+
+
+@pytest.mark.parametrize("source, want", [
+    ("concatenate([a, b])", lambda a, b, s: np.concatenate([a, b])),
+    ("concatenate([a, b, [s, 1.0]], axis=0)", lambda a, b, s: np.concatenate([a, b, [s, 1.0]], axis=0)),
+    ("concatenate([[a, a], [a * s]])", lambda a, b, s: np.concatenate([[a, a], [a * s]])),
+    ("hstack([0.0, a])", lambda a, b, s: np.hstack([0.0, a])),
+    ("hstack([s, a, b])", lambda a, b, s: np.hstack([s, a, b])),
+    ("vstack([a, [[1.0, 2.0, 3.0], [s, s, s]]])", lambda a, b, s: np.vstack([a, [[1.0, 2.0, 3.0], [s, s, s]]])),
+    ("stack([a, a * s], axis=1)", lambda a, b, s: np.stack([a, a * s], axis=1)),
+    ("det([[s, 1.0], [2.0, s]]) * [[1, 2], [3, 4]]", lambda a, b, s: np.linalg.det([[s, 1.0], [2.0, s]]) * np.array([[1, 2], [3, 4]])),
+    ("[s, a[0], 2.0] * a", lambda a, b, s: np.array([s, a[0], 2.0]) * a),
+])
+def test_list_literals_read_as_numpy_reads_them(source, want):
+    for s in (0.7, 1.5):                        # twice: a replay reads the new value
+        at = {**LISTS_AT, "s": s}
+        got = api.evaluate(source, at=used(source, at)).value
+        expected = want(at["a"], at["b"], s)
+        assert np.shape(got) == expected.shape and close(got, expected), (source, got)
+    r = api.grad(f"sum(({source}) ** 2)", at=used(source, LISTS_AT))
+    h = 1e-6
+    for name in used(source, LISTS_AT):                # every input's gradient against central differences
+        x = np.asarray(LISTS_AT[name], dtype=float)
+        fd = np.zeros(x.shape)
+        for i in np.ndindex(x.shape):
+            up, down = x.copy(), x.copy()
+            up[i] += h
+            down[i] -= h
+            f = [np.sum(want(**{**LISTS_AT, name: p if p.shape else float(p)}) ** 2) for p in (up, down)]
+            fd[i] = (f[0] - f[1]) / (2 * h)
+        got = r.gradient.get(name, np.zeros(x.shape))
+        assert np.allclose(got, fd, atol=1e-5), (source, name, got, fd)
+
+
+def test_a_list_of_arrays_in_a_program_loops_indexes_and_concatenates():
+    src = ("import numpy as np\ndef f(a, b):\n    parts = [a, b * 2]\n    s = 0.0\n    for p in parts:\n"
+           "        s = s + np.sum(p)\n    return s + len(parts) + np.sum(parts[1]) + np.sum(np.concatenate(parts) ** 2)\n")
+    r = api.grad(None, at={"a": LISTS_AT["a"], "b": LISTS_AT["b"]}, target=api.load(src, filename="p.py"))
+    a, b = LISTS_AT["a"], LISTS_AT["b"]
+    assert r.value == pytest.approx(a.sum() + 2 * b.sum() + 2 + 2 * b.sum() + np.sum(np.concatenate([a, 2 * b]) ** 2))
+    assert r.gradient["a"].tolist() == pytest.approx((1 + 2 * a).tolist())
+    assert r.gradient["b"].tolist() == pytest.approx((2 + 2 + 8 * b).tolist())
+
+
+@pytest.mark.parametrize("argv, where", [
+    (["grad", "sum([a, b])", "--at", "a=[0.5,1.25,2],b=[0.75,1.5]"], "1:1"),
+    (["grad", "sum([a, b] * 2)", "--at", "a=[0.5,1.25,2],b=[0.75,1.5]"], "1:12"),
+    (["run", "exp([a, [1.0, 2.0]])", "--at", "a=[0.5,1.25,2]"], "1:1"),
+    (["run", "array([[1.0, 2.0], [3.0]])"], "1:1"),
+    (["run", "sum(x)", "--at", "x=[[1,2],[3]]"], "1:1"),
+])
+def test_a_ragged_list_used_as_an_array_is_a_located_shape_mismatch(argv, where):
+    out = run_cli(*argv)
+    assert out.code == 2, out.err
+    assert "shape mismatch" in out.err and where in out.err and "Traceback" not in out.err
+    assert "(3,)" in out.err or "(2,)" in out.err and "(1,)" in out.err, out.err

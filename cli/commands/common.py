@@ -53,7 +53,7 @@ def load_point(target, fn, of, at, limit_options: dict):
         for message in warnings:
             page.line(("warning", "bold yellow"), ": " + message)
         page.show(stderr=True)
-    return limits, loaded, values
+    return limits, loaded.given(values), values      # defaulted parameters given: inputs
 
 
 def refuse_file_read_as_expression(target) -> None:

@@ -95,6 +95,7 @@ def plot(target, at, fn, of, dtype, as_json, range_, order, points, output, debu
     set_dtype(dtype)
     lim, tgt, values = load_point(target, fn, of, at, limits)
     name, lo, hi = parse_range(range_, lim)
+    tgt = tgt.given([name]) if name is not None else tgt      # --range k=...: a defaulted parameter varied
     name = _varied_input(tgt, name, values)
     others = api.bind_inputs(tgt, {**values, name: 0.0})
     others.pop(name)

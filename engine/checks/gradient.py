@@ -23,7 +23,7 @@ from __future__ import annotations
 from ..core.backend import np, to_host_value
 from ..diff import reverse
 from ..diff.function import ReplayRunner
-from ..lang.target import bind_inputs, load
+from ..lang.target import bind, load
 from ..lang.values import set_dtype
 from .differences import Objective, fast_check, full_check, power_of_two_step
 from .hand import HandGradient, expression_target
@@ -52,9 +52,9 @@ def check_gradient(source=None, at=None, grad=None, *, fn=None, of=None, mode="f
     if mode not in ("full", "fast"):
         raise ValueError(f"mode must be 'full' or 'fast', not {mode!r}")
     set_dtype(dtype)
-    target = target or load(source, fn, of)
+    target, inputs = bind(target or load(source, fn, of), dict(at or {}))
     # finite differences perturb host copies; each perturbed run moves its point to the device
-    inputs = {k: to_host_value(v) for k, v in bind_inputs(target, dict(at or {})).items()}
+    inputs = {k: to_host_value(v) for k, v in inputs.items()}
     result = ad_result or reverse.grad(None, inputs, wrt, output_seed, dtype_name=dtype, limits=limits, target=target)
     names = list(result.gradient)
     conventions = conventions_of(result.kinks)

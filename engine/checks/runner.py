@@ -135,6 +135,8 @@ def _run(case, result, seed):
     set_dtype(dtype)
     limits = Limits(steps=opts.get("max_steps", 10_000_000))
     target = _case_target(case)
+    points = case_points(case, target)
+    target = target.given(points[0]) if points else target     # defaulted parameters given: inputs
     runner = ReplayRunner(target, limits)        # the check's perturbed runs replay its tape
     function = Function(target=target)            # so do its points' gradients
     wrt = case.wrt
@@ -149,7 +151,6 @@ def _run(case, result, seed):
     if seed is None:
         seed = opts.get("seed", zlib.crc32(case.name.encode()) & 0x7FFFFFFF)
     result.seed = seed if result.mode == "fast" else None
-    points = case_points(case, target)
     result.warnings += datarefs.nonfinite_warnings(case, points)
     result.points = len(points)
     worst, largest = None, (None, None)

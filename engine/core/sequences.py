@@ -11,6 +11,8 @@ from .errors import EngineError
 from .primitives import check_elements, run_dtype, shape
 from .tape import BOXES, strip
 
+SEQUENCES = (tuple, list)       # a tuple, or a list literal whose elements numpy could not stack
+
 
 def is_sequence(v) -> bool:
     return isinstance(strip(v), (tuple, list))

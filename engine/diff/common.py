@@ -9,22 +9,23 @@ from ..core.notes import NOTES, traced_only
 from ..core.tape import Dual, backward, strip
 from ..lang.interp import Interpreter
 from ..lang.limits import Limits
-from ..lang.target import bind_inputs, check_output, load, run_target
+from ..lang.target import bind, check_output, load, run_target
 from ..lang.values import as_input, dtype, set_dtype, shape_of
 
 
 def prepare(source, at, fn, of, dtype_name, target):
     """Load the target and bind its inputs (the first steps of every command)."""
     set_dtype(dtype_name)
-    target = target or load(source, fn, of)
-    inputs = bind_inputs(target, dict(at or {}))
-    return target, inputs
+    return bind(target or load(source, fn, of), dict(at or {}))
 
 
 def check_wrt(target, wrt) -> list:
     """The inputs to differentiate (all of them by default), each checked to be an input."""
     wrt = list(wrt) if wrt else list(target.inputs)
     for w in wrt:
+        if w in target.defaulted and w not in target.inputs:
+            raise SourceError("unknown input", f"{option('wrt')} {w}: a parameter with a default is an input only "
+                              "when given", None, f"give it with {option('at')} {w}=...")
         if w not in target.inputs:
             raise SourceError("unknown input", f"{option('wrt')} {w}: not an input (the inputs: "
                               f"{', '.join(target.inputs) or 'none'})")

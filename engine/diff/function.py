@@ -73,6 +73,19 @@ class Function:
         self.replays = 0            # runs answered by a replay (for tests and benchmarks)
         self.interpreted = 0        # runs made by the interpreter
         self.fallbacks: dict = {}   # {reason: count}
+        self.variants: dict = {}    # per defaulted parameters given: their own Function (own traces)
+
+    def given(self, at) -> "Function":
+        """The Function whose inputs are this one's and the defaulted parameters `at` gives
+        (itself where it gives none): a run with `k` given and one with its default never
+        share a trace."""
+        target = self.target.given(at or {})
+        if target is self.target:
+            return self
+        key = tuple(target.inputs)
+        if key not in self.variants:
+            self.variants[key] = Function(target=target)
+        return self.variants[key]
 
     def __repr__(self):
         return f"<autodiff.Function {self.target.describe()}>"
@@ -113,6 +126,7 @@ class Function:
         """diff/higher.py's `derivatives`: replayed with nested tapes or duals over the trace
         where it allows (diff/replay_derivatives.py), else interpreted."""
         from .higher import derivatives, varied_input      # n-th derivatives load only when asked for
+        self = self.given(at)
         try:
             name = varied_input(self.target, wrt)
         except SourceError:                 # the driver's error, raised where it raises it
@@ -136,6 +150,8 @@ class Function:
         "jacobian forward", "jacobian reverse", "derivatives": `seed` (order, method)) at the
         inputs `at`: replayed from the trace kept for their signature; where there is none yet,
         recorded; where the replay falls back, the fallback counted by reason and interpreted."""
+        if self.target.defaulted:           # defaulted parameters given: their own Function
+            self = self.given(at)
         replay, interpret, record = KINDS[kind]
         set_dtype(dtype_name)
         inputs = bind_inputs(self.target, dict(at or {}))
@@ -463,11 +479,20 @@ class ReplayRunner:
         if self.blocker is None and nested_derivatives(target.node):
             self.blocker = "a derivative inside the program (only Function's gradients replay it)"
         self.traces: dict = {}
+        self.variants: dict = {}        # per defaulted parameters given (Function.given's reason)
         self.fuses = RegionCheck(target)
         self.signature = ()
         self.fallbacks: dict = {}   # {reason: count}, as Function's
 
     def __call__(self, values: dict):
+        target = self.target.given(values)
+        if target is not self.target:       # defaulted parameters given: their own runner and traces
+            variant = self.variants.get(tuple(target.inputs))
+            if variant is None:
+                variant = self.variants[tuple(target.inputs)] = ReplayRunner(target, self.limits)
+            out = variant(values)
+            self.signature = variant.signature
+            return out
         key = input_signature(values, "", None)
         if self.blocker is not None or plain_run(self.traces, key, self.fuses):
             out = self.runner(values)

@@ -187,7 +187,7 @@ def derivatives(source=None, at=None, order=1, method="reverse", fn=None, of=Non
                           f"at most {MAX_FORWARD_ORDER} with {option('method')} forward", None,
                           f"use {option('method')} reverse (nested tapes)")
     set_dtype(dtype_name)
-    target = target or load(source, fn, of)
+    target = (target or load(source, fn, of)).given(at or {})
     name = varied_input(target, wrt)
     target, inputs = prepare(None, at, None, None, dtype_name, target)
     x = inputs[name]

@@ -11,7 +11,7 @@ from ..core.backend import is_array, np, xp
 from ..core.numbers import is_whole
 from ..core.rules import builtin_primitives
 from ..core.notes import NOTES
-from ..core.sequences import as_array
+from ..core.sequences import SEQUENCES, as_array
 from ..core.tape import BOXES, strip
 from .loop_forms import enumerate_items, zip_items
 from .axes import keep_dims, reduced_count, reduction_axes
@@ -137,7 +137,7 @@ class Builtins:
 
     def len_(self, x):
         v = strip(x)
-        if isinstance(v, tuple):
+        if v.__class__ in SEQUENCES:
             return float(len(v))
         s = shape_of(v)
         if not s:
@@ -218,7 +218,7 @@ def _numeric(name, fn, tuples_are_arrays=True):
             c = a.__class__
             if c is RangeValue:
                 raise SourceError("type error", f"{name}() takes numbers or arrays, not {describe(a)}")
-            if c is tuple and tuples_are_arrays:
+            if c in SEQUENCES and tuples_are_arrays:
                 args = tuple(as_array(v) for v in args)
         try:
             return fn(*args, **kwargs)
@@ -237,7 +237,7 @@ def _refuse_traced(name, args, what="an argument"):
     """A constructor whose result does not depend smoothly on `args` (a count, a shape, arange's
     bounds): a traced value there is an error, never a silent zero gradient."""
     for a in args:
-        if isinstance(a, BOXES) or (isinstance(a, tuple) and any(isinstance(v, BOXES) for v in a)):
+        if isinstance(a, BOXES) or (isinstance(a, SEQUENCES) and any(isinstance(v, BOXES) for v in a)):
             raise SourceError("not differentiable", f"{name}(): {what} depends on an input being "
                               "differentiated, but the result does not depend smoothly on it", None,
                               "wrap it in stop_gradient(...) to use its value as a constant")

@@ -11,7 +11,7 @@ from ...parser.errors import SourceError, option
 from ..core import ops
 from ..core.backend import is_array, xp
 from ..core.notes import NOTES
-from ..core.sequences import as_array
+from ..core.sequences import SEQUENCES, as_array
 from ..core.tape import Dual, Var
 from .callables import Builtin, UserFunction
 from .errors import runtime_error, unknown_name
@@ -125,7 +125,7 @@ class ExpressionCompiler:
                     continue
                 NOTES.span = span
                 try:
-                    if a.__class__ is tuple or b.__class__ is tuple:
+                    if a.__class__ in SEQUENCES or b.__class__ in SEQUENCES:
                         a, b = as_array(a), as_array(b)
                     a = fn(a, b)
                 except Exception as exc:
@@ -156,7 +156,7 @@ class ExpressionCompiler:
             b = exp(frame)
             NOTES.span = span
             try:
-                if a.__class__ is tuple or b.__class__ is tuple:
+                if a.__class__ in SEQUENCES or b.__class__ in SEQUENCES:
                     a, b = as_array(a), as_array(b)
                 return ops.pow(a, b)
             except Exception as exc:
@@ -259,7 +259,7 @@ class ExpressionCompiler:
                         idx.append(as_int(i, sp))
             index = idx[0] if len(idx) == 1 else tuple(idx)
             shp = shape_of(v)
-            if isinstance(v, tuple):
+            if v.__class__ in SEQUENCES:
                 try:
                     return v[index]
                 except Exception as exc:
@@ -293,6 +293,9 @@ class ExpressionCompiler:
         return listexpr
 
     def make_array(self, vals, spans, span):
+        """A list literal: the array numpy makes of it where its elements have one shape; else
+        a Python list, a sequence that concatenate/stack/hstack/vstack read item by item
+        and that is numpy's ragged-sequence error where an array is expected (core/sequences.py)."""
         if all(v.__class__ is float or v.__class__ is bool for v in vals):
             return xp().asarray(vals, dtype=dtype())
         vals = [as_array(v) if v.__class__ is tuple else v for v in vals]    # numpy's reading of a tuple
@@ -300,8 +303,8 @@ class ExpressionCompiler:
         for v, sp, shp in zip(vals, spans, shapes):
             if isinstance(v, (UserFunction, Builtin, RangeValue)) or v is None:
                 raise SourceError("type error", f"a list element is {describe(v)}, not a number or array", sp)
-            if shp != shapes[0]:
-                raise SourceError("shape mismatch", f"list elements have different shapes: {shapes[0]} and {shp}", sp)
+        if any(v.__class__ is list for v in vals) or any(shp != shapes[0] for shp in shapes):
+            return list(vals)           # ragged: numpy makes no array of it
         count = len(vals) * math.prod(shapes[0])      # before stacking: `x = [x, x]` doubles each time
         if count > self.limits.elements:
             raise SourceError("too large", f"the list would make an array of {count:,} elements, more than the "

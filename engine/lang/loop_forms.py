@@ -13,7 +13,7 @@ def unpacking(items, names: tuple, variables: dict, span):
     """The items of a loop, each unpacked into `names` of `variables` before it is handed on."""
     count = len(names)
     for item in items:
-        if not isinstance(item, tuple) and not shape_of(item):
+        if not isinstance(item, (tuple, list)) and not shape_of(item):
             raise SourceError("type error", f"cannot unpack {describe(item)} into {count} names", span)
         parts = tuple(iterate(item, span))
         if len(parts) != count:

@@ -24,7 +24,7 @@ def _on_first_call(name):
             found.append(function(name))
         if with_dtype:
             kwargs.setdefault("dtype", dtype())
-        if arrays[0] and (tuple in map(type, args) or tuple in map(type, kwargs.values())):
+        if arrays[0] and any(v.__class__ in (tuple, list) for v in (*args, *kwargs.values())):
             args, kwargs = _arrays_read(args, kwargs, *arrays)
         return found[0](*args, **kwargs)
     call.__name__ = name

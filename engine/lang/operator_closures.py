@@ -10,7 +10,7 @@ from ...parser.errors import SourceError
 from ..core import ops
 from ..core.backend import is_array, xp
 from ..core.notes import NOTES
-from ..core.sequences import as_array
+from ..core.sequences import SEQUENCES, as_array
 from ..core.tape import BOXES, Var, strip
 from .errors import runtime_error
 
@@ -43,7 +43,7 @@ def binary_closure(op, lhs, rhs, span, label):
     def slow(a, b):                           # boxes and arrays: the engine op, errors located here
         NOTES.span = span
         try:
-            if a.__class__ is tuple or b.__class__ is tuple:
+            if a.__class__ in SEQUENCES or b.__class__ in SEQUENCES:
                 a, b = as_array(a), as_array(b)
             return fn(a, b)
         except Exception as exc:
@@ -163,7 +163,7 @@ def any_equal(a, b) -> bool:
 def compare_values(fn, a, b, span, opname):
     NOTES.span = span
     try:
-        if a.__class__ is tuple or b.__class__ is tuple:
+        if a.__class__ in SEQUENCES or b.__class__ in SEQUENCES:
             a, b = as_array(a), as_array(b)
         r = fn(a, b)
     except Exception as exc:

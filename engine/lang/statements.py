@@ -86,7 +86,7 @@ class StatementCompiler:
 
         def run_unpack(frame):
             v = ev(frame)
-            if isinstance(v, tuple):
+            if isinstance(v, (tuple, list)):
                 items = v
             else:
                 shp = shape_of(v)

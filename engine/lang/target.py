@@ -3,16 +3,19 @@ bound and run once (`run_target`) or many times (`Runner`) by the interpreter.""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ...parser import nodes, parse_expression, parse_program
 from ...parser.errors import SourceError, option
 from ...parser.files import read_text
+from ..core.errors import EngineError
+from ..core.sequences import as_array
 from ..core.tape import strip
 from .builtins import builtin_names
 from .callables import UserFunction
 from .errors import unknown_name
 from .interp import Interpreter
+from .keywords import complete_arguments
 from .limits import Limits
 from .names import assigned_names, loaded_names, walk
 from .spellings import foreign_library_use, unknown_module_name
@@ -30,6 +33,18 @@ class Target:
     fn_name: str | None = None
     output_name: str | None = None
     functions: list = field(default_factory=list)
+    defaulted: list = field(default_factory=list)   # a function's parameters with defaults
+
+    def given(self, names) -> "Target":
+        """This target with the defaulted parameters among `names` as inputs too (after the
+        others, in parameter order); itself where none is given. A defaulted parameter not given
+        keeps its default and is a constant."""
+        extra = [d for d in self.defaulted if d in names and d not in self.inputs]
+        if not extra:
+            return self
+        required = [p for p in self.inputs if p not in self.defaulted]
+        chosen = [d for d in self.defaulted if d in names or d in self.inputs]
+        return replace(self, inputs=required + chosen)
 
     def describe(self) -> str:
         if self.kind == "function":
@@ -119,9 +134,10 @@ def _load_functions(module, defs, text, filename, fn, of) -> Target:
                           "and none is called f", None, f"choose one with {option('fn')} NAME", source=text,
                           filename=filename)
     node = [d for d in defs if d.name == chosen][-1]
-    required = node.params[:len(node.params) - len(node.defaults)]         # the others keep their defaults
+    required = node.params[:len(node.params) - len(node.defaults)]     # the others: inputs when given
     return Target(source=text, filename=filename, kind="function", inputs=list(required), node=module,
-                  fn_name=chosen, output_name=None, functions=names)
+                  fn_name=chosen, output_name=None, functions=names,
+                  defaulted=list(node.params[len(required):]))
 
 
 def _load_script(module, text, filename, of) -> Target:
@@ -173,12 +189,21 @@ def constant(text: str, what: str, limits: Limits | None = None):
     interp = Interpreter(limits)
     try:
         v = interp.compile_expression(node.body, [])(interp.globals)
+        v = as_array(v) if v.__class__ is list else v      # a list literal numpy could not stack: why
+    except EngineError as e:
+        raise SourceError(e.kind, f"{what}: {e.message}", node.span, source=text, filename=what) from None
     except SourceError as e:
         raise e.with_source(text, what)
     if isinstance(v, tuple) or callable(v) or not isinstance(strip(v), (float, int, bool)) and not hasattr(v, "shape"):
         raise SourceError("bad input", f"{what}: the value is {describe(v)}, not a number or an array",
                           node.span, source=text, filename=what)
     return as_input(v)
+
+
+def bind(target: Target, values: dict) -> tuple:
+    """(the target with the defaulted parameters `values` gives as inputs, its inputs bound)."""
+    target = target.given(values)
+    return target, bind_inputs(target, values)
 
 
 def bind_inputs(target: Target, values: dict) -> dict:
@@ -191,6 +216,9 @@ def bind_inputs(target: Target, values: dict) -> dict:
     extra = [k for k in values if k not in target.inputs]
     if extra:
         known = ", ".join(target.inputs) if target.inputs else "none"
+        optional = [d for d in target.defaulted if d not in target.inputs]
+        if optional:
+            known += f"; with defaults, inputs when given: {', '.join(optional)}"
         hint = (f"`{extra[0]}` is a builtin of the language, not a variable: name the variable otherwise"
                 if extra[0] in builtin_names() else None)
         raise SourceError("unknown input", f"{option('at')} {extra[0]}: {target.describe()} has no input {extra[0]!r} "
@@ -243,9 +271,10 @@ class Runner:
         target = self.target
         with _located(target):
             if target.kind == "function":
-                # parameters with defaults are not inputs: they keep their defaults
-                return interp.call_user(self._fn, [values[p] for p in self._fn.params if p in values],
-                                        self._fn.node.span)
+                # parameters with defaults not given keep their defaults
+                fn = self._fn
+                given = {p: values[p] for p in fn.params if p in values}
+                return interp.call_user(fn, complete_arguments(fn, [], given, fn.node.span), fn.node.span)
             g = interp.globals.vars
             g.clear()
             g.update(values)

@@ -84,6 +84,8 @@ def describe(v) -> str:
         return "a number"
     if isinstance(v, tuple):
         return f"a tuple of {len(v)}"
+    if isinstance(v, list):
+        return f"a list of {len(v)}"
     if isinstance(v, (UserFunction, Builtin)):
         return "a function"
     if is_array(v):
@@ -98,7 +100,7 @@ def describe(v) -> str:
 def to_python(v):
     """A value as plain Python data (floats and nested lists) for JSON and tests."""
     v = to_host(strip(v))
-    if isinstance(v, tuple):
+    if isinstance(v, (tuple, list)):
         return [to_python(x) for x in v]
     if isinstance(v, (bool, int, float)):
         return float(v) if not isinstance(v, bool) else v
@@ -154,7 +156,7 @@ def iterate(seq, span):
     if isinstance(seq, RangeValue):
         return map(float, range(seq.start, seq.stop, seq.step))
     shp = shape_of(seq)
-    if isinstance(seq, tuple):
+    if isinstance(seq, (tuple, list)):
         return iter(seq)
     if not shp:
         raise SourceError("type error", f"cannot loop over {describe(seq)}", span,
