@@ -233,6 +233,9 @@ LISTS_AT = {"a": np.array([0.5, 1.25, 2.0]), "b": np.array([0.75, 1.5]), "s": 0.
     ("hstack([s, a, b])", lambda a, b, s: np.hstack([s, a, b])),
     ("vstack([a, [[1.0, 2.0, 3.0], [s, s, s]]])", lambda a, b, s: np.vstack([a, [[1.0, 2.0, 3.0], [s, s, s]]])),
     ("stack([a, a * s], axis=1)", lambda a, b, s: np.stack([a, a * s], axis=1)),
+    ("append([s, 1.0], b)", lambda a, b, s: np.append([s, 1.0], b)),
+    ("append(s, [a, a])", lambda a, b, s: np.append(s, [a, a])),
+    ("append([[s, 2.0]], [[1.0, s]], axis=0)", lambda a, b, s: np.append([[s, 2.0]], [[1.0, s]], axis=0)),
     ("det([[s, 1.0], [2.0, s]]) * [[1, 2], [3, 4]]", lambda a, b, s: np.linalg.det([[s, 1.0], [2.0, s]]) * np.array([[1, 2], [3, 4]])),
     ("[s, a[0], 2.0] * a", lambda a, b, s: np.array([s, a[0], 2.0]) * a),
 ])

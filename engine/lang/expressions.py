@@ -294,7 +294,7 @@ class ExpressionCompiler:
 
     def make_array(self, vals, spans, span):
         """A list literal: the array numpy makes of it where its elements have one shape; else
-        a Python list, a sequence that concatenate/stack/hstack/vstack read item by item
+        a Python list, a sequence that concatenate/stack/hstack/vstack/append read item by item
         and that is numpy's ragged-sequence error where an array is expected (core/sequences.py)."""
         if all(v.__class__ is float or v.__class__ is bool for v in vals):
             return xp().asarray(vals, dtype=dtype())

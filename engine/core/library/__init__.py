@@ -55,6 +55,7 @@ SIGNATURES = {
     "stack": ("shapes", "stack", "arrays axis="),
     "hstack": ("shapes", "hstack", "tup"),
     "vstack": ("shapes", "vstack", "tup"),
+    "append": ("shapes", "append", "arr[] values[] axis="),
     "split": ("shapes", "split", "ary[] indices_or_sections axis="),
     "pad": ("shapes", "pad", "array[] pad_width mode= constant_values="),
     "expand_dims": ("shapes", "expand_dims", "a[] axis"),

@@ -40,6 +40,14 @@ def vstack(tup):
     return ops.concatenate(items, 0)
 
 
+def append(arr, values, axis=None):
+    """np.append: both flattened and joined, or joined along `axis` (each an array numpy reads
+    a list or tuple as: arr[] and values[] in SIGNATURES)."""
+    if axis is None:
+        return ops.concatenate([ops.reshape(v, (-1,)) for v in (arr, values)], 0)
+    return concatenate((arr, values), axis)
+
+
 def split(ary, indices_or_sections, axis=0):
     ax = one_axis(axis, ndim(ary))
     n = shape(ary)[ax]
