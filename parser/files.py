@@ -1,6 +1,7 @@
 """Reading a file safely: only a regular file (not /dev/zero, a FIFO, a device, a directory or a
 terminal, which would block or never end), only up to a size limit, and, for a program or a data
-file named by a check file, only inside the check file's folder tree (symlinks resolved first).
+file named by a check file, only inside the check file's project: the git work tree that holds it,
+else its own folder tree (symlinks resolved first).
 Every refusal is a SourceError that names the path and quotes none of its content. Source files
 (programs, check files) and input data are opened by the one helper here, `open_regular`."""
 from __future__ import annotations
@@ -84,14 +85,31 @@ def read_text(path: str, what: str = "file", limit: int = MAX_FILE_BYTES) -> str
         raise SourceError("bad file", f"the {what} {path} is not UTF-8 text (byte {e.start})") from None
 
 
+def project_root(base_file: str) -> tuple[str, str]:
+    """(the folder a check file's programs and data must lie in, what it is called): the git work
+    tree that holds the file, found without running git (the first folder, from the file's own
+    upwards once symlinks are resolved, holding a `.git` entry: a folder, or a file as in a
+    worktree), else the file's own folder."""
+    folder = os.path.realpath(os.path.dirname(os.path.abspath(base_file)))
+    here = folder
+    while True:
+        if os.path.isdir(os.path.join(here, ".git")) or os.path.isfile(os.path.join(here, ".git")):
+            return here, "git work tree"
+        up = os.path.dirname(here)
+        if up == here:
+            return folder, "folder"
+        here = up
+
+
 def confined_path(base_file: str, path: str, shown: str | None = None, what: str = "program") -> str:
     """`path` (relative to the working folder, as a check file's program is joined to the check
-    file's folder) fully resolved; refused unless it lies inside the folder tree of `base_file`
-    once every symlink is resolved. `shown` is how the file wrote it, for the message."""
-    folder = os.path.realpath(os.path.dirname(os.path.abspath(base_file)))
+    file's folder) fully resolved; refused unless it lies inside the check file's project (see
+    `project_root`) once every symlink is resolved. `shown` is how the file wrote it, for the message."""
+    root, called = project_root(base_file)
     resolved = os.path.realpath(path)
-    if os.path.commonpath([folder, resolved]) != folder:
-        raise SourceError("bad file", f"the {what} {shown or path} is outside the check file's folder "
-                          f"({resolved} is not under {folder})", None,
-                          "a check file may name programs and data files in its own folder or below it")
+    if os.path.commonpath([root, resolved]) != root:
+        raise SourceError("bad file", f"the {what} {shown or path} is outside the check file's {called} "
+                          f"({resolved} is not under {root})", None,
+                          "a check file may name programs and data files in the git work tree that holds it, "
+                          "or in its own folder or below when it is in none")
     return resolved

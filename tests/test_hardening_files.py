@@ -15,7 +15,7 @@ from autodiff.cli.render import common as render
 from autodiff.engine.checks.files import MAX_RANDOM_POINTS, load_file, parse_text
 from autodiff.engine.checks.runner import run_case
 from autodiff.parser.errors import SourceError
-from autodiff.parser.files import read_text
+from autodiff.parser.files import project_root, read_text
 
 SECRET = "GITHUB_TOKEN=ghp_secret_value_0123456789"
 
@@ -41,6 +41,7 @@ def tree(tmp_path):
     (sub / "inside").mkdir()
     (sub / "inside" / "ok.py").write_text("def f(x):\n    return x * x\n")
     os.symlink(tmp_path / ".env", sub / "link.py")
+    assert project_root(str(sub / "c.toml")) == (str(sub.resolve()), "folder")   # tmp_path is in no git tree
     return sub
 
 
@@ -66,6 +67,61 @@ def test_a_symlink_moved_after_validation_is_refused_when_read(tree):
     os.symlink(tree.parent / ".env", tree / "inside" / "later.py")
     result = run_case(case)
     assert result.status == "error" and "outside the check file's folder" in result.message
+    assert "ghp_secret" not in result.message
+
+
+# ---- issue 29, item 6: the project a check file belongs to: its git work tree ----------------------
+
+@pytest.fixture(params=["folder", "file"])
+def project(tmp_path, request):
+    """A work tree (a `.git` folder, or a `.git` file as a worktree has) with checks/ beside src/
+    and data/, and a secret beside the work tree."""
+    (tmp_path / ".env").write_text(SECRET + "\n")
+    root = tmp_path / "proj"
+    (root / "checks").mkdir(parents=True)
+    (root / "src").mkdir()
+    (root / "data").mkdir()
+    if request.param == "folder":
+        (root / ".git").mkdir()
+    else:
+        (root / ".git").write_text("gitdir: /elsewhere/.git/worktrees/proj\n")
+    (root / "src" / "model.py").write_text("def f(x):\n    return x * x\n")
+    (root / "data" / "w.txt").write_text("1 2 3\n")
+    return root
+
+
+def test_a_check_file_names_programs_and_data_anywhere_in_its_work_tree(project, capsys):
+    path = project / "checks" / "c.toml"
+    path.write_text('[[case]]\nprogram = "../src/model.py"\nat = { x = 3 }\ngrad = { x = "2*x" }\n'
+                    '[[case]]\nf = "sum(w**2)"\nat = { w = "@../data/w.txt" }\ngrad = { w = "2*w" }\n')
+    assert project_root(str(path)) == (str(project.resolve()), "git work tree")
+    code, out, err = cli(capsys, "check", str(path))
+    assert code == 0 and err == "", out + err
+    assert "2 passed, 0 failed" in out
+
+
+@pytest.mark.parametrize("ref", ["../../.env", "/etc/hostname", "link.py"])
+def test_outside_the_work_tree_programs_and_data_are_refused(project, capsys, ref):
+    os.symlink(project.parent / ".env", project / "checks" / "link.py")
+    path = project / "checks" / "c.toml"
+    for text, what in ((f'[[case]]\nprogram = "{ref}"\nat = {{ x = 1 }}\n', "program"),
+                       (f'[[case]]\nf = "sum(w)"\nat = {{ w = "@{ref}" }}\n', "data file")):
+        path.write_text(text)
+        code, out, err = cli(capsys, "check", str(path))
+        assert code == 2, out + err
+        assert f"the {what} {ref} is outside the check file's git work tree" in err
+        assert f"is not under {project.resolve()})" in err
+        assert "ghp_secret" not in out + err
+
+
+def test_a_symlink_moved_out_of_the_work_tree_after_validation_is_refused_when_read(project):
+    path = project / "checks" / "c.toml"
+    path.write_text('[[case]]\nprogram = "../src/model.py"\nat = { x = 1 }\n')
+    [case] = load_file(str(path))
+    os.remove(project / "src" / "model.py")
+    os.symlink(project.parent / ".env", project / "src" / "model.py")
+    result = run_case(case)
+    assert result.status == "error" and "outside the check file's git work tree" in result.message
     assert "ghp_secret" not in result.message
 
 

@@ -1,8 +1,8 @@
 """Data files named in check files: `at = { w = "@data/w.npy" }`, `points = "@points.npz"` and
 `random = { w = { range = [-1, 1], shape = "@w.npy" } }`, paths relative to the check file.
 
-Whether each file exists, is a regular file and lies in the check file's folder tree (symlinks
-resolved, as for programs) is checked with the file: a bad path is an invalid check file, with its
+Whether each file exists, is a regular file and lies in the check file's project (the git work
+tree that holds it, else its folder tree; symlinks resolved, as for programs) is checked with the file: a bad path is an invalid check file, with its
 line. The data is read when the case runs, by engine/lang/datafiles.py, confined again (a symlink
 may have moved since).
 """
@@ -30,7 +30,7 @@ def resolve(check_file: str, ref: str) -> str:
 
 def existing(check_file: str, ref: str, fail) -> str:
     """`ref` resolved against the check file's folder; `fail(fault, hint)` unless a regular file
-    is there, inside the check file's folder tree."""
+    is there, inside the check file's project (parser/files.project_root)."""
     shown = split_reference(ref[1:].strip())[0]
     ref = resolve(check_file, ref)
     path = file_of(ref)

@@ -4,9 +4,9 @@ The one reader of input data: the CLI (`--at NAME=@PATH`, `@-`, `--inputs PATH`)
 (`at = { w = "@w.npy" }`, `points = "@points.npz"`) both come here. Every fault is a SourceError
 that names the file and what is wrong with it. A data file gets the source files' rules
 (parser/files.open_regular: a regular file only, sized before it is read); a check file's data
-file must also lie in the check file's folder tree. The element limit is checked before the data
-is read: from the header of .npy and .npz members, and as a text table or JSON is read
-(datatext); standard input stops at the bytes the limit can need (datastream).
+file must also lie in the check file's project (its git work tree, else its folder tree). The
+element limit is checked before the data is read: from the header of .npy and .npz members, and
+as a text table or JSON is read (datatext); standard input stops at the bytes the limit can need (datastream).
 .npy files are memory-mapped copy-on-write (never written back) and loaded with allow_pickle=False.
 """
 from __future__ import annotations
@@ -44,7 +44,8 @@ def load_reference(ref: str, limits: Limits | None = None, base: str | None = No
                    stdin_format: str = "json", stdin=None, confine_to: str | None = None):
     """The value `@REF` names: a file (relative to `base`, a folder, when given), or `-` for
     standard input (`stdin`, a binary stream, or the process's) in `stdin_format`. A number or
-    an array of floats. With `confine_to` (a check file), the file must lie in its folder tree."""
+    an array of floats. With `confine_to` (a check file), the file must lie in its project
+    (parser/files.project_root)."""
     path, key = split_reference(ref)
     if path == STDIN:
         if confine_to is not None:
