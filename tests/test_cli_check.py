@@ -203,3 +203,53 @@ def test_check_case_errors_spell_settings_as_keywords_through_the_api(tmp_path):
     result = api.run_check_case(case)
     from autodiff.parser.errors import spell_options
     assert "Limits(elements=...)" in spell_options(result.message)
+
+
+# ---- issue 29, item 6: `autodiff check DIR`, and one invalid file among several ----------------
+
+GOOD = '[[case]]\nname = "good"\nf = "x**2"\nat = { x = 3 }\ngrad = { x = "2*x" }\n'
+WRONG_HAND = '[[case]]\nname = "wrong"\nf = "x**2"\nat = { x = 3 }\ngrad = { x = "3*x" }\n'
+INVALID = '[[case]]\nname = "bad"\nf = "x**2"\nat = { x = 3 }\nbogus = 1\n'
+
+
+def test_a_folder_runs_every_grad_toml_below_it_in_path_order(capsys, tmp_path):
+    for rel, text in (("b.grad.toml", GOOD), ("a/z.grad.toml", GOOD), ("a/y/w.grad.toml", WRONG_HAND),
+                      ("plain.toml", WRONG_HAND), (".hidden/h.grad.toml", WRONG_HAND),
+                      ("venv/v.grad.toml", WRONG_HAND), ("build/b.grad.toml", WRONG_HAND)):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    code, out, err = cli(capsys, "check", str(tmp_path), "--json")
+    doc = json.loads(out)
+    assert code == 1 and err == ""
+    assert doc["files"] == [str(tmp_path / p) for p in ("a/y/w.grad.toml", "a/z.grad.toml", "b.grad.toml")]
+    assert [(c["file"], c["status"]) for c in doc["cases"]] == [
+        (str(tmp_path / "a/y/w.grad.toml"), "failed"), (str(tmp_path / "a/z.grad.toml"), "passed"),
+        (str(tmp_path / "b.grad.toml"), "passed")]
+
+
+def test_a_folder_without_check_files_is_a_usage_error(capsys, tmp_path):
+    (tmp_path / "c.toml").write_text(GOOD)
+    code, out, err = cli(capsys, "check", str(tmp_path))
+    assert code == 2 and out == ""
+    assert f"the folder {tmp_path} holds no *.grad.toml file" in err and "Traceback" not in err
+
+
+def test_one_invalid_file_among_several_is_an_errored_case_in_the_report(capsys, tmp_path):
+    good, bad, wrong = (write(tmp_path, t, n) for t, n in ((GOOD, "a.grad.toml"), (INVALID, "b.grad.toml"),
+                                                          (WRONG_HAND, "c.grad.toml")))
+    report = tmp_path / "j.xml"
+    code, out, err = cli(capsys, "check", str(tmp_path), "--junit", str(report))
+    assert code == 2                      # an invalid file is a user's mistake, after the others ran
+    assert f"ERROR {bad}:5 invalid check file" in out and f"{bad}:5:1: unknown key 'bogus' in [[case]]" in out
+    assert out.rstrip().splitlines()[-1] == "1 passed, 2 failed"
+    root = ET.parse(report).getroot()
+    assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("3", "1", "1")
+    suites = {s.get("name"): s for s in root.findall("testsuite")}
+    assert list(suites) == [good, bad, wrong]
+    [case] = suites[bad].findall("testcase")
+    assert (case.get("name"), case.get("line")) == ("invalid check file", "5")
+    assert "unknown key 'bogus' in [[case]]" in case.find("error").get("message")
+    code, out, err = cli(capsys, "check", good, bad, "--json")
+    assert code == 2 and f"{bad}:5:1: unknown key 'bogus'" in err
+    assert [(c["name"], c["status"]) for c in json.loads(out)["cases"]] == [("good", "passed"),
+                                                                           ("invalid check file", "error")]

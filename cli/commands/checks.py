@@ -31,7 +31,7 @@ def _shard(value):
 
 
 @click.command(short_help="Run the gradient checks of TOML check files.")
-@click.argument("files", nargs=-1, required=True, metavar="FILE.toml...", shell_complete=complete_files)
+@click.argument("files", nargs=-1, required=True, metavar="FILE.toml|DIR...", shell_complete=complete_files)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document instead of tables.")
 @click.option("--junit", "junit_path", default=None, metavar="PATH", shell_complete=complete_files, help="Also write JUnit XML (for CI) to PATH.")
 @click.option("--jobs", "-j", type=click.IntRange(1), default=1, show_default=True,
@@ -57,7 +57,7 @@ def _shard(value):
 @click.option("--debug", is_flag=True, help="Show Python tracebacks for errors.")
 def check(files, as_json, junit_path, jobs, shard, select, check_mode, old_fast, seed, dtype, rtol, atol, step,
           device, debug):
-    """Run the gradient checks in TOML check files.
+    """Run the gradient checks in TOML check files (a folder: every *.grad.toml below it).
 
     \b
       autodiff check samples/checks/*.toml
@@ -72,13 +72,16 @@ def check(files, as_json, junit_path, jobs, shard, select, check_mode, old_fast,
       at = { x = 3, y = 4 }                    # or points = [...] or random = { count = 20, x = [-2, 2] }
       grad = { x = "2*x*y", y = "x**2 + 1" }   # hand-derived; without it AD is checked against FD
     --dtype, --rtol, --atol, --step and --device override every case's own.
-    Exit status: 0 all passed, 1 a case failed, 2 a file is unreadable or invalid.
+    Exit status: 0 all passed, 1 a case failed, 2 a file is unreadable or invalid (the other
+    files still run; the report shows it as an errored case).
     """
     from ...parser.errors import SourceError
+    from ...engine.checks.collect import check_files
+    files = check_files(files)
     loaded = _selected_cases(files, select, _shard(shard), as_json)
     if loaded is None:
         return Exit.USAGE
-    cases, every_case = loaded
+    cases, every_case, invalid = loaded
     _settle_devices(cases, device)
     from ...engine.checks.runner import override
     override(cases, dtype=dtype, rtol=rtol, atol=atol, step=step)      # the command line over the files
@@ -89,9 +92,9 @@ def check(files, as_json, junit_path, jobs, shard, select, check_mode, old_fast,
         junit = OutputFile(junit_path, "--junit", _read_files(files, every_case))
     from ...engine.checks.workers import Interrupted
     try:
-        results = _run_with_progress(cases, jobs, mode, seed, show=not as_json)
+        results = _in_file_order(_run_with_progress(cases, jobs, mode, seed, show=not as_json) + invalid, files)
     except Interrupted as exc:
-        _print_results(exc.results, as_json, shard, files, dtype)     # what finished before Ctrl-C
+        _print_results(_in_file_order(exc.results + invalid, files), as_json, shard, files, dtype)   # before Ctrl-C
         sys.stderr.write(f"interrupted: {len(exc.results)} of {len(cases)} cases finished\n")
         return Exit.INTERRUPTED
     _print_results(results, as_json, shard, files, dtype)
@@ -103,7 +106,15 @@ def check(files, as_json, junit_path, jobs, shard, select, check_mode, old_fast,
             from ..render.common import error
             error(e)
             return Exit.USAGE
+    if invalid:
+        return Exit.USAGE                 # a user's mistake, after the valid files ran and were reported
     return Exit.CHECK_FAILED if any(r.failed for r in results) else Exit.OK
+
+
+def _in_file_order(results, files) -> list:
+    """The results grouped by check file in the order the files were named (stable within a file)."""
+    order = {path: k for k, path in enumerate(files)}
+    return sorted(results, key=lambda r: order.get(r.file, len(order)))
 
 
 def _read_files(files, cases) -> dict:
@@ -119,31 +130,33 @@ def _read_files(files, cases) -> dict:
 
 
 def _selected_cases(files, select, part, as_json):
-    """(the cases of the files that -k and --shard select, every case of the files); None after
-    reporting unreadable files."""
+    """(the cases of the files that -k and --shard select, every case of the files, an errored
+    result per unreadable or invalid file), after reporting those on stderr; None when no file is valid."""
     from ...engine.checks.files import load_file
-    from ...engine.checks.runner import shard as take_shard
+    from ...engine.checks.runner import invalid_file_result, shard as take_shard
     from ...parser.errors import SourceError
     cases, errors = [], []
     for path in files:
         try:
             cases.extend(load_file(path))
         except SourceError as e:
-            errors.append(e)
+            errors.append((path, e))
     if errors:
         from ..render.common import error
-        if as_json:                # one document: the first mistake (the others follow on stderr)
+        if as_json and len(errors) == len(files):   # one document: the first mistake (the others on stderr)
             from ..output import error_json
-            error_json(errors[0])
-        for e in errors:
-            error(e)
-        return None
-    every_case = cases
+            error_json(errors[0][1])
+        if as_json or len(errors) == len(files):    # else the table shows each as an errored case
+            for _, e in errors:
+                error(e)
+        if len(errors) == len(files):
+            return None
+    every_case, invalid = cases, [invalid_file_result(path, e) for path, e in errors]
     if select is not None:
         cases = [c for c in cases if select.lower() in c.name.lower()]
-        if not cases:
+        if not cases and not invalid:
             raise SourceError("usage", f"-k {select!r} selects none of the cases in {', '.join(files)}")
-    return (take_shard(cases, *part) if part is not None else cases), every_case
+    return (take_shard(cases, *part) if part is not None else cases), every_case, invalid
 
 
 def _print_results(results, as_json, shard, files, dtype=None) -> None:

@@ -337,3 +337,10 @@ def crashed_result(case, why: str, mode=None) -> CaseResult:
     return CaseResult(file=case.file, name=case.name, index=case.index, line=case.line, status=ERROR,
                       verdict="error", mode=mode or case.options.get("mode", "full"),
                       message=f"the worker process running this case {why}; the other cases still ran")
+
+
+def invalid_file_result(path: str, error: SourceError) -> CaseResult:
+    """An unreadable or invalid check file as one errored case: the other files still run."""
+    return CaseResult(file=path, name="invalid check file", index=0,
+                      line=error.span.line if error.span is not None else 1, status=ERROR, verdict="error",
+                      message=error.format(spelling=option))
