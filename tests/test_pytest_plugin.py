@@ -35,3 +35,21 @@ def test_ini_option_enables_it_and_invalid_files_are_collection_errors(tmp_path)
     code, out = pytest_in(tmp_path, "--continue-on-collection-errors")
     assert "2 passed" in out and "1 error" in out and code != 0 and "Traceback" not in out
     assert "grad_x" in out and "bad.grad.toml:4:1" in out
+
+
+def test_checks_beside_src_in_a_work_tree_run_from_pytest_and_the_command_alike(tmp_path):
+    # issue 29 item 6: checks/ names ../src/ (the work tree is the project); the command runs the folder
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "src").mkdir()
+    (tmp_path / "checks").mkdir()
+    (tmp_path / "src" / "model.py").write_text("def loss(w):\n    return (w * w).sum()\n")
+    (tmp_path / "checks" / "model.grad.toml").write_text(
+        '[[case]]\nname = "right"\nprogram = "../src/model.py"\nfn = "loss"\nat = { w = [1, 2] }\n'
+        'grad = { w = "2*w" }\n[[case]]\nname = "wrong"\nprogram = "../src/model.py"\nfn = "loss"\n'
+        'at = { w = [1, 2] }\ngrad = { w = "w" }\n')
+    code, out = pytest_in(tmp_path, "--autodiff-check", "checks")
+    assert code == 1 and "1 failed, 1 passed" in out and "outside" not in out
+    proc = subprocess.run([sys.executable, "-m", "autodiff", "check", "checks"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert proc.stdout.rstrip().splitlines()[-1] == "1 passed, 1 failed"
