@@ -4,6 +4,7 @@ import shutil
 import subprocess
 
 import lark
+import numpy as np
 import pytest
 
 from autodiff.cli.render import common as render
@@ -348,3 +349,46 @@ def test_the_tree_of_a_long_chain_grows_linearly(tmp_path, capsys):
         assert f"n{n + 2} = n{n + 1} * n2" in out and "n3 = n1 * n2" in out    # every op is shown
         sizes.append(len(out))
     assert sizes[1] <= 2.05 * sizes[0]
+
+
+# ---- the views sweep as grad sweeps: the one reverse sweep (issue 28 item 2) ---------------------
+
+LOOP_OF_TWO = """\
+def f(x, y):
+    s = 0.0
+    for i in range(4):
+        s = s + x * y * i + sin(x) * x
+    return s
+"""
+
+VIEWED = [
+    ("x*x*y + sin(x)*x + y*y", {"x": 0.7, "y": -1.3}),
+    (LOOP_OF_TWO, {"x": 0.3, "y": 1.9}),
+    ("sum(x*x + exp(x)*x + [sum(x*y), sum(y)][0] * y)",          # arrays above the in-place size
+     {"x": np.linspace(-1.0, 1.0, 1 << 15), "y": np.linspace(0.5, 2.0, 1 << 15)}),
+    ("sum([x*y, sin(x), y] * x)", {"x": np.array([0.5, -2.0]), "y": np.array([3.0, 0.25])}),
+]
+
+
+def _bits(v):
+    v = np.asarray(v, dtype=np.float64)
+    return v.shape, v.tobytes()
+
+
+@pytest.mark.parametrize("src, at", VIEWED)
+def test_the_views_adjoints_are_the_gradient_grad_returns_to_the_bit(src, at):
+    from autodiff.engine.views import explain
+    target = api.load(src, filename="viewed.py") if src.startswith("def") else api.load(src)
+    plain = api.grad(None, at=at, target=target)
+    kept = api.grad(None, at=at, target=target, keep_tape=True)
+    graph = graph_view.from_result(kept, src)
+    explained = explain.reverse(kept, src)
+    for g in (graph, explained.graph):
+        adjoints = {nd.op: nd.adjoint for nd in g.nodes if nd.kind == "input"}
+        assert set(adjoints) == set(at)
+        for name, gradient in plain.gradient.items():
+            assert _bits(adjoints[name]) == _bits(gradient), name
+    totals = {s.node: s.total for s in explained.steps}
+    for nd in explained.graph.nodes:
+        if nd.kind == "input":
+            assert _bits(totals[nd.id]) == _bits(plain.gradient[nd.op])

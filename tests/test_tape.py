@@ -209,3 +209,62 @@ def test_boxes_are_hashable_by_identity():
     a, b = tape.watch(1.0), tape.watch(1.0)
     assert len({a, b}) == 2
     assert isinstance(a == b, bool) and (a == b) is True     # comparisons give plain values
+
+
+# ---- the one sweep's hooks (issue 28 item 2) -----------------------------------------------------
+
+BIG = 1 << 15                     # above core/accumulate.py's in-place threshold
+
+
+def _repeated_uses(tape, x):
+    """x used four times, so its adjoint accumulates (in place, where the sweep owns the buffer)."""
+    return ops.sum(ops.sin(x) * x + x * 3.0 + ops.exp(x))
+
+
+def test_a_hook_that_keeps_every_term_sees_it_unchanged_after_the_sweep():
+    from autodiff.engine.core.tape import sweep
+    x0 = np.linspace(-1.0, 1.0, BIG)
+    told = []
+
+    def on_step(i, pos, j, g, c):
+        told.append((g, c, np.copy(g), np.copy(c)))
+    tape = Tape(persistent=True)
+    x = tape.watch(x0)
+    out = _repeated_uses(tape, x)
+    hooked = sweep(tape, out.index, 1.0, on_step=on_step)
+    assert len(told) == 10 and all(c.shape == (BIG,) for _, c, _, _ in told)
+    for g, c, g_then, c_then in told:                       # nothing kept was added into
+        np.testing.assert_array_equal(g, g_then)
+        np.testing.assert_array_equal(c, c_then)
+    plain = backward(tape, out, 1.0)                        # the same adjoints as the plain sweep
+    assert hooked[x.index].tobytes() == plain[x.index].tobytes()
+    np.testing.assert_allclose(plain[x.index], np.cos(x0) * x0 + np.sin(x0) + 3.0 + np.exp(x0), rtol=1e-15)
+
+
+def test_the_hooks_see_each_term_of_a_variadic_primitive_and_keep_every_adjoint():
+    from autodiff.engine.core.tape import sweep
+    tape = Tape(persistent=True)
+    x, y = tape.watch(2.0), tape.watch(3.0)
+    s = ops.stack([x * y, ops.sin(x), y])
+    out = ops.sum(s * np.array([1.0, 10.0, 100.0]))
+    terms = []
+    kept = sweep(tape, out.index, 1.0, on_step=lambda i, pos, j, g, c: terms.append((i, pos, j)), keep=True)
+    mul, sin, stack, times, total = range(2, 7)
+    assert terms == [(total, 0, times), (times, 0, stack), (stack, 0, mul), (stack, 1, sin), (stack, 2, y.index),
+                     (sin, 0, x.index), (mul, 0, x.index), (mul, 1, y.index)]
+    assert all(a is not None for a in kept)                 # every adjoint stays, not only the leaves'
+    np.testing.assert_array_equal(kept[stack], [1.0, 10.0, 100.0])
+    assert (kept[x.index], kept[y.index]) == (10 * math.cos(2.0) + 3.0, 2.0 + 100.0)
+    plain = backward(tape, out, 1.0)
+    assert [a is None for a in plain] == [False, False] + [True] * 5   # the plain sweep drops them
+
+
+def test_a_rerun_sweep_leaves_the_notes_as_it_found_them():
+    from autodiff.engine.core.notes import NOTES
+    from autodiff.engine.core.tape import sweep
+    tape = Tape(persistent=True)
+    x = tape.watch(np.array([0.0, 2.0]))
+    out = ops.sum(ops.abs(x) * x)
+    kinks, span = list(NOTES.kinks), NOTES.span
+    sweep(tape, out.index, 1.0, keep=True, rerun=True)
+    assert NOTES.kinks == kinks and NOTES.span is span

@@ -21,6 +21,7 @@ import math
 from dataclasses import dataclass
 
 from . import finite_known, fused
+from .accumulate import accumulate
 from .backend import np, on_device, xp
 from .buffer_pool import lend
 from .fused import Unfusable
@@ -211,7 +212,7 @@ def guarded(program, out, shape):
 def trace_reverse(plan, leaves, values, seed, wanted, spans=None) -> dict:
     """The table's VJP rules run through the region from the output back, over symbols (tracing)
     or real values (`replay_reverse`, which passes the nodes' spans for their notes): wanted
-    leaf position -> adjoint."""
+    leaf position -> adjoint. Adjoints add through `accumulate`, as the tape's sweep adds them."""
     adjoints = [None] * len(plan.nodes)
     adjoints[-1] = seed
     found: dict = {}
@@ -231,8 +232,10 @@ def trace_reverse(plan, leaves, values, seed, wanted, spans=None) -> dict:
                 continue
             contrib = rule(g, ans, *args)
             target = adjoints if kind == "node" else found
-            previous = target[ref] if kind == "node" else found.get(ref)
-            target[ref] = contrib if previous is None else previous + contrib
+            if (target[ref] if kind == "node" else found.get(ref)) is None:
+                target[ref] = contrib
+            else:                                  # as core/tape.sweep adds (a symbol: its `+`)
+                target[ref] = accumulate(target[ref], contrib)
     return found
 
 

@@ -261,34 +261,65 @@ def push_tangents(prim, args, params, level):
 SWEEP_CHUNK = 2048        # entries swept between two calls of a sweep's `check` (the limits)
 
 
-def backward(tape: Tape, out, seed, stop_at: int = 0, check=None) -> list:
-    """Sweep the tape from `out` back to the start; returns the list of adjoints by tape index
-    (None where nothing flowed: a symbolic zero). Adjoints accumulate with `+`, which records on
-    any outer tape, so the sweep is itself differentiable. `check()`, if given, is called after
-    every SWEEP_CHUNK entries while more remain: a nested sweep records on the outer tapes, and
-    its limits must hold during the sweep, not only after it."""
+def backward(tape: Tape, out, seed, stop_at: int = 0, check=None, on_step=None, keep: bool = False,
+             rerun: bool = False) -> list:
+    """The reverse sweep of the tape from its output `out` (a Var; anything else: nothing
+    depends on the inputs, every adjoint is None). See `sweep` for the hooks."""
+    index = out.index if out.__class__ is Var and out.tape is tape else None
+    return sweep(tape, index, seed, stop_at, check, on_step, keep, rerun)
+
+
+def sweep(tape: Tape, index, seed, stop_at: int = 0, check=None, on_step=None, keep: bool = False,
+          rerun: bool = False) -> list:
+    """The one reverse sweep: from entry `index` (seeded with `seed`; None: nothing flowed) back
+    to `stop_at`; returns the adjoints by tape index (None where nothing flowed: a symbolic zero).
+    Adjoints add through `accumulate` (in place only into a buffer nobody else holds), whose `+`
+    records on any outer tape, so the sweep is itself differentiable. Hooks:
+    - `check()` is called after every SWEEP_CHUNK entries while more remain: a nested sweep
+      records on the outer tapes, and its limits must hold during the sweep, not only after it;
+    - `on_step(i, pos, j, g, contribution)` is told each chain-rule term: entry i, whose adjoint
+      is g, passes `contribution` to its parent j through its argument `pos` (the views); what it
+      keeps is never added into (accumulate counts its references);
+    - `keep`: every adjoint stays in the list (else each is dropped once passed on);
+    - `rerun`: the rules re-run a sweep already made (the views): NOTES' span and kinks are left
+      as they were found, else a kink a rule meets is noted as met on a traced value.
+    The hooks cost the plain sweep nothing: `on_step` is told by the rules it wraps (`_told`),
+    and a kept adjoint is "dropped" into a scratch list."""
     entries = tape.entries
     adj = [None] * len(entries)
     finite_known.clear()                               # what an earlier sweep tested is not trusted
-    if out.__class__ is not Var or out.tape is not tape:
-        return adj                                     # the output does not depend on the inputs
-    adj[out.index] = seed
+    if index is None:
+        return adj
+    adj[index] = seed
     free = not tape.persistent
-    top = out.index
+    told = on_step is not None
+    swept = _told(entries, index, on_step) if told else entries
+    dropped = [None] * len(entries) if keep else adj
+    top = index
+    span, kinks = NOTES.span, list(NOTES.kinks) if rerun else None
     noted = len(NOTES.kinks)
-    if check is not None:
-        while top - SWEEP_CHUNK >= stop_at:
-            sweep(entries, adj, top, top - SWEEP_CHUNK + 1, free)
-            top -= SWEEP_CHUNK
-            check()
-    sweep(entries, adj, top, stop_at, free)
+    try:
+        if check is not None:
+            while top - SWEEP_CHUNK >= stop_at:
+                _sweep(swept, adj, dropped, top, top - SWEEP_CHUNK + 1, free)
+                top -= SWEEP_CHUNK
+                check()
+        _sweep(swept, adj, dropped, top, stop_at, free)
+    finally:
+        if rerun:
+            NOTES.span = span
+            NOTES.kinks[:] = kinks
+    if told and free:                                  # the tape's own entries, not the wrappers
+        entries[stop_at:index + 1] = [None] * (index + 1 - stop_at)
     if len(NOTES.kinks) != noted:                      # a rule's kink (norm's): of a traced op
         NOTES.traced_since(noted)
     return adj
 
 
-def sweep(entries: list, adj: list, top: int, bottom: int, free: bool) -> None:
-    """The reverse sweep over entries top, top-1, ..., bottom: adjoints flow to the parents."""
+def _sweep(entries: list, adj: list, dropped: list, top: int, bottom: int, free: bool) -> None:
+    """The sweep's loop over entries top, top-1, ..., bottom: adjoints flow to the parents. A
+    float adds as `accumulate` adds it (`prev + contrib`), without the call: the hot path.
+    `dropped` is `adj` itself, or a scratch list where the sweep keeps every adjoint."""
     for i in range(top, bottom - 1, -1):
         g = adj[i]
         if g is None:
@@ -314,6 +345,34 @@ def sweep(entries: list, adj: list, top: int, bottom: int, free: bool) -> None:
             else:                                      # an array: in place where the sweep owns it
                 prev = None
                 adj[j] = accumulate(adj[j], contrib)
-        adj[i] = None
+        dropped[i] = None
         if free:
             entries[i] = None
+
+
+class _Told:
+    """An entry's primitive as a sweep with `on_step` sees it: the VJPs of its traced positions
+    (by position: a variadic primitive's are made on demand), each telling its term."""
+    __slots__ = ("vjps",)
+
+    def __init__(self, prim, i, parents, on_step):
+        vjps = prim.vjps
+        self.vjps = {pos: _telling(vjps[pos], i, pos, j, on_step) for pos, j in parents}
+
+
+def _telling(vjp, i, pos, j, on_step):
+    def told(g, ans, *args, **params):
+        contrib = vjp(g, ans, *args, **params)
+        on_step(i, pos, j, g, contrib)
+        return contrib
+    return told
+
+
+def _told(entries, index, on_step) -> list:
+    """The entries up to `index` with their primitives wrapped to call `on_step`."""
+    out = list(entries[:index + 1])
+    for i, e in enumerate(out):
+        if e is not None and e.prim is not None:
+            out[i] = Entry(_Told(e.prim, i, e.parents, on_step), e.parents, e.args, e.ans, e.params,
+                           e.span, e.value)
+    return out

@@ -74,7 +74,7 @@ def reverse(result, source: str = "") -> ReverseExplanation:
             local = _local(e.prim.vjps[pos], e.ans, e.args, e.params)
         terms.setdefault(j, []).append((i, g, local, c))
 
-    adj = graph_view.sweep(tape, result.output_index, result.seed, on_step)
+    adj = graph_view.adjoints(tape, result.output_index, result.seed, on_step)
     graph = graph_view.build(tape, list(result.gradient), result.output_index, adj, result.value, source)
     graph.reduced = result.reduced
     node_of = {nd.tape_index: nd.id for nd in graph.nodes if nd.tape_index is not None}

@@ -15,9 +15,8 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 
-from ..core.notes import NOTES
 from ..core.numbers import is_whole, nonfinite_word
-from ..core.tape import Dual, Shape, Var, strip
+from ..core.tape import Dual, Shape, Var, strip, sweep
 
 # How ops read in a label: infix for the operators the language writes infix.
 INFIX = {"add": "+", "sub": "-", "mul": "*", "div": "/", "pow": "**", "matmul": "@"}
@@ -83,38 +82,6 @@ class Graph:
         return ids
 
 
-# ---- the reverse sweep, keeping every adjoint ---------------------------------------------------
-
-def sweep(tape, out_index, seed, on_step=None) -> list:
-    """Adjoints of every tape entry (None: symbolic zero). Unlike `tape.backward`, which frees an
-    adjoint once it has been passed on, this keeps them all for the views. `on_step(i, pos, j, g,
-    contribution)` is told each chain-rule term: entry i passes `contribution` to its parent j."""
-    entries = tape.entries
-    adj = [None] * len(entries)
-    if out_index is None:
-        return adj
-    adj[out_index] = seed
-    saved_span = NOTES.span
-    saved_kinks = list(NOTES.kinks)          # the rules re-run here must not add kink notes twice
-    try:
-        for i in range(out_index, -1, -1):
-            g = adj[i]
-            e = entries[i]
-            if g is None or e.prim is None:
-                continue
-            NOTES.span = e.span
-            vjps = e.prim.vjps
-            for pos, j in e.parents:
-                c = vjps[pos](g, e.ans, *e.args, **e.params) if e.params else vjps[pos](g, e.ans, *e.args)
-                if on_step is not None:
-                    on_step(i, pos, j, g, c)
-                adj[j] = c if adj[j] is None else adj[j] + c
-    finally:
-        NOTES.span = saved_span
-        NOTES.kinks[:] = saved_kinks
-    return adj
-
-
 # ---- building the graph ------------------------------------------------------------------------
 
 def _shape(v) -> tuple:
@@ -175,9 +142,16 @@ def build(tape, input_names, output_index=None, adjoints=None, value=None, sourc
     return g
 
 
+def adjoints(tape, out_index, seed, on_step=None) -> list:
+    """Every adjoint of a kept tape (None: symbolic zero), from the one reverse sweep
+    (core/tape.sweep) keeping them all and leaving the notes as the computation left them;
+    `on_step(i, pos, j, g, contribution)` is told each chain-rule term."""
+    return sweep(tape, out_index, seed, on_step=on_step, keep=True, rerun=True)
+
+
 def from_result(result, source: str = "") -> Graph:
     """The graph of a GradResult computed with keep_tape=True, with every adjoint."""
-    adj = sweep(result.tape, result.output_index, result.seed)
+    adj = adjoints(result.tape, result.output_index, result.seed)
     g = build(result.tape, list(result.gradient), result.output_index, adj, result.value, source)
     g.reduced = result.reduced
     return g

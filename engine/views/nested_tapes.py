@@ -54,7 +54,8 @@ def record_nested(target, values: dict, name: str, order: int, limits) -> Nested
 
 class CopiedTape:
     """A tape's entries with every value unboxed (`value_of` each entry's value; strip by default):
-    re-running the rules on them records nothing."""
+    re-running the rules on them records nothing. A view sweeps it as often as it likes."""
+    persistent = True
 
     def __init__(self, tape, value_of=strip):
         self.entries = [None if e is None else

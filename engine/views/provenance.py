@@ -83,7 +83,7 @@ def diagnose_run(result, target, dtype_name, limits) -> None:
 def scan(tape, names, out_index, seed, source="", output="f") -> list:
     """The first non-finite forward value and the first non-finite adjoint, as findings; `output`
     names what the reverse sweep differentiates (f, f[1] for a Jacobian's row, ∂f/∂x for a Hessian's)."""
-    from .graph import build, expression, short, span_text, sweep
+    from .graph import adjoints, build, expression, short, span_text
     graph = build(tape, names, source=source)
     node_of = {nd.tape_index: nd for nd in graph.nodes if nd.tape_index is not None}
     findings = []
@@ -123,7 +123,7 @@ def scan(tape, names, out_index, seed, source="", output="f") -> list:
         def on_step(i, pos, j, g, c):
             if not first and not_finite(c):
                 first.append((i, j, g, c))
-        sweep(tape, out_index, seed, on_step)
+        adjoints(tape, out_index, seed, on_step)
         if first:
             i, j, g, c = first[0]
             consumer, target_node = node_of[i], node_of[j]
