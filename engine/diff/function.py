@@ -213,11 +213,7 @@ class Function:
 
     # ---- per kind: replay, interpret, record ----
     def _replay_value(self, entry, inputs, wrt, seed):
-        try:
-            fast = replaying.compiled_value(entry, inputs)
-        except LoweringRefused as refused:
-            count(self.fallbacks, refused)
-            fast = None
+        fast = compiled(replaying.compiled_value, entry, inputs, self.fallbacks)
         if fast is not None:
             return fast
         notes = reset_notes()
@@ -371,11 +367,7 @@ class Function:
         """The gradient from a replay; NonFinite where a number is not finite (its provenance:
         the interpreter's run traces it), PathChanged where the inputs take a path not kept."""
         if seed is None and wrt == self.inputs:
-            try:
-                fast = replaying.compiled_grad(entry, inputs)
-            except LoweringRefused as refused:
-                count(self.fallbacks, refused)
-                fast = None
+            fast = compiled(replaying.compiled_grad, entry, inputs, self.fallbacks)
             if fast is not None:
                 return fast
         notes = reset_notes()
@@ -452,6 +444,16 @@ def _not_finite_either(fallback, result):
             replaying.all_finite([result.value, *result.gradient.values()]):
         raise StrictFallback("AUTODIFF_STRICT=1: a replayed gradient is not finite where the interpreter's is")
     return result
+
+
+def compiled(run, entry, inputs, fallbacks):
+    """`run(entry, inputs)`, a compiled replay's result (None where it declines), or None where its
+    lowering is refused, that counted in `fallbacks` by its reason."""
+    try:
+        return run(entry, inputs)
+    except LoweringRefused as refused:
+        count(fallbacks, refused)
+        return None
 
 
 def _output(trace, values):
@@ -533,11 +535,7 @@ class ReplayRunner:
 
     def _replayed(self, entry, leaves: list):
         """The replayed output (the signature set), or a Fallback."""
-        try:
-            fast = replaying.compiled_output(entry, leaves)
-        except LoweringRefused as refused:
-            count(self.fallbacks, refused)
-            fast = None
+        fast = compiled(replaying.compiled_output, entry, leaves, self.fallbacks)
         if fast is not None:
             self.signature = fast[0].signature
             return fast[1]
