@@ -32,13 +32,21 @@ def boom(*args, **kwargs):
     raise RuntimeError("the sweep's own bug")
 
 
+def value_boom(*args, **kwargs):
+    raise ValueError("a value the sweep refuses")
+
+
 def test_a_replay_sweep_that_raises_propagates_instead_of_interpreting(monkeypatch):
     f = recorded("sum(sin(x) * x)", ARRAYS)
     monkeypatch.setattr(function.replaying, "replay_adjoints", boom)
-    with pytest.raises(RuntimeError, match="the sweep's own bug") as err:
+    with pytest.raises(RuntimeError, match="the sweep's own bug"):      # no error a step may raise: as it is
+        f.grad(ARRAYS)
+    assert (f.replays, f.interpreted, f.fallbacks) == (1, 2, {})
+    monkeypatch.setattr(function.replaying, "replay_adjoints", value_boom)
+    with pytest.raises(ValueError, match="a value the sweep refuses") as err:   # one a step may raise: confirmed
         f.grad(ARRAYS)
     assert any("a bug in the replay" in note for note in err.value.__notes__)
-    assert (f.replays, f.fallbacks) == (1, {})
+    assert (f.replays, f.interpreted, f.fallbacks) == (1, 3, {})
 
 
 def test_a_compiled_gradient_that_raises_propagates(monkeypatch):
@@ -57,12 +65,12 @@ def test_a_replayed_error_the_interpreter_makes_too_is_its_located_error(monkeyp
     def interpreter_fails(*args, **kwargs):
         raise located
 
-    monkeypatch.setattr(function.replaying, "replay_adjoints", boom)
+    monkeypatch.setattr(function.replaying, "replay_adjoints", value_boom)
     monkeypatch.setattr(reverse, "grad", interpreter_fails)
     with pytest.raises(autodiff.SourceError) as err:
         f.grad(ARRAYS)
     assert err.value is located
-    assert f.fallbacks == {"a replayed step raised RuntimeError": 1}
+    assert f.fallbacks == {"a replayed step raised ValueError": 1}
 
 
 def test_a_changed_path_is_counted_by_its_reason():

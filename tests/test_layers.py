@@ -177,3 +177,18 @@ def test_no_private_names_across_modules_and_no_one_letter_aliases(module):
                 if alias.asname and len(alias.asname) == 1:
                     bad.append(f"one-letter alias {alias.asname} for {alias.name}")
     assert bad == [], f"{path.relative_to(ROOT)}: {'; '.join(bad)}"
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith(("autodiff.engine.core", "autodiff.engine.diff"))))
+def test_the_engine_catches_only_the_errors_it_names(module):
+    """No `except Exception` (or bare `except:`) in the core and the derivative drivers: a fallback
+    catches the engine's own types (engine/diff/fallbacks.py) or the errors a step is known to
+    raise, and any other exception, a bug, propagates (issue 28 item 6)."""
+    broad = []
+    for node in ast.walk(ast.parse(MODULES[module].read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ExceptHandler):
+            names = node.type.elts if isinstance(node.type, ast.Tuple) else [node.type]
+            if node.type is None or any(isinstance(n, ast.Name) and n.id in ("Exception", "BaseException")
+                                        for n in names):
+                broad.append(node.lineno)
+    assert broad == [], f"{module}: broad except at lines {broad}"

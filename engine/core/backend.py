@@ -114,11 +114,11 @@ def _gpu_array_module():
         return _gpu_module
     try:
         import cupy
-    except Exception as exc:             # ImportError, or a cupy build that finds no CUDA runtime
+    except (ImportError, OSError, RuntimeError) as exc:    # missing, or a build that finds no CUDA runtime
         raise DeviceUnavailable(f"the GPU was asked for but cupy is not importable ({exc})") from None
     try:
         count = cupy.cuda.runtime.getDeviceCount()
-    except Exception as exc:             # cupy's CUDARuntimeError: no driver, no device
+    except (RuntimeError, OSError) as exc:    # cupy's CUDARuntimeError (a RuntimeError): no driver, no device
         raise DeviceUnavailable(f"the GPU was asked for but CUDA finds no device ({exc})") from None
     if count < 1:
         raise DeviceUnavailable("the GPU was asked for but CUDA finds no device")

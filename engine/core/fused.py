@@ -297,7 +297,7 @@ def evaluate(expr, names):
     if _numexpr is None:                       # imported on the first large sweep: start-up stays fast
         try:
             import numexpr
-        except Exception:                      # missing, or unusable: its import reads NUMEXPR_NUM_THREADS
+        except (ImportError, ValueError):      # missing, or unusable: its import reads NUMEXPR_NUM_THREADS
             _numexpr = False                   # and OMP_NUM_THREADS as ints, and raises on any other text
             return None
         from .region_threads import more_numexpr_workers    # lazy: its thread pool's imports cost start-up 6 ms

@@ -48,7 +48,7 @@ def thread_count() -> int:
     try:
         import numexpr            # lazy: it may be missing (fused.py's concern), and start-up stays fast
         return max(1, int(numexpr.get_num_threads()))
-    except Exception:             # missing or unusable (a NUMEXPR_NUM_THREADS that is no number)
+    except (ImportError, ValueError):    # missing or unusable (a NUMEXPR_NUM_THREADS that is no number)
         return max(1, os.cpu_count() or 1)
 
 

@@ -87,6 +87,12 @@ LOWERED_CODE_ERRORS = (ArithmeticError, ValueError)
 # user's mistake the values reveal, a refused size, or what float code raises
 STEP_ERRORS = (SourceError, EngineError, *LOWERED_CODE_ERRORS)
 
+# what a replayed step may raise that the interpreter, run in its place, must raise as well
+# (diff/function.py confirms it: where the interpreter does not fail, the replay's error is
+# raised as a bug); numpy's index and type errors on values included, which the interpreter
+# reports located. Any other exception out of a replay propagates as it is.
+CONFIRMED_ERRORS = (*STEP_ERRORS, LookupError, TypeError)
+
 
 def strict() -> bool:
     return os.environ.get("AUTODIFF_STRICT", "") == "1"

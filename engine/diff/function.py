@@ -29,8 +29,8 @@ from ..lang.target import Runner, bind_inputs, check_output, load
 from ..lang.values import set_dtype, shape_of
 from . import reverse
 from .common import check_wrt, hosted, ones_like_output, seed_for
-from .fallbacks import (Fallback, LoweringRefused, NonFinite, PathChanged, ReplayDiffers, StepFailed, StrictFallback,
-                        Unsupported, count, strict)
+from .fallbacks import (CONFIRMED_ERRORS, Fallback, LoweringRefused, NonFinite, PathChanged, ReplayDiffers, StepFailed,
+                        StrictFallback, Unsupported, count, strict)
 from .large_trace import RegionCheck, fit_for_replay, holds_large_arrays
 from .trace_cache import NOT_REPLAYABLE, input_signature, keep_trace, large_inputs, plain_run
 
@@ -176,7 +176,7 @@ class Function:
                                                               limits))
         except StrictFallback:
             raise
-        except Exception as error:          # a replayed step raised: the interpreter must as well
+        except CONFIRMED_ERRORS as error:   # a replayed step raised: the interpreter must as well
             return self._confirmed(error, interpret, kind, at, inputs, wrt, checked, seed, dtype_name, limits)
         if entry is None:
             return record(self, kind, at, inputs, key, wrt, checked, seed, dtype_name, limits)
@@ -205,7 +205,7 @@ class Function:
         self.interpreted += 1
         try:
             interpret(self, *call)
-        except Exception:
+        except CONFIRMED_ERRORS:
             count(self.fallbacks, StepFailed(f"a replayed step raised {type(error).__name__}"))
             raise
         error.add_note("autodiff: a replay raised this where the interpreter did not (a bug in the replay)")
@@ -513,7 +513,7 @@ class ReplayRunner:
                 out = None
             except StrictFallback:
                 raise
-            except Exception as error:      # a replayed step raised: the interpreter must as well
+            except CONFIRMED_ERRORS as error:  # a replayed step raised: the interpreter must as well
                 self._confirmed(error, values)
             if out is not None:
                 return out
@@ -548,7 +548,7 @@ class ReplayRunner:
         """As Function._confirmed: the interpreter's located error, else `error` itself."""
         try:
             self.runner(values)
-        except Exception:
+        except CONFIRMED_ERRORS:
             count(self.fallbacks, StepFailed(f"a replayed step raised {type(error).__name__}"))
             raise
         error.add_note("autodiff: a replay raised this where the interpreter did not (a bug in the replay)")

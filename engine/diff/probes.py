@@ -21,6 +21,12 @@ METHODS = frozenset(("transpose", "reshape", "ravel", "flatten", "astype", "copy
 MAKERS = frozenset(("empty", "zeros", "ones", "full", "asarray", "ascontiguousarray", "array"))
 
 
+# What a rule, or numpy, raises when given a stand-in it cannot treat as its value (a truth of an
+# array, an attribute the stand-in lacks, a value check that fails, an index): the tracers take
+# these as "not traceable here" and call the rule as it is; anything else is a bug and propagates.
+REFUSALS = (TypeError, ValueError, ArithmeticError, AttributeError, LookupError, NotImplementedError)
+
+
 class Untraceable(BaseException):
     """What a line cannot show: the rule is called as it is (here and in replay_compiled.py's
     float tracer). Not an Exception, so that a rule's own `except Exception` does not take it

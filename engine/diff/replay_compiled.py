@@ -25,7 +25,7 @@ from .bits import same_bits
 from .fallbacks import STEP_ERRORS, Fallback
 from .generated import functions_of
 from .replay import replay_adjoints, replay_values
-from .probes import Untraceable
+from .probes import REFUSALS, Untraceable
 from .replay_guards import TIE_COMPARISONS, PathChanged
 
 COMPILE_MAX_STEPS = 4000            # longer traces keep the step replay (compile time, code size)
@@ -186,7 +186,7 @@ def trace_paths(rule, args, prefix, namespace) -> list:
             result = tracer.ref(out)
         except Untraceable:
             raise
-        except Exception as exc:         # what a rule does to something it takes for a float
+        except REFUSALS as exc:          # what a rule does to something it takes for a float
             raise Untraceable(str(exc)) from None
         finally:
             noted = len(NOTES.kinks) > kinks or len(NOTES.detached) > detached

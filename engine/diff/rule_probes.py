@@ -17,7 +17,7 @@ from ..core.notes import NOTES
 from ..core.rules.comparisons import ASSUMED_FINITE
 from ..core.tape import Shape
 from .bits import same_bits
-from .probes import Numpy, Probe, Untraceable
+from .probes import REFUSALS, Numpy, Probe, Untraceable
 
 PLACEHOLDER = re.compile(r"@[art][0-9]*")    # a template's names: @a0 (an argument), @t1, @r (the target)
 BRANCHES_MAX = 8            # decisions on values one rule may take on its traced path
@@ -127,7 +127,7 @@ class Tracer:
     def decide(self, probe) -> bool:
         try:
             outcome = bool(probe.example)
-        except Exception:
+        except REFUSALS:
             raise Untraceable("the truth of an array") from None
         self.decisions += 1
         if self.decisions > BRANCHES_MAX:
@@ -138,7 +138,7 @@ class Tracer:
     def _result(self, fn, args, kwargs):
         try:
             return fn(*[self.real(a) for a in args], **{k: self.real(v) for k, v in kwargs.items()})
-        except Exception as exc:                # what the value itself does: not followed
+        except REFUSALS as exc:                 # what the value itself does: not followed
             raise Untraceable(str(exc)) from None
 
     def _call_text(self, head, args, kwargs) -> str:
@@ -253,7 +253,7 @@ class Tracer:
             out = None
             if WHY is not None:
                 WHY.append((fn, str(exc)))
-        except Exception as exc:    # a rule's check that a probe fails: called as it is
+        except REFUSALS as exc:     # a rule's check that a probe fails: called as it is
             out = None
             if WHY is not None:
                 WHY.append((fn, repr(exc)))
