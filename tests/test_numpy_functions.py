@@ -230,3 +230,28 @@ def test_the_names_of_a_module_listed_are_the_languages_names_of_that_module():
         autodiff.grad("sum(np.linalg.foo(x))", at={"x": S})
     listed = info.value.hint.split(": ")[1].split(", ")
     assert {"qr", "eig", "lstsq", "matrix_power"} <= set(listed) and "sqrt" not in listed
+
+
+@pytest.mark.parametrize("expr, x", [
+    ("sum(solve_triangular(reshape(x, (2, 2)), x[:2], lower=True))", [2.0, 0.3, -0.4, 1.5]),
+    ("sum(cho_solve(cho_factor(reshape(x, (2, 2))), x[1:3]))", [4.0, 1.0, 1.0, 3.0]),
+    ("sum(np.linalg.matrix_power(reshape(x, (2, 2)), 4))", [0.9, 0.3, -0.4, 1.1]),
+    ("sum(np.linalg.lstsq(reshape(x, (3, 2)), x[:3])[0])", [2.0, 0.3, -0.4, 1.5, 0.7, 0.2]),
+    ("sum(np.linalg.qr(reshape(x, (3, 2)))[0] ** 3)", [2.0, 0.3, -0.4, 1.5, 0.7, 0.2]),
+    ("sum(np.linalg.eig(reshape(x, (2, 2)))[1] ** 3)", [2.0, 0.3, 0.4, 1.5]),
+    ("np.percentile(x * x, 40) + np.median(x ** 3)", [2.0, 0.3, -0.4, 1.5]),
+    ("sum(np.interp(x, [0.0, 1.0, 2.0], x[:3] ** 2))", [0.2, 0.7, 1.5]),
+    ("sum(np.convolve(x, x * x, 'same') ** 2)", [0.2, 0.7, 1.5]),
+])
+def test_hessians_match_differences_of_the_gradient(expr, x):
+    from autodiff.engine.diff.higher import hessian
+    h = 1e-5
+    fd = np.zeros((len(x), len(x)))
+    for i in range(len(x)):
+        up, down = np.array(x), np.array(x)
+        up[i] += h
+        down[i] -= h
+        fd[i] = (autodiff.grad(expr, at={"x": up}).gradient["x"] - autodiff.grad(expr, at={"x": down}).gradient["x"]) / (2 * h)
+    for method in ("forward-over-reverse", "reverse-over-reverse"):
+        got = hessian(expr, at={"x": x}, method=method).hessian["x"]["x"]
+        np.testing.assert_allclose(got, fd, rtol=1e-6, atol=1e-7, err_msg=method)
