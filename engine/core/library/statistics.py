@@ -5,7 +5,7 @@ nanprod nanvar nanstd (a nan gets no gradient; a slice of nans only gives numpy'
 from __future__ import annotations
 
 from .. import ops
-from ..backend import xp
+from ..backend import np, xp
 from ..primitives import ndim, shape
 from ..tape import BOXES
 from .axes import ArgumentError, axes_last, axes_of, keep_dims
@@ -121,7 +121,7 @@ def _counts(a, axes, keepdims=False):
 
 def nanmean(a, axis=None, keepdims=False):
     axes = axes_of(axis, ndim(a))
-    with xp().errstate(invalid="ignore", divide="ignore"):
+    with np().errstate(invalid="ignore", divide="ignore"):      # a slice of nans: nan, as numpy
         return ops.div(nansum(a, axis, keepdims), _counts(a, axes, keepdims) if shape(a) else
                        float(not _nans(a)))
 

@@ -82,6 +82,9 @@ qr_r = defprim("qr_r", lambda x: _qr(x)[1], needs_ans=True, vjp=(_qr_r_vjp,), jv
 
 def _eig(x):
     m = xp()
+    if not hasattr(m.linalg, "eig"):
+        raise EngineError("value error", "eig() of a general matrix is not available on this device (cupy has "
+                          "no general eigensolver); a symmetric matrix's: use eigh")
     values, vectors = m.linalg.eig(x)
     if values.dtype.kind == "c":
         raise EngineError("value error", "eig(): the matrix has complex eigenvalues, and complex numbers are "
