@@ -8,11 +8,17 @@ SUBMODULES = ("linalg", "special")
 # `import numpy as np` and the like: the names each module may be bound to with `as` (the paths
 # above are spelled with these roots only).
 MODULE_ALIASES = {"numpy": ("np", "numpy"), "math": ("math",), "scipy": ("scipy",),
-                  "scipy.special": (), "numpy.linalg": ()}          # the submodules: any name (below)
-# `import numpy.linalg as la`, `from numpy import linalg`, `from scipy import special as sp`: the
+                  "scipy.special": (), "numpy.linalg": (), "scipy.linalg": ()}   # the submodules: any name (below)
+# `import numpy.linalg as la`, `from numpy import linalg`, `from scipy import special as sp`,
+# `import scipy.linalg` (its solve_triangular, cho_factor, cho_solve are builtins too): the
 # submodules that may be bound to a name of the user's choosing; that name then starts a module
 # path as the roots do (`la.det`), from its import on.
-SUBMODULE_PARENTS = {"linalg": "numpy", "special": "scipy"}
+SUBMODULE_PARENTS = {"linalg": ("numpy", "scipy"), "special": ("scipy",)}
+
+
+def is_submodule(name: str, parent: str) -> bool:
+    """Whether `parent.name` is one of the submodules above (numpy.linalg, scipy.linalg, scipy.special)."""
+    return parent in SUBMODULE_PARENTS.get(name, ())
 
 # The array libraries whose code people paste: a path through one of these names (`torch.exp`,
 # `tf.norm`, `jnp.sum`) is that library's, not numpy's. The value names the library in messages.

@@ -8,13 +8,17 @@ from .lalr import Token
 
 from . import nodes
 from .errors import SourceError
-from .modules import MODULE_ROOTS, SUBMODULE_PARENTS, SUBMODULES
+from .modules import MODULE_ROOTS, SUBMODULES, is_submodule
 from .spans import checked_name, join, span_of, tok_span
 
 # The one place strings are taken: these builtins' string parameters, by position and keyword
 # (numpy's names). The callee is judged by its last name, so `np.linalg.norm` and `la.norm` count.
-STRING_ARGUMENTS = {"einsum": (0, None), "norm": (1, "ord"), "pad": (2, "mode")}
-STRING_PLACES = "einsum's subscripts, norm's ord ('fro', 'nuc') and pad's mode"
+STRING_ARGUMENTS = {"einsum": ((0, None),), "norm": ((1, "ord"),), "pad": ((2, "mode"),),
+                    "convolve": ((2, "mode"),), "searchsorted": ((2, "side"),), "qr": ((1, "mode"),),
+                    "quantile": ((5, "method"),), "percentile": ((5, "method"),), "eigh": ((1, "UPLO"),),
+                    "solve_triangular": ((2, "trans"),)}
+STRING_PLACES = ("einsum's subscripts, norm's ord ('fro', 'nuc'), pad's, convolve's and qr's mode, "
+                 "searchsorted's side, quantile's method, eigh's UPLO and solve_triangular's trans")
 TRIPLE_QUOTES = ("'" * 3, '"' * 3)
 
 
@@ -48,12 +52,13 @@ def misplaced_string(node) -> SourceError:
 
 def check_string_arguments(func, args, keywords) -> None:
     """A string argument is an error unless it is in one of STRING_ARGUMENTS' places."""
-    position, keyword = STRING_ARGUMENTS.get(_callee_name(func), (None, None))
+    places = STRING_ARGUMENTS.get(_callee_name(func), ())
+    positions, names = {p for p, _ in places}, {k for _, k in places if k is not None}
     for index, arg in enumerate(args):
-        if isinstance(arg, nodes.Str) and index != position:
+        if isinstance(arg, nodes.Str) and index not in positions:
             raise misplaced_string(arg)
     for item in keywords:
-        if isinstance(item.value, nodes.Str) and (keyword is None or item.name != keyword):
+        if isinstance(item.value, nodes.Str) and item.name not in names:
             raise misplaced_string(item.value)
 
 
@@ -116,14 +121,14 @@ class NumpyFormsBuilder:
             alias_name = checked_name(alias)
             end = tok_span(alias)
             parent, _, submodule = module.rpartition(".")
-            if SUBMODULE_PARENTS.get(submodule) == parent:
+            if is_submodule(submodule, parent):
                 self.module_aliases = self.module_aliases | {alias_name}
         return nodes.Import(module, alias_name, (), module_span, tok_span(kw).to(end))
 
     def from_stmt(self, c):
         kw, (module, module_span) = c[0], c[1]
         names = next(x for x in c[2:] if isinstance(x, tuple) and x and isinstance(x[0], tuple))
-        submodules = {bound for name, bound, _ in names if SUBMODULE_PARENTS.get(name) == module}
+        submodules = {bound for name, bound, _ in names if is_submodule(name, module)}
         if submodules:
             self.module_aliases = self.module_aliases | submodules
         return nodes.Import(module, None, names, module_span, tok_span(kw).to(names[-1][2]))

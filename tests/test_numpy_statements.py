@@ -308,3 +308,21 @@ def test_unpacking_has_value_semantics():
 def test_unpacking_the_wrong_count_is_an_error_at_the_loop(src, message, place):
     err = error(src, x=[1.0, 2.0])
     assert message in err.message and (err.span.line, err.span.column) == place
+
+
+def test_a_numpy_path_names_the_builtin_even_where_a_variable_has_its_name():
+    # issue 29 item 2: `diff = np.diff(x)`, `median = np.median(x)`, `sum = np.sum(e)` in real files
+    # (the variable was taken for np.NAME: "`median` is used before it is assigned")
+    src = """
+        import numpy as np
+        def f(x):
+            diff = np.diff(x)
+            median = np.median(x)
+            exp = np.exp(x)
+            sum = np.sum(exp) + np.sum(diff ** 2)
+            return sum * median + (lambda exp: np.exp(exp))(x[0])
+        """
+    x = np.array([1.0, 2.0, 4.0, 3.5])
+    want = (np.sum(np.exp(x)) + np.sum(np.diff(x) ** 2)) * np.median(x) + np.exp(x[0])
+    assert value(src, x=x) == pytest.approx(want, rel=1e-14)
+    agree(src, x=x)

@@ -215,6 +215,12 @@ def extra_cases():
     for name in ("singular_values", "svd_u", "svd_vh"):
         cases += [Case(name, (tall,)), Case(name, (a3,), label="[square]")]
     cases += [Case("singular_values", (rand(2, 3),), label="[wide]")]
+    for name in ("qr_q", "qr_r"):           # issue 29 item 2: np.linalg.qr
+        cases += [Case(name, (tall,)), Case(name, (a3,), label="[square]"),
+                  Case(name, (rand(2, 3, 2),), label="[stack]")]
+    general = np.array([[2.0, 0.5, -0.3], [0.1, -1.0, 0.4], [-0.2, 0.3, 0.8]])    # real, distinct eigenvalues
+    for name in ("eig_values", "eig_vectors"):    # np.linalg.eig
+        cases += [Case(name, (general,)), Case(name, (sym,), label="[symmetric]")]
     cases += [Case("einsum", (rand(2, 3), rand(3, 4)), {"subscripts": "ij,jk->ik"}),
               Case("einsum", (rand(3), rand(3)), {"subscripts": "i,i->"}),
               Case("einsum", (m,), {"subscripts": "ij->j"}),

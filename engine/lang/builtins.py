@@ -199,13 +199,21 @@ class Builtins:
             self.check_size(math.prod(shape), f"where() of shapes {', '.join(map(str, shapes))}")
         return ops.where(c, x, y)
 
-    def any_(self, x):
-        x = as_array(x)
-        return bool(xp().any(ops.read(x))) if shape_of(x) else bool(ops.read(x))
+    def any_(self, x, axis=None, *, keepdims=False):
+        return _truth("any", xp().any, x, axis, keepdims)
 
-    def all_(self, x):
-        x = as_array(x)
-        return bool(xp().all(ops.read(x))) if shape_of(x) else bool(ops.read(x))
+    def all_(self, x, axis=None, *, keepdims=False):
+        return _truth("all", xp().all, x, axis, keepdims)
+
+
+def _truth(name, reduce, x, axis, keepdims):
+    """numpy's any/all: a bool for a whole array (or a number), an array of bools over axis."""
+    x = as_array(x)
+    if not shape_of(x):
+        return bool(ops.read(x))
+    axes = reduction_axes(name, x, axis)
+    found = reduce(ops.read(x), axis=axes, keepdims=bool(keepdims))
+    return bool(found) if found.ndim == 0 else found
 
 
 def _numeric(name, fn, tuples_are_arrays=True):
@@ -272,8 +280,8 @@ def make_builtins(interp) -> dict:
     add("range", methods.range_, 1, 3, instead="makes the range a for loop counts through")
     add("enumerate", enumerate_items, 1, 2, instead="makes the pairs a for loop takes")   # for i, x in enumerate(xs)
     add("zip", zip_items, 1, 99, instead="makes the pairs a for loop takes")
-    add("any", methods.any_, 1)
-    add("all", methods.all_, 1)
+    add("any", methods.any_, 1, 2)          # keepdims= by keyword only, as numpy
+    add("all", methods.all_, 1, 2)
     table.update(transform_builtins(interp))          # grad, value_and_grad, hessian, jvp, vjp
     add_second_spellings(table)
     return table

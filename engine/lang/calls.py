@@ -119,7 +119,8 @@ class CallCompiler:
         if isinstance(e.func, nodes.Attribute):
             return self.method_call(e, scope)
         args = [self.expr(a, scope) for a in e.args]
-        if isinstance(e.func, nodes.Name) and scope.find(e.func.id) is None and e.func.id in self.builtins:
+        if isinstance(e.func, nodes.Name) and e.func.id in self.builtins and (
+                e.func.module or scope.find(e.func.id) is None):     # np.diff is numpy's, whatever `diff` is
             b = self.builtins[e.func.id]
             if not isinstance(b, Builtin):
                 raise SourceError("type error", f"`{e.func.id}` is a constant, not a function", e.span)

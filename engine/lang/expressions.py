@@ -46,8 +46,11 @@ class ExpressionCompiler:
 
     def e_Name(self, e, scope):
         name = e.id
-        where = scope.find(name)
         span = e.span
+        if e.module and name in self.builtins:      # np.median is numpy's even where `median` is a variable
+            b = self.builtins[name]
+            return lambda frame: b
+        where = scope.find(name)
         if where == "local":
             def load_local(frame):
                 try:

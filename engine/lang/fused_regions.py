@@ -100,7 +100,7 @@ class RegionFinder:
 
     def call(self, e):
         func = e.func
-        if func.__class__ is not nodes.Name or e.keywords or self.scope.find(func.id) is not None:
+        if func.__class__ is not nodes.Name or e.keywords or (not func.module and self.scope.find(func.id) is not None):
             raise NotRegion
         prim = callable_primitives().get(func.id)
         builtin = self.builtins.get(func.id)

@@ -8,7 +8,7 @@ import difflib
 
 from ...parser import nodes
 from ...parser.errors import SourceError
-from ...parser.modules import FOREIGN_MODULES
+from ...parser.modules import FOREIGN_MODULES, SUBMODULE_PARENTS, SUBMODULES
 
 # Other libraries' names for a builtin of another name (TensorFlow's reductions, PyTorch's).
 OTHER_LIBRARY_NAMES = {"reduce_sum": "sum", "reduce_mean": "mean", "reduce_max": "max", "reduce_min": "min",
@@ -21,7 +21,8 @@ def _module(path: str):
     import importlib
     parts = path.split(".")
     if parts[-1] in ("linalg", "special"):
-        name = "numpy.linalg" if parts[-1] == "linalg" else "scipy.special"
+        root = "scipy" if parts[0] == "scipy" or parts[-1] == "special" else "numpy"
+        name = f"{root}.{parts[-1]}"
     else:
         name = {"np": "numpy", "numpy": "numpy", "math": "math", "scipy": "scipy"}.get(parts[0])
     try:
@@ -44,6 +45,15 @@ def unknown_module_name(name: str, path: str, span, builtins) -> SourceError:
     else:
         hint = f"{written} has no builtin in the language yet"
     return SourceError("unknown name", f"`{written}` is not among the language's builtins", span, hint)
+
+
+def misspelt_submodule_hint(name: str) -> str | None:
+    """`np.lingalg.qr`: the submodule a name in a module path is a misspelling of, if one is close."""
+    close = difflib.get_close_matches(name, SUBMODULES, n=1, cutoff=0.75)
+    if not close:
+        return None
+    parent = SUBMODULE_PARENTS[close[0]][0]
+    return f"did you mean `{close[0]}` ({'np' if parent == 'numpy' else parent}.{close[0]}.NAME)?"
 
 
 def _foreign_root(node):

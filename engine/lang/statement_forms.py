@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ...parser import nodes
 from ...parser.errors import SourceError
-from ...parser.modules import MODULE_ALIASES, SUBMODULE_PARENTS, SUBMODULES
+from ...parser.modules import MODULE_ALIASES, SUBMODULE_PARENTS, SUBMODULES, is_submodule
 from ..core import ops
 from ..core.backend import is_array, xp
 from ..core.notes import NOTES
@@ -16,7 +16,8 @@ from .names import Scope, loop_target_names
 from .operator_closures import BINARY_OPS
 from .values import as_int, describe, dtype, iterate, shape_of, truth
 
-IMPORT_HINT = "the modules are numpy (as np), math and scipy.special: nothing is imported, their names are builtins"
+IMPORT_HINT = ("the modules are numpy (as np), math, scipy.special and scipy.linalg: nothing is imported, their "
+               "names are builtins")
 
 
 def _update_operator(op):
@@ -33,18 +34,18 @@ class StatementFormsCompiler:
                               IMPORT_HINT)
         allowed = MODULE_ALIASES[s.module]
         parent, _, submodule = s.module.rpartition(".")
-        if s.alias is not None and s.alias not in allowed and SUBMODULE_PARENTS.get(submodule) != parent:
+        if s.alias is not None and s.alias not in allowed and not is_submodule(submodule, parent):
             spelled = " or ".join(f"`import {s.module} as {a}`" for a in allowed)
             raise SourceError("unsupported construct", f"`{s.module}` may only be bound as "
                               f"{', '.join(allowed)}", s.span, f"write {spelled}")
         bindings = []
         for name, bound, span in s.names:
-            if SUBMODULE_PARENTS.get(name) == s.module:
+            if is_submodule(name, s.module):
                 continue                    # `from numpy import linalg`: the parser reads linalg.NAME
             builtin = self.builtins.get(name)
             if builtin is None:
                 if name in SUBMODULES:
-                    parent = SUBMODULE_PARENTS[name]
+                    parent = SUBMODULE_PARENTS[name][0]
                     raise SourceError("unsupported construct", f"`{name}` is a module of {parent}, not of "
                                       f"{s.module}", span, f"write `from {parent} import {name}`")
                 error = unknown_name(name, span, list(self.builtins))

@@ -18,7 +18,7 @@ from .interp import Interpreter
 from .keywords import complete_arguments
 from .limits import Limits
 from .names import assigned_names, loaded_names, walk
-from .spellings import foreign_library_use, unknown_module_name
+from .spellings import foreign_library_use, misspelt_submodule_hint, unknown_module_name
 from .values import as_input, describe
 
 
@@ -100,7 +100,8 @@ def _refuse_unknown_functions(node, builtins, text):
                 and x.span.end_column - x.span.column != len(x.id):
             # written as np.NAME or math.NAME (the parser keeps the whole span): must be a builtin
             raise SourceError("unknown name", f"`{x.id}` is not a builtin, so it cannot be named through "
-                              "np. or math.", x.span, f"write {x.id} alone for an input", source=text)
+                              "np. or math.", x.span, misspelt_submodule_hint(x.id) or f"write {x.id} alone for an input",
+                              source=text)
 
 
 def _load_program(text, filename, fn, of) -> Target:

@@ -49,6 +49,20 @@ SIGNATURES = {
     "cummin": ("reductions", "cummin", "a[] axis="),
     "logcumsumexp": ("reductions", "logcumsumexp", "a[] axis="),
     "sort": ("reductions", "sort", "a[] axis="),
+    "median": ("statistics", "median", "a[] axis= out= overwrite_input= keepdims="),
+    "quantile": ("statistics", "quantile", "a[] q axis= out= overwrite_input= method= keepdims="),
+    "percentile": ("statistics", "percentile", "a[] q axis= out= overwrite_input= method= keepdims="),
+    "nansum": ("statistics", "nansum", "a[] axis= keepdims="),
+    "nanprod": ("statistics", "nanprod", "a[] axis= keepdims="),
+    "nanmean": ("statistics", "nanmean", "a[] axis= keepdims="),
+    "nanmax": ("statistics", "nanmax", "a[] axis= keepdims="),
+    "nanmin": ("statistics", "nanmin", "a[] axis= keepdims="),
+    "nanvar": ("statistics", "nanvar", "a[] axis= ddof= keepdims="),
+    "nanstd": ("statistics", "nanstd", "a[] axis= ddof= keepdims="),
+    "diff": ("series", "diff", "a[] n= axis= prepend[]= append[]="),
+    "convolve": ("series", "convolve", "a[] v[] mode="),
+    "interp": ("series", "interp", "x[] xp[] fp[] left= right= period="),
+    "searchsorted": ("series", "searchsorted", "a[] v[] side= sorter[]="),
     "argsort": ("reductions", "argsort", "a[] axis="),
     "topk": ("reductions", "topk", "a[] k axis="),
     "concatenate": ("shapes", "concatenate", "arrays axis="),
@@ -90,7 +104,15 @@ SIGNATURES = {
     "einsum": ("linalg", "einsum", "subscripts *operands[]"),
     "slogdet": ("linalg", "slogdet", "a[]"),
     "norm": ("linalg", "norm", "x[] ord= axis= keepdims="),
-    "eigh": ("linalg", "eigh", "a[]"),
+    "eigh": ("linalg", "eigh", "a[] UPLO="),
+    "eig": ("linalg", "eig", "a[]"),
+    "qr": ("linalg", "qr", "a[] mode="),
+    "matrix_power": ("solvers", "matrix_power", "a[] n"),
+    "lstsq": ("solvers", "lstsq", "a[] b[] rcond="),
+    "solve_triangular": ("solvers", "solve_triangular",
+                         "a[] b[] trans= lower= unit_diagonal= overwrite_b= check_finite="),
+    "cho_factor": ("solvers", "cho_factor", "a[] lower= overwrite_a= check_finite="),
+    "cho_solve": ("solvers", "cho_solve", "c_and_lower b[] overwrite_b= check_finite="),
     "svd": ("linalg", "svd", "a[] full_matrices= compute_uv="),
     "pinv": ("linalg", "pinv", "a[]"),
 }
@@ -100,7 +122,8 @@ TAKES_DTYPE = frozenset({"eye", "identity", "full"})
 
 # np.linalg.NAME for these names is the builtin of the same name (det inv solve cholesky
 # eigvalsh are table entries, the others composites here).
-LINALG_NAMES = ("det", "slogdet", "inv", "solve", "norm", "cholesky", "svd", "eigh", "eigvalsh", "pinv")
+LINALG_NAMES = ("det", "slogdet", "inv", "solve", "norm", "cholesky", "svd", "eigh", "eigvalsh", "pinv",
+                "qr", "eig", "lstsq", "matrix_power")
 
 
 def function(name):

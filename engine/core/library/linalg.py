@@ -1,12 +1,12 @@
 """Products and np.linalg with numpy's arguments, as composites: dot outer inner kron cross
-tensordot einsum, slogdet norm eigh svd pinv (det inv solve cholesky are table entries). The
+tensordot einsum, slogdet norm eigh svd pinv qr eig (det inv solve cholesky are table entries). The
 language registers them under plain names (det, inv, ...); np.linalg.NAME maps to those."""
 from __future__ import annotations
 
 import math
 
 from .. import ops
-from ..backend import xp
+from ..backend import np, xp
 from ..primitives import ndim, shape
 from .axes import ArgumentError, axes_of, keep_dims, one_axis, whole
 from ..rules.arithmetic import matrix_transpose
@@ -66,6 +66,9 @@ def cross(a, b, axis=-1):
 
 
 def _contracted(axes, dims_a, dims_b):
+    raw = ops.read(axes)
+    if getattr(raw, "ndim", 0):             # [[1], [0]]: a list literal the language made an array
+        axes = raw.astype(int).tolist()
     if not isinstance(ops.read(axes), (tuple, list)):
         n = whole(axes, "axes")
         return list(range(dims_a - n, dims_a)), list(range(n))
@@ -89,10 +92,43 @@ def tensordot(a, b, axes=2):
     return ops.reshape(ops.matmul(ma, mb), kept_a + kept_b)
 
 
+def _ellipsis_spelled(spec, operands):
+    """numpy's '...' written out: each operand's broadcast axes get letters the subscripts do not
+    use (the last ones shared, as numpy aligns them from the right), the operands broadcast to
+    the common lengths there, and the output (implicit: first) gets them too."""
+    inputs, arrow, output = spec.partition("->")
+    parts = inputs.split(",")
+    if len(parts) != len(operands):
+        return spec, operands
+    free = [c for c in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in spec]
+    counts = [ndim(x) - len(p.replace("...", "")) if "..." in p else 0 for p, x in zip(parts, operands)]
+    if any(c < 0 for c in counts) or any(p.count("...") > 1 or p.replace("...", "").count(".") for p in parts):
+        raise ArgumentError("einsum(): '...' must be written once per operand, as three dots")
+    most = max(counts)
+    letters = "".join(free[:most])
+    lengths = np().broadcast_shapes(*(shape(x)[p.index("..."):p.index("...") + c]
+                                     for p, x, c in zip(parts, operands, counts) if "..." in p))
+    spelled, broadcast = [], []
+    for p, x, c in zip(parts, operands, counts):
+        if "..." in p:
+            at = p.index("...")
+            target = shape(x)[:at] + tuple(lengths[len(lengths) - c:]) + shape(x)[at + c:]
+            x = ops.broadcast_to(x, target) if target != shape(x) else x
+            p = p.replace("...", letters[most - c:])
+        spelled.append(p)
+        broadcast.append(x)
+    if arrow:
+        output = output.replace("...", letters)
+    else:
+        chars = "".join(spelled)
+        output = letters + "".join(sorted(c for c in set(chars) if chars.count(c) == 1 and c not in letters))
+    return ",".join(spelled) + "->" + output, broadcast
+
+
 def einsum(subscripts, *operands):
     spec = str(subscripts).replace(" ", "")
     if "." in spec:
-        raise ArgumentError("einsum(): '...' in subscripts is not supported")
+        spec, operands = _ellipsis_spelled(spec, operands)
     if "->" not in spec:                    # numpy's implicit output: the letters seen once, sorted
         letters = spec.replace(",", "")
         spec += "->" + "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
@@ -153,9 +189,47 @@ def norm(x, ord=None, axis=None, keepdims=False):
     return keep_dims(result, x, axes) if keepdims else result
 
 
-def eigh(a):
-    """(eigenvalues ascending, eigenvectors as columns) of the symmetric part of a."""
+def _triangle_of(a, uplo):
+    """The symmetric matrix numpy's eigh reads from one triangle of a: 'L' the lower, 'U' the
+    upper (the other triangle is not read, so it gets no gradient)."""
+    side = str(ops.read(uplo)).upper()
+    if side not in ("L", "U"):
+        raise ArgumentError(f"eigh(): UPLO must be 'L' or 'U', not {uplo!r}")
+    n = shape(a)[-1]
+    m = xp()
+    ones = m.ones((n, n), dtype=m.asarray(ops.read(a)).dtype)
+    strict = m.tril(ones, -1) if side == "L" else m.triu(ones, 1)
+    kept = a * (strict + m.eye(n, dtype=ones.dtype))
+    return kept + matrix_transpose(a * strict)
+
+
+def eigh(a, UPLO=None):
+    """(eigenvalues ascending, eigenvectors as columns) of the symmetric part of a; with UPLO
+    ('L' or 'U'), of the symmetric matrix that triangle of a spells, as numpy reads it."""
+    if UPLO is not None:
+        a = _triangle_of(a, UPLO)
     return ops.eigvalsh(a), ops.eigh_vectors(a)
+
+
+def qr(a, mode="reduced"):
+    """numpy's QR of a matrix with at least as many rows as columns, LAPACK's signs: (Q, R), or
+    R alone for mode='r' ('complete' is 'reduced' for a square matrix)."""
+    spelled = ops.read(mode)
+    rows, columns = shape(a)[-2:]
+    if spelled == "complete" and rows != columns:
+        raise ArgumentError("qr(): mode 'complete' of a non-square matrix is not supported; "
+                            "use mode='reduced' (numpy's default)")
+    if spelled == "r":
+        return ops.qr_r(a)
+    if spelled not in ("reduced", "complete"):
+        raise ArgumentError(f"qr(): mode must be 'reduced', 'complete' or 'r', not {spelled!r}")
+    return ops.qr_q(a), ops.qr_r(a)
+
+
+def eig(a):
+    """(eigenvalues, unit eigenvectors as columns) of a real matrix with real, distinct
+    eigenvalues, in LAPACK's order as numpy gives them; complex ones are refused."""
+    return ops.eig_values(a), ops.eig_vectors(a)
 
 
 def svd(a, full_matrices=True, compute_uv=True):

@@ -63,15 +63,38 @@ def split(ary, indices_or_sections, axis=0):
     return tuple(ops.getitem(ary, lead + (slice(lo, hi),)) for lo, hi in zip(bounds[:-1], bounds[1:]))
 
 
+# the modes pad copies the array's own entries in by: numpy's pad of the positions says which
+PAD_COPY_MODES = ("edge", "reflect", "symmetric", "wrap")
+
+
+def _pad_copying(array, widths, mode):
+    """pad in a mode that repeats the array's entries: along each axis, the positions numpy's pad
+    gives arange(length) in that mode, taken (so each copy's gradient flows back to its entry)."""
+    m = xp()
+    for axis, (lo, hi) in enumerate(widths):
+        if lo == 0 and hi == 0:
+            continue
+        length = shape(array)[axis]
+        if length == 0:
+            raise ArgumentError(f"pad(): can't extend an empty axis {axis} in mode {mode!r}")
+        positions = m.pad(m.arange(length), (int(lo), int(hi)), mode=mode)
+        array = ops.getitem(array, (slice(None),) * axis + (positions,))
+    return array
+
+
 def pad(array, pad_width, mode="constant", constant_values=0.0):
-    if mode != "constant":
-        raise ArgumentError(f"pad(): only mode 'constant' is supported, not {mode!r}")
+    """numpy's pad: mode 'constant' (with constant_values), 'edge', 'reflect', 'symmetric' or 'wrap'."""
+    if mode not in ("constant",) + PAD_COPY_MODES:
+        raise ArgumentError(f"pad(): mode {mode!r} is not supported: the modes are 'constant', "
+                            + ", ".join(f"'{name}'" for name in PAD_COPY_MODES))
     m = xp()
     widths = m.broadcast_to(m.asarray(ops.read(pad_width), dtype=float), (ndim(array), 2)).astype(int)
     if (widths < 0).any():
         raise ArgumentError("pad(): widths must not be negative")
     padded = tuple(int(d + lo + hi) for d, (lo, hi) in zip(shape(array), widths))
     check_elements(padded, "pad()")
+    if mode != "constant":
+        return _pad_copying(array, widths, mode)
     region = tuple(slice(int(lo), int(lo) + d) for d, (lo, _) in zip(shape(array), widths))
     out = ops.untake(array, region, padded)
     if ops.read(constant_values) == 0:

@@ -1,0 +1,161 @@
+"""Order statistics and the nan-ignoring reductions with numpy's arguments, as composites of the
+table's entries: median, quantile and percentile (numpy's 'linear' method: the gradient goes to
+the one or two sorted entries each result interpolates), and nansum nanmean nanmax nanmin
+nanprod nanvar nanstd (a nan gets no gradient; a slice of nans only gives numpy's nan)."""
+from __future__ import annotations
+
+from .. import ops
+from ..backend import np, xp
+from ..primitives import ndim, shape
+from ..tape import BOXES
+from .axes import ArgumentError, axes_last, axes_of, keep_dims
+from .reductions import prod, reduce_over, sort
+
+
+def _last_axis(a, axis):
+    """a with the axes reduced over merged into its last one (all of them for None)."""
+    axes = axes_of(axis, ndim(a))
+    if axes is None:
+        return ops.reshape(a, (-1,)), axes
+    return axes_last(a, axes), axes
+
+
+def _kept(result, a, axes, keepdims, leading=()):
+    """keepdims for a result with `leading` extra axes first (quantile's q)."""
+    if not keepdims:
+        return result
+    dims = tuple(1 if axes is None or i in axes else d for i, d in enumerate(shape(a)))
+    return ops.reshape(result, tuple(leading) + dims)
+
+
+def _lerp(low, high, t):
+    """numpy's _lerp to the bit: from below for t < 0.5, from above otherwise."""
+    step = high - low
+    return ops.where(t >= 0.5, high - step * (1.0 - t), low + step * t)
+
+
+def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False):
+    """numpy's quantile with the 'linear' method: q in [0, 1] (a number or an array, whose axes
+    come first), over axis (None: all of a)."""
+    if out is not None:
+        raise ArgumentError("quantile(): out= is not supported: use the returned value")
+    if ops.read(method) != "linear":
+        raise ArgumentError(f"quantile(): only method 'linear' (numpy's default) is supported, not {method!r}")
+    if isinstance(q, BOXES):
+        raise ArgumentError("quantile(): q depends on an input being differentiated; pass it as a constant "
+                            "(stop_gradient(q))")
+    m = xp()
+    levels = m.asarray(q, dtype=m.asarray(ops.read(a)).dtype)
+    if ((levels < 0) | (levels > 1)).any() or m.isnan(levels).any():
+        raise ArgumentError("Quantiles must be in the range [0, 1]")
+    x, axes = _last_axis(a, axis)
+    n = shape(x)[-1]
+    if n == 0:
+        raise ArgumentError("quantile(): the array is empty along the axis")
+    ordered = ops.permute_dims(sort(x, -1), (ndim(x) - 1,) + tuple(range(ndim(x) - 1)))
+    position = levels * (n - 1)
+    below = m.floor(position).astype(int)
+    above = m.minimum(below + 1, n - 1)
+    t = (position - below).reshape(levels.shape + (1,) * (ndim(x) - 1))
+    low, high = ops.getitem(ordered, int(below) if below.ndim == 0 else below), \
+        ops.getitem(ordered, int(above) if above.ndim == 0 else above)
+    result = _lerp(low, high, t if levels.ndim else float(t.reshape(())))
+    return _kept(result, a, axes, keepdims, levels.shape)
+
+
+def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False):
+    """numpy's percentile: quantile at q / 100."""
+    if isinstance(q, BOXES):
+        raise ArgumentError("percentile(): q depends on an input being differentiated; pass it as a constant "
+                            "(stop_gradient(q))")
+    levels = xp().true_divide(xp().asarray(q, dtype=float), 100)
+    if ((levels < 0) | (levels > 1)).any():
+        raise ArgumentError("Percentiles must be in the range [0, 100]")
+    return quantile(a, levels, axis, out, overwrite_input, method, keepdims)
+
+
+def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """numpy's median: the middle sorted entry, or the mean of the two middle ones."""
+    if out is not None:
+        raise ArgumentError("median(): out= is not supported: use the returned value")
+    x, axes = _last_axis(a, axis)
+    n = shape(x)[-1]
+    if n == 0:
+        raise ArgumentError("median(): the array is empty along the axis")
+    ordered = sort(x, -1)
+    dims = ndim(x) - 1
+    middle = ops.getitem(ordered, (slice(None),) * dims + (n // 2,))
+    if n % 2 == 0:
+        middle = (ops.getitem(ordered, (slice(None),) * dims + (n // 2 - 1,)) + middle) / 2.0
+    return _kept(middle, a, axes, keepdims)
+
+
+# ---- the nan-ignoring reductions ---------------------------------------------------------------
+
+def _nans(a):
+    return xp().isnan(xp().asarray(ops.read(a)))
+
+
+def _filled(a, value):
+    """a with its nans replaced by value (they get no gradient)."""
+    nans = _nans(a)
+    return ops.where(nans, value, a) if nans.any() else a
+
+
+def nansum(a, axis=None, keepdims=False):
+    axes = axes_of(axis, ndim(a))
+    clean = _filled(a, 0.0)
+    result = ops.sum(clean, axes) if shape(a) else clean * 1.0
+    return keep_dims(result, a, axes) if keepdims and shape(a) else result
+
+
+def nanprod(a, axis=None, keepdims=False):
+    return prod(_filled(a, 1.0), axis, keepdims)
+
+
+def _counts(a, axes, keepdims=False):
+    """How many elements that are not nan each result combines (a constant)."""
+    kept = ~_nans(a)
+    return kept.sum(axis=axes, keepdims=keepdims).astype(xp().asarray(ops.read(a)).dtype)
+
+
+def nanmean(a, axis=None, keepdims=False):
+    axes = axes_of(axis, ndim(a))
+    with np().errstate(invalid="ignore", divide="ignore"):      # a slice of nans: nan, as numpy
+        return ops.div(nansum(a, axis, keepdims), _counts(a, axes, keepdims) if shape(a) else
+                       float(not _nans(a)))
+
+
+def _nan_extreme(op, fill, a, axis, keepdims):
+    if not shape(a):
+        return a * 1.0
+    axes = axes_of(axis, ndim(a))
+    result = reduce_over(op, _filled(a, fill), axis, keepdims)
+    empty = _counts(a, axes, keepdims) == 0
+    return ops.where(empty, xp().nan, result) if xp().any(empty) else result
+
+
+def nanmax(a, axis=None, keepdims=False):
+    return _nan_extreme(ops.max, -xp().inf, a, axis, keepdims)
+
+
+def nanmin(a, axis=None, keepdims=False):
+    return _nan_extreme(ops.min, xp().inf, a, axis, keepdims)
+
+
+def nanvar(a, axis=None, ddof=0, keepdims=False):
+    """numpy's nanvar: the squares about the mean of the elements that are not nan, over their
+    count less ddof (nan where that is not positive)."""
+    axes = axes_of(axis, ndim(a))
+    centre = nanmean(a, axis, keepdims=True)
+    centred = _filled(a - centre, 0.0)
+    squares = ops.sum(centred * centred, axes) if shape(a) else centred * centred
+    count = _counts(a, axes, keepdims) - ddof if shape(a) else float(not _nans(a)) - ddof
+    count = xp().where(count > 0, count, xp().nan) if shape(a) else (count if count > 0 else float("nan"))
+    result = ops.div(keep_dims(squares, a, axes) if keepdims and shape(a) else squares, count)
+    return result
+
+
+def nanstd(a, axis=None, ddof=0, keepdims=False):
+    return ops.sqrt(nanvar(a, axis, ddof, keepdims))
+

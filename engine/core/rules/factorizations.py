@@ -1,0 +1,128 @@
+"""Factorizations numpy returns as several arrays, one entry per array: the thin QR of a matrix
+with at least as many rows as columns (Q and R, LAPACK's signs), and the eigen-decomposition of
+a general real matrix with real, distinct eigenvalues (values in LAPACK's order, unit
+eigenvectors as columns). Each rule is written in the ops, so they differentiate again.
+
+QR's JVP: with C = Qᵀ dA R⁻¹ and M = triu(C) + tril(C, -1)ᵀ (the upper triangular part of
+dR R⁻¹, Qᵀ dQ being antisymmetric), dR = M R and dQ = dA R⁻¹ - Q M; the VJPs are its transpose.
+eig's: with C = V⁻¹ dA V, dw = diag(C) and dV = V (F ∘ C), F_ij = 1 / (w_j - w_i) off the
+diagonal, then made orthogonal to each unit column (numpy's normalization)."""
+from __future__ import annotations
+
+from ..backend import xp
+from ..errors import EngineError
+from ..primitives import defprim, shape
+from ..tape import strip
+from .arithmetic import div, matmul, matrix_transpose
+from .comparisons import where
+from .linalg import float_dtype, inv
+from .reductions import sum
+from .shapes import expand_dims
+
+
+def _masks(n, like):
+    """(upper triangle with the diagonal, strictly lower triangle) as constant float masks."""
+    m = xp()
+    ones = m.ones((n, n), dtype=float_dtype(like))
+    return m.triu(ones), m.tril(ones, -1)
+
+
+def _upper_of(c, n, like):
+    """M = triu(C) + tril(C, -1)ᵀ: the upper triangular matrix of C's two triangles."""
+    upper, lower = _masks(n, like)
+    return c * upper + matrix_transpose(c * lower)
+
+
+def _upper_of_transposed(m_bar, n, like):
+    """The transpose of _upper_of: triu(M̄) + tril(M̄ᵀ, -1)."""
+    upper, lower = _masks(n, like)
+    return m_bar * upper + matrix_transpose(m_bar) * lower
+
+
+def _qr(x):
+    rows, columns = shape(x)[-2:]
+    if rows < columns:
+        raise EngineError("value error", f"qr() of a {rows}x{columns} matrix: the derivatives need at least "
+                          "as many rows as columns (qr of the transpose gives an LQ factorization)")
+    return xp().linalg.qr(x)
+
+
+def _qr_parts(x):
+    """Q, R⁻¹ and the size of R, as ops (the rules differentiate again)."""
+    return qr_q(x), inv(qr_r(x)), shape(x)[-1]
+
+
+def _qr_r_jvp(t, ans, x):
+    q, rinv, n = _qr_parts(x)
+    c = matmul(matmul(matrix_transpose(q), t), rinv)
+    return matmul(_upper_of(c, n, strip(ans)), ans)
+
+
+def _qr_r_vjp(g, ans, x):
+    q, rinv, n = _qr_parts(x)
+    c_bar = _upper_of_transposed(matmul(g, matrix_transpose(ans)), n, strip(ans))
+    return matmul(matmul(q, c_bar), matrix_transpose(rinv))
+
+
+def _qr_q_jvp(t, ans, x):
+    q, rinv, n = _qr_parts(x)
+    c = matmul(matmul(matrix_transpose(q), t), rinv)
+    return matmul(t, rinv) - matmul(q, _upper_of(c, n, strip(ans)))
+
+
+def _qr_q_vjp(g, ans, x):
+    q, rinv, n = _qr_parts(x)
+    c_bar = _upper_of_transposed(-matmul(matrix_transpose(q), g), n, strip(ans))
+    return matmul(g + matmul(q, c_bar), matrix_transpose(rinv))
+
+
+qr_q = defprim("qr_q", lambda x: _qr(x)[0], needs_ans=True, vjp=(_qr_q_vjp,), jvp=(_qr_q_jvp,))
+qr_r = defprim("qr_r", lambda x: _qr(x)[1], needs_ans=True, vjp=(_qr_r_vjp,), jvp=(_qr_r_jvp,))
+
+
+def _eig(x):
+    m = xp()
+    if not hasattr(m.linalg, "eig"):
+        raise EngineError("value error", "eig() of a general matrix is not available on this device (cupy has "
+                          "no general eigensolver); a symmetric matrix's: use eigh")
+    values, vectors = m.linalg.eig(x)
+    if values.dtype.kind == "c":
+        raise EngineError("value error", "eig(): the matrix has complex eigenvalues, and complex numbers are "
+                          "not part of the language yet (a symmetric matrix's are real: use eigh)")
+    return values, vectors
+
+
+def _eig_parts(x):
+    """V, V⁻¹ and F (1 / (w_j - w_i) off the diagonal, 0 on it), as ops."""
+    values, vectors = eig_values(x), eig_vectors(x)
+    diagonal = xp().eye(shape(values)[-1], dtype=bool)
+    gaps = expand_dims(values, -2) - expand_dims(values, -1)
+    return vectors, inv(vectors), where(diagonal, 0.0, div(1.0, where(diagonal, 1.0, gaps)))
+
+
+def _eig_values_jvp(t, ans, x):
+    vectors = eig_vectors(x)
+    return sum(matrix_transpose(inv(vectors)) * matmul(t, vectors), -2)
+
+
+def _eig_values_vjp(g, ans, x):
+    vectors = eig_vectors(x)
+    return matmul(matrix_transpose(inv(vectors)) * expand_dims(g, -2), matrix_transpose(vectors))
+
+
+def _eig_vectors_jvp(t, ans, x):
+    vectors, vinv, gaps = _eig_parts(x)
+    raw = matmul(vectors, gaps * matmul(matmul(vinv, t), vectors))
+    return raw - vectors * expand_dims(sum(vectors * raw, -2), -2)
+
+
+def _eig_vectors_vjp(g, ans, x):
+    vectors, vinv, gaps = _eig_parts(x)
+    g_raw = g - vectors * expand_dims(sum(g * vectors, -2), -2)
+    c_bar = gaps * matmul(matrix_transpose(vectors), g_raw)
+    return matmul(matmul(matrix_transpose(vinv), c_bar), matrix_transpose(vectors))
+
+
+eig_values = defprim("eig_values", lambda x: _eig(x)[0], vjp=(_eig_values_vjp,), jvp=(_eig_values_jvp,))
+eig_vectors = defprim("eig_vectors", lambda x: _eig(x)[1], needs_ans=True,
+                      vjp=(_eig_vectors_vjp,), jvp=(_eig_vectors_jvp,))
