@@ -42,15 +42,22 @@ def check_gradient(source=None, at=None, grad=None, *, fn=None, of=None, mode="f
                    limits=None, target=None, profile=None, ad_result=None, runner=None) -> CheckReport:
     """Check a gradient at one point and return the report (never prints).
 
-    Without `grad`, AD is checked against finite differences. With `grad` (a dict from input names
-    to formulas in the language, numbers or arrays: a hand-derived gradient), the hand-derived
+    Without `grad`, AD is checked against finite differences. With `grad` (a hand-derived gradient:
+    a dict from input names to formulas in the language, numbers or arrays; the name of a function
+    of the program; or a Python callable taking the inputs in order), the hand-derived
     gradient is checked against AD entry by entry in every mode (fast mode adds one directional
     finite difference). A run through stop_gradient/detach makes FD disagreements `detached`.
     `mode="fast"` checks one seeded random projection; `seed` makes it reproducible (the report
     carries the seed used). `profile` picks another dtype's tolerances (to show what they would say).
+    `source` may be a Python function f: then `grad` (a callable or values) is checked against
+    central differences of f (checks/python_functions.py).
     """
     if mode not in ("full", "fast"):
         raise ValueError(f"mode must be 'full' or 'fast', not {mode!r}")
+    if callable(source):                    # plain Python: its hand gradient against differences of it
+        from .python_functions import check_python_gradient
+        return check_python_gradient(source, at, grad, mode, random_seed() if seed is None else seed, dtype, rtol,
+                                     atol, step, wrt)
     set_dtype(dtype)
     target, inputs = bind(target or load(source, fn, of), dict(at or {}))
     # finite differences perturb host copies; each perturbed run moves its point to the device
@@ -60,7 +67,7 @@ def check_gradient(source=None, at=None, grad=None, *, fn=None, of=None, mode="f
     conventions = conventions_of(result.kinks)
     tol = tolerance_for(dtype, rtol, atol, step, profile)
     if grad is not None and not isinstance(grad, HandGradient):
-        grad = HandGradient(grad, names, limits)
+        grad = HandGradient(grad, names, limits, variables=list(target.inputs), program=target)
     hand = grad.at(inputs) if grad is not None else None
     reference = "AD" if hand is not None and mode == "full" else "FD"
     if mode == "fast" and not any(np().size(inputs[n]) for n in names):
