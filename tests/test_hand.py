@@ -280,3 +280,11 @@ def test_assert_gradient_message_names_the_wrong_entries():
     assert "x: claimed -0.832294, reference 0.0770038" in text
     assert "misses the term through `*` at 1:7 (0.909)" in text
     assert "EntryCheck" not in text and "CheckReport" not in text
+
+
+def test_cli_hand_and_explain_are_separate_views(tmp_path, capsys):
+    path = model(tmp_path)
+    code, _, err = cli(capsys, "jacobian", path, "--fn", "f", "--at", "x=[0.5,2.0]", "--hand", "f_jac", "--explain")
+    assert code == 2 and "--explain and --hand are separate views" in err
+    code, _, err = cli(capsys, "grad", path, "--fn", "e", "--at", "x=[0.5,2.0]", "--hand", "f_jac", "--explain")
+    assert code == 2 and "--explain and --hand are separate views" in err

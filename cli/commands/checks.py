@@ -212,12 +212,12 @@ def _case_json(r) -> dict:
 
 # ---- grad --check ------------------------------------------------------------------------------
 
-def grad_check(target, result, mode, seed, dtype, limits, output_seed=None, wrt=None, tolerance=None):
+def grad_check(target, result, mode, seed, dtype, limits, output_seed=None, wrt=None, tolerance=None, hand=None):
     """Run the check of a computed gradient; returns the report. `tolerance`: --rtol/--atol/--step
-    (None: the dtype's)."""
+    (None: the dtype's); `hand`: --hand NAME, the program's function of the hand-derived gradient."""
     from ...engine.checks.gradient import check_gradient
-    return check_gradient(target=target, at=result.inputs, mode=mode, seed=seed, dtype=dtype, limits=limits,
-                          ad_result=result, output_seed=output_seed, wrt=wrt, **(tolerance or {}))
+    return check_gradient(target=target, at=result.inputs, grad=hand, mode=mode, seed=seed, dtype=dtype,
+                          limits=limits, ad_result=result, output_seed=output_seed, wrt=wrt, **(tolerance or {}))
 
 
 def report_json(report) -> dict:
