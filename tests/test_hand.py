@@ -288,3 +288,13 @@ def test_cli_hand_and_explain_are_separate_views(tmp_path, capsys):
     assert code == 2 and "--explain and --hand are separate views" in err
     code, _, err = cli(capsys, "grad", path, "--fn", "e", "--at", "x=[0.5,2.0]", "--hand", "f_jac", "--explain")
     assert code == 2 and "--explain and --hand are separate views" in err
+
+
+def test_assert_gradient_of_python_functions_names_central_differences():
+    import autodiff
+    with pytest.raises(AssertionError) as info:
+        autodiff.testing.assert_gradient(lambda x: float(np.sum(x**3)), grad=lambda x: 3 * x,
+                                         at={"x": np.array([1.0, 2.0])})
+    lines = str(info.value).splitlines()
+    assert lines[0] == "the hand-derived gradient is wrong at 1 of 2 entries (verdict: fail)"
+    assert lines[1] == "  x[1]: claimed 6, reference 12 (central differences): fail"
