@@ -298,3 +298,14 @@ def test_assert_gradient_of_python_functions_names_central_differences():
     lines = str(info.value).splitlines()
     assert lines[0] == "the hand-derived gradient is wrong at 1 of 2 entries (verdict: fail)"
     assert lines[1] == "  x[1]: claimed 6, reference 12 (central differences): fail"
+
+
+def test_cli_hand_formulas_for_an_expression(capsys):
+    code, out, _ = cli(capsys, "grad", "sin(x)*x", "--at", "x=2", "--hand", "x=cos(x)*x")
+    assert code == 1
+    assert "the claim equals the term through `sin(x)` at 1:1 (-0.832) and misses the term through `*` at 1:7 " \
+           "(0.909)" in " ".join(out.split())
+    code, _, _ = cli(capsys, "grad", "sin(x)*y", "--at", "x=2,y=3", "--hand", "x=cos(x)*y, y=sin(x)")
+    assert code == 0
+    code, _, err = cli(capsys, "grad", "sin(x)*y", "--at", "x=2,y=3", "--hand", "x=cos(x)*y, sin(x)")
+    assert code == 2 and "neither a function name nor NAME=FORMULA" in err

@@ -216,8 +216,24 @@ def grad_check(target, result, mode, seed, dtype, limits, output_seed=None, wrt=
     """Run the check of a computed gradient; returns the report. `tolerance`: --rtol/--atol/--step
     (None: the dtype's); `hand`: --hand NAME, the program's function of the hand-derived gradient."""
     from ...engine.checks.gradient import check_gradient
-    return check_gradient(target=target, at=result.inputs, grad=hand, mode=mode, seed=seed, dtype=dtype,
+    return check_gradient(target=target, at=result.inputs, grad=hand_claim(hand), mode=mode, seed=seed, dtype=dtype,
                           limits=limits, ad_result=result, output_seed=output_seed, wrt=wrt, **(tolerance or {}))
+
+
+def hand_claim(text):
+    """--hand's text: NAME (a function of the program), or formulas "x=cos(x)*y,y=sin(x)" by input."""
+    if text is None or text.strip().isidentifier():
+        return None if text is None else text.strip()
+    from ...engine.api import SourceError, split_top_level
+    claim = {}
+    for part in split_top_level(text):
+        name, sep, formula = part.partition("=")
+        if not sep or not name.strip().isidentifier() or not formula.strip():
+            raise SourceError("usage", f"--hand {text!r}: {part!r} is neither a function name nor NAME=FORMULA", None,
+                              "write --hand NAME (a function of the program returning the gradient) or "
+                              "--hand \"x=FORMULA,y=FORMULA\" (one formula per input)")
+        claim[name.strip()] = formula.strip()
+    return claim
 
 
 def report_json(report) -> dict:

@@ -22,7 +22,7 @@ CHECK = click.option("--check", "check_mode", type=click.Choice(["full", "fast"]
 HAND = click.option("--hand", default=None, metavar="NAME",
                     help="Check a hand-derived derivative against AD: NAME is a function of the program taking "
                     "the target's parameters and returning it (a tuple in the order of the inputs, or one array "
-                    "for one). A failed check exits 1.")
+                    "for one); for grad also formulas by input, \"x=cos(x)*y,y=sin(x)\". A failed check exits 1.")
 
 
 def require_check_for(check_mode, **given) -> None:
