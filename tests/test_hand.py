@@ -309,3 +309,18 @@ def test_cli_hand_formulas_for_an_expression(capsys):
     assert code == 0
     code, _, err = cli(capsys, "grad", "sin(x)*y", "--at", "x=2,y=3", "--hand", "x=cos(x)*y, sin(x)")
     assert code == 2 and "neither a function name nor NAME=FORMULA" in err
+
+
+def test_a_formula_calling_a_misspelt_function_of_the_program(tmp_path):
+    (case,) = case_of(f'''
+[[case]]
+program = "model.py"
+fn = "loss"
+grad = {{ W = "los_grad(W, b, X)[0]" }}
+wrt = ["W"]
+{POINT}
+''', tmp_path)
+    result = run_case(case)
+    assert result.status == "error"
+    assert "uses 'los_grad', which is not an input nor a function of the program" in result.message
+    assert "did you mean 'loss_grad'?" in result.message

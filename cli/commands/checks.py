@@ -71,6 +71,8 @@ def check(files, as_json, junit_path, jobs, shard, select, check_mode, old_fast,
       f = "x**2*y + y + 2"                     # or program = "loop.py" (and fn = "f")
       at = { x = 3, y = 4 }                    # or points = [...] or random = { count = 20, x = [-2, 2] }
       grad = { x = "2*x*y", y = "x**2 + 1" }   # hand-derived; without it AD is checked against FD
+      # or, for a program: hand = "loss_grad" (its function returning the gradient); jacobian = "jac_fn";
+      # hessian = "hess_fn"; jvp = "f_jvp" and vjp = "f_vjp" (with both: the dot-product test)
     --dtype, --rtol, --atol, --step and --device override every case's own.
     Exit status: 0 all passed, 1 a case failed, 2 a file is unreadable or invalid (the other
     files still run; the report shows it as an errored case).

@@ -109,8 +109,10 @@ def _part(item, name, what, variables, program, limits):
     functions = [f for f in getattr(program, "functions", ()) if f in called_names(target.node)]
     unknown = [v for v in target.inputs if v not in variables and v not in functions]
     if unknown:
-        hint = None
-        if program is None or program.kind != "function":
+        import difflib
+        close = difflib.get_close_matches(unknown[0], list(variables) + list(getattr(program, "functions", ())), n=1)
+        hint = f"did you mean {close[0]!r}?" if close else None
+        if hint is None and (program is None or program.kind != "function"):
             hint = "a formula reads the inputs; in a check file of a program it may call the program's functions"
         raise SourceError("unknown name", f"{what} {name} = {item!r} uses {unknown[0]!r}, which is "
                           "not an input" + (" nor a function of the program" if program is not None and
