@@ -324,3 +324,18 @@ wrt = ["W"]
     assert result.status == "error"
     assert "uses 'los_grad', which is not an input nor a function of the program" in result.message
     assert "did you mean 'loss_grad'?" in result.message
+
+
+def test_an_error_in_a_formula_calling_the_program_is_told_in_the_formula(tmp_path):
+    (case,) = case_of(f'''
+[[case]]
+program = "model.py"
+fn = "loss"
+grad = {{ W = "loss_grad(W, b, X)[5]" }}
+wrt = ["W"]
+{POINT}
+''', tmp_path)
+    result = run_case(case)
+    assert result.status == "error"
+    assert "grad W:1:1: indexing: tuple index out of range" in result.message
+    assert "1 | loss_grad(W, b, X)[5]" in result.message

@@ -8,11 +8,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ...parser import nodes, parse_expression
+from ...parser.nodes import Span
 from ...parser.errors import SourceError
 from ..core.backend import np, to_device, to_host_value
 from ..core.tape import strip
 from ..lang.builtins import builtin_names
-from ..lang.names import loaded_names
+from ..lang.names import loaded_names, walk
 from ..diff.function import ReplayRunner
 from ..lang.target import Runner, Target
 from ..lang.values import as_input, shape_of
@@ -119,23 +120,44 @@ def _part(item, name, what, variables, program, limits):
                                             program.kind == "function" else ""), None, hint, source=item,
                           filename=f"{what} {name}")
     if functions:                 # run as a function of the program, so that its functions are defined
-        target = formula_function(program, target.node.body, variables)
+        return ("formula", *formula_function(program, target, variables, limits))
     return ("formula", target, ReplayRunner(target, limits))
 
 
 def called_names(node) -> set:
-    from ..lang.names import walk
     return {x.func.id for x in walk(node) if isinstance(x, nodes.Call) and isinstance(x.func, nodes.Name)}
 
 
-def formula_function(program: Target, body, variables) -> Target:
-    """The program with one more function, `__claimed__(inputs...)`, returning the formula."""
-    span = body.span
-    fn = nodes.FunctionDef(CLAIM_FUNCTION, tuple(variables), (nodes.Return(body, span),), span)
-    module = program.node
-    module = nodes.Module(tuple(module.body) + (fn,), module.span)
-    return replace(program, node=module, fn_name=CLAIM_FUNCTION, inputs=list(variables),
-                   functions=list(program.functions) + [CLAIM_FUNCTION], defaulted=[])
+def formula_function(program: Target, formula: Target, variables, limits) -> tuple:
+    """(the target, its runner) of a formula that calls the program's functions: the program with
+    one more function, `__claimed__(inputs...)`, returning the formula. The formula's lines follow
+    the program's, so an error in it is told in the formula's own words (FormulaRunner)."""
+    offset = program.source.count("\n") + 1
+    body = parse_expression("\n" * offset + formula.source, filename=formula.filename).body   # below the program
+    fn = nodes.FunctionDef(CLAIM_FUNCTION, tuple(variables), (nodes.Return(body, body.span),), body.span)
+    module = nodes.Module(tuple(program.node.body) + (fn,), program.node.span)
+    target = replace(program, node=module, fn_name=CLAIM_FUNCTION, inputs=list(variables), defaulted=[],
+                     functions=list(program.functions) + [CLAIM_FUNCTION], source=program.source + "\n" + formula.source)
+    return target, FormulaRunner(target, limits, offset, formula)
+
+
+class FormulaRunner(ReplayRunner):
+    """A formula's runner as a function of the program: an error on the formula's lines is told
+    at its place in the formula (the program's own are told in the program)."""
+
+    def __init__(self, target, limits, offset, formula):
+        super().__init__(target, limits)
+        self.offset, self.formula = offset, formula
+
+    def __call__(self, values):
+        try:
+            return super().__call__(values)
+        except SourceError as e:
+            span = e.span
+            if span is not None and span.line > self.offset:
+                e.span = Span(span.line - self.offset, span.column, span.end_line - self.offset, span.end_column)
+                e.source, e.filename = self.formula.source, self.formula.filename
+            raise
 
 
 def program_function(program, name: str, what="grad") -> Target:
