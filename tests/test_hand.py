@@ -339,3 +339,11 @@ wrt = ["W"]
     assert result.status == "error"
     assert "grad W:1:1: indexing: tuple index out of range" in result.message
     assert "1 | loss_grad(W, b, X)[5]" in result.message
+
+
+def test_cli_hand_returning_fewer_values_than_inputs_says_wrt(tmp_path, capsys):
+    path = model(tmp_path)
+    code, _, err = cli(capsys, "grad", path, "--fn", "loss", "--at", AT, "--hand", "loss_grad")
+    assert code == 2
+    assert "the hand-derived grad loss_grad returned 2 values for 3 inputs (W, b, X)" in err
+    assert "name the inputs it returns with --wrt" in err

@@ -9,7 +9,7 @@ from dataclasses import replace
 
 from ...parser import nodes, parse_expression
 from ...parser.nodes import Span
-from ...parser.errors import SourceError
+from ...parser.errors import SourceError, option
 from ..core.backend import np, to_device, to_host_value
 from ..core.tape import strip
 from ..lang.builtins import builtin_names
@@ -79,11 +79,11 @@ def by_name(out, names, what) -> dict:
             raise SourceError("bad output", f"{what} returned {len(out)} value{'s' if len(out) != 1 else ''} for "
                               f"{len(names)} input{'s' if len(names) != 1 else ''} ({', '.join(names)})", None,
                               "return one value per input checked, in this order (or a dict by name), or name the "
-                              "inputs it returns with wrt")
+                              f"inputs it returns with {option('wrt')}")
         return {n: strip(v) for n, v in zip(names, out)}
     if len(names) != 1:
         raise SourceError("bad output", f"{what} returned one value for {len(names)} inputs ({', '.join(names)})",
-                          None, "return a tuple in this order, or a dict by name, or name the input with wrt")
+                          None, f"return a tuple in this order, or a dict by name, or name the input with {option('wrt')}")
     return {names[0]: out}
 
 
