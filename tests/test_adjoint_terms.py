@@ -93,3 +93,11 @@ def test_a_check_file_and_json_say_it(tmp_path, capsys):
     assert code == 1
     doc = json.loads(out)
     assert doc["cases"][0]["failures"][0]["reason"].endswith("misses the term through `*` at 1:7 (0.909)")
+
+
+def test_a_transposed_claim_of_a_rectangular_input_is_named():
+    at = {"A": np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])}
+    with pytest.raises(autodiff.SourceError) as info:
+        autodiff.check_gradient("sum(A**2)", at=at, grad={"A": (2 * at["A"]).T.tolist()})
+    assert info.value.message == "the hand-derived grad for A has shape (3, 2), but A has shape (2, 3)"
+    assert info.value.hint == "the claim has the shape of A's transpose: transpose it (.T)"

@@ -96,8 +96,10 @@ def _shaped(v, x, name, what):
     want, got = shape_of(x), shape_of(v)
     if got != want:
         if got != ():
+            transposed = len(want) == 2 and got == want[::-1]
             raise SourceError("shape mismatch", f"the hand-derived {what} for {name} has shape {got}, "
-                              f"but {name} has shape {want}")
+                              f"but {name} has shape {want}", None,
+                              f"the claim has the shape of {name}'s transpose: transpose it (.T)" if transposed else None)
         v = np().full(want, float(v))
     return to_host_value(v)       # compared on the host with the AD gradient
 
