@@ -347,3 +347,30 @@ def test_cli_hand_returning_fewer_values_than_inputs_says_wrt(tmp_path, capsys):
     assert code == 2
     assert "the hand-derived grad loss_grad returned 2 values for 3 inputs (W, b, X)" in err
     assert "name the inputs it returns with --wrt" in err
+
+
+def test_a_hand_function_names_its_parameters_as_it_likes(tmp_path):
+    p = tmp_path / "named.py"
+    p.write_text("def loss(W, b):\n    return sum(W * W) + b\n\ndef loss_grad(weights, bias):\n"
+                 "    return 2 * weights, 1.0\n")
+    r = autodiff.check_gradient(str(p), fn="loss", grad="loss_grad", at={"W": np.array([1.0, 2.0]), "b": 3.0})
+    assert r.passed and [row.claimed for row in r.entries] == [2.0, 4.0, 1.0]
+
+
+def test_a_callable_that_changes_its_argument_in_place_changes_no_input():
+    def g(x):
+        out = 3 * x**2
+        x += 1.0                 # numpy code may reuse its argument
+        return out
+    r = autodiff.check_gradient(lambda x: float(np.sum(x**3)), grad=g, at={"x": np.array([1.0, 2.0])})
+    assert r.passed and [row.reference for row in r.entries] == [pytest.approx(3.0, rel=1e-9),
+                                                                 pytest.approx(12.0, rel=1e-9)]
+
+
+def test_a_python_f_that_changes_its_argument_in_place_is_still_differenced_at_the_point():
+    def f(x):
+        x **= 3                  # in place, as numpy code may do
+        return float(np.sum(x))
+    r = autodiff.check_gradient(f, grad=lambda x: 3 * x**2, at={"x": np.array([1.0, 2.0])})
+    assert r.passed and [row.reference for row in r.entries] == [pytest.approx(3.0, rel=1e-9),
+                                                                 pytest.approx(12.0, rel=1e-9)]

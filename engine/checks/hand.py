@@ -53,12 +53,18 @@ class HandGradient:
 
     def _whole_at(self, inputs: dict) -> dict:
         kind, fn = self.whole
-        if kind == "callable":
-            out = fn(*[inputs[n] for n in self.variables])
+        if kind == "callable":            # its own copies: numpy code may change its arguments in place
+            out = fn(*[np().array(inputs[n]) if hasattr(inputs[n], "shape") else inputs[n] for n in self.variables])
         else:
-            out = fn.run({k: to_device(inputs[k]) for k in self.variables})
+            out = call_in_order(fn, [inputs[n] for n in self.variables])
         return by_name(out, self.names, f"the hand-derived {self.what}" + ("" if kind == "callable" else
                                                                             f" {fn.target.fn_name}"))
+
+
+def call_in_order(runner, values) -> object:
+    """Run a function of the program on `values` by position (a hand function names its parameters
+    as it likes: `loss_grad(weights, bias)` for `loss(W, b)`); the output as computed (a tuple stays one)."""
+    return strip(runner.run({p: to_device(v) for p, v in zip(runner.parameters, values)}))
 
 
 def by_name(out, names, what) -> dict:

@@ -18,7 +18,7 @@ from ..core.tape import strip
 from ..diff import forward, reverse
 from ..lang.target import Runner
 from ..lang.values import shape_of
-from .hand import by_name, program_function
+from .hand import by_name, call_in_order, program_function
 from .report import CheckReport, tolerance_for
 from .verdicts import compare
 
@@ -28,9 +28,7 @@ DOT_LABEL = "⟨J·u, v⟩ = ⟨u, Jᵀ·v⟩"
 def _call(target, name, inputs: dict, extra=(), what="jacobian"):
     """Run the program's function `name` on the target's inputs (by position, then `extra`)."""
     runner = Runner(program_function(target, name, what))
-    params = runner.parameters
-    values = [inputs[n] for n in target.inputs] + list(extra)
-    return strip(runner.run({p: to_device(v) for p, v in zip(params, values)}))
+    return call_in_order(runner, [inputs[n] for n in target.inputs] + list(extra))
 
 
 def _key(kind, names, a, b=None) -> str:

@@ -25,7 +25,8 @@ class PythonRunner:
         self.target = None
 
     def __call__(self, values):
-        out = self.fn(*[values[n] for n in self.order])
+        out = self.fn(*[np().array(values[n]) if hasattr(values[n], "shape") else values[n]   # f's own copies
+                        for n in self.order])
         a = np().asarray(out, dtype=np().float64)
         return float(a) if a.shape == () else a
 
