@@ -374,3 +374,13 @@ def test_a_python_f_that_changes_its_argument_in_place_is_still_differenced_at_t
     r = autodiff.check_gradient(f, grad=lambda x: 3 * x**2, at={"x": np.array([1.0, 2.0])})
     assert r.passed and [row.reference for row in r.entries] == [pytest.approx(3.0, rel=1e-9),
                                                                  pytest.approx(12.0, rel=1e-9)]
+
+
+def test_check_file_function_claims_need_a_program(tmp_path):
+    with pytest.raises(autodiff.SourceError) as info:
+        case_of('[[case]]\nf = "x**2"\nat = { x = 1 }\nhand = "g"\n', tmp_path)
+    assert info.value.message == "hand = 'g' names a function of a program, but this case differentiates an " \
+                                 "expression (f)"
+    assert (info.value.span.line, info.value.span.column) == (4, 1)
+    with pytest.raises(autodiff.SourceError, match="jvp must name a function of the program"):
+        case_of('[[case]]\nprogram = "model.py"\nfn = "f"\nat = { x = 1 }\njvp = 3\n', tmp_path)
