@@ -23,6 +23,7 @@ from ..diff import reverse
 from .graph import adjoints
 
 MAX_SUBSET_TERMS = 12        # 2^12 sums at most: beyond, only the whole-gradient slips are tried
+MAX_SUBSET_WORK = 2 ** 26    # entries added up over all the sums tried (a large input: fewer terms tried)
 MAX_TEXT = 40
 
 
@@ -122,7 +123,7 @@ def explain(claim, uses: list, ad, rtol: float, atol: float):
     if not uses or not xp.all(xp.isfinite(claim)) or same(claim, ad):
         return None
     values = [xp.asarray(u.value) for u in uses]
-    if len(uses) <= MAX_SUBSET_TERMS:
+    if len(uses) <= MAX_SUBSET_TERMS and 2 ** len(uses) * len(uses) * max(claim.size, 1) <= MAX_SUBSET_WORK:
         for size in range(len(uses) - 1, -1, -1):          # the largest part first: the fewest missed
             for chosen in itertools.combinations(range(len(uses)), size):
                 total = sum((values[i] for i in chosen), xp.zeros_like(ad))
