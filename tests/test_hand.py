@@ -384,3 +384,28 @@ def test_check_file_function_claims_need_a_program(tmp_path):
     assert (info.value.span.line, info.value.span.column) == (4, 1)
     with pytest.raises(autodiff.SourceError, match="jvp must name a function of the program"):
         case_of('[[case]]\nprogram = "model.py"\nfn = "f"\nat = { x = 1 }\njvp = 3\n', tmp_path)
+
+
+def test_a_wrong_adjoint_names_the_term_it_misses(tmp_path):
+    import zlib
+    (case,) = case_of('[[case]]\nname = "adjoint"\nprogram = "model.py"\nfn = "f"\nvjp = "f_vjp_wrong"\n'
+                      'at = { x = [0.5, 2.0, -1.0] }\n', tmp_path)
+    result = run_case(case)
+    x = np.array([0.5, 2.0, -1.0])
+    rng = np.random.default_rng([zlib.crc32(b"adjoint") & 0x7FFFFFFF, 29])
+    rng.standard_normal(3)                                  # u: the tangent's direction
+    v = rng.standard_normal(3)                              # v: the adjoint's
+    row = next(r for r in result.rows if r["entry"] == "vjp x[1]")
+    assert row["reason"].endswith(f"the claim equals the term through `np.sin(x)` at 18:12 "
+                                  f"({v[1] * x[1] * np.cos(x[1]):.3g}) and misses the term through `*` at 18:22 "
+                                  f"({v[1] * np.sin(x[1]):.3g})")
+
+
+def test_a_float32_case_with_a_tangent_stays_in_float32(tmp_path):
+    (case,) = case_of('[[case]]\nprogram = "model.py"\nfn = "f"\njvp = "f_jvp"\nvjp = "f_vjp"\ndtype = "float32"\n'
+                      'at = { x = [0.5, 2.0, -1.0] }\n', tmp_path)
+    assert run_case(case).status == "passed"
+    from autodiff.engine.lang.values import dtype, set_dtype
+    left = dtype()
+    set_dtype("float64")
+    assert left == "float32"        # the AD runs of the tangent and adjoint did not switch the case to float64

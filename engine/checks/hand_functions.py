@@ -18,6 +18,7 @@ from ..core.tape import strip
 from ..diff import forward, reverse
 from ..lang.target import Runner
 from ..lang.values import shape_of
+from .gradient import name_the_slips
 from .hand import by_name, call_in_order, program_function
 from .report import CheckReport, tolerance_for
 from .verdicts import compare
@@ -69,12 +70,14 @@ def matrix_report(kind, rows, result, dtype, tol) -> CheckReport:
                        entries=rows, kind=kind)
 
 
-def tangent_rows(target, inputs: dict, names, jvp_name, vjp_name, seed: int, tol, limits=None) -> list:
+def tangent_rows(target, inputs: dict, names, jvp_name, vjp_name, seed: int, tol, limits=None,
+                 dtype="float64") -> list:
     """The tangent and adjoint claims at seeded directions u (over the inputs checked) and v (over
-    the output), against AD; with both, the dot-product test of the two."""
+    the output), against AD; with both, the dot-product test of the two. A wrong adjoint is a wrong
+    gradient of vᵀf: its rows name the terms it equals and misses (name_the_slips)."""
     rng = np().random.default_rng([seed, 29])
     u = {n: _direction(rng, inputs[n]) for n in names}
-    value = strip(reverse.grad(None, inputs, names, target=target, limits=limits).value)
+    value = strip(reverse.grad(None, inputs, names, target=target, limits=limits, dtype_name=dtype).value)
     v = _direction(rng, value)
     rows, jvp_claim, vjp_claim = [], None, None
     if jvp_name is not None:
@@ -86,8 +89,12 @@ def tangent_rows(target, inputs: dict, names, jvp_name, vjp_name, seed: int, tol
     if vjp_name is not None:
         got = by_name(_call(target, vjp_name, inputs, [v], "vjp"), names, f"the hand-derived vjp {vjp_name}")
         vjp_claim = {n: _host(got[n]) for n in names}
-        ad = reverse.grad(None, inputs, names, v, target=target, limits=limits).gradient
-        rows += compare({f"vjp {n}": vjp_claim[n] for n in names}, {f"vjp {n}": ad[n] for n in names}, inputs, tol)
+        ad = reverse.grad(None, inputs, names, v, target=target, limits=limits, dtype_name=dtype).gradient
+        adjoint_rows = compare(vjp_claim, ad, inputs, tol, names)
+        name_the_slips(adjoint_rows, target, inputs, vjp_claim, ad, v, dtype, limits, tol)
+        for row in adjoint_rows:
+            row.label = f"vjp {row.label}"
+        rows += adjoint_rows
     if jvp_claim is not None and vjp_claim is not None:
         left = float(np().sum(np().asarray(jvp_claim) * v))
         right = float(sum(np().sum(u[n] * np().asarray(vjp_claim[n])) for n in names))

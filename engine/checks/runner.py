@@ -217,7 +217,7 @@ def _function_rows(case, target, inputs, names, seed, dtype, limits, tol) -> lis
         got = hessian_function()(None, inputs, case.wrt, dtype_name=dtype, limits=limits, target=target)
         rows += hessian_rows(got, target, fns["hessian"], tol)
     if "jvp" in fns or "vjp" in fns:
-        rows += tangent_rows(target, inputs, names, fns.get("jvp"), fns.get("vjp"), seed, tol, limits)
+        rows += tangent_rows(target, inputs, names, fns.get("jvp"), fns.get("vjp"), seed, tol, limits, dtype)
     return rows
 
 
