@@ -50,6 +50,12 @@ def e(x):
 
 def e_hess(x):
     return np.diag(6 * x)
+
+def e2(x, y):
+    return x**2 * y
+
+def e2_hxy(x, y):
+    return 2 * x
 '''
 
 X = np.array([[1.0, 2.0], [3.0, -1.0], [0.5, 0.25]])
@@ -409,3 +415,24 @@ def test_a_float32_case_with_a_tangent_stays_in_float32(tmp_path):
     left = dtype()
     set_dtype("float64")
     assert left == "float32"        # the AD runs of the tangent and adjoint did not switch the case to float64
+
+
+def test_check_file_hessian_formulas_call_the_programs_functions(tmp_path):
+    good, bad = case_of('''
+[[case]]
+name = "good"
+program = "model.py"
+fn = "e2"
+hessian = { x = { y = "e2_hxy(x, y)", x = "2 * y" } }
+at = { x = 3, y = 4 }
+
+[[case]]
+name = "bad"
+program = "model.py"
+fn = "e2"
+hessian = { x = { y = "e2_hxy(x, y) + 1" } }
+at = { x = 3, y = 4 }
+''', tmp_path)
+    assert run_case(good).status == "passed"
+    result = run_case(bad)
+    assert result.status == "failed" and "hand-derived 7 vs the engine's Hessian 6" in result.message

@@ -249,7 +249,7 @@ def _hessian_rows(case, target, inputs, dtype, limits, tol):
     matrix = getattr(got, "hessian", got)
     rows = []
     for a, row in case.hessian.items():
-        spec = HandGradient(row, list(target.inputs), limits, what=f"hessian {a}")
+        spec = HandGradient(row, list(target.inputs), limits, what=f"hessian {a}", program=target)
         want = spec.at(inputs)
         for b, v in want.items():
             try:
