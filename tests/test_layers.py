@@ -15,6 +15,7 @@ PKG = "autodiff"
 RANKS = [
     ("autodiff.cli", 7),
     ("autodiff.pytest_plugin", 8),
+    ("autodiff.testing", 8),
     ("autodiff.__main__", 8),
     ("autodiff.engine.api", 6),
     ("autodiff.engine.checks", 5),
@@ -37,7 +38,7 @@ def product_modules() -> dict:
             if parts[-1] == "__init__":
                 parts = parts[:-1]
             mods[".".join([PKG] + parts)] = path
-    for name in ("__init__", "__main__", "pytest_plugin"):
+    for name in ("__init__", "__main__", "pytest_plugin", "testing"):
         mods[PKG if name == "__init__" else f"{PKG}.{name}"] = ROOT / f"{name}.py"
     return mods
 

@@ -53,3 +53,17 @@ def test_checks_beside_src_in_a_work_tree_run_from_pytest_and_the_command_alike(
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert proc.stdout.rstrip().splitlines()[-1] == "1 passed, 1 failed"
+
+
+def test_a_hand_function_of_the_program_from_pytest_names_the_missed_term(tmp_path):
+    # issue 29 items 4 and 5: `hand = "loss_grad"` names the program's backprop; its failure, the term it misses
+    (tmp_path / "model.py").write_text(
+        "import numpy as np\n\ndef loss(w):\n    return np.sum(np.sin(w) * w)\n\n"
+        "def loss_grad(w):\n    return np.cos(w) * w\n\ndef loss_grad_right(w):\n    return np.cos(w) * w + np.sin(w)\n")
+    (tmp_path / "model.grad.toml").write_text(
+        '[[case]]\nname = "right"\nprogram = "model.py"\nfn = "loss"\nhand = "loss_grad_right"\nat = { w = [2.0] }\n'
+        '[[case]]\nname = "wrong"\nprogram = "model.py"\nfn = "loss"\nhand = "loss_grad"\nat = { w = [2.0] }\n')
+    code, out = pytest_in(tmp_path, "--autodiff-check")
+    assert code == 1 and "1 failed, 1 passed" in out
+    assert "the claim equals the term through `np.sin(w)` at 4:19 (-0.832) and misses the term through `*` at " \
+           "4:29 (0.909)" in " ".join(out.split())

@@ -71,6 +71,8 @@ def check(files, as_json, junit_path, jobs, shard, select, check_mode, old_fast,
       f = "x**2*y + y + 2"                     # or program = "loop.py" (and fn = "f")
       at = { x = 3, y = 4 }                    # or points = [...] or random = { count = 20, x = [-2, 2] }
       grad = { x = "2*x*y", y = "x**2 + 1" }   # hand-derived; without it AD is checked against FD
+      # or, for a program: hand = "loss_grad" (its function returning the gradient); jacobian = "jac_fn";
+      # hessian = "hess_fn"; jvp = "f_jvp" and vjp = "f_vjp" (with both: the dot-product test)
     --dtype, --rtol, --atol, --step and --device override every case's own.
     Exit status: 0 all passed, 1 a case failed, 2 a file is unreadable or invalid (the other
     files still run; the report shows it as an errored case).
@@ -212,12 +214,28 @@ def _case_json(r) -> dict:
 
 # ---- grad --check ------------------------------------------------------------------------------
 
-def grad_check(target, result, mode, seed, dtype, limits, output_seed=None, wrt=None, tolerance=None):
+def grad_check(target, result, mode, seed, dtype, limits, output_seed=None, wrt=None, tolerance=None, hand=None):
     """Run the check of a computed gradient; returns the report. `tolerance`: --rtol/--atol/--step
-    (None: the dtype's)."""
+    (None: the dtype's); `hand`: --hand NAME, the program's function of the hand-derived gradient."""
     from ...engine.checks.gradient import check_gradient
-    return check_gradient(target=target, at=result.inputs, mode=mode, seed=seed, dtype=dtype, limits=limits,
-                          ad_result=result, output_seed=output_seed, wrt=wrt, **(tolerance or {}))
+    return check_gradient(target=target, at=result.inputs, grad=hand_claim(hand), mode=mode, seed=seed, dtype=dtype,
+                          limits=limits, ad_result=result, output_seed=output_seed, wrt=wrt, **(tolerance or {}))
+
+
+def hand_claim(text):
+    """--hand's text: NAME (a function of the program), or formulas "x=cos(x)*y,y=sin(x)" by input."""
+    if text is None or text.strip().isidentifier():
+        return None if text is None else text.strip()
+    from ...engine.api import SourceError, split_top_level
+    claim = {}
+    for part in split_top_level(text):
+        name, sep, formula = part.partition("=")
+        if not sep or not name.strip().isidentifier() or not formula.strip():
+            raise SourceError("usage", f"--hand {text!r}: {part!r} is neither a function name nor NAME=FORMULA", None,
+                              "write --hand NAME (a function of the program returning the gradient) or "
+                              "--hand \"x=FORMULA,y=FORMULA\" (one formula per input)")
+        claim[name.strip()] = formula.strip()
+    return claim
 
 
 def report_json(report) -> dict:

@@ -19,6 +19,11 @@ CHECK = click.option("--check", "check_mode", type=click.Choice(["full", "fast"]
                      help="Check against finite differences: full (every entry, with an error "
                      "estimate) or fast (one random projection). A failed check exits 1.")
 
+HAND = click.option("--hand", default=None, metavar="NAME",
+                    help="Check a hand-derived derivative against AD: NAME is a function of the program taking "
+                    "the target's parameters and returning it (a tuple in the order of the inputs, or one array "
+                    "for one); for grad also formulas by input, \"x=cos(x)*y,y=sin(x)\". A failed check exits 1.")
+
 
 def require_check_for(check_mode, **given) -> None:
     """--rtol/--atol/--step tune a check: without --check they would do nothing, so say so."""

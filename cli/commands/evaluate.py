@@ -13,7 +13,7 @@ from ..options import (COTANGENT, OLD_CHECK_SEED, SEED, no_random_seed_used, spl
                        tolerances)
 from ..outputs import OUT, save_out
 from ..parsing import TargetCommand
-from .common import (WRT, deliver, emit_checked, kink_json, load_point, require_check_for, seed_constant, show_check,
+from .common import (HAND, WRT, deliver, emit_checked, kink_json, load_point, require_check_for, seed_constant, show_check,
                      wrt_names)
 
 
@@ -29,10 +29,11 @@ from .common import (WRT, deliver, emit_checked, kink_json, load_point, require_
 @click.option("--check", "check_mode", type=click.Choice(["full", "fast"]), is_flag=False, flag_value="full",
               default=None, help="Check the gradient against finite differences: full (every entry, with an "
               "error estimate) or fast (one random projection). A failed check exits 1.")
+@HAND
 @SEED
 @OLD_CHECK_SEED
 @tolerances
-def grad(target, at, fn, of, dtype, as_json, wrt, cotangent, debug, mode, explain, check_mode=None,
+def grad(target, at, fn, of, dtype, as_json, wrt, cotangent, debug, mode, explain, check_mode=None, hand=None,
          seed=None, old_check_seed=None, rtol=None, atol=None, step=None, **limits):
     """Value and gradient of TARGET (an expression or a .py program) at a point.
 
@@ -41,10 +42,13 @@ def grad(target, at, fn, of, dtype, as_json, wrt, cotangent, debug, mode, explai
       autodiff grad "x*x" --at "x=[1,2,3]" --cotangent "[1,0,2]"
       autodiff grad model.py --at "w=linspace(0,1,100)" --check fast --seed 7
       autodiff grad "sin(x)*y" --at x=1,y=2 --check --rtol 1e-8 --json
+      autodiff grad model.py --fn loss --at "w=[1,2],x=[3,4]" --wrt w --hand loss_grad
     """
     from ...engine import api
     seed, cotangent = split_seed(seed, cotangent)
     seed = seed if seed is not None else old_check_seed
+    if hand is not None and check_mode is None:
+        check_mode = "full"               # the hand-derived gradient against AD, entry by entry
     require_check_for(check_mode, rtol=rtol, atol=atol, step=step)
     no_random_seed_used(seed, check_mode)
     lim, tgt, values = load_point(target, fn, of, at, limits)
@@ -54,7 +58,8 @@ def grad(target, at, fn, of, dtype, as_json, wrt, cotangent, debug, mode, explai
         if limits.get("out") is not None:
             raise api.SourceError("usage", "--explain shows the sweep; --out writes a result: use one at a time")
         if check_mode is not None:
-            raise api.SourceError("usage", "--explain and --check are separate views: use one at a time")
+            raise api.SourceError("usage", f"--explain and {'--hand' if hand else '--check'} are separate views: "
+                                  "use one at a time")
         from .views import explain_grad
         return explain_grad(tgt, values, names, seed_value, mode, dtype, lim, as_json)
     result = api.grad(None, values, names, seed_value, dtype_name=dtype, limits=lim, target=tgt, mode=mode)
@@ -62,7 +67,7 @@ def grad(target, at, fn, of, dtype, as_json, wrt, cotangent, debug, mode, explai
     if check_mode is not None:
         from .checks import grad_check
         report = grad_check(tgt, result, check_mode, seed, dtype, lim, seed_value, names,
-                            tolerance={"rtol": rtol, "atol": atol, "step": step})
+                            tolerance={"rtol": rtol, "atol": atol, "step": step}, hand=hand)
     save_out(limits, lambda: _grad_json(result), result, report)
     if as_json:
         return emit_checked(_grad_json(result), report)

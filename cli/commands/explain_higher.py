@@ -16,8 +16,9 @@ def refuse_other_views(options: dict, what: str) -> None:
     if options.get("out") is not None:
         raise SourceError("usage", f"--explain shows how the {what} is built; --out writes a result: use one "
                           "at a time")
-    if options.get("check_mode") is not None:
-        raise SourceError("usage", "--explain and --check are separate views: use one at a time")
+    for flag, key in (("--check", "check_mode"), ("--hand", "hand")):
+        if options.get(key) is not None:
+            raise SourceError("usage", f"--explain and {flag} are separate views: use one at a time")
     given = [f"--{name}" for name in ("rtol", "atol", "step", "seed") if options.get(name) is not None]
     given += ["--check-seed"] if options.get("old_check_seed") is not None else []
     if given:

@@ -11,7 +11,7 @@ from ..exitcodes import Exit
 from ..options import INT_SEED, OLD_CHECK_SEED, deprecated, no_random_seed_used, target_options, tolerances, with_flags
 from ..outputs import OUT, save_out
 from ..parsing import TargetCommand
-from .common import CHECK, WRT, deliver, emit_checked, load_point, point_json, require_check_for, show_check, wrt_names
+from .common import CHECK, HAND, WRT, deliver, emit_checked, load_point, point_json, require_check_for, show_check, wrt_names
 
 HESSIAN_MODES = ("forward-over-reverse", "reverse-over-reverse")
 
@@ -19,7 +19,7 @@ HESSIAN_MODES = ("forward-over-reverse", "reverse-over-reverse")
 def seeded_check(f):
     """--check, --seed (and its old spelling --check-seed), --rtol/--atol/--step."""
     f = tolerances(f)
-    for option in (OLD_CHECK_SEED, INT_SEED, CHECK):
+    for option in (OLD_CHECK_SEED, INT_SEED, HAND, CHECK):
         f = option(f)
     return f
 
@@ -102,15 +102,33 @@ def _matrix(kind, target, at, fn, of, dtype, as_json, wrt, how, options) -> int:
         "jacobian": (api.jacobian, checks.check_jacobian, _jacobian_json, tables.jacobian_result),
         "hessian": (api.hessian, checks.check_hessian, _hessian_json, tables.hessian_result),
     }[kind]
+    hand = options.pop("hand", None)
+    if hand is not None and options.get("check_mode") is not None:
+        raise api.SourceError("usage", f"--hand checks the hand-derived {kind} against AD; --check checks AD against "
+                              "finite differences: use one at a time")
+    if hand is not None:
+        options["check_mode"] = "full"       # its tolerances are --hand's
     check_mode, seed, tolerance = check_settings(options)
     lim, tgt, values = load_point(target, fn, of, at, options)
     result = compute(None, values, wrt_names(wrt), how, dtype_name=dtype, limits=lim, target=tgt)
-    report = check(result, tgt, check_mode, seed, dtype, lim, **tolerance) if check_mode is not None else None
+    if hand is not None:
+        report = _hand_report(kind, result, tgt, hand, dtype, tolerance)
+    else:
+        report = check(result, tgt, check_mode, seed, dtype, lim, **tolerance) if check_mode is not None else None
     save_out(options, lambda: {**to_json(result), **point_json(result)}, result, report)
     if as_json:
         return emit_checked({**to_json(result), **point_json(result)}, report)
     show(tgt, result)
     return show_check(report)
+
+
+def _hand_report(kind, result, target, hand, dtype, tolerance):
+    """--hand NAME: the program's function NAME against the AD Jacobian or Hessian."""
+    from ...engine.checks import hand_functions
+    tol = hand_functions.tolerance_for(dtype, **tolerance)
+    rows = (hand_functions.jacobian_rows if kind == "jacobian" else hand_functions.hessian_rows)(result, target,
+                                                                                                  hand, tol)
+    return hand_functions.matrix_report(kind, rows, result, dtype, tol)
 
 
 def _jacobian_json(result) -> dict:

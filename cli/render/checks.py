@@ -70,7 +70,10 @@ def gradient_check(report) -> None:
                 "derivative": "each order by AD against central differences of the order below"}.get(
             kind, "AD against central differences") + " (Richardson extrapolation, with an error estimate)"
         if report.claimed == "hand":
-            what = "hand-derived gradient against AD"
+            what = {"jacobian": "hand-derived Jacobian against AD", "hessian": "hand-derived Hessian against AD"}.get(
+                kind, "hand-derived gradient against " + ("AD" if report.reference == "AD" else
+                                                          "central differences (Richardson extrapolation, with an "
+                                                          "error estimate)"))
         screen.print(Text.assemble(("check", "bold"), f": {what}"))
         _table(screen, report.entries, report)
     rows = report.rows + ([report.projection] if report.full is not None else [])

@@ -20,7 +20,10 @@ from ..lang.limits import Limits
 
 OPTION_KEYS = {"rtol", "atol", "step", "dtype", "mode", "seed", "fn", "max_steps", "device"}
 CASE_KEYS = {"name", "f", "program", "fn", "of", "at", "points", "random", "grad", "value", "hessian",
-             "wrt", "skip"} | OPTION_KEYS
+             "wrt", "skip", "hand", "jacobian", "jvp", "vjp"} | OPTION_KEYS
+# claims that name a function of the program (issue 29 item 4): the hand gradient, Jacobian,
+# Hessian, tangent and adjoint, each taking the target's parameters
+FUNCTION_CLAIMS = ("hand", "jacobian", "hessian", "jvp", "vjp")
 TOP_KEYS = {"defaults", "case"}
 MAX_RANDOM_POINTS = 100_000        # random points of one case: each is a full check
 MAX_CHECK_FILE_BYTES = 64_000_000  # some 1,000,000 cases; read before anything is validated
@@ -41,7 +44,8 @@ class Case:
     random: dict | None = None     # {"count": n, "ranges": {name: (lo, hi, shape)}}
     grad: dict | None = None
     value: object = None
-    hessian: dict | None = None
+    hessian: dict | None = None    # hand-derived entries; or
+    functions: dict = field(default_factory=dict)  # FUNCTION_CLAIMS key -> a function of the program
     wrt: list | None = None
     skip: str | None = None        # the reason, when skipped
     options: dict = field(default_factory=dict)   # rtol, atol, step, dtype, mode, seed, max_steps
@@ -268,7 +272,9 @@ class _Checker:
             case.points = [{}]
 
     def claims(self, case: Case, table) -> None:
-        """What the case claims beyond AD: a hand-derived `grad`, the `value`, the `hessian`."""
+        """What the case claims beyond AD: a hand-derived `grad`, the `value`, the `hessian`; or
+        functions of the program that compute them (`hand`, `jacobian`, `hessian`, `jvp`, `vjp`)."""
+        self.function_claims(case, table)
         if "grad" in table:
             g = table["grad"]
             if not isinstance(g, dict) or not g:
@@ -276,13 +282,29 @@ class _Checker:
             case.grad = {k: self.value(v, f"grad.{k}", ("grad", k)) for k, v in g.items()}
         if "value" in table:
             case.value = self.value(table["value"], "value", ("value",))
-        if "hessian" in table:
+        if "hessian" in table and "hessian" not in case.functions:
             h = table["hessian"]
             if not isinstance(h, dict) or not all(isinstance(row, dict) for row in h.values()):
                 self.fail("hessian must be a table of tables like { x = { x = \"2*y\", y = \"2*x\" } }",
                           ("hessian",))
             case.hessian = {a: {b: self.value(v, f"hessian.{a}.{b}", ("hessian", a, b)) for b, v in row.items()}
                             for a, row in h.items()}
+
+    def function_claims(self, case: Case, table) -> None:
+        for key in FUNCTION_CLAIMS:
+            v = table.get(key)
+            if v is None or key == "hessian" and not isinstance(v, str):
+                continue
+            if not isinstance(v, str) or not v.isidentifier():
+                self.fail(f"{key} must name a function of the program, like {key} = \"{_example(key)}\", "
+                          f"not {_show(v)}", (key,))
+            if case.program is None:
+                self.fail(f"{key} = {v!r} names a function of a program, but this case differentiates an expression "
+                          "(f)", (key,), "write the claim as formulas (grad = { x = \"...\" }), or check a program")
+            case.functions[key] = v
+        if "hand" in table and "grad" in table:
+            self.fail("give one of grad and hand (a function of the program returning the gradient), not both",
+                      ("hand",))
 
     def wrt_and_skip(self, case: Case, table) -> None:
         if "wrt" in table:
@@ -385,6 +407,10 @@ def _shape(v):
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         return None
     return ()
+
+
+def _example(key) -> str:
+    return {"hand": "loss_grad", "jacobian": "jac_fn", "hessian": "hess_fn", "jvp": "f_jvp", "vjp": "f_vjp"}[key]
 
 
 def _show(v) -> str:

@@ -27,7 +27,7 @@ from ..lang.target import bind, load
 from ..lang.values import set_dtype
 from .differences import Objective, fast_check, full_check, power_of_two_step
 from .hand import HandGradient, expression_target
-from .report import (BRANCH, FAIL, FAILING, INCONCLUSIVE, KINK, NONFINITE, PASS, TOLERANCES, WARNING, CheckReport,
+from .report import (BRANCH, entry_labels, FAIL, FAILING, INCONCLUSIVE, KINK, NONFINITE, PASS, TOLERANCES, WARNING, CheckReport,
                      EntryCheck, Tolerance, fmt, tolerance_for)
 from .verdicts import compare, conventions_of, detached_text, judge, mark_detached
 
@@ -42,15 +42,22 @@ def check_gradient(source=None, at=None, grad=None, *, fn=None, of=None, mode="f
                    limits=None, target=None, profile=None, ad_result=None, runner=None) -> CheckReport:
     """Check a gradient at one point and return the report (never prints).
 
-    Without `grad`, AD is checked against finite differences. With `grad` (a dict from input names
-    to formulas in the language, numbers or arrays: a hand-derived gradient), the hand-derived
+    Without `grad`, AD is checked against finite differences. With `grad` (a hand-derived gradient:
+    a dict from input names to formulas in the language, numbers or arrays; the name of a function
+    of the program; or a Python callable taking the inputs in order), the hand-derived
     gradient is checked against AD entry by entry in every mode (fast mode adds one directional
     finite difference). A run through stop_gradient/detach makes FD disagreements `detached`.
     `mode="fast"` checks one seeded random projection; `seed` makes it reproducible (the report
     carries the seed used). `profile` picks another dtype's tolerances (to show what they would say).
+    `source` may be a Python function f: then `grad` (a callable or values) is checked against
+    central differences of f (checks/python_functions.py).
     """
     if mode not in ("full", "fast"):
         raise ValueError(f"mode must be 'full' or 'fast', not {mode!r}")
+    if callable(source):                    # plain Python: its hand gradient against differences of it
+        from .python_functions import check_python_gradient
+        return check_python_gradient(source, at, grad, mode, random_seed() if seed is None else seed, dtype, rtol,
+                                     atol, step, wrt)
     set_dtype(dtype)
     target, inputs = bind(target or load(source, fn, of), dict(at or {}))
     # finite differences perturb host copies; each perturbed run moves its point to the device
@@ -60,7 +67,7 @@ def check_gradient(source=None, at=None, grad=None, *, fn=None, of=None, mode="f
     conventions = conventions_of(result.kinks)
     tol = tolerance_for(dtype, rtol, atol, step, profile)
     if grad is not None and not isinstance(grad, HandGradient):
-        grad = HandGradient(grad, names, limits)
+        grad = HandGradient(grad, names, limits, variables=list(target.inputs), program=target)
     hand = grad.at(inputs) if grad is not None else None
     reference = "AD" if hand is not None and mode == "full" else "FD"
     if mode == "fast" and not any(np().size(inputs[n]) for n in names):
@@ -73,6 +80,7 @@ def check_gradient(source=None, at=None, grad=None, *, fn=None, of=None, mode="f
         report.entries = compare(hand, result.gradient, inputs, tol, list(hand), conventions)
         if any(row.verdict == KINK for row in report.entries):
             _claims_between_slopes(report.entries, objective, inputs, hand, tol, conventions)
+        name_the_slips(report.entries, target, inputs, hand, result.gradient, output_seed, dtype, limits, tol)
     elif mode == "full":
         report.entries, _ = full_check(objective, inputs, result.gradient, tol, names, conventions)
         mark_detached(report.entries, report.detached)
@@ -83,6 +91,30 @@ def check_gradient(source=None, at=None, grad=None, *, fn=None, of=None, mode="f
     report.evaluations = objective.count
     report.batched = objective.batched
     return report
+
+
+def name_the_slips(rows, target, inputs, hand, ad_gradient, output_seed, dtype, limits, tol) -> None:
+    """Each failing row of a hand-derived claim gets what explains its input's claim exactly, if
+    anything does: the terms of AD's adjoint it equals and those it misses or adds, or a factor of
+    2, a sign, a transpose (views/adjoint_terms.py); one recorded run and sweep, on failure only."""
+    failing = [row for row in rows if row.verdict == FAIL]
+    if not failing:
+        return
+    from ..views.adjoint_terms import explain, terms_of
+    index = {}
+    for name in hand:
+        shape = np().shape(ad_gradient[name]) if name in ad_gradient else None
+        if shape is not None:
+            index.update({label: (name, k) for k, label in enumerate(entry_labels(name, shape))})
+    names = list(dict.fromkeys(index[row.label][0] for row in failing if row.label in index))
+    if not names:
+        return
+    terms = terms_of(target, inputs, names, output_seed, dtype, limits)
+    found = {name: explain(hand[name], terms[name], ad_gradient[name], tol.rtol, tol.atol) for name in names}
+    for row in failing:
+        name, k = index.get(row.label, (None, 0))
+        if found.get(name) is not None:
+            row.reason += "; " + found[name].sentence(name, k)
 
 
 def _claims_between_slopes(rows, objective, inputs, hand, tol, conventions) -> None:
@@ -133,6 +165,8 @@ def _fast_hand(report, objective, inputs, hand, ad_gradient, seed, conventions):
     report.projection, _ = fast_check(objective, inputs, hand, tol, report.seed, list(hand))
     mark_detached([report.projection], report.detached)
     rows = compare(hand, ad_gradient, inputs, tol, list(hand), conventions)
+    name_the_slips(rows, objective.runner.target, inputs, hand, ad_gradient, objective.output_seed, report.dtype,
+                   objective.runner.interp.limits, tol)
     report.full = CheckReport(mode="full", claimed="hand", reference="AD", dtype=report.dtype, tolerance=tol,
                               value=report.value, entries=rows, conventions=conventions)
 

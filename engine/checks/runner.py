@@ -145,7 +145,9 @@ def _run(case, result, seed):
             raise SourceError("unknown input", f"wrt names {w!r}, which is not an input "
                               f"(the inputs: {', '.join(target.inputs) or 'none'})")
     names = wrt or list(target.inputs)
-    hand = HandGradient(case.grad, names, limits, variables=list(target.inputs)) if case.grad is not None else None
+    spec = case.grad if case.grad is not None else case.functions.get("hand")
+    hand = HandGradient(spec, names, limits, variables=list(target.inputs), program=target) \
+        if spec is not None else None
     expected = _Expected(case.value, target.inputs, limits) if case.value is not None else None
     tol = tolerance_for(dtype, opts.get("rtol"), opts.get("atol"), opts.get("step"))
     if seed is None:
@@ -162,6 +164,7 @@ def _run(case, result, seed):
                                 rtol=tol.rtol, atol=tol.atol, step=tol.step, wrt=wrt, limits=limits,
                                 ad_result=ad, runner=runner)
         rows = _point_rows(case, target, inputs, report, ad, expected, dtype, limits, tol)
+        rows += _function_rows(case, target, inputs, names, seed, dtype, limits, tol)
         where = f"point {k + 1} ({_point_text(inputs)})" if len(points) > 1 or inputs else "the point"
         for row in rows:
             verdicts.add(row.verdict)
@@ -201,6 +204,23 @@ def _point_rows(case, target, inputs, report, ad, expected, dtype, limits, tol) 
     return rows
 
 
+def _function_rows(case, target, inputs, names, seed, dtype, limits, tol) -> list:
+    """The claims a case makes as functions of the program: its Jacobian, Hessian, tangent and
+    adjoint (checks/hand_functions.py), each against AD."""
+    from .hand_functions import hessian_rows, jacobian_rows, tangent_rows
+    fns, rows = case.functions, []
+    if "jacobian" in fns:
+        from ..diff.forward import jacobian
+        got = jacobian(None, inputs, case.wrt, dtype_name=dtype, limits=limits, target=target)
+        rows += jacobian_rows(got, target, fns["jacobian"], tol)
+    if "hessian" in fns:
+        got = hessian_function()(None, inputs, case.wrt, dtype_name=dtype, limits=limits, target=target)
+        rows += hessian_rows(got, target, fns["hessian"], tol)
+    if "jvp" in fns or "vjp" in fns:
+        rows += tangent_rows(target, inputs, names, fns.get("jvp"), fns.get("vjp"), seed, tol, limits, dtype)
+    return rows
+
+
 def _conclude(result, verdicts, worst, largest) -> None:
     """The case's verdict, status and message from the verdicts of all its rows: the worst errors
     are the largest of all its rows (the absolute one and the relative one each its own largest);
@@ -229,7 +249,7 @@ def _hessian_rows(case, target, inputs, dtype, limits, tol):
     matrix = getattr(got, "hessian", got)
     rows = []
     for a, row in case.hessian.items():
-        spec = HandGradient(row, list(target.inputs), limits, what=f"hessian {a}")
+        spec = HandGradient(row, list(target.inputs), limits, what=f"hessian {a}", program=target)
         want = spec.at(inputs)
         for b, v in want.items():
             try:

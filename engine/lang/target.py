@@ -285,6 +285,11 @@ class Runner:
             self._body(interp.globals)
             return g[target.output_name] if target.output_name is not None else interp.last_value
 
+    @property
+    def parameters(self) -> list:
+        """A function target's parameters in order (what a hand function is called with by position)."""
+        return list(self._fn.params) if self.target.kind == "function" else []
+
     def __call__(self, values: dict):
         out = self.run(values)
         self.signature = tuple(self.interp.signature)
