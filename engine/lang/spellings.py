@@ -23,7 +23,7 @@ def _module(path: str):
     if parts[-1] in ("linalg", "special"):
         name = "numpy.linalg" if parts[-1] == "linalg" else "scipy.special"
     else:
-        name = {"np": "numpy", "numpy": "numpy", "math": "math", "scipy": "scipy"}.get(parts[0])
+        name = {"np": "numpy", "numpy": "numpy", "jnp": "numpy", "math": "math", "scipy": "scipy"}.get(parts[0])
     try:
         return importlib.import_module(name) if name else None
     except ImportError:

@@ -16,7 +16,8 @@ from .names import Scope, loop_target_names
 from .operator_closures import BINARY_OPS
 from .values import as_int, describe, dtype, iterate, shape_of, truth
 
-IMPORT_HINT = "the modules are numpy (as np), math and scipy.special: nothing is imported, their names are builtins"
+IMPORT_HINT = ("the modules are numpy (as np), math, scipy.special and jax (jax.numpy as jnp): nothing is "
+               "imported, their names are builtins")
 
 
 def _update_operator(op):
