@@ -126,12 +126,14 @@ class CallFormsCompiler:
                               "write f.defvjp(fwd, bwd)" if count == 2 else "write f.defjvp(jvp)")
         receiver = self.expr(method.value, scope)
         args = [self.expr(a, scope) for a in e.args]
+        named = f"`{method.value.id}`, " if isinstance(method.value, nodes.Name) else ""
 
         def define(frame):
             f = receiver(frame)
+            what = f"{named}{describe(f)}"
             if not isinstance(f, CustomFunction):
                 kind = "custom_vjp" if attr == "defvjp" else "custom_jvp"
-                raise SourceError("type error", f"`.{attr}` on {describe(f)}, which is not a {kind} function",
+                raise SourceError("type error", f"`.{attr}` on {what}, which is not a {kind} function",
                                   span, f"make it one first: decorate its def with @jax.{kind}")
             return getattr(f, attr)(*[a(frame) for a in args], span=span)
         return define

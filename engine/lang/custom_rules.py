@@ -179,7 +179,7 @@ class CustomFunction:
             raise SourceError("wrong arguments", f"the bwd rule `{self.bwd.name}` of `{self.name}` must return a "
                               f"tuple of {n} cotangent{'s' if n != 1 else ''}, one per argument of `{self.name}`; "
                               f"it returned {got}", _span(self.bwd),
-                              f"return ({', '.join(self.params)},) cotangents, None for an argument with none"
+                              f"return one cotangent for each of {', '.join(self.params)} (None for zero)"
                               if n > 1 else "return a 1-tuple: (ct,)")
         return tuple(self._checked(ct, a, k, self.bwd) for k, (ct, a) in enumerate(zip(cts, args)))
 
