@@ -20,6 +20,12 @@ CHECK = click.option("--check", "check_mode", type=click.Choice(["full", "fast"]
                      "estimate) or fast (one random projection). A failed check exits 1.")
 
 
+TRUST_RULES = click.option("--trust-rules", "trust_rules", is_flag=True, default=None,
+                           help="With --check: the program's custom_vjp/custom_jvp rules that disagree with "
+                                "the derivative are intended (a clipped or straight-through gradient): listed "
+                                "as trusted, not failed.")
+
+
 def require_check_for(check_mode, **given) -> None:
     """--rtol/--atol/--step tune a check: without --check they would do nothing, so say so."""
     named = [f"--{name}" for name, value in given.items() if value is not None]

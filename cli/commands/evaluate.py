@@ -13,7 +13,7 @@ from ..options import (COTANGENT, OLD_CHECK_SEED, SEED, no_random_seed_used, spl
                        tolerances)
 from ..outputs import OUT, save_out
 from ..parsing import TargetCommand
-from .common import (WRT, deliver, emit_checked, kink_json, load_point, require_check_for, seed_constant, show_check,
+from .common import (TRUST_RULES, WRT, deliver, emit_checked, kink_json, load_point, require_check_for, seed_constant, show_check,
                      wrt_names)
 
 
@@ -29,11 +29,12 @@ from .common import (WRT, deliver, emit_checked, kink_json, load_point, require_
 @click.option("--check", "check_mode", type=click.Choice(["full", "fast"]), is_flag=False, flag_value="full",
               default=None, help="Check the gradient against finite differences: full (every entry, with an "
               "error estimate) or fast (one random projection). A failed check exits 1.")
+@TRUST_RULES
 @SEED
 @OLD_CHECK_SEED
 @tolerances
 def grad(target, at, fn, of, dtype, as_json, wrt, cotangent, debug, mode, explain, check_mode=None,
-         seed=None, old_check_seed=None, rtol=None, atol=None, step=None, **limits):
+         seed=None, old_check_seed=None, rtol=None, atol=None, step=None, trust_rules=None, **limits):
     """Value and gradient of TARGET (an expression or a .py program) at a point.
 
     \b
@@ -46,6 +47,9 @@ def grad(target, at, fn, of, dtype, as_json, wrt, cotangent, debug, mode, explai
     seed, cotangent = split_seed(seed, cotangent)
     seed = seed if seed is not None else old_check_seed
     require_check_for(check_mode, rtol=rtol, atol=atol, step=step)
+    if trust_rules and check_mode is None:
+        raise api.SourceError("usage", "--trust-rules says which rules a --check lists as trusted, and this run "
+                              "checks nothing", None, "add --check (or --check fast)")
     no_random_seed_used(seed, check_mode)
     lim, tgt, values = load_point(target, fn, of, at, limits)
     seed_value = seed_constant(cotangent, lim)
@@ -62,7 +66,7 @@ def grad(target, at, fn, of, dtype, as_json, wrt, cotangent, debug, mode, explai
     if check_mode is not None:
         from .checks import grad_check
         report = grad_check(tgt, result, check_mode, seed, dtype, lim, seed_value, names,
-                            tolerance={"rtol": rtol, "atol": atol, "step": step})
+                            tolerance={"rtol": rtol, "atol": atol, "step": step}, trust_rules=bool(trust_rules))
     save_out(limits, lambda: _grad_json(result), result, report)
     if as_json:
         return emit_checked(_grad_json(result), report)

@@ -60,7 +60,8 @@ def gradient(source=None, at=None, wrt=None, seed=None, fn=None, of=None, dtype_
     return GradResult(value=on_host(value), gradient=grads, inputs=on_host(inputs), unconnected=unconnected,
                       reduced=reduced,
                       signature=interp.signature, kinks=unique_kinks(notes.kinks), tape_length=0,
-                      steps=interp.steps, tape=None, mode="forward", detached=detached_places(notes.detached))
+                      steps=interp.steps, tape=None, mode="forward", detached=detached_places(notes.detached),
+                      rules=list(notes.rules))
 
 
 # ---- Jacobians ---------------------------------------------------------------------------------

@@ -13,14 +13,16 @@ differentiate the rule itself):
   the VJP transposes that linear map: the reverse sweep of the rule in its tangent argument,
   seeded with g, on a tape of its own.
 The tape, forward mode, the views and the checks see one entry per call, as of any primitive;
-the points each rule was used at are kept for the checks (engine/checks/custom_rules.py)."""
+each evaluation of a rule is noted (NOTES.rules, a RuleUse) for the checks (engine/checks/rules.py),
+which verify the rule there."""
 from __future__ import annotations
 
 from ...parser.errors import SourceError
 from ..core import ops
 from ..core.backend import is_array
+from ..core.notes import NOTES
 from ..core.primitives import PerPosition, defprim, shape, variadic_op
-from ..core.tape import Tape, Var, backward, strip
+from ..core.tape import BOXES, Tape, Var, backward, strip
 from .callables import UserFunction
 from .values import describe
 
@@ -29,8 +31,20 @@ RULE_METHODS = ("defvjp", "defjvp")      # the methods of a CustomFunction that 
 # nested evaluations of one function's rule (a rule that calls itself, through a derivative of
 # its own function, without end) past which the run stops with a located error
 RULE_DEPTH = 64
-# the points a rule was used at that a check verifies it at (the first ones)
-KEPT_POINTS = 8
+
+
+class RuleUse:
+    """One evaluation of a user rule, for the checks (engine/checks/rules.py): the function, its
+    arguments' values, and the seed: the cotangent g of a VJP (`position` None: every argument's
+    cotangent), or the tangent t of argument `position` of a JVP. `nested`: the rule ran on an
+    outer level's boxes (a Hessian or a higher derivative went through it)."""
+    __slots__ = ("function", "mode", "args", "position", "seed", "nested")
+
+    def __init__(self, function, mode, args, position, seed):
+        self.function, self.mode, self.position = function, mode, position
+        self.nested = any(a.__class__ in BOXES for a in (*args, seed))
+        self.args = tuple(strip(a) for a in args)
+        self.seed = strip(seed)
 
 
 def _zero(x):
@@ -45,7 +59,7 @@ def _span(fn):
 class CustomFunction:
     """A function of the program with the user's derivative rule: called, it applies its entry
     of the program's rules table (`prim`) to its arguments."""
-    __slots__ = ("kind", "fn", "interp", "name", "fwd", "bwd", "jvp", "prim", "op", "points", "depth",
+    __slots__ = ("kind", "fn", "interp", "name", "fwd", "bwd", "jvp", "prim", "op", "depth",
                  "_last", "__weakref__")
 
     def __init__(self, kind, fn, interp):
@@ -54,7 +68,6 @@ class CustomFunction:
         self.kind, self.fn, self.interp, self.name = kind, fn, interp, fn.name
         self.fwd = self.bwd = self.jvp = None
         self.prim = self.op = None
-        self.points: list = []        # the arguments' values at the calls (the first KEPT_POINTS)
         self.depth = 0                # nested evaluations of its rule now
         self._last = None             # (g, args, cotangents) of the last custom_vjp rule run
 
@@ -122,8 +135,6 @@ class CustomFunction:
             if not (v.__class__ in (float, int, bool) or is_array(v)):
                 raise SourceError("type error", f"{self.name}(): the arguments of a {self.kind} function are "
                                   f"numbers or arrays, not {describe(a)}", span)
-        if len(self.points) < KEPT_POINTS:
-            self.points.append(tuple(strip(a) for a in args))
         return self.op(*args)
 
     def _forward(self, *args):
@@ -165,8 +176,10 @@ class CustomFunction:
             return cotangents[i]
         return rule
 
-    def cotangents(self, args, g) -> tuple:
+    def cotangents(self, args, g, noted=True) -> tuple:
         """bwd(res, g) after fwd(*args): one cotangent per argument, checked (None: zero)."""
+        if noted:
+            NOTES.rule_used(RuleUse(self, "vjp", args, None, g))
         out = self._call_rule(self.fwd, args)
         if not (isinstance(out, tuple) and len(out) == 2):
             raise SourceError("type error", f"the fwd rule `{self.fwd.name}` of `{self.name}` must return a pair "
@@ -214,12 +227,14 @@ class CustomFunction:
 
     def _jvp_rule(self, i):
         def rule(t, ans, *args):
+            NOTES.rule_used(RuleUse(self, "jvp", args, i, t))
             tangents = [t if k == i else _zero(a) for k, a in enumerate(args)]
             return self.tangent_out(args, tangents)
         return rule
 
     def _transposed_rule(self, i):
         def rule(g, ans, *args):
+            NOTES.rule_used(RuleUse(self, "vjp", args, i, g))
             return self.transposed(args, i, g)
         return rule
 
