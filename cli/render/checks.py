@@ -101,9 +101,12 @@ def _rules(screen, rows) -> None:
         return
     screen.print(Text.assemble(("rules", "bold"), ": each custom rule the run used, against AD of its own "
                                "function and central differences, at the points it was used at"))
+    passed: dict = {}
     for r in rows:
         if r.verdict == "pass":
-            screen.print(Text.assemble("  ", _verdict(r.verdict), f": {r.label}"))
+            passed[r.label] = passed.get(r.label, 0) + 1
+    for label, n in passed.items():
+        screen.print(Text.assemble("  ", _verdict("pass"), f": {label}" + (f" ({n} uses)" if n > 1 else "")))
 
 
 def _table(screen, rows, report, limit=200):

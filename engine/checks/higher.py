@@ -17,6 +17,7 @@ from ..core.backend import np, to_device, to_host
 from .differences import Objective, Perturber, fast_check, power_of_two_steps
 from .gradient import random_seed
 from .one_hot_outputs import OneHotOutputs
+from .rules import check_rules
 from .report import CheckReport, entry_labels, tolerance_for
 from .stacked_points import StackedGradients, StackedOutputs
 from .verdict_arrays import judge_all, largest_finite_of, noise_floor_of
@@ -159,7 +160,8 @@ def check_jacobian(result, target, mode="full", seed=None, dtype="float64", limi
     out_shape = np().shape(result.value)
     out_size = int(np().prod(out_shape)) if out_shape else 1
     report = CheckReport(mode=mode, claimed="AD", reference="FD", dtype=dtype, tolerance=tol, value=result.value,
-                         conventions=conventions, kind="jacobian", detached=detached_text(result.detached))
+                         conventions=conventions, kind="jacobian", detached=detached_text(result.detached),
+                         rules=check_rules(result.rules, tol, False, getattr(target, "filename", None)))
     runner = ReplayRunner(target, limits)
 
     def full():
@@ -217,7 +219,8 @@ def check_hessian(result, target, mode="full", seed=None, dtype="float64", limit
     inputs = result.inputs
     conventions = conventions_of(result.kinks)
     report = CheckReport(mode=mode, claimed="AD", reference="FD", dtype=dtype, tolerance=tol, value=result.value,
-                         conventions=conventions, kind="hessian", detached=detached_text(result.detached))
+                         conventions=conventions, kind="hessian", detached=detached_text(result.detached),
+                         rules=check_rules(result.rules, tol, False, getattr(target, "filename", None)))
     runner = GradientRunner(target, names, dtype, limits)
     labels = _entry_labels(inputs, names)
     sizes = [len(_entry_labels(inputs, [w])) for w in names]

@@ -46,6 +46,11 @@ def shown(v) -> str:
     return f"array of shape {a.shape}"
 
 
+def _bytes(v):
+    a = _array(v)
+    return a.shape, a.tobytes()
+
+
 def _rule_place(function, filename) -> str:
     rule = function.rule
     span = getattr(rule.node, "span", None)
@@ -75,7 +80,7 @@ def _ad_vjp(function, args, g) -> list:
     watched = [tape.watch(a) for a in args]
     y = _primal(function, watched)
     adj = backward(tape, y, g) if y.__class__ is Var and y.tape is tape else [None] * len(tape)
-    return [ops.zeros_like(a) * 1.0 if adj[w.index] is None else strip(adj[w.index]) for a, w in zip(args, watched)]
+    return [ops.zeros_like(a) * 1.0 if adj[w.index] is None else adj[w.index] for a, w in zip(args, watched)]
 
 
 def _ad_jvp(function, args, i, t):
@@ -83,8 +88,49 @@ def _ad_jvp(function, args, i, t):
     level = new_level()
     y = _primal(function, [Dual(a, t, level) if k == i else a for k, a in enumerate(args)])
     if y.__class__ is Dual and y.level == level:
+        return y.tangent
+    return ops.zeros_like(strip(y)) * 1.0
+
+
+def _along(f, args, i, u):
+    """The derivative of f(args) along u in argument i, by one forward pass at a fresh level (the
+    rule run on boxes: a Hessian or higher derivative differentiates it so)."""
+    level = new_level()
+    y = f([Dual(a, u, level) if k == i else a for k, a in enumerate(args)])
+    if y.__class__ is Dual and y.level == level:
         return strip(y.tangent)
     return ops.zeros_like(strip(y)) * 1.0
+
+
+def _second_order(use, tol):
+    """(rule's second order, AD's, the central difference of AD's first order) along the use's
+    direction: how the rule's output moves with the point, as a Hessian through it sees it."""
+    function, args = use.function, use.args
+    if function.kind == "custom_vjp":
+        i, u = 0, _direction(np().shape(args[0]), 7)
+        k = 0
+
+        def rule(a):
+            return function.cotangents(a, use.seed, noted=False)[k]
+
+        def ad(a):
+            return _ad_vjp(function, a, use.seed)[k]
+    else:
+        i = use.position
+        t = use.seed if use.mode == "jvp" else np().ones(np().shape(args[i]))
+        u = t
+
+        def rule(a):
+            return function.tangent_out(a, [t if j == i else ops.zeros_like(x) * 1.0 for j, x in enumerate(a)])
+
+        def ad(a):
+            return _ad_jvp(function, a, i, t)
+    xi = _array(args[i])
+    h = power_of_two_step(float(np().max(np().abs(xi))) if xi.size else 1.0, tol.step)
+    plus = [xi + h * u if j == i else a for j, a in enumerate(args)]
+    minus = [xi - h * u if j == i else a for j, a in enumerate(args)]
+    fd = (_array(ad(plus)) - _array(ad(minus))) / (2 * h)
+    return i, _along(rule, args, i, u), _along(ad, args, i, u), fd
 
 
 def _fd_jvp(function, args, i, t, rel):
@@ -145,36 +191,46 @@ def check_use(use: RuleUse, tol, trusted: bool, filename=None) -> list:
     else:
         checks, t = _jvp_checks(use, tol)
         what = f" (tangent {shown(t)})" if np().size(t) > 1 or float(np().sum(t)) != 1.0 else ""
+    if use.nested:                      # a Hessian or higher derivative went through the rule
+        i, rule2, ad2, fd2 = _second_order(use, tol)
+        checks.append((i, rule2, ad2, fd2, rule2, True))
     rows = []
-    for k, rule, ad, fd, projected in checks:
+    for k, rule, ad, fd, projected, *order in checks:
+        second = bool(order)
         param = function.params[k]
+        name = f"{label}, {param}" + (" (second order)" if second else "")
         by_ad = _agree(rule, ad, tol.rtol, tol.atol)
         p, f = _array(projected), _array(fd)
         by_fd = bool(np().all(np().abs(p - f) <= fd_tol * (1.0 + np().abs(f) + np().abs(p))))
         if by_ad and by_fd:
-            rows.append(_row(f"{label}, {param}", rule, ad, PASS, "", tol))
+            rows.append(_row(name, rule, ad, PASS, "", tol))
             continue
         for_arg = f", for {param}" if len(function.params) > 1 else ""
-        reason = (f"{place} disagrees with the derivative of `{function.name}` at {_point(function, use.args)}"
-                  f"{for_arg}{what}: rule {shown(rule)}, derivative {shown(ad)}")
+        once_more = ", differentiated once more (a higher derivative went through it)," if second else ""
+        reason = (f"{place}{once_more} disagrees with the {'second ' if second else ''}derivative of "
+                  f"`{function.name}` at {_point(function, use.args)}{for_arg}{what}: rule {shown(rule)}, "
+                  f"derivative {shown(ad)}")
         if not by_fd:
             along = "along a seeded random direction " if function.kind == "custom_vjp" else ""
             reason += f" (central differences {along}give {shown(fd)}, the rule {shown(projected)})"
         verdict = TRUSTED if trusted else FAIL
         if trusted:
             reason += "; trusted: a rule deliberately not the derivative"
-        rows.append(_row(f"{label}, {param}", rule, ad, verdict, reason, tol))
+        rows.append(_row(name, rule, ad, verdict, reason, tol))
     return rows
 
 
 def check_rules(uses, tol, trusted: bool = False, filename=None) -> list:
     """The rows of every rule the run passed through, at its first USES_PER_RULE uses."""
     seen: dict = {}
+    done = set()
     rows = []
     for use in uses:
         key = (use.function.name, use.function.kind)
-        if seen.get(key, 0) >= USES_PER_RULE:
+        same = (key, use.mode, use.position, use.nested, _bytes(use.seed), *(_bytes(a) for a in use.args))
+        if seen.get(key, 0) >= USES_PER_RULE or same in done:
             continue
+        done.add(same)
         seen[key] = seen.get(key, 0) + 1
         try:
             rows += check_use(use, tol, trusted, filename)
