@@ -221,3 +221,47 @@ def test_a_rule_used_before_it_is_defined(tmp_path, capsys):
     src = CLIP.replace("clip_gradient.defvjp(clip_gradient_fwd, clip_gradient_bwd)\n", "")
     out = located(tmp_path, capsys, src)
     assert "`clip_gradient` is a custom_vjp function with no rule yet" in out
+
+
+# ---- item 4: the views show a rule as one node with its name and line -----------------------------
+
+def test_graph_and_explain_show_a_rule_as_one_node_with_its_line(tmp_path, capsys):
+    code, out, _ = cli(capsys, "graph", write(tmp_path, CLIP), "--at", "x=[0.05,0.5,2]")
+    assert code == 0
+    assert "n6 = clip_gradient(n3, n4, n5, rule=custom_vjp clip_gradient_bwd, line 9)  value (3,) [0.5, 5, 20]" \
+           in out and "`clip_gradient(10*x, -1,…`" in out
+    assert "11 nodes (1 input, 5 constants, 5 ops)" in out      # one node: not the steps inside it
+    code, out, _ = cli(capsys, "grad", write(tmp_path, SOFTPLUS), "--at", "x=[-1.3,0.5]", "--explain")
+    assert code == 0 and "n2 = softplus(n1, rule=custom_jvp softplus_jvp, line 8) = (2,)" in out
+
+
+NAN_RULE = """
+import jax
+import jax.numpy as jnp
+
+@jax.custom_vjp
+def f1(x):
+    return x * 2
+def f1_fwd(x):
+    return f1(x), x
+def f1_bwd(x, g):
+    return (g * jnp.log(x - 1),)
+f1.defvjp(f1_fwd, f1_bwd)
+
+def f(x):
+    return jnp.sum(f1(x))
+"""
+
+
+def test_a_nan_made_inside_a_rule_is_traced_to_the_rules_line(tmp_path, capsys):
+    code, out, _ = cli(capsys, "grad", write(tmp_path, NAN_RULE), "--at", "x=[0.5,3]")
+    assert code == 0
+    assert "note: nan first appeared in the reverse sweep in ∂f/∂n1 (∂f/∂x): the derivative rule of n2 = " \
+           "f1(n1, rule=custom_vjp f1_bwd, line 9) at line 14, column 20 (`f1(x)`) gave nan; inside the " \
+           "custom_vjp rule of `f1` (`f1_fwd`, `f1_bwd`), nan first appeared at line 10, column 17 " \
+           "(`jnp.log(x - 1)`)" in " ".join(out.split())
+    src = NAN_RULE.replace("return x * 2", "return jnp.log(x - 1) * 2")
+    code, out, _ = cli(capsys, "grad", write(tmp_path, src), "--at", "x=[0.5,3]")
+    assert "nan first appeared in the forward sweep at n2 = f1(n1, rule=custom_vjp f1_bwd, line 9) at line 14, " \
+           "column 20 (`f1(x)`); inside `f1`, nan first appeared at line 6, column 12 (`jnp.log(x - 1)`)" \
+           in " ".join(out.split())

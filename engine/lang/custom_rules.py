@@ -84,9 +84,9 @@ class CustomFunction:
         return self.bwd if self.kind == "custom_vjp" else self.jvp
 
     def where(self) -> str:
-        """`name` at line N, of the rule (for messages and the views)."""
+        """The rule, its kind and line (the views' label of its entry): custom_vjp clip_gradient_bwd, line 9."""
         span = _span(self.rule)
-        return f"`{self.rule.name}` at line {span.line}" if span is not None else f"`{self.rule.name}`"
+        return f"{self.kind} {self.rule.name}" + (f", line {span.line}" if span is not None else "")
 
     # ---- defining the rule ----
     def defvjp(self, fwd, bwd, span=None):
@@ -135,10 +135,16 @@ class CustomFunction:
             if not (v.__class__ in (float, int, bool) or is_array(v)):
                 raise SourceError("type error", f"{self.name}(): the arguments of a {self.kind} function are "
                                   f"numbers or arrays, not {describe(a)}", span)
+        NOTES.span = span                 # the entry's place: the call (its rule's line: `where`)
         return self.op(*args)
 
     def _forward(self, *args):
-        out = self.interp.call(self.fn, list(args), _span(self.fn))
+        span = NOTES.span
+        try:
+            out = self.interp.call(self.fn, list(args), _span(self.fn))
+        finally:
+            NOTES.span = span
+
         v = strip(out)
         if not (v.__class__ in (float, int, bool) or is_array(v)):
             raise SourceError("type error", f"{self.name}, a {self.kind} function, must return a number or an "
@@ -155,6 +161,20 @@ class CustomFunction:
             return self.interp.call(f, list(args), _span(f))
         finally:
             self.depth -= 1
+
+    def rerun_kept(self, args, g=None) -> Tape:
+        """A tape keeping every value of the primal function (g None) or of the rule (g: the
+        cotangent it was given) run again on `args`: where a nan or inf arose inside it (the
+        views' provenance, views/provenance.py)."""
+        tape = Tape(persistent=True, keep_values=True)
+        watched = [tape.watch(strip(a)) for a in args]
+        if g is None:
+            self._forward(*watched)
+        elif self.kind == "custom_vjp":
+            self.cotangents(watched, tape.watch(strip(g)), noted=False)
+        else:
+            self.tangent_out(watched, [tape.watch(ops.zeros_like(strip(a)) + 1.0) for a in args])
+        return tape
 
     # ---- custom_vjp ----
     def _no_forward_mode(self, i):
