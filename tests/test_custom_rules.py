@@ -265,3 +265,14 @@ def test_a_nan_made_inside_a_rule_is_traced_to_the_rules_line(tmp_path, capsys):
     assert "nan first appeared in the forward sweep at n2 = f1(n1, rule=custom_vjp f1_bwd, line 9) at line 14, " \
            "column 20 (`f1(x)`); inside `f1`, nan first appeared at line 6, column 12 (`jnp.log(x - 1)`)" \
            in " ".join(out.split())
+
+
+def test_a_custom_function_takes_keywords_and_defaults_and_jax_jvp_its_tuples(tmp_path):
+    src = CLIP.replace("def clip_gradient(x, lo, hi):", "def clip_gradient(x, lo, hi=1.0):").replace(
+        "jnp.sum(clip_gradient(10*x, -1, 1)**2)/20", "jnp.sum(clip_gradient(10*x, lo=-1)**2)/20")
+    r = api.grad(write(tmp_path, src), at={"x": [0.05, 0.5, 2.0]})
+    assert list(r.gradient["x"]) == pytest.approx([0.5, 5.0, 10.0], abs=1e-15)
+    src = SOFTPLUS.replace("return sum(softplus(x))", "return jax.jvp(softplus, (x,), (2.0,))[1]").replace(
+        "import numpy as np", "import numpy as np\nimport jax")
+    r = api.evaluate(write(tmp_path, src), at={"x": -1.3})
+    assert r.value == pytest.approx(2 * sigmoid(-1.3), abs=1e-16)

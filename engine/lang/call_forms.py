@@ -168,6 +168,8 @@ class CallFormsCompiler:
     def call_with_keywords(self, f, vals, kw, span):
         if isinstance(f, UserFunction):
             return self.call_user(f, complete_arguments(f, vals, kw, span), span)
+        if isinstance(f, CustomFunction):          # its primal function's parameters
+            return f(*complete_arguments(f.fn, vals, kw, span), span=span)
         if isinstance(f, Builtin):
             check_builtin_keywords(f, len(vals), list(kw), span)
             NOTES.span = span

@@ -24,6 +24,7 @@ from ..core.notes import NOTES
 from ..core.primitives import PerPosition, defprim, shape, variadic_op
 from ..core.tape import BOXES, Tape, Var, backward, strip
 from .callables import UserFunction
+from .keywords import complete_arguments
 from .values import describe
 
 KINDS = ("custom_vjp", "custom_jvp")
@@ -128,8 +129,7 @@ class CustomFunction:
             raise SourceError("type error", f"`{self.name}` is a {self.kind} function with no rule yet", span,
                               f"define its rule with {how} before calling it")
         if len(args) != len(self.fn.params):
-            raise SourceError("wrong arguments", f"{self.name}() takes {len(self.fn.params)} arguments but "
-                              f"{len(args)} were given", span)
+            args = complete_arguments(self.fn, args, None, span)      # its def's defaults, or the error
         for a in args:
             v = strip(a)
             if not (v.__class__ in (float, int, bool) or is_array(v)):
