@@ -11,7 +11,7 @@ from .spans import tok_span
 # The builtins a decorator may name (as `@custom_vjp` or `@jax.custom_vjp`), and the method of a
 # custom_jvp function that decorates its rule (`@f.defjvp`).
 RULE_DECORATORS = ("custom_vjp", "custom_jvp")
-RULE_METHODS = ("defjvp",)
+DECORATOR_METHODS = ("defjvp",)
 DECORATORS_HINT = "the only decorators the language takes are @jax.custom_vjp, @jax.custom_jvp and @f.defjvp"
 
 
@@ -29,7 +29,7 @@ def spelled(e) -> str:
 def _allowed(e) -> bool:
     if isinstance(e, nodes.Name):
         return e.id in RULE_DECORATORS and e.module in ("", "jax")
-    return isinstance(e, nodes.Attribute) and e.attr in RULE_METHODS and isinstance(e.value, nodes.Name) \
+    return isinstance(e, nodes.Attribute) and e.attr in DECORATOR_METHODS and isinstance(e.value, nodes.Name) \
         and not e.value.module
 
 

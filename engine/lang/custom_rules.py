@@ -17,17 +17,18 @@ each evaluation of a rule is noted (NOTES.rules, a RuleUse) for the checks (engi
 which verify the rule there."""
 from __future__ import annotations
 
+import weakref
+
 from ...parser.errors import SourceError
 from ..core import ops
 from ..core.backend import is_array
 from ..core.notes import NOTES
 from ..core.primitives import PerPosition, defprim, shape, variadic_op
 from ..core.tape import BOXES, Tape, Var, backward, strip
-from .callables import UserFunction
+from .callables import Builtin, UserFunction
 from .keywords import complete_arguments
 from .values import describe
 
-KINDS = ("custom_vjp", "custom_jvp")
 RULE_METHODS = ("defvjp", "defjvp")      # the methods of a CustomFunction that state its rule
 # nested evaluations of one function's rule (a rule that calls itself, through a derivative of
 # its own function, without end) past which the run stops with a located error
@@ -61,7 +62,7 @@ class CustomFunction:
     """A function of the program with the user's derivative rule: called, it applies its entry
     of the program's rules table (`prim`) to its arguments."""
     __slots__ = ("kind", "fn", "interp", "name", "fwd", "bwd", "jvp", "prim", "op", "depth",
-                 "_last", "__weakref__")
+                 "_last")
 
     def __init__(self, kind, fn, interp):
         if not isinstance(fn, UserFunction):
@@ -274,8 +275,6 @@ class CustomFunction:
 
 def rule_builtins(interp) -> dict:
     """custom_vjp and custom_jvp, the builtins that make a function of the program a CustomFunction."""
-    import weakref
-    from .callables import Builtin
     if interp is not None:
         interp = weakref.proxy(interp)
 
