@@ -276,3 +276,13 @@ def test_a_custom_function_takes_keywords_and_defaults_and_jax_jvp_its_tuples(tm
         "import numpy as np", "import numpy as np\nimport jax")
     r = api.evaluate(write(tmp_path, src), at={"x": -1.3})
     assert r.value == pytest.approx(2 * sigmoid(-1.3), abs=1e-16)
+
+
+def test_jax_numpy_imported_from_jax(tmp_path):
+    src = "from jax import numpy as jnp\ndef f(x):\n    return jnp.sum(jnp.exp(x))\n"
+    r = api.grad(write(tmp_path, src), at={"x": [0.0, 1.0]})
+    assert list(r.gradient["x"]) == [1.0, math.e]
+    with pytest.raises(SourceError) as info:
+        api.grad(write(tmp_path, "from jax import numpy as jn\nx + 1\n"), at={"x": 1.0})
+    assert info.value.message == "`jax.numpy` may only be bound as jnp, np"
+    assert (info.value.span.line, info.value.span.column) == (1, 17)

@@ -42,6 +42,13 @@ class StatementFormsCompiler:
         for name, bound, span in s.names:
             if SUBMODULE_PARENTS.get(name) == s.module:
                 continue                    # `from numpy import linalg`: the parser reads linalg.NAME
+            roots = MODULE_ALIASES.get(f"{s.module}.{name}")
+            if roots:                       # `from jax import numpy as jnp`: the parser reads jnp.NAME
+                if bound not in roots:
+                    raise SourceError("unsupported construct", f"`{s.module}.{name}` may only be bound as "
+                                      f"{', '.join(roots)}", span, f"write `from {s.module} import {name} as "
+                                      f"{roots[0]}`")
+                continue
             builtin = self.builtins.get(name)
             if builtin is None:
                 if name in SUBMODULES:
