@@ -144,3 +144,17 @@ def test_a_rule_right_at_first_order_and_wrong_at_second_fails_where_a_hessian_w
            "of `softplus` at x = [-1.3, 0.5] (tangent [1, 1]): rule [0, 0], derivative [0.168298, 0.235004]" in out
     code, out = cli(capsys, "hessian", write(tmp_path, "right.py", SOFTPLUS), "--at", "x=[-1.3,0.5]", "--check")
     assert code == 0 and "pass: rule `softplus_jvp`, x (second order)" in out
+
+
+def test_hessian_check_through_a_clipping_rule_fails_unless_trusted(tmp_path, capsys):
+    src = CLIP.replace("clip_gradient(10*x, -1, 1)**2)/20", "clip_gradient(10*x, -1, 1)**3)/20")
+    path = write(tmp_path, "clip.py", src)
+    args = ("hessian", path, "--at", "x=[0.05,0.5,2]", "--mode", "reverse-over-reverse", "--check")
+    code, out = cli(capsys, *args)
+    assert code == 1 and "fail: ∂²f/∂x[0]∂x[0]: 10 vs 15" in out
+    assert "for x (cotangent [1.5, 0, 0]): rule [1, 0, 0], derivative [1.5, 0, 0]" in out
+    code, out = cli(capsys, *args, "--trust-rules")
+    assert code == 0 and "trusted: ∂²f/∂x[0]∂x[0]: 10 vs 15: the run passed through the trusted rule " \
+                         "`clip_gradient_bwd`" in out
+    code, out = cli(capsys, *args[:-1], "--trust-rules")
+    assert code == 2 and "--trust-rules says which rules a --check lists as trusted" in out
