@@ -7,6 +7,11 @@ a check verifies each rule at the points it was used at, engine/checks/rules.py)
 from __future__ import annotations
 
 
+# the evaluations of user rules a run keeps for its checks (each holds its arguments' values; a
+# check verifies the first few of each rule)
+RULE_USES = 64
+
+
 class Notes:
     __slots__ = ("span", "kinks", "detached", "limit", "traced", "rules")
 
@@ -29,7 +34,7 @@ class Notes:
             self.traced[id(note)] = note
 
     def rule_used(self, use) -> None:
-        if len(self.rules) < self.limit:
+        if len(self.rules) < RULE_USES:
             self.rules.append(use)
 
     def detach(self) -> None:
