@@ -7,9 +7,9 @@ a check verifies each rule at the points it was used at, engine/checks/rules.py)
 from __future__ import annotations
 
 
-# the evaluations of user rules a run keeps for its checks (each holds its arguments' values; a
-# check verifies the first few of each rule)
-RULE_USES = 64
+# the evaluations of each user rule a run keeps for its checks (each holds its arguments' values;
+# a check verifies the first few of each rule)
+RULE_USES = 16
 
 
 class Notes:
@@ -34,7 +34,9 @@ class Notes:
             self.traced[id(note)] = note
 
     def rule_used(self, use) -> None:
-        if len(self.rules) < RULE_USES:
+        """Keep `use` (lang/custom_rules.py's RuleUse) unless its function's first RULE_USES are kept."""
+        kept = sum(1 for u in self.rules if u.function is use.function)
+        if kept < RULE_USES:
             self.rules.append(use)
 
     def detach(self) -> None:
