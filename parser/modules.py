@@ -2,13 +2,15 @@
 the parser's module paths and the interpreter's import declarations."""
 
 # Names a module path may start with; `np.sin`, `math.pi`, `np.linalg.det`, `scipy.special.erf`
-# all name the builtin of the last part (nothing is imported).
-MODULE_ROOTS = ("np", "numpy", "math", "scipy")
+# all name the builtin of the last part (nothing is imported). JAX's spelling reads the same:
+# `jnp.exp` is exp, `jax.grad` the language's grad, `jax.custom_vjp` its custom_vjp.
+MODULE_ROOTS = ("np", "numpy", "math", "scipy", "jax", "jnp")
 SUBMODULES = ("linalg", "special")
 # `import numpy as np` and the like: the names each module may be bound to with `as` (the paths
 # above are spelled with these roots only).
 MODULE_ALIASES = {"numpy": ("np", "numpy"), "math": ("math",), "scipy": ("scipy",),
-                  "scipy.special": (), "numpy.linalg": (), "scipy.linalg": ()}   # the submodules: any name (below)
+                  "scipy.special": (), "numpy.linalg": (), "scipy.linalg": (), "jax": ("jax",),
+                  "jax.numpy": ("jnp", "np")}          # the submodules: any name (below)
 # `import numpy.linalg as la`, `from numpy import linalg`, `from scipy import special as sp`,
 # `import scipy.linalg` (its solve_triangular, cho_factor, cho_solve are builtins too): the
 # submodules that may be bound to a name of the user's choosing; that name then starts a module
@@ -21,6 +23,6 @@ def is_submodule(name: str, parent: str) -> bool:
     return parent in SUBMODULE_PARENTS.get(name, ())
 
 # The array libraries whose code people paste: a path through one of these names (`torch.exp`,
-# `tf.norm`, `jnp.sum`) is that library's, not numpy's. The value names the library in messages.
-FOREIGN_MODULES = {"torch": "PyTorch", "tf": "TensorFlow", "tensorflow": "TensorFlow", "jnp": "JAX",
-                   "jax": "JAX"}
+# `tf.norm`) is that library's, not numpy's. The value names the library in messages. (JAX's
+# `jnp` reads as numpy: its names are numpy's.)
+FOREIGN_MODULES = {"torch": "PyTorch", "tf": "TensorFlow", "tensorflow": "TensorFlow"}

@@ -9,6 +9,7 @@ from .lalr import PythonIndenter, Token, Transformer
 
 from . import nodes
 from .errors import UNSUPPORTED_KEYWORDS, SourceError
+from .decorators import DecoratorsBuilder
 from .numpy_forms import NumpyFormsBuilder, misplaced_string
 from .spans import checked_name, join, tok_span
 
@@ -70,7 +71,7 @@ def _number(text: str) -> float:
     return float(text.replace("_", ""))
 
 
-class ASTBuilder(NumpyFormsBuilder, Transformer):
+class ASTBuilder(NumpyFormsBuilder, DecoratorsBuilder, Transformer):
     # ---- atoms ----
     def name(self, c):
         return nodes.Name(checked_name(c[0]), tok_span(c[0]))

@@ -59,7 +59,7 @@ UNSUPPORTED = [
     ("def f(x):\n    return x.real\n", "attribute `.real` is not part of the language", (2, 14)),
     ("def f(x):\n    return (x + 1).conj()\n", "attribute `.conj` is not part of the language", (2, 20)),
     ("def f(x):\n    return x.sum\n", "`.sum` is a method: call it", (2, 14)),
-    ("def g(h):\n    return h\n@g\ndef f(x):\n    return x\n", "decorators", (3, 1)),
+    ("def g(h):\n    return h\n@g\ndef f(x):\n    return x\n", "the decorator `@g` is not part of the language", (3, 1)),
     ("def f(x):\n    x[0][1] = 1\n    return x\n", "item of an item", (2, 5)),
     ("def f(x):\n    x.T = 2\n    return x\n", "assignment to an attribute", (2, 7)),
 ]

@@ -54,9 +54,12 @@ def _shard(value):
 @click.option("--device", type=DEVICE_CHOICE, default=None, envvar="AUTODIFF_DEVICE", callback=select_device,
               help="Run every case on the CPU or the GPU, whatever the files say (device = \"gpu\" in a "
                    "file's [defaults] or a case). Also AUTODIFF_DEVICE.")
+@click.option("--trust-rules", "trust_rules", is_flag=True, default=None,
+              help="Every case's custom_vjp/custom_jvp rules that disagree with the derivative are intended "
+                   "(rules = \"trusted\" in a case): listed as trusted, not failed.")
 @click.option("--debug", is_flag=True, help="Show Python tracebacks for errors.")
 def check(files, as_json, junit_path, jobs, shard, select, check_mode, old_fast, seed, dtype, rtol, atol, step,
-          device, debug):
+          device, trust_rules, debug):
     """Run the gradient checks in TOML check files (a folder: every *.grad.toml below it).
 
     \b
@@ -86,7 +89,8 @@ def check(files, as_json, junit_path, jobs, shard, select, check_mode, old_fast,
     cases, every_case, invalid = loaded
     _settle_devices(cases, device)
     from ...engine.checks.runner import override
-    override(cases, dtype=dtype, rtol=rtol, atol=atol, step=step)      # the command line over the files
+    override(cases, dtype=dtype, rtol=rtol, atol=atol, step=step,      # the command line over the files
+             rules="trusted" if trust_rules else None)
     mode = check_mode or ("fast" if old_fast else None)
     junit = None
     if junit_path:                        # checked before any case runs; written only at the end
@@ -214,12 +218,15 @@ def _case_json(r) -> dict:
 
 # ---- grad --check ------------------------------------------------------------------------------
 
-def grad_check(target, result, mode, seed, dtype, limits, output_seed=None, wrt=None, tolerance=None, hand=None):
+def grad_check(target, result, mode, seed, dtype, limits, output_seed=None, wrt=None, tolerance=None, hand=None,
+               trust_rules=False):
     """Run the check of a computed gradient; returns the report. `tolerance`: --rtol/--atol/--step
-    (None: the dtype's); `hand`: --hand NAME, the program's function of the hand-derived gradient."""
+    (None: the dtype's); `hand`: --hand NAME, the program's function of the hand-derived gradient;
+    `trust_rules`: --trust-rules."""
     from ...engine.checks.gradient import check_gradient
     return check_gradient(target=target, at=result.inputs, grad=hand_claim(hand), mode=mode, seed=seed, dtype=dtype,
-                          limits=limits, ad_result=result, output_seed=output_seed, wrt=wrt, **(tolerance or {}))
+                          limits=limits, ad_result=result, output_seed=output_seed, wrt=wrt, trust_rules=trust_rules,
+                          **(tolerance or {}))
 
 
 def hand_claim(text):
@@ -253,4 +260,6 @@ def report_json(report) -> dict:
         doc["projection"] = row(report.projection)
     if report.full is not None:
         doc["entries"] = [row(r) for r in report.full.entries]
+    if report.rules:
+        doc["rules"] = [row(r) for r in report.rules]
     return doc

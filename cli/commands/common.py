@@ -25,6 +25,12 @@ HAND = click.option("--hand", default=None, metavar="NAME",
                     "for one); for grad also formulas by input, \"x=cos(x)*y,y=sin(x)\". A failed check exits 1.")
 
 
+TRUST_RULES = click.option("--trust-rules", "trust_rules", is_flag=True, default=None,
+                           help="With --check: the program's custom_vjp/custom_jvp rules that disagree with "
+                                "the derivative are intended (a clipped or straight-through gradient): listed "
+                                "as trusted, not failed.")
+
+
 def require_check_for(check_mode, **given) -> None:
     """--rtol/--atol/--step tune a check: without --check they would do nothing, so say so."""
     named = [f"--{name}" for name, value in given.items() if value is not None]

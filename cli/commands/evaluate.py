@@ -13,8 +13,8 @@ from ..options import (COTANGENT, OLD_CHECK_SEED, SEED, no_random_seed_used, spl
                        tolerances)
 from ..outputs import OUT, save_out
 from ..parsing import TargetCommand
-from .common import (HAND, WRT, deliver, emit_checked, kink_json, load_point, require_check_for, seed_constant, show_check,
-                     wrt_names)
+from .common import (HAND, TRUST_RULES, WRT, deliver, emit_checked, kink_json, load_point, require_check_for, seed_constant,
+                     show_check, wrt_names)
 
 
 @click.command(cls=TargetCommand, short_help="Value and gradient of an expression or program at a point.")
@@ -30,11 +30,12 @@ from .common import (HAND, WRT, deliver, emit_checked, kink_json, load_point, re
               default=None, help="Check the gradient against finite differences: full (every entry, with an "
               "error estimate) or fast (one random projection). A failed check exits 1.")
 @HAND
+@TRUST_RULES
 @SEED
 @OLD_CHECK_SEED
 @tolerances
 def grad(target, at, fn, of, dtype, as_json, wrt, cotangent, debug, mode, explain, check_mode=None, hand=None,
-         seed=None, old_check_seed=None, rtol=None, atol=None, step=None, **limits):
+         seed=None, old_check_seed=None, rtol=None, atol=None, step=None, trust_rules=None, **limits):
     """Value and gradient of TARGET (an expression or a .py program) at a point.
 
     \b
@@ -50,6 +51,9 @@ def grad(target, at, fn, of, dtype, as_json, wrt, cotangent, debug, mode, explai
     if hand is not None and check_mode is None:
         check_mode = "full"               # the hand-derived gradient against AD, entry by entry
     require_check_for(check_mode, rtol=rtol, atol=atol, step=step)
+    if trust_rules and check_mode is None:
+        raise api.SourceError("usage", "--trust-rules says which rules a --check lists as trusted, and this run "
+                              "checks nothing", None, "add --check (or --check fast)")
     no_random_seed_used(seed, check_mode)
     lim, tgt, values = load_point(target, fn, of, at, limits)
     seed_value = seed_constant(cotangent, lim)
@@ -67,7 +71,8 @@ def grad(target, at, fn, of, dtype, as_json, wrt, cotangent, debug, mode, explai
     if check_mode is not None:
         from .checks import grad_check
         report = grad_check(tgt, result, check_mode, seed, dtype, lim, seed_value, names,
-                            tolerance={"rtol": rtol, "atol": atol, "step": step}, hand=hand)
+                            tolerance={"rtol": rtol, "atol": atol, "step": step}, hand=hand,
+                            trust_rules=bool(trust_rules))
     save_out(limits, lambda: _grad_json(result), result, report)
     if as_json:
         return emit_checked(_grad_json(result), report)

@@ -11,7 +11,8 @@ from ..exitcodes import Exit
 from ..options import INT_SEED, OLD_CHECK_SEED, deprecated, no_random_seed_used, target_options, tolerances, with_flags
 from ..outputs import OUT, save_out
 from ..parsing import TargetCommand
-from .common import CHECK, HAND, WRT, deliver, emit_checked, load_point, point_json, require_check_for, show_check, wrt_names
+from .common import (CHECK, HAND, TRUST_RULES, WRT, deliver, emit_checked, load_point, point_json, require_check_for,
+                     show_check, wrt_names)
 
 HESSIAN_MODES = ("forward-over-reverse", "reverse-over-reverse")
 
@@ -19,7 +20,7 @@ HESSIAN_MODES = ("forward-over-reverse", "reverse-over-reverse")
 def seeded_check(f):
     """--check, --seed (and its old spelling --check-seed), --rtol/--atol/--step."""
     f = tolerances(f)
-    for option in (OLD_CHECK_SEED, INT_SEED, HAND, CHECK):
+    for option in (TRUST_RULES, OLD_CHECK_SEED, INT_SEED, HAND, CHECK):
         f = option(f)
     return f
 
@@ -88,8 +89,13 @@ def check_settings(options: dict) -> tuple:
     seed = seed if seed is not None else old_seed
     tolerance = {name: options.pop(name, None) for name in ("rtol", "atol", "step")}
     require_check_for(check_mode, **tolerance)
+    trust_rules = options.pop("trust_rules", None)
+    if trust_rules and check_mode is None:
+        from ...parser.errors import SourceError
+        raise SourceError("usage", "--trust-rules says which rules a --check lists as trusted, and this run "
+                          "checks nothing", None, "add --check")
     no_random_seed_used(seed, check_mode)
-    return check_mode, seed, tolerance
+    return check_mode, seed, {**tolerance, "trust_rules": bool(trust_rules)}
 
 
 def _matrix(kind, target, at, fn, of, dtype, as_json, wrt, how, options) -> int:
@@ -125,7 +131,7 @@ def _matrix(kind, target, at, fn, of, dtype, as_json, wrt, how, options) -> int:
 def _hand_report(kind, result, target, hand, dtype, tolerance):
     """--hand NAME: the program's function NAME against the AD Jacobian or Hessian."""
     from ...engine.checks import hand_functions
-    tol = hand_functions.tolerance_for(dtype, **tolerance)
+    tol = hand_functions.tolerance_for(dtype, **{k: v for k, v in tolerance.items() if k != "trust_rules"})
     rows = (hand_functions.jacobian_rows if kind == "jacobian" else hand_functions.hessian_rows)(result, target,
                                                                                                   hand, tol)
     return hand_functions.matrix_report(kind, rows, result, dtype, tol)
@@ -162,6 +168,7 @@ def _hessian_json(result) -> dict:
 @click.option("--check", "check_mode", is_flag=True, flag_value="full", default=None,
               help="Check each order against central differences of the order below (AD at x±h, x±2h). "
                    "A failed check exits 1.")
+@TRUST_RULES
 @click.option("--explain", is_flag=True, help="Show how each order is built: per order, the reverse sweep "
               "of the tape that recorded f and the sweeps below it (with --mode forward, order 1: the "
               "dual-number pass).")

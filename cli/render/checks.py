@@ -16,7 +16,7 @@ from ..output import printable
 from .common import console
 
 _STYLE = {"pass": "green", "fail": "bold red", "non-finite": "bold red", "branch": "yellow",
-          "kink": "yellow", "inconclusive": "yellow", "detached": "yellow", "error": "bold red", "skipped": "dim", "passed": "green", "failed": "bold red"}
+          "kink": "yellow", "inconclusive": "yellow", "detached": "yellow", "trusted": "yellow", "error": "bold red", "skipped": "dim", "passed": "green", "failed": "bold red"}
 
 
 def num(x) -> str:
@@ -76,6 +76,7 @@ def gradient_check(report) -> None:
                                                           "error estimate)"))
         screen.print(Text.assemble(("check", "bold"), f": {what}"))
         _table(screen, report.entries, report)
+    _rules(screen, report.rules)
     rows = report.rows + ([report.projection] if report.full is not None else [])
     notes = [r for r in rows if r.verdict != "pass" and r.reason]
     for r in notes[:20]:
@@ -93,6 +94,22 @@ def gradient_check(report) -> None:
         warned = sum(1 for r in rows if r.verdict in WARNING)
         screen.print(Text.assemble(("check passed", "bold green"),
                               f" ({summary}" + (f"; {warned} with warnings" if warned else "") + ")"))
+
+
+def _rules(screen, rows) -> None:
+    """The user rules the run passed through, each checked where it was used: a passing one in a
+    line; a failing or trusted one is told with its reason among the notes below."""
+    from rich.text import Text
+    if not rows:
+        return
+    screen.print(Text.assemble(("rules", "bold"), ": each custom rule the run used, against AD of its own "
+                               "function and central differences, at the points it was used at"))
+    passed: dict = {}
+    for r in rows:
+        if r.verdict == "pass":
+            passed[r.label] = passed.get(r.label, 0) + 1
+    for label, n in passed.items():
+        screen.print(Text.assemble("  ", _verdict("pass"), f": {label}" + (f" ({n} uses)" if n > 1 else "")))
 
 
 def _table(screen, rows, report, limit=200):

@@ -14,6 +14,7 @@ from ..diff.function import Function
 from ..diff.higher import derivatives
 from ..lang.values import set_dtype
 from .higher import vector_full_check
+from .rules import check_rules, mark_trusted
 from .report import CheckReport, tolerance_for
 from .verdicts import conventions_of, detached_text, mark_detached
 
@@ -45,14 +46,15 @@ def order_label(k: int) -> str:
 
 
 def check_derivatives(result, target, dtype="float64", limits=None, rtol=None, atol=None,
-                      step=None) -> CheckReport:
+                      step=None, trust_rules=False) -> CheckReport:
     """Check a DerivativeResult (engine/diff/higher.py): row k compares f^(k) with the central
     difference of f^(k-1) along the input `result.name`."""
     set_dtype(dtype)
     tol = tolerance_for(dtype, rtol, atol, step)
     conventions = conventions_of(result.kinks)
     report = CheckReport(mode="full", claimed="AD", reference="FD", dtype=dtype, tolerance=tol, value=result.value,
-                         conventions=conventions, kind="derivative", detached=detached_text(result.detached))
+                         conventions=conventions, kind="derivative", detached=detached_text(result.detached),
+                         rules=check_rules(result.rules, tol, trust_rules, getattr(target, "filename", None)))
     runner = LowerOrders(target, result.name, result.order - 1, result.method, dtype, limits)
     inputs = {k: to_host_value(v) for k, v in result.inputs.items()}
     claimed = [[float(d)] for d in result.derivatives]
@@ -68,6 +70,7 @@ def check_derivatives(result, target, dtype="float64", limits=None, rtol=None, a
                                                  label)
     report.entries = [row[0] for row in rows]
     mark_detached(report.entries, report.detached)
+    mark_trusted(report)
     return report
 
 

@@ -18,7 +18,7 @@ from .toml_places import TomlLocator
 from . import datarefs
 from ..lang.limits import Limits
 
-OPTION_KEYS = {"rtol", "atol", "step", "dtype", "mode", "seed", "fn", "max_steps", "device"}
+OPTION_KEYS = {"rtol", "atol", "step", "dtype", "mode", "seed", "fn", "max_steps", "device", "rules"}
 CASE_KEYS = {"name", "f", "program", "fn", "of", "at", "points", "random", "grad", "value", "hessian",
              "wrt", "skip", "hand", "jacobian", "jvp", "vjp"} | OPTION_KEYS
 # claims that name a function of the program (issue 29 item 4): the hand gradient, Jacobian,
@@ -125,6 +125,10 @@ class _Checker:
             if table["mode"] not in ("full", "fast"):
                 self.fail(f"mode must be \"full\" or \"fast\", not {_show(table['mode'])}", path + ("mode",))
             out["mode"] = table["mode"]
+        if "rules" in table:            # the program's custom_vjp/custom_jvp rules: checked, or trusted
+            if table["rules"] not in ("checked", "trusted"):
+                self.fail(f"rules must be \"checked\" or \"trusted\", not {_show(table['rules'])}", path + ("rules",))
+            out["rules"] = table["rules"]
         if "device" in table:
             if table["device"] not in ("cpu", "gpu"):
                 self.fail(f"device must be \"cpu\" or \"gpu\", not {_show(table['device'])}", path + ("device",))

@@ -29,6 +29,7 @@ from .differences import Objective, fast_check, full_check, power_of_two_step
 from .hand import HandGradient, expression_target
 from .report import (BRANCH, entry_labels, FAIL, FAILING, INCONCLUSIVE, KINK, NONFINITE, PASS, TOLERANCES, WARNING, CheckReport,
                      EntryCheck, Tolerance, fmt, tolerance_for)
+from .rules import check_rules, mark_trusted
 from .verdicts import compare, conventions_of, detached_text, judge, mark_detached
 
 
@@ -39,7 +40,8 @@ def random_seed() -> int:
 
 def check_gradient(source=None, at=None, grad=None, *, fn=None, of=None, mode="full", seed=None,
                    dtype="float64", rtol=None, atol=None, step=None, wrt=None, output_seed=None,
-                   limits=None, target=None, profile=None, ad_result=None, runner=None) -> CheckReport:
+                   limits=None, target=None, profile=None, ad_result=None, runner=None,
+                   trust_rules=False) -> CheckReport:
     """Check a gradient at one point and return the report (never prints).
 
     Without `grad`, AD is checked against finite differences. With `grad` (a hand-derived gradient:
@@ -51,6 +53,8 @@ def check_gradient(source=None, at=None, grad=None, *, fn=None, of=None, mode="f
     carries the seed used). `profile` picks another dtype's tolerances (to show what they would say).
     `source` may be a Python function f: then `grad` (a callable or values) is checked against
     central differences of f (checks/python_functions.py).
+    Each user rule (custom_vjp, custom_jvp) the AD run passed through is checked where it was used
+    (checks/rules.py); `trust_rules` lists a disagreeing one as trusted instead of failing.
     """
     if mode not in ("full", "fast"):
         raise ValueError(f"mode must be 'full' or 'fast', not {mode!r}")
@@ -90,6 +94,8 @@ def check_gradient(source=None, at=None, grad=None, *, fn=None, of=None, mode="f
         _fast_with_fallback(report, objective, inputs, result.gradient, seed, conventions)
     report.evaluations = objective.count
     report.batched = objective.batched
+    report.rules = check_rules(getattr(result, "rules", ()), tol, trust_rules, target.filename)
+    mark_trusted(report)
     return report
 
 

@@ -17,6 +17,7 @@ from ..core.backend import np, to_device, to_host
 from .differences import Objective, Perturber, fast_check, power_of_two_steps
 from .gradient import random_seed
 from .one_hot_outputs import OneHotOutputs
+from .rules import check_rules, mark_trusted
 from .report import CheckReport, entry_labels, tolerance_for
 from .stacked_points import StackedGradients, StackedOutputs
 from .verdict_arrays import judge_all, largest_finite_of, noise_floor_of
@@ -149,7 +150,7 @@ def _matrix(blocks, out_size):
 # ---- Jacobians ---------------------------------------------------------------------------------
 
 def check_jacobian(result, target, mode="full", seed=None, dtype="float64", limits=None, rtol=None,
-                   atol=None, step=None) -> CheckReport:
+                   atol=None, step=None, trust_rules=False) -> CheckReport:
     """Check a JacobianResult (engine/forward.py) against finite differences of the target."""
     _mode(mode)
     set_dtype(dtype)
@@ -159,7 +160,8 @@ def check_jacobian(result, target, mode="full", seed=None, dtype="float64", limi
     out_shape = np().shape(result.value)
     out_size = int(np().prod(out_shape)) if out_shape else 1
     report = CheckReport(mode=mode, claimed="AD", reference="FD", dtype=dtype, tolerance=tol, value=result.value,
-                         conventions=conventions, kind="jacobian", detached=detached_text(result.detached))
+                         conventions=conventions, kind="jacobian", detached=detached_text(result.detached),
+                         rules=check_rules(result.rules, tol, trust_rules, getattr(target, "filename", None)))
     runner = ReplayRunner(target, limits)
 
     def full():
@@ -173,6 +175,7 @@ def check_jacobian(result, target, mode="full", seed=None, dtype="float64", limi
     if mode == "full" or not _entry_labels(result.inputs, names):    # nothing to project: full is empty
         report.mode = "full"
         report.entries, report.evaluations = full()
+        mark_trusted(report)
         return report
     report.seed = random_seed() if seed is None else int(seed)
     v = None
@@ -196,6 +199,7 @@ def _projected(report, objective, inputs, claimed, tol, names, label, full, dtyp
         report.full = CheckReport(mode="full", claimed="AD", reference="FD", dtype=dtype, tolerance=tol, value=value,
                                   entries=rows, conventions=conventions)
         report.evaluations += n
+    mark_trusted(report)
     return report
 
 
@@ -207,7 +211,7 @@ def _hessian_label(out_label, in_label):
 
 
 def check_hessian(result, target, mode="full", seed=None, dtype="float64", limits=None, rtol=None,
-                  atol=None, step=None) -> CheckReport:
+                  atol=None, step=None, trust_rules=False) -> CheckReport:
     """Check a HessianResult (engine/higher.py) against central differences of the AD gradient:
     entry H[a][b][k, l] = ∂(∂f/∂b_l)/∂a_k."""
     _mode(mode)
@@ -217,7 +221,8 @@ def check_hessian(result, target, mode="full", seed=None, dtype="float64", limit
     inputs = result.inputs
     conventions = conventions_of(result.kinks)
     report = CheckReport(mode=mode, claimed="AD", reference="FD", dtype=dtype, tolerance=tol, value=result.value,
-                         conventions=conventions, kind="hessian", detached=detached_text(result.detached))
+                         conventions=conventions, kind="hessian", detached=detached_text(result.detached),
+                         rules=check_rules(result.rules, tol, trust_rules, getattr(target, "filename", None)))
     runner = GradientRunner(target, names, dtype, limits)
     labels = _entry_labels(inputs, names)
     sizes = [len(_entry_labels(inputs, [w])) for w in names]
@@ -244,6 +249,7 @@ def check_hessian(result, target, mode="full", seed=None, dtype="float64", limit
     if mode == "full" or not labels:      # nothing to project: the full check is empty
         report.mode = "full"
         report.entries, report.evaluations = full()
+        mark_trusted(report)
         return report
     report.seed = random_seed() if seed is None else int(seed)
     u = np().random.default_rng([report.seed, 2]).standard_normal(len(labels))

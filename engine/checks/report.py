@@ -11,9 +11,10 @@ from ..core.numbers import nonfinite_word
 PASS, FAIL, BRANCH, KINK, NONFINITE = "pass", "fail", "branch", "kink", "non-finite"
 INCONCLUSIVE = "inconclusive"
 DETACHED = "detached"              # AD and FD disagree, and the run cut its tape with stop_gradient
+TRUSTED = "trusted"                # a user rule that is not the derivative, declared intended (checks/rules.py)
 FAILING = frozenset({FAIL, NONFINITE})
-WARNING = frozenset({INCONCLUSIVE, KINK, DETACHED, BRANCH})
-_SEVERITY = {PASS: 0, INCONCLUSIVE: 1, KINK: 2, DETACHED: 3, BRANCH: 4, FAIL: 5, NONFINITE: 6}
+WARNING = frozenset({TRUSTED, INCONCLUSIVE, KINK, DETACHED, BRANCH})
+_SEVERITY = {PASS: 0, TRUSTED: 1, INCONCLUSIVE: 2, KINK: 3, DETACHED: 4, BRANCH: 5, FAIL: 6, NONFINITE: 7}
 # Most severe first: how a batch of rows is summed up in one word.
 SEVERITY_ORDER = sorted(_SEVERITY, key=_SEVERITY.__getitem__, reverse=True)
 
@@ -92,13 +93,15 @@ class CheckReport:
     batched: bool = False          # the perturbed runs were batched along a leading axis
     detached: list = field(default_factory=list)      # "line L, column C" where stop_gradient cut the tape
     kind: str = "gradient"         # what was checked: "gradient", "jacobian" or "hessian" (checkhigher.py)
+    rules: list = field(default_factory=list)         # the user rules' rows where the run used them (checks/rules.py)
 
     @property
     def rows(self) -> list:
-        """The rows that explain the outcome: per entry, or the projection (fast mode)."""
+        """The rows that explain the outcome: per entry, or the projection (fast mode); then the
+        rows of the user rules the run passed through."""
         if self.full is not None:
-            return self.full.entries
-        return self.entries if self.projection is None else [self.projection]
+            return self.full.entries + self.rules
+        return (self.entries if self.projection is None else [self.projection]) + self.rules
 
     @property
     def verdict(self) -> str:

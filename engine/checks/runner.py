@@ -162,7 +162,7 @@ def _run(case, result, seed):
         ad = function.grad_result(inputs, wrt, None, dtype_name=dtype, limits=limits)
         report = check_gradient(target=target, at=inputs, grad=hand, mode=result.mode, seed=seed, dtype=dtype,
                                 rtol=tol.rtol, atol=tol.atol, step=tol.step, wrt=wrt, limits=limits,
-                                ad_result=ad, runner=runner)
+                                ad_result=ad, runner=runner, trust_rules=opts.get("rules") == "trusted")
         rows = _point_rows(case, target, inputs, report, ad, expected, dtype, limits, tol)
         rows += _function_rows(case, target, inputs, names, seed, dtype, limits, tol)
         where = f"point {k + 1} ({_point_text(inputs)})" if len(points) > 1 or inputs else "the point"

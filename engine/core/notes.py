@@ -2,12 +2,18 @@
 interpreter), the ties, kinks and equal comparisons it evaluated (reported by the CLI; a
 derivative reports those met on traced values, `traced_only`), and the
 places where a traced value went through stop_gradient (a check's finite differences see through
-them, AD does not)."""
+them, AD does not), and the uses of the program's own derivative rules (custom_vjp, custom_jvp:
+a check verifies each rule at the points it was used at, engine/checks/rules.py)."""
 from __future__ import annotations
 
 
+# the evaluations of each user rule a run keeps for its checks (each holds its arguments' values;
+# a check verifies the first few of each rule)
+RULE_USES = 16
+
+
 class Notes:
-    __slots__ = ("span", "kinks", "detached", "limit", "traced")
+    __slots__ = ("span", "kinks", "detached", "limit", "traced", "rules")
 
     def __init__(self):
         self.span = None          # the span of the expression the interpreter is evaluating
@@ -15,6 +21,7 @@ class Notes:
         self.detached = []        # the span of each stop_gradient applied to a traced value
         self.limit = 10_000       # keep at most this many kink notes
         self.traced = {}          # id(note) -> note, for the kinks noted on traced values (traced_only)
+        self.rules = []           # each evaluation of a user rule (lang/custom_rules.py's RuleUse)
 
     def kink(self, op: str, detail: str) -> None:
         if len(self.kinks) < self.limit:
@@ -25,6 +32,12 @@ class Notes:
         box: core/tape.py's bind, the ops' float fast paths, a reverse sweep's rules)."""
         for note in self.kinks[count:]:
             self.traced[id(note)] = note
+
+    def rule_used(self, use) -> None:
+        """Keep `use` (lang/custom_rules.py's RuleUse) unless its function's first RULE_USES are kept."""
+        kept = sum(1 for u in self.rules if u.function is use.function)
+        if kept < RULE_USES:
+            self.rules.append(use)
 
     def detach(self) -> None:
         if len(self.detached) < self.limit:
@@ -53,6 +66,7 @@ def reset() -> Notes:
     NOTES.kinks = []
     NOTES.detached = []
     NOTES.traced = {}
+    NOTES.rules = []
     return NOTES
 
 

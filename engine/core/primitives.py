@@ -86,11 +86,11 @@ FACTS = {
 
 class Primitive:
     __slots__ = ("name", "impl", "vjps", "jvps", "needs_args", "needs_ans", "nondiff", "kink",
-                 "side", "builtin", "alias", "arity", "op", "reads", "elementwise") + tuple(FACTS)
+                 "side", "builtin", "alias", "arity", "op", "reads", "elementwise", "custom") + tuple(FACTS)
 
     def __init__(self, name, impl, vjps=(), jvps=(), needs_args=True, needs_ans=False, nondiff=False,
                  kink=None, side=None, builtin=None, alias=None, arity=None, reads=None, elementwise=False,
-                 **facts):
+                 custom=None, **facts):
         self.name = name
         self.impl = impl
         self.vjps = vjps if isinstance(vjps, PerPosition) else tuple(vjps)
@@ -112,6 +112,9 @@ class Primitive:
         # output element i depends on element i of each (broadcast) argument only: JVPs lift
         # over a stack of tangents by broadcasting (core/batch.py)
         self.elementwise = elementwise
+        # a program's own entry: the function with the user's rule (lang/custom_rules.py) whose
+        # forward and rules it runs; None for the table's primitives
+        self.custom = custom
         self.set_facts(facts)
 
     def set_facts(self, facts: dict) -> None:
@@ -134,14 +137,16 @@ class Primitive:
         return f"<primitive {self.name}>"
 
 
-def defprim(name, impl, vjp=(), jvp=(), *, float_impl=None, make_op=None, **kw):
-    """File a primitive in TABLE and return its engine op. `float_impl` is the forward for two
-    (or one) Python floats where it agrees exactly with `impl` (Python's own operator: the
-    scalar loop saves a call); `make_op(prim)` builds an op with parameters (axis, shape...)."""
+def defprim(name, impl, vjp=(), jvp=(), *, float_impl=None, make_op=None, table=None, **kw):
+    """File a primitive in TABLE (or in `table`: a program's own rules table, where its
+    custom_vjp and custom_jvp functions are entries, lang/custom_rules.py) and return its engine
+    op. `float_impl` is the forward for two (or one) Python floats where it agrees exactly with
+    `impl` (Python's own operator: the scalar loop saves a call); `make_op(prim)` builds an op
+    with parameters (axis, shape...)."""
     if "arity" not in kw:
         kw["arity"] = len(vjp) if vjp else impl.__code__.co_argcount
     prim = Primitive(name, impl, vjp, jvp, **kw)
-    TABLE[name] = prim
+    (TABLE if table is None else table)[name] = prim
     if make_op is not None:
         op = make_op(prim)
     elif prim.arity == 1:

@@ -60,7 +60,8 @@ def gradient(source=None, at=None, wrt=None, seed=None, fn=None, of=None, dtype_
     return GradResult(value=on_host(value), gradient=grads, inputs=on_host(inputs), unconnected=unconnected,
                       reduced=reduced,
                       signature=interp.signature, kinks=unique_kinks(notes.kinks), tape_length=0,
-                      steps=interp.steps, tape=None, mode="forward", detached=detached_places(notes.detached))
+                      steps=interp.steps, tape=None, mode="forward", detached=detached_places(notes.detached),
+                      rules=list(notes.rules))
 
 
 # ---- Jacobians ---------------------------------------------------------------------------------
@@ -80,6 +81,7 @@ class JacobianResult:
     kinks: list
     steps: int
     detached: list = field(default_factory=list)   # spans where stop_gradient cut a traced value
+    rules: list = field(default_factory=list)      # the user rules' evaluations (checks/rules.py)
     nonfinite: list = field(default_factory=list)  # where a nan/inf first appeared (views/provenance_matrices.py)
 
 
@@ -126,7 +128,7 @@ def jacobian(source=None, at=None, wrt=None, mode="auto", fn=None, of=None, dtyp
     return JacobianResult(value=on_host(value), jacobian=jac, inputs=on_host(inputs), mode="reverse", reason=reason,
                           passes=size_of(value), unconnected=[w for w in wrt if w not in touched],
                           signature=interp.signature, kinks=unique_kinks(notes.kinks), steps=interp.steps,
-                          detached=detached_places(notes.detached))
+                          detached=detached_places(notes.detached), rules=list(notes.rules))
 
 
 def _jacobian_forward(target, inputs, wrt, limits, notes, mode, reason, out_size=0):
@@ -162,7 +164,7 @@ def _jacobian_forward(target, inputs, wrt, limits, notes, mode, reason, out_size
                           passes=passes,
                           unconnected=[w for w in wrt if w not in touched], signature=interp.signature,
                           kinks=unique_kinks(notes.kinks), steps=interp.steps,
-                          detached=detached_places(notes.detached))
+                          detached=detached_places(notes.detached), rules=list(notes.rules))
 
 
 __all__ = ["jvp", "gradient", "jacobian", "JacobianResult", "choose_mode"]

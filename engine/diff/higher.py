@@ -59,6 +59,7 @@ class HessianResult:
     kinks: list
     steps: int
     detached: list = field(default_factory=list)   # spans where stop_gradient cut a traced value
+    rules: list = field(default_factory=list)      # the user rules' evaluations (checks/rules.py)
     nonfinite: list = field(default_factory=list)  # where a nan/inf first appeared (views/provenance_matrices.py)
 
 
@@ -87,7 +88,7 @@ def hessian(source=None, at=None, wrt=None, method="forward-over-reverse", fn=No
     return HessianResult(value=on_host(value), gradient=gradient, hessian=hess, inputs=on_host(inputs),
                          method=method, passes=passes,
                          signature=interp.signature, kinks=unique_kinks(notes.kinks), steps=interp.steps,
-                         detached=detached_places(notes.detached))
+                         detached=detached_places(notes.detached), rules=list(notes.rules))
 
 
 def _gradient_alone(target, inputs, wrt, limits) -> dict:
@@ -171,6 +172,7 @@ class DerivativeResult:
     kinks: list = field(default_factory=list)
     steps: int = 0
     detached: list = field(default_factory=list)   # spans where stop_gradient cut a traced value
+    rules: list = field(default_factory=list)      # the user rules' evaluations (checks/rules.py)
     nonfinite: list = field(default_factory=list)  # where a nan/inf first appeared (views/provenance_derivatives.py)
 
 
@@ -217,7 +219,7 @@ def derivatives(source=None, at=None, order=1, method="reverse", fn=None, of=Non
                             order=order, method=method,
                             tape_entries=sizes, seconds=seconds, signature=interp.signature,
                             kinks=unique_kinks(notes.kinks), steps=interp.steps,
-                            detached=detached_places(notes.detached))
+                            detached=detached_places(notes.detached), rules=list(notes.rules))
 
 
 def orders_as_alone(ders: list, computed_alone) -> list:

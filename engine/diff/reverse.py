@@ -44,6 +44,7 @@ class GradResult:
     seed: object = None              # the seed of the reverse sweep (kept tapes only)
     nonfinite: list = field(default_factory=list)  # where a nan/inf first appeared (provenance)
     detached: list = field(default_factory=list)   # spans where stop_gradient cut a traced value
+    rules: list = field(default_factory=list)      # the user rules' evaluations (checks/rules.py)
 
 
 def in_working_dtype(value):
@@ -88,7 +89,7 @@ def grad(source, at=None, wrt=None, seed=None, fn=None, of=None, dtype_name="flo
                         unconnected=unconnected, reduced=reduced,
                         signature=interp.signature, kinks=traced_only(notes.kinks),
                         tape_length=tape_length, steps=interp.steps, tape=tape if keep_tape else None,
-                        detached=detached_places(notes.detached))
+                        detached=detached_places(notes.detached), rules=list(notes.rules))
     if keep_tape:
         result.output_index = out.index if out.__class__ is Var and out.tape is tape else None
         result.seed = seed_value

@@ -16,6 +16,7 @@ from ..core.tape import BOXES, strip
 from .loop_forms import enumerate_items, zip_items
 from .axes import keep_dims, reduced_count, reduction_axes
 from .numpy_builtins import add_library_builtins, add_second_spellings
+from .custom_rules import rule_builtins
 from .transforms import transform_builtins
 from .values import RangeValue, describe, range_arguments, dtype, shape_of, size_of
 
@@ -283,6 +284,7 @@ def make_builtins(interp) -> dict:
     add("any", methods.any_, 1, 2)          # keepdims= by keyword only, as numpy
     add("all", methods.all_, 1, 2)
     table.update(transform_builtins(interp))          # grad, value_and_grad, hessian, jvp, vjp
+    table.update(rule_builtins(interp))               # custom_vjp, custom_jvp
     add_second_spellings(table)
     return table
 

@@ -8,6 +8,7 @@ from ...parser.errors import SourceError
 from ..core import ops
 from ..core.notes import NOTES
 from .callables import Builtin, UserFunction
+from .custom_rules import RULE_METHODS, CustomFunction
 from .errors import runtime_error
 from .keywords import check_builtin_keywords, complete_arguments, unknown_keyword
 from .spellings import foreign_library_error, method_spelling_hint
@@ -94,6 +95,8 @@ class CallFormsCompiler:
             raise SourceError("unsupported construct", f"`.{method.attr}` is an attribute, not a method",
                               method.attr_span, f"write x.{method.attr} without ( )")
         refuse_foreign_library(method, scope, self.builtins, e.args)
+        if method.attr in RULE_METHODS:
+            return self.rule_method_call(e, scope)
         if method.attr not in METHODS:
             raise unsupported_attribute(method, self.builtins)
         builtin = self.builtins.get(method.attr) or METHOD_FALLBACKS.get(method.attr)
@@ -108,6 +111,32 @@ class CallFormsCompiler:
         if e.keywords:
             return self.builtin_keyword_call(builtin, [receiver] + args, e.keywords, scope, e.span)
         return self.builtin_call(builtin, [receiver] + args, e.span)
+
+    def rule_method_call(self, e, scope):
+        """`f.defvjp(fwd, bwd)` and `f.defjvp(jvp)` (also as the decorator @f.defjvp): the rule of
+        a custom_vjp or custom_jvp function f (lang/custom_rules.py)."""
+        method = e.func
+        attr, span = method.attr, e.span
+        if e.keywords:
+            raise SourceError("wrong arguments", f"`.{attr}` takes no keyword arguments", e.keywords[0].span)
+        count = 2 if attr == "defvjp" else 1
+        if len(e.args) != count:
+            raise SourceError("wrong arguments", f"`.{attr}` takes {count} argument{'s' if count > 1 else ''} "
+                              f"but {len(e.args)} were given", span,
+                              "write f.defvjp(fwd, bwd)" if count == 2 else "write f.defjvp(jvp)")
+        receiver = self.expr(method.value, scope)
+        args = [self.expr(a, scope) for a in e.args]
+        named = f"`{method.value.id}`, " if isinstance(method.value, nodes.Name) else ""
+
+        def define(frame):
+            f = receiver(frame)
+            what = f"{named}{describe(f)}"
+            if not isinstance(f, CustomFunction):
+                kind = "custom_vjp" if attr == "defvjp" else "custom_jvp"
+                raise SourceError("type error", f"`.{attr}` on {what}, which is not a {kind} function",
+                                  span, f"make it one first: decorate its def with @jax.{kind}")
+            return getattr(f, attr)(*[a(frame) for a in args], span=span)
+        return define
 
     def builtin_keyword_call(self, b, args, keywords, scope, span):
         check_builtin_keywords(b, len(args), keywords, span)
@@ -139,6 +168,8 @@ class CallFormsCompiler:
     def call_with_keywords(self, f, vals, kw, span):
         if isinstance(f, UserFunction):
             return self.call_user(f, complete_arguments(f, vals, kw, span), span)
+        if isinstance(f, CustomFunction):          # its primal function's parameters
+            return f(*complete_arguments(f.fn, vals, kw, span), span=span)
         if isinstance(f, Builtin):
             check_builtin_keywords(f, len(vals), list(kw), span)
             NOTES.span = span

@@ -11,6 +11,7 @@ from ..core import ops
 from ..core.notes import NOTES
 from ..core.tape import Dual, Var
 from .callables import RETURN, Builtin, Frame, UserFunction
+from .custom_rules import CustomFunction
 from .errors import arity_message, runtime_error
 from .keywords import complete_arguments
 from .limits import FRAMES_PER_CALL, depth_limit_error
@@ -27,7 +28,7 @@ class CallCompiler:
             return self.call_user(fn, args, span)
         if isinstance(fn, Builtin):
             return self.call_builtin(fn, args, span)
-        if isinstance(fn, DerivedFunction):
+        if isinstance(fn, (DerivedFunction, CustomFunction)):
             return fn(*args, span=span)
         raise SourceError("type error", f"{describe(fn)} is not a function", span)
 

@@ -31,6 +31,7 @@ from .statements import StatementCompiler
 class Interpreter(StatementCompiler, ExpressionCompiler, CallCompiler, CallFormsCompiler, StatementFormsCompiler):
     def __init__(self, limits: Limits | None = None, builtins: dict | None = None):
         self.limits = limits or Limits()
+        self.rules: dict = {}         # the program's own rules table: its custom_vjp/custom_jvp functions
         self.builtins = builtins if builtins is not None else make_builtins(self)
         self.steps = 0
         self.depth = 0

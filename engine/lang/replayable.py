@@ -23,6 +23,7 @@ checks no decision (`guarded=False`): none of these replay there."""
 from __future__ import annotations
 
 from ...parser import nodes
+from ...parser.decorators import RULE_DECORATORS
 from ..core.rules import builtin_primitives
 from .names import loop_target_names, walk
 
@@ -37,6 +38,10 @@ _ARITHMETIC = frozenset({"+", "-", "*", "/", "@"})
 _CONSTANT_NODES = tuple(getattr(nodes, n) for n in ("Num", "Bool", "NoneLit", "EllipsisLit") if hasattr(nodes, n))
 # Constructs whose values this analysis does not follow (yet): such programs are interpreted.
 _UNREPLAYED = {"ListComp": "a list comprehension", "Lambda": "a lambda"}
+# Why a program with its own derivative rules (custom_vjp, custom_jvp: entries of its own rules
+# table, lang/custom_rules.py) is interpreted: the replays, compiled or batched, follow the table's
+# primitives, whose rules are engine code; a user rule is the program's code
+USER_RULE = "a custom derivative rule (custom_vjp, custom_jvp): the interpreter runs the program's own rules"
 # Derivatives taken inside the program that a replay follows: run under a recording outer
 # level, their inner sweeps are taped there in outer primitives (lang/transforms.py declines
 # a run whose inner rules read a traced value as a plain number)
@@ -144,6 +149,8 @@ class _Analysis:
             return None
         if name in self.bound:
             return f"{name}(), a name the program binds (not the builtin)"
+        if name in RULE_DECORATORS:
+            return USER_RULE
         if name in self.traced or self.transform(call):
             return None
         if name in _SHAPE_BUILTINS:

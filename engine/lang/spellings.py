@@ -24,7 +24,7 @@ def _module(path: str):
         root = "scipy" if parts[0] == "scipy" or parts[-1] == "special" else "numpy"
         name = f"{root}.{parts[-1]}"
     else:
-        name = {"np": "numpy", "numpy": "numpy", "math": "math", "scipy": "scipy"}.get(parts[0])
+        name = {"np": "numpy", "numpy": "numpy", "jnp": "numpy", "math": "math", "scipy": "scipy"}.get(parts[0])
     try:
         return importlib.import_module(name) if name else None
     except ImportError:

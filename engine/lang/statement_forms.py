@@ -16,8 +16,8 @@ from .names import Scope, loop_target_names
 from .operator_closures import BINARY_OPS
 from .values import as_int, describe, dtype, iterate, shape_of, truth
 
-IMPORT_HINT = ("the modules are numpy (as np), math, scipy.special and scipy.linalg: nothing is imported, their "
-               "names are builtins")
+IMPORT_HINT = ("the modules are numpy (as np), math, scipy.special, scipy.linalg and jax (jax.numpy as jnp): "
+               "nothing is imported, their names are builtins")
 
 
 def _update_operator(op):
@@ -42,6 +42,13 @@ class StatementFormsCompiler:
         for name, bound, span in s.names:
             if is_submodule(name, s.module):
                 continue                    # `from numpy import linalg`: the parser reads linalg.NAME
+            roots = MODULE_ALIASES.get(f"{s.module}.{name}")
+            if roots:                       # `from jax import numpy as jnp`: the parser reads jnp.NAME
+                if bound not in roots:
+                    raise SourceError("unsupported construct", f"`{s.module}.{name}` may only be bound as "
+                                      f"{', '.join(roots)}", span, f"write `from {s.module} import {name} as "
+                                      f"{roots[0]}`")
+                continue
             builtin = self.builtins.get(name)
             if builtin is None:
                 if name in SUBMODULES:

@@ -172,7 +172,10 @@ def _matching(what, v, other, other_name, span):
 
 
 def jvp(interp, f, x, v, span=None):
-    """`jvp(f, x, v)`: (f(x), J·v), forward mode with the tangent v."""
+    """`jvp(f, x, v)`: (f(x), J·v), forward mode with the tangent v; JAX's spelling of one
+    argument, `jax.jvp(f, (x,), (v,))`, reads the same."""
+    if isinstance(x, tuple) and isinstance(v, tuple) and len(x) == len(v) == 1:
+        x, v = x[0], v[0]
     _matching("jvp", v, x, "x", span)
 
     def call(dual):

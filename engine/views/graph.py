@@ -134,7 +134,11 @@ def build(tape, input_names, output_index=None, adjoints=None, value=None, sourc
             else:
                 inputs.append(add(Node(0, "const", "const", shape=_shape(arg), value=strip(arg))))
         params = {k: v for k, v in (e.params or {}).items() if v is not None}
-        by_tape[i] = add(Node(0, "op", e.prim.name, tuple(inputs), params or None, _shape(e.value),
+        custom = getattr(e.prim, "custom", None)          # a user rule: its function, with the rule's line
+        if custom is not None:
+            params["rule"] = custom.where()
+        by_tape[i] = add(Node(0, "op", e.prim.name if custom is None else custom.name, tuple(inputs),
+                              params or None, _shape(e.value),
                               e.value, None if adjoints is None else adjoints[i], e.span, i))
     out = by_tape.get(output_index) if output_index is not None else None
     g = Graph(nodes, out, value, source=source)

@@ -80,6 +80,28 @@ def diagnose_run(result, target, dtype_name, limits) -> None:
         NOTES.kinks[:] = kinks
 
 
+def _inside(prim, args, g, source) -> str:
+    """Where inside a user's function (the primal function, g None; else its rule, given the
+    cotangent g) the first nan or inf arose: its run again on a tape keeping every value."""
+    custom = getattr(prim, "custom", None)
+    if custom is None:
+        return ""
+    from .graph import span_text
+    tape = custom.rerun_kept(args, g)
+    if g is None:
+        what = f"`{custom.name}`"
+    elif custom.kind == "custom_vjp":
+        what = f"the custom_vjp rule of `{custom.name}` (`{custom.fwd.name}`, `{custom.bwd.name}`)"
+    else:
+        what = f"the custom_jvp rule `{custom.jvp.name}`"
+    for e in tape.entries:
+        if e.prim is not None and not_finite(e.value) and e.span is not None:
+            text = span_text(e.span, source)
+            return (f"; inside {what}, {_word(e.value)} first appeared at line {e.span.line}, column "
+                    f"{e.span.column}" + (f" (`{text}`)" if text else ""))
+    return ""
+
+
 def scan(tape, names, out_index, seed, source="", output="f") -> list:
     """The first non-finite forward value and the first non-finite adjoint, as findings; `output`
     names what the reverse sweep differentiates (f, f[1] for a Jacobian's row, ∂f/∂x for a Hessian's)."""
@@ -111,7 +133,8 @@ def scan(tape, names, out_index, seed, source="", output="f") -> list:
                 bad_consts = [graph.node(k) for k in nd.inputs
                               if graph.node(k).kind == "const" and graph.node(k).value is not None
                               and not_finite(graph.node(k).value)]
-                msg = f"{word} first appeared in the forward sweep at {where(nd)}"
+                msg = f"{word} first appeared in the forward sweep at {where(nd)}" + \
+                    _inside(e.prim, e.args, None, source)
                 if bad_consts:
                     msg += f": its constant argument {bad_consts[0].name} is already {_word(bad_consts[0].value)}"
             findings.append(finding("forward", nd, word, msg))
@@ -132,7 +155,7 @@ def scan(tape, names, out_index, seed, source="", output="f") -> list:
             if target_node.kind == "input":
                 what += f" (∂{output}/∂{target_node.op})"
             msg = (f"{word} first appeared in the reverse sweep in {what}: the derivative rule of "
-                   f"{where(consumer)} gave {word}")
+                   f"{where(consumer)} gave {word}") + _inside(tape.entries[i].prim, tape.entries[i].args, g, source)
             kink = getattr(tape.entries[i].prim, "kink", None)
             if kink and not not_finite(g):
                 msg += f" (convention: {kink})"
