@@ -53,12 +53,16 @@ def test_a_submodule_alias_lasts_for_its_own_parse_only():
 
 
 @pytest.mark.parametrize("src, message, place", [
-    ("import pandas as pd\ndef f(x):\n    return x\n", "module `pandas` is not available", (1, 8)),
-    ("from numpy import sine\ndef f(x):\n    return x\n", "`sine` is not among the language's builtins", (1, 19)),
-    ("import numpy as onp\ndef f(x):\n    return x\n", "may only be bound as np, numpy", (1, 1)),
-    ("from numpy import special\ndef f(x):\n    return x\n", "`special` is a module of scipy, not of numpy",
+    # (an import the target does not reach is not compiled: tests/test_files_as_written.py)
+    ("import pandas as pd\ndef f(x):\n    return pd.exp(x)\n", "`pd` (used at 3:12) is bound by the import at "
+     "1:1: module `pandas` is not available", (3, 12)),
+    ("from numpy import sine\ndef f(x):\n    return sine(x)\n", "`sine` is not among the language's builtins",
      (1, 19)),
-    ("from math import linalg\ndef f(x):\n    return x\n", "`linalg` is a module of numpy, not of math", (1, 18)),
+    ("import numpy as onp\ndef f(x):\n    return onp.sum(x)\n", "may only be bound as np, numpy", (1, 1)),
+    ("from numpy import special\ndef f(x):\n    return special.erf(x)\n",
+     "`special` is a module of scipy, not of numpy", (1, 19)),
+    ("from math import linalg\ndef f(x):\n    return linalg.det(x)\n", "`linalg` is a module of numpy, not of math",
+     (1, 18)),
     ("import numpy as la\ndef f(x):\n    return la.det(x)\n", "may only be bound as np, numpy", (1, 1)),
     ("def f(x):\n    return la.det(x)\n", "attribute `.det` is not part of the language", (2, 15)),
 ])
@@ -68,7 +72,7 @@ def test_imports_of_anything_else_are_errors_at_their_place(src, message, place)
 
 
 def test_sine_suggests_sin():
-    assert "sin" in error("from numpy import sine\ndef f(x):\n    return x\n").hint
+    assert "sin" in error("from numpy import sine\ndef f(x):\n    return sine(x)\n").hint
 
 
 # ---- item 2: keyword arguments and defaults ------------------------------------------------------
