@@ -88,18 +88,19 @@ class ASTBuilder(NumpyFormsBuilder, Transformer):
         return c[0]
 
     def list_expr(self, c):
-        elts = tuple(c[0]) if c and c[0] is not None else ()
+        elts = tuple(c[0])
         span = nodes.Span(elts[0].span.line, elts[0].span.column - 1, elts[-1].span.end_line,
-                      elts[-1].span.end_column + 1) if elts else None
-        if not elts:
-            raise SourceError("unsupported construct", "an empty list [] has no shape to differentiate",
-                              None, "use zeros(0) for an empty array")
+                          elts[-1].span.end_column + 1)
         for x in elts:
             if isinstance(x, nodes.Str):
                 raise misplaced_string(x)
             if isinstance(x, nodes.Keyword):
                 raise SourceError("syntax error", f"`{x.name}=` is a keyword argument, not a list element", x.span)
         return nodes.ListExpr(elts, span)
+
+    def empty_list(self, c):
+        """`[]`: what numpy makes of it where an array is wanted, an array of shape (0,)."""
+        return nodes.ListExpr((), join(c[0], c[1]))
 
     def args(self, c):
         return list(c)

@@ -248,3 +248,31 @@ def test_library_builtins_take_their_numpy_keywords_from_the_language():
     with pytest.raises(autodiff.SourceError) as err:
         autodiff.grad("sum(cumsum(A, axes=1))", at={"A": A})
     assert "unknown keyword argument `axes`" in err.value.message and "axis=" in err.value.hint
+
+
+# ---- issue 29 item 2: x[None] on a 0-d value, the empty list [] ------------------------------------
+
+@pytest.mark.parametrize("expr, expected", [
+    ("x[None] * 3.0", lambda x: x[None] * 3.0), ("x[None, None] * x", lambda x: x[None, None] * x),
+    ("x[...] * x", lambda x: x[...] * x), ("x[..., None] + x", lambda x: x[..., None] + x),
+    ("sum(x[np.newaxis] * x)", lambda x: np.sum(x[np.newaxis] * x)),
+])
+def test_new_axes_on_a_number_are_numpys(expr, expected):
+    src = f"import numpy as np\ndef f(x):\n    return {expr}\n"
+    got = value(src, x=1.5)
+    want = expected(np.float64(1.5))
+    assert np.shape(got) == np.shape(want)
+    np.testing.assert_allclose(got, want)
+    agree(f"import numpy as np\ndef f(x):\n    return sum({expr} * {expr})\n", x=1.5)
+
+
+def test_a_number_still_cannot_be_indexed_by_a_number():
+    err = error("def f(x):\n    return x[0]\n")
+    assert err.message == "cannot index a number" and (err.span.line, err.span.column) == (2, 12)
+
+
+def test_the_empty_list_is_numpys_empty_array():
+    src = "import numpy as np\ndef f(x):\n    return np.sum(np.concatenate([[], x])) + len([]) + np.sum([])\n"
+    r = agree(src, x=[1.0, 2.0])
+    assert r.value == 3.0 and r.gradient["x"].tolist() == [1.0, 1.0]
+    assert value("def f(x):\n    return x + []\n", x=2.0).shape == (0,)

@@ -265,6 +265,9 @@ class ExpressionCompiler:
                 except Exception as exc:
                     raise runtime_error(exc, span, "indexing") from None
             if not shp:
+                if all(kind == "const" for kind, _, _ in parts) and _is_number(v):
+                    NOTES.span = span          # x[None], x[..., None] on a 0-d value: new axes only
+                    return ops.reshape(v, tuple(1 for item in idx if item is None))
                 raise SourceError("index error", f"cannot index {describe(v)}", span)
             NOTES.span = span
             try:
@@ -321,6 +324,10 @@ class ExpressionCompiler:
 def is_newaxis(item, scope) -> bool:
     """`np.newaxis` (or `newaxis`) in a subscript, where no variable has that name."""
     return isinstance(item, nodes.Name) and item.id == "newaxis" and scope.find("newaxis") is None
+
+
+def _is_number(v) -> bool:
+    return v.__class__ in (float, int, bool, Var, Dual) or is_array(v)
 
 
 def _bad_index(iv, span):
