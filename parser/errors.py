@@ -237,8 +237,8 @@ def convert_lark_error(err, text: str, start: str = "program") -> SourceError:
     return SourceError("syntax error", str(err), None, source=text)
 
 
-STRINGS_ONLY = ("strings are not part of the language (only as docstrings and as einsum's subscripts, "
-                "norm's ord and pad's mode)")
+STRINGS_ONLY = ("strings are not part of the language (only as docstrings, dict keys (d[\"W\"]) and as einsum's "
+                "subscripts, norm's ord and pad's mode)")
 
 
 def _character_error(err, text: str) -> SourceError:

@@ -249,6 +249,14 @@ class ListExpr(Node):
 
 
 @node
+class DictExpr(Node):
+    """{key: value, ...}: keys and values are expressions (a key a Str or a number)."""
+    keys: tuple
+    values: tuple
+    span: Span
+
+
+@node
 class TupleExpr(Node):
     elts: tuple
     span: Span

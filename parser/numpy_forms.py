@@ -43,7 +43,7 @@ def _callee_name(func) -> str | None:
 
 def misplaced_string(node) -> SourceError:
     return SourceError("syntax error", f"strings are not part of the language here: {node.value!r} (only as "
-                       f"docstrings and as {STRING_PLACES})", node.span)
+                       f"docstrings, dict keys (d[\"W\"]) and as {STRING_PLACES})", node.span)
 
 
 def check_string_arguments(func, args, keywords) -> None:

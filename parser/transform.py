@@ -102,6 +102,17 @@ class ASTBuilder(NumpyFormsBuilder, Transformer):
         """`[]`: what numpy makes of it where an array is wanted, an array of shape (0,)."""
         return nodes.ListExpr((), join(c[0], c[1]))
 
+    def dict_expr(self, c):
+        """{key: value, ...}: a dict, as ML code keeps parameters (issue 29 item 2)."""
+        items = c[1] or ()
+        return nodes.DictExpr(tuple(k for k, _ in items), tuple(v for _, v in items), join(c[0], c[-1]))
+
+    def dict_items(self, c):
+        return [x for x in c if x is not None]
+
+    def dict_item(self, c):
+        return (c[0], c[1])
+
     def args(self, c):
         return list(c)
 

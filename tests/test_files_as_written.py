@@ -90,6 +90,51 @@ def test_the_gaussian_nll_file_is_differentiated_as_written(capsys):
     assert "-0.208333333333333, -2.5" in out
 
 
+MLP_AT = {"W1": np.array([[0.1, -0.2, 0.4], [0.3, 0.1, -0.5]]), "b1": np.array([0.0, 0.1, -0.1]),
+          "W2": np.array([[0.2, -0.1, 0.3], [0.1, 0.4, -0.2], [-0.3, 0.2, 0.1]]), "b2": np.array([0.0, 0.0, 0.1]),
+          "X": np.array([[1.0, 2.0], [0.5, -1.0], [0.0, 0.3], [-1.2, 0.4]]), "y": np.array([0.0, 2.0, 1.0, 2.0])}
+
+
+def mlp_backprop(W1, b1, W2, b2, X, y):
+    """The file's hand backprop, in numpy."""
+    h = np.tanh(X @ W1 + b1)
+    z = h @ W2 + b2
+    e = np.exp(z - z.max(axis=1, keepdims=True))
+    p = e / e.sum(axis=1, keepdims=True)
+    n = len(X)
+    d = p.copy()
+    d[np.arange(n), y.astype(int)] -= 1.0
+    d /= n
+    dh = (d @ W2.T) * (1.0 - h ** 2)
+    return {"W1": X.T @ dh, "b1": dh.sum(axis=0), "W2": h.T @ d, "b2": d.sum(axis=0)}
+
+
+def test_the_mlp_file_is_differentiated_as_written(capsys):
+    """Parameters in a dict, class labels indexing p[np.arange(n), y], a dataclass, a main block."""
+    path = DATA / "mlp.py"
+    g = gradient(str(path), "loss", MLP_AT)
+    want = mlp_backprop(**MLP_AT)
+    for name in ("W1", "b1", "W2", "b2"):
+        np.testing.assert_allclose(g[name], want[name], rtol=1e-12, atol=1e-15)
+    code, out, err = cli(capsys, "grad", path, "--fn", "loss", "--wrt", "b2", "--at",
+                         "W1=[[0.1,-0.2,0.4],[0.3,0.1,-0.5]],b1=[0,0.1,-0.1],W2=[[0.2,-0.1,0.3],[0.1,0.4,-0.2],"
+                         "[-0.3,0.2,0.1]],b2=[0,0,0.1],X=[[1,2],[0.5,-1],[0,0.3],[-1.2,0.4]],y=[0,2,1,2]")
+    assert (code, err) == (0, "")
+    assert "b2" in out
+
+
+def test_the_mlp_files_hand_backprop_runs_in_the_language(tmp_path):
+    """loss_grad (a dict built item by item, p.copy(), d[np.arange(n), y] -= 1) as written, read
+    through a function added after it, equals numpy's."""
+    wrappers = "".join(f"\n\ndef grad_{name}(W1, b1, W2, b2, X, y):\n    return loss_grad(W1, b1, W2, b2, X, y)"
+                       f"[\"{name}\"]\n" for name in ("W1", "b1", "W2", "b2"))
+    path = source_file(tmp_path, (DATA / "mlp.py").read_text() + wrappers, "mlp_plus.py")
+    want = mlp_backprop(**MLP_AT)
+    for name in ("W1", "b1", "W2", "b2"):
+        got = api.evaluate(None, at=MLP_AT, target=load(path, fn="grad_" + name)).value
+        np.testing.assert_allclose(got, want[name], rtol=1e-13, atol=1e-15)
+
+
 # ---- what is not reached is read, never compiled ----------------------------------------------
 
 def test_unreached_functions_imports_and_the_main_block_are_not_compiled(tmp_path):

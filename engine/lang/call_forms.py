@@ -8,6 +8,7 @@ from ...parser.errors import SourceError
 from ..core import ops
 from ..core.notes import NOTES
 from .callables import Builtin, UserFunction
+from .dicts import DICT_METHODS
 from .errors import runtime_error
 from .keywords import check_builtin_keywords, complete_arguments, unknown_keyword
 from .spellings import foreign_library_error, method_spelling_hint
@@ -17,7 +18,7 @@ from .values import describe, shape_of, size_of
 # so a builtin added to the table is a method as soon as it is listed here).
 METHODS = ("sum", "mean", "prod", "max", "min", "std", "var", "reshape", "transpose", "dot",
            "flatten", "ravel", "clip", "cumsum", "squeeze", "cumprod", "trace", "diagonal", "argmax",
-           "argmin", "any", "all", "round", "copy", "astype", "item")
+           "argmin", "any", "all", "round", "copy", "astype", "item", "keys", "values", "items")
 ATTRIBUTES = ("T", "shape", "ndim", "size")
 
 
@@ -57,7 +58,8 @@ def _astype(x, kind):
 # Methods with no builtin of their name yet: what they are in existing ops.
 METHOD_FALLBACKS = {"flatten": Builtin("flatten", _flat, 1, 1), "ravel": Builtin("ravel", _flat, 1, 1),
                     "squeeze": Builtin("squeeze", _squeezed, 1, 1), "copy": Builtin("copy", _copy, 1, 1),
-                    "item": Builtin("item", _item, 1, 1), "astype": Builtin("astype", _astype, 2, 2)}
+                    "item": Builtin("item", _item, 1, 1), "astype": Builtin("astype", _astype, 2, 2),
+                    **DICT_METHODS}
 
 
 def attribute_value(x, attr):
