@@ -61,7 +61,7 @@ def parse_file(text: str, filename: str | None, parse_program) -> FileProgram:
         error = _segment_error("\n".join(lines[first - 1:last]), first, parse_program)
         if error is not None and isinstance(node, ast.ClassDef):      # not its decorator: the class
             at = Span(node.lineno, node.col_offset + 1, node.lineno, node.col_offset + 6)
-            error = SourceError("unsupported construct", UNSUPPORTED_KEYWORDS["class"], at)
+            error = SourceError("unsupported construct", f"`class`: {UNSUPPORTED_KEYWORDS['class']}", at)
         if error is not None:
             unread.append(_record(node, first, last, lines, error.with_source(text, filename)))
             blanked[first - 1:last] = [""] * (last - first + 1)

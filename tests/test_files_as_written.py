@@ -196,7 +196,7 @@ def test_a_reached_class_is_an_error_naming_the_use_and_the_definition(tmp_path,
     err = info.value
     assert (err.span.line, err.span.column) == (8, 12)
     assert err.message == ("`Config` (used at 8:12) is class Config at 3:1, which is not in the language: "
-                           "classes are not part of the language at 4:1")
+                           "`class`: classes are not part of the language at 4:1")
     code, out, stderr = cli(capsys, "grad", path, "--at", "x=1")
     assert code == 2 and "Traceback" not in stderr and "8:12" in stderr
 
@@ -218,7 +218,7 @@ def test_a_reached_function_the_language_cannot_read_names_its_construct(tmp_pat
                                   "language: strings are not part of the language")
     assert err.message.endswith("at 2:12")
     err = pytest.raises(SourceError, load, path, fn="show").value
-    assert err.message.startswith("the target is function show at 1:1, which is not in the language")
+    assert err.message.startswith("`show` is function show at 1:1, which is not in the language: strings")
     assert load(path, fn="g").inputs == ["x"]         # the others load
 
 
@@ -296,3 +296,14 @@ def test_a_reached_import_of_another_library_names_the_use_and_the_import(tmp_pa
     assert (err.span.line, err.span.column) == (5, 5)
     assert err.message == ("`plt` (used at 5:5) is bound by the import at 2:1: module `matplotlib.pyplot` "
                            "is not available")
+
+
+def test_a_target_reaches_another_function_of_its_file_when_asked():
+    """Target.reaching: the module a hand gradient named by a check file needs compiled too."""
+    target = load(str(DATA / "gaussian_nll.py"), fn="loss")
+    assert [s.name for s in target.node.body] == ["loss"]
+    assert [s.name for s in target.reaching(["loss_grad"]).body] == ["loss", "loss_grad"]
+    err = pytest.raises(SourceError, target.reaching, ["fit"]).value
+    assert err.message == ("`fit` is function fit at 43:1, which is not in the language: `print`: print is not "
+                           "part of the language: the value of the program is printed for you at 50:13")
+    assert err.filename.endswith("gaussian_nll.py") and (err.span.line, err.span.column) == (50, 13)

@@ -272,7 +272,7 @@ def test_two_names_in_an_expression_still_ask_for_an_operator():
 
 
 @pytest.mark.parametrize("text, kind", [("", "syntax error"), ("   ", "syntax error"), ("'abc'", "syntax error"),
-                                        ("{1}", "syntax error"), ("lambda x: x", "unsupported construct"),
+                                        ("{1}", "unsupported construct"), ("lambda x: x", "unsupported construct"),
                                         ("import os", "unsupported construct"),
                                         ("x = 3", "syntax error"), ("x $ y", "syntax error")])
 def test_things_that_are_not_expressions(text, kind):

@@ -106,7 +106,7 @@ def unread_error(name: str, used, record) -> SourceError:
     where = f" at {err.span.line}:{err.span.column}" if err.span is not None else ""
     defined = f"{record.what} at {record.span.line}:{record.span.column}"
     if used is None:
-        message = f"the target is {defined}, which is not in the language: {err.message}{where}"
+        message = f"`{name}` is {defined}, which is not in the language: {err.message}{where}"
         span = err.span
     else:
         message = (f"`{name}` (used at {used.line}:{used.column}) is {defined}, which is not in the "
