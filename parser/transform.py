@@ -107,6 +107,12 @@ class ASTBuilder(NumpyFormsBuilder, Transformer):
         items = c[1] or ()
         return nodes.DictExpr(tuple(k for k, _ in items), tuple(v for _, v in items), join(c[0], c[-1]))
 
+    def dict_comp(self, c):
+        """{key: value for ...}: a comprehension whose items are (key, value) pairs."""
+        key, value = c[1]
+        return nodes.ListComp(nodes.TupleExpr((key, value), join(key, value)), tuple(c[2:-1]), join(c[0], c[-1]),
+                              True)
+
     def dict_items(self, c):
         return [x for x in c if x is not None]
 

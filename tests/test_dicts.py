@@ -77,3 +77,24 @@ def test_a_dict_is_a_value_a_callee_cannot_change():
 def test_dict_mistakes_name_themselves(src, message, place):
     err = error(src, x=[1.0, 2.0])
     assert message in err.message and (err.span.line, err.span.column) == place
+
+
+def test_dict_comprehensions_update_parameters_as_training_code_does():
+    src = """
+        import numpy as np
+        def f(W, b):
+            params = {"W": W, "b": b}
+            grads = {k: 2.0 * v for k, v in params.items()}
+            new = {k: params[k] - 0.1 * grads[k] for k in params}
+            rows = {i: W[i] ** 2 for i in range(2)}
+            return np.sum(new["W"] ** 2) + np.sum(new["b"]) + np.sum(rows[1]) + len({k: 1.0 for k in []})
+        """
+    r = agree(src, W=W, b=B)
+    w, b = np.array(W), np.array(B)
+    assert r.value == pytest.approx(np.sum((0.8 * w) ** 2) + np.sum(0.8 * b) + np.sum(w[1] ** 2), rel=1e-14)
+    np.testing.assert_allclose(r.gradient["W"], 2 * 0.64 * w + np.array([[0, 0], [1, 1]]) * 2 * w, rtol=1e-12)
+
+
+def test_a_dict_comprehensions_names_stay_inside_it():
+    src = "k = 10.0\ndef f(x):\n    d = {k: x * k for k in range(3)}\n    return d[2] + k\n"
+    assert value(src, x=1.0) == 12.0

@@ -41,6 +41,11 @@ def updated(d: dict, k, value, span) -> dict:
     return out
 
 
+def from_pairs(pairs, span) -> dict:
+    """The dict of (key, value) pairs, as a dict comprehension makes it."""
+    return {_key(k, span): v for k, v in pairs}
+
+
 class DictCompiler:
     """The Interpreter's dict literals (a mixin: `self` is the Interpreter)."""
 

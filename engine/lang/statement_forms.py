@@ -171,6 +171,8 @@ class StatementFormsCompiler:
             inner = Frame({}, frame)
             values = list(generate(inner, 0))
             sig.append((key, len(values)))
+            if e.as_dict:                       # {k: v for ...}
+                return dicts.from_pairs(values, e.elt.elts[0].span)
             if not values:
                 return xp().zeros(0, dtype=dtype())
             NOTES.span = span
