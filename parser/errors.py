@@ -149,7 +149,7 @@ TOKEN_NAMES = {
     "IF": "'if'", "ELSE": "'else'", "FOR": "'for'", "WHILE": "'while'", "IN": "'in'", "DEF": "'def'",
     "RETURN": "'return'", "NOT": "'not'", "AND": "'and'", "OR": "'or'", "TRUE": "True", "FALSE": "False",
     "IMPORT": "'import'", "FROM": "'from'", "AS": "'as'", "LAMBDA": "'lambda'", "NONE": "None",
-    "ELLIPSIS": "'...'",
+    "ELLIPSIS": "'...'", "VBAR": "'|'", "LBRACE": "'{'", "RBRACE": "'}'",
 }
 
 
@@ -237,17 +237,14 @@ def convert_lark_error(err, text: str, start: str = "program") -> SourceError:
     return SourceError("syntax error", str(err), None, source=text)
 
 
-STRINGS_ONLY = ("strings are not part of the language (only as docstrings and as einsum's subscripts, "
-                "norm's ord and pad's mode)")
+STRINGS_ONLY = ("strings are not part of the language (only as docstrings, dict keys (d[\"W\"]) and as einsum's "
+                "subscripts, norm's ord and pad's mode)")
 
 
 def _character_error(err, text: str) -> SourceError:
     line, col = err.line, err.column
     span = Span(line, col, line, col + 1)
     ch = text[err.pos_in_stream] if 0 <= err.pos_in_stream < len(text) else "?"
-    if ch in "{}":
-        return SourceError("syntax error", "dict and set literals ({...}) are not part of the language",
-                           span, "use a list [...] for arrays")
     if ch in "\"'":
         return SourceError("syntax error", STRINGS_ONLY, span)
     if ch == "\t":
@@ -327,10 +324,24 @@ def _unsupported_python_form(token, expected, text, start, span) -> SourceError 
     if token.type == "FOR" and open_brackets(text, token.start_pos or 0).endswith("("):
         return SourceError("unsupported construct", "generator expressions are not part of the language", span,
                            "write a list comprehension: [... for ... in ...]")
+    if token.type in ("COMMA", "RBRACE") and "COLON" in expected and _inside_brace(text, token.start_pos or 0):
+        return SourceError("unsupported construct", "set literals ({a, b}) are not part of the language", span,
+                           "a dict is written {key: value}; use a list [...] for arrays")
     if value == ":" and "AUGOP" in expected:
         return SourceError("unsupported construct", "type annotations are not part of the language", span,
                            "write the assignment alone: x = 2")
     return None
+
+
+def _inside_brace(text: str, pos: int) -> bool:
+    """Whether the innermost bracket open before `pos` is a brace (a dict or set literal)."""
+    stack = []
+    for ch in text[:pos]:
+        if ch in "([{":
+            stack.append(ch)
+        elif ch in ")]}" and stack:
+            stack.pop()
+    return bool(stack) and stack[-1] == "{"
 
 
 COMMAS_HINT = "separate the entries with commas: [1, 2, 3] (numpy prints arrays without them)"

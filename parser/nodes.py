@@ -213,10 +213,12 @@ class EllipsisLit(Node):
 @node
 class ListComp(Node):
     """[elt for target in iter if cond ...]: clauses is a tuple of (target, iter, conds), each
-    target a Name or a TupleExpr of Names."""
+    target a Name or a TupleExpr of Names. as_dict: {key: value for ...}, whose elt is the
+    TupleExpr (key, value)."""
     elt: object
     clauses: tuple
     span: Span
+    as_dict: bool = False
 
 
 @node
@@ -245,6 +247,14 @@ class Subscript(Node):
 @node
 class ListExpr(Node):
     elts: tuple
+    span: Span
+
+
+@node
+class DictExpr(Node):
+    """{key: value, ...}: keys and values are expressions (a key a Str or a number)."""
+    keys: tuple
+    values: tuple
     span: Span
 
 

@@ -47,7 +47,7 @@ def _callee_name(func) -> str | None:
 
 def misplaced_string(node) -> SourceError:
     return SourceError("syntax error", f"strings are not part of the language here: {node.value!r} (only as "
-                       f"docstrings and as {STRING_PLACES})", node.span)
+                       f"docstrings, dict keys (d[\"W\"]) and as {STRING_PLACES})", node.span)
 
 
 def check_string_arguments(func, args, keywords) -> None:
@@ -127,6 +127,8 @@ class NumpyFormsBuilder:
 
     def from_stmt(self, c):
         kw, (module, module_span) = c[0], c[1]
+        if module == "__future__":
+            return None                     # `from __future__ import annotations`: accepted, ignored
         names = next(x for x in c[2:] if isinstance(x, tuple) and x and isinstance(x[0], tuple))
         submodules = {bound for name, bound, _ in names if is_submodule(name, module)}
         if submodules:
@@ -143,9 +145,20 @@ class NumpyFormsBuilder:
 
     # ---- def parameters with defaults, lambda ----
     def param(self, c):
+        """NAME [: annotation] [= default]: the annotation is read and ignored."""
         name = c[0]
-        default = c[1] if len(c) > 1 else None
+        default = c[-1] if len(c) > 1 else None
         return (name, default)
+
+    lambda_param = param
+
+    def annotation(self, c):
+        return None                                 # type annotations: read, ignored
+
+    def annassign(self, c):
+        """`a: float = 1.0` is `a = 1.0`; `x: int` alone binds nothing (as in Python)."""
+        target, _, value = c
+        return None if value is None else self.assign([target, value])
 
     def params(self, c):
         names, defaults, seen = [], [], set()
@@ -167,7 +180,7 @@ class NumpyFormsBuilder:
     lambda_params = params
 
     def funcdef(self, c):
-        name, params, body = c
+        name, params, body = c[0], c[1], c[-1]          # c[2]: the return annotation, ignored
         names, defaults = params or ((), ())
         return nodes.FunctionDef(checked_name(name), tuple(names), body, tok_span(name), tuple(defaults))
 

@@ -89,18 +89,36 @@ class ASTBuilder(NumpyFormsBuilder, DecoratorsBuilder, Transformer):
         return c[0]
 
     def list_expr(self, c):
-        elts = tuple(c[0]) if c and c[0] is not None else ()
+        elts = tuple(c[0])
         span = nodes.Span(elts[0].span.line, elts[0].span.column - 1, elts[-1].span.end_line,
-                      elts[-1].span.end_column + 1) if elts else None
-        if not elts:
-            raise SourceError("unsupported construct", "an empty list [] has no shape to differentiate",
-                              None, "use zeros(0) for an empty array")
+                          elts[-1].span.end_column + 1)
         for x in elts:
             if isinstance(x, nodes.Str):
                 raise misplaced_string(x)
             if isinstance(x, nodes.Keyword):
                 raise SourceError("syntax error", f"`{x.name}=` is a keyword argument, not a list element", x.span)
         return nodes.ListExpr(elts, span)
+
+    def empty_list(self, c):
+        """`[]`: what numpy makes of it where an array is wanted, an array of shape (0,)."""
+        return nodes.ListExpr((), join(c[0], c[1]))
+
+    def dict_expr(self, c):
+        """{key: value, ...}: a dict, as ML code keeps parameters (issue 29 item 2)."""
+        items = c[1] or ()
+        return nodes.DictExpr(tuple(k for k, _ in items), tuple(v for _, v in items), join(c[0], c[-1]))
+
+    def dict_comp(self, c):
+        """{key: value for ...}: a comprehension whose items are (key, value) pairs."""
+        key, value = c[1]
+        return nodes.ListComp(nodes.TupleExpr((key, value), join(key, value)), tuple(c[2:-1]), join(c[0], c[-1]),
+                              True)
+
+    def dict_items(self, c):
+        return [x for x in c if x is not None]
+
+    def dict_item(self, c):
+        return (c[0], c[1])
 
     def args(self, c):
         return list(c)

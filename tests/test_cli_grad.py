@@ -349,3 +349,16 @@ def test_engine_messages_spell_settings_as_flags():
     from autodiff.parser.errors import option
     assert with_flags(f"raise {option('max_elements')}") == "raise --max-elements"
     assert with_flags(None) is None
+
+
+@pytest.mark.parametrize("args, key, expected", [
+    (("grad", "sum(x**2) + y", "--at", "x=[],y=2", "--json"), "gradient", {"x": [], "y": 1.0}),
+    (("jacobian", "x * 2", "--at", "x=[]", "--json"), "jacobian", {"x": []}),
+    (("jacobian", "sum(x) * y", "--at", "x=[],y=[1,2]", "--json"), "jacobian", {"x": [[], []], "y": [[0.0, 0.0], [0.0, 0.0]]}),
+])
+def test_an_empty_input_is_numpys_empty_array(args, key, expected):
+    """issue 29 item 2: --at x=[] is an array of shape (0,), its derivatives empty (no crash)."""
+    r = run_cli(*args)
+    assert r.code == 0, r.err
+    assert r.json[key] == expected
+    assert run_cli(*args[:-1], "--check").code == 0

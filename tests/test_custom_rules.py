@@ -106,7 +106,9 @@ def test_another_decorator_stays_an_error_naming_it(tmp_path):
     """
     with pytest.raises(SourceError) as info:
         api.grad(write(tmp_path, src), at={"x": 1.0})
-    assert info.value.message == "the decorator `@g` is not part of the language"
+    # the file loads as written (issue 29 item 1): the target is the function the decorator makes
+    # unreadable, so the message names it and its definition, then the decorator
+    assert "the decorator `@g` is not part of the language" in info.value.message
     assert (info.value.span.line, info.value.span.column) == (3, 1)
     assert "@jax.custom_vjp, @jax.custom_jvp and @f.defjvp" in info.value.hint
 
@@ -203,7 +205,8 @@ def test_a_jvp_returning_no_pair(tmp_path, capsys):
 
 
 def test_defvjp_on_a_function_that_is_not_a_custom_vjp(tmp_path, capsys):
-    out = located(tmp_path, capsys, "def g(x):\n    return x\ng.defvjp(g, g)\ndef f(x):\n    return sum(x)\n")
+    # (f reaches g: only what the target reaches is compiled, issue 29 item 1)
+    out = located(tmp_path, capsys, "def g(x):\n    return x\ng.defvjp(g, g)\ndef f(x):\n    return sum(g(x))\n")
     assert "prog.py:3:1: `.defvjp` on `g`, a function, which is not a custom_vjp function" in out
     out = located(tmp_path, capsys, SOFTPLUS + "softplus.defvjp(f, f)\n")
     assert "defvjp on `softplus`, a custom_jvp function" in out

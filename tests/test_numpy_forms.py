@@ -53,12 +53,16 @@ def test_a_submodule_alias_lasts_for_its_own_parse_only():
 
 
 @pytest.mark.parametrize("src, message, place", [
-    ("import pandas as pd\ndef f(x):\n    return x\n", "module `pandas` is not available", (1, 8)),
-    ("from numpy import sine\ndef f(x):\n    return x\n", "`sine` is not among the language's builtins", (1, 19)),
-    ("import numpy as onp\ndef f(x):\n    return x\n", "may only be bound as np, numpy", (1, 1)),
-    ("from numpy import special\ndef f(x):\n    return x\n", "`special` is a module of scipy, not of numpy",
+    # (an import the target does not reach is not compiled: tests/test_files_as_written.py)
+    ("import pandas as pd\ndef f(x):\n    return pd.exp(x)\n", "`pd` (used at 3:12) is bound by the import at "
+     "1:1: module `pandas` is not available", (3, 12)),
+    ("from numpy import sine\ndef f(x):\n    return sine(x)\n", "`sine` is not among the language's builtins",
      (1, 19)),
-    ("from math import linalg\ndef f(x):\n    return x\n", "`linalg` is a module of numpy, not of math", (1, 18)),
+    ("import numpy as onp\ndef f(x):\n    return onp.sum(x)\n", "may only be bound as np, numpy", (1, 1)),
+    ("from numpy import special\ndef f(x):\n    return special.erf(x)\n",
+     "`special` is a module of scipy, not of numpy", (1, 19)),
+    ("from math import linalg\ndef f(x):\n    return linalg.det(x)\n", "`linalg` is a module of numpy, not of math",
+     (1, 18)),
     ("import numpy as la\ndef f(x):\n    return la.det(x)\n", "may only be bound as np, numpy", (1, 1)),
     ("def f(x):\n    return la.det(x)\n", "attribute `.det` is not part of the language", (2, 15)),
 ])
@@ -68,7 +72,7 @@ def test_imports_of_anything_else_are_errors_at_their_place(src, message, place)
 
 
 def test_sine_suggests_sin():
-    assert "sin" in error("from numpy import sine\ndef f(x):\n    return x\n").hint
+    assert "sin" in error("from numpy import sine\ndef f(x):\n    return sine(x)\n").hint
 
 
 # ---- item 2: keyword arguments and defaults ------------------------------------------------------
@@ -179,6 +183,16 @@ def test_shape_and_len_are_numbers_for_range():
     ("A.dot(A.T)", lambda a: a.dot(a.T)), ("A.flatten()", lambda a: a.flatten()),
     ("A.ravel()", lambda a: a.ravel()), ("A[None].squeeze()", lambda a: a[None].squeeze()),
     ("A.T.sum(axis=0)", lambda a: a.T.sum(axis=0)),
+    # issue 29 item 2: every method whose builtin exists, and copy/astype/item
+    ("A.copy()", lambda a: a.copy()), ("A.astype(float)", lambda a: a.astype(float)),
+    ("A[1, 2].item()", lambda a: a[1, 2].item()), ("A[1:, :1].item()", lambda a: a[1:, :1].item()),
+    ("A.cumprod()", lambda a: a.cumprod()), ("A.cumprod(axis=1)", lambda a: a.cumprod(axis=1)),
+    ("A.T.dot(A).trace()", lambda a: a.T.dot(a).trace()), ("A.diagonal()", lambda a: a.diagonal()),
+    ("A.diagonal(1)", lambda a: a.diagonal(1)), ("A.clip(1.5, 4.5)", lambda a: a.clip(1.5, 4.5)),
+    ("A.cumsum(axis=0)", lambda a: a.cumsum(axis=0)), ("A.std(axis=0)", lambda a: a.std(axis=0)),
+    ("A.var()", lambda a: a.var()), ("(A * 0.321).round(1) * A", lambda a: (a * 0.321).round(1) * a),
+    ("(A * 0.7).astype(int) * A", lambda a: (a * 0.7).astype(int) * a),
+    ("A.max(axis=0, keepdims=True)", lambda a: a.max(axis=0, keepdims=True)),
 ])
 def test_methods_are_the_builtins_with_the_array_first(expr, expected):
     a = np.array(A)
@@ -189,13 +203,33 @@ def test_methods_are_the_builtins_with_the_array_first(expr, expected):
 
 @pytest.mark.parametrize("expr, message", [
     ("x.__class__", "attribute `.__class__` is not part of the language"),
-    ("x.real", "attribute `.real`"), ("x.astype(1)", "attribute `.astype`"),
+    ("x.real", "attribute `.real`"), ("x.conj()", "attribute `.conj`"),
     ("x.sum", "`.sum` is a method: call it"),
 ])
 def test_other_attributes_are_errors(expr, message):
     err = error(f"def f(x):\n    return {expr}\n", x=[1.0, 2.0])
     assert err.kind == "unsupported construct" and message in err.message
     assert (err.span.line, err.span.column) == (2, 14)
+
+
+@pytest.mark.parametrize("expr, expected", [
+    ("A.argmax()", 5), ("A.argmin()", 4), ("A.argmax(axis=0)", [1, 0, 1]), ("A.argmin(axis=1)", [0, 1]),
+    ("A.any()", True), ("(A > 4.5).all()", False), ("A.astype(int)", [[1, 2, 3], [4, -5, 6]]),
+])
+def test_methods_of_whole_number_values_have_numpys_values_and_no_gradient(expr, expected):
+    """argmax, argmin, any, all and astype(int): numpy's values; the input gets a zero gradient."""
+    a = np.array(A)
+    np.testing.assert_array_equal(value(f"def f(A):\n    return {expr}\n", A=A), eval(expr, {"A": a}))
+    np.testing.assert_array_equal(value(f"def f(A):\n    return {expr}\n", A=A), expected)
+    r = api.grad(None, at={"A": A}, target=load(f"def f(A):\n    return sum(A * 0.0) + sum({expr})\n"))
+    np.testing.assert_array_equal(r.gradient["A"], np.zeros((2, 3)))
+
+
+def test_astype_takes_float_or_int_and_item_one_entry():
+    err = error("def f(x):\n    return x.astype(1)\n", x=[1.0, 2.0])
+    assert "astype() takes float or int, not a number" in err.message and (err.span.line, err.span.column) == (2, 12)
+    err = error("def f(x):\n    return x.item()\n", x=[1.0, 2.0])
+    assert "can only convert an array of size 1" in err.message
 
 
 def test_attribute_of_a_function_is_a_type_error():
@@ -214,3 +248,31 @@ def test_library_builtins_take_their_numpy_keywords_from_the_language():
     with pytest.raises(autodiff.SourceError) as err:
         autodiff.grad("sum(cumsum(A, axes=1))", at={"A": A})
     assert "unknown keyword argument `axes`" in err.value.message and "axis=" in err.value.hint
+
+
+# ---- issue 29 item 2: x[None] on a 0-d value, the empty list [] ------------------------------------
+
+@pytest.mark.parametrize("expr, expected", [
+    ("x[None] * 3.0", lambda x: x[None] * 3.0), ("x[None, None] * x", lambda x: x[None, None] * x),
+    ("x[...] * x", lambda x: x[...] * x), ("x[..., None] + x", lambda x: x[..., None] + x),
+    ("sum(x[np.newaxis] * x)", lambda x: np.sum(x[np.newaxis] * x)),
+])
+def test_new_axes_on_a_number_are_numpys(expr, expected):
+    src = f"import numpy as np\ndef f(x):\n    return {expr}\n"
+    got = value(src, x=1.5)
+    want = expected(np.float64(1.5))
+    assert np.shape(got) == np.shape(want)
+    np.testing.assert_allclose(got, want)
+    agree(f"import numpy as np\ndef f(x):\n    return sum({expr} * {expr})\n", x=1.5)
+
+
+def test_a_number_still_cannot_be_indexed_by_a_number():
+    err = error("def f(x):\n    return x[0]\n")
+    assert err.message == "cannot index a number" and (err.span.line, err.span.column) == (2, 12)
+
+
+def test_the_empty_list_is_numpys_empty_array():
+    src = "import numpy as np\ndef f(x):\n    return np.sum(np.concatenate([[], x])) + len([]) + np.sum([])\n"
+    r = agree(src, x=[1.0, 2.0])
+    assert r.value == 3.0 and r.gradient["x"].tolist() == [1.0, 1.0]
+    assert value("def f(x):\n    return x + []\n", x=2.0).shape == (0,)

@@ -6,6 +6,7 @@ loading rich.
 """
 from __future__ import annotations
 
+from ...engine.core.sequences import as_rows
 from ..options import with_flags
 from ..output import fmt_number, fmt_value, non_finite
 from .common import console, indented, inputs_line, notes_for, print_notes
@@ -50,7 +51,7 @@ def _block_table(rows, cols, matrix, corner=""):
 
 def _flat_matrix(blocks_by_col, out_size):
     """Columns side by side: each block reshaped to (output elements, input elements)."""
-    return _np().concatenate([_np().reshape(_np().asarray(b, dtype=float), (out_size, -1))
+    return _np().concatenate([as_rows(_np().asarray(b, dtype=float), out_size)
                               for b in blocks_by_col], axis=1)
 
 

@@ -143,7 +143,9 @@ def formula_function(program: Target, formula: Target, variables, limits) -> tup
     offset = program.source.count("\n") + 1
     body = parse_expression("\n" * offset + formula.source, filename=formula.filename).body   # below the program
     fn = nodes.FunctionDef(CLAIM_FUNCTION, tuple(variables), (nodes.Return(body, body.span),), body.span)
-    module = nodes.Module(tuple(program.node.body) + (fn,), program.node.span)
+    called = [f for f in program.functions if f in called_names(formula.node)]
+    reached = program.reaching(called)                  # the target's and the called functions' statements
+    module = nodes.Module(tuple(reached.body) + (fn,), reached.span)
     target = replace(program, node=module, fn_name=CLAIM_FUNCTION, inputs=list(variables), defaulted=[],
                      functions=list(program.functions) + [CLAIM_FUNCTION], source=program.source + "\n" + formula.source)
     return target, FormulaRunner(target, limits, offset, formula)
@@ -183,7 +185,7 @@ def program_function(program, name: str, what="grad") -> Target:
         raise SourceError("unknown name", f"the hand-derived {what} {name!r} is not a function of "
                           f"{program.filename or 'the program'} (it defines {', '.join(program.functions)})", None,
                           f"did you mean {close[0]!r}?" if close else None)
-    return replace(program, fn_name=name)
+    return replace(program, node=program.reaching([name]), fn_name=name)   # what `name` reaches is compiled too
 
 
 def expression_target(text: str, what: str | None = None):

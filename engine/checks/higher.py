@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 
 from ..core.backend import np, to_device, to_host
+from ..core.sequences import as_rows
 from .differences import Objective, Perturber, fast_check, power_of_two_steps
 from .gradient import random_seed
 from .one_hot_outputs import OneHotOutputs
@@ -143,7 +144,7 @@ def _matrix(blocks, out_size):
     """Blocks of shape out.shape + in.shape side by side as an (out_size, total input entries) list."""
     if not blocks:
         return [[] for _ in range(out_size)]
-    return np().concatenate([np().asarray(b, dtype=np().float64).reshape(out_size, -1) for b in blocks],
+    return np().concatenate([as_rows(np().asarray(b, dtype=np().float64), out_size) for b in blocks],
                             axis=1).tolist()
 
 

@@ -54,3 +54,17 @@ def items_of(arrays):
     if is_sequence(arrays):
         return [as_array(v) for v in arrays]
     return [ops.getitem(arrays, i) for i in range(shape(arrays)[0])] if shape(arrays) else [arrays]
+
+
+def as_rows(a, rows: int):
+    """A block of shape out.shape + in.shape as a (rows, entries per row) matrix, where `rows`
+    is the output's entries. numpy's reshape(rows, -1) is ambiguous once there are no entries
+    (--at x=[]): with no rows, a row's entries are those after the output's first empty axis."""
+    if rows:
+        return a.reshape(rows, a.size // rows)
+    shape = tuple(a.shape)
+    first = next((i for i, n in enumerate(shape) if n == 0), len(shape) - 1)
+    columns = 1
+    for n in shape[first + 1:]:
+        columns *= n
+    return a.reshape(0, columns)

@@ -138,7 +138,7 @@ class Builtins:
 
     def len_(self, x):
         v = strip(x)
-        if v.__class__ in SEQUENCES:
+        if v.__class__ in SEQUENCES or v.__class__ is dict:
             return float(len(v))
         s = shape_of(v)
         if not s:

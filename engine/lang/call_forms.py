@@ -9,6 +9,7 @@ from ..core import ops
 from ..core.notes import NOTES
 from .callables import Builtin, UserFunction
 from .custom_rules import RULE_METHODS, CustomFunction
+from .dicts import DICT_METHODS
 from .errors import runtime_error
 from .keywords import check_builtin_keywords, complete_arguments, unknown_keyword
 from .spellings import foreign_library_error, method_spelling_hint
@@ -17,7 +18,8 @@ from .values import describe, shape_of, size_of
 # The methods, each the builtin of the same name (looked up by name when the call compiles,
 # so a builtin added to the table is a method as soon as it is listed here).
 METHODS = ("sum", "mean", "prod", "max", "min", "std", "var", "reshape", "transpose", "dot",
-           "flatten", "ravel", "clip", "cumsum", "squeeze")
+           "flatten", "ravel", "clip", "cumsum", "squeeze", "cumprod", "trace", "diagonal", "argmax",
+           "argmin", "any", "all", "round", "copy", "astype", "item", "keys", "values", "items")
 ATTRIBUTES = ("T", "shape", "ndim", "size")
 
 
@@ -29,9 +31,36 @@ def _squeezed(x):
     return ops.reshape(x, tuple(n for n in shape_of(x) if n != 1)) if shape_of(x) else x
 
 
+def _copy(x):
+    """`x.copy()`: the language's arrays are values (item assignment rebinds), so a copy is the
+    value itself, derivatives and all."""
+    if shape_of(x) == () and not isinstance(x, (float, int)) and not hasattr(x, "shape"):
+        raise TypeError(f"{describe(x)} has no .copy()")
+    return x
+
+
+def _item(x):
+    """`x.item()`: the one number of an array of size 1, as numpy's (with its derivative)."""
+    if size_of(x) != 1:
+        raise ValueError("can only convert an array of size 1 to a Python scalar")
+    return ops.reshape(x, ()) if shape_of(x) else x
+
+
+def _astype(x, kind):
+    """`x.astype(float)`: the value (numbers are floats already); `x.astype(int)`: truncated toward
+    zero as numpy casts, a step function (derivative 0), through the trunc builtin."""
+    if isinstance(kind, Builtin) and kind.name == "float":
+        return x
+    if isinstance(kind, Builtin) and kind.name == "int":
+        return ops.trunc(x)
+    raise TypeError(f"astype() takes float or int, not {describe(kind)}")
+
+
 # Methods with no builtin of their name yet: what they are in existing ops.
 METHOD_FALLBACKS = {"flatten": Builtin("flatten", _flat, 1, 1), "ravel": Builtin("ravel", _flat, 1, 1),
-                    "squeeze": Builtin("squeeze", _squeezed, 1, 1)}
+                    "squeeze": Builtin("squeeze", _squeezed, 1, 1), "copy": Builtin("copy", _copy, 1, 1),
+                    "item": Builtin("item", _item, 1, 1), "astype": Builtin("astype", _astype, 2, 2),
+                    **DICT_METHODS}
 
 
 def attribute_value(x, attr):

@@ -14,6 +14,7 @@ from ..core.notes import NOTES
 from ..core.sequences import SEQUENCES, as_array
 from ..core.tape import Dual, Var
 from .callables import Builtin, UserFunction
+from .dicts import item as dict_item
 from .errors import runtime_error, unknown_name
 from .spellings import unknown_module_name
 from .fused_regions import ROOTS as REGION_ROOTS, compile_region
@@ -242,6 +243,8 @@ class ExpressionCompiler:
 
         def subscript(frame):
             v = value(frame)
+            if v.__class__ is dict:
+                return dict_item(v, dict_key(parts, frame, span), span)
             idx = []
             for kind, ev, sp in parts:
                 if kind == "slice":
@@ -268,6 +271,9 @@ class ExpressionCompiler:
                 except Exception as exc:
                     raise runtime_error(exc, span, "indexing") from None
             if not shp:
+                if all(kind == "const" for kind, _, _ in parts) and _is_number(v):
+                    NOTES.span = span          # x[None], x[..., None] on a 0-d value: new axes only
+                    return ops.reshape(v, tuple(1 for item in idx if item is None))
                 raise SourceError("index error", f"cannot index {describe(v)}", span)
             NOTES.span = span
             try:
@@ -324,6 +330,17 @@ class ExpressionCompiler:
 def is_newaxis(item, scope) -> bool:
     """`np.newaxis` (or `newaxis`) in a subscript, where no variable has that name."""
     return isinstance(item, nodes.Name) and item.id == "newaxis" and scope.find("newaxis") is None
+
+
+def dict_key(parts, frame, span):
+    """The one key of `d[key]` (a subscript's compiled parts, see index_parts)."""
+    if len(parts) != 1 or parts[0][0] != "index":
+        raise SourceError("index error", "a dict takes one key: d[key]", span)
+    return parts[0][1](frame)
+
+
+def _is_number(v) -> bool:
+    return v.__class__ in (float, int, bool, Var, Dual) or is_array(v)
 
 
 def _bad_index(iv, span):

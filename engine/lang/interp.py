@@ -24,11 +24,13 @@ from .limits import Limits, step_limit_error, tape_limit_error
 
 CHECK_EVERY = 4096          # steps between two checks of the tape bounds (at loop trips)
 from .names import Scope, assigned_names
+from .dicts import DictCompiler
 from .statement_forms import StatementFormsCompiler
 from .statements import StatementCompiler
 
 
-class Interpreter(StatementCompiler, ExpressionCompiler, CallCompiler, CallFormsCompiler, StatementFormsCompiler):
+class Interpreter(StatementCompiler, ExpressionCompiler, CallCompiler, CallFormsCompiler, StatementFormsCompiler,
+                  DictCompiler):
     def __init__(self, limits: Limits | None = None, builtins: dict | None = None):
         self.limits = limits or Limits()
         self.rules: dict = {}         # the program's own rules table: its custom_vjp/custom_jvp functions

@@ -44,7 +44,7 @@ def assigned_names(body) -> list:
 
 
 # Fields that hold no sub-nodes to visit: positions and operator spellings.
-_NOT_CHILDREN = frozenset({"span", "op_span", "op_spans", "op", "ops", "attr_span", "module_span", "names"})
+NOT_CHILDREN = frozenset({"span", "op_span", "op_spans", "op", "ops", "attr_span", "module_span", "names"})
 
 
 def _binding_fields(x) -> tuple:
@@ -77,7 +77,7 @@ def walk(tree, bindings: bool = True):
         skip = () if bindings else _binding_fields(x)
         kids = []
         for f in fields:
-            if f in _NOT_CHILDREN or f in skip:
+            if f in NOT_CHILDREN or f in skip:
                 continue
             v = getattr(x, f)
             if isinstance(v, (tuple, list)) or hasattr(v, "__dataclass_fields__"):

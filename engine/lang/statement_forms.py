@@ -11,6 +11,8 @@ from ..core.notes import NOTES
 from ..core.sequences import as_array
 from .callables import RETURN, Builtin, Frame, UserFunction
 from .errors import runtime_error, unknown_name
+from . import dicts
+from .expressions import dict_key
 from .loop_forms import unpacking
 from .names import Scope, loop_target_names
 from .operator_closures import BINARY_OPS
@@ -77,8 +79,16 @@ class StatementFormsCompiler:
         span = s.span
         label = f"`{s.op}=`" if s.op else "item assignment"
 
+        parts = self.index_parts(target.index, scope)
+
         def run(frame):
             x = load(frame)
+            if x.__class__ is dict:                 # d[k] = v: d becomes an updated copy
+                k = dict_key(parts, frame, span)
+                v = value(frame)
+                frame.vars[name] = dicts.updated(x, k, v if combine is None else combine(dicts.item(x, k, span), v),
+                                                 span)
+                return
             if not shape_of(x) or isinstance(x, (tuple, UserFunction, Builtin)):
                 raise SourceError("type error", f"cannot assign to an item of {describe(x)}", span)
             where = index(frame)
@@ -169,6 +179,8 @@ class StatementFormsCompiler:
             inner = Frame({}, frame)
             values = list(generate(inner, 0))
             sig.append((key, len(values)))
+            if e.as_dict:                       # {k: v for ...}
+                return dicts.from_pairs(values, e.elt.elts[0].span)
             if not values:
                 return xp().zeros(0, dtype=dtype())
             NOTES.span = span

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 from ...parser import nodes, parse_expression, parse_program
 from ...parser.errors import SourceError, option
 from ...parser.files import read_text
+from ...parser.lenient import parse_file
 from ..core.errors import EngineError
 from ..core.sequences import as_array
 from ..core.tape import strip
@@ -18,6 +19,7 @@ from .interp import Interpreter
 from .keywords import complete_arguments
 from .limits import Limits
 from .names import assigned_names, loaded_names, walk
+from .reach import reached_module
 from .spellings import foreign_library_use, misspelt_submodule_hint, unknown_module_name
 from .values import as_input, describe
 
@@ -34,6 +36,16 @@ class Target:
     output_name: str | None = None
     functions: list = field(default_factory=list)
     defaulted: list = field(default_factory=list)   # a function's parameters with defaults
+    program: object = None         # a program file as read (parser/lenient.FileProgram)
+
+    def reaching(self, names) -> nodes.Module:
+        """The program's statements that this function target and the functions `names` reach
+        (another function of the file, as a hand gradient is): those are compiled, the rest not."""
+        program = self.program
+        try:
+            return reached_module(program.module, program.unread, [self.fn_name, *names])
+        except SourceError as err:
+            raise err.with_source(self.source, self.filename) from None
 
     def given(self, names) -> "Target":
         """This target with the defaulted parameters among `names` as inputs too (after the
@@ -105,19 +117,26 @@ def _refuse_unknown_functions(node, builtins, text):
 
 
 def _load_program(text, filename, fn, of) -> Target:
-    module = parse_program(text, filename)
+    """A file as written: only what the target reaches must be in the language (parser/lenient.py,
+    reach.py). A script (a file of no functions) reaches all of itself."""
+    program = parse_file(text, filename, parse_program)
+    module = program.module
     defs = [s for s in module.body if isinstance(s, nodes.FunctionDef)]
-    if defs:
-        return _load_functions(module, defs, text, filename, fn, of)
+    if defs or any(r.is_def for r in program.unread):
+        return _load_functions(program, defs, text, filename, fn, of)
+    if program.unread:
+        raise program.unread[0].error
     if fn is not None:
         raise SourceError("usage", f"{option('fn')} {fn}: the program defines no functions (it is a script)",
                           None, source=text, filename=filename)
     return _load_script(module, text, filename, of)
 
 
-def _load_functions(module, defs, text, filename, fn, of) -> Target:
+def _load_functions(program, defs, text, filename, fn, of) -> Target:
     """A program of functions: the one chosen by name, else `f`, else the only one."""
-    names = [d.name for d in defs]
+    spans = sorted([(d.span.line, d.name) for d in defs] + [(r.span.line, r.names[0]) for r in program.unread
+                                                           if r.is_def])
+    names = list(dict.fromkeys(name for _, name in spans))
     if of is not None:
         raise SourceError("usage", f"{option('of')} names the output of a script; this file defines functions "
                           f"(choose one with {option('fn')})", None, source=text, filename=filename)
@@ -128,17 +147,21 @@ def _load_functions(module, defs, text, filename, fn, of) -> Target:
         chosen = fn
     elif "f" in names:
         chosen = "f"
-    elif len(defs) == 1:
+    elif len(names) == 1:
         chosen = names[0]
     else:
         raise SourceError("ambiguous function", f"the program defines several functions ({', '.join(names)}) "
                           "and none is called f", None, f"choose one with {option('fn')} NAME", source=text,
                           filename=filename)
-    node = [d for d in defs if d.name == chosen][-1]
+    try:
+        module = reached_module(program.module, program.unread, [chosen])
+    except SourceError as err:
+        raise err.with_source(text, filename) from None
+    node = [d for d in module.body if isinstance(d, nodes.FunctionDef) and d.name == chosen][-1]
     required = node.params[:len(node.params) - len(node.defaults)]     # the others: inputs when given
     return Target(source=text, filename=filename, kind="function", inputs=list(required), node=module,
                   fn_name=chosen, output_name=None, functions=names,
-                  defaulted=list(node.params[len(required):]))
+                  defaulted=list(node.params[len(required):]), program=program)
 
 
 def _load_script(module, text, filename, of) -> Target:

@@ -86,6 +86,8 @@ def describe(v) -> str:
         return f"a tuple of {len(v)}"
     if isinstance(v, list):
         return f"a list of {len(v)}"
+    if isinstance(v, dict):
+        return f"a dict of {len(v)}"
     if isinstance(v, (UserFunction, Builtin)):
         return "a function"
     if is_array(v):
@@ -158,6 +160,8 @@ def iterate(seq, span):
     shp = shape_of(seq)
     if isinstance(seq, (tuple, list)):
         return iter(seq)
+    if seq.__class__ is dict:                       # for k in params: its keys, in order
+        return iter(list(seq))
     if not shp:
         raise SourceError("type error", f"cannot loop over {describe(seq)}", span,
                           "loop over range(n) or over an array")

@@ -11,6 +11,7 @@ records it. Runs that stay finite pay one `isfinite` per result array and nothin
 from __future__ import annotations
 
 from ..core.backend import np, to_host
+from ..core.sequences import as_rows
 from ..core.notes import NOTES
 from ..core.tape import Tape, Var
 from ..lang.values import as_input, shape_of
@@ -22,7 +23,7 @@ def first_bad_row(blocks, rows: int):
     when every block is finite."""
     bad = None
     for block in blocks:
-        a = np().asarray(to_host(block), dtype=float).reshape(rows, -1)
+        a = as_rows(np().asarray(to_host(block), dtype=float), rows)
         found = np().flatnonzero(~np().isfinite(a).all(axis=1))
         if found.size and (bad is None or found[0] < bad):
             bad = int(found[0])
