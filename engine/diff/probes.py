@@ -40,10 +40,6 @@ class Probe:
     def __init__(self, name, example, tracer):
         self.name, self.example, self.tracer = name, example, tracer
 
-    @property
-    def __class__(self):            # what the rules' fast paths ask of a value
-        return self.example.__class__
-
     def __getattr__(self, attr):
         if attr in STATIC:
             return getattr(self.example, attr)
@@ -122,18 +118,44 @@ for _name, _op, _symbol in (("eq", operator.eq, "=="), ("ne", operator.ne, "!=")
     setattr(Probe, f"__{_name}__", _binary(_op, _symbol)[0])
 
 
+class ArrayProbe(Probe):
+    """A probe of a numpy array: the array type of the module a rule sees while it is traced
+    (Numpy.ndarray), so a rule's `x.__class__ is m.ndarray` takes its array path."""
+    __slots__ = ()
+
+
+class Float64Probe(Probe):
+    """A probe of a numpy float64 scalar: the module's float64 while a rule is traced."""
+    __slots__ = ()
+
+
+PROBES = (Probe, ArrayProbe, Float64Probe)
+TYPES = {"ndarray": ArrayProbe}     # numpy's types the probes stand for (float64 stays a dtype)
+
+
+def probe_of(name, example, tracer) -> Probe:
+    """The probe of `example`: of numpy's type's probe class (TYPES), else a Probe."""
+    numpy = tracer.numpy._module
+    c = example.__class__
+    kind = ArrayProbe if c is numpy.ndarray else Float64Probe if c is numpy.float64 else Probe
+    return kind(name, example, tracer)
+
+
 class Numpy:
     """numpy while a rule is traced (core/backend.py's seen_through): its own names, but for the
-    functions that make arrays, whose calls in the tracing thread become lines (another
-    thread's engine work meanwhile gets numpy's own)."""
+    functions that make arrays, whose calls in the tracing thread become lines, and its array
+    type, which is the probes' (another thread's engine work meanwhile gets numpy's own)."""
 
     def __init__(self, module, tracer):
         self._module, self._tracer, self._thread = module, tracer, get_ident()
 
     def __getattr__(self, name):
         value = getattr(self._module, name)
-        if name in MAKERS and get_ident() == self._thread:
-            return lambda *args, **kwargs: self._tracer.call(value, args, kwargs)
+        if get_ident() == self._thread:
+            if name in MAKERS:
+                return lambda *args, **kwargs: self._tracer.call(value, args, kwargs)
+            if name in TYPES:
+                return TYPES[name]
         return value
 
 

@@ -28,7 +28,7 @@ from ..core.backend import np, xp
 from ..core.notes import NOTES
 from ..core.tape import saved_args
 from .generated import functions_of
-from .probes import Probe, Untraceable
+from .probes import PROBES, Untraceable, probe_of
 from .rule_probes import Tracer
 
 MAX_ROWS = 4000             # longer sweeps keep the planned one (compile time, code size)
@@ -117,10 +117,10 @@ def _sweep_function(plan, values, out, seed, watched, inputs):
     def value(j):
         probe = probes.get(j)
         if probe is None:
-            probe = probes[j] = Probe(f"v{j}", values[j], tracer)
+            probe = probes[j] = probe_of(f"v{j}", values[j], tracer)
         return probe
 
-    adjoints = {out: Probe(f"g{out}", seed, tracer)}
+    adjoints = {out: probe_of(f"g{out}", seed, tracer)}
     body = [f"    g{out} = seed"]
     for i, pairs, args, gather, recorded, needs_ans, params, span in plan.rows:
         g = adjoints.get(i)
@@ -135,6 +135,9 @@ def _sweep_function(plan, values, out, seed, watched, inputs):
             refs = list(args)
         ans = value(i) if needs_ans else None
         for vjp, j in pairs:
+            forms = getattr(vjp, "forms", None)     # the table's two forms (core/primitives.py's
+            if forms is not None:                   # dispatching): the one g's class takes, traced
+                vjp = forms[0] if g.example.__class__ is float else forms[1]
             prev = adjoints.get(j)        # the first contribution is the adjoint itself
             contrib = tracer.apply(vjp, [g, ans, *refs], params or {}, "c" if prev is not None else f"g{j}", body)
             if contrib.example is None:
@@ -163,5 +166,5 @@ def _row_arguments(prim, parents, recorded_args, value) -> list:
         full[pos] = value(j)
     real = tuple(Tracer.real(v) for v in full)
     saved = saved_args(prim, real)
-    return [full[pos] if type(full[pos]) is Probe and saved[pos] is real[pos] else saved[pos]
+    return [full[pos] if type(full[pos]) in PROBES and saved[pos] is real[pos] else saved[pos]
             for pos in range(len(full))]

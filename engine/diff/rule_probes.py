@@ -17,7 +17,7 @@ from ..core.notes import NOTES
 from ..core.rules.comparisons import ASSUMED_FINITE
 from ..core.tape import Shape
 from .bits import same_bits
-from .probes import REFUSALS, Numpy, Probe, Untraceable
+from .probes import PROBES, REFUSALS, Numpy, Untraceable, probe_of
 
 PLACEHOLDER = re.compile(r"@[art][0-9]*")    # a template's names: @a0 (an argument), @t1, @r (the target)
 BRANCHES_MAX = 8            # decisions on values one rule may take on its traced path
@@ -64,7 +64,7 @@ class Tracer:
 
     def constant(self, value) -> str:
         """A constant a traced line uses: a number, a shape or dtype, or an array of the trace's own."""
-        numpy = np()
+        numpy = self.numpy._module      # numpy itself: np() is self.numpy while a rule is traced
         c = value.__class__
         if c is tuple:
             return "(" + "".join(f"{self.text(v)}, " for v in value) + ")"
@@ -78,12 +78,12 @@ class Tracer:
         return self.bind(value)
 
     def text(self, value) -> str:
-        return value.name if type(value) is Probe else self.constant(value)
+        return value.name if type(value) in PROBES else self.constant(value)
 
     @staticmethod
     def real(value):
         """The value with every probe replaced by its example (containers too)."""
-        if type(value) is Probe:
+        if type(value) in PROBES:
             return value.example
         c = value.__class__
         if c is tuple or c is list:
@@ -93,20 +93,20 @@ class Tracer:
     # ---- lines ----
     def let(self, text, example) -> Probe:
         c = example.__class__
-        numpy = np()
+        numpy = self.numpy._module
         if not (c in (float, int, bool, complex, numpy.ndarray) or isinstance(example, numpy.generic)):
             raise Untraceable(f"a {c.__name__} result")
         name = self.fresh()
         self.items.append(("let", name, text))
         if c is numpy.ndarray and example.base is None and id(example) not in self.arguments:
             self.made[id(example)] = example     # a new buffer (kept alive: its id stays its own)
-        return Probe(name, example, self)
+        return probe_of(name, example, self)
 
     def writes_into(self, target) -> None:
         """Untraceable unless `target` is (a view of) an array the traced rule made: a write into
         an argument would change what the other side of a later decision calls the rule on."""
-        root = target.example if type(target) is Probe else None
-        while root is not None and root.__class__ is np().ndarray and root.base is not None:
+        root = target.example if type(target) in PROBES else None
+        while root is not None and root.__class__ is self.numpy._module.ndarray and root.base is not None:
             root = root.base
         if root is None or self.made.get(id(root)) is not root:
             raise Untraceable("a write into an array the rule did not make")
@@ -173,7 +173,7 @@ class Tracer:
         if position is not None:
             self.writes_into(args[position] if position < len(args) else None)
         result = self._result(func, args, kwargs)
-        if isinstance(result, np().dtype):          # result_type: a fact of the dtypes
+        if isinstance(result, self.numpy._module.dtype):          # result_type: a fact of the dtypes
             return result
         if result is None and position is not None:     # copyto: a statement
             self.items.append(("do", None, self._call_text(self.bind(func), args, kwargs)))
@@ -206,18 +206,18 @@ class Tracer:
         if template is None:
             template = self.templates[key] = self.trace(fn, args, kwargs, names, example)
         texts = {f"@a{number}": probe_name for probe_name, number in
-                 ((a.name, names[id(a)]) for a in (*args, *kwargs.values()) if type(a) is Probe)}
+                 ((a.name, names[id(a)]) for a in (*args, *kwargs.values()) if type(a) in PROBES)}
         texts["@r"] = target
         base = self.count
         self.count += template[1]
         lines += [indent + PLACEHOLDER.sub(lambda m: texts.get(m[0]) or f"t{base + int(m[0][2:])}", line)
                   for line in template[0]]
-        return Probe(target, example, self)
+        return probe_of(target, example, self)
 
     def kind(self, value, names) -> tuple:
         """What of an argument the traced lines depend on: a probe's class, shape, dtype, strides
         and which argument it is (a rule may ask `x is y`), or a constant itself (kept alive)."""
-        if type(value) is Probe:
+        if type(value) in PROBES:
             number = names.setdefault(id(value), len(names))
             e = value.example
             return ("probe", number, e.__class__, getattr(e, "shape", None), getattr(e, "dtype", None),
@@ -233,10 +233,10 @@ class Tracer:
         kinks, detached = len(NOTES.kinks), len(NOTES.detached)
         stand = {}
         for a in (*args, *kwargs.values()):
-            if type(a) is Probe and id(a) not in stand:
-                stand[id(a)] = Probe(f"@a{names[id(a)]}", a.example, self)
-        args = [stand.get(id(a), a) if type(a) is Probe else a for a in args]
-        kwargs = {k: stand.get(id(v), v) if type(v) is Probe else v for k, v in kwargs.items()}
+            if type(a) in PROBES and id(a) not in stand:
+                stand[id(a)] = probe_of(f"@a{names[id(a)]}", a.example, self)
+        args = [stand.get(id(a), a) if type(a) in PROBES else a for a in args]
+        kwargs = {k: stand.get(id(v), v) if type(v) in PROBES else v for k, v in kwargs.items()}
         self.items, self.decisions, self.made, self.local = [], 0, {}, 0
         self.arguments = {id(self.real(a)) for a in (*args, *kwargs.values())}
         try:
@@ -247,6 +247,8 @@ class Tracer:
             result = self.text(out)
             if len(NOTES.kinks) > kinks or len(NOTES.detached) > detached:
                 raise Untraceable("the rule notes a kink")
+            if example.__class__ is float and type(out) in PROBES and out.example.__class__ is not float:
+                raise Untraceable("the value read out")     # plain_scalar's float() of a numpy scalar
             if not same_example(self.real(out), example):
                 raise Untraceable("the traced lines do not give the rule's own result")
         except Untraceable as exc:
