@@ -4,8 +4,8 @@ reverse sweep, so a replay makes no closure call, list append or tape entry per 
 once the trace has been replayed often enough to pay for it: COMPILE_AFTER).
 
 The code is built from the rules table only, never from the user's text: each step's float
-forward and each VJP rule is traced once with `Stand` stand-ins (which claim to be floats, so
-the rule takes the branch it takes on floats), every operation it applies becomes one line, and
+forward and each VJP rule's float form (the table's `float_vjps`: the form a sweep takes for a
+float adjoint) is traced once with `Stand` stand-ins, every operation it applies becomes one line, and
 every branch it takes on a value is explored both ways and becomes an `if`. Constants, the
 rules' own and the program's, are bound names in the function's namespace, never text. A rule
 that does anything else (calls math, reads a shape, notes a kink) is called as it is, bound by
@@ -232,6 +232,18 @@ def apply_rule(rule, args, target, prefix, namespace, lines, indent="    ") -> N
             names.append(f"{prefix}_a{i}")
     namespace[f"{prefix}_rule"] = rule
     lines.append(f"{indent}{target} = {prefix}_rule({', '.join(names)})")
+
+
+def rule_source(rule, args, target="r", prefix="t") -> tuple:
+    """A rule (a VJP or JVP form of the table, or a float forward) as Python source: the lines
+    of `target = rule(*args)` for floats, traced with stand-ins (args: operand names, or
+    constants), every branch it takes on a value an `if`, and the namespace of the constants
+    the lines name (never formatted into the text). Untraceable where a line cannot show what
+    the rule does. E.g. rule_source(TABLE["mul"].float_vjps[0], ["g", None, "x", "y"]) gives
+    mul's adjoint of x: `t_1 = g == t_k1` ... `r = t_2`."""
+    namespace, lines = {}, []
+    emit(trace_paths(rule, args, prefix, namespace), 0, "", target, lines)
+    return "\n".join(lines) + "\n", namespace
 
 
 # ---- a whole trace ----------------------------------------------------------------------------
