@@ -3,7 +3,7 @@
 a rule's quicker form for a Python float adjoint is a field of its table entry (`float_vjp=`),
 which the sweeps choose by the adjoint's type, so the tracers run either form as written.
 
-`rule_source` (diff/replay_compiled.py) turns a rule into Python source for given operand names;
+`rule_source` (diff/rule_probes.py, the tracer both compiled replays use) turns a rule into Python source for given operand names;
 the text it gives computes the rule's own numbers to the bit."""
 import math
 import pathlib
@@ -17,7 +17,7 @@ from autodiff.engine.core.primitives import TABLE
 from autodiff.engine.core.tape import Tape, backward
 from autodiff.engine.diff.bits import same_bits
 from autodiff.engine.diff.generated import functions_of
-from autodiff.engine.diff.replay_compiled import rule_source
+from autodiff.engine.diff.rule_probes import rule_source
 
 ENGINE = pathlib.Path(autodiff.__file__).parent / "engine"
 
@@ -63,7 +63,10 @@ def test_rule_source_computes_the_rules_own_numbers(name, pos):
     prim = TABLE[name]
     rule = prim.float_vjps[pos]
     operands = ["x", "y"][:prim.arity]
-    text, namespace = rule_source(rule, ["g", "ans" if prim.needs_ans else None, *operands])
+    names = ["g", "ans" if prim.needs_ans else None, *operands]
+    g0, x0, y0 = 1.5, 0.75, -2.0
+    examples = {"g": g0, "x": x0, "y": y0, "ans": prim.impl(*(x0, y0)[:prim.arity])}
+    text, namespace = rule_source(rule, names, examples)
     head = f"def f(g, ans, {', '.join(operands)}):\n"
     f = functions_of(head + "".join(f"    {line}\n" for line in text.splitlines()) + "    return r\n",
                      namespace, "<rule_source test>")["f"]

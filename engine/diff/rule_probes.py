@@ -146,6 +146,8 @@ class Tracer:
         return f"{head}({', '.join(parts)})"
 
     def binary(self, op, symbol, a, b) -> Probe:
+        if symbol == "**" and self.real(a).__class__ in (float, int) and self.real(b).__class__ in (float, int):
+            raise Untraceable("a power of numbers, which may be complex: the rule's check must run")
         return self.let(f"{self.text(a)} {symbol} {self.text(b)}", self._result(op, (a, b), {}))
 
     def unary(self, op, symbol, a) -> Probe:
@@ -279,6 +281,20 @@ class Tracer:
                 pad += "    "
         lines.append(f"{pad}@r = {result}")
         return lines, self.local
+
+
+def rule_source(rule, args, examples: dict, target="r") -> tuple:
+    """A rule of the table (a VJP or JVP form, a float forward) as Python source: the lines of
+    `target = rule(*args)`, traced on probes (args: operand names, whose values `examples` gives,
+    or constants), and the namespace of what the lines name (constants, numpy's functions, the
+    rule itself where the other side of a branch calls it as it is: never formatted into the
+    text). E.g. rule_source(TABLE["mul"].float_vjps[0], ["g", None, "x", "y"], {"g": 1.0, "x":
+    2.0, "y": 3.0}) gives mul's adjoint of x, `r = g * y` under its strong zero's tests."""
+    namespace, lines = {}, []
+    tracer = Tracer(namespace, set())
+    probes = [probe_of(a, examples[a], tracer) if a.__class__ is str else a for a in args]
+    tracer.apply(rule, probes, {}, target, lines, indent="")
+    return "\n".join(lines) + "\n", namespace
 
 
 def same_example(a, b) -> bool:
