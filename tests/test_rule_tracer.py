@@ -3,7 +3,7 @@
 a rule's quicker form for a Python float adjoint is a field of its table entry (`float_vjp=`),
 which the sweeps choose by the adjoint's type, so the tracers run either form as written.
 
-`rule_source` (diff/rule_probes.py, the tracer both compiled replays use) turns a rule into Python source for given operand names;
+`rule_source` (diff/rule_tracer.py, the tracer both compiled replays use) turns a rule into Python source for given operand names;
 the text it gives computes the rule's own numbers to the bit."""
 import math
 import pathlib
@@ -17,7 +17,7 @@ from autodiff.engine.core.primitives import TABLE
 from autodiff.engine.core.tape import Tape, backward
 from autodiff.engine.diff.bits import same_bits
 from autodiff.engine.diff.generated import functions_of
-from autodiff.engine.diff.rule_probes import rule_source
+from autodiff.engine.diff.rule_tracer import rule_source
 
 ENGINE = pathlib.Path(autodiff.__file__).parent / "engine"
 

@@ -5,7 +5,7 @@ once the trace has been replayed often enough to pay for it: COMPILE_AFTER).
 
 The code is built from the rules table only, never from the user's text: each step's float
 forward and each VJP rule's float form (the table's `float_vjps`: the form a sweep takes for a
-float adjoint) is traced by the one rule tracer (diff/rule_probes.py, as the compiled replay of
+float adjoint) is traced by the one rule tracer (diff/rule_tracer.py, as the compiled replay of
 arrays is) on probes of the values at the leaves the function is made at: every operation it
 applies becomes one line, and a branch on a value an `if` whose other side calls the rule as it
 is. Constants, the rules' own and the program's, are bound names in the function's namespace,
@@ -27,8 +27,9 @@ from .bits import same_bits
 from .fallbacks import STEP_ERRORS, Fallback
 from .generated import functions_of
 from .replay import replay_adjoints, replay_values
-from .probes import Untraceable, probe_of
-from .rule_probes import Tracer
+from .replay_arrays import adjoint_lines
+from .replay_sweep import sweep_plan
+from .rule_tracer import Tracer, Untraceable, probe_of
 from .replay_guards import TIE_COMPARISONS, PathChanged
 
 COMPILE_MAX_STEPS = 4000            # longer traces keep the step replay (compile time, code size)
@@ -92,7 +93,7 @@ def guard_lines(number, guard, namespace) -> list:
 
 
 class Lines:
-    """The generated function's values as probes of the one rule tracer (diff/rule_probes.py):
+    """The generated function's values as probes of the one rule tracer (diff/rule_tracer.py):
     `v{j}` the tape's values, whose examples are the values at the leaves it is made at."""
 
     def __init__(self, values, namespace):
@@ -133,23 +134,15 @@ def forward_lines(trace, made) -> list:
 
 
 def sweep_lines(trace, made) -> list:
-    """The reverse sweep over every step (all the inputs watched), adjoints accumulated in the
-    order tape.sweep accumulates them; each VJP the table's float form (the adjoint is a float)."""
-    tracer = made.tracer
+    """The reverse sweep over every step (all the inputs watched): the sweep generator of the
+    compiled replays (diff/replay_arrays.py's adjoint_lines) over the planned sweep's rows, each
+    VJP the table's float form (the adjoint is a float), seeded with 1.0 at the making."""
     lines = [f"    g{trace.output} = seed"]
-    adjoints = {trace.output: probe_of(f"g{trace.output}", 1.0, tracer)}     # seeded with 1.0 here
-    for index in range(trace.output, trace.leaves - 1, -1):
-        g = adjoints.pop(index, None)
-        if g is None:
-            continue
-        prim, parents, args, params, span = trace.steps[index - trace.leaves]
-        full = made.arguments(parents, args)
-        ans = made.value(index) if prim.needs_ans else None
-        for pos, j in parents:
-            prev = adjoints.get(j)
-            contrib = tracer.apply(prim.float_vjps[pos], [g, ans, *full], {}, "c" if prev is not None else f"g{j}",
-                                   lines)
-            adjoints[j] = contrib if prev is None else tracer.apply(operator.add, [prev, contrib], {}, f"g{j}", lines)
+    seed = probe_of(f"g{trace.output}", 1.0, made.tracer)
+    adjoints = adjoint_lines(sweep_plan(trace, list(range(trace.leaves))), made.value, made.tracer, trace.output,
+                             seed, lines, arrays=False)
+    if adjoints is None:
+        raise Untraceable("a rule gave no adjoint")
     leaves = ", ".join(f"g{i}" if i in adjoints else "None" for i in range(trace.leaves))
     return lines + [f"    return v{trace.output}, ({leaves},)"]
 
