@@ -152,13 +152,13 @@ class Primitive:
 
 def dispatching(float_form, generic):
     """A VJP that runs `float_form` where the adjoint is a Python float and `generic` otherwise:
-    the one place the table picks a rule's form by a value's type. `forms` keeps both, for the
-    tracers and the sweeps that choose once per step (core/tape.py's _sweep)."""
+    the table's choice of a rule's form, for the callers that do not choose once per step
+    themselves (core/tape.py's _sweep and diff/replay_sweep.py's planned sweep take
+    `float_vjps` for a float adjoint)."""
     def vjp(g, ans, *args, **params):
         if g.__class__ is float:
             return float_form(g, ans, *args, **params)
         return generic(g, ans, *args, **params)
-    vjp.forms = (float_form, generic)
     return vjp
 
 

@@ -133,8 +133,8 @@ def _sweep_function(plan, values, out, seed, watched, inputs):
 def adjoint_lines(plan, value, tracer, out, seed, body, arrays=True) -> dict | None:
     """THE sweep generator: the lines of the planned sweep (replay_sweep.planned_adjoints, row for
     row) from the output `out` seeded with the probe `seed`, appended to `body`, over `value(j)`,
-    the probes of the tape's values; each VJP the form the table's sweeps take for its adjoint's
-    example (core/primitives.py's dispatching). Returns the adjoints left by tape index (the
+    the probes of the tape's values; each VJP the form the planned sweep takes for its adjoint's
+    example (the table's float form for a float). Returns the adjoints left by tape index (the
     inputs'), or None where a rule gives none. The compiled replay of floats uses it too
     (diff/replay_compiled.py), `arrays` False: no span set per row, no adjoint let go."""
     namespace = tracer.namespace
@@ -152,10 +152,9 @@ def adjoint_lines(plan, value, tracer, out, seed, body, arrays=True) -> dict | N
         else:
             refs = list(args)
         ans = value(i) if needs_ans else None
-        for vjp, j in pairs:
-            forms = getattr(vjp, "forms", None)     # the table's two forms (core/primitives.py's
-            if forms is not None:                   # dispatching): the one g's class takes, traced
-                vjp = forms[0] if g.example.__class__ is float else forms[1]
+        for vjp, float_vjp, j in pairs:
+            if g.example.__class__ is float:        # the table's form planned_adjoints takes
+                vjp = float_vjp
             prev = adjoints.get(j)        # the first contribution is the adjoint itself
             contrib = tracer.apply(vjp, [g, ans, *refs], params or {}, "c" if prev is not None else f"g{j}", body)
             if contrib.example is None:
