@@ -267,3 +267,21 @@ def test_the_rows_of_the_sweeps_alive_stay_under_their_budget(monkeypatch):
     del first                                                                 # its rows given back
     gc.collect()
     assert make_sweep(plan, values, trace.output, 1.0, [0], 1) is not None
+
+
+def test_a_float_adjoint_of_zero_in_a_generated_sweep_keeps_the_interpreters_plus_zero():
+    """A number's part of an array program (c * arctan2(y, z)) swept with a float adjoint of 0
+    (c = 0): tangent_times makes 0 times arctan2's negative partial in z +0.0, as the
+    interpreter does; the generated sweep's skipped finiteness tests are an array's only (a
+    number's adjoint is masked, not -0.0)."""
+    target = load("sum(x * x) + c * arctan2(y, z)")
+    f = Function(target=target)
+    at = {"x": np.array([1.0, 2.0]), "c": 1.0, "y": 2.0, "z": 3.0}
+    for _ in range(4):
+        f.grad_result(at)
+    assert all(made(f))
+    at["c"] = 0.0
+    replayed, fresh = f.grad_result(at), reverse.grad(None, at, target=target)
+    for name in ("x", "c", "y", "z"):
+        assert same_bits(replayed.gradient[name], fresh.gradient[name]), name
+    assert same_bits(replayed.gradient["z"], 0.0)

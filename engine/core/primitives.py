@@ -91,8 +91,8 @@ FACTS = {
 
 
 class Primitive:
-    __slots__ = ("name", "impl", "vjps", "float_vjps", "generic_vjps", "jvps", "needs_args", "needs_ans", "nondiff", "kink",
-                 "side", "builtin", "alias", "arity", "op", "reads", "elementwise") + tuple(FACTS)
+    __slots__ = ("name", "impl", "vjps", "float_vjps", "generic_vjps", "jvps", "needs_args", "needs_ans",
+                 "nondiff", "kink", "side", "builtin", "alias", "arity", "op", "reads", "elementwise") + tuple(FACTS)
 
     def __init__(self, name, impl, vjps=(), jvps=(), needs_args=True, needs_ans=False, nondiff=False,
                  kink=None, side=None, builtin=None, alias=None, arity=None, reads=None, elementwise=False,

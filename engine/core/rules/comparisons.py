@@ -143,10 +143,10 @@ def zero_where_zero(t, r, factor=None):
         return zero_where_zero(factor, r)           # t is a nonzero number: only the factor can be 0
     if c is Var or c is Dual:
         return r
-    if ASSUMED_FINITE[0] is not None and ASSUMED_FINITE[0] == get_ident() and r.__class__ is not TangentStack:
-        return r                      # a generated sweep, which tests its result's finiteness
     numpy = np()
     if r.__class__ is numpy.ndarray:  # on the CPU, mask only when a non-finite entry is there:
+        if ASSUMED_FINITE[0] is not None and ASSUMED_FINITE[0] == get_ident():
+            return r
         total = numpy.add.reduce(r, None)   # one reduction (r.sum()'s own, without its wrapper),
                                             # where the mask costs two more array passes
         if total - total == 0.0:     # finite (a nan or inf anywhere makes the sum non-finite)
