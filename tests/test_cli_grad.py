@@ -292,7 +292,7 @@ def test_a_single_gradient_never_loads_the_replay_machinery():
         assert "autodiff.engine.diff.function" in loaded
         assert not {"autodiff.engine.diff.replay", "autodiff.engine.diff.replay_machinery",
                     "autodiff.engine.diff.replay_sweep", "autodiff.engine.diff.replay_compiled",
-                    "autodiff.engine.diff.probes", "autodiff.engine.diff.rule_probes"} & loaded
+                    "autodiff.engine.diff.rule_tracer"} & loaded
 
 
 def test_a_small_gradient_never_loads_the_regions_threads():

@@ -18,15 +18,14 @@ import autodiff
 from autodiff.engine.core.backend import np as backend_np
 from autodiff.engine.core.backend import seen_through
 from autodiff.engine.core.rules.comparisons import ASSUMED_FINITE, zero_where_zero
-from autodiff.engine.diff import replay_arrays, reverse, rule_probes
+from autodiff.engine.diff import replay_arrays, reverse, rule_tracer
 from autodiff.engine.diff.bits import same_bits
 from autodiff.engine.diff.function import Function
 from autodiff.engine.diff.replay import replay_adjoints, replay_values
 from autodiff.engine.diff.replay_arrays import make_sweep, worth_making
 from autodiff.engine.diff.replay_results import latest
 from autodiff.engine.diff.replay_sweep import planned_adjoints, sweep_plan
-from autodiff.engine.diff.probes import Probe
-from autodiff.engine.diff.rule_probes import Tracer
+from autodiff.engine.diff.rule_tracer import Probe, Tracer
 from autodiff.engine.lang.target import load
 from test_region_schedule import random_expression
 from test_replay_compiled import builtin_calls
@@ -220,15 +219,15 @@ def test_the_rules_such_programs_use_are_traced_into_lines(tmp_path, monkeypatch
     source, make = PROGRAMS[name]
     path = tmp_path / "program.py"
     path.write_text(source.lstrip())
-    monkeypatch.setattr(rule_probes, "WHY", [])
+    monkeypatch.setattr(rule_tracer, "WHY", [])
     f = Function(str(path))
     at = make(np.random.default_rng(0))
     for _ in range(3):
         f.grad_result(at)
     assert all(made(f))
-    assert {why for _, why in rule_probes.WHY} <= {"the value read out"}
+    assert {why for _, why in rule_tracer.WHY} <= {"the value read out"}
     if name == "recurrent":                 # no number input
-        assert rule_probes.WHY == []
+        assert rule_tracer.WHY == []
 
 
 def test_another_thread_keeps_its_finiteness_tests_and_numpy_while_a_sweep_is_traced():
@@ -268,3 +267,21 @@ def test_the_rows_of_the_sweeps_alive_stay_under_their_budget(monkeypatch):
     del first                                                                 # its rows given back
     gc.collect()
     assert make_sweep(plan, values, trace.output, 1.0, [0], 1) is not None
+
+
+def test_a_float_adjoint_of_zero_in_a_generated_sweep_keeps_the_interpreters_plus_zero():
+    """A number's part of an array program (c * arctan2(y, z)) swept with a float adjoint of 0
+    (c = 0): tangent_times makes 0 times arctan2's negative partial in z +0.0, as the
+    interpreter does; the generated sweep's skipped finiteness tests are an array's only (a
+    number's adjoint is masked, not -0.0)."""
+    target = load("sum(x * x) + c * arctan2(y, z)")
+    f = Function(target=target)
+    at = {"x": np.array([1.0, 2.0]), "c": 1.0, "y": 2.0, "z": 3.0}
+    for _ in range(4):
+        f.grad_result(at)
+    assert all(made(f))
+    at["c"] = 0.0
+    replayed, fresh = f.grad_result(at), reverse.grad(None, at, target=target)
+    for name in ("x", "c", "y", "z"):
+        assert same_bits(replayed.gradient[name], fresh.gradient[name]), name
+    assert same_bits(replayed.gradient["z"], 0.0)

@@ -45,7 +45,6 @@ class Symbol:
     """Stands in for an array (or a number) while a rule is traced into an expression."""
     __slots__ = ("expr", "shape", "boolean")
     __array_priority__ = 1000
-    traced = True            # what a rule may ask to refuse a kernel (mul's adjoint)
 
     def __init__(self, expr, shape, boolean=False):
         self.expr, self.shape, self.boolean = expr, tuple(shape), boolean

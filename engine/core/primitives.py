@@ -10,6 +10,12 @@ sweep can be recorded and differentiated again. Rules get (g or t, ans, *args, *
 is None unless the primitive declares `needs_ans`, and args are `Shape` stand-ins unless it
 declares `needs_args`.
 
+A rule with a quicker form for Python floats states it apart (`float_vjp=`, one per argument
+position, None where there is none): the form the sweeps call when the adjoint `g` is a Python
+float (its arguments may still be boxes of an outer level, never masked). The table, not the
+rule, chooses between the two (`dispatching`): the rule bodies ask no value its type to pick
+their path, so a tracer of the rules (diff/rule_tracer.py) runs either form on plain stand-ins.
+
 What the lowerings need of an entry (numexpr's and C's names, cost, taped VJP, plannable,
 elementwise values, a guarded kink, why it gets no fused kernel) are its FACTS: fields with
 defaults, so an entry states only what differs. The lowerings read them off TABLE when they load
@@ -85,15 +91,26 @@ FACTS = {
 
 
 class Primitive:
-    __slots__ = ("name", "impl", "vjps", "jvps", "needs_args", "needs_ans", "nondiff", "kink",
-                 "side", "builtin", "alias", "arity", "op", "reads", "elementwise", "custom") + tuple(FACTS)
+    __slots__ = ("name", "impl", "vjps", "float_vjps", "generic_vjps", "jvps", "needs_args", "needs_ans",
+                 "nondiff", "kink", "side", "builtin", "alias", "arity", "op", "reads", "elementwise",
+                 "custom") + tuple(FACTS)
 
     def __init__(self, name, impl, vjps=(), jvps=(), needs_args=True, needs_ans=False, nondiff=False,
                  kink=None, side=None, builtin=None, alias=None, arity=None, reads=None, elementwise=False,
-                 custom=None, **facts):
+                 float_vjps=None, custom=None, **facts):
         self.name = name
         self.impl = impl
-        self.vjps = vjps if isinstance(vjps, PerPosition) else tuple(vjps)
+        # generic_vjps: the rules as written (any g); float_vjps: what a sweep calls where g is a
+        # Python float (a rule's float form, else its generic rule); vjps: either, chosen per call
+        # by g's type where a float form exists (`dispatching`): what every other caller calls
+        self.generic_vjps = vjps if isinstance(vjps, PerPosition) else tuple(vjps)
+        if float_vjps is None or isinstance(vjps, PerPosition):
+            self.float_vjps = self.vjps = self.generic_vjps
+        else:
+            forms = tuple(float_vjps) + (None,) * (len(self.generic_vjps) - len(float_vjps))
+            self.float_vjps = tuple(v if f is None else f for f, v in zip(forms, self.generic_vjps))
+            self.vjps = tuple(v if f is None or v is None else dispatching(f, v)
+                              for f, v in zip(forms, self.generic_vjps))
         self.jvps = jvps if isinstance(jvps, PerPosition) else tuple(jvps)
         self.needs_args = needs_args
         self.needs_ans = needs_ans
@@ -108,7 +125,7 @@ class Primitive:
         self.op = None            # the engine op that applies it (set by defprim)
         # per argument position, what that position's VJP reads: (argument positions, reads ans).
         # An array tape keeps only what the traced positions read (tape.record_reads).
-        self.reads = None if reads is None else resolve_reads(reads, self.vjps)
+        self.reads = None if reads is None else resolve_reads(reads, self.generic_vjps)
         # output element i depends on element i of each (broadcast) argument only: JVPs lift
         # over a stack of tangents by broadcasting (core/batch.py)
         self.elementwise = elementwise
@@ -137,15 +154,28 @@ class Primitive:
         return f"<primitive {self.name}>"
 
 
-def defprim(name, impl, vjp=(), jvp=(), *, float_impl=None, make_op=None, table=None, **kw):
+def dispatching(float_form, generic):
+    """A VJP that runs `float_form` where the adjoint is a Python float and `generic` otherwise:
+    the table's choice of a rule's form, for the callers that do not choose once per step
+    themselves (core/tape.py's _sweep and diff/replay_sweep.py's planned sweep take
+    `float_vjps` for a float adjoint)."""
+    def vjp(g, ans, *args, **params):
+        if g.__class__ is float:
+            return float_form(g, ans, *args, **params)
+        return generic(g, ans, *args, **params)
+    return vjp
+
+
+def defprim(name, impl, vjp=(), jvp=(), *, float_impl=None, float_vjp=None, make_op=None, table=None, **kw):
     """File a primitive in TABLE (or in `table`: a program's own rules table, where its
     custom_vjp and custom_jvp functions are entries, lang/custom_rules.py) and return its engine
     op. `float_impl` is the forward for two (or one) Python floats where it agrees exactly with
-    `impl` (Python's own operator: the scalar loop saves a call); `make_op(prim)` builds an op
-    with parameters (axis, shape...)."""
+    `impl` (Python's own operator: the scalar loop saves a call); `float_vjp` the VJPs' forms for
+    a Python float adjoint (per position, None where a rule has none); `make_op(prim)` builds an
+    op with parameters (axis, shape...)."""
     if "arity" not in kw:
         kw["arity"] = len(vjp) if vjp else impl.__code__.co_argcount
-    prim = Primitive(name, impl, vjp, jvp, **kw)
+    prim = Primitive(name, impl, vjp, jvp, float_vjps=float_vjp, **kw)
     (TABLE if table is None else table)[name] = prim
     if make_op is not None:
         op = make_op(prim)

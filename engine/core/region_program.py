@@ -176,7 +176,6 @@ class Program:
 class Step(Symbol):
     """A symbol that names a step of a Program (its `expr` is the step's name)."""
     __slots__ = ("program",)
-    traced = False           # a region's kernel is worth making for mul's adjoint too
 
     def __init__(self, expr, shape, boolean, program):
         super().__init__(expr, shape, boolean)

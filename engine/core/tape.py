@@ -334,7 +334,7 @@ def _sweep(entries: list, adj: list, dropped: list, top: int, bottom: int, free:
         args = e.args
         params = e.params
         ans = e.ans
-        vjps = prim.vjps
+        vjps = prim.float_vjps if g.__class__ is float else prim.vjps     # the table's forms: once per step
         for pos, j in e.parents:
             contrib = vjps[pos](g, ans, *args, **params) if params else vjps[pos](g, ans, *args)
             prev = adj[j]
@@ -353,11 +353,11 @@ def _sweep(entries: list, adj: list, dropped: list, top: int, bottom: int, free:
 class _Told:
     """An entry's primitive as a sweep with `on_step` sees it: the VJPs of its traced positions
     (by position: a variadic primitive's are made on demand), each telling its term."""
-    __slots__ = ("vjps",)
+    __slots__ = ("vjps", "float_vjps")
 
     def __init__(self, prim, i, parents, on_step):
         vjps = prim.vjps
-        self.vjps = {pos: _telling(vjps[pos], i, pos, j, on_step) for pos, j in parents}
+        self.vjps = self.float_vjps = {pos: _telling(vjps[pos], i, pos, j, on_step) for pos, j in parents}
 
 
 def _telling(vjp, i, pos, j, on_step):

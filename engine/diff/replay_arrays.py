@@ -6,7 +6,7 @@ The forward pass keeps its closures: generated, it was no quicker (the closures 
 table's forward directly, and most forwards are one numpy call).
 
 The code is built from the rules table only, never from the user's text: each rule is run once on
-probes (diff/probes.py, traced by diff/rule_probes.py), and every operation it applies becomes a
+probes (the one rule tracer, diff/rule_tracer.py), and every operation it applies becomes a
 line. Where a rule branches on a value (a finiteness test, a float's `g != 0.0`) the line is an
 `if` whose other side calls the rule as it is on the same arguments: the rules are pure functions
 of their arguments, so that call gives what the rule itself would. The same callables in the same
@@ -28,8 +28,7 @@ from ..core.backend import np, xp
 from ..core.notes import NOTES
 from ..core.tape import saved_args
 from .generated import functions_of
-from .probes import Probe, Untraceable
-from .rule_probes import Tracer
+from .rule_tracer import PROBES, Tracer, Untraceable, probe_of
 
 MAX_ROWS = 4000             # longer sweeps keep the planned one (compile time, code size)
 # A sweep is made once the planned sweeps it replaces have taken as long as making it would
@@ -117,24 +116,45 @@ def _sweep_function(plan, values, out, seed, watched, inputs):
     def value(j):
         probe = probes.get(j)
         if probe is None:
-            probe = probes[j] = Probe(f"v{j}", values[j], tracer)
+            probe = probes[j] = probe_of(f"v{j}", values[j], tracer)
         return probe
 
-    adjoints = {out: Probe(f"g{out}", seed, tracer)}
     body = [f"    g{out} = seed"]
+    adjoints = adjoint_lines(plan, value, tracer, out, probe_of(f"g{out}", seed, tracer), body)
+    if adjoints is None:
+        return None
+    lines = ["def sweep(values, seed):"] + [f"    v{j} = values[{j}]" for j in sorted(probes)] + body
+    lines.append("    return [" + ", ".join(f"g{w}" if w in adjoints else "None" for w in watched) + "]")
+    text = "\n".join(lines) + "\n"
+    made = functions_of(text, namespace, "<replayed array trace>")["sweep"]     # our own text (see above)
+    return ArraySweep(made, Leaves([seed, *values[:inputs]]), text, len(plan.rows))
+
+
+def adjoint_lines(plan, value, tracer, out, seed, body, arrays=True) -> dict | None:
+    """THE sweep generator: the lines of the planned sweep (replay_sweep.planned_adjoints, row for
+    row) from the output `out` seeded with the probe `seed`, appended to `body`, over `value(j)`,
+    the probes of the tape's values; each VJP the form the planned sweep takes for its adjoint's
+    example (the table's float form for a float). Returns the adjoints left by tape index (the
+    inputs'), or None where a rule gives none. The compiled replay of floats uses it too
+    (diff/replay_compiled.py), `arrays` False: no span set per row, no adjoint let go."""
+    namespace = tracer.namespace
+    adjoints = {out: seed}
     for i, pairs, args, gather, recorded, needs_ans, params, span in plan.rows:
         g = adjoints.get(i)
         if g is None:
             continue
-        namespace[f"s{i}"] = span
-        body.append(f"    notes.span = s{i}")
+        if arrays:
+            namespace[f"s{i}"] = span
+            body.append(f"    notes.span = s{i}")
         prim, parents, recorded_args = recorded
         if gather is not None or args is None:
             refs = _row_arguments(prim, parents, recorded_args, value)
         else:
             refs = list(args)
         ans = value(i) if needs_ans else None
-        for vjp, j in pairs:
+        for vjp, float_vjp, j in pairs:
+            if g.example.__class__ is float:        # the table's form planned_adjoints takes
+                vjp = float_vjp
             prev = adjoints.get(j)        # the first contribution is the adjoint itself
             contrib = tracer.apply(vjp, [g, ans, *refs], params or {}, "c" if prev is not None else f"g{j}", body)
             if contrib.example is None:
@@ -146,12 +166,9 @@ def _sweep_function(plan, values, out, seed, watched, inputs):
             else:
                 adjoints[j] = tracer.apply(accumulate, [prev, contrib], {}, f"g{j}", body)
         del adjoints[i]
-        body.append(f"    g{i} = None")
-    lines = ["def sweep(values, seed):"] + [f"    v{j} = values[{j}]" for j in sorted(probes)] + body
-    lines.append("    return [" + ", ".join(f"g{w}" if w in adjoints else "None" for w in watched) + "]")
-    text = "\n".join(lines) + "\n"
-    made = functions_of(text, namespace, "<replayed array trace>")["sweep"]     # our own text (see above)
-    return ArraySweep(made, Leaves([seed, *values[:inputs]]), text, len(plan.rows))
+        if arrays:
+            body.append(f"    g{i} = None")
+    return adjoints
 
 
 def _row_arguments(prim, parents, recorded_args, value) -> list:
@@ -163,5 +180,5 @@ def _row_arguments(prim, parents, recorded_args, value) -> list:
         full[pos] = value(j)
     real = tuple(Tracer.real(v) for v in full)
     saved = saved_args(prim, real)
-    return [full[pos] if type(full[pos]) is Probe and saved[pos] is real[pos] else saved[pos]
+    return [full[pos] if type(full[pos]) in PROBES and saved[pos] is real[pos] else saved[pos]
             for pos in range(len(full))]

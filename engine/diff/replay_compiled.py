@@ -4,13 +4,15 @@ reverse sweep, so a replay makes no closure call, list append or tape entry per 
 once the trace has been replayed often enough to pay for it: COMPILE_AFTER).
 
 The code is built from the rules table only, never from the user's text: each step's float
-forward and each VJP rule is traced once with `Stand` stand-ins (which claim to be floats, so
-the rule takes the branch it takes on floats), every operation it applies becomes one line, and
-every branch it takes on a value is explored both ways and becomes an `if`. Constants, the
-rules' own and the program's, are bound names in the function's namespace, never text. A rule
-that does anything else (calls math, reads a shape, notes a kink) is called as it is, bound by
-name. So the floats go through the same operations in the same order as the step-by-step
-replay: the same numbers to the last bit (tests/test_replay_compiled.py walks the table).
+forward and each VJP rule's float form (the table's `float_vjps`: the form a sweep takes for a
+float adjoint) is traced by the one rule tracer (diff/rule_tracer.py, as the compiled replay of
+arrays is) on probes of the values at the leaves the function is made at: every operation it
+applies becomes one line, and a branch on a value an `if` whose other side calls the rule as it
+is. Constants, the rules' own and the program's, are bound names in the function's namespace,
+never text. A rule that does anything else (calls math, reads a shape, notes a kink) is called
+as it is, bound by name. So the floats go through the same operations in the same order as the
+step-by-step replay: the same numbers to the last bit (tests/test_replay_compiled.py walks the
+table).
 
 `compile()` is applied to this generated text only (diff/generated.py): nothing is passed to
 eval or exec. A compiled run that raises (Python's `/` by zero where the rule falls back to IEEE) or notes a
@@ -25,7 +27,9 @@ from .bits import same_bits
 from .fallbacks import STEP_ERRORS, Fallback
 from .generated import functions_of
 from .replay import replay_adjoints, replay_values
-from .probes import REFUSALS, Untraceable
+from .replay_arrays import adjoint_lines
+from .replay_sweep import sweep_plan
+from .rule_tracer import Tracer, Untraceable, probe_of
 from .replay_guards import TIE_COMPARISONS, PathChanged
 
 COMPILE_MAX_STEPS = 4000            # longer traces keep the step replay (compile time, code size)
@@ -33,213 +37,7 @@ COMPILE_MAX_STEPS = 4000            # longer traces keep the step replay (compil
 # about 100 µs a step, a compiled run saves about 1.5 µs a step, so a trace used a few times only
 # never pays for it (x*x is compiled at its first replay).
 COMPILE_AFTER = 64
-RULE_MAX_PATHS = 16                 # branch combinations one rule may take
 INLINE = {operator.add: "+", operator.sub: "-", operator.mul: "*"}     # Python's own float operators
-
-
-class Stand:
-    """A float while a rule is traced: each operation on it becomes a line of the tracer's."""
-    __slots__ = ("name", "tracer")
-
-    def __init__(self, name, tracer):
-        self.name, self.tracer = name, tracer
-
-    def __array_ufunc__(self, *args, **kwargs):
-        raise Untraceable("numpy on a float")
-
-    def __getattr__(self, name):
-        if hasattr(float, name):        # a float's attribute or method: not followed
-            raise Untraceable(f"float.{name}")
-        raise AttributeError(name)      # what a float says
-
-    @property
-    def __class__(self):            # what the rules' fast paths ask of a value
-        return float
-
-    def __bool__(self):
-        return self.tracer.decide(self.name)
-
-    def __float__(self):
-        raise Untraceable("a function of a float")
-
-    __index__ = __int__ = __float__
-
-    def __pow__(self, o):           # float ** float may be complex: the rule's check must run
-        raise Untraceable("a power")
-
-    __rpow__ = __pow__
-
-    # + - * / of two floats is a float; a comparison is a bool (a Truth)
-    def __neg__(self): return self.tracer.let(f"-{self.name}")
-    def __pos__(self): return self
-    def __add__(self, o): return self.tracer.binary("+", self, o)
-    def __radd__(self, o): return self.tracer.binary("+", o, self)
-    def __sub__(self, o): return self.tracer.binary("-", self, o)
-    def __rsub__(self, o): return self.tracer.binary("-", o, self)
-    def __mul__(self, o): return self.tracer.binary("*", self, o)
-    def __rmul__(self, o): return self.tracer.binary("*", o, self)
-    def __truediv__(self, o): return self.tracer.binary("/", self, o)
-    def __rtruediv__(self, o): return self.tracer.binary("/", o, self)
-    def __eq__(self, o): return self.tracer.compare("==", self, o)
-    def __ne__(self, o): return self.tracer.compare("!=", self, o)
-    def __lt__(self, o): return self.tracer.compare("<", self, o)
-    def __le__(self, o): return self.tracer.compare("<=", self, o)
-    def __gt__(self, o): return self.tracer.compare(">", self, o)
-    def __ge__(self, o): return self.tracer.compare(">=", self, o)
-    __hash__ = object.__hash__
-
-
-class Truth:
-    """A comparison's result while a rule is traced: a bool, which the rule may only branch on."""
-    __slots__ = ("name", "tracer")
-
-    def __init__(self, name, tracer):
-        self.name, self.tracer = name, tracer
-
-    @property
-    def __class__(self):
-        return bool
-
-    def __bool__(self):
-        return self.tracer.decide(self.name)
-
-    def __getattr__(self, name):
-        raise Untraceable(f"bool.{name}")
-
-    def __array_ufunc__(self, *args, **kwargs):
-        raise Untraceable("numpy on a bool")
-
-    def __float__(self):
-        raise Untraceable("arithmetic on a bool")
-
-    __index__ = __int__ = __neg__ = __pos__ = __invert__ = __float__
-
-    def __add__(self, o):
-        raise Untraceable("arithmetic on a bool")
-
-    __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = __add__
-    __pow__ = __rpow__ = __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = __and__ = __or__ = __add__
-    __rand__ = __ror__ = __xor__ = __rxor__ = __add__
-    __hash__ = object.__hash__
-
-
-class Tracer:
-    """One run of a rule on stand-ins, following `decisions` at its first branches (True after).
-    Values are named in order (the same names on every path up to where they part); constants
-    get names of their own, unique over all paths (they may differ after a branch)."""
-
-    def __init__(self, prefix, namespace, decisions, constants):
-        self.prefix, self.namespace, self.decisions, self.constants = prefix, namespace, decisions, constants
-        self.items, self.taken, self.count = [], [], 0
-
-    def name(self) -> str:
-        self.count += 1
-        return f"{self.prefix}_{self.count}"
-
-    def ref(self, v) -> str:
-        if type(v) is Stand:
-            return v.name
-        if type(v) is Truth:
-            raise Untraceable("a bool as a number")
-        if v.__class__ not in (float, int, bool):
-            raise Untraceable(f"a {v.__class__.__name__} in a rule")
-        self.constants.append(v)
-        name = f"{self.prefix}_k{len(self.constants)}"
-        self.namespace[name] = v        # a bound constant, never formatted into the text
-        return name
-
-    def let(self, expr) -> Stand:
-        name = self.name()
-        self.items.append(("let", name, expr))
-        return Stand(name, self)
-
-    def binary(self, op, a, b) -> Stand:
-        return self.let(f"{self.ref(a)} {op} {self.ref(b)}")
-
-    def compare(self, op, a, b) -> Truth:
-        line = f"{self.ref(a)} {op} {self.ref(b)}"
-        name = self.name()
-        self.items.append(("let", name, line))
-        return Truth(name, self)
-
-    def decide(self, name) -> bool:
-        k = len(self.taken)
-        outcome = self.decisions[k] if k < len(self.decisions) else True
-        self.taken.append(outcome)
-        self.items.append(("if", name, outcome))
-        if len(self.taken) > 8:
-            raise Untraceable("too many branches")
-        return outcome
-
-
-def trace_paths(rule, args, prefix, namespace) -> list:
-    """Every path of `rule(*args)` (args: names of values, or constants) as items: ("let", name,
-    expression), ("if", name, outcome) and last ("result", name). Untraceable if some path does
-    what a line cannot (or notes anything: the step replay reports notes with their spans)."""
-    paths, decisions, constants = [], [], []
-    kinks, detached = len(NOTES.kinks), len(NOTES.detached)
-    while True:
-        tracer = Tracer(prefix, namespace, decisions, constants)
-        stands = [Stand(a, tracer) if a.__class__ is str else a for a in args]
-        try:
-            out = rule(*stands)
-            result = tracer.ref(out)
-        except Untraceable:
-            raise
-        except REFUSALS as exc:          # what a rule does to something it takes for a float
-            raise Untraceable(str(exc)) from None
-        finally:
-            noted = len(NOTES.kinks) > kinks or len(NOTES.detached) > detached
-            del NOTES.kinks[kinks:], NOTES.detached[detached:]
-        if noted:
-            raise Untraceable("the rule notes a kink")
-        paths.append(tracer.items + [("result", result)])
-        taken = tracer.taken
-        while taken and not taken[-1]:
-            taken.pop()
-        if not taken:
-            return paths
-        decisions = taken[:-1] + [False]
-        if len(paths) >= RULE_MAX_PATHS:
-            raise Untraceable("too many paths")
-
-
-def emit(paths, depth, indent, target, lines) -> None:
-    """The lines of a rule's paths (which share their items up to each branch), the result in `target`."""
-    while True:
-        kind, name, what = (paths[0][depth] + (None,))[:3]
-        if kind == "let":
-            lines.append(f"{indent}{name} = {what}")
-            depth += 1
-        elif kind == "result":
-            lines.append(f"{indent}{target} = {name}")
-            return
-        else:
-            yes = [p for p in paths if p[depth][2]]
-            no = [p for p in paths if not p[depth][2]]
-            lines.append(f"{indent}if {name}:")
-            emit(yes, depth + 1, indent + "    ", target, lines)
-            lines.append(f"{indent}else:")
-            emit(no, depth + 1, indent + "    ", target, lines)
-            return
-
-
-def apply_rule(rule, args, target, prefix, namespace, lines, indent="    ") -> None:
-    """`target = rule(*args)` as lines: traced, or the rule called by a bound name."""
-    try:
-        emit(trace_paths(rule, args, prefix, namespace), 0, indent, target, lines)
-        return
-    except Untraceable:
-        pass
-    names = []
-    for i, a in enumerate(args):
-        if a.__class__ is str:
-            names.append(a)
-        else:
-            namespace[f"{prefix}_a{i}"] = a
-            names.append(f"{prefix}_a{i}")
-    namespace[f"{prefix}_rule"] = rule
-    lines.append(f"{indent}{target} = {prefix}_rule({', '.join(names)})")
 
 
 # ---- a whole trace ----------------------------------------------------------------------------
@@ -294,12 +92,33 @@ def guard_lines(number, guard, namespace) -> list:
     return lines + [f"    if {test}:", f"        raise PathChanged({number}, {not outcome})"]
 
 
-def forward_lines(trace, namespace) -> list:
+class Lines:
+    """The generated function's values as probes of the one rule tracer (diff/rule_tracer.py):
+    `v{j}` the tape's values, whose examples are the values at the leaves it is made at."""
+
+    def __init__(self, values, namespace):
+        self.values, self.tracer, self.probes = values, Tracer(namespace, set()), {}
+
+    def value(self, j):
+        probe = self.probes.get(j)
+        if probe is None:
+            probe = self.probes[j] = probe_of(f"v{j}", self.values[j], self.tracer)
+        return probe
+
+    def arguments(self, parents, args) -> list:
+        """A step's arguments: probes of the traced values, the recorded constants as they are."""
+        full = list(args)
+        for pos, j in parents:
+            full[pos] = self.value(j)
+        return full
+
+
+def forward_lines(trace, made) -> list:
     lines, guards, index = [], list(trace.guards), trace.leaves
     number = 0
     for prim, parents, args, params, span in trace.steps:
         while number < len(guards) and guards[number].position <= index:
-            lines += guard_lines(number, guards[number], namespace)
+            lines += guard_lines(number, guards[number], made.tracer.namespace)
             number += 1
         call = prim.op.float_impl
         full = step_arguments(parents, args)
@@ -307,47 +126,44 @@ def forward_lines(trace, namespace) -> list:
         if symbol is not None and all(a.__class__ is str for a in full):
             lines.append(f"    v{index} = {full[0]} {symbol} {full[1]}")
         else:
-            apply_rule(call, full, f"v{index}", f"f{index}", namespace, lines)
+            made.tracer.apply(call, made.arguments(parents, args), {}, f"v{index}", lines)
         index += 1
     for k in range(number, len(guards)):
-        lines += guard_lines(k, guards[k], namespace)
+        lines += guard_lines(k, guards[k], made.tracer.namespace)
     return lines
 
 
-def sweep_lines(trace, namespace) -> list:
-    """The reverse sweep over every step (all the inputs watched), adjoints accumulated in the
-    order tape.sweep accumulates them."""
+def sweep_lines(trace, made) -> list:
+    """The reverse sweep over every step (all the inputs watched): the sweep generator of the
+    compiled replays (diff/replay_arrays.py's adjoint_lines) over the planned sweep's rows, each
+    VJP the table's float form (the adjoint is a float), seeded with 1.0 at the making."""
     lines = [f"    g{trace.output} = seed"]
-    reached = {trace.output}
-    for index in range(trace.output, trace.leaves - 1, -1):
-        if index not in reached:
-            continue
-        prim, parents, args, params, span = trace.steps[index - trace.leaves]
-        full = step_arguments(parents, args)
-        ans = f"v{index}" if prim.needs_ans else None
-        for pos, j in parents:
-            apply_rule(prim.vjps[pos], [f"g{index}", ans, *full], "c", f"b{index}_{pos}", namespace, lines)
-            lines.append(f"    g{j} = g{j} + c" if j in reached else f"    g{j} = c")
-            reached.add(j)
-    leaves = ", ".join(f"g{i}" if i in reached else "None" for i in range(trace.leaves))
+    seed = probe_of(f"g{trace.output}", 1.0, made.tracer)
+    adjoints = adjoint_lines(sweep_plan(trace, list(range(trace.leaves))), made.value, made.tracer, trace.output,
+                             seed, lines, arrays=False)
+    if adjoints is None:
+        raise Untraceable("a rule gave no adjoint")
+    leaves = ", ".join(f"g{i}" if i in adjoints else "None" for i in range(trace.leaves))
     return lines + [f"    return v{trace.output}, ({leaves},)"]
 
 
-def compile_trace(trace) -> Compiled | None:
-    """The generated functions of a float trace, or None where it has none (arrays, a long trace)."""
+def compile_trace(trace, values) -> Compiled | None:
+    """The generated functions of a float trace, made at `values` (every tape value at some
+    leaves: the tracer's examples), or None where it has none (arrays, a long trace)."""
     if not compilable(trace):
         return None
     namespace = {"PathChanged": PathChanged}
+    made = Lines(values, namespace)
     try:
-        forward = forward_lines(trace, namespace)
-        sweep = sweep_lines(trace, namespace)
-    except Untraceable:
+        forward = forward_lines(trace, made)
+        sweep = sweep_lines(trace, made)
+    except (Untraceable, *STEP_ERRORS):
         return None
     leaves = ", ".join(f"v{i}" for i in range(trace.leaves))
     text = "\n".join([f"def forward({leaves}):", *forward, f"    return v{trace.output}",
                       f"def gradient({leaves}{', ' if leaves else ''}seed):", *forward, *sweep]) + "\n"
-    made = functions_of(text, namespace, "<replayed trace>")      # our own generated text (see above)
-    return Compiled(made["forward"], made["gradient"], trace.leaves + len(trace.steps), text)
+    functions = functions_of(text, namespace, "<replayed trace>")      # our own generated text (see above)
+    return Compiled(functions["forward"], functions["gradient"], trace.leaves + len(trace.steps), text)
 
 
 # ---- made once per trace, checked against the step replay -----------------------------------
@@ -377,16 +193,21 @@ RETRY = "retry"         # the check could not run at these values (another path,
 
 
 def checked(trace, leaves):
-    made = compile_trace(trace)
-    if made is None:
-        return None
     kinks = len(NOTES.kinks)
     try:
         values = replay_values(trace, list(leaves))
         _, adjoints = replay_adjoints(trace, values, 1.0, list(range(trace.leaves)))
+    except (Fallback, *STEP_ERRORS):    # another path, a division by zero: checked at other values
+        return RETRY
+    finally:
+        del NOTES.kinks[kinks:]
+    made = compile_trace(trace, values)
+    if made is None:
+        return None
+    try:
         value, fast = made.gradient(*leaves, 1.0)
         forward = made.forward(*leaves)
-    except (Fallback, *STEP_ERRORS):    # another path, a division by zero: checked at other values
+    except (Fallback, *STEP_ERRORS):
         return RETRY
     finally:
         del NOTES.kinks[kinks:]

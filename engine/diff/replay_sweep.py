@@ -50,8 +50,9 @@ def _make_plan(trace, watched: list) -> SweepPlan:
         if live:
             live_index[index] = True
             rebuilt = prim.needs_args or len(live) < len(parents) or not all(a.__class__ is Shape for a in args)
-            vjps = prim.vjps
-            rows.append((index, tuple((vjps[pos], j) for pos, j in live), None if rebuilt else args,
+            vjps, float_vjps = prim.vjps, prim.float_vjps     # any adjoint's, a float's: the sweep
+            rows.append((index, tuple((vjps[pos], float_vjps[pos], j) for pos, j in live),    # picks per row
+                         None if rebuilt else args,
                          _gather(prim, parents, args) if rebuilt else None,
                          (prim, parents, args), prim.needs_ans, params, span))
         index += 1
@@ -117,7 +118,10 @@ def planned_adjoints(plan: SweepPlan, values: list, out: int, seed) -> list:
                 full[pos] = values[j]
             args = saved_args(prim, tuple(full))
         ans = values[i] if needs_ans else None
-        for vjp, j in pairs:
+        floats = g.__class__ is float               # a float adjoint takes the table's float forms
+        for vjp, float_vjp, j in pairs:
+            if floats:
+                vjp = float_vjp
             contrib = vjp(g, ans, *args, **params) if params else vjp(g, ans, *args)
             prev = adj[j]
             if prev is None:

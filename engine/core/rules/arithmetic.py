@@ -5,6 +5,7 @@ from __future__ import annotations
 import operator
 
 from ..backend import np
+from ..tape import Dual, Var
 from ..primitives import check_result_size, defprim, float_fallback, ndim, plain_scalar, shape
 from .comparisons import tangent_times, zero_where_zero
 from .joins import permute_dims
@@ -24,23 +25,17 @@ def _matmul(x, y):
     return plain_scalar(x @ y)
 
 
-def _masked_product(g, r, factor):
-    """mul's adjoint g * factor, 0 where g or the factor is 0 (zero_where_zero). Traced into a fused
-    kernel (g is a core/fused.py Symbol, marked `traced`) it refuses: a product and its mask are
-    no kernel worth making, numpy's product and one reduction are as quick."""
-    if g.__class__ is not np().ndarray and getattr(g, "traced", False):     # an array has no such attribute
-        raise TypeError("mul's adjoint: one product, no kernel")
-    return zero_where_zero(g, r, factor)
-
-
 def _div_adjoint_y(g, ans, x, y):
     """div's adjoint of the divisor, -g x / y², 0 where g or x is exactly 0 (the strong zero)."""
-    if g.__class__ is float:
-        if g == 0.0:
-            return 0.0
-        r = div(-g * x, y * y)
-        return r if r.__class__ is not float or r == r or x != 0.0 else 0.0
     return unbroadcast(zero_where_zero(g, div(-g * x, y * y), x), y)
+
+
+def _div_adjoint_y_float(g, ans, x, y):
+    """_div_adjoint_y for a Python float g: no call but div's."""
+    if g == 0.0:
+        return 0.0
+    r = div(-g * x, y * y)
+    return r if (c := r.__class__) is Var or c is Dual or r == r or x != 0.0 else 0.0
 
 
 # Python's own operators for floats, where they agree exactly with the forward rule (the fast
@@ -59,20 +54,22 @@ sub = defprim("sub", lambda x, y: x - y, elementwise=True, needs_args=False, flo
                    lambda t, ans, x, y: bcast(-t, ans)))
 mul = defprim("mul", lambda x, y: x * y, elementwise=True, float_impl=operator.mul, reads=("y", "x"),
               numexpr="*", ufuncs=("multiply",), taped_vjp=True, plannable=True,
+              vjp=(lambda g, ans, x, y: unbroadcast(zero_where_zero(g, g * y, y), x),
+                   lambda g, ans, x, y: unbroadcast(zero_where_zero(g, x * g, x), y)),
               # the scalar sweep's float g: no call; a nan product of a zero factor is the strong zero
-              vjp=(lambda g, ans, x, y: ((r if (r := g * y).__class__ is not float or r == r or y != 0.0 else 0.0)
-                                         if g != 0.0 else 0.0) if g.__class__ is float
-                                        else unbroadcast(_masked_product(g, g * y, y), x),
-                   lambda g, ans, x, y: ((r if (r := x * g).__class__ is not float or r == r or x != 0.0 else 0.0)
-                                         if g != 0.0 else 0.0) if g.__class__ is float
-                                        else unbroadcast(_masked_product(g, x * g, x), y)),
+              # (an outer level's box, in a nested derivative, is never masked)
+              float_vjp=(lambda g, ans, x, y: ((r if (c := (r := g * y).__class__) is Var or c is Dual or r == r
+                                                or y != 0.0 else 0.0) if g != 0.0 else 0.0),
+                         lambda g, ans, x, y: ((r if (c := (r := x * g).__class__) is Var or c is Dual or r == r
+                                                or x != 0.0 else 0.0) if g != 0.0 else 0.0)),
               jvp=(lambda t, ans, x, y: bcast(tangent_times(t, y), ans),
                    lambda t, ans, x, y: bcast(tangent_times(t, x), ans)))
 div = defprim("div", _div, elementwise=True, reads=("y", "x y"),
               numexpr="/", ufuncs=("divide", "true_divide"), taped_vjp=True, plannable=True,
-              vjp=(lambda g, ans, x, y: (div(g, y) if g != 0.0 else 0.0) if g.__class__ is float
-                                        else unbroadcast(zero_where_zero(g, div(g, y)), x),
+              vjp=(lambda g, ans, x, y: unbroadcast(zero_where_zero(g, div(g, y)), x),
                    _div_adjoint_y),
+              float_vjp=(lambda g, ans, x, y: div(g, y) if g != 0.0 else 0.0,
+                         _div_adjoint_y_float),
               jvp=(lambda t, ans, x, y: bcast(tangent_times(t, div(1.0, y)), ans),
                    lambda t, ans, x, y: bcast(tangent_times(-t, div(x, y * y)), ans)))
 neg = defprim("neg", lambda x: -x, elementwise=True, needs_args=False, float_impl=operator.neg,

@@ -9,6 +9,7 @@ import math
 
 from ..backend import np, xp
 from ..notes import NOTES
+from ..tape import Dual, Var
 from ..primitives import defprim, float_fallback, plain_scalar, unary, zeros_like
 from .arithmetic import div
 from .comparisons import eq, share, sign, step, tangent_times, where, zero_where_zero
@@ -45,10 +46,10 @@ def _pow_dx(ans, x, y):
 # taped and plannable with a constant exponent only: its VJP in y applies where() to a traced one
 pow = defprim("pow", _pow, elementwise=True, needs_ans=True, reads=("x y", "ans x"),
               numexpr="**", ufuncs=("power",), taped_vjp=True, plannable=True, constant_args=(1,),
-              vjp=(lambda g, ans, x, y: tangent_times(g, _pow_dx(ans, x, y)) if g.__class__ is float
-                                        else unbroadcast(tangent_times(g, _pow_dx(ans, x, y)), x),
-                   lambda g, ans, x, y: (_pow_dy(g, ans, x, y) if g != 0.0 else 0.0) if g.__class__ is float
-                                        else unbroadcast(zero_where_zero(g, _pow_dy(g, ans, x, y)), y)),
+              vjp=(lambda g, ans, x, y: unbroadcast(tangent_times(g, _pow_dx(ans, x, y)), x),
+                   lambda g, ans, x, y: unbroadcast(zero_where_zero(g, _pow_dy(g, ans, x, y)), y)),
+              float_vjp=(lambda g, ans, x, y: tangent_times(g, _pow_dx(ans, x, y)),
+                         lambda g, ans, x, y: _pow_dy(g, ans, x, y) if g != 0.0 else 0.0),
               jvp=(lambda t, ans, x, y: bcast(tangent_times(t, _pow_dx(ans, x, y)), ans),
                    lambda t, ans, x, y: bcast(tangent_times(t, _pow_dy(1.0, ans, x, y)), ans)))
 
@@ -63,16 +64,17 @@ def unary_entry(name, mathfn, deriv, needs_ans=False, impl=None, needs_args=None
     (tangent_times): a zero adjoint or tangent times an inf or nan f'(x) is 0, in both modes. A
     derivative written in `ans` alone (exp, tanh) keeps no argument on the tape: needs_ans
     implies the argument is not read, unless `needs_args` says it is."""
-    def vjp(g, ans, x):
-        if g.__class__ is float and g != 0.0:    # the scalar sweep: no call added
-            d = deriv(ans, x)
-            r = g * d
-            return r if r.__class__ is not float or r == r or d != 0.0 else 0.0    # the strong zero
-        return tangent_times(g, deriv(ans, x))   # a zero adjoint (a branch not taken) stays zero
+    def float_vjp(g, ans, x):                   # the scalar sweep's float g: no call added
+        d = deriv(ans, x)
+        if g == 0.0:
+            return 0.0                          # a zero adjoint (a branch not taken) stays zero
+        r = g * d                               # the strong zero; an outer level's box is never masked
+        return r if (c := r.__class__) is Var or c is Dual or r == r or d != 0.0 else 0.0
 
     return defprim(name, impl or unary(mathfn, name), needs_ans=needs_ans,
                    needs_args=not needs_ans if needs_args is None else needs_args, builtin=name,
-                   elementwise=True, vjp=(vjp,),
+                   elementwise=True, vjp=(lambda g, ans, x: tangent_times(g, deriv(ans, x)),),
+                   float_vjp=(float_vjp,),
                    jvp=(lambda t, ans, x: tangent_times(t, deriv(ans, x)),), **kw)
 
 
@@ -165,7 +167,7 @@ def _sigmoid(x):
         e = math.exp(x)
         return e / (1.0 + e)
     m = xp()
-    if x.__class__ is not m.ndarray or x.ndim == 0:     # also a rule being traced (core/fused.py)
+    if x.__class__ is not m.ndarray or x.ndim == 0:     # a 0-d array, or any value but numpy's array
         # one division, the array branch's bits; sigmoid(-x) in the VJP shares its 1 + e
         e = m.exp(-m.abs(x))
         return plain_scalar(m.where(x >= 0, 1.0, e) / (1.0 + e))

@@ -33,6 +33,17 @@ def _restore(g, x, axis):
     return broadcast_to(g, target)
 
 
+def _restore_float(g, ans, x, axis=None):
+    """sum's VJP for a Python float adjoint (the sum of all of x): g spread over x's shape."""
+    target = shape(x)
+    m = np()
+    if xp() is m and target and math.prod(target) <= WHOLE_RESTORE_MAX_ELEMENTS:
+        whole = m.empty(target, dtype=m.float64)
+        whole[...] = g
+        return whole
+    return broadcast_to(g, target)
+
+
 def _sum(x, axis=None):
     if x.__class__ is float:
         return x
@@ -48,6 +59,7 @@ _AXIS = params_op("axis", optional=("axis",))      # op(x, axis=None)
 
 sum = defprim("sum", _sum, needs_args=False, make_op=_AXIS, taped_vjp=True, plannable=True,
               vjp=(lambda g, ans, x, axis=None: _restore(g, x, axis),),
+              float_vjp=(_restore_float,),
               jvp=(lambda t, ans, x, axis=None: sum(t, axis),))
 
 
