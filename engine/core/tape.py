@@ -166,6 +166,15 @@ def saved_args(prim, vals):
     return tuple(_saved_shape(v) for v in vals)
 
 
+def kept_args(prim, vals, parents) -> tuple:
+    """saved_args on a tape that keeps its values (a trace's, a graph's): the constants as they
+    are, so that a replay can run the step again (a traced argument is its parent's value)."""
+    if prim.needs_args:
+        return vals
+    traced = [pos for pos, _ in parents]
+    return tuple(_saved_shape(v) if i in traced else v for i, v in enumerate(vals))
+
+
 def record(prim, tape, level, parents, args, ans, params=None) -> Var:
     """Append one primitive application to the tape; returns its output box. The one place an
     entry is made (bind and the float fast paths of `ops` both call it)."""
@@ -239,7 +248,8 @@ def bind(prim, args: tuple, params):
             prim = FUSED_RULES.get(prim.name, prim)
         if prim.reads is not None and not tape.keep_values:
             return record_reads(prim, tape, level, parents, vals, ans, params)
-        return record(prim, tape, level, parents, saved_args(prim, vals), ans, params)
+        args = saved_args(prim, vals) if not tape.keep_values else kept_args(prim, vals, parents)
+        return record(prim, tape, level, parents, args, ans, params)
 
     # forward mode: push tangents through the JVP rules
     out = BATCHED[level](prim, args, params) if BATCHED and level in BATCHED else \
