@@ -4,16 +4,17 @@ repeated plain runs (perturbed points, hand formulas, check-file values).
 
 The first run at a given input signature (shapes, dtypes, working dtype, limits) is a plain
 interpreted run; the second is interpreted with the inputs watched, and its tape kept as a trace
-(diff/replay.py); later runs with the same signature replay the trace. A program whose constants
-may depend on its inputs, or whose control flow does other than through decisions a guard
-checks (if/while conditions, conditional expressions, a for loop's range(): lang/replayable.py
-says why), is always interpreted, as is any run whose replay falls back (diff/fallbacks.py:
-each fallback is an exception of the engine's own, counted by reason in `Function.fallbacks`).
-A replayed step that raises is confirmed by the interpreter: its located error is the answer if
-it fails too; if it does not, the replay's error propagates (a bug, never a silent slowdown).
-A program whose guarded decisions read traced values keeps a few paths per signature
-(diff/replay_paths.py): a replay that meets a decision none of them took is interpreted, and
-its run recorded as one more path."""
+(diff/replay.py), with a guard for every read of a traced value as a plain number the run made
+(diff/replay_guards.py); later runs with the same signature replay the trace. A run that reads
+something no guard can state keeps no trace (`Unkept`, its reason counted at each later run in
+`Function.fallbacks` and given by `Function.blocker`), as does a program that takes derivatives
+itself for every run but its gradient in every input. A run whose replay falls back is
+interpreted (diff/fallbacks.py: each fallback is an exception of the engine's own, counted by
+reason). A replayed step that raises is confirmed by the interpreter: its located error is the
+answer if it fails too; if it does not, the replay's error propagates (a bug, never a silent
+slowdown). A program whose guards read traced values keeps a few paths per signature
+(diff/replay_paths.py): a replay that meets a read none of them made is interpreted, and its
+run recorded as one more path."""
 from __future__ import annotations
 
 from dataclasses import replace
