@@ -2,6 +2,8 @@
 recorded path, checking each decision on the new values; a decision that differs falls back to
 the interpreter (which records the new path), so every answer, error and note is the
 interpreter's, to the last bit."""
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -485,3 +487,18 @@ def test_a_check_file_on_a_program_with_its_own_len_judges_every_point(tmp_path)
     results = run_cases(load_file(str(tmp_path / "suite.toml")))
     assert [(r.name, r.verdict) for r in results] == [("right", "pass"), ("wrong", "fail")]
     assert "x=-3" in results[1].message
+
+
+# ---- issue 28 item 3: a guard compares what a read took to the bit --------------------------------
+
+def test_a_guard_tells_a_nan_and_a_zero_by_their_sign():
+    # hardening_numbers found it: `x // y` at (inf, 2) then (-inf, 2) gives nan then -nan; a guard
+    # that took them for the same outcome replayed the first nan's sign
+    from autodiff.engine.diff.replay_guards import outcome_key
+    nan = float("nan")
+    assert outcome_key(nan) != outcome_key(-nan) and outcome_key(0.0) != outcome_key(-0.0)
+    assert outcome_key(np.array([0.0, nan])) != outcome_key(np.array([-0.0, nan]))
+    f = Function("x // y")
+    for x in (math.inf, math.inf, math.inf, -math.inf, 5.0, -math.inf):
+        ours, plain = f({"x": x, "y": 2.0}), reverse.evaluate(None, {"x": x, "y": 2.0}, target=f.target).value
+        assert same_number(ours, plain) and math.copysign(1.0, ours) == math.copysign(1.0, plain)

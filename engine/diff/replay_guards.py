@@ -14,6 +14,7 @@ the interpreter reports it). A read no guard can state (a forward-mode derivativ
 of another tape) keeps no trace; its reason is recorded."""
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 
 from ..core.backend import is_array, np, to_host
@@ -44,7 +45,7 @@ def outcome_key(v):
     if c is bool or c is int or v is None:
         return v
     if c is float:
-        return v if v == v and v != 0.0 else ("float", v.hex())
+        return v if v == v and v != 0.0 else ("float", struct.pack("<d", v))     # nan's sign too
     if c is tuple or c is list:
         return tuple(outcome_key(x) for x in v)
     if c in BOXES:
