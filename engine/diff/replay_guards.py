@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from ..core.backend import is_array, np, to_host
 from ..core.notes import NOTES
 from ..core.tape import BOXES, Var, strip
+from ..lang.operator_closures import Compared
 from .fallbacks import CONFIRMED_ERRORS, PathChanged
 
 # comparisons true at equal values: the interpreter notes a kink there (operator_closures)
@@ -83,6 +84,9 @@ def resolve_guards(tape, logged) -> tuple:
         outcome = outcome_key(read.result)
         if read.opname == "truth" and len(sources) == 1 and template == 0:
             check = _truth_check(number, sources[0], read.take, outcome)
+        elif read.take.__class__ is Compared and template == (tuple, [0, 1]):
+            general = _check(number, template, tuple(sources), read.take, read.tie, outcome, read.span)
+            check = _comparison_check(number, sources, read.take.pyop, read.tie is not None, outcome, general)
         else:
             check = _check(number, template, tuple(sources), read.take, read.tie, outcome, read.span)
         guards.append(Guard(position=read.position, check=check, outcome=outcome, span=read.span,
@@ -121,6 +125,24 @@ def _truth_check(number, source, take, outcome):
     def check(values):
         if take(constant if i is None else values[i]) != outcome:
             raise PathChanged(number, not outcome)
+    return check
+
+
+def _comparison_check(number, sources, pyop, ties, outcome, general):
+    """A comparison of two floats (the commonest guard: a branch on a number) by Python's
+    operator, as the comparison closures make it; any other operands by the general check."""
+    (i, a), (j, b) = sources
+
+    def check(values):
+        x = a if i is None else values[i]
+        y = b if j is None else values[j]
+        if x.__class__ is float and y.__class__ is float:
+            if ties and x == y:
+                raise PathChanged(number, None)
+            if pyop(x, y) is not outcome:
+                raise PathChanged(number, not outcome)
+            return
+        general(values)
     return check
 
 
