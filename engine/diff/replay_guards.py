@@ -82,15 +82,15 @@ def resolve_guards(tape, logged) -> tuple:
         template = _template(read.value, tape, sources)
         number = len(guards)
         outcome = outcome_key(read.result)
+        sources = tuple(sources)
         if read.opname == "truth" and len(sources) == 1 and template == 0:
             check = _truth_check(number, sources[0], read.take, outcome)
         elif read.take.__class__ is Compared and template == (tuple, [0, 1]):
-            general = _check(number, template, tuple(sources), read.take, read.tie, outcome, read.span)
-            check = _comparison_check(number, sources, read.take.pyop, read.tie is not None, outcome, general)
+            check = _comparison_check(number, sources, read.take, read.tie, outcome, read.span)
         else:
-            check = _check(number, template, tuple(sources), read.take, read.tie, outcome, read.span)
+            check = _check(number, template, sources, read.take, read.tie, outcome, read.span)
         guards.append(Guard(position=read.position, check=check, outcome=outcome, span=read.span,
-                            opname=read.opname, sources=tuple(sources)))
+                            opname=read.opname, sources=sources))
     return guards, nested
 
 
@@ -128,21 +128,22 @@ def _truth_check(number, source, take, outcome):
     return check
 
 
-def _comparison_check(number, sources, pyop, ties, outcome, general):
+def _comparison_check(number, sources, compared, tie, outcome, span):
     """A comparison of two floats (the commonest guard: a branch on a number) by Python's
-    operator, as the comparison closures make it; any other operands by the general check."""
+    operator, as the comparison closures make it; any other operands as `_check` does."""
     (i, a), (j, b) = sources
+    pyop = compared.pyop
 
     def check(values):
         x = a if i is None else values[i]
         y = b if j is None else values[j]
         if x.__class__ is float and y.__class__ is float:
-            if ties and x == y:
+            if tie is not None and x == y:
                 raise PathChanged(number, None)
             if pyop(x, y) is not outcome:
                 raise PathChanged(number, not outcome)
             return
-        general(values)
+        _read_again(number, (x, y), compared, tie, outcome, span)
     return check
 
 
@@ -151,18 +152,21 @@ def _check(number, template, sources, take, tie, outcome, span):
     with none where the values meet a tie or the read fails on them (the interpreter's to say)."""
     def check(values):
         leaves = [constant if i is None else values[i] for i, constant in sources]
-        raw = _rebuild(template, leaves)
-        NOTES.span = span                       # a note the read makes is made where the run made it
-        if tie is not None and tie(raw):
-            raise PathChanged(number, None)
-        try:
-            result = raw if take is None else take(raw)
-        except CONFIRMED_ERRORS:
-            raise PathChanged(number, None) from None
-        key = outcome_key(result)
-        if key != outcome:
-            raise PathChanged(number, key)
+        _read_again(number, _rebuild(template, leaves), take, tie, outcome, span)
     return check
+
+
+def _read_again(number, raw, take, tie, outcome, span) -> None:
+    NOTES.span = span                           # a note the read makes is made where the run made it
+    if tie is not None and tie(raw):
+        raise PathChanged(number, None)
+    try:
+        result = raw if take is None else take(raw)
+    except CONFIRMED_ERRORS:
+        raise PathChanged(number, None) from None
+    key = outcome_key(result)
+    if key != outcome:
+        raise PathChanged(number, key)
 
 
 def guarded_values(trace, values: list) -> list:
