@@ -122,9 +122,10 @@ def test_clip_gradient_is_the_vjp_in_reverse_mode(tmp_path):
     assert r.value == pytest.approx(21.2625, abs=1e-13)
     assert list(r.gradient["x"]) == pytest.approx([0.5, 5.0, 10.0], abs=1e-15)
     f = api.function(path)
-    assert list(f.grad(x=np.array([0.05, 0.5, 2.0]))["x"]) == pytest.approx([0.5, 5.0, 10.0], abs=1e-15)
+    for _ in range(4):      # the second call records; a run through a user rule keeps no trace
+        assert list(f.grad(x=np.array([0.05, 0.5, 2.0]))["x"]) == pytest.approx([0.5, 5.0, 10.0], abs=1e-15)
     reason = "a custom derivative rule (custom_vjp, custom_jvp): the interpreter runs the program's own rules"
-    assert f.fallbacks == {reason: 1}          # the replays refuse a user rule with a counted reason
+    assert f.fallbacks == {reason: 2} and f.replays == 0   # the later calls, counted by their reason
 
 
 def test_clip_gradient_from_the_command_line(tmp_path, capsys):

@@ -175,8 +175,8 @@ def test_the_library_reads_a_traced_value_only_through_read():
 
 
 def test_a_table_entry_named_as_a_builtin_is_that_builtin():
-    # the replay analysis takes a table builtin for its primitive (lang/replayable.py): norm and
-    # transpose, which the language gives numpy's arguments as composites, are not such entries
+    # a builtin named as a table entry is that entry's primitive: norm and transpose, which the
+    # language gives numpy's arguments as composites, are not such entries
     from autodiff.engine.core.rules import builtin_primitives
     from autodiff.engine.lang.builtins import make_builtins
     table = make_builtins(None)

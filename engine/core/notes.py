@@ -48,10 +48,14 @@ NOTES = Notes()          # the one record of the running computation (a run is s
 
 
 class Reads:
-    """Who hears of a traced value read as a plain number (core/tape.py's `read`): a count, an
-    order, a selection or a shift a composite takes out of a box, which no tape records. `hook`
-    is None, or, while a run records a trace for replay, a callable given the value read
-    (lang/recorded_decisions.py: such a run keeps no trace, whose replay would reuse the number)."""
+    """Who hears of a traced value read as a plain Python number: a branch's truth, a
+    comparison, a loop's range, an index, int(), a composite's count, order, mask or shift
+    (core/tape.py's `read`), a primitive without a derivative applied to a box. `hook` is None,
+    or, while a run records a trace for replay, a callable told `(value, result, take, opname,
+    tie)` at each such read: the box (or a tuple or list holding boxes) read, what the run took
+    from it, `take(raw)` recomputing that from the raw value (None: the raw value itself), the
+    comparison, "truth" or "range" where it is one, and `tie(raw)`: whether the raw values
+    meet at a tie the interpreter notes (lang/recorded_decisions.py makes each a guard)."""
     __slots__ = ("hook",)
 
     def __init__(self):

@@ -41,7 +41,7 @@ class Var:
         return f"Var(n{self.index}={self.value!r}, level={self.level})"
 
     def __bool__(self):
-        return bool(strip(self))
+        return read(self, bool)
 
 
 class Dual:
@@ -57,7 +57,7 @@ class Dual:
         return f"Dual({self.primal!r} + {self.tangent!r}ε, level={self.level})"
 
     def __bool__(self):
-        return bool(strip(self))
+        return read(self, bool)
 
 
 BOXES = (Var, Dual)
@@ -72,15 +72,20 @@ def strip(v):
     return v
 
 
-def read(v):
-    """The raw value under every box, read as a plain number: how a composite (core/library)
-    takes a number out of a traced value that no tape records (a count, a sort order, a mask, a
-    shift), its type checks included. A run that records a trace for replay hears of each box
-    read (READS.hook): a replay would reuse the number. `strip` is for values a rule records."""
+def read(v, take=None, opname=""):
+    """The raw value under every box, read as a plain number, or `take` of it: how a composite
+    (core/library) or the interpreter takes a number out of a traced value that no tape records
+    (a count, a sort order, a mask, a shift, an index), its type checks included. A run that
+    records a trace for replay hears of each box read (READS.hook), with `take` (which must
+    give the same result on the same raw value): its replay checks that the new inputs give the
+    same result, else the path changed. `strip` is for values a rule records."""
+    raw = strip(v)
+    if take is not None:
+        raw = take(raw)
     hook = READS.hook
     if hook is not None and _holds_box(v):
-        hook(v)
-    return strip(v)
+        hook(v, raw, take, opname, None)
+    return raw
 
 
 def _holds_box(v) -> bool:
@@ -161,6 +166,15 @@ def saved_args(prim, vals):
     return tuple(_saved_shape(v) for v in vals)
 
 
+def kept_args(prim, vals, parents) -> tuple:
+    """saved_args on a tape that keeps its values (a trace's, a graph's): the constants as they
+    are, so that a replay can run the step again (a traced argument is its parent's value)."""
+    if prim.needs_args:
+        return vals
+    traced = [pos for pos, _ in parents]
+    return tuple(_saved_shape(v) if i in traced else v for i, v in enumerate(vals))
+
+
 def record(prim, tape, level, parents, args, ans, params=None) -> Var:
     """Append one primitive application to the tape; returns its output box. The one place an
     entry is made (bind and the float fast paths of `ops` both call it)."""
@@ -209,7 +223,11 @@ def bind(prim, args: tuple, params):
     if top is None:
         return prim.impl(*args, **params) if params else prim.impl(*args)
     if prim.nondiff:
-        return bind(prim, tuple(strip(a) for a in args), params)
+        raw = tuple(strip(a) for a in args)
+        ans = prim.impl(*raw, **params) if params else prim.impl(*raw)
+        if READS.hook is not None:              # a value no derivative follows: read as a number
+            READS.hook(args, ans, Applied(prim, params), "", None)
+        return ans
 
     notes = NOTES
     noted = len(notes.kinks)
@@ -221,6 +239,8 @@ def bind(prim, args: tuple, params):
         vjps = prim.vjps
         parents = tuple((i, a.index) for i, a in enumerate(args)
                         if a.__class__ is Var and a.level == level and vjps[i] is not None)
+        if READS.hook is not None and len(parents) != sum(a.__class__ is Var and a.level == level for a in args):
+            _read_underived(args, vjps, level)
         if not parents:
             return ans
         tape = top.tape
@@ -228,7 +248,8 @@ def bind(prim, args: tuple, params):
             prim = FUSED_RULES.get(prim.name, prim)
         if prim.reads is not None and not tape.keep_values:
             return record_reads(prim, tape, level, parents, vals, ans, params)
-        return record(prim, tape, level, parents, saved_args(prim, vals), ans, params)
+        args = saved_args(prim, vals) if not tape.keep_values else kept_args(prim, vals, parents)
+        return record(prim, tape, level, parents, args, ans, params)
 
     # forward mode: push tangents through the JVP rules
     out = BATCHED[level](prim, args, params) if BATCHED and level in BATCHED else \
@@ -238,6 +259,26 @@ def bind(prim, args: tuple, params):
     return out
 
 
+
+
+class Applied:
+    """A primitive's forward on raw arguments (a tuple): what a guard recomputes of a primitive
+    that no derivative follows (`bind`'s nondiff case)."""
+    __slots__ = ("prim", "params")
+
+    def __init__(self, prim, params):
+        self.prim, self.params = prim, params
+
+    def __call__(self, raw):
+        return self.prim.impl(*raw, **self.params) if self.params else self.prim.impl(*raw)
+
+
+def _read_underived(args, vjps, level) -> None:
+    """A traced argument where its primitive has no derivative (where's condition): its value
+    enters the step as a constant, read as a number (a guard checks it)."""
+    for i, a in enumerate(args):
+        if a.__class__ is Var and a.level == level and vjps[i] is None:
+            READS.hook(a, strip(a), None, "", None)
 
 
 def push_tangents(prim, args, params, level):

@@ -2,9 +2,9 @@
 stack of input points at once, each input with a leading axis of B points, every step lifted
 over that axis by core/stacked.py. The checks' perturbed points and a plot's grid use it.
 
-Only for traces of replayable programs (control flow and constants independent of the inputs,
-lang/replayable.py), so every point follows the recorded path; a trace that carries guards
-(replay across input-dependent branches) is not batched. B is chunked so that no stacked value
+Only for traces that read no traced value as a plain number (no guard: control flow and
+constants independent of the inputs), so every point follows the recorded path; a trace that
+carries guards (diff/replay_guards.py) is not batched. B is chunked so that no stacked value
 holds more than STACK_BUDGET_ELEMENTS numbers, and each value is freed after its last use."""
 from __future__ import annotations
 
@@ -19,7 +19,6 @@ from ..core.primitives import element_limit, shape, size
 from ..core.stacked import stacked_apply
 from ..core.tape import Tape, strip
 from ..lang.recorded_decisions import recording_decisions
-from ..lang.replayable import replay_blocker
 from ..lang.target import Runner, check_output
 from .replay import record_trace, replay_output, replay_values
 from .bits import same_bits
@@ -32,15 +31,14 @@ STACK_BUDGET_ELEMENTS = 1 << 16
 
 
 def batchable(trace) -> bool:
-    """Whether a trace may be replayed on a stack of points: one with guards may not."""
-    return trace is not None and not getattr(trace, "guards", None)
+    """Whether a trace may be replayed on a stack of points: one with guards may not (each point
+    could read its values otherwise)."""
+    return bool(trace) and not trace.guards
 
 
 def record_for_batches(target, inputs: dict, limits=None):
     """The trace of one interpreted run of `target` at `inputs` (every input watched), checked by
     replaying it there; None where the program is not replayable or the replay disagrees."""
-    if replay_blocker(target.node, target.inputs, guarded=False) is not None:   # points decide alone
-        return None
     notes = reset_notes()
     tape = Tape(persistent=True, keep_values=True)          # a trace reads its values' types
     try:

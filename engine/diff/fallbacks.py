@@ -2,10 +2,10 @@
 exception of the engine's own, counted by reason in `Function.fallbacks`.
 
 - `PathChanged`: the inputs take a decision no kept path took (or meet a tie): documented;
-- `Unsupported(reason)`: the program, or this run, is one a replay does not follow (a construct
-  lang/replayable.py names, a derivative inside the program, large inputs of a fusing program,
-  a tape that could not be kept, a kink noted outside the trace, a replayed derivative that
-  declines these values): documented;
+- `Unsupported(reason)`: the program, or this run, is one a replay does not follow (a read of a
+  traced value no guard can state, as its recording run found it, a derivative inside the
+  program, large inputs of a fusing program, a tape that could not be kept, a kink noted outside
+  the trace, a replayed derivative that declines these values): documented;
 - `NonFinite`: a replayed result is not finite: the interpreter traces its provenance (the
   notes of where a nan or inf came from are the interpreter's alone): documented, and checked
   under AUTODIFF_STRICT=1: the interpreter's result must not be finite either;

@@ -4,27 +4,29 @@ repeated plain runs (perturbed points, hand formulas, check-file values).
 
 The first run at a given input signature (shapes, dtypes, working dtype, limits) is a plain
 interpreted run; the second is interpreted with the inputs watched, and its tape kept as a trace
-(diff/replay.py); later runs with the same signature replay the trace. A program whose constants
-may depend on its inputs, or whose control flow does other than through decisions a guard
-checks (if/while conditions, conditional expressions, a for loop's range(): lang/replayable.py
-says why), is always interpreted, as is any run whose replay falls back (diff/fallbacks.py:
-each fallback is an exception of the engine's own, counted by reason in `Function.fallbacks`).
-A replayed step that raises is confirmed by the interpreter: its located error is the answer if
-it fails too; if it does not, the replay's error propagates (a bug, never a silent slowdown).
-A program whose guarded decisions read traced values keeps a few paths per signature
-(diff/replay_paths.py): a replay that meets a decision none of them took is interpreted, and
-its run recorded as one more path."""
+(diff/replay.py), with a guard for every read of a traced value as a plain number the run made
+(diff/replay_guards.py); later runs with the same signature replay the trace. A run that reads
+something no guard can state keeps no trace (`Unkept`, its reason counted at each later run in
+`Function.fallbacks` and given by `Function.blocker`), as does a program that takes derivatives
+itself for every run but its gradient in every input. A run whose replay falls back is
+interpreted (diff/fallbacks.py: each fallback is an exception of the engine's own, counted by
+reason). A replayed step that raises is confirmed by the interpreter: its located error is the
+answer if it fails too; if it does not, the replay's error propagates (a bug, never a silent
+slowdown). A program whose guards read traced values keeps a few paths per signature
+(diff/replay_paths.py): a replay that meets a read none of them made is interpreted, and its
+run recorded as one more path."""
 from __future__ import annotations
 
 from dataclasses import replace
 
 from ...parser.errors import SourceError
 from ..core import ops
+from ..core.errors import EngineError
 from ..core.notes import NOTES, reset as reset_notes, traced_only
 from ..core.ownership import handing_out, owned
 from ..core.tape import Tape, Var, strip
 from ..lang.recorded_decisions import recording_decisions
-from ..lang.replayable import nested_derivatives, replay_blocker
+from ..lang.transforms import nested_derivatives
 from ..lang.target import Runner, bind_inputs, check_output, load
 from ..lang.values import set_dtype, shape_of
 from . import reverse
@@ -32,7 +34,7 @@ from .common import check_wrt, hosted, ones_like_output, seed_for
 from .fallbacks import (CONFIRMED_ERRORS, Fallback, LoweringRefused, NonFinite, PathChanged, ReplayDiffers, StepFailed,
                         StrictFallback, Unsupported, count, strict)
 from .large_trace import RegionCheck, fit_for_replay, holds_large_arrays
-from .trace_cache import NOT_REPLAYABLE, input_signature, keep_trace, large_inputs, plain_run
+from .trace_cache import NOT_REPLAYABLE, Unkept, input_signature, keep_trace, large_inputs, plain_run
 
 
 class OnFirstUse:
@@ -62,18 +64,25 @@ class Function:
         self.target = target if target is not None else load(source_or_path, fn, of)
         self.inputs = list(self.target.inputs)
         self.names = tuple(self.inputs)
-        # why the tape cannot be replayed (None: it can), decided once from the AST
-        self.blocker = replay_blocker(self.target.node, self.inputs)
         # a program that takes derivatives itself replays only its gradient in every input: a
         # plain run sweeps its inner tapes on plain numbers (the rules' shortcuts for those), a
-        # gradient's on the boxes its trace recorded
-        self.gradient_only = self.blocker is None and nested_derivatives(self.target.node)
+        # gradient's on the boxes its trace recorded. Which kinds of run may replay is known
+        # before any run (the program names grad or value_and_grad); a recording run that takes
+        # a derivative under another name keeps no trace (`kept`)
+        self.gradient_only = nested_derivatives(self.target.node)
         self.traces: dict = {}
         self.fuses = RegionCheck(self.target)     # large inputs of a fusing program: interpreted
         self.replays = 0            # runs answered by a replay (for tests and benchmarks)
         self.interpreted = 0        # runs made by the interpreter
         self.fallbacks: dict = {}   # {reason: count}
         self.variants: dict = {}    # per defaulted parameters given: their own Function (own traces)
+
+    @property
+    def blocker(self) -> str | None:
+        """Why runs of this program are not replayed, as its recording runs found it: the reason
+        the latest signature whose recorded run could not be kept gives (a read no guard can
+        state, a tape too large...), or None where every run recorded so far was kept."""
+        return _unkept_reason(self.traces)
 
     def given(self, at) -> "Function":
         """The Function whose inputs are this one's and the defaulted parameters `at` gives
@@ -186,8 +195,6 @@ class Function:
     def _entry(self, key, kind, wrt):
         """What the traces keep for `key`: a trace (or paths) to replay, None (record one now) or
         PLAIN (the signature's first run); Unsupported where no run of this kind replays."""
-        if self.blocker is not None:
-            raise Unsupported(self.blocker)
         if self.gradient_only and (kind != "grad" or wrt != self.inputs):
             raise Unsupported("a derivative inside the program: only its gradient in every input replays")
         entry = self.traces.get(key, PLAIN)
@@ -195,8 +202,8 @@ class Function:
             if large_inputs(key) and self.fuses():
                 raise Unsupported("large inputs of a program that fuses a region")
             keep_trace(self.traces, key, None)
-        elif entry is NOT_REPLAYABLE:
-            raise Unsupported("a recorded tape that could not be kept")
+        elif entry.__class__ is Unkept:
+            raise Unsupported(entry.reason)
         return entry
 
     def _confirmed(self, error, interpret, *call):
@@ -230,7 +237,14 @@ class Function:
     def _record_value(self, kind, at, inputs, key, wrt, checked, seed, dtype_name, limits):
         """A value by a recording run, with a plain run's notes: watching the inputs notes ties of
         comparisons on traced values (`s <= 2` at s == 2), which a plain run does not make."""
-        result = self._record_evaluate(inputs, key, limits)
+        try:
+            result = self._record_evaluate(inputs, key, limits)
+        except (SourceError, EngineError) as error:
+            # watched inputs refuse what a value allows (zeros(x) of a traced x: "not
+            # differentiable"): the plain run's value, or its own error; that signature keeps none
+            result = reverse.evaluate(None, inputs, dtype_name=dtype_name, limits=limits, target=self.target)
+            self._file(key, Unkept(f"a recording run raised where a plain run does not ({error})"))
+            return result
         return reverse.evaluate(None, inputs, dtype_name=dtype_name, limits=limits, target=self.target) \
             if result.kinks else hosted(result)
 
@@ -293,8 +307,8 @@ class Function:
         interp = runner.interp
         result = reverse.RunResult(value=reverse.in_working_dtype(strip(out)), inputs=inputs,
                                    signature=interp.signature, kinks=list(notes.kinks), steps=interp.steps)
-        trace = replaying.record_trace(tape, out, interp.signature, interp.steps, logged)
-        if trace is not None:                       # replayed at once where it was recorded: must agree
+        trace = kept(replaying.record_trace(tape, out, interp.signature, interp.steps, logged), self.gradient_only)
+        if trace:                                   # replayed at once where it was recorded: must agree
             notes = reset_notes()
             try:
                 value = _output(trace, replaying.replay_values(trace, list(inputs.values())))
@@ -308,14 +322,14 @@ class Function:
         return result
 
     def _file(self, key, trace) -> None:
-        """Keep a recorded trace for `key` (None: a path not to keep; NOT_REPLAYABLE: the tape
-        could not be replayed, nor can any run at that signature)."""
+        """Keep a recorded trace for `key` (None: a path not to keep; Unkept: the tape could not
+        be replayed, nor can any run at that signature, for its reason)."""
         entry = self.traces.get(key)
         if trace is None:
             if entry is None:
                 keep_trace(self.traces, key, NOT_REPLAYABLE)
             return
-        keep_trace(self.traces, key, trace if trace is NOT_REPLAYABLE else replaying.filed(entry, trace))
+        keep_trace(self.traces, key, trace if trace.__class__ is Unkept else replaying.filed(entry, trace))
 
     def _record_grad(self, inputs, wrt, seed, key, dtype_name, limits):
         self.interpreted += 1
@@ -327,11 +341,11 @@ class Function:
         output = Var(out.value, tape, index, tape.level) if out is not None else result.value
         result.tape = result.output_index = result.seed = None     # as a plain gradient leaves them
         untraced = len(traced_only(NOTES.kinks)) != len(NOTES.kinks)
-        trace = fit_for_replay(replaying.record_trace(tape, output, result.signature, result.steps, logged), tape,
-                               self.fuses) or NOT_REPLAYABLE
+        trace = fit_for_replay(kept(replaying.record_trace(tape, output, result.signature, result.steps, logged),
+                                    self.gradient_only), tape, self.fuses)
         if holds_large_arrays(tape):    # the lean tape fuses what this one ran op by op: the plain run's numbers
             result = reverse.grad(None, inputs, wrt, seed, dtype_name=dtype_name, limits=limits, target=self.target)
-        if trace is not NOT_REPLAYABLE:             # replayed at once where it was recorded: must agree
+        if trace:                                   # replayed at once where it was recorded: must agree
             trace.untraced_kinks = untraced
             try:
                 again = self._replay_grad(trace, inputs, wrt, seed)
@@ -462,6 +476,22 @@ def _output(trace, values):
     return reverse.in_working_dtype(strip(replaying.replay_output(trace, values)))
 
 
+def _unkept_reason(traces: dict) -> str | None:
+    for entry in reversed(traces.values()):
+        if entry.__class__ is Unkept:
+            return entry.reason
+    return None
+
+
+def kept(trace, gradient_only: bool):
+    """A recorded trace as a signature may keep it: Unkept where its run took a derivative inside
+    the program that the program does not name (grad under another name: its value and other
+    derivatives would replay a sweep made on boxes, where a plain run's is made on numbers)."""
+    if trace and trace.nested and not gradient_only:
+        return Unkept("a derivative inside the program under another name than grad or value_and_grad")
+    return trace
+
+
 def _merge(at, inputs) -> dict:
     merged = dict(at or {})
     merged.update(inputs)
@@ -477,14 +507,20 @@ class ReplayRunner:
         self.runner = Runner(target, limits)
         self.interp = self.runner.interp
         self.limits = limits
-        self.blocker = replay_blocker(target.node, target.inputs)
-        if self.blocker is None and nested_derivatives(target.node):
-            self.blocker = "a derivative inside the program (only Function's gradients replay it)"
+        # a program that takes derivatives itself: only Function's gradients replay it
+        self.nested = nested_derivatives(target.node)
         self.traces: dict = {}
         self.variants: dict = {}        # per defaulted parameters given (Function.given's reason)
         self.fuses = RegionCheck(target)
         self.signature = ()
         self.fallbacks: dict = {}   # {reason: count}, as Function's
+
+    @property
+    def blocker(self) -> str | None:
+        """As Function.blocker (a program that takes derivatives itself: that)."""
+        if self.nested:
+            return "a derivative inside the program (only Function's gradients replay it)"
+        return _unkept_reason(self.traces)
 
     def __call__(self, values: dict):
         target = self.target.given(values)
@@ -496,7 +532,7 @@ class ReplayRunner:
             self.signature = variant.signature
             return out
         key = input_signature(values, "", None)
-        if self.blocker is not None or plain_run(self.traces, key, self.fuses):
+        if self.nested or plain_run(self.traces, key, self.fuses):
             out = self.runner(values)
             self.signature = self.runner.signature
             return out
@@ -527,10 +563,10 @@ class ReplayRunner:
             out = runner.run({k: tape.watch(values[k]) for k in self.target.inputs})
         self.signature = tuple(runner.interp.signature)
         check_output(out, self.target)
-        trace = fit_for_replay(replaying.record_trace(tape, out, self.signature, runner.interp.steps, logged), tape,
-                               self.fuses) or NOT_REPLAYABLE
+        trace = fit_for_replay(kept(replaying.record_trace(tape, out, self.signature, runner.interp.steps, logged),
+                                    False), tape, self.fuses)
         entry = self.traces.get(key)
-        keep_trace(self.traces, key, trace if trace is NOT_REPLAYABLE else replaying.filed(entry, trace))
+        keep_trace(self.traces, key, trace if trace.__class__ is Unkept else replaying.filed(entry, trace))
         return strip(out)
 
     def _replayed(self, entry, leaves: list):

@@ -20,7 +20,7 @@ from ..core import fused
 from ..core.tape import FUSED_RULES
 from ..lang.fused_regions import MIN_REGION_OPS, ROOTS, NotRegion, RegionFinder
 from ..lang.names import walk
-from .trace_cache import distinct_bytes
+from .trace_cache import Unkept, distinct_bytes
 
 TRACE_MAX_BYTES = 1 << 25     # 32 MiB: a few dozen arrays of 10^5 float64
 
@@ -86,17 +86,17 @@ class RegionCheck:
 
 
 def fit_for_replay(trace, tape, fuses: RegionCheck):
-    """The trace to keep of a recorded `tape` (None or False as given: nothing to fit), with its
-    large elementwise steps on their fused entries; False (not replayable) where it holds more
-    than TRACE_MAX_BYTES, or where its run had large arrays and the program may fuse a region."""
+    """The trace to keep of a recorded `tape` (None or Unkept as given: nothing to fit), with its
+    large elementwise steps on their fused entries; Unkept (its reason) where it holds more than
+    TRACE_MAX_BYTES, or where its run had large arrays and the program may fuse a region."""
     if not trace:
         return trace
     if held_bytes(tape) > TRACE_MAX_BYTES:
-        return False
+        return Unkept("a trace larger than a trace may hold")
     if not holds_large_arrays(tape):
         return trace                                  # nothing fuses: the lean tape's steps as recorded
     if fuses():
-        return False
+        return Unkept("large inputs of a program that fuses a region")
     leaves, entries = trace.leaves, tape.entries
     for k, (prim, parents, args, params, span) in enumerate(trace.steps):
         value = entries[leaves + k].value

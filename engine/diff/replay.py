@@ -4,12 +4,13 @@ the same shapes without the interpreter: no name lookups, no AST closures, no si
 
 A replay calls the same forward rules in the same order as the recorded run and sweeps a tape of
 the same entries with the same `backward`, so its numbers are the interpreter's to the last bit.
-It is only made for programs whose constants cannot depend on the inputs and whose control flow
-depends on them only through decisions a guard checks (if/while conditions, conditional
-expressions, a for loop's range(): lang/replayable.py decides, from the AST),
-and only from tapes whose every input-dependent argument was recorded (`record_trace` refuses
-the others). Each decision such a condition took is kept as a guard (diff/replay_guards.py),
-checked again on the new values as the replay reaches it."""
+Whatever of the inputs a run does not read as a plain number is on its tape; whatever it reads
+(a branch, a comparison, a loop's range, an index, int(), a composite's read, a primitive without
+a derivative) it logs as it reads it (lang/recorded_decisions.py), and each read is kept as a
+guard (diff/replay_guards.py), checked again on the new values as the replay reaches it. So a
+replay that passes its guards computes what the interpreter would, by construction; a run that
+reads something no guard can state, or whose tape did not keep an argument, keeps no trace and
+says why (`Unkept`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -17,11 +18,12 @@ from time import perf_counter
 
 from ..core.backend import is_array
 from ..core.notes import NOTES
-from ..core.tape import Entry, Shape, Tape, Var, backward, saved_args
+from ..core.tape import BOXES, Entry, Shape, Tape, Var, backward, saved_args
 from .bits import all_finite, same_bits
 from .fallbacks import LOWERED_CODE_ERRORS, STEP_ERRORS, Fallback, LoweringRefused, count
 from .replay_arrays import make_sweep, worth_making
-from .replay_guards import guarded_values, resolve_guards
+from .replay_guards import Unguarded, guarded_values, resolve_guards
+from .trace_cache import Unkept
 from .replay_sweep import planned_adjoints, sweep_plan
 
 
@@ -46,6 +48,7 @@ class Trace:
     # runs only recorded steps, cannot; a value at this path is then interpreted
     untraced_kinks: bool = False
     sweep_plans: dict = field(default_factory=dict)   # replay_sweep.SweepPlan by watched inputs
+    nested: bool = False        # the run took a derivative inside the program (lang/transforms.py)
 
 
 def _forward(prim, parents, args, params, span, floats):
@@ -104,13 +107,15 @@ def _recorded_class(entries, j):
     return entries[j].value.__class__
 
 
-def record_trace(tape: Tape, out, signature, run_steps, logged=()) -> Trace | None:
-    """The trace of a finished tape (persistent, with its values kept), or None if some argument
-    the rules did not record could still depend on an input (a replay would use a stale number).
-    `logged`: the run's decisions on traced values (lang/recorded_decisions.py's DECISIONS entries)."""
-    guards = resolve_guards(tape, logged)
-    if guards is None:
-        return None
+def record_trace(tape: Tape, out, signature, run_steps, logged=()) -> Trace | Unkept:
+    """The trace of a finished tape (persistent, with its values kept), or Unkept (its reason)
+    where a guard cannot state what the run read of a traced value, or a step's argument was
+    not kept. `logged`: the run's reads of traced values (lang/recorded_decisions.py), each a
+    guard: whatever of the inputs the run did not read as a number, the tape recorded."""
+    try:
+        guards, nested = resolve_guards(tape, logged)
+    except Unguarded as unguarded:
+        return Unkept(unguarded.reason)
     entries = tape.entries
     leaves = 0
     while leaves < len(entries) and entries[leaves].prim is None:
@@ -120,7 +125,7 @@ def record_trace(tape: Tape, out, signature, run_steps, logged=()) -> Trace | No
     for e in entries[leaves:]:
         prim = e.prim
         if prim is None:
-            return None                           # a watch in mid-run: a nested derivative
+            return Unkept("a derivative inside the program watched a value in mid-run")
         traced = dict(e.parents)
         args = e.args
         floats = True
@@ -128,17 +133,19 @@ def record_trace(tape: Tape, out, signature, run_steps, logged=()) -> Trace | No
             if pos in traced:
                 floats = floats and _recorded_class(entries, traced[pos]) is float
                 continue
-            if arg.__class__ is Shape or prim.vjps[pos] is None:
-                return None                       # a constant not kept, or a traced value unrecorded
+            if arg.__class__ is Shape:
+                return Unkept(f"a constant argument of {prim.name} the tape did not keep")
+            if arg.__class__ in BOXES:
+                return Unkept(f"a traced argument of {prim.name} the tape did not record")
             floats = floats and arg.__class__ is float
         all_floats = all_floats and floats and not e.params and e.value.__class__ is float
         steps.append((prim, e.parents, args, e.params, e.span))
         forwards.append(_forward(prim, e.parents, args, e.params, e.span, floats))
     common = dict(steps=steps, forwards=forwards, leaves=leaves, signature=tuple(signature), run_steps=run_steps,
-                  guards=guards, floats=all_floats)
+                  guards=guards, floats=all_floats, nested=nested)
     if out.__class__ is Var:
         if out.tape is not tape:
-            return None
+            return Unkept("an output of another tape")
         return Trace(output=out.index, constant=None, **common)
     return Trace(output=None, constant=owned(out), **common)
 

@@ -1,25 +1,27 @@
-"""Guards: the decisions a recorded run took on traced values (an `if`, `elif` or `while`
-condition, a conditional expression's, a `for` loop's range), kept in its trace so that a
-replay can check them on the new values.
+"""Guards: what a recording run read of traced values as plain numbers, kept in its trace so that
+a replay can check it on the new values.
 
-A recording run logs each decision (lang/recorded_decisions.py: DECISIONS) with the tape's
-length at that moment; here each becomes a `Guard` whose `check` recomputes the condition from
-the replayed values (a comparison of two of them or of one with a constant, one value's truth,
-or the items of range() of them), with the comparison's own op. A replay runs the steps in
-order and checks each guard once the values it reads exist: the first outcome that differs
-raises `PathChanged` (the call falls back to the interpreter, which records the new path). A
-comparison at a tie raises it too, with no outcome (the interpreter notes that tie as a kink,
-with its span), as does a range that range() refuses (the interpreter reports it)."""
+A recording run logs each read as it happens (lang/recorded_decisions.py: a branch's truth, a
+comparison, a loop's range, an index, int(), a composite's read, a primitive without a
+derivative...), with the tape's length at that moment; here each becomes a `Guard` whose `check`
+recomputes, from the replayed values, what the run took (`take` of the raw values) and compares
+it with what it took then, to the bit (`outcome_key`). A replay runs the steps in order and
+checks each guard once the values it reads exist: the first that differs raises `PathChanged`
+with the new outcome (the call falls back to the interpreter, which records the new path). A
+comparison at a tie raises it with no outcome (the interpreter notes that tie as a kink, with
+its span), as does a read the new values make fail (range() refused, an index no whole number:
+the interpreter reports it). A read no guard can state (a forward-mode derivative's value, a box
+of another tape) keeps no trace; its reason is recorded."""
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 
-from ..core.backend import is_array
-from ..core.tape import BOXES, Var
-from ..lang.operator_closures import COMPARISONS, any_equal
-from ..lang.recorded_decisions import range_key
-from ..lang.values import truth
-from .fallbacks import PathChanged  # noqa: F401  (the guards raise it)
+from ..core.backend import is_array, np, to_host
+from ..core.notes import NOTES
+from ..core.tape import BOXES, Var, strip
+from ..lang.operator_closures import Compared
+from .fallbacks import CONFIRMED_ERRORS, PathChanged
 
 # comparisons true at equal values: the interpreter notes a kink there (operator_closures)
 TIE_COMPARISONS = frozenset(("<=", ">=", "==", "!="))
@@ -27,87 +29,144 @@ TIE_COMPARISONS = frozenset(("<=", ">=", "==", "!="))
 
 @dataclass
 class Guard:
-    """One recorded decision."""
-    position: int           # the tape's length at the decision: checked once that many values exist
-    check: object           # values -> None, or PathChanged if the decision differs
-    outcome: object         # the recorded decision: True/False, or a range's (start, count, step)
-    span: object            # the comparison's (or the condition's, the range's) place in the source
-    opname: str = ""        # the comparison, "truth" or "range"
-    sources: tuple = ()     # per operand (tape index, None) or (None, the constant)
+    """One recorded read of traced values."""
+    position: int           # the tape's length at the read: checked once that many values exist
+    check: object           # values -> None, or PathChanged if the read gives another outcome
+    outcome: object         # what the run took (outcome_key): True/False, a range's (start, count, step)...
+    span: object            # the read's place in the source
+    opname: str = ""        # a comparison, "truth", "range", or "" (any other read)
+    sources: tuple = ()     # per box or constant read, in order: (tape index, None) or (None, the constant)
 
 
-def resolve_guards(tape, logged) -> list | None:
-    """The guards of a run's logged decisions (lang/recorded_decisions.py's DECISIONS entries) on `tape`,
-    or None if one reads a box the trace does not hold (another tape, a dual number). A box of a
-    nested derivative's level (a Var of an inner tape) stands for the value it holds: the trace's
-    Var, or a constant of the path."""
-    guards = []
-    for position, left, right, opname, outcome, span in logged:
-        if position is None:
-            return None
+def outcome_key(v):
+    """What a read took, as a value that compares (and hashes) equal exactly when the bits do:
+    numbers as they are (a float's sign of zero and nan by its bits), arrays by shape, dtype and
+    bytes, sequences item by item."""
+    c = v.__class__
+    if c is bool or c is int or v is None:
+        return v
+    if c is float:
+        return v if v == v and v != 0.0 else ("float", struct.pack("<d", v))     # nan's sign too
+    if c is tuple or c is list:
+        return tuple(outcome_key(x) for x in v)
+    if c in BOXES:
+        return outcome_key(strip(v))
+    if is_array(v) or isinstance(v, np().generic):
+        a = np().asarray(to_host(v))
+        return ("array", a.shape, a.dtype.str, a.tobytes())
+    return (c.__name__, repr(v))
+
+
+class Unguarded(Exception):
+    """A read no guard can state: `reason` says why."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+def resolve_guards(tape, logged) -> tuple:
+    """(the guards of a run's logged reads on `tape`, whether the run took a derivative inside
+    the program); Unguarded where one reads a box the trace does not hold (another tape, a dual
+    number) or the run logged a read no guard states. A box of a nested derivative's level (a
+    Var of an inner tape) stands for the value it holds: the trace's Var, or a constant of the
+    path."""
+    guards, nested = [], False
+    for read in logged:
+        if read.opname == "nested":
+            nested = True
+            continue
+        if read.position is None:
+            raise Unguarded(read.reason)
         sources = []
-        for v in (left if opname == "range" else (left, right)):
-            while v.__class__ is Var and v.tape is not tape and v.level > tape.level:
-                v = v.value                             # a nested derivative's box: what it holds
-            if v.__class__ is Var and v.tape is tape and v.value.__class__ not in BOXES:
-                sources.append((v.index, None))
-            elif v.__class__ in BOXES:
-                return None
-            else:
-                sources.append((None, v))               # fixed on this path: a constant
+        template = _template(read.value, tape, sources)
         number = len(guards)
-        if opname == "truth":
-            check = truth_check(number, sources[0][0], outcome, span)
-        elif opname == "range":
-            check = range_check(number, sources, outcome)
+        outcome = outcome_key(read.result)
+        sources = tuple(sources)
+        if read.opname == "truth" and len(sources) == 1 and template == 0:
+            check = _truth_check(number, sources[0], read.take, outcome)
+        elif read.take.__class__ is Compared and template == (tuple, [0, 1]):
+            check = _comparison_check(number, sources, read.take, read.tie, outcome, read.span)
         else:
-            check = comparison_check(number, sources[0], sources[1], opname, outcome, span)
-        guards.append(Guard(position=position, check=check, outcome=outcome, span=span, opname=opname,
-                            sources=tuple(sources[:1] if opname == "truth" else sources)))
-    return guards
+            check = _check(number, template, sources, read.take, read.tie, outcome, read.span)
+        guards.append(Guard(position=read.position, check=check, outcome=outcome, span=read.span,
+                            opname=read.opname, sources=sources))
+    return guards, nested
 
 
-def truth_check(number, index, outcome, span):
+def _template(v, tape, sources):
+    """How to rebuild a read value from the replayed values: a leaf's number in `sources` (each
+    (tape index, None) or (None, a constant)), or (tuple or list, [templates])."""
+    c = v.__class__
+    if c is tuple or c is list:
+        return (c, [_template(x, tape, sources) for x in v])
+    while v.__class__ is Var and v.tape is not tape and v.level > tape.level:
+        v = v.value                             # a nested derivative's box: what it holds
+    if v.__class__ is Var and v.tape is tape and v.value.__class__ not in BOXES:
+        sources.append((v.index, None))
+    elif v.__class__ in BOXES:
+        raise Unguarded("a value of another tape or of a forward-mode derivative read as a number")
+    else:
+        sources.append((None, v))               # fixed on this path: a constant
+    return len(sources) - 1
+
+
+def _rebuild(template, leaves):
+    if template.__class__ is int:
+        return leaves[template]
+    cls, parts = template
+    return cls(_rebuild(t, leaves) for t in parts)
+
+
+def _truth_check(number, source, take, outcome):
+    """One traced value's truth (the commonest guard, made without the general rebuild)."""
+    i, constant = source
+
     def check(values):
-        if truth(values[index], span) != outcome:
+        if take(constant if i is None else values[i]) != outcome:
             raise PathChanged(number, not outcome)
     return check
 
 
-def range_check(number, sources, outcome):
-    """A loop's range on the replayed values: the same items (start, count, step), or
-    PathChanged with the new ones (None where range() refuses them: the interpreter says why)."""
-    def check(values):
-        items = range_key(*[a if i is None else values[i] for i, a in sources])
-        if items != outcome:
-            raise PathChanged(number, items)
-    return check
-
-
-def comparison_check(number, left, right, opname, outcome, span):
-    """The comparison on the replayed values, as the interpreter's comparison closure makes it:
-    Python's operator on two floats, the engine op otherwise."""
-    compare = COMPARISONS[opname]
-    float_compare = compare.float_impl
-    ties = opname in TIE_COMPARISONS
-    (i, a), (j, b) = left, right
+def _comparison_check(number, sources, compared, tie, outcome, span):
+    """A comparison of two floats (the commonest guard: a branch on a number) by Python's
+    operator, as the comparison closures make it; any other operands as `_check` does."""
+    (i, a), (j, b) = sources
+    pyop = compared.pyop
 
     def check(values):
         x = a if i is None else values[i]
         y = b if j is None else values[j]
         if x.__class__ is float and y.__class__ is float:
-            if ties and x == y:
+            if tie is not None and x == y:
                 raise PathChanged(number, None)
-            result = float_compare(x, y)
-        else:
-            if ties and any_equal(x, y):
-                raise PathChanged(number, None)
-            result = compare(x, y)
-            if is_array(result) and result.ndim == 0:
-                result = bool(result)
-        if truth(result, span) != outcome:
-            raise PathChanged(number, not outcome)
+            if pyop(x, y) is not outcome:
+                raise PathChanged(number, not outcome)
+            return
+        _read_again(number, (x, y), compared, tie, outcome, span)
     return check
+
+
+def _check(number, template, sources, take, tie, outcome, span):
+    """The read again on the replayed values: PathChanged with the new outcome where it differs,
+    with none where the values meet a tie or the read fails on them (the interpreter's to say)."""
+    def check(values):
+        leaves = [constant if i is None else values[i] for i, constant in sources]
+        _read_again(number, _rebuild(template, leaves), take, tie, outcome, span)
+    return check
+
+
+def _read_again(number, raw, take, tie, outcome, span) -> None:
+    NOTES.span = span                           # a note the read makes is made where the run made it
+    if tie is not None and tie(raw):
+        raise PathChanged(number, None)
+    try:
+        result = raw if take is None else take(raw)
+    except CONFIRMED_ERRORS:
+        raise PathChanged(number, None) from None
+    key = outcome_key(result)
+    if key != outcome:
+        raise PathChanged(number, key)
 
 
 def guarded_values(trace, values: list) -> list:

@@ -81,11 +81,28 @@ def plain_run(traces: dict, key, fuses=None) -> bool:
     RegionCheck: its interpreted run fuses what a replay would run op by op). The second
     records the trace, later ones replay it."""
     if key in traces:
-        return traces[key] is NOT_REPLAYABLE
+        return traces[key].__class__ is Unkept
     if fuses is not None and large_inputs(key) and fuses():
         return True                     # never recorded: counted only for new keys
     keep_trace(traces, key, None)
     return True
 
 
-NOT_REPLAYABLE = False      # a recorded tape with an input-dependent value it did not record
+class Unkept:
+    """What a signature keeps where its recorded run cannot be replayed: false, as no trace,
+    with the reason (a read no guard states, a tape too large...), which each later run at that
+    signature counts as its fallback."""
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str):
+        self.reason = reason
+
+    def __bool__(self):
+        return False
+
+    def __repr__(self):
+        return f"Unkept({self.reason!r})"
+
+
+# a recorded run whose replay disagreed with it (or that a reason not kept refused)
+NOT_REPLAYABLE = Unkept("a recorded tape that could not be kept")

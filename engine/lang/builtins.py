@@ -18,7 +18,7 @@ from .axes import keep_dims, reduced_count, reduction_axes
 from .numpy_builtins import add_library_builtins, add_second_spellings
 from .custom_rules import rule_builtins
 from .transforms import transform_builtins
-from .values import RangeValue, describe, range_arguments, dtype, shape_of, size_of
+from .values import RangeValue, describe, range_arguments, range_items, dtype, shape_of, size_of
 
 
 def noted_stop_gradient(x):
@@ -134,6 +134,8 @@ class Builtins:
             raise SourceError("type error", f"range() needs whole numbers, not {shown}")
         if ints[2] == 0:
             raise SourceError("value error", "range() step must not be zero")
+        if any(a.__class__ in BOXES for a in args):     # its items read from traced values: a guard
+            ops.read(args, range_items, "range")
         return RangeValue(*ints)
 
     def len_(self, x):

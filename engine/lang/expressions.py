@@ -20,7 +20,6 @@ from .spellings import unknown_module_name
 from .fused_regions import ROOTS as REGION_ROOTS, compile_region
 from .operator_closures import (BINARY_OPS, COMPARISONS, FLOAT_OPS, binary_closure, chain_and, comparison_closure,
                                 compare_values)
-from .recorded_decisions import condition
 from .values import RangeValue, as_int, describe, dtype, literal, raw_getitem, shape_of, truth
 
 _NESTED_CHAIN = 8           # a + b + ... with more operators than this runs as a loop
@@ -208,7 +207,7 @@ class ExpressionCompiler:
         return lambda frame: not truth(ev(frame), span, "operand of `not`")
 
     def e_IfExp(self, e, scope):
-        test = condition(self, e.test, scope)      # logs its decisions where a run records a trace
+        test = self.expr(e.test, scope)
         body = self.expr(e.body, scope)
         orelse = self.expr(e.orelse, scope)
         span = e.test.span
@@ -254,7 +253,10 @@ class ExpressionCompiler:
                     idx.append(ev)
                 else:
                     i = ev(frame)
-                    iv = ops.read(i)            # an index read from a traced value: no trace is kept
+                    if (i.__class__ is Var or i.__class__ is Dual) and not shape_of(i):
+                        idx.append(as_int(i, sp))   # a traced number: read as a whole number
+                        continue
+                    iv = ops.read(i)            # an index array read from a traced value
                     if is_array(iv) and iv.ndim > 0:
                         if iv.dtype == bool:
                             idx.append(iv)

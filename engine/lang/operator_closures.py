@@ -9,7 +9,7 @@ from __future__ import annotations
 from ...parser.errors import SourceError
 from ..core import ops
 from ..core.backend import is_array, xp
-from ..core.notes import NOTES
+from ..core.notes import NOTES, READS
 from ..core.sequences import SEQUENCES, as_array
 from ..core.tape import BOXES, Var, strip
 from .errors import runtime_error
@@ -165,12 +165,47 @@ def compare_values(fn, a, b, span, opname):
     try:
         if a.__class__ in SEQUENCES or b.__class__ in SEQUENCES:
             a, b = as_array(a), as_array(b)
-        r = fn(a, b)
+        traced = a.__class__ in BOXES or b.__class__ in BOXES
+        r = fn(strip(a), strip(b)) if traced and READS.hook is not None else fn(a, b)
     except Exception as exc:
         raise runtime_error(exc, span, f"`{opname}`", (a, b)) from None
-    if opname in _TIE_COMPARE and (a.__class__ in BOXES or b.__class__ in BOXES) and any_equal(a, b):
-        NOTES.kink("compare", f"`{opname}` compared equal values: no gradient flows through it")
+    if traced:
+        if READS.hook is not None:          # read as a number: its guard recomputes it
+            READS.hook((a, b), r, Compared(fn, opname), opname, _TIES if opname in _TIE_COMPARE else None)
+        if opname in _TIE_COMPARE and any_equal(a, b):
+            NOTES.kink("compare", f"`{opname}` compared equal values: no gradient flows through it")
     return r
+
+
+class Compared:
+    """A comparison on raw operands (a pair), as the comparison closures make it: Python's
+    operator on two floats, the engine op otherwise (a 0-d result as a bool): what a guard of a
+    comparison of traced values recomputes."""
+    __slots__ = ("fn", "pyop")
+
+    def __init__(self, fn, opname):
+        self.fn, self.pyop = fn, _FLOAT_COMPARE[opname]
+
+    def __call__(self, raw):
+        x, y = raw
+        if x.__class__ is float and y.__class__ is float:
+            return self.pyop(x, y)
+        return self.fn(x, y)
+
+
+def _ties(raw) -> bool:
+    """Whether a comparison's raw operands (a pair) are equal anywhere: where the interpreter notes
+    a tie of `<=`, `>=`, `==` or `!=` (a guard hands such a call to the interpreter)."""
+    return any_equal(*raw)
+
+
+_TIES = _ties
+
+
+def _read_comparison(a, b, result, opname) -> None:
+    """A comparison of traced floats, read as a number while a run records (its guard)."""
+    READS.hook((a, b), result, Compared(COMPARISONS[opname], opname), opname,
+               _TIES if opname in _TIE_COMPARE else None)
 
 
 def chain_and(result, r, span, opname):
@@ -195,9 +230,15 @@ def comparison_closure(lhs, fn, rhs, span, opname):
         x = a.value if a.__class__ is Var else a
         y = b.value if b.__class__ is Var else b
         if x.__class__ is float and y.__class__ is float:
-            if ties and x == y and (a.__class__ is Var or b.__class__ is Var):   # traced values only
-                NOTES.span = span
-                NOTES.kink("compare", f"`{opname}` compared equal values: no gradient flows through it")
+            if a.__class__ is Var or b.__class__ is Var:                         # traced values only
+                if ties and x == y:
+                    NOTES.span = span
+                    NOTES.kink("compare", f"`{opname}` compared equal values: no gradient flows through it")
+                if READS.hook is not None:
+                    NOTES.span = span
+                    r = pyop(x, y)
+                    _read_comparison(a, b, r, opname)
+                    return r
             return pyop(x, y)
         r = compare_values(fn, a, b, span, opname)
         return bool(r) if is_array(r) and r.ndim == 0 else r
@@ -212,7 +253,7 @@ def comparison_closure(lhs, fn, rhs, span, opname):
                 raise _unassigned(name, lspan) from None
             if a.__class__ is float:
                 return pyop(a, c)
-            if a.__class__ is Var and a.value.__class__ is float:
+            if a.__class__ is Var and a.value.__class__ is float and READS.hook is None:
                 return pyop(a.value, c)
             return general(a, c)
         return local_const

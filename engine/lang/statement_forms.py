@@ -9,6 +9,7 @@ from ..core import ops
 from ..core.backend import is_array, xp
 from ..core.notes import NOTES
 from ..core.sequences import as_array
+from ..core.tape import Dual, Var
 from .callables import RETURN, Builtin, Frame, UserFunction
 from .errors import runtime_error, unknown_name
 from . import dicts
@@ -199,7 +200,9 @@ class StatementFormsCompiler:
 
 def _index_value(i, span):
     """An index: a whole number, or an array of whole numbers or booleans (no gradient flows)."""
-    iv = ops.read(i)                    # an index read from a traced value: no trace is kept
+    if (i.__class__ is Var or i.__class__ is Dual) and not shape_of(i):
+        return as_int(i, span)          # a traced number: read as a whole number
+    iv = ops.read(i)                    # an index array read from a traced value
     if is_array(iv) and iv.ndim > 0:
         if iv.dtype == bool:
             return iv

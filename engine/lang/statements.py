@@ -7,7 +7,6 @@ from ..core import ops
 from .callables import BREAK, CONTINUE, RETURN, UserFunction
 from .loop_forms import unpacking
 from .names import Scope, assigned_names, loop_target_names
-from .recorded_decisions import condition, loop_items
 from .values import describe, iterate, shape_of, truth
 
 
@@ -114,7 +113,7 @@ class StatementCompiler:
         return run
 
     def s_If(self, s, scope):
-        test = condition(self, s.test, scope)
+        test = self.expr(s.test, scope)
         body = self.block(s.body, scope)
         orelse = self.block(s.orelse, scope) if s.orelse else None
         sig = self.signature
@@ -137,13 +136,13 @@ class StatementCompiler:
 
     # ---- loops ----
     def s_While(self, s, scope):
-        test = condition(self, s.test, scope)
+        test = self.expr(s.test, scope)
         span = s.test.span
         trips = self.loop_trips(s.body, scope, span, None)
         return lambda frame: trips(frame, _while_true(test, frame, span))
 
     def s_For(self, s, scope):
-        items = loop_items(self, s.iter, scope)
+        items = self.expr(s.iter, scope)
         span = s.iter.span
         if isinstance(s.target, nodes.TupleExpr):          # for a, b in pairs: unpacked before each trip
             names = loop_target_names(s.target)

@@ -8,13 +8,29 @@ from __future__ import annotations
 
 import weakref
 
+from ...parser import nodes
 from ...parser.errors import SourceError
 from ..core import ops
 from ..core.backend import is_array, np, xp
 from ..core.primitives import TABLE
 from ..core.tape import BOXES, FUSED_RULES, Dual, Tape, Var, backward, new_level, strip
-from .recorded_decisions import DECISIONS
+from .recorded_decisions import DECISIONS, nested_derivative, unguardable
+from .names import walk
 from .values import as_input, describe, dtype, shape_of, size_of
+
+# Derivatives taken inside the program whose gradient a replay follows: run under a recording
+# outer level, their inner sweeps are taped there in outer primitives (a run whose inner rules
+# read a traced value as a number keeps no trace). The others (hessian, jvp, vjp) keep none.
+NESTED_TRANSFORMS = frozenset({"grad", "value_and_grad"})
+_OTHER_DERIVATIVE = "a derivative inside the program other than grad or value_and_grad (hessian, jvp, vjp)"
+
+
+def nested_derivatives(tree) -> bool:
+    """Whether the program names a derivative builtin a replay follows (grad, value_and_grad):
+    then only its gradient in every input replays (diff/function.py). Which kinds of run may
+    replay is a fact of the program's text, known before any run; a recording run that takes a
+    derivative the text does not name so keeps no trace."""
+    return any(isinstance(x, nodes.Name) and x.id in NESTED_TRANSFORMS for x in walk(tree, bindings=False))
 
 
 def _one():
@@ -60,8 +76,10 @@ class DerivedFunction:
             fname = self.name[self.name.index("(") + 1:-1]
             raise SourceError("shape mismatch", f"{self.name[:self.name.index('(')]} needs a function with a "
                               f"scalar output; {fname} returned {describe(y)}", span, "wrap the output in sum(...)")
-        if DECISIONS.entries is not None and not taped_sweep(tape):
-            DECISIONS.entries.append((None, None, None, "nested sweep", None, span))   # no trace is kept
+        if DECISIONS.entries is not None:
+            nested_derivative(span)
+            if not taped_sweep(tape):
+                unguardable("a derivative inside the program whose sweep reads a traced value as a number", span)
         # a nested derivative records no steps, but its sweep may grow the outer tapes fast: the
         # limits are checked during the sweep and after it
         adj = backward(tape, y, _one(), check=lambda: self.interp.check_growth(span, short_name(self.name)))
@@ -133,6 +151,7 @@ class HessianFunction(DerivedFunction):
     def __call__(self, *args, span=None):
         if len(args) != 1:
             raise SourceError("wrong arguments", f"{self.name} takes 1 argument but {len(args)} were given", span)
+        unguardable(_OTHER_DERIVATIVE, span)
         x = args[0]
         shape = shape_of(x)
         grad = GradFunction(self.fn, self.interp)
@@ -177,6 +196,7 @@ def jvp(interp, f, x, v, span=None):
     if isinstance(x, tuple) and isinstance(v, tuple) and len(x) == len(v) == 1:
         x, v = x[0], v[0]
     _matching("jvp", v, x, "x", span)
+    unguardable(_OTHER_DERIVATIVE, span)
 
     def call(dual):
         y = interp.call(f, [dual], span)
@@ -187,6 +207,7 @@ def jvp(interp, f, x, v, span=None):
 
 def vjp(interp, f, x, v, span=None):
     """`vjp(f, x, v)`: (f(x), vᵀJ), one reverse sweep seeded with v."""
+    unguardable(_OTHER_DERIVATIVE, span)
     tape = Tape(persistent=False)
     watched = tape.watch(x)
     y = interp.call(f, [watched], span)

@@ -53,6 +53,22 @@ def range_arguments(args) -> list | None:
     return ints + [1] if len(ints) == 2 else ints
 
 
+def range_key(*args):
+    """(start, length, step) of range(*args) as the builtin range() makes it, the items a loop
+    over it binds; None where range() refuses the arguments: what a trip-count guard compares."""
+    ints = range_arguments(args)
+    if ints is None or ints[2] == 0:
+        return None
+    items = range(*ints)
+    return items.start, len(items), items.step
+
+
+def range_items(raw) -> tuple | None:
+    """range_key of a tuple of arguments: how a recording run reads range()'s (core/tape.py's
+    `read`, its guard on the replayed values)."""
+    return range_key(*raw)
+
+
 class RangeValue:
     """The value of range(...): only a for loop takes it."""
     __slots__ = ("start", "stop", "step")
@@ -122,7 +138,8 @@ def truth(v, span, what="condition"):
         return v
     if c is float:
         return v != 0.0
-    v = strip(v)
+    if c is Var or c is Dual:               # a traced value's truth: read as a number (a guard)
+        return ops.read(v, _Truth(span, what), "truth")
     if v.__class__ in (bool, float, int):
         return bool(v)
     if is_array(v):
@@ -136,8 +153,27 @@ def truth(v, span, what="condition"):
     return bool(v)
 
 
+class _Truth:
+    """A value's truth as `truth` takes it, on raw values (the guard of a traced value's)."""
+    __slots__ = ("span", "what")
+
+    def __init__(self, span, what):
+        self.span, self.what = span, what
+
+    def __call__(self, raw):
+        return truth(raw, self.span, self.what)
+
+
 def as_int(v, span, what="an index"):
-    v = ops.read(v)                     # an index read from a traced value: no trace is kept
+    """A whole number as an index, a slice bound or a count; a traced value is read as a number
+    (its guard compares the whole number it gives)."""
+    if v.__class__ is Var or v.__class__ is Dual:
+        return ops.read(v, lambda raw: _whole_number(raw, span, what))
+    return _whole_number(v, span, what)
+
+
+def _whole_number(v, span, what):
+    v = strip(v)
     if is_array(v) and v.ndim == 0:
         v = v.item()
     if isinstance(v, bool) or not isinstance(v, (int, float)):

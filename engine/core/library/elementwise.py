@@ -41,9 +41,9 @@ def clip(a, a_min=None, a_max=None):
         raise ArgumentError("clip(): give a_min, a_max or both")
     out = a
     if a_min is not None:
-        out = ops.where(ops.lt(ops.read(out), ops.read(a_min)), a_min, out)
+        out = ops.where(ops.lt(out, a_min), a_min, out)     # masks no derivative follows (guards' reads)
     if a_max is not None:
-        out = ops.where(ops.gt(ops.read(out), ops.read(a_max)), a_max, out)
+        out = ops.where(ops.gt(out, a_max), a_max, out)
     return out
 
 
@@ -51,9 +51,9 @@ def round_(a, decimals=0):
     """Half to even, as numpy; no gradient."""
     places = whole(decimals, "decimals")
     if places == 0:
-        return ops.rint(ops.read(a))
+        return ops.rint(ops.read(a, ops.rint))              # read as the rounded number (its guard's)
     scale = 10.0 ** places
-    return ops.div(ops.rint(ops.read(a) * scale), scale)
+    return ops.div(ops.read(a, lambda v: ops.rint(v * scale)), scale)
 
 
 def expit(x):
@@ -92,8 +92,12 @@ def j1(x):
 
 
 def int_(x):
-    """Python's int(): toward zero, a whole number (no gradient)."""
-    v = ops.read(x)
+    """Python's int(): toward zero, a whole number (no gradient). A traced value is read as the
+    whole number it gives (a replay's guard compares that number, not the value)."""
+    return ops.read(x, _truncated)
+
+
+def _truncated(v):
     if hasattr(v, "size"):
         if v.size != 1:
             raise TypeError("int() takes one number, not an array of several")
