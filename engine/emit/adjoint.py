@@ -1,0 +1,151 @@
+"""The adjoint of one function as lines: its forward sweep (the primal with pushes on `_stack`)
+and its reverse sweep (pops, and each statement's adjoint from its primitive's VJP rules,
+`h_b` the adjoint of `h`). Loops stay loops: a while loop pushes its trip count, a for loop its
+range, an if its decision; a value the loop or a later statement overwrites is pushed before
+and popped back after its adjoint."""
+from __future__ import annotations
+
+from .lower import OUT, Call, Copy, For, If, Plain, Prim, While
+from .rule_text import rule_text
+from .sweeps import INDENT, Writer, assigned, number, read_by_rules
+
+
+def adj(name: str) -> str:
+    return f"{name}_b"
+
+
+class Adjoint(Writer):
+    """`grads[h]`: the active params of each helper whose adjoint its reverse returns, in order."""
+
+    def __init__(self, fn, active, useful, grads: dict, explain=False):
+        super().__init__(explain)
+        self.fn, self.active, self.useful, self.grads = fn, active, useful, grads
+        counts = assigned(fn.body)
+        self.reassigned = {n for n, c in counts.items() if c > 1 or n in fn.params}
+        self.pushed = self.reassigned & read_by_rules(fn.body, active, useful)
+        self.loops = 0
+
+    def live(self, name) -> bool:
+        return name.__class__ is str and name in self.useful
+
+    # ---- forward sweep ----
+    def forward(self, body, pad) -> list:
+        out: list = []
+        for s in body:
+            if isinstance(s, (Prim, Copy, Plain, Call)) and s.target in self.pushed:
+                out.append(pad + self.tagged(f"_stack.append({s.target})", s.line))
+            if isinstance(s, Call):
+                out += self.forward_call(s, pad)
+            elif isinstance(s, (Prim, Copy, Plain)):
+                out += self.primal([s], pad)
+            else:
+                out += self.forward_control(s, pad)
+        return out
+
+    def forward_call(self, s, pad) -> list:
+        args = ", ".join(map(number, s.args))
+        if self.live(s.target):
+            return [pad + self.tagged(f"{s.target} = {s.function}_fwd(_stack, {args})", s.line)]
+        return [pad + self.tagged(f"{s.target} = {s.function}({args})", s.line)]
+
+    def forward_control(self, s, pad) -> list:
+        inner = pad + INDENT
+        if isinstance(s, If):
+            return [pad + self.tagged(f"_stack.append({s.test})", s.line), pad + self.tagged(f"if {s.test}:", s.line),
+                    *(self.forward(s.body, inner) or [inner + "pass"]), pad + "else:",
+                    *(self.forward(s.orelse, inner) or [inner + "pass"])]
+        self.loops += 1
+        if isinstance(s, While):
+            n = f"_n{self.loops}"
+            return [pad + self.tagged(f"{n} = 0", s.line), *self.forward(s.head, pad),
+                    pad + self.tagged(f"while {s.test}:", s.line), *self.forward(s.body, inner),
+                    inner + f"{n} += 1", *self.forward(s.head, inner), pad + self.tagged(f"_stack.append({n})", s.line)]
+        bounds = f"range({', '.join(map(number, s.bounds))})"
+        return [pad + self.tagged(f"_stack.append({bounds})", s.line),
+                pad + self.tagged(f"for {s.target} in {bounds}:", s.line),
+                *(self.forward(s.body, inner) or [inner + "pass"])]
+
+    # ---- reverse sweep ----
+    def reverse(self, body, pad) -> list:
+        out: list = []
+        for s in reversed(body):
+            if isinstance(s, Prim):
+                out += self.reverse_prim(s, pad)
+            elif isinstance(s, Copy):
+                out += self.reverse_copy(s, pad)
+            elif isinstance(s, Call):
+                out += self.reverse_call(s, pad)
+            elif isinstance(s, Plain):
+                pass
+            else:
+                out += self.reverse_control(s, pad)
+            if isinstance(s, (Prim, Copy, Plain, Call)) and s.target in self.pushed:
+                out.append(pad + self.tagged(f"{s.target} = _stack.pop()", s.line))
+        return out
+
+    def accumulate(self, name, expr, line, pad, step) -> list:
+        lines = [pad + f"# {step}"] if self.explain else []
+        return lines + [pad + self.tagged(f"{adj(name)} = {adj(name)} + {expr}", line)]
+
+    def reset(self, s, pad) -> list:
+        return [pad + self.tagged(f"{adj(s.target)} = 0.0", s.line)] if s.target in self.reassigned else []
+
+    def reverse_prim(self, s, pad) -> list:
+        if not self.live(s.target) or s.prim.nondiff:
+            return []
+        out: list = []
+        ans = s.target if s.prim.needs_ans else None
+        for i, o in enumerate(s.operands):
+            if not self.live(o):
+                continue
+            statements, expr = rule_text(s.prim, ("vjp", i), [adj(s.target), ans, *s.operands], self.fresh)
+            out += [pad + self.tagged(t, s.line) for t in statements]
+            step = f"{s.target} = {s.prim.name}({', '.join(map(number, s.operands))}): " \
+                   f"{adj(o)} += {adj(s.target)} * d{s.target}/d{o} (the {s.prim.name} rule's VJP)"
+            out += self.accumulate(o, expr, s.line, pad, step)
+        return out + self.reset(s, pad)
+
+    def reverse_copy(self, s, pad) -> list:
+        if not self.live(s.target):
+            return []
+        out = []
+        if not s.cut and self.live(s.source):
+            out = self.accumulate(s.source, adj(s.target), s.line, pad,
+                                  f"{s.target} = {s.source}: {adj(s.source)} += {adj(s.target)}")
+        return out + self.reset(s, pad)
+
+    def reverse_call(self, s, pad) -> list:
+        if not self.live(s.target):
+            return []
+        grads = self.grads[s.function]
+        names = [self.fresh() for _ in grads]
+        callee_params = self.fn_params[s.function]
+        out = [pad + self.tagged(f"{''.join(n + ', ' for n in names)}= {s.function}_rev(_stack, {adj(s.target)})",
+                                 s.line)] if names else []
+        for name, param in zip(names, grads):
+            arg = s.args[callee_params.index(param)]
+            if self.live(arg):
+                out += self.accumulate(arg, name, s.line, pad, f"{adj(arg)} += the adjoint {s.function} gives its {param}")
+        return out + self.reset(s, pad)
+
+    def reverse_control(self, s, pad) -> list:
+        inner = pad + INDENT
+        if isinstance(s, If):
+            return [pad + self.tagged("if _stack.pop():", s.line), *(self.reverse(s.body, inner) or [inner + "pass"]),
+                    pad + "else:", *(self.reverse(s.orelse, inner) or [inner + "pass"])]
+        if isinstance(s, While):
+            return [pad + self.tagged("for _ in range(_stack.pop()):", s.line),
+                    *(self.reverse(s.body, inner) or [inner + "pass"])]
+        return [pad + self.tagged(f"for {s.target} in reversed(_stack.pop()):", s.line),
+                *(self.reverse(s.body, inner) or [inner + "pass"])]
+
+    def initial(self, pad) -> list:
+        """Every adjoint but the output's starts at 0 (in the order the names first appear)."""
+        return [pad + f"{adj(n)} = 0.0" for n in sorted(self.useful - {OUT}, key=self.order)]
+
+    def order(self, name):
+        return (name not in self.fn.params, self.fn.params.index(name) if name in self.fn.params else 0, name)
+
+    def undefined(self, pad) -> list:
+        """Pushed names a branch or loop may not have bound yet: bound to None first."""
+        return [pad + f"{n} = None" for n in sorted(self.pushed - set(self.fn.params))]
