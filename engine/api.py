@@ -188,3 +188,29 @@ def grad(source, at=None, wrt=None, seed=None, fn=None, of=None, dtype_name="flo
         from .views.provenance import diagnose_grad    # only when a number may be non-finite
         diagnose_grad(result, source, at, wrt, seed, target, dtype_name, limits)
     return result
+
+
+def emit(source, fn=None, of=None, wrt=None, mode="adjoint", explain=False, target=None) -> str:
+    """The text of a Python module (numpy only) computing the target and its adjoint and/or
+    tangent as source code (engine/emit): a SourceError names what is not emitted yet."""
+    from importlib.metadata import PackageNotFoundError, version
+    from .emit.module import emit_module
+    target = target or load(source, fn, of)
+    try:
+        tool = version("autodiff")
+    except PackageNotFoundError:
+        tool = "unknown"
+    return emit_module(target, wrt, mode, explain, tool)
+
+
+def validate_emitted(path, target, values: dict, wrt=None, seed=0) -> list:
+    """The checks of an emitted module (written at `path`) at a point (engine/checks/emitted.py)."""
+    from .checks.emitted import validate
+    from .emit.module import program_functions
+    _, name, _ = program_functions(target)
+    params = list(target.inputs)
+    wrt = list(wrt or params)
+    from .lang.names import loaded_names
+    ad = grad(None, values, wrt, target=target).gradient
+    detached = bool({"stop_gradient", "detach"} & set(loaded_names(target.node)))
+    return validate(path, name, params, wrt, values, ad, seed, detached)

@@ -51,9 +51,10 @@ class Adjoint(Writer):
     def forward_control(self, s, pad) -> list:
         inner = pad + INDENT
         if isinstance(s, If):
-            return [pad + self.tagged(f"_stack.append({s.test})", s.line), pad + self.tagged(f"if {s.test}:", s.line),
-                    *(self.forward(s.body, inner) or [inner + "pass"]), pad + "else:",
-                    *(self.forward(s.orelse, inner) or [inner + "pass"])]
+            # the decision is pushed last in its branch: the reverse sweep pops it first
+            return [pad + self.tagged(f"if {s.test}:", s.line), *self.forward(s.body, inner),
+                    inner + self.tagged("_stack.append(True)", s.line), pad + "else:",
+                    *self.forward(s.orelse, inner), inner + self.tagged("_stack.append(False)", s.line)]
         self.loops += 1
         if isinstance(s, While):
             n = f"_n{self.loops}"
@@ -61,9 +62,9 @@ class Adjoint(Writer):
                     pad + self.tagged(f"while {s.test}:", s.line), *self.forward(s.body, inner),
                     inner + f"{n} += 1", *self.forward(s.head, inner), pad + self.tagged(f"_stack.append({n})", s.line)]
         bounds = f"range({', '.join(map(number, s.bounds))})"
-        return [pad + self.tagged(f"_stack.append({bounds})", s.line),
-                pad + self.tagged(f"for {s.target} in {bounds}:", s.line),
-                *(self.forward(s.body, inner) or [inner + "pass"])]
+        r = f"_r{self.loops}"
+        return [pad + self.tagged(f"{r} = {bounds}", s.line), pad + self.tagged(f"for {s.target} in {r}:", s.line),
+                *(self.forward(s.body, inner) or [inner + "pass"]), pad + self.tagged(f"_stack.append({r})", s.line)]
 
     # ---- reverse sweep ----
     def reverse(self, body, pad) -> list:

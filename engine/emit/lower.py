@@ -13,7 +13,7 @@ from ...parser.errors import SourceError
 from ..core.rules import builtin_primitives
 from .rule_text import primitive
 
-OPERATORS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "@": "matmul"}
+OPERATORS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "@": "matmul", "%": "mod", "//": "floor_divide"}
 COMPARISONS = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne"}
 CONSTANTS = {"pi": "np.pi", "e": "np.e", "inf": "np.inf", "nan": "np.nan"}
 CUTS = ("stop_gradient", "detach")
