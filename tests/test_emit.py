@@ -1,0 +1,111 @@
+"""`autodiff emit` (issue 31): every sample program emits, and its emitted adjoint and tangent
+match autodiff.grad at five random points; what is not emitted yet ends with exit 2 naming the
+construct and its line."""
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import autodiff
+from autodiff.engine import api
+from autodiff.parser.errors import SourceError
+
+ROOT = Path(__file__).resolve().parent.parent
+PROGRAMS = ROOT / "samples" / "programs"
+FUNCTIONS = {"several_functions.py": "energy"}
+# the sample programs emit cannot write yet, and what it says: failing items of issue 31
+NOT_YET = {
+    "control.py": "the builtin `norm`",
+    "language_tour.py": "`continue` inside a loop",
+    "logistic_loss.py": "the builtin `mean`",
+    "loop_over_array.py": "a for loop over anything but range(...)",
+    "nested_loops.py": "the builtin `len`",
+    "softmax_xent.py": "the builtin `max`",
+}
+
+
+def emitted(tmp_path, path, fn=None, mode="both"):
+    target = api.load(str(path), fn)
+    out = tmp_path / "emitted.py"
+    out.write_text(api.emit(None, mode=mode, target=target))
+    spec = importlib.util.spec_from_file_location(f"emitted_{path.stem}", out)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return target, module
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in PROGRAMS.glob("*.py")))
+def test_every_sample_program_emits_and_matches_grad(tmp_path, name):
+    if name in NOT_YET:
+        pytest.xfail(f"not emitted yet: {NOT_YET[name]}")
+    fn = FUNCTIONS.get(name)
+    target, module = emitted(tmp_path, PROGRAMS / name, fn)
+    f = fn or "f"
+    vjp, jvp, primal = getattr(module, f"{f}_vjp"), getattr(module, f"{f}_jvp"), getattr(module, f)
+    rng = np.random.default_rng(31)
+    for _ in range(5):
+        point = {p: float(rng.uniform(0.5, 2.0)) for p in target.inputs}
+        args = [point[p] for p in target.inputs]
+        expected = autodiff.grad(str(PROGRAMS / name), at=point, fn=fn)
+        value, grads = vjp(*args)
+        assert value == pytest.approx(expected.value, rel=1e-12, abs=1e-12)
+        assert primal(*args) == pytest.approx(expected.value, rel=1e-12, abs=1e-12)
+        for p, g in zip(target.inputs, grads):
+            assert g == pytest.approx(expected.gradient[p], rel=1e-12, abs=1e-12)
+        for p in target.inputs:             # the tangent along each input is that partial derivative
+            _, d = jvp(*args, **{f"d_{q}": float(q == p) for q in target.inputs})
+            assert d == pytest.approx(expected.gradient[p], rel=1e-12, abs=1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(NOT_YET))
+def test_what_is_not_emitted_names_the_construct_and_its_line(name):
+    with pytest.raises(SourceError) as err:
+        api.emit(str(PROGRAMS / name))
+    assert err.value.kind == "not emitted"
+    assert NOT_YET[name] in err.value.message
+    assert err.value.span is not None and err.value.span.line > 0
+
+
+def test_loops_stay_loops_and_branches_pop_their_decisions(tmp_path):
+    """A while loop's trip count is pushed and popped, never unrolled: the emitted adjoint is right
+    at points whose trip counts differ from each other."""
+    source = tmp_path / "loop.py"
+    source.write_text("def f(x):\n    y = x\n    while y < 10:\n        y = y * 2\n"
+                      "    if y > 15:\n        y = y * x\n    return y\n")
+    target, module = emitted(tmp_path, source)
+    text = (tmp_path / "emitted.py").read_text()
+    assert "while " in text and "for _ in range(_stack.pop()):" in text and "if _stack.pop():" in text
+    for x in (0.3, 1.1, 4.0, 9.5):
+        value, (g,) = module.f_vjp(x)
+        expected = autodiff.grad(str(source), at={"x": x})
+        assert value == expected.value and g == pytest.approx(expected.gradient["x"], rel=1e-12)
+
+
+def test_the_adjoint_text_comes_from_the_rules_and_names_come_from_the_source():
+    text = api.emit("sin(x) * y", mode="adjoint", wrt=["x"])
+    assert "np.cos(x)" in text                       # sin's VJP rule, traced
+    assert "x_b" in text and "y_b" not in text      # no adjoint for an input not in --wrt
+    assert "# differentiated inputs: x" in text
+    assert "  # line 1" in text
+
+
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "autodiff", *args], capture_output=True, text=True,
+                          cwd=ROOT, env={**os.environ, "NO_COLOR": "1"})
+
+
+def test_cli_emit_validate_passes_and_refuses_with_exit_2(tmp_path):
+    out = tmp_path / "euler_adjoint.py"
+    done = run_cli("emit", "samples/programs/euler_decay.py", "-o", str(out), "--validate", "--at", "k=0.5,y0=2")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count(" pass") == 5 and out.exists()
+    refused = run_cli("emit", "samples/programs/control.py")
+    assert refused.returncode == 2 and "control.py:19" in refused.stderr and "norm" in refused.stderr
+    over_input = run_cli("emit", "samples/programs/euler_decay.py", "-o", "samples/programs/euler_decay.py")
+    assert over_input.returncode == 2
