@@ -5,7 +5,7 @@ are flow-insensitive, so a loop or a branch needs no fixpoint of its own: only a
 values get an adjoint (no dead adjoints), only active ones a tangent."""
 from __future__ import annotations
 
-from .lower import OUT, Call, Copy, For, If, Plain, Prim, While
+from .lower import refuse, OUT, Call, Copy, For, If, Jump, Opaque, Plain, Prim, While
 
 
 def walk_ir(body):
@@ -23,11 +23,13 @@ def walk_ir(body):
 
 def carries(s) -> bool:
     """Whether the statement's target can carry a derivative from its operands."""
+    if isinstance(s, Opaque):
+        return True
     if isinstance(s, Prim):
         return not s.prim.nondiff
     if isinstance(s, Copy):
         return not s.cut
-    return isinstance(s, Call)
+    return isinstance(s, (Call, Opaque))
 
 
 def operands(s) -> list:
@@ -35,9 +37,16 @@ def operands(s) -> list:
         return [o for o in s.operands if o.__class__ is str]
     if isinstance(s, Copy):
         return [s.source] if s.source.__class__ is str else []
-    if isinstance(s, Call):
+    if isinstance(s, (Call, Opaque)):
         return [a for a in s.args if a.__class__ is str]
     return []
+
+
+def refuse_live(s, live) -> None:
+    """A builtin emit has no derivative text for, where the output's derivative needs it."""
+    if isinstance(s, Opaque) and live(s.target):
+        refuse(f"the derivative of the builtin `{s.name}`", s.span, "the elementwise builtins (sin, exp, log, "
+               "tanh, ...) are emitted; reductions, indexing and linear algebra are not yet")
 
 
 def analyse(functions: dict, target: str, wrt: list) -> dict:
@@ -66,7 +75,8 @@ def _active(fn, active_params, params, functions) -> set:
     while changed:
         changed = False
         for s in walk_ir(fn.body):
-            if isinstance(s, (Plain, If, While, For)) or s.target in active or not carries(s):
+            if (isinstance(s, (Plain, If, While, For, Jump)) and not isinstance(s, Opaque)) or \
+                    s.target in active or not carries(s):
                 continue
             if any(o in active for o in operands(s)):
                 active.add(s.target)
@@ -80,7 +90,7 @@ def _useful(fn, active) -> set:
     while changed:
         changed = False
         for s in walk_ir(fn.body):
-            if isinstance(s, (Prim, Copy, Call)) and carries(s) and s.target in useful:
+            if isinstance(s, (Prim, Copy, Call, Opaque)) and carries(s) and s.target in useful:
                 for o in operands(s):
                     if o in active and o not in useful:
                         useful.add(o)

@@ -5,9 +5,10 @@ range, an if its decision; a value the loop or a later statement overwrites is p
 and popped back after its adjoint."""
 from __future__ import annotations
 
-from .lower import OUT, Call, Copy, For, If, Plain, Prim, While
+from .activity import refuse_live
+from .lower import OUT, Call, Copy, For, If, Jump, Plain, Prim, While, jumps
 from .rule_text import rule_text
-from .sweeps import INDENT, Writer, assigned, number, read_by_rules
+from .sweeps import INDENT, Writer, assigned, ends_in_jump, number, read_by_rules
 
 
 def adj(name: str) -> str:
@@ -29,7 +30,9 @@ class Adjoint(Writer):
         return name.__class__ is str and name in self.useful
 
     # ---- forward sweep ----
-    def forward(self, body, pad) -> list:
+    def forward(self, body, pad, pending=()) -> list:
+        """`pending`: the decisions of the ifs around this block inside its loop, innermost last:
+        a break or continue pushes them (innermost first) before it leaves."""
         out: list = []
         for s in body:
             if isinstance(s, (Prim, Copy, Plain, Call)) and s.target in self.pushed:
@@ -38,31 +41,57 @@ class Adjoint(Writer):
                 out += self.forward_call(s, pad)
             elif isinstance(s, (Prim, Copy, Plain)):
                 out += self.primal([s], pad)
+            elif isinstance(s, Jump):
+                out += [pad + self.tagged(f"_stack.append({d})", s.line) for d in reversed(pending)]
+                out.append(pad + self.tagged(s.kind, s.line))
+            elif isinstance(s, If):
+                out += self.forward_if(s, pad, pending)
             else:
-                out += self.forward_control(s, pad)
+                out += self.forward_loop(s, pad)
         return out
+
+    def taped(self, s) -> bool:
+        """A call whose reverse sweep runs: its value is live and some parameter gets an adjoint
+        (otherwise the plain function is called, and pushes nothing)."""
+        return self.live(s.target) and bool(self.grads[s.function])
 
     def forward_call(self, s, pad) -> list:
         args = ", ".join(map(number, s.args))
-        if self.live(s.target):
+        if self.taped(s):
             return [pad + self.tagged(f"{s.target} = {s.function}_fwd(_stack, {args})", s.line)]
         return [pad + self.tagged(f"{s.target} = {s.function}({args})", s.line)]
 
-    def forward_control(self, s, pad) -> list:
+    def forward_if(self, s, pad, pending) -> list:
+        """The decision is pushed last in its branch (the reverse sweep pops it first)."""
         inner = pad + INDENT
-        if isinstance(s, If):
-            # the decision is pushed last in its branch: the reverse sweep pops it first
-            return [pad + self.tagged(f"if {s.test}:", s.line), *self.forward(s.body, inner),
-                    inner + self.tagged("_stack.append(True)", s.line), pad + "else:",
-                    *self.forward(s.orelse, inner), inner + self.tagged("_stack.append(False)", s.line)]
+        out = [pad + self.tagged(f"if {s.test}:", s.line)]
+        for k, (branch, decision) in enumerate(((s.body, "True"), (s.orelse, "False"))):
+            if k:
+                out.append(pad + "else:")
+            out += self.forward(branch, inner, (*pending, decision))
+            if not ends_in_jump(branch):
+                out.append(inner + self.tagged(f"_stack.append({decision})", s.line))
+        return out
+
+    def forward_loop(self, s, pad) -> list:
+        inner = pad + INDENT
         self.loops += 1
+        n = f"_n{self.loops}"
+        if isinstance(s, While) and jumps(s.body):     # counted as it starts: a break ends it early
+            return [pad + self.tagged(f"{n} = 0", s.line), pad + self.tagged("while True:", s.line),
+                    *self.forward(s.head, inner), inner + self.tagged(f"if not {s.test}:", s.line),
+                    inner + INDENT + "break", inner + f"{n} += 1", *self.forward(s.body, inner),
+                    pad + self.tagged(f"_stack.append({n})", s.line)]
         if isinstance(s, While):
-            n = f"_n{self.loops}"
             return [pad + self.tagged(f"{n} = 0", s.line), *self.forward(s.head, pad),
                     pad + self.tagged(f"while {s.test}:", s.line), *self.forward(s.body, inner),
                     inner + f"{n} += 1", *self.forward(s.head, inner), pad + self.tagged(f"_stack.append({n})", s.line)]
         bounds = f"range({', '.join(map(number, s.bounds))})"
         r = f"_r{self.loops}"
+        if jumps(s.body):                               # the items it ran: a break ends it early
+            return [pad + self.tagged(f"{r} = {bounds}", s.line), pad + self.tagged(f"{n} = 0", s.line),
+                    pad + self.tagged(f"for {s.target} in {r}:", s.line), inner + f"{n} += 1",
+                    *self.forward(s.body, inner), pad + self.tagged(f"_stack.append({r}[:{n}])", s.line)]
         return [pad + self.tagged(f"{r} = {bounds}", s.line), pad + self.tagged(f"for {s.target} in {r}:", s.line),
                 *(self.forward(s.body, inner) or [inner + "pass"]), pad + self.tagged(f"_stack.append({r})", s.line)]
 
@@ -76,8 +105,8 @@ class Adjoint(Writer):
                 out += self.reverse_copy(s, pad)
             elif isinstance(s, Call):
                 out += self.reverse_call(s, pad)
-            elif isinstance(s, Plain):
-                pass
+            elif isinstance(s, (Plain, Jump)):
+                refuse_live(s, self.live)
             else:
                 out += self.reverse_control(s, pad)
             if isinstance(s, (Prim, Copy, Plain, Call)) and s.target in self.pushed:
@@ -116,8 +145,8 @@ class Adjoint(Writer):
         return out + self.reset(s, pad)
 
     def reverse_call(self, s, pad) -> list:
-        if not self.live(s.target):
-            return []
+        if not self.taped(s):
+            return self.reset(s, pad) if self.live(s.target) else []
         grads = self.grads[s.function]
         names = [self.fresh() for _ in grads]
         callee_params = self.fn_params[s.function]

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from ...parser import nodes
 from ...parser.errors import SourceError
+from ..core.backend import np
 from ..core.rules import builtin_primitives
 from .rule_text import primitive
 
@@ -44,6 +45,15 @@ class Plain:
 
 
 @dataclass
+class Opaque(Plain):
+    """A builtin call with no elementwise entry (sum, norm, max, len...): numpy's function of that
+    name (its primal only); emit refuses it where its value needs a derivative."""
+    args: list              # the names it reads
+    name: str
+    span: object
+
+
+@dataclass
 class If:
     test: str
     body: list
@@ -65,6 +75,20 @@ class For:
     bounds: list            # range's arguments (names or numbers)
     body: list
     line: int
+
+
+@dataclass
+class Jump:
+    kind: str               # "break" or "continue"
+    line: int
+
+
+def jumps(body) -> bool:
+    """Whether a break or continue of this loop's is in `body` (not in a loop nested in it)."""
+    for s in body:
+        if isinstance(s, Jump) or (isinstance(s, If) and (jumps(s.body) or jumps(s.orelse))):
+            return True
+    return False
 
 
 @dataclass
@@ -118,14 +142,14 @@ class Lowering:
     def block(self, stmts: list) -> list:
         out: list = []
         for k, s in enumerate(stmts):
-            if isinstance(s, nodes.If) and returns_somewhere(s) and not always_returns(s):
+            if isinstance(s, nodes.If) and exits_somewhere(s) and not always_returns(s):
                 rest = stmts[k + 1:]
                 body = list(s.body) + ([] if always_returns_block(s.body) else rest)
                 orelse = list(s.orelse) + ([] if always_returns_block(s.orelse) else rest)
                 out += self.statement(nodes.If(s.test, tuple(body), tuple(orelse), s.span))
                 return out
             out += self.statement(s)
-            if isinstance(s, nodes.Return) or (isinstance(s, nodes.If) and always_returns(s)):
+            if isinstance(s, EXITS) or (isinstance(s, nodes.If) and always_returns(s)):
                 return out
         return out
 
@@ -153,6 +177,8 @@ class Lowering:
             self.expr(s.value, OUT)
         elif isinstance(s, nodes.Pass):
             pass
+        elif isinstance(s, (nodes.Break, nodes.Continue)):
+            self.out.append(Jump("break" if isinstance(s, nodes.Break) else "continue", line))
         elif isinstance(s, nodes.If):
             test = self.expr(s.test)
             self.out.append(If(test, self.block(list(s.body)), self.block(list(s.orelse)), line))
@@ -301,9 +327,37 @@ class Lowering:
             return target
         prim = self.builtins.get(name)
         if prim is None or not prim.elementwise or len(args) != prim.arity:
-            refuse(f"the builtin `{name}`", e.span, "the elementwise builtins (sin, exp, log, tanh, ...) "
-                   "are emitted; reductions, indexing and linear algebra are not yet")
+            return self.opaque(e, name, args, target)
         return self.apply(prim.name, args, line, target)
+
+    def opaque(self, e, name, args, target):
+        spelling = numpy_spelling(name, e.func.module)
+        if spelling is None or e.keywords or (name in ("max", "min") and len(args) != 1):
+            refuse(f"the builtin `{name}`" + (" with keywords" if e.keywords else ""), e.span)
+        target = target or self.fresh()
+        text = f"{spelling}({', '.join(map(literal, args))})"
+        self.out.append(Opaque(target, text, e.span.line, [a for a in args if a.__class__ is str], name, e.span))
+        return target
+
+
+def numpy_spelling(name: str, module: str):
+    """numpy's function the language's builtin `name` is (the language takes numpy's names)."""
+    if name == "len":
+        return "len"
+    if name in CUTS or name in ("range", "enumerate", "zip", "grad", "jvp", "vjp", "hessian", "value_and_grad"):
+        return None
+    numpy = np()
+    if module.endswith("linalg") and hasattr(numpy.linalg, name):
+        return f"np.linalg.{name}"
+    if hasattr(numpy, name) and callable(getattr(numpy, name)):
+        return f"np.{name}"
+    return f"np.linalg.{name}" if hasattr(numpy.linalg, name) else None
+
+
+def literal(v) -> str:
+    if v.__class__ is str:
+        return v
+    return repr(v)
 
 
 def describe(node) -> str:
@@ -316,8 +370,8 @@ def describe(node) -> str:
 
 def check_loop_body(body) -> None:
     for s in walk_statements(body):
-        if isinstance(s, (nodes.Break, nodes.Continue, nodes.Return)):
-            refuse(f"`{describe(s) if not isinstance(s, nodes.Return) else 'return'}` inside a loop", s.span)
+        if isinstance(s, nodes.Return):
+            refuse("`return` inside a loop", s.span, "end the loop with break and return after it")
 
 
 def walk_statements(body):
@@ -328,12 +382,17 @@ def walk_statements(body):
             yield from walk_statements(s.orelse)
 
 
-def returns_somewhere(s) -> bool:
-    return any(isinstance(x, nodes.Return) for x in walk_statements([s]))
+EXITS = (nodes.Return, nodes.Break, nodes.Continue)
+
+
+def exits_somewhere(s) -> bool:
+    """A return, break or continue in `s` (a break in a loop nested in it is that loop's)."""
+    return any(isinstance(x, EXITS) for x in walk_statements([s]))
 
 
 def always_returns_block(body) -> bool:
-    return any(isinstance(s, nodes.Return) or (isinstance(s, nodes.If) and always_returns(s)) for s in body)
+    """Every path through `body` leaves it (return, break or continue)."""
+    return any(isinstance(s, EXITS) or (isinstance(s, nodes.If) and always_returns(s)) for s in body)
 
 
 def always_returns(s) -> bool:

@@ -146,10 +146,10 @@ def tangent_functions(functions, name, wrt, facts, explain) -> list:
     lines = []
     for fname in facts:
         fn = functions[fname]
-        t = Tangent(fn, facts[fname][1], active_params, functions, explain)
+        t = Tangent(fn, facts[fname][1], facts[fname][2], active_params, functions, explain)
         body = t.lines(fn.body, INDENT)
         given = [p for p in fn.params if p in active_params[fname]]
-        out = tan(OUT) if OUT in facts[fname][1] else "0.0"
+        out = tan(OUT) if t.live(OUT) else "0.0"
         if fname == name:
             signature = f"{', '.join(fn.params)}, *, {', '.join(tan(w) for w in wrt)}"
         else:

@@ -5,7 +5,7 @@ loops kept as loops) and the tangent. Every statement carries its source line as
 from __future__ import annotations
 
 from .activity import walk_ir
-from .lower import OUT, Call, Copy, For, If, Plain, Prim, While
+from .lower import OUT, Call, Copy, For, If, Jump, Plain, Prim, While, jumps
 from .rule_text import rule_text
 
 INDENT = "    "
@@ -53,6 +53,8 @@ class Writer:
                 out.append(pad + self.tagged(f"{s.target} = {number(s.source)}", s.line))
             elif isinstance(s, Plain):
                 out.append(pad + self.tagged(f"{s.target} = {s.text}", s.line))
+            elif isinstance(s, Jump):
+                out.append(pad + self.tagged(s.kind, s.line))
             elif isinstance(s, Call):
                 out += helpers(s, pad) if helpers else \
                     [pad + self.tagged(f"{s.target} = {s.function}({', '.join(map(number, s.args))})", s.line)]
@@ -65,6 +67,10 @@ class Writer:
         if isinstance(s, If):
             return [pad + self.tagged(f"if {s.test}:", s.line), *(self.primal(s.body, inner, helpers) or [inner + "pass"]),
                     pad + "else:", *(self.primal(s.orelse, inner, helpers) or [inner + "pass"])]
+        if isinstance(s, While) and jumps(s.body):     # a continue must reach the test again
+            return [pad + self.tagged("while True:", s.line), *self.primal(s.head, inner, helpers),
+                    inner + self.tagged(f"if not {s.test}:", s.line), inner + INDENT + "break",
+                    *self.primal(s.body, inner, helpers)]
         if isinstance(s, While):
             head = self.primal(s.head, pad, helpers)
             return [*head, pad + self.tagged(f"while {s.test}:", s.line),
@@ -103,3 +109,11 @@ def read_by_rules(body, active, useful) -> set:
             names.add(s.target)
             names.update(o for o in (s.operands if isinstance(s, Prim) else s.args) if o.__class__ is str)
     return names
+
+
+def ends_in_jump(body) -> bool:
+    """Every path through `body` ends in a break or continue."""
+    if not body:
+        return False
+    last = body[-1]
+    return isinstance(last, Jump) or (isinstance(last, If) and ends_in_jump(last.body) and ends_in_jump(last.orelse))

@@ -3,7 +3,8 @@ its primitive's JVP rules (the rules' own text through emit/rule_text.py); contr
 written, a helper called through its own `h_jvp`."""
 from __future__ import annotations
 
-from .lower import Call, Copy, For, If, Plain, Prim, While
+from .activity import refuse_live
+from .lower import Call, Copy, For, If, Jump, Plain, Prim, While, jumps
 from .rule_text import rule_text
 from .sweeps import INDENT, Writer, number
 
@@ -13,12 +14,14 @@ def tan(name: str) -> str:
 
 
 class Tangent(Writer):
-    def __init__(self, fn, active, active_params: dict, functions: dict, explain=False):
+    def __init__(self, fn, active, useful, active_params: dict, functions: dict, explain=False):
         super().__init__(explain)
         self.fn, self.active, self.active_params, self.functions = fn, active, active_params, functions
+        self.useful = useful
 
     def live(self, name) -> bool:
-        return name.__class__ is str and name in self.active
+        """Active and reaching the output: only such values get a tangent."""
+        return name.__class__ is str and name in self.active and name in self.useful
 
     def lines(self, body, pad) -> list:
         out: list = []
@@ -31,9 +34,12 @@ class Tangent(Writer):
                     source = tan(s.source) if self.live(s.source) and not s.cut else "0.0"
                     out.append(pad + self.tagged(f"{tan(s.target)} = {source}", s.line))
             elif isinstance(s, Plain):
+                refuse_live(s, self.live)
                 out += self.primal([s], pad)
             elif isinstance(s, Call):
                 out += self.call(s, pad)
+            elif isinstance(s, Jump):
+                out.append(pad + self.tagged(s.kind, s.line))
             else:
                 out += self.control(s, pad)
         return out
@@ -69,6 +75,10 @@ class Tangent(Writer):
         if isinstance(s, If):
             return [pad + self.tagged(f"if {s.test}:", s.line), *(self.lines(s.body, inner) or [inner + "pass"]),
                     pad + "else:", *(self.lines(s.orelse, inner) or [inner + "pass"])]
+        if isinstance(s, While) and jumps(s.body):
+            return [pad + self.tagged("while True:", s.line), *self.lines(s.head, inner),
+                    inner + self.tagged(f"if not {s.test}:", s.line), inner + INDENT + "break",
+                    *self.lines(s.body, inner)]
         if isinstance(s, While):
             return [*self.lines(s.head, pad), pad + self.tagged(f"while {s.test}:", s.line),
                     *self.lines(s.body, inner), *self.lines(s.head, inner)]
