@@ -25,6 +25,10 @@ class Adjoint(Writer):
         self.reassigned = {n for n, c in counts.items() if c > 1 or n in fn.params}
         self.pushed = self.reassigned & read_by_rules(fn.body, active, useful)
         self.loops = 0
+        # adjoints first written by an assignment at the sweep's top level (no `= 0.0` first),
+        # and those some accumulation reads before (they start at 0)
+        self.started: set = {OUT}
+        self.zeroed: set = set()
 
     def live(self, name) -> bool:
         return name.__class__ is str and name in self.useful
@@ -115,10 +119,22 @@ class Adjoint(Writer):
 
     def accumulate(self, name, expr, line, pad, step) -> list:
         lines = [pad + f"# {step}"] if self.explain else []
+        if name not in self.started and name not in self.zeroed and pad == INDENT:
+            self.started.add(name)          # its first contribution, outside any loop or branch
+            return lines + [pad + self.tagged(f"{adj(name)} = {expr}", line)]
+        if name not in self.started:
+            self.zeroed.add(name)
         return lines + [pad + self.tagged(f"{adj(name)} = {adj(name)} + {expr}", line)]
 
     def reset(self, s, pad) -> list:
-        return [pad + self.tagged(f"{adj(s.target)} = 0.0", s.line)] if s.target in self.reassigned else []
+        """The adjoint of a value the statement overwrote: the value before it has none yet."""
+        if s.target not in self.reassigned:
+            return []
+        if pad == INDENT or s.target in self.started:
+            self.started.add(s.target)
+        else:
+            self.zeroed.add(s.target)          # reset in a loop that may not run: it starts at 0
+        return [pad + self.tagged(f"{adj(s.target)} = 0.0", s.line)]
 
     def reverse_prim(self, s, pad) -> list:
         if not self.live(s.target) or s.prim.nondiff:
@@ -170,8 +186,12 @@ class Adjoint(Writer):
                 *(self.reverse(s.body, inner) or [inner + "pass"])]
 
     def initial(self, pad) -> list:
-        """Every adjoint but the output's starts at 0 (in the order the names first appear)."""
-        return [pad + f"{adj(n)} = 0.0" for n in sorted(self.useful - {OUT}, key=self.order)]
+        """The adjoints an accumulation in a loop or branch reads first start at 0 (after the sweep is written)."""
+        return [pad + f"{adj(n)} = 0.0" for n in sorted(self.zeroed - {OUT}, key=self.order)]
+
+    def result(self, name) -> str:
+        """The adjoint of a parameter, or 0.0 where nothing reached it."""
+        return adj(name) if name in self.started or name in self.zeroed else "0.0"
 
     def order(self, name):
         return (name not in self.fn.params, self.fn.params.index(name) if name in self.fn.params else 0, name)

@@ -121,7 +121,7 @@ def adjoint_functions(functions, name, wrt, facts, explain) -> list:
             continue
         forward = a.forward(fn.body, INDENT)
         reverse = a.reverse(fn.body, INDENT)
-        result = ", ".join(adj(w) if w in a.useful else "0.0" for w in wrt)
+        result = ", ".join(a.result(w) for w in wrt)
         lines += [f"def {name}_vjp({', '.join(fn.params)}, cotangent=1.0):", f"{INDENT}_stack = []",
                   *a.undefined(INDENT), *forward, f"{INDENT}_out_b = cotangent", *a.initial(INDENT),
                   *reverse, f"{INDENT}return {OUT}, ({result}{',' if len(wrt) == 1 else ''})", "", ""]
@@ -138,7 +138,7 @@ def helper_adjoint(fn, a, grads) -> list:
     return [f"def {fn.name}_fwd(_stack, {', '.join(fn.params)}):", *undefined, *a.undefined(INDENT), *forward,
             f"{INDENT}_stack.append({pack})", f"{INDENT}return {OUT}", "", "",
             f"def {fn.name}_rev(_stack, _out_b):", f"{INDENT}{pack} = _stack.pop()", *a.initial(INDENT),
-            *reverse, f"{INDENT}return ({''.join(adj(p) + ', ' for p in grads)})", "", ""]
+            *reverse, f"{INDENT}return ({''.join(a.result(p) + ', ' for p in grads)})", "", ""]
 
 
 def tangent_functions(functions, name, wrt, facts, explain) -> list:

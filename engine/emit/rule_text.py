@@ -65,11 +65,12 @@ def _stand(value, tracer, name):
     return value
 
 
-def rule_text(primitive, which, operand_names, fresh) -> tuple:
+def rule_text(primitive, which, operand_names, fresh, known=None) -> tuple:
     """(statements, result expression) of one rule of `primitive` applied to `operand_names`
     (names, or numbers for constants). `which`: "impl" (the forward, operands its arguments),
     ("vjp", i) or ("jvp", i) (operands: the adjoint or tangent, ans or None, the arguments).
-    `fresh()` gives a new name for each temporary."""
+    `fresh()` gives a new name for each temporary; `known` (expression text -> name), where given,
+    holds the temporaries already computed that the statements may reuse, and gains theirs."""
     if which == "impl":
         rule = primitive.impl
     else:
@@ -89,10 +90,25 @@ def rule_text(primitive, which, operand_names, fresh) -> tuple:
     example = rule(*[tracer.real(s) for s in stands])
     lines, _ = tracer.trace(rule, stands, {}, names, example)
     rule_names = {f"@a{names[id(s)]}": operand_names[i] for i, s in enumerate(stands) if type(s) is Probe}
-    return _rendered(lines, rule_names, namespace, rule, primitive, fresh)
+    return _rendered(lines, rule_names, namespace, rule, primitive, fresh, {} if known is None else known)
 
 
-def _rendered(lines, rule_names, namespace, rule, primitive, fresh) -> tuple:
+FOLDS = (re.compile(r"^(\S+) \*\* 1\.0$"), re.compile(r"^(\S+) \* 1\.0$"), re.compile(r"^1\.0 \* (\S+)$"),
+         re.compile(r"^(\S+) \+ 0\.0$"), re.compile(r"^([A-Za-z_][A-Za-z_0-9.]*|[0-9.]+)$"))
+
+
+def folded(rhs: str):
+    """The one name or number `rhs` comes to (x ** 1.0, x * 1.0, 1.0 * x, x + 0.0, x), or None."""
+    for pattern in FOLDS:
+        m = pattern.match(rhs)
+        if m:
+            return m[1]
+    return None
+
+
+def _rendered(lines, rule_names, namespace, rule, primitive, fresh, known) -> tuple:
+    """The traced lines with numpy's names and the operands' names, constants folded and a
+    temporary whose expression `known` (text -> name) already holds named once (CSE)."""
     temps: dict = {}
 
     def name(match):
@@ -100,8 +116,6 @@ def _rendered(lines, rule_names, namespace, rule, primitive, fresh) -> tuple:
         if text in rule_names:
             return rule_names[text]
         if text.startswith("@t"):
-            if text not in temps:
-                temps[text] = fresh()
             return temps[text]
         if text.startswith("k"):
             value = namespace[text]
@@ -110,15 +124,29 @@ def _rendered(lines, rule_names, namespace, rule, primitive, fresh) -> tuple:
             return spelled(value)
         return text
 
-    out = []
+    if any("out=" in line or not line.startswith("@") for line in lines):
+        raise NotEmitted(f"{primitive.name}'s rule writes into an array it made (out=, copyto): "
+                         "its text would hold for arrays only")
+    writes = False
+    statements = []
     for line in lines:
         if line.startswith(("if ", "else", " ")):
             raise NotEmitted(f"{primitive.name}'s rule decides on a value")
-        out.append(PLACE.sub(name, line))
-    *statements, last = out
-    if not last.startswith("@r = "):
-        raise NotEmitted(f"{primitive.name}'s rule ends in no value")
-    return statements, last[len("@r = "):]
+        head, _, rhs = line.partition(" = ")
+        if writes and head != "@r":
+            if rhs and head.startswith("@t"):
+                temps[head] = fresh()
+            statements.append(PLACE.sub(name, line))
+            continue
+        rhs = PLACE.sub(name, rhs)
+        if head == "@r":
+            return statements, folded(rhs) or rhs
+        atom = folded(rhs) or known.get(rhs)
+        if atom is None:
+            atom = known[rhs] = fresh()
+            statements.append(f"{atom} = {rhs}")
+        temps[head] = atom
+    raise NotEmitted(f"{primitive.name}'s rule ends in no value")
 
 
 def primitive(name: str):
