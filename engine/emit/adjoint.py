@@ -18,8 +18,8 @@ def adj(name: str) -> str:
 class Adjoint(Writer):
     """`grads[h]`: the active params of each helper whose adjoint its reverse returns, in order."""
 
-    def __init__(self, fn, active, useful, grads: dict, explain=False):
-        super().__init__(explain)
+    def __init__(self, fn, active, useful, grads: dict, explain=False, inline=frozenset()):
+        super().__init__(explain, inline)
         self.fn, self.active, self.useful, self.grads = fn, active, useful, grads
         counts = assigned(fn.body)
         self.reassigned = {n for n, c in counts.items() if c > 1 or n in fn.params}
@@ -60,7 +60,7 @@ class Adjoint(Writer):
         return self.live(s.target) and bool(self.grads[s.function])
 
     def forward_call(self, s, pad) -> list:
-        args = ", ".join(map(number, s.args))
+        args = self.refs(s.args)
         if self.taped(s):
             return [pad + self.tagged(f"{s.target} = {s.function}_fwd(_stack, {args})", s.line)]
         return [pad + self.tagged(f"{s.target} = {s.function}({args})", s.line)]
@@ -68,7 +68,7 @@ class Adjoint(Writer):
     def forward_if(self, s, pad, pending) -> list:
         """The decision is pushed last in its branch (the reverse sweep pops it first)."""
         inner = pad + INDENT
-        out = [pad + self.tagged(f"if {s.test}:", s.line)]
+        out = [pad + self.tagged(f"if {self.test(s.test)}:", s.line)]
         for k, (branch, decision) in enumerate(((s.body, "True"), (s.orelse, "False"))):
             if k:
                 out.append(pad + "else:")
@@ -83,14 +83,14 @@ class Adjoint(Writer):
         n = f"_n{self.loops}"
         if isinstance(s, While) and jumps(s.body):     # counted as it starts: a break ends it early
             return [pad + self.tagged(f"{n} = 0", s.line), pad + self.tagged("while True:", s.line),
-                    *self.forward(s.head, inner), inner + self.tagged(f"if not {s.test}:", s.line),
+                    *self.forward(s.head, inner), inner + self.tagged(f"if not {self.ref(s.test)}:", s.line),
                     inner + INDENT + "break", inner + f"{n} += 1", *self.forward(s.body, inner),
                     pad + self.tagged(f"_stack.append({n})", s.line)]
         if isinstance(s, While):
             return [pad + self.tagged(f"{n} = 0", s.line), *self.forward(s.head, pad),
-                    pad + self.tagged(f"while {s.test}:", s.line), *self.forward(s.body, inner),
+                    pad + self.tagged(f"while {self.test(s.test)}:", s.line), *self.forward(s.body, inner),
                     inner + f"{n} += 1", *self.forward(s.head, inner), pad + self.tagged(f"_stack.append({n})", s.line)]
-        bounds = f"range({', '.join(map(number, s.bounds))})"
+        bounds = f"range({self.refs(s.bounds)})"
         r = f"_r{self.loops}"
         if jumps(s.body):                               # the items it ran: a break ends it early
             return [pad + self.tagged(f"{r} = {bounds}", s.line), pad + self.tagged(f"{n} = 0", s.line),

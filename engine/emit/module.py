@@ -9,7 +9,7 @@ from .activity import analyse
 from .adjoint import Adjoint, adj
 from .lower import OUT, Lowering, refuse
 from .rule_text import NotEmitted
-from .sweeps import INDENT, Writer, read_by_rules
+from .sweeps import INDENT, Writer, inlinable, read_by_rules
 from .tangent import Tangent, tan
 
 MODES = ("adjoint", "tangent", "both")
@@ -74,7 +74,7 @@ def _emit(target, wrt, mode, explain, version) -> str:
     w = Writer()
     lines += w.primal(globals_, "") + ([""] if globals_ else [])
     for fname in [n for n in defs if n in facts or n == name] or [name]:
-        lines += plain_function(functions[fname])
+        lines += plain_function(functions[fname], set())
     if mode in ("adjoint", "both"):
         lines += adjoint_functions(functions, name, wrt, facts, explain)
     if mode in ("tangent", "both"):
@@ -102,10 +102,23 @@ def header(target, name, params, wrt, mode, version) -> list:
             "import numpy as np", "", ""]
 
 
-def plain_function(fn) -> list:
-    w = Writer()
-    return [f"def {fn.name}({', '.join(fn.params)}):", *w.primal(fn.body, INDENT),
-            f"{INDENT}return {OUT}", "", ""]
+def kept(fn, fact) -> set:
+    """The temporaries a sweep reads again (not inlined)."""
+    if fact is None:
+        return set()
+    _, active, useful = fact
+    return read_by_rules(fn.body, active, useful) | useful
+
+
+def plain_function(fn, keep) -> list:
+    """The primal: the source's computation as numpy (its result returned where it is made)."""
+    w = Writer(inline=inlinable(fn, keep))
+    body = w.primal(fn.body, INDENT)
+    last = body[-1] if body else ""
+    if last.startswith(f"{INDENT}{OUT} = ") and sum(line.lstrip().startswith(f"{OUT} = ") for line in body) == 1:
+        body[-1] = f"{INDENT}return {last[len(INDENT) + len(OUT) + 3:]}"
+        return [f"def {fn.name}({', '.join(fn.params)}):", *body, "", ""]
+    return [f"def {fn.name}({', '.join(fn.params)}):", *body, f"{INDENT}return {OUT}", "", ""]
 
 
 def adjoint_functions(functions, name, wrt, facts, explain) -> list:
@@ -114,7 +127,7 @@ def adjoint_functions(functions, name, wrt, facts, explain) -> list:
     lines = []
     for fname in facts:
         fn = functions[fname]
-        a = Adjoint(fn, facts[fname][1], facts[fname][2], grads, explain)
+        a = Adjoint(fn, facts[fname][1], facts[fname][2], grads, explain, inlinable(fn, kept(fn, facts[fname])))
         a.fn_params = params
         if fname != name:
             lines += helper_adjoint(fn, a, grads[fname])
@@ -146,7 +159,8 @@ def tangent_functions(functions, name, wrt, facts, explain) -> list:
     lines = []
     for fname in facts:
         fn = functions[fname]
-        t = Tangent(fn, facts[fname][1], facts[fname][2], active_params, functions, explain)
+        t = Tangent(fn, facts[fname][1], facts[fname][2], active_params, functions, explain,
+                    inlinable(fn, kept(fn, facts[fname])))
         body = t.lines(fn.body, INDENT)
         given = [p for p in fn.params if p in active_params[fname]]
         out = tan(OUT) if t.live(OUT) else "0.0"

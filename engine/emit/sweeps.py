@@ -4,6 +4,8 @@ sweep pops: overwritten values, branch decisions, trip counts, ranges; then the 
 loops kept as loops) and the tangent. Every statement carries its source line as a comment."""
 from __future__ import annotations
 
+import re
+
 from .activity import walk_ir
 from .lower import OUT, Call, Copy, For, If, Jump, Plain, Prim, While, jumps
 from .rule_text import rule_text
@@ -21,12 +23,95 @@ def number(v) -> str:
     return text if v >= 0 else f"({text})"
 
 
+TEMP = re.compile(r"\b_v[0-9]+\b")
+
+
+def wrapped(text: str) -> str:
+    """`text` as an operand: in parentheses unless it is one name, number or call."""
+    if re.fullmatch(r"[\w.]+", text):
+        return text
+    if re.fullmatch(r"[\w.]+\(.*\)", text):
+        depth = 0
+        for k, c in enumerate(text):
+            depth += (c == "(") - (c == ")")
+            if depth == 0 and c == ")":
+                if k == len(text) - 1:
+                    return text
+                break
+    return f"({text})"
+
+
+def inlinable(fn, keep: set) -> set:
+    """The temporaries written once and read once, right where they are made (not through a
+    copy, which may come after other writes), that no sweep reads again: written into their one
+    use, so the primal reads as the source does."""
+    defs: dict = {}
+    uses: dict = {}
+    copied = set()
+
+    def use(names):
+        for n in names:
+            uses[n] = uses.get(n, 0) + 1
+    adjacent = set()            # `t = ...` and right after it `x = t`: written `x = ...`
+    for s in walk_ir(fn.body):
+        for body in blocks_of(s):
+            for a, b in zip(body, body[1:]):
+                if isinstance(a, (Prim, Plain)) and isinstance(b, Copy) and b.source == a.target:
+                    adjacent.add(a.target)
+    for body in [fn.body]:
+        for a, b in zip(body, body[1:]):
+            if isinstance(a, (Prim, Plain)) and isinstance(b, Copy) and b.source == a.target:
+                adjacent.add(a.target)
+    for s in walk_ir(fn.body):
+        if isinstance(s, (Prim, Plain, Call, Copy)):
+            defs[s.target] = defs.get(s.target, 0) + 1
+        if isinstance(s, Prim):
+            use(o for o in s.operands if o.__class__ is str)
+        elif isinstance(s, Plain):
+            use(TEMP.findall(s.text))
+        elif isinstance(s, Call):
+            use(a for a in s.args if a.__class__ is str)
+        elif isinstance(s, Copy) and s.source.__class__ is str:
+            use([s.source])
+            copied.add(s.source)
+        elif isinstance(s, (If, While)):
+            use([s.test])
+        elif isinstance(s, For):
+            use(b for b in s.bounds if b.__class__ is str)
+    return {t for t in fn.temps if defs.get(t) == 1 and uses.get(t) == 1 and (t not in copied or t in adjacent)
+            and t not in keep}
+
+
+def blocks_of(s) -> list:
+    if isinstance(s, If):
+        return [s.body, s.orelse]
+    if isinstance(s, While):
+        return [s.head, s.body]
+    if isinstance(s, For):
+        return [s.body]
+    return []
+
+
 class Writer:
     """The lines of one emitted function; `explain` adds the chain-rule step of each adjoint."""
 
-    def __init__(self, explain: bool = False):
+    def __init__(self, explain: bool = False, inline: set = frozenset()):
         self.explain = explain
         self.count = 0
+        self.inlinable = inline
+        self.inline: dict = {}          # an inlined temporary -> its expression, once written
+        self.raw: dict = {}             # the same, without parentheses
+
+    def ref(self, v) -> str:
+        """An operand's text: a name, a number, or an inlined temporary's expression."""
+        return self.inline.get(v, v) if v.__class__ is str else number(v)
+
+    def test(self, v) -> str:
+        """A test's text: an inlined expression without the parentheses an operand needs."""
+        return self.raw.get(v) or self.ref(v)
+
+    def refs(self, values) -> str:
+        return ", ".join(self.ref(v) for v in values)
 
     def fresh(self) -> str:
         self.count += 1
@@ -36,10 +121,20 @@ class Writer:
     def tagged(text: str, line: int) -> str:
         return f"{text}  # line {line}"
 
+    def operands(self, values) -> list:
+        return [self.inline.get(v, v) if v.__class__ is str else v for v in values]
+
     def primal_expr(self, s, out: list) -> str:
-        statements, expr = rule_text(s.prim, "impl", s.operands, self.fresh)
+        statements, expr = rule_text(s.prim, "impl", self.operands(s.operands), self.fresh)
         out += [self.tagged(t, s.line) for t in statements]
         return expr
+
+    def inlined(self, target, text, statements) -> bool:
+        if target in self.inlinable and not statements:
+            self.inline[target] = wrapped(text)
+            self.raw[target] = text
+            return True
+        return False
 
     def primal(self, body: list, pad: str, helpers=None) -> list:
         """The primal statements; `helpers(s, pad)` writes a call's lines (the plain call by default)."""
@@ -48,16 +143,19 @@ class Writer:
             if isinstance(s, Prim):
                 inner: list = []
                 expr = self.primal_expr(s, inner)
-                out += [pad + t for t in inner] + [pad + self.tagged(f"{s.target} = {expr}", s.line)]
+                if not self.inlined(s.target, expr, inner):
+                    out += [pad + t for t in inner] + [pad + self.tagged(f"{s.target} = {expr}", s.line)]
             elif isinstance(s, Copy):
-                out.append(pad + self.tagged(f"{s.target} = {number(s.source)}", s.line))
+                out.append(pad + self.tagged(f"{s.target} = {self.test(s.source)}", s.line))
             elif isinstance(s, Plain):
-                out.append(pad + self.tagged(f"{s.target} = {s.text}", s.line))
+                text = TEMP.sub(lambda m: self.inline.get(m[0], m[0]), s.text)
+                if not self.inlined(s.target, text, []):
+                    out.append(pad + self.tagged(f"{s.target} = {text}", s.line))
             elif isinstance(s, Jump):
                 out.append(pad + self.tagged(s.kind, s.line))
             elif isinstance(s, Call):
                 out += helpers(s, pad) if helpers else \
-                    [pad + self.tagged(f"{s.target} = {s.function}({', '.join(map(number, s.args))})", s.line)]
+                    [pad + self.tagged(f"{s.target} = {s.function}({self.refs(s.args)})", s.line)]
             else:
                 out += self.primal_control(s, pad, helpers)
         return out
@@ -65,18 +163,17 @@ class Writer:
     def primal_control(self, s, pad, helpers) -> list:
         inner = pad + INDENT
         if isinstance(s, If):
-            return [pad + self.tagged(f"if {s.test}:", s.line), *(self.primal(s.body, inner, helpers) or [inner + "pass"]),
+            return [pad + self.tagged(f"if {self.test(s.test)}:", s.line), *(self.primal(s.body, inner, helpers) or [inner + "pass"]),
                     pad + "else:", *(self.primal(s.orelse, inner, helpers) or [inner + "pass"])]
         if isinstance(s, While) and jumps(s.body):     # a continue must reach the test again
             return [pad + self.tagged("while True:", s.line), *self.primal(s.head, inner, helpers),
-                    inner + self.tagged(f"if not {s.test}:", s.line), inner + INDENT + "break",
+                    inner + self.tagged(f"if not {self.ref(s.test)}:", s.line), inner + INDENT + "break",
                     *self.primal(s.body, inner, helpers)]
         if isinstance(s, While):
             head = self.primal(s.head, pad, helpers)
-            return [*head, pad + self.tagged(f"while {s.test}:", s.line),
+            return [*head, pad + self.tagged(f"while {self.test(s.test)}:", s.line),
                     *self.primal(s.body, inner, helpers), *self.primal(s.head, inner, helpers)]
-        bounds = ", ".join(map(number, s.bounds))
-        return [pad + self.tagged(f"for {s.target} in range({bounds}):", s.line),
+        return [pad + self.tagged(f"for {s.target} in range({self.refs(s.bounds)}):", s.line),
                 *(self.primal(s.body, inner, helpers) or [inner + "pass"])]
 
 

@@ -14,8 +14,8 @@ def tan(name: str) -> str:
 
 
 class Tangent(Writer):
-    def __init__(self, fn, active, useful, active_params: dict, functions: dict, explain=False):
-        super().__init__(explain)
+    def __init__(self, fn, active, useful, active_params: dict, functions: dict, explain=False, inline=frozenset()):
+        super().__init__(explain, inline)
         self.fn, self.active, self.active_params, self.functions = fn, active, active_params, functions
         self.useful = useful
 
@@ -51,7 +51,7 @@ class Tangent(Writer):
         ans = s.target if s.prim.needs_ans else None
         for i, o in enumerate(s.operands):
             if self.live(o) and not s.prim.nondiff:
-                statements, expr = rule_text(s.prim, ("jvp", i), [tan(o), ans, *s.operands], self.fresh)
+                statements, expr = rule_text(s.prim, ("jvp", i), [tan(o), ans, *self.operands(s.operands)], self.fresh)
                 out += [pad + self.tagged(t, s.line) for t in statements]
                 terms.append(expr)
         if self.explain:
@@ -63,7 +63,7 @@ class Tangent(Writer):
         params = self.functions[s.function].params
         given = self.active_params.get(s.function, set())
         live = [p for p, a in zip(params, s.args) if p in given and self.live(a)]
-        args = ", ".join(map(number, s.args))
+        args = self.refs(s.args)
         if not live or not self.live(s.target):
             out = [pad + self.tagged(f"{s.target} = {s.function}({args})", s.line)]
             return out + ([pad + self.tagged(f"{tan(s.target)} = 0.0", s.line)] if self.live(s.target) else [])
@@ -73,14 +73,14 @@ class Tangent(Writer):
     def control(self, s, pad) -> list:
         inner = pad + INDENT
         if isinstance(s, If):
-            return [pad + self.tagged(f"if {s.test}:", s.line), *(self.lines(s.body, inner) or [inner + "pass"]),
+            return [pad + self.tagged(f"if {self.test(s.test)}:", s.line), *(self.lines(s.body, inner) or [inner + "pass"]),
                     pad + "else:", *(self.lines(s.orelse, inner) or [inner + "pass"])]
         if isinstance(s, While) and jumps(s.body):
             return [pad + self.tagged("while True:", s.line), *self.lines(s.head, inner),
-                    inner + self.tagged(f"if not {s.test}:", s.line), inner + INDENT + "break",
+                    inner + self.tagged(f"if not {self.ref(s.test)}:", s.line), inner + INDENT + "break",
                     *self.lines(s.body, inner)]
         if isinstance(s, While):
-            return [*self.lines(s.head, pad), pad + self.tagged(f"while {s.test}:", s.line),
+            return [*self.lines(s.head, pad), pad + self.tagged(f"while {self.test(s.test)}:", s.line),
                     *self.lines(s.body, inner), *self.lines(s.head, inner)]
-        return [pad + self.tagged(f"for {s.target} in range({', '.join(map(number, s.bounds))}):", s.line),
+        return [pad + self.tagged(f"for {s.target} in range({self.refs(s.bounds)}):", s.line),
                 *(self.lines(s.body, inner) or [inner + "pass"])]
