@@ -111,3 +111,33 @@ def test_cli_emit_validate_passes_and_refuses_with_exit_2(tmp_path):
     assert refused.returncode == 2 and "softmax_xent.py:18" in refused.stderr and "indexing" in refused.stderr
     over_input = run_cli("emit", "samples/programs/euler_decay.py", "-o", "samples/programs/euler_decay.py")
     assert over_input.returncode == 2
+
+
+def test_explain_states_each_adjoint_statements_chain_rule_step():
+    plain = api.emit("x * y + sin(x)", mode="adjoint")
+    explained = api.emit("x * y + sin(x)", mode="adjoint", explain=True)
+    steps = [line for line in explained.splitlines() if line.strip().startswith("# ") and "rule's VJP" in line]
+    accumulations = [line for line in plain.splitlines() if "_b = " in line and "# line" in line]
+    assert len(steps) >= 3 and "sin" in explained and len(accumulations) >= 3
+    assert explained.count("\n") > plain.count("\n")
+
+
+def test_a_rule_that_cannot_be_written_names_its_line():
+    with pytest.raises(SourceError) as err:
+        api.emit("w @ v")
+    assert err.value.kind == "not emitted" and "matmul" in err.value.message and err.value.span.line == 1
+
+
+def test_wrt_orders_the_gradients_and_an_unknown_name_is_a_usage_error(tmp_path):
+    source = tmp_path / "g.py"
+    source.write_text("def f(a, b):\n    return a * b * b\n")
+    target, _ = emitted(tmp_path, source)
+    text = api.emit(None, wrt=["b", "a"], target=target)
+    (tmp_path / "wrt.py").write_text(text)
+    spec = importlib.util.spec_from_file_location("emitted_wrt", tmp_path / "wrt.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.f_vjp(3.0, 2.0) == (12.0, (12.0, 4.0))        # (d/db, d/da) = (2ab, b^2)
+    with pytest.raises(SourceError) as err:
+        api.emit(None, wrt=["c"], target=target)
+    assert err.value.kind == "usage"

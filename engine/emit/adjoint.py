@@ -6,8 +6,7 @@ and popped back after its adjoint."""
 from __future__ import annotations
 
 from .activity import refuse_live
-from .lower import OUT, Call, Copy, For, If, Jump, Plain, Prim, While, jumps
-from .rule_text import rule_text
+from .lower import OUT, Call, Copy, If, Jump, Plain, Prim, While, jumps
 from .sweeps import INDENT, Writer, assigned, ends_in_jump, number, read_by_rules
 
 
@@ -141,10 +140,11 @@ class Adjoint(Writer):
             return []
         out: list = []
         ans = s.target if s.prim.needs_ans else None
+        known: dict = {}                # the temporaries this statement's adjoints share (CSE)
         for i, o in enumerate(s.operands):
             if not self.live(o):
                 continue
-            statements, expr = rule_text(s.prim, ("vjp", i), [adj(s.target), ans, *s.operands], self.fresh)
+            statements, expr = self.rule(s, ("vjp", i), [adj(s.target), ans, *s.operands], known)
             out += [pad + self.tagged(t, s.line) for t in statements]
             step = f"{s.target} = {s.prim.name}({', '.join(map(number, s.operands))}): " \
                    f"{adj(o)} += {adj(s.target)} * d{s.target}/d{o} (the {s.prim.name} rule's VJP)"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from ...parser import nodes
 from ...parser.errors import SourceError
 from .activity import analyse
-from .adjoint import Adjoint, adj
+from .adjoint import Adjoint
 from .lower import OUT, Lowering, refuse
 from .rule_text import NotEmitted
 from .sweeps import INDENT, Writer, inlinable, read_by_rules

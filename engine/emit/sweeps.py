@@ -7,8 +7,10 @@ from __future__ import annotations
 import re
 
 from .activity import walk_ir
-from .lower import OUT, Call, Copy, For, If, Jump, Plain, Prim, While, jumps
-from .rule_text import rule_text
+from .lower import Call, Copy, For, If, Jump, Plain, Prim, While, jumps
+from ...parser.errors import SourceError
+from ...parser.nodes import Span
+from .rule_text import NotEmitted, rule_text
 
 INDENT = "    "
 
@@ -124,8 +126,16 @@ class Writer:
     def operands(self, values) -> list:
         return [self.inline.get(v, v) if v.__class__ is str else v for v in values]
 
+    def rule(self, s, which, operands, known=None) -> tuple:
+        """rule_text for the statement `s`: what cannot be written names the source line."""
+        try:
+            return rule_text(s.prim, which, operands, self.fresh, known)
+        except NotEmitted as exc:
+            raise SourceError("not emitted", f"emit: {exc}; it is not emitted yet", Span(s.line, 1, s.line, 1),
+                              "differentiate it with `autodiff grad` instead") from None
+
     def primal_expr(self, s, out: list) -> str:
-        statements, expr = rule_text(s.prim, "impl", self.operands(s.operands), self.fresh)
+        statements, expr = self.rule(s, "impl", self.operands(s.operands))
         out += [self.tagged(t, s.line) for t in statements]
         return expr
 

@@ -4,9 +4,8 @@ written, a helper called through its own `h_jvp`."""
 from __future__ import annotations
 
 from .activity import refuse_live
-from .lower import Call, Copy, For, If, Jump, Plain, Prim, While, jumps
-from .rule_text import rule_text
-from .sweeps import INDENT, Writer, number
+from .lower import Call, Copy, If, Jump, Plain, Prim, While, jumps
+from .sweeps import INDENT, Writer
 
 
 def tan(name: str) -> str:
@@ -49,9 +48,10 @@ class Tangent(Writer):
             return []
         out, terms = [], []
         ans = s.target if s.prim.needs_ans else None
+        known: dict = {}
         for i, o in enumerate(s.operands):
             if self.live(o) and not s.prim.nondiff:
-                statements, expr = rule_text(s.prim, ("jvp", i), [tan(o), ans, *self.operands(s.operands)], self.fresh)
+                statements, expr = self.rule(s, ("jvp", i), [tan(o), ans, *self.operands(s.operands)], known)
                 out += [pad + self.tagged(t, s.line) for t in statements]
                 terms.append(expr)
         if self.explain:
