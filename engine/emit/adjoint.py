@@ -6,7 +6,7 @@ and popped back after its adjoint."""
 from __future__ import annotations
 
 from .activity import refuse_live
-from .lower import OUT, Call, Copy, If, Jump, Plain, Prim, While, jumps
+from .lower import OUT, Call, Copy, For, If, Jump, Plain, Prim, While, jumps
 from .sweeps import INDENT, Writer, assigned, ends_in_jump, number, read_by_rules
 
 
@@ -23,11 +23,17 @@ class Adjoint(Writer):
         counts = assigned(fn.body)
         self.reassigned = {n for n, c in counts.items() if c > 1 or n in fn.params}
         self.pushed = self.reassigned & read_by_rules(fn.body, active, useful)
+        self.fresh_defs = first_definitions(fn)
         self.loops = 0
         # adjoints first written by an assignment at the sweep's top level (no `= 0.0` first),
         # and those some accumulation reads before (they start at 0)
         self.started: set = {OUT}
         self.zeroed: set = set()
+
+    def saves(self, s) -> bool:
+        """Whether the statement pushes the value it overwrites (a value the reverse sweep reads
+        again, unless no path has bound it yet)."""
+        return isinstance(s, (Prim, Copy, Plain, Call)) and s.target in self.pushed and id(s) not in self.fresh_defs
 
     def live(self, name) -> bool:
         return name.__class__ is str and name in self.useful
@@ -38,7 +44,7 @@ class Adjoint(Writer):
         a break or continue pushes them (innermost first) before it leaves."""
         out: list = []
         for s in body:
-            if isinstance(s, (Prim, Copy, Plain, Call)) and s.target in self.pushed:
+            if self.saves(s):
                 out.append(pad + self.tagged(f"_stack.append({s.target})", s.line))
             if isinstance(s, Call):
                 out += self.forward_call(s, pad)
@@ -112,7 +118,7 @@ class Adjoint(Writer):
                 refuse_live(s, self.live)
             else:
                 out += self.reverse_control(s, pad)
-            if isinstance(s, (Prim, Copy, Plain, Call)) and s.target in self.pushed:
+            if self.saves(s):
                 out.append(pad + self.tagged(f"{s.target} = _stack.pop()", s.line))
         return out
 
@@ -197,5 +203,58 @@ class Adjoint(Writer):
         return (name not in self.fn.params, self.fn.params.index(name) if name in self.fn.params else 0, name)
 
     def undefined(self, pad) -> list:
-        """Pushed names a branch or loop may not have bound yet: bound to None first."""
-        return [pad + f"{n} = None" for n in sorted(self.pushed - set(self.fn.params))]
+        """Names a loop saves that may not be bound when it starts: bound to None first."""
+        return [pad + f"{n} = None" for n in sorted(unbound_saves(self.fn, self.saves))]
+
+
+def first_definitions(fn) -> set:
+    """The ids of the statements that bind a name no path has bound before (outside loops):
+    nothing to save there."""
+    first: set = set()
+
+    def visit(body, bound: set, in_loop: bool) -> set:
+        for s in body:
+            if isinstance(s, (Prim, Copy, Plain, Call)):
+                if s.target not in bound and not in_loop:
+                    first.add(id(s))
+                bound = bound | {s.target}
+            elif isinstance(s, If):
+                bound = visit(s.body, bound, in_loop) | visit(s.orelse, bound, in_loop)
+            elif isinstance(s, (While, For)):
+                inner = list(s.head) + list(s.body) if isinstance(s, While) else list(s.body)
+                bound = visit(inner, bound | ({s.target} if isinstance(s, For) else set()), True)
+        return bound
+    visit(fn.body, set(fn.params), False)
+    return first
+
+
+def binding(fn, on_statement=None) -> set:
+    """The names every path through the function binds (its parameters first); `on_statement(s,
+    bound, in_loop)` sees each statement with the names bound for sure before it (at a loop's
+    start for a statement in the loop)."""
+    def visit(body, bound: set, loop_bound) -> set:
+        for s in body:
+            if isinstance(s, (Prim, Copy, Plain, Call)):
+                if on_statement:
+                    on_statement(s, bound if loop_bound is None else loop_bound)
+                bound = bound | {s.target}
+            elif isinstance(s, If):
+                bound = visit(s.body, bound, loop_bound) & visit(s.orelse, bound, loop_bound)
+            elif isinstance(s, (While, For)):
+                inner = list(s.head) + list(s.body) if isinstance(s, While) else list(s.body)
+                start = bound | ({s.target} if isinstance(s, For) else set())
+                visit(inner, start, start if loop_bound is None else loop_bound)
+                if isinstance(s, While):
+                    bound = visit(s.head, bound, loop_bound)
+        return bound
+    return visit(fn.body, set(fn.params), None)
+
+
+def unbound_saves(fn, saves) -> set:
+    names: set = set()
+
+    def check(s, bound):
+        if saves(s) and s.target not in bound:
+            names.add(s.target)
+    binding(fn, check)
+    return names

@@ -6,7 +6,7 @@ from __future__ import annotations
 from ...parser import nodes
 from ...parser.errors import SourceError
 from .activity import analyse
-from .adjoint import Adjoint
+from .adjoint import Adjoint, binding, unbound_saves
 from .lower import OUT, Lowering, refuse
 from .rule_text import NotEmitted
 from .sweeps import INDENT, Writer, inlinable, read_by_rules
@@ -145,10 +145,10 @@ def helper_adjoint(fn, a, grads) -> list:
     forward = a.forward(fn.body, INDENT)
     reverse = a.reverse(fn.body, INDENT)
     kept = sorted(read_by_rules(fn.body, a.active, a.useful) | {OUT})
-    a.pushed = a.pushed | set()
-    undefined = [f"{INDENT}{n} = None" for n in kept if n not in fn.params and n != OUT]
+    unbound = (set(kept) - binding(fn)) | unbound_saves(fn, a.saves)
+    undefined = [f"{INDENT}{n} = None" for n in sorted(unbound)]
     pack = f"({', '.join(kept)},)"
-    return [f"def {fn.name}_fwd(_stack, {', '.join(fn.params)}):", *undefined, *a.undefined(INDENT), *forward,
+    return [f"def {fn.name}_fwd(_stack, {', '.join(fn.params)}):", *undefined, *forward,
             f"{INDENT}_stack.append({pack})", f"{INDENT}return {OUT}", "", "",
             f"def {fn.name}_rev(_stack, _out_b):", f"{INDENT}{pack} = _stack.pop()", *a.initial(INDENT),
             *reverse, f"{INDENT}return ({''.join(a.result(p) + ', ' for p in grads)})", "", ""]

@@ -113,7 +113,8 @@ class Writer:
         return self.raw.get(v) or self.ref(v)
 
     def refs(self, values) -> str:
-        return ", ".join(self.ref(v) for v in values)
+        """Arguments' texts: an inlined expression needs no parentheses between commas."""
+        return ", ".join(self.test(v) for v in values)
 
     def fresh(self) -> str:
         self.count += 1
@@ -209,12 +210,13 @@ def assigned(body) -> dict:
 
 
 def read_by_rules(body, active, useful) -> set:
-    """The names the reverse sweep reads: the operands and results of the statements it differentiates."""
+    """The names the reverse sweep reads: the operands and results of the primitives it
+    differentiates (a helper's reverse restores its own values)."""
     names = set()
     for s in walk_ir(body):
-        if isinstance(s, (Prim, Call)) and s.target in useful:
+        if isinstance(s, Prim) and s.target in useful:
             names.add(s.target)
-            names.update(o for o in (s.operands if isinstance(s, Prim) else s.args) if o.__class__ is str)
+            names.update(o for o in s.operands if o.__class__ is str)
     return names
 
 
