@@ -214,3 +214,9 @@ def validate_emitted(path, target, values: dict, wrt=None, seed=0) -> list:
     ad = grad(None, values, wrt, target=target).gradient
     detached = bool({"stop_gradient", "detach"} & set(loaded_names(target.node)))
     return validate(path, name, params, wrt, values, ad, seed, detached)
+
+
+def symbolic(target, wrt=None, form="simplified") -> dict:
+    """Each partial derivative of the target as a formula (engine/emit/symbolic.py; SymPy, an extra)."""
+    from .emit.symbolic import symbolic_partials
+    return symbolic_partials(target, wrt, form)

@@ -141,3 +141,24 @@ def test_wrt_orders_the_gradients_and_an_unknown_name_is_a_usage_error(tmp_path)
     with pytest.raises(SourceError) as err:
         api.emit(None, wrt=["c"], target=target)
     assert err.value.kind == "usage"
+
+
+def test_symbolic_partials_come_from_the_rules_simplified_by_sympy():
+    pytest.importorskip("sympy")
+    homl = api.load("5 + x*y")
+    assert api.symbolic(homl) == {"x": "y", "y": "x"}
+    assert api.symbolic(homl, form="raw") == {"x": "1 * y", "y": "x * 1"}      # the sweep's own products
+    poly = api.load("x**2*y + y + 2")
+    assert api.symbolic(poly) == {"x": "2*x*y", "y": "x**2 + 1"}
+    assert api.symbolic(poly, form="latex") == {"x": "2 x y", "y": "x^{2} + 1"}
+    assert api.symbolic(api.load("sin(x)*exp(y)"), ["x"]) == {"x": "exp(y)*cos(x)"}
+
+
+def test_symbolic_json_and_a_branching_target_refused():
+    pytest.importorskip("sympy")
+    done = run_cli("grad", "x**2*y + y + 2", "--at", "x=3,y=4", "--symbolic", "--json")
+    assert done.returncode == 0, done.stderr
+    import json
+    assert json.loads(done.stdout)["symbolic"] == {"x": "2*x*y", "y": "x**2 + 1"}
+    refused = run_cli("grad", "samples/programs/control.py", "--at", "a=0.37", "--symbolic")
+    assert refused.returncode == 2 and "straight-line" in refused.stderr

@@ -1,0 +1,108 @@
+"""Symbolic partial derivatives (issue 31 item 5): the adjoint `emit` writes from the rules
+table, read as formulas. `raw` substitutes the reverse sweep's statements into each other as
+text (the chain-rule expression the sweep builds, swell included); `simplified` and `latex`
+run the emitted module on SymPy symbols (numpy's names bound to SymPy's functions) and let
+SymPy simplify and print. SymPy is imported only here (an extra, like cupy); no simplifier of
+our own. Straight-line targets only: a branch on a symbol has no formula yet."""
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import tempfile
+
+from ...parser.errors import SourceError
+from .module import emit_module, program_functions
+from .sweeps import wrapped
+
+FORMS = ("simplified", "raw", "latex")
+INSTALL_HINT = "pip install 'autodiff[symbolic]' (SymPy)"
+ASSIGNMENT = re.compile(r"^\s*([A-Za-z_][A-Za-z_0-9]*) = (.*?)(  # line [0-9]+)?$")
+NAME = re.compile(r"\b[A-Za-z_][A-Za-z_0-9]*\b(?!\()")
+# numpy's names in the emitted text -> SymPy's, where they differ
+SYMPY_NAMES = {"arcsin": "asin", "arccos": "acos", "arctan": "atan", "arcsinh": "asinh", "arccosh": "acosh",
+               "arctanh": "atanh", "absolute": "Abs", "remainder": "Mod", "negative": None, "power": "Pow"}
+
+
+def sympy_module():
+    try:
+        import sympy
+    except ImportError:
+        raise SourceError("missing extra", "--symbolic needs SymPy, which is not installed", None,
+                          INSTALL_HINT) from None
+    return sympy
+
+
+class SympyNumpy:
+    """numpy's functions as the emitted module calls them (np.cos...), made SymPy's."""
+
+    def __init__(self, sympy):
+        self.sympy = sympy
+        self.pi, self.e, self.inf = sympy.pi, sympy.E, sympy.oo
+
+    def __getattr__(self, name):
+        target = SYMPY_NAMES.get(name, name)
+        if target is None or not hasattr(self.sympy, target):
+            raise SourceError("not symbolic", f"--symbolic: numpy's {name} has no SymPy function here", None,
+                              "leave out --symbolic")
+        return getattr(self.sympy, target)
+
+
+def straight_lines(text: str, name: str) -> list:
+    """The statements of `name`_vjp, refused where it branches or loops."""
+    body = text.split(f"def {name}_vjp(", 1)[1].split("\n\n", 1)[0].splitlines()[1:]
+    lines = [line for line in body if "_stack" not in line]
+    if any(line.strip().startswith(("if ", "for ", "while ", "else")) for line in lines):
+        raise SourceError("not symbolic", "--symbolic: the target branches or loops; only straight-line "
+                          "targets get a formula yet", None, "leave out --symbolic")
+    return lines
+
+
+def raw_partials(text: str, name: str, wrt: list) -> dict:
+    """Each adjoint as the reverse sweep builds it: every temporary written into its uses."""
+    env = {"cotangent": "1"}
+    for line in straight_lines(text, name):
+        m = ASSIGNMENT.match(line)
+        if not m:
+            continue
+        expr = NAME.sub(lambda n: env.get(n[0], n[0]), m[2]).replace("np.", "")
+        env[m[1]] = wrapped(expr)
+    return {w: _unwrapped(env.get(f"{w}_b", "0")) for w in wrt}
+
+
+def _unwrapped(text: str) -> str:
+    return text[1:-1] if text.startswith("(") and text.endswith(")") else text
+
+
+def symbolic_partials(target, wrt: list | None = None, form: str = "simplified") -> dict:
+    """name -> the partial derivative's formula (`form`: simplified, raw or latex)."""
+    sympy = sympy_module()
+    _, name, _ = program_functions(target)
+    params = list(target.inputs)
+    wrt = list(wrt or params)
+    text = emit_module(target, wrt, "adjoint")
+    if form == "raw":
+        return raw_partials(text, name, wrt)
+    straight_lines(text, name)
+    vjp = _loaded(text, name)
+    symbols = [sympy.Symbol(p, real=True) for p in params]
+    _, grads = vjp(*symbols, cotangent=sympy.Integer(1))
+    out = {}
+    for w, g in zip(wrt, grads):
+        expr = sympy.simplify(sympy.nsimplify(g, rational=True))
+        out[w] = sympy.latex(expr) if form == "latex" else str(expr)
+    return out
+
+
+def _loaded(text: str, name: str):
+    """The emitted module's `name`_vjp with numpy's names bound to SymPy's (our generated text,
+    imported from a file of its own)."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "symbolic_emitted.py")
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        spec = importlib.util.spec_from_file_location("_autodiff_symbolic", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    module.np = SympyNumpy(sympy_module())
+    return getattr(module, f"{name}_vjp")
