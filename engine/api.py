@@ -190,17 +190,13 @@ def grad(source, at=None, wrt=None, seed=None, fn=None, of=None, dtype_name="flo
     return result
 
 
-def emit(source, fn=None, of=None, wrt=None, mode="adjoint", explain=False, target=None) -> str:
+def emit(source, fn=None, of=None, wrt=None, mode="adjoint", explain=False, target=None, tool_version="") -> str:
     """The text of a Python module (numpy only) computing the target and its adjoint and/or
-    tangent as source code (engine/emit): a SourceError names what is not emitted yet."""
-    from importlib.metadata import PackageNotFoundError, version
+    tangent as source code (engine/emit): a SourceError names what is not emitted yet.
+    `tool_version` goes into the header (the CLI gives its own)."""
     from .emit.module import emit_module
     target = target or load(source, fn, of)
-    try:
-        tool = version("autodiff")
-    except PackageNotFoundError:
-        tool = "unknown"
-    return emit_module(target, wrt, mode, explain, tool)
+    return emit_module(target, wrt, mode, explain, tool_version)
 
 
 def validate_emitted(path, target, values: dict, wrt=None, seed=0) -> list:
