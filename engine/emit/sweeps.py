@@ -215,8 +215,25 @@ def read_by_rules(body, active, useful) -> set:
     names = set()
     for s in walk_ir(body):
         if isinstance(s, Prim) and s.target in useful:
+            names.update(rule_reads(s, useful))
+    return names
+
+
+def rule_reads(s, useful) -> set:
+    """What the VJP rules of the statement's live operands read, by the primitive's own facts
+    (`reads`, `needs_args`, `needs_ans`): a value no rule reads is not saved for the sweep."""
+    names = set()
+    prim = s.prim
+    for i, o in enumerate(s.operands):
+        if o.__class__ is not str or o not in useful or prim.nondiff:
+            continue
+        if prim.reads is not None:
+            positions, ans = prim.reads[i]
+        else:
+            positions, ans = (range(len(s.operands)) if prim.needs_args else ()), prim.needs_ans
+        names.update(s.operands[j] for j in positions if s.operands[j].__class__ is str)
+        if ans or prim.needs_ans:
             names.add(s.target)
-            names.update(o for o in s.operands if o.__class__ is str)
     return names
 
 
