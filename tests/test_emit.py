@@ -162,3 +162,27 @@ def test_symbolic_json_and_a_branching_target_refused():
     assert json.loads(done.stdout)["symbolic"] == {"x": "2*x*y", "y": "x**2 + 1"}
     refused = run_cli("grad", "samples/programs/control.py", "--at", "a=0.37", "--symbolic")
     assert refused.returncode == 2 and "straight-line" in refused.stderr
+
+
+def test_validate_at_an_array_point_and_the_one_shape_guard(tmp_path):
+    target = api.load(str(PROGRAMS / "control.py"))
+    out = tmp_path / "control_emitted.py"
+    out.write_text(api.emit(None, mode="both", target=target))
+    rows = api.validate_emitted(str(out), target, {"a": np.array([0.37, -0.2])})
+    assert [r["verdict"] for r in rows] == ["pass"] * 3
+    assert rows[0]["emitted"] == [4096.0, 4096.0]          # the sample's expected gradient
+    _, module = emitted(tmp_path, PROGRAMS / "euler_decay.py")
+    with pytest.raises(ValueError, match="one shape"):
+        module.f_vjp(np.array([0.5, 0.7]), 2.0)
+
+
+def test_a_wrong_adjoint_fails_validation(tmp_path):
+    """The checks judge: a module whose adjoint is off fails its rows (and the command exits 1)."""
+    from autodiff.engine.checks.emitted import validate
+    wrong = tmp_path / "wrong.py"
+    wrong.write_text("def f(x):\n    return x * x\n\n\ndef f_vjp(x, cotangent=1.0):\n"
+                     "    return x * x, (3.0 * x * cotangent,)\n\n\ndef f_jvp(x, *, d_x):\n    return x * x, 2.0 * x * d_x\n")
+    rows = validate(str(wrong), "f", ["x"], ["x"], {"x": 1.5}, {"x": 3.0})
+    verdicts = {r["check"]: r["verdict"] for r in rows}
+    assert verdicts["adjoint vs AD"] == "FAIL" and verdicts["dot product <J u, v> = <u, J^T v>"] == "FAIL"
+    assert verdicts["tangent vs central differences"] == "pass"

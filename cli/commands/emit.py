@@ -55,10 +55,14 @@ def emit(target, at, fn, of, dtype, as_json, debug, wrt, mode, output, explain, 
         if out is None and not validate:
             sys.stdout.write(text)
         for r in rows:
-            click.echo(f"{r['check']:<36} {r['of']:<10} emitted {r['emitted']!r:<24} reference "
-                       f"{r['reference']!r:<24} error {r['error']:.2e}  {r['verdict']}")
-    if any(r["verdict"] == "FAIL" for r in rows):
-        raise SystemExit(Exit.CHECK_FAILED)
+            click.echo(f"{r['check']:<36} {r['of']:<10} emitted {_short(r['emitted']):<24} reference "
+                       f"{_short(r['reference']):<24} error {r['error']:.2e}  {r['verdict']}")
+    return Exit.CHECK_FAILED if any(r["verdict"] == "FAIL" for r in rows) else Exit.OK
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 24 else text[:21] + "..."
 
 
 def _validate(api, loaded, text, output, values, names) -> list:

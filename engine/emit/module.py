@@ -82,6 +82,15 @@ def _emit(target, wrt, mode, explain, version) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+def same_shapes(params) -> list:
+    """The emitted derivatives are elementwise (emit/rule_text.py): every input one shape, checked."""
+    if len(params) < 2:
+        return []
+    first, rest = params[0], ", ".join(params[1:]) + ("," if len(params) == 2 else "")
+    return [f"{INDENT}if any(np.shape(v) != np.shape({first}) for v in ({rest})):",
+            f"{INDENT}{INDENT}raise ValueError('emitted for inputs of one shape (numbers, or arrays of one shape)')"]
+
+
 def header(target, name, params, wrt, mode, version) -> list:
     source = target.filename or f"the expression {target.source!r}"
     fn = f"function {name}({', '.join(params)})" if target.kind == "function" else \
@@ -135,10 +144,11 @@ def adjoint_functions(functions, name, wrt, facts, explain) -> list:
             continue
         forward = a.forward(fn.body, INDENT)
         reverse = a.reverse(fn.body, INDENT)
-        result = ", ".join(a.result(w) for w in wrt)
+        result = ", ".join(a.result(w) if a.result(w) != "0.0" else f"np.zeros(np.shape({w}))" for w in wrt)
         stack = [f"{INDENT}_stack = []"] if any("_stack" in line for line in forward + reverse) else []
-        lines += [f"def {name}_vjp({', '.join(fn.params)}, cotangent=1.0):", *stack,
-                  *a.undefined(INDENT), *forward, f"{INDENT}_out_b = cotangent", *a.initial(INDENT),
+        seed = f"{INDENT}_out_b = np.broadcast_to(cotangent, np.shape(_out)) if np.ndim(_out) else cotangent"
+        lines += [f"def {name}_vjp({', '.join(fn.params)}, cotangent=1.0):", *stack, *same_shapes(fn.params),
+                  *a.undefined(INDENT), *forward, seed, *a.initial(INDENT),
                   *reverse, f"{INDENT}return {OUT}, ({result}{',' if len(wrt) == 1 else ''})", "", ""]
     return lines
 
@@ -170,5 +180,6 @@ def tangent_functions(functions, name, wrt, facts, explain) -> list:
             signature = f"{', '.join(fn.params)}, *, {', '.join(tan(w) for w in wrt)}"
         else:
             signature = f"{', '.join(fn.params)}, {', '.join(tan(p) for p in given)}"
-        lines += [f"def {fname}_jvp({signature}):", *body, f"{INDENT}return {OUT}, {out}", "", ""]
+        guard = same_shapes(fn.params) if fname == name else []
+        lines += [f"def {fname}_jvp({signature}):", *guard, *body, f"{INDENT}return {OUT}, {out}", "", ""]
     return lines

@@ -40,6 +40,17 @@ class SympyNumpy:
         self.sympy = sympy
         self.pi, self.e, self.inf = sympy.pi, sympy.E, sympy.oo
 
+    @staticmethod
+    def shape(value):               # a symbol stands for a number
+        return ()
+
+    @staticmethod
+    def ndim(value):
+        return 0
+
+    def zeros(self, shape):
+        return self.sympy.Integer(0)
+
     def __getattr__(self, name):
         target = SYMPY_NAMES.get(name, name)
         if target is None or not hasattr(self.sympy, target):
@@ -51,7 +62,8 @@ class SympyNumpy:
 def straight_lines(text: str, name: str) -> list:
     """The statements of `name`_vjp, refused where it branches or loops."""
     body = text.split(f"def {name}_vjp(", 1)[1].split("\n\n", 1)[0].splitlines()[1:]
-    lines = [line for line in body if "_stack" not in line]
+    guard = ("if any(np.shape(", "raise ValueError(")       # the inputs' shapes: numbers here
+    lines = [line for line in body if "_stack" not in line and not line.strip().startswith(guard)]
     if any(line.strip().startswith(("if ", "for ", "while ", "else")) for line in lines):
         raise SourceError("not symbolic", "--symbolic: the target branches or loops; only straight-line "
                           "targets get a formula yet", None, "leave out --symbolic")
@@ -64,6 +76,9 @@ def raw_partials(text: str, name: str, wrt: list) -> dict:
     for line in straight_lines(text, name):
         m = ASSIGNMENT.match(line)
         if not m:
+            continue
+        if m[1] == "_out_b":                # the seed: the cotangent, 1
+            env["_out_b"] = "1"
             continue
         expr = NAME.sub(lambda n: env.get(n[0], n[0]), m[2]).replace("np.", "")
         env[m[1]] = wrapped(expr)
