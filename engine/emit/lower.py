@@ -123,8 +123,9 @@ def elementwise_builtins() -> dict:
 class Lowering:
     """One function's statements as IR; `helpers` are the program's functions by name."""
 
-    def __init__(self, helpers: dict, global_names: set):
+    def __init__(self, helpers: dict, global_names: set, closures: dict | None = None):
         self.helpers, self.global_names = helpers, global_names
+        self.closures = closures or {}      # a closure's name -> (its lifted helper, the names it captures)
         self.builtins = elementwise_builtins()
         self.count = 0
         self.temps: set = set()
@@ -317,6 +318,9 @@ class Lowering:
             refuse("a call of a method or with keywords", e.span)
         name, line = e.func.id, e.span.line
         args = [self.value(a, None) for a in e.args]
+        if name in self.closures:
+            helper, captured = self.closures[name]
+            name, args = helper, args + list(captured)
         if name in self.helpers:
             target = target or self.fresh()
             self.out.append(Call(target, name, args, line))

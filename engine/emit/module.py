@@ -6,6 +6,7 @@ from __future__ import annotations
 from ...parser import nodes
 from ...parser.errors import SourceError
 from .activity import analyse
+from .closures import lifted
 from .adjoint import Adjoint, binding, unbound_saves
 from .lower import OUT, Lowering, refuse
 from .rule_text import NotEmitted
@@ -34,7 +35,8 @@ def program_functions(target) -> tuple:
 
 def lowered(defs: dict, top: list) -> tuple:
     global_names = {t.id for s in top if isinstance(s, nodes.Assign) for t in s.targets}
-    functions = {name: Lowering(defs, global_names).function(d) for name, d in defs.items()}
+    defs, closures = lifted(defs, global_names)
+    functions = {name: Lowering(defs, global_names, closures.get(name, {})).function(d) for name, d in defs.items()}
     for d in defs.values():
         if d.defaults:
             refuse("a parameter with a default", d.span)
@@ -73,7 +75,7 @@ def _emit(target, wrt, mode, explain, version) -> str:
     lines = header(target, name, params, wrt, mode, version)
     w = Writer()
     lines += w.primal(globals_, "") + ([""] if globals_ else [])
-    for fname in [n for n in defs if n in facts or n == name] or [name]:
+    for fname in [n for n in functions if n in facts or n == name] or [name]:
         lines += plain_function(functions[fname], set())
     if mode in ("adjoint", "both"):
         lines += adjoint_functions(functions, name, wrt, facts, explain)
