@@ -212,7 +212,11 @@ def validate_emitted(path, target, values: dict, wrt=None, seed=0) -> list:
     return validate(path, name, params, wrt, values, ad, seed, detached)
 
 
-def symbolic(target, wrt=None, form="simplified") -> dict:
-    """Each partial derivative of the target as a formula (engine/emit/symbolic.py; SymPy, an extra)."""
-    from .emit.symbolic import symbolic_partials
-    return symbolic_partials(target, wrt, form)
+def symbolic(target, wrt=None, form="simplified", values=None) -> tuple:
+    """({name: formula}, [decisions assumed]): each partial derivative of the target as a formula
+    (engine/emit/symbolic.py; SymPy, an extra). A target that branches or loops gets the formula
+    of the path it takes at `values`, with the decisions that path assumed."""
+    from .emit.symbolic import branches, path_partials, symbolic_partials
+    if values is not None and branches(target):
+        return path_partials(target, values, wrt, form)
+    return symbolic_partials(target, wrt, form), []

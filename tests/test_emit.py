@@ -146,22 +146,33 @@ def test_wrt_orders_the_gradients_and_an_unknown_name_is_a_usage_error(tmp_path)
 def test_symbolic_partials_come_from_the_rules_simplified_by_sympy():
     pytest.importorskip("sympy")
     homl = api.load("5 + x*y")
-    assert api.symbolic(homl) == {"x": "y", "y": "x"}
-    assert api.symbolic(homl, form="raw") == {"x": "1 * y", "y": "x * 1"}      # the sweep's own products
+    assert api.symbolic(homl) == ({"x": "y", "y": "x"}, [])
+    assert api.symbolic(homl, form="raw")[0] == {"x": "1 * y", "y": "x * 1"}      # the sweep's own products
     poly = api.load("x**2*y + y + 2")
-    assert api.symbolic(poly) == {"x": "2*x*y", "y": "x**2 + 1"}
-    assert api.symbolic(poly, form="latex") == {"x": "2 x y", "y": "x^{2} + 1"}
-    assert api.symbolic(api.load("sin(x)*exp(y)"), ["x"]) == {"x": "exp(y)*cos(x)"}
+    assert api.symbolic(poly)[0] == {"x": "2*x*y", "y": "x**2 + 1"}
+    assert api.symbolic(poly, form="latex")[0] == {"x": "2 x y", "y": "x^{2} + 1"}
+    assert api.symbolic(api.load("sin(x)*exp(y)"), ["x"])[0] == {"x": "exp(y)*cos(x)"}
 
 
-def test_symbolic_json_and_a_branching_target_refused():
+def test_symbolic_of_a_program_is_the_path_taken_with_its_assumptions():
+    pytest.importorskip("sympy")
+    partials, assumed = api.symbolic(api.load(str(PROGRAMS / "control.py")), values={"a": 0.37})
+    assert partials == {"a": "4096"} and assumed[0] == "2*Abs(a) < 1000" and len(assumed) == 13
+    partials, assumed = api.symbolic(api.load(str(PROGRAMS / "language_tour.py")), values={"x": 0.5, "y": 2.0})
+    assert partials == {"x": "3*y/2 + 8", "y": "3*x/2"} and "x >= 0" in assumed     # 11 and 0.75 there
+    assert api.symbolic(api.load(str(PROGRAMS / "recursive_power.py")), values={"x": 1.5}) == ({"x": "10*x**9"}, [])
+
+
+def test_symbolic_json_and_an_array_refused():
     pytest.importorskip("sympy")
     done = run_cli("grad", "x**2*y + y + 2", "--at", "x=3,y=4", "--symbolic", "--json")
     assert done.returncode == 0, done.stderr
     import json
     assert json.loads(done.stdout)["symbolic"] == {"x": "2*x*y", "y": "x**2 + 1"}
-    refused = run_cli("grad", "samples/programs/control.py", "--at", "a=0.37", "--symbolic")
-    assert refused.returncode == 2 and "straight-line" in refused.stderr
+    path = run_cli("grad", "samples/programs/control.py", "--at", "a=0.37", "--symbolic", "--json")
+    assert path.returncode == 0 and json.loads(path.stdout)["symbolic"] == {"a": "4096"}
+    refused = run_cli("grad", "samples/programs/control.py", "--at", "a=[0.37,0.2]", "--symbolic")
+    assert refused.returncode == 2 and "formulas are for numbers" in refused.stderr
 
 
 def test_validate_at_an_array_point_and_the_one_shape_guard(tmp_path):

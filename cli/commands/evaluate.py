@@ -67,21 +67,24 @@ def grad(target, at, fn, of, dtype, as_json, wrt, cotangent, debug, mode, explai
         from .checks import grad_check
         report = grad_check(tgt, result, check_mode, seed, dtype, lim, seed_value, names,
                             tolerance={"rtol": rtol, "atol": atol, "step": step})
-    formulas = api.symbolic(tgt, names, symbolic) if symbolic else None
-    save_out(limits, lambda: _grad_json(result, formulas), result, report)
+    formulas, assumed = api.symbolic(tgt, names, symbolic, values) if symbolic else (None, [])
+    save_out(limits, lambda: _grad_json(result, formulas, assumed), result, report)
     if as_json:
-        return emit_checked(_grad_json(result, formulas), report)
+        return emit_checked(_grad_json(result, formulas, assumed), report)
     from ..render.common import grad_result
     grad_result(tgt, result)
     for name, formula in (formulas or {}).items():
         click.echo(f"∂f/∂{name} = {formula}")
+    if assumed:
+        click.echo("on the path taken here, which assumed: " + "; ".join(assumed[:6]) +
+                   (f"; ... and {len(assumed) - 6} more" if len(assumed) > 6 else ""))
     if mode == "forward":
         from ..render.higher import forward_note
         forward_note(result)
     return show_check(report)
 
 
-def _grad_json(result, formulas=None) -> dict:
+def _grad_json(result, formulas=None, assumed=()) -> dict:
     from ...engine.lang.values import shape_of
     from ..output import jsonable
     from ..render.common import notes_for
@@ -91,7 +94,7 @@ def _grad_json(result, formulas=None) -> dict:
             "unconnected": result.unconnected, "notes": notes_for(result),
             "kinks": [kink_json(k) for k in result.kinks], "tape_entries": result.tape_length,
             "mode": result.mode, "wrt": list(result.gradient), "nonfinite": result.nonfinite,
-            **({"symbolic": formulas} if formulas is not None else {})}
+            **({"symbolic": formulas, "symbolic_assumes": list(assumed)} if formulas is not None else {})}
 
 
 @click.command(cls=TargetCommand, short_help="Evaluate a target at a point, without derivatives.")

@@ -121,3 +121,152 @@ def _loaded(text: str, name: str):
         spec.loader.exec_module(module)
     module.np = SympyNumpy(sympy_module())
     return getattr(module, f"{name}_vjp")
+
+
+def branches(target) -> bool:
+    """Whether the target's emitted adjoint branches or loops (its formula is a path's)."""
+    _, name, _ = program_functions(target)
+    try:
+        straight_lines(emit_module(target, None, "adjoint"), name)
+    except SourceError as exc:
+        if exc.kind == "not symbolic":
+            return True
+        raise
+    return False
+
+
+# ---- the path taken: programs with control flow ----------------------------------------------
+
+class Pathed:
+    """A number with its formula: the formula in SymPy, the value as numpy computes it. The
+    emitted module runs on these at the point: a decision takes the value's way and is noted
+    with its formula (the assumption the derivative's formula holds under)."""
+    __slots__ = ("expr", "value", "notes")
+
+    def __init__(self, expr, value, notes):
+        self.expr, self.value, self.notes = expr, value, notes
+
+    def __bool__(self):
+        return bool(self.value)
+
+    def __index__(self):
+        return int(self.value)
+
+    def __float__(self):
+        return float(self.value)
+
+
+def _parts(v, notes, sympy):
+    if type(v) is Pathed:
+        return v.expr, v.value
+    return sympy.nsimplify(v, rational=True) if v.__class__ is float else sympy.sympify(v), v
+
+
+def _arithmetic(symbol):
+    import operator
+    py = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv, "**": operator.pow}[symbol]
+
+    def forward(self, other):
+        return _combine(py, self, other)
+
+    def reflected(self, other):
+        return _combine(py, other, self)
+    return forward, reflected
+
+
+def _combine(op, a, b):
+    notes = a.notes if type(a) is Pathed else b.notes
+    sympy = sympy_module()
+    (ea, va), (eb, vb) = _parts(a, notes, sympy), _parts(b, notes, sympy)
+    with np_errors():
+        value = op(np_float(va), np_float(vb))
+    return Pathed(op(ea, eb), value, notes)
+
+
+def _comparison(symbol):
+    import operator
+    py = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "==": operator.eq,
+          "!=": operator.ne}[symbol]
+
+    def compare(self, other):
+        sympy = sympy_module()
+        (ea, va), (eb, vb) = _parts(self, self.notes, sympy), _parts(other, self.notes, sympy)
+        outcome = bool(py(va, vb))
+        relation = f"{sympy.simplify(ea)} {symbol} {sympy.simplify(eb)}"
+        self.notes.append(relation if outcome else f"not ({relation})")
+        return outcome
+    return compare
+
+
+for _symbol, _name in (("+", "add"), ("-", "sub"), ("*", "mul"), ("/", "truediv"), ("**", "pow")):
+    _f, _r = _arithmetic(_symbol)
+    setattr(Pathed, f"__{_name}__", _f)
+    setattr(Pathed, f"__r{_name}__", _r)
+for _symbol, _name in (("<", "lt"), ("<=", "le"), (">", "gt"), (">=", "ge"), ("==", "eq"), ("!=", "ne")):
+    setattr(Pathed, f"__{_name}__", _comparison(_symbol))
+Pathed.__neg__ = lambda self: Pathed(-self.expr, -self.value, self.notes)
+Pathed.__pos__ = lambda self: self
+Pathed.__hash__ = object.__hash__
+
+
+def np_float(v):
+    from ..core.backend import np
+    return np().float64(v) if v.__class__ in (int, float) else v
+
+
+def np_errors():
+    from ..core.backend import np
+    return np().errstate(all="ignore")
+
+
+class PathedNumpy(SympyNumpy):
+    """numpy's functions on Pathed numbers: SymPy's for the formula, numpy's for the value (of a
+    number, sum is the number and a norm its absolute value)."""
+
+    @property
+    def linalg(self):
+        return self
+
+    def sum(self, x):
+        return x
+
+    def norm(self, x):
+        return self.absolute(x)
+
+    def __getattr__(self, name):
+        from ..core.backend import np
+        formula, numeric = super().__getattr__(name), getattr(np(), name)
+
+        def apply(*args):
+            notes = next((a.notes for a in args if type(a) is Pathed), [])
+            parts = [_parts(a, notes, self.sympy) for a in args]
+            with np_errors():
+                value = numeric(*[np_float(v) for _, v in parts])
+            return Pathed(formula(*[e for e, _ in parts]), value, notes)
+        return apply
+
+
+def path_partials(target, values: dict, wrt: list | None = None, form: str = "simplified") -> tuple:
+    """({name: formula}, [the decisions assumed]) of the path the program takes at `values`
+    (numbers): the emitted adjoint run on numbers carrying their formulas."""
+    sympy = sympy_module()
+    _, name, _ = program_functions(target)
+    params = list(target.inputs)
+    wrt = list(wrt or params)
+    text = emit_module(target, wrt, "adjoint")
+    vjp = _loaded(text, name)
+    vjp.__globals__["np"] = PathedNumpy(sympy)
+    notes: list = []
+    args = []
+    for p in params:
+        if getattr(values[p], "ndim", 0):
+            raise SourceError("not symbolic", f"--symbolic: {p} is an array; formulas are for numbers yet", None,
+                              "leave out --symbolic")
+        args.append(Pathed(sympy.Symbol(p, real=True), float(values[p]), notes))
+    _, grads = vjp(*args, cotangent=Pathed(sympy.Integer(1), 1.0, notes))
+    out = {}
+    for w, g in zip(wrt, grads):
+        expr = g.expr if type(g) is Pathed else sympy.nsimplify(g, rational=True)
+        expr = expr if form == "raw" else sympy.simplify(expr)
+        out[w] = sympy.latex(expr) if form == "latex" else str(expr)
+    return out, list(dict.fromkeys(notes))
