@@ -26,6 +26,7 @@ LAZY = {
     "graph": ("autodiff.cli.commands.views", "graph"),
     "plot": ("autodiff.cli.commands.plot", "plot"),
     "check": ("autodiff.cli.commands.checks", "check"),
+    "emit": ("autodiff.cli.commands.emit", "emit"),
 }
 
 

@@ -188,3 +188,35 @@ def grad(source, at=None, wrt=None, seed=None, fn=None, of=None, dtype_name="flo
         from .views.provenance import diagnose_grad    # only when a number may be non-finite
         diagnose_grad(result, source, at, wrt, seed, target, dtype_name, limits)
     return result
+
+
+def emit(source, fn=None, of=None, wrt=None, mode="adjoint", explain=False, target=None, tool_version="") -> str:
+    """The text of a Python module (numpy only) computing the target and its adjoint and/or
+    tangent as source code (engine/emit): a SourceError names what is not emitted yet.
+    `tool_version` goes into the header (the CLI gives its own)."""
+    from .emit.module import emit_module
+    target = target or load(source, fn, of)
+    return emit_module(target, wrt, mode, explain, tool_version)
+
+
+def validate_emitted(path, target, values: dict, wrt=None, seed=0) -> list:
+    """The checks of an emitted module (written at `path`) at a point (engine/checks/emitted.py)."""
+    from .checks.emitted import validate
+    from .emit.module import program_functions
+    _, name, _ = program_functions(target)
+    params = list(target.inputs)
+    wrt = list(wrt or params)
+    from .lang.names import loaded_names
+    ad = grad(None, values, wrt, target=target).gradient
+    detached = bool({"stop_gradient", "detach"} & set(loaded_names(target.node)))
+    return validate(path, name, params, wrt, values, ad, seed, detached)
+
+
+def symbolic(target, wrt=None, form="simplified", values=None) -> tuple:
+    """({name: formula}, [decisions assumed]): each partial derivative of the target as a formula
+    (engine/emit/symbolic.py; SymPy, an extra). A target that branches or loops gets the formula
+    of the path it takes at `values`, with the decisions that path assumed."""
+    from .emit.symbolic import branches, path_partials, symbolic_partials
+    if values is not None and branches(target):
+        return path_partials(target, values, wrt, form)
+    return symbolic_partials(target, wrt, form), []

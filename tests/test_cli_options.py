@@ -286,7 +286,7 @@ def test_explain_with_json_is_one_document(capsys):
 
 # ---- help and the options matrix -----------------------------------------------------------------
 
-COMPUTING = ["run", "grad", "jacobian", "hessian", "derivative", "graph", "plot", "check"]
+COMPUTING = ["run", "grad", "jacobian", "hessian", "derivative", "graph", "plot", "check", "emit"]
 
 # What each command can use of --at/--inputs --wrt --dtype --json --check --explain --debug (and
 # the check's --seed --rtol --atol --step). run, graph and plot check nothing; run and plot
@@ -304,6 +304,7 @@ MATRIX = {
     "graph": {"--at", "--inputs", "--wrt", "--dtype", "--json", "--debug"},
     "plot": {"--at", "--inputs", "--dtype", "--json", "--debug"},
     "check": {"--dtype", "--json", "--check", "--debug", "--seed", "--rtol", "--atol", "--step", "-k"},
+    "emit": {"--at", "--inputs", "--wrt", "--dtype", "--json", "--explain", "--debug"},
 }
 HIDDEN = {"grad": {"--check-seed"}, "jacobian": {"--check-seed"}, "hessian": {"--check-seed", "--method"},
           "derivative": {"--method"}, "graph": {"--seed"}, "check": {"--fast"}}

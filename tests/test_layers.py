@@ -20,6 +20,7 @@ RANKS = [
     ("autodiff.engine.api", 6),
     ("autodiff.engine.checks", 5),
     ("autodiff.engine.views", 4),
+    ("autodiff.engine.emit", 4),
     ("autodiff.engine.diff", 3),
     ("autodiff.engine.lang", 2),
     ("autodiff.engine.core", 1),

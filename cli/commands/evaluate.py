@@ -29,13 +29,18 @@ from .common import (HAND, TRUST_RULES, WRT, deliver, emit_checked, kink_json, l
 @click.option("--check", "check_mode", type=click.Choice(["full", "fast"]), is_flag=False, flag_value="full",
               default=None, help="Check the gradient against finite differences: full (every entry, with an "
               "error estimate) or fast (one random projection). A failed check exits 1.")
+@click.option("--symbolic", type=click.Choice(["simplified", "raw", "latex"]), is_flag=False,
+              flag_value="simplified", default=None, help="Also print each partial derivative as a formula "
+              "(the rules' sweep on symbols, simplified by SymPy; raw: the chain-rule expression unsimplified; "
+              "latex). Needs SymPy (pip install 'autodiff[symbolic]').")
 @HAND
 @TRUST_RULES
 @SEED
 @OLD_CHECK_SEED
 @tolerances
 def grad(target, at, fn, of, dtype, as_json, wrt, cotangent, debug, mode, explain, check_mode=None, hand=None,
-         seed=None, old_check_seed=None, rtol=None, atol=None, step=None, trust_rules=None, **limits):
+         seed=None, old_check_seed=None, rtol=None, atol=None, step=None, trust_rules=None, symbolic=None,
+         **limits):
     """Value and gradient of TARGET (an expression or a .py program) at a point.
 
     \b
@@ -73,18 +78,24 @@ def grad(target, at, fn, of, dtype, as_json, wrt, cotangent, debug, mode, explai
         report = grad_check(tgt, result, check_mode, seed, dtype, lim, seed_value, names,
                             tolerance={"rtol": rtol, "atol": atol, "step": step}, hand=hand,
                             trust_rules=bool(trust_rules))
-    save_out(limits, lambda: _grad_json(result), result, report)
+    formulas, assumed = api.symbolic(tgt, names, symbolic, values) if symbolic else (None, [])
+    save_out(limits, lambda: _grad_json(result, formulas, assumed), result, report)
     if as_json:
-        return emit_checked(_grad_json(result), report)
+        return emit_checked(_grad_json(result, formulas, assumed), report)
     from ..render.common import grad_result
     grad_result(tgt, result)
+    for name, formula in (formulas or {}).items():
+        click.echo(f"∂f/∂{name} = {formula}")
+    if assumed:
+        click.echo("on the path taken here, which assumed: " + "; ".join(assumed[:6]) +
+                   (f"; ... and {len(assumed) - 6} more" if len(assumed) > 6 else ""))
     if mode == "forward":
         from ..render.higher import forward_note
         forward_note(result)
     return show_check(report)
 
 
-def _grad_json(result) -> dict:
+def _grad_json(result, formulas=None, assumed=()) -> dict:
     from ...engine.lang.values import shape_of
     from ..output import jsonable
     from ..render.common import notes_for
@@ -93,7 +104,8 @@ def _grad_json(result) -> dict:
             "output_shape": list(shape_of(result.value)), "reduced": result.reduced,
             "unconnected": result.unconnected, "notes": notes_for(result),
             "kinks": [kink_json(k) for k in result.kinks], "tape_entries": result.tape_length,
-            "mode": result.mode, "wrt": list(result.gradient), "nonfinite": result.nonfinite}
+            "mode": result.mode, "wrt": list(result.gradient), "nonfinite": result.nonfinite,
+            **({"symbolic": formulas, "symbolic_assumes": list(assumed)} if formulas is not None else {})}
 
 
 @click.command(cls=TargetCommand, short_help="Evaluate a target at a point, without derivatives.")

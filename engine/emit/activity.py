@@ -1,0 +1,98 @@
+"""Which values get a derivative in the emitted code: a value is active where it depends on a
+differentiated input (forward, over the whole program: a helper's parameter is active where
+some call passes it an active value) and useful where the output depends on it (backward). Both
+are flow-insensitive, so a loop or a branch needs no fixpoint of its own: only active and useful
+values get an adjoint (no dead adjoints), only active ones a tangent."""
+from __future__ import annotations
+
+from .lower import refuse, OUT, Call, Copy, For, If, Jump, Opaque, Plain, Prim, While
+
+
+def walk_ir(body):
+    for s in body:
+        yield s
+        if isinstance(s, If):
+            yield from walk_ir(s.body)
+            yield from walk_ir(s.orelse)
+        elif isinstance(s, While):
+            yield from walk_ir(s.head)
+            yield from walk_ir(s.body)
+        elif isinstance(s, For):
+            yield from walk_ir(s.body)
+
+
+def carries(s) -> bool:
+    """Whether the statement's target can carry a derivative from its operands."""
+    if isinstance(s, Opaque):
+        return True
+    if isinstance(s, Prim):
+        return not s.prim.nondiff
+    if isinstance(s, Copy):
+        return not s.cut
+    return isinstance(s, (Call, Opaque))
+
+
+def operands(s) -> list:
+    if isinstance(s, Prim):
+        return [o for o in s.operands if o.__class__ is str]
+    if isinstance(s, Copy):
+        return [s.source] if s.source.__class__ is str else []
+    if isinstance(s, (Call, Opaque)):
+        return [a for a in s.args if a.__class__ is str]
+    return []
+
+
+def refuse_live(s, live) -> None:
+    """A builtin emit has no derivative text for, where the output's derivative needs it."""
+    if isinstance(s, Opaque) and live(s.target):
+        refuse(f"the derivative of the builtin `{s.name}`", s.span, "the elementwise builtins (sin, exp, log, "
+               "tanh, ...) are emitted; reductions, indexing and linear algebra are not yet")
+
+
+def analyse(functions: dict, target: str, wrt: list) -> dict:
+    """name -> (active params, active names, useful names) for the target and each helper it reaches."""
+    params = {target: set(wrt)}
+    changed = True
+    while changed:
+        changed = False
+        active = {name: _active(functions[name], params[name], params, functions) for name in params}
+        for name in list(params):
+            for s in walk_ir(functions[name].body):
+                if isinstance(s, Call):
+                    callee = functions[s.function]
+                    given = {p for p, a in zip(callee.params, s.args) if a.__class__ is str and a in active[name]}
+                    old = params.get(s.function, set())
+                    if s.function not in params or not given <= old:
+                        params[s.function] = old | given
+                        changed = True
+    active = {name: _active(functions[name], params[name], params, functions) for name in params}
+    return {name: (params[name], active[name], _useful(functions[name], active[name])) for name in params}
+
+
+def _active(fn, active_params, params, functions) -> set:
+    active = set(active_params)
+    changed = True
+    while changed:
+        changed = False
+        for s in walk_ir(fn.body):
+            if (isinstance(s, (Plain, If, While, For, Jump)) and not isinstance(s, Opaque)) or \
+                    s.target in active or not carries(s):
+                continue
+            if any(o in active for o in operands(s)):
+                active.add(s.target)
+                changed = True
+    return active
+
+
+def _useful(fn, active) -> set:
+    useful = {OUT}
+    changed = True
+    while changed:
+        changed = False
+        for s in walk_ir(fn.body):
+            if isinstance(s, (Prim, Copy, Call, Opaque)) and carries(s) and s.target in useful:
+                for o in operands(s):
+                    if o in active and o not in useful:
+                        useful.add(o)
+                        changed = True
+    return useful & active

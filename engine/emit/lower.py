@@ -1,0 +1,403 @@
+"""A function of the language as three-address statements (the IR `autodiff emit` writes its
+sweeps from): each primitive applied once, to names or numbers, its result named (the source's
+name where the source names it); control flow kept as it is written (if, while, for over a
+range), helpers called by name; a `return` that ends one branch takes the rest of its block into
+the other (so every function has one exit, its result in `_out`). What the IR has no form for
+yet is refused with the construct and its line (`refuse`)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ...parser import nodes
+from ...parser.errors import SourceError
+from ..core.backend import np
+from ..core.rules import builtin_primitives
+from .rule_text import primitive
+
+OPERATORS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "@": "matmul", "%": "mod", "//": "floor_divide"}
+COMPARISONS = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne"}
+CONSTANTS = {"pi": "np.pi", "e": "np.e", "inf": "np.inf", "nan": "np.nan"}
+CUTS = ("stop_gradient", "detach")
+OUT = "_out"
+
+
+@dataclass
+class Prim:
+    target: str
+    prim: object
+    operands: list          # names, or numbers
+    line: int
+
+
+@dataclass
+class Copy:
+    target: str
+    source: object          # a name or a number
+    line: int
+    cut: bool = False       # stop_gradient: the value passes, the derivative not
+
+
+@dataclass
+class Plain:
+    target: str
+    text: str               # Python text over names (a truth: and/or/not, len)
+    line: int
+
+
+@dataclass
+class Opaque(Plain):
+    """A builtin call with no elementwise entry (sum, norm, max, len...): numpy's function of that
+    name (its primal only); emit refuses it where its value needs a derivative."""
+    args: list              # the names it reads
+    name: str
+    span: object
+
+
+@dataclass
+class If:
+    test: str
+    body: list
+    orelse: list
+    line: int
+
+
+@dataclass
+class While:
+    head: list              # the statements that compute `test`, run before each test
+    test: str
+    body: list
+    line: int
+
+
+@dataclass
+class For:
+    target: str
+    bounds: list            # range's arguments (names or numbers)
+    body: list
+    line: int
+
+
+@dataclass
+class Jump:
+    kind: str               # "break" or "continue"
+    line: int
+
+
+def jumps(body) -> bool:
+    """Whether a break or continue of this loop's is in `body` (not in a loop nested in it)."""
+    for s in body:
+        if isinstance(s, Jump) or (isinstance(s, If) and (jumps(s.body) or jumps(s.orelse))):
+            return True
+    return False
+
+
+@dataclass
+class Call:
+    target: str
+    function: str
+    args: list
+    line: int
+
+
+@dataclass
+class Function:
+    name: str
+    params: list
+    body: list
+    temps: set = field(default_factory=set)
+
+
+def refuse(what: str, span, hint: str | None = None):
+    raise SourceError("not emitted", f"emit: {what} is not emitted yet", span,
+                      hint or "differentiate it with `autodiff grad` instead")
+
+
+def elementwise_builtins() -> dict:
+    table = {}
+    for prim in builtin_primitives():
+        for name in filter(None, (prim.builtin, prim.alias)):
+            table[name] = prim
+    return table
+
+
+class Lowering:
+    """One function's statements as IR; `helpers` are the program's functions by name."""
+
+    def __init__(self, helpers: dict, global_names: set, closures: dict | None = None):
+        self.helpers, self.global_names = helpers, global_names
+        self.closures = closures or {}      # a closure's name -> (its lifted helper, the names it captures)
+        self.builtins = elementwise_builtins()
+        self.count = 0
+        self.temps: set = set()
+
+    def fresh(self) -> str:
+        self.count += 1
+        name = f"_v{self.count}"
+        self.temps.add(name)
+        return name
+
+    def function(self, node) -> Function:
+        body = self.block(list(node.body))
+        return Function(node.name, list(node.params), body, self.temps)
+
+    def block(self, stmts: list) -> list:
+        out: list = []
+        for k, s in enumerate(stmts):
+            if isinstance(s, nodes.If) and exits_somewhere(s) and not always_returns(s):
+                rest = stmts[k + 1:]
+                body = list(s.body) + ([] if always_returns_block(s.body) else rest)
+                orelse = list(s.orelse) + ([] if always_returns_block(s.orelse) else rest)
+                out += self.statement(nodes.If(s.test, tuple(body), tuple(orelse), s.span))
+                return out
+            out += self.statement(s)
+            if isinstance(s, EXITS) or (isinstance(s, nodes.If) and always_returns(s)):
+                return out
+        return out
+
+    def statement(self, s) -> list:
+        saved = getattr(self, "out", None)
+        self.out: list = []
+        try:
+            self.lowered(s)
+            return self.out
+        finally:
+            self.out = saved
+
+    def lowered(self, s) -> None:
+        line = s.span.line
+        if isinstance(s, nodes.Assign):
+            self.assign(s, line)
+        elif isinstance(s, nodes.AugAssign):
+            value = nodes.BinChain((s.target, s.value), (s.op,), (s.op_span,), s.span)
+            self.expr(value, s.target.id)
+        elif isinstance(s, nodes.Return):
+            if s.value is None:
+                refuse("a return without a value", s.span)
+            self.expr(s.value, OUT)
+        elif isinstance(s, nodes.ExprStmt):
+            self.expr(s.value, OUT)
+        elif isinstance(s, nodes.Pass):
+            pass
+        elif isinstance(s, (nodes.Break, nodes.Continue)):
+            self.out.append(Jump("break" if isinstance(s, nodes.Break) else "continue", line))
+        elif isinstance(s, nodes.If):
+            test = self.expr(s.test)
+            self.out.append(If(test, self.block(list(s.body)), self.block(list(s.orelse)), line))
+        elif isinstance(s, nodes.While):
+            self.loop_while(s, line)
+        elif isinstance(s, nodes.For):
+            self.loop_for(s, line)
+        else:
+            refuse(f"{describe(s)}", s.span)
+
+    def loop_while(self, s, line) -> None:
+        check_loop_body(s.body)
+        saved = self.out
+        self.out = []
+        test = self.expr(s.test)
+        head = self.out
+        self.out = saved
+        self.out.append(While(head, test, self.block(list(s.body)), line))
+
+    def loop_for(self, s, line) -> None:
+        check_loop_body(s.body)
+        it = s.iter
+        if not (isinstance(s.target, nodes.Name) and isinstance(it, nodes.Call) and isinstance(it.func, nodes.Name)
+                and it.func.id == "range" and 1 <= len(it.args) <= 3 and not it.keywords):
+            refuse("a for loop over anything but range(...)", s.span,
+                   "loop over range(len(x)) and index x[i]: indexing is not emitted yet either")
+        bounds = [self.expr(a) for a in it.args]
+        self.out.append(For(s.target.id, bounds, self.block(list(s.body)), line))
+
+    def assign(self, s, line) -> None:
+        if not s.unpack:
+            self.expr(s.value, s.targets[0].id)
+            return
+        if not isinstance(s.value, nodes.TupleExpr) or len(s.value.elts) != len(s.targets):
+            refuse("unpacking anything but a tuple written out", s.span)
+        values = [self.expr(v) for v in s.value.elts]     # all read before any is bound
+        for t, v in zip(s.targets, values):
+            self.out.append(Copy(t.id, v, line))
+
+    # ---- expressions: each returns the name (or number) of its value ----
+    def expr(self, e, target: str | None = None):
+        value = self.value(e, target)
+        if target is not None and value != target:
+            self.out.append(Copy(target, value, e.span.line))
+            return target
+        return value
+
+    def value(self, e, target):
+        line = e.span.line
+        if isinstance(e, nodes.Num):
+            return e.value
+        if isinstance(e, nodes.Bool):
+            return bool(e.value)
+        if isinstance(e, nodes.Name):
+            return self.name(e)
+        if isinstance(e, nodes.UnaryOp):
+            x = self.value(e.operand, None)
+            return x if e.op == "+" else self.apply("neg", [x], line, target)
+        if isinstance(e, nodes.BinChain):
+            left = self.value(e.operands[0], None)
+            for k, (op, operand) in enumerate(zip(e.ops, e.operands[1:])):
+                last = k == len(e.ops) - 1
+                left = self.apply(OPERATORS[op], [left, self.value(operand, None)], line, target if last else None)
+            return left
+        if isinstance(e, nodes.Power):
+            return self.apply("pow", [self.value(e.base, None), self.value(e.exponent, None)], line, target)
+        if isinstance(e, nodes.Compare):
+            return self.compare(e, target)
+        if isinstance(e, (nodes.BoolOp, nodes.Not)):
+            return self.truth(e, target)
+        if isinstance(e, nodes.IfExp):
+            return self.if_expression(e, target)
+        if isinstance(e, nodes.Call):
+            return self.call(e, target)
+        refuse(f"{describe(e)}", e.span)
+
+    def name(self, e):
+        if e.id in CONSTANTS and e.id not in self.global_names:
+            return CONSTANTS[e.id]
+        return e.id
+
+    def apply(self, prim_name, operands, line, target):
+        target = target or self.fresh()
+        if target in operands:          # `x = x * 2`: the new value named apart, then bound
+            value = self.fresh()
+            self.out.append(Prim(value, primitive(prim_name), operands, line))
+            self.out.append(Copy(target, value, line))
+            return target
+        self.out.append(Prim(target, primitive(prim_name), operands, line))
+        return target
+
+    def compare(self, e, target):
+        left = self.value(e.left, None)
+        parts = []
+        for op, right_node in zip(e.ops, e.comparators):
+            right = self.value(right_node, None)
+            parts.append(self.apply(COMPARISONS[op], [left, right], e.span.line, None))
+            left = right
+        if len(parts) == 1:
+            return self.expr_named(parts[0], target, e.span.line)
+        return self.plain(" and ".join(parts), target, e.span.line)
+
+    def expr_named(self, value, target, line):
+        if target is not None:
+            self.out.append(Copy(target, value, line))
+            return target
+        return value
+
+    def truth(self, e, target):
+        if isinstance(e, nodes.Not):
+            return self.plain(f"not {self.value(e.operand, None)}", target, e.span.line)
+        parts = [str(self.value(v, None)) for v in e.values]
+        return self.plain(f" {e.op} ".join(parts), target, e.span.line)
+
+    def plain(self, text, target, line):
+        target = target or self.fresh()
+        self.out.append(Plain(target, text, line))
+        return target
+
+    def if_expression(self, e, target):
+        target = target or self.fresh()
+        test = self.value(e.test, None)
+        saved = self.out
+        self.out = []
+        self.expr(e.body, target)
+        body = self.out
+        self.out = []
+        self.expr(e.orelse, target)
+        orelse = self.out
+        self.out = saved
+        self.out.append(If(test, body, orelse, e.span.line))
+        return target
+
+    def call(self, e, target):
+        if not isinstance(e.func, nodes.Name) or e.keywords:
+            refuse("a call of a method or with keywords", e.span)
+        name, line = e.func.id, e.span.line
+        args = [self.value(a, None) for a in e.args]
+        if name in self.closures:
+            helper, captured = self.closures[name]
+            name, args = helper, args + list(captured)
+        if name in self.helpers:
+            target = target or self.fresh()
+            self.out.append(Call(target, name, args, line))
+            return target
+        if name in CUTS and len(args) == 1:
+            target = target or self.fresh()
+            self.out.append(Copy(target, args[0], line, cut=True))
+            return target
+        prim = self.builtins.get(name)
+        if prim is None or not prim.elementwise or len(args) != prim.arity:
+            return self.opaque(e, name, args, target)
+        return self.apply(prim.name, args, line, target)
+
+    def opaque(self, e, name, args, target):
+        spelling = numpy_spelling(name, e.func.module)
+        if spelling is None or e.keywords or (name in ("max", "min") and len(args) != 1):
+            refuse(f"the builtin `{name}`" + (" with keywords" if e.keywords else ""), e.span)
+        target = target or self.fresh()
+        text = f"{spelling}({', '.join(map(literal, args))})"
+        self.out.append(Opaque(target, text, e.span.line, [a for a in args if a.__class__ is str], name, e.span))
+        return target
+
+
+def numpy_spelling(name: str, module: str):
+    """numpy's function the language's builtin `name` is (the language takes numpy's names)."""
+    if name == "len":
+        return "len"
+    if name in CUTS or name in ("range", "enumerate", "zip", "grad", "jvp", "vjp", "hessian", "value_and_grad"):
+        return None
+    numpy = np()
+    if module.endswith("linalg") and hasattr(numpy.linalg, name):
+        return f"np.linalg.{name}"
+    if hasattr(numpy, name) and callable(getattr(numpy, name)):
+        return f"np.{name}"
+    return f"np.linalg.{name}" if hasattr(numpy.linalg, name) else None
+
+
+def literal(v) -> str:
+    if v.__class__ is str:
+        return v
+    return repr(v)
+
+
+def describe(node) -> str:
+    return {"Subscript": "indexing", "SubscriptAssign": "an item assignment", "ListComp": "a comprehension",
+            "Lambda": "a lambda (closure)", "ListExpr": "a list", "TupleExpr": "a tuple", "Break": "break",
+            "Continue": "continue", "Attribute": "a method or attribute", "Str": "a string",
+            "FunctionDef": "a nested function (closure)", "Import": "an import"}.get(type(node).__name__,
+                                                                                     type(node).__name__)
+
+
+def check_loop_body(body) -> None:
+    for s in walk_statements(body):
+        if isinstance(s, nodes.Return):
+            refuse("`return` inside a loop", s.span, "end the loop with break and return after it")
+
+
+def walk_statements(body):
+    for s in body:
+        yield s
+        if isinstance(s, nodes.If):
+            yield from walk_statements(s.body)
+            yield from walk_statements(s.orelse)
+
+
+EXITS = (nodes.Return, nodes.Break, nodes.Continue)
+
+
+def exits_somewhere(s) -> bool:
+    """A return, break or continue in `s` (a break in a loop nested in it is that loop's)."""
+    return any(isinstance(x, EXITS) for x in walk_statements([s]))
+
+
+def always_returns_block(body) -> bool:
+    """Every path through `body` leaves it (return, break or continue)."""
+    return any(isinstance(s, EXITS) or (isinstance(s, nodes.If) and always_returns(s)) for s in body)
+
+
+def always_returns(s) -> bool:
+    return always_returns_block(s.body) and always_returns_block(s.orelse)

@@ -1,0 +1,187 @@
+"""`emit`: a target (engine/lang/target.py) as the text of a Python module that needs only
+numpy: the primal `f`, and `f_vjp` (adjoint mode) and/or `f_jvp` (tangent mode), with the
+helpers each reaches; a header says what was differentiated with respect to what."""
+from __future__ import annotations
+
+from ...parser import nodes
+from ...parser.errors import SourceError
+from .activity import analyse
+from .closures import lifted
+from .adjoint import Adjoint, binding, unbound_saves
+from .lower import OUT, Lowering, refuse
+from .rule_text import NotEmitted
+from .sweeps import INDENT, Writer, inlinable, read_by_rules
+from .tangent import Tangent, tan
+
+MODES = ("adjoint", "tangent", "both")
+
+
+def program_functions(target) -> tuple:
+    """(FunctionDefs by name, the name of the one to emit, top-level statements)."""
+    if target.kind == "expression":
+        body = (nodes.Return(target.node.body, target.node.span),)
+        return {"f": nodes.FunctionDef("f", tuple(target.inputs), body, target.node.span)}, "f", []
+    module = target.node
+    defs = {s.name: s for s in module.body if isinstance(s, nodes.FunctionDef)}
+    top = [s for s in module.body if not isinstance(s, (nodes.FunctionDef, nodes.Import))]
+    if target.kind == "function":
+        return defs, target.fn_name, top
+    exprs = [s for s in top if isinstance(s, nodes.ExprStmt)]
+    body = [s for s in top if not isinstance(s, nodes.ExprStmt)]
+    out = nodes.Name(target.output_name, module.span) if target.output_name else exprs[-1].value
+    body.append(nodes.Return(out, module.span))
+    return {"f": nodes.FunctionDef("f", tuple(target.inputs), tuple(body), module.span)}, "f", []
+
+
+def lowered(defs: dict, top: list) -> tuple:
+    global_names = {t.id for s in top if isinstance(s, nodes.Assign) for t in s.targets}
+    defs, closures = lifted(defs, global_names)
+    functions = {name: Lowering(defs, global_names, closures.get(name, {})).function(d) for name, d in defs.items()}
+    for d in defs.values():
+        if d.defaults:
+            refuse("a parameter with a default", d.span)
+    glob = Lowering(defs, global_names)
+    statements = []
+    for s in top:
+        if not isinstance(s, nodes.Assign):
+            refuse("a top-level statement other than an assignment", s.span)
+        statements += glob.statement(s)
+    return functions, statements
+
+
+def emit_module(target, wrt: list | None = None, mode: str = "adjoint", explain: bool = False,
+                version: str = "") -> str:
+    """The module's text; SourceError (exit 2) for what is not emitted yet, naming it and its line."""
+    try:
+        return _emit(target, wrt, mode, explain, version)
+    except NotEmitted as exc:
+        raise SourceError("not emitted", f"emit: {exc}; it is not emitted yet", None,
+                          "differentiate it with `autodiff grad` instead", source=target.source,
+                          filename=target.filename) from None
+    except SourceError as exc:
+        raise exc.with_source(target.source, target.filename)
+
+
+def _emit(target, wrt, mode, explain, version) -> str:
+    defs, name, top = program_functions(target)
+    functions, globals_ = lowered(defs, top)
+    params = functions[name].params
+    wrt = list(wrt or params)
+    unknown = [w for w in wrt if w not in params]
+    if unknown:
+        raise SourceError("usage", f"--wrt {unknown[0]}: {name} has no parameter {unknown[0]!r} "
+                          f"(its parameters: {', '.join(params)})")
+    facts = analyse(functions, name, wrt)
+    lines = header(target, name, params, wrt, mode, version)
+    w = Writer()
+    lines += w.primal(globals_, "") + ([""] if globals_ else [])
+    for fname in [n for n in functions if n in facts or n == name] or [name]:
+        lines += plain_function(functions[fname], set())
+    if mode in ("adjoint", "both"):
+        lines += adjoint_functions(functions, name, wrt, facts, explain)
+    if mode in ("tangent", "both"):
+        lines += tangent_functions(functions, name, wrt, facts, explain)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def same_shapes(params) -> list:
+    """The emitted derivatives are elementwise (emit/rule_text.py): every input one shape, checked."""
+    if len(params) < 2:
+        return []
+    first, rest = params[0], ", ".join(params[1:]) + ("," if len(params) == 2 else "")
+    return [f"{INDENT}if any(np.shape(v) != np.shape({first}) for v in ({rest})):",
+            f"{INDENT}{INDENT}raise ValueError('emitted for inputs of one shape (numbers, or arrays of one shape)')"]
+
+
+def header(target, name, params, wrt, mode, version) -> list:
+    source = target.filename or f"the expression {target.source!r}"
+    fn = f"function {name}({', '.join(params)})" if target.kind == "function" else \
+        ("the expression as f(" + ", ".join(params) + ")" if target.kind == "expression" else
+         f"the script as f({', '.join(params)})")
+    outputs = [f"{name}(...) -> the value"]
+    if mode in ("adjoint", "both"):
+        outputs.append(f"{name}_vjp(..., cotangent=1.0) -> (value, ({', '.join('d/d' + w for w in wrt)}) "
+                       "times cotangent)")
+    if mode in ("tangent", "both"):
+        outputs.append(f"{name}_jvp(..., {', '.join('d_' + w for w in wrt)}) -> (value, directional derivative)")
+    tool = f"autodiff {version}" if version else "autodiff"
+    return [f"# Generated by `autodiff emit` ({tool}): derivative source code.",
+            f"# source: {source}, {fn}",
+            f"# mode: {mode}",
+            f"# differentiated inputs: {', '.join(wrt)}",
+            *[f"# output: {o}" for o in outputs],
+            "# Each statement ends with the source line it comes from. Regenerate rather than edit.",
+            "import numpy as np", "", ""]
+
+
+def kept(fn, fact) -> set:
+    """The temporaries a sweep reads again (not inlined)."""
+    if fact is None:
+        return set()
+    _, active, useful = fact
+    return read_by_rules(fn.body, active, useful) | useful
+
+
+def plain_function(fn, keep) -> list:
+    """The primal: the source's computation as numpy (its result returned where it is made)."""
+    w = Writer(inline=inlinable(fn, keep))
+    body = w.primal(fn.body, INDENT)
+    last = body[-1] if body else ""
+    if last.startswith(f"{INDENT}{OUT} = ") and sum(line.lstrip().startswith(f"{OUT} = ") for line in body) == 1:
+        body[-1] = f"{INDENT}return {last[len(INDENT) + len(OUT) + 3:]}"
+        return [f"def {fn.name}({', '.join(fn.params)}):", *body, "", ""]
+    return [f"def {fn.name}({', '.join(fn.params)}):", *body, f"{INDENT}return {OUT}", "", ""]
+
+
+def adjoint_functions(functions, name, wrt, facts, explain) -> list:
+    grads = {n: [p for p in functions[n].params if p in facts[n][1] and p in facts[n][2]] for n in facts}
+    params = {n: functions[n].params for n in functions}
+    lines = []
+    for fname in facts:
+        fn = functions[fname]
+        a = Adjoint(fn, facts[fname][1], facts[fname][2], grads, explain, inlinable(fn, kept(fn, facts[fname])))
+        a.fn_params = params
+        if fname != name:
+            lines += helper_adjoint(fn, a, grads[fname])
+            continue
+        forward = a.forward(fn.body, INDENT)
+        reverse = a.reverse(fn.body, INDENT)
+        result = ", ".join(a.result(w) if a.result(w) != "0.0" else f"np.zeros(np.shape({w}))" for w in wrt)
+        stack = [f"{INDENT}_stack = []"] if any("_stack" in line for line in forward + reverse) else []
+        seed = f"{INDENT}_out_b = np.broadcast_to(cotangent, np.shape(_out)) if np.ndim(_out) else cotangent"
+        lines += [f"def {name}_vjp({', '.join(fn.params)}, cotangent=1.0):", *stack, *same_shapes(fn.params),
+                  *a.undefined(INDENT), *forward, seed, *a.initial(INDENT),
+                  *reverse, f"{INDENT}return {OUT}, ({result}{',' if len(wrt) == 1 else ''})", "", ""]
+    return lines
+
+
+def helper_adjoint(fn, a, grads) -> list:
+    forward = a.forward(fn.body, INDENT)
+    reverse = a.reverse(fn.body, INDENT)
+    kept = sorted(read_by_rules(fn.body, a.active, a.useful) | {OUT})
+    unbound = (set(kept) - binding(fn)) | unbound_saves(fn, a.saves)
+    undefined = [f"{INDENT}{n} = None" for n in sorted(unbound)]
+    pack = f"({', '.join(kept)},)"
+    return [f"def {fn.name}_fwd(_stack, {', '.join(fn.params)}):", *undefined, *forward,
+            f"{INDENT}_stack.append({pack})", f"{INDENT}return {OUT}", "", "",
+            f"def {fn.name}_rev(_stack, _out_b):", f"{INDENT}{pack} = _stack.pop()", *a.initial(INDENT),
+            *reverse, f"{INDENT}return ({''.join(a.result(p) + ', ' for p in grads)})", "", ""]
+
+
+def tangent_functions(functions, name, wrt, facts, explain) -> list:
+    active_params = {n: facts[n][0] for n in facts}
+    lines = []
+    for fname in facts:
+        fn = functions[fname]
+        t = Tangent(fn, facts[fname][1], facts[fname][2], active_params, functions, explain,
+                    inlinable(fn, kept(fn, facts[fname])))
+        body = t.lines(fn.body, INDENT)
+        given = [p for p in fn.params if p in active_params[fname]]
+        out = tan(OUT) if t.live(OUT) else "0.0"
+        if fname == name:
+            signature = f"{', '.join(fn.params)}, *, {', '.join(tan(w) for w in wrt)}"
+        else:
+            signature = f"{', '.join(fn.params)}, {', '.join(tan(p) for p in given)}"
+        guard = same_shapes(fn.params) if fname == name else []
+        lines += [f"def {fname}_jvp({signature}):", *guard, *body, f"{INDENT}return {OUT}, {out}", "", ""]
+    return lines

@@ -1,0 +1,153 @@
+"""The one seam between `autodiff emit` and the rule tracer: `rule_text` turns one rule of the
+table (a primitive's forward, or the VJP or JVP of one argument) into numpy statements over
+given names. The rules stay the only source of derivatives: the text is what the rule does when
+it is run on stand-ins (diff/rule_tracer.py, the one tracer of the rules: its probes of arrays
+are the array type the rule sees, its per-product finiteness tests are taken as passed, so a rule
+takes its array path, its generic form (the table's `generic_vjps`), and
+each numpy call or operator it applies becomes a line). A rule that decides on a value, or that
+does what a line cannot show, is refused (`NotEmitted`): emit never calls a rule as it is.
+
+The rules are traced on arrays of one made-up shape for every operand: the text is the
+elementwise one (no broadcasting sum), which is right for numbers and for operands of the
+output's shape."""
+from __future__ import annotations
+
+import math
+import re
+
+from ..core.backend import np
+from ..core.rules import TABLE
+from ..diff.rule_tracer import PROBES, Tracer, probe_of
+
+EXAMPLE_SHAPE = (3,)
+EXAMPLE_VALUE = 0.6180339887        # no 0, 1 or kink: a rule takes its general path
+PLACE = re.compile(r"@[art][0-9]*|\bk[0-9]+\b")
+
+
+class NotEmitted(Exception):
+    """A rule (or a construct) emit cannot write as text yet: `what` says which."""
+
+
+def _number(value) -> str:
+    if value != value:
+        return "np.nan"
+    if value in (math.inf, -math.inf):
+        return "np.inf" if value > 0 else "-np.inf"
+    text = repr(float(value)) if value.__class__ is not bool else repr(value)
+    return f"({text})" if text.startswith("-") else text
+
+
+def spelled(value) -> str:
+    """numpy's text for a value a traced line binds: a ufunc, a numpy function, a constant."""
+    numpy = np()
+    if isinstance(value, numpy.ufunc):
+        return f"np.{value.__name__}"
+    owner = getattr(value, "__self__", None)
+    if isinstance(owner, numpy.ufunc):
+        return f"np.{owner.__name__}" if value.__name__ == "__call__" else f"np.{owner.__name__}.{value.__name__}"
+    if callable(value) and getattr(numpy, getattr(value, "__name__", ""), None) is value:
+        return f"np.{value.__name__}"
+    if value is None or value.__class__ in (int, str, slice) or value is Ellipsis:
+        return repr(value)
+    if value.__class__ in (float, bool) or isinstance(value, numpy.generic):
+        return _number(value.item() if isinstance(value, numpy.generic) else value)
+    if isinstance(value, numpy.dtype):
+        return f"np.{value.name}"
+    if isinstance(value, numpy.ndarray) and value.ndim == 0:
+        return f"np.asarray({_number(value.item())})"
+    raise NotEmitted(f"a {value.__class__.__name__} in a rule")
+
+
+def _stand(value, tracer, name):
+    """The stand-in of an operand: a probe for a name, the number itself for a constant."""
+    if value.__class__ is str:
+        return probe_of(name, np().full(EXAMPLE_SHAPE, EXAMPLE_VALUE), tracer)
+    return value
+
+
+def rule_text(primitive, which, operand_names, fresh, known=None) -> tuple:
+    """(statements, result expression) of one rule of `primitive` applied to `operand_names`
+    (names, or numbers for constants). `which`: "impl" (the forward, operands its arguments),
+    ("vjp", i) or ("jvp", i) (operands: the adjoint or tangent, ans or None, the arguments).
+    `fresh()` gives a new name for each temporary; `known` (expression text -> name), where given,
+    holds the temporaries already computed that the statements may reuse, and gains theirs."""
+    if which == "impl":
+        rule = primitive.impl
+    else:
+        kind, position = which
+        rules = primitive.generic_vjps if kind == "vjp" else primitive.jvps
+        rule = rules[position]
+        if rule is None:
+            raise NotEmitted(f"{primitive.name} has no {kind.upper()} rule for argument {position + 1}")
+    namespace: dict = {}
+    tracer = Tracer(namespace, set(), assume_finite=True)
+    stands = [None if v is None else _stand(v, tracer, f"@a{i}") for i, v in enumerate(operand_names)]
+    names: dict = {}
+    for s in stands:
+        if type(s) in PROBES:
+            names.setdefault(id(s), len(names))
+    # the probes' placeholders are given by `trace` itself: number them as it will
+    example = rule(*[tracer.real(s) for s in stands])
+    lines, _ = tracer.trace(rule, stands, {}, names, example)
+    rule_names = {f"@a{names[id(s)]}": operand_names[i] for i, s in enumerate(stands) if type(s) in PROBES}
+    return _rendered(lines, rule_names, namespace, rule, primitive, fresh, {} if known is None else known)
+
+
+FOLDS = (re.compile(r"^(\S+) \*\* 1\.0$"), re.compile(r"^(\S+) \* 1\.0$"), re.compile(r"^1\.0 \* (\S+)$"),
+         re.compile(r"^(\S+) \+ 0\.0$"), re.compile(r"^([A-Za-z_][A-Za-z_0-9.]*|[0-9.]+)$"))
+
+
+def folded(rhs: str):
+    """The one name or number `rhs` comes to (x ** 1.0, x * 1.0, 1.0 * x, x + 0.0, x), or None."""
+    for pattern in FOLDS:
+        m = pattern.match(rhs)
+        if m:
+            return m[1]
+    return None
+
+
+def _rendered(lines, rule_names, namespace, rule, primitive, fresh, known) -> tuple:
+    """The traced lines with numpy's names and the operands' names, constants folded and a
+    temporary whose expression `known` (text -> name) already holds named once (CSE)."""
+    temps: dict = {}
+
+    def name(match):
+        text = match[0]
+        if text in rule_names:
+            return rule_names[text]
+        if text.startswith("@t"):
+            return temps[text]
+        if text.startswith("k"):
+            value = namespace[text]
+            if value is rule:
+                raise NotEmitted(f"{primitive.name}'s rule does what a line cannot show")
+            return spelled(value)
+        return text
+
+    if any("out=" in line or not line.startswith("@") for line in lines):
+        raise NotEmitted(f"{primitive.name}'s rule writes into an array it made (out=, copyto): "
+                         "its text would hold for arrays only")
+    writes = False
+    statements = []
+    for line in lines:
+        if line.startswith(("if ", "else", " ")):
+            raise NotEmitted(f"{primitive.name}'s rule decides on a value")
+        head, _, rhs = line.partition(" = ")
+        if writes and head != "@r":
+            if rhs and head.startswith("@t"):
+                temps[head] = fresh()
+            statements.append(PLACE.sub(name, line))
+            continue
+        rhs = PLACE.sub(name, rhs)
+        if head == "@r":
+            return statements, folded(rhs) or rhs
+        atom = folded(rhs) or known.get(rhs)
+        if atom is None:
+            atom = known[rhs] = fresh()
+            statements.append(f"{atom} = {rhs}")
+        temps[head] = atom
+    raise NotEmitted(f"{primitive.name}'s rule ends in no value")
+
+
+def primitive(name: str):
+    return TABLE[name]

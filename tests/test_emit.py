@@ -1,0 +1,215 @@
+"""`autodiff emit` (issue 31): every sample program emits, and its emitted adjoint and tangent
+match autodiff.grad at five random points; what is not emitted yet ends with exit 2 naming the
+construct and its line."""
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import autodiff
+from autodiff.engine import api
+from autodiff.parser.errors import SourceError
+
+ROOT = Path(__file__).resolve().parent.parent
+PROGRAMS = ROOT / "samples" / "programs"
+FUNCTIONS = {"several_functions.py": "energy"}
+# the sample programs emit cannot write yet, and what it says: failing items of issue 31
+NOT_YET = {
+    "logistic_loss.py": "a list",
+    "loop_over_array.py": "a for loop over anything but range(...)",
+    "nested_loops.py": "indexing",
+    "softmax_xent.py": "indexing",
+}
+
+
+def emitted(tmp_path, path, fn=None, mode="both"):
+    target = api.load(str(path), fn)
+    out = tmp_path / "emitted.py"
+    out.write_text(api.emit(None, mode=mode, target=target))
+    spec = importlib.util.spec_from_file_location(f"emitted_{path.stem}", out)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return target, module
+
+
+# a sample emit cannot write yet fails this test (strict: it must start passing when it can)
+SAMPLES = [pytest.param(p.name, marks=pytest.mark.xfail(raises=SourceError, strict=True,
+                                                         reason=f"not emitted yet: {NOT_YET[p.name]}"))
+           if p.name in NOT_YET else p.name for p in sorted(PROGRAMS.glob("*.py"))]
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_every_sample_program_emits_and_matches_grad(tmp_path, name):
+    fn = FUNCTIONS.get(name)
+    target, module = emitted(tmp_path, PROGRAMS / name, fn)
+    f = fn or "f"
+    vjp, jvp, primal = getattr(module, f"{f}_vjp"), getattr(module, f"{f}_jvp"), getattr(module, f)
+    rng = np.random.default_rng(31)
+    for _ in range(5):
+        point = {p: float(rng.uniform(0.5, 2.0)) for p in target.inputs}
+        args = [point[p] for p in target.inputs]
+        expected = autodiff.grad(str(PROGRAMS / name), at=point, fn=fn)
+        value, grads = vjp(*args)
+        assert value == pytest.approx(expected.value, rel=1e-12, abs=1e-12)
+        assert primal(*args) == pytest.approx(expected.value, rel=1e-12, abs=1e-12)
+        for p, g in zip(target.inputs, grads):
+            assert g == pytest.approx(expected.gradient[p], rel=1e-12, abs=1e-12)
+        for p in target.inputs:             # the tangent along each input is that partial derivative
+            _, d = jvp(*args, **{f"d_{q}": float(q == p) for q in target.inputs})
+            assert d == pytest.approx(expected.gradient[p], rel=1e-12, abs=1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(NOT_YET))
+def test_what_is_not_emitted_names_the_construct_and_its_line(name):
+    with pytest.raises(SourceError) as err:
+        api.emit(str(PROGRAMS / name))
+    assert err.value.kind == "not emitted"
+    assert NOT_YET[name] in err.value.message
+    assert err.value.span is not None and err.value.span.line > 0
+
+
+def test_loops_stay_loops_and_branches_pop_their_decisions(tmp_path):
+    """A while loop's trip count is pushed and popped, never unrolled: the emitted adjoint is right
+    at points whose trip counts differ from each other."""
+    source = tmp_path / "loop.py"
+    source.write_text("def f(x):\n    y = x\n    while y < 10:\n        y = y * 2\n"
+                      "    if y > 15:\n        y = y * x\n    return y\n")
+    target, module = emitted(tmp_path, source)
+    text = (tmp_path / "emitted.py").read_text()
+    assert "while " in text and "for _ in range(_stack.pop()):" in text and "if _stack.pop():" in text
+    for x in (0.3, 1.1, 4.0, 9.5):
+        value, (g,) = module.f_vjp(x)
+        expected = autodiff.grad(str(source), at={"x": x})
+        assert value == expected.value and g == pytest.approx(expected.gradient["x"], rel=1e-12)
+
+
+def test_the_adjoint_text_comes_from_the_rules_and_names_come_from_the_source():
+    text = api.emit("sin(x) * y", mode="adjoint", wrt=["x"])
+    assert "np.cos(x)" in text                       # sin's VJP rule, traced
+    assert "x_b" in text and "y_b" not in text      # no adjoint for an input not in --wrt
+    assert "# differentiated inputs: x" in text
+    assert "  # line 1" in text
+
+
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "autodiff", *args], capture_output=True, text=True,
+                          cwd=ROOT, env={**os.environ, "NO_COLOR": "1"})
+
+
+def test_cli_emit_validate_passes_and_refuses_with_exit_2(tmp_path):
+    out = tmp_path / "euler_adjoint.py"
+    done = run_cli("emit", "samples/programs/euler_decay.py", "-o", str(out), "--validate", "--at", "k=0.5,y0=2")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count(" pass") == 5 and out.exists()
+    refused = run_cli("emit", "samples/programs/softmax_xent.py")
+    assert refused.returncode == 2 and "softmax_xent.py:18" in refused.stderr and "indexing" in refused.stderr
+    over_input = run_cli("emit", "samples/programs/euler_decay.py", "-o", "samples/programs/euler_decay.py")
+    assert over_input.returncode == 2
+
+
+def test_explain_states_each_adjoint_statements_chain_rule_step():
+    plain = api.emit("x * y + sin(x)", mode="adjoint")
+    explained = api.emit("x * y + sin(x)", mode="adjoint", explain=True)
+    steps = [line for line in explained.splitlines() if line.strip().startswith("# ") and "rule's VJP" in line]
+    accumulations = [line for line in plain.splitlines() if "_b = " in line and "# line" in line]
+    assert len(steps) >= 3 and "sin" in explained and len(accumulations) >= 3
+    assert explained.count("\n") > plain.count("\n")
+
+
+def test_a_rule_that_cannot_be_written_names_its_line():
+    with pytest.raises(SourceError) as err:
+        api.emit("w @ v")
+    assert err.value.kind == "not emitted" and "matmul" in err.value.message and err.value.span.line == 1
+
+
+def test_wrt_orders_the_gradients_and_an_unknown_name_is_a_usage_error(tmp_path):
+    source = tmp_path / "g.py"
+    source.write_text("def f(a, b):\n    return a * b * b\n")
+    target, _ = emitted(tmp_path, source)
+    text = api.emit(None, wrt=["b", "a"], target=target)
+    (tmp_path / "wrt.py").write_text(text)
+    spec = importlib.util.spec_from_file_location("emitted_wrt", tmp_path / "wrt.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.f_vjp(3.0, 2.0) == (12.0, (12.0, 4.0))        # (d/db, d/da) = (2ab, b^2)
+    with pytest.raises(SourceError) as err:
+        api.emit(None, wrt=["c"], target=target)
+    assert err.value.kind == "usage"
+
+
+def test_symbolic_partials_come_from_the_rules_simplified_by_sympy():
+    pytest.importorskip("sympy")
+    homl = api.load("5 + x*y")
+    assert api.symbolic(homl) == ({"x": "y", "y": "x"}, [])
+    assert api.symbolic(homl, form="raw")[0] == {"x": "1 * y", "y": "x * 1"}      # the sweep's own products
+    poly = api.load("x**2*y + y + 2")
+    assert api.symbolic(poly)[0] == {"x": "2*x*y", "y": "x**2 + 1"}
+    assert api.symbolic(poly, form="latex")[0] == {"x": "2 x y", "y": "x^{2} + 1"}
+    assert api.symbolic(api.load("sin(x)*exp(y)"), ["x"])[0] == {"x": "exp(y)*cos(x)"}
+
+
+def test_symbolic_of_a_program_is_the_path_taken_with_its_assumptions():
+    pytest.importorskip("sympy")
+    partials, assumed = api.symbolic(api.load(str(PROGRAMS / "control.py")), values={"a": 0.37})
+    assert partials == {"a": "4096"} and assumed[0] == "2*Abs(a) < 1000" and len(assumed) == 13
+    partials, assumed = api.symbolic(api.load(str(PROGRAMS / "language_tour.py")), values={"x": 0.5, "y": 2.0})
+    assert partials == {"x": "3*y/2 + 8", "y": "3*x/2"} and "x >= 0" in assumed     # 11 and 0.75 there
+    assert api.symbolic(api.load(str(PROGRAMS / "recursive_power.py")), values={"x": 1.5}) == ({"x": "10*x**9"}, [])
+
+
+def test_symbolic_json_and_an_array_refused():
+    pytest.importorskip("sympy")
+    done = run_cli("grad", "x**2*y + y + 2", "--at", "x=3,y=4", "--symbolic", "--json")
+    assert done.returncode == 0, done.stderr
+    import json
+    assert json.loads(done.stdout)["symbolic"] == {"x": "2*x*y", "y": "x**2 + 1"}
+    path = run_cli("grad", "samples/programs/control.py", "--at", "a=0.37", "--symbolic", "--json")
+    assert path.returncode == 0 and json.loads(path.stdout)["symbolic"] == {"a": "4096"}
+    refused = run_cli("grad", "samples/programs/control.py", "--at", "a=[0.37,0.2]", "--symbolic")
+    assert refused.returncode == 2 and "formulas are for numbers" in refused.stderr
+
+
+def test_validate_at_an_array_point_and_the_one_shape_guard(tmp_path):
+    target = api.load(str(PROGRAMS / "control.py"))
+    out = tmp_path / "control_emitted.py"
+    out.write_text(api.emit(None, mode="both", target=target))
+    rows = api.validate_emitted(str(out), target, {"a": np.array([0.37, -0.2])})
+    assert [r["verdict"] for r in rows] == ["pass"] * 3
+    assert rows[0]["emitted"] == [4096.0, 4096.0]          # the sample's expected gradient
+    _, module = emitted(tmp_path, PROGRAMS / "euler_decay.py")
+    with pytest.raises(ValueError, match="one shape"):
+        module.f_vjp(np.array([0.5, 0.7]), 2.0)
+
+
+def test_a_wrong_adjoint_fails_validation(tmp_path):
+    """The checks judge: a module whose adjoint is off fails its rows (and the command exits 1)."""
+    from autodiff.engine.checks.emitted import validate
+    wrong = tmp_path / "wrong.py"
+    wrong.write_text("def f(x):\n    return x * x\n\n\ndef f_vjp(x, cotangent=1.0):\n"
+                     "    return x * x, (3.0 * x * cotangent,)\n\n\ndef f_jvp(x, *, d_x):\n    return x * x, 2.0 * x * d_x\n")
+    rows = validate(str(wrong), "f", ["x"], ["x"], {"x": 1.5}, {"x": 3.0})
+    verdicts = {r["check"]: r["verdict"] for r in rows}
+    assert verdicts["adjoint vs AD"] == "FAIL" and verdicts["dot product <J u, v> = <u, J^T v>"] == "FAIL"
+    assert verdicts["tangent vs central differences"] == "pass"
+
+
+def test_closures_are_lifted_to_helpers_with_their_own_adjoints(tmp_path):
+    source = tmp_path / "closure.py"
+    source.write_text("def f(x, a):\n    g = lambda t: t * a + sin(t)\n    def h(u):\n        return g(u) * u\n"
+                      "    return h(x) + g(a)\n")
+    target, module = emitted(tmp_path, source)
+    text = (tmp_path / "emitted.py").read_text()
+    assert "def f_g_fwd(_stack, t, a):" in text and "def f_h_rev(_stack, _out_b):" in text
+    rng = np.random.default_rng(5)
+    for _ in range(5):
+        x, a = rng.uniform(-2, 2, 2)
+        expected = autodiff.grad(str(source), at={"x": x, "a": a})
+        value, grads = module.f_vjp(x, a)
+        assert value == pytest.approx(expected.value, rel=1e-12)
+        assert grads == pytest.approx((expected.gradient["x"], expected.gradient["a"]), rel=1e-12)
