@@ -67,18 +67,18 @@ def child_ours(name, size_index, args, grads_path):
         value, grads = f.value_and_grad(at, wrt=WRT[name])
         first = time.perf_counter() - t0
         out = {"first": first, "value": float(value)}
-        if args.check_only and reference_kind(args) == "fd":
+        if reference_kind(args) == "fd":
             out["fd"] = central_differences(f, at, WRT[name], grads)
         np.savez(grads_path, **{k: np.asarray(v, dtype=float) for k, v in grads.items()})
         if not args.check_only:
             def call():
                 f.value_and_grad(at, wrt=WRT[name])
             warm(call, args.warm_up, args.seconds)
-            replays = f.replays
+            replays = getattr(f, "replays", None)           # counters an older build may lack
             out["times"] = timed_calls(call, args.repeats, args.seconds)
-            out["replayed"] = f.replays - replays
-            out["fallbacks"] = dict(f.fallbacks)
-            out["blocker"] = f.blocker
+            out["replayed"] = None if replays is None else f.replays - replays
+            out["fallbacks"] = dict(getattr(f, "fallbacks", {}))
+            out["blocker"] = getattr(f, "blocker", None)
         return out
     finally:
         os.unlink(fh.name)
@@ -240,6 +240,8 @@ def median(run):
 
 
 def replay_text(ours):
+    if ours["replayed"] is None:
+        return "? (no f.replays in this build)"
     text = f"{ours['replayed']}/{len(ours['times'])}"
     if ours["replayed"] < len(ours["times"]) and ours["fallbacks"]:
         reason = max(ours["fallbacks"], key=ours["fallbacks"].get)
@@ -264,7 +266,7 @@ def measure(name, size_index, args, engines):
     elif kind == "torch":
         record["error"] = f"torch: {runs.get('torch', {}).get('error', 'not run')}"
     else:
-        record["err"] = ours.get("fd", math.nan) if args.check_only else math.nan
+        record["err"] = ours.get("fd", math.nan)
     for engine, run in runs.items():
         if "error" in run:
             print(f"note: {name} {size}: {engine} failed: {run['error']}", flush=True)
@@ -275,7 +277,8 @@ def measure(name, size_index, args, engines):
         print(f"{name:9} {size:>12}  {record.get('err', math.nan):9.1e}  {'ok' if record['ok'] else 'FAIL'}"
               f"{'  ' + record['error'] if 'error' in record else ''}", flush=True)
         return record
-    record.update(ours=median(ours), torch=median(runs.get("torch")), jax=median(runs.get("jax")),
+    record.update(ours=median(ours), ours_min=min(ours["times"]), ours_max=max(ours["times"]),
+                  torch=median(runs.get("torch")), jax=median(runs.get("jax")),
                   first=ours["first"], replayed=ours["replayed"], calls=len(ours["times"]),
                   fallbacks=ours["fallbacks"], blocker=ours["blocker"])
     cells = [fmt_times(ours["times"])]
@@ -313,7 +316,8 @@ def parse(argv):
     ap.add_argument("--reference", choices=("auto", "torch", "fd"), default="auto",
                     help="what the gradient is checked against (auto: torch where it imports, else fd)")
     ap.add_argument("--check-only", action="store_true", help="check the gradients, time nothing")
-    ap.add_argument("--json", action="store_true", help="also print the records as one JSON line at the end")
+    ap.add_argument("--json", action="store_true",
+                    help="also print our figures and the rows as one JSON line at the end (benchmarks/_figures.py)")
     ap.add_argument("--timeout", type=float, default=1800, help="seconds a child may run (default 1800)")
     ap.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -350,12 +354,15 @@ def main(argv=None):
             ratios = [r["ours"] / r[engine] for r in records if r.get("ours") and r.get(engine)]
             if ratios:
                 print(f"geometric mean autodiff/{engine}: {geometric_mean(ratios):.2f}x over {len(ratios)} sizes")
-        replayed = sum(1 for r in records if r.get("replayed"))
+        replayed = sum(1 for r in records if r.get("replayed"))     # None (an older build): not counted
         print(f"rows where some timed call replayed: {replayed} of {len(records)}")
         load = os.getloadavg()
         print(f"load at the end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     if args.json:
-        print(json.dumps({"records": records}, default=str))
+        from _figures import figure, print_figures
+        print_figures({f"{r['eval']} {r['size']} autodiff (µs)": figure(r["ours"] * 1e6, r["ours_min"] * 1e6,
+                                                                         r["ours_max"] * 1e6, "µs")
+                       for r in records if r.get("ours")}, records=records)
     return 0 if all(r.get("ok") for r in records) else 1
 
 
