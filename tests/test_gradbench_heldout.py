@@ -48,3 +48,18 @@ def test_an_unknown_eval_is_refused_with_a_usage_message(capsys):
     with pytest.raises(SystemExit) as stopped:
         heldout.main(["--evals", "llsq,nosuch"])
     assert stopped.value.code == 2 and "unknown eval 'nosuch'" in capsys.readouterr().err
+
+
+def test_the_ode_program_gives_the_gradient_where_the_steps_reach_the_last_element(tmp_path):
+    # at GradBench's sizes (4 s < n) the last element's gradient is exactly 0, so the check above
+    # compares zeros; with n = 8 and s = 10 every x[i] moves y[-1]
+    heldout = load("gradbench_heldout")
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    evals = load("gradbench_heldout_evals")
+    program = tmp_path / "ode.py"
+    program.write_text(evals.PROGRAMS["ode"])
+    f = autodiff.function(str(program))
+    at = evals.inputs("ode", (8, 10))
+    grads = f.grad(at, wrt=["x"])
+    assert np.all(grads["x"] != 0.0)
+    assert heldout.central_differences(f, at, ["x"], grads, per_input=8) <= heldout.TOLERANCE
