@@ -169,7 +169,8 @@ def child_jax(name, size_index, args, grads_path):
     ops = jax_ops()
     at = inputs(name, SIZES[name][size_index])
     wrt = WRT[name]
-    fixed = {k: v for k, v in at.items() if k not in wrt}     # constants of the jitted function
+    fixed = {k: jax.numpy.asarray(v) if isinstance(v, np.ndarray) and v.dtype.kind == "f" else v
+             for k, v in at.items() if k not in wrt}            # constants of the jitted function (ints static)
 
     def value(*args):
         return REFERENCES[name](ops, **dict(zip(wrt, args)), **fixed)
@@ -207,10 +208,14 @@ def spawn(engine, name, size_index, args):
                    "--repeats", str(args.repeats), "--seconds", str(args.seconds), "--warm-up", str(args.warm_up),
                    "--reference", args.reference] + (["--check-only"] if args.check_only else [])
         env = dict(os.environ, PYTHONPATH=HERE + os.pathsep + os.environ.get("PYTHONPATH", ""))
-        done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=args.timeout)
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=args.timeout)
+        except subprocess.TimeoutExpired:
+            return {"error": f"timed out after {args.timeout:.0f} s"}
         if done.returncode != 0:
             lines = done.stderr.strip().splitlines()
-            return {"error": lines[-1] if lines else f"exit {done.returncode}"}
+            named = [line for line in lines if "Error:" in line or "Error " in line]
+            return {"error": (named or lines)[-1] if lines else f"exit {done.returncode}"}
         out = json.loads(done.stdout.strip().splitlines()[-1])
         with np.load(grads_path) as saved:
             out["grads"] = {k: saved[k] for k in saved.files}
@@ -318,7 +323,8 @@ def parse(argv):
     ap.add_argument("--check-only", action="store_true", help="check the gradients, time nothing")
     ap.add_argument("--json", action="store_true",
                     help="also print our figures and the rows as one JSON line at the end (benchmarks/_figures.py)")
-    ap.add_argument("--timeout", type=float, default=1800, help="seconds a child may run (default 1800)")
+    ap.add_argument("--timeout", type=float, default=600,
+                    help="seconds one engine's process may take for one row (default 600; JAX's compile included)")
     ap.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     unknown = [e for e in args.evals.split(",") if e not in PROGRAMS]

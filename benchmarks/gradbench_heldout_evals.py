@@ -5,8 +5,10 @@ gathers `x[idx]`, `None` axes, methods, helper functions, recursion, Python loop
 are inputs, item assignment, `while` loops on computed values, `grad` inside the program — not
 shaped to what the engine replays or fuses. The same computations, operation for operation, in
 PyTorch eager and JAX (`reference(name, ops)`, over a small `ops` namespace of each framework's
-own calls: torch's in-place item assignment, JAX's `.at[].set`, `lax.cond`/`lax.while_loop`
-where JAX's jit needs them), at GradBench's own sizes (`SIZES`; the first lstm size, 64 steps, is
+own calls: torch's in-place item assignment, JAX's `.at[].set`; loops over counts through
+`ops.fori` (a Python loop in torch, `lax.fori_loop` in JAX, as JAX code writes them: jit would
+otherwise unroll them and compile for minutes), `lax.cond`/`lax.while_loop` where jit needs them;
+det's recursion is unrolled in both), at GradBench's own sizes (`SIZES`; the first lstm size, 64 steps, is
 ours, GradBench's smallest is 1024).
 
 Each eval's `inputs(name, size)` gives the inputs (fixed seed) and `WRT[name]` the inputs the
@@ -351,11 +353,11 @@ def _rotation(r):
 
 def ref_llsq(o, x, n):
     t = -1.0 + o.arange(n) * 2.0 / (n - 1)
-    r = o.sign(t)
-    p = o.ones(n)
-    for j in range(len(x)):
-        r = r - x[j] * p
-        p = p * t
+
+    def term(j, rp):
+        r, p = rp
+        return r - x[j] * p, p * t
+    r, _ = o.fori(len(x), term, (o.sign(t), o.ones(n)))
     return 0.5 * o.sum(r * r)
 
 
@@ -374,13 +376,9 @@ def ref_gmm(o, alphas, means, icf, x, wishart_gamma, wishart_m):
     k = icf.shape[0]
     Qdiags = o.exp(icf[:, :d])
     sum_qs = o.sum(icf[:, :d], 1)
-    Ls = o.zeros((k, d, d))
-    for c in range(k):
-        idx = d
-        for i in range(d):
-            for j in range(i + 1, d):
-                Ls = o.set(Ls, (c, j, i), icf[c, idx])
-                idx += 1
+    cols = [i for i in range(d) for j in range(i + 1, d)]      # icf's order: column by column
+    rows = [j for i in range(d) for j in range(i + 1, d)]
+    Ls = o.set(o.zeros((k, d, d)), (slice(None), rows, cols), icf[:, d:])
     xcentered = x[:, None, :] - means[None, :, :]
     Lx = Qdiags * xcentered + o.einsum("ijk,mik->mij", Ls, xcentered)
     inner = alphas + sum_qs - 0.5 * o.sum(Lx ** 2, 2)
@@ -401,14 +399,14 @@ def ref_ode(o, x, s):
     def fun(y):
         return o.where(o.arange(len(x)) == 0, x, x * o.roll(y, 1))
     h = 2.0 / s
-    y = o.zeros(len(x))
-    for _ in range(s):
+
+    def step(_, y):
         k1 = fun(y)
         k2 = fun(y + h / 2 * k1)
         k3 = fun(y + h / 2 * k2)
         k4 = fun(y + h * k3)
-        y = y + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
-    return y[-1]
+        return y + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+    return o.fori(s, step, o.zeros(len(x)))[-1]
 
 
 def ref_det(o, A):
@@ -433,21 +431,19 @@ def ref_lstm(o, main_params, extra_params, state, sequence):
         outgate = 1.0 / (1.0 + o.exp(-gates[2 * b:3 * b]))
         cell = cell * forget + ingate * o.tanh(gates[3 * b:])
         return outgate * o.tanh(cell), cell
-    total, count, inp = 0.0, 0, sequence[0]
-    for t in range(len(sequence) - 1):
+    def step(t, carry):
+        total, state = carry
         s2 = o.copy(state)
-        x2 = inp * extra_params[0]
+        x2 = sequence[t] * extra_params[0]
         for i in range(0, len(state), 2):
             h, c = model(main_params[i], main_params[i + 1], state[i], state[i + 1], x2)
             s2 = o.set(o.set(s2, i, h), i + 1, c)
             x2 = h
-        state = s2
         ypred = x2 * extra_params[1] + extra_params[2]
         ynorm = ypred - o.log(o.sum(o.exp(ypred)) + 2)
-        total = total + o.sum(sequence[t + 1] * ynorm)
-        count += b
-        inp = sequence[t + 1]
-    return -total / count
+        return total + o.sum(sequence[t + 1] * ynorm), s2
+    total, _ = o.fori(len(sequence) - 1, step, (0.0 * main_params[0, 0], state))
+    return -total / ((len(sequence) - 1) * b)
 
 
 def ref_ht(o, theta, trans, base_relatives, inverse_base_absolutes, parents, base_positions, weights,
@@ -577,6 +573,11 @@ class torch_ops:
             state = step(state)
         return state
 
+    def fori(self, n, body, carry):
+        for i in range(n):
+            carry = body(i, carry)
+        return carry
+
     def grad(self, fn):
         def gradient(x):
             x = x if x.requires_grad else x.detach().requires_grad_(True)
@@ -627,6 +628,9 @@ class jax_ops:
 
     def while_loop(self, go_on, step, state):
         return self.jax.lax.while_loop(go_on, step, state)
+
+    def fori(self, n, body, carry):
+        return self.jax.lax.fori_loop(0, n, body, carry)
 
     def grad(self, fn):
         return self.jax.grad(fn)
