@@ -5,7 +5,8 @@ gathers `x[idx]`, `None` axes, methods, helper functions, recursion, Python loop
 are inputs, item assignment, `while` loops on computed values, `grad` inside the program — not
 shaped to what the engine replays or fuses. The same computations, operation for operation, in
 PyTorch eager and JAX (`reference(name, ops)`, over a small `ops` namespace of each framework's
-own calls: torch's in-place item assignment, JAX's `.at[].set`; loops over counts through
+own calls: torch's in-place item assignment, JAX's `.at[].set` (gmm's triangles: entry by entry
+in torch as in the program, one scatter in JAX); loops over counts through
 `ops.fori` (a Python loop in torch, `lax.fori_loop` in JAX, as JAX code writes them: jit would
 otherwise unroll them and compile for minutes), `lax.cond`/`lax.while_loop` where jit needs them;
 det's recursion is unrolled in both), at GradBench's own sizes (`SIZES`; the first lstm size, 64 steps, is
@@ -376,9 +377,7 @@ def ref_gmm(o, alphas, means, icf, x, wishart_gamma, wishart_m):
     k = icf.shape[0]
     Qdiags = o.exp(icf[:, :d])
     sum_qs = o.sum(icf[:, :d], 1)
-    cols = [i for i in range(d) for j in range(i + 1, d)]      # icf's order: column by column
-    rows = [j for i in range(d) for j in range(i + 1, d)]
-    Ls = o.set(o.zeros((k, d, d)), (slice(None), rows, cols), icf[:, d:])
+    Ls = o.lower_triangles(icf[:, d:], k, d)
     xcentered = x[:, None, :] - means[None, :, :]
     Lx = Qdiags * xcentered + o.einsum("ijk,mik->mij", Ls, xcentered)
     inner = alphas + sum_qs - 0.5 * o.sum(Lx ** 2, 2)
@@ -578,6 +577,18 @@ class torch_ops:
             carry = body(i, carry)
         return carry
 
+    def lower_triangles(self, entries, k, d):
+        """k matrices d x d whose strict lower triangles are `entries`, column by column: entry by
+        entry, as the language's program does."""
+        Ls = self.zeros((k, d, d))
+        for c in range(k):
+            idx = 0
+            for i in range(d):
+                for j in range(i + 1, d):
+                    Ls[c, j, i] = entries[c, idx]
+                    idx += 1
+        return Ls
+
     def grad(self, fn):
         def gradient(x):
             x = x if x.requires_grad else x.detach().requires_grad_(True)
@@ -631,6 +642,12 @@ class jax_ops:
 
     def fori(self, n, body, carry):
         return self.jax.lax.fori_loop(0, n, body, carry)
+
+    def lower_triangles(self, entries, k, d):
+        """The same in one scatter (index arrays): jit would unroll the loops into k d² / 2 updates."""
+        cols = [i for i in range(d) for j in range(i + 1, d)]
+        rows = [j for i in range(d) for j in range(i + 1, d)]
+        return self.jnp.zeros((k, d, d)).at[:, rows, cols].set(entries)
 
     def grad(self, fn):
         return self.jax.grad(fn)
