@@ -59,6 +59,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("venvs", nargs="+", type=Path)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--json", action="store_true", help="also print the first build's figures as one JSON line")
     args = parser.parse_args()
     results: dict = {}
     for _ in range(args.rounds):
@@ -75,6 +76,10 @@ def main() -> None:
         cells = [f"{m:.2f} ({min(by_build[b]):.2f}-{max(by_build[b]):.2f})" for m, b in zip(medians, builds)]
         ratios = " / ".join(f"{m / medians[0]:.2f}" for m in medians[1:]) or "1"
         print(f"| {name} | " + " | ".join(cells) + f" | {ratios} |")
+    if args.json:
+        from _figures import of_samples, print_figures
+        print_figures({name: of_samples(by_build[builds[0]], name.rsplit("(", 1)[-1].rstrip(")"))
+                       for name, by_build in results.items()})
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 (benchmarks/_reference_arrays.py): a benchmark, not a test; timings vary with machine and load.
 
     python benchmarks/arrays.py [--ref-python PATH] [--repeats N] [--rounds R] [--warm-up W] [--quick]
+        [--only-ours] [--json]
 
 1. The 20-op elementwise chain of _reference_arrays.CHAIN at 1e5, 1e6 and 1e7 float64 elements:
    gradient and forward time (median, min-max) and the first gradient's extra peak memory in arrays
@@ -44,6 +45,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 WORKER = os.path.join(HERE, "_reference_arrays.py")
 CHAIN_ENGINES = ["ours", "numpy", "autograd", "torch", "torch-1", "jax"]
 MATRIX_ENGINES = ["ours", "torch", "jax"]
+FIGURES: dict = {}      # ours, for --json (benchmarks/_figures.py)
 
 
 # The workers run as an installed package does, with byte-code caches: where PYTHONDONTWRITEBYTECODE
@@ -97,9 +99,10 @@ def chain_table(args, sizes):
           f"{'vs torch':>8}")
     for n in sizes:
         repeats = args.repeats if n < 10 ** 7 else max(1, args.repeats // 2)
-        rows = in_rounds(args, CHAIN_ENGINES, lambda engine: work(
+        rows = in_rounds(args, engines(args, CHAIN_ENGINES), lambda engine: work(
             sys.executable if engine == "ours" else args.ref_python, engine, "chain", n, repeats, args.warm_up))
-        torch_grad = rows["torch"][0]["grad"]["median"] if rows["torch"][0] else None
+        torch_grad = rows["torch"][0]["grad"]["median"] if "torch" in rows and rows["torch"][0] else None
+        keep(f"chain {n:.0e}", rows["ours"][0], ("grad", "forward"))
         for engine, (out, err) in rows.items():
             if out is None:
                 print(f"{n:>9.0e} {engine:<9} skipped: {err[:80]}")
@@ -115,9 +118,10 @@ def chain_table(args, sizes):
 def matrix_table(args, kind, sizes):
     print(f"{kind} of n inputs: ms median (min-max)")
     for n in sizes:
-        rows = in_rounds(args, MATRIX_ENGINES, lambda engine: work(
+        rows = in_rounds(args, engines(args, MATRIX_ENGINES), lambda engine: work(
             sys.executable if engine == "ours" else args.ref_python, engine, kind, n, args.repeats))
-        torch_run = rows["torch"][0]["run"]["median"] if rows["torch"][0] else None
+        torch_run = rows["torch"][0]["run"]["median"] if "torch" in rows and rows["torch"][0] else None
+        keep(f"{kind} {n}", rows["ours"][0], ("run",))
         for engine, (out, err) in rows.items():
             if out is None:
                 print(f"{n:>6} {engine:<9} skipped: {err[:80]}")
@@ -125,6 +129,23 @@ def matrix_table(args, kind, sizes):
             versus = f"{out['run']['median'] / torch_run:7.2f}x torch" if torch_run else ""
             extra = f"  compile {out['compile_s']:.2f} s" if "compile_s" in out else ""
             print(f"{n:>6} {engine:<9} {ms(out['run']):>26} {versus}{extra}")
+
+
+def engines(args, names):
+    return names[:1] if args.only_ours else names
+
+
+def keep(label, out, stats):
+    """Our figures of a row (ms median, min, max; the chain's peak in arrays of n) for --json."""
+    if out is None:
+        return
+    from _figures import figure
+    for stat in stats:
+        s = out[stat]
+        FIGURES[f"{label} ours {stat} (ms)"] = figure(s["median"] * 1e3, s["min"] * 1e3, s["max"] * 1e3, "ms")
+    if out.get("peak_bytes") is not None and label.startswith("chain"):
+        FIGURES[f"{label} ours peak (arrays of n)"] = figure(out["peak_bytes"] / (8 * float(label.split()[1])),
+                                                              unit="arrays")
 
 
 def main():
@@ -136,6 +157,8 @@ def main():
     parser.add_argument("--warm-up", type=int, default=3,
                         help="the chain's gradients and forwards of each engine before its timed ones (default 3)")
     parser.add_argument("--quick", action="store_true", help="1e5 and 1e6 only; n = 50 and 200")
+    parser.add_argument("--only-ours", action="store_true", help="our engine only, no reference engines")
+    parser.add_argument("--json", action="store_true", help="also print our figures as one JSON line at the end")
     args = parser.parse_args()
     if args.rounds < 1:
         parser.error("--rounds must be at least 1")
@@ -147,6 +170,9 @@ def main():
     sizes = [50, 200] if args.quick else [50, 200, 1000]
     matrix_table(args, "hessian", sizes)
     matrix_table(args, "jacobian", sizes)
+    if args.json:
+        from _figures import print_figures
+        print_figures(FIGURES)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ tests/test_readme_tables.py checks that docs/performance.md holds exactly this o
 
     python benchmarks/derivative_cost.py            # the table, as docs/performance.md has it
     python benchmarks/derivative_cost.py --times    # and the time for all N orders (best of 3)
+    python benchmarks/derivative_cost.py --json     # and the figures as one JSON line (with --times: the times too)
 
 The tape entries are exact (the same on every machine); the times are a benchmark (they vary by
 machine and load) and so are not in the table.
@@ -43,20 +44,30 @@ def best_of_3(text: str, order: int) -> float:
     return min(times)
 
 
-def times_table() -> str:
+def times_table(figures=None) -> str:
     head = "| f | " + " | ".join(f"N={n}" for n in TIMED_ORDERS) + " |"
     lines = [head, "|---|" + "---|" * len(TIMED_ORDERS)]
     for text in FUNCTIONS:
-        cells = [f"{best_of_3(text, n) * 1000:.2g} ms" for n in TIMED_ORDERS]
+        times = [best_of_3(text, n) for n in TIMED_ORDERS]
+        if figures is not None:
+            figures.update({f"{text} N={n} best of 3 (ms)": {"median": t * 1e3, "unit": "ms"}
+                            for n, t in zip(TIMED_ORDERS, times)})
+        cells = [f"{t * 1000:.2g} ms" for t in times]
         lines.append(f"| `{text}` | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
 def main(argv) -> None:
     print(table())
+    figures = {} if "--json" in argv else None
     if "--times" in argv:
         print()
-        print(times_table())
+        print(times_table(figures))
+    if figures is not None:
+        from _figures import print_figures
+        for text in FUNCTIONS:
+            figures[f"{text} tape entries k=1..{ORDERS}"] = {"median": float(sum(tape_entries(text))), "unit": "entries"}
+        print_figures(figures)
 
 
 if __name__ == "__main__":

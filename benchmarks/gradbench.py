@@ -4,7 +4,7 @@ HIPS autograd (where importable in the torch Python) and JAX jit (where importab
 Python, by default the torch one; skipped with a note otherwise).
 
     python benchmarks/gradbench.py [--repeats 5] [--torch /tmp/bvenv/bin/python] [--jax PYTHON]
-        [--evals llsq,lse] [--sizes small,medium] [--rounds R]
+        [--evals llsq,lse] [--sizes small,medium] [--rounds R] [--json]
 
 Each engine runs each eval in its own fresh process; the times are the median, min and max of
 `--repeats` calls after the warm-up (ours: two interpreted calls, the first plain and reported
@@ -29,6 +29,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SIZE_NAMES = ("small", "medium", "large")
+FIGURES: dict = {}      # ours, for --json (benchmarks/_figures.py)
 
 
 def child_ours(name, size, repeats, warm_up):
@@ -155,8 +156,11 @@ def child_overhead(engine, repeats):
 
 def spawn(python, args):
     env = dict(os.environ, PYTHONPATH=HERE + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    out = subprocess.run([python, os.path.abspath(__file__), "--child", *args], capture_output=True, text=True,
-                         env=env, timeout=1800)
+    try:
+        out = subprocess.run([python, os.path.abspath(__file__), "--child", *args], capture_output=True, text=True,
+                             env=env, timeout=1800)
+    except OSError as error:                      # no such interpreter: that engine's columns say so
+        return {"error": f"cannot run {python}: {error.strerror}"}
     if out.returncode != 0:
         return {"error": out.stderr.strip().splitlines()[-1] if out.stderr.strip() else f"exit {out.returncode}"}
     return json.loads(out.stdout)
@@ -195,6 +199,10 @@ def row(name, size, args, jax_interpreter):
     """Runs one eval at one size in every engine, prints its line; returns (ours/torch, ours/jax)."""
     common = [name, str(size), "--repeats", str(args.repeats), "--warm-up", str(args.warm_up)]
     ours, theirs = in_turns([(sys.executable, ["ours", *common]), (args.torch, ["torch", *common])], args.rounds)
+    if "error" not in ours:
+        from _figures import figure, of_samples
+        FIGURES[f"{name} {size} ours (ms)"] = of_samples(ours["times"], "ms", 1e3)
+        FIGURES[f"{name} {size} ours first (ms)"] = figure(ours["first"] * 1e3, unit="ms")
     hips = spawn(args.torch, ["autograd", *common])
     jitted = spawn(jax_interpreter, ["jax", *common]) if jax_interpreter else {"error": "skipped"}
     if "error" in ours or "error" in theirs:
@@ -235,6 +243,8 @@ def overhead_row(args, jax_interpreter):
     theirs = spawn(args.torch, ["overhead", "torch", "--repeats", str(args.repeats)])
     jitted = (spawn(jax_interpreter, ["overhead", "jax", "--repeats", str(args.repeats)]) if jax_interpreter
               else {"error": "skipped"})
+    if "error" not in ours:
+        FIGURES["per-call gradient of x*x ours (µs)"] = {"median": ours["per_call"] * 1e6, "unit": "µs"}
     if "error" not in ours and "error" not in theirs:
         jax_text = "" if "error" in jitted else f", jax jit {jitted['per_call'] * 1e6:.1f} µs"
         print(f"per-call gradient of x*x: ours {ours['per_call'] * 1e6:.1f} µs (f.grad), torch "
@@ -253,6 +263,7 @@ def main(argv=None):
                     help="fresh processes for ours and torch per eval, taking turns (default 1)")
     ap.add_argument("--evals", default=",".join(SIZES))
     ap.add_argument("--sizes", default="small,medium,large", help="which of the three sizes to run")
+    ap.add_argument("--json", action="store_true", help="also print our figures as one JSON line at the end")
     ap.add_argument("--child", nargs="*")
     args = ap.parse_args(argv)
     if args.rounds < 1:
@@ -284,6 +295,9 @@ def main(argv=None):
             print(f"geometric mean ours/{engine}, {SIZE_NAMES[rank]}: "
                   f"{geometric_mean(found):.2f}x over {len(found)} evals")
     overhead_row(args, jax_interpreter)
+    if args.json:
+        from _figures import print_figures
+        print_figures(FIGURES)
 
 
 if __name__ == "__main__":

@@ -120,16 +120,28 @@ def main():
     ap.add_argument("--iterations", type=int, default=10_000)
     ap.add_argument("--samples", type=int, default=7)
     ap.add_argument("--no-torch", action="store_true")
+    ap.add_argument("--json", action="store_true", help="also print the figures as one JSON line at the end")
     args = ap.parse_args()
+    figures = {}
+    run_and_print(args, figures)
+    if args.json:
+        from _figures import print_figures
+        print_figures(figures)
+
+
+def run_and_print(args, figures):
 
     times, ops, result = run_ours(args.iterations, args.samples)
     med, lo, hi = summary(times, ops)
+    figures["autodiff µs/op"] = {"median": med, "min": lo, "max": hi, "unit": "µs"}
     print(f"scalar loop: {args.iterations:,} iterations, {ops:,} recorded primitives per run, "
           f"{args.samples} samples")
     print(f"{'':10} {'µs/op median':>13} {'min':>8} {'max':>8} {'ms/run':>8}")
     print(f"{'autodiff':10} {med:13.3f} {lo:8.3f} {hi:8.3f} {statistics.median(times) * 1e3:8.1f}")
     print(f"  value {result.value!r}  gradient {result.gradient['x']!r}")
     forward, sweep = split_ours(args.iterations, args.samples)
+    figures["interpret and record µs/op (best)"] = {"median": forward / ops * 1e6, "unit": "µs"}
+    figures["reverse sweep µs/op (best)"] = {"median": sweep / ops * 1e6, "unit": "µs"}
     print(f"  of which (best): interpret and record {forward / ops * 1e6:.3f} µs/op, "
           f"reverse sweep {sweep / ops * 1e6:.3f} µs/op")
     if args.no_torch:

@@ -37,6 +37,7 @@ def run_once(cmd: list[str], env: dict) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--json", action="store_true", help="also print the figures as one JSON line at the end")
     args = parser.parse_args()
 
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
@@ -71,6 +72,9 @@ def main() -> None:
     print(f"ratio autodiff grad / import numpy: {ours / numpy_:.2f} (medians), "
           f"{fastest[0] / fastest[1]:.2f} (minimums)  (target <= 1.3)")
     print(f"above bare Python: autodiff grad +{(ours - bare) * 1e3:.1f}ms, import numpy +{(numpy_ - bare) * 1e3:.1f}ms")
+    if args.json:
+        from _figures import of_samples, print_figures
+        print_figures({f"{label} (ms)": of_samples(samples[label], "ms", 1e3) for label, _ in commands})
 
 
 if __name__ == "__main__":

@@ -56,3 +56,9 @@ def test_a_count_below_its_least_is_refused_with_a_usage_message(flag, value, ca
     with pytest.raises(SystemExit) as stopped:
         gradbench.main([flag, value])
     assert stopped.value.code == 2 and flag in capsys.readouterr().err
+
+
+def test_an_engine_whose_python_is_missing_gives_an_error_not_a_crash():
+    gradbench = load_gradbench()
+    out = gradbench.spawn(str(ROOT / "no-such-python"), ["torch", "llsq", "10", "--repeats", "1"])
+    assert out["error"].startswith(f"cannot run {ROOT / 'no-such-python'}: ")
