@@ -25,6 +25,7 @@ NOT_YET = {
     "loop_over_array.py": "a for loop over anything but range(...)",
     "nested_loops.py": "indexing",
     "softmax_xent.py": "indexing",
+    "softplus.py": "a custom derivative rule",
 }
 
 
@@ -213,3 +214,14 @@ def test_closures_are_lifted_to_helpers_with_their_own_adjoints(tmp_path):
         value, grads = module.f_vjp(x, a)
         assert value == pytest.approx(expected.value, rel=1e-12)
         assert grads == pytest.approx((expected.gradient["x"], expected.gradient["a"]), rel=1e-12)
+
+
+def test_symbolic_without_sympy_is_a_usage_error_with_the_install_hint(tmp_path):
+    """SymPy is an extra: without it `--symbolic` exits 2 saying how to install it (no traceback)."""
+    blocker = tmp_path / "sympy.py"
+    blocker.write_text("raise ImportError('No module named sympy (blocked by the test)')\n")
+    env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    r = subprocess.run([sys.executable, "-m", "autodiff", "grad", "5 + x*y", "--at", "x=1,y=2", "--symbolic"],
+                       capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert r.returncode == 2, r.stderr
+    assert "autodiff[symbolic]" in r.stderr and "Traceback" not in r.stderr

@@ -14,7 +14,8 @@ from autodiff.cli.render import common as render
 
 ROOT = Path(__file__).resolve().parent.parent
 OTHER_TESTS = ("--device gpu", "AUTODIFF_DEVICE", "@w.npy", "@-")
-EXPECTED_ERRORS = {'autodiff grad "x + y" --at x=[1,2,3],y=[1,2]': 2}   # the README's error example
+EXPECTED_ERRORS = {'autodiff grad "x + y" --at x=[1,2,3],y=[1,2]': 2,   # the README's error example
+                   'autodiff grad "sin(x)*x" --at x=2 --hand "x=cos(x)*x"': 1}   # a wrong hand gradient
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 README_MAX_LINES = 500
 

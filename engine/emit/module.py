@@ -4,6 +4,7 @@ helpers each reaches; a header says what was differentiated with respect to what
 from __future__ import annotations
 
 from ...parser import nodes
+from ...parser.decorators import RULE_DECORATORS
 from ...parser.errors import SourceError
 from .activity import analyse
 from .closures import lifted
@@ -22,6 +23,10 @@ def program_functions(target) -> tuple:
         body = (nodes.Return(target.node.body, target.node.span),)
         return {"f": nodes.FunctionDef("f", tuple(target.inputs), body, target.node.span)}, "f", []
     module = target.node
+    for s in module.body:
+        if _states_a_rule(s):
+            refuse("a custom derivative rule (custom_vjp, custom_jvp)", s.span,
+                   "differentiate it with `autodiff grad`, which runs the program's own rules")
     defs = {s.name: s for s in module.body if isinstance(s, nodes.FunctionDef)}
     top = [s for s in module.body if not isinstance(s, (nodes.FunctionDef, nodes.Import))]
     if target.kind == "function":
@@ -31,6 +36,17 @@ def program_functions(target) -> tuple:
     out = nodes.Name(target.output_name, module.span) if target.output_name else exprs[-1].value
     body.append(nodes.Return(out, module.span))
     return {"f": nodes.FunctionDef("f", tuple(target.inputs), tuple(body), module.span)}, "f", []
+
+
+def _states_a_rule(stmt) -> bool:
+    """`f = custom_jvp(f)` (the decorator), `f.defvjp(fwd, bwd)`, `g = f.defjvp(g)`: a statement of
+    the program's own derivative rules (lang/custom_rules.py), which emit does not write yet."""
+    value = stmt.value if isinstance(stmt, (nodes.Assign, nodes.ExprStmt)) else None
+    if not isinstance(value, nodes.Call):
+        return False
+    f = value.func
+    return (isinstance(f, nodes.Name) and f.id in RULE_DECORATORS) or \
+        (isinstance(f, nodes.Attribute) and f.attr in ("defvjp", "defjvp"))
 
 
 def lowered(defs: dict, top: list) -> tuple:
