@@ -27,14 +27,9 @@ from ..core.primitives import PerPosition, defprim, shape, variadic_op
 from ..core.tape import BOXES, Tape, Var, backward, strip
 from .callables import Builtin, UserFunction
 from .keywords import complete_arguments
-from .recorded_decisions import unguardable
 from .values import describe
 
 RULE_METHODS = ("defvjp", "defjvp")      # the methods of a CustomFunction that state its rule
-# Why a run through a user rule keeps no trace: the replays, compiled or batched, run the table's
-# primitives, whose rules are engine code; a user rule is the program's code, which only the
-# interpreter runs (its reads would be no guards of the trace)
-USER_RULE = "a custom derivative rule (custom_vjp, custom_jvp): the interpreter runs the program's own rules"
 # nested evaluations of one function's rule (a rule that calls itself, through a derivative of
 # its own function, without end) past which the run stops with a located error
 RULE_DEPTH = 64
@@ -141,7 +136,6 @@ class CustomFunction:
             if not (v.__class__ in (float, int, bool) or is_array(v)):
                 raise SourceError("type error", f"{self.name}(): the arguments of a {self.kind} function are "
                                   f"numbers or arrays, not {describe(a)}", span)
-        unguardable(USER_RULE, span)      # a recording run keeps no trace (counted by this reason)
         NOTES.span = span                 # the entry's place: the call (its rule's line: `where`)
         return self.op(*args)
 
