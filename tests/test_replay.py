@@ -398,3 +398,21 @@ def test_float32_results_stay_float32_when_replayed():
             assert type(made.value) is np.float32 and made.value == np.float32(1 / 3)
         assert type(g.grad({"x": x}).get("x")) is float        # a float64 call of the same function
     assert f.replays >= 2 and g.replays >= 4
+
+
+def test_a_recording_run_that_refuses_an_undifferentiated_count_leaves_every_call_to_plain_runs(tmp_path):
+    """llsq as GradBench writes it: `arange(n)` of an input n that the gradient is not taken in.
+    The recording run watches every input, so arange refuses n there; the calls must still give
+    the plain run's gradient (they raised from the second call on), the reason counted."""
+    path = tmp_path / "llsq.py"
+    path.write_text("import numpy as np\n\ndef f(x, n):\n    t = -1.0 + np.arange(n) * 2.0 / (n - 1)\n"
+                    "    r = np.sign(t)\n    p = np.ones(n)\n    for j in range(len(x)):\n"
+                    "        r = r - x[j] * p\n        p = p * t\n    return 0.5 * np.sum(r * r)\n")
+    f = autodiff.function(str(path))
+    for i in range(4):
+        x = np.linspace(0.1, 1.0, 5) + 0.01 * i
+        got = f.grad(x=x, n=16.0, wrt=["x"])["x"]
+        want = autodiff.grad(str(path), at={"x": x, "n": 16.0}, wrt=["x"]).gradient["x"]
+        assert np.array_equal(got, want)
+    assert f.hessian(x=x, n=16.0, wrt=["x"])["x"]["x"].shape == (5, 5)
+    assert any("a recording run raised where a plain run does not" in reason for reason in f.fallbacks)

@@ -237,16 +237,21 @@ class Function:
     def _record_value(self, kind, at, inputs, key, wrt, checked, seed, dtype_name, limits):
         """A value by a recording run, with a plain run's notes: watching the inputs notes ties of
         comparisons on traced values (`s <= 2` at s == 2), which a plain run does not make."""
+        result = self._try_record(inputs, key, limits)
+        if result is None or result.kinks:
+            return reverse.evaluate(None, inputs, dtype_name=dtype_name, limits=limits, target=self.target)
+        return hosted(result)
+
+    def _try_record(self, inputs, key, limits):
+        """The recording run, or None where watching the inputs makes it refuse what a plain run
+        allows (`arange(n)` of an input n that is not differentiated, `zeros(x)` of a traced x:
+        "not differentiable"): that signature keeps no trace, its reason filed, and the caller's
+        plain run gives the value, the gradient or its own error."""
         try:
-            result = self._record_evaluate(inputs, key, limits)
+            return self._record_evaluate(inputs, key, limits)
         except (SourceError, EngineError) as error:
-            # watched inputs refuse what a value allows (zeros(x) of a traced x: "not
-            # differentiable"): the plain run's value, or its own error; that signature keeps none
-            result = reverse.evaluate(None, inputs, dtype_name=dtype_name, limits=limits, target=self.target)
             self._file(key, Unkept(f"a recording run raised where a plain run does not ({error})"))
-            return result
-        return reverse.evaluate(None, inputs, dtype_name=dtype_name, limits=limits, target=self.target) \
-            if result.kinks else hosted(result)
+            return None
 
     def _interpret_grad(self, kind, at, inputs, wrt, checked, seed, dtype_name, limits):
         return reverse.grad(None, inputs, checked, seed, dtype_name=dtype_name, limits=limits, target=self.target)
@@ -256,8 +261,7 @@ class Function:
         if checked != self.inputs or large_inputs(key):
             self.interpreted += 1
             result = reverse.grad(None, inputs, checked, seed, dtype_name=dtype_name, limits=limits, target=self.target)
-            self._record_evaluate(inputs, key, limits)
-            if checked == self.inputs:
+            if self._try_record(inputs, key, limits) is not None and checked == self.inputs:
                 self._check_replayed_grad(key, inputs, checked, seed, result)
             return result
         return self._record_grad(inputs, checked, seed, key, dtype_name, limits)
@@ -291,7 +295,7 @@ class Function:
         return jacobian(None, at, wrt, kind.split()[1], target=self.target).jacobian
 
     def _record_matrix(self, kind, at, inputs, key, wrt, checked, seed, dtype_name, limits):
-        self._record_evaluate(inputs, key, limits)          # counted as the interpreted run
+        self._try_record(inputs, key, limits)               # counted as the interpreted run
         return self._interpret_matrix(kind, at, inputs, wrt, checked, seed, dtype_name, limits)
 
     # ---- recording ----
