@@ -4,7 +4,8 @@ functions it calls, the top-level names it reads) must be in the language; the r
 never compiled, and is an error only when reached, naming where it is used and defined. Type
 annotations and `from __future__ import annotations` are read and ignored.
 
-tests/data/as_written/ holds three files as a researcher writes them, each checked unedited."""
+samples/project/src/ holds three files as a researcher writes them, each checked unedited (and by
+samples/project/checks/models.grad.toml, their hand gradients against AD, from the README)."""
 import textwrap
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from autodiff.cli.main import invoke
 from autodiff.engine.lang.target import load
 from autodiff.parser import SourceError
 
-DATA = Path(__file__).resolve().parent / "data" / "as_written"
+DATA = Path(__file__).resolve().parent.parent / "samples" / "project" / "src"
 
 
 def cli(capsys, *args):
@@ -304,6 +305,6 @@ def test_a_target_reaches_another_function_of_its_file_when_asked():
     assert [s.name for s in target.node.body] == ["loss"]
     assert [s.name for s in target.reaching(["loss_grad"]).body] == ["loss", "loss_grad"]
     err = pytest.raises(SourceError, target.reaching, ["fit"]).value
-    assert err.message == ("`fit` is function fit at 43:1, which is not in the language: `print`: print is not "
-                           "part of the language: the value of the program is printed for you at 50:13")
-    assert err.filename.endswith("gaussian_nll.py") and (err.span.line, err.span.column) == (50, 13)
+    assert err.message == ("`fit` is function fit at 41:1, which is not in the language: `print`: print is not "
+                           "part of the language: the value of the program is printed for you at 48:13")
+    assert err.filename.endswith("gaussian_nll.py") and (err.span.line, err.span.column) == (48, 13)
