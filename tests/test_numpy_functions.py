@@ -13,6 +13,7 @@ import scipy.linalg as sl
 import autodiff
 from autodiff.engine import api
 from test_numpy_builtins import numeric_gradient
+from test_numpy_builtins import assert_hessian_matches_differences_of_the_gradient
 
 rng = np.random.default_rng(29)
 V = np.array([0.3, -1.2, 2.1, 0.7, 1.5])
@@ -244,14 +245,4 @@ def test_the_names_of_a_module_listed_are_the_languages_names_of_that_module():
     ("sum(np.convolve(x, x * x, 'same') ** 2)", [0.2, 0.7, 1.5]),
 ])
 def test_hessians_match_differences_of_the_gradient(expr, x):
-    from autodiff.engine.diff.higher import hessian
-    h = 1e-5
-    fd = np.zeros((len(x), len(x)))
-    for i in range(len(x)):
-        up, down = np.array(x), np.array(x)
-        up[i] += h
-        down[i] -= h
-        fd[i] = (autodiff.grad(expr, at={"x": up}).gradient["x"] - autodiff.grad(expr, at={"x": down}).gradient["x"]) / (2 * h)
-    for method in ("forward-over-reverse", "reverse-over-reverse"):
-        got = hessian(expr, at={"x": x}, method=method).hessian["x"]["x"]
-        np.testing.assert_allclose(got, fd, rtol=1e-6, atol=1e-7, err_msg=method)
+    assert_hessian_matches_differences_of_the_gradient(expr, x)
