@@ -152,16 +152,8 @@ def child_torch(name, size_index, args, grads_path):
     return out
 
 
-def import_jax():
-    """jax, on the CPU, in float64, on one thread like the torch process (set before jax loads)."""
-    os.environ.setdefault("JAX_PLATFORMS", "cpu")
-    os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
-    import jax
-    jax.config.update("jax_enable_x64", True)
-    return jax
-
-
 def child_jax(name, size_index, args, grads_path):
+    from gradbench import import_jax        # jax as gradbench.py sets it up (benchmarks/ is on the path)
     jax = import_jax()
     import numpy as np
 
