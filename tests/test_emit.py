@@ -19,59 +19,71 @@ from autodiff.parser.errors import SourceError
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAMS = ROOT / "samples" / "programs"
 FUNCTIONS = {"several_functions.py": "energy"}
-# the sample programs emit cannot write yet, and what it says: failing items of issue 31
+# the shapes of the sample programs' array inputs (the others are numbers): emitted at a point of
+# these shapes, the derivatives are written at them (the arrays' broadcasting, reductions, indexing)
+SHAPES = {"logistic_loss.py": {"w": (2,)}, "loop_over_array.py": {"x": (3,)}, "nested_loops.py": {"x": (3,)},
+          "softmax_xent.py": {"z": (3,)}}
+# what emit cannot write yet, and what it says: a program, and the words of the refusal
 NOT_YET = {
-    "logistic_loss.py": "a list",
-    "loop_over_array.py": "a for loop over anything but range(...)",
-    "nested_loops.py": "indexing",
-    "softmax_xent.py": "indexing",
+    "an item assignment": "def f(x):\n    y = x * 1.0\n    y[0] = x[1]\n    return sum(y)\n",
+    "a comprehension": "def f(x):\n    return sum([v * v for v in x])\n",
+    "whose shapes change": "def f(x):\n    t = x\n    for i in range(2):\n        t = t[1:] * 2.0\n"
+                           "    return sum(t)\n",
+    "no array was given": "def f(x):\n    return sum(x * x)\n",
 }
 
 
-def emitted(tmp_path, path, fn=None, mode="both"):
+def emitted(tmp_path, path, fn=None, mode="both", at=None):
     target = api.load(str(path), fn)
     out = tmp_path / "emitted.py"
-    out.write_text(api.emit(None, mode=mode, target=target))
+    out.write_text(api.emit(None, mode=mode, target=target, at=at))
     spec = importlib.util.spec_from_file_location(f"emitted_{path.stem}", out)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return target, module
 
 
-# a sample emit cannot write yet fails this test (strict: it must start passing when it can)
-SAMPLES = [pytest.param(p.name, marks=pytest.mark.xfail(raises=SourceError, strict=True,
-                                                         reason=f"not emitted yet: {NOT_YET[p.name]}"))
-           if p.name in NOT_YET else p.name for p in sorted(PROGRAMS.glob("*.py"))]
+def random_point(rng, inputs, shapes):
+    return {p: rng.uniform(0.5, 2.0, shapes[p]) if p in shapes else float(rng.uniform(0.5, 2.0)) for p in inputs}
 
 
-@pytest.mark.parametrize("name", SAMPLES)
+@pytest.mark.parametrize("name", [p.name for p in sorted(PROGRAMS.glob("*.py"))])
 def test_every_sample_program_emits_and_matches_grad(tmp_path, name):
     fn = FUNCTIONS.get(name)
-    target, module = emitted(tmp_path, PROGRAMS / name, fn)
+    rng = np.random.default_rng(31)
+    shapes = SHAPES.get(name, {})
+    inputs = api.load(str(PROGRAMS / name), fn).inputs
+    target, module = emitted(tmp_path, PROGRAMS / name, fn, at=random_point(rng, inputs, shapes) if shapes else None)
     f = fn or "f"
     vjp, jvp, primal = getattr(module, f"{f}_vjp"), getattr(module, f"{f}_jvp"), getattr(module, f)
-    rng = np.random.default_rng(31)
     for _ in range(5):
-        point = {p: float(rng.uniform(0.5, 2.0)) for p in target.inputs}
+        point = random_point(rng, target.inputs, shapes)
         args = [point[p] for p in target.inputs]
         expected = autodiff.grad(str(PROGRAMS / name), at=point, fn=fn)
         value, grads = vjp(*args)
         assert value == pytest.approx(expected.value, rel=1e-12, abs=1e-12)
         assert primal(*args) == pytest.approx(expected.value, rel=1e-12, abs=1e-12)
         for p, g in zip(target.inputs, grads):
+            assert np.shape(g) == np.shape(point[p])
             assert g == pytest.approx(expected.gradient[p], rel=1e-12, abs=1e-12)
         for p in target.inputs:             # the tangent along each input is that partial derivative
-            _, d = jvp(*args, **{f"d_{q}": float(q == p) for q in target.inputs})
-            assert d == pytest.approx(expected.gradient[p], rel=1e-12, abs=1e-12)
+            for k in np.ndindex(np.shape(point[p])):
+                d_in = {f"d_{q}": np.zeros(np.shape(point[q])) for q in target.inputs}
+                d_in[f"d_{p}"][k] = 1.0
+                _, d = jvp(*args, **d_in)
+                assert d == pytest.approx(np.asarray(expected.gradient[p])[k], rel=1e-12, abs=1e-12)
 
 
-@pytest.mark.parametrize("name", sorted(NOT_YET))
-def test_what_is_not_emitted_names_the_construct_and_its_line(name):
+@pytest.mark.parametrize("words", sorted(NOT_YET))
+def test_what_is_not_emitted_names_the_construct_and_its_line(tmp_path, words):
+    source = tmp_path / "program.py"
+    source.write_text(NOT_YET[words])
+    at = None if words == "no array was given" else {"x": np.array([0.5, 1.5, 2.5])}
     with pytest.raises(SourceError) as err:
-        api.emit(str(PROGRAMS / name))
+        api.emit(str(source), at=at)
     assert err.value.kind == "not emitted"
-    assert NOT_YET[name] in err.value.message
-    assert err.value.span is not None and err.value.span.line > 0
+    assert words in err.value.message
+    assert err.value.span is not None and err.value.span.line > 1
 
 
 def test_loops_stay_loops_and_branches_pop_their_decisions(tmp_path):
@@ -108,7 +120,9 @@ def test_cli_emit_validate_passes_and_refuses_with_exit_2(tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stdout.count(" pass") == 5 and out.exists()
     refused = run_cli("emit", "samples/programs/softmax_xent.py")
-    assert refused.returncode == 2 and "softmax_xent.py:18" in refused.stderr and "indexing" in refused.stderr
+    assert refused.returncode == 2 and "softmax_xent.py:18" in refused.stderr and "--at" in refused.stderr
+    arrays = run_cli("emit", "samples/programs/softmax_xent.py", "--validate", "--at", "z=[2,1,0.1]")
+    assert arrays.returncode == 0 and arrays.stdout.count(" pass") == 3, arrays.stderr
     over_input = run_cli("emit", "samples/programs/euler_decay.py", "-o", "samples/programs/euler_decay.py")
     assert over_input.returncode == 2
 

@@ -18,6 +18,8 @@ OPERATORS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "@": "matmul", "%":
 COMPARISONS = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne"}
 CONSTANTS = {"pi": "np.pi", "e": "np.e", "inf": "np.inf", "nan": "np.nan"}
 CUTS = ("stop_gradient", "detach")
+REDUCTIONS = ("sum", "mean")
+SHAPED = ("matmul",)        # builtins beside the elementwise ones whose rules are written at the operands' shapes
 OUT = "_out"
 
 
@@ -25,8 +27,9 @@ OUT = "_out"
 class Prim:
     target: str
     prim: object
-    operands: list          # names, or numbers
+    operands: list          # names, or numbers (an index: a whole number or a slice of them)
     line: int
+    spelling: str | None = None     # numpy's function the primal is written as (a reduction), else the rule's text
 
 
 @dataclass
@@ -202,12 +205,21 @@ class Lowering:
     def loop_for(self, s, line) -> None:
         check_loop_body(s.body)
         it = s.iter
-        if not (isinstance(s.target, nodes.Name) and isinstance(it, nodes.Call) and isinstance(it.func, nodes.Name)
-                and it.func.id == "range" and 1 <= len(it.args) <= 3 and not it.keywords):
-            refuse("a for loop over anything but range(...)", s.span,
-                   "loop over range(len(x)) and index x[i]: indexing is not emitted yet either")
-        bounds = [self.expr(a) for a in it.args]
-        self.out.append(For(s.target.id, bounds, self.block(list(s.body)), line))
+        if not isinstance(s.target, nodes.Name):
+            refuse("a for loop unpacking its items", s.span, "loop over range(len(x)) and index x[i]")
+        if isinstance(it, nodes.Call) and isinstance(it.func, nodes.Name) and it.func.id == "range" \
+                and 1 <= len(it.args) <= 3 and not it.keywords:
+            bounds = [self.expr(a) for a in it.args]
+            self.out.append(For(s.target.id, bounds, self.block(list(s.body)), line))
+            return
+        if isinstance(it, (nodes.Call, nodes.ListExpr, nodes.TupleExpr, nodes.ListComp)):
+            refuse("a for loop over anything but range(...) or an array", s.span, "loop over range(len(x)) and index x[i]")
+        # `for v in A`: walks A's first axis, as `for i in range(len(A))` with v = A[i]
+        array = self.value(it, None)
+        count = self.plain(f"len({array})", None, line)
+        index = self.fresh()
+        item = [Prim(s.target.id, primitive("getitem"), [array, index], line)]
+        self.out.append(For(index, [count], item + self.block(list(s.body)), line))
 
     def assign(self, s, line) -> None:
         if not s.unpack:
@@ -254,21 +266,51 @@ class Lowering:
             return self.if_expression(e, target)
         if isinstance(e, nodes.Call):
             return self.call(e, target)
+        if isinstance(e, nodes.Subscript):
+            return self.subscript(e, target)
+        if isinstance(e, nodes.ListExpr) and constant_list(e) is not None:
+            return self.plain(f"np.array({constant_list(e)!r})", target, line)
         refuse(f"{describe(e)}", e.span)
+
+    def subscript(self, e, target):
+        """`x[i]`, `x[1:]`, `x[i, 2]`: getitem, its index a whole number, a name or a constant slice."""
+        value = self.value(e.value, None)
+        parts = [self.index_part(p) for p in e.index]
+        if len(parts) > 1 and any(p.__class__ is str for p in parts):
+            refuse("indexing by a name among several indices", e.span, "index one axis at a time: x[i][j]")
+        index = parts[0] if len(parts) == 1 else tuple(parts)
+        return self.apply("getitem", [value, index], e.span.line, target)
+
+    def index_part(self, p):
+        if isinstance(p, nodes.Slice):
+            bounds = [None if b is None else self.index_part(b) for b in (p.lower, p.upper, p.step)]
+            if any(b.__class__ is str for b in bounds):
+                refuse("a slice with a bound that is a name", p.span, "slice with numbers: x[1:], x[:-1]")
+            return slice(*bounds)
+        if isinstance(p, nodes.UnaryOp) and p.op == "-" and isinstance(p.operand, nodes.Num):
+            return -self.index_part(p.operand)
+        if isinstance(p, nodes.Num):
+            if float(p.value) != int(p.value):
+                refuse(f"the index {p.value!r}", p.span, "index with whole numbers")
+            return int(p.value)
+        value = self.value(p, None)
+        if value.__class__ is not str:
+            refuse("this index", p.span, "index with whole numbers, names or slices of numbers")
+        return value
 
     def name(self, e):
         if e.id in CONSTANTS and e.id not in self.global_names:
             return CONSTANTS[e.id]
         return e.id
 
-    def apply(self, prim_name, operands, line, target):
+    def apply(self, prim_name, operands, line, target, spelling=None):
         target = target or self.fresh()
         if target in operands:          # `x = x * 2`: the new value named apart, then bound
             value = self.fresh()
-            self.out.append(Prim(value, primitive(prim_name), operands, line))
+            self.out.append(Prim(value, primitive(prim_name), operands, line, spelling))
             self.out.append(Copy(target, value, line))
             return target
-        self.out.append(Prim(target, primitive(prim_name), operands, line))
+        self.out.append(Prim(target, primitive(prim_name), operands, line, spelling))
         return target
 
     def compare(self, e, target):
@@ -329,10 +371,19 @@ class Lowering:
             target = target or self.fresh()
             self.out.append(Copy(target, args[0], line, cut=True))
             return target
+        if name in REDUCTIONS and len(args) == 1:
+            return self.reduction(name, args[0], line, target)
         prim = self.builtins.get(name)
-        if prim is None or not prim.elementwise or len(args) != prim.arity:
+        if prim is None or not (prim.elementwise or name in SHAPED) or len(args) != prim.arity:
             return self.opaque(e, name, args, target)
         return self.apply(prim.name, args, line, target)
+
+    def reduction(self, name, x, line, target):
+        """sum(x): the table's sum, written as np.sum; mean(x): that sum over np.size(x), as numpy's mean."""
+        if name == "sum":
+            return self.apply("sum", [x], line, target, "np.sum")
+        total = self.apply("sum", [x], line, None, "np.sum")
+        return self.apply("div", [total, self.plain(f"np.size({x})", None, line)], line, target)
 
     def opaque(self, e, name, args, target):
         spelling = numpy_spelling(name, e.func.module)
@@ -356,6 +407,24 @@ def numpy_spelling(name: str, module: str):
     if hasattr(numpy, name) and callable(getattr(numpy, name)):
         return f"np.{name}"
     return f"np.linalg.{name}" if hasattr(numpy.linalg, name) else None
+
+
+def constant_list(e):
+    """A list of numbers (nested) as Python's list, or None where an item is not a number."""
+    items = []
+    for x in e.elts:
+        if isinstance(x, nodes.ListExpr):
+            inner = constant_list(x)
+            if inner is None:
+                return None
+            items.append(inner)
+        elif isinstance(x, nodes.Num):
+            items.append(float(x.value))
+        elif isinstance(x, nodes.UnaryOp) and x.op == "-" and isinstance(x.operand, nodes.Num):
+            items.append(-float(x.operand.value))
+        else:
+            return None
+    return items
 
 
 def literal(v) -> str:

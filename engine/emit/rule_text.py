@@ -7,9 +7,12 @@ takes its array path, its generic form (the table's `generic_vjps`), and
 each numpy call or operator it applies becomes a line). A rule that decides on a value, or that
 does what a line cannot show, is refused (`NotEmitted`): emit never calls a rule as it is.
 
-The rules are traced on arrays of one made-up shape for every operand: the text is the
-elementwise one (no broadcasting sum), which is right for numbers and for operands of the
-output's shape."""
+Without examples the rules are traced on arrays of one made-up shape for every operand: the text
+is the elementwise one (no broadcasting sum), which is right for numbers and for operands of the
+output's shape. With examples (the values each operand takes at a point, emit/examples.py) each
+operand's stand-in has its shape (a number a numpy float64, a whole number itself, as an index
+is): the text is the rule's at those shapes (broadcasting summed back, reductions, indexing),
+right at those shapes, which the emitted function checks at entry."""
 from __future__ import annotations
 
 import math
@@ -58,19 +61,34 @@ def spelled(value) -> str:
     raise NotEmitted(f"a {value.__class__.__name__} in a rule")
 
 
-def _stand(value, tracer, name):
-    """The stand-in of an operand: a probe for a name, the number itself for a constant."""
-    if value.__class__ is str:
-        return probe_of(name, np().full(EXAMPLE_SHAPE, EXAMPLE_VALUE), tracer)
-    return value
+def _stand(value, tracer, name, example=None, parameter=False):
+    """The stand-in of an operand: a probe for a name (of the example's shape where one is
+    given; a parameter's, such as an index, the example itself), the number itself for a constant."""
+    if value.__class__ is not str:
+        return value
+    numpy = np()
+    if example is None:
+        return probe_of(name, numpy.full(EXAMPLE_SHAPE, EXAMPLE_VALUE), tracer)
+    return probe_of(name, example if parameter else stand_in(example), tracer)
 
 
-def rule_text(primitive, which, operand_names, fresh, known=None) -> tuple:
+def stand_in(example):
+    """A value of the example's shape with no 0, 1 or kink."""
+    numpy = np()
+    if isinstance(example, numpy.ndarray) and example.ndim and example.dtype.kind == "b":
+        return example
+    if isinstance(example, numpy.ndarray) and example.ndim:
+        return numpy.full(example.shape, EXAMPLE_VALUE)
+    return numpy.float64(EXAMPLE_VALUE)
+
+
+def rule_text(primitive, which, operand_names, fresh, known=None, examples=None) -> tuple:
     """(statements, result expression) of one rule of `primitive` applied to `operand_names`
     (names, or numbers for constants). `which`: "impl" (the forward, operands its arguments),
     ("vjp", i) or ("jvp", i) (operands: the adjoint or tangent, ans or None, the arguments).
     `fresh()` gives a new name for each temporary; `known` (expression text -> name), where given,
-    holds the temporaries already computed that the statements may reuse, and gains theirs."""
+    holds the temporaries already computed that the statements may reuse, and gains theirs.
+    `examples` (one per operand, None for an absent one): the values the operands take at a point."""
     if which == "impl":
         rule = primitive.impl
     else:
@@ -80,8 +98,12 @@ def rule_text(primitive, which, operand_names, fresh, known=None) -> tuple:
         if rule is None:
             raise NotEmitted(f"{primitive.name} has no {kind.upper()} rule for argument {position + 1}")
     namespace: dict = {}
-    tracer = Tracer(namespace, set(), assume_finite=True)
-    stands = [None if v is None else _stand(v, tracer, f"@a{i}") for i, v in enumerate(operand_names)]
+    tracer = Tracer(namespace, set(), assume_finite=True, scalars_as_values=examples is not None)
+    examples = examples or [None] * len(operand_names)
+    first = 0 if which == "impl" else 2         # the operands after (g or t, ans)
+    differentiable = len(primitive.generic_vjps)    # the arguments after them are parameters (an index)
+    stands = [None if v is None else _stand(v, tracer, f"@a{i}", e, i - first >= differentiable)
+              for i, (v, e) in enumerate(zip(operand_names, examples))]
     names: dict = {}
     for s in stands:
         if type(s) in PROBES:
@@ -90,7 +112,8 @@ def rule_text(primitive, which, operand_names, fresh, known=None) -> tuple:
     example = rule(*[tracer.real(s) for s in stands])
     lines, _ = tracer.trace(rule, stands, {}, names, example)
     rule_names = {f"@a{names[id(s)]}": operand_names[i] for i, s in enumerate(stands) if type(s) in PROBES}
-    return _rendered(lines, rule_names, namespace, rule, primitive, fresh, {} if known is None else known)
+    return _rendered(lines, rule_names, namespace, rule, primitive, fresh, {} if known is None else known,
+                     allow_writes=any(e is not None for e in examples))
 
 
 FOLDS = (re.compile(r"^(\S+) \*\* 1\.0$"), re.compile(r"^(\S+) \* 1\.0$"), re.compile(r"^1\.0 \* (\S+)$"),
@@ -106,7 +129,7 @@ def folded(rhs: str):
     return None
 
 
-def _rendered(lines, rule_names, namespace, rule, primitive, fresh, known) -> tuple:
+def _rendered(lines, rule_names, namespace, rule, primitive, fresh, known, allow_writes=False) -> tuple:
     """The traced lines with numpy's names and the operands' names, constants folded and a
     temporary whose expression `known` (text -> name) already holds named once (CSE)."""
     temps: dict = {}
@@ -124,17 +147,17 @@ def _rendered(lines, rule_names, namespace, rule, primitive, fresh, known) -> tu
             return spelled(value)
         return text
 
-    if any("out=" in line or not line.startswith("@") for line in lines):
-        raise NotEmitted(f"{primitive.name}'s rule writes into an array it made (out=, copyto): "
+    writes = any("out=" in line or not line.startswith("@") or "[" in line.partition(" = ")[0] for line in lines)
+    if writes and not allow_writes:
+        raise NotEmitted(f"{primitive.name}'s rule writes into an array it made (out=, copyto, add.at): "
                          "its text would hold for arrays only")
-    writes = False
     statements = []
     for line in lines:
         if line.startswith(("if ", "else", " ")):
             raise NotEmitted(f"{primitive.name}'s rule decides on a value")
         head, _, rhs = line.partition(" = ")
-        if writes and head != "@r":
-            if rhs and head.startswith("@t"):
+        if writes and head != "@r":         # an array written into: each line as it is, none shared
+            if rhs and PLACE.fullmatch(head):
                 temps[head] = fresh()
             statements.append(PLACE.sub(name, line))
             continue

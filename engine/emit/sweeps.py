@@ -127,15 +127,40 @@ class Writer:
     def operands(self, values) -> list:
         return [self.inline.get(v, v) if v.__class__ is str else v for v in values]
 
+    def examples_of(self, s, which):
+        """The values the rule's operands take at the point (emit/examples.py), or None where the
+        target is emitted elementwise."""
+        if self.examples is None:
+            if not (s.prim.elementwise or s.prim.nondiff):
+                raise SourceError("not emitted", f"emit: the rules of {s.prim.name} are written at the shapes of "
+                                  "their operands, and no array was given", Span(s.line, 1, s.line, 1),
+                                  "give the point to emit at with --at NAME=[...] (arrays of the shapes to emit for)")
+            return None
+        met = self.examples.get(id(s))
+        if met is None:
+            raise SourceError("not emitted", "emit: this statement does not run at the point given with --at, so "
+                              "the shapes of its values are unknown", Span(s.line, 1, s.line, 1),
+                              "give --at a point at which every statement runs")
+        target, *operands = met
+        if which == "impl":
+            return operands
+        kind, i = which
+        return [target if kind == "vjp" else operands[i], target if s.prim.needs_ans else None, *operands]
+
+    examples = None         # id(statement) -> the values it met (emit/examples.py), where emitted at shapes
+
     def rule(self, s, which, operands, known=None) -> tuple:
         """rule_text for the statement `s`: what cannot be written names the source line."""
+        examples = self.examples_of(s, which)
         try:
-            return rule_text(s.prim, which, operands, self.fresh, known)
+            return rule_text(s.prim, which, operands, self.fresh, known, examples)
         except NotEmitted as exc:
             raise SourceError("not emitted", f"emit: {exc}; it is not emitted yet", Span(s.line, 1, s.line, 1),
                               "differentiate it with `autodiff grad` instead") from None
 
     def primal_expr(self, s, out: list) -> str:
+        if s.spelling:          # numpy's own function of that name (a reduction)
+            return f"{s.spelling}({self.refs(s.operands)})"
         statements, expr = self.rule(s, "impl", self.operands(s.operands))
         out += [self.tagged(t, s.line) for t in statements]
         return expr
