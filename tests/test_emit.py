@@ -227,3 +227,44 @@ def test_closures_are_lifted_to_helpers_with_their_own_adjoints(tmp_path):
         value, grads = module.f_vjp(x, a)
         assert value == pytest.approx(expected.value, rel=1e-12)
         assert grads == pytest.approx((expected.gradient["x"], expected.gradient["a"]), rel=1e-12)
+
+
+# programs on arrays (issue 31, arrays): each emitted at a point of the shapes given, then its
+# adjoint and tangent compared with autodiff.grad at five other random points of those shapes
+ARRAY_PROGRAMS = {
+    "a local named e": ("def f(x):\n    e = x * 2.0\n    return sum(e * e)\n", {"x": (3,)}),
+    "index t + 1, range(len(x) - 1)": ("def f(x):\n    s = 0.0\n    for t in range(len(x) - 1):\n"
+                                       "        s = s + x[t] * x[t + 1]\n    return s\n", {"x": (4,)}),
+    "broadcast, sum and mean over an axis": ("def f(A, b):\n    return mean(sum(A * b, 1) ** 2) + mean(A, 0)[1]\n",
+                                            {"A": (3, 2), "b": ()}),
+    "matmul, slices, max": ("def f(W, x):\n    h = tanh(W @ x)\n    return max(h[1:]) + sum(h[:-1] * x[0])\n",
+                            {"W": (3, 2), "x": (2,)}),
+    "lstm-like loop over rows": ("def f(W, X):\n    h = 0 * (W @ X[0])\n    loss = 0.0\n    for x in X:\n"
+                                 "        h = sigmoid(W @ x + h)\n        e = h - x\n        loss = loss + sum(e * e)\n"
+                                 "    return loss\n", {"W": (3, 3), "X": (4, 3)}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ARRAY_PROGRAMS))
+def test_array_programs_emit_at_their_shapes_and_match_grad(tmp_path, name):
+    text, shapes = ARRAY_PROGRAMS[name]
+    source = tmp_path / "program.py"
+    source.write_text(text)
+    rng = np.random.default_rng(7)
+    inputs = list(shapes)
+    target, module = emitted(tmp_path, source, at=random_point(rng, inputs, shapes))
+    for _ in range(5):
+        point = {p: rng.uniform(-1.5, 1.5, shapes[p]) if shapes[p] else float(rng.uniform(-1.5, 1.5))
+                 for p in inputs}
+        expected = autodiff.grad(str(source), at=point)
+        value, grads = module.f_vjp(*point.values())
+        assert value == pytest.approx(expected.value, rel=1e-12, abs=1e-12)
+        for p, g in zip(inputs, grads):
+            assert np.shape(g) == shapes[p]
+            np.testing.assert_allclose(g, expected.gradient[p], rtol=1e-12, atol=1e-12)
+        u = {p: rng.standard_normal(shapes[p]) if shapes[p] else float(rng.standard_normal()) for p in inputs}
+        _, d = module.f_jvp(*point.values(), **{f"d_{p}": u[p] for p in inputs})
+        along = sum(float(np.sum(np.asarray(expected.gradient[p]) * u[p])) for p in inputs)
+        assert d == pytest.approx(along, rel=1e-11, abs=1e-12)
+    with pytest.raises(ValueError, match="emitted for the shapes"):
+        module.f_vjp(*[np.zeros(tuple(n + 1 for n in shapes[p])) for p in inputs])

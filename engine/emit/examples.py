@@ -139,4 +139,6 @@ class Text:
             return items if isinstance(n, ast.List) else tuple(items)
         if isinstance(n, ast.Call):
             return self.node(n.func)(*[self.node(a) for a in n.args])
+        if isinstance(n, ast.Subscript):
+            return self.node(n.value)[self.node(n.slice)]
         raise SourceError("not emitted", f"emit: the text {ast.unparse(n)!r} has no value here", None)

@@ -18,7 +18,7 @@ OPERATORS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "@": "matmul", "%":
 COMPARISONS = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne"}
 CONSTANTS = {"pi": "np.pi", "e": "np.e", "inf": "np.inf", "nan": "np.nan"}
 CUTS = ("stop_gradient", "detach")
-REDUCTIONS = ("sum", "mean")
+REDUCTIONS = ("sum", "mean", "max", "min")
 SHAPED = ("matmul",)        # builtins beside the elementwise ones whose rules are written at the operands' shapes
 OUT = "_out"
 
@@ -132,6 +132,8 @@ class Lowering:
         self.builtins = elementwise_builtins()
         self.count = 0
         self.temps: set = set()
+        self.whole = False          # lowering an index: its whole numbers are ints
+        self.local_names: set = set()       # the function's parameters and the names it binds (not constants)
 
     def fresh(self) -> str:
         self.count += 1
@@ -140,6 +142,7 @@ class Lowering:
         return name
 
     def function(self, node) -> Function:
+        self.local_names = set(node.params) | bound_names(node.body)
         body = self.block(list(node.body))
         return Function(node.name, list(node.params), body, self.temps)
 
@@ -209,7 +212,7 @@ class Lowering:
             refuse("a for loop unpacking its items", s.span, "loop over range(len(x)) and index x[i]")
         if isinstance(it, nodes.Call) and isinstance(it.func, nodes.Name) and it.func.id == "range" \
                 and 1 <= len(it.args) <= 3 and not it.keywords:
-            bounds = [self.expr(a) for a in it.args]
+            bounds = [self.whole_value(a) for a in it.args]
             self.out.append(For(s.target.id, bounds, self.block(list(s.body)), line))
             return
         if isinstance(it, (nodes.Call, nodes.ListExpr, nodes.TupleExpr, nodes.ListComp)):
@@ -242,7 +245,7 @@ class Lowering:
     def value(self, e, target):
         line = e.span.line
         if isinstance(e, nodes.Num):
-            return e.value
+            return int(e.value) if self.whole and is_whole(e.value) else e.value
         if isinstance(e, nodes.Bool):
             return bool(e.value)
         if isinstance(e, nodes.Name):
@@ -281,6 +284,15 @@ class Lowering:
         index = parts[0] if len(parts) == 1 else tuple(parts)
         return self.apply("getitem", [value, index], e.span.line, target)
 
+    def whole_value(self, e):
+        """An index's or a range bound's value, its numbers whole (`x[t + 1]`, `range(len(x) - 1)`
+        take ints in numpy, whole floats in the language)."""
+        self.whole = True
+        try:
+            return self.value(e, None)
+        finally:
+            self.whole = False
+
     def index_part(self, p):
         if isinstance(p, nodes.Slice):
             bounds = [None if b is None else self.index_part(b) for b in (p.lower, p.upper, p.step)]
@@ -293,13 +305,13 @@ class Lowering:
             if float(p.value) != int(p.value):
                 refuse(f"the index {p.value!r}", p.span, "index with whole numbers")
             return int(p.value)
-        value = self.value(p, None)
+        value = self.whole_value(p)
         if value.__class__ is not str:
             refuse("this index", p.span, "index with whole numbers, names or slices of numbers")
         return value
 
     def name(self, e):
-        if e.id in CONSTANTS and e.id not in self.global_names:
+        if e.id in CONSTANTS and e.id not in self.global_names and e.id not in self.local_names:
             return CONSTANTS[e.id]
         return e.id
 
@@ -371,19 +383,22 @@ class Lowering:
             target = target or self.fresh()
             self.out.append(Copy(target, args[0], line, cut=True))
             return target
-        if name in REDUCTIONS and len(args) == 1:
-            return self.reduction(name, args[0], line, target)
+        if name in REDUCTIONS and (len(args) == 1 or (len(args) == 2 and is_whole(args[1]))):
+            return self.reduction(name, args, line, target)
         prim = self.builtins.get(name)
         if prim is None or not (prim.elementwise or name in SHAPED) or len(args) != prim.arity:
             return self.opaque(e, name, args, target)
         return self.apply(prim.name, args, line, target)
 
-    def reduction(self, name, x, line, target):
-        """sum(x): the table's sum, written as np.sum; mean(x): that sum over np.size(x), as numpy's mean."""
-        if name == "sum":
-            return self.apply("sum", [x], line, target, "np.sum")
-        total = self.apply("sum", [x], line, None, "np.sum")
-        return self.apply("div", [total, self.plain(f"np.size({x})", None, line)], line, target)
+    def reduction(self, name, args, line, target):
+        """sum(x[, axis]), max, min: the table's, written as numpy's function of that name; mean(x[,
+        axis]): that sum over the count it sums, as numpy's mean."""
+        args = [args[0], *(int(a) for a in args[1:])]     # the axis: a whole number
+        if name != "mean":
+            return self.apply(name, args, line, target, f"np.{name}")
+        total = self.apply("sum", args, line, None, "np.sum")
+        count = f"np.size({args[0]})" if len(args) == 1 else f"np.shape({args[0]})[{args[1]}]"
+        return self.apply("div", [total, self.plain(count, None, line)], line, target)
 
     def opaque(self, e, name, args, target):
         spelling = numpy_spelling(name, e.func.module)
@@ -407,6 +422,26 @@ def numpy_spelling(name: str, module: str):
     if hasattr(numpy, name) and callable(getattr(numpy, name)):
         return f"np.{name}"
     return f"np.linalg.{name}" if hasattr(numpy.linalg, name) else None
+
+
+def bound_names(body) -> set:
+    """The names a block binds (assignments, loop targets), in branches and loops too: a local
+    `e` is the program's, not the constant."""
+    names: set = set()
+    for s in body:
+        targets = getattr(s, "targets", None) or [getattr(s, "target", None)]
+        for t in targets:
+            for n in (t.elts if isinstance(t, nodes.TupleExpr) else (t,)):
+                if isinstance(n, nodes.Name):
+                    names.add(n.id)
+        for inner in ("body", "orelse"):
+            if isinstance(getattr(s, inner, None), tuple) and not isinstance(s, nodes.FunctionDef):
+                names |= bound_names(getattr(s, inner))
+    return names
+
+
+def is_whole(v) -> bool:
+    return v.__class__ in (int, float) and float(v).is_integer()
 
 
 def constant_list(e):

@@ -89,6 +89,8 @@ def _emit(target, wrt, mode, explain, version, at) -> str:
         lines += adjoint_functions(functions, name, wrt, facts, explain, shapes, guard)
     if mode in ("tangent", "both"):
         lines += tangent_functions(functions, name, wrt, facts, explain, shapes, guard)
+    if any("operator." in line for line in lines):     # a rule's in-place operator (a scatter's +=)
+        lines.insert(lines.index("import numpy as np"), "import operator")
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -16,6 +16,7 @@ right at those shapes, which the emitted function checks at entry."""
 from __future__ import annotations
 
 import math
+import operator
 import re
 
 from ..core.backend import np
@@ -50,6 +51,8 @@ def spelled(value) -> str:
         return f"np.{owner.__name__}" if value.__name__ == "__call__" else f"np.{owner.__name__}.{value.__name__}"
     if callable(value) and getattr(numpy, getattr(value, "__name__", ""), None) is value:
         return f"np.{value.__name__}"
+    if callable(value) and getattr(operator, getattr(value, "__name__", "") or "_", None) is value:     # a += b in a rule: operator.iadd
+        return f"operator.{value.__name__}"
     if value is None or value.__class__ in (int, str, slice) or value is Ellipsis:
         return repr(value)
     if value.__class__ in (float, bool) or isinstance(value, numpy.generic):

@@ -20,6 +20,8 @@ def number(v) -> str:
         return v
     if v.__class__ in (bool, int):
         return repr(v) if v >= 0 else f"({v!r})"
+    if v.__class__ in (slice, tuple):       # an index: Python's own text of it
+        return repr(v)
     v = float(v)
     text = repr(int(v)) if v.is_integer() and abs(v) < 2 ** 53 else repr(v)
     return text if v >= 0 else f"({text})"
@@ -145,7 +147,8 @@ class Writer:
         if which == "impl":
             return operands
         kind, i = which
-        return [target if kind == "vjp" else operands[i], target if s.prim.needs_ans else None, *operands]
+        return [target if kind == "vjp" else operands[i], target if s.prim.needs_ans or kind == "jvp" else None,
+                *operands]
 
     examples = None         # id(statement) -> the values it met (emit/examples.py), where emitted at shapes
 
@@ -259,6 +262,8 @@ def rule_reads(s, useful) -> set:
         names.update(s.operands[j] for j in positions if s.operands[j].__class__ is str)
         if ans or prim.needs_ans:
             names.add(s.target)
+        # the arguments after the differentiable ones are parameters every rule reads (an index)
+        names.update(o for o in s.operands[len(prim.generic_vjps):] if o.__class__ is str)
     return names
 
 
