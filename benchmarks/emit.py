@@ -2,8 +2,9 @@
 the emitted numpy module (`f_vjp`, imported from the file `emit` wrote) and by
 `autodiff.function(...).value_and_grad` (compiled once, replayed after the first calls), with
 PyTorch eager and JAX jit columns where they import. The GradBench-style evals of
-gradbench_evals.py are tried first; one emit cannot write yet gets its row with the message the
-user gets. Then the scalar programs (loops, recursion, helpers) emit can write.
+gradbench_evals.py are tried first, at their small and medium sizes (emit writes each at the
+shapes of its inputs, given as the point); one emit cannot write yet gets its row with the message
+the user gets. Then the scalar programs (loops, recursion, helpers) emit can write.
 
     python benchmarks/emit.py [--repeats 50] [--evals llsq,ode,...]
 
@@ -61,12 +62,12 @@ def source_file(source: str, folder: str, name: str) -> str:
     return path
 
 
-def emitted_vjp(path: str, folder: str, name: str):
-    """The emitted module's f_vjp, or the message emit gives."""
+def emitted_vjp(path: str, folder: str, name: str, at: dict):
+    """The emitted module's f_vjp (written at the shapes of `at`), or the message emit gives."""
     from autodiff.engine import api
     from autodiff.parser.errors import SourceError
     try:
-        text = api.emit(path, mode="adjoint")
+        text = api.emit(path, mode="adjoint", at=at)
     except SourceError as exc:
         where = f" (line {exc.span.line})" if exc.span else ""
         return None, f"{exc.message}{where}"
@@ -80,18 +81,18 @@ def emitted_vjp(path: str, folder: str, name: str):
 
 
 def row(name, path, at, repeats, folder) -> dict:
+    import numpy
     import autodiff
     f = autodiff.function(path)
     ours = median_time(lambda: f.value_and_grad(at), repeats)
     value, grads = f.value_and_grad(at)
-    vjp, why = emitted_vjp(path, folder, name)
+    vjp, why = emitted_vjp(path, folder, name, at)
     result = {"eval": name, "autodiff": ours, "emitted": None, "note": why or ""}
     if vjp is not None:
         args = [at[p] for p in f.target.inputs] if hasattr(f, "target") else list(at.values())
         result["emitted"] = median_time(lambda: vjp(*args), repeats)
         v, g = vjp(*args)
-        same = all(math.isclose(float(a), float(grads[k]), rel_tol=1e-12, abs_tol=1e-12)
-                   for k, a in zip(list(at), g))
+        same = all(numpy.allclose(a, grads[k], rtol=1e-12, atol=1e-12) for k, a in zip(list(at), g))
         result["note"] = "same gradient" if same and math.isclose(float(v), float(value), rel_tol=1e-12) \
             else "GRADIENTS DIFFER"
     return result
@@ -102,7 +103,8 @@ def gradbench_rows(names, repeats, folder) -> list:
     rows = []
     for name in names:
         path = source_file(PROGRAMS[name], folder, name)
-        rows.append(row(f"{name} (small)", path, inputs(name, SIZES[name][0]), repeats, folder))
+        for label, size in (("small", SIZES[name][0]), ("medium", SIZES[name][1])):
+            rows.append(row(f"{name} ({label} {size})", path, inputs(name, size), repeats, folder))
     return rows
 
 
