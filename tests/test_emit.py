@@ -239,6 +239,9 @@ ARRAY_PROGRAMS = {
                                             {"A": (3, 2), "b": ()}),
     "matmul, slices, max": ("def f(W, x):\n    h = tanh(W @ x)\n    return max(h[1:]) + sum(h[:-1] * x[0])\n",
                             {"W": (3, 2), "x": (2,)}),
+    "kmeans-like minimum, len": ("def f(P, C):\n    best = sum((P - C[0]) ** 2, 1)\n    for k in range(1, len(C)):\n"
+                                 "        best = minimum(best, sum((P - C[k]) ** 2, 1))\n    return sum(best) / len(P)\n",
+                                 {"P": (5, 2), "C": (3, 2)}),
     "lstm-like loop over rows": ("def f(W, X):\n    h = 0 * (W @ X[0])\n    loss = 0.0\n    for x in X:\n"
                                  "        h = sigmoid(W @ x + h)\n        e = h - x\n        loss = loss + sum(e * e)\n"
                                  "    return loss\n", {"W": (3, 3), "X": (4, 3)}),
@@ -268,3 +271,18 @@ def test_array_programs_emit_at_their_shapes_and_match_grad(tmp_path, name):
         assert d == pytest.approx(along, rel=1e-11, abs=1e-12)
     with pytest.raises(ValueError, match="emitted for the shapes"):
         module.f_vjp(*[np.zeros(tuple(n + 1 for n in shapes[p])) for p in inputs])
+
+
+def test_a_rule_that_decides_is_written_as_an_if_and_holds_at_ties(tmp_path):
+    """maximum's share has a fast path where no two operands tie: both sides of its decision are
+    emitted, so the emitted adjoint splits a tie evenly as the engine does."""
+    source = tmp_path / "program.py"
+    source.write_text("def f(x, y):\n    return sum(maximum(x, y) * x)\n")
+    x, y = np.array([0.5, 1.5, -2.0]), np.array([0.25, 1.5, 3.0])      # a tie at the middle
+    _, module = emitted(tmp_path, source, at={"x": x, "y": y})
+    assert "    if " in (tmp_path / "emitted.py").read_text().split("def f_vjp")[1]
+    for point in ({"x": x, "y": y}, {"x": x, "y": y + 1.0}, {"x": y, "y": y}):
+        expected = autodiff.grad(str(source), at=point)
+        _, grads = module.f_vjp(point["x"], point["y"])
+        np.testing.assert_array_equal(grads[0], expected.gradient["x"])
+        np.testing.assert_array_equal(grads[1], expected.gradient["y"])

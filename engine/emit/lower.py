@@ -388,7 +388,10 @@ class Lowering:
         prim = self.builtins.get(name)
         if prim is None or not (prim.elementwise or name in SHAPED) or len(args) != prim.arity:
             return self.opaque(e, name, args, target)
-        return self.apply(prim.name, args, line, target)
+        # a forward that notes its kink (a tie of maximum's) cannot be traced at the stand-ins,
+        # which tie: numpy's function of the builtin's name is its text
+        spelling = f"np.{prim.builtin}" if prim.kink and callable(getattr(np(), prim.builtin or "", None)) else None
+        return self.apply(prim.name, args, line, target, spelling)
 
     def reduction(self, name, args, line, target):
         """sum(x[, axis]), max, min: the table's, written as numpy's function of that name; mean(x[,
@@ -404,8 +407,10 @@ class Lowering:
         spelling = numpy_spelling(name, e.func.module)
         if spelling is None or e.keywords or (name in ("max", "min") and len(args) != 1):
             refuse(f"the builtin `{name}`" + (" with keywords" if e.keywords else ""), e.span)
-        target = target or self.fresh()
         text = f"{spelling}({', '.join(map(literal, args))})"
+        if name == "len":           # a count: no derivative flows through it
+            return self.plain(text, target, e.span.line)
+        target = target or self.fresh()
         self.out.append(Opaque(target, text, e.span.line, [a for a in args if a.__class__ is str], name, e.span))
         return target
 

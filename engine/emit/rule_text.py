@@ -100,13 +100,30 @@ def rule_text(primitive, which, operand_names, fresh, known=None, examples=None)
         rule = rules[position]
         if rule is None:
             raise NotEmitted(f"{primitive.name} has no {kind.upper()} rule for argument {position + 1}")
+    first = 0 if which == "impl" else 2         # the operands after (g or t, ans)
+    known = {} if known is None else known
+    trace = _traced(rule, primitive, first, operand_names, examples, spread=False)
+    writes = any(e is not None for e in examples or ())
+    if examples is None or not any(line.startswith("if ") for line in trace[0]):
+        return _rendered(*trace, rule, primitive, fresh, known, allow_writes=writes)
+    # a rule that decides on a value (a fast path where no two operands tie): traced again on
+    # stand-ins of distinct values, the decision's other outcome, both sides written as an if
+    other = _traced(rule, primitive, first, operand_names, examples, spread=True)
+    return _branched(trace, other, rule, primitive, fresh, known, writes)
+
+
+def _traced(rule, primitive, first, operand_names, examples, spread) -> tuple:
+    """(lines, the operands' names by placeholder, namespace) of the rule traced on stand-ins;
+    `spread`: each operand's stand-in of its own value (no two tie)."""
     namespace: dict = {}
     tracer = Tracer(namespace, set(), assume_finite=True, scalars_as_values=examples is not None)
     examples = examples or [None] * len(operand_names)
-    first = 0 if which == "impl" else 2         # the operands after (g or t, ans)
     differentiable = len(primitive.generic_vjps)    # the arguments after them are parameters (an index)
     stands = [None if v is None else _stand(v, tracer, f"@a{i}", e, i - first >= differentiable)
               for i, (v, e) in enumerate(zip(operand_names, examples))]
+    if spread:
+        stands = [probe_of(s.name, s.example * (1.0 + 0.25 * i), tracer)
+                  if type(s) in PROBES and s.example.dtype.kind == "f" else s for i, s in enumerate(stands)]
     names: dict = {}
     for s in stands:
         if type(s) in PROBES:
@@ -115,8 +132,33 @@ def rule_text(primitive, which, operand_names, fresh, known=None, examples=None)
     example = rule(*[tracer.real(s) for s in stands])
     lines, _ = tracer.trace(rule, stands, {}, names, example)
     rule_names = {f"@a{names[id(s)]}": operand_names[i] for i, s in enumerate(stands) if type(s) in PROBES}
-    return _rendered(lines, rule_names, namespace, rule, primitive, fresh, {} if known is None else known,
-                     allow_writes=any(e is not None for e in examples))
+    return lines, rule_names, namespace
+
+
+def _branched(trace, other, rule, primitive, fresh, known, writes) -> tuple:
+    """One decision's two sides as an if: the lines before it once, then each side's, its result
+    bound to one name."""
+    def split(lines):
+        k = next(i for i, line in enumerate(lines) if line.startswith("if "))
+        side = [line[4:] for line in lines[k + 3:]]
+        if any(not line.startswith("    ") for line in lines[k + 3:]) or any(x.startswith(("if ", " ")) for x in side):
+            raise NotEmitted(f"{primitive.name}'s rule decides on values more than once")
+        return lines[:k], lines[k].startswith("if not "), lines[k].split()[-1].rstrip(":"), side
+    (before, outcome, test, side), (before_b, outcome_b, test_b, side_b) = split(trace[0]), split(other[0])
+    if before != before_b or test != test_b or outcome == outcome_b:
+        raise NotEmitted(f"{primitive.name}'s rule decides on a value")
+    result = fresh()
+    statements, temps = _rendered(before + [f"@r = {test}"], *trace[1:], rule, primitive, fresh, known,
+                                  allow_writes=writes, with_temps=True)
+    condition = statements.pop()
+    out = list(statements)
+    sides = {outcome: (side, trace), outcome_b: (side_b, other)}
+    for k, value in enumerate((True, False)):
+        lines, (_, names, namespace) = sides[value]
+        body, rhs = _rendered(lines, names, namespace, rule, primitive, fresh, {}, allow_writes=True,
+                              temps=dict(temps))
+        out += [f"if {condition}:" if k == 0 else "else:", *("    " + b for b in body), f"    {result} = {rhs}"]
+    return out, result
 
 
 FOLDS = (re.compile(r"^(\S+) \*\* 1\.0$"), re.compile(r"^(\S+) \* 1\.0$"), re.compile(r"^1\.0 \* (\S+)$"),
@@ -132,10 +174,13 @@ def folded(rhs: str):
     return None
 
 
-def _rendered(lines, rule_names, namespace, rule, primitive, fresh, known, allow_writes=False) -> tuple:
+def _rendered(lines, rule_names, namespace, rule, primitive, fresh, known, allow_writes=False, temps=None,
+              with_temps=False) -> tuple:
     """The traced lines with numpy's names and the operands' names, constants folded and a
-    temporary whose expression `known` (text -> name) already holds named once (CSE)."""
-    temps: dict = {}
+    temporary whose expression `known` (text -> name) already holds named once (CSE). `temps`:
+    the names of the temporaries lines before these made; `with_temps`: the result expression is
+    given as a last statement, and the temporaries' names returned in place of it."""
+    temps = {} if temps is None else temps
 
     def name(match):
         text = match[0]
@@ -166,6 +211,8 @@ def _rendered(lines, rule_names, namespace, rule, primitive, fresh, known, allow
             continue
         rhs = PLACE.sub(name, rhs)
         if head == "@r":
+            if with_temps:
+                return statements + [folded(rhs) or rhs], temps
             return statements, folded(rhs) or rhs
         atom = folded(rhs) or known.get(rhs)
         if atom is None:
