@@ -25,7 +25,8 @@ SHAPES = {"logistic_loss.py": {"w": (2,)}, "loop_over_array.py": {"x": (3,)}, "n
           "softmax_xent.py": {"z": (3,)}}
 # what emit cannot write yet, and what it says: a program, and the words of the refusal
 NOT_YET = {
-    "an item assignment": "def f(x):\n    y = x * 1.0\n    y[0] = x[1]\n    return sum(y)\n",
+    "a slice with a bound that is a name": "def f(x):\n    y = x * 1.0\n    k = 1\n    y[k:] = 0.0\n"
+                                           "    return sum(y)\n",
     "a comprehension": "def f(x):\n    return sum([v * v for v in x])\n",
     "whose shapes change": "def f(x):\n    t = x\n    for i in range(2):\n        t = t[1:] * 2.0\n"
                            "    return sum(t)\n",
@@ -242,6 +243,9 @@ ARRAY_PROGRAMS = {
     "kmeans-like minimum, len": ("def f(P, C):\n    best = sum((P - C[0]) ** 2, 1)\n    for k in range(1, len(C)):\n"
                                  "        best = minimum(best, sum((P - C[k]) ** 2, 1))\n    return sum(best) / len(P)\n",
                                  {"P": (5, 2), "C": (3, 2)}),
+    "item assignment, +=, in a loop": ("def f(x, a):\n    y = x * 1.0\n    y[0] = a * x[1]\n    y[2] += sin(a)\n"
+                                       "    for i in range(1, len(y)):\n        y[i] = y[i] * y[i - 1]\n"
+                                       "    return sum(y * y)\n", {"x": (3,), "a": ()}),
     "lstm-like loop over rows": ("def f(W, X):\n    h = 0 * (W @ X[0])\n    loss = 0.0\n    for x in X:\n"
                                  "        h = sigmoid(W @ x + h)\n        e = h - x\n        loss = loss + sum(e * e)\n"
                                  "    return loss\n", {"W": (3, 3), "X": (4, 3)}),

@@ -182,6 +182,8 @@ class Lowering:
             self.expr(s.value, OUT)
         elif isinstance(s, nodes.ExprStmt):
             self.expr(s.value, OUT)
+        elif isinstance(s, nodes.SubscriptAssign):
+            self.item_assignment(s, line)
         elif isinstance(s, nodes.Pass):
             pass
         elif isinstance(s, (nodes.Break, nodes.Continue)):
@@ -223,6 +225,24 @@ class Lowering:
         index = self.fresh()
         item = [Prim(s.target.id, primitive("getitem"), [array, index], line)]
         self.out.append(For(index, [count], item + self.block(list(s.body)), line))
+
+    def item_assignment(self, s, line) -> None:
+        """`x[i] = v`, `x[i] += v`: x rebound to the table's index_update of it (a copy with the
+        items set, the language's value semantics); the x it overwrites is pushed for the
+        reverse sweep where a rule reads it, as any reassigned name."""
+        t = s.target
+        if not isinstance(t.value, nodes.Name):
+            refuse("an item assignment into anything but a name", s.span)
+        name = t.value.id
+        parts = [self.index_part(p) for p in t.index]
+        if len(parts) > 1 and any(p.__class__ is str for p in parts):
+            refuse("indexing by a name among several indices", s.span, "index one axis at a time: x[i][j]")
+        index = parts[0] if len(parts) == 1 else tuple(parts)
+        value = self.value(s.value, None)
+        if s.op is not None:
+            old = self.apply("getitem", [name, index], line, None)
+            value = self.apply(OPERATORS[s.op] if s.op != "**" else "pow", [old, value], line, None)
+        self.apply("index_update", [name, value, index], line, name)
 
     def assign(self, s, line) -> None:
         if not s.unpack:
