@@ -388,6 +388,8 @@ class Lowering:
         return target
 
     def call(self, e, target):
+        if isinstance(e.func, nodes.Call):
+            refuse("a call of what a call returns (such as grad(h)(x), an in-program derivative)", e.span)
         if not isinstance(e.func, nodes.Name) or e.keywords:
             refuse("a call of a method or with keywords", e.span)
         name, line = e.func.id, e.span.line
