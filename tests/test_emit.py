@@ -30,7 +30,7 @@ NOT_YET = {
     "a comprehension": "def f(x):\n    return sum([v * v for v in x])\n",
     "whose shapes change": "def f(x):\n    t = x\n    for i in range(2):\n        t = t[1:] * 2.0\n"
                            "    return sum(t)\n",
-    "no array was given": "def f(x):\n    return sum(x * x)\n",
+    "no point was given": "def f(x):\n    return sum(x * x)\n",
     "a call of what a call returns": "def h(w):\n    return w * w\n\n\ndef f(x):\n    return sum(grad(h)(x[0]) * x)\n",
 }
 
@@ -80,7 +80,7 @@ def test_every_sample_program_emits_and_matches_grad(tmp_path, name):
 def test_what_is_not_emitted_names_the_construct_and_its_line(tmp_path, words):
     source = tmp_path / "program.py"
     source.write_text(NOT_YET[words])
-    at = None if words == "no array was given" else {"x": np.array([0.5, 1.5, 2.5])}
+    at = None if words == "no point was given" else {"x": np.array([0.5, 1.5, 2.5])}
     with pytest.raises(SourceError) as err:
         api.emit(str(source), at=at)
     assert err.value.kind == "not emitted"
@@ -122,7 +122,8 @@ def test_cli_emit_validate_passes_and_refuses_with_exit_2(tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stdout.count(" pass") == 5 and out.exists()
     refused = run_cli("emit", "samples/programs/softmax_xent.py")
-    assert refused.returncode == 2 and "softmax_xent.py:18" in refused.stderr and "--at" in refused.stderr
+    assert refused.returncode == 2 and "softmax_xent.py:18" in refused.stderr
+    assert "no point was given" in refused.stderr and "--at" in refused.stderr
     arrays = run_cli("emit", "samples/programs/softmax_xent.py", "--validate", "--at", "z=[2,1,0.1]")
     assert arrays.returncode == 0 and arrays.stdout.count(" pass") == 3, arrays.stderr
     over_input = run_cli("emit", "samples/programs/euler_decay.py", "-o", "samples/programs/euler_decay.py")
@@ -291,3 +292,19 @@ def test_a_rule_that_decides_is_written_as_an_if_and_holds_at_ties(tmp_path):
         _, grads = module.f_vjp(point["x"], point["y"])
         np.testing.assert_array_equal(grads[0], expected.gradient["x"])
         np.testing.assert_array_equal(grads[1], expected.gradient["y"])
+
+
+def test_a_point_of_numbers_gives_the_shapes_where_a_line_needs_them(tmp_path):
+    """An array constant (or a reduction) needs shapes: a point of numbers gives them (the emitted
+    functions then take numbers); a program whose lines need none stays elementwise."""
+    source = tmp_path / "program.py"
+    source.write_text("X = [1.0, 2.0, -0.5]\n\n\ndef f(w):\n    return sum(X * w) * w\n")
+    _, module = emitted(tmp_path, source, at={"w": 0.7})
+    for w in (0.7, -1.3):
+        value, (g,) = module.f_vjp(w)
+        assert value == pytest.approx(2.5 * w * w, rel=1e-15) and g == pytest.approx(5.0 * w, rel=1e-15)
+    with pytest.raises(ValueError, match="emitted for the shapes"):
+        module.f_vjp(np.array([0.7, 0.8]))
+    _, module = emitted(tmp_path, PROGRAMS / "euler_decay.py", at={"k": 0.5, "y0": 2.0})
+    text = (tmp_path / "emitted.py").read_text()
+    assert "emitted for inputs of one shape" in text and "emitted for the shapes" not in text

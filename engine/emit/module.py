@@ -13,7 +13,7 @@ from .closures import lifted
 from .adjoint import Adjoint, binding, unbound_saves
 from .lower import OUT, Lowering, Plain, refuse
 from .rule_text import NotEmitted
-from .sweeps import INDENT, Writer, inlinable, read_by_rules
+from .sweeps import INDENT, NeedsShapes, Writer, inlinable, no_shapes, read_by_rules
 from .tangent import Tangent, tan
 
 MODES = ("adjoint", "tangent", "both")
@@ -58,7 +58,12 @@ def emit_module(target, wrt: list | None = None, mode: str = "adjoint", explain:
     `at`: a point (name -> value); where it holds an array, the rules are written at the shapes the
     program's values take there (emit/examples.py), and the emitted functions check those shapes."""
     try:
-        return _emit(target, wrt, mode, explain, version, at)
+        try:
+            return _emit(target, wrt, mode, explain, version, at)
+        except NeedsShapes:
+            if at is None:
+                raise
+            return _emit(target, wrt, mode, explain, version, at, shaped=True)   # at the point's shapes
     except NotEmitted as exc:
         raise SourceError("not emitted", f"emit: {exc}; it is not emitted yet", None,
                           "differentiate it with `autodiff grad` instead", source=target.source,
@@ -67,7 +72,7 @@ def emit_module(target, wrt: list | None = None, mode: str = "adjoint", explain:
         raise exc.with_source(target.source, target.filename)
 
 
-def _emit(target, wrt, mode, explain, version, at) -> str:
+def _emit(target, wrt, mode, explain, version, at, shaped=False) -> str:
     defs, name, top = program_functions(target)
     functions, globals_ = lowered(defs, top)
     params = functions[name].params
@@ -77,7 +82,7 @@ def _emit(target, wrt, mode, explain, version, at) -> str:
         raise SourceError("usage", f"--wrt {unknown[0]}: {name} has no parameter {unknown[0]!r} "
                           f"(its parameters: {', '.join(params)})")
     facts = analyse(functions, name, wrt)
-    shapes = shaped_at(functions, name, globals_, at)
+    shapes = shaped_at(functions, name, globals_, at, shaped)
     lines = header(target, name, params, wrt, mode, version)
     w = Writer()
     w.examples = shapes
@@ -94,27 +99,22 @@ def _emit(target, wrt, mode, explain, version, at) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def shaped_at(functions, name, globals_, at):
-    """The values each statement meets at `at` (emit/examples.py) where the point holds an array,
-    else None (the rules written elementwise); a construct whose text needs shapes (a reduction,
-    indexing, matmul, an array constant) without such a point is refused with its line."""
+def shaped_at(functions, name, globals_, at, shaped=False):
+    """The values each statement meets at `at` (emit/examples.py) where the point holds an array
+    (or `shaped`), else None (the rules written elementwise, for inputs of any one shape); a
+    construct whose text needs shapes (a reduction, indexing, matmul, an array constant) then
+    raises NeedsShapes with its line."""
     numpy = np()
-    if at is None or not any(numpy.ndim(v) for v in at.values()):
+    if at is None or not (shaped or any(numpy.ndim(v) for v in at.values())):
         for s in [*globals_, *(x for f in functions.values() for x in walk_ir(f.body))]:
             if isinstance(s, Plain) and s.text.startswith("np.array("):
-                no_shapes(s.line)
+                no_shapes(s.line, "an array constant's derivatives are written at its shape")
         return None
     ex = Examples(functions)
     ex.run_globals(globals_)
     fn = functions[name]
     ex.call(name, [numpy.asarray(at[p], dtype=float) if numpy.ndim(at[p]) else float(at[p]) for p in fn.params])
     return ex.of
-
-
-def no_shapes(line):
-    raise SourceError("not emitted", "emit: this line's derivative is written at the shapes of its arrays, "
-                      "and no array was given", Span(line, 1, line, 1),
-                      "give the point to emit at with --at NAME=[...] (arrays of the shapes to emit for)")
 
 
 def fixed_shapes(params, at) -> list:

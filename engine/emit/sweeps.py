@@ -96,6 +96,16 @@ def blocks_of(s) -> list:
     return []
 
 
+class NeedsShapes(SourceError):
+    """A line whose text is written at the shapes of its values, where no point gave them: emit
+    writes the target again at the point's shapes where one was given (emit/module.py)."""
+
+
+def no_shapes(line, what) -> None:
+    raise NeedsShapes("not emitted", f"emit: {what}, and no point was given", Span(line, 1, line, 1),
+                      "give the point to emit at with --at NAME=VALUE,... (arrays of the shapes to emit for)")
+
+
 class Writer:
     """The lines of one emitted function; `explain` adds the chain-rule step of each adjoint."""
 
@@ -134,9 +144,7 @@ class Writer:
         target is emitted elementwise."""
         if self.examples is None:
             if not (s.prim.elementwise or s.prim.nondiff):
-                raise SourceError("not emitted", f"emit: the rules of {s.prim.name} are written at the shapes of "
-                                  "their operands, and no array was given", Span(s.line, 1, s.line, 1),
-                                  "give the point to emit at with --at NAME=[...] (arrays of the shapes to emit for)")
+                no_shapes(s.line, f"the rules of {s.prim.name} are written at the shapes of their operands")
             return None
         met = self.examples.get(id(s))
         if met is None:
