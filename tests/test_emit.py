@@ -27,7 +27,8 @@ SHAPES = {"logistic_loss.py": {"w": (2,)}, "loop_over_array.py": {"x": (3,)}, "n
 NOT_YET = {
     "a slice with a bound that is a name": "def f(x):\n    y = x * 1.0\n    k = 1\n    y[k:] = 0.0\n"
                                            "    return sum(y)\n",
-    "a comprehension": "def f(x):\n    return sum([v * v for v in x])\n",
+    "a comprehension": "def f(x):\n    return sum([v * v for v in x if v > 0])\n",
+    "fails at the point given": "def f(x):\n    return sum([v * v for v in x[3:]])\n",
     "whose shapes change": "def f(x):\n    t = x\n    for i in range(2):\n        t = t[1:] * 2.0\n"
                            "    return sum(t)\n",
     "no point was given": "def f(x):\n    return sum(x * x)\n",
@@ -248,6 +249,9 @@ ARRAY_PROGRAMS = {
     "item assignment, +=, in a loop": ("def f(x, a):\n    y = x * 1.0\n    y[0] = a * x[1]\n    y[2] += sin(a)\n"
                                        "    for i in range(1, len(y)):\n        y[i] = y[i] * y[i - 1]\n"
                                        "    return sum(y * y)\n", {"x": (3,), "a": ()}),
+    "comprehensions over an array and a range": (
+        "def f(x, a):\n    ys = [v * a + sin(v) for v in x]\n    zs = [ys[i] * ys[i + 1] for i in range(len(x) - 1)]\n"
+        "    return sum(zs) + sum([r * r for r in ys])\n", {"x": (3,), "a": ()}),
     "lstm-like loop over rows": ("def f(W, X):\n    h = 0 * (W @ X[0])\n    loss = 0.0\n    for x in X:\n"
                                  "        h = sigmoid(W @ x + h)\n        e = h - x\n        loss = loss + sum(e * e)\n"
                                  "    return loss\n", {"W": (3, 3), "X": (4, 3)}),

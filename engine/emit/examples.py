@@ -59,6 +59,14 @@ class Examples:
             self.statement(s, env)
 
     def statement(self, s, env) -> None:
+        try:
+            self.run(s, env)
+        except (IndexError, ValueError, TypeError, ArithmeticError) as exc:    # numpy's word on the values
+            raise SourceError("not emitted", f"emit: this line fails at the point given ({exc}), so the shapes "
+                              "of its values are unknown", Span(s.line, 1, s.line, 1),
+                              "give --at a point at which the program runs") from None
+
+    def run(self, s, env) -> None:
         if isinstance(s, Prim):
             operands = [self.value(env, o) for o in s.operands]
             with np().errstate(all="ignore"):
@@ -107,6 +115,9 @@ class Examples:
                               "keep each value one shape (emit writes each statement for one shape)")
 
 
+BUILTINS = {"len": len, "range": range, "int": int}       # the Python builtins the IR's texts call
+
+
 class Text:
     """A Plain statement's text (a truth, len, numpy's function of a builtin, an array constant)
     evaluated on the values: the IR's own text, never the user's."""
@@ -122,7 +133,7 @@ class Text:
         if isinstance(n, ast.Constant):
             return n.value
         if isinstance(n, ast.Name):
-            return len if n.id == "len" else self.examples.value(self.env, n.id)
+            return BUILTINS[n.id] if n.id in BUILTINS else self.examples.value(self.env, n.id)
         if isinstance(n, ast.Attribute):
             return getattr(numpy if isinstance(n.value, ast.Name) and n.value.id == "np" else self.node(n.value), n.attr)
         if isinstance(n, ast.BoolOp):
@@ -139,6 +150,8 @@ class Text:
             return items if isinstance(n, ast.List) else tuple(items)
         if isinstance(n, ast.Call):
             return self.node(n.func)(*[self.node(a) for a in n.args])
+        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Add):
+            return self.node(n.left) + self.node(n.right)
         if isinstance(n, ast.Subscript):
             return self.node(n.value)[self.node(n.slice)]
         raise SourceError("not emitted", f"emit: the text {ast.unparse(n)!r} has no value here", None)

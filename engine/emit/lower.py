@@ -134,6 +134,7 @@ class Lowering:
         self.temps: set = set()
         self.whole = False          # lowering an index: its whole numbers are ints
         self.local_names: set = set()       # the function's parameters and the names it binds (not constants)
+        self.renames: dict = {}             # a comprehension's variable -> the name it is given
 
     def fresh(self) -> str:
         self.count += 1
@@ -291,9 +292,48 @@ class Lowering:
             return self.call(e, target)
         if isinstance(e, nodes.Subscript):
             return self.subscript(e, target)
+        if isinstance(e, nodes.ListComp) and not e.as_dict and len(e.clauses) == 1 and not e.clauses[0][2] \
+                and isinstance(e.clauses[0][0], nodes.Name):
+            return self.comprehension(e, target)
         if isinstance(e, nodes.ListExpr) and constant_list(e) is not None:
             return self.plain(f"np.array({constant_list(e)!r})", target, line)
         refuse(f"{describe(e)}", e.span)
+
+    def comprehension(self, e, target):
+        """`[E for v in A]`, `[E for v in range(...)]`: the array of the items (numpy's array of
+        the list), built as a loop of the table's index_update into zeros of the items' shape,
+        the first item made before the loop (its shape gives the zeros'); v named apart."""
+        (var, it, _), line = e.clauses[0], e.span.line
+        ranged = isinstance(it, nodes.Call) and isinstance(it.func, nodes.Name) and it.func.id == "range" \
+            and 1 <= len(it.args) <= 3 and not it.keywords
+        if ranged:
+            bounds = [self.whole_value(a) for a in it.args]
+            steps = self.plain(f"range({', '.join(map(literal, bounds))})", None, line)
+        else:
+            steps = self.value(it, None)
+        count = self.plain(f"len({steps})", None, line)
+        item_name = self.fresh()
+        self.renames[var.id] = item_name
+
+        def item(index):
+            if ranged:              # a whole number: no derivative
+                self.out.append(Plain(item_name, f"{steps}[{index}]", line))
+            else:
+                self.out.append(Prim(item_name, primitive("getitem"), [steps, index], line))
+            return self.value(e.elt, None)
+        try:
+            first = item(0)
+            acc = target or self.fresh()
+            zeros = self.plain(f"np.zeros((int({count}),) + np.shape({first}))", None, line)
+            self.apply("index_update", [zeros, first, 0], line, acc)
+            saved, self.out = self.out, []
+            index = self.fresh()
+            self.apply("index_update", [acc, item(index), index], line, acc)
+            body, self.out = self.out, saved
+        finally:
+            del self.renames[var.id]
+        self.out.append(For(index, [1, count], body, line))
+        return acc
 
     def subscript(self, e, target):
         """`x[i]`, `x[1:]`, `x[i, 2]`: getitem, its index a whole number, a name or a constant slice."""
@@ -331,6 +371,8 @@ class Lowering:
         return value
 
     def name(self, e):
+        if e.id in self.renames:
+            return self.renames[e.id]
         if e.id in CONSTANTS and e.id not in self.global_names and e.id not in self.local_names:
             return CONSTANTS[e.id]
         return e.id
