@@ -2,8 +2,12 @@
 sweeps from): each primitive applied once, to names or numbers, its result named (the source's
 name where the source names it); control flow kept as it is written (if, while, for over a
 range), helpers called by name; a `return` that ends one branch takes the rest of its block into
-the other (so every function has one exit, its result in `_out`). What the IR has no form for
-yet is refused with the construct and its line (`refuse`)."""
+the other (so every function has one exit, its result in `_out`). Arrays: indexing is the table's
+getitem (an index a whole number, a name or a slice of numbers), item assignment its
+index_update, `for v in A` a loop over range(len(A)) with v = A[i], a comprehension a loop of
+index_update, sum/mean/max/min (with an axis) the table's reductions written as numpy's
+functions, a list of numbers an np.array constant. What the IR has no form for yet is refused
+with the construct and its line (`refuse`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
