@@ -252,6 +252,9 @@ ARRAY_PROGRAMS = {
     "comprehensions over an array and a range": (
         "def f(x, a):\n    ys = [v * a + sin(v) for v in x]\n    zs = [ys[i] * ys[i + 1] for i in range(len(x) - 1)]\n"
         "    return sum(zs) + sum([r * r for r in ys])\n", {"x": (3,), "a": ()}),
+    "solve, inv, cholesky": ("D = [[8.0, 0.0, 0.0], [0.0, 8.0, 0.0], [0.0, 0.0, 8.0]]\n\n\ndef f(S, b):\n"
+                             "    M = S + D\n    L = cholesky(M + S * S)\n"
+                             "    return sum(L * L) + sum(inv(M) @ b) + sum(solve(M, b) ** 2)\n", {"S": (3, 3), "b": (3,)}),
     "lstm-like loop over rows": ("def f(W, X):\n    h = 0 * (W @ X[0])\n    loss = 0.0\n    for x in X:\n"
                                  "        h = sigmoid(W @ x + h)\n        e = h - x\n        loss = loss + sum(e * e)\n"
                                  "    return loss\n", {"W": (3, 3), "X": (4, 3)}),

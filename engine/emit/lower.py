@@ -23,7 +23,7 @@ COMPARISONS = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "
 CONSTANTS = {"pi": "np.pi", "e": "np.e", "inf": "np.inf", "nan": "np.nan"}
 CUTS = ("stop_gradient", "detach")
 REDUCTIONS = ("sum", "mean", "max", "min")
-SHAPED = ("matmul",)        # builtins beside the elementwise ones whose rules are written at the operands' shapes
+SHAPED = ("matmul", "inv", "solve", "cholesky")        # builtins beside the elementwise ones whose rules are written at the operands' shapes
 OUT = "_out"
 
 

@@ -51,6 +51,8 @@ def spelled(value) -> str:
         return f"np.{owner.__name__}" if value.__name__ == "__call__" else f"np.{owner.__name__}.{value.__name__}"
     if callable(value) and getattr(numpy, getattr(value, "__name__", ""), None) is value:
         return f"np.{value.__name__}"
+    if callable(value) and getattr(numpy.linalg, getattr(value, "__name__", "") or "_", None) is value:
+        return f"np.linalg.{value.__name__}"
     if callable(value) and getattr(operator, getattr(value, "__name__", "") or "_", None) is value:     # a += b in a rule: operator.iadd
         return f"operator.{value.__name__}"
     if value is None or value.__class__ in (int, str, slice) or value is Ellipsis:
@@ -76,12 +78,15 @@ def _stand(value, tracer, name, example=None, parameter=False):
 
 
 def stand_in(example):
-    """A value of the example's shape with no 0, 1 or kink."""
+    """A value of the example's shape with no 0, 1 or kink (a square matrix: invertible)."""
     numpy = np()
     if isinstance(example, numpy.ndarray) and example.ndim and example.dtype.kind == "b":
         return example
     if isinstance(example, numpy.ndarray) and example.ndim:
-        return numpy.full(example.shape, EXAMPLE_VALUE)
+        value = numpy.full(example.shape, EXAMPLE_VALUE)
+        if example.ndim >= 2 and example.shape[-1] == example.shape[-2]:   # a square matrix: invertible,
+            value = value + numpy.eye(example.shape[-1])                     # symmetric positive definite
+        return value
     return numpy.float64(EXAMPLE_VALUE)
 
 
