@@ -190,13 +190,15 @@ def grad(source, at=None, wrt=None, seed=None, fn=None, of=None, dtype_name="flo
     return result
 
 
-def emit(source, fn=None, of=None, wrt=None, mode="adjoint", explain=False, target=None, tool_version="") -> str:
+def emit(source, fn=None, of=None, wrt=None, mode="adjoint", explain=False, target=None, tool_version="",
+         at=None) -> str:
     """The text of a Python module (numpy only) computing the target and its adjoint and/or
     tangent as source code (engine/emit): a SourceError names what is not emitted yet.
-    `tool_version` goes into the header (the CLI gives its own)."""
+    `tool_version` goes into the header (the CLI gives its own). `at` (name -> value): where it
+    holds an array, the derivatives are written at the shapes the program's values take there."""
     from .emit.module import emit_module
     target = target or load(source, fn, of)
-    return emit_module(target, wrt, mode, explain, tool_version)
+    return emit_module(target, wrt, mode, explain, tool_version, at)
 
 
 def validate_emitted(path, target, values: dict, wrt=None, seed=0) -> list:

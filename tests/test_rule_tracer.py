@@ -94,3 +94,19 @@ def test_the_sweep_takes_the_float_form_for_a_float_adjoint():
     x, y = tape.watch(np.array([1.0, 0.0])), tape.watch(np.array([math.inf, 2.0]))
     adj = backward(tape, x * y, np.array([0.0, 1.0]))
     assert same_bits(adj[0], np.array([0.0, 2.0])) and same_bits(adj[1], np.array([0.0, 0.0]))
+
+
+def test_a_scatter_add_is_a_line_not_the_rule_called_as_it_is():
+    """Indexing's VJP scatters g with np.add.at into zeros it made (an index that may repeat): the
+    tracer writes the scatter as a statement (issue 31, arrays), and the lines give the rule's own
+    numbers at other values of g and the index."""
+    rule = TABLE["getitem"].generic_vjps[0]
+    x = np.array([0.5, 1.5, -2.0])
+    text, namespace = rule_source(rule, ["g", None, "x", "i"], {"g": np.float64(1.25), "x": x, "i": 1})
+    called = [k for k, v in namespace.items() if v is rule]
+    assert not any(re.search(rf"\b{k}\b", text) for k in called)      # traced, not called as it is
+    assert any(v == np.add.at and re.search(rf"^{k}\(", text, re.M) for k, v in namespace.items())
+    f = functions_of("def f(g, ans, x, i):\n" + "".join(f"    {line}\n" for line in text.splitlines())
+                     + "    return r\n", namespace, "<rule_source test>")["f"]
+    for g, i in ((np.float64(-3.0), 0), (np.float64(2.5), 2)):
+        np.testing.assert_array_equal(f(g, None, x, i), rule(g, None, x, i))

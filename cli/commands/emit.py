@@ -45,7 +45,7 @@ def emit(target, at, fn, of, dtype, as_json, debug, wrt, mode, output, explain, 
     out = OutputFile(output, "-o", {loaded.filename: "TARGET"} if loaded.filename else {}) if output else None
     from ..output import emit_json, version
     text = api.emit(None, wrt=names, mode="both" if validate else mode, explain=explain, target=loaded,
-                    tool_version=version())
+                    tool_version=version(), at=values or None)
     if out is not None:
         out.write_text(text)
     rows = _validate(api, loaded, text, output, values, names) if validate else []

@@ -81,7 +81,9 @@ def _tangent_row(primal, jvp, params, wrt, args, w, rng, detached) -> dict:
     up[k] = args[k] + h * u
     down[k] = args[k] - h * u
     fd = (numpy.asarray(primal(*up), dtype=float) - numpy.asarray(primal(*down), dtype=float)) / (2 * h)
-    _, d = jvp(*args, **{f"d_{v}": (u if v == w else 0.0) for v in wrt})
+    # the other directions zero, of their inputs' shapes (a module emitted at shapes takes no other)
+    _, d = jvp(*args, **{f"d_{v}": (u if v == w else 0.0 * numpy.asarray(args[params.index(v)]))
+                         for v in wrt})
     out = row("tangent vs central differences", w, d, fd, FD_RTOL)
     if detached and out["verdict"] != "pass":
         out["verdict"] = DETACHED

@@ -200,8 +200,12 @@ WRITES = {"copyto": 0, "put": 0, "putmask": 0, "place": 0, "fill_diagonal": 0, "
 class Tracer:
     """The lines of one generated function, and the rules traced into it one at a time."""
 
-    def __init__(self, namespace: dict, allowed: set, assume_finite: bool = False):
+    def __init__(self, namespace: dict, allowed: set, assume_finite: bool = False, scalars_as_values=False):
         self.namespace = namespace
+        # a numpy scalar where the rule gives a float (plain_scalar) taken as that value: for
+        # emitted source, which runs on numpy's scalars (emit/rule_text.py); the replays, which
+        # must give the rule's own float to the bit, leave it False
+        self.scalars_as_values = scalars_as_values
         # the rules' per-product finiteness tests taken as passed (core/rules/comparisons.py's
         # ASSUMED_FINITE): a sweep whose caller tests the result's finiteness at its end
         self.assume_finite = assume_finite
@@ -331,8 +335,12 @@ class Tracer:
         out = kwargs.get("out")
         for target in (out if out.__class__ is tuple else (out,)) if out is not None else ():
             self.writes_into(target)
-        if method == "at":
+        if method == "at":                  # a scatter into an array the rule made: a statement
             self.writes_into(inputs[0])
+            fn = self.bound_method(ufunc, method)
+            self._result(fn, inputs, kwargs)
+            self.items.append(("do", None, self._call_text(self.bind(fn), inputs, kwargs)))
+            return None
         return self.call(self.bound_method(ufunc, method), inputs, kwargs)
 
     def bound_method(self, ufunc, method):
@@ -420,9 +428,11 @@ class Tracer:
             result = self.text(out)
             if len(NOTES.kinks) > kinks or len(NOTES.detached) > detached:
                 raise Untraceable("the rule notes a kink")
-            if example.__class__ is float and type(out) in PROBES and out.example.__class__ is not float:
+            loose = self.scalars_as_values and example.__class__ is float and type(out) is Float64Probe
+            if example.__class__ is float and type(out) in PROBES and out.example.__class__ is not float \
+                    and not loose:
                 raise Untraceable("the value read out")     # plain_scalar's float() of a numpy scalar
-            if not same_example(self.real(out), example):
+            if not (same_bits(float(out.example), example) if loose else same_example(self.real(out), example)):
                 raise Untraceable("the traced lines do not give the rule's own result")
         except Untraceable as exc:
             out = None

@@ -2,8 +2,12 @@
 sweeps from): each primitive applied once, to names or numbers, its result named (the source's
 name where the source names it); control flow kept as it is written (if, while, for over a
 range), helpers called by name; a `return` that ends one branch takes the rest of its block into
-the other (so every function has one exit, its result in `_out`). What the IR has no form for
-yet is refused with the construct and its line (`refuse`)."""
+the other (so every function has one exit, its result in `_out`). Arrays: indexing is the table's
+getitem (an index a whole number, a name or a slice of numbers), item assignment its
+index_update, `for v in A` a loop over range(len(A)) with v = A[i], a comprehension a loop of
+index_update, sum/mean/max/min (with an axis) the table's reductions written as numpy's
+functions, a list of numbers an np.array constant. What the IR has no form for yet is refused
+with the construct and its line (`refuse`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -18,6 +22,8 @@ OPERATORS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "@": "matmul", "%":
 COMPARISONS = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne"}
 CONSTANTS = {"pi": "np.pi", "e": "np.e", "inf": "np.inf", "nan": "np.nan"}
 CUTS = ("stop_gradient", "detach")
+REDUCTIONS = ("sum", "mean", "max", "min")
+SHAPED = ("matmul", "inv", "solve", "cholesky")        # builtins beside the elementwise ones whose rules are written at the operands' shapes
 OUT = "_out"
 
 
@@ -25,8 +31,9 @@ OUT = "_out"
 class Prim:
     target: str
     prim: object
-    operands: list          # names, or numbers
+    operands: list          # names, or numbers (an index: a whole number or a slice of them)
     line: int
+    spelling: str | None = None     # numpy's function the primal is written as (a reduction), else the rule's text
 
 
 @dataclass
@@ -129,6 +136,9 @@ class Lowering:
         self.builtins = elementwise_builtins()
         self.count = 0
         self.temps: set = set()
+        self.whole = False          # lowering an index: its whole numbers are ints
+        self.local_names: set = set()       # the function's parameters and the names it binds (not constants)
+        self.renames: dict = {}             # a comprehension's variable -> the name it is given
 
     def fresh(self) -> str:
         self.count += 1
@@ -137,6 +147,7 @@ class Lowering:
         return name
 
     def function(self, node) -> Function:
+        self.local_names = set(node.params) | bound_names(node.body)
         body = self.block(list(node.body))
         return Function(node.name, list(node.params), body, self.temps)
 
@@ -176,6 +187,8 @@ class Lowering:
             self.expr(s.value, OUT)
         elif isinstance(s, nodes.ExprStmt):
             self.expr(s.value, OUT)
+        elif isinstance(s, nodes.SubscriptAssign):
+            self.item_assignment(s, line)
         elif isinstance(s, nodes.Pass):
             pass
         elif isinstance(s, (nodes.Break, nodes.Continue)):
@@ -202,12 +215,39 @@ class Lowering:
     def loop_for(self, s, line) -> None:
         check_loop_body(s.body)
         it = s.iter
-        if not (isinstance(s.target, nodes.Name) and isinstance(it, nodes.Call) and isinstance(it.func, nodes.Name)
-                and it.func.id == "range" and 1 <= len(it.args) <= 3 and not it.keywords):
-            refuse("a for loop over anything but range(...)", s.span,
-                   "loop over range(len(x)) and index x[i]: indexing is not emitted yet either")
-        bounds = [self.expr(a) for a in it.args]
-        self.out.append(For(s.target.id, bounds, self.block(list(s.body)), line))
+        if not isinstance(s.target, nodes.Name):
+            refuse("a for loop unpacking its items", s.span, "loop over range(len(x)) and index x[i]")
+        if isinstance(it, nodes.Call) and isinstance(it.func, nodes.Name) and it.func.id == "range" \
+                and 1 <= len(it.args) <= 3 and not it.keywords:
+            bounds = [self.whole_value(a) for a in it.args]
+            self.out.append(For(s.target.id, bounds, self.block(list(s.body)), line))
+            return
+        if isinstance(it, (nodes.Call, nodes.ListExpr, nodes.TupleExpr, nodes.ListComp)):
+            refuse("a for loop over anything but range(...) or an array", s.span, "loop over range(len(x)) and index x[i]")
+        # `for v in A`: walks A's first axis, as `for i in range(len(A))` with v = A[i]
+        array = self.value(it, None)
+        count = self.plain(f"len({array})", None, line)
+        index = self.fresh()
+        item = [Prim(s.target.id, primitive("getitem"), [array, index], line)]
+        self.out.append(For(index, [count], item + self.block(list(s.body)), line))
+
+    def item_assignment(self, s, line) -> None:
+        """`x[i] = v`, `x[i] += v`: x rebound to the table's index_update of it (a copy with the
+        items set, the language's value semantics); the x it overwrites is pushed for the
+        reverse sweep where a rule reads it, as any reassigned name."""
+        t = s.target
+        if not isinstance(t.value, nodes.Name):
+            refuse("an item assignment into anything but a name", s.span)
+        name = t.value.id
+        parts = [self.index_part(p) for p in t.index]
+        if len(parts) > 1 and any(p.__class__ is str for p in parts):
+            refuse("indexing by a name among several indices", s.span, "index one axis at a time: x[i][j]")
+        index = parts[0] if len(parts) == 1 else tuple(parts)
+        value = self.value(s.value, None)
+        if s.op is not None:
+            old = self.apply("getitem", [name, index], line, None)
+            value = self.apply(OPERATORS[s.op] if s.op != "**" else "pow", [old, value], line, None)
+        self.apply("index_update", [name, value, index], line, name)
 
     def assign(self, s, line) -> None:
         if not s.unpack:
@@ -230,7 +270,7 @@ class Lowering:
     def value(self, e, target):
         line = e.span.line
         if isinstance(e, nodes.Num):
-            return e.value
+            return int(e.value) if self.whole and is_whole(e.value) else e.value
         if isinstance(e, nodes.Bool):
             return bool(e.value)
         if isinstance(e, nodes.Name):
@@ -254,21 +294,101 @@ class Lowering:
             return self.if_expression(e, target)
         if isinstance(e, nodes.Call):
             return self.call(e, target)
+        if isinstance(e, nodes.Subscript):
+            return self.subscript(e, target)
+        if isinstance(e, nodes.ListComp) and not e.as_dict and len(e.clauses) == 1 and not e.clauses[0][2] \
+                and isinstance(e.clauses[0][0], nodes.Name):
+            return self.comprehension(e, target)
+        if isinstance(e, nodes.ListExpr) and constant_list(e) is not None:
+            return self.plain(f"np.array({constant_list(e)!r})", target, line)
         refuse(f"{describe(e)}", e.span)
 
+    def comprehension(self, e, target):
+        """`[E for v in A]`, `[E for v in range(...)]`: the array of the items (numpy's array of
+        the list), built as a loop of the table's index_update into zeros of the items' shape,
+        the first item made before the loop (its shape gives the zeros'); v named apart."""
+        (var, it, _), line = e.clauses[0], e.span.line
+        ranged = isinstance(it, nodes.Call) and isinstance(it.func, nodes.Name) and it.func.id == "range" \
+            and 1 <= len(it.args) <= 3 and not it.keywords
+        if ranged:
+            bounds = [self.whole_value(a) for a in it.args]
+            steps = self.plain(f"range({', '.join(map(literal, bounds))})", None, line)
+        else:
+            steps = self.value(it, None)
+        count = self.plain(f"len({steps})", None, line)
+        item_name = self.fresh()
+        self.renames[var.id] = item_name
+
+        def item(index):
+            if ranged:              # a whole number: no derivative
+                self.out.append(Plain(item_name, f"{steps}[{index}]", line))
+            else:
+                self.out.append(Prim(item_name, primitive("getitem"), [steps, index], line))
+            return self.value(e.elt, None)
+        try:
+            first = item(0)
+            acc = target or self.fresh()
+            zeros = self.plain(f"np.zeros((int({count}),) + np.shape({first}))", None, line)
+            self.apply("index_update", [zeros, first, 0], line, acc)
+            saved, self.out = self.out, []
+            index = self.fresh()
+            self.apply("index_update", [acc, item(index), index], line, acc)
+            body, self.out = self.out, saved
+        finally:
+            del self.renames[var.id]
+        self.out.append(For(index, [1, count], body, line))
+        return acc
+
+    def subscript(self, e, target):
+        """`x[i]`, `x[1:]`, `x[i, 2]`: getitem, its index a whole number, a name or a constant slice."""
+        value = self.value(e.value, None)
+        parts = [self.index_part(p) for p in e.index]
+        if len(parts) > 1 and any(p.__class__ is str for p in parts):
+            refuse("indexing by a name among several indices", e.span, "index one axis at a time: x[i][j]")
+        index = parts[0] if len(parts) == 1 else tuple(parts)
+        return self.apply("getitem", [value, index], e.span.line, target)
+
+    def whole_value(self, e):
+        """An index's or a range bound's value, its numbers whole (`x[t + 1]`, `range(len(x) - 1)`
+        take ints in numpy, whole floats in the language)."""
+        self.whole = True
+        try:
+            return self.value(e, None)
+        finally:
+            self.whole = False
+
+    def index_part(self, p):
+        if isinstance(p, nodes.Slice):
+            bounds = [None if b is None else self.index_part(b) for b in (p.lower, p.upper, p.step)]
+            if any(b.__class__ is str for b in bounds):
+                refuse("a slice with a bound that is a name", p.span, "slice with numbers: x[1:], x[:-1]")
+            return slice(*bounds)
+        if isinstance(p, nodes.UnaryOp) and p.op == "-" and isinstance(p.operand, nodes.Num):
+            return -self.index_part(p.operand)
+        if isinstance(p, nodes.Num):
+            if float(p.value) != int(p.value):
+                refuse(f"the index {p.value!r}", p.span, "index with whole numbers")
+            return int(p.value)
+        value = self.whole_value(p)
+        if value.__class__ is not str:
+            refuse("this index", p.span, "index with whole numbers, names or slices of numbers")
+        return value
+
     def name(self, e):
-        if e.id in CONSTANTS and e.id not in self.global_names:
+        if e.id in self.renames:
+            return self.renames[e.id]
+        if e.id in CONSTANTS and e.id not in self.global_names and e.id not in self.local_names:
             return CONSTANTS[e.id]
         return e.id
 
-    def apply(self, prim_name, operands, line, target):
+    def apply(self, prim_name, operands, line, target, spelling=None):
         target = target or self.fresh()
         if target in operands:          # `x = x * 2`: the new value named apart, then bound
             value = self.fresh()
-            self.out.append(Prim(value, primitive(prim_name), operands, line))
+            self.out.append(Prim(value, primitive(prim_name), operands, line, spelling))
             self.out.append(Copy(target, value, line))
             return target
-        self.out.append(Prim(target, primitive(prim_name), operands, line))
+        self.out.append(Prim(target, primitive(prim_name), operands, line, spelling))
         return target
 
     def compare(self, e, target):
@@ -314,6 +434,8 @@ class Lowering:
         return target
 
     def call(self, e, target):
+        if isinstance(e.func, nodes.Call):
+            refuse("a call of what a call returns (such as grad(h)(x), an in-program derivative)", e.span)
         if not isinstance(e.func, nodes.Name) or e.keywords:
             refuse("a call of a method or with keywords", e.span)
         name, line = e.func.id, e.span.line
@@ -329,17 +451,34 @@ class Lowering:
             target = target or self.fresh()
             self.out.append(Copy(target, args[0], line, cut=True))
             return target
+        if name in REDUCTIONS and (len(args) == 1 or (len(args) == 2 and is_whole(args[1]))):
+            return self.reduction(name, args, line, target)
         prim = self.builtins.get(name)
-        if prim is None or not prim.elementwise or len(args) != prim.arity:
+        if prim is None or not (prim.elementwise or name in SHAPED) or len(args) != prim.arity:
             return self.opaque(e, name, args, target)
-        return self.apply(prim.name, args, line, target)
+        # a forward that notes its kink (a tie of maximum's) cannot be traced at the stand-ins,
+        # which tie: numpy's function of the builtin's name is its text
+        spelling = f"np.{prim.builtin}" if prim.kink and callable(getattr(np(), prim.builtin or "", None)) else None
+        return self.apply(prim.name, args, line, target, spelling)
+
+    def reduction(self, name, args, line, target):
+        """sum(x[, axis]), max, min: the table's, written as numpy's function of that name; mean(x[,
+        axis]): that sum over the count it sums, as numpy's mean."""
+        args = [args[0], *(int(a) for a in args[1:])]     # the axis: a whole number
+        if name != "mean":
+            return self.apply(name, args, line, target, f"np.{name}")
+        total = self.apply("sum", args, line, None, "np.sum")
+        count = f"np.size({args[0]})" if len(args) == 1 else f"np.shape({args[0]})[{args[1]}]"
+        return self.apply("div", [total, self.plain(count, None, line)], line, target)
 
     def opaque(self, e, name, args, target):
         spelling = numpy_spelling(name, e.func.module)
         if spelling is None or e.keywords or (name in ("max", "min") and len(args) != 1):
             refuse(f"the builtin `{name}`" + (" with keywords" if e.keywords else ""), e.span)
-        target = target or self.fresh()
         text = f"{spelling}({', '.join(map(literal, args))})"
+        if name == "len":           # a count: no derivative flows through it
+            return self.plain(text, target, e.span.line)
+        target = target or self.fresh()
         self.out.append(Opaque(target, text, e.span.line, [a for a in args if a.__class__ is str], name, e.span))
         return target
 
@@ -356,6 +495,44 @@ def numpy_spelling(name: str, module: str):
     if hasattr(numpy, name) and callable(getattr(numpy, name)):
         return f"np.{name}"
     return f"np.linalg.{name}" if hasattr(numpy.linalg, name) else None
+
+
+def bound_names(body) -> set:
+    """The names a block binds (assignments, loop targets), in branches and loops too: a local
+    `e` is the program's, not the constant."""
+    names: set = set()
+    for s in body:
+        targets = getattr(s, "targets", None) or [getattr(s, "target", None)]
+        for t in targets:
+            for n in (t.elts if isinstance(t, nodes.TupleExpr) else (t,)):
+                if isinstance(n, nodes.Name):
+                    names.add(n.id)
+        for inner in ("body", "orelse"):
+            if isinstance(getattr(s, inner, None), tuple) and not isinstance(s, nodes.FunctionDef):
+                names |= bound_names(getattr(s, inner))
+    return names
+
+
+def is_whole(v) -> bool:
+    return v.__class__ in (int, float) and float(v).is_integer()
+
+
+def constant_list(e):
+    """A list of numbers (nested) as Python's list, or None where an item is not a number."""
+    items = []
+    for x in e.elts:
+        if isinstance(x, nodes.ListExpr):
+            inner = constant_list(x)
+            if inner is None:
+                return None
+            items.append(inner)
+        elif isinstance(x, nodes.Num):
+            items.append(float(x.value))
+        elif isinstance(x, nodes.UnaryOp) and x.op == "-" and isinstance(x.operand, nodes.Num):
+            items.append(-float(x.operand.value))
+        else:
+            return None
+    return items
 
 
 def literal(v) -> str:

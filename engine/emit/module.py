@@ -6,12 +6,15 @@ from __future__ import annotations
 from ...parser import nodes
 from ...parser.decorators import RULE_DECORATORS
 from ...parser.errors import SourceError
-from .activity import analyse
+from ..core.backend import np
+from ...parser.nodes import Span
+from .activity import analyse, walk_ir
+from .examples import Examples
 from .closures import lifted
 from .adjoint import Adjoint, binding, unbound_saves
-from .lower import OUT, Lowering, refuse
+from .lower import OUT, Lowering, Plain, refuse
 from .rule_text import NotEmitted
-from .sweeps import INDENT, Writer, inlinable, read_by_rules
+from .sweeps import INDENT, NeedsShapes, Writer, inlinable, no_shapes, read_by_rules
 from .tangent import Tangent, tan
 
 MODES = ("adjoint", "tangent", "both")
@@ -66,10 +69,17 @@ def lowered(defs: dict, top: list) -> tuple:
 
 
 def emit_module(target, wrt: list | None = None, mode: str = "adjoint", explain: bool = False,
-                version: str = "") -> str:
-    """The module's text; SourceError (exit 2) for what is not emitted yet, naming it and its line."""
+                version: str = "", at: dict | None = None) -> str:
+    """The module's text; SourceError (exit 2) for what is not emitted yet, naming it and its line.
+    `at`: a point (name -> value); where it holds an array, the rules are written at the shapes the
+    program's values take there (emit/examples.py), and the emitted functions check those shapes."""
     try:
-        return _emit(target, wrt, mode, explain, version)
+        try:
+            return _emit(target, wrt, mode, explain, version, at)
+        except NeedsShapes:
+            if at is None:
+                raise
+            return _emit(target, wrt, mode, explain, version, at, shaped=True)   # at the point's shapes
     except NotEmitted as exc:
         raise SourceError("not emitted", f"emit: {exc}; it is not emitted yet", None,
                           "differentiate it with `autodiff grad` instead", source=target.source,
@@ -78,7 +88,7 @@ def emit_module(target, wrt: list | None = None, mode: str = "adjoint", explain:
         raise exc.with_source(target.source, target.filename)
 
 
-def _emit(target, wrt, mode, explain, version) -> str:
+def _emit(target, wrt, mode, explain, version, at, shaped=False) -> str:
     defs, name, top = program_functions(target)
     functions, globals_ = lowered(defs, top)
     params = functions[name].params
@@ -88,16 +98,48 @@ def _emit(target, wrt, mode, explain, version) -> str:
         raise SourceError("usage", f"--wrt {unknown[0]}: {name} has no parameter {unknown[0]!r} "
                           f"(its parameters: {', '.join(params)})")
     facts = analyse(functions, name, wrt)
+    shapes = shaped_at(functions, name, globals_, at, shaped)
     lines = header(target, name, params, wrt, mode, version)
     w = Writer()
+    w.examples = shapes
     lines += w.primal(globals_, "") + ([""] if globals_ else [])
     for fname in [n for n in functions if n in facts or n == name] or [name]:
-        lines += plain_function(functions[fname], set())
+        lines += plain_function(functions[fname], set(), shapes)
+    guard = fixed_shapes(params, at) if shapes is not None else same_shapes(params)
     if mode in ("adjoint", "both"):
-        lines += adjoint_functions(functions, name, wrt, facts, explain)
+        lines += adjoint_functions(functions, name, wrt, facts, explain, shapes, guard)
     if mode in ("tangent", "both"):
-        lines += tangent_functions(functions, name, wrt, facts, explain)
+        lines += tangent_functions(functions, name, wrt, facts, explain, shapes, guard)
+    if any("operator." in line for line in lines):     # a rule's in-place operator (a scatter's +=)
+        lines.insert(lines.index("import numpy as np"), "import operator")
     return "\n".join(lines).rstrip() + "\n"
+
+
+def shaped_at(functions, name, globals_, at, shaped=False):
+    """The values each statement meets at `at` (emit/examples.py) where the point holds an array
+    (or `shaped`), else None (the rules written elementwise, for inputs of any one shape); a
+    construct whose text needs shapes (a reduction, indexing, matmul, an array constant) then
+    raises NeedsShapes with its line."""
+    numpy = np()
+    if at is None or not (shaped or any(numpy.ndim(v) for v in at.values())):
+        for s in [*globals_, *(x for f in functions.values() for x in walk_ir(f.body))]:
+            if isinstance(s, Plain) and s.text.startswith("np.array("):
+                no_shapes(s.line, "an array constant's derivatives are written at its shape")
+        return None
+    ex = Examples(functions)
+    ex.run_globals(globals_)
+    fn = functions[name]
+    ex.call(name, [numpy.asarray(at[p], dtype=float) if numpy.ndim(at[p]) else float(at[p]) for p in fn.params])
+    return ex.of
+
+
+def fixed_shapes(params, at) -> list:
+    """The emitted derivatives hold at the shapes they were written at: checked at entry."""
+    numpy = np()
+    shapes = [numpy.shape(at[p]) for p in params]
+    said = ", ".join(f"{p} {s}" for p, s in zip(params, shapes))
+    return [f"{INDENT}if ({''.join(f'np.shape({p}), ' for p in params)}) != ({''.join(f'{s}, ' for s in shapes)}):",
+            f"{INDENT}{INDENT}raise ValueError('emitted for the shapes {said}: emit again at a point of the new shapes')"]
 
 
 def same_shapes(params) -> list:
@@ -138,9 +180,10 @@ def kept(fn, fact) -> set:
     return read_by_rules(fn.body, active, useful) | useful
 
 
-def plain_function(fn, keep) -> list:
+def plain_function(fn, keep, shapes=None) -> list:
     """The primal: the source's computation as numpy (its result returned where it is made)."""
     w = Writer(inline=inlinable(fn, keep))
+    w.examples = shapes
     body = w.primal(fn.body, INDENT)
     last = body[-1] if body else ""
     if last.startswith(f"{INDENT}{OUT} = ") and sum(line.lstrip().startswith(f"{OUT} = ") for line in body) == 1:
@@ -149,14 +192,14 @@ def plain_function(fn, keep) -> list:
     return [f"def {fn.name}({', '.join(fn.params)}):", *body, f"{INDENT}return {OUT}", "", ""]
 
 
-def adjoint_functions(functions, name, wrt, facts, explain) -> list:
+def adjoint_functions(functions, name, wrt, facts, explain, shapes=None, guard=()) -> list:
     grads = {n: [p for p in functions[n].params if p in facts[n][1] and p in facts[n][2]] for n in facts}
     params = {n: functions[n].params for n in functions}
     lines = []
     for fname in facts:
         fn = functions[fname]
         a = Adjoint(fn, facts[fname][1], facts[fname][2], grads, explain, inlinable(fn, kept(fn, facts[fname])))
-        a.fn_params = params
+        a.fn_params, a.examples = params, shapes
         if fname != name:
             lines += helper_adjoint(fn, a, grads[fname])
             continue
@@ -165,7 +208,7 @@ def adjoint_functions(functions, name, wrt, facts, explain) -> list:
         result = ", ".join(a.result(w) if a.result(w) != "0.0" else f"np.zeros(np.shape({w}))" for w in wrt)
         stack = [f"{INDENT}_stack = []"] if any("_stack" in line for line in forward + reverse) else []
         seed = f"{INDENT}_out_b = np.broadcast_to(cotangent, np.shape(_out)) if np.ndim(_out) else cotangent"
-        lines += [f"def {name}_vjp({', '.join(fn.params)}, cotangent=1.0):", *stack, *same_shapes(fn.params),
+        lines += [f"def {name}_vjp({', '.join(fn.params)}, cotangent=1.0):", *stack, *guard,
                   *a.undefined(INDENT), *forward, seed, *a.initial(INDENT),
                   *reverse, f"{INDENT}return {OUT}, ({result}{',' if len(wrt) == 1 else ''})", "", ""]
     return lines
@@ -184,13 +227,14 @@ def helper_adjoint(fn, a, grads) -> list:
             *reverse, f"{INDENT}return ({''.join(a.result(p) + ', ' for p in grads)})", "", ""]
 
 
-def tangent_functions(functions, name, wrt, facts, explain) -> list:
+def tangent_functions(functions, name, wrt, facts, explain, shapes=None, guard=()) -> list:
     active_params = {n: facts[n][0] for n in facts}
     lines = []
     for fname in facts:
         fn = functions[fname]
         t = Tangent(fn, facts[fname][1], facts[fname][2], active_params, functions, explain,
                     inlinable(fn, kept(fn, facts[fname])))
+        t.examples = shapes
         body = t.lines(fn.body, INDENT)
         given = [p for p in fn.params if p in active_params[fname]]
         out = tan(OUT) if t.live(OUT) else "0.0"
@@ -198,6 +242,5 @@ def tangent_functions(functions, name, wrt, facts, explain) -> list:
             signature = f"{', '.join(fn.params)}, *, {', '.join(tan(w) for w in wrt)}"
         else:
             signature = f"{', '.join(fn.params)}, {', '.join(tan(p) for p in given)}"
-        guard = same_shapes(fn.params) if fname == name else []
-        lines += [f"def {fname}_jvp({signature}):", *guard, *body, f"{INDENT}return {OUT}, {out}", "", ""]
+        lines += [f"def {fname}_jvp({signature}):", *(guard if fname == name else ()), *body, f"{INDENT}return {OUT}, {out}", "", ""]
     return lines

@@ -7,12 +7,16 @@ takes its array path, its generic form (the table's `generic_vjps`), and
 each numpy call or operator it applies becomes a line). A rule that decides on a value, or that
 does what a line cannot show, is refused (`NotEmitted`): emit never calls a rule as it is.
 
-The rules are traced on arrays of one made-up shape for every operand: the text is the
-elementwise one (no broadcasting sum), which is right for numbers and for operands of the
-output's shape."""
+Without examples the rules are traced on arrays of one made-up shape for every operand: the text
+is the elementwise one (no broadcasting sum), which is right for numbers and for operands of the
+output's shape. With examples (the values each operand takes at a point, emit/examples.py) each
+operand's stand-in has its shape (a number a numpy float64, a whole number itself, as an index
+is): the text is the rule's at those shapes (broadcasting summed back, reductions, indexing),
+right at those shapes, which the emitted function checks at entry."""
 from __future__ import annotations
 
 import math
+import operator
 import re
 
 from ..core.backend import np
@@ -47,6 +51,10 @@ def spelled(value) -> str:
         return f"np.{owner.__name__}" if value.__name__ == "__call__" else f"np.{owner.__name__}.{value.__name__}"
     if callable(value) and getattr(numpy, getattr(value, "__name__", ""), None) is value:
         return f"np.{value.__name__}"
+    if callable(value) and getattr(numpy.linalg, getattr(value, "__name__", "") or "_", None) is value:
+        return f"np.linalg.{value.__name__}"
+    if callable(value) and getattr(operator, getattr(value, "__name__", "") or "_", None) is value:     # a += b in a rule: operator.iadd
+        return f"operator.{value.__name__}"
     if value is None or value.__class__ in (int, str, slice) or value is Ellipsis:
         return repr(value)
     if value.__class__ in (float, bool) or isinstance(value, numpy.generic):
@@ -58,19 +66,37 @@ def spelled(value) -> str:
     raise NotEmitted(f"a {value.__class__.__name__} in a rule")
 
 
-def _stand(value, tracer, name):
-    """The stand-in of an operand: a probe for a name, the number itself for a constant."""
-    if value.__class__ is str:
-        return probe_of(name, np().full(EXAMPLE_SHAPE, EXAMPLE_VALUE), tracer)
-    return value
+def _stand(value, tracer, name, example=None, parameter=False):
+    """The stand-in of an operand: a probe for a name (of the example's shape where one is
+    given; a parameter's, such as an index, the example itself), the number itself for a constant."""
+    if value.__class__ is not str:
+        return value
+    numpy = np()
+    if example is None:
+        return probe_of(name, numpy.full(EXAMPLE_SHAPE, EXAMPLE_VALUE), tracer)
+    return probe_of(name, example if parameter else stand_in(example), tracer)
 
 
-def rule_text(primitive, which, operand_names, fresh, known=None) -> tuple:
+def stand_in(example):
+    """A value of the example's shape with no 0, 1 or kink (a square matrix: invertible)."""
+    numpy = np()
+    if isinstance(example, numpy.ndarray) and example.ndim and example.dtype.kind == "b":
+        return example
+    if isinstance(example, numpy.ndarray) and example.ndim:
+        value = numpy.full(example.shape, EXAMPLE_VALUE)
+        if example.ndim >= 2 and example.shape[-1] == example.shape[-2]:   # a square matrix: invertible,
+            value = value + numpy.eye(example.shape[-1])                     # symmetric positive definite
+        return value
+    return numpy.float64(EXAMPLE_VALUE)
+
+
+def rule_text(primitive, which, operand_names, fresh, known=None, examples=None) -> tuple:
     """(statements, result expression) of one rule of `primitive` applied to `operand_names`
     (names, or numbers for constants). `which`: "impl" (the forward, operands its arguments),
     ("vjp", i) or ("jvp", i) (operands: the adjoint or tangent, ans or None, the arguments).
     `fresh()` gives a new name for each temporary; `known` (expression text -> name), where given,
-    holds the temporaries already computed that the statements may reuse, and gains theirs."""
+    holds the temporaries already computed that the statements may reuse, and gains theirs.
+    `examples` (one per operand, None for an absent one): the values the operands take at a point."""
     if which == "impl":
         rule = primitive.impl
     else:
@@ -79,9 +105,30 @@ def rule_text(primitive, which, operand_names, fresh, known=None) -> tuple:
         rule = rules[position]
         if rule is None:
             raise NotEmitted(f"{primitive.name} has no {kind.upper()} rule for argument {position + 1}")
+    first = 0 if which == "impl" else 2         # the operands after (g or t, ans)
+    known = {} if known is None else known
+    trace = _traced(rule, primitive, first, operand_names, examples, spread=False)
+    writes = any(e is not None for e in examples or ())
+    if examples is None or not any(line.startswith("if ") for line in trace[0]):
+        return _rendered(*trace, rule, primitive, fresh, known, allow_writes=writes)
+    # a rule that decides on a value (a fast path where no two operands tie): traced again on
+    # stand-ins of distinct values, the decision's other outcome, both sides written as an if
+    other = _traced(rule, primitive, first, operand_names, examples, spread=True)
+    return _branched(trace, other, rule, primitive, fresh, known, writes)
+
+
+def _traced(rule, primitive, first, operand_names, examples, spread) -> tuple:
+    """(lines, the operands' names by placeholder, namespace) of the rule traced on stand-ins;
+    `spread`: each operand's stand-in of its own value (no two tie)."""
     namespace: dict = {}
-    tracer = Tracer(namespace, set(), assume_finite=True)
-    stands = [None if v is None else _stand(v, tracer, f"@a{i}") for i, v in enumerate(operand_names)]
+    tracer = Tracer(namespace, set(), assume_finite=True, scalars_as_values=examples is not None)
+    examples = examples or [None] * len(operand_names)
+    differentiable = len(primitive.generic_vjps)    # the arguments after them are parameters (an index)
+    stands = [None if v is None else _stand(v, tracer, f"@a{i}", e, i - first >= differentiable)
+              for i, (v, e) in enumerate(zip(operand_names, examples))]
+    if spread:
+        stands = [probe_of(s.name, s.example * (1.0 + 0.25 * i), tracer)
+                  if type(s) in PROBES and s.example.dtype.kind == "f" else s for i, s in enumerate(stands)]
     names: dict = {}
     for s in stands:
         if type(s) in PROBES:
@@ -90,7 +137,33 @@ def rule_text(primitive, which, operand_names, fresh, known=None) -> tuple:
     example = rule(*[tracer.real(s) for s in stands])
     lines, _ = tracer.trace(rule, stands, {}, names, example)
     rule_names = {f"@a{names[id(s)]}": operand_names[i] for i, s in enumerate(stands) if type(s) in PROBES}
-    return _rendered(lines, rule_names, namespace, rule, primitive, fresh, {} if known is None else known)
+    return lines, rule_names, namespace
+
+
+def _branched(trace, other, rule, primitive, fresh, known, writes) -> tuple:
+    """One decision's two sides as an if: the lines before it once, then each side's, its result
+    bound to one name."""
+    def split(lines):
+        k = next(i for i, line in enumerate(lines) if line.startswith("if "))
+        side = [line[4:] for line in lines[k + 3:]]
+        if any(not line.startswith("    ") for line in lines[k + 3:]) or any(x.startswith(("if ", " ")) for x in side):
+            raise NotEmitted(f"{primitive.name}'s rule decides on values more than once")
+        return lines[:k], lines[k].startswith("if not "), lines[k].split()[-1].rstrip(":"), side
+    (before, outcome, test, side), (before_b, outcome_b, test_b, side_b) = split(trace[0]), split(other[0])
+    if before != before_b or test != test_b or outcome == outcome_b:
+        raise NotEmitted(f"{primitive.name}'s rule decides on a value")
+    result = fresh()
+    statements, temps = _rendered(before + [f"@r = {test}"], *trace[1:], rule, primitive, fresh, known,
+                                  allow_writes=writes, with_temps=True)
+    condition = statements.pop()
+    out = list(statements)
+    sides = {outcome: (side, trace), outcome_b: (side_b, other)}
+    for k, value in enumerate((True, False)):
+        lines, (_, names, namespace) = sides[value]
+        body, rhs = _rendered(lines, names, namespace, rule, primitive, fresh, {}, allow_writes=True,
+                              temps=dict(temps))
+        out += [f"if {condition}:" if k == 0 else "else:", *("    " + b for b in body), f"    {result} = {rhs}"]
+    return out, result
 
 
 FOLDS = (re.compile(r"^(\S+) \*\* 1\.0$"), re.compile(r"^(\S+) \* 1\.0$"), re.compile(r"^1\.0 \* (\S+)$"),
@@ -106,10 +179,13 @@ def folded(rhs: str):
     return None
 
 
-def _rendered(lines, rule_names, namespace, rule, primitive, fresh, known) -> tuple:
+def _rendered(lines, rule_names, namespace, rule, primitive, fresh, known, allow_writes=False, temps=None,
+              with_temps=False) -> tuple:
     """The traced lines with numpy's names and the operands' names, constants folded and a
-    temporary whose expression `known` (text -> name) already holds named once (CSE)."""
-    temps: dict = {}
+    temporary whose expression `known` (text -> name) already holds named once (CSE). `temps`:
+    the names of the temporaries lines before these made; `with_temps`: the result expression is
+    given as a last statement, and the temporaries' names returned in place of it."""
+    temps = {} if temps is None else temps
 
     def name(match):
         text = match[0]
@@ -124,22 +200,24 @@ def _rendered(lines, rule_names, namespace, rule, primitive, fresh, known) -> tu
             return spelled(value)
         return text
 
-    if any("out=" in line or not line.startswith("@") for line in lines):
-        raise NotEmitted(f"{primitive.name}'s rule writes into an array it made (out=, copyto): "
+    writes = any("out=" in line or not line.startswith("@") or "[" in line.partition(" = ")[0] for line in lines)
+    if writes and not allow_writes:
+        raise NotEmitted(f"{primitive.name}'s rule writes into an array it made (out=, copyto, add.at): "
                          "its text would hold for arrays only")
-    writes = False
     statements = []
     for line in lines:
         if line.startswith(("if ", "else", " ")):
             raise NotEmitted(f"{primitive.name}'s rule decides on a value")
         head, _, rhs = line.partition(" = ")
-        if writes and head != "@r":
-            if rhs and head.startswith("@t"):
+        if writes and head != "@r":         # an array written into: each line as it is, none shared
+            if rhs and PLACE.fullmatch(head):
                 temps[head] = fresh()
             statements.append(PLACE.sub(name, line))
             continue
         rhs = PLACE.sub(name, rhs)
         if head == "@r":
+            if with_temps:
+                return statements + [folded(rhs) or rhs], temps
             return statements, folded(rhs) or rhs
         atom = folded(rhs) or known.get(rhs)
         if atom is None:

@@ -20,6 +20,8 @@ def number(v) -> str:
         return v
     if v.__class__ in (bool, int):
         return repr(v) if v >= 0 else f"({v!r})"
+    if v.__class__ in (slice, tuple):       # an index: Python's own text of it
+        return repr(v)
     v = float(v)
     text = repr(int(v)) if v.is_integer() and abs(v) < 2 ** 53 else repr(v)
     return text if v >= 0 else f"({text})"
@@ -94,6 +96,16 @@ def blocks_of(s) -> list:
     return []
 
 
+class NeedsShapes(SourceError):
+    """A line whose text is written at the shapes of its values, where no point gave them: emit
+    writes the target again at the point's shapes where one was given (emit/module.py)."""
+
+
+def no_shapes(line, what) -> None:
+    raise NeedsShapes("not emitted", f"emit: {what}, and no point was given", Span(line, 1, line, 1),
+                      "give the point to emit at with --at NAME=VALUE,... (arrays of the shapes to emit for)")
+
+
 class Writer:
     """The lines of one emitted function; `explain` adds the chain-rule step of each adjoint."""
 
@@ -127,15 +139,39 @@ class Writer:
     def operands(self, values) -> list:
         return [self.inline.get(v, v) if v.__class__ is str else v for v in values]
 
+    def examples_of(self, s, which):
+        """The values the rule's operands take at the point (emit/examples.py), or None where the
+        target is emitted elementwise."""
+        if self.examples is None:
+            if not (s.prim.elementwise or s.prim.nondiff):
+                no_shapes(s.line, f"the rules of {s.prim.name} are written at the shapes of their operands")
+            return None
+        met = self.examples.get(id(s))
+        if met is None:
+            raise SourceError("not emitted", "emit: this statement does not run at the point given with --at, so "
+                              "the shapes of its values are unknown", Span(s.line, 1, s.line, 1),
+                              "give --at a point at which every statement runs")
+        target, *operands = met
+        if which == "impl":
+            return operands
+        kind, i = which
+        return [target if kind == "vjp" else operands[i], target if s.prim.needs_ans or kind == "jvp" else None,
+                *operands]
+
+    examples = None         # id(statement) -> the values it met (emit/examples.py), where emitted at shapes
+
     def rule(self, s, which, operands, known=None) -> tuple:
         """rule_text for the statement `s`: what cannot be written names the source line."""
+        examples = self.examples_of(s, which)
         try:
-            return rule_text(s.prim, which, operands, self.fresh, known)
+            return rule_text(s.prim, which, operands, self.fresh, known, examples)
         except NotEmitted as exc:
             raise SourceError("not emitted", f"emit: {exc}; it is not emitted yet", Span(s.line, 1, s.line, 1),
                               "differentiate it with `autodiff grad` instead") from None
 
     def primal_expr(self, s, out: list) -> str:
+        if s.spelling:          # numpy's own function of that name (a reduction)
+            return f"{s.spelling}({self.refs(s.operands)})"
         statements, expr = self.rule(s, "impl", self.operands(s.operands))
         out += [self.tagged(t, s.line) for t in statements]
         return expr
@@ -234,6 +270,8 @@ def rule_reads(s, useful) -> set:
         names.update(s.operands[j] for j in positions if s.operands[j].__class__ is str)
         if ans or prim.needs_ans:
             names.add(s.target)
+        # the arguments after the differentiable ones are parameters every rule reads (an index)
+        names.update(o for o in s.operands[len(prim.generic_vjps):] if o.__class__ is str)
     return names
 
 

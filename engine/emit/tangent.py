@@ -47,7 +47,7 @@ class Tangent(Writer):
         if not self.live(s.target):
             return []
         out, terms = [], []
-        ans = s.target if s.prim.needs_ans else None
+        ans = s.target             # the JVP rules broadcast to the output's shape (bcast): ans is given
         known: dict = {}
         for i, o in enumerate(s.operands):
             if self.live(o) and not s.prim.nondiff:

@@ -1,0 +1,157 @@
+"""The values each statement of the emitted functions meets at a point: the IR (emit/lower.py) run
+on numpy, each primitive by its table entry's forward. They give the shapes each rule is traced
+at (emit/rule_text.py) where the target is emitted for arrays; a statement that meets operands of
+other shapes on another run (a loop's next step, another call of its helper) is refused with its
+line, since its text holds at one shape."""
+from __future__ import annotations
+
+import ast
+
+from ..core.backend import np
+from ...parser.errors import SourceError
+from ...parser.nodes import Span
+from .lower import OUT, Call, Copy, For, If, Jump, Plain, Prim, While
+
+
+class _Jump(Exception):
+    def __init__(self, kind):
+        super().__init__(kind)
+        self.kind = kind
+
+
+def layout(value) -> tuple:
+    """What of a value the traced text depends on: its shape, and whether it is a whole number."""
+    numpy = np()
+    whole = value.__class__ in (int, bool) or isinstance(value, (numpy.integer, numpy.bool_))
+    return (numpy.shape(value), whole or getattr(getattr(value, "dtype", None), "kind", "f") in "biu")
+
+
+class Examples:
+    """`of[id(statement)]`: the values (its target, then its operands) a Prim statement met."""
+
+    def __init__(self, functions: dict):
+        self.functions = functions
+        self.of: dict = {}
+        self.globals: dict = {}
+
+    def run_globals(self, statements) -> None:
+        self.block(statements, self.globals)
+
+    def call(self, name, args) -> object:
+        fn = self.functions[name]
+        env = dict(zip(fn.params, args))
+        self.block(fn.body, env)
+        return env.get(OUT)
+
+    def value(self, env, v):
+        if v.__class__ is not str:
+            return v
+        if v in env:
+            return env[v]
+        if v in self.globals:
+            return self.globals[v]
+        if v.startswith("np."):
+            return getattr(np(), v[3:])
+        raise SourceError("not emitted", f"emit: `{v}` is read before it is bound", None)
+
+    def block(self, body, env) -> None:
+        for s in body:
+            self.statement(s, env)
+
+    def statement(self, s, env) -> None:
+        try:
+            self.run(s, env)
+        except (IndexError, ValueError, TypeError, ArithmeticError) as exc:    # numpy's word on the values
+            raise SourceError("not emitted", f"emit: this line fails at the point given ({exc}), so the shapes "
+                              "of its values are unknown", Span(s.line, 1, s.line, 1),
+                              "give --at a point at which the program runs") from None
+
+    def run(self, s, env) -> None:
+        if isinstance(s, Prim):
+            operands = [self.value(env, o) for o in s.operands]
+            with np().errstate(all="ignore"):
+                env[s.target] = s.prim.impl(*operands)
+            self.met(s, [env[s.target], *operands])
+        elif isinstance(s, Copy):        # a whole number is written as one (sweeps.number): an index
+            v = self.value(env, s.source)
+            env[s.target] = int(v) if v.__class__ is float and v.is_integer() and abs(v) < 2 ** 53 else v
+        elif isinstance(s, Plain):
+            env[s.target] = Text(self, env).run(s.text)
+        elif isinstance(s, Call):
+            env[s.target] = self.call(s.function, [self.value(env, a) for a in s.args])
+        elif isinstance(s, Jump):
+            raise _Jump(s.kind)
+        elif isinstance(s, If):
+            self.block(s.body if self.value(env, s.test) else s.orelse, env)
+        else:
+            self.loop(s, env)
+
+    def loop(self, s, env) -> None:
+        if isinstance(s, For):
+            steps = range(*[int(self.value(env, b)) for b in s.bounds])
+        while True:
+            if isinstance(s, For):
+                step = next(iter(steps), None)
+                if step is None:
+                    return
+                steps = steps[1:]
+                env[s.target] = step
+            else:
+                self.block(s.head, env)
+                if not self.value(env, s.test):
+                    return
+            try:
+                self.block(s.body, env)
+            except _Jump as jump:
+                if jump.kind == "break":
+                    return
+
+    def met(self, s, values) -> None:
+        before = self.of.setdefault(id(s), values)
+        if before is not values and [layout(v)[0] for v in before] != [layout(v)[0] for v in values]:
+            shapes = " and ".join(str(layout(v)[0]) for v in (before[0], values[0]))
+            raise SourceError("not emitted", f"emit: the value made here has the shapes {shapes} on two runs of "
+                              "it: a statement whose shapes change is not emitted yet", Span(s.line, 1, s.line, 1),
+                              "keep each value one shape (emit writes each statement for one shape)")
+
+
+BUILTINS = {"len": len, "range": range, "int": int}       # the Python builtins the IR's texts call
+
+
+class Text:
+    """A Plain statement's text (a truth, len, numpy's function of a builtin, an array constant)
+    evaluated on the values: the IR's own text, never the user's."""
+
+    def __init__(self, examples, env):
+        self.examples, self.env = examples, env
+
+    def run(self, text):
+        return self.node(ast.parse(text, mode="eval").body)
+
+    def node(self, n):
+        numpy = np()
+        if isinstance(n, ast.Constant):
+            return n.value
+        if isinstance(n, ast.Name):
+            return BUILTINS[n.id] if n.id in BUILTINS else self.examples.value(self.env, n.id)
+        if isinstance(n, ast.Attribute):
+            return getattr(numpy if isinstance(n.value, ast.Name) and n.value.id == "np" else self.node(n.value), n.attr)
+        if isinstance(n, ast.BoolOp):
+            values = [self.node(v) for v in n.values]
+            out = values[0]
+            for v in values[1:]:
+                out = (out and v) if isinstance(n.op, ast.And) else (out or v)
+            return out
+        if isinstance(n, ast.UnaryOp):
+            operand = self.node(n.operand)
+            return (not operand) if isinstance(n.op, ast.Not) else -operand
+        if isinstance(n, (ast.List, ast.Tuple)):
+            items = [self.node(e) for e in n.elts]
+            return items if isinstance(n, ast.List) else tuple(items)
+        if isinstance(n, ast.Call):
+            return self.node(n.func)(*[self.node(a) for a in n.args])
+        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Add):
+            return self.node(n.left) + self.node(n.right)
+        if isinstance(n, ast.Subscript):
+            return self.node(n.value)[self.node(n.slice)]
+        raise SourceError("not emitted", f"emit: the text {ast.unparse(n)!r} has no value here", None)
