@@ -20,9 +20,14 @@ def prepare(source, at, fn, of, dtype_name, target):
 
 
 def check_wrt(target, wrt) -> list:
-    """The inputs to differentiate (all of them by default), each checked to be an input."""
-    wrt = list(wrt) if wrt else list(target.inputs)
+    """The inputs to differentiate (all but the integer ones by default), each checked to be an
+    input that is not integer data."""
+    wrt = list(wrt) if wrt else [n for n in target.inputs if n not in target.integers]
     for w in wrt:
+        if w in target.integers:
+            raise SourceError("bad input", f"{option('wrt')} {w}: {w} is an integer input (integer data, as class "
+                              "labels or indices, is a constant of the run): it has no derivative", None,
+                              f"leave {w} out of {option('wrt')}, or give it as floats to differentiate in it")
         if w in target.defaulted and w not in target.inputs:
             raise SourceError("unknown input", f"{option('wrt')} {w}: a parameter with a default is an input only "
                               "when given", None, f"give it with {option('at')} {w}=...")

@@ -21,7 +21,7 @@ from .limits import Limits
 from .names import assigned_names, loaded_names, walk
 from .reach import reached_module
 from .spellings import foreign_library_use, misspelt_submodule_hint, unknown_module_name
-from .values import as_input, describe
+from .values import as_input, describe, is_integer_input
 
 
 @dataclass
@@ -36,6 +36,7 @@ class Target:
     output_name: str | None = None
     functions: list = field(default_factory=list)
     defaulted: list = field(default_factory=list)   # a function's parameters with defaults
+    integers: tuple = ()           # inputs given integer data: constants of the run, no derivative
     program: object = None         # a program file as read (parser/lenient.FileProgram)
 
     def reaching(self, names) -> nodes.Module:
@@ -50,13 +51,18 @@ class Target:
     def given(self, names) -> "Target":
         """This target with the defaulted parameters among `names` as inputs too (after the
         others, in parameter order); itself where none is given. A defaulted parameter not given
-        keeps its default and is a constant."""
+        keeps its default and is a constant. Where `names` is a dict of values, the inputs it gives
+        integer data (values.is_integer_input) are the target's `integers`: like a defaulted
+        parameter left out, a constant of the run, never differentiated."""
+        target = self
         extra = [d for d in self.defaulted if d in names and d not in self.inputs]
-        if not extra:
-            return self
-        required = [p for p in self.inputs if p not in self.defaulted]
-        chosen = [d for d in self.defaulted if d in names or d in self.inputs]
-        return replace(self, inputs=required + chosen)
+        if extra:
+            required = [p for p in self.inputs if p not in self.defaulted]
+            chosen = [d for d in self.defaulted if d in names or d in self.inputs]
+            target = replace(self, inputs=required + chosen)
+        integers = tuple(n for n in target.inputs if isinstance(names, dict) and n in names
+                         and is_integer_input(names[n])) if isinstance(names, dict) else target.integers
+        return target if integers == target.integers else replace(target, integers=integers)
 
     def describe(self) -> str:
         if self.kind == "function":
