@@ -86,6 +86,11 @@ def is_integer_input(v) -> bool:
     return kind is not None and kind in "iu" and getattr(v, "ndim", 0) > 0
 
 
+def integer_inputs(values: dict) -> list:
+    """The names of the inputs given integer data, in order: they have no derivative."""
+    return [name for name, v in (values or {}).items() if is_integer_input(v)]
+
+
 def as_input(v):
     """An input value in the working dtype: floats stay Python floats (the fast path) in float64.
     Integer data (is_integer_input) stays an array of integers."""

@@ -1,0 +1,146 @@
+"""Issue 29 item 2: integer inputs stay integers. Class labels `y` given as integer data (an .npy
+of ints, a numpy int array to the API, a check file's data file of ints) stay an int array in
+the run (indexing `p[np.arange(n), y]`), are left out of the default wrt (`--wrt y` is an error
+that says why), are constants of a check (finite differences never move them) and are part of
+the compiled function's variant key, so replays at moving labels stay right."""
+import json
+
+import numpy as np
+import pytest
+
+import autodiff
+from autodiff.cli import main as climain
+from autodiff.cli.render import common as render
+from autodiff.engine.checks.files import load_file
+from autodiff.engine.checks.runner import run_case
+
+SRC = '''import numpy as np
+
+
+def loss(W, b, X, y):
+    z = X @ W + b
+    z = z - np.max(z, axis=1, keepdims=True)
+    p = np.exp(z) / np.sum(np.exp(z), axis=1, keepdims=True)
+    n = X.shape[0]
+    return -np.mean(np.log(p[np.arange(n), y]))
+
+
+def loss_grad(W, b, X, y):
+    z = X @ W + b
+    z = z - np.max(z, axis=1, keepdims=True)
+    p = np.exp(z) / np.sum(np.exp(z), axis=1, keepdims=True)
+    n = X.shape[0]
+    d = p.copy()
+    d[np.arange(n), y] -= 1.0
+    d = d / n
+    return X.T @ d, np.sum(d, axis=0)
+'''
+rng = np.random.default_rng(29)
+W, B, X = rng.normal(size=(4, 3)), rng.normal(size=3), rng.normal(size=(6, 4))
+Y = np.array([0, 2, 1, 2, 0, 1])
+
+
+def loss(W, b, X, y):
+    z = X @ W + b
+    z = z - np.max(z, axis=1, keepdims=True)
+    p = np.exp(z) / np.sum(np.exp(z), axis=1, keepdims=True)
+    return -np.mean(np.log(p[np.arange(X.shape[0]), y]))
+
+
+def loss_grad(W, b, X, y):
+    z = X @ W + b
+    p = np.exp(z - np.max(z, axis=1, keepdims=True))
+    p = p / np.sum(p, axis=1, keepdims=True)
+    p[np.arange(X.shape[0]), y] -= 1.0
+    d = p / X.shape[0]
+    return X.T @ d, np.sum(d, axis=0)
+
+
+@pytest.fixture
+def model(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "model.py").write_text(SRC)
+    for name, value in {"W": W, "b": B, "X": X, "y": Y}.items():
+        np.save(tmp_path / f"{name}.npy", value)
+    return tmp_path
+
+
+def cli(capsys, *args):
+    render._consoles.clear()
+    code = climain.invoke(list(args))
+    out, err = capsys.readouterr()
+    return int(code), out, err
+
+
+AT = "W=@W.npy,b=@b.npy,X=@X.npy,y=@y.npy"
+
+
+def test_api_int_labels_stay_integers_and_are_not_differentiated(model):
+    at = {"W": W, "b": B, "X": X, "y": Y}
+    result = autodiff.grad(str(model / "model.py"), fn="loss", at=at)
+    assert list(result.gradient) == ["W", "b", "X"]
+    assert result.value == pytest.approx(loss(W, B, X, Y), rel=1e-14)
+    gw, gb = loss_grad(W, B, X, Y)
+    np.testing.assert_allclose(result.gradient["W"], gw, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(result.gradient["b"], gb, rtol=1e-12, atol=1e-15)
+    assert result.inputs["y"].dtype.kind == "i" and result.inputs["y"].tolist() == Y.tolist()
+    doubled = autodiff.evaluate("y + y", at={"y": Y}).value
+    assert doubled.dtype.kind == "i" and doubled.tolist() == (2 * Y).tolist()   # the run sees integers
+
+
+def test_wrt_an_integer_input_is_an_error_that_says_so(model, capsys):
+    with pytest.raises(autodiff.SourceError) as info:
+        autodiff.grad(str(model / "model.py"), fn="loss", at={"W": W, "b": B, "X": X, "y": Y}, wrt=["y"])
+    assert "integer input" in info.value.message and "no derivative" in info.value.message
+    code, out, err = cli(capsys, "grad", str(model / "model.py"), "--fn", "loss", "--at", AT, "--wrt", "y")
+    assert code == 2 and "y is an integer input" in err and "Traceback" not in err
+
+
+def test_cli_npy_of_ints_and_json_names_the_integer_inputs(model, capsys):
+    code, out, err = cli(capsys, "grad", str(model / "model.py"), "--fn", "loss", "--at", AT, "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["wrt"] == ["W", "b", "X"] and doc["integers"] == ["y"] and doc["inputs"]["y"] == Y.tolist()
+    np.testing.assert_allclose(doc["gradient"]["W"], loss_grad(W, B, X, Y)[0], rtol=1e-12, atol=1e-15)
+    assert any(n.startswith("y is integer data") for n in doc["notes"])
+    code, out, err = cli(capsys, "grad", str(model / "model.py"), "--fn", "loss", "--at", AT)
+    assert code == 0 and "y is integer data" in out
+
+
+def test_cli_check_never_moves_the_labels(model, capsys):
+    code, out, err = cli(capsys, "grad", str(model / "model.py"), "--fn", "loss", "--at", AT, "--check", "--json")
+    assert code == 0, out + err
+    check = json.loads(out)["check"]
+    assert check["passed"] and {e["entry"].split("[")[0] for e in check["entries"]} == {"W", "b", "X"}
+
+
+def test_function_replays_at_moving_points_and_labels(model):
+    f = autodiff.function(str(model / "model.py"), fn="loss")
+    for k in range(5):
+        y = rng.integers(0, 3, size=6)
+        w = W + 0.1 * k
+        value, g = f.value_and_grad(W=w, b=B, X=X, y=y)
+        assert value == pytest.approx(loss(w, B, X, y), rel=1e-13)
+        np.testing.assert_allclose(g["W"], loss_grad(w, B, X, y)[0], rtol=1e-12, atol=1e-15)
+        assert list(g) == ["W", "b", "X"]
+    g = f.grad(W=W, b=B, X=X, y=Y.astype(float))     # float labels: an input as before, its own trace
+    assert list(g) == ["W", "b", "X", "y"]
+
+
+def test_check_gradient_with_a_hand_function_and_int_labels(model):
+    report = autodiff.check_gradient(str(model / "model.py"), fn="loss", at={"W": W, "b": B, "X": X, "y": Y},
+                                     grad={"W": loss_grad(W, B, X, Y)[0], "b": loss_grad(W, B, X, Y)[1]},
+                                     wrt=["W", "b"])
+    assert report.passed and {r.label.split("[")[0] for r in report.rows} == {"W", "b"}
+
+
+def test_check_file_with_a_data_file_of_ints(model):
+    (model / "ce.grad.toml").write_text(
+        '[[case]]\nname = "labels"\nprogram = "model.py"\nfn = "loss"\n'
+        'at = { W = "@W.npy", b = "@b.npy", X = "@X.npy", y = "@y.npy" }\nwrt = ["W", "b"]\nhand = "loss_grad"\n'
+        '[[case]]\nname = "all by default"\nprogram = "model.py"\nfn = "loss"\n'
+        'at = { W = "@W.npy", b = "@b.npy", X = "@X.npy", y = "@y.npy" }\n'
+        'grad = { W = "loss_grad(W, b, X, y)[0]", b = "loss_grad(W, b, X, y)[1]", X = "loss_grad(W, b, X, y)[0][0, 0] * 0 + X * 0" }\n')
+    results = [run_case(c) for c in load_file(str(model / "ce.grad.toml"))]
+    assert results[0].status == "passed", results[0].message
+    assert results[1].status == "failed" and results[1].entry.startswith("X"), results[1].message
