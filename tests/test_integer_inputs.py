@@ -34,6 +34,15 @@ def loss_grad(W, b, X, y):
     d[np.arange(n), y] -= 1.0
     d = d / n
     return X.T @ d, np.sum(d, axis=0)
+
+
+def loss_grad_all(W, b, X, y):
+    dW, db = loss_grad(W, b, X, y)
+    z = X @ W + b
+    p = np.exp(z - np.max(z, axis=1, keepdims=True))
+    p = p / np.sum(p, axis=1, keepdims=True)
+    p[np.arange(X.shape[0]), y] -= 1.0
+    return dW, db, p @ W.T / X.shape[0]
 '''
 rng = np.random.default_rng(29)
 W, B, X = rng.normal(size=(4, 3)), rng.normal(size=3), rng.normal(size=(6, 4))
@@ -127,11 +136,12 @@ def test_function_replays_at_moving_points_and_labels(model):
     assert list(g) == ["W", "b", "X", "y"]
 
 
-def test_check_gradient_with_a_hand_function_and_int_labels(model):
+def test_check_gradient_with_int_labels_checks_the_float_inputs_only(model):
+    gw, gb = loss_grad(W, B, X, Y)
     report = autodiff.check_gradient(str(model / "model.py"), fn="loss", at={"W": W, "b": B, "X": X, "y": Y},
-                                     grad={"W": loss_grad(W, B, X, Y)[0], "b": loss_grad(W, B, X, Y)[1]},
-                                     wrt=["W", "b"])
-    assert report.passed and {r.label.split("[")[0] for r in report.rows} == {"W", "b"}
+                                     grad={"W": gw, "b": gb, "X": "loss_grad_all(W, b, X, y)[2]"})
+    assert report.passed, report
+    assert {r.label.split("[")[0] for r in report.rows} == {"W", "b", "X"}
 
 
 def test_check_file_with_a_data_file_of_ints(model):
@@ -139,8 +149,10 @@ def test_check_file_with_a_data_file_of_ints(model):
         '[[case]]\nname = "labels"\nprogram = "model.py"\nfn = "loss"\n'
         'at = { W = "@W.npy", b = "@b.npy", X = "@X.npy", y = "@y.npy" }\nwrt = ["W", "b"]\nhand = "loss_grad"\n'
         '[[case]]\nname = "all by default"\nprogram = "model.py"\nfn = "loss"\n'
+        'at = { W = "@W.npy", b = "@b.npy", X = "@X.npy", y = "@y.npy" }\nhand = "loss_grad_all"\n'
+        '[[case]]\nname = "a wrong X"\nprogram = "model.py"\nfn = "loss"\n'
         'at = { W = "@W.npy", b = "@b.npy", X = "@X.npy", y = "@y.npy" }\n'
-        'grad = { W = "loss_grad(W, b, X, y)[0]", b = "loss_grad(W, b, X, y)[1]", X = "loss_grad(W, b, X, y)[0][0, 0] * 0 + X * 0" }\n')
+        'grad = { W = "loss_grad(W, b, X, y)[0]", b = "loss_grad(W, b, X, y)[1]", X = "2 * loss_grad_all(W, b, X, y)[2]" }\n')
     results = [run_case(c) for c in load_file(str(model / "ce.grad.toml"))]
-    assert results[0].status == "passed", results[0].message
-    assert results[1].status == "failed" and results[1].entry.startswith("X"), results[1].message
+    assert [r.status for r in results] == ["passed", "passed", "failed"], [r.message for r in results]
+    assert results[2].entry.startswith("X"), results[2].message
