@@ -142,6 +142,8 @@ def test_check_gradient_with_int_labels_checks_the_float_inputs_only(model):
                                      grad={"W": gw, "b": gb, "X": "loss_grad_all(W, b, X, y)[2]"})
     assert report.passed, report
     assert {r.label.split("[")[0] for r in report.rows} == {"W", "b", "X"}
+    report = autodiff.check_gradient(str(model / "model.py"), fn="loss", at={"W": W, "b": B, "X": X, "y": Y})
+    assert report.passed and {r.label.split("[")[0] for r in report.rows} == {"W", "b", "X"}, report
 
 
 def test_check_file_with_a_data_file_of_ints(model):

@@ -23,6 +23,10 @@ def check_wrt(target, wrt) -> list:
     """The inputs to differentiate (all but the integer ones by default), each checked to be an
     input that is not integer data."""
     wrt = list(wrt) if wrt else [n for n in target.inputs if n not in target.integers]
+    if not wrt and target.inputs:
+        raise SourceError("bad input", f"every input is integer data ({', '.join(target.integers)}): integer "
+                          "data, as class labels or indices, is a constant of the run and has no derivative", None,
+                          "give an input to differentiate in as floats (numpy.save(path, x.astype(float)))")
     for w in wrt:
         if w in target.integers:
             raise SourceError("bad input", f"{option('wrt')} {w}: {w} is an integer input (integer data, as class "
