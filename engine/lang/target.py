@@ -292,7 +292,12 @@ class Runner:
                 self._fn = fn
 
     def run(self, values: dict):
-        """One run; the output as computed (boxed if the inputs were)."""
+        """One run; the output as computed (boxed if the inputs were), a list the array numpy
+        makes of it."""
+        out = self._run(values)
+        return out if out.__class__ is not list else output_array(out, self.target)
+
+    def _run(self, values: dict):
         interp = self.interp
         if self._runs:                      # a fresh count per run; the first keeps the top level's
             interp.signature.clear()        # the compiled closures hold this very list
@@ -324,6 +329,19 @@ class Runner:
         self.signature = tuple(self.interp.signature)
         check_output(out, self.target)
         return strip(out)
+
+
+def output_array(out: list, target):
+    """A list output as the array numpy makes of it; a list numpy makes none of is the user's
+    error (a ragged list: both shapes; too many dimensions), never an internal one."""
+    try:
+        return as_array(out)
+    except EngineError as exc:
+        raise SourceError(exc.kind, f"the output: {exc.message}", None, source=target.source,
+                          filename=target.filename) from None
+    except (ValueError, IndexError) as exc:            # numpy's limit of 64 dimensions
+        raise SourceError("bad output", f"the output is a list numpy makes no array of: {exc}", None,
+                          source=target.source, filename=target.filename) from None
 
 
 class _located:
