@@ -4,8 +4,6 @@ A binary operator reads a constant or a local operand inline (see `operand`); th
 closures themselves are in operator_closures.py."""
 from __future__ import annotations
 
-import math
-
 from ...parser import nodes
 from ...parser.errors import SourceError, option
 from ..core import ops
