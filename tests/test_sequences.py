@@ -326,3 +326,12 @@ def test_append_to_an_array_says_to_write_np_append():
         api.evaluate(None, at={"x": LISTS_AT["a"]}, target=api.load(src, filename="p.py"))
     assert "not a list" in info.value.message and "np.append" in info.value.hint
     assert (info.value.span.line, info.value.span.column) == (4, 5)
+
+
+def test_an_item_of_a_list_is_assigned_on_a_copy():
+    src = ("import numpy as np\ndef f(x):\n    parts = [x, x[:2]]\n    kept = parts\n    parts[1] = x[:1] * 3.0\n"
+           "    parts[0] += 1.0\n    return np.sum(np.concatenate(parts)) + 10.0 * np.sum(np.concatenate(kept))\n")
+    r = api.grad(None, at={"x": LISTS_AT["a"]}, target=api.load(src, filename="p.py"))
+    a = LISTS_AT["a"]
+    assert r.value == pytest.approx(np.sum(a + 1.0) + 3.0 * a[0] + 10.0 * (np.sum(a) + np.sum(a[:2])))
+    assert r.gradient["x"].tolist() == pytest.approx([1 + 3 + 20, 1 + 20, 1 + 10])
