@@ -158,3 +158,20 @@ def test_check_file_with_a_data_file_of_ints(model):
     results = [run_case(c) for c in load_file(str(model / "ce.grad.toml"))]
     assert [r.status for r in results] == ["passed", "passed", "failed"], [r.message for r in results]
     assert results[2].entry.startswith("X"), results[2].message
+
+
+def test_astype_int_spells_integer_data_on_the_command_line_and_in_a_check_file(model, capsys):
+    labels = ", ".join(str(v) for v in Y)
+    at = f"W=@W.npy,b=@b.npy,X=@X.npy,y=[{labels}].astype(int)"
+    code, out, err = cli(capsys, "grad", str(model / "model.py"), "--fn", "loss", "--at", at, "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["integers"] == ["y"] and doc["inputs"]["y"] == Y.tolist() and doc["wrt"] == ["W", "b", "X"]
+    assert doc["value"] == pytest.approx(loss(W, B, X, Y), rel=1e-14)
+    code, out, err = cli(capsys, "run", "y", "--at", "y=[0.5, -1.5, 2.0].astype(int)", "--json")
+    assert json.loads(out)["value"] == [0, -1, 2]                  # numpy's cast: toward zero
+    (model / "c.grad.toml").write_text(
+        '[[case]]\nprogram = "model.py"\nfn = "loss"\n'
+        f'at = {{ W = "@W.npy", b = "@b.npy", X = "@X.npy", y = "[{labels}].astype(int)" }}\nhand = "loss_grad_all"\n')
+    results = [run_case(c) for c in load_file(str(model / "c.grad.toml"))]
+    assert [r.status for r in results] == ["passed"], [r.message for r in results]

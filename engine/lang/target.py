@@ -9,6 +9,7 @@ from ...parser import nodes, parse_expression, parse_program
 from ...parser.errors import SourceError, option
 from ...parser.files import read_text
 from ...parser.lenient import parse_file
+from ..core.backend import xp
 from ..core.errors import EngineError
 from ..core.sequences import as_array
 from ..core.tape import strip
@@ -227,7 +228,16 @@ def constant(text: str, what: str, limits: Limits | None = None):
     if isinstance(v, tuple) or callable(v) or not isinstance(strip(v), (float, int, bool)) and not hasattr(v, "shape"):
         raise SourceError("bad input", f"{what}: the value is {describe(v)}, not a number or an array",
                           node.span, source=text, filename=what)
+    if integer_spelling(node.body) and getattr(v, "ndim", 0) > 0:
+        v = xp().asarray(v).astype(xp().int64)     # `[0, 2, 1].astype(int)`: integer data, as numpy's
     return as_input(v)
+
+
+def integer_spelling(e) -> bool:
+    """Whether an input's text ends in `.astype(int)`: integer data (class labels, indices),
+    a constant of the run, as numpy's int array is."""
+    return (isinstance(e, nodes.Call) and isinstance(e.func, nodes.Attribute) and e.func.attr == "astype"
+            and len(e.args) == 1 and isinstance(e.args[0], nodes.Name) and e.args[0].id == "int" and not e.keywords)
 
 
 def bind(target: Target, values: dict) -> tuple:
