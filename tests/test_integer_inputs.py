@@ -175,3 +175,15 @@ def test_astype_int_spells_integer_data_on_the_command_line_and_in_a_check_file(
         f'at = {{ W = "@W.npy", b = "@b.npy", X = "@X.npy", y = "[{labels}].astype(int)" }}\nhand = "loss_grad_all"\n')
     results = [run_case(c) for c in load_file(str(model / "c.grad.toml"))]
     assert [r.status for r in results] == ["passed"], [r.message for r in results]
+
+
+def test_python_callables_keep_int_labels_and_never_move_them():
+    def hand(W, b, X, y):
+        dW, db = loss_grad(W, b, X, y)
+        return {"W": dW, "b": db}
+    at = {"W": W, "b": B, "X": X, "y": Y}
+    report = autodiff.check_gradient(loss, grad=hand, at=at, wrt=["W", "b"])
+    assert report.passed and {r.label.split("[")[0] for r in report.rows} == {"W", "b"}
+    with pytest.raises(autodiff.SourceError) as info:
+        autodiff.check_gradient(loss, grad=hand, at=at, wrt=["W", "y"])
+    assert "y is an integer input" in info.value.message

@@ -29,9 +29,7 @@ def check_wrt(target, wrt) -> list:
                           "give an input to differentiate in as floats (numpy.save(path, x.astype(float)))")
     for w in wrt:
         if w in target.integers:
-            raise SourceError("bad input", f"{option('wrt')} {w}: {w} is an integer input (integer data, as class "
-                              "labels or indices, is a constant of the run): it has no derivative", None,
-                              f"leave {w} out of {option('wrt')}, or give it as floats to differentiate in it")
+            raise integer_wrt(w)
         if w in target.defaulted and w not in target.inputs:
             raise SourceError("unknown input", f"{option('wrt')} {w}: a parameter with a default is an input only "
                               "when given", None, f"give it with {option('at')} {w}=...")
@@ -39,6 +37,13 @@ def check_wrt(target, wrt) -> list:
             raise SourceError("unknown input", f"{option('wrt')} {w}: not an input (the inputs: "
                               f"{', '.join(target.inputs) or 'none'})")
     return wrt
+
+
+def integer_wrt(name: str) -> SourceError:
+    """The error of differentiating in an input given integer data."""
+    return SourceError("bad input", f"{option('wrt')} {name}: {name} is an integer input (integer data, as class "
+                       "labels or indices, is a constant of the run): it has no derivative", None,
+                       f"leave {name} out of {option('wrt')}, or give it as floats to differentiate in it")
 
 
 def check_result_elements(what: str, count: int, limits) -> None:
