@@ -92,10 +92,15 @@ def test_one_row_or_one_column_is_a_vector_and_one_cell_a_number(tmp_path):
     assert grad_json("x*x", "--at", f"x=@{tmp_path / 'one.txt'}")["gradient"]["x"] == 5.0
 
 
-def test_integers_become_floats_and_dtype_follows_the_option(tmp_path):
+def test_integers_stay_integers_and_dtype_follows_the_option(tmp_path):
+    # issue 29 item 2: an .npy of ints is integer data (labels, indices): a constant, no derivative
     np.save(tmp_path / "i.npy", np.arange(3))
-    doc = grad_json("sum(w*w)", "--at", f"w=@{tmp_path / 'i.npy'}")
-    assert doc["gradient"]["w"] == [0.0, 2.0, 4.0]
+    code, out, err = cli("run", "w * w", "--at", f"w=@{tmp_path / 'i.npy'}", "--json")
+    assert code == 0 and json.loads(out)["value"] == [0, 1, 4]
+    code, out, err = cli("grad", "sum(w*w)", "--at", f"w=@{tmp_path / 'i.npy'}")
+    assert code == 2 and "every input is integer data (w)" in err and "astype(float)" in err
+    doc = grad_json("sum(x*w)", "--at", f"w=@{tmp_path / 'i.npy'},x=[1,2,3]")
+    assert doc["gradient"] == {"x": [0.0, 1.0, 2.0]} and doc["integers"] == ["w"]
     np.save(tmp_path / "f.npy", np.array([0.1, 0.2]))
     doc = grad_json("sum(w*w)", "--at", f"w=@{tmp_path / 'f.npy'}", "--dtype", "float32")
     assert doc["inputs"]["w"] == [0.1, 0.2]          # float32's shortest digits

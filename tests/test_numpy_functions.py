@@ -6,6 +6,8 @@ each gradient (reverse mode, of the summed output) against central differences a
 mode; the table entries (qr_q, qr_r, eig_values, eig_vectors) are walked rule by rule in
 test_rules.py."""
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.linalg as sl
@@ -26,6 +28,9 @@ S = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])
 G = np.array([[2.0, 0.5, -0.3], [0.1, -1.0, 0.4], [-0.2, 0.3, 0.8]])  # real, distinct eigenvalues
 B = np.array([1.0, -0.5, 2.0])
 NAN = np.array([[0.5, np.nan, 2.0], [np.nan, 0.3, -0.7], [1.1, 0.2, np.nan]])
+NANS3 = rng.uniform(-1, 1, (3, 4, 5))
+NANS3[rng.random(NANS3.shape) < 0.3] = np.nan
+NANS3[1, 2, :] = np.nan                                          # a slice of nans only: numpy's nan
 XP, FP = np.array([0.0, 1.0, 2.5, 4.0]), np.array([1.0, -1.0, 2.0, 0.5])
 POINTS = np.array([-1.0, 0.5, 1.7, 3.9, 5.0])
 T3, T4 = rng.uniform(-1, 1, (2, 3, 4)), rng.uniform(-1, 1, (2, 4, 5))
@@ -68,6 +73,14 @@ CASES = [
      " + np.nanstd(n, 0) + np.nanvar(n, axis=1, ddof=1) + np.nanmean(n)", {"n": NAN},
      lambda n: (np.nansum(n, 0) + np.nanmean(n, axis=1) + np.nanmax(n, 0) + np.nanmin(n, 1) + np.nanprod(n, 0)
                 + np.nanstd(n, 0) + np.nanvar(n, axis=1, ddof=1) + np.nanmean(n))),
+    ("np.nanmedian(n) + np.nanmedian(n, axis=0) + np.nanmedian(n, 1, keepdims=True)[0]"
+     " + np.nanmedian(w, axis=(0, 2))[:3]", {"n": NAN, "w": NANS3},
+     lambda n, w: (np.nanmedian(n) + np.nanmedian(n, axis=0) + np.nanmedian(n, 1, keepdims=True)[0]
+                   + np.nanmedian(w, axis=(0, 2))[:3])),
+    ("np.nanquantile(w, [0.1, 0.55, 0.93], axis=2)[:, 0, :3] + np.nanpercentile(n, 37, axis=1)"
+     " + np.nanpercentile(n, [0, 64, 100]) + np.nanquantile(w, 0.3, keepdims=True)[0, 0]", {"n": NAN, "w": NANS3},
+     lambda n, w: (np.nanquantile(w, [0.1, 0.55, 0.93], axis=2)[:, 0, :3] + np.nanpercentile(n, 37, axis=1)
+                   + np.nanpercentile(n, [0, 64, 100]) + np.nanquantile(w, 0.3, keepdims=True)[0, 0])),
     ("np.nansum(n, keepdims=True) + np.nanmax(n, 1, keepdims=True)", {"n": NAN},
      lambda n: np.nansum(n, keepdims=True) + np.nanmax(n, 1, keepdims=True)),
     ("np.interp(x, xp, fp) + np.interp(x, xp, fp, left=-7.0, right=9.0) + np.interp(1.7, xp, fp)",
@@ -246,3 +259,24 @@ def test_the_names_of_a_module_listed_are_the_languages_names_of_that_module():
 ])
 def test_hessians_match_differences_of_the_gradient(expr, x):
     assert_hessian_matches_differences_of_the_gradient(expr, x)
+
+
+@pytest.mark.parametrize("expr, reference", [
+    ("np.nanmedian(w, axis=2)", lambda w: np.nanmedian(w, axis=2)),
+    ("np.nanmedian(w, axis=(0, 2), keepdims=True)", lambda w: np.nanmedian(w, axis=(0, 2), keepdims=True)),
+    ("np.nanquantile(w, [[0.1, 0.5], [0.25, 1.0]], axis=1, keepdims=True)",
+     lambda w: np.nanquantile(w, [[0.1, 0.5], [0.25, 1.0]], axis=1, keepdims=True)),
+    ("np.nanpercentile(w, [0, 37, 100])", lambda w: np.nanpercentile(w, [0, 37, 100])),
+    ("np.nanpercentile(w, 37, axis=0)", lambda w: np.nanpercentile(w, 37, axis=0)),
+])
+def test_nan_order_statistics_are_numpys_to_the_bit(expr, reference):
+    with warnings.catch_warnings():                                    # numpy warns of the slice of nans
+        warnings.simplefilter("ignore", RuntimeWarning)
+        want = reference(NANS3)
+    got = np.asarray(run(expr, {"w": NANS3}))
+    assert got.shape == want.shape and np.array_equal(got, want, equal_nan=True)
+
+
+def test_nanmedian_gradient_goes_to_the_middle_entries_that_are_not_nan():
+    r = autodiff.grad("np.nanmedian(v)", at={"v": [3.0, np.nan, 1.0, 7.0, np.nan, 5.0]})
+    assert r.gradient["v"].tolist() == [0.5, 0.0, 0.0, 0.0, 0.0, 0.5]     # (3 + 5) / 2 of 1, 3, 5, 7

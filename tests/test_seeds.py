@@ -111,11 +111,15 @@ def test_d2l_exercise_hand_derivative_as_an_expression_agrees():
     np.testing.assert_allclose(r.gradient["x"], hand, rtol=1e-12, atol=1e-12)
 
 
-def test_integer_inputs_are_floats_and_never_refused():
+def test_integer_numbers_are_floats_and_int_arrays_are_integer_data():
     r = autodiff.grad("x**2", at={"x": 3})
     assert r.gradient["x"] == 6.0
-    r = autodiff.grad("sum(x**2)", at={"x": np.arange(3)})       # an int array from the caller
+    r = autodiff.grad("sum(x**2)", at={"x": [0, 1, 2]})           # a list of ints: numbers
     assert r.gradient["x"].dtype == np.float64 and r.gradient["x"].tolist() == [0.0, 2.0, 4.0]
+    # issue 29 item 2: an int array from the caller is integer data (labels), with no derivative
+    with pytest.raises(autodiff.SourceError) as info:
+        autodiff.grad("sum(x**2)", at={"x": np.arange(3)})
+    assert "every input is integer data (x)" in info.value.message
 
 
 # ---- samples/expressions/README.md: every command listed there, with its expected result ----------

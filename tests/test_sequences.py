@@ -272,7 +272,7 @@ def test_a_list_of_arrays_in_a_program_loops_indexes_and_concatenates():
 
 @pytest.mark.parametrize("argv, where", [
     (["grad", "sum([a, b])", "--at", "a=[0.5,1.25,2],b=[0.75,1.5]"], "1:1"),
-    (["grad", "sum([a, b] * 2)", "--at", "a=[0.5,1.25,2],b=[0.75,1.5]"], "1:12"),
+    (["grad", "sum([a, b] * 2)", "--at", "a=[0.5,1.25,2],b=[0.75,1.5]"], "1:1"),   # Python repeats the list
     (["run", "exp([a, [1.0, 2.0]])", "--at", "a=[0.5,1.25,2]"], "1:1"),
     (["run", "array([[1.0, 2.0], [3.0]])"], "1:1"),
     (["run", "sum(x)", "--at", "x=[[1,2],[3]]"], "1:1"),
@@ -282,3 +282,56 @@ def test_a_ragged_list_used_as_an_array_is_a_located_shape_mismatch(argv, where)
     assert out.code == 2, out.err
     assert "shape mismatch" in out.err and where in out.err and "Traceback" not in out.err
     assert "(3,)" in out.err or "(2,)" in out.err and "(1,)" in out.err, out.err
+
+
+# issue 29 item 2: a list literal is a Python list until numpy makes an array of it
+@pytest.mark.parametrize("source, want", [
+    ("len([x[0]] + [x[1]])", 2.0),                       # numpy's reading would add: 1
+    ("len([0.0] * 4) + len(3 * [x[0], x[1]])", 10.0),       # a literal count repeats the list
+    ("sum([1.0, 2.0] * x[1])", 3.75),                    # a number from the data: numpy's scalar
+    ("sum(np.array([x[0]] + [x[1], x[2]]) * x)", 0.5 * 0.5 + 1.25 * 1.25 + 2.0 * 2.0),
+    ("sum(np.array([0.0] * 3) + x)", 3.75),
+    ("sum([x[0], x[1]] + x[:2])", 2 * (0.5 + 1.25)),     # with an array: numpy adds elementwise
+    ("sum(x[[0, 2]]) + [[1.0, x[1]], [x[2], 2.0]][0, 1]", 2.5 + 1.25),
+    ("len([x, x[:2]] + [x])", 3.0),                      # a ragged list joins as Python joins it
+])
+def test_list_literals_join_and_repeat_as_python_lists(source, want):
+    assert api.evaluate(source, at={"x": LISTS_AT["a"]}).value == pytest.approx(want)
+
+
+APPEND = """import numpy as np
+def f(x):
+    parts = []
+    for i in range(3):
+        parts.append(x[i] * x[i])
+    kept = parts
+    parts.append(x[0])
+    rows = [x]
+    rows.append(x[:2])
+    return np.sum(np.array(parts)) + len(kept) + np.sum(np.concatenate(rows)) + len([x[0]] + [x[1]])
+"""
+
+
+def test_append_rebinds_the_list_with_value_semantics_and_replays():
+    f = api.Function(target=api.load(APPEND, filename="p.py"))
+    for x in (np.array([0.5, 1.25, 2.0]), np.array([1.0, -2.0, 3.0])):
+        value, g = f.value_and_grad(x=x)
+        assert value == pytest.approx(np.sum(x ** 2) + x[0] + 3 + np.sum(x) + np.sum(x[:2]) + 2)
+        assert g["x"].tolist() == pytest.approx((2 * x + [1 + 1 + 1, 1 + 1, 1]).tolist())
+
+
+def test_append_to_an_array_says_to_write_np_append():
+    src = "import numpy as np\ndef f(x):\n    y = x * 2\n    y.append(x[0])\n    return np.sum(y)\n"
+    with pytest.raises(SourceError) as info:
+        api.evaluate(None, at={"x": LISTS_AT["a"]}, target=api.load(src, filename="p.py"))
+    assert "not a list" in info.value.message and "np.append" in info.value.hint
+    assert (info.value.span.line, info.value.span.column) == (4, 5)
+
+
+def test_an_item_of_a_list_is_assigned_on_a_copy():
+    src = ("import numpy as np\ndef f(x):\n    parts = [x, x[:2]]\n    kept = parts\n    parts[1] = x[:1] * 3.0\n"
+           "    parts[0] += 1.0\n    return np.sum(np.concatenate(parts)) + 10.0 * np.sum(np.concatenate(kept))\n")
+    r = api.grad(None, at={"x": LISTS_AT["a"]}, target=api.load(src, filename="p.py"))
+    a = LISTS_AT["a"]
+    assert r.value == pytest.approx(np.sum(a + 1.0) + 3.0 * a[0] + 10.0 * (np.sum(a) + np.sum(a[:2])))
+    assert r.gradient["x"].tolist() == pytest.approx([1 + 3 + 20, 1 + 20, 1 + 10])

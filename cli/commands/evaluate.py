@@ -96,7 +96,7 @@ def grad(target, at, fn, of, dtype, as_json, wrt, cotangent, debug, mode, explai
 
 
 def _grad_json(result, formulas=None, assumed=()) -> dict:
-    from ...engine.lang.values import shape_of
+    from ...engine.lang.values import integer_inputs, shape_of
     from ..output import jsonable
     from ..render.common import notes_for
     return {"value": jsonable(result.value), "gradient": {k: jsonable(v) for k, v in result.gradient.items()},
@@ -104,7 +104,8 @@ def _grad_json(result, formulas=None, assumed=()) -> dict:
             "output_shape": list(shape_of(result.value)), "reduced": result.reduced,
             "unconnected": result.unconnected, "notes": notes_for(result),
             "kinks": [kink_json(k) for k in result.kinks], "tape_entries": result.tape_length,
-            "mode": result.mode, "wrt": list(result.gradient), "nonfinite": result.nonfinite,
+            "mode": result.mode, "wrt": list(result.gradient), "integers": integer_inputs(result.inputs),
+            "nonfinite": result.nonfinite,
             **({"symbolic": formulas, "symbolic_assumes": list(assumed)} if formulas is not None else {})}
 
 

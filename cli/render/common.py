@@ -49,6 +49,11 @@ def notes_for(result) -> list:
             notes.append(f"the gradient for {name} is not finite (nan or inf)")
     for finding in getattr(result, "nonfinite", ()) or ():     # NaN provenance: where it began
         notes.append(finding["message"])
+    if getattr(result, "gradient", None) is not None:
+        from ...engine.lang.values import integer_inputs
+        for name in integer_inputs(getattr(result, "inputs", None)):
+            notes.append(f"{name} is integer data (a constant of the run, as class labels or indices): "
+                         "it has no derivative")
     for name in getattr(result, "unconnected", ()) or ():
         notes.append(f"{name} does not reach the output: its gradient is exactly 0 (unconnected)")
     seen = set()

@@ -11,6 +11,8 @@ import math
 
 from ...parser.errors import SourceError
 from ..core.backend import np
+from ..diff.common import integer_wrt
+from ..lang.values import is_integer_input
 from .differences import Objective, fast_check, full_check
 from .hand import HandGradient
 from .report import CheckReport, tolerance_for
@@ -50,13 +52,17 @@ def check_python_gradient(fn, at, grad, mode="full", seed=None, dtype="float64",
     if not at:
         raise SourceError("missing input", "give the point with at={...}: the values of f's arguments")
     float_type = np().float32 if dtype == "float32" else np().float64
-    inputs = {k: (float(float_type(v)) if np().ndim(v) == 0 else np().array(v, dtype=float_type))
-              for k, v in at.items()}
+    # integer data (class labels, indices) stays integers: a constant, never moved
+    inputs = {k: (np().array(v) if is_integer_input(v) else float(float_type(v)) if np().ndim(v) == 0
+                  else np().array(v, dtype=float_type)) for k, v in at.items()}
     order = input_order(fn, inputs)
-    names = list(wrt or order)
+    names = list(wrt or [n for n in order if not is_integer_input(inputs[n])])
     unknown = [n for n in names if n not in inputs]
     if unknown:
         raise SourceError("unknown input", f"wrt names {unknown[0]!r}, which at does not give")
+    integer = [n for n in names if is_integer_input(inputs[n])]
+    if integer:
+        raise integer_wrt(integer[0])
     hand = HandGradient(grad, names, variables=order).at(inputs)
     tol = tolerance_for(dtype, rtol, atol, step)
     objective = Objective(PythonRunner(fn, order))

@@ -22,6 +22,7 @@ from .report import FAILING, KINK, SEVERITY_ORDER, WARNING, tolerance_for
 from .verdicts import compare
 from .workers import run_in_process, run_supervised
 from ..diff import reverse
+from ..diff.common import check_wrt
 from ..diff.function import Function, ReplayRunner
 from ..lang.target import Runner, bind_inputs, constant, load
 from ..lang.limits import Limits
@@ -144,7 +145,7 @@ def _run(case, result, seed):
         if w not in target.inputs:
             raise SourceError("unknown input", f"wrt names {w!r}, which is not an input "
                               f"(the inputs: {', '.join(target.inputs) or 'none'})")
-    names = wrt or list(target.inputs)
+    names = check_wrt(target, wrt)                # integer data: constants of the check, never moved
     spec = case.grad if case.grad is not None else case.functions.get("hand")
     hand = HandGradient(spec, names, limits, variables=list(target.inputs), program=target) \
         if spec is not None else None

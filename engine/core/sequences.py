@@ -5,6 +5,8 @@ gradient reaches each; elements of different shapes are numpy's ragged-sequence 
 with both shapes."""
 from __future__ import annotations
 
+import math
+
 from . import ops
 from .backend import is_array, xp
 from .errors import EngineError
@@ -46,6 +48,57 @@ def as_array(v):
     """v, or the array numpy reads a tuple or list as (the one conversion every array
     argument takes)."""
     return sequence_array(v) if v.__class__ in (tuple, list) else v
+
+
+def numpy_reading(v):
+    """A list (a list literal's value) where numpy functions read it: the array np.asarray
+    makes of it where its items (each read so first) share one shape, else the list itself
+    (ragged: concatenate and its kind read it item by item; elsewhere numpy's error). Anything
+    else as it is."""
+    if v.__class__ is not list:
+        return v
+    if not v:
+        return xp().zeros((0,), dtype=run_dtype[0])
+    items = [numpy_reading(x) if x.__class__ is list else (sequence_array(x) if x.__class__ is tuple else x)
+             for x in v]
+    if any(x.__class__ is list for x in items):
+        return items
+    first = shape(items[0])
+    if any(shape(x) != first for x in items) or not all(is_array(strip(x)) or isinstance(strip(x), (bool, int, float))
+                                                        for x in items):
+        return items
+    return sequence_array(items)
+
+
+def read_lists(values: list) -> list:
+    """The arguments of a builtin or a derivative transform: each list as numpy reads it;
+    user functions take lists as they are."""
+    return [numpy_reading(v) if v.__class__ is list else v for v in values]
+
+
+def elements_in(v, counted=None) -> int:
+    """How many numbers a value holds, its lists' items counted through (each list once: `x =
+    [x, x]` doubles the count each time without copying)."""
+    if v.__class__ is list or v.__class__ is tuple:
+        counted = {} if counted is None else counted
+        if id(v) not in counted:
+            counted[id(v)] = sum(elements_in(x, counted) for x in v)
+        return counted[id(v)]
+    return int(math.prod(shape(v)))
+
+
+def list_operation(op: str, a, b, repeats: bool = False):
+    """Python's `+` and `*` of lists: `[a] + [b]` joins them; where `repeats` (the number is a
+    literal of the source: `[0.0] * 3`, `3 * [x, y]`) a list times a whole number repeats it.
+    None for any other operands: numpy reads a list as an array there (`[1.0, 2.0] + x` and
+    `[1.0, 2.0] * x[0]` are elementwise, as numpy's scalars make them)."""
+    if op == "+" and a.__class__ is list and b.__class__ is list:
+        return a + b
+    if op == "*" and repeats:
+        seq, n = (a, b) if a.__class__ is list else (b, a)
+        if seq.__class__ is list and n.__class__ in (int, float) and float(n).is_integer():
+            return seq * int(n)
+    return None
 
 
 def items_of(arrays):

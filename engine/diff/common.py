@@ -20,9 +20,16 @@ def prepare(source, at, fn, of, dtype_name, target):
 
 
 def check_wrt(target, wrt) -> list:
-    """The inputs to differentiate (all of them by default), each checked to be an input."""
-    wrt = list(wrt) if wrt else list(target.inputs)
+    """The inputs to differentiate (all but the integer ones by default), each checked to be an
+    input that is not integer data."""
+    wrt = list(wrt) if wrt else [n for n in target.inputs if n not in target.integers]
+    if not wrt and target.inputs:
+        raise SourceError("bad input", f"every input is integer data ({', '.join(target.integers)}): integer "
+                          "data, as class labels or indices, is a constant of the run and has no derivative", None,
+                          "give an input to differentiate in as floats (numpy.save(path, x.astype(float)))")
     for w in wrt:
+        if w in target.integers:
+            raise integer_wrt(w)
         if w in target.defaulted and w not in target.inputs:
             raise SourceError("unknown input", f"{option('wrt')} {w}: a parameter with a default is an input only "
                               "when given", None, f"give it with {option('at')} {w}=...")
@@ -30,6 +37,13 @@ def check_wrt(target, wrt) -> list:
             raise SourceError("unknown input", f"{option('wrt')} {w}: not an input (the inputs: "
                               f"{', '.join(target.inputs) or 'none'})")
     return wrt
+
+
+def integer_wrt(name: str) -> SourceError:
+    """The error of differentiating in an input given integer data."""
+    return SourceError("bad input", f"{option('wrt')} {name}: {name} is an integer input (integer data, as class "
+                       "labels or indices, is a constant of the run): it has no derivative", None,
+                       f"leave {name} out of {option('wrt')}, or give it as floats to differentiate in it")
 
 
 def check_result_elements(what: str, count: int, limits) -> None:

@@ -91,7 +91,7 @@ class Function:
         target = self.target.given(at or {})
         if target is self.target:
             return self
-        key = tuple(target.inputs)
+        key = (tuple(target.inputs), target.integers)
         if key not in self.variants:
             self.variants[key] = Function(target=target)
         return self.variants[key]
@@ -159,8 +159,7 @@ class Function:
         "jacobian forward", "jacobian reverse", "derivatives": `seed` (order, method)) at the
         inputs `at`: replayed from the trace kept for their signature; where there is none yet,
         recorded; where the replay falls back, the fallback counted by reason and interpreted."""
-        if self.target.defaulted:           # defaulted parameters given: their own Function
-            self = self.given(at)
+        self = self.given(at)               # defaulted parameters or integer data given: their own Function
         replay, interpret, record = KINDS[kind]
         set_dtype(dtype_name)
         inputs = bind_inputs(self.target, dict(at or {}))
@@ -529,9 +528,9 @@ class ReplayRunner:
     def __call__(self, values: dict):
         target = self.target.given(values)
         if target is not self.target:       # defaulted parameters given: their own runner and traces
-            variant = self.variants.get(tuple(target.inputs))
+            variant = self.variants.get((tuple(target.inputs), target.integers))
             if variant is None:
-                variant = self.variants[tuple(target.inputs)] = ReplayRunner(target, self.limits)
+                variant = self.variants[(tuple(target.inputs), target.integers)] = ReplayRunner(target, self.limits)
             out = variant(values)
             self.signature = variant.signature
             return out

@@ -7,6 +7,7 @@ from ...parser import nodes
 from ...parser.errors import SourceError
 from ..core import ops
 from ..core.notes import NOTES
+from ..core.sequences import numpy_reading, read_lists
 from .callables import Builtin, UserFunction
 from .custom_rules import RULE_METHODS, CustomFunction
 from .dicts import DICT_METHODS
@@ -113,7 +114,7 @@ class CallFormsCompiler:
             if isinstance(v, (tuple, UserFunction, Builtin)) or v is None:
                 raise SourceError("type error", f"`.{attr}` of {describe(v)}: only arrays and numbers have it", span)
             NOTES.span = span
-            return attribute_value(v, attr)
+            return attribute_value(numpy_reading(v), attr)
         return attribute
 
     def method_call(self, e, scope):
@@ -170,11 +171,12 @@ class CallFormsCompiler:
     def builtin_keyword_call(self, b, args, keywords, scope, span):
         check_builtin_keywords(b, len(args), keywords, span)
         named = [(kw.name, self.expr(kw.value, scope)) for kw in keywords]
+        names = [name for name, _ in named]
         fn, label = b.fn, f"{b.name}()"
 
         def call_keywords(frame):
-            vals = [a(frame) for a in args]
-            kw = {name: ev(frame) for name, ev in named}
+            vals = read_lists([a(frame) for a in args])
+            kw = dict(zip(names, read_lists([ev(frame) for _, ev in named])))
             NOTES.span = span
             try:
                 return fn(*vals, **kw)
@@ -198,9 +200,10 @@ class CallFormsCompiler:
         if isinstance(f, UserFunction):
             return self.call_user(f, complete_arguments(f, vals, kw, span), span)
         if isinstance(f, CustomFunction):          # its primal function's parameters
-            return f(*complete_arguments(f.fn, vals, kw, span), span=span)
+            return f(*read_lists(complete_arguments(f.fn, vals, kw, span)), span=span)
         if isinstance(f, Builtin):
             check_builtin_keywords(f, len(vals), list(kw), span)
+            vals, kw = read_lists(vals), dict(zip(kw, read_lists(list(kw.values()))))
             NOTES.span = span
             try:
                 return f.fn(*vals, **kw)

@@ -9,6 +9,7 @@ from ...parser import nodes
 from ...parser.errors import SourceError
 from ..core import ops
 from ..core.notes import NOTES
+from ..core.sequences import numpy_reading, read_lists
 from ..core.tape import Dual, Var
 from .callables import RETURN, Builtin, Frame, UserFunction
 from .custom_rules import CustomFunction
@@ -29,13 +30,14 @@ class CallCompiler:
         if isinstance(fn, Builtin):
             return self.call_builtin(fn, args, span)
         if isinstance(fn, (DerivedFunction, CustomFunction)):
-            return fn(*args, span=span)
+            return fn(*read_lists(args), span=span)
         raise SourceError("type error", f"{describe(fn)} is not a function", span)
 
     def call_builtin(self, b, args, span):
         if not b.min_args <= len(args) <= b.max_args:
             raise SourceError("wrong arguments", arity_message(b.name, b.min_args, b.max_args, len(args)), span)
         NOTES.span = span
+        args = read_lists(args)
         try:
             return b.fn(*args)
         except SourceError as e:
@@ -144,6 +146,8 @@ class CallCompiler:
 
             def call1(frame):
                 x = a0(frame)
+                if x.__class__ is list:
+                    x = numpy_reading(x)
                 NOTES.span = span
                 try:
                     return fn(x)
@@ -152,7 +156,7 @@ class CallCompiler:
             return call1
 
         def call_builtin(frame):
-            vals = [a(frame) for a in args]
+            vals = read_lists([a(frame) for a in args])
             NOTES.span = span
             try:
                 return fn(*vals)

@@ -4,14 +4,12 @@ A binary operator reads a constant or a local operand inline (see `operand`); th
 closures themselves are in operator_closures.py."""
 from __future__ import annotations
 
-import math
-
 from ...parser import nodes
 from ...parser.errors import SourceError, option
 from ..core import ops
 from ..core.backend import is_array, xp
 from ..core.notes import NOTES
-from ..core.sequences import SEQUENCES, as_array
+from ..core.sequences import SEQUENCES, as_array, elements_in, numpy_reading
 from ..core.tape import Dual, Var
 from .callables import Builtin, UserFunction
 from .dicts import item as dict_item
@@ -253,6 +251,8 @@ class ExpressionCompiler:
                     idx.append(ev)
                 else:
                     i = ev(frame)
+                    if i.__class__ is list:     # x[[0, 2]]: numpy reads the list as an index array
+                        i = numpy_reading(i)
                     if (i.__class__ is Var or i.__class__ is Dual) and not shape_of(i):
                         idx.append(as_int(i, sp))   # a traced number: read as a whole number
                         continue
@@ -266,6 +266,8 @@ class ExpressionCompiler:
                     else:
                         idx.append(as_int(i, sp))
             index = idx[0] if len(idx) == 1 else tuple(idx)
+            if v.__class__ is list and not (index.__class__ in (int, slice)):
+                v = numpy_reading(v)        # lst[i, j], lst[mask]: numpy's reading of the list
             shp = shape_of(v)
             if v.__class__ in SEQUENCES:
                 try:
@@ -304,25 +306,18 @@ class ExpressionCompiler:
         return listexpr
 
     def make_array(self, vals, spans, span):
-        """A list literal: the array numpy makes of it where its elements have one shape; else
-        a Python list, a sequence that concatenate/stack/hstack/vstack/append read item by item
-        and that is numpy's ragged-sequence error where an array is expected (core/sequences.py)."""
-        if all(v.__class__ is float or v.__class__ is bool for v in vals):
-            return xp().asarray(vals, dtype=dtype())
-        vals = [as_array(v) if v.__class__ is tuple else v for v in vals]    # numpy's reading of a tuple
-        shapes = [shape_of(v) for v in vals]
-        for v, sp, shp in zip(vals, spans, shapes):
+        """A list literal: a Python list (`[a] + [b]` joins, `len` counts its items, `.append`
+        rebinds), read as the array numpy makes of it wherever an array is expected: an operand
+        of arithmetic with an array, an argument of a numpy function, an index, an output
+        (core/sequences.py; elements of different shapes are numpy's ragged-sequence error there)."""
+        for v, sp in zip(vals, spans):
             if isinstance(v, (UserFunction, Builtin, RangeValue)) or v is None:
                 raise SourceError("type error", f"a list element is {describe(v)}, not a number or array", sp)
-        if any(v.__class__ is list for v in vals) or any(shp != shapes[0] for shp in shapes):
-            return list(vals)           # ragged: numpy makes no array of it
-        count = len(vals) * math.prod(shapes[0])      # before stacking: `x = [x, x]` doubles each time
-        if count > self.limits.elements:
+        count = elements_in(vals)
+        if count > self.limits.elements:               # `x = [x, x]` doubles each time
             raise SourceError("too large", f"the list would make an array of {count:,} elements, more than the "
                               f"limit of {self.limits.elements:,}", span, f"raise the limit with {option('max_elements')}")
-        if any(v.__class__ in (Var, Dual) for v in vals):
-            return ops.stack(vals)
-        return xp().stack([xp().asarray(v, dtype=dtype()) for v in vals])
+        return vals
 
     def e_TupleExpr(self, e, scope):
         items = [self.expr(x, scope) for x in e.elts]

@@ -10,7 +10,7 @@ from ...parser.errors import SourceError
 from ..core import ops
 from ..core.backend import is_array, xp
 from ..core.notes import NOTES, READS
-from ..core.sequences import SEQUENCES, as_array
+from ..core.sequences import SEQUENCES, as_array, list_operation
 from ..core.tape import BOXES, Var, strip
 from .errors import runtime_error
 
@@ -39,11 +39,15 @@ def binary_closure(op, lhs, rhs, span, label):
     fn = BINARY_OPS[op]
     pyop = FLOAT_OPS.get(op)
     lk, rk = lhs[0], rhs[0]
+    repeats = op == "*" and "const" in (lk, rk)      # `[0.0] * 3`: a literal count
 
     def slow(a, b):                           # boxes and arrays: the engine op, errors located here
         NOTES.span = span
         try:
             if a.__class__ in SEQUENCES or b.__class__ in SEQUENCES:
+                joined = list_operation(op, a, b, repeats)   # lists as Python joins and repeats them
+                if joined is not None:
+                    return joined
                 a, b = as_array(a), as_array(b)
             return fn(a, b)
         except Exception as exc:

@@ -8,7 +8,7 @@ from ...parser.modules import MODULE_ALIASES, SUBMODULE_PARENTS, SUBMODULES, is_
 from ..core import ops
 from ..core.backend import is_array, xp
 from ..core.notes import NOTES
-from ..core.sequences import as_array
+from ..core.sequences import as_array, numpy_reading
 from ..core.tape import Dual, Var
 from .callables import RETURN, Builtin, Frame, UserFunction
 from .errors import runtime_error, unknown_name
@@ -90,9 +90,19 @@ class StatementFormsCompiler:
                 frame.vars[name] = dicts.updated(x, k, v if combine is None else combine(dicts.item(x, k, span), v),
                                                  span)
                 return
+            where = None
+            if x.__class__ is list:                 # lst[i] = v: lst becomes an updated copy
+                where = index(frame)
+                if where.__class__ is int and -len(x) <= where < len(x):
+                    v = value(frame)
+                    copy = list(x)
+                    copy[where] = v if combine is None else combine(x[where], v)
+                    frame.vars[name] = copy
+                    return
+                x = numpy_reading(x)                # lst[i, j] = v: numpy's reading of the list
             if not shape_of(x) or isinstance(x, (tuple, UserFunction, Builtin)):
                 raise SourceError("type error", f"cannot assign to an item of {describe(x)}", span)
-            where = index(frame)
+            where = index(frame) if where is None else where
             v = value(frame)
             NOTES.span = span
             try:
@@ -202,7 +212,7 @@ def _index_value(i, span):
     """An index: a whole number, or an array of whole numbers or booleans (no gradient flows)."""
     if (i.__class__ is Var or i.__class__ is Dual) and not shape_of(i):
         return as_int(i, span)          # a traced number: read as a whole number
-    iv = ops.read(i)                    # an index array read from a traced value
+    iv = ops.read(numpy_reading(i))     # an index array read from a traced value (or a list)
     if is_array(iv) and iv.ndim > 0:
         if iv.dtype == bool:
             return iv

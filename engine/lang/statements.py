@@ -41,6 +41,18 @@ class StatementCompiler:
         return getattr(self, "s_" + type(s).__name__)(s, scope)
 
     def s_ExprStmt(self, s, scope):
+        appended = appended_list(s.value)
+        if appended is not None:            # `lst.append(v)` is `lst = lst + [v]`: a rebinding
+            name, value = appended
+            ev = self.binary("+", name, nodes.ListExpr((value,), value.span), s.value.span, scope, "`.append`")
+
+            def rebind(frame):
+                if frame.vars.get(name.id).__class__ is not list:
+                    raise SourceError("type error", f"`{name.id}.append(...)`: {name.id} is "
+                                      f"{describe(frame.vars.get(name.id))}, not a list", s.value.span,
+                                      "append to a list (`lst = []`); for arrays write np.append(a, v)")
+                frame.vars[name.id] = ev(frame)
+            return rebind
         ev = self.expr(s.value, scope)
         me = self
 
@@ -217,3 +229,12 @@ def _while_true(test, frame, span):
         if not c:
             return
         yield None
+
+
+def appended_list(e):
+    """(the list's Name, the value) of a statement `lst.append(v)`; else None."""
+    if (isinstance(e, nodes.Call) and isinstance(e.func, nodes.Attribute) and e.func.attr == "append"
+            and isinstance(e.func.value, nodes.Name) and not e.func.value.module and len(e.args) == 1
+            and not e.keywords):
+        return e.func.value, e.args[0]
+    return None

@@ -9,6 +9,7 @@ from ...parser import nodes, parse_expression, parse_program
 from ...parser.errors import SourceError, option
 from ...parser.files import read_text
 from ...parser.lenient import parse_file
+from ..core.backend import xp
 from ..core.errors import EngineError
 from ..core.sequences import as_array
 from ..core.tape import strip
@@ -21,7 +22,7 @@ from .limits import Limits
 from .names import assigned_names, loaded_names, walk
 from .reach import reached_module
 from .spellings import foreign_library_use, misspelt_submodule_hint, unknown_module_name
-from .values import as_input, describe
+from .values import as_input, describe, is_integer_input
 
 
 @dataclass
@@ -36,6 +37,7 @@ class Target:
     output_name: str | None = None
     functions: list = field(default_factory=list)
     defaulted: list = field(default_factory=list)   # a function's parameters with defaults
+    integers: tuple = ()           # inputs given integer data: constants of the run, no derivative
     program: object = None         # a program file as read (parser/lenient.FileProgram)
 
     def reaching(self, names) -> nodes.Module:
@@ -50,13 +52,18 @@ class Target:
     def given(self, names) -> "Target":
         """This target with the defaulted parameters among `names` as inputs too (after the
         others, in parameter order); itself where none is given. A defaulted parameter not given
-        keeps its default and is a constant."""
+        keeps its default and is a constant. Where `names` is a dict of values, the inputs it gives
+        integer data (values.is_integer_input) are the target's `integers`: like a defaulted
+        parameter left out, a constant of the run, never differentiated."""
+        target = self
         extra = [d for d in self.defaulted if d in names and d not in self.inputs]
-        if not extra:
-            return self
-        required = [p for p in self.inputs if p not in self.defaulted]
-        chosen = [d for d in self.defaulted if d in names or d in self.inputs]
-        return replace(self, inputs=required + chosen)
+        if extra:
+            required = [p for p in self.inputs if p not in self.defaulted]
+            chosen = [d for d in self.defaulted if d in names or d in self.inputs]
+            target = replace(self, inputs=required + chosen)
+        integers = tuple(n for n in target.inputs if isinstance(names, dict) and n in names
+                         and is_integer_input(names[n])) if isinstance(names, dict) else target.integers
+        return target if integers == target.integers else replace(target, integers=integers)
 
     def describe(self) -> str:
         if self.kind == "function":
@@ -221,7 +228,16 @@ def constant(text: str, what: str, limits: Limits | None = None):
     if isinstance(v, tuple) or callable(v) or not isinstance(strip(v), (float, int, bool)) and not hasattr(v, "shape"):
         raise SourceError("bad input", f"{what}: the value is {describe(v)}, not a number or an array",
                           node.span, source=text, filename=what)
+    if integer_spelling(node.body) and getattr(v, "ndim", 0) > 0:
+        v = xp().asarray(v).astype(xp().int64)     # `[0, 2, 1].astype(int)`: integer data, as numpy's
     return as_input(v)
+
+
+def integer_spelling(e) -> bool:
+    """Whether an input's text ends in `.astype(int)`: integer data (class labels, indices),
+    a constant of the run, as numpy's int array is."""
+    return (isinstance(e, nodes.Call) and isinstance(e.func, nodes.Attribute) and e.func.attr == "astype"
+            and len(e.args) == 1 and isinstance(e.args[0], nodes.Name) and e.args[0].id == "int" and not e.keywords)
 
 
 def bind(target: Target, values: dict) -> tuple:
@@ -286,7 +302,12 @@ class Runner:
                 self._fn = fn
 
     def run(self, values: dict):
-        """One run; the output as computed (boxed if the inputs were)."""
+        """One run; the output as computed (boxed if the inputs were), a list the array numpy
+        makes of it."""
+        out = self._run(values)
+        return out if out.__class__ is not list else output_array(out, self.target)
+
+    def _run(self, values: dict):
         interp = self.interp
         if self._runs:                      # a fresh count per run; the first keeps the top level's
             interp.signature.clear()        # the compiled closures hold this very list
@@ -318,6 +339,19 @@ class Runner:
         self.signature = tuple(self.interp.signature)
         check_output(out, self.target)
         return strip(out)
+
+
+def output_array(out: list, target):
+    """A list output as the array numpy makes of it; a list numpy makes none of is the user's
+    error (a ragged list: both shapes; too many dimensions), never an internal one."""
+    try:
+        return as_array(out)
+    except EngineError as exc:
+        raise SourceError(exc.kind, f"the output: {exc.message}", None, source=target.source,
+                          filename=target.filename) from None
+    except (ValueError, IndexError) as exc:            # numpy's limit of 64 dimensions
+        raise SourceError("bad output", f"the output is a list numpy makes no array of: {exc}", None,
+                          source=target.source, filename=target.filename) from None
 
 
 class _located:

@@ -13,6 +13,7 @@ from ...parser.errors import SourceError
 from ..core import ops
 from ..core.backend import is_array, np, xp
 from ..core.primitives import TABLE
+from ..core.sequences import numpy_reading
 from ..core.tape import BOXES, FUSED_RULES, Dual, Tape, Var, backward, new_level, strip
 from .recorded_decisions import DECISIONS, nested_derivative, unguardable
 from .names import walk
@@ -70,7 +71,7 @@ class DerivedFunction:
             if args[p].__class__ is bool or (is_array(args[p]) and args[p].dtype == bool):
                 args[p] = as_input(args[p])    # a comparison's truth value is a number here
         watched = {p: tape.watch(args[p]) for p in positions}
-        y = self.interp.call(self.fn, [watched.get(i, a) for i, a in enumerate(args)], span)
+        y = numpy_reading(self.interp.call(self.fn, [watched.get(i, a) for i, a in enumerate(args)], span))
         number_output(self.name, y, span)
         if shape_of(y) != ():
             fname = self.name[self.name.index("(") + 1:-1]
@@ -199,7 +200,7 @@ def jvp(interp, f, x, v, span=None):
     unguardable(_OTHER_DERIVATIVE, span)
 
     def call(dual):
-        y = interp.call(f, [dual], span)
+        y = numpy_reading(interp.call(f, [dual], span))
         number_output(f"jvp({getattr(f, 'name', 'f')})", y, span)
         return y
     return forward_pass(call, x, v)
@@ -210,7 +211,7 @@ def vjp(interp, f, x, v, span=None):
     unguardable(_OTHER_DERIVATIVE, span)
     tape = Tape(persistent=False)
     watched = tape.watch(x)
-    y = interp.call(f, [watched], span)
+    y = numpy_reading(interp.call(f, [watched], span))
     number_output(f"vjp({getattr(f, 'name', 'f')})", y, span)
     _matching("vjp", v, y, "f(x)", span)
     if y.__class__ is not Var or y.tape is not tape:

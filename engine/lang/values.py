@@ -77,9 +77,26 @@ class RangeValue:
         self.start, self.stop, self.step = start, stop, step
 
 
-def as_input(v):
-    """An input value in the working dtype: floats stay Python floats (the fast path) in float64."""
+def is_integer_input(v) -> bool:
+    """Whether an input value is integer data (class labels, indices): an array of integers with
+    at least one axis (a numpy array, an .npy of ints). It stays integers in the run, a constant
+    that is never differentiated. A Python int, a list of them, or a 0-d array is a number."""
     v = strip(v)
+    kind = getattr(getattr(v, "dtype", None), "kind", None)
+    return kind is not None and kind in "iu" and getattr(v, "ndim", 0) > 0
+
+
+def integer_inputs(values: dict) -> list:
+    """The names of the inputs given integer data, in order: they have no derivative."""
+    return [name for name, v in (values or {}).items() if is_integer_input(v)]
+
+
+def as_input(v):
+    """An input value in the working dtype: floats stay Python floats (the fast path) in float64.
+    Integer data (is_integer_input) stays an array of integers."""
+    v = strip(v)
+    if is_integer_input(v):
+        return xp().asarray(v)
     if dtype() == "float64":
         if v.__class__ in (float, int, bool):
             return float(v)

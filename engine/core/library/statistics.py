@@ -1,14 +1,15 @@
 """Order statistics and the nan-ignoring reductions with numpy's arguments, as composites of the
 table's entries: median, quantile and percentile (numpy's 'linear' method: the gradient goes to
-the one or two sorted entries each result interpolates), and nansum nanmean nanmax nanmin
-nanprod nanvar nanstd (a nan gets no gradient; a slice of nans only gives numpy's nan)."""
+the one or two sorted entries each result interpolates), their nan-ignoring forms nanmedian
+nanquantile nanpercentile (the same over the entries that are not nan), and nansum nanmean nanmax
+nanmin nanprod nanvar nanstd (a nan gets no gradient; a slice of nans only gives numpy's nan)."""
 from __future__ import annotations
 
 from .. import ops
 from ..backend import np, xp
 from ..primitives import ndim, shape
 from ..tape import BOXES
-from .axes import ArgumentError, axes_last, axes_of, keep_dims
+from .axes import ArgumentError, axes_last, axes_of, gathered, keep_dims
 from .reductions import prod, reduce_over, sort
 
 
@@ -41,13 +42,8 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", 
         raise ArgumentError("quantile(): out= is not supported: use the returned value")
     if ops.read(method) != "linear":
         raise ArgumentError(f"quantile(): only method 'linear' (numpy's default) is supported, not {method!r}")
-    if isinstance(q, BOXES):
-        raise ArgumentError("quantile(): q depends on an input being differentiated; pass it as a constant "
-                            "(stop_gradient(q))")
+    levels = _levels(a, q, "quantile")
     m = xp()
-    levels = m.asarray(q, dtype=m.asarray(ops.read(a)).dtype)
-    if ((levels < 0) | (levels > 1)).any() or m.isnan(levels).any():
-        raise ArgumentError("Quantiles must be in the range [0, 1]")
     x, axes = _last_axis(a, axis)
     n = shape(x)[-1]
     if n == 0:
@@ -63,15 +59,32 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", 
     return _kept(result, a, axes, keepdims, levels.shape)
 
 
-def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False):
-    """numpy's percentile: quantile at q / 100."""
+def _levels(a, q, name):
+    """q as an array of a's dtype, a constant in [0, 1] (numpy's checks and messages)."""
     if isinstance(q, BOXES):
-        raise ArgumentError("percentile(): q depends on an input being differentiated; pass it as a constant "
+        raise ArgumentError(f"{name}(): q depends on an input being differentiated; pass it as a constant "
+                            "(stop_gradient(q))")
+    m = xp()
+    levels = m.asarray(q, dtype=m.asarray(ops.read(a)).dtype)
+    if ((levels < 0) | (levels > 1)).any() or m.isnan(levels).any():
+        raise ArgumentError("Quantiles must be in the range [0, 1]")
+    return levels
+
+
+def _percents(q, name):
+    """numpy's percentile levels: q / 100, checked in [0, 100]."""
+    if isinstance(q, BOXES):
+        raise ArgumentError(f"{name}(): q depends on an input being differentiated; pass it as a constant "
                             "(stop_gradient(q))")
     levels = xp().true_divide(xp().asarray(q, dtype=float), 100)
     if ((levels < 0) | (levels > 1)).any():
         raise ArgumentError("Percentiles must be in the range [0, 100]")
-    return quantile(a, levels, axis, out, overwrite_input, method, keepdims)
+    return levels
+
+
+def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False):
+    """numpy's percentile: quantile at q / 100."""
+    return quantile(a, _percents(q, "percentile"), axis, out, overwrite_input, method, keepdims)
 
 
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
@@ -88,6 +101,67 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     if n % 2 == 0:
         middle = (ops.getitem(ordered, (slice(None),) * dims + (n // 2 - 1,)) + middle) / 2.0
     return _kept(middle, a, axes, keepdims)
+
+
+# ---- the nan-ignoring order statistics ----------------------------------------------------------
+
+def _nan_sorted(a, axis, name):
+    """a's slices along axis (merged last) sorted, nans last as numpy sorts them, with the count of
+    entries that are not nan in each slice and a function picking, for an array of positions
+    (shape: any leading axes + the slices' shape), those sorted entries of each slice."""
+    x, axes = _last_axis(a, axis)
+    if shape(x)[-1] == 0:
+        raise ArgumentError(f"{name}(): the array is empty along the axis")
+    ordered = sort(x, -1)
+    m = xp()
+    counts = (~m.isnan(m.asarray(ops.read(x)))).sum(axis=-1)
+    batch = shape(x)[:-1]
+
+    def pick(positions):
+        rows = tuple(m.arange(d).reshape((d,) + (1,) * (len(batch) - i - 1)) for i, d in enumerate(batch))
+        return gathered(ordered, lambda pos: pos[rows + (positions,)])
+    return counts, pick, axes
+
+
+def _no_count_is_nan(result, counts):
+    """numpy's nan where a slice is all nans."""
+    empty = counts == 0
+    return ops.where(empty, xp().nan, result) if xp().any(empty) else result
+
+
+def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False):
+    """numpy's nanquantile ('linear'): each slice's quantile over its entries that are not nan."""
+    if out is not None:
+        raise ArgumentError("nanquantile(): out= is not supported: use the returned value")
+    if ops.read(method) != "linear":
+        raise ArgumentError(f"nanquantile(): only method 'linear' (numpy's default) is supported, not {method!r}")
+    levels = _levels(a, q, "nanquantile")
+    counts, pick, axes = _nan_sorted(a, axis, "nanquantile")
+    m = xp()
+    last = m.maximum(counts - 1, 0)
+    position = levels.reshape(levels.shape + (1,) * counts.ndim) * last.astype(levels.dtype)
+    below = m.floor(position).astype(int)
+    above = m.minimum(below + 1, last)
+    result = _lerp(pick(below), pick(above), position - below)
+    return _kept(_no_count_is_nan(result, counts), a, axes, keepdims, levels.shape)
+
+
+def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False):
+    """numpy's nanpercentile: nanquantile at q / 100."""
+    return nanquantile(a, _percents(q, "nanpercentile"), axis, out, overwrite_input, method, keepdims)
+
+
+def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """numpy's nanmedian: each slice's median over its entries that are not nan."""
+    if out is not None:
+        raise ArgumentError("nanmedian(): out= is not supported: use the returned value")
+    counts, pick, axes = _nan_sorted(a, axis, "nanmedian")
+    m = xp()
+    high = counts // 2
+    low = m.maximum(high - (counts % 2 == 0), 0)
+    upper = pick(high)
+    result = ops.where(counts % 2 == 1, upper, (pick(low) + upper) / 2.0)
+    return _kept(_no_count_is_nan(result, counts), a, axes, keepdims)
 
 
 # ---- the nan-ignoring reductions ---------------------------------------------------------------
