@@ -308,3 +308,22 @@ def test_a_target_reaches_another_function_of_its_file_when_asked():
     assert err.message == ("`fit` is function fit at 41:1, which is not in the language: `print`: print is not "
                            "part of the language: the value of the program is printed for you at 48:13")
     assert err.filename.endswith("gaussian_nll.py") and (err.span.line, err.span.column) == (48, 13)
+
+
+def test_forward_and_reverse_agree_on_the_files_as_written_at_their_check_points():
+    """The three files at the points of samples/project/checks/models.grad.toml: forward mode
+    gives reverse mode's gradient (the samples' forward/reverse test reads points from comments,
+    which these files, written without the tool in mind, do not have)."""
+    import tomllib
+    import autodiff
+    checks = DATA.parent / "checks" / "models.grad.toml"
+    cases = tomllib.loads(checks.read_text())["case"]
+    for case in cases:
+        path = str((checks.parent / case["program"]).resolve())
+        wrt = case.get("wrt")
+        reverse = autodiff.grad(path, at=case["at"], fn=case["fn"], wrt=wrt)
+        forward = autodiff.grad(path, at=case["at"], fn=case["fn"], wrt=wrt, mode="forward")
+        assert forward.value == pytest.approx(reverse.value, rel=1e-12)
+        for name, g in reverse.gradient.items():
+            np.testing.assert_allclose(forward.gradient[name], g, rtol=1e-9, atol=1e-12)
+    assert len(cases) == 3
