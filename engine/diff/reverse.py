@@ -7,7 +7,10 @@ from dataclasses import dataclass, field
 from ..core import ops
 from ..core.notes import reset as reset_notes
 from ..core.notes import traced_only
+from ..core.complexes import is_complex
+from ..core.rules.complexes import complex_output_error, reported_gradient
 from ..core.tape import Tape, Var, strip
+from ...parser.errors import SourceError
 from ..lang.values import as_input, dtype, shape_of
 from .common import check_wrt, detached_places, on_host, ones_like_output, prepare, run, seed_for, sweep, watched_run
 
@@ -71,6 +74,9 @@ def grad(source, at=None, wrt=None, seed=None, fn=None, of=None, dtype_name="flo
     tape = Tape(persistent=keep_tape, keep_values=keep_tape)
     out, boxed, interp = watched_run(target, inputs, wrt, limits, tape)
     value = in_working_dtype(strip(out))
+    if seed is None and is_complex(value):
+        raise SourceError("bad output", complex_output_error("the output"), None,
+                          source=target.source, filename=target.filename)
     if seed is not None:
         seed_value, reduced = seed_for(seed, value), "seed"
     else:
@@ -84,7 +90,7 @@ def grad(source, at=None, wrt=None, seed=None, fn=None, of=None, dtype_name="flo
         if g is None:
             unconnected.append(name)
             g = ops.zeros_like(inputs[name])
-        gradient[name] = strip(g)
+        gradient[name] = strip(reported_gradient(g, inputs[name]))
     result = GradResult(value=on_host(value), gradient=on_host(gradient), inputs=on_host(inputs),
                         unconnected=unconnected, reduced=reduced,
                         signature=interp.signature, kinks=traced_only(notes.kinks),

@@ -20,7 +20,7 @@ from .spellings import unknown_module_name
 from .fused_regions import ROOTS as REGION_ROOTS, compile_region
 from .operator_closures import (BINARY_OPS, COMPARISONS, FLOAT_OPS, binary_closure, chain_and, comparison_closure,
                                 compare_values)
-from .values import RangeValue, as_int, describe, dtype, literal, raw_getitem, shape_of, truth
+from .values import RangeValue, as_int, describe, dtype, elements_dtype, literal, raw_getitem, shape_of, truth
 
 _NESTED_CHAIN = 8           # a + b + ... with more operators than this runs as a loop
 
@@ -322,7 +322,8 @@ class ExpressionCompiler:
                               f"limit of {self.limits.elements:,}", span, f"raise the limit with {option('max_elements')}")
         if any(v.__class__ in (Var, Dual) for v in vals):
             return ops.stack(vals)
-        return xp().stack([xp().asarray(v, dtype=dtype()) for v in vals])
+        kind = elements_dtype(vals)
+        return xp().stack([xp().asarray(v, dtype=kind) for v in vals])
 
     def e_TupleExpr(self, e, scope):
         items = [self.expr(x, scope) for x in e.elts]

@@ -7,6 +7,7 @@ import operator
 from threading import get_ident
 
 from ..backend import np, xp
+from ..complexes import refuse_ordering
 from ..primitives import defprim, nondiff, plain_scalar, run_dtype
 from ..tangent_stack import TangentStack
 from ..tape import Dual, Var
@@ -15,6 +16,8 @@ from .shapes import bcast, unbroadcast
 
 def _compare(name, pyop, numexpr, ufunc):
     def impl(x, y):
+        if name not in ("eq", "ne"):
+            refuse_ordering(f"`{numexpr}`", x, y)
         r = pyop(x, y)
         return r if r.__class__ is bool else plain_scalar(r)
     impl.__name__ = name

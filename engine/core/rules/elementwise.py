@@ -11,7 +11,9 @@ from ..backend import np, xp
 from ..notes import NOTES
 from ..tape import Dual, Var
 from ..primitives import defprim, float_fallback, plain_scalar, unary, zeros_like
+from ..complexes import is_complex, refuse_ordering
 from .arithmetic import div
+from .complexes import abs_derivative, abs_tangent
 from .comparisons import eq, share, sign, step, tangent_times, where, zero_where_zero
 from .shapes import bcast, unbroadcast
 
@@ -57,25 +59,37 @@ pow = defprim("pow", _pow, elementwise=True, needs_ans=True, reads=("x y", "ans 
 LN2, LN10 = math.log(2.0), math.log(10.0)
 
 
-def unary_entry(name, mathfn, deriv, needs_ans=False, impl=None, needs_args=None, **kw):
+def unary_entry(name, mathfn, deriv, needs_ans=False, impl=None, needs_args=None, complex_rule=None, **kw):
     """THE elementwise function of one argument: the builtin `name`, numpy's function of that
     name (`impl`, or math's `mathfn` for floats and the backend's `name` for arrays); deriv(ans,
     x) is f'(x) in engine ops, and VJP and JVP are both g * f'(x) with the strong zero
     (tangent_times): a zero adjoint or tangent times an inf or nan f'(x) is 0, in both modes. A
     derivative written in `ans` alone (exp, tanh) keeps no argument on the tape: needs_ans
-    implies the argument is not read, unless `needs_args` says it is."""
+    implies the argument is not read, unless `needs_args` says it is. A function that is not
+    holomorphic on complex numbers (abs) gives `complex_rule`: (VJP, JVP) of (g or t, x) for a
+    complex x (rules/complexes.py states the convention)."""
     def float_vjp(g, ans, x):                   # the scalar sweep's float g: no call added
+        if complex_rule is not None and is_complex(x):
+            return complex_rule[0](g, x)
         d = deriv(ans, x)
         if g == 0.0:
             return 0.0                          # a zero adjoint (a branch not taken) stays zero
         r = g * d                               # the strong zero; an outer level's box is never masked
         return r if (c := r.__class__) is Var or c is Dual or r == r or d != 0.0 else 0.0
 
+    def vjp(g, ans, x):
+        if complex_rule is not None and is_complex(x):
+            return complex_rule[0](g, x)
+        return tangent_times(g, deriv(ans, x))
+
+    def jvp(t, ans, x):
+        if complex_rule is not None and is_complex(x):
+            return complex_rule[1](t, x)
+        return tangent_times(t, deriv(ans, x))
+
     return defprim(name, impl or unary(mathfn, name), needs_ans=needs_ans,
                    needs_args=not needs_ans if needs_args is None else needs_args, builtin=name,
-                   elementwise=True, vjp=(lambda g, ans, x: tangent_times(g, deriv(ans, x)),),
-                   float_vjp=(float_vjp,),
-                   jvp=(lambda t, ans, x: tangent_times(t, deriv(ans, x)),), **kw)
+                   elementwise=True, vjp=(vjp,), float_vjp=(float_vjp,), jvp=(jvp,), **kw)
 
 
 def binary_entry(name, impl, dx, dy, needs_ans=False, **kw):
@@ -142,6 +156,7 @@ def _abs(x):
 
 
 abs = unary_entry("abs", None, lambda ans, x: sign(x), impl=_abs, alias="fabs", kink="abs'(0) = 0", side="sign",
+                  complex_rule=(abs_derivative, abs_tangent),
                   numexpr="abs", ufuncs=("absolute",), c_name="fabs")
 
 
@@ -227,6 +242,7 @@ def _note_ties(name, x, y):
 
 
 def _maximum(x, y):
+    refuse_ordering("maximum", x, y)
     _note_ties("maximum", x, y)
     if x.__class__ is float and y.__class__ is float:
         return x if x >= y or x != x else y       # a nan on either side is the result, as numpy
@@ -234,6 +250,7 @@ def _maximum(x, y):
 
 
 def _minimum(x, y):
+    refuse_ordering("minimum", x, y)
     _note_ties("minimum", x, y)
     if x.__class__ is float and y.__class__ is float:
         return x if x <= y or x != x else y

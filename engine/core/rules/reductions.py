@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 
 from ..backend import np, xp
+from ..complexes import refuse_ordering
 from ..notes import NOTES
 from ..primitives import defprim, params_op, plain_scalar, shape, zeros_like
 from ..tape import strip
@@ -67,6 +68,7 @@ def _extreme(name, fn):
     def impl(x, axis=None):
         if x.__class__ is float:
             return x
+        refuse_ordering(name, x)
         r = fn(x, axis=axis)
         if axis is None:        # one count, not a sum and an any: lse's max at 1e5 is mostly this check
             tied = int(xp().count_nonzero(x == r)) > 1

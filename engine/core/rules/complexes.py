@@ -1,0 +1,117 @@
+"""Complex numbers' own primitives: real, imag, conj, angle and complex(a, b). Each rule is the
+transpose of the real-linear derivative (core/complexes.py states the convention): for z = x + iy
+the adjoint of z is dL/dx - i dL/dy. An adjoint that reaches a real output here is taken as its
+real part (real values that met complex ones along the sweep carry an imaginary part no real
+derivative reads; the functions from complex to real are where it would be read, so they drop it)."""
+from __future__ import annotations
+
+from ..backend import xp
+from ..complexes import complex_dtype, is_complex
+from ..notes import NOTES
+from ..primitives import defprim, plain_scalar, run_dtype, zeros_like
+from ..tape import strip
+from .comparisons import eq, where
+from .shapes import bcast, unbroadcast
+
+
+def _real(x):
+    if x.__class__ is float:
+        return x
+    return plain_scalar(xp().real(x).copy()) if is_complex(x) else x
+
+
+def _imag(x):
+    if x.__class__ is float:
+        return 0.0
+    return plain_scalar(xp().imag(x).copy()) if is_complex(x) else zeros_like(x)
+
+
+def _conj(x):
+    return plain_scalar(xp().conj(x)) if is_complex(x) else x
+
+
+def _angle(x):
+    if not is_complex(x):
+        r = xp().angle(x)
+        return plain_scalar(r.astype(run_dtype[0]) if hasattr(r, "astype") else r)
+    if bool((xp().asarray(x) == 0).any()):
+        NOTES.kink("angle", "angle at 0: derivative taken as 0")
+    return plain_scalar(xp().angle(x))
+
+
+def _complex(a, b):
+    """complex(a, b) = a + ib, elementwise and broadcast as numpy's a + 1j*b, in the complex dtype
+    that pairs with the inputs' float dtype (complex128 for float64, complex64 for float32)."""
+    if is_complex(a) or is_complex(b):
+        raise TypeError("complex(a, b) takes real a and b; for complex ones write a + 1j*b")
+    dtype = complex_dtype(getattr(a, "dtype", None) or getattr(b, "dtype", None) or run_dtype[0])
+    r = xp().asarray(a, dtype=dtype) + 1j * xp().asarray(b, dtype=dtype)
+    return r.astype(dtype, copy=False) if r.ndim else r[()].astype(dtype)
+
+
+real = defprim("real", _real, builtin="real", elementwise=True, needs_args=False,
+               vjp=(lambda g, ans, x: real(g),),
+               jvp=(lambda t, ans, x: real(t),))
+imag = defprim("imag", _imag, builtin="imag", elementwise=True, needs_args=True,
+               vjp=(lambda g, ans, x: -1j * real(g) if is_complex(x) else zeros_like(x),),
+               jvp=(lambda t, ans, x: imag(t) if is_complex(x) else zeros_like(ans),))
+conj = defprim("conj", _conj, builtin="conj", alias="conjugate", elementwise=True, needs_args=False,
+               vjp=(lambda g, ans, x: conj(g),),
+               jvp=(lambda t, ans, x: conj(t),))
+
+
+def _angle_vjp(g, ans, x):
+    """angle(z) = atan2(y, x): dL/dx - i dL/dy = -i g / z (0 at z = 0, and for real z)."""
+    if not is_complex(x):
+        return zeros_like(x)
+    return _at_nonzero(x, lambda z: -1j * real(g) / z)
+
+
+def _angle_jvp(t, ans, x):
+    if not is_complex(x):
+        return zeros_like(ans)
+    return _at_nonzero(x, lambda z: imag(t / z))
+
+
+def _at_nonzero(x, form):
+    """form(z) where z != 0, 0 where z == 0 (angle's kink: its derivative is taken as 0)."""
+    zero = eq(x, 0.0)
+    if not bool(xp().asarray(strip(zero)).any()):
+        return form(x)
+    return where(zero, 0.0, form(where(zero, 1.0, x)))
+
+
+angle = defprim("angle", _angle, builtin="angle", elementwise=True, needs_args=True,
+                kink="angle'(0) = 0", vjp=(_angle_vjp,), jvp=(_angle_jvp,))
+complex_ = defprim("complex", _complex, builtin="complex", elementwise=True, needs_args=True,
+                   vjp=(lambda g, ans, a, b: unbroadcast(real(g), a),
+                        lambda g, ans, a, b: unbroadcast(-imag(g), b)),
+                   jvp=(lambda t, ans, a, b: bcast(t + 0j, ans),
+                        lambda t, ans, a, b: bcast(1j * t, ans)))
+
+
+def abs_derivative(g, z):
+    """abs of a complex z, the adjoint or tangent g: for the adjoint dL/dx - i dL/dy =
+    real(g) conj(z) / |z|, 0 at z = 0 (abs's kink, abs'(0) = 0)."""
+    return _at_nonzero(z, lambda w: real(g) * conj(w) / real(w * conj(w)) ** 0.5)
+
+
+def abs_tangent(t, z):
+    """abs's JVP at a complex z: real(conj(z) t) / |z|, 0 at z = 0."""
+    return _at_nonzero(z, lambda w: real(conj(w) * t) / real(w * conj(w)) ** 0.5)
+
+
+def reported_gradient(g, primal):
+    """The gradient reported for an input from its reverse sweep's adjoint g: for a complex input
+    the conjugate, dL/dx + i dL/dy (PyTorch's convention; the sweep's own is JAX's, its
+    conjugate); for a real input the real part (a complex adjoint of a real value, as x * 1j
+    gives, has an imaginary part no real derivative reads)."""
+    if is_complex(primal):
+        return conj(g) if is_complex(g) else g + 0j * zeros_like(strip(primal))
+    return real(g) if is_complex(g) else g
+
+
+def complex_output_error(what: str) -> str | None:
+    """The message for a gradient of a complex output, or None (the value is not complex)."""
+    return (f"{what} is complex: a gradient needs a real output (a loss). Take real(...), imag(...), "
+            "abs(...) or abs(...)**2 of it; for a holomorphic f, `autodiff derivative` gives f'(z)")
