@@ -52,3 +52,10 @@ def real_part(g):
         return g
     from .rules.complexes import real                   # the table's entry, so a box is taped
     return real(g)
+
+
+def wirtinger(gradient):
+    """(df/dz, df/dz̄) of a real f at a complex z from its reported gradient g = df/dx + i df/dy:
+    df/dz = (df/dx - i df/dy) / 2 = conj(g) / 2 (JAX's grad is 2 df/dz = conj(g)), df/dz̄ = g / 2."""
+    g = np().asarray(gradient)
+    return np().conj(g)[()] / 2, g[()] / 2
