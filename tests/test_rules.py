@@ -71,6 +71,8 @@ UNARY_POINTS = {
     "arctanh": [0.0, 0.5, -0.99],
     "erf": [0.0, 1.2, -3.0], "erfc": [0.0, 1.2, -3.0, 5.0], "logit": [0.5, 0.01, 0.97],
     "gammaln": [0.5, 3.2, 30.0, 0.05], "gamma": [0.5, 3.2, -0.5, 1.0],
+    # complex numbers' own functions on real points (tests/test_complex.py: on complex ones)
+    "real": [0.0, 2.5, -1.25], "conj": [0.0, 2.5, -1.25], "imag": [0.0, 2.5, -1.25], "angle": [0.5, 3.0, -2.0],
 }
 
 BINARY_NAMES = ["add", "sub", "mul", "div", "pow", "maximum", "minimum",
@@ -99,6 +101,7 @@ def all_cases():
         cases += [Case(name, (p,)) for p in points]
         cases.append(Case(name, (np.array(points),), label="[vector]"))
     cases.append(Case("exp", (rand(2, 2),), label="[matrix]"))
+    cases.append(Case("complex", (rand(3), rand(3))))
     for name in BINARY_NAMES:
         cases += binary_cases(name)
     cases += [Case("pow", (arr(-1.5, 2.0, -0.5), 2.0), diff=(0,), label="[negative base, whole power]"),
@@ -653,8 +656,8 @@ def test_float32_values_and_gradients_stay_float32(case):
     args = tuple(as32(a) for a in case.args)
     case32 = Case(case.name, args, case.params, case.diff, case.second, case.label)
     out = value(case32, args)
-    assert np.asarray(host(out)).dtype == np.float32, "the forward result"
-    g = np.ones_like(np.asarray(host(out), dtype=np.float32))
+    assert np.asarray(host(out)).dtype in (np.float32, np.complex64), "the forward result"   # complex(a, b)
+    g = np.ones_like(np.asarray(host(out)))
     g = g[()] if g.ndim == 0 else device(g)
     for p, grad in zip(case.diff, vjp(case32, args, g)):
         assert np.asarray(host(grad)).dtype == np.float32, f"the gradient of argument {p}"

@@ -46,14 +46,6 @@ def refuse_ordering(what: str, *values) -> None:
                           "compare real(z), imag(z) or abs(z) instead")
 
 
-def real_part(g):
-    """The adjoint of a real value that met a complex one: its real part (a box's or a number's)."""
-    if not is_complex(g):
-        return g
-    from .rules.complexes import real                   # the table's entry, so a box is taped
-    return real(g)
-
-
 def wirtinger(gradient):
     """(df/dz, df/dz̄) of a real f at a complex z from its reported gradient g = df/dx + i df/dy:
     df/dz = (df/dx - i df/dy) / 2 = conj(g) / 2 (JAX's grad is 2 df/dz = conj(g)), df/dz̄ = g / 2."""

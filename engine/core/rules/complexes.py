@@ -5,6 +5,8 @@ real part (real values that met complex ones along the sweep carry an imaginary 
 derivative reads; the functions from complex to real are where it would be read, so they drop it)."""
 from __future__ import annotations
 
+import math
+
 from ..backend import xp
 from ..complexes import complex_dtype, is_complex
 from ..notes import NOTES
@@ -31,9 +33,8 @@ def _conj(x):
 
 
 def _angle(x):
-    if not is_complex(x):
-        r = xp().angle(x)
-        return plain_scalar(r.astype(run_dtype[0]) if hasattr(r, "astype") else r)
+    if x.__class__ is float:
+        return math.atan2(0.0, x)                # numpy's angle of a real number: pi for -0.0, nan for nan
     if bool((xp().asarray(x) == 0).any()):
         NOTES.kink("angle", "angle at 0: derivative taken as 0")
     return plain_scalar(xp().angle(x))
