@@ -168,3 +168,9 @@ def test_cli_complex_npy_and_npz(tmp_path):
     saved = np.load(out)
     assert saved["grad.v"].dtype == np.complex128
     np.testing.assert_array_equal(saved["grad.v"], [2 - 2j, 4 + 1j])
+
+
+def test_numpy_spellings_real_imag_conj_as_attributes_and_methods():
+    # |z| + x y + x at z = 1+2j: d/dx = x/|z| + y + 1, d/dy = y/|z| + x
+    g = api.grad("abs(z.conj()) + z.real*z.imag + real(z.conjugate())", at={"z": 1 + 2j}).gradient["z"]
+    assert g == pytest.approx(1 / math.sqrt(5) + 3 + 1j * (2 / math.sqrt(5) + 1), rel=1e-15)

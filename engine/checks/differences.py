@@ -83,7 +83,7 @@ class Perturber:
             if hasattr(v, "shape") and v.shape != ():
                 own = np().array(v, copy=True)     # ours to change in place
                 self.values[name] = own
-                self.arrays[name] = real_entries(own.reshape(-1))
+                self.arrays[name] = real_entries(own) if is_complex(own) else own.reshape(-1)
 
     def entries(self, name):
         flat = self.arrays.get(name)
