@@ -174,3 +174,22 @@ def test_numpy_spellings_real_imag_conj_as_attributes_and_methods():
     # |z| + x y + x at z = 1+2j: d/dx = x/|z| + y + 1, d/dy = y/|z| + x
     g = api.grad("abs(z.conj()) + z.real*z.imag + real(z.conjugate())", at={"z": 1 + 2j}).gradient["z"]
     assert g == pytest.approx(1 / math.sqrt(5) + 3 + 1j * (2 / math.sqrt(5) + 1), rel=1e-15)
+
+
+@pytest.mark.parametrize("source", ["sigmoid(z)", "sign(z)", "arcsinh(z)", "floor(z)", "relu(z)", "hypot(z, 1)",
+                                    "norm(v)", "det(outer(v, v))", "cumprod(v)"])
+def test_entries_without_complex_rules_refuse_complex_values(source):
+    """An entry that does not state the complex_values fact refuses them: never a real rule's answer."""
+    at = {"z": 1 + 2j, "v": np.array([1j, 2.0])}
+    with pytest.raises(SourceError) as e:
+        api.grad(f"abs(sum({source}))", at={k: v for k, v in at.items() if k in source})
+    assert e.value.kind == "complex values" and e.value.span is not None
+    assert "real(z), imag(z) or abs(z)" in e.value.message
+
+
+def test_complex_values_is_a_fact_of_each_entry():
+    from autodiff.engine.core import rules
+    table = rules.TABLE
+    assert all(table[n].complex_values is True for n in ("add", "mul", "exp", "abs", "real", "conj", "sum", "matmul"))
+    assert all(table[n].complex_values == "ordering" for n in ("lt", "max", "maximum"))
+    assert table["sigmoid"].complex_values is False

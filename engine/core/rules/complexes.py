@@ -52,13 +52,13 @@ def _complex(a, b):
 
 real = defprim("real", _real, builtin="real", elementwise=True, needs_args=False,
                vjp=(lambda g, ans, x: real(g),),
-               jvp=(lambda t, ans, x: real(t),))
+               jvp=(lambda t, ans, x: real(t),), complex_values=True)
 imag = defprim("imag", _imag, builtin="imag", elementwise=True, needs_args=True,
                vjp=(lambda g, ans, x: -1j * real(g) if is_complex(x) else zeros_like(x),),
-               jvp=(lambda t, ans, x: imag(t) if is_complex(x) else zeros_like(ans),))
+               jvp=(lambda t, ans, x: imag(t) if is_complex(x) else zeros_like(ans),), complex_values=True)
 conj = defprim("conj", _conj, builtin="conj", alias="conjugate", elementwise=True, needs_args=False,
                vjp=(lambda g, ans, x: conj(g),),
-               jvp=(lambda t, ans, x: conj(t),))
+               jvp=(lambda t, ans, x: conj(t),), complex_values=True)
 
 
 def _angle_vjp(g, ans, x):
@@ -83,12 +83,12 @@ def _at_nonzero(x, form):
 
 
 angle = defprim("angle", _angle, builtin="angle", elementwise=True, needs_args=True,
-                kink="angle'(0) = 0", vjp=(_angle_vjp,), jvp=(_angle_jvp,))
+                kink="angle'(0) = 0", vjp=(_angle_vjp,), jvp=(_angle_jvp,), complex_values=True)
 complex_ = defprim("complex", _complex, builtin="complex", elementwise=True, needs_args=True,
                    vjp=(lambda g, ans, a, b: unbroadcast(real(g), a),
                         lambda g, ans, a, b: unbroadcast(-imag(g), b)),
                    jvp=(lambda t, ans, a, b: bcast(t + 0j, ans),
-                        lambda t, ans, a, b: bcast(1j * t, ans)))
+                        lambda t, ans, a, b: bcast(1j * t, ans)), complex_values=True)
 
 
 def abs_derivative(g, z):
