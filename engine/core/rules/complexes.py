@@ -2,7 +2,10 @@
 transpose of the real-linear derivative (core/complexes.py states the convention): for z = x + iy
 the adjoint of z is dL/dx - i dL/dy. An adjoint that reaches a real output here is taken as its
 real part (real values that met complex ones along the sweep carry an imaginary part no real
-derivative reads; the functions from complex to real are where it would be read, so they drop it)."""
+derivative reads; the functions from complex to real are where it would be read, so they drop it).
+
+These entries are not `elementwise`: no fused region or kernel (real float64 arrays only) holds
+them, and no replay runs a trace with complex values (diff/large_trace.py)."""
 from __future__ import annotations
 
 import math
@@ -50,13 +53,13 @@ def _complex(a, b):
     return r.astype(dtype, copy=False) if r.ndim else r[()].astype(dtype)
 
 
-real = defprim("real", _real, builtin="real", elementwise=True, needs_args=False,
+real = defprim("real", _real, builtin="real", needs_args=False,
                vjp=(lambda g, ans, x: real(g),),
                jvp=(lambda t, ans, x: real(t),), complex_values=True)
-imag = defprim("imag", _imag, builtin="imag", elementwise=True, needs_args=True,
+imag = defprim("imag", _imag, builtin="imag", needs_args=True,
                vjp=(lambda g, ans, x: -1j * real(g) if is_complex(x) else zeros_like(x),),
                jvp=(lambda t, ans, x: imag(t) if is_complex(x) else zeros_like(ans),), complex_values=True)
-conj = defprim("conj", _conj, builtin="conj", alias="conjugate", elementwise=True, needs_args=False,
+conj = defprim("conj", _conj, builtin="conj", alias="conjugate", needs_args=False,
                vjp=(lambda g, ans, x: conj(g),),
                jvp=(lambda t, ans, x: conj(t),), complex_values=True)
 
@@ -82,9 +85,9 @@ def _at_nonzero(x, form):
     return where(zero, 0.0, form(where(zero, 1.0, x)))
 
 
-angle = defprim("angle", _angle, builtin="angle", elementwise=True, needs_args=True,
+angle = defprim("angle", _angle, builtin="angle", needs_args=True,
                 kink="angle'(0) = 0", vjp=(_angle_vjp,), jvp=(_angle_jvp,), complex_values=True)
-complex_ = defprim("complex", _complex, builtin="complex", elementwise=True, needs_args=True,
+complex_ = defprim("complex", _complex, builtin="complex", needs_args=True,
                    vjp=(lambda g, ans, a, b: unbroadcast(real(g), a),
                         lambda g, ans, a, b: unbroadcast(-imag(g), b)),
                    jvp=(lambda t, ans, a, b: bcast(t + 0j, ans),
