@@ -193,3 +193,36 @@ def test_complex_values_is_a_fact_of_each_entry():
     assert all(table[n].complex_values is True for n in ("add", "mul", "exp", "abs", "real", "conj", "sum", "matmul"))
     assert all(table[n].complex_values == "ordering" for n in ("lt", "max", "maximum"))
     assert table["sigmoid"].complex_values is False
+
+
+def test_the_languages_grad_reports_the_same_convention(tmp_path):
+    program = tmp_path / "g.py"
+    program.write_text("def f(z):\n    return abs(z)**2\n\ndef main(z):\n    return grad(f)(z)\n")
+    assert api.evaluate(str(program), at={"z": 1 + 2j}, fn="main").value == 2 + 4j
+
+
+@pytest.mark.parametrize("call", [
+    lambda: api.derivatives("exp(z)*z", at={"z": 1j}, order=1),
+    lambda: api.jacobian("z*z", at={"z": 1j}),
+    lambda: api.hessian("abs(z)**2", at={"z": 1j}),
+    lambda: api.grad("abs(z)**2", at={"z": 1j}, mode="forward"),
+    lambda: api.jacobian("x*1j", at={"x": 1.0}),
+    lambda: api.derivatives("x*1j", at={"x": 1.0}, order=1)])
+def test_derivatives_other_than_the_reverse_gradient_refuse_complex_values(call):
+    """Not done yet (forward mode, Jacobians, Hessians, derivative of complex values): refused,
+    never a real part kept silently."""
+    with pytest.raises(SourceError) as e:
+        call()
+    assert e.value.kind == "not implemented" and "complex" in e.value.message
+
+
+def test_higher_derivatives_of_real_inputs_through_complex_values():
+    # f(x) = real(x^2 e^{ix}) = x^2 cos x
+    x = 0.7
+    d1, d2 = 2 * x * math.cos(x) - x * x * math.sin(x), 2 * math.cos(x) - 4 * x * math.sin(x) - x * x * math.cos(x)
+    assert api.derivatives("real(x*x*exp(1j*x))", at={"x": x}, order=2).derivatives == pytest.approx([d1, d2], rel=1e-14)
+    h = api.hessian("real(x*x*exp(1j*x)) + abs(complex(x, y))**2", at={"x": x, "y": 0.3}).hessian
+    assert h["x"]["x"] == pytest.approx(d2 + 2, rel=1e-14) and h["y"]["y"] == pytest.approx(2, rel=1e-14)
+    j = api.jacobian("[real(x*exp(1j*y)), imag(x*exp(1j*y))]", at={"x": x, "y": 0.3}, mode="forward").jacobian
+    np.testing.assert_allclose(j["x"], [math.cos(0.3), math.sin(0.3)], rtol=1e-14)
+    np.testing.assert_allclose(j["y"], [-x * math.sin(0.3), x * math.cos(0.3)], rtol=1e-14)

@@ -56,7 +56,7 @@ def in_working_dtype(value):
 
 
 def evaluate(source, at=None, fn=None, of=None, dtype_name="float64", limits=None, target=None) -> RunResult:
-    target, inputs = prepare(source, at, fn, of, dtype_name, target)
+    target, inputs = prepare(source, at, fn, of, dtype_name, target, complex_inputs=True)
     notes = reset_notes()
     value, interp = run(target, inputs, limits)
     return RunResult(value=on_host(in_working_dtype(value)), inputs=on_host(inputs), signature=interp.signature,
@@ -68,7 +68,7 @@ def grad(source, at=None, wrt=None, seed=None, fn=None, of=None, dtype_name="flo
          target=None, keep_tape=False) -> GradResult:
     """Reverse-mode gradient of the target at a point. A non-scalar output is summed (the seeds'
     convention) unless `seed` gives v for vᵀJ."""
-    target, inputs = prepare(source, at, fn, of, dtype_name, target)
+    target, inputs = prepare(source, at, fn, of, dtype_name, target, complex_inputs=True)
     wrt = check_wrt(target, wrt)
     notes = reset_notes()
     tape = Tape(persistent=keep_tape, keep_values=keep_tape)
