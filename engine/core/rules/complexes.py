@@ -48,7 +48,8 @@ def _complex(a, b):
     that pairs with the inputs' float dtype (complex128 for float64, complex64 for float32)."""
     if is_complex(a) or is_complex(b):
         raise TypeError("complex(a, b) takes real a and b; for complex ones write a + 1j*b")
-    dtype = complex_dtype(getattr(a, "dtype", None) or getattr(b, "dtype", None) or run_dtype[0])
+    single = any(getattr(v, "dtype", None) == xp().float32 for v in (a, b))
+    dtype = complex_dtype("float32" if single else run_dtype[0])
     r = xp().asarray(a, dtype=dtype) + 1j * xp().asarray(b, dtype=dtype)
     return r.astype(dtype, copy=False) if r.ndim else r[()].astype(dtype)
 
@@ -116,6 +117,6 @@ def reported_gradient(g, primal):
 
 
 def complex_output_error(what: str) -> str | None:
-    """The message for a gradient of a complex output, or None (the value is not complex)."""
+    """The message for a gradient of a complex output (`what` names it)."""
     return (f"{what} is complex: a gradient needs a real output (a loss). Take real(...), imag(...), "
             "abs(...) or abs(...)**2 of it; for a holomorphic f, `autodiff derivative` gives f'(z)")
