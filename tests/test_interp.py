@@ -58,7 +58,7 @@ UNSUPPORTED = [
     ("def f(x):\n    y = [x, 'a']\n    return x\n", "strings are not part of the language here: 'a'", (2, 13)),
     ("def f(x):\n    return einsum(b'i', x)\n", "b-strings are not part of the language", (2, 19)),
     ("def f(x):\n    return x.flat\n", "attribute `.flat` is not part of the language", (2, 14)),
-    ("def f(x):\n    return (x + 1).conj()\n", "attribute `.conj` is not part of the language", (2, 20)),
+    ("def f(x):\n    return (x + 1).tolist()\n", "attribute `.tolist` is not part of the language", (2, 20)),
     ("def f(x):\n    return x.sum\n", "`.sum` is a method: call it", (2, 14)),
     ("def g(h):\n    return h\n@g\ndef f(x):\n    return x\n", "the decorator `@g` is not part of the language", (3, 1)),
     ("def f(x):\n    x[0][1] = 1\n    return x\n", "item of an item", (2, 5)),
