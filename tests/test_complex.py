@@ -226,3 +226,14 @@ def test_higher_derivatives_of_real_inputs_through_complex_values():
     j = api.jacobian("[real(x*exp(1j*y)), imag(x*exp(1j*y))]", at={"x": x, "y": 0.3}, mode="forward").jacobian
     np.testing.assert_allclose(j["x"], [math.cos(0.3), math.sin(0.3)], rtol=1e-14)
     np.testing.assert_allclose(j["y"], [-x * math.sin(0.3), x * math.cos(0.3)], rtol=1e-14)
+
+
+def test_complex_of_two_real_arrays_is_numpys_a_plus_1j_b():
+    a, b = np.array([1.0, -1.0]), np.array([2.0, 0.5])
+    assert np.array_equal(api.evaluate("complex(a, b)", at={"a": a, "b": b}).value, a + 1j * b)
+    single = api.evaluate("complex(a, b)", at={"a": a, "b": b}, dtype_name="float32").value
+    assert single.dtype == np.complex64
+    g = api.grad("sum(abs(complex(a, b))**2)", at={"a": a, "b": b}).gradient
+    assert np.array_equal(g["a"], 2 * a) and np.array_equal(g["b"], 2 * b)
+    with pytest.raises(SourceError):
+        api.evaluate("complex(1j, 2)")

@@ -1,22 +1,26 @@
-"""Complex numbers' own primitives: real, imag, conj, angle and complex(a, b). Each rule is the
+"""Complex numbers' own primitives: real, imag, conj and angle (complex(a, b) is a + 1j*b, a
+composite: core/library/elementwise.py). Each rule is the
 transpose of the real-linear derivative (core/complexes.py states the convention): for z = x + iy
 the adjoint of z is dL/dx - i dL/dy. An adjoint that reaches a real output here is taken as its
 real part (real values that met complex ones along the sweep carry an imaginary part no real
 derivative reads; the functions from complex to real are where it would be read, so they drop it).
 
-These entries are not `elementwise`: no fused region or kernel (real float64 arrays only) holds
-them, and no replay runs a trace with complex values (diff/large_trace.py)."""
+No fused kernel computes them (kernels and regions take real float64 arrays only), and no replay
+runs a trace with complex values (diff/large_trace.py)."""
 from __future__ import annotations
 
 import math
 
 from ..backend import xp
-from ..complexes import complex_dtype, is_complex
+from ..complexes import is_complex
 from ..notes import NOTES
-from ..primitives import defprim, plain_scalar, run_dtype, zeros_like
+from ..primitives import defprim, plain_scalar, zeros_like
 from ..tape import strip
 from .comparisons import eq, where
-from .shapes import bcast, unbroadcast
+
+# imag and angle are constants on real arrays, the only ones a fused kernel takes (real and conj
+# are the identity there, and fuse as such)
+NO_FUSION = "constant on the real float64 arrays fused kernels take"
 
 
 def _real(x):
@@ -43,24 +47,13 @@ def _angle(x):
     return plain_scalar(xp().angle(x))
 
 
-def _complex(a, b):
-    """complex(a, b) = a + ib, elementwise and broadcast as numpy's a + 1j*b, in the complex dtype
-    that pairs with the inputs' float dtype (complex128 for float64, complex64 for float32)."""
-    if is_complex(a) or is_complex(b):
-        raise TypeError("complex(a, b) takes real a and b; for complex ones write a + 1j*b")
-    single = any(getattr(v, "dtype", None) == xp().float32 for v in (a, b))
-    dtype = complex_dtype("float32" if single else run_dtype[0])
-    r = xp().asarray(a, dtype=dtype) + 1j * xp().asarray(b, dtype=dtype)
-    return r.astype(dtype, copy=False) if r.ndim else r[()].astype(dtype)
-
-
-real = defprim("real", _real, builtin="real", needs_args=False,
+real = defprim("real", _real, builtin="real", elementwise=True, needs_args=False,
                vjp=(lambda g, ans, x: real(g),),
                jvp=(lambda t, ans, x: real(t),), complex_values=True)
-imag = defprim("imag", _imag, builtin="imag", needs_args=True,
+imag = defprim("imag", _imag, builtin="imag", elementwise=True, no_fusion=NO_FUSION, needs_args=True,
                vjp=(lambda g, ans, x: -1j * real(g) if is_complex(x) else zeros_like(x),),
                jvp=(lambda t, ans, x: imag(t) if is_complex(x) else zeros_like(ans),), complex_values=True)
-conj = defprim("conj", _conj, builtin="conj", alias="conjugate", needs_args=False,
+conj = defprim("conj", _conj, builtin="conj", elementwise=True, alias="conjugate", needs_args=False,
                vjp=(lambda g, ans, x: conj(g),),
                jvp=(lambda t, ans, x: conj(t),), complex_values=True)
 
@@ -86,13 +79,8 @@ def _at_nonzero(x, form):
     return where(zero, 0.0, form(where(zero, 1.0, x)))
 
 
-angle = defprim("angle", _angle, builtin="angle", needs_args=True,
+angle = defprim("angle", _angle, builtin="angle", elementwise=True, no_fusion=NO_FUSION, needs_args=True,
                 kink="angle'(0) = 0", vjp=(_angle_vjp,), jvp=(_angle_jvp,), complex_values=True)
-complex_ = defprim("complex", _complex, builtin="complex", needs_args=True,
-                   vjp=(lambda g, ans, a, b: unbroadcast(real(g), a),
-                        lambda g, ans, a, b: unbroadcast(-imag(g), b)),
-                   jvp=(lambda t, ans, a, b: bcast(t + 0j, ans),
-                        lambda t, ans, a, b: bcast(1j * t, ans)), complex_values=True)
 
 
 def abs_derivative(g, z):
