@@ -53,8 +53,8 @@ def _large_array(v):
     from ..engine.core.backend import is_array, np, to_host
     from ..engine.core.tape import strip
     v = strip(v)
-    if not is_array(v) or getattr(v, "size", 0) <= STREAM_ELEMENTS:
-        return None
+    if not is_array(v) or getattr(v, "size", 0) <= STREAM_ELEMENTS or v.dtype.kind == "c":
+        return None                     # (a complex array is written whole, its numbers as objects)
     return np().asarray(to_host(v), dtype=np().float64)
 
 
@@ -83,6 +83,8 @@ def _write_array(write, array) -> None:
 def _clean(v):
     if isinstance(v, float):
         return nonfinite_word(v) or v
+    if isinstance(v, complex):          # JSON has no complex numbers: {"real": r, "imag": i}
+        return {"real": _clean(v.real), "imag": _clean(v.imag)}
     if isinstance(v, dict):
         return {str(k): _clean(x) for k, x in v.items()}
     if isinstance(v, (list, tuple)):
@@ -162,6 +164,16 @@ def fmt_number(x: float) -> str:
     return r[:-2] if r.endswith(".0") else r
 
 
+def fmt_complex(z: complex, digits: int = 17) -> str:
+    """A complex number as Python writes it without its parentheses: 2+4j, 1.5-0.5j, -2j."""
+    re_text = fmt_number(float(f"{z.real:.{digits}g}"))
+    im_text = fmt_number(float(f"{z.imag:.{digits}g}"))
+    if z.real == 0.0 and not math.copysign(1.0, z.real) < 0:
+        return f"{im_text}j"
+    sign = "" if im_text.startswith("-") else "+"
+    return f"{re_text}{sign}{im_text}j"
+
+
 def _array_entry(f) -> str:
     # 15 significant digits: hides last-bit noise (0.30000000000000004) but never rounds a
     # small entry to 0 (1e-12 stays 1e-12); non-finite entries read inf/-inf/nan
@@ -186,11 +198,15 @@ def fmt_value(v, width: int = 60) -> str:
         return str(p)
     if isinstance(p, (int, float)):
         return fmt_number(p)
+    if isinstance(p, complex):
+        return fmt_complex(p)
     if isinstance(p, list):
         from ..engine.core.backend import np
-        a = np().asarray(p, dtype=float)
+        a = np().asarray(p)
+        a = a if a.dtype.kind == "c" else np().asarray(p, dtype=float)
         text = np().array2string(a, separator=", ", precision=6, threshold=20,
-                                 formatter={"float_kind": _array_entry},
+                                 formatter={"float_kind": _array_entry,
+                                            "complex_kind": lambda z: fmt_complex(complex(z), 15)},
                                  max_line_width=width)
         return text
     return str(p)
@@ -202,8 +218,11 @@ def non_finite(v) -> bool:
     v = strip(v)
     if isinstance(v, (float, int)):
         return not math.isfinite(v)
+    if isinstance(v, complex):
+        return not (math.isfinite(v.real) and math.isfinite(v.imag))
     if is_array(v):
-        a = np().asarray(v, dtype=float)
+        a = np().asarray(v)
+        a = a if a.dtype.kind == "c" else a.astype(float)
         # a finite sum means every entry is finite: one pass without a mask (big arrays, issue 10)
         return not np().isfinite(a.sum()) and not bool(np().all(np().isfinite(a)))
     return False

@@ -67,8 +67,12 @@ def indentation_error(message: str, newline: Token, indent: str) -> SourceError:
     return SourceError("syntax error", message, nodes.Span(line, 1, line, len(indent) + 1))
 
 
-def _number(text: str) -> float:
-    return float(text.replace("_", ""))
+def _number(text: str):
+    """A float, or for an imaginary literal (2j, 1.5e-3J) a complex number, as Python reads it."""
+    text = text.replace("_", "")
+    if text[-1] in "jJ":
+        return complex(0.0, float(text[:-1]))
+    return float(text)
 
 
 class ASTBuilder(NumpyFormsBuilder, DecoratorsBuilder, Transformer):

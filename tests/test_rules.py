@@ -71,6 +71,8 @@ UNARY_POINTS = {
     "arctanh": [0.0, 0.5, -0.99],
     "erf": [0.0, 1.2, -3.0], "erfc": [0.0, 1.2, -3.0, 5.0], "logit": [0.5, 0.01, 0.97],
     "gammaln": [0.5, 3.2, 30.0, 0.05], "gamma": [0.5, 3.2, -0.5, 1.0],
+    # complex numbers' own functions on real points (tests/test_complex.py: on complex ones)
+    "real": [0.0, 2.5, -1.25], "conj": [0.0, 2.5, -1.25], "imag": [0.0, 2.5, -1.25], "angle": [0.5, 3.0, -2.0],
 }
 
 BINARY_NAMES = ["add", "sub", "mul", "div", "pow", "maximum", "minimum",

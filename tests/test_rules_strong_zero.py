@@ -25,7 +25,9 @@ WITH_ORDER = {"polygamma": {"n": 1}, "bessel_j": {"n": 1}, "bessel_i": {"n": 0}}
 # (entry, argument) whose local derivative is a constant (finite everywhere): the walk checks that,
 # and meets an infinite or nan local derivative at every other.
 CONSTANT_SLOPES = {("add", 0), ("add", 1), ("sub", 0), ("sub", 1), ("neg", 0), ("where", 1), ("where", 2),
-                   ("fmod", 0), ("mod", 0)}
+                   ("fmod", 0), ("mod", 0),
+                   # on real points: real and conj are x, imag and angle constants (tests/test_complex.py)
+                   ("real", 0), ("conj", 0), ("imag", 0), ("angle", 0)}
 
 
 def walked():

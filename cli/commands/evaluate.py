@@ -106,7 +106,18 @@ def _grad_json(result, formulas=None, assumed=()) -> dict:
             "kinks": [kink_json(k) for k in result.kinks], "tape_entries": result.tape_length,
             "mode": result.mode, "wrt": list(result.gradient), "integers": integer_inputs(result.inputs),
             "nonfinite": result.nonfinite,
-            **({"symbolic": formulas, "symbolic_assumes": list(assumed)} if formulas is not None else {})}
+            **({"symbolic": formulas, "symbolic_assumes": list(assumed)} if formulas is not None else {}),
+            **_wirtinger_json(result)}
+
+
+def _wirtinger_json(result) -> dict:
+    """{"wirtinger": {z: {"dz": df/dz, "dzbar": df/dz̄}}} for the complex inputs, or nothing."""
+    from ...engine.core.complexes import is_complex, wirtinger
+    from ..output import jsonable
+    pairs = {name: wirtinger(g) for name, g in result.gradient.items() if is_complex(result.inputs[name])}
+    if not pairs:
+        return {}
+    return {"wirtinger": {name: {"dz": jsonable(dz), "dzbar": jsonable(dzbar)} for name, (dz, dzbar) in pairs.items()}}
 
 
 @click.command(cls=TargetCommand, short_help="Evaluate a target at a point, without derivatives.")

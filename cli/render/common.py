@@ -56,6 +56,7 @@ def notes_for(result) -> list:
                          "it has no derivative")
     for name in getattr(result, "unconnected", ()) or ():
         notes.append(f"{name} does not reach the output: its gradient is exactly 0 (unconnected)")
+    notes.extend(complex_convention_note(result))
     seen = set()
     for op, span, detail in getattr(result, "kinks", ()) or ():
         key = (op, span.line if span else None, span.column if span else None)
@@ -68,6 +69,17 @@ def notes_for(result) -> list:
             notes.append("… (more kinks not shown)")
             break
     return notes
+
+
+def complex_convention_note(result) -> list:
+    """The convention of a gradient in complex inputs, stated once (README, "Complex numbers")."""
+    from ...engine.core.complexes import is_complex
+    names = [n for n in (getattr(result, "gradient", None) or {}) if is_complex(result.inputs.get(n))]
+    if not names:
+        return []
+    return [f"complex input{'s' * (len(names) > 1)} {', '.join(names)}: the gradient is PyTorch's convention, "
+            "∂f/∂x + i ∂f/∂y at z = x + iy (2z for |z|²); JAX's grad is its conjugate; "
+            "--json also gives the Wirtinger derivatives ∂f/∂z and ∂f/∂z̄"]
 
 
 def grad_result(target, result) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 from ..core.backend import np, to_device, to_host
+from ..core.complexes import is_complex
 from .batch import BatchUnsupported, batched_differences
 from .one_hot import objective_value, one_hot_differences
 from .report import Tolerance, as_float_array, entry_labels
@@ -71,7 +72,9 @@ def power_of_two_steps(xs, rel: float) -> list:
 
 
 class Perturber:
-    """Sets one entry of one input to a value and back, without copying the other inputs."""
+    """Sets one entry of one input to a value and back, without copying the other inputs. A
+    complex input's entries are its numbers' real and imaginary parts, each perturbed on its own
+    (real_entries): the gradient's entries ∂f/∂x and ∂f/∂y of z = x + iy, in that order."""
 
     def __init__(self, inputs: dict):
         self.values = dict(inputs)
@@ -80,21 +83,40 @@ class Perturber:
             if hasattr(v, "shape") and v.shape != ():
                 own = np().array(v, copy=True)     # ours to change in place
                 self.values[name] = own
-                self.arrays[name] = own.reshape(-1)
+                self.arrays[name] = real_entries(own) if is_complex(own) else own.reshape(-1)
 
     def entries(self, name):
         flat = self.arrays.get(name)
         if flat is None:
-            return [float(self.values[name])]
+            return real_entries(self.values[name]).tolist()
         return [float(x) for x in flat]
 
     def set(self, name, k, x):
         flat = self.arrays.get(name)
         if flat is None:
             v = self.values[name]
-            self.values[name] = x if v.__class__ is float else v.dtype.type(x)
+            if is_complex(v):
+                parts = real_entries(v).copy()
+                parts[k] = x
+                self.values[name] = v.dtype.type(complex(parts[0], parts[1]))
+            else:
+                self.values[name] = x if v.__class__ is float else v.dtype.type(x)
         else:
             flat[k] = x
+
+
+def real_entries(v):
+    """A float array of v's entries (flattened): for a complex v, its real and imaginary parts
+    interleaved (a view where v is an array: setting an entry sets that part)."""
+    a = np().asarray(v)
+    if a.dtype.kind != "c":
+        return a.astype(np().float64).reshape(-1)
+    return a.reshape(-1).view(a.real.dtype)
+
+
+def complex_labels(name, shape) -> list:
+    """entry_labels of a complex input: each entry's real part, then its imaginary part."""
+    return [f"{label}{part}" for label in entry_labels(name, shape) for part in (".real", ".imag")]
 
 BATCH_MIN_ENTRIES = 64        # below this the loop is as fast as batching
 ONE_HOT = True                # False: the batched interpreter only (benchmarks time both ways)
@@ -113,8 +135,14 @@ def full_check(objective: Objective, inputs: dict, claimed: dict, tol: Tolerance
     plan = []                    # (label, claimed entry, name, k, x, h)
     for name in names:
         g = claimed[name]
-        gflat = [float(g)] if not hasattr(g, "shape") or g.shape == () else as_float_array(g).tolist()
-        labels = entry_labels(name, np().shape(inputs[name]) if hasattr(inputs[name], "shape") else ())
+        shape = np().shape(inputs[name]) if hasattr(inputs[name], "shape") else ()
+        if is_complex(inputs[name]):               # ∂f/∂x + i ∂f/∂y: each part against its own difference
+            batch = False
+            gflat = real_entries(np().asarray(g, dtype=np().complex128)).tolist()
+            labels = complex_labels(name, shape)
+        else:
+            gflat = [float(g)] if not hasattr(g, "shape") or g.shape == () else as_float_array(g).tolist()
+            labels = entry_labels(name, shape)
         xs = p.entries(name)
         plan.extend(zip(labels, gflat, [name] * len(xs), range(len(xs)), xs, power_of_two_steps(xs, tol.step)))
     values_per_entry = None
@@ -169,7 +197,12 @@ def fast_check(objective: Objective, inputs: dict, claimed: dict, tol: Tolerance
     base, moved, proj, proj_l2, d_l2 = dict(inputs), {}, 0.0, 0.0, 0.0
     for name in names:
         x = inputs[name]
-        if hasattr(x, "shape") and x.shape != ():
+        if is_complex(x):
+            xf, d, gd = _complex_direction(x, claimed[name], tol.step, rng)
+            proj += gd
+            proj_l2 += gd * gd
+            d_l2 += float((abs(d) ** 2).sum())
+        elif hasattr(x, "shape") and x.shape != ():
             xf = np().asarray(x, dtype=np().float64)
             scale = tol.step * np().maximum(np().abs(xf), 1.0)
             h = np().exp2(np().round(np().log2(scale)))
@@ -194,7 +227,7 @@ def fast_check(objective: Objective, inputs: dict, claimed: dict, tol: Tolerance
         point = dict(base)
         for name, (x, xf, d) in moved.items():
             v = xf + t * d
-            point[name] = v if x.__class__ is float else np().asarray(v, dtype=np().asarray(x).dtype)
+            point[name] = v if x.__class__ is float else np().asarray(v, dtype=np().asarray(x).dtype)[()]
         fs.append(objective(point))
         if not reason and objective.signature != sig0:
             reason = branch_reason(sig0, objective.signature, "the direction d", direction.replace("h", "d"))
@@ -204,3 +237,15 @@ def fast_check(objective: Objective, inputs: dict, claimed: dict, tol: Tolerance
     row = judge("dᵀ∇f", proj, f0, fs[0], fs[1], fs[2], fs[3], 1.0, proj_tol, reason)
     row.step = None            # the steps are per entry (d), not one number
     return row, f0
+
+
+def _complex_direction(x, g, rel, rng):
+    """(x as complex128, a random direction d = ±h ± ih per entry, claimedᵀd): the derivative
+    along d of f at z = x + iy is ∂f/∂x Re d + ∂f/∂y Im d = Re(conj(g) d) for the reported g."""
+    xf = np().asarray(x, dtype=np().complex128)
+    parts = real_entries(xf)
+    steps = np().asarray(power_of_two_steps(parts, rel)).reshape(xf.shape + (2,))
+    signs = rng.integers(0, 2, size=xf.shape + (2,)) * 2.0 - 1.0
+    d = steps[..., 0] * signs[..., 0] + 1j * steps[..., 1] * signs[..., 1]
+    gd = float(np().real(np().conj(np().asarray(g, dtype=np().complex128)) * d).sum())
+    return xf, d, gd

@@ -26,7 +26,8 @@ primitive x lowering and fails on an elementwise entry that fuses not and says n
 from __future__ import annotations
 
 from .backend import np, xp
-from .errors import TooLarge
+from .complexes import refuse_ordering
+from .errors import EngineError, TooLarge
 from .notes import NOTES
 from .tape import Dual, Var, bind, record, strip
 
@@ -87,6 +88,11 @@ FACTS = {
     "guarded_kink": False,
     # why an elementwise primitive gets no fused kernel (tests/test_primitive_facts.py)
     "no_fusion": None,
+    # whether its forward and rules hold for complex values (True: core/complexes.py's
+    # convention); an entry that does not say so refuses them (no rule written for real numbers
+    # answers for complex ones by accident); "ordering": it orders its arguments, and complex
+    # numbers have no order (comparisons, max, min)
+    "complex_values": False,
 }
 
 
@@ -133,6 +139,8 @@ class Primitive:
         # forward and rules it runs; None for the table's primitives
         self.custom = custom
         self.set_facts(facts)
+        if self.complex_values is not True:
+            self.impl = real_only(self)
 
     def set_facts(self, facts: dict) -> None:
         """The lowerings' facts (FACTS), each stated or its default; the derived defaults resolved."""
@@ -152,6 +160,24 @@ class Primitive:
 
     def __repr__(self):
         return f"<primitive {self.name}>"
+
+
+def real_only(prim):
+    """prim's forward, refusing complex arguments (an entry whose complex_values is not True)."""
+    impl, ordering = prim.impl, prim.complex_values == "ordering"
+    spelled = f"`{prim.numexpr}`" if prim.numexpr and not prim.numexpr.isidentifier() else f"{prim.builtin or prim.name}()"
+
+    def forward(*args, **params):
+        for a in args:
+            if a.__class__ is complex or getattr(getattr(a, "dtype", None), "kind", None) == "c":
+                if ordering:
+                    refuse_ordering(spelled, a)
+                raise EngineError("complex values", f"{spelled} does not take complex values (its rules are for "
+                                  "real numbers); apply it to real(z), imag(z) or abs(z)")
+        return impl(*args, **params)
+    forward.__name__ = getattr(impl, "__name__", prim.name)
+    forward.__wrapped__ = impl
+    return forward
 
 
 def dispatching(float_form, generic):

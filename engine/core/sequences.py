@@ -9,6 +9,7 @@ import math
 
 from . import ops
 from .backend import is_array, xp
+from .complexes import complex_dtype, is_complex
 from .errors import EngineError
 from .primitives import check_elements, run_dtype, shape
 from .tape import BOXES, strip
@@ -29,7 +30,7 @@ def sequence_array(items, dtype=None):
     first = shape(items[0])
     for v in items:
         raw = strip(v)
-        if not (is_array(raw) or isinstance(raw, (bool, int, float))):
+        if not (is_array(raw) or isinstance(raw, (bool, int, float, complex))):
             what = "a function" if callable(raw) else "nothing" if raw is None else f"a {type(raw).__name__}"
             raise TypeError(f"a sequence read as an array holds {what}, not a number or an array")
         if shape(v) != first:
@@ -37,6 +38,8 @@ def sequence_array(items, dtype=None):
                               f"and {shape(v)}: numpy makes an array only of elements of one shape")
     check_elements((len(items),) + first, "a sequence read as an array")
     dtype = dtype or run_dtype[0]
+    if any(is_complex(v) for v in items) and not is_complex(xp().zeros(0, dtype=dtype)):
+        dtype = complex_dtype(xp().dtype(dtype).name)      # [1, 2j]: complex, as numpy reads it
     if any(v.__class__ in BOXES for v in items):
         return ops.stack([v if v.__class__ in BOXES else xp().asarray(v, dtype=dtype) for v in items])
     if not first:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ...parser.errors import SourceError, option
 from ..core.backend import np, to_host, to_host_value, xp
+from ..core.complexes import is_complex
 from ..core.notes import NOTES, traced_only
 from ..core.tape import Dual, backward, strip
 from ..lang.interp import Interpreter
@@ -13,10 +14,36 @@ from ..lang.target import bind, check_output, load, run_target
 from ..lang.values import as_input, dtype, set_dtype, shape_of
 
 
-def prepare(source, at, fn, of, dtype_name, target):
-    """Load the target and bind its inputs (the first steps of every command)."""
+def prepare(source, at, fn, of, dtype_name, target, complex_inputs=False):
+    """Load the target and bind its inputs (the first steps of every command). Complex inputs
+    are refused unless the caller handles them (`complex_inputs`: a value, a reverse gradient)."""
     set_dtype(dtype_name)
-    return bind(target or load(source, fn, of), dict(at or {}))
+    target, inputs = bind(target or load(source, fn, of), dict(at or {}))
+    if not complex_inputs:
+        for name, v in inputs.items():
+            if is_complex(v):
+                raise not_for_complex(f"input {name} is complex")
+    return target, inputs
+
+
+def not_for_complex(what: str) -> SourceError:
+    """The refusal of a derivative other than the reverse gradient where complex values would
+    meet its real-valued blocks (issue 32: forward mode, Jacobians, Hessians and derivatives
+    of complex values are not done yet): never a real part silently kept."""
+    return SourceError("not implemented", f"{what}: this derivative handles real values only so far; "
+                       "`autodiff grad` (reverse mode) takes complex inputs, for a real output "
+                       "(real(...), imag(...), abs(...)**2)")
+
+
+def real_values(a):
+    """A derivative of real values that met complex ones on the way (x * 1j): its real part, the
+    part a real input's derivative has (core/complexes.py); a real array as it is."""
+    return a.real if getattr(getattr(a, "dtype", None), "kind", None) == "c" else a
+
+
+def refuse_complex_output(value) -> None:
+    if is_complex(value):
+        raise not_for_complex("the output is complex")
 
 
 def check_wrt(target, wrt) -> list:
@@ -69,7 +96,7 @@ def host(v, shp):
     """A derivative as a host numpy array of shape `shp` (None, a symbolic zero, becomes zeros)."""
     a = np().zeros(shp, dtype=dtype())
     if v is not None:
-        a[...] = to_host(strip(v))
+        a[...] = real_values(to_host(strip(v)))
         a += 0.0                       # -0.0 (a zero times a negative number) prints as 0
     return a
 

@@ -17,7 +17,8 @@ from ..core.batch import batched
 from ..core.tape import Dual, Tape, new_level, strip
 from ..lang.values import dtype, shape_of, size_of
 from .common import (check_result_elements, check_wrt, detached_places, finish, first_or_plain_run, host, on_host,
-                     prepare, run, seed_for, sweep, tangent_of, unique_kinks, unit, watched_run)
+                     prepare, refuse_complex_output, run, seed_for, sweep, tangent_of, unique_kinks, unit,
+                     watched_run)
 from .reverse import GradResult
 from .tangents import basis_chunks, is_structured, stacked_tangent_of
 
@@ -110,6 +111,7 @@ def jacobian(source=None, at=None, wrt=None, mode="auto", fn=None, of=None, dtyp
     tape = Tape(persistent=True)
     out, boxed, interp = watched_run(target, inputs, wrt, limits, tape)
     value = strip(out)
+    refuse_complex_output(value)
     chosen, reason = choose_mode(mode, in_elements, size_of(value))
     if chosen == "forward":
         return _jacobian_forward(target, inputs, wrt, limits, notes, chosen, reason, size_of(value))
@@ -143,6 +145,7 @@ def _jacobian_forward(target, inputs, wrt, limits, notes, mode, reason, out_size
                 out, interp = run(target, {**inputs, w: Dual(inputs[w], tangents, level)}, limits)
             passes += 1
             value = strip(out)
+            refuse_complex_output(value)
             if first is None:                     # the output's size is known after one pass
                 check_result_elements("Jacobian", size_of(value) * sum(size_of(inputs[v]) for v in wrt), limits)
             first = first or (value, interp)

@@ -26,8 +26,8 @@ from ..core.notes import reset as reset_notes
 from ..core.tape import Dual, Tape, Var, new_level, strip
 from ..lang.target import load
 from ..lang.values import as_input, dtype, set_dtype, shape_of, size_of
-from .common import (check_result_elements, check_wrt, detached_places, finish, host, on_host, prepare, run, sweep,
-                     tangent_of, unique_kinks, unit, watched_run)
+from .common import (check_result_elements, check_wrt, detached_places, finish, host, on_host, prepare,
+                     real_values, refuse_complex_output, run, sweep, tangent_of, unique_kinks, unit, watched_run)
 from .tangents import basis_chunks, is_structured, stacked_tangent_of
 
 MAX_TAPE_ENTRIES = 3_000_000       # nested tapes beyond this would exhaust memory: stop with an error
@@ -80,6 +80,7 @@ def hessian(source=None, at=None, wrt=None, method="forward-over-reverse", fn=No
         value, grads, passes, interp = _forward_over_reverse(target, inputs, wrt, limits, blocks)
     else:
         value, grads, passes, interp = _reverse_over_reverse(target, inputs, wrt, limits, blocks)
+    refuse_complex_output(value)
     hess = {a: {b: finish(blocks[a][b].reshape(shape_of(inputs[a]) + shape_of(inputs[b]))) for b in wrt}
             for a in wrt}
     gradient = {w: finish(host(grads[w], shape_of(inputs[w]))) for w in wrt}
@@ -127,7 +128,7 @@ def _forward_over_reverse(target, inputs, wrt, limits, blocks):
             for b in wrt:
                 t = stacked_tangent_of(grads[b], level, shape_of(inputs[b]), stop - start)
                 if t is not None:
-                    blocks[a][b][start:stop, :] = to_host(t) + 0.0
+                    blocks[a][b][start:stop, :] = real_values(to_host(t)) + 0.0
     if first is None:                              # no input elements: value and (empty) gradient
         out, grads, interp = _gradient_pass(target, inputs, wrt, limits)
         first = (strip(out), grads, interp)
@@ -212,6 +213,7 @@ def derivatives(source=None, at=None, order=1, method="reverse", fn=None, of=Non
     else:
         value, ders, interp = _nested_duals(target, name, x, order, limits, held)
         sizes = []
+    refuse_complex_output(value)
     ders = orders_as_alone(ders, lambda k: (_nested_tapes(target, name, x, k, limits, held=held)[1]
                                             if method == "reverse" else _nested_duals(target, name, x, k, limits, held)[1]))
     seconds = time.perf_counter() - start

@@ -7,7 +7,10 @@ from dataclasses import dataclass, field
 from ..core import ops
 from ..core.notes import reset as reset_notes
 from ..core.notes import traced_only
+from ..core.complexes import is_complex
+from ..core.rules.complexes import complex_output_error, reported_gradient
 from ..core.tape import Tape, Var, strip
+from ...parser.errors import SourceError
 from ..lang.values import as_input, dtype, shape_of
 from .common import check_wrt, detached_places, on_host, ones_like_output, prepare, run, seed_for, sweep, watched_run
 
@@ -53,7 +56,7 @@ def in_working_dtype(value):
 
 
 def evaluate(source, at=None, fn=None, of=None, dtype_name="float64", limits=None, target=None) -> RunResult:
-    target, inputs = prepare(source, at, fn, of, dtype_name, target)
+    target, inputs = prepare(source, at, fn, of, dtype_name, target, complex_inputs=True)
     notes = reset_notes()
     value, interp = run(target, inputs, limits)
     return RunResult(value=on_host(in_working_dtype(value)), inputs=on_host(inputs), signature=interp.signature,
@@ -65,12 +68,15 @@ def grad(source, at=None, wrt=None, seed=None, fn=None, of=None, dtype_name="flo
          target=None, keep_tape=False) -> GradResult:
     """Reverse-mode gradient of the target at a point. A non-scalar output is summed (the seeds'
     convention) unless `seed` gives v for vᵀJ."""
-    target, inputs = prepare(source, at, fn, of, dtype_name, target)
+    target, inputs = prepare(source, at, fn, of, dtype_name, target, complex_inputs=True)
     wrt = check_wrt(target, wrt)
     notes = reset_notes()
     tape = Tape(persistent=keep_tape, keep_values=keep_tape)
     out, boxed, interp = watched_run(target, inputs, wrt, limits, tape)
     value = in_working_dtype(strip(out))
+    if seed is None and is_complex(value):
+        raise SourceError("bad output", complex_output_error("the output"), None,
+                          source=target.source, filename=target.filename)
     if seed is not None:
         seed_value, reduced = seed_for(seed, value), "seed"
     else:
@@ -84,7 +90,7 @@ def grad(source, at=None, wrt=None, seed=None, fn=None, of=None, dtype_name="flo
         if g is None:
             unconnected.append(name)
             g = ops.zeros_like(inputs[name])
-        gradient[name] = strip(g)
+        gradient[name] = strip(reported_gradient(g, inputs[name]))
     result = GradResult(value=on_host(value), gradient=on_host(gradient), inputs=on_host(inputs),
                         unconnected=unconnected, reduced=reduced,
                         signature=interp.signature, kinks=traced_only(notes.kinks),

@@ -1,5 +1,5 @@
 """Compiling the call forms numpy code uses beyond `f(x, y)`: keyword arguments, the array
-attributes `.T .shape .ndim .size` and the array methods (`A.sum(axis=0)`), each method the
+attributes `.T .shape .ndim .size .real .imag` and the array methods (`A.sum(axis=0)`), each method the
 builtin of its name with the array as the first argument."""
 from __future__ import annotations
 
@@ -20,8 +20,9 @@ from .values import describe, shape_of, size_of
 # so a builtin added to the table is a method as soon as it is listed here).
 METHODS = ("sum", "mean", "prod", "max", "min", "std", "var", "reshape", "transpose", "dot",
            "flatten", "ravel", "clip", "cumsum", "squeeze", "cumprod", "trace", "diagonal", "argmax",
-           "argmin", "any", "all", "round", "copy", "astype", "item", "keys", "values", "items")
-ATTRIBUTES = ("T", "shape", "ndim", "size")
+           "argmin", "any", "all", "round", "copy", "astype", "item", "keys", "values", "items",
+           "conj", "conjugate")
+ATTRIBUTES = ("T", "shape", "ndim", "size", "real", "imag")
 
 
 def _flat(x):
@@ -72,6 +73,8 @@ def attribute_value(x, attr):
         return tuple(float(n) for n in shape)
     if attr == "ndim":
         return float(len(shape))
+    if attr in ("real", "imag"):                # numpy's x.real, x.imag: the builtins real(x), imag(x)
+        return getattr(ops, attr)(x)
     return float(size_of(x))
 
 

@@ -225,7 +225,8 @@ def constant(text: str, what: str, limits: Limits | None = None):
         raise SourceError(e.kind, f"{what}: {e.message}", node.span, source=text, filename=what) from None
     except SourceError as e:
         raise e.with_source(text, what)
-    if isinstance(v, tuple) or callable(v) or not isinstance(strip(v), (float, int, bool)) and not hasattr(v, "shape"):
+    if isinstance(v, tuple) or callable(v) or not isinstance(strip(v), (float, int, bool, complex)) \
+            and not hasattr(v, "shape"):
         raise SourceError("bad input", f"{what}: the value is {describe(v)}, not a number or an array",
                           node.span, source=text, filename=what)
     if integer_spelling(node.body) and getattr(v, "ndim", 0) > 0:
@@ -269,7 +270,7 @@ def bind_inputs(target: Target, values: dict) -> dict:
 
 def check_output(value, target):
     v = strip(value)
-    if isinstance(v, (float, int, bool)) or hasattr(v, "shape"):
+    if isinstance(v, (float, int, bool, complex)) or hasattr(v, "shape"):
         return
     raise SourceError("bad output", f"the output is {describe(value)}, not a number or an array", None,
                       source=target.source, filename=target.filename)

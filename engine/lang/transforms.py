@@ -14,6 +14,7 @@ from ..core import ops
 from ..core.backend import is_array, np, xp
 from ..core.primitives import TABLE
 from ..core.sequences import numpy_reading
+from ..core.rules.complexes import reported_gradient
 from ..core.tape import BOXES, FUSED_RULES, Dual, Tape, Var, backward, new_level, strip
 from .recorded_decisions import DECISIONS, nested_derivative, unguardable
 from .names import walk
@@ -88,7 +89,7 @@ class DerivedFunction:
         grads = []
         for p in positions:
             g = adj[watched[p].index]
-            grads.append(g if g is not None else ops.zeros_like(args[p]) * 1.0)
+            grads.append(reported_gradient(g, args[p]) if g is not None else ops.zeros_like(args[p]) * 1.0)
         value = y.value if y.__class__ is Var and y.tape is tape else y
         return value, (tuple(grads) if isinstance(self.argnum, tuple) else grads[0])
 

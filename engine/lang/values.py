@@ -6,6 +6,7 @@ import math
 from ...parser.errors import SourceError
 from ..core import ops
 from ..core.backend import is_array, np, to_host, xp
+from ..core.complexes import as_complex_number, complex_dtype, is_complex
 from ..core.numbers import is_whole
 from ..core.primitives import run_dtype
 from ..core.primitives import shape as shape_of, size as size_of  # noqa: F401 -- the one shape helper
@@ -30,6 +31,8 @@ def literal(v):
     """A number literal in the working dtype, converted once when it is compiled. In float32 a
     literal that float32 cannot hold exactly becomes float32 (0.1 rounds, 1e39 overflows to inf);
     the others stay Python numbers: the same value in either dtype, and usable as indices."""
+    if v.__class__ is complex:                  # 2j: a numpy scalar, which no float fast path takes
+        return as_complex_number(v, _dtype[0])
     if _dtype[0] == "float64" or v.__class__ not in (float, int):
         return v
     single = np().float32(v)
@@ -77,6 +80,12 @@ class RangeValue:
         self.start, self.stop, self.step = start, stop, step
 
 
+def elements_dtype(values) -> str:
+    """The dtype an array of these values takes: the working dtype, or the complex one that
+    pairs with it where one of them is complex (as numpy promotes [1.0, 2j])."""
+    return complex_dtype(_dtype[0]) if any(is_complex(v) for v in values) else _dtype[0]
+
+
 def is_integer_input(v) -> bool:
     """Whether an input value is integer data (class labels, indices): an array of integers with
     at least one axis (a numpy array, an .npy of ints). It stays integers in the run, a constant
@@ -93,10 +102,14 @@ def integer_inputs(values: dict) -> list:
 
 def as_input(v):
     """An input value in the working dtype: floats stay Python floats (the fast path) in float64.
-    Integer data (is_integer_input) stays an array of integers."""
+    Integer data (is_integer_input) stays an array of integers; complex values take the complex
+    dtype that pairs with the working one (complex128 with float64, complex64 with float32)."""
     v = strip(v)
     if is_integer_input(v):
         return xp().asarray(v)
+    if is_complex(v):
+        a = xp().asarray(v, dtype=complex_dtype(dtype()))
+        return a[()] if a.ndim == 0 else a
     if dtype() == "float64":
         if v.__class__ in (float, int, bool):
             return float(v)
@@ -115,6 +128,8 @@ def describe(v) -> str:
         return "a boolean"
     if isinstance(v, (int, float)):
         return "a number"
+    if isinstance(v, complex):
+        return "a complex number"
     if isinstance(v, tuple):
         return f"a tuple of {len(v)}"
     if isinstance(v, list):
@@ -143,6 +158,9 @@ def to_python(v):
         a = np().asarray(v)
         if a.dtype == np().float32:            # shortest float32 digits: 0.1, not 0.10000000149011612
             shortest = [float(str(f)) for f in a.ravel()]         # str of a float32 scalar: its shortest digits
+            return np().array(shortest).reshape(a.shape).tolist() if a.ndim else shortest[0]
+        if a.dtype == np().complex64:          # each part's shortest float32 digits
+            shortest = [complex(float(str(f.real)), float(str(f.imag))) for f in a.ravel()]
             return np().array(shortest).reshape(a.shape).tolist() if a.ndim else shortest[0]
         return a.tolist()
     return v

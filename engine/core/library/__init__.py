@@ -24,6 +24,7 @@ SIGNATURES = {
     "degrees": ("elementwise", "rad2deg", "x[]"),
     "radians": ("elementwise", "deg2rad", "x[]"),
     "clip": ("elementwise", "clip", "a[] a_min[]= a_max[]="),
+    "complex": ("elementwise", "complex_", "real[] imag[]"),
     "expit": ("elementwise", "expit", "x[]"),
     "digamma": ("elementwise", "digamma", "x[]"),
     "polygamma": ("elementwise", "polygamma", "n[] x[]"),

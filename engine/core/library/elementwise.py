@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 
 from .. import ops
-from ..primitives import shape, size
+from ..complexes import as_complex_number, is_complex
+from ..primitives import run_dtype, shape, size
 from .axes import ArgumentError, whole
 
 DEG = math.pi / 180.0
@@ -25,6 +26,15 @@ def negative(x):
 
 def power(x1, x2):
     return ops.pow(x1, x2)
+
+
+def complex_(real, imag):
+    """complex(a, b) = a + 1j*b, elementwise and broadcast as numpy's, in the complex dtype that
+    pairs with the run's float dtype (complex64 for float32, complex128 for float64)."""
+    if is_complex(real) or is_complex(imag):
+        raise TypeError("complex(a, b) takes real a and b; for complex ones write a + 1j*b")
+    unit = as_complex_number(1j, run_dtype[0])
+    return ops.add(real, ops.mul(unit, imag))
 
 
 def deg2rad(x):

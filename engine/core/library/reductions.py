@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from .. import ops
 from ..backend import xp
+from ..complexes import refuse_ordering
 from ..primitives import ndim, shape
 from .axes import ArgumentError, axes_last, axes_of, gathered, keep_dims, one_axis, reduced_count, whole
 
@@ -87,6 +88,7 @@ def average(a, axis=None, weights=None, returned=False):
 
 def _arg(fn, a, axis, keepdims):
     raw = xp().asarray(ops.read(a))
+    refuse_ordering(fn.__name__, raw)
     ax = None if axis is None else one_axis(axis, raw.ndim)
     r = fn(raw, axis=ax, keepdims=keepdims)
     return float(r) if r.ndim == 0 else r.astype(raw.dtype if raw.dtype.kind == "f" else xp().float64)
@@ -153,6 +155,7 @@ def logcumsumexp(a, axis=None):
 
 def sort(a, axis=-1):
     x, ax = _scan_input(a, axis)
+    refuse_ordering("sort", x)
     order = xp().argsort(xp().asarray(ops.read(x)), axis=ax, kind="stable")
     return gathered(x, lambda pos: xp().take_along_axis(pos, order, ax))
 

@@ -1,6 +1,6 @@
 """THE derivative table, one module per group of primitives (each entry's forward, VJP and JVP
 stand together; see core/primitives.py). The groups build on each other in this order, so no
-module imports one after it: shapes, joins, comparisons, arithmetic, elementwise, reductions,
+module imports one after it: shapes, joins, comparisons, complexes, arithmetic, elementwise, reductions,
 numeric, scans, special, linalg, factorizations (indexing builds on shapes only).
 
 Kink conventions (README, "Conventions at non-differentiable points") are declared on the entries
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from ..primitives import TABLE, NotImplementedRule, Primitive
 from ..tape import Dual, Var
-from . import arithmetic, comparisons, elementwise, indexing, reductions, shapes
+from . import arithmetic, comparisons, complexes, elementwise, indexing, reductions, shapes
 from . import joins, linalg, numeric, scans, special  # noqa: F401 -- imported to fill the table
 from . import factorizations  # noqa: F401 -- after linalg, whose inv it uses
 

@@ -45,13 +45,13 @@ add = defprim("add", lambda x, y: x + y, elementwise=True, needs_args=False, flo
               vjp=(lambda g, ans, x, y: unbroadcast(g, x),
                    lambda g, ans, x, y: unbroadcast(g, y)),
               jvp=(lambda t, ans, x, y: bcast(t, ans),
-                   lambda t, ans, x, y: bcast(t, ans)))
+                   lambda t, ans, x, y: bcast(t, ans)), complex_values=True)
 sub = defprim("sub", lambda x, y: x - y, elementwise=True, needs_args=False, float_impl=operator.sub,
               numexpr="-", ufuncs=("subtract",), taped_vjp=True, plannable=True,
               vjp=(lambda g, ans, x, y: unbroadcast(g, x),
                    lambda g, ans, x, y: unbroadcast(-g, y)),
               jvp=(lambda t, ans, x, y: bcast(t, ans),
-                   lambda t, ans, x, y: bcast(-t, ans)))
+                   lambda t, ans, x, y: bcast(-t, ans)), complex_values=True)
 mul = defprim("mul", lambda x, y: x * y, elementwise=True, float_impl=operator.mul, reads=("y", "x"),
               numexpr="*", ufuncs=("multiply",), taped_vjp=True, plannable=True,
               vjp=(lambda g, ans, x, y: unbroadcast(zero_where_zero(g, g * y, y), x),
@@ -63,7 +63,7 @@ mul = defprim("mul", lambda x, y: x * y, elementwise=True, float_impl=operator.m
                          lambda g, ans, x, y: ((r if (c := (r := x * g).__class__) is Var or c is Dual or r == r
                                                 or x != 0.0 else 0.0) if g != 0.0 else 0.0)),
               jvp=(lambda t, ans, x, y: bcast(tangent_times(t, y), ans),
-                   lambda t, ans, x, y: bcast(tangent_times(t, x), ans)))
+                   lambda t, ans, x, y: bcast(tangent_times(t, x), ans)), complex_values=True)
 div = defprim("div", _div, elementwise=True, reads=("y", "x y"),
               numexpr="/", ufuncs=("divide", "true_divide"), taped_vjp=True, plannable=True,
               vjp=(lambda g, ans, x, y: unbroadcast(zero_where_zero(g, div(g, y)), x),
@@ -71,11 +71,11 @@ div = defprim("div", _div, elementwise=True, reads=("y", "x y"),
               float_vjp=(lambda g, ans, x, y: div(g, y) if g != 0.0 else 0.0,
                          _div_adjoint_y_float),
               jvp=(lambda t, ans, x, y: bcast(tangent_times(t, div(1.0, y)), ans),
-                   lambda t, ans, x, y: bcast(tangent_times(-t, div(x, y * y)), ans)))
+                   lambda t, ans, x, y: bcast(tangent_times(-t, div(x, y * y)), ans)), complex_values=True)
 neg = defprim("neg", lambda x: -x, elementwise=True, needs_args=False, float_impl=operator.neg,
               numexpr="-", ufuncs=("negative",), taped_vjp=True, plannable=True,
               vjp=(lambda g, ans, x: -g,),
-              jvp=(lambda t, ans, x: -t,))
+              jvp=(lambda t, ans, x: -t,), complex_values=True)
 
 
 def _stacked_vjp(g, x, y, of_x):
@@ -146,4 +146,4 @@ def _matmul_vjp_y(g, ans, x, y):
 matmul = defprim("matmul", _matmul, builtin="matmul", taped_vjp=True,
                  vjp=(_matmul_vjp_x, _matmul_vjp_y),
                  jvp=(lambda t, ans, x, y: matmul(t, y),
-                      lambda t, ans, x, y: matmul(x, t)))
+                      lambda t, ans, x, y: matmul(x, t)), complex_values=True)

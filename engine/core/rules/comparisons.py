@@ -13,20 +13,21 @@ from ..tape import Dual, Var
 from .shapes import bcast, unbroadcast
 
 
-def _compare(name, pyop, numexpr, ufunc):
+def _compare(name, pyop, numexpr, ufunc, complex_values="ordering"):
     def impl(x, y):
         r = pyop(x, y)
         return r if r.__class__ is bool else plain_scalar(r)
     impl.__name__ = name
-    return nondiff(name, impl, float_impl=pyop, numexpr=numexpr, ufuncs=(ufunc,), elementwise_values=True)
+    return nondiff(name, impl, float_impl=pyop, numexpr=numexpr, ufuncs=(ufunc,), elementwise_values=True,
+                   complex_values=complex_values)
 
 
 lt = _compare("lt", operator.lt, "<", "less")
 le = _compare("le", operator.le, "<=", "less_equal")
 gt = _compare("gt", operator.gt, ">", "greater")
 ge = _compare("ge", operator.ge, ">=", "greater_equal")
-eq = _compare("eq", operator.eq, "==", "equal")
-ne = _compare("ne", operator.ne, "!=", "not_equal")
+eq = _compare("eq", operator.eq, "==", "equal", complex_values=True)
+ne = _compare("ne", operator.ne, "!=", "not_equal", complex_values=True)
 def _floor(x):
     if x.__class__ is float:
         # floor(inf) is inf, floor(nan) nan, floor(-0.0) -0.0 (math's integer result has no sign)
@@ -93,7 +94,7 @@ where = defprim("where", _where, elementwise=True, kink="the branch not taken ge
                      lambda g, ans, c, x, y: unbroadcast(where(c, 0.0, g), y)),
                 jvp=(None,
                      lambda t, ans, c, x, y: bcast(where(c, t, 0.0), ans),
-                     lambda t, ans, c, x, y: bcast(where(c, 0.0, t), ans)))
+                     lambda t, ans, c, x, y: bcast(where(c, 0.0, t), ans)), complex_values=True)
 
 
 def tangent_times(t, d):

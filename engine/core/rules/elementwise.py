@@ -11,7 +11,9 @@ from ..backend import np, xp
 from ..notes import NOTES
 from ..tape import Dual, Var
 from ..primitives import defprim, float_fallback, plain_scalar, unary, zeros_like
+from ..complexes import is_complex
 from .arithmetic import div
+from .complexes import abs_derivative, abs_tangent
 from .comparisons import eq, share, sign, step, tangent_times, where, zero_where_zero
 from .shapes import bcast, unbroadcast
 
@@ -51,31 +53,43 @@ pow = defprim("pow", _pow, elementwise=True, needs_ans=True, reads=("x y", "ans 
               float_vjp=(lambda g, ans, x, y: tangent_times(g, _pow_dx(ans, x, y)),
                          lambda g, ans, x, y: _pow_dy(g, ans, x, y) if g != 0.0 else 0.0),
               jvp=(lambda t, ans, x, y: bcast(tangent_times(t, _pow_dx(ans, x, y)), ans),
-                   lambda t, ans, x, y: bcast(tangent_times(t, _pow_dy(1.0, ans, x, y)), ans)))
+                   lambda t, ans, x, y: bcast(tangent_times(t, _pow_dy(1.0, ans, x, y)), ans)), complex_values=True)
 
 
 LN2, LN10 = math.log(2.0), math.log(10.0)
 
 
-def unary_entry(name, mathfn, deriv, needs_ans=False, impl=None, needs_args=None, **kw):
+def unary_entry(name, mathfn, deriv, needs_ans=False, impl=None, needs_args=None, complex_rule=None, **kw):
     """THE elementwise function of one argument: the builtin `name`, numpy's function of that
     name (`impl`, or math's `mathfn` for floats and the backend's `name` for arrays); deriv(ans,
     x) is f'(x) in engine ops, and VJP and JVP are both g * f'(x) with the strong zero
     (tangent_times): a zero adjoint or tangent times an inf or nan f'(x) is 0, in both modes. A
     derivative written in `ans` alone (exp, tanh) keeps no argument on the tape: needs_ans
-    implies the argument is not read, unless `needs_args` says it is."""
+    implies the argument is not read, unless `needs_args` says it is. A function that is not
+    holomorphic on complex numbers (abs) gives `complex_rule`: (VJP, JVP) of (g or t, x) for a
+    complex x (rules/complexes.py states the convention)."""
     def float_vjp(g, ans, x):                   # the scalar sweep's float g: no call added
+        if complex_rule is not None and is_complex(x):
+            return complex_rule[0](g, x)
         d = deriv(ans, x)
         if g == 0.0:
             return 0.0                          # a zero adjoint (a branch not taken) stays zero
         r = g * d                               # the strong zero; an outer level's box is never masked
         return r if (c := r.__class__) is Var or c is Dual or r == r or d != 0.0 else 0.0
 
+    def vjp(g, ans, x):
+        if complex_rule is not None and is_complex(x):
+            return complex_rule[0](g, x)
+        return tangent_times(g, deriv(ans, x))
+
+    def jvp(t, ans, x):
+        if complex_rule is not None and is_complex(x):
+            return complex_rule[1](t, x)
+        return tangent_times(t, deriv(ans, x))
+
     return defprim(name, impl or unary(mathfn, name), needs_ans=needs_ans,
                    needs_args=not needs_ans if needs_args is None else needs_args, builtin=name,
-                   elementwise=True, vjp=(lambda g, ans, x: tangent_times(g, deriv(ans, x)),),
-                   float_vjp=(float_vjp,),
-                   jvp=(lambda t, ans, x: tangent_times(t, deriv(ans, x)),), **kw)
+                   elementwise=True, vjp=(vjp,), float_vjp=(float_vjp,), jvp=(jvp,), **kw)
 
 
 def binary_entry(name, impl, dx, dy, needs_ans=False, **kw):
@@ -92,32 +106,32 @@ def binary_entry(name, impl, dx, dy, needs_ans=False, **kw):
 
 
 sin = unary_entry("sin", math.sin, lambda ans, x: cos(x),
-                  numexpr="sin", dear=True, numpy_loop=False, taped_vjp=True, plannable=True)
+                  numexpr="sin", dear=True, numpy_loop=False, taped_vjp=True, plannable=True, complex_values=True)
 cos = unary_entry("cos", math.cos, lambda ans, x: -sin(x),
-                  numexpr="cos", dear=True, numpy_loop=False, taped_vjp=True, plannable=True)
+                  numexpr="cos", dear=True, numpy_loop=False, taped_vjp=True, plannable=True, complex_values=True)
 tan = unary_entry("tan", math.tan, lambda ans, x: 1.0 + ans * ans, needs_ans=True,
-                  numexpr="tan", dear=True, taped_vjp=True, plannable=True)
+                  numexpr="tan", dear=True, taped_vjp=True, plannable=True, complex_values=True)
 # (1 - x)(1 + x), not 1 - x*x: near |x| = 1 the subtraction is exact, the derivative keeps its digits
 arcsin = unary_entry("arcsin", math.asin, lambda ans, x: div(1.0, sqrt((1.0 - x) * (1.0 + x))),
-                      alias="asin", numexpr="arcsin", c_name="asin", dear=True, taped_vjp=True)
+                      alias="asin", numexpr="arcsin", c_name="asin", dear=True, taped_vjp=True, complex_values=True)
 arccos = unary_entry("arccos", math.acos, lambda ans, x: div(-1.0, sqrt((1.0 - x) * (1.0 + x))),
-                      alias="acos", numexpr="arccos", c_name="acos", dear=True, taped_vjp=True)
+                      alias="acos", numexpr="arccos", c_name="acos", dear=True, taped_vjp=True, complex_values=True)
 arctan = unary_entry("arctan", math.atan, lambda ans, x: div(1.0, 1.0 + x * x), alias="atan",
-                     numexpr="arctan", c_name="atan", dear=True, taped_vjp=True, plannable=True)
+                     numexpr="arctan", c_name="atan", dear=True, taped_vjp=True, plannable=True, complex_values=True)
 sinh = unary_entry("sinh", math.sinh, lambda ans, x: cosh(x),
-                   numexpr="sinh", dear=True, taped_vjp=True, plannable=True)
+                   numexpr="sinh", dear=True, taped_vjp=True, plannable=True, complex_values=True)
 cosh = unary_entry("cosh", math.cosh, lambda ans, x: sinh(x),
-                   numexpr="cosh", dear=True, taped_vjp=True, plannable=True)
+                   numexpr="cosh", dear=True, taped_vjp=True, plannable=True, complex_values=True)
 tanh = unary_entry("tanh", math.tanh, lambda ans, x: 1.0 - ans * ans, needs_ans=True,
-                   numexpr="tanh", dear=True, taped_vjp=True, plannable=True)
+                   numexpr="tanh", dear=True, taped_vjp=True, plannable=True, complex_values=True)
 exp = unary_entry("exp", math.exp, lambda ans, x: ans, needs_ans=True,
-                  numexpr="exp", dear=True, taped_vjp=True, plannable=True)
+                  numexpr="exp", dear=True, taped_vjp=True, plannable=True, complex_values=True)
 log = unary_entry("log", math.log, lambda ans, x: div(1.0, x),
-                  numexpr="log", dear=True, taped_vjp=True, plannable=True)
+                  numexpr="log", dear=True, taped_vjp=True, plannable=True, complex_values=True)
 log2 = unary_entry("log2", math.log2, lambda ans, x: div(1.0, x * LN2),
-                   taped_vjp=True, plannable=True, no_fusion="numexpr has no log2")
+                   taped_vjp=True, plannable=True, no_fusion="numexpr has no log2", complex_values=True)
 log10 = unary_entry("log10", math.log10, lambda ans, x: div(1.0, x * LN10),
-                    numexpr="log10", dear=True, taped_vjp=True, plannable=True)
+                    numexpr="log10", dear=True, taped_vjp=True, plannable=True, complex_values=True)
 _sqrt_value = unary(math.sqrt, "sqrt")
 
 
@@ -128,7 +142,7 @@ def _sqrt(x):
 
 
 sqrt = unary_entry("sqrt", None, lambda ans, x: div(0.5, ans), needs_ans=True, impl=_sqrt,
-                   kink="sqrt'(0) = +inf", guarded_kink=True, numexpr="sqrt", dear=True, taped_vjp=True)
+                   kink="sqrt'(0) = +inf", guarded_kink=True, numexpr="sqrt", dear=True, taped_vjp=True, complex_values=True)
 
 
 def _abs(x):
@@ -142,7 +156,8 @@ def _abs(x):
 
 
 abs = unary_entry("abs", None, lambda ans, x: sign(x), impl=_abs, alias="fabs", kink="abs'(0) = 0", side="sign",
-                  numexpr="abs", ufuncs=("absolute",), c_name="fabs")
+                  complex_rule=(abs_derivative, abs_tangent),
+                  numexpr="abs", ufuncs=("absolute",), c_name="fabs", complex_values=True)
 
 
 def _relu(x):
@@ -242,6 +257,6 @@ def _minimum(x, y):
 
 # maximum and minimum: x's share of the larger (smaller) is 1, 1/2 at a tie, 0 below (above)
 maximum = binary_entry("maximum", _maximum, lambda ans, x, y: share(x, y), lambda ans, x, y: share(y, x),
-                       kink="ties split the gradient evenly", side="difference")
+                       kink="ties split the gradient evenly", side="difference", complex_values="ordering")
 minimum = binary_entry("minimum", _minimum, lambda ans, x, y: share(y, x), lambda ans, x, y: share(x, y),
-                       kink="ties split the gradient evenly", side="difference")
+                       kink="ties split the gradient evenly", side="difference", complex_values="ordering")

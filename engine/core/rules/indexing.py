@@ -53,4 +53,4 @@ index_update = defprim(
     vjp=(lambda g, ans, x, v, index: index_update(g, 0.0, index),
          _value_vjp),
     jvp=(lambda t, ans, x, v, index: index_update(t, 0.0, index),
-         lambda t, ans, x, v, index: index_update(_zeros_as(x), t, index)))
+         lambda t, ans, x, v, index: index_update(_zeros_as(x), t, index)), complex_values=True)

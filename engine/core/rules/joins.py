@@ -33,7 +33,7 @@ def _concatenate_jvp(i):
 concatenate = defprim("concatenate", lambda *xs, axis: xp().concatenate([xp().asarray(v) for v in xs], axis),
                       needs_args=False, arity=None, make_op=_concatenate_op, taped_vjp=True,
                       vjp=PerPosition(lambda i: lambda g, ans, *xs, axis: getitem(g, _region(i, axis, xs))),
-                      jvp=PerPosition(_concatenate_jvp))
+                      jvp=PerPosition(_concatenate_jvp), complex_values=True)
 
 
 def _inverse(axes):
@@ -46,4 +46,4 @@ def _inverse(axes):
 permute_dims = defprim("permute_dims", lambda x, axes: xp().transpose(x, axes), needs_args=False,
                        make_op=params_op("axes", shapes=("axes",)),
                        vjp=(lambda g, ans, x, axes: permute_dims(g, _inverse(axes)),),
-                       jvp=(lambda t, ans, x, axes: permute_dims(t, axes),))
+                       jvp=(lambda t, ans, x, axes: permute_dims(t, axes),), complex_values=True)

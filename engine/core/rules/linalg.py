@@ -190,7 +190,7 @@ def _einsum_jvp(i):
 
 
 einsum = defprim("einsum", lambda *xs, subscripts: plain_scalar(xp().einsum(subscripts, *xs)),
-                 arity=None, make_op=_einsum_op, vjp=PerPosition(_einsum_vjp), jvp=PerPosition(_einsum_jvp))
+                 arity=None, make_op=_einsum_op, vjp=PerPosition(_einsum_vjp), jvp=PerPosition(_einsum_jvp), complex_values=True)
 
 
 # ---- the thin SVD of a matrix with at least as many rows as columns (the library transposes a

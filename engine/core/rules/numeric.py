@@ -17,10 +17,10 @@ from .elementwise import LN2, binary_entry, exp, sqrt, unary_entry
 
 # numexpr has the inverse hyperbolics and arctan2 too: not fused until checked to numpy's bits
 UNCHECKED = "numexpr's {0} is not checked against numpy's {0} to the bit"
-log1p = unary_entry("log1p", math.log1p, lambda ans, x: div(1.0, 1.0 + x), numexpr="log1p", dear=True)
-expm1 = unary_entry("expm1", math.expm1, lambda ans, x: ans + 1.0, needs_ans=True, numexpr="expm1", dear=True)
+log1p = unary_entry("log1p", math.log1p, lambda ans, x: div(1.0, 1.0 + x), numexpr="log1p", dear=True, complex_values=True)
+expm1 = unary_entry("expm1", math.expm1, lambda ans, x: ans + 1.0, needs_ans=True, numexpr="expm1", dear=True, complex_values=True)
 exp2 = unary_entry("exp2", lambda x: 2.0 ** x, lambda ans, x: ans * LN2, needs_ans=True,
-                   no_fusion="numexpr has no exp2")
+                   no_fusion="numexpr has no exp2", complex_values=True)
 # cbrt'(0) = +inf, as sqrt's
 cbrt = unary_entry("cbrt", math.cbrt, lambda ans, x: div(1.0, 3.0 * (ans * ans)), needs_ans=True,
                    no_fusion="numexpr has no cbrt")
@@ -29,10 +29,10 @@ arcsinh = unary_entry("arcsinh", math.asinh, lambda ans, x: div(1.0, hypot(x, 1.
                       no_fusion=UNCHECKED.format("arcsinh"))
 # sqrt(x - 1) sqrt(x + 1), not sqrt(x*x - 1): exact near 1, no overflow for large x
 arccosh = unary_entry("arccosh", math.acosh, lambda ans, x: div(1.0, sqrt(x - 1.0) * sqrt(x + 1.0)),
-                      alias="acosh", no_fusion=UNCHECKED.format("arccosh"))
+                      alias="acosh", no_fusion=UNCHECKED.format("arccosh"), complex_values=True)
 # (1 - x)(1 + x), not 1 - x*x: exact near |x| = 1
 arctanh = unary_entry("arctanh", math.atanh, lambda ans, x: div(1.0, (1.0 - x) * (1.0 + x)),
-                      alias="atanh", no_fusion=UNCHECKED.format("arctanh"))
+                      alias="atanh", no_fusion=UNCHECKED.format("arctanh"), complex_values=True)
 
 
 def _binary(npname, mathfn):

@@ -60,7 +60,7 @@ _AXIS = params_op("axis", optional=("axis",))      # op(x, axis=None)
 sum = defprim("sum", _sum, needs_args=False, make_op=_AXIS, taped_vjp=True, plannable=True,
               vjp=(lambda g, ans, x, axis=None: _restore(g, x, axis),),
               float_vjp=(_restore_float,),
-              jvp=(lambda t, ans, x, axis=None: sum(t, axis),))
+              jvp=(lambda t, ans, x, axis=None: sum(t, axis),), complex_values=True)
 
 
 def _extreme(name, fn):
@@ -104,11 +104,13 @@ def _extreme_vjp(g, ans, x, axis=None):
 max = defprim("max", _extreme("max", lambda x, axis: xp().max(x, axis=axis)), needs_ans=True, make_op=_AXIS,
               kink="ties split the gradient evenly", side="argmax",
               vjp=(_extreme_vjp,),
-              jvp=(lambda t, ans, x, axis=None: sum(t * _extreme_share(ans, x, axis), axis),))
+              jvp=(lambda t, ans, x, axis=None: sum(t * _extreme_share(ans, x, axis), axis),),
+              complex_values="ordering")
 min = defprim("min", _extreme("min", lambda x, axis: xp().min(x, axis=axis)), needs_ans=True, make_op=_AXIS,
               kink="ties split the gradient evenly", side="argmin",
               vjp=(_extreme_vjp,),
-              jvp=(lambda t, ans, x, axis=None: sum(t * _extreme_share(ans, x, axis), axis),))
+              jvp=(lambda t, ans, x, axis=None: sum(t * _extreme_share(ans, x, axis), axis),),
+              complex_values="ordering")
 
 
 def _prod(x, axis=None):
@@ -158,7 +160,7 @@ prod_except = defprim("prod_except", _prod_except, make_op=params_op("axis"),
                       vjp=(lambda g, ans, x, axis: sum(expand_dims(g, axis + 1) * _prod_except_partials(x, axis),
                                                        axis),),
                       jvp=(lambda t, ans, x, axis: sum(_prod_except_partials(x, axis) * expand_dims(t, axis),
-                                                       axis + 1),))
+                                                       axis + 1),), complex_values=True)
 
 
 def _others(x, axis):
@@ -189,7 +191,7 @@ def _prod_jvp(t, ans, x, axis=None):
 
 
 # prod(x, axis): axis an int (not negative) or None; the library moves keepdims and tuples here
-prod = defprim("prod", _prod, needs_ans=True, make_op=_AXIS, vjp=(_prod_vjp,), jvp=(_prod_jvp,))
+prod = defprim("prod", _prod, needs_ans=True, make_op=_AXIS, vjp=(_prod_vjp,), jvp=(_prod_jvp,), complex_values=True)
 
 
 def _norm(x):

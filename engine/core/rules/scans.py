@@ -22,7 +22,7 @@ def _cumsum(x, axis, reverse=False):
 # cumsum(x, axis, reverse): the adjoint of a running sum is the running sum from the other end
 cumsum = defprim("cumsum", _cumsum, needs_args=False, make_op=params_op("axis", "reverse"),
                  vjp=(lambda g, ans, x, axis, reverse=False: cumsum(g, axis, not reverse),),
-                 jvp=(lambda t, ans, x, axis, reverse=False: cumsum(t, axis, reverse),))
+                 jvp=(lambda t, ans, x, axis, reverse=False: cumsum(t, axis, reverse),), complex_values=True)
 
 
 def _cumprod_partials(x, axis):

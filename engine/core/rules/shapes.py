@@ -51,12 +51,12 @@ def _transpose(x):
 reshape = defprim("reshape", _reshape, needs_args=False, taped_vjp=True, plannable=True,
                   make_op=params_op("shape_", shapes=("shape_",)),
                   vjp=(lambda g, ans, x, shape_: reshape(g, shape(x)),),
-                  jvp=(lambda t, ans, x, shape_: reshape(t, shape_),))
+                  jvp=(lambda t, ans, x, shape_: reshape(t, shape_),), complex_values=True)
 # no `builtin=`: the language's transpose() is core/library's, with numpy's axes
 transpose = defprim("transpose", _transpose,
                     needs_args=False, taped_vjp=True, plannable=True,
                     vjp=(lambda g, ans, x: transpose(g),),
-                    jvp=(lambda t, ans, x: transpose(t),))
+                    jvp=(lambda t, ans, x: transpose(t),), complex_values=True)
 def _expand_dims(x, axis):
     """numpy's expand_dims, as the one reshape it makes where the axis is one int: its Python
     wrapper costs ten times the view, and every reduction's adjoint over an axis calls it."""
@@ -70,7 +70,7 @@ def _expand_dims(x, axis):
 expand_dims = defprim("expand_dims", _expand_dims, needs_args=False, taped_vjp=True, plannable=True,
                       make_op=params_op("axis"),
                       vjp=(lambda g, ans, x, axis: reshape(g, shape(x)),),
-                      jvp=(lambda t, ans, x, axis: expand_dims(t, axis),))
+                      jvp=(lambda t, ans, x, axis: expand_dims(t, axis),), complex_values=True)
 
 
 def _sum_to(x, shape_):
@@ -93,11 +93,11 @@ def _sum_to(x, shape_):
 broadcast_to = defprim("broadcast_to", lambda x, shape_: xp().broadcast_to(x, shape_), needs_args=False,
                        make_op=params_op("shape_", shapes=("shape_",)), taped_vjp=True, plannable=True,
                        vjp=(lambda g, ans, x, shape_: unbroadcast(g, x),),
-                       jvp=(lambda t, ans, x, shape_: broadcast_to(t, shape_),))
+                       jvp=(lambda t, ans, x, shape_: broadcast_to(t, shape_),), complex_values=True)
 sum_to = defprim("sum_to", _sum_to, needs_args=False, taped_vjp=True, plannable=True,
                  make_op=params_op("shape_", shapes=("shape_",)),
                  vjp=(lambda g, ans, x, shape_: broadcast_to(g, shape(x)),),
-                 jvp=(lambda t, ans, x, shape_: sum_to(t, shape_),))
+                 jvp=(lambda t, ans, x, shape_: sum_to(t, shape_),), complex_values=True)
 
 
 def _untake(g, index, shape_):
@@ -121,11 +121,11 @@ def basic_index(index) -> bool:
 getitem = defprim("getitem", lambda x, index: plain_scalar(x[index]), needs_args=False, taped_vjp=True,
                   make_op=params_op("index"),
                   vjp=(lambda g, ans, x, index: untake(g, index, shape(x)),),
-                  jvp=(lambda t, ans, x, index: getitem(t, index),))
+                  jvp=(lambda t, ans, x, index: getitem(t, index),), complex_values=True)
 untake = defprim("untake", _untake, needs_args=False, taped_vjp=True,
                  make_op=params_op("index", "shape_", shapes=("shape_",)),
                  vjp=(lambda g, ans, x, index, shape_: getitem(g, index),),
-                 jvp=(lambda t, ans, x, index, shape_: untake(t, index, shape_),))
+                 jvp=(lambda t, ans, x, index, shape_: untake(t, index, shape_),), complex_values=True)
 
 
 def _stack_jvp(i):
@@ -145,4 +145,4 @@ def _stack_op(prim):
 stack = defprim("stack", lambda *xs: xp().stack([xp().asarray(v) for v in xs]), needs_args=False,
                 arity=None, make_op=_stack_op, taped_vjp=True,
                 vjp=PerPosition(lambda i: lambda g, ans, *xs: getitem(g, i)),
-                jvp=PerPosition(_stack_jvp))
+                jvp=PerPosition(_stack_jvp), complex_values=True)

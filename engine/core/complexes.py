@@ -1,0 +1,53 @@
+"""Complex numbers: the one place that says what is complex, which complex dtype pairs with the
+run's float dtype (float64 with complex128, float32 with complex64, as numpy promotes), and the
+error for an ordering of complex values (comparisons, max/min: numpy orders complex numbers
+lexicographically, mathematics does not order them at all).
+
+The derivative convention (README, "Complex numbers"): every rule of the table is the plain
+transpose of its real-linear derivative (for a holomorphic f, g * f'(z), the rule real numbers
+already have), so the reverse sweep of a real output L gives dL/dx - i dL/dy at z = x + iy
+(2 dL/dz, JAX's convention); the gradient reported is its conjugate, dL/dx + i dL/dy (PyTorch's
+convention: 2z for |z|^2). A real value that meets a complex adjoint (x * 1j) takes its real part.
+"""
+from __future__ import annotations
+
+from .backend import np
+from .errors import EngineError
+from .tape import strip
+
+COMPLEX_OF = {"float64": "complex128", "float32": "complex64"}
+
+
+def is_complex(v) -> bool:
+    """Whether v (a number, an array or a box of one) holds complex values."""
+    v = strip(v)
+    if v.__class__ is complex:
+        return True
+    kind = getattr(getattr(v, "dtype", None), "kind", None)
+    return kind == "c"
+
+
+def complex_dtype(real_dtype: str) -> str:
+    """The complex dtype that pairs with a float dtype's name."""
+    return COMPLEX_OF[str(real_dtype)]
+
+
+def as_complex_number(v, real_dtype: str):
+    """A Python complex as a numpy scalar of the run's complex dtype (a box-free value that no
+    float fast path mistakes for a float)."""
+    return np().dtype(complex_dtype(real_dtype)).type(v)
+
+
+def refuse_ordering(what: str, *values) -> None:
+    """Raise for an ordering (a comparison, max, min, sort) of complex values."""
+    if any(is_complex(v) for v in values):
+        raise EngineError("complex ordering",
+                          f"{what} of complex values: complex numbers have no order; "
+                          "compare real(z), imag(z) or abs(z) instead")
+
+
+def wirtinger(gradient):
+    """(df/dz, df/dz̄) of a real f at a complex z from its reported gradient g = df/dx + i df/dy:
+    df/dz = (df/dx - i df/dy) / 2 = conj(g) / 2 (JAX's grad is 2 df/dz = conj(g)), df/dz̄ = g / 2."""
+    g = np().asarray(gradient)
+    return np().conj(g)[()] / 2, g[()] / 2
