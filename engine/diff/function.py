@@ -159,7 +159,8 @@ class Function:
         "jacobian forward", "jacobian reverse", "derivatives": `seed` (order, method)) at the
         inputs `at`: replayed from the trace kept for their signature; where there is none yet,
         recorded; where the replay falls back, the fallback counted by reason and interpreted."""
-        self = self.given(at)               # defaulted parameters or integer data given: their own Function
+        if self.target.defaulted or not _numbers_only(at):
+            self = self.given(at)           # defaulted parameters or integer data given: their own Function
         replay, interpret, record = KINDS[kind]
         set_dtype(dtype_name)
         inputs = bind_inputs(self.target, dict(at or {}))
@@ -493,6 +494,15 @@ def kept(trace, gradient_only: bool):
     if trace and trace.nested and not gradient_only:
         return Unkept("a derivative inside the program under another name than grad or value_and_grad")
     return trace
+
+
+def _numbers_only(at) -> bool:
+    """Every value a Python float or a float array: no integer data (lang/values.is_integer_input),
+    so the Function itself serves the call (the per-call check, kept to a loop)."""
+    for v in (at or {}).values():
+        if v.__class__ is not float and getattr(getattr(v, "dtype", None), "kind", None) != "f":
+            return False
+    return True
 
 
 def _merge(at, inputs) -> dict:

@@ -55,14 +55,22 @@ class Target:
         keeps its default and is a constant. Where `names` is a dict of values, the inputs it gives
         integer data (values.is_integer_input) are the target's `integers`: like a defaulted
         parameter left out, a constant of the run, never differentiated."""
+        if not self.defaulted and not self.integers and isinstance(names, dict) and all(
+                v.__class__ is float or getattr(getattr(v, "dtype", None), "kind", None) == "f" for v in names.values()):
+            return self                         # the per-call fast path: numbers and float arrays only
         target = self
-        extra = [d for d in self.defaulted if d in names and d not in self.inputs]
-        if extra:
-            required = [p for p in self.inputs if p not in self.defaulted]
-            chosen = [d for d in self.defaulted if d in names or d in self.inputs]
-            target = replace(self, inputs=required + chosen)
-        integers = tuple(n for n in target.inputs if isinstance(names, dict) and n in names
-                         and is_integer_input(names[n])) if isinstance(names, dict) else target.integers
+        if self.defaulted:
+            extra = [d for d in self.defaulted if d in names and d not in self.inputs]
+            if extra:
+                required = [p for p in self.inputs if p not in self.defaulted]
+                chosen = [d for d in self.defaulted if d in names or d in self.inputs]
+                target = replace(self, inputs=required + chosen)
+        if not isinstance(names, dict):
+            return target
+        integers = tuple(n for n, v in names.items() if v.__class__ is not float and n in target.inputs
+                         and is_integer_input(v))
+        if integers and integers != tuple(n for n in target.inputs if n in integers):
+            integers = tuple(n for n in target.inputs if n in integers)     # in parameter order
         return target if integers == target.integers else replace(target, integers=integers)
 
     def describe(self) -> str:

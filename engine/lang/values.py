@@ -105,6 +105,12 @@ def as_input(v):
     Integer data (is_integer_input) stays an array of integers; complex values take the complex
     dtype that pairs with the working one (complex128 with float64, complex64 with float32)."""
     v = strip(v)
+    if _dtype[0] == "float64":                  # the per-call fast paths: a number, a float array
+        if v.__class__ is float:
+            return v
+        if getattr(getattr(v, "dtype", None), "kind", None) == "f":
+            a = xp().asarray(v, dtype=xp().float64)
+            return float(a) if a.ndim == 0 else a
     if is_integer_input(v):
         return xp().asarray(v)
     if is_complex(v):
