@@ -8,7 +8,6 @@ from dataclasses import dataclass, field, replace
 from ...parser import nodes, parse_expression, parse_program
 from ...parser.errors import SourceError, option
 from ...parser.files import read_text
-from ...parser.lenient import parse_file
 from ..core.backend import xp
 from ..core.errors import EngineError
 from ..core.sequences import as_array
@@ -134,6 +133,7 @@ def _refuse_unknown_functions(node, builtins, text):
 def _load_program(text, filename, fn, of) -> Target:
     """A file as written: only what the target reaches must be in the language (parser/lenient.py,
     reach.py). A script (a file of no functions) reaches all of itself."""
+    from ...parser.lenient import parse_file        # files only: an expression never loads it (start-up)
     program = parse_file(text, filename, parse_program)
     module = program.module
     defs = [s for s in module.body if isinstance(s, nodes.FunctionDef)]
