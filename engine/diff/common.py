@@ -49,7 +49,8 @@ def refuse_complex_output(value) -> None:
 def check_wrt(target, wrt) -> list:
     """The inputs to differentiate (all but the integer ones by default), each checked to be an
     input that is not integer data."""
-    wrt = list(wrt) if wrt else [n for n in target.inputs if n not in target.integers]
+    integers = target.integers
+    wrt = list(wrt) if wrt else [n for n in target.inputs if n not in integers] if integers else list(target.inputs)
     if not wrt and target.inputs:
         raise SourceError("bad input", f"every input is integer data ({', '.join(target.integers)}): integer "
                           "data, as class labels or indices, is a constant of the run and has no derivative", None,
