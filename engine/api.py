@@ -210,7 +210,8 @@ def validate_emitted(path, target, values: dict, wrt=None, seed=0) -> list:
     wrt = list(wrt or params)
     from .lang.names import loaded_names
     ad = grad(None, values, wrt, target=target).gradient
-    detached = bool({"stop_gradient", "detach"} & set(loaded_names(target.node)))
+    from .lang.builtins import STOP_GRADIENT
+    detached = bool(set(STOP_GRADIENT) & set(loaded_names(target.node)))
     return validate(path, name, params, wrt, values, ad, seed, detached)
 
 

@@ -93,6 +93,9 @@ FACTS = {
     # answers for complex ones by accident); "ordering": it orders its arguments, and complex
     # numbers have no order (comparisons, max, min)
     "complex_values": False,
+    # not elementwise, and its rules' text, traced at the operands' shapes, holds for every value of
+    # those shapes: `emit` writes it (engine/emit/lower.py); an elementwise entry always may
+    "emits_at_shapes": False,
 }
 
 

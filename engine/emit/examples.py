@@ -10,7 +10,7 @@ import ast
 from ..core.backend import np
 from ...parser.errors import SourceError
 from ...parser.nodes import Span
-from .lower import OUT, Call, Copy, For, If, Jump, Plain, Prim, While
+from .lower import OUT, Call, Copy, For, If, Jump, Plain, Prim
 
 
 class _Jump(Exception):

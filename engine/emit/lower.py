@@ -16,14 +16,18 @@ from ...parser import nodes
 from ...parser.errors import SourceError
 from ..core.backend import np
 from ..core.rules import builtin_primitives
+from ..lang.builtins import CONSTANTS as LANGUAGE_CONSTANTS
+from ..lang.builtins import STOP_GRADIENT
+from ..lang.operator_closures import BINARY_OPS
+from ..lang.operator_closures import COMPARISONS as COMPARE_OPS
 from .rule_text import primitive
 
-OPERATORS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "@": "matmul", "%": "mod", "//": "floor_divide"}
-COMPARISONS = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne"}
-CONSTANTS = {"pi": "np.pi", "e": "np.e", "inf": "np.inf", "nan": "np.nan"}
-CUTS = ("stop_gradient", "detach")
-REDUCTIONS = ("sum", "mean", "max", "min")
-SHAPED = ("matmul", "inv", "solve", "cholesky")        # builtins beside the elementwise ones whose rules are written at the operands' shapes
+# the table entry of each operator and comparison, as the language applies them
+OPERATORS = {op: fn.primitive.name for op, fn in BINARY_OPS.items()}
+COMPARISONS = {op: fn.primitive.name for op, fn in COMPARE_OPS.items()}
+CONSTANTS = {name: f"np.{name}" for name in LANGUAGE_CONSTANTS}
+CUTS = STOP_GRADIENT
+REDUCTIONS = ("sum", "mean", "max", "min")     # builtins whose axis argument emit writes as numpy's
 OUT = "_out"
 
 
@@ -454,7 +458,7 @@ class Lowering:
         if name in REDUCTIONS and (len(args) == 1 or (len(args) == 2 and is_whole(args[1]))):
             return self.reduction(name, args, line, target)
         prim = self.builtins.get(name)
-        if prim is None or not (prim.elementwise or name in SHAPED) or len(args) != prim.arity:
+        if prim is None or not (prim.elementwise or prim.emits_at_shapes) or len(args) != prim.arity:
             return self.opaque(e, name, args, target)
         # a forward that notes its kink (a tie of maximum's) cannot be traced at the stand-ins,
         # which tie: numpy's function of the builtin's name is its text

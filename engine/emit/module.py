@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from ...parser import nodes
 from ...parser.decorators import RULE_DECORATORS
+from ..lang.custom_rules import RULE_METHODS
 from ...parser.errors import SourceError
 from ..core.backend import np
-from ...parser.nodes import Span
 from .activity import analyse, walk_ir
 from .examples import Examples
 from .closures import lifted
@@ -49,7 +49,7 @@ def _states_a_rule(stmt) -> bool:
         return False
     f = value.func
     return (isinstance(f, nodes.Name) and f.id in RULE_DECORATORS) or \
-        (isinstance(f, nodes.Attribute) and f.attr in ("defvjp", "defjvp"))
+        (isinstance(f, nodes.Attribute) and f.attr in RULE_METHODS)
 
 
 def lowered(defs: dict, top: list) -> tuple:

@@ -18,7 +18,7 @@ from .axes import keep_dims, reduced_count, reduction_axes
 from .numpy_builtins import add_library_builtins, add_second_spellings
 from .custom_rules import rule_builtins
 from .transforms import transform_builtins
-from .values import RangeValue, describe, range_arguments, range_items, dtype, shape_of, size_of
+from .values import RangeValue, describe, range_arguments, range_items, dtype, shape_of
 
 
 def noted_stop_gradient(x):
@@ -291,6 +291,10 @@ def make_builtins(interp) -> dict:
     return table
 
 
+# the names of stop_gradient (the tape's cut), and the language's constants: here only (emit
+# and the API read them from here)
+STOP_GRADIENT = ("stop_gradient", "detach")
+CONSTANTS = {"pi": math.pi, "e": math.e, "inf": math.inf, "nan": math.nan}
 _SHARED: dict = {}
 
 
@@ -309,9 +313,9 @@ def _shared_builtins() -> dict:
         for name in filter(None, (prim.builtin, prim.alias)):
             add(name, _numeric(name, prim.op), prim.arity)
     add_library_builtins(add, lambda name, fn: _numeric(name, fn, tuples_are_arrays=False))
-    add("stop_gradient", noted_stop_gradient, 1)
-    add("detach", noted_stop_gradient, 1)
-    _SHARED.update(pi=math.pi, e=math.e, inf=math.inf, nan=math.nan)
+    for name in STOP_GRADIENT:
+        add(name, noted_stop_gradient, 1)
+    _SHARED.update(CONSTANTS)
     _SHARED["newaxis"] = None         # numpy's name for None in a subscript: x[:, np.newaxis]
     return _SHARED
 

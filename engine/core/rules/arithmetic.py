@@ -143,7 +143,7 @@ def _matmul_vjp_y(g, ans, x, y):
     return matmul(transpose(x), g)
 
 
-matmul = defprim("matmul", _matmul, builtin="matmul", taped_vjp=True,
+matmul = defprim("matmul", _matmul, builtin="matmul", taped_vjp=True, emits_at_shapes=True,
                  vjp=(_matmul_vjp_x, _matmul_vjp_y),
                  jvp=(lambda t, ans, x, y: matmul(t, y),
                       lambda t, ans, x, y: matmul(x, t)), complex_values=True)

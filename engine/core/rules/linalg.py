@@ -63,7 +63,7 @@ det = defprim("det", lambda x: plain_scalar(_np_linalg().det(x)), needs_ans=True
 logabsdet = defprim("logabsdet", lambda x: plain_scalar(_np_linalg().slogdet(x)[1]),
                     vjp=(lambda g, ans, x: _matrix_of(g) * matrix_transpose(inv(x)),),
                     jvp=(lambda t, ans, x: _trace_product(inv(x), t),))
-inv = defprim("inv", lambda x: _np_linalg().inv(x), needs_ans=True, builtin="inv",
+inv = defprim("inv", lambda x: _np_linalg().inv(x), needs_ans=True, builtin="inv", emits_at_shapes=True,
               vjp=(lambda g, ans, x: -matmul(matmul(matrix_transpose(ans), g), matrix_transpose(ans)),),
               jvp=(lambda t, ans, x: -matmul(matmul(ans, t), ans),))
 
@@ -76,6 +76,7 @@ def _solve_vjp_a(g, ans, a, b):
 
 
 solve = defprim("solve", lambda a, b: _np_linalg().solve(a, b), needs_ans=True, builtin="solve",
+               emits_at_shapes=True,
                 vjp=(_solve_vjp_a, lambda g, ans, a, b: solve(matrix_transpose(a), g)),
                 jvp=(lambda t, ans, a, b: solve(a, -matmul(t, ans)),
                      lambda t, ans, a, b: solve(a, t)))
@@ -109,7 +110,7 @@ def _cholesky_jvp(t, ans, x):
     return matmul(ans, inner)
 
 
-cholesky = defprim("cholesky", lambda x: _np_linalg().cholesky(_symmetric(x)), needs_ans=True,
+cholesky = defprim("cholesky", lambda x: _np_linalg().cholesky(_symmetric(x)), needs_ans=True, emits_at_shapes=True,
                    builtin="cholesky", vjp=(_cholesky_vjp,), jvp=(_cholesky_jvp,))
 
 
