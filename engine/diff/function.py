@@ -28,7 +28,7 @@ from ..core.tape import Tape, Var, strip
 from ..lang.recorded_decisions import recording_decisions
 from ..lang.transforms import nested_derivatives
 from ..lang.target import Runner, bind_inputs, check_output, load
-from ..lang.values import set_dtype, shape_of
+from ..lang.values import floats_only, set_dtype, shape_of
 from . import reverse
 from .common import check_wrt, hosted, ones_like_output, seed_for
 from .fallbacks import (CONFIRMED_ERRORS, Fallback, LoweringRefused, NonFinite, PathChanged, ReplayDiffers, StepFailed,
@@ -159,7 +159,7 @@ class Function:
         "jacobian forward", "jacobian reverse", "derivatives": `seed` (order, method)) at the
         inputs `at`: replayed from the trace kept for their signature; where there is none yet,
         recorded; where the replay falls back, the fallback counted by reason and interpreted."""
-        if self.target.defaulted or not _numbers_only(at):
+        if self.target.defaulted or not floats_only((at or {}).values()):
             self = self.given(at)           # defaulted parameters or integer data given: their own Function
         replay, interpret, record = KINDS[kind]
         set_dtype(dtype_name)
@@ -494,15 +494,6 @@ def kept(trace, gradient_only: bool):
     if trace and trace.nested and not gradient_only:
         return Unkept("a derivative inside the program under another name than grad or value_and_grad")
     return trace
-
-
-def _numbers_only(at) -> bool:
-    """Every value a Python float or a float array: no integer data (lang/values.is_integer_input),
-    so the Function itself serves the call (the per-call check, kept to a loop)."""
-    for v in (at or {}).values():
-        if v.__class__ is not float and getattr(getattr(v, "dtype", None), "kind", None) != "f":
-            return False
-    return True
 
 
 def _merge(at, inputs) -> dict:

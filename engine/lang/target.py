@@ -21,7 +21,7 @@ from .limits import Limits
 from .names import assigned_names, loaded_names, walk
 from .reach import reached_module
 from .spellings import foreign_library_use, misspelt_submodule_hint, unknown_module_name
-from .values import as_input, describe, is_integer_input
+from .values import as_input, describe, floats_only, is_integer_input
 
 
 @dataclass
@@ -54,8 +54,7 @@ class Target:
         keeps its default and is a constant. Where `names` is a dict of values, the inputs it gives
         integer data (values.is_integer_input) are the target's `integers`: like a defaulted
         parameter left out, a constant of the run, never differentiated."""
-        if not self.defaulted and not self.integers and isinstance(names, dict) and all(
-                v.__class__ is float or getattr(getattr(v, "dtype", None), "kind", None) == "f" for v in names.values()):
+        if not self.defaulted and not self.integers and isinstance(names, dict) and floats_only(names.values()):
             return self                         # the per-call fast path: numbers and float arrays only
         target = self
         if self.defaulted:

@@ -95,6 +95,15 @@ def is_integer_input(v) -> bool:
     return kind is not None and kind in "iu" and getattr(v, "ndim", 0) > 0
 
 
+def floats_only(values) -> bool:
+    """Every value a Python float or an array of floats: no integer data, nothing complex (the
+    per-call test that lets a call skip the integer-data and defaulted-parameter variants)."""
+    for v in values:
+        if v.__class__ is not float and getattr(getattr(v, "dtype", None), "kind", None) != "f":
+            return False
+    return True
+
+
 def integer_inputs(values: dict) -> list:
     """The names of the inputs given integer data, in order: they have no derivative."""
     return [name for name, v in (values or {}).items() if is_integer_input(v)]
