@@ -11,31 +11,7 @@ the user gets. Then the scalar programs (loops, recursion, helpers) emit can wri
 Not a timed test: numbers depend on the machine and its load. The answers are compared (the
 emitted gradient must equal the engine's to 1e-12, relative).
 
-One run (issue 31, arrays; --repeats 20, median; a 2-core machine shared with other jobs, so the
-numbers are noisy; torch and jax not installed there, their columns left out):
-
-    eval                    autodiff.function  emitted f_vjp  speed-up  note
-    llsq (small 10)                   34.6 µs        11.6 µs      3.0x  same gradient
-    llsq (medium 100)                 34.1 µs        12.2 µs      2.8x  same gradient
-    lse (small 10)                    37.0 µs        17.1 µs      2.2x  same gradient
-    lse (medium 1000)                 40.3 µs        19.7 µs      2.0x  same gradient
-    kmeans (small 10)                158.0 µs        71.4 µs      2.2x  same gradient
-    kmeans (medium 100)              174.8 µs        88.8 µs      2.0x  same gradient
-    ode (small 4)                    220.1 µs        96.2 µs      2.3x  same gradient
-    ode (medium 64)                  226.7 µs       103.7 µs      2.2x  same gradient
-    gmm (small 10)                   410.9 µs       192.7 µs      2.1x  same gradient
-    gmm (medium 100)                 441.9 µs       226.8 µs      1.9x  same gradient
-    lstm (small 4)                   337.3 µs       210.6 µs      1.6x  same gradient
-    lstm (medium 16)                1502.5 µs       999.5 µs      1.5x  same gradient
-    nested (small 4)                  78.4 µs              -         -  emit: a call of what a call returns
-                                                                        (such as grad(h)(x), an in-program
-                                                                        derivative) is not emitted yet (line 8)
-    ode_scalar                        11.9 µs         7.0 µs      1.7x  same gradient
-    euler_decay                       59.2 µs        21.6 µs      2.7x  same gradient
-    newton_sqrt                       10.3 µs         4.1 µs      2.5x  same gradient
-    recursive_power                    5.8 µs         5.4 µs      1.1x  same gradient
-    language_tour                      6.9 µs         5.3 µs      1.3x  same gradient
-    fibonacci                          5.5 µs         1.7 µs      3.2x  same gradient"""
+Dated runs: docs/performance.md, "Emitted adjoints"."""
 from __future__ import annotations
 
 import argparse
