@@ -88,12 +88,20 @@ def _extreme_share(ans, x, axis):
 
 
 def _extreme_vjp(g, ans, x, axis=None):
-    """g spread over the extremes' shares. A whole float64 reduction with a plain adjoint (a
+    """g spread over the extremes' shares. A whole float64 reduction with a plain 0-d adjoint (a
     first-order sweep on the CPU) takes a short way to the same bits: the share times g (a product
     is commutative), and no division where the extreme is unique (mask / 1.0 is the mask)."""
     m = np()
-    if (axis is None and x.__class__ is m.ndarray and x.dtype == m.float64 and xp() is m
-            and (g.__class__ is float or (g.__class__ is m.ndarray and g.ndim == 0 and g.dtype == m.float64))):
+    if g.__class__ is m.ndarray and g.ndim == 0 and g.dtype == m.float64:
+        return _extreme_vjp_float(g, ans, x, axis)
+    return _restore(g, x, axis) * _extreme_share(ans, x, axis)
+
+
+def _extreme_vjp_float(g, ans, x, axis=None):
+    """max's and min's VJP for a Python float adjoint (the table's float form, chosen by the
+    sweeps): the short way where the reduction is whole and float64 on the CPU."""
+    m = np()
+    if axis is None and x.__class__ is m.ndarray and x.dtype == m.float64 and xp() is m:
         share = (x == ans).astype(m.float64)
         if m.count_nonzero(share) != 1:
             share = div(share, sum(share))
@@ -103,12 +111,12 @@ def _extreme_vjp(g, ans, x, axis=None):
 
 max = defprim("max", _extreme("max", lambda x, axis: xp().max(x, axis=axis)), needs_ans=True, make_op=_AXIS,
               kink="ties split the gradient evenly", side="argmax",
-              vjp=(_extreme_vjp,),
+              vjp=(_extreme_vjp,), float_vjp=(_extreme_vjp_float,),
               jvp=(lambda t, ans, x, axis=None: sum(t * _extreme_share(ans, x, axis), axis),),
               complex_values="ordering")
 min = defprim("min", _extreme("min", lambda x, axis: xp().min(x, axis=axis)), needs_ans=True, make_op=_AXIS,
               kink="ties split the gradient evenly", side="argmin",
-              vjp=(_extreme_vjp,),
+              vjp=(_extreme_vjp,), float_vjp=(_extreme_vjp_float,),
               jvp=(lambda t, ans, x, axis=None: sum(t * _extreme_share(ans, x, axis), axis),),
               complex_values="ordering")
 
