@@ -1,21 +1,21 @@
 """The modules numpy code names, and the names they may be bound to: plain data (no lark), for
 the parser's module paths and the interpreter's import declarations."""
 
-# Names a module path may start with; `np.sin`, `math.pi`, `np.linalg.det`, `scipy.special.erf`
+# Names a module path may start with; `np.sin`, `math.pi`, `np.linalg.det`, `np.fft.fft`, `scipy.special.erf`
 # all name the builtin of the last part (nothing is imported). JAX's spelling reads the same:
 # `jnp.exp` is exp, `jax.grad` the language's grad, `jax.custom_vjp` its custom_vjp.
 MODULE_ROOTS = ("np", "numpy", "math", "scipy", "jax", "jnp")
-SUBMODULES = ("linalg", "special")
+SUBMODULES = ("linalg", "special", "fft")
 # `import numpy as np` and the like: the names each module may be bound to with `as` (the paths
 # above are spelled with these roots only).
 MODULE_ALIASES = {"numpy": ("np", "numpy"), "math": ("math",), "scipy": ("scipy",),
-                  "scipy.special": (), "numpy.linalg": (), "scipy.linalg": (), "jax": ("jax",),
+                  "scipy.special": (), "numpy.linalg": (), "numpy.fft": (), "scipy.linalg": (), "jax": ("jax",),
                   "jax.numpy": ("jnp", "np")}          # the submodules: any name (below)
 # `import numpy.linalg as la`, `from numpy import linalg`, `from scipy import special as sp`,
 # `import scipy.linalg` (its solve_triangular, cho_factor, cho_solve are builtins too): the
 # submodules that may be bound to a name of the user's choosing; that name then starts a module
 # path as the roots do (`la.det`), from its import on.
-SUBMODULE_PARENTS = {"linalg": ("numpy", "scipy"), "special": ("scipy",)}
+SUBMODULE_PARENTS = {"linalg": ("numpy", "scipy"), "special": ("scipy",), "fft": ("numpy",)}
 
 
 def is_submodule(name: str, parent: str) -> bool:

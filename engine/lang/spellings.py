@@ -20,7 +20,7 @@ def _module(path: str):
     """The Python module a path spells (`np.linalg` -> numpy.linalg), None for one it does not."""
     import importlib
     parts = path.split(".")
-    if parts[-1] in ("linalg", "special"):
+    if parts[-1] in SUBMODULES:
         root = "scipy" if parts[0] == "scipy" or parts[-1] == "special" else "numpy"
         name = f"{root}.{parts[-1]}"
     else:

@@ -119,6 +119,16 @@ SIGNATURES = {
     "cho_solve": ("solvers", "cho_solve", "c_and_lower b[] overwrite_b= check_finite="),
     "svd": ("linalg", "svd", "a[] full_matrices= compute_uv="),
     "pinv": ("linalg", "pinv", "a[]"),
+    "fft": ("fft", "fft", "a[] n= axis= norm="),
+    "ifft": ("fft", "ifft", "a[] n= axis= norm="),
+    "rfft": ("fft", "rfft", "a[] n= axis= norm="),
+    "irfft": ("fft", "irfft", "a[] n= axis= norm="),
+    "fft2": ("fft", "fft2", "a[] s= axes= norm="),
+    "ifft2": ("fft", "ifft2", "a[] s= axes= norm="),
+    "fftn": ("fft", "fftn", "a[] s= axes= norm="),
+    "ifftn": ("fft", "ifftn", "a[] s= axes= norm="),
+    "fftshift": ("fft", "fftshift", "x[] axes="),
+    "ifftshift": ("fft", "ifftshift", "x[] axes="),
 }
 
 # Constructors take the float type of the arrays they make: the language passes its working one.

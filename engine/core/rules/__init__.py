@@ -1,7 +1,7 @@
 """THE derivative table, one module per group of primitives (each entry's forward, VJP and JVP
 stand together; see core/primitives.py). The groups build on each other in this order, so no
 module imports one after it: shapes, joins, comparisons, complexes, arithmetic, elementwise, reductions,
-numeric, scans, special, linalg, factorizations (indexing builds on shapes only).
+numeric, scans, special, linalg, factorizations, fft (indexing builds on shapes only).
 
 Kink conventions (README, "Conventions at non-differentiable points") are declared on the entries
 (`Primitive.kink`): abs'(0)=0, relu'(0)=0, sign'=0, ties in max/min/maximum/minimum split the
@@ -18,6 +18,7 @@ from ..tape import Dual, Var
 from . import arithmetic, comparisons, complexes, elementwise, indexing, reductions, shapes
 from . import joins, linalg, numeric, scans, special  # noqa: F401 -- imported to fill the table
 from . import factorizations  # noqa: F401 -- after linalg, whose inv it uses
+from . import fft  # noqa: F401 -- np.fft's transforms
 
 __all__ = ["TABLE", "NotImplementedRule", "Primitive", "builtin_primitives"]
 

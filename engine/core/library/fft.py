@@ -1,0 +1,139 @@
+"""np.fft's functions with numpy's arguments: fft ifft rfft irfft (n, axis, norm), fft2 ifft2
+fftn ifftn (s, axes, norm), fftshift ifftshift (axes). Each resolves numpy's arguments as numpy
+does (n or s: the lengths along the axes, by default the input's own, irfft's 2(m-1); axes: the
+last one, two or len(s); norm: None is "backward") and calls its table entry (core/rules/fft.py)."""
+from __future__ import annotations
+
+from .. import ops
+from ..primitives import ndim, shape
+from .axes import ArgumentError, one_axis, whole
+
+NORMS = ("backward", "ortho", "forward")
+
+
+def _norm(name, norm):
+    spelled = ops.read(norm)
+    if spelled is None:
+        return "backward"
+    if spelled not in NORMS:
+        raise ArgumentError(f"{name}(): norm must be one of 'backward', 'ortho' or 'forward', not {spelled!r}")
+    return spelled
+
+
+def _length(name, n, default):
+    if n is None or ops.read(n) is None:
+        return default
+    length = whole(n, f"{name}()'s n")
+    if length < 1:
+        raise ArgumentError(f"{name}(): invalid number of data points ({length}) specified: n must be at least 1")
+    return length
+
+
+def _array(name, a):
+    if not shape(a):
+        raise ArgumentError(f"{name}() needs an array of at least one dimension, not a number")
+    return a
+
+
+def _one(name, entry, a, n, axis, norm, half=False):
+    a = _array(name, a)
+    ax = one_axis(axis, ndim(a))
+    own = shape(a)[ax]
+    length = _length(name, n, 2 * (own - 1) if half else own)
+    return entry(a, (length,), (ax,), _norm(name, norm))
+
+
+def fft(a, n=None, axis=-1, norm=None):
+    return _one("fft", ops.fft, a, n, axis, norm)
+
+
+def ifft(a, n=None, axis=-1, norm=None):
+    return _one("ifft", ops.ifft, a, n, axis, norm)
+
+
+def rfft(a, n=None, axis=-1, norm=None):
+    return _one("rfft", ops.rfft, a, n, axis, norm)
+
+
+def irfft(a, n=None, axis=-1, norm=None):
+    return _one("irfft", ops.irfft, a, n, axis, norm, half=True)
+
+
+def _listed(value):
+    v = ops.read(value)
+    if getattr(v, "ndim", 0):                  # a list literal the language made an array
+        return v.tolist()
+    return list(v) if isinstance(v, (tuple, list)) else [v]
+
+
+def _axes_and_lengths(name, a, s, axes, default_axes):
+    """numpy's (s, axes) of fftn: the axes (the last len(s) where only s is given), made
+    non-negative, and the length along each."""
+    dims = ndim(a)
+    if axes is None or ops.read(axes) is None:
+        count = len(_listed(s)) if s is not None and ops.read(s) is not None else default_axes(dims)
+        if count > dims:
+            raise ArgumentError(f"{name}(): s names {count} axes, the array has {dims}")
+        resolved = tuple(range(dims - count, dims))
+    else:
+        resolved = tuple(one_axis(x, dims) for x in _listed(axes))
+    if len(set(resolved)) != len(resolved):
+        raise ArgumentError(f"{name}(): an axis appears twice in axes (a transform applied twice along one "
+                            "axis is not supported)")
+    if s is None or ops.read(s) is None:
+        return resolved, tuple(shape(a)[x] for x in resolved)
+    lengths = tuple(_length(name, v, None) for v in _listed(s))
+    if len(lengths) != len(resolved):
+        raise ArgumentError(f"{name}(): s and axes must have the same length ({len(lengths)} and {len(resolved)})")
+    return resolved, lengths
+
+
+def _many(name, entry, a, s, axes, norm, default_axes):
+    a = _array(name, a)
+    resolved, lengths = _axes_and_lengths(name, a, s, axes, default_axes)
+    if not resolved:
+        return a
+    return entry(a, lengths, resolved, _norm(name, norm))
+
+
+def _two(dims):
+    return 2
+
+
+def _all(dims):
+    return dims
+
+
+def fft2(a, s=None, axes=(-2, -1), norm=None):
+    return _many("fft2", ops.fft2, a, s, axes, norm, _two)
+
+
+def ifft2(a, s=None, axes=(-2, -1), norm=None):
+    return _many("ifft2", ops.ifft2, a, s, axes, norm, _two)
+
+
+def fftn(a, s=None, axes=None, norm=None):
+    return _many("fftn", ops.fftn, a, s, axes, norm, _all)
+
+
+def ifftn(a, s=None, axes=None, norm=None):
+    return _many("ifftn", ops.ifftn, a, s, axes, norm, _all)
+
+
+def _shift(name, entry, x, axes):
+    dims = ndim(x)
+    if axes is None or ops.read(axes) is None:
+        resolved = tuple(range(dims))
+    else:
+        resolved = tuple(one_axis(v, dims) for v in _listed(axes))
+    if not dims:
+        return x
+    return entry(x, resolved)
+
+
+def fftshift(x, axes=None):
+    return _shift("fftshift", ops.fftshift, x, axes)
+
+
+def ifftshift(x, axes=None):
+    return _shift("ifftshift", ops.ifftshift, x, axes)
