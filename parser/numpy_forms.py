@@ -11,14 +11,17 @@ from .errors import SourceError
 from .modules import MODULE_ROOTS, SUBMODULES, is_submodule
 from .spans import checked_name, join, span_of, tok_span
 
+# np.fft's transforms: their norm ("backward", "ortho", "forward") is their fourth parameter
+FFT_NAMES = ("fft", "ifft", "rfft", "irfft", "fft2", "ifft2", "fftn", "ifftn")
+
 # The one place strings are taken: these builtins' string parameters, by position and keyword
 # (numpy's names). The callee is judged by its last name, so `np.linalg.norm` and `la.norm` count.
 STRING_ARGUMENTS = {"einsum": ((0, None),), "norm": ((1, "ord"),), "pad": ((2, "mode"),),
                     "convolve": ((2, "mode"),), "searchsorted": ((2, "side"),), "qr": ((1, "mode"),),
                     "quantile": ((5, "method"),), "percentile": ((5, "method"),), "eigh": ((1, "UPLO"),),
-                    "solve_triangular": ((2, "trans"),)}
+                    "solve_triangular": ((2, "trans"),), **{name: ((3, "norm"),) for name in FFT_NAMES}}
 STRING_PLACES = ("einsum's subscripts, norm's ord ('fro', 'nuc'), pad's, convolve's and qr's mode, "
-                 "searchsorted's side, quantile's method, eigh's UPLO and solve_triangular's trans")
+                 "searchsorted's side, quantile's method, eigh's UPLO, solve_triangular's trans and np.fft's norm")
 TRIPLE_QUOTES = ("'" * 3, '"' * 3)
 
 
@@ -104,7 +107,7 @@ class NumpyFormsBuilder:
         name = checked_name(attr)
         root = value.id.split(".")[0] if isinstance(value, nodes.Name) else None
         if root in MODULE_ROOTS or root in self.module_aliases:
-            if "." not in value.id and name in SUBMODULES:
+            if value.id in MODULE_ROOTS and name in SUBMODULES:      # np.fft; an alias's fft.fft is a name
                 return nodes.Name(f"{value.id}.{name}", join(value, attr))
             return nodes.Name(name, join(value, attr), value.id)
         return nodes.Attribute(value, name, tok_span(attr), join(value, attr))

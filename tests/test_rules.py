@@ -235,6 +235,44 @@ def extra_cases():
               Case("matmul", (rand(3), rand(2, 3, 4)), label="[vector, stack]"),
               Case("matmul", (rand(1, 3, 4), rand(2, 4, 2)), label="[broadcast stacks]"),
               Case("matmul", (rand(3, 4), rand(2, 4, 2)), label="[matrix, stack]")]
+    return cases + fft_cases()
+
+
+def crand(*shape):
+    return rand(*shape) + 1j * rand(*shape)
+
+
+def fft_cases():
+    """np.fft's entries (issue 32 item 1) on real and complex input, numpy's n/s padding and
+    cutting, an axis that is not the last, and each norm."""
+    def params(lengths, axes, norm="backward"):
+        return {"lengths": lengths, "axes": axes, "norm": norm}
+    cases = []
+    for name in ("fft", "ifft"):
+        cases += [Case(name, (rand(4),), params((4,), (0,)), label="[real]"),
+                  Case(name, (crand(5),), params((5,), (0,)), label="[complex]"),
+                  Case(name, (crand(3),), params((5,), (0,), "ortho"), label="[n padded, ortho]"),
+                  Case(name, (crand(6),), params((4,), (0,), "forward"), label="[n cut, forward]"),
+                  Case(name, (crand(3, 2),), params((3,), (0,)), label="[axis 0]")]
+    for name in ("fft2", "ifft2", "fftn", "ifftn"):
+        cases += [Case(name, (crand(3, 4),), params((3, 4), (0, 1))),
+                  Case(name, (rand(2, 3),), params((3, 2), (0, 1), "ortho"), label="[real, s]")]
+    cases += [Case("fftn", (crand(2, 3, 2),), params((2, 4), (0, 2), "forward"), label="[axes, s]"),
+              Case("ifftn", (crand(2, 3, 2),), params((3, 2, 1), (0, 1, 2)), label="[3-d, s]")]
+    cases += [Case("rfft", (rand(6),), params((6,), (0,))), Case("rfft", (rand(5),), params((5,), (0,)), label="[odd]"),
+              Case("rfft", (rand(3),), params((6,), (0,), "ortho"), label="[n padded, ortho]"),
+              Case("rfft", (rand(7),), params((5,), (0,), "forward"), label="[n cut, forward]"),
+              Case("rfft", (rand(4, 2),), params((4,), (0,)), label="[axis 0]")]
+    cases += [Case("irfft", (crand(4),), params((6,), (0,))),
+              Case("irfft", (crand(4),), params((7,), (0,), "ortho"), label="[odd n, ortho]"),
+              Case("irfft", (crand(6),), params((4,), (0,), "forward"), label="[n cut, forward]"),
+              Case("irfft", (crand(2),), params((6,), (0,)), label="[n padded]"),
+              Case("irfft", (rand(4),), params((6,), (0,)), label="[real]"),
+              Case("irfft", (crand(3, 2),), params((4,), (0,)), label="[axis 0]")]
+    for name in ("fftshift", "ifftshift"):
+        cases += [Case(name, (rand(5),), {"axes": (0,)}),
+                  Case(name, (crand(3, 4),), {"axes": (0, 1)}, label="[complex]"),
+                  Case(name, (crand(3, 4),), {"axes": (1,)}, label="[one axis]")]
     return cases
 
 
@@ -267,13 +305,21 @@ def value(case, args):
 
 
 def inner(a, b) -> float:
-    return float(np.sum(np.asarray(host(a), dtype=float) * np.asarray(host(b), dtype=float)))
+    """Re sum(a * b): the pairing of an adjoint with a value in the sweep's convention (for complex
+    values too, core/complexes.py: the adjoint g of y is that of the loss Re sum(g * y))."""
+    return float(np.real(np.sum(np.asarray(host(a)) * np.asarray(host(b)))))
+
+
+def is_complex(v) -> bool:
+    return np.iscomplexobj(host(v))
 
 
 def random_like(v):
     if isinstance(v, (float, int)) or np.ndim(v) == 0:
-        return float(rng.uniform(0.5, 1.5) * rng.choice([-1, 1]))
-    return device(rng.uniform(-1.5, 1.5, size=np.shape(v)))
+        r = float(rng.uniform(0.5, 1.5) * rng.choice([-1, 1]))
+        return r + 1j * float(rng.uniform(-1.5, 1.5)) if is_complex(v) else r
+    r = rng.uniform(-1.5, 1.5, size=np.shape(v))
+    return device(r + 1j * rng.uniform(-1.5, 1.5, size=np.shape(v)) if is_complex(v) else r)
 
 
 def perturbed(args, pos, k, h):
@@ -282,21 +328,24 @@ def perturbed(args, pos, k, h):
     if isinstance(a, float):
         out[pos] = a + h
     else:
-        b = np.array(host(a), dtype=float)
+        b = np.array(host(a), dtype=complex if is_complex(a) else float)
         b.flat[k] += h
         out[pos] = device(b)
     return out
 
 
 def central(fun, args, pos, h_rel=1e-6):
-    """d fun / d args[pos] by central differences, one entry at a time."""
+    """d fun / d args[pos] by central differences, one entry at a time; for a complex argument
+    dfun/dx - i dfun/dy at each x + iy (the sweep's convention), its parts moved one at a time."""
     a = args[pos]
     n = 1 if isinstance(a, float) else np.size(a)
-    grad = np.zeros(np.shape(a))
+    parts = (1.0, 1j) if is_complex(a) else (1.0,)
+    grad = np.zeros(np.shape(a), dtype=complex if is_complex(a) else float)
     for k in range(n):
         x = a if isinstance(a, float) else np.asarray(host(a)).flat[k]
         h = h_rel * max(1.0, abs(x))
-        d = (fun(perturbed(args, pos, k, h)) - fun(perturbed(args, pos, k, -h))) / (2 * h)
+        d = sum((fun(perturbed(args, pos, k, u * h)) - fun(perturbed(args, pos, k, -u * h))) / (2 * h) / u
+                for u in parts)
         if isinstance(a, float):
             return d
         grad.flat[k] = d
@@ -316,6 +365,8 @@ def vjp(case, args, g):
 def zeros_or(g, like_value):
     if g is None:
         return 0.0 if isinstance(like_value, float) else device(np.zeros(np.shape(like_value)))
+    if is_complex(g) and not is_complex(like_value):     # a real input reads its adjoint's real part
+        return np.real(strip(g))
     return strip(g)
 
 
@@ -330,8 +381,8 @@ def jvp(case, args, tangents):
 
 
 def assert_close(actual, expected, rtol, atol, what):
-    np.testing.assert_allclose(np.asarray(host(actual), dtype=float), np.asarray(host(expected), dtype=float),
-                               rtol=rtol, atol=atol, err_msg=what)
+    np.testing.assert_allclose(np.asarray(host(actual)), np.asarray(host(expected)), rtol=rtol, atol=atol,
+                               err_msg=what)
 
 
 # ---- the table is complete -------------------------------------------------------------------
@@ -412,7 +463,7 @@ def test_vjp_agrees_with_jvp_and_jvp_with_a_directional_difference(case):
             moved[p] = moved[p] + h * t
         return value(case, moved)
     h = 1e-6
-    fd = (np.asarray(host(along(h)), dtype=float) - np.asarray(host(along(-h)), dtype=float)) / (2 * h)
+    fd = (np.asarray(host(along(h))) - np.asarray(host(along(-h)))) / (2 * h)
     assert_close(strip(t_out), fd, rtol=1e-6, atol=1e-7, what=f"{case!r}: JVP")
 
 
@@ -647,7 +698,7 @@ def as32(v):
         return device(v)
     if isinstance(v, float):
         return np.float32(v)
-    return device(np.asarray(v, dtype=np.float32))
+    return device(np.asarray(v, dtype=np.complex64 if np.iscomplexobj(v) else np.float32))
 
 
 @pytest.mark.parametrize("case", DIFF_CASES, ids=repr)
@@ -655,11 +706,12 @@ def test_float32_values_and_gradients_stay_float32(case):
     args = tuple(as32(a) for a in case.args)
     case32 = Case(case.name, args, case.params, case.diff, case.second, case.label)
     out = value(case32, args)
-    assert np.asarray(host(out)).dtype == np.float32, "the forward result"
-    g = np.ones_like(np.asarray(host(out), dtype=np.float32))
+    assert np.asarray(host(out)).dtype in (np.float32, np.complex64), "the forward result (complex64 pairs with it)"
+    g = np.ones_like(np.asarray(host(out)))
     g = g[()] if g.ndim == 0 else device(g)
     for p, grad in zip(case.diff, vjp(case32, args, g)):
-        assert np.asarray(host(grad)).dtype == np.float32, f"the gradient of argument {p}"
+        single = np.complex64 if np.iscomplexobj(case.args[p]) else np.float32
+        assert np.asarray(host(grad)).dtype == single, f"the gradient of argument {p}"
 
 
 # ---- accuracy on the tails (relative, not just absolute) ------------------------------------------

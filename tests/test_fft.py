@@ -1,0 +1,158 @@
+"""Issue 32 item 1: np.fft in the language (core/library/fft.py, core/rules/fft.py): numpy's values
+and arguments, and gradients of real losses of their outputs against central differences in the
+real and imaginary parts of each input (the table's own walk, tests/test_rules.py, checks each
+entry's VJP and JVP). The reported gradient of a complex input is PyTorch's convention,
+dL/dx + i dL/dy."""
+import numpy as np
+import pytest
+
+import autodiff
+from autodiff.engine import api
+from autodiff.parser.errors import SourceError
+
+from test_cli_grad import run_cli
+
+rng = np.random.default_rng(32)
+X = np.array([1.0, 2.0, 3.0, 4.0])
+Z = rng.normal(size=5) + 1j * rng.normal(size=5)
+M = rng.normal(size=(3, 4)) + 1j * rng.normal(size=(3, 4))
+R = rng.normal(size=(3, 4))
+
+
+def test_the_issues_truth_sum_abs_fft_squared():
+    # Parseval: sum |fft(x)|^2 = n sum x^2, so the gradient is 2 n x = [8, 16, 24, 32]
+    # (PyTorch complex128 and jax.grad give the same: the input is real)
+    r = api.grad("sum(abs(np.fft.fft(x))**2)", at={"x": X})
+    np.testing.assert_allclose(r.gradient["x"], [8.0, 16.0, 24.0, 32.0], rtol=1e-15)
+    assert r.value == pytest.approx(120.0, rel=1e-15)
+    assert not np.iscomplexobj(r.gradient["x"])
+
+
+@pytest.mark.parametrize("source, reference", [
+    ("np.fft.fft(z)", lambda: np.fft.fft(Z)),
+    ("np.fft.fft(z, 8)", lambda: np.fft.fft(Z, 8)),
+    ("np.fft.fft(z, n=3, norm='ortho')", lambda: np.fft.fft(Z, n=3, norm="ortho")),
+    ("np.fft.ifft(z, norm='forward')", lambda: np.fft.ifft(Z, norm="forward")),
+    ("np.fft.fft(m, axis=0)", lambda: np.fft.fft(M, axis=0)),
+    ("np.fft.rfft(x)", lambda: np.fft.rfft(X)),
+    ("np.fft.rfft(r, 5, 0)", lambda: np.fft.rfft(R, 5, 0)),
+    ("np.fft.irfft(z)", lambda: np.fft.irfft(Z)),
+    ("np.fft.irfft(z, 9, norm='ortho')", lambda: np.fft.irfft(Z, 9, norm="ortho")),
+    ("np.fft.fft2(m)", lambda: np.fft.fft2(M)),
+    ("np.fft.ifft2(m, s=(2, 6))", lambda: np.fft.ifft2(M, s=(2, 6))),
+    ("np.fft.fftn(m)", lambda: np.fft.fftn(M)),
+    ("np.fft.fftn(r, s=(5,))", lambda: np.fft.fftn(R, s=(5,), axes=(1,))),
+    ("np.fft.ifftn(m, axes=(0,))", lambda: np.fft.ifftn(M, axes=(0,))),
+    ("np.fft.fftshift(x)", lambda: np.fft.fftshift(X)),
+    ("np.fft.ifftshift(m, axes=1)", lambda: np.fft.ifftshift(M, axes=1)),
+    ("np.fft.fftshift(np.fft.fft(z))", lambda: np.fft.fftshift(np.fft.fft(Z))),
+])
+def test_values_are_numpys(source, reference):
+    at = {k: v for k, v in {"x": X, "z": Z, "m": M, "r": R}.items() if k in api.load(source).inputs}
+    got = api.evaluate(source, at=at).value
+    want = reference()
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-14, atol=1e-14)
+
+
+def differences(source, at, name, h=1e-6):
+    """dL/dx + i dL/dy at each element of a complex input (dL/dx for a real one)."""
+    f = lambda moved: api.evaluate(source, at={**at, name: moved}).value
+    v = np.asarray(at[name])
+    out = np.zeros(v.shape, dtype=v.dtype)
+    for k in range(v.size):
+        for unit in ((1.0, 1j) if np.iscomplexobj(v) else (1.0,)):
+            e = np.zeros(v.shape, dtype=v.dtype)
+            e.flat[k] = unit * h
+            out.flat[k] += unit * (f(v + e) - f(v - e)) / (2 * h)
+    return out
+
+
+@pytest.mark.parametrize("source", [
+    "sum(abs(np.fft.fft(z))**2)",
+    "sum(real(np.fft.fft(z, 7) * w[0:7]))",
+    "sum(imag(np.fft.ifft(z, 3, norm='ortho')) ** 2)",
+    "sum(abs(np.fft.rfft(x * x, 6)))",
+    "sum(np.fft.irfft(z, 6) * x[0])",
+    "sum(np.fft.irfft(z * z, 9, norm='forward') ** 2)",
+    "sum(abs(np.fft.fft2(m) - 1) ** 2)",
+    "sum(real(np.fft.ifftn(m, s=(4, 3)) * conj(np.fft.fftn(m))[0:3, 0:3][0, 0]))",
+    "sum(abs(np.fft.fftshift(np.fft.fft(z)) * w[0:5]))",
+    "sum(abs(np.fft.irfft(np.fft.rfft(x)) - x) + x * x)",
+])
+def test_gradients_match_differences_of_real_and_imaginary_parts(source):
+    at = {"z": Z, "x": X, "m": M, "w": rng.normal(size=8) + 1j * rng.normal(size=8)}
+    at = {k: v for k, v in at.items() if k in api.load(source).inputs}
+    r = api.grad(source, at=at)
+    for name in at:
+        np.testing.assert_allclose(r.gradient[name], differences(source, at, name), rtol=1e-6, atol=1e-6,
+                                   err_msg=name)
+
+
+def test_torch_and_jax_agree_where_installed():
+    """The same gradient from torch complex128 (z.grad: PyTorch's convention, as reported here);
+    skipped without torch."""
+    torch = pytest.importorskip("torch")
+    z = torch.tensor(Z, dtype=torch.complex128, requires_grad=True)
+    (torch.fft.fft(z, n=7).abs() ** 2 * torch.arange(7)).sum().backward()
+    got = api.grad("sum(abs(np.fft.fft(z, 7))**2 * arange(7))", at={"z": Z}).gradient["z"]
+    np.testing.assert_allclose(got, z.grad.numpy(), rtol=1e-12)
+
+
+def test_a_loss_of_fft_of_complex_input_has_the_hand_gradient():
+    # L = sum |fft(z)|^2 = n sum |z|^2: dL/dx + i dL/dy = 2 n z
+    r = api.grad("sum(abs(np.fft.fft(z))**2)", at={"z": Z})
+    np.testing.assert_allclose(r.gradient["z"], 10 * Z, rtol=1e-13)
+    # the rfft of a real x keeps half the spectrum: L = |X0|^2 + |X1|^2 + |X2|^2 for n = 4
+    x = np.array([1.0, 2.0, 3.0, 4.0])
+    r = api.grad("sum(abs(np.fft.rfft(x))**2)", at={"x": x})
+    # X0 = sum x, X2 = x0 - x1 + x2 - x3, |X1|^2 = (x0 - x2)^2 + (x1 - x3)^2
+    want = 2 * (x.sum() + (x[0] - x[1] + x[2] - x[3]) * np.array([1, -1, 1, -1])
+                + np.array([x[0] - x[2], x[1] - x[3], x[2] - x[0], x[3] - x[1]]))
+    np.testing.assert_allclose(r.gradient["x"], want, rtol=1e-14)
+
+
+def test_forward_mode_on_real_inputs_agrees_with_reverse():
+    for source in ("sum(abs(np.fft.fft(x, 6))**2)", "sum(np.fft.irfft(np.fft.rfft(x) * np.fft.rfft(x)))"):
+        reverse = api.grad(source, at={"x": X}).gradient["x"]
+        forward = api.grad(source, at={"x": X}, mode="forward").gradient["x"]
+        np.testing.assert_allclose(forward, reverse, rtol=1e-12, atol=1e-12)
+
+
+def test_module_spellings_and_imports():
+    assert np.allclose(api.evaluate("fft(x)", at={"x": X}).value, np.fft.fft(X))
+    assert np.allclose(api.evaluate("numpy.fft.rfft(x)", at={"x": X}).value, np.fft.rfft(X))
+
+
+def test_import_numpy_fft_in_a_program(tmp_path):
+    program = tmp_path / "p.py"
+    program.write_text("import numpy as np\nfrom numpy import fft\nimport numpy.fft as nf\n\n"
+                       "def f(x):\n    return np.sum(np.abs(fft.fft(x)) ** 2) + np.sum(nf.rfft(x).real)\n")
+    r = autodiff.grad(str(program), at={"x": X}, fn="f")
+    # rfft(x).real summed: sum_k sum_j x_j cos(2 pi jk/4) over k = 0..2 -> weights [3, 0, 1, 0]... computed:
+    want = 8 * X + np.real(np.fft.rfft(np.eye(4), axis=0)).sum(axis=0)
+    np.testing.assert_allclose(r.gradient["x"], want, rtol=1e-14)
+
+
+@pytest.mark.parametrize("source, message", [
+    ("np.fft.fft(x, norm='unit')", "norm must be one of"),
+    ("np.fft.fft(x, 0)", "n must be at least 1"),
+    ("np.fft.fft(x, axis=2)", "out of bounds"),
+    ("np.fft.fft2(x)", "out of bounds"),
+    ("np.fft.fftn(m, axes=(0, 0))", "appears twice"),
+    ("np.fft.rfft(z)", "does not take complex values"),
+    ("np.fft.fft(2.0)", "at least one dimension"),
+    ("np.fft.fftt(x)", "np.fft.fft"),
+])
+def test_misuse_is_a_located_error(source, message):
+    with pytest.raises(SourceError) as e:
+        at = {k: v for k, v in {"x": X, "z": Z, "m": M}.items() if k in api.load(source).inputs}
+        api.evaluate(source, at=at)
+    assert message in e.value.message + (e.value.hint or "") and e.value.span is not None
+
+
+def test_cli_grad_of_the_issues_example():
+    doc = run_cli("grad", "sum(abs(np.fft.fft(x))**2)", "--at", "x=[1,2,3,4]", "--json").json
+    assert doc["gradient"]["x"] == [8.0, 16.0, 24.0, 32.0]
+    out = run_cli("grad", "sum(abs(np.fft.fft(z))**2)", "--at", "z=[1+1j,2-1j,0.5j]", "--check")
+    assert out.code == 0, out.out + out.err
