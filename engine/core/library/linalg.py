@@ -7,6 +7,7 @@ import math
 
 from .. import ops
 from ..backend import np, xp
+from ..complexes import is_complex
 from ..primitives import ndim, shape
 from .axes import ArgumentError, axes_of, keep_dims, one_axis, whole
 from ..rules.arithmetic import matrix_transpose
@@ -139,14 +140,20 @@ def einsum(subscripts, *operands):
 
 
 def slogdet(a):
-    """(sign, log|det|): the sign is a constant, log|det| has its gradient."""
+    """(sign, log|det|): the sign is a constant (complex for a complex a, as numpy's), log|det| has
+    its gradient."""
     sign = xp().sign(xp().linalg.det(ops.read(a)))
-    return (float(sign) if xp().ndim(sign) == 0 else sign), ops.logabsdet(a)
+    return (sign.item() if xp().ndim(sign) == 0 else sign), ops.logabsdet(a)     # a complex a's: det / |det|
+
+
+def _squared_magnitude(x):
+    """|x|² elementwise: x * x, or real(x * conj(x)) for complex entries."""
+    return ops.real(x * ops.conj(x)) if is_complex(x) else x * x
 
 
 def _vector_norm(x, order, axes):
     if order is None or order == 2:
-        return ops.sqrt(ops.sum(x * x, axes)) if axes is not None else ops.norm(x)
+        return ops.sqrt(ops.sum(_squared_magnitude(x), axes)) if axes is not None else ops.norm(x)
     if order == math.inf:
         return reduce_over(ops.max, ops.abs(x), axes, False)
     if order == -math.inf:
@@ -161,7 +168,7 @@ def _vector_norm(x, order, axes):
 def _matrix_norm(x, order, axes):
     rows, cols = axes
     if order in (None, "fro"):
-        return ops.sqrt(ops.sum(x * x, axes))
+        return ops.sqrt(ops.sum(_squared_magnitude(x), axes))
     if order == "nuc":
         return ops.sum(svd(x, compute_uv=False), -1)
     if order in (1, -1):
@@ -190,8 +197,8 @@ def norm(x, ord=None, axis=None, keepdims=False):
 
 
 def _triangle_of(a, uplo):
-    """The symmetric matrix numpy's eigh reads from one triangle of a: 'L' the lower, 'U' the
-    upper (the other triangle is not read, so it gets no gradient)."""
+    """The symmetric (Hermitian, for complex a) matrix numpy's eigh reads from one triangle of a:
+    'L' the lower, 'U' the upper (the other triangle is not read, so it gets no gradient)."""
     side = str(ops.read(uplo)).upper()
     if side not in ("L", "U"):
         raise ArgumentError(f"eigh(): UPLO must be 'L' or 'U', not {uplo!r}")
@@ -200,7 +207,8 @@ def _triangle_of(a, uplo):
     ones = m.ones((n, n), dtype=m.asarray(ops.read(a)).dtype)
     strict = m.tril(ones, -1) if side == "L" else m.triu(ones, 1)
     kept = a * (strict + m.eye(n, dtype=ones.dtype))
-    return kept + matrix_transpose(a * strict)
+    mirrored = matrix_transpose(a * strict)
+    return kept + (ops.conj(mirrored) if is_complex(a) else mirrored)     # Hermitian: the conjugate
 
 
 def eigh(a, UPLO=None):

@@ -5,13 +5,24 @@ the Hessian of det or of log|det| comes out of the table like any other.
 
 eigh and cholesky read the symmetric part (A + Aᵀ)/2 of their argument (numpy reads one
 triangle; the two agree on the symmetric matrices they are meant for, and the symmetric part
-keeps the derivative a derivative of what is computed)."""
+keeps the derivative a derivative of what is computed); eigh of a complex matrix reads its
+Hermitian part (A + Aᴴ)/2.
+
+Complex matrices (core/complexes.py's convention: a rule is the plain transpose of the real-linear
+derivative): det, inv, solve and einsum are holomorphic in the entries, so their real rules, with
+plain transposes (never conjugate ones), hold as written. log|det|, the eigenvalues of a
+Hermitian matrix and the singular values are real functions of complex entries: their rules
+conjugate the factors where the derivative reads Re(...) (`_conj_if`, `_real_if`). The singular vectors and
+the eigenvectors of a complex matrix have values, but their derivatives depend on the phase
+LAPACK gives each vector, and are refused (`refuse_complex_rule`)."""
 from __future__ import annotations
 
 from ..backend import xp
+from ..complexes import is_complex
 from ..primitives import PerPosition, defprim, ndim, plain_scalar, shape
 from ..tape import bind, strip
 from .arithmetic import div, matmul, matrix_transpose
+from .complexes import conj, real
 from .comparisons import where
 from .reductions import sum
 from .shapes import expand_dims, getitem, reshape, untake
@@ -28,9 +39,30 @@ def _trace_product(a, b):
 
 
 def float_dtype(v):
-    """v's dtype where it is a float array, else float64 (a numpy dtype is falsy: no `or`)."""
+    """v's dtype where it is a float array, the real one of a complex array (float32 for
+    complex64), else float64 (a numpy dtype is falsy: no `or`)."""
     dtype = getattr(v, "dtype", None)
+    if dtype is not None and dtype.kind == "c":
+        return xp().zeros((), dtype=dtype).real.dtype
     return dtype if dtype is not None and dtype.kind == "f" else xp().float64
+
+
+def _conj_if(x, v):
+    """conj(v) where x is complex, v itself where it is real (no step on a real tape)."""
+    return conj(v) if is_complex(x) else v
+
+
+def _real_if(x, v):
+    """real(v) where x is complex (the derivative of a real function of complex entries reads
+    the real part), v itself where it is real."""
+    return real(v) if is_complex(x) else v
+
+
+def refuse_complex_rule(x, what):
+    """Refuse, located by the sweep, a derivative not done for complex matrices."""
+    if is_complex(x):
+        raise NotImplementedError(f"the derivative of {what} of a complex matrix is not implemented (it depends "
+                                  "on the phase LAPACK gives each vector); its values are numpy's")
 
 
 def _np_linalg():
@@ -59,13 +91,14 @@ def _det_gradient(ans, x):
 
 det = defprim("det", lambda x: plain_scalar(_np_linalg().det(x)), needs_ans=True, builtin="det",
               vjp=(lambda g, ans, x: _matrix_of(g) * _det_gradient(ans, x),),
-              jvp=(lambda t, ans, x: sum(sum(_det_gradient(ans, x) * t, -1), -1),))
+              jvp=(lambda t, ans, x: sum(sum(_det_gradient(ans, x) * t, -1), -1),), complex_values=True)
+# d log|det A| = Re tr(A⁻¹ dA): the adjoint g (A⁻¹)ᵀ with g's real part, for complex entries too
 logabsdet = defprim("logabsdet", lambda x: plain_scalar(_np_linalg().slogdet(x)[1]),
-                    vjp=(lambda g, ans, x: _matrix_of(g) * matrix_transpose(inv(x)),),
-                    jvp=(lambda t, ans, x: _trace_product(inv(x), t),))
+                    vjp=(lambda g, ans, x: _matrix_of(_real_if(x, g)) * matrix_transpose(inv(x)),),
+                    jvp=(lambda t, ans, x: _real_if(x, _trace_product(inv(x), t)),), complex_values=True)
 inv = defprim("inv", lambda x: _np_linalg().inv(x), needs_ans=True, builtin="inv", emits_at_shapes=True,
               vjp=(lambda g, ans, x: -matmul(matmul(matrix_transpose(ans), g), matrix_transpose(ans)),),
-              jvp=(lambda t, ans, x: -matmul(matmul(ans, t), ans),))
+              jvp=(lambda t, ans, x: -matmul(matmul(ans, t), ans),), complex_values=True)
 
 
 def _solve_vjp_a(g, ans, a, b):
@@ -79,12 +112,14 @@ solve = defprim("solve", lambda a, b: _np_linalg().solve(a, b), needs_ans=True, 
                emits_at_shapes=True,
                 vjp=(_solve_vjp_a, lambda g, ans, a, b: solve(matrix_transpose(a), g)),
                 jvp=(lambda t, ans, a, b: solve(a, -matmul(t, ans)),
-                     lambda t, ans, a, b: solve(a, t)))
+                     lambda t, ans, a, b: solve(a, t)), complex_values=True)
 
 
 def _symmetric(x):
+    """(x + xᵀ)/2, or the Hermitian part (x + xᴴ)/2 of a complex x."""
     m = xp()
-    return 0.5 * (x + m.swapaxes(x, -1, -2))
+    flipped = m.swapaxes(x, -1, -2)
+    return 0.5 * (x + (m.conj(flipped) if is_complex(x) else flipped))
 
 
 def _half_lower(n, like):
@@ -119,17 +154,20 @@ def _eigh(x):
 
 
 def _eigvalsh_vjp(g, ans, x):
+    # dw_k = Re(v_kᴴ dA v_k): the adjoint conj(V) diag(g) Vᵀ (V diag(g) Vᵀ for a real x)
     vectors = eigh_vectors(x)
-    return matmul(vectors * expand_dims(g, -2), matrix_transpose(vectors))
+    return matmul(_conj_if(x, vectors) * expand_dims(_real_if(x, g), -2), matrix_transpose(vectors))
 
 
 def _eigvalsh_jvp(t, ans, x):
     vectors = eigh_vectors(x)
+    if is_complex(x):
+        return real(sum(conj(vectors) * matmul(t, vectors), -2))
     return sum(vectors * matmul(0.5 * (t + matrix_transpose(t)), vectors), -2)
 
 
 eigvalsh = defprim("eigvalsh", lambda x: _eigh(x)[0], vjp=(_eigvalsh_vjp,), jvp=(_eigvalsh_jvp,),
-                   builtin="eigvalsh")
+                   builtin="eigvalsh", complex_values=True)
 
 
 def _gaps(x):
@@ -142,17 +180,20 @@ def _gaps(x):
 
 
 def _eigh_vectors_vjp(g, ans, x):
+    refuse_complex_rule(x, "eigh's eigenvectors")
     s = matmul(ans, matmul(_gaps(x) * matmul(matrix_transpose(ans), g), matrix_transpose(ans)))
     return 0.5 * (s + matrix_transpose(s))
 
 
 def _eigh_vectors_jvp(t, ans, x):
+    refuse_complex_rule(x, "eigh's eigenvectors")
     sym = 0.5 * (t + matrix_transpose(t))
     return matmul(ans, _gaps(x) * matmul(matrix_transpose(ans), matmul(sym, ans)))
 
 
+# complex values: the vectors' values (eigvalsh's rules read them); their own rules refuse them
 eigh_vectors = defprim("eigh_vectors", lambda x: _eigh(x)[1], needs_ans=True,
-                       vjp=(_eigh_vectors_vjp,), jvp=(_eigh_vectors_jvp,))
+                       vjp=(_eigh_vectors_vjp,), jvp=(_eigh_vectors_jvp,), complex_values=True)
 
 
 # ---- einsum: "ij,jk->ik" with the operands; each operand's adjoint is another einsum ----------
@@ -216,6 +257,7 @@ def _inverse_square_gaps(s):
 
 
 def _svd_u_jvp(t, ans, x):
+    refuse_complex_rule(x, "the singular vectors")
     u, s, v = _svd_parts(x)
     row = expand_dims(s, -2)
     ds_scaled = matmul(matmul(matrix_transpose(u), t), v) * row            # dS S
@@ -225,6 +267,7 @@ def _svd_u_jvp(t, ans, x):
 
 
 def _svd_u_vjp(g, ans, x):
+    refuse_complex_rule(x, "the singular vectors")
     u, s, v = _svd_parts(x)
     row = expand_dims(s, -2)
     utg = matmul(matrix_transpose(u), g)
@@ -234,12 +277,14 @@ def _svd_u_vjp(g, ans, x):
 
 
 def _svd_vh_jvp(t, ans, x):
+    refuse_complex_rule(x, "the singular vectors")
     u, s, v = _svd_parts(x)
     scaled_ds = expand_dims(s, -1) * matmul(matmul(matrix_transpose(u), t), v)     # S dS
     return matrix_transpose(matmul(v, _inverse_square_gaps(s) * (scaled_ds + matrix_transpose(scaled_ds))))
 
 
 def _svd_vh_vjp(g, ans, x):
+    refuse_complex_rule(x, "the singular vectors")
     u, s, v = _svd_parts(x)
     gapped = _inverse_square_gaps(s) * matmul(matrix_transpose(v), matrix_transpose(g))
     inner = expand_dims(s, -1) * (gapped + matrix_transpose(gapped))
@@ -261,16 +306,18 @@ def _singular_vectors(x):
 
 
 def _singular_values_vjp(g, ans, x):
+    # ds_k = Re(u_kᴴ dA v_k): the adjoint conj(U diag(g) Vh) (U diag(g) Vh for a real x)
     u, vh = _singular_vectors(x)
-    return matmul(u * expand_dims(g, -2), vh)
+    return _conj_if(x, matmul(u * expand_dims(_real_if(x, g), -2), vh))
 
 
 def _singular_values_jvp(t, ans, x):
     u, vh = _singular_vectors(x)
-    return sum(u * matmul(t, matrix_transpose(vh)), -2)
+    return _real_if(x, sum(_conj_if(x, u) * matmul(t, matrix_transpose(_conj_if(x, vh))), -2))
 
 
 singular_values = defprim("singular_values", lambda x: _np_linalg().svd(x, compute_uv=False),
-                          vjp=(_singular_values_vjp,), jvp=(_singular_values_jvp,))
-svd_u = defprim("svd_u", lambda x: _tall(x)[0], vjp=(_svd_u_vjp,), jvp=(_svd_u_jvp,))
-svd_vh = defprim("svd_vh", lambda x: _tall(x)[2], vjp=(_svd_vh_vjp,), jvp=(_svd_vh_jvp,))
+                          vjp=(_singular_values_vjp,), jvp=(_singular_values_jvp,), complex_values=True)
+# complex values: the vectors' values (singular_values' rules read them); their own rules refuse them
+svd_u = defprim("svd_u", lambda x: _tall(x)[0], vjp=(_svd_u_vjp,), jvp=(_svd_u_jvp,), complex_values=True)
+svd_vh = defprim("svd_vh", lambda x: _tall(x)[2], vjp=(_svd_vh_vjp,), jvp=(_svd_vh_jvp,), complex_values=True)

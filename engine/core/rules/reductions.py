@@ -4,11 +4,13 @@ from __future__ import annotations
 import math
 
 from ..backend import np, xp
+from ..complexes import is_complex
 from ..notes import NOTES
 from ..primitives import defprim, params_op, plain_scalar, shape, zeros_like
 from ..tape import strip
 from .arithmetic import div
 from .comparisons import eq, where
+from .complexes import conj, real
 from .shapes import broadcast_to, expand_dims, reshape
 from .thin_sums import ROW_WIDTH_MAX, row_sums, thin
 
@@ -203,20 +205,33 @@ prod = defprim("prod", _prod, needs_ans=True, make_op=_AXIS, vjp=(_prod_vjp,), j
 
 
 def _norm(x):
-    if x.__class__ is float:
+    if x.__class__ is float or x.__class__ is complex:
         return abs(x)
+    if is_complex(x):
+        return plain_scalar(xp().sqrt(xp().sum((x * x.conj()).real)))
     return plain_scalar(xp().sqrt(xp().sum(x * x)))
 
 
 def _norm_vjp(g, ans, x):
-    # x / |x|, with the zero vector's gradient taken as 0 (DESIGN convention)
+    # x / |x|, with the zero vector's gradient taken as 0 (DESIGN convention); for complex
+    # entries d|x| = Re(sum conj(x) dx) / |x|, whose adjoint is real(g) conj(x) / |x|
     if strip(ans) == 0:
         NOTES.kink("norm", "norm of a zero vector: gradient taken as 0")
         return g * zeros_like(x)
+    if is_complex(x):
+        return div(real(g) * conj(x), ans)
     return div(g * x, ans)
+
+
+def _norm_jvp(t, ans, x):
+    if is_complex(x):
+        if strip(ans) == 0:
+            NOTES.kink("norm", "norm of a zero vector: gradient taken as 0")
+            return 0.0 * real(sum(t))
+        return div(real(sum(conj(x) * t)), ans)
+    return sum(_norm_vjp(t, ans, x))
 
 
 # no `builtin=`: the language's norm() is core/library's, with numpy's ord, axis and keepdims
 norm = defprim("norm", _norm, needs_ans=True, kink="norm'(0) = 0",
-               vjp=(_norm_vjp,),
-               jvp=(lambda t, ans, x: sum(_norm_vjp(t, ans, x)),))
+               vjp=(_norm_vjp,), jvp=(_norm_jvp,), complex_values=True)
