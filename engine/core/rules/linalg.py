@@ -12,9 +12,10 @@ Complex matrices (core/complexes.py's convention: a rule is the plain transpose 
 derivative): det, inv, solve and einsum are holomorphic in the entries, so their real rules, with
 plain transposes (never conjugate ones), hold as written. log|det|, the eigenvalues of a
 Hermitian matrix and the singular values are real functions of complex entries: their rules
-conjugate the factors where the derivative reads Re(...) (`_conj_if`, `_real_if`). The singular vectors and
-the eigenvectors of a complex matrix have values, but their derivatives depend on the phase
-LAPACK gives each vector, and are refused (`refuse_complex_rule`)."""
+conjugate the factors where the derivative reads Re(...) (`_conj_if`, `_real_if`). The
+eigenvectors of a Hermitian matrix: their rule holds each vector's phase, and a loss that depends
+on that phase (arbitrary: v and e^{iφ} v are both eigenvectors) is refused. The singular vectors
+of a complex matrix have values; their derivatives are refused (`refuse_complex_rule`)."""
 from __future__ import annotations
 
 from ..backend import xp
@@ -179,19 +180,39 @@ def _gaps(x):
     return where(diagonal, 0.0, div(1.0, where(diagonal, 1.0, gaps)))
 
 
+def _hermitian_part(x, t):
+    """(t + tᵀ)/2, or (t + tᴴ)/2 where x is complex: the derivative of what eigh reads."""
+    return 0.5 * (t + _conj_if(x, matrix_transpose(t)))
+
+
 def _eigh_vectors_vjp(g, ans, x):
-    refuse_complex_rule(x, "eigh's eigenvectors")
-    s = matmul(ans, matmul(_gaps(x) * matmul(matrix_transpose(ans), g), matrix_transpose(ans)))
-    return 0.5 * (s + matrix_transpose(s))
+    # conj(V) (F ∘ Vᵀ g) Vᵀ, then its Hermitian part: the diagonal of Vᵀ g (the vectors' phases,
+    # for complex ones) meets F's zero diagonal
+    inner = matmul(matrix_transpose(ans), g)
+    if is_complex(x):
+        _refuse_phase_dependence(inner)
+    s = matmul(_conj_if(x, ans), matmul(_gaps(x) * inner, matrix_transpose(ans)))
+    return _hermitian_part(x, s)
+
+
+def _refuse_phase_dependence(inner):
+    """A loss of complex eigenvectors or singular vectors must not depend on the phase LAPACK
+    gives each one (v and e^{iφ} v are both eigenvectors): Im diag(Vᵀ ḡ) = 0, as PyTorch checks."""
+    m = xp()
+    raw = m.asarray(strip(inner))
+    phase = m.abs(m.imag(m.diagonal(raw, axis1=-2, axis2=-1)))
+    if raw.size and float(m.max(phase)) > 1e-8 * max(1.0, float(m.max(m.abs(raw)))):
+        raise NotImplementedError("the loss depends on the phase of a complex eigenvector or singular vector, "
+                                  "which is arbitrary (v and e^{i phi} v are both answers): its derivative is "
+                                  "undefined; use a function of abs(v) or of v conj(v)ᵀ")
 
 
 def _eigh_vectors_jvp(t, ans, x):
-    refuse_complex_rule(x, "eigh's eigenvectors")
-    sym = 0.5 * (t + matrix_transpose(t))
-    return matmul(ans, _gaps(x) * matmul(matrix_transpose(ans), matmul(sym, ans)))
+    return matmul(ans, _gaps(x) * matmul(_conj_if(x, matrix_transpose(ans)), matmul(_hermitian_part(x, t), ans)))
 
 
-# complex values: the vectors' values (eigvalsh's rules read them); their own rules refuse them
+# complex values: the tangent and the adjoint of the Hermitian part's vectors with each vector's phase
+# held (the loss must not depend on it: _refuse_phase_dependence)
 eigh_vectors = defprim("eigh_vectors", lambda x: _eigh(x)[1], needs_ans=True,
                        vjp=(_eigh_vectors_vjp,), jvp=(_eigh_vectors_jvp,), complex_values=True)
 

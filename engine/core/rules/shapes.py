@@ -103,7 +103,10 @@ sum_to = defprim("sum_to", _sum_to, needs_args=False, taped_vjp=True, plannable=
 def _untake(g, index, shape_):
     """Scatter-add g into zeros of shape_ at index: the adjoint of indexing."""
     m = xp()
-    out = m.zeros(shape_, dtype=getattr(g, "dtype", None) or m.float64)
+    dtype = getattr(g, "dtype", None)
+    if dtype is None:                    # a Python number: complex128 for a complex one (imag's adjoint, -1j)
+        dtype = m.complex128 if g.__class__ is complex else m.float64
+    out = m.zeros(shape_, dtype=dtype)
     if basic_index(index):               # no element twice: += on the view adds as add.at does, 3x quicker
         out[index] += g
     else:
