@@ -370,3 +370,14 @@ def test_imag_of_an_indexed_element_has_its_gradient():
     v = np.array([1 + 2j, 3 - 1j])
     assert api.grad("imag(v[0])", at={"v": v}).gradient["v"].tolist() == [1j, 0j]
     assert api.grad("imag(v[0]) + real(v[1])", at={"v": v}).gradient["v"].tolist() == [1j, 1]
+
+
+@pytest.mark.parametrize("source", ["sum(abs(dot(A, b))**2)", "abs(einsum('ij,j,i->', A, b, conj(b)))",
+                                    "abs(sum(tensordot(A, A, 1)))", "sum(abs(outer(b, b))**2)",
+                                    "abs(inner(b, A[0]))", "sum(abs(kron(A, b))**2)", "abs(trace(A @ A))",
+                                    "sum(abs(mean(A, 0) * b))", "abs(sum(b @ A))"])
+def test_products_of_complex_arrays_match_differences(source):
+    at = {k: v for k, v in {"A": A, "b": B}.items() if k in api.load(source).inputs}
+    r = api.grad(source, at=at)
+    for name in at:
+        np.testing.assert_allclose(r.gradient[name], differences(source, at, name), rtol=1e-6, atol=1e-7)
