@@ -242,6 +242,16 @@ class _Linalg:
 linalg = _Linalg()
 
 
+class _Fft:
+    """cupy.fft's stand-in: numpy.fft's functions on device arrays."""
+
+    def __getattr__(self, name):
+        return _function(getattr(numpy.fft, name))
+
+
+fft = _Fft()
+
+
 
 # cupy.ElementwiseKernel's stand-in: it really runs the kernel's CUDA C (strict_cuda_c.py
 # interprets it), so a wrong translation fails on the CPU.
