@@ -24,6 +24,7 @@ from ..complexes import is_complex
 from ..primitives import defprim, params_op, plain_scalar, shape
 from ..tape import strip
 from .complexes import conj, real
+from .linalg import float_dtype
 from .shapes import getitem, untake
 
 TRANSFORM = params_op("lengths", "axes", "norm", shapes=("lengths", "axes"))
@@ -86,7 +87,7 @@ def _half(n: int) -> int:
 
 
 def _rfft_vjp(g, ans, x, lengths, axes, norm):
-    (n,), (a,) = lengths, axes
+    (n,) = lengths
     full = _resized(g, axes, (n,))                      # the unread upper half: zeros
     return _resized(real(fft(full, lengths, axes, norm)), axes, _own_lengths(x, axes))
 
@@ -103,15 +104,10 @@ def _hermitian_weights(n: int, like):
 def _irfft_vjp(g, ans, x, lengths, axes, norm):
     (n,), (a,) = lengths, axes
     spectrum = rfft(real(g), lengths, axes, "backward")     # the output is real: g's real part is read
-    w = _hermitian_weights(n, real_dtype(g)) * inverse_scale(norm, n)
+    w = _hermitian_weights(n, float_dtype(strip(g))) * inverse_scale(norm, n)
     w = w.reshape((-1,) + (1,) * (len(shape(g)) - a - 1))
     back = _resized(conj(spectrum * w), axes, _own_lengths(x, axes))
     return back if is_complex(x) else real(back)
-
-
-def real_dtype(v):
-    """The real dtype of v's values (float32 for complex64)."""
-    return xp().zeros((), dtype=strip(v).dtype).real.dtype
 
 
 rfft = defprim("rfft", lambda x, lengths, axes, norm: plain_scalar(xp().fft.rfft(x, lengths[0], axes[0], norm)),
