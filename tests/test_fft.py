@@ -190,3 +190,23 @@ def test_a_function_called_again_agrees_with_a_fresh_gradient():
         x = np.array(x)
         fresh = api.grad("sum(abs(np.fft.fft(x))**2) + sum(np.fft.irfft(np.fft.rfft(x) * x[0]))", at={"x": x})
         np.testing.assert_array_equal(f.grad(x=x)["x"], fresh.gradient["x"])
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 8])
+@pytest.mark.parametrize("d", [1.0, 0.1, 3.7])
+def test_fftfreq_and_rfftfreq_are_numpys_bits(n, d):
+    for name in ("fftfreq", "rfftfreq"):
+        got = api.evaluate(f"np.fft.{name}({n}, d={d})").value
+        want = getattr(np.fft, name)(n, d)
+        assert got.dtype == want.dtype and np.array_equal(got, want), name
+
+
+def test_fftfreq_is_differentiable_in_its_spacing_and_takes_the_runs_dtype():
+    # sum(w * k / (n d)) has derivative -sum(w * k / (n d)) / d
+    w = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
+    r = api.grad("sum(np.fft.fftfreq(5, d) * w)", at={"d": 0.1, "w": w})
+    assert r.gradient["d"] == pytest.approx(-np.sum(np.fft.fftfreq(5, 0.1) * w) / 0.1, rel=1e-14)
+    assert api.evaluate("np.fft.rfftfreq(6)", dtype_name="float32").value.dtype == np.float32
+    with pytest.raises(SourceError) as e:
+        api.evaluate("np.fft.fftfreq(0)")
+    assert "at least 1" in e.value.message and e.value.span is not None

@@ -129,6 +129,8 @@ SIGNATURES = {
     "ifftn": ("fft", "ifftn", "a[] s= axes= norm="),
     "fftshift": ("fft", "fftshift", "x[] axes="),
     "ifftshift": ("fft", "ifftshift", "x[] axes="),
+    "fftfreq": ("fft", "fftfreq", "n d="),
+    "rfftfreq": ("fft", "rfftfreq", "n d="),
 }
 
 # Constructors take the float type of the arrays they make: the language passes its working one.

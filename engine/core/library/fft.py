@@ -1,11 +1,13 @@
 """np.fft's functions with numpy's arguments: fft ifft rfft irfft (n, axis, norm), fft2 ifft2
 fftn ifftn (s, axes, norm), fftshift ifftshift (axes). Each resolves numpy's arguments as numpy
 does (n or s: the lengths along the axes, by default the input's own, irfft's 2(m-1); axes: the
-last one, two or len(s); norm: None is "backward") and calls its table entry (core/rules/fft.py)."""
+last one, two or len(s); norm: None is "backward") and calls its table entry (core/rules/fft.py).
+fftfreq and rfftfreq (n, d) are composites: numpy's k * (1 / (n d)), differentiable in d."""
 from __future__ import annotations
 
 from .. import ops
-from ..primitives import ndim, shape
+from ..backend import xp
+from ..primitives import check_elements, ndim, run_dtype, shape
 from .axes import ArgumentError, one_axis, whole
 
 NORMS = ("backward", "ortho", "forward")
@@ -137,3 +139,20 @@ def fftshift(x, axes=None):
 
 def ifftshift(x, axes=None):
     return _shift("ifftshift", ops.ifftshift, x, axes)
+
+
+def _frequencies(name, n, d, counts):
+    """numpy's k * (1 / (n d)) for the whole numbers k that counts(n) gives, in the run's dtype."""
+    count = _length(name, n, None)
+    check_elements((count,), f"{name}()")
+    k = xp().asarray(counts(count), dtype=run_dtype[0])
+    return ops.mul(k, ops.div(1.0, ops.mul(float(count), d)))
+
+
+def fftfreq(n, d=1.0):
+    return _frequencies("fftfreq", n, d, lambda count: list(range(0, (count - 1) // 2 + 1)) +
+                        list(range(-(count // 2), 0)))
+
+
+def rfftfreq(n, d=1.0):
+    return _frequencies("rfftfreq", n, d, lambda count: list(range(0, count // 2 + 1)))
