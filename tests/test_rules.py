@@ -214,8 +214,9 @@ def extra_cases():
               Case("eigvalsh", (sym,)), Case("eigh_vectors", (sym,)),
               Case("eigvalsh", (np.stack([sym, symmetric_distinct(3)]),), label="[stack]")]
     tall = np.array([[2.0, 0.3, -0.5], [0.1, 1.2, 0.4], [-0.6, 0.2, 0.7], [0.3, -0.4, 0.2]])
-    for name in ("singular_values", "svd_u", "svd_vh"):
+    for name in ("singular_values", "svd_vectors"):
         cases += [Case(name, (tall,)), Case(name, (a3,), label="[square]")]
+    cases += [Case("svd_vectors", (rand(2, 3, 2),), label="[stack]")]
     cases += [Case("singular_values", (rand(2, 3),), label="[wide]")]
     for name in ("qr_q", "qr_r"):           # issue 29 item 2: np.linalg.qr
         cases += [Case(name, (tall,)), Case(name, (a3,), label="[square]"),

@@ -11,6 +11,7 @@ from ..complexes import is_complex
 from ..primitives import ndim, shape
 from .axes import ArgumentError, axes_of, keep_dims, one_axis, whole
 from ..rules.arithmetic import matrix_transpose
+from ..rules.linalg import singular_vectors
 from .reductions import reduce_over
 from .shapes import stack
 
@@ -250,10 +251,8 @@ def svd(a, full_matrices=True, compute_uv=True):
     if full_matrices and rows != columns:
         raise ArgumentError("svd(): full_matrices=True of a non-square matrix is not supported; "
                             "pass full_matrices=False")
-    if rows < columns:
-        at = matrix_transpose(a)
-        return matrix_transpose(ops.svd_vh(at)), ops.singular_values(a), matrix_transpose(ops.svd_u(at))
-    return ops.svd_u(a), ops.singular_values(a), ops.svd_vh(a)
+    u, vh = singular_vectors(a)
+    return u, ops.singular_values(a), vh
 
 
 def pinv(a):

@@ -13,9 +13,9 @@ derivative): det, inv, solve and einsum are holomorphic in the entries, so their
 plain transposes (never conjugate ones), hold as written. log|det|, the eigenvalues of a
 Hermitian matrix and the singular values are real functions of complex entries: their rules
 conjugate the factors where the derivative reads Re(...) (`_conj_if`, `_real_if`). The
-eigenvectors of a Hermitian matrix: their rule holds each vector's phase, and a loss that depends
-on that phase (arbitrary: v and e^{iφ} v are both eigenvectors) is refused. The singular vectors
-of a complex matrix have values; their derivatives are refused (`refuse_complex_rule`)."""
+eigenvectors of a Hermitian matrix and the singular vectors of a complex matrix: their rules hold
+each vector's phase, and a loss that depends on that phase (arbitrary: v and e^{iφ} v are both
+eigenvectors; u_k and v_k share one) is refused (`_refuse_phase_dependence`)."""
 from __future__ import annotations
 
 from ..backend import xp
@@ -23,7 +23,8 @@ from ..complexes import is_complex
 from ..primitives import PerPosition, defprim, ndim, plain_scalar, shape
 from ..tape import bind, strip
 from .arithmetic import div, matmul, matrix_transpose
-from .complexes import conj, real
+from .complexes import conj, imag, real
+from .joins import concatenate
 from .comparisons import where
 from .reductions import sum
 from .shapes import expand_dims, getitem, reshape, untake
@@ -57,13 +58,6 @@ def _real_if(x, v):
     """real(v) where x is complex (the derivative of a real function of complex entries reads
     the real part), v itself where it is real."""
     return real(v) if is_complex(x) else v
-
-
-def refuse_complex_rule(x, what):
-    """Refuse, located by the sweep, a derivative not done for complex matrices."""
-    if is_complex(x):
-        raise NotImplementedError(f"the derivative of {what} of a complex matrix is not implemented (it depends "
-                                  "on the phase LAPACK gives each vector); its values are numpy's")
 
 
 def _np_linalg():
@@ -190,21 +184,20 @@ def _eigh_vectors_vjp(g, ans, x):
     # for complex ones) meets F's zero diagonal
     inner = matmul(matrix_transpose(ans), g)
     if is_complex(x):
-        _refuse_phase_dependence(inner)
+        _refuse_phase_dependence(inner, "eigenvector", "use a function of abs(v) or of v conj(v)ᵀ")
     s = matmul(_conj_if(x, ans), matmul(_gaps(x) * inner, matrix_transpose(ans)))
     return _hermitian_part(x, s)
 
 
-def _refuse_phase_dependence(inner):
+def _refuse_phase_dependence(inner, what, hint):
     """A loss of complex eigenvectors or singular vectors must not depend on the phase LAPACK
-    gives each one (v and e^{iφ} v are both eigenvectors): Im diag(Vᵀ ḡ) = 0, as PyTorch checks."""
+    gives each one (v and e^{iφ} v are both eigenvectors): Im diag(inner) = 0, as PyTorch checks."""
     m = xp()
     raw = m.asarray(strip(inner))
     phase = m.abs(m.imag(m.diagonal(raw, axis1=-2, axis2=-1)))
     if raw.size and float(m.max(phase)) > 1e-8 * max(1.0, float(m.max(m.abs(raw)))):
-        raise NotImplementedError("the loss depends on the phase of a complex eigenvector or singular vector, "
-                                  "which is arbitrary (v and e^{i phi} v are both answers): its derivative is "
-                                  "undefined; use a function of abs(v) or of v conj(v)ᵀ")
+        raise NotImplementedError(f"the loss depends on the phase of a complex {what}, which is arbitrary "
+                                  f"(v and e^{{i phi}} v are both answers): its derivative is undefined; {hint}")
 
 
 def _eigh_vectors_jvp(t, ans, x):
@@ -257,16 +250,16 @@ einsum = defprim("einsum", lambda *xs, subscripts: plain_scalar(xp().einsum(subs
 
 
 # ---- the thin SVD of a matrix with at least as many rows as columns (the library transposes a
-# wide one): singular values, U and Vh, one entry each, from LAPACK; distinct, non-zero singular
-# values for the derivatives (the rules are the JVP of Townsend (2016) and its transpose) -------
+# wide one): the singular values, and the singular vectors U (m x n) and Vh (n x n) stacked as one
+# (m + n) x n array (one entry: their derivatives share each vector's phase, below), from LAPACK;
+# distinct, non-zero singular values for the derivatives. The rules are Townsend's (2016) JVP and
+# its transpose: with dP = Uᴴ dA V and F_ij = 1 / (s_j² - s_i²) off the diagonal,
+#   dU = U (F ∘ (dP S + S dPᴴ) + iΦ) + (I - UUᴴ) dA V S⁻¹,   dV = V (F ∘ (S dP + dPᴴ S) - iΦ),
+# Φ = diag(Im dP_kk / (2 s_k)): a complex vector pair (u_k, v_k) is one up to a common phase
+# e^{iφ}, the derivative holds it (half to each), and a loss that depends on it is refused -------
 
 def _svd(x):
     return _np_linalg().svd(x, full_matrices=False)
-
-
-def _svd_parts(x):
-    """U, s and V of x, as ops (so the rules differentiate again)."""
-    return svd_u(x), singular_values(x), matrix_transpose(svd_vh(x))
 
 
 def _inverse_square_gaps(s):
@@ -277,39 +270,58 @@ def _inverse_square_gaps(s):
     return where(diagonal, 0.0, div(1.0, where(diagonal, 1.0, gaps)))
 
 
-def _svd_u_jvp(t, ans, x):
-    refuse_complex_rule(x, "the singular vectors")
-    u, s, v = _svd_parts(x)
-    row = expand_dims(s, -2)
-    ds_scaled = matmul(matmul(matrix_transpose(u), t), v) * row            # dS S
+def _svd_factors(x, ans):
+    """U, Vh, V (= Vhᴴ), s, F and s as a row and as a column, as ops (the rules differentiate again)."""
+    m = shape(x)[-2]
+    u = getitem(ans, (Ellipsis, slice(0, m), slice(None)))
+    vh = getitem(ans, (Ellipsis, slice(m, None), slice(None)))
+    s = singular_values(x)
+    return u, vh, _conj_if(x, matrix_transpose(vh)), s, _inverse_square_gaps(s), expand_dims(s, -2), expand_dims(s, -1)
+
+
+def _phase_term(x, p, s):
+    """diag(i Im p_kk / (2 s_k)) for a complex x; None for a real one (no phase)."""
+    if not is_complex(x):
+        return None
+    n = shape(s)[-1]
+    eye = xp().eye(n, dtype=float_dtype(strip(s)))
+    return expand_dims(1j * div(imag(sum(p * eye, -1)), 2.0 * s), -2) * eye
+
+
+def _svd_vectors_jvp(t, ans, x):
+    u, vh, v, s, gaps, row, column = _svd_factors(x, ans)
+    uh = _conj_if(x, matrix_transpose(u))
     tv = matmul(t, v)
-    return (matmul(u, _inverse_square_gaps(s) * (ds_scaled + matrix_transpose(ds_scaled)))
-            + div(tv - matmul(u, matmul(matrix_transpose(u), tv)), row))
+    dp = matmul(uh, tv)
+    dph = _conj_if(x, matrix_transpose(dp))
+    inner_u, inner_v = gaps * (dp * row + column * dph), gaps * (column * dp + dph * row)
+    phase = _phase_term(x, dp, s)
+    if phase is not None:
+        inner_u, inner_v = inner_u + phase, inner_v - phase
+    du = matmul(u, inner_u) + div(tv - matmul(u, matmul(uh, tv)), row)
+    dvh = _conj_if(x, matrix_transpose(matmul(v, inner_v)))
+    return concatenate((du, dvh), ndim(x) - 2)
 
 
-def _svd_u_vjp(g, ans, x):
-    refuse_complex_rule(x, "the singular vectors")
-    u, s, v = _svd_parts(x)
-    row = expand_dims(s, -2)
-    utg = matmul(matrix_transpose(u), g)
-    gapped = _inverse_square_gaps(s) * utg
-    inner = (gapped + matrix_transpose(gapped)) * row
-    return matmul(matmul(u, inner) + div(g - matmul(u, utg), row), matrix_transpose(v))
-
-
-def _svd_vh_jvp(t, ans, x):
-    refuse_complex_rule(x, "the singular vectors")
-    u, s, v = _svd_parts(x)
-    scaled_ds = expand_dims(s, -1) * matmul(matmul(matrix_transpose(u), t), v)     # S dS
-    return matrix_transpose(matmul(v, _inverse_square_gaps(s) * (scaled_ds + matrix_transpose(scaled_ds))))
-
-
-def _svd_vh_vjp(g, ans, x):
-    refuse_complex_rule(x, "the singular vectors")
-    u, s, v = _svd_parts(x)
-    gapped = _inverse_square_gaps(s) * matmul(matrix_transpose(v), matrix_transpose(g))
-    inner = expand_dims(s, -1) * (gapped + matrix_transpose(gapped))
-    return matmul(matmul(u, inner), matrix_transpose(v))
+def _svd_vectors_vjp(g, ans, x):
+    u, vh, v, s, gaps, row, column = _svd_factors(x, ans)
+    m = shape(x)[-2]
+    gu = getitem(g, (Ellipsis, slice(0, m), slice(None)))
+    gvh = getitem(g, (Ellipsis, slice(m, None), slice(None)))
+    of_u = matmul(matrix_transpose(u), gu)                                  # Uᵀ ḡ_U
+    of_v = matmul(matrix_transpose(v), _conj_if(x, matrix_transpose(gvh)))   # Vᵀ ḡ_Vhᴴ
+    if is_complex(x):
+        _refuse_phase_dependence(of_u + of_v, "singular vector", "use a function of abs(u), abs(vh) or of u_k "
+                                 "and vh_k together (one svd() call's u and vh are checked together)")
+    k_u, k_v = gaps * of_u, gaps * of_v
+    inner = (k_u * row + matrix_transpose(_conj_if(x, k_u) * column)
+             + k_v * column + matrix_transpose(_conj_if(x, k_v) * row))
+    phase_u, phase_v = _phase_term(x, of_u, s), _phase_term(x, of_v, s)
+    if phase_u is not None:
+        inner = inner + phase_u - phase_v
+    cu = _conj_if(x, u)
+    projected = div(gu - matmul(cu, of_u), row)
+    return matmul(matmul(cu, inner) + projected, _conj_if(x, vh))
 
 
 def _tall(x):
@@ -318,27 +330,33 @@ def _tall(x):
     return _svd(x)
 
 
-def _singular_vectors(x):
+def _stacked_vectors(x):
+    u, _, vh = _tall(x)
+    return xp().concatenate([u, vh], axis=-2)
+
+
+def singular_vectors(x):
     """U and Vh of x as ops, of any shape: a wide x's are those of xᵀ, swapped and transposed."""
-    if shape(x)[-2] >= shape(x)[-1]:
-        return svd_u(x), svd_vh(x)
-    xt = matrix_transpose(x)
-    return matrix_transpose(svd_vh(xt)), matrix_transpose(svd_u(xt))
+    tall = shape(x)[-2] >= shape(x)[-1]
+    a = x if tall else matrix_transpose(x)
+    stacked, m = svd_vectors(a), shape(a)[-2]
+    u = getitem(stacked, (Ellipsis, slice(0, m), slice(None)))
+    vh = getitem(stacked, (Ellipsis, slice(m, None), slice(None)))
+    return (u, vh) if tall else (matrix_transpose(vh), matrix_transpose(u))
 
 
 def _singular_values_vjp(g, ans, x):
     # ds_k = Re(u_kᴴ dA v_k): the adjoint conj(U diag(g) Vh) (U diag(g) Vh for a real x)
-    u, vh = _singular_vectors(x)
+    u, vh = singular_vectors(x)
     return _conj_if(x, matmul(u * expand_dims(_real_if(x, g), -2), vh))
 
 
 def _singular_values_jvp(t, ans, x):
-    u, vh = _singular_vectors(x)
+    u, vh = singular_vectors(x)
     return _real_if(x, sum(_conj_if(x, u) * matmul(t, matrix_transpose(_conj_if(x, vh))), -2))
 
 
 singular_values = defprim("singular_values", lambda x: _np_linalg().svd(x, compute_uv=False),
                           vjp=(_singular_values_vjp,), jvp=(_singular_values_jvp,), complex_values=True)
-# complex values: the vectors' values (singular_values' rules read them); their own rules refuse them
-svd_u = defprim("svd_u", lambda x: _tall(x)[0], vjp=(_svd_u_vjp,), jvp=(_svd_u_jvp,), complex_values=True)
-svd_vh = defprim("svd_vh", lambda x: _tall(x)[2], vjp=(_svd_vh_vjp,), jvp=(_svd_vh_jvp,), complex_values=True)
+svd_vectors = defprim("svd_vectors", _stacked_vectors, needs_ans=True, vjp=(_svd_vectors_vjp,),
+                      jvp=(_svd_vectors_jvp,), complex_values=True)
