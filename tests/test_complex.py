@@ -418,3 +418,17 @@ def test_products_of_complex_arrays_match_differences(source):
     r = api.grad(source, at=at)
     for name in at:
         np.testing.assert_allclose(r.gradient[name], differences(source, at, name), rtol=1e-6, atol=1e-7)
+
+
+def test_complex64_vectors_are_judged_phase_free_at_their_own_precision():
+    """float32 runs pair with complex64: the phase check allows their rounding (a tolerance of 1e-8
+    refused this phase-free loss of a 6x4 complex64 matrix's singular vectors)."""
+    rng = np.random.default_rng(1)
+    c = rng.normal(size=(6, 6)) + 1j * rng.normal(size=(6, 6))
+    at = {"h": c + c.conj().T, "w": rng.normal(size=(6, 6))}
+    tall = {"a": rng.normal(size=(6, 4)) + 1j * rng.normal(size=(6, 4)), "w": rng.normal(size=(6, 4))}
+    for source, point, name in (("sum(abs(eigh(h)[1])**2 * w)", at, "h"),
+                                ("sum(abs(svd(a, full_matrices=False)[0])**2 * w)", tall, "a")):
+        single = api.grad(source, at=point, dtype_name="float32").gradient[name]
+        assert single.dtype == np.complex64
+        np.testing.assert_allclose(single, api.grad(source, at=point).gradient[name], rtol=1e-3, atol=1e-4)

@@ -195,7 +195,8 @@ def _refuse_phase_dependence(inner, what, hint):
     m = xp()
     raw = m.asarray(strip(inner))
     phase = m.abs(m.imag(m.diagonal(raw, axis1=-2, axis2=-1)))
-    if raw.size and float(m.max(phase)) > 1e-8 * max(1.0, float(m.max(m.abs(raw)))):
+    tolerance = max(1e-8, 1e3 * float(m.finfo(raw.dtype).eps))         # complex64's rounding too
+    if raw.size and float(m.max(phase)) > tolerance * max(1.0, float(m.max(m.abs(raw)))):
         raise NotImplementedError(f"the loss depends on the phase of a complex {what}, which is arbitrary "
                                   f"(v and e^{{i phi}} v are both answers): its derivative is undefined; {hint}")
 
