@@ -29,6 +29,7 @@ CONSTANTS = {name: f"np.{name}" for name in LANGUAGE_CONSTANTS}
 CUTS = STOP_GRADIENT
 REDUCTIONS = ("sum", "mean", "max", "min")     # builtins whose axis argument emit writes as numpy's
 OUT = "_out"
+DERIVATIVES = ("grad", "value_and_grad")       # the in-program derivatives emit writes (emit/derivatives.py)
 
 
 @dataclass
@@ -62,6 +63,22 @@ class Opaque(Plain):
     args: list              # the names it reads
     name: str
     span: object
+
+
+@dataclass
+class Packed(Opaque):
+    """A tuple built (`return y, (a, b)`, a rule's `None` cotangent) or taken apart (`a, b = r`):
+    Python's own text; no derivative goes through it (emit refuses it where one must)."""
+    of: str = ""                # the in-program derivative whose pair it takes apart (value_and_grad(h))
+
+
+@dataclass
+class Derivative(Opaque):
+    """`grad(h)(x)`, `value_and_grad(h, k)(x)`: a call of h's emitted gradient helper
+    (emit/derivatives.py), its text `h_grad(x)`; its own derivative (a second order) is refused."""
+    function: str = ""          # h (a closure's lifted helper)
+    kind: str = "grad"          # or "value_and_grad"
+    argnum: int = 0
 
 
 @dataclass
@@ -143,6 +160,7 @@ class Lowering:
         self.whole = False          # lowering an index: its whole numbers are ints
         self.local_names: set = set()       # the function's parameters and the names it binds (not constants)
         self.renames: dict = {}             # a comprehension's variable -> the name it is given
+        self.derived: dict = {}             # `g = grad(h)`: g -> (kind, h, argnum)
 
     def fresh(self) -> str:
         self.count += 1
@@ -254,11 +272,19 @@ class Lowering:
         self.apply("index_update", [name, value, index], line, name)
 
     def assign(self, s, line) -> None:
+        if not s.unpack and derivative_maker(s.value):
+            self.derived[s.targets[0].id] = self.derivative_of(s.value)     # `g = grad(h)`: its calls are h's gradient
+            return
         if not s.unpack:
             self.expr(s.value, s.targets[0].id)
             return
         if not isinstance(s.value, nodes.TupleExpr) or len(s.value.elts) != len(s.targets):
-            refuse("unpacking anything but a tuple written out", s.span)
+            whole = self.value(s.value, None)           # `a, b = r`: r's items, as Python takes them apart
+            made = [x.name for x in self.out if isinstance(x, Derivative) and x.target == whole]
+            for k, t in enumerate(s.targets):
+                self.out.append(Packed(t.id, f"{literal(whole)}[{k}]", line, [whole], "a tuple", s.span,
+                                       made[-1] if made else ""))
+            return
         values = [self.expr(v) for v in s.value.elts]     # all read before any is bound
         for t, v in zip(s.targets, values):
             self.out.append(Copy(t.id, v, line))
@@ -303,9 +329,49 @@ class Lowering:
         if isinstance(e, nodes.ListComp) and not e.as_dict and len(e.clauses) == 1 and not e.clauses[0][2] \
                 and isinstance(e.clauses[0][0], nodes.Name):
             return self.comprehension(e, target)
+        if isinstance(e, nodes.TupleExpr):
+            return self.tuple_value(e, target)
         if isinstance(e, nodes.ListExpr) and constant_list(e) is not None:
             return self.plain(f"np.array({constant_list(e)!r})", target, line)
         refuse(f"{describe(e)}", e.span)
+
+    def tuple_value(self, e, target):
+        """`(a, b)`, `(g, None)`: Python's tuple of the items' values (None: a zero cotangent)."""
+        items = ["None" if isinstance(x, nodes.NoneLit) else literal(self.value(x, None)) for x in e.elts]
+        target = target or self.fresh()
+        text = f"({', '.join(items)}{',' if len(items) == 1 else ''})"
+        self.out.append(Packed(target, text, e.span.line, [i for i in items if is_name(i)], "a tuple", e.span))
+        return target
+
+    def derivative_of(self, e) -> tuple:
+        """(kind, function, argnum) of `grad(h)`, `grad(h, k)`, `value_and_grad(h)`: h a function
+        of the program (or a closure), k a whole number."""
+        kind = e.func.id
+        if e.keywords or not 1 <= len(e.args) <= 2 or not isinstance(e.args[0], nodes.Name):
+            refuse(f"{kind}(...) other than {kind}(h) or {kind}(h, k) with h a function's name", e.span)
+        argnum = e.args[1] if len(e.args) == 2 else nodes.Num(0.0, e.span)
+        if not isinstance(argnum, nodes.Num) or not is_whole(argnum.value):
+            refuse(f"{kind} with argnum other than one whole number", e.span, f"write {kind}(h, k), k a number")
+        name = e.args[0].id
+        if name not in self.helpers and name not in self.closures:
+            refuse(f"{kind} of `{name}`, which is not a function of the program", e.span)
+        return kind, name, int(argnum.value)
+
+    def derivative(self, made, e, target):
+        """`grad(h)(x)`: the value of h's emitted gradient helper at the arguments."""
+        kind, name, argnum = made
+        args = [self.value(a, None) for a in e.args]
+        if e.keywords:
+            refuse("a call of a derivative with keywords", e.span)
+        if name in self.closures:
+            helper, captured = self.closures[name]
+            name, args = helper, args + list(captured)
+        target = target or self.fresh()
+        text = f"{derivative_name(name, kind, argnum)}({', '.join(map(literal, args))})"
+        self.out.append(Derivative(target, text, e.span.line, [a for a in args if a.__class__ is str],
+                                   f"{kind}({e.func.args[0].id if isinstance(e.func, nodes.Call) else e.func.id})",
+                                   e.span, name, kind, argnum))
+        return target
 
     def comprehension(self, e, target):
         """`[E for v in A]`, `[E for v in range(...)]`: the array of the items (numpy's array of
@@ -438,8 +504,14 @@ class Lowering:
         return target
 
     def call(self, e, target):
+        if isinstance(e.func, nodes.Call) and derivative_maker(e.func):
+            return self.derivative(self.derivative_of(e.func), e, target)
+        if isinstance(e.func, nodes.Name) and e.func.id in self.derived:
+            return self.derivative(self.derived[e.func.id], e, target)
         if isinstance(e.func, nodes.Call):
-            refuse("a call of what a call returns (such as grad(h)(x), an in-program derivative)", e.span)
+            refuse("a call of what a call returns other than grad(h)(x) or value_and_grad(h)(x) (such as "
+                   "hessian(h)(x))", e.span, "emit writes grad and value_and_grad inside a program; differentiate "
+                   "the others with `autodiff grad`")
         if not isinstance(e.func, nodes.Name) or e.keywords:
             refuse("a call of a method or with keywords", e.span)
         name, line = e.func.id, e.span.line
@@ -485,6 +557,21 @@ class Lowering:
         target = target or self.fresh()
         self.out.append(Opaque(target, text, e.span.line, [a for a in args if a.__class__ is str], name, e.span))
         return target
+
+
+def derivative_name(function: str, kind: str, argnum: int) -> str:
+    """The emitted helper of `kind(function, argnum)`: h_grad, h_value_and_grad, h_grad_1."""
+    return f"{function}_{kind}" + (f"_{argnum}" if argnum else "")
+
+
+def derivative_maker(e) -> bool:
+    """`grad(h)`, `jax.value_and_grad(h, 1)`: a call that makes an in-program derivative emit writes."""
+    return isinstance(e, nodes.Call) and isinstance(e.func, nodes.Name) and e.func.id in DERIVATIVES \
+        and e.func.module in ("", "jax")
+
+
+def is_name(text: str) -> bool:
+    return text.isidentifier() and text != "None"
 
 
 def numpy_spelling(name: str, module: str):

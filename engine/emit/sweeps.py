@@ -159,6 +159,11 @@ class Writer:
                 *operands]
 
     examples = None         # id(statement) -> the values it met (emit/examples.py), where emitted at shapes
+    sweeps: dict = {}       # a function -> the base name of its emitted sweeps where `<f>_fwd` is taken
+
+    def sweep(self, function: str) -> str:
+        """The base of a function's emitted sweeps' names (`<base>_fwd`, `_rev`, `_jvp`)."""
+        return self.sweeps.get(function, function)
 
     def rule(self, s, which, operands, known=None) -> tuple:
         """rule_text for the statement `s`: what cannot be written names the source line."""
