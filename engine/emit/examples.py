@@ -58,13 +58,25 @@ class Examples:
             self.call(rule.tangent, [*args, *(numpy.zeros(numpy.shape(a)) if numpy.ndim(a) else 0.0 for a in args)])
 
     def derivative(self, s, env):
-        """grad(h)(x)'s value where only its shape is read: h run (its statements' values), the
-        gradient zeros of the argument's shape; value_and_grad's pair."""
+        """grad(h)(x)'s value, for the decisions that read it and the shapes: h run at the point
+        (its statements' values), the gradient by central differences of it (near enough for a
+        decision; the emitted code computes it exactly); value_and_grad's pair."""
         numpy = np()
         args = [self.value(env, a) for a in _call_args(s.text, env, self)]
         value = self.call(s.function, args)
-        zero = numpy.zeros(numpy.shape(args[s.argnum])) if numpy.ndim(args[s.argnum]) else 0.0
-        return (value, zero) if s.kind == "value_and_grad" else zero
+        x = numpy.asarray(args[s.argnum], dtype=float)
+        gradient = numpy.zeros(x.shape)
+        for k in numpy.ndindex(x.shape):
+            step = 1e-6 * max(1.0, abs(float(x[k])))
+            moved = []
+            for sign in (1.0, -1.0):
+                at = x.copy()
+                at[k] += sign * step
+                moved.append(float(self.call(s.function, [*args[:s.argnum], at if x.ndim else float(at),
+                                                          *args[s.argnum + 1:]])))
+            gradient[k] = (moved[0] - moved[1]) / (2 * step)
+        gradient = gradient if x.ndim else float(gradient)
+        return (value, gradient) if s.kind == "value_and_grad" else gradient
 
     def value(self, env, v):
         if v.__class__ is not str:

@@ -278,6 +278,10 @@ class Lowering:
         if not s.unpack:
             self.expr(s.value, s.targets[0].id)
             return
+        made = self.made_by(s.value)
+        if made is not None and made[0] == "value_and_grad" and len(s.targets) == 2:
+            self.value_and_grad(made, s)
+            return
         if not isinstance(s.value, nodes.TupleExpr) or len(s.value.elts) != len(s.targets):
             whole = self.value(s.value, None)           # `a, b = r`: r's items, as Python takes them apart
             made = [x.name for x in self.out if isinstance(x, Derivative) and x.target == whole]
@@ -357,9 +361,29 @@ class Lowering:
             refuse(f"{kind} of `{name}`, which is not a function of the program", e.span)
         return kind, name, int(argnum.value)
 
+    def made_by(self, e):
+        """(kind, function, argnum) where `e` calls an in-program derivative (grad(h)(x), g(x) after
+        g = grad(h)), else None."""
+        if not isinstance(e, nodes.Call):
+            return None
+        if isinstance(e.func, nodes.Call) and derivative_maker(e.func):
+            return self.derivative_of(e.func)
+        return self.derived.get(e.func.id) if isinstance(e.func, nodes.Name) else None
+
+    def value_and_grad(self, made, s) -> None:
+        """`v, g = value_and_grad(h)(x)`: v the call h(x) (its derivative h's, first order), g h's
+        gradient helper; both read before either is bound."""
+        _, name, argnum = made
+        e = s.value
+        gradient = self.derivative(("grad", name, argnum), e, None)
+        value = self.value(nodes.Call(nodes.Name(name, e.span), e.args, e.span, e.keywords), None)
+        for t, v in zip(s.targets, (value, gradient)):
+            self.out.append(Copy(t.id, v, s.span.line))
+
     def derivative(self, made, e, target):
         """`grad(h)(x)`: the value of h's emitted gradient helper at the arguments."""
         kind, name, argnum = made
+        label = f"{kind}({name})"
         args = [self.value(a, None) for a in e.args]
         if e.keywords:
             refuse("a call of a derivative with keywords", e.span)
@@ -368,8 +392,7 @@ class Lowering:
             name, args = helper, args + list(captured)
         target = target or self.fresh()
         text = f"{derivative_name(name, kind, argnum)}({', '.join(map(literal, args))})"
-        self.out.append(Derivative(target, text, e.span.line, [a for a in args if a.__class__ is str],
-                                   f"{kind}({e.func.args[0].id if isinstance(e.func, nodes.Call) else e.func.id})",
+        self.out.append(Derivative(target, text, e.span.line, [a for a in args if a.__class__ is str], label,
                                    e.span, name, kind, argnum))
         return target
 
@@ -504,10 +527,9 @@ class Lowering:
         return target
 
     def call(self, e, target):
-        if isinstance(e.func, nodes.Call) and derivative_maker(e.func):
-            return self.derivative(self.derivative_of(e.func), e, target)
-        if isinstance(e.func, nodes.Name) and e.func.id in self.derived:
-            return self.derivative(self.derived[e.func.id], e, target)
+        made = self.made_by(e)
+        if made is not None:
+            return self.derivative(made, e, target)
         if isinstance(e.func, nodes.Call):
             refuse("a call of what a call returns other than grad(h)(x) or value_and_grad(h)(x) (such as "
                    "hessian(h)(x))", e.span, "emit writes grad and value_and_grad inside a program; differentiate "
