@@ -68,6 +68,43 @@ def f(a, b):
 """
 
 
+# both kinds in a while loop, a custom_jvp rule that decides on its primal
+LOOPED = """import jax
+
+@jax.custom_jvp
+def sq(x):
+    return x * x
+
+@sq.defjvp
+def sq_jvp(primals, tangents):
+    x, = primals
+    t, = tangents
+    if x > 0:
+        return sq(x), 2.0 * x * t
+    return sq(x), 3.0 * x * t
+
+@jax.custom_vjp
+def ident(x):
+    return x
+
+def ident_fwd(x):
+    return x, x
+
+def ident_bwd(r, g):
+    return (g * r,)
+
+ident.defvjp(ident_fwd, ident_bwd)
+
+def f(x, n):
+    y = x
+    i = 0
+    while i < n:
+        y = sq(y) * 0.5 + ident(y)
+        i = i + 1
+    return y
+"""
+
+
 def load_module(path: Path, text: str):
     path.write_text(text)
     spec = importlib.util.spec_from_file_location(f"emitted_{path.stem}", path)
@@ -185,3 +222,16 @@ def test_a_rule_emit_cannot_read_names_its_line(tmp_path, words):
     with pytest.raises(SourceError) as err:
         api.emit(str(source))
     assert words in err.value.message and err.value.span.line == line and "primals" in err.value.hint
+
+
+def test_custom_rules_in_a_loop_push_and_pop_their_own(tmp_path):
+    """Each trip's fwd residuals and the rule's tangent sweep go on the stack and come back in
+    order; the rule's branch is the rule's (2x or 3x), at every point."""
+    source, _, module = emitted(tmp_path, LOOPED, "adjoint", wrt=["x"])
+    rng = np.random.default_rng(2)
+    for n in (1, 2, 3, 0, 2):
+        x = float(rng.uniform(-1, 1))
+        expected = autodiff.grad(str(source), at={"x": x, "n": float(n)}, wrt=["x"])
+        value, (g,) = module.f_vjp(x, float(n))
+        assert value == pytest.approx(expected.value, rel=1e-12)
+        assert g == pytest.approx(expected.gradient["x"], rel=1e-12, abs=1e-12)

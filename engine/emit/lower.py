@@ -6,8 +6,10 @@ the other (so every function has one exit, its result in `_out`). Arrays: indexi
 getitem (an index a whole number, a name or a slice of numbers), item assignment its
 index_update, `for v in A` a loop over range(len(A)) with v = A[i], a comprehension a loop of
 index_update, sum/mean/max/min (with an axis) the table's reductions written as numpy's
-functions, a list of numbers an np.array constant. What the IR has no form for yet is refused
-with the construct and its line (`refuse`)."""
+functions, a list of numbers an np.array constant, a tuple built or taken apart Python's text
+(Packed: no derivative through it), `grad(h)(x)` a call of h's gradient helper (Derivative,
+emit/derivatives.py). What the IR has no form for yet is refused with the construct and its line
+(`refuse`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field

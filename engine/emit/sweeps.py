@@ -32,7 +32,7 @@ TEMP = re.compile(r"\b_v[0-9]+\b")
 
 def wrapped(text: str) -> str:
     """`text` as an operand: in parentheses unless it is one name, number or call."""
-    if re.fullmatch(r"[\w.]+", text):
+    if re.fullmatch(r"[\w.]+", text) or enclosed(text):
         return text
     if re.fullmatch(r"[\w.]+\(.*\)", text):
         depth = 0
@@ -43,6 +43,18 @@ def wrapped(text: str) -> str:
                     return text
                 break
     return f"({text})"
+
+
+def enclosed(text: str) -> bool:
+    """`(a, b)`: the text is one parenthesized whole (a tuple's)."""
+    if not text.startswith("("):
+        return False
+    depth = 0
+    for k, c in enumerate(text):
+        depth += (c == "(") - (c == ")")
+        if depth == 0:
+            return k == len(text) - 1
+    return False
 
 
 def inlinable(fn, keep: set) -> set:
