@@ -33,6 +33,8 @@ NOT_YET = {
                            "    return sum(t)\n",
     "no point was given": "def f(x):\n    return sum(x * x)\n",
     "a second-order derivative": "def h(w):\n    return w * w\n\n\ndef f(x):\n    return sum(grad(h)(x[0]) * x)\n",
+    "a call of a function of the program at the top level": "def h(w):\n    return w * w\n\n\nK = h(2.0)\n\n\n"
+                                                             "def f(x):\n    return sum(x * K)\n",
     "a call of what a call returns other than grad": "def h(w):\n    return sum(w * w)\n\n\ndef f(x):\n"
                                                       "    return sum(hessian(h)(x))\n",
 }

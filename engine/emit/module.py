@@ -58,6 +58,10 @@ def lowered(defs: dict, top: list) -> tuple:
         if not isinstance(s, nodes.Assign):
             refuse("a top-level statement other than an assignment", s.span)
         statements += glob.statement(s)
+    for s in statements:
+        if isinstance(s, (Call, Derivative)):       # the module's top runs before its functions are defined
+            refuse("a call of a function of the program at the top level", s.span if isinstance(s, Derivative) else
+                   nodes.Span(s.line, 1, s.line, 1), "call it inside the function emitted")
     return functions, statements
 
 
@@ -140,15 +144,17 @@ def sweep_names(functions) -> dict:
     return out
 
 
-def reached(functions, names, rules) -> list:
-    """`names` and the functions they (and their rules) call, in the program's order."""
+def reached(functions, names, rules, through_derivatives=True) -> list:
+    """`names` and the functions they (and their rules) call (and take in-program derivatives of),
+    in the program's order."""
     todo, seen = list(names) + list(rule_functions(rules, names)), set()
     while todo:
         n = todo.pop()
         if n in seen:
             continue
         seen.add(n)
-        called = [s.function for s in walk_ir(functions[n].body) if isinstance(s, (Call, Derivative))]
+        kinds = (Call, Derivative) if through_derivatives else Call
+        called = [s.function for s in walk_ir(functions[n].body) if isinstance(s, kinds)]
         todo += called + list(rule_functions(rules, called))
     return [n for n in functions if n in seen]
 
@@ -285,8 +291,9 @@ def tangent_functions(p: Parts, guard=()) -> list:
     (a live call of it is refused), the rules' tangent functions are called as they are."""
     active_params = {n: p.facts[n][0] for n in p.facts}
     tangents = {r.tangent for r in p.rules.values()}
+    called = reached(p.functions, [p.name], p.rules, through_derivatives=False)
     lines = []
-    for fname in p.facts:
+    for fname in [n for n in p.facts if n in called]:     # not a function only an in-program gradient runs
         fn, fact = p.functions[fname], p.facts[fname]
         rule = p.rules.get(fname)
         if rule is not None or fname in tangents:
