@@ -62,6 +62,21 @@ def f(x, a):
 """
 
 
+DIRECTIONAL = """import jax
+
+
+def h(w):
+    return sin(w) * w
+
+
+def f(x, a):
+    y, t = jax.jvp(h, (x,), (a,))
+    r, c = vjp(h, x, 2.0)
+    z = jvp(h, x, 1.0)
+    return y * a + r * stop_gradient(t) + stop_gradient(c) * x + stop_gradient(z[1])
+"""
+
+
 def emitted(tmp_path, text, mode="both", at=None):
     source = tmp_path / "program.py"
     source.write_text(text)
@@ -128,7 +143,21 @@ def test_tangent_mode_alone_writes_the_sweeps_the_gradient_helper_runs(tmp_path)
         matches(module, source, {"x": x, "a": 0.8}, mode="tangent")
 
 
+def test_jvp_and_vjp_inside_a_program(tmp_path):
+    """`y, t = jax.jvp(h, (x,), (a,))`: y the call h(x) (first order), t h's tangent along a;
+    vjp's cotangent h's reverse sweep seeded with v; an item of the pair taken by index."""
+    source, text, module = emitted(tmp_path, DIRECTIONAL)
+    assert "t = h_jvp_along(x, a)[1]" in text and "c = h_vjp_along(x, 2.0)[1]" in text
+    assert text.count("def h_jvp(") == 1
+    assert module.h_jvp_along(0.3, 2.0)[1] == pytest.approx(2.0 * (np.cos(0.3) * 0.3 + np.sin(0.3)), rel=1e-15)
+    assert module.h_vjp_along(0.3, 2.0)[1] == pytest.approx(2.0 * (np.cos(0.3) * 0.3 + np.sin(0.3)), rel=1e-15)
+    rng = np.random.default_rng(12)
+    for _ in range(5):
+        matches(module, source, {"x": rng.uniform(-2, 2), "a": rng.uniform(-2, 2)})
+
+
 SECOND_ORDER = {
+    "jvp": ("def h(w):\n    return w * w * w\n\n\ndef f(x):\n    y, t = jvp(h, x, 1.0)\n    return y * t\n", 6, 5),
     "grad": ("def h(w):\n    return w * w * w\n\n\ndef f(x):\n    y = x - 0.1 * grad(h)(x)\n    return y * y\n", 6, 19),
     "value_and_grad": ("def h(w):\n    return w * w * w\n\n\ndef f(x):\n    v, g = value_and_grad(h)(x)\n"
                        "    return v + g\n", 6, 12),
@@ -144,9 +173,10 @@ def test_a_second_order_derivative_is_refused_with_its_line(tmp_path, kind):
         api.emit(str(source))
     assert err.value.kind == "not emitted" and "second-order" in err.value.message
     assert (err.value.span.line, err.value.span.column) == (line, column) and "stop_gradient" in err.value.hint
-    first_order = text.replace("0.1 * grad(h)(x)", "0.1 * stop_gradient(grad(h)(x))").replace("v + g", "v + stop_gradient(g)")
+    first_order = text.replace("0.1 * grad(h)(x)", "0.1 * stop_gradient(grad(h)(x))").replace(
+        "v + g", "v + stop_gradient(g)").replace("y * t", "y * stop_gradient(t)")
     source.write_text(first_order)
-    assert "def h_grad(w):" in api.emit(str(source))
+    assert ("def h_jvp_along(" if kind == "jvp" else "def h_grad(") in api.emit(str(source))
 
 
 def test_argnum_past_the_arguments_is_a_located_error(tmp_path):

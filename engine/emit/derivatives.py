@@ -10,6 +10,7 @@ from __future__ import annotations
 from ...parser.errors import SourceError
 from ...parser.nodes import Span
 from .activity import walk_ir
+from .custom import no_forward_mode
 from .lower import Call, Derivative, derivative_name
 from .sweeps import INDENT
 
@@ -24,15 +25,18 @@ def derivatives_in(functions: dict, names) -> list:
     return found
 
 
-def check_derivatives(functions: dict, target: str) -> None:
+def check_derivatives(functions: dict, target: str, rules: dict) -> None:
     """Each grad(h, k): k a parameter of h, h not the function being emitted (whose sweeps are
-    its _vjp), its helper's name not one of the program's."""
+    its _vjp), its helper's name not one of the program's; jvp(h, ...) not of a custom_vjp h."""
     for fn in functions.values():
         for s in walk_ir(fn.body):
             if not isinstance(s, Derivative):
                 continue
             params = functions[s.function].params
             span = s.span or Span(s.line, 1, s.line, 1)
+            rule = rules.get(s.function)
+            if s.kind == "jvp" and rule is not None and rule.kind == "custom_vjp":
+                no_forward_mode(rule, s.line)
             if s.argnum >= len(params):
                 raise SourceError("wrong arguments", f"{s.name}: argnum {s.argnum} is not the position of one of the "
                                   f"{len(params)} arguments of `{s.function}`", span)
@@ -61,21 +65,33 @@ def inner_functions(functions: dict, facts: dict, derivatives: list, rules: dict
     return [n for n in functions if n in seen and n in facts]
 
 
-def derivative_helpers(functions: dict, derivatives: list, grads: dict, sweep) -> list:
+def derivative_helpers(functions: dict, derivatives: list, grads: dict, sweep, facts: dict) -> list:
     """`h_grad(params)`: h's sweeps on a stack of their own, seeded with 1.0: the adjoint of
-    parameter k (zeros where h's value does not depend on it); value_and_grad's gives the pair."""
+    parameter k (zeros where h's value does not depend on it); value_and_grad's gives the pair.
+    `h_vjp_along(params, v)`: the same seeded with v, and h's value; `h_jvp_along(params, v)`:
+    h's tangent along v in its first parameter (the others' tangents 0)."""
     lines = []
     for h, kind, argnum in derivatives:
         params = functions[h].params
-        args, p = ", ".join(params), params[argnum]
-        lines.append(f"def {derivative_name(h, kind, argnum)}({args}):")
-        if p in grads[h]:
-            names = [f"_g{k}" for k in range(len(grads[h]))]
-            lines += [f"{INDENT}_stack = []", f"{INDENT}_out = {sweep(h)}_fwd(_stack, {args})",
-                      f"{INDENT}{''.join(n + ', ' for n in names)}= {sweep(h)}_rev(_stack, 1.0)"]
-            value = names[grads[h].index(p)]
-        else:
-            lines.append(f"{INDENT}_out = {h}({args})")
-            value = f"np.zeros(np.shape({p}))"
-        lines += [f"{INDENT}return {'_out, ' if kind == 'value_and_grad' else ''}{value}", "", ""]
+        p = params[argnum]
+        signature = [*params, "_v"] if kind in ("jvp", "vjp") else params
+        lines.append(f"def {derivative_name(h, kind, argnum)}({', '.join(signature)}):")
+        if kind == "jvp":
+            given = [q for q in params if q in facts[h][0]]
+            tangents = ", ".join("_v" if q == p else "0.0" for q in given)
+            lines += [f"{INDENT}return {sweep(h)}_jvp({', '.join(params)}, {tangents})", "", ""]
+            continue
+        lines += _adjoint_of(h, params, p, grads, sweep, "_v" if kind == "vjp" else "1.0")
+        value = lines.pop()
+        lines += [f"{INDENT}return {'_out, ' if kind in ('value_and_grad', 'vjp') else ''}{value}", "", ""]
     return lines
+
+
+def _adjoint_of(h, params, p, grads, sweep, seed) -> list:
+    """The lines that run h's sweeps seeded with `seed`, then the expression of p's adjoint."""
+    args = ", ".join(params)
+    if p not in grads[h]:
+        return [f"{INDENT}_out = {h}({args})", f"np.zeros(np.shape({p}))"]
+    names = [f"_g{k}" for k in range(len(grads[h]))]
+    return [f"{INDENT}_stack = []", f"{INDENT}_out = {sweep(h)}_fwd(_stack, {args})",
+            f"{INDENT}{''.join(n + ', ' for n in names)}= {sweep(h)}_rev(_stack, {seed})", names[grads[h].index(p)]]

@@ -58,25 +58,34 @@ class Examples:
             self.call(rule.tangent, [*args, *(numpy.zeros(numpy.shape(a)) if numpy.ndim(a) else 0.0 for a in args)])
 
     def derivative(self, s, env):
-        """grad(h)(x)'s value, for the decisions that read it and the shapes: h run at the point
-        (its statements' values), the gradient by central differences of it (near enough for a
-        decision; the emitted code computes it exactly); value_and_grad's pair."""
+        """An in-program derivative's value, for the decisions that read it and the shapes: h run
+        at the point (its statements' values), its derivative by central differences of it (near
+        enough for a decision; the emitted code computes it exactly): grad's, value_and_grad's
+        pair, jvp's and vjp's (h(x), the derivative along v)."""
         numpy = np()
         args = [self.value(env, a) for a in _call_args(s.text, env, self)]
+        if s.kind in ("jvp", "vjp"):
+            args, v = args[:-1], args[-1]
         value = self.call(s.function, args)
+
+        def at(k, x):
+            return self.call(s.function, [*args[:k], x, *args[k + 1:]])
         x = numpy.asarray(args[s.argnum], dtype=float)
+        if s.kind == "jvp":
+            step = 1e-6 * max(1.0, float(numpy.max(numpy.abs(x), initial=0.0)))
+            return value, (numpy.asarray(at(0, x + step * v)) - numpy.asarray(at(0, x - step * v))) / (2 * step)
+        weight = 1.0 if s.kind != "vjp" else v
         gradient = numpy.zeros(x.shape)
         for k in numpy.ndindex(x.shape):
             step = 1e-6 * max(1.0, abs(float(x[k])))
             moved = []
             for sign in (1.0, -1.0):
-                at = x.copy()
-                at[k] += sign * step
-                moved.append(float(self.call(s.function, [*args[:s.argnum], at if x.ndim else float(at),
-                                                          *args[s.argnum + 1:]])))
+                there = x.copy()
+                there[k] += sign * step
+                moved.append(float(numpy.sum(numpy.asarray(at(s.argnum, there if x.ndim else float(there))) * weight)))
             gradient[k] = (moved[0] - moved[1]) / (2 * step)
         gradient = gradient if x.ndim else float(gradient)
-        return (value, gradient) if s.kind == "value_and_grad" else gradient
+        return (value, gradient) if s.kind in ("value_and_grad", "vjp") else gradient
 
     def value(self, env, v):
         if v.__class__ is not str:

@@ -32,6 +32,7 @@ CUTS = STOP_GRADIENT
 REDUCTIONS = ("sum", "mean", "max", "min")     # builtins whose axis argument emit writes as numpy's
 OUT = "_out"
 DERIVATIVES = ("grad", "value_and_grad")       # the in-program derivatives emit writes (emit/derivatives.py)
+DIRECTIONAL = ("jvp", "vjp")                    # and the calls jvp(h, x, v), vjp(h, x, v)
 
 
 @dataclass
@@ -79,7 +80,7 @@ class Derivative(Opaque):
     """`grad(h)(x)`, `value_and_grad(h, k)(x)`: a call of h's emitted gradient helper
     (emit/derivatives.py), its text `h_grad(x)`; its own derivative (a second order) is refused."""
     function: str = ""          # h (a closure's lifted helper)
-    kind: str = "grad"          # or "value_and_grad"
+    kind: str = "grad"          # or "value_and_grad", "jvp", "vjp" (its last argument the direction)
     argnum: int = 0
 
 
@@ -163,6 +164,7 @@ class Lowering:
         self.local_names: set = set()       # the function's parameters and the names it binds (not constants)
         self.renames: dict = {}             # a comprehension's variable -> the name it is given
         self.derived: dict = {}             # `g = grad(h)`: g -> (kind, h, argnum)
+        self.tuples: dict = {}              # a name bound to a tuple -> the derivative that made it, or ""
 
     def fresh(self) -> str:
         self.count += 1
@@ -284,12 +286,14 @@ class Lowering:
         if made is not None and made[0] == "value_and_grad" and len(s.targets) == 2:
             self.value_and_grad(made, s)
             return
+        if self.is_directional(s.value) and len(s.targets) == 2:
+            self.directional_pair(s)
+            return
         if not isinstance(s.value, nodes.TupleExpr) or len(s.value.elts) != len(s.targets):
             whole = self.value(s.value, None)           # `a, b = r`: r's items, as Python takes them apart
-            made = [x.name for x in self.out if isinstance(x, Derivative) and x.target == whole]
             for k, t in enumerate(s.targets):
                 self.out.append(Packed(t.id, f"{literal(whole)}[{k}]", line, [whole], "a tuple", s.span,
-                                       made[-1] if made else ""))
+                                       self.tuples.get(whole, "")))
             return
         values = [self.expr(v) for v in s.value.elts]     # all read before any is bound
         for t, v in zip(s.targets, values):
@@ -347,6 +351,7 @@ class Lowering:
         target = target or self.fresh()
         text = f"({', '.join(items)}{',' if len(items) == 1 else ''})"
         self.out.append(Packed(target, text, e.span.line, [i for i in items if is_name(i)], "a tuple", e.span))
+        self.tuples[target] = ""
         return target
 
     def derivative_of(self, e) -> tuple:
@@ -396,6 +401,43 @@ class Lowering:
         text = f"{derivative_name(name, kind, argnum)}({', '.join(map(literal, args))})"
         self.out.append(Derivative(target, text, e.span.line, [a for a in args if a.__class__ is str], label,
                                    e.span, name, kind, argnum))
+        if kind == "value_and_grad":
+            self.tuples[target] = label
+        return target
+
+    def is_directional(self, e) -> bool:
+        return isinstance(e, nodes.Call) and isinstance(e.func, nodes.Name) and e.func.id in DIRECTIONAL \
+            and e.func.module in ("", "jax") and e.func.id not in self.helpers and e.func.id not in self.local_names
+
+    def directional_pair(self, s) -> None:
+        """`y, t = jvp(h, x, v)`: y the call h(x) (its derivative h's, first order), t the helper's."""
+        e = s.value
+        pair = self.directional(e, e.func.id, None)
+        x = e.args[1].elts[0] if isinstance(e.args[1], nodes.TupleExpr) else e.args[1]
+        value = self.value(nodes.Call(e.args[0], (x,), e.span), None)
+        self.out.append(Copy(s.targets[0].id, value, s.span.line))
+        self.out.append(Packed(s.targets[1].id, f"{pair}[1]", s.span.line, [pair], "a tuple", s.span,
+                               f"{e.func.id}({e.args[0].id})"))
+
+    def directional(self, e, kind, target):
+        """`jvp(h, x, v)`, `vjp(h, x, v)` (JAX's `jax.jvp(h, (x,), (v,))` too): (h(x), the derivative
+        along v), (h(x), vᵀJ): a call of h's helper `h_jvp_along(x, v)`, h a function of one argument."""
+        if len(e.args) != 3 or not isinstance(e.args[0], nodes.Name):
+            refuse(f"{kind}(...) other than {kind}(h, x, v) with h a function's name", e.span)
+        x, v = (a.elts[0] if isinstance(a, nodes.TupleExpr) and len(a.elts) == 1 else a for a in e.args[1:])
+        if isinstance(x, nodes.TupleExpr) or isinstance(v, nodes.TupleExpr):
+            refuse(f"{kind} of a function of several arguments", e.span, f"write {kind}(h, x, v), h of one argument")
+        name = e.args[0].id
+        if name not in self.helpers and name not in self.closures:
+            refuse(f"{kind} of `{name}`, which is not a function of the program", e.span)
+        args = [self.value(x, None)]
+        helper, captured = self.closures.get(name, (name, []))
+        args = [*args, *captured, self.value(v, None)]
+        target = target or self.fresh()
+        text = f"{derivative_name(helper, kind, 0)}({', '.join(map(literal, args))})"
+        self.out.append(Derivative(target, text, e.span.line, [a for a in args if a.__class__ is str],
+                                   f"{kind}({name})", e.span, helper, kind, 0))
+        self.tuples[target] = f"{kind}({name})"
         return target
 
     def comprehension(self, e, target):
@@ -437,6 +479,11 @@ class Lowering:
     def subscript(self, e, target):
         """`x[i]`, `x[1:]`, `x[i, 2]`: getitem, its index a whole number, a name or a constant slice."""
         value = self.value(e.value, None)
+        if value in self.tuples and len(e.index) == 1 and isinstance(e.index[0], nodes.Num):
+            target = target or self.fresh()         # an item of a tuple: Python's
+            self.out.append(Packed(target, f"{value}[{self.index_part(e.index[0])}]", e.span.line, [value],
+                                   "a tuple", e.span, self.tuples[value]))
+            return target
         parts = [self.index_part(p) for p in e.index]
         if len(parts) > 1 and any(p.__class__ is str for p in parts):
             refuse("indexing by a name among several indices", e.span, "index one axis at a time: x[i][j]")
@@ -539,6 +586,8 @@ class Lowering:
         if not isinstance(e.func, nodes.Name) or e.keywords:
             refuse("a call of a method or with keywords", e.span)
         name, line = e.func.id, e.span.line
+        if self.is_directional(e):
+            return self.directional(e, name, target)
         args = [self.value(a, None) for a in e.args]
         if name in self.closures:
             helper, captured = self.closures[name]
@@ -584,8 +633,9 @@ class Lowering:
 
 
 def derivative_name(function: str, kind: str, argnum: int) -> str:
-    """The emitted helper of `kind(function, argnum)`: h_grad, h_value_and_grad, h_grad_1."""
-    return f"{function}_{kind}" + (f"_{argnum}" if argnum else "")
+    """The emitted helper of `kind(function, argnum)`: h_grad, h_value_and_grad, h_grad_1,
+    h_jvp_along, h_vjp_along."""
+    return f"{function}_{kind}" + (f"_{argnum}" if argnum else "") + ("_along" if kind in DIRECTIONAL else "")
 
 
 def derivative_maker(e) -> bool:

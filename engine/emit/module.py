@@ -94,7 +94,7 @@ def _emit(target, wrt, mode, explain, version, at, shaped=False) -> str:
     if unknown:
         raise SourceError("usage", f"--wrt {unknown[0]}: {name} has no parameter {unknown[0]!r} "
                           f"(its parameters: {', '.join(params)})")
-    check_derivatives(functions, name)
+    check_derivatives(functions, name, rules)
     facts = analyse(functions, name, wrt, rules)
     shapes = shaped_at(functions, name, globals_, at, shaped, rules)
     p = Parts(functions, name, wrt, facts, explain, shapes, rules, sweep_names(functions))
@@ -105,15 +105,19 @@ def _emit(target, wrt, mode, explain, version, at, shaped=False) -> str:
     for fname in reached(functions, [n for n in functions if n in facts or n == name], rules):
         lines += plain_function(functions[fname], set(), shapes)
     derivatives = derivatives_in(functions, reached(functions, list(facts), rules))
-    inner = inner_functions(functions, facts, derivatives, rules)
+    inner = inner_functions(functions, facts, [d for d in derivatives if d[1] != "jvp"], rules)
+    inner_tangents = [n for n in functions if n in reached(functions, [h for h, k, _ in derivatives if k == "jvp"],
+                                                           rules, through_derivatives=False) and n in facts]
     for fname in inner:                 # the sweeps the in-program derivatives run, in every mode
         lines += function_sweeps(p, fname)
-    lines += derivative_helpers(functions, derivatives, p.grads, lambda f: p.sweeps.get(f, f))
+    for fname in inner_tangents:
+        lines += tangent_function(p, fname)
+    lines += derivative_helpers(functions, derivatives, p.grads, lambda f: p.sweeps.get(f, f), p.facts)
     guard = fixed_shapes(params, at) if shapes is not None else same_shapes(params)
     if mode in ("adjoint", "both"):
         lines += adjoint_functions(p, guard, skip=set(inner))
     if mode in ("tangent", "both"):
-        lines += tangent_functions(p, guard)
+        lines += tangent_functions(p, guard, skip=set(inner_tangents))
     if any("operator." in line for line in lines):     # a rule's in-place operator (a scatter's +=)
         lines.insert(lines.index("import numpy as np"), "import operator")
     return "\n".join(lines).rstrip() + "\n"
@@ -286,29 +290,35 @@ def helper_adjoint(fn, a, grads) -> list:
             *reverse, f"{INDENT}return ({''.join(a.result(p) + ', ' for p in grads)})", "", ""]
 
 
-def tangent_functions(p: Parts, guard=()) -> list:
-    """The tangents; a custom_jvp function's is its rule's (emit/custom.py), a custom_vjp's none
-    (a live call of it is refused), the rules' tangent functions are called as they are."""
-    active_params = {n: p.facts[n][0] for n in p.facts}
-    tangents = {r.tangent for r in p.rules.values()}
+def tangent_functions(p: Parts, guard=(), skip=frozenset()) -> list:
+    """The tangents of the target and the functions it calls (not those only an in-program
+    gradient runs, nor those `skip` names, written already)."""
     called = reached(p.functions, [p.name], p.rules, through_derivatives=False)
     lines = []
-    for fname in [n for n in p.facts if n in called]:     # not a function only an in-program gradient runs
-        fn, fact = p.functions[fname], p.facts[fname]
-        rule = p.rules.get(fname)
-        if rule is not None or fname in tangents:
-            if rule is not None and rule.kind == "custom_jvp":
-                lines += tangent_sweep(rule, fn.params, active_params[fname], lambda f: p.sweeps.get(f, f))
-            continue
-        t = Tangent(fn, fact[1], fact[2], active_params, p.functions, p.explain, inlinable(fn, kept(fn, fact)))
-        t.examples, t.sweeps, t.rules = p.shapes, p.sweeps, p.rules
-        body = t.lines(fn.body, INDENT)
-        given = [q for q in fn.params if q in active_params[fname]]
-        out = tan(OUT) if t.live(OUT) else "0.0"
-        if fname == p.name:
-            signature = f"{', '.join(fn.params)}, *, {', '.join(tan(w) for w in p.wrt)}"
-        else:
-            signature = f"{', '.join(fn.params)}, {', '.join(tan(q) for q in given)}"
-        lines += [f"def {t.sweep(fname) if fname != p.name else fname}_jvp({signature}):",
-                  *(guard if fname == p.name else ()), *body, f"{INDENT}return {OUT}, {out}", "", ""]
+    for fname in [n for n in p.facts if n in called and n not in skip]:
+        lines += tangent_function(p, fname, guard)
     return lines
+
+
+def tangent_function(p: Parts, fname, guard=()) -> list:
+    """One function's tangent; a custom_jvp function's is its rule's (emit/custom.py), a
+    custom_vjp's none (a live call of it is refused), the rules' tangent functions are called as
+    they are."""
+    active_params = {n: p.facts[n][0] for n in p.facts}
+    fn, fact = p.functions[fname], p.facts[fname]
+    rule = p.rules.get(fname)
+    if rule is not None or fname in {r.tangent for r in p.rules.values()}:
+        if rule is not None and rule.kind == "custom_jvp":
+            return tangent_sweep(rule, fn.params, active_params[fname], lambda f: p.sweeps.get(f, f))
+        return []
+    t = Tangent(fn, fact[1], fact[2], active_params, p.functions, p.explain, inlinable(fn, kept(fn, fact)))
+    t.examples, t.sweeps, t.rules = p.shapes, p.sweeps, p.rules
+    body = t.lines(fn.body, INDENT)
+    given = [q for q in fn.params if q in active_params[fname]]
+    out = tan(OUT) if t.live(OUT) else "0.0"
+    if fname == p.name:
+        signature = f"{', '.join(fn.params)}, *, {', '.join(tan(w) for w in p.wrt)}"
+    else:
+        signature = f"{', '.join(fn.params)}, {', '.join(tan(q) for q in given)}"
+    return [f"def {t.sweep(fname) if fname != p.name else fname}_jvp({signature}):",
+            *(guard if fname == p.name else ()), *body, f"{INDENT}return {OUT}, {out}", "", ""]
