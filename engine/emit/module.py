@@ -1,6 +1,8 @@
 """`emit`: a target (engine/lang/target.py) as the text of a Python module that needs only
 numpy: the primal `f`, and `f_vjp` (adjoint mode) and/or `f_jvp` (tangent mode), with the
-helpers each reaches; a header says what was differentiated with respect to what."""
+helpers each reaches; a header says what was differentiated with respect to what. A function
+with the program's own rule (custom_vjp, custom_jvp) is written by its rule (emit/custom.py), an
+in-program derivative (grad(h)(x), jvp, vjp) as a helper running h's sweeps (emit/derivatives.py)."""
 from __future__ import annotations
 
 from ...parser import nodes
