@@ -22,7 +22,7 @@ FUNCTIONS = {"several_functions.py": "energy"}
 # the shapes of the sample programs' array inputs (the others are numbers): emitted at a point of
 # these shapes, the derivatives are written at them (the arrays' broadcasting, reductions, indexing)
 SHAPES = {"logistic_loss.py": {"w": (2,)}, "loop_over_array.py": {"x": (3,)}, "nested_loops.py": {"x": (3,)},
-          "softmax_xent.py": {"z": (3,)}}
+          "softmax_xent.py": {"z": (3,)}, "softplus.py": {"x": (2,)}}
 # what emit cannot write yet, and what it says: a program, and the words of the refusal
 NOT_YET = {
     "a slice with a bound that is a name": "def f(x):\n    y = x * 1.0\n    k = 1\n    y[k:] = 0.0\n"
@@ -32,8 +32,11 @@ NOT_YET = {
     "whose shapes change": "def f(x):\n    t = x\n    for i in range(2):\n        t = t[1:] * 2.0\n"
                            "    return sum(t)\n",
     "no point was given": "def f(x):\n    return sum(x * x)\n",
-    "a call of what a call returns": "def h(w):\n    return w * w\n\n\ndef f(x):\n    return sum(grad(h)(x[0]) * x)\n",
-    "a custom derivative rule": (PROGRAMS / "softplus.py").read_text(),
+    "a second-order derivative": "def h(w):\n    return w * w\n\n\ndef f(x):\n    return sum(grad(h)(x[0]) * x)\n",
+    "a call of a function of the program at the top level": "def h(w):\n    return w * w\n\n\nK = h(2.0)\n\n\n"
+                                                             "def f(x):\n    return sum(x * K)\n",
+    "a call of what a call returns other than grad": "def h(w):\n    return sum(w * w)\n\n\ndef f(x):\n"
+                                                      "    return sum(hessian(h)(x))\n",
 }
 
 
@@ -51,10 +54,7 @@ def random_point(rng, inputs, shapes):
     return {p: rng.uniform(0.5, 2.0, shapes[p]) if p in shapes else float(rng.uniform(0.5, 2.0)) for p in inputs}
 
 
-# a sample emit cannot write yet fails this test (strict: it must start passing when it can)
-SAMPLES = [pytest.param(p.name, marks=pytest.mark.xfail(raises=SourceError, strict=True,
-                                                         reason="not emitted yet: a custom derivative rule"))
-           if p.name == "softplus.py" else p.name for p in sorted(PROGRAMS.glob("*.py"))]
+SAMPLES = [p.name for p in sorted(PROGRAMS.glob("*.py"))]
 
 
 @pytest.mark.parametrize("name", SAMPLES)

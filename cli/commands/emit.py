@@ -19,8 +19,9 @@ from .common import WRT, load_point, wrt_names
 @click.command(cls=TargetCommand, short_help="Write the derivative as Python source code (numpy only).")
 @target_options
 @WRT
-@click.option("--mode", type=click.Choice(["adjoint", "tangent", "both"]), default="adjoint", show_default=True,
-              help="adjoint: f_vjp (reverse mode); tangent: f_jvp (forward mode); both.")
+@click.option("--mode", type=click.Choice(["adjoint", "tangent", "both"]), default=None,
+              help="adjoint: f_vjp (reverse mode, the default); tangent: f_jvp (forward mode); both "
+              "(the default with --validate).")
 @click.option("-o", "--output", "output", default=None, metavar="PATH",
               help="Write the module to PATH (default: print it).")
 @click.option("--explain", is_flag=True, help="A comment per adjoint statement stating its chain-rule step.")
@@ -44,7 +45,7 @@ def emit(target, at, fn, of, dtype, as_json, debug, wrt, mode, output, explain, 
     names = wrt_names(wrt)
     out = OutputFile(output, "-o", {loaded.filename: "TARGET"} if loaded.filename else {}) if output else None
     from ..output import emit_json, version
-    text = api.emit(None, wrt=names, mode="both" if validate else mode, explain=explain, target=loaded,
+    text = api.emit(None, wrt=names, mode=mode or ("both" if validate else "adjoint"), explain=explain, target=loaded,
                     tool_version=version(), at=values or None)
     if out is not None:
         out.write_text(text)

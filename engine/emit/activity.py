@@ -5,7 +5,7 @@ are flow-insensitive, so a loop or a branch needs no fixpoint of its own: only a
 values get an adjoint (no dead adjoints), only active ones a tangent."""
 from __future__ import annotations
 
-from .lower import refuse, OUT, Call, Copy, For, If, Jump, Opaque, Plain, Prim, While
+from .lower import refuse, OUT, Call, Copy, Derivative, For, If, Jump, Opaque, Packed, Plain, Prim, While
 
 
 def walk_ir(body):
@@ -44,28 +44,49 @@ def operands(s) -> list:
 
 def refuse_live(s, live) -> None:
     """A builtin emit has no derivative text for, where the output's derivative needs it."""
+    made = s.name if isinstance(s, Derivative) else getattr(s, "of", "")
+    if made and live(s.target):
+        refuse(f"the derivative of `{made}`'s value (a second-order derivative: the output's derivative goes "
+               "through this in-program derivative)", s.span, "differentiate it with `autodiff grad`, or cut it "
+               "with stop_gradient(...) where its own derivative is not wanted")
+    if isinstance(s, Packed) and live(s.target):
+        refuse("a derivative through a tuple (built or taken apart)", s.span,
+               "return one value, or unpack the tuple where it is written: a, b = x, y")
     if isinstance(s, Opaque) and live(s.target):
         refuse(f"the derivative of the builtin `{s.name}`", s.span, "the elementwise builtins (sin, exp, log, "
                "tanh, ...), sum, mean, max, min, indexing, @, inv, solve and cholesky are emitted; prod, norm, "
                "det and the other linear algebra are not yet")
 
 
-def analyse(functions: dict, target: str, wrt: list) -> dict:
-    """name -> (active params, active names, useful names) for the target and each helper it reaches."""
+def analyse(functions: dict, target: str, wrt: list, rules: dict | None = None) -> dict:
+    """name -> (active params, active names, useful names) for the target and each helper it
+    reaches. `rules`: the program's custom rules by function (emit/custom.py): such a function's
+    body is not differentiated (its rule is), a custom_jvp's tangent function is, in the tangents
+    of its active arguments. An in-program derivative grad(h, k) makes h's parameter k active."""
+    rules = rules or {}
     params = {target: set(wrt)}
+
+    def give(function, given) -> bool:
+        old = params.get(function, set())
+        if function in params and given <= old:
+            return False
+        params[function] = old | given
+        return True
     changed = True
     while changed:
         changed = False
         active = {name: _active(functions[name], params[name], params, functions) for name in params}
-        for name in list(params):
+        for name in [n for n in params if n not in rules]:
             for s in walk_ir(functions[name].body):
                 if isinstance(s, Call):
                     callee = functions[s.function]
                     given = {p for p, a in zip(callee.params, s.args) if a.__class__ is str and a in active[name]}
-                    old = params.get(s.function, set())
-                    if s.function not in params or not given <= old:
-                        params[s.function] = old | given
-                        changed = True
+                    changed |= give(s.function, given)
+                    rule = rules.get(s.function)
+                    if rule is not None and rule.tangent is not None:
+                        changed |= give(rule.tangent, {rule.tangents[callee.params.index(p)] for p in given})
+                elif isinstance(s, Derivative):
+                    changed |= give(s.function, {functions[s.function].params[s.argnum]})
     active = {name: _active(functions[name], params[name], params, functions) for name in params}
     return {name: (params[name], active[name], _useful(functions[name], active[name])) for name in params}
 

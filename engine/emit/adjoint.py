@@ -67,7 +67,7 @@ class Adjoint(Writer):
     def forward_call(self, s, pad) -> list:
         args = self.refs(s.args)
         if self.taped(s):
-            return [pad + self.tagged(f"{s.target} = {s.function}_fwd(_stack, {args})", s.line)]
+            return [pad + self.tagged(f"{s.target} = {self.sweep(s.function)}_fwd(_stack, {args})", s.line)]
         return [pad + self.tagged(f"{s.target} = {s.function}({args})", s.line)]
 
     def forward_if(self, s, pad, pending) -> list:
@@ -172,7 +172,7 @@ class Adjoint(Writer):
         grads = self.grads[s.function]
         names = [self.fresh() for _ in grads]
         callee_params = self.fn_params[s.function]
-        out = [pad + self.tagged(f"{''.join(n + ', ' for n in names)}= {s.function}_rev(_stack, {adj(s.target)})",
+        out = [pad + self.tagged(f"{''.join(n + ', ' for n in names)}= {self.sweep(s.function)}_rev(_stack, {adj(s.target)})",
                                  s.line)] if names else []
         for name, param in zip(names, grads):
             arg = s.args[callee_params.index(param)]

@@ -10,7 +10,7 @@ import ast
 from ..core.backend import np
 from ...parser.errors import SourceError
 from ...parser.nodes import Span
-from .lower import OUT, Call, Copy, For, If, Jump, Plain, Prim
+from .lower import OUT, Call, Copy, Derivative, For, If, Jump, Plain, Prim
 
 
 class _Jump(Exception):
@@ -29,8 +29,9 @@ def layout(value) -> tuple:
 class Examples:
     """`of[id(statement)]`: the values (its target, then its operands) a Prim statement met."""
 
-    def __init__(self, functions: dict):
+    def __init__(self, functions: dict, rules: dict | None = None):
         self.functions = functions
+        self.rules = rules or {}          # the custom rules (emit/custom.py): run where their function is
         self.of: dict = {}
         self.globals: dict = {}
 
@@ -41,7 +42,50 @@ class Examples:
         fn = self.functions[name]
         env = dict(zip(fn.params, args))
         self.block(fn.body, env)
+        rule = self.rules.get(name)
+        if rule is not None:
+            self.rule_examples(rule, args, env.get(OUT))
         return env.get(OUT)
+
+    def rule_examples(self, rule, args, out) -> None:
+        """A custom function's rule run where the function is, for the shapes of its values: fwd
+        then bwd (seeded with ones), or the tangent function (at zero tangents)."""
+        numpy = np()
+        if rule.kind == "custom_vjp":
+            _, residuals = self.call(rule.fwd, args)
+            self.call(rule.bwd, [residuals, numpy.ones_like(out) * 1.0 if numpy.ndim(out) else 1.0])
+        else:
+            self.call(rule.tangent, [*args, *(numpy.zeros(numpy.shape(a)) if numpy.ndim(a) else 0.0 for a in args)])
+
+    def derivative(self, s, env):
+        """An in-program derivative's value, for the decisions that read it and the shapes: h run
+        at the point (its statements' values), its derivative by central differences of it (near
+        enough for a decision; the emitted code computes it exactly): grad's, value_and_grad's
+        pair, jvp's and vjp's (h(x), the derivative along v)."""
+        numpy = np()
+        args = [self.value(env, a) for a in _call_args(s.text, env, self)]
+        if s.kind in ("jvp", "vjp"):
+            args, v = args[:-1], args[-1]
+        value = self.call(s.function, args)
+
+        def at(k, x):
+            return self.call(s.function, [*args[:k], x, *args[k + 1:]])
+        x = numpy.asarray(args[s.argnum], dtype=float)
+        if s.kind == "jvp":
+            step = 1e-6 * max(1.0, float(numpy.max(numpy.abs(x), initial=0.0)))
+            return value, (numpy.asarray(at(0, x + step * v)) - numpy.asarray(at(0, x - step * v))) / (2 * step)
+        weight = 1.0 if s.kind != "vjp" else v
+        gradient = numpy.zeros(x.shape)
+        for k in numpy.ndindex(x.shape):
+            step = 1e-6 * max(1.0, abs(float(x[k])))
+            moved = []
+            for sign in (1.0, -1.0):
+                there = x.copy()
+                there[k] += sign * step
+                moved.append(float(numpy.sum(numpy.asarray(at(s.argnum, there if x.ndim else float(there))) * weight)))
+            gradient[k] = (moved[0] - moved[1]) / (2 * step)
+        gradient = gradient if x.ndim else float(gradient)
+        return (value, gradient) if s.kind in ("value_and_grad", "vjp") else gradient
 
     def value(self, env, v):
         if v.__class__ is not str:
@@ -75,6 +119,8 @@ class Examples:
         elif isinstance(s, Copy):        # a whole number is written as one (sweeps.number): an index
             v = self.value(env, s.source)
             env[s.target] = int(v) if v.__class__ is float and v.is_integer() and abs(v) < 2 ** 53 else v
+        elif isinstance(s, Derivative):
+            env[s.target] = self.derivative(s, env)
         elif isinstance(s, Plain):
             env[s.target] = Text(self, env).run(s.text)
         elif isinstance(s, Call):
@@ -113,6 +159,12 @@ class Examples:
             raise SourceError("not emitted", f"emit: the value made here has the shapes {shapes} on two runs of "
                               "it: a statement whose shapes change is not emitted yet", Span(s.line, 1, s.line, 1),
                               "keep each value one shape (emit writes each statement for one shape)")
+
+
+def _call_args(text, env, examples) -> list:
+    """The arguments of a call's text (the IR's own: names and numbers)."""
+    call = ast.parse(text, mode="eval").body
+    return [a.id if isinstance(a, ast.Name) else Text(examples, env).node(a) for a in call.args]
 
 
 BUILTINS = {"len": len, "range": range, "int": int}       # the Python builtins the IR's texts call

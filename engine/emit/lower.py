@@ -6,8 +6,10 @@ the other (so every function has one exit, its result in `_out`). Arrays: indexi
 getitem (an index a whole number, a name or a slice of numbers), item assignment its
 index_update, `for v in A` a loop over range(len(A)) with v = A[i], a comprehension a loop of
 index_update, sum/mean/max/min (with an axis) the table's reductions written as numpy's
-functions, a list of numbers an np.array constant. What the IR has no form for yet is refused
-with the construct and its line (`refuse`)."""
+functions, a list of numbers an np.array constant, a tuple built or taken apart Python's text
+(Packed: no derivative through it), `grad(h)(x)` a call of h's gradient helper (Derivative,
+emit/derivatives.py). What the IR has no form for yet is refused with the construct and its line
+(`refuse`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -29,6 +31,8 @@ CONSTANTS = {name: f"np.{name}" for name in LANGUAGE_CONSTANTS}
 CUTS = STOP_GRADIENT
 REDUCTIONS = ("sum", "mean", "max", "min")     # builtins whose axis argument emit writes as numpy's
 OUT = "_out"
+DERIVATIVES = ("grad", "value_and_grad")       # the in-program derivatives emit writes (emit/derivatives.py)
+DIRECTIONAL = ("jvp", "vjp")                    # and the calls jvp(h, x, v), vjp(h, x, v)
 
 
 @dataclass
@@ -62,6 +66,22 @@ class Opaque(Plain):
     args: list              # the names it reads
     name: str
     span: object
+
+
+@dataclass
+class Packed(Opaque):
+    """A tuple built (`return y, (a, b)`, a rule's `None` cotangent) or taken apart (`a, b = r`):
+    Python's own text; no derivative goes through it (emit refuses it where one must)."""
+    of: str = ""                # the in-program derivative whose pair it takes apart (value_and_grad(h))
+
+
+@dataclass
+class Derivative(Opaque):
+    """`grad(h)(x)`, `value_and_grad(h, k)(x)`: a call of h's emitted gradient helper
+    (emit/derivatives.py), its text `h_grad(x)`; its own derivative (a second order) is refused."""
+    function: str = ""          # h (a closure's lifted helper)
+    kind: str = "grad"          # or "value_and_grad", "jvp", "vjp" (its last argument the direction)
+    argnum: int = 0
 
 
 @dataclass
@@ -143,6 +163,8 @@ class Lowering:
         self.whole = False          # lowering an index: its whole numbers are ints
         self.local_names: set = set()       # the function's parameters and the names it binds (not constants)
         self.renames: dict = {}             # a comprehension's variable -> the name it is given
+        self.derived: dict = {}             # `g = grad(h)`: g -> (kind, h, argnum)
+        self.tuples: dict = {}              # a name bound to a tuple -> the derivative that made it, or ""
 
     def fresh(self) -> str:
         self.count += 1
@@ -254,11 +276,25 @@ class Lowering:
         self.apply("index_update", [name, value, index], line, name)
 
     def assign(self, s, line) -> None:
+        if not s.unpack and derivative_maker(s.value):
+            self.derived[s.targets[0].id] = self.derivative_of(s.value)     # `g = grad(h)`: its calls are h's gradient
+            return
         if not s.unpack:
             self.expr(s.value, s.targets[0].id)
             return
+        made = self.made_by(s.value)
+        if made is not None and made[0] == "value_and_grad" and len(s.targets) == 2:
+            self.value_and_grad(made, s)
+            return
+        if self.is_directional(s.value) and len(s.targets) == 2:
+            self.directional_pair(s)
+            return
         if not isinstance(s.value, nodes.TupleExpr) or len(s.value.elts) != len(s.targets):
-            refuse("unpacking anything but a tuple written out", s.span)
+            whole = self.value(s.value, None)           # `a, b = r`: r's items, as Python takes them apart
+            for k, t in enumerate(s.targets):
+                self.out.append(Packed(t.id, f"{literal(whole)}[{k}]", line, [whole], "a tuple", s.span,
+                                       self.tuples.get(whole, "")))
+            return
         values = [self.expr(v) for v in s.value.elts]     # all read before any is bound
         for t, v in zip(s.targets, values):
             self.out.append(Copy(t.id, v, line))
@@ -303,9 +339,106 @@ class Lowering:
         if isinstance(e, nodes.ListComp) and not e.as_dict and len(e.clauses) == 1 and not e.clauses[0][2] \
                 and isinstance(e.clauses[0][0], nodes.Name):
             return self.comprehension(e, target)
+        if isinstance(e, nodes.TupleExpr):
+            return self.tuple_value(e, target)
         if isinstance(e, nodes.ListExpr) and constant_list(e) is not None:
             return self.plain(f"np.array({constant_list(e)!r})", target, line)
         refuse(f"{describe(e)}", e.span)
+
+    def tuple_value(self, e, target):
+        """`(a, b)`, `(g, None)`: Python's tuple of the items' values (None: a zero cotangent)."""
+        items = ["None" if isinstance(x, nodes.NoneLit) else literal(self.value(x, None)) for x in e.elts]
+        target = target or self.fresh()
+        text = f"({', '.join(items)}{',' if len(items) == 1 else ''})"
+        self.out.append(Packed(target, text, e.span.line, [i for i in items if is_name(i)], "a tuple", e.span))
+        self.tuples[target] = ""
+        return target
+
+    def derivative_of(self, e) -> tuple:
+        """(kind, function, argnum) of `grad(h)`, `grad(h, k)`, `value_and_grad(h)`: h a function
+        of the program (or a closure), k a whole number."""
+        kind = e.func.id
+        if e.keywords or not 1 <= len(e.args) <= 2 or not isinstance(e.args[0], nodes.Name):
+            refuse(f"{kind}(...) other than {kind}(h) or {kind}(h, k) with h a function's name", e.span)
+        argnum = e.args[1] if len(e.args) == 2 else nodes.Num(0.0, e.span)
+        if not isinstance(argnum, nodes.Num) or not is_whole(argnum.value):
+            refuse(f"{kind} with argnum other than one whole number", e.span, f"write {kind}(h, k), k a number")
+        name = e.args[0].id
+        if name not in self.helpers and name not in self.closures:
+            refuse(f"{kind} of `{name}`, which is not a function of the program", e.span)
+        return kind, name, int(argnum.value)
+
+    def made_by(self, e):
+        """(kind, function, argnum) where `e` calls an in-program derivative (grad(h)(x), g(x) after
+        g = grad(h)), else None."""
+        if not isinstance(e, nodes.Call):
+            return None
+        if isinstance(e.func, nodes.Call) and derivative_maker(e.func):
+            return self.derivative_of(e.func)
+        return self.derived.get(e.func.id) if isinstance(e.func, nodes.Name) else None
+
+    def value_and_grad(self, made, s) -> None:
+        """`v, g = value_and_grad(h)(x)`: v the call h(x) (its derivative h's, first order), g h's
+        gradient helper; both read before either is bound."""
+        _, name, argnum = made
+        e = s.value
+        gradient = self.derivative(("grad", name, argnum), e, None)
+        value = self.value(nodes.Call(nodes.Name(name, e.span), e.args, e.span, e.keywords), None)
+        for t, v in zip(s.targets, (value, gradient)):
+            self.out.append(Copy(t.id, v, s.span.line))
+
+    def derivative(self, made, e, target):
+        """`grad(h)(x)`: the value of h's emitted gradient helper at the arguments."""
+        kind, name, argnum = made
+        label = f"{kind}({name})"
+        args = [self.value(a, None) for a in e.args]
+        if e.keywords:
+            refuse("a call of a derivative with keywords", e.span)
+        if name in self.closures:
+            helper, captured = self.closures[name]
+            name, args = helper, args + list(captured)
+        target = target or self.fresh()
+        text = f"{derivative_name(name, kind, argnum)}({', '.join(map(literal, args))})"
+        self.out.append(Derivative(target, text, e.span.line, [a for a in args if a.__class__ is str], label,
+                                   e.span, name, kind, argnum))
+        if kind == "value_and_grad":
+            self.tuples[target] = label
+        return target
+
+    def is_directional(self, e) -> bool:
+        return isinstance(e, nodes.Call) and isinstance(e.func, nodes.Name) and e.func.id in DIRECTIONAL \
+            and e.func.module in ("", "jax") and e.func.id not in self.helpers and e.func.id not in self.local_names
+
+    def directional_pair(self, s) -> None:
+        """`y, t = jvp(h, x, v)`: y the call h(x) (its derivative h's, first order), t the helper's."""
+        e = s.value
+        pair = self.directional(e, e.func.id, None)
+        x = e.args[1].elts[0] if isinstance(e.args[1], nodes.TupleExpr) else e.args[1]
+        value = self.value(nodes.Call(e.args[0], (x,), e.span), None)
+        self.out.append(Copy(s.targets[0].id, value, s.span.line))
+        self.out.append(Packed(s.targets[1].id, f"{pair}[1]", s.span.line, [pair], "a tuple", s.span,
+                               f"{e.func.id}({e.args[0].id})"))
+
+    def directional(self, e, kind, target):
+        """`jvp(h, x, v)`, `vjp(h, x, v)` (JAX's `jax.jvp(h, (x,), (v,))` too): (h(x), the derivative
+        along v), (h(x), vᵀJ): a call of h's helper `h_jvp_along(x, v)`, h a function of one argument."""
+        if len(e.args) != 3 or not isinstance(e.args[0], nodes.Name):
+            refuse(f"{kind}(...) other than {kind}(h, x, v) with h a function's name", e.span)
+        x, v = (a.elts[0] if isinstance(a, nodes.TupleExpr) and len(a.elts) == 1 else a for a in e.args[1:])
+        if isinstance(x, nodes.TupleExpr) or isinstance(v, nodes.TupleExpr):
+            refuse(f"{kind} of a function of several arguments", e.span, f"write {kind}(h, x, v), h of one argument")
+        name = e.args[0].id
+        if name not in self.helpers and name not in self.closures:
+            refuse(f"{kind} of `{name}`, which is not a function of the program", e.span)
+        args = [self.value(x, None)]
+        helper, captured = self.closures.get(name, (name, []))
+        args = [*args, *captured, self.value(v, None)]
+        target = target or self.fresh()
+        text = f"{derivative_name(helper, kind, 0)}({', '.join(map(literal, args))})"
+        self.out.append(Derivative(target, text, e.span.line, [a for a in args if a.__class__ is str],
+                                   f"{kind}({name})", e.span, helper, kind, 0))
+        self.tuples[target] = f"{kind}({name})"
+        return target
 
     def comprehension(self, e, target):
         """`[E for v in A]`, `[E for v in range(...)]`: the array of the items (numpy's array of
@@ -346,6 +479,11 @@ class Lowering:
     def subscript(self, e, target):
         """`x[i]`, `x[1:]`, `x[i, 2]`: getitem, its index a whole number, a name or a constant slice."""
         value = self.value(e.value, None)
+        if value in self.tuples and len(e.index) == 1 and isinstance(e.index[0], nodes.Num):
+            target = target or self.fresh()         # an item of a tuple: Python's
+            self.out.append(Packed(target, f"{value}[{self.index_part(e.index[0])}]", e.span.line, [value],
+                                   "a tuple", e.span, self.tuples[value]))
+            return target
         parts = [self.index_part(p) for p in e.index]
         if len(parts) > 1 and any(p.__class__ is str for p in parts):
             refuse("indexing by a name among several indices", e.span, "index one axis at a time: x[i][j]")
@@ -438,11 +576,18 @@ class Lowering:
         return target
 
     def call(self, e, target):
+        made = self.made_by(e)
+        if made is not None:
+            return self.derivative(made, e, target)
         if isinstance(e.func, nodes.Call):
-            refuse("a call of what a call returns (such as grad(h)(x), an in-program derivative)", e.span)
+            refuse("a call of what a call returns other than grad(h)(x) or value_and_grad(h)(x) (such as "
+                   "hessian(h)(x))", e.span, "emit writes grad and value_and_grad inside a program; differentiate "
+                   "the others with `autodiff grad`")
         if not isinstance(e.func, nodes.Name) or e.keywords:
             refuse("a call of a method or with keywords", e.span)
         name, line = e.func.id, e.span.line
+        if self.is_directional(e):
+            return self.directional(e, name, target)
         args = [self.value(a, None) for a in e.args]
         if name in self.closures:
             helper, captured = self.closures[name]
@@ -485,6 +630,22 @@ class Lowering:
         target = target or self.fresh()
         self.out.append(Opaque(target, text, e.span.line, [a for a in args if a.__class__ is str], name, e.span))
         return target
+
+
+def derivative_name(function: str, kind: str, argnum: int) -> str:
+    """The emitted helper of `kind(function, argnum)`: h_grad, h_value_and_grad, h_grad_1,
+    h_jvp_along, h_vjp_along."""
+    return f"{function}_{kind}" + (f"_{argnum}" if argnum else "") + ("_along" if kind in DIRECTIONAL else "")
+
+
+def derivative_maker(e) -> bool:
+    """`grad(h)`, `jax.value_and_grad(h, 1)`: a call that makes an in-program derivative emit writes."""
+    return isinstance(e, nodes.Call) and isinstance(e.func, nodes.Name) and e.func.id in DERIVATIVES \
+        and e.func.module in ("", "jax")
+
+
+def is_name(text: str) -> bool:
+    return text.isidentifier() and text != "None"
 
 
 def numpy_spelling(name: str, module: str):

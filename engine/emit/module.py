@@ -1,18 +1,20 @@
 """`emit`: a target (engine/lang/target.py) as the text of a Python module that needs only
 numpy: the primal `f`, and `f_vjp` (adjoint mode) and/or `f_jvp` (tangent mode), with the
-helpers each reaches; a header says what was differentiated with respect to what."""
+helpers each reaches; a header says what was differentiated with respect to what. A function
+with the program's own rule (custom_vjp, custom_jvp) is written by its rule (emit/custom.py), an
+in-program derivative (grad(h)(x), jvp, vjp) as a helper running h's sweeps (emit/derivatives.py)."""
 from __future__ import annotations
 
 from ...parser import nodes
-from ...parser.decorators import RULE_DECORATORS
-from ..lang.custom_rules import RULE_METHODS
 from ...parser.errors import SourceError
 from ..core.backend import np
 from .activity import analyse, walk_ir
 from .examples import Examples
 from .closures import lifted
 from .adjoint import Adjoint, binding, unbound_saves
-from .lower import OUT, Lowering, Plain, refuse
+from .custom import adjoint_sweeps, program_rules, rule_functions, tangent_sweep
+from .derivatives import check_derivatives, derivative_helpers, derivatives_in, inner_functions
+from .lower import OUT, Call, Derivative, Lowering, Plain, refuse
 from .rule_text import NotEmitted
 from .sweeps import INDENT, NeedsShapes, Writer, inlinable, no_shapes, read_by_rules
 from .tangent import Tangent, tan
@@ -22,34 +24,27 @@ MODES = ("adjoint", "tangent", "both")
 
 def program_functions(target) -> tuple:
     """(FunctionDefs by name, the name of the one to emit, top-level statements)."""
+    return program_parts(target)[:3]
+
+
+def program_parts(target) -> tuple:
+    """program_functions' three, and the program's custom rules by function (emit/custom.py):
+    their statements leave the top level, a custom_jvp rule's tangent function joins the defs."""
     if target.kind == "expression":
         body = (nodes.Return(target.node.body, target.node.span),)
-        return {"f": nodes.FunctionDef("f", tuple(target.inputs), body, target.node.span)}, "f", []
+        return {"f": nodes.FunctionDef("f", tuple(target.inputs), body, target.node.span)}, "f", [], {}
     module = target.node
-    for s in module.body:
-        if _states_a_rule(s):
-            refuse("a custom derivative rule (custom_vjp, custom_jvp)", s.span,
-                   "differentiate it with `autodiff grad`, which runs the program's own rules")
     defs = {s.name: s for s in module.body if isinstance(s, nodes.FunctionDef)}
-    top = [s for s in module.body if not isinstance(s, (nodes.FunctionDef, nodes.Import))]
+    rules, statements, derived = program_rules(module.body, defs)
+    defs.update(derived)
+    top = [s for s in statements if not isinstance(s, (nodes.FunctionDef, nodes.Import))]
     if target.kind == "function":
-        return defs, target.fn_name, top
+        return defs, target.fn_name, top, rules
     exprs = [s for s in top if isinstance(s, nodes.ExprStmt)]
     body = [s for s in top if not isinstance(s, nodes.ExprStmt)]
     out = nodes.Name(target.output_name, module.span) if target.output_name else exprs[-1].value
     body.append(nodes.Return(out, module.span))
-    return {"f": nodes.FunctionDef("f", tuple(target.inputs), tuple(body), module.span)}, "f", []
-
-
-def _states_a_rule(stmt) -> bool:
-    """`f = custom_jvp(f)` (the decorator), `f.defvjp(fwd, bwd)`, `g = f.defjvp(g)`: a statement of
-    the program's own derivative rules (lang/custom_rules.py), which emit does not write yet."""
-    value = stmt.value if isinstance(stmt, (nodes.Assign, nodes.ExprStmt)) else None
-    if not isinstance(value, nodes.Call):
-        return False
-    f = value.func
-    return (isinstance(f, nodes.Name) and f.id in RULE_DECORATORS) or \
-        (isinstance(f, nodes.Attribute) and f.attr in RULE_METHODS)
+    return {"f": nodes.FunctionDef("f", tuple(target.inputs), tuple(body), module.span)}, "f", [], rules
 
 
 def lowered(defs: dict, top: list) -> tuple:
@@ -65,6 +60,10 @@ def lowered(defs: dict, top: list) -> tuple:
         if not isinstance(s, nodes.Assign):
             refuse("a top-level statement other than an assignment", s.span)
         statements += glob.statement(s)
+    for s in statements:
+        if isinstance(s, (Call, Derivative)):       # the module's top runs before its functions are defined
+            refuse("a call of a function of the program at the top level", s.span if isinstance(s, Derivative) else
+                   nodes.Span(s.line, 1, s.line, 1), "call it inside the function emitted")
     return functions, statements
 
 
@@ -89,7 +88,7 @@ def emit_module(target, wrt: list | None = None, mode: str = "adjoint", explain:
 
 
 def _emit(target, wrt, mode, explain, version, at, shaped=False) -> str:
-    defs, name, top = program_functions(target)
+    defs, name, top, rules = program_parts(target)
     functions, globals_ = lowered(defs, top)
     params = functions[name].params
     wrt = list(wrt or params)
@@ -97,25 +96,76 @@ def _emit(target, wrt, mode, explain, version, at, shaped=False) -> str:
     if unknown:
         raise SourceError("usage", f"--wrt {unknown[0]}: {name} has no parameter {unknown[0]!r} "
                           f"(its parameters: {', '.join(params)})")
-    facts = analyse(functions, name, wrt)
-    shapes = shaped_at(functions, name, globals_, at, shaped)
+    check_derivatives(functions, name, rules)
+    facts = analyse(functions, name, wrt, rules)
+    shapes = shaped_at(functions, name, globals_, at, shaped, rules)
+    p = Parts(functions, name, wrt, facts, explain, shapes, rules, sweep_names(functions))
     lines = header(target, name, params, wrt, mode, version)
     w = Writer()
     w.examples = shapes
     lines += w.primal(globals_, "") + ([""] if globals_ else [])
-    for fname in [n for n in functions if n in facts or n == name] or [name]:
+    for fname in reached(functions, [n for n in functions if n in facts or n == name], rules):
         lines += plain_function(functions[fname], set(), shapes)
+    derivatives = derivatives_in(functions, reached(functions, list(facts), rules))
+    inner = inner_functions(functions, facts, [d for d in derivatives if d[1] != "jvp"], rules)
+    inner_tangents = [n for n in functions if n in reached(functions, [h for h, k, _ in derivatives if k == "jvp"],
+                                                           rules, through_derivatives=False) and n in facts]
+    for fname in inner:                 # the sweeps the in-program derivatives run, in every mode
+        lines += function_sweeps(p, fname)
+    for fname in inner_tangents:
+        lines += tangent_function(p, fname)
+    lines += derivative_helpers(functions, derivatives, p.grads, lambda f: p.sweeps.get(f, f), p.facts)
     guard = fixed_shapes(params, at) if shapes is not None else same_shapes(params)
     if mode in ("adjoint", "both"):
-        lines += adjoint_functions(functions, name, wrt, facts, explain, shapes, guard)
+        lines += adjoint_functions(p, guard, skip=set(inner))
     if mode in ("tangent", "both"):
-        lines += tangent_functions(functions, name, wrt, facts, explain, shapes, guard)
+        lines += tangent_functions(p, guard, skip=set(inner_tangents))
     if any("operator." in line for line in lines):     # a rule's in-place operator (a scatter's +=)
         lines.insert(lines.index("import numpy as np"), "import operator")
     return "\n".join(lines).rstrip() + "\n"
 
 
-def shaped_at(functions, name, globals_, at, shaped=False):
+class Parts:
+    """What the sweeps of one emitted module are written from: the lowered functions, the one
+    emitted, the activity facts, the custom rules, the sweeps' names; `grads[f]`: the parameters
+    whose adjoints f's reverse sweep returns (of a custom function: every active one, its rule's)."""
+
+    def __init__(self, functions, name, wrt, facts, explain, shapes, rules, sweeps):
+        self.functions, self.name, self.wrt, self.facts = functions, name, wrt, facts
+        self.explain, self.shapes, self.rules, self.sweeps = explain, shapes, rules, sweeps
+        self.grads = {n: [p for p in functions[n].params if p in facts[n][1] and (n in rules or p in facts[n][2])]
+                      for n in facts}
+
+
+def sweep_names(functions) -> dict:
+    """A function whose sweeps' names (`f_fwd`, `f_rev`, `f_jvp`) a function of the program takes
+    (JAX's `f_fwd` rule) has its sweeps named `f_sweep_fwd`..."""
+    out = {}
+    for n in functions:
+        base = n
+        while any(f"{base}_{s}" in functions for s in ("fwd", "rev", "jvp")):
+            base += "_sweep"
+        if base != n:
+            out[n] = base
+    return out
+
+
+def reached(functions, names, rules, through_derivatives=True) -> list:
+    """`names` and the functions they (and their rules) call (and take in-program derivatives of),
+    in the program's order."""
+    todo, seen = list(names) + list(rule_functions(rules, names)), set()
+    while todo:
+        n = todo.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        kinds = (Call, Derivative) if through_derivatives else Call
+        called = [s.function for s in walk_ir(functions[n].body) if isinstance(s, kinds)]
+        todo += called + list(rule_functions(rules, called))
+    return [n for n in functions if n in seen]
+
+
+def shaped_at(functions, name, globals_, at, shaped=False, rules=None):
     """The values each statement meets at `at` (emit/examples.py) where the point holds an array
     (or `shaped`), else None (the rules written elementwise, for inputs of any one shape); a
     construct whose text needs shapes (a reduction, indexing, matmul, an array constant) then
@@ -126,7 +176,7 @@ def shaped_at(functions, name, globals_, at, shaped=False):
             if isinstance(s, Plain) and s.text.startswith("np.array("):
                 no_shapes(s.line, "an array constant's derivatives are written at its shape")
         return None
-    ex = Examples(functions)
+    ex = Examples(functions, rules)
     ex.run_globals(globals_)
     fn = functions[name]
     ex.call(name, [numpy.asarray(at[p], dtype=float) if numpy.ndim(at[p]) else float(at[p]) for p in fn.params])
@@ -192,17 +242,31 @@ def plain_function(fn, keep, shapes=None) -> list:
     return [f"def {fn.name}({', '.join(fn.params)}):", *body, f"{INDENT}return {OUT}", "", ""]
 
 
-def adjoint_functions(functions, name, wrt, facts, explain, shapes=None, guard=()) -> list:
-    grads = {n: [p for p in functions[n].params if p in facts[n][1] and p in facts[n][2]] for n in facts}
-    params = {n: functions[n].params for n in functions}
+def adjoint_writer(p: Parts, fname):
+    fn, fact = p.functions[fname], p.facts[fname]
+    a = Adjoint(fn, fact[1], fact[2], p.grads, p.explain, inlinable(fn, kept(fn, fact)))
+    a.fn_params, a.examples, a.sweeps = {n: f.params for n, f in p.functions.items()}, p.shapes, p.sweeps
+    return a
+
+
+def function_sweeps(p: Parts, fname) -> list:
+    """A helper's `_fwd` and `_rev` (a custom function's by its rule, emit/custom.py)."""
+    if fname in p.rules:
+        return adjoint_sweeps(p.rules[fname], p.functions[fname].params, p.grads, lambda f: p.sweeps.get(f, f))
+    return helper_adjoint(p.functions[fname], adjoint_writer(p, fname), p.grads[fname])
+
+
+def adjoint_functions(p: Parts, guard=(), skip=frozenset()) -> list:
+    name, wrt = p.name, p.wrt
     lines = []
-    for fname in facts:
-        fn = functions[fname]
-        a = Adjoint(fn, facts[fname][1], facts[fname][2], grads, explain, inlinable(fn, kept(fn, facts[fname])))
-        a.fn_params, a.examples = params, shapes
-        if fname != name:
-            lines += helper_adjoint(fn, a, grads[fname])
+    for fname in p.facts:
+        if fname in skip:
             continue
+        if fname != name:
+            lines += function_sweeps(p, fname)
+            continue
+        fn = p.functions[fname]
+        a = adjoint_writer(p, fname)
         forward = a.forward(fn.body, INDENT)
         reverse = a.reverse(fn.body, INDENT)
         result = ", ".join(a.result(w) if a.result(w) != "0.0" else f"np.zeros(np.shape({w}))" for w in wrt)
@@ -221,26 +285,42 @@ def helper_adjoint(fn, a, grads) -> list:
     unbound = (set(kept) - binding(fn)) | unbound_saves(fn, a.saves)
     undefined = [f"{INDENT}{n} = None" for n in sorted(unbound)]
     pack = f"({', '.join(kept)},)"
-    return [f"def {fn.name}_fwd(_stack, {', '.join(fn.params)}):", *undefined, *forward,
+    base = a.sweep(fn.name)
+    return [f"def {base}_fwd(_stack, {', '.join(fn.params)}):", *undefined, *forward,
             f"{INDENT}_stack.append({pack})", f"{INDENT}return {OUT}", "", "",
-            f"def {fn.name}_rev(_stack, _out_b):", f"{INDENT}{pack} = _stack.pop()", *a.initial(INDENT),
+            f"def {base}_rev(_stack, _out_b):", f"{INDENT}{pack} = _stack.pop()", *a.initial(INDENT),
             *reverse, f"{INDENT}return ({''.join(a.result(p) + ', ' for p in grads)})", "", ""]
 
 
-def tangent_functions(functions, name, wrt, facts, explain, shapes=None, guard=()) -> list:
-    active_params = {n: facts[n][0] for n in facts}
+def tangent_functions(p: Parts, guard=(), skip=frozenset()) -> list:
+    """The tangents of the target and the functions it calls (not those only an in-program
+    gradient runs, nor those `skip` names, written already)."""
+    called = reached(p.functions, [p.name], p.rules, through_derivatives=False)
     lines = []
-    for fname in facts:
-        fn = functions[fname]
-        t = Tangent(fn, facts[fname][1], facts[fname][2], active_params, functions, explain,
-                    inlinable(fn, kept(fn, facts[fname])))
-        t.examples = shapes
-        body = t.lines(fn.body, INDENT)
-        given = [p for p in fn.params if p in active_params[fname]]
-        out = tan(OUT) if t.live(OUT) else "0.0"
-        if fname == name:
-            signature = f"{', '.join(fn.params)}, *, {', '.join(tan(w) for w in wrt)}"
-        else:
-            signature = f"{', '.join(fn.params)}, {', '.join(tan(p) for p in given)}"
-        lines += [f"def {fname}_jvp({signature}):", *(guard if fname == name else ()), *body, f"{INDENT}return {OUT}, {out}", "", ""]
+    for fname in [n for n in p.facts if n in called and n not in skip]:
+        lines += tangent_function(p, fname, guard)
     return lines
+
+
+def tangent_function(p: Parts, fname, guard=()) -> list:
+    """One function's tangent; a custom_jvp function's is its rule's (emit/custom.py), a
+    custom_vjp's none (a live call of it is refused), the rules' tangent functions are called as
+    they are."""
+    active_params = {n: p.facts[n][0] for n in p.facts}
+    fn, fact = p.functions[fname], p.facts[fname]
+    rule = p.rules.get(fname)
+    if rule is not None or fname in {r.tangent for r in p.rules.values()}:
+        if rule is not None and rule.kind == "custom_jvp":
+            return tangent_sweep(rule, fn.params, active_params[fname], lambda f: p.sweeps.get(f, f))
+        return []
+    t = Tangent(fn, fact[1], fact[2], active_params, p.functions, p.explain, inlinable(fn, kept(fn, fact)))
+    t.examples, t.sweeps, t.rules = p.shapes, p.sweeps, p.rules
+    body = t.lines(fn.body, INDENT)
+    given = [q for q in fn.params if q in active_params[fname]]
+    out = tan(OUT) if t.live(OUT) else "0.0"
+    if fname == p.name:
+        signature = f"{', '.join(fn.params)}, *, {', '.join(tan(w) for w in p.wrt)}"
+    else:
+        signature = f"{', '.join(fn.params)}, {', '.join(tan(q) for q in given)}"
+    return [f"def {t.sweep(fname) if fname != p.name else fname}_jvp({signature}):",
+            *(guard if fname == p.name else ()), *body, f"{INDENT}return {OUT}, {out}", "", ""]

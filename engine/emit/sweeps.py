@@ -32,7 +32,7 @@ TEMP = re.compile(r"\b_v[0-9]+\b")
 
 def wrapped(text: str) -> str:
     """`text` as an operand: in parentheses unless it is one name, number or call."""
-    if re.fullmatch(r"[\w.]+", text):
+    if re.fullmatch(r"[\w.]+", text) or enclosed(text):
         return text
     if re.fullmatch(r"[\w.]+\(.*\)", text):
         depth = 0
@@ -43,6 +43,18 @@ def wrapped(text: str) -> str:
                     return text
                 break
     return f"({text})"
+
+
+def enclosed(text: str) -> bool:
+    """`(a, b)`: the text is one parenthesized whole (a tuple's)."""
+    if not text.startswith("("):
+        return False
+    depth = 0
+    for k, c in enumerate(text):
+        depth += (c == "(") - (c == ")")
+        if depth == 0:
+            return k == len(text) - 1
+    return False
 
 
 def inlinable(fn, keep: set) -> set:
@@ -159,6 +171,11 @@ class Writer:
                 *operands]
 
     examples = None         # id(statement) -> the values it met (emit/examples.py), where emitted at shapes
+    sweeps: dict = {}       # a function -> the base name of its emitted sweeps where `<f>_fwd` is taken
+
+    def sweep(self, function: str) -> str:
+        """The base of a function's emitted sweeps' names (`<base>_fwd`, `_rev`, `_jvp`)."""
+        return self.sweeps.get(function, function)
 
     def rule(self, s, which, operands, known=None) -> tuple:
         """rule_text for the statement `s`: what cannot be written names the source line."""

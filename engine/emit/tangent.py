@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from .activity import refuse_live
 from .lower import Call, Copy, If, Jump, Plain, Prim, While, jumps
+from .custom import no_forward_mode
 from .sweeps import INDENT, Writer
 
 
@@ -59,16 +60,22 @@ class Tangent(Writer):
                              f"inputs of d{s.target}/d(input) * d_(input) (the {s.prim.name} rule's JVP)")
         return out + [pad + self.tagged(f"{tan(s.target)} = {' + '.join(terms) or '0.0'}", s.line)]
 
+    rules: dict = {}        # the program's custom rules by function (emit/custom.py)
+
     def call(self, s, pad) -> list:
         params = self.functions[s.function].params
         given = self.active_params.get(s.function, set())
         live = [p for p, a in zip(params, s.args) if p in given and self.live(a)]
         args = self.refs(s.args)
+        rule = self.rules.get(s.function)
+        if live and self.live(s.target) and rule is not None and rule.kind == "custom_vjp":
+            no_forward_mode(rule, s.line)
         if not live or not self.live(s.target):
             out = [pad + self.tagged(f"{s.target} = {s.function}({args})", s.line)]
             return out + ([pad + self.tagged(f"{tan(s.target)} = 0.0", s.line)] if self.live(s.target) else [])
         tangents = ", ".join(f"{tan(a)}" if p in live else "0.0" for p, a in zip(params, s.args) if p in given)
-        return [pad + self.tagged(f"{s.target}, {tan(s.target)} = {s.function}_jvp({args}, {tangents})", s.line)]
+        return [pad + self.tagged(f"{s.target}, {tan(s.target)} = {self.sweep(s.function)}_jvp({args}, {tangents})",
+                                  s.line)]
 
     def control(self, s, pad) -> list:
         inner = pad + INDENT
