@@ -107,10 +107,10 @@ def _grad_json(result, formulas=None, assumed=()) -> dict:
             "mode": result.mode, "wrt": list(result.gradient), "integers": integer_inputs(result.inputs),
             "nonfinite": result.nonfinite,
             **({"symbolic": formulas, "symbolic_assumes": list(assumed)} if formulas is not None else {}),
-            **_wirtinger_json(result)}
+            **wirtinger_json(result)}
 
 
-def _wirtinger_json(result) -> dict:
+def wirtinger_json(result) -> dict:
     """{"wirtinger": {z: {"dz": df/dz, "dzbar": df/dz̄}}} for the complex inputs, or nothing."""
     from ...engine.core.complexes import is_complex, wirtinger
     from ..output import jsonable

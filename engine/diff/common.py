@@ -7,6 +7,7 @@ from ...parser.errors import SourceError, option
 from ..core.backend import np, to_host, to_host_value, xp
 from ..core.complexes import is_complex
 from ..core.notes import NOTES, traced_only
+from ..core.rules.complexes import complex_output_error
 from ..core.tape import Dual, backward, strip
 from ..lang.interp import Interpreter
 from ..lang.limits import Limits
@@ -42,8 +43,11 @@ def real_values(a):
 
 
 def refuse_complex_output(value) -> None:
+    """A gradient or a Hessian needs a real output (a loss)."""
     if is_complex(value):
-        raise not_for_complex("the output is complex")
+        raise SourceError("bad output", complex_output_error("the output"), None,
+                          "for a complex output, `autodiff jacobian` gives the real 2x2 blocks (or, with "
+                          f"{option('holomorphic')}, the complex Jacobian)")
 
 
 def check_wrt(target, wrt) -> list:
