@@ -207,3 +207,32 @@ def test_forward_and_reverse_agree_with_torch_where_installed(source, at, torch_
         g = api.grad(source, at=at, mode=mode).gradient
         for name, a in zip(at, args):
             assert g[name] == pytest.approx(complex(a.grad), rel=1e-13)
+
+
+# ---- checks and views of complex derivatives ----------------------------------------------------
+
+def test_derivative_check_compares_both_parts_along_the_real_axis():
+    from autodiff.engine.checks.derivatives import check_derivatives
+    from autodiff.engine.lang.target import load
+    target = load("exp(z)*z", None, None)
+    result = api.derivatives(None, at={"z": 1j}, order=2, target=target)
+    report = check_derivatives(result, target)
+    assert report.passed
+    assert [row.label for row in report.entries] == ["f′ = df/dz (re)", "f′ = df/dz (im)",
+                                                      "f″ = df′/dz (re)", "f″ = df′/dz (im)"]
+    # f' = (1+z)e^z, f'' = (2+z)e^z at z = i, the claimed parts; FD of the order below agrees
+    want = [(1 + 1j) * cmath.exp(1j), (2 + 1j) * cmath.exp(1j)]
+    assert [row.claimed for row in report.entries] == pytest.approx(
+        [want[0].real, want[0].imag, want[1].real, want[1].imag], rel=1e-15)
+    assert [row.reference for row in report.entries] == pytest.approx([row.claimed for row in report.entries],
+                                                                       rel=1e-9)
+
+
+@pytest.mark.parametrize("args", [("grad", "abs(z)**2", "--at", "z=1+2j", "--mode", "forward", "--explain"),
+                                  ("jacobian", "exp(z)*z", "--at", "z=1j", "--explain"),
+                                  ("derivative", "exp(z)*z", "--at", "z=1j", "--explain"),
+                                  ("hessian", "abs(z)**2", "--at", "z=1j", "--check"),
+                                  ("jacobian", "exp(z)*z", "--at", "z=1j", "--holomorphic", "--explain")])
+def test_views_not_done_for_complex_values_are_refused_not_crashes(args):
+    out = run_cli(*args)
+    assert out.code == 2 and ("complex" in out.err or "--holomorphic" in out.err)

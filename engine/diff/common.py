@@ -28,12 +28,10 @@ def prepare(source, at, fn, of, dtype_name, target, complex_inputs=False):
 
 
 def not_for_complex(what: str) -> SourceError:
-    """The refusal of a derivative other than the reverse gradient where complex values would
-    meet its real-valued blocks (issue 32: forward mode, Jacobians, Hessians and derivatives
-    of complex values are not done yet): never a real part silently kept."""
-    return SourceError("not implemented", f"{what}: this derivative handles real values only so far; "
-                       "`autodiff grad` (reverse mode) takes complex inputs, for a real output "
-                       "(real(...), imag(...), abs(...)**2)")
+    """The refusal of a view or derivative that handles real values only so far (derivative
+    --explain, a forward gradient contracted with a cotangent): never a real part silently kept."""
+    return SourceError("not implemented", f"{what}: this handles real values only so far; `autodiff grad`, "
+                       "`derivative`, `jacobian` and `hessian` take complex inputs (without --explain)")
 
 
 def real_values(a):
