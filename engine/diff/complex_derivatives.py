@@ -23,7 +23,7 @@ from ..core.complexes import as_complex_number, complex_dtype, is_complex
 from ..core.rules.complexes import complex_output_error, reported_gradient
 from ..core.tape import Dual, Tape, new_level, strip
 from ..lang.values import dtype, shape_of, size_of
-from .common import check_result_elements, finish, tangent_of, unit, watched_run
+from .common import check_result_elements, finish, run, tangent_of, unit, watched_run
 
 ROUNDING = 64          # Cauchy-Riemann holds where |df/dy - i df/dx| <= ROUNDING eps (|df/dx| + |df/dy|)
 
@@ -168,20 +168,23 @@ def layout_text(name: str, out_complex: bool, in_complex: bool, what="output") -
 
 def jacobian(jvp, target, inputs, wrt, limits, holomorphic=False) -> dict:
     """The Jacobian where a complex value is involved, one forward pass per real direction of
-    each input element: {"value", "jacobian", "layout", "passes", "touched", "interp"}."""
-    jac, layout, passes, first, touched = {}, {}, 0, None, set()
+    each input element: {"first": (value, interpreter), "jacobian", "layout", "passes", "touched"}."""
+    check_result_elements("Jacobian", sum(size_of(inputs[v]) * len(directions(inputs[v])) for v in wrt), limits)
+    found, first = {}, None
     for w in wrt:
         columns, got = tangent_columns(jvp, target, inputs, w, limits)
-        first = first or got
-        if got is None:
-            continue
-        value = got[0]
-        if first is got:
-            check_result_elements("Jacobian", size_of(value) * sum(size_of(inputs[v]) * len(directions(inputs[v]))
-                                                                   for v in wrt), limits)
-        passes += columns.shape[0] * columns.shape[1]
-        if columns.any():
-            touched.add(w)
+        if first is None and got is not None:
+            first = got
+            check_result_elements("Jacobian", size_of(got[0]) * sum(size_of(inputs[v]) * len(directions(inputs[v]))
+                                                                    for v in wrt), limits)
+        found[w] = columns
+    if first is None:                  # no input elements: a plain run gives the value
+        out, interp = run(target, inputs, limits)
+        first = (strip(out), interp)
+    value = first[0]
+    jac, layout = {}, {}
+    for w, columns in found.items():
+        columns = columns.reshape(columns.shape[:2] + (size_of(value),))
         out_c, in_c = is_complex(value), is_complex(inputs[w])
         if holomorphic:
             if in_c:
@@ -193,7 +196,8 @@ def jacobian(jvp, target, inputs, wrt, limits, holomorphic=False) -> dict:
             text = layout_text(w, out_c, in_c)
             if text:
                 layout[w] = text
-    return {"first": first, "jacobian": jac, "layout": layout, "passes": passes, "touched": touched}
+    return {"first": first, "jacobian": jac, "layout": layout, "touched": {w for w, c in found.items() if c.any()},
+            "passes": sum(c.shape[0] * c.shape[1] for c in found.values())}
 
 
 def holomorphic_first_derivative(jvp, target, inputs, name, limits):
@@ -230,6 +234,9 @@ def hessian_rows(gradient_pass, target, inputs, wrt, limits):
                     rows[a][b][k, p, :, 0] = t.real
                     if is_complex(inputs[b]):
                         rows[a][b][k, p, :, 1] = -t.imag
+    if first is None:                  # no input elements: the value and the (empty) gradient alone
+        out, grads, interp = gradient_pass(target, inputs, wrt, limits)
+        first = (strip(out), grads, interp)
     blocks, layout = {}, {}
     for a in wrt:
         blocks[a] = {}
