@@ -201,15 +201,6 @@ def test_the_languages_grad_reports_the_same_convention(tmp_path):
     assert api.evaluate(str(program), at={"z": 1 + 2j}, fn="main").value == 2 + 4j
 
 
-def test_forward_gradient_with_a_cotangent_refuses_complex_inputs():
-    """Forward mode, Jacobians, Hessians and derivative take complex values now
-    (tests/test_complex_derivatives.py); a forward gradient contracted with a seed does not yet:
-    refused, never a real part kept silently."""
-    with pytest.raises(SourceError) as e:
-        api.grad("z*z", at={"z": 1j}, seed=1.0, mode="forward")
-    assert e.value.kind == "not implemented" and "complex" in e.value.message
-
-
 def test_higher_derivatives_of_real_inputs_through_complex_values():
     # f(x) = real(x^2 e^{ix}) = x^2 cos x
     x = 0.7

@@ -34,6 +34,14 @@ def test_forward_gradient_is_the_reverse_ones_pytorchs_convention():
     assert np.array_equal(api.grad("sum(abs(v)**2) + x", at={"v": v, "x": 1.0}, mode="forward").gradient["v"], 2 * v)
 
 
+def test_forward_gradient_with_a_cotangent():
+    # v^T |v|^2 with v = (1, -3): 2 v_k times the weight, in both modes
+    v = np.array([1 - 1j, 2 + 0.5j])
+    for mode in ("forward", "reverse"):
+        g = api.grad("abs(v)**2", at={"v": v}, seed=np.array([1.0, -3.0]), mode=mode).gradient["v"]
+        np.testing.assert_array_equal(g, [2 - 2j, -12 - 3j])
+
+
 def test_forward_jvp_takes_a_complex_tangent():
     from autodiff.engine.diff.forward import jvp
     from autodiff.engine.lang.target import bind, load

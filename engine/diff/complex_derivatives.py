@@ -267,10 +267,11 @@ def reported(grads: dict, inputs: dict) -> dict:
     return out
 
 
-def forward_gradient(jvp, target, inputs, wrt, limits):
+def forward_gradient(jvp, target, inputs, wrt, limits, weights=None):
     """The gradient of a real f by forward mode where an input is complex: df/dx + i df/dy per
-    element of a complex input (grad's convention), df/dx of a real one; (value, interp, grads,
-    touched)."""
+    element of a complex input (grad's convention), df/dx of a real one; a non-scalar output is
+    summed, or contracted with `weights(value)` (the seed v of vᵀJ as an array of the output's
+    shape). Returns (value and interpreter, grads, touched)."""
     grads, touched, first = {}, set(), None
     for w in wrt:
         columns, got = tangent_columns(jvp, target, inputs, w, limits)
@@ -278,7 +279,9 @@ def forward_gradient(jvp, target, inputs, wrt, limits):
         if got is not None and is_complex(got[0]):
             raise SourceError("bad output", complex_output_error("the output"), None,
                               source=target.source, filename=target.filename)
-        sums = columns.real.sum(axis=2)                    # a non-scalar output is summed
+        if weights is not None and got is not None:
+            columns = columns * np().asarray(to_host(strip(weights(got[0]))), dtype=np().float64).reshape(-1)
+        sums = columns.real.sum(axis=2)
         if columns.any():
             touched.add(w)
         complex_input = is_complex(inputs[w])

@@ -42,13 +42,14 @@ def gradient(source=None, at=None, wrt=None, seed=None, fn=None, of=None, dtype_
     """The gradient by forward mode: one pass per input element, the same result as `api.grad`
     (a non-scalar output is summed, or contracted with `seed`). A complex input's element moves
     along 1 and 1j: df/dx + i df/dy, grad's convention (diff/complex_derivatives.py)."""
-    target, inputs = prepare(source, at, fn, of, dtype_name, target, complex_inputs=seed is None)
+    target, inputs = prepare(source, at, fn, of, dtype_name, target, complex_inputs=True)
     wrt = check_wrt(target, wrt)
     notes = reset_notes()
     first = None
     grads, touched = {}, set()
     if complex_derivatives.any_complex(inputs, wrt):
-        first, grads, touched = complex_derivatives.forward_gradient(jvp, target, inputs, wrt, limits)
+        weights = None if seed is None else (lambda value: seed_for(seed, value))
+        first, grads, touched = complex_derivatives.forward_gradient(jvp, target, inputs, wrt, limits, weights)
         wrt = []
     for name in wrt:
         g = np().zeros(shape_of(inputs[name]), dtype=dtype())
