@@ -15,11 +15,13 @@ from .views.provenance_matrices import diagnose_hessian, diagnose_jacobian
 
 
 def jacobian(source=None, at=None, wrt=None, mode="auto", fn=None, of=None, dtype_name="float64", limits=None,
-             target=None) -> JacobianResult:
+             target=None, holomorphic=False) -> JacobianResult:
     """J[out..., in...] = ∂out/∂in for each input in `wrt` (all by default); `mode` is "forward",
-    "reverse" or "auto" (whichever needs fewer passes)."""
+    "reverse" or "auto" (whichever needs fewer passes). Complex values give real blocks, or with
+    `holomorphic` the complex Jacobian of a holomorphic f (result.layout says which axis is which)."""
     target = target or load(source, fn, of)
-    result = compute_jacobian(None, at, wrt, mode, dtype_name=dtype_name, limits=limits, target=target)
+    result = compute_jacobian(None, at, wrt, mode, dtype_name=dtype_name, limits=limits, target=target,
+                              holomorphic=holomorphic)
     diagnose_jacobian(result, target, dtype_name, limits)
     return result
 

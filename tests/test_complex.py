@@ -201,21 +201,6 @@ def test_the_languages_grad_reports_the_same_convention(tmp_path):
     assert api.evaluate(str(program), at={"z": 1 + 2j}, fn="main").value == 2 + 4j
 
 
-@pytest.mark.parametrize("call", [
-    lambda: api.derivatives("exp(z)*z", at={"z": 1j}, order=1),
-    lambda: api.jacobian("z*z", at={"z": 1j}),
-    lambda: api.hessian("abs(z)**2", at={"z": 1j}),
-    lambda: api.grad("abs(z)**2", at={"z": 1j}, mode="forward"),
-    lambda: api.jacobian("x*1j", at={"x": 1.0}),
-    lambda: api.derivatives("x*1j", at={"x": 1.0}, order=1)])
-def test_derivatives_other_than_the_reverse_gradient_refuse_complex_values(call):
-    """Not done yet (forward mode, Jacobians, Hessians, derivative of complex values): refused,
-    never a real part kept silently."""
-    with pytest.raises(SourceError) as e:
-        call()
-    assert e.value.kind == "not implemented" and "complex" in e.value.message
-
-
 def test_higher_derivatives_of_real_inputs_through_complex_values():
     # f(x) = real(x^2 e^{ix}) = x^2 cos x
     x = 0.7

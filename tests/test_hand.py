@@ -436,3 +436,29 @@ at = { x = 3, y = 4 }
     assert run_case(good).status == "passed"
     result = run_case(bad)
     assert result.status == "failed" and "hand-derived 7 vs the engine's Hessian 6" in result.message
+
+
+# ---- complex inputs (issue 32 item 3): part by part, and the other convention named ----------------
+
+def test_hand_gradient_of_a_complex_input_is_compared_part_by_part():
+    """|z|^2 = x^2 + y^2 at 1+2j: the reported gradient is 2+4j (PyTorch's convention). A claim of
+    2 conj(z) = 2-4j used to pass (the imaginary parts were dropped); now it fails on z.imag."""
+    from autodiff.engine.checks.gradient import check_gradient
+    ok = check_gradient("abs(z)**2", at={"z": 1 + 2j}, grad={"z": "2*z"})
+    assert ok.passed and [r.label for r in ok.entries] == ["z.real", "z.imag"]
+    assert [r.claimed for r in ok.entries] == [2.0, 4.0]
+    wrong = check_gradient("abs(z)**2", at={"z": 1 + 2j}, grad={"z": "2*real(z)"})
+    assert not wrong.passed and "JAX" not in wrong.entries[1].reason
+
+
+def test_hand_gradient_in_jaxs_convention_fails_naming_it():
+    from autodiff.engine.checks.gradient import check_gradient
+    v = np.array([1 - 1j, 2 + 0.5j])
+    r = check_gradient("sum(abs(v)**2)", at={"v": v}, grad={"v": "2*conj(v)"})
+    assert not r.passed
+    assert [row.label for row in r.failures] == ["v[0].imag", "v[1].imag"]
+    assert all("this is JAX's convention: the conjugate of the reported gradient" in row.reason for row in r.failures)
+    mixed = check_gradient("real(z*conj(w)) + abs(exp(z))", at={"z": 0.3 + 0.4j, "w": 1 - 2j},
+                           grad={"z": "1 + exp(real(z)) + 2j", "w": "0.3 - 0.4j"})
+    assert {row.label for row in mixed.failures} == {"z.imag", "w.imag"}
+    assert all("JAX's convention" in row.reason for row in mixed.failures)

@@ -13,6 +13,7 @@ from ..outputs import OUT, save_out
 from ..parsing import TargetCommand
 from .common import (CHECK, HAND, TRUST_RULES, WRT, deliver, emit_checked, load_point, point_json, require_check_for,
                      show_check, wrt_names)
+from .evaluate import wirtinger_json
 
 HESSIAN_MODES = ("forward-over-reverse", "reverse-over-reverse")
 
@@ -34,8 +35,10 @@ def seeded_check(f):
                    "auto: whichever is fewer.")
 @click.option("--explain", is_flag=True, help="Show how the Jacobian is built: a reverse sweep per output "
               "entry (its rows), or with --mode forward a pass of dual numbers per input (its columns).")
+@click.option("--holomorphic", is_flag=True, help="Complex values: the complex Jacobian df/dz of a holomorphic f "
+              "(refused, with the reason, where f is not); without it, the real 2x2 blocks d(re, im) f / d(re, im) z.")
 @seeded_check
-def jacobian(target, at, fn, of, dtype, as_json, wrt, mode, explain, debug, **options):
+def jacobian(target, at, fn, of, dtype, as_json, wrt, mode, explain, debug, holomorphic=False, **options):
     """The Jacobian of TARGET at a point: J[out..., in...] = ∂out/∂in for each input.
 
     \b
@@ -43,7 +46,17 @@ def jacobian(target, at, fn, of, dtype, as_json, wrt, mode, explain, debug, **op
       autodiff jacobian "A @ x" --at "A=[[1,2],[3,4]],x=[1,1]" --mode forward
       autodiff jacobian "exp(x)/sum(exp(x))" --at "x=[1,2,3]" --check --atol 1e-12
       autodiff jacobian "[x*y, x+y]" --at x=1,y=2 --explain
+      autodiff jacobian "exp(z)*z" --at z=1j --holomorphic
+
+    Complex values: each is the pair (re, im), a block's trailing axes being the output's
+    (re, im) then the input's (re, im) where that side is complex ("layout" in --json); with
+    --holomorphic, the complex Jacobian of a holomorphic f.
     """
+    if holomorphic:
+        if explain:
+            from ...parser.errors import SourceError
+            raise SourceError("usage", "--explain and --holomorphic are separate views: use one at a time")
+        options["holomorphic"] = True
     if explain:
         from .explain_higher import explain_jacobian
         return explain_jacobian(target, at, fn, of, dtype, as_json, wrt, mode, options, _jacobian_json)
@@ -114,9 +127,12 @@ def _matrix(kind, target, at, fn, of, dtype, as_json, wrt, how, options) -> int:
                               "finite differences: use one at a time")
     if hand is not None:
         options["check_mode"] = "full"       # its tolerances are --hand's
+    holomorphic = {"holomorphic": True} if options.pop("holomorphic", False) else {}
     check_mode, seed, tolerance = check_settings(options)
     lim, tgt, values = load_point(target, fn, of, at, options)
-    result = compute(None, values, wrt_names(wrt), how, dtype_name=dtype, limits=lim, target=tgt)
+    result = compute(None, values, wrt_names(wrt), how, dtype_name=dtype, limits=lim, target=tgt, **holomorphic)
+    if getattr(result, "layout", None) or getattr(result, "holomorphic", False):
+        refuse_complex_check(kind, check_mode, hand)
     if hand is not None:
         report = _hand_report(kind, result, tgt, hand, dtype, tolerance)
     else:
@@ -126,6 +142,15 @@ def _matrix(kind, target, at, fn, of, dtype, as_json, wrt, how, options) -> int:
         return emit_checked({**to_json(result), **point_json(result)}, report)
     show(tgt, result)
     return show_check(report)
+
+
+def refuse_complex_check(kind, check_mode, hand) -> None:
+    """--check and --hand of a Jacobian or Hessian compare real entries: not yet for complex values."""
+    if check_mode is not None or hand is not None:
+        from ...parser.errors import SourceError
+        raise SourceError("not implemented", f"{'--hand' if hand is not None else '--check'} of a {kind} of complex "
+                          "values is not done yet", None, f"check the gradient instead: `autodiff grad ... --check` "
+                          "perturbs the real and imaginary parts separately")
 
 
 def _hand_report(kind, result, target, hand, dtype, tolerance):
@@ -143,7 +168,9 @@ def _jacobian_json(result) -> dict:
     return {"value": jsonable(result.value), "jacobian": {k: jsonable(v) for k, v in result.jacobian.items()},
             "mode": result.mode, "reason": with_flags(result.reason), "passes": result.passes,
             "output_shape": list(shape_of(result.value)), "unconnected": result.unconnected,
-            "wrt": list(result.jacobian), "nonfinite": result.nonfinite}
+            "wrt": list(result.jacobian), "nonfinite": result.nonfinite,
+            **({"layout": result.layout} if result.layout else {}),
+            **({"holomorphic": True} if result.holomorphic else {})}
 
 
 def _hessian_json(result) -> dict:
@@ -151,7 +178,8 @@ def _hessian_json(result) -> dict:
     return {"value": jsonable(result.value), "gradient": {k: jsonable(v) for k, v in result.gradient.items()},
             "hessian": {a: {b: jsonable(h) for b, h in row.items()} for a, row in result.hessian.items()},
             "mode": result.method, "passes": result.passes, "wrt": list(result.hessian),
-            "nonfinite": result.nonfinite}
+            "nonfinite": result.nonfinite, **({"layout": result.layout} if result.layout else {}),
+            **wirtinger_json(result)}
 
 
 @click.command(cls=TargetCommand, short_help="f', f'', ..., f^(N) in one input (partials with --wrt).")
@@ -213,10 +241,12 @@ def derivative(target, at, fn, of, dtype, as_json, order, wrt, method, old_metho
 
 
 def _derivative_json(result) -> dict:
+    from ...engine.core.complexes import is_complex
     from ..output import jsonable
     from ..render.higher import cost_summary
     return {"value": jsonable(result.value), "derivatives": [jsonable(d) for d in result.derivatives],
             "wrt": [result.name], "order": result.order, "mode": result.method,
+            **({"holomorphic": True} if is_complex(result.inputs[result.name]) else {}),
             "cost": {"tape_entries": result.tape_entries, "seconds": result.seconds,
                      "explanation": cost_summary(result)},
             "nonfinite": result.nonfinite, **point_json(result)}

@@ -82,6 +82,11 @@ def explain_grad(target, values, wrt, seed, mode, dtype, lim, as_json) -> int:
         if seed is not None:
             raise SourceError("usage", "--cotangent applies to the reverse mode (vᵀJ); the forward sweep "
                               "pushes one tangent per input")
+        from ...engine.core.complexes import is_complex
+        if any(is_complex(v) for v in result.inputs.values()):
+            raise SourceError("not implemented", "grad --explain in forward mode of complex inputs (a pass along 1 "
+                              "and one along 1j per element) is not done yet", None,
+                              "leave out --mode forward: the reverse sweep explains the same gradient")
         passes = explain.forward(target, result.inputs, list(result.gradient), lim, target.source)
         if as_json:
             _emit_forward(result, passes)

@@ -69,7 +69,10 @@ def gradient_check(report) -> None:
                 "hessian": "the AD Hessian against central differences of the AD gradient",
                 "derivative": "each order by AD against central differences of the order below"}.get(
             kind, "AD against central differences") + " (Richardson extrapolation, with an error estimate)"
-        if report.claimed == "hand":
+        if report.mode == "complex-step":
+            what = ("hand-derived gradient" if report.claimed == "hand" else "AD") + \
+                " against the complex step Im f(x + ih)/h, h = 1e-20 (no subtraction: good to rounding)"
+        elif report.claimed == "hand":
             what = {"jacobian": "hand-derived Jacobian against AD", "hessian": "hand-derived Hessian against AD"}.get(
                 kind, "hand-derived gradient against " + ("AD" if report.reference == "AD" else
                                                           "central differences (Richardson extrapolation, with an "

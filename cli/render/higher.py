@@ -75,16 +75,19 @@ def jacobian_result(target, result) -> None:
     names = list(result.jacobian)
     in_shapes = {w: shape_of(result.inputs[w]) for w in names}
     cols = sum(size_of(result.inputs[w]) for w in names)
-    if names and len(out_shape) <= 1 and all(len(s) <= 1 for s in in_shapes.values()) \
-            and cols <= MAX_TABLE_COLS and size_of(result.value) <= MAX_TABLE_ROWS:
+    if names and len(out_shape) <= 1 and all(len(s) <= 1 for s in in_shapes.values()) and not result.layout \
+            and not result.holomorphic and cols <= MAX_TABLE_COLS and size_of(result.value) <= MAX_TABLE_ROWS:
         matrix = _flat_matrix([result.jacobian[w] for w in names], size_of(result.value))
         col_labels = [lab for w in names for lab in _labels(w, in_shapes[w])]
         screen.print(_block_table(_labels("f", out_shape), col_labels, matrix, "∂ out \\ in"))
     else:
         for w in names:
-            screen.print(Text(f"  ∂f/∂{w}  shape {out_shape + in_shapes[w]}", style="bold"))
-            screen.print(Text("  " + fmt_value(result.jacobian[w], 100).replace("\n", "\n  ")))
+            block = result.jacobian[w]
+            axes = f"  axes {result.layout[w]}" if w in result.layout else ""
+            screen.print(Text(f"  ∂f/∂{w}  shape {_np().shape(block)}{axes}", style="bold"))
+            screen.print(Text("  " + fmt_value(block, 100).replace("\n", "\n  ")))
     extra = [f"the Jacobian for {w} is not finite (nan or inf)" for w in names if non_finite(result.jacobian[w])]
+    extra += _complex_notes(result.layout, result.holomorphic)
     if not names:
         extra.append("the target has no inputs: there is nothing to differentiate")
     print_notes(_without_gradient_notes(notes_for(result)) + extra)
@@ -111,7 +114,7 @@ def hessian_result(target, result) -> None:
     work = _count(result.passes, "pass" if result.method.startswith("forward") else "outer sweep")
     screen.print(Text(f"Hessian by {result.method} ({work})", style="bold"))
     total = sum(size_of(result.inputs[w]) for w in names)
-    if names and all(len(s) <= 1 for s in shapes.values()) and total <= MAX_TABLE_COLS:
+    if names and all(len(s) <= 1 for s in shapes.values()) and total <= MAX_TABLE_COLS and not result.layout:
         rows = [_flat_matrix([result.hessian[a][b] for b in names], max(1, size_of(result.inputs[a])))
                 for a in names]
         matrix = _np().concatenate(rows, axis=0)
@@ -120,12 +123,33 @@ def hessian_result(target, result) -> None:
     else:
         for a in names:
             for b in names:
-                screen.print(Text(f"  ∂²f/∂{a}∂{b}  shape {shapes[a] + shapes[b]}", style="bold"))
+                axes = f"  axes {result.layout[a][b]}" if b in result.layout.get(a, {}) else ""
+                screen.print(Text(f"  ∂²f/∂{a}∂{b}  shape {_np().shape(result.hessian[a][b])}{axes}", style="bold"))
                 screen.print(Text("  " + fmt_value(result.hessian[a][b], 100).replace("\n", "\n  ")))
     extra = [] if names else ["the target has no inputs: there is nothing to differentiate"]
+    extra += _complex_notes(result.layout, False)
     if any(non_finite(result.hessian[a][b]) for a in names for b in names):
         extra.append("the Hessian is not finite (nan or inf) somewhere")
     print_notes(_without_gradient_notes(notes_for(result)) + extra)
+
+
+def _complex_notes(layout, holomorphic) -> list:
+    """What the blocks of complex values mean (a Jacobian's or a Hessian's)."""
+    if holomorphic:
+        return ["complex values: the complex Jacobian df/dz of a holomorphic f (the Cauchy-Riemann equations "
+                "hold here)"]
+    if layout:
+        return ["complex values: each is the pair (re, im); a block's trailing axes are the (re, im) parts "
+                "named in its axes, e.g. [[d re f/d re z, d re f/d im z], [d im f/d re z, d im f/d im z]]"]
+    return []
+
+
+def _holomorphic_note(result) -> list:
+    from ...engine.core.complexes import is_complex
+    if not is_complex(result.inputs[result.name]):
+        return []
+    return [f"complex input {result.name}: f'({result.name}), the complex derivative of a holomorphic f (JAX's "
+            "holomorphic=True); the Cauchy-Riemann equations hold here"]
 
 
 def cost_summary(result) -> str:
@@ -170,7 +194,7 @@ def derivative_result(target, result) -> None:
             row.append(str(result.tape_entries[k - 1]))
         table.add_row(*row)
     screen.print(table)
-    notes = [cost_summary(result)]
+    notes = [cost_summary(result)] + _holomorphic_note(result)
     first = next((k for k, d in enumerate(result.derivatives, 1) if non_finite(d)), None)
     if first is not None:          # the order named even where provenance found no node
         notes.append(f"some derivatives are not finite (nan or inf), the first at order {first}: check the "

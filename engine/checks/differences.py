@@ -9,7 +9,7 @@ from ..core.backend import np, to_device, to_host
 from ..core.complexes import is_complex
 from .batch import BatchUnsupported, batched_differences
 from .one_hot import objective_value, one_hot_differences
-from .report import Tolerance, as_float_array, entry_labels
+from .report import Tolerance, as_float_array, complex_labels, entry_labels, real_entries
 from .verdict_arrays import judge_all, largest_finite_of, noise_floor_of
 from .verdicts import branch_reason, convention_text, judge
 
@@ -104,19 +104,6 @@ class Perturber:
         else:
             flat[k] = x
 
-
-def real_entries(v):
-    """A float array of v's entries (flattened): for a complex v, its real and imaginary parts
-    interleaved (a view where v is an array: setting an entry sets that part)."""
-    a = np().asarray(v)
-    if a.dtype.kind != "c":
-        return a.astype(np().float64).reshape(-1)
-    return a.reshape(-1).view(a.real.dtype)
-
-
-def complex_labels(name, shape) -> list:
-    """entry_labels of a complex input: each entry's real part, then its imaginary part."""
-    return [f"{label}{part}" for label in entry_labels(name, shape) for part in (".real", ".imag")]
 
 BATCH_MIN_ENTRIES = 64        # below this the loop is as fast as batching
 ONE_HOT = True                # False: the batched interpreter only (benchmarks time both ways)

@@ -25,6 +25,7 @@ from ..diff import reverse
 from ..diff.function import ReplayRunner
 from ..lang.target import bind, load
 from ..lang.values import set_dtype
+from .complex_step import NAME, complex_step_rows
 from .differences import Objective, fast_check, full_check, power_of_two_step
 from .hand import HandGradient, expression_target
 from .report import (BRANCH, entry_labels, FAIL, FAILING, INCONCLUSIVE, KINK, NONFINITE, PASS, TOLERANCES, WARNING, CheckReport,
@@ -56,8 +57,8 @@ def check_gradient(source=None, at=None, grad=None, *, fn=None, of=None, mode="f
     Each user rule (custom_vjp, custom_jvp) the AD run passed through is checked where it was used
     (checks/rules.py); `trust_rules` lists a disagreeing one as trusted instead of failing.
     """
-    if mode not in ("full", "fast"):
-        raise ValueError(f"mode must be 'full' or 'fast', not {mode!r}")
+    if mode not in ("full", "fast", "complex-step"):
+        raise ValueError(f"mode must be 'full', 'fast' or 'complex-step', not {mode!r}")
     if callable(source):                    # plain Python: its hand gradient against differences of it
         from .python_functions import check_python_gradient
         return check_python_gradient(source, at, grad, mode, random_seed() if seed is None else seed, dtype, rtol,
@@ -73,14 +74,17 @@ def check_gradient(source=None, at=None, grad=None, *, fn=None, of=None, mode="f
     if grad is not None and not isinstance(grad, HandGradient):
         grad = HandGradient(grad, names, limits, variables=list(target.inputs), program=target)
     hand = grad.at(inputs) if grad is not None else None
-    reference = "AD" if hand is not None and mode == "full" else "FD"
+    reference = {"full": "AD" if hand is not None else "FD", "complex-step": NAME}.get(mode, "FD")
     if mode == "fast" and not any(np().size(inputs[n]) for n in names):
         mode = "full"                  # no input entries: nothing to project, the full check is empty
     report = CheckReport(mode=mode, claimed="hand" if hand is not None else "AD", reference=reference,
                          dtype=dtype, tolerance=tol, value=result.value, conventions=conventions,
                          detached=detached_text(getattr(result, "detached", ())))
     objective = Objective(runner or ReplayRunner(target, limits), output_seed)
-    if hand is not None and mode == "full":
+    if mode == "complex-step":
+        report.entries, objective.count = complex_step_rows(target, inputs, hand or result.gradient, names, tol,
+                                                            limits, output_seed)
+    elif hand is not None and mode == "full":
         report.entries = compare(hand, result.gradient, inputs, tol, list(hand), conventions)
         if any(row.verdict == KINK for row in report.entries):
             _claims_between_slopes(report.entries, objective, inputs, hand, tol, conventions)

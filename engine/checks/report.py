@@ -149,5 +149,19 @@ def entry_labels(name, shape):
     return [f"{name}[{', '.join(map(str, i))}]" for i in idx]
 
 
+def real_entries(v):
+    """A float array of v's entries (flattened): for a complex v, its real and imaginary parts
+    interleaved (a view where v is an array: setting an entry sets that part)."""
+    a = np().asarray(v)
+    if a.dtype.kind != "c":
+        return a.astype(np().float64).reshape(-1)
+    return a.reshape(-1).view(a.real.dtype)
+
+
+def complex_labels(name, shape) -> list:
+    """entry_labels of a complex input: each entry's real part, then its imaginary part."""
+    return [f"{label}{part}" for label in entry_labels(name, shape) for part in (".real", ".imag")]
+
+
 def as_float_array(v):
     return np().asarray(v, dtype=np().float64).reshape(-1)

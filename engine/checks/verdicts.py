@@ -8,7 +8,7 @@ import math
 from ...parser.errors import SourceError
 from ..core.backend import np
 from .report import (BRANCH, DETACHED, FAIL, INCONCLUSIVE, INCONCLUSIVE_RATIO, KINK, NONFINITE, PASS, EntryCheck,
-                     Tolerance, as_float_array, entry_labels, fmt)
+                     Tolerance, as_float_array, complex_labels, entry_labels, fmt, real_entries)
 
 
 def judge(label, claimed, f0, fp1, fm1, fp2, fm2, h, tol: Tolerance, branch_reason="",
@@ -141,7 +141,7 @@ def scaled_atol(tol: Tolerance, derivatives) -> float:
     magnitude 1e-10 a claim of 0 must not pass on atol alone (1e-9 would swallow it)."""
     largest = 0.0
     for d in derivatives:
-        values = as_float_array(d).reshape(-1) if hasattr(d, "shape") else [float(d)]
+        values = real_entries(d) if hasattr(d, "shape") or d.__class__ is complex else [float(d)]
         for v in values:
             if math.isfinite(v) and abs(v) > largest:
                 largest = abs(v)
@@ -150,23 +150,14 @@ def scaled_atol(tol: Tolerance, derivatives) -> float:
 
 def compare(claimed: dict, reference: dict, inputs: dict, tol: Tolerance, names=None,
             conventions=()) -> list:
-    """A hand-derived gradient against AD, entry by entry (AD is exact: no error estimate)."""
+    """A hand-derived gradient against AD, entry by entry (AD is exact: no error estimate). A
+    complex entry is compared part by part; a claim that is the conjugate of the reported gradient
+    fails naming the convention it matches (JAX's)."""
     rows = []
     convention = convention_text(conventions)
     atol = scaled_atol(tol, reference.values())
     for name in names or list(reference):
-        ref = reference[name]
-        shape = np().shape(ref) if hasattr(ref, "shape") else ()
-        want = claimed[name]
-        labels = entry_labels(name, shape)
-        rf = [float(ref)] if not shape else as_float_array(ref).tolist()
-        wshape = np().shape(want)
-        if wshape != shape:
-            if wshape != ():
-                raise SourceError("shape mismatch", f"{name}: the expected value has shape {wshape}, "
-                                  f"but the computed one has shape {shape}")
-            want = np().full(shape, float(want))
-        wf = [float(want)] if not shape else as_float_array(want).tolist()
+        labels, wf, rf, conjugate = _claimed_entries(name, claimed[name], reference[name], atol, tol.rtol)
         for label, c, r in zip(labels, wf, rf):
             scale = max(abs(c), abs(r))
             abs_err = abs(c - r)
@@ -186,6 +177,29 @@ def compare(claimed: dict, reference: dict, inputs: dict, tol: Tolerance, names=
                 else:
                     row.verdict = FAIL
                     row.reason = (f"hand-derived {fmt(c)} vs AD {fmt(r)}: |error| {fmt(abs_err)} exceeds "
-                                  f"the tolerance {fmt(tolerance)}")
+                                  f"the tolerance {fmt(tolerance)}" + (f"; {JAX_CONVENTION}" if conjugate else ""))
             rows.append(row)
     return rows
+
+
+JAX_CONVENTION = ("this is JAX's convention: the conjugate of the reported gradient (which is PyTorch's, "
+                  "∂f/∂x + i ∂f/∂y at z = x + iy)")
+
+
+def _claimed_entries(name, want, ref, atol: float, rtol: float) -> tuple:
+    """(labels, claimed entries, AD's entries, whether the claim is the conjugate of AD's and not
+    AD's itself): a complex gradient's entries are its real and imaginary parts."""
+    shape = np().shape(ref) if hasattr(ref, "shape") else ()
+    wshape = np().shape(want)
+    if wshape != shape:
+        if wshape != ():
+            raise SourceError("shape mismatch", f"{name}: the expected value has shape {wshape}, "
+                              f"but the computed one has shape {shape}")
+        want = np().full(shape, want)
+    if not (np().iscomplexobj(ref) or np().iscomplexobj(want)):
+        wf = [float(want)] if not shape else as_float_array(want).tolist()
+        rf = [float(ref)] if not shape else as_float_array(ref).tolist()
+        return entry_labels(name, shape), wf, rf, False
+    w, r = np().asarray(want, dtype=np().complex128), np().asarray(ref, dtype=np().complex128)
+    conjugate = (not np().allclose(w, r, rtol=rtol, atol=atol)) and np().allclose(w, np().conj(r), rtol=rtol, atol=atol)
+    return complex_labels(name, shape), real_entries(w).tolist(), real_entries(r).tolist(), bool(conjugate)

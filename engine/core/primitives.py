@@ -93,6 +93,11 @@ FACTS = {
     # answers for complex ones by accident); "ordering": it orders its arguments, and complex
     # numbers have no order (comparisons, max, min)
     "complex_values": False,
+    # where complex_values: whether it is holomorphic (complex-differentiable) in its complex
+    # arguments; False for real, imag, conj, angle and abs, whose complex derivative does not exist:
+    # a holomorphic derivative (derivative, jacobian --holomorphic) or a complex step through one is
+    # refused, naming it (diff/complex_derivatives.py, checks/complex_step.py)
+    "holomorphic": True,
     # not elementwise, and its rules' text, traced at the operands' shapes, holds for every value of
     # those shapes: `emit` writes it (engine/emit/lower.py); an elementwise entry always may
     "emits_at_shapes": False,

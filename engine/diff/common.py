@@ -7,6 +7,7 @@ from ...parser.errors import SourceError, option
 from ..core.backend import np, to_host, to_host_value, xp
 from ..core.complexes import is_complex
 from ..core.notes import NOTES, traced_only
+from ..core.rules.complexes import complex_output_error
 from ..core.tape import Dual, backward, strip
 from ..lang.interp import Interpreter
 from ..lang.limits import Limits
@@ -27,12 +28,10 @@ def prepare(source, at, fn, of, dtype_name, target, complex_inputs=False):
 
 
 def not_for_complex(what: str) -> SourceError:
-    """The refusal of a derivative other than the reverse gradient where complex values would
-    meet its real-valued blocks (issue 32: forward mode, Jacobians, Hessians and derivatives
-    of complex values are not done yet): never a real part silently kept."""
-    return SourceError("not implemented", f"{what}: this derivative handles real values only so far; "
-                       "`autodiff grad` (reverse mode) takes complex inputs, for a real output "
-                       "(real(...), imag(...), abs(...)**2)")
+    """The refusal of a view or derivative that handles real values only so far (derivative
+    --explain, a forward gradient contracted with a cotangent): never a real part silently kept."""
+    return SourceError("not implemented", f"{what}: this handles real values only so far; `autodiff grad`, "
+                       "`derivative`, `jacobian` and `hessian` take complex inputs (without --explain)")
 
 
 def real_values(a):
@@ -42,8 +41,11 @@ def real_values(a):
 
 
 def refuse_complex_output(value) -> None:
+    """A gradient or a Hessian needs a real output (a loss)."""
     if is_complex(value):
-        raise not_for_complex("the output is complex")
+        raise SourceError("bad output", complex_output_error("the output"), None,
+                          "for a complex output, `autodiff jacobian` gives the real 2x2 blocks (or, with "
+                          f"{option('holomorphic')}, the complex Jacobian)")
 
 
 def check_wrt(target, wrt) -> list:

@@ -12,10 +12,12 @@ from dataclasses import dataclass, field
 
 from ...parser.errors import option
 from ..core.backend import np, to_host, xp
+from ..core.complexes import is_complex
 from ..core.notes import reset as reset_notes
 from ..core.batch import batched
 from ..core.tape import Dual, Tape, new_level, strip
 from ..lang.values import dtype, shape_of, size_of
+from . import complex_derivatives
 from .common import (check_result_elements, check_wrt, detached_places, finish, first_or_plain_run, host, on_host,
                      prepare, refuse_complex_output, run, seed_for, sweep, tangent_of, unique_kinks, unit,
                      watched_run)
@@ -38,12 +40,17 @@ def jvp(target, inputs: dict, tangents: dict, limits=None):
 def gradient(source=None, at=None, wrt=None, seed=None, fn=None, of=None, dtype_name="float64",
              limits=None, target=None):
     """The gradient by forward mode: one pass per input element, the same result as `api.grad`
-    (a non-scalar output is summed, or contracted with `seed`)."""
-    target, inputs = prepare(source, at, fn, of, dtype_name, target)
+    (a non-scalar output is summed, or contracted with `seed`). A complex input's element moves
+    along 1 and 1j: df/dx + i df/dy, grad's convention (diff/complex_derivatives.py)."""
+    target, inputs = prepare(source, at, fn, of, dtype_name, target, complex_inputs=True)
     wrt = check_wrt(target, wrt)
     notes = reset_notes()
     first = None
     grads, touched = {}, set()
+    if complex_derivatives.any_complex(inputs, wrt):
+        weights = None if seed is None else (lambda value: seed_for(seed, value))
+        first, grads, touched = complex_derivatives.forward_gradient(jvp, target, inputs, wrt, limits, weights)
+        wrt = []
     for name in wrt:
         g = np().zeros(shape_of(inputs[name]), dtype=dtype())
         for k in range(size_of(inputs[name])):
@@ -51,13 +58,15 @@ def gradient(source=None, at=None, wrt=None, seed=None, fn=None, of=None, dtype_
             first = first or (value, interp)
             if t is None:
                 continue
+            if is_complex(value):
+                refuse_complex_output(value)
             touched.add(name)
             contracted = t if seed is None else t * seed_for(seed, value)
             g.reshape(-1)[k] = to_host(xp().sum(contracted))     # summed on the device: one number back
         grads[name] = finish(g)
     value, interp = first_or_plain_run(first, target, inputs, limits)
     reduced = "seed" if seed is not None else ("sum" if shape_of(value) else None)
-    unconnected = [w for w in wrt if w not in touched]
+    unconnected = [w for w in grads if w not in touched]
     return GradResult(value=on_host(value), gradient=grads, inputs=on_host(inputs), unconnected=unconnected,
                       reduced=reduced,
                       signature=interp.signature, kinks=unique_kinks(notes.kinks), tape_length=0,
@@ -84,6 +93,14 @@ class JacobianResult:
     detached: list = field(default_factory=list)   # spans where stop_gradient cut a traced value
     rules: list = field(default_factory=list)      # the user rules' evaluations (checks/rules.py)
     nonfinite: list = field(default_factory=list)  # where a nan/inf first appeared (views/provenance_matrices.py)
+    # where a complex value is involved: name -> how its block's axes read (the real blocks), and
+    # whether the blocks are the complex Jacobian of a holomorphic f (diff/complex_derivatives.py)
+    layout: dict = field(default_factory=dict)
+    holomorphic: bool = False
+
+
+COMPLEX_REASON = ("complex values: one forward pass per real direction of each input element (1, and 1j "
+                  "for a complex one)")
 
 
 def choose_mode(mode: str, in_elements: int, out_elements: int):
@@ -99,19 +116,25 @@ def choose_mode(mode: str, in_elements: int, out_elements: int):
 
 
 def jacobian(source=None, at=None, wrt=None, mode="auto", fn=None, of=None, dtype_name="float64",
-             limits=None, target=None) -> JacobianResult:
+             limits=None, target=None, holomorphic=False) -> JacobianResult:
+    """`holomorphic`: the complex Jacobian of a holomorphic f (refused where f is not), else
+    complex values are taken as (re, im) pairs (diff/complex_derivatives.py)."""
     if mode not in ("auto", "forward", "reverse"):
         raise ValueError(f"mode must be auto, forward or reverse, not {mode!r}")
-    target, inputs = prepare(source, at, fn, of, dtype_name, target)
+    target, inputs = prepare(source, at, fn, of, dtype_name, target, complex_inputs=True)
     wrt = check_wrt(target, wrt)
     notes = reset_notes()
     in_elements = sum(size_of(inputs[w]) for w in wrt)
+    if holomorphic or complex_derivatives.any_complex(inputs, wrt):
+        return _complex_jacobian(target, inputs, wrt, limits, notes, holomorphic)
     if mode == "forward":                          # no need to learn the output's size first
-        return _jacobian_forward(target, inputs, wrt, limits, notes, *choose_mode(mode, 0, 0))
+        return (_jacobian_forward(target, inputs, wrt, limits, notes, *choose_mode(mode, 0, 0))
+                or _complex_jacobian(target, inputs, wrt, limits, notes, holomorphic))
     tape = Tape(persistent=True)
     out, boxed, interp = watched_run(target, inputs, wrt, limits, tape)
     value = strip(out)
-    refuse_complex_output(value)
+    if is_complex(value):
+        return _complex_jacobian(target, inputs, wrt, limits, notes, holomorphic)
     chosen, reason = choose_mode(mode, in_elements, size_of(value))
     if chosen == "forward":
         return _jacobian_forward(target, inputs, wrt, limits, notes, chosen, reason, size_of(value))
@@ -133,9 +156,21 @@ def jacobian(source=None, at=None, wrt=None, mode="auto", fn=None, of=None, dtyp
                           detached=detached_places(notes.detached), rules=list(notes.rules))
 
 
+def _complex_jacobian(target, inputs, wrt, limits, notes, holomorphic) -> JacobianResult:
+    got = complex_derivatives.jacobian(jvp, target, inputs, wrt, limits, holomorphic)
+    value, interp = first_or_plain_run(got["first"], target, inputs, limits)
+    return JacobianResult(value=on_host(value), jacobian=got["jacobian"], inputs=on_host(inputs), mode="forward",
+                          reason=COMPLEX_REASON, passes=got["passes"],
+                          unconnected=[w for w in wrt if w not in got["touched"]], signature=interp.signature,
+                          kinks=unique_kinks(notes.kinks), steps=interp.steps,
+                          detached=detached_places(notes.detached), rules=list(notes.rules), layout=got["layout"],
+                          holomorphic=holomorphic)
+
+
 def _jacobian_forward(target, inputs, wrt, limits, notes, mode, reason, out_size=0):
     """All input elements in one pass (chunked under a memory budget): the inputs carry stacked
-    basis tangents, and the output's tangent stack holds the Jacobian's columns."""
+    basis tangents, and the output's tangent stack holds the Jacobian's columns. None where the
+    output is complex (the caller takes _complex_jacobian's way)."""
     columns, touched, first, passes = {}, set(), None, 0
     for w in wrt:
         chunks = []
@@ -145,7 +180,8 @@ def _jacobian_forward(target, inputs, wrt, limits, notes, mode, reason, out_size
                 out, interp = run(target, {**inputs, w: Dual(inputs[w], tangents, level)}, limits)
             passes += 1
             value = strip(out)
-            refuse_complex_output(value)
+            if is_complex(value):
+                return None
             if first is None:                     # the output's size is known after one pass
                 check_result_elements("Jacobian", size_of(value) * sum(size_of(inputs[v]) for v in wrt), limits)
             first = first or (value, interp)

@@ -21,13 +21,16 @@ from dataclasses import dataclass, field
 
 from ...parser.errors import SourceError, option
 from ..core.backend import np, to_host
+from ..core.complexes import is_complex
 from ..core.batch import batched
 from ..core.notes import reset as reset_notes
 from ..core.tape import Dual, Tape, Var, new_level, strip
 from ..lang.target import load
 from ..lang.values import as_input, dtype, set_dtype, shape_of, size_of
+from . import complex_derivatives
 from .common import (check_result_elements, check_wrt, detached_places, finish, host, on_host, prepare,
                      real_values, refuse_complex_output, run, sweep, tangent_of, unique_kinks, unit, watched_run)
+from .forward import jvp
 from .tangents import basis_chunks, is_structured, stacked_tangent_of
 
 MAX_TAPE_ENTRIES = 3_000_000       # nested tapes beyond this would exhaust memory: stop with an error
@@ -61,6 +64,9 @@ class HessianResult:
     detached: list = field(default_factory=list)   # spans where stop_gradient cut a traced value
     rules: list = field(default_factory=list)      # the user rules' evaluations (checks/rules.py)
     nonfinite: list = field(default_factory=list)  # where a nan/inf first appeared (views/provenance_matrices.py)
+    # where an input is complex: a -> b -> how the block's axes read, each complex input's element
+    # as its (re, im) pair (diff/complex_derivatives.py)
+    layout: dict = field(default_factory=dict)
 
 
 METHODS = ("forward-over-reverse", "reverse-over-reverse")
@@ -70,10 +76,13 @@ def hessian(source=None, at=None, wrt=None, method="forward-over-reverse", fn=No
             dtype_name="float64", limits=None, target=None) -> HessianResult:
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, not {method!r}")
-    target, inputs = prepare(source, at, fn, of, dtype_name, target)
+    target, inputs = prepare(source, at, fn, of, dtype_name, target, complex_inputs=True)
     wrt = check_wrt(target, wrt)
     notes = reset_notes()
-    check_result_elements("Hessian", sum(size_of(inputs[w]) for w in wrt) ** 2, limits)
+    check_result_elements("Hessian", sum(size_of(inputs[w]) * (1 + is_complex(inputs[w])) for w in wrt) ** 2,
+                          limits)
+    if complex_derivatives.any_complex(inputs, wrt):
+        return _complex_hessian(target, inputs, wrt, limits, notes)
     blocks = {a: {b: np().zeros((size_of(inputs[a]), size_of(inputs[b])), dtype=dtype()) for b in wrt}
               for a in wrt}
     if method == "forward-over-reverse":
@@ -90,6 +99,17 @@ def hessian(source=None, at=None, wrt=None, method="forward-over-reverse", fn=No
                          method=method, passes=passes,
                          signature=interp.signature, kinks=unique_kinks(notes.kinks), steps=interp.steps,
                          detached=detached_places(notes.detached), rules=list(notes.rules))
+
+
+def _complex_hessian(target, inputs, wrt, limits, notes) -> HessianResult:
+    """The real Hessian over the (re, im) pairs of the complex inputs, forward over reverse
+    whatever the method asked (diff/complex_derivatives.py)."""
+    first, hess, layout, passes = complex_derivatives.hessian_rows(_gradient_pass, target, inputs, wrt, limits)
+    value, grads, interp = first
+    return HessianResult(value=on_host(value), gradient=complex_derivatives.reported(grads, inputs), hessian=hess,
+                         inputs=on_host(inputs), method="forward-over-reverse", passes=passes,
+                         signature=interp.signature, kinks=unique_kinks(notes.kinks), steps=interp.steps,
+                         detached=detached_places(notes.detached), rules=list(notes.rules), layout=layout)
 
 
 def _gradient_alone(target, inputs, wrt, limits) -> dict:
@@ -192,7 +212,7 @@ def derivatives(source=None, at=None, order=1, method="reverse", fn=None, of=Non
     set_dtype(dtype_name)
     target = (target or load(source, fn, of)).given(at or {})
     name = varied_input(target, wrt)
-    target, inputs = prepare(None, at, None, None, dtype_name, target)
+    target, inputs = prepare(None, at, None, None, dtype_name, target, complex_inputs=True)
     x = inputs[name]
     if shape_of(x):
         raise SourceError("not a scalar", f"derivative needs a scalar input, but {name} has shape "
@@ -201,6 +221,9 @@ def derivatives(source=None, at=None, order=1, method="reverse", fn=None, of=Non
     notes = reset_notes()
     np()                                           # load numpy before the clock starts
     start = time.perf_counter()
+    if is_complex(x):            # f'(z) of a holomorphic f (refused where f is not), by nested duals
+        complex_derivatives.holomorphic_first_derivative(jvp, target, inputs, name, limits)
+        method = _complex_by_duals(order)
     if method == "reverse":
         try:
             value, ders, sizes, interp = _nested_tapes(target, name, x, order, limits, stop_early=True, held=held)
@@ -210,10 +233,11 @@ def derivatives(source=None, at=None, order=1, method="reverse", fn=None, of=Non
                 raise too_many_entries(order, found) from None
             # the sizes grown by their ratio overshot: the order fits after all
             value, ders, sizes, interp = _nested_tapes(target, name, x, order, limits, held=held)
-    else:
+        if is_complex(value):    # a complex output of a real input: f' is complex, by nested duals
+            method = _complex_by_duals(order)
+    if method == "forward":
         value, ders, interp = _nested_duals(target, name, x, order, limits, held)
         sizes = []
-    refuse_complex_output(value)
     ders = orders_as_alone(ders, lambda k: (_nested_tapes(target, name, x, k, limits, held=held)[1]
                                             if method == "reverse" else _nested_duals(target, name, x, k, limits, held)[1]))
     seconds = time.perf_counter() - start
@@ -222,6 +246,15 @@ def derivatives(source=None, at=None, order=1, method="reverse", fn=None, of=Non
                             tape_entries=sizes, seconds=seconds, signature=interp.signature,
                             kinks=unique_kinks(notes.kinks), steps=interp.steps,
                             detached=detached_places(notes.detached), rules=list(notes.rules))
+
+
+def _complex_by_duals(order: int) -> str:
+    """Complex values' derivatives are taken by nested duals (their tangents are complex: f'(z)
+    for a holomorphic f); "forward", or the error for an order they cannot reach."""
+    if order > MAX_FORWARD_ORDER:
+        raise SourceError("too large", f"{option('order')} {order}: derivatives of complex values take nested "
+                          f"duals, which double the work per order: at most {MAX_FORWARD_ORDER}")
+    return "forward"
 
 
 def orders_as_alone(ders: list, computed_alone) -> list:
@@ -234,7 +267,8 @@ def orders_as_alone(ders: list, computed_alone) -> list:
     for the orders that came out non-finite: finite runs pay nothing."""
     ders = list(ders)
     for k in range(1, len(ders)):                  # the last order is already its own run's outermost
-        if not np().isfinite(np().asarray(to_host(ders[k - 1]), dtype=np().float64)).all():
+        d = to_host(ders[k - 1])
+        if not np().isfinite(np().asarray(d, dtype=np().complex128 if is_complex(d) else np().float64)).all():
             ders[k - 1] = computed_alone(k)[k - 1]
     return ders
 
@@ -352,8 +386,15 @@ def _nested_duals(target, name, x, order, limits, held=None):
         v = Dual(v, as_input(1.0), level)
     out, interp = run(target, {**(held or {}), name: v}, limits)
     _scalar_output(out, target, "derivative")
-    ders = [finish(host(dual_coefficient(out, levels, k), ())) for k in range(1, order + 1)]
+    ders = [_number(dual_coefficient(out, levels, k)) for k in range(1, order + 1)]
     return strip(out), ders, interp
+
+
+def _number(v):
+    """A derivative of a scalar as a host number: complex where it is (a complex f), else host's."""
+    if v is not None and is_complex(v):
+        return complex_derivatives.as_number(to_host(strip(v)))
+    return finish(host(v, ()))
 
 
 def dual_coefficient(z, levels, k):

@@ -23,7 +23,8 @@ def first_bad_row(blocks, rows: int):
     when every block is finite."""
     bad = None
     for block in blocks:
-        a = as_rows(np().asarray(to_host(block), dtype=float), rows)
+        a = np().asarray(to_host(block))
+        a = as_rows(a if a.dtype.kind == "c" else a.astype(float), rows)     # complex: isfinite of both parts
         found = np().flatnonzero(~np().isfinite(a).all(axis=1))
         if found.size and (bad is None or found[0] < bad):
             bad = int(found[0])

@@ -26,12 +26,16 @@ NO_FUSION = "constant on the real float64 arrays fused kernels take"
 def _real(x):
     if x.__class__ is float:
         return x
+    if x.__class__ is complex:
+        return x.real
     return plain_scalar(xp().real(x).copy()) if is_complex(x) else x
 
 
 def _imag(x):
     if x.__class__ is float:
         return 0.0
+    if x.__class__ is complex:
+        return x.imag
     return plain_scalar(xp().imag(x).copy()) if is_complex(x) else zeros_like(x)
 
 
@@ -49,13 +53,14 @@ def _angle(x):
 
 real = defprim("real", _real, builtin="real", elementwise=True, needs_args=False,
                vjp=(lambda g, ans, x: real(g),),
-               jvp=(lambda t, ans, x: real(t),), complex_values=True)
+               jvp=(lambda t, ans, x: real(t),), complex_values=True, holomorphic=False)
 imag = defprim("imag", _imag, builtin="imag", elementwise=True, no_fusion=NO_FUSION, needs_args=True,
                vjp=(lambda g, ans, x: -1j * real(g) if is_complex(x) else zeros_like(x),),
-               jvp=(lambda t, ans, x: imag(t) if is_complex(x) else zeros_like(ans),), complex_values=True)
+               jvp=(lambda t, ans, x: imag(t) if is_complex(x) else zeros_like(ans),), complex_values=True,
+               holomorphic=False)
 conj = defprim("conj", _conj, builtin="conj", elementwise=True, alias="conjugate", needs_args=False,
                vjp=(lambda g, ans, x: conj(g),),
-               jvp=(lambda t, ans, x: conj(t),), complex_values=True)
+               jvp=(lambda t, ans, x: conj(t),), complex_values=True, holomorphic=False)
 
 
 def _angle_vjp(g, ans, x):
@@ -80,7 +85,8 @@ def _at_nonzero(x, form):
 
 
 angle = defprim("angle", _angle, builtin="angle", elementwise=True, no_fusion=NO_FUSION, needs_args=True,
-                kink="angle'(0) = 0", vjp=(_angle_vjp,), jvp=(_angle_jvp,), complex_values=True)
+                kink="angle'(0) = 0", vjp=(_angle_vjp,), jvp=(_angle_jvp,), complex_values=True,
+                holomorphic=False)
 
 
 def abs_derivative(g, z):

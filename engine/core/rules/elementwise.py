@@ -157,7 +157,8 @@ def _abs(x):
 
 abs = unary_entry("abs", None, lambda ans, x: sign(x), impl=_abs, alias="fabs", kink="abs'(0) = 0", side="sign",
                   complex_rule=(abs_derivative, abs_tangent),
-                  numexpr="abs", ufuncs=("absolute",), c_name="fabs", complex_values=True)
+                  numexpr="abs", ufuncs=("absolute",), c_name="fabs", complex_values=True,
+                  holomorphic=False)
 
 
 def _relu(x):

@@ -1,0 +1,246 @@
+"""Issue 32 item 2: forward mode, the holomorphic derivative f'(z), Jacobians of complex values
+(real 2x2 blocks, or the complex Jacobian with --holomorphic) and the Hessian of a real f of
+complex inputs over the (re, im) pairs (engine/diff/complex_derivatives.py).
+
+The expected numbers are derived by hand (each test says how) and agree with PyTorch complex128
+and JAX (holomorphic=True) as the issue gives them: `abs(z)**2` at 1+2j -> 2+4j;
+`real(z*conj(w)) + abs(exp(z))` at z = 0.3+0.4j, w = 1-2j -> z: 1+e^0.3-2j (= 2.34985880757600-2j),
+w: 0.3+0.4j; `derivative "exp(z)*z" --at z=1j` -> (1+z)e^z = -0.30117+1.38177j."""
+import cmath
+import math
+
+import numpy as np
+import pytest
+
+from autodiff.engine import api
+from autodiff.parser.errors import SourceError
+
+from test_cli_grad import run_cli
+
+MIXED = "real(z*conj(w)) + abs(exp(z))"
+MIXED_AT = {"z": 0.3 + 0.4j, "w": 1 - 2j}
+
+
+# ---- forward mode ------------------------------------------------------------------------------
+
+def test_forward_gradient_is_the_reverse_ones_pytorchs_convention():
+    r = api.grad("abs(z)**2", at={"z": 1 + 2j}, mode="forward")
+    assert r.gradient["z"] == 2 + 4j and r.mode == "forward"
+    g = api.grad(MIXED, at=MIXED_AT, mode="forward").gradient
+    # real(z conj(w)) = x_z x_w + y_z y_w and |e^z| = e^{x_z}: z: x_w + e^{x_z} + i y_w, w: x_z + i y_z
+    assert g["z"] == pytest.approx(1 + math.exp(0.3) - 2j, rel=1e-15)
+    assert g["w"] == pytest.approx(0.3 + 0.4j, rel=1e-15)
+    v = np.array([1 - 1j, 2 + 0.5j])
+    assert np.array_equal(api.grad("sum(abs(v)**2) + x", at={"v": v, "x": 1.0}, mode="forward").gradient["v"], 2 * v)
+
+
+def test_forward_gradient_with_a_cotangent():
+    # v^T |v|^2 with v = (1, -3): 2 v_k times the weight, in both modes
+    v = np.array([1 - 1j, 2 + 0.5j])
+    for mode in ("forward", "reverse"):
+        g = api.grad("abs(v)**2", at={"v": v}, seed=np.array([1.0, -3.0]), mode=mode).gradient["v"]
+        np.testing.assert_allclose(g, [2 - 2j, -12 - 3j], rtol=1e-15)      # |v| rounds: sqrt(4.25)**2
+
+
+def test_forward_jvp_takes_a_complex_tangent():
+    from autodiff.engine.diff.forward import jvp
+    from autodiff.engine.lang.target import bind, load
+    target, inputs = bind(load("exp(z)*z", None, None), {"z": 1j})
+    fprime = (1 + 1j) * cmath.exp(1j)
+    for direction in (1.0, 1j, 0.5 - 2j):       # holomorphic: the JVP is f'(z) dz
+        assert jvp(target, inputs, {"z": np.complex128(direction)})[1] == pytest.approx(fprime * direction, rel=1e-15)
+
+
+# ---- derivative: f'(z) of a holomorphic f --------------------------------------------------------
+
+def test_derivative_of_a_holomorphic_f_is_fprime():
+    r = api.derivatives("exp(z)*z", at={"z": 1j}, order=3)
+    # (z e^z)^(k) = (k + z) e^z
+    for k, d in enumerate(r.derivatives, 1):
+        assert d == pytest.approx((k + 1j) * cmath.exp(1j), rel=1e-15)
+    assert r.derivatives[0] == pytest.approx(-0.30116867893975674 + 1.3817732906760363j, rel=1e-15)
+    assert api.derivatives("log(z) + sqrt(z) + sin(z)/z", at={"z": 0.3 + 0.4j}).derivatives[0] == pytest.approx(
+        1 / (0.3 + 0.4j) + 0.5 / cmath.sqrt(0.3 + 0.4j) + cmath.cos(0.3 + 0.4j) / (0.3 + 0.4j)
+        - cmath.sin(0.3 + 0.4j) / (0.3 + 0.4j) ** 2, rel=1e-14)
+
+
+def test_derivative_of_a_complex_output_of_a_real_input():
+    # d/dx e^{ix} = i e^{ix}, d²/dx² = -e^{ix}
+    r = api.derivatives("exp(1j*x)", at={"x": 0.5}, order=2)
+    assert r.derivatives == pytest.approx([1j * cmath.exp(0.5j), -cmath.exp(0.5j)], rel=1e-15)
+
+
+@pytest.mark.parametrize("source, named", [("conj(z)*z", "conj (1:1)"), ("abs(z)**2", "abs (1:1)"),
+                                           ("exp(z) + real(z)", "real (1:10)"), ("imag(z)*z", "imag (1:1)"),
+                                           ("angle(z)", "angle (1:1)")])
+def test_derivative_of_a_non_holomorphic_f_is_refused_with_the_reason(source, named):
+    with pytest.raises(SourceError) as e:
+        api.derivatives(source, at={"z": 1 + 1j})
+    assert e.value.kind == "not holomorphic"
+    assert named in e.value.message and "Cauchy-Riemann" in e.value.message
+    assert "autodiff grad" in e.value.hint
+
+
+def test_derivative_cli_text_and_json():
+    out = run_cli("derivative", "exp(z)*z", "--at", "z=1j")
+    assert out.code == 0
+    assert "-0.30116867893975674+1.3817732906760363j" in out.out and "holomorphic=True" in out.out
+    doc = run_cli("derivative", "exp(z)*z", "--at", "z=1j", "--json").json
+    assert doc["derivatives"] == [{"real": -0.30116867893975674, "imag": 1.3817732906760363}]
+    assert doc["holomorphic"] is True
+    bad = run_cli("derivative", "abs(z)**2", "--at", "z=1j")
+    assert bad.code == 2 and "not holomorphic" in bad.err and "abs (1:1)" in bad.err
+
+
+# ---- Jacobians ---------------------------------------------------------------------------------
+
+def test_jacobian_of_complex_values_is_real_2x2_blocks():
+    r = api.jacobian("exp(z)*z", at={"z": 1j})
+    a, b = (1 + 1j) * cmath.exp(1j), None
+    a, b = a.real, a.imag
+    # f = u + iv holomorphic: [[du/dx, du/dy], [dv/dx, dv/dy]] = [[Re f', -Im f'], [Im f', Re f']]
+    np.testing.assert_allclose(r.jacobian["z"], [[a, -b], [b, a]], rtol=1e-15)
+    assert r.layout["z"] == "[output index, z index, (re, im) of the output, (re, im) of z]"
+    # v * conj(v) = |v|^2 elementwise: d re / d(x, y) = (2x, 2y), the imaginary part constant
+    v = np.array([1j, 2 + 1j])
+    j = api.jacobian("v*conj(v)", at={"v": v}).jacobian["v"]
+    assert j.shape == (2, 2, 2, 2)
+    expected = np.zeros((2, 2, 2, 2))
+    expected[0, 0, 0] = [0, 2]
+    expected[1, 1, 0] = [4, 2]
+    np.testing.assert_array_equal(j, expected)
+
+
+def test_jacobian_of_a_complex_output_of_real_inputs_in_every_mode():
+    # e^{ix} = cos x + i sin x: (re, im) / dx = (-sin x, cos x)
+    for mode in ("auto", "forward", "reverse"):
+        r = api.jacobian("exp(1j*x)", at={"x": 0.5}, mode=mode)
+        np.testing.assert_allclose(r.jacobian["x"], [-math.sin(0.5), math.cos(0.5)], rtol=1e-15)
+        assert r.layout["x"] == "[output index, x index, (re, im) of the output]"
+
+
+def test_holomorphic_jacobian_is_the_complex_one():
+    v = np.array([1j, 2 + 1j])
+    j = api.jacobian("v*v", at={"v": v}, holomorphic=True)
+    np.testing.assert_array_equal(j.jacobian["v"], np.diag(2 * v))
+    assert j.holomorphic and not j.layout
+    assert api.jacobian("exp(z)*z", at={"z": 1j}, holomorphic=True).jacobian["z"] == pytest.approx(
+        (1 + 1j) * cmath.exp(1j), rel=1e-15)
+
+
+def test_holomorphic_jacobian_refuses_a_non_holomorphic_target():
+    with pytest.raises(SourceError) as e:
+        api.jacobian("[z*z, conj(z)]", at={"z": 1j}, holomorphic=True)
+    assert e.value.kind == "not holomorphic" and "conj (1:7)" in e.value.message
+    assert "df/dy = 0-1j but i df/dx = 0+1j" in e.value.message      # d conj / dy = -i, i d conj / dx = i
+
+
+def test_jacobian_cli():
+    doc = run_cli("jacobian", "exp(z)*z", "--at", "z=1j", "--json").json
+    assert doc["layout"] == {"z": "[output index, z index, (re, im) of the output, (re, im) of z]"}
+    doc = run_cli("jacobian", "exp(z)*z", "--at", "z=1j", "--holomorphic", "--json").json
+    assert doc["jacobian"]["z"] == {"real": -0.30116867893975674, "imag": 1.3817732906760363}
+    assert doc["holomorphic"] is True
+    out = run_cli("jacobian", "exp(z)*z", "--at", "z=1j")
+    assert out.code == 0 and "(re, im) of z" in out.out
+    bad = run_cli("jacobian", "conj(z)", "--at", "z=1j", "--holomorphic")
+    assert bad.code == 2 and "not holomorphic" in bad.err and "--holomorphic" in bad.err
+    refused = run_cli("jacobian", "exp(z)*z", "--at", "z=1j", "--check")
+    assert refused.code == 2 and "not done yet" in refused.err
+
+
+# ---- Hessians ----------------------------------------------------------------------------------
+
+def test_hessian_of_a_real_f_of_complex_inputs_over_re_im_pairs():
+    # real(z^3) = x^3 - 3xy^2: H = [[6x, -6y], [-6y, -6x]], at (1, 2): [[6, -12], [-12, -6]]
+    r = api.hessian("real(z**3)", at={"z": 1 + 2j})
+    np.testing.assert_array_equal(r.hessian["z"]["z"], [[6, -12], [-12, -6]])
+    assert r.gradient["z"] == -9 - 12j                 # (3x^2 - 3y^2) + i(-6xy)
+    assert r.layout == {"z": {"z": "[z index, z index, (re, im) of z, (re, im) of z]"}}
+    # |z|^2 = x^2 + y^2: 2I
+    np.testing.assert_allclose(api.hessian("abs(z)**2", at={"z": 1 + 2j}).hessian["z"]["z"], 2 * np.eye(2),
+                               atol=1e-15)
+
+
+def test_hessian_of_the_issues_mixed_function():
+    # f = x_z x_w + y_z y_w + e^{x_z}: d²/dx_z² = e^0.3, the z-w block the identity, the rest 0
+    h = api.hessian(MIXED, at=MIXED_AT).hessian
+    np.testing.assert_allclose(h["z"]["z"], [[math.exp(0.3), 0], [0, 0]], rtol=1e-15, atol=1e-15)
+    np.testing.assert_array_equal(h["z"]["w"], np.eye(2))
+    np.testing.assert_array_equal(h["w"]["z"], np.eye(2))
+    np.testing.assert_array_equal(h["w"]["w"], np.zeros((2, 2)))
+
+
+def test_hessian_of_complex_and_real_inputs_together():
+    # real(z^3) + x imag(z) = x_z^3 - 3 x_z y^2 + x y: d²/dx dy = 1
+    r = api.hessian("real(z**3) + x*imag(z)", at={"z": 1 + 2j, "x": 2.0})
+    np.testing.assert_array_equal(r.hessian["z"]["x"], [0, 1])
+    np.testing.assert_array_equal(r.hessian["x"]["z"], [0, 1])
+    assert r.hessian["x"]["x"] == 0
+    assert r.gradient == {"z": -9 - 10j, "x": 2.0}
+    v = np.array([1 + 1j, 2 - 1j])                      # sum |v|^2: 2I over the (re, im) pairs
+    h = api.hessian("sum(abs(v)**2)", at={"v": v}).hessian["v"]["v"]
+    assert h.shape == (2, 2, 2, 2)
+    np.testing.assert_allclose(h, np.einsum("ij,pq->ijpq", np.eye(2), 2 * np.eye(2)), atol=1e-15)
+
+
+def test_hessian_of_a_complex_output_is_refused():
+    with pytest.raises(SourceError) as e:
+        api.hessian("z*z", at={"z": 1j})
+    assert e.value.kind == "bad output" and "complex" in e.value.message
+
+
+def test_hessian_cli_states_the_layout():
+    doc = run_cli("hessian", "real(z**3)", "--at", "z=1+2j", "--json").json
+    assert doc["hessian"]["z"]["z"] == [[6.0, -12.0], [-12.0, -6.0]]
+    assert doc["layout"] == {"z": {"z": "[z index, z index, (re, im) of z, (re, im) of z]"}}
+    assert doc["wirtinger"]["z"]["dzbar"] == {"real": -4.5, "imag": -6.0}
+    out = run_cli("hessian", "real(z**3)", "--at", "z=1+2j")
+    assert out.code == 0 and "(re, im) of z" in out.out
+
+
+TORCH_CASES = [
+    ("abs(z)**2", {"z": 1 + 2j}, lambda t, z: t.abs(z) ** 2),
+    (MIXED, MIXED_AT, lambda t, z, w: t.real(z * t.conj(w)) + t.abs(t.exp(z))),
+    ("real(z**3) + imag(log(z))*abs(z)", {"z": 0.7 - 0.2j}, lambda t, z: t.real(z ** 3) + t.imag(t.log(z)) * t.abs(z)),
+]
+
+
+@pytest.mark.parametrize("source, at, torch_f", TORCH_CASES)
+def test_forward_and_reverse_agree_with_torch_where_installed(source, at, torch_f):
+    torch = pytest.importorskip("torch")
+    args = [torch.tensor(v, dtype=torch.complex128, requires_grad=True) for v in at.values()]
+    torch_f(torch, *args).backward()
+    for mode in ("forward", "reverse"):
+        g = api.grad(source, at=at, mode=mode).gradient
+        for name, a in zip(at, args):
+            assert g[name] == pytest.approx(complex(a.grad), rel=1e-13)
+
+
+# ---- checks and views of complex derivatives ----------------------------------------------------
+
+def test_derivative_check_compares_both_parts_along_the_real_axis():
+    from autodiff.engine.checks.derivatives import check_derivatives
+    from autodiff.engine.lang.target import load
+    target = load("exp(z)*z", None, None)
+    result = api.derivatives(None, at={"z": 1j}, order=2, target=target)
+    report = check_derivatives(result, target)
+    assert report.passed
+    assert [row.label for row in report.entries] == ["f′ = df/dz (re)", "f′ = df/dz (im)",
+                                                      "f″ = df′/dz (re)", "f″ = df′/dz (im)"]
+    # f' = (1+z)e^z, f'' = (2+z)e^z at z = i, the claimed parts; FD of the order below agrees
+    want = [(1 + 1j) * cmath.exp(1j), (2 + 1j) * cmath.exp(1j)]
+    assert [row.claimed for row in report.entries] == pytest.approx(
+        [want[0].real, want[0].imag, want[1].real, want[1].imag], rel=1e-15)
+    assert [row.reference for row in report.entries] == pytest.approx([row.claimed for row in report.entries],
+                                                                       rel=1e-9)
+
+
+@pytest.mark.parametrize("args", [("grad", "abs(z)**2", "--at", "z=1+2j", "--mode", "forward", "--explain"),
+                                  ("jacobian", "exp(z)*z", "--at", "z=1j", "--explain"),
+                                  ("derivative", "exp(z)*z", "--at", "z=1j", "--explain"),
+                                  ("hessian", "abs(z)**2", "--at", "z=1j", "--check"),
+                                  ("jacobian", "exp(z)*z", "--at", "z=1j", "--holomorphic", "--explain")])
+def test_views_not_done_for_complex_values_are_refused_not_crashes(args):
+    out = run_cli(*args)
+    assert out.code == 2 and ("complex" in out.err or "--holomorphic" in out.err)
