@@ -203,7 +203,7 @@ def vector_ops(vec, sca):
         st.tuples(vec, vec).map(lambda t: f"({t[0]}) * ({t[1]})"),
         st.tuples(st.sampled_from(["sin", "tanh", "sigmoid", "arctan"]), vec).map(lambda t: f"{t[0]}({t[1]})"),
         st.tuples(vec).map(lambda t: f"transpose(A) @ ({t[0]})"),
-        st.tuples(vec, sca).map(lambda t: f"[({t[0]})[0], ({t[1]}), ({t[0]})[2]]"),
+        st.tuples(vec, sca).map(lambda t: f"array([({t[0]})[0], ({t[1]}), ({t[0]})[2]])"),
     )
 
 
