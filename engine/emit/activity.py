@@ -46,8 +46,8 @@ def refuse_live(s, live) -> None:
     """A builtin emit has no derivative text for, where the output's derivative needs it."""
     if isinstance(s, Opaque) and live(s.target):
         refuse(f"the derivative of the builtin `{s.name}`", s.span, "the elementwise builtins (sin, exp, log, "
-               "tanh, ...), sum, mean, max, min, indexing, @, inv, solve and cholesky are emitted; prod, norm, "
-               "det and the other linear algebra are not yet")
+               "tanh, ...), sum, mean, max, min, prod, norm, the methods, indexing, transpose, reshape, @, det, inv, "
+               "solve and cholesky are emitted; the other linear algebra is not yet")
 
 
 def analyse(functions: dict, target: str, wrt: list) -> dict:

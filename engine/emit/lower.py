@@ -20,6 +20,7 @@ from ..lang.builtins import CONSTANTS as LANGUAGE_CONSTANTS
 from ..lang.builtins import STOP_GRADIENT
 from ..lang.operator_closures import BINARY_OPS
 from ..lang.operator_closures import COMPARISONS as COMPARE_OPS
+from .builtin_forms import FORMS, Forms, kink_spelling, as_builtin_call, attribute_call, positional
 from .rule_text import primitive
 
 # the table entry of each operator and comparison, as the language applies them
@@ -134,8 +135,9 @@ def elementwise_builtins() -> dict:
 class Lowering:
     """One function's statements as IR; `helpers` are the program's functions by name."""
 
-    def __init__(self, helpers: dict, global_names: set, closures: dict | None = None):
+    def __init__(self, helpers: dict, global_names: set, closures: dict | None = None, ranks: dict | None = None):
         self.helpers, self.global_names = helpers, global_names
+        self.ranks = ranks or {}            # a parameter's rank at the point given (--at), where known
         self.closures = closures or {}      # a closure's name -> (its lifted helper, the names it captures)
         self.builtins = elementwise_builtins()
         self.count = 0
@@ -152,6 +154,7 @@ class Lowering:
 
     def function(self, node) -> Function:
         self.local_names = set(node.params) | bound_names(node.body)
+        self.fixed_ranks = {p: r for p, r in self.ranks.items() if p in node.params and p not in bound_names(node.body)}
         body = self.block(list(node.body))
         return Function(node.name, list(node.params), body, self.temps)
 
@@ -297,7 +300,9 @@ class Lowering:
         if isinstance(e, nodes.IfExp):
             return self.if_expression(e, target)
         if isinstance(e, nodes.Call):
-            return self.call(e, target)
+            return self.call(as_builtin_call(e, refuse) if isinstance(e.func, nodes.Attribute) else e, target)
+        if isinstance(e, nodes.Attribute):
+            return self.call(attribute_call(e, refuse), target)
         if isinstance(e, nodes.Subscript):
             return self.subscript(e, target)
         if isinstance(e, nodes.ListComp) and not e.as_dict and len(e.clauses) == 1 and not e.clauses[0][2] \
@@ -440,10 +445,15 @@ class Lowering:
     def call(self, e, target):
         if isinstance(e.func, nodes.Call):
             refuse("a call of what a call returns (such as grad(h)(x), an in-program derivative)", e.span)
-        if not isinstance(e.func, nodes.Name) or e.keywords:
-            refuse("a call of a method or with keywords", e.span)
+        if not isinstance(e.func, nodes.Name):
+            refuse("a call of what is not a function's name", e.span)
         name, line = e.func.id, e.span.line
-        args = [self.value(a, None) for a in e.args]
+        if name in FORMS and name not in self.helpers and name not in self.closures:
+            return Forms(self, refuse).call(e, target, lambda x: self.fixed_ranks.get(x))
+        arguments = positional(e, refuse) if name not in self.helpers else list(e.args)
+        if e.keywords and (name in self.helpers or name in self.closures or None in arguments):
+            refuse(f"a call of `{name}` with keywords", e.span, "pass its arguments by position")
+        args = [self.value(a, None) for a in arguments]
         if name in self.closures:
             helper, captured = self.closures[name]
             name, args = helper, args + list(captured)
@@ -460,10 +470,7 @@ class Lowering:
         prim = self.builtins.get(name)
         if prim is None or not (prim.elementwise or prim.emits_at_shapes) or len(args) != prim.arity:
             return self.opaque(e, name, args, target)
-        # a forward that notes its kink (a tie of maximum's) cannot be traced at the stand-ins,
-        # which tie: numpy's function of the builtin's name is its text
-        spelling = f"np.{prim.builtin}" if prim.kink and callable(getattr(np(), prim.builtin or "", None)) else None
-        return self.apply(prim.name, args, line, target, spelling)
+        return self.apply(prim.name, args, line, target, kink_spelling(prim))
 
     def reduction(self, name, args, line, target):
         """sum(x[, axis]), max, min: the table's, written as numpy's function of that name; mean(x[,
@@ -477,7 +484,7 @@ class Lowering:
 
     def opaque(self, e, name, args, target):
         spelling = numpy_spelling(name, e.func.module)
-        if spelling is None or e.keywords or (name in ("max", "min") and len(args) != 1):
+        if spelling is None or e.keywords or (name in ("max", "min") and len(args) != 1):     # numpy's positions
             refuse(f"the builtin `{name}`" + (" with keywords" if e.keywords else ""), e.span)
         text = f"{spelling}({', '.join(map(literal, args))})"
         if name == "len":           # a count: no derivative flows through it

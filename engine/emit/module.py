@@ -52,10 +52,13 @@ def _states_a_rule(stmt) -> bool:
         (isinstance(f, nodes.Attribute) and f.attr in RULE_METHODS)
 
 
-def lowered(defs: dict, top: list) -> tuple:
+def lowered(defs: dict, top: list, target_name=None, at=None) -> tuple:
+    """`at`: the point, whose arrays' ranks the target's parameters have (a norm's ord reads them)."""
     global_names = {t.id for s in top if isinstance(s, nodes.Assign) for t in s.targets}
     defs, closures = lifted(defs, global_names)
-    functions = {name: Lowering(defs, global_names, closures.get(name, {})).function(d) for name, d in defs.items()}
+    ranks = {p: np().ndim(v) for p, v in (at or {}).items()}
+    functions = {name: Lowering(defs, global_names, closures.get(name, {}), ranks if name == target_name else None)
+                 .function(d) for name, d in defs.items()}
     for d in defs.values():
         if d.defaults:
             refuse("a parameter with a default", d.span)
@@ -90,7 +93,7 @@ def emit_module(target, wrt: list | None = None, mode: str = "adjoint", explain:
 
 def _emit(target, wrt, mode, explain, version, at, shaped=False) -> str:
     defs, name, top = program_functions(target)
-    functions, globals_ = lowered(defs, top)
+    functions, globals_ = lowered(defs, top, name, at)
     params = functions[name].params
     wrt = list(wrt or params)
     unknown = [w for w in wrt if w not in params]

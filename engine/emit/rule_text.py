@@ -121,12 +121,15 @@ def _traced(rule, primitive, first, operand_names, examples, spread) -> tuple:
     """(lines, the operands' names by placeholder, namespace) of the rule traced on stand-ins;
     `spread`: each operand's stand-in of its own value (no two tie)."""
     namespace: dict = {}
-    tracer = Tracer(namespace, set(), assume_finite=True, scalars_as_values=examples is not None)
+    tracer = Tracer(namespace, set(), assume_finite=True, scalars_as_values=examples is not None,
+                    notes_dropped=examples is not None)
     examples = examples or [None] * len(operand_names)
     differentiable = len(primitive.generic_vjps)    # the arguments after them are parameters (an index)
     stands = [None if v is None else _stand(v, tracer, f"@a{i}", e, i - first >= differentiable)
               for i, (v, e) in enumerate(zip(operand_names, examples))]
-    if spread:
+    if spread and primitive.other_side is not None:
+        stands = _other_side(primitive, first, stands, tracer)
+    elif spread:
         stands = [probe_of(s.name, s.example * (1.0 + 0.25 * i), tracer)
                   if type(s) in PROBES and s.example.dtype.kind == "f" else s for i, s in enumerate(stands)]
     names: dict = {}
@@ -138,6 +141,21 @@ def _traced(rule, primitive, first, operand_names, examples, spread) -> tuple:
     lines, _ = tracer.trace(rule, stands, {}, names, example)
     rule_names = {f"@a{names[id(s)]}": operand_names[i] for i, s in enumerate(stands) if type(s) in PROBES}
     return lines, rule_names, namespace
+
+
+def _other_side(primitive, first, stands, tracer) -> list:
+    """The stand-ins on the other side of the rule's decision on its argument's values (the
+    table's `other_side`: a zero, a singular matrix), ans (a rule's second operand) its forward's
+    value there."""
+    numpy = np()
+    stands = list(stands)
+    x = stands[first]
+    other = primitive.other_side(numpy.array(x.example))
+    stands[first] = probe_of(x.name, other, tracer)
+    if first == 2 and type(stands[1]) in PROBES:
+        ans = primitive.impl(other)
+        stands[1] = probe_of(stands[1].name, numpy.asarray(ans) if numpy.ndim(ans) else numpy.float64(ans), tracer)
+    return stands
 
 
 def _branched(trace, other, rule, primitive, fresh, known, writes) -> tuple:

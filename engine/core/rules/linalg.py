@@ -51,6 +51,13 @@ def _cofactors(x):
     return det(getitem(x, (Ellipsis, rows, cols))) * signs
 
 
+def _singular(x):
+    """x with its first row 0: the other side of det's rules' test for a singular matrix."""
+    x = x.copy()
+    x[..., 0, :] = 0.0
+    return x
+
+
 def _det_gradient(ans, x):
     if bool(xp().all(strip(ans) != 0)):
         return _matrix_of(ans) * matrix_transpose(inv(x))
@@ -59,7 +66,8 @@ def _det_gradient(ans, x):
 
 det = defprim("det", lambda x: plain_scalar(_np_linalg().det(x)), needs_ans=True, builtin="det",
               vjp=(lambda g, ans, x: _matrix_of(g) * _det_gradient(ans, x),),
-              jvp=(lambda t, ans, x: sum(sum(_det_gradient(ans, x) * t, -1), -1),))
+              jvp=(lambda t, ans, x: sum(sum(_det_gradient(ans, x) * t, -1), -1),),
+              emits_at_shapes=True, other_side=_singular)
 logabsdet = defprim("logabsdet", lambda x: plain_scalar(_np_linalg().slogdet(x)[1]),
                     vjp=(lambda g, ans, x: _matrix_of(g) * matrix_transpose(inv(x)),),
                     jvp=(lambda t, ans, x: _trace_product(inv(x), t),))

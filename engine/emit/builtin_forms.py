@@ -1,0 +1,189 @@
+"""The call forms of numpy code as the IR's (emit/lower.py) calls of the table's entries: a method
+is the builtin of its name with the array first (the language's own method table,
+lang/call_forms.py), keyword arguments take their builtin's positions, and the builtins whose
+numpy arguments choose a composite of table entries are lowered to it: prod over an axis, norm by
+its `ord` and `axis` (core/library/linalg.py's vector and matrix norms), each written from the
+same entries the library applies, so their rules are the table's."""
+from __future__ import annotations
+
+import math
+
+from ...parser import nodes
+from ..core.backend import np
+from ..lang.builtins import _shared_builtins
+from ..lang.call_forms import ATTRIBUTES, METHODS
+from ..lang.keywords import accepted_keywords
+from .rule_text import primitive
+
+FORMS = ("norm", "prod", "transpose", "reshape")     # builtins whose numpy arguments choose the entries they apply
+INF = {"inf": math.inf}
+PARAMETERS = {"norm": ("ord", "axis", "keepdims"), "prod": ("axis", "dtype", "out", "keepdims"), "transpose": ("axes",)}
+
+
+def kink_spelling(prim):
+    """A forward that notes its kink (sqrt at 0, a tie of maximum's) cannot be traced at the
+    stand-ins: numpy's function of the builtin's name is its text (None: the rule's text)."""
+    name = prim.builtin or prim.name
+    return f"np.{name}" if prim.kink and callable(getattr(np(), name, None)) else None
+
+
+def as_builtin_call(e, refuse):
+    """`A.sum(axis=0)` as `sum(A, axis=0)`, `A.transpose(1, 0)` as `transpose(A, (1, 0))`: the
+    language's methods (lang/call_forms.py's METHODS), each the builtin of its name."""
+    method = e.func
+    if method.attr not in METHODS or method.attr in ("keys", "values", "items"):
+        refuse(f"the method `.{method.attr}()`", e.span)
+    args = tuple(e.args)
+    if method.attr == "transpose" and len(args) > 1:
+        args = (nodes.TupleExpr(args, e.span),)
+    return nodes.Call(nodes.Name(method.attr, method.attr_span), (method.value, *args), e.span, e.keywords)
+
+
+def attribute_call(e, refuse):
+    """`A.T` as transpose(A); `.shape`, `.ndim`, `.size` as numpy's (numbers, no derivative)."""
+    if e.attr not in ATTRIBUTES or e.attr in ("real", "imag"):
+        refuse(f"the attribute `.{e.attr}`", e.span)
+    return nodes.Call(nodes.Name("transpose" if e.attr == "T" else e.attr, e.attr_span), (e.value,), e.span)
+
+
+def positional(e, refuse) -> list:
+    """The call's arguments by position, its keywords placed at their builtin's parameters (None
+    for one not given)."""
+    args = list(e.args)
+    if not e.keywords:
+        return args
+    builtin = _shared_builtins().get(e.func.id)
+    accepted = accepted_keywords(builtin.fn) if builtin is not None and hasattr(builtin, "fn") else ()
+    for kw in e.keywords:
+        if kw.name not in accepted:
+            refuse(f"the keyword `{kw.name}=` of `{e.func.id}`", kw.span)
+        k = accepted.index(kw.name)
+        args += [None] * (k + 1 - len(args))
+        args[k] = kw.value
+    return args
+
+
+def literal_value(node, refuse, what):
+    """A number, a string, inf, None or a tuple of them written in the call: an ord, an axis."""
+    if node is None or isinstance(node, nodes.NoneLit):
+        return None
+    if isinstance(node, nodes.Num):
+        return int(node.value) if float(node.value).is_integer() else float(node.value)
+    if isinstance(node, nodes.Str):
+        return node.value
+    if isinstance(node, nodes.Bool):
+        return bool(node.value)
+    if isinstance(node, nodes.Name) and node.id in INF:
+        return INF[node.id]
+    if isinstance(node, nodes.UnaryOp) and node.op == "-":
+        return -literal_value(node.operand, refuse, what)
+    if isinstance(node, nodes.TupleExpr):
+        return tuple(literal_value(v, refuse, what) for v in node.elts)
+    refuse(f"{what} that is not written as a number", node.span, f"write {what} as numbers in the call")
+
+
+class Forms:
+    """norm and prod lowered for one Lowering `low` (its apply, fresh, value and refuse)."""
+
+    def __init__(self, low, refuse):
+        self.low, self.refuse = low, refuse
+
+    def apply(self, name, operands, line, target):
+        return self.low.apply(name, operands, line, target, kink_spelling(primitive(name)))
+
+    def call(self, e, target, rank):
+        args = positional(e, self.refuse)
+        name, line = e.func.id, e.span.line
+        x = self.low.value(args[0], None)
+        params = [literal_value(a, self.refuse, f"the {k} of {name}") for a, k in
+                  zip(args[1:], PARAMETERS[name] if name in PARAMETERS else ("shape",) * len(args))]
+        keepdims = dict(zip(PARAMETERS.get(name, ()), params)).get("keepdims")
+        if keepdims or (name == "prod" and any(p is not None for p in params[1:3])):
+            self.refuse(f"`{name}` with keepdims, dtype or out", e.span)
+        if name in ("transpose", "reshape"):
+            return self.shaped(name, x, params, e, target)
+        if name == "prod":
+            axis = self.axis(params[0] if params else None, rank(x), e)
+            return self.reduce("prod", x, axis, line, target)
+        order = params[0] if params else None
+        axis = params[1] if len(params) > 1 else None
+        return self.norm(x, order, axis, rank(x), e, target)
+
+    def shaped(self, name, x, params, e, target):
+        """transpose(x) (its axes reversed), transpose(x, axes) (permute_dims), reshape(x, shape)."""
+        line = e.span.line
+        if name == "reshape":
+            shape = params[0] if len(params) == 1 and params[0].__class__ is tuple else tuple(params)
+            return self.low.apply("reshape", [x, tuple(int(n) for n in shape)], line, target)
+        if not params or params[0] is None:
+            return self.low.apply("transpose", [x], line, target)
+        if any(a < 0 for a in params[0]):
+            self.refuse("transpose with a negative axis", e.span, "write the axes as numbers from 0")
+        return self.low.apply("permute_dims", [x, tuple(params[0])], line, target)
+
+    def axis(self, axis, ndim, e):
+        """One axis, not negative (the table's reductions take such), or None."""
+        if axis is None:
+            return None
+        if axis.__class__ is tuple:
+            if ndim is not None and sorted(a % ndim for a in axis) == list(range(ndim)):
+                return None
+            self.refuse("a reduction over several axes", e.span, "reduce one axis at a time")
+        if axis < 0:
+            if ndim is None:
+                self.refuse(f"the axis {axis} of a value whose rank is unknown here", e.span,
+                            "write the axis as a number from 0")
+            axis += ndim
+        return axis
+
+    def reduce(self, name, x, axis, line, target=None):
+        return self.low.apply(name, [x] if axis is None else [x, axis], line, target, f"np.{name}")
+
+    def norm(self, x, order, axis, ndim, e, target):
+        """core/library/linalg.py's norm: a matrix norm over two axes (or ord given for a matrix),
+        else a vector norm."""
+        if axis is None and order is not None and ndim is None:
+            self.refuse("norm with `ord` of a value whose rank is unknown here", e.span,
+                        "give the axes: norm(x, ord, axis=0) for a vector, norm(A, ord, axis=(0, 1)) for a matrix")
+        if axis is None and order is not None and ndim == 2:
+            axis = (0, 1)
+        if axis.__class__ is tuple and len(axis) == 2:
+            return self.matrix_norm(x, order, tuple(self.axis(a, ndim, e) for a in axis), e, target)
+        if axis.__class__ is tuple:
+            axis = self.axis(axis, ndim, e) if len(axis) != 1 else self.axis(axis[0], ndim, e)
+        return self.vector_norm(x, order, self.axis(axis, ndim, e), e, target)
+
+    def vector_norm(self, x, order, axis, e, target):
+        line, apply = e.span.line, self.apply
+        if order is None or order == 2:
+            if axis is None:            # the primal as numpy's (its derivative the table's norm)
+                return self.low.apply("norm", [x], line, target, "np.linalg.norm")
+            return apply("sqrt", [self.reduce("sum", apply("mul", [x, x], line, None), axis, line)], line, target)
+        if order == 0:      # a count of the non-zero elements: no derivative
+            mask = apply("mul", [apply("ne", [x, 0.0], line, None), 1.0], line, None)
+            return self.reduce("sum", mask, axis, line, target)
+        size = apply("abs", [x], line, None)
+        if order in (math.inf, -math.inf):
+            return self.reduce("max" if order > 0 else "min", size, axis, line, target)
+        if order == 1:
+            return self.reduce("sum", size, axis, line, target)
+        if order.__class__ not in (int, float):
+            self.refuse(f"norm with ord={order!r} of a vector", e.span)
+        powered = self.reduce("sum", apply("pow", [size, float(order)], line, None), axis, line)
+        return apply("pow", [powered, 1.0 / float(order)], line, target)
+
+    def matrix_norm(self, x, order, axes, e, target):
+        rows, cols = axes
+        line, apply = e.span.line, self.apply
+        if order in (None, "fro"):
+            squares = apply("mul", [x, x], line, None)
+            inner = self.reduce("sum", squares, max(rows, cols), line)
+            return apply("sqrt", [self.reduce("sum", inner, min(rows, cols), line)], line, target)
+        if order in (1, -1):
+            sums = self.reduce("sum", apply("abs", [x], line, None), rows, line)
+            return self.reduce("max" if order == 1 else "min", sums, cols - (cols > rows), line, target)
+        if order in (math.inf, -math.inf):
+            sums = self.reduce("sum", apply("abs", [x], line, None), cols, line)
+            return self.reduce("max" if order > 0 else "min", sums, rows - (rows > cols), line, target)
+        self.refuse(f"norm with ord={order!r} of a matrix (its singular values)", e.span,
+                    "differentiate it with `autodiff grad` instead")
