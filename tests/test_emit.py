@@ -27,7 +27,12 @@ SHAPES = {"logistic_loss.py": {"w": (2,)}, "loop_over_array.py": {"x": (3,)}, "n
 NOT_YET = {
     "a slice with a bound that is a name": "def f(x):\n    y = x * 1.0\n    k = 1\n    y[k:] = 0.0\n"
                                            "    return sum(y)\n",
-    "a comprehension": "def f(x):\n    return sum([v * v for v in x if v > 0])\n",
+    "a comprehension with `if` whose list is not summed": "def f(x):\n    y = [v * v for v in x if v > 0]\n"
+                                                         "    return sum(y)\n",
+    "a reduction over several axes": "def f(x):\n    B = x * 2.0\n    return sum(prod(B, axis=(0, 1)))\n",
+    "norm with `ord` of a value whose rank is unknown": "def f(x):\n    B = x * 2.0\n    return norm(B, 1)\n",
+    "of a matrix (its singular values)": "def f(x):\n    A = [[1.0, 2.0], [3.0, 4.0]] * x[0]\n"
+                                         "    return norm(A, 'nuc')\n",
     "fails at the point given": "def f(x):\n    return sum([v * v for v in x[3:]])\n",
     "whose shapes change": "def f(x):\n    t = x\n    for i in range(2):\n        t = t[1:] * 2.0\n"
                            "    return sum(t)\n",

@@ -10,8 +10,10 @@ import math
 
 from ...parser import nodes
 from ..core.backend import np
-from ..lang.builtins import _shared_builtins
-from ..lang.call_forms import ATTRIBUTES, METHODS
+from functools import lru_cache
+
+from ..lang.builtins import make_builtins
+from ..lang.call_forms import METHODS
 from ..lang.keywords import accepted_keywords
 from .rule_text import primitive
 
@@ -39,11 +41,26 @@ def as_builtin_call(e, refuse):
     return nodes.Call(nodes.Name(method.attr, method.attr_span), (method.value, *args), e.span, e.keywords)
 
 
-def attribute_call(e, refuse):
-    """`A.T` as transpose(A); `.shape`, `.ndim`, `.size` as numpy's (numbers, no derivative)."""
-    if e.attr not in ATTRIBUTES or e.attr in ("real", "imag"):
-        refuse(f"the attribute `.{e.attr}`", e.span)
-    return nodes.Call(nodes.Name("transpose" if e.attr == "T" else e.attr, e.attr_span), (e.value,), e.span)
+def attribute(low, e, target, refuse):
+    """`A.T` as transpose(A); `.shape`, `.ndim`, `.size` (and `A.shape[k]`, `e` its subscript)
+    as numpy's whole numbers, which carry no derivative. `low`: the Lowering."""
+    node = e.value if isinstance(e, nodes.Subscript) else e
+    if node.attr == "T" and node is e:
+        return low.call(nodes.Call(nodes.Name("transpose", node.attr_span), (node.value,), e.span), target)
+    if node.attr not in ("shape", "ndim", "size"):
+        refuse(f"the attribute `.{node.attr}`", e.span)
+    text = f"np.{node.attr}({low.value(node.value, None)})"
+    if node is not e:
+        if len(e.index) != 1 or not isinstance(e.index[0], (nodes.Num, nodes.UnaryOp)):
+            refuse("indexing a shape by anything but a number", e.span)
+        text += f"[{low.index_part(e.index[0])!r}]"
+    return low.plain(text, target, e.span.line)
+
+
+@lru_cache(maxsize=1)
+def language_builtins() -> dict:
+    """The language's builtins (those of no interpreter's): their signatures say their keywords."""
+    return make_builtins(None)
 
 
 def positional(e, refuse) -> list:
@@ -52,7 +69,7 @@ def positional(e, refuse) -> list:
     args = list(e.args)
     if not e.keywords:
         return args
-    builtin = _shared_builtins().get(e.func.id)
+    builtin = language_builtins().get(e.func.id)
     accepted = accepted_keywords(builtin.fn) if builtin is not None and hasattr(builtin, "fn") else ()
     for kw in e.keywords:
         if kw.name not in accepted:
@@ -142,6 +159,8 @@ class Forms:
     def norm(self, x, order, axis, ndim, e, target):
         """core/library/linalg.py's norm: a matrix norm over two axes (or ord given for a matrix),
         else a vector norm."""
+        if axis is None and order.__class__ is str:        # 'fro', 'nuc': a matrix's
+            axis = (0, 1)
         if axis is None and order is not None and ndim is None:
             self.refuse("norm with `ord` of a value whose rank is unknown here", e.span,
                         "give the axes: norm(x, ord, axis=0) for a vector, norm(A, ord, axis=(0, 1)) for a matrix")

@@ -115,7 +115,7 @@ class Examples:
                               "keep each value one shape (emit writes each statement for one shape)")
 
 
-BUILTINS = {"len": len, "range": range, "int": int}       # the Python builtins the IR's texts call
+BUILTINS = {"len": len, "range": range, "int": int, "min": min}       # the Python builtins the IR's texts call
 
 
 class Text:

@@ -10,8 +10,6 @@ functions, a list of numbers an np.array constant. What the IR has no form for y
 with the construct and its line (`refuse`)."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from ...parser import nodes
 from ...parser.errors import SourceError
 from ..core.backend import np
@@ -20,7 +18,9 @@ from ..lang.builtins import CONSTANTS as LANGUAGE_CONSTANTS
 from ..lang.builtins import STOP_GRADIENT
 from ..lang.operator_closures import BINARY_OPS
 from ..lang.operator_closures import COMPARISONS as COMPARE_OPS
-from .builtin_forms import FORMS, Forms, kink_spelling, as_builtin_call, attribute_call, positional
+from .ir import Call, Copy, For, Function, If, Jump, Opaque, Plain, Prim, While, jumps, literal, refuse
+from .iteration import Iteration, is_range
+from .builtin_forms import FORMS, Forms, kink_spelling, as_builtin_call, attribute, positional
 from .rule_text import primitive
 
 # the table entry of each operator and comparison, as the language applies them
@@ -32,98 +32,6 @@ REDUCTIONS = ("sum", "mean", "max", "min")     # builtins whose axis argument em
 OUT = "_out"
 
 
-@dataclass
-class Prim:
-    target: str
-    prim: object
-    operands: list          # names, or numbers (an index: a whole number or a slice of them)
-    line: int
-    spelling: str | None = None     # numpy's function the primal is written as (a reduction), else the rule's text
-
-
-@dataclass
-class Copy:
-    target: str
-    source: object          # a name or a number
-    line: int
-    cut: bool = False       # stop_gradient: the value passes, the derivative not
-
-
-@dataclass
-class Plain:
-    target: str
-    text: str               # Python text over names (a truth: and/or/not, len)
-    line: int
-
-
-@dataclass
-class Opaque(Plain):
-    """A builtin call with no elementwise entry (sum, norm, max, len...): numpy's function of that
-    name (its primal only); emit refuses it where its value needs a derivative."""
-    args: list              # the names it reads
-    name: str
-    span: object
-
-
-@dataclass
-class If:
-    test: str
-    body: list
-    orelse: list
-    line: int
-
-
-@dataclass
-class While:
-    head: list              # the statements that compute `test`, run before each test
-    test: str
-    body: list
-    line: int
-
-
-@dataclass
-class For:
-    target: str
-    bounds: list            # range's arguments (names or numbers)
-    body: list
-    line: int
-
-
-@dataclass
-class Jump:
-    kind: str               # "break" or "continue"
-    line: int
-
-
-def jumps(body) -> bool:
-    """Whether a break or continue of this loop's is in `body` (not in a loop nested in it)."""
-    for s in body:
-        if isinstance(s, Jump) or (isinstance(s, If) and (jumps(s.body) or jumps(s.orelse))):
-            return True
-    return False
-
-
-@dataclass
-class Call:
-    target: str
-    function: str
-    args: list
-    line: int
-
-
-@dataclass
-class Function:
-    name: str
-    params: list
-    body: list
-    temps: set = field(default_factory=set)
-
-
-def refuse(what: str, span, hint: str | None = None):
-    raise SourceError("not emitted", f"emit: {what} is not emitted yet", span,
-                      hint or "differentiate it with `autodiff grad` instead")
-
-
 def elementwise_builtins() -> dict:
     table = {}
     for prim in builtin_primitives():
@@ -132,7 +40,7 @@ def elementwise_builtins() -> dict:
     return table
 
 
-class Lowering:
+class Lowering(Iteration):
     """One function's statements as IR; `helpers` are the program's functions by name."""
 
     def __init__(self, helpers: dict, global_names: set, closures: dict | None = None, ranks: dict | None = None):
@@ -222,21 +130,11 @@ class Lowering:
     def loop_for(self, s, line) -> None:
         check_loop_body(s.body)
         it = s.iter
-        if not isinstance(s.target, nodes.Name):
-            refuse("a for loop unpacking its items", s.span, "loop over range(len(x)) and index x[i]")
-        if isinstance(it, nodes.Call) and isinstance(it.func, nodes.Name) and it.func.id == "range" \
-                and 1 <= len(it.args) <= 3 and not it.keywords:
+        if isinstance(s.target, nodes.Name) and is_range(it):
             bounds = [self.whole_value(a) for a in it.args]
             self.out.append(For(s.target.id, bounds, self.block(list(s.body)), line))
             return
-        if isinstance(it, (nodes.Call, nodes.ListExpr, nodes.TupleExpr, nodes.ListComp)):
-            refuse("a for loop over anything but range(...) or an array", s.span, "loop over range(len(x)) and index x[i]")
-        # `for v in A`: walks A's first axis, as `for i in range(len(A))` with v = A[i]
-        array = self.value(it, None)
-        count = self.plain(f"len({array})", None, line)
-        index = self.fresh()
-        item = [Prim(s.target.id, primitive("getitem"), [array, index], line)]
-        self.out.append(For(index, [count], item + self.block(list(s.body)), line))
+        self.loop_items(s, line)     # an array's rows, enumerate, zip; a target that unpacks
 
     def item_assignment(self, s, line) -> None:
         """`x[i] = v`, `x[i] += v`: x rebound to the table's index_update of it (a copy with the
@@ -260,7 +158,10 @@ class Lowering:
         if not s.unpack:
             self.expr(s.value, s.targets[0].id)
             return
-        if not isinstance(s.value, nodes.TupleExpr) or len(s.value.elts) != len(s.targets):
+        if not isinstance(s.value, nodes.TupleExpr):       # `a, b = row`: its items by getitem
+            self.bind(nodes.TupleExpr(tuple(s.targets), s.span), self.value(s.value, None), line)
+            return
+        if len(s.value.elts) != len(s.targets):
             refuse("unpacking anything but a tuple written out", s.span)
         values = [self.expr(v) for v in s.value.elts]     # all read before any is bound
         for t, v in zip(s.targets, values):
@@ -301,38 +202,31 @@ class Lowering:
             return self.if_expression(e, target)
         if isinstance(e, nodes.Call):
             return self.call(as_builtin_call(e, refuse) if isinstance(e.func, nodes.Attribute) else e, target)
-        if isinstance(e, nodes.Attribute):
-            return self.call(attribute_call(e, refuse), target)
+        if isinstance(e, nodes.Attribute) or (isinstance(e, nodes.Subscript) and isinstance(e.value, nodes.Attribute)
+                                                 and e.value.attr == "shape"):
+            return attribute(self, e, target, refuse)
         if isinstance(e, nodes.Subscript):
             return self.subscript(e, target)
-        if isinstance(e, nodes.ListComp) and not e.as_dict and len(e.clauses) == 1 and not e.clauses[0][2] \
-                and isinstance(e.clauses[0][0], nodes.Name):
+        if isinstance(e, nodes.ListComp) and not e.as_dict and len(e.clauses) == 1 and not e.clauses[0][2]:
             return self.comprehension(e, target)
+        if isinstance(e, nodes.ListComp) and not e.as_dict and len(e.clauses) == 1:
+            refuse("a comprehension with `if` whose list is not summed", e.span,
+                   "sum it (sum([... if ...]), mean(...)), or write where(condition, value, 0.0)")
         if isinstance(e, nodes.ListExpr) and constant_list(e) is not None:
             return self.plain(f"np.array({constant_list(e)!r})", target, line)
         refuse(f"{describe(e)}", e.span)
 
     def comprehension(self, e, target):
-        """`[E for v in A]`, `[E for v in range(...)]`: the array of the items (numpy's array of
-        the list), built as a loop of the table's index_update into zeros of the items' shape,
-        the first item made before the loop (its shape gives the zeros'); v named apart."""
-        (var, it, _), line = e.clauses[0], e.span.line
-        ranged = isinstance(it, nodes.Call) and isinstance(it.func, nodes.Name) and it.func.id == "range" \
-            and 1 <= len(it.args) <= 3 and not it.keywords
-        if ranged:
-            bounds = [self.whole_value(a) for a in it.args]
-            steps = self.plain(f"range({', '.join(map(literal, bounds))})", None, line)
-        else:
-            steps = self.value(it, None)
-        count = self.plain(f"len({steps})", None, line)
-        item_name = self.fresh()
-        self.renames[var.id] = item_name
+        """`[E for v in A]`, `[E for i, v in enumerate(A)]`, over a range or zip: the array of the
+        items (numpy's array of the list), built as a loop of the table's index_update into zeros
+        of the items' shape, the first item made before the loop (its shape gives the zeros');
+        the comprehension's names named apart."""
+        (pattern, it, _), line = e.clauses[0], e.span.line
+        count, walk = self.walked(it, line)
+        restore = self.renamed(pattern)
 
         def item(index):
-            if ranged:              # a whole number: no derivative
-                self.out.append(Plain(item_name, f"{steps}[{index}]", line))
-            else:
-                self.out.append(Prim(item_name, primitive("getitem"), [steps, index], line))
+            self.bind(pattern, walk(index), line)
             return self.value(e.elt, None)
         try:
             first = item(0)
@@ -344,7 +238,7 @@ class Lowering:
             self.apply("index_update", [acc, item(index), index], line, acc)
             body, self.out = self.out, saved
         finally:
-            del self.renames[var.id]
+            restore()
         self.out.append(For(index, [1, count], body, line))
         return acc
 
@@ -450,6 +344,9 @@ class Lowering:
         name, line = e.func.id, e.span.line
         if name in FORMS and name not in self.helpers and name not in self.closures:
             return Forms(self, refuse).call(e, target, lambda x: self.fixed_ranks.get(x))
+        if name in ("sum", "mean") and len(e.args) == 1 and not e.keywords and isinstance(e.args[0], nodes.ListComp) \
+                and len(e.args[0].clauses) == 1 and e.args[0].clauses[0][2] and name not in self.helpers:
+            return self.filtered_sum(name, e.args[0], target, OPERATORS["+"], OPERATORS["/"])
         arguments = positional(e, refuse) if name not in self.helpers else list(e.args)
         if e.keywords and (name in self.helpers or name in self.closures or None in arguments):
             refuse(f"a call of `{name}` with keywords", e.span, "pass its arguments by position")
@@ -544,12 +441,6 @@ def constant_list(e):
         else:
             return None
     return items
-
-
-def literal(v) -> str:
-    if v.__class__ is str:
-        return v
-    return repr(v)
 
 
 def describe(node) -> str:
