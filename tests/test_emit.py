@@ -273,6 +273,11 @@ ARRAY_PROGRAMS = {
 }
 
 
+# the programs whose emitted text holds at other lengths of the same ranks (issue 31, shapes)
+AT_OTHER_LENGTHS = {"a local named e", "comprehensions over an array and a range", "index t + 1, range(len(x) - 1)",
+                    "item assignment, +=, in a loop", "lstm-like loop over rows", "matmul, slices, max"}
+
+
 @pytest.mark.parametrize("name", sorted(ARRAY_PROGRAMS))
 def test_array_programs_emit_at_their_shapes_and_match_grad(tmp_path, name):
     text, shapes = ARRAY_PROGRAMS[name]
@@ -294,8 +299,21 @@ def test_array_programs_emit_at_their_shapes_and_match_grad(tmp_path, name):
         _, d = module.f_jvp(*point.values(), **{f"d_{p}": u[p] for p in inputs})
         along = sum(float(np.sum(np.asarray(expected.gradient[p]) * u[p])) for p in inputs)
         assert d == pytest.approx(along, rel=1e-11, abs=1e-12)
-    with pytest.raises(ValueError, match="emitted for the shapes"):
-        module.f_vjp(*[np.zeros(tuple(n + 1 for n in shapes[p])) for p in inputs])
+    # at other lengths of the same ranks: right where the text held at a second point of other
+    # lengths (the module then checks only the ranks, equal lengths and lengths of 1), else refused
+    longer = {p: rng.uniform(-1.5, 1.5, tuple(n + 4 if n > 1 else n for n in shapes[p])) if shapes[p]
+              else float(rng.uniform(-1.5, 1.5)) for p in inputs}
+    generic = "_lengths = " in (tmp_path / "emitted.py").read_text()
+    assert generic == (name in AT_OTHER_LENGTHS)
+    if generic:
+        expected = autodiff.grad(str(source), at=longer)
+        value, grads = module.f_vjp(*longer.values())
+        assert value == pytest.approx(expected.value, rel=1e-12, abs=1e-12)
+        for p, g in zip(inputs, grads):
+            np.testing.assert_allclose(g, expected.gradient[p], rtol=1e-12, atol=1e-12)
+    else:
+        with pytest.raises(ValueError, match="emitted for the shapes"):
+            module.f_vjp(*[np.zeros(tuple(n + 1 for n in shapes[p])) for p in inputs])
 
 
 def test_a_rule_that_decides_is_written_as_an_if_and_holds_at_ties(tmp_path):

@@ -102,20 +102,54 @@ def _emit(target, wrt, mode, explain, version, at, shaped=False) -> str:
                           f"(its parameters: {', '.join(params)})")
     facts = analyse(functions, name, wrt)
     shapes = shaped_at(functions, name, globals_, at, shaped)
-    lines = header(target, name, params, wrt, mode, version)
-    w = Writer()
-    w.examples = shapes
-    lines += w.primal(globals_, "") + ([""] if globals_ else [])
-    for fname in [n for n in functions if n in facts or n == name] or [name]:
-        lines += plain_function(functions[fname], set(), shapes)
-    guard = fixed_shapes(params, at) if shapes is not None else same_shapes(params)
-    if mode in ("adjoint", "both"):
-        lines += adjoint_functions(functions, name, wrt, facts, explain, shapes, guard)
-    if mode in ("tangent", "both"):
-        lines += tangent_functions(functions, name, wrt, facts, explain, shapes, guard)
+    written = (functions, name, globals_, wrt, facts, mode, explain)
+    lines = _written(*written, shapes)
+    longer = None if shapes is None else other_lengths(functions, name, globals_, at)
+    if shapes is None:
+        guard = same_shapes(params)
+    elif longer is not None and _written(*written, longer) == lines:
+        guard = same_ranks(params, at)          # the text is the same at other lengths
+    else:
+        guard = fixed_shapes(params, at)
+    lines = [x for line in lines for x in (guard if line == GUARD else [line])]
+    lines = header(target, name, params, wrt, mode, version) + lines
     if any("operator." in line for line in lines):     # a rule's in-place operator (a scatter's +=)
         lines.insert(lines.index("import numpy as np"), "import operator")
     return "\n".join(lines).rstrip() + "\n"
+
+
+GUARD = "<the check of the inputs' shapes>"
+
+
+def _written(functions, name, globals_, wrt, facts, mode, explain, shapes) -> list:
+    """The module's functions, their rules written at `shapes` (None: elementwise), each
+    differentiated function's check of its inputs' shapes left as the line GUARD."""
+    w = Writer()
+    w.examples = shapes
+    lines = w.primal(globals_, "") + ([""] if globals_ else [])
+    for fname in [n for n in functions if n in facts or n == name] or [name]:
+        lines += plain_function(functions[fname], set(), shapes)
+    if mode in ("adjoint", "both"):
+        lines += adjoint_functions(functions, name, wrt, facts, explain, shapes, [GUARD])
+    if mode in ("tangent", "both"):
+        lines += tangent_functions(functions, name, wrt, facts, explain, shapes, [GUARD])
+    return lines
+
+
+def other_lengths(functions, name, globals_, at):
+    """The values each statement meets at the point made longer (each length n > 1 of the
+    inputs' axes n + 1, so lengths equal at the point stay equal, and 1 stays 1), or None where
+    the program does not run there (its text is then checked at the point's shapes only)."""
+    numpy = np()
+    longer = {}
+    for p, v in at.items():
+        shape = tuple(n + 1 if n > 1 else n for n in numpy.shape(v))
+        longer[p] = numpy.resize(numpy.asarray(v, dtype=float), shape) * (1.0 + 0.01 * numpy.arange(
+            numpy.prod(shape)).reshape(shape)) if shape else v
+    try:
+        return shaped_at(functions, name, globals_, longer, True)
+    except (SourceError, NotEmitted):
+        return None
 
 
 def shaped_at(functions, name, globals_, at, shaped=False):
@@ -143,6 +177,24 @@ def fixed_shapes(params, at) -> list:
     said = ", ".join(f"{p} {s}" for p, s in zip(params, shapes))
     return [f"{INDENT}if ({''.join(f'np.shape({p}), ' for p in params)}) != ({''.join(f'{s}, ' for s in shapes)}):",
             f"{INDENT}{INDENT}raise ValueError('emitted for the shapes {said}: emit again at a point of the new shapes')"]
+
+
+def same_ranks(params, at) -> list:
+    """The emitted derivatives hold at other lengths of the same ranks (their text named each
+    operand's shape, and was the same at other lengths), where the lengths equal at the point
+    stay equal and those of 1 stay 1 (which broadcasting and the rules' paths read): checked at entry."""
+    numpy = np()
+    shapes = [numpy.shape(at[p]) for p in params]
+    ranks = tuple(len(s) for s in shapes)
+    lengths = [n for s in shapes for n in s]
+    pattern = [lengths.index(n) if n != 1 else -1 for n in lengths]
+    said = ", ".join(f"{p} {s}" for p, s in zip(params, shapes))
+    args = "".join(f"{p}, " for p in params)
+    return [f"{INDENT}_lengths = {' + '.join(f'np.shape({p})' for p in params)}",
+            f"{INDENT}if tuple(np.ndim(v) for v in ({args})) != {ranks!r} or "
+            f"[_lengths.index(n) if n != 1 else -1 for n in _lengths] != {pattern!r}:",
+            f"{INDENT}{INDENT}raise ValueError('emitted for the shapes {said} and others of these ranks whose "
+            "lengths equal there are equal (and those of 1 are 1): emit again at a point of the new shapes')"]
 
 
 def same_shapes(params) -> list:

@@ -121,8 +121,8 @@ def _traced(rule, primitive, first, operand_names, examples, spread) -> tuple:
     """(lines, the operands' names by placeholder, namespace) of the rule traced on stand-ins;
     `spread`: each operand's stand-in of its own value (no two tie)."""
     namespace: dict = {}
-    tracer = Tracer(namespace, set(), assume_finite=True, scalars_as_values=examples is not None,
-                    notes_dropped=examples is not None)
+    tracer = ShapeNaming(namespace, set(), assume_finite=True, scalars_as_values=examples is not None,
+                         notes_dropped=examples is not None)
     examples = examples or [None] * len(operand_names)
     differentiable = len(primitive.generic_vjps)    # the arguments after them are parameters (an index)
     stands = [None if v is None else _stand(v, tracer, f"@a{i}", e, i - first >= differentiable)
@@ -136,7 +136,12 @@ def _traced(rule, primitive, first, operand_names, examples, spread) -> tuple:
     for s in stands:
         if type(s) in PROBES:
             names.setdefault(id(s), len(names))
-    # the probes' placeholders are given by `trace` itself: number them as it will
+    # the probes' placeholders are given by `trace` itself: number them as it will; an argument's
+    # shape is written as numpy's shape of it (its own first, then the adjoint's or the result's)
+    for s in stands[first:] + stands[:first]:
+        shape = getattr(s.example, "shape", ()) if type(s) in PROBES else ()
+        if shape and max(shape) > 1:
+            tracer.shapes.setdefault(shape, f"np.shape(@a{names[id(s)]})")
     example = rule(*[tracer.real(s) for s in stands])
     lines, _ = tracer.trace(rule, stands, {}, names, example)
     rule_names = {f"@a{names[id(s)]}": operand_names[i] for i, s in enumerate(stands) if type(s) in PROBES}
@@ -156,6 +161,22 @@ def _other_side(primitive, first, stands, tracer) -> list:
         ans = primitive.impl(other)
         stands[1] = probe_of(stands[1].name, numpy.asarray(ans) if numpy.ndim(ans) else numpy.float64(ans), tracer)
     return stands
+
+
+class ShapeNaming(Tracer):
+    """The rule tracer, a tuple that is the shape of one of the rule's operands written as
+    `np.shape(operand)` (`shapes`: shape -> that text): the text of a rule that broadcasts, sums
+    back or makes zeros of an operand's shape holds at other lengths (emit/module.py checks by
+    writing the module at a second point of other lengths)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.shapes: dict = {}
+
+    def constant(self, value) -> str:
+        if value.__class__ is tuple and all(v.__class__ is int for v in value) and value in self.shapes:
+            return self.shapes[value]
+        return super().constant(value)
 
 
 def _branched(trace, other, rule, primitive, fresh, known, writes) -> tuple:
