@@ -356,3 +356,27 @@ def test_symbolic_without_sympy_is_a_usage_error_with_the_install_hint(tmp_path)
                        capture_output=True, text=True, env=env, cwd=tmp_path)
     assert r.returncode == 2, r.stderr
     assert "autodiff[symbolic]" in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("name, param", [("softmax_xent.py", "z"), ("loop_over_array.py", "x")])
+def test_a_sample_emitted_at_n_3_validates_and_matches_grad_at_n_7(tmp_path, name, param):
+    """Issue 31, shapes: the rules' text names each operand's shape, so a module emitted at
+    arrays of length 3 holds at length 7 (the same rank); another rank is refused at entry."""
+    rng = np.random.default_rng(17)
+    target, module = emitted(tmp_path, PROGRAMS / name, at={param: rng.uniform(0.5, 2.0, 3)})
+    for _ in range(5):
+        point = {param: rng.uniform(-2.0, 2.0, 7)}
+        rows = api.validate_emitted(str(tmp_path / "emitted.py"), target, point)
+        assert [r["verdict"] for r in rows] == ["pass"] * 3
+        expected = autodiff.grad(str(PROGRAMS / name), at=point)
+        value, (g,) = module.f_vjp(point[param])
+        assert value == pytest.approx(expected.value, rel=1e-12, abs=1e-12)
+        np.testing.assert_allclose(g, expected.gradient[param], rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="emitted for the shapes"):
+        module.f_vjp(np.ones((7, 2)))
+
+
+def test_a_point_that_misses_an_input_is_a_usage_error():
+    with pytest.raises(SourceError) as err:
+        api.emit(str(PROGRAMS / "logistic_loss.py"), at={"w": np.array([0.5, -0.3])})
+    assert err.value.kind == "usage" and "no value for b" in err.value.message

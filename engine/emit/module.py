@@ -100,6 +100,10 @@ def _emit(target, wrt, mode, explain, version, at, shaped=False) -> str:
     if unknown:
         raise SourceError("usage", f"--wrt {unknown[0]}: {name} has no parameter {unknown[0]!r} "
                           f"(its parameters: {', '.join(params)})")
+    missing = [p for p in params if at is not None and p not in at]
+    if missing:
+        raise SourceError("usage", f"--at: no value for {missing[0]} (the point gives every input of "
+                          f"{name}: {', '.join(params)})")
     facts = analyse(functions, name, wrt)
     shapes = shaped_at(functions, name, globals_, at, shaped)
     written = (functions, name, globals_, wrt, facts, mode, explain)
