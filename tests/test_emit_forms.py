@@ -42,6 +42,9 @@ LOOPS = {
         "def f(x, a):\n    ys = [v * a + k for k, v in enumerate(x, 1)]\n    zs = [u * w for u, w in zip(ys, x)]\n"
         "    return sum(zs) + sum([v * v for v in x if v > 0.2]) + mean([sin(v) * a for v in x if v < 1.0 and v > -1.0])\n",
         {"x": (5,), "a": ()}),
+    "a helper's sum over an axis, in a loop": (
+        "def term(X, m):\n    d = (X - m) * 2.0\n    return sum(d * d, 1)\n\n\ndef f(X, M):\n    s = 0.0\n"
+        "    for k in range(len(M)):\n        s = s + sum(exp(-term(X, M[k])))\n    return s\n", {"X": (5, 2), "M": (3, 2)}),
     "pairs of rows": ("def f(X, y):\n    s = 0.0\n    i = 0\n    for r, t in zip(X, y):\n        a, b = r\n"
                       "        s = s + (a * t - b) ** 2 * (i + 1)\n        i = i + 1\n    return s\n", {"X": (4, 2), "y": (4,)}),
 }
@@ -73,6 +76,8 @@ def test_forms_emit_and_match_grad_at_five_points(tmp_path, name):
     _, module = emitted(tmp_path, source, at=point(rng, shapes))
     for _ in range(5):
         matches(module, source, point(rng, shapes))
+    if "_lengths = " in (tmp_path / "emitted.py").read_text():     # written for other lengths too
+        matches(module, source, point(rng, {p: tuple(n + 3 if n > 1 else n for n in s) for p, s in shapes.items()}))
 
 
 def test_a_zero_a_singular_matrix_and_the_zero_vector_take_the_rules_other_side(tmp_path):
@@ -107,3 +112,17 @@ def test_methods_map_to_the_languages_builtins_and_an_unknown_one_is_refused(tmp
     with pytest.raises(SourceError) as err:
         api.emit(str(source), at={"x": np.array([0.5, 1.5, 2.5])})
     assert err.value.kind == "not emitted" and "cumsum" in err.value.message and err.value.span.line == 3
+
+
+def test_unpacking_a_row_of_another_length_raises_rather_than_returning_a_number(tmp_path):
+    """`for a, b in X` takes each row's two items, as Python's unpacking does: at rows of another
+    length the emitted functions raise (numpy's reshape error, or the shape check), never a value."""
+    source = tmp_path / "program.py"
+    source.write_text("def f(X, c):\n    s = 0.0\n    for a, b in X:\n        s = s + a * b * c\n    return s\n")
+    _, module = emitted(tmp_path, source, at={"X": np.array([[1.0, 2.0], [0.5, 1.5], [2.0, -1.0]]), "c": 0.5})
+    assert module.f_vjp(np.array([[1.0, 2.0]] * 3), 2.0)[0] == pytest.approx(12.0, rel=1e-15)
+    for rows in (np.ones((3, 3)), np.ones((5, 3))):
+        with pytest.raises(ValueError):
+            module.f_vjp(rows, 0.5)
+        with pytest.raises(ValueError):
+            module.f(rows, 0.5)

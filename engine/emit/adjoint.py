@@ -17,12 +17,13 @@ def adj(name: str) -> str:
 class Adjoint(Writer):
     """`grads[h]`: the active params of each helper whose adjoint its reverse returns, in order."""
 
-    def __init__(self, fn, active, useful, grads: dict, explain=False, inline=frozenset()):
+    def __init__(self, fn, active, useful, grads: dict, explain=False, inline=frozenset(), shaped=False):
         super().__init__(explain, inline)
         self.fn, self.active, self.useful, self.grads = fn, active, useful, grads
+        self.shaped = shaped        # written at shapes: the rules' text names their operands' shapes
         counts = assigned(fn.body)
         self.reassigned = {n for n, c in counts.items() if c > 1 or n in fn.params}
-        self.pushed = self.reassigned & read_by_rules(fn.body, active, useful)
+        self.pushed = self.reassigned & read_by_rules(fn.body, active, useful, shaped)
         self.fresh_defs = first_definitions(fn)
         self.loops = 0
         # adjoints first written by an assignment at the sweep's top level (no `= 0.0` first),

@@ -152,6 +152,8 @@ class Text:
             return self.node(n.func)(*[self.node(a) for a in n.args])
         if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Add):
             return self.node(n.left) + self.node(n.right)
+        if isinstance(n, ast.Slice):
+            return slice(*[None if b is None else self.node(b) for b in (n.lower, n.upper, n.step)])
         if isinstance(n, ast.Subscript):
             return self.node(n.value)[self.node(n.slice)]
         raise SourceError("not emitted", f"emit: the text {ast.unparse(n)!r} has no value here", None)

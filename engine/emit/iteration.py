@@ -2,7 +2,8 @@
 item at an index. A range's items are its numbers, an array's its rows (the table's getitem),
 `enumerate(xs[, start])`'s the pairs (index + start, item), `zip(a, b, ...)`'s the tuples of the
 items at one index, as far as the shortest; a target that unpacks (`for i, v in ...`, `for a, b
-in rows`) binds each name to its part (a pair's, or an array row's items by getitem). A
+in rows`) binds each name to its part (a pair's, or an array row's items by getitem, the row
+checked to have as many, as Python's unpacking does: numpy's reshape error where not). A
 comprehension with `if` is emitted where its list is summed (sum or mean of it): a loop that adds
 the items its conditions keep, as numpy sums the list they make."""
 from __future__ import annotations
@@ -68,6 +69,9 @@ class Iteration:
             return
         if not isinstance(target, nodes.TupleExpr):
             refuse("a loop target that is not a name or names", target.span)
+        if not isinstance(value, list):     # an array's items: its first axis must be as long as the names
+            n = len(target.elts)
+            self.plain(f"np.reshape({literal(value)}, ({n},) + np.shape({literal(value)})[1:])", None, line)
         parts = value if isinstance(value, list) else \
             [self.apply("getitem", [value, j], line, None) for j in range(len(target.elts))]
         if len(parts) != len(target.elts):

@@ -231,12 +231,12 @@ def header(target, name, params, wrt, mode, version) -> list:
             "import numpy as np", "", ""]
 
 
-def kept(fn, fact) -> set:
+def kept(fn, fact, shaped=False) -> set:
     """The temporaries a sweep reads again (not inlined)."""
     if fact is None:
         return set()
     _, active, useful = fact
-    return read_by_rules(fn.body, active, useful) | useful
+    return read_by_rules(fn.body, active, useful, shaped) | useful
 
 
 def plain_function(fn, keep, shapes=None) -> list:
@@ -257,7 +257,9 @@ def adjoint_functions(functions, name, wrt, facts, explain, shapes=None, guard=(
     lines = []
     for fname in facts:
         fn = functions[fname]
-        a = Adjoint(fn, facts[fname][1], facts[fname][2], grads, explain, inlinable(fn, kept(fn, facts[fname])))
+        shaped = shapes is not None
+        a = Adjoint(fn, facts[fname][1], facts[fname][2], grads, explain,
+                    inlinable(fn, kept(fn, facts[fname], shaped)), shaped)
         a.fn_params, a.examples = params, shapes
         if fname != name:
             lines += helper_adjoint(fn, a, grads[fname])
@@ -276,7 +278,7 @@ def adjoint_functions(functions, name, wrt, facts, explain, shapes=None, guard=(
 def helper_adjoint(fn, a, grads) -> list:
     forward = a.forward(fn.body, INDENT)
     reverse = a.reverse(fn.body, INDENT)
-    kept = sorted(read_by_rules(fn.body, a.active, a.useful) | {OUT})
+    kept = sorted(read_by_rules(fn.body, a.active, a.useful, a.shaped) | {OUT})
     unbound = (set(kept) - binding(fn)) | unbound_saves(fn, a.saves)
     undefined = [f"{INDENT}{n} = None" for n in sorted(unbound)]
     pack = f"({', '.join(kept)},)"
@@ -292,7 +294,7 @@ def tangent_functions(functions, name, wrt, facts, explain, shapes=None, guard=(
     for fname in facts:
         fn = functions[fname]
         t = Tangent(fn, facts[fname][1], facts[fname][2], active_params, functions, explain,
-                    inlinable(fn, kept(fn, facts[fname])))
+                    inlinable(fn, kept(fn, facts[fname], shapes is not None)))
         t.examples = shapes
         body = t.lines(fn.body, INDENT)
         given = [p for p in fn.params if p in active_params[fname]]

@@ -245,13 +245,16 @@ def assigned(body) -> dict:
     return counts
 
 
-def read_by_rules(body, active, useful) -> set:
+def read_by_rules(body, active, useful, shaped=False) -> set:
     """The names the reverse sweep reads: the operands and results of the primitives it
-    differentiates (a helper's reverse restores its own values)."""
+    differentiates (a helper's reverse restores its own values); `shaped` (the rules written at
+    the operands' shapes, which their text names: np.shape(x)): every operand of those too."""
     names = set()
     for s in walk_ir(body):
         if isinstance(s, Prim) and s.target in useful:
             names.update(rule_reads(s, useful))
+            if shaped:
+                names.update(o for o in s.operands if o.__class__ is str)
     return names
 
 
