@@ -178,6 +178,15 @@ class ShapeNaming(Tracer):
             return self.shapes[value]
         return super().constant(value)
 
+    def call_method(self, probe, attr, args, kwargs):
+        """`x.reshape(shape with a 1 put in at k)` (expand_dims' one reshape) as np.expand_dims(x, k)."""
+        shape = getattr(probe.example, "shape", None)
+        if attr == "reshape" and len(args) == 1 and not kwargs and args[0].__class__ is tuple and shape is not None:
+            for k in range(len(shape) + 1):
+                if args[0] == shape[:k] + (1,) + shape[k:]:
+                    return self.let(f"np.expand_dims({probe.name}, {k})", probe.example.reshape(args[0]))
+        return super().call_method(probe, attr, args, kwargs)
+
 
 def _branched(trace, other, rule, primitive, fresh, known, writes) -> tuple:
     """One decision's two sides as an if: the lines before it once, then each side's, its result
