@@ -31,8 +31,8 @@ NOT_YET = {
                                                          "    return sum(y)\n",
     "a reduction over several axes": "def f(x):\n    B = x * 2.0\n    return sum(prod(B, axis=(0, 1)))\n",
     "norm with `ord` of a value whose rank is unknown": "def f(x):\n    B = x * 2.0\n    return norm(B, 1)\n",
-    "of a matrix (its singular values)": "def f(x):\n    A = [[1.0, 2.0], [3.0, 4.0]] * x[0]\n"
-                                         "    return norm(A, 'nuc')\n",
+    "norm with ord='nuc' of a matrix whose rank is unknown": "def f(x):\n    A = [[1.0, 2.0], [3.0, 4.0]] * x[0]\n"
+                                                              "    return norm(A, 'nuc')\n",
     "fails at the point given": "def f(x):\n    return sum([v * v for v in x[3:]])\n",
     "whose shapes change": "def f(x):\n    t = x\n    for i in range(2):\n        t = t[1:] * 2.0\n"
                            "    return sum(t)\n",

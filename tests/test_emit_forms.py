@@ -26,6 +26,8 @@ PROGRAMS = {
                             {"A": (3, 2), "x": (3,)}),
     "norm's matrix forms": ("def f(A, x):\n    return norm(A) + norm(A, 'fro') + norm(A, 1) + norm(A, -1) + norm(A, inf)"
                             " + norm(A, -inf) + norm(A, ord=1, axis=(0, 1)) + norm(x)\n", {"A": (3, 2), "x": (2,)}),
+    "norm of the singular values": ("def f(A, B):\n    return norm(A, 'nuc') + norm(A, 2) + norm(A, -2) + norm(B, 'nuc')"
+                                    " + norm(B, ord=2, axis=(0, 1))\n", {"A": (3, 2), "B": (2, 4)}),
     "methods and attributes": ("def f(A, x):\n    B = A.T @ x.reshape(3, 1)\n    return A.sum() + x.prod() + A.mean(axis=0)[1]"
                                " + A.max() + B.sum() * A.shape[0] + A.transpose(1, 0)[1, 2] + x.T[0] + (A * x[0]).min(1)[1]\n",
                                {"A": (3, 2), "x": (3,)}),

@@ -167,7 +167,7 @@ class Forms:
         if axis is None and order is not None and ndim == 2:
             axis = (0, 1)
         if axis.__class__ is tuple and len(axis) == 2:
-            return self.matrix_norm(x, order, tuple(self.axis(a, ndim, e) for a in axis), e, target)
+            return self.matrix_norm(x, order, tuple(self.axis(a, ndim, e) for a in axis), e, target, ndim)
         if axis.__class__ is tuple:
             axis = self.axis(axis, ndim, e) if len(axis) != 1 else self.axis(axis[0], ndim, e)
         return self.vector_norm(x, order, self.axis(axis, ndim, e), e, target)
@@ -191,7 +191,7 @@ class Forms:
         powered = self.reduce("sum", apply("pow", [size, float(order)], line, None), axis, line)
         return apply("pow", [powered, 1.0 / float(order)], line, target)
 
-    def matrix_norm(self, x, order, axes, e, target):
+    def matrix_norm(self, x, order, axes, e, target, ndim):
         rows, cols = axes
         line, apply = e.span.line, self.apply
         if order in (None, "fro"):
@@ -204,5 +204,8 @@ class Forms:
         if order in (math.inf, -math.inf):
             sums = self.reduce("sum", apply("abs", [x], line, None), cols, line)
             return self.reduce("max" if order > 0 else "min", sums, rows - (rows > cols), line, target)
-        self.refuse(f"norm with ord={order!r} of a matrix (its singular values)", e.span,
-                    "differentiate it with `autodiff grad` instead")
+        if order in ("nuc", 2, -2) and ndim == 2:      # of the singular values (the matrix's own axes)
+            values = self.apply("singular_values", [x], line, None)
+            return self.reduce({"nuc": "sum", 2: "max", -2: "min"}[order], values, None, line, target)
+        self.refuse(f"norm with ord={order!r} of a matrix" + (" of a rank other than 2" if ndim else
+                    " whose rank is unknown here"), e.span, "differentiate it with `autodiff grad` instead")

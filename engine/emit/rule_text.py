@@ -178,6 +178,15 @@ class ShapeNaming(Tracer):
             return self.shapes[value]
         return super().constant(value)
 
+    def function(self, func, args, kwargs):
+        """A numpy function of several arrays (svd's U, S, Vh): a line for each, indexing the call."""
+        result = self._result(func, args, kwargs)
+        if result.__class__ is not tuple and isinstance(result, tuple) and \
+                all(r.__class__ is self.numpy._module.ndarray for r in result):
+            call = self._call_text(self.bind(func), args, kwargs)
+            return tuple(self.let(f"{call}[{k}]", r) for k, r in enumerate(result))
+        return super().function(func, args, kwargs)
+
     def call_method(self, probe, attr, args, kwargs):
         """`x.reshape(shape with a 1 put in at k)` (expand_dims' one reshape) as np.expand_dims(x, k)."""
         shape = getattr(probe.example, "shape", None)

@@ -279,6 +279,6 @@ def _singular_values_jvp(t, ans, x):
 
 
 singular_values = defprim("singular_values", lambda x: _np_linalg().svd(x, compute_uv=False),
-                          vjp=(_singular_values_vjp,), jvp=(_singular_values_jvp,))
+                          vjp=(_singular_values_vjp,), jvp=(_singular_values_jvp,), emits_at_shapes=True)
 svd_u = defprim("svd_u", lambda x: _tall(x)[0], vjp=(_svd_u_vjp,), jvp=(_svd_u_jvp,))
 svd_vh = defprim("svd_vh", lambda x: _tall(x)[2], vjp=(_svd_vh_vjp,), jvp=(_svd_vh_jvp,))
