@@ -31,6 +31,8 @@ PROGRAMS = {
     "methods and attributes": ("def f(A, x):\n    B = A.T @ x.reshape(3, 1)\n    return A.sum() + x.prod() + A.mean(axis=0)[1]"
                                " + A.max() + B.sum() * A.shape[0] + A.transpose(1, 0)[1, 2] + x.T[0] + (A * x[0]).min(1)[1]\n",
                                {"A": (3, 2), "x": (3,)}),
+    "dot of parameters": ("def f(A, x, c):\n    return sum(A.dot(x)) + x.dot(x) + dot(A, c)[0, 1] + dot(x, A)[1]\n",
+                          {"A": (3, 3), "x": (3,), "c": ()}),
     "det of a local, prod of a product": ("def f(A, x):\n    M = A @ A.T + 0.1\n    return det(M) * sum(x) + prod(x * x)\n",
                                           {"A": (2, 2), "x": (4,)}),
 }

@@ -17,7 +17,7 @@ from ..lang.call_forms import METHODS
 from ..lang.keywords import accepted_keywords
 from .rule_text import primitive
 
-FORMS = ("norm", "prod", "transpose", "reshape")     # builtins whose numpy arguments choose the entries they apply
+FORMS = ("norm", "prod", "transpose", "reshape", "dot")     # builtins whose numpy arguments choose the entries they apply
 INF = {"inf": math.inf}
 PARAMETERS = {"norm": ("ord", "axis", "keepdims"), "prod": ("axis", "dtype", "out", "keepdims"), "transpose": ("axes",)}
 
@@ -112,11 +112,15 @@ class Forms:
         args = positional(e, self.refuse)
         name, line = e.func.id, e.span.line
         x = self.low.value(args[0], None)
-        params = [literal_value(a, self.refuse, f"the {k} of {name}") for a, k in
+        if name == "dot" and len(args) != 2:
+            self.refuse("dot with other than two arguments", e.span)
+        params = [] if name == "dot" else [literal_value(a, self.refuse, f"the {k} of {name}") for a, k in
                   zip(args[1:], PARAMETERS[name] if name in PARAMETERS else ("shape",) * len(args))]
         keepdims = dict(zip(PARAMETERS.get(name, ()), params)).get("keepdims")
         if keepdims or (name == "prod" and any(p is not None for p in params[1:3])):
             self.refuse(f"`{name}` with keepdims, dtype or out", e.span)
+        if name == "dot":
+            return self.dot(x, self.low.value(args[1], None), rank, e, target)
         if name in ("transpose", "reshape"):
             return self.shaped(name, x, params, e, target)
         if name == "prod":
@@ -125,6 +129,18 @@ class Forms:
         order = params[0] if params else None
         axis = params[1] if len(params) > 1 else None
         return self.norm(x, order, axis, rank(x), e, target)
+
+    def dot(self, a, b, rank, e, target):
+        """numpy's dot (core/library/linalg.py's): a product where either is a number, matmul where
+        b has at most two axes; the ranks are the point's (of parameters)."""
+        ranks = [0 if v.__class__ is not str else rank(v) for v in (a, b)]
+        if None in ranks:
+            self.refuse("dot of a value whose rank is unknown here", e.span, "write a @ b (or a * b for numbers)")
+        if 0 in ranks:
+            return self.low.apply("mul", [a, b], e.span.line, target)
+        if ranks[1] > 2:
+            self.refuse("dot of an array of more than two axes", e.span)
+        return self.low.apply("matmul", [a, b], e.span.line, target)
 
     def shaped(self, name, x, params, e, target):
         """transpose(x) (its axes reversed), transpose(x, axes) (permute_dims), reshape(x, shape)."""
