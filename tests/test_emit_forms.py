@@ -31,6 +31,12 @@ PROGRAMS = {
     "methods and attributes": ("def f(A, x):\n    B = A.T @ x.reshape(3, 1)\n    return A.sum() + x.prod() + A.mean(axis=0)[1]"
                                " + A.max() + B.sum() * A.shape[0] + A.transpose(1, 0)[1, 2] + x.T[0] + (A * x[0]).min(1)[1]\n",
                                {"A": (3, 2), "x": (3,)}),
+    "the methods with no builtin of their name, var, std, clip": (
+        "def f(A, x):\n    return sum(x.flatten()) * A.ravel()[4] + x[1:2].item() + sum(x.copy() * x.astype(float))"
+        " + x.var() + A.std(axis=0, ddof=1)[2] + var(A, 1)[0] + std(x) + sum(x.clip(-0.5, 0.5)) + sum(clip(A, 0.2, None))\n",
+        {"A": (3, 3), "x": (4,)}),
+    "an index from argmax": ("def f(A, x):\n    return x[x.argmax()] * A[0, 0] + x[argmin(x)] * A[argmax(x)][1]\n",
+                             {"A": (4, 2), "x": (4,)}),
     "dot of parameters": ("def f(A, x, c):\n    return sum(A.dot(x)) + x.dot(x) + dot(A, c)[0, 1] + dot(x, A)[1]\n",
                           {"A": (3, 3), "x": (3,), "c": ()}),
     "det of a local, prod of a product": ("def f(A, x):\n    M = A @ A.T + 0.1\n    return det(M) * sum(x) + prod(x * x)\n",

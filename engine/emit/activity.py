@@ -33,8 +33,8 @@ def carries(s) -> bool:
 
 
 def operands(s) -> list:
-    if isinstance(s, Prim):
-        return [o for o in s.operands if o.__class__ is str]
+    if isinstance(s, Prim):     # an index or an axis carries no derivative (sweeps.differentiable)
+        return [o for i, o in enumerate(s.operands) if o.__class__ is str and (s.prim.arity is None or i < s.prim.arity)]
     if isinstance(s, Copy):
         return [s.source] if s.source.__class__ is str else []
     if isinstance(s, (Call, Opaque)):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from .activity import refuse_live
 from .lower import OUT, Call, Copy, For, If, Jump, Plain, Prim, While, jumps
-from .sweeps import INDENT, Writer, assigned, ends_in_jump, number, read_by_rules
+from .sweeps import INDENT, Writer, assigned, differentiable, ends_in_jump, number, read_by_rules
 
 
 def adj(name: str) -> str:
@@ -149,7 +149,7 @@ class Adjoint(Writer):
         ans = s.target if s.prim.needs_ans else None
         known: dict = {}                # the temporaries this statement's adjoints share (CSE)
         for i, o in enumerate(s.operands):
-            if not self.live(o):
+            if not self.live(o) or not differentiable(s.prim, i):
                 continue
             statements, expr = self.rule(s, ("vjp", i), [adj(s.target), ans, *s.operands], known)
             out += [pad + self.tagged(t, s.line) for t in statements]

@@ -17,9 +17,10 @@ from ..lang.call_forms import METHODS
 from ..lang.keywords import accepted_keywords
 from .rule_text import primitive
 
-FORMS = ("norm", "prod", "transpose", "reshape", "dot")     # builtins whose numpy arguments choose the entries they apply
+FORMS = ("norm", "prod", "transpose", "reshape", "dot", "var", "std", "clip")     # builtins whose numpy arguments choose the entries they apply
 INF = {"inf": math.inf}
-PARAMETERS = {"norm": ("ord", "axis", "keepdims"), "prod": ("axis", "dtype", "out", "keepdims"), "transpose": ("axes",)}
+PARAMETERS = {"norm": ("ord", "axis", "keepdims"), "prod": ("axis", "dtype", "out", "keepdims"), "transpose": ("axes",),
+              "var": ("axis", "ddof", "keepdims"), "std": ("axis", "ddof", "keepdims")}
 
 
 def kink_spelling(prim):
@@ -31,10 +32,20 @@ def kink_spelling(prim):
 
 def as_builtin_call(e, refuse):
     """`A.sum(axis=0)` as `sum(A, axis=0)`, `A.transpose(1, 0)` as `transpose(A, (1, 0))`: the
-    language's methods (lang/call_forms.py's METHODS), each the builtin of its name."""
+    language's methods (lang/call_forms.py's METHODS), each the builtin of its name; those with no
+    builtin of their name (its METHOD_FALLBACKS) as what they are there: x.copy() and
+    x.astype(float) the value, x.astype(int) trunc(x), x.flatten() and x.ravel() reshape(x, -1),
+    x.item() reshape(x, ())."""
     method = e.func
-    if method.attr not in METHODS or method.attr in ("keys", "values", "items"):
+    if method.attr not in METHODS or method.attr in ("keys", "values", "items", "squeeze"):
         refuse(f"the method `.{method.attr}()`", e.span)
+    x, name = method.value, method.attr
+    kind = e.args[0].id if name == "astype" and len(e.args) == 1 and isinstance(e.args[0], nodes.Name) else None
+    if name == "copy" or kind == "float":
+        return x
+    if kind == "int" or name in ("flatten", "ravel", "item"):
+        shape = (nodes.Num(-1.0, e.span),) if name in ("flatten", "ravel") else ()
+        return nodes.Call(nodes.Name("trunc" if kind else "reshape", method.attr_span), (x, *shape), e.span)
     args = tuple(e.args)
     if method.attr == "transpose" and len(args) > 1:
         args = (nodes.TupleExpr(args, e.span),)
@@ -112,6 +123,9 @@ class Forms:
         args = positional(e, self.refuse)
         name, line = e.func.id, e.span.line
         x = self.low.value(args[0], None)
+        if name == "clip":
+            bounds = [None if a is None or isinstance(a, nodes.NoneLit) else self.low.value(a, None) for a in args[1:3]]
+            return self.clip(x, bounds, e, target)
         if name == "dot" and len(args) != 2:
             self.refuse("dot with other than two arguments", e.span)
         params = [] if name == "dot" else [literal_value(a, self.refuse, f"the {k} of {name}") for a, k in
@@ -121,6 +135,9 @@ class Forms:
             self.refuse(f"`{name}` with keepdims, dtype or out", e.span)
         if name == "dot":
             return self.dot(x, self.low.value(args[1], None), rank, e, target)
+        if name in ("var", "std"):
+            spread = dict(zip(PARAMETERS[name], params))
+            return self.variance(name, x, self.axis(spread.get("axis"), rank(x), e), spread.get("ddof") or 0, e, target)
         if name in ("transpose", "reshape"):
             return self.shaped(name, x, params, e, target)
         if name == "prod":
@@ -129,6 +146,28 @@ class Forms:
         order = params[0] if params else None
         axis = params[1] if len(params) > 1 else None
         return self.norm(x, order, axis, rank(x), e, target)
+
+    def variance(self, name, x, axis, ddof, e, target):
+        """core/library/reductions.py's var (the squares about the mean over the count less ddof)
+        and std (its square root), over all of x or one axis."""
+        line, apply = e.span.line, self.apply
+        count = f"np.size({x})" if axis is None else f"np.shape({x})[{axis}]"
+        centre = apply("div", [self.reduce("sum", x, axis, line), self.low.plain(count, None, line)], line, None)
+        if axis is not None:
+            centre = self.low.apply("expand_dims", [centre, axis], line, None)
+        centred = apply("sub", [x, centre], line, None)
+        squares = self.reduce("sum", apply("mul", [centred, centred], line, None), axis, line)
+        kept = self.low.plain(f"max({count} - {ddof!r}, 0)", None, line)
+        result = apply("div", [squares, kept], line, None if name == "std" else target)
+        return apply("sqrt", [result], line, target) if name == "std" else result
+
+    def clip(self, x, bounds, e, target):
+        """core/library/elementwise.py's clip: x where it is within the bounds, else the bound."""
+        line, out = e.span.line, x
+        for bound, test in zip(bounds, ("lt", "gt")):
+            if bound is not None:
+                out = self.apply("where", [self.apply(test, [out, bound], line, None), bound, out], line, None)
+        return self.low.expr_named(out, target, line) if target is not None else out
 
     def dot(self, a, b, rank, e, target):
         """numpy's dot (core/library/linalg.py's): a product where either is a number, matmul where

@@ -115,7 +115,7 @@ class Examples:
                               "keep each value one shape (emit writes each statement for one shape)")
 
 
-BUILTINS = {"len": len, "range": range, "int": int, "min": min}       # the Python builtins the IR's texts call
+BUILTINS = {"len": len, "range": range, "int": int, "min": min, "max": max}       # the Python builtins the IR's texts call
 
 
 class Text:
@@ -150,8 +150,9 @@ class Text:
             return items if isinstance(n, ast.List) else tuple(items)
         if isinstance(n, ast.Call):
             return self.node(n.func)(*[self.node(a) for a in n.args])
-        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Add):
-            return self.node(n.left) + self.node(n.right)
+        if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Add, ast.Sub)):
+            left, right = self.node(n.left), self.node(n.right)
+            return left + right if isinstance(n.op, ast.Add) else left - right
         if isinstance(n, ast.Slice):
             return slice(*[None if b is None else self.node(b) for b in (n.lower, n.upper, n.step)])
         if isinstance(n, ast.Subscript):

@@ -201,7 +201,9 @@ class Lowering(Iteration):
         if isinstance(e, nodes.IfExp):
             return self.if_expression(e, target)
         if isinstance(e, nodes.Call):
-            return self.call(as_builtin_call(e, refuse) if isinstance(e.func, nodes.Attribute) else e, target)
+            if isinstance(e.func, nodes.Attribute):
+                return self.value(as_builtin_call(e, refuse), target)
+            return self.call(e, target)
         if isinstance(e, nodes.Attribute) or (isinstance(e, nodes.Subscript) and isinstance(e.value, nodes.Attribute)
                                                  and e.value.attr == "shape"):
             return attribute(self, e, target, refuse)

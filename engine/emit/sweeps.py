@@ -278,6 +278,12 @@ def rule_reads(s, useful) -> set:
     return names
 
 
+def differentiable(prim, position) -> bool:
+    """Whether the entry's argument at `position` has a derivative: not a parameter after its
+    arity (an index, an axis), whose value may come from an array (x[argmax(x)]) but carries none."""
+    return prim.arity is None or position < prim.arity
+
+
 def ends_in_jump(body) -> bool:
     """Every path through `body` ends in a break or continue."""
     if not body:

@@ -67,7 +67,7 @@ def _expand_dims(x, axis):
     return m.expand_dims(x, axis)
 
 
-expand_dims = defprim("expand_dims", _expand_dims, needs_args=False, taped_vjp=True, plannable=True,
+expand_dims = defprim("expand_dims", _expand_dims, needs_args=False, taped_vjp=True, plannable=True, emits_at_shapes=True,
                       make_op=params_op("axis"),
                       vjp=(lambda g, ans, x, axis: reshape(g, shape(x)),),
                       jvp=(lambda t, ans, x, axis: expand_dims(t, axis),), complex_values=True)
