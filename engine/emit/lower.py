@@ -4,14 +4,14 @@ name where the source names it); control flow kept as it is written (if, while, 
 range), helpers called by name; a `return` that ends one branch takes the rest of its block into
 the other (so every function has one exit, its result in `_out`). Arrays: indexing is the table's
 getitem (an index a whole number, a name or a slice of numbers), item assignment its
-index_update, `for v in A` a loop over range(len(A)) with v = A[i], a comprehension a loop of
-index_update, sum/mean/max/min (with an axis) the table's reductions written as numpy's
-functions, a list of numbers an np.array constant. What the IR has no form for yet is refused
-with the construct and its line (`refuse`)."""
+index_update, `for v in A` (enumerate, zip, targets that unpack: emit/iteration.py) a loop over
+range(len(A)) with v = A[i], a comprehension a loop of index_update, sum/mean/max/min (with an
+axis) the table's reductions written as numpy's functions, a list of numbers an np.array
+constant; methods, keywords, prod, norm, var, dot... as emit/builtin_forms.py writes them. What
+the IR has no form for yet is refused with the construct and its line (`refuse`)."""
 from __future__ import annotations
 
 from ...parser import nodes
-from ...parser.errors import SourceError
 from ..core.backend import np
 from ..core.rules import builtin_primitives
 from ..lang.builtins import CONSTANTS as LANGUAGE_CONSTANTS
@@ -214,6 +214,9 @@ class Lowering(Iteration):
         if isinstance(e, nodes.ListComp) and not e.as_dict and len(e.clauses) == 1:
             refuse("a comprehension with `if` whose list is not summed", e.span,
                    "sum it (sum([... if ...]), mean(...)), or write where(condition, value, 0.0)")
+        if isinstance(e, nodes.ListComp):
+            refuse("a dict comprehension" if e.as_dict else "a comprehension with several `for` clauses", e.span,
+                   "write the loops out with for statements")
         if isinstance(e, nodes.ListExpr) and constant_list(e) is not None:
             return self.plain(f"np.array({constant_list(e)!r})", target, line)
         refuse(f"{describe(e)}", e.span)
