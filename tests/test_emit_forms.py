@@ -35,6 +35,8 @@ PROGRAMS = {
         "def f(A, x):\n    return sum(x.flatten()) * A.ravel()[4] + x[1:2].item() + sum(x.copy() * x.astype(float))"
         " + x.var() + A.std(axis=0, ddof=1)[2] + var(A, 1)[0] + std(x) + sum(x.clip(-0.5, 0.5)) + sum(clip(A, 0.2, None))\n",
         {"A": (3, 3), "x": (4,)}),
+    "keepdims": ("def f(A):\n    z = A - max(A, 1, keepdims=True)\n    return sum(exp(z) / sum(exp(z), axis=1, keepdims=True)"
+                 " * A) + sum(A.mean(axis=0, keepdims=True) * A)\n", {"A": (3, 4)}),
     "an index from argmax": ("def f(A, x):\n    return x[x.argmax()] * A[0, 0] + x[argmin(x)] * A[argmax(x)][1]\n",
                              {"A": (4, 2), "x": (4,)}),
     "dot of parameters": ("def f(A, x, c):\n    return sum(A.dot(x)) + x.dot(x) + dot(A, c)[0, 1] + dot(x, A)[1]\n",

@@ -369,6 +369,11 @@ class Lowering(Iteration):
             return target
         if name in REDUCTIONS and (len(args) == 1 or (len(args) == 2 and is_whole(args[1]))):
             return self.reduction(name, args, line, target)
+        if name in REDUCTIONS and len(args) == 3 and is_whole(args[1]) and args[2].__class__ is bool:
+            if not args[2]:         # keepdims=False
+                return self.reduction(name, args[:2], line, target)
+            kept = self.reduction(name, args[:2], line, None)      # keepdims=True: the axis put back
+            return self.apply("expand_dims", [kept, int(args[1])], line, target)
         prim = self.builtins.get(name)
         if prim is None or not (prim.elementwise or prim.emits_at_shapes) or len(args) != prim.arity:
             return self.opaque(e, name, args, target)
