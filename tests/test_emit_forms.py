@@ -37,6 +37,8 @@ PROGRAMS = {
         {"A": (3, 3), "x": (4,)}),
     "keepdims": ("def f(A):\n    z = A - max(A, 1, keepdims=True)\n    return sum(exp(z) / sum(exp(z), axis=1, keepdims=True)"
                  " * A) + sum(A.mean(axis=0, keepdims=True) * A)\n", {"A": (3, 4)}),
+    "cumsum, cumprod": ("def f(A, x):\n    return x.cumsum()[1] * sum(cumsum(A, 1) * cumprod(A, axis=0)) + sum(x.cumprod())\n",
+                        {"A": (3, 2), "x": (4,)}),
     "an index from argmax": ("def f(A, x):\n    return x[x.argmax()] * A[0, 0] + x[argmin(x)] * A[argmax(x)][1]\n",
                              {"A": (4, 2), "x": (4,)}),
     "dot of parameters": ("def f(A, x, c):\n    return sum(A.dot(x)) + x.dot(x) + dot(A, c)[0, 1] + dot(x, A)[1]\n",
@@ -120,10 +122,10 @@ def test_methods_map_to_the_languages_builtins_and_an_unknown_one_is_refused(tmp
     """A method is the builtin of its name (lang/call_forms.py's METHODS); one the IR cannot
     write names itself and its line."""
     source = tmp_path / "program.py"
-    source.write_text("def f(x):\n    y = x * 2.0\n    return y.cumsum()[1]\n")
+    source.write_text("def f(x):\n    y = x * 2.0\n    return sum(y.squeeze())\n")
     with pytest.raises(SourceError) as err:
         api.emit(str(source), at={"x": np.array([0.5, 1.5, 2.5])})
-    assert err.value.kind == "not emitted" and "cumsum" in err.value.message and err.value.span.line == 3
+    assert err.value.kind == "not emitted" and ".squeeze()" in err.value.message and err.value.span.line == 3
 
 
 def test_unpacking_a_row_of_another_length_raises_rather_than_returning_a_number(tmp_path):
@@ -138,3 +140,13 @@ def test_unpacking_a_row_of_another_length_raises_rather_than_returning_a_number
             module.f_vjp(rows, 0.5)
         with pytest.raises(ValueError):
             module.f(rows, 0.5)
+
+
+def test_cumprod_at_zeros_takes_its_rules_other_side(tmp_path):
+    source = tmp_path / "program.py"
+    source.write_text(PROGRAMS["cumsum, cumprod"][0])
+    rng = np.random.default_rng(8)
+    _, module = emitted(tmp_path, source, at=point(rng, PROGRAMS["cumsum, cumprod"][1]))
+    for A, x in ((np.array([[0.0, 1.0], [2.0, 0.0], [0.5, 3.0]]), np.array([1.0, 0.0, 2.0, 0.0])),
+                 (np.zeros((3, 2)), np.zeros(4))):
+        matches(module, source, {"A": A, "x": x})

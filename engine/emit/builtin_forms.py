@@ -17,10 +17,11 @@ from ..lang.call_forms import METHODS
 from ..lang.keywords import accepted_keywords
 from .rule_text import primitive
 
-FORMS = ("norm", "prod", "transpose", "reshape", "dot", "var", "std", "clip")     # builtins whose numpy arguments choose the entries they apply
+FORMS = ("norm", "prod", "transpose", "reshape", "dot", "var", "std", "clip", "cumsum", "cumprod")     # builtins whose numpy arguments choose the entries they apply
 INF = {"inf": math.inf}
 PARAMETERS = {"norm": ("ord", "axis", "keepdims"), "prod": ("axis", "dtype", "out", "keepdims"), "transpose": ("axes",),
-              "var": ("axis", "ddof", "keepdims"), "std": ("axis", "ddof", "keepdims")}
+              "var": ("axis", "ddof", "keepdims"), "std": ("axis", "ddof", "keepdims"), "cumsum": ("axis",),
+              "cumprod": ("axis",)}
 
 
 def kink_spelling(prim):
@@ -135,6 +136,12 @@ class Forms:
             self.refuse(f"`{name}` with keepdims, dtype or out", e.span)
         if name == "dot":
             return self.dot(x, self.low.value(args[1], None), rank, e, target)
+        if name in ("cumsum", "cumprod"):          # core/library/reductions.py's: None flattens
+            axis = self.axis(params[0] if params else None, rank(x), e)
+            if axis is None:
+                x, axis = self.low.apply("reshape", [x, (-1,)], e.span.line, None), 0
+            operands = [x, axis, False] if name == "cumsum" else [x, axis]
+            return self.low.apply(name, operands, e.span.line, target)
         if name in ("var", "std"):
             spread = dict(zip(PARAMETERS[name], params))
             return self.variance(name, x, self.axis(spread.get("axis"), rank(x), e), spread.get("ddof") or 0, e, target)

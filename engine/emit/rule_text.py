@@ -158,7 +158,7 @@ def _other_side(primitive, first, stands, tracer) -> list:
     other = primitive.other_side(numpy.array(x.example))
     stands[first] = probe_of(x.name, other, tracer)
     if first == 2 and type(stands[1]) in PROBES:
-        ans = primitive.impl(other)
+        ans = primitive.impl(other, *[tracer.real(s) for s in stands[first + len(primitive.generic_vjps):]])
         stands[1] = probe_of(stands[1].name, numpy.asarray(ans) if numpy.ndim(ans) else numpy.float64(ans), tracer)
     return stands
 

@@ -198,7 +198,7 @@ def _prod_jvp(t, ans, x, axis=None):
     return sum(t * _others(x, axis), axis)
 
 
-def _with_a_zero(x):
+def with_a_zero(x):
     """x with its first element 0: the other side of prod's rules' test for a zero."""
     x = x.copy()
     x.flat[0] = 0.0
@@ -207,7 +207,7 @@ def _with_a_zero(x):
 
 # prod(x, axis): axis an int (not negative) or None; the library moves keepdims and tuples here
 prod = defprim("prod", _prod, needs_ans=True, make_op=_AXIS, vjp=(_prod_vjp,), jvp=(_prod_jvp,), complex_values=True,
-               emits_at_shapes=True, other_side=_with_a_zero)
+               emits_at_shapes=True, other_side=with_a_zero)
 
 
 def _norm(x):
