@@ -150,3 +150,15 @@ def test_cumprod_at_zeros_takes_its_rules_other_side(tmp_path):
     for A, x in ((np.array([[0.0, 1.0], [2.0, 0.0], [0.5, 3.0]]), np.array([1.0, 0.0, 2.0, 0.0])),
                  (np.zeros((3, 2)), np.zeros(4))):
         matches(module, source, {"A": A, "x": x})
+
+
+def test_the_primal_checks_the_shapes_it_was_written_for(tmp_path):
+    """The primal `f` is written at the point's shapes too (indexing, reductions): it checks them
+    at entry as f_vjp and f_jvp do, rather than return a number for other ones."""
+    source = tmp_path / "program.py"
+    source.write_text("D = [[1.0, 2.0], [3.0, 4.0]]\n\n\ndef f(x):\n    return sum((D @ x) * x)\n")
+    _, module = emitted(tmp_path, source, at={"x": np.array([0.5, 1.5])})
+    assert module.f(np.array([1.0, 2.0])) == pytest.approx(27.0, rel=1e-15)
+    for x in (np.ones(3), np.ones((2, 2)), 2.0):
+        with pytest.raises(ValueError, match="emitted for the shapes"):
+            module.f(x)

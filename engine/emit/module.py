@@ -132,7 +132,7 @@ def _written(functions, name, globals_, wrt, facts, mode, explain, shapes) -> li
     w.examples = shapes
     lines = w.primal(globals_, "") + ([""] if globals_ else [])
     for fname in [n for n in functions if n in facts or n == name] or [name]:
-        lines += plain_function(functions[fname], set(), shapes)
+        lines += plain_function(functions[fname], set(), shapes, [GUARD] if fname == name and shapes is not None else [])
     if mode in ("adjoint", "both"):
         lines += adjoint_functions(functions, name, wrt, facts, explain, shapes, [GUARD])
     if mode in ("tangent", "both"):
@@ -239,11 +239,12 @@ def kept(fn, fact, shaped=False) -> set:
     return read_by_rules(fn.body, active, useful, shaped) | useful
 
 
-def plain_function(fn, keep, shapes=None) -> list:
-    """The primal: the source's computation as numpy (its result returned where it is made)."""
+def plain_function(fn, keep, shapes=None, guard=()) -> list:
+    """The primal: the source's computation as numpy (its result returned where it is made);
+    `guard`: its check of the inputs' shapes first."""
     w = Writer(inline=inlinable(fn, keep))
     w.examples = shapes
-    body = w.primal(fn.body, INDENT)
+    body = [*guard, *w.primal(fn.body, INDENT)]
     last = body[-1] if body else ""
     if last.startswith(f"{INDENT}{OUT} = ") and sum(line.lstrip().startswith(f"{OUT} = ") for line in body) == 1:
         body[-1] = f"{INDENT}return {last[len(INDENT) + len(OUT) + 3:]}"
