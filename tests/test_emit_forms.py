@@ -59,6 +59,11 @@ LOOPS = {
     "a helper's sum over an axis, in a loop": (
         "def term(X, m):\n    d = (X - m) * 2.0\n    return sum(d * d, 1)\n\n\ndef f(X, M):\n    s = 0.0\n"
         "    for k in range(len(M)):\n        s = s + sum(exp(-term(X, M[k])))\n    return s\n", {"X": (5, 2), "M": (3, 2)}),
+    "x[i, j] of names": ("def f(A, x):\n    s = 0.0\n    for i in range(len(x)):\n        for j in range(i + 1):\n"
+                         "            s = s + A[i, j] * x[j] * x[i]\n    return s\n", {"A": (3, 3), "x": (3,)}),
+    "x[i, j] = v of names": ("def f(A, x):\n    B = A * 1.0\n    for i in range(len(x)):\n        for j in range(len(x)):\n"
+                             "            B[i, j] += x[i] * x[j]\n        B[i, i] = B[i, i] * x[i]\n    return sum(B * A)\n",
+                             {"A": (3, 3), "x": (3,)}),
     "pairs of rows": ("def f(X, y):\n    s = 0.0\n    i = 0\n    for r, t in zip(X, y):\n        a, b = r\n"
                       "        s = s + (a * t - b) ** 2 * (i + 1)\n        i = i + 1\n    return s\n", {"X": (4, 2), "y": (4,)}),
 }

@@ -145,14 +145,23 @@ class Lowering(Iteration):
             refuse("an item assignment into anything but a name", s.span)
         name = t.value.id
         parts = [self.index_part(p) for p in t.index]
+        heads = []              # x[i, j] = v of whole numbers: x[i] with its item j set, set in x
         if len(parts) > 1 and any(p.__class__ is str for p in parts):
-            refuse("indexing by a name among several indices", s.span, "index one axis at a time: x[i][j]")
+            if any(p.__class__ is slice or p is None for p in parts):
+                refuse("indexing by a name among several indices with a slice", s.span,
+                       "index one axis at a time: x[i][j]")
+            heads, parts = parts[:-1], parts[-1:]
+        rows = [name]
+        for p in heads:
+            rows.append(self.apply("getitem", [rows[-1], p], line, None))
         index = parts[0] if len(parts) == 1 else tuple(parts)
         value = self.value(s.value, None)
         if s.op is not None:
-            old = self.apply("getitem", [name, index], line, None)
+            old = self.apply("getitem", [rows[-1], index], line, None)
             value = self.apply(OPERATORS[s.op] if s.op != "**" else "pow", [old, value], line, None)
-        self.apply("index_update", [name, value, index], line, name)
+        for k in range(len(rows) - 1, -1, -1):
+            value = self.apply("index_update", [rows[k], value, index], line, name if k == 0 else None)
+            index = heads[k - 1] if k else index
 
     def assign(self, s, line) -> None:
         if not s.unpack:
@@ -252,7 +261,11 @@ class Lowering(Iteration):
         value = self.value(e.value, None)
         parts = [self.index_part(p) for p in e.index]
         if len(parts) > 1 and any(p.__class__ is str for p in parts):
-            refuse("indexing by a name among several indices", e.span, "index one axis at a time: x[i][j]")
+            if any(p.__class__ is slice or p is None for p in parts):
+                refuse("indexing by a name among several indices with a slice", e.span, "index one axis at a time: x[i][j]")
+            for p in parts[:-1]:        # x[i, j] of whole numbers is x[i][j]
+                value = self.apply("getitem", [value, p], e.span.line, None)
+            return self.apply("getitem", [value, parts[-1]], e.span.line, target)
         index = parts[0] if len(parts) == 1 else tuple(parts)
         return self.apply("getitem", [value, index], e.span.line, target)
 
