@@ -64,6 +64,10 @@ LOOPS = {
     "x[i, j] = v of names": ("def f(A, x):\n    B = A * 1.0\n    for i in range(len(x)):\n        for j in range(len(x)):\n"
                              "            B[i, j] += x[i] * x[j]\n        B[i, i] = B[i, i] * x[i]\n    return sum(B * A)\n",
                              {"A": (3, 3), "x": (3,)}),
+    "slices whose bounds are names": (
+        "def f(x, a):\n    s = 0.0\n    for i in range(len(x) - 1):\n        w = x[i:i + 2]\n        s = s + sum(w * w) * a\n"
+        "    k = 1\n    y = x * a\n    y[k:] = 0.5 * y[:len(x) - k]\n    return s + sum(x[k:] * a) + sum(y * x)\n",
+        {"x": (5,), "a": ()}),
     "pairs of rows": ("def f(X, y):\n    s = 0.0\n    i = 0\n    for r, t in zip(X, y):\n        a, b = r\n"
                       "        s = s + (a * t - b) ** 2 * (i + 1)\n        i = i + 1\n    return s\n", {"X": (4, 2), "y": (4,)}),
 }

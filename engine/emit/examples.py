@@ -44,6 +44,8 @@ class Examples:
         return env.get(OUT)
 
     def value(self, env, v):
+        if v.__class__ is slice:        # a slice whose bounds are names: their values
+            return slice(*[None if b is None else self.value(env, b) for b in (v.start, v.stop, v.step)])
         if v.__class__ is not str:
             return v
         if v in env:

@@ -103,3 +103,12 @@ def literal(v) -> str:
     if v.__class__ is str:
         return v
     return repr(v)
+
+
+def names_in(v) -> list:
+    """The names an operand reads: itself, or the bounds of a slice (x[i:i + 2]) that are names."""
+    if v.__class__ is str:
+        return [v]
+    if v.__class__ is slice:
+        return [b for b in (v.start, v.stop, v.step) if b.__class__ is str]
+    return []

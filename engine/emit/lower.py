@@ -281,9 +281,7 @@ class Lowering(Iteration):
     def index_part(self, p):
         if isinstance(p, nodes.Slice):
             bounds = [None if b is None else self.index_part(b) for b in (p.lower, p.upper, p.step)]
-            if any(b.__class__ is str for b in bounds):
-                refuse("a slice with a bound that is a name", p.span, "slice with numbers: x[1:], x[:-1]")
-            return slice(*bounds)
+            return slice(*bounds)        # a bound a name (x[i:i + 2]): its value where the line runs
         if isinstance(p, nodes.UnaryOp) and p.op == "-" and isinstance(p.operand, nodes.Num):
             return -self.index_part(p.operand)
         if isinstance(p, nodes.Num):

@@ -69,6 +69,9 @@ def spelled(value) -> str:
 def _stand(value, tracer, name, example=None, parameter=False):
     """The stand-in of an operand: a probe for a name (of the example's shape where one is
     given; a parameter's, such as an index, the example itself), the number itself for a constant."""
+    if value.__class__ is slice:        # x[i:i + 2]: its bounds that are names probes of their values
+        return slice(*[probe_of(b, e, tracer) if b.__class__ is str else b for b, e in
+                       zip((value.start, value.stop, value.step), (example.start, example.stop, example.step))])
     if value.__class__ is not str:
         return value
     numpy = np()
@@ -176,7 +179,15 @@ class ShapeNaming(Tracer):
     def constant(self, value) -> str:
         if value.__class__ is tuple and all(v.__class__ is int for v in value) and value in self.shapes:
             return self.shapes[value]
+        if value.__class__ is slice and any(type(b) in PROBES for b in (value.start, value.stop, value.step)):
+            return f"slice({', '.join(self.text(b) for b in (value.start, value.stop, value.step))})"
         return super().constant(value)
+
+    def real(self, value):
+        """A slice's bounds that are probes (x[i:i + 2]) their values too."""
+        if value.__class__ is slice:
+            return slice(*[Tracer.real(b) for b in (value.start, value.stop, value.step)])
+        return Tracer.real(value)
 
     def function(self, func, args, kwargs):
         """A numpy function of several arrays (svd's U, S, Vh): a line for each, indexing the call."""
