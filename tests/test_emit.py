@@ -25,9 +25,15 @@ SHAPES = {"logistic_loss.py": {"w": (2,)}, "loop_over_array.py": {"x": (3,)}, "n
           "softmax_xent.py": {"z": (3,)}, "softplus.py": {"x": (2,)}}
 # what emit cannot write yet, and what it says: a program, and the words of the refusal
 NOT_YET = {
-    "a slice with a bound that is a name": "def f(x):\n    y = x * 1.0\n    k = 1\n    y[k:] = 0.0\n"
-                                           "    return sum(y)\n",
-    "a comprehension": "def f(x):\n    return sum([v * v for v in x if v > 0])\n",
+    "indexing by a name among several indices with a slice": "def f(x):\n    A = x * 2.0\n    i = 1\n"
+                                                              "    return sum(A[:, i])\n",
+    "a comprehension with `if` whose list is not summed": "def f(x):\n    y = [v * v for v in x if v > 0]\n"
+                                                         "    return sum(y)\n",
+    "a comprehension with several `for` clauses": "def f(x):\n    y = x * 2.0\n    return sum([a * b for a in y for b in x])\n",
+    "a reduction over several axes": "def f(x):\n    B = x * 2.0\n    return sum(prod(B, axis=(0, 1)))\n",
+    "norm with `ord` of a value whose rank is unknown": "def f(x):\n    B = x * 2.0\n    return norm(B, 1)\n",
+    "norm with ord='nuc' of a matrix whose rank is unknown": "def f(x):\n    A = [[1.0, 2.0], [3.0, 4.0]] * x[0]\n"
+                                                              "    return norm(A, 'nuc')\n",
     "fails at the point given": "def f(x):\n    return sum([v * v for v in x[3:]])\n",
     "whose shapes change": "def f(x):\n    t = x\n    for i in range(2):\n        t = t[1:] * 2.0\n"
                            "    return sum(t)\n",
@@ -268,6 +274,12 @@ ARRAY_PROGRAMS = {
 }
 
 
+# the programs whose emitted text holds at other lengths of the same ranks (issue 31, shapes)
+AT_OTHER_LENGTHS = {"a local named e", "comprehensions over an array and a range", "index t + 1, range(len(x) - 1)",
+                    "item assignment, +=, in a loop", "lstm-like loop over rows", "matmul, slices, max",
+                    "broadcast, sum and mean over an axis", "kmeans-like minimum, len"}
+
+
 @pytest.mark.parametrize("name", sorted(ARRAY_PROGRAMS))
 def test_array_programs_emit_at_their_shapes_and_match_grad(tmp_path, name):
     text, shapes = ARRAY_PROGRAMS[name]
@@ -289,8 +301,21 @@ def test_array_programs_emit_at_their_shapes_and_match_grad(tmp_path, name):
         _, d = module.f_jvp(*point.values(), **{f"d_{p}": u[p] for p in inputs})
         along = sum(float(np.sum(np.asarray(expected.gradient[p]) * u[p])) for p in inputs)
         assert d == pytest.approx(along, rel=1e-11, abs=1e-12)
-    with pytest.raises(ValueError, match="emitted for the shapes"):
-        module.f_vjp(*[np.zeros(tuple(n + 1 for n in shapes[p])) for p in inputs])
+    # at other lengths of the same ranks: right where the text held at a second point of other
+    # lengths (the module then checks only the ranks, equal lengths and lengths of 1), else refused
+    longer = {p: rng.uniform(-1.5, 1.5, tuple(n + 4 if n > 1 else n for n in shapes[p])) if shapes[p]
+              else float(rng.uniform(-1.5, 1.5)) for p in inputs}
+    generic = "_lengths = " in (tmp_path / "emitted.py").read_text()
+    assert generic == (name in AT_OTHER_LENGTHS)
+    if generic:
+        expected = autodiff.grad(str(source), at=longer)
+        value, grads = module.f_vjp(*longer.values())
+        assert value == pytest.approx(expected.value, rel=1e-12, abs=1e-12)
+        for p, g in zip(inputs, grads):
+            np.testing.assert_allclose(g, expected.gradient[p], rtol=1e-12, atol=1e-12)
+    else:
+        with pytest.raises(ValueError, match="emitted for the shapes"):
+            module.f_vjp(*[np.zeros(tuple(n + 1 for n in shapes[p])) for p in inputs])
 
 
 def test_a_rule_that_decides_is_written_as_an_if_and_holds_at_ties(tmp_path):
@@ -333,3 +358,27 @@ def test_symbolic_without_sympy_is_a_usage_error_with_the_install_hint(tmp_path)
                        capture_output=True, text=True, env=env, cwd=tmp_path)
     assert r.returncode == 2, r.stderr
     assert "autodiff[symbolic]" in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("name, param", [("softmax_xent.py", "z"), ("loop_over_array.py", "x")])
+def test_a_sample_emitted_at_n_3_validates_and_matches_grad_at_n_7(tmp_path, name, param):
+    """Issue 31, shapes: the rules' text names each operand's shape, so a module emitted at
+    arrays of length 3 holds at length 7 (the same rank); another rank is refused at entry."""
+    rng = np.random.default_rng(17)
+    target, module = emitted(tmp_path, PROGRAMS / name, at={param: rng.uniform(0.5, 2.0, 3)})
+    for _ in range(5):
+        point = {param: rng.uniform(-2.0, 2.0, 7)}
+        rows = api.validate_emitted(str(tmp_path / "emitted.py"), target, point)
+        assert [r["verdict"] for r in rows] == ["pass"] * 3
+        expected = autodiff.grad(str(PROGRAMS / name), at=point)
+        value, (g,) = module.f_vjp(point[param])
+        assert value == pytest.approx(expected.value, rel=1e-12, abs=1e-12)
+        np.testing.assert_allclose(g, expected.gradient[param], rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="emitted for the shapes"):
+        module.f_vjp(np.ones((7, 2)))
+
+
+def test_a_point_that_misses_an_input_is_a_usage_error():
+    with pytest.raises(SourceError) as err:
+        api.emit(str(PROGRAMS / "logistic_loss.py"), at={"w": np.array([0.5, -0.3])})
+    assert err.value.kind == "usage" and "no value for b" in err.value.message

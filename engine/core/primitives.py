@@ -101,6 +101,11 @@ FACTS = {
     # not elementwise, and its rules' text, traced at the operands' shapes, holds for every value of
     # those shapes: `emit` writes it (engine/emit/lower.py); an elementwise entry always may
     "emits_at_shapes": False,
+    # where its rules decide on its first argument's values (a zero element: prod's; a singular
+    # matrix: det's; the zero vector: norm's), that argument made to take the decision's other side
+    # (a function of a stand-in array, giving a new one): `emit` writes both sides as an if
+    # (engine/emit/rule_text.py), so the emitted derivative holds at such values too
+    "other_side": None,
 }
 
 

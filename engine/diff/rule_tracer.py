@@ -35,7 +35,7 @@ LAYOUT = frozenset(("c_contiguous", "f_contiguous", "contiguous", "forc", "fnc")
 METHODS = frozenset(("transpose", "reshape", "ravel", "flatten", "astype", "copy", "sum", "any", "all", "max",
                      "min", "mean", "prod", "squeeze", "swapaxes", "conj", "dot", "cumsum", "clip", "item"))
 # numpy's functions that make an array from shapes or lists, dispatched to no argument: followed
-MAKERS = frozenset(("empty", "zeros", "ones", "full", "asarray", "ascontiguousarray", "array"))
+MAKERS = frozenset(("empty", "zeros", "ones", "full", "asarray", "ascontiguousarray", "array", "arange"))
 
 
 # What a rule, or numpy, raises when given a stand-in it cannot treat as its value (a truth of an
@@ -200,8 +200,12 @@ WRITES = {"copyto": 0, "put": 0, "putmask": 0, "place": 0, "fill_diagonal": 0, "
 class Tracer:
     """The lines of one generated function, and the rules traced into it one at a time."""
 
-    def __init__(self, namespace: dict, allowed: set, assume_finite: bool = False, scalars_as_values=False):
+    def __init__(self, namespace: dict, allowed: set, assume_finite: bool = False, scalars_as_values=False,
+                 notes_dropped=False):
         self.namespace = namespace
+        # a kink the rule notes taken as noted (for emitted source, which keeps no notes); the
+        # replays, which must note it, call such a rule as it is
+        self.notes_dropped = notes_dropped
         # a numpy scalar where the rule gives a float (plain_scalar) taken as that value: for
         # emitted source, which runs on numpy's scalars (emit/rule_text.py); the replays, which
         # must give the rule's own float to the bit, leave it False
@@ -426,7 +430,7 @@ class Tracer:
                 out = fn(*args, **kwargs)
             ASSUMED_FINITE[0] = None
             result = self.text(out)
-            if len(NOTES.kinks) > kinks or len(NOTES.detached) > detached:
+            if (len(NOTES.kinks) > kinks or len(NOTES.detached) > detached) and not self.notes_dropped:
                 raise Untraceable("the rule notes a kink")
             loose = self.scalars_as_values and example.__class__ is float and type(out) is Float64Probe
             if example.__class__ is float and type(out) in PROBES and out.example.__class__ is not float \

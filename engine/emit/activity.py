@@ -33,8 +33,8 @@ def carries(s) -> bool:
 
 
 def operands(s) -> list:
-    if isinstance(s, Prim):
-        return [o for o in s.operands if o.__class__ is str]
+    if isinstance(s, Prim):     # an index or an axis carries no derivative (sweeps.differentiable)
+        return [o for i, o in enumerate(s.operands) if o.__class__ is str and (s.prim.arity is None or i < s.prim.arity)]
     if isinstance(s, Copy):
         return [s.source] if s.source.__class__ is str else []
     if isinstance(s, (Call, Opaque)):
@@ -54,8 +54,8 @@ def refuse_live(s, live) -> None:
                "return one value, or unpack the tuple where it is written: a, b = x, y")
     if isinstance(s, Opaque) and live(s.target):
         refuse(f"the derivative of the builtin `{s.name}`", s.span, "the elementwise builtins (sin, exp, log, "
-               "tanh, ...), sum, mean, max, min, indexing, @, inv, solve and cholesky are emitted; prod, norm, "
-               "det and the other linear algebra are not yet")
+               "tanh, ...), sum, mean, max, min, prod, norm, the methods, indexing, transpose, reshape, @, det, inv, "
+               "solve and cholesky are emitted; the other linear algebra is not yet")
 
 
 def analyse(functions: dict, target: str, wrt: list, rules: dict | None = None) -> dict:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from .activity import refuse_live
 from .lower import OUT, Call, Copy, For, If, Jump, Plain, Prim, While, jumps
-from .sweeps import INDENT, Writer, assigned, ends_in_jump, number, read_by_rules
+from .sweeps import INDENT, Writer, assigned, differentiable, ends_in_jump, number, read_by_rules
 
 
 def adj(name: str) -> str:
@@ -17,12 +17,13 @@ def adj(name: str) -> str:
 class Adjoint(Writer):
     """`grads[h]`: the active params of each helper whose adjoint its reverse returns, in order."""
 
-    def __init__(self, fn, active, useful, grads: dict, explain=False, inline=frozenset()):
+    def __init__(self, fn, active, useful, grads: dict, explain=False, inline=frozenset(), shaped=False):
         super().__init__(explain, inline)
         self.fn, self.active, self.useful, self.grads = fn, active, useful, grads
+        self.shaped = shaped        # written at shapes: the rules' text names their operands' shapes
         counts = assigned(fn.body)
         self.reassigned = {n for n, c in counts.items() if c > 1 or n in fn.params}
-        self.pushed = self.reassigned & read_by_rules(fn.body, active, useful)
+        self.pushed = self.reassigned & read_by_rules(fn.body, active, useful, shaped)
         self.fresh_defs = first_definitions(fn)
         self.loops = 0
         # adjoints first written by an assignment at the sweep's top level (no `= 0.0` first),
@@ -148,7 +149,7 @@ class Adjoint(Writer):
         ans = s.target if s.prim.needs_ans else None
         known: dict = {}                # the temporaries this statement's adjoints share (CSE)
         for i, o in enumerate(s.operands):
-            if not self.live(o):
+            if not self.live(o) or not differentiable(s.prim, i):
                 continue
             statements, expr = self.rule(s, ("vjp", i), [adj(s.target), ans, *s.operands], known)
             out += [pad + self.tagged(t, s.line) for t in statements]

@@ -88,6 +88,8 @@ class Examples:
         return (value, gradient) if s.kind in ("value_and_grad", "vjp") else gradient
 
     def value(self, env, v):
+        if v.__class__ is slice:        # a slice whose bounds are names: their values
+            return slice(*[None if b is None else self.value(env, b) for b in (v.start, v.stop, v.step)])
         if v.__class__ is not str:
             return v
         if v in env:
@@ -167,7 +169,7 @@ def _call_args(text, env, examples) -> list:
     return [a.id if isinstance(a, ast.Name) else Text(examples, env).node(a) for a in call.args]
 
 
-BUILTINS = {"len": len, "range": range, "int": int}       # the Python builtins the IR's texts call
+BUILTINS = {"len": len, "range": range, "int": int, "min": min, "max": max}       # the Python builtins the IR's texts call
 
 
 class Text:
@@ -202,8 +204,11 @@ class Text:
             return items if isinstance(n, ast.List) else tuple(items)
         if isinstance(n, ast.Call):
             return self.node(n.func)(*[self.node(a) for a in n.args])
-        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Add):
-            return self.node(n.left) + self.node(n.right)
+        if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Add, ast.Sub)):
+            left, right = self.node(n.left), self.node(n.right)
+            return left + right if isinstance(n.op, ast.Add) else left - right
+        if isinstance(n, ast.Slice):
+            return slice(*[None if b is None else self.node(b) for b in (n.lower, n.upper, n.step)])
         if isinstance(n, ast.Subscript):
             return self.node(n.value)[self.node(n.slice)]
         raise SourceError("not emitted", f"emit: the text {ast.unparse(n)!r} has no value here", None)

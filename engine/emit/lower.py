@@ -4,24 +4,26 @@ name where the source names it); control flow kept as it is written (if, while, 
 range), helpers called by name; a `return` that ends one branch takes the rest of its block into
 the other (so every function has one exit, its result in `_out`). Arrays: indexing is the table's
 getitem (an index a whole number, a name or a slice of numbers), item assignment its
-index_update, `for v in A` a loop over range(len(A)) with v = A[i], a comprehension a loop of
-index_update, sum/mean/max/min (with an axis) the table's reductions written as numpy's
-functions, a list of numbers an np.array constant, a tuple built or taken apart Python's text
-(Packed: no derivative through it), `grad(h)(x)` a call of h's gradient helper (Derivative,
-emit/derivatives.py). What the IR has no form for yet is refused with the construct and its line
-(`refuse`)."""
+index_update, `for v in A` (enumerate, zip, targets that unpack: emit/iteration.py) a loop over
+range(len(A)) with v = A[i], a comprehension a loop of index_update, sum/mean/max/min (with an
+axis) the table's reductions written as numpy's functions, a list of numbers an np.array
+constant; methods, keywords, prod, norm, var, dot... as emit/builtin_forms.py writes them; a
+tuple built or taken apart Python's text (Packed: no derivative through it), `grad(h)(x)` a call
+of h's gradient helper (Derivative, emit/derivatives.py). What the IR has no form for yet is
+refused with the construct and its line (`refuse`)."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from ...parser import nodes
-from ...parser.errors import SourceError
 from ..core.backend import np
 from ..core.rules import builtin_primitives
 from ..lang.builtins import CONSTANTS as LANGUAGE_CONSTANTS
 from ..lang.builtins import STOP_GRADIENT
 from ..lang.operator_closures import BINARY_OPS
 from ..lang.operator_closures import COMPARISONS as COMPARE_OPS
+from .ir import (Call, Copy, Derivative, For, Function, If, Jump, Opaque, Packed, Plain, Prim, While, jumps,
+                 literal, refuse)
+from .iteration import Iteration, is_range
+from .builtin_forms import FORMS, Forms, kink_spelling, as_builtin_call, attribute, positional
 from .rule_text import primitive
 
 # the table entry of each operator and comparison, as the language applies them
@@ -35,114 +37,6 @@ DERIVATIVES = ("grad", "value_and_grad")       # the in-program derivatives emit
 DIRECTIONAL = ("jvp", "vjp")                    # and the calls jvp(h, x, v), vjp(h, x, v)
 
 
-@dataclass
-class Prim:
-    target: str
-    prim: object
-    operands: list          # names, or numbers (an index: a whole number or a slice of them)
-    line: int
-    spelling: str | None = None     # numpy's function the primal is written as (a reduction), else the rule's text
-
-
-@dataclass
-class Copy:
-    target: str
-    source: object          # a name or a number
-    line: int
-    cut: bool = False       # stop_gradient: the value passes, the derivative not
-
-
-@dataclass
-class Plain:
-    target: str
-    text: str               # Python text over names (a truth: and/or/not, len)
-    line: int
-
-
-@dataclass
-class Opaque(Plain):
-    """A builtin call with no elementwise entry (sum, norm, max, len...): numpy's function of that
-    name (its primal only); emit refuses it where its value needs a derivative."""
-    args: list              # the names it reads
-    name: str
-    span: object
-
-
-@dataclass
-class Packed(Opaque):
-    """A tuple built (`return y, (a, b)`, a rule's `None` cotangent) or taken apart (`a, b = r`):
-    Python's own text; no derivative goes through it (emit refuses it where one must)."""
-    of: str = ""                # the in-program derivative whose pair it takes apart (value_and_grad(h))
-
-
-@dataclass
-class Derivative(Opaque):
-    """`grad(h)(x)`, `value_and_grad(h, k)(x)`: a call of h's emitted gradient helper
-    (emit/derivatives.py), its text `h_grad(x)`; its own derivative (a second order) is refused."""
-    function: str = ""          # h (a closure's lifted helper)
-    kind: str = "grad"          # or "value_and_grad", "jvp", "vjp" (its last argument the direction)
-    argnum: int = 0
-
-
-@dataclass
-class If:
-    test: str
-    body: list
-    orelse: list
-    line: int
-
-
-@dataclass
-class While:
-    head: list              # the statements that compute `test`, run before each test
-    test: str
-    body: list
-    line: int
-
-
-@dataclass
-class For:
-    target: str
-    bounds: list            # range's arguments (names or numbers)
-    body: list
-    line: int
-
-
-@dataclass
-class Jump:
-    kind: str               # "break" or "continue"
-    line: int
-
-
-def jumps(body) -> bool:
-    """Whether a break or continue of this loop's is in `body` (not in a loop nested in it)."""
-    for s in body:
-        if isinstance(s, Jump) or (isinstance(s, If) and (jumps(s.body) or jumps(s.orelse))):
-            return True
-    return False
-
-
-@dataclass
-class Call:
-    target: str
-    function: str
-    args: list
-    line: int
-
-
-@dataclass
-class Function:
-    name: str
-    params: list
-    body: list
-    temps: set = field(default_factory=set)
-
-
-def refuse(what: str, span, hint: str | None = None):
-    raise SourceError("not emitted", f"emit: {what} is not emitted yet", span,
-                      hint or "differentiate it with `autodiff grad` instead")
-
-
 def elementwise_builtins() -> dict:
     table = {}
     for prim in builtin_primitives():
@@ -151,11 +45,12 @@ def elementwise_builtins() -> dict:
     return table
 
 
-class Lowering:
+class Lowering(Iteration):
     """One function's statements as IR; `helpers` are the program's functions by name."""
 
-    def __init__(self, helpers: dict, global_names: set, closures: dict | None = None):
+    def __init__(self, helpers: dict, global_names: set, closures: dict | None = None, ranks: dict | None = None):
         self.helpers, self.global_names = helpers, global_names
+        self.ranks = ranks or {}            # a parameter's rank at the point given (--at), where known
         self.closures = closures or {}      # a closure's name -> (its lifted helper, the names it captures)
         self.builtins = elementwise_builtins()
         self.count = 0
@@ -165,6 +60,7 @@ class Lowering:
         self.renames: dict = {}             # a comprehension's variable -> the name it is given
         self.derived: dict = {}             # `g = grad(h)`: g -> (kind, h, argnum)
         self.tuples: dict = {}              # a name bound to a tuple -> the derivative that made it, or ""
+        self.params: list = []              # the parameters of the function lowered
 
     def fresh(self) -> str:
         self.count += 1
@@ -174,6 +70,8 @@ class Lowering:
 
     def function(self, node) -> Function:
         self.local_names = set(node.params) | bound_names(node.body)
+        self.params = list(node.params)
+        self.fixed_ranks = {p: r for p, r in self.ranks.items() if p in node.params and p not in bound_names(node.body)}
         body = self.block(list(node.body))
         return Function(node.name, list(node.params), body, self.temps)
 
@@ -241,21 +139,11 @@ class Lowering:
     def loop_for(self, s, line) -> None:
         check_loop_body(s.body)
         it = s.iter
-        if not isinstance(s.target, nodes.Name):
-            refuse("a for loop unpacking its items", s.span, "loop over range(len(x)) and index x[i]")
-        if isinstance(it, nodes.Call) and isinstance(it.func, nodes.Name) and it.func.id == "range" \
-                and 1 <= len(it.args) <= 3 and not it.keywords:
+        if isinstance(s.target, nodes.Name) and is_range(it):
             bounds = [self.whole_value(a) for a in it.args]
             self.out.append(For(s.target.id, bounds, self.block(list(s.body)), line))
             return
-        if isinstance(it, (nodes.Call, nodes.ListExpr, nodes.TupleExpr, nodes.ListComp)):
-            refuse("a for loop over anything but range(...) or an array", s.span, "loop over range(len(x)) and index x[i]")
-        # `for v in A`: walks A's first axis, as `for i in range(len(A))` with v = A[i]
-        array = self.value(it, None)
-        count = self.plain(f"len({array})", None, line)
-        index = self.fresh()
-        item = [Prim(s.target.id, primitive("getitem"), [array, index], line)]
-        self.out.append(For(index, [count], item + self.block(list(s.body)), line))
+        self.loop_items(s, line)     # an array's rows, enumerate, zip; a target that unpacks
 
     def item_assignment(self, s, line) -> None:
         """`x[i] = v`, `x[i] += v`: x rebound to the table's index_update of it (a copy with the
@@ -266,14 +154,23 @@ class Lowering:
             refuse("an item assignment into anything but a name", s.span)
         name = t.value.id
         parts = [self.index_part(p) for p in t.index]
+        heads = []              # x[i, j] = v of whole numbers: x[i] with its item j set, set in x
         if len(parts) > 1 and any(p.__class__ is str for p in parts):
-            refuse("indexing by a name among several indices", s.span, "index one axis at a time: x[i][j]")
+            if any(p.__class__ is slice or p is None for p in parts):
+                refuse("indexing by a name among several indices with a slice", s.span,
+                       "index one axis at a time: x[i][j]")
+            heads, parts = parts[:-1], parts[-1:]
+        rows = [name]
+        for p in heads:
+            rows.append(self.apply("getitem", [rows[-1], p], line, None))
         index = parts[0] if len(parts) == 1 else tuple(parts)
         value = self.value(s.value, None)
         if s.op is not None:
-            old = self.apply("getitem", [name, index], line, None)
+            old = self.apply("getitem", [rows[-1], index], line, None)
             value = self.apply(OPERATORS[s.op] if s.op != "**" else "pow", [old, value], line, None)
-        self.apply("index_update", [name, value, index], line, name)
+        for k in range(len(rows) - 1, -1, -1):
+            value = self.apply("index_update", [rows[k], value, index], line, name if k == 0 else None)
+            index = heads[k - 1] if k else index
 
     def assign(self, s, line) -> None:
         if not s.unpack and derivative_maker(s.value):
@@ -289,12 +186,19 @@ class Lowering:
         if self.is_directional(s.value) and len(s.targets) == 2:
             self.directional_pair(s)
             return
-        if not isinstance(s.value, nodes.TupleExpr) or len(s.value.elts) != len(s.targets):
-            whole = self.value(s.value, None)           # `a, b = r`: r's items, as Python takes them apart
-            for k, t in enumerate(s.targets):
-                self.out.append(Packed(t.id, f"{literal(whole)}[{k}]", line, [whole], "a tuple", s.span,
-                                       self.tuples.get(whole, "")))
+        if not isinstance(s.value, nodes.TupleExpr):
+            whole = self.value(s.value, None)
+            # `a, b = r`, r a tuple made here or a parameter whose rank the point does not give (a
+            # rule's residuals): its items as Python takes them apart, no derivative through them
+            if whole in self.tuples or (whole in self.params and whole not in self.ranks):
+                for k, t in enumerate(s.targets):
+                    self.out.append(Packed(t.id, f"{literal(whole)}[{k}]", line, [whole], "a tuple", s.span,
+                                           self.tuples.get(whole, "")))
+                return
+            self.bind(nodes.TupleExpr(tuple(s.targets), s.span), whole, line)   # `a, b = row`: its items by getitem
             return
+        if len(s.value.elts) != len(s.targets):
+            refuse("unpacking anything but a tuple written out", s.span)
         values = [self.expr(v) for v in s.value.elts]     # all read before any is bound
         for t, v in zip(s.targets, values):
             self.out.append(Copy(t.id, v, line))
@@ -333,14 +237,24 @@ class Lowering:
         if isinstance(e, nodes.IfExp):
             return self.if_expression(e, target)
         if isinstance(e, nodes.Call):
+            if isinstance(e.func, nodes.Attribute):
+                return self.value(as_builtin_call(e, refuse), target)
             return self.call(e, target)
+        if isinstance(e, nodes.Attribute) or (isinstance(e, nodes.Subscript) and isinstance(e.value, nodes.Attribute)
+                                                 and e.value.attr == "shape"):
+            return attribute(self, e, target, refuse)
         if isinstance(e, nodes.Subscript):
             return self.subscript(e, target)
-        if isinstance(e, nodes.ListComp) and not e.as_dict and len(e.clauses) == 1 and not e.clauses[0][2] \
-                and isinstance(e.clauses[0][0], nodes.Name):
+        if isinstance(e, nodes.ListComp) and not e.as_dict and len(e.clauses) == 1 and not e.clauses[0][2]:
             return self.comprehension(e, target)
         if isinstance(e, nodes.TupleExpr):
             return self.tuple_value(e, target)
+        if isinstance(e, nodes.ListComp) and not e.as_dict and len(e.clauses) == 1:
+            refuse("a comprehension with `if` whose list is not summed", e.span,
+                   "sum it (sum([... if ...]), mean(...)), or write where(condition, value, 0.0)")
+        if isinstance(e, nodes.ListComp):
+            refuse("a dict comprehension" if e.as_dict else "a comprehension with several `for` clauses", e.span,
+                   "write the loops out with for statements")
         if isinstance(e, nodes.ListExpr) and constant_list(e) is not None:
             return self.plain(f"np.array({constant_list(e)!r})", target, line)
         refuse(f"{describe(e)}", e.span)
@@ -441,26 +355,16 @@ class Lowering:
         return target
 
     def comprehension(self, e, target):
-        """`[E for v in A]`, `[E for v in range(...)]`: the array of the items (numpy's array of
-        the list), built as a loop of the table's index_update into zeros of the items' shape,
-        the first item made before the loop (its shape gives the zeros'); v named apart."""
-        (var, it, _), line = e.clauses[0], e.span.line
-        ranged = isinstance(it, nodes.Call) and isinstance(it.func, nodes.Name) and it.func.id == "range" \
-            and 1 <= len(it.args) <= 3 and not it.keywords
-        if ranged:
-            bounds = [self.whole_value(a) for a in it.args]
-            steps = self.plain(f"range({', '.join(map(literal, bounds))})", None, line)
-        else:
-            steps = self.value(it, None)
-        count = self.plain(f"len({steps})", None, line)
-        item_name = self.fresh()
-        self.renames[var.id] = item_name
+        """`[E for v in A]`, `[E for i, v in enumerate(A)]`, over a range or zip: the array of the
+        items (numpy's array of the list), built as a loop of the table's index_update into zeros
+        of the items' shape, the first item made before the loop (its shape gives the zeros');
+        the comprehension's names named apart."""
+        (pattern, it, _), line = e.clauses[0], e.span.line
+        count, walk = self.walked(it, line)
+        restore = self.renamed(pattern)
 
         def item(index):
-            if ranged:              # a whole number: no derivative
-                self.out.append(Plain(item_name, f"{steps}[{index}]", line))
-            else:
-                self.out.append(Prim(item_name, primitive("getitem"), [steps, index], line))
+            self.bind(pattern, walk(index), line)
             return self.value(e.elt, None)
         try:
             first = item(0)
@@ -472,7 +376,7 @@ class Lowering:
             self.apply("index_update", [acc, item(index), index], line, acc)
             body, self.out = self.out, saved
         finally:
-            del self.renames[var.id]
+            restore()
         self.out.append(For(index, [1, count], body, line))
         return acc
 
@@ -486,7 +390,11 @@ class Lowering:
             return target
         parts = [self.index_part(p) for p in e.index]
         if len(parts) > 1 and any(p.__class__ is str for p in parts):
-            refuse("indexing by a name among several indices", e.span, "index one axis at a time: x[i][j]")
+            if any(p.__class__ is slice or p is None for p in parts):
+                refuse("indexing by a name among several indices with a slice", e.span, "index one axis at a time: x[i][j]")
+            for p in parts[:-1]:        # x[i, j] of whole numbers is x[i][j]
+                value = self.apply("getitem", [value, p], e.span.line, None)
+            return self.apply("getitem", [value, parts[-1]], e.span.line, target)
         index = parts[0] if len(parts) == 1 else tuple(parts)
         return self.apply("getitem", [value, index], e.span.line, target)
 
@@ -502,9 +410,7 @@ class Lowering:
     def index_part(self, p):
         if isinstance(p, nodes.Slice):
             bounds = [None if b is None else self.index_part(b) for b in (p.lower, p.upper, p.step)]
-            if any(b.__class__ is str for b in bounds):
-                refuse("a slice with a bound that is a name", p.span, "slice with numbers: x[1:], x[:-1]")
-            return slice(*bounds)
+            return slice(*bounds)        # a bound a name (x[i:i + 2]): its value where the line runs
         if isinstance(p, nodes.UnaryOp) and p.op == "-" and isinstance(p.operand, nodes.Num):
             return -self.index_part(p.operand)
         if isinstance(p, nodes.Num):
@@ -583,12 +489,20 @@ class Lowering:
             refuse("a call of what a call returns other than grad(h)(x) or value_and_grad(h)(x) (such as "
                    "hessian(h)(x))", e.span, "emit writes grad and value_and_grad inside a program; differentiate "
                    "the others with `autodiff grad`")
-        if not isinstance(e.func, nodes.Name) or e.keywords:
-            refuse("a call of a method or with keywords", e.span)
+        if not isinstance(e.func, nodes.Name):
+            refuse("a call of what is not a function's name", e.span)
         name, line = e.func.id, e.span.line
         if self.is_directional(e):
             return self.directional(e, name, target)
-        args = [self.value(a, None) for a in e.args]
+        if name in FORMS and name not in self.helpers and name not in self.closures:
+            return Forms(self, refuse).call(e, target, lambda x: self.fixed_ranks.get(x))
+        if name in ("sum", "mean") and len(e.args) == 1 and not e.keywords and isinstance(e.args[0], nodes.ListComp) \
+                and len(e.args[0].clauses) == 1 and e.args[0].clauses[0][2] and name not in self.helpers:
+            return self.filtered_sum(name, e.args[0], target, OPERATORS["+"], OPERATORS["/"])
+        arguments = positional(e, refuse) if name not in self.helpers else list(e.args)
+        if e.keywords and (name in self.helpers or name in self.closures or None in arguments):
+            refuse(f"a call of `{name}` with keywords", e.span, "pass its arguments by position")
+        args = [self.value(a, None) for a in arguments]
         if name in self.closures:
             helper, captured = self.closures[name]
             name, args = helper, args + list(captured)
@@ -602,13 +516,15 @@ class Lowering:
             return target
         if name in REDUCTIONS and (len(args) == 1 or (len(args) == 2 and is_whole(args[1]))):
             return self.reduction(name, args, line, target)
+        if name in REDUCTIONS and len(args) == 3 and is_whole(args[1]) and args[2].__class__ is bool:
+            if not args[2]:         # keepdims=False
+                return self.reduction(name, args[:2], line, target)
+            kept = self.reduction(name, args[:2], line, None)      # keepdims=True: the axis put back
+            return self.apply("expand_dims", [kept, int(args[1])], line, target)
         prim = self.builtins.get(name)
         if prim is None or not (prim.elementwise or prim.emits_at_shapes) or len(args) != prim.arity:
             return self.opaque(e, name, args, target)
-        # a forward that notes its kink (a tie of maximum's) cannot be traced at the stand-ins,
-        # which tie: numpy's function of the builtin's name is its text
-        spelling = f"np.{prim.builtin}" if prim.kink and callable(getattr(np(), prim.builtin or "", None)) else None
-        return self.apply(prim.name, args, line, target, spelling)
+        return self.apply(prim.name, args, line, target, kink_spelling(prim))
 
     def reduction(self, name, args, line, target):
         """sum(x[, axis]), max, min: the table's, written as numpy's function of that name; mean(x[,
@@ -622,7 +538,7 @@ class Lowering:
 
     def opaque(self, e, name, args, target):
         spelling = numpy_spelling(name, e.func.module)
-        if spelling is None or e.keywords or (name in ("max", "min") and len(args) != 1):
+        if spelling is None or e.keywords or (name in ("max", "min") and len(args) != 1):     # numpy's positions
             refuse(f"the builtin `{name}`" + (" with keywords" if e.keywords else ""), e.span)
         text = f"{spelling}({', '.join(map(literal, args))})"
         if name == "len":           # a count: no derivative flows through it
@@ -698,12 +614,6 @@ def constant_list(e):
         else:
             return None
     return items
-
-
-def literal(v) -> str:
-    if v.__class__ is str:
-        return v
-    return repr(v)
 
 
 def describe(node) -> str:

@@ -47,10 +47,13 @@ def program_parts(target) -> tuple:
     return {"f": nodes.FunctionDef("f", tuple(target.inputs), tuple(body), module.span)}, "f", [], rules
 
 
-def lowered(defs: dict, top: list) -> tuple:
+def lowered(defs: dict, top: list, target_name=None, at=None) -> tuple:
+    """`at`: the point, whose arrays' ranks the target's parameters have (a norm's ord reads them)."""
     global_names = {t.id for s in top if isinstance(s, nodes.Assign) for t in s.targets}
     defs, closures = lifted(defs, global_names)
-    functions = {name: Lowering(defs, global_names, closures.get(name, {})).function(d) for name, d in defs.items()}
+    ranks = {p: np().ndim(v) for p, v in (at or {}).items()}
+    functions = {name: Lowering(defs, global_names, closures.get(name, {}), ranks if name == target_name else None)
+                 .function(d) for name, d in defs.items()}
     for d in defs.values():
         if d.defaults:
             refuse("a parameter with a default", d.span)
@@ -89,23 +92,48 @@ def emit_module(target, wrt: list | None = None, mode: str = "adjoint", explain:
 
 def _emit(target, wrt, mode, explain, version, at, shaped=False) -> str:
     defs, name, top, rules = program_parts(target)
-    functions, globals_ = lowered(defs, top)
+    functions, globals_ = lowered(defs, top, name, at)
     params = functions[name].params
     wrt = list(wrt or params)
     unknown = [w for w in wrt if w not in params]
     if unknown:
         raise SourceError("usage", f"--wrt {unknown[0]}: {name} has no parameter {unknown[0]!r} "
                           f"(its parameters: {', '.join(params)})")
+    missing = [p for p in params if at is not None and p not in at]
+    if missing:
+        raise SourceError("usage", f"--at: no value for {missing[0]} (the point gives every input of "
+                          f"{name}: {', '.join(params)})")
     check_derivatives(functions, name, rules)
     facts = analyse(functions, name, wrt, rules)
     shapes = shaped_at(functions, name, globals_, at, shaped, rules)
+    written = (functions, name, globals_, wrt, facts, mode, explain, rules)
+    lines = _written(*written, shapes)
+    longer = None if shapes is None else other_lengths(functions, name, globals_, at, rules)
+    if shapes is None:
+        guard = same_shapes(params)
+    elif longer is not None and _written(*written, longer) == lines:
+        guard = same_ranks(params, at)          # the text is the same at other lengths
+    else:
+        guard = fixed_shapes(params, at)
+    lines = [x for line in lines for x in (guard if line == GUARD else [line])]
+    lines = header(target, name, params, wrt, mode, version) + lines
+    if any("operator." in line for line in lines):     # a rule's in-place operator (a scatter's +=)
+        lines.insert(lines.index("import numpy as np"), "import operator")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+GUARD = "<the check of the inputs' shapes>"
+
+
+def _written(functions, name, globals_, wrt, facts, mode, explain, rules, shapes) -> list:
+    """The module's functions, their rules written at `shapes` (None: elementwise), each
+    differentiated function's check of its inputs' shapes left as the line GUARD."""
     p = Parts(functions, name, wrt, facts, explain, shapes, rules, sweep_names(functions))
-    lines = header(target, name, params, wrt, mode, version)
     w = Writer()
     w.examples = shapes
-    lines += w.primal(globals_, "") + ([""] if globals_ else [])
+    lines = w.primal(globals_, "") + ([""] if globals_ else [])
     for fname in reached(functions, [n for n in functions if n in facts or n == name], rules):
-        lines += plain_function(functions[fname], set(), shapes)
+        lines += plain_function(functions[fname], set(), shapes, [GUARD] if fname == name and shapes is not None else [])
     derivatives = derivatives_in(functions, reached(functions, list(facts), rules))
     inner = inner_functions(functions, facts, [d for d in derivatives if d[1] != "jvp"], rules)
     inner_tangents = [n for n in functions if n in reached(functions, [h for h, k, _ in derivatives if k == "jvp"],
@@ -115,14 +143,29 @@ def _emit(target, wrt, mode, explain, version, at, shaped=False) -> str:
     for fname in inner_tangents:
         lines += tangent_function(p, fname)
     lines += derivative_helpers(functions, derivatives, p.grads, lambda f: p.sweeps.get(f, f), p.facts)
-    guard = fixed_shapes(params, at) if shapes is not None else same_shapes(params)
     if mode in ("adjoint", "both"):
-        lines += adjoint_functions(p, guard, skip=set(inner))
+        lines += adjoint_functions(p, [GUARD], skip=set(inner))
     if mode in ("tangent", "both"):
-        lines += tangent_functions(p, guard, skip=set(inner_tangents))
-    if any("operator." in line for line in lines):     # a rule's in-place operator (a scatter's +=)
-        lines.insert(lines.index("import numpy as np"), "import operator")
-    return "\n".join(lines).rstrip() + "\n"
+        lines += tangent_functions(p, [GUARD], skip=set(inner_tangents))
+    return lines
+
+
+def other_lengths(functions, name, globals_, at, rules=None):
+    """The values each statement meets at the point made longer (each length n > 1 of the
+    inputs' axes n + 1, so lengths equal at the point stay equal, and 1 stays 1), or None where
+    the program does not run there (its text is then checked at the point's shapes only)."""
+    numpy = np()
+    longer = {}
+    for p, v in at.items():
+        shape = tuple(n + 1 if n > 1 else n for n in numpy.shape(v))
+        longer[p] = numpy.resize(numpy.asarray(v, dtype=float), shape) * (1.0 + 0.01 * numpy.arange(
+            numpy.prod(shape)).reshape(shape)) if shape else v
+    try:
+        return shaped_at(functions, name, globals_, longer, True, rules)
+    except (SourceError, NotEmitted):
+        return None
+
+
 
 
 class Parts:
@@ -192,6 +235,24 @@ def fixed_shapes(params, at) -> list:
             f"{INDENT}{INDENT}raise ValueError('emitted for the shapes {said}: emit again at a point of the new shapes')"]
 
 
+def same_ranks(params, at) -> list:
+    """The emitted derivatives hold at other lengths of the same ranks (their text named each
+    operand's shape, and was the same at other lengths), where the lengths equal at the point
+    stay equal and those of 1 stay 1 (which broadcasting and the rules' paths read): checked at entry."""
+    numpy = np()
+    shapes = [numpy.shape(at[p]) for p in params]
+    ranks = tuple(len(s) for s in shapes)
+    lengths = [n for s in shapes for n in s]
+    pattern = [lengths.index(n) if n != 1 else -1 for n in lengths]
+    said = ", ".join(f"{p} {s}" for p, s in zip(params, shapes))
+    args = "".join(f"{p}, " for p in params)
+    return [f"{INDENT}_lengths = {' + '.join(f'np.shape({p})' for p in params)}",
+            f"{INDENT}if tuple(np.ndim(v) for v in ({args})) != {ranks!r} or "
+            f"[_lengths.index(n) if n != 1 else -1 for n in _lengths] != {pattern!r}:",
+            f"{INDENT}{INDENT}raise ValueError('emitted for the shapes {said} and others of these ranks whose "
+            "lengths equal there are equal (and those of 1 are 1): emit again at a point of the new shapes')"]
+
+
 def same_shapes(params) -> list:
     """The emitted derivatives are elementwise (emit/rule_text.py): every input one shape, checked."""
     if len(params) < 2:
@@ -222,19 +283,20 @@ def header(target, name, params, wrt, mode, version) -> list:
             "import numpy as np", "", ""]
 
 
-def kept(fn, fact) -> set:
+def kept(fn, fact, shaped=False) -> set:
     """The temporaries a sweep reads again (not inlined)."""
     if fact is None:
         return set()
     _, active, useful = fact
-    return read_by_rules(fn.body, active, useful) | useful
+    return read_by_rules(fn.body, active, useful, shaped) | useful
 
 
-def plain_function(fn, keep, shapes=None) -> list:
-    """The primal: the source's computation as numpy (its result returned where it is made)."""
+def plain_function(fn, keep, shapes=None, guard=()) -> list:
+    """The primal: the source's computation as numpy (its result returned where it is made);
+    `guard`: its check of the inputs' shapes first."""
     w = Writer(inline=inlinable(fn, keep))
     w.examples = shapes
-    body = w.primal(fn.body, INDENT)
+    body = [*guard, *w.primal(fn.body, INDENT)]
     last = body[-1] if body else ""
     if last.startswith(f"{INDENT}{OUT} = ") and sum(line.lstrip().startswith(f"{OUT} = ") for line in body) == 1:
         body[-1] = f"{INDENT}return {last[len(INDENT) + len(OUT) + 3:]}"
@@ -244,7 +306,8 @@ def plain_function(fn, keep, shapes=None) -> list:
 
 def adjoint_writer(p: Parts, fname):
     fn, fact = p.functions[fname], p.facts[fname]
-    a = Adjoint(fn, fact[1], fact[2], p.grads, p.explain, inlinable(fn, kept(fn, fact)))
+    shaped = p.shapes is not None
+    a = Adjoint(fn, fact[1], fact[2], p.grads, p.explain, inlinable(fn, kept(fn, fact, shaped)), shaped)
     a.fn_params, a.examples, a.sweeps = {n: f.params for n, f in p.functions.items()}, p.shapes, p.sweeps
     return a
 
@@ -281,7 +344,7 @@ def adjoint_functions(p: Parts, guard=(), skip=frozenset()) -> list:
 def helper_adjoint(fn, a, grads) -> list:
     forward = a.forward(fn.body, INDENT)
     reverse = a.reverse(fn.body, INDENT)
-    kept = sorted(read_by_rules(fn.body, a.active, a.useful) | {OUT})
+    kept = sorted(read_by_rules(fn.body, a.active, a.useful, a.shaped) | {OUT})
     unbound = (set(kept) - binding(fn)) | unbound_saves(fn, a.saves)
     undefined = [f"{INDENT}{n} = None" for n in sorted(unbound)]
     pack = f"({', '.join(kept)},)"
@@ -313,7 +376,8 @@ def tangent_function(p: Parts, fname, guard=()) -> list:
         if rule is not None and rule.kind == "custom_jvp":
             return tangent_sweep(rule, fn.params, active_params[fname], lambda f: p.sweeps.get(f, f))
         return []
-    t = Tangent(fn, fact[1], fact[2], active_params, p.functions, p.explain, inlinable(fn, kept(fn, fact)))
+    t = Tangent(fn, fact[1], fact[2], active_params, p.functions, p.explain,
+                inlinable(fn, kept(fn, fact, p.shapes is not None)))
     t.examples, t.sweeps, t.rules = p.shapes, p.sweeps, p.rules
     body = t.lines(fn.body, INDENT)
     given = [q for q in fn.params if q in active_params[fname]]

@@ -69,6 +69,9 @@ def spelled(value) -> str:
 def _stand(value, tracer, name, example=None, parameter=False):
     """The stand-in of an operand: a probe for a name (of the example's shape where one is
     given; a parameter's, such as an index, the example itself), the number itself for a constant."""
+    if value.__class__ is slice:        # x[i:i + 2]: its bounds that are names probes of their values
+        return slice(*[probe_of(b, e, tracer) if b.__class__ is str else b for b, e in
+                       zip((value.start, value.stop, value.step), (example.start, example.stop, example.step))])
     if value.__class__ is not str:
         return value
     numpy = np()
@@ -121,23 +124,88 @@ def _traced(rule, primitive, first, operand_names, examples, spread) -> tuple:
     """(lines, the operands' names by placeholder, namespace) of the rule traced on stand-ins;
     `spread`: each operand's stand-in of its own value (no two tie)."""
     namespace: dict = {}
-    tracer = Tracer(namespace, set(), assume_finite=True, scalars_as_values=examples is not None)
+    tracer = ShapeNaming(namespace, set(), assume_finite=True, scalars_as_values=examples is not None,
+                         notes_dropped=examples is not None)
     examples = examples or [None] * len(operand_names)
     differentiable = len(primitive.generic_vjps)    # the arguments after them are parameters (an index)
     stands = [None if v is None else _stand(v, tracer, f"@a{i}", e, i - first >= differentiable)
               for i, (v, e) in enumerate(zip(operand_names, examples))]
-    if spread:
+    if spread and primitive.other_side is not None:
+        stands = _other_side(primitive, first, stands, tracer)
+    elif spread:
         stands = [probe_of(s.name, s.example * (1.0 + 0.25 * i), tracer)
                   if type(s) in PROBES and s.example.dtype.kind == "f" else s for i, s in enumerate(stands)]
     names: dict = {}
     for s in stands:
         if type(s) in PROBES:
             names.setdefault(id(s), len(names))
-    # the probes' placeholders are given by `trace` itself: number them as it will
+    # the probes' placeholders are given by `trace` itself: number them as it will; an argument's
+    # shape is written as numpy's shape of it (its own first, then the adjoint's or the result's)
+    for s in stands[first:] + stands[:first]:
+        shape = getattr(s.example, "shape", ()) if type(s) in PROBES else ()
+        if shape and max(shape) > 1:
+            tracer.shapes.setdefault(shape, f"np.shape(@a{names[id(s)]})")
     example = rule(*[tracer.real(s) for s in stands])
     lines, _ = tracer.trace(rule, stands, {}, names, example)
     rule_names = {f"@a{names[id(s)]}": operand_names[i] for i, s in enumerate(stands) if type(s) in PROBES}
     return lines, rule_names, namespace
+
+
+def _other_side(primitive, first, stands, tracer) -> list:
+    """The stand-ins on the other side of the rule's decision on its argument's values (the
+    table's `other_side`: a zero, a singular matrix), ans (a rule's second operand) its forward's
+    value there."""
+    numpy = np()
+    stands = list(stands)
+    x = stands[first]
+    other = primitive.other_side(numpy.array(x.example))
+    stands[first] = probe_of(x.name, other, tracer)
+    if first == 2 and type(stands[1]) in PROBES:
+        ans = primitive.impl(other, *[tracer.real(s) for s in stands[first + len(primitive.generic_vjps):]])
+        stands[1] = probe_of(stands[1].name, numpy.asarray(ans) if numpy.ndim(ans) else numpy.float64(ans), tracer)
+    return stands
+
+
+class ShapeNaming(Tracer):
+    """The rule tracer, a tuple that is the shape of one of the rule's operands written as
+    `np.shape(operand)` (`shapes`: shape -> that text): the text of a rule that broadcasts, sums
+    back or makes zeros of an operand's shape holds at other lengths (emit/module.py checks by
+    writing the module at a second point of other lengths)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.shapes: dict = {}
+
+    def constant(self, value) -> str:
+        if value.__class__ is tuple and all(v.__class__ is int for v in value) and value in self.shapes:
+            return self.shapes[value]
+        if value.__class__ is slice and any(type(b) in PROBES for b in (value.start, value.stop, value.step)):
+            return f"slice({', '.join(self.text(b) for b in (value.start, value.stop, value.step))})"
+        return super().constant(value)
+
+    def real(self, value):
+        """A slice's bounds that are probes (x[i:i + 2]) their values too."""
+        if value.__class__ is slice:
+            return slice(*[Tracer.real(b) for b in (value.start, value.stop, value.step)])
+        return Tracer.real(value)
+
+    def function(self, func, args, kwargs):
+        """A numpy function of several arrays (svd's U, S, Vh): a line for each, indexing the call."""
+        result = self._result(func, args, kwargs)
+        if result.__class__ is not tuple and isinstance(result, tuple) and \
+                all(r.__class__ is self.numpy._module.ndarray for r in result):
+            call = self._call_text(self.bind(func), args, kwargs)
+            return tuple(self.let(f"{call}[{k}]", r) for k, r in enumerate(result))
+        return super().function(func, args, kwargs)
+
+    def call_method(self, probe, attr, args, kwargs):
+        """`x.reshape(shape with a 1 put in at k)` (expand_dims' one reshape) as np.expand_dims(x, k)."""
+        shape = getattr(probe.example, "shape", None)
+        if attr == "reshape" and len(args) == 1 and not kwargs and args[0].__class__ is tuple and shape is not None:
+            for k in range(len(shape) + 1):
+                if args[0] == shape[:k] + (1,) + shape[k:]:
+                    return self.let(f"np.expand_dims({probe.name}, {k})", probe.example.reshape(args[0]))
+        return super().call_method(probe, attr, args, kwargs)
 
 
 def _branched(trace, other, rule, primitive, fresh, known, writes) -> tuple:

@@ -8,6 +8,7 @@ import re
 
 from .activity import walk_ir
 from .lower import Call, Copy, For, If, Jump, Plain, Prim, While, jumps
+from .ir import names_in
 from ...parser.errors import SourceError
 from ...parser.nodes import Span
 from .rule_text import NotEmitted, rule_text
@@ -20,7 +21,9 @@ def number(v) -> str:
         return v
     if v.__class__ in (bool, int):
         return repr(v) if v >= 0 else f"({v!r})"
-    if v.__class__ in (slice, tuple):       # an index: Python's own text of it
+    if v.__class__ is slice:                # an index: Python's text of it, its names as names
+        return f"slice({', '.join('None' if b is None else number(b) for b in (v.start, v.stop, v.step))})"
+    if v.__class__ is tuple:
         return repr(v)
     v = float(v)
     text = repr(int(v)) if v.is_integer() and abs(v) < 2 ** 53 else repr(v)
@@ -262,13 +265,16 @@ def assigned(body) -> dict:
     return counts
 
 
-def read_by_rules(body, active, useful) -> set:
+def read_by_rules(body, active, useful, shaped=False) -> set:
     """The names the reverse sweep reads: the operands and results of the primitives it
-    differentiates (a helper's reverse restores its own values)."""
+    differentiates (a helper's reverse restores its own values); `shaped` (the rules written at
+    the operands' shapes, which their text names: np.shape(x)): every operand of those too."""
     names = set()
     for s in walk_ir(body):
         if isinstance(s, Prim) and s.target in useful:
             names.update(rule_reads(s, useful))
+            if shaped:
+                names.update(n for o in s.operands for n in names_in(o))
     return names
 
 
@@ -288,8 +294,14 @@ def rule_reads(s, useful) -> set:
         if ans or prim.needs_ans:
             names.add(s.target)
         # the arguments after the differentiable ones are parameters every rule reads (an index)
-        names.update(o for o in s.operands[len(prim.generic_vjps):] if o.__class__ is str)
+        names.update(n for o in s.operands[len(prim.generic_vjps):] for n in names_in(o))
     return names
+
+
+def differentiable(prim, position) -> bool:
+    """Whether the entry's argument at `position` has a derivative: not a parameter after its
+    arity (an index, an axis), whose value may come from an array (x[argmax(x)]) but carries none."""
+    return prim.arity is None or position < prim.arity
 
 
 def ends_in_jump(body) -> bool:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from .activity import refuse_live
 from .lower import Call, Copy, If, Jump, Plain, Prim, While, jumps
 from .custom import no_forward_mode
-from .sweeps import INDENT, Writer
+from .sweeps import INDENT, Writer, differentiable
 
 
 def tan(name: str) -> str:
@@ -51,7 +51,7 @@ class Tangent(Writer):
         ans = s.target             # the JVP rules broadcast to the output's shape (bcast): ans is given
         known: dict = {}
         for i, o in enumerate(s.operands):
-            if self.live(o) and not s.prim.nondiff:
+            if self.live(o) and not s.prim.nondiff and differentiable(s.prim, i):
                 statements, expr = self.rule(s, ("jvp", i), [tan(o), ans, *self.operands(s.operands)], known)
                 out += [pad + self.tagged(t, s.line) for t in statements]
                 terms.append(expr)

@@ -43,7 +43,7 @@ def _inverse(axes):
     return tuple(inverse)
 
 
-permute_dims = defprim("permute_dims", lambda x, axes: xp().transpose(x, axes), needs_args=False,
+permute_dims = defprim("permute_dims", lambda x, axes: xp().transpose(x, axes), needs_args=False, emits_at_shapes=True,
                        make_op=params_op("axes", shapes=("axes",)),
                        vjp=(lambda g, ans, x, axes: permute_dims(g, _inverse(axes)),),
                        jvp=(lambda t, ans, x, axes: permute_dims(t, axes),), complex_values=True)

@@ -78,6 +78,13 @@ def _cofactors(x):
     return det(getitem(x, (Ellipsis, rows, cols))) * signs
 
 
+def _singular(x):
+    """x with its first row 0: the other side of det's rules' test for a singular matrix."""
+    x = x.copy()
+    x[..., 0, :] = 0.0
+    return x
+
+
 def _det_gradient(ans, x):
     if bool(xp().all(strip(ans) != 0)):
         return _matrix_of(ans) * matrix_transpose(inv(x))
@@ -86,7 +93,8 @@ def _det_gradient(ans, x):
 
 det = defprim("det", lambda x: plain_scalar(_np_linalg().det(x)), needs_ans=True, builtin="det",
               vjp=(lambda g, ans, x: _matrix_of(g) * _det_gradient(ans, x),),
-              jvp=(lambda t, ans, x: sum(sum(_det_gradient(ans, x) * t, -1), -1),), complex_values=True)
+              jvp=(lambda t, ans, x: sum(sum(_det_gradient(ans, x) * t, -1), -1),), complex_values=True,
+              emits_at_shapes=True, other_side=_singular)
 # d log|det A| = Re tr(A⁻¹ dA): the adjoint g (A⁻¹)ᵀ with g's real part, for complex entries too
 logabsdet = defprim("logabsdet", lambda x: plain_scalar(_np_linalg().slogdet(x)[1]),
                     vjp=(lambda g, ans, x: _matrix_of(_real_if(x, g)) * matrix_transpose(inv(x)),),
@@ -358,6 +366,7 @@ def _singular_values_jvp(t, ans, x):
 
 
 singular_values = defprim("singular_values", lambda x: _np_linalg().svd(x, compute_uv=False),
-                          vjp=(_singular_values_vjp,), jvp=(_singular_values_jvp,), complex_values=True)
+                          vjp=(_singular_values_vjp,), jvp=(_singular_values_jvp,), complex_values=True,
+                          emits_at_shapes=True)
 svd_vectors = defprim("svd_vectors", _stacked_vectors, needs_ans=True, vjp=(_svd_vectors_vjp,),
                       jvp=(_svd_vectors_jvp,), complex_values=True)

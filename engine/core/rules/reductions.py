@@ -200,8 +200,16 @@ def _prod_jvp(t, ans, x, axis=None):
     return sum(t * _others(x, axis), axis)
 
 
+def with_a_zero(x):
+    """x with its first element 0: the other side of prod's rules' test for a zero."""
+    x = x.copy()
+    x.flat[0] = 0.0
+    return x
+
+
 # prod(x, axis): axis an int (not negative) or None; the library moves keepdims and tuples here
-prod = defprim("prod", _prod, needs_ans=True, make_op=_AXIS, vjp=(_prod_vjp,), jvp=(_prod_jvp,), complex_values=True)
+prod = defprim("prod", _prod, needs_ans=True, make_op=_AXIS, vjp=(_prod_vjp,), jvp=(_prod_jvp,), complex_values=True,
+               emits_at_shapes=True, other_side=with_a_zero)
 
 
 def _norm(x):
@@ -234,4 +242,5 @@ def _norm_jvp(t, ans, x):
 
 # no `builtin=`: the language's norm() is core/library's, with numpy's ord, axis and keepdims
 norm = defprim("norm", _norm, needs_ans=True, kink="norm'(0) = 0",
-               vjp=(_norm_vjp,), jvp=(_norm_jvp,), complex_values=True)
+               vjp=(_norm_vjp,), jvp=(_norm_jvp,), complex_values=True,
+               emits_at_shapes=True, other_side=lambda x: x * 0.0)

@@ -8,7 +8,7 @@ from ..primitives import defprim, params_op, plain_scalar, shape
 from ..tape import strip
 from .arithmetic import div
 from .comparisons import where
-from .reductions import pair_masks, sum, without_each
+from .reductions import with_a_zero, pair_masks, sum, without_each
 from .shapes import expand_dims
 
 
@@ -20,7 +20,7 @@ def _cumsum(x, axis, reverse=False):
 
 
 # cumsum(x, axis, reverse): the adjoint of a running sum is the running sum from the other end
-cumsum = defprim("cumsum", _cumsum, needs_args=False, make_op=params_op("axis", "reverse"),
+cumsum = defprim("cumsum", _cumsum, needs_args=False, make_op=params_op("axis", "reverse"), emits_at_shapes=True,
                  vjp=(lambda g, ans, x, axis, reverse=False: cumsum(g, axis, not reverse),),
                  jvp=(lambda t, ans, x, axis, reverse=False: cumsum(t, axis, reverse),), complex_values=True)
 
@@ -49,5 +49,6 @@ def _cumprod_jvp(t, ans, x, axis):
     return ans * cumsum(div(t, x), axis)
 
 
-cumprod = defprim("cumprod", lambda x, axis: xp().cumprod(x, axis), needs_ans=True,
+cumprod = defprim("cumprod", lambda x, axis: xp().cumprod(x, axis), needs_ans=True, emits_at_shapes=True,
+                  other_side=with_a_zero,
                   make_op=params_op("axis"), vjp=(_cumprod_vjp,), jvp=(_cumprod_jvp,))

@@ -48,12 +48,12 @@ def _transpose(x):
     return x.transpose() if x.__class__ is m.ndarray else m.transpose(x)
 
 
-reshape = defprim("reshape", _reshape, needs_args=False, taped_vjp=True, plannable=True,
+reshape = defprim("reshape", _reshape, needs_args=False, taped_vjp=True, plannable=True, emits_at_shapes=True,
                   make_op=params_op("shape_", shapes=("shape_",)),
                   vjp=(lambda g, ans, x, shape_: reshape(g, shape(x)),),
                   jvp=(lambda t, ans, x, shape_: reshape(t, shape_),), complex_values=True)
 # no `builtin=`: the language's transpose() is core/library's, with numpy's axes
-transpose = defprim("transpose", _transpose,
+transpose = defprim("transpose", _transpose, emits_at_shapes=True,
                     needs_args=False, taped_vjp=True, plannable=True,
                     vjp=(lambda g, ans, x: transpose(g),),
                     jvp=(lambda t, ans, x: transpose(t),), complex_values=True)
@@ -67,7 +67,7 @@ def _expand_dims(x, axis):
     return m.expand_dims(x, axis)
 
 
-expand_dims = defprim("expand_dims", _expand_dims, needs_args=False, taped_vjp=True, plannable=True,
+expand_dims = defprim("expand_dims", _expand_dims, needs_args=False, taped_vjp=True, plannable=True, emits_at_shapes=True,
                       make_op=params_op("axis"),
                       vjp=(lambda g, ans, x, axis: reshape(g, shape(x)),),
                       jvp=(lambda t, ans, x, axis: expand_dims(t, axis),), complex_values=True)

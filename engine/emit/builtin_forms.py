@@ -1,0 +1,273 @@
+"""The call forms of numpy code as the IR's (emit/lower.py) calls of the table's entries: a method
+is the builtin of its name with the array first (the language's own method table,
+lang/call_forms.py), keyword arguments take their builtin's positions, and the builtins whose
+numpy arguments choose a composite of table entries are lowered to it: prod over an axis, norm by
+its `ord` and `axis` (core/library/linalg.py's vector and matrix norms), each written from the
+same entries the library applies, so their rules are the table's."""
+from __future__ import annotations
+
+import math
+
+from ...parser import nodes
+from ..core.backend import np
+from functools import lru_cache
+
+from ..lang.builtins import make_builtins
+from ..lang.call_forms import METHODS
+from ..lang.keywords import accepted_keywords
+from .rule_text import primitive
+
+FORMS = ("norm", "prod", "transpose", "reshape", "dot", "var", "std", "clip", "cumsum", "cumprod")     # builtins whose numpy arguments choose the entries they apply
+INF = {"inf": math.inf}
+PARAMETERS = {"norm": ("ord", "axis", "keepdims"), "prod": ("axis", "dtype", "out", "keepdims"), "transpose": ("axes",),
+              "var": ("axis", "ddof", "keepdims"), "std": ("axis", "ddof", "keepdims"), "cumsum": ("axis",),
+              "cumprod": ("axis",)}
+
+
+def kink_spelling(prim):
+    """A forward that notes its kink (sqrt at 0, a tie of maximum's) cannot be traced at the
+    stand-ins: numpy's function of the builtin's name is its text (None: the rule's text)."""
+    name = prim.builtin or prim.name
+    return f"np.{name}" if prim.kink and callable(getattr(np(), name, None)) else None
+
+
+def as_builtin_call(e, refuse):
+    """`A.sum(axis=0)` as `sum(A, axis=0)`, `A.transpose(1, 0)` as `transpose(A, (1, 0))`: the
+    language's methods (lang/call_forms.py's METHODS), each the builtin of its name; those with no
+    builtin of their name (its METHOD_FALLBACKS) as what they are there: x.copy() and
+    x.astype(float) the value, x.astype(int) trunc(x), x.flatten() and x.ravel() reshape(x, -1),
+    x.item() reshape(x, ())."""
+    method = e.func
+    if method.attr not in METHODS or method.attr in ("keys", "values", "items", "squeeze"):
+        refuse(f"the method `.{method.attr}()`", e.span)
+    x, name = method.value, method.attr
+    kind = e.args[0].id if name == "astype" and len(e.args) == 1 and isinstance(e.args[0], nodes.Name) else None
+    if name == "copy" or kind == "float":
+        return x
+    if kind == "int" or name in ("flatten", "ravel", "item"):
+        shape = (nodes.Num(-1.0, e.span),) if name in ("flatten", "ravel") else ()
+        return nodes.Call(nodes.Name("trunc" if kind else "reshape", method.attr_span), (x, *shape), e.span)
+    args = tuple(e.args)
+    if method.attr == "transpose" and len(args) > 1:
+        args = (nodes.TupleExpr(args, e.span),)
+    return nodes.Call(nodes.Name(method.attr, method.attr_span), (method.value, *args), e.span, e.keywords)
+
+
+def attribute(low, e, target, refuse):
+    """`A.T` as transpose(A); `.shape`, `.ndim`, `.size` (and `A.shape[k]`, `e` its subscript)
+    as numpy's whole numbers, which carry no derivative. `low`: the Lowering."""
+    node = e.value if isinstance(e, nodes.Subscript) else e
+    if node.attr == "T" and node is e:
+        return low.call(nodes.Call(nodes.Name("transpose", node.attr_span), (node.value,), e.span), target)
+    if node.attr not in ("shape", "ndim", "size"):
+        refuse(f"the attribute `.{node.attr}`", e.span)
+    text = f"np.{node.attr}({low.value(node.value, None)})"
+    if node is not e:
+        if len(e.index) != 1 or not isinstance(e.index[0], (nodes.Num, nodes.UnaryOp)):
+            refuse("indexing a shape by anything but a number", e.span)
+        text += f"[{low.index_part(e.index[0])!r}]"
+    return low.plain(text, target, e.span.line)
+
+
+@lru_cache(maxsize=1)
+def language_builtins() -> dict:
+    """The language's builtins (those of no interpreter's): their signatures say their keywords."""
+    return make_builtins(None)
+
+
+def positional(e, refuse) -> list:
+    """The call's arguments by position, its keywords placed at their builtin's parameters (None
+    for one not given)."""
+    args = list(e.args)
+    if not e.keywords:
+        return args
+    builtin = language_builtins().get(e.func.id)
+    accepted = accepted_keywords(builtin.fn) if builtin is not None and hasattr(builtin, "fn") else ()
+    for kw in e.keywords:
+        if kw.name not in accepted:
+            refuse(f"the keyword `{kw.name}=` of `{e.func.id}`", kw.span)
+        k = accepted.index(kw.name)
+        args += [None] * (k + 1 - len(args))
+        args[k] = kw.value
+    return args
+
+
+def literal_value(node, refuse, what):
+    """A number, a string, inf, None or a tuple of them written in the call: an ord, an axis."""
+    if node is None or isinstance(node, nodes.NoneLit):
+        return None
+    if isinstance(node, nodes.Num):
+        return int(node.value) if float(node.value).is_integer() else float(node.value)
+    if isinstance(node, nodes.Str):
+        return node.value
+    if isinstance(node, nodes.Bool):
+        return bool(node.value)
+    if isinstance(node, nodes.Name) and node.id in INF:
+        return INF[node.id]
+    if isinstance(node, nodes.UnaryOp) and node.op == "-":
+        return -literal_value(node.operand, refuse, what)
+    if isinstance(node, nodes.TupleExpr):
+        return tuple(literal_value(v, refuse, what) for v in node.elts)
+    refuse(f"{what} that is not written as a number", node.span, f"write {what} as numbers in the call")
+
+
+class Forms:
+    """norm and prod lowered for one Lowering `low` (its apply, fresh, value and refuse)."""
+
+    def __init__(self, low, refuse):
+        self.low, self.refuse = low, refuse
+
+    def apply(self, name, operands, line, target):
+        return self.low.apply(name, operands, line, target, kink_spelling(primitive(name)))
+
+    def call(self, e, target, rank):
+        args = positional(e, self.refuse)
+        name, line = e.func.id, e.span.line
+        x = self.low.value(args[0], None)
+        if name == "clip":
+            bounds = [None if a is None or isinstance(a, nodes.NoneLit) else self.low.value(a, None) for a in args[1:3]]
+            return self.clip(x, bounds, e, target)
+        if name == "dot" and len(args) != 2:
+            self.refuse("dot with other than two arguments", e.span)
+        params = [] if name == "dot" else [literal_value(a, self.refuse, f"the {k} of {name}") for a, k in
+                  zip(args[1:], PARAMETERS[name] if name in PARAMETERS else ("shape",) * len(args))]
+        keepdims = dict(zip(PARAMETERS.get(name, ()), params)).get("keepdims")
+        if keepdims or (name == "prod" and any(p is not None for p in params[1:3])):
+            self.refuse(f"`{name}` with keepdims, dtype or out", e.span)
+        if name == "dot":
+            return self.dot(x, self.low.value(args[1], None), rank, e, target)
+        if name in ("cumsum", "cumprod"):          # core/library/reductions.py's: None flattens
+            axis = self.axis(params[0] if params else None, rank(x), e)
+            if axis is None:
+                x, axis = self.low.apply("reshape", [x, (-1,)], e.span.line, None), 0
+            operands = [x, axis, False] if name == "cumsum" else [x, axis]
+            return self.low.apply(name, operands, e.span.line, target)
+        if name in ("var", "std"):
+            spread = dict(zip(PARAMETERS[name], params))
+            return self.variance(name, x, self.axis(spread.get("axis"), rank(x), e), spread.get("ddof") or 0, e, target)
+        if name in ("transpose", "reshape"):
+            return self.shaped(name, x, params, e, target)
+        if name == "prod":
+            axis = self.axis(params[0] if params else None, rank(x), e)
+            return self.reduce("prod", x, axis, line, target)
+        order = params[0] if params else None
+        axis = params[1] if len(params) > 1 else None
+        return self.norm(x, order, axis, rank(x), e, target)
+
+    def variance(self, name, x, axis, ddof, e, target):
+        """core/library/reductions.py's var (the squares about the mean over the count less ddof)
+        and std (its square root), over all of x or one axis."""
+        line, apply = e.span.line, self.apply
+        count = f"np.size({x})" if axis is None else f"np.shape({x})[{axis}]"
+        centre = apply("div", [self.reduce("sum", x, axis, line), self.low.plain(count, None, line)], line, None)
+        if axis is not None:
+            centre = self.low.apply("expand_dims", [centre, axis], line, None)
+        centred = apply("sub", [x, centre], line, None)
+        squares = self.reduce("sum", apply("mul", [centred, centred], line, None), axis, line)
+        kept = self.low.plain(f"max({count} - {ddof!r}, 0)", None, line)
+        result = apply("div", [squares, kept], line, None if name == "std" else target)
+        return apply("sqrt", [result], line, target) if name == "std" else result
+
+    def clip(self, x, bounds, e, target):
+        """core/library/elementwise.py's clip: x where it is within the bounds, else the bound."""
+        line, out = e.span.line, x
+        for bound, test in zip(bounds, ("lt", "gt")):
+            if bound is not None:
+                out = self.apply("where", [self.apply(test, [out, bound], line, None), bound, out], line, None)
+        return self.low.expr_named(out, target, line) if target is not None else out
+
+    def dot(self, a, b, rank, e, target):
+        """numpy's dot (core/library/linalg.py's): a product where either is a number, matmul where
+        b has at most two axes; the ranks are the point's (of parameters)."""
+        ranks = [0 if v.__class__ is not str else rank(v) for v in (a, b)]
+        if None in ranks:
+            self.refuse("dot of a value whose rank is unknown here", e.span, "write a @ b (or a * b for numbers)")
+        if 0 in ranks:
+            return self.low.apply("mul", [a, b], e.span.line, target)
+        if ranks[1] > 2:
+            self.refuse("dot of an array of more than two axes", e.span)
+        return self.low.apply("matmul", [a, b], e.span.line, target)
+
+    def shaped(self, name, x, params, e, target):
+        """transpose(x) (its axes reversed), transpose(x, axes) (permute_dims), reshape(x, shape)."""
+        line = e.span.line
+        if name == "reshape":
+            shape = params[0] if len(params) == 1 and params[0].__class__ is tuple else tuple(params)
+            return self.low.apply("reshape", [x, tuple(int(n) for n in shape)], line, target)
+        if not params or params[0] is None:
+            return self.low.apply("transpose", [x], line, target)
+        if any(a < 0 for a in params[0]):
+            self.refuse("transpose with a negative axis", e.span, "write the axes as numbers from 0")
+        return self.low.apply("permute_dims", [x, tuple(params[0])], line, target)
+
+    def axis(self, axis, ndim, e):
+        """One axis, not negative (the table's reductions take such), or None."""
+        if axis is None:
+            return None
+        if axis.__class__ is tuple:
+            if ndim is not None and sorted(a % ndim for a in axis) == list(range(ndim)):
+                return None
+            self.refuse("a reduction over several axes", e.span, "reduce one axis at a time")
+        if axis < 0:
+            if ndim is None:
+                self.refuse(f"the axis {axis} of a value whose rank is unknown here", e.span,
+                            "write the axis as a number from 0")
+            axis += ndim
+        return axis
+
+    def reduce(self, name, x, axis, line, target=None):
+        return self.low.apply(name, [x] if axis is None else [x, axis], line, target, f"np.{name}")
+
+    def norm(self, x, order, axis, ndim, e, target):
+        """core/library/linalg.py's norm: a matrix norm over two axes (or ord given for a matrix),
+        else a vector norm."""
+        if axis is None and order.__class__ is str:        # 'fro', 'nuc': a matrix's
+            axis = (0, 1)
+        if axis is None and order is not None and ndim is None:
+            self.refuse("norm with `ord` of a value whose rank is unknown here", e.span,
+                        "give the axes: norm(x, ord, axis=0) for a vector, norm(A, ord, axis=(0, 1)) for a matrix")
+        if axis is None and order is not None and ndim == 2:
+            axis = (0, 1)
+        if axis.__class__ is tuple and len(axis) == 2:
+            return self.matrix_norm(x, order, tuple(self.axis(a, ndim, e) for a in axis), e, target, ndim)
+        if axis.__class__ is tuple:
+            axis = self.axis(axis, ndim, e) if len(axis) != 1 else self.axis(axis[0], ndim, e)
+        return self.vector_norm(x, order, self.axis(axis, ndim, e), e, target)
+
+    def vector_norm(self, x, order, axis, e, target):
+        line, apply = e.span.line, self.apply
+        if order is None or order == 2:
+            if axis is None:            # the primal as numpy's (its derivative the table's norm)
+                return self.low.apply("norm", [x], line, target, "np.linalg.norm")
+            return apply("sqrt", [self.reduce("sum", apply("mul", [x, x], line, None), axis, line)], line, target)
+        if order == 0:      # a count of the non-zero elements: no derivative
+            mask = apply("mul", [apply("ne", [x, 0.0], line, None), 1.0], line, None)
+            return self.reduce("sum", mask, axis, line, target)
+        size = apply("abs", [x], line, None)
+        if order in (math.inf, -math.inf):
+            return self.reduce("max" if order > 0 else "min", size, axis, line, target)
+        if order == 1:
+            return self.reduce("sum", size, axis, line, target)
+        if order.__class__ not in (int, float):
+            self.refuse(f"norm with ord={order!r} of a vector", e.span)
+        powered = self.reduce("sum", apply("pow", [size, float(order)], line, None), axis, line)
+        return apply("pow", [powered, 1.0 / float(order)], line, target)
+
+    def matrix_norm(self, x, order, axes, e, target, ndim):
+        rows, cols = axes
+        line, apply = e.span.line, self.apply
+        if order in (None, "fro"):
+            squares = apply("mul", [x, x], line, None)
+            inner = self.reduce("sum", squares, max(rows, cols), line)
+            return apply("sqrt", [self.reduce("sum", inner, min(rows, cols), line)], line, target)
+        if order in (1, -1):
+            sums = self.reduce("sum", apply("abs", [x], line, None), rows, line)
+            return self.reduce("max" if order == 1 else "min", sums, cols - (cols > rows), line, target)
+        if order in (math.inf, -math.inf):
+            sums = self.reduce("sum", apply("abs", [x], line, None), cols, line)
+            return self.reduce("max" if order > 0 else "min", sums, rows - (rows > cols), line, target)
+        if order in ("nuc", 2, -2) and ndim == 2:      # of the singular values (the matrix's own axes)
+            values = self.apply("singular_values", [x], line, None)
+            return self.reduce({"nuc": "sum", 2: "max", -2: "min"}[order], values, None, line, target)
+        self.refuse(f"norm with ord={order!r} of a matrix" + (" of a rank other than 2" if ndim else
+                    " whose rank is unknown here"), e.span, "differentiate it with `autodiff grad` instead")

@@ -1,0 +1,173 @@
+"""`autodiff emit` (issue 31) of det, prod and norm (each ord/axis form), the methods and
+attributes, comprehensions with `if`, enumerate/zip loops and loops that unpack their items: the
+emitted adjoint and tangent match autodiff.grad at five random points, and at the values where a
+rule takes its other side (a zero, a singular matrix, the zero vector)."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import autodiff
+from autodiff.engine import api
+from autodiff.parser.errors import SourceError
+from test_emit import emitted
+
+ROOT = Path(__file__).resolve().parent.parent
+
+PROGRAMS = {
+    "det, prod, norm": ("def f(A, x):\n    return det(A) * prod(x) + norm(x) + prod(A, 1)[0] + prod(A, axis=0)[1]\n",
+                        {"A": (3, 3), "x": (3,)}),
+    "norm's vector forms": ("def f(A, x):\n    return norm(x, 1) + norm(x, inf) + norm(x, -inf) + norm(x, 3) + norm(x, 2)"
+                            " + norm(x, 0) + sum(norm(A, axis=1)) + sum(norm(A, 1, axis=0)) + sum(norm(A, 2.5, 1))\n",
+                            {"A": (3, 2), "x": (3,)}),
+    "norm's matrix forms": ("def f(A, x):\n    return norm(A) + norm(A, 'fro') + norm(A, 1) + norm(A, -1) + norm(A, inf)"
+                            " + norm(A, -inf) + norm(A, ord=1, axis=(0, 1)) + norm(x)\n", {"A": (3, 2), "x": (2,)}),
+    "norm of the singular values": ("def f(A, B):\n    return norm(A, 'nuc') + norm(A, 2) + norm(A, -2) + norm(B, 'nuc')"
+                                    " + norm(B, ord=2, axis=(0, 1))\n", {"A": (3, 2), "B": (2, 4)}),
+    "methods and attributes": ("def f(A, x):\n    B = A.T @ x.reshape(3, 1)\n    return A.sum() + x.prod() + A.mean(axis=0)[1]"
+                               " + A.max() + B.sum() * A.shape[0] + A.transpose(1, 0)[1, 2] + x.T[0] + (A * x[0]).min(1)[1]\n",
+                               {"A": (3, 2), "x": (3,)}),
+    "the methods with no builtin of their name, var, std, clip": (
+        "def f(A, x):\n    return sum(x.flatten()) * A.ravel()[4] + x[1:2].item() + sum(x.copy() * x.astype(float))"
+        " + x.var() + A.std(axis=0, ddof=1)[2] + var(A, 1)[0] + std(x) + sum(x.clip(-0.5, 0.5)) + sum(clip(A, 0.2, None))\n",
+        {"A": (3, 3), "x": (4,)}),
+    "keepdims": ("def f(A):\n    z = A - max(A, 1, keepdims=True)\n    return sum(exp(z) / sum(exp(z), axis=1, keepdims=True)"
+                 " * A) + sum(A.mean(axis=0, keepdims=True) * A)\n", {"A": (3, 4)}),
+    "cumsum, cumprod": ("def f(A, x):\n    return x.cumsum()[1] * sum(cumsum(A, 1) * cumprod(A, axis=0)) + sum(x.cumprod())\n",
+                        {"A": (3, 2), "x": (4,)}),
+    "an index from argmax": ("def f(A, x):\n    return x[x.argmax()] * A[0, 0] + x[argmin(x)] * A[argmax(x)][1]\n",
+                             {"A": (4, 2), "x": (4,)}),
+    "dot of parameters": ("def f(A, x, c):\n    return sum(A.dot(x)) + x.dot(x) + dot(A, c)[0, 1] + dot(x, A)[1]\n",
+                          {"A": (3, 3), "x": (3,), "c": ()}),
+    "det of a local, prod of a product": ("def f(A, x):\n    M = A @ A.T + 0.1\n    return det(M) * sum(x) + prod(x * x)\n",
+                                          {"A": (2, 2), "x": (4,)}),
+}
+
+LOOPS = {
+    "enumerate, zip, unpacking rows": (
+        "def f(x, a):\n    s = 0.0\n    for i, v in enumerate(x):\n        s = s + v * i * a\n"
+        "    for u, w in zip(x, x[1:]):\n        s = s + u * w\n    P = [[1.0, 2.0], [3.0, 0.5]]\n"
+        "    for p, q in P:\n        s = s + p * a * q\n    return s\n", {"x": (4,), "a": ()}),
+    "comprehensions: enumerate, zip, if": (
+        "def f(x, a):\n    ys = [v * a + k for k, v in enumerate(x, 1)]\n    zs = [u * w for u, w in zip(ys, x)]\n"
+        "    return sum(zs) + sum([v * v for v in x if v > 0.2]) + mean([sin(v) * a for v in x if v < 1.0 and v > -1.0])\n",
+        {"x": (5,), "a": ()}),
+    "a helper's sum over an axis, in a loop": (
+        "def term(X, m):\n    d = (X - m) * 2.0\n    return sum(d * d, 1)\n\n\ndef f(X, M):\n    s = 0.0\n"
+        "    for k in range(len(M)):\n        s = s + sum(exp(-term(X, M[k])))\n    return s\n", {"X": (5, 2), "M": (3, 2)}),
+    "x[i, j] of names": ("def f(A, x):\n    s = 0.0\n    for i in range(len(x)):\n        for j in range(i + 1):\n"
+                         "            s = s + A[i, j] * x[j] * x[i]\n    return s\n", {"A": (3, 3), "x": (3,)}),
+    "x[i, j] = v of names": ("def f(A, x):\n    B = A * 1.0\n    for i in range(len(x)):\n        for j in range(len(x)):\n"
+                             "            B[i, j] += x[i] * x[j]\n        B[i, i] = B[i, i] * x[i]\n    return sum(B * A)\n",
+                             {"A": (3, 3), "x": (3,)}),
+    "slices whose bounds are names": (
+        "def f(x, a):\n    s = 0.0\n    for i in range(len(x) - 1):\n        w = x[i:i + 2]\n        s = s + sum(w * w) * a\n"
+        "    k = 1\n    y = x * a\n    y[k:] = 0.5 * y[:len(x) - k]\n    return s + sum(x[k:] * a) + sum(y * x)\n",
+        {"x": (5,), "a": ()}),
+    "pairs of rows": ("def f(X, y):\n    s = 0.0\n    i = 0\n    for r, t in zip(X, y):\n        a, b = r\n"
+                      "        s = s + (a * t - b) ** 2 * (i + 1)\n        i = i + 1\n    return s\n", {"X": (4, 2), "y": (4,)}),
+}
+
+
+def point(rng, shapes):
+    return {p: rng.uniform(-1.5, 1.5, s) if s else float(rng.uniform(-1.5, 1.5)) for p, s in shapes.items()}
+
+
+def matches(module, source, at):
+    expected = autodiff.grad(str(source), at=at)
+    value, grads = module.f_vjp(*at.values())
+    assert value == pytest.approx(expected.value, rel=1e-12, abs=1e-12)
+    for p, g in zip(at, grads):
+        assert np.shape(g) == np.shape(at[p])
+        np.testing.assert_allclose(g, expected.gradient[p], rtol=1e-12, atol=1e-12)
+    u = {p: np.ones(np.shape(v)) if np.ndim(v) else 1.0 for p, v in at.items()}
+    _, d = module.f_jvp(*at.values(), **{f"d_{p}": u[p] for p in at})
+    along = sum(float(np.sum(np.asarray(expected.gradient[p]) * u[p])) for p in at)
+    assert d == pytest.approx(along, rel=1e-11, abs=1e-11)
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS) + sorted(LOOPS))
+def test_forms_emit_and_match_grad_at_five_points(tmp_path, name):
+    text, shapes = {**PROGRAMS, **LOOPS}[name]
+    source = tmp_path / "program.py"
+    source.write_text(text)
+    rng = np.random.default_rng(31)
+    _, module = emitted(tmp_path, source, at=point(rng, shapes))
+    for _ in range(5):
+        matches(module, source, point(rng, shapes))
+    if "_lengths = " in (tmp_path / "emitted.py").read_text():     # written for other lengths too
+        matches(module, source, point(rng, {p: tuple(n + 3 if n > 1 else n for n in s) for p, s in shapes.items()}))
+
+
+def test_a_zero_a_singular_matrix_and_the_zero_vector_take_the_rules_other_side(tmp_path):
+    """prod's, det's and norm's rules decide on a zero element, a singular matrix, the zero vector:
+    both sides are emitted (the table's other_side), so the emitted adjoint holds there too."""
+    source = tmp_path / "program.py"
+    source.write_text(PROGRAMS["det, prod, norm"][0])
+    rng = np.random.default_rng(3)
+    _, module = emitted(tmp_path, source, at=point(rng, PROGRAMS["det, prod, norm"][1]))
+    text = (tmp_path / "emitted.py").read_text()
+    assert "np.linalg.inv(A)" in text and "np.linalg.det(" in text and "np.cumprod(" in text
+    singular = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [0.5, -1.0, 2.0]])
+    for A, x in ((singular, np.array([0.0, 2.0, -1.0])), (singular * 0.0, np.array([0.0, 0.0, 0.0])),
+                 (np.eye(3), np.array([1.5, 0.0, 0.0]))):
+        matches(module, source, {"A": A, "x": x})
+
+
+def test_cli_emit_validate_of_det_and_norm_passes(tmp_path):
+    source = tmp_path / "det.py"
+    source.write_text("def f(A):\n    return det(A) + norm(A, 1) + A.sum()\n")
+    done = subprocess.run([sys.executable, "-m", "autodiff", "emit", str(source), "--validate", "--at",
+                           "A=[[2,1],[0.5,3]]"], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count(" pass") == 3
+
+
+def test_methods_map_to_the_languages_builtins_and_an_unknown_one_is_refused(tmp_path):
+    """A method is the builtin of its name (lang/call_forms.py's METHODS); one the IR cannot
+    write names itself and its line."""
+    source = tmp_path / "program.py"
+    source.write_text("def f(x):\n    y = x * 2.0\n    return sum(y.squeeze())\n")
+    with pytest.raises(SourceError) as err:
+        api.emit(str(source), at={"x": np.array([0.5, 1.5, 2.5])})
+    assert err.value.kind == "not emitted" and ".squeeze()" in err.value.message and err.value.span.line == 3
+
+
+def test_unpacking_a_row_of_another_length_raises_rather_than_returning_a_number(tmp_path):
+    """`for a, b in X` takes each row's two items, as Python's unpacking does: at rows of another
+    length the emitted functions raise (numpy's reshape error, or the shape check), never a value."""
+    source = tmp_path / "program.py"
+    source.write_text("def f(X, c):\n    s = 0.0\n    for a, b in X:\n        s = s + a * b * c\n    return s\n")
+    _, module = emitted(tmp_path, source, at={"X": np.array([[1.0, 2.0], [0.5, 1.5], [2.0, -1.0]]), "c": 0.5})
+    assert module.f_vjp(np.array([[1.0, 2.0]] * 3), 2.0)[0] == pytest.approx(12.0, rel=1e-15)
+    for rows in (np.ones((3, 3)), np.ones((5, 3))):
+        with pytest.raises(ValueError):
+            module.f_vjp(rows, 0.5)
+        with pytest.raises(ValueError):
+            module.f(rows, 0.5)
+
+
+def test_cumprod_at_zeros_takes_its_rules_other_side(tmp_path):
+    source = tmp_path / "program.py"
+    source.write_text(PROGRAMS["cumsum, cumprod"][0])
+    rng = np.random.default_rng(8)
+    _, module = emitted(tmp_path, source, at=point(rng, PROGRAMS["cumsum, cumprod"][1]))
+    for A, x in ((np.array([[0.0, 1.0], [2.0, 0.0], [0.5, 3.0]]), np.array([1.0, 0.0, 2.0, 0.0])),
+                 (np.zeros((3, 2)), np.zeros(4))):
+        matches(module, source, {"A": A, "x": x})
+
+
+def test_the_primal_checks_the_shapes_it_was_written_for(tmp_path):
+    """The primal `f` is written at the point's shapes too (indexing, reductions): it checks them
+    at entry as f_vjp and f_jvp do, rather than return a number for other ones."""
+    source = tmp_path / "program.py"
+    source.write_text("D = [[1.0, 2.0], [3.0, 4.0]]\n\n\ndef f(x):\n    return sum((D @ x) * x)\n")
+    _, module = emitted(tmp_path, source, at={"x": np.array([0.5, 1.5])})
+    assert module.f(np.array([1.0, 2.0])) == pytest.approx(27.0, rel=1e-15)
+    for x in (np.ones(3), np.ones((2, 2)), 2.0):
+        with pytest.raises(ValueError, match="emitted for the shapes"):
+            module.f(x)
