@@ -352,3 +352,26 @@ def test_modulo_gradients_keep_their_convention():
         assert [np.asarray(g).tolist() for g in r.gradient.values()] == [[0.0, 0.0], [0.0, 0.0]], mode
     g = api.grad("fmod(x, y)", at={"x": 1.0, "y": 0.1}).gradient        # fmod's quotient toward 0: 9 too
     assert g == {"x": 1.0, "y": -9.0}
+
+
+@pytest.mark.parametrize("order", ["1", "-1", "inf", "-inf", "'fro'", "'nuc'", "2", "-2"])
+@pytest.mark.parametrize("axis", [(0, 1), (1, 0), (0, 2), (2, 0), (1, 2), (2, 1)])
+def test_a_matrix_norms_axes_are_read_in_the_order_given(order, axis):
+    """norm(B, 1, axis=(1, 0)) is numpy's: the row axis first (the axes were sorted, so the
+    transposed matrix's norm came back), and 'nuc'/2/-2 over axes other than the last two."""
+    import numpy as np
+    import autodiff
+    B = np.random.default_rng(5).normal(size=(2, 3, 4))      # full rank: distinct singular values
+    r = autodiff.grad(f"sum(norm(B, {order}, axis={axis}))", at={"B": B})
+    want = np.linalg.norm(B, want_order(order), axis=axis)
+    np.testing.assert_allclose(r.value, want.sum(), rtol=1e-13)
+    h = 1e-6
+    E = np.zeros_like(B)
+    E[1, 2, 3] = h
+    fd = (np.linalg.norm(B + E, want_order(order), axis=axis).sum()
+          - np.linalg.norm(B - E, want_order(order), axis=axis).sum()) / (2 * h)
+    np.testing.assert_allclose(r.gradient["B"][1, 2, 3], fd, rtol=1e-6, atol=1e-8)
+
+
+def want_order(order):
+    return {"inf": float("inf"), "-inf": float("-inf"), "'fro'": "fro", "'nuc'": "nuc"}.get(order) or int(order)

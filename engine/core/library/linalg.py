@@ -170,6 +170,8 @@ def _matrix_norm(x, order, axes):
     rows, cols = axes
     if order in (None, "fro"):
         return ops.sqrt(ops.sum(_squared_magnitude(x), axes))
+    if order in ("nuc", 2, -2) and (rows, cols) != (ndim(x) - 2, ndim(x) - 1):
+        x = ops.permute_dims(x, tuple(a for a in range(ndim(x)) if a not in axes) + (rows, cols))
     if order == "nuc":
         return ops.sum(svd(x, compute_uv=False), -1)
     if order in (1, -1):
@@ -190,8 +192,9 @@ def norm(x, ord=None, axis=None, keepdims=False):
         axes = (0, 1)
     else:
         axes = axes_of(axis, ndim(x))
-    if axes is not None and len(axes) == 2:
-        result = _matrix_norm(x, order, axes)
+    if axes is not None and len(axes) == 2:      # numpy's (row axis, column axis), in the order given
+        given = (0, 1) if axis is None else tuple(one_axis(a, ndim(x)) for a in ops.read(axis))
+        result = _matrix_norm(x, order, given)
     else:
         result = _vector_norm(x, order, axes)
     return keep_dims(result, x, axes) if keepdims else result
