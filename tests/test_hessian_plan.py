@@ -18,7 +18,7 @@ def trace_of(f):
 
 
 def plans_of(f) -> list:
-    return [plan for key, plan in trace_of(f).sweep_plans.items() if key[0] == "hessian"]
+    return [plan for key, plan in trace_of(f).annotations.items() if key[0] == "hessian"]
 
 
 def planned_and_bound(f, first, second, wrt=None):
@@ -26,8 +26,8 @@ def planned_and_bound(f, first, second, wrt=None):
     for _ in range(3):                     # interpreted, trace recorded, plan recorded
         f.hessian(first, wrt=wrt)
     planned = f.hessian(second, wrt=wrt)
-    for key in [key for key in trace_of(f).sweep_plans if key[0] == "hessian"]:
-        trace_of(f).sweep_plans[key] = False
+    for key in [key for key in trace_of(f).annotations if key[0] == "hessian"]:
+        trace_of(f).annotations[key] = False
     return planned, f.hessian(second, wrt=wrt)
 
 
@@ -67,7 +67,7 @@ def test_a_structured_plan_replays_at_other_points_to_the_bit(expr):
         assert plans_of(f) == [False]                   # (set so by planned_and_bound)
         assert_same_bits(planned, bound)
         assert_close(planned, higher.hessian(None, second, None, target=f.target).hessian)
-        trace_of(f).sweep_plans.clear()
+        trace_of(f).annotations.clear()
 
 
 def test_the_benchmarks_hessian_plans_once_and_replays_without_the_sweep(monkeypatch):
@@ -86,7 +86,7 @@ def test_the_benchmarks_hessian_plans_once_and_replays_without_the_sweep(monkeyp
     planned = f.hessian(moved)
     assert f.replays == replays + 1 and plans_of(f) == [plan]
     monkeypatch.undo()
-    trace_of(f).sweep_plans[("hessian", (0,))] = False
+    trace_of(f).annotations[("hessian", (0,))] = False
     assert_same_bits(planned, f.hessian(moved))
 
 
@@ -167,7 +167,7 @@ def test_a_plan_drops_each_value_after_its_last_reader():
     for _ in range(3):
         f.hessian({"x": x})
     (plan,) = plans_of(f)
-    traced = trace_of(f).leaves + len(trace_of(f).steps)          # slots of the trace's own values
+    traced = len(trace_of(f).equations)          # slots of the trace's own values
     freed = [slot for frees in plan.frees for slot in frees]
     kept = {slot for slot, _ in plan.results if slot >= 0}
     assert len(freed) == len(set(freed))                             # each once

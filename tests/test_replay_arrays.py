@@ -57,7 +57,7 @@ POINTS = [(np.array([0.6, 1.3, -0.4]), np.array([1.1, 0.2, 2.0])),
 def made(f):
     """Each of the trace's sweep plans' generated sweeps (None: not made yet, False: none)."""
     trace = latest(next(entry for entry in f.traces.values() if entry))
-    return [plan.array_sweep for plan in trace.sweep_plans.values() if hasattr(plan, "array_sweep")]
+    return [plan.array_sweep for plan in trace.annotations.values() if hasattr(plan, "array_sweep")]
 
 
 def assert_same_result(replayed, interpreted):

@@ -132,10 +132,10 @@ def test_the_plan_gathers_the_arguments_of_steps_that_read_them_all(tmp_path):
     f, entry, at = recorded(tmp_path)
     trace, _ = replay_entry(entry, list(at.values()))
     plan = sweep_plan(trace, list(range(trace.leaves)))
-    gathered = {row[4][0].name for row in plan.rows if row[3] is not None}
+    gathered = {row[4].prim.name for row in plan.rows if row[3] is not None}
     assert {"matmul", "mul", "sigmoid"} <= gathered
     for row in plan.rows:
-        prim, parents, args = row[4]
+        prim, parents, args = row[4].prim, row[4].parents, row[4].args
         if row[3] is not None:       # all traced, in order: the values at the parents, as a tuple
             assert prim.needs_args and [pos for pos, _ in parents] == list(range(len(args)))
 

@@ -99,9 +99,9 @@ def test_a_replayed_gradient_builds_no_tape_and_plans_once(tmp_path, monkeypatch
         raise AssertionError("a replayed gradient rebuilt the tape")
     monkeypatch.setattr(replay_module, "replay_tape", no_tape)
     first = f.grad_result(at)
-    plans = dict(entry.sweep_plans)
+    plans = dict(entry.annotations)
     second = f.grad_result(at)
-    assert f.replays == 2 and len(plans) == 1 and entry.sweep_plans == plans
+    assert f.replays == 2 and len(plans) == 1 and entry.annotations == plans
     assert all(same_bits(first.gradient[k], second.gradient[k]) for k in first.gradient)
 
 

@@ -59,6 +59,7 @@ def record_for_batches(target, inputs: dict, limits=None):
         return None
     if not same_bits(again, strip(out)) or notes.kinks != kinks:
         return None
+    trace.seal()                       # its constants kept, not the recorded run's values
     return trace
 
 
@@ -74,10 +75,10 @@ def rows_per_pass(per_point_elements: int, budget: int | None = None) -> int:
 
 
 def last_uses(trace) -> list:
-    """Per tape index, the step (index into trace.steps) that reads it last (-1: none does)."""
-    last = [-1] * (trace.leaves + len(trace.steps))
-    for i, (_, parents, _, _, _) in enumerate(trace.steps):
-        for _, j in parents:
+    """Per tape index, the step (its index among the equations after the leaves) that reads it last (-1: none does)."""
+    last = [-1] * len(trace.equations)
+    for i, e in enumerate(trace.body()):
+        for _, j in e.parents:
             last[j] = i
     return last
 
@@ -95,7 +96,8 @@ def replay_stacked(trace, inputs: list, stacked: list, rows: int, last=None, rec
     saved_limit = element_limit[0]
     element_limit[0] = None               # the stack is ours, not the program's: its limit is per point
     try:
-        for i, (prim, parents, args, params, span) in enumerate(trace.steps):
+        for i, e in enumerate(trace.body()):
+            prim, parents, args, params, span = e.prim, e.parents, e.args, e.params, e.span
             point_stacked = [False] * len(args)
             for pos, j in parents:
                 point_stacked[pos] = flags[j]

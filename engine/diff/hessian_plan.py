@@ -55,7 +55,8 @@ def plannable(trace, watched: list, boxed: list, level: int) -> bool:
     for value in boxed:
         if value.__class__ is not Dual or value.level != level:
             return False
-    for prim, parents, args, params, span in trace.steps:
+    for e in trace.body():
+        prim, parents, args = e.prim, e.parents, e.args
         if not prim.plannable:
             return False
         for constant in prim.constant_args:

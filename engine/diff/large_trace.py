@@ -107,9 +107,7 @@ def fit_for_replay(trace, tape, fuses: RegionCheck):
         return trace                                  # nothing fuses: the lean tape's steps as recorded
     if fuses():
         return Unkept("large inputs of a program that fuses a region")
-    leaves, entries = trace.leaves, tape.entries
-    for k, (prim, parents, args, params, span) in enumerate(trace.steps):
-        value = entries[leaves + k].value
-        if prim.elementwise and getattr(value, "size", 0) >= fused.FUSE_MIN_ELEMENTS:
-            trace.steps[k] = (FUSED_RULES.get(prim.name, prim), parents, args, params, span)
+    for e in trace.body():                          # the tape's own entries: trace.equations
+        if e.prim.elementwise and getattr(e.value, "size", 0) >= fused.FUSE_MIN_ELEMENTS:
+            e.prim = FUSED_RULES.get(e.prim.name, e.prim)
     return trace

@@ -1,6 +1,9 @@
-"""Trace and replay: a run's tape, kept as the sequence of primitives it applied (each with its
-static parameters, its source span and where its arguments came from), replayed on new inputs of
-the same shapes without the interpreter: no name lookups, no AST closures, no signature to build.
+"""Trace and replay: a recording run's Program (core/program.py: its tape's own entries as
+equations, each a primitive with its static arguments and parameters, its source span and the
+equation positions its traced arguments came from, and its guard equations), replayed on new
+inputs of the same shapes without the interpreter: no name lookups, no AST closures, no
+signature to build. A `Trace` is that Program with what its replays keep: a forward closure per
+equation, and the annotations its sweeps work out once (diff/replay_sweep.py, diff/hessian_plan.py).
 
 A replay calls the same forward rules in the same order as the recorded run and sweeps a tape of
 the same entries with the same `backward`, so its numbers are the interpreter's to the last bit.
@@ -13,11 +16,12 @@ reads something no guard can state, or whose tape did not keep an argument, keep
 says why (`Unkept`)."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from time import perf_counter
 
 from ..core.backend import is_array
 from ..core.notes import NOTES
+from ..core.program import Program
 from ..core.tape import BOXES, Entry, Shape, Tape, Var, backward, saved_args
 from .bits import all_finite, same_bits
 from .fallbacks import LOWERED_CODE_ERRORS, STEP_ERRORS, Fallback, LoweringRefused, count
@@ -27,19 +31,14 @@ from .trace_cache import Unkept
 from .replay_sweep import planned_adjoints, sweep_plan
 
 
-@dataclass
-class Trace:
-    """What a replay needs of one recorded run."""
-    steps: list                 # (primitive, parents, arguments, params, span) after the leaves
-    forwards: list              # per step, a closure: the tape values so far -> that step's value
-    leaves: int                 # the watched inputs: tape indices 0 .. leaves-1, in input order
-    output: int | None          # the output's tape index; None when it does not depend on the inputs
-    constant: object            # the output itself when it does not depend on the inputs
+@dataclass(kw_only=True)
+class Trace(Program):
+    """A recorded run's Program (core/program.py) with what a replay of it keeps: the Program's
+    equations are the trace's steps, its guards its guard equations."""
+    forwards: list              # per equation after the leaves (position leaves + k is item k), a
+    #                             closure: the values so far -> that equation's value
     signature: tuple            # the recorded run's control-flow signature
     run_steps: int              # the interpreter's step count for that run
-    # the decisions on traced values (replay_guards.Guard), in order: empty where the control
-    # flow cannot depend on the inputs
-    guards: list = field(default_factory=list)
     floats: bool = False        # every value a Python float (replay_compiled can make it one function)
     compiled: object = None     # replay_compiled.Compiled, once made (False: none)
     uses: int = 0               # replays before it was compiled
@@ -47,7 +46,6 @@ class Trace:
     # abs(0)): a gradient leaves those out, a plain evaluation reports them, and a replay, which
     # runs only recorded steps, cannot; a value at this path is then interpreted
     untraced_kinks: bool = False
-    sweep_plans: dict = field(default_factory=dict)   # replay_sweep.SweepPlan by watched inputs
     nested: bool = False        # the run took a derivative inside the program (lang/transforms.py)
 
 
@@ -120,7 +118,7 @@ def record_trace(tape: Tape, out, signature, run_steps, logged=()) -> Trace | Un
     leaves = 0
     while leaves < len(entries) and entries[leaves].prim is None:
         leaves += 1
-    steps, forwards = [], []
+    forwards = []
     all_floats = all(e.value.__class__ is float for e in entries[:leaves])
     for e in entries[leaves:]:
         prim = e.prim
@@ -139,9 +137,8 @@ def record_trace(tape: Tape, out, signature, run_steps, logged=()) -> Trace | Un
                 return Unkept(f"a traced argument of {prim.name} the tape did not record")
             floats = floats and arg.__class__ is float
         all_floats = all_floats and floats and not e.params and e.value.__class__ is float
-        steps.append((prim, e.parents, args, e.params, e.span))
         forwards.append(_forward(prim, e.parents, args, e.params, e.span, floats))
-    common = dict(steps=steps, forwards=forwards, leaves=leaves, signature=tuple(signature), run_steps=run_steps,
+    common = dict(equations=entries, forwards=forwards, leaves=leaves, signature=tuple(signature), run_steps=run_steps,
                   guards=guards, floats=all_floats, nested=nested)
     if out.__class__ is Var:
         if out.tape is not tape:
@@ -188,7 +185,8 @@ def replay_tape(trace: Trace, values: list, watched: list):
         where[i] = len(entries)
         entries.append(Entry(None, (), (), None, None, None, values[i]))
     index = trace.leaves
-    for prim, parents, args, params, span in trace.steps:
+    for e in trace.body():
+        prim, parents, args, params = e.prim, e.parents, e.args, e.params
         live = tuple((pos, where[j]) for pos, j in parents if where[j] >= 0)
         if live:
             if prim.needs_args or len(live) < len(parents) or not all(a.__class__ is Shape for a in args):
@@ -197,7 +195,7 @@ def replay_tape(trace: Trace, values: list, watched: list):
                     full[pos] = values[j]
                 args = saved_args(prim, tuple(full))
             where[index] = len(entries)
-            entries.append(Entry(prim, live, args, values[index] if prim.needs_ans else None, params, span, None))
+            entries.append(Entry(prim, live, args, values[index] if prim.needs_ans else None, params, e.span, None))
         index += 1
     return tape, where
 
@@ -211,7 +209,8 @@ def float_tape(trace: Trace, values: list) -> Tape:
     for i in range(trace.leaves):
         entries.append(Entry(None, (), (), None, None, None, values[i]))
     index = trace.leaves
-    for prim, parents, args, params, span in trace.steps:
+    for e in trace.body():
+        prim, parents, args = e.prim, e.parents, e.args
         if len(parents) == 2 and len(args) == 2:
             full = (values[parents[0][1]], values[parents[1][1]])
         elif len(parents) == 1 and len(args) == 1:
@@ -221,7 +220,7 @@ def float_tape(trace: Trace, values: list) -> Tape:
             for pos, j in parents:
                 full[pos] = values[j]
             full = tuple(full)
-        entries.append(Entry(prim, parents, full, values[index] if prim.needs_ans else None, params, span, None))
+        entries.append(Entry(prim, parents, full, values[index] if prim.needs_ans else None, e.params, e.span, None))
         index += 1
     return tape
 

@@ -109,7 +109,7 @@ def _sweep_function(plan, values, out, seed, watched, inputs):
     namespace = {"notes": NOTES}
     allowed = set()
     for _, _, args, _, recorded, _, params, _ in plan.rows:
-        allowed.update(id(a) for a in (*(args or ()), *recorded[2], *(params or {}).values()))
+        allowed.update(id(a) for a in (*(args or ()), *recorded.args, *(params or {}).values()))
     tracer = Tracer(namespace, allowed, assume_finite=True)     # the caller tests the result (diff/replay.py)
     probes: dict = {}
 
@@ -146,7 +146,7 @@ def adjoint_lines(plan, value, tracer, out, seed, body, arrays=True) -> dict | N
         if arrays:
             namespace[f"s{i}"] = span
             body.append(f"    notes.span = s{i}")
-        prim, parents, recorded_args = recorded
+        prim, parents, recorded_args = recorded.prim, recorded.parents, recorded.args
         if gather is not None or args is None:
             refs = _row_arguments(prim, parents, recorded_args, value)
         else:

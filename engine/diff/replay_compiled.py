@@ -53,7 +53,7 @@ class Compiled:
 
 
 def compilable(trace) -> bool:
-    return trace.floats and trace.output is not None and len(trace.steps) <= COMPILE_MAX_STEPS and \
+    return trace.floats and trace.output is not None and trace.operations() <= COMPILE_MAX_STEPS and \
         all(guard.opname for guard in trace.guards)
 
 
@@ -116,7 +116,8 @@ class Lines:
 def forward_lines(trace, made) -> list:
     lines, guards, index = [], list(trace.guards), trace.leaves
     number = 0
-    for prim, parents, args, params, span in trace.steps:
+    for e in trace.body():
+        prim, parents, args = e.prim, e.parents, e.args
         while number < len(guards) and guards[number].position <= index:
             lines += guard_lines(number, guards[number], made.tracer.namespace)
             number += 1
@@ -163,7 +164,7 @@ def compile_trace(trace, values) -> Compiled | None:
     text = "\n".join([f"def forward({leaves}):", *forward, f"    return v{trace.output}",
                       f"def gradient({leaves}{', ' if leaves else ''}seed):", *forward, *sweep]) + "\n"
     functions = functions_of(text, namespace, "<replayed trace>")      # our own generated text (see above)
-    return Compiled(functions["forward"], functions["gradient"], trace.leaves + len(trace.steps), text)
+    return Compiled(functions["forward"], functions["gradient"], len(trace.equations), text)
 
 
 # ---- made once per trace, checked against the step replay -----------------------------------
@@ -180,7 +181,7 @@ def compiled_for(trace, leaves: list):
     to the bit."""
     if trace.compiled is None:
         trace.uses += 1
-        if trace.uses <= len(trace.steps) // COMPILE_AFTER:
+        if trace.uses <= trace.operations() // COMPILE_AFTER:
             return False                # not yet: the step replay runs
         made = checked(trace, leaves)
         if made is RETRY:

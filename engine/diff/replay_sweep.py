@@ -34,18 +34,19 @@ class SweepPlan:
 def sweep_plan(trace, watched: list) -> SweepPlan:
     """The plan of replay_tape(trace, values, watched), cached on the trace by `watched`."""
     key = tuple(watched)
-    plan = trace.sweep_plans.get(key)
+    plan = trace.annotations.get(key)
     if plan is None:
-        plan = trace.sweep_plans[key] = _make_plan(trace, watched)
+        plan = trace.annotations[key] = _make_plan(trace, watched)
     return plan
 
 
 def _make_plan(trace, watched: list) -> SweepPlan:
-    live_index = [False] * (trace.leaves + len(trace.steps))
+    live_index = [False] * len(trace.equations)
     for i in watched:
         live_index[i] = True
     rows, index = [], trace.leaves
-    for prim, parents, args, params, span in trace.steps:
+    for e in trace.body():
+        prim, parents, args = e.prim, e.parents, e.args
         live = tuple((pos, j) for pos, j in parents if live_index[j])
         if live:
             live_index[index] = True
@@ -54,7 +55,7 @@ def _make_plan(trace, watched: list) -> SweepPlan:
             rows.append((index, tuple((vjps[pos], float_vjps[pos], j) for pos, j in live),    # picks per row
                          None if rebuilt else args,
                          _gather(prim, parents, args) if rebuilt else None,
-                         (prim, parents, args), prim.needs_ans, params, span))
+                         e, prim.needs_ans, e.params, e.span))
         index += 1
     rows.reverse()
     return SweepPlan(rows=rows, length=len(watched) + len(rows), live=live_index)
@@ -71,8 +72,8 @@ def live_kinks(trace, watched: list, kinks: list, forward: int):
     plan = sweep_plan(trace, watched)
     if plan.places is None:
         live, other, index = set(), set(), trace.leaves
-        for prim, _, _, _, span in trace.steps:
-            (live if plan.live[index] else other).add((prim.name, span))
+        for e in trace.body():
+            (live if plan.live[index] else other).add((e.prim.name, e.span))
             index += 1
         plan.places = (live, other)
     live, other = plan.places
@@ -112,11 +113,10 @@ def planned_adjoints(plan: SweepPlan, values: list, out: int, seed) -> list:
         if gather is not None:
             args = gather(values)
         elif args is None:
-            prim, parents, recorded_args = recorded
-            full = list(recorded_args)
-            for pos, j in parents:
+            full = list(recorded.args)
+            for pos, j in recorded.parents:
                 full[pos] = values[j]
-            args = saved_args(prim, tuple(full))
+            args = saved_args(recorded.prim, tuple(full))
         ans = values[i] if needs_ans else None
         floats = g.__class__ is float               # a float adjoint takes the table's float forms
         for vjp, float_vjp, j in pairs:

@@ -41,7 +41,7 @@ def kept_bytes(entry) -> int:
         return 0
     traces = entry.traces.values() if hasattr(entry, "traces") else (entry,)
     return distinct_bytes(value for trace in traces
-                          for value in (trace.constant, *(arg for step in trace.steps for arg in step[2])))
+                          for value in (trace.constant, *(arg for e in trace.body() for arg in e.args)))
 
 
 def keep_trace(traces: dict, key, trace) -> None:
