@@ -243,9 +243,9 @@ def replay_adjoints(trace: Trace, values: list, seed, watched: list, caller_test
     made = plan.array_sweep             # the plan's generated sweep (diff/replay_arrays.py), once made
     if made is None and not trace.floats:
         started = perf_counter()
-        adjoints = planned_adjoints(plan, values, out, seed)
+        adjoints = planned_adjoints(trace, plan, values, out, seed)
         plan.array_spent += perf_counter() - started
-        if worth_making(plan.array_spent, len(plan.rows)):
+        if worth_making(plan.array_spent, plan.count):
             plan.array_sweep = _checked_sweep(trace, plan, values, seed, watched)
         return plan.length, [adjoints[i] for i in watched]
     if made and made.leaves.take([seed, *values[:trace.leaves]]):
@@ -260,7 +260,7 @@ def replay_adjoints(trace: Trace, values: list, seed, watched: list, caller_test
             if fallbacks is not None:
                 count(fallbacks, LoweringRefused(f"generated sweep raised {type(error).__name__}", documented=True))
         del NOTES.kinks[kinks:], NOTES.detached[detached:]
-    adjoints = planned_adjoints(plan, values, out, seed)
+    adjoints = planned_adjoints(trace, plan, values, out, seed)
     return plan.length, [adjoints[i] for i in watched]
 
 
@@ -269,10 +269,10 @@ def _checked_sweep(trace, plan, values, seed, watched):
     adjoints and notes to the bit; False where there is none."""
     span, kinks, detached = NOTES.span, len(NOTES.kinks), len(NOTES.detached)
     try:
-        made = make_sweep(plan, values, trace.output, seed, watched, trace.leaves)
+        made = make_sweep(trace, plan, values, trace.output, seed, watched)
         if made is None:
             return False
-        full = planned_adjoints(plan, values, trace.output, seed)
+        full = planned_adjoints(trace, plan, values, trace.output, seed)
         expected = [full[i] for i in watched]
         expected_notes = NOTES.kinks[kinks:], NOTES.detached[detached:]
         del NOTES.kinks[kinks:], NOTES.detached[detached:]

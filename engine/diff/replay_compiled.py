@@ -140,7 +140,7 @@ def sweep_lines(trace, made) -> list:
     VJP the table's float form (the adjoint is a float), seeded with 1.0 at the making."""
     lines = [f"    g{trace.output} = seed"]
     seed = probe_of(f"g{trace.output}", 1.0, made.tracer)
-    adjoints = adjoint_lines(sweep_plan(trace, list(range(trace.leaves))), made.value, made.tracer, trace.output,
+    adjoints = adjoint_lines(trace, sweep_plan(trace, list(range(trace.leaves))), made.value, made.tracer, trace.output,
                              seed, lines, arrays=False)
     if adjoints is None:
         raise Untraceable("a rule gave no adjoint")

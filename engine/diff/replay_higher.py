@@ -185,13 +185,13 @@ def _gradient_pass(trace, values: list, watched: list, stacked: tuple) -> list:
         return planned_gradient(planned, values, level, k, structured)
     if planned is None and plannable(trace, watched, values, level):
         with Recording(level) as recording:
-            adjoints = planned_adjoints(plan, values, trace.output, as_input(1.0))
+            adjoints = planned_adjoints(trace, plan, values, trace.output, as_input(1.0))
         grads = [adjoints[i] for i in watched]
         trace.annotations[key] = make_plan(recording.log, values, grads, level) or False
         return grads
     if planned is None:
         trace.annotations[key] = False
-    adjoints = planned_adjoints(plan, values, trace.output, as_input(1.0))
+    adjoints = planned_adjoints(trace, plan, values, trace.output, as_input(1.0))
     return [adjoints[i] for i in watched]
 
 
