@@ -76,7 +76,7 @@ def test_the_benchmarks_hessian_plans_once_and_replays_without_the_sweep(monkeyp
     for _ in range(3):
         f.hessian(at)
     (plan,) = plans_of(f)
-    assert isinstance(plan, hessian_plan.HessianPlan) and plan.binds
+    assert isinstance(plan, hessian_plan.HessianPlan) and plan.binds()
 
     def no_sweep(*args):
         raise AssertionError("a planned Hessian ran the bound sweep")
@@ -168,10 +168,32 @@ def test_a_plan_drops_each_value_after_its_last_reader():
         f.hessian({"x": x})
     (plan,) = plans_of(f)
     traced = len(trace_of(f).equations)          # slots of the trace's own values
-    freed = [slot for frees in plan.frees for slot in frees]
+    binds = plan.binds()
+    freed = [slot for *_, frees in binds for slot in frees]
     kept = {slot for slot, _ in plan.results if slot >= 0}
     assert len(freed) == len(set(freed))                             # each once
-    assert set(freed) | kept >= set(range(traced, traced + len(plan.binds)))   # every bind's result goes
-    for b, frees in enumerate(plan.frees):                          # and only once no later bind reads it
-        later = {slot for _, _, _, arguments, _, _ in plan.binds[b + 1:] for slot, _ in arguments}
+    assert set(freed) | kept >= set(range(traced, traced + len(binds)))   # every bind's result goes
+    for b, (*_, frees) in enumerate(binds):                          # and only once no later bind reads it
+        later = {slot for _, _, _, arguments, _, _, _ in binds[b + 1:] for slot, _ in arguments}
         assert not set(frees) & later
+
+
+def test_the_plan_is_an_annotation_per_equation_of_the_program():
+    """Issue 28 item 1: the Hessian plan's binds sit at the equation whose VJP made them (the
+    sweep's accumulation with it), down the trace's Program; no second list of steps."""
+    f = Function("sum(sin(x) * exp(x))")
+    x = np.linspace(-1.0, 1.0, 5)
+    for _ in range(3):
+        f.hessian({"x": x})
+    (plan,) = plans_of(f)
+    trace = trace_of(f)
+    assert len(plan.at) == len(trace.equations)
+    by_equation = {trace.equations[i].prim.name: {b[0].name for b in binds}
+                   for i, binds in enumerate(plan.at) if binds}
+    assert set(by_equation) == {"sin", "exp", "mul"}        # sum's VJP broadcasts a raw seed: no bind
+    assert "cos" in by_equation["sin"] and "mul" in by_equation["exp"]
+    assert plan.count == len(plan.binds()) == sum(len(b) for b in plan.at if b)
+    moved = {"x": x * 1.1}
+    planned = f.hessian(moved)
+    expected = np.diag(2.0 * np.cos(moved["x"]) * np.exp(moved["x"]))
+    np.testing.assert_allclose(planned["x"]["x"], expected, rtol=1e-13, atol=1e-15)

@@ -185,7 +185,7 @@ def _gradient_pass(trace, values: list, watched: list, stacked: tuple) -> list:
         return planned_gradient(planned, values, level, k, structured)
     if planned is None and plannable(trace, watched, values, level):
         with Recording(level) as recording:
-            adjoints = planned_adjoints(trace, plan, values, trace.output, as_input(1.0))
+            adjoints = planned_adjoints(trace, plan, values, trace.output, as_input(1.0), recording.equation)
         grads = [adjoints[i] for i in watched]
         trace.annotations[key] = make_plan(recording.log, values, grads, level) or False
         return grads

@@ -114,9 +114,10 @@ def _gather(prim, parents, args):
     return itemgetter(*(j for _, j in parents))
 
 
-def planned_adjoints(trace, plan: SweepPlan, values: list, out: int, seed) -> list:
+def planned_adjoints(trace, plan: SweepPlan, values: list, out: int, seed, on_equation=None) -> list:
     """The adjoints by equation position of a sweep from the output (position `out`, live) with
-    `seed`: core/tape.py's `sweep` over replay_tape's tape, entry for entry."""
+    `seed`: core/tape.py's `sweep` over replay_tape's tape, entry for entry. `on_equation(i)` is
+    told each equation before its VJPs run (diff/hessian_plan.py's Recording)."""
     adj = [None] * len(values)
     adj[out] = seed
     notes = NOTES
@@ -129,6 +130,8 @@ def planned_adjoints(trace, plan: SweepPlan, values: list, out: int, seed) -> li
         if step is None:
             continue
         pairs, args, gather = step
+        if on_equation is not None:
+            on_equation(i)
         e = equations[i]
         notes.span = e.span
         if gather is not None:
