@@ -5,9 +5,11 @@ inputs of the same shapes without the interpreter: no name lookups, no AST closu
 signature to build. A `Trace` is that Program with what its replays keep: a forward closure per
 equation, and the annotations its sweeps work out once (diff/replay_sweep.py, diff/hessian_plan.py).
 
-A replay calls the same forward rules in the same order as the recorded run and sweeps a tape of
-the same entries with the same `backward`, so its numbers are the interpreter's to the last bit.
-Whatever of the inputs a run does not read as a plain number is on its tape; whatever it reads
+A replay calls the same forward rules in the same order as the recorded run, and its reverse
+sweep calls the same VJPs on the same arguments in the same order as core/tape.py's `sweep` over
+the tape the interpreter would have recorded (diff/replay_sweep.py's plan, or that tape itself:
+`replay_tape`, for the Jacobian's many sweeps), so its numbers are the interpreter's to the last
+bit. Whatever of the inputs a run does not read as a plain number is on its tape; whatever it reads
 (a branch, a comparison, a loop's range, an index, int(), a composite's read, a primitive without
 a derivative) it logs as it reads it (lang/recorded_decisions.py), and each read is kept as a
 guard (diff/replay_guards.py), checked again on the new values as the replay reaches it. So a
@@ -22,7 +24,7 @@ from time import perf_counter
 from ..core.backend import is_array
 from ..core.notes import NOTES
 from ..core.program import Program
-from ..core.tape import BOXES, Entry, Shape, Tape, Var, backward, saved_args
+from ..core.tape import BOXES, Entry, Shape, Tape, Var, saved_args
 from .bits import all_finite, same_bits
 from .fallbacks import LOWERED_CODE_ERRORS, STEP_ERRORS, Fallback, LoweringRefused, count
 from .replay_arrays import make_sweep, worth_making
@@ -200,48 +202,24 @@ def replay_tape(trace: Trace, values: list, watched: list):
     return tape, where
 
 
-def float_tape(trace: Trace, values: list) -> Tape:
-    """replay_tape's tape where every input is watched, in order, and every value is a float:
-    each step is on it at its own index, and keeps its arguments' values (what saved_args keeps
-    of floats)."""
-    tape = Tape()
-    entries = tape.entries
-    for i in range(trace.leaves):
-        entries.append(Entry(None, (), (), None, None, None, values[i]))
-    index = trace.leaves
-    for e in trace.body():
-        prim, parents, args = e.prim, e.parents, e.args
-        if len(parents) == 2 and len(args) == 2:
-            full = (values[parents[0][1]], values[parents[1][1]])
-        elif len(parents) == 1 and len(args) == 1:
-            full = (values[parents[0][1]],)
-        else:
-            full = list(args)
-            for pos, j in parents:
-                full[pos] = values[j]
-            full = tuple(full)
-        entries.append(Entry(prim, parents, full, values[index] if prim.needs_ans else None, e.params, e.span, None))
-        index += 1
-    return tape
-
-
 def replay_adjoints(trace: Trace, values: list, seed, watched: list, caller_tests_finite=False, fallbacks=None):
     """(tape length, the adjoint of each watched input or None) of a reverse sweep from the
     replayed output over the tape of `replay_tape`. A caller that tests the adjoints' finiteness
     itself and interprets where one is not (`caller_tests_finite`, function._replay_grad) takes a
     generated sweep's result untested: the same test is not run twice. `fallbacks`: a Function's
     count of them, where a generated sweep that cannot take these values is counted."""
-    if trace.floats and trace.output is not None and watched == list(range(trace.leaves)):
-        tape = float_tape(trace, values)
-        out = trace.output
-        adjoints = backward(tape, Var(values[out], tape, out, tape.level), seed)
-        return len(tape), adjoints[:trace.leaves]
     plan = sweep_plan(trace, watched)
     out = trace.output
     if out is None or not plan.live[out]:
         return plan.length, [None] * len(watched)     # the output does not depend on those inputs
+    if trace.floats:                    # floats: the planned sweep, its rules' kinks of traced ops as tape.sweep's
+        noted = len(NOTES.kinks)
+        adjoints = planned_adjoints(trace, plan, values, out, seed)
+        if len(NOTES.kinks) != noted:
+            NOTES.traced_since(noted)
+        return plan.length, [adjoints[i] for i in watched]
     made = plan.array_sweep             # the plan's generated sweep (diff/replay_arrays.py), once made
-    if made is None and not trace.floats:
+    if made is None:
         started = perf_counter()
         adjoints = planned_adjoints(trace, plan, values, out, seed)
         plan.array_spent += perf_counter() - started
