@@ -16,7 +16,8 @@ from autodiff.engine.core.rules.shapes import reshape, transpose, unbroadcast
 from autodiff.engine.core.rules.elementwise import sigmoid_of_array
 from autodiff.engine.core.tape import Shape, Var, backward
 from autodiff.engine.diff.function import Function
-from autodiff.engine.diff.replay import replay_adjoints, replay_tape, replay_values
+from autodiff.engine.diff.replay import replay_adjoints, replay_values
+from test_replay_sweep import replay_tape
 from autodiff.engine.diff.replay_paths import replay_entry
 from autodiff.engine.diff.replay_sweep import rows, sweep_plan
 

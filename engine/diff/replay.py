@@ -7,9 +7,9 @@ equation, and the annotations its sweeps work out once (diff/replay_sweep.py, di
 
 A replay calls the same forward rules in the same order as the recorded run, and its reverse
 sweep calls the same VJPs on the same arguments in the same order as core/tape.py's `sweep` over
-the tape the interpreter would have recorded (diff/replay_sweep.py's plan, or that tape itself:
-`replay_tape`, for the Jacobian's many sweeps), so its numbers are the interpreter's to the last
-bit. Whatever of the inputs a run does not read as a plain number is on its tape; whatever it reads
+the tape the interpreter would have recorded (diff/replay_sweep.py's plan of that tape, an
+annotation of the Program; tests/test_replay_sweep.py builds the tape itself and compares), so
+its numbers are the interpreter's to the last bit. Whatever of the inputs a run does not read as a plain number is on its tape; whatever it reads
 (a branch, a comparison, a loop's range, an index, int(), a composite's read, a primitive without
 a derivative) it logs as it reads it (lang/recorded_decisions.py), and each read is kept as a
 guard (diff/replay_guards.py), checked again on the new values as the replay reaches it. So a
@@ -24,13 +24,13 @@ from time import perf_counter
 from ..core.backend import is_array
 from ..core.notes import NOTES
 from ..core.program import Program
-from ..core.tape import BOXES, Entry, Shape, Tape, Var, saved_args
+from ..core.tape import BOXES, Shape, Tape, Var
 from .bits import all_finite, same_bits
 from .fallbacks import LOWERED_CODE_ERRORS, STEP_ERRORS, Fallback, LoweringRefused, count
 from .replay_arrays import make_sweep, worth_making
 from .replay_guards import Unguarded, guarded_values, resolve_guards
 from .trace_cache import Unkept
-from .replay_sweep import planned_adjoints, sweep_plan
+from .replay_sweep import planned_adjoints, sweep_plan, taped_adjoints
 
 
 @dataclass(kw_only=True)
@@ -174,37 +174,9 @@ def owned(value):
     return value.copy() if is_array(value) else value
 
 
-def replay_tape(trace: Trace, values: list, watched: list):
-    """The tape the interpreter would have recorded watching the inputs at tape indices `watched`
-    (in that order), holding the replayed values: only the steps that depend on those inputs,
-    each with the parents among them. Returns (tape, where): where[i] is the new index of the
-    trace's entry i (-1: not on the tape). A rule that reads only its arguments' shapes keeps
-    the recorded stand-ins (the same shapes)."""
-    tape = Tape()
-    entries = tape.entries
-    where = [-1] * len(values)
-    for i in watched:
-        where[i] = len(entries)
-        entries.append(Entry(None, (), (), None, None, None, values[i]))
-    index = trace.leaves
-    for e in trace.body():
-        prim, parents, args, params = e.prim, e.parents, e.args, e.params
-        live = tuple((pos, where[j]) for pos, j in parents if where[j] >= 0)
-        if live:
-            if prim.needs_args or len(live) < len(parents) or not all(a.__class__ is Shape for a in args):
-                full = list(args)
-                for pos, j in parents:
-                    full[pos] = values[j]
-                args = saved_args(prim, tuple(full))
-            where[index] = len(entries)
-            entries.append(Entry(prim, live, args, values[index] if prim.needs_ans else None, params, e.span, None))
-        index += 1
-    return tape, where
-
-
 def replay_adjoints(trace: Trace, values: list, seed, watched: list, caller_tests_finite=False, fallbacks=None):
     """(tape length, the adjoint of each watched input or None) of a reverse sweep from the
-    replayed output over the tape of `replay_tape`. A caller that tests the adjoints' finiteness
+    replayed output over the tape the interpreter would have recorded watching `watched`. A caller that tests the adjoints' finiteness
     itself and interprets where one is not (`caller_tests_finite`, function._replay_grad) takes a
     generated sweep's result untested: the same test is not run twice. `fallbacks`: a Function's
     count of them, where a generated sweep that cannot take these values is counted."""
@@ -212,11 +184,8 @@ def replay_adjoints(trace: Trace, values: list, seed, watched: list, caller_test
     out = trace.output
     if out is None or not plan.live[out]:
         return plan.length, [None] * len(watched)     # the output does not depend on those inputs
-    if trace.floats:                    # floats: the planned sweep, its rules' kinks of traced ops as tape.sweep's
-        noted = len(NOTES.kinks)
-        adjoints = planned_adjoints(trace, plan, values, out, seed)
-        if len(NOTES.kinks) != noted:
-            NOTES.traced_since(noted)
+    if trace.floats:                    # floats: the planned sweep, as tape.sweep (its kinks' marks too)
+        adjoints = taped_adjoints(trace, plan, values, out, seed)
         return plan.length, [adjoints[i] for i in watched]
     made = plan.array_sweep             # the plan's generated sweep (diff/replay_arrays.py), once made
     if made is None:

@@ -114,6 +114,16 @@ def _gather(prim, parents, args):
     return itemgetter(*(j for _, j in parents))
 
 
+def taped_adjoints(trace, plan: SweepPlan, values: list, out: int, seed) -> list:
+    """planned_adjoints, with the kinks its rules note marked as met on traced values, as
+    core/tape.py's `sweep` marks them: the adjoints a sweep of the interpreter's tape gives."""
+    noted = len(NOTES.kinks)
+    adjoints = planned_adjoints(trace, plan, values, out, seed)
+    if len(NOTES.kinks) != noted:
+        NOTES.traced_since(noted)
+    return adjoints
+
+
 def planned_adjoints(trace, plan: SweepPlan, values: list, out: int, seed, on_equation=None) -> list:
     """The adjoints by equation position of a sweep from the output (position `out`, live) with
     `seed`: core/tape.py's `sweep` over replay_tape's tape, entry for entry. `on_equation(i)` is
