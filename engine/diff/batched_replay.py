@@ -74,12 +74,18 @@ def rows_per_pass(per_point_elements: int, budget: int | None = None) -> int:
     return max(1, budget // max(1, per_point_elements))
 
 
+LAST_USES = ("last uses",)     # the key of last_uses' answer among a Program's annotations
+
+
 def last_uses(trace) -> list:
-    """Per tape index, the step (its index among the equations after the leaves) that reads it last (-1: none does)."""
-    last = [-1] * len(trace.equations)
-    for i, e in enumerate(trace.body()):
-        for _, j in e.parents:
-            last[j] = i
+    """Per equation position, the equation (its index among those after the leaves) that reads
+    it last (-1: none does): an annotation of the Program, worked out once."""
+    last = trace.annotations.get(LAST_USES)
+    if last is None:
+        last = trace.annotations[LAST_USES] = [-1] * len(trace.equations)
+        for i, e in enumerate(trace.body()):
+            for _, j in e.parents:
+                last[j] = i
     return last
 
 
