@@ -1,5 +1,5 @@
-"""Batched replay ("vmap" of a recorded trace): the steps of a `Trace` (diff/replay.py) run on a
-stack of input points at once, each input with a leading axis of B points, every step lifted
+"""Batched replay ("vmap" of a recorded trace): the equations of a `Trace`'s Program
+(diff/replay.py) run on a stack of input points at once, each input with a leading axis of B points, every step lifted
 over that axis by core/stacked.py. The checks' perturbed points and a plot's grid use it.
 
 Only for traces that read no traced value as a plain number (no guard: control flow and

@@ -108,7 +108,9 @@ def _recorded_class(entries, j):
 
 
 def record_trace(tape: Tape, out, signature, run_steps, logged=()) -> Trace | Unkept:
-    """The trace of a finished tape (persistent, with its values kept), or Unkept (its reason)
+    """The trace of a finished tape (persistent, with its values kept): its Program, whose
+    equations are the tape's own entries (not copied; sealed when the trace is filed), with a
+    forward closure per equation; or Unkept (its reason)
     where a guard cannot state what the run read of a traced value, or a step's argument was
     not kept. `logged`: the run's reads of traced values (lang/recorded_decisions.py), each a
     guard: whatever of the inputs the run did not read as a number, the tape recorded."""

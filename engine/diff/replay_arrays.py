@@ -1,5 +1,6 @@
 """Compiled replay of array traces: a sweep plan's reverse sweep (diff/replay_sweep.py) made into
-one generated Python function, so that the sweep of small and mid-sized arrays makes no plan-row
+one generated Python function (the plan's annotation of each equation of the Program, down the
+equations, a few lines each), so that the sweep of small and mid-sized arrays makes no per-equation
 unpacking and no rule-dispatch call per step: only numpy's own calls remain (GradBench's ode,
 lstm, gmm and nested evals sweep hundreds of such steps; their sweeps take 40-70% less time).
 The forward pass keeps its closures: generated, it was no quicker (the closures call the

@@ -33,7 +33,7 @@ from .rule_tracer import Tracer, Untraceable, probe_of
 from .replay_guards import TIE_COMPARISONS, PathChanged
 
 COMPILE_MAX_STEPS = 4000            # longer traces keep the step replay (compile time, code size)
-# A trace is compiled after len(steps) // COMPILE_AFTER step replays: making the functions costs
+# A trace is compiled after trace.operations() // COMPILE_AFTER step replays: making the functions costs
 # about 100 µs a step, a compiled run saves about 1.5 µs a step, so a trace used a few times only
 # never pays for it (x*x is compiled at its first replay).
 COMPILE_AFTER = 64
@@ -136,8 +136,8 @@ def forward_lines(trace, made) -> list:
 
 def sweep_lines(trace, made) -> list:
     """The reverse sweep over every step (all the inputs watched): the sweep generator of the
-    compiled replays (diff/replay_arrays.py's adjoint_lines) over the planned sweep's rows, each
-    VJP the table's float form (the adjoint is a float), seeded with 1.0 at the making."""
+    compiled replays (diff/replay_arrays.py's adjoint_lines) over the planned sweep's annotations
+    of the equations, each VJP the table's float form (the adjoint is a float), seeded with 1.0 at the making."""
     lines = [f"    g{trace.output} = seed"]
     seed = probe_of(f"g{trace.output}", 1.0, made.tracer)
     adjoints = adjoint_lines(trace, sweep_plan(trace, list(range(trace.leaves))), made.value, made.tracer, trace.output,

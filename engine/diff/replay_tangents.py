@@ -75,7 +75,7 @@ def pushed_values(trace, values: list, moving: dict, level: int, k: int, structu
     return out
 
 
-SAME_SHAPES = ("same shapes",)     # the key of same_shape_steps' answer among a trace's plans
+SAME_SHAPES = ("same shapes",)     # the key of same_shape_steps' answer among a Program's annotations
 
 
 def same_shape_steps(trace, values: list) -> tuple:
