@@ -24,9 +24,11 @@ from ..core.tape import Shape, saved_args
 class SweepPlan:
     """One replay_tape structure as per-equation annotations: `at[i]`, for each equation on that
     tape (it depends on the watched inputs), is (((vjp, float vjp, parent position), ...) of its
-    traced arguments on the tape, the recorded args or None, gather or None), else None; args
-    None: the equation keeps saved_args of its arguments with the replayed values filled in,
-    which `gather(values)` picks in one call where they are all traced and kept as they are."""
+    traced arguments on the tape, the recorded args or None, gather or None, whether its VJPs
+    read its output, its params, its span), else None; args None: the equation keeps saved_args
+    of its arguments with the replayed values filled in, which `gather(values)` picks in one
+    call where they are all traced and kept as they are. The last three are the equation's own
+    (references, not copies), kept in the annotation so that the sweep reads one tuple a step."""
     at: list
     live: list                  # per equation position, whether it is on that tape
     count: int                  # the equations on the tape after the watched inputs
@@ -62,7 +64,7 @@ def _make_plan(trace, watched: list) -> SweepPlan:
             vjps, float_vjps = prim.vjps, prim.float_vjps     # any adjoint's, a float's: the sweep
             at[index] = (tuple((vjps[pos], float_vjps[pos], j) for pos, j in live),     # picks per step
                          None if rebuilt else args,
-                         _gather(prim, parents, args) if rebuilt else None)
+                         _gather(prim, parents, args) if rebuilt else None, prim.needs_ans, e.params, e.span)
     return SweepPlan(at=at, live=live_index, count=count, length=len(watched) + count)
 
 
@@ -73,7 +75,7 @@ def rows(trace, plan: SweepPlan, top: int):
     for i in range(top, trace.leaves - 1, -1):
         step = at[i]
         if step is not None:
-            yield (i, *step, equations[i])
+            yield (i, *step[:3], equations[i])
 
 
 def live_kinks(trace, watched: list, kinks: list, forward: int):
@@ -139,20 +141,18 @@ def planned_adjoints(trace, plan: SweepPlan, values: list, out: int, seed, on_eq
         step = at[i]
         if step is None:
             continue
-        pairs, args, gather = step
+        pairs, args, gather, needs_ans, params, notes.span = step
         if on_equation is not None:
             on_equation(i)
-        e = equations[i]
-        notes.span = e.span
         if gather is not None:
             args = gather(values)
         elif args is None:
+            e = equations[i]
             full = list(e.args)
             for pos, j in e.parents:
                 full[pos] = values[j]
             args = saved_args(e.prim, tuple(full))
-        ans = values[i] if e.prim.needs_ans else None
-        params = e.params
+        ans = values[i] if needs_ans else None
         floats = g.__class__ is float               # a float adjoint takes the table's float forms
         for vjp, float_vjp, j in pairs:
             if floats:
