@@ -18,7 +18,7 @@ def trace_of(f):
 
 
 def plans_of(f) -> list:
-    return [plan for key, plan in trace_of(f).sweep_plans.items() if key[0] == "hessian"]
+    return [plan for key, plan in trace_of(f).annotations.items() if key[0] == "hessian"]
 
 
 def planned_and_bound(f, first, second, wrt=None):
@@ -26,8 +26,8 @@ def planned_and_bound(f, first, second, wrt=None):
     for _ in range(3):                     # interpreted, trace recorded, plan recorded
         f.hessian(first, wrt=wrt)
     planned = f.hessian(second, wrt=wrt)
-    for key in [key for key in trace_of(f).sweep_plans if key[0] == "hessian"]:
-        trace_of(f).sweep_plans[key] = False
+    for key in [key for key in trace_of(f).annotations if key[0] == "hessian"]:
+        trace_of(f).annotations[key] = False
     return planned, f.hessian(second, wrt=wrt)
 
 
@@ -67,7 +67,7 @@ def test_a_structured_plan_replays_at_other_points_to_the_bit(expr):
         assert plans_of(f) == [False]                   # (set so by planned_and_bound)
         assert_same_bits(planned, bound)
         assert_close(planned, higher.hessian(None, second, None, target=f.target).hessian)
-        trace_of(f).sweep_plans.clear()
+        trace_of(f).annotations.clear()
 
 
 def test_the_benchmarks_hessian_plans_once_and_replays_without_the_sweep(monkeypatch):
@@ -76,7 +76,7 @@ def test_the_benchmarks_hessian_plans_once_and_replays_without_the_sweep(monkeyp
     for _ in range(3):
         f.hessian(at)
     (plan,) = plans_of(f)
-    assert isinstance(plan, hessian_plan.HessianPlan) and plan.binds
+    assert isinstance(plan, hessian_plan.HessianPlan) and plan.binds()
 
     def no_sweep(*args):
         raise AssertionError("a planned Hessian ran the bound sweep")
@@ -86,7 +86,7 @@ def test_the_benchmarks_hessian_plans_once_and_replays_without_the_sweep(monkeyp
     planned = f.hessian(moved)
     assert f.replays == replays + 1 and plans_of(f) == [plan]
     monkeypatch.undo()
-    trace_of(f).sweep_plans[("hessian", (0,))] = False
+    trace_of(f).annotations[("hessian", (0,))] = False
     assert_same_bits(planned, f.hessian(moved))
 
 
@@ -167,11 +167,33 @@ def test_a_plan_drops_each_value_after_its_last_reader():
     for _ in range(3):
         f.hessian({"x": x})
     (plan,) = plans_of(f)
-    traced = trace_of(f).leaves + len(trace_of(f).steps)          # slots of the trace's own values
-    freed = [slot for frees in plan.frees for slot in frees]
+    traced = len(trace_of(f).equations)          # slots of the trace's own values
+    binds = plan.binds()
+    freed = [slot for *_, frees in binds for slot in frees]
     kept = {slot for slot, _ in plan.results if slot >= 0}
     assert len(freed) == len(set(freed))                             # each once
-    assert set(freed) | kept >= set(range(traced, traced + len(plan.binds)))   # every bind's result goes
-    for b, frees in enumerate(plan.frees):                          # and only once no later bind reads it
-        later = {slot for _, _, _, arguments, _, _ in plan.binds[b + 1:] for slot, _ in arguments}
+    assert set(freed) | kept >= set(range(traced, traced + len(binds)))   # every bind's result goes
+    for b, (*_, frees) in enumerate(binds):                          # and only once no later bind reads it
+        later = {slot for _, _, _, arguments, _, _, _ in binds[b + 1:] for slot, _ in arguments}
         assert not set(frees) & later
+
+
+def test_the_plan_is_an_annotation_per_equation_of_the_program():
+    """Issue 28 item 1: the Hessian plan's binds sit at the equation whose VJP made them (the
+    sweep's accumulation with it), down the trace's Program; no second list of steps."""
+    f = Function("sum(sin(x) * exp(x))")
+    x = np.linspace(-1.0, 1.0, 5)
+    for _ in range(3):
+        f.hessian({"x": x})
+    (plan,) = plans_of(f)
+    trace = trace_of(f)
+    assert len(plan.at) == len(trace.equations)
+    by_equation = {trace.equations[i].prim.name: {b[0].name for b in binds}
+                   for i, binds in enumerate(plan.at) if binds}
+    assert set(by_equation) == {"sin", "exp", "mul"}        # sum's VJP broadcasts a raw seed: no bind
+    assert "cos" in by_equation["sin"] and "mul" in by_equation["exp"]
+    assert plan.count == len(plan.binds()) == sum(len(b) for b in plan.at if b)
+    moved = {"x": x * 1.1}
+    planned = f.hessian(moved)
+    expected = np.diag(2.0 * np.cos(moved["x"]) * np.exp(moved["x"]))
+    np.testing.assert_allclose(planned["x"]["x"], expected, rtol=1e-13, atol=1e-15)

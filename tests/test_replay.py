@@ -416,3 +416,38 @@ def test_a_recording_run_that_refuses_an_undifferentiated_count_leaves_every_cal
         assert np.array_equal(got, want)
     assert f.hessian(x=x, n=16.0, wrt=["x"])["x"]["x"].shape == (5, 5)
     assert any("a recording run raised where a plain run does not" in reason for reason in f.fallbacks)
+
+
+def test_a_trace_is_the_recorded_program_its_guards_at_equation_positions(tmp_path):
+    """Issue 28 item 1: the replay trace is the recorded Program (core/program.py), whose
+    equations are the recording tape's entries and whose guard equations sit at positions among
+    them; no second list of steps."""
+    from autodiff.engine.core.program import Program
+    path = tmp_path / "p.py"
+    path.write_text("def f(x, y):\n    z = x * y\n    if z > 1.0:\n        z = sin(z)\n    return z + x\n")
+    f = Function(str(path))
+    f.grad_result({"x": 2.0, "y": 3.0})
+    f.grad_result({"x": 2.0, "y": 3.0})
+    trace = next(iter(f.traces.values())).last
+    assert isinstance(trace, Program) and not hasattr(trace, "steps")
+    assert [e.prim for e in trace.equations[:trace.leaves]] == [None, None]
+    assert [e.prim.name for e in trace.body()] == ["mul", "sin", "add"]
+    assert trace.operations() == 3 and trace.output == len(trace.equations) - 1
+    for position, e in enumerate(trace.equations):
+        assert all(j < position for _, j in e.parents)
+    (guard,) = trace.guards
+    assert guard.position == 3 and guard.sources[0][0] == 2      # after mul, reading mul's value
+    assert f.grad(x=2.0, y=3.5) == {"x": math.cos(7.0) * 3.5 + 1.0, "y": math.cos(7.0) * 2.0}
+
+
+def test_a_kept_program_holds_its_constants_not_the_recorded_values():
+    """A filed trace's equations keep their static arguments only: the values and `ans` the
+    recording tape kept for its sweep and views are dropped (Program.seal), and it replays."""
+    f = Function("sum(exp(x) * 2.0)")
+    x = np.linspace(0.0, 1.0, 50)
+    f.grad(x=x)
+    f.grad(x=x)
+    (trace,) = f.traces.values()
+    assert trace.operations() == 3
+    assert all(e.value is None and e.ans is None for e in trace.equations)
+    assert same_number(f.grad(x=x + 1.0)["x"], np.exp(x + 1.0) * 2.0)

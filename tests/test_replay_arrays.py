@@ -57,7 +57,7 @@ POINTS = [(np.array([0.6, 1.3, -0.4]), np.array([1.1, 0.2, 2.0])),
 def made(f):
     """Each of the trace's sweep plans' generated sweeps (None: not made yet, False: none)."""
     trace = latest(next(entry for entry in f.traces.values() if entry))
-    return [plan.array_sweep for plan in trace.sweep_plans.values() if hasattr(plan, "array_sweep")]
+    return [plan.array_sweep for plan in trace.annotations.values() if hasattr(plan, "array_sweep")]
 
 
 def assert_same_result(replayed, interpreted):
@@ -137,13 +137,13 @@ def test_a_sweep_whose_result_is_not_finite_gives_way_to_the_checked_one():
     trace = recorded_trace(expr, at)
     values = replay_values(trace, list(at.values()))
     plan = sweep_plan(trace, [0, 1])
-    sweep = make_sweep(plan, values, trace.output, 1.0, [0, 1], 2)
+    sweep = make_sweep(trace, plan, values, trace.output, 1.0, [0, 1])
     assert sweep is not None and "reduce" not in sweep.text
     off = [np.array([0.0, 4.0]), np.array([0.0, 3.0])]
     values = replay_values(trace, off)
     assert np.isnan(sweep.run(values, 1.0)[0][0])
     plan.array_sweep = sweep
-    expected = planned_adjoints(plan, values, trace.output, 1.0)
+    expected = planned_adjoints(trace, plan, values, trace.output, 1.0)
     _, got = replay_adjoints(trace, values, 1.0, [0, 1])
     assert all(same_bits(a, expected[i]) for a, i in zip(got, [0, 1]))
     assert got[0][0] == 0.0 and np.isfinite(got[0]).all()
@@ -180,7 +180,7 @@ def test_inputs_of_another_layout_take_the_planned_sweep():
     x = np.arange(6.0).reshape(2, 3)
     trace = recorded_trace("sum(sum(x * x, 1))", {"x": x})
     values = replay_values(trace, [x])
-    sweep = make_sweep(sweep_plan(trace, [0]), values, trace.output, 1.0, [0], 1)
+    sweep = make_sweep(trace, sweep_plan(trace, [0]), values, trace.output, 1.0, [0])
     assert sweep.leaves.take([1.0, x])
     assert not sweep.leaves.take([1.0, np.arange(6.0).reshape(3, 2).T])
     assert not sweep.leaves.take([1.0, x.astype(np.float32)])
@@ -192,7 +192,7 @@ def test_device_values_make_no_function(monkeypatch):
     trace = recorded_trace("sum(x * x)", {"x": x})
     values = replay_values(trace, [x])
     monkeypatch.setattr(replay_arrays, "xp", lambda: object())      # another array module is active
-    assert make_sweep(sweep_plan(trace, [0]), values, trace.output, 1.0, [0], 1) is None
+    assert make_sweep(trace, sweep_plan(trace, [0]), values, trace.output, 1.0, [0]) is None
 
 
 def test_a_function_is_made_once_the_replays_have_paid_for_it(monkeypatch):
@@ -259,14 +259,14 @@ def test_the_rows_of_the_sweeps_alive_stay_under_their_budget(monkeypatch):
     trace = recorded_trace("sum(x * x + x)", {"x": x})
     values = replay_values(trace, [x])
     plan = sweep_plan(trace, [0])
-    rows = len(plan.rows)
+    rows = plan.count
     monkeypatch.setattr(replay_arrays, "LIVE_ROWS_MAX", replay_arrays._live_rows[0] + rows)
-    first = make_sweep(plan, values, trace.output, 1.0, [0], 1)
+    first = make_sweep(trace, plan, values, trace.output, 1.0, [0])
     assert first is not None
-    assert make_sweep(plan, values, trace.output, 1.0, [0], 1) is None       # over the budget
+    assert make_sweep(trace, plan, values, trace.output, 1.0, [0]) is None       # over the budget
     del first                                                                 # its rows given back
     gc.collect()
-    assert make_sweep(plan, values, trace.output, 1.0, [0], 1) is not None
+    assert make_sweep(trace, plan, values, trace.output, 1.0, [0]) is not None
 
 
 def test_a_float_adjoint_of_zero_in_a_generated_sweep_keeps_the_interpreters_plus_zero():

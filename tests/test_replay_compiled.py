@@ -134,7 +134,7 @@ def test_a_long_trace_is_compiled_once_replayed_often_enough():
     for k in range(3):                                      # plain, recorded, replayed step by step
         f.grad_result({"x": 0.5 + k})
     trace = trace_of(f)
-    assert len(trace.steps) == 200 and trace.compiled is None
+    assert trace.operations() == 200 and trace.compiled is None
     for k in range(200 // 64):
         at = {"x": 1.5 - k}
         assert_same_gradient(f.grad_result(at), reverse.grad(None, at, target=f.target))

@@ -46,3 +46,26 @@ def test_forward_mode_jacobians_replay():
     assert f.replays == 2
     with pytest.raises(ValueError):
         f.jacobian(x=np.ones(3), y=2.0, mode="sideways")
+
+
+def test_a_replayed_jacobian_sweeps_the_programs_plan_and_builds_no_tape(monkeypatch):
+    """Issue 28 item 1: the reverse-mode Jacobian's sweeps go through the trace's sweep plan (an
+    annotation of its Program), not a tape rebuilt from it on every call; the bits stay the
+    interpreter's."""
+    from autodiff.engine.core.tape import Tape
+    f = Function("sin(x) * y + x * x")
+    at = {"x": np.array([0.3, -0.6, 1.2]), "y": 0.7}
+    f.jacobian(at, mode="reverse")
+    f.jacobian(at, mode="reverse")
+    moved = {"x": at["x"] * 1.7 - 0.2, "y": -0.35}
+    theirs = forward.jacobian(None, moved, mode="reverse", target=f.target).jacobian
+
+    def no_tape(*args, **kwargs):
+        raise AssertionError("a replayed Jacobian built a tape")
+    monkeypatch.setattr(Tape, "__init__", no_tape)
+    replays = f.replays
+    ours = f.jacobian(moved, mode="reverse")
+    monkeypatch.undo()
+    assert f.replays == replays + 1
+    for name in theirs:
+        assert same_number(np.asarray(ours[name]), theirs[name]), name

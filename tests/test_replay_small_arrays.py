@@ -16,9 +16,10 @@ from autodiff.engine.core.rules.shapes import reshape, transpose, unbroadcast
 from autodiff.engine.core.rules.elementwise import sigmoid_of_array
 from autodiff.engine.core.tape import Shape, Var, backward
 from autodiff.engine.diff.function import Function
-from autodiff.engine.diff.replay import replay_adjoints, replay_tape, replay_values
+from autodiff.engine.diff.replay import replay_adjoints, replay_values
+from test_replay_sweep import replay_tape
 from autodiff.engine.diff.replay_paths import replay_entry
-from autodiff.engine.diff.replay_sweep import sweep_plan
+from autodiff.engine.diff.replay_sweep import rows, sweep_plan
 
 SPECIALS = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-310, -1e308, 3.0])
 
@@ -132,10 +133,11 @@ def test_the_plan_gathers_the_arguments_of_steps_that_read_them_all(tmp_path):
     f, entry, at = recorded(tmp_path)
     trace, _ = replay_entry(entry, list(at.values()))
     plan = sweep_plan(trace, list(range(trace.leaves)))
-    gathered = {row[4][0].name for row in plan.rows if row[3] is not None}
+    every = list(rows(trace, plan, len(trace.equations) - 1))
+    gathered = {row[4].prim.name for row in every if row[3] is not None}
     assert {"matmul", "mul", "sigmoid"} <= gathered
-    for row in plan.rows:
-        prim, parents, args = row[4]
+    for row in every:
+        prim, parents, args = row[4].prim, row[4].parents, row[4].args
         if row[3] is not None:       # all traced, in order: the values at the parents, as a tuple
             assert prim.needs_args and [pos for pos, _ in parents] == list(range(len(args)))
 

@@ -37,7 +37,7 @@ def test_only_the_shape_changing_steps_reach_lifted_jvp(monkeypatch):
     assert len(swept) + len(pushed) < 10
     monkeypatch.undo()
     (trace,) = f.traces.values()
-    trace.sweep_plans[("hessian", (0,))] = False
+    trace.annotations[("hessian", (0,))] = False
     bound = f.hessian(moved)
     assert same_bits(planned["x"]["x"], bound["x"]["x"])
 

@@ -125,7 +125,8 @@ def moved_output(trace, at_x, leaf, x, steps):
     last = last_uses(trace)
     try:
         index = trace.leaves
-        for i, (prim, parents, args, params, span) in enumerate(trace.steps):
+        for i, e in enumerate(trace.body()):
+            prim, parents, args, params, span = e.prim, e.parents, e.args, e.params, e.span
             if any(moved[j] is not None for _, j in parents):
                 full = list(args)
                 for pos, j in parents:

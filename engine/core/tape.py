@@ -1,5 +1,9 @@
 """The tape (a Wengert list in execution order), the boxes that trace values, and `bind`.
 
+A tape's entries are the equations of the run's Program (core/program.py): each `Entry` a
+primitive, its inputs by equation position, its static arguments and parameters, its span; the
+replay, its sweep plan and its Hessian plan read these same entries (diff/replay.py).
+
 A traced value is a box at a *level*: `Var` for reverse mode (recorded on a Tape) and `Dual` for
 forward mode (a primal with its tangent). Nested differentiation makes boxes of boxes; `bind`
 always peels the highest level first, so `d/dx (x * d/dy (x + y))` is 1, not 2 (no perturbation
@@ -96,7 +100,8 @@ def _holds_box(v) -> bool:
 
 
 class Entry:
-    """One recorded primitive application. `args` holds what the rule needs (values, or shapes)."""
+    """One recorded primitive application: an equation of the Program (core/program.py). `args`
+    holds what the rule needs (values, or shapes)."""
     __slots__ = ("prim", "parents", "args", "ans", "params", "span", "value")
 
     def __init__(self, prim, parents, args, ans, params, span, value):

@@ -1,5 +1,5 @@
-"""Batched replay ("vmap" of a recorded trace): the steps of a `Trace` (diff/replay.py) run on a
-stack of input points at once, each input with a leading axis of B points, every step lifted
+"""Batched replay ("vmap" of a recorded trace): the equations of a `Trace`'s Program
+(diff/replay.py) run on a stack of input points at once, each input with a leading axis of B points, every step lifted
 over that axis by core/stacked.py. The checks' perturbed points and a plot's grid use it.
 
 Only for traces that read no traced value as a plain number (no guard: control flow and
@@ -59,6 +59,7 @@ def record_for_batches(target, inputs: dict, limits=None):
         return None
     if not same_bits(again, strip(out)) or notes.kinks != kinks:
         return None
+    trace.seal()                       # its constants kept, not the recorded run's values
     return trace
 
 
@@ -73,12 +74,18 @@ def rows_per_pass(per_point_elements: int, budget: int | None = None) -> int:
     return max(1, budget // max(1, per_point_elements))
 
 
+LAST_USES = ("last uses",)     # the key of last_uses' answer among a Program's annotations
+
+
 def last_uses(trace) -> list:
-    """Per tape index, the step (index into trace.steps) that reads it last (-1: none does)."""
-    last = [-1] * (trace.leaves + len(trace.steps))
-    for i, (_, parents, _, _, _) in enumerate(trace.steps):
-        for _, j in parents:
-            last[j] = i
+    """Per equation position, the equation (its index among those after the leaves) that reads
+    it last (-1: none does): an annotation of the Program, worked out once."""
+    last = trace.annotations.get(LAST_USES)
+    if last is None:
+        last = trace.annotations[LAST_USES] = [-1] * len(trace.equations)
+        for i, e in enumerate(trace.body()):
+            for _, j in e.parents:
+                last[j] = i
     return last
 
 
@@ -95,7 +102,8 @@ def replay_stacked(trace, inputs: list, stacked: list, rows: int, last=None, rec
     saved_limit = element_limit[0]
     element_limit[0] = None               # the stack is ours, not the program's: its limit is per point
     try:
-        for i, (prim, parents, args, params, span) in enumerate(trace.steps):
+        for i, e in enumerate(trace.body()):
+            prim, parents, args, params, span = e.prim, e.parents, e.args, e.params, e.span
             point_stacked = [False] * len(args)
             for pos, j in parents:
                 point_stacked[pos] = flags[j]

@@ -166,8 +166,13 @@ def first_or_plain_run(first, target, inputs, limits):
 
 def sweep(tape, out, seed, target):
     """A reverse sweep, with the engine's refusals turned into located errors."""
+    return located(backward, (tape, out, seed), target)
+
+
+def located(run, args: tuple, target):
+    """run(*args) (a reverse sweep), with the engine's refusals turned into located errors."""
     try:
-        return backward(tape, out, seed)
+        return run(*args)
     except NotImplementedError as e:
         raise SourceError("not implemented", str(e), NOTES.span, source=target.source,
                           filename=target.filename) from None

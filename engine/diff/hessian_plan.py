@@ -1,7 +1,8 @@
 """A replayed Hessian's sweep without its VJP code: the binds that the planned sweep
-(diff/replay_sweep.py) makes on the stacked Duals, recorded once per trace and replayed as a
-list of steps, each the primitive's impl on the primals and core/batch.py's `lifted_jvp` on
-the tangents.
+(diff/replay_sweep.py) makes on the stacked Duals, recorded once per trace as an annotation of
+its Program (core/program.py): per equation position, the binds its VJPs (and the accumulation
+of their contributions) made, replayed equation by equation down the Program, each bind the
+primitive's impl on the primals and core/batch.py's `lifted_jvp` on the tangents.
 
 The sweep of forward-over-reverse runs the VJP rules on Duals; every op those rules apply to a
 Dual reaches core/batch.py's batched bind, which computes the primal and pushes the tangents.
@@ -37,15 +38,21 @@ PLAN_DENSE_MAX_ELEMENTS = 1 << 16     # a dense tangent of more numbers than thi
 
 @dataclass
 class HessianPlan:
-    """binds: (prim, params or None, lifted params, arguments, moving, span) per recorded bind,
+    """at: per equation position of the trace's Program, the binds its VJPs made in the sweep
+    (None: none), each (prim, params or None, lifted params, arguments, moving, span, frees):
     arguments (slot or -1, constant) per position, moving (position, slot, rule) per argument
     whose tangents are pushed, rule its JVP where the bind is elementwise and that argument has
-    the output's shape (core/batch.py's same_shape_jvp: its shapes known here), else None; results: per watched input, its adjoint's slot, or -1 with a constant
-    (a raw adjoint, or None). Slots: the trace's values, then each bind's result; frees: per
-    bind, the slots no later bind nor result reads."""
-    binds: list
+    the output's shape (core/batch.py's same_shape_jvp: its shapes known here), else None;
+    frees: the slots no later bind nor result reads. Slots: the trace's values (by equation
+    position), then each bind's result in the sweep's order. results: per watched input, its
+    adjoint's slot, or -1 with a constant (a raw adjoint, or None)."""
+    at: list
     results: list
-    frees: list
+    count: int                  # the binds in all
+
+    def binds(self) -> list:
+        """Every bind in the sweep's order (the equations top down): what a test inspects."""
+        return [bind for binds in reversed(self.at) if binds for bind in binds]
 
 
 def plannable(trace, watched: list, boxed: list, level: int) -> bool:
@@ -55,7 +62,8 @@ def plannable(trace, watched: list, boxed: list, level: int) -> bool:
     for value in boxed:
         if value.__class__ is not Dual or value.level != level:
             return False
-    for prim, parents, args, params, span in trace.steps:
+    for e in trace.body():
+        prim, parents, args = e.prim, e.parents, e.args
         if not prim.plannable:
             return False
         for constant in prim.constant_args:
@@ -66,11 +74,16 @@ def plannable(trace, watched: list, boxed: list, level: int) -> bool:
 
 class Recording:
     """While active (a `with`, inside core/batch.py's `batched` for `level`), the batched binds
-    are logged as they are made."""
+    are logged as they are made, each with the equation whose VJPs the planned sweep is running
+    (told by `equation`, its on_equation hook)."""
 
     def __init__(self, level: int):
         self.level = level
         self.log = []
+        self.current = None
+
+    def equation(self, position: int) -> None:
+        self.current = position
 
     def __enter__(self):
         inner = self.inner = BATCHED[self.level]
@@ -78,7 +91,7 @@ class Recording:
 
         def recording_bind(prim, args, params):
             out = inner(prim, args, params)
-            log.append((prim, args, params, NOTES.span, out))
+            log.append((self.current, prim, args, params, NOTES.span, out))
             return out
         BATCHED[self.level] = recording_bind
         return self
@@ -91,9 +104,11 @@ class Recording:
 def make_plan(log: list, boxed: list, adjoints: list, level: int):
     """The plan of a recorded sweep over `boxed`, or None where it cannot be one."""
     slots = {id(v): i for i, v in enumerate(boxed)}
-    binds = []
+    binds, positions = [], []
     count = len(boxed)
-    for prim, args, params, span, out in log:
+    for position, prim, args, params, span, out in log:
+        if position is None or (positions and position > positions[-1]):
+            return None                            # outside every equation's VJPs, or not down the Program
         if prim.kink is not None or out.__class__ is not Dual or out.level != level:
             return None
         if out.tangent.__class__ is not TangentStack and getattr(out.tangent, "size", 0) > PLAN_DENSE_MAX_ELEMENTS:
@@ -115,6 +130,7 @@ def make_plan(log: list, boxed: list, adjoints: list, level: int):
         if not moving:
             return None
         binds.append((prim, params or None, params or NO_PARAMS, tuple(arguments), tuple(moving), span))
+        positions.append(position)
         slots[id(out)] = count
         count += 1
     results = []
@@ -126,7 +142,10 @@ def make_plan(log: list, boxed: list, adjoints: list, level: int):
             results.append((slot, None))
         else:
             results.append((-1, adjoint))
-    return HessianPlan(binds=binds, results=results, frees=last_reads(binds, results, len(boxed)))
+    at = [None] * len(boxed)
+    for position, bind, frees in zip(positions, binds, last_reads(binds, results, len(boxed))):
+        at[position] = (*(at[position] or ()), (*bind, frees))
+    return HessianPlan(at=at, results=results, count=len(binds))
 
 
 def last_reads(binds, results, traced) -> list:
@@ -148,25 +167,31 @@ def last_reads(binds, results, traced) -> list:
 
 def planned_gradient(plan: HessianPlan, boxed: list, level: int, k: int, structured: bool) -> list:
     """The adjoints of the watched inputs (Duals of `level`, or the plan's constants) by
-    replaying the plan over `boxed`, the trace's values of this pass."""
+    replaying the plan over `boxed`, the trace's values of this pass: the binds of each
+    equation, down the Program."""
     primals = [v.primal for v in boxed]
     tangents = [v.tangent for v in boxed]
     add_primal, add_tangent = primals.append, tangents.append
     notes = NOTES
-    for (prim, params, lifted_params, arguments, moving, span), frees in zip(plan.binds, plan.frees):
-        notes.span = span
-        args = tuple([primals[slot] if slot >= 0 else constant for slot, constant in arguments])
-        ans = prim.impl(*args, **params) if params else prim.impl(*args)
-        tangent = None
-        for pos, slot, rule in moving:
-            if rule is not None:
-                t = same_shape_jvp(rule, tangents[slot], ans, args, lifted_params, k, structured)
-            else:
-                t = lifted_jvp(prim, pos, tangents[slot], ans, args, lifted_params, k, structured)
-            tangent = t if tangent is None else tangent + t
-        add_primal(ans)
-        add_tangent(tangent)
-        for slot in frees:
-            primals[slot] = tangents[slot] = None
+    at = plan.at
+    for i in range(len(at) - 1, -1, -1):
+        binds = at[i]
+        if binds is None:
+            continue
+        for prim, params, lifted_params, arguments, moving, span, frees in binds:
+            notes.span = span
+            args = tuple([primals[slot] if slot >= 0 else constant for slot, constant in arguments])
+            ans = prim.impl(*args, **params) if params else prim.impl(*args)
+            tangent = None
+            for pos, slot, rule in moving:
+                if rule is not None:
+                    t = same_shape_jvp(rule, tangents[slot], ans, args, lifted_params, k, structured)
+                else:
+                    t = lifted_jvp(prim, pos, tangents[slot], ans, args, lifted_params, k, structured)
+                tangent = t if tangent is None else tangent + t
+            add_primal(ans)
+            add_tangent(tangent)
+            for slot in frees:
+                primals[slot] = tangents[slot] = None
     return [Dual(primals[slot], tangents[slot], level) if slot >= 0 else constant
             for slot, constant in plan.results]

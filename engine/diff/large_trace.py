@@ -11,7 +11,8 @@ A recording tape (persistent, keeping its values) differs from the lean tape of 
 run in two ways that change numbers over arrays of core/fused.py's FUSE_MIN_ELEMENTS or more: it
 records the table's entries, not the fused ones whose VJPs try a numexpr kernel (tape.bind), and
 fused regions do not run on it (core/regions.py). `fit_for_replay` gives each large elementwise
-step the fused entry bind would have recorded, and keeps no large trace of a program in which some
+equation of the trace's Program (the recording tape's own entries) the fused entry bind would
+have recorded, and keeps no large trace of a program in which some
 expression may root a fused region (lang/fused_regions.py): its replay would run that region op
 by op, and numexpr's functions need not round as numpy's do."""
 from __future__ import annotations
@@ -107,9 +108,7 @@ def fit_for_replay(trace, tape, fuses: RegionCheck):
         return trace                                  # nothing fuses: the lean tape's steps as recorded
     if fuses():
         return Unkept("large inputs of a program that fuses a region")
-    leaves, entries = trace.leaves, tape.entries
-    for k, (prim, parents, args, params, span) in enumerate(trace.steps):
-        value = entries[leaves + k].value
-        if prim.elementwise and getattr(value, "size", 0) >= fused.FUSE_MIN_ELEMENTS:
-            trace.steps[k] = (FUSED_RULES.get(prim.name, prim), parents, args, params, span)
+    for e in trace.body():                          # the tape's own entries: trace.equations
+        if e.prim.elementwise and getattr(e.value, "size", 0) >= fused.FUSE_MIN_ELEMENTS:
+            e.prim = FUSED_RULES.get(e.prim.name, e.prim)
     return trace

@@ -1,10 +1,15 @@
-"""Trace and replay: a run's tape, kept as the sequence of primitives it applied (each with its
-static parameters, its source span and where its arguments came from), replayed on new inputs of
-the same shapes without the interpreter: no name lookups, no AST closures, no signature to build.
+"""Trace and replay: a recording run's Program (core/program.py: its tape's own entries as
+equations, each a primitive with its static arguments and parameters, its source span and the
+equation positions its traced arguments came from, and its guard equations), replayed on new
+inputs of the same shapes without the interpreter: no name lookups, no AST closures, no
+signature to build. A `Trace` is that Program with what its replays keep: a forward closure per
+equation, and the annotations its sweeps work out once (diff/replay_sweep.py, diff/hessian_plan.py).
 
-A replay calls the same forward rules in the same order as the recorded run and sweeps a tape of
-the same entries with the same `backward`, so its numbers are the interpreter's to the last bit.
-Whatever of the inputs a run does not read as a plain number is on its tape; whatever it reads
+A replay calls the same forward rules in the same order as the recorded run, and its reverse
+sweep calls the same VJPs on the same arguments in the same order as core/tape.py's `sweep` over
+the tape the interpreter would have recorded (diff/replay_sweep.py's plan of that tape, an
+annotation of the Program; tests/test_replay_sweep.py builds the tape itself and compares), so
+its numbers are the interpreter's to the last bit. Whatever of the inputs a run does not read as a plain number is on its tape; whatever it reads
 (a branch, a comparison, a loop's range, an index, int(), a composite's read, a primitive without
 a derivative) it logs as it reads it (lang/recorded_decisions.py), and each read is kept as a
 guard (diff/replay_guards.py), checked again on the new values as the replay reaches it. So a
@@ -13,33 +18,29 @@ reads something no guard can state, or whose tape did not keep an argument, keep
 says why (`Unkept`)."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from time import perf_counter
 
 from ..core.backend import is_array
 from ..core.notes import NOTES
-from ..core.tape import BOXES, Entry, Shape, Tape, Var, backward, saved_args
+from ..core.program import Program
+from ..core.tape import BOXES, Shape, Tape, Var
 from .bits import all_finite, same_bits
 from .fallbacks import LOWERED_CODE_ERRORS, STEP_ERRORS, Fallback, LoweringRefused, count
 from .replay_arrays import make_sweep, worth_making
 from .replay_guards import Unguarded, guarded_values, resolve_guards
 from .trace_cache import Unkept
-from .replay_sweep import planned_adjoints, sweep_plan
+from .replay_sweep import planned_adjoints, sweep_plan, taped_adjoints
 
 
-@dataclass
-class Trace:
-    """What a replay needs of one recorded run."""
-    steps: list                 # (primitive, parents, arguments, params, span) after the leaves
-    forwards: list              # per step, a closure: the tape values so far -> that step's value
-    leaves: int                 # the watched inputs: tape indices 0 .. leaves-1, in input order
-    output: int | None          # the output's tape index; None when it does not depend on the inputs
-    constant: object            # the output itself when it does not depend on the inputs
+@dataclass(kw_only=True)
+class Trace(Program):
+    """A recorded run's Program (core/program.py) with what a replay of it keeps: the Program's
+    equations are the trace's steps, its guards its guard equations."""
+    forwards: list              # per equation after the leaves (position leaves + k is item k), a
+    #                             closure: the values so far -> that equation's value
     signature: tuple            # the recorded run's control-flow signature
     run_steps: int              # the interpreter's step count for that run
-    # the decisions on traced values (replay_guards.Guard), in order: empty where the control
-    # flow cannot depend on the inputs
-    guards: list = field(default_factory=list)
     floats: bool = False        # every value a Python float (replay_compiled can make it one function)
     compiled: object = None     # replay_compiled.Compiled, once made (False: none)
     uses: int = 0               # replays before it was compiled
@@ -47,7 +48,6 @@ class Trace:
     # abs(0)): a gradient leaves those out, a plain evaluation reports them, and a replay, which
     # runs only recorded steps, cannot; a value at this path is then interpreted
     untraced_kinks: bool = False
-    sweep_plans: dict = field(default_factory=dict)   # replay_sweep.SweepPlan by watched inputs
     nested: bool = False        # the run took a derivative inside the program (lang/transforms.py)
 
 
@@ -108,7 +108,9 @@ def _recorded_class(entries, j):
 
 
 def record_trace(tape: Tape, out, signature, run_steps, logged=()) -> Trace | Unkept:
-    """The trace of a finished tape (persistent, with its values kept), or Unkept (its reason)
+    """The trace of a finished tape (persistent, with its values kept): its Program, whose
+    equations are the tape's own entries (not copied; sealed when the trace is filed), with a
+    forward closure per equation; or Unkept (its reason)
     where a guard cannot state what the run read of a traced value, or a step's argument was
     not kept. `logged`: the run's reads of traced values (lang/recorded_decisions.py), each a
     guard: whatever of the inputs the run did not read as a number, the tape recorded."""
@@ -120,7 +122,7 @@ def record_trace(tape: Tape, out, signature, run_steps, logged=()) -> Trace | Un
     leaves = 0
     while leaves < len(entries) and entries[leaves].prim is None:
         leaves += 1
-    steps, forwards = [], []
+    forwards = []
     all_floats = all(e.value.__class__ is float for e in entries[:leaves])
     for e in entries[leaves:]:
         prim = e.prim
@@ -139,9 +141,8 @@ def record_trace(tape: Tape, out, signature, run_steps, logged=()) -> Trace | Un
                 return Unkept(f"a traced argument of {prim.name} the tape did not record")
             floats = floats and arg.__class__ is float
         all_floats = all_floats and floats and not e.params and e.value.__class__ is float
-        steps.append((prim, e.parents, args, e.params, e.span))
         forwards.append(_forward(prim, e.parents, args, e.params, e.span, floats))
-    common = dict(steps=steps, forwards=forwards, leaves=leaves, signature=tuple(signature), run_steps=run_steps,
+    common = dict(equations=entries, forwards=forwards, leaves=leaves, signature=tuple(signature), run_steps=run_steps,
                   guards=guards, floats=all_floats, nested=nested)
     if out.__class__ is Var:
         if out.tape is not tape:
@@ -175,78 +176,25 @@ def owned(value):
     return value.copy() if is_array(value) else value
 
 
-def replay_tape(trace: Trace, values: list, watched: list):
-    """The tape the interpreter would have recorded watching the inputs at tape indices `watched`
-    (in that order), holding the replayed values: only the steps that depend on those inputs,
-    each with the parents among them. Returns (tape, where): where[i] is the new index of the
-    trace's entry i (-1: not on the tape). A rule that reads only its arguments' shapes keeps
-    the recorded stand-ins (the same shapes)."""
-    tape = Tape()
-    entries = tape.entries
-    where = [-1] * len(values)
-    for i in watched:
-        where[i] = len(entries)
-        entries.append(Entry(None, (), (), None, None, None, values[i]))
-    index = trace.leaves
-    for prim, parents, args, params, span in trace.steps:
-        live = tuple((pos, where[j]) for pos, j in parents if where[j] >= 0)
-        if live:
-            if prim.needs_args or len(live) < len(parents) or not all(a.__class__ is Shape for a in args):
-                full = list(args)
-                for pos, j in parents:
-                    full[pos] = values[j]
-                args = saved_args(prim, tuple(full))
-            where[index] = len(entries)
-            entries.append(Entry(prim, live, args, values[index] if prim.needs_ans else None, params, span, None))
-        index += 1
-    return tape, where
-
-
-def float_tape(trace: Trace, values: list) -> Tape:
-    """replay_tape's tape where every input is watched, in order, and every value is a float:
-    each step is on it at its own index, and keeps its arguments' values (what saved_args keeps
-    of floats)."""
-    tape = Tape()
-    entries = tape.entries
-    for i in range(trace.leaves):
-        entries.append(Entry(None, (), (), None, None, None, values[i]))
-    index = trace.leaves
-    for prim, parents, args, params, span in trace.steps:
-        if len(parents) == 2 and len(args) == 2:
-            full = (values[parents[0][1]], values[parents[1][1]])
-        elif len(parents) == 1 and len(args) == 1:
-            full = (values[parents[0][1]],)
-        else:
-            full = list(args)
-            for pos, j in parents:
-                full[pos] = values[j]
-            full = tuple(full)
-        entries.append(Entry(prim, parents, full, values[index] if prim.needs_ans else None, params, span, None))
-        index += 1
-    return tape
-
-
 def replay_adjoints(trace: Trace, values: list, seed, watched: list, caller_tests_finite=False, fallbacks=None):
     """(tape length, the adjoint of each watched input or None) of a reverse sweep from the
-    replayed output over the tape of `replay_tape`. A caller that tests the adjoints' finiteness
+    replayed output over the tape the interpreter would have recorded watching `watched`. A caller that tests the adjoints' finiteness
     itself and interprets where one is not (`caller_tests_finite`, function._replay_grad) takes a
     generated sweep's result untested: the same test is not run twice. `fallbacks`: a Function's
     count of them, where a generated sweep that cannot take these values is counted."""
-    if trace.floats and trace.output is not None and watched == list(range(trace.leaves)):
-        tape = float_tape(trace, values)
-        out = trace.output
-        adjoints = backward(tape, Var(values[out], tape, out, tape.level), seed)
-        return len(tape), adjoints[:trace.leaves]
     plan = sweep_plan(trace, watched)
     out = trace.output
     if out is None or not plan.live[out]:
         return plan.length, [None] * len(watched)     # the output does not depend on those inputs
+    if trace.floats:                    # floats: the planned sweep, as tape.sweep (its kinks' marks too)
+        adjoints = taped_adjoints(trace, plan, values, out, seed)
+        return plan.length, [adjoints[i] for i in watched]
     made = plan.array_sweep             # the plan's generated sweep (diff/replay_arrays.py), once made
-    if made is None and not trace.floats:
+    if made is None:
         started = perf_counter()
-        adjoints = planned_adjoints(plan, values, out, seed)
+        adjoints = planned_adjoints(trace, plan, values, out, seed)
         plan.array_spent += perf_counter() - started
-        if worth_making(plan.array_spent, len(plan.rows)):
+        if worth_making(plan.array_spent, plan.count):
             plan.array_sweep = _checked_sweep(trace, plan, values, seed, watched)
         return plan.length, [adjoints[i] for i in watched]
     if made and made.leaves.take([seed, *values[:trace.leaves]]):
@@ -261,7 +209,7 @@ def replay_adjoints(trace: Trace, values: list, seed, watched: list, caller_test
             if fallbacks is not None:
                 count(fallbacks, LoweringRefused(f"generated sweep raised {type(error).__name__}", documented=True))
         del NOTES.kinks[kinks:], NOTES.detached[detached:]
-    adjoints = planned_adjoints(plan, values, out, seed)
+    adjoints = planned_adjoints(trace, plan, values, out, seed)
     return plan.length, [adjoints[i] for i in watched]
 
 
@@ -270,10 +218,10 @@ def _checked_sweep(trace, plan, values, seed, watched):
     adjoints and notes to the bit; False where there is none."""
     span, kinks, detached = NOTES.span, len(NOTES.kinks), len(NOTES.detached)
     try:
-        made = make_sweep(plan, values, trace.output, seed, watched, trace.leaves)
+        made = make_sweep(trace, plan, values, trace.output, seed, watched)
         if made is None:
             return False
-        full = planned_adjoints(plan, values, trace.output, seed)
+        full = planned_adjoints(trace, plan, values, trace.output, seed)
         expected = [full[i] for i in watched]
         expected_notes = NOTES.kinks[kinks:], NOTES.detached[detached:]
         del NOTES.kinks[kinks:], NOTES.detached[detached:]

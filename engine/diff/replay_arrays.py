@@ -1,5 +1,6 @@
 """Compiled replay of array traces: a sweep plan's reverse sweep (diff/replay_sweep.py) made into
-one generated Python function, so that the sweep of small and mid-sized arrays makes no plan-row
+one generated Python function (the plan's annotation of each equation of the Program, down the
+equations, a few lines each), so that the sweep of small and mid-sized arrays makes no per-equation
 unpacking and no rule-dispatch call per step: only numpy's own calls remain (GradBench's ode,
 lstm, gmm and nested evals sweep hundreds of such steps; their sweeps take 40-70% less time).
 The forward pass keeps its closures: generated, it was no quicker (the closures call the
@@ -28,6 +29,7 @@ from ..core.backend import np, xp
 from ..core.notes import NOTES
 from ..core.tape import saved_args
 from .generated import functions_of
+from .replay_sweep import rows as plan_rows
 from .rule_tracer import PROBES, Tracer, Untraceable, probe_of
 
 MAX_ROWS = 4000             # longer sweeps keep the planned one (compile time, code size)
@@ -93,23 +95,24 @@ def _release(rows) -> None:
     _live_rows[0] -= rows
 
 
-def make_sweep(plan, values: list, out: int, seed, watched: list, inputs: int) -> ArraySweep | None:
+def make_sweep(trace, plan, values: list, out: int, seed, watched: list) -> ArraySweep | None:
     """The generated reverse sweep of `plan` from the output `out` (replay_sweep.planned_adjoints
     row for row) at `values` and `seed` (its examples), or None."""
     try:
-        return _sweep_function(plan, values, out, seed, watched, inputs)
+        return _sweep_function(trace, plan, values, out, seed, watched)
     except Untraceable:
         return None
 
 
-def _sweep_function(plan, values, out, seed, watched, inputs):
-    if len(plan.rows) > MAX_ROWS or _live_rows[0] + len(plan.rows) > LIVE_ROWS_MAX or not host_arrays(values) \
+def _sweep_function(trace, plan, values, out, seed, watched):
+    inputs = trace.leaves
+    if plan.count > MAX_ROWS or _live_rows[0] + plan.count > LIVE_ROWS_MAX or not host_arrays(values) \
             or not host_arrays([seed]):
         return None
     namespace = {"notes": NOTES}
     allowed = set()
-    for _, _, args, _, recorded, _, params, _ in plan.rows:
-        allowed.update(id(a) for a in (*(args or ()), *recorded[2], *(params or {}).values()))
+    for _, _, args, _, e in plan_rows(trace, plan, out):
+        allowed.update(id(a) for a in (*(args or ()), *e.args, *(e.params or {}).values()))
     tracer = Tracer(namespace, allowed, assume_finite=True)     # the caller tests the result (diff/replay.py)
     probes: dict = {}
 
@@ -120,17 +123,17 @@ def _sweep_function(plan, values, out, seed, watched, inputs):
         return probe
 
     body = [f"    g{out} = seed"]
-    adjoints = adjoint_lines(plan, value, tracer, out, probe_of(f"g{out}", seed, tracer), body)
+    adjoints = adjoint_lines(trace, plan, value, tracer, out, probe_of(f"g{out}", seed, tracer), body)
     if adjoints is None:
         return None
     lines = ["def sweep(values, seed):"] + [f"    v{j} = values[{j}]" for j in sorted(probes)] + body
     lines.append("    return [" + ", ".join(f"g{w}" if w in adjoints else "None" for w in watched) + "]")
     text = "\n".join(lines) + "\n"
     made = functions_of(text, namespace, "<replayed array trace>")["sweep"]     # our own text (see above)
-    return ArraySweep(made, Leaves([seed, *values[:inputs]]), text, len(plan.rows))
+    return ArraySweep(made, Leaves([seed, *values[:inputs]]), text, plan.count)
 
 
-def adjoint_lines(plan, value, tracer, out, seed, body, arrays=True) -> dict | None:
+def adjoint_lines(trace, plan, value, tracer, out, seed, body, arrays=True) -> dict | None:
     """THE sweep generator: the lines of the planned sweep (replay_sweep.planned_adjoints, row for
     row) from the output `out` seeded with the probe `seed`, appended to `body`, over `value(j)`,
     the probes of the tape's values; each VJP the form the planned sweep takes for its adjoint's
@@ -139,19 +142,19 @@ def adjoint_lines(plan, value, tracer, out, seed, body, arrays=True) -> dict | N
     (diff/replay_compiled.py), `arrays` False: no span set per row, no adjoint let go."""
     namespace = tracer.namespace
     adjoints = {out: seed}
-    for i, pairs, args, gather, recorded, needs_ans, params, span in plan.rows:
+    for i, pairs, args, gather, e in plan_rows(trace, plan, out):
         g = adjoints.get(i)
         if g is None:
             continue
         if arrays:
-            namespace[f"s{i}"] = span
+            namespace[f"s{i}"] = e.span
             body.append(f"    notes.span = s{i}")
-        prim, parents, recorded_args = recorded
+        prim, parents, recorded_args, params = e.prim, e.parents, e.args, e.params
         if gather is not None or args is None:
             refs = _row_arguments(prim, parents, recorded_args, value)
         else:
             refs = list(args)
-        ans = value(i) if needs_ans else None
+        ans = value(i) if prim.needs_ans else None
         for vjp, float_vjp, j in pairs:
             if g.example.__class__ is float:        # the table's form planned_adjoints takes
                 vjp = float_vjp

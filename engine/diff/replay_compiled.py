@@ -33,7 +33,7 @@ from .rule_tracer import Tracer, Untraceable, probe_of
 from .replay_guards import TIE_COMPARISONS, PathChanged
 
 COMPILE_MAX_STEPS = 4000            # longer traces keep the step replay (compile time, code size)
-# A trace is compiled after len(steps) // COMPILE_AFTER step replays: making the functions costs
+# A trace is compiled after trace.operations() // COMPILE_AFTER step replays: making the functions costs
 # about 100 µs a step, a compiled run saves about 1.5 µs a step, so a trace used a few times only
 # never pays for it (x*x is compiled at its first replay).
 COMPILE_AFTER = 64
@@ -53,7 +53,7 @@ class Compiled:
 
 
 def compilable(trace) -> bool:
-    return trace.floats and trace.output is not None and len(trace.steps) <= COMPILE_MAX_STEPS and \
+    return trace.floats and trace.output is not None and trace.operations() <= COMPILE_MAX_STEPS and \
         all(guard.opname for guard in trace.guards)
 
 
@@ -116,7 +116,8 @@ class Lines:
 def forward_lines(trace, made) -> list:
     lines, guards, index = [], list(trace.guards), trace.leaves
     number = 0
-    for prim, parents, args, params, span in trace.steps:
+    for e in trace.body():
+        prim, parents, args = e.prim, e.parents, e.args
         while number < len(guards) and guards[number].position <= index:
             lines += guard_lines(number, guards[number], made.tracer.namespace)
             number += 1
@@ -135,11 +136,11 @@ def forward_lines(trace, made) -> list:
 
 def sweep_lines(trace, made) -> list:
     """The reverse sweep over every step (all the inputs watched): the sweep generator of the
-    compiled replays (diff/replay_arrays.py's adjoint_lines) over the planned sweep's rows, each
-    VJP the table's float form (the adjoint is a float), seeded with 1.0 at the making."""
+    compiled replays (diff/replay_arrays.py's adjoint_lines) over the planned sweep's annotations
+    of the equations, each VJP the table's float form (the adjoint is a float), seeded with 1.0 at the making."""
     lines = [f"    g{trace.output} = seed"]
     seed = probe_of(f"g{trace.output}", 1.0, made.tracer)
-    adjoints = adjoint_lines(sweep_plan(trace, list(range(trace.leaves))), made.value, made.tracer, trace.output,
+    adjoints = adjoint_lines(trace, sweep_plan(trace, list(range(trace.leaves))), made.value, made.tracer, trace.output,
                              seed, lines, arrays=False)
     if adjoints is None:
         raise Untraceable("a rule gave no adjoint")
@@ -163,7 +164,7 @@ def compile_trace(trace, values) -> Compiled | None:
     text = "\n".join([f"def forward({leaves}):", *forward, f"    return v{trace.output}",
                       f"def gradient({leaves}{', ' if leaves else ''}seed):", *forward, *sweep]) + "\n"
     functions = functions_of(text, namespace, "<replayed trace>")      # our own generated text (see above)
-    return Compiled(functions["forward"], functions["gradient"], trace.leaves + len(trace.steps), text)
+    return Compiled(functions["forward"], functions["gradient"], len(trace.equations), text)
 
 
 # ---- made once per trace, checked against the step replay -----------------------------------
@@ -180,7 +181,7 @@ def compiled_for(trace, leaves: list):
     to the bit."""
     if trace.compiled is None:
         trace.uses += 1
-        if trace.uses <= len(trace.steps) // COMPILE_AFTER:
+        if trace.uses <= trace.operations() // COMPILE_AFTER:
             return False                # not yet: the step replay runs
         made = checked(trace, leaves)
         if made is RETRY:

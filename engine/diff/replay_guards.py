@@ -1,9 +1,10 @@
-"""Guards: what a recording run read of traced values as plain numbers, kept in its trace so that
-a replay can check it on the new values.
+"""Guards: what a recording run read of traced values as plain numbers, kept as the guard
+equations of its Program (core/program.py) so that a replay can check them on the new values.
 
 A recording run logs each read as it happens (lang/recorded_decisions.py: a branch's truth, a
 comparison, a loop's range, an index, int(), a composite's read, a primitive without a
-derivative...), with the tape's length at that moment; here each becomes a `Guard` whose `check`
+derivative...), with the tape's length at that moment; here each becomes a `Guard`, a guard
+equation at that equation position, whose `check`
 recomputes, from the replayed values, what the run took (`take` of the raw values) and compares
 it with what it took then, to the bit (`outcome_key`). A replay runs the steps in order and
 checks each guard once the values it reads exist: the first that differs raises `PathChanged`
@@ -29,8 +30,9 @@ TIE_COMPARISONS = frozenset(("<=", ">=", "==", "!="))
 
 @dataclass
 class Guard:
-    """One recorded read of traced values."""
-    position: int           # the tape's length at the read: checked once that many values exist
+    """One recorded read of traced values: a guard equation of the Program."""
+    position: int           # the equations before it (the tape's length at the read): checked once
+    #                         that many values exist
     check: object           # values -> None, or PathChanged if the read gives another outcome
     outcome: object         # what the run took (outcome_key): True/False, a range's (start, count, step)...
     span: object            # the read's place in the source

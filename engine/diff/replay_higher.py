@@ -49,18 +49,19 @@ def boxed_values(trace, leaves: list) -> list:
     values = list(leaves)
     append = values.append
     forwards = trace.forwards
-    for i, (prim, parents, args, params, span) in enumerate(trace.steps):
+    for i, e in enumerate(trace.body()):
+        parents = e.parents
         for _, j in parents:
             if values[j].__class__ in BOXES:
                 break
         else:
             append(forwards[i](values))
             continue
-        full = list(args)
+        full = list(e.args)
         for pos, j in parents:
             full[pos] = values[j]
-        NOTES.span = span
-        append(bind(prim, tuple(full), params))
+        NOTES.span = e.span
+        append(bind(e.prim, tuple(full), e.params))
     return values
 
 
@@ -179,18 +180,18 @@ def _gradient_pass(trace, values: list, watched: list, stacked: tuple) -> list:
         return [None] * len(watched)           # the output does not depend on those inputs
     level, k, structured, single = stacked
     key = ("hessian", tuple(watched))
-    planned = trace.sweep_plans.get(key) if single else False
+    planned = trace.annotations.get(key) if single else False
     if planned:
         return planned_gradient(planned, values, level, k, structured)
     if planned is None and plannable(trace, watched, values, level):
         with Recording(level) as recording:
-            adjoints = planned_adjoints(plan, values, trace.output, as_input(1.0))
+            adjoints = planned_adjoints(trace, plan, values, trace.output, as_input(1.0), recording.equation)
         grads = [adjoints[i] for i in watched]
-        trace.sweep_plans[key] = make_plan(recording.log, values, grads, level) or False
+        trace.annotations[key] = make_plan(recording.log, values, grads, level) or False
         return grads
     if planned is None:
-        trace.sweep_plans[key] = False
-    adjoints = planned_adjoints(plan, values, trace.output, as_input(1.0))
+        trace.annotations[key] = False
+    adjoints = planned_adjoints(trace, plan, values, trace.output, as_input(1.0))
     return [adjoints[i] for i in watched]
 
 
@@ -236,11 +237,12 @@ def tangent_columns(trace, values: list, inputs: dict, wrt: list, watched: list,
 def reaching_leaves(trace) -> set:
     """The leaves (tape indices) the output depends on through the recorded steps: the inputs
     whose Duals reach it (a pass moving several inputs at once cannot tell them apart)."""
-    needed = [False] * (trace.leaves + len(trace.steps))
+    equations = trace.equations
+    needed = [False] * len(equations)
     needed[trace.output] = True
-    for i in range(len(trace.steps) - 1, -1, -1):
-        if needed[trace.leaves + i]:
-            for _, j in trace.steps[i][1]:
+    for i in range(len(equations) - 1, trace.leaves - 1, -1):
+        if needed[i]:
+            for _, j in equations[i].parents:
                 needed[j] = True
     return {i for i in range(trace.leaves) if needed[i]}
 

@@ -1,17 +1,18 @@
-"""Reverse-mode Jacobians from a recorded trace: the replayed values, the tape the interpreter
-would have recorded (diff/replay.py's `replay_tape`), kept for one reverse sweep per output
-element with a unit seed, as forward.jacobian sweeps its own tape: the same rules on the same
-entries in the same order, so the same numbers to the last bit. Where the Jacobian is to be made
-in forward mode (asked for, or fewer input elements than output elements) there is no replay:
-None, and the caller runs forward.jacobian."""
+"""Reverse-mode Jacobians from a recorded trace: the replayed values, and one reverse sweep per
+output element with a unit seed through the trace's sweep plan (diff/replay_sweep.py, an
+annotation of its Program), as forward.jacobian sweeps its own tape: the same rules on the same
+arguments in the same order, so the same numbers to the last bit. Where the Jacobian is to be
+made in forward mode (asked for, or fewer input elements than output elements) there is no
+replay: None, and the caller runs forward.jacobian."""
 from __future__ import annotations
 
 from ..core.backend import np
-from ..core.tape import Var, strip
+from ..core.tape import strip
 from ..lang.values import dtype, shape_of, size_of
-from .common import check_result_elements, finish, host, sweep, unit
+from .common import check_result_elements, finish, host, located, unit
 from .forward import choose_mode
-from .replay import replay_output, replay_tape
+from .replay import replay_output
+from .replay_sweep import sweep_plan, taped_adjoints
 
 
 def replay_jacobian(trace, values: list, inputs: dict, wrt: list, watched: list, mode: str, target):
@@ -23,16 +24,14 @@ def replay_jacobian(trace, values: list, inputs: dict, wrt: list, watched: list,
     if chosen != "reverse":
         return None
     check_result_elements("Jacobian", size_of(value) * in_elements, None)
-    tape, where = replay_tape(trace, values, watched)
-    tape.persistent = True                      # swept once per output element
-    out = where[trace.output] if trace.output is not None else -1
+    plan = sweep_plan(trace, watched)
+    out = trace.output
     flat = {w: np().zeros((size_of(value), size_of(inputs[w])), dtype=dtype()) for w in wrt}
-    if out >= 0:
-        output = Var(values[trace.output], tape, out, tape.level)
+    if out is not None and plan.live[out]:
         for k in range(size_of(value)):
-            adjoints = sweep(tape, output, unit(value, k), target)
-            for n, w in enumerate(wrt):
-                g = adjoints[n]
+            adjoints = located(taped_adjoints, (trace, plan, values, out, unit(value, k)), target)
+            for w, i in zip(wrt, watched):
+                g = adjoints[i]
                 if g is not None:
                     flat[w][k, :] = host(g, shape_of(inputs[w])).reshape(-1)
     out_shape = shape_of(value)

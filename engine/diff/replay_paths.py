@@ -78,7 +78,9 @@ def new_path(entry, change: PathChanged) -> bool:
 
 def filed(entry, trace):
     """What a signature keeps after `trace` was recorded and verified: a guarded one joins the
-    paths kept (a fresh set of them where there were none)."""
+    paths kept (a fresh set of them where there were none). The trace's Program is sealed: it
+    keeps its constants, not the recorded run's values (core/program.py)."""
+    trace.seal()
     if not trace.guards:
         return trace
     paths = entry if entry.__class__ is Paths else Paths()

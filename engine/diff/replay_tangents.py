@@ -30,9 +30,9 @@ def pushed_values(trace, values: list, moving: dict, level: int, k: int, structu
     for value in values[:leaves]:
         if value.__class__ in BOXES:
             return None
-    same_shapes = trace.sweep_plans.get(SAME_SHAPES)
+    same_shapes = trace.annotations.get(SAME_SHAPES)
     if same_shapes is None:
-        same_shapes = trace.sweep_plans[SAME_SHAPES] = same_shape_steps(trace, values)
+        same_shapes = trace.annotations[SAME_SHAPES] = same_shape_steps(trace, values)
     tangents = [None] * len(values)
     out = list(values[:leaves])
     for index, t in moving.items():
@@ -42,7 +42,8 @@ def pushed_values(trace, values: list, moving: dict, level: int, k: int, structu
     forwards = trace.forwards
     index = leaves
     notes = NOTES
-    for i, (prim, parents, args, params, span) in enumerate(trace.steps):
+    for i, e in enumerate(trace.body()):
+        prim, parents, args, params = e.prim, e.parents, e.args, e.params
         same = same_shapes[i]
         if prim.kink is not None:
             forwards[i](values)                    # its kink notes, as boxed_values makes them
@@ -59,7 +60,7 @@ def pushed_values(trace, values: list, moving: dict, level: int, k: int, structu
                     for p, jp in parents:
                         full[p] = values[jp]
                     primals = tuple(full)
-                    notes.span = span
+                    notes.span = e.span
                 if same[pos]:
                     t = same_shape_jvp(jvps[pos], t, values[index], primals, params or NO_PARAMS, k, structured)
                 else:
@@ -74,7 +75,7 @@ def pushed_values(trace, values: list, moving: dict, level: int, k: int, structu
     return out
 
 
-SAME_SHAPES = ("same shapes",)     # the key of same_shape_steps' answer among a trace's plans
+SAME_SHAPES = ("same shapes",)     # the key of same_shape_steps' answer among a Program's annotations
 
 
 def same_shape_steps(trace, values: list) -> tuple:
@@ -82,7 +83,8 @@ def same_shape_steps(trace, values: list) -> tuple:
     argument (a parent) has the output's shape (`values`: the trace's, at any point)."""
     steps = []
     index = trace.leaves
-    for prim, parents, args, _, _ in trace.steps:
+    for e in trace.body():
+        prim, parents, args = e.prim, e.parents, e.args
         flags = [False] * len(args)
         for pos, j in parents:
             flags[pos] = takes_same_shape(prim, values[j], values[index])

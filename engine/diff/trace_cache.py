@@ -36,12 +36,13 @@ def distinct_bytes(values) -> int:
 
 def kept_bytes(entry) -> int:
     """The bytes of the arrays a kept entry (a trace, or the paths of one signature) holds on to:
-    its steps' recorded arguments and a constant output, each array counted once."""
+    its Program's static arguments (every equation's `args`) and a constant output, each array
+    counted once."""
     if not entry:
         return 0
     traces = entry.traces.values() if hasattr(entry, "traces") else (entry,)
     return distinct_bytes(value for trace in traces
-                          for value in (trace.constant, *(arg for step in trace.steps for arg in step[2])))
+                          for value in (trace.constant, *(arg for e in trace.body() for arg in e.args)))
 
 
 def keep_trace(traces: dict, key, trace) -> None:

@@ -7,7 +7,8 @@ a branch's truth (if, elif, while, a conditional expression, and/or/not, bool())
 count, order, mask or shift (core/tape.py's `read`), a primitive without a derivative applied to
 a box (sign, floor, argmax...), the condition of where(). Each such read reaches `READS.hook`
 (core/notes.py) while a run records; `recording_decisions` logs it here with the tape's length
-at that moment, what the run took from the value and how to take it again. No analysis of the
+at that moment (the guard equation's position among the Program's equations, core/program.py),
+what the run took from the value and how to take it again. No analysis of the
 program decides what is static: whatever the run did not read as a number was recorded on the
 tape, and whatever it read is checked by a guard. A read a guard cannot state (a value of a
 forward-mode derivative, of another tape) is logged with its reason: the run keeps no trace."""

@@ -86,7 +86,7 @@ def grid_points(target, name, xs, others, order, limits=None):
     at = dict(others)
     at[name] = as_input(xs[0])
     trace = record_for_batches(target, at, limits)
-    if trace is None or not worth_numpy(len(xs) * len(trace.steps) * 2 ** order):
+    if trace is None or not worth_numpy(len(xs) * trace.operations() * 2 ** order):
         return None
     grid = GridPass(trace, target, name, others, order)
     try:
