@@ -28,6 +28,7 @@ RESERVED = {"out", "i", "true", "false", "pow", "where", "int", "float", "double
             "NAN", "INFINITY", "HUGE_VAL"}      # macros of CUDA's math headers
 RESERVED.update(C_FUNCTIONS.values())
 WHERE = "where({}, {}, {})"
+OPERATORS = {f"({{}} {op} {{}})": op for op in ("+", "-", "*", "/", "**") + COMPARISONS}
 
 KERNELS: dict = {}                # (tree, ((name, dtype), ...)) -> Kernel, or None: not fusable
 
@@ -58,14 +59,16 @@ class Printer:
         if any(kind != "double" for _, kind in operands):
             raise NotTranslatable("arithmetic on a boolean")
         texts = [text for text, _ in operands]
-        if template == "(-{})":
+        if template == "(-{})" and len(texts) == 1:
             return f"(-{texts[0]})", "double"
-        if template.endswith("({})"):
+        if template.endswith("({})") and len(texts) == 1:
             function = C_FUNCTIONS.get(template[:-4])
             if function is None:
                 raise NotTranslatable(f"no device function {template[:-4]}")
             return f"{function}({texts[0]})", "double"
-        op = template[4:-4]                             # "({} * {})" -> "*"
+        op = OPERATORS.get(template)                    # "({} * {})" -> "*"
+        if op is None or len(texts) != 2:
+            raise NotTranslatable(f"no device form of {template}")
         if op == "**":
             return f"pow({texts[0]}, {texts[1]})", "double"
         return f"({texts[0]} {op} {texts[1]})", "bool" if op in COMPARISONS else "double"

@@ -21,7 +21,7 @@ import math
 
 from .backend import np
 from .fused import UFUNCS, Unfusable, is_number
-from .rule_tracer import PROBES, REFUSALS, Recorder, Untraceable, probe_of
+from .rule_tracer import PROBES, Recorder, Untraceable, probe_of
 
 COMPARISONS = (">", ">=", "<", "<=", "==", "!=")
 BINARY = frozenset(("+", "-", "*", "/", "**") + COMPARISONS)
@@ -97,15 +97,15 @@ class FusionRecorder(Recorder):
 
 
 def record(recorder, fn, args):
-    """The recorder's items of fn(*args) and what it returned; Unfusable where the rule does
-    what no equation shows (or what a probe cannot: one of REFUSALS)."""
+    """fn(*args) recorded (the items are the recorder's), and what it returned; Unfusable where
+    the rule does what no equation shows. What a rule raises on a probe the callers take as a
+    refusal where it is one of fused.TRACE_ERRORS (a probe's missing attribute, a value check);
+    anything else is a bug, and raises."""
     try:
         with np().errstate(all="ignore"):        # the examples' values are never read
             return recorder.record(fn, args, {})
     except Untraceable as e:
         raise Unfusable(f"{e}") from None
-    except REFUSALS as e:
-        raise Unfusable(f"{e.__class__.__name__}: {e}") from None
 
 
 def lower(items, values: dict, builder) -> None:
