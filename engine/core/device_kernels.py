@@ -15,7 +15,7 @@ float computation.
 from __future__ import annotations
 
 from .backend import xp
-from .fused import is_number
+from .fused_ir import is_number
 from .rules import TABLE
 
 # numexpr's function name -> CUDA C's (each table entry's `c_name` fact): read off the table once, here

@@ -18,20 +18,14 @@ from __future__ import annotations
 import math
 
 from .backend import np, on_device, xp
+from .fused_ir import UFUNCS, Expression, Unfusable, is_number, numexpr_text  # noqa: F401  (the kernels' names)
 from .primitives import Primitive
 from .rules import TABLE
 from .tape import FUSED_RULES, Shape
 
 FUSE_MIN_ELEMENTS = 1 << 16        # below this numpy's per-op cost is small and numexpr's start-up is not
 MIN_FUSED_OPS = 2                  # operations (each writes one parenthesis) a kernel must fuse to pay
-# numpy ufunc's __name__ -> numexpr's spelling of it: each table entry's `numexpr` fact under the
-# `ufuncs` its forward applies, read off the table once, here
-UFUNCS = {ufunc: prim.numexpr for prim in TABLE.values() if prim.numexpr is not None for ufunc in prim.ufuncs}
 _numexpr = None
-
-
-class Unfusable(Exception):
-    """A rule that a numexpr kernel cannot express: it keeps its ordinary path."""
 
 
 # what the fusion lowering raises where a rule does what no kernel can (a sum, a branch on values,
@@ -39,37 +33,6 @@ class Unfusable(Exception):
 TRACE_ERRORS = (Unfusable, TypeError, ValueError, AttributeError, ArithmeticError)
 DECLINED: dict = {}        # what a fast path left to the rules -> why (decline)
 MAX_DECLINED = 256
-
-
-def is_number(expr) -> bool:
-    """Whether a tree of the fused IR (core/fusion.py) is a number's text."""
-    if expr.__class__ is not str:
-        return False
-    try:
-        float(expr)
-    except ValueError:
-        return False
-    return True
-
-
-def numexpr_text(tree) -> str:
-    """numexpr's text of a tree of the fused IR (core/fusion.py): each node's template is
-    numexpr's spelling."""
-    if tree.__class__ is str:
-        return tree
-    return tree[0].format(*(numexpr_text(operand) for operand in tree[1:]))
-
-
-class Expression:
-    """One kernel's expression: its tree of the fused IR and numexpr's text printed from it (the
-    device's CUDA source is printed from the same tree: core/device_kernels.py)."""
-    __slots__ = ("tree", "text")
-
-    def __init__(self, tree):
-        self.tree, self.text = tree, numexpr_text(tree)
-
-    def __repr__(self):
-        return f"Expression({self.text})"
 
 
 def layout(v):

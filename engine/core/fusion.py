@@ -1,5 +1,5 @@
 """The fusion lowering: a rule body recorded by the one tracer (core/rule_tracer.py) lowered into
-the fused IR, from which the kernels are printed: numexpr's text here (`numexpr_text`), CUDA
+the fused IR, from which the kernels are printed: numexpr's text (core/fused_ir.py's `numexpr_text`), CUDA
 source in core/device_kernels.py, both from the same equations, no text read back.
 
 The fused IR is a tree: a number's text ("2.0"), an array's name ("g", "a0", a region's step
@@ -20,19 +20,12 @@ from __future__ import annotations
 import math
 
 from .backend import np
-from .fused import UFUNCS, Unfusable, is_number
+from .fused_ir import UFUNCS, Unfusable, is_number
 from .rule_tracer import PROBES, Recorder, Untraceable, probe_of
 
 COMPARISONS = (">", ">=", "<", "<=", "==", "!=")
 BINARY = frozenset(("+", "-", "*", "/", "**") + COMPARISONS)
 WHERE = "where({}, {}, {})"
-
-
-def numexpr_text(tree) -> str:
-    """numexpr's text of a tree of the fused IR."""
-    if tree.__class__ is str:
-        return tree
-    return tree[0].format(*(numexpr_text(operand) for operand in tree[1:]))
 
 
 class Fused:

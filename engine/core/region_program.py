@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from .fused import Expression, is_number
+from .fused_ir import Expression, is_number
 from .fusion import Fused
 from .rules import TABLE
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import operator
 
-from .fused import Unfusable, is_number
+from .fused_ir import Unfusable, is_number
 from .fusion import Fused
 
 SEED = "g"

@@ -26,12 +26,12 @@ from .accumulate import accumulate
 from .backend import np, on_device, xp
 from .buffer_pool import lend
 from .fused import Unfusable
+from .fusion import Fused
 from .notes import NOTES
 from .primitives import Primitive, element_limit
 from .region_kernels import KERNEL_ERRORS, finite, run_checked, run_kernels
 from .region_pipeline import pipelined
 from .region_plan import RegionPlan
-from .fusion import Fused
 from .region_program import Kernel, Program, depends_on, is_dear, schedule, use_counts, with_frees
 from .region_seed import is_unit_seed, unit_seed_adjoints
 from .rules import TABLE
