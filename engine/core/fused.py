@@ -64,11 +64,13 @@ def trace(rule, g, ans, args, what="a VJP") -> Expression | None:
     noted under `what`): recorded by the one rule tracer and lowered (core/fusion.py). A rule
     that does with a probe what no kernel can raises one of TRACE_ERRORS; anything else is a
     bug, and raises."""
-    from .fusion import Fused, Tree, traced     # lazy: the tracer loads on the first large sweep
+    from .fusion import Fused, Tree, miniature, traced     # lazy: the tracer loads on the first large sweep
 
     def leaf(name, v):
-        if v is None or v.__class__ is Shape or v.__class__ is float:
+        if v is None or v.__class__ is float:
             return v
+        if v.__class__ is Shape:                # its miniature, as the probes' examples are
+            return Shape(miniature(v.shape), v.dtype)
         return Fused(name, v.shape, boolean=v.dtype.kind == "b")
     try:
         out = traced(Tree, rule, [leaf("g", g), leaf("ans", ans), *(leaf(f"a{i}", a) for i, a in enumerate(args))])

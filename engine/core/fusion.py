@@ -84,9 +84,24 @@ class FusionRecorder(Recorder):
         self.items.append(("if", probe.name, False))
         return False
 
+    def fact(self, probe, attr):
+        """A kernel's facts of an array are its shape and ndim alone (of the example's miniature
+        shape: the rules compare shapes, never read their sizes); its size, dtype and strides
+        are no fact of an elementwise kernel."""
+        if attr in ("shape", "ndim"):
+            return getattr(probe.example, attr)
+        raise AttributeError(attr)
+
     def leaf(self, name, shape, boolean=False):
-        """A probe of an array of `shape` (its example: ones; no value is read, decisions refused)."""
-        return probe_of(name, np().ones(shape, dtype=bool if boolean else np().float64), self)
+        """A probe of an array of `shape` (its example: ones of its miniature; no value is read,
+        decisions are refused)."""
+        return probe_of(name, np().ones(miniature(shape), dtype=bool if boolean else np().float64), self)
+
+
+def miniature(shape) -> tuple:
+    """A shape of at most 2 along each axis that broadcasts as `shape` does with the others of
+    one kernel (1 stays 1, 0 stays 0): what a rule computes on the examples costs no memory of n."""
+    return tuple(min(d, 2) for d in shape)
 
 
 def record(recorder, fn, args):

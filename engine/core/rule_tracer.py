@@ -71,7 +71,7 @@ class Probe:
 
     def __getattr__(self, attr):
         if attr in STATIC:
-            return getattr(self.example, attr)
+            return self.tracer.fact(self, attr)
         if attr == "T":
             return self.tracer.let(Equation(("attr", "T"), (self,)), self.example.T)
         if attr == "flags":                         # the layout: fixed by the inputs' strides
@@ -223,6 +223,10 @@ class Recorder:
     def fresh(self) -> str:
         self.local += 1
         return f"@t{self.local}"
+
+    def fact(self, probe, attr):
+        """A probe's shape, ndim, size, dtype, strides...: its example's (fixed facts of a trace)."""
+        return getattr(probe.example, attr)
 
     @staticmethod
     def real(value):
