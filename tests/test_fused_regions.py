@@ -285,7 +285,8 @@ def test_a_region_swept_op_by_op_adds_its_adjoints_as_the_tape_does(fused_runs, 
     accumulate = regions.accumulate
 
     def counting(prev, contrib):
-        added.append(prev.shape)
+        if prev.__class__ is np.ndarray:                     # not the probes of the region's trace
+            added.append(prev.shape)
         return accumulate(prev, contrib)
     monkeypatch.setattr(regions, "accumulate", counting)
     x = np.linspace(0.0, 1.0, N)                             # arcsin' is inf at 1
