@@ -1,6 +1,6 @@
 """The fusion lowering: a rule body recorded by the one tracer (core/rule_tracer.py) lowered into
-the fused IR, from which the kernels are printed: numexpr's text (core/fused_ir.py's `numexpr_text`), CUDA
-source in core/device_kernels.py, both from the same equations, no text read back.
+the fused IR, from which the kernels are printed: numexpr's text (core/fused_ir.py), CUDA source
+(core/device_kernels.py), both from the same equations, no text read back.
 
 The fused IR is a tree: a number's text ("2.0"), an array's name ("g", "a0", a region's step
 "t3"), or a node (template, *operands) whose template is numexpr's spelling with a {} per
@@ -159,7 +159,7 @@ def lower_equation(equation, values, b):
         return b.derive(WHERE, (args[0], as_fused(1.0), as_fused(0.0)), args[0].shape)     # a mask's numbers
     if kind == "method" and op[1] == "any" and len(args) == 1 and not kwargs and args[0].boolean:
         return Guard(args[0])
-    what = op[1] if kind in ("binary", "unary", "method") else getattr(op[-1 if kind != "ufunc" else 1], "__name__", kind)
+    what = kind if len(op) == 1 else op[1] if op[1].__class__ is str else getattr(op[1], "__name__", kind)
     raise Unfusable(f"numexpr has no {what}")
 
 
