@@ -84,6 +84,12 @@ class FusionRecorder(Recorder):
         self.items.append(("if", probe.name, False))
         return False
 
+    def forget(self) -> None:
+        """Drop the recorded equations once lowered: they and their probes, which refer to the
+        recorder, would otherwise wait for the cycle collector (memory the first sweep keeps);
+        its numpy stand-in refers to it too."""
+        self.items, self.defined, self.numpy = [], {}, None
+
     def fact(self, probe, attr):
         """A kernel's facts of an array are its shape and ndim alone (of the example's miniature
         shape: the rules compare shapes, never read their sizes); its size, dtype and strides
@@ -252,7 +258,10 @@ def traced(builder, fn, args):
     probes = {name: recorder.leaf(name, leaf.shape, leaf.boolean) for name, leaf in leaves.items()}
     out = record(recorder, fn, [probes[arg.expr] if arg.__class__ is Fused else arg for arg in args])
     values = dict(leaves)
-    lower(recorder.items, values, builder)
+    try:
+        lower(recorder.items, values, builder)
+    finally:
+        recorder.forget()
     if out.__class__ in (tuple, list):
         return out.__class__(lowered(o, values) for o in out)
     return lowered(out, values)

@@ -174,9 +174,12 @@ def lower_region(plan, program, key, shape, wanted=None) -> tuple:
     out, found = fusion.record(recorder, body, ())
     lowered = {v.expr: v for v in leaves if v.__class__ is Fused}
     lowered["g"] = program.symbol("g", shape)
-    fusion.lower(recorder.items[:split[0]], lowered, program)
-    guards, program.guards = program.guards, []
-    fusion.lower(recorder.items[split[0]:], lowered, program)
+    try:
+        fusion.lower(recorder.items[:split[0]], lowered, program)
+        guards, program.guards = program.guards, []
+        fusion.lower(recorder.items[split[0]:], lowered, program)
+    finally:
+        recorder.forget()
     out, found = fusion.lowered(out, lowered), fusion.lowered(found, lowered)
     if not is_array(out):
         raise Unfusable("the region's output is no array step")
