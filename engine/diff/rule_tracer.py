@@ -71,12 +71,6 @@ class Tracer(Recorder):
         return value.name if type(value) in PROBES else self.constant(value)
 
     # ---- the Python printer of equations ----
-    def let(self, equation, example) -> Probe:
-        """An equation recorded, its line's constants checked at once (a constant no line can
-        name makes the rule called as it is)."""
-        self.line(equation)
-        return super().let(equation, example)
-
     def line(self, equation: Equation) -> str:
         """The Python text of an equation (an expression, or a write's statement)."""
         op, args, kwargs = equation.op, equation.args, equation.kwargs
