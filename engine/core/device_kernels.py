@@ -30,7 +30,7 @@ RESERVED.update(C_FUNCTIONS.values())
 WHERE = "where({}, {}, {})"
 OPERATORS = {f"({{}} {op} {{}})": op for op in ("+", "-", "*", "/", "**") + COMPARISONS}
 
-KERNELS: dict = {}                # (tree, ((name, dtype), ...)) -> Kernel, or None: not fusable
+KERNELS: dict = {}                # (numexpr text, ((name, dtype), ...)) -> Kernel, or None: not fusable
 
 
 class NotTranslatable(Exception):
@@ -108,18 +108,21 @@ class Kernel:
         self.params, self.function = params, function
 
 
-def kernel_key(tree, names: dict) -> tuple:
-    return tree, tuple(sorted((name, v.dtype.name) for name, v in names.items()))
+def kernel_key(expr, names: dict) -> tuple:
+    """An expression's kernel's key: its numexpr text (a string keeps its hash; the text and the
+    tree are one), and the arrays' dtypes."""
+    return expr.text, tuple(sorted((name, v.dtype.name) for name, v in names.items()))
 
 
-def kernel_for(tree, names: dict):
-    """The cached kernel for `tree` over these arrays' dtypes, or None if it is not fusable."""
-    key = kernel_key(tree, names)
+def kernel_for(expr, names: dict):
+    """The cached kernel for `expr` (a fused_ir.Expression) over these arrays' dtypes, or None
+    if it is not fusable."""
+    key = kernel_key(expr, names)
     dtypes = key[1]
     if key in KERNELS:
         return KERNELS[key]
     try:
-        params, in_params, operation = translate(tree, dict(dtypes))
+        params, in_params, operation = translate(expr.tree, dict(dtypes))
     except NotTranslatable:
         KERNELS[key] = None
         return None
@@ -128,18 +131,18 @@ def kernel_for(tree, names: dict):
     return KERNELS[key]
 
 
-def evaluate(tree, names: dict):
-    """`tree` over the device arrays among `names` in one kernel (cupy broadcasts them), or None
-    if it has none: the caller's op-by-op path then."""
+def evaluate(expr, names: dict):
+    """`expr` (its tree printed as C) over the device arrays among `names` in one kernel (cupy
+    broadcasts them), or None if it has none: the caller's op-by-op path then."""
     array_type = xp().ndarray
     arrays = {name: v for name, v in names.items() if v.__class__ is array_type}
-    kernel = kernel_for(tree, arrays)
+    kernel = kernel_for(expr, arrays)
     if kernel is None:
         return None
     try:
         return kernel.function(*(arrays[name] for name in kernel.params))     # compiled at its first call
     except compile_errors():
-        KERNELS[kernel_key(tree, arrays)] = None
+        KERNELS[kernel_key(expr, arrays)] = None
         return None
 
 

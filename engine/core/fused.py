@@ -136,7 +136,7 @@ def evaluate(expr: Expression, names):
     global _numexpr
     if xp() is not np() and any(v.__class__ is xp().ndarray for v in names.values()):
         from . import device_kernels          # lazy: only a GPU run needs it, start-up stays fast
-        return device_kernels.evaluate(expr.tree, names)
+        return device_kernels.evaluate(expr, names)
     if _numexpr is None:                       # imported on the first large sweep: start-up stays fast
         try:
             import numexpr
