@@ -1,8 +1,9 @@
-"""Issue 12 item 4, fused kernels on the GPU (engine/core/device_kernels.py): fused.py's numexpr
-expressions become CUDA C for cupy.ElementwiseKernel. On the strict stand-in (whose
-ElementwiseKernel interprets the C it is given, tests/strict_cuda_c.py) every elementwise entry of
-the rules table, fused, equals its op-by-op VJP; the C written for a few expressions is checked
-as text and against numexpr's values; what cannot be translated keeps the op-by-op path."""
+"""Issue 12 item 4, fused kernels on the GPU (engine/core/device_kernels.py): CUDA C for
+cupy.ElementwiseKernel printed from the same fused IR numexpr's text is printed from (issue 28
+item 4: no text is read back). On the strict stand-in (whose ElementwiseKernel interprets the C
+it is given, tests/strict_cuda_c.py) every elementwise entry of the rules table, fused, equals its
+op-by-op VJP; the C printed for a few traced functions is checked as text and against numexpr's
+values of their text; what cannot be translated keeps the op-by-op path."""
 import shutil
 import subprocess
 
@@ -13,6 +14,7 @@ import pytest
 import strict_cuda_c
 from autodiff.engine import api
 from autodiff.engine.core import backend, device_kernels, fused
+from autodiff.engine.core.fusion import Fused, FusionRecorder, Tree, traced
 from autodiff.engine.core.rules import TABLE
 from autodiff.engine.core.tape import FUSED_RULES
 
@@ -34,63 +36,81 @@ def device(standin_gpu, monkeypatch):
     return standin_gpu
 
 
-def c_of(expr, dtypes=FLOATS):
-    return device_kernels.translate(expr, dtypes)[2]
+def lowered(fn):
+    """fn (of arrays named as its parameters) recorded by the one tracer and lowered into one
+    kernel's Expression (core/fusion.py): the tree both printers print."""
+    names = fn.__code__.co_varnames[:fn.__code__.co_argcount]
+    return fused.Expression(traced(Tree, fn, [Fused(name, (N,)) for name in names]).expr)
 
 
-@pytest.mark.parametrize("expr, c", [
-    ("(g * cos(a0))", "out = (g * cos(a0));"),
-    ("(g / sqrt((1.0 - (a0 * a0))))", "out = (g / sqrt((1.0 - (a0 * a0))));"),
-    ("(g * where((a0 >= 0.0), abs(a0), arcsin(a0)))", "out = (g * ((a0 >= 0.0) ? fabs(a0) : asin(a0)));"),
-    ("(-g) * arccos(a0) * arctan(a0)", "out = (((-g) * acos(a0)) * atan(a0));"),
-    ("(a0 ** a1)", "out = pow(a0, a1);"),
-    ("(a0 ** 0.3)", "out = pow(a0, 0.3);"),
-    ("(a0 ** 3.0)", "out = pow(a0, 3.0);"),                           # pow, as numpy's and numexpr's
-    ("(a0 ** 2.5)", "out = pow(a0, 2.5);"),                           # loops (no products, no sqrt)
-    ("(a0 ** -2.0)", "out = pow(a0, (-2.0));"),
-    ("(g * (a1 ** (3.0 - 1.0)))", "out = (g * pow(a1, 2.0));"),       # constants folded first
-    ("(a0 / 4.0)", "out = (a0 / 4.0);"),                              # a division, as numpy's
-    ("(g * -0.5)", "out = (g * (-0.5));"),
-    ("where((3.0 == 0.0), a0, g)", "out = g;"),
-    ("(log1p(a0) + expm1(ans)) - log10(g)", "out = ((log1p(a0) + expm1(ans)) - log10(g));"),
-])
-def test_the_c_written_for_an_expression(expr, c):
-    assert c_of(expr) == c
+def c_of(fn, dtypes=FLOATS):
+    return device_kernels.translate(lowered(fn).tree, dtypes)[2]
+
+
+@pytest.mark.parametrize("fn, c", [
+    (lambda g, a0: g * np.cos(a0), "out = (g * cos(a0));"),
+    (lambda g, a0: g / np.sqrt(1.0 - a0 * a0), "out = (g / sqrt((1.0 - (a0 * a0))));"),
+    (lambda g, a0: g * np.where(a0 >= 0.0, np.abs(a0), np.arcsin(a0)), "out = (g * ((a0 >= 0.0) ? fabs(a0) : asin(a0)));"),
+    (lambda g, a0: (-g) * np.arccos(a0) * np.arctan(a0), "out = (((-g) * acos(a0)) * atan(a0));"),
+    (lambda a0, a1: a0 ** a1, "out = pow(a0, a1);"),
+    (lambda a0: a0 ** 0.3, "out = pow(a0, 0.3);"),
+    (lambda a0: a0 ** 3.0, "out = pow(a0, 3.0);"),                           # pow, as numpy's and numexpr's
+    (lambda a0: a0 ** 2.5, "out = pow(a0, 2.5);"),                           # loops (no products, no sqrt)
+    (lambda a0: a0 ** -2.0, "out = pow(a0, (-2.0));"),
+    (lambda g, a1: g * a1 ** 2.0, "out = (g * (a1 * a1));"),                 # numpy's fast power, as the lowering writes it
+    (lambda a0: a0 / 4.0, "out = (a0 / 4.0);"),                              # a division, as numpy's
+    (lambda g: g * -0.5, "out = (g * (-0.5));"),
+    (lambda a0, g: np.where(3.0 == 0.0, a0, g), "out = g;"),                # a constant condition: its branch
+    (lambda a0, ans, g: (np.log1p(a0) + np.expm1(ans)) - np.log10(g), "out = ((log1p(a0) + expm1(ans)) - log10(g));"),
+], ids=lambda v: v if isinstance(v, str) else "")
+def test_the_c_written_for_an_expression(fn, c):
+    assert c_of(fn) == c
 
 
 def test_a_boolean_array_is_a_bool_parameter():
-    params, in_params, operation = device_kernels.translate("where(a0, g, (-g))", {"a0": "bool", "g": "float64"})
+    tree = ("where({}, {}, {})", "a0", "g", ("(-{})", "g"))
+    params, in_params, operation = device_kernels.translate(tree, {"a0": "bool", "g": "float64"})
     assert params == ("a0", "g") and in_params == "bool a0, float64 g"
     assert operation == "out = (a0 ? g : (-g));"
 
 
-@pytest.mark.parametrize("expr, dtypes", [
-    ("arctan2(a0, g)", FLOATS), ("gamma(a0)", FLOATS), ("(g * x9)", FLOATS), ("(g @ a0)", FLOATS),
-    ("(g < a0 < ans)", FLOATS), ("where(a0, g, ans)", FLOATS), ("(a0 + 1.0)", {"a0": "bool"}),
-    ("(g * 2.0)", {"g": "float32"}), ("(g * 2.0", FLOATS), ("(g * 2.0))", FLOATS), ("(1.0 / 0.0)", FLOATS),
-    ("(a0 > 0.0)", FLOATS), ("(2.0 * 3.0)", FLOATS), ("(out * g)", {**FLOATS, "out": "float64"}),
-    ("__import__(g)", FLOATS), ("(g * _ind)", {**FLOATS, "_ind": "float64"}),
+@pytest.mark.parametrize("tree, dtypes", [
+    (("arctan2({}, {})", "a0", "g"), FLOATS), (("gamma({})", "a0"), FLOATS), (("({} * {})", "g", "x9"), FLOATS),
+    (("({} @ {})", "g", "a0"), FLOATS), (("where({}, {}, {})", "a0", "g", "ans"), FLOATS),
+    (("({} + {})", "a0", "1.0"), {"a0": "bool"}), (("({} * {})", "g", "2.0"), {"g": "float32"}),
+    (("({} / {})", "1.0", "0.0"), FLOATS), (("({} > {})", "a0", "0.0"), FLOATS), (("({} * {})", "2.0", "3.0"), FLOATS),
+    (("({} * {})", "out", "g"), {**FLOATS, "out": "float64"}), (("__import__({})", "g"), FLOATS),
+    (("({} * {})", "g", "_ind"), {**FLOATS, "_ind": "float64"}), (("({} * {}) + 1", "g", "a0"), FLOATS),
+    ("2.0", FLOATS),
 ])
-def test_what_cannot_be_translated_is_refused(expr, dtypes):
+def test_what_cannot_be_translated_is_refused(tree, dtypes):
     with pytest.raises(device_kernels.NotTranslatable):
-        device_kernels.translate(expr, dtypes)
+        device_kernels.translate(tree, dtypes)
 
 
-ARITHMETIC = ["((g * a0) + (a1 / 3.0))", "(1.0 / (a0 * a0))", "where((a0 > a1), (g - a0), (a1 * a1))",
-              "((-a0) * (-a0))", "(a0 * sqrt(a0))"]
-FUNCTIONS = ["(g * cos(a0))", "(exp((-abs(a0))) / (1.0 + exp((-abs(a0)))))", "(a0 ** a1)", "(a0 ** 1.3)",
-             "(log(a1) * sqrt(a0) + tanh(a0) - arctan(a1))", "(arcsin((a0 * 0.3)) + log1p(a1) * expm1(a0))",
-             "(a0 ** 3.0)", "(a0 ** -3.0)", "(a0 ** 2.5)", "(a0 ** 7.0)", "(a0 ** 0.0)", "(a0 ** 2.0)"]
+ARITHMETIC = [lambda g, a0, a1: g * a0 + a1 / 3.0, lambda a0: 1.0 / (a0 * a0),
+              lambda a0, a1, g: np.where(a0 > a1, g - a0, a1 * a1), lambda a0: (-a0) * (-a0),
+              lambda a0: a0 * np.sqrt(a0)]
+FUNCTIONS = [lambda g, a0: g * np.cos(a0), lambda a0: np.exp(-np.abs(a0)) / (1.0 + np.exp(-np.abs(a0))),
+             lambda a0, a1: a0 ** a1, lambda a0: a0 ** 1.3,
+             lambda a0, a1: np.log(a1) * np.sqrt(a0) + np.tanh(a0) - np.arctan(a1),
+             lambda a0, a1: np.arcsin(a0 * 0.3) + np.log1p(a1) * np.expm1(a0),
+             lambda a0: a0 ** 3.0, lambda a0: a0 ** -3.0, lambda a0: a0 ** 2.5, lambda a0: a0 ** 7.0,
+             lambda a0: a0 ** 0.0, lambda a0: a0 ** 2.0]
 
 
-@pytest.mark.parametrize("expr", ARITHMETIC + FUNCTIONS)
-def test_a_kernel_gives_what_numexpr_gives(device, expr):
+@pytest.mark.parametrize("fn", ARITHMETIC + FUNCTIONS)
+def test_a_kernel_gives_what_numexpr_gives(device, fn):
+    """numexpr's text and the CUDA source, printed from the same tree, compute the same numbers."""
     rng = np.random.default_rng(3)
     host = {"g": rng.uniform(-1, 1, N), "a0": rng.uniform(-2, 2, N), "a1": rng.uniform(0.1, 2, N)}
     host["a0"][:4] = (0.0, -0.0, np.nan, -1.0)
-    expected = numexpr.evaluate(expr, local_dict=host, optimization="none")      # as fused.evaluate runs it
-    got = fused.evaluate(expr, {k: device.asarray(v) for k, v in host.items()})
-    if expr in ARITHMETIC:                          # the same products in the same order: the same bits
+    with backend.on_device("cpu"):
+        expr = lowered(fn)
+    used = {name: host[name] for name in fn.__code__.co_varnames[:fn.__code__.co_argcount]}
+    expected = numexpr.evaluate(expr.text, local_dict=used, optimization="none")      # as fused.evaluate runs it
+    got = fused.evaluate(expr, {k: device.asarray(v) for k, v in used.items()})
+    if fn in ARITHMETIC:                          # the same products in the same order: the same bits
         np.testing.assert_array_equal(device.asnumpy(got), expected)
     else:                                           # a library's pow and functions round their own way
         np.testing.assert_allclose(device.asnumpy(got), expected, rtol=1e-14, atol=1e-300)
@@ -127,7 +147,7 @@ def test_an_untranslatable_expression_falls_back_to_the_rule(device, monkeypatch
     np.testing.assert_allclose(device.asnumpy(got), np.cos(np.linspace(0.1, 1.0, N)), rtol=1e-15)
     assert device.KERNEL_CALLS[0] == calls
     assert list(device_kernels.KERNELS.values()) == [None]            # refused once, remembered
-    assert fused.evaluate("arctan2(a0, g)", {"a0": x, "g": g}) is None
+    assert fused.evaluate(fused.Expression(("arctan2({}, {})", "a0", "g")), {"a0": x, "g": g}) is None
 
 
 def test_float32_keeps_the_op_by_op_path(device):
@@ -173,7 +193,7 @@ def test_the_c_of_every_table_kernel_compiles(tmp_path):
     double parameters: the real GPU is not the first to read them."""
     source = ["#include <cmath>", "using namespace std;"]
     for i, expr in enumerate(table_expressions()):
-        params, _, operation = device_kernels.translate(expr, {n: "float64" for n in ("g", "ans", "a0", "a1")})
+        params, _, operation = device_kernels.translate(expr.tree, {n: "float64" for n in ("g", "ans", "a0", "a1")})
         args = ", ".join(f"double {n}" for n in params)
         source.append(f"double kernel{i}({args}) {{ double out; {operation} return out; }}")
     assert len(source) > 2 + len(test_fused.MUST_FUSE)
@@ -197,7 +217,7 @@ def test_the_stand_in_runs_c_as_c():
 
 def test_the_stand_in_refuses_what_cupy_refuses(standin_gpu):
     with pytest.raises(TypeError):
-        standin_gpu.sin(fused.Symbol("a0", (3,)))             # cupy's ufuncs take no foreign objects
+        standin_gpu.sin(FusionRecorder().leaf("a0", (3,)))    # cupy's ufuncs take no foreign objects (a probe)
     kernel = standin_gpu.ElementwiseKernel("float64 x", "float64 out", "out = x * 2.0;", "twice")
     with pytest.raises(TypeError):
         kernel(np.ones(3))                                         # a host array

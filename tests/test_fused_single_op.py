@@ -5,6 +5,7 @@ is quicker, and gives the same bits, non-finite entries included."""
 import numpy as np
 
 from autodiff.engine.core import fused, ops  # noqa: F401  (ops installs the fused entries)
+from autodiff.engine.core.fusion import Fused, Tree, traced
 from autodiff.engine.core.rules import TABLE
 from autodiff.engine.core.rules.comparisons import zero_where_zero
 from autodiff.engine.core.tape import FUSED_RULES, Shape
@@ -13,10 +14,13 @@ N = fused.FUSE_MIN_ELEMENTS
 
 
 def test_the_masks_are_seen_through():
-    g, ans, a0 = (fused.Symbol(name, (N,)) for name in ("g", "ans", "a0"))
-    assert fused.unmasked(zero_where_zero(g, g * ans, ans).expr) == "(g * ans)"
-    assert fused.unmasked(zero_where_zero(g, g * np.cos(a0)).expr) == "(g * cos(a0))"
-    assert fused.unmasked("where((a0 > 0.0), g, 0.0)") == "where((a0 > 0.0), g, 0.0)"
+    g, ans, a0 = (Fused(name, (N,)) for name in ("g", "ans", "a0"))
+    product = traced(Tree, lambda g, ans: zero_where_zero(g, g * ans, ans), [g, ans])
+    assert fused.numexpr_text(fused.unmasked(product.expr)) == "(g * ans)"
+    cosine = traced(Tree, lambda g, a0: zero_where_zero(g, g * np.cos(a0)), [g, a0])
+    assert fused.numexpr_text(fused.unmasked(cosine.expr)) == "(g * cos(a0))"
+    chosen = ("where({}, {}, {})", ("({} > {})", "a0", "0.0"), "g", "0.0")
+    assert fused.unmasked(chosen) == chosen
 
 
 def test_exp_and_div_keep_the_numpy_path_with_the_same_bits():

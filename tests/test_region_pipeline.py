@@ -10,7 +10,9 @@ import pytest
 
 from autodiff.engine import api
 from autodiff.engine.core import region_kernels, region_pipeline, regions
-from autodiff.engine.core.region_program import Kernel, Program
+from autodiff.engine.core.fused import Expression
+from autodiff.engine.core.fusion import traced
+from autodiff.engine.core.region_program import Kernel, Program, render
 from autodiff.engine.core.region_threads import CHUNK_ALIGN, MIN_SPLIT_ELEMENTS
 from test_region_schedule import assert_bit_identical, fused_count, random_expression
 from test_region_speedups import four_threads      # noqa: F401 (a fixture)
@@ -64,10 +66,10 @@ def test_the_chains_pipelines_and_check(monkeypatch):
     kernels = [k for k in regions.KERNELS.values() if isinstance(k, regions.GradKernels)][0]
     pipelines = {k.function: k.argument for k in kernels.forward if k.steps}
     assert set(pipelines) == {"tanh", "exp"}
-    assert "(-abs(a0))" in [k.argument for k in kernels.forward if k.steps]
+    assert "(-abs(a0))" in [k.argument.text for k in kernels.forward if k.steps]
     checks = [k.name for k in kernels.forward if k.check]
     assert checks == ["t10"] and kernels.forward[1 + [k.name for k in kernels.forward].index("t10")].check
-    assert not any("where((t10 == 0.0)" in (k.expr or "") for k in kernels.forward)
+    assert not any("where((t10 == 0.0)" in k.expr.text for k in kernels.forward if k.expr)
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -125,21 +127,39 @@ def test_has_zero_at_every_part_edge(size, four_threads):
     assert not region_kernels.has_zero(np.full(size, np.nan))
 
 
+def tree_of(text):
+    """The tree of the fused IR whose numexpr text is `text` (the test's own reading of it)."""
+    import ast
+    def tree(node):
+        if isinstance(node, ast.Name):
+            return node.id
+        if isinstance(node, ast.Constant):
+            return repr(float(node.value))
+        if isinstance(node, ast.UnaryOp):
+            return ("(-{})", tree(node.operand))
+        if isinstance(node, ast.Call):
+            return (node.func.id + "({})", tree(node.args[0]))
+        op = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}[type(node.op)]
+        return ("({} " + op + " {})", tree(node.left), tree(node.right))
+    return tree(ast.parse(text, mode="eval").body)
+
+
 @pytest.mark.parametrize("size", SIZES + [7])
 def test_a_pipeline_kernel_has_the_bits_of_its_two_kernels(size, four_threads):
     rng = np.random.default_rng(size)
     a0, a1 = rng.standard_normal(size) * 3.0, rng.standard_normal(size)
     program = Program()
-    x, y = program.symbol("a0", (size,)), program.symbol("a1", (size,))
-    argument = -(((x * 0.5 + 1.0) ** 2.0) / y) - np.abs(x) * y
+    leaves = [program.symbol("a0", (size,)), program.symbol("a1", (size,))]
+    argument = traced(program, lambda x, y: -(((x * 0.5 + 1.0) ** 2.0) / y) - np.abs(x) * y, leaves)
     calls = region_pipeline.chain_of(program.steps, argument.expr, {"a0", "a1"})
     assert calls is None                             # two operands that are steps: no chain
-    argument = -np.abs(((x * 0.5 + 1.0) ** 2.0) / y - x)
+    argument = traced(program, lambda x, y: -np.abs(((x * 0.5 + 1.0) ** 2.0) / y - x), leaves)
     calls = region_pipeline.chain_of(program.steps, argument.expr, {"a0", "a1"})
     assert [ufunc for ufunc, _ in calls] == ["multiply", "add", "multiply", "divide", "subtract", "absolute",
                                              "negative"]
     text = "(-abs(((((a0 * 0.5) + 1.0) * ((a0 * 0.5) + 1.0)) / a1) - a0))"      # x ** 2.0 is x * x (fused.py)
-    kernel = Kernel(name="t", expr=None, function="exp", reads=("a0", "a1"), frees=(), steps=calls, argument=text)
+    kernel = Kernel(name="t", expr=None, function="exp", reads=("a0", "a1"), frees=(), steps=calls,
+                    argument=Expression(tree_of(text)))
     import numexpr
     expected = np.exp(numexpr.evaluate(text, local_dict={"a0": a0, "a1": a1}, optimization="none"))
     assert region_kernels.run_pipeline(kernel, {"a0": a0, "a1": a1}).tobytes() == expected.tobytes()
@@ -149,7 +169,9 @@ def test_a_pipeline_kernel_has_the_bits_of_its_two_kernels(size, four_threads):
 
 def test_a_division_by_a_number_and_other_powers_stay_numexprs():
     program = Program()
-    x = program.symbol("a0", (8,))
-    for argument in (x / 3.0 + 1.0, (x + 1.0) ** 3.0, (x + 1.0) ** 0.5, np.abs(x) >= 1.0):
+    leaves = [program.symbol("a0", (8,))]
+    arguments = traced(program, lambda x: (x / 3.0 + 1.0, (x + 1.0) ** 3.0, (x + 1.0) ** 0.5, np.abs(x) >= 1.0), leaves)
+    for argument in arguments:
         assert region_pipeline.chain_of(program.steps, argument.expr, {"a0"}) is None
-    assert region_pipeline.chain_of(program.steps, (3.0 / (x + 1.0)).expr, {"a0"}) is not None
+    argument = traced(program, lambda x: 3.0 / (x + 1.0), leaves)
+    assert region_pipeline.chain_of(program.steps, argument.expr, {"a0"}) is not None

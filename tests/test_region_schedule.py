@@ -11,6 +11,7 @@ import pytest
 
 from autodiff.engine import api
 from autodiff.engine.core import fused, region_program, regions
+from autodiff.engine.core.fusion import traced
 from autodiff.engine.core.region_program import Program, schedule
 from test_fused_regions import CHAIN       # benchmarks/_reference_arrays.CHAIN
 
@@ -63,36 +64,38 @@ def test_no_subexpression_is_computed_by_two_kernels_of_one_sweep(fresh_kernels)
     for sweep in (kernels.forward, kernels.reverse):
         seen: dict = {}
         for kernel in sweep:
-            for text in subexpressions(kernel.expr or ""):
+            for text in subexpressions(kernel.expr.text if kernel.expr else ""):
                 assert seen.setdefault(text, kernel.name) == kernel.name, f"{text} in {seen[text]} and {kernel.name}"
 
 
 def test_the_reverse_reads_what_the_forward_made(fresh_kernels):
     kernels = chain_kernels(np.linspace(-2, 2, 2 * N))
-    made = {k.name: k.expr for k in kernels.forward if k.expr and not k.boolean and k.name != kernels.out}
+    made = {k.name: k.expr.text for k in kernels.forward if k.expr and not k.boolean and k.name != kernels.out}
     assert "(1.0 + (a0 * a0))" in made.values()                # sqrt's argument, t10 of the issue
     for kernel in kernels.reverse:
-        assert not any(expr in kernel.expr for expr in made.values()), kernel.expr
+        assert not any(expr in kernel.expr.text for expr in made.values()), kernel.expr
     assert set(kernels.saved) >= {name for k in kernels.reverse for name in k.reads} - {"g"}
 
 
 def test_a_step_two_kernels_need_is_computed_once():
     program = Program()
-    x = program.symbol("a0", (8,))
-    shared = ((x * 1.5 + 2.0) / (x * x + 3.0)) / (x * 0.25 + 1.0) + x / (x + 7.0)
-    first, second = shared * shared + x, shared - x * shared
+    def sweep(x):
+        shared = ((x * 1.5 + 2.0) / (x * x + 3.0)) / (x * 0.25 + 1.0) + x / (x + 7.0)
+        return shared, shared * shared + x, shared - x * shared
+    shared, first, second = traced(program, sweep, [program.symbol("a0", (8,))])
     kernels = schedule(program, [first.expr, second.expr], {"a0"})
     names = [k.name for k in kernels]
     assert shared.expr in names                              # its own kernel, read by name
     assert sum(shared.expr in (k.reads or ()) for k in kernels) == 2
-    assert all("/" not in k.expr for k in kernels if k.name != shared.expr)
+    assert all("/" not in k.expr.text for k in kernels if k.name != shared.expr)
 
 
 def test_a_step_read_twice_by_one_kernel_stays_inlined():
     program = Program()
-    x = program.symbol("a0", (8,))
-    shared = ((x * 1.5 + 2.0) / (x * x + 3.0)) / (x * 0.25 + 1.0)
-    out = shared * shared + x * shared
+    def sweep(x):
+        shared = ((x * 1.5 + 2.0) / (x * x + 3.0)) / (x * 0.25 + 1.0)
+        return shared * shared + x * shared
+    out = traced(program, sweep, [program.symbol("a0", (8,))])
     kernels = schedule(program, [out.expr], {"a0"})
     assert [k.name for k in kernels] == [out.expr]
 

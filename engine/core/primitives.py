@@ -14,7 +14,7 @@ A rule with a quicker form for Python floats states it apart (`float_vjp=`, one 
 position, None where there is none): the form the sweeps call when the adjoint `g` is a Python
 float (its arguments may still be boxes of an outer level, never masked). The table, not the
 rule, chooses between the two (`dispatching`): the rule bodies ask no value its type to pick
-their path, so a tracer of the rules (diff/rule_tracer.py) runs either form on plain stand-ins.
+their path, so the tracer of the rules (core/rule_tracer.py) runs either form on plain stand-ins.
 
 What the lowerings need of an entry (numexpr's and C's names, cost, taped VJP, plannable,
 elementwise values, a guarded kink, why it gets no fused kernel) are its FACTS: fields with

@@ -16,7 +16,8 @@ or strided leaf, another backend's arrays), the argument's numexpr kernel runs, 
 """
 from __future__ import annotations
 
-from .region_program import Kernel, is_number
+from .fused_ir import is_number
+from .region_program import Kernel
 
 CHAIN = None                # an operand that is the chain so far (the output's part, in place)
 UFUNCS = {"({} + {})": "add", "({} - {})": "subtract", "({} * {})": "multiply", "({} / {})": "divide",

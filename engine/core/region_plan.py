@@ -22,6 +22,6 @@ class RegionPlan:
 def eligible(prim) -> bool:
     """Whether a table entry may be a region's node. A kink primitive only where its kink is
     `guarded_kink` (a fact of its entry): its impl asks `(x == 0).any()` before its note, which a
-    traced region turns into a guard (region_program.Step.any)."""
+    traced region turns into a guard (core/fusion.py's Guard)."""
     return (prim.elementwise and not prim.nondiff and isinstance(prim.vjps, tuple)
             and (prim.kink is None or prim.guarded_kink))

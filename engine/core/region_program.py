@@ -1,19 +1,21 @@
-"""A fused region traced into a small program of named steps, and that program scheduled into
-numexpr kernels (core/regions.py runs them).
+"""A fused region lowered into a small program of named steps, and that program scheduled into
+kernels (core/regions.py runs them).
 
-Tracing runs the table's own forward impls and VJP rules on `Step` symbols (core/fused.py's
-`Symbol`, whose every operation becomes one named step instead of nesting the text): equal
-steps are one step (`g == 0.0`, asked by each masked product, is computed once), and each step
-knows what it costs. `schedule` then decides which steps become arrays of their own — a step used
+The table's own forward impls and VJP rules are recorded by the one rule tracer and their
+equations lowered (core/fusion.py) with a `Program` as the builder, which makes each node one
+named step instead of nesting it: equal steps are one step (`g == 0.0`, asked by each masked
+product, is computed once), and each step knows what it costs. `schedule` then decides which steps become arrays of their own — a step used
 more than once that is dear to recompute, or one whose inlined text would grow too big — and
 inlines the rest into the expressions of those arrays, so no kernel grows without bound and no
-subexpression is recomputed at great cost.
+subexpression is recomputed at great cost. Each kernel's expression is a tree of the fused IR
+(its steps inlined), from which numexpr's text and the device's CUDA source are printed.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from .fused import Symbol, Unfusable, is_number
+from .fused_ir import Expression, is_number
+from .fusion import Fused
 from .rules import TABLE
 
 # The numexpr functions of the table's `dear` entries (transcendental): dear to recompute, so the
@@ -76,29 +78,42 @@ class Program:
         self.guards: list = []       # conditions an impl or rule asked `.any()` of (a kink's note)
         self.held: dict = {}         # leaves and steps that are no array of the region's elements
 
-    def symbol(self, name, shape, holds="array") -> "Step":
+    def symbol(self, name, shape, holds="array") -> Fused:
         """A leaf (of the region's shape, whatever it broadcasts from) that `holds` a number
-        (a Python float), one element, or an array (core/fused.py's Symbol.holds)."""
+        (a Python float), one element, or an array (core/fusion.py's Tree.holds)."""
         if holds != "array":
             self.held[name] = holds
-        return Step(name, shape, False, self)
+        return Fused(name, shape)
 
-    def holds(self, text) -> str:
+    def holds(self, value) -> str:
+        """What a value of the lowering holds (a builder's answer, core/fusion.py)."""
+        return self.holds_text(value.expr)
+
+    def holds_text(self, text) -> str:
         return "number" if is_number(text) else self.held.get(text, "array")
 
-    def add(self, template, operands, shape, boolean) -> "Step":
+    def guard(self, condition) -> None:
+        """`condition.any()` asked before a kink's note (sqrt's): taken as False, and the
+        condition kept as a guard. The results are made nan where it holds, so such a region
+        runs op by op, where the note is made."""
+        self.guards.append(condition)
+
+    def derive(self, template, operands, shape, boolean=False) -> Fused:
+        return self.add(template, operands, shape, boolean)
+
+    def add(self, template, operands, shape, boolean) -> Fused:
         texts = tuple(operand.expr for operand in operands)
         if template == "where({}, {}, {})" and texts[1] == "0.0" and self.vanishes_where_zero(texts[0], texts[2]):
-            return Step(texts[2], shape, False, self)
+            return Fused(texts[2], shape)
         if template == "where({}, {}, {})" and texts[1] == texts[2]:
-            return Step(texts[1], shape, False, self)        # the strong zero's where(r == r, r, r)
+            return Fused(texts[1], shape)        # the strong zero's where(r == r, r, r)
         inner = self.steps.get(texts[0]) if len(texts) == 1 else None
         if inner is not None and inner[0] == "(-{})" and template in ("abs({})", "(-{})"):
             # abs(-x) is abs(x), -(-x) is x, exactly: sigmoid(-x) in sigmoid's VJP then reuses
             # the forward's exp(-abs(x))
             texts = inner[1]
             if template == "(-{})":
-                return Step(texts[0], shape, boolean, self)
+                return Fused(texts[0], shape, boolean)
         if template in ("({} * {})", "({} / {})") and all(self.negated(text) for text in texts):
             texts = tuple(self.steps[text][1][0] for text in texts)     # (-a) * (-b) is a * b exactly
         elif template in ("({} * {})", "({} / {})") and any(map(self.negated, texts)):
@@ -122,16 +137,16 @@ class Program:
         if name is None:
             name = self.memo[key] = f"t{len(self.steps)}"
             self.steps[name] = (template, texts, step_cost(template), boolean)
-            held = {self.holds(text) for text in texts}
+            held = {self.holds_text(text) for text in texts}
             if "array" not in held:
                 self.held[name] = "number" if held == {"number"} else "one"
-        return Step(name, shape, boolean, self)
+        return Fused(name, shape, boolean)
 
     def negation_outside(self, template, texts, shape, boolean):
         """(-a) * b as -(a * b), the same for a quotient: the same bits (IEEE rounds symmetrically),
         and the negation moves out to where a sum absorbs it (the chain's reverse: tanh's adjoint
         then reaches sin's and cos's terms with no negation at all)."""
-        plain = [Step(self.steps[text][1][0] if self.negated(text) else text, shape, False, self) for text in texts]
+        plain = [Fused(self.steps[text][1][0] if self.negated(text) else text, shape) for text in texts]
         return self.add("(-{})", (self.add(template, plain, shape, boolean),), shape, boolean)
 
     def as_difference(self, texts) -> tuple:
@@ -173,43 +188,20 @@ class Program:
         return False
 
 
-class Step(Symbol):
-    """A symbol that names a step of a Program (its `expr` is the step's name)."""
-    __slots__ = ("program",)
-
-    def __init__(self, expr, shape, boolean, program):
-        super().__init__(expr, shape, boolean)
-        self.program = program
-
-    def derive(self, template, operands, shape, boolean):
-        return self.program.add(template, operands, shape, boolean)
-
-    def holds(self) -> str:
-        return self.program.holds(self.expr)
-
-    def any(self):
-        """`(x == 0).any()`, asked before a kink's note (sqrt's): taken as False, and the
-        condition kept as a guard. The results are made nan where it holds, so such a region
-        runs op by op, where the note is made."""
-        if not self.boolean:
-            raise Unfusable("any() of a number")
-        self.program.guards.append(self)
-        return False
-
-
 @dataclass
 class Kernel:
-    """One array computed by one call: numexpr's of `expr`, or the array module's `function` of
-    the one array it reads (or, a pipeline, of the argument its `steps` make from the arrays it
-    reads); the arrays it reads, and those it is the last to read (freed once it has run)."""
+    """One array computed by one call: numexpr's (or the device's) of `expr`, or the array
+    module's `function` of the one array it reads (or, a pipeline, of the argument its `steps`
+    make from the arrays it reads); the arrays it reads, and those it is the last to read (freed
+    once it has run)."""
     name: str
-    expr: str | None
+    expr: Expression | None
     function: str | None
     reads: tuple
     frees: tuple
     boolean: bool = False
     steps: tuple = ()           # a pipeline's ufunc calls that make the function's argument
-    argument: str | None = None     # (core/region_pipeline.py), and that argument's numexpr text
+    argument: Expression | None = None     # (core/region_pipeline.py), and that argument's expression
     check: bool = False         # no array made: a guard's zero check of `name` (core/regions.py)
 
 
@@ -235,7 +227,7 @@ def schedule(program: Program, outputs, available, force=frozenset()) -> list:
             kernels.append(Kernel(name=name, expr=None, function=function, reads=(texts[0],), frees=()))
             continue
         reads: list = []
-        expr = template.format(*(render(text, steps, arrays, reads) for text in texts))
+        expr = Expression((template, *(render(text, steps, arrays, reads) for text in texts)))
         kernels.append(Kernel(name=name, expr=expr, function=None, reads=tuple(dict.fromkeys(reads)), frees=(),
                               boolean=steps[name][3]))
     return kernels
@@ -310,14 +302,14 @@ def use_counts(steps, outputs, available) -> dict:
     return uses
 
 
-def render(text, steps, arrays, reads) -> str:
-    """A step's text with every step that is not an array of its own inlined."""
+def render(text, steps, arrays, reads):
+    """A step's tree with every step that is not an array of its own inlined."""
     if text in arrays or text not in steps:
         if text in arrays or text.isidentifier():
             reads.append(text)
         return text
     template, texts, _, _ = steps[text]
-    return template.format(*(render(t, steps, arrays, reads) for t in texts))
+    return (template, *(render(t, steps, arrays, reads) for t in texts))
 
 
 def with_frees(kernels, kept) -> list:

@@ -12,8 +12,8 @@ from __future__ import annotations
 import math
 import operator
 
-from .fused import Symbol, Unfusable
-from .region_program import Step, is_number
+from .fused_ir import Unfusable, is_number
+from .fusion import Fused
 
 SEED = "g"
 ONE = "1.0"
@@ -45,7 +45,7 @@ def with_one(program, template, texts, boolean):
         return texts[0]                                               # y / 1.0 is y
     if all(map(is_number, texts)):
         return folded(template, texts)
-    operands = [Symbol(text, ()) if is_number(text) else Step(text, (), False, program) for text in texts]
+    operands = [Fused(text, ()) for text in texts]
     return program.add(template, operands, (), boolean).expr
 
 

@@ -2,17 +2,18 @@
 few kernels (numexpr's, and numpy's vectorized functions) and recorded on the tape as ONE entry.
 
 A region (`RegionPlan`) is a small graph of elementwise table primitives over leaves (the
-language finds them in an expression: engine/lang/fused_regions.py). Its forward kernels come
-from tracing the table's forward impls with core/region_program.py's `Step` symbols, its VJP
-kernels from running the table's own VJP rules through the region in reverse over the same
-symbols, so the rules table stays the one source of derivatives. The schedule keeps a few
+language finds them in an expression: engine/lang/fused_regions.py). The one rule tracer
+records the table's forward impls over probes of the leaves and the table's own VJP rules run
+through the region in reverse, and the fusion lowering (core/fusion.py) makes those equations
+the steps of a core/region_program.py `Program`: its forward and VJP kernels, so the rules
+table stays the one source of derivatives. The schedule keeps a few
 intermediates as arrays (those dear to recompute) and inlines the rest, so the tape holds the
 region's leaves and those few arrays, nothing of n per op.
 
 Honesty: kink primitives stay outside regions, except sqrt, whose kink (an argument of exactly
 0) is guarded: the output is made nan there, and a region whose output or gradient is not finite
 runs op by op (the caller's unfused path), so notes, NaN provenance and errors are those of an
-unfused run. Anything a kernel cannot express raises `Unfusable` while tracing; that layout then
+unfused run. Anything a kernel cannot express is `Unfusable` when it is lowered; that layout then
 always runs op by op. numexpr missing (fused.evaluate gives None) means op by op too.
 """
 from __future__ import annotations
@@ -20,17 +21,18 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from . import finite_known, fused
+from . import finite_known, fused, fusion
 from .accumulate import accumulate
 from .backend import np, on_device, xp
 from .buffer_pool import lend
 from .fused import Unfusable
+from .fusion import Fused
 from .notes import NOTES
 from .primitives import Primitive, element_limit
 from .region_kernels import KERNEL_ERRORS, finite, run_checked, run_kernels
 from .region_pipeline import pipelined
 from .region_plan import RegionPlan
-from .region_program import Kernel, Program, Step, depends_on, is_dear, schedule, use_counts, with_frees
+from .region_program import Kernel, Program, depends_on, is_dear, schedule, use_counts, with_frees
 from .region_seed import is_unit_seed, unit_seed_adjoints
 from .rules import TABLE
 from .rules.shapes import unbroadcast
@@ -122,9 +124,9 @@ def compile_region(plan, key, shape, traced):
     is traced (a kink at a constant) keeps the region op by op, where the note is made each run."""
     kinks, detached = len(NOTES.kinks), len(NOTES.detached)
     try:
-        with on_device("cpu"):      # numpy's ufuncs hand a symbol to __array_ufunc__; cupy's refuse it
+        with on_device("cpu"):      # the probes' examples are numpy's (cupy's ufuncs refuse a probe)
             compiled = (GradKernels if traced else ForwardKernels).trace(plan, key, shape)
-    except fused.TRACE_ERRORS as e:  # Unfusable, or what else a rule does with a symbol and not an array
+    except fused.TRACE_ERRORS as e:  # Unfusable, or what else the lowering refuses
         fused.decline(region_name(plan), e)
         compiled = None
     if len(NOTES.kinks) != kinks or len(NOTES.detached) != detached:
@@ -138,8 +140,8 @@ def input_names(key) -> set:
     return {f"a{i}" for i, layout in enumerate(key) if layout[0] != "const"} | {"nan_marker"}
 
 
-def leaf_symbols(program, key, shape) -> list:
-    """The leaves: numbers baked in, symbols of the region's shape that know what they hold."""
+def leaf_values(program, key, shape) -> list:
+    """The leaves: numbers baked in, values of the region's shape that know what they hold."""
     def holds(layout):
         return "number" if layout[0] == "float" else "one" if layout[2] else "array"
     return [layout[1] if layout[0] == "const" else program.symbol(f"a{i}", shape, holds(layout))
@@ -150,18 +152,43 @@ def node_arguments(node, leaves, values) -> list:
     return [ref if kind == "const" else leaves[ref] if kind == "leaf" else values[ref] for kind, ref in node[1]]
 
 
-def trace_forward(plan, program, leaves):
-    """The nodes' values over the leaves' symbols, the output, and the guards: the conditions of
-    the impls' kinks (`forward_kernels` makes the op-by-op run, which makes the note, take over
-    where one holds)."""
-    values = []
-    for node in plan.nodes:
-        values.append(TABLE[node[0]].impl(*node_arguments(node, leaves, values)))
-    out = values[-1]
-    if not isinstance(out, Step) or out.boolean:
+def lower_region(plan, program, key, shape, wanted=None) -> tuple:
+    """The region recorded by the one rule tracer (its forward impls over probes of the leaves,
+    and where `wanted` names traced leaf positions, the VJP rules run through it in reverse from a
+    seed g) and lowered into `program` (core/fusion.py): (the output, the forward's guards: the
+    conditions of the impls' kinks, which `forward_kernels` makes the op-by-op run take over
+    where one holds, the wanted leaf position -> adjoint). The reverse's guards stay in
+    program.guards."""
+    leaves = leaf_values(program, key, shape)
+    recorder = fusion.FusionRecorder()
+    probes = [recorder.leaf(v.expr, v.shape) if v.__class__ is Fused else v for v in leaves]
+    seed = recorder.leaf("g", shape) if wanted is not None else None
+    split = []
+
+    def body():
+        values = []
+        for node in plan.nodes:
+            values.append(TABLE[node[0]].impl(*node_arguments(node, probes, values)))
+        split.append(len(recorder.items))
+        return values[-1], ({} if wanted is None else trace_reverse(plan, probes, values, seed, wanted))
+    out, found = fusion.record(recorder, body, ())
+    lowered = {v.expr: v for v in leaves if v.__class__ is Fused}
+    lowered["g"] = program.symbol("g", shape)
+    try:
+        fusion.lower(recorder.items[:split[0]], lowered, program)
+        guards, program.guards = program.guards, []
+        fusion.lower(recorder.items[split[0]:], lowered, program)
+    finally:
+        recorder.forget()
+    out, found = fusion.lowered(out, lowered), fusion.lowered(found, lowered)
+    if not is_array(out):
         raise Unfusable("the region's output is no array step")
-    guards, program.guards = program.guards, []
-    return values, out, guards
+    return out, guards, found
+
+
+def is_array(value) -> bool:
+    """Whether a lowered value is an array of numbers (a leaf or a step)."""
+    return value.__class__ is Fused and not value.boolean and not fused.is_number(value.expr)
 
 
 def forward_kernels(program, out, guards, inputs, shape, shared=frozenset()) -> tuple:
@@ -210,7 +237,7 @@ def guarded(program, out, shape):
 
 
 def trace_reverse(plan, leaves, values, seed, wanted, spans=None) -> dict:
-    """The table's VJP rules run through the region from the output back, over symbols (tracing)
+    """The table's VJP rules run through the region from the output back, over probes (recorded)
     or real values (`replay_reverse`, which passes the nodes' spans for their notes): wanted
     leaf position -> adjoint. Adjoints add through `accumulate`, as the tape's sweep adds them."""
     adjoints = [None] * len(plan.nodes)
@@ -234,7 +261,7 @@ def trace_reverse(plan, leaves, values, seed, wanted, spans=None) -> dict:
             target = adjoints if kind == "node" else found
             if (target[ref] if kind == "node" else found.get(ref)) is None:
                 target[ref] = contrib
-            else:                                  # as core/tape.sweep adds (a symbol: its `+`)
+            else:                                  # as core/tape.sweep adds (a probe: its `+`)
                 target[ref] = accumulate(target[ref], contrib)
     return found
 
@@ -259,7 +286,7 @@ class ForwardKernels:
     @classmethod
     def trace(cls, plan, key, shape):
         program = Program()
-        _, out, guards = trace_forward(plan, program, leaf_symbols(program, key, shape))
+        out, guards, _ = lower_region(plan, program, key, shape)
         kernels, out = forward_kernels(program, out, guards, input_names(key), shape)
         kernels = pipelined(program, kernels, {out.expr})
         return cls(kernels=with_frees(kernels, {out.expr}), out=out.expr)
@@ -285,11 +312,9 @@ class GradKernels:
     @classmethod
     def trace(cls, plan, key, shape):
         program = Program()
-        leaves = leaf_symbols(program, key, shape)
-        values, out, forward_guards = trace_forward(plan, program, leaves)
         traced = {i for i, layout in enumerate(key) if layout[0] != "const" and layout[1]}
-        found = trace_reverse(plan, leaves, values, program.symbol("g", shape), traced)
-        if not found or not all(isinstance(a, Step) and not a.boolean for a in found.values()):
+        out, forward_guards, found = lower_region(plan, program, key, shape, traced)
+        if not found or not all(map(is_array, found.values())):
             raise Unfusable("an adjoint that is no array step")
         guards = list(program.guards)
         adjoints = {}

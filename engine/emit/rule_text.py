@@ -21,6 +21,7 @@ import re
 
 from ..core.backend import np
 from ..core.rules import TABLE
+from ..core.rule_tracer import Equation
 from ..diff.rule_tracer import PROBES, Tracer, probe_of
 
 EXAMPLE_SHAPE = (3,)
@@ -195,7 +196,7 @@ class ShapeNaming(Tracer):
         if result.__class__ is not tuple and isinstance(result, tuple) and \
                 all(r.__class__ is self.numpy._module.ndarray for r in result):
             call = self._call_text(self.bind(func), args, kwargs)
-            return tuple(self.let(f"{call}[{k}]", r) for k, r in enumerate(result))
+            return tuple(self.let(Equation(("text", f"{call}[{k}]"), ()), r) for k, r in enumerate(result))
         return super().function(func, args, kwargs)
 
     def call_method(self, probe, attr, args, kwargs):
@@ -204,7 +205,8 @@ class ShapeNaming(Tracer):
         if attr == "reshape" and len(args) == 1 and not kwargs and args[0].__class__ is tuple and shape is not None:
             for k in range(len(shape) + 1):
                 if args[0] == shape[:k] + (1,) + shape[k:]:
-                    return self.let(f"np.expand_dims({probe.name}, {k})", probe.example.reshape(args[0]))
+                    return self.let(Equation(("text", f"np.expand_dims({probe.name}, {k})"), ()),
+                                    probe.example.reshape(args[0]))
         return super().call_method(probe, attr, args, kwargs)
 
 
