@@ -163,7 +163,7 @@ class Function:
             self = self.given(at)           # defaulted parameters or integer data given: their own Function
         replay, interpret, record = KINDS[kind]
         set_dtype(dtype_name)
-        inputs = bind_inputs(self.target, dict(at or {}))
+        inputs = bind_inputs(self.target, at or {})            # read only: no copy
         checked = None if kind == "value" else check_wrt(self.target, wrt)
         key = input_signature(inputs, dtype_name, limits) + (self.names,)
         entry = PLAIN
