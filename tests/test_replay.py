@@ -455,3 +455,15 @@ def test_a_count_no_path_may_take_spoils_no_kept_path():
     with pytest.raises(autodiff.SourceError, match="whole number"):
         f(x=2.0, n=2.5)
     assert f(x=2.0, n=3.0) == 6.0 and f.blocker is None and f.replays == 2
+
+
+def test_the_checks_replayed_runs_read_a_count_as_the_plain_run_does():
+    """The checks' repeated plain runs (ReplayRunner) record with every input watched: from the
+    second run on they raised arange's "not differentiable" where the plain run gives a value
+    (`grad llsq.py --check` failed with "not finite" at every perturbed point)."""
+    target = load_program(LLSQ, filename="llsq.py")
+    replaying = ReplayRunner(target)
+    for i, n in enumerate((16.0, 16.0, 16.0, 17.0, 16.0)):
+        values = {"x": np.linspace(0.1, 1.0, 5) + 0.01 * i, "n": n}
+        assert same_number(replaying(values), reverse.evaluate(None, values, target=target).value)
+    assert replaying.blocker is None and replaying.fallbacks == {"path changed": 1}
