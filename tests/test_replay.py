@@ -16,6 +16,7 @@ from autodiff.engine.core import rules
 from autodiff.engine.diff import reverse
 from autodiff.engine.diff.function import Function, ReplayRunner
 from autodiff.engine.lang.limits import Limits
+from autodiff.engine.lang.target import load as load_program
 from test_hypothesis import TYPED_SCALAR, coordinates, expressions, small
 from test_samples_programs import SAMPLES, expectations
 
@@ -400,22 +401,72 @@ def test_float32_results_stay_float32_when_replayed():
     assert f.replays >= 2 and g.replays >= 4
 
 
-def test_a_recording_run_that_refuses_an_undifferentiated_count_leaves_every_call_to_plain_runs(tmp_path):
-    """llsq as GradBench writes it: `arange(n)` of an input n that the gradient is not taken in.
-    The recording run watches every input, so arange refuses n there; the calls must still give
-    the plain run's gradient (they raised from the second call on), the reason counted."""
+LLSQ = ("import numpy as np\n\ndef f(x, n):\n    t = -1.0 + np.arange(n) * 2.0 / (n - 1)\n"
+        "    r = np.sign(t)\n    p = np.ones(n)\n    for j in range(len(x)):\n"
+        "        r = r - x[j] * p\n        p = p * t\n    return 0.5 * np.sum(r * r)\n")
+
+
+def test_an_undifferentiated_count_is_a_constant_of_the_recorded_path(tmp_path):
+    """llsq as GradBench writes it (issue 28): `arange(n)`, `ones(n)` of an input n that the
+    gradient is not taken in. The run that records the trace watches every input; it reads n
+    as a count the way a plain run does (a guard), where it used to refuse it and leave every
+    call to plain runs. Replayed to the bit; another n takes another path, recorded."""
     path = tmp_path / "llsq.py"
-    path.write_text("import numpy as np\n\ndef f(x, n):\n    t = -1.0 + np.arange(n) * 2.0 / (n - 1)\n"
-                    "    r = np.sign(t)\n    p = np.ones(n)\n    for j in range(len(x)):\n"
-                    "        r = r - x[j] * p\n        p = p * t\n    return 0.5 * np.sum(r * r)\n")
+    path.write_text(LLSQ)
     f = autodiff.function(str(path))
-    for i in range(4):
+    for i, n in enumerate((16, 16, 16, 16, 17, 17, 17, 16, 16)):
         x = np.linspace(0.1, 1.0, 5) + 0.01 * i
-        got = f.grad(x=x, n=16.0, wrt=["x"])["x"]
-        want = autodiff.grad(str(path), at={"x": x, "n": 16.0}, wrt=["x"]).gradient["x"]
-        assert np.array_equal(got, want)
-    assert f.hessian(x=x, n=16.0, wrt=["x"])["x"]["x"].shape == (5, 5)
-    assert any("a recording run raised where a plain run does not" in reason for reason in f.fallbacks)
+        got = f.grad_result({"x": x, "n": n}, wrt=["x"])
+        assert_same_gradient(got, reverse.grad(None, {"x": x, "n": n}, ["x"], target=f.target))
+    assert (f.replays, f.interpreted) == (6, 5)         # the calls at n = 16 from the third, at 17 from the second
+    assert f.fallbacks == {"path changed": 1} and f.blocker is None
+    hessian = f.hessian(x=x, n=16, wrt=["x"])["x"]["x"]
+    assert np.array_equal(hessian, autodiff.hessian(str(path), at={"x": x, "n": 16}, wrt=["x"]).hessian["x"]["x"])
+    assert f.replays == 7
+
+
+def test_a_derivative_in_a_count_read_as_a_constant_is_refused_as_the_interpreter_refuses_it(tmp_path):
+    """The trace of a path that read n as a count replays no derivative in n: the interpreter's
+    error, located (not a gradient through `n - 1` alone); the value still replays."""
+    path = tmp_path / "llsq.py"
+    path.write_text(LLSQ)
+    f = autodiff.function(str(path))
+    x = np.linspace(0.1, 1.0, 5)
+    for _ in range(3):
+        f.grad(x=x, n=16, wrt=["x"])
+    for wrt in (["x", "n"], ["n"], None):
+        with pytest.raises(autodiff.SourceError) as ours:
+            f.grad(x=x, n=16, wrt=wrt)
+        with pytest.raises(autodiff.SourceError) as theirs:
+            reverse.grad(None, {"x": x, "n": 16}, wrt, target=f.target)
+        assert (str(ours.value), ours.value.span.line) == (str(theirs.value), 4)
+    assert f.fallbacks == {"a derivative in an input read as a count (the interpreter refuses it)": 3}
+    replays = f.replays
+    assert same_number(f(x=x, n=16), reverse.evaluate(None, {"x": x, "n": 16}, target=f.target).value)
+    assert f.replays == replays + 1
+
+
+def test_a_count_no_path_may_take_spoils_no_kept_path():
+    """A value whose recording run raises because the plain run raises too (`ones(2.5)`): its
+    error is the answer, and the paths kept for the signature stay."""
+    f = Function(target=load_program("def f(x, n):\n    return x * sum(ones(n))\n", filename="program.py"))
+    for n in (3.0, 3.0, 3.0):
+        assert f(x=2.0, n=n) == 6.0
+    with pytest.raises(autodiff.SourceError, match="whole number"):
+        f(x=2.0, n=2.5)
+    assert f(x=2.0, n=3.0) == 6.0 and f.blocker is None and f.replays == 2
+
+
+def test_the_checks_replayed_runs_read_a_count_as_the_plain_run_does():
+    """The checks' repeated plain runs (ReplayRunner) record with every input watched: from the
+    second run on they raised arange's "not differentiable" where the plain run gives a value
+    (`grad llsq.py --check` failed with "not finite" at every perturbed point)."""
+    target = load_program(LLSQ, filename="llsq.py")
+    replaying = ReplayRunner(target)
+    for i, n in enumerate((16.0, 16.0, 16.0, 17.0, 16.0)):
+        values = {"x": np.linspace(0.1, 1.0, 5) + 0.01 * i, "n": n}
+        assert same_number(replaying(values), reverse.evaluate(None, values, target=target).value)
+    assert replaying.blocker is None and replaying.fallbacks == {"path changed": 1}
 
 
 def test_a_trace_is_the_recorded_program_its_guards_at_equation_positions(tmp_path):

@@ -52,7 +52,9 @@ def check_wrt(target, wrt) -> list:
     """The inputs to differentiate (all but the integer ones by default), each checked to be an
     input that is not integer data."""
     integers = target.integers
-    wrt = list(wrt) if wrt else [n for n in target.inputs if n not in integers] if integers else list(target.inputs)
+    if not wrt and not integers:        # every input (none integer data): each passes the tests below
+        return list(target.inputs)
+    wrt = list(wrt) if wrt else [n for n in target.inputs if n not in integers]
     if not wrt and target.inputs:
         raise SourceError("bad input", f"every input is integer data ({', '.join(target.integers)}): integer "
                           "data, as class labels or indices, is a constant of the run and has no derivative", None,

@@ -163,7 +163,7 @@ class Function:
             self = self.given(at)           # defaulted parameters or integer data given: their own Function
         replay, interpret, record = KINDS[kind]
         set_dtype(dtype_name)
-        inputs = bind_inputs(self.target, dict(at or {}))
+        inputs = bind_inputs(self.target, at or {})            # read only: no copy
         checked = None if kind == "value" else check_wrt(self.target, wrt)
         key = input_signature(inputs, dtype_name, limits) + (self.names,)
         entry = PLAIN
@@ -204,6 +204,9 @@ class Function:
             keep_trace(self.traces, key, None)
         elif entry.__class__ is Unkept:
             raise Unsupported(entry.reason)
+        elif entry is not None and entry.undifferentiated and kind != "value" and \
+                any(self.inputs.index(name) in entry.undifferentiated for name in wrt):
+            raise Unsupported("a derivative in an input read as a count (the interpreter refuses it)")
         return entry
 
     def _confirmed(self, error, interpret, *call):
@@ -238,20 +241,26 @@ class Function:
         """A value by a recording run, with a plain run's notes: watching the inputs notes ties of
         comparisons on traced values (`s <= 2` at s == 2), which a plain run does not make."""
         result = self._try_record(inputs, key, limits)
-        if result is None or result.kinks:
-            return reverse.evaluate(None, inputs, dtype_name=dtype_name, limits=limits, target=self.target)
+        if result.__class__ is Unkept or result.kinks:
+            plain = reverse.evaluate(None, inputs, dtype_name=dtype_name, limits=limits, target=self.target)
+            self._file_refused(key, result)
+            return plain
         return hosted(result)
 
     def _try_record(self, inputs, key, limits):
-        """The recording run, or None where watching the inputs makes it refuse what a plain run
-        allows (`arange(n)` of an input n that is not differentiated, `zeros(x)` of a traced x:
-        "not differentiable"): that signature keeps no trace, its reason filed, and the caller's
-        plain run gives the value, the gradient or its own error."""
+        """The recording run, or Unkept where watching the inputs makes it raise: the caller
+        files it (`_file_refused`) once a plain run at these inputs gives its value, gradient or
+        matrix; where the plain run raises as well, its error is the answer and the signature
+        keeps what it kept (a value no path may take, as `ones(n)` at n = 2.5, spoils none)."""
         try:
             return self._record_evaluate(inputs, key, limits)
         except (SourceError, EngineError) as error:
-            self._file(key, Unkept(f"a recording run raised where a plain run does not ({error})"))
-            return None
+            return Unkept(f"a recording run raised where a plain run does not ({error})")
+
+    def _file_refused(self, key, recorded) -> None:
+        """File `recorded`, a recording run's Unkept (`_try_record`), for `key`: nothing otherwise."""
+        if recorded.__class__ is Unkept:
+            self._file(key, recorded)
 
     def _interpret_grad(self, kind, at, inputs, wrt, checked, seed, dtype_name, limits):
         return reverse.grad(None, inputs, checked, seed, dtype_name=dtype_name, limits=limits, target=self.target)
@@ -261,7 +270,9 @@ class Function:
         if checked != self.inputs or large_inputs(key):
             self.interpreted += 1
             result = reverse.grad(None, inputs, checked, seed, dtype_name=dtype_name, limits=limits, target=self.target)
-            if self._try_record(inputs, key, limits) is not None and checked == self.inputs:
+            recorded = self._try_record(inputs, key, limits)
+            self._file_refused(key, recorded)
+            if recorded.__class__ is not Unkept and checked == self.inputs:
                 self._check_replayed_grad(key, inputs, checked, seed, result)
             return result
         return self._record_grad(inputs, checked, seed, key, dtype_name, limits)
@@ -295,8 +306,10 @@ class Function:
         return jacobian(None, at, wrt, kind.split()[1], target=self.target).jacobian
 
     def _record_matrix(self, kind, at, inputs, key, wrt, checked, seed, dtype_name, limits):
-        self._try_record(inputs, key, limits)               # counted as the interpreted run
-        return self._interpret_matrix(kind, at, inputs, wrt, checked, seed, dtype_name, limits)
+        recorded = self._try_record(inputs, key, limits)    # counted as the interpreted run
+        result = self._interpret_matrix(kind, at, inputs, wrt, checked, seed, dtype_name, limits)
+        self._file_refused(key, recorded)
+        return result
 
     # ---- recording ----
     def _record_evaluate(self, inputs, key, limits):
@@ -304,7 +317,7 @@ class Function:
         self.interpreted += 1
         notes = reset_notes()
         tape = Tape(persistent=True, keep_values=True)    # a trace reads its values' types
-        with recording_decisions() as logged:             # compiled to log its decisions
+        with recording_decisions(watching=tape) as logged:      # compiled to log its decisions
             runner = Runner(self.target, limits)
             out = runner.run({k: tape.watch(v) for k, v in inputs.items()})
         check_output(out, self.target)
@@ -562,7 +575,7 @@ class ReplayRunner:
             self.signature = self.runner.signature
             return out
         tape = Tape(persistent=True, keep_values=True)    # a trace reads its values' types
-        with recording_decisions() as logged:             # compiled to log its decisions
+        with recording_decisions(watching=tape) as logged:      # compiled to log its decisions
             runner = Runner(self.target, self.limits)
             out = runner.run({k: tape.watch(values[k]) for k in self.target.inputs})
         self.signature = tuple(runner.interp.signature)

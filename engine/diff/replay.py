@@ -49,6 +49,9 @@ class Trace(Program):
     # runs only recorded steps, cannot; a value at this path is then interpreted
     untraced_kinks: bool = False
     nested: bool = False        # the run took a derivative inside the program (lang/transforms.py)
+    # the inputs (leaves) a count read as a constant of this path depends on: a derivative in one
+    # of them is refused by the interpreter, so no replay answers it (diff/replay_guards.py)
+    undifferentiated: frozenset = frozenset()
 
 
 def _forward(prim, parents, args, params, span, floats):
@@ -115,7 +118,7 @@ def record_trace(tape: Tape, out, signature, run_steps, logged=()) -> Trace | Un
     not kept. `logged`: the run's reads of traced values (lang/recorded_decisions.py), each a
     guard: whatever of the inputs the run did not read as a number, the tape recorded."""
     try:
-        guards, nested = resolve_guards(tape, logged)
+        guards, nested, constants = resolve_guards(tape, logged)
     except Unguarded as unguarded:
         return Unkept(unguarded.reason)
     entries = tape.entries
@@ -143,7 +146,7 @@ def record_trace(tape: Tape, out, signature, run_steps, logged=()) -> Trace | Un
         all_floats = all_floats and floats and not e.params and e.value.__class__ is float
         forwards.append(_forward(prim, e.parents, args, e.params, e.span, floats))
     common = dict(equations=entries, forwards=forwards, leaves=leaves, signature=tuple(signature), run_steps=run_steps,
-                  guards=guards, floats=all_floats, nested=nested)
+                  guards=guards, floats=all_floats, nested=nested, undifferentiated=constants)
     if out.__class__ is Var:
         if out.tape is not tape:
             return Unkept("an output of another tape")

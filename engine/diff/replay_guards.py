@@ -69,14 +69,20 @@ class Unguarded(Exception):
 
 def resolve_guards(tape, logged) -> tuple:
     """(the guards of a run's logged reads on `tape`, whether the run took a derivative inside
-    the program); Unguarded where one reads a box the trace does not hold (another tape, a dual
-    number) or the run logged a read no guard states. A box of a nested derivative's level (a
-    Var of an inner tape) stands for the value it holds: the trace's Var, or a constant of the
-    path."""
-    guards, nested = [], False
+    the program, the inputs (tape leaves) a derivative may not be taken in on this path);
+    Unguarded where one reads a box the trace does not hold (another tape, a dual number) or the
+    run logged a read no guard states. A box of a nested derivative's level (a Var of an inner
+    tape) stands for the value it holds: the trace's Var, or a constant of the path. A count a
+    value's recording run read as a constant of the path (lang/recorded_decisions.py's
+    `constant_of_path`) makes the inputs it depends on ones no derivative is taken in: a run
+    differentiating one of them refuses that count."""
+    guards, nested, constants = [], False, set()
     for read in logged:
         if read.opname == "nested":
             nested = True
+            continue
+        if read.opname == "constant":
+            constants |= inputs_reached(tape, read.value.index)
             continue
         if read.position is None:
             raise Unguarded(read.reason)
@@ -93,7 +99,22 @@ def resolve_guards(tape, logged) -> tuple:
             check = _check(number, template, sources, read.take, read.tie, outcome, read.span)
         guards.append(Guard(position=read.position, check=check, outcome=outcome, span=read.span,
                             opname=read.opname, sources=sources))
-    return guards, nested
+    return guards, nested, frozenset(constants)
+
+
+def inputs_reached(tape, index: int) -> set:
+    """The watched inputs (tape leaves) the tape's entry `index` depends on."""
+    entries, seen, reached, todo = tape.entries, set(), set(), [index]
+    while todo:
+        i = todo.pop()
+        if i in seen:
+            continue
+        seen.add(i)
+        entry = entries[i]
+        if entry.prim is None:
+            reached.add(i)
+        todo.extend(j for _, j in entry.parents)
+    return reached
 
 
 def _template(v, tape, sources):

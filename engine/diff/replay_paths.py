@@ -21,6 +21,8 @@ class Paths:
     def __init__(self):
         self.traces: dict = {}          # decisions -> Trace
         self.last = None                # the trace that answered last
+        # the inputs a derivative is refused in on any kept path (Trace.undifferentiated)
+        self.undifferentiated = frozenset()
 
     def __len__(self):
         return len(self.traces)
@@ -36,6 +38,7 @@ class Paths:
     def add(self, trace: Trace) -> None:
         self.traces[decisions(trace)] = trace
         self.last = trace
+        self.undifferentiated |= trace.undifferentiated
 
     def find(self, prefix: tuple):
         for path, trace in self.traces.items():

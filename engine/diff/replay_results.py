@@ -64,6 +64,8 @@ def compiled_output(entry, leaves: list):
 
 def compiled_value(entry, inputs):
     """The run's result from the compiled forward, or None (as compiled_output)."""
+    if not latest(entry).floats:          # no compiled forward: the step replay's, notes untouched
+        return None
     reset_notes()
     fast = compiled_output(entry, list(inputs.values()))
     if fast is None or fast[0].untraced_kinks:        # its notes are the interpreter's to give
@@ -75,7 +77,7 @@ def compiled_value(entry, inputs):
 
 def compiled_grad(entry, inputs):
     """The gradient of every input from the compiled sweep, or None (as run_compiled)."""
-    if dtype() != "float64":
+    if dtype() != "float64" or not latest(entry).floats:      # no compiled sweep: the step replay's
         return None
     reset_notes()
     fast = run_compiled(entry, list(inputs.values()), True)

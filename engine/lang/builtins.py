@@ -13,6 +13,7 @@ from ..core.rules import builtin_primitives
 from ..core.notes import NOTES
 from ..core.sequences import SEQUENCES, as_array
 from ..core.tape import BOXES, strip
+from .recorded_decisions import constant_of_path
 from .loop_forms import enumerate_items, zip_items
 from .axes import keep_dims, reduced_count, reduction_axes
 from .numpy_builtins import add_library_builtins, add_second_spellings
@@ -80,13 +81,13 @@ class Builtins:
 
     # -- constructors (constants) --
     def zeros(self, *shape):
-        _refuse_traced("zeros", shape)
+        shape = _constants("zeros", shape)
         s = _shape_arg(shape, "zeros")
         self._check_dims(s, "zeros")
         return xp().zeros(s, dtype=dtype()) if s else 0.0
 
     def ones(self, *shape):
-        _refuse_traced("ones", shape)
+        shape = _constants("ones", shape)
         s = _shape_arg(shape, "ones")
         self._check_dims(s, "ones")
         return xp().ones(s, dtype=dtype()) if s else 1.0
@@ -97,7 +98,7 @@ class Builtins:
         self.check_size(math.prod(s), f"{what}{s}")
 
     def arange(self, *args):
-        _refuse_traced("arange", args)
+        args = _constants("arange", args)
         vals = [float(strip(a)) for a in args]
         if not vals or len(vals) > 3:
             raise SourceError("wrong arguments", "arange() takes 1 to 3 arguments")
@@ -109,7 +110,7 @@ class Builtins:
         return xp().arange(start, stop, step, dtype=dtype())
 
     def linspace(self, start, stop, num=50.0):
-        _refuse_traced("linspace", (num,), "the number of points")
+        num, = _constants("linspace", (num,), "the number of points")
         count = int(strip(num)) if is_whole(float(strip(num))) else -1
         if count < 0:
             raise SourceError("value error", "linspace(): the number of points must be a whole number ≥ 0")
@@ -244,14 +245,24 @@ def _numeric(name, fn, tuples_are_arrays=True):
     return op
 
 
-def _refuse_traced(name, args, what="an argument"):
-    """A constructor whose result does not depend smoothly on `args` (a count, a shape, arange's
-    bounds): a traced value there is an error, never a silent zero gradient."""
-    for a in args:
-        if isinstance(a, BOXES) or (isinstance(a, SEQUENCES) and any(isinstance(v, BOXES) for v in a)):
-            raise SourceError("not differentiable", f"{name}(): {what} depends on an input being "
-                              "differentiated, but the result does not depend smoothly on it", None,
-                              "wrap it in stop_gradient(...) to use its value as a constant")
+def _constants(name, args, what="an argument") -> tuple:
+    """`args` of a constructor whose result does not depend smoothly on them (a count, a shape,
+    arange's bounds), each traced value among them read as a number where a plain run takes it
+    as one (lang/recorded_decisions.py's `constant_of_path`: a box a recording run watches only
+    to record it; a guard); any other traced value is an error, never a silent zero gradient."""
+    return tuple(_constant(name, a, what) for a in args)
+
+
+def _constant(name, a, what):
+    if isinstance(a, BOXES):
+        if constant_of_path(a):
+            return ops.read(a)
+        raise SourceError("not differentiable", f"{name}(): {what} depends on an input being "
+                          "differentiated, but the result does not depend smoothly on it", None,
+                          "wrap it in stop_gradient(...) to use its value as a constant")
+    if isinstance(a, SEQUENCES) and any(isinstance(v, BOXES) for v in a):
+        return a.__class__(_constant(name, v, what) for v in a)
+    return a
 
 
 def _is_numeric(v):

@@ -35,27 +35,46 @@ class Read:
 
 class DecisionLog:
     """Where a run that records a trace logs its reads of traced values: `entries` is a list of
-    `Read` while such a run goes on (None otherwise)."""
-    __slots__ = ("entries",)
+    `Read` while such a run goes on (None otherwise); `watching` the tape of a run that watches
+    the inputs only to record them, no derivative taken in them (None otherwise)."""
+    __slots__ = ("entries", "watching")
 
     def __init__(self):
         self.entries = None
+        self.watching = None
 
 
 DECISIONS = DecisionLog()
 
 
 @contextmanager
-def recording_decisions():
+def recording_decisions(watching=None):
     """Log the reads of traced values the runs inside make (the list is handed out); the log is
-    off after."""
+    off after. `watching`: the tape of a run that watches the inputs only to record them (a
+    value's recording run), where a count read from one of its boxes is a constant of the path
+    (`constant_of_path`); None where the run differentiates its inputs (a gradient's)."""
     before, DECISIONS.entries = DECISIONS.entries, []
+    watched, DECISIONS.watching = DECISIONS.watching, watching
     hook, READS.hook = READS.hook, _log_read
     try:
         yield DECISIONS.entries
     finally:
         DECISIONS.entries = before
+        DECISIONS.watching = watched
         READS.hook = hook
+
+
+def constant_of_path(v) -> bool:
+    """Whether `v` is a box of a run that watches the inputs only to record them, and read where a
+    derivative cannot follow it (a count, a shape, arange's bounds: lang/builtins.py): the value
+    a plain run, which does not box it, takes as a number. It is then read as one (a guard), and
+    logged as read so ("constant"): a run differentiating an input it depends on refuses it, so
+    a replay of such a derivative is refused too (diff/replay_guards.py, diff/function.py)."""
+    tape = DECISIONS.watching
+    if tape is None or v.__class__ is not Var or v.tape is not tape:
+        return False
+    DECISIONS.entries.append(Read(len(tape.entries), v, None, None, "constant", None, NOTES.span))
+    return True
 
 
 def unguardable(reason: str, span=None) -> None:
