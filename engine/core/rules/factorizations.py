@@ -10,12 +10,14 @@ diagonal, then made orthogonal to each unit column (numpy's normalization)."""
 from __future__ import annotations
 
 from ..backend import xp
+from ..complexes import is_complex
 from ..errors import EngineError
 from ..primitives import defprim, shape
 from ..tape import strip
 from .arithmetic import div, matmul, matrix_transpose
 from .comparisons import where
-from .linalg import float_dtype, inv
+from .complexes import conj, real
+from .linalg import _conj_if, float_dtype, inv
 from .reductions import sum
 from .shapes import expand_dims
 
@@ -28,15 +30,29 @@ def _masks(n, like):
 
 
 def _upper_of(c, n, like):
-    """M = triu(C) + tril(C, -1)ᵀ: the upper triangular matrix of C's two triangles."""
+    """M = triu(C) + tril(C, -1)ᵀ: the upper triangular matrix of C's two triangles. For a
+    complex `like`: triu(C, 1) + tril(C, -1)ᴴ + Re diag(C) (Qᴴ dQ is anti-Hermitian, and R's
+    diagonal stays real, LAPACK's)."""
     upper, lower = _masks(n, like)
-    return c * upper + matrix_transpose(c * lower)
+    if not is_complex(like):
+        return c * upper + matrix_transpose(c * lower)
+    diagonal = xp().eye(n, dtype=float_dtype(like))
+    return c * (upper - diagonal) + conj(matrix_transpose(c * lower)) + real(c) * diagonal
 
 
 def _upper_of_transposed(m_bar, n, like):
-    """The transpose of _upper_of: triu(M̄) + tril(M̄ᵀ, -1)."""
+    """The transpose of _upper_of: triu(M̄) + tril(M̄ᵀ, -1); for a complex `like`,
+    triu(M̄, 1) + tril(conj(M̄ᵀ), -1) + Re diag(M̄)."""
     upper, lower = _masks(n, like)
-    return m_bar * upper + matrix_transpose(m_bar) * lower
+    if not is_complex(like):
+        return m_bar * upper + matrix_transpose(m_bar) * lower
+    diagonal = xp().eye(n, dtype=float_dtype(like))
+    return m_bar * (upper - diagonal) + conj(matrix_transpose(m_bar)) * lower + real(m_bar) * diagonal
+
+
+def _adjoint_if(x, v):
+    """vᴴ where x is complex, vᵀ where it is real."""
+    return conj(matrix_transpose(v)) if is_complex(x) else matrix_transpose(v)
 
 
 def _qr(x):
@@ -54,30 +70,34 @@ def _qr_parts(x):
 
 def _qr_r_jvp(t, ans, x):
     q, rinv, n = _qr_parts(x)
-    c = matmul(matmul(matrix_transpose(q), t), rinv)
+    c = matmul(matmul(_adjoint_if(x, q), t), rinv)
     return matmul(_upper_of(c, n, strip(ans)), ans)
 
 
 def _qr_r_vjp(g, ans, x):
+    # the plain transposes of the JVP's maps: C = Qᴴ dA R⁻¹ gives Ā = conj(Q) C̄ R⁻ᵀ
     q, rinv, n = _qr_parts(x)
     c_bar = _upper_of_transposed(matmul(g, matrix_transpose(ans)), n, strip(ans))
-    return matmul(matmul(q, c_bar), matrix_transpose(rinv))
+    return matmul(matmul(_conj_if(x, q), c_bar), matrix_transpose(rinv))
 
 
 def _qr_q_jvp(t, ans, x):
     q, rinv, n = _qr_parts(x)
-    c = matmul(matmul(matrix_transpose(q), t), rinv)
+    c = matmul(matmul(_adjoint_if(x, q), t), rinv)
     return matmul(t, rinv) - matmul(q, _upper_of(c, n, strip(ans)))
 
 
 def _qr_q_vjp(g, ans, x):
     q, rinv, n = _qr_parts(x)
     c_bar = _upper_of_transposed(-matmul(matrix_transpose(q), g), n, strip(ans))
-    return matmul(g + matmul(q, c_bar), matrix_transpose(rinv))
+    return matmul(g + matmul(_conj_if(x, q), c_bar), matrix_transpose(rinv))
 
 
-qr_q = defprim("qr_q", lambda x: _qr(x)[0], needs_ans=True, vjp=(_qr_q_vjp,), jvp=(_qr_q_jvp,))
-qr_r = defprim("qr_r", lambda x: _qr(x)[1], needs_ans=True, vjp=(_qr_r_vjp,), jvp=(_qr_r_jvp,))
+# complex values: Q with orthonormal columns (QᴴQ = I), R with LAPACK's real diagonal
+qr_q = defprim("qr_q", lambda x: _qr(x)[0], needs_ans=True, vjp=(_qr_q_vjp,), jvp=(_qr_q_jvp,),
+               complex_values=True, holomorphic=False)
+qr_r = defprim("qr_r", lambda x: _qr(x)[1], needs_ans=True, vjp=(_qr_r_vjp,), jvp=(_qr_r_jvp,),
+               complex_values=True, holomorphic=False)
 
 
 def _eig(x):

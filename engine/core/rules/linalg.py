@@ -134,22 +134,26 @@ def _half_lower(n, like):
 
 
 def _cholesky_vjp(g, ans, x):
-    # Murray (2016): Ā = L⁻ᵀ Φ(Lᵀ L̄) L⁻¹, then its symmetric part
+    # Murray (2016): Ā = L⁻ᵀ Φ(Lᵀ L̄) L⁻¹, then its symmetric part; for a complex x (A = L Lᴴ, the
+    # plain transpose of dL = L Φ(L⁻¹ dS L⁻ᴴ)): L⁻ᵀ Φ(Lᵀ L̄) conj(L⁻¹), then its Hermitian part
     linv = inv(ans)
     inner = matmul(matrix_transpose(ans), g) * _half_lower(shape(ans)[-1], strip(ans))
-    s = matmul(matmul(matrix_transpose(linv), inner), linv)
-    return 0.5 * (s + matrix_transpose(s))
+    s = matmul(matmul(matrix_transpose(linv), inner), _conj_if(x, linv))
+    return _hermitian_part(x, s)
 
 
 def _cholesky_jvp(t, ans, x):
+    # dL = L Φ(L⁻¹ dS L⁻ᴴ), dS the Hermitian part of dA (the symmetric part of a real one); the
+    # diagonal of L⁻¹ dS L⁻ᴴ is real, as L's stays
     linv = inv(ans)
-    sym = 0.5 * (t + matrix_transpose(t))
-    inner = matmul(matmul(linv, sym), matrix_transpose(linv)) * _half_lower(shape(ans)[-1], strip(ans))
-    return matmul(ans, inner)
+    inner = matmul(matmul(linv, _hermitian_part(x, t)), _conj_if(x, matrix_transpose(linv)))
+    return matmul(ans, inner * _half_lower(shape(ans)[-1], strip(ans)))
 
 
+# complex values: A Hermitian positive definite, numpy's lower L with A = L Lᴴ (a real diagonal)
 cholesky = defprim("cholesky", lambda x: _np_linalg().cholesky(_symmetric(x)), needs_ans=True, emits_at_shapes=True,
-                   builtin="cholesky", vjp=(_cholesky_vjp,), jvp=(_cholesky_jvp,))
+                   builtin="cholesky", vjp=(_cholesky_vjp,), jvp=(_cholesky_jvp,), complex_values=True,
+                   holomorphic=False)
 
 
 def _eigh(x):
