@@ -1,10 +1,13 @@
-"""Factorizations numpy returns as several arrays, one entry per array: the thin QR of a matrix
-with at least as many rows as columns (Q and R, LAPACK's signs), and the eigen-decomposition of
+"""Factorizations numpy returns as several arrays, one entry per array: the thin QR of a real or
+complex matrix with at least as many rows as columns (Q and R, LAPACK's signs and, for a complex
+one, R's real diagonal), and the eigen-decomposition of
 a general real matrix with real, distinct eigenvalues (values in LAPACK's order, unit
 eigenvectors as columns). Each rule is written in the ops, so they differentiate again.
 
 QR's JVP: with C = Qᵀ dA R⁻¹ and M = triu(C) + tril(C, -1)ᵀ (the upper triangular part of
-dR R⁻¹, Qᵀ dQ being antisymmetric), dR = M R and dQ = dA R⁻¹ - Q M; the VJPs are its transpose.
+dR R⁻¹, Qᵀ dQ being antisymmetric), dR = M R and dQ = dA R⁻¹ - Q M; the VJPs are its transpose. A complex matrix: C = Qᴴ dA R⁻¹ and
+M = triu(C, 1) + tril(C, -1)ᴴ + Re diag(C) (Qᴴ dQ anti-Hermitian, diag R real), the VJPs the
+plain transposes (core/complexes.py's convention). eig refuses complex eigenvalues and matrices.
 eig's: with C = V⁻¹ dA V, dw = diag(C) and dV = V (F ∘ C), F_ij = 1 / (w_j - w_i) off the
 diagonal, then made orthogonal to each unit column (numpy's normalization)."""
 from __future__ import annotations
@@ -17,7 +20,7 @@ from ..tape import strip
 from .arithmetic import div, matmul, matrix_transpose
 from .comparisons import where
 from .complexes import conj, real
-from .linalg import _conj_if, float_dtype, inv
+from .linalg import conj_if, float_dtype, inv
 from .reductions import sum
 from .shapes import expand_dims
 
@@ -78,7 +81,7 @@ def _qr_r_vjp(g, ans, x):
     # the plain transposes of the JVP's maps: C = Qᴴ dA R⁻¹ gives Ā = conj(Q) C̄ R⁻ᵀ
     q, rinv, n = _qr_parts(x)
     c_bar = _upper_of_transposed(matmul(g, matrix_transpose(ans)), n, strip(ans))
-    return matmul(matmul(_conj_if(x, q), c_bar), matrix_transpose(rinv))
+    return matmul(matmul(conj_if(x, q), c_bar), matrix_transpose(rinv))
 
 
 def _qr_q_jvp(t, ans, x):
@@ -90,7 +93,7 @@ def _qr_q_jvp(t, ans, x):
 def _qr_q_vjp(g, ans, x):
     q, rinv, n = _qr_parts(x)
     c_bar = _upper_of_transposed(-matmul(matrix_transpose(q), g), n, strip(ans))
-    return matmul(g + matmul(_conj_if(x, q), c_bar), matrix_transpose(rinv))
+    return matmul(g + matmul(conj_if(x, q), c_bar), matrix_transpose(rinv))
 
 
 # complex values: Q with orthonormal columns (QᴴQ = I), R with LAPACK's real diagonal
@@ -107,8 +110,8 @@ def _eig(x):
                           "no general eigensolver); a symmetric matrix's: use eigh")
     values, vectors = m.linalg.eig(x)
     if values.dtype.kind == "c":
-        raise EngineError("value error", "eig(): the matrix has complex eigenvalues, and complex numbers are "
-                          "not part of the language yet (a symmetric matrix's are real: use eigh)")
+        raise EngineError("value error", "eig(): the matrix has complex eigenvalues, and eig's rules are for "
+                          "real eigenvalues only (not done yet); a symmetric or Hermitian matrix's are real: use eigh")
     return values, vectors
 
 
