@@ -145,8 +145,6 @@ def test_jacobian_cli():
     assert out.code == 0 and "(re, im) of z" in out.out
     bad = run_cli("jacobian", "conj(z)", "--at", "z=1j", "--holomorphic")
     assert bad.code == 2 and "not holomorphic" in bad.err and "--holomorphic" in bad.err
-    refused = run_cli("jacobian", "exp(z)*z", "--at", "z=1j", "--check")
-    assert refused.code == 2 and "not done yet" in refused.err
 
 
 # ---- Hessians ----------------------------------------------------------------------------------
@@ -239,8 +237,163 @@ def test_derivative_check_compares_both_parts_along_the_real_axis():
 @pytest.mark.parametrize("args", [("grad", "abs(z)**2", "--at", "z=1+2j", "--mode", "forward", "--explain"),
                                   ("jacobian", "exp(z)*z", "--at", "z=1j", "--explain"),
                                   ("derivative", "exp(z)*z", "--at", "z=1j", "--explain"),
-                                  ("hessian", "abs(z)**2", "--at", "z=1j", "--check"),
                                   ("jacobian", "exp(z)*z", "--at", "z=1j", "--holomorphic", "--explain")])
 def test_views_not_done_for_complex_values_are_refused_not_crashes(args):
     out = run_cli(*args)
     assert out.code == 2 and ("complex" in out.err or "--holomorphic" in out.err)
+
+
+# ---- --check and --hand of complex Jacobians and Hessians (the real layout) --------------------
+
+ZS = np.array([1 + 2j, 0.5 - 1j])
+SQUARE_BLOCKS = np.zeros((2, 2, 2, 2))           # d(z_i^2) = 2 z_i dz_i: [[2x, -2y], [2y, 2x]] on the diagonal
+SQUARE_BLOCKS[0, 0] = [[2, -4], [4, 2]]
+SQUARE_BLOCKS[1, 1] = [[1, 2], [-2, 1]]
+SQUARE_LABELS = [f"∂f[{i}].{p}/∂z[{k}].{q}" for i in range(2) for p in ("real", "imag")
+                 for k in range(2) for q in ("real", "imag")]
+# f = real(z0^3) + |z1|^2 imag(z0) = x0^3 - 3 x0 y0^2 + (x1^2 + y1^2) y0 at z = [1+2j, 0.5-1j]
+HESS_F = "real(z[0]**3) + abs(z[1])**2 * imag(z[0])"
+HESS_BLOCKS = np.zeros((2, 2, 2, 2))
+HESS_BLOCKS[0, 0] = [[6, -12], [-12, -6]]        # [[6x0, -6y0], [-6y0, -6x0]]
+HESS_BLOCKS[0, 1] = [[0, 0], [1, -2]]            # d/dy0 of (2 x1 y0, 2 y1 y0)
+HESS_BLOCKS[1, 0] = [[0, 1], [0, -2]]
+HESS_BLOCKS[1, 1] = [[4, 0], [0, 4]]             # 2 y0 I
+
+
+def _target(source):
+    from autodiff.engine.lang.target import load
+    return load(source, None, None)
+
+
+@pytest.mark.parametrize("mode", ["full", "fast"])
+def test_jacobian_check_of_complex_values_perturbs_each_part(mode):
+    target = _target("z*z")
+    r = api.jacobian(None, at={"z": ZS}, target=target)
+    np.testing.assert_array_equal(r.jacobian["z"], SQUARE_BLOCKS)
+    report = api.check_jacobian(r, target, mode=mode, seed=7)
+    assert report.passed
+    if mode == "full":
+        assert [row.label for row in report.entries] == SQUARE_LABELS
+        # each entry's central difference of that output part along that input part
+        np.testing.assert_allclose([row.reference for row in report.entries],
+                                   np.moveaxis(SQUARE_BLOCKS, 2, 1).reshape(-1), atol=1e-9)
+    wrong = SQUARE_BLOCKS.copy()
+    wrong[1, 1, 1, 0] = 2.0                         # d im f1 / d re z1 is -2
+    r.jacobian["z"] = wrong
+    report = api.check_jacobian(r, target, mode=mode, seed=7)
+    failed = (report.full if mode == "fast" else report).failures
+    assert not report.passed and [row.label for row in failed] == ["∂f[1].imag/∂z[1].real"]
+    assert failed[0].reference == pytest.approx(-2.0, abs=1e-9)
+
+
+def test_jacobian_check_of_a_complex_output_of_a_real_input_and_a_holomorphic_one():
+    target = _target("exp(1j*x)")
+    report = api.check_jacobian(api.jacobian(None, at={"x": np.array([0.5, 1.0])}, target=target), target)
+    assert report.passed and [row.label for row in report.entries][:3] == [
+        "∂f[0].real/∂x[0]", "∂f[0].real/∂x[1]", "∂f[0].imag/∂x[0]"]
+    assert report.entries[0].reference == pytest.approx(-math.sin(0.5), rel=1e-9)
+    target = _target("exp(z)*z")
+    r = api.jacobian(None, at={"z": 1j}, target=target, holomorphic=True)
+    report = api.check_jacobian(r, target)          # f'(z) as its real blocks [[Re, -Im], [Im, Re]]
+    a = (1 + 1j) * cmath.exp(1j)
+    assert report.passed and [row.claimed for row in report.entries] == pytest.approx(
+        [a.real, -a.imag, a.imag, a.real], rel=1e-15)
+    r.jacobian["z"] = np.conj(a)
+    assert [row.label for row in api.check_jacobian(r, target).failures] == ["∂f.real/∂z.imag", "∂f.imag/∂z.real"]
+
+
+@pytest.mark.parametrize("mode", ["full", "fast"])
+def test_hessian_check_of_complex_inputs_perturbs_each_part(mode):
+    target = _target(HESS_F)
+    r = api.hessian(None, at={"z": ZS}, target=target)
+    np.testing.assert_allclose(r.hessian["z"]["z"], HESS_BLOCKS, atol=1e-15)
+    report = api.check_hessian(r, target, mode=mode, seed=3)
+    assert report.passed
+    if mode == "full":
+        assert [row.label for row in report.entries][:3] == [
+            "∂²f/∂z[0].real∂z[0].real", "∂²f/∂z[0].real∂z[0].imag", "∂²f/∂z[0].real∂z[1].real"]
+        np.testing.assert_allclose([row.reference for row in report.entries],
+                                   np.moveaxis(HESS_BLOCKS, 2, 1).reshape(-1), atol=1e-9)
+    wrong = np.array(r.hessian["z"]["z"])
+    wrong[0, 1, 1, 0] = 0.0                         # d²f / dy0 dx1 is 1
+    r.hessian["z"]["z"] = wrong
+    report = api.check_hessian(r, target, mode=mode, seed=3)
+    failed = (report.full if mode == "fast" else report).failures
+    assert not report.passed and [row.label for row in failed] == ["∂²f/∂z[0].imag∂z[1].real"]
+
+
+def test_hessian_check_of_complex_and_real_inputs_together():
+    target = _target("real(z**3) + x*imag(z)")
+    r = api.hessian(None, at={"z": 1 + 2j, "x": 2.0}, target=target)
+    report = api.check_hessian(r, target)
+    assert report.passed
+    assert [row.label for row in report.entries] == [
+        "∂²f/∂z.real∂z.real", "∂²f/∂z.real∂z.imag", "∂²f/∂z.real∂x", "∂²f/∂z.imag∂z.real", "∂²f/∂z.imag∂z.imag",
+        "∂²f/∂z.imag∂x", "∂²f/∂x∂z.real", "∂²f/∂x∂z.imag", "∂²f/∂x∂x"]
+    assert [row.reference for row in report.entries] == pytest.approx([6, -12, 0, -12, -6, 1, 0, 1, 0], abs=1e-9)
+
+
+HAND = """import numpy as np
+
+def f(z):
+    return z * z
+
+def f_jac(z):
+    x = np.real(z)
+    y = np.imag(z)
+    return np.array([[2 * x, -2 * y], [2 * y, 2 * x]])
+
+def f_jac_wrong(z):
+    x = np.real(z)
+    y = np.imag(z)
+    return np.array([[2 * x, 2 * y], [2 * y, 2 * x]])
+
+def f_prime(z):
+    return 2 * z
+
+def f_prime_conj(z):
+    return 2 * np.conj(z)
+
+def e(z):
+    return np.real(z ** 3)
+
+def e_hess(z):
+    x = np.real(z)
+    y = np.imag(z)
+    return np.array([[6 * x, -6 * y], [-6 * y, -6 * x]])
+
+def e_hess_wrong(z):
+    x = np.real(z)
+    y = np.imag(z)
+    return np.array([[6 * x, -6 * y], [-6 * y, 6 * x]])
+"""
+
+
+def _failing(out) -> list:
+    import json
+    return [e["entry"] for e in json.loads(out.out)["check"]["entries"] if e["verdict"] == "fail"]
+
+
+def test_cli_check_of_complex_jacobians_and_hessians():
+    assert run_cli("jacobian", "z*z", "--at", "z=[1+2j,0.5-1j]", "--check").code == 0
+    assert run_cli("jacobian", "z*z", "--at", "z=[1+2j,0.5-1j]", "--check", "fast").code == 0
+    assert run_cli("jacobian", "exp(z)*z", "--at", "z=1j", "--holomorphic", "--check").code == 0
+    out = run_cli("hessian", HESS_F, "--at", "z=[1+2j,0.5-1j]", "--check", "--json")
+    assert out.code == 0 and len(out.json["check"]["entries"]) == 16
+    assert out.json["check"]["entries"][6]["entry"] == "∂²f/∂z[0].imag∂z[1].real"
+    assert run_cli("hessian", HESS_F, "--at", "z=[1+2j,0.5-1j]", "--check", "fast").code == 0
+
+
+def test_cli_hand_of_complex_jacobians_and_hessians(tmp_path):
+    path = tmp_path / "cm.py"
+    path.write_text(HAND)
+    p = str(path)
+    assert run_cli("jacobian", p, "--fn", "f", "--at", "z=1+2j", "--hand", "f_jac").code == 0
+    bad = run_cli("jacobian", p, "--fn", "f", "--at", "z=1+2j", "--hand", "f_jac_wrong", "--json")
+    assert bad.code == 1 and _failing(bad) == ["J[0, 1]"]       # d re f / d im z is -2y = -4
+    assert run_cli("jacobian", p, "--fn", "f", "--at", "z=1+2j", "--hand", "f_prime", "--holomorphic").code == 0
+    bad = run_cli("jacobian", p, "--fn", "f", "--at", "z=1+2j", "--hand", "f_prime_conj", "--holomorphic", "--json")
+    assert bad.code == 1 and _failing(bad) == ["J.imag"]
+    assert run_cli("hessian", p, "--fn", "e", "--at", "z=1+2j", "--hand", "e_hess").code == 0
+    bad = run_cli("hessian", p, "--fn", "e", "--at", "z=1+2j", "--hand", "e_hess_wrong", "--json")
+    assert bad.code == 1 and _failing(bad) == ["H[1, 1]"]       # d²f/dy² is -6x = -6

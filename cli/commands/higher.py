@@ -131,8 +131,6 @@ def _matrix(kind, target, at, fn, of, dtype, as_json, wrt, how, options) -> int:
     check_mode, seed, tolerance = check_settings(options)
     lim, tgt, values = load_point(target, fn, of, at, options)
     result = compute(None, values, wrt_names(wrt), how, dtype_name=dtype, limits=lim, target=tgt, **holomorphic)
-    if getattr(result, "layout", None) or getattr(result, "holomorphic", False):
-        refuse_complex_check(kind, check_mode, hand)
     if hand is not None:
         report = _hand_report(kind, result, tgt, hand, dtype, tolerance)
     else:
@@ -142,15 +140,6 @@ def _matrix(kind, target, at, fn, of, dtype, as_json, wrt, how, options) -> int:
         return emit_checked({**to_json(result), **point_json(result)}, report)
     show(tgt, result)
     return show_check(report)
-
-
-def refuse_complex_check(kind, check_mode, hand) -> None:
-    """--check and --hand of a Jacobian or Hessian compare real entries: not yet for complex values."""
-    if check_mode is not None or hand is not None:
-        from ...parser.errors import SourceError
-        raise SourceError("not implemented", f"{'--hand' if hand is not None else '--check'} of a {kind} of complex "
-                          "values is not done yet", None, f"check the gradient instead: `autodiff grad ... --check` "
-                          "perturbs the real and imaginary parts separately")
 
 
 def _hand_report(kind, result, target, hand, dtype, tolerance):

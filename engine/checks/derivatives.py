@@ -79,7 +79,7 @@ def check_derivatives(result, target, dtype="float64", limits=None, rtol=None, a
         return f"{order_label(k + 1)} = {d}{order_label(k)}/{d}{name}{suffixes[part]}"
 
     rows, report.evaluations = vector_full_check(runner, inputs, [result.name], claimed, labels, tol, conventions,
-                                                 label)
+                                                 label, real_axis=True)
     report.entries = [row[0] for row in rows]
     mark_detached(report.entries, report.detached)
     mark_trusted(report)

@@ -111,8 +111,13 @@ def _direction(rng, like):
 
 
 def _host(v):
+    """A hand function's result on the host, float64, or complex128 where it is complex (a
+    --holomorphic Jacobian's f'(z), compared part by part)."""
     v = to_host_value(strip(v))
-    return np().asarray(v, dtype=np().float64) if isinstance(v, (list, tuple)) or hasattr(v, "shape") else float(v)
+    if isinstance(v, (list, tuple)) or hasattr(v, "shape"):
+        a = np().asarray(v)
+        return a.astype(np().complex128 if a.dtype.kind == "c" else np().float64)
+    return complex(v) if isinstance(v, complex) else float(v)
 
 
 __all__ = ["jacobian_rows", "hessian_rows", "tangent_rows", "matrix_report", "tolerance_for", "DOT_LABEL"]

@@ -14,12 +14,13 @@ from __future__ import annotations
 import math
 
 from ..core.backend import np, to_device, to_host
+from ..core.complexes import is_complex
 from ..core.sequences import as_rows
 from .differences import Objective, Perturber, fast_check, power_of_two_steps
 from .gradient import random_seed
 from .one_hot_outputs import OneHotOutputs
 from .rules import check_rules, mark_trusted
-from .report import CheckReport, entry_labels, tolerance_for
+from .report import CheckReport, complex_labels, entry_labels, real_entries, tolerance_for
 from .stacked_points import StackedGradients, StackedOutputs
 from .verdict_arrays import judge_all, largest_finite_of, noise_floor_of
 from .verdicts import branch_reason, convention_text, conventions_of, detached_text, mark_detached
@@ -43,7 +44,26 @@ class GradientRunner:
         self.signature = tuple(r.signature)
         if not self.wrt:
             return np().zeros(0)
-        return np().concatenate([np().asarray(r.gradient[w], dtype=np().float64).reshape(-1) for w in self.wrt])
+        return np().concatenate([real_entries(to_host(r.gradient[w])) for w in self.wrt])
+
+
+class RealParts:
+    """A runner whose complex output reads as its real entries: an array of the output's shape
+    + (2,), (re, im) last; a real output as it is (fast mode's vᵀf of a complex f)."""
+
+    def __init__(self, runner):
+        self.runner = runner
+
+    @property
+    def signature(self):
+        return self.runner.signature
+
+    def __call__(self, values):
+        out = self.runner(values)
+        if not is_complex(out):
+            return out
+        a = np().asarray(to_host(out))
+        return np().stack([a.real, a.imag], axis=-1)
 
 
 def _flat(runner, values, size):
@@ -52,18 +72,20 @@ def _flat(runner, values, size):
         out = runner({k: to_device(v) for k, v in values.items()})       # each point moves once
     except Exception:              # a perturbed run that fails is no evidence: non-finite rows
         return [math.nan] * size
-    a = np().asarray(to_host(out), dtype=np().float64).reshape(-1)
+    a = real_entries(to_host(out))
     return a.tolist() if a.size == size else [math.nan] * size
 
 
 # ---- full mode ---------------------------------------------------------------------------------
 
 def vector_full_check(runner, inputs: dict, names, claimed, out_labels, tol, conventions=(),
-                      label=None, batch=None) -> tuple:
+                      label=None, batch=None, real_axis=False) -> tuple:
     """claimed[i][j] (entry i of the output, entry j of the inputs `names`, flattened in order)
     against central differences of the runner's output i along input entry j, with Richardson
     extrapolation. `batch(inputs, names, steps, f0, n_out)`, if given, evaluates every perturbed
     point at once, and x again (stacked_points.py), or returns None (then each point is one run).
+    A complex input's entries are its elements' real and imaginary parts (labels_of), or with
+    `real_axis` its real parts alone (labelled as the elements: a holomorphic derivative's check).
     Returns (rows as a list of lists [i][j], evaluations)."""
     p = Perturber(inputs)
     n_out = len(out_labels)
@@ -72,10 +94,13 @@ def vector_full_check(runner, inputs: dict, names, claimed, out_labels, tol, con
     convention = convention_text(conventions)
     plan = []                                 # per input entry j: (name, k, label, x, h)
     for name in names:
-        shape = np().shape(inputs[name]) if hasattr(inputs[name], "shape") else ()
         xs = p.entries(name)
-        for k, (in_label, x, h) in enumerate(zip(entry_labels(name, shape), xs, power_of_two_steps(xs, tol.step))):
-            plan.append((name, k, in_label, x, h))
+        ks = range(len(xs))
+        labels = labels_of(name, inputs[name])
+        if real_axis and is_complex(inputs[name]):
+            ks, labels = ks[::2], labels_of(name, np().real(inputs[name]))
+        for k, in_label, h in zip(ks, labels, power_of_two_steps([xs[k] for k in ks], tol.step)):
+            plan.append((name, k, in_label, xs[k], h))
     stacked = batch(inputs, names, [e[4] for e in plan], f0, n_out) if batch is not None and plan else None
     if stacked is not None:
         f0, stacked = stacked
@@ -136,8 +161,53 @@ def _pair_label(out_label, in_label):
     return f"∂{out_label}/∂{in_label}"
 
 
+def labels_of(name, x) -> list:
+    """The labels of x's real entries, in the Perturber's order: a complex element's real part,
+    then its imaginary part (complex_labels)."""
+    shape = np().shape(x) if hasattr(x, "shape") else ()
+    return complex_labels(name, shape) if is_complex(x) else entry_labels(name, shape)
+
+
 def _entry_labels(inputs, names):
-    return [lab for w in names for lab in entry_labels(w, np().shape(inputs[w]) if hasattr(inputs[w], "shape") else ())]
+    return [lab for w in names for lab in labels_of(w, inputs[w])]
+
+
+def _parts(x) -> tuple:
+    return (2,) if is_complex(x) else ()
+
+
+def real_matrix(block, out, x):
+    """A block of the real layout (complex_derivatives.py: out.shape + x.shape, then (re, im) of
+    the output where `out` is complex, then (re, im) of x where x is complex) as a matrix
+    (real entries of the output, real entries of x), each side in real_entries' order."""
+    out_shape, in_shape = np().shape(out), np().shape(x)
+    a = np().asarray(block, dtype=np().float64).reshape(out_shape + in_shape + _parts(out) + _parts(x))
+    if is_complex(out):
+        a = np().moveaxis(a, len(out_shape) + len(in_shape), len(out_shape))
+    return a.reshape(len(labels_of("f", out)), len(labels_of("x", x)))
+
+
+def real_blocks_of(result, w):
+    """The Jacobian of input w in the real layout; a --holomorphic one (f'(z) = df/dx) as its
+    real blocks [[Re f', -Im f'], [Im f', Re f']] (f' alone, as (re, im), for a real input)."""
+    j = result.jacobian[w]
+    if not getattr(result, "holomorphic", False) or not is_complex(j):
+        return j
+    j = np().asarray(to_host(j), dtype=np().complex128)
+    if not is_complex(result.inputs[w]):
+        return np().stack([j.real, j.imag], axis=-1)
+    return np().stack([np().stack([j.real, -j.imag], axis=-1), np().stack([j.imag, j.real], axis=-1)], axis=-2)
+
+
+def _as_claimed(total, x):
+    """A claimed directional gradient over x's real entries as fast_check reads it: a complex
+    input's as ∂/∂x + i ∂/∂y per element."""
+    shape = np().shape(x) if hasattr(x, "shape") else ()
+    if is_complex(x):
+        pairs = np().asarray(total, dtype=np().float64).reshape(shape + (2,))
+        g = pairs[..., 0] + 1j * pairs[..., 1]
+        return g if shape else complex(g)
+    return np().asarray(total).reshape(shape) if shape else float(np().asarray(total).reshape(-1)[0])
 
 
 def _matrix(blocks, out_size):
@@ -152,23 +222,26 @@ def _matrix(blocks, out_size):
 
 def check_jacobian(result, target, mode="full", seed=None, dtype="float64", limits=None, rtol=None,
                    atol=None, step=None, trust_rules=False) -> CheckReport:
-    """Check a JacobianResult (engine/forward.py) against finite differences of the target."""
+    """Check a JacobianResult (engine/forward.py) against finite differences of the target. Where
+    a value is complex, over real entries: the real and imaginary parts each perturbed on their
+    own and each output's parts differenced, against the real layout (real_matrix)."""
     _mode(mode)
     set_dtype(dtype)
     tol = tolerance_for(dtype, rtol, atol, step)
     names = list(result.jacobian)
     conventions = conventions_of(result.kinks)
-    out_shape = np().shape(result.value)
-    out_size = int(np().prod(out_shape)) if out_shape else 1
+    out_labels = labels_of("f", result.value)
     report = CheckReport(mode=mode, claimed="AD", reference="FD", dtype=dtype, tolerance=tol, value=result.value,
                          conventions=conventions, kind="jacobian", detached=detached_text(result.detached),
                          rules=check_rules(result.rules, tol, trust_rules, getattr(target, "filename", None)))
     runner = ReplayRunner(target, limits)
+    complex_run = is_complex(result.value) or any(is_complex(result.inputs[w]) for w in names)
+    blocks = {w: real_matrix(real_blocks_of(result, w), result.value, result.inputs[w]) for w in names}
 
     def full():
-        claimed = _matrix([result.jacobian[w] for w in names], out_size)
-        rows, n = vector_full_check(runner, result.inputs, names, claimed, entry_labels("f", out_shape), tol,
-                                    conventions, batch=OneHotOutputs(target, limits, StackedOutputs(target, limits)))
+        claimed = _matrix([blocks[w] for w in names], len(out_labels))
+        batch = None if complex_run else OneHotOutputs(target, limits, StackedOutputs(target, limits))
+        rows, n = vector_full_check(runner, result.inputs, names, claimed, out_labels, tol, conventions, batch=batch)
         flat = [e for row in rows for e in row]
         mark_detached(flat, report.detached)
         return flat, n
@@ -179,13 +252,11 @@ def check_jacobian(result, target, mode="full", seed=None, dtype="float64", limi
         mark_trusted(report)
         return report
     report.seed = random_seed() if seed is None else int(seed)
-    v = None
-    claimed = dict(result.jacobian)
-    if out_shape:
-        v = np().random.default_rng([report.seed, 1]).standard_normal(out_shape)
-        claimed = {w: np().tensordot(v, np().asarray(result.jacobian[w], dtype=np().float64), axes=len(out_shape))
-                   for w in names}
-    return _projected(report, Objective(runner, v), result.inputs, claimed, tol, names,
+    out_shape = np().shape(result.value) + _parts(result.value)
+    v = np().random.default_rng([report.seed, 1]).standard_normal(out_shape) if out_shape else None
+    claimed = {w: _as_claimed(blocks[w][0] if v is None else v.reshape(-1) @ blocks[w], result.inputs[w])
+               for w in names}
+    return _projected(report, Objective(RealParts(runner), v), result.inputs, claimed, tol, names,
                       "vᵀJd" if out_shape else "Jd", full, dtype, result.value, conventions)
 
 
@@ -227,6 +298,8 @@ def check_hessian(result, target, mode="full", seed=None, dtype="float64", limit
     runner = GradientRunner(target, names, dtype, limits)
     labels = _entry_labels(inputs, names)
     sizes = [len(_entry_labels(inputs, [w])) for w in names]
+    complex_run = any(is_complex(inputs[w]) for w in names)
+    matrices = {a: {b: real_matrix(result.hessian[a][b], inputs[a], inputs[b]) for b in names} for a in names}
 
     def full():
         # claimed[i][j]: gradient entry i (of b) along input entry j (of a), i.e. H[a][b][k, l]
@@ -234,12 +307,12 @@ def check_hessian(result, target, mode="full", seed=None, dtype="float64", limit
         for b, nb in zip(names, sizes):
             block_rows = [[] for _ in range(nb)]
             for a, na in zip(names, sizes):
-                h = np().asarray(result.hessian[a][b], dtype=np().float64).reshape(na, nb)
+                h = matrices[a][b]
                 for l in range(nb):
                     block_rows[l].extend(h[:, l].tolist())
             claimed.extend(block_rows)
         rows, n = vector_full_check(runner, inputs, names, claimed, labels, tol, conventions, _hessian_label,
-                                    batch=StackedGradients(target, names, limits))
+                                    batch=None if complex_run else StackedGradients(target, names, limits))
         # one row per entry of H in its own order: (a_k, b_l) with a_k the perturbed input
         ordered = [rows[i][j] for j in range(len(labels)) for i in range(len(labels))]
         for e in ordered:
@@ -260,9 +333,8 @@ def check_hessian(result, target, mode="full", seed=None, dtype="float64", limit
     for a, na in zip(names, sizes):
         total = np().zeros(na)
         for b, nb in zip(names, sizes):
-            total += np().asarray(result.hessian[a][b], dtype=np().float64).reshape(na, nb) @ u_by[b]
-        shape = np().shape(inputs[a]) if hasattr(inputs[a], "shape") else ()
-        claimed[a] = total.reshape(shape) if shape else float(total[0])
+            total += matrices[a][b] @ u_by[b]
+        claimed[a] = _as_claimed(total, inputs[a])
     return _projected(report, Objective(runner, u), inputs, claimed, tol, names, "uᵀHd", full, dtype,
                       result.value, conventions)
 

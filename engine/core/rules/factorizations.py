@@ -1,21 +1,26 @@
-"""Factorizations numpy returns as several arrays, one entry per array: the thin QR of a matrix
-with at least as many rows as columns (Q and R, LAPACK's signs), and the eigen-decomposition of
+"""Factorizations numpy returns as several arrays, one entry per array: the thin QR of a real or
+complex matrix with at least as many rows as columns (Q and R, LAPACK's signs and, for a complex
+one, R's real diagonal), and the eigen-decomposition of
 a general real matrix with real, distinct eigenvalues (values in LAPACK's order, unit
 eigenvectors as columns). Each rule is written in the ops, so they differentiate again.
 
 QR's JVP: with C = Qᵀ dA R⁻¹ and M = triu(C) + tril(C, -1)ᵀ (the upper triangular part of
-dR R⁻¹, Qᵀ dQ being antisymmetric), dR = M R and dQ = dA R⁻¹ - Q M; the VJPs are its transpose.
+dR R⁻¹, Qᵀ dQ being antisymmetric), dR = M R and dQ = dA R⁻¹ - Q M; the VJPs are its transpose. A complex matrix: C = Qᴴ dA R⁻¹ and
+M = triu(C, 1) + tril(C, -1)ᴴ + Re diag(C) (Qᴴ dQ anti-Hermitian, diag R real), the VJPs the
+plain transposes (core/complexes.py's convention). eig refuses complex eigenvalues and matrices.
 eig's: with C = V⁻¹ dA V, dw = diag(C) and dV = V (F ∘ C), F_ij = 1 / (w_j - w_i) off the
 diagonal, then made orthogonal to each unit column (numpy's normalization)."""
 from __future__ import annotations
 
 from ..backend import xp
+from ..complexes import is_complex
 from ..errors import EngineError
 from ..primitives import defprim, shape
 from ..tape import strip
 from .arithmetic import div, matmul, matrix_transpose
 from .comparisons import where
-from .linalg import float_dtype, inv
+from .complexes import conj, real
+from .linalg import conj_if, float_dtype, inv
 from .reductions import sum
 from .shapes import expand_dims
 
@@ -28,15 +33,29 @@ def _masks(n, like):
 
 
 def _upper_of(c, n, like):
-    """M = triu(C) + tril(C, -1)ᵀ: the upper triangular matrix of C's two triangles."""
+    """M = triu(C) + tril(C, -1)ᵀ: the upper triangular matrix of C's two triangles. For a
+    complex `like`: triu(C, 1) + tril(C, -1)ᴴ + Re diag(C) (Qᴴ dQ is anti-Hermitian, and R's
+    diagonal stays real, LAPACK's)."""
     upper, lower = _masks(n, like)
-    return c * upper + matrix_transpose(c * lower)
+    if not is_complex(like):
+        return c * upper + matrix_transpose(c * lower)
+    diagonal = xp().eye(n, dtype=float_dtype(like))
+    return c * (upper - diagonal) + conj(matrix_transpose(c * lower)) + real(c) * diagonal
 
 
 def _upper_of_transposed(m_bar, n, like):
-    """The transpose of _upper_of: triu(M̄) + tril(M̄ᵀ, -1)."""
+    """The transpose of _upper_of: triu(M̄) + tril(M̄ᵀ, -1); for a complex `like`,
+    triu(M̄, 1) + tril(conj(M̄ᵀ), -1) + Re diag(M̄)."""
     upper, lower = _masks(n, like)
-    return m_bar * upper + matrix_transpose(m_bar) * lower
+    if not is_complex(like):
+        return m_bar * upper + matrix_transpose(m_bar) * lower
+    diagonal = xp().eye(n, dtype=float_dtype(like))
+    return m_bar * (upper - diagonal) + conj(matrix_transpose(m_bar)) * lower + real(m_bar) * diagonal
+
+
+def _adjoint_if(x, v):
+    """vᴴ where x is complex, vᵀ where it is real."""
+    return conj(matrix_transpose(v)) if is_complex(x) else matrix_transpose(v)
 
 
 def _qr(x):
@@ -54,30 +73,34 @@ def _qr_parts(x):
 
 def _qr_r_jvp(t, ans, x):
     q, rinv, n = _qr_parts(x)
-    c = matmul(matmul(matrix_transpose(q), t), rinv)
+    c = matmul(matmul(_adjoint_if(x, q), t), rinv)
     return matmul(_upper_of(c, n, strip(ans)), ans)
 
 
 def _qr_r_vjp(g, ans, x):
+    # the plain transposes of the JVP's maps: C = Qᴴ dA R⁻¹ gives Ā = conj(Q) C̄ R⁻ᵀ
     q, rinv, n = _qr_parts(x)
     c_bar = _upper_of_transposed(matmul(g, matrix_transpose(ans)), n, strip(ans))
-    return matmul(matmul(q, c_bar), matrix_transpose(rinv))
+    return matmul(matmul(conj_if(x, q), c_bar), matrix_transpose(rinv))
 
 
 def _qr_q_jvp(t, ans, x):
     q, rinv, n = _qr_parts(x)
-    c = matmul(matmul(matrix_transpose(q), t), rinv)
+    c = matmul(matmul(_adjoint_if(x, q), t), rinv)
     return matmul(t, rinv) - matmul(q, _upper_of(c, n, strip(ans)))
 
 
 def _qr_q_vjp(g, ans, x):
     q, rinv, n = _qr_parts(x)
     c_bar = _upper_of_transposed(-matmul(matrix_transpose(q), g), n, strip(ans))
-    return matmul(g + matmul(q, c_bar), matrix_transpose(rinv))
+    return matmul(g + matmul(conj_if(x, q), c_bar), matrix_transpose(rinv))
 
 
-qr_q = defprim("qr_q", lambda x: _qr(x)[0], needs_ans=True, vjp=(_qr_q_vjp,), jvp=(_qr_q_jvp,))
-qr_r = defprim("qr_r", lambda x: _qr(x)[1], needs_ans=True, vjp=(_qr_r_vjp,), jvp=(_qr_r_jvp,))
+# complex values: Q with orthonormal columns (QᴴQ = I), R with LAPACK's real diagonal
+qr_q = defprim("qr_q", lambda x: _qr(x)[0], needs_ans=True, vjp=(_qr_q_vjp,), jvp=(_qr_q_jvp,),
+               complex_values=True, holomorphic=False)
+qr_r = defprim("qr_r", lambda x: _qr(x)[1], needs_ans=True, vjp=(_qr_r_vjp,), jvp=(_qr_r_jvp,),
+               complex_values=True, holomorphic=False)
 
 
 def _eig(x):
@@ -87,8 +110,8 @@ def _eig(x):
                           "no general eigensolver); a symmetric matrix's: use eigh")
     values, vectors = m.linalg.eig(x)
     if values.dtype.kind == "c":
-        raise EngineError("value error", "eig(): the matrix has complex eigenvalues, and complex numbers are "
-                          "not part of the language yet (a symmetric matrix's are real: use eigh)")
+        raise EngineError("value error", "eig(): the matrix has complex eigenvalues, and eig's rules are for "
+                          "real eigenvalues only (not done yet); a symmetric or Hermitian matrix's are real: use eigh")
     return values, vectors
 
 

@@ -5,14 +5,16 @@ the Hessian of det or of log|det| comes out of the table like any other.
 
 eigh and cholesky read the symmetric part (A + Aᵀ)/2 of their argument (numpy reads one
 triangle; the two agree on the symmetric matrices they are meant for, and the symmetric part
-keeps the derivative a derivative of what is computed); eigh of a complex matrix reads its
-Hermitian part (A + Aᴴ)/2.
+keeps the derivative a derivative of what is computed); eigh and cholesky of a complex matrix
+read its Hermitian part (A + Aᴴ)/2.
 
 Complex matrices (core/complexes.py's convention: a rule is the plain transpose of the real-linear
 derivative): det, inv, solve and einsum are holomorphic in the entries, so their real rules, with
 plain transposes (never conjugate ones), hold as written. log|det|, the eigenvalues of a
 Hermitian matrix and the singular values are real functions of complex entries: their rules
-conjugate the factors where the derivative reads Re(...) (`_conj_if`, `_real_if`). The
+conjugate the factors where the derivative reads Re(...) (`conj_if`, `_real_if`). The
+Cholesky factor of a Hermitian positive definite matrix (A = L Lᴴ, L's diagonal real) has
+dL = L Φ(L⁻¹ dS L⁻ᴴ), dS the Hermitian part of dA, and its plain transpose. The
 eigenvectors of a Hermitian matrix and the singular vectors of a complex matrix: their rules hold
 each vector's phase, and a loss that depends on that phase (arbitrary: v and e^{iφ} v are both
 eigenvectors; u_k and v_k share one) is refused (`_refuse_phase_dependence`)."""
@@ -49,7 +51,7 @@ def float_dtype(v):
     return dtype if dtype is not None and dtype.kind == "f" else xp().float64
 
 
-def _conj_if(x, v):
+def conj_if(x, v):
     """conj(v) where x is complex, v itself where it is real (no step on a real tape)."""
     return conj(v) if is_complex(x) else v
 
@@ -134,22 +136,26 @@ def _half_lower(n, like):
 
 
 def _cholesky_vjp(g, ans, x):
-    # Murray (2016): Ā = L⁻ᵀ Φ(Lᵀ L̄) L⁻¹, then its symmetric part
+    # Murray (2016): Ā = L⁻ᵀ Φ(Lᵀ L̄) L⁻¹, then its symmetric part; for a complex x (A = L Lᴴ, the
+    # plain transpose of dL = L Φ(L⁻¹ dS L⁻ᴴ)): L⁻ᵀ Φ(Lᵀ L̄) conj(L⁻¹), then its Hermitian part
     linv = inv(ans)
     inner = matmul(matrix_transpose(ans), g) * _half_lower(shape(ans)[-1], strip(ans))
-    s = matmul(matmul(matrix_transpose(linv), inner), linv)
-    return 0.5 * (s + matrix_transpose(s))
+    s = matmul(matmul(matrix_transpose(linv), inner), conj_if(x, linv))
+    return _hermitian_part(x, s)
 
 
 def _cholesky_jvp(t, ans, x):
+    # dL = L Φ(L⁻¹ dS L⁻ᴴ), dS the Hermitian part of dA (the symmetric part of a real one); the
+    # diagonal of L⁻¹ dS L⁻ᴴ is real, as L's stays
     linv = inv(ans)
-    sym = 0.5 * (t + matrix_transpose(t))
-    inner = matmul(matmul(linv, sym), matrix_transpose(linv)) * _half_lower(shape(ans)[-1], strip(ans))
-    return matmul(ans, inner)
+    inner = matmul(matmul(linv, _hermitian_part(x, t)), conj_if(x, matrix_transpose(linv)))
+    return matmul(ans, inner * _half_lower(shape(ans)[-1], strip(ans)))
 
 
+# complex values: A Hermitian positive definite, numpy's lower L with A = L Lᴴ (a real diagonal)
 cholesky = defprim("cholesky", lambda x: _np_linalg().cholesky(_symmetric(x)), needs_ans=True, emits_at_shapes=True,
-                   builtin="cholesky", vjp=(_cholesky_vjp,), jvp=(_cholesky_jvp,))
+                   builtin="cholesky", vjp=(_cholesky_vjp,), jvp=(_cholesky_jvp,), complex_values=True,
+                   holomorphic=False)
 
 
 def _eigh(x):
@@ -159,7 +165,7 @@ def _eigh(x):
 def _eigvalsh_vjp(g, ans, x):
     # dw_k = Re(v_kᴴ dA v_k): the adjoint conj(V) diag(g) Vᵀ (V diag(g) Vᵀ for a real x)
     vectors = eigh_vectors(x)
-    return matmul(_conj_if(x, vectors) * expand_dims(_real_if(x, g), -2), matrix_transpose(vectors))
+    return matmul(conj_if(x, vectors) * expand_dims(_real_if(x, g), -2), matrix_transpose(vectors))
 
 
 def _eigvalsh_jvp(t, ans, x):
@@ -184,7 +190,7 @@ def _gaps(x):
 
 def _hermitian_part(x, t):
     """(t + tᵀ)/2, or (t + tᴴ)/2 where x is complex: the derivative of what eigh reads."""
-    return 0.5 * (t + _conj_if(x, matrix_transpose(t)))
+    return 0.5 * (t + conj_if(x, matrix_transpose(t)))
 
 
 def _eigh_vectors_vjp(g, ans, x):
@@ -193,7 +199,7 @@ def _eigh_vectors_vjp(g, ans, x):
     inner = matmul(matrix_transpose(ans), g)
     if is_complex(x):
         _refuse_phase_dependence(inner, "eigenvector", "use a function of abs(v) or of v conj(v)ᵀ")
-    s = matmul(_conj_if(x, ans), matmul(_gaps(x) * inner, matrix_transpose(ans)))
+    s = matmul(conj_if(x, ans), matmul(_gaps(x) * inner, matrix_transpose(ans)))
     return _hermitian_part(x, s)
 
 
@@ -210,7 +216,7 @@ def _refuse_phase_dependence(inner, what, hint):
 
 
 def _eigh_vectors_jvp(t, ans, x):
-    return matmul(ans, _gaps(x) * matmul(_conj_if(x, matrix_transpose(ans)), matmul(_hermitian_part(x, t), ans)))
+    return matmul(ans, _gaps(x) * matmul(conj_if(x, matrix_transpose(ans)), matmul(_hermitian_part(x, t), ans)))
 
 
 # complex values: the tangent and the adjoint of the Hermitian part's vectors with each vector's phase
@@ -285,7 +291,7 @@ def _svd_factors(x, ans):
     u = getitem(ans, (Ellipsis, slice(0, m), slice(None)))
     vh = getitem(ans, (Ellipsis, slice(m, None), slice(None)))
     s = singular_values(x)
-    return u, vh, _conj_if(x, matrix_transpose(vh)), s, _inverse_square_gaps(s), expand_dims(s, -2), expand_dims(s, -1)
+    return u, vh, conj_if(x, matrix_transpose(vh)), s, _inverse_square_gaps(s), expand_dims(s, -2), expand_dims(s, -1)
 
 
 def _phase_term(x, p, s):
@@ -299,16 +305,16 @@ def _phase_term(x, p, s):
 
 def _svd_vectors_jvp(t, ans, x):
     u, vh, v, s, gaps, row, column = _svd_factors(x, ans)
-    uh = _conj_if(x, matrix_transpose(u))
+    uh = conj_if(x, matrix_transpose(u))
     tv = matmul(t, v)
     dp = matmul(uh, tv)
-    dph = _conj_if(x, matrix_transpose(dp))
+    dph = conj_if(x, matrix_transpose(dp))
     inner_u, inner_v = gaps * (dp * row + column * dph), gaps * (column * dp + dph * row)
     phase = _phase_term(x, dp, s)
     if phase is not None:
         inner_u, inner_v = inner_u + phase, inner_v - phase
     du = matmul(u, inner_u) + div(tv - matmul(u, matmul(uh, tv)), row)
-    dvh = _conj_if(x, matrix_transpose(matmul(v, inner_v)))
+    dvh = conj_if(x, matrix_transpose(matmul(v, inner_v)))
     return concatenate((du, dvh), ndim(x) - 2)
 
 
@@ -318,19 +324,19 @@ def _svd_vectors_vjp(g, ans, x):
     gu = getitem(g, (Ellipsis, slice(0, m), slice(None)))
     gvh = getitem(g, (Ellipsis, slice(m, None), slice(None)))
     of_u = matmul(matrix_transpose(u), gu)                                  # Uᵀ ḡ_U
-    of_v = matmul(matrix_transpose(v), _conj_if(x, matrix_transpose(gvh)))   # Vᵀ ḡ_Vhᴴ
+    of_v = matmul(matrix_transpose(v), conj_if(x, matrix_transpose(gvh)))   # Vᵀ ḡ_Vhᴴ
     if is_complex(x):
         _refuse_phase_dependence(of_u + of_v, "singular vector", "use a function of abs(u), abs(vh) or of u_k "
                                  "and vh_k together (one svd() call's u and vh are checked together)")
     k_u, k_v = gaps * of_u, gaps * of_v
-    inner = (k_u * row + matrix_transpose(_conj_if(x, k_u) * column)
-             + k_v * column + matrix_transpose(_conj_if(x, k_v) * row))
+    inner = (k_u * row + matrix_transpose(conj_if(x, k_u) * column)
+             + k_v * column + matrix_transpose(conj_if(x, k_v) * row))
     phase_u, phase_v = _phase_term(x, of_u, s), _phase_term(x, of_v, s)
     if phase_u is not None:
         inner = inner + phase_u - phase_v
-    cu = _conj_if(x, u)
+    cu = conj_if(x, u)
     projected = div(gu - matmul(cu, of_u), row)
-    return matmul(matmul(cu, inner) + projected, _conj_if(x, vh))
+    return matmul(matmul(cu, inner) + projected, conj_if(x, vh))
 
 
 def _tall(x):
@@ -357,12 +363,12 @@ def singular_vectors(x):
 def _singular_values_vjp(g, ans, x):
     # ds_k = Re(u_kᴴ dA v_k): the adjoint conj(U diag(g) Vh) (U diag(g) Vh for a real x)
     u, vh = singular_vectors(x)
-    return _conj_if(x, matmul(u * expand_dims(_real_if(x, g), -2), vh))
+    return conj_if(x, matmul(u * expand_dims(_real_if(x, g), -2), vh))
 
 
 def _singular_values_jvp(t, ans, x):
     u, vh = singular_vectors(x)
-    return _real_if(x, sum(_conj_if(x, u) * matmul(t, matrix_transpose(_conj_if(x, vh))), -2))
+    return _real_if(x, sum(conj_if(x, u) * matmul(t, matrix_transpose(conj_if(x, vh))), -2))
 
 
 singular_values = defprim("singular_values", lambda x: _np_linalg().svd(x, compute_uv=False),
