@@ -37,6 +37,13 @@ PROGRAMS = {
         {"A": (3, 3), "x": (4,)}),
     "keepdims": ("def f(A):\n    z = A - max(A, 1, keepdims=True)\n    return sum(exp(z) / sum(exp(z), axis=1, keepdims=True)"
                  " * A) + sum(A.mean(axis=0, keepdims=True) * A)\n", {"A": (3, 4)}),
+    "reductions over several axes": (
+        "def f(A, x):\n    return sum(A, axis=(0, 1)) @ x + sum(max(A, axis=(0, 2))) + mean(A, (1, 2))[0]"
+        " + sum(min(A, axis=(2, 0))) + sum(prod(A, axis=(0, 2))) + sum(A.sum(axis=(-1, 0)) * x[:2])\n",
+        {"A": (2, 2, 3), "x": (3,)}),
+    "keepdims with no axis, or over several": (
+        "def f(A):\n    B = A - max(A, keepdims=True)\n    return sum(A / sum(A, keepdims=True)) + sum(mean(A, keepdims=True) * B)"
+        " + sum(sum(A * A, axis=(0, 1), keepdims=True) * A) + min(A, (1, 0), keepdims=True)[0, 0]\n", {"A": (3, 2)}),
     "cumsum, cumprod": ("def f(A, x):\n    return x.cumsum()[1] * sum(cumsum(A, 1) * cumprod(A, axis=0)) + sum(x.cumprod())\n",
                         {"A": (3, 2), "x": (4,)}),
     "an index from argmax": ("def f(A, x):\n    return x[x.argmax()] * A[0, 0] + x[argmin(x)] * A[argmax(x)][1]\n",
@@ -135,6 +142,17 @@ def test_methods_map_to_the_languages_builtins_and_an_unknown_one_is_refused(tmp
     with pytest.raises(SourceError) as err:
         api.emit(str(source), at={"x": np.array([0.5, 1.5, 2.5])})
     assert err.value.kind == "not emitted" and ".squeeze()" in err.value.message and err.value.span.line == 3
+
+
+def test_keepdims_over_all_axes_of_a_value_whose_rank_is_unknown_is_refused_naming_it(tmp_path):
+    """keepdims with no axis needs the value's rank (a parameter's is the point's): where emit does
+    not know it, the call is refused with its line and what to write instead."""
+    source = tmp_path / "program.py"
+    source.write_text("def f(x):\n    y = x * 2.0\n    return sum(y * sum(y, keepdims=True))\n")
+    with pytest.raises(SourceError) as err:
+        api.emit(str(source), at={"x": np.array([0.5, 1.5, 2.5])})
+    assert err.value.kind == "not emitted" and (err.value.span.line, err.value.span.column) == (3, 20)
+    assert "keepdims" in err.value.message and "axis=(0, 1)" in err.value.hint
 
 
 def test_unpacking_a_row_of_another_length_raises_rather_than_returning_a_number(tmp_path):

@@ -147,6 +147,8 @@ class Forms:
             return self.variance(name, x, self.axis(spread.get("axis"), rank(x), e), spread.get("ddof") or 0, e, target)
         if name in ("transpose", "reshape"):
             return self.shaped(name, x, params, e, target)
+        if name == "prod" and params and params[0].__class__ is tuple:       # over several axes
+            return self.low.reduction_over("prod", x, params[0], False, e, target)
         if name == "prod":
             axis = self.axis(params[0] if params else None, rank(x), e)
             return self.reduce("prod", x, axis, line, target)

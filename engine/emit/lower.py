@@ -23,7 +23,7 @@ from ..lang.operator_closures import COMPARISONS as COMPARE_OPS
 from .ir import (Call, Copy, Derivative, For, Function, If, Jump, Opaque, Packed, Plain, Prim, While, jumps,
                  literal, refuse)
 from .iteration import Iteration, is_range
-from .builtin_forms import FORMS, Forms, kink_spelling, as_builtin_call, attribute, positional
+from .builtin_forms import FORMS, Forms, kink_spelling, as_builtin_call, attribute, literal_value, positional
 from .rule_text import primitive
 
 # the table entry of each operator and comparison, as the language applies them
@@ -500,6 +500,11 @@ class Lowering(Iteration):
                 and len(e.args[0].clauses) == 1 and e.args[0].clauses[0][2] and name not in self.helpers:
             return self.filtered_sum(name, e.args[0], target, OPERATORS["+"], OPERATORS["/"])
         arguments = positional(e, refuse) if name not in self.helpers else list(e.args)
+        if name in REDUCTIONS and name not in self.helpers and name not in self.closures and len(arguments) > 1 and \
+                (len(arguments) > 2 or arguments[1] is None or isinstance(arguments[1], (nodes.TupleExpr, nodes.NoneLit))):
+            axis, keep = (literal_value(a, refuse, f"the {k} of {name}") for a, k in
+                          zip(arguments[1:3] + [None] * (3 - len(arguments)), ("axis", "keepdims")))
+            return self.reduction_over(name, self.value(arguments[0], None), axis, keep, e, target)
         if e.keywords and (name in self.helpers or name in self.closures or None in arguments):
             refuse(f"a call of `{name}` with keywords", e.span, "pass its arguments by position")
         args = [self.value(a, None) for a in arguments]
@@ -516,15 +521,35 @@ class Lowering(Iteration):
             return target
         if name in REDUCTIONS and (len(args) == 1 or (len(args) == 2 and is_whole(args[1]))):
             return self.reduction(name, args, line, target)
-        if name in REDUCTIONS and len(args) == 3 and is_whole(args[1]) and args[2].__class__ is bool:
-            if not args[2]:         # keepdims=False
-                return self.reduction(name, args[:2], line, target)
-            kept = self.reduction(name, args[:2], line, None)      # keepdims=True: the axis put back
-            return self.apply("expand_dims", [kept, int(args[1])], line, target)
         prim = self.builtins.get(name)
         if prim is None or not (prim.elementwise or prim.emits_at_shapes) or len(args) != prim.arity:
             return self.opaque(e, name, args, target)
         return self.apply(prim.name, args, line, target, kink_spelling(prim))
+
+    def reduction_over(self, name, x, axis, keep, e, target):
+        """numpy's sum/mean/max/min(x, axis, keepdims) with a tuple of axes or keepdims: the table's
+        reduction over one axis at a time (the last first, so the others keep their numbers), or over
+        all of x; keepdims puts each reduced axis back (expand_dims, the first first). A negative
+        axis, or keepdims over all axes, needs x's rank: a parameter's at the point."""
+        line = e.span.line
+        ndim = self.fixed_ranks.get(x)
+        axes = (axis,) if axis.__class__ is int else axis
+        if (axes is None and keep) or any(a < 0 for a in axes or ()):
+            if ndim is None:
+                refuse(f"`{name}` with keepdims or a negative axis of a value whose rank is unknown here", e.span,
+                       "write its axes as numbers from 0: axis=(0, 1)")
+            axes = tuple(range(ndim)) if axes is None else tuple(a % ndim for a in axes)
+        if axes is not None and len(set(axes)) != len(axes):
+            refuse(f"`{name}` over an axis given twice", e.span, "name each axis once")
+        whole = axes is None or (ndim is not None and len(axes) == ndim)
+        steps = [[x]] if whole else [[None, a] for a in sorted(axes, reverse=True)]
+        out = x
+        for k, step in enumerate(steps):
+            last = k == len(steps) - 1 and not keep
+            out = self.reduction(name, [out, *step[1:]], line, target if last else None)
+        for k, a in enumerate(sorted(axes) if keep else ()):
+            out = self.apply("expand_dims", [out, a], line, target if k == len(axes) - 1 else None)
+        return out
 
     def reduction(self, name, args, line, target):
         """sum(x[, axis]), max, min: the table's, written as numpy's function of that name; mean(x[,
