@@ -44,6 +44,12 @@ PROGRAMS = {
     "keepdims with no axis, or over several": (
         "def f(A):\n    B = A - max(A, keepdims=True)\n    return sum(A / sum(A, keepdims=True)) + sum(mean(A, keepdims=True) * B)"
         " + sum(sum(A * A, axis=(0, 1), keepdims=True) * A) + min(A, (1, 0), keepdims=True)[0, 0]\n", {"A": (3, 2)}),
+    "trace, diagonal, eigvalsh": (
+        "def f(A, x):\n    B = A @ A.T\n    return trace(A) * x[0] + sum(diagonal(A) * x) + A.trace(1) + sum(A.diagonal(-1))"
+        " + trace(B) + sum(eigvalsh(A) * x) + eigvalsh(B + A)[1]\n", {"A": (2, 2), "x": (2,)}),
+    "trace and diagonal of other ranks and axes": (
+        "def f(T, A):\n    return sum(trace(T)) * sum(trace(T, 1, 0, 2)) + sum(diagonal(T, 0, 1, 2) * diagonal(A, 1))\n",
+        {"T": (3, 2, 4), "A": (4, 2)}),
     "cumsum, cumprod": ("def f(A, x):\n    return x.cumsum()[1] * sum(cumsum(A, 1) * cumprod(A, axis=0)) + sum(x.cumprod())\n",
                         {"A": (3, 2), "x": (4,)}),
     "an index from argmax": ("def f(A, x):\n    return x[x.argmax()] * A[0, 0] + x[argmin(x)] * A[argmax(x)][1]\n",

@@ -17,11 +17,11 @@ from ..lang.call_forms import METHODS
 from ..lang.keywords import accepted_keywords
 from .rule_text import primitive
 
-FORMS = ("norm", "prod", "transpose", "reshape", "dot", "var", "std", "clip", "cumsum", "cumprod")     # builtins whose numpy arguments choose the entries they apply
+FORMS = ("norm", "prod", "transpose", "reshape", "dot", "var", "std", "clip", "cumsum", "cumprod", "trace", "diagonal")     # builtins whose numpy arguments choose the entries they apply
 INF = {"inf": math.inf}
 PARAMETERS = {"norm": ("ord", "axis", "keepdims"), "prod": ("axis", "dtype", "out", "keepdims"), "transpose": ("axes",),
               "var": ("axis", "ddof", "keepdims"), "std": ("axis", "ddof", "keepdims"), "cumsum": ("axis",),
-              "cumprod": ("axis",)}
+              "cumprod": ("axis",), "trace": ("offset", "axis1", "axis2"), "diagonal": ("offset", "axis1", "axis2")}
 
 
 def kink_spelling(prim):
@@ -145,6 +145,8 @@ class Forms:
         if name in ("var", "std"):
             spread = dict(zip(PARAMETERS[name], params))
             return self.variance(name, x, self.axis(spread.get("axis"), rank(x), e), spread.get("ddof") or 0, e, target)
+        if name in ("trace", "diagonal"):
+            return self.diagonal(x, params, e, target, summed=name == "trace")
         if name in ("transpose", "reshape"):
             return self.shaped(name, x, params, e, target)
         if name == "prod" and params and params[0].__class__ is tuple:       # over several axes
@@ -169,6 +171,19 @@ class Forms:
         kept = self.low.plain(f"max({count} - {ddof!r}, 0)", None, line)
         result = apply("div", [squares, kept], line, None if name == "std" else target)
         return apply("sqrt", [result], line, target) if name == "std" else result
+
+    def diagonal(self, x, params, e, target, summed):
+        """core/library/shapes.py's diagonal (a getitem of the flattened x at the positions numpy's
+        diagonal takes of an array of x's positions, made where the line runs) and trace (their
+        sum over the diagonal's axis, put first so that it is axis 0 at every rank)."""
+        line = e.span.line
+        offset, axis1, axis2 = (list(params) + [None] * 3)[:3]
+        spec = f"{offset or 0!r}, {0 if axis1 is None else axis1!r}, {1 if axis2 is None else axis2!r}"
+        text = f"np.diagonal(np.arange(np.size({x})).reshape(np.shape({x})), {spec})"
+        positions = self.low.plain(f"np.moveaxis({text}, -1, 0)" if summed else text, None, line)
+        flat = self.low.apply("reshape", [x, (-1,)], line, None)
+        taken = self.low.apply("getitem", [flat, positions], line, None if summed else target)
+        return self.reduce("sum", taken, 0, line, target) if summed else taken
 
     def clip(self, x, bounds, e, target):
         """core/library/elementwise.py's clip: x where it is within the bounds, else the bound."""
