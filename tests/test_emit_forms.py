@@ -50,6 +50,8 @@ PROGRAMS = {
     "trace and diagonal of other ranks and axes": (
         "def f(T, A):\n    return sum(trace(T)) * sum(trace(T, 1, 0, 2)) + sum(diagonal(T, 0, 1, 2) * diagonal(A, 1))\n",
         {"T": (3, 2, 4), "A": (4, 2)}),
+    "squeeze": ("def f(x, A):\n    y = x * 2.0\n    return sum(y.squeeze() * squeeze(A, 0)) + sum(squeeze(A, axis=(0, 2)))"
+                " + sum(A.squeeze(-1) * x) + squeeze(A[0, 1])\n", {"x": (1, 3), "A": (1, 3, 1)}),
     "cumsum, cumprod": ("def f(A, x):\n    return x.cumsum()[1] * sum(cumsum(A, 1) * cumprod(A, axis=0)) + sum(x.cumprod())\n",
                         {"A": (3, 2), "x": (4,)}),
     "an index from argmax": ("def f(A, x):\n    return x[x.argmax()] * A[0, 0] + x[argmin(x)] * A[argmax(x)][1]\n",
@@ -144,10 +146,10 @@ def test_methods_map_to_the_languages_builtins_and_an_unknown_one_is_refused(tmp
     """A method is the builtin of its name (lang/call_forms.py's METHODS); one the IR cannot
     write names itself and its line."""
     source = tmp_path / "program.py"
-    source.write_text("def f(x):\n    y = x * 2.0\n    return sum(y.squeeze())\n")
+    source.write_text("def f(x):\n    y = x * 2.0\n    return sum(y.keys())\n")
     with pytest.raises(SourceError) as err:
         api.emit(str(source), at={"x": np.array([0.5, 1.5, 2.5])})
-    assert err.value.kind == "not emitted" and ".squeeze()" in err.value.message and err.value.span.line == 3
+    assert err.value.kind == "not emitted" and ".keys()" in err.value.message and err.value.span.line == 3
 
 
 def test_keepdims_over_all_axes_of_a_value_whose_rank_is_unknown_is_refused_naming_it(tmp_path):

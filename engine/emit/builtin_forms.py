@@ -17,11 +17,12 @@ from ..lang.call_forms import METHODS
 from ..lang.keywords import accepted_keywords
 from .rule_text import primitive
 
-FORMS = ("norm", "prod", "transpose", "reshape", "dot", "var", "std", "clip", "cumsum", "cumprod", "trace", "diagonal")     # builtins whose numpy arguments choose the entries they apply
+FORMS = ("norm", "prod", "transpose", "reshape", "dot", "var", "std", "clip", "cumsum", "cumprod", "trace", "diagonal",
+         "squeeze")     # builtins whose numpy arguments choose the entries they apply
 INF = {"inf": math.inf}
 PARAMETERS = {"norm": ("ord", "axis", "keepdims"), "prod": ("axis", "dtype", "out", "keepdims"), "transpose": ("axes",),
               "var": ("axis", "ddof", "keepdims"), "std": ("axis", "ddof", "keepdims"), "cumsum": ("axis",),
-              "cumprod": ("axis",), "trace": ("offset", "axis1", "axis2"), "diagonal": ("offset", "axis1", "axis2")}
+              "cumprod": ("axis",), "squeeze": ("axis",), "trace": ("offset", "axis1", "axis2"), "diagonal": ("offset", "axis1", "axis2")}
 
 
 def kink_spelling(prim):
@@ -38,7 +39,7 @@ def as_builtin_call(e, refuse):
     x.astype(float) the value, x.astype(int) trunc(x), x.flatten() and x.ravel() reshape(x, -1),
     x.item() reshape(x, ())."""
     method = e.func
-    if method.attr not in METHODS or method.attr in ("keys", "values", "items", "squeeze"):
+    if method.attr not in METHODS or method.attr in ("keys", "values", "items"):
         refuse(f"the method `.{method.attr}()`", e.span)
     x, name = method.value, method.attr
     kind = e.args[0].id if name == "astype" and len(e.args) == 1 and isinstance(e.args[0], nodes.Name) else None
@@ -145,6 +146,8 @@ class Forms:
         if name in ("var", "std"):
             spread = dict(zip(PARAMETERS[name], params))
             return self.variance(name, x, self.axis(spread.get("axis"), rank(x), e), spread.get("ddof") or 0, e, target)
+        if name == "squeeze":
+            return self.squeeze(x, params[0] if params else None, e, target)
         if name in ("trace", "diagonal"):
             return self.diagonal(x, params, e, target, summed=name == "trace")
         if name in ("transpose", "reshape"):
@@ -172,6 +175,13 @@ class Forms:
         result = apply("div", [squares, kept], line, None if name == "std" else target)
         return apply("sqrt", [result], line, target) if name == "std" else result
 
+    def squeeze(self, x, axis, e, target):
+        """core/library/shapes.py's squeeze (x less its axes of length 1, those of `axis`, which
+        numpy requires to be 1) as core/library/axes.py's gathered: a getitem of the flattened x at
+        numpy's squeeze of an array of x's positions, made where the line runs."""
+        text = f"np.squeeze(np.arange(np.size({x})).reshape(np.shape({x}))" + ("" if axis is None else f", {axis!r}") + ")"
+        return self.gathered(x, text, e.span.line, target)
+
     def diagonal(self, x, params, e, target, summed):
         """core/library/shapes.py's diagonal (a getitem of the flattened x at the positions numpy's
         diagonal takes of an array of x's positions, made where the line runs) and trace (their
@@ -180,10 +190,14 @@ class Forms:
         offset, axis1, axis2 = (list(params) + [None] * 3)[:3]
         spec = f"{offset or 0!r}, {0 if axis1 is None else axis1!r}, {1 if axis2 is None else axis2!r}"
         text = f"np.diagonal(np.arange(np.size({x})).reshape(np.shape({x})), {spec})"
-        positions = self.low.plain(f"np.moveaxis({text}, -1, 0)" if summed else text, None, line)
-        flat = self.low.apply("reshape", [x, (-1,)], line, None)
-        taken = self.low.apply("getitem", [flat, positions], line, None if summed else target)
+        taken = self.gathered(x, f"np.moveaxis({text}, -1, 0)" if summed else text, line, None if summed else target)
         return self.reduce("sum", taken, 0, line, target) if summed else taken
+
+    def gathered(self, x, positions, line, target):
+        """core/library/axes.py's gathered: the table's getitem of the flattened x at `positions`
+        (the text of an array of x's positions rearranged)."""
+        flat = self.low.apply("reshape", [x, (-1,)], line, None)
+        return self.low.apply("getitem", [flat, self.low.plain(positions, None, line)], line, target)
 
     def clip(self, x, bounds, e, target):
         """core/library/elementwise.py's clip: x where it is within the bounds, else the bound."""
