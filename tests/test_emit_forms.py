@@ -74,6 +74,10 @@ LOOPS = {
     "a helper's sum over an axis, in a loop": (
         "def term(X, m):\n    d = (X - m) * 2.0\n    return sum(d * d, 1)\n\n\ndef f(X, M):\n    s = 0.0\n"
         "    for k in range(len(M)):\n        s = s + sum(exp(-term(X, M[k])))\n    return s\n", {"X": (5, 2), "M": (3, 2)}),
+    "comprehensions with several `for` clauses": (
+        "def f(x, A):\n    P = [a * b for a in x for b in x]\n    Q = [[a * r for r in A] for a in x]\n"
+        "    return sum(P * P) + sum(Q[1] * A) + mean([u * v * w for u in x for v in A for w in v])"
+        " + sum([r * k for k in range(2) for r in A][2])\n", {"x": (3,), "A": (2, 2)}),
     "x[i, j] of names": ("def f(A, x):\n    s = 0.0\n    for i in range(len(x)):\n        for j in range(i + 1):\n"
                          "            s = s + A[i, j] * x[j] * x[i]\n    return s\n", {"A": (3, 3), "x": (3,)}),
     "x[i, j] = v of names": ("def f(A, x):\n    B = A * 1.0\n    for i in range(len(x)):\n        for j in range(len(x)):\n"

@@ -70,6 +70,13 @@ def attribute(low, e, target, refuse):
     return low.plain(text, target, e.span.line)
 
 
+def gathered(low, x, positions, line, target):
+    """core/library/axes.py's gathered: the table's getitem of the flattened x at `positions` (the
+    text of numpy's rearrangement of an array of x's positions, made where the line runs)."""
+    flat = low.apply("reshape", [x, (-1,)], line, None)
+    return low.apply("getitem", [flat, low.plain(positions, None, line)], line, target)
+
+
 @lru_cache(maxsize=1)
 def language_builtins() -> dict:
     """The language's builtins (those of no interpreter's): their signatures say their keywords."""
@@ -194,10 +201,7 @@ class Forms:
         return self.reduce("sum", taken, 0, line, target) if summed else taken
 
     def gathered(self, x, positions, line, target):
-        """core/library/axes.py's gathered: the table's getitem of the flattened x at `positions`
-        (the text of an array of x's positions rearranged)."""
-        flat = self.low.apply("reshape", [x, (-1,)], line, None)
-        return self.low.apply("getitem", [flat, self.low.plain(positions, None, line)], line, target)
+        return gathered(self.low, x, positions, line, target)
 
     def clip(self, x, bounds, e, target):
         """core/library/elementwise.py's clip: x where it is within the bounds, else the bound."""

@@ -22,8 +22,9 @@ from ..lang.operator_closures import BINARY_OPS
 from ..lang.operator_closures import COMPARISONS as COMPARE_OPS
 from .ir import (Call, Copy, Derivative, For, Function, If, Jump, Opaque, Packed, Plain, Prim, While, jumps,
                  literal, refuse)
-from .iteration import Iteration, is_range
-from .builtin_forms import FORMS, Forms, kink_spelling, as_builtin_call, attribute, literal_value, positional
+from .iteration import Iteration, is_range, names_read, pattern_names
+from .builtin_forms import (FORMS, Forms, as_builtin_call, attribute, gathered, kink_spelling, literal_value,
+                            positional)
 from .rule_text import primitive
 
 # the table entry of each operator and comparison, as the language applies them
@@ -252,9 +253,11 @@ class Lowering(Iteration):
         if isinstance(e, nodes.ListComp) and not e.as_dict and len(e.clauses) == 1:
             refuse("a comprehension with `if` whose list is not summed", e.span,
                    "sum it (sum([... if ...]), mean(...)), or write where(condition, value, 0.0)")
+        if isinstance(e, nodes.ListComp) and not e.as_dict and not any(c[2] for c in e.clauses):
+            return self.nested_comprehension(e, target)
         if isinstance(e, nodes.ListComp):
-            refuse("a dict comprehension" if e.as_dict else "a comprehension with several `for` clauses", e.span,
-                   "write the loops out with for statements")
+            refuse("a dict comprehension" if e.as_dict else "a comprehension with several `for` clauses and `if`",
+                   e.span, "write the loops out with for statements")
         if isinstance(e, nodes.ListExpr) and constant_list(e) is not None:
             return self.plain(f"np.array({constant_list(e)!r})", target, line)
         refuse(f"{describe(e)}", e.span)
@@ -379,6 +382,22 @@ class Lowering(Iteration):
             restore()
         self.out.append(For(index, [1, count], body, line))
         return acc
+
+    def nested_comprehension(self, e, target):
+        """`[E for a in A for b in B]`: numpy's array of the flat list Python makes, the array of
+        the comprehension over A of the comprehension over B with its first two axes made one (the
+        gathered positions). B may be a (a row of an array: all of one length), else it may not
+        read a (the rows could differ in length)."""
+        outer = set(pattern_names(e.clauses[0][0]))
+        for pattern, it, _ in e.clauses[1:]:
+            if outer & names_read(it) and not (isinstance(it, nodes.Name) and it.id in outer):
+                refuse("a comprehension whose inner `for` walks what an outer `for` names", it.span,
+                       "write the loops out with for statements")
+            outer |= set(pattern_names(pattern))
+        inner = nodes.ListComp(e.elt, e.clauses[1:], e.span)
+        rows = self.comprehension(nodes.ListComp(inner, e.clauses[:1], e.span), None)
+        merged = f"np.arange(np.size({rows})).reshape((-1,) + np.shape({rows})[2:])"
+        return gathered(self, rows, merged, e.span.line, target)
 
     def subscript(self, e, target):
         """`x[i]`, `x[1:]`, `x[i, 2]`: getitem, its index a whole number, a name or a constant slice."""
