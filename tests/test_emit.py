@@ -25,8 +25,6 @@ SHAPES = {"logistic_loss.py": {"w": (2,)}, "loop_over_array.py": {"x": (3,)}, "n
           "softmax_xent.py": {"z": (3,)}, "softplus.py": {"x": (2,)}}
 # what emit cannot write yet, and what it says: a program, and the words of the refusal
 NOT_YET = {
-    "indexing by a name among several indices with a slice": "def f(x):\n    A = x * 2.0\n    i = 1\n"
-                                                              "    return sum(A[:, i])\n",
     "a comprehension with `if` whose list is not summed": "def f(x):\n    y = [v * v for v in x if v > 0]\n"
                                                          "    return sum(y)\n",
     "a comprehension with several `for` clauses and `if`": "def f(x):\n    y = x * 2.0\n"

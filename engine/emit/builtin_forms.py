@@ -3,7 +3,8 @@ is the builtin of its name with the array first (the language's own method table
 lang/call_forms.py), keyword arguments take their builtin's positions, and the builtins whose
 numpy arguments choose a composite of table entries are lowered to it: prod over an axis, norm by
 its `ord` and `axis` (core/library/linalg.py's vector and matrix norms), each written from the
-same entries the library applies, so their rules are the table's."""
+same entries the library applies, so their rules are the table's; squeeze, trace and diagonal as
+the library's gathered (a getitem of the flattened array at numpy's rearrangement of its positions)."""
 from __future__ import annotations
 
 import math
@@ -68,6 +69,11 @@ def attribute(low, e, target, refuse):
             refuse("indexing a shape by anything but a number", e.span)
         text += f"[{low.index_part(e.index[0])!r}]"
     return low.plain(text, target, e.span.line)
+
+
+def positions_of(x: str) -> str:
+    """The text of an array of x's positions (its flat indices, in its shape)."""
+    return f"np.arange(np.size({x})).reshape(np.shape({x}))"
 
 
 def gathered(low, x, positions, line, target):
@@ -186,7 +192,7 @@ class Forms:
         """core/library/shapes.py's squeeze (x less its axes of length 1, those of `axis`, which
         numpy requires to be 1) as core/library/axes.py's gathered: a getitem of the flattened x at
         numpy's squeeze of an array of x's positions, made where the line runs."""
-        text = f"np.squeeze(np.arange(np.size({x})).reshape(np.shape({x}))" + ("" if axis is None else f", {axis!r}") + ")"
+        text = f"np.squeeze({positions_of(x)}" + ("" if axis is None else f", {axis!r}") + ")"
         return self.gathered(x, text, e.span.line, target)
 
     def diagonal(self, x, params, e, target, summed):
@@ -196,7 +202,7 @@ class Forms:
         line = e.span.line
         offset, axis1, axis2 = (list(params) + [None] * 3)[:3]
         spec = f"{offset or 0!r}, {0 if axis1 is None else axis1!r}, {1 if axis2 is None else axis2!r}"
-        text = f"np.diagonal(np.arange(np.size({x})).reshape(np.shape({x})), {spec})"
+        text = f"np.diagonal({positions_of(x)}, {spec})"
         taken = self.gathered(x, f"np.moveaxis({text}, -1, 0)" if summed else text, line, None if summed else target)
         return self.reduce("sum", taken, 0, line, target) if summed else taken
 

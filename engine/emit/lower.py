@@ -3,10 +3,12 @@ sweeps from): each primitive applied once, to names or numbers, its result named
 name where the source names it); control flow kept as it is written (if, while, for over a
 range), helpers called by name; a `return` that ends one branch takes the rest of its block into
 the other (so every function has one exit, its result in `_out`). Arrays: indexing is the table's
-getitem (an index a whole number, a name or a slice of numbers), item assignment its
-index_update, `for v in A` (enumerate, zip, targets that unpack: emit/iteration.py) a loop over
-range(len(A)) with v = A[i], a comprehension a loop of index_update, sum/mean/max/min (with an
-axis) the table's reductions written as numpy's functions, a list of numbers an np.array
+getitem (an index a whole number, a name or a slice of numbers; names among several indices
+with a slice, `x[i, :]`, a getitem of the flattened x at numpy's positions of those items, as
+core/library/axes.py's gathered), item assignment its index_update, `for v in A` (enumerate, zip, targets that unpack: emit/iteration.py) a loop over
+range(len(A)) with v = A[i], a comprehension a loop of index_update (several `for` clauses: the
+comprehension of comprehensions, its first two axes made one), sum/mean/max/min (with an axis,
+axes, keepdims) the table's reductions written as numpy's functions, a list of numbers an np.array
 constant; methods, keywords, prod, norm, var, dot... as emit/builtin_forms.py writes them; a
 tuple built or taken apart Python's text (Packed: no derivative through it), `grad(h)(x)` a call
 of h's gradient helper (Derivative, emit/derivatives.py). What the IR has no form for yet is
@@ -24,7 +26,7 @@ from .ir import (Call, Copy, Derivative, For, Function, If, Jump, Opaque, Packed
                  literal, refuse)
 from .iteration import Iteration, is_range, names_read, pattern_names
 from .builtin_forms import (FORMS, Forms, as_builtin_call, attribute, gathered, kink_spelling, literal_value,
-                            positional)
+                            positional, positions_of)
 from .rule_text import primitive
 
 # the table entry of each operator and comparison, as the language applies them
@@ -158,8 +160,7 @@ class Lowering(Iteration):
         heads = []              # x[i, j] = v of whole numbers: x[i] with its item j set, set in x
         if len(parts) > 1 and any(p.__class__ is str for p in parts):
             if any(p.__class__ is slice or p is None for p in parts):
-                refuse("indexing by a name among several indices with a slice", s.span,
-                       "index one axis at a time: x[i][j]")
+                return self.gathered_update(name, parts, s, line)
             heads, parts = parts[:-1], parts[-1:]
         rows = [name]
         for p in heads:
@@ -172,6 +173,20 @@ class Lowering(Iteration):
         for k in range(len(rows) - 1, -1, -1):
             value = self.apply("index_update", [rows[k], value, index], line, name if k == 0 else None)
             index = heads[k - 1] if k else index
+
+    def gathered_update(self, name, parts, s, line) -> None:
+        """`x[i, :] = v` (a name among several indices with a slice): the table's index_update of the
+        flattened x at numpy's positions of those items (as subscript takes them), x then the
+        flattened one gathered at all of x's positions (its shape again)."""
+        every = self.plain(positions_of(name), None, line)
+        at = self.plain(f"{every}[{index_text(parts)}]", None, line)
+        flat = self.apply("reshape", [name, (-1,)], line, None)
+        value = self.value(s.value, None)
+        if s.op is not None:
+            old = self.apply("getitem", [flat, at], line, None)
+            value = self.apply(OPERATORS[s.op] if s.op != "**" else "pow", [old, value], line, None)
+        flat = self.apply("index_update", [flat, value, at], line, None)
+        self.apply("getitem", [flat, every], line, name)
 
     def assign(self, s, line) -> None:
         if not s.unpack and derivative_maker(s.value):
@@ -396,7 +411,7 @@ class Lowering(Iteration):
             outer |= set(pattern_names(pattern))
         inner = nodes.ListComp(e.elt, e.clauses[1:], e.span)
         rows = self.comprehension(nodes.ListComp(inner, e.clauses[:1], e.span), None)
-        merged = f"np.arange(np.size({rows})).reshape((-1,) + np.shape({rows})[2:])"
+        merged = f"{positions_of(rows)}.reshape((-1,) + np.shape({rows})[2:])"
         return gathered(self, rows, merged, e.span.line, target)
 
     def subscript(self, e, target):
@@ -409,8 +424,8 @@ class Lowering(Iteration):
             return target
         parts = [self.index_part(p) for p in e.index]
         if len(parts) > 1 and any(p.__class__ is str for p in parts):
-            if any(p.__class__ is slice or p is None for p in parts):
-                refuse("indexing by a name among several indices with a slice", e.span, "index one axis at a time: x[i][j]")
+            if any(p.__class__ is slice or p is None for p in parts):      # x[i, :]: numpy's of x's positions
+                return gathered(self, value, f"{positions_of(value)}[{index_text(parts)}]", e.span.line, target)
             for p in parts[:-1]:        # x[i, j] of whole numbers is x[i][j]
                 value = self.apply("getitem", [value, p], e.span.line, None)
             return self.apply("getitem", [value, parts[-1]], e.span.line, target)
@@ -636,6 +651,16 @@ def bound_names(body) -> set:
             if isinstance(getattr(s, inner, None), tuple) and not isinstance(s, nodes.FunctionDef):
                 names |= bound_names(getattr(s, inner))
     return names
+
+
+def index_text(parts) -> str:
+    """Python's text of an index: its names as names, slices as a:b:c, None as None."""
+    def part(p):
+        if p.__class__ is slice:
+            bounds = ["" if b is None else literal(b) for b in (p.start, p.stop)]
+            return ":".join(bounds) + ("" if p.step is None else f":{literal(p.step)}")
+        return "None" if p is None else literal(p)
+    return ", ".join(map(part, parts))
 
 
 def is_whole(v) -> bool:
