@@ -52,6 +52,8 @@ PROGRAMS = {
         {"T": (3, 2, 4), "A": (4, 2)}),
     "squeeze": ("def f(x, A):\n    y = x * 2.0\n    return sum(y.squeeze() * squeeze(A, 0)) + sum(squeeze(A, axis=(0, 2)))"
                 " + sum(A.squeeze(-1) * x) + squeeze(A[0, 1])\n", {"x": (1, 3), "A": (1, 3, 1)}),
+    "slogdet": ("def f(A, x):\n    s, l = slogdet(A * x[0])\n    return slogdet(A)[1] * x[1] + s * l + slogdet(A @ A.T)[-1]"
+                " + slogdet(A)[0]\n", {"A": (3, 3), "x": (2,)}),
     "cumsum, cumprod": ("def f(A, x):\n    return x.cumsum()[1] * sum(cumsum(A, 1) * cumprod(A, axis=0)) + sum(x.cumprod())\n",
                         {"A": (3, 2), "x": (4,)}),
     "an index from argmax": ("def f(A, x):\n    return x[x.argmax()] * A[0, 0] + x[argmin(x)] * A[argmax(x)][1]\n",

@@ -63,6 +63,7 @@ class Lowering(Iteration):
         self.renames: dict = {}             # a comprehension's variable -> the name it is given
         self.derived: dict = {}             # `g = grad(h)`: g -> (kind, h, argnum)
         self.tuples: dict = {}              # a name bound to a tuple -> the derivative that made it, or ""
+        self.parts: dict = {}               # a temporary bound to a tuple whose items are named here -> them
         self.params: list = []              # the parameters of the function lowered
 
     def fresh(self) -> str:
@@ -206,6 +207,10 @@ class Lowering(Iteration):
             whole = self.value(s.value, None)
             # `a, b = r`, r a tuple made here or a parameter whose rank the point does not give (a
             # rule's residuals): its items as Python takes them apart, no derivative through them
+            if whole in self.parts and len(self.parts[whole]) == len(s.targets):     # slogdet's: its items
+                for t, v in zip(s.targets, self.parts[whole]):
+                    self.out.append(Copy(t.id, v, line))
+                return
             if whole in self.tuples or (whole in self.params and whole not in self.ranks):
                 for k, t in enumerate(s.targets):
                     self.out.append(Packed(t.id, f"{literal(whole)}[{k}]", line, [whole], "a tuple", s.span,
@@ -417,7 +422,11 @@ class Lowering(Iteration):
     def subscript(self, e, target):
         """`x[i]`, `x[1:]`, `x[i, 2]`: getitem, its index a whole number, a name or a constant slice."""
         value = self.value(e.value, None)
-        if value in self.tuples and len(e.index) == 1 and isinstance(e.index[0], nodes.Num):
+        number = len(e.index) == 1 and (isinstance(e.index[0], nodes.Num) or isinstance(e.index[0], nodes.UnaryOp)
+                                        and e.index[0].op == "-" and isinstance(e.index[0].operand, nodes.Num))
+        if value in self.parts and number and -len(self.parts[value]) <= self.index_part(e.index[0]) < len(self.parts[value]):
+            return self.expr_named(self.parts[value][self.index_part(e.index[0])], target, e.span.line)
+        if value in self.tuples and number:
             target = target or self.fresh()         # an item of a tuple: Python's
             self.out.append(Packed(target, f"{value}[{self.index_part(e.index[0])}]", e.span.line, [value],
                                    "a tuple", e.span, self.tuples[value]))
@@ -533,6 +542,9 @@ class Lowering(Iteration):
         if name in ("sum", "mean") and len(e.args) == 1 and not e.keywords and isinstance(e.args[0], nodes.ListComp) \
                 and len(e.args[0].clauses) == 1 and e.args[0].clauses[0][2] and name not in self.helpers:
             return self.filtered_sum(name, e.args[0], target, OPERATORS["+"], OPERATORS["/"])
+        if name == "slogdet" and name not in self.helpers and name not in self.closures and len(e.args) == 1 \
+                and not e.keywords:
+            return self.slogdet(e, target)
         arguments = positional(e, refuse) if name not in self.helpers else list(e.args)
         if name in REDUCTIONS and name not in self.helpers and name not in self.closures and len(arguments) > 1 and \
                 (len(arguments) > 2 or arguments[1] is None or isinstance(arguments[1], (nodes.TupleExpr, nodes.NoneLit))):
@@ -559,6 +571,20 @@ class Lowering(Iteration):
         if prim is None or not (prim.elementwise or prim.emits_at_shapes) or len(args) != prim.arity:
             return self.opaque(e, name, args, target)
         return self.apply(prim.name, args, line, target, kink_spelling(prim))
+
+    def slogdet(self, e, target):
+        """core/library/linalg.py's slogdet: the pair (the sign of det, a constant; the table's
+        logabsdet), a tuple whose items keep their derivatives where it is taken apart as it is
+        made (`s, l = slogdet(A)`, `slogdet(A)[1]`)."""
+        line = e.span.line
+        x = self.value(e.args[0], None)
+        parts = [self.plain(f"np.sign(np.linalg.det({literal(x)}))", None, line), self.apply("logabsdet", [x], line, None)]
+        made = target or self.fresh()
+        self.out.append(Packed(made, f"({parts[0]}, {parts[1]})", line, parts, "a tuple", e.span))
+        self.tuples[made] = ""
+        if target is None:          # a temporary: bound once, so its items are these
+            self.parts[made] = parts
+        return made
 
     def reduction_over(self, name, x, axis, keep, e, target):
         """numpy's sum/mean/max/min(x, axis, keepdims) with a tuple of axes or keepdims: the table's
