@@ -54,6 +54,10 @@ PROGRAMS = {
                 " + sum(A.squeeze(-1) * x) + squeeze(A[0, 1])\n", {"x": (1, 3), "A": (1, 3, 1)}),
     "slogdet": ("def f(A, x):\n    s, l = slogdet(A * x[0])\n    return slogdet(A)[1] * x[1] + s * l + slogdet(A @ A.T)[-1]"
                 " + slogdet(A)[0]\n", {"A": (3, 3), "x": (2,)}),
+    "outer, triu, tril, diag": (
+        "def f(A, x):\n    return sum(outer(x, A[0]) * A) + sum(triu(A) * tril(A, -1)) + sum(triu(A, 1) * A)"
+        " + sum(diag(x) * A) + sum(diag(A, 1)) + sum(diag(x, -1) * diag(x, -1)) + sum(tril(A, k=1))\n",
+        {"A": (3, 3), "x": (3,)}),
     "cumsum, cumprod": ("def f(A, x):\n    return x.cumsum()[1] * sum(cumsum(A, 1) * cumprod(A, axis=0)) + sum(x.cumprod())\n",
                         {"A": (3, 2), "x": (4,)}),
     "an index from argmax": ("def f(A, x):\n    return x[x.argmax()] * A[0, 0] + x[argmin(x)] * A[argmax(x)][1]\n",

@@ -19,11 +19,11 @@ from ..lang.keywords import accepted_keywords
 from .rule_text import primitive
 
 FORMS = ("norm", "prod", "transpose", "reshape", "dot", "var", "std", "clip", "cumsum", "cumprod", "trace", "diagonal",
-         "squeeze")     # builtins whose numpy arguments choose the entries they apply
+         "squeeze", "outer", "triu", "tril", "diag")     # builtins whose numpy arguments choose the entries they apply
 INF = {"inf": math.inf}
 PARAMETERS = {"norm": ("ord", "axis", "keepdims"), "prod": ("axis", "dtype", "out", "keepdims"), "transpose": ("axes",),
               "var": ("axis", "ddof", "keepdims"), "std": ("axis", "ddof", "keepdims"), "cumsum": ("axis",),
-              "cumprod": ("axis",), "squeeze": ("axis",), "trace": ("offset", "axis1", "axis2"), "diagonal": ("offset", "axis1", "axis2")}
+              "cumprod": ("axis",), "squeeze": ("axis",), "triu": ("k",), "tril": ("k",), "diag": ("k",), "trace": ("offset", "axis1", "axis2"), "diagonal": ("offset", "axis1", "axis2")}
 
 
 def kink_spelling(prim):
@@ -141,8 +141,12 @@ class Forms:
         if name == "clip":
             bounds = [None if a is None or isinstance(a, nodes.NoneLit) else self.low.value(a, None) for a in args[1:3]]
             return self.clip(x, bounds, e, target)
-        if name == "dot" and len(args) != 2:
-            self.refuse("dot with other than two arguments", e.span)
+        if name in ("dot", "outer") and len(args) != 2:
+            self.refuse(f"{name} with other than two arguments", e.span)
+        if name == "outer":         # core/library/linalg.py's: a column times a row
+            column, row = (self.low.apply("reshape", [v, shape], line, None) for v, shape in
+                           ((x, (-1, 1)), (self.low.value(args[1], None), (1, -1))))
+            return self.apply("mul", [column, row], line, target)
         params = [] if name == "dot" else [literal_value(a, self.refuse, f"the {k} of {name}") for a, k in
                   zip(args[1:], PARAMETERS[name] if name in PARAMETERS else ("shape",) * len(args))]
         keepdims = dict(zip(PARAMETERS.get(name, ()), params)).get("keepdims")
@@ -159,6 +163,8 @@ class Forms:
         if name in ("var", "std"):
             spread = dict(zip(PARAMETERS[name], params))
             return self.variance(name, x, self.axis(spread.get("axis"), rank(x), e), spread.get("ddof") or 0, e, target)
+        if name in ("triu", "tril", "diag"):
+            return self.triangle(name, x, int(params[0] or 0) if params else 0, rank(x), e, target)
         if name == "squeeze":
             return self.squeeze(x, params[0] if params else None, e, target)
         if name in ("trace", "diagonal"):
@@ -187,6 +193,26 @@ class Forms:
         kept = self.low.plain(f"max({count} - {ddof!r}, 0)", None, line)
         result = apply("div", [squares, kept], line, None if name == "std" else target)
         return apply("sqrt", [result], line, target) if name == "std" else result
+
+    def triangle(self, name, x, k, ndim, e, target):
+        """core/library/shapes.py's triu and tril (where a triangle's mask, x, else 0) and diag: of
+        a matrix its diagonal (gathered), of a vector the matrix with it on the diagonal (the
+        table's index_update of flat zeros at those positions, gathered as a square)."""
+        line = e.span.line
+        if name != "diag":
+            mask = self.low.plain(f"np.{name}(np.ones(np.shape({x})[-2:]), {k!r})", None, line)     # 1.0 in it
+            return self.apply("where", [mask, x, 0.0], line, target)
+        if ndim not in (1, 2):
+            self.refuse("diag of a value whose rank is unknown here" if ndim is None else "diag of other than a vector "
+                        "or a matrix", e.span, "write diagonal(A, k) for a matrix's diagonal")
+        if ndim == 2:
+            return self.gathered(x, f"np.diagonal({positions_of(x)}, {k!r})", line, target)
+        side = self.low.plain(f"np.size({x}) + {abs(k)!r}", None, line)
+        square = self.low.plain(f"np.arange(np.square({side})).reshape({side}, {side})", None, line)
+        zeros = self.low.plain(f"np.zeros(np.square({side}))", None, line)
+        at = self.low.plain(f"np.diagonal({square}, {k!r})", None, line)
+        placed = self.low.apply("index_update", [zeros, x, at], line, None)
+        return self.gathered(placed, square, line, target)
 
     def squeeze(self, x, axis, e, target):
         """core/library/shapes.py's squeeze (x less its axes of length 1, those of `axis`, which
