@@ -41,6 +41,9 @@ PROGRAMS = {
         "def f(A, x):\n    return sum(A, axis=(0, 1)) @ x + sum(max(A, axis=(0, 2))) + mean(A, (1, 2))[0]"
         " + sum(min(A, axis=(2, 0))) + sum(prod(A, axis=(0, 2))) + sum(A.sum(axis=(-1, 0)) * x[:2])\n",
         {"A": (2, 2, 3), "x": (3,)}),
+    "var and std over several axes": (
+        "def f(A, x):\n    B = A * x[0]\n    return sum(var(A, axis=(0, 2)) * x) + sum(std(B, (2, 0), ddof=1))"
+        " + sum(A.var(axis=(1,))) + var(A, (0, 1, 2)) + sum(std(A, axis=(-1, 0)))\n", {"A": (2, 2, 3), "x": (2,)}),
     "keepdims with no axis, or over several": (
         "def f(A):\n    B = A - max(A, keepdims=True)\n    return sum(A / sum(A, keepdims=True)) + sum(mean(A, keepdims=True) * B)"
         " + sum(sum(A * A, axis=(0, 1), keepdims=True) * A) + min(A, (1, 0), keepdims=True)[0, 0]\n", {"A": (3, 2)}),

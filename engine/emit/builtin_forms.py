@@ -162,7 +162,14 @@ class Forms:
             return self.low.apply(name, operands, e.span.line, target)
         if name in ("var", "std"):
             spread = dict(zip(PARAMETERS[name], params))
-            return self.variance(name, x, self.axis(spread.get("axis"), rank(x), e), spread.get("ddof") or 0, e, target)
+            axis = spread.get("axis")
+            if axis.__class__ is tuple and len(axis) == 1:
+                axis = axis[0]
+            if axis.__class__ is tuple and rank(x) is not None:     # the squares' rank is x's
+                axis = tuple(a % rank(x) for a in axis)
+            if axis.__class__ is not tuple or (rank(x) is not None and len(axis) == rank(x)):
+                axis = self.axis(axis, rank(x), e)
+            return self.variance(name, x, axis, spread.get("ddof") or 0, e, target)
         if name in ("triu", "tril", "diag"):
             return self.triangle(name, x, int(params[0] or 0) if params else 0, rank(x), e, target)
         if name == "squeeze":
@@ -182,14 +189,23 @@ class Forms:
 
     def variance(self, name, x, axis, ddof, e, target):
         """core/library/reductions.py's var (the squares about the mean over the count less ddof)
-        and std (its square root), over all of x or one axis."""
+        and std (its square root), over all of x, one axis or several (their sum's axes kept as 1
+        for the mean, the count what it sums)."""
         line, apply = e.span.line, self.apply
-        count = f"np.size({x})" if axis is None else f"np.shape({x})[{axis}]"
-        centre = apply("div", [self.reduce("sum", x, axis, line), self.low.plain(count, None, line)], line, None)
-        if axis is not None:
+        several = axis.__class__ is tuple
+        if several:
+            total = self.low.reduction_over("sum", x, axis, True, e, None)
+            count = self.low.plain(f"np.floor_divide(np.size({x}), np.size({total}))", None, line)
+            centre = apply("div", [total, count], line, None)
+        else:
+            count = f"np.size({x})" if axis is None else f"np.shape({x})[{axis}]"
+            centre = apply("div", [self.reduce("sum", x, axis, line), self.low.plain(count, None, line)], line, None)
+        if axis is not None and not several:
             centre = self.low.apply("expand_dims", [centre, axis], line, None)
         centred = apply("sub", [x, centre], line, None)
-        squares = self.reduce("sum", apply("mul", [centred, centred], line, None), axis, line)
+        square = apply("mul", [centred, centred], line, None)
+        squares = self.low.reduction_over("sum", square, axis, False, e, None) if several else \
+            self.reduce("sum", square, axis, line)
         kept = self.low.plain(f"max({count} - {ddof!r}, 0)", None, line)
         result = apply("div", [squares, kept], line, None if name == "std" else target)
         return apply("sqrt", [result], line, target) if name == "std" else result
