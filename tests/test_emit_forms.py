@@ -96,6 +96,9 @@ LOOPS = {
         "def f(A, x):\n    B = A * 1.0\n    s = 0.0\n    for i in range(len(x) - 1):\n        B[i, 1:] = x[1:] * B[i, :2]\n"
         "        B[:, i] += x\n        s = s + sum(A[i, :] * A[:, i]) + sum(A[i, 1:] * x[:2]) + sum(B[::2, i])\n"
         "    return s + sum(B * A[:, :])\n", {"A": (3, 3), "x": (3,)}),
+    "None (numpy's newaxis) in an index": (
+        "def f(A, x):\n    s = 0.0\n    for i in range(2):\n        s = s + sum(A[:, None, i] * x[None])\n"
+        "    return s + sum(x[:, None] * x[None, :] * A) + sum(A[None, 1])\n", {"A": (2, 2), "x": (2,)}),
     "slices whose bounds are names": (
         "def f(x, a):\n    s = 0.0\n    for i in range(len(x) - 1):\n        w = x[i:i + 2]\n        s = s + sum(w * w) * a\n"
         "    k = 1\n    y = x * a\n    y[k:] = 0.5 * y[:len(x) - k]\n    return s + sum(x[k:] * a) + sum(y * x)\n",

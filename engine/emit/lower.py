@@ -451,6 +451,8 @@ class Lowering(Iteration):
             self.whole = False
 
     def index_part(self, p):
+        if isinstance(p, nodes.NoneLit):     # numpy's newaxis
+            return None
         if isinstance(p, nodes.Slice):
             bounds = [None if b is None else self.index_part(b) for b in (p.lower, p.upper, p.step)]
             return slice(*bounds)        # a bound a name (x[i:i + 2]): its value where the line runs
