@@ -153,6 +153,18 @@ def test_a_zero_a_singular_matrix_and_the_zero_vector_take_the_rules_other_side(
         matches(module, source, {"A": A, "x": x})
 
 
+def test_max_and_min_over_several_axes_share_ties_as_autodiff_grad_does(tmp_path):
+    """max over axes (0, 1) with two ties in one row and one in the other: the table's reduction
+    shares the adjoint among the three alike, as the emitted one does (a max of maxes would give
+    the lone tie half of it)."""
+    source = tmp_path / "program.py"
+    source.write_text("def f(A):\n    return sum(max(A, axis=(0, 1)) * min(A, (0, 2))[0]) + sum(max(A, axis=(2, 0), keepdims=True) * A)\n")
+    _, module = emitted(tmp_path, source, at={"A": np.arange(8.0).reshape(2, 2, 2)})
+    for A in (np.array([[[2.0, 2.0], [2.0, 2.0]], [[2.0, 0.5], [0.0, 0.0]]]), np.zeros((2, 2, 2)),
+              np.array([[[1.0, 3.0], [1.0, 3.0]], [[3.0, 1.0], [-1.0, 3.0]]])):
+        matches(module, source, {"A": A})
+
+
 def test_cli_emit_validate_of_det_and_norm_passes(tmp_path):
     source = tmp_path / "det.py"
     source.write_text("def f(A):\n    return det(A) + norm(A, 1) + A.sum()\n")

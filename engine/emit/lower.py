@@ -591,7 +591,8 @@ class Lowering(Iteration):
     def reduction_over(self, name, x, axis, keep, e, target):
         """numpy's sum/mean/max/min(x, axis, keepdims) with a tuple of axes or keepdims: the table's
         reduction over one axis at a time (the last first, so the others keep their numbers), or over
-        all of x; keepdims puts each reduced axis back (expand_dims, the first first). A negative
+        all of x (max and min: over the axes moved first and made one, so that ties share the
+        adjoint as the table's reduction over several axes shares it); keepdims puts each reduced axis back (expand_dims, the first first). A negative
         axis, or keepdims over all axes, needs x's rank: a parameter's at the point."""
         line = e.span.line
         ndim = self.fixed_ranks.get(x)
@@ -605,6 +606,10 @@ class Lowering(Iteration):
             refuse(f"`{name}` over an axis given twice", e.span, "name each axis once")
         whole = axes is None or (ndim is not None and len(axes) == ndim)
         steps = [[x]] if whole else [[None, a] for a in sorted(axes, reverse=True)]
+        if not whole and len(axes) > 1 and name in ("max", "min"):     # ties share as over all of them at once:
+            moved = self.plain(f"np.moveaxis({positions_of(x)}, {tuple(axes)!r}, {tuple(range(len(axes)))!r})", None, line)
+            x = gathered(self, x, f"{moved}.reshape((-1,) + np.shape({moved})[{len(axes)}:])", line, None)
+            steps = [[None, 0]]             # the axes moved first and made one
         out = x
         for k, step in enumerate(steps):
             last = k == len(steps) - 1 and not keep
