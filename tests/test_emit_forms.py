@@ -44,6 +44,8 @@ PROGRAMS = {
     "var and std over several axes": (
         "def f(A, x):\n    B = A * x[0]\n    return sum(var(A, axis=(0, 2)) * x) + sum(std(B, (2, 0), ddof=1))"
         " + sum(A.var(axis=(1,))) + var(A, (0, 1, 2)) + sum(std(A, axis=(-1, 0)))\n", {"A": (2, 2, 3), "x": (2,)}),
+    "prod with keepdims": ("def f(A):\n    return sum(prod(A, 1, keepdims=True) * A) + sum(A.prod(axis=(0, 1), keepdims=True) * A)"
+                           " + sum(prod(A, keepdims=True) * A) + sum(prod(A, 0, True))\n", {"A": (3, 2)}),
     "keepdims with no axis, or over several": (
         "def f(A):\n    B = A - max(A, keepdims=True)\n    return sum(A / sum(A, keepdims=True)) + sum(mean(A, keepdims=True) * B)"
         " + sum(sum(A * A, axis=(0, 1), keepdims=True) * A) + min(A, (1, 0), keepdims=True)[0, 0]\n", {"A": (3, 2)}),

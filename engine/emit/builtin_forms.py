@@ -21,7 +21,7 @@ from .rule_text import primitive
 FORMS = ("norm", "prod", "transpose", "reshape", "dot", "var", "std", "clip", "cumsum", "cumprod", "trace", "diagonal",
          "squeeze", "outer", "triu", "tril", "diag")     # builtins whose numpy arguments choose the entries they apply
 INF = {"inf": math.inf}
-PARAMETERS = {"norm": ("ord", "axis", "keepdims"), "prod": ("axis", "dtype", "out", "keepdims"), "transpose": ("axes",),
+PARAMETERS = {"norm": ("ord", "axis", "keepdims"), "prod": ("axis", "keepdims"), "transpose": ("axes",),
               "var": ("axis", "ddof", "keepdims"), "std": ("axis", "ddof", "keepdims"), "cumsum": ("axis",),
               "cumprod": ("axis",), "squeeze": ("axis",), "triu": ("k",), "tril": ("k",), "diag": ("k",), "trace": ("offset", "axis1", "axis2"), "diagonal": ("offset", "axis1", "axis2")}
 
@@ -150,8 +150,10 @@ class Forms:
         params = [] if name == "dot" else [literal_value(a, self.refuse, f"the {k} of {name}") for a, k in
                   zip(args[1:], PARAMETERS[name] if name in PARAMETERS else ("shape",) * len(args))]
         keepdims = dict(zip(PARAMETERS.get(name, ()), params)).get("keepdims")
-        if keepdims or (name == "prod" and any(p is not None for p in params[1:3])):
-            self.refuse(f"`{name}` with keepdims, dtype or out", e.span)
+        if name == "prod" and keepdims:
+            return self.low.reduction_over("prod", x, params[0], True, e, target)
+        if keepdims:
+            self.refuse(f"`{name}` with keepdims", e.span)
         if name == "dot":
             return self.dot(x, self.low.value(args[1], None), rank, e, target)
         if name in ("cumsum", "cumprod"):          # core/library/reductions.py's: None flattens
