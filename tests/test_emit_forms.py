@@ -46,6 +46,10 @@ PROGRAMS = {
         " + sum(A.var(axis=(1,))) + var(A, (0, 1, 2)) + sum(std(A, axis=(-1, 0)))\n", {"A": (2, 2, 3), "x": (2,)}),
     "prod with keepdims": ("def f(A):\n    return sum(prod(A, 1, keepdims=True) * A) + sum(A.prod(axis=(0, 1), keepdims=True) * A)"
                            " + sum(prod(A, keepdims=True) * A) + sum(prod(A, 0, True))\n", {"A": (3, 2)}),
+    "var and std with keepdims": (
+        "def f(A):\n    return sum(var(A, 1, keepdims=True) * A) + sum(std(A, axis=(0, 1), keepdims=True) * A)"
+        " + sum(A.var(keepdims=True) * A) + sum(std(A, -1, 1, True) * A) + sum(A.std(axis=(0,), keepdims=True))\n",
+        {"A": (3, 2)}),
     "keepdims with no axis, or over several": (
         "def f(A):\n    B = A - max(A, keepdims=True)\n    return sum(A / sum(A, keepdims=True)) + sum(mean(A, keepdims=True) * B)"
         " + sum(sum(A * A, axis=(0, 1), keepdims=True) * A) + min(A, (1, 0), keepdims=True)[0, 0]\n", {"A": (3, 2)}),

@@ -152,7 +152,7 @@ class Forms:
         keepdims = dict(zip(PARAMETERS.get(name, ()), params)).get("keepdims")
         if name == "prod" and keepdims:
             return self.low.reduction_over("prod", x, params[0], True, e, target)
-        if keepdims:
+        if keepdims and name not in ("var", "std"):
             self.refuse(f"`{name}` with keepdims", e.span)
         if name == "dot":
             return self.dot(x, self.low.value(args[1], None), rank, e, target)
@@ -171,6 +171,10 @@ class Forms:
                 axis = tuple(a % rank(x) for a in axis)
             if axis.__class__ is not tuple or (rank(x) is not None and len(axis) == rank(x)):
                 axis = self.axis(axis, rank(x), e)
+            if keepdims:        # the reduced axes put back, as sum's
+                kept = self.low.reduced_axes(name, x, spread.get("axis"), True, e)
+                spread_out = self.variance(name, x, axis, spread.get("ddof") or 0, e, None)
+                return self.low.put_back(spread_out, kept, e.span.line, target)
             return self.variance(name, x, axis, spread.get("ddof") or 0, e, target)
         if name in ("triu", "tril", "diag"):
             return self.triangle(name, x, int(params[0] or 0) if params else 0, rank(x), e, target)

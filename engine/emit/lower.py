@@ -592,18 +592,10 @@ class Lowering(Iteration):
         """numpy's sum/mean/max/min(x, axis, keepdims) with a tuple of axes or keepdims: the table's
         reduction over one axis at a time (the last first, so the others keep their numbers), or over
         all of x (max and min: over the axes moved first and made one, so that ties share the
-        adjoint as the table's reduction over several axes shares it); keepdims puts each reduced axis back (expand_dims, the first first). A negative
-        axis, or keepdims over all axes, needs x's rank: a parameter's at the point."""
-        line = e.span.line
-        ndim = self.fixed_ranks.get(x)
-        axes = (axis,) if axis.__class__ is int else axis
-        if (axes is None and keep) or any(a < 0 for a in axes or ()):
-            if ndim is None:
-                refuse(f"`{name}` with keepdims or a negative axis of a value whose rank is unknown here", e.span,
-                       "write its axes as numbers from 0: axis=(0, 1)")
-            axes = tuple(range(ndim)) if axes is None else tuple(a % ndim for a in axes)
-        if axes is not None and len(set(axes)) != len(axes):
-            refuse(f"`{name}` over an axis given twice", e.span, "name each axis once")
+        adjoint as the table's reduction over several axes shares it); keepdims puts each reduced
+        axis back (put_back)."""
+        line, ndim = e.span.line, self.fixed_ranks.get(x)
+        axes = self.reduced_axes(name, x, axis, keep, e)
         whole = axes is None or (ndim is not None and len(axes) == ndim)
         steps = [[x]] if whole else [[None, a] for a in sorted(axes, reverse=True)]
         if not whole and len(axes) > 1 and name in ("max", "min"):     # ties share as over all of them at once:
@@ -614,7 +606,25 @@ class Lowering(Iteration):
         for k, step in enumerate(steps):
             last = k == len(steps) - 1 and not keep
             out = self.reduction(name, [out, *step[1:]], line, target if last else None)
-        for k, a in enumerate(sorted(axes) if keep else ()):
+        return self.put_back(out, axes, line, target) if keep else out
+
+    def reduced_axes(self, name, x, axis, keep, e):
+        """The axes a reduction of x takes, not negative (None: all); a negative axis, or keepdims
+        over all axes, needs x's rank: a parameter's at the point."""
+        ndim = self.fixed_ranks.get(x)
+        axes = (axis,) if axis.__class__ is int else axis
+        if (axes is None and keep) or any(a < 0 for a in axes or ()):
+            if ndim is None:
+                refuse(f"`{name}` with keepdims or a negative axis of a value whose rank is unknown here", e.span,
+                       "write its axes as numbers from 0: axis=(0, 1)")
+            axes = tuple(range(ndim)) if axes is None else tuple(a % ndim for a in axes)
+        if axes is not None and len(set(axes)) != len(axes):
+            refuse(f"`{name}` over an axis given twice", e.span, "name each axis once")
+        return axes
+
+    def put_back(self, out, axes, line, target):
+        """keepdims: each reduced axis put back as one of length 1 (expand_dims, the first first)."""
+        for k, a in enumerate(sorted(axes)):
             out = self.apply("expand_dims", [out, a], line, target if k == len(axes) - 1 else None)
         return out
 
