@@ -25,15 +25,18 @@ SHAPES = {"logistic_loss.py": {"w": (2,)}, "loop_over_array.py": {"x": (3,)}, "n
           "softmax_xent.py": {"z": (3,)}, "softplus.py": {"x": (2,)}}
 # what emit cannot write yet, and what it says: a program, and the words of the refusal
 NOT_YET = {
-    "indexing by a name among several indices with a slice": "def f(x):\n    A = x * 2.0\n    i = 1\n"
-                                                              "    return sum(A[:, i])\n",
     "a comprehension with `if` whose list is not summed": "def f(x):\n    y = [v * v for v in x if v > 0]\n"
                                                          "    return sum(y)\n",
-    "a comprehension with several `for` clauses": "def f(x):\n    y = x * 2.0\n    return sum([a * b for a in y for b in x])\n",
-    "a reduction over several axes": "def f(x):\n    B = x * 2.0\n    return sum(prod(B, axis=(0, 1)))\n",
+    "a comprehension with several `for` clauses and `if`": "def f(x):\n    y = x * 2.0\n"
+                                                          "    return sum([a * b for a in y for b in x if b > a])\n",
+    "a comprehension whose inner `for` walks what an outer `for` names": "def f(x):\n    y = x * 2.0\n"
+                                                                        "    return sum([a * b for a in y for b in x[:a]])\n",
+    "a reduction over several axes": "def f(x):\n    B = x * 2.0\n    return norm(B, axis=(0, 1, 2))\n",
     "norm with `ord` of a value whose rank is unknown": "def f(x):\n    B = x * 2.0\n    return norm(B, 1)\n",
     "norm with ord='nuc' of a matrix whose rank is unknown": "def f(x):\n    A = [[1.0, 2.0], [3.0, 4.0]] * x[0]\n"
                                                               "    return norm(A, 'nuc')\n",
+    "an item of the tuple a builtin returns": "def f(x):\n    A = [[1.0, 2.0], [2.0, 5.0]] * x[0]\n"
+                                              "    return sum(eigh(A)[0])\n",
     "fails at the point given": "def f(x):\n    return sum([v * v for v in x[3:]])\n",
     "whose shapes change": "def f(x):\n    t = x\n    for i in range(2):\n        t = t[1:] * 2.0\n"
                            "    return sum(t)\n",

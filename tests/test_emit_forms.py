@@ -37,6 +37,36 @@ PROGRAMS = {
         {"A": (3, 3), "x": (4,)}),
     "keepdims": ("def f(A):\n    z = A - max(A, 1, keepdims=True)\n    return sum(exp(z) / sum(exp(z), axis=1, keepdims=True)"
                  " * A) + sum(A.mean(axis=0, keepdims=True) * A)\n", {"A": (3, 4)}),
+    "reductions over several axes": (
+        "def f(A, x):\n    return sum(A, axis=(0, 1)) @ x + sum(max(A, axis=(0, 2))) + mean(A, (1, 2))[0]"
+        " + sum(min(A, axis=(2, 0))) + sum(prod(A, axis=(0, 2))) + sum(A.sum(axis=(-1, 0)) * x[:2])\n",
+        {"A": (2, 2, 3), "x": (3,)}),
+    "var and std over several axes": (
+        "def f(A, x):\n    B = A * x[0]\n    return sum(var(A, axis=(0, 2)) * x) + sum(std(B, (2, 0), ddof=1))"
+        " + sum(A.var(axis=(1,))) + var(A, (0, 1, 2)) + sum(std(A, axis=(-1, 0)))\n", {"A": (2, 2, 3), "x": (2,)}),
+    "prod with keepdims": ("def f(A):\n    return sum(prod(A, 1, keepdims=True) * A) + sum(A.prod(axis=(0, 1), keepdims=True) * A)"
+                           " + sum(prod(A, keepdims=True) * A) + sum(prod(A, 0, True))\n", {"A": (3, 2)}),
+    "var and std with keepdims": (
+        "def f(A):\n    return sum(var(A, 1, keepdims=True) * A) + sum(std(A, axis=(0, 1), keepdims=True) * A)"
+        " + sum(A.var(keepdims=True) * A) + sum(std(A, -1, 1, True) * A) + sum(A.std(axis=(0,), keepdims=True))\n",
+        {"A": (3, 2)}),
+    "keepdims with no axis, or over several": (
+        "def f(A):\n    B = A - max(A, keepdims=True)\n    return sum(A / sum(A, keepdims=True)) + sum(mean(A, keepdims=True) * B)"
+        " + sum(sum(A * A, axis=(0, 1), keepdims=True) * A) + min(A, (1, 0), keepdims=True)[0, 0]\n", {"A": (3, 2)}),
+    "trace, diagonal, eigvalsh": (
+        "def f(A, x):\n    B = A @ A.T\n    return trace(A) * x[0] + sum(diagonal(A) * x) + A.trace(1) + sum(A.diagonal(-1))"
+        " + trace(B) + sum(eigvalsh(A) * x) + eigvalsh(B + A)[1]\n", {"A": (2, 2), "x": (2,)}),
+    "trace and diagonal of other ranks and axes": (
+        "def f(T, A):\n    return sum(trace(T)) * sum(trace(T, 1, 0, 2)) + sum(diagonal(T, 0, 1, 2) * diagonal(A, 1))\n",
+        {"T": (3, 2, 4), "A": (4, 2)}),
+    "squeeze": ("def f(x, A):\n    y = x * 2.0\n    return sum(y.squeeze() * squeeze(A, 0)) + sum(squeeze(A, axis=(0, 2)))"
+                " + sum(A.squeeze(-1) * x) + squeeze(A[0, 1])\n", {"x": (1, 3), "A": (1, 3, 1)}),
+    "slogdet": ("def f(A, x):\n    s, l = slogdet(A * x[0])\n    return slogdet(A)[1] * x[1] + s * l + slogdet(A @ A.T)[-1]"
+                " + slogdet(A)[0]\n", {"A": (3, 3), "x": (2,)}),
+    "outer, triu, tril, diag": (
+        "def f(A, x):\n    return sum(outer(x, A[0]) * A) + sum(triu(A) * tril(A, -1)) + sum(triu(A, 1) * A)"
+        " + sum(diag(x) * A) + sum(diag(A, 1)) + sum(diag(x, -1) * diag(x, -1)) + sum(tril(A, k=1))\n",
+        {"A": (3, 3), "x": (3,)}),
     "cumsum, cumprod": ("def f(A, x):\n    return x.cumsum()[1] * sum(cumsum(A, 1) * cumprod(A, axis=0)) + sum(x.cumprod())\n",
                         {"A": (3, 2), "x": (4,)}),
     "an index from argmax": ("def f(A, x):\n    return x[x.argmax()] * A[0, 0] + x[argmin(x)] * A[argmax(x)][1]\n",
@@ -59,11 +89,22 @@ LOOPS = {
     "a helper's sum over an axis, in a loop": (
         "def term(X, m):\n    d = (X - m) * 2.0\n    return sum(d * d, 1)\n\n\ndef f(X, M):\n    s = 0.0\n"
         "    for k in range(len(M)):\n        s = s + sum(exp(-term(X, M[k])))\n    return s\n", {"X": (5, 2), "M": (3, 2)}),
+    "comprehensions with several `for` clauses": (
+        "def f(x, A):\n    P = [a * b for a in x for b in x]\n    Q = [[a * r for r in A] for a in x]\n"
+        "    return sum(P * P) + sum(Q[1] * A) + mean([u * v * w for u in x for v in A for w in v])"
+        " + sum([r * k for k in range(2) for r in A][2])\n", {"x": (3,), "A": (2, 2)}),
     "x[i, j] of names": ("def f(A, x):\n    s = 0.0\n    for i in range(len(x)):\n        for j in range(i + 1):\n"
                          "            s = s + A[i, j] * x[j] * x[i]\n    return s\n", {"A": (3, 3), "x": (3,)}),
     "x[i, j] = v of names": ("def f(A, x):\n    B = A * 1.0\n    for i in range(len(x)):\n        for j in range(len(x)):\n"
                              "            B[i, j] += x[i] * x[j]\n        B[i, i] = B[i, i] * x[i]\n    return sum(B * A)\n",
                              {"A": (3, 3), "x": (3,)}),
+    "a name among several indices with a slice": (
+        "def f(A, x):\n    B = A * 1.0\n    s = 0.0\n    for i in range(len(x) - 1):\n        B[i, 1:] = x[1:] * B[i, :2]\n"
+        "        B[:, i] += x\n        s = s + sum(A[i, :] * A[:, i]) + sum(A[i, 1:] * x[:2]) + sum(B[::2, i])\n"
+        "    return s + sum(B * A[:, :])\n", {"A": (3, 3), "x": (3,)}),
+    "None (numpy's newaxis) in an index": (
+        "def f(A, x):\n    s = 0.0\n    for i in range(2):\n        s = s + sum(A[:, None, i] * x[None])\n"
+        "    return s + sum(x[:, None] * x[None, :] * A) + sum(A[None, 1])\n", {"A": (2, 2), "x": (2,)}),
     "slices whose bounds are names": (
         "def f(x, a):\n    s = 0.0\n    for i in range(len(x) - 1):\n        w = x[i:i + 2]\n        s = s + sum(w * w) * a\n"
         "    k = 1\n    y = x * a\n    y[k:] = 0.5 * y[:len(x) - k]\n    return s + sum(x[k:] * a) + sum(y * x)\n",
@@ -118,6 +159,18 @@ def test_a_zero_a_singular_matrix_and_the_zero_vector_take_the_rules_other_side(
         matches(module, source, {"A": A, "x": x})
 
 
+def test_max_and_min_over_several_axes_share_ties_as_autodiff_grad_does(tmp_path):
+    """max over axes (0, 1) with two ties in one row and one in the other: the table's reduction
+    shares the adjoint among the three alike, as the emitted one does (a max of maxes would give
+    the lone tie half of it)."""
+    source = tmp_path / "program.py"
+    source.write_text("def f(A):\n    return sum(max(A, axis=(0, 1)) * min(A, (0, 2))[0]) + sum(max(A, axis=(2, 0), keepdims=True) * A)\n")
+    _, module = emitted(tmp_path, source, at={"A": np.arange(8.0).reshape(2, 2, 2)})
+    for A in (np.array([[[2.0, 2.0], [2.0, 2.0]], [[2.0, 0.5], [0.0, 0.0]]]), np.zeros((2, 2, 2)),
+              np.array([[[1.0, 3.0], [1.0, 3.0]], [[3.0, 1.0], [-1.0, 3.0]]])):
+        matches(module, source, {"A": A})
+
+
 def test_cli_emit_validate_of_det_and_norm_passes(tmp_path):
     source = tmp_path / "det.py"
     source.write_text("def f(A):\n    return det(A) + norm(A, 1) + A.sum()\n")
@@ -131,10 +184,21 @@ def test_methods_map_to_the_languages_builtins_and_an_unknown_one_is_refused(tmp
     """A method is the builtin of its name (lang/call_forms.py's METHODS); one the IR cannot
     write names itself and its line."""
     source = tmp_path / "program.py"
-    source.write_text("def f(x):\n    y = x * 2.0\n    return sum(y.squeeze())\n")
+    source.write_text("def f(x):\n    y = x * 2.0\n    return sum(y.keys())\n")
     with pytest.raises(SourceError) as err:
         api.emit(str(source), at={"x": np.array([0.5, 1.5, 2.5])})
-    assert err.value.kind == "not emitted" and ".squeeze()" in err.value.message and err.value.span.line == 3
+    assert err.value.kind == "not emitted" and ".keys()" in err.value.message and err.value.span.line == 3
+
+
+def test_keepdims_over_all_axes_of_a_value_whose_rank_is_unknown_is_refused_naming_it(tmp_path):
+    """keepdims with no axis needs the value's rank (a parameter's is the point's): where emit does
+    not know it, the call is refused with its line and what to write instead."""
+    source = tmp_path / "program.py"
+    source.write_text("def f(x):\n    y = x * 2.0\n    return sum(y * sum(y, keepdims=True))\n")
+    with pytest.raises(SourceError) as err:
+        api.emit(str(source), at={"x": np.array([0.5, 1.5, 2.5])})
+    assert err.value.kind == "not emitted" and (err.value.span.line, err.value.span.column) == (3, 20)
+    assert "keepdims" in err.value.message and "axis=(0, 1)" in err.value.hint
 
 
 def test_unpacking_a_row_of_another_length_raises_rather_than_returning_a_number(tmp_path):

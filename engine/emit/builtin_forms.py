@@ -3,7 +3,8 @@ is the builtin of its name with the array first (the language's own method table
 lang/call_forms.py), keyword arguments take their builtin's positions, and the builtins whose
 numpy arguments choose a composite of table entries are lowered to it: prod over an axis, norm by
 its `ord` and `axis` (core/library/linalg.py's vector and matrix norms), each written from the
-same entries the library applies, so their rules are the table's."""
+same entries the library applies, so their rules are the table's; squeeze, trace and diagonal as
+the library's gathered (a getitem of the flattened array at numpy's rearrangement of its positions)."""
 from __future__ import annotations
 
 import math
@@ -17,11 +18,12 @@ from ..lang.call_forms import METHODS
 from ..lang.keywords import accepted_keywords
 from .rule_text import primitive
 
-FORMS = ("norm", "prod", "transpose", "reshape", "dot", "var", "std", "clip", "cumsum", "cumprod")     # builtins whose numpy arguments choose the entries they apply
+FORMS = ("norm", "prod", "transpose", "reshape", "dot", "var", "std", "clip", "cumsum", "cumprod", "trace", "diagonal",
+         "squeeze", "outer", "triu", "tril", "diag")     # builtins whose numpy arguments choose the entries they apply
 INF = {"inf": math.inf}
-PARAMETERS = {"norm": ("ord", "axis", "keepdims"), "prod": ("axis", "dtype", "out", "keepdims"), "transpose": ("axes",),
+PARAMETERS = {"norm": ("ord", "axis", "keepdims"), "prod": ("axis", "keepdims"), "transpose": ("axes",),
               "var": ("axis", "ddof", "keepdims"), "std": ("axis", "ddof", "keepdims"), "cumsum": ("axis",),
-              "cumprod": ("axis",)}
+              "cumprod": ("axis",), "squeeze": ("axis",), "triu": ("k",), "tril": ("k",), "diag": ("k",), "trace": ("offset", "axis1", "axis2"), "diagonal": ("offset", "axis1", "axis2")}
 
 
 def kink_spelling(prim):
@@ -38,7 +40,7 @@ def as_builtin_call(e, refuse):
     x.astype(float) the value, x.astype(int) trunc(x), x.flatten() and x.ravel() reshape(x, -1),
     x.item() reshape(x, ())."""
     method = e.func
-    if method.attr not in METHODS or method.attr in ("keys", "values", "items", "squeeze"):
+    if method.attr not in METHODS or method.attr in ("keys", "values", "items"):
         refuse(f"the method `.{method.attr}()`", e.span)
     x, name = method.value, method.attr
     kind = e.args[0].id if name == "astype" and len(e.args) == 1 and isinstance(e.args[0], nodes.Name) else None
@@ -67,6 +69,18 @@ def attribute(low, e, target, refuse):
             refuse("indexing a shape by anything but a number", e.span)
         text += f"[{low.index_part(e.index[0])!r}]"
     return low.plain(text, target, e.span.line)
+
+
+def positions_of(x: str) -> str:
+    """The text of an array of x's positions (its flat indices, in its shape)."""
+    return f"np.arange(np.size({x})).reshape(np.shape({x}))"
+
+
+def gathered(low, x, positions, line, target):
+    """core/library/axes.py's gathered: the table's getitem of the flattened x at `positions` (the
+    text of numpy's rearrangement of an array of x's positions, made where the line runs)."""
+    flat = low.apply("reshape", [x, (-1,)], line, None)
+    return low.apply("getitem", [flat, low.plain(positions, None, line)], line, target)
 
 
 @lru_cache(maxsize=1)
@@ -127,13 +141,19 @@ class Forms:
         if name == "clip":
             bounds = [None if a is None or isinstance(a, nodes.NoneLit) else self.low.value(a, None) for a in args[1:3]]
             return self.clip(x, bounds, e, target)
-        if name == "dot" and len(args) != 2:
-            self.refuse("dot with other than two arguments", e.span)
+        if name in ("dot", "outer") and len(args) != 2:
+            self.refuse(f"{name} with other than two arguments", e.span)
+        if name == "outer":         # core/library/linalg.py's: a column times a row
+            column, row = (self.low.apply("reshape", [v, shape], line, None) for v, shape in
+                           ((x, (-1, 1)), (self.low.value(args[1], None), (1, -1))))
+            return self.apply("mul", [column, row], line, target)
         params = [] if name == "dot" else [literal_value(a, self.refuse, f"the {k} of {name}") for a, k in
                   zip(args[1:], PARAMETERS[name] if name in PARAMETERS else ("shape",) * len(args))]
         keepdims = dict(zip(PARAMETERS.get(name, ()), params)).get("keepdims")
-        if keepdims or (name == "prod" and any(p is not None for p in params[1:3])):
-            self.refuse(f"`{name}` with keepdims, dtype or out", e.span)
+        if name == "prod" and keepdims:
+            return self.low.reduction_over("prod", x, params[0], True, e, target)
+        if keepdims and name not in ("var", "std"):
+            self.refuse(f"`{name}` with keepdims", e.span)
         if name == "dot":
             return self.dot(x, self.low.value(args[1], None), rank, e, target)
         if name in ("cumsum", "cumprod"):          # core/library/reductions.py's: None flattens
@@ -144,9 +164,28 @@ class Forms:
             return self.low.apply(name, operands, e.span.line, target)
         if name in ("var", "std"):
             spread = dict(zip(PARAMETERS[name], params))
-            return self.variance(name, x, self.axis(spread.get("axis"), rank(x), e), spread.get("ddof") or 0, e, target)
+            axis = spread.get("axis")
+            if axis.__class__ is tuple and len(axis) == 1:
+                axis = axis[0]
+            if axis.__class__ is tuple and rank(x) is not None:     # the squares' rank is x's
+                axis = tuple(a % rank(x) for a in axis)
+            if axis.__class__ is not tuple or (rank(x) is not None and len(axis) == rank(x)):
+                axis = self.axis(axis, rank(x), e)
+            if keepdims:        # the reduced axes put back, as sum's
+                kept = self.low.reduced_axes(name, x, spread.get("axis"), True, e)
+                spread_out = self.variance(name, x, axis, spread.get("ddof") or 0, e, None)
+                return self.low.put_back(spread_out, kept, e.span.line, target)
+            return self.variance(name, x, axis, spread.get("ddof") or 0, e, target)
+        if name in ("triu", "tril", "diag"):
+            return self.triangle(name, x, int(params[0] or 0) if params else 0, rank(x), e, target)
+        if name == "squeeze":
+            return self.squeeze(x, params[0] if params else None, e, target)
+        if name in ("trace", "diagonal"):
+            return self.diagonal(x, params, e, target, summed=name == "trace")
         if name in ("transpose", "reshape"):
             return self.shaped(name, x, params, e, target)
+        if name == "prod" and params and params[0].__class__ is tuple:       # over several axes
+            return self.low.reduction_over("prod", x, params[0], False, e, target)
         if name == "prod":
             axis = self.axis(params[0] if params else None, rank(x), e)
             return self.reduce("prod", x, axis, line, target)
@@ -156,17 +195,67 @@ class Forms:
 
     def variance(self, name, x, axis, ddof, e, target):
         """core/library/reductions.py's var (the squares about the mean over the count less ddof)
-        and std (its square root), over all of x or one axis."""
+        and std (its square root), over all of x, one axis or several (their sum's axes kept as 1
+        for the mean, the count what it sums)."""
         line, apply = e.span.line, self.apply
-        count = f"np.size({x})" if axis is None else f"np.shape({x})[{axis}]"
-        centre = apply("div", [self.reduce("sum", x, axis, line), self.low.plain(count, None, line)], line, None)
-        if axis is not None:
+        several = axis.__class__ is tuple
+        if several:
+            total = self.low.reduction_over("sum", x, axis, True, e, None)
+            count = self.low.plain(f"np.floor_divide(np.size({x}), np.size({total}))", None, line)
+            centre = apply("div", [total, count], line, None)
+        else:
+            count = f"np.size({x})" if axis is None else f"np.shape({x})[{axis}]"
+            centre = apply("div", [self.reduce("sum", x, axis, line), self.low.plain(count, None, line)], line, None)
+        if axis is not None and not several:
             centre = self.low.apply("expand_dims", [centre, axis], line, None)
         centred = apply("sub", [x, centre], line, None)
-        squares = self.reduce("sum", apply("mul", [centred, centred], line, None), axis, line)
+        square = apply("mul", [centred, centred], line, None)
+        squares = self.low.reduction_over("sum", square, axis, False, e, None) if several else \
+            self.reduce("sum", square, axis, line)
         kept = self.low.plain(f"max({count} - {ddof!r}, 0)", None, line)
         result = apply("div", [squares, kept], line, None if name == "std" else target)
         return apply("sqrt", [result], line, target) if name == "std" else result
+
+    def triangle(self, name, x, k, ndim, e, target):
+        """core/library/shapes.py's triu and tril (where a triangle's mask, x, else 0) and diag: of
+        a matrix its diagonal (gathered), of a vector the matrix with it on the diagonal (the
+        table's index_update of flat zeros at those positions, gathered as a square)."""
+        line = e.span.line
+        if name != "diag":
+            mask = self.low.plain(f"np.{name}(np.ones(np.shape({x})[-2:]), {k!r})", None, line)     # 1.0 in it
+            return self.apply("where", [mask, x, 0.0], line, target)
+        if ndim not in (1, 2):
+            self.refuse("diag of a value whose rank is unknown here" if ndim is None else "diag of other than a vector "
+                        "or a matrix", e.span, "write diagonal(A, k) for a matrix's diagonal")
+        if ndim == 2:
+            return self.gathered(x, f"np.diagonal({positions_of(x)}, {k!r})", line, target)
+        side = self.low.plain(f"np.size({x}) + {abs(k)!r}", None, line)
+        square = self.low.plain(f"np.arange(np.square({side})).reshape({side}, {side})", None, line)
+        zeros = self.low.plain(f"np.zeros(np.square({side}))", None, line)
+        at = self.low.plain(f"np.diagonal({square}, {k!r})", None, line)
+        placed = self.low.apply("index_update", [zeros, x, at], line, None)
+        return self.gathered(placed, square, line, target)
+
+    def squeeze(self, x, axis, e, target):
+        """core/library/shapes.py's squeeze (x less its axes of length 1, those of `axis`, which
+        numpy requires to be 1) as core/library/axes.py's gathered: a getitem of the flattened x at
+        numpy's squeeze of an array of x's positions, made where the line runs."""
+        text = f"np.squeeze({positions_of(x)}" + ("" if axis is None else f", {axis!r}") + ")"
+        return self.gathered(x, text, e.span.line, target)
+
+    def diagonal(self, x, params, e, target, summed):
+        """core/library/shapes.py's diagonal (a getitem of the flattened x at the positions numpy's
+        diagonal takes of an array of x's positions, made where the line runs) and trace (their
+        sum over the diagonal's axis, put first so that it is axis 0 at every rank)."""
+        line = e.span.line
+        offset, axis1, axis2 = (list(params) + [None] * 3)[:3]
+        spec = f"{offset or 0!r}, {0 if axis1 is None else axis1!r}, {1 if axis2 is None else axis2!r}"
+        text = f"np.diagonal({positions_of(x)}, {spec})"
+        taken = self.gathered(x, f"np.moveaxis({text}, -1, 0)" if summed else text, line, None if summed else target)
+        return self.reduce("sum", taken, 0, line, target) if summed else taken
+
+    def gathered(self, x, positions, line, target):
+        return gathered(self.low, x, positions, line, target)
 
     def clip(self, x, bounds, e, target):
         """core/library/elementwise.py's clip: x where it is within the bounds, else the bound."""

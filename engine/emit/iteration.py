@@ -28,6 +28,17 @@ def pattern_names(target) -> list:
     refuse("a loop target that is not a name or names", target.span)
 
 
+def names_read(node) -> set:
+    """The names an expression reads (a comprehension's inner `for` reading an outer one's)."""
+    if isinstance(node, nodes.Name):
+        return {node.id}
+    if isinstance(node, tuple):
+        return set().union(*map(names_read, node)) if node else set()
+    if isinstance(node, nodes.Node) and not isinstance(node, nodes.Span):
+        return names_read(tuple(getattr(node, f) for f in node._fields))
+    return set()
+
+
 class Iteration:
     """A mixin of Lowering: `self` lowers expressions (value, whole_value, plain, apply, fresh)."""
 

@@ -3,10 +3,12 @@ sweeps from): each primitive applied once, to names or numbers, its result named
 name where the source names it); control flow kept as it is written (if, while, for over a
 range), helpers called by name; a `return` that ends one branch takes the rest of its block into
 the other (so every function has one exit, its result in `_out`). Arrays: indexing is the table's
-getitem (an index a whole number, a name or a slice of numbers), item assignment its
-index_update, `for v in A` (enumerate, zip, targets that unpack: emit/iteration.py) a loop over
-range(len(A)) with v = A[i], a comprehension a loop of index_update, sum/mean/max/min (with an
-axis) the table's reductions written as numpy's functions, a list of numbers an np.array
+getitem (an index a whole number, a name or a slice of numbers; names among several indices
+with a slice, `x[i, :]`, a getitem of the flattened x at numpy's positions of those items, as
+core/library/axes.py's gathered), item assignment its index_update, `for v in A` (enumerate, zip, targets that unpack: emit/iteration.py) a loop over
+range(len(A)) with v = A[i], a comprehension a loop of index_update (several `for` clauses: the
+comprehension of comprehensions, its first two axes made one), sum/mean/max/min (with an axis,
+axes, keepdims) the table's reductions written as numpy's functions, a list of numbers an np.array
 constant; methods, keywords, prod, norm, var, dot... as emit/builtin_forms.py writes them; a
 tuple built or taken apart Python's text (Packed: no derivative through it), `grad(h)(x)` a call
 of h's gradient helper (Derivative, emit/derivatives.py). What the IR has no form for yet is
@@ -22,8 +24,9 @@ from ..lang.operator_closures import BINARY_OPS
 from ..lang.operator_closures import COMPARISONS as COMPARE_OPS
 from .ir import (Call, Copy, Derivative, For, Function, If, Jump, Opaque, Packed, Plain, Prim, While, jumps,
                  literal, refuse)
-from .iteration import Iteration, is_range
-from .builtin_forms import FORMS, Forms, kink_spelling, as_builtin_call, attribute, positional
+from .iteration import Iteration, is_range, names_read, pattern_names
+from .builtin_forms import (FORMS, Forms, as_builtin_call, attribute, gathered, kink_spelling, literal_value,
+                            positional, positions_of)
 from .rule_text import primitive
 
 # the table entry of each operator and comparison, as the language applies them
@@ -60,6 +63,7 @@ class Lowering(Iteration):
         self.renames: dict = {}             # a comprehension's variable -> the name it is given
         self.derived: dict = {}             # `g = grad(h)`: g -> (kind, h, argnum)
         self.tuples: dict = {}              # a name bound to a tuple -> the derivative that made it, or ""
+        self.parts: dict = {}               # a temporary bound to a tuple whose items are named here -> them
         self.params: list = []              # the parameters of the function lowered
 
     def fresh(self) -> str:
@@ -157,8 +161,7 @@ class Lowering(Iteration):
         heads = []              # x[i, j] = v of whole numbers: x[i] with its item j set, set in x
         if len(parts) > 1 and any(p.__class__ is str for p in parts):
             if any(p.__class__ is slice or p is None for p in parts):
-                refuse("indexing by a name among several indices with a slice", s.span,
-                       "index one axis at a time: x[i][j]")
+                return self.gathered_update(name, parts, s, line)
             heads, parts = parts[:-1], parts[-1:]
         rows = [name]
         for p in heads:
@@ -171,6 +174,20 @@ class Lowering(Iteration):
         for k in range(len(rows) - 1, -1, -1):
             value = self.apply("index_update", [rows[k], value, index], line, name if k == 0 else None)
             index = heads[k - 1] if k else index
+
+    def gathered_update(self, name, parts, s, line) -> None:
+        """`x[i, :] = v` (a name among several indices with a slice): the table's index_update of the
+        flattened x at numpy's positions of those items (as subscript takes them), x then the
+        flattened one gathered at all of x's positions (its shape again)."""
+        every = self.plain(positions_of(name), None, line)
+        at = self.plain(f"{every}[{index_text(parts)}]", None, line)
+        flat = self.apply("reshape", [name, (-1,)], line, None)
+        value = self.value(s.value, None)
+        if s.op is not None:
+            old = self.apply("getitem", [flat, at], line, None)
+            value = self.apply(OPERATORS[s.op] if s.op != "**" else "pow", [old, value], line, None)
+        flat = self.apply("index_update", [flat, value, at], line, None)
+        self.apply("getitem", [flat, every], line, name)
 
     def assign(self, s, line) -> None:
         if not s.unpack and derivative_maker(s.value):
@@ -190,6 +207,10 @@ class Lowering(Iteration):
             whole = self.value(s.value, None)
             # `a, b = r`, r a tuple made here or a parameter whose rank the point does not give (a
             # rule's residuals): its items as Python takes them apart, no derivative through them
+            if whole in self.parts and len(self.parts[whole]) == len(s.targets):     # slogdet's: its items
+                for t, v in zip(s.targets, self.parts[whole]):
+                    self.out.append(Copy(t.id, v, line))
+                return
             if whole in self.tuples or (whole in self.params and whole not in self.ranks):
                 for k, t in enumerate(s.targets):
                     self.out.append(Packed(t.id, f"{literal(whole)}[{k}]", line, [whole], "a tuple", s.span,
@@ -252,9 +273,11 @@ class Lowering(Iteration):
         if isinstance(e, nodes.ListComp) and not e.as_dict and len(e.clauses) == 1:
             refuse("a comprehension with `if` whose list is not summed", e.span,
                    "sum it (sum([... if ...]), mean(...)), or write where(condition, value, 0.0)")
+        if isinstance(e, nodes.ListComp) and not e.as_dict and not any(c[2] for c in e.clauses):
+            return self.nested_comprehension(e, target)
         if isinstance(e, nodes.ListComp):
-            refuse("a dict comprehension" if e.as_dict else "a comprehension with several `for` clauses", e.span,
-                   "write the loops out with for statements")
+            refuse("a dict comprehension" if e.as_dict else "a comprehension with several `for` clauses and `if`",
+                   e.span, "write the loops out with for statements")
         if isinstance(e, nodes.ListExpr) and constant_list(e) is not None:
             return self.plain(f"np.array({constant_list(e)!r})", target, line)
         refuse(f"{describe(e)}", e.span)
@@ -380,18 +403,38 @@ class Lowering(Iteration):
         self.out.append(For(index, [1, count], body, line))
         return acc
 
+    def nested_comprehension(self, e, target):
+        """`[E for a in A for b in B]`: numpy's array of the flat list Python makes, the array of
+        the comprehension over A of the comprehension over B with its first two axes made one (the
+        gathered positions). B may be a (a row of an array: all of one length), else it may not
+        read a (the rows could differ in length)."""
+        outer = set(pattern_names(e.clauses[0][0]))
+        for pattern, it, _ in e.clauses[1:]:
+            if outer & names_read(it) and not (isinstance(it, nodes.Name) and it.id in outer):
+                refuse("a comprehension whose inner `for` walks what an outer `for` names", it.span,
+                       "write the loops out with for statements")
+            outer |= set(pattern_names(pattern))
+        inner = nodes.ListComp(e.elt, e.clauses[1:], e.span)
+        rows = self.comprehension(nodes.ListComp(inner, e.clauses[:1], e.span), None)
+        merged = f"{positions_of(rows)}.reshape((-1,) + np.shape({rows})[2:])"
+        return gathered(self, rows, merged, e.span.line, target)
+
     def subscript(self, e, target):
         """`x[i]`, `x[1:]`, `x[i, 2]`: getitem, its index a whole number, a name or a constant slice."""
         value = self.value(e.value, None)
-        if value in self.tuples and len(e.index) == 1 and isinstance(e.index[0], nodes.Num):
+        number = len(e.index) == 1 and (isinstance(e.index[0], nodes.Num) or isinstance(e.index[0], nodes.UnaryOp)
+                                        and e.index[0].op == "-" and isinstance(e.index[0].operand, nodes.Num))
+        if value in self.parts and number and -len(self.parts[value]) <= self.index_part(e.index[0]) < len(self.parts[value]):
+            return self.expr_named(self.parts[value][self.index_part(e.index[0])], target, e.span.line)
+        if value in self.tuples and number:
             target = target or self.fresh()         # an item of a tuple: Python's
             self.out.append(Packed(target, f"{value}[{self.index_part(e.index[0])}]", e.span.line, [value],
                                    "a tuple", e.span, self.tuples[value]))
             return target
         parts = [self.index_part(p) for p in e.index]
         if len(parts) > 1 and any(p.__class__ is str for p in parts):
-            if any(p.__class__ is slice or p is None for p in parts):
-                refuse("indexing by a name among several indices with a slice", e.span, "index one axis at a time: x[i][j]")
+            if any(p.__class__ is slice or p is None for p in parts):      # x[i, :]: numpy's of x's positions
+                return gathered(self, value, f"{positions_of(value)}[{index_text(parts)}]", e.span.line, target)
             for p in parts[:-1]:        # x[i, j] of whole numbers is x[i][j]
                 value = self.apply("getitem", [value, p], e.span.line, None)
             return self.apply("getitem", [value, parts[-1]], e.span.line, target)
@@ -408,6 +451,8 @@ class Lowering(Iteration):
             self.whole = False
 
     def index_part(self, p):
+        if isinstance(p, nodes.NoneLit):     # numpy's newaxis
+            return None
         if isinstance(p, nodes.Slice):
             bounds = [None if b is None else self.index_part(b) for b in (p.lower, p.upper, p.step)]
             return slice(*bounds)        # a bound a name (x[i:i + 2]): its value where the line runs
@@ -499,7 +544,15 @@ class Lowering(Iteration):
         if name in ("sum", "mean") and len(e.args) == 1 and not e.keywords and isinstance(e.args[0], nodes.ListComp) \
                 and len(e.args[0].clauses) == 1 and e.args[0].clauses[0][2] and name not in self.helpers:
             return self.filtered_sum(name, e.args[0], target, OPERATORS["+"], OPERATORS["/"])
+        if name == "slogdet" and name not in self.helpers and name not in self.closures and len(e.args) == 1 \
+                and not e.keywords:
+            return self.slogdet(e, target)
         arguments = positional(e, refuse) if name not in self.helpers else list(e.args)
+        if name in REDUCTIONS and name not in self.helpers and name not in self.closures and len(arguments) > 1 and \
+                (len(arguments) > 2 or arguments[1] is None or isinstance(arguments[1], (nodes.TupleExpr, nodes.NoneLit))):
+            axis, keep = (literal_value(a, refuse, f"the {k} of {name}") for a, k in
+                          zip(arguments[1:3] + [None] * (3 - len(arguments)), ("axis", "keepdims")))
+            return self.reduction_over(name, self.value(arguments[0], None), axis, keep, e, target)
         if e.keywords and (name in self.helpers or name in self.closures or None in arguments):
             refuse(f"a call of `{name}` with keywords", e.span, "pass its arguments by position")
         args = [self.value(a, None) for a in arguments]
@@ -516,15 +569,64 @@ class Lowering(Iteration):
             return target
         if name in REDUCTIONS and (len(args) == 1 or (len(args) == 2 and is_whole(args[1]))):
             return self.reduction(name, args, line, target)
-        if name in REDUCTIONS and len(args) == 3 and is_whole(args[1]) and args[2].__class__ is bool:
-            if not args[2]:         # keepdims=False
-                return self.reduction(name, args[:2], line, target)
-            kept = self.reduction(name, args[:2], line, None)      # keepdims=True: the axis put back
-            return self.apply("expand_dims", [kept, int(args[1])], line, target)
         prim = self.builtins.get(name)
         if prim is None or not (prim.elementwise or prim.emits_at_shapes) or len(args) != prim.arity:
             return self.opaque(e, name, args, target)
         return self.apply(prim.name, args, line, target, kink_spelling(prim))
+
+    def slogdet(self, e, target):
+        """core/library/linalg.py's slogdet: the pair (the sign of det, a constant; the table's
+        logabsdet), a tuple whose items keep their derivatives where it is taken apart as it is
+        made (`s, l = slogdet(A)`, `slogdet(A)[1]`)."""
+        line = e.span.line
+        x = self.value(e.args[0], None)
+        parts = [self.plain(f"np.sign(np.linalg.det({literal(x)}))", None, line), self.apply("logabsdet", [x], line, None)]
+        made = target or self.fresh()
+        self.out.append(Packed(made, f"({parts[0]}, {parts[1]})", line, parts, "a tuple", e.span))
+        self.tuples[made] = ""
+        if target is None:          # a temporary: bound once, so its items are these
+            self.parts[made] = parts
+        return made
+
+    def reduction_over(self, name, x, axis, keep, e, target):
+        """numpy's sum/mean/max/min(x, axis, keepdims) with a tuple of axes or keepdims: the table's
+        reduction over one axis at a time (the last first, so the others keep their numbers), or over
+        all of x (max and min: over the axes moved first and made one, so that ties share the
+        adjoint as the table's reduction over several axes shares it); keepdims puts each reduced
+        axis back (put_back)."""
+        line, ndim = e.span.line, self.fixed_ranks.get(x)
+        axes = self.reduced_axes(name, x, axis, keep, e)
+        whole = axes is None or (ndim is not None and len(axes) == ndim)
+        steps = [[x]] if whole else [[None, a] for a in sorted(axes, reverse=True)]
+        if not whole and len(axes) > 1 and name in ("max", "min"):     # ties share as over all of them at once:
+            moved = self.plain(f"np.moveaxis({positions_of(x)}, {tuple(axes)!r}, {tuple(range(len(axes)))!r})", None, line)
+            x = gathered(self, x, f"{moved}.reshape((-1,) + np.shape({moved})[{len(axes)}:])", line, None)
+            steps = [[None, 0]]             # the axes moved first and made one
+        out = x
+        for k, step in enumerate(steps):
+            last = k == len(steps) - 1 and not keep
+            out = self.reduction(name, [out, *step[1:]], line, target if last else None)
+        return self.put_back(out, axes, line, target) if keep else out
+
+    def reduced_axes(self, name, x, axis, keep, e):
+        """The axes a reduction of x takes, not negative (None: all); a negative axis, or keepdims
+        over all axes, needs x's rank: a parameter's at the point."""
+        ndim = self.fixed_ranks.get(x)
+        axes = (axis,) if axis.__class__ is int else axis
+        if (axes is None and keep) or any(a < 0 for a in axes or ()):
+            if ndim is None:
+                refuse(f"`{name}` with keepdims or a negative axis of a value whose rank is unknown here", e.span,
+                       "write its axes as numbers from 0: axis=(0, 1)")
+            axes = tuple(range(ndim)) if axes is None else tuple(a % ndim for a in axes)
+        if axes is not None and len(set(axes)) != len(axes):
+            refuse(f"`{name}` over an axis given twice", e.span, "name each axis once")
+        return axes
+
+    def put_back(self, out, axes, line, target):
+        """keepdims: each reduced axis put back as one of length 1 (expand_dims, the first first)."""
+        for k, a in enumerate(sorted(axes)):
+            out = self.apply("expand_dims", [out, a], line, target if k == len(axes) - 1 else None)
+        return out
 
     def reduction(self, name, args, line, target):
         """sum(x[, axis]), max, min: the table's, written as numpy's function of that name; mean(x[,
@@ -592,6 +694,16 @@ def bound_names(body) -> set:
             if isinstance(getattr(s, inner, None), tuple) and not isinstance(s, nodes.FunctionDef):
                 names |= bound_names(getattr(s, inner))
     return names
+
+
+def index_text(parts) -> str:
+    """Python's text of an index: its names as names, slices as a:b:c, None as None."""
+    def part(p):
+        if p.__class__ is slice:
+            bounds = ["" if b is None else literal(b) for b in (p.start, p.stop)]
+            return ":".join(bounds) + ("" if p.step is None else f":{literal(p.step)}")
+        return "None" if p is None else literal(p)
+    return ", ".join(map(part, parts))
 
 
 def is_whole(v) -> bool:

@@ -78,6 +78,9 @@ def _stand(value, tracer, name, example=None, parameter=False):
     numpy = np()
     if example is None:
         return probe_of(name, numpy.full(EXAMPLE_SHAPE, EXAMPLE_VALUE), tracer)
+    if isinstance(example, tuple) and not parameter:        # eigh(A)[0]: what a builtin returns, a tuple
+        raise NotEmitted("an item of the tuple a builtin returns (eigh's, svd's, qr's), taken by indexing or "
+                         "into a table entry")
     return probe_of(name, example if parameter else stand_in(example), tracer)
 
 
@@ -191,10 +194,12 @@ class ShapeNaming(Tracer):
         return Tracer.real(value)
 
     def function(self, func, args, kwargs):
-        """A numpy function of several arrays (svd's U, S, Vh): a line for each, indexing the call."""
+        """A numpy function of several arrays (svd's U, S, Vh; slogdet's sign and log|det| of one
+        matrix, numbers): a line for each, indexing the call."""
         result = self._result(func, args, kwargs)
+        numpy = self.numpy._module
         if result.__class__ is not tuple and isinstance(result, tuple) and \
-                all(r.__class__ is self.numpy._module.ndarray for r in result):
+                all(r.__class__ is numpy.ndarray or isinstance(r, numpy.generic) for r in result):
             call = self._call_text(self.bind(func), args, kwargs)
             return tuple(self.let(Equation(("text", f"{call}[{k}]"), ()), r) for k, r in enumerate(result))
         return super().function(func, args, kwargs)

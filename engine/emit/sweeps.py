@@ -23,7 +23,7 @@ def number(v) -> str:
         return repr(v) if v >= 0 else f"({v!r})"
     if v.__class__ is slice:                # an index: Python's text of it, its names as names
         return f"slice({', '.join('None' if b is None else number(b) for b in (v.start, v.stop, v.step))})"
-    if v.__class__ is tuple:
+    if v.__class__ is tuple or v is None:      # an index: numpy's newaxis among them
         return repr(v)
     v = float(v)
     text = repr(int(v)) if v.is_integer() and abs(v) < 2 ** 53 else repr(v)

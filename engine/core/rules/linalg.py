@@ -100,7 +100,8 @@ det = defprim("det", lambda x: plain_scalar(_np_linalg().det(x)), needs_ans=True
 # d log|det A| = Re tr(A⁻¹ dA): the adjoint g (A⁻¹)ᵀ with g's real part, for complex entries too
 logabsdet = defprim("logabsdet", lambda x: plain_scalar(_np_linalg().slogdet(x)[1]),
                     vjp=(lambda g, ans, x: _matrix_of(_real_if(x, g)) * matrix_transpose(inv(x)),),
-                    jvp=(lambda t, ans, x: _real_if(x, _trace_product(inv(x), t)),), complex_values=True)
+                    jvp=(lambda t, ans, x: _real_if(x, _trace_product(inv(x), t)),), complex_values=True,
+                    emits_at_shapes=True)
 inv = defprim("inv", lambda x: _np_linalg().inv(x), needs_ans=True, builtin="inv", emits_at_shapes=True,
               vjp=(lambda g, ans, x: -matmul(matmul(matrix_transpose(ans), g), matrix_transpose(ans)),),
               jvp=(lambda t, ans, x: -matmul(matmul(ans, t), ans),), complex_values=True)
@@ -176,7 +177,7 @@ def _eigvalsh_jvp(t, ans, x):
 
 
 eigvalsh = defprim("eigvalsh", lambda x: _eigh(x)[0], vjp=(_eigvalsh_vjp,), jvp=(_eigvalsh_jvp,),
-                   builtin="eigvalsh", complex_values=True)
+                   builtin="eigvalsh", complex_values=True, emits_at_shapes=True)
 
 
 def _gaps(x):
