@@ -11,7 +11,7 @@ from ..core.notes import reset as reset_notes
 from ..lang.values import dtype
 from . import reverse
 from .bits import same_bits
-from .fallbacks import LOWERED_CODE_ERRORS, LoweringRefused
+from .fallbacks import COMPLEX_FLOAT_CODE, LOWERED_CODE_ERRORS, LoweringRefused
 from .replay_compiled import compiled_for
 from .replay_guards import PathChanged, decisions
 from .replay_paths import MAX_PATHS, Paths
@@ -34,6 +34,8 @@ def run_compiled(entry, leaves: list, gradient: bool):
     for _ in range(MAX_PATHS):
         made = trace.floats and compiled_for(trace, leaves)
         if not made:
+            if trace.complex_scalars:       # a scalar trace the float code would take, were it real
+                raise LoweringRefused(COMPLEX_FLOAT_CODE, documented=True)
             return None
         try:
             out = made.gradient(*leaves, 1.0) if gradient else made.forward(*leaves)
