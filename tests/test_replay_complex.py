@@ -162,3 +162,21 @@ def test_replayed_higher_derivatives_of_complex_values_are_interpreted_with_thei
         flat = lambda d: [v for k in sorted(d) for v in (flat(d[k]) if isinstance(d[k], dict) else [d[k]])]
         assert all(same_number(a, b) for a, b in zip(flat(got), flat(want), strict=True))
     assert f.replays == 0 and f.fallbacks == {COMPLEX_DERIVATIVES: 2}
+
+
+def test_large_complex_arrays_replay_on_the_interpreters_lean_path():
+    """A large complex array's elementwise steps take the fused entries a replay gives them (their
+    VJPs decline complex arrays, as the interpreter's do): the interpreter's bits; a program that
+    may fuse a region stays interpreted at large inputs, for that counted reason."""
+    rng = np.random.default_rng(1)
+    n = 1 << 17
+    f = Function("sum(real(z*w))")
+    for _ in range(4):
+        at = {"z": rng.normal(size=n) + 1j * rng.normal(size=n), "w": rng.normal(size=n) + 1j * rng.normal(size=n)}
+        assert_same_gradient(f.grad_result(at), reverse.grad(None, at, target=f.target))
+    assert (f.replays, f.fallbacks) == (2, {})
+    g = Function("sum(real(exp(z)*w + z*z*w - w/z))")
+    for _ in range(3):
+        at = {"z": rng.normal(size=n) + 1j * rng.normal(size=n), "w": rng.normal(size=n) + 1j * rng.normal(size=n)}
+        assert_same_gradient(g.grad_result(at), reverse.grad(None, at, target=g.target))
+    assert (g.replays, g.fallbacks) == (0, {"large inputs of a program that fuses a region": 3})
