@@ -76,3 +76,15 @@ def test_gradients_agree_with_fusion_off(monkeypatch):
     monkeypatch.setattr(fused, "FUSE_MIN_ELEMENTS", 10 ** 12)
     off = api.grad(source, at={"x": x}).gradient["x"]
     np.testing.assert_allclose(on, off, rtol=1e-13, atol=0)
+
+
+def test_complex_arrays_are_declined_with_their_reason():
+    """Issue 32 item 2: a kernel takes float64 arrays; a complex array's VJP keeps the rule's own
+    path, and the reason says it is complex (not only "not a float64 array")."""
+    rng = np.random.default_rng(0)
+    z = rng.normal(size=fused.FUSE_MIN_ELEMENTS) + 1j * rng.normal(size=fused.FUSE_MIN_ELEMENTS)
+    fused.DECLINED.clear()
+    g = api.grad("sum(real(z*z*2.0))", at={"z": z}).gradient["z"]
+    np.testing.assert_allclose(g, np.conj(4 * z), rtol=1e-15)
+    assert fused.DECLINED["mul's VJP in argument 0"] == \
+        "Unfusable: a complex array: kernels take float64 arrays only (complex values are not fused yet)"

@@ -27,6 +27,12 @@ def is_complex(v) -> bool:
     return kind == "c"
 
 
+def is_complex_scalar(v) -> bool:
+    """Whether v is one complex number (Python's, or a numpy complex scalar as a run's 0-d
+    complex values are), not an array of them."""
+    return isinstance(v, (complex, np().complexfloating))
+
+
 def complex_dtype(real_dtype: str) -> str:
     """The complex dtype that pairs with a float dtype's name."""
     return COMPLEX_OF[str(real_dtype)]

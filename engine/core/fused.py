@@ -47,6 +47,8 @@ def layout(v):
         return ("shape", v.shape)
     if (c is np().ndarray or c is xp().ndarray) and v.dtype in (np().float64, np().bool_):
         return (v.dtype.kind, v.shape)                   # numpy's, or the device's (cupy's)
+    if getattr(getattr(v, "dtype", None), "kind", None) == "c":      # issue 32: said as such
+        raise Unfusable("a complex array: kernels take float64 arrays only (complex values are not fused yet)")
     raise Unfusable("not a float64 array")
 
 

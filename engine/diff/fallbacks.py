@@ -94,6 +94,15 @@ STEP_ERRORS = (SourceError, EngineError, *LOWERED_CODE_ERRORS)
 CONFIRMED_ERRORS = (*STEP_ERRORS, LookupError, TypeError)
 
 
+# the reasons a replay's lowering or a replayed derivative gives for complex values (issue 32 item
+# 2): the step replay of a value or a gradient takes them (the table's complex rules, the reported
+# gradient made from the sweep's adjoint as the interpreter makes it: diff/reverse.py); these do not
+COMPLEX_FLOAT_CODE = "complex values (compiled replays of scalar traces take Python floats only)"
+COMPLEX_GENERATED_SWEEP = "complex scalars (a generated array sweep takes floats and arrays only)"
+COMPLEX_DERIVATIVES = ("complex values (replayed Hessians, Jacobians, forward-mode and n-th derivatives "
+                       "take real values only: interpreted)")
+
+
 def strict() -> bool:
     return os.environ.get("AUTODIFF_STRICT", "") == "1"
 

@@ -31,8 +31,8 @@ from ..lang.target import Runner, bind_inputs, check_output, load
 from ..lang.values import floats_only, set_dtype, shape_of
 from . import reverse
 from .common import check_wrt, hosted, ones_like_output, seed_for
-from .fallbacks import (CONFIRMED_ERRORS, Fallback, LoweringRefused, NonFinite, PathChanged, ReplayDiffers, StepFailed,
-                        StrictFallback, Unsupported, count, strict)
+from .fallbacks import (COMPLEX_DERIVATIVES, CONFIRMED_ERRORS, Fallback, LoweringRefused, NonFinite, PathChanged,
+                        ReplayDiffers, StepFailed, StrictFallback, Unsupported, count, strict)
 from .large_trace import RegionCheck, fit_for_replay, holds_large_arrays
 from .trace_cache import NOT_REPLAYABLE, Unkept, input_signature, keep_trace, large_inputs, plain_run
 
@@ -286,6 +286,8 @@ class Function:
         else:
             from .replay_higher import replayed_derivative
         trace, values = replaying.replay_entry(entry, list(inputs.values()))
+        if trace.complex_values:            # their drivers' complex forms (diff/complex_derivatives.py) interpret
+            raise Unsupported(COMPLEX_DERIVATIVES)
         result = replayed_derivative(what, trace, values, inputs, wrt, [self.inputs.index(w) for w in wrt],
                                      self.target, seed)
         if result is None:
@@ -404,6 +406,7 @@ class Function:
         notes = reset_notes()
         trace, values = replaying.replay_entry(entry, list(inputs.values()))
         value = _output(trace, values)
+        reverse.refuse_complex_loss(value, seed, self.target)
         if seed is not None:
             seed_value, reduced = seed_for(seed, value), "seed"
         else:
@@ -411,13 +414,13 @@ class Function:
         watched, forward_notes, detached = [self.inputs.index(w) for w in wrt], len(notes.kinks), len(notes.detached)
         # its all_finite below tests a generated sweep's adjoints
         length, adjoints = replaying.replay_adjoints(trace, values, seed_value, watched, True, self.fallbacks)
-        gradient, unconnected = _gradient(wrt, adjoints, inputs)
+        gradient, unconnected = reverse.reported_gradients(wrt, adjoints, inputs)
         if not replaying.all_finite([value, *gradient.values()]):
             # the generated sweep skips the strong zero's per-product tests: the checked sweep's
             # numbers, and where they are not finite either, the interpreter's (their provenance)
             del notes.kinks[forward_notes:], notes.detached[detached:]
             length, adjoints = replaying.replay_adjoints(trace, values, seed_value, watched, False, self.fallbacks)
-            gradient, unconnected = _gradient(wrt, adjoints, inputs)
+            gradient, unconnected = reverse.reported_gradients(wrt, adjoints, inputs)
             if not replaying.all_finite([value, *gradient.values()]):
                 raise NonFinite()
         kinks = replaying.live_kinks(trace, watched, notes.kinks, forward_notes)   # those wrt's derivative meets
@@ -442,17 +445,6 @@ KINDS = {
     **{"jacobian " + mode: (_matrix(mode), Function._interpret_matrix, Function._record_matrix)
        for mode in ("auto", "forward", "reverse")},
 }
-
-
-def _gradient(wrt, adjoints, inputs):
-    """({name: the adjoint, stripped; zeros where None}, [the names with None])."""
-    gradient, unconnected = {}, []
-    for name, g in zip(wrt, adjoints):
-        if g is None:
-            unconnected.append(name)
-            g = ops.zeros_like(inputs[name])
-        gradient[name] = strip(g)
-    return gradient, unconnected
 
 
 def _differs(same_numbers: bool, what: str) -> Fallback:

@@ -18,7 +18,6 @@ by op, and numexpr's functions need not round as numpy's do."""
 from __future__ import annotations
 
 from ..core import fused
-from ..core.complexes import is_complex
 from ..core.tape import FUSED_RULES
 from ..lang.fused_regions import MIN_REGION_OPS, ROOTS, NotRegion, RegionFinder
 from ..lang.names import walk
@@ -87,21 +86,12 @@ class RegionCheck:
         return self.answer
 
 
-# a replay's lowerings (compiled float code, generated sweeps, fused kernels) are written for real
-# values, and the reported gradient of a complex input is the sweep's conjugate (core/complexes.py):
-# a run with complex values is interpreted, counted under this reason (issue 32: replay of complex
-# values is not done yet)
-COMPLEX_VALUES = "complex values (replays handle real values only)"
-
-
 def fit_for_replay(trace, tape, fuses: RegionCheck):
     """The trace to keep of a recorded `tape` (None or Unkept as given: nothing to fit), with its
     large elementwise steps on their fused entries; Unkept (its reason) where it holds more than
     TRACE_MAX_BYTES, or where its run had large arrays and the program may fuse a region."""
     if not trace:
         return trace
-    if any(is_complex(entry.value) for entry in tape.entries):
-        return Unkept(COMPLEX_VALUES)
     if held_bytes(tape) > TRACE_MAX_BYTES:
         return Unkept("a trace larger than a trace may hold")
     if not holds_large_arrays(tape):

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from time import perf_counter
 
 from ..core.backend import is_array
+from ..core.complexes import is_complex, is_complex_scalar
 from ..core.notes import NOTES
 from ..core.program import Program
 from ..core.tape import BOXES, Shape, Tape, Var
@@ -52,6 +53,8 @@ class Trace(Program):
     # the inputs (leaves) a count read as a constant of this path depends on: a derivative in one
     # of them is refused by the interpreter, so no replay answers it (diff/replay_guards.py)
     undifferentiated: frozenset = frozenset()
+    complex_values: bool = False    # some value complex: replayed only as a value or a gradient
+    complex_scalars: bool = False   # every value a Python float or a complex number, some complex
 
 
 def _forward(prim, parents, args, params, span, floats):
@@ -145,8 +148,11 @@ def record_trace(tape: Tape, out, signature, run_steps, logged=()) -> Trace | Un
             floats = floats and arg.__class__ is float
         all_floats = all_floats and floats and not e.params and e.value.__class__ is float
         forwards.append(_forward(prim, e.parents, args, e.params, e.span, floats))
+    complex_values = not all_floats and any(is_complex(e.value) for e in entries)
+    complex_scalars = complex_values and all(e.value.__class__ is float or is_complex_scalar(e.value) for e in entries)
     common = dict(equations=entries, forwards=forwards, leaves=leaves, signature=tuple(signature), run_steps=run_steps,
-                  guards=guards, floats=all_floats, nested=nested, undifferentiated=constants)
+                  guards=guards, floats=all_floats, nested=nested, undifferentiated=constants,
+                  complex_values=complex_values, complex_scalars=complex_scalars)
     if out.__class__ is Var:
         if out.tape is not tape:
             return Unkept("an output of another tape")
@@ -198,7 +204,7 @@ def replay_adjoints(trace: Trace, values: list, seed, watched: list, caller_test
         adjoints = planned_adjoints(trace, plan, values, out, seed)
         plan.array_spent += perf_counter() - started
         if worth_making(plan.array_spent, plan.count):
-            plan.array_sweep = _checked_sweep(trace, plan, values, seed, watched)
+            plan.array_sweep = _checked_sweep(trace, plan, values, seed, watched, fallbacks)
         return plan.length, [adjoints[i] for i in watched]
     if made and made.leaves.take([seed, *values[:trace.leaves]]):
         kinks, detached = len(NOTES.kinks), len(NOTES.detached)
@@ -216,9 +222,10 @@ def replay_adjoints(trace: Trace, values: list, seed, watched: list, caller_test
     return plan.length, [adjoints[i] for i in watched]
 
 
-def _checked_sweep(trace, plan, values, seed, watched):
+def _checked_sweep(trace, plan, values, seed, watched, fallbacks=None):
     """The plan's generated sweep at these values, kept only if it gives planned_adjoints'
-    adjoints and notes to the bit; False where there is none."""
+    adjoints and notes to the bit; False where there is none (where its lowering refuses these
+    values, that counted in `fallbacks`)."""
     span, kinks, detached = NOTES.span, len(NOTES.kinks), len(NOTES.detached)
     try:
         made = make_sweep(trace, plan, values, trace.output, seed, watched)
@@ -231,6 +238,10 @@ def _checked_sweep(trace, plan, values, seed, watched):
         got = made.run(values, seed)
         same = (NOTES.kinks[kinks:], NOTES.detached[detached:]) == expected_notes and \
             all(a is b if a is None or b is None else same_bits(a, b) for a, b in zip(got, expected))
+    except LoweringRefused as refused:  # values no generated sweep takes (complex scalars): none made
+        if fallbacks is not None:
+            count(fallbacks, refused)
+        return False
     except (Fallback, *STEP_ERRORS):    # a sweep these values do not check: none made
         return False
     finally:

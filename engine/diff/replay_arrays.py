@@ -26,8 +26,10 @@ import weakref
 
 from ..core.accumulate import accumulate
 from ..core.backend import np, xp
+from ..core.complexes import is_complex_scalar
 from ..core.notes import NOTES
 from ..core.tape import saved_args
+from .fallbacks import COMPLEX_GENERATED_SWEEP, LoweringRefused
 from .generated import functions_of
 from .replay_sweep import rows as plan_rows
 from .rule_tracer import PROBES, Tracer, Untraceable, probe_of
@@ -106,6 +108,8 @@ def make_sweep(trace, plan, values: list, out: int, seed, watched: list) -> Arra
 
 def _sweep_function(trace, plan, values, out, seed, watched):
     inputs = trace.leaves
+    if trace.complex_values and any(is_complex_scalar(v) for v in (seed, *values)):
+        raise LoweringRefused(COMPLEX_GENERATED_SWEEP, documented=True)   # no probe stands for one
     if plan.count > MAX_ROWS or _live_rows[0] + plan.count > LIVE_ROWS_MAX or not host_arrays(values) \
             or not host_arrays([seed]):
         return None

@@ -11,7 +11,7 @@ from ..core.notes import reset as reset_notes
 from ..lang.values import dtype
 from . import reverse
 from .bits import same_bits
-from .fallbacks import LOWERED_CODE_ERRORS, LoweringRefused
+from .fallbacks import COMPLEX_FLOAT_CODE, LOWERED_CODE_ERRORS, LoweringRefused
 from .replay_compiled import compiled_for
 from .replay_guards import PathChanged, decisions
 from .replay_paths import MAX_PATHS, Paths
@@ -34,6 +34,8 @@ def run_compiled(entry, leaves: list, gradient: bool):
     for _ in range(MAX_PATHS):
         made = trace.floats and compiled_for(trace, leaves)
         if not made:
+            if trace.complex_scalars:       # a scalar trace the float code would take, were it real
+                raise LoweringRefused(COMPLEX_FLOAT_CODE, documented=True)
             return None
         try:
             out = made.gradient(*leaves, 1.0) if gradient else made.forward(*leaves)
@@ -64,7 +66,8 @@ def compiled_output(entry, leaves: list):
 
 def compiled_value(entry, inputs):
     """The run's result from the compiled forward, or None (as compiled_output)."""
-    if not latest(entry).floats:          # no compiled forward: the step replay's, notes untouched
+    trace = latest(entry)
+    if not (trace.floats or trace.complex_scalars):     # no compiled forward: the step replay's, notes untouched
         return None
     reset_notes()
     fast = compiled_output(entry, list(inputs.values()))
@@ -77,7 +80,8 @@ def compiled_value(entry, inputs):
 
 def compiled_grad(entry, inputs):
     """The gradient of every input from the compiled sweep, or None (as run_compiled)."""
-    if dtype() != "float64" or not latest(entry).floats:      # no compiled sweep: the step replay's
+    trace = latest(entry)
+    if dtype() != "float64" or not (trace.floats or trace.complex_scalars):     # no compiled sweep: the step replay's
         return None
     reset_notes()
     fast = run_compiled(entry, list(inputs.values()), True)

@@ -74,23 +74,15 @@ def grad(source, at=None, wrt=None, seed=None, fn=None, of=None, dtype_name="flo
     tape = Tape(persistent=keep_tape, keep_values=keep_tape)
     out, boxed, interp = watched_run(target, inputs, wrt, limits, tape)
     value = in_working_dtype(strip(out))
-    if seed is None and is_complex(value):
-        raise SourceError("bad output", complex_output_error("the output"), None,
-                          source=target.source, filename=target.filename)
+    refuse_complex_loss(value, seed, target)
     if seed is not None:
         seed_value, reduced = seed_for(seed, value), "seed"
     else:
         seed_value, reduced = ones_like_output(value), ("sum" if shape_of(value) else None)
     tape_length = len(tape)
     adj = sweep(tape, out, seed_value, target)
-    gradient, unconnected = {}, []
-    for name in wrt:
-        var = boxed[name]
-        g = adj[var.index] if var.__class__ is Var else None
-        if g is None:
-            unconnected.append(name)
-            g = ops.zeros_like(inputs[name])
-        gradient[name] = strip(reported_gradient(g, inputs[name]))
+    gradient, unconnected = reported_gradients(
+        wrt, [adj[boxed[name].index] if boxed[name].__class__ is Var else None for name in wrt], inputs)
     result = GradResult(value=on_host(value), gradient=on_host(gradient), inputs=on_host(inputs),
                         unconnected=unconnected, reduced=reduced,
                         signature=interp.signature, kinks=traced_only(notes.kinks),
@@ -100,3 +92,24 @@ def grad(source, at=None, wrt=None, seed=None, fn=None, of=None, dtype_name="flo
         result.output_index = out.index if out.__class__ is Var and out.tape is tape else None
         result.seed = seed_value
     return result
+
+
+def refuse_complex_loss(value, seed, target) -> None:
+    """A gradient without a seed needs a real output (a loss): the interpreter's error and a
+    replay's (diff/function.py), where `value` is complex."""
+    if seed is None and is_complex(value):
+        raise SourceError("bad output", complex_output_error("the output"), None,
+                          source=target.source, filename=target.filename)
+
+
+def reported_gradients(wrt, adjoints, inputs) -> tuple:
+    """({name: the gradient reported from its sweep's adjoint (core/rules/complexes.py's
+    `reported_gradient`: the conjugate for a complex input), stripped; zeros where None},
+    [the names with None]): an interpreted sweep's and a replayed one's (diff/function.py)."""
+    gradient, unconnected = {}, []
+    for name, g in zip(wrt, adjoints):
+        if g is None:
+            unconnected.append(name)
+            g = ops.zeros_like(inputs[name])
+        gradient[name] = strip(reported_gradient(g, inputs[name]))
+    return gradient, unconnected

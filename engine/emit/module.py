@@ -8,6 +8,8 @@ from __future__ import annotations
 from ...parser import nodes
 from ...parser.errors import SourceError
 from ..core.backend import np
+from ..core.complexes import is_complex
+from ..lang.names import walk
 from .activity import analyse, walk_ir
 from .examples import Examples
 from .closures import lifted
@@ -103,6 +105,7 @@ def _emit(target, wrt, mode, explain, version, at, shaped=False) -> str:
     if missing:
         raise SourceError("usage", f"--at: no value for {missing[0]} (the point gives every input of "
                           f"{name}: {', '.join(params)})")
+    refuse_complex_inputs(target, params, at)
     check_derivatives(functions, name, rules)
     facts = analyse(functions, name, wrt, rules)
     shapes = shaped_at(functions, name, globals_, at, shaped, rules)
@@ -123,6 +126,20 @@ def _emit(target, wrt, mode, explain, version, at, shaped=False) -> str:
 
 
 GUARD = "<the check of the inputs' shapes>"
+
+
+def refuse_complex_inputs(target, params, at) -> None:
+    """A SourceError (exit 2) at the first read of an input the point gives a complex value: the
+    emitted functions compute with real numbers (a complex literal in the program is refused
+    where its rule is written), so complex values are not emitted yet (issue 32 item 2)."""
+    for p in params:
+        if at is not None and is_complex(at[p]):
+            span = next((n.span for n in walk(target.node, bindings=False) if n.__class__ is nodes.Name
+                         and n.id == p), None)
+            raise SourceError("not emitted", f"emit: --at {p} is complex: complex values are not emitted yet (the "
+                              "emitted functions compute with real numbers)", span,
+                              "differentiate it with `autodiff grad` (PyTorch's convention), or emit a function "
+                              "of its real and imaginary parts as two real inputs")
 
 
 def _written(functions, name, globals_, wrt, facts, mode, explain, rules, shapes) -> list:

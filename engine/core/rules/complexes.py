@@ -5,8 +5,9 @@ the adjoint of z is dL/dx - i dL/dy. An adjoint that reaches a real output here 
 real part (real values that met complex ones along the sweep carry an imaginary part no real
 derivative reads; the functions from complex to real are where it would be read, so they drop it).
 
-No fused kernel computes them (kernels and regions take real float64 arrays only), and no replay
-runs a trace with complex values (diff/large_trace.py)."""
+No fused kernel computes them (kernels and regions take real float64 arrays only); a replay's
+step replay runs them as the interpreter does (what of a replay takes real values only refuses
+complex ones with its reason: diff/fallbacks.py)."""
 from __future__ import annotations
 
 import math
