@@ -145,6 +145,32 @@ def test_a_partly_watched_gradient_is_the_tapes(tmp_path):
     assert same_bits(g.gradient["y"], np.array([0.0]))
 
 
+@pytest.mark.parametrize("source, at", [
+    ("def f(x, y):\n    z = x * y + sin(x)\n    return z * z / y\n", {"x": 0.7, "y": 1.3}),
+    ("def f(x, y):\n    return sum(tanh(x * y) * x) + sum(y)\n", {"x": np.array([0.5, -1.0, 2.0]), "y": np.array([1.5, 0.25, -0.5])}),
+])
+def test_the_replay_and_the_interpreter_run_the_one_reverse_sweep(tmp_path, monkeypatch, source, at):
+    """Issue 28 item 2: one reverse sweep over a Program's equations. The interpreted run sweeps
+    its tape's entries and the replay its plan's steps, both through core/tape.py's one loop (no
+    second hand-written sweep in diff/replay_sweep.py), and the gradients agree to the bit."""
+    from autodiff.engine.core import tape as tape_module
+    swept = []
+    loop = tape_module._sweep
+
+    def counted(steps, adj, dropped, top, bottom, *rest):
+        swept.append([type(steps[i]).__name__ for i in range(top, bottom - 1, -1) if steps[i] is not None])
+        return loop(steps, adj, dropped, top, bottom, *rest)
+    monkeypatch.setattr(tape_module, "_sweep", counted)
+    f = program(tmp_path, source)
+    first = f.grad_result(at, wrt=["x"])          # (all the floats' inputs: the compiled replay's)
+    assert (f.interpreted, f.replays) == (1, 0) and swept and all(set(kinds) <= {"Entry"} for kinds in swept)
+    f.grad_result(at, wrt=["x"])                  # records the trace
+    del swept[:]
+    replayed = f.grad_result(at, wrt=["x"])
+    assert f.replays == 1 and swept and all(set(kinds) == {"tuple"} for kinds in swept)
+    assert all(same_bits(first.gradient[k], replayed.gradient[k]) for k in first.gradient)
+
+
 @pytest.mark.parametrize("index", [0, 2, -1, (1, 2), (slice(None), 1), (slice(1, None, 2), slice(None, None, -1)),
                                    slice(None, 2)])
 def test_untake_of_a_basic_index_adds_as_add_at(index):
