@@ -331,7 +331,7 @@ def sweep_equations(steps: list, index, seed, stop_at: int = 0, *, values=None, 
     replay's: from equation `index` (seeded with `seed`; None: nothing flowed) back to `stop_at`;
     returns the adjoints by equation position (None where nothing flowed: a symbolic zero).
     `steps[i]` is the equation itself (a tape's `Entry`), or a replay's plan of it
-    (`planned_step`: its VJPs' arguments and output taken from `values`, the replayed values by
+    (`PlannedStep`: its VJPs' arguments and output taken from `values`, the replayed values by
     position), or None where no adjoint reaches it. Adjoints add through `accumulate` (in place
     only into a buffer nobody else holds), whose `+` records on any outer tape, so the sweep is
     itself differentiable. Hooks:
@@ -375,17 +375,29 @@ def sweep_equations(steps: list, index, seed, stop_at: int = 0, *, values=None, 
     return adj
 
 
-def planned_step(prim, live, args, gather, params, span, equation) -> tuple:
+class PlannedStep:
     """A replay's plan of one equation for `sweep_equations` (diff/replay_sweep.py makes them
-    once per trace and watched inputs): the primitive (or its VJPs resolved by position, for a
-    variadic one), the traced arguments the adjoint reaches ((position, parent position), ...),
-    the recorded arguments the VJPs take or None, then `gather(values)` giving them in one call or
-    None: rebuilt as saved_args of `equation`'s arguments with the replayed values filled in;
-    whether the VJPs read the output; the equation's params and span (references, not copies:
-    one tuple read a step)."""
-    vjps = prim.vjps
-    rules = prim if vjps.__class__ is tuple else _Resolved(prim, live)
-    return (rules, live, args, gather, prim.needs_ans, params, span, equation)
+    once per trace and watched inputs, with `planned_step`). `prim` is None, as a leaf's: the
+    sweep's one test of a tape entry's primitive sends it to the plan's branch, so a tape's
+    sweep pays nothing for plans; `step` is the tuple the sweep reads (see planned_step)."""
+    __slots__ = ("prim", "step")
+
+    def __init__(self, step: tuple):
+        self.prim = None
+        self.step = step
+
+
+def planned_step(prim, live, args, gather, params, span, equation) -> PlannedStep:
+    """The plan of one equation: the primitive's VJPs and their float forms (by position: a
+    variadic one's resolved once), the traced arguments the adjoint reaches ((position, parent
+    position), ...), the recorded arguments the VJPs take or None, then `gather(values)` giving
+    them in one call or None: rebuilt as saved_args of `equation`'s arguments with the replayed
+    values filled in; whether the VJPs read the output; the equation's params and span
+    (references, not copies: one tuple read a step)."""
+    vjps, float_vjps = prim.vjps, prim.float_vjps
+    if vjps.__class__ is not tuple:
+        vjps, float_vjps = {pos: vjps[pos] for pos, _ in live}, {pos: float_vjps[pos] for pos, _ in live}
+    return PlannedStep((vjps, float_vjps, live, args, gather, prim.needs_ans, params, span, equation))
 
 
 def _sweep(steps: list, adj: list, dropped: list, top: int, bottom: int, free: bool, values) -> None:
@@ -400,8 +412,20 @@ def _sweep(steps: list, adj: list, dropped: list, top: int, bottom: int, free: b
                 steps[i] = None
             continue
         e = steps[i]
-        if e.__class__ is tuple:                       # planned: arguments from the replayed values
-            prim, parents, args, gather, needs_ans, params, notes.span, equation = e
+        prim = e.prim
+        if prim is not None:                           # a tape's entry (the hot path: as it was)
+            notes.span = e.span
+            parents = e.parents
+            args = e.args
+            params = e.params
+            ans = e.ans
+            vjps = prim.float_vjps if g.__class__ is float else prim.vjps     # the table's forms: once per step
+        elif e.__class__ is Entry:                     # a leaf keeps its adjoint
+            continue
+        else:                                          # planned: arguments from the replayed values
+            vjps, float_vjps, parents, args, gather, needs_ans, params, notes.span, equation = e.step
+            if g.__class__ is float:
+                vjps = float_vjps
             if gather is not None:
                 args = gather(values)
             elif args is None:
@@ -410,13 +434,6 @@ def _sweep(steps: list, adj: list, dropped: list, top: int, bottom: int, free: b
                     full[pos] = values[j]
                 args = saved_args(equation.prim, tuple(full))
             ans = values[i] if needs_ans else None
-        else:
-            prim = e.prim
-            if prim is None:                           # a leaf keeps its adjoint
-                continue
-            notes.span = e.span
-            parents, args, params, ans = e.parents, e.args, e.params, e.ans
-        vjps = prim.float_vjps if g.__class__ is float else prim.vjps     # the table's forms: once per step
         for pos, j in parents:
             contrib = vjps[pos](g, ans, *args, **params) if params else vjps[pos](g, ans, *args)
             prev = adj[j]
@@ -432,23 +449,14 @@ def _sweep(steps: list, adj: list, dropped: list, top: int, bottom: int, free: b
             steps[i] = None
 
 
-class _Resolved:
-    """A variadic primitive's VJPs at the positions a planned step reaches, made once."""
-    __slots__ = ("vjps", "float_vjps")
-
-    def __init__(self, prim, parents):
-        self.vjps = {pos: prim.vjps[pos] for pos, _ in parents}
-        self.float_vjps = {pos: prim.float_vjps[pos] for pos, _ in parents}
-
-
 class _Told:
     """An entry's primitive as a sweep with hooks sees it: the VJPs of its traced positions (by
     position: a variadic primitive's are made on demand), each telling `before` and `on_step`."""
     __slots__ = ("vjps", "float_vjps")
 
-    def __init__(self, prim, i, parents, on_step, before):
-        self.vjps = {pos: _telling(prim.vjps[pos], i, pos, j, on_step, before) for pos, j in parents}
-        self.float_vjps = {pos: _telling(prim.float_vjps[pos], i, pos, j, on_step, before) for pos, j in parents}
+    def __init__(self, vjps, float_vjps, i, parents, on_step, before):
+        self.vjps = {pos: _telling(vjps[pos], i, pos, j, on_step, before) for pos, j in parents}
+        self.float_vjps = {pos: _telling(float_vjps[pos], i, pos, j, on_step, before) for pos, j in parents}
 
 
 def _telling(vjp, i, pos, j, on_step, before):
@@ -468,9 +476,11 @@ def _told(steps, index, on_step, before) -> list:
     for i, e in enumerate(out):
         if e is None:
             continue
-        if e.__class__ is tuple:                       # a planned step: its rules come first
-            out[i] = (_Told(e[0], i, e[1], on_step, before), *e[1:])
+        if e.__class__ is PlannedStep:                 # its VJPs come first
+            step = e.step
+            told = _Told(step[0], step[1], i, step[2], on_step, before)
+            out[i] = PlannedStep((told.vjps, told.float_vjps, *step[2:]))
         elif e.prim is not None:
-            out[i] = Entry(_Told(e.prim, i, e.parents, on_step, before), e.parents, e.args, e.ans, e.params,
-                           e.span, e.value)
+            told = _Told(e.prim.vjps, e.prim.float_vjps, i, e.parents, on_step, before)
+            out[i] = Entry(told, e.parents, e.args, e.ans, e.params, e.span, e.value)
     return out

@@ -22,7 +22,7 @@ from ..core.tape import Shape, planned_step, sweep_equations
 @dataclass
 class SweepPlan:
     """One replay_tape structure as per-equation annotations: `at[i]`, for each equation on that
-    tape (it depends on the watched inputs), is its `planned_step` (core/tape.py: its rules, its
+    tape (it depends on the watched inputs), is its `planned_step` (core/tape.py: its VJPs, their float forms, its
     traced arguments on the tape, the recorded args or None, gather or None, whether its VJPs
     read its output, its params, its span, the equation), else None; args None: the equation
     keeps saved_args of its arguments with the replayed values filled in, which `gather(values)`
@@ -73,8 +73,8 @@ def rows(trace, plan: SweepPlan, top: int):
     for i in range(top, trace.leaves - 1, -1):
         step = at[i]
         if step is not None:
-            rules, live, args, gather = step[:4]
-            pairs = tuple((rules.vjps[pos], rules.float_vjps[pos], j) for pos, j in live)
+            vjps, float_vjps, live, args, gather = step.step[:5]
+            pairs = tuple((vjps[pos], float_vjps[pos], j) for pos, j in live)
             yield (i, pairs, args, gather, equations[i])
 
 
