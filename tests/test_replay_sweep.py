@@ -9,10 +9,11 @@ import pytest
 
 from autodiff.engine.core.rules.comparisons import share
 from autodiff.engine.core.rules.shapes import expand_dims, untake
-from autodiff.engine.core.tape import Entry, Shape, Tape, Var, backward, saved_args
+from autodiff.engine.core.tape import Entry, Shape, Tape, Var, backward, saved_args, sweep_equations
 from autodiff.engine.diff.function import Function
 from autodiff.engine.diff.replay import replay_adjoints, replay_values
 from autodiff.engine.diff.replay_paths import replay_entry
+from autodiff.engine.diff.replay_sweep import sweep_plan
 
 PROGRAMS = {
     "mixture": ("""
@@ -143,6 +144,56 @@ def test_a_partly_watched_gradient_is_the_tapes(tmp_path):
     assert replay_adjoints(trace, values, 1.0, [1])[1][0] is not None       # 0 * y[0] is recorded
     g = f.grad_result(at, wrt=["y"])
     assert same_bits(g.gradient["y"], np.array([0.0]))
+
+
+@pytest.mark.parametrize("source, at", [
+    ("def f(x, y):\n    z = x * y + sin(x)\n    return z * z / y\n", {"x": 0.7, "y": 1.3}),
+    ("def f(x, y):\n    return sum(tanh(x * y) * x) + sum(y)\n", {"x": np.array([0.5, -1.0, 2.0]), "y": np.array([1.5, 0.25, -0.5])}),
+])
+def test_the_replay_and_the_interpreter_run_the_one_reverse_sweep(tmp_path, monkeypatch, source, at):
+    """Issue 28 item 2: one reverse sweep over a Program's equations. The interpreted run sweeps
+    its tape's entries and the replay its plan's steps, both through core/tape.py's one loop (no
+    second hand-written sweep in diff/replay_sweep.py), and the gradients agree to the bit."""
+    from autodiff.engine.core import tape as tape_module
+    swept = []
+    loop = tape_module._sweep
+
+    def counted(steps, adj, dropped, top, bottom, *rest):
+        swept.append([type(steps[i]).__name__ for i in range(top, bottom - 1, -1) if steps[i] is not None])
+        return loop(steps, adj, dropped, top, bottom, *rest)
+    monkeypatch.setattr(tape_module, "_sweep", counted)
+    f = program(tmp_path, source)
+    first = f.grad_result(at, wrt=["x"])          # (all the floats' inputs: the compiled replay's)
+    assert (f.interpreted, f.replays) == (1, 0) and swept and all(set(kinds) <= {"Entry"} for kinds in swept)
+    f.grad_result(at, wrt=["x"])                  # records the trace
+    del swept[:]
+    replayed = f.grad_result(at, wrt=["x"])
+    assert f.replays == 1 and swept and all(set(kinds) == {"PlannedStep"} for kinds in swept)
+    assert all(same_bits(first.gradient[k], replayed.gradient[k]) for k in first.gradient)
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_the_one_sweeps_hooks_see_a_plan_as_they_see_the_tape(tmp_path, name):
+    """The hooks of the one sweep hold over a replay's plan: `on_step` is told the same chain-rule
+    terms (positions mapped from the tape's indices to the equations'), `keep` keeps every
+    adjoint, and `before(i)` is told before each of equation i's VJPs, in sweep order."""
+    f, entry, at = recorded(tmp_path, name)
+    leaves = [np.asarray(v) if not isinstance(v, float) else v for v in at.values()]
+    trace, values = replay_entry(entry, leaves)
+    watched = list(range(trace.leaves))
+    plan = sweep_plan(trace, watched)
+    planned, told = [], []
+    kept = sweep_equations(plan.at, trace.output, 1.0, trace.leaves, values=values, keep=True, before=told.append,
+                           on_step=lambda i, pos, j, g, c: planned.append((i, pos, j, c)))
+    tape, where = replay_tape(trace, replay_values(trace, leaves), watched)
+    taped = []
+    adj = backward(tape, Var(values[trace.output], tape, where[trace.output], tape.level), 1.0, keep=True,
+                   on_step=lambda i, pos, j, g, c: taped.append((i, pos, j, c)))
+    back = {w: i for i, w in enumerate(where) if w >= 0}
+    assert [(i, pos, j) for i, pos, j, _ in planned] == [(back[i], pos, back[j]) for i, pos, j, _ in taped]
+    assert all(same_bits(a[3], b[3]) for a, b in zip(planned, taped))
+    assert all(same_bits(kept[i], adj[w]) for i, w in back.items())
+    assert told == [i for i, _, _, _ in planned] and told == sorted(told, reverse=True)
 
 
 @pytest.mark.parametrize("index", [0, 2, -1, (1, 2), (slice(None), 1), (slice(1, None, 2), slice(None, None, -1)),

@@ -317,71 +317,124 @@ def backward(tape: Tape, out, seed, stop_at: int = 0, check=None, on_step=None, 
 
 def sweep(tape: Tape, index, seed, stop_at: int = 0, check=None, on_step=None, keep: bool = False,
           rerun: bool = False) -> list:
-    """The one reverse sweep: from entry `index` (seeded with `seed`; None: nothing flowed) back
-    to `stop_at`; returns the adjoints by tape index (None where nothing flowed: a symbolic zero).
-    Adjoints add through `accumulate` (in place only into a buffer nobody else holds), whose `+`
-    records on any outer tape, so the sweep is itself differentiable. Hooks:
+    """The reverse sweep of a tape: `sweep_equations` over its entries, each freed as the sweep
+    passes it unless the tape is persistent, after forgetting what an earlier sweep tested finite."""
+    finite_known.clear()                               # what an earlier sweep tested is not trusted
+    return sweep_equations(tape.entries, index, seed, stop_at, check=check, on_step=on_step, keep=keep,
+                           rerun=rerun, free=not tape.persistent)
+
+
+def sweep_equations(steps: list, index, seed, stop_at: int = 0, *, values=None, check=None, on_step=None,
+                    before=None, keep: bool = False, rerun: bool = False, free: bool = False,
+                    mark: bool = True) -> list:
+    """THE reverse sweep over a Program's equations (core/program.py), the interpreter's and the
+    replay's: from equation `index` (seeded with `seed`; None: nothing flowed) back to `stop_at`;
+    returns the adjoints by equation position (None where nothing flowed: a symbolic zero).
+    `steps[i]` is the equation itself (a tape's `Entry`), or a replay's plan of it
+    (`PlannedStep`: its VJPs' arguments and output taken from `values`, the replayed values by
+    position), or None where no adjoint reaches it. Adjoints add through `accumulate` (in place
+    only into a buffer nobody else holds), whose `+` records on any outer tape, so the sweep is
+    itself differentiable. Hooks:
     - `check()` is called after every SWEEP_CHUNK entries while more remain: a nested sweep
       records on the outer tapes, and its limits must hold during the sweep, not only after it;
     - `on_step(i, pos, j, g, contribution)` is told each chain-rule term: entry i, whose adjoint
       is g, passes `contribution` to its parent j through its argument `pos` (the views); what it
-      keeps is never added into (accumulate counts its references);
+      keeps is never added into (accumulate counts its references); `before(i)` is told before
+      each of equation i's VJPs runs (diff/hessian_plan.py's Recording);
     - `keep`: every adjoint stays in the list (else each is dropped once passed on);
+    - `free`: each equation is dropped from `steps` as the sweep passes it (a tape not persistent);
     - `rerun`: the rules re-run a sweep already made (the views): NOTES' span and kinks are left
-      as they were found, else a kink a rule meets is noted as met on a traced value.
-    The hooks cost the plain sweep nothing: `on_step` is told by the rules it wraps (`_told`),
-    and a kept adjoint is "dropped" into a scratch list."""
-    entries = tape.entries
-    adj = [None] * len(entries)
-    finite_known.clear()                               # what an earlier sweep tested is not trusted
+      as they were found, else (`mark`) a kink a rule meets is noted as met on a traced value.
+    The hooks cost the plain sweep nothing: `on_step` and `before` are told by the rules they
+    wrap (`_told`), and a kept adjoint is "dropped" into a scratch list."""
+    adj = [None] * len(steps)
     if index is None:
         return adj
     adj[index] = seed
-    free = not tape.persistent
-    told = on_step is not None
-    swept = _told(entries, index, on_step) if told else entries
-    dropped = [None] * len(entries) if keep else adj
+    told = on_step is not None or before is not None
+    swept = _told(steps, index, on_step, before) if told else steps
+    dropped = [None] * len(steps) if keep else adj
     top = index
     span, kinks = NOTES.span, list(NOTES.kinks) if rerun else None
     noted = len(NOTES.kinks)
     try:
         if check is not None:
             while top - SWEEP_CHUNK >= stop_at:
-                _sweep(swept, adj, dropped, top, top - SWEEP_CHUNK + 1, free)
+                _sweep(swept, adj, dropped, top, top - SWEEP_CHUNK + 1, free, values)
                 top -= SWEEP_CHUNK
                 check()
-        _sweep(swept, adj, dropped, top, stop_at, free)
+        _sweep(swept, adj, dropped, top, stop_at, free, values)
     finally:
         if rerun:
             NOTES.span = span
             NOTES.kinks[:] = kinks
     if told and free:                                  # the tape's own entries, not the wrappers
-        entries[stop_at:index + 1] = [None] * (index + 1 - stop_at)
-    if len(NOTES.kinks) != noted:                      # a rule's kink (norm's): of a traced op
+        steps[stop_at:index + 1] = [None] * (index + 1 - stop_at)
+    if mark and len(NOTES.kinks) != noted:             # a rule's kink (norm's): of a traced op
         NOTES.traced_since(noted)
     return adj
 
 
-def _sweep(entries: list, adj: list, dropped: list, top: int, bottom: int, free: bool) -> None:
-    """The sweep's loop over entries top, top-1, ..., bottom: adjoints flow to the parents. A
+class PlannedStep:
+    """A replay's plan of one equation for `sweep_equations` (diff/replay_sweep.py makes them
+    once per trace and watched inputs, with `planned_step`). `prim` is None, as a leaf's: the
+    sweep's one test of a tape entry's primitive sends it to the plan's branch, so a tape's
+    sweep pays nothing for plans; `step` is the tuple the sweep reads (see planned_step)."""
+    __slots__ = ("prim", "step")
+
+    def __init__(self, step: tuple):
+        self.prim = None
+        self.step = step
+
+
+def planned_step(prim, live, args, gather, params, span, equation) -> PlannedStep:
+    """The plan of one equation: the primitive's VJPs and their float forms (by position: a
+    variadic one's resolved once), the traced arguments the adjoint reaches ((position, parent
+    position), ...), the recorded arguments the VJPs take or None, then `gather(values)` giving
+    them in one call or None: rebuilt as saved_args of `equation`'s arguments with the replayed
+    values filled in; whether the VJPs read the output; the equation's params and span
+    (references, not copies: one tuple read a step)."""
+    vjps, float_vjps = prim.vjps, prim.float_vjps
+    if vjps.__class__ is not tuple:
+        vjps, float_vjps = {pos: vjps[pos] for pos, _ in live}, {pos: float_vjps[pos] for pos, _ in live}
+    return PlannedStep((vjps, float_vjps, live, args, gather, prim.needs_ans, params, span, equation))
+
+
+def _sweep(steps: list, adj: list, dropped: list, top: int, bottom: int, free: bool, values) -> None:
+    """The sweep's loop over equations top, top-1, ..., bottom: adjoints flow to the parents. A
     float adds as `accumulate` adds it (`prev + contrib`), without the call: the hot path.
     `dropped` is `adj` itself, or a scratch list where the sweep keeps every adjoint."""
+    notes = NOTES
     for i in range(top, bottom - 1, -1):
         g = adj[i]
         if g is None:
             if free:
-                entries[i] = None
+                steps[i] = None
             continue
-        e = entries[i]
+        e = steps[i]
         prim = e.prim
-        if prim is None:                               # a leaf keeps its adjoint
+        if prim is not None:                           # a tape's entry (the hot path: as it was)
+            notes.span = e.span
+            parents = e.parents
+            args = e.args
+            params = e.params
+            ans = e.ans
+            vjps = prim.float_vjps if g.__class__ is float else prim.vjps     # the table's forms: once per step
+        elif e.__class__ is Entry:                     # a leaf keeps its adjoint
             continue
-        NOTES.span = e.span
-        args = e.args
-        params = e.params
-        ans = e.ans
-        vjps = prim.float_vjps if g.__class__ is float else prim.vjps     # the table's forms: once per step
-        for pos, j in e.parents:
+        else:                                          # planned: arguments from the replayed values
+            vjps, float_vjps, parents, args, gather, needs_ans, params, notes.span, equation = e.step
+            if g.__class__ is float:
+                vjps = float_vjps
+            if gather is not None:
+                args = gather(values)
+            elif args is None:
+                full = list(equation.args)
+                for pos, j in equation.parents:
+                    full[pos] = values[j]
+                args = saved_args(equation.prim, tuple(full))
+            ans = values[i] if needs_ans else None
+        for pos, j in parents:
             contrib = vjps[pos](g, ans, *args, **params) if params else vjps[pos](g, ans, *args)
             prev = adj[j]
             if prev is None:
@@ -393,32 +446,41 @@ def _sweep(entries: list, adj: list, dropped: list, top: int, bottom: int, free:
                 adj[j] = accumulate(adj[j], contrib)
         dropped[i] = None
         if free:
-            entries[i] = None
+            steps[i] = None
 
 
 class _Told:
-    """An entry's primitive as a sweep with `on_step` sees it: the VJPs of its traced positions
-    (by position: a variadic primitive's are made on demand), each telling its term."""
+    """An entry's primitive as a sweep with hooks sees it: the VJPs of its traced positions (by
+    position: a variadic primitive's are made on demand), each telling `before` and `on_step`."""
     __slots__ = ("vjps", "float_vjps")
 
-    def __init__(self, prim, i, parents, on_step):
-        vjps = prim.vjps
-        self.vjps = self.float_vjps = {pos: _telling(vjps[pos], i, pos, j, on_step) for pos, j in parents}
+    def __init__(self, vjps, float_vjps, i, parents, on_step, before):
+        self.vjps = {pos: _telling(vjps[pos], i, pos, j, on_step, before) for pos, j in parents}
+        self.float_vjps = {pos: _telling(float_vjps[pos], i, pos, j, on_step, before) for pos, j in parents}
 
 
-def _telling(vjp, i, pos, j, on_step):
+def _telling(vjp, i, pos, j, on_step, before):
     def told(g, ans, *args, **params):
+        if before is not None:
+            before(i)
         contrib = vjp(g, ans, *args, **params)
-        on_step(i, pos, j, g, contrib)
+        if on_step is not None:
+            on_step(i, pos, j, g, contrib)
         return contrib
     return told
 
 
-def _told(entries, index, on_step) -> list:
-    """The entries up to `index` with their primitives wrapped to call `on_step`."""
-    out = list(entries[:index + 1])
+def _told(steps, index, on_step, before) -> list:
+    """The steps up to `index` with their primitives wrapped to call the hooks."""
+    out = list(steps[:index + 1])
     for i, e in enumerate(out):
-        if e is not None and e.prim is not None:
-            out[i] = Entry(_Told(e.prim, i, e.parents, on_step), e.parents, e.args, e.ans, e.params,
-                           e.span, e.value)
+        if e is None:
+            continue
+        if e.__class__ is PlannedStep:                 # its VJPs come first
+            step = e.step
+            told = _Told(step[0], step[1], i, step[2], on_step, before)
+            out[i] = PlannedStep((told.vjps, told.float_vjps, *step[2:]))
+        elif e.prim is not None:
+            told = _Told(e.prim.vjps, e.prim.float_vjps, i, e.parents, on_step, before)
+            out[i] = Entry(told, e.parents, e.args, e.ans, e.params, e.span, e.value)
     return out

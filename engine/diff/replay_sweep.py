@@ -5,9 +5,10 @@ straight over the replayed values.
 
 replay_tape rebuilds, on every call, a tape whose structure is the same each time (the same
 steps live, the same parents, the same stand-ins); only the values differ. A plan keeps that
-structure, per equation of the Program, and its sweep walks the equations top to bottom calling
-the same VJPs in the same order, with the same arguments, the same `ans` and the same
-accumulation as core/tape.py's `sweep` over that tape: the adjoints are the tape's to the bit.
+structure, per equation of the Program, and the sweep over it is core/tape.py's one reverse
+sweep (`sweep_equations`, the interpreter's), which reads a planned step's arguments and output
+from the replayed values: the same VJPs in the same order, with the same arguments, the same
+`ans` and the same accumulation as over that tape, so the adjoints are the tape's to the bit.
 Adjoints are kept by equation position (the tape's indices are the same order). The primitive,
 its recorded arguments, params and span are read from the equation itself: a plan copies none."""
 from __future__ import annotations
@@ -15,20 +16,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from operator import itemgetter
 
-from ..core.accumulate import accumulate
-from ..core.notes import NOTES
-from ..core.tape import Shape, saved_args
+from ..core.tape import Shape, planned_step, sweep_equations
 
 
 @dataclass
 class SweepPlan:
     """One replay_tape structure as per-equation annotations: `at[i]`, for each equation on that
-    tape (it depends on the watched inputs), is (((vjp, float vjp, parent position), ...) of its
+    tape (it depends on the watched inputs), is its `planned_step` (core/tape.py: its VJPs, their float forms, its
     traced arguments on the tape, the recorded args or None, gather or None, whether its VJPs
-    read its output, its params, its span), else None; args None: the equation keeps saved_args
-    of its arguments with the replayed values filled in, which `gather(values)` picks in one
-    call where they are all traced and kept as they are. The last three are the equation's own
-    (references, not copies), kept in the annotation so that the sweep reads one tuple a step."""
+    read its output, its params, its span, the equation), else None; args None: the equation
+    keeps saved_args of its arguments with the replayed values filled in, which `gather(values)`
+    picks in one call where they are all traced and kept as they are. The sweep over it is the
+    interpreter's own (core/tape.py's `sweep_equations`)."""
     at: list
     live: list                  # per equation position, whether it is on that tape
     count: int                  # the equations on the tape after the watched inputs
@@ -61,21 +60,22 @@ def _make_plan(trace, watched: list) -> SweepPlan:
             live_index[index] = True
             count += 1
             rebuilt = prim.needs_args or len(live) < len(parents) or not all(a.__class__ is Shape for a in args)
-            vjps, float_vjps = prim.vjps, prim.float_vjps     # any adjoint's, a float's: the sweep
-            at[index] = (tuple((vjps[pos], float_vjps[pos], j) for pos, j in live),     # picks per step
-                         None if rebuilt else args,
-                         _gather(prim, parents, args) if rebuilt else None, prim.needs_ans, e.params, e.span)
+            at[index] = planned_step(prim, live, None if rebuilt else args,
+                                     _gather(prim, parents, args) if rebuilt else None, e.params, e.span, e)
     return SweepPlan(at=at, live=live_index, count=count, length=len(watched) + count)
 
 
 def rows(trace, plan: SweepPlan, top: int):
     """(position, pairs, args, gather, equation) of each equation on the plan's tape, from `top`
-    down: the order every sweep of the plan takes (the generators of replay_arrays.py)."""
+    down: the order every sweep of the plan takes (the generators of replay_arrays.py); pairs:
+    ((vjp, float vjp, parent position), ...) of the traced arguments the adjoint reaches."""
     at, equations = plan.at, trace.equations
     for i in range(top, trace.leaves - 1, -1):
         step = at[i]
         if step is not None:
-            yield (i, *step[:3], equations[i])
+            vjps, float_vjps, live, args, gather = step.step[:5]
+            pairs = tuple((vjps[pos], float_vjps[pos], j) for pos, j in live)
+            yield (i, pairs, args, gather, equations[i])
 
 
 def live_kinks(trace, watched: list, kinks: list, forward: int):
@@ -119,52 +119,12 @@ def _gather(prim, parents, args):
 def taped_adjoints(trace, plan: SweepPlan, values: list, out: int, seed) -> list:
     """planned_adjoints, with the kinks its rules note marked as met on traced values, as
     core/tape.py's `sweep` marks them: the adjoints a sweep of the interpreter's tape gives."""
-    noted = len(NOTES.kinks)
-    adjoints = planned_adjoints(trace, plan, values, out, seed)
-    if len(NOTES.kinks) != noted:
-        NOTES.traced_since(noted)
-    return adjoints
+    return sweep_equations(plan.at, out, seed, trace.leaves, values=values)
 
 
 def planned_adjoints(trace, plan: SweepPlan, values: list, out: int, seed, on_equation=None) -> list:
     """The adjoints by equation position of a sweep from the output (position `out`, live) with
-    `seed`: core/tape.py's `sweep` over replay_tape's tape, entry for entry. `on_equation(i)` is
-    told each equation before its VJPs run (diff/hessian_plan.py's Recording)."""
-    adj = [None] * len(values)
-    adj[out] = seed
-    notes = NOTES
-    at, equations = plan.at, trace.equations
-    for i in range(out, trace.leaves - 1, -1):
-        g = adj[i]
-        if g is None:
-            continue
-        step = at[i]
-        if step is None:
-            continue
-        pairs, args, gather, needs_ans, params, notes.span = step
-        if on_equation is not None:
-            on_equation(i)
-        if gather is not None:
-            args = gather(values)
-        elif args is None:
-            e = equations[i]
-            full = list(e.args)
-            for pos, j in e.parents:
-                full[pos] = values[j]
-            args = saved_args(e.prim, tuple(full))
-        ans = values[i] if needs_ans else None
-        floats = g.__class__ is float               # a float adjoint takes the table's float forms
-        for vjp, float_vjp, j in pairs:
-            if floats:
-                vjp = float_vjp
-            contrib = vjp(g, ans, *args, **params) if params else vjp(g, ans, *args)
-            prev = adj[j]
-            if prev is None:
-                adj[j] = contrib
-            elif prev.__class__ is float:
-                adj[j] = prev + contrib
-            else:                                      # an array: in place where the sweep owns it
-                prev = None
-                adj[j] = accumulate(adj[j], contrib)
-        adj[i] = None
-    return adj
+    `seed`: core/tape.py's one sweep (`sweep_equations`) over the plan's steps, which is its sweep
+    over replay_tape's tape, entry for entry. `on_equation(i)` is told before each of equation
+    i's VJPs runs (diff/hessian_plan.py's Recording)."""
+    return sweep_equations(plan.at, out, seed, trace.leaves, values=values, before=on_equation, mark=False)
