@@ -290,7 +290,7 @@ def test_a_single_gradient_never_loads_the_replay_machinery():
     for source, at in (("x**2*y+y+2", "x=3,y=4"), ("sum(x*x)", "x=[1,2]")):
         loaded = modules_loaded_by("grad", source, "--at", at, "--json")
         assert "autodiff.engine.diff.function" in loaded
-        assert not {"autodiff.engine.diff.replay", "autodiff.engine.diff.replay_machinery",
+        assert not {"autodiff.engine.diff.replay", "autodiff.engine.diff.replay_paths",
                     "autodiff.engine.diff.replay_sweep", "autodiff.engine.diff.replay_compiled",
                     "autodiff.engine.diff.rule_tracer"} & loaded
 

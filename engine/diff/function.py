@@ -17,6 +17,8 @@ slowdown). A program whose guards read traced values keeps a few paths per signa
 run recorded as one more path."""
 from __future__ import annotations
 
+from importlib import import_module
+
 from dataclasses import replace
 
 from ...parser.errors import SourceError
@@ -38,11 +40,16 @@ from .trace_cache import NOT_REPLAYABLE, Unkept, input_signature, keep_trace, la
 
 
 class OnFirstUse:
-    """diff/replay_machinery.py's names, imported when a run first records or replays a trace."""
+    """The names of the trace-and-replay modules, each imported when a run first records or
+    replays a trace: a single plain run (the CLI's) never loads them, nor start-up."""
+    WHERE = {"all_finite": "bits", "same_bits": "bits", "PathChanged": "replay_guards", "live_kinks": "replay_sweep",
+             **dict.fromkeys(("record_trace", "replay_adjoints", "replay_output", "replay_values"), "replay"),
+             **dict.fromkeys(("filed", "new_path", "replay_entry"), "replay_paths"),
+             **dict.fromkeys(("compiled_grad", "compiled_output", "compiled_value", "same_results"), "replay_results")}
 
     def __getattr__(self, name):
-        from . import replay_machinery      # lazy: a single plain run (the CLI's) never needs it
-        value = getattr(replay_machinery, name)
+        module = import_module(f"{__package__}.{self.WHERE[name]}")
+        value = getattr(module, name)
         setattr(self, name, value)          # a plain attribute from then on
         return value
 
