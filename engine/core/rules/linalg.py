@@ -177,7 +177,7 @@ def _eigvalsh_jvp(t, ans, x):
 
 
 eigvalsh = defprim("eigvalsh", lambda x: _eigh(x)[0], vjp=(_eigvalsh_vjp,), jvp=(_eigvalsh_jvp,),
-                   builtin="eigvalsh", complex_values=True, emits_at_shapes=True)
+                   builtin="eigvalsh", complex_values=True, holomorphic=False, emits_at_shapes=True)
 
 
 def _gaps(x):
@@ -223,7 +223,7 @@ def _eigh_vectors_jvp(t, ans, x):
 # complex values: the tangent and the adjoint of the Hermitian part's vectors with each vector's phase
 # held (the loss must not depend on it: _refuse_phase_dependence)
 eigh_vectors = defprim("eigh_vectors", lambda x: _eigh(x)[1], needs_ans=True,
-                       vjp=(_eigh_vectors_vjp,), jvp=(_eigh_vectors_jvp,), complex_values=True)
+                       vjp=(_eigh_vectors_vjp,), jvp=(_eigh_vectors_jvp,), complex_values=True, holomorphic=False)
 
 
 # ---- einsum: "ij,jk->ik" with the operands; each operand's adjoint is another einsum ----------
@@ -374,6 +374,6 @@ def _singular_values_jvp(t, ans, x):
 
 singular_values = defprim("singular_values", lambda x: _np_linalg().svd(x, compute_uv=False),
                           vjp=(_singular_values_vjp,), jvp=(_singular_values_jvp,), complex_values=True,
-                          emits_at_shapes=True)
+                          holomorphic=False, emits_at_shapes=True)
 svd_vectors = defprim("svd_vectors", _stacked_vectors, needs_ans=True, vjp=(_svd_vectors_vjp,),
-                      jvp=(_svd_vectors_jvp,), complex_values=True)
+                      jvp=(_svd_vectors_jvp,), complex_values=True, holomorphic=False)
