@@ -23,7 +23,7 @@ from ..tape import strip
 from .arithmetic import div, matmul, matrix_transpose
 from .comparisons import where
 from .complexes import conj, real
-from .linalg import _refuse_phase_dependence, conj_if, float_dtype, inv
+from .linalg import refuse_phase_dependence, conj_if, float_dtype, inv
 from .reductions import sum
 from .shapes import expand_dims
 
@@ -149,7 +149,7 @@ def _eig_vectors_jvp(t, ans, x):
 def _eig_vectors_vjp(g, ans, x):
     vectors, vinv, gaps = _eig_parts(x)
     if is_complex(vectors):
-        _refuse_phase_dependence(matmul(matrix_transpose(vectors), g), "eigenvector",
+        refuse_phase_dependence(matmul(matrix_transpose(vectors), g), "eigenvector",
                                  "use a function of abs(v), or of v conj(v)ᵀ")
         g_raw = g - conj(vectors) * expand_dims(real(sum(g * vectors, -2)), -2)
     else:
@@ -161,7 +161,7 @@ def _eig_vectors_vjp(g, ans, x):
 # complex values (a complex matrix, or a real one with complex eigenvalues, numpy's complex
 # results): the eigenvalues are holomorphic in A where distinct (dw = diag(V⁻¹ dA V), the real
 # rules with plain transposes); the unit eigenvectors hold Im of (V⁻¹ dV)'s diagonal at 0
-# (PyTorch's), and a loss that depends on a vector's phase is refused (_refuse_phase_dependence)
+# (PyTorch's), and a loss that depends on a vector's phase is refused (refuse_phase_dependence)
 eig_values = defprim("eig_values", lambda x: _eig(x)[0], vjp=(_eig_values_vjp,), jvp=(_eig_values_jvp,),
                      complex_values=True)
 eig_vectors = defprim("eig_vectors", lambda x: _eig(x)[1], needs_ans=True,
