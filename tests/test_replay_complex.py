@@ -37,6 +37,7 @@ PROGRAMS = {
     "abs(einsum('ij,j,i->', A, b, conj(b)))": lambda i: {"A": A - 0.5j * i, "b": B + 0.1 * i},
     "abs(det(A)) + real(sum(solve(A, b)))": lambda i: {"A": A + 0.3 * i, "b": B},
     "sum(abs(eigh(h)[0]) * 2) + real(trace(inv(h)))": lambda i: {"h": H + 0.5 * i * np.eye(2)},
+    "sum(abs(eig(A)[0])**2) + abs(eig(A)[1][0, 1])": lambda i: {"A": A + 0.2j * i},
     "sum(real(exp(z)*w + z*z*w - w/z))": lambda i: {"z": np.array([1 + 1j, 2 - 1j, 0.5j]) + 0.1 * i,
                                                      "w": np.array([1 - 1j, 2 + 0.5j, 3.0])},
 }
