@@ -479,3 +479,84 @@ def test_complex_cholesky_and_qr_are_not_holomorphic_and_check_from_the_cli():
                for n in ("cholesky", "qr_q", "qr_r"))
     out = run_cli("grad", "sum(abs(cholesky(A))**2)", "--at", "A=[[3,1j],[-1j,2]]", "--check")
     assert out.code == 0 and "A[0, 1].imag" in out.out
+
+
+# ---- complex eig (issue 32, h6-d2 item 2) ---------------------------------------------------------
+# numpy's eig of a complex matrix, or of a real one with complex eigenvalues, returns complex
+# values and unit eigenvectors. The truth: numpy's arrays, and central differences of the real
+# and imaginary parts of A (each loss real; PyTorch's convention dL/dx + i dL/dy). A loss of the
+# eigenvectors must not depend on a vector's phase (v and e^{iφ} v are both numpy's answer).
+
+EIG_A = _RNG.standard_normal((3, 3)) + 1j * _RNG.standard_normal((3, 3))
+ROTATION = np.array([[0.3, -1.2, 0.4], [1.1, 0.5, -0.2], [0.1, 0.7, 0.9]])     # real, complex eigenvalues
+EIG_LOSSES = [
+    "abs(eig(A)[0][0])**2 + real(eig(A)[0][1] * (1 - 2j)) + imag(eig(A)[0][2])",
+    "sum(real(np.linalg.eig(A)[0] * W[0]))",
+    "sum(abs(eig(A)[1])**3 * real(W[:3]))",
+    "abs(sum(eig(A)[1][:, 0] * conj(eig(A)[1][:, 1])))",
+    "sum(abs(eig(A)[1] @ diag(eig(A)[0])))",
+]
+
+
+def test_complex_eig_values_and_vectors_are_numpys():
+    for a in (EIG_A, ROTATION):
+        w, v = np.linalg.eig(a)
+        assert np.iscomplexobj(w) and np.iscomplexobj(v)
+        np.testing.assert_array_equal(api.evaluate("eig(A)[0]", at={"A": a}).value, w)
+        np.testing.assert_array_equal(api.evaluate("np.linalg.eig(A)[1]", at={"A": a}).value, v)
+
+
+@pytest.mark.parametrize("source", EIG_LOSSES)
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_complex_eig_gradients_match_differences(source, mode):
+    at = {"A": EIG_A, **({"W": WEIGHTS} if "W" in source else {})}
+    g = api.grad(source, at=at, wrt=["A"], mode=mode).gradient["A"]
+    assert g.dtype == np.complex128
+    np.testing.assert_allclose(g, differences(source, at, "A"), rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("source", ["real(eig(R)[0][0]) + imag(eig(R)[0][0])**2",
+                                    "sum(abs(eig(R)[0] * [1, 2j, 3]))",
+                                    "sum(abs(eig(R)[1])**2 * [[1, 2, 3]]) + abs(eig(R)[1][0, 0])"])
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_eig_of_a_real_matrix_with_complex_eigenvalues_has_a_real_gradient(source, mode):
+    g = api.grad(source, at={"R": ROTATION}, mode=mode).gradient["R"]
+    assert g.dtype == np.float64
+    f = lambda m: api.evaluate(source, at={"R": m}).value
+    want = np.zeros((3, 3))
+    for k in range(9):
+        e = np.zeros(9)
+        e[k] = 1e-6
+        want.flat[k] = (f(ROTATION + e.reshape(3, 3)) - f(ROTATION - e.reshape(3, 3))) / 2e-6
+    np.testing.assert_allclose(g, want, rtol=1e-6, atol=1e-7)
+
+
+def test_complex_eig_tangents_match_differences():
+    """The JVPs alone: J·u of eig's values and of a phase-free function of its vectors."""
+    from autodiff.engine.diff import forward
+    from autodiff.engine.lang.target import load
+    u = _RNG.standard_normal((3, 3)) + 1j * _RNG.standard_normal((3, 3))
+    for source, f in [("eig(A)[0]", lambda m: np.linalg.eig(m)[0]),
+                      ("abs(eig(A)[1])", lambda m: np.abs(np.linalg.eig(m)[1]))]:
+        _, tangent, _ = forward.jvp(load(source, None, None), {"A": EIG_A}, {"A": u}, None)
+        h = 1e-6
+        np.testing.assert_allclose(tangent, (f(EIG_A + h * u) - f(EIG_A - h * u)) / (2 * h), rtol=1e-6, atol=1e-8,
+                                   err_msg=source)
+
+
+def test_eig_values_are_holomorphic_and_its_vectors_are_not():
+    from autodiff.engine.core import rules
+    assert rules.TABLE["eig_values"].complex_values is True and rules.TABLE["eig_values"].holomorphic is True
+    assert rules.TABLE["eig_vectors"].complex_values is True and rules.TABLE["eig_vectors"].holomorphic is False
+    w, v = np.linalg.eig(EIG_A)
+    vinv = np.linalg.inv(v)
+    j = api.jacobian("eig(A)[0]", at={"A": EIG_A}, holomorphic=True).jacobian["A"]
+    np.testing.assert_allclose(j, np.einsum("ij,ki->ijk", vinv, v), rtol=1e-12, atol=1e-13)   # dw_i/dA_jk
+    with pytest.raises(SourceError) as e:
+        api.jacobian("eig(A)[1]", at={"A": EIG_A}, holomorphic=True)
+    assert e.value.kind == "not holomorphic" and "eig_vectors" in e.value.message
+
+
+def test_a_loss_of_an_eigenvectors_phase_is_refused():
+    with pytest.raises(SourceError, match="phase of a complex eigenvector"):
+        api.grad("real(sum(eig(A)[1]))", at={"A": EIG_A})

@@ -397,3 +397,31 @@ def test_cli_hand_of_complex_jacobians_and_hessians(tmp_path):
     assert run_cli("hessian", p, "--fn", "e", "--at", "z=1+2j", "--hand", "e_hess").code == 0
     bad = run_cli("hessian", p, "--fn", "e", "--at", "z=1+2j", "--hand", "e_hess_wrong", "--json")
     assert bad.code == 1 and _failing(bad) == ["H[1, 1]"]       # d²f/dy² is -6x = -6
+
+
+# h6-d2 item 3: the table's holomorphic=False on the Hermitian eigen-decomposition's and the SVD's
+# entries (real values of complex entries, or vectors with a phase held): named on the path
+_HERM = np.array([[2.0, 1 - 1j], [1 + 1j, 3.0]])
+_SQUARE = np.array([[1 + 1j, 2 - 0.5j], [0.5j, 3 - 1j]])
+
+
+@pytest.mark.parametrize("source, at, named", [
+    ("eigvalsh(h)", {"h": _HERM}, "eigvalsh (1:1)"),
+    ("eigh(h)[1]", {"h": _HERM}, "eigh_vectors"),
+    ("svd(A)[1] * (1 + 0j)", {"A": _SQUARE}, "singular_values"),
+    ("svd(A)[0]", {"A": _SQUARE}, "svd_vectors"),
+    ("svd(A)[2]", {"A": _SQUARE}, "svd_vectors"),
+])
+def test_holomorphic_jacobian_through_hermitian_and_svd_entries_names_them(source, at, named):
+    from autodiff.engine.core import rules
+    with pytest.raises(SourceError) as e:
+        api.jacobian(source, at=at, holomorphic=True)
+    assert e.value.kind == "not holomorphic" and named in e.value.message and "(not holomorphic)" in e.value.message
+    assert all(rules.TABLE[n].complex_values is True and rules.TABLE[n].holomorphic is False
+               for n in ("eigvalsh", "eigh_vectors", "singular_values", "svd_vectors"))
+
+
+def test_derivative_through_a_singular_value_is_refused_naming_it():
+    with pytest.raises(SourceError) as e:
+        api.derivatives("sum(svd(z * [[1, 2j], [0.5, 1]])[1]) * (1 + 0j)", at={"z": 1 + 1j})
+    assert e.value.kind == "not holomorphic" and "singular_values" in e.value.message

@@ -63,3 +63,17 @@ def test_cli_check_complex_step():
     assert run_cli("grad", "x*x", "--at", "x=3", "--hand", "x=3*x", "--check", "complex-step").code == 1
     refused = run_cli("grad", "abs(x)", "--at", "x=3", "--check", "complex-step")
     assert refused.code == 2 and "abs (1:1)" in refused.err
+
+
+@pytest.mark.parametrize("source, named", [
+    ("eigvalsh(h)[1]", "eigvalsh (1:1)"), ("sum(eigh(h)[1][:, 0]**2 * [1, 2])", "eigh_vectors"),
+    ("sum(svd(h)[1])", "singular_values"), ("sum(svd(h)[0][0]**2 * [1, 2])", "svd_vectors")])
+def test_complex_step_through_hermitian_and_svd_entries_is_refused(source, named):
+    """eigh and svd of a complex matrix read its Hermitian part or its modulus, not the analytic
+    continuation: Im f(x + ih)/h is no derivative there (it read 0 for eigvalsh, failing a right
+    gradient); their entries are not holomorphic, and the check is refused naming them."""
+    with pytest.raises(SourceError) as e:
+        check_gradient(source, at={"h": np.array([[2.0, 1.0], [1.0, 3.0]])}, mode="complex-step")
+    assert e.value.kind == "not real-analytic" and named in e.value.message
+    out = run_cli("grad", source, "--at", "h=[[2,1],[1,3]]", "--check", "complex-step")
+    assert out.code == 2 and named in out.err

@@ -4,7 +4,10 @@ PyTorch's convention, made from the sweep's adjoint in the interpreter's one pla
 diff/reverse.py's `reported_gradients`), a branch on a complex value's real part is a guard, and
 what of a replay does not take complex values refuses them with a typed reason counted in
 `f.fallbacks` (diff/fallbacks.py): compiled float code, a generated sweep over complex scalars,
-replayed Hessians, Jacobians, forward-mode and n-th derivatives (interpreted)."""
+replayed n-th derivatives and the drivers' real forms over complex values inside (interpreted).
+Replayed Hessians, Jacobians and forward-mode gradients of complex inputs (or, for a Jacobian, a
+complex output) run the drivers' complex forms over the trace (diff/replay_complex.py): the
+interpreter's bits."""
 import math
 
 import numpy as np
@@ -34,6 +37,7 @@ PROGRAMS = {
     "abs(einsum('ij,j,i->', A, b, conj(b)))": lambda i: {"A": A - 0.5j * i, "b": B + 0.1 * i},
     "abs(det(A)) + real(sum(solve(A, b)))": lambda i: {"A": A + 0.3 * i, "b": B},
     "sum(abs(eigh(h)[0]) * 2) + real(trace(inv(h)))": lambda i: {"h": H + 0.5 * i * np.eye(2)},
+    "sum(abs(eig(A)[0])**2) + abs(eig(A)[1][0, 1])": lambda i: {"A": A + 0.2j * i},
     "sum(real(exp(z)*w + z*z*w - w/z))": lambda i: {"z": np.array([1 + 1j, 2 - 1j, 0.5j]) + 0.1 * i,
                                                      "w": np.array([1 - 1j, 2 + 0.5j, 3.0])},
 }
@@ -146,21 +150,101 @@ def test_a_generated_sweep_takes_complex_arrays_and_refuses_complex_scalars(monk
     assert s.fallbacks[COMPLEX_GENERATED_SWEEP] == 1            # asked once: none is made
 
 
-@pytest.mark.parametrize("kind", ["hessian", "jacobian", "forward grad"])
-def test_replayed_higher_derivatives_of_complex_values_are_interpreted_with_their_reason(kind):
-    source = "sum(abs(dot(A, b))**2)"
-    f, g = Function(source), Function(source)
+def flat_blocks(d) -> list:
+    return [v for k in sorted(d) for v in (flat_blocks(d[k]) if isinstance(d[k], dict) else [d[k]])]
+
+
+def fresh_matrix(kind, f, at):
+    """The interpreted driver's answer at `at`, by a fresh interpretation."""
+    from autodiff.engine.diff import forward, higher
+    if kind == "hessian":
+        return higher.hessian(None, at, target=f.target).hessian
+    if kind.startswith("jacobian"):
+        return forward.jacobian(None, at, mode=kind.split()[1], target=f.target).jacobian
+    return forward.gradient(None, at, target=f.target)
+
+
+# the programs whose complex form the interpreted driver takes (a complex input; for a Jacobian,
+# or a complex output): the replay runs it over the trace
+REAL_INPUTS = ("real(x*2j*exp(1j*x))", "real(complex(a, b)**2)", "sum(abs(fft(x))**2)")
+COMPLEX_FORM = sorted(s for s in PROGRAMS if s not in REAL_INPUTS)
+JACOBIANS = {**{s: PROGRAMS[s] for s in COMPLEX_FORM},
+             "exp(z)*z": lambda i: {"z": 1j + 0.1 * i},                              # a complex output
+             "fft(x) * conj(w)": lambda i: {"x": np.array([1.0, 2.0, 3.0, 4.0]) + 0.5 * i, "w": 1 + 1j * i}}
+
+
+@pytest.mark.parametrize("source", COMPLEX_FORM)
+def test_replayed_hessians_of_complex_programs_are_the_interpreters_bits(source):
+    f = Function(source)
+    for i in range(5):
+        at = PROGRAMS[source](i)
+        got, want = flat_blocks(f.hessian(at)), flat_blocks(fresh_matrix("hessian", f, at))
+        assert len(got) == len(want) and all(same_number(a, b) for a, b in zip(got, want)), (source, i)
+    assert (f.replays, f.interpreted, f.fallbacks) == (3, 2, {}), source
+
+
+@pytest.mark.parametrize("mode", ["auto", "forward", "reverse"])
+@pytest.mark.parametrize("source", sorted(JACOBIANS))
+def test_replayed_jacobians_of_complex_programs_are_the_interpreters_bits(source, mode):
+    f = Function(source)
+    for i in range(5):
+        at = JACOBIANS[source](i)
+        got, want = flat_blocks(f.jacobian(at, mode=mode)), flat_blocks(fresh_matrix("jacobian " + mode, f, at))
+        assert len(got) == len(want) and all(same_number(a, b) for a, b in zip(got, want)), (source, i)
+    assert (f.replays, f.interpreted, f.fallbacks) == (3, 2, {}), source
+
+
+@pytest.mark.parametrize("source", COMPLEX_FORM)
+def test_replayed_forward_gradients_of_complex_programs_are_the_interpreters_bits(source):
+    f = Function(source)
+    for i in range(5):
+        at = PROGRAMS[source](i)
+        got, want = f.forward_grad_result(at), fresh_matrix("forward grad", f, at)
+        assert_same_gradient(got, want)
+        assert got.mode == want.mode == "forward"
+    assert (f.replays, f.interpreted, f.fallbacks) == (3, 2, {}), source
+
+
+def test_a_replayed_hessian_of_complex_inputs_is_the_real_hessian_over_re_im():
+    f = Function("abs(z)**2")          # x^2 + y^2: 2 I over (re, im), whatever the point
+    for i in range(5):
+        at = {"z": 1 + 2j - 0.3 * i}
+        got = f.hessian(at)["z"]["z"]
+        assert same_number(got, fresh_matrix("hessian", f, at)["z"]["z"])
+        assert got == pytest.approx(np.array([[2.0, 0.0], [0.0, 2.0]]), abs=1e-15)
+    assert f.replays == 3
+
+
+def test_a_replayed_hessian_of_a_complex_output_is_refused_as_the_interpreter_refuses_it():
+    f = Function("exp(z)*z")
+    for i in range(2):
+        f(z=1j + i)
+    with pytest.raises(SourceError, match="the output is complex") as replayed:
+        f.hessian({"z": 0.5j})
+    with pytest.raises(SourceError) as interpreted:
+        fresh_matrix("hessian", f, {"z": 0.5j})
+    assert str(replayed.value) == str(interpreted.value)
+    assert f.fallbacks == {"a replayed step raised SourceError": 1}
+
+
+@pytest.mark.parametrize("kind", ["hessian", "jacobian", "forward grad", "derivatives"])
+def test_replayed_derivatives_outside_the_complex_forms_are_interpreted_with_their_reason(kind):
+    """Real inputs and a real output through complex values inside (the interpreted drivers' real
+    forms), and n-th derivatives: interpreted, counted."""
+    source = "real(x*2j*exp(1j*x))"
+    f = Function(source)
     for i in range(4):
         at = PROGRAMS[source](i)
         if kind == "hessian":
-            got, want = f.hessian(at), g.hessian(at)            # g: a fresh Function's first run each time
+            got, want = flat_blocks(f.hessian(at)), flat_blocks(fresh_matrix(kind, f, at))
         elif kind == "jacobian":
-            got, want = f.jacobian(at), g.jacobian(at)
+            got, want = flat_blocks(f.jacobian(at)), flat_blocks(fresh_matrix("jacobian auto", f, at))
+        elif kind == "forward grad":
+            got, want = flat_blocks(f.forward_grad_result(at).gradient), flat_blocks(fresh_matrix(kind, f, at).gradient)
         else:
-            got, want = f.forward_grad_result(at).gradient, g.forward_grad_result(at).gradient
-        g = Function(source)
-        flat = lambda d: [v for k in sorted(d) for v in (flat(d[k]) if isinstance(d[k], dict) else [d[k]])]
-        assert all(same_number(a, b) for a, b in zip(flat(got), flat(want), strict=True))
+            got = f.derivatives(at, order=2)
+            want = Function(source).derivatives(at, order=2)
+        assert len(got) == len(want) and all(same_number(a, b) for a, b in zip(got, want))
     assert f.replays == 0 and f.fallbacks == {COMPLEX_DERIVATIVES: 2}
 
 

@@ -21,7 +21,7 @@ from ...parser.errors import SourceError, option
 from ..core.backend import np, to_host, xp
 from ..core.complexes import as_complex_number, complex_dtype, is_complex
 from ..core.rules.complexes import complex_output_error, reported_gradient
-from ..core.tape import Dual, Tape, new_level, strip
+from ..core.tape import Dual, Tape, Var, new_level, strip
 from ..lang.values import dtype, shape_of, size_of
 from .common import check_result_elements, finish, run, tangent_of, unit, watched_run
 
@@ -95,12 +95,13 @@ def cauchy_riemann_holds(dfdx, dfdy, eps: float) -> bool:
 
 
 def not_holomorphic_steps(target, inputs, names, limits) -> list:
-    """'abs (1:5)', ...: the entries on the path from `names` that are not holomorphic (the
-    table's field), once per place, from one taped run."""
+    """'abs (1:5)', ...: the entries on the path from `names` to the output that are not
+    holomorphic (the table's field), once per place, from one taped run (an entry whose value
+    never reaches the output, as eig's vectors beside the eigenvalues asked for, is not on it)."""
     tape = Tape()
-    watched_run(target, inputs, names, limits, tape)
+    out, _, _ = watched_run(target, inputs, names, limits, tape)
     seen = []
-    for entry in tape.entries:
+    for entry in _reaching(tape, out):
         prim = entry.prim
         if prim is not None and not prim.holomorphic:
             span = entry.span
@@ -108,6 +109,18 @@ def not_holomorphic_steps(target, inputs, names, limits) -> list:
             if place not in seen:
                 seen.append(place)
     return seen
+
+
+def _reaching(tape, out) -> list:
+    """The tape's entries the output depends on, in tape order (every entry where the output is
+    not one value of this tape)."""
+    if out.__class__ is not Var or out.tape is not tape:
+        return tape.entries
+    needed = {out.index}
+    for i in range(out.index, -1, -1):
+        if i in needed:
+            needed.update(j for _, j in tape.entries[i].parents)
+    return [e for i, e in enumerate(tape.entries) if i in needed]
 
 
 def refuse_unless_holomorphic(target, inputs, names, limits, dfdx, dfdy, real_output: bool) -> None:

@@ -293,13 +293,24 @@ class Function:
         else:
             from .replay_higher import replayed_derivative
         trace, values = replaying.replay_entry(entry, list(inputs.values()))
-        if trace.complex_values:            # their drivers' complex forms (diff/complex_derivatives.py) interpret
-            raise Unsupported(COMPLEX_DERIVATIVES)
+        if trace.complex_values:            # their drivers' complex forms (diff/complex_derivatives.py), replayed
+            return self._replay_complex(what, trace, values, inputs, wrt, seed)
         result = replayed_derivative(what, trace, values, inputs, wrt, [self.inputs.index(w) for w in wrt],
                                      self.target, seed)
         if result is None:
             raise Unsupported(f"the replayed {what} declines these values (a note, a non-finite number)")
         return result
+
+    def _replay_complex(self, what, trace, values, inputs, wrt, seed):
+        """A derivative of a trace holding complex values by its driver's complex form over the
+        trace (diff/replay_complex.py); n-th derivatives, and the real forms over complex values
+        inside, refused with their counted reason."""
+        if what != "derivatives":
+            from .replay_complex import replayed_complex      # loads only when asked for
+            result = replayed_complex(what, trace, values, inputs, wrt, self.inputs, self.target, seed)
+            if result is not None:
+                return result
+        raise Unsupported(COMPLEX_DERIVATIVES)
 
     def _interpret_matrix(self, kind, at, inputs, wrt, checked, seed, dtype_name, limits):
         at = dict(at or {})

@@ -239,8 +239,9 @@ def qr(a, mode="reduced"):
 
 
 def eig(a):
-    """(eigenvalues, unit eigenvectors as columns) of a real matrix with real, distinct
-    eigenvalues, in LAPACK's order as numpy gives them; complex ones are refused."""
+    """(eigenvalues, unit eigenvectors as columns) in LAPACK's order as numpy gives them: complex
+    where the matrix is, or where a real one has complex eigenvalues; distinct eigenvalues give
+    the derivatives (core/rules/factorizations.py)."""
     return ops.eig_values(a), ops.eig_vectors(a)
 
 

@@ -1,15 +1,18 @@
 """Factorizations numpy returns as several arrays, one entry per array: the thin QR of a real or
 complex matrix with at least as many rows as columns (Q and R, LAPACK's signs and, for a complex
 one, R's real diagonal), and the eigen-decomposition of
-a general real matrix with real, distinct eigenvalues (values in LAPACK's order, unit
-eigenvectors as columns). Each rule is written in the ops, so they differentiate again.
+a general real or complex matrix with distinct eigenvalues, complex ones included (values in
+LAPACK's order, unit eigenvectors as columns, numpy's dtypes). Each rule is written in the ops, so they differentiate again.
 
 QR's JVP: with C = Qᵀ dA R⁻¹ and M = triu(C) + tril(C, -1)ᵀ (the upper triangular part of
 dR R⁻¹, Qᵀ dQ being antisymmetric), dR = M R and dQ = dA R⁻¹ - Q M; the VJPs are its transpose. A complex matrix: C = Qᴴ dA R⁻¹ and
 M = triu(C, 1) + tril(C, -1)ᴴ + Re diag(C) (Qᴴ dQ anti-Hermitian, diag R real), the VJPs the
-plain transposes (core/complexes.py's convention). eig refuses complex eigenvalues and matrices.
+plain transposes (core/complexes.py's convention).
 eig's: with C = V⁻¹ dA V, dw = diag(C) and dV = V (F ∘ C), F_ij = 1 / (w_j - w_i) off the
-diagonal, then made orthogonal to each unit column (numpy's normalization)."""
+diagonal, then less v_k Re(v_kᴴ dv_k) per column (numpy's unit norm; for complex vectors the
+phase held: Im (V⁻¹ dV)_kk = 0, PyTorch's, and a loss that depends on the phase is refused).
+The eigenvalues are holomorphic (the real rules hold with plain transposes), the eigenvectors
+are not (the real part taken); the VJPs are the plain transposes of the JVPs."""
 from __future__ import annotations
 
 from ..backend import xp
@@ -20,7 +23,7 @@ from ..tape import strip
 from .arithmetic import div, matmul, matrix_transpose
 from .comparisons import where
 from .complexes import conj, real
-from .linalg import conj_if, float_dtype, inv
+from .linalg import refuse_phase_dependence, conj_if, float_dtype, inv
 from .reductions import sum
 from .shapes import expand_dims
 
@@ -108,11 +111,7 @@ def _eig(x):
     if not hasattr(m.linalg, "eig"):
         raise EngineError("value error", "eig() of a general matrix is not available on this device (cupy has "
                           "no general eigensolver); a symmetric matrix's: use eigh")
-    values, vectors = m.linalg.eig(x)
-    if values.dtype.kind == "c":
-        raise EngineError("value error", "eig(): the matrix has complex eigenvalues, and eig's rules are for "
-                          "real eigenvalues only (not done yet); a symmetric or Hermitian matrix's are real: use eigh")
-    return values, vectors
+    return m.linalg.eig(x)
 
 
 def _eig_parts(x):
@@ -133,19 +132,37 @@ def _eig_values_vjp(g, ans, x):
     return matmul(matrix_transpose(inv(vectors)) * expand_dims(g, -2), matrix_transpose(vectors))
 
 
+def _unit_norm_part(vectors, v):
+    """Re(v_kᴴ · column k of v) per column (v_kᵀ · for real vectors): the part of a tangent that
+    changes the unit columns' norms."""
+    if not is_complex(vectors):
+        return sum(vectors * v, -2)
+    return real(sum(conj(vectors) * v, -2))
+
+
 def _eig_vectors_jvp(t, ans, x):
     vectors, vinv, gaps = _eig_parts(x)
     raw = matmul(vectors, gaps * matmul(matmul(vinv, t), vectors))
-    return raw - vectors * expand_dims(sum(vectors * raw, -2), -2)
+    return raw - vectors * expand_dims(_unit_norm_part(vectors, raw), -2)
 
 
 def _eig_vectors_vjp(g, ans, x):
     vectors, vinv, gaps = _eig_parts(x)
-    g_raw = g - vectors * expand_dims(sum(g * vectors, -2), -2)
+    if is_complex(vectors):
+        refuse_phase_dependence(matmul(matrix_transpose(vectors), g), "eigenvector",
+                                 "use a function of abs(v), or of v conj(v)ᵀ")
+        g_raw = g - conj(vectors) * expand_dims(real(sum(g * vectors, -2)), -2)
+    else:
+        g_raw = g - vectors * expand_dims(sum(g * vectors, -2), -2)
     c_bar = gaps * matmul(matrix_transpose(vectors), g_raw)
     return matmul(matmul(matrix_transpose(vinv), c_bar), matrix_transpose(vectors))
 
 
-eig_values = defprim("eig_values", lambda x: _eig(x)[0], vjp=(_eig_values_vjp,), jvp=(_eig_values_jvp,))
+# complex values (a complex matrix, or a real one with complex eigenvalues, numpy's complex
+# results): the eigenvalues are holomorphic in A where distinct (dw = diag(V⁻¹ dA V), the real
+# rules with plain transposes); the unit eigenvectors hold Im of (V⁻¹ dV)'s diagonal at 0
+# (PyTorch's), and a loss that depends on a vector's phase is refused (refuse_phase_dependence)
+eig_values = defprim("eig_values", lambda x: _eig(x)[0], vjp=(_eig_values_vjp,), jvp=(_eig_values_jvp,),
+                     complex_values=True)
 eig_vectors = defprim("eig_vectors", lambda x: _eig(x)[1], needs_ans=True,
-                      vjp=(_eig_vectors_vjp,), jvp=(_eig_vectors_jvp,))
+                      vjp=(_eig_vectors_vjp,), jvp=(_eig_vectors_jvp,), complex_values=True, holomorphic=False)

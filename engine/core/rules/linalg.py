@@ -17,7 +17,7 @@ Cholesky factor of a Hermitian positive definite matrix (A = L Lᴴ, L's diagona
 dL = L Φ(L⁻¹ dS L⁻ᴴ), dS the Hermitian part of dA, and its plain transpose. The
 eigenvectors of a Hermitian matrix and the singular vectors of a complex matrix: their rules hold
 each vector's phase, and a loss that depends on that phase (arbitrary: v and e^{iφ} v are both
-eigenvectors; u_k and v_k share one) is refused (`_refuse_phase_dependence`)."""
+eigenvectors; u_k and v_k share one) is refused (`refuse_phase_dependence`)."""
 from __future__ import annotations
 
 from ..backend import xp
@@ -177,7 +177,7 @@ def _eigvalsh_jvp(t, ans, x):
 
 
 eigvalsh = defprim("eigvalsh", lambda x: _eigh(x)[0], vjp=(_eigvalsh_vjp,), jvp=(_eigvalsh_jvp,),
-                   builtin="eigvalsh", complex_values=True, emits_at_shapes=True)
+                   builtin="eigvalsh", complex_values=True, holomorphic=False, emits_at_shapes=True)
 
 
 def _gaps(x):
@@ -199,12 +199,12 @@ def _eigh_vectors_vjp(g, ans, x):
     # for complex ones) meets F's zero diagonal
     inner = matmul(matrix_transpose(ans), g)
     if is_complex(x):
-        _refuse_phase_dependence(inner, "eigenvector", "use a function of abs(v) or of v conj(v)ᵀ")
+        refuse_phase_dependence(inner, "eigenvector", "use a function of abs(v) or of v conj(v)ᵀ")
     s = matmul(conj_if(x, ans), matmul(_gaps(x) * inner, matrix_transpose(ans)))
     return _hermitian_part(x, s)
 
 
-def _refuse_phase_dependence(inner, what, hint):
+def refuse_phase_dependence(inner, what, hint):
     """A loss of complex eigenvectors or singular vectors must not depend on the phase LAPACK
     gives each one (v and e^{iφ} v are both eigenvectors): Im diag(inner) = 0, as PyTorch checks."""
     m = xp()
@@ -221,9 +221,9 @@ def _eigh_vectors_jvp(t, ans, x):
 
 
 # complex values: the tangent and the adjoint of the Hermitian part's vectors with each vector's phase
-# held (the loss must not depend on it: _refuse_phase_dependence)
+# held (the loss must not depend on it: refuse_phase_dependence)
 eigh_vectors = defprim("eigh_vectors", lambda x: _eigh(x)[1], needs_ans=True,
-                       vjp=(_eigh_vectors_vjp,), jvp=(_eigh_vectors_jvp,), complex_values=True)
+                       vjp=(_eigh_vectors_vjp,), jvp=(_eigh_vectors_jvp,), complex_values=True, holomorphic=False)
 
 
 # ---- einsum: "ij,jk->ik" with the operands; each operand's adjoint is another einsum ----------
@@ -327,7 +327,7 @@ def _svd_vectors_vjp(g, ans, x):
     of_u = matmul(matrix_transpose(u), gu)                                  # Uᵀ ḡ_U
     of_v = matmul(matrix_transpose(v), conj_if(x, matrix_transpose(gvh)))   # Vᵀ ḡ_Vhᴴ
     if is_complex(x):
-        _refuse_phase_dependence(of_u + of_v, "singular vector", "use a function of abs(u), abs(vh) or of u_k "
+        refuse_phase_dependence(of_u + of_v, "singular vector", "use a function of abs(u), abs(vh) or of u_k "
                                  "and vh_k together (one svd() call's u and vh are checked together)")
     k_u, k_v = gaps * of_u, gaps * of_v
     inner = (k_u * row + matrix_transpose(conj_if(x, k_u) * column)
@@ -374,6 +374,6 @@ def _singular_values_jvp(t, ans, x):
 
 singular_values = defprim("singular_values", lambda x: _np_linalg().svd(x, compute_uv=False),
                           vjp=(_singular_values_vjp,), jvp=(_singular_values_jvp,), complex_values=True,
-                          emits_at_shapes=True)
+                          holomorphic=False, emits_at_shapes=True)
 svd_vectors = defprim("svd_vectors", _stacked_vectors, needs_ans=True, vjp=(_svd_vectors_vjp,),
-                      jvp=(_svd_vectors_jvp,), complex_values=True)
+                      jvp=(_svd_vectors_jvp,), complex_values=True, holomorphic=False)
