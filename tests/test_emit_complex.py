@@ -135,10 +135,15 @@ def test_a_complex_output_has_its_tangent_emitted_and_its_adjoint_refused(tmp_pa
     with pytest.raises(SourceError, match="the output is complex") as refused:
         api.emit("x + z*z", at={"z": 1 + 1j, "x": 2.0}, mode="both")
     assert (refused.value.span.line, refused.value.span.column) == (1, 1)
-    _, module, _ = module_of(tmp_path, "exp(z) * z", {"z": 1j}, mode="tangent")
+    target, module, out = module_of(tmp_path, "exp(z) * z", {"z": 1j}, mode="tangent")
     value, tangent = module.f_jvp(1j, d_z=1.0)      # holomorphic: f'(z) d_z, (1+z) e^z
     assert tangent == pytest.approx((1 + 1j) * np.exp(1j), rel=1e-14)
     assert tangent == pytest.approx(-0.30117 + 1.38177j, abs=1e-5)
+    _, along_i = module.f_jvp(1j, d_z=1j)
+    assert along_i == pytest.approx(1j * (1 + 1j) * np.exp(1j), rel=1e-14)
+    # validated without a gradient (a complex output has none): its tangent against differences
+    rows = api.validate_emitted(str(out), target, {"z": 1j})
+    assert [r["verdict"] for r in rows] == ["pass", "pass"] and np.iscomplexobj(rows[0]["emitted"])
 
 
 def run_cli(*args):
