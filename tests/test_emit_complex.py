@@ -108,6 +108,7 @@ def test_the_reported_gradient_is_conjugated_once_at_the_return(tmp_path):
     text = out.read_text()
     assert "return _out, (np.conj(z_b), np.real(x_b))" in text
     assert text.count("np.conj(") == 1          # the rules' own conjugates are np.conjugate
+    assert "# the gradient of a complex input (z): dL/dx + i dL/dy, as `autodiff grad` reports it" in text
 
 
 def test_a_wrong_imaginary_part_fails_validation(tmp_path):

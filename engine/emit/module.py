@@ -122,6 +122,10 @@ def _emit(target, wrt, mode, explain, version, at, shaped=False) -> str:
     guard = guard + as_complex(p for p in params if shapes is not None and is_complex(shapes.inputs[p]))
     lines = [x for line in lines for x in (guard if line == GUARD else [line])]
     lines = header(target, name, params, wrt, mode, version) + lines
+    complex_wrt = [w for w in wrt if shapes is not None and is_complex(shapes.inputs[w])]
+    if complex_wrt and mode != "tangent":        # the convention stated where the module says what it returns
+        lines.insert(lines.index("import numpy as np"), f"# the gradient of a complex input ({', '.join(complex_wrt)}): "
+                     "dL/dx + i dL/dy, as `autodiff grad` reports it (PyTorch's convention; JAX's is its conjugate)")
     if any("operator." in line for line in lines):     # a rule's in-place operator (a scatter's +=)
         lines.insert(lines.index("import numpy as np"), "import operator")
     return "\n".join(lines).rstrip() + "\n"
