@@ -133,22 +133,6 @@ def run_cli(*args):
                           cwd=ROOT, env={**os.environ, "NO_COLOR": "1"})
 
 
-def test_complex_inputs_are_refused_at_their_first_read(tmp_path):
-    """Issue 32 item 2: the emitted functions compute with real numbers; before this refusal a
-    complex --at was cast to its real part (abs(z)**2 at 1+2j "passed" with the gradient 2.0,
-    not 2+4j), so complex values are refused, located, until they are emitted."""
-    with pytest.raises(SourceError, match="--at z is complex: complex values are not emitted yet") as refused:
-        api.emit("abs(z)**2 + x", at={"z": 1 + 2j, "x": 0.5})
-    assert (refused.value.span.line, refused.value.span.column) == (1, 5)
-    path = tmp_path / "mixed.py"
-    path.write_text("def f(x, v):\n    y = x * 2\n    return y + sum(abs(v)**2)\n")
-    done = run_cli("emit", str(path), "--validate", "--at", "x=1", "--at", "v=[1-1j,2+0.5j]")
-    assert done.returncode == 2 and "mixed.py:3:24" in done.stderr, done.stderr
-    assert "--at v is complex: complex values are not emitted yet" in done.stderr
-    assert "Traceback" not in done.stderr and " pass" not in done.stdout
-    assert api.emit("abs(z)**2", at={"z": 2.0})                 # a real point is emitted as before
-
-
 def test_cli_emit_validate_passes_and_refuses_with_exit_2(tmp_path):
     out = tmp_path / "euler_adjoint.py"
     done = run_cli("emit", "samples/programs/euler_decay.py", "-o", str(out), "--validate", "--at", "k=0.5,y0=2")

@@ -44,6 +44,16 @@ def as_complex_number(v, real_dtype: str):
     return np().dtype(complex_dtype(real_dtype)).type(v)
 
 
+def point_value(v):
+    """A value of a point as numpy holds it: a number, or an array of float64, of complex128 (a
+    complex number a numpy complex scalar, as a run's are) where it is complex: its imaginary
+    part kept (emit's examples and `emit --validate` run the point so, issue 32 item 2)."""
+    numpy = np()
+    if is_complex(v):
+        return numpy.asarray(v, dtype=complex) if numpy.ndim(v) else numpy.complex128(v)
+    return numpy.asarray(v, dtype=float) if numpy.ndim(v) else float(v)
+
+
 def refuse_ordering(what: str, *values) -> None:
     """Raise for an ordering (a comparison, max, min, sort) of complex values."""
     if any(is_complex(v) for v in values):

@@ -19,7 +19,7 @@ from ..lang.keywords import accepted_keywords
 from .rule_text import primitive
 
 FORMS = ("norm", "prod", "transpose", "reshape", "dot", "var", "std", "clip", "cumsum", "cumprod", "trace", "diagonal",
-         "squeeze", "outer", "triu", "tril", "diag")     # builtins whose numpy arguments choose the entries they apply
+         "squeeze", "outer", "triu", "tril", "diag", "complex")     # builtins whose numpy arguments choose the entries they apply
 INF = {"inf": math.inf}
 PARAMETERS = {"norm": ("ord", "axis", "keepdims"), "prod": ("axis", "keepdims"), "transpose": ("axes",),
               "var": ("axis", "ddof", "keepdims"), "std": ("axis", "ddof", "keepdims"), "cumsum": ("axis",),
@@ -143,6 +143,11 @@ class Forms:
             return self.clip(x, bounds, e, target)
         if name in ("dot", "outer") and len(args) != 2:
             self.refuse(f"{name} with other than two arguments", e.span)
+        if name == "complex":       # core/library/elementwise.py's complex_: a + 1j*b (issue 32 item 2)
+            if len(args) != 2:
+                self.refuse("complex with other than two arguments", e.span, "write complex(a, b) for a + 1j*b")
+            imaginary = self.apply("mul", [1j, self.low.value(args[1], None)], line, None)
+            return self.apply("add", [x, imaginary], line, target)
         if name == "outer":         # core/library/linalg.py's: a column times a row
             column, row = (self.low.apply("reshape", [v, shape], line, None) for v, shape in
                            ((x, (-1, 1)), (self.low.value(args[1], None), (1, -1))))

@@ -90,6 +90,8 @@ class Examples:
     def value(self, env, v):
         if v.__class__ is slice:        # a slice whose bounds are names: their values
             return slice(*[None if b is None else self.value(env, b) for b in (v.start, v.stop, v.step)])
+        if v.__class__ is complex:      # a complex constant, a numpy complex number as the run's are
+            return np().complex128(v)
         if v.__class__ is not str:
             return v
         if v in env:
@@ -124,7 +126,8 @@ class Examples:
         elif isinstance(s, Derivative):
             env[s.target] = self.derivative(s, env)
         elif isinstance(s, Plain):
-            env[s.target] = Text(self, env).run(s.text)
+            value = Text(self, env).run(s.text)
+            env[s.target] = np().complex128(value) if value.__class__ is complex else value
         elif isinstance(s, Call):
             env[s.target] = self.call(s.function, [self.value(env, a) for a in s.args])
         elif isinstance(s, Jump):

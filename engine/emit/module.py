@@ -8,7 +8,8 @@ from __future__ import annotations
 from ...parser import nodes
 from ...parser.errors import SourceError
 from ..core.backend import np
-from ..core.complexes import is_complex
+from ..core.complexes import is_complex, point_value
+from ..core.rules.complexes import complex_output_error
 from ..lang.names import walk
 from .activity import analyse, walk_ir
 from .examples import Examples
@@ -105,10 +106,10 @@ def _emit(target, wrt, mode, explain, version, at, shaped=False) -> str:
     if missing:
         raise SourceError("usage", f"--at: no value for {missing[0]} (the point gives every input of "
                           f"{name}: {', '.join(params)})")
-    refuse_complex_inputs(target, params, at)
     check_derivatives(functions, name, rules)
     facts = analyse(functions, name, wrt, rules)
-    shapes = shaped_at(functions, name, globals_, at, shaped, rules)
+    shapes = shaped_at(functions, name, globals_, at, shaped or complex_values(target, at), rules)
+    refuse_complex_output(target, defs, name, shapes, mode)
     written = (functions, name, globals_, wrt, facts, mode, explain, rules)
     lines = _written(*written, shapes)
     longer = None if shapes is None else other_lengths(functions, name, globals_, at, rules)
@@ -118,8 +119,13 @@ def _emit(target, wrt, mode, explain, version, at, shaped=False) -> str:
         guard = same_ranks(params, at)          # the text is the same at other lengths
     else:
         guard = fixed_shapes(params, at)
+    guard = guard + as_complex(p for p in params if shapes is not None and is_complex(shapes.inputs[p]))
     lines = [x for line in lines for x in (guard if line == GUARD else [line])]
     lines = header(target, name, params, wrt, mode, version) + lines
+    complex_wrt = [w for w in wrt if shapes is not None and is_complex(shapes.inputs[w])]
+    if complex_wrt and mode != "tangent":        # the convention stated where the module says what it returns
+        lines.insert(lines.index("import numpy as np"), f"# the gradient of a complex input ({', '.join(complex_wrt)}): "
+                     "dL/dx + i dL/dy, as `autodiff grad` reports it (PyTorch's convention; JAX's is its conjugate)")
     if any("operator." in line for line in lines):     # a rule's in-place operator (a scatter's +=)
         lines.insert(lines.index("import numpy as np"), "import operator")
     return "\n".join(lines).rstrip() + "\n"
@@ -128,18 +134,38 @@ def _emit(target, wrt, mode, explain, version, at, shaped=False) -> str:
 GUARD = "<the check of the inputs' shapes>"
 
 
-def refuse_complex_inputs(target, params, at) -> None:
-    """A SourceError (exit 2) at the first read of an input the point gives a complex value: the
-    emitted functions compute with real numbers (a complex literal in the program is refused
-    where its rule is written), so complex values are not emitted yet (issue 32 item 2)."""
-    for p in params:
-        if at is not None and is_complex(at[p]):
-            span = next((n.span for n in walk(target.node, bindings=False) if n.__class__ is nodes.Name
-                         and n.id == p), None)
-            raise SourceError("not emitted", f"emit: --at {p} is complex: complex values are not emitted yet (the "
-                              "emitted functions compute with real numbers)", span,
-                              "differentiate it with `autodiff grad` (PyTorch's convention), or emit a function "
-                              "of its real and imaginary parts as two real inputs")
+def as_complex(names) -> list:
+    """The lines that take each of `names` (inputs complex at the point, or their tangents) as
+    numpy's complex values, as the rules' text was traced at (numpy's imag of Python's 1+2j, or of
+    a real direction, is Python's float, which the complex path's text does not take)."""
+    return [f"{INDENT}{n} = np.asarray({n}, dtype=complex)[()]" for n in names]
+
+
+def complex_values(target, at) -> bool:
+    """Whether the point gives a complex value or the program writes a complex constant (1+2j,
+    complex(a, b)): then the rules are traced at the values the point's run meets (complex ones
+    complex, so each rule takes its complex path: emit/rule_text.py's stand-ins), which the
+    elementwise text, traced on real stand-ins, is not; without a point that is refused there."""
+    written = next((n for n in walk(target.node, bindings=False) if n.__class__ is nodes.Num and
+                    n.value.__class__ is complex or n.__class__ is nodes.Call and
+                    getattr(n.func, "id", None) == "complex"), None)
+    if written is not None and at is None:
+        raise NeedsShapes("not emitted", "emit: the rules of a complex value are written at the values it meets "
+                          "(their complex forms), and no point was given", written.span,
+                          "give the point to emit at with --at NAME=VALUE,...")
+    return written is not None or any(is_complex(v) for v in (at or {}).values())
+
+
+def refuse_complex_output(target, defs, name, shapes, mode) -> None:
+    """A SourceError (exit 2) at the target's return where its value is complex and an adjoint
+    is asked for: the emitted adjoint is of a real output (a loss), as `autodiff grad`'s is; the
+    tangent of a complex output is emitted."""
+    if mode == "tangent" or shapes is None or not is_complex(shapes.output):
+        return
+    span = next((n.value.span for n in walk(defs[name], bindings=False) if isinstance(n, nodes.Return)), None)
+    raise SourceError("not emitted", "emit: " + complex_output_error("the output") + "; the adjoint of a complex "
+                      "output is not emitted yet", span, "emit it with --mode tangent, or emit a real function "
+                      "of the output (its real part, abs(...)**2)")
 
 
 def _written(functions, name, globals_, wrt, facts, mode, explain, rules, shapes) -> list:
@@ -175,7 +201,7 @@ def other_lengths(functions, name, globals_, at, rules=None):
     longer = {}
     for p, v in at.items():
         shape = tuple(n + 1 if n > 1 else n for n in numpy.shape(v))
-        longer[p] = numpy.resize(numpy.asarray(v, dtype=float), shape) * (1.0 + 0.01 * numpy.arange(
+        longer[p] = numpy.resize(numpy.asarray(point_value(v)), shape) * (1.0 + 0.01 * numpy.arange(
             numpy.prod(shape)).reshape(shape)) if shape else v
     try:
         return shaped_at(functions, name, globals_, longer, True, rules)
@@ -239,8 +265,22 @@ def shaped_at(functions, name, globals_, at, shaped=False, rules=None):
     ex = Examples(functions, rules)
     ex.run_globals(globals_)
     fn = functions[name]
-    ex.call(name, [numpy.asarray(at[p], dtype=float) if numpy.ndim(at[p]) else float(at[p]) for p in fn.params])
-    return ex.of
+    inputs = {p: point_value(at[p]) for p in fn.params}
+    output = ex.call(name, list(inputs.values()))
+    out = Shapes(ex.of)
+    out.inputs, out.output = inputs, output
+    out.complex = any(is_complex(v) for v in out.inputs.values()) or \
+        any(is_complex(v) for met in ex.of.values() for v in met)
+    return out
+
+
+class Shapes(dict):
+    """The values each statement met at the point (id(statement) -> values), and `output`: the
+    target's value there (complex: it has no adjoint emitted), `inputs` the point's values,
+    `complex`: whether any value is complex (the reported gradient's convention applies, `reported`)."""
+    output = None
+    inputs: dict = {}
+    complex = False
 
 
 def fixed_shapes(params, at) -> list:
@@ -349,13 +389,26 @@ def adjoint_functions(p: Parts, guard=(), skip=frozenset()) -> list:
         a = adjoint_writer(p, fname)
         forward = a.forward(fn.body, INDENT)
         reverse = a.reverse(fn.body, INDENT)
-        result = ", ".join(a.result(w) if a.result(w) != "0.0" else f"np.zeros(np.shape({w}))" for w in wrt)
+        result = ", ".join(reported(p.shapes, w, a.result(w)) for w in wrt)
         stack = [f"{INDENT}_stack = []"] if any("_stack" in line for line in forward + reverse) else []
         seed = f"{INDENT}_out_b = np.broadcast_to(cotangent, np.shape(_out)) if np.ndim(_out) else cotangent"
         lines += [f"def {name}_vjp({', '.join(fn.params)}, cotangent=1.0):", *stack, *guard,
                   *a.undefined(INDENT), *forward, seed, *a.initial(INDENT),
                   *reverse, f"{INDENT}return {OUT}, ({result}{',' if len(wrt) == 1 else ''})", "", ""]
     return lines
+
+
+def reported(shapes, w, adjoint: str) -> str:
+    """The gradient f_vjp returns for the input `w` from its sweep's adjoint (the text `adjoint`,
+    "0.0" where none reached it): as `autodiff grad` reports it (core/rules/complexes.py's
+    `reported_gradient`): of a complex input the conjugate, dL/dx + i dL/dy (PyTorch's
+    convention; the sweep's own is JAX's), of a real input among complex values the real part."""
+    complex_input = shapes is not None and is_complex(shapes.inputs.get(w))
+    if adjoint == "0.0":
+        return f"np.zeros(np.shape({w}), dtype=complex)" if complex_input else f"np.zeros(np.shape({w}))"
+    if complex_input:
+        return f"np.conj({adjoint})"
+    return f"np.real({adjoint})" if shapes is not None and shapes.complex else adjoint
 
 
 def helper_adjoint(fn, a, grads) -> list:
@@ -403,5 +456,6 @@ def tangent_function(p: Parts, fname, guard=()) -> list:
         signature = f"{', '.join(fn.params)}, *, {', '.join(tan(w) for w in p.wrt)}"
     else:
         signature = f"{', '.join(fn.params)}, {', '.join(tan(q) for q in given)}"
+    complex_tangents = as_complex(tan(w) for w in p.wrt if p.shapes is not None and is_complex(p.shapes.inputs[w]))
     return [f"def {t.sweep(fname) if fname != p.name else fname}_jvp({signature}):",
-            *(guard if fname == p.name else ()), *body, f"{INDENT}return {OUT}, {out}", "", ""]
+            *(guard if fname == p.name else ()), *(complex_tangents if fname == p.name else ()), *body, f"{INDENT}return {OUT}, {out}", "", ""]

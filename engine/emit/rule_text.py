@@ -26,6 +26,7 @@ from ..diff.rule_tracer import PROBES, Tracer, probe_of
 
 EXAMPLE_SHAPE = (3,)
 EXAMPLE_VALUE = 0.6180339887        # no 0, 1 or kink: a rule takes its general path
+EXAMPLE_COMPLEX = 0.6180339887 + 0.3819660113j      # a complex operand's: off both axes
 PLACE = re.compile(r"@[art][0-9]*|\bk[0-9]+\b")
 
 
@@ -33,7 +34,16 @@ class NotEmitted(Exception):
     """A rule (or a construct) emit cannot write as text yet: `what` says which."""
 
 
+def complex_text(value: complex) -> str:
+    """A complex constant's text (a rule's -1j, a program's 1+2j): a numpy complex number of its
+    parts, as the run's complex constants are (numpy's imag of it a numpy float, not Python's)."""
+    value = complex(value)
+    return f"np.complex128({_number(value.real)}, {_number(value.imag)})"
+
+
 def _number(value) -> str:
+    if value.__class__ is complex:
+        return complex_text(value)
     if value != value:
         return "np.nan"
     if value in (math.inf, -math.inf):
@@ -58,7 +68,7 @@ def spelled(value) -> str:
         return f"operator.{value.__name__}"
     if value is None or value.__class__ in (int, str, slice) or value is Ellipsis:
         return repr(value)
-    if value.__class__ in (float, bool) or isinstance(value, numpy.generic):
+    if value.__class__ in (float, bool, complex) or isinstance(value, numpy.generic):
         return _number(value.item() if isinstance(value, numpy.generic) else value)
     if isinstance(value, numpy.dtype):
         return f"np.{value.name}"
@@ -85,16 +95,18 @@ def _stand(value, tracer, name, example=None, parameter=False):
 
 
 def stand_in(example):
-    """A value of the example's shape with no 0, 1 or kink (a square matrix: invertible)."""
+    """A value of the example's shape with no 0, 1 or kink (a square matrix: invertible); of a
+    complex example complex, off both axes (a rule takes its complex path, issue 32 item 2)."""
     numpy = np()
     if isinstance(example, numpy.ndarray) and example.ndim and example.dtype.kind == "b":
         return example
+    complex_ = getattr(example, "dtype", None) is not None and example.dtype.kind == "c" or example.__class__ is complex
     if isinstance(example, numpy.ndarray) and example.ndim:
-        value = numpy.full(example.shape, EXAMPLE_VALUE)
+        value = numpy.full(example.shape, EXAMPLE_COMPLEX if complex_ else EXAMPLE_VALUE)
         if example.ndim >= 2 and example.shape[-1] == example.shape[-2]:   # a square matrix: invertible,
             value = value + numpy.eye(example.shape[-1])                     # symmetric positive definite
         return value
-    return numpy.float64(EXAMPLE_VALUE)
+    return numpy.complex128(EXAMPLE_COMPLEX) if complex_ else numpy.float64(EXAMPLE_VALUE)
 
 
 def rule_text(primitive, which, operand_names, fresh, known=None, examples=None) -> tuple:
@@ -138,7 +150,7 @@ def _traced(rule, primitive, first, operand_names, examples, spread) -> tuple:
         stands = _other_side(primitive, first, stands, tracer)
     elif spread:
         stands = [probe_of(s.name, s.example * (1.0 + 0.25 * i), tracer)
-                  if type(s) in PROBES and s.example.dtype.kind == "f" else s for i, s in enumerate(stands)]
+                  if type(s) in PROBES and s.example.dtype.kind in "fc" else s for i, s in enumerate(stands)]
     names: dict = {}
     for s in stands:
         if type(s) in PROBES:

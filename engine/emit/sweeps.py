@@ -11,7 +11,8 @@ from .lower import Call, Copy, For, If, Jump, Plain, Prim, While, jumps
 from .ir import names_in
 from ...parser.errors import SourceError
 from ...parser.nodes import Span
-from .rule_text import NotEmitted, rule_text
+from .rule_text import NotEmitted, complex_text, rule_text
+from ..core.backend import np
 
 INDENT = "    "
 
@@ -25,6 +26,8 @@ def number(v) -> str:
         return f"slice({', '.join('None' if b is None else number(b) for b in (v.start, v.stop, v.step))})"
     if v.__class__ is tuple or v is None:      # an index: numpy's newaxis among them
         return repr(v)
+    if isinstance(v, (complex, np().complexfloating)):     # a complex constant (1+2j)
+        return complex_text(v)
     v = float(v)
     text = repr(int(v)) if v.is_integer() and abs(v) < 2 ** 53 else repr(v)
     return text if v >= 0 else f"({text})"

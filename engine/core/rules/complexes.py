@@ -77,6 +77,14 @@ def _angle_jvp(t, ans, x):
     return _at_nonzero(x, lambda z: imag(t / z))
 
 
+def with_a_zero(x):
+    """x with its first element 0: the other side of a rule's test for a zero (prod's rules',
+    `_at_nonzero`'s), where emit traces a rule's two sides (the table's `other_side`)."""
+    x = x.copy()
+    x.flat[0] = 0.0
+    return x
+
+
 def _at_nonzero(x, form):
     """form(z) where z != 0, 0 where z == 0 (angle's kink: its derivative is taken as 0)."""
     zero = eq(x, 0.0)
@@ -87,7 +95,7 @@ def _at_nonzero(x, form):
 
 angle = defprim("angle", _angle, builtin="angle", elementwise=True, no_fusion=NO_FUSION, needs_args=True,
                 kink="angle'(0) = 0", vjp=(_angle_vjp,), jvp=(_angle_jvp,), complex_values=True,
-                holomorphic=False)
+                holomorphic=False, other_side=with_a_zero)
 
 
 def abs_derivative(g, z):

@@ -13,7 +13,7 @@ from ..tape import Dual, Var
 from ..primitives import defprim, float_fallback, plain_scalar, unary, zeros_like
 from ..complexes import is_complex
 from .arithmetic import div
-from .complexes import abs_derivative, abs_tangent
+from .complexes import abs_derivative, abs_tangent, with_a_zero
 from .comparisons import eq, share, sign, step, tangent_times, where, zero_where_zero
 from .shapes import bcast, unbroadcast
 
@@ -156,7 +156,7 @@ def _abs(x):
 
 
 abs = unary_entry("abs", None, lambda ans, x: sign(x), impl=_abs, alias="fabs", kink="abs'(0) = 0", side="sign",
-                  complex_rule=(abs_derivative, abs_tangent),
+                  complex_rule=(abs_derivative, abs_tangent), other_side=with_a_zero,
                   numexpr="abs", ufuncs=("absolute",), c_name="fabs", complex_values=True,
                   holomorphic=False)
 

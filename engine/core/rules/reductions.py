@@ -10,7 +10,7 @@ from ..primitives import defprim, params_op, plain_scalar, shape, zeros_like
 from ..tape import strip
 from .arithmetic import div
 from .comparisons import eq, where
-from .complexes import conj, real
+from .complexes import conj, real, with_a_zero
 from .shapes import broadcast_to, expand_dims, reshape
 from .thin_sums import ROW_WIDTH_MAX, row_sums, thin
 
@@ -198,13 +198,6 @@ def _prod_jvp(t, ans, x, axis=None):
     if _no_zero(x):
         return sum(div(t * _restore(ans, x, axis), x), axis)
     return sum(t * _others(x, axis), axis)
-
-
-def with_a_zero(x):
-    """x with its first element 0: the other side of prod's rules' test for a zero."""
-    x = x.copy()
-    x.flat[0] = 0.0
-    return x
 
 
 # prod(x, axis): axis an int (not negative) or None; the library moves keepdims and tuples here
