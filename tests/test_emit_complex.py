@@ -163,3 +163,18 @@ def test_cli_validates_complex_points_and_refuses_what_is_not_emitted(tmp_path):
     literal = run_cli("emit", "abs(x*(1+2j))**2")      # a complex constant's rules need the point's values
     assert literal.returncode == 2 and "1:10" in literal.stderr and "--at" in literal.stderr
     assert "Traceback" not in fft.stderr + literal.stderr
+
+
+def test_a_module_emitted_at_a_real_point_refuses_complex_inputs(tmp_path):
+    """Its rules were written for real values: called with a complex one it raised nothing and
+    returned a wrong number (abs(z)**2 at 1+2j gave a real gradient)."""
+    import numpy as np
+    from autodiff.engine.api import emit
+    from autodiff.engine.checks.emitted import imported
+    path = tmp_path / "m.py"
+    path.write_text(emit("abs(z)**2", at={"z": 1.5}))
+    _, vjp, _ = imported(str(path), "f")
+    assert vjp(1.5)[1][0] == 3.0
+    for z in (1 + 2j, np.array([1 + 2j])):
+        with pytest.raises(TypeError, match="emitted for real inputs"):
+            vjp(z)

@@ -119,7 +119,8 @@ def _emit(target, wrt, mode, explain, version, at, shaped=False) -> str:
         guard = same_ranks(params, at)          # the text is the same at other lengths
     else:
         guard = fixed_shapes(params, at)
-    guard = guard + as_complex(p for p in params if shapes is not None and is_complex(shapes.inputs[p]))
+    complex_at = [p for p in params if shapes is not None and is_complex(shapes.inputs[p])]
+    guard = guard + real_only([p for p in params if p not in complex_at]) + as_complex(complex_at)
     lines = [x for line in lines for x in (guard if line == GUARD else [line])]
     lines = header(target, name, params, wrt, mode, version) + lines
     complex_wrt = [w for w in wrt if shapes is not None and is_complex(shapes.inputs[w])]
@@ -132,6 +133,17 @@ def _emit(target, wrt, mode, explain, version, at, shaped=False) -> str:
 
 
 GUARD = "<the check of the inputs' shapes>"
+
+
+def real_only(names) -> list:
+    """The check that inputs real at the point are real when called: their rules were written for
+    real values (a complex one would take none of its complex paths and give a wrong number)."""
+    if not names:
+        return []
+    items = "".join(f"{n}, " for n in names)
+    return [f"{INDENT}if any(np.iscomplexobj(v) for v in ({items})):",
+            f"{INDENT}{INDENT}raise TypeError('emitted for real inputs ({', '.join(names)}): emit again at a point "
+            "where they are complex')"]
 
 
 def as_complex(names) -> list:

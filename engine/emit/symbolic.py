@@ -45,6 +45,10 @@ class SympyNumpy:
         return ()
 
     @staticmethod
+    def iscomplexobj(value):        # the symbols are real (emit/module.py's check of real inputs)
+        return False
+
+    @staticmethod
     def ndim(value):
         return 0
 
@@ -62,7 +66,8 @@ class SympyNumpy:
 def straight_lines(text: str, name: str) -> list:
     """The statements of `name`_vjp, refused where it branches or loops."""
     body = text.split(f"def {name}_vjp(", 1)[1].split("\n\n", 1)[0].splitlines()[1:]
-    guard = ("if any(np.shape(", "raise ValueError(")       # the inputs' shapes: numbers here
+    # the checks of the inputs' shapes and realness (emit/module.py): numbers here
+    guard = ("if any(np.shape(", "raise ValueError(", "if any(np.iscomplexobj(", "raise TypeError(")
     lines = [line for line in body if "_stack" not in line and not line.strip().startswith(guard)]
     if any(line.strip().startswith(("if ", "for ", "while ", "else")) for line in lines):
         raise SourceError("not symbolic", "--symbolic: the target branches or loops; only straight-line "
