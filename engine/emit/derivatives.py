@@ -7,6 +7,8 @@ derivative of its value (a second order, where the output's derivative goes thro
 refused with its line (emit/activity.py)."""
 from __future__ import annotations
 
+import re
+
 from ...parser.errors import SourceError
 from ...parser.nodes import Span
 from .activity import walk_ir
@@ -95,3 +97,35 @@ def _adjoint_of(h, params, p, grads, sweep, seed) -> list:
     names = [f"_g{k}" for k in range(len(grads[h]))]
     return [f"{INDENT}_stack = []", f"{INDENT}_out = {sweep(h)}_fwd(_stack, {args})",
             f"{INDENT}{''.join(n + ', ' for n in names)}= {sweep(h)}_rev(_stack, {seed})", names[grads[h].index(p)]]
+
+
+def gradient_program(name: str, params: list, sweeps: list, index: int) -> str | None:
+    """h's gradient in its parameter number `index` of those h's reverse sweep returns, as a
+    program of the language: h's emitted forward sweep, then its reverse sweep seeded with 1.0,
+    stackless (None where h's sweeps push or call: control flow, helpers, saved values)."""
+    start = next(k for k, line in enumerate(sweeps) if line.startswith("def ") and "_fwd(_stack" in line)
+    forward_end = next(k for k in range(start, len(sweeps)) if sweeps[k].startswith(f"{INDENT}_stack.append("))
+    rev = next(k for k in range(forward_end, len(sweeps)) if sweeps[k].startswith("def ") and "_rev(" in sweeps[k])
+    rev_end = next(k for k in range(rev, len(sweeps)) if sweeps[k].startswith(f"{INDENT}return ("))
+    body = [*sweeps[start + 1:forward_end], f"{INDENT}_out_b = 1.0", *sweeps[rev + 2:rev_end]]
+    results = [r.strip() for r in sweeps[rev_end].strip()[len("return ("):-1].split(",") if r.strip()]
+    text = "\n".join(body)
+    if any(w in text for w in ("_stack", "_fwd(", "_rev(", "_jvp(", " = None", "operator.")):
+        return None
+    lines = ["import numpy as np", "", "", f"def {name}({', '.join(params)}):", *body,
+             f"{INDENT}return {results[index]}", ""]
+    return re.sub(r"(?<![\w.])_(?=[A-Za-z])", "u_", "\n".join(lines))
+
+
+def second_order_function(text: str, name: str, wrt: list, emit) -> list | None:
+    """The tangent of a gradient program (gradient_program) by emit's own tangent transformation:
+    `name` (the gradient) and `name_jvp(params, *, d_q...)` (its value and the Hessian-vector
+    product along d); None where the program is not one emit writes."""
+    from ..lang.target import load
+    try:
+        module = emit(load(text, fn=name, filename=f"<the gradient of {name}>"), wrt, "tangent")
+    except SourceError:
+        return None
+    lines = module.splitlines()
+    start = next(k for k, line in enumerate(lines) if line.startswith(f"def {name}("))
+    return [*lines[start:], "", ""]

@@ -54,6 +54,7 @@ class Derivative(Opaque):
     function: str = ""          # h (a closure's lifted helper)
     kind: str = "grad"          # or "value_and_grad", "jvp", "vjp" (its last argument the direction)
     argnum: int = 0
+    call_args: list = field(default_factory=list)     # h's arguments as called (names or numbers), in order
 
 
 @dataclass
