@@ -199,20 +199,30 @@ class Parts:
         self.second: dict = {}          # (h, parameter) -> the lines of h's gradient in it and its tangent
 
     def second_order(self, s, refusal) -> dict:
-        """The gradient of h (the derivative `s` takes) in each parameter its reverse returns, by
-        name (`h_grad_w`, and its tangent `h_grad_w_jvp`: forward over reverse, the Hessian-vector
-        product); `refusal()` raises the refusal where h's gradient is not a program emit writes."""
+        """The gradient of h (the derivative `s` takes) in each of its parameters its value depends
+        on, by name (`h_grad_w`, and its tangent `h_grad_w_jvp`: forward over reverse, the
+        Hessian-vector product); `refusal()` raises the refusal where h's gradient is not a
+        program emit writes (a custom rule's, one whose sweeps push or call)."""
         h = s.function
-        if s.kind != "grad" or h in self.rules or self.functions[h].params[s.argnum] not in self.grads[h]:
+        params = self.functions[h].params
+        if s.kind != "grad" or h in self.rules:
+            refusal()
+        inner = Parts(self.functions, h, params, analyse(self.functions, h, list(params), self.rules), False,
+                      None, self.rules, self.sweeps)      # elementwise: its gradient program is emitted again
+        grads = inner.grads[h]
+        if params[s.argnum] not in grads:
             refusal()
         names = {}
-        for index, q in enumerate(self.grads[h]):
+        for index, q in enumerate(grads):
             name = f"{h}_grad_{q}"
             if name in self.functions:
                 refusal()
             if (h, q) not in self.second:
-                text = gradient_program(name, self.functions[h].params, function_sweeps(self, h), index)
-                self.second[(h, q)] = text and second_order_function(text, name, self.grads[h], emit_module)
+                try:
+                    text = gradient_program(name, params, function_sweeps(inner, h), index)
+                except (NeedsShapes, NotEmitted):
+                    text = None
+                self.second[(h, q)] = text and second_order_function(text, name, grads, emit_module)
             if not self.second[(h, q)]:
                 refusal()
             names[q] = name
