@@ -1,7 +1,8 @@
 """`autodiff emit` of the in-program derivatives (issue 31 item 2, engine/emit/derivatives.py):
 grad(h)(x), grad(h, k), value_and_grad, `g = jax.grad(h)` are calls of h's emitted gradient
 helper, which runs h's own emitted sweeps; the emitted code matches autodiff.grad to 1e-12 at
-five random points. The derivative of such a value (a second order) is refused with its line."""
+five random points. The derivative of such a value (a second order) is forward over reverse (the
+tangent of h's gradient program), refused with its line where h's sweeps push or call."""
 from __future__ import annotations
 
 import importlib.util

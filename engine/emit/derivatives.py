@@ -2,9 +2,13 @@
 `value_and_grad(h)(x)` (engine/lang/transforms.py runs them in the interpreter) are calls of an
 emitted helper, `h_grad(x)`, that runs h's own emitted sweeps (`h_fwd`, then `h_rev` seeded with
 1.0) on a stack of its own and returns the adjoint of h's parameter k. The helper is plain code,
-so the primal, the adjoint and the tangent of the caller call it as they call any function; a
-derivative of its value (a second order, where the output's derivative goes through it) is
-refused with its line (emit/activity.py)."""
+so the primal, the adjoint and the tangent of the caller call it as they call any function.
+A derivative of its value (a second order, where the output's derivative goes through it) is
+forward over reverse: h's gradient in each parameter written as a program of the language (its
+forward sweep, then its reverse seeded with 1.0: `h_grad_w`), whose tangent emit's own tangent
+transformation writes (`h_grad_w_jvp`, the Hessian-vector product); the caller's adjoint and
+tangent call it (emit/adjoint.py, emit/tangent.py). Where h's sweeps push (control flow, saved
+values) or call helpers, or h has a custom rule, it is refused with its line (emit/activity.py)."""
 from __future__ import annotations
 
 import re
@@ -128,4 +132,10 @@ def second_order_function(text: str, name: str, wrt: list, emit) -> list | None:
         return None
     lines = module.splitlines()
     start = next(k for k, line in enumerate(lines) if line.startswith(f"def {name}("))
-    return [*lines[start:], "", ""]
+    # each statement's tag the source line of h it comes from, not the gradient program's line
+    source_lines = {k + 1: m.group(1) for k, line in enumerate(text.splitlines()) if (m := TAG.search(line))}
+    return [TAG.sub(lambda m: f"# line {source_lines[int(m.group(1))]}" if int(m.group(1)) in source_lines else "",
+                    line).rstrip() for line in lines[start:]] + ["", ""]
+
+
+TAG = re.compile(r"# line ([0-9]+)$")
