@@ -15,6 +15,7 @@ import re
 
 from ...parser.errors import SourceError
 from ...parser.nodes import Span
+from ..lang.target import load
 from .activity import walk_ir
 from .custom import no_forward_mode
 from .lower import Call, Derivative, derivative_name
@@ -125,7 +126,6 @@ def second_order_function(text: str, name: str, wrt: list, emit) -> list | None:
     """The tangent of a gradient program (gradient_program) by emit's own tangent transformation:
     `name` (the gradient) and `name_jvp(params, *, d_q...)` (its value and the Hessian-vector
     product along d); None where the program is not one emit writes."""
-    from ..lang.target import load
     try:
         module = emit(load(text, fn=name, filename=f"<the gradient of {name}>"), wrt, "tangent")
     except SourceError:
