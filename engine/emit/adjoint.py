@@ -6,7 +6,7 @@ and popped back after its adjoint."""
 from __future__ import annotations
 
 from .activity import refuse_live
-from .lower import OUT, Call, Copy, For, If, Jump, Plain, Prim, While, jumps
+from .lower import OUT, Call, Copy, Derivative, For, If, Jump, Plain, Prim, While, jumps
 from .sweeps import INDENT, Writer, assigned, differentiable, ends_in_jump, number, read_by_rules
 
 
@@ -115,6 +115,8 @@ class Adjoint(Writer):
                 out += self.reverse_copy(s, pad)
             elif isinstance(s, Call):
                 out += self.reverse_call(s, pad)
+            elif isinstance(s, Derivative) and self.live(s.target):
+                out += self.reverse_derivative(s, pad)
             elif isinstance(s, (Plain, Jump)):
                 refuse_live(s, self.live)
             else:
@@ -179,6 +181,25 @@ class Adjoint(Writer):
             arg = s.args[callee_params.index(param)]
             if self.live(arg):
                 out += self.accumulate(arg, name, s.line, pad, f"{adj(arg)} += the adjoint {s.function} gives its {param}")
+        return out + self.reset(s, pad)
+
+    def reverse_derivative(self, s, pad) -> list:
+        """g = grad(h, k)(args) with its adjoint g_b: each argument's adjoint gains the Hessian of h
+        (its row for that argument, column k) times g_b, the tangent of h's gradient in that
+        argument along g_b in parameter k (forward over reverse, emit/derivatives.py)."""
+        names = self.second_order(s, lambda: refuse_live(s, self.live))
+        params = self.fn_params[s.function]
+        k = params[s.argnum]
+        out = []
+        for q, name in names.items():
+            arg = s.call_args[params.index(q)]
+            if not self.live(arg):
+                continue
+            directions = ", ".join(f"d_{r}={adj(s.target) if r == k else '0.0'}" for r in names)
+            product = self.fresh()
+            out.append(pad + self.tagged(f"{product} = {name}_jvp({self.refs(s.call_args)}, {directions})[1]", s.line))
+            out += self.accumulate(arg, product, s.line, pad, f"{adj(arg)} += d{s.target}/d{arg} * {adj(s.target)} "
+                                   f"(the Hessian of {s.function}: the tangent of its gradient in {q})")
         return out + self.reset(s, pad)
 
     def reverse_control(self, s, pad) -> list:

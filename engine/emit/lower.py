@@ -337,7 +337,7 @@ class Lowering(Iteration):
         target = target or self.fresh()
         text = f"{derivative_name(name, kind, argnum)}({', '.join(map(literal, args))})"
         self.out.append(Derivative(target, text, e.span.line, [a for a in args if a.__class__ is str], label,
-                                   e.span, name, kind, argnum))
+                                   e.span, name, kind, argnum, list(args)))
         if kind == "value_and_grad":
             self.tuples[target] = label
         return target

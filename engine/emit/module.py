@@ -16,7 +16,8 @@ from .examples import Examples
 from .closures import lifted
 from .adjoint import Adjoint, binding, unbound_saves
 from .custom import adjoint_sweeps, program_rules, rule_functions, tangent_sweep
-from .derivatives import check_derivatives, derivative_helpers, derivatives_in, inner_functions
+from .derivatives import (check_derivatives, derivative_helpers, derivatives_in, gradient_program, inner_functions,
+                          second_order_function)
 from .lower import OUT, Call, Derivative, Lowering, Plain, refuse
 from .rule_text import NotEmitted
 from .sweeps import INDENT, NeedsShapes, Writer, inlinable, no_shapes, read_by_rules
@@ -202,7 +203,7 @@ def _written(functions, name, globals_, wrt, facts, mode, explain, rules, shapes
         lines += adjoint_functions(p, [GUARD], skip=set(inner))
     if mode in ("tangent", "both"):
         lines += tangent_functions(p, [GUARD], skip=set(inner_tangents))
-    return lines
+    return lines + [line for key in sorted(p.second) for line in p.second[key] or ()]
 
 
 def other_lengths(functions, name, globals_, at, rules=None):
@@ -233,6 +234,37 @@ class Parts:
         self.explain, self.shapes, self.rules, self.sweeps = explain, shapes, rules, sweeps
         self.grads = {n: [p for p in functions[n].params if p in facts[n][1] and (n in rules or p in facts[n][2])]
                       for n in facts}
+        self.second: dict = {}          # (h, parameter) -> the lines of h's gradient in it and its tangent
+
+    def second_order(self, s, refusal) -> dict:
+        """The gradient of h (the derivative `s` takes) in each of its parameters its value depends
+        on, by name (`h_grad_w`, and its tangent `h_grad_w_jvp`: forward over reverse, the
+        Hessian-vector product); `refusal()` raises the refusal where h's gradient is not a
+        program emit writes (a custom rule's, one whose sweeps push or call)."""
+        h = s.function
+        params = self.functions[h].params
+        if s.kind != "grad" or h in self.rules:
+            refusal()
+        inner = Parts(self.functions, h, params, analyse(self.functions, h, list(params), self.rules), False,
+                      None, self.rules, self.sweeps)      # elementwise: its gradient program is emitted again
+        grads = inner.grads[h]
+        if params[s.argnum] not in grads:
+            refusal()
+        names = {}
+        for index, q in enumerate(grads):
+            name = f"{h}_grad_{q}"
+            if name in self.functions:
+                refusal()
+            if (h, q) not in self.second:
+                try:
+                    text = gradient_program(name, params, function_sweeps(inner, h), index)
+                except (NeedsShapes, NotEmitted):
+                    text = None
+                self.second[(h, q)] = text and second_order_function(text, name, grads, emit_module)
+            if not self.second[(h, q)]:
+                refusal()
+            names[q] = name
+        return names
 
 
 def sweep_names(functions) -> dict:
@@ -378,6 +410,7 @@ def adjoint_writer(p: Parts, fname):
     shaped = p.shapes is not None
     a = Adjoint(fn, fact[1], fact[2], p.grads, p.explain, inlinable(fn, kept(fn, fact, shaped)), shaped)
     a.fn_params, a.examples, a.sweeps = {n: f.params for n, f in p.functions.items()}, p.shapes, p.sweeps
+    a.second_order = p.second_order
     return a
 
 
@@ -460,7 +493,7 @@ def tangent_function(p: Parts, fname, guard=()) -> list:
         return []
     t = Tangent(fn, fact[1], fact[2], active_params, p.functions, p.explain,
                 inlinable(fn, kept(fn, fact, p.shapes is not None)))
-    t.examples, t.sweeps, t.rules = p.shapes, p.sweeps, p.rules
+    t.examples, t.sweeps, t.rules, t.second_order = p.shapes, p.sweeps, p.rules, p.second_order
     body = t.lines(fn.body, INDENT)
     given = [q for q in fn.params if q in active_params[fname]]
     out = tan(OUT) if t.live(OUT) else "0.0"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from .activity import walk_ir
-from .lower import Call, Copy, For, If, Jump, Plain, Prim, While, jumps
+from .lower import Call, Copy, Derivative, For, If, Jump, Plain, Prim, While, jumps
 from .ir import names_in
 from ...parser.errors import SourceError
 from ...parser.nodes import Span
@@ -278,6 +278,8 @@ def read_by_rules(body, active, useful, shaped=False) -> set:
             names.update(rule_reads(s, useful))
             if shaped:
                 names.update(n for o in s.operands for n in names_in(o))
+        if isinstance(s, Derivative) and s.target in useful:       # its Hessian-vector product reads them
+            names.update(a for a in s.call_args if a.__class__ is str)
     return names
 
 

@@ -4,7 +4,7 @@ written, a helper called through its own `h_jvp`."""
 from __future__ import annotations
 
 from .activity import refuse_live
-from .lower import Call, Copy, If, Jump, Plain, Prim, While, jumps
+from .lower import Call, Copy, Derivative, If, Jump, Plain, Prim, While, jumps
 from .custom import no_forward_mode
 from .sweeps import INDENT, Writer, differentiable
 
@@ -33,6 +33,8 @@ class Tangent(Writer):
                 if self.live(s.target):
                     source = tan(s.source) if self.live(s.source) and not s.cut else "0.0"
                     out.append(pad + self.tagged(f"{tan(s.target)} = {source}", s.line))
+            elif isinstance(s, Derivative) and self.live(s.target):
+                out += self.primal([s], pad) + self.derivative(s, pad)
             elif isinstance(s, Plain):
                 refuse_live(s, self.live)
                 out += self.primal([s], pad)
@@ -76,6 +78,16 @@ class Tangent(Writer):
         tangents = ", ".join(f"{tan(a)}" if p in live else "0.0" for p, a in zip(params, s.args) if p in given)
         return [pad + self.tagged(f"{s.target}, {tan(s.target)} = {self.sweep(s.function)}_jvp({args}, {tangents})",
                                   s.line)]
+
+    def derivative(self, s, pad) -> list:
+        """g = grad(h, k)(args): its tangent the tangent of h's gradient in parameter k along the
+        arguments' tangents (the Hessian-vector product, emit/derivatives.py)."""
+        names = self.second_order(s, lambda: refuse_live(s, self.live))
+        params = self.functions[s.function].params
+        args = dict(zip(params, s.call_args))
+        directions = ", ".join(f"d_{q}={tan(args[q]) if self.live(args[q]) else '0.0'}" for q in names)
+        name = names[params[s.argnum]]
+        return [pad + self.tagged(f"{tan(s.target)} = {name}_jvp({self.refs(s.call_args)}, {directions})[1]", s.line)]
 
     def control(self, s, pad) -> list:
         inner = pad + INDENT
