@@ -13,6 +13,7 @@ import pytest
 import autodiff
 from autodiff.engine import api
 from autodiff.parser.errors import SourceError
+from test_replay_nested import ROOT, gradbench_program
 
 BRANCH = """def h(w, b):
     return sin(w) * w * b
@@ -198,16 +199,7 @@ def f(x, a):
     return s * grad(h)(a, x)
 """
 
-NESTED = """
-def h(w):
-    return w * w * w + sin(w) * w
-
-def f(x):
-    s = 0.0
-    for k in range(len(x)):
-        s = s + grad(h)(x[k]) * x[k]
-    return s
-"""
+NESTED = gradbench_program("nested")       # the benchmark's own text (benchmarks/gradbench_evals.py)
 
 
 def test_a_derivative_through_grad_emits_forward_over_reverse(tmp_path):
@@ -225,7 +217,7 @@ def test_a_derivative_through_grad_emits_forward_over_reverse(tmp_path):
 
 def test_perturbation_confusion_gives_one(tmp_path):
     """samples/higher/perturbation.py: f(x) = x * grad(g)(x) with g(y) = x + y: f'(x) = 1, not 2."""
-    source, text, module = emitted(tmp_path, open("samples/higher/perturbation.py").read())
+    source, text, module = emitted(tmp_path, (ROOT / "samples" / "higher" / "perturbation.py").read_text())
     for x in (3.0, -0.4):
         assert module.f_vjp(x)[1] == (1.0,) and module.f_jvp(x, d_x=1.0)[1] == 1.0
 
