@@ -21,11 +21,10 @@ from ..core.tape import Dual, new_level, strip
 from ..lang.values import as_input, shape_of, size_of
 from . import complex_derivatives
 from .bits import all_finite
-from .common import on_host, seed_for, tangent_of
+from .common import seed_for, tangent_of
 from .replay import replay_output
-from .replay_higher import boxed_values, quiet
+from .replay_higher import boxed_values, forward_result, quiet
 from .replay_sweep import planned_adjoints, sweep_plan
-from .reverse import GradResult
 
 
 class Declined(Exception):
@@ -111,11 +110,4 @@ def replayed_complex(what: str, trace, values: list, inputs: dict, wrt: list, na
 def _forward_gradient(passes, trace, inputs: dict, wrt: list, target, seed):
     weights = None if seed is None else (lambda value: seed_for(seed, value))
     first, grads, touched = complex_derivatives.forward_gradient(passes.jvp, target, inputs, wrt, None, weights)
-    value = first[0]
-    if not all_finite([value, *grads.values()]):
-        return None
-    return GradResult(value=on_host(value), gradient=grads, inputs=on_host(inputs),
-                      unconnected=[w for w in wrt if w not in touched],
-                      reduced="seed" if seed is not None else ("sum" if shape_of(value) else None),
-                      signature=list(trace.signature), kinks=[], tape_length=0, steps=trace.run_steps,
-                      tape=None, mode="forward", detached=[])
+    return forward_result(trace, first[0], grads, inputs, wrt, touched, seed)

@@ -298,6 +298,12 @@ def replay_forward_gradient(trace, values: list, inputs: dict, wrt: list, watche
     except Unusual:
         return None
     gradient = {w: finish(flat[w].reshape(shape_of(inputs[w]))) for w in wrt}
+    return forward_result(trace, value, gradient, inputs, wrt, touched, seed)
+
+
+def forward_result(trace, value, gradient, inputs, wrt, touched, seed):
+    """A replayed forward-mode gradient's result (touched: the inputs the value depends on), or
+    None where a number is not finite (the interpreter's to report)."""
     if not all_finite([value, *gradient.values()]):
         return None
     return GradResult(value=on_host(value), gradient=gradient, inputs=on_host(inputs),
