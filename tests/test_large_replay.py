@@ -6,7 +6,7 @@ import numpy as np
 
 import autodiff
 from autodiff.engine.core import fused, ops
-from autodiff.engine.core.tape import FUSED_RULES, Tape
+from autodiff.engine.core.tape import FUSED_RULES, Tape, Var
 from autodiff.engine.diff import large_trace, reverse
 from autodiff.engine.diff.function import Function, ReplayRunner
 from test_replay import assert_same_gradient, same_number
@@ -120,3 +120,31 @@ def test_kept_bytes_count_each_array_once():
     (entry,) = [e for e in f.traces.values() if e]
     assert 800 <= trace_cache.kept_bytes(entry) <= 3 * 800      # x, x * x: once each
     assert trace_cache.kept_bytes(None) == trace_cache.kept_bytes(False) == 0
+
+
+ACROSS = "def f(x, y):\n    t = x * y\n    u = t - x\n    v = exp(u) * y\n    return sum(v)\n"
+
+
+def test_a_region_across_statements_replays_as_one_fused_region_with_the_interpreters_bits(tmp_path, monkeypatch):
+    # issue 28 item 4(b): no expression holds three ops (no region of the AST); the pass over the
+    # recorded Program finds x * y, t - x, exp(u), * y (three statements) as one region
+    from autodiff.engine.core import regions
+    from autodiff.engine.diff.program_fusion import FUSED_AWAY, FUSED_REGIONS
+    rng = np.random.default_rng(28)
+    at = [{"x": rng.normal(size=N), "y": rng.normal(size=N)} for _ in range(4)]
+    f = check_both_ways(program(tmp_path, ACROSS), at, fn="f")
+    assert f.replays >= 3
+    trace = next(t for t in f.traces.values() if t)
+    names = [e.prim.name for e in trace.body()]
+    assert names == ["fused away"] * 3 + ["fused program region", "sum"]
+    assert sorted({e.span.line for e in trace.body()[:4]}) == [2, 3, 4]
+    assert all(e.prim is FUSED_AWAY for e in trace.body()[:3])
+    lowered, = trace.annotations[FUSED_REGIONS].values()
+    assert lowered.region.positions == (2, 3, 4, 5) and len(lowered.region.plan.nodes) == 4
+    runs = []
+    real_run = regions.run
+    monkeypatch.setattr(regions, "run", lambda plan, values: runs.append(real_run(plan, values)) or runs[-1])
+    assert_same_gradient(f.grad_result(at[0]), reverse.grad(None, at[0], target=f.target))
+    assert len(runs) == 1 and runs[0].__class__ is Var      # one region, run by its kernels (None: op by op)
+    kernels = runs[0].tape.entries[-1].args[0].kernels
+    assert (len(kernels.forward), len(kernels.reverse)) == (2, 2)    # op by op: 4 forward ops, 7 VJPs

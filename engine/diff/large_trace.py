@@ -21,6 +21,7 @@ from ..core import fused
 from ..core.tape import FUSED_RULES
 from ..lang.fused_regions import MIN_REGION_OPS, ROOTS, NotRegion, RegionFinder
 from ..lang.names import walk
+from .program_fusion import fuse_trace
 from .trace_cache import Unkept, distinct_bytes
 
 TRACE_MAX_BYTES = 1 << 25     # 32 MiB: a few dozen arrays of 10^5 float64
@@ -98,6 +99,7 @@ def fit_for_replay(trace, tape, fuses: RegionCheck):
         return trace                                  # nothing fuses: the lean tape's steps as recorded
     if fuses():
         return Unkept("large inputs of a program that fuses a region")
+    fuse_trace(trace)                               # regions across statements: one kernel each
     for e in trace.body():                          # the tape's own entries: trace.equations
         if e.prim.elementwise and getattr(e.value, "size", 0) >= fused.FUSE_MIN_ELEMENTS:
             e.prim = FUSED_RULES.get(e.prim.name, e.prim)
