@@ -19,7 +19,6 @@ over the same values: a Jacobian's), the region runs op by op through the table'
 rules (regions.replay_reverse), as an unfused replay would."""
 from __future__ import annotations
 
-from ..core import regions
 from ..core.primitives import Primitive
 from ..core.program_regions import ProgramRegion, find_regions
 from ..core.rule_tracer import Probe, Untraceable
@@ -61,6 +60,7 @@ class RegionEquation:
                               arity=len(vjps), needs_args=True, needs_ans=True)
 
     def impl(self, *leaves):
+        from ..core import regions    # lazy: the kernel machinery loads with the first region over arrays
         plan = self.region.plan
         tape = Tape()
         boxed = [tape.watch(v) if pos in self.traced else v for pos, v in enumerate(leaves)]
@@ -81,6 +81,7 @@ class RegionEquation:
         return vjp
 
     def adjoint(self, pos, g, ans, leaves):
+        from ..core import regions
         if pos not in self.pending:
             made, self.made = self.made, None
             if made is not None and made[0] is ans:
