@@ -9,6 +9,7 @@ from autodiff.engine.core import fused, ops
 from autodiff.engine.core.tape import FUSED_RULES, Tape, Var
 from autodiff.engine.diff import large_trace, reverse
 from autodiff.engine.diff.function import Function, ReplayRunner
+from autodiff.engine.diff.program_fusion import FUSED_AWAY, FUSED_REGIONS
 from test_replay import assert_same_gradient, same_number
 
 N = fused.FUSE_MIN_ELEMENTS
@@ -129,7 +130,6 @@ def test_a_region_across_statements_replays_as_one_fused_region_with_the_interpr
     # issue 28 item 4(b): no expression holds three ops (no region of the AST); the pass over the
     # recorded Program finds x * y, t - x, exp(u), * y (three statements) as one region
     from autodiff.engine.core import regions
-    from autodiff.engine.diff.program_fusion import FUSED_AWAY, FUSED_REGIONS
     rng = np.random.default_rng(28)
     at = [{"x": rng.normal(size=N), "y": rng.normal(size=N)} for _ in range(4)]
     f = check_both_ways(program(tmp_path, ACROSS), at, fn="f")
@@ -148,3 +148,22 @@ def test_a_region_across_statements_replays_as_one_fused_region_with_the_interpr
     assert len(runs) == 1 and runs[0].__class__ is Var      # one region, run by its kernels (None: op by op)
     kernels = runs[0].tape.entries[-1].args[0].kernels
     assert (len(kernels.forward), len(kernels.reverse)) == (2, 2)    # op by op: 4 forward ops, 7 VJPs
+
+
+def test_regions_across_calls_and_their_sums_keep_the_interpreters_bits(tmp_path):
+    # a region through a call (g's body and its caller) with a broadcast leaf (c) read once and a
+    # leaf read twice (y); x, read twice in a region and again after it, keeps no region (the
+    # sweep's order of sums is not the region's); an overflow at one point (the kernels decline: op by op, not finite:
+    # interpreted), all replayed or interpreted with the interpreter's bits
+    source = ("def g(a, b):\n    return a * b - 1.0\n\n"
+              "def f(x, y, c):\n    t = g(y, c)\n    u = exp(t) * y\n    w = x * x\n    v = w + x\n"
+              "    return sum(u) + sum(v * 0.5) + sum(x * 3.0)\n")
+    rng = np.random.default_rng(4)
+    at = [{"x": rng.normal(size=N), "y": rng.normal(size=N), "c": rng.normal(size=1)} for _ in range(4)]
+    at.append({**at[0], "c": np.array([800.0])})
+    f = check_both_ways(program(tmp_path, source), at, fn="f")
+    assert f.replays >= 3
+    trace = next(t for t in f.traces.values() if t)
+    plans = [lowered.region.plan.nodes for lowered in trace.annotations[FUSED_REGIONS].values()]
+    assert plans == [(("mul", (("leaf", 0), ("leaf", 1))), ("sub", (("node", 0), ("const", 1.0))),
+                      ("exp", (("node", 1),)), ("mul", (("node", 2), ("leaf", 0))))]
