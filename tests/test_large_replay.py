@@ -167,3 +167,16 @@ def test_regions_across_calls_and_their_sums_keep_the_interpreters_bits(tmp_path
     plans = [lowered.region.plan.nodes for lowered in trace.annotations[FUSED_REGIONS].values()]
     assert plans == [(("mul", (("leaf", 0), ("leaf", 1))), ("sub", (("node", 0), ("const", 1.0))),
                       ("exp", (("node", 1),)), ("mul", (("node", 2), ("leaf", 0))))]
+
+
+def test_a_trace_is_kept_where_only_its_fused_regions_insides_would_not_fit(tmp_path):
+    # k-means' objective over 10^5 points of 4: its (10^5, 4) differences and squares come to more
+    # than TRACE_MAX_BYTES, but each difference is inside a fused region, which the replay never makes
+    source = ("def f(P, C):\n    best = sum((P - C[0]) ** 2, 1)\n    for k in range(1, len(C)):\n"
+              "        best = minimum(best, sum((P - C[k]) ** 2, 1))\n    return sum(best)\n")
+    rng = np.random.default_rng(5)
+    at = [{"P": rng.normal(size=(100_000, 4)), "C": rng.normal(size=(5, 4))} for _ in range(3)]
+    f = check_both_ways(program(tmp_path, source), at, fn="f")
+    assert f.replays >= 2
+    trace = next(t for t in f.traces.values() if t)
+    assert len(trace.annotations[FUSED_REGIONS]) == 5
