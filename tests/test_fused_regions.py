@@ -252,8 +252,8 @@ def test_pooled_buffers_never_hold_a_result_or_an_input(fused_runs):
 
 def test_exact_identities_make_no_steps():
     from autodiff.engine.core.fusion import traced
-    from autodiff.engine.core.region_program import Program
-    program = Program()
+    from autodiff.engine.core.region_program import RegionBuilder
+    program = RegionBuilder()
     leaves = [program.symbol("a0", (4,)), program.symbol("a1", (4,))]
 
     def step(fn):                                           # fn's step, base = a0 * 0.5 + 1.0, other = a1

@@ -9,7 +9,7 @@ import pytest
 from autodiff.engine.core import device_kernels, fused, fusion, region_plan, region_program, regions, rule_tracer
 from autodiff.engine.core.backend import on_device
 from autodiff.engine.core.fusion import Fused, Tree, traced
-from autodiff.engine.core.region_program import Program
+from autodiff.engine.core.region_program import RegionBuilder
 from autodiff.engine.core.rules import TABLE
 
 N = fused.FUSE_MIN_ELEMENTS
@@ -103,7 +103,7 @@ def test_a_branch_on_values_is_refused_and_an_any_is_a_guard():
         traced(Tree, lambda x: x if (x > 0.0).all() else -x, [Fused("a0", (N,))])
     with pytest.raises(fused.Unfusable, match="branches on values"):
         traced(Tree, TABLE["sqrt"].impl, [Fused("a0", (N,))])         # a single kernel has no guards
-    program = Program()
+    program = RegionBuilder()
     out = traced(program, TABLE["sqrt"].impl, [program.symbol("a0", (N,))])
     assert program.steps[out.expr][0] == "sqrt({})"
     assert [program.steps[g.expr][:2] for g in program.guards] == [("({} == {})", ("a0", "0.0"))]

@@ -6,9 +6,10 @@ import numpy as np
 
 import autodiff
 from autodiff.engine.core import fused, ops
-from autodiff.engine.core.tape import FUSED_RULES, Tape
+from autodiff.engine.core.tape import FUSED_RULES, Tape, Var
 from autodiff.engine.diff import large_trace, reverse
 from autodiff.engine.diff.function import Function, ReplayRunner
+from autodiff.engine.diff.program_fusion import FUSED_AWAY, FUSED_REGIONS
 from test_replay import assert_same_gradient, same_number
 
 N = fused.FUSE_MIN_ELEMENTS
@@ -120,3 +121,62 @@ def test_kept_bytes_count_each_array_once():
     (entry,) = [e for e in f.traces.values() if e]
     assert 800 <= trace_cache.kept_bytes(entry) <= 3 * 800      # x, x * x: once each
     assert trace_cache.kept_bytes(None) == trace_cache.kept_bytes(False) == 0
+
+
+ACROSS = "def f(x, y):\n    t = x * y\n    u = t - x\n    v = exp(u) * y\n    return sum(v)\n"
+
+
+def test_a_region_across_statements_replays_as_one_fused_region_with_the_interpreters_bits(tmp_path, monkeypatch):
+    # issue 28 item 4(b): no expression holds three ops (no region of the AST); the pass over the
+    # recorded Program finds x * y, t - x, exp(u), * y (three statements) as one region
+    from autodiff.engine.core import regions
+    rng = np.random.default_rng(28)
+    at = [{"x": rng.normal(size=N), "y": rng.normal(size=N)} for _ in range(4)]
+    f = check_both_ways(program(tmp_path, ACROSS), at, fn="f")
+    assert f.replays >= 3
+    trace = next(t for t in f.traces.values() if t)
+    names = [e.prim.name for e in trace.body()]
+    assert names == ["fused away"] * 3 + ["fused program region", "sum"]
+    assert sorted({e.span.line for e in trace.body()[:4]}) == [2, 3, 4]
+    assert all(e.prim is FUSED_AWAY for e in trace.body()[:3])
+    lowered, = trace.annotations[FUSED_REGIONS].values()
+    assert lowered.region.positions == (2, 3, 4, 5) and len(lowered.region.plan.nodes) == 4
+    runs = []
+    real_run = regions.run
+    monkeypatch.setattr(regions, "run", lambda plan, values: runs.append(real_run(plan, values)) or runs[-1])
+    assert_same_gradient(f.grad_result(at[0]), reverse.grad(None, at[0], target=f.target))
+    assert len(runs) == 1 and runs[0].__class__ is Var      # one region, run by its kernels (None: op by op)
+    kernels = runs[0].tape.entries[-1].args[0].kernels
+    assert (len(kernels.forward), len(kernels.reverse)) == (2, 2)    # op by op: 4 forward ops, 7 VJPs
+
+
+def test_regions_across_calls_and_their_sums_keep_the_interpreters_bits(tmp_path):
+    # a region through a call (g's body and its caller) with a broadcast leaf (c) read once and a
+    # leaf read twice (y); x, read twice in a region and again after it, keeps no region (the
+    # sweep's order of sums is not the region's); an overflow at one point (the kernels decline: op by op, not finite:
+    # interpreted), all replayed or interpreted with the interpreter's bits
+    source = ("def g(a, b):\n    return a * b - 1.0\n\n"
+              "def f(x, y, c):\n    t = g(y, c)\n    u = exp(t) * y\n    w = x * x\n    v = w + x\n"
+              "    return sum(u) + sum(v * 0.5) + sum(x * 3.0)\n")
+    rng = np.random.default_rng(4)
+    at = [{"x": rng.normal(size=N), "y": rng.normal(size=N), "c": rng.normal(size=1)} for _ in range(4)]
+    at.append({**at[0], "c": np.array([800.0])})
+    f = check_both_ways(program(tmp_path, source), at, fn="f")
+    assert f.replays >= 3
+    trace = next(t for t in f.traces.values() if t)
+    plans = [lowered.region.plan.nodes for lowered in trace.annotations[FUSED_REGIONS].values()]
+    assert plans == [(("mul", (("leaf", 0), ("leaf", 1))), ("sub", (("node", 0), ("const", 1.0))),
+                      ("exp", (("node", 1),)), ("mul", (("node", 2), ("leaf", 0))))]
+
+
+def test_a_trace_is_kept_where_only_its_fused_regions_insides_would_not_fit(tmp_path):
+    # k-means' objective over 10^5 points of 4: its (10^5, 4) differences and squares come to more
+    # than TRACE_MAX_BYTES, but each difference is inside a fused region, which the replay never makes
+    source = ("def f(P, C):\n    best = sum((P - C[0]) ** 2, 1)\n    for k in range(1, len(C)):\n"
+              "        best = minimum(best, sum((P - C[k]) ** 2, 1))\n    return sum(best)\n")
+    rng = np.random.default_rng(5)
+    at = [{"P": rng.normal(size=(100_000, 4)), "C": rng.normal(size=(5, 4))} for _ in range(3)]
+    f = check_both_ways(program(tmp_path, source), at, fn="f")
+    assert f.replays >= 2
+    trace = next(t for t in f.traces.values() if t)
+    assert len(trace.annotations[FUSED_REGIONS]) == 5

@@ -12,7 +12,7 @@ from autodiff.engine import api
 from autodiff.engine.core import region_kernels, region_pipeline, regions
 from autodiff.engine.core.fused import Expression
 from autodiff.engine.core.fusion import traced
-from autodiff.engine.core.region_program import Kernel, Program, render
+from autodiff.engine.core.region_program import Kernel, RegionBuilder, render
 from autodiff.engine.core.region_threads import CHUNK_ALIGN, MIN_SPLIT_ELEMENTS
 from test_region_schedule import assert_bit_identical, fused_count, random_expression
 from test_region_speedups import four_threads      # noqa: F401 (a fixture)
@@ -148,7 +148,7 @@ def tree_of(text):
 def test_a_pipeline_kernel_has_the_bits_of_its_two_kernels(size, four_threads):
     rng = np.random.default_rng(size)
     a0, a1 = rng.standard_normal(size) * 3.0, rng.standard_normal(size)
-    program = Program()
+    program = RegionBuilder()
     leaves = [program.symbol("a0", (size,)), program.symbol("a1", (size,))]
     argument = traced(program, lambda x, y: -(((x * 0.5 + 1.0) ** 2.0) / y) - np.abs(x) * y, leaves)
     calls = region_pipeline.chain_of(program.steps, argument.expr, {"a0", "a1"})
@@ -168,7 +168,7 @@ def test_a_pipeline_kernel_has_the_bits_of_its_two_kernels(size, four_threads):
 
 
 def test_a_division_by_a_number_and_other_powers_stay_numexprs():
-    program = Program()
+    program = RegionBuilder()
     leaves = [program.symbol("a0", (8,))]
     arguments = traced(program, lambda x: (x / 3.0 + 1.0, (x + 1.0) ** 3.0, (x + 1.0) ** 0.5, np.abs(x) >= 1.0), leaves)
     for argument in arguments:

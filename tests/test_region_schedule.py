@@ -12,7 +12,7 @@ import pytest
 from autodiff.engine import api
 from autodiff.engine.core import fused, region_program, regions
 from autodiff.engine.core.fusion import traced
-from autodiff.engine.core.region_program import Program, schedule
+from autodiff.engine.core.region_program import RegionBuilder, schedule
 from test_fused_regions import CHAIN       # benchmarks/_reference_arrays.CHAIN
 
 N = fused.FUSE_MIN_ELEMENTS
@@ -78,7 +78,7 @@ def test_the_reverse_reads_what_the_forward_made(fresh_kernels):
 
 
 def test_a_step_two_kernels_need_is_computed_once():
-    program = Program()
+    program = RegionBuilder()
     def sweep(x):
         shared = ((x * 1.5 + 2.0) / (x * x + 3.0)) / (x * 0.25 + 1.0) + x / (x + 7.0)
         return shared, shared * shared + x, shared - x * shared
@@ -91,7 +91,7 @@ def test_a_step_two_kernels_need_is_computed_once():
 
 
 def test_a_step_read_twice_by_one_kernel_stays_inlined():
-    program = Program()
+    program = RegionBuilder()
     def sweep(x):
         shared = ((x * 1.5 + 2.0) / (x * x + 3.0)) / (x * 0.25 + 1.0)
         return shared * shared + x * shared
@@ -103,7 +103,7 @@ def test_a_step_read_twice_by_one_kernel_stays_inlined():
 def random_expression(rng, depth, negations=False) -> str:
     """An elementwise expression of x and y (numbers only beside them: a subtree of numbers
     alone is folded, no region); with `negations`, signs beside the operands too (the cases of
-    Program.add's rewrites, test_region_speedups.py)."""
+    RegionBuilder.add's rewrites, test_region_speedups.py)."""
     if depth == 0:
         return rng.choice(("x", "y"))
     choice = rng.random()

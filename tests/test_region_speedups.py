@@ -1,5 +1,5 @@
 """Issue 11, the 20-op chain's speed-ups that must change no bit: numpy's array functions split
-over threads (core/region_threads.py), sigmoid's one-division traced form, and the Program's
+over threads (core/region_threads.py), sigmoid's one-division traced form, and the RegionBuilder's
 exact rewrites ((-x) >= c as x <= -c, x + (-y) as x - y). The fused results are compared bit for
 bit with the schedule as it was before them (one thread, the two-division sigmoid, no rewrites)."""
 import os
@@ -16,7 +16,7 @@ from autodiff.engine import api
 from autodiff.engine.core import fused, region_kernels, region_program, region_threads, regions
 from autodiff.engine.core.fusion import Fused, Tree, traced
 from autodiff.engine.core.rule_tracer import PROBES
-from autodiff.engine.core.region_program import Kernel, Program
+from autodiff.engine.core.region_program import Kernel, RegionBuilder
 from autodiff.engine.core.region_threads import CHUNK_ALIGN, MIN_SPLIT_ELEMENTS, apply_split
 from autodiff.engine.core.rules import TABLE, elementwise
 from test_region_schedule import assert_bit_identical, fused_count, random_expression, results
@@ -115,7 +115,7 @@ def test_sigmoids_traced_form_has_the_bits_of_its_array_branch():
 
 
 def test_a_negated_comparison_flips():
-    program = Program()
+    program = RegionBuilder()
     leaves = [program.symbol("a0", (8,))]
     step = program.steps[traced(program, lambda x: (-x) >= 0.0, leaves).expr]
     assert step[0] == "({} <= {})" and step[1] == ("a0", "0.0")
@@ -124,7 +124,7 @@ def test_a_negated_comparison_flips():
 
 
 def test_a_sum_with_a_negation_is_a_difference():
-    program = Program()
+    program = RegionBuilder()
     leaves = [program.symbol(name, (8,)) for name in ("a0", "a1", "a2")]
     step = program.steps[traced(program, lambda x, y, z: x + (-y), leaves).expr]
     assert step[0] == "({} - {})" and step[1] == ("a0", "a1")
@@ -134,7 +134,7 @@ def test_a_sum_with_a_negation_is_a_difference():
 
 
 def test_a_negation_moves_out_of_a_product_into_a_sum():
-    program = Program()
+    program = RegionBuilder()
     leaves = [program.symbol(name, (8,)) for name in ("a0", "a1", "a2")]
 
     def step(fn):
@@ -153,8 +153,8 @@ def old_schedule(monkeypatch):
     monkeypatch.setattr(region_kernels, "MIN_SPLIT_ELEMENTS", 1 << 62)
     monkeypatch.setattr(regions, "is_unit_seed", lambda g, key, raw: False)
     monkeypatch.setattr(region_program, "FLIPPED", {})
-    monkeypatch.setattr(Program, "as_difference", lambda self, texts: ("({} + {})", texts))
-    monkeypatch.setattr(Program, "negation_outside", lambda self, template, texts, shape, boolean: None)
+    monkeypatch.setattr(RegionBuilder, "as_difference", lambda self, texts: ("({} + {})", texts))
+    monkeypatch.setattr(RegionBuilder, "negation_outside", lambda self, template, texts, shape, boolean: None)
     impl, op = TABLE["sigmoid"].impl, elementwise.sigmoid
 
     def two_divisions(x):

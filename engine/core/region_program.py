@@ -2,7 +2,7 @@
 kernels (core/regions.py runs them).
 
 The table's own forward impls and VJP rules are recorded by the one rule tracer and their
-equations lowered (core/fusion.py) with a `Program` as the builder, which makes each node one
+equations lowered (core/fusion.py) with a `RegionBuilder` (not core/program.py's Program), which makes each node one
 named step instead of nesting it: equal steps are one step (`g == 0.0`, asked by each masked
 product, is computed once), and each step knows what it costs. `schedule` then decides which steps become arrays of their own — a step used
 more than once that is dear to recompute, or one whose inlined text would grow too big — and
@@ -69,7 +69,7 @@ def step_cost(template) -> int:
     return 3 if " / " in template else 1
 
 
-class Program:
+class RegionBuilder:
     """The steps traced so far: name -> (template, operand texts, cost, boolean), in order."""
 
     def __init__(self):
@@ -205,7 +205,7 @@ class Kernel:
     check: bool = False         # no array made: a guard's zero check of `name` (core/regions.py)
 
 
-def schedule(program: Program, outputs, available, force=frozenset()) -> list:
+def schedule(program: RegionBuilder, outputs, available, force=frozenset()) -> list:
     """The kernels that compute `outputs` (step names) from `available` (names bound already:
     the leaves, the seed, arrays an earlier phase left), in order; the steps in `force` that
     they need are arrays of their own. Frees are added per phase by `with_frees`."""
@@ -325,7 +325,7 @@ def with_frees(kernels, kept) -> list:
     return out
 
 
-def depends_on(program: Program, root: str) -> set:
+def depends_on(program: RegionBuilder, root: str) -> set:
     """The steps whose value depends on the input `root` (the seed g: the reverse sweep's)."""
     found = set()
     for name, (template, texts, cost, boolean) in program.steps.items():

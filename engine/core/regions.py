@@ -5,7 +5,7 @@ A region (`RegionPlan`) is a small graph of elementwise table primitives over le
 language finds them in an expression: engine/lang/fused_regions.py). The one rule tracer
 records the table's forward impls over probes of the leaves and the table's own VJP rules run
 through the region in reverse, and the fusion lowering (core/fusion.py) makes those equations
-the steps of a core/region_program.py `Program`: its forward and VJP kernels, so the rules
+the steps of a core/region_program.py `RegionBuilder`: its forward and VJP kernels, so the rules
 table stays the one source of derivatives. The schedule keeps a few
 intermediates as arrays (those dear to recompute) and inlines the rest, so the tape holds the
 region's leaves and those few arrays, nothing of n per op.
@@ -32,7 +32,7 @@ from .primitives import Primitive, element_limit
 from .region_kernels import KERNEL_ERRORS, finite, run_checked, run_kernels
 from .region_pipeline import pipelined
 from .region_plan import RegionPlan
-from .region_program import Kernel, Program, depends_on, is_dear, schedule, use_counts, with_frees
+from .region_program import Kernel, RegionBuilder, depends_on, is_dear, schedule, use_counts, with_frees
 from .region_seed import is_unit_seed, unit_seed_adjoints
 from .rules import TABLE
 from .rules.shapes import unbroadcast
@@ -285,7 +285,7 @@ class ForwardKernels:
 
     @classmethod
     def trace(cls, plan, key, shape):
-        program = Program()
+        program = RegionBuilder()
         out, guards, _ = lower_region(plan, program, key, shape)
         kernels, out = forward_kernels(program, out, guards, input_names(key), shape)
         kernels = pipelined(program, kernels, {out.expr})
@@ -311,7 +311,7 @@ class GradKernels:
 
     @classmethod
     def trace(cls, plan, key, shape):
-        program = Program()
+        program = RegionBuilder()
         traced = {i for i, layout in enumerate(key) if layout[0] != "const" and layout[1]}
         out, forward_guards, found = lower_region(plan, program, key, shape, traced)
         if not found or not all(map(is_array, found.values())):

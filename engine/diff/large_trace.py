@@ -14,13 +14,16 @@ fused regions do not run on it (core/regions.py). `fit_for_replay` gives each la
 equation of the trace's Program (the recording tape's own entries) the fused entry bind would
 have recorded, and keeps no large trace of a program in which some
 expression may root a fused region (lang/fused_regions.py): its replay would run that region op
-by op, and numexpr's functions need not round as numpy's do."""
+by op, and numexpr's functions need not round as numpy's do. A kept large trace's Program is
+first passed over for regions across its statements and calls (core/program_regions.py), each
+replayed as one region's kernels (diff/program_fusion.py), whose inside it never holds."""
 from __future__ import annotations
 
 from ..core import fused
 from ..core.tape import FUSED_RULES
 from ..lang.fused_regions import MIN_REGION_OPS, ROOTS, NotRegion, RegionFinder
 from ..lang.names import walk
+from .program_fusion import FUSED_AWAY, fuse_trace
 from .trace_cache import Unkept, distinct_bytes
 
 TRACE_MAX_BYTES = 1 << 25     # 32 MiB: a few dozen arrays of 10^5 float64
@@ -28,8 +31,10 @@ TRACE_MAX_BYTES = 1 << 25     # 32 MiB: a few dozen arrays of 10^5 float64
 
 def held_bytes(tape) -> int:
     """The bytes of the arrays a trace of `tape` holds while it replays: every value of the run,
-    and the arguments its steps keep (each array counted once)."""
-    return distinct_bytes(value for entry in tape.entries for value in (entry.value, *entry.args))
+    and the arguments its steps keep (each array counted once), but those inside a fused region
+    of its Program (diff/program_fusion.py), which its replay never makes."""
+    return distinct_bytes(value for entry in tape.entries if entry.prim is not FUSED_AWAY
+                          for value in (entry.value, *entry.args))       # a fused region's inside: never held
 
 
 def holds_large_arrays(tape) -> bool:
@@ -87,14 +92,18 @@ class RegionCheck:
 
 
 def fit_for_replay(trace, tape, fuses: RegionCheck):
-    """The trace to keep of a recorded `tape` (None or Unkept as given: nothing to fit), with its
-    large elementwise steps on their fused entries; Unkept (its reason) where it holds more than
+    """The trace to keep of a recorded `tape` (None or Unkept as given: nothing to fit), with the
+    regions of its Program over large arrays fused (diff/program_fusion.py) and its other large
+    elementwise steps on their fused entries; Unkept (its reason) where it holds more than
     TRACE_MAX_BYTES, or where its run had large arrays and the program may fuse a region."""
     if not trace:
         return trace
+    large = holds_large_arrays(tape)
+    if large and not fuses():
+        fuse_trace(trace)                           # regions across statements: one kernel each
     if held_bytes(tape) > TRACE_MAX_BYTES:
         return Unkept("a trace larger than a trace may hold")
-    if not holds_large_arrays(tape):
+    if not large:
         return trace                                  # nothing fuses: the lean tape's steps as recorded
     if fuses():
         return Unkept("large inputs of a program that fuses a region")

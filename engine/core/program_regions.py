@@ -1,0 +1,159 @@
+"""Fused regions found in a recorded Program (core/program.py), not in one expression's AST: a
+pass over the equations, so a region may span statements and calls.
+
+A region here is a set of equations, each an elementwise table primitive (`region_plan.eligible`:
+elementwise, differentiable, VJPs by position, no unguarded kink) with no static parameters,
+whose value is a float64 array of one shape (the region's) with at least core/fused.py's
+FUSE_MIN_ELEMENTS elements, and such that every equation of it except its root is read only by
+equations of the region (not by the output, not by a guard equation): its value is needed
+nowhere else, so the region computes it inside its kernels and never makes it an array. It is
+grown from a root back through its arguments as far as those conditions hold, so it is maximal
+for that root; the roots are taken from the last equation back.
+
+A region becomes the `RegionPlan` the language builds from an expression (core/region_plan.py):
+its nodes in equation order, each (primitive name, operands) with operands ("leaf", i) for an
+equation outside the region or a constant array, ("const", number) for a number, ("node", j) for
+a node; the root is the last node. core/regions.py then traces and runs it as it runs a plan
+from the AST: the same kernels (`lowered_forward`, `lowered_gradient`). A region of one
+equation is the fused entry the tape records for it (core/tape.py's FUSED_RULES): a plan is made
+for two or more."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import fused
+from .backend import np
+from .region_plan import RegionPlan, eligible
+from .rules import TABLE
+
+MIN_EQUATIONS = 2           # one equation is the fused entry the tape records already
+MAX_EQUATIONS = 64          # as lang/fused_regions.py's MAX_REGION_OPS: a kernel's work is bounded
+
+
+@dataclass
+class ProgramRegion:
+    """A region of a Program: `positions` (equation positions, ascending; the root last),
+    `leaves` (per leaf of the plan: ("equation", position) or ("constant", value)), the plan."""
+    positions: tuple
+    leaves: tuple
+    plan: RegionPlan
+
+    def leaf_values(self, values) -> list:
+        """The plan's leaves from the values by equation position (a replay's, a tape's)."""
+        return [values[ref] if kind == "equation" else ref for kind, ref in self.leaves]
+
+
+EXACT_NUMEXPR = frozenset("+-*/")     # numexpr's arithmetic rounds as numpy's: IEEE's one rounding
+
+
+def same_bits_fused(prim, equation) -> bool:
+    """Whether a region's kernels compute this equation's value with numpy's own bits: arithmetic
+    (numexpr's `+ - * /` and negation), a function the kernels leave to numpy's loop (the
+    entry's `numpy_loop`: exp, log, tanh...), a square (core/fused.py writes x ** 2.0 as x * x,
+    as numpy's power does). Not numexpr's own transcendentals (sin, cos), not a kink."""
+    if prim.kink is not None:
+        return False
+    if prim.name == "pow":
+        return len(equation.parents) == 1 and equation.parents[0][0] == 0 and equation.args[1] == 2.0
+    return prim.numexpr in EXACT_NUMEXPR or (prim.numexpr is not None and prim.numpy_loop)
+
+
+def member_shape(equation, value):
+    """The shape of an equation that may be a region's node, else None."""
+    prim = TABLE.get(equation.prim.name) if equation.prim is not None else None
+    if prim is None or not eligible(prim) or equation.params or not same_bits_fused(prim, equation):
+        return None
+    if value.__class__ is not np().ndarray or value.dtype != np().float64 or value.size < fused.FUSE_MIN_ELEMENTS:
+        return None
+    return value.shape
+
+
+def find_regions(program, values, guarded=frozenset()) -> list:
+    """The regions of `program` (core/program.py), given each equation's value (`values`, by
+    position: a recording tape's) and the positions some guard equation reads (`guarded`)."""
+    equations = program.equations
+    readers = [[] for _ in equations]
+    for i in range(program.leaves, len(equations)):
+        for _, j in equations[i].parents:
+            readers[j].append(i)
+    shapes = [None] * len(equations)
+    for i in range(program.leaves, len(equations)):
+        shapes[i] = member_shape(equations[i], values[i])
+    taken: set = set()
+    regions = []
+    for root in range(len(equations) - 1, program.leaves - 1, -1):
+        if shapes[root] is None or root in taken:
+            continue
+        members = grow(equations, readers, shapes, root, taken | {program.output} | set(guarded))
+        if len(members) >= MIN_EQUATIONS and adds_as_the_sweep(equations, readers, members, values, shapes[root]):
+            taken.update(members)
+            regions.append(region_of(equations, sorted(members)))
+    regions.reverse()
+    return regions
+
+
+def grow(equations, readers, shapes, root, refused) -> set:
+    """The equations from `root` back through its arguments that may join its region."""
+    members = {root}
+    candidates = {j for _, j in equations[root].parents}
+    while candidates and len(members) < MAX_EQUATIONS:
+        j = max(candidates)
+        candidates.discard(j)
+        if j in refused or shapes[j] != shapes[root] or not all(r in members for r in readers[j]):
+            continue
+        members.add(j)
+        candidates.update(k for _, k in equations[j].parents)
+    return members
+
+
+def adds_as_the_sweep(equations, readers, members, values, shape) -> bool:
+    """Whether the region's adjoints of its leaves are, to the bit, what the one reverse sweep
+    over its equations adds up. The region sums a leaf's contributions in its kernels (in the
+    sweep's order), reduces a broadcast leaf's once at the end, and hands the sum to the sweep
+    at its root; the sweep reduces each contribution and adds them in equation order. So a leaf
+    read once in the region is read outside it nowhere between that reader and the root; a leaf
+    read twice or more in it has the region's shape and is read outside it only before its first
+    reader in it (the sweep reaches those after the region's whole sum)."""
+    root = max(members)
+    for j in {j for p in members for _, j in equations[p].parents} - members:
+        inside = [r for r in readers[j] if r in members]
+        outside = [r for r in readers[j] if r not in members]
+        first = min(inside)
+        reads = sum(1 for p in inside for _, k in equations[p].parents if k == j)
+        if reads == 1 and any(first < r < root for r in outside):
+            return False
+        if reads > 1 and (getattr(values[j], "shape", None) != shape or any(r > first for r in outside)):
+            return False
+    return True
+
+
+def region_of(equations, positions) -> ProgramRegion:
+    """The plan of the equations at `positions` (ascending)."""
+    node_of = {p: n for n, p in enumerate(positions)}
+    index: dict = {}            # leaf key -> leaf position in the plan
+    refs: list = []             # the leaves, in plan order
+
+    def leaf(key, ref):
+        if key not in index:
+            index[key] = len(refs)
+            refs.append(ref)
+        return ("leaf", index[key])
+    nodes, spans = [], []
+    for p in positions:
+        e = equations[p]
+        traced = dict(e.parents)
+        operands = []
+        for pos, arg in enumerate(e.args):
+            j = traced.get(pos)
+            if j in node_of:
+                operands.append(("node", node_of[j]))
+            elif j is not None:
+                operands.append(leaf(("equation", j), ("equation", j)))
+            elif arg.__class__ is float or arg.__class__ is int:
+                operands.append(("const", arg))
+            else:
+                operands.append(leaf(("constant", id(arg)), ("constant", arg)))
+        nodes.append((e.prim.name, tuple(operands)))
+        spans.append(e.span)
+    plan = RegionPlan(nodes=tuple(nodes), leaf_count=len(refs), spans=tuple(spans), span=spans[-1], compiled={})
+    return ProgramRegion(positions=tuple(positions), leaves=tuple(refs), plan=plan)

@@ -1,0 +1,131 @@
+"""The fusion pass's lowering for the replay of a large trace: each region that
+core/program_regions.py finds in the trace's Program (a run of elementwise equations over arrays
+of one shape, across statements and calls) runs as the kernels core/regions.py makes of its
+plan, forward and reverse, instead of one equation at a time.
+
+The Program keeps its equations and positions (its guards, its sweep plans and every other
+annotation read them by position): the region's root equation becomes one equation of the
+region's primitive over the region's leaves (`RegionEquation`), and each other equation of the
+region one of FUSED_AWAY, which computes nothing (no equation outside the region reads it: the
+pass's condition) and to which the sweep passes no adjoint (the root's arguments are the leaves).
+Each keeps its traced arguments, so the plan of a sweep counts the steps the interpreter's tape
+holds.
+
+The region's forward is its kernels' (the same bits as numpy's ops: the pass admits only the
+equations whose kernels round as numpy does), its reverse its kernels' run on what that forward
+left (core/regions.py's RegionState), handed to the sweep leaf by leaf. Where the kernels decline
+(a value not finite, numexpr missing) or the reverse meets no forward of its own (a second sweep
+over the same values: a Jacobian's), the region runs op by op through the table's impls and
+rules (regions.replay_reverse), as an unfused replay would."""
+from __future__ import annotations
+
+from ..core.primitives import Primitive
+from ..core.program_regions import ProgramRegion, find_regions
+from ..core.rule_tracer import Probe, Untraceable
+from ..core.rules import TABLE
+from ..core.notes import NOTES
+from ..core.tape import Entry, Tape, Var
+from .fallbacks import LoweringRefused
+
+
+def _nothing(*args):
+    return None
+
+
+def _no_adjoint(g, ans, *args):
+    raise LoweringRefused("an adjoint asked of an equation a fused region computes")
+
+
+def _refused_jvp(*args):
+    raise LoweringRefused("a tangent through a fused region of the Program", documented=True)
+
+
+# an equation of a region other than its root (elementwise entries take at most 3 arguments)
+FUSED_AWAY = Primitive("fused away", _nothing, vjps=(_no_adjoint,) * 3, jvps=(_refused_jvp,) * 3, needs_args=False)
+
+
+class RegionEquation:
+    """One region of a trace's Program as one equation: `impl` over the leaves' values, and a
+    VJP per leaf position, which hands out the adjoints the region's reverse kernels computed
+    from what the last forward left (`made`: (its output, its tape entry)), or op by op."""
+
+    def __init__(self, region: ProgramRegion):
+        self.region = region
+        self.made = None
+        self.pending: dict = {}
+        traced = [pos for pos, (kind, _) in enumerate(region.leaves) if kind == "equation"]
+        self.traced = frozenset(traced)
+        vjps = [self.vjp_of(pos) if pos in self.traced else None for pos in range(len(region.leaves))]
+        self.prim = Primitive("fused program region", self.impl, vjps=vjps, jvps=[_refused_jvp] * len(vjps),
+                              arity=len(vjps), needs_args=True, needs_ans=True)
+
+    def impl(self, *leaves):
+        from ..core import regions    # lazy: the kernel machinery loads with the first region over arrays
+        plan = self.region.plan
+        tape = Tape()
+        boxed = [tape.watch(v) if pos in self.traced else v for pos, v in enumerate(leaves)]
+        out = regions.run(plan, boxed)
+        self.pending = {}
+        if out.__class__ is Var:
+            self.made = (out.value, tape.entries[-1])
+            return out.value
+        self.made = None
+        values = []
+        for node in plan.nodes:
+            values.append(TABLE[node[0]].impl(*regions.node_arguments(node, leaves, values)))
+        return values[-1]
+
+    def vjp_of(self, pos):
+        def vjp(g, ans, *leaves):
+            return self.adjoint(pos, g, ans, leaves)
+        return vjp
+
+    def adjoint(self, pos, g, ans, leaves):
+        from ..core import regions
+        if pos not in self.pending:
+            made, self.made = self.made, None
+            if made is not None and made[0] is ans:
+                entry = made[1]
+                self.pending = {p: entry.prim.vjps[p](g, None, *entry.args) for p in self.traced}
+            elif g.__class__ is Probe or ans.__class__ is Probe:
+                raise Untraceable("a fused region of the Program is no rule to trace")
+            else:
+                self.pending = regions.replay_reverse(self.region.plan, list(leaves), g, self.traced)
+        return self.pending.pop(pos)
+
+
+FUSED_REGIONS = "fused regions"    # the annotation: root position -> its RegionEquation
+
+
+def fuse_trace(trace) -> list:
+    """Rewrite the regions of `trace` (a recorded Program whose equations still hold their values:
+    not sealed) in place, as the module says. Returns the regions."""
+    values = [e.value for e in trace.equations]
+    guarded = {j for guard in trace.guards for j, _ in guard.sources if j is not None}
+    found = find_regions(trace, values, guarded)
+    equations = trace.equations
+    for region in found:
+        lowered = RegionEquation(region)
+        trace.annotations.setdefault(FUSED_REGIONS, {})[region.positions[-1]] = lowered
+        root = region.positions[-1]
+        parents = tuple((pos, ref) for pos, (kind, ref) in enumerate(region.leaves) if kind == "equation")
+        args = tuple(values[ref] if kind == "equation" else ref for kind, ref in region.leaves)
+        old = equations[root]
+        equations[root] = Entry(lowered.prim, parents, args, None, None, old.span, old.value)
+        trace.forwards[root - trace.leaves] = _forward(lowered.impl, parents, args, old.span)
+        for p in region.positions[:-1]:
+            old = equations[p]
+            equations[p] = Entry(FUSED_AWAY, old.parents, old.args, None, None, old.span, old.value)
+            trace.forwards[p - trace.leaves] = _nothing
+    return found
+
+
+def _forward(impl, parents, args, span):
+    """The root's forward: the region over the leaves' replayed values (constants as recorded)."""
+    def forward(values):
+        full = list(args)
+        for pos, j in parents:
+            full[pos] = values[j]
+        NOTES.span = span
+        return impl(*full)
+    return forward

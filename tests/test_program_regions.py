@@ -1,0 +1,60 @@
+"""Issue 28 item 4(b): the fusion pass over a recorded Program (core/program_regions.py) finds
+regions across statements and calls, where no AST region of one expression could reach."""
+import numpy as np
+
+from autodiff.engine.core.program import Program
+from autodiff.engine.core.program_regions import find_regions
+from autodiff.engine.diff import reverse
+from autodiff.engine.diff.function import Function
+
+GMM = """
+def term(X, alpha, mean, logsig):
+    d = (X - mean) * exp(-logsig)
+    return alpha + sum(-logsig) - 0.5 * sum(d * d, 1)
+
+def f(alphas, means, logsigs, X):
+    m = term(X, alphas[0], means[0], logsigs[0])
+    for k in range(1, len(alphas)):
+        m = maximum(m, term(X, alphas[k], means[k], logsigs[k]))
+    s = 0 * m
+    for k in range(len(alphas)):
+        s = s + exp(term(X, alphas[k], means[k], logsigs[k]) - m)
+    return sum(m + log(s))
+"""
+
+
+def recorded(tmp_path, source, at):
+    path = tmp_path / "program.py"
+    path.write_text(source)
+    result = reverse.grad(None, at, target=Function(str(path), "f").target, keep_tape=True)
+    entries = result.tape.entries
+    leaves = sum(1 for e in entries if e.prim is None)
+    return Program(equations=entries, leaves=leaves, output=result.output_index, constant=None), entries
+
+
+def test_a_region_spans_a_functions_return_two_loops_and_the_last_statement(tmp_path):
+    rng = np.random.default_rng(28)
+    at = {"alphas": rng.normal(size=3), "means": rng.normal(size=(3, 4)), "logsigs": 0.1 * rng.normal(size=(3, 4)),
+          "X": rng.normal(size=(1 << 16, 4))}
+    program, entries = recorded(tmp_path, GMM, at)
+    found = find_regions(program, [e.value for e in entries])
+    lines = [sorted({span.line for span in region.plan.spans}) for region in found]
+    # per call of term: (X - mean) * e and d * d (two statements), over (2^16,) a call's
+    # 0.5 * ... and ... - that (its return, where m reads it), and one region from `s = 0 * m`
+    # through the second loop's three calls' returns to log(s) and m + log(s) on the last line
+    assert lines == [[3, 4], [4]] * 3 + [[3, 4]] * 3 + [[4, 10, 12, 13]]
+    last = found[-1]
+    names = [node[0] for node in last.plan.nodes]
+    assert names == ["mul"] + ["mul", "sub", "sub", "exp", "add"] * 3 + ["log", "add"]
+    assert all(np.asarray(entries[p].value).shape == (1 << 16,) for p in last.positions)
+
+
+def test_nothing_small_nor_read_outside_joins_a_region(tmp_path):
+    source = "def f(x, y):\n    t = x * y\n    u = t - x\n    return sum(exp(u) * y) + sum(t)\n"
+    rng = np.random.default_rng(1)
+    program, entries = recorded(tmp_path, source, {"x": rng.normal(size=1 << 16), "y": rng.normal(size=1 << 16)})
+    found = find_regions(program, [e.value for e in entries])
+    # t is read by sum(t) too: it is a leaf of the region of u, exp(u) and * y
+    assert [[entries[p].prim.name for p in region.positions] for region in found] == [["sub", "exp", "mul"]]
+    small, _ = recorded(tmp_path, source, {"x": rng.normal(size=100), "y": rng.normal(size=100)})
+    assert find_regions(small, [e.value for e in small.equations]) == []
