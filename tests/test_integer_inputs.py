@@ -187,3 +187,17 @@ def test_python_callables_keep_int_labels_and_never_move_them():
     with pytest.raises(autodiff.SourceError) as info:
         autodiff.check_gradient(loss, grad=hand, at=at, wrt=["W", "y"])
     assert "y is an integer input" in info.value.message
+
+
+def test_equal_integer_data_is_no_tie_of_a_replay(tmp_path):
+    # a recording run watches integer data; `idx[0] == 1` at equal integers is no tie (no derivative
+    # flows through integers): no kink the plain run does not note, and the trace is kept
+    path = tmp_path / "branch.py"
+    path.write_text("def f(x, idx):\n    if idx[0] == 1:\n        return sum(x * x)\n    return sum(x)\n")
+    f = autodiff.function(str(path))
+    idx = np.array([1, 0])
+    results = [f.evaluate_result({"x": np.array([1.0, 2.0]) * k, "idx": idx}) for k in (1, 2, 3, 4)]
+    assert [r.value for r in results] == [5.0, 20.0, 45.0, 80.0]
+    assert [r.kinks for r in results] == [[], [], [], []]
+    assert (f.replays, f.interpreted, f.fallbacks) == (2, 2, {})
+    assert f({"x": np.array([1.0, 2.0]), "idx": np.array([0, 0])}) == 3.0     # other data: the other path

@@ -502,3 +502,26 @@ def test_a_kept_program_holds_its_constants_not_the_recorded_values():
     assert trace.operations() == 3
     assert all(e.value is None and e.ans is None for e in trace.equations)
     assert same_number(f.grad(x=x + 1.0)["x"], np.exp(x + 1.0) * 2.0)
+
+
+def test_the_counters_include_the_variant_integer_data_makes(tmp_path):
+    # integer data (an index array) makes the run a variant Function of its own (Function.given):
+    # its replays, interpreted runs, fallbacks and blocker are the program's, as one figure
+    path = tmp_path / "gather.py"
+    path.write_text("def f(x, idx):\n    if x[0] > 0:\n        return sum(x[idx] * x[idx])\n    return sum(x[idx])\n")
+    f = autodiff.function(str(path))
+    x, idx = np.array([1.0, 2.0, 3.0]), np.array([2, 0, 2])
+    grads = [f.grad({"x": x * sign, "idx": idx})["x"] for sign in (1, 1, 1, -1, -1, 1)]
+    assert [g.tolist() for g in grads] == [[2.0, 0.0, 12.0]] * 3 + [[1.0, 0.0, 2.0]] * 2 + [[2.0, 0.0, 12.0]]
+    # first call plain, second recorded, then replays; the flip records its path, then replays
+    assert (f.replays, f.interpreted, f.fallbacks) == (3, 5, {"path changed": 1})
+    assert f.own_replays == f.own_interpreted == 0 and len(f.variants) == 1
+
+
+def test_the_blocker_names_a_variants_reason(tmp_path):
+    path = tmp_path / "gather.py"         # a derivative under another name: its trace is not kept
+    path.write_text("def f(x, idx):\n    return sum(x[idx] * hessian(lambda t: t * t * t)(x[0]))\n")
+    f = autodiff.function(str(path))
+    for _ in range(3):
+        f({"x": np.array([1.0, 2.0]), "idx": np.array([1, 1])})
+    assert f.blocker == "a derivative inside the program other than grad or value_and_grad (hessian, jvp, vjp)"

@@ -79,17 +79,33 @@ class Function:
         self.gradient_only = nested_derivatives(self.target.node)
         self.traces: dict = {}
         self.fuses = RegionCheck(self.target)     # large inputs of a fusing program: interpreted
-        self.replays = 0            # runs answered by a replay (for tests and benchmarks)
-        self.interpreted = 0        # runs made by the interpreter
-        self.fallbacks: dict = {}   # {reason: count}
-        self.variants: dict = {}    # per defaulted parameters given: their own Function (own traces)
+        # this Function's own counts; `replays`, `interpreted` and `fallbacks` add its variants'
+        self.own_replays = 0        # runs answered by a replay (for tests and benchmarks)
+        self.own_interpreted = 0    # runs made by the interpreter
+        self.own_fallbacks: dict = {}   # {reason: count}
+        self.variants: dict = {}    # per defaulted parameters or integer data given: their own Function (own traces)
+
+    @property
+    def replays(self) -> int:
+        """Runs answered by a replay, this Function's and its variants' (`given`) together."""
+        return self.own_replays + sum(v.replays for v in self.variants.values())
+
+    @property
+    def interpreted(self) -> int:
+        """Runs made by the interpreter, this Function's and its variants' together."""
+        return self.own_interpreted + sum(v.interpreted for v in self.variants.values())
+
+    @property
+    def fallbacks(self) -> dict:
+        """{reason: count} of the runs a replay handed on, this Function's and its variants' together."""
+        return with_variants(self.own_fallbacks, self.variants)
 
     @property
     def blocker(self) -> str | None:
         """Why runs of this program are not replayed, as its recording runs found it: the reason
         the latest signature whose recorded run could not be kept gives (a read no guard can
         state, a tape too large...), or None where every run recorded so far was kept."""
-        return _unkept_reason(self.traces)
+        return _unkept_reason(self.traces, self.variants)
 
     def given(self, at) -> "Function":
         """The Function whose inputs are this one's and the defaulted parameters `at` gives
@@ -146,7 +162,7 @@ class Function:
         try:
             name = varied_input(self.target, wrt)
         except SourceError:                 # the driver's error, raised where it raises it
-            self.interpreted += 1
+            self.own_interpreted += 1
             return owned(derivatives(None, at, order, method, dtype_name=dtype_name, limits=limits,
                                             target=self.target, wrt=wrt))
         return self.run("derivatives", at, [name], (order, method), dtype_name, limits)
@@ -178,16 +194,16 @@ class Function:
             entry = self._entry(key, kind, checked)
             if entry is not PLAIN and entry is not None:
                 result = replay(self, entry, inputs, checked, seed)
-                self.replays += 1
+                self.own_replays += 1
                 return hosted(result)
         except PathChanged as change:       # a path not kept: recorded below, or a tie: interpreted
-            count(self.fallbacks, change)
+            count(self.own_fallbacks, change)
             if replaying.new_path(entry, change):
                 entry = None
         except Fallback as fallback:
-            count(self.fallbacks, fallback)
+            count(self.own_fallbacks, fallback)
             if fallback.__class__ is NonFinite and strict():
-                self.interpreted += 1
+                self.own_interpreted += 1
                 return _not_finite_either(fallback, interpret(self, kind, at, inputs, wrt, checked, seed, dtype_name,
                                                               limits))
         except StrictFallback:
@@ -196,7 +212,7 @@ class Function:
             return self._confirmed(error, interpret, kind, at, inputs, wrt, checked, seed, dtype_name, limits)
         if entry is None:
             return record(self, kind, at, inputs, key, wrt, checked, seed, dtype_name, limits)
-        self.interpreted += 1
+        self.own_interpreted += 1
         return interpret(self, kind, at, inputs, wrt, checked, seed, dtype_name, limits)
 
     def _entry(self, key, kind, wrt):
@@ -219,18 +235,18 @@ class Function:
     def _confirmed(self, error, interpret, *call):
         """The interpreter's answer to a run whose replay raised `error`: its own located error,
         where it fails too (counted as a failed step); where it does not, `error` itself."""
-        self.interpreted += 1
+        self.own_interpreted += 1
         try:
             interpret(self, *call)
         except CONFIRMED_ERRORS:
-            count(self.fallbacks, StepFailed(f"a replayed step raised {type(error).__name__}"))
+            count(self.own_fallbacks, StepFailed(f"a replayed step raised {type(error).__name__}"))
             raise
         error.add_note("autodiff: a replay raised this where the interpreter did not (a bug in the replay)")
         raise error
 
     # ---- per kind: replay, interpret, record ----
     def _replay_value(self, entry, inputs, wrt, seed):
-        fast = compiled(replaying.compiled_value, entry, inputs, self.fallbacks)
+        fast = compiled(replaying.compiled_value, entry, inputs, self.own_fallbacks)
         if fast is not None:
             return fast
         notes = reset_notes()
@@ -275,7 +291,7 @@ class Function:
     def _record_gradient(self, kind, at, inputs, key, wrt, checked, seed, dtype_name, limits):
         # this gradient's tape is not the one to keep, or (large inputs) its sweep is the fused one
         if checked != self.inputs or large_inputs(key):
-            self.interpreted += 1
+            self.own_interpreted += 1
             result = reverse.grad(None, inputs, checked, seed, dtype_name=dtype_name, limits=limits, target=self.target)
             recorded = self._try_record(inputs, key, limits)
             self._file_refused(key, recorded)
@@ -334,7 +350,7 @@ class Function:
     # ---- recording ----
     def _record_evaluate(self, inputs, key, limits):
         """An interpreted run with every input watched; its tape becomes the trace for `key`."""
-        self.interpreted += 1
+        self.own_interpreted += 1
         notes = reset_notes()
         tape = Tape(persistent=True, keep_values=True)    # a trace reads its values' types
         with recording_decisions(watching=tape) as logged:      # compiled to log its decisions
@@ -352,7 +368,7 @@ class Function:
             except PathChanged:                     # a tie: this path is not kept
                 value = trace = None
             if trace is not None and not (replaying.same_bits(value, result.value) and notes.kinks == result.kinks):
-                count(self.fallbacks, _differs(replaying.same_bits(value, result.value), "value"))
+                count(self.own_fallbacks, _differs(replaying.same_bits(value, result.value), "value"))
                 trace = NOT_REPLAYABLE
         self._file(key, fit_for_replay(trace, tape, self.fuses))
         notes.kinks = list(result.kinks)            # as the interpreted run left them
@@ -369,7 +385,7 @@ class Function:
         keep_trace(self.traces, key, trace if trace.__class__ is Unkept else replaying.filed(entry, trace))
 
     def _record_grad(self, inputs, wrt, seed, key, dtype_name, limits):
-        self.interpreted += 1
+        self.own_interpreted += 1
         with recording_decisions() as logged:
             result = reverse.grad(None, inputs, wrt, seed, dtype_name=dtype_name, limits=limits,
                                   target=self.target, keep_tape=True)
@@ -389,10 +405,10 @@ class Function:
             except PathChanged:                     # a tie: this path is not kept
                 return result
             except Fallback as fallback:            # a nan here: record at the next call
-                count(self.fallbacks, fallback)
+                count(self.own_fallbacks, fallback)
                 return _not_finite_either(fallback, result)
             if not replaying.same_results(hosted(again), result):
-                count(self.fallbacks, _gradient_differs(hosted(again), result))
+                count(self.own_fallbacks, _gradient_differs(hosted(again), result))
                 trace = NOT_REPLAYABLE
         self._file(key, trace)
         return result
@@ -407,18 +423,18 @@ class Function:
         except PathChanged:                         # a tie: the trace stays, as _record_grad's does
             return
         except Fallback as fallback:                # a nan here: the trace stays
-            count(self.fallbacks, fallback)
+            count(self.own_fallbacks, fallback)
             _not_finite_either(fallback, result)
             return
         if not replaying.same_results(hosted(again), result):
-            count(self.fallbacks, _gradient_differs(hosted(again), result))
+            count(self.own_fallbacks, _gradient_differs(hosted(again), result))
             self.traces[key] = NOT_REPLAYABLE
 
     def _replay_grad(self, entry, inputs, wrt, seed):
         """The gradient from a replay; NonFinite where a number is not finite (its provenance:
         the interpreter's run traces it), PathChanged where the inputs take a path not kept."""
         if seed is None and wrt == self.inputs:
-            fast = compiled(replaying.compiled_grad, entry, inputs, self.fallbacks)
+            fast = compiled(replaying.compiled_grad, entry, inputs, self.own_fallbacks)
             if fast is not None:
                 return fast
         notes = reset_notes()
@@ -431,13 +447,13 @@ class Function:
             seed_value, reduced = ones_like_output(value), ("sum" if shape_of(value) else None)
         watched, forward_notes, detached = [self.inputs.index(w) for w in wrt], len(notes.kinks), len(notes.detached)
         # its all_finite below tests a generated sweep's adjoints
-        length, adjoints = replaying.replay_adjoints(trace, values, seed_value, watched, True, self.fallbacks)
+        length, adjoints = replaying.replay_adjoints(trace, values, seed_value, watched, True, self.own_fallbacks)
         gradient, unconnected = reverse.reported_gradients(wrt, adjoints, inputs)
         if not replaying.all_finite([value, *gradient.values()]):
             # the generated sweep skips the strong zero's per-product tests: the checked sweep's
             # numbers, and where they are not finite either, the interpreter's (their provenance)
             del notes.kinks[forward_notes:], notes.detached[detached:]
-            length, adjoints = replaying.replay_adjoints(trace, values, seed_value, watched, False, self.fallbacks)
+            length, adjoints = replaying.replay_adjoints(trace, values, seed_value, watched, False, self.own_fallbacks)
             gradient, unconnected = reverse.reported_gradients(wrt, adjoints, inputs)
             if not replaying.all_finite([value, *gradient.values()]):
                 raise NonFinite()
@@ -503,11 +519,26 @@ def _output(trace, values):
     return reverse.in_working_dtype(strip(replaying.replay_output(trace, values)))
 
 
-def _unkept_reason(traces: dict) -> str | None:
+def _unkept_reason(traces: dict, variants: dict) -> str | None:
+    """The reason of the latest signature not kept, else the latest such of a variant's."""
     for entry in reversed(traces.values()):
         if entry.__class__ is Unkept:
             return entry.reason
+    for variant in reversed(variants.values()):
+        if variant.blocker is not None:
+            return variant.blocker
     return None
+
+
+def with_variants(own: dict, variants: dict) -> dict:
+    """{reason: count}: a Function's (or ReplayRunner's) own fallbacks and its variants' (their
+    own Functions for defaulted parameters or integer data given) added, the one figure a caller
+    of the program reads."""
+    total = dict(own)
+    for variant in variants.values():
+        for reason, times in variant.fallbacks.items():
+            total[reason] = total.get(reason, 0) + times
+    return total
 
 
 def kept(trace, gradient_only: bool):
@@ -540,14 +571,18 @@ class ReplayRunner:
         self.variants: dict = {}        # per defaulted parameters given (Function.given's reason)
         self.fuses = RegionCheck(target)
         self.signature = ()
-        self.fallbacks: dict = {}   # {reason: count}, as Function's
+        self.own_fallbacks: dict = {}   # {reason: count}, as Function's (`fallbacks` adds its variants')
+
+    @property
+    def fallbacks(self) -> dict:
+        return with_variants(self.own_fallbacks, self.variants)
 
     @property
     def blocker(self) -> str | None:
         """As Function.blocker (a program that takes derivatives itself: that)."""
         if self.nested:
             return "a derivative inside the program (only Function's gradients replay it)"
-        return _unkept_reason(self.traces)
+        return _unkept_reason(self.traces, self.variants)
 
     def __call__(self, values: dict):
         target = self.target.given(values)
@@ -568,11 +603,11 @@ class ReplayRunner:
             try:
                 out = self._replayed(entry, [values[k] for k in self.target.inputs])
             except PathChanged as change:   # a path not kept: recorded below, or a tie
-                count(self.fallbacks, change)
+                count(self.own_fallbacks, change)
                 out = None
                 entry = None if replaying.new_path(entry, change) else entry
             except Fallback as fallback:
-                count(self.fallbacks, fallback)
+                count(self.own_fallbacks, fallback)
                 out = None
             except StrictFallback:
                 raise
@@ -598,7 +633,7 @@ class ReplayRunner:
 
     def _replayed(self, entry, leaves: list):
         """The replayed output (the signature set), or a Fallback."""
-        fast = compiled(replaying.compiled_output, entry, leaves, self.fallbacks)
+        fast = compiled(replaying.compiled_output, entry, leaves, self.own_fallbacks)
         if fast is not None:
             self.signature = fast[0].signature
             return fast[1]
@@ -612,7 +647,7 @@ class ReplayRunner:
         try:
             self.runner(values)
         except CONFIRMED_ERRORS:
-            count(self.fallbacks, StepFailed(f"a replayed step raised {type(error).__name__}"))
+            count(self.own_fallbacks, StepFailed(f"a replayed step raised {type(error).__name__}"))
             raise
         error.add_note("autodiff: a replay raised this where the interpreter did not (a bug in the replay)")
         raise error

@@ -164,6 +164,20 @@ def any_equal(a, b) -> bool:
         return False
 
 
+def _may_tie(a, b) -> bool:
+    """Whether a comparison of these operands (boxed or not) can meet a tie that matters: a traced
+    operand holds floats (or complex numbers), which a derivative may move. Traced integers
+    (integer data watched by a recording run: indices, parents, labels) carry no derivative, and
+    a plain run, where integer data is a constant, notes no tie of theirs."""
+    for v in (a, b):
+        if v.__class__ in BOXES:
+            value = strip(v)
+            kind = getattr(getattr(value, "dtype", None), "kind", None)
+            if value.__class__ is not int and value.__class__ is not bool and (kind is None or kind in "fc"):
+                return True
+    return False
+
+
 def compare_values(fn, a, b, span, opname):
     NOTES.span = span
     try:
@@ -174,9 +188,10 @@ def compare_values(fn, a, b, span, opname):
     except Exception as exc:
         raise runtime_error(exc, span, f"`{opname}`", (a, b)) from None
     if traced:
+        ties = opname in _TIE_COMPARE and _may_tie(a, b)
         if READS.hook is not None:          # read as a number: its guard recomputes it
-            READS.hook((a, b), r, Compared(fn, opname), opname, _TIES if opname in _TIE_COMPARE else None)
-        if opname in _TIE_COMPARE and any_equal(a, b):
+            READS.hook((a, b), r, Compared(fn, opname), opname, _TIES if ties else None)
+        if ties and any_equal(a, b):
             NOTES.kink("compare", f"`{opname}` compared equal values: no gradient flows through it")
     return r
 
