@@ -6,13 +6,24 @@ every value and gradient is a fresh interpretation's to the bit, and most progra
 
 The generator is seeded and knows nothing of how replay works: each snippet is a thing a user
 writes, picked and filled at random."""
+import importlib.util
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import autodiff
 from autodiff.engine.diff import reverse
+
+
+def gradbench_heldout_program(name) -> str:
+    """An eval's program as benchmarks/gradbench_heldout_evals.py writes it."""
+    spec = importlib.util.spec_from_file_location(
+        "gradbench_heldout_evals", Path(__file__).resolve().parent.parent / "benchmarks" / "gradbench_heldout_evals.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.PROGRAMS[name]
 
 PROGRAMS = 120
 REPLAY_SHARE = 0.8          # the issue's figure: at least 80% of the programs replay at least once
@@ -159,41 +170,7 @@ def test_a_held_out_program_is_deterministic(seed):
 # The held-out GradBench set's hand-tracking eval (benchmarks/gradbench_heldout_evals.py "ht"), as
 # written there, on a hand of 4 bones: `parents[i] == -1` compares integer data, which a recording
 # run watches; equal integers are no tie (no derivative flows through them), so the trace is kept
-HAND = '''
-import numpy as np
-
-def rodrigues(r):
-    n = np.sqrt(np.sum(r * r))
-    if n < 0.0001:
-        return np.eye(3)
-    k = r / n
-    K = np.array([[0.0, -k[2], k[1]], [k[2], 0.0, -k[0]], [-k[1], k[0], 0.0]])
-    return np.eye(3) + np.sin(n) * K + (1 - np.cos(n)) * (K @ K)
-
-def pose(theta, base_relatives, parents):
-    B = len(parents)
-    absolutes = np.zeros((B, 4, 4))
-    for i in range(B):
-        T = np.eye(4)
-        T[:3, :3] = rodrigues(theta[i])
-        rel = base_relatives[i] @ T
-        if parents[i] == -1:
-            absolutes[i] = rel
-        else:
-            absolutes[i] = absolutes[parents[i]] @ rel
-    return absolutes
-
-def f(theta, trans, base_relatives, inverse_base_absolutes, parents, base_positions, weights, correspondences, points):
-    absolutes = pose(theta, base_relatives, parents)
-    verts = np.zeros((len(weights[0]), 3))
-    for b in range(len(parents)):
-        M = absolutes[b] @ inverse_base_absolutes[b]
-        moved = (M @ base_positions)[:3]
-        verts = verts + weights[b][:, None] * moved.T
-    verts = verts + trans
-    err = points - verts[correspondences]
-    return np.sum(err * err)
-'''
+HAND = gradbench_heldout_program("ht")      # the eval's own text
 
 
 def hand_inputs(rng, theta):
