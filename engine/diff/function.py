@@ -448,13 +448,13 @@ class Function:
         watched, forward_notes, detached = [self.inputs.index(w) for w in wrt], len(notes.kinks), len(notes.detached)
         # its all_finite below tests a generated sweep's adjoints
         length, adjoints = replaying.replay_adjoints(trace, values, seed_value, watched, True, self.own_fallbacks)
-        gradient, unconnected = reverse.reported_gradients(wrt, adjoints, inputs)
+        gradient, unconnected = reverse.reported_gradients(wrt, adjoints, inputs, trace.complex_values)
         if not replaying.all_finite([value, *gradient.values()]):
             # the generated sweep skips the strong zero's per-product tests: the checked sweep's
             # numbers, and where they are not finite either, the interpreter's (their provenance)
             del notes.kinks[forward_notes:], notes.detached[detached:]
             length, adjoints = replaying.replay_adjoints(trace, values, seed_value, watched, False, self.own_fallbacks)
-            gradient, unconnected = reverse.reported_gradients(wrt, adjoints, inputs)
+            gradient, unconnected = reverse.reported_gradients(wrt, adjoints, inputs, trace.complex_values)
             if not replaying.all_finite([value, *gradient.values()]):
                 raise NonFinite()
         kinks = replaying.live_kinks(trace, watched, notes.kinks, forward_notes)   # those wrt's derivative meets

@@ -102,14 +102,15 @@ def refuse_complex_loss(value, seed, target) -> None:
                           source=target.source, filename=target.filename)
 
 
-def reported_gradients(wrt, adjoints, inputs) -> tuple:
+def reported_gradients(wrt, adjoints, inputs, complex_values=True) -> tuple:
     """({name: the gradient reported from its sweep's adjoint (core/rules/complexes.py's
     `reported_gradient`: the conjugate for a complex input), stripped; zeros where None},
-    [the names with None]): an interpreted sweep's and a replayed one's (diff/function.py)."""
+    [the names with None]): an interpreted sweep's and a replayed one's (diff/function.py).
+    `complex_values` False: the run held none (a replayed trace knows), every adjoint as it is."""
     gradient, unconnected = {}, []
     for name, g in zip(wrt, adjoints):
         if g is None:
             unconnected.append(name)
             g = ops.zeros_like(inputs[name])
-        gradient[name] = strip(reported_gradient(g, inputs[name]))
+        gradient[name] = strip(reported_gradient(g, inputs[name]) if complex_values else g)
     return gradient, unconnected
