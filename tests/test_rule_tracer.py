@@ -110,3 +110,21 @@ def test_a_scatter_add_is_a_line_not_the_rule_called_as_it_is():
                      + "    return r\n", namespace, "<rule_source test>")["f"]
     for g, i in ((np.float64(-3.0), 0), (np.float64(2.5), 2)):
         np.testing.assert_array_equal(f(g, None, x, i), rule(g, None, x, i))
+
+
+def test_an_error_of_the_printer_is_raised_not_taken_for_a_rule_it_cannot_trace(monkeypatch):
+    """The printer of equations is the tracer's own code: an AttributeError in it (as a merge
+    once made, when emit gave it an equation as text) was caught with the rules' own refusals and
+    the rule silently called as it is; it propagates, and a rule still traces without it."""
+    from autodiff.engine.diff import rule_tracer
+    prim = TABLE["mul"]
+    examples = {"g": 1.5, "x": 0.75, "y": -2.0, "ans": -1.5}
+
+    def broken(self, equation):
+        raise AttributeError("a printer's own bug")
+    monkeypatch.setattr(rule_tracer.Tracer, "line", broken)
+    with pytest.raises(AttributeError, match="a printer's own bug"):
+        rule_source(prim.float_vjps[0], ["g", None, "x", "y"], examples)
+    monkeypatch.undo()
+    text, _ = rule_source(prim.float_vjps[0], ["g", None, "x", "y"], examples)
+    assert "r = " in text

@@ -156,8 +156,6 @@ class Tracer(Recorder):
         kwargs = {k: stand.get(id(v), v) if type(v) in PROBES else v for k, v in kwargs.items()}
         try:
             out = self.record(fn, args, kwargs)
-            result = self.text(out)
-            items = [(kind, name, what if kind == "if" else self.line(what)) for kind, name, what in self.items]
             if (len(NOTES.kinks) > kinks or len(NOTES.detached) > detached) and not self.notes_dropped:
                 raise Untraceable("the rule notes a kink")
             loose = self.scalars_as_values and example.__class__ is float and type(out) is Float64Probe
@@ -176,6 +174,14 @@ class Tracer(Recorder):
                 WHY.append((fn, repr(exc)))
         finally:
             del NOTES.kinks[kinks:], NOTES.detached[detached:]
+        if out is not None:         # printed apart: a printer's own error is a bug, not a refusal
+            try:
+                result = self.text(out)
+                items = [(kind, name, what if kind == "if" else self.line(what)) for kind, name, what in self.items]
+            except Untraceable as exc:      # a constant no line may name (an array the rule made)
+                out = None
+                if WHY is not None:
+                    WHY.append((fn, str(exc)))
         called = self._call_text(self.bind(fn), args, kwargs)     # the rule as it is
         if out is None:
             return [f"@r = {called}"], self.local
