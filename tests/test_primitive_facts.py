@@ -128,6 +128,9 @@ def test_the_lowerings_read_the_facts_off_the_table():
     assert device_kernels.C_FUNCTIONS["arcsin"] == "asin" and device_kernels.C_FUNCTIONS["abs"] == "fabs"
     assert {n for n, p in TABLE.items() if p.guarded_kink} == {"sqrt"}
     assert TABLE["pow"].constant_args == (1,) and TABLE["lt"].elementwise_values and not TABLE["lt"].elementwise
+    # the equations a Program's regions fuse to numpy's bits: numexpr's arithmetic, numpy's loops
+    assert {n for n, p in TABLE.items() if p.fused_bits and not p.numpy_loop} == {"add", "sub", "mul", "div", "neg"}
+    assert TABLE["exp"].fused_bits and not TABLE["sin"].fused_bits and not TABLE["pow"].fused_bits
 
 
 def test_an_unknown_fact_is_refused():

@@ -73,6 +73,10 @@ FACTS = {
     # where dear, whether a region runs it as a step of its own with numpy's vectorized loop
     # (None: dear; sin and cos are libm's in both, and stay in numexpr's kernels)
     "numpy_loop": None,
+    # a region's kernels compute it with numpy's own bits (core/program_regions.py fuses across a
+    # Program only such equations): numexpr's IEEE arithmetic (+ - * / and negation: one rounding,
+    # as numpy's) states it; None: where the kernels leave it to numpy's loop (numexpr, numpy_loop)
+    "fused_bits": None,
     # its VJP rules, swept on an outer level's boxes, tape all they read (no mask, share or branch
     # made from a traced value): a nested derivative over it keeps its trace (lang/transforms.py)
     "taped_vjp": False,
@@ -168,6 +172,8 @@ class Primitive:
             self.c_name = self.numexpr
         if self.numpy_loop is None:
             self.numpy_loop = self.dear
+        if self.fused_bits is None:
+            self.fused_bits = self.numexpr is not None and self.numpy_loop
         if self.elementwise_values is None:
             self.elementwise_values = self.elementwise
 

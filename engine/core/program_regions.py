@@ -43,19 +43,16 @@ class ProgramRegion:
         return [values[ref] if kind == "equation" else ref for kind, ref in self.leaves]
 
 
-EXACT_NUMEXPR = frozenset("+-*/")     # numexpr's arithmetic rounds as numpy's: IEEE's one rounding
-
-
 def same_bits_fused(prim, equation) -> bool:
-    """Whether a region's kernels compute this equation's value with numpy's own bits: arithmetic
-    (numexpr's `+ - * /` and negation), a function the kernels leave to numpy's loop (the
-    entry's `numpy_loop`: exp, log, tanh...), a square (core/fused.py writes x ** 2.0 as x * x,
+    """Whether a region's kernels compute this equation's value with numpy's own bits: the entry's
+    `fused_bits` (numexpr's arithmetic `+ - * /` and negation; a function the kernels leave to
+    numpy's loop, its `numpy_loop`: exp, log, tanh...), a square (core/fused.py writes x ** 2.0 as x * x,
     as numpy's power does). Not numexpr's own transcendentals (sin, cos), not a kink."""
     if prim.kink is not None:
         return False
     if prim.name == "pow":
         return len(equation.parents) == 1 and equation.parents[0][0] == 0 and equation.args[1] == 2.0
-    return prim.numexpr in EXACT_NUMEXPR or (prim.numexpr is not None and prim.numpy_loop)
+    return prim.fused_bits
 
 
 def member_shape(equation, value):
