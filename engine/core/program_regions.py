@@ -23,11 +23,10 @@ from dataclasses import dataclass
 
 from . import fused
 from .backend import np
-from .region_plan import RegionPlan, eligible
+from .region_plan import MAX_NODES, RegionPlan, eligible
 from .rules import TABLE
 
 MIN_EQUATIONS = 2           # one equation is the fused entry the tape records already
-MAX_EQUATIONS = 64          # as lang/fused_regions.py's MAX_REGION_OPS: a kernel's work is bounded
 
 
 @dataclass
@@ -94,7 +93,7 @@ def grow(equations, readers, shapes, root, refused) -> set:
     """The equations from `root` back through its arguments that may join its region."""
     members = {root}
     candidates = {j for _, j in equations[root].parents}
-    while candidates and len(members) < MAX_EQUATIONS:
+    while candidates and len(members) < MAX_NODES:
         j = max(candidates)
         candidates.discard(j)
         if j in refused or shapes[j] != shapes[root] or not all(r in members for r in readers[j]):

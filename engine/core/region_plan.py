@@ -6,6 +6,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# the most nodes a region holds, found in an expression (lang/fused_regions.py: larger subtrees
+# are split, their parts regions of their own) or in a Program (core/program_regions.py): a
+# kernel's work is bounded
+MAX_NODES = 64
+
 
 @dataclass
 class RegionPlan:

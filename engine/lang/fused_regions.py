@@ -14,13 +14,13 @@ import math
 from ...parser import nodes
 from ...parser.errors import SourceError
 from ..core import fused
-from ..core.region_plan import RegionPlan, eligible
+from ..core.region_plan import MAX_NODES, RegionPlan, eligible
 from ..core.rules import builtin_primitives
 from ..core.tape import Var
 from .values import literal
 
 MIN_REGION_OPS = 3          # fewer operations gain nothing worth a closure of their own
-MAX_REGION_OPS = 64         # larger subtrees are split: their parts are regions of their own
+MAX_REGION_OPS = MAX_NODES  # larger subtrees are split: their parts are regions of their own
 ARITHMETIC = {"+": "add", "-": "sub", "*": "mul", "/": "div"}
 MAX_SMALL_SHAPES = 8
 ROOTS = (nodes.BinChain, nodes.UnaryOp, nodes.Power, nodes.Call)
