@@ -122,25 +122,25 @@ def _binary(op, symbol):
     return forward, reflected
 
 
-for _name, _op, _symbol in (("add", operator.add, "+"), ("sub", operator.sub, "-"), ("mul", operator.mul, "*"),
-                            ("truediv", operator.truediv, "/"), ("floordiv", operator.floordiv, "//"),
-                            ("mod", operator.mod, "%"), ("pow", operator.pow, "**"),
-                            ("matmul", operator.matmul, "@"), ("and", operator.and_, "&"),
-                            ("or", operator.or_, "|"), ("xor", operator.xor, "^")):
+# Python's binary operators a probe answers: name (of its dunder methods) -> (operator, symbol)
+OPERATORS = {"add": (operator.add, "+"), "sub": (operator.sub, "-"), "mul": (operator.mul, "*"),
+             "truediv": (operator.truediv, "/"), "floordiv": (operator.floordiv, "//"),
+             "mod": (operator.mod, "%"), "pow": (operator.pow, "**"), "matmul": (operator.matmul, "@"),
+             "and": (operator.and_, "&"), "or": (operator.or_, "|"), "xor": (operator.xor, "^")}
+for _name, (_op, _symbol) in OPERATORS.items():
     _forward, _reflected = _binary(_op, _symbol)
     setattr(Probe, f"__{_name}__", _forward)
     setattr(Probe, f"__r{_name}__", _reflected)
 
 
-def _in_place(name, symbol):
+def _in_place(name, op, symbol):
     def operator_(self, other):
-        return self.tracer.in_place(name, symbol, self, other)
+        return self.tracer.in_place(name, op, symbol, self, other)
     return operator_
 
 
-for _name, _symbol in (("add", "+"), ("sub", "-"), ("mul", "*"), ("truediv", "/"), ("pow", "**"),
-                      ("matmul", "@"), ("and", "&"), ("or", "|"), ("xor", "^")):
-    setattr(Probe, f"__i{_name}__", _in_place(_name, _symbol))
+for _name in ("add", "sub", "mul", "truediv", "pow", "matmul", "and", "or", "xor"):
+    setattr(Probe, f"__i{_name}__", _in_place(_name, *OPERATORS[_name]))
 
 for _name, _op, _symbol in (("eq", operator.eq, "=="), ("ne", operator.ne, "!="), ("lt", operator.lt, "<"),
                             ("le", operator.le, "<="), ("gt", operator.gt, ">"), ("ge", operator.ge, ">=")):
@@ -277,11 +277,11 @@ class Recorder:
         self._result(operator.setitem, (probe, key, value), {})
         self.items.append(("do", None, Equation(("store",), (probe, key, value))))
 
-    def in_place(self, name, symbol, probe, other) -> Probe:
+    def in_place(self, name, op, symbol, probe, other) -> Probe:
         """`probe op= other`: an array's in-place operator, or (a number's, which has none) the
-        binary operator, as Python falls back to it."""
+        binary operator `op`, as Python falls back to it."""
         if not hasattr(probe.example.__class__, f"__i{name}__"):
-            return self.binary(getattr(operator, f"{name}_" if name in ("and", "or") else name), symbol, probe, other)
+            return self.binary(op, symbol, probe, other)
         self.writes_into(probe)
         return self.call(getattr(operator, f"i{name}"), (probe, other), {})
 
