@@ -299,6 +299,8 @@ def _token_error(token, expected, text: str, start: str) -> SourceError:
         hint = "`in` is only used in `for NAME in ...`"
     if value == "=" and "==" not in text:
         hint = "to compare, write =="
+    if token.type == "NAME" and value in ("i", "I") and pos > 0 and text[pos - 1].isdigit():
+        hint = IMAGINARY_HINT               # 1+2i, as maths writes it
     if hint is None and token.type in ("NAME", "NUMBER") and open_brackets(text, pos).endswith("[") \
             and pos > 0 and text[pos - 1] in " \t" and "COMMA" in expected:
         hint = COMMAS_HINT                  # [1 2 3], as numpy prints an array
@@ -345,6 +347,7 @@ def _inside_brace(text: str, pos: int) -> bool:
 
 
 COMMAS_HINT = "separate the entries with commas: [1, 2, 3] (numpy prints arrays without them)"
+IMAGINARY_HINT = "the imaginary unit is written j, as Python writes it: 1+2j, 2j"
 MULTIPLY_HINT = "write * to multiply (2*x, not 2x) and parentheses to call a function (sin(x))"
 STATEMENT_WORDS = ("return", "pass", "break", "continue", "def", "if", "elif", "else", "for", "while")
 # A line that so far holds one name: a second name after it means the first was meant as a statement.

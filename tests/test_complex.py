@@ -560,3 +560,21 @@ def test_eig_values_are_holomorphic_and_its_vectors_are_not():
 def test_a_loss_of_an_eigenvectors_phase_is_refused():
     with pytest.raises(SourceError, match="phase of a complex eigenvector"):
         api.grad("real(sum(eig(A)[1]))", at={"A": EIG_A})
+
+
+@pytest.mark.parametrize("at, hint", [
+    ("z=1+j", "1j"), ("z=[j, 2]", "1j"), ("z=1+y", "give numbers"),
+])
+def test_at_value_naming_a_variable_hints_what_to_write(at, hint):
+    """`--at z=1+j` (the imaginary unit as maths writes it) said only that the value uses 'j'."""
+    out = run_cli("grad", "abs(z)", "--at", at)
+    assert out.code == 2 and "a value must be a constant" in out.err and "--at z:1:1" in out.err
+    assert "hint:" in out.err and hint in out.err.split("hint:")[1]
+
+
+@pytest.mark.parametrize("text", ["1+2i", "3I"])
+def test_imaginary_unit_written_i_hints_j(text):
+    """`--at z=1+2i` was told to 'write * to multiply'."""
+    out = run_cli("grad", "abs(z)", "--at", f"z={text}")
+    assert out.code == 2 and f"--at z:1:{len(text)}" in out.err and "unexpected" in out.err
+    assert "hint: the imaginary unit is written j" in out.err and "1+2j" in out.err

@@ -399,6 +399,17 @@ def test_cli_hand_of_complex_jacobians_and_hessians(tmp_path):
     assert bad.code == 1 and _failing(bad) == ["H[1, 1]"]       # d²f/dy² is -6x = -6
 
 
+def test_cli_hand_complex_number_for_the_real_blocks_of_a_jacobian_is_a_mistake(tmp_path):
+    """f'(z) given as --hand without --holomorphic was spread over the real 2x2 blocks and
+    compared entry by entry (exit 1 with 6 nonsense failures); it is a user mistake."""
+    path = tmp_path / "cm.py"
+    path.write_text("def f(z):\n    return z * z\n\ndef fp(z):\n    return 2 * z\n")
+    out = run_cli("jacobian", str(path), "--fn", "f", "--at", "z=1+2j", "--hand", "fp")
+    assert out.code == 2 and "one complex number" in out.err and "(2, 2)" in out.err
+    assert "--holomorphic" in out.err and "Traceback" not in out.err
+    assert run_cli("jacobian", str(path), "--fn", "f", "--at", "z=1+2j", "--hand", "fp", "--holomorphic").code == 0
+
+
 # h6-d2 item 3: the table's holomorphic=False on the Hermitian eigen-decomposition's and the SVD's
 # entries (real values of complex entries, or vectors with a phase held): named on the path
 _HERM = np.array([[2.0, 1 - 1j], [1 + 1j, 3.0]])

@@ -195,6 +195,11 @@ def _claimed_entries(name, want, ref, atol: float, rtol: float) -> tuple:
         if wshape != ():
             raise SourceError("shape mismatch", f"{name}: the expected value has shape {wshape}, "
                               f"but the computed one has shape {shape}")
+        if np().iscomplexobj(want) and not np().iscomplexobj(ref):
+            raise SourceError("shape mismatch", f"{name}: the expected value is one complex number, but the "
+                              f"computed one is a real array of shape {shape}", None,
+                              f"return a real array of shape {shape}: a complex input's Jacobian and Hessian are "
+                              "the real blocks d(re, im) f / d(re, im) z; for f'(z) itself, pass --holomorphic")
         want = np().full(shape, want)
     if not (np().iscomplexobj(ref) or np().iscomplexobj(want)):
         wf = [float(want)] if not shape else as_float_array(want).tolist()

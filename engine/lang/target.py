@@ -222,8 +222,10 @@ def constant(text: str, what: str, limits: Limits | None = None):
     node = parse_expression(text, filename=what)
     free = [v for v in loaded_names(node) if v not in builtin_names()]
     if free:
+        unit = free[0] in ("i", "j", "I", "J")      # 1+j, 2i: the imaginary unit as maths writes it
         raise SourceError("bad input", f"{what}: a value must be a constant, but it uses {free[0]!r}",
-                          node.span, source=text, filename=what)
+                          node.span, "the imaginary unit is written as Python writes it, 1j: 1+1j, 2+3j, [1j, 2]"
+                          if unit else "give numbers, like 3, -0.5, 1+2j or [1, 2]", source=text, filename=what)
     interp = Interpreter(limits)
     try:
         v = interp.compile_expression(node.body, [])(interp.globals)
