@@ -292,7 +292,8 @@ def test_a_single_gradient_never_loads_the_replay_machinery():
         assert "autodiff.engine.diff.function" in loaded
         assert not {"autodiff.engine.diff.replay", "autodiff.engine.diff.replay_paths",
                     "autodiff.engine.diff.replay_sweep", "autodiff.engine.diff.replay_compiled",
-                    "autodiff.engine.diff.rule_tracer"} & loaded
+                    "autodiff.engine.diff.rule_tracer", "autodiff.engine.diff.program_fusion",
+                    "autodiff.engine.core.rule_tracer", "autodiff.engine.core.program_regions"} & loaded
 
 
 def test_a_small_gradient_never_loads_the_regions_threads():

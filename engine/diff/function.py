@@ -114,10 +114,7 @@ class Function:
         target = self.target.given(at or {})
         if target is self.target:
             return self
-        key = (tuple(target.inputs), target.integers)
-        if key not in self.variants:
-            self.variants[key] = Function(target=target)
-        return self.variants[key]
+        return variant_of(self.variants, target, lambda given: Function(target=given))
 
     def __repr__(self):
         return f"<autodiff.Function {self.target.describe()}>"
@@ -530,6 +527,16 @@ def _unkept_reason(traces: dict, variants: dict) -> str | None:
     return None
 
 
+def variant_of(variants: dict, target, make):
+    """The variant (`make(target)`, made once) kept in `variants` for `target`, a program given
+    defaulted parameters or integer data: Function's and ReplayRunner's one key for it."""
+    key = (tuple(target.inputs), target.integers)
+    variant = variants.get(key)
+    if variant is None:
+        variant = variants[key] = make(target)
+    return variant
+
+
 def with_variants(own: dict, variants: dict) -> dict:
     """{reason: count}: a Function's (or ReplayRunner's) own fallbacks and its variants' (their
     own Functions for defaulted parameters or integer data given) added, the one figure a caller
@@ -587,9 +594,7 @@ class ReplayRunner:
     def __call__(self, values: dict):
         target = self.target.given(values)
         if target is not self.target:       # defaulted parameters given: their own runner and traces
-            variant = self.variants.get((tuple(target.inputs), target.integers))
-            if variant is None:
-                variant = self.variants[(tuple(target.inputs), target.integers)] = ReplayRunner(target, self.limits)
+            variant = variant_of(self.variants, target, lambda given: ReplayRunner(given, self.limits))
             out = variant(values)
             self.signature = variant.signature
             return out

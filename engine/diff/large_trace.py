@@ -23,7 +23,6 @@ from ..core import fused
 from ..core.tape import FUSED_RULES
 from ..lang.fused_regions import MIN_REGION_OPS, ROOTS, NotRegion, RegionFinder
 from ..lang.names import walk
-from .program_fusion import FUSED_AWAY, fuse_trace
 from .trace_cache import Unkept, distinct_bytes
 
 TRACE_MAX_BYTES = 1 << 25     # 32 MiB: a few dozen arrays of 10^5 float64
@@ -33,6 +32,7 @@ def held_bytes(tape) -> int:
     """The bytes of the arrays a trace of `tape` holds while it replays: every value of the run,
     and the arguments its steps keep (each array counted once), but those inside a fused region
     of its Program (diff/program_fusion.py), which its replay never makes."""
+    from .program_fusion import FUSED_AWAY      # lazy: a plain run (the CLI's) never loads the fusing of traces
     return distinct_bytes(value for entry in tape.entries if entry.prim is not FUSED_AWAY
                           for value in (entry.value, *entry.args))       # a fused region's inside: never held
 
@@ -100,6 +100,7 @@ def fit_for_replay(trace, tape, fuses: RegionCheck):
         return trace
     large = holds_large_arrays(tape)
     if large and not fuses():
+        from .program_fusion import fuse_trace
         fuse_trace(trace)                           # regions across statements: one kernel each
     if held_bytes(tape) > TRACE_MAX_BYTES:
         return Unkept("a trace larger than a trace may hold")

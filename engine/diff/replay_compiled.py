@@ -22,7 +22,7 @@ from __future__ import annotations
 import operator
 
 from ..core.notes import NOTES
-from ..lang.recorded_decisions import range_key
+from ..lang.values import range_key
 from .bits import same_bits
 from .fallbacks import STEP_ERRORS, Fallback
 from .generated import functions_of

@@ -18,7 +18,6 @@ from contextlib import contextmanager
 
 from ..core.notes import NOTES, READS
 from ..core.tape import Dual, Var
-from .values import range_key  # noqa: F401  (the trip-count guard's key, as compiled replays import it)
 
 
 class Read:
