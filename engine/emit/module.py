@@ -20,7 +20,7 @@ from .derivatives import (check_derivatives, derivative_helpers, derivatives_in,
                           second_order_function)
 from .lower import OUT, Call, Derivative, Lowering, Plain, refuse
 from .rule_text import NotEmitted
-from .sweeps import INDENT, NeedsShapes, Writer, inlinable, no_shapes, read_by_rules
+from .sweeps import INDENT, NeedsShapes, Writer, inlinable, no_shapes, read_by_rules, zeros_of
 from .tangent import Tangent, tan
 
 MODES = ("adjoint", "tangent", "both")
@@ -450,7 +450,7 @@ def reported(shapes, w, adjoint: str) -> str:
     convention; the sweep's own is JAX's), of a real input among complex values the real part."""
     complex_input = shapes is not None and is_complex(shapes.inputs.get(w))
     if adjoint == "0.0":
-        return f"np.zeros(np.shape({w}), dtype=complex)" if complex_input else f"np.zeros(np.shape({w}))"
+        return f"np.zeros(np.shape({w}), dtype=complex)" if complex_input else zeros_of(w)
     if complex_input:
         return f"np.conj({adjoint})"
     return f"np.real({adjoint})" if shapes is not None and shapes.complex else adjoint
