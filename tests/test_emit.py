@@ -187,6 +187,9 @@ def test_symbolic_partials_come_from_the_rules_simplified_by_sympy():
     assert api.symbolic(poly)[0] == {"x": "2*x*y", "y": "x**2 + 1"}
     assert api.symbolic(poly, form="latex")[0] == {"x": "2 x y", "y": "x^{2} + 1"}
     assert api.symbolic(api.load("sin(x)*exp(y)"), ["x"])[0] == {"x": "exp(y)*cos(x)"}
+    # numpy's arctanh is SymPy's atanh (the rules table's alias); np.abs is SymPy's Abs (it was refused)
+    assert api.symbolic(api.load("arctanh(x)*y"))[0] == {"x": "-y/(x**2 - 1)", "y": "atanh(x)"}
+    assert api.symbolic(api.load("arctan(x)*abs(y)"), ["y"])[0] == {"y": "Piecewise((0, Eq(y, 0)), (y*atan(x)/Abs(y), True))"}
 
 
 def test_symbolic_of_a_program_is_the_path_taken_with_its_assumptions():

@@ -12,6 +12,7 @@ import re
 import tempfile
 
 from ...parser.errors import SourceError
+from ..core.rules import TABLE
 from .module import emit_module, program_functions, real_only, same_shapes
 from .sweeps import wrapped
 
@@ -20,8 +21,8 @@ INSTALL_HINT = "pip install 'autodiff[symbolic]' (SymPy)"
 ASSIGNMENT = re.compile(r"^\s*([A-Za-z_][A-Za-z_0-9]*) = (.*?)(  # line [0-9]+)?$")
 NAME = re.compile(r"\b[A-Za-z_][A-Za-z_0-9]*\b(?!\()")
 # numpy's names in the emitted text -> SymPy's, where they differ
-SYMPY_NAMES = {"arcsin": "asin", "arccos": "acos", "arctan": "atan", "arcsinh": "asinh", "arccosh": "acosh",
-               "arctanh": "atanh", "absolute": "Abs", "remainder": "Mod", "negative": None, "power": "Pow"}
+# numpy's names SymPy spells otherwise than the rules table's alias (arcsin's asin is its alias there)
+SYMPY_NAMES = {"abs": "Abs", "absolute": "Abs", "remainder": "Mod", "negative": None, "power": "Pow"}
 
 
 def sympy_module():
@@ -56,7 +57,7 @@ class SympyNumpy:
         return self.sympy.Integer(0)
 
     def __getattr__(self, name):
-        target = SYMPY_NAMES.get(name, name)
+        target = SYMPY_NAMES[name] if name in SYMPY_NAMES else getattr(TABLE.get(name), "alias", None) or name
         if target is None or not hasattr(self.sympy, target):
             raise SourceError("not symbolic", f"--symbolic: numpy's {name} has no SymPy function here", None,
                               "leave out --symbolic")
