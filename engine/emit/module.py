@@ -11,6 +11,7 @@ from ..core.backend import np
 from ..core.complexes import is_complex, point_value
 from ..core.rules.complexes import complex_output_error
 from ..lang.names import walk
+from ..lang.target import bind_inputs
 from .activity import analyse, walk_ir
 from .examples import Examples
 from .closures import lifted
@@ -107,6 +108,8 @@ def _emit(target, wrt, mode, explain, version, at, shaped=False) -> str:
     if missing:
         raise SourceError("usage", f"--at: no value for {missing[0]} (the point gives every input of "
                           f"{name}: {', '.join(params)})")
+    if at is not None:
+        bind_inputs(target, at)         # a name the target has no input of is refused, as `grad` refuses it
     check_derivatives(functions, name, rules)
     facts = analyse(functions, name, wrt, rules)
     shapes = shaped_at(functions, name, globals_, at, shaped or complex_values(target, at), rules)
