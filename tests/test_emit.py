@@ -178,6 +178,16 @@ def test_wrt_orders_the_gradients_and_an_unknown_name_is_a_usage_error(tmp_path)
     assert err.value.kind == "usage"
 
 
+def test_a_point_naming_no_input_of_the_target_is_refused_as_grad_refuses_it(tmp_path):
+    source = tmp_path / "g.py"
+    source.write_text("def f(x):\n    return sum(x * x)\n")
+    target = api.load(str(source))
+    with pytest.raises(SourceError) as err:
+        api.emit(None, target=target, at={"x": np.array([1.0, 2.0]), "q": 2.0})     # it was emitted, q unread
+    assert err.value.kind == "unknown input"
+    assert "q: f(x) has no input 'q' (its inputs: x)" in str(err.value)
+
+
 def test_symbolic_partials_come_from_the_rules_simplified_by_sympy():
     pytest.importorskip("sympy")
     homl = api.load("5 + x*y")
@@ -187,6 +197,9 @@ def test_symbolic_partials_come_from_the_rules_simplified_by_sympy():
     assert api.symbolic(poly)[0] == {"x": "2*x*y", "y": "x**2 + 1"}
     assert api.symbolic(poly, form="latex")[0] == {"x": "2 x y", "y": "x^{2} + 1"}
     assert api.symbolic(api.load("sin(x)*exp(y)"), ["x"])[0] == {"x": "exp(y)*cos(x)"}
+    # numpy's arctanh is SymPy's atanh (the rules table's alias); np.abs is SymPy's Abs (it was refused)
+    assert api.symbolic(api.load("arctanh(x)*y"))[0] == {"x": "-y/(x**2 - 1)", "y": "atanh(x)"}
+    assert api.symbolic(api.load("arctan(x)*abs(y)"), ["y"])[0] == {"y": "Piecewise((0, Eq(y, 0)), (y*atan(x)/Abs(y), True))"}
 
 
 def test_symbolic_of_a_program_is_the_path_taken_with_its_assumptions():

@@ -21,9 +21,6 @@ from .rule_text import primitive
 FORMS = ("norm", "prod", "transpose", "reshape", "dot", "var", "std", "clip", "cumsum", "cumprod", "trace", "diagonal",
          "squeeze", "outer", "triu", "tril", "diag", "complex")     # builtins whose numpy arguments choose the entries they apply
 INF = {"inf": math.inf}
-PARAMETERS = {"norm": ("ord", "axis", "keepdims"), "prod": ("axis", "keepdims"), "transpose": ("axes",),
-              "var": ("axis", "ddof", "keepdims"), "std": ("axis", "ddof", "keepdims"), "cumsum": ("axis",),
-              "cumprod": ("axis",), "squeeze": ("axis",), "triu": ("k",), "tril": ("k",), "diag": ("k",), "trace": ("offset", "axis1", "axis2"), "diagonal": ("offset", "axis1", "axis2")}
 
 
 def kink_spelling(prim):
@@ -89,6 +86,13 @@ def language_builtins() -> dict:
     return make_builtins(None)
 
 
+def parameters(name) -> tuple:
+    """The names of a builtin's parameters after its first (the operand), as the language's own
+    signature has them (lang/keywords.py); () where it takes them as *args (reshape's shape)."""
+    builtin = language_builtins().get(name)
+    return accepted_keywords(builtin.fn)[1:] if builtin is not None and hasattr(builtin, "fn") else ()
+
+
 def positional(e, refuse) -> list:
     """The call's arguments by position, its keywords placed at their builtin's parameters (None
     for one not given)."""
@@ -152,9 +156,10 @@ class Forms:
             column, row = (self.low.apply("reshape", [v, shape], line, None) for v, shape in
                            ((x, (-1, 1)), (self.low.value(args[1], None), (1, -1))))
             return self.apply("mul", [column, row], line, target)
+        named = parameters(name)
         params = [] if name == "dot" else [literal_value(a, self.refuse, f"the {k} of {name}") for a, k in
-                  zip(args[1:], PARAMETERS[name] if name in PARAMETERS else ("shape",) * len(args))]
-        keepdims = dict(zip(PARAMETERS.get(name, ()), params)).get("keepdims")
+                  zip(args[1:], named or ("shape",) * len(args))]
+        keepdims = dict(zip(named, params)).get("keepdims")
         if name == "prod" and keepdims:
             return self.low.reduction_over("prod", x, params[0], True, e, target)
         if keepdims and name not in ("var", "std"):
@@ -168,7 +173,7 @@ class Forms:
             operands = [x, axis, False] if name == "cumsum" else [x, axis]
             return self.low.apply(name, operands, e.span.line, target)
         if name in ("var", "std"):
-            spread = dict(zip(PARAMETERS[name], params))
+            spread = dict(zip(named, params))
             axis = spread.get("axis")
             if axis.__class__ is tuple and len(axis) == 1:
                 axis = axis[0]

@@ -20,7 +20,7 @@ from ...parser.nodes import Span
 from ..lang.custom_rules import RULE_METHODS
 from ..lang.names import loaded_names
 from .lower import refuse
-from .sweeps import INDENT
+from .sweeps import INDENT, zeros_of
 
 HINT = "state the rule as JAX spells it: @jax.custom_vjp and f.defvjp(fwd, bwd), or @jax.custom_jvp and @f.defjvp"
 
@@ -145,7 +145,7 @@ def rule_functions(rules: dict, names) -> set:
 
 
 def _zero_or(value, param) -> str:
-    return f"np.zeros(np.shape({param})) if {value} is None else {value}"
+    return f"{zeros_of(param)} if {value} is None else {value}"
 
 
 def adjoint_sweeps(rule, params, grads: dict, sweep) -> list:
@@ -160,7 +160,7 @@ def adjoint_sweeps(rule, params, grads: dict, sweep) -> list:
     else:
         t = rule.tangent
         taped = grads.get(t)
-        zeros = ", ".join(f"np.zeros(np.shape({p}))" for p in params)
+        zeros = ", ".join(zeros_of(p) for p in params)
         forward = [f"{INDENT}_out = {rule.name}({args}){line}"]
         forward += [f"{INDENT}{sweep(t)}_fwd(_stack, {args}, {zeros}){line}"] if taped else []
         forward += [f"{INDENT}_stack.append({saved}){line}"]
@@ -168,7 +168,7 @@ def adjoint_sweeps(rule, params, grads: dict, sweep) -> list:
         cts = [f"_ct_{k}" for k in range(len(taped or ()))]
         reverse += [f"{INDENT}{''.join(c + ', ' for c in cts)}= {sweep(t)}_rev(_stack, _out_b){line}"] if taped else []
         by_tangent = dict(zip(taped or (), cts))
-        results = [by_tangent.get(rule.tangents[params.index(p)], f"np.zeros(np.shape({p}))")
+        results = [by_tangent.get(rule.tangents[params.index(p)], zeros_of(p))
                    for p in grads[rule.name]]
     return [f"def {b}_fwd(_stack, {args}):", *forward, f"{INDENT}return _out", "", "",
             f"def {b}_rev(_stack, _out_b):", *reverse, f"{INDENT}return ({''.join(r + ', ' for r in results)})", "", ""]
@@ -176,7 +176,7 @@ def adjoint_sweeps(rule, params, grads: dict, sweep) -> list:
 
 def tangent_sweep(rule, params, given, sweep) -> list:
     """`<f>_jvp(args, tangents of the given)` of a custom_jvp function: its rule's tangent output."""
-    tangents = [f"d_{p}" if p in given else f"np.zeros(np.shape({p}))" for p in params]
+    tangents = [f"d_{p}" if p in given else zeros_of(p) for p in params]
     signature = ", ".join([*params, *(f"d_{p}" for p in params if p in given)])
     return [f"def {sweep(rule.name)}_jvp({signature}):",
             f"{INDENT}return {rule.name}({', '.join(params)}), {rule.tangent}({', '.join([*params, *tangents])})"

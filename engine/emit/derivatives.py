@@ -19,7 +19,7 @@ from ..lang.target import load
 from .activity import walk_ir
 from .custom import no_forward_mode
 from .lower import Call, Derivative, derivative_name
-from .sweeps import INDENT
+from .sweeps import INDENT, zeros_of
 
 
 def derivatives_in(functions: dict, names) -> list:
@@ -98,7 +98,7 @@ def _adjoint_of(h, params, p, grads, sweep, seed) -> list:
     """The lines that run h's sweeps seeded with `seed`, then the expression of p's adjoint."""
     args = ", ".join(params)
     if p not in grads[h]:
-        return [f"{INDENT}_out = {h}({args})", f"np.zeros(np.shape({p}))"]
+        return [f"{INDENT}_out = {h}({args})", zeros_of(p)]
     names = [f"_g{k}" for k in range(len(grads[h]))]
     return [f"{INDENT}_stack = []", f"{INDENT}_out = {sweep(h)}_fwd(_stack, {args})",
             f"{INDENT}{''.join(n + ', ' for n in names)}= {sweep(h)}_rev(_stack, {seed})", names[grads[h].index(p)]]

@@ -11,6 +11,7 @@ from ..core.backend import np
 from ..core.complexes import is_complex, point_value
 from ..core.rules.complexes import complex_output_error
 from ..lang.names import walk
+from ..lang.target import bind_inputs
 from .activity import analyse, walk_ir
 from .examples import Examples
 from .closures import lifted
@@ -20,7 +21,7 @@ from .derivatives import (check_derivatives, derivative_helpers, derivatives_in,
                           second_order_function)
 from .lower import OUT, Call, Derivative, Lowering, Plain, refuse
 from .rule_text import NotEmitted
-from .sweeps import INDENT, NeedsShapes, Writer, inlinable, no_shapes, read_by_rules
+from .sweeps import INDENT, NeedsShapes, Writer, inlinable, no_shapes, read_by_rules, zeros_of
 from .tangent import Tangent, tan
 
 MODES = ("adjoint", "tangent", "both")
@@ -107,6 +108,8 @@ def _emit(target, wrt, mode, explain, version, at, shaped=False) -> str:
     if missing:
         raise SourceError("usage", f"--at: no value for {missing[0]} (the point gives every input of "
                           f"{name}: {', '.join(params)})")
+    if at is not None:
+        bind_inputs(target, at)         # a name the target has no input of is refused, as `grad` refuses it
     check_derivatives(functions, name, rules)
     facts = analyse(functions, name, wrt, rules)
     shapes = shaped_at(functions, name, globals_, at, shaped or complex_values(target, at), rules)
@@ -450,7 +453,7 @@ def reported(shapes, w, adjoint: str) -> str:
     convention; the sweep's own is JAX's), of a real input among complex values the real part."""
     complex_input = shapes is not None and is_complex(shapes.inputs.get(w))
     if adjoint == "0.0":
-        return f"np.zeros(np.shape({w}), dtype=complex)" if complex_input else f"np.zeros(np.shape({w}))"
+        return f"np.zeros(np.shape({w}), dtype=complex)" if complex_input else zeros_of(w)
     if complex_input:
         return f"np.conj({adjoint})"
     return f"np.real({adjoint})" if shapes is not None and shapes.complex else adjoint

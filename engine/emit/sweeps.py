@@ -36,6 +36,11 @@ def number(v) -> str:
 TEMP = re.compile(r"\b_v[0-9]+\b")
 
 
+def zeros_of(name: str) -> str:
+    """The text of a zero of the shape of the value named `name` (an input no adjoint or tangent reached)."""
+    return f"np.zeros(np.shape({name}))"
+
+
 def wrapped(text: str) -> str:
     """`text` as an operand: in parentheses unless it is one name, number or call."""
     if re.fullmatch(r"[\w.]+", text) or enclosed(text):

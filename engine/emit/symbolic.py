@@ -12,7 +12,8 @@ import re
 import tempfile
 
 from ...parser.errors import SourceError
-from .module import emit_module, program_functions
+from ..core.rules import TABLE
+from .module import emit_module, program_functions, real_only, same_shapes
 from .sweeps import wrapped
 
 FORMS = ("simplified", "raw", "latex")
@@ -20,8 +21,8 @@ INSTALL_HINT = "pip install 'autodiff[symbolic]' (SymPy)"
 ASSIGNMENT = re.compile(r"^\s*([A-Za-z_][A-Za-z_0-9]*) = (.*?)(  # line [0-9]+)?$")
 NAME = re.compile(r"\b[A-Za-z_][A-Za-z_0-9]*\b(?!\()")
 # numpy's names in the emitted text -> SymPy's, where they differ
-SYMPY_NAMES = {"arcsin": "asin", "arccos": "acos", "arctan": "atan", "arcsinh": "asinh", "arccosh": "acosh",
-               "arctanh": "atanh", "absolute": "Abs", "remainder": "Mod", "negative": None, "power": "Pow"}
+# numpy's names SymPy spells otherwise than the rules table's alias (arcsin's asin is its alias there)
+SYMPY_NAMES = {"abs": "Abs", "absolute": "Abs", "remainder": "Mod", "negative": None, "power": "Pow"}
 
 
 def sympy_module():
@@ -56,29 +57,30 @@ class SympyNumpy:
         return self.sympy.Integer(0)
 
     def __getattr__(self, name):
-        target = SYMPY_NAMES.get(name, name)
+        target = SYMPY_NAMES[name] if name in SYMPY_NAMES else getattr(TABLE.get(name), "alias", None) or name
         if target is None or not hasattr(self.sympy, target):
             raise SourceError("not symbolic", f"--symbolic: numpy's {name} has no SymPy function here", None,
                               "leave out --symbolic")
         return getattr(self.sympy, target)
 
 
-def straight_lines(text: str, name: str) -> list:
+def straight_lines(text: str, name: str, params: list) -> list:
     """The statements of `name`_vjp, refused where it branches or loops."""
     body = text.split(f"def {name}_vjp(", 1)[1].split("\n\n", 1)[0].splitlines()[1:]
-    # the checks of the inputs' shapes and realness (emit/module.py): numbers here
-    guard = ("if any(np.shape(", "raise ValueError(", "if any(np.iscomplexobj(", "raise TypeError(")
-    lines = [line for line in body if "_stack" not in line and not line.strip().startswith(guard)]
+    # the checks of the inputs' shapes and realness, the very lines emit/module.py writes when
+    # no point is given (symbols are numbers here)
+    guard = set(same_shapes(params) + real_only(params))
+    lines = [line for line in body if "_stack" not in line and line not in guard]
     if any(line.strip().startswith(("if ", "for ", "while ", "else")) for line in lines):
         raise SourceError("not symbolic", "--symbolic: the target branches or loops; only straight-line "
                           "targets get a formula yet", None, "leave out --symbolic")
     return lines
 
 
-def raw_partials(text: str, name: str, wrt: list) -> dict:
+def raw_partials(text: str, name: str, wrt: list, params: list) -> dict:
     """Each adjoint as the reverse sweep builds it: every temporary written into its uses."""
     env = {"cotangent": "1"}
-    for line in straight_lines(text, name):
+    for line in straight_lines(text, name, params):
         m = ASSIGNMENT.match(line)
         if not m:
             continue
@@ -102,8 +104,8 @@ def symbolic_partials(target, wrt: list | None = None, form: str = "simplified")
     wrt = list(wrt or params)
     text = emit_module(target, wrt, "adjoint")
     if form == "raw":
-        return raw_partials(text, name, wrt)
-    straight_lines(text, name)
+        return raw_partials(text, name, wrt, params)
+    straight_lines(text, name, params)
     vjp = _loaded(text, name)
     symbols = [sympy.Symbol(p, real=True) for p in params]
     _, grads = vjp(*symbols, cotangent=sympy.Integer(1))
@@ -132,7 +134,7 @@ def branches(target) -> bool:
     """Whether the target's emitted adjoint branches or loops (its formula is a path's)."""
     _, name, _ = program_functions(target)
     try:
-        straight_lines(emit_module(target, None, "adjoint"), name)
+        straight_lines(emit_module(target, None, "adjoint"), name, list(target.inputs))
     except SourceError as exc:
         if exc.kind == "not symbolic":
             return True
