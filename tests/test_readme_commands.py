@@ -57,3 +57,22 @@ def test_readme_command_runs_as_shown(command, tmp_path, monkeypatch, capsys):
     out, err = capsys.readouterr()
     assert int(code) == EXPECTED_ERRORS.get(command.split("  #")[0].strip(), 0), (command, out[-2000:], err[-2000:])
     assert "Traceback" not in err
+
+
+def test_the_readmes_emitted_adjoint_is_what_emit_writes(capsys):
+    """The emit section shows samples/programs/fibonacci.py beside the adjoint `autodiff emit`
+    writes for it (its input checks left out, as the README says): both columns are the real
+    texts, line for line (regenerate the block when emit's output changes)."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"```text\n(def f\(x\):.*?)```", text, flags=re.S).group(1).splitlines()
+    left = [line[:44].rstrip() for line in block if line[:44].strip()]
+    right = [line[44:] for line in block]
+    source = (ROOT / "samples/programs/fibonacci.py").read_text(encoding="utf-8").splitlines()
+    assert left == [line for line in source if line and not line.startswith("#")]
+    render._consoles.clear()
+    assert invoke(["emit", str(ROOT / "samples/programs/fibonacci.py"), "--at", "x=1.5"]) == 0
+    emitted = capsys.readouterr().out.split("def f_vjp(", 1)[1].split("\n\n", 1)[0].splitlines()
+    emitted = ["def f_vjp(" + emitted[0]] + emitted[1:]
+    checks = [i for i, line in enumerate(emitted) if line.lstrip().startswith(("if any(np.iscomplexobj", "if tuple(np.ndim"))]
+    kept = [line for i, line in enumerate(emitted) if not any(i in (c, c + 1) for c in checks)]
+    assert right == kept
