@@ -124,6 +124,16 @@ class NeedsShapes(SourceError):
     writes the target again at the point's shapes where one was given (emit/module.py)."""
 
 
+def adjoint_example(value):
+    """The adjoint's example of a real float value where the point holds complex values: complex,
+    as the sweep's adjoint of a real value that met complex ones is (x * 1j), so that a rule that
+    reads its real part (imag's -1j real(g), abs's) writes that real part."""
+    numpy = np()
+    if value.__class__ is float or (isinstance(value, (numpy.ndarray, numpy.floating)) and value.dtype.kind == "f"):
+        return numpy.asarray(value, dtype=complex) if numpy.ndim(value) else numpy.complex128(value)
+    return value
+
+
 def no_shapes(line, what) -> None:
     raise NeedsShapes("not emitted", f"emit: {what}, and no point was given", Span(line, 1, line, 1),
                       "give the point to emit at with --at NAME=VALUE,... (arrays of the shapes to emit for)")
@@ -178,6 +188,8 @@ class Writer:
         if which == "impl":
             return operands
         kind, i = which
+        if kind == "vjp" and getattr(self.examples, "complex", False):
+            return [adjoint_example(target), target if s.prim.needs_ans else None, *operands]
         return [target if kind == "vjp" else operands[i], target if s.prim.needs_ans or kind == "jvp" else None,
                 *operands]
 
