@@ -214,8 +214,7 @@ def validate_emitted(path, target, values: dict, wrt=None, seed=0) -> list:
         if cotangent is None:
             return grad(None, values, wrt, target=target).gradient
         from .diff.complex_derivatives import hermitian_adjoint      # a complex output: J^H v of its Jacobian
-        from .matrices import jacobian as real_blocks
-        blocks = real_blocks(None, values, wrt, target=target)
+        blocks = __getattr__("jacobian")(None, values, wrt, target=target)     # the facade's own, lazily
         return hermitian_adjoint(blocks.jacobian, blocks.value, blocks.inputs, cotangent)
     from .lang.builtins import STOP_GRADIENT
     detached = bool(set(STOP_GRADIENT) & set(loaded_names(target.node)))
