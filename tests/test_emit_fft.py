@@ -1,5 +1,6 @@
 """`autodiff emit` of np.fft (engine/emit/fft_forms.py): each of fft ifft fft2 ifft2 fftn ifftn
-rfft irfft fftshift ifftshift fftfreq rfftfreq is written as its table entry (core/rules/fft.py),
+rfft irfft fftshift ifftshift fftfreq rfftfreq is written as its table entry (core/rules/fft.py)
+(rfft2 irfft2 rfftn irfftn hfft ihfft as the library's compositions of them),
 its primal, adjoint and tangent the entry's rules traced at the point (numpy's n, s, axis, axes and
 norm resolved as core/library/fft.py resolves them, constants of the text at the point's shapes,
 which the emitted functions check); the emitted adjoint is `autodiff.grad`'s at random points,
@@ -43,6 +44,13 @@ PROGRAMS = {
     "sum(real(np.fft.fftshift(np.fft.fft(z))) * np.fft.fftfreq(5, 0.5)) + sum(abs(np.fft.ifftshift(m, axes=1)) * r)":
         {"z": Z5, "m": M34, "r": R34},
     "sum(np.fft.fftshift(x) * np.fft.rfftfreq(6, d)) + sum(np.fft.fftfreq(len(x)) * x * d)": {"x": X4, "d": 0.25},
+    # the real and Hermitian transforms: the library's composites of the entries (numpy's steps)
+    "sum(abs(np.fft.rfftn(r)) ** 2 * arange(3)) + sum(imag(np.fft.rfft2(r, s=(2, 6), axes=(1, 0), norm='ortho')))":
+        {"r": R34},
+    "sum(np.fft.irfftn(m) ** 2) + sum(np.fft.irfft2(m, s=(4, 5), norm='forward') * arange(5))": {"m": M34},
+    "sum(np.fft.hfft(z, 7, norm='ortho') ** 3) + sum(abs(np.fft.ihfft(x, axis=0)) ** 2 * arange(3))":
+        {"z": Z5, "x": X4},
+    "sum(np.fft.hfft(m, 3, axis=0) * r) + sum(abs(np.fft.rfftn(r, axes=(0,))) ** 2)": {"m": M34, "r": R34},
 }
 PROGRAM = """import numpy as np
 

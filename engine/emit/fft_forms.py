@@ -5,19 +5,22 @@ axis; by default the input's own lengths, irfft's 2(m-1)), `axes` (non-negative)
 shape of it (a Plain statement, its value where the line runs); the rules are traced at the
 point's values (emit/rule_text.py), where it is a constant, so the emitted text holds at the
 point's shapes, which the emitted function checks at entry. fftfreq and rfftfreq are the
-library's composite k * (1 / (n d)), k numpy's whole frequencies."""
+library's composite k * (1 / (n d)), k numpy's whole frequencies; rfft2 rfftn irfft2 irfftn hfft
+ihfft the library's composites of the entries (numpy's own steps)."""
 from __future__ import annotations
 
 from ...parser import nodes
-from ..core.library.fft import NORMS
+from ..core.library.fft import NORMS, SWAPPED
 from .builtin_forms import literal_value
 from .ir import AtPoint
 
 ONE_AXIS = ("fft", "ifft", "rfft", "irfft")         # n, axis, norm
+HERMITIAN = ("hfft", "ihfft")                       # n, axis, norm: composites of irfft, rfft and conj
 MANY_AXES = {"fft2": 2, "ifft2": 2, "fftn": None, "ifftn": None}      # s, axes, norm; how many axes by default
+REAL_AXES = {"rfft2": 2, "irfft2": 2, "rfftn": None, "irfftn": None}  # s, axes, norm: composites of the entries
 SHIFTS = ("fftshift", "ifftshift")                  # axes
 FREQUENCIES = ("fftfreq", "rfftfreq")               # n, d
-FFT_FORMS = ONE_AXIS + tuple(MANY_AXES) + SHIFTS + FREQUENCIES
+FFT_FORMS = ONE_AXIS + HERMITIAN + tuple(MANY_AXES) + tuple(REAL_AXES) + SHIFTS + FREQUENCIES
 
 
 def of_shape(node) -> bool:
@@ -33,7 +36,8 @@ class FftForms:
     def __init__(self, low, refuse):
         self.low, self.refuse = low, refuse
 
-    def call(self, name, args, e, target):
+    def call(self, name, args, e, target, rank):
+        """`rank(x)`: the rank of x where the point gives it (a parameter's), else None."""
         line = e.span.line
         if name in FREQUENCIES:
             return self.frequencies(name, args, e, target)
@@ -47,23 +51,75 @@ class FftForms:
             axes = self.axes_text(x, given[0], None, e)
             return self.low.apply(name, [x, self.at_point(axes, line)], line, target)
         norm = self.norm(name, given[2], e)
-        if name in ONE_AXIS:
-            axis = -1 if given[1] is None else given[1]
-            if axis.__class__ is not int:
-                self.refuse(f"the axis {axis!r} of {name}", e.span, "write one axis as a whole number")
-            axes = f"({self.axis_text(x, axis)},)"
-            length = f"np.shape({x})[{self.axis_text(x, axis)}]"
-            lengths = self.lengths(given[0], e, f"({length},)" if name != "irfft" else f"(2 * ({length} - 1),)")
+        if name in ONE_AXIS or name in HERMITIAN:
+            return self.one_axis(name, x, given, norm, e, target)
+        if name in REAL_AXES:
+            return self.real_axes(name, x, given, norm, e, target, rank)
+        s = given[0] if given[0] is None or given[0].__class__ is tuple else (given[0],)
+        count = MANY_AXES[name] if s is None else len(s)
+        axes = self.axes_text(x, given[1], count, e)
+        if s is None:
+            lengths = self.at_point(f"tuple(np.take(np.shape({x}), {axes}))", line)
         else:
-            s = given[0] if given[0] is None or given[0].__class__ is tuple else (given[0],)
-            count = MANY_AXES[name] if s is None else len(s)
-            axes = self.axes_text(x, given[1], count, e)
-            if s is None:
-                lengths = self.at_point(f"tuple(np.take(np.shape({x}), {axes}))", line)
-            else:
-                lengths = tuple(self.whole(n, name, e) for n in s)
+            lengths = tuple(self.whole(n, name, e) for n in s)
+        return self.transform(name, x, lengths, axes, norm, line, target)
+
+    def transform(self, name, x, lengths, axes, norm, line, target):
+        """The entry `name` of x along `axes` (the text of a tuple) at `lengths` (a tuple, or the
+        name of an AtPoint) and `norm`."""
         return self.low.apply(name, [x, lengths, self.at_point(axes, line), self.at_point(repr(norm), line)],
                               line, target)
+
+    def one_axis(self, name, x, given, norm, e, target):
+        """fft ifft rfft irfft along one axis; hfft (irfft of the conjugate) and ihfft (the
+        conjugate of rfft) at the other direction's norm, as core/library/fft.py writes them."""
+        line = e.span.line
+        axis = -1 if given[1] is None else given[1]
+        if axis.__class__ is not int:
+            self.refuse(f"the axis {axis!r} of {name}", e.span, "write one axis as a whole number")
+        length = f"np.shape({x})[{self.axis_text(x, axis)}]"
+        half = name in ("irfft", "hfft")
+        lengths = self.lengths(given[0], e, f"(2 * ({length} - 1),)" if half else f"({length},)")
+        axes = f"({self.axis_text(x, axis)},)"
+        if name == "hfft":
+            return self.transform("irfft", self.low.apply("conj", [x], line, None), lengths, axes, SWAPPED[norm], line,
+                                  target)
+        if name == "ihfft":
+            return self.low.apply("conj", [self.transform("rfft", x, lengths, axes, SWAPPED[norm], line, None)], line,
+                                  target)
+        return self.transform(name, x, lengths, axes, norm, line, target)
+
+    def real_axes(self, name, x, given, norm, e, target, rank):
+        """rfft2 rfftn (rfft along the last axis, then fft along the others, the last first) and
+        irfft2 irfftn (ifft along all but the last, the first first, then irfft: its length by
+        default 2(m-1)), as core/library/fft.py composes them."""
+        line = e.span.line
+        s = given[0] if given[0] is None or given[0].__class__ is tuple else (given[0],)
+        axes = given[1] if given[1] is None or given[1].__class__ is tuple else (given[1],)
+        count = len(axes) if axes is not None else len(s) if s is not None else REAL_AXES[name] or rank(x)
+        if count is None:
+            self.refuse(f"`{name}` over all the axes of a value whose rank is unknown here", e.span,
+                        "give its axes: axes=(0, 1)")
+        if not count or axes is not None and any(a.__class__ is not int for a in axes):
+            self.refuse(f"the axes {axes!r} of {name}", e.span, "write the axes as whole numbers")
+        texts = [self.axis_text(x, a) for a in axes] if axes is not None else \
+            [f"np.ndim({x}) - {count - k}" for k in range(count)]
+        inverse = name.startswith("i")
+        if s is not None:
+            lengths = [(self.whole(n, name, e),) for n in s]
+        else:
+            lengths = [self.at_point(f"(np.shape({x})[{t}],)", line) for t in texts[:-1]]
+            last = f"np.shape({x})[{texts[-1]}]"
+            lengths.append(self.at_point(f"(2 * ({last} - 1),)" if inverse else f"({last},)", line))
+        steps = [(f"({t},)", n) for t, n in zip(texts, lengths)]
+        if inverse:
+            for axes_k, n in steps[:-1]:
+                x = self.transform("ifft", x, n, axes_k, norm, line, None)
+            return self.transform("irfft", x, steps[-1][1], steps[-1][0], norm, line, target)
+        y = self.transform("rfft", x, steps[-1][1], steps[-1][0], norm, line, None if len(steps) > 1 else target)
+        for k in range(len(steps) - 2, -1, -1):
+            y = self.transform("fft", y, steps[k][1], steps[k][0], norm, line, target if k == 0 else None)
+        return y
 
     def at_point(self, text, line):
         """A parameter of the entry as the text of its value where the line runs (an AtPoint)."""
@@ -73,7 +129,9 @@ class FftForms:
 
     @staticmethod
     def parameter_names(name):
-        return ("axes",) if name in SHIFTS else ("n", "axis", "norm") if name in ONE_AXIS else ("s", "axes", "norm")
+        if name in SHIFTS:
+            return ("axes",)
+        return ("n", "axis", "norm") if name in ONE_AXIS or name in HERMITIAN else ("s", "axes", "norm")
 
     def norm(self, name, norm, e):
         if norm is None:

@@ -542,7 +542,8 @@ class Lowering(Iteration):
         if self.is_directional(e):
             return self.directional(e, name, target)
         if name in FFT_FORMS and name not in self.helpers and name not in self.closures:
-            return FftForms(self, refuse).call(name, positional(e, refuse), e, target)
+            rank = lambda x: self.fixed_ranks.get(x)     # noqa: E731 (a parameter's, at the point)
+            return FftForms(self, refuse).call(name, positional(e, refuse), e, target, rank)
         if name in FORMS and name not in self.helpers and name not in self.closures:
             return Forms(self, refuse).call(e, target, lambda x: self.fixed_ranks.get(x))
         if name in ("sum", "mean") and len(e.args) == 1 and not e.keywords and isinstance(e.args[0], nodes.ListComp) \
