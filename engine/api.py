@@ -209,7 +209,13 @@ def validate_emitted(path, target, values: dict, wrt=None, seed=0) -> list:
     params = list(target.inputs)
     wrt = list(wrt or params)
     from .lang.names import loaded_names
-    ad = lambda: grad(None, values, wrt, target=target).gradient     # noqa: E731 (a tangent-only module: not asked)
+
+    def ad(cotangent=None):         # asked only where the module has an adjoint
+        if cotangent is None:
+            return grad(None, values, wrt, target=target).gradient
+        from .diff.complex_derivatives import hermitian_adjoint      # a complex output: J^H v of its Jacobian
+        blocks = __getattr__("jacobian")(None, values, wrt, target=target)     # the facade's own, lazily
+        return hermitian_adjoint(blocks.jacobian, blocks.value, blocks.inputs, cotangent)
     from .lang.builtins import STOP_GRADIENT
     detached = bool(set(STOP_GRADIENT) & set(loaded_names(target.node)))
     return validate(path, name, params, wrt, values, ad, seed, detached)

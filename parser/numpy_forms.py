@@ -12,7 +12,8 @@ from .modules import MODULE_ROOTS, SUBMODULES, is_submodule
 from .spans import checked_name, join, span_of, tok_span
 
 # np.fft's transforms: their norm ("backward", "ortho", "forward") is their fourth parameter
-FFT_NAMES = ("fft", "ifft", "rfft", "irfft", "fft2", "ifft2", "fftn", "ifftn")
+FFT_NAMES = ("fft", "ifft", "rfft", "irfft", "fft2", "ifft2", "fftn", "ifftn", "rfft2", "irfft2", "rfftn", "irfftn",
+             "hfft", "ihfft")
 
 # The one place strings are taken: these builtins' string parameters, by position and keyword
 # (numpy's names). The callee is judged by its last name, so `np.linalg.norm` and `la.norm` count.

@@ -210,3 +210,83 @@ def test_fftfreq_is_differentiable_in_its_spacing_and_takes_the_runs_dtype():
     with pytest.raises(SourceError) as e:
         api.evaluate("np.fft.fftfreq(0)")
     assert "at least 1" in e.value.message and e.value.span is not None
+
+
+# rfft2 irfft2 rfftn irfftn hfft ihfft: numpy's own compositions of the entries (core/library/fft.py)
+R3 = rng.normal(size=(3, 4, 5))
+COMPOSITES = [
+    ("np.fft.rfftn(r3)", lambda: np.fft.rfftn(R3)),
+    ("np.fft.rfftn(r3, s=(3, 6), norm='ortho')", lambda: np.fft.rfftn(R3, s=(3, 6), norm="ortho")),
+    ("np.fft.rfftn(r3, axes=(2, 0))", lambda: np.fft.rfftn(R3, axes=(2, 0))),
+    ("np.fft.rfft2(r)", lambda: np.fft.rfft2(R)),
+    ("np.fft.rfft2(r3, s=(5, 3), axes=(0, 1), norm='forward')",
+     lambda: np.fft.rfft2(R3, s=(5, 3), axes=(0, 1), norm="forward")),
+    ("np.fft.irfftn(m)", lambda: np.fft.irfftn(M)),
+    ("np.fft.irfftn(m, s=(2, 7), norm='ortho')", lambda: np.fft.irfftn(M, s=(2, 7), norm="ortho")),
+    ("np.fft.irfftn(m, axes=(0,))", lambda: np.fft.irfftn(M, axes=(0,))),
+    ("np.fft.irfft2(m)", lambda: np.fft.irfft2(M)),
+    ("np.fft.irfft2(m, s=(4, 5), axes=(1, 0), norm='forward')",
+     lambda: np.fft.irfft2(M, s=(4, 5), axes=(1, 0), norm="forward")),
+    ("np.fft.irfft2(r)", lambda: np.fft.irfft2(R)),
+    ("np.fft.hfft(z)", lambda: np.fft.hfft(Z)),
+    ("np.fft.hfft(z, 7, norm='ortho')", lambda: np.fft.hfft(Z, 7, norm="ortho")),
+    ("np.fft.hfft(m, axis=0, norm='forward')", lambda: np.fft.hfft(M, axis=0, norm="forward")),
+    ("np.fft.hfft(x)", lambda: np.fft.hfft(X)),
+    ("np.fft.ihfft(x)", lambda: np.fft.ihfft(X)),
+    ("np.fft.ihfft(r, 6, axis=0, norm='ortho')", lambda: np.fft.ihfft(R, 6, axis=0, norm="ortho")),
+    ("np.fft.ihfft(r3, n=3, norm='forward')", lambda: np.fft.ihfft(R3, n=3, norm="forward")),
+]
+
+
+@pytest.mark.parametrize("source, reference", COMPOSITES)
+def test_the_real_and_hermitian_transforms_are_numpys_bits(source, reference):
+    at = {k: v for k, v in {"x": X, "z": Z, "m": M, "r": R, "r3": R3}.items() if k in api.load(source).inputs}
+    got = api.evaluate(source, at=at).value
+    want = reference()
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("source", [
+    "sum(abs(np.fft.rfftn(r3, s=(3, 6), norm='ortho')) ** 2 * arange(4))",
+    "sum(real(np.fft.rfft2(r))[0:3, 0:3] * imag(np.fft.rfft2(r, axes=(1, 0))[0:3, 0:3]))",
+    "sum(np.fft.irfftn(m, s=(2, 7)) ** 2 * arange(7)) + sum(np.fft.irfft2(m, norm='forward'))",
+    "sum(np.fft.hfft(z, 7, norm='ortho') ** 3) + sum(np.fft.hfft(m, axis=0) * r[0:4, 0:4])",
+    "sum(abs(np.fft.ihfft(r, 6, axis=0)) ** 2 * arange(4)) + sum(imag(np.fft.ihfft(x * x)) ** 2)",
+    "sum(np.fft.irfftn(np.fft.rfftn(r3) * np.fft.rfftn(r3), s=(3, 4, 5)) * r3)",
+])
+def test_the_real_and_hermitian_transforms_gradients_match_differences(source):
+    at = {"z": Z, "x": X, "m": M, "r": np.resize(R, (6, 4)), "r3": R3}
+    at = {k: v for k, v in at.items() if k in api.load(source).inputs}
+    r = api.grad(source, at=at)
+    for name in at:
+        np.testing.assert_allclose(r.gradient[name], differences(source, at, name), rtol=1e-6, atol=1e-6,
+                                   err_msg=name)
+    real_at = {k: v for k, v in at.items() if not np.iscomplexobj(v)}
+    if real_at == at:                # forward mode (the entries' JVPs) on real inputs: the same gradient
+        forward = api.grad(source, at=at, mode="forward")
+        for name in at:
+            np.testing.assert_allclose(forward.gradient[name], r.gradient[name], rtol=1e-11, atol=1e-11)
+
+
+def test_hfft_of_a_hermitian_spectrum_inverts_ihfft_and_its_jacobian_is_numpys_matrix():
+    """hfft(ihfft(x)) = x (numpy's pair); the Jacobian of hfft(z) of a real z is numpy's hfft of
+    each unit vector (a linear map of real inputs: its columns)."""
+    x = np.array([0.5, -1.0, 2.0, 3.0, 1.5])
+    np.testing.assert_allclose(api.evaluate("np.fft.hfft(np.fft.ihfft(x), 5)", at={"x": x}).value, x, rtol=1e-14)
+    j = api.jacobian("np.fft.hfft(y, 6)", at={"y": X}).jacobian["y"]
+    np.testing.assert_allclose(j, np.stack([np.fft.hfft(e, 6) for e in np.eye(4)], axis=1), atol=1e-14)
+
+
+@pytest.mark.parametrize("source, message", [
+    ("np.fft.rfftn(m)", "does not take complex values"),
+    ("np.fft.ihfft(z)", "does not take complex values"),
+    ("np.fft.irfftn(x, axes=())", "at least one axis"),
+    ("np.fft.rfft2(x)", "out of bounds"),
+    ("np.fft.hfft(x, norm='unit')", "norm must be one of"),
+])
+def test_misuse_of_the_real_and_hermitian_transforms_is_a_located_error(source, message):
+    with pytest.raises(SourceError) as e:
+        at = {k: v for k, v in {"x": X, "z": Z, "m": M}.items() if k in api.load(source).inputs}
+        api.evaluate(source, at=at)
+    assert message in e.value.message + (e.value.hint or "") and e.value.span is not None

@@ -68,7 +68,9 @@ def validate(path: str, name: str, params: list, wrt: list, values: dict, ad_gra
              detached: bool = False) -> list:
     """The rows of the checks at `values`, `ad_gradient` the engine's gradient by name (a non-scalar
     output's summed, as the seeds' convention: the emitted adjoint's cotangent 1.0), or what
-    gives it, asked only where the module has an adjoint (a complex output's tangent has none). `detached`:
+    gives it, asked only where the module has an adjoint; of a complex output, what gives the
+    engine's J^H v for a cotangent v (diff/complex_derivatives.py's `hermitian_adjoint`), which
+    the emitted adjoint is checked against at a seeded complex v. `detached`:
     the program cuts a derivative (stop_gradient), which differences see through: their rows say
     so rather than fail (as the check table's detached rows do)."""
     numpy = np()
@@ -77,9 +79,15 @@ def validate(path: str, name: str, params: list, wrt: list, values: dict, ad_gra
     rng = numpy.random.default_rng(seed)
     rows = []
     if vjp is not None:
-        _, grads = vjp(*args)
-        reference = ad_gradient() if callable(ad_gradient) else ad_gradient
-        rows += [row("adjoint vs AD", w, g, reference[w], AD_RTOL) for w, g in zip(wrt, grads)]
+        value, grads = vjp(*args)
+        check = "adjoint vs AD"
+        if is_complex(value):           # J^H v along a seeded complex cotangent, against the engine's Jacobian
+            v = _like(value, rng)
+            _, grads = vjp(*args, cotangent=v)
+            reference, check = ad_gradient(v), "adjoint vs AD (J^H v, a complex cotangent v)"
+        else:
+            reference = ad_gradient() if callable(ad_gradient) else ad_gradient
+        rows += [row(check, w, g, reference[w], AD_RTOL) for w, g in zip(wrt, grads)]
     if jvp is not None:
         for w in wrt:
             rows += [_tangent_row(primal, jvp, params, wrt, args, w, rng, detached, part)

@@ -306,3 +306,24 @@ def forward_gradient(jvp, target, inputs, wrt, limits, weights=None):
 
 __all__ = ["any_complex", "jacobian", "hessian_rows", "holomorphic_first_derivative", "forward_gradient",
            "reported"]
+
+
+def hermitian_adjoint(jacobian: dict, value, inputs: dict, cotangent) -> dict:
+    """J^H v for each input of a Jacobian's real blocks (`jacobian`: name -> block, the default
+    layout: the output's axes, the input's, then (re, im) of the output and of the input where
+    complex): the real transpose of the blocks applied to v's (re, im) parts, each complex input's
+    pair read back as x + iy. It is what an adjoint seeded with v returns in the reported
+    gradient's convention (PyTorch's): Re<J u, v> = Re<u, J^H v>, Re<a, b> = Re sum(a conj(b));
+    for a real output and v = 1, the gradient `grad` reports (emit's f_vjp, issue 32)."""
+    numpy = np()
+    value = numpy.asarray(to_host(strip(value)))
+    v = numpy.broadcast_to(numpy.asarray(cotangent), value.shape).reshape(-1)
+    parts = numpy.stack([v.real, v.imag], axis=-1) if value.dtype.kind == "c" else v.real[:, None]
+    out = {}
+    for name, block in jacobian.items():
+        x = numpy.asarray(to_host(strip(inputs[name])))
+        complex_in = x.dtype.kind == "c"
+        b = numpy.asarray(block, dtype=float).reshape(v.size, x.size, parts.shape[1], 2 if complex_in else 1)
+        g = numpy.einsum("op,oipd->id", parts, b)
+        out[name] = (g[:, 0] + 1j * g[:, 1] if complex_in else g[:, 0]).reshape(x.shape)
+    return out

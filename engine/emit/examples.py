@@ -172,7 +172,8 @@ def _call_args(text, env, examples) -> list:
     return [a.id if isinstance(a, ast.Name) else Text(examples, env).node(a) for a in call.args]
 
 
-BUILTINS = {"len": len, "range": range, "int": int, "min": min, "max": max}       # the Python builtins the IR's texts call
+# the Python builtins the IR's texts call
+BUILTINS = {"len": len, "range": range, "int": int, "min": min, "max": max, "tuple": tuple}
 
 
 class Text:
@@ -207,8 +208,10 @@ class Text:
             return items if isinstance(n, ast.List) else tuple(items)
         if isinstance(n, ast.Call):
             return self.node(n.func)(*[self.node(a) for a in n.args])
-        if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Add, ast.Sub)):
+        if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Add, ast.Sub, ast.Mult)):
             left, right = self.node(n.left), self.node(n.right)
+            if isinstance(n.op, ast.Mult):          # np.fft's irfft: 2 * (m - 1)
+                return left * right
             return left + right if isinstance(n.op, ast.Add) else left - right
         if isinstance(n, ast.Slice):
             return slice(*[None if b is None else self.node(b) for b in (n.lower, n.upper, n.step)])

@@ -9,7 +9,8 @@ core/library/axes.py's gathered), item assignment its index_update, `for v in A`
 range(len(A)) with v = A[i], a comprehension a loop of index_update (several `for` clauses: the
 comprehension of comprehensions, its first two axes made one), sum/mean/max/min (with an axis,
 axes, keepdims) the table's reductions written as numpy's functions, a list of numbers an np.array
-constant; methods, keywords, prod, norm, var, dot... as emit/builtin_forms.py writes them; a
+constant; methods, keywords, prod, norm, var, dot... as emit/builtin_forms.py writes them, np.fft's
+transforms as emit/fft_forms.py does; a
 tuple built or taken apart Python's text (Packed: no derivative through it), `grad(h)(x)` a call
 of h's gradient helper (Derivative, emit/derivatives.py). What the IR has no form for yet is
 refused with the construct and its line (`refuse`)."""
@@ -27,6 +28,7 @@ from .ir import (Call, Copy, Derivative, For, Function, If, Jump, Opaque, Packed
 from .iteration import Iteration, is_range, names_read, pattern_names
 from .builtin_forms import (FORMS, Forms, as_builtin_call, attribute, gathered, kink_spelling, literal_value,
                             positional, positions_of)
+from .fft_forms import FFT_FORMS, FftForms
 from .rule_text import primitive
 
 # the table entry of each operator and comparison, as the language applies them
@@ -539,6 +541,9 @@ class Lowering(Iteration):
         name, line = e.func.id, e.span.line
         if self.is_directional(e):
             return self.directional(e, name, target)
+        if name in FFT_FORMS and name not in self.helpers and name not in self.closures:
+            rank = lambda x: self.fixed_ranks.get(x)     # noqa: E731 (a parameter's, at the point)
+            return FftForms(self, refuse).call(name, positional(e, refuse), e, target, rank)
         if name in FORMS and name not in self.helpers and name not in self.closures:
             return Forms(self, refuse).call(e, target, lambda x: self.fixed_ranks.get(x))
         if name in ("sum", "mean") and len(e.args) == 1 and not e.keywords and isinstance(e.args[0], nodes.ListComp) \

@@ -9,7 +9,6 @@ from ...parser import nodes
 from ...parser.errors import SourceError
 from ..core.backend import np
 from ..core.complexes import is_complex, point_value
-from ..core.rules.complexes import complex_output_error
 from ..lang.names import walk
 from ..lang.target import bind_inputs
 from .activity import analyse, walk_ir
@@ -113,7 +112,6 @@ def _emit(target, wrt, mode, explain, version, at, shaped=False) -> str:
     check_derivatives(functions, name, rules)
     facts = analyse(functions, name, wrt, rules)
     shapes = shaped_at(functions, name, globals_, at, shaped or complex_values(target, at), rules)
-    refuse_complex_output(target, defs, name, shapes, mode)
     written = (functions, name, globals_, wrt, facts, mode, explain, rules)
     lines = _written(*written, shapes)
     longer = None if shapes is None else other_lengths(functions, name, globals_, at, rules)
@@ -131,6 +129,8 @@ def _emit(target, wrt, mode, explain, version, at, shaped=False) -> str:
     if complex_wrt and mode != "tangent":        # the convention stated where the module says what it returns
         lines.insert(lines.index("import numpy as np"), f"# the gradient of a complex input ({', '.join(complex_wrt)}): "
                      "dL/dx + i dL/dy, as `autodiff grad` reports it (PyTorch's convention; JAX's is its conjugate)")
+    if complex_output(shapes) and mode != "tangent":
+        lines.insert(lines.index("import numpy as np"), COMPLEX_OUTPUT_NOTE)
     if any("operator." in line for line in lines):     # a rule's in-place operator (a scatter's +=)
         lines.insert(lines.index("import numpy as np"), "import operator")
     return "\n".join(lines).rstrip() + "\n"
@@ -172,16 +172,16 @@ def complex_values(target, at) -> bool:
     return written is not None or any(is_complex(v) for v in (at or {}).values())
 
 
-def refuse_complex_output(target, defs, name, shapes, mode) -> None:
-    """A SourceError (exit 2) at the target's return where its value is complex and an adjoint
-    is asked for: the emitted adjoint is of a real output (a loss), as `autodiff grad`'s is; the
-    tangent of a complex output is emitted."""
-    if mode == "tangent" or shapes is None or not is_complex(shapes.output):
-        return
-    span = next((n.value.span for n in walk(defs[name], bindings=False) if isinstance(n, nodes.Return)), None)
-    raise SourceError("not emitted", "emit: " + complex_output_error("the output") + "; the adjoint of a complex "
-                      "output is not emitted yet", span, "emit it with --mode tangent, or emit a real function "
-                      "of the output (its real part, abs(...)**2)")
+COMPLEX_OUTPUT_NOTE = ("# the output is complex: f_vjp(..., cotangent=v) returns J^H v, Re<J u, v> = Re<u, J^H v> "
+                       "with Re<a, b> = Re sum(a conj(b)) (the real transpose of the real blocks `autodiff jacobian` "
+                       "prints; PyTorch's convention); JAX's vjp is conj(J^H conj(v))")
+
+
+def complex_output(shapes) -> bool:
+    """Whether the target's value at the point is complex: its adjoint's seed is the cotangent's
+    conjugate, so that f_vjp returns J^H v (with the reported gradient's conjugate at the
+    return, `reported`): the cotangent 1.0 of a real output reads the same."""
+    return shapes is not None and is_complex(shapes.output)
 
 
 def _written(functions, name, globals_, wrt, facts, mode, explain, rules, shapes) -> list:
@@ -439,11 +439,24 @@ def adjoint_functions(p: Parts, guard=(), skip=frozenset()) -> list:
         reverse = a.reverse(fn.body, INDENT)
         result = ", ".join(reported(p.shapes, w, a.result(w)) for w in wrt)
         stack = [f"{INDENT}_stack = []"] if any("_stack" in line for line in forward + reverse) else []
-        seed = f"{INDENT}_out_b = np.broadcast_to(cotangent, np.shape(_out)) if np.ndim(_out) else cotangent"
+        seed = f"{INDENT}_out_b = {seed_text(p.shapes)}"
         lines += [f"def {name}_vjp({', '.join(fn.params)}, cotangent=1.0):", *stack, *guard,
                   *a.undefined(INDENT), *forward, seed, *a.initial(INDENT),
                   *reverse, f"{INDENT}return {OUT}, ({result}{',' if len(wrt) == 1 else ''})", "", ""]
     return lines
+
+
+def seed_text(shapes) -> str:
+    """The reverse sweep's seed: the cotangent (of the output's shape); where the point holds
+    complex values numpy's complex value of it (as the rules' text was traced at, emit/sweeps.py's
+    `adjoint_example`), of a complex output its conjugate: f_vjp returns J^H v, the sweep (the plain
+    transpose) of conj(v), conjugated at the return (`reported`)."""
+    given = "np.broadcast_to(cotangent, np.shape(_out)) if np.ndim(_out) else cotangent"
+    if shapes is None or not shapes.complex:
+        return given
+    if complex_output(shapes):
+        return f"np.conj(np.asarray({given}, dtype=complex))[()]"
+    return f"np.asarray({given}, dtype=complex)[()]"
 
 
 def reported(shapes, w, adjoint: str) -> str:

@@ -62,8 +62,9 @@ def spelled(value) -> str:
         return f"np.{owner.__name__}" if value.__name__ == "__call__" else f"np.{owner.__name__}.{value.__name__}"
     if callable(value) and getattr(numpy, getattr(value, "__name__", ""), None) is value:
         return f"np.{value.__name__}"
-    if callable(value) and getattr(numpy.linalg, getattr(value, "__name__", "") or "_", None) is value:
-        return f"np.linalg.{value.__name__}"
+    for sub in ("linalg", "fft"):           # numpy.linalg's and numpy.fft's functions (np.fft.fft in fft's rules)
+        if callable(value) and getattr(getattr(numpy, sub), getattr(value, "__name__", "") or "_", None) is value:
+            return f"np.{sub}.{value.__name__}"
     if callable(value) and getattr(operator, getattr(value, "__name__", "") or "_", None) is value:     # a += b in a rule: operator.iadd
         return f"operator.{value.__name__}"
     if value is None or value.__class__ in (int, str, slice) or value is Ellipsis:
@@ -79,7 +80,9 @@ def spelled(value) -> str:
 
 def _stand(value, tracer, name, example=None, parameter=False):
     """The stand-in of an operand: a probe for a name (of the example's shape where one is
-    given; a parameter's, such as an index, the example itself), the number itself for a constant."""
+    given; a parameter's, such as an index, the example itself), the number itself for a constant.
+    A parameter whose value at the point is a string or a tuple of whole numbers (np.fft's norm,
+    lengths and axes, emit/fft_forms.py's AtPoint) is that constant: the text holds at the point's shapes."""
     if value.__class__ is slice:        # x[i:i + 2]: its bounds that are names probes of their values
         return slice(*[probe_of(b, e, tracer) if b.__class__ is str else b for b, e in
                        zip((value.start, value.stop, value.step), (example.start, example.stop, example.step))])
@@ -91,6 +94,9 @@ def _stand(value, tracer, name, example=None, parameter=False):
     if isinstance(example, tuple) and not parameter:        # eigh(A)[0]: what a builtin returns, a tuple
         raise NotEmitted("an item of the tuple a builtin returns (eigh's, svd's, qr's), taken by indexing or "
                          "into a table entry")
+    if parameter and (example.__class__ is str or example.__class__ is tuple and all(
+            isinstance(v, (int, numpy.integer)) for v in example)):    # np.fft's lengths, axes, norm: constants
+        return example if example.__class__ is str else tuple(int(v) for v in example)
     return probe_of(name, example if parameter else stand_in(example), tracer)
 
 

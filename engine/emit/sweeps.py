@@ -8,7 +8,7 @@ import re
 
 from .activity import walk_ir
 from .lower import Call, Copy, Derivative, For, If, Jump, Plain, Prim, While, jumps
-from .ir import names_in
+from .ir import AtPoint, names_in
 from ...parser.errors import SourceError
 from ...parser.nodes import Span
 from .rule_text import NotEmitted, complex_text, rule_text
@@ -124,6 +124,16 @@ class NeedsShapes(SourceError):
     writes the target again at the point's shapes where one was given (emit/module.py)."""
 
 
+def adjoint_example(value):
+    """The adjoint's example of a real float value where the point holds complex values: complex,
+    as the sweep's adjoint of a real value that met complex ones is (x * 1j), so that a rule that
+    reads its real part (imag's -1j real(g), abs's) writes that real part."""
+    numpy = np()
+    if value.__class__ is float or (isinstance(value, (numpy.ndarray, numpy.floating)) and value.dtype.kind == "f"):
+        return numpy.asarray(value, dtype=complex) if numpy.ndim(value) else numpy.complex128(value)
+    return value
+
+
 def no_shapes(line, what) -> None:
     raise NeedsShapes("not emitted", f"emit: {what}, and no point was given", Span(line, 1, line, 1),
                       "give the point to emit at with --at NAME=VALUE,... (arrays of the shapes to emit for)")
@@ -178,6 +188,8 @@ class Writer:
         if which == "impl":
             return operands
         kind, i = which
+        if kind == "vjp" and getattr(self.examples, "complex", False):
+            return [adjoint_example(target), target if s.prim.needs_ans else None, *operands]
         return [target if kind == "vjp" else operands[i], target if s.prim.needs_ans or kind == "jvp" else None,
                 *operands]
 
@@ -222,6 +234,8 @@ class Writer:
                     out += [pad + t for t in inner] + [pad + self.tagged(f"{s.target} = {expr}", s.line)]
             elif isinstance(s, Copy):
                 out.append(pad + self.tagged(f"{s.target} = {self.test(s.source)}", s.line))
+            elif isinstance(s, AtPoint):        # a constant of the rules' text: no line
+                continue
             elif isinstance(s, Plain):
                 text = TEMP.sub(lambda m: self.inline.get(m[0], m[0]), s.text)
                 if not self.inlined(s.target, text, []):
@@ -278,6 +292,7 @@ def read_by_rules(body, active, useful, shaped=False) -> set:
     differentiates (a helper's reverse restores its own values); `shaped` (the rules written at
     the operands' shapes, which their text names: np.shape(x)): every operand of those too."""
     names = set()
+    constants = {s.target for s in walk_ir(body) if isinstance(s, AtPoint)}     # no line reads them
     for s in walk_ir(body):
         if isinstance(s, Prim) and s.target in useful:
             names.update(rule_reads(s, useful))
@@ -285,7 +300,7 @@ def read_by_rules(body, active, useful, shaped=False) -> set:
                 names.update(n for o in s.operands for n in names_in(o))
         if isinstance(s, Derivative) and s.target in useful:       # its Hessian-vector product reads them
             names.update(a for a in s.call_args if a.__class__ is str)
-    return names
+    return names - constants
 
 
 def rule_reads(s, useful) -> set:

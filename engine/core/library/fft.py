@@ -2,7 +2,13 @@
 fftn ifftn (s, axes, norm), fftshift ifftshift (axes). Each resolves numpy's arguments as numpy
 does (n or s: the lengths along the axes, by default the input's own, irfft's 2(m-1); axes: the
 last one, two or len(s); norm: None is "backward") and calls its table entry (core/rules/fft.py).
-fftfreq and rfftfreq (n, d) are composites: numpy's k * (1 / (n d)), differentiable in d."""
+fftfreq and rfftfreq (n, d) are composites: numpy's k * (1 / (n d)), differentiable in d.
+rfft2 rfftn irfft2 irfftn hfft ihfft are composites of the entries, as numpy defines them (its
+own code is these steps, so the values are numpy's to the bit): rfftn is rfft along the last of
+its axes then fft along the others (the last first), irfftn ifft along all but the last (the
+first first) then irfft along it (its length by default 2(m-1)); hfft is irfft of the conjugate,
+ihfft the conjugate of rfft, each at the other direction's norm (backward and forward swapped).
+Their derivatives are the entries' rules."""
 from __future__ import annotations
 
 from .. import ops
@@ -96,6 +102,59 @@ def _many(name, entry, a, s, axes, norm, default_axes):
     if not resolved:
         return a
     return entry(a, lengths, resolved, _norm(name, norm))
+
+
+def _real_many(name, a, s, axes, norm, default_axes, inverse=False):
+    """rfftn (the transforms' order numpy's) and, `inverse`, irfftn."""
+    a = _array(name, a)
+    resolved, lengths = _axes_and_lengths(name, a, s, axes, default_axes)
+    if not resolved:
+        raise ArgumentError(f"{name}() needs at least one axis")
+    if inverse and (s is None or ops.read(s) is None):
+        lengths = lengths[:-1] + (2 * (shape(a)[resolved[-1]] - 1),)
+        if lengths[-1] < 1:
+            raise ArgumentError(f"{name}(): invalid number of data points ({lengths[-1]}) specified: give s")
+    norm = _norm(name, norm)
+    steps = list(zip(resolved, lengths))
+    if inverse:
+        for axis, n in steps[:-1]:
+            a = ops.ifft(a, (n,), (axis,), norm)
+        return ops.irfft(a, (steps[-1][1],), (steps[-1][0],), norm)
+    a = ops.rfft(a, (steps[-1][1],), (steps[-1][0],), norm)
+    for axis, n in reversed(steps[:-1]):
+        a = ops.fft(a, (n,), (axis,), norm)
+    return a
+
+
+def rfft2(a, s=None, axes=(-2, -1), norm=None):
+    return _real_many("rfft2", a, s, axes, norm, _two)
+
+
+def irfft2(a, s=None, axes=(-2, -1), norm=None):
+    return _real_many("irfft2", a, s, axes, norm, _two, inverse=True)
+
+
+def rfftn(a, s=None, axes=None, norm=None):
+    return _real_many("rfftn", a, s, axes, norm, _all)
+
+
+def irfftn(a, s=None, axes=None, norm=None):
+    return _real_many("irfftn", a, s, axes, norm, _all, inverse=True)
+
+
+SWAPPED = {"backward": "forward", "ortho": "ortho", "forward": "backward"}
+
+
+def hfft(a, n=None, axis=-1, norm=None):
+    """numpy's: irfft of the conjugate at the other direction's norm (n by default 2(m-1))."""
+    return _one("hfft", lambda x, lengths, axes, scale: ops.irfft(ops.conj(x), lengths, axes, SWAPPED[scale]),
+                a, n, axis, norm, half=True)
+
+
+def ihfft(a, n=None, axis=-1, norm=None):
+    """numpy's: the conjugate of rfft at the other direction's norm."""
+    return _one("ihfft", lambda x, lengths, axes, scale: ops.conj(ops.rfft(x, lengths, axes, SWAPPED[scale])),
+                a, n, axis, norm)
 
 
 def _two(dims):

@@ -64,7 +64,8 @@ def _complex_transform(name, numpy_call):
     def jvp(t, ans, x, lengths, axes, norm):
         return op(t, lengths, axes, norm)
 
-    op = defprim(name, impl, needs_args=False, make_op=TRANSFORM, vjp=(vjp,), jvp=(jvp,), complex_values=True)
+    op = defprim(name, impl, needs_args=False, make_op=TRANSFORM, vjp=(vjp,), jvp=(jvp,), complex_values=True,
+                 emits_at_shapes=True)
     return op
 
 
@@ -111,16 +112,16 @@ def _irfft_vjp(g, ans, x, lengths, axes, norm):
 
 
 rfft = defprim("rfft", lambda x, lengths, axes, norm: plain_scalar(xp().fft.rfft(x, lengths[0], axes[0], norm)),
-               needs_args=False, make_op=TRANSFORM, vjp=(_rfft_vjp,),
+               needs_args=False, make_op=TRANSFORM, vjp=(_rfft_vjp,), emits_at_shapes=True,
                jvp=(lambda t, ans, x, lengths, axes, norm: rfft(t, lengths, axes, norm),))
 irfft = defprim("irfft", lambda x, lengths, axes, norm: plain_scalar(xp().fft.irfft(x, lengths[0], axes[0], norm)),
-                needs_args=False, make_op=TRANSFORM, vjp=(_irfft_vjp,),
+                needs_args=False, make_op=TRANSFORM, vjp=(_irfft_vjp,), emits_at_shapes=True,
                 jvp=(lambda t, ans, x, lengths, axes, norm: irfft(t, lengths, axes, norm),), complex_values=True)
 
 SHIFT = params_op("axes", shapes=("axes",))
 fftshift = defprim("fftshift", lambda x, axes: xp().fft.fftshift(x, axes), needs_args=False, make_op=SHIFT,
                    vjp=(lambda g, ans, x, axes: ifftshift(g, axes),),
-                   jvp=(lambda t, ans, x, axes: fftshift(t, axes),), complex_values=True)
+                   jvp=(lambda t, ans, x, axes: fftshift(t, axes),), complex_values=True, emits_at_shapes=True)
 ifftshift = defprim("ifftshift", lambda x, axes: xp().fft.ifftshift(x, axes), needs_args=False, make_op=SHIFT,
                     vjp=(lambda g, ans, x, axes: fftshift(g, axes),),
-                    jvp=(lambda t, ans, x, axes: ifftshift(t, axes),), complex_values=True)
+                    jvp=(lambda t, ans, x, axes: ifftshift(t, axes),), complex_values=True, emits_at_shapes=True)

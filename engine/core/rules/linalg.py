@@ -47,7 +47,7 @@ def float_dtype(v):
     complex64), else float64 (a numpy dtype is falsy: no `or`)."""
     dtype = getattr(v, "dtype", None)
     if dtype is not None and dtype.kind == "c":
-        return xp().zeros((), dtype=dtype).real.dtype
+        return xp().finfo(dtype).dtype          # (no array made: emit traces the rules that ask)
     return dtype if dtype is not None and dtype.kind == "f" else xp().float64
 
 
