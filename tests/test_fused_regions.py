@@ -308,7 +308,6 @@ def test_a_regions_plan_is_a_program_and_its_vjp_runs_the_one_reverse_sweep(fuse
     # once over the probes (the kernels' trace), once over the real values (op by op)
     assert [equations for _, equations in regional] == [program.body()[::-1]] * 2
     assert [type(values[0]) in PROBES for values, _ in regional] == [True, False]
-    assert regional[1][0][0] is x
     off = unfused(api.grad, "sum(arcsin(x) * x + x * x)", at={"x": x})
     assert on.gradient["x"].tobytes() == off.gradient["x"].tobytes()
 
