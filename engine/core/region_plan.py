@@ -37,9 +37,9 @@ class RegionPlan:
 
 
 class PlanBuilder:
-    """Builds a region's Program as the finder meets its leaves and operations. A reference to a
-    value is an int: ~i for leaf i (negative), j for the j-th operation, until `plan` places the
-    leaves first."""
+    """Builds a region's Program as the finder meets its leaves and operations (`steps`: what
+    `add` was told, until `plan` makes the equations). A reference to a value is an int: ~i for
+    leaf i (negative), j for the j-th operation, until `plan` places the leaves first."""
 
     def __init__(self):
         self.leaves = 0
@@ -52,7 +52,7 @@ class PlanBuilder:
     def add(self, name, args, refs, span) -> int:
         """An equation of the table entry `name`: `args` the constants in place (None where an
         input goes), `refs` ((argument position, reference), ...) its inputs."""
-        self.steps.append(Entry(TABLE[name], tuple(refs), tuple(args), None, None, span, None))
+        self.steps.append((name, args, refs, span))
         return len(self.steps) - 1
 
     def operations(self) -> int:
@@ -61,9 +61,9 @@ class PlanBuilder:
     def plan(self, span) -> RegionPlan:
         leaves = self.leaves
         equations = [Entry(None, (), (), None, None, None, None) for _ in range(leaves)]
-        for e in self.steps:
-            parents = tuple((pos, ~ref if ref < 0 else leaves + ref) for pos, ref in e.parents)
-            equations.append(Entry(e.prim, parents, e.args, None, None, e.span, None))
+        for name, args, refs, span in self.steps:
+            parents = tuple((pos, ~ref if ref < 0 else leaves + ref) for pos, ref in refs)
+            equations.append(Entry(TABLE[name], parents, tuple(args), None, None, span, None))
         program = Program(equations=equations, leaves=leaves, output=len(equations) - 1, constant=None)
         key = tuple((e.prim.name, e.args, e.parents) for e in program.body())
         return RegionPlan(program=program, key=key, span=span, compiled={})

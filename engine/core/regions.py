@@ -40,7 +40,6 @@ from .tape import Var, planned_step, record, sweep_equations
 MAX_LAYOUTS = 16            # kernels kept per region (a float leaf that changes makes new ones)
 MAX_KERNELS = 1024          # regions' kernels kept in all
 KERNELS: dict = {}          # (plan key, layouts, ndim) -> ForwardKernels, GradKernels or None (op by op)
-REGION_SWEEP = "region sweep"   # a region program's annotation: wanted leaves -> (its sweep's steps, the leaves' order)
 def layouts(values):
     """(key, tape, shape) of the leaves, or None if the region must run op by op. Leaves are
     numbers and float64 arrays whose broadcast has at least the fusion threshold of elements,
@@ -247,30 +246,26 @@ def region_vjp(program, values, seed, wanted) -> dict:
 
 
 def region_sweep(program, wanted) -> tuple:
-    """The sweep's steps over a region's Program for the `wanted` leaves, made once per set of
-    them and kept as the Program's annotation: the leaves' own equations (their adjoints stay),
-    then each equation's plan (core/tape.py's PlannedStep: its VJPs' arguments gathered from the
-    region's values, an unwanted leaf no parent); and the wanted leaves in the order the sweep
-    first passes them an adjoint."""
-    wanted = frozenset(wanted)
-    kept = program.annotations.setdefault(REGION_SWEEP, {})
-    if wanted not in kept:
-        leaves, equations = program.leaves, program.equations
-        steps, reached, order = list(equations[:leaves]), {program.output}, []
-        lives = []
-        for e in program.body():
-            vjps = e.prim.vjps
-            lives.append(tuple((pos, j) for pos, j in e.parents
-                               if vjps[pos] is not None and (j >= leaves or j in wanted)))
-            steps.append(planned_step(e.prim, lives[-1], None, gatherer(e), None, e.span, e))
-        for i in range(len(equations) - 1, leaves - 1, -1):
-            if i in reached:
-                for _, j in lives[i - leaves]:
-                    if j < leaves and j not in order:
-                        order.append(j)
-                    reached.add(j)
-        kept[wanted] = (steps, tuple(order))
-    return kept[wanted]
+    """The sweep's steps over a region's Program for the `wanted` leaves: the leaves' own
+    equations (their adjoints stay), then each equation's plan (core/tape.py's PlannedStep: its
+    VJPs' arguments gathered from the region's values, an unwanted leaf no parent); and the
+    wanted leaves in the order the sweep first passes them an adjoint. Made for each sweep, not
+    kept: a region is swept once when its kernels are traced, and again only where its kernels
+    decline (the steps would outlive that sweep in every compiled region)."""
+    leaves, equations = program.leaves, program.equations
+    steps, reached, order, lives = list(equations[:leaves]), {program.output}, [], []
+    for e in program.body():
+        vjps = e.prim.vjps
+        live = tuple((pos, j) for pos, j in e.parents if vjps[pos] is not None and (j >= leaves or j in wanted))
+        lives.append(e.parents if live == e.parents else live)
+        steps.append(planned_step(e.prim, lives[-1], None, gatherer(e), None, e.span, e))
+    for i in range(len(equations) - 1, leaves - 1, -1):
+        if i in reached:
+            for _, j in lives[i - leaves]:
+                if j < leaves and j not in order:
+                    order.append(j)
+                reached.add(j)
+    return steps, order
 
 
 def gatherer(equation):
