@@ -10,6 +10,9 @@ import pytest
 
 from autodiff.engine import api
 from autodiff.engine.core import fused, region_plan, regions
+from autodiff.engine.core import tape as tape_module
+from autodiff.engine.core.program import Program
+from autodiff.engine.core.tape import Entry
 from autodiff.engine.core.rule_tracer import PROBES
 from autodiff.engine.core.rules import TABLE
 
@@ -279,17 +282,47 @@ def test_scalar_code_does_not_load_the_kernel_machinery():
     assert out.split() == ["False", "True"]
 
 
+def test_a_regions_plan_is_a_program_and_its_vjp_runs_the_one_reverse_sweep(fused_runs, monkeypatch):
+    """issue 28 items 1-2: a region's plan is a Program fragment of the tape's own equations (no
+    second list of steps), and its op-by-op VJP, traced over probes for its kernels and run on the
+    real values where an adjoint is not finite, is core/tape.py's one reverse sweep over them."""
+    swept = []
+    loop = tape_module._sweep
+
+    def counted(steps, adj, dropped, top, bottom, free, values):
+        swept.append(([steps[i] for i in range(top, bottom - 1, -1)], values))
+        return loop(steps, adj, dropped, top, bottom, free, values)
+    monkeypatch.setattr(tape_module, "_sweep", counted)
+    monkeypatch.setattr(regions, "KERNELS", {})              # traced anew, here
+    x = np.linspace(0.0, 1.0, N)                             # arcsin' is inf at 1: op by op
+    on = api.grad("sum(arcsin(x) * x + x * x)", at={"x": x})
+    plan = fused_runs[0][0]
+    program = plan.program
+    assert program.__class__ is Program and (program.leaves, program.output) == (1, 4)
+    assert all(e.__class__ is Entry for e in program.equations)
+    assert [(e.prim, e.args, e.parents) for e in program.body()] == [
+        (TABLE["arcsin"], (None,), ((0, 0),)), (TABLE["mul"], (None, None), ((0, 1), (1, 0))),
+        (TABLE["mul"], (None, None), ((0, 0), (1, 0))), (TABLE["add"], (None, None), ((0, 2), (1, 3)))]
+    regional = [(values, [s.step[-1] for s in steps if s.__class__ is tape_module.PlannedStep])
+                for steps, values in swept if values is not None and len(values) == len(program.equations)]
+    # once over the probes (the kernels' trace), once over the real values (op by op)
+    assert [equations for _, equations in regional] == [program.body()[::-1]] * 2
+    assert [type(values[0]) in PROBES for values, _ in regional] == [True, False]
+    off = unfused(api.grad, "sum(arcsin(x) * x + x * x)", at={"x": x})
+    assert on.gradient["x"].tobytes() == off.gradient["x"].tobytes()
+
+
 def test_a_region_swept_op_by_op_adds_its_adjoints_as_the_tape_does(fused_runs, monkeypatch):
     """issue 28 item 2: an adjoint that is not finite sends the region's VJP op by op
     (regions.replay_reverse); its adjoints add through core/accumulate, as core/tape.sweep's do."""
     added = []
-    accumulate = regions.accumulate
+    accumulate = tape_module.accumulate
 
     def counting(prev, contrib):
         if type(prev) not in PROBES:                         # not the probes of the region's trace
             added.append(prev.shape)
         return accumulate(prev, contrib)
-    monkeypatch.setattr(regions, "accumulate", counting)
+    monkeypatch.setattr(tape_module, "accumulate", counting)
     x = np.linspace(0.0, 1.0, N)                             # arcsin' is inf at 1
     on = api.grad("sum(arcsin(x) * x + x * x)", at={"x": x})
     assert any(ok for _, ok in fused_runs) and added and all(shape == (N,) for shape in added)

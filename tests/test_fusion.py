@@ -38,8 +38,11 @@ def test_a_fused_vjp_is_recorded_by_the_one_tracer(recorded):
 
 def test_a_region_is_recorded_by_the_one_tracer(recorded, monkeypatch):
     monkeypatch.setattr(regions, "KERNELS", {})
-    plan = region_plan.RegionPlan(nodes=(("tanh", (("leaf", 0),)), ("mul", (("node", 0), ("leaf", 1)))),
-                                  leaf_count=2, spans=(None, None), span=None, compiled={})
+    builder = region_plan.PlanBuilder()
+    x, y = builder.leaf(), builder.leaf()
+    t = builder.add("tanh", (None,), ((0, x),), None)
+    builder.add("mul", (None, None), ((0, t), (1, y)), None)
+    plan = builder.plan(None)
     compiled = regions.compile_region(plan, (("array", True, False), ("array", True, False)), (N,), True)
     assert compiled is not None and len(recorded) == 1      # forward and reverse: one recording
     assert set(compiled.adjoints) == {0, 1}

@@ -140,7 +140,7 @@ def test_a_region_across_statements_replays_as_one_fused_region_with_the_interpr
     assert sorted({e.span.line for e in trace.body()[:4]}) == [2, 3, 4]
     assert all(e.prim is FUSED_AWAY for e in trace.body()[:3])
     lowered, = trace.annotations[FUSED_REGIONS].values()
-    assert lowered.region.positions == (2, 3, 4, 5) and len(lowered.region.plan.nodes) == 4
+    assert lowered.region.positions == (2, 3, 4, 5) and lowered.region.plan.program.operations() == 4
     runs = []
     real_run = regions.run
     monkeypatch.setattr(regions, "run", lambda plan, values: runs.append(real_run(plan, values)) or runs[-1])
@@ -164,9 +164,11 @@ def test_regions_across_calls_and_their_sums_keep_the_interpreters_bits(tmp_path
     f = check_both_ways(program(tmp_path, source), at, fn="f")
     assert f.replays >= 3
     trace = next(t for t in f.traces.values() if t)
-    plans = [lowered.region.plan.nodes for lowered in trace.annotations[FUSED_REGIONS].values()]
-    assert plans == [(("mul", (("leaf", 0), ("leaf", 1))), ("sub", (("node", 0), ("const", 1.0))),
-                      ("exp", (("node", 1),)), ("mul", (("node", 2), ("leaf", 0))))]
+    # each plan a Program of two leaves (y, c) and its equations: (primitive, constants, inputs)
+    plans = [(lowered.region.plan.program.leaves, [(e.prim.name, e.args, e.parents) for e in lowered.region.plan.program.body()])
+             for lowered in trace.annotations[FUSED_REGIONS].values()]
+    assert plans == [(2, [("mul", (None, None), ((0, 0), (1, 1))), ("sub", (None, 1.0), ((0, 2),)),
+                          ("exp", (None,), ((0, 3),)), ("mul", (None, None), ((0, 4), (1, 0)))])]
 
 
 def test_a_trace_is_kept_where_only_its_fused_regions_insides_would_not_fit(tmp_path):

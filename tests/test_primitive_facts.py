@@ -25,8 +25,10 @@ X0 = np.concatenate([np.linspace(-3.0, 3.0, N - 1), [0.0]])     # with sinc's sp
 
 
 def one_node_plan(prim):
-    return region_plan.RegionPlan(nodes=((prim.name, tuple(("leaf", i) for i in range(prim.arity))),),
-                                  leaf_count=prim.arity, spans=(None,), span=None, compiled={})
+    builder = region_plan.PlanBuilder()
+    leaves = [builder.leaf() for _ in range(prim.arity)]
+    builder.add(prim.name, (None,) * prim.arity, tuple(enumerate(leaves)), None)
+    return builder.plan(None)
 
 
 def region_kernels(prim):

@@ -38,13 +38,13 @@ def test_a_region_spans_a_functions_return_two_loops_and_the_last_statement(tmp_
           "X": rng.normal(size=(1 << 16, 4))}
     program, entries = recorded(tmp_path, GMM, at)
     found = find_regions(program, [e.value for e in entries])
-    lines = [sorted({span.line for span in region.plan.spans}) for region in found]
+    lines = [sorted({e.span.line for e in region.plan.program.body()}) for region in found]
     # per call of term: (X - mean) * e and d * d (two statements), over (2^16,) a call's
     # 0.5 * ... and ... - that (its return, where m reads it), and one region from `s = 0 * m`
     # through the second loop's three calls' returns to log(s) and m + log(s) on the last line
     assert lines == [[3, 4], [4]] * 3 + [[3, 4]] * 3 + [[4, 10, 12, 13]]
     last = found[-1]
-    names = [node[0] for node in last.plan.nodes]
+    names = [e.prim.name for e in last.plan.program.body()]
     assert names == ["mul"] + ["mul", "sub", "sub", "exp", "add"] * 3 + ["log", "add"]
     assert all(np.asarray(entries[p].value).shape == (1 << 16,) for p in last.positions)
 

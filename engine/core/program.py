@@ -1,5 +1,6 @@
 """The Program: a recorded run as one list of equations, the one IR that the tape, the replay,
-its reverse sweep's plan and its Hessian plan all read.
+its reverse sweep's plan and its Hessian plan all read; a fused region's plan is a Program
+fragment of the same equations (core/region_plan.py).
 
 An equation is a tape entry (core/tape.py `Entry`, made by `record`): its primitive (`prim`;
 None for an input), its inputs (`parents`: (argument position, equation position) of each

@@ -10,10 +10,11 @@ nowhere else, so the region computes it inside its kernels and never makes it an
 grown from a root back through its arguments as far as those conditions hold, so it is maximal
 for that root; the roots are taken from the last equation back.
 
-A region becomes the `RegionPlan` the language builds from an expression (core/region_plan.py):
-its nodes in equation order, each (primitive name, operands) with operands ("leaf", i) for an
-equation outside the region or a constant array, ("const", number) for a number, ("node", j) for
-a node; the root is the last node. core/regions.py then traces and runs it as it runs a plan
+A region becomes the `RegionPlan` the language builds from an expression (core/region_plan.py's
+PlanBuilder): a Program fragment whose leaves are the equations outside the region it reads and
+its constant arrays, whose constants (numbers) stay in its equations' `args`, and whose
+equations are the region's, in equation order (table entries: a recorded step's fused entry is
+its table entry here); the root is the last. core/regions.py then traces and runs it as it runs a plan
 from the AST: the same kernels (`lowered_forward`, `lowered_gradient`). A region of one
 equation is the fused entry the tape records for it (core/tape.py's FUSED_RULES): a plan is made
 for two or more."""
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 
 from . import fused
 from .backend import np
-from .region_plan import MAX_NODES, RegionPlan, eligible
+from .region_plan import MAX_NODES, PlanBuilder, RegionPlan, eligible
 from .rules import TABLE
 
 MIN_EQUATIONS = 2           # one equation is the fused entry the tape records already
@@ -139,31 +140,32 @@ def broadcasts_one_way(equations, members, values, shape) -> bool:
 
 def region_of(equations, positions) -> ProgramRegion:
     """The plan of the equations at `positions` (ascending)."""
-    node_of = {p: n for n, p in enumerate(positions)}
-    index: dict = {}            # leaf key -> leaf position in the plan
+    builder = PlanBuilder()
+    node_of: dict = {}          # equation position -> the builder's reference of its equation
+    index: dict = {}            # leaf key -> the builder's reference of the leaf
     refs: list = []             # the leaves, in plan order
 
     def leaf(key, ref):
         if key not in index:
-            index[key] = len(refs)
+            index[key] = builder.leaf()
             refs.append(ref)
-        return ("leaf", index[key])
-    nodes, spans = [], []
+        return index[key]
     for p in positions:
         e = equations[p]
         traced = dict(e.parents)
-        operands = []
+        args, inputs = [], []
         for pos, arg in enumerate(e.args):
             j = traced.get(pos)
             if j in node_of:
-                operands.append(("node", node_of[j]))
+                inputs.append((pos, node_of[j]))
             elif j is not None:
-                operands.append(leaf(("equation", j), ("equation", j)))
+                inputs.append((pos, leaf(("equation", j), ("equation", j))))
             elif arg.__class__ is float or arg.__class__ is int:
-                operands.append(("const", arg))
+                args.append(arg)
+                continue
             else:
-                operands.append(leaf(("constant", id(arg)), ("constant", arg)))
-        nodes.append((e.prim.name, tuple(operands)))
-        spans.append(e.span)
-    plan = RegionPlan(nodes=tuple(nodes), leaf_count=len(refs), spans=tuple(spans), span=spans[-1], compiled={})
+                inputs.append((pos, leaf(("constant", id(arg)), ("constant", arg))))
+            args.append(None)
+        node_of[p] = builder.add(e.prim.name, args, inputs, e.span)
+    plan = builder.plan(equations[positions[-1]].span)
     return ProgramRegion(positions=tuple(positions), leaves=tuple(refs), plan=plan)

@@ -1,32 +1,94 @@
-"""What a fused region is, for the language to build when an expression compiles: its plan, and
-which table entries it may hold. Apart from core/regions.py (which traces and runs regions) so
-that compiling a program does not import the kernel machinery: that loads on the first region
-over arrays."""
+"""What a fused region is, for the language to build when an expression compiles and for the
+fusion pass over a recorded Program: its plan, and which table entries it may hold. Apart from
+core/regions.py (which traces and runs regions) so that compiling a program does not import the
+kernel machinery: that loads on the first region over arrays.
+
+A region's plan is a Program fragment (core/program.py): its equations are the tape's own
+equation type (core/tape.py's `Entry`: primitive, inputs by (argument position, equation
+position), the constants as they are in `args` (None where an input goes), span). Its first
+`leaves` equations are the region's leaves (prim None), in order; then one equation per
+operation in evaluation order, the last the region's output. The AST finder
+(lang/fused_regions.py) and the pass over a Program (core/program_regions.py) both build it with
+`PlanBuilder`; core/regions.py runs its forward through the table's impls and its op-by-op VJP
+through the one reverse sweep (core/tape.py's `sweep_equations`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-# the most nodes a region holds, found in an expression (lang/fused_regions.py: larger subtrees
-# are split, their parts regions of their own) or in a Program (core/program_regions.py): a
-# kernel's work is bounded
+from .program import Program
+from .rules import TABLE
+from .tape import Entry
+
+# the most operations a region holds, found in an expression (lang/fused_regions.py: larger
+# subtrees are split, their parts regions of their own) or in a Program (core/program_regions.py):
+# a kernel's work is bounded
 MAX_NODES = 64
 
 
 @dataclass
 class RegionPlan:
-    """A region: `nodes` in evaluation order, each (primitive name, operands) with operands
-    ("leaf", i), ("const", number) or ("node", j); the last node is the output. `spans`: each
-    node's place (for notes of the op-by-op VJP)."""
-    nodes: tuple
-    leaf_count: int
-    spans: tuple
+    """A region: its `program` (see the module's docstring); `key`, the program's equations as a
+    hashable value (the primitives' names, constants and inputs: what its kernels depend on), by
+    which every compile of the same region shares its kernels; `span`, the region's place."""
+    program: Program
+    key: tuple
     span: object
     compiled: dict
+
+
+class PlanBuilder:
+    """Builds a region's Program as the finder meets its leaves and operations (`steps`: what
+    `add` was told, until `plan` makes the equations). A reference to a value is an int: ~i for
+    leaf i (negative), j for the j-th operation, until `plan` places the leaves first."""
+
+    def __init__(self):
+        self.leaves = 0
+        self.steps: list = []
+
+    def leaf(self) -> int:
+        self.leaves += 1
+        return ~(self.leaves - 1)
+
+    def add(self, name, args, refs, span) -> int:
+        """An equation of the table entry `name`: `args` the constants in place (None where an
+        input goes), `refs` ((argument position, reference), ...) its inputs."""
+        self.steps.append((name, args, refs, span))
+        return len(self.steps) - 1
+
+    def operations(self) -> int:
+        return len(self.steps)
+
+    def plan(self, span) -> RegionPlan:
+        leaves = self.leaves
+        equations = [Entry(None, (), (), None, None, None, None) for _ in range(leaves)]
+        for name, args, refs, span in self.steps:
+            parents = tuple((pos, ~ref if ref < 0 else leaves + ref) for pos, ref in refs)
+            equations.append(Entry(TABLE[name], parents, tuple(args), None, None, span, None))
+        program = Program(equations=equations, leaves=leaves, output=len(equations) - 1, constant=None)
+        key = tuple((e.prim.name, e.args, e.parents) for e in program.body())
+        return RegionPlan(program=program, key=key, span=span, compiled={})
+
+
+def arguments(equation, values) -> list:
+    """An equation's arguments: its constants, and its inputs' values (`values` by position)."""
+    full = list(equation.args)
+    for pos, j in equation.parents:
+        full[pos] = values[j]
+    return full
+
+
+def forward(program, leaves) -> list:
+    """The region's values by equation position: the leaves, then each equation's table impl."""
+    values = list(leaves)
+    for e in program.body():
+        values.append(e.prim.impl(*arguments(e, values)))
+    return values
 
 
 def eligible(prim) -> bool:
     """Whether a table entry may be a region's node. A kink primitive only where its kink is
     `guarded_kink` (a fact of its entry): its impl asks `(x == 0).any()` before its note, which a
-    traced region turns into a guard (core/fusion.py's Guard)."""
+    traced region turns into a guard (core/fusion.py's Guard). Every VJP of such an entry is
+    present (vjps by position, none None): each input of a region's equation is a parent."""
     return (prim.elementwise and not prim.nondiff and isinstance(prim.vjps, tuple)
             and (prim.kink is None or prim.guarded_kink))

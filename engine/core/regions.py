@@ -1,10 +1,11 @@
 """Fused elementwise regions: several table primitives over large float64 arrays, evaluated as a
 few kernels (numexpr's, and numpy's vectorized functions) and recorded on the tape as ONE entry.
 
-A region (`RegionPlan`) is a small graph of elementwise table primitives over leaves (the
-language finds them in an expression: engine/lang/fused_regions.py). The one rule tracer
-records the table's forward impls over probes of the leaves and the table's own VJP rules run
-through the region in reverse, and the fusion lowering (core/fusion.py) makes those equations
+A region (`RegionPlan`) is a small Program of elementwise table primitives over leaves (the
+language finds them in an expression: engine/lang/fused_regions.py; the fusion pass in a recorded
+Program: core/program_regions.py). The one rule tracer records the table's forward impls over
+probes of the leaves and the table's own VJP rules run through the region by the one reverse
+sweep (core/tape.py's `sweep_equations`), and the fusion lowering (core/fusion.py) makes those equations
 the steps of a core/region_program.py `RegionBuilder`: its forward and VJP kernels, so the rules
 table stays the one source of derivatives. The schedule keeps a few
 intermediates as arrays (those dear to recompute) and inlines the rest, so the tape holds the
@@ -22,7 +23,6 @@ import math
 from dataclasses import dataclass
 
 from . import finite_known, fused, fusion
-from .accumulate import accumulate
 from .backend import np, on_device, xp
 from .buffer_pool import lend
 from .fused import Unfusable
@@ -31,16 +31,15 @@ from .notes import NOTES
 from .primitives import Primitive, element_limit
 from .region_kernels import KERNEL_ERRORS, finite, run_checked, run_kernels
 from .region_pipeline import pipelined
-from .region_plan import RegionPlan
+from .region_plan import RegionPlan, arguments, forward
 from .region_program import Kernel, RegionBuilder, depends_on, is_dear, schedule, use_counts, with_frees
 from .region_seed import is_unit_seed, unit_seed_adjoints
-from .rules import TABLE
 from .rules.shapes import unbroadcast
-from .tape import Var, record
+from .tape import Var, planned_step, record, sweep_equations
 
 MAX_LAYOUTS = 16            # kernels kept per region (a float leaf that changes makes new ones)
 MAX_KERNELS = 1024          # regions' kernels kept in all
-KERNELS: dict = {}          # (nodes, layouts, ndim) -> ForwardKernels, GradKernels or None (op by op)
+KERNELS: dict = {}          # (plan key, layouts, ndim) -> ForwardKernels, GradKernels or None (op by op)
 def layouts(values):
     """(key, tape, shape) of the leaves, or None if the region must run op by op. Leaves are
     numbers and float64 arrays whose broadcast has at least the fusion threshold of elements,
@@ -105,13 +104,13 @@ def run(plan: RegionPlan, values):
 
 
 def region_name(plan) -> str:
-    return "the region of " + ", ".join(node[0] for node in plan.nodes)
+    return "the region of " + ", ".join(e.prim.name for e in plan.program.body())
 
 
 def kernels_of(plan, key, shape, traced):
     """The region's kernels for these layouts, shared by every compile of the same region (an API
     call compiles its target anew): traced once per process."""
-    cache_key = (plan.nodes, key, len(shape))
+    cache_key = (plan.key, key, len(shape))
     if cache_key not in KERNELS:
         if len(KERNELS) >= MAX_KERNELS:
             KERNELS.clear()
@@ -148,10 +147,6 @@ def leaf_values(program, key, shape) -> list:
             for i, layout in enumerate(key)]
 
 
-def node_arguments(node, leaves, values) -> list:
-    return [ref if kind == "const" else leaves[ref] if kind == "leaf" else values[ref] for kind, ref in node[1]]
-
-
 def lower_region(plan, program, key, shape, wanted=None) -> tuple:
     """The region recorded by the one rule tracer (its forward impls over probes of the leaves,
     and where `wanted` names traced leaf positions, the VJP rules run through it in reverse from a
@@ -166,11 +161,15 @@ def lower_region(plan, program, key, shape, wanted=None) -> tuple:
     split = []
 
     def body():
-        values = []
-        for node in plan.nodes:
-            values.append(TABLE[node[0]].impl(*node_arguments(node, probes, values)))
+        values = forward(plan.program, probes)
         split.append(len(recorder.items))
-        return values[-1], ({} if wanted is None else trace_reverse(plan, probes, values, seed, wanted))
+        if wanted is None:
+            return values[-1], {}
+        span = NOTES.span
+        try:
+            return values[-1], region_vjp(plan.program, values, seed, wanted)
+        finally:
+            NOTES.span = span              # (the sweep sets each equation's span: no traced rule notes)
     out, found = fusion.record(recorder, body, ())
     lowered = {v.expr: v for v in leaves if v.__class__ is Fused}
     lowered["g"] = program.symbol("g", shape)
@@ -236,34 +235,43 @@ def guarded(program, out, shape):
     return out
 
 
-def trace_reverse(plan, leaves, values, seed, wanted, spans=None) -> dict:
-    """The table's VJP rules run through the region from the output back, over probes (recorded)
-    or real values (`replay_reverse`, which passes the nodes' spans for their notes): wanted
-    leaf position -> adjoint. Adjoints add through `accumulate`, as the tape's sweep adds them."""
-    adjoints = [None] * len(plan.nodes)
-    adjoints[-1] = seed
-    found: dict = {}
-    for j in range(len(plan.nodes) - 1, -1, -1):
-        g = adjoints[j]
-        if g is None:
-            continue
-        if spans is not None:
-            NOTES.span = spans[j]
-        node = plan.nodes[j]
-        prim = TABLE[node[0]]
-        ans = values[j] if prim.needs_ans else None
-        args = node_arguments(node, leaves, values)
-        for pos, (kind, ref) in enumerate(node[1]):
-            rule = prim.vjps[pos]
-            if kind == "const" or rule is None or (kind == "leaf" and ref not in wanted):
-                continue
-            contrib = rule(g, ans, *args)
-            target = adjoints if kind == "node" else found
-            if (target[ref] if kind == "node" else found.get(ref)) is None:
-                target[ref] = contrib
-            else:                                  # as core/tape.sweep adds (a probe: its `+`)
-                target[ref] = accumulate(target[ref], contrib)
-    return found
+def region_vjp(program, values, seed, wanted) -> dict:
+    """The table's VJP rules run through the region's Program from its output back by the one
+    reverse sweep (core/tape.py's `sweep_equations`), over probes (recorded) or real values
+    (`replay_reverse`): wanted leaf position -> adjoint, in the order the sweep first reaches the
+    leaves (the kernels' steps are made in that order). Adjoints add as the sweep adds them."""
+    steps, order = region_sweep(program, wanted)
+    adjoints = sweep_equations(steps, program.output, seed, values=values, mark=False)
+    return {pos: adjoints[pos] for pos in order if adjoints[pos] is not None}
+
+
+def region_sweep(program, wanted) -> tuple:
+    """The sweep's steps over a region's Program for the `wanted` leaves: the leaves' own
+    equations (their adjoints stay), then each equation's plan (core/tape.py's PlannedStep: its
+    VJPs' arguments gathered from the region's values, an unwanted leaf no parent); and the
+    wanted leaves in the order the sweep first passes them an adjoint. Made for each sweep, not
+    kept: a region is swept once when its kernels are traced, and again only where its kernels
+    decline (the steps would outlive that sweep in every compiled region)."""
+    leaves, equations = program.leaves, program.equations
+    steps, reached, order, lives = list(equations[:leaves]), {program.output}, [], []
+    for e in program.body():
+        vjps = e.prim.vjps
+        live = tuple((pos, j) for pos, j in e.parents if vjps[pos] is not None and (j >= leaves or j in wanted))
+        lives.append(e.parents if live == e.parents else live)
+        steps.append(planned_step(e.prim, lives[-1], None, gatherer(e), None, e.span, e))
+    for i in range(len(equations) - 1, leaves - 1, -1):
+        if i in reached:
+            for _, j in lives[i - leaves]:
+                if j < leaves and j not in order:
+                    order.append(j)
+                reached.add(j)
+    return steps, order
+
+
+def gatherer(equation):
+    """The VJPs' arguments of a region's equation from the region's values: all of them, as its
+    impl took them."""
+    return lambda values: arguments(equation, values)
 
 
 def inputs_of(values) -> dict:
@@ -420,7 +428,4 @@ def region_primitive(kernels, arity) -> Primitive:
 def replay_reverse(plan, raw, g, adjoints) -> dict:
     """The region's VJP op by op on the real values, as an unfused sweep runs the table's rules
     (non-finite gradients, a boxed seed): leaf position -> adjoint."""
-    values = []
-    for node in plan.nodes:
-        values.append(TABLE[node[0]].impl(*node_arguments(node, raw, values)))
-    return trace_reverse(plan, raw, values, g, adjoints, spans=plan.spans)
+    return region_vjp(plan.program, forward(plan.program, raw), g, adjoints)

@@ -327,8 +327,8 @@ def sweep(tape: Tape, index, seed, stop_at: int = 0, check=None, on_step=None, k
 def sweep_equations(steps: list, index, seed, stop_at: int = 0, *, values=None, check=None, on_step=None,
                     before=None, keep: bool = False, rerun: bool = False, free: bool = False,
                     mark: bool = True) -> list:
-    """THE reverse sweep over a Program's equations (core/program.py), the interpreter's and the
-    replay's: from equation `index` (seeded with `seed`; None: nothing flowed) back to `stop_at`;
+    """THE reverse sweep over a Program's equations (core/program.py), the interpreter's, the
+    replay's and a fused region's op-by-op VJP (core/regions.py's region_vjp): from equation `index` (seeded with `seed`; None: nothing flowed) back to `stop_at`;
     returns the adjoints by equation position (None where nothing flowed: a symbolic zero).
     `steps[i]` is the equation itself (a tape's `Entry`), or a replay's plan of it
     (`PlannedStep`: its VJPs' arguments and output taken from `values`, the replayed values by

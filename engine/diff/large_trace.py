@@ -73,7 +73,7 @@ def may_fuse(target) -> bool:
             finder.walk(node)
         except NotRegion:
             continue
-        if len(finder.nodes) >= MIN_REGION_OPS and finder.leaves:
+        if finder.operations() >= MIN_REGION_OPS and finder.leaves:
             return True
     return False
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 from ..core.primitives import Primitive
 from ..core.program_regions import ProgramRegion, find_regions
 from ..core.rule_tracer import Probe, Untraceable
-from ..core.rules import TABLE
+from ..core.region_plan import forward
 from ..core.notes import NOTES
 from ..core.tape import Entry, Tape, Var
 from .fallbacks import LoweringRefused
@@ -70,10 +70,7 @@ class RegionEquation:
             self.made = (out.value, tape.entries[-1])
             return out.value
         self.made = None
-        values = []
-        for node in plan.nodes:
-            values.append(TABLE[node[0]].impl(*regions.node_arguments(node, leaves, values)))
-        return values[-1]
+        return forward(plan.program, leaves)[-1]
 
     def vjp_of(self, pos):
         def vjp(g, ans, *leaves):

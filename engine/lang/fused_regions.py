@@ -14,7 +14,7 @@ import math
 from ...parser import nodes
 from ...parser.errors import SourceError
 from ..core import fused
-from ..core.region_plan import MAX_NODES, RegionPlan, eligible
+from ..core.region_plan import MAX_NODES, PlanBuilder, eligible
 from ..core.rules import builtin_primitives
 from ..core.tape import Var
 from .values import literal
@@ -41,11 +41,14 @@ def callable_primitives() -> dict:
 
 
 class RegionFinder:
-    """Walks a subtree into RegionPlan nodes (in the order the op-by-op closures evaluate them)."""
+    """Walks a subtree into a region's Program (core/region_plan.py's PlanBuilder: its equations
+    in the order the op-by-op closures evaluate them). `walk` gives ("const", number) or ("ref",
+    the builder's reference) of each operand; `leaves`: name -> (leaf position, first Name node,
+    its Name nodes)."""
 
     def __init__(self, builtins, scope):
         self.builtins, self.scope = builtins, scope
-        self.nodes, self.spans, self.leaves = [], [], {}
+        self.builder, self.leaves = PlanBuilder(), {}
         self.entered = 0
 
     def enter(self, ops) -> None:
@@ -58,9 +61,12 @@ class RegionFinder:
 
     def add(self, name, operands, span):
         # (within MAX_REGION_OPS: every add is counted by an enter before its operands are walked)
-        self.nodes.append((name, tuple(operands)))
-        self.spans.append(span)
-        return ("node", len(self.nodes) - 1)
+        args = tuple(ref if kind == "const" else None for kind, ref in operands)
+        refs = tuple((pos, ref) for pos, (kind, ref) in enumerate(operands) if kind == "ref")
+        return ("ref", self.builder.add(name, args, refs, span))
+
+    def operations(self) -> int:
+        return self.builder.operations()
 
     def walk(self, e):
         c = e.__class__
@@ -70,9 +76,11 @@ class RegionFinder:
                 raise NotRegion                      # a float32 literal: the unfused path
             return ("const", value)
         if c is nodes.Name:
-            leaf = self.leaves.setdefault(e.id, (len(self.leaves), e, []))
+            leaf = self.leaves.get(e.id)
+            if leaf is None:
+                leaf = self.leaves[e.id] = (~self.builder.leaf(), e, [])
             leaf[2].append(e)
-            return ("leaf", leaf[0])
+            return ("ref", ~leaf[0])
         if c is nodes.UnaryOp:
             if e.op != "+":
                 self.enter(1)
@@ -117,7 +125,7 @@ def compile_region(compiler, e, scope):
         finder.walk(e)
     except NotRegion:
         return None
-    if len(finder.nodes) < MIN_REGION_OPS or not finder.leaves:
+    if finder.operations() < MIN_REGION_OPS or not finder.leaves:
         return None
     compiler.compiling_region = True
     try:
@@ -125,8 +133,7 @@ def compile_region(compiler, e, scope):
         leaves = [compiler.expr(first, scope) for _, first, _ in finder.leaves.values()]
     finally:
         compiler.compiling_region = False
-    plan = RegionPlan(nodes=tuple(finder.nodes), leaf_count=len(leaves), spans=tuple(finder.spans),
-                      span=e.span, compiled={})
+    plan = finder.builder.plan(e.span)
     probe = max(finder.leaves.values(), key=lambda leaf: (scope.find(leaf[1].id) == "local", len(leaf[2])))
     return region_closure(plan, unfused, leaves, probe, scope)
 
