@@ -53,12 +53,12 @@ def tidied(lines: list) -> list:
         stores = {k: s for k, s in enumerate(lines) if isinstance(s, Store)}
         flow = Flow(tree, stores)
         flow.zeros(tree, frozenset())
-        lines = [flow.folded(k, s) for k, s in enumerate(lines)]
-        flow.stores = {k: s for k, s in enumerate(lines) if isinstance(s, Store)}
+        folded = [flow.folded(k, s) for k, s in enumerate(lines)]
+        flow.stores = {k: s for k, s in enumerate(folded) if isinstance(s, Store)}
         flow.live(tree, frozenset())
-    except Unfollowed:
+    except (Unfollowed, SyntaxError):     # a line Python does not parse is left as written too
         return list(lines)
-    return flow.without_dead(lines)
+    return flow.without_dead(folded)
 
 
 def line_of(node) -> int:
