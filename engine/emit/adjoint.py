@@ -6,6 +6,7 @@ and popped back after its adjoint."""
 from __future__ import annotations
 
 from .activity import refuse_live
+from .liveness import Note, Store
 from .lower import OUT, Call, Copy, Derivative, For, If, Jump, Plain, Prim, While, jumps
 from .sweeps import INDENT, Writer, assigned, differentiable, ends_in_jump, number, read_by_rules
 
@@ -126,13 +127,13 @@ class Adjoint(Writer):
         return out
 
     def accumulate(self, name, expr, line, pad, step) -> list:
-        lines = [pad + f"# {step}"] if self.explain else []
+        lines = [Note(pad + f"# {step}")] if self.explain else []
         if name not in self.started and name not in self.zeroed and pad == INDENT:
             self.started.add(name)          # its first contribution, outside any loop or branch
-            return lines + [pad + self.tagged(f"{adj(name)} = {expr}", line)]
+            return lines + [Store(pad, adj(name), expr, line)]
         if name not in self.started:
             self.zeroed.add(name)
-        return lines + [pad + self.tagged(f"{adj(name)} = {adj(name)} + {expr}", line)]
+        return lines + [Store(pad, adj(name), expr, line, accumulates=True)]
 
     def reset(self, s, pad) -> list:
         """The adjoint of a value the statement overwrote: the value before it has none yet."""
@@ -142,7 +143,7 @@ class Adjoint(Writer):
             self.started.add(s.target)
         else:
             self.zeroed.add(s.target)          # reset in a loop that may not run: it starts at 0
-        return [pad + self.tagged(f"{adj(s.target)} = 0.0", s.line)]
+        return [Store(pad, adj(s.target), None, s.line)]
 
     def reverse_prim(self, s, pad) -> list:
         if not self.live(s.target) or s.prim.nondiff:
@@ -215,7 +216,7 @@ class Adjoint(Writer):
 
     def initial(self, pad) -> list:
         """The adjoints an accumulation in a loop or branch reads first start at 0 (after the sweep is written)."""
-        return [pad + f"{adj(n)} = 0.0" for n in sorted(self.zeroed - {OUT}, key=self.order)]
+        return [Store(pad, adj(n), None) for n in sorted(self.zeroed - {OUT}, key=self.order)]
 
     def result(self, name) -> str:
         """The adjoint of a parameter, or 0.0 where nothing reached it."""

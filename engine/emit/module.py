@@ -13,6 +13,7 @@ from ..lang.names import walk
 from ..lang.target import bind_inputs
 from .activity import analyse, walk_ir
 from .examples import Examples
+from .liveness import tidied
 from .closures import lifted
 from .adjoint import Adjoint, binding, unbound_saves
 from .custom import adjoint_sweeps, program_rules, rule_functions, tangent_sweep
@@ -441,8 +442,9 @@ def adjoint_functions(p: Parts, guard=(), skip=frozenset()) -> list:
         stack = [f"{INDENT}_stack = []"] if any("_stack" in line for line in forward + reverse) else []
         seed = f"{INDENT}_out_b = {seed_text(p.shapes)}"
         lines += [f"def {name}_vjp({', '.join(fn.params)}, cotangent=1.0):", *stack, *guard,
-                  *a.undefined(INDENT), *forward, seed, *a.initial(INDENT),
-                  *reverse, f"{INDENT}return {OUT}, ({result}{',' if len(wrt) == 1 else ''})", "", ""]
+                  *a.undefined(INDENT), *forward, *tidied([seed, *a.initial(INDENT), *reverse,
+                                                           f"{INDENT}return {OUT}, ({result}{',' if len(wrt) == 1 else ''})"]),
+                  "", ""]
     return lines
 
 
@@ -482,8 +484,9 @@ def helper_adjoint(fn, a, grads) -> list:
     base = a.sweep(fn.name)
     return [f"def {base}_fwd(_stack, {', '.join(fn.params)}):", *undefined, *forward,
             f"{INDENT}_stack.append({pack})", f"{INDENT}return {OUT}", "", "",
-            f"def {base}_rev(_stack, _out_b):", f"{INDENT}{pack} = _stack.pop()", *a.initial(INDENT),
-            *reverse, f"{INDENT}return ({''.join(a.result(p) + ', ' for p in grads)})", "", ""]
+            f"def {base}_rev(_stack, _out_b):", *tidied([f"{INDENT}{pack} = _stack.pop()", *a.initial(INDENT), *reverse,
+                                                          f"{INDENT}return ({''.join(a.result(p) + ', ' for p in grads)})"]),
+            "", ""]
 
 
 def tangent_functions(p: Parts, guard=(), skip=frozenset()) -> list:
