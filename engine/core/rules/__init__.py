@@ -3,7 +3,7 @@ stand together; see core/primitives.py). The groups build on each other in this 
 module imports one after it: shapes, joins, comparisons, complexes, arithmetic, elementwise, reductions,
 numeric, scans, special, linalg, factorizations, fft (indexing builds on shapes only).
 
-Kink conventions (README, "Conventions at non-differentiable points") are declared on the entries
+Kink conventions (README, "Conventions: non-differentiable points, complex numbers") are declared on the entries
 (`Primitive.kink`): abs'(0)=0, relu'(0)=0, sign'=0, ties in max/min/maximum/minimum split the
 gradient evenly, comparisons carry no gradient, sqrt'(0)=+inf, norm of a zero vector and hypot at
 the origin have gradient 0. Each kink or tie evaluated is noted with its source span.
