@@ -3,11 +3,13 @@ A replayed value or gradient is the interpreter's to the bit at moving points (t
 PyTorch's convention, made from the sweep's adjoint in the interpreter's one place:
 diff/reverse.py's `reported_gradients`), a branch on a complex value's real part is a guard, and
 what of a replay does not take complex values refuses them with a typed reason counted in
-`f.fallbacks` (diff/fallbacks.py): compiled float code, a generated sweep over complex scalars,
-replayed n-th derivatives and the drivers' real forms over complex values inside (interpreted).
+`f.fallbacks` (diff/fallbacks.py): compiled float code, a generated sweep over complex scalars.
 Replayed Hessians, Jacobians and forward-mode gradients of complex inputs (or, for a Jacobian, a
-complex output) run the drivers' complex forms over the trace (diff/replay_complex.py): the
-interpreter's bits."""
+complex output) run the drivers' complex forms over the trace (diff/replay_complex.py), real
+inputs and a real output through complex values inside their real forms, and n-th derivatives
+(f'(z), or a complex output's) nested duals over the trace (diff/replay_derivatives.py): the
+interpreter's bits; a pass that meets a note or a non-finite number is declined as a real
+trace's is."""
 import math
 
 import numpy as np
@@ -15,7 +17,7 @@ import pytest
 
 import autodiff
 from autodiff.engine.diff import replay_arrays, reverse
-from autodiff.engine.diff.fallbacks import COMPLEX_DERIVATIVES, COMPLEX_FLOAT_CODE, COMPLEX_GENERATED_SWEEP
+from autodiff.engine.diff.fallbacks import COMPLEX_FLOAT_CODE, COMPLEX_GENERATED_SWEEP
 from autodiff.engine.diff.function import Function
 from autodiff.parser.errors import SourceError
 from test_replay import assert_same_gradient, kinks_of, same_number
@@ -227,25 +229,124 @@ def test_a_replayed_hessian_of_a_complex_output_is_refused_as_the_interpreter_re
     assert f.fallbacks == {"a replayed step raised SourceError": 1}
 
 
-@pytest.mark.parametrize("kind", ["hessian", "jacobian", "forward grad", "derivatives"])
-def test_replayed_derivatives_outside_the_complex_forms_are_interpreted_with_their_reason(kind):
-    """Real inputs and a real output through complex values inside (the interpreted drivers' real
-    forms), and n-th derivatives: interpreted, counted."""
-    source = "real(x*2j*exp(1j*x))"
+# real inputs and a real output through complex values inside: the interpreted drivers take their
+# real forms, and so do the replays (diff/replay_complex.py hands them to diff/replay_higher.py)
+THROUGH_COMPLEX = {
+    "real(x*2j*exp(1j*x))": lambda i: {"x": 0.5 + 0.1 * i},
+    "real(exp(1j*x)*x)": lambda i: {"x": 0.3 + 0.2 * i},
+    "abs(sqrt(x + 1j)) * y": lambda i: {"x": 0.3 + 0.2 * i, "y": 1.5 - 0.25 * i},
+    "real(complex(a, b)**2)": lambda i: {"a": 1.0 + i, "b": 2.0 - 0.5 * i},
+    "sum(abs(fft(x))**2)": lambda i: {"x": np.array([1.0, 2.0, 3.0, 4.0]) + 0.5 * i},
+    "sum(real(x * exp(1j*x)) * y)": lambda i: {"x": np.array([0.1, 0.5, 1.0]) + 0.1 * i,
+                                               "y": np.array([1.0, 2.0, -1.0]) * (1 + i)},
+    "imag(fft(x)) * y": lambda i: {"x": np.array([1.0, 2.0, 3.0, 4.0]) + 0.5 * i, "y": 2.0 + i},
+}
+MATRICES = ["hessian", "jacobian auto", "jacobian forward", "jacobian reverse", "forward grad"]
+
+
+def replayed_matrix(kind, f, at):
+    if kind == "hessian":
+        return f.hessian(at)
+    if kind.startswith("jacobian"):
+        return f.jacobian(at, mode=kind.split()[1])
+    return f.forward_grad_result(at)
+
+
+def same_matrix(kind, got, want) -> bool:
+    if kind == "forward grad":
+        assert_same_gradient(got, want)
+        got, want = got.gradient, want.gradient
+    got, want = flat_blocks(got), flat_blocks(want)
+    return len(got) == len(want) and all(same_number(a, b) for a, b in zip(got, want))
+
+
+@pytest.mark.parametrize("kind", MATRICES)
+@pytest.mark.parametrize("source", sorted(THROUGH_COMPLEX))
+def test_derivatives_of_real_inputs_through_complex_values_replay_to_the_interpreters_bits(source, kind):
     f = Function(source)
-    for i in range(4):
-        at = PROGRAMS[source](i)
-        if kind == "hessian":
-            got, want = flat_blocks(f.hessian(at)), flat_blocks(fresh_matrix(kind, f, at))
-        elif kind == "jacobian":
-            got, want = flat_blocks(f.jacobian(at)), flat_blocks(fresh_matrix("jacobian auto", f, at))
-        elif kind == "forward grad":
-            got, want = flat_blocks(f.forward_grad_result(at).gradient), flat_blocks(fresh_matrix(kind, f, at).gradient)
-        else:
-            got = f.derivatives(at, order=2)
-            want = Function(source).derivatives(at, order=2)
-        assert len(got) == len(want) and all(same_number(a, b) for a, b in zip(got, want))
-    assert f.replays == 0 and f.fallbacks == {COMPLEX_DERIVATIVES: 2}
+    vector = source.startswith("imag(fft")
+    if kind == "hessian" and vector:                # not a scalar: the interpreter's error, confirmed
+        with pytest.raises(SourceError, match="scalar output"):
+            for i in range(3):
+                f.hessian(THROUGH_COMPLEX[source](i))
+        return
+    for i in range(5):
+        at = THROUGH_COMPLEX[source](i)
+        assert same_matrix(kind, replayed_matrix(kind, f, at), fresh_matrix(kind, f, at)), (source, i)
+    assert (f.replays, f.interpreted, f.fallbacks) == (3, 2, {}), source
+
+
+# n-th derivatives: a complex input's (f'(z) of a holomorphic f), a real input's of a complex
+# output (nested duals, as the interpreter takes them), and a real input's and output's through
+# complex values inside (the real form); `wrt`: the input varied, the others held
+NTH = {
+    "exp(z)*z": (lambda i: {"z": 1j + 0.1 * i}, None),
+    "sin(z)**2 + z**3/(1 + z)": (lambda i: {"z": 0.3 + 0.4j - 0.1j * i}, None),
+    "exp(z)*abs(w)": (lambda i: {"z": 0.5 - 0.5j * i, "w": 1 + 1j * i}, "z"),
+    "exp(1j*x)*x": (lambda i: {"x": 0.3 + 0.2 * i}, None),
+    "real(exp(1j*x)*x)": (lambda i: {"x": 0.3 + 0.2 * i}, None),
+    "abs(sqrt(x + 1j))": (lambda i: {"x": 0.3 + 0.2 * i}, None),
+}
+
+
+@pytest.mark.parametrize("method", ["reverse", "forward"])
+@pytest.mark.parametrize("source", sorted(NTH))
+def test_replayed_nth_derivatives_of_complex_values_are_the_interpreters_bits(source, method):
+    from autodiff.engine.diff import higher
+    from test_replay_derivatives import same_derivatives
+    point, wrt = NTH[source]
+    f = Function(source)
+    for i in range(5):
+        at = point(i)
+        got, want = f.derivatives_result(at, 3, method, wrt), higher.derivatives(None, at, 3, method,
+                                                                                  target=f.target, wrt=wrt)
+        same_derivatives(got, want)
+        assert got.method == want.method and got.name == want.name
+    assert (f.replays, f.interpreted, f.fallbacks) == (3, 2, {}), source
+
+
+def test_a_replayed_derivative_of_a_function_not_holomorphic_is_the_interpreters_error():
+    f = Function("real(z)**2 + z")
+    for i in range(2):
+        f(z=1j + i)
+    for z in (0.5j, 1 + 0.5j):
+        with pytest.raises(SourceError, match="not holomorphic") as replayed:
+            f.derivatives({"z": z}, order=2)
+        from autodiff.engine.diff import higher
+        with pytest.raises(SourceError) as interpreted:
+            higher.derivatives(None, {"z": z}, 2, target=f.target)
+        assert str(replayed.value) == str(interpreted.value)
+    assert f.fallbacks == {"the replayed derivatives declines these values (a note, a non-finite number)": 2}
+
+
+# points where a replayed pass meets a kink's note or a non-finite number (the 4th): the replay of
+# a trace holding complex values declines them as a real trace's does, for the same counted reason
+UNUSUAL = {
+    "abs(z) * x": lambda i: {"z": (1 + 1j) * (1 - i / 3), "x": 1.0 + i},            # abs at 0: a note
+    "real(log(z)) + imag(z)": lambda i: {"z": (1 + 1j) * (1 - i / 3)},              # log(0): -inf
+    "abs(x*1j) * y": lambda i: {"x": 1.0 - i / 3, "y": 1.0 + i},                     # real inputs, abs at 0
+}
+WHAT = {"hessian": "hessian", "jacobian auto": "auto", "jacobian forward": "forward", "jacobian reverse": "reverse",
+        "forward grad": "gradient"}
+
+
+@pytest.mark.parametrize("kind", MATRICES)
+@pytest.mark.parametrize("source", sorted(UNUSUAL))
+def test_a_replayed_pass_meeting_a_note_or_a_non_finite_number_is_declined_as_a_real_traces(source, kind):
+    f = Function(source)
+    for i in range(5):
+        at = UNUSUAL[source](i)
+        assert same_matrix(kind, replayed_matrix(kind, f, at), fresh_matrix(kind, f, at)), (source, i)
+    if source == "abs(x*1j) * y":       # real inputs: what the real twin's replay does, point for point
+        twin = Function("abs(x) * y")
+        for i in range(5):
+            replayed_matrix(kind, twin, UNUSUAL[source](i))
+        assert (f.replays, f.interpreted, f.fallbacks) == (twin.replays, twin.interpreted, twin.fallbacks)
+        if kind in ("jacobian auto", "jacobian reverse"):   # a reverse sweep through a kink: as interpreted
+            assert (f.replays, f.fallbacks) == (3, {})
+            return
+    reason = f"the replayed {WHAT[kind]} declines these values (a note, a non-finite number)"
+    assert (f.replays, f.interpreted, f.fallbacks) == (2, 3, {reason: 1}), source
 
 
 def test_large_complex_arrays_replay_on_the_interpreters_lean_path():

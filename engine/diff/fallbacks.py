@@ -99,10 +99,6 @@ CONFIRMED_ERRORS = (*STEP_ERRORS, LookupError, TypeError)
 # gradient made from the sweep's adjoint as the interpreter makes it: diff/reverse.py); these do not
 COMPLEX_FLOAT_CODE = "complex values (compiled replays of scalar traces take Python floats only)"
 COMPLEX_GENERATED_SWEEP = "complex scalars (a generated array sweep takes floats and arrays only)"
-# (diff/replay_complex.py replays Hessians, Jacobians and forward-mode gradients through the drivers'
-# complex forms where an input asked for, or a Jacobian's output, is complex; these it does not)
-COMPLEX_DERIVATIVES = ("complex values (replayed n-th derivatives, derivatives of real inputs and a real output "
-                       "through complex values, and passes that meet a note or a non-finite number: interpreted)")
 
 
 def strict() -> bool:
