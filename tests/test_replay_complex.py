@@ -2,22 +2,22 @@
 A replayed value or gradient is the interpreter's to the bit at moving points (the gradient in
 PyTorch's convention, made from the sweep's adjoint in the interpreter's one place:
 diff/reverse.py's `reported_gradients`), a branch on a complex value's real part is a guard, and
-what of a replay does not take complex values refuses them with a typed reason counted in
-`f.fallbacks` (diff/fallbacks.py): compiled float code, a generated sweep over complex scalars.
-Replayed Hessians, Jacobians and forward-mode gradients of complex inputs (or, for a Jacobian, a
-complex output) run the drivers' complex forms over the trace (diff/replay_complex.py), real
-inputs and a real output through complex values inside their real forms, and n-th derivatives
-(f'(z), or a complex output's) nested duals over the trace (diff/replay_derivatives.py): the
-interpreter's bits; a pass that meets a note or a non-finite number is declined as a real
-trace's is."""
+compiled code (a scalar trace's, a generated array sweep) takes complex numbers as it takes
+floats, the step replay's numbers to the bit (where a scalar trace's compiled code is refused,
+that is counted in `f.fallbacks`, diff/fallbacks.py). Replayed Hessians, Jacobians and
+forward-mode gradients of complex inputs (or, for a Jacobian, a complex output) run the drivers'
+complex forms over the trace (diff/replay_complex.py), real inputs and a real output through
+complex values inside their real forms, and n-th derivatives (f'(z), or a complex output's)
+nested duals over the trace (diff/replay_derivatives.py): the interpreter's bits; a pass that
+meets a note or a non-finite number is declined as a real trace's is."""
 import math
 
 import numpy as np
 import pytest
 
 import autodiff
-from autodiff.engine.diff import replay_arrays, reverse
-from autodiff.engine.diff.fallbacks import COMPLEX_FLOAT_CODE, COMPLEX_GENERATED_SWEEP
+from autodiff.engine.diff import replay_arrays, replay_compiled, reverse
+from autodiff.engine.diff.fallbacks import COMPLEX_FLOAT_CODE
 from autodiff.engine.diff.function import Function
 from autodiff.parser.errors import SourceError
 from test_replay import assert_same_gradient, kinks_of, same_number
@@ -122,34 +122,94 @@ def test_a_complex_output_is_refused_by_a_replayed_gradient_as_by_the_interprete
     with pytest.raises(SourceError) as interpreted:
         reverse.grad("exp(z)*z", {"z": 0.5j})
     assert str(replayed.value) == str(interpreted.value)
-    # the replay raised it, and the interpreter confirmed it (diff/function.py's `_confirmed`)
-    assert f.interpreted == 3 and f.fallbacks == {COMPLEX_FLOAT_CODE: 3, "a replayed step raised SourceError": 1}
+    # the compiled gradient leaves a complex output to the step replay, which raised it, and the
+    # interpreter confirmed it (diff/function.py's `_confirmed`)
+    assert f.interpreted == 3 and f.fallbacks == {"a replayed step raised SourceError": 1}
 
 
-def test_compiled_float_code_refuses_complex_scalars_with_its_reason():
+def counting(trace, name):
+    """The compiled function `name` of `trace`, wrapped to count its calls (it still answers)."""
+    made, calls = trace.compiled, []
+    function = getattr(made, name)
+
+    def counted(*args):
+        calls.append(args)
+        return function(*args)
+    setattr(made, name, counted)
+    return calls
+
+
+def test_compiled_code_replays_complex_scalars_to_the_interpreters_bits():
+    for source in ("abs(z)**2", MIXED, "real(complex(a, b)**2)", "real(x*2j*exp(1j*x))",
+                   "imag(log(z)) + real(z**2.5) + abs(z/(1+z))"):
+        f, g = Function(source), Function(source)
+        for i in range(3):                      # plain, recording, then the first replay compiles it
+            f.grad_result(PROGRAMS[source](i))
+            g.evaluate_result(PROGRAMS[source](i))
+        trace = next(iter(f.traces.values()))
+        assert trace.complex_scalars and trace.compiled, source
+        gradients, values = counting(trace, "gradient"), counting(next(iter(g.traces.values())), "forward")
+        for i in range(3, 8):
+            at = PROGRAMS[source](i) if i < 5 else {k: v * (1 + 0.5j * (i - 4)) if isinstance(v, complex) else v - i
+                                                    for k, v in PROGRAMS[source](i).items()}
+            assert_same_gradient(f.grad_result(at), reverse.grad(None, at, target=f.target))
+            value = g.evaluate_result(at)
+            assert same_number(value.value, fresh_value(g, at).value) and kinks_of(value) == kinks_of(fresh_value(g, at))
+        assert (len(gradients), len(values)) == (5, 5), source      # the compiled code answered each
+        assert (f.fallbacks, g.fallbacks, f.replays, g.replays) == ({}, {}, 6, 6), source
+
+
+# one call per builtin of the table that takes a complex number (its complex rule), and the
+# operators: compiled, the step replay's and the interpreter's bits at moving points, a zero
+# and the extremes among them
+COMPLEX_POINTS = [(0.5 + 0.3j, 0.75 - 0.2j), (1.5 - 0.5j, 0.5 + 2j), (-0.7 + 0.1j, 2.0 + 0j), (0j, 1 + 1j),
+                  (1e-300 + 0j, 1e300 + 0j), (-2.5 - 0.5j, -0.5j), (3 + 0j, 0j), (0.25 + 0.25j, 0.25 - 0.25j)]
+
+
+def complex_rule_cases() -> list:
+    from test_replay_compiled import builtin_calls
+    return builtin_calls("real({}(z) * w)", "real({}(z, w) * (1 + 2j))", {"z": 0.5 + 0.3j, "w": 0.75 - 0.2j}) + [
+        "real(z * w + z / w - z ** w) + abs(z - w)", "abs(z) ** 2 + real(z ** 3) - imag(-z)",
+        "imag(exp(z) * sin(w) / (1 + z * z))"]
+
+
+@pytest.mark.parametrize("source", complex_rule_cases())
+def test_every_complex_rule_compiles_to_the_interpreters_bits(source):
+    f = Function(source)
+    for z, w in COMPLEX_POINTS[:2] + COMPLEX_POINTS:
+        at = {k: v for k, v in (("z", z), ("w", w)) if k in f.inputs}
+        fresh = reverse.grad(None, at, target=f.target)
+        assert_same_gradient(f.grad_result(at), fresh)
+        value = f.evaluate_result(at)
+        assert same_number(value.value, fresh.value) and kinks_of(value) == kinks_of(fresh_value(f, at))
+    trace = next(iter(f.traces.values()))
+    assert trace.complex_scalars and trace.compiled, source
+    assert set(f.fallbacks) <= {"non-finite result"}, f.fallbacks         # a nan's provenance: interpreted
+
+
+def test_a_complex_trace_whose_compiled_code_is_refused_is_counted(monkeypatch):
+    monkeypatch.setattr(replay_compiled, "COMPILE_MAX_STEPS", 1)         # no compiled code is made
     f = autodiff.function("abs(z)**2")
     for i in range(5):
-        f.grad(z=1 + 2j + i)
-    # each replay (and the recording run's check) asks for compiled code, which takes floats only
-    assert f.fallbacks == {COMPLEX_FLOAT_CODE: 4}
-    assert f.replays == 3
+        assert f.grad(z=1 + 2j + i)["z"] == pytest.approx(2 * (1 + 2j + i), rel=1e-15)
+    # each replay, and the recording run's check, asks for compiled code: the step replay answers
+    assert f.fallbacks == {COMPLEX_FLOAT_CODE: 4} and f.replays == 3
 
 
-def test_a_generated_sweep_takes_complex_arrays_and_refuses_complex_scalars(monkeypatch):
+def test_a_generated_sweep_takes_complex_arrays_and_complex_scalars(monkeypatch):
     monkeypatch.setattr(replay_arrays, "SWEEP_SECONDS_PER_ROW", 0.0)      # made at the first planned sweep
-    source = "sum(abs(dot(A, b))**2)"
-    f = Function(source)
-    for i in range(6):
-        at = PROGRAMS[source](i)
-        assert_same_gradient(f.grad_result(at), reverse.grad(None, at, target=f.target))
-    plans = [p for p in next(iter(f.traces.values())).annotations.values() if hasattr(p, "array_sweep")]
-    assert plans and all(p.array_sweep for p in plans)          # made, and its bits were the interpreter's
-    assert f.fallbacks == {}
-    s = Function(MIXED)
-    for i in range(4):
-        at = PROGRAMS[MIXED](i)
-        assert_same_gradient(s.grad_result(at), reverse.grad(None, at, target=s.target))
-    assert s.fallbacks[COMPLEX_GENERATED_SWEEP] == 1            # asked once: none is made
+    scalars = {"sum(abs(z * v + w)**2)": lambda i: {"z": 0.5 + 0.3j * i, "v": np.array([1.0, 2.0, -1.0]) + i,
+                                                      "w": 1 - 1j * i},
+               "abs(sum(v * z)) + real(sum(exp(v * 1j) * z))": lambda i: {"v": np.array([0.1, 0.2]) * (1 + i),
+                                                                          "z": 1j + 0.5 * i}}
+    for source, point in [("sum(abs(dot(A, b))**2)", PROGRAMS["sum(abs(dot(A, b))**2)"]), *scalars.items()]:
+        f = Function(source)
+        for i in range(7):
+            at = point(i)
+            assert_same_gradient(f.grad_result(at), reverse.grad(None, at, target=f.target))
+        plans = [p for p in next(iter(f.traces.values())).annotations.values() if hasattr(p, "array_sweep")]
+        assert plans and all(p.array_sweep for p in plans), source    # made, and its bits were the interpreter's
+        assert f.fallbacks == {} and f.replays == 5
 
 
 def flat_blocks(d) -> list:
