@@ -53,8 +53,8 @@ class Trace(Program):
     # the inputs (leaves) a count read as a constant of this path depends on: a derivative in one
     # of them is refused by the interpreter, so no replay answers it (diff/replay_guards.py)
     undifferentiated: frozenset = frozenset()
-    complex_values: bool = False    # some value complex: replayed only as a value or a gradient
-    complex_scalars: bool = False   # every value a Python float or a complex number, some complex
+    complex_values: bool = False    # some value complex: derivatives by the drivers' complex forms (replay_complex)
+    complex_scalars: bool = False   # every value a Python float or a complex number, some complex: compiled as floats are
 
 
 def step_callable(prim, params, floats: bool):

@@ -1,18 +1,21 @@
-"""Compiled replay of scalar traces: a trace whose every value is a Python float becomes one
-generated Python function for its forward pass (with its guards) and one for forward and
-reverse sweep, so a replay makes no closure call, list append or tape entry per step (made
-once the trace has been replayed often enough to pay for it: COMPILE_AFTER).
+"""Compiled replay of scalar traces: a trace whose every value is a Python float (or, issue 32,
+a float or a complex number, some complex) becomes one generated Python function for its
+forward pass (with its guards) and one for forward and reverse sweep, so a replay makes no
+closure call, list append or tape entry per step (made once the trace has been replayed often
+enough to pay for it: COMPILE_AFTER).
 
-The code is built from the rules table only, never from the user's text: each step's float
-forward and each VJP rule's float form (the table's `float_vjps`: the form a sweep takes for a
-float adjoint) is traced by the one rule tracer (diff/rule_tracer.py, as the compiled replay of
-arrays is) on probes of the values at the leaves the function is made at: every operation it
-applies becomes one line, and a branch on a value an `if` whose other side calls the rule as it
-is. Constants, the rules' own and the program's, are bound names in the function's namespace,
-never text. A rule that does anything else (calls math, reads a shape, notes a kink) is called
-as it is, bound by name. So the floats go through the same operations in the same order as the
-step-by-step replay: the same numbers to the last bit (tests/test_replay_compiled.py walks the
-table).
+The code is built from the rules table only, never from the user's text: each step's forward
+(the float forward where its arguments were floats, else `impl`: the step replay's own
+callable) and each VJP rule's form for its adjoint (the table's `float_vjps` for a float
+adjoint, its `vjps` for a complex one, as the planned sweep takes them) is traced by the one
+rule tracer (diff/rule_tracer.py, as the compiled replay of arrays is) on probes of the values
+at the leaves the function is made at: every operation it applies becomes one line, and a
+branch on a value an `if` whose other side calls the rule as it is. Constants, the rules' own
+and the program's, are bound names in the function's namespace, never text. A rule that does
+anything else (calls math, reads a shape, notes a kink) is called as it is, bound by name. So
+the numbers go through the same operations in the same order as the step-by-step replay: the
+same numbers to the last bit (tests/test_replay_compiled.py walks the table,
+tests/test_replay_complex.py its complex rules), checked once where the functions are made.
 
 `compile()` is applied to this generated text only (diff/generated.py): nothing is passed to
 eval or exec. A compiled run that raises (Python's `/` by zero where the rule falls back to IEEE) or notes a

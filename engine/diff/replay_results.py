@@ -1,7 +1,9 @@
 """Results from a trace's compiled functions (diff/replay_compiled.py): the value and the
 gradient as the commands' results, or None where the step replay is to run instead (no compiled
 function, a path not the last one taken, a kink to note with its span, a non-finite number
-whose provenance the interpreter traces)."""
+whose provenance the interpreter traces, a complex output a gradient refuses). A scalar trace
+holding complex numbers is compiled as a float one (its gradient reported as the step replay
+reports it); where its compiled code was refused, that is a counted fallback (COMPLEX_FLOAT_CODE)."""
 from __future__ import annotations
 
 import math
