@@ -2,20 +2,22 @@
 A replayed value or gradient is the interpreter's to the bit at moving points (the gradient in
 PyTorch's convention, made from the sweep's adjoint in the interpreter's one place:
 diff/reverse.py's `reported_gradients`), a branch on a complex value's real part is a guard, and
-what of a replay does not take complex values refuses them with a typed reason counted in
-`f.fallbacks` (diff/fallbacks.py): compiled float code, a generated sweep over complex scalars,
-replayed n-th derivatives and the drivers' real forms over complex values inside (interpreted).
-Replayed Hessians, Jacobians and forward-mode gradients of complex inputs (or, for a Jacobian, a
-complex output) run the drivers' complex forms over the trace (diff/replay_complex.py): the
-interpreter's bits."""
+compiled code (a scalar trace's, a generated array sweep) takes complex numbers as it takes
+floats, the step replay's numbers to the bit (where a scalar trace's compiled code is refused,
+that is counted in `f.fallbacks`, diff/fallbacks.py). Replayed Hessians, Jacobians and
+forward-mode gradients of complex inputs (or, for a Jacobian, a complex output) run the drivers'
+complex forms over the trace (diff/replay_complex.py), real inputs and a real output through
+complex values inside their real forms, and n-th derivatives (f'(z), or a complex output's)
+nested duals over the trace (diff/replay_derivatives.py): the interpreter's bits; a pass that
+meets a note or a non-finite number is declined as a real trace's is."""
 import math
 
 import numpy as np
 import pytest
 
 import autodiff
-from autodiff.engine.diff import replay_arrays, reverse
-from autodiff.engine.diff.fallbacks import COMPLEX_DERIVATIVES, COMPLEX_FLOAT_CODE, COMPLEX_GENERATED_SWEEP
+from autodiff.engine.diff import replay_arrays, replay_compiled, reverse
+from autodiff.engine.diff.fallbacks import COMPLEX_FLOAT_CODE
 from autodiff.engine.diff.function import Function
 from autodiff.parser.errors import SourceError
 from test_replay import assert_same_gradient, kinks_of, same_number
@@ -120,34 +122,94 @@ def test_a_complex_output_is_refused_by_a_replayed_gradient_as_by_the_interprete
     with pytest.raises(SourceError) as interpreted:
         reverse.grad("exp(z)*z", {"z": 0.5j})
     assert str(replayed.value) == str(interpreted.value)
-    # the replay raised it, and the interpreter confirmed it (diff/function.py's `_confirmed`)
-    assert f.interpreted == 3 and f.fallbacks == {COMPLEX_FLOAT_CODE: 3, "a replayed step raised SourceError": 1}
+    # the compiled gradient leaves a complex output to the step replay, which raised it, and the
+    # interpreter confirmed it (diff/function.py's `_confirmed`)
+    assert f.interpreted == 3 and f.fallbacks == {"a replayed step raised SourceError": 1}
 
 
-def test_compiled_float_code_refuses_complex_scalars_with_its_reason():
+def counting(trace, name):
+    """The compiled function `name` of `trace`, wrapped to count its calls (it still answers)."""
+    made, calls = trace.compiled, []
+    function = getattr(made, name)
+
+    def counted(*args):
+        calls.append(args)
+        return function(*args)
+    setattr(made, name, counted)
+    return calls
+
+
+def test_compiled_code_replays_complex_scalars_to_the_interpreters_bits():
+    for source in ("abs(z)**2", MIXED, "real(complex(a, b)**2)", "real(x*2j*exp(1j*x))",
+                   "imag(log(z)) + real(z**2.5) + abs(z/(1+z))"):
+        f, g = Function(source), Function(source)
+        for i in range(3):                      # plain, recording, then the first replay compiles it
+            f.grad_result(PROGRAMS[source](i))
+            g.evaluate_result(PROGRAMS[source](i))
+        trace = next(iter(f.traces.values()))
+        assert trace.complex_scalars and trace.compiled, source
+        gradients, values = counting(trace, "gradient"), counting(next(iter(g.traces.values())), "forward")
+        for i in range(3, 8):
+            at = PROGRAMS[source](i) if i < 5 else {k: v * (1 + 0.5j * (i - 4)) if isinstance(v, complex) else v - i
+                                                    for k, v in PROGRAMS[source](i).items()}
+            assert_same_gradient(f.grad_result(at), reverse.grad(None, at, target=f.target))
+            value = g.evaluate_result(at)
+            assert same_number(value.value, fresh_value(g, at).value) and kinks_of(value) == kinks_of(fresh_value(g, at))
+        assert (len(gradients), len(values)) == (5, 5), source      # the compiled code answered each
+        assert (f.fallbacks, g.fallbacks, f.replays, g.replays) == ({}, {}, 6, 6), source
+
+
+# one call per builtin of the table that takes a complex number (its complex rule), and the
+# operators: compiled, the step replay's and the interpreter's bits at moving points, a zero
+# and the extremes among them
+COMPLEX_POINTS = [(0.5 + 0.3j, 0.75 - 0.2j), (1.5 - 0.5j, 0.5 + 2j), (-0.7 + 0.1j, 2.0 + 0j), (0j, 1 + 1j),
+                  (1e-300 + 0j, 1e300 + 0j), (-2.5 - 0.5j, -0.5j), (3 + 0j, 0j), (0.25 + 0.25j, 0.25 - 0.25j)]
+
+
+def complex_rule_cases() -> list:
+    from test_replay_compiled import builtin_calls
+    return builtin_calls("real({}(z) * w)", "real({}(z, w) * (1 + 2j))", {"z": 0.5 + 0.3j, "w": 0.75 - 0.2j}) + [
+        "real(z * w + z / w - z ** w) + abs(z - w)", "abs(z) ** 2 + real(z ** 3) - imag(-z)",
+        "imag(exp(z) * sin(w) / (1 + z * z))"]
+
+
+@pytest.mark.parametrize("source", complex_rule_cases())
+def test_every_complex_rule_compiles_to_the_interpreters_bits(source):
+    f = Function(source)
+    for z, w in COMPLEX_POINTS[:2] + COMPLEX_POINTS:
+        at = {k: v for k, v in (("z", z), ("w", w)) if k in f.inputs}
+        fresh = reverse.grad(None, at, target=f.target)
+        assert_same_gradient(f.grad_result(at), fresh)
+        value = f.evaluate_result(at)
+        assert same_number(value.value, fresh.value) and kinks_of(value) == kinks_of(fresh_value(f, at))
+    trace = next(iter(f.traces.values()))
+    assert trace.complex_scalars and trace.compiled, source
+    assert set(f.fallbacks) <= {"non-finite result"}, f.fallbacks         # a nan's provenance: interpreted
+
+
+def test_a_complex_trace_whose_compiled_code_is_refused_is_counted(monkeypatch):
+    monkeypatch.setattr(replay_compiled, "COMPILE_MAX_STEPS", 1)         # no compiled code is made
     f = autodiff.function("abs(z)**2")
     for i in range(5):
-        f.grad(z=1 + 2j + i)
-    # each replay (and the recording run's check) asks for compiled code, which takes floats only
-    assert f.fallbacks == {COMPLEX_FLOAT_CODE: 4}
-    assert f.replays == 3
+        assert f.grad(z=1 + 2j + i)["z"] == pytest.approx(2 * (1 + 2j + i), rel=1e-15)
+    # each replay, and the recording run's check, asks for compiled code: the step replay answers
+    assert f.fallbacks == {COMPLEX_FLOAT_CODE: 4} and f.replays == 3
 
 
-def test_a_generated_sweep_takes_complex_arrays_and_refuses_complex_scalars(monkeypatch):
+def test_a_generated_sweep_takes_complex_arrays_and_complex_scalars(monkeypatch):
     monkeypatch.setattr(replay_arrays, "SWEEP_SECONDS_PER_ROW", 0.0)      # made at the first planned sweep
-    source = "sum(abs(dot(A, b))**2)"
-    f = Function(source)
-    for i in range(6):
-        at = PROGRAMS[source](i)
-        assert_same_gradient(f.grad_result(at), reverse.grad(None, at, target=f.target))
-    plans = [p for p in next(iter(f.traces.values())).annotations.values() if hasattr(p, "array_sweep")]
-    assert plans and all(p.array_sweep for p in plans)          # made, and its bits were the interpreter's
-    assert f.fallbacks == {}
-    s = Function(MIXED)
-    for i in range(4):
-        at = PROGRAMS[MIXED](i)
-        assert_same_gradient(s.grad_result(at), reverse.grad(None, at, target=s.target))
-    assert s.fallbacks[COMPLEX_GENERATED_SWEEP] == 1            # asked once: none is made
+    scalars = {"sum(abs(z * v + w)**2)": lambda i: {"z": 0.5 + 0.3j * i, "v": np.array([1.0, 2.0, -1.0]) + i,
+                                                      "w": 1 - 1j * i},
+               "abs(sum(v * z)) + real(sum(exp(v * 1j) * z))": lambda i: {"v": np.array([0.1, 0.2]) * (1 + i),
+                                                                          "z": 1j + 0.5 * i}}
+    for source, point in [("sum(abs(dot(A, b))**2)", PROGRAMS["sum(abs(dot(A, b))**2)"]), *scalars.items()]:
+        f = Function(source)
+        for i in range(7):
+            at = point(i)
+            assert_same_gradient(f.grad_result(at), reverse.grad(None, at, target=f.target))
+        plans = [p for p in next(iter(f.traces.values())).annotations.values() if hasattr(p, "array_sweep")]
+        assert plans and all(p.array_sweep for p in plans), source    # made, and its bits were the interpreter's
+        assert f.fallbacks == {} and f.replays == 5
 
 
 def flat_blocks(d) -> list:
@@ -227,25 +289,124 @@ def test_a_replayed_hessian_of_a_complex_output_is_refused_as_the_interpreter_re
     assert f.fallbacks == {"a replayed step raised SourceError": 1}
 
 
-@pytest.mark.parametrize("kind", ["hessian", "jacobian", "forward grad", "derivatives"])
-def test_replayed_derivatives_outside_the_complex_forms_are_interpreted_with_their_reason(kind):
-    """Real inputs and a real output through complex values inside (the interpreted drivers' real
-    forms), and n-th derivatives: interpreted, counted."""
-    source = "real(x*2j*exp(1j*x))"
+# real inputs and a real output through complex values inside: the interpreted drivers take their
+# real forms, and so do the replays (diff/replay_complex.py hands them to diff/replay_higher.py)
+THROUGH_COMPLEX = {
+    "real(x*2j*exp(1j*x))": lambda i: {"x": 0.5 + 0.1 * i},
+    "real(exp(1j*x)*x)": lambda i: {"x": 0.3 + 0.2 * i},
+    "abs(sqrt(x + 1j)) * y": lambda i: {"x": 0.3 + 0.2 * i, "y": 1.5 - 0.25 * i},
+    "real(complex(a, b)**2)": lambda i: {"a": 1.0 + i, "b": 2.0 - 0.5 * i},
+    "sum(abs(fft(x))**2)": lambda i: {"x": np.array([1.0, 2.0, 3.0, 4.0]) + 0.5 * i},
+    "sum(real(x * exp(1j*x)) * y)": lambda i: {"x": np.array([0.1, 0.5, 1.0]) + 0.1 * i,
+                                               "y": np.array([1.0, 2.0, -1.0]) * (1 + i)},
+    "imag(fft(x)) * y": lambda i: {"x": np.array([1.0, 2.0, 3.0, 4.0]) + 0.5 * i, "y": 2.0 + i},
+}
+MATRICES = ["hessian", "jacobian auto", "jacobian forward", "jacobian reverse", "forward grad"]
+
+
+def replayed_matrix(kind, f, at):
+    if kind == "hessian":
+        return f.hessian(at)
+    if kind.startswith("jacobian"):
+        return f.jacobian(at, mode=kind.split()[1])
+    return f.forward_grad_result(at)
+
+
+def same_matrix(kind, got, want) -> bool:
+    if kind == "forward grad":
+        assert_same_gradient(got, want)
+        got, want = got.gradient, want.gradient
+    got, want = flat_blocks(got), flat_blocks(want)
+    return len(got) == len(want) and all(same_number(a, b) for a, b in zip(got, want))
+
+
+@pytest.mark.parametrize("kind", MATRICES)
+@pytest.mark.parametrize("source", sorted(THROUGH_COMPLEX))
+def test_derivatives_of_real_inputs_through_complex_values_replay_to_the_interpreters_bits(source, kind):
     f = Function(source)
-    for i in range(4):
-        at = PROGRAMS[source](i)
-        if kind == "hessian":
-            got, want = flat_blocks(f.hessian(at)), flat_blocks(fresh_matrix(kind, f, at))
-        elif kind == "jacobian":
-            got, want = flat_blocks(f.jacobian(at)), flat_blocks(fresh_matrix("jacobian auto", f, at))
-        elif kind == "forward grad":
-            got, want = flat_blocks(f.forward_grad_result(at).gradient), flat_blocks(fresh_matrix(kind, f, at).gradient)
-        else:
-            got = f.derivatives(at, order=2)
-            want = Function(source).derivatives(at, order=2)
-        assert len(got) == len(want) and all(same_number(a, b) for a, b in zip(got, want))
-    assert f.replays == 0 and f.fallbacks == {COMPLEX_DERIVATIVES: 2}
+    vector = source.startswith("imag(fft")
+    if kind == "hessian" and vector:                # not a scalar: the interpreter's error, confirmed
+        with pytest.raises(SourceError, match="scalar output"):
+            for i in range(3):
+                f.hessian(THROUGH_COMPLEX[source](i))
+        return
+    for i in range(5):
+        at = THROUGH_COMPLEX[source](i)
+        assert same_matrix(kind, replayed_matrix(kind, f, at), fresh_matrix(kind, f, at)), (source, i)
+    assert (f.replays, f.interpreted, f.fallbacks) == (3, 2, {}), source
+
+
+# n-th derivatives: a complex input's (f'(z) of a holomorphic f), a real input's of a complex
+# output (nested duals, as the interpreter takes them), and a real input's and output's through
+# complex values inside (the real form); `wrt`: the input varied, the others held
+NTH = {
+    "exp(z)*z": (lambda i: {"z": 1j + 0.1 * i}, None),
+    "sin(z)**2 + z**3/(1 + z)": (lambda i: {"z": 0.3 + 0.4j - 0.1j * i}, None),
+    "exp(z)*abs(w)": (lambda i: {"z": 0.5 - 0.5j * i, "w": 1 + 1j * i}, "z"),
+    "exp(1j*x)*x": (lambda i: {"x": 0.3 + 0.2 * i}, None),
+    "real(exp(1j*x)*x)": (lambda i: {"x": 0.3 + 0.2 * i}, None),
+    "abs(sqrt(x + 1j))": (lambda i: {"x": 0.3 + 0.2 * i}, None),
+}
+
+
+@pytest.mark.parametrize("method", ["reverse", "forward"])
+@pytest.mark.parametrize("source", sorted(NTH))
+def test_replayed_nth_derivatives_of_complex_values_are_the_interpreters_bits(source, method):
+    from autodiff.engine.diff import higher
+    from test_replay_derivatives import same_derivatives
+    point, wrt = NTH[source]
+    f = Function(source)
+    for i in range(5):
+        at = point(i)
+        got, want = f.derivatives_result(at, 3, method, wrt), higher.derivatives(None, at, 3, method,
+                                                                                  target=f.target, wrt=wrt)
+        same_derivatives(got, want)
+        assert got.method == want.method and got.name == want.name
+    assert (f.replays, f.interpreted, f.fallbacks) == (3, 2, {}), source
+
+
+def test_a_replayed_derivative_of_a_function_not_holomorphic_is_the_interpreters_error():
+    f = Function("real(z)**2 + z")
+    for i in range(2):
+        f(z=1j + i)
+    for z in (0.5j, 1 + 0.5j):
+        with pytest.raises(SourceError, match="not holomorphic") as replayed:
+            f.derivatives({"z": z}, order=2)
+        from autodiff.engine.diff import higher
+        with pytest.raises(SourceError) as interpreted:
+            higher.derivatives(None, {"z": z}, 2, target=f.target)
+        assert str(replayed.value) == str(interpreted.value)
+    assert f.fallbacks == {"the replayed derivatives declines these values (a note, a non-finite number)": 2}
+
+
+# points where a replayed pass meets a kink's note or a non-finite number (the 4th): the replay of
+# a trace holding complex values declines them as a real trace's does, for the same counted reason
+UNUSUAL = {
+    "abs(z) * x": lambda i: {"z": (1 + 1j) * (1 - i / 3), "x": 1.0 + i},            # abs at 0: a note
+    "real(log(z)) + imag(z)": lambda i: {"z": (1 + 1j) * (1 - i / 3)},              # log(0): -inf
+    "abs(x*1j) * y": lambda i: {"x": 1.0 - i / 3, "y": 1.0 + i},                     # real inputs, abs at 0
+}
+WHAT = {"hessian": "hessian", "jacobian auto": "auto", "jacobian forward": "forward", "jacobian reverse": "reverse",
+        "forward grad": "gradient"}
+
+
+@pytest.mark.parametrize("kind", MATRICES)
+@pytest.mark.parametrize("source", sorted(UNUSUAL))
+def test_a_replayed_pass_meeting_a_note_or_a_non_finite_number_is_declined_as_a_real_traces(source, kind):
+    f = Function(source)
+    for i in range(5):
+        at = UNUSUAL[source](i)
+        assert same_matrix(kind, replayed_matrix(kind, f, at), fresh_matrix(kind, f, at)), (source, i)
+    if source == "abs(x*1j) * y":       # real inputs: what the real twin's replay does, point for point
+        twin = Function("abs(x) * y")
+        for i in range(5):
+            replayed_matrix(kind, twin, UNUSUAL[source](i))
+        assert (f.replays, f.interpreted, f.fallbacks) == (twin.replays, twin.interpreted, twin.fallbacks)
+        if kind in ("jacobian auto", "jacobian reverse"):   # a reverse sweep through a kink: as interpreted
+            assert (f.replays, f.fallbacks) == (3, {})
+            return
+    reason = f"the replayed {WHAT[kind]} declines these values (a note, a non-finite number)"
+    assert (f.replays, f.interpreted, f.fallbacks) == (2, 3, {reason: 1}), source
 
 
 def test_large_complex_arrays_replay_on_the_interpreters_lean_path():

@@ -94,15 +94,11 @@ STEP_ERRORS = (SourceError, EngineError, *LOWERED_CODE_ERRORS)
 CONFIRMED_ERRORS = (*STEP_ERRORS, LookupError, TypeError)
 
 
-# the reasons a replay's lowering or a replayed derivative gives for complex values (issue 32 item
-# 2): the step replay of a value or a gradient takes them (the table's complex rules, the reported
-# gradient made from the sweep's adjoint as the interpreter makes it: diff/reverse.py); these do not
-COMPLEX_FLOAT_CODE = "complex values (compiled replays of scalar traces take Python floats only)"
-COMPLEX_GENERATED_SWEEP = "complex scalars (a generated array sweep takes floats and arrays only)"
-# (diff/replay_complex.py replays Hessians, Jacobians and forward-mode gradients through the drivers'
-# complex forms where an input asked for, or a Jacobian's output, is complex; these it does not)
-COMPLEX_DERIVATIVES = ("complex values (replayed n-th derivatives, derivatives of real inputs and a real output "
-                       "through complex values, and passes that meet a note or a non-finite number: interpreted)")
+# the reasons a replay's lowering gives for complex values (issue 32 item 2): a scalar trace
+# holding complex numbers is compiled as a float one is (diff/replay_compiled.py), and where its
+# compiled code was refused (it did not give the step replay's numbers to the bit, or could not
+# be made) the step replay answers, counted
+COMPLEX_FLOAT_CODE = "complex values (the compiled code of this scalar trace was refused: the step replay's)"
 
 
 def strict() -> bool:

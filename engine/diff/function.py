@@ -33,7 +33,7 @@ from ..lang.target import Runner, bind_inputs, check_output, load
 from ..lang.values import floats_only, set_dtype, shape_of
 from . import reverse
 from .common import check_wrt, hosted, ones_like_output, seed_for
-from .fallbacks import (COMPLEX_DERIVATIVES, CONFIRMED_ERRORS, Fallback, LoweringRefused, NonFinite, PathChanged,
+from .fallbacks import (CONFIRMED_ERRORS, Fallback, LoweringRefused, NonFinite, PathChanged,
                         ReplayDiffers, StepFailed, StrictFallback, Unsupported, count, strict)
 from .large_trace import RegionCheck, fit_for_replay, holds_large_arrays
 from .trace_cache import NOT_REPLAYABLE, Unkept, input_signature, keep_trace, large_inputs, plain_run
@@ -300,30 +300,20 @@ class Function:
     def _replay_matrix(self, entry, inputs, wrt, seed, what):
         """A derivative from the trace: `what` is "hessian", "gradient" (forward mode, `seed` its
         seed), "derivatives" (`seed`: the order and the method) or a Jacobian's mode
-        (diff/replay_higher.py's `replayed_derivative`)."""
-        if what == "derivatives":           # these load only when asked for
-            from .replay_derivatives import replayed_derivatives as replayed_derivative
+        (diff/replay_higher.py's `replayed_derivative`; a trace holding complex values, its
+        drivers' complex forms: diff/replay_complex.py; n-th derivatives, both forms:
+        diff/replay_derivatives.py). Each loads only when asked for."""
+        if what == "derivatives":
+            from .replay_derivatives import replayed_derivatives as replayed
         else:
-            from .replay_higher import replayed_derivative
+            from .replay_higher import replayed_derivative as replayed
         trace, values = replaying.replay_entry(entry, list(inputs.values()))
-        if trace.complex_values:            # their drivers' complex forms (diff/complex_derivatives.py), replayed
-            return self._replay_complex(what, trace, values, inputs, wrt, seed)
-        result = replayed_derivative(what, trace, values, inputs, wrt, [self.inputs.index(w) for w in wrt],
-                                     self.target, seed)
+        if trace.complex_values and what != "derivatives":
+            from .replay_complex import replayed_complex as replayed
+        result = replayed(what, trace, values, inputs, wrt, [self.inputs.index(w) for w in wrt], self.target, seed)
         if result is None:
             raise Unsupported(f"the replayed {what} declines these values (a note, a non-finite number)")
         return result
-
-    def _replay_complex(self, what, trace, values, inputs, wrt, seed):
-        """A derivative of a trace holding complex values by its driver's complex form over the
-        trace (diff/replay_complex.py); n-th derivatives, and the real forms over complex values
-        inside, refused with their counted reason."""
-        if what != "derivatives":
-            from .replay_complex import replayed_complex      # loads only when asked for
-            result = replayed_complex(what, trace, values, inputs, wrt, self.inputs, self.target, seed)
-            if result is not None:
-                return result
-        raise Unsupported(COMPLEX_DERIVATIVES)
 
     def _interpret_matrix(self, kind, at, inputs, wrt, checked, seed, dtype_name, limits):
         at = dict(at or {})

@@ -386,12 +386,13 @@ def _nested_duals(target, name, x, order, limits, held=None):
         v = Dual(v, as_input(1.0), level)
     out, interp = run(target, {**(held or {}), name: v}, limits)
     _scalar_output(out, target, "derivative")
-    ders = [_number(dual_coefficient(out, levels, k)) for k in range(1, order + 1)]
+    ders = [derivative_number(dual_coefficient(out, levels, k)) for k in range(1, order + 1)]
     return strip(out), ders, interp
 
 
-def _number(v):
-    """A derivative of a scalar as a host number: complex where it is (a complex f), else host's."""
+def derivative_number(v):
+    """A derivative of a scalar as a host number: complex where it is (a complex f), else host's
+    (the replayed derivatives make theirs with it too: diff/replay_derivatives.py)."""
     if v is not None and is_complex(v):
         return complex_derivatives.as_number(to_host(strip(v)))
     return finish(host(v, ()))

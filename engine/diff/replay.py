@@ -53,17 +53,33 @@ class Trace(Program):
     # the inputs (leaves) a count read as a constant of this path depends on: a derivative in one
     # of them is refused by the interpreter, so no replay answers it (diff/replay_guards.py)
     undifferentiated: frozenset = frozenset()
-    complex_values: bool = False    # some value complex: replayed only as a value or a gradient
-    complex_scalars: bool = False   # every value a Python float or a complex number, some complex
+    complex_values: bool = False    # some value complex: derivatives by the drivers' complex forms (replay_complex)
+    complex_scalars: bool = False   # every value a Python float or a complex number, some complex: compiled as floats are
+
+
+def step_callable(prim, params, floats: bool):
+    """The table's callable a step's forward calls: the float forward where the recorded
+    arguments were all Python floats and it has no params (as the ops' fast paths chose), else
+    `impl`. The closures below and the compiled replay (diff/replay_compiled.py) both call it."""
+    return prim.op.float_impl if floats and not params else prim.impl
+
+
+def takes_floats(entries, e) -> bool:
+    """Whether every recorded argument of the step `e` was a Python float (its traced ones by the
+    value the tape kept for them)."""
+    traced = dict(e.parents)
+    for pos, arg in enumerate(e.args):
+        if (_recorded_class(entries, traced[pos]) if pos in traced else arg.__class__) is not float:
+            return False
+    return True
 
 
 def _forward(prim, parents, args, params, span, floats):
-    """One step's forward as a closure over the table's own callable: the float forward where
-    the recorded arguments were all Python floats (as the ops' fast paths chose), else `impl`.
+    """One step's forward as a closure over the table's own callable (`step_callable`).
     Closures, not generated source: nothing of the user's text is ever compiled."""
     notes = NOTES
+    impl = step_callable(prim, params, floats)
     if params:
-        impl = prim.impl
         if len(parents) == 1 and len(args) == 1:
             (_, j), = parents
 
@@ -72,7 +88,6 @@ def _forward(prim, parents, args, params, span, floats):
                 return impl(values[j], **params)
             return step
     else:
-        impl = prim.op.float_impl if floats else prim.impl
         if len(args) == 1 and len(parents) == 1:
             (_, j), = parents
 
@@ -136,16 +151,14 @@ def record_trace(tape: Tape, out, signature, run_steps, logged=()) -> Trace | Un
             return Unkept("a derivative inside the program watched a value in mid-run")
         traced = dict(e.parents)
         args = e.args
-        floats = True
         for pos, arg in enumerate(args):
             if pos in traced:
-                floats = floats and _recorded_class(entries, traced[pos]) is float
                 continue
             if arg.__class__ is Shape:
                 return Unkept(f"a constant argument of {prim.name} the tape did not keep")
             if arg.__class__ in BOXES:
                 return Unkept(f"a traced argument of {prim.name} the tape did not record")
-            floats = floats and arg.__class__ is float
+        floats = takes_floats(entries, e)
         all_floats = all_floats and floats and not e.params and e.value.__class__ is float
         forwards.append(_forward(prim, e.parents, args, e.params, e.span, floats))
     complex_values = not all_floats and any(is_complex(e.value) for e in entries)
@@ -204,7 +217,7 @@ def replay_adjoints(trace: Trace, values: list, seed, watched: list, caller_test
         adjoints = planned_adjoints(trace, plan, values, out, seed)
         plan.array_spent += perf_counter() - started
         if worth_making(plan.array_spent, plan.count):
-            plan.array_sweep = _checked_sweep(trace, plan, values, seed, watched, fallbacks)
+            plan.array_sweep = _checked_sweep(trace, plan, values, seed, watched)
         return plan.length, [adjoints[i] for i in watched]
     if made and made.leaves.take([seed, *values[:trace.leaves]]):
         kinks, detached = len(NOTES.kinks), len(NOTES.detached)
@@ -222,10 +235,9 @@ def replay_adjoints(trace: Trace, values: list, seed, watched: list, caller_test
     return plan.length, [adjoints[i] for i in watched]
 
 
-def _checked_sweep(trace, plan, values, seed, watched, fallbacks=None):
+def _checked_sweep(trace, plan, values, seed, watched):
     """The plan's generated sweep at these values, kept only if it gives planned_adjoints'
-    adjoints and notes to the bit; False where there is none (where its lowering refuses these
-    values, that counted in `fallbacks`)."""
+    adjoints and notes to the bit; False where there is none."""
     span, kinks, detached = NOTES.span, len(NOTES.kinks), len(NOTES.detached)
     try:
         made = make_sweep(trace, plan, values, trace.output, seed, watched)
@@ -238,10 +250,6 @@ def _checked_sweep(trace, plan, values, seed, watched, fallbacks=None):
         got = made.run(values, seed)
         same = (NOTES.kinks[kinks:], NOTES.detached[detached:]) == expected_notes and \
             all(a is b if a is None or b is None else same_bits(a, b) for a, b in zip(got, expected))
-    except LoweringRefused as refused:  # values no generated sweep takes (complex scalars): none made
-        if fallbacks is not None:
-            count(fallbacks, refused)
-        return False
     except (Fallback, *STEP_ERRORS):    # a sweep these values do not check: none made
         return False
     finally:

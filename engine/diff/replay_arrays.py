@@ -29,7 +29,6 @@ from ..core.backend import np, xp
 from ..core.complexes import is_complex_scalar
 from ..core.notes import NOTES
 from ..core.tape import saved_args
-from .fallbacks import COMPLEX_GENERATED_SWEEP, LoweringRefused
 from .generated import functions_of
 from .replay_sweep import rows as plan_rows
 from .rule_tracer import PROBES, Tracer, Untraceable, probe_of
@@ -50,9 +49,10 @@ def worth_making(spent: float, rows: int) -> bool:
 
 
 def host_arrays(values) -> bool:
-    """Every value a Python float or a numpy array: the values the probes stand for."""
+    """Every value a Python float, a numpy array or a complex number (Python's or a numpy complex
+    scalar, as a run's complex numbers are): the values the probes stand for."""
     ndarray = np().ndarray
-    return xp() is np() and all(v.__class__ is float or v.__class__ is ndarray for v in values)
+    return xp() is np() and all(v.__class__ is float or v.__class__ is ndarray or is_complex_scalar(v) for v in values)
 
 
 class Leaves:
@@ -108,8 +108,6 @@ def make_sweep(trace, plan, values: list, out: int, seed, watched: list) -> Arra
 
 def _sweep_function(trace, plan, values, out, seed, watched):
     inputs = trace.leaves
-    if trace.complex_values and any(is_complex_scalar(v) for v in (seed, *values)):
-        raise LoweringRefused(COMPLEX_GENERATED_SWEEP, documented=True)   # no probe stands for one
     if plan.count > MAX_ROWS or _live_rows[0] + plan.count > LIVE_ROWS_MAX or not host_arrays(values) \
             or not host_arrays([seed]):
         return None

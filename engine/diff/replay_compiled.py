@@ -1,18 +1,21 @@
-"""Compiled replay of scalar traces: a trace whose every value is a Python float becomes one
-generated Python function for its forward pass (with its guards) and one for forward and
-reverse sweep, so a replay makes no closure call, list append or tape entry per step (made
-once the trace has been replayed often enough to pay for it: COMPILE_AFTER).
+"""Compiled replay of scalar traces: a trace whose every value is a Python float (or, issue 32,
+a float or a complex number, some complex) becomes one generated Python function for its
+forward pass (with its guards) and one for forward and reverse sweep, so a replay makes no
+closure call, list append or tape entry per step (made once the trace has been replayed often
+enough to pay for it: COMPILE_AFTER).
 
-The code is built from the rules table only, never from the user's text: each step's float
-forward and each VJP rule's float form (the table's `float_vjps`: the form a sweep takes for a
-float adjoint) is traced by the one rule tracer (diff/rule_tracer.py, as the compiled replay of
-arrays is) on probes of the values at the leaves the function is made at: every operation it
-applies becomes one line, and a branch on a value an `if` whose other side calls the rule as it
-is. Constants, the rules' own and the program's, are bound names in the function's namespace,
-never text. A rule that does anything else (calls math, reads a shape, notes a kink) is called
-as it is, bound by name. So the floats go through the same operations in the same order as the
-step-by-step replay: the same numbers to the last bit (tests/test_replay_compiled.py walks the
-table).
+The code is built from the rules table only, never from the user's text: each step's forward
+(the float forward where its arguments were floats, else `impl`: the step replay's own
+callable) and each VJP rule's form for its adjoint (the table's `float_vjps` for a float
+adjoint, its `vjps` for a complex one, as the planned sweep takes them) is traced by the one
+rule tracer (diff/rule_tracer.py, as the compiled replay of arrays is) on probes of the values
+at the leaves the function is made at: every operation it applies becomes one line, and a
+branch on a value an `if` whose other side calls the rule as it is. Constants, the rules' own
+and the program's, are bound names in the function's namespace, never text. A rule that does
+anything else (calls math, reads a shape, notes a kink) is called as it is, bound by name. So
+the numbers go through the same operations in the same order as the step-by-step replay: the
+same numbers to the last bit (tests/test_replay_compiled.py walks the table,
+tests/test_replay_complex.py its complex rules), checked once where the functions are made.
 
 `compile()` is applied to this generated text only (diff/generated.py): nothing is passed to
 eval or exec. A compiled run that raises (Python's `/` by zero where the rule falls back to IEEE) or notes a
@@ -21,12 +24,14 @@ from __future__ import annotations
 
 import operator
 
+from ..core.backend import np
+from ..core.complexes import is_complex_scalar
 from ..core.notes import NOTES
 from ..lang.values import range_key
 from .bits import same_bits
 from .fallbacks import STEP_ERRORS, Fallback
 from .generated import functions_of
-from .replay import replay_adjoints, replay_values
+from .replay import replay_adjoints, replay_values, step_callable, takes_floats
 from .replay_arrays import adjoint_lines
 from .replay_sweep import sweep_plan
 from .rule_tracer import Tracer, Untraceable, probe_of
@@ -53,7 +58,7 @@ class Compiled:
 
 
 def compilable(trace) -> bool:
-    return trace.floats and trace.output is not None and trace.operations() <= COMPILE_MAX_STEPS and \
+    return (trace.floats or trace.complex_scalars) and trace.output is not None and trace.operations() <= COMPILE_MAX_STEPS and \
         all(guard.opname for guard in trace.guards)
 
 
@@ -121,13 +126,14 @@ def forward_lines(trace, made) -> list:
         while number < len(guards) and guards[number].position <= index:
             lines += guard_lines(number, guards[number], made.tracer.namespace)
             number += 1
-        call = prim.op.float_impl
+        floats = trace.floats or takes_floats(trace.equations, e)
+        call = step_callable(prim, e.params, floats)        # the step replay's own callable
         full = step_arguments(parents, args)
-        symbol = INLINE.get(call)
+        symbol = INLINE.get(call) if floats else None
         if symbol is not None and all(a.__class__ is str for a in full):
             lines.append(f"    v{index} = {full[0]} {symbol} {full[1]}")
         else:
-            made.tracer.apply(call, made.arguments(parents, args), {}, f"v{index}", lines)
+            made.tracer.apply(call, made.arguments(parents, args), e.params or {}, f"v{index}", lines)
         index += 1
     for k in range(number, len(guards)):
         lines += guard_lines(k, guards[k], made.tracer.namespace)
@@ -169,10 +175,18 @@ def compile_trace(trace, values) -> Compiled | None:
 
 # ---- made once per trace, checked against the step replay -----------------------------------
 
-def same_float(a, b) -> bool:
+def same_scalar(a, b) -> bool:
+    """The same Python float to the bit (None: a symbolic zero); in a trace holding complex
+    numbers, the same complex number (Python's, or numpy's of the same dtype) or 0-d array (a
+    rule's `where`)."""
     if a is None or b is None:
         return a is b
-    return a.__class__ is float and same_bits(a, b)
+    if a.__class__ is not b.__class__:
+        return False
+    if a.__class__ is float or a.__class__ is complex:
+        return same_bits(a, b)
+    return (is_complex_scalar(a) or a.__class__ is np().ndarray and a.ndim == 0) and a.dtype == b.dtype and \
+        same_bits(a, b)
 
 
 def compiled_for(trace, leaves: list):
@@ -213,7 +227,7 @@ def checked(trace, leaves):
     finally:
         del NOTES.kinks[kinks:]
     expected = values[trace.output]
-    if same_float(value, expected) and same_float(forward, expected) and \
-            all(same_float(a, b) for a, b in zip(fast, adjoints)):
+    if same_scalar(value, expected) and same_scalar(forward, expected) and \
+            all(same_scalar(a, b) for a, b in zip(fast, adjoints)):
         return made
     return None

@@ -10,9 +10,11 @@ them: the same rules on the same values in the same order, so the numbers are th
 to the bit (tests/test_replay_complex.py).
 
 Where the interpreter does not take its complex form (real inputs asked for and a real output,
-complex values inside only) or a pass makes anything the interpreted driver reports (a kink
-note, a stop_gradient, a non-finite number), `replayed_complex` gives None or raises `Declined`:
-the caller refuses the replay with a counted reason and interprets."""
+complex values inside only) the replay is the real one (diff/replay_higher.py), as the
+interpreted driver's is its real form; n-th derivatives take theirs in diff/replay_derivatives.py.
+Where a pass makes anything the interpreted driver reports (a kink note, a stop_gradient, a
+non-finite number), `replayed_complex` gives None, as a real trace's replay does: the caller
+refuses the replay with the same counted reason and interprets."""
 from __future__ import annotations
 
 from ..core.complexes import is_complex
@@ -23,7 +25,7 @@ from . import complex_derivatives
 from .bits import all_finite
 from .common import seed_for, tangent_of
 from .replay import replay_output
-from .replay_higher import boxed_values, forward_result, quiet
+from .replay_higher import boxed_values, forward_result, quiet, replayed_derivative
 from .replay_sweep import planned_adjoints, sweep_plan
 
 
@@ -85,16 +87,19 @@ def takes_complex_form(kind: str, value, inputs: dict, wrt: list) -> bool:
     return complex_derivatives.any_complex(inputs, wrt) or (kind == "jacobian" and is_complex(value))
 
 
-def replayed_complex(what: str, trace, values: list, inputs: dict, wrt: list, names: list, target, seed=None):
+def replayed_complex(what: str, trace, values: list, inputs: dict, wrt: list, watched: list, target, seed=None):
     """Function's replayed `what` ("hessian", "gradient": forward mode with `seed`, or a
-    Jacobian's mode) of a trace holding complex values, as the interpreted driver gives it, or
-    None where the interpreted driver is to answer (its real form, or no input element)."""
+    Jacobian's mode) of a trace holding complex values, as the interpreted driver gives it: its
+    complex form over the trace, or, where the driver takes its real form, the real replay
+    (replay_higher.replayed_derivative's interface); None where the interpreted driver is to
+    answer (no input element, a note, a non-finite number)."""
     value = strip(replay_output(trace, values))
     kind = what if what in ("hessian", "gradient") else "jacobian"
-    if trace.output is None or not takes_complex_form(kind, value, inputs, wrt) or \
-            not sum(size_of(inputs[w]) for w in wrt) or not all_finite([value]):
+    if trace.output is not None and not takes_complex_form(kind, value, inputs, wrt):
+        return replayed_derivative(what, trace, values, inputs, wrt, watched, target, seed)
+    if trace.output is None or not sum(size_of(inputs[w]) for w in wrt) or not all_finite([value]):
         return None
-    passes = ReplayedPasses(trace, values, names)
+    passes = ReplayedPasses(trace, values, list(inputs))
     try:
         if kind == "hessian":
             _, blocks, _, _ = complex_derivatives.hessian_rows(passes.gradient_pass, target, inputs, wrt, None)

@@ -6,6 +6,14 @@ the engine's `bind` (replay_higher.boxed_values) on the varied input boxed as di
   tape swept in turn from the innermost, every sweep recorded on the tapes outside it;
 - forward (nested duals): x + ε1 + ... + εN, the coefficient of ε1···εk is f^(k).
 
+Complex values (issue 32) take the interpreted driver's complex form: where the varied input or
+the output is complex, the derivatives are nested duals' (their tangents complex), a complex
+input's after the driver's holomorphic check (f'(z): Cauchy-Riemann from the replayed forward
+passes along 1 and 1j, no entry on the path from the input to the output that is not
+holomorphic, a complex output), a real input's after the nested tapes the driver runs first
+(their notes and their size limit). Real inputs and a real output through complex values inside
+take the real form, as the interpreter does.
+
 The same rules run on the same values in the same order, on the path the plain replay's guards
 picked, so the derivatives and the tapes' sizes are the interpreter's. Anything the interpreted
 driver reports or handles on its own — a kink note, a stop_gradient, a non-finite number (each
@@ -15,11 +23,14 @@ from __future__ import annotations
 
 import time
 
+from ..core.backend import np
+from ..core.complexes import is_complex
 from ..core.notes import reset as reset_notes
 from ..core.tape import Dual, Tape, new_level, strip
-from ..lang.values import as_input, shape_of
+from ..lang.values import as_input, dtype, shape_of
+from . import complex_derivatives
 from .common import finish, host, on_host, sweep
-from .higher import MAX_FORWARD_ORDER, MAX_TAPE_ENTRIES, DerivativeResult, dual_coefficient
+from .higher import MAX_FORWARD_ORDER, MAX_TAPE_ENTRIES, DerivativeResult, derivative_number, dual_coefficient
 from .replay import replay_output
 from .replay_higher import boxed_values, quiet
 from .bits import all_finite
@@ -43,19 +54,67 @@ def replay_derivatives(trace, values: list, inputs: dict, name: str, index: int,
     notes = reset_notes()
     start = time.perf_counter()
     raw = values[:trace.leaves]
-    if method == "reverse":
+    complex_form = is_complex(inputs[name]) or is_complex(value)
+    if complex_form and not _complex_form_holds(trace, values, inputs, name, index, order, method, target):
+        return None
+    if method == "reverse" and not complex_form:
         found = _nested_tapes(trace, raw, index, order, target)
         if found is None:
             return None
         ders, sizes = found
-    else:
-        ders, sizes = _nested_duals(trace, raw, index, order), []
+    else:                                   # (a complex form: nested duals, whatever the method asked)
+        ders, sizes, method = _nested_duals(trace, raw, index, order), [], "forward"
     seconds = time.perf_counter() - start
     if not quiet(notes) or not all_finite(ders):
         return None
     return DerivativeResult(value=on_host(value), derivatives=ders, name=name, inputs=on_host(inputs),
                             order=order, method=method, tape_entries=sizes, seconds=seconds,
                             signature=list(trace.signature), kinks=[], steps=trace.run_steps, detached=[])
+
+
+def _complex_form_holds(trace, values: list, inputs: dict, name: str, index: int, order: int, method: str,
+                        target) -> bool:
+    """Whether the interpreted driver's complex form answers here as the nested duals below
+    would (higher.derivatives): an order nested duals reach; for a complex input, f holomorphic
+    in it (else the driver's error: the interpreter's to raise); for a real input, the driver's
+    nested tapes first, with `method` reverse (the notes they make, the size they stop at)."""
+    if order > MAX_FORWARD_ORDER:
+        return False
+    if not is_complex(inputs[name]):
+        return method != "reverse" or _nested_tapes(trace, values[:trace.leaves], index, order, target) is not None
+    from .replay_complex import Declined, ReplayedPasses      # loads with complex values only
+    value = strip(values[trace.output])
+    if not is_complex(value) or not holomorphic_on_path(trace, index):
+        return False
+    passes = ReplayedPasses(trace, values, list(inputs))
+    try:
+        columns, _ = complex_derivatives.tangent_columns(passes.jvp, target, inputs, name, None)
+    except Declined:
+        return False
+    eps = float(np().finfo(dtype()).eps)
+    return complex_derivatives.cauchy_riemann_holds(columns[:, 0, :], columns[:, 1, :], eps)
+
+
+def holomorphic_on_path(trace, index: int) -> bool:
+    """Whether every equation on the path from leaf `index` to the output is holomorphic (the
+    table's field), as complex_derivatives.not_holomorphic_steps finds none on the interpreter's
+    tape; False too where the output does not depend on that leaf (the driver's to answer)."""
+    equations = trace.equations
+    depends = [False] * len(equations)
+    depends[index] = True
+    for i in range(trace.leaves, trace.output + 1):
+        depends[i] = any(depends[j] for _, j in equations[i].parents)
+    if not depends[trace.output]:
+        return False
+    reaches = [False] * len(equations)
+    reaches[trace.output] = True
+    for i in range(trace.output, trace.leaves - 1, -1):
+        if reaches[i]:
+            if depends[i] and not equations[i].prim.holomorphic:
+                return False
+            for _, j in equations[i].parents:
+                reaches[j] = True
+    return True
 
 
 def _nested_tapes(trace, raw: list, index: int, order: int, target):
@@ -93,4 +152,4 @@ def _nested_duals(trace, raw: list, index: int, order: int) -> list:
     leaves = list(raw)
     leaves[index] = v
     out = boxed_values(trace, leaves)[trace.output]
-    return [finish(host(dual_coefficient(out, levels, k), ())) for k in range(1, order + 1)]
+    return [derivative_number(dual_coefficient(out, levels, k)) for k in range(1, order + 1)]

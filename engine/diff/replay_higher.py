@@ -31,7 +31,7 @@ from ..core.notes import reset as reset_notes
 from ..core.tangent_stack import TangentStack
 from ..core.tape import BOXES, Dual, bind, new_level, strip
 from ..lang.values import as_input, dtype, shape_of, size_of
-from .common import check_result_elements, finish, on_host, seed_for
+from .common import check_result_elements, finish, on_host, real_values, seed_for
 from .hessian_plan import Recording, make_plan, plannable, planned_gradient
 from .replay import replay_output
 from .replay_jacobian import replay_jacobian
@@ -136,7 +136,10 @@ def replay_hessian(trace, values: list, inputs: dict, wrt: list, watched: list):
             # + 0.0 (a -0.0 made 0.0, as the interpreter's rows): in place on a structured stack's
             # assembly, which is ours alone; a second matrix of k x n is a page-faulted temporary
             owned = fresh and t.__class__ is np().ndarray and t.flags.writeable
-            stacked_rows = xp().add(t, 0.0, out=t) if owned else to_host(t) + 0.0
+            if t.dtype.kind == "c":     # a real input's rows through complex values: their real part, as
+                stacked_rows = real_values(to_host(t)) + 0.0        # the interpreter's (higher.py)
+            else:
+                stacked_rows = xp().add(t, 0.0, out=t) if owned else to_host(t) + 0.0
             bounded = fresh and grads[b].tangent.magnitude_bound() < FINITE_BOUND
             for a, start, stop, first in rows:
                 place_rows(blocks[a], b, stacked_rows, (start, stop, first), (size_of(inputs[a]), size_of(inputs[b])))

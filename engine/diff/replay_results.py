@@ -1,16 +1,19 @@
 """Results from a trace's compiled functions (diff/replay_compiled.py): the value and the
 gradient as the commands' results, or None where the step replay is to run instead (no compiled
 function, a path not the last one taken, a kink to note with its span, a non-finite number
-whose provenance the interpreter traces)."""
+whose provenance the interpreter traces, a complex output a gradient refuses). A scalar trace
+holding complex numbers is compiled as a float one (its gradient reported as the step replay
+reports it); where its compiled code was refused, that is a counted fallback (COMPLEX_FLOAT_CODE)."""
 from __future__ import annotations
 
 import math
 
+from ..core.complexes import is_complex_scalar
 from ..core.notes import NOTES
 from ..core.notes import reset as reset_notes
 from ..lang.values import dtype
 from . import reverse
-from .bits import same_bits
+from .bits import all_finite, same_bits
 from .fallbacks import COMPLEX_FLOAT_CODE, LOWERED_CODE_ERRORS, LoweringRefused
 from .replay_compiled import compiled_for
 from .replay_guards import PathChanged, decisions
@@ -32,9 +35,9 @@ def run_compiled(entry, leaves: list, gradient: bool):
     trace = latest(entry)
     noted = len(NOTES.kinks)
     for _ in range(MAX_PATHS):
-        made = trace.floats and compiled_for(trace, leaves)
+        made = (trace.floats or trace.complex_scalars) and compiled_for(trace, leaves)
         if not made:
-            if trace.complex_scalars:       # a scalar trace the float code would take, were it real
+            if trace.complex_scalars and trace.compiled is False:    # made, and refused
                 raise LoweringRefused(COMPLEX_FLOAT_CODE, documented=True)
             return None
         try:
@@ -88,6 +91,8 @@ def compiled_grad(entry, inputs):
     if fast is None:
         return None
     trace, (value, adjoints) = fast
+    if trace.complex_scalars:               # the gradient reported from the adjoints, as the step replay's
+        return _complex_gradient(trace, value, adjoints, inputs)
     if not math.isfinite(value):
         return None
     gradient, unconnected = {}, []
@@ -98,6 +103,20 @@ def compiled_grad(entry, inputs):
         elif not math.isfinite(g):          # its provenance: the interpreter's to trace
             return None
         gradient[name] = g
+    return reverse.GradResult(value=value, gradient=gradient, inputs=inputs, unconnected=unconnected,
+                              reduced=None, signature=list(trace.signature), kinks=[],
+                              tape_length=trace.compiled.tape_length, steps=trace.run_steps)
+
+
+def _complex_gradient(trace, value, adjoints, inputs):
+    """compiled_grad's result for a trace holding complex scalars: the gradient reported from the
+    adjoints in diff/reverse.py's one place (a complex input's the conjugate), or None where the
+    step replay is to answer (a complex output, whose error it raises; a number not finite)."""
+    if is_complex_scalar(value):
+        return None
+    gradient, unconnected = reverse.reported_gradients(list(inputs), adjoints, inputs)
+    if not all_finite([value, *gradient.values()]):
+        return None
     return reverse.GradResult(value=value, gradient=gradient, inputs=inputs, unconnected=unconnected,
                               reduced=None, signature=list(trace.signature), kinks=[],
                               tape_length=trace.compiled.tape_length, steps=trace.run_steps)

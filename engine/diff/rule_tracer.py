@@ -1,7 +1,7 @@
 """The Python lowering of the one rule tracer (core/rule_tracer.py): a rule recorded on probes
 becomes the lines of a generated function. Both compiled replays use it (diff/replay_compiled.py
-for traces of Python floats, each VJP the table's float form; diff/replay_arrays.py for sweeps of
-numpy arrays), emit prints rules with it (emit/rule_text.py), and `rule_source` gives one rule as
+for traces of Python floats and complex numbers, each VJP the form for its adjoint;
+diff/replay_arrays.py for sweeps of numpy arrays and complex scalars), emit prints rules with it (emit/rule_text.py), and `rule_source` gives one rule as
 Python source for given operand names.
 
 The recorder's equations are printed here as Python (`line`): an operator, a call of a function
