@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pytest
 
-from autodiff.engine.core import device_kernels, fused, region_plan, regions
+from autodiff.engine.core import device_kernels, fused, region_pipeline, region_plan, regions
 from autodiff.engine.core.backend import xp
 from autodiff.engine.core.primitives import FACTS, TABLE, Primitive
 from autodiff.engine.core.rules.arithmetic import div
@@ -133,6 +133,16 @@ def test_the_lowerings_read_the_facts_off_the_table():
     # the equations a Program's regions fuse to numpy's bits: numexpr's arithmetic, numpy's loops
     assert {n for n, p in TABLE.items() if p.fused_bits and not p.numpy_loop} == {"add", "sub", "mul", "div", "neg"}
     assert TABLE["exp"].fused_bits and not TABLE["sin"].fused_bits and not TABLE["pow"].fused_bits
+
+
+def test_the_region_pipelines_ufuncs_are_the_exact_entries():
+    # a pipeline makes an array function's argument with numpy's ufuncs where they give numexpr's
+    # bits: the entries whose `exact` fact says so, keyed by their steps' templates in the fused IR
+    assert {n for n, p in TABLE.items() if p.exact} == {"add", "sub", "mul", "div", "neg", "abs"}
+    assert region_pipeline.UFUNCS == {region_pipeline.template(p): p.ufuncs[0] for p in TABLE.values() if p.exact}
+    assert region_pipeline.UFUNCS == {"({} + {})": "add", "({} - {})": "subtract", "({} * {})": "multiply",
+                                      "({} / {})": "divide", "(-{})": "negative", "abs({})": "absolute"}
+    assert [region_pipeline.template(TABLE[n]) for n in ("exp", "lt")] == ["exp({})", "({} < {})"]
 
 
 def test_an_unknown_fact_is_refused():

@@ -19,7 +19,7 @@ their path, so the tracer of the rules (core/rule_tracer.py) runs either form on
 What the lowerings need of an entry (numexpr's and C's names, cost, taped VJP, plannable,
 elementwise values, a guarded kink, why it gets no fused kernel) are its FACTS: fields with
 defaults, so an entry states only what differs. The lowerings read them off TABLE when they load
-(core/fused.py, region_program.py, device_kernels.py, region_plan.py, stacked.py,
+(core/fused.py, region_program.py, region_pipeline.py, device_kernels.py, region_plan.py, stacked.py,
 diff/hessian_plan.py, lang/transforms.py); tests/test_primitive_facts.py prints the table of
 primitive x lowering and fails on an elementwise entry that fuses not and says not why.
 """
@@ -77,6 +77,10 @@ FACTS = {
     # Program only such equations): numexpr's IEEE arithmetic (+ - * / and negation: one rounding,
     # as numpy's) states it; None: where the kernels leave it to numpy's loop (numexpr, numpy_loop)
     "fused_bits": None,
+    # numpy's ufunc (`ufuncs`) gives numexpr's bits at every value: an exact IEEE operation (+ - *
+    # / round once, negation and abs not at all): a region's pipeline makes an array function's
+    # argument with it, in place (core/region_pipeline.py)
+    "exact": False,
     # its VJP rules, swept on an outer level's boxes, tape all they read (no mask, share or branch
     # made from a traced value): a nested derivative over it keeps its trace (lang/transforms.py)
     "taped_vjp": False,

@@ -18,10 +18,22 @@ from __future__ import annotations
 
 from .fused_ir import is_number
 from .region_program import Kernel
+from .rules import TABLE
 
 CHAIN = None                # an operand that is the chain so far (the output's part, in place)
-UFUNCS = {"({} + {})": "add", "({} - {})": "subtract", "({} * {})": "multiply", "({} / {})": "divide",
-          "(-{})": "negative", "abs({})": "absolute"}
+
+
+def template(prim) -> str:
+    """The fused IR's template of a table entry's numexpr spelling (core/fusion.py writes its
+    nodes so): "exp({})" for a function, "(-{})" for a unary operator, "({} * {})" for a binary one."""
+    if prim.numexpr.isidentifier():
+        return prim.numexpr + "({})"
+    return "(" + prim.numexpr + "{})" if prim.arity == 1 else "({} " + prim.numexpr + " {})"
+
+
+# a step's template -> the numpy ufunc that computes it to numexpr's bits: the table's `exact`
+# entries, by their first `ufuncs` name, read off the table once, here
+UFUNCS = {template(prim): prim.ufuncs[0] for prim in TABLE.values() if prim.exact}
 
 
 def pipelined(program, kernels, kept) -> list:
