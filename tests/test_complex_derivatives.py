@@ -302,6 +302,29 @@ def test_jacobian_check_of_a_complex_output_of_a_real_input_and_a_holomorphic_on
     assert [row.label for row in api.check_jacobian(r, target).failures] == ["∂f.real/∂z.imag", "∂f.imag/∂z.real"]
 
 
+@pytest.mark.parametrize("source, at", [("z * z * (1 + 2j)", {"z": np.array([1 + 2j, -0.5j, 3.0])}),
+                                        ("exp(z) * z", {"z": 1j}),
+                                        ("exp(1j * x) * x", {"x": np.array([0.5, 1.0])})])
+def test_a_holomorphic_jacobian_as_real_blocks_is_the_default_jacobian(source, at):
+    # one layout of the real 2x2 blocks (diff/complex_derivatives.py): f'(z) laid out by
+    # holomorphic_blocks, as checks/higher.py reads a --holomorphic Jacobian, is the default one
+    from autodiff.engine.diff.complex_derivatives import holomorphic_blocks
+    target, (name, x) = _target(source), next(iter(at.items()))
+    h = api.jacobian(None, at=at, target=target, holomorphic=True)
+    blocks = holomorphic_blocks(h.jacobian[name], np.shape(h.value), np.shape(x), np.iscomplexobj(x))
+    np.testing.assert_allclose(blocks, api.jacobian(None, at=at, target=target).jacobian[name], rtol=1e-15, atol=0)
+    f = np.asarray(h.jacobian[name]).reshape(-1)[0]
+    first = blocks.reshape(-1, *blocks.shape[np.ndim(h.value) + np.ndim(x):])[0]
+    expected = [[f.real, -f.imag], [f.imag, f.real]] if np.iscomplexobj(x) else [f.real, f.imag]
+    assert first.tolist() == expected
+
+
+def test_holomorphic_blocks_of_an_infinite_derivative_make_no_nan():
+    from autodiff.engine.diff.complex_derivatives import holomorphic_blocks
+    blocks = holomorphic_blocks(np.array([complex(math.inf, 0.0)]), (1,), (1,), True)
+    assert blocks.tolist() == [[[[math.inf, 0.0], [0.0, math.inf]]]]
+
+
 @pytest.mark.parametrize("mode", ["full", "fast"])
 def test_hessian_check_of_complex_inputs_perturbs_each_part(mode):
     target = _target(HESS_F)

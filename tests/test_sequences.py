@@ -335,3 +335,16 @@ def test_an_item_of_a_list_is_assigned_on_a_copy():
     a = LISTS_AT["a"]
     assert r.value == pytest.approx(np.sum(a + 1.0) + 3.0 * a[0] + 10.0 * (np.sum(a) + np.sum(a[:2])))
     assert r.gradient["x"].tolist() == pytest.approx([1 + 3 + 20, 1 + 20, 1 + 10])
+
+
+def test_blocks_side_by_side_are_one_matrix_for_the_checks_and_the_tables():
+    # engine/core/sequences.side_by_side: the one layout of Jacobian blocks (and a Hessian's row of
+    # blocks) as a matrix, for checks/higher.py's claimed matrix and the CLI's tables alike
+    from autodiff.engine.core.sequences import side_by_side
+    per_x = np.arange(6.0).reshape(2, 3)                # output (2,), input x (3,)
+    per_y = np.array([10, 20])                          # output (2,), input y (): integers as floats
+    m = side_by_side([per_x, per_y], 2)
+    assert m.dtype == np.float64 and m.tolist() == [[0.0, 1.0, 2.0, 10.0], [3.0, 4.0, 5.0, 20.0]]
+    assert side_by_side([np.float64(2.5)], 1).tolist() == [[2.5]]        # a scalar of a scalar
+    assert side_by_side([], 3).tolist() == [[], [], []]                   # no inputs: empty rows
+    assert side_by_side([np.zeros((0, 2))], 0).shape == (0, 2)           # no outputs (--at x=[])

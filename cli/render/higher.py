@@ -6,7 +6,7 @@ loading rich.
 """
 from __future__ import annotations
 
-from ...engine.core.sequences import as_rows
+from ...engine.core.sequences import side_by_side
 from ..options import with_flags
 from ..output import fmt_number, fmt_value, non_finite
 from .common import console, indented, inputs_line, notes_for, print_notes
@@ -49,12 +49,6 @@ def _block_table(rows, cols, matrix, corner=""):
     return table
 
 
-def _flat_matrix(blocks_by_col, out_size):
-    """Columns side by side: each block reshaped to (output elements, input elements)."""
-    return _np().concatenate([as_rows(_np().asarray(b, dtype=float), out_size)
-                              for b in blocks_by_col], axis=1)
-
-
 def _header(target, result, what) -> None:
     from rich.text import Text
     screen = console()
@@ -77,7 +71,7 @@ def jacobian_result(target, result) -> None:
     cols = sum(size_of(result.inputs[w]) for w in names)
     if names and len(out_shape) <= 1 and all(len(s) <= 1 for s in in_shapes.values()) and not result.layout \
             and not result.holomorphic and cols <= MAX_TABLE_COLS and size_of(result.value) <= MAX_TABLE_ROWS:
-        matrix = _flat_matrix([result.jacobian[w] for w in names], size_of(result.value))
+        matrix = side_by_side([result.jacobian[w] for w in names], size_of(result.value))
         col_labels = [lab for w in names for lab in _labels(w, in_shapes[w])]
         screen.print(_block_table(_labels("f", out_shape), col_labels, matrix, "∂ out \\ in"))
     else:
@@ -115,7 +109,7 @@ def hessian_result(target, result) -> None:
     screen.print(Text(f"Hessian by {result.method} ({work})", style="bold"))
     total = sum(size_of(result.inputs[w]) for w in names)
     if names and all(len(s) <= 1 for s in shapes.values()) and total <= MAX_TABLE_COLS and not result.layout:
-        rows = [_flat_matrix([result.hessian[a][b] for b in names], max(1, size_of(result.inputs[a])))
+        rows = [side_by_side([result.hessian[a][b] for b in names], max(1, size_of(result.inputs[a])))
                 for a in names]
         matrix = _np().concatenate(rows, axis=0)
         labels = [lab for w in names for lab in _labels(w, shapes[w])]

@@ -15,7 +15,7 @@ import math
 
 from ..core.backend import np, to_device, to_host
 from ..core.complexes import is_complex
-from ..core.sequences import as_rows
+from ..core.sequences import side_by_side
 from .differences import Objective, Perturber, fast_check, power_of_two_steps
 from .gradient import random_seed
 from .one_hot_outputs import OneHotOutputs
@@ -24,6 +24,7 @@ from .report import CheckReport, complex_labels, entry_labels, real_entries, tol
 from .stacked_points import StackedGradients, StackedOutputs
 from .verdict_arrays import judge_all, largest_finite_of, noise_floor_of
 from .verdicts import branch_reason, convention_text, conventions_of, detached_text, mark_detached
+from ..diff.complex_derivatives import holomorphic_blocks
 from ..diff.function import Function, ReplayRunner
 from ..lang.values import set_dtype
 
@@ -193,10 +194,8 @@ def real_blocks_of(result, w):
     j = result.jacobian[w]
     if not getattr(result, "holomorphic", False) or not is_complex(j):
         return j
-    j = np().asarray(to_host(j), dtype=np().complex128)
-    if not is_complex(result.inputs[w]):
-        return np().stack([j.real, j.imag], axis=-1)
-    return np().stack([np().stack([j.real, -j.imag], axis=-1), np().stack([j.imag, j.real], axis=-1)], axis=-2)
+    x = result.inputs[w]
+    return holomorphic_blocks(j, np().shape(result.value), np().shape(x), is_complex(x))
 
 
 def _as_claimed(total, x):
@@ -208,14 +207,6 @@ def _as_claimed(total, x):
         g = pairs[..., 0] + 1j * pairs[..., 1]
         return g if shape else complex(g)
     return np().asarray(total).reshape(shape) if shape else float(np().asarray(total).reshape(-1)[0])
-
-
-def _matrix(blocks, out_size):
-    """Blocks of shape out.shape + in.shape side by side as an (out_size, total input entries) list."""
-    if not blocks:
-        return [[] for _ in range(out_size)]
-    return np().concatenate([as_rows(np().asarray(b, dtype=np().float64), out_size) for b in blocks],
-                            axis=1).tolist()
 
 
 # ---- Jacobians ---------------------------------------------------------------------------------
@@ -239,7 +230,7 @@ def check_jacobian(result, target, mode="full", seed=None, dtype="float64", limi
     blocks = {w: real_matrix(real_blocks_of(result, w), result.value, result.inputs[w]) for w in names}
 
     def full():
-        claimed = _matrix([blocks[w] for w in names], len(out_labels))
+        claimed = side_by_side([blocks[w] for w in names], len(out_labels)).tolist()
         batch = None if complex_run else OneHotOutputs(target, limits, StackedOutputs(target, limits))
         rows, n = vector_full_check(runner, result.inputs, names, claimed, out_labels, tol, conventions, batch=batch)
         flat = [e for row in rows for e in row]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 
 from . import ops
-from .backend import is_array, xp
+from .backend import is_array, np, xp
 from .complexes import complex_dtype, is_complex
 from .errors import EngineError
 from .primitives import check_elements, run_dtype, shape
@@ -110,6 +110,15 @@ def items_of(arrays):
     if is_sequence(arrays):
         return [as_array(v) for v in arrays]
     return [ops.getitem(arrays, i) for i in range(shape(arrays)[0])] if shape(arrays) else [arrays]
+
+
+def side_by_side(blocks, rows: int):
+    """Blocks of shape out.shape + in.shape (a Jacobian's per input, a Hessian's row per input),
+    each as a (rows, its entries) matrix (as_rows), side by side: a float64 numpy array of
+    (rows, all their entries), where `rows` is the output's entries."""
+    if not blocks:
+        return np().zeros((rows, 0))
+    return np().concatenate([as_rows(np().asarray(b, dtype=np().float64), rows) for b in blocks], axis=1)
 
 
 def as_rows(a, rows: int):

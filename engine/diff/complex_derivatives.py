@@ -17,6 +17,8 @@ gives df/dx there, along 1j df/dy (z = x + iy).
 """
 from __future__ import annotations
 
+import math
+
 from ...parser.errors import SourceError, option
 from ..core.backend import np, to_host, xp
 from ..core.complexes import as_complex_number, complex_dtype, is_complex
@@ -165,6 +167,20 @@ def real_blocks(columns, out_shape, in_shape, out_complex: bool, in_complex: boo
         a = a[..., 0]
     tail = ((2,) if out_complex else ()) + ((2,) if in_complex else ())
     return np().ascontiguousarray(a).reshape(tuple(out_shape) + tuple(in_shape) + tail) + 0.0
+
+
+def holomorphic_blocks(derivative, out_shape, in_shape, in_complex: bool):
+    """f'(z) (out.shape + in.shape, a --holomorphic Jacobian) as `real_blocks` lays out the
+    default one: the tangent along 1 is f', along 1j it is i f' (df/dy = i df/dx), so each
+    complex input's block is [[Re f', -Im f'], [Im f', Re f']] ((Re f', Im f') for a real input)."""
+    out_size, in_size = math.prod(out_shape), math.prod(in_shape)
+    f = np().asarray(to_host(derivative), dtype=np().complex128).reshape(out_size, in_size).T
+    columns = np().empty((in_size, 2 if in_complex else 1, out_size), dtype=np().complex128)
+    columns[:, 0, :] = f
+    if in_complex:                          # i f' part by part: no product, no nan from 0 * inf
+        along_1j = columns[:, 1, :]
+        along_1j.real, along_1j.imag = -f.imag, f.real
+    return real_blocks(columns, out_shape, in_shape, True, in_complex)
 
 
 def layout_text(name: str, out_complex: bool, in_complex: bool, what="output") -> str | None:
