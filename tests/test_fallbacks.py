@@ -166,6 +166,31 @@ def test_the_checks_replay_runner_propagates_a_replay_bug_and_counts_a_changed_p
         runner({"x": 2.0})
 
 
+def test_function_and_the_checks_runner_file_and_confirm_by_one_helper(monkeypatch):
+    # diff/function.py's file_trace and confirm: the one way each of Function and ReplayRunner
+    # keeps a recorded trace and answers a replayed step's error
+    filed, confirmed = [], []
+    file_trace, confirm = function.file_trace, function.confirm
+    monkeypatch.setattr(function, "file_trace", lambda traces, key, trace: (filed.append(traces),
+                                                                            file_trace(traces, key, trace)))
+    monkeypatch.setattr(function, "confirm", lambda error, fallbacks, interpret: (confirmed.append(fallbacks),
+                                                                                  confirm(error, fallbacks, interpret)))
+    f = Function(target=load(BRANCH, filename="program.py"))
+    runner = ReplayRunner(load(BRANCH, filename="program.py"))
+    for _ in range(3):
+        assert f.grad(x=1.0) == {"x": 2.0} and runner({"x": 1.0}) == 1.0
+    assert [traces is f.traces for traces in filed] == [True, False]
+    assert filed[1] is runner.traces and f.replays == 1
+    monkeypatch.setattr(function.replaying, "compiled_grad", value_boom)
+    monkeypatch.setattr(function.replaying, "compiled_output", value_boom)
+    for call in (lambda: f.grad(x=1.0), lambda: runner({"x": 1.0})):
+        with pytest.raises(ValueError, match="a value the sweep refuses") as err:
+            call()
+        assert any("a bug in the replay" in note for note in err.value.__notes__)
+    assert confirmed == [f.own_fallbacks, runner.own_fallbacks]
+    assert confirmed[0] is f.own_fallbacks and confirmed[1] is runner.own_fallbacks
+
+
 def made_sweep(f):
     """The generated array sweep of f's kept trace (replayed until one is made)."""
     for _ in range(200):

@@ -123,7 +123,7 @@ def test_a_complex_output_is_refused_by_a_replayed_gradient_as_by_the_interprete
         reverse.grad("exp(z)*z", {"z": 0.5j})
     assert str(replayed.value) == str(interpreted.value)
     # the compiled gradient leaves a complex output to the step replay, which raised it, and the
-    # interpreter confirmed it (diff/function.py's `_confirmed`)
+    # interpreter confirmed it (diff/function.py's `confirm`)
     assert f.interpreted == 3 and f.fallbacks == {"a replayed step raised SourceError": 1}
 
 

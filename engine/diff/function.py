@@ -206,7 +206,9 @@ class Function:
         except StrictFallback:
             raise
         except CONFIRMED_ERRORS as error:   # a replayed step raised: the interpreter must as well
-            return self._confirmed(error, interpret, kind, at, inputs, wrt, checked, seed, dtype_name, limits)
+            self.own_interpreted += 1
+            confirm(error, self.own_fallbacks,
+                    lambda: interpret(self, kind, at, inputs, wrt, checked, seed, dtype_name, limits))
         if entry is None:
             return record(self, kind, at, inputs, key, wrt, checked, seed, dtype_name, limits)
         self.own_interpreted += 1
@@ -228,18 +230,6 @@ class Function:
                 any(self.inputs.index(name) in entry.undifferentiated for name in wrt):
             raise Unsupported("a derivative in an input read as a count (the interpreter refuses it)")
         return entry
-
-    def _confirmed(self, error, interpret, *call):
-        """The interpreter's answer to a run whose replay raised `error`: its own located error,
-        where it fails too (counted as a failed step); where it does not, `error` itself."""
-        self.own_interpreted += 1
-        try:
-            interpret(self, *call)
-        except CONFIRMED_ERRORS:
-            count(self.own_fallbacks, StepFailed(f"a replayed step raised {type(error).__name__}"))
-            raise
-        error.add_note("autodiff: a replay raised this where the interpreter did not (a bug in the replay)")
-        raise error
 
     # ---- per kind: replay, interpret, record ----
     def _replay_value(self, entry, inputs, wrt, seed):
@@ -280,7 +270,7 @@ class Function:
     def _file_refused(self, key, recorded) -> None:
         """File `recorded`, a recording run's Unkept (`_try_record`), for `key`: nothing otherwise."""
         if recorded.__class__ is Unkept:
-            self._file(key, recorded)
+            file_trace(self.traces, key, recorded)
 
     def _interpret_grad(self, kind, at, inputs, wrt, checked, seed, dtype_name, limits):
         return reverse.grad(None, inputs, checked, seed, dtype_name=dtype_name, limits=limits, target=self.target)
@@ -357,19 +347,9 @@ class Function:
             if trace is not None and not (replaying.same_bits(value, result.value) and notes.kinks == result.kinks):
                 count(self.own_fallbacks, _differs(replaying.same_bits(value, result.value), "value"))
                 trace = NOT_REPLAYABLE
-        self._file(key, fit_for_replay(trace, tape, self.fuses))
+        file_trace(self.traces, key, fit_for_replay(trace, tape, self.fuses))
         notes.kinks = list(result.kinks)            # as the interpreted run left them
         return result
-
-    def _file(self, key, trace) -> None:
-        """Keep a recorded trace for `key` (None: a path not to keep; Unkept: the tape could not
-        be replayed, nor can any run at that signature, for its reason)."""
-        entry = self.traces.get(key)
-        if trace is None:
-            if entry is None:
-                keep_trace(self.traces, key, NOT_REPLAYABLE)
-            return
-        keep_trace(self.traces, key, trace if trace.__class__ is Unkept else replaying.filed(entry, trace))
 
     def _record_grad(self, inputs, wrt, seed, key, dtype_name, limits):
         self.own_interpreted += 1
@@ -397,7 +377,7 @@ class Function:
             if not replaying.same_results(hosted(again), result):
                 count(self.own_fallbacks, _gradient_differs(hosted(again), result))
                 trace = NOT_REPLAYABLE
-        self._file(key, trace)
+        file_trace(self.traces, key, trace)
         return result
 
     def _check_replayed_grad(self, key, inputs, wrt, seed, result) -> None:
@@ -538,6 +518,32 @@ def with_variants(own: dict, variants: dict) -> dict:
     return total
 
 
+def file_trace(traces: dict, key, trace) -> None:
+    """Keep a recorded trace for `key` in `traces` (None: a path not to keep; Unkept: the tape
+    could not be replayed, nor can any run at that signature, for its reason): Function's and
+    ReplayRunner's one filing."""
+    entry = traces.get(key)
+    if trace is None:
+        if entry is None:
+            keep_trace(traces, key, NOT_REPLAYABLE)
+        return
+    keep_trace(traces, key, trace if trace.__class__ is Unkept else replaying.filed(entry, trace))
+
+
+def confirm(error, fallbacks: dict, interpret):
+    """Raise the answer to a run whose replay raised `error` (a step's error): the interpreter's
+    own located error, where `interpret()` fails too (counted in `fallbacks` as a failed step);
+    where it does not, `error` itself, noted as a bug in the replay. Function's and
+    ReplayRunner's one way."""
+    try:
+        interpret()
+    except CONFIRMED_ERRORS:
+        count(fallbacks, StepFailed(f"a replayed step raised {type(error).__name__}"))
+        raise
+    error.add_note("autodiff: a replay raised this where the interpreter did not (a bug in the replay)")
+    raise error
+
+
 def kept(trace, gradient_only: bool):
     """A recorded trace as a signature may keep it: Unkept where its run took a derivative inside
     the program that the program does not name (grad under another name: its value and other
@@ -607,7 +613,7 @@ class ReplayRunner:
             except StrictFallback:
                 raise
             except CONFIRMED_ERRORS as error:  # a replayed step raised: the interpreter must as well
-                self._confirmed(error, values)
+                confirm(error, self.own_fallbacks, lambda: self.runner(values))
             if out is not None:
                 return out
         if entry is not None:
@@ -622,8 +628,7 @@ class ReplayRunner:
         check_output(out, self.target)
         trace = fit_for_replay(kept(replaying.record_trace(tape, out, self.signature, runner.interp.steps, logged),
                                     False), tape, self.fuses)
-        entry = self.traces.get(key)
-        keep_trace(self.traces, key, trace if trace.__class__ is Unkept else replaying.filed(entry, trace))
+        file_trace(self.traces, key, trace)
         return strip(out)
 
     def _replayed(self, entry, leaves: list):
@@ -637,12 +642,3 @@ class ReplayRunner:
         self.signature = trace.signature
         return out
 
-    def _confirmed(self, error, values):
-        """As Function._confirmed: the interpreter's located error, else `error` itself."""
-        try:
-            self.runner(values)
-        except CONFIRMED_ERRORS:
-            count(self.own_fallbacks, StepFailed(f"a replayed step raised {type(error).__name__}"))
-            raise
-        error.add_note("autodiff: a replay raised this where the interpreter did not (a bug in the replay)")
-        raise error
