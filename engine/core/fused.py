@@ -1,4 +1,4 @@
-"""Fused VJP kernels for large float64 arrays, generated from the rules table with numexpr.
+"""Fused VJP kernels for large float64 (and complex128) arrays, generated from the rules table with numexpr.
 
 Each elementwise primitive's VJP rule is recorded once per argument layout by the one rule
 tracer (core/rule_tracer.py) on probes of the arrays, and its equations lowered into one tree of
@@ -45,11 +45,12 @@ def layout(v):
                                                      # -0.0 == 0.0, but its kernel is not 0.0's
     if c is Shape:
         return ("shape", v.shape)
-    if (c is np().ndarray or c is xp().ndarray) and v.dtype in (np().float64, np().bool_):
+    if (c is np().ndarray or c is xp().ndarray) and v.dtype in (np().float64, np().bool_, np().complex128):
         return (v.dtype.kind, v.shape)                   # numpy's, or the device's (cupy's)
-    if getattr(getattr(v, "dtype", None), "kind", None) == "c":      # issue 32: said as such
-        raise Unfusable("a complex array: kernels take float64 arrays only (complex values are not fused yet)")
-    raise Unfusable("not a float64 array")
+    if getattr(v, "dtype", None) == np().complex64 and getattr(v, "ndim", 0):      # issue 32: said as such
+        raise Unfusable("a complex64 array: numexpr has no complex64 kernels, and complex128's would "
+                        "round apart from numpy's complex64 loops")
+    raise Unfusable("not a float64 or complex128 array")
 
 
 def decline(what: str, why) -> None:
@@ -73,7 +74,7 @@ def trace(rule, g, ans, args, what="a VJP") -> Expression | None:
             return v
         if v.__class__ is Shape:                # its miniature, as the probes' examples are
             return Shape(miniature(v.shape), v.dtype)
-        return Fused(name, v.shape, boolean=v.dtype.kind == "b")
+        return Fused(name, v.shape, boolean=v.dtype.kind == "b", complex=v.dtype.kind == "c")
     try:
         out = traced(Tree, rule, [leaf("g", g), leaf("ans", ans), *(leaf(f"a{i}", a) for i, a in enumerate(args))])
     except TRACE_ERRORS as e:

@@ -40,12 +40,14 @@ def run_kernels(kernels, names) -> None:
             continue
         if kernel.steps:
             out = run_pipeline(kernel, {name: names[name] for name in kernel.reads})
+        elif kernel.operands:
+            out = getattr(xp(), kernel.function)(*(names[o] if o.__class__ is str else o for o in kernel.operands))
         elif kernel.function is not None:
             argument = kernel.reads[0]      # overwritten where it is a temporary read for the last time
             out = apply_function(kernel, names[argument], argument in made and argument in kernel.frees)
         else:
             inputs = {name: names[name] for name in kernel.reads}
-            buffer = None if kernel.boolean else take(np().broadcast_shapes(*(v.shape for v in inputs.values())))
+            buffer = None if kernel.boolean or kernel.complex else take(np().broadcast_shapes(*(v.shape for v in inputs.values())))
             out = evaluate_into(kernel.expr, inputs, buffer) if buffer is not None else evaluate(kernel.expr, inputs)
             inputs = None                   # its references would keep the freed arrays out of the pool
             if out is None:
@@ -53,7 +55,7 @@ def run_kernels(kernels, names) -> None:
         names[kernel.name] = out
         made.add(kernel.name)
         for name in kernel.frees:
-            if name != kernel.reads[0] or kernel.function is None or kernel.steps:
+            if name != kernel.reads[0] or kernel.function is None or kernel.steps or kernel.operands:
                 give(names, name)
             else:
                 del names[name]             # a function's argument it overwrote in place: its output
@@ -67,9 +69,9 @@ def apply_function(kernel, argument, in_place):
         function = partial(apply_split, function)
     if in_place:
         return function(argument, out=argument)
-    buffer = take(argument.shape) if argument.ndim else None
+    buffer = take(argument.shape) if argument.ndim and argument.dtype.kind != "c" else None
     if buffer is None and split:
-        buffer = np().empty(argument.shape)
+        buffer = np().empty(argument.shape, dtype=argument.dtype)
     out = function(argument) if buffer is None else function(argument, out=buffer)
     if out.__class__ is not argument.__class__:
         out = xp().asarray(out)          # of a 0-d array (a traced number): a scalar

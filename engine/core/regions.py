@@ -41,7 +41,7 @@ from .tape import Var, record
 MAX_LAYOUTS = 16            # kernels kept per region (a float leaf that changes makes new ones)
 MAX_KERNELS = 1024          # regions' kernels kept in all
 KERNELS: dict = {}          # (nodes, layouts, ndim) -> ForwardKernels, GradKernels or None (op by op)
-def layouts(values):
+def layouts(values, plan=None):
     """(key, tape, shape) of the leaves, or None if the region must run op by op. Leaves are
     numbers and float64 arrays whose broadcast has at least the fusion threshold of elements,
     and every traced leaf is a Var of one plain (not persistent, not graph) tape over a raw
@@ -65,11 +65,14 @@ def layouts(values):
             continue
         try:
             kind = fused.layout(v)                   # a float64 array (of the backend fused knows)
-        except Unfusable:
+        except Unfusable as e:
+            if plan is not None and getattr(v, "dtype", None) == np().complex64:
+                fused.decline(region_name(plan), e)    # complex64: said as such
             return None
-        if kind is None or kind[0] != "f":
+        if kind is None or kind[0] not in "fc":
             return None
-        key.append(("array", traced, math.prod(kind[1]) == 1))      # one element: numpy's strides 0
+        # one element: numpy's strides 0; a complex128 array's layout says so (its 4th part)
+        key.append(("array", traced, math.prod(kind[1]) == 1) + (("complex",) if kind[0] == "c" else ()))
         shapes.append(kind[1])
     if not shapes or (tape is not None and (tape.persistent or tape.keep_values)):
         return None
@@ -86,7 +89,7 @@ def layouts(values):
 def run(plan: RegionPlan, values):
     """The region's output (an array, or a Var of one entry on the leaves' tape), or None where
     it must run op by op."""
-    found = layouts(values)
+    found = layouts(values, plan)
     if found is None:
         return None
     key, tape, shape = found
@@ -144,7 +147,7 @@ def leaf_values(program, key, shape) -> list:
     """The leaves: numbers baked in, values of the region's shape that know what they hold."""
     def holds(layout):
         return "number" if layout[0] == "float" else "one" if layout[2] else "array"
-    return [layout[1] if layout[0] == "const" else program.symbol(f"a{i}", shape, holds(layout))
+    return [layout[1] if layout[0] == "const" else program.symbol(f"a{i}", shape, holds(layout), layout[3:] == ("complex",))
             for i, layout in enumerate(key)]
 
 
@@ -161,7 +164,7 @@ def lower_region(plan, program, key, shape, wanted=None) -> tuple:
     program.guards."""
     leaves = leaf_values(program, key, shape)
     recorder = fusion.FusionRecorder()
-    probes = [recorder.leaf(v.expr, v.shape) if v.__class__ is Fused else v for v in leaves]
+    probes = [recorder.leaf(v.expr, v.shape, complex=v.complex) if v.__class__ is Fused else v for v in leaves]
     seed = recorder.leaf("g", shape) if wanted is not None else None
     split = []
 
