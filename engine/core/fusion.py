@@ -116,8 +116,9 @@ class FusionRecorder(Recorder):
     def leaf(self, name, shape, boolean=False, complex=False):
         """A probe of an array of `shape` (its example: ones of its miniature, complex128 ones
         for a complex leaf; no value is read, decisions are refused)."""
-        dtype = bool if boolean else np().complex128 if complex else np().float64
-        return probe_of(name, np().ones(miniature(shape), dtype=dtype), self)
+        numpy = self.numpy._module        # numpy itself, also while a body is recorded (a region's seed)
+        dtype = bool if boolean else numpy.complex128 if complex else numpy.float64
+        return probe_of(name, numpy.ones(miniature(shape), dtype=dtype), self)
 
 
 def miniature(shape) -> tuple:

@@ -41,7 +41,7 @@ def run_kernels(kernels, names) -> None:
         if kernel.steps:
             out = run_pipeline(kernel, {name: names[name] for name in kernel.reads})
         elif kernel.operands:
-            out = getattr(xp(), kernel.function)(*(names[o] if o.__class__ is str else o for o in kernel.operands))
+            out = apply_ufunc(getattr(xp(), kernel.function), [names[o] if o.__class__ is str else o for o in kernel.operands])
         elif kernel.function is not None:
             argument = kernel.reads[0]      # overwritten where it is a temporary read for the last time
             out = apply_function(kernel, names[argument], argument in made and argument in kernel.frees)
@@ -75,6 +75,24 @@ def apply_function(kernel, argument, in_place):
     out = function(argument) if buffer is None else function(argument, out=buffer)
     if out.__class__ is not argument.__class__:
         out = xp().asarray(out)          # of a 0-d array (a traced number): a scalar
+    return out
+
+
+def apply_ufunc(ufunc, operands):
+    """numpy's ufunc of the operands (arrays and numbers: a region's complex step numpy runs), its
+    output's parts on several threads where the arrays are numpy's, of one shape and contiguous
+    (an elementwise loop computes each element alike in any part: one call's bits)."""
+    arrays = [v for v in operands if v.__class__ is not float]
+    numpy = np()
+    shape = arrays[0].shape
+    if (arrays[0].size < MIN_SPLIT_ELEMENTS or not all(v.__class__ is numpy.ndarray and v.shape == shape
+                                                       and v.flags.c_contiguous for v in arrays)):
+        return ufunc(*operands)
+    out = numpy.empty(shape, dtype=numpy.result_type(*(v.dtype for v in arrays)))
+    flat = [v if v.__class__ is float else v.reshape(-1) for v in operands]
+    target = out.reshape(-1)
+    run_parts(lambda lo, hi: ufunc(*(v if v.__class__ is float else v[lo:hi] for v in flat), out=target[lo:hi]),
+              target.size)
     return out
 
 

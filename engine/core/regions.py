@@ -25,6 +25,7 @@ from . import finite_known, fused, fusion
 from .accumulate import accumulate
 from .backend import np, on_device, xp
 from .buffer_pool import lend
+from .complexes import is_complex
 from .fused import Unfusable
 from .fusion import Fused
 from .notes import NOTES
@@ -165,7 +166,6 @@ def lower_region(plan, program, key, shape, wanted=None) -> tuple:
     leaves = leaf_values(program, key, shape)
     recorder = fusion.FusionRecorder()
     probes = [recorder.leaf(v.expr, v.shape, complex=v.complex) if v.__class__ is Fused else v for v in leaves]
-    seed = recorder.leaf("g", shape) if wanted is not None else None
     split = []
 
     def body():
@@ -173,10 +173,13 @@ def lower_region(plan, program, key, shape, wanted=None) -> tuple:
         for node in plan.nodes:
             values.append(TABLE[node[0]].impl(*node_arguments(node, probes, values)))
         split.append(len(recorder.items))
+        # the seed: complex where the output is (its adjoint then comes complex, as abs's VJP gives)
+        seed = None if wanted is None else recorder.leaf("g", shape, complex=is_complex(values[-1]))
+        split.append(seed is not None and is_complex(seed))
         return values[-1], ({} if wanted is None else trace_reverse(plan, probes, values, seed, wanted))
     out, found = fusion.record(recorder, body, ())
     lowered = {v.expr: v for v in leaves if v.__class__ is Fused}
-    lowered["g"] = program.symbol("g", shape)
+    lowered["g"] = program.symbol("g", shape, complex=split[1])
     try:
         fusion.lower(recorder.items[:split[0]], lowered, program)
         guards, program.guards = program.guards, []
@@ -310,6 +313,7 @@ class GradKernels:
     prim: Primitive
     key: tuple
     unit_reverse: list | None = None    # the reverse kernels for a seed of ones (region_seed)
+    seed_dtype: str = "float64"         # the seed's the reverse kernels take: complex128 for a complex output
     unit_adjoints: dict | None = None
 
     @classmethod
@@ -332,11 +336,12 @@ class GradKernels:
         after_seed = depends_on(program, "g")
         uses = use_counts(program.steps, [out.expr, *adjoints.values()], inputs)
         shared = {name for name, count in uses.items() if count > 1 and name in program.steps
-                  and name not in after_seed and is_dear(program.steps[name][0])}
+                  and name not in after_seed and (is_dear(program.steps[name][0]) or name in program.numpy_steps)}
         forward, out = forward_kernels(program, out, forward_guards, inputs, shape, shared)
         made = {k.name for k in forward if not k.boolean and not k.check} - {out.expr}    # the output is handed out
         reverse = schedule(program, list(adjoints.values()), inputs | made | {"g"})
-        unit_adjoints, unit_reverse = unit_seed_kernels(program, adjoints, inputs | made)
+        seed_complex = "g" in program.complex
+        unit_adjoints, unit_reverse = ({}, []) if seed_complex else unit_seed_kernels(program, adjoints, inputs | made)
         saved = tuple(dict.fromkeys(name for k in reverse + unit_reverse for name in k.reads
                                     if name in made or name in inputs))
         forward = pipelined(program, forward, {out.expr, *saved})
@@ -345,7 +350,7 @@ class GradKernels:
         self = cls(forward=with_frees(forward, {out.expr, *saved}), reverse=with_frees(reverse, set(adjoints.values())),
                    out=out.expr, adjoints=adjoints, saved=saved, prim=None, key=key,
                    unit_reverse=with_frees(unit_reverse, set(unit_adjoints.values())) if unit_adjoints else None,
-                   unit_adjoints=unit_adjoints)
+                   unit_adjoints=unit_adjoints, seed_dtype="complex128" if seed_complex else "float64")
         self.prim = region_primitive(self, len(key))
         return self
 
@@ -377,7 +382,7 @@ class RegionState:
     def compute(self, g) -> dict:
         kernels = self.kernels
         raw = self.values
-        if g.__class__ is xp().ndarray and g.dtype == np().float64:
+        if g.__class__ is xp().ndarray and g.dtype == kernels.seed_dtype:
             names, self.saved = self.saved, None       # freed as the reverse kernels pass them
             unit = (kernels.unit_reverse is not None and g.__class__ is np().ndarray
                     and is_unit_seed(g, kernels.key, raw))
@@ -393,6 +398,10 @@ class RegionState:
                     self.saved = None
                     return {pos: lend(tested(unbroadcast(a, raw[pos]), a), np()) for pos, a in out.items()}
                 fused.decline(region_name(self.plan), "an adjoint that is not finite: op by op, for its notes")
+        elif g.__class__ is xp().ndarray and "c" in (g.dtype.kind, kernels.seed_dtype[0]):
+            fused.decline(region_name(self.plan), f"a {g.dtype} adjoint of its output (its reverse kernels take "
+                          f"{kernels.seed_dtype}: traced for a {'complex' if kernels.seed_dtype[0] == 'c' else 'real'} "
+                          "output): op by op")
         self.saved = None
         return replay_reverse(self.plan, raw, g, kernels.adjoints)
 
