@@ -72,6 +72,20 @@ def is_number(expr) -> bool:
     return True
 
 
+def complex_constant(text):
+    """The complex number of a complex constant's text in the fused IR ("complex(-0.0, -1.0)", as
+    core/fusion.py writes one: only a region's numpy steps take them), else None."""
+    if text.__class__ is not str or not text.startswith("complex("):
+        return None
+    real, imag = text[len("complex("):-1].split(", ")
+    return complex(float(real), float(imag))
+
+
+def is_constant(text) -> bool:
+    """Whether a tree of the fused IR is a number's text, real or complex."""
+    return is_number(text) or complex_constant(text) is not None
+
+
 def numexpr_text(tree) -> str:
     """numexpr's text of a tree of the fused IR (core/fusion.py): each node's template is
     numexpr's spelling."""

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 
 from .backend import np
-from .fused_ir import UFUNCS, Unfusable, complex_refusal, is_number
+from .fused_ir import UFUNCS, Unfusable, complex_constant, complex_refusal, is_number
 from .rule_tracer import PROBES, Recorder, Untraceable, probe_of
 
 COMPARISONS = (">", ">=", "<", "<=", "==", "!=")
@@ -49,6 +49,8 @@ class Tree:
 
     @staticmethod
     def derive(template, operands, shape, boolean=False) -> Fused:
+        if any(complex_constant(operand.expr) is not None for operand in operands):
+            raise Unfusable("a complex constant: numexpr's kernels take real ones")
         return Fused((template, *(operand.expr for operand in operands)), shape, boolean,
                      is_complex_step(template, operands, boolean))
 
@@ -195,6 +197,8 @@ def as_fused(v) -> Fused:
         if v == 0.0 and math.copysign(1.0, v) < 0.0:
             raise Unfusable("a constant -0.0: numexpr keeps one register for 0.0 and -0.0")
         return Fused(repr(float(v)), ())
+    if isinstance(v, complex) and math.isfinite(v.real) and math.isfinite(v.imag):    # (numpy's complex128 too)
+        return Fused(f"complex({float(v.real)!r}, {float(v.imag)!r})", (), complex=True)
     raise Unfusable(f"a constant {v!r} in a rule")
 
 

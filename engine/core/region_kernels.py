@@ -41,7 +41,8 @@ def run_kernels(kernels, names) -> None:
         if kernel.steps:
             out = run_pipeline(kernel, {name: names[name] for name in kernel.reads})
         elif kernel.operands:
-            out = apply_ufunc(getattr(xp(), kernel.function), [names[o] if o.__class__ is str else o for o in kernel.operands])
+            out = apply_ufunc(getattr(xp(), kernel.function), [names[o] if o.__class__ is str else o
+                                                              for o in kernel.operands])
         elif kernel.function is not None:
             argument = kernel.reads[0]      # overwritten where it is a temporary read for the last time
             out = apply_function(kernel, names[argument], argument in made and argument in kernel.frees)
@@ -82,17 +83,17 @@ def apply_ufunc(ufunc, operands):
     """numpy's ufunc of the operands (arrays and numbers: a region's complex step numpy runs), its
     output's parts on several threads where the arrays are numpy's, of one shape and contiguous
     (an elementwise loop computes each element alike in any part: one call's bits)."""
-    arrays = [v for v in operands if v.__class__ is not float]
+    arrays = [v for v in operands if v.__class__ not in (float, complex)]
     numpy = np()
     shape = arrays[0].shape
     if (arrays[0].size < MIN_SPLIT_ELEMENTS or not all(v.__class__ is numpy.ndarray and v.shape == shape
                                                        and v.flags.c_contiguous for v in arrays)):
         return ufunc(*operands)
-    out = numpy.empty(shape, dtype=numpy.result_type(*(v.dtype for v in arrays)))
-    flat = [v if v.__class__ is float else v.reshape(-1) for v in operands]
+    out = numpy.empty(shape, dtype=numpy.result_type(*operands))
+    flat = [v if v.__class__ in (float, complex) else v.reshape(-1) for v in operands]
     target = out.reshape(-1)
-    run_parts(lambda lo, hi: ufunc(*(v if v.__class__ is float else v[lo:hi] for v in flat), out=target[lo:hi]),
-              target.size)
+    run_parts(lambda lo, hi: ufunc(*(v if v.__class__ in (float, complex) else v[lo:hi] for v in flat),
+                                   out=target[lo:hi]), target.size)
     return out
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from .fused_ir import Expression, complex_refusal, is_number
+from .fused_ir import Expression, Unfusable, complex_constant, complex_refusal, is_constant, is_number
 from .fusion import REAL_PARTS, Fused
 from .rules import TABLE
 
@@ -27,13 +27,24 @@ from .rules import TABLE
 DEAR_FUNCTIONS = frozenset(prim.numexpr for prim in TABLE.values() if prim.dear and prim.numexpr)
 NUMPY_LOOPS = frozenset(prim.numexpr for prim in TABLE.values()
                         if prim.dear and prim.numpy_loop and prim.numexpr)
-# numexpr's spelling -> numpy's ufunc of it (the table's `ufuncs`): where numexpr's complex kernel
-# of an equation is not numpy's bits (`complex_bits`), a region runs numpy's own loop for it as a
-# step of its own (issue 32: numpy's complex product fuses multiply-adds where the CPU has them)
-# (not a power: numpy's complex power takes its own paths by the exponent; not abs, a kink)
-NUMPY_UFUNCS = {prim.numexpr: prim.ufuncs[0] for prim in TABLE.values()
+
+
+def template_of(prim) -> str:
+    """The fused IR's template of an elementwise entry's equation: "({} * {})", "(-{})", "sin({})"."""
+    spelling = prim.numexpr
+    if spelling.isidentifier():
+        return spelling + "({})"
+    return "(-{})" if prim.arity == 1 else "({} " + spelling + " {})"
+
+
+# a step's template -> numpy's ufunc of it (the table's `ufuncs`): where numexpr's complex kernel
+# of an equation is not numpy's bits (`complex_bits`), or it has a complex constant (numexpr's
+# kernels take real ones), a region runs numpy's own loop for it as a step of its own (issue 32:
+# numpy's complex product fuses multiply-adds where the CPU has them). Not a power (numpy's complex
+# power takes its own paths by the exponent), not abs (a kink)
+NUMPY_UFUNCS = {template_of(prim): prim.ufuncs[0] for prim in TABLE.values()
                 if prim.numexpr is not None and prim.complex_values is True and prim.elementwise
-                and prim.complex_bits is not True and prim.kink is None and prim.name != "pow"}
+                and prim.kink is None and prim.name != "pow"}
 COMMUTATIVE = frozenset(("({} * {})", "({} + {})"))
 FLIPPED = {"({} >= {})": "({} <= {})", "({} <= {})": "({} >= {})", "({} > {})": "({} < {})",
            "({} < {})": "({} > {})", "({} == {})": "({} == {})", "({} != {})": "({} != {})"}
@@ -64,6 +75,12 @@ def function_of(template) -> str | None:
     return name if name in NUMPY_LOOPS else None
 
 
+def constant(text):
+    """A numpy step's operand: a number's value (a float, a complex), else the name as it is."""
+    value = complex_constant(text)
+    return value if value is not None else float(text) if is_number(text) else text
+
+
 def spelling_of(template) -> str:
     """numexpr's spelling of a step's operation: "*" of "({} * {})", "-" of "(-{})", "sin" of
     "sin({})"."""
@@ -77,7 +94,7 @@ def spelling_of(template) -> str:
 
 def numpy_ufunc(spelling) -> str | None:
     """numpy's ufunc that a region runs for a complex step of `spelling`, or None."""
-    return NUMPY_UFUNCS.get(spelling)
+    return next((ufunc for template, ufunc in NUMPY_UFUNCS.items() if spelling_of(template) == spelling), None)
 
 
 def is_dear(template) -> bool:
@@ -115,7 +132,11 @@ class RegionBuilder:
 
     def value(self, text, shape, boolean=False) -> Fused:
         """The Fused of a leaf's or step's name (or a number)."""
-        return Fused(text, shape, boolean, text in self.complex)
+        return Fused(text, shape, boolean, self.is_complex(text))
+
+    def is_complex(self, text) -> bool:
+        """Whether a leaf, step or constant holds complex values."""
+        return text in self.complex or complex_constant(text) is not None
 
     @staticmethod
     def complex_refusal(spelling) -> str | None:
@@ -136,7 +157,7 @@ class RegionBuilder:
         return self.holds_text(value.expr)
 
     def holds_text(self, text) -> str:
-        return "number" if is_number(text) else self.held.get(text, "array")
+        return "number" if is_constant(text) else self.held.get(text, "array")
 
     def guard(self, condition) -> None:
         """`condition.any()` asked before a kink's note (sqrt's): taken as False, and the
@@ -160,10 +181,10 @@ class RegionBuilder:
             texts = inner[1]
             if template == "(-{})":
                 return self.value(texts[0], shape, boolean)
-        spelling = spelling_of(template)
-        if spelling in NUMPY_UFUNCS and spelling not in NUMPY_LOOPS and any(text in self.complex for text in texts) \
-                and complex_refusal(spelling) is not None:
+        if self.by_numpy(template, texts):
             return self.numpy_step(template, texts, shape)
+        if any(complex_constant(text) is not None for text in texts):
+            raise Unfusable("a complex constant in numexpr's kernel (they take real ones)")
         if template in ("({} * {})", "({} / {})") and all(self.negated(text) for text in texts):
             texts = tuple(self.steps[text][1][0] for text in texts)     # (-a) * (-b) is a * b exactly
         elif template in ("({} * {})", "({} / {})") and any(map(self.negated, texts)):
@@ -180,7 +201,7 @@ class RegionBuilder:
         if template in COMMUTATIVE:
             if texts[0] > texts[1]:
                 texts = (texts[1], texts[0])         # a * b is b * a exactly: one step for both
-            if template == "({} + {})" and texts[0] == texts[1] and texts[0] not in self.complex:
+            if template == "({} + {})" and texts[0] == texts[1] and not self.is_complex(texts[0]):
                 template, texts = "({} * {})", ("2.0", texts[0])     # s + s is 2 s exactly (a real s)
         key = template.format(*texts)
         name = self.memo.get(key)
@@ -190,9 +211,19 @@ class RegionBuilder:
             held = {self.holds_text(text) for text in texts}
             if "array" not in held:
                 self.held[name] = "number" if held == {"number"} else "one"
-            if not boolean and template not in REAL_PARTS and any(text in self.complex for text in texts):
+            if not boolean and template not in REAL_PARTS and any(map(self.is_complex, texts)):
                 self.complex.add(name)
         return self.value(name, shape, boolean)
+
+    def by_numpy(self, template, texts) -> bool:
+        """Whether a step over complex values is numpy's ufunc's (its template's `NUMPY_UFUNCS`):
+        where numexpr's complex kernel is not numpy's bits, or a complex constant is an operand."""
+        if template not in NUMPY_UFUNCS or not any(map(self.is_complex, texts)):
+            return False
+        if any(complex_constant(text) is not None for text in texts):
+            return True
+        spelling = spelling_of(template)
+        return spelling not in NUMPY_LOOPS and complex_refusal(spelling) is not None
 
     def numpy_step(self, template, texts, shape) -> Fused:
         """A complex step that numpy's own ufunc runs (its operands as traced: no rewrite, as
@@ -203,7 +234,7 @@ class RegionBuilder:
             name = self.memo[key] = f"t{len(self.steps)}"
             self.steps[name] = (template, texts, 8, False)
             self.complex.add(name)
-            self.numpy_steps[name] = NUMPY_UFUNCS[spelling_of(template)]
+            self.numpy_steps[name] = NUMPY_UFUNCS[template]
         return self.value(name, shape)
 
     def negation_outside(self, template, texts, shape, boolean):
@@ -281,7 +312,7 @@ def schedule(program: RegionBuilder, outputs, available, force=frozenset()) -> l
     for name in steps:
         if name in uses and name not in available and program.function(name):
             arrays.add(name)                           # its arguments: arrays to apply it to
-            arrays.update(text for text in steps[name][1] if not is_number(text))
+            arrays.update(text for text in steps[name][1] if not is_constant(text))
     closures = bound_kernels(steps, uses, available, arrays)
     arrays |= shared_by_kernels(steps, uses, available, arrays, closures)
     kernels = []
@@ -291,8 +322,8 @@ def schedule(program: RegionBuilder, outputs, available, force=frozenset()) -> l
         function = program.function(name)
         if name in program.numpy_steps:
             kernels.append(Kernel(name=name, expr=None, function=function, frees=(), complex=True,
-                                  reads=tuple(dict.fromkeys(text for text in texts if not is_number(text))),
-                                  operands=tuple(float(text) if is_number(text) else text for text in texts)))
+                                  reads=tuple(dict.fromkeys(text for text in texts if not is_constant(text))),
+                                  operands=tuple(constant(text) for text in texts)))
             continue
         if function is not None:
             kernels.append(Kernel(name=name, expr=None, function=function, reads=(texts[0],), frees=(),
