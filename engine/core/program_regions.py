@@ -23,7 +23,9 @@ from dataclasses import dataclass
 
 from . import fused
 from .backend import np
+from .complexes import is_complex
 from .region_plan import MAX_NODES, RegionPlan, eligible
+from .region_program import complex_numpy_bits
 from .rules import TABLE
 
 MIN_EQUATIONS = 2           # one equation is the fused entry the tape records already
@@ -42,13 +44,17 @@ class ProgramRegion:
         return [values[ref] if kind == "equation" else ref for kind, ref in self.leaves]
 
 
-def same_bits_fused(prim, equation) -> bool:
+def same_bits_fused(prim, equation, value=None) -> bool:
     """Whether a region's kernels compute this equation's value with numpy's own bits: the entry's
     `fused_bits` (numexpr's arithmetic `+ - * /` and negation; a function the kernels leave to
     numpy's loop, its `numpy_loop`: exp, log, tanh...), a square (core/fused.py writes x ** 2.0 as x * x,
-    as numpy's power does). Not numexpr's own transcendentals (sin, cos), not a kink."""
+    as numpy's power does). Not numexpr's own transcendentals (sin, cos), not a kink. Over complex
+    values (issue 32), or a real part of them: region_program.complex_numpy_bits (numexpr's exact
+    kernels, numpy's own loops for the rest)."""
     if prim.kink is not None:
         return False
+    if any(is_complex(v) for v in (value, *equation.args)):
+        return complex_numpy_bits(prim)
     if prim.name == "pow":
         return len(equation.parents) == 1 and equation.parents[0][0] == 0 and equation.args[1] == 2.0
     return prim.fused_bits
@@ -57,9 +63,10 @@ def same_bits_fused(prim, equation) -> bool:
 def member_shape(equation, value):
     """The shape of an equation that may be a region's node, else None."""
     prim = TABLE.get(equation.prim.name) if equation.prim is not None else None
-    if prim is None or not eligible(prim) or equation.params or not same_bits_fused(prim, equation):
+    if prim is None or not eligible(prim) or equation.params or not same_bits_fused(prim, equation, value):
         return None
-    if value.__class__ is not np().ndarray or value.dtype != np().float64 or value.size < fused.FUSE_MIN_ELEMENTS:
+    if value.__class__ is not np().ndarray or value.dtype not in (np().float64, np().complex128) \
+            or value.size < fused.FUSE_MIN_ELEMENTS:
         return None
     return value.shape
 
@@ -161,6 +168,8 @@ def region_of(equations, positions) -> ProgramRegion:
                 operands.append(leaf(("equation", j), ("equation", j)))
             elif arg.__class__ is float or arg.__class__ is int:
                 operands.append(("const", arg))
+            elif isinstance(arg, complex):            # 2j (a numpy complex128 scalar): a complex constant
+                operands.append(("const", complex(arg)))
             else:
                 operands.append(leaf(("constant", id(arg)), ("constant", arg)))
         nodes.append((e.prim.name, tuple(operands)))

@@ -75,6 +75,14 @@ def function_of(template) -> str | None:
     return name if name in NUMPY_LOOPS else None
 
 
+def complex_numpy_bits(prim) -> bool:
+    """Whether a region computes an elementwise entry over complex values with numpy's bits:
+    numexpr's kernel where its `complex_bits` says so, else numpy's own loop (`NUMPY_UFUNCS`:
+    not a power, not a kink)."""
+    return prim.complex_values is True and prim.numexpr is not None and prim.kink is None and (
+        prim.complex_bits is True or template_of(prim) in NUMPY_UFUNCS)
+
+
 def constant(text):
     """A numpy step's operand: a number's value (a float, a complex), else the name as it is."""
     value = complex_constant(text)
