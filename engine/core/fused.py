@@ -33,6 +33,10 @@ _numexpr = None
 TRACE_ERRORS = (Unfusable, TypeError, ValueError, AttributeError, ArithmeticError)
 DECLINED: dict = {}        # what a fast path left to the rules -> why (decline)
 MAX_DECLINED = 256
+# complex arrays on the device: its kernels are CUDA C printed over doubles (core/device_kernels.py);
+# complex<double> arithmetic in C is not checked against cupy's own kernels to the bit (issue 32)
+DEVICE_COMPLEX = ("complex values on the device: its fused kernels are CUDA C over float64 arrays "
+                  "(complex arithmetic in C is not checked against cupy's to the bit)")
 
 
 def layout(v):
@@ -46,6 +50,8 @@ def layout(v):
     if c is Shape:
         return ("shape", v.shape)
     if (c is np().ndarray or c is xp().ndarray) and v.dtype in (np().float64, np().bool_, np().complex128):
+        if v.dtype.kind == "c" and c is not np().ndarray:
+            raise Unfusable(DEVICE_COMPLEX)
         return (v.dtype.kind, v.shape)                   # numpy's, or the device's (cupy's)
     if getattr(v, "dtype", None) == np().complex64 and getattr(v, "ndim", 0):      # issue 32: said as such
         raise Unfusable("a complex64 array: numexpr has no complex64 kernels, and complex128's would "

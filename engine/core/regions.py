@@ -67,8 +67,8 @@ def layouts(values, plan=None):
         try:
             kind = fused.layout(v)                   # a float64 array (of the backend fused knows)
         except Unfusable as e:
-            if plan is not None and getattr(v, "dtype", None) == np().complex64:
-                fused.decline(region_name(plan), e)    # complex64: said as such
+            if plan is not None and getattr(getattr(v, "dtype", None), "kind", None) == "c":
+                fused.decline(region_name(plan), e)    # complex64, or on the device: said as such
             return None
         if kind is None or kind[0] not in "fc":
             return None
