@@ -98,6 +98,7 @@ def lowering_row(prim) -> dict:
             "vjp kernel": fused_vjps(prim) if prim.elementwise else "-", "numexpr": prim.numexpr or "",
             "c": prim.c_name or "", "dear": prim.dear, "hessian plan": prim.plannable,
             "taped vjp": prim.taped_vjp, "stacked": prim.elementwise_values, "guarded": prim.guarded_kink,
+            "complex": prim.complex_bits,
             "reason": fusion_reason(prim) or "" if prim.elementwise and compiled is None else ""}
 
 

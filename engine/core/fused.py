@@ -8,7 +8,10 @@ core/device_kernels.py). numexpr evaluates it blocked and multi-threaded, withou
 array of n per op. So the table stays the one source of derivatives: nothing here restates a
 rule. A rule that does anything a kernel cannot (sum a broadcast, branch on values, call a
 function numexpr lacks) is `Unfusable` and keeps its ordinary path, as do small arrays, scalars,
-float32, boxes (a recorded sweep) and graph tapes.
+float32, boxes (a recorded sweep) and graph tapes. Over complex128 arrays an equation is numexpr's
+only where its entry's `complex_bits` says numexpr computes numpy's bits (core/fused_ir.py's
+complex_refusal; a complex product is probed once per process); complex64 and complex values
+on the device are declined, said as such.
 
 tape.bind records an elementwise primitive over arrays with `FUSED_RULES[name]`: a copy of the
 table entry whose VJPs try the kernel first.

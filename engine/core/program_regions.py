@@ -3,7 +3,7 @@ pass over the equations, so a region may span statements and calls.
 
 A region here is a set of equations, each an elementwise table primitive (`region_plan.eligible`:
 elementwise, differentiable, VJPs by position, no unguarded kink) with no static parameters,
-whose value is a float64 array of one shape (the region's) with at least core/fused.py's
+whose value is a float64 (or complex128: issue 32) array of one shape (the region's) with at least core/fused.py's
 FUSE_MIN_ELEMENTS elements, and such that every equation of it except its root is read only by
 equations of the region (not by the output, not by a guard equation): its value is needed
 nowhere else, so the region computes it inside its kernels and never makes it an array. It is

@@ -1,4 +1,4 @@
-"""Fused elementwise regions: several table primitives over large float64 arrays, evaluated as a
+"""Fused elementwise regions: several table primitives over large float64 (or complex128) arrays, evaluated as a
 few kernels (numexpr's, and numpy's vectorized functions) and recorded on the tape as ONE entry.
 
 A region (`RegionPlan`) is a small graph of elementwise table primitives over leaves (the
@@ -15,6 +15,13 @@ Honesty: kink primitives stay outside regions, except sqrt, whose kink (an argum
 runs op by op (the caller's unfused path), so notes, NaN provenance and errors are those of an
 unfused run. Anything a kernel cannot express is `Unfusable` when it is lowered; that layout then
 always runs op by op. numexpr missing (fused.evaluate gives None) means op by op too.
+
+Complex128 leaves (issue 32) fuse to the interpreter's bits: each step over complex values is
+numexpr's where the entry's `complex_bits` says numexpr computes numpy's bits (+ - conj real imag
+==), else numpy's own ufunc as a step of its own (region_program.NUMPY_UFUNCS: a complex product,
+where numpy's loop fuses multiply-adds on FMA CPUs, a quotient, exp, sin...); a complex power or a
+complex constant in numexpr's text is Unfusable. complex64 (numexpr has no such kernels) and complex
+values on the device (fused.DEVICE_COMPLEX) run op by op, said in fused.DECLINED.
 """
 from __future__ import annotations
 
@@ -44,7 +51,7 @@ MAX_KERNELS = 1024          # regions' kernels kept in all
 KERNELS: dict = {}          # (nodes, layouts, ndim) -> ForwardKernels, GradKernels or None (op by op)
 def layouts(values, plan=None):
     """(key, tape, shape) of the leaves, or None if the region must run op by op. Leaves are
-    numbers and float64 arrays whose broadcast has at least the fusion threshold of elements,
+    numbers and float64 or complex128 arrays whose broadcast has at least the fusion threshold of elements,
     and every traced leaf is a Var of one plain (not persistent, not graph) tape over a raw
     value: no Dual, no box of another level."""
     tape, shapes, key = None, [], []

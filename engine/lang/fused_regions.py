@@ -4,7 +4,7 @@ A region is a maximal subtree of one expression made only of elementwise table p
 (`+ - * /`, unary minus, `**`, and calls of builtins such as sin, exp, sigmoid, sqrt) over names
 and number literals, with at least MIN_REGION_OPS operations. It compiles to a closure that looks
 at one leaf first (the name the region reads most): if that is a float (or a Var over one), the
-ordinary op-by-op closure runs at once, so scalar code pays one check per region, never per op. Otherwise the leaves are read and core/regions.py decides (large float64 arrays, a plain
+ordinary op-by-op closure runs at once, so scalar code pays one check per region, never per op. Otherwise the leaves are read and core/regions.py decides (large float64 or complex128 arrays, a plain
 tape); whatever it declines runs op by op, exactly as unfused code.
 """
 from __future__ import annotations
