@@ -14,7 +14,6 @@ import math
 from ...parser import nodes
 from ...parser.errors import SourceError
 from ..core import fused
-from ..core.backend import np
 from ..core.region_plan import MAX_NODES, RegionPlan, eligible
 from ..core.rules import builtin_primitives
 from ..core.tape import Var
@@ -67,11 +66,11 @@ class RegionFinder:
         c = e.__class__
         if c is nodes.Num:
             value = literal(e.value)
-            if value.__class__ is np().complex128:
-                return ("const", complex(value))     # 2j in a float64 run: a complex constant (issue 32)
-            if value.__class__ not in (float, int):
-                raise NotRegion                      # a float32 or complex64 literal: the unfused path
-            return ("const", value)
+            if value.__class__ in (float, int):
+                return ("const", value)
+            if isinstance(value, complex):           # 2j in a float64 run (numpy's complex128 is a complex):
+                return ("const", complex(value))     # a complex constant (issue 32)
+            raise NotRegion                          # a float32 or complex64 literal: the unfused path
         if c is nodes.Name:
             leaf = self.leaves.setdefault(e.id, (len(self.leaves), e, []))
             leaf[2].append(e)
