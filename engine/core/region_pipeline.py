@@ -35,8 +35,8 @@ def pipelined(program, kernels, kept) -> list:
     position = {kernel.name: i for i, kernel in enumerate(kernels)}
     out = list(kernels)
     for i, kernel in enumerate(kernels):
-        if kernel.function is None or kernel.steps:
-            continue
+        if kernel.function is None or kernel.steps or kernel.complex:
+            continue                          # (a complex chain: numpy's product is no exact operation)
         argument = kernel.reads[0]
         j = position.get(argument)
         if j is None or readers[argument] != 1 or argument in kept:
