@@ -6,6 +6,8 @@ import pytest
 
 from autodiff.engine import api
 from autodiff.engine.core import fused
+from autodiff.engine.core.fused_ir import complex_refusal
+from autodiff.engine.core.rules.complexes import conj, real
 from autodiff.engine.core.rules import TABLE
 from autodiff.engine.core.tape import FUSED_RULES, Shape
 
@@ -78,13 +80,49 @@ def test_gradients_agree_with_fusion_off(monkeypatch):
     np.testing.assert_allclose(on, off, rtol=1e-13, atol=0)
 
 
-def test_complex_arrays_are_declined_with_their_reason():
-    """Issue 32 item 2: a kernel takes float64 arrays; a complex array's VJP keeps the rule's own
-    path, and the reason says it is complex (not only "not a float64 array")."""
-    rng = np.random.default_rng(0)
-    z = rng.normal(size=fused.FUSE_MIN_ELEMENTS) + 1j * rng.normal(size=fused.FUSE_MIN_ELEMENTS)
-    fused.DECLINED.clear()
-    g = api.grad("sum(real(z*z*2.0))", at={"z": z}).gradient["z"]
-    np.testing.assert_allclose(g, np.conj(4 * z), rtol=1e-15)
-    assert fused.DECLINED["mul's VJP in argument 0"] == \
-        "Unfusable: a complex array: kernels take float64 arrays only (complex values are not fused yet)"
+def same_bits(a, b) -> bool:
+    a, b = np.asarray(a), np.asarray(b)
+    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+def complex_arrays(k):
+    rng = np.random.default_rng(32)
+    return [rng.normal(size=N) + 1j * rng.normal(size=N) for _ in range(k)]
+
+
+def test_a_complex_vjp_kernel_is_numexprs_where_its_bits_are_numpys():
+    """Issue 32 item 2: a VJP over complex128 arrays is one numexpr kernel where each equation's
+    complex kernel is numpy's bits (the entries' `complex_bits`: + - conj real imag), to the bit
+    of the rule run op by op."""
+    g, z, w = complex_arrays(3)
+    rule = lambda g, ans, a0, a1: conj(g) - a0 + real(a1) * 2.0      # noqa: E731
+    expr = fused.trace(rule, g, None, (z, w), "complex rule")
+    assert expr is not None, fused.DECLINED.get("complex rule")
+    assert "conj(g)" in expr.text and "real(a1)" in expr.text
+    assert same_bits(fused.evaluate(expr, {"g": g, "a0": z, "a1": w}), rule(g, None, z, w))
+
+
+def test_a_complex_vjp_kernel_with_a_product_fuses_only_where_numexpr_rounds_as_numpy():
+    """numpy's loop for a complex product fuses multiply-adds (FMA) where the CPU has them, and
+    numexpr rounds each product: the probe (`complex_bits="probe"`) decides; where they differ
+    the VJP keeps the rule's own path, with that reason."""
+    g, z, w = complex_arrays(3)
+    mul_vjp = TABLE["mul"].vjps[0]
+    expr = fused.trace(mul_vjp, g, None, (z, w), "complex product")
+    why = complex_refusal("*")
+    import numexpr
+    assert (why is None) == same_bits(numexpr.evaluate("z * w", optimization="none"), z * w)
+    if why is None:
+        assert same_bits(fused.evaluate(expr, {"g": g, "a0": z, "a1": w}), mul_vjp(g, None, z, w))
+    else:
+        assert expr is None and fused.DECLINED["complex product"] == f"Unfusable: {why}"
+    # a function numexpr computes its own way (its complex cos): never a kernel
+    assert fused.trace(TABLE["sin"].vjps[0], g, None, (z,), "complex sin") is None
+    assert fused.DECLINED["complex sin"] == "Unfusable: numexpr's complex cos is its own kernel, not numpy's loop: not numpy's bits"
+
+
+def test_complex64_arrays_are_declined_with_their_reason():
+    z = complex_arrays(1)[0].astype(np.complex64)
+    with pytest.raises(fused.Unfusable, match="a complex64 array: numexpr has no complex64 kernels"):
+        fused.layout(z)
+    assert fused.layout(z.astype(np.complex128)) == ("c", z.shape)

@@ -2,6 +2,7 @@
 primitives over large float64 arrays runs as a few numexpr kernels and one tape entry, and agrees
 with the op-by-op run to rounding; anything else (small arrays, boxes of other levels, a nan)
 runs op by op, with the same notes and provenance."""
+import re
 import subprocess
 import sys
 
@@ -9,12 +10,13 @@ import numpy as np
 import pytest
 
 from autodiff.engine import api
-from autodiff.engine.core import fused, region_plan, regions
+from autodiff.engine.core import backend, fused, region_plan, regions
 from autodiff.engine.core import tape as tape_module
 from autodiff.engine.core.program import Program
 from autodiff.engine.core.tape import Entry
 from autodiff.engine.core.rule_tracer import PROBES
 from autodiff.engine.core.rules import TABLE
+from devices import host
 
 N = fused.FUSE_MIN_ELEMENTS
 CHAIN = ("sum(exp(-(tanh(sin(x) * cos(x) + x) * 0.5 + 1.0) ** 2 / (1.0 + x * x)) * sqrt(x * x + 1.0)"
@@ -329,3 +331,71 @@ def test_a_region_swept_op_by_op_adds_its_adjoints_as_the_tape_does(fused_runs, 
     off = unfused(api.grad, "sum(arcsin(x) * x + x * x)", at={"x": x})
     assert on.gradient["x"].tobytes() == off.gradient["x"].tobytes()
     assert on.kinks == off.kinks and on.nonfinite == off.nonfinite
+
+
+# ---- issue 32 item 2: complex128 regions, to the interpreter's bits ----------------------------
+
+def complex_point(n=100_000, seed=32):
+    rng = np.random.default_rng(seed)
+    return {"z": rng.normal(size=n) + 1j * rng.normal(size=n), "w": rng.normal(size=n) + 1j * rng.normal(size=n),
+            "x": rng.normal(size=n)}
+
+
+ON_DEVICE = backend.xp() is not backend.np()      # the strict stand-in (AUTODIFF_TEST_DEVICE=standin)
+
+
+def declined_on_device(fused_runs):
+    """On the device no complex region fuses (its kernels are CUDA C over doubles), with that reason."""
+    if ON_DEVICE:
+        assert fused_runs and not any(ok for _, ok in fused_runs)
+        assert fused.DECLINED[regions.region_name(fused_runs[0][0])] == f"Unfusable: {fused.DEVICE_COMPLEX}"
+
+
+def same_bits(a, b) -> bool:
+    a, b = host(a), host(b)
+    a, b = np.asarray(a), np.asarray(b)
+    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+@pytest.mark.parametrize("source", ["sum(abs(exp(1j * x) * z + z * z) ** 2)", "sum(abs(exp(w * x) * z + z * z) ** 2)",
+                                    "sum(real(exp(z * w) + z * conj(z) - sin(w) / z) * x)",
+                                    "sum(real(z * w + conj(z) - z) * x)",
+                                    "sum(imag(tanh(z) * w) + real(cos(z) - sqrt(w)))"])
+def test_a_complex_region_fuses_and_gives_the_interpreters_bits(source, fused_runs):
+    """A region over complex128 arrays runs fused (numexpr where its complex kernel is numpy's
+    bits: + - conj real imag ==, numpy's own loop for a product, quotient or function), and its
+    value and gradient are the op-by-op run's to the bit."""
+    at = {name: v for name, v in complex_point().items() if re.search(rf"\b{name}\b", source)}
+    fused.DECLINED.clear()
+    on = api.grad(source, at=at)
+    declined_on_device(fused_runs)
+    if not ON_DEVICE:
+        assert fused_runs and all(ok for _, ok in fused_runs), fused.DECLINED
+        assert not any(what.startswith("the region") for what in fused.DECLINED)
+    off = unfused(api.grad, source, at=at)
+    assert same_bits(on.value, off.value)
+    for name in at:
+        assert same_bits(on.gradient[name], off.gradient[name]), name
+
+
+def test_a_complex_regions_value_is_the_interpreters(fused_runs):
+    at = {name: v for name, v in complex_point().items() if name in "zw"}
+    source = "exp(z) * w + conj(z) - z * z / w"
+    fused.DECLINED.clear()
+    on = api.evaluate(source, at=at).value
+    declined_on_device(fused_runs)
+    assert ON_DEVICE or any(ok for _, ok in fused_runs)
+    assert same_bits(on, unfused(api.evaluate, source, at=at).value) and host(on).dtype == np.complex128
+
+
+def test_complex64_regions_stay_op_by_op_with_their_reason(fused_runs):
+    """numexpr has no complex64 kernels (and complex128's round apart from numpy's complex64
+    loops): the region runs op by op, and says why."""
+    at = {name: v.astype(np.complex64) for name, v in complex_point().items() if name in "zw"}
+    fused.DECLINED.clear()
+    on = api.grad("sum(real(z * w + conj(z) - z))", at=at, dtype_name="float32")
+    assert host(on.gradient["z"]).dtype == np.complex64
+    assert fused_runs and not any(ok for _, ok in fused_runs)
+    assert any("complex64" in why for what, why in fused.DECLINED.items() if what.startswith("the region"))
+    off = unfused(api.grad, "sum(real(z * w + conj(z) - z))", at=at, dtype_name="float32")
+    assert all(same_bits(on.gradient[name], off.gradient[name]) for name in at)

@@ -182,3 +182,26 @@ def test_a_trace_is_kept_where_only_its_fused_regions_insides_would_not_fit(tmp_
     assert f.replays >= 2
     trace = next(t for t in f.traces.values() if t)
     assert len(trace.annotations[FUSED_REGIONS]) == 5
+
+
+def test_a_complex_region_across_statements_replays_fused_with_the_interpreters_bits(tmp_path, monkeypatch):
+    """Issue 32 item 2: the pass over the recorded Program fuses complex128 equations too (the
+    region's kernels: numexpr's exact complex kernels and numpy's own loops), value and gradient
+    the interpreter's to the bit."""
+    from autodiff.engine.core import regions
+    rng = np.random.default_rng(32)
+    source = "def f(x, y):\n    t = x * y\n    u = t - conj(x)\n    v = exp(u) * y\n    return sum(real(v))\n"
+    at = [{"x": rng.normal(size=N) + 1j * rng.normal(size=N), "y": rng.normal(size=N) + 1j * rng.normal(size=N)}
+          for _ in range(4)]
+    f = check_both_ways(program(tmp_path, source), at, fn="f")
+    assert f.replays >= 3
+    trace = next(t for t in f.traces.values() if t)
+    assert [e.prim.name for e in trace.body()] == ["fused away"] * 5 + ["fused program region", "sum"]
+    runs = []
+    real_run = regions.run
+    monkeypatch.setattr(regions, "run", lambda plan, values: runs.append(real_run(plan, values)) or runs[-1])
+    replayed = f.grad_result(at[0])
+    assert len(runs) == 1 and runs[0].__class__ is Var      # run by its kernels (None: op by op)
+    interpreted = reverse.grad(None, at[0], target=f.target)
+    for name in ("x", "y"):
+        assert replayed.gradient[name].tobytes() == interpreted.gradient[name].tobytes()

@@ -100,6 +100,7 @@ def lowering_row(prim) -> dict:
             "vjp kernel": fused_vjps(prim) if prim.elementwise else "-", "numexpr": prim.numexpr or "",
             "c": prim.c_name or "", "dear": prim.dear, "hessian plan": prim.plannable,
             "taped vjp": prim.taped_vjp, "stacked": prim.elementwise_values, "guarded": prim.guarded_kink,
+            "complex": prim.complex_bits,
             "reason": fusion_reason(prim) or "" if prim.elementwise and compiled is None else ""}
 
 
@@ -139,10 +140,48 @@ def test_the_region_pipelines_ufuncs_are_the_exact_entries():
     # a pipeline makes an array function's argument with numpy's ufuncs where they give numexpr's
     # bits: the entries whose `exact` fact says so, keyed by their steps' templates in the fused IR
     assert {n for n, p in TABLE.items() if p.exact} == {"add", "sub", "mul", "div", "neg", "abs"}
-    assert region_pipeline.UFUNCS == {region_pipeline.template(p): p.ufuncs[0] for p in TABLE.values() if p.exact}
+    template_of = region_pipeline.template_of
+    assert region_pipeline.UFUNCS == {template_of(p): p.ufuncs[0] for p in TABLE.values() if p.exact}
     assert region_pipeline.UFUNCS == {"({} + {})": "add", "({} - {})": "subtract", "({} * {})": "multiply",
                                       "({} / {})": "divide", "(-{})": "negative", "abs({})": "absolute"}
-    assert [region_pipeline.template(TABLE[n]) for n in ("exp", "lt")] == ["exp({})", "({} < {})"]
+
+
+def test_the_complex_facts_are_the_kernels_own():
+    """Issue 32 item 2: `complex_bits` says where numexpr's kernel over complex128 values computes
+    numpy's bits: checked here on values of every magnitude, signed zeros, infinities and nans
+    (each part's bits; any nan as any other). A complex product is probed per process (numpy's
+    loop fuses multiply-adds where the CPU has them); the rest numpy's own loops run in a region."""
+    import numexpr
+    from autodiff.engine.core import fused_ir, region_program
+    assert {n for n, p in TABLE.items() if p.complex_bits is True} == {"add", "sub", "neg", "conj", "real", "imag", "eq", "ne"}
+    assert TABLE["mul"].complex_bits == "probe" and TABLE["div"].complex_bits is False
+    assert fused_ir.COMPLEX_BITS == {p.numexpr: p.complex_bits for p in TABLE.values() if p.numexpr is not None}
+    rng = np.random.default_rng(32)
+    parts = np.concatenate([rng.normal(size=500) * 10.0 ** rng.integers(-300, 300, 500),
+                            [0.0, -0.0, np.inf, -np.inf, np.nan, 5e-324]])
+    z, w = np.empty(4096, dtype=complex), np.empty(4096, dtype=complex)
+    for v in (z, w):
+        v.real, v.imag = rng.choice(parts, 4096), rng.choice(parts, 4096)
+
+    def same(a, b):
+        if a.dtype != b.dtype:
+            return False
+        a, b = (a.view(float), b.view(float)) if a.dtype.kind == "c" else (a, b)
+        if a.dtype.kind != "f":
+            return np.array_equal(a, b)
+        return bool(((a.view(np.int64) == b.view(np.int64)) | (np.isnan(a) & np.isnan(b))).all())
+    for name, prim in TABLE.items():
+        if prim.complex_bits is not True:
+            continue
+        binary = prim.arity == 2
+        text = f"z {prim.numexpr} w" if binary else f"-z" if prim.numexpr == "-" else f"{prim.numexpr}(z)"
+        theirs = numexpr.evaluate(text, local_dict={"z": z, "w": w}, optimization="none")
+        ours = getattr(np, prim.ufuncs[0])(*((z, w) if binary else (z,)))
+        assert same(theirs, ours), name
+    assert (fused_ir.complex_refusal("*") is None) == same(numexpr.evaluate("z * w", optimization="none"), z * w)
+    # numpy's own loops for the others in a region; never a power (numpy's takes its own paths)
+    assert region_program.NUMPY_UFUNCS["({} * {})"] == "multiply" and region_program.NUMPY_UFUNCS["sin({})"] == "sin"
+    assert "({} ** {})" not in region_program.NUMPY_UFUNCS and "abs({})" not in region_program.NUMPY_UFUNCS
 
 
 def test_an_unknown_fact_is_refused():

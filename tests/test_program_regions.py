@@ -72,3 +72,17 @@ def test_two_leaves_broadcast_along_different_axes_make_no_region(tmp_path):
     program, entries = recorded(tmp_path, one, {"p": rng.normal(size=(1 << 14, 8)), "c": rng.normal(size=(10, 8))})
     assert [[entries[q].prim.name for q in region.positions] for region in find_regions(program, [e.value for e in entries])] \
         == [["sub", "mul", "mul"]]
+
+
+def test_complex_equations_join_a_region_where_its_kernels_are_numpys_bits(tmp_path):
+    """Issue 32 item 2: complex128 equations are region members where the region computes them
+    with numpy's bits (numexpr's + - conj real, numpy's own loop for a product, exp); a complex
+    power is not (numpy's takes its own paths by the exponent), and a 2j is a constant."""
+    rng = np.random.default_rng(32)
+    source = "def f(x, y):\n    t = x * y\n    u = t - conj(x) * 2j\n    v = exp(u) * y\n    return sum(real(v) + abs(u ** 2.0))\n"
+    at = {"x": rng.normal(size=1 << 16) + 1j * rng.normal(size=1 << 16), "y": rng.normal(size=1 << 16) + 0j}
+    program, entries = recorded(tmp_path, source, at)
+    found = find_regions(program, [e.value for e in entries])
+    assert [[entries[p].prim.name for p in region.positions] for region in found] == \
+        [["mul", "conj", "mul", "sub"], ["exp", "mul", "real"]]
+    assert [(e.prim.name, e.args) for e in found[0].plan.program.body()][2] == ("mul", (None, 2j))   # conj(x) * 2j

@@ -1,4 +1,4 @@
-"""Fused VJP kernels for large float64 arrays, generated from the rules table with numexpr.
+"""Fused VJP kernels for large float64 (and complex128) arrays, generated from the rules table with numexpr.
 
 Each elementwise primitive's VJP rule is recorded once per argument layout by the one rule
 tracer (core/rule_tracer.py) on probes of the arrays, and its equations lowered into one tree of
@@ -8,7 +8,10 @@ core/device_kernels.py). numexpr evaluates it blocked and multi-threaded, withou
 array of n per op. So the table stays the one source of derivatives: nothing here restates a
 rule. A rule that does anything a kernel cannot (sum a broadcast, branch on values, call a
 function numexpr lacks) is `Unfusable` and keeps its ordinary path, as do small arrays, scalars,
-float32, boxes (a recorded sweep) and graph tapes.
+float32, boxes (a recorded sweep) and graph tapes. Over complex128 arrays an equation is numexpr's
+only where its entry's `complex_bits` says numexpr computes numpy's bits (core/fused_ir.py's
+complex_refusal; a complex product is probed once per process); complex64 and complex values
+on the device are declined, said as such.
 
 tape.bind records an elementwise primitive over arrays with `FUSED_RULES[name]`: a copy of the
 table entry whose VJPs try the kernel first.
@@ -33,6 +36,10 @@ _numexpr = None
 TRACE_ERRORS = (Unfusable, TypeError, ValueError, AttributeError, ArithmeticError)
 DECLINED: dict = {}        # what a fast path left to the rules -> why (decline)
 MAX_DECLINED = 256
+# complex arrays on the device: its kernels are CUDA C printed over doubles (core/device_kernels.py);
+# complex<double> arithmetic in C is not checked against cupy's own kernels to the bit (issue 32)
+DEVICE_COMPLEX = ("complex values on the device: its fused kernels are CUDA C over float64 arrays "
+                  "(complex arithmetic in C is not checked against cupy's to the bit)")
 
 
 def layout(v):
@@ -45,11 +52,14 @@ def layout(v):
                                                      # -0.0 == 0.0, but its kernel is not 0.0's
     if c is Shape:
         return ("shape", v.shape)
-    if (c is np().ndarray or c is xp().ndarray) and v.dtype in (np().float64, np().bool_):
+    if (c is np().ndarray or c is xp().ndarray) and v.dtype in (np().float64, np().bool_, np().complex128):
+        if v.dtype.kind == "c" and c is not np().ndarray:
+            raise Unfusable(DEVICE_COMPLEX)
         return (v.dtype.kind, v.shape)                   # numpy's, or the device's (cupy's)
-    if getattr(getattr(v, "dtype", None), "kind", None) == "c":      # issue 32: said as such
-        raise Unfusable("a complex array: kernels take float64 arrays only (complex values are not fused yet)")
-    raise Unfusable("not a float64 array")
+    if getattr(v, "dtype", None) == np().complex64 and getattr(v, "ndim", 0):      # issue 32: said as such
+        raise Unfusable("a complex64 array: numexpr has no complex64 kernels, and complex128's would "
+                        "round apart from numpy's complex64 loops")
+    raise Unfusable("not a float64 or complex128 array")
 
 
 def decline(what: str, why) -> None:
@@ -73,7 +83,7 @@ def trace(rule, g, ans, args, what="a VJP") -> Expression | None:
             return v
         if v.__class__ is Shape:                # its miniature, as the probes' examples are
             return Shape(miniature(v.shape), v.dtype)
-        return Fused(name, v.shape, boolean=v.dtype.kind == "b")
+        return Fused(name, v.shape, boolean=v.dtype.kind == "b", complex=v.dtype.kind == "c")
     try:
         out = traced(Tree, rule, [leaf("g", g), leaf("ans", ans), *(leaf(f"a{i}", a) for i, a in enumerate(args))])
     except TRACE_ERRORS as e:

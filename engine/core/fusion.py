@@ -20,20 +20,28 @@ from __future__ import annotations
 import math
 
 from .backend import np
-from .fused_ir import UFUNCS, Unfusable, is_number
+from .fused_ir import UFUNCS, Unfusable, complex_constant, complex_refusal, is_number
 from .rule_tracer import PROBES, Recorder, Untraceable, probe_of
 
 COMPARISONS = (">", ">=", "<", "<=", "==", "!=")
 BINARY = frozenset(("+", "-", "*", "/", "**") + COMPARISONS)
 WHERE = "where({}, {}, {})"
+# what gives a real value of a complex one (the rest of a complex operand's steps are complex)
+REAL_PARTS = frozenset(("real({})", "imag({})", "abs({})"))
+
+
+def is_complex_step(template, operands, boolean) -> bool:
+    """Whether a step of `template` over these Fused operands holds complex values."""
+    return not boolean and template not in REAL_PARTS and any(operand.complex for operand in operands)
 
 
 class Fused:
-    """A value of the fused IR while a rule body is lowered: its tree, shape, whether boolean."""
-    __slots__ = ("expr", "shape", "boolean")
+    """A value of the fused IR while a rule body is lowered: its tree, shape, whether boolean,
+    whether complex (complex128: issue 32)."""
+    __slots__ = ("expr", "shape", "boolean", "complex")
 
-    def __init__(self, expr, shape, boolean=False):
-        self.expr, self.shape, self.boolean = expr, tuple(shape), boolean
+    def __init__(self, expr, shape, boolean=False, complex=False):
+        self.expr, self.shape, self.boolean, self.complex = expr, tuple(shape), boolean, complex
 
 
 class Tree:
@@ -41,7 +49,15 @@ class Tree:
 
     @staticmethod
     def derive(template, operands, shape, boolean=False) -> Fused:
-        return Fused((template, *(operand.expr for operand in operands)), shape, boolean)
+        if any(complex_constant(operand.expr) is not None for operand in operands):
+            raise Unfusable("a complex constant: numexpr's kernels take real ones")
+        return Fused((template, *(operand.expr for operand in operands)), shape, boolean,
+                     is_complex_step(template, operands, boolean))
+
+    @staticmethod
+    def complex_refusal(spelling) -> str | None:
+        """Why numexpr's kernel of `spelling` over complex values is not numpy's (None: it is)."""
+        return complex_refusal(spelling)
 
     @staticmethod
     def holds(value) -> str:
@@ -93,15 +109,18 @@ class FusionRecorder(Recorder):
     def fact(self, probe, attr):
         """A kernel's facts of an array are its shape and ndim alone (of the example's miniature
         shape: the rules compare shapes, never read their sizes); its size, dtype and strides
-        are no fact of an elementwise kernel."""
-        if attr in ("shape", "ndim"):
+        are no fact of an elementwise kernel, but for a complex value's dtype, which the rules
+        ask (core/complexes.py's is_complex) to take their complex forms."""
+        if attr in ("shape", "ndim") or (attr == "dtype" and probe.example.dtype.kind == "c"):
             return getattr(probe.example, attr)
         raise AttributeError(attr)
 
-    def leaf(self, name, shape, boolean=False):
-        """A probe of an array of `shape` (its example: ones of its miniature; no value is read,
-        decisions are refused)."""
-        return probe_of(name, np().ones(miniature(shape), dtype=bool if boolean else np().float64), self)
+    def leaf(self, name, shape, boolean=False, complex=False):
+        """A probe of an array of `shape` (its example: ones of its miniature, complex128 ones
+        for a complex leaf; no value is read, decisions are refused)."""
+        numpy = self.numpy._module        # numpy itself, also while a body is recorded (a region's seed)
+        dtype = bool if boolean else numpy.complex128 if complex else numpy.float64
+        return probe_of(name, numpy.ones(miniature(shape), dtype=dtype), self)
 
 
 def miniature(shape) -> tuple:
@@ -151,13 +170,15 @@ def lower_equation(equation, values, b):
         return combine(op[1], args[0], args[1], b)
     if kind == "unary" and op[1] == "-":
         return combine("-", args[0], None, b)
-    if kind == "ufunc":
-        name = UFUNCS.get(op[1].__name__)
-        if op[2] != "__call__" or kwargs or name is None:
+    if kind == "ufunc" or (kind == "function" and len(args) == 1 and op[1].__name__ in UFUNCS):
+        name = UFUNCS.get(op[1].__name__)      # (numpy's real and imag are functions, no ufuncs)
+        if (kind == "ufunc" and op[2] != "__call__") or kwargs or name is None:
             raise Unfusable(f"numexpr has no {op[1].__name__}")
         if len(args) == 1:
             return combine(name, args[0], None, b) if name == "-" else call(name, args[0], b)
         return combine(name, args[0], args[1], b)
+    if kind == "method" and op[1] == "copy" and len(args) == 1 and not kwargs and args[0].__class__ is Fused:
+        return args[0]                                   # a copy: the same bits (real(z).copy())
     if kind == "function" and op[1].__name__ == "where" and not kwargs and len(args) == 3:
         return where(*args, b)
     if kind == "method" and op[1] == "astype" and len(args) == 2 and not kwargs and args[0].boolean \
@@ -176,6 +197,8 @@ def as_fused(v) -> Fused:
         if v == 0.0 and math.copysign(1.0, v) < 0.0:
             raise Unfusable("a constant -0.0: numexpr keeps one register for 0.0 and -0.0")
         return Fused(repr(float(v)), ())
+    if isinstance(v, complex) and math.isfinite(v.real) and math.isfinite(v.imag):    # (numpy's complex128 too)
+        return Fused(f"complex({float(v.real)!r}, {float(v.imag)!r})", (), complex=True)
     raise Unfusable(f"a constant {v!r} in a rule")
 
 
@@ -193,7 +216,17 @@ def call(function, a, b) -> Fused:
     a = as_fused(a)
     if a.boolean:
         raise Unfusable("a function of a boolean")
+    refuse_complex(function, (a,), b)
     return b.derive(function + "({})", (a,), a.shape)
+
+
+def refuse_complex(spelling, operands, b) -> None:
+    """Unfusable where a complex operand meets an equation whose kernel would not compute numpy's
+    bits on complex values (the entry's `complex_bits`; a region's numpy loops are numpy's own)."""
+    if any(operand.complex for operand in operands):
+        why = b.complex_refusal(spelling)
+        if why is not None:
+            raise Unfusable(why)
 
 
 # numpy's power loop, where one exponent serves every element of an array (a number, or an array
@@ -215,6 +248,7 @@ def power(base, exponent, b) -> Fused:
     Unfusable."""
     base, constant = as_fused(base), exponent.__class__ in (float, int)
     exponent = as_fused(exponent)
+    refuse_complex("**", (base, exponent), b)
     held = (b.holds(base), b.holds(exponent))
     if held[1] == "array" or held == ("number", "number"):
         return combine_general("**", base, exponent, b)
@@ -241,10 +275,12 @@ def combine_general(op, a, c, b) -> Fused:
     if c is None:
         if a.boolean:
             raise Unfusable("arithmetic on a boolean")
+        refuse_complex("-", (a,), b)
         return b.derive("(-{})", (a,), a.shape)
     c = as_fused(c)
     if a.boolean or c.boolean:
         raise Unfusable("arithmetic on a boolean")
+    refuse_complex(op, (a, c), b)
     shape = np().broadcast_shapes(a.shape, c.shape)
     return b.derive("({} " + op + " {})", (a, c), shape, op in COMPARISONS)
 
@@ -255,7 +291,7 @@ def traced(builder, fn, args):
     Fused of what it returns (a tuple or list of them for one)."""
     recorder = FusionRecorder()
     leaves = {arg.expr: arg for arg in args if arg.__class__ is Fused}
-    probes = {name: recorder.leaf(name, leaf.shape, leaf.boolean) for name, leaf in leaves.items()}
+    probes = {name: recorder.leaf(name, leaf.shape, leaf.boolean, leaf.complex) for name, leaf in leaves.items()}
     out = record(recorder, fn, [probes[arg.expr] if arg.__class__ is Fused else arg for arg in args])
     values = dict(leaves)
     try:

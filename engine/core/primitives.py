@@ -77,10 +77,18 @@ FACTS = {
     # Program only such equations): numexpr's IEEE arithmetic (+ - * / and negation: one rounding,
     # as numpy's) states it; None: where the kernels leave it to numpy's loop (numexpr, numpy_loop)
     "fused_bits": None,
-    # numpy's ufunc (`ufuncs`) gives numexpr's bits at every value: an exact IEEE operation (+ - *
-    # / round once, negation and abs not at all): a region's pipeline makes an array function's
-    # argument with it, in place (core/region_pipeline.py)
+    # numpy's ufunc (`ufuncs`) gives numexpr's bits at every real value: an exact IEEE operation
+    # (+ - * / round once, negation and abs not at all): a region's pipeline makes an array
+    # function's real argument with it, in place (core/region_pipeline.py; complex: complex_bits)
     "exact": False,
+    # numexpr's kernel of it computes numpy's bits on complex128 values too (issue 32): True where
+    # both compute it componentwise with IEEE's one rounding each (+ - and negation, conj, real,
+    # imag, == and !=); "probe": decided once per process by comparing numexpr with numpy's loop
+    # (core/fused_ir.py's complex_refusal: a complex product, where numpy's SIMD loop fuses one
+    # multiply-add (FMA) on CPUs that have it and numexpr rounds each product); False: numexpr's
+    # complex kernel is its own (division, abs, powers, its own exp, sin...). A region runs a
+    # `numpy_loop` function with numpy's own loop, complex values too
+    "complex_bits": False,
     # its VJP rules, swept on an outer level's boxes, tape all they read (no mask, share or branch
     # made from a traced value): a nested derivative over it keeps its trace (lang/transforms.py)
     "taped_vjp": False,

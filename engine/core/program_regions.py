@@ -3,7 +3,7 @@ pass over the equations, so a region may span statements and calls.
 
 A region here is a set of equations, each an elementwise table primitive (`region_plan.eligible`:
 elementwise, differentiable, VJPs by position, no unguarded kink) with no static parameters,
-whose value is a float64 array of one shape (the region's) with at least core/fused.py's
+whose value is a float64 (or complex128: issue 32) array of one shape (the region's) with at least core/fused.py's
 FUSE_MIN_ELEMENTS elements, and such that every equation of it except its root is read only by
 equations of the region (not by the output, not by a guard equation): its value is needed
 nowhere else, so the region computes it inside its kernels and never makes it an array. It is
@@ -24,7 +24,9 @@ from dataclasses import dataclass
 
 from . import fused
 from .backend import np
+from .complexes import is_complex
 from .region_plan import MAX_NODES, PlanBuilder, RegionPlan, eligible
+from .region_program import complex_numpy_bits
 from .rules import TABLE
 
 MIN_EQUATIONS = 2           # one equation is the fused entry the tape records already
@@ -43,13 +45,17 @@ class ProgramRegion:
         return [values[ref] if kind == "equation" else ref for kind, ref in self.leaves]
 
 
-def same_bits_fused(prim, equation) -> bool:
+def same_bits_fused(prim, equation, value=None) -> bool:
     """Whether a region's kernels compute this equation's value with numpy's own bits: the entry's
     `fused_bits` (numexpr's arithmetic `+ - * /` and negation; a function the kernels leave to
     numpy's loop, its `numpy_loop`: exp, log, tanh...), a square (core/fused.py writes x ** 2.0 as x * x,
-    as numpy's power does). Not numexpr's own transcendentals (sin, cos), not a kink."""
+    as numpy's power does). Not numexpr's own transcendentals (sin, cos), not a kink. Over complex
+    values (issue 32), or a real part of them: region_program.complex_numpy_bits (numexpr's exact
+    kernels, numpy's own loops for the rest)."""
     if prim.kink is not None:
         return False
+    if any(is_complex(v) for v in (value, *equation.args)):
+        return complex_numpy_bits(prim)
     if prim.name == "pow":
         return len(equation.parents) == 1 and equation.parents[0][0] == 0 and equation.args[1] == 2.0
     return prim.fused_bits
@@ -58,9 +64,10 @@ def same_bits_fused(prim, equation) -> bool:
 def member_shape(equation, value):
     """The shape of an equation that may be a region's node, else None."""
     prim = TABLE.get(equation.prim.name) if equation.prim is not None else None
-    if prim is None or not eligible(prim) or equation.params or not same_bits_fused(prim, equation):
+    if prim is None or not eligible(prim) or equation.params or not same_bits_fused(prim, equation, value):
         return None
-    if value.__class__ is not np().ndarray or value.dtype != np().float64 or value.size < fused.FUSE_MIN_ELEMENTS:
+    if value.__class__ is not np().ndarray or value.dtype not in (np().float64, np().complex128) \
+            or value.size < fused.FUSE_MIN_ELEMENTS:
         return None
     return value.shape
 
@@ -162,6 +169,9 @@ def region_of(equations, positions) -> ProgramRegion:
                 inputs.append((pos, leaf(("equation", j), ("equation", j))))
             elif arg.__class__ is float or arg.__class__ is int:
                 args.append(arg)
+                continue
+            elif isinstance(arg, complex):            # 2j (a numpy complex128 scalar): a complex constant
+                args.append(complex(arg))
                 continue
             else:
                 inputs.append((pos, leaf(("constant", id(arg)), ("constant", arg))))

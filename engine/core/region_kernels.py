@@ -40,12 +40,15 @@ def run_kernels(kernels, names) -> None:
             continue
         if kernel.steps:
             out = run_pipeline(kernel, {name: names[name] for name in kernel.reads})
+        elif kernel.operands:
+            out = apply_ufunc(getattr(xp(), kernel.function), [names[o] if o.__class__ is str else o
+                                                              for o in kernel.operands])
         elif kernel.function is not None:
             argument = kernel.reads[0]      # overwritten where it is a temporary read for the last time
             out = apply_function(kernel, names[argument], argument in made and argument in kernel.frees)
         else:
             inputs = {name: names[name] for name in kernel.reads}
-            buffer = None if kernel.boolean else take(np().broadcast_shapes(*(v.shape for v in inputs.values())))
+            buffer = None if kernel.boolean or kernel.complex else take(np().broadcast_shapes(*(v.shape for v in inputs.values())))
             out = evaluate_into(kernel.expr, inputs, buffer) if buffer is not None else evaluate(kernel.expr, inputs)
             inputs = None                   # its references would keep the freed arrays out of the pool
             if out is None:
@@ -53,7 +56,7 @@ def run_kernels(kernels, names) -> None:
         names[kernel.name] = out
         made.add(kernel.name)
         for name in kernel.frees:
-            if name != kernel.reads[0] or kernel.function is None or kernel.steps:
+            if name != kernel.reads[0] or kernel.function is None or kernel.steps or kernel.operands:
                 give(names, name)
             else:
                 del names[name]             # a function's argument it overwrote in place: its output
@@ -67,12 +70,30 @@ def apply_function(kernel, argument, in_place):
         function = partial(apply_split, function)
     if in_place:
         return function(argument, out=argument)
-    buffer = take(argument.shape) if argument.ndim else None
+    buffer = take(argument.shape) if argument.ndim and argument.dtype.kind != "c" else None
     if buffer is None and split:
-        buffer = np().empty(argument.shape)
+        buffer = np().empty(argument.shape, dtype=argument.dtype)
     out = function(argument) if buffer is None else function(argument, out=buffer)
     if out.__class__ is not argument.__class__:
         out = xp().asarray(out)          # of a 0-d array (a traced number): a scalar
+    return out
+
+
+def apply_ufunc(ufunc, operands):
+    """numpy's ufunc of the operands (arrays and numbers: a region's complex step numpy runs), its
+    output's parts on several threads where the arrays are numpy's, of one shape and contiguous
+    (an elementwise loop computes each element alike in any part: one call's bits)."""
+    arrays = [v for v in operands if v.__class__ not in (float, complex)]
+    numpy = np()
+    shape = arrays[0].shape
+    if (arrays[0].size < MIN_SPLIT_ELEMENTS or not all(v.__class__ is numpy.ndarray and v.shape == shape
+                                                       and v.flags.c_contiguous for v in arrays)):
+        return ufunc(*operands)
+    out = numpy.empty(shape, dtype=numpy.result_type(*operands))
+    flat = [v if v.__class__ in (float, complex) else v.reshape(-1) for v in operands]
+    target = out.reshape(-1)
+    run_parts(lambda lo, hi: ufunc(*(v if v.__class__ in (float, complex) else v[lo:hi] for v in flat),
+                                   out=target[lo:hi]), target.size)
     return out
 
 

@@ -17,23 +17,13 @@ or strided leaf, another backend's arrays), the argument's numexpr kernel runs, 
 from __future__ import annotations
 
 from .fused_ir import is_number
-from .region_program import Kernel
+from .region_program import Kernel, template_of
 from .rules import TABLE
 
 CHAIN = None                # an operand that is the chain so far (the output's part, in place)
-
-
-def template(prim) -> str:
-    """The fused IR's template of a table entry's numexpr spelling (core/fusion.py writes its
-    nodes so): "exp({})" for a function, "(-{})" for a unary operator, "({} * {})" for a binary one."""
-    if prim.numexpr.isidentifier():
-        return prim.numexpr + "({})"
-    return "(" + prim.numexpr + "{})" if prim.arity == 1 else "({} " + prim.numexpr + " {})"
-
-
 # a step's template -> the numpy ufunc that computes it to numexpr's bits: the table's `exact`
 # entries, by their first `ufuncs` name, read off the table once, here
-UFUNCS = {template(prim): prim.ufuncs[0] for prim in TABLE.values() if prim.exact}
+UFUNCS = {template_of(prim): prim.ufuncs[0] for prim in TABLE.values() if prim.exact}
 
 
 def pipelined(program, kernels, kept) -> list:
@@ -47,8 +37,8 @@ def pipelined(program, kernels, kept) -> list:
     position = {kernel.name: i for i, kernel in enumerate(kernels)}
     out = list(kernels)
     for i, kernel in enumerate(kernels):
-        if kernel.function is None or kernel.steps:
-            continue
+        if kernel.function is None or kernel.steps or kernel.complex:
+            continue                          # (a complex chain: numpy's product is no exact operation)
         argument = kernel.reads[0]
         j = position.get(argument)
         if j is None or readers[argument] != 1 or argument in kept:

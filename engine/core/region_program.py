@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from .fused_ir import Expression, is_number
-from .fusion import Fused
+from .fused_ir import Expression, Unfusable, complex_constant, complex_refusal, is_constant, is_number
+from .fusion import REAL_PARTS, Fused
 from .rules import TABLE
 
 # The numexpr functions of the table's `dear` entries (transcendental): dear to recompute, so the
@@ -27,6 +27,24 @@ from .rules import TABLE
 DEAR_FUNCTIONS = frozenset(prim.numexpr for prim in TABLE.values() if prim.dear and prim.numexpr)
 NUMPY_LOOPS = frozenset(prim.numexpr for prim in TABLE.values()
                         if prim.dear and prim.numpy_loop and prim.numexpr)
+
+
+def template_of(prim) -> str:
+    """The fused IR's template of an elementwise entry's equation: "({} * {})", "(-{})", "sin({})"."""
+    spelling = prim.numexpr
+    if spelling.isidentifier():
+        return spelling + "({})"
+    return "(-{})" if prim.arity == 1 else "({} " + spelling + " {})"
+
+
+# a step's template -> numpy's ufunc of it (the table's `ufuncs`): where numexpr's complex kernel
+# of an equation is not numpy's bits (`complex_bits`), or it has a complex constant (numexpr's
+# kernels take real ones), a region runs numpy's own loop for it as a step of its own (issue 32:
+# numpy's complex product fuses multiply-adds where the CPU has them). Not a power (numpy's complex
+# power takes its own paths by the exponent), not abs (a kink)
+NUMPY_UFUNCS = {template_of(prim): prim.ufuncs[0] for prim in TABLE.values()
+                if prim.numexpr is not None and prim.complex_values is True and prim.elementwise
+                and prim.kink is None and prim.name != "pow"}
 COMMUTATIVE = frozenset(("({} * {})", "({} + {})"))
 FLIPPED = {"({} >= {})": "({} <= {})", "({} <= {})": "({} >= {})", "({} > {})": "({} < {})",
            "({} < {})": "({} > {})", "({} == {})": "({} == {})", "({} != {})": "({} != {})"}
@@ -57,6 +75,36 @@ def function_of(template) -> str | None:
     return name if name in NUMPY_LOOPS else None
 
 
+def complex_numpy_bits(prim) -> bool:
+    """Whether a region computes an elementwise entry over complex values with numpy's bits:
+    numexpr's kernel where its `complex_bits` says so, else numpy's own loop (`NUMPY_UFUNCS`:
+    not a power, not a kink)."""
+    return prim.complex_values is True and prim.numexpr is not None and prim.kink is None and (
+        prim.complex_bits is True or template_of(prim) in NUMPY_UFUNCS)
+
+
+def constant(text):
+    """A numpy step's operand: a number's value (a float, a complex), else the name as it is."""
+    value = complex_constant(text)
+    return value if value is not None else float(text) if is_number(text) else text
+
+
+def spelling_of(template) -> str:
+    """numexpr's spelling of a step's operation: "*" of "({} * {})", "-" of "(-{})", "sin" of
+    "sin({})"."""
+    name = called(template)
+    if name is not None:
+        return name
+    if template == "(-{})":
+        return "-"
+    return template[4:-4] if template.startswith("({} ") and template.endswith(" {})") else None
+
+
+def numpy_ufunc(spelling) -> str | None:
+    """numpy's ufunc that a region runs for a complex step of `spelling`, or None."""
+    return next((ufunc for template, ufunc in NUMPY_UFUNCS.items() if spelling_of(template) == spelling), None)
+
+
 def is_dear(template) -> bool:
     return called(template) in DEAR_FUNCTIONS
 
@@ -77,20 +125,47 @@ class RegionBuilder:
         self.memo: dict = {}
         self.guards: list = []       # conditions an impl or rule asked `.any()` of (a kink's note)
         self.held: dict = {}         # leaves and steps that are no array of the region's elements
+        self.complex: set = set()    # leaves and steps that hold complex128 values
+        self.numpy_steps: dict = {}  # complex steps numpy's own ufunc runs -> its name (`NUMPY_UFUNCS`)
 
-    def symbol(self, name, shape, holds="array") -> Fused:
+    def symbol(self, name, shape, holds="array", complex=False) -> Fused:
         """A leaf (of the region's shape, whatever it broadcasts from) that `holds` a number
-        (a Python float), one element, or an array (core/fusion.py's Tree.holds)."""
+        (a Python float), one element, or an array (core/fusion.py's Tree.holds); complex128
+        where `complex`."""
         if holds != "array":
             self.held[name] = holds
-        return Fused(name, shape)
+        if complex:
+            self.complex.add(name)
+        return Fused(name, shape, complex=complex)
+
+    def value(self, text, shape, boolean=False) -> Fused:
+        """The Fused of a leaf's or step's name (or a number)."""
+        return Fused(text, shape, boolean, self.is_complex(text))
+
+    def is_complex(self, text) -> bool:
+        """Whether a leaf, step or constant holds complex values."""
+        return text in self.complex or complex_constant(text) is not None
+
+    @staticmethod
+    def complex_refusal(spelling) -> str | None:
+        """Why a region's step of `spelling` over complex values is not numpy's bits (None: it
+        is): numexpr's where the entry's `complex_bits` says it is numpy's, else numpy's own loop
+        (a `numpy_loop` function, or a step numpy's ufunc runs: `numpy_ufunc`); a power stays
+        op by op (numpy's complex power takes its own paths by the exponent)."""
+        if spelling in NUMPY_LOOPS or complex_refusal(spelling) is None:
+            return None
+        return None if numpy_ufunc(spelling) is not None else complex_refusal(spelling)
+
+    def function(self, name) -> str | None:
+        """The array function a step of its own applies (numpy's loop), or None (numexpr's part)."""
+        return self.numpy_steps.get(name) or function_of(self.steps[name][0])
 
     def holds(self, value) -> str:
         """What a value of the lowering holds (a builder's answer, core/fusion.py)."""
         return self.holds_text(value.expr)
 
     def holds_text(self, text) -> str:
-        return "number" if is_number(text) else self.held.get(text, "array")
+        return "number" if is_constant(text) else self.held.get(text, "array")
 
     def guard(self, condition) -> None:
         """`condition.any()` asked before a kink's note (sqrt's): taken as False, and the
@@ -104,16 +179,20 @@ class RegionBuilder:
     def add(self, template, operands, shape, boolean) -> Fused:
         texts = tuple(operand.expr for operand in operands)
         if template == "where({}, {}, {})" and texts[1] == "0.0" and self.vanishes_where_zero(texts[0], texts[2]):
-            return Fused(texts[2], shape)
+            return self.value(texts[2], shape)
         if template == "where({}, {}, {})" and texts[1] == texts[2]:
-            return Fused(texts[1], shape)        # the strong zero's where(r == r, r, r)
+            return self.value(texts[1], shape)        # the strong zero's where(r == r, r, r)
         inner = self.steps.get(texts[0]) if len(texts) == 1 else None
         if inner is not None and inner[0] == "(-{})" and template in ("abs({})", "(-{})"):
             # abs(-x) is abs(x), -(-x) is x, exactly: sigmoid(-x) in sigmoid's VJP then reuses
             # the forward's exp(-abs(x))
             texts = inner[1]
             if template == "(-{})":
-                return Fused(texts[0], shape, boolean)
+                return self.value(texts[0], shape, boolean)
+        if self.by_numpy(template, texts):
+            return self.numpy_step(template, texts, shape)
+        if any(complex_constant(text) is not None for text in texts):
+            raise Unfusable("a complex constant in numexpr's kernel (they take real ones)")
         if template in ("({} * {})", "({} / {})") and all(self.negated(text) for text in texts):
             texts = tuple(self.steps[text][1][0] for text in texts)     # (-a) * (-b) is a * b exactly
         elif template in ("({} * {})", "({} / {})") and any(map(self.negated, texts)):
@@ -130,8 +209,8 @@ class RegionBuilder:
         if template in COMMUTATIVE:
             if texts[0] > texts[1]:
                 texts = (texts[1], texts[0])         # a * b is b * a exactly: one step for both
-            if template == "({} + {})" and texts[0] == texts[1]:
-                template, texts = "({} * {})", ("2.0", texts[0])     # s + s is 2 s exactly
+            if template == "({} + {})" and texts[0] == texts[1] and not self.is_complex(texts[0]):
+                template, texts = "({} * {})", ("2.0", texts[0])     # s + s is 2 s exactly (a real s)
         key = template.format(*texts)
         name = self.memo.get(key)
         if name is None:
@@ -140,13 +219,37 @@ class RegionBuilder:
             held = {self.holds_text(text) for text in texts}
             if "array" not in held:
                 self.held[name] = "number" if held == {"number"} else "one"
-        return Fused(name, shape, boolean)
+            if not boolean and template not in REAL_PARTS and any(map(self.is_complex, texts)):
+                self.complex.add(name)
+        return self.value(name, shape, boolean)
+
+    def by_numpy(self, template, texts) -> bool:
+        """Whether a step over complex values is numpy's ufunc's (its template's `NUMPY_UFUNCS`):
+        where numexpr's complex kernel is not numpy's bits, or a complex constant is an operand."""
+        if template not in NUMPY_UFUNCS or not any(map(self.is_complex, texts)):
+            return False
+        if any(complex_constant(text) is not None for text in texts):
+            return True
+        spelling = spelling_of(template)
+        return spelling not in NUMPY_LOOPS and complex_refusal(spelling) is not None
+
+    def numpy_step(self, template, texts, shape) -> Fused:
+        """A complex step that numpy's own ufunc runs (its operands as traced: no rewrite, as
+        numpy's fused complex product is not commutative to the bit)."""
+        key = template.format(*texts)
+        name = self.memo.get(key)
+        if name is None:
+            name = self.memo[key] = f"t{len(self.steps)}"
+            self.steps[name] = (template, texts, 8, False)
+            self.complex.add(name)
+            self.numpy_steps[name] = NUMPY_UFUNCS[template]
+        return self.value(name, shape)
 
     def negation_outside(self, template, texts, shape, boolean):
         """(-a) * b as -(a * b), the same for a quotient: the same bits (IEEE rounds symmetrically),
         and the negation moves out to where a sum absorbs it (the chain's reverse: tanh's adjoint
         then reaches sin's and cos's terms with no negation at all)."""
-        plain = [Fused(self.steps[text][1][0] if self.negated(text) else text, shape) for text in texts]
+        plain = [self.value(self.steps[text][1][0] if self.negated(text) else text, shape) for text in texts]
         return self.add("(-{})", (self.add(template, plain, shape, boolean),), shape, boolean)
 
     def as_difference(self, texts) -> tuple:
@@ -203,6 +306,8 @@ class Kernel:
     steps: tuple = ()           # a pipeline's ufunc calls that make the function's argument
     argument: Expression | None = None     # (core/region_pipeline.py), and that argument's expression
     check: bool = False         # no array made: a guard's zero check of `name` (core/regions.py)
+    complex: bool = False       # it makes complex128 values (no float64 buffer of the pool)
+    operands: tuple = ()        # a numpy step's (RegionBuilder.numpy_steps): its ufunc's operands, names and numbers
 
 
 def schedule(program: RegionBuilder, outputs, available, force=frozenset()) -> list:
@@ -213,23 +318,29 @@ def schedule(program: RegionBuilder, outputs, available, force=frozenset()) -> l
     uses = use_counts(steps, outputs, available)
     arrays = set(outputs) | set(available) | (set(force) & set(uses))
     for name in steps:
-        if name in uses and name not in available and function_of(steps[name][0]):
-            arrays.add(name)
-            arrays.add(steps[name][1][0])              # its argument: an array to apply it to
+        if name in uses and name not in available and program.function(name):
+            arrays.add(name)                           # its arguments: arrays to apply it to
+            arrays.update(text for text in steps[name][1] if not is_constant(text))
     closures = bound_kernels(steps, uses, available, arrays)
     arrays |= shared_by_kernels(steps, uses, available, arrays, closures)
     kernels = []
     for name, (template, texts, _, _) in steps.items():
         if name not in arrays or name in available or name not in uses:
             continue
-        function = function_of(template)
+        function = program.function(name)
+        if name in program.numpy_steps:
+            kernels.append(Kernel(name=name, expr=None, function=function, frees=(), complex=True,
+                                  reads=tuple(dict.fromkeys(text for text in texts if not is_constant(text))),
+                                  operands=tuple(constant(text) for text in texts)))
+            continue
         if function is not None:
-            kernels.append(Kernel(name=name, expr=None, function=function, reads=(texts[0],), frees=()))
+            kernels.append(Kernel(name=name, expr=None, function=function, reads=(texts[0],), frees=(),
+                                  complex=name in program.complex))
             continue
         reads: list = []
         expr = Expression((template, *(render(text, steps, arrays, reads) for text in texts)))
         kernels.append(Kernel(name=name, expr=expr, function=None, reads=tuple(dict.fromkeys(reads)), frees=(),
-                              boolean=steps[name][3]))
+                              boolean=steps[name][3], complex=name in program.complex))
     return kernels
 
 

@@ -40,7 +40,9 @@ def with_one(program, template, texts, boolean):
     """The step (or number) of `template` over `texts`, where the seed became 1.0; None where
     numbers alone would not fold exactly (a comparison, a function, a zero)."""
     if template == "({} * {})" and ONE in texts:
-        return texts[1] if texts[0] == ONE else texts[0]              # 1.0 * y is y
+        y = texts[1] if texts[0] == ONE else texts[0]
+        # 1.0 * y is y for a real y; a complex one's product with (1+0j) may flip a zero's sign
+        return None if y in program.complex else y
     if template == "({} / {})" and texts[1] == ONE:
         return texts[0]                                               # y / 1.0 is y
     if all(map(is_number, texts)):

@@ -1,4 +1,4 @@
-"""Fused elementwise regions: several table primitives over large float64 arrays, evaluated as a
+"""Fused elementwise regions: several table primitives over large float64 (or complex128) arrays, evaluated as a
 few kernels (numexpr's, and numpy's vectorized functions) and recorded on the tape as ONE entry.
 
 A region (`RegionPlan`) is a small Program of elementwise table primitives over leaves (the
@@ -16,6 +16,13 @@ Honesty: kink primitives stay outside regions, except sqrt, whose kink (an argum
 runs op by op (the caller's unfused path), so notes, NaN provenance and errors are those of an
 unfused run. Anything a kernel cannot express is `Unfusable` when it is lowered; that layout then
 always runs op by op. numexpr missing (fused.evaluate gives None) means op by op too.
+
+Complex128 leaves (issue 32) fuse to the interpreter's bits: each step over complex values is
+numexpr's where the entry's `complex_bits` says numexpr computes numpy's bits (+ - conj real imag
+==), else numpy's own ufunc as a step of its own (region_program.NUMPY_UFUNCS: a complex product,
+where numpy's loop fuses multiply-adds on FMA CPUs, a quotient, exp, sin...); a complex power or a
+complex constant in numexpr's text is Unfusable. complex64 (numexpr has no such kernels) and complex
+values on the device (fused.DEVICE_COMPLEX) run op by op, said in fused.DECLINED.
 """
 from __future__ import annotations
 
@@ -25,6 +32,7 @@ from dataclasses import dataclass
 from . import finite_known, fused, fusion
 from .backend import np, on_device, xp
 from .buffer_pool import lend
+from .complexes import is_complex
 from .fused import Unfusable
 from .fusion import Fused
 from .notes import NOTES
@@ -40,9 +48,11 @@ from .tape import Var, planned_step, record, sweep_equations
 MAX_LAYOUTS = 16            # kernels kept per region (a float leaf that changes makes new ones)
 MAX_KERNELS = 1024          # regions' kernels kept in all
 KERNELS: dict = {}          # (plan key, layouts, ndim) -> ForwardKernels, GradKernels or None (op by op)
-def layouts(values):
+
+
+def layouts(values, plan=None):
     """(key, tape, shape) of the leaves, or None if the region must run op by op. Leaves are
-    numbers and float64 arrays whose broadcast has at least the fusion threshold of elements,
+    numbers and float64 or complex128 arrays whose broadcast has at least the fusion threshold of elements,
     and every traced leaf is a Var of one plain (not persistent, not graph) tape over a raw
     value: no Dual, no box of another level."""
     tape, shapes, key = None, [], []
@@ -64,11 +74,14 @@ def layouts(values):
             continue
         try:
             kind = fused.layout(v)                   # a float64 array (of the backend fused knows)
-        except Unfusable:
+        except Unfusable as e:
+            if plan is not None and getattr(getattr(v, "dtype", None), "kind", None) == "c":
+                fused.decline(region_name(plan), e)    # complex64, or on the device: said as such
             return None
-        if kind is None or kind[0] != "f":
+        if kind is None or kind[0] not in "fc":
             return None
-        key.append(("array", traced, math.prod(kind[1]) == 1))      # one element: numpy's strides 0
+        # one element: numpy's strides 0; a complex128 array's layout says so (its 4th part)
+        key.append(("array", traced, math.prod(kind[1]) == 1) + (("complex",) if kind[0] == "c" else ()))
         shapes.append(kind[1])
     if not shapes or (tape is not None and (tape.persistent or tape.keep_values)):
         return None
@@ -85,7 +98,7 @@ def layouts(values):
 def run(plan: RegionPlan, values):
     """The region's output (an array, or a Var of one entry on the leaves' tape), or None where
     it must run op by op."""
-    found = layouts(values)
+    found = layouts(values, plan)
     if found is None:
         return None
     key, tape, shape = found
@@ -143,7 +156,7 @@ def leaf_values(program, key, shape) -> list:
     """The leaves: numbers baked in, values of the region's shape that know what they hold."""
     def holds(layout):
         return "number" if layout[0] == "float" else "one" if layout[2] else "array"
-    return [layout[1] if layout[0] == "const" else program.symbol(f"a{i}", shape, holds(layout))
+    return [layout[1] if layout[0] == "const" else program.symbol(f"a{i}", shape, holds(layout), layout[3:] == ("complex",))
             for i, layout in enumerate(key)]
 
 
@@ -156,13 +169,15 @@ def lower_region(plan, program, key, shape, wanted=None) -> tuple:
     program.guards."""
     leaves = leaf_values(program, key, shape)
     recorder = fusion.FusionRecorder()
-    probes = [recorder.leaf(v.expr, v.shape) if v.__class__ is Fused else v for v in leaves]
-    seed = recorder.leaf("g", shape) if wanted is not None else None
+    probes = [recorder.leaf(v.expr, v.shape, complex=v.complex) if v.__class__ is Fused else v for v in leaves]
     split = []
 
     def body():
         values = forward(plan.program, probes)
         split.append(len(recorder.items))
+        # the seed: complex where the output is (its adjoint then comes complex, as abs's VJP gives)
+        seed = None if wanted is None else recorder.leaf("g", shape, complex=is_complex(values[-1]))
+        split.append(seed is not None and is_complex(seed))
         if wanted is None:
             return values[-1], {}
         span = NOTES.span
@@ -172,7 +187,7 @@ def lower_region(plan, program, key, shape, wanted=None) -> tuple:
             NOTES.span = span              # (the sweep sets each equation's span: no traced rule notes)
     out, found = fusion.record(recorder, body, ())
     lowered = {v.expr: v for v in leaves if v.__class__ is Fused}
-    lowered["g"] = program.symbol("g", shape)
+    lowered["g"] = program.symbol("g", shape, complex=split[1])
     try:
         fusion.lower(recorder.items[:split[0]], lowered, program)
         guards, program.guards = program.guards, []
@@ -315,6 +330,7 @@ class GradKernels:
     prim: Primitive
     key: tuple
     unit_reverse: list | None = None    # the reverse kernels for a seed of ones (region_seed)
+    seed_dtype: str = "float64"         # the seed's the reverse kernels take: complex128 for a complex output
     unit_adjoints: dict | None = None
 
     @classmethod
@@ -337,11 +353,12 @@ class GradKernels:
         after_seed = depends_on(program, "g")
         uses = use_counts(program.steps, [out.expr, *adjoints.values()], inputs)
         shared = {name for name, count in uses.items() if count > 1 and name in program.steps
-                  and name not in after_seed and is_dear(program.steps[name][0])}
+                  and name not in after_seed and (is_dear(program.steps[name][0]) or name in program.numpy_steps)}
         forward, out = forward_kernels(program, out, forward_guards, inputs, shape, shared)
         made = {k.name for k in forward if not k.boolean and not k.check} - {out.expr}    # the output is handed out
         reverse = schedule(program, list(adjoints.values()), inputs | made | {"g"})
-        unit_adjoints, unit_reverse = unit_seed_kernels(program, adjoints, inputs | made)
+        seed_complex = "g" in program.complex
+        unit_adjoints, unit_reverse = ({}, []) if seed_complex else unit_seed_kernels(program, adjoints, inputs | made)
         saved = tuple(dict.fromkeys(name for k in reverse + unit_reverse for name in k.reads
                                     if name in made or name in inputs))
         forward = pipelined(program, forward, {out.expr, *saved})
@@ -350,7 +367,7 @@ class GradKernels:
         self = cls(forward=with_frees(forward, {out.expr, *saved}), reverse=with_frees(reverse, set(adjoints.values())),
                    out=out.expr, adjoints=adjoints, saved=saved, prim=None, key=key,
                    unit_reverse=with_frees(unit_reverse, set(unit_adjoints.values())) if unit_adjoints else None,
-                   unit_adjoints=unit_adjoints)
+                   unit_adjoints=unit_adjoints, seed_dtype="complex128" if seed_complex else "float64")
         self.prim = region_primitive(self, len(key))
         return self
 
@@ -382,7 +399,7 @@ class RegionState:
     def compute(self, g) -> dict:
         kernels = self.kernels
         raw = self.values
-        if g.__class__ is xp().ndarray and g.dtype == np().float64:
+        if g.__class__ is xp().ndarray and g.dtype == kernels.seed_dtype:
             names, self.saved = self.saved, None       # freed as the reverse kernels pass them
             unit = (kernels.unit_reverse is not None and g.__class__ is np().ndarray
                     and is_unit_seed(g, kernels.key, raw))
@@ -398,6 +415,10 @@ class RegionState:
                     self.saved = None
                     return {pos: lend(tested(unbroadcast(a, raw[pos]), a), np()) for pos, a in out.items()}
                 fused.decline(region_name(self.plan), "an adjoint that is not finite: op by op, for its notes")
+        elif g.__class__ is xp().ndarray and "c" in (g.dtype.kind, kernels.seed_dtype[0]):
+            fused.decline(region_name(self.plan), f"a {g.dtype} adjoint of its output (its reverse kernels take "
+                          f"{kernels.seed_dtype}: traced for a {'complex' if kernels.seed_dtype[0] == 'c' else 'real'} "
+                          "output): op by op")
         self.saved = None
         return replay_reverse(self.plan, raw, g, kernels.adjoints)
 

@@ -4,7 +4,7 @@ A region is a maximal subtree of one expression made only of elementwise table p
 (`+ - * /`, unary minus, `**`, and calls of builtins such as sin, exp, sigmoid, sqrt) over names
 and number literals, with at least MIN_REGION_OPS operations. It compiles to a closure that looks
 at one leaf first (the name the region reads most): if that is a float (or a Var over one), the
-ordinary op-by-op closure runs at once, so scalar code pays one check per region, never per op. Otherwise the leaves are read and core/regions.py decides (large float64 arrays, a plain
+ordinary op-by-op closure runs at once, so scalar code pays one check per region, never per op. Otherwise the leaves are read and core/regions.py decides (large float64 or complex128 arrays, a plain
 tape); whatever it declines runs op by op, exactly as unfused code.
 """
 from __future__ import annotations
@@ -72,9 +72,11 @@ class RegionFinder:
         c = e.__class__
         if c is nodes.Num:
             value = literal(e.value)
-            if value.__class__ not in (float, int):
-                raise NotRegion                      # a float32 literal: the unfused path
-            return ("const", value)
+            if value.__class__ in (float, int):
+                return ("const", value)
+            if isinstance(value, complex):           # 2j in a float64 run (numpy's complex128 is a complex):
+                return ("const", complex(value))     # a complex constant (issue 32)
+            raise NotRegion                          # a float32 or complex64 literal: the unfused path
         if c is nodes.Name:
             leaf = self.leaves.get(e.id)
             if leaf is None:

@@ -19,7 +19,7 @@ def _compare(name, pyop, numexpr, ufunc, complex_values="ordering"):
         return r if r.__class__ is bool else plain_scalar(r)
     impl.__name__ = name
     return nondiff(name, impl, float_impl=pyop, numexpr=numexpr, ufuncs=(ufunc,), elementwise_values=True,
-                   complex_values=complex_values)
+                   complex_values=complex_values, complex_bits=complex_values is True)
 
 
 lt = _compare("lt", operator.lt, "<", "less")

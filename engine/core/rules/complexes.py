@@ -5,8 +5,9 @@ the adjoint of z is dL/dx - i dL/dy. An adjoint that reaches a real output here 
 real part (real values that met complex ones along the sweep carry an imaginary part no real
 derivative reads; the functions from complex to real are where it would be read, so they drop it).
 
-No fused kernel computes them (kernels and regions take real float64 arrays only); a replay's
-step replay runs them as the interpreter does (what of a replay takes real values only refuses
+numexpr spells real, imag and conj as numpy does, componentwise and exact (`complex_bits`): a
+fused kernel or region over complex128 arrays computes them (core/fusion.py); a replay's step
+replay runs them as the interpreter does (what of a replay takes real values only refuses
 complex ones with its reason: diff/fallbacks.py)."""
 from __future__ import annotations
 
@@ -52,14 +53,16 @@ def _angle(x):
     return plain_scalar(xp().angle(x))
 
 
-real = defprim("real", _real, builtin="real", elementwise=True, needs_args=False,
+real = defprim("real", _real, builtin="real", elementwise=True, needs_args=False, numexpr="real", complex_bits=True,
                vjp=(lambda g, ans, x: real(g),),
                jvp=(lambda t, ans, x: real(t),), complex_values=True, holomorphic=False)
 imag = defprim("imag", _imag, builtin="imag", elementwise=True, no_fusion=NO_FUSION, needs_args=True,
+               numexpr="imag", complex_bits=True,
                vjp=(lambda g, ans, x: -1j * real(g) if is_complex(x) else zeros_like(x),),
                jvp=(lambda t, ans, x: imag(t) if is_complex(x) else zeros_like(ans),), complex_values=True,
                holomorphic=False)
 conj = defprim("conj", _conj, builtin="conj", elementwise=True, alias="conjugate", needs_args=False,
+               numexpr="conj", ufuncs=("conjugate",), complex_bits=True,
                vjp=(lambda g, ans, x: conj(g),),
                jvp=(lambda t, ans, x: conj(t),), complex_values=True, holomorphic=False)
 
