@@ -160,8 +160,8 @@ def test_jvp_and_vjp_inside_a_program(tmp_path):
 
 SECOND_ORDER = {
     "jvp": ("def h(w):\n    return w * w * w\n\n\ndef f(x):\n    y, t = jvp(h, x, 1.0)\n    return y * t\n", 6, 5),
-    "grad": ("def h(w):\n    if w > 0:\n        return w * w * w\n    return w\n\n\ndef f(x):\n"
-             "    y = x - 0.1 * grad(h)(x)\n    return y * y\n", 8, 19),
+    "grad": ("def g(w):\n    return w * w * w\n\n\ndef h(w):\n    return grad(g)(w) * w\n\n\ndef f(x):\n"
+             "    y = x - 0.1 * grad(h)(x)\n    return y * y\n", 10, 19),
 }
 
 
@@ -204,10 +204,10 @@ NESTED = gradbench_program("nested")       # the benchmark's own text (benchmark
 
 def test_a_derivative_through_grad_emits_forward_over_reverse(tmp_path):
     """The adjoint of g = grad(h, k)(args) adds H(args)[:, k] g_b to each argument's adjoint (a
-    closure's captured values too), its tangent H[k, :] d_args: the tangent of h's gradient
-    program (`h_grad_w_jvp`), by emit's own tangent transformation."""
+    closure's captured values too), its tangent H[k, :] d_args: the gradient of h's tangent
+    program (`h_tan(w, b, d_w, d_b)`, its adjoint `h_tan_vjp`), by emit's own transformations."""
     source, text, module = emitted(tmp_path, SECOND_ORDER_EMITTED)
-    assert "def h_grad_w_jvp(w, b, *, d_w, d_b):" in text and "f_g_grad_a_jvp(" in text
+    assert "def h_tan_vjp(w, b, d_w, d_b, cotangent=1.0):" in text and "f_g_tan_vjp(" in text
     rng = np.random.default_rng(2)
     for _ in range(5):
         matches(module, source, {"x": rng.uniform(-2, 2), "a": rng.uniform(-2, 2)})

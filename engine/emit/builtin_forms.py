@@ -19,7 +19,7 @@ from ..lang.keywords import accepted_keywords
 from .rule_text import primitive
 
 FORMS = ("norm", "prod", "transpose", "reshape", "dot", "var", "std", "clip", "cumsum", "cumprod", "trace", "diagonal",
-         "squeeze", "outer", "triu", "tril", "diag", "complex")     # builtins whose numpy arguments choose the entries they apply
+         "squeeze", "outer", "triu", "tril", "diag", "complex", "where")     # builtins whose numpy arguments choose the entries they apply
 INF = {"inf": math.inf}
 
 
@@ -145,6 +145,10 @@ class Forms:
         if name == "clip":
             bounds = [None if a is None or isinstance(a, nodes.NoneLit) else self.low.value(a, None) for a in args[1:3]]
             return self.clip(x, bounds, e, target)
+        if name == "where":         # the table's where: a choice, its derivative the chosen side's
+            if len(args) != 3:
+                self.refuse("where with other than three arguments", e.span, "write where(condition, a, b)")
+            return self.apply("where", [x, *(self.low.value(a, None) for a in args[1:])], line, target)
         if name in ("dot", "outer") and len(args) != 2:
             self.refuse(f"{name} with other than two arguments", e.span)
         if name == "complex":       # core/library/elementwise.py's complex_: a + 1j*b (issue 32 item 2)

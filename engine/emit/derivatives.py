@@ -18,8 +18,9 @@ from ...parser.nodes import Span
 from ..lang.target import load
 from .activity import walk_ir
 from .custom import no_forward_mode
-from .lower import Call, Derivative, derivative_name
-from .sweeps import INDENT, zeros_of
+from .lower import OUT, Call, Derivative, derivative_name
+from .sweeps import INDENT, Writer, zeros_of
+from .tangent import Tangent, tan
 
 
 def derivatives_in(functions: dict, names) -> list:
@@ -104,35 +105,85 @@ def _adjoint_of(h, params, p, grads, sweep, seed) -> list:
             f"{INDENT}{''.join(n + ', ' for n in names)}= {sweep(h)}_rev(_stack, {seed})", names[grads[h].index(p)]]
 
 
-def gradient_program(name: str, params: list, sweeps: list, index: int) -> str | None:
-    """h's gradient in its parameter number `index` of those h's reverse sweep returns, as a
-    program of the language: h's emitted forward sweep, then its reverse sweep seeded with 1.0,
-    stackless (None where h's sweeps push or call: control flow, helpers, saved values)."""
-    start = next(k for k, line in enumerate(sweeps) if line.startswith("def ") and "_fwd(_stack" in line)
-    forward_end = next(k for k in range(start, len(sweeps)) if sweeps[k].startswith(f"{INDENT}_stack.append("))
-    rev = next(k for k in range(forward_end, len(sweeps)) if sweeps[k].startswith("def ") and "_rev(" in sweeps[k])
-    rev_end = next(k for k in range(rev, len(sweeps)) if sweeps[k].startswith(f"{INDENT}return ("))
-    body = [*sweeps[start + 1:forward_end], f"{INDENT}_out_b = 1.0", *sweeps[rev + 2:rev_end]]
-    results = [r.strip() for r in sweeps[rev_end].strip()[len("return ("):-1].split(",") if r.strip()]
-    text = "\n".join(body)
-    if any(w in text for w in ("_stack", "_fwd(", "_rev(", "_jvp(", " = None", "operator.")):
-        return None
-    lines = ["import numpy as np", "", "", f"def {name}({', '.join(params)}):", *body,
-             f"{INDENT}return {results[index]}", ""]
-    return re.sub(r"(?<![\w.])_(?=[A-Za-z])", "u_", "\n".join(lines))
+def value_name(h: str, f: str) -> str:
+    """The primal of `f` in h's tangent program (emit/derivatives.py's second order)."""
+    return f"{h}_tan_{f}_value"
 
 
-def second_order_function(text: str, name: str, wrt: list, emit) -> list | None:
-    """The tangent of a gradient program (gradient_program) by emit's own tangent transformation:
-    `name` (the gradient) and `name_jvp(params, *, d_q...)` (its value and the Hessian-vector
-    product along d); None where the program is not one emit writes."""
-    try:
-        module = emit(load(text, fn=name, filename=f"<the gradient of {name}>"), wrt, "tangent")
-    except SourceError:
-        return None
+def tangent_name(h: str, f: str, entry=True) -> str:
+    """The tangent of `f` in h's tangent program: h's own `h_tan` (the entry; where h calls itself,
+    `h_tan_h`, which the entry calls: emit writes the sweeps of the functions the target calls), a
+    helper's `h_tan_g`."""
+    return f"{h}_tan" if f == h and entry else f"{h}_tan_{f}"
+
+
+class TangentProgram(Tangent):
+    """One function's tangent as a function of the language (h's tangent program): its primal,
+    then each value's tangent from its primitive's JVP rules, control flow as written; a helper
+    g called as `h_tan_g_value(args)` for its value and `h_tan_g(args, tangents)` for its tangent."""
+
+    def __init__(self, h, fn, fact, active_params, functions, recursive):
+        super().__init__(fn, fact[1], fact[2], active_params, functions)
+        self.h, self.recursive = h, recursive
+
+    def call(self, s, pad) -> list:
+        params = self.functions[s.function].params
+        given = self.active_params.get(s.function, set())
+        args = self.refs(s.args)
+        out = [pad + self.tagged(f"{s.target} = {value_name(self.h, s.function)}({args})", s.line)]
+        if not self.live(s.target):
+            return out
+        tangents = [tan(a) if self.live(a) else "0.0" for p, a in zip(params, s.args) if p in given]
+        if all(t == "0.0" for t in tangents):
+            return out + [pad + self.tagged(f"{tan(s.target)} = 0.0", s.line)]
+        call = f"{tangent_name(self.h, s.function, not self.recursive)}({', '.join([args, *tangents])})"
+        return out + [pad + self.tagged(f"{tan(s.target)} = {call}", s.line)]
+
+
+def tangent_program(functions: dict, h: str, facts: dict, shapes, refusal) -> tuple:
+    """h's tangent as a program of the language (its text, and the parameters whose tangents
+    `h_tan` takes, in order): for h and each function it calls, its primal and its tangent
+    (TangentProgram). The caller's second order is this program's adjoint (reverse over forward:
+    the gradient of <grad h, d> is H d), written by emit's own adjoint transformation, which
+    keeps h's loops as loops (its stacks hold the tangents as values). `refusal(what, hint)`
+    raises where h's tangent is not a program of the language: a custom rule's, an in-program
+    derivative inside h (a third order)."""
+    names = [n for n in functions if n in facts]
+    active_params = {n: facts[n][0] for n in names}
+    recursive = any(isinstance(s, Call) and s.function == h for n in names for s in walk_ir(functions[n].body))
+    lines = ["import numpy as np", "", ""]
+    for f in names:
+        fn = functions[f]
+        inner = next((s for s in walk_ir(fn.body) if isinstance(s, Derivative)), None)
+        if inner is not None:
+            refusal(f"a derivative through `{inner.name}` inside `{h}` (a third order)")
+        plain = Writer()
+        plain.examples = shapes
+        call = (lambda s, pad: [pad + plain.tagged(f"{s.target} = {value_name(h, s.function)}("
+                                                   f"{plain.refs(s.args)})", s.line)])
+        lines += [f"def {value_name(h, f)}({', '.join(fn.params)}):", *plain.primal(fn.body, INDENT, call),
+                  f"{INDENT}return {OUT}", "", ""]
+        t = TangentProgram(h, fn, facts[f], active_params, functions, recursive)
+        t.examples = shapes
+        body = t.lines(fn.body, INDENT)
+        signature = ", ".join([*fn.params, *(tan(q) for q in fn.params if q in active_params[f])])
+        lines += [f"def {tangent_name(h, f, not recursive)}({signature}):", *body,
+                  f"{INDENT}return {tan(OUT) if t.live(OUT) else '0.0'}", "", ""]
+        if f == h and recursive:
+            lines += [f"def {tangent_name(h, h)}({signature}):", f"{INDENT}return {tangent_name(h, h, False)}({signature})",
+                      "", ""]
+    given = [q for q in functions[h].params if q in active_params[h]]
+    return re.sub(r"(?<![\w.])_(?=[A-Za-z])", "u_", "\n".join(lines)), given
+
+
+def second_order_lines(text: str, h: str, wrt: list, emit, at) -> list:
+    """The adjoint of h's tangent program (tangent_program) by emit's own adjoint transformation:
+    `h_tan(params, d_params)` and `h_tan_vjp(params, d_params, cotangent=1.0)`, whose gradient
+    in h's parameters is the Hessian of h times d; each statement tagged with the source line of
+    h it comes from, not the tangent program's line. SourceError where emit does not write it."""
+    module = emit(load(text, fn=tangent_name(h, h), filename=f"<the tangent of {h}>"), wrt, "adjoint", at=at)
     lines = module.splitlines()
-    start = next(k for k, line in enumerate(lines) if line.startswith(f"def {name}("))
-    # each statement's tag the source line of h it comes from, not the gradient program's line
+    start = next(k for k, line in enumerate(lines) if line.startswith("def "))
     source_lines = {k + 1: m.group(1) for k, line in enumerate(text.splitlines()) if (m := TAG.search(line))}
     return [TAG.sub(lambda m: f"# line {source_lines[int(m.group(1))]}" if int(m.group(1)) in source_lines else "",
                     line).rstrip() for line in lines[start:]] + ["", ""]

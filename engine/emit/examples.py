@@ -33,6 +33,7 @@ class Examples:
         self.functions = functions
         self.rules = rules or {}          # the custom rules (emit/custom.py): run where their function is
         self.of: dict = {}
+        self.calls: dict = {}             # id(an in-program derivative) -> its arguments' values, first met
         self.globals: dict = {}
 
     def run_globals(self, statements) -> None:
@@ -64,6 +65,7 @@ class Examples:
         pair, jvp's and vjp's (h(x), the derivative along v)."""
         numpy = np()
         args = [self.value(env, a) for a in _call_args(s.text, env, self)]
+        self.calls.setdefault(id(s), args)
         if s.kind in ("jvp", "vjp"):
             args, v = args[:-1], args[-1]
         value = self.call(s.function, args)

@@ -17,8 +17,8 @@ from .examples import Examples
 from .closures import lifted
 from .adjoint import Adjoint, binding, unbound_saves
 from .custom import adjoint_sweeps, program_rules, rule_functions, tangent_sweep
-from .derivatives import (check_derivatives, derivative_helpers, derivatives_in, gradient_program, inner_functions,
-                          second_order_function)
+from .derivatives import (check_derivatives, derivative_helpers, derivatives_in, inner_functions, second_order_lines,
+                          tangent_name, tangent_program)
 from .lower import OUT, Call, Derivative, Lowering, Plain, refuse
 from .rule_text import NotEmitted
 from .sweeps import INDENT, NeedsShapes, Writer, inlinable, no_shapes, read_by_rules, zeros_of
@@ -206,7 +206,7 @@ def _written(functions, name, globals_, wrt, facts, mode, explain, rules, shapes
         lines += adjoint_functions(p, [GUARD], skip=set(inner))
     if mode in ("tangent", "both"):
         lines += tangent_functions(p, [GUARD], skip=set(inner_tangents))
-    return lines + [line for key in sorted(p.second) for line in p.second[key] or ()]
+    return lines + [line for key in sorted(p.second) for line in p.second[key][0]]
 
 
 def other_lengths(functions, name, globals_, at, rules=None):
@@ -237,37 +237,49 @@ class Parts:
         self.explain, self.shapes, self.rules, self.sweeps = explain, shapes, rules, sweeps
         self.grads = {n: [p for p in functions[n].params if p in facts[n][1] and (n in rules or p in facts[n][2])]
                       for n in facts}
-        self.second: dict = {}          # (h, parameter) -> the lines of h's gradient in it and its tangent
+        self.second: dict = {}          # h -> (the lines of h's tangent program and its adjoint, h_tan's tangents)
 
-    def second_order(self, s, refusal) -> dict:
-        """The gradient of h (the derivative `s` takes) in each of its parameters its value depends
-        on, by name (`h_grad_w`, and its tangent `h_grad_w_jvp`: forward over reverse, the
-        Hessian-vector product); `refusal()` raises the refusal where h's gradient is not a
-        program emit writes (a custom rule's, one whose sweeps push or call)."""
+    def second_order(self, s, refusal) -> tuple:
+        """(`h_tan`, the parameters whose tangents it takes after h's) for the derivative `s`
+        takes of h: `h_tan_vjp(args, d..., cotangent)[1]` is the Hessian of h times d, one entry
+        per parameter of h (reverse over forward: the adjoint of h's tangent program, both
+        written by emit, emit/derivatives.py); `refusal()` raises where it is not a grad's."""
+        h = s.function
+        if s.kind not in ("grad", "hessian"):
+            refusal()
+        if h not in self.second:
+            self.second[h] = self.tangent_adjoint(s)
+        return tangent_name(h, h), self.second[h][1]
+
+    def tangent_adjoint(self, s) -> tuple:
+        """(the lines of h's tangent program's adjoint, the parameters h_tan takes tangents of)."""
         h = s.function
         params = self.functions[h].params
-        if s.kind != "grad" or h in self.rules:
-            refusal()
-        inner = Parts(self.functions, h, params, analyse(self.functions, h, list(params), self.rules), False,
-                      None, self.rules, self.sweeps)      # elementwise: its gradient program is emitted again
-        grads = inner.grads[h]
-        if params[s.argnum] not in grads:
-            refusal()
-        names = {}
-        for index, q in enumerate(grads):
-            name = f"{h}_grad_{q}"
-            if name in self.functions:
-                refusal()
-            if (h, q) not in self.second:
-                try:
-                    text = gradient_program(name, params, function_sweeps(inner, h), index)
-                except (NeedsShapes, NotEmitted):
-                    text = None
-                self.second[(h, q)] = text and second_order_function(text, name, grads, emit_module)
-            if not self.second[(h, q)]:
-                refusal()
-            names[q] = name
-        return names
+
+        def refusal(why, hint="differentiate it with `autodiff grad`, or cut it with stop_gradient(...) where its "
+                               "own derivative is not wanted", error=SourceError):
+            raise error("not emitted", f"emit: the derivative of `{s.name}`'s value (a second-order derivative: "
+                        f"the output's derivative goes through this in-program derivative) is not emitted yet: {why}",
+                        s.span or nodes.Span(s.line, 1, s.line, 1), hint)
+        facts = analyse(self.functions, h, list(params), self.rules)
+        custom = next((n for n in self.functions if n in facts and n in self.rules), None)
+        if custom is not None:
+            refusal(f"`{custom}` has a custom rule, whose own derivative emit does not write")
+        base = tangent_name(h, h)
+        if any(g == base or g.startswith(base + "_") for g in self.functions):
+            refusal(f"its helpers would be named `{base}...`, as a function of the program is", "rename that function")
+        text, given = tangent_program(self.functions, h, facts, self.shapes, refusal)
+        at = None
+        if self.shapes is not None:
+            values = dict(zip(params, self.shapes.calls.get(id(s), ())))
+            at = {**values, **{f"d_{q}": values[q] for q in given if q in values}}
+        try:
+            lines = second_order_lines(text, h, list(params), emit_module, at)
+        except NeedsShapes as exc:
+            refusal(exc.message, exc.hint, NeedsShapes)
+        except SourceError as exc:
+            refusal(f"{exc.message} (in the tangent program of `{h}` it is differentiated through)")
+        return lines, given
 
 
 def sweep_names(functions) -> dict:
@@ -315,7 +327,7 @@ def shaped_at(functions, name, globals_, at, shaped=False, rules=None):
     inputs = {p: point_value(at[p]) for p in fn.params}
     output = ex.call(name, list(inputs.values()))
     out = Shapes(ex.of)
-    out.inputs, out.output = inputs, output
+    out.inputs, out.output, out.calls = inputs, output, ex.calls
     out.complex = any(is_complex(v) for v in out.inputs.values()) or \
         any(is_complex(v) for met in ex.of.values() for v in met)
     return out
@@ -327,6 +339,7 @@ class Shapes(dict):
     `complex`: whether any value is complex (the reported gradient's convention applies, `reported`)."""
     output = None
     inputs: dict = {}
+    calls: dict = {}            # id(an in-program derivative) -> the values of its arguments at the point
     complex = False
 
 

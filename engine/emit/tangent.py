@@ -6,7 +6,7 @@ from __future__ import annotations
 from .activity import refuse_live
 from .lower import Call, Copy, Derivative, If, Jump, Plain, Prim, While, jumps
 from .custom import no_forward_mode
-from .sweeps import INDENT, Writer, differentiable
+from .sweeps import INDENT, Writer, differentiable, zeros_of
 
 
 def tan(name: str) -> str:
@@ -80,14 +80,15 @@ class Tangent(Writer):
                                   s.line)]
 
     def derivative(self, s, pad) -> list:
-        """g = grad(h, k)(args): its tangent the tangent of h's gradient in parameter k along the
-        arguments' tangents (the Hessian-vector product, emit/derivatives.py)."""
-        names = self.second_order(s, lambda: refuse_live(s, self.live))
+        """g = grad(h, k)(args): its tangent the Hessian of h (its row k) times the arguments'
+        tangents: the gradient in parameter k of h's tangent along them (`h_tan_vjp`,
+        emit/derivatives.py)."""
+        name, given = self.second_order(s, lambda: refuse_live(s, self.live))
         params = self.functions[s.function].params
         args = dict(zip(params, s.call_args))
-        directions = ", ".join(f"d_{q}={tan(args[q]) if self.live(args[q]) else '0.0'}" for q in names)
-        name = names[params[s.argnum]]
-        return [pad + self.tagged(f"{tan(s.target)} = {name}_jvp({self.refs(s.call_args)}, {directions})[1]", s.line)]
+        directions = ", ".join(tan(args[q]) if self.live(args[q]) else zeros_of(self.ref(args[q])) for q in given)
+        return [pad + self.tagged(f"{tan(s.target)} = {name}_vjp({self.refs(s.call_args)}, {directions})[1]"
+                                  f"[{s.argnum}]", s.line)]
 
     def control(self, s, pad) -> list:
         inner = pad + INDENT
