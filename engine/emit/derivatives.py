@@ -73,17 +73,26 @@ def inner_functions(functions: dict, facts: dict, derivatives: list, rules: dict
     return [n for n in functions if n in seen and n in facts]
 
 
-def derivative_helpers(functions: dict, derivatives: list, grads: dict, sweep, facts: dict) -> list:
+def derivative_helpers(functions: dict, derivatives: list, grads: dict, sweep, facts: dict, hessian) -> list:
     """`h_grad(params)`: h's sweeps on a stack of their own, seeded with 1.0: the adjoint of
     parameter k (zeros where h's value does not depend on it); value_and_grad's gives the pair.
     `h_vjp_along(params, v)`: the same seeded with v, and h's value; `h_jvp_along(params, v)`:
-    h's tangent along v in its first parameter (the others' tangents 0)."""
+    h's tangent along v in its first parameter (the others' tangents 0). `h_hessian(params)`:
+    the Hessian in parameter k, a row (Hessian-vector product) per element of it: `hessian(key)`
+    gives (h's tangent program's name, the parameters it takes tangents of, emit/module.py)."""
     lines = []
     for h, kind, argnum in derivatives:
         params = functions[h].params
         p = params[argnum]
         signature = [*params, "_v"] if kind in ("jvp", "vjp") else params
         lines.append(f"def {derivative_name(h, kind, argnum)}({', '.join(signature)}):")
+        if kind == "hessian":
+            name, given = hessian((h, kind, argnum))
+            directions = ", ".join(f"np.reshape(_e, np.shape({p}))" if q == p else zeros_of(q) for q in given)
+            lines += [f"{INDENT}_rows = [{name}_vjp({', '.join(params)}, {directions})[1][{argnum}] "
+                      f"for _e in np.eye(np.size({p}))]",
+                      f"{INDENT}return np.reshape(_rows, np.shape({p}) + np.shape({p}))", "", ""]
+            continue
         if kind == "jvp":
             given = [q for q in params if q in facts[h][0]]
             tangents = ", ".join("_v" if q == p else "0.0" for q in given)
@@ -173,7 +182,19 @@ def tangent_program(functions: dict, h: str, facts: dict, shapes, refusal) -> tu
             lines += [f"def {tangent_name(h, h)}({signature}):", f"{INDENT}return {tangent_name(h, h, False)}({signature})",
                       "", ""]
     given = [q for q in functions[h].params if q in active_params[h]]
-    return re.sub(r"(?<![\w.])_(?=[A-Za-z])", "u_", "\n".join(lines)), given
+    return re.sub(r"(?<![\w.])_(?=[A-Za-z])", "u_", "\n".join(spelled_as_functions(line) for line in lines)), given
+
+
+REDUCTIONS = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min"}
+
+
+def spelled_as_functions(line: str) -> str:
+    """A rule's `np.add.reduce(x, axis=...)` as the language writes it, numpy's own function of
+    the reduction (np.sum(x, axis=...)), the same where the axis is given (the ufunc's default
+    axis is 0, the function's all: a line without `axis=` is left for the language to refuse)."""
+    if "axis=" not in line:
+        return line
+    return re.sub(r"\bnp\.(add|multiply|maximum|minimum)\.reduce\(", lambda m: f"np.{REDUCTIONS[m[1]]}(", line)
 
 
 def second_order_lines(text: str, h: str, wrt: list, emit, at) -> list:

@@ -36,7 +36,7 @@ CONSTANTS = {name: f"np.{name}" for name in LANGUAGE_CONSTANTS}
 CUTS = STOP_GRADIENT
 REDUCTIONS = ("sum", "mean", "max", "min")     # builtins whose axis argument emit writes as numpy's
 OUT = "_out"
-DERIVATIVES = ("grad", "value_and_grad")       # the in-program derivatives emit writes (emit/derivatives.py)
+DERIVATIVES = ("grad", "value_and_grad", "hessian")       # the in-program derivatives emit writes (emit/derivatives.py)
 DIRECTIONAL = ("jvp", "vjp")                    # and the calls jvp(h, x, v), vjp(h, x, v)
 
 

@@ -194,14 +194,15 @@ def _written(functions, name, globals_, wrt, facts, mode, explain, rules, shapes
     for fname in reached(functions, [n for n in functions if n in facts or n == name], rules):
         lines += plain_function(functions[fname], set(), shapes, [GUARD] if fname == name and shapes is not None else [])
     derivatives = derivatives_in(functions, reached(functions, list(facts), rules))
-    inner = inner_functions(functions, facts, [d for d in derivatives if d[1] != "jvp"], rules)
+    inner = inner_functions(functions, facts, [d for d in derivatives if d[1] not in ("jvp", "hessian")], rules)
     inner_tangents = [n for n in functions if n in reached(functions, [h for h, k, _ in derivatives if k == "jvp"],
                                                            rules, through_derivatives=False) and n in facts]
     for fname in inner:                 # the sweeps the in-program derivatives run, in every mode
         lines += function_sweeps(p, fname)
     for fname in inner_tangents:
         lines += tangent_function(p, fname)
-    lines += derivative_helpers(functions, derivatives, p.grads, lambda f: p.sweeps.get(f, f), p.facts)
+    lines += derivative_helpers(functions, derivatives, p.grads, lambda f: p.sweeps.get(f, f), p.facts,
+                                lambda key: p.tangent_of(first_derivative(functions, key)))
     if mode in ("adjoint", "both"):
         lines += adjoint_functions(p, [GUARD], skip=set(inner))
     if mode in ("tangent", "both"):
@@ -244,9 +245,18 @@ class Parts:
         takes of h: `h_tan_vjp(args, d..., cotangent)[1]` is the Hessian of h times d, one entry
         per parameter of h (reverse over forward: the adjoint of h's tangent program, both
         written by emit, emit/derivatives.py); `refusal()` raises where it is not a grad's."""
-        h = s.function
-        if s.kind not in ("grad", "hessian"):
+        if s.kind == "hessian":
+            raise SourceError("not emitted", f"emit: the derivative of `{s.name}`'s value (a third-order derivative: "
+                              "the output's derivative goes through the Hessian) is not emitted yet",
+                              s.span or nodes.Span(s.line, 1, s.line, 1), "differentiate it with `autodiff grad`, or "
+                              "cut it with stop_gradient(hessian(h)(x)) where its own derivative is not wanted")
+        if s.kind != "grad":
             refusal()
+        return self.tangent_of(s)
+
+    def tangent_of(self, s) -> tuple:
+        """(`h_tan`, the parameters it takes tangents of) for the derivative `s` takes of h."""
+        h = s.function
         if h not in self.second:
             self.second[h] = self.tangent_adjoint(s)
         return tangent_name(h, h), self.second[h][1]
@@ -280,6 +290,12 @@ class Parts:
         except SourceError as exc:
             refusal(f"{exc.message} (in the tangent program of `{h}` it is differentiated through)")
         return lines, given
+
+
+def first_derivative(functions, key):
+    """The first in-program derivative statement that takes `key` (h, kind, argnum)."""
+    return next(s for f in functions.values() for s in walk_ir(f.body)
+                if isinstance(s, Derivative) and (s.function, s.kind, s.argnum) == key)
 
 
 def sweep_names(functions) -> dict:
