@@ -399,3 +399,20 @@ def test_a_point_that_misses_an_input_is_a_usage_error():
     with pytest.raises(SourceError) as err:
         api.emit(str(PROGRAMS / "logistic_loss.py"), at={"w": np.array([0.5, -0.3])})
     assert err.value.kind == "usage" and "no value for b" in err.value.message
+
+
+def test_a_recursive_target_runs_its_own_sweeps_named_apart(tmp_path):
+    """f calling itself: its calls run `f_sweep_fwd`/`f_sweep_rev`/`f_sweep_jvp` (f_vjp and f_jvp
+    keep their public signatures); the emitted code raised NameError (exit 70) before."""
+    source = tmp_path / "program.py"
+    source.write_text("def f(w, n):\n    if n <= 0:\n        return w\n    return sin(f(w, n - 1)) * w\n")
+    out = tmp_path / "emitted.py"
+    out.write_text(api.emit(str(source), wrt=["w"], mode="both"))
+    spec = importlib.util.spec_from_file_location("emitted_recursive", out)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    for w in np.random.default_rng(8).uniform(-2, 2, 5):
+        expected = autodiff.grad(str(source), at={"w": w, "n": 3}, wrt=["w"])
+        value, (g,) = module.f_vjp(w, 3)
+        assert value == pytest.approx(expected.value, rel=1e-12) and g == pytest.approx(expected.gradient["w"], rel=1e-12)
+        assert module.f_jvp(w, 3, d_w=1.0)[1] == pytest.approx(expected.gradient["w"], rel=1e-12)

@@ -55,8 +55,8 @@ def refuse_live(s, live) -> None:
     if isinstance(s, Opaque) and live(s.target):
         refuse(f"the derivative of the builtin `{s.name}`", s.span, "the elementwise builtins (sin, exp, log, "
                "tanh, ...), sum, mean, max, min, prod, norm, the methods, indexing, transpose, reshape, @, det, inv, "
-               "solve, cholesky, trace, diagonal, diag, triu, tril, outer, eigvalsh and slogdet are emitted; the other "
-               "linear algebra is not yet")
+               "solve, cholesky, trace, diagonal, diag, triu, tril, outer, eigvalsh, slogdet, einsum, tensordot, kron, pinv "
+               "and where are emitted; the other linear algebra is not yet")
 
 
 def analyse(functions: dict, target: str, wrt: list, rules: dict | None = None) -> dict:

@@ -51,9 +51,12 @@ def elementwise_builtins() -> dict:
 class Lowering(Iteration):
     """One function's statements as IR; `helpers` are the program's functions by name."""
 
-    def __init__(self, helpers: dict, global_names: set, closures: dict | None = None, ranks: dict | None = None):
+    def __init__(self, helpers: dict, global_names: set, closures: dict | None = None, ranks: dict | None = None,
+                 shapes: dict | None = None):
         self.helpers, self.global_names = helpers, global_names
         self.ranks = ranks or {}            # a parameter's rank at the point given (--at), where known
+        self.shapes = shapes or {}          # and its shape (kron's result is reshaped at its operands' shapes)
+        self.fixed_shapes: dict = {}
         self.closures = closures or {}      # a closure's name -> (its lifted helper, the names it captures)
         self.builtins = elementwise_builtins()
         self.count = 0
@@ -76,6 +79,7 @@ class Lowering(Iteration):
         self.local_names = set(node.params) | bound_names(node.body)
         self.params = list(node.params)
         self.fixed_ranks = {p: r for p, r in self.ranks.items() if p in node.params and p not in bound_names(node.body)}
+        self.fixed_shapes = {p: s for p, s in self.shapes.items() if p in self.fixed_ranks}
         body = self.block(list(node.body))
         return Function(node.name, list(node.params), body, self.temps)
 
@@ -475,13 +479,15 @@ class Lowering(Iteration):
         return e.id
 
     def apply(self, prim_name, operands, line, target, spelling=None):
+        """`prim_name`: the table entry's name, or an entry with its parameters given (builtin_forms.Bound)."""
         target = target or self.fresh()
+        entry = primitive(prim_name) if prim_name.__class__ is str else prim_name
         if target in operands:          # `x = x * 2`: the new value named apart, then bound
             value = self.fresh()
-            self.out.append(Prim(value, primitive(prim_name), operands, line, spelling))
+            self.out.append(Prim(value, entry, operands, line, spelling))
             self.out.append(Copy(target, value, line))
             return target
-        self.out.append(Prim(target, primitive(prim_name), operands, line, spelling))
+        self.out.append(Prim(target, entry, operands, line, spelling))
         return target
 
     def compare(self, e, target):

@@ -57,8 +57,9 @@ def lowered(defs: dict, top: list, target_name=None, at=None) -> tuple:
     global_names = {t.id for s in top if isinstance(s, nodes.Assign) for t in s.targets}
     defs, closures = lifted(defs, global_names)
     ranks = {p: np().ndim(v) for p, v in (at or {}).items()}
-    functions = {name: Lowering(defs, global_names, closures.get(name, {}), ranks if name == target_name else None)
-                 .function(d) for name, d in defs.items()}
+    shapes = {p: np().shape(v) for p, v in (at or {}).items()}
+    functions = {name: Lowering(defs, global_names, closures.get(name, {}), ranks if name == target_name else None,
+                                shapes if name == target_name else None).function(d) for name, d in defs.items()}
     for d in defs.values():
         if d.defaults:
             refuse("a parameter with a default", d.span)
@@ -188,6 +189,12 @@ def _written(functions, name, globals_, wrt, facts, mode, explain, rules, shapes
     """The module's functions, their rules written at `shapes` (None: elementwise), each
     differentiated function's check of its inputs' shapes left as the line GUARD."""
     p = Parts(functions, name, wrt, facts, explain, shapes, rules, sweep_names(functions))
+    recursive = any(isinstance(s, Call) and s.function == name for f in facts for s in walk_ir(functions[f].body))
+    if recursive:           # its own calls run its sweeps, named apart from its _vjp and _jvp
+        base = f"{p.sweeps.get(name, name)}_sweep"
+        while any(f"{base}_{x}" in functions for x in ("fwd", "rev", "jvp")):
+            base += "_sweep"
+        p.sweeps[name] = base
     w = Writer()
     w.examples = shapes
     lines = w.primal(globals_, "") + ([""] if globals_ else [])
@@ -204,9 +211,10 @@ def _written(functions, name, globals_, wrt, facts, mode, explain, rules, shapes
     lines += derivative_helpers(functions, derivatives, p.grads, lambda f: p.sweeps.get(f, f), p.facts,
                                 lambda key: p.tangent_of(first_derivative(functions, key)))
     if mode in ("adjoint", "both"):
-        lines += adjoint_functions(p, [GUARD], skip=set(inner))
+        lines += (function_sweeps(p, name) if recursive else []) + adjoint_functions(p, [GUARD], skip=set(inner))
     if mode in ("tangent", "both"):
-        lines += tangent_functions(p, [GUARD], skip=set(inner_tangents))
+        lines += (tangent_function(p, name, helper=True) if recursive else []) + \
+            tangent_functions(p, [GUARD], skip=set(inner_tangents))
     return lines + [line for key in sorted(p.second) for line in p.second[key][0]]
 
 
@@ -512,10 +520,10 @@ def tangent_functions(p: Parts, guard=(), skip=frozenset()) -> list:
     return lines
 
 
-def tangent_function(p: Parts, fname, guard=()) -> list:
+def tangent_function(p: Parts, fname, guard=(), helper=False) -> list:
     """One function's tangent; a custom_jvp function's is its rule's (emit/custom.py), a
     custom_vjp's none (a live call of it is refused), the rules' tangent functions are called as
-    they are."""
+    they are. `helper`: the target's own as its calls of itself call it (a recursive target)."""
     active_params = {n: p.facts[n][0] for n in p.facts}
     fn, fact = p.functions[fname], p.facts[fname]
     rule = p.rules.get(fname)
@@ -523,16 +531,17 @@ def tangent_function(p: Parts, fname, guard=()) -> list:
         if rule is not None and rule.kind == "custom_jvp":
             return tangent_sweep(rule, fn.params, active_params[fname], lambda f: p.sweeps.get(f, f))
         return []
+    public = fname == p.name and not helper
     t = Tangent(fn, fact[1], fact[2], active_params, p.functions, p.explain,
                 inlinable(fn, kept(fn, fact, p.shapes is not None)))
     t.examples, t.sweeps, t.rules, t.second_order = p.shapes, p.sweeps, p.rules, p.second_order
     body = t.lines(fn.body, INDENT)
     given = [q for q in fn.params if q in active_params[fname]]
     out = tan(OUT) if t.live(OUT) else "0.0"
-    if fname == p.name:
+    if public:
         signature = f"{', '.join(fn.params)}, *, {', '.join(tan(w) for w in p.wrt)}"
     else:
         signature = f"{', '.join(fn.params)}, {', '.join(tan(q) for q in given)}"
     complex_tangents = as_complex(tan(w) for w in p.wrt if p.shapes is not None and is_complex(p.shapes.inputs[w]))
-    return [f"def {t.sweep(fname) if fname != p.name else fname}_jvp({signature}):",
-            *(guard if fname == p.name else ()), *(complex_tangents if fname == p.name else ()), *body, f"{INDENT}return {OUT}, {out}", "", ""]
+    return [f"def {fname if public else t.sweep(fname)}_jvp({signature}):",
+            *(guard if public else ()), *(complex_tangents if public else ()), *body, f"{INDENT}return {OUT}, {out}", "", ""]
