@@ -149,21 +149,10 @@ class Forms:
         if name == "clip":
             bounds = [None if a is None or isinstance(a, nodes.NoneLit) else self.low.value(a, None) for a in args[1:3]]
             return self.clip(x, bounds, e, target)
-        if name == "where":         # the table's where: a choice, its derivative the chosen side's
-            if len(args) != 3:
-                self.refuse("where with other than three arguments", e.span, "write where(condition, a, b)")
-            return self.apply("where", [x, *(self.low.value(a, None) for a in args[1:])], line, target)
-        if name in ("dot", "outer") and len(args) != 2:
+        if name in ("where", "complex", "outer"):
+            return self.elementwise(name, x, args, e, target)
+        if name == "dot" and len(args) != 2:
             self.refuse(f"{name} with other than two arguments", e.span)
-        if name == "complex":       # core/library/elementwise.py's complex_: a + 1j*b (issue 32 item 2)
-            if len(args) != 2:
-                self.refuse("complex with other than two arguments", e.span, "write complex(a, b) for a + 1j*b")
-            imaginary = self.apply("mul", [1j, self.low.value(args[1], None)], line, None)
-            return self.apply("add", [x, imaginary], line, target)
-        if name == "outer":         # core/library/linalg.py's: a column times a row
-            column, row = (self.low.apply("reshape", [v, shape], line, None) for v, shape in
-                           ((x, (-1, 1)), (self.low.value(args[1], None), (1, -1))))
-            return self.apply("mul", [column, row], line, target)
         named = parameters(name)
         params = [] if name == "dot" else [literal_value(a, self.refuse, f"the {k} of {name}") for a, k in
                   zip(args[1:], named or ("shape",) * len(args))]
@@ -210,6 +199,24 @@ class Forms:
         order = params[0] if params else None
         axis = params[1] if len(params) > 1 else None
         return self.norm(x, order, axis, rank(x), e, target)
+
+    def elementwise(self, name, x, args, e, target):
+        """where (the table's: a choice, its derivative the chosen side's), complex (core/library/
+        elementwise.py's complex_: a + 1j*b, issue 32 item 2), outer (core/library/linalg.py's: a
+        column times a row)."""
+        line, count = e.span.line, {"where": 3, "complex": 2, "outer": 2}[name]
+        if len(args) != count:
+            self.refuse(f"{name} with other than {('two', 'three')[count - 2]} arguments", e.span,
+                        {"where": "write where(condition, a, b)", "complex": "write complex(a, b) for a + 1j*b",
+                         "outer": None}[name])
+        if name == "where":
+            return self.apply("where", [x, *(self.low.value(a, None) for a in args[1:])], line, target)
+        if name == "complex":
+            imaginary = self.apply("mul", [1j, self.low.value(args[1], None)], line, None)
+            return self.apply("add", [x, imaginary], line, target)
+        column, row = (self.low.apply("reshape", [v, shape], line, None) for v, shape in
+                       ((x, (-1, 1)), (self.low.value(args[1], None), (1, -1))))
+        return self.apply("mul", [column, row], line, target)
 
     def variance(self, name, x, axis, ddof, e, target):
         """core/library/reductions.py's var (the squares about the mean over the count less ddof)
