@@ -286,18 +286,22 @@ class Parts:
         base = tangent_name(h, h)
         if any(g == base or g.startswith(base + "_") for g in self.functions):
             refusal(f"its helpers would be named `{base}...`, as a function of the program is", "rename that function")
-        text, given = tangent_program(self.functions, h, facts, self.shapes, refusal)
-        at = None
-        if self.shapes is not None:
-            values = dict(zip(params, self.shapes.calls.get(id(s), ())))
-            at = {**values, **{f"d_{q}": values[q] for q in given if q in values}}
-        try:
-            lines = second_order_lines(text, h, list(params), emit_module, at)
-        except NeedsShapes as exc:
-            refusal(exc.message, exc.hint, NeedsShapes)
-        except SourceError as exc:
-            refusal(f"{exc.message} (in the tangent program of `{h}` it is differentiated through)")
-        return lines, given
+        values = dict(zip(params, self.shapes.calls.get(id(s), ()))) if self.shapes is not None else {}
+        elementwise = len({np().shape(v) for v in values.values()}) <= 1 and not (self.shapes and self.shapes.complex)
+        tries = ([None] if elementwise else []) + ([self.shapes] if self.shapes is not None else [])
+        for k, shapes in enumerate(tries):      # elementwise where it can be (its text the plainer), else at shapes
+            try:
+                text, given = tangent_program(self.functions, h, facts, shapes, refusal)
+                at = None if shapes is None else {**values, **{f"d_{q}": values[q] for q in given if q in values}}
+                try:
+                    return second_order_lines(text, h, list(params), emit_module, at), given
+                except NeedsShapes:
+                    raise
+                except SourceError as exc:
+                    refusal(f"{exc.message} (in the tangent program of `{h}` it is differentiated through)")
+            except NeedsShapes as exc:
+                if k + 1 == len(tries):
+                    refusal(exc.message, exc.hint, NeedsShapes)
 
 
 def first_derivative(functions, key):
