@@ -41,6 +41,10 @@ PROGRAMS = {
         "    K = kron(A, B) + 0.0\n    P = pinv(A) + pinv(W).T @ pinv(W)\n    w = einsum('ij,j', A, v)\n"
         "    return sum(C * C) + sum(t * A) + sum(K * K) * 0.1 + sum(P * P) + sum(w * w) + einsum('i,i->', v, v)"
         " + sum(kron(v, W) * kron(W, v))\n", {"A": (2, 2), "B": (2, 2), "v": (2,), "W": (2, 3)}),
+    "norm with keepdims": ("def f(A, T):\n    return sum(norm(A, keepdims=True) * A) + sum(norm(A, axis=1, keepdims=True) * A)"
+                           " + sum(norm(A, 1, axis=1, keepdims=True) * A) + sum(norm(A, 'fro', keepdims=True) * A)"
+                           " + sum(norm(T, axis=(1, 2), keepdims=True) * T) + sum(norm(T, axis=-1, keepdims=True) * T)"
+                           " + sum(norm(A, inf, axis=(1, 0), keepdims=True) * A)\n", {"A": (3, 2), "T": (2, 3, 2)}),
     "where": ("def f(A, x):\n    return sum(where(x > 0.1, x * x, sin(A[0]))) + sum(np.where(A > 0, A, 0.5 * A) * A)\n",
               {"A": (3, 3), "x": (3,)}),
     "keepdims": ("def f(A):\n    z = A - max(A, 1, keepdims=True)\n    return sum(exp(z) / sum(exp(z), axis=1, keepdims=True)"

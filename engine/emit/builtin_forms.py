@@ -159,7 +159,7 @@ class Forms:
         keepdims = dict(zip(named, params)).get("keepdims")
         if name == "prod" and keepdims:
             return self.low.reduction_over("prod", x, params[0], True, e, target)
-        if keepdims and name not in ("var", "std"):
+        if keepdims and name not in ("var", "std", "norm"):
             self.refuse(f"`{name}` with keepdims", e.span)
         if name == "dot":
             return self.dot(x, self.low.value(args[1], None), rank, e, target)
@@ -198,6 +198,9 @@ class Forms:
             return self.reduce("prod", x, axis, line, target)
         order = params[0] if params else None
         axis = params[1] if len(params) > 1 else None
+        if keepdims:            # the reduced axes (all where none is named) put back, as sum's
+            kept = self.low.reduced_axes(name, x, axis, True, e)
+            return self.low.put_back(self.norm(x, order, axis, rank(x), e, None), kept, line, target)
         return self.norm(x, order, axis, rank(x), e, target)
 
     def elementwise(self, name, x, args, e, target):
