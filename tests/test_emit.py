@@ -27,8 +27,8 @@ SHAPES = {"logistic_loss.py": {"w": (2,)}, "loop_over_array.py": {"x": (3,)}, "n
 NOT_YET = {
     "a comprehension with `if` whose list is not summed": "def f(x):\n    y = [v * v for v in x if v > 0]\n"
                                                          "    return sum(y)\n",
-    "a comprehension with several `for` clauses and `if`": "def f(x):\n    y = x * 2.0\n"
-                                                          "    return sum([a * b for a in y for b in x if b > a])\n",
+    "a comprehension with `if` whose list is not summed is": "def f(x):\n    y = x * 2.0\n"
+                                                            "    return sum(array([a * b for a in y for b in x if b > a]))\n",
     "a comprehension whose inner `for` walks what an outer `for` names": "def f(x):\n    y = x * 2.0\n"
                                                                         "    return sum([a * b for a in y for b in x[:a]])\n",
     "a reduction over several axes": "def f(x):\n    B = x * 2.0\n    return norm(B, axis=(0, 1, 2))\n",

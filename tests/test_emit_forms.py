@@ -90,6 +90,10 @@ PROGRAMS = {
 }
 
 LOOPS = {
+    "summed comprehensions with several for and if": (
+        "def f(x, a):\n    y = x * 2.0\n    s = sum([p * q for p in y for q in x if q > p * a])\n"
+        "    t = sum([x[i] * x[j] for i in range(len(x)) if i > 0 for j in range(i) if x[j] < a])\n"
+        "    return s + t + mean([p * q * a for p in x if abs(p) > 0.0 for q in y if q != p])\n", {"x": (4,), "a": ()}),
     "enumerate, zip, unpacking rows": (
         "def f(x, a):\n    s = 0.0\n    for i, v in enumerate(x):\n        s = s + v * i * a\n"
         "    for u, w in zip(x, x[1:]):\n        s = s + u * w\n    P = [[1.0, 2.0], [3.0, 0.5]]\n"

@@ -274,7 +274,7 @@ class Lowering(Iteration):
             return self.comprehension(e, target)
         if isinstance(e, nodes.TupleExpr):
             return self.tuple_value(e, target)
-        if isinstance(e, nodes.ListComp) and not e.as_dict and len(e.clauses) == 1:
+        if isinstance(e, nodes.ListComp) and not e.as_dict and any(c[2] for c in e.clauses):
             refuse("a comprehension with `if` whose list is not summed", e.span,
                    "sum it (sum([... if ...]), mean(...)), or write where(condition, value, 0.0)")
         if isinstance(e, nodes.ListComp) and not e.as_dict and not any(c[2] for c in e.clauses):
@@ -548,7 +548,7 @@ class Lowering(Iteration):
         if name in FORMS and name not in self.helpers and name not in self.closures:
             return Forms(self, refuse).call(e, target, lambda x: self.fixed_ranks.get(x))
         if name in ("sum", "mean") and len(e.args) == 1 and not e.keywords and isinstance(e.args[0], nodes.ListComp) \
-                and len(e.args[0].clauses) == 1 and e.args[0].clauses[0][2] and name not in self.helpers:
+                and not e.args[0].as_dict and any(c[2] for c in e.args[0].clauses) and name not in self.helpers:
             return self.filtered_sum(name, e.args[0], target, OPERATORS["+"], OPERATORS["/"])
         if name == "slogdet" and name not in self.helpers and name not in self.closures and len(e.args) == 1 \
                 and not e.keywords:
