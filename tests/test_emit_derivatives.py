@@ -346,3 +346,14 @@ def test_the_derivative_of_a_hessian_is_refused_as_a_third_order(tmp_path):
         api.emit(str(source), at={"x": np.array([0.3, -0.5, 0.8])})
     assert err.value.kind == "not emitted" and "third-order" in err.value.message
     assert (err.value.span.line, err.value.span.column) == (12, 9) and "stop_gradient" in err.value.hint
+
+
+@pytest.mark.parametrize("call, words", [("grad(h)(x)", "h() takes 2 arguments but 1 was given"),
+                                         ("stop_gradient(hessian(h)(x, x))", "hessian(h) takes 1 argument but 2 were")])
+def test_an_in_program_derivative_called_with_the_wrong_count_is_refused_as_the_language_refuses_it(tmp_path, call, words):
+    """The count was not checked: emit said "`b` is read before it is bound" with no line."""
+    source = tmp_path / "program.py"
+    source.write_text(f"def h(w, b):\n    return w * b\n\n\ndef f(x):\n    return sum({call} * x)\n")
+    with pytest.raises(SourceError) as err:
+        api.emit(str(source), at={"x": np.array([0.5, 1.0])})
+    assert err.value.kind == "wrong arguments" and words in err.value.message and err.value.span.line == 6

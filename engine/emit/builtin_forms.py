@@ -443,6 +443,9 @@ class Products:
             output = "".join(sorted(c for c in set(inputs) if c.isalpha() and inputs.count(c) == 1))
         if len(inputs.split(",")) != len(operands):
             self.refuse(f"einsum with {len(inputs.split(','))} subscripts for {len(operands)} operands", e.span)
+        if any(len(set(part)) != len(part) for part in inputs.split(",")):
+            self.refuse("einsum with a letter repeated in one operand's subscripts (a diagonal)", e.span,
+                        "take the diagonal first: einsum('i,i->', diagonal(A), v) for einsum('ii,i->', A, v)")
         entry = Bound(primitive("einsum"), len(operands), subscripts=f"{inputs}->{output}")
         return self.low.apply(entry, operands, e.span.line, target)
 

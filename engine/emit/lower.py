@@ -16,6 +16,7 @@ refused with the construct and its line (`refuse`)."""
 from __future__ import annotations
 
 from ...parser import nodes
+from ...parser.errors import SourceError
 from ..core.backend import np
 from ..core.rules import builtin_primitives
 from ..lang.builtins import CONSTANTS as LANGUAGE_CONSTANTS
@@ -332,6 +333,13 @@ class Lowering(Iteration):
         """`grad(h)(x)`: the value of h's emitted gradient helper at the arguments."""
         kind, name, argnum = made
         label = f"{kind}({name})"
+        wanted = len(e.args) if name not in self.helpers else len(self.helpers[name].params)
+        count = f"{len(e.args)} {'was' if len(e.args) == 1 else 'were'} given"
+        if kind == "hessian" and len(e.args) != 1:       # as the language's hessian says it
+            raise SourceError("wrong arguments", f"{label} takes 1 argument but {count}", e.span)
+        if len(e.args) != wanted:                           # as the language's call of h says it
+            raise SourceError("wrong arguments", f"{name}() takes {wanted} argument{'s' * (wanted != 1)} but {count}",
+                              e.span)
         args = [self.value(a, None) for a in e.args]
         if e.keywords:
             refuse("a call of a derivative with keywords", e.span)
