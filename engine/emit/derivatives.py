@@ -20,7 +20,7 @@ from .activity import walk_ir
 from .custom import no_forward_mode
 from .lower import OUT, Call, Derivative, derivative_name
 from .sweeps import INDENT, Writer, zeros_of
-from .tangent import Tangent, tan
+from .tangent import Tangent
 
 
 def derivatives_in(functions: dict, names) -> list:
@@ -126,14 +126,44 @@ def tangent_name(h: str, f: str, entry=True) -> str:
     return f"{h}_tan" if f == h and entry else f"{h}_tan_{f}"
 
 
-class TangentProgram(Tangent):
+class LanguagePrimal(Writer):
+    """The primal of a function of h's tangent program: as emit writes it, an in-program
+    derivative grad(g, k)(args) written as the language's `grad(h_tan_g_value, k)(args)`."""
+    h = ""
+    recursive = False
+
+    def primal(self, body, pad, helpers=None) -> list:
+        out: list = []
+        for s in body:
+            if isinstance(s, Derivative):
+                out.append(pad + self.tagged(f"{s.target} = grad({value_name(self.h, s.function)}, {s.argnum})"
+                                             f"({self.refs(s.call_args)})", s.line))
+            else:
+                out += super().primal([s], pad, helpers)
+        return out
+
+
+class TangentProgram(LanguagePrimal, Tangent):
     """One function's tangent as a function of the language (h's tangent program): its primal,
     then each value's tangent from its primitive's JVP rules, control flow as written; a helper
-    g called as `h_tan_g_value(args)` for its value and `h_tan_g(args, tangents)` for its tangent."""
+    g called as `h_tan_g_value(args)` for its value and `h_tan_g(args, tangents)` for its tangent;
+    v = grad(g, k)(args)'s tangent the gradient of g's tangent in k, `grad(h_tan_g, k)(args, d)`
+    (a third order: its own derivative emit writes as it writes any in-program gradient's)."""
 
-    def __init__(self, h, fn, fact, active_params, functions, recursive):
-        super().__init__(fn, fact[1], fact[2], active_params, functions)
-        self.h, self.recursive = h, recursive
+    def __init__(self, h, fn, fact, active_params, functions, recursive, refusal):
+        Tangent.__init__(self, fn, fact[1], fact[2], active_params, functions)
+        self.h, self.recursive, self.refusal = h, recursive, refusal
+
+    def derivative(self, s, pad) -> list:
+        params = self.functions[s.function].params
+        given = self.active_params.get(s.function, set())
+        args = dict(zip(params, s.call_args))
+        if s.kind != "grad" or any(self.live(a) and q not in given for q, a in args.items()):
+            self.refusal(f"the derivative of `{s.name}` inside `{self.h}` (a third order) where it is other than "
+                         f"grad(g)(x) of arguments g's gradient is taken in")
+        tangents = [self.tan(args[q]) if self.live(args[q]) else "0.0" for q in params if q in given]
+        call = f"grad({tangent_name(self.h, s.function)}, {s.argnum})({', '.join([self.refs(s.call_args), *tangents])})"
+        return [pad + self.tagged(f"{self.tan(s.target)} = {call}", s.line)]
 
     def call(self, s, pad) -> list:
         params = self.functions[s.function].params
@@ -142,16 +172,16 @@ class TangentProgram(Tangent):
         out = [pad + self.tagged(f"{s.target} = {value_name(self.h, s.function)}({args})", s.line)]
         if not self.live(s.target):
             return out
-        tangents = [tan(a) if self.live(a) else "0.0" for p, a in zip(params, s.args) if p in given]
+        tangents = [self.tan(a) if self.live(a) else "0.0" for p, a in zip(params, s.args) if p in given]
         if all(t == "0.0" for t in tangents):
-            return out + [pad + self.tagged(f"{tan(s.target)} = 0.0", s.line)]
+            return out + [pad + self.tagged(f"{self.tan(s.target)} = 0.0", s.line)]
         call = f"{tangent_name(self.h, s.function, not self.recursive)}({', '.join([args, *tangents])})"
-        return out + [pad + self.tagged(f"{tan(s.target)} = {call}", s.line)]
+        return out + [pad + self.tagged(f"{self.tan(s.target)} = {call}", s.line)]
 
 
 def tangent_program(functions: dict, h: str, facts: dict, shapes, refusal) -> tuple:
-    """h's tangent as a program of the language (its text, and the parameters whose tangents
-    `h_tan` takes, in order): for h and each function it calls, its primal and its tangent
+    """h's tangent as a program of the language (its text, the parameters whose tangents `h_tan`
+    takes after h's, in order, and the prefix of the tangents' names, unused_prefix): for h and each function it calls, its primal and its tangent
     (TangentProgram). The caller's second order is this program's adjoint (reverse over forward:
     the gradient of <grad h, d> is H d), written by emit's own adjoint transformation, which
     keeps h's loops as loops (its stacks hold the tangents as values). `refusal(what, hint)`
@@ -159,30 +189,47 @@ def tangent_program(functions: dict, h: str, facts: dict, shapes, refusal) -> tu
     derivative inside h (a third order)."""
     names = [n for n in functions if n in facts]
     active_params = {n: facts[n][0] for n in names}
+    prefix = unused_prefix([functions[n] for n in names], "d")
     recursive = any(isinstance(s, Call) and s.function == h for n in names for s in walk_ir(functions[n].body))
     lines = ["import numpy as np", "", ""]
     for f in names:
         fn = functions[f]
-        inner = next((s for s in walk_ir(fn.body) if isinstance(s, Derivative)), None)
+        inner = next((s for s in walk_ir(fn.body) if isinstance(s, Derivative) and s.kind != "grad"), None)
         if inner is not None:
             refusal(f"a derivative through `{inner.name}` inside `{h}` (a third order)")
-        plain = Writer()
-        plain.examples = shapes
+        plain = LanguagePrimal()
+        plain.examples, plain.h = shapes, h
         call = (lambda s, pad: [pad + plain.tagged(f"{s.target} = {value_name(h, s.function)}("
                                                    f"{plain.refs(s.args)})", s.line)])
         lines += [f"def {value_name(h, f)}({', '.join(fn.params)}):", *plain.primal(fn.body, INDENT, call),
                   f"{INDENT}return {OUT}", "", ""]
-        t = TangentProgram(h, fn, facts[f], active_params, functions, recursive)
+        t = TangentProgram(h, fn, facts[f], active_params, functions, recursive, refusal)
+        t.prefix = prefix
         t.examples = shapes
         body = t.lines(fn.body, INDENT)
-        signature = ", ".join([*fn.params, *(tan(q) for q in fn.params if q in active_params[f])])
+        signature = ", ".join([*fn.params, *(t.tan(q) for q in fn.params if q in active_params[f])])
         lines += [f"def {tangent_name(h, f, not recursive)}({signature}):", *body,
-                  f"{INDENT}return {tan(OUT) if t.live(OUT) else '0.0'}", "", ""]
+                  f"{INDENT}return {t.tan(OUT) if t.live(OUT) else '0.0'}", "", ""]
         if f == h and recursive:
             lines += [f"def {tangent_name(h, h)}({signature}):", f"{INDENT}return {tangent_name(h, h, False)}({signature})",
                       "", ""]
     given = [q for q in functions[h].params if q in active_params[h]]
-    return re.sub(r"(?<![\w.])_(?=[A-Za-z])", "u_", "\n".join(spelled_as_functions(line) for line in lines)), given
+    temporary = unused_prefix([functions[n] for n in names], "u")      # `_v1` is no name of the language
+    text = re.sub(r"(?<![\w.])_(?=[A-Za-z])", temporary, "\n".join(spelled_as_functions(line) for line in lines))
+    return text, given, prefix
+
+
+def unused_prefix(functions, letter) -> str:
+    """A prefix of names no name of the functions has: `d_` for the tangents of a tangent program
+    (h's tangent d_h), `u_` for its temporaries (`_v1` as u_v1), or where one has it (the tangent
+    program of a tangent program: a third order), the first d2_, d3_, ... (u2_, ...) none has."""
+    names = {n for fn in functions for n in fn.params} | \
+        {s.target for fn in functions for s in walk_ir(fn.body) if hasattr(s, "target") and s.target.__class__ is str}
+    prefix, n = f"{letter}_", 1
+    while any(name.startswith(prefix) for name in names):
+        n += 1
+        prefix = f"{letter}{n}_"
+    return prefix
 
 
 REDUCTIONS = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min"}

@@ -279,7 +279,7 @@ class Parts:
             raise error("not emitted", f"emit: the derivative of `{s.name}`'s value (a second-order derivative: "
                         f"the output's derivative goes through this in-program derivative) is not emitted yet: {why}",
                         s.span or nodes.Span(s.line, 1, s.line, 1), hint)
-        facts = analyse(self.functions, h, list(params), self.rules)
+        facts = analyse(self.functions, h, list(params), self.rules, through=True)
         custom = next((n for n in self.functions if n in facts and n in self.rules), None)
         if custom is not None:
             refusal(f"`{custom}` has a custom rule, whose own derivative emit does not write")
@@ -291,8 +291,8 @@ class Parts:
         tries = ([None] if elementwise else []) + ([self.shapes] if self.shapes is not None else [])
         for k, shapes in enumerate(tries):      # elementwise where it can be (its text the plainer), else at shapes
             try:
-                text, given = tangent_program(self.functions, h, facts, shapes, refusal)
-                at = None if shapes is None else {**values, **{f"d_{q}": values[q] for q in given if q in values}}
+                text, given, prefix = tangent_program(self.functions, h, facts, shapes, refusal)
+                at = None if shapes is None else {**values, **{f"{prefix}{q}": values[q] for q in given if q in values}}
                 try:
                     return second_order_lines(text, h, list(params), emit_module, at), given
                 except NeedsShapes:
