@@ -1,8 +1,9 @@
 """`autodiff emit` of the in-program derivatives (issue 31 item 2, engine/emit/derivatives.py):
-grad(h)(x), grad(h, k), value_and_grad, `g = jax.grad(h)` are calls of h's emitted gradient
-helper, which runs h's own emitted sweeps; the emitted code matches autodiff.grad to 1e-12 at
-five random points. The derivative of such a value (a second order) is forward over reverse (the
-tangent of h's gradient program), refused with its line where h's sweeps push or call."""
+grad(h)(x), grad(h, k), value_and_grad, `g = jax.grad(h)`, hessian(h)(x) are calls of h's emitted
+helpers, which run h's own emitted sweeps; the emitted code matches autodiff.grad to 1e-12 at
+five random points. The derivative of such a value (a second order) is reverse over forward (the
+adjoint of h's tangent program), h with loops, branches, helpers and recursion; a third order
+through grad inside h too; what is not emitted is refused with its line."""
 from __future__ import annotations
 
 import importlib.util
@@ -204,7 +205,7 @@ def f(x, a):
 NESTED = gradbench_program("nested")       # the benchmark's own text (benchmarks/gradbench_evals.py)
 
 
-def test_a_derivative_through_grad_emits_forward_over_reverse(tmp_path):
+def test_a_derivative_through_grad_emits_reverse_over_forward(tmp_path):
     """The adjoint of g = grad(h, k)(args) adds H(args)[:, k] g_b to each argument's adjoint (a
     closure's captured values too), its tangent H[k, :] d_args: the gradient of h's tangent
     program (`h_tan(w, b, d_w, d_b)`, its adjoint `h_tan_vjp`), by emit's own transformations."""

@@ -1,14 +1,18 @@
 """The in-program derivatives in `autodiff emit` (issue 31 item 2): `grad(h)(x)`, `grad(h, k)(x)`,
 `value_and_grad(h)(x)` (engine/lang/transforms.py runs them in the interpreter) are calls of an
 emitted helper, `h_grad(x)`, that runs h's own emitted sweeps (`h_fwd`, then `h_rev` seeded with
-1.0) on a stack of its own and returns the adjoint of h's parameter k. The helper is plain code,
-so the primal, the adjoint and the tangent of the caller call it as they call any function.
-A derivative of its value (a second order, where the output's derivative goes through it) is
-forward over reverse: h's gradient in each parameter written as a program of the language (its
-forward sweep, then its reverse seeded with 1.0: `h_grad_w`), whose tangent emit's own tangent
-transformation writes (`h_grad_w_jvp`, the Hessian-vector product); the caller's adjoint and
-tangent call it (emit/adjoint.py, emit/tangent.py). Where h's sweeps push (control flow, saved
-values) or call helpers, or h has a custom rule, it is refused with its line (emit/activity.py)."""
+1.0) on a stack of its own and returns the adjoint of h's parameter k; `hessian(h)(x)` is
+`h_hessian(x)`, a Hessian-vector product per element of x. The helpers are plain code, so the
+primal, the adjoint and the tangent of the caller call them as they call any function.
+A derivative of such a value (a second order, where the output's derivative goes through it) is
+reverse over forward: h's tangent written as a program of the language from the IR
+(tangent_program: `h_tan(params, d_params)`, h's loops, branches, helper calls and recursion as
+written), whose adjoint emit's own adjoint transformation writes (`h_tan_vjp`: its gradient in
+h's parameters is the Hessian of h times d; the loops keep theirs, the stacks holding the
+tangents as values, the decisions none); the caller's adjoint and tangent call it (emit/adjoint.py,
+emit/tangent.py). A grad(g) inside h (a third order) is the same one level down. Refused with
+its line: a custom rule's h, another derivative (hessian, jvp, vjp) inside h, a Hessian's
+derivative."""
 from __future__ import annotations
 
 import re
