@@ -389,3 +389,13 @@ def test_a_derivative_through_grad_of_h_that_takes_grad_itself_is_a_third_order_
         matches(module, source, {"x": rng.uniform(-1, 1), "a": rng.uniform(-1, 1)})
     rows = api.validate_emitted(str(tmp_path / "program_emitted.py"), api.load(str(source)), {"x": 0.4, "a": -0.7})
     assert [r["verdict"] for r in rows] == ["pass"] * len(rows)
+
+
+def test_hessian_of_a_function_with_a_custom_rule_is_refused_naming_it(tmp_path):
+    source = tmp_path / "program.py"
+    source.write_text(SECOND_ORDER["grad"][0].replace("    y = x - 0.1 * grad(h)(x)\n    return y * y\n",
+                                                      "    return x * stop_gradient(hessian(h)(x))\n"))
+    with pytest.raises(SourceError) as err:
+        api.emit(str(source))
+    assert err.value.kind == "not emitted" and "`hessian(h)` is not emitted yet: `h` has a custom rule" in err.value.message
+    assert (err.value.span.line, err.value.span.column) == (17, 30) and "autodiff hessian" in err.value.hint

@@ -276,9 +276,11 @@ class Parts:
 
         def refusal(why, hint="differentiate it with `autodiff grad`, or cut it with stop_gradient(...) where its "
                                "own derivative is not wanted", error=SourceError):
-            raise error("not emitted", f"emit: the derivative of `{s.name}`'s value (a second-order derivative: "
-                        f"the output's derivative goes through this in-program derivative) is not emitted yet: {why}",
-                        s.span or nodes.Span(s.line, 1, s.line, 1), hint)
+            what = f"`{s.name}`" if s.kind == "hessian" else f"the derivative of `{s.name}`'s value (a " \
+                "second-order derivative: the output's derivative goes through this in-program derivative)"
+            hint = "take the Hessian with `autodiff hessian` instead" if s.kind == "hessian" else hint
+            raise error("not emitted", f"emit: {what} is not emitted yet: {why}", s.span or nodes.Span(s.line, 1, s.line, 1),
+                        hint)
         facts = analyse(self.functions, h, list(params), self.rules, through=True)
         custom = next((n for n in self.functions if n in facts and n in self.rules), None)
         if custom is not None:
@@ -287,7 +289,7 @@ class Parts:
         if any(g == base or g.startswith(base + "_") for g in self.functions):
             refusal(f"its helpers would be named `{base}...`, as a function of the program is", "rename that function")
         values = dict(zip(params, self.shapes.calls.get(id(s), ()))) if self.shapes is not None else {}
-        elementwise = len({np().shape(v) for v in values.values()}) <= 1 and not (self.shapes and self.shapes.complex)
+        elementwise = len({np().shape(v) for v in values.values()}) <= 1 and not (self.shapes is not None and self.shapes.complex)
         tries = ([None] if elementwise else []) + ([self.shapes] if self.shapes is not None else [])
         for k, shapes in enumerate(tries):      # elementwise where it can be (its text the plainer), else at shapes
             try:
