@@ -219,6 +219,8 @@ def test_a_generated_sweep_that_differs_or_refuses_when_checked_is_counted(monke
     """Issue 28 item 6: a generated sweep is kept only where it gives the planned sweep's numbers
     at the values it is made at; one that differs (a lowering's bug) or raises there was dropped
     without a count, every later gradient silently taking the slower planned sweep."""
+    monkeypatch.delenv("AUTODIFF_STRICT", raising=False)
+
     def doubled(own, values, seed):
         return [None if a is None else a * 2.0 for a in own(values, seed)]
     f, made = checked_with(monkeypatch, doubled)
@@ -243,6 +245,7 @@ def test_compiled_float_code_that_differs_from_the_step_replay_is_counted(monkey
     """Issue 28 item 6: compiled float code is kept only where it gives the step replay's numbers;
     where it did not, it was dropped without a count (every later call silently took the step
     replay). Counted once by its reason, raised under AUTODIFF_STRICT=1."""
+    monkeypatch.delenv("AUTODIFF_STRICT", raising=False)
     from autodiff.engine.diff import replay_compiled
     compile_trace = replay_compiled.compile_trace
 
