@@ -217,7 +217,7 @@ def replay_adjoints(trace: Trace, values: list, seed, watched: list, caller_test
         adjoints = planned_adjoints(trace, plan, values, out, seed)
         plan.array_spent += perf_counter() - started
         if worth_making(plan.array_spent, plan.count):
-            plan.array_sweep = _checked_sweep(trace, plan, values, seed, watched)
+            plan.array_sweep = _checked_sweep(trace, plan, values, seed, watched, fallbacks)
         return plan.length, [adjoints[i] for i in watched]
     if made and made.leaves.take([seed, *values[:trace.leaves]]):
         kinks, detached = len(NOTES.kinks), len(NOTES.detached)
@@ -235,7 +235,7 @@ def replay_adjoints(trace: Trace, values: list, seed, watched: list, caller_test
     return plan.length, [adjoints[i] for i in watched]
 
 
-def _checked_sweep(trace, plan, values, seed, watched):
+def _checked_sweep(trace, plan, values, seed, watched, fallbacks=None):
     """The plan's generated sweep at these values, kept only if it gives planned_adjoints'
     adjoints and notes to the bit; False where there is none. Where it is refused, raises or
     differs, that is counted in `fallbacks` by its reason (diff/fallbacks.py): a generated sweep
