@@ -578,3 +578,29 @@ def test_imaginary_unit_written_i_hints_j(text):
     out = run_cli("grad", "abs(z)", "--at", f"z={text}")
     assert out.code == 2 and f"--at z:1:{len(text)}" in out.err and "unexpected" in out.err
     assert "hint: the imaginary unit is written j" in out.err and "1+2j" in out.err
+
+
+@pytest.mark.parametrize("source, reference", [
+    ("var(z)", lambda z, A: np.var(z)), ("std(z)", lambda z, A: np.std(z)),
+    ("var(z, ddof=1)", lambda z, A: np.var(z, ddof=1)),
+    ("var(A, axis=1, keepdims=True)", lambda z, A: np.var(A, axis=1, keepdims=True)),
+    ("nanvar(A)", lambda z, A: np.nanvar(A)), ("nanstd(A, axis=0)", lambda z, A: np.nanstd(A, axis=0)),
+    ("nanvar(A, axis=1, ddof=1)", lambda z, A: np.nanvar(A, axis=1, ddof=1))])
+def test_the_variance_of_complex_values_is_numpys_real_number(source, reference):
+    """numpy's var of complex values is the mean of |z - mean|² (a real number: re² + im² added as
+    numpy's var adds them, nanvar's real(c * conj(c))); it was the mean of (z - mean)², a complex
+    number and a silent wrong answer (var([0.3+0.4j, 1.2-0.7j]) gave -0.1-0.495j for 0.505)."""
+    rng = np.random.default_rng(32)
+    z = rng.normal(size=7) + 1j * rng.normal(size=7)
+    A = rng.normal(size=(3, 4)) + 1j * rng.normal(size=(3, 4))
+    A[1, 2] = np.nan
+    value = np.asarray(autodiff.evaluate(source, at={"A": A} if "A" in source else {"z": z}).value)
+    expected = np.asarray(reference(z, A))
+    assert value.dtype == expected.dtype == np.float64
+    assert np.array_equal(value, expected, equal_nan=True)
+
+
+def test_the_gradient_of_a_complex_variance_is_pytorchs():
+    z = np.array([0.3 + 0.4j, 1.2 - 0.7j, -2 + 0.1j])
+    # torch.var(z, unbiased=False).backward(): z.grad = 2 (z - mean) / n
+    assert np.allclose(autodiff.grad("var(z)", at={"z": z}).gradient["z"], 2 * (z - z.mean()) / 3, rtol=1e-14)

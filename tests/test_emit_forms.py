@@ -35,6 +35,18 @@ PROGRAMS = {
         "def f(A, x):\n    return sum(x.flatten()) * A.ravel()[4] + x[1:2].item() + sum(x.copy() * x.astype(float))"
         " + x.var() + A.std(axis=0, ddof=1)[2] + var(A, 1)[0] + std(x) + sum(x.clip(-0.5, 0.5)) + sum(clip(A, 0.2, None))\n",
         {"A": (3, 3), "x": (4,)}),
+    "einsum, tensordot, kron, pinv": (
+        "def f(A, B, v, W):\n    C = einsum('ij,jk->ik', A, B) + np.einsum('ij,kj', A, B)\n"
+        "    t = tensordot(A, B, 1) + tensordot(A, B, axes=([1], [0])) + tensordot(A, A)\n"
+        "    K = kron(A, B) + 0.0\n    P = pinv(A) + pinv(W).T @ pinv(W)\n    w = einsum('ij,j', A, v)\n"
+        "    return sum(C * C) + sum(t * A) + sum(K * K) * 0.1 + sum(P * P) + sum(w * w) + einsum('i,i->', v, v)"
+        " + sum(kron(v, W) * kron(W, v))\n", {"A": (2, 2), "B": (2, 2), "v": (2,), "W": (2, 3)}),
+    "norm with keepdims": ("def f(A, T):\n    return sum(norm(A, keepdims=True) * A) + sum(norm(A, axis=1, keepdims=True) * A)"
+                           " + sum(norm(A, 1, axis=1, keepdims=True) * A) + sum(norm(A, 'fro', keepdims=True) * A)"
+                           " + sum(norm(T, axis=(1, 2), keepdims=True) * T) + sum(norm(T, axis=-1, keepdims=True) * T)"
+                           " + sum(norm(A, inf, axis=(1, 0), keepdims=True) * A)\n", {"A": (3, 2), "T": (2, 3, 2)}),
+    "where": ("def f(A, x):\n    return sum(where(x > 0.1, x * x, sin(A[0]))) + sum(np.where(A > 0, A, 0.5 * A) * A)\n",
+              {"A": (3, 3), "x": (3,)}),
     "keepdims": ("def f(A):\n    z = A - max(A, 1, keepdims=True)\n    return sum(exp(z) / sum(exp(z), axis=1, keepdims=True)"
                  " * A) + sum(A.mean(axis=0, keepdims=True) * A)\n", {"A": (3, 4)}),
     "reductions over several axes": (
@@ -78,6 +90,10 @@ PROGRAMS = {
 }
 
 LOOPS = {
+    "summed comprehensions with several for and if": (
+        "def f(x, a):\n    y = x * 2.0\n    s = sum([p * q for p in y for q in x if q > p * a])\n"
+        "    t = sum([x[i] * x[j] for i in range(len(x)) if i > 0 for j in range(i) if x[j] < a])\n"
+        "    return s + t + mean([p * q * a for p in x if abs(p) > 0.0 for q in y if q != p])\n", {"x": (4,), "a": ()}),
     "enumerate, zip, unpacking rows": (
         "def f(x, a):\n    s = 0.0\n    for i, v in enumerate(x):\n        s = s + v * i * a\n"
         "    for u, w in zip(x, x[1:]):\n        s = s + u * w\n    P = [[1.0, 2.0], [3.0, 0.5]]\n"
@@ -235,3 +251,18 @@ def test_the_primal_checks_the_shapes_it_was_written_for(tmp_path):
     for x in (np.ones(3), np.ones((2, 2)), 2.0):
         with pytest.raises(ValueError, match="emitted for the shapes"):
             module.f(x)
+
+
+@pytest.mark.parametrize("text, words, column", [
+    ("def f(A):\n    return sum(einsum('...i,i', A, A[0]))\n", "einsum with '...'", 16),
+    ("def f(A):\n    return sum(pinv(A @ A))\n", "pinv of a value whose shape is unknown here", 16),
+    ("def f(A):\n    return sum(kron(A * 2.0, A))\n", "kron of a value whose rank is unknown here", 16),
+    ("def f(A):\n    return sum(tensordot(A @ A, A))\n", "tensordot of a value whose rank is unknown here", 16),
+    ("def f(A):\n    return sum(einsum('ii->i', A))\n", "einsum with a letter repeated in one operand's", 16)])
+def test_what_einsum_tensordot_kron_and_pinv_do_not_emit_is_named_with_its_line(tmp_path, text, words, column):
+    source = tmp_path / "program.py"
+    source.write_text(text)
+    with pytest.raises(SourceError) as err:
+        api.emit(str(source), at={"A": np.array([[1.0, 2.0], [3.0, 5.0]])})
+    assert err.value.kind == "not emitted" and words in err.value.message
+    assert (err.value.span.line, err.value.span.column) == (2, column)

@@ -216,3 +216,79 @@ def test_a_generated_sweep_that_refuses_these_values_is_counted_and_the_planned_
     monkeypatch.setattr(sweep, "run", boom)
     with pytest.raises(RuntimeError, match="the sweep's own bug"):
         f.grad(ARRAYS)
+
+
+def checked_with(monkeypatch, run):
+    """f's gradient replayed until its generated array sweep is made, the sweep made running
+    `run(made, values, seed)` instead of its own code when it is checked against the planned one."""
+    from autodiff.engine.diff import replay
+    make = replay.make_sweep
+
+    def making(*args):
+        made = make(*args)
+        if made is not None:
+            own = made.run
+            made.run = lambda values, seed: run(own, values, seed)
+        return made
+    monkeypatch.setattr(replay, "make_sweep", making)
+    f = Function("sum(sin(x) * x)")
+    for _ in range(200):
+        f.grad(ARRAYS)
+        trace = next(iter(f.traces.values()))
+        if trace and sweep_plan(trace, [0]).array_sweep is not None:
+            return f, sweep_plan(trace, [0]).array_sweep
+    raise AssertionError("no generated sweep checked")
+
+
+def test_a_generated_sweep_that_differs_or_refuses_when_checked_is_counted(monkeypatch):
+    """Issue 28 item 6: a generated sweep is kept only where it gives the planned sweep's numbers
+    at the values it is made at; one that differs (a lowering's bug) or raises there was dropped
+    without a count, every later gradient silently taking the slower planned sweep."""
+    monkeypatch.delenv("AUTODIFF_STRICT", raising=False)
+
+    def doubled(own, values, seed):
+        return [None if a is None else a * 2.0 for a in own(values, seed)]
+    f, made = checked_with(monkeypatch, doubled)
+    assert made is False and f.fallbacks == {"the generated sweep differs from the planned sweep": 1}
+    np.testing.assert_array_equal(f.grad(ARRAYS)["x"], np.sin(ARRAYS["x"]) + ARRAYS["x"] * np.cos(ARRAYS["x"]))
+    monkeypatch.undo()
+    f, made = checked_with(monkeypatch, lambda own, values, seed: value_boom())
+    assert made is False and f.fallbacks == {"generated sweep raised ValueError": 1}
+    monkeypatch.undo()
+    with pytest.raises(RuntimeError, match="the sweep's own bug"):
+        checked_with(monkeypatch, lambda own, values, seed: boom())
+
+
+def test_strict_raises_where_a_generated_sweep_differs_when_checked(monkeypatch):
+    monkeypatch.setenv("AUTODIFF_STRICT", "1")
+    with pytest.raises(StrictFallback, match="the generated sweep differs from the planned sweep"):
+        checked_with(monkeypatch, lambda own, values, seed: [None if a is None else a + 1.0
+                                                            for a in own(values, seed)])
+
+
+def test_compiled_float_code_that_differs_from_the_step_replay_is_counted(monkeypatch):
+    """Issue 28 item 6: compiled float code is kept only where it gives the step replay's numbers;
+    where it did not, it was dropped without a count (every later call silently took the step
+    replay). Counted once by its reason, raised under AUTODIFF_STRICT=1."""
+    monkeypatch.delenv("AUTODIFF_STRICT", raising=False)
+    from autodiff.engine.diff import replay_compiled
+    compile_trace = replay_compiled.compile_trace
+
+    def off_by_one_bit(trace, values):
+        made = compile_trace(trace, values)
+        gradient = made.gradient
+
+        def differs(*args):
+            value, adjoints = gradient(*args)
+            return value, tuple(None if a is None else math.nextafter(a, math.inf) for a in adjoints)
+        return replay_compiled.Compiled(made.forward, differs, made.tape_length, made.text)
+    monkeypatch.setattr(replay_compiled, "compile_trace", off_by_one_bit)
+    f = Function("sin(x) * x + x")
+    points = [{"x": 0.25 + i / 1000} for i in range(80)]
+    assert [f.grad(at)["x"] for at in points] == [reverse.grad(None, at, target=f.target).gradient["x"] for at in points]
+    assert f.fallbacks == {"the compiled float code differs from the step replay": 1}
+    monkeypatch.setenv("AUTODIFF_STRICT", "1")
+    with pytest.raises(StrictFallback, match="the compiled float code differs from the step replay"):
+        g = Function("sin(x) * x + x")
+        for i in range(80):
+            g.grad({"x": 0.25 + i / 1000})

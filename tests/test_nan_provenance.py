@@ -118,3 +118,15 @@ def test_jacobian_and_hessian_json_and_notes_use_grads_key(capsys):
 def test_a_diagnosis_leaves_the_kinks_of_the_result_alone():
     r = api.jacobian("[abs(x), sqrt(x)]", at={"x": 0.0})
     assert r.nonfinite and [k[0] for k in r.kinks] == ["abs", "sqrt"]
+
+
+def test_the_word_for_a_complex_value_reads_both_parts():
+    """A complex array whose imaginary part is nan (its real part finite) is 'nan', not '-inf': the
+    word was read from the values cast to float, which drops the imaginary part."""
+    import numpy as np
+    from autodiff.engine.core import backend
+    from autodiff.engine.views.provenance import _word
+    backend.np()                              # the backend's numpy loaded, as in a run over arrays
+    assert _word(np.array([1.0 + 1j, complex(2.0, float("nan"))])) == "nan"
+    assert _word(np.array([complex(1.0, float("inf"))])) == "inf"
+    assert _word(np.array([complex(-float("inf"), 1.0)])) == "-inf"

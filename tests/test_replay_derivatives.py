@@ -103,3 +103,32 @@ def test_tapes_near_the_limit_are_left_to_the_interpreter(monkeypatch):
     f = Function("exp(x * x) * sin(x)")
     derivatives_both_ways(f, [{"x": 0.3}, {"x": 0.4}, {"x": 0.5}], 6, "reverse")
     assert f.replays == 0
+
+
+def test_replayed_nth_derivatives_run_the_one_reverse_sweep(monkeypatch):
+    """Issue 28 item 2: a replayed n-th derivative is no plan of its own: the trace's Program runs
+    through `bind` on the boxed input (replay_higher.boxed_values) and each nested tape is swept
+    by core/tape.py's one sweep, as the interpreter's are: the same tapes swept in the same order
+    (their sizes), the same numbers to the bit."""
+    from autodiff.engine.core import tape as tape_module
+    swept = []
+    loop = tape_module._sweep
+
+    def counted(steps, adj, dropped, top, bottom, *rest):
+        swept.append(sum(1 for i in range(bottom, top + 1) if steps[i].__class__ is tape_module.Entry))
+        return loop(steps, adj, dropped, top, bottom, *rest)
+    monkeypatch.setattr(tape_module, "_sweep", counted)
+    f = Function("sin(y) * exp(y) - y ** 3 / (y + 2)")
+    for at in ({"y": 0.7}, {"y": 0.7}):              # interpreted, then the trace recorded
+        f.derivatives_result(at, 4)
+    interpreted_sweeps = list(swept)
+    del swept[:]
+    at = {"y": 0.35}
+    replays = f.replays
+    replayed = f.derivatives_result(at, 4)
+    assert f.replays == replays + 1 and len(swept) == 4 and all(n > 0 for n in swept)   # tape entries
+    del swept[:]
+    theirs = higher.derivatives(None, at, 4, target=f.target)
+    assert len(swept) == 4 and len(interpreted_sweeps) == 8
+    same_derivatives(replayed, theirs)
+    assert replayed.tape_entries == theirs.tape_entries

@@ -27,7 +27,7 @@ from ..core.notes import NOTES
 from ..core.program import Program
 from ..core.tape import BOXES, Shape, Tape, Var
 from .bits import all_finite, same_bits
-from .fallbacks import LOWERED_CODE_ERRORS, STEP_ERRORS, Fallback, LoweringRefused, count
+from .fallbacks import LOWERED_CODE_ERRORS, STEP_ERRORS, Fallback, LoweringRefused, ReplayDiffers, count
 from .replay_arrays import make_sweep, worth_making
 from .replay_guards import Unguarded, guarded_values, resolve_guards
 from .trace_cache import Unkept
@@ -217,7 +217,7 @@ def replay_adjoints(trace: Trace, values: list, seed, watched: list, caller_test
         adjoints = planned_adjoints(trace, plan, values, out, seed)
         plan.array_spent += perf_counter() - started
         if worth_making(plan.array_spent, plan.count):
-            plan.array_sweep = _checked_sweep(trace, plan, values, seed, watched)
+            plan.array_sweep = _checked_sweep(trace, plan, values, seed, watched, fallbacks)
         return plan.length, [adjoints[i] for i in watched]
     if made and made.leaves.take([seed, *values[:trace.leaves]]):
         kinks, detached = len(NOTES.kinks), len(NOTES.detached)
@@ -235,9 +235,12 @@ def replay_adjoints(trace: Trace, values: list, seed, watched: list, caller_test
     return plan.length, [adjoints[i] for i in watched]
 
 
-def _checked_sweep(trace, plan, values, seed, watched):
+def _checked_sweep(trace, plan, values, seed, watched, fallbacks=None):
     """The plan's generated sweep at these values, kept only if it gives planned_adjoints'
-    adjoints and notes to the bit; False where there is none."""
+    adjoints and notes to the bit; False where there is none. Where it is refused, raises or
+    differs, that is counted in `fallbacks` by its reason (diff/fallbacks.py): a generated sweep
+    that differs, or that the engine refuses where the planned one did not, is a lowering's bug
+    (raised under AUTODIFF_STRICT=1), not a silent slowdown."""
     span, kinks, detached = NOTES.span, len(NOTES.kinks), len(NOTES.detached)
     try:
         made = make_sweep(trace, plan, values, trace.output, seed, watched)
@@ -250,9 +253,19 @@ def _checked_sweep(trace, plan, values, seed, watched):
         got = made.run(values, seed)
         same = (NOTES.kinks[kinks:], NOTES.detached[detached:]) == expected_notes and \
             all(a is b if a is None or b is None else same_bits(a, b) for a, b in zip(got, expected))
-    except (Fallback, *STEP_ERRORS):    # a sweep these values do not check: none made
-        return False
+        refused = None if same else ReplayDiffers("the generated sweep differs from the planned sweep")
+    except LoweringRefused as refusal:  # values no generated sweep takes: none made
+        refused = refusal
+    except Fallback as fallback:        # a guard of the generated code at values the planned sweep took
+        refused = fallback
+    except STEP_ERRORS as error:        # float code's errors (as replay_adjoints counts them), or a refusal
+        refused = LoweringRefused(f"generated sweep raised {type(error).__name__}",
+                                  documented=isinstance(error, LOWERED_CODE_ERRORS))
     finally:
         del NOTES.kinks[kinks:], NOTES.detached[detached:]
         NOTES.span = span
-    return made if same else False
+    if refused is None:
+        return made
+    if fallbacks is not None:
+        count(fallbacks, refused)
+    return False

@@ -29,7 +29,7 @@ from ..core.complexes import is_complex_scalar
 from ..core.notes import NOTES
 from ..lang.values import range_key
 from .bits import same_bits
-from .fallbacks import STEP_ERRORS, Fallback
+from .fallbacks import STEP_ERRORS, Fallback, LoweringRefused
 from .generated import functions_of
 from .replay import replay_adjoints, replay_values, step_callable, takes_floats
 from .replay_arrays import adjoint_lines
@@ -192,7 +192,7 @@ def same_scalar(a, b) -> bool:
 def compiled_for(trace, leaves: list):
     """The trace's compiled functions (False where it has none, or not yet), made once it has
     been replayed often enough, and kept only if they give the step replay's numbers at `leaves`
-    to the bit."""
+    to the bit: where they do not, LoweringRefused (undocumented: a lowering's bug), once."""
     if trace.compiled is None:
         trace.uses += 1
         if trace.uses <= trace.operations() // COMPILE_AFTER:
@@ -200,11 +200,14 @@ def compiled_for(trace, leaves: list):
         made = checked(trace, leaves)
         if made is RETRY:
             return False
-        trace.compiled = made or False
+        trace.compiled = made if made.__class__ is Compiled else False
+        if made is DIFFERS:             # a lowering's bug: counted (diff/function.py), not a silent slowdown
+            raise LoweringRefused("the compiled float code differs from the step replay")
     return trace.compiled
 
 
 RETRY = "retry"         # the check could not run at these values (another path, a division by zero)
+DIFFERS = "differs"     # the compiled functions' numbers are not the step replay's to the bit
 
 
 def checked(trace, leaves):
@@ -230,4 +233,4 @@ def checked(trace, leaves):
     if same_scalar(value, expected) and same_scalar(forward, expected) and \
             all(same_scalar(a, b) for a, b in zip(fast, adjoints)):
         return made
-    return None
+    return DIFFERS

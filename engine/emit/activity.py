@@ -55,15 +55,17 @@ def refuse_live(s, live) -> None:
     if isinstance(s, Opaque) and live(s.target):
         refuse(f"the derivative of the builtin `{s.name}`", s.span, "the elementwise builtins (sin, exp, log, "
                "tanh, ...), sum, mean, max, min, prod, norm, the methods, indexing, transpose, reshape, @, det, inv, "
-               "solve, cholesky, trace, diagonal, diag, triu, tril, outer, eigvalsh and slogdet are emitted; the other "
-               "linear algebra is not yet")
+               "solve, cholesky, trace, diagonal, diag, triu, tril, outer, eigvalsh, slogdet, einsum, tensordot, kron, pinv "
+               "and where are emitted; the other linear algebra is not yet")
 
 
-def analyse(functions: dict, target: str, wrt: list, rules: dict | None = None) -> dict:
+def analyse(functions: dict, target: str, wrt: list, rules: dict | None = None, through=False) -> dict:
     """name -> (active params, active names, useful names) for the target and each helper it
     reaches. `rules`: the program's custom rules by function (emit/custom.py): such a function's
     body is not differentiated (its rule is), a custom_jvp's tangent function is, in the tangents
-    of its active arguments. An in-program derivative grad(h, k) makes h's parameter k active."""
+    of its active arguments. An in-program derivative grad(h, k) makes h's parameter k active
+    (`through`: and those its active arguments are passed to, as a call's: a tangent program's
+    tangent of it reads h's tangent in each, emit/derivatives.py)."""
     rules = rules or {}
     params = {target: set(wrt)}
 
@@ -87,7 +89,9 @@ def analyse(functions: dict, target: str, wrt: list, rules: dict | None = None) 
                     if rule is not None and rule.tangent is not None:
                         changed |= give(rule.tangent, {rule.tangents[callee.params.index(p)] for p in given})
                 elif isinstance(s, Derivative):
-                    changed |= give(s.function, {functions[s.function].params[s.argnum]})
+                    params_of = functions[s.function].params
+                    given = {p for p, a in zip(params_of, s.call_args) if a.__class__ is str and a in active[name]}
+                    changed |= give(s.function, {params_of[s.argnum]} | (given if through else set()))
     active = {name: _active(functions[name], params[name], params, functions) for name in params}
     return {name: (params[name], active[name], _useful(functions[name], active[name])) for name in params}
 

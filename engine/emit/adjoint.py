@@ -8,7 +8,7 @@ from __future__ import annotations
 from .activity import refuse_live
 from .liveness import Note, Store
 from .lower import OUT, Call, Copy, Derivative, For, If, Jump, Plain, Prim, While, jumps
-from .sweeps import INDENT, Writer, assigned, differentiable, ends_in_jump, number, read_by_rules
+from .sweeps import INDENT, Writer, assigned, differentiable, ends_in_jump, number, read_by_rules, zeros_of
 
 
 def adj(name: str) -> str:
@@ -186,21 +186,24 @@ class Adjoint(Writer):
 
     def reverse_derivative(self, s, pad) -> list:
         """g = grad(h, k)(args) with its adjoint g_b: each argument's adjoint gains the Hessian of h
-        (its row for that argument, column k) times g_b, the tangent of h's gradient in that
-        argument along g_b in parameter k (forward over reverse, emit/derivatives.py)."""
-        names = self.second_order(s, lambda: refuse_live(s, self.live))
+        (its row for that argument, column k) times g_b: the gradient of h's tangent along g_b in
+        parameter k (reverse over forward: `h_tan_vjp`, emit/derivatives.py)."""
+        name, given = self.second_order(s, lambda: refuse_live(s, self.live))
         params = self.fn_params[s.function]
         k = params[s.argnum]
-        out = []
-        for q, name in names.items():
-            arg = s.call_args[params.index(q)]
-            if not self.live(arg):
-                continue
-            directions = ", ".join(f"d_{r}={adj(s.target) if r == k else '0.0'}" for r in names)
-            product = self.fresh()
-            out.append(pad + self.tagged(f"{product} = {name}_jvp({self.refs(s.call_args)}, {directions})[1]", s.line))
-            out += self.accumulate(arg, product, s.line, pad, f"{adj(arg)} += d{s.target}/d{arg} * {adj(s.target)} "
-                                   f"(the Hessian of {s.function}: the tangent of its gradient in {q})")
+        args = dict(zip(params, s.call_args))
+        live = [i for i, q in enumerate(params) if self.live(args[q])]
+        if not live:
+            return self.reset(s, pad)
+        directions = [adj(s.target) if q == k else zeros_of(self.ref(args[q])) for q in given]
+        product = self.fresh()
+        out = [pad + self.tagged(f"{product} = {name}_vjp({self.refs(s.call_args)}, {', '.join(directions)})[1]",
+                                 s.line)]
+        for i in live:
+            arg = args[params[i]]
+            out += self.accumulate(arg, f"{product}[{i}]", s.line, pad, f"{adj(arg)} += d{s.target}/d{arg} * "
+                                   f"{adj(s.target)} (the Hessian of {s.function}: the gradient of its tangent along "
+                                   f"{adj(s.target)} in {params[i]})")
         return out + self.reset(s, pad)
 
     def reverse_control(self, s, pad) -> list:

@@ -7,6 +7,8 @@ same entries the library applies, so their rules are the table's; squeeze, trace
 the library's gathered (a getitem of the flattened array at numpy's rearrangement of its positions)."""
 from __future__ import annotations
 
+import functools
+
 import math
 
 from ...parser import nodes
@@ -19,7 +21,7 @@ from ..lang.keywords import accepted_keywords
 from .rule_text import primitive
 
 FORMS = ("norm", "prod", "transpose", "reshape", "dot", "var", "std", "clip", "cumsum", "cumprod", "trace", "diagonal",
-         "squeeze", "outer", "triu", "tril", "diag", "complex")     # builtins whose numpy arguments choose the entries they apply
+         "squeeze", "outer", "triu", "tril", "diag", "complex", "where", "einsum", "tensordot", "kron", "pinv")     # builtins whose numpy arguments choose the entries they apply
 INF = {"inf": math.inf}
 
 
@@ -141,28 +143,23 @@ class Forms:
     def call(self, e, target, rank):
         args = positional(e, self.refuse)
         name, line = e.func.id, e.span.line
+        if name in ("einsum", "tensordot", "kron", "pinv"):
+            return Products(self).call(name, args, e, target, rank)
         x = self.low.value(args[0], None)
         if name == "clip":
             bounds = [None if a is None or isinstance(a, nodes.NoneLit) else self.low.value(a, None) for a in args[1:3]]
             return self.clip(x, bounds, e, target)
-        if name in ("dot", "outer") and len(args) != 2:
+        if name in ("where", "complex", "outer"):
+            return self.elementwise(name, x, args, e, target)
+        if name == "dot" and len(args) != 2:
             self.refuse(f"{name} with other than two arguments", e.span)
-        if name == "complex":       # core/library/elementwise.py's complex_: a + 1j*b (issue 32 item 2)
-            if len(args) != 2:
-                self.refuse("complex with other than two arguments", e.span, "write complex(a, b) for a + 1j*b")
-            imaginary = self.apply("mul", [1j, self.low.value(args[1], None)], line, None)
-            return self.apply("add", [x, imaginary], line, target)
-        if name == "outer":         # core/library/linalg.py's: a column times a row
-            column, row = (self.low.apply("reshape", [v, shape], line, None) for v, shape in
-                           ((x, (-1, 1)), (self.low.value(args[1], None), (1, -1))))
-            return self.apply("mul", [column, row], line, target)
         named = parameters(name)
         params = [] if name == "dot" else [literal_value(a, self.refuse, f"the {k} of {name}") for a, k in
                   zip(args[1:], named or ("shape",) * len(args))]
         keepdims = dict(zip(named, params)).get("keepdims")
         if name == "prod" and keepdims:
             return self.low.reduction_over("prod", x, params[0], True, e, target)
-        if keepdims and name not in ("var", "std"):
+        if keepdims and name not in ("var", "std", "norm"):
             self.refuse(f"`{name}` with keepdims", e.span)
         if name == "dot":
             return self.dot(x, self.low.value(args[1], None), rank, e, target)
@@ -201,7 +198,28 @@ class Forms:
             return self.reduce("prod", x, axis, line, target)
         order = params[0] if params else None
         axis = params[1] if len(params) > 1 else None
+        if keepdims:            # the reduced axes (all where none is named) put back, as sum's
+            kept = self.low.reduced_axes(name, x, axis, True, e)
+            return self.low.put_back(self.norm(x, order, axis, rank(x), e, None), kept, line, target)
         return self.norm(x, order, axis, rank(x), e, target)
+
+    def elementwise(self, name, x, args, e, target):
+        """where (the table's: a choice, its derivative the chosen side's), complex (core/library/
+        elementwise.py's complex_: a + 1j*b, issue 32 item 2), outer (core/library/linalg.py's: a
+        column times a row)."""
+        line, count = e.span.line, {"where": 3, "complex": 2, "outer": 2}[name]
+        if len(args) != count:
+            self.refuse(f"{name} with other than {('two', 'three')[count - 2]} arguments", e.span,
+                        {"where": "write where(condition, a, b)", "complex": "write complex(a, b) for a + 1j*b",
+                         "outer": None}[name])
+        if name == "where":
+            return self.apply("where", [x, *(self.low.value(a, None) for a in args[1:])], line, target)
+        if name == "complex":
+            imaginary = self.apply("mul", [1j, self.low.value(args[1], None)], line, None)
+            return self.apply("add", [x, imaginary], line, target)
+        column, row = (self.low.apply("reshape", [v, shape], line, None) for v, shape in
+                       ((x, (-1, 1)), (self.low.value(args[1], None), (1, -1))))
+        return self.apply("mul", [column, row], line, target)
 
     def variance(self, name, x, axis, ddof, e, target):
         """core/library/reductions.py's var (the squares about the mean over the count less ddof)
@@ -370,3 +388,124 @@ class Forms:
             return self.reduce({"nuc": "sum", 2: "max", -2: "min"}[order], values, None, line, target)
         self.refuse(f"norm with ord={order!r} of a matrix" + (" of a rank other than 2" if ndim else
                     " whose rank is unknown here"), e.span, "differentiate it with `autodiff grad` instead")
+
+
+LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+class Bound:
+    """A table entry with its keyword parameters given (einsum's subscripts): its forward and
+    rules those of the entry at them, its other facts the entry's (what the IR's Prim holds)."""
+
+    def __init__(self, entry, arity, **params):
+        self.entry, self.params, self.arity, self.reads = entry, params, arity, None
+        self.impl = functools.partial(entry.impl, **params)
+        self.generic_vjps = tuple(functools.partial(entry.generic_vjps[i], **params) for i in range(arity))
+        self.jvps = tuple(functools.partial(entry.jvps[i], **params) for i in range(arity))
+
+    def __getattr__(self, name):
+        return getattr(self.entry, name)
+
+
+class Products:
+    """core/library/linalg.py's einsum, tensordot, kron and pinv for one Forms: each an einsum of
+    the table (its subscripts given, its rules the table's einsum rules), kron's result reshaped
+    to the point's shapes, pinv the library's (aᵀa)⁻¹aᵀ or aᵀ(aaᵀ)⁻¹ by the matrix's shape."""
+
+    def __init__(self, forms):
+        self.forms, self.low, self.refuse = forms, forms.low, forms.refuse
+
+    def call(self, name, args, e, target, rank):
+        if name == "einsum":
+            if not args or not isinstance(args[0], nodes.Str):
+                self.refuse("einsum whose subscripts are not a string written in the call", e.span,
+                            "write einsum('ij,jk->ik', a, b)")
+            operands = [self.low.value(a, None) for a in args[1:]]
+            return self.einsum(args[0].value, operands, e, target)
+        operands = [self.low.value(a, None) for a in args[:1 if name == "pinv" else 2]]
+        ranks = [0 if v.__class__ is not str else rank(v) for v in operands]
+        if name == "pinv":
+            return self.pinv(operands[0], e, target)
+        if None in ranks:
+            self.refuse(f"{name} of a value whose rank is unknown here (emit knows the ranks of the emitted "
+                        "function's parameters, from --at)", e.span, "write einsum(...) with its subscripts")
+        if name == "tensordot":
+            axes = 2 if len(args) < 3 or args[2] is None else self.axes(args[2], e)
+            return self.tensordot(operands, ranks, axes, e, target)
+        return self.kron(operands, ranks, e, target)
+
+    def einsum(self, spec, operands, e, target):
+        spec = spec.replace(" ", "")
+        if "..." in spec:
+            self.refuse("einsum with '...'", e.span, "write each axis with a letter")
+        inputs, arrow, output = spec.partition("->")
+        if not arrow:           # numpy's implicit output: the letters written once, in order
+            output = "".join(sorted(c for c in set(inputs) if c.isalpha() and inputs.count(c) == 1))
+        if len(inputs.split(",")) != len(operands):
+            self.refuse(f"einsum with {len(inputs.split(','))} subscripts for {len(operands)} operands", e.span)
+        if any(len(set(part)) != len(part) for part in inputs.split(",")):
+            self.refuse("einsum with a letter repeated in one operand's subscripts (a diagonal)", e.span,
+                        "take the diagonal first: einsum('i,i->', diagonal(A), v) for einsum('ii,i->', A, v)")
+        entry = Bound(primitive("einsum"), len(operands), subscripts=f"{inputs}->{output}")
+        return self.low.apply(entry, operands, e.span.line, target)
+
+    def axes(self, node, e):
+        """tensordot's axes: a whole number, or two lists (tuples) of axes."""
+        def value(n):
+            if isinstance(n, (nodes.ListExpr, nodes.TupleExpr)):
+                return tuple(value(v) for v in n.elts)
+            return literal_value(n, self.refuse, "the axes of tensordot")
+        axes = value(node)
+        if axes.__class__ is int or (axes.__class__ is tuple and len(axes) == 2):
+            return axes
+        self.refuse("tensordot's axes other than a number or two lists of axes", node.span)
+
+    def tensordot(self, operands, ranks, axes, e, target):
+        """numpy's tensordot as the einsum of its contraction: a's free axes, then b's."""
+        ra, rb = ranks
+        if axes.__class__ is int:
+            left, right = list(range(ra - axes, ra)), list(range(axes))
+        else:
+            left, right = ([a] if a.__class__ is int else list(a) for a in axes)
+        left, right = [a % ra for a in left], [b % rb for b in right]
+        a = LETTERS[:ra]
+        b = [LETTERS[ra + j] for j in range(rb)]
+        for i, j in zip(left, right):
+            b[j] = a[i]
+        output = "".join(c for i, c in enumerate(a) if i not in left) + \
+            "".join(c for j, c in enumerate(b) if j not in right)
+        return self.einsum(f"{a},{''.join(b)}->{output}", operands, e, target)
+
+    def kron(self, operands, ranks, e, target):
+        """numpy's kron: a number's product, else the product of each pair of elements laid out
+        as [i k, j l] (an einsum), reshaped to the products of the lengths (at the point's shapes)."""
+        line = e.span.line
+        if 0 in ranks:
+            return self.low.apply("mul", operands, line, target)
+        shapes = [self.low.fixed_shapes.get(v) for v in operands]
+        if None in shapes:
+            self.refuse("kron of a value whose shape is unknown here (emit knows the shapes of the emitted "
+                        "function's parameters, from --at)", e.span, "write einsum(...) and reshape(...)")
+        dims = max(ranks)
+        shapes = [(1,) * (dims - len(s)) + tuple(s) for s in shapes]
+        a, b = LETTERS[:dims], LETTERS[dims:2 * dims]
+        mine, theirs = a[dims - ranks[0]:], b[dims - ranks[1]:]      # a padded axis (of length 1) has no letter
+        laid = "".join(c for x, y in zip(a, b) for c in (x, y) if c in mine + theirs)
+        pair = self.einsum(f"{mine},{theirs}->{laid}", operands, e, None)
+        return self.low.apply("reshape", [pair, tuple(p * q for p, q in zip(*shapes))], line, target)
+
+    def pinv(self, a, e, target):
+        """The library's pinv of a matrix of full rank: (aᵀa)⁻¹aᵀ where it has at least as many rows
+        as columns, else aᵀ(aaᵀ)⁻¹, by the matrix's shape at the point."""
+        line = e.span.line
+        shape = self.low.fixed_shapes.get(a)
+        if shape is None or len(shape) != 2:
+            self.refuse("pinv of a value whose shape is unknown here (emit knows the shapes of the emitted "
+                        "function's parameters, from --at)" if shape is None else "pinv of other than a matrix",
+                        e.span, "write solve(A.T @ A, A.T) for a matrix A with at least as many rows as columns, "
+                        "solve(A @ A.T, A).T for a wide one")
+        at = self.einsum("ij->ji", [a], e, None)
+        if shape[0] >= shape[1]:
+            return self.low.apply("solve", [self.low.apply("matmul", [at, a], line, None), at], line, target)
+        wide = self.low.apply("solve", [self.low.apply("matmul", [a, at], line, None), a], line, None)
+        return self.einsum("ij->ji", [wide], e, target)

@@ -33,6 +33,7 @@ class Examples:
         self.functions = functions
         self.rules = rules or {}          # the custom rules (emit/custom.py): run where their function is
         self.of: dict = {}
+        self.calls: dict = {}             # id(an in-program derivative) -> its arguments' values, first met
         self.globals: dict = {}
 
     def run_globals(self, statements) -> None:
@@ -64,6 +65,7 @@ class Examples:
         pair, jvp's and vjp's (h(x), the derivative along v)."""
         numpy = np()
         args = [self.value(env, a) for a in _call_args(s.text, env, self)]
+        self.calls.setdefault(id(s), args)
         if s.kind in ("jvp", "vjp"):
             args, v = args[:-1], args[-1]
         value = self.call(s.function, args)
@@ -71,6 +73,8 @@ class Examples:
         def at(k, x):
             return self.call(s.function, [*args[:k], x, *args[k + 1:]])
         x = numpy.asarray(args[s.argnum], dtype=float)
+        if s.kind == "hessian":
+            return _second_differences(lambda v: float(numpy.sum(at(s.argnum, v if x.ndim else float(v)))), x)
         if s.kind == "jvp":
             step = 1e-6 * max(1.0, float(numpy.max(numpy.abs(x), initial=0.0)))
             return value, (numpy.asarray(at(0, x + step * v)) - numpy.asarray(at(0, x - step * v))) / (2 * step)
@@ -164,6 +168,25 @@ class Examples:
             raise SourceError("not emitted", f"emit: the value made here has the shapes {shapes} on two runs of "
                               "it: a statement whose shapes change is not emitted yet", Span(s.line, 1, s.line, 1),
                               "keep each value one shape (emit writes each statement for one shape)")
+
+
+def _second_differences(f, x):
+    """The Hessian of f at x by central second differences (near enough for a decision and the
+    shapes: the emitted code computes it exactly), of shape x.shape + x.shape."""
+    numpy = np()
+    n = x.size
+    hessian = numpy.zeros((n, n))
+    steps = [1e-4 * max(1.0, abs(float(v))) for v in x.reshape(-1)]
+    for j in range(n):
+        for k in range(n):
+            total = 0.0
+            for sj, sk, sign in ((1, 1, 1), (1, -1, -1), (-1, 1, -1), (-1, -1, 1)):
+                there = x.reshape(-1).copy()
+                there[j] += sj * steps[j]
+                there[k] += sk * steps[k]
+                total += sign * f(there.reshape(x.shape))
+            hessian[j, k] = total / (4 * steps[j] * steps[k])
+    return hessian.reshape(x.shape + x.shape) if x.ndim else float(hessian[0, 0])
 
 
 def _call_args(text, env, examples) -> list:

@@ -58,10 +58,10 @@ class Packed(Opaque):
 @dataclass
 class Derivative(Opaque):
     """`grad(h)(x)`, `value_and_grad(h, k)(x)`: a call of h's emitted gradient helper
-    (emit/derivatives.py), its text `h_grad(x)`; its own derivative (a second order) is the tangent
-    of h's gradient program (emit/derivatives.py), or refused where that is not written."""
+    (emit/derivatives.py), its text `h_grad(x)`; its own derivative (a second order) is the adjoint
+    of h's tangent program (emit/derivatives.py), or refused where that is not written."""
     function: str = ""          # h (a closure's lifted helper)
-    kind: str = "grad"          # or "value_and_grad", "jvp", "vjp" (its last argument the direction)
+    kind: str = "grad"          # or "value_and_grad", "hessian", "jvp", "vjp" (its last argument the direction)
     argnum: int = 0
     call_args: list = field(default_factory=list)     # h's arguments as called (names or numbers), in order
 

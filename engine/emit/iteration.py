@@ -116,27 +116,39 @@ class Iteration:
         return restore
 
     def filtered_sum(self, name, e, target, add, divide):
-        """sum([E for p in it if c ...]) or mean(...): the kept items' sum (over each item's
-        elements, as numpy sums the list), mean its quotient by their count."""
-        (pattern, it, conds), line = e.clauses[0], e.span.line
-        count, item = self.walked(it, line)
-        total, kept, index = self.fresh(), self.fresh(), self.fresh()
+        """sum([E for p in it if c ... for q in it2 if c2 ...]) or mean(...): the kept items' sum
+        (over each item's elements, as numpy sums the list), mean its quotient by their count; the
+        clauses nested loops, each one's conditions an if around the loops inside it."""
+        line = e.span.line
+        total, kept = self.fresh(), self.fresh()
         self.out += [Copy(total, 0.0, line), Plain(kept, "0", line)]
-        restore = self.renamed(pattern)
+        self.out += self.filtered_loop(e, 0, total, kept, add)
+        if name == "sum":
+            return self.expr_named(total, target, line)
+        return self.apply(divide, [total, kept], line, target)
+
+    def filtered_loop(self, e, k, total, kept, add) -> list:
+        """The loop of clause k (what computes its iterable first), its body the clause's names
+        bound, then its conditions' if around the next clause's loop (the last: the item added)."""
+        (pattern, it, conds), line = e.clauses[k], e.span.line
         saved, self.out = self.out, []
+        count, item = self.walked(it, line)
+        index = self.fresh()
+        before, self.out = self.out, []
+        restore = self.renamed(pattern)
         try:
             self.bind(pattern, item(index), line)
             tests = [str(self.value(c, None)) for c in conds]
-            test = tests[0] if len(tests) == 1 else self.plain(" and ".join(tests), None, line)
+            test = None if not tests else tests[0] if len(tests) == 1 else self.plain(" and ".join(tests), None, line)
             head, self.out = self.out, []
-            element = self.apply("sum", [self.value(e.elt, None)], line, None, "np.sum")
-            self.apply(add, [total, element], line, total)
-            self.out.append(Plain(kept, f"{kept} + 1", line))
+            if k + 1 < len(e.clauses):
+                self.out += self.filtered_loop(e, k + 1, total, kept, add)
+            else:
+                element = self.apply("sum", [self.value(e.elt, None)], line, None, "np.sum")
+                self.apply(add, [total, element], line, total)
+                self.out.append(Plain(kept, f"{kept} + 1", line))
             inner = self.out
         finally:
             restore()
             self.out = saved
-        self.out.append(For(index, [count], head + [If(test, inner, [], line)], line))
-        if name == "sum":
-            return self.expr_named(total, target, line)
-        return self.apply(divide, [total, kept], line, target)
+        return before + [For(index, [count], head + ([If(test, inner, [], line)] if test is not None else inner), line)]

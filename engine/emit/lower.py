@@ -17,6 +17,7 @@ refused with the construct and its line (`refuse`)."""
 from __future__ import annotations
 
 from ...parser import nodes
+from ...parser.errors import SourceError
 from ..core.backend import np
 from ..core.rules import builtin_primitives
 from ..lang.builtins import CONSTANTS as LANGUAGE_CONSTANTS
@@ -38,7 +39,7 @@ CONSTANTS = {name: f"np.{name}" for name in LANGUAGE_CONSTANTS}
 CUTS = STOP_GRADIENT
 REDUCTIONS = ("sum", "mean", "max", "min")     # builtins whose axis argument emit writes as numpy's
 OUT = "_out"
-DERIVATIVES = ("grad", "value_and_grad")       # the in-program derivatives emit writes (emit/derivatives.py)
+DERIVATIVES = ("grad", "value_and_grad", "hessian")       # the in-program derivatives emit writes (emit/derivatives.py)
 DIRECTIONAL = ("jvp", "vjp")                    # and the calls jvp(h, x, v), vjp(h, x, v)
 
 
@@ -53,9 +54,12 @@ def elementwise_builtins() -> dict:
 class Lowering(Iteration):
     """One function's statements as IR; `helpers` are the program's functions by name."""
 
-    def __init__(self, helpers: dict, global_names: set, closures: dict | None = None, ranks: dict | None = None):
+    def __init__(self, helpers: dict, global_names: set, closures: dict | None = None, ranks: dict | None = None,
+                 shapes: dict | None = None):
         self.helpers, self.global_names = helpers, global_names
         self.ranks = ranks or {}            # a parameter's rank at the point given (--at), where known
+        self.shapes = shapes or {}          # and its shape (kron's result is reshaped at its operands' shapes)
+        self.fixed_shapes: dict = {}
         self.closures = closures or {}      # a closure's name -> (its lifted helper, the names it captures)
         self.builtins = elementwise_builtins()
         self.count = 0
@@ -78,6 +82,7 @@ class Lowering(Iteration):
         self.local_names = set(node.params) | bound_names(node.body)
         self.params = list(node.params)
         self.fixed_ranks = {p: r for p, r in self.ranks.items() if p in node.params and p not in bound_names(node.body)}
+        self.fixed_shapes = {p: s for p, s in self.shapes.items() if p in self.fixed_ranks}
         body = self.block(list(node.body))
         return Function(node.name, list(node.params), body, self.temps)
 
@@ -272,7 +277,7 @@ class Lowering(Iteration):
             return self.comprehension(e, target)
         if isinstance(e, nodes.TupleExpr):
             return self.tuple_value(e, target)
-        if isinstance(e, nodes.ListComp) and not e.as_dict and len(e.clauses) == 1:
+        if isinstance(e, nodes.ListComp) and not e.as_dict and any(c[2] for c in e.clauses):
             refuse("a comprehension with `if` whose list is not summed", e.span,
                    "sum it (sum([... if ...]), mean(...)), or write where(condition, value, 0.0)")
         if isinstance(e, nodes.ListComp) and not e.as_dict and not any(c[2] for c in e.clauses):
@@ -330,6 +335,13 @@ class Lowering(Iteration):
         """`grad(h)(x)`: the value of h's emitted gradient helper at the arguments."""
         kind, name, argnum = made
         label = f"{kind}({name})"
+        wanted = len(e.args) if name not in self.helpers else len(self.helpers[name].params)
+        count = f"{len(e.args)} {'was' if len(e.args) == 1 else 'were'} given"
+        if kind == "hessian" and len(e.args) != 1:       # as the language's hessian says it
+            raise SourceError("wrong arguments", f"{label} takes 1 argument but {count}", e.span)
+        if len(e.args) != wanted:                           # as the language's call of h says it
+            raise SourceError("wrong arguments", f"{name}() takes {wanted} argument{'s' * (wanted != 1)} but {count}",
+                              e.span)
         args = [self.value(a, None) for a in e.args]
         if e.keywords:
             refuse("a call of a derivative with keywords", e.span)
@@ -477,13 +489,15 @@ class Lowering(Iteration):
         return e.id
 
     def apply(self, prim_name, operands, line, target, spelling=None):
+        """`prim_name`: the table entry's name, or an entry with its parameters given (builtin_forms.Bound)."""
         target = target or self.fresh()
+        entry = primitive(prim_name) if prim_name.__class__ is str else prim_name
         if target in operands:          # `x = x * 2`: the new value named apart, then bound
             value = self.fresh()
-            self.out.append(Prim(value, primitive(prim_name), operands, line, spelling))
+            self.out.append(Prim(value, entry, operands, line, spelling))
             self.out.append(Copy(target, value, line))
             return target
-        self.out.append(Prim(target, primitive(prim_name), operands, line, spelling))
+        self.out.append(Prim(target, entry, operands, line, spelling))
         return target
 
     def compare(self, e, target):
@@ -547,7 +561,7 @@ class Lowering(Iteration):
         if name in FORMS and name not in self.helpers and name not in self.closures:
             return Forms(self, refuse).call(e, target, lambda x: self.fixed_ranks.get(x))
         if name in ("sum", "mean") and len(e.args) == 1 and not e.keywords and isinstance(e.args[0], nodes.ListComp) \
-                and len(e.args[0].clauses) == 1 and e.args[0].clauses[0][2] and name not in self.helpers:
+                and not e.args[0].as_dict and any(c[2] for c in e.args[0].clauses) and name not in self.helpers:
             return self.filtered_sum(name, e.args[0], target, OPERATORS["+"], OPERATORS["/"])
         if name == "slogdet" and name not in self.helpers and name not in self.closures and len(e.args) == 1 \
                 and not e.keywords:

@@ -17,8 +17,8 @@ from .liveness import tidied
 from .closures import lifted
 from .adjoint import Adjoint, binding, unbound_saves
 from .custom import adjoint_sweeps, program_rules, rule_functions, tangent_sweep
-from .derivatives import (check_derivatives, derivative_helpers, derivatives_in, gradient_program, inner_functions,
-                          second_order_function)
+from .derivatives import (check_derivatives, derivative_helpers, derivatives_in, inner_functions, second_order_lines,
+                          tangent_name, tangent_program)
 from .lower import OUT, Call, Derivative, Lowering, Plain, refuse
 from .rule_text import NotEmitted
 from .sweeps import INDENT, NeedsShapes, Writer, inlinable, no_shapes, read_by_rules, zeros_of
@@ -57,8 +57,9 @@ def lowered(defs: dict, top: list, target_name=None, at=None) -> tuple:
     global_names = {t.id for s in top if isinstance(s, nodes.Assign) for t in s.targets}
     defs, closures = lifted(defs, global_names)
     ranks = {p: np().ndim(v) for p, v in (at or {}).items()}
-    functions = {name: Lowering(defs, global_names, closures.get(name, {}), ranks if name == target_name else None)
-                 .function(d) for name, d in defs.items()}
+    shapes = {p: np().shape(v) for p, v in (at or {}).items()}
+    functions = {name: Lowering(defs, global_names, closures.get(name, {}), ranks if name == target_name else None,
+                                shapes if name == target_name else None).function(d) for name, d in defs.items()}
     for d in defs.values():
         if d.defaults:
             refuse("a parameter with a default", d.span)
@@ -189,25 +190,33 @@ def _written(functions, name, globals_, wrt, facts, mode, explain, rules, shapes
     """The module's functions, their rules written at `shapes` (None: elementwise), each
     differentiated function's check of its inputs' shapes left as the line GUARD."""
     p = Parts(functions, name, wrt, facts, explain, shapes, rules, sweep_names(functions))
+    recursive = any(isinstance(s, Call) and s.function == name for f in facts for s in walk_ir(functions[f].body))
+    if recursive:           # its own calls run its sweeps, named apart from its _vjp and _jvp
+        base = f"{p.sweeps.get(name, name)}_sweep"
+        while any(f"{base}_{x}" in functions for x in ("fwd", "rev", "jvp")):
+            base += "_sweep"
+        p.sweeps[name] = base
     w = Writer()
     w.examples = shapes
     lines = w.primal(globals_, "") + ([""] if globals_ else [])
     for fname in reached(functions, [n for n in functions if n in facts or n == name], rules):
         lines += plain_function(functions[fname], set(), shapes, [GUARD] if fname == name and shapes is not None else [])
     derivatives = derivatives_in(functions, reached(functions, list(facts), rules))
-    inner = inner_functions(functions, facts, [d for d in derivatives if d[1] != "jvp"], rules)
+    inner = inner_functions(functions, facts, [d for d in derivatives if d[1] not in ("jvp", "hessian")], rules)
     inner_tangents = [n for n in functions if n in reached(functions, [h for h, k, _ in derivatives if k == "jvp"],
                                                            rules, through_derivatives=False) and n in facts]
     for fname in inner:                 # the sweeps the in-program derivatives run, in every mode
         lines += function_sweeps(p, fname)
     for fname in inner_tangents:
         lines += tangent_function(p, fname)
-    lines += derivative_helpers(functions, derivatives, p.grads, lambda f: p.sweeps.get(f, f), p.facts)
+    lines += derivative_helpers(functions, derivatives, p.grads, lambda f: p.sweeps.get(f, f), p.facts,
+                                lambda key: p.tangent_of(first_derivative(functions, key)))
     if mode in ("adjoint", "both"):
-        lines += adjoint_functions(p, [GUARD], skip=set(inner))
+        lines += (function_sweeps(p, name) if recursive else []) + adjoint_functions(p, [GUARD], skip=set(inner))
     if mode in ("tangent", "both"):
-        lines += tangent_functions(p, [GUARD], skip=set(inner_tangents))
-    return lines + [line for key in sorted(p.second) for line in p.second[key] or ()]
+        lines += (tangent_function(p, name, helper=True) if recursive else []) + \
+            tangent_functions(p, [GUARD], skip=set(inner_tangents))
+    return lines + [line for key in sorted(p.second) for line in p.second[key][0]]
 
 
 def other_lengths(functions, name, globals_, at, rules=None):
@@ -238,37 +247,70 @@ class Parts:
         self.explain, self.shapes, self.rules, self.sweeps = explain, shapes, rules, sweeps
         self.grads = {n: [p for p in functions[n].params if p in facts[n][1] and (n in rules or p in facts[n][2])]
                       for n in facts}
-        self.second: dict = {}          # (h, parameter) -> the lines of h's gradient in it and its tangent
+        self.second: dict = {}          # h -> (the lines of h's tangent program and its adjoint, h_tan's tangents)
 
-    def second_order(self, s, refusal) -> dict:
-        """The gradient of h (the derivative `s` takes) in each of its parameters its value depends
-        on, by name (`h_grad_w`, and its tangent `h_grad_w_jvp`: forward over reverse, the
-        Hessian-vector product); `refusal()` raises the refusal where h's gradient is not a
-        program emit writes (a custom rule's, one whose sweeps push or call)."""
+    def second_order(self, s, refusal) -> tuple:
+        """(`h_tan`, the parameters whose tangents it takes after h's) for the derivative `s`
+        takes of h: `h_tan_vjp(args, d..., cotangent)[1]` is the Hessian of h times d, one entry
+        per parameter of h (reverse over forward: the adjoint of h's tangent program, both
+        written by emit, emit/derivatives.py); `refusal()` raises where it is not a grad's."""
+        if s.kind == "hessian":
+            raise SourceError("not emitted", f"emit: the derivative of `{s.name}`'s value (a third-order derivative: "
+                              "the output's derivative goes through the Hessian) is not emitted yet",
+                              s.span or nodes.Span(s.line, 1, s.line, 1), "differentiate it with `autodiff grad`, or "
+                              "cut it with stop_gradient(hessian(h)(x)) where its own derivative is not wanted")
+        if s.kind != "grad":
+            refusal()
+        return self.tangent_of(s)
+
+    def tangent_of(self, s) -> tuple:
+        """(`h_tan`, the parameters it takes tangents of) for the derivative `s` takes of h."""
+        h = s.function
+        if h not in self.second:
+            self.second[h] = self.tangent_adjoint(s)
+        return tangent_name(h, h), self.second[h][1]
+
+    def tangent_adjoint(self, s) -> tuple:
+        """(the lines of h's tangent program's adjoint, the parameters h_tan takes tangents of)."""
         h = s.function
         params = self.functions[h].params
-        if s.kind != "grad" or h in self.rules:
-            refusal()
-        inner = Parts(self.functions, h, params, analyse(self.functions, h, list(params), self.rules), False,
-                      None, self.rules, self.sweeps)      # elementwise: its gradient program is emitted again
-        grads = inner.grads[h]
-        if params[s.argnum] not in grads:
-            refusal()
-        names = {}
-        for index, q in enumerate(grads):
-            name = f"{h}_grad_{q}"
-            if name in self.functions:
-                refusal()
-            if (h, q) not in self.second:
+
+        def refusal(why, hint="differentiate it with `autodiff grad`, or cut it with stop_gradient(...) where its "
+                               "own derivative is not wanted", error=SourceError):
+            what = f"`{s.name}`" if s.kind == "hessian" else f"the derivative of `{s.name}`'s value (a " \
+                "second-order derivative: the output's derivative goes through this in-program derivative)"
+            hint = "take the Hessian with `autodiff hessian` instead" if s.kind == "hessian" else hint
+            raise error("not emitted", f"emit: {what} is not emitted yet: {why}", s.span or nodes.Span(s.line, 1, s.line, 1),
+                        hint)
+        facts = analyse(self.functions, h, list(params), self.rules, through=True)
+        custom = next((n for n in self.functions if n in facts and n in self.rules), None)
+        if custom is not None:
+            refusal(f"`{custom}` has a custom rule, whose own derivative emit does not write")
+        base = tangent_name(h, h)
+        if any(g == base or g.startswith(base + "_") for g in self.functions):
+            refusal(f"its helpers would be named `{base}...`, as a function of the program is", "rename that function")
+        values = dict(zip(params, self.shapes.calls.get(id(s), ()))) if self.shapes is not None else {}
+        elementwise = len({np().shape(v) for v in values.values()}) <= 1 and not (self.shapes is not None and self.shapes.complex)
+        tries = ([None] if elementwise else []) + ([self.shapes] if self.shapes is not None else [])
+        for k, shapes in enumerate(tries):      # elementwise where it can be (its text the plainer), else at shapes
+            try:
+                text, given, prefix = tangent_program(self.functions, h, facts, shapes, refusal)
+                at = None if shapes is None else {**values, **{f"{prefix}{q}": values[q] for q in given if q in values}}
                 try:
-                    text = gradient_program(name, params, function_sweeps(inner, h), index)
-                except (NeedsShapes, NotEmitted):
-                    text = None
-                self.second[(h, q)] = text and second_order_function(text, name, grads, emit_module)
-            if not self.second[(h, q)]:
-                refusal()
-            names[q] = name
-        return names
+                    return second_order_lines(text, h, list(params), emit_module, at), given
+                except NeedsShapes:
+                    raise
+                except SourceError as exc:
+                    refusal(f"{exc.message} (in the tangent program of `{h}` it is differentiated through)")
+            except NeedsShapes as exc:
+                if k + 1 == len(tries):
+                    refusal(exc.message, exc.hint, NeedsShapes)
+
+
+def first_derivative(functions, key):
+    """The first in-program derivative statement that takes `key` (h, kind, argnum)."""
+    return next(s for f in functions.values() for s in walk_ir(f.body)
+                if isinstance(s, Derivative) and (s.function, s.kind, s.argnum) == key)
 
 
 def sweep_names(functions) -> dict:
@@ -316,7 +358,7 @@ def shaped_at(functions, name, globals_, at, shaped=False, rules=None):
     inputs = {p: point_value(at[p]) for p in fn.params}
     output = ex.call(name, list(inputs.values()))
     out = Shapes(ex.of)
-    out.inputs, out.output = inputs, output
+    out.inputs, out.output, out.calls = inputs, output, ex.calls
     out.complex = any(is_complex(v) for v in out.inputs.values()) or \
         any(is_complex(v) for met in ex.of.values() for v in met)
     return out
@@ -328,6 +370,7 @@ class Shapes(dict):
     `complex`: whether any value is complex (the reported gradient's convention applies, `reported`)."""
     output = None
     inputs: dict = {}
+    calls: dict = {}            # id(an in-program derivative) -> the values of its arguments at the point
     complex = False
 
 
@@ -499,10 +542,10 @@ def tangent_functions(p: Parts, guard=(), skip=frozenset()) -> list:
     return lines
 
 
-def tangent_function(p: Parts, fname, guard=()) -> list:
+def tangent_function(p: Parts, fname, guard=(), helper=False) -> list:
     """One function's tangent; a custom_jvp function's is its rule's (emit/custom.py), a
     custom_vjp's none (a live call of it is refused), the rules' tangent functions are called as
-    they are."""
+    they are. `helper`: the target's own as its calls of itself call it (a recursive target)."""
     active_params = {n: p.facts[n][0] for n in p.facts}
     fn, fact = p.functions[fname], p.facts[fname]
     rule = p.rules.get(fname)
@@ -510,16 +553,17 @@ def tangent_function(p: Parts, fname, guard=()) -> list:
         if rule is not None and rule.kind == "custom_jvp":
             return tangent_sweep(rule, fn.params, active_params[fname], lambda f: p.sweeps.get(f, f))
         return []
+    public = fname == p.name and not helper
     t = Tangent(fn, fact[1], fact[2], active_params, p.functions, p.explain,
                 inlinable(fn, kept(fn, fact, p.shapes is not None)))
     t.examples, t.sweeps, t.rules, t.second_order = p.shapes, p.sweeps, p.rules, p.second_order
     body = t.lines(fn.body, INDENT)
     given = [q for q in fn.params if q in active_params[fname]]
     out = tan(OUT) if t.live(OUT) else "0.0"
-    if fname == p.name:
+    if public:
         signature = f"{', '.join(fn.params)}, *, {', '.join(tan(w) for w in p.wrt)}"
     else:
         signature = f"{', '.join(fn.params)}, {', '.join(tan(q) for q in given)}"
     complex_tangents = as_complex(tan(w) for w in p.wrt if p.shapes is not None and is_complex(p.shapes.inputs[w]))
-    return [f"def {t.sweep(fname) if fname != p.name else fname}_jvp({signature}):",
-            *(guard if fname == p.name else ()), *(complex_tangents if fname == p.name else ()), *body, f"{INDENT}return {OUT}, {out}", "", ""]
+    return [f"def {fname if public else t.sweep(fname)}_jvp({signature}):",
+            *(guard if public else ()), *(complex_tangents if public else ()), *body, f"{INDENT}return {OUT}, {out}", "", ""]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from .activity import refuse_live
 from .lower import Call, Copy, Derivative, If, Jump, Plain, Prim, While, jumps
 from .custom import no_forward_mode
-from .sweeps import INDENT, Writer, differentiable
+from .sweeps import INDENT, Writer, differentiable, zeros_of
 
 
 def tan(name: str) -> str:
@@ -14,6 +14,11 @@ def tan(name: str) -> str:
 
 
 class Tangent(Writer):
+    prefix = "d_"           # a tangent's name: d_h for h (a tangent program's own, emit/derivatives.py)
+
+    def tan(self, name: str) -> str:
+        return f"{self.prefix}{name}"
+
     def __init__(self, fn, active, useful, active_params: dict, functions: dict, explain=False, inline=frozenset()):
         super().__init__(explain, inline)
         self.fn, self.active, self.active_params, self.functions = fn, active, active_params, functions
@@ -31,8 +36,8 @@ class Tangent(Writer):
             elif isinstance(s, Copy):
                 out += self.primal([s], pad)
                 if self.live(s.target):
-                    source = tan(s.source) if self.live(s.source) and not s.cut else "0.0"
-                    out.append(pad + self.tagged(f"{tan(s.target)} = {source}", s.line))
+                    source = self.tan(s.source) if self.live(s.source) and not s.cut else "0.0"
+                    out.append(pad + self.tagged(f"{self.tan(s.target)} = {source}", s.line))
             elif isinstance(s, Derivative) and self.live(s.target):
                 out += self.primal([s], pad) + self.derivative(s, pad)
             elif isinstance(s, Plain):
@@ -54,13 +59,13 @@ class Tangent(Writer):
         known: dict = {}
         for i, o in enumerate(s.operands):
             if self.live(o) and not s.prim.nondiff and differentiable(s.prim, i):
-                statements, expr = self.rule(s, ("jvp", i), [tan(o), ans, *self.operands(s.operands)], known)
+                statements, expr = self.rule(s, ("jvp", i), [self.tan(o), ans, *self.operands(s.operands)], known)
                 out += [pad + self.tagged(t, s.line) for t in statements]
                 terms.append(expr)
         if self.explain:
-            out.append(pad + f"# {s.target} = {s.prim.name}(...): {tan(s.target)} = the sum over its "
+            out.append(pad + f"# {s.target} = {s.prim.name}(...): {self.tan(s.target)} = the sum over its "
                              f"inputs of d{s.target}/d(input) * d_(input) (the {s.prim.name} rule's JVP)")
-        return out + [pad + self.tagged(f"{tan(s.target)} = {' + '.join(terms) or '0.0'}", s.line)]
+        return out + [pad + self.tagged(f"{self.tan(s.target)} = {' + '.join(terms) or '0.0'}", s.line)]
 
     rules: dict = {}        # the program's custom rules by function (emit/custom.py)
 
@@ -74,20 +79,21 @@ class Tangent(Writer):
             no_forward_mode(rule, s.line)
         if not live or not self.live(s.target):
             out = [pad + self.tagged(f"{s.target} = {s.function}({args})", s.line)]
-            return out + ([pad + self.tagged(f"{tan(s.target)} = 0.0", s.line)] if self.live(s.target) else [])
-        tangents = ", ".join(f"{tan(a)}" if p in live else "0.0" for p, a in zip(params, s.args) if p in given)
-        return [pad + self.tagged(f"{s.target}, {tan(s.target)} = {self.sweep(s.function)}_jvp({args}, {tangents})",
+            return out + ([pad + self.tagged(f"{self.tan(s.target)} = 0.0", s.line)] if self.live(s.target) else [])
+        tangents = ", ".join(f"{self.tan(a)}" if p in live else "0.0" for p, a in zip(params, s.args) if p in given)
+        return [pad + self.tagged(f"{s.target}, {self.tan(s.target)} = {self.sweep(s.function)}_jvp({args}, {tangents})",
                                   s.line)]
 
     def derivative(self, s, pad) -> list:
-        """g = grad(h, k)(args): its tangent the tangent of h's gradient in parameter k along the
-        arguments' tangents (the Hessian-vector product, emit/derivatives.py)."""
-        names = self.second_order(s, lambda: refuse_live(s, self.live))
+        """g = grad(h, k)(args): its tangent the Hessian of h (its row k) times the arguments'
+        tangents: the gradient in parameter k of h's tangent along them (`h_tan_vjp`,
+        emit/derivatives.py)."""
+        name, given = self.second_order(s, lambda: refuse_live(s, self.live))
         params = self.functions[s.function].params
         args = dict(zip(params, s.call_args))
-        directions = ", ".join(f"d_{q}={tan(args[q]) if self.live(args[q]) else '0.0'}" for q in names)
-        name = names[params[s.argnum]]
-        return [pad + self.tagged(f"{tan(s.target)} = {name}_jvp({self.refs(s.call_args)}, {directions})[1]", s.line)]
+        directions = ", ".join(self.tan(args[q]) if self.live(args[q]) else zeros_of(self.ref(args[q])) for q in given)
+        return [pad + self.tagged(f"{self.tan(s.target)} = {name}_vjp({self.refs(s.call_args)}, {directions})[1]"
+                                  f"[{s.argnum}]", s.line)]
 
     def control(self, s, pad) -> list:
         inner = pad + INDENT

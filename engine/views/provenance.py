@@ -35,11 +35,12 @@ def not_finite(v) -> bool:
 def _word(v) -> str:
     """'nan', 'inf' or '-inf' for what a non-finite value holds (nan first: it is the worse)."""
     v = strip(v)
-    if is_array(v):
-        a = np().asarray(to_host(v), dtype=float)
-        if np().isnan(a).any():
+    if is_array(v) or isinstance(v, complex):
+        a = np().asarray(to_host(v))
+        parts = (a.real, a.imag) if a.dtype.kind == "c" else (a.astype(float),)   # a complex value: both parts
+        if any(np().isnan(part).any() for part in parts):
             return "nan"
-        return "inf" if (a == np().inf).any() else "-inf"
+        return "inf" if any((part == np().inf).any() for part in parts) else "-inf"
     return nonfinite_word(float(v))
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .. import ops
 from ..backend import xp
-from ..complexes import refuse_ordering
+from ..complexes import is_complex, refuse_ordering
 from ..primitives import ndim, shape
 from .axes import ArgumentError, axes_last, axes_of, gathered, keep_dims, one_axis, reduced_count, whole
 
@@ -42,9 +42,18 @@ def var(a, axis=None, ddof=0, keepdims=False):
     count = max(reduced_count(a, axes) - whole(ddof, "ddof"), 0)
     centre = mean(a, axis, keepdims=True)
     centred = a - (centre if count else ops.read(centre))
-    squares = ops.sum(centred * centred, axes) if shape(a) else centred * centred
+    squares = ops.sum(squared_magnitude(centred), axes) if shape(a) else squared_magnitude(centred)
     result = ops.div(squares, float(count))
     return keep_dims(result, a, axes) if keepdims and shape(a) else result
+
+
+def squared_magnitude(c):
+    """|c|² as numpy's var takes it: c * c, or re² + im² (a real number) of a complex c, its two
+    squares added as numpy adds them (never the complex c * c)."""
+    if is_complex(c):
+        re, im = ops.real(c), ops.imag(c)
+        return re * re + im * im
+    return c * c
 
 
 def std(a, axis=None, ddof=0, keepdims=False):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from .. import ops
 from ..backend import np, xp
+from ..complexes import is_complex
 from ..primitives import ndim, shape
 from ..tape import BOXES
 from .axes import ArgumentError, axes_last, axes_of, gathered, keep_dims
@@ -190,7 +191,7 @@ def nanprod(a, axis=None, keepdims=False):
 def _counts(a, axes, keepdims=False):
     """How many elements that are not nan each result combines (a constant)."""
     kept = ~_nans(a)
-    return kept.sum(axis=axes, keepdims=keepdims).astype(xp().asarray(ops.read(a)).dtype)
+    return kept.sum(axis=axes, keepdims=keepdims).astype(xp().asarray(ops.read(a)).real.dtype)   # a real count
 
 
 def nanmean(a, axis=None, keepdims=False):
@@ -223,7 +224,8 @@ def nanvar(a, axis=None, ddof=0, keepdims=False):
     axes = axes_of(axis, ndim(a))
     centre = nanmean(a, axis, keepdims=True)
     centred = _filled(a - centre, 0.0)
-    squares = ops.sum(centred * centred, axes) if shape(a) else centred * centred
+    squared = ops.real(centred * ops.conj(centred)) if is_complex(centred) else centred * centred   # numpy's nanvar
+    squares = ops.sum(squared, axes) if shape(a) else squared
     count = _counts(a, axes, keepdims) - ddof if shape(a) else float(not _nans(a)) - ddof
     count = xp().where(count > 0, count, xp().nan) if shape(a) else (count if count > 0 else float("nan"))
     result = ops.div(keep_dims(squares, a, axes) if keepdims and shape(a) else squares, count)
