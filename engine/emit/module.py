@@ -58,11 +58,6 @@ def lowered(defs: dict, top: list, target_name=None, at=None) -> tuple:
     defs, closures = lifted(defs, global_names)
     ranks = {p: np().ndim(v) for p, v in (at or {}).items()}
     shapes = {p: np().shape(v) for p, v in (at or {}).items()}
-    functions = {name: Lowering(defs, global_names, closures.get(name, {}), ranks if name == target_name else None,
-                                shapes if name == target_name else None).function(d) for name, d in defs.items()}
-    for d in defs.values():
-        if d.defaults:
-            refuse("a parameter with a default", d.span)
     glob = Lowering(defs, global_names)
     statements = []
     for s in top:
@@ -73,7 +68,22 @@ def lowered(defs: dict, top: list, target_name=None, at=None) -> tuple:
         if isinstance(s, (Call, Derivative)):       # the module's top runs before its functions are defined
             refuse("a call of a function of the program at the top level", s.span if isinstance(s, Derivative) else
                    nodes.Span(s.line, 1, s.line, 1), "call it inside the function emitted")
+    constants = constant_ranks(statements, global_names) if at is not None else {}
+    functions = {name: Lowering(defs, global_names, closures.get(name, {}), ranks if name == target_name else None,
+                                shapes if name == target_name else None, constants).function(d)
+                 for name, d in defs.items()}
+    for d in defs.values():
+        if d.defaults:
+            refuse("a parameter with a default", d.span)
     return functions, statements
+
+
+def constant_ranks(statements, global_names) -> dict:
+    """The ranks of the module's constants (its top-level names), its statements run as they are
+    where the point is given (emit/examples.py): np.dot(X, w) of a constant X reads X's."""
+    ex = Examples({})
+    ex.run_globals(statements)
+    return {n: np().ndim(v) for n, v in ex.globals.items() if n in global_names}
 
 
 def emit_module(target, wrt: list | None = None, mode: str = "adjoint", explain: bool = False,
