@@ -86,7 +86,9 @@ class Lowering(Iteration):
         self.fixed_ranks.update({g: r for g, r in self.constants.items() if g not in self.local_names})
         self.fixed_shapes = {p: s for p, s in self.shapes.items() if p in self.fixed_ranks}
         body = self.block(list(node.body))
-        return Function(node.name, list(node.params), body, self.temps)
+        defaulted = node.params[len(node.params) - len(node.defaults):]
+        defaults = {p: default_value(d) for p, d in zip(defaulted, node.defaults)}
+        return Function(node.name, list(node.params), body, self.temps, defaults)
 
     def block(self, stmts: list) -> list:
         out: list = []
@@ -672,6 +674,14 @@ class Lowering(Iteration):
         target = target or self.fresh()
         self.out.append(Opaque(target, text, e.span.line, [a for a in args if a.__class__ is str], name, e.span))
         return target
+
+
+def default_value(node):
+    """A parameter's default, a number (the language's: a float) or True/False/None as written."""
+    value = literal_value(node, refuse, "a parameter's default")
+    if value.__class__ not in (int, float, bool) and value is not None:
+        refuse("a parameter whose default is not a number", node.span, "give it a number as its default")
+    return float(value) if value.__class__ is int else value
 
 
 def derivative_name(function: str, kind: str, argnum: int) -> str:

@@ -6,7 +6,7 @@ in-program derivative (grad(h)(x), jvp, vjp) as a helper running h's sweeps (emi
 from __future__ import annotations
 
 from ...parser import nodes
-from ...parser.errors import SourceError
+from ...parser.errors import SourceError, option
 from ..core.backend import np
 from ..core.complexes import is_complex, point_value
 from ..lang.names import walk
@@ -73,8 +73,9 @@ def lowered(defs: dict, top: list, target_name=None, at=None) -> tuple:
                                 shapes if name == target_name else None, constants).function(d)
                  for name, d in defs.items()}
     for d in defs.values():
-        if d.defaults:
-            refuse("a parameter with a default", d.span)
+        if d.defaults and d.name != target_name:       # the target's take their defaults where not given
+            refuse("a parameter with a default of a function other than the one emitted", d.span,
+                   "pass every argument of it at its calls and drop the default")
     return functions, statements
 
 
@@ -109,8 +110,15 @@ def emit_module(target, wrt: list | None = None, mode: str = "adjoint", explain:
 def _emit(target, wrt, mode, explain, version, at, shaped=False) -> str:
     defs, name, top, rules = program_parts(target)
     functions, globals_ = lowered(defs, top, name, at)
-    params = functions[name].params
-    wrt = list(wrt or params)
+    params, defaults = functions[name].params, functions[name].defaults
+    inputs = [p for p in params if p not in defaults or (at is not None and p in at)]
+    for w in wrt or ():
+        if w in defaults and w not in inputs:       # as `autodiff grad` says it (diff/common.py's check_wrt)
+            raise SourceError("unknown input", f"{option('wrt')} {w}: a parameter with a default is an input only "
+                              "when given", None, f"give it with {option('at')} {w}=...")
+    if at is not None:          # a defaulted parameter not given keeps its default (a constant), as `grad` runs it
+        at = {**{p: v for p, v in defaults.items() if p not in at}, **at}
+    wrt = list(wrt or inputs)
     unknown = [w for w in wrt if w not in params]
     if unknown:
         raise SourceError("usage", f"--wrt {unknown[0]}: {name} has no parameter {unknown[0]!r} "
@@ -120,7 +128,7 @@ def _emit(target, wrt, mode, explain, version, at, shaped=False) -> str:
         raise SourceError("usage", f"--at: no value for {missing[0]} (the point gives every input of "
                           f"{name}: {', '.join(params)})")
     if at is not None:
-        bind_inputs(target, at)         # a name the target has no input of is refused, as `grad` refuses it
+        bind_inputs(target.given(at), at)       # a name the target has no input of is refused, as `grad` refuses it
     check_derivatives(functions, name, rules)
     facts = analyse(functions, name, wrt, rules)
     shapes = shaped_at(functions, name, globals_, at, shaped or complex_values(target, at), rules)
@@ -458,8 +466,8 @@ def plain_function(fn, keep, shapes=None, guard=()) -> list:
     last = body[-1] if body else ""
     if last.startswith(f"{INDENT}{OUT} = ") and sum(line.lstrip().startswith(f"{OUT} = ") for line in body) == 1:
         body[-1] = f"{INDENT}return {last[len(INDENT) + len(OUT) + 3:]}"
-        return [f"def {fn.name}({', '.join(fn.params)}):", *body, "", ""]
-    return [f"def {fn.name}({', '.join(fn.params)}):", *body, f"{INDENT}return {OUT}", "", ""]
+        return [f"def {fn.name}({fn.signature()}):", *body, "", ""]
+    return [f"def {fn.name}({fn.signature()}):", *body, f"{INDENT}return {OUT}", "", ""]
 
 
 def adjoint_writer(p: Parts, fname):
@@ -494,7 +502,7 @@ def adjoint_functions(p: Parts, guard=(), skip=frozenset()) -> list:
         result = ", ".join(reported(p.shapes, w, a.result(w)) for w in wrt)
         stack = [f"{INDENT}_stack = []"] if any("_stack" in line for line in forward + reverse) else []
         seed = f"{INDENT}_out_b = {seed_text(p.shapes)}"
-        lines += [f"def {name}_vjp({', '.join(fn.params)}, cotangent=1.0):", *stack, *guard,
+        lines += [f"def {name}_vjp({fn.signature()}, cotangent=1.0):", *stack, *guard,
                   *a.undefined(INDENT), *forward, *tidied([seed, *a.initial(INDENT), *reverse,
                                                            f"{INDENT}return {OUT}, ({result}{',' if len(wrt) == 1 else ''})"]),
                   "", ""]
@@ -571,7 +579,7 @@ def tangent_function(p: Parts, fname, guard=(), helper=False) -> list:
     given = [q for q in fn.params if q in active_params[fname]]
     out = tan(OUT) if t.live(OUT) else "0.0"
     if public:
-        signature = f"{', '.join(fn.params)}, *, {', '.join(tan(w) for w in p.wrt)}"
+        signature = f"{fn.signature()}, *, {', '.join(tan(w) for w in p.wrt)}"
     else:
         signature = f"{', '.join(fn.params)}, {', '.join(tan(q) for q in given)}"
     complex_tangents = as_complex(tan(w) for w in p.wrt if p.shapes is not None and is_complex(p.shapes.inputs[w]))
