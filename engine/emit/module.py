@@ -23,6 +23,7 @@ from .lower import OUT, Call, Derivative, Lowering, Plain, refuse
 from .rule_text import NotEmitted
 from .sweeps import INDENT, NeedsShapes, Writer, inlinable, no_shapes, read_by_rules, zeros_of
 from .tangent import Tangent, tan
+from .tuple_helpers import split_tuple_helpers
 
 MODES = ("adjoint", "tangent", "both")
 
@@ -42,6 +43,7 @@ def program_parts(target) -> tuple:
     defs = {s.name: s for s in module.body if isinstance(s, nodes.FunctionDef)}
     rules, statements, derived = program_rules(module.body, defs)
     defs.update(derived)
+    defs = split_tuple_helpers(defs)        # a helper returning a tuple whose items are unpacked: one per item
     top = [s for s in statements if not isinstance(s, (nodes.FunctionDef, nodes.Import))]
     if target.kind == "function":
         return defs, target.fn_name, top, rules
@@ -538,7 +540,8 @@ def reported(shapes, w, adjoint: str) -> str:
 def helper_adjoint(fn, a, grads) -> list:
     forward = a.forward(fn.body, INDENT)
     reverse = a.reverse(fn.body, INDENT)
-    kept = sorted(read_by_rules(fn.body, a.active, a.useful, a.shaped) | {OUT})
+    local = set(fn.params) | {getattr(s, "target", None) for s in walk_ir(fn.body)}     # not the module's constants
+    kept = sorted(n for n in read_by_rules(fn.body, a.active, a.useful, a.shaped) | {OUT} if n in local)
     unbound = (set(kept) - binding(fn)) | unbound_saves(fn, a.saves)
     undefined = [f"{INDENT}{n} = None" for n in sorted(unbound)]
     pack = f"({', '.join(kept)},)"
