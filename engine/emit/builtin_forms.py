@@ -169,13 +169,8 @@ class Forms:
         if name in ("einsum", "tensordot", "kron", "pinv"):
             return Products(self).call(name, args, e, target, rank)
         x = self.low.value(args[0], None)
-        if name in COMPOSITES:
-            count = len({k for k in COMPOSITES[name][1] if k is not None})
-            if len(args) != count or None in args:
-                self.refuse(f"{name} with other than {count} argument{'s' * (count > 1)}", e.span)
-            operands = [x, *(self.low.value(a, None) for a in args[1:])]
-            entry, order = COMPOSITES[name]
-            return self.apply(entry, [1.0 if k is None else operands[k] for k in order], line, target)
+        if name in COMPOSITES or name == "logsumexp":
+            return self.composite(name, x, args, rank, e, target)
         if name == "clip":
             bounds = [None if a is None or isinstance(a, nodes.NoneLit) else self.low.value(a, None) for a in args[1:3]]
             return self.clip(x, bounds, e, target)
@@ -184,9 +179,6 @@ class Forms:
         if name == "dot" and len(args) != 2:
             self.refuse(f"{name} with other than two arguments", e.span)
         named = parameters(name)
-        if name == "logsumexp":
-            kept = dict(zip(named, [literal_value(a, self.refuse, f"the {k} of {name}") for a, k in zip(args[1:], named)]))
-            return self.logsumexp(x, kept.get("axis"), kept.get("keepdims"), rank, e, target)
         params = [] if name == "dot" else [literal_value(a, self.refuse, f"the {k} of {name}") for a, k in
                   zip(args[1:], named or ("shape",) * len(args))]
         keepdims = dict(zip(named, params)).get("keepdims")
@@ -364,6 +356,19 @@ class Forms:
                             "write the axis as a number from 0")
             axis += ndim
         return axis
+
+    def composite(self, name, x, args, rank, e, target):
+        """logsumexp, and the composites of one table entry (COMPOSITES: square, reciprocal, ...)."""
+        if name == "logsumexp":
+            named = parameters(name)
+            kept = dict(zip(named, [literal_value(a, self.refuse, f"the {k} of {name}") for a, k in zip(args[1:], named)]))
+            return self.logsumexp(x, kept.get("axis"), kept.get("keepdims"), rank, e, target)
+        count = len({k for k in COMPOSITES[name][1] if k is not None})
+        if len(args) != count or None in args:
+            self.refuse(f"{name} with other than {count} argument{'s' * (count > 1)}", e.span)
+        operands = [x, *(self.low.value(a, None) for a in args[1:])]
+        entry, order = COMPOSITES[name]
+        return self.apply(entry, [1.0 if k is None else operands[k] for k in order], e.span.line, target)
 
     def logsumexp(self, x, axis, keepdims, rank, e, target):
         """core/library/reductions.py's logsumexp: log(sum(exp(x - shift))) + shift, the shift numpy's
