@@ -94,6 +94,61 @@ def test_every_sample_program_emits_and_matches_grad(tmp_path, name):
                 assert d == pytest.approx(np.asarray(expected.gradient[p])[k], rel=1e-12, abs=1e-12)
 
 
+def header_point(path):
+    """The point and --wrt of a sample's first header command with --at (tests/test_samples_numpy.py's
+    headers), its values as the CLI reads them (files named with @ too)."""
+    from autodiff.cli.data_options import at_file_reader
+    from autodiff.cli.options import parse_at
+    from test_samples_programs import expectations
+    argv = next(a for a, _, _ in expectations(path) if "--at" in a)
+    at = argv[argv.index("--at") + 1]
+    wrt = argv[argv.index("--wrt") + 1].split(",") if "--wrt" in argv else None
+    cwd = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        return parse_at([at], None, at_file_reader({}, None)), wrt
+    finally:
+        os.chdir(cwd)
+
+
+# the numpy and data samples but samples/numpy/lstm.py (worked on apart: its emit ends in an internal error)
+ARRAY_SAMPLES = [f"{p.parent.name}/{p.name}" for folder in ("numpy", "data")
+                 for p in sorted((ROOT / "samples" / folder).glob("*.py")) if p.name != "lstm.py"]
+
+
+@pytest.mark.parametrize("name", ARRAY_SAMPLES)
+def test_every_numpy_and_data_sample_emits_validates_and_matches_grad(tmp_path, name):
+    """Emitted at its header's point, each sample's module passes --validate there, and its adjoint
+    and tangent match autodiff.grad to 1e-12 at five random points near it."""
+    path = ROOT / "samples" / name
+    at, wrt = header_point(path)
+    target = api.load(str(path)).given(at)
+    out = tmp_path / "emitted.py"
+    out.write_text(api.emit(None, wrt=wrt, mode="both", target=target, at=at))
+    rows = api.validate_emitted(str(out), target, at, wrt)
+    assert rows and all(r["verdict"] == "pass" for r in rows), rows
+    spec = importlib.util.spec_from_file_location(f"emitted_{path.stem}", out)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    wrt = wrt or target.inputs
+    rng = np.random.default_rng(31)
+    for _ in range(5):
+        point = {p: np.asarray(v, dtype=float) + rng.uniform(-0.1, 0.1, np.shape(v)) for p, v in at.items()}
+        point = {p: float(v) if v.ndim == 0 else v for p, v in point.items()}
+        args = [point[p] for p in target.inputs]
+        expected = autodiff.grad(str(path), at=point, wrt=wrt)
+        value, grads = module.f_vjp(*args)
+        assert value == pytest.approx(expected.value, rel=1e-12, abs=1e-12)
+        assert module.f(*args) == pytest.approx(expected.value, rel=1e-12, abs=1e-12)
+        for w, g in zip(wrt, grads):
+            assert np.shape(g) == np.shape(point[w])
+            assert g == pytest.approx(expected.gradient[w], rel=1e-12, abs=1e-12)
+        u = {w: rng.uniform(-1.0, 1.0, np.shape(point[w])) for w in wrt}
+        _, d = module.f_jvp(*args, **{f"d_{w}": u[w] for w in wrt})
+        along = sum(float(np.sum(np.asarray(expected.gradient[w]) * u[w])) for w in wrt)
+        assert d == pytest.approx(along, rel=1e-12, abs=1e-12)
+
+
 @pytest.mark.parametrize("words", sorted(NOT_YET))
 def test_what_is_not_emitted_names_the_construct_and_its_line(tmp_path, words):
     source = tmp_path / "program.py"
@@ -424,3 +479,42 @@ def test_docs_emit_lists_what_is_not_emitted_yet():
     text = " ".join((ROOT / "docs" / "emit.md").read_text(encoding="utf-8").split())
     missing = [words for words in NOT_YET if words not in text]
     assert not missing, missing
+
+
+def test_a_defaulted_parameter_keeps_its_default_unless_given_then_is_an_input(tmp_path):
+    """As the language treats it: the emitted functions take it as a keyword with its default (a
+    constant there); given in --at it is an input, differentiated when --wrt names it; named in
+    --wrt without a value it is refused as `autodiff grad` refuses it."""
+    source = tmp_path / "program.py"
+    source.write_text("def f(w, b, l2=0.01, k=2):\n    return sum(w * w) * l2 + b * k + sum(w) * b\n")
+    w = np.array([0.5, -0.25])
+    text = api.emit(str(source), mode="both", at={"w": w, "b": 0.1})
+    assert "def f(w, b, l2=0.01, k=2.0):" in text and "def f_vjp(w, b, l2=0.01, k=2.0, cotangent=1.0):" in text
+    assert "# differentiated inputs: w, b" in text
+    module = load_text(tmp_path, text)
+    value, (g_w, g_b) = module.f_vjp(w, 0.1)
+    expected = autodiff.grad(str(source), at={"w": w, "b": 0.1})
+    assert value == pytest.approx(expected.value, rel=1e-12) and module.f(w, 0.1) == pytest.approx(expected.value, rel=1e-12)
+    np.testing.assert_allclose(g_w, expected.gradient["w"], rtol=1e-12)
+    assert g_b == pytest.approx(expected.gradient["b"], rel=1e-12)
+    given = api.emit(str(source), mode="both", wrt=["w", "l2"], at={"w": w, "b": 0.1, "l2": 0.3})
+    module = load_text(tmp_path, given, "given")
+    value, (g_w, g_l2) = module.f_vjp(w, 0.1, 0.3)
+    expected = autodiff.grad(str(source), at={"w": w, "b": 0.1, "l2": 0.3}, wrt=["w", "l2"])
+    assert value == pytest.approx(expected.value, rel=1e-12)
+    np.testing.assert_allclose(g_w, expected.gradient["w"], rtol=1e-12)
+    assert g_l2 == pytest.approx(expected.gradient["l2"], rel=1e-12)
+    _, d = module.f_jvp(w, 0.1, 0.3, d_w=np.zeros(2), d_l2=1.0)
+    assert d == pytest.approx(expected.gradient["l2"], rel=1e-12)
+    with pytest.raises(SourceError) as err:
+        api.emit(str(source), wrt=["l2"], at={"w": w, "b": 0.1})
+    assert "a parameter with a default is an input only when given" in err.value.message and "l2=" in err.value.hint
+
+
+def load_text(tmp_path, text, name="emitted_text"):
+    out = tmp_path / f"{name}.py"
+    out.write_text(text)
+    spec = importlib.util.spec_from_file_location(name, out)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

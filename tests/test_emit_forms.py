@@ -85,6 +85,23 @@ PROGRAMS = {
                              {"A": (4, 2), "x": (4,)}),
     "dot of parameters": ("def f(A, x, c):\n    return sum(A.dot(x)) + x.dot(x) + dot(A, c)[0, 1] + dot(x, A)[1]\n",
                           {"A": (3, 3), "x": (3,), "c": ()}),
+    "logsumexp": ("def f(A, x):\n    return logsumexp(x) + sum(logsumexp(A, 1)) + sum(logsumexp(A, axis=0, keepdims=True) * A)"
+                  " + logsumexp(A) * x[0] + sum(logsumexp(A, -1, True) * A) + sum(np.logsumexp(A * 1e3, axis=(0,)))\n",
+                  {"A": (3, 2), "x": (3,)}),
+    "square, reciprocal, negative, power": (
+        "def f(x, a):\n    return sum(square(x) * reciprocal(x + 3.0)) + sum(negative(x) * power(x * x + 1.0, a))"
+        " + np.square(a)\n", {"x": (3,), "a": ()}),
+    "whole numbers of shapes, counts and axes": (
+        "T = [1.0, 2.0, 3.0]\nZ = zeros(4)\n\n\ndef f(c):\n"
+        "    copies = broadcast_to(expand_dims(T, 1), (len(T), len(c) - 1))\n"
+        "    return sum((copies @ c[1:]) * T) + sum(Z[:len(c) - 1] * c[:3]) + sum(eye(4) @ c)"
+        " + sum(full((len(c),), 2) * c) + sum(tile(T, 2)[:4] * c * repeat(T, 2)[2:6])\n", {"c": (4,)}),
+    "dot of a constant": ("X = [[1.0, 2.0], [3.0, 4.0], [0.5, -1.0]]\n\n\ndef f(w):\n"
+                          "    return sum(np.dot(X, w) ** 2) + dot(X, w)[1] + dot(w, w) + sum(X @ w)\n", {"w": (2,)}),
+    "a helper that returns a tuple": (
+        "W = [[0.5, -0.2], [0.1, 0.3]]\nH0 = [0.2, -0.1]\n\n\ndef step(x, h):\n    a = W @ x + h\n"
+        "    if sum(a) > 10.0:\n        return a, h\n    return tanh(a), a * h\n\n\ndef f(x):\n"
+        "    h, c = step(x, H0)\n    h, c = step(h, c)\n    return sum(h * c)\n", {"x": (2,)}),
     "det of a local, prod of a product": ("def f(A, x):\n    M = A @ A.T + 0.1\n    return det(M) * sum(x) + prod(x * x)\n",
                                           {"A": (2, 2), "x": (4,)}),
 }

@@ -21,8 +21,13 @@ from ..lang.keywords import accepted_keywords
 from .rule_text import primitive
 
 FORMS = ("norm", "prod", "transpose", "reshape", "dot", "var", "std", "clip", "cumsum", "cumprod", "trace", "diagonal",
-         "squeeze", "outer", "triu", "tril", "diag", "complex", "where", "einsum", "tensordot", "kron", "pinv")     # builtins whose numpy arguments choose the entries they apply
+         "squeeze", "outer", "triu", "tril", "diag", "complex", "where", "einsum", "tensordot", "kron", "pinv",
+         "logsumexp", "square", "reciprocal", "negative", "power")     # builtins whose numpy arguments choose the entries they apply
 INF = {"inf": math.inf}
+# core/library/elementwise.py's composites of one table entry: name -> (the entry, its operands as
+# positions of the call's arguments, None the number 1.0)
+COMPOSITES = {"square": ("mul", (0, 0)), "reciprocal": ("div", (None, 0)), "negative": ("neg", (0,)),
+              "power": ("pow", (0, 1))}
 
 
 def kink_spelling(prim):
@@ -95,6 +100,24 @@ def parameters(name) -> tuple:
     return accepted_keywords(builtin.fn)[1:] if builtin is not None and hasattr(builtin, "fn") else ()
 
 
+# numpy's parameters that take whole numbers (shapes, counts, axes, offsets): the language's numbers
+# are floats and takes a whole float there (core/library/axes.py's `whole`), numpy an int, so an
+# argument given at one of them is written with its whole numbers as ints
+WHOLE_PARAMETERS = frozenset(("shape", "N", "M", "k", "n", "reps", "repeats", "axis", "indices_or_sections", "num",
+                              "shift", "axis1", "axis2", "offset", "ddof", "decimals"))
+SHAPE_ONLY = ("zeros", "ones", "empty")      # take the shape as their only arguments (*shape)
+
+
+def takes_whole(name, k) -> bool:
+    """Whether numpy takes the builtin `name`'s k-th argument as a whole number (its shape, a count,
+    an axis), as the language's signature names its parameters."""
+    if name in SHAPE_ONLY:
+        return True
+    builtin = language_builtins().get(name)
+    names = accepted_keywords(builtin.fn) if builtin is not None and hasattr(builtin, "fn") else ()
+    return k < len(names) and names[k] in WHOLE_PARAMETERS
+
+
 def positional(e, refuse) -> list:
     """The call's arguments by position, its keywords placed at their builtin's parameters (None
     for one not given)."""
@@ -146,6 +169,8 @@ class Forms:
         if name in ("einsum", "tensordot", "kron", "pinv"):
             return Products(self).call(name, args, e, target, rank)
         x = self.low.value(args[0], None)
+        if name in COMPOSITES or name == "logsumexp":
+            return self.composite(name, x, args, rank, e, target)
         if name == "clip":
             bounds = [None if a is None or isinstance(a, nodes.NoneLit) else self.low.value(a, None) for a in args[1:3]]
             return self.clip(x, bounds, e, target)
@@ -331,6 +356,34 @@ class Forms:
                             "write the axis as a number from 0")
             axis += ndim
         return axis
+
+    def composite(self, name, x, args, rank, e, target):
+        """logsumexp, and the composites of one table entry (COMPOSITES: square, reciprocal, ...)."""
+        if name == "logsumexp":
+            named = parameters(name)
+            kept = dict(zip(named, [literal_value(a, self.refuse, f"the {k} of {name}") for a, k in zip(args[1:], named)]))
+            return self.logsumexp(x, kept.get("axis"), kept.get("keepdims"), rank, e, target)
+        count = len({k for k in COMPOSITES[name][1] if k is not None})
+        if len(args) != count or None in args:
+            self.refuse(f"{name} with other than {count} argument{'s' * (count > 1)}", e.span)
+        operands = [x, *(self.low.value(a, None) for a in args[1:])]
+        entry, order = COMPOSITES[name]
+        return self.apply(entry, [1.0 if k is None else operands[k] for k in order], e.span.line, target)
+
+    def logsumexp(self, x, axis, keepdims, rank, e, target):
+        """core/library/reductions.py's logsumexp: log(sum(exp(x - shift))) + shift, the shift numpy's
+        largest element over the axis (0 where it is not finite), a constant of the sweep as it is a
+        constant to the engine's AD; keepdims puts the reduced axes back, as sum's."""
+        line = e.span.line
+        one = self.axis(axis[0] if axis.__class__ is tuple and len(axis) == 1 else axis, rank(x), e)
+        top = self.low.plain(f"np.max({x}, axis={one!r}, keepdims=True)", None, line)
+        shift = self.low.plain(f"np.where(np.isfinite({top}), {top}, 0.0)", None, line)
+        summed = self.reduce("sum", self.apply("exp", [self.apply("sub", [x, shift], line, None)], line, None), one, line)
+        back = self.low.plain(f"np.reshape({shift}, np.shape({summed}))", None, line)
+        out = self.apply("add", [self.apply("log", [summed], line, None), back], line, None if keepdims else target)
+        if not keepdims:
+            return out
+        return self.low.put_back(out, self.low.reduced_axes("logsumexp", x, one, True, e), line, target)
 
     def reduce(self, name, x, axis, line, target=None):
         return self.low.apply(name, [x] if axis is None else [x, axis], line, target, f"np.{name}")

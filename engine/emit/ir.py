@@ -118,6 +118,11 @@ class Function:
     params: list
     body: list
     temps: set = field(default_factory=set)
+    defaults: dict = field(default_factory=dict)     # a defaulted parameter -> its default (a number)
+
+    def signature(self) -> str:
+        """Its parameters as Python's def writes them, the defaulted ones with their defaults."""
+        return ", ".join(p + (f"={self.defaults[p]!r}" if p in self.defaults else "") for p in self.params)
 
 
 def refuse(what: str, span, hint: str | None = None):

@@ -28,7 +28,7 @@ from .ir import (Call, Copy, Derivative, For, Function, If, Jump, Opaque, Packed
                  literal, refuse)
 from .iteration import Iteration, is_range, names_read, pattern_names
 from .builtin_forms import (FORMS, Forms, as_builtin_call, attribute, gathered, kink_spelling, literal_value,
-                            positional, positions_of)
+                            positional, positions_of, takes_whole)
 from .fft_forms import FFT_FORMS, FftForms
 from .rule_text import primitive
 
@@ -55,8 +55,9 @@ class Lowering(Iteration):
     """One function's statements as IR; `helpers` are the program's functions by name."""
 
     def __init__(self, helpers: dict, global_names: set, closures: dict | None = None, ranks: dict | None = None,
-                 shapes: dict | None = None):
+                 shapes: dict | None = None, constants: dict | None = None):
         self.helpers, self.global_names = helpers, global_names
+        self.constants = constants or {}    # a top-level constant's rank (emit/module.py's constant_ranks)
         self.ranks = ranks or {}            # a parameter's rank at the point given (--at), where known
         self.shapes = shapes or {}          # and its shape (kron's result is reshaped at its operands' shapes)
         self.fixed_shapes: dict = {}
@@ -82,9 +83,12 @@ class Lowering(Iteration):
         self.local_names = set(node.params) | bound_names(node.body)
         self.params = list(node.params)
         self.fixed_ranks = {p: r for p, r in self.ranks.items() if p in node.params and p not in bound_names(node.body)}
+        self.fixed_ranks.update({g: r for g, r in self.constants.items() if g not in self.local_names})
         self.fixed_shapes = {p: s for p, s in self.shapes.items() if p in self.fixed_ranks}
         body = self.block(list(node.body))
-        return Function(node.name, list(node.params), body, self.temps)
+        defaulted = node.params[len(node.params) - len(node.defaults):]
+        defaults = {p: default_value(d) for p, d in zip(defaulted, node.defaults)}
+        return Function(node.name, list(node.params), body, self.temps, defaults)
 
     def block(self, stmts: list) -> list:
         out: list = []
@@ -458,11 +462,11 @@ class Lowering(Iteration):
     def whole_value(self, e):
         """An index's or a range bound's value, its numbers whole (`x[t + 1]`, `range(len(x) - 1)`
         take ints in numpy, whole floats in the language)."""
-        self.whole = True
+        saved, self.whole = self.whole, True
         try:
             return self.value(e, None)
         finally:
-            self.whole = False
+            self.whole = saved
 
     def index_part(self, p):
         if isinstance(p, nodes.NoneLit):     # numpy's newaxis
@@ -574,7 +578,10 @@ class Lowering(Iteration):
             return self.reduction_over(name, self.value(arguments[0], None), axis, keep, e, target)
         if e.keywords and (name in self.helpers or name in self.closures or None in arguments):
             refuse(f"a call of `{name}` with keywords", e.span, "pass its arguments by position")
-        args = [self.value(a, None) for a in arguments]
+        whole = name not in self.helpers and name not in self.closures and \
+            not getattr(self.builtins.get(name), "elementwise", False)      # polygamma's n is an array
+        args = [self.whole_value(a) if whole and takes_whole(name, k) else self.value(a, None)
+                for k, a in enumerate(arguments)]
         if name in self.closures:
             helper, captured = self.closures[name]
             name, args = helper, args + list(captured)
@@ -667,6 +674,14 @@ class Lowering(Iteration):
         target = target or self.fresh()
         self.out.append(Opaque(target, text, e.span.line, [a for a in args if a.__class__ is str], name, e.span))
         return target
+
+
+def default_value(node):
+    """A parameter's default, a number (the language's: a float) or True/False/None as written."""
+    value = literal_value(node, refuse, "a parameter's default")
+    if value.__class__ not in (int, float, bool) and value is not None:
+        refuse("a parameter whose default is not a number", node.span, "give it a number as its default")
+    return float(value) if value.__class__ is int else value
 
 
 def derivative_name(function: str, kind: str, argnum: int) -> str:

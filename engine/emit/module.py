@@ -6,7 +6,7 @@ in-program derivative (grad(h)(x), jvp, vjp) as a helper running h's sweeps (emi
 from __future__ import annotations
 
 from ...parser import nodes
-from ...parser.errors import SourceError
+from ...parser.errors import SourceError, option
 from ..core.backend import np
 from ..core.complexes import is_complex, point_value
 from ..lang.names import walk
@@ -23,6 +23,7 @@ from .lower import OUT, Call, Derivative, Lowering, Plain, refuse
 from .rule_text import NotEmitted
 from .sweeps import INDENT, NeedsShapes, Writer, inlinable, no_shapes, read_by_rules, zeros_of
 from .tangent import Tangent, tan
+from .tuple_helpers import split_tuple_helpers
 
 MODES = ("adjoint", "tangent", "both")
 
@@ -42,6 +43,7 @@ def program_parts(target) -> tuple:
     defs = {s.name: s for s in module.body if isinstance(s, nodes.FunctionDef)}
     rules, statements, derived = program_rules(module.body, defs)
     defs.update(derived)
+    defs = split_tuple_helpers(defs)        # a helper returning a tuple whose items are unpacked: one per item
     top = [s for s in statements if not isinstance(s, (nodes.FunctionDef, nodes.Import))]
     if target.kind == "function":
         return defs, target.fn_name, top, rules
@@ -58,11 +60,6 @@ def lowered(defs: dict, top: list, target_name=None, at=None) -> tuple:
     defs, closures = lifted(defs, global_names)
     ranks = {p: np().ndim(v) for p, v in (at or {}).items()}
     shapes = {p: np().shape(v) for p, v in (at or {}).items()}
-    functions = {name: Lowering(defs, global_names, closures.get(name, {}), ranks if name == target_name else None,
-                                shapes if name == target_name else None).function(d) for name, d in defs.items()}
-    for d in defs.values():
-        if d.defaults:
-            refuse("a parameter with a default", d.span)
     glob = Lowering(defs, global_names)
     statements = []
     for s in top:
@@ -73,7 +70,23 @@ def lowered(defs: dict, top: list, target_name=None, at=None) -> tuple:
         if isinstance(s, (Call, Derivative)):       # the module's top runs before its functions are defined
             refuse("a call of a function of the program at the top level", s.span if isinstance(s, Derivative) else
                    nodes.Span(s.line, 1, s.line, 1), "call it inside the function emitted")
+    constants = constant_ranks(statements, global_names) if at is not None else {}
+    functions = {name: Lowering(defs, global_names, closures.get(name, {}), ranks if name == target_name else None,
+                                shapes if name == target_name else None, constants).function(d)
+                 for name, d in defs.items()}
+    for d in defs.values():
+        if d.defaults and d.name != target_name:       # the target's take their defaults where not given
+            refuse("a parameter with a default of a function other than the one emitted", d.span,
+                   "pass every argument of it at its calls and drop the default")
     return functions, statements
+
+
+def constant_ranks(statements, global_names) -> dict:
+    """The ranks of the module's constants (its top-level names), its statements run as they are
+    where the point is given (emit/examples.py): np.dot(X, w) of a constant X reads X's."""
+    ex = Examples({})
+    ex.run_globals(statements)
+    return {n: np().ndim(v) for n, v in ex.globals.items() if n in global_names}
 
 
 def emit_module(target, wrt: list | None = None, mode: str = "adjoint", explain: bool = False,
@@ -99,8 +112,15 @@ def emit_module(target, wrt: list | None = None, mode: str = "adjoint", explain:
 def _emit(target, wrt, mode, explain, version, at, shaped=False) -> str:
     defs, name, top, rules = program_parts(target)
     functions, globals_ = lowered(defs, top, name, at)
-    params = functions[name].params
-    wrt = list(wrt or params)
+    params, defaults = functions[name].params, functions[name].defaults
+    inputs = [p for p in params if p not in defaults or (at is not None and p in at)]
+    for w in wrt or ():
+        if w in defaults and w not in inputs:       # as `autodiff grad` says it (diff/common.py's check_wrt)
+            raise SourceError("unknown input", f"{option('wrt')} {w}: a parameter with a default is an input only "
+                              "when given", None, f"give it with {option('at')} {w}=...")
+    if at is not None:          # a defaulted parameter not given keeps its default (a constant), as `grad` runs it
+        at = {**{p: v for p, v in defaults.items() if p not in at}, **at}
+    wrt = list(wrt or inputs)
     unknown = [w for w in wrt if w not in params]
     if unknown:
         raise SourceError("usage", f"--wrt {unknown[0]}: {name} has no parameter {unknown[0]!r} "
@@ -110,7 +130,7 @@ def _emit(target, wrt, mode, explain, version, at, shaped=False) -> str:
         raise SourceError("usage", f"--at: no value for {missing[0]} (the point gives every input of "
                           f"{name}: {', '.join(params)})")
     if at is not None:
-        bind_inputs(target, at)         # a name the target has no input of is refused, as `grad` refuses it
+        bind_inputs(target.given(at), at)       # a name the target has no input of is refused, as `grad` refuses it
     check_derivatives(functions, name, rules)
     facts = analyse(functions, name, wrt, rules)
     shapes = shaped_at(functions, name, globals_, at, shaped or complex_values(target, at), rules)
@@ -448,8 +468,8 @@ def plain_function(fn, keep, shapes=None, guard=()) -> list:
     last = body[-1] if body else ""
     if last.startswith(f"{INDENT}{OUT} = ") and sum(line.lstrip().startswith(f"{OUT} = ") for line in body) == 1:
         body[-1] = f"{INDENT}return {last[len(INDENT) + len(OUT) + 3:]}"
-        return [f"def {fn.name}({', '.join(fn.params)}):", *body, "", ""]
-    return [f"def {fn.name}({', '.join(fn.params)}):", *body, f"{INDENT}return {OUT}", "", ""]
+        return [f"def {fn.name}({fn.signature()}):", *body, "", ""]
+    return [f"def {fn.name}({fn.signature()}):", *body, f"{INDENT}return {OUT}", "", ""]
 
 
 def adjoint_writer(p: Parts, fname):
@@ -484,7 +504,7 @@ def adjoint_functions(p: Parts, guard=(), skip=frozenset()) -> list:
         result = ", ".join(reported(p.shapes, w, a.result(w)) for w in wrt)
         stack = [f"{INDENT}_stack = []"] if any("_stack" in line for line in forward + reverse) else []
         seed = f"{INDENT}_out_b = {seed_text(p.shapes)}"
-        lines += [f"def {name}_vjp({', '.join(fn.params)}, cotangent=1.0):", *stack, *guard,
+        lines += [f"def {name}_vjp({fn.signature()}, cotangent=1.0):", *stack, *guard,
                   *a.undefined(INDENT), *forward, *tidied([seed, *a.initial(INDENT), *reverse,
                                                            f"{INDENT}return {OUT}, ({result}{',' if len(wrt) == 1 else ''})"]),
                   "", ""]
@@ -520,7 +540,8 @@ def reported(shapes, w, adjoint: str) -> str:
 def helper_adjoint(fn, a, grads) -> list:
     forward = a.forward(fn.body, INDENT)
     reverse = a.reverse(fn.body, INDENT)
-    kept = sorted(read_by_rules(fn.body, a.active, a.useful, a.shaped) | {OUT})
+    local = set(fn.params) | {getattr(s, "target", None) for s in walk_ir(fn.body)}     # not the module's constants
+    kept = sorted(n for n in read_by_rules(fn.body, a.active, a.useful, a.shaped) | {OUT} if n in local)
     unbound = (set(kept) - binding(fn)) | unbound_saves(fn, a.saves)
     undefined = [f"{INDENT}{n} = None" for n in sorted(unbound)]
     pack = f"({', '.join(kept)},)"
@@ -561,7 +582,7 @@ def tangent_function(p: Parts, fname, guard=(), helper=False) -> list:
     given = [q for q in fn.params if q in active_params[fname]]
     out = tan(OUT) if t.live(OUT) else "0.0"
     if public:
-        signature = f"{', '.join(fn.params)}, *, {', '.join(tan(w) for w in p.wrt)}"
+        signature = f"{fn.signature()}, *, {', '.join(tan(w) for w in p.wrt)}"
     else:
         signature = f"{', '.join(fn.params)}, {', '.join(tan(q) for q in given)}"
     complex_tangents = as_complex(tan(w) for w in p.wrt if p.shapes is not None and is_complex(p.shapes.inputs[w]))

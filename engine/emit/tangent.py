@@ -80,9 +80,15 @@ class Tangent(Writer):
         if not live or not self.live(s.target):
             out = [pad + self.tagged(f"{s.target} = {s.function}({args})", s.line)]
             return out + ([pad + self.tagged(f"{self.tan(s.target)} = 0.0", s.line)] if self.live(s.target) else [])
-        tangents = ", ".join(f"{self.tan(a)}" if p in live else "0.0" for p, a in zip(params, s.args) if p in given)
+        tangents = ", ".join(f"{self.tan(a)}" if p in live else self.zero_tangent(a) for p, a in zip(params, s.args)
+                             if p in given)
         return [pad + self.tagged(f"{s.target}, {self.tan(s.target)} = {self.sweep(s.function)}_jvp({args}, {tangents})",
                                   s.line)]
+
+    def zero_tangent(self, a) -> str:
+        """The tangent of an argument no tangent reaches: 0.0, or zeros of its shape where the
+        rules were written at shapes (a matmul's text takes no number)."""
+        return zeros_of(self.ref(a)) if self.examples is not None and a.__class__ is str else "0.0"
 
     def derivative(self, s, pad) -> list:
         """g = grad(h, k)(args): its tangent the Hessian of h (its row k) times the arguments'
