@@ -175,8 +175,8 @@ def test_numpy_spellings_real_imag_conj_as_attributes_and_methods():
     assert g == pytest.approx(1 / math.sqrt(5) + 3 + 1j * (2 / math.sqrt(5) + 1), rel=1e-15)
 
 
-@pytest.mark.parametrize("source", ["sigmoid(z)", "sign(z)", "arcsinh(z)", "floor(z)", "relu(z)", "hypot(z, 1)",
-                                    "cumprod(v)"])
+@pytest.mark.parametrize("source", ["sigmoid(z)", "cbrt(z)", "erf(z)", "floor(z)", "relu(z)", "hypot(z, 1)",
+                                    "logaddexp(v, v)"])
 def test_entries_without_complex_rules_refuse_complex_values(source):
     """An entry that does not state the complex_values fact refuses them: never a real rule's answer."""
     at = {"z": 1 + 2j, "v": np.array([1j, 2.0])}
@@ -604,3 +604,88 @@ def test_the_gradient_of_a_complex_variance_is_pytorchs():
     z = np.array([0.3 + 0.4j, 1.2 - 0.7j, -2 + 0.1j])
     # torch.var(z, unbiased=False).backward(): z.grad = 2 (z - mean) / n
     assert np.allclose(autodiff.grad("var(z)", at={"z": z}).gradient["z"], 2 * (z - z.mean()) / 3, rtol=1e-14)
+
+
+# numpy's functions on complex values that the language refused or crashed on (issue 32 item 1)
+Z2 = np.array([0.3 + 0.4j, 1.2 - 0.7j])
+A23 = np.array([[0.3 + 4j, 0.1 - 0.2j, 1.2 - 7.7j], [1 + 1j, 2 - 1j, 0.5j]])
+
+
+def central_array(source, at, name, h=1e-6):
+    """df/dx + i df/dy for each element of the array input `name`, by central differences."""
+    x0 = np.asarray(at[name])
+    out = np.zeros(x0.shape, complex)
+    for idx in np.ndindex(x0.shape):
+        for unit in (1, 1j):
+            parts = []
+            for step in (h, -h):
+                x = x0.copy()
+                x[idx] += unit * step
+                parts.append(api.evaluate(source, at={**at, name: x}).value)
+            out[idx] += unit * (parts[0] - parts[1]) / (2 * h)
+    return out
+
+
+@pytest.mark.parametrize("name, reference", [
+    ("arcsinh", np.arcsinh), ("asinh", np.arcsinh), ("sign", np.sign), ("cumprod", np.cumprod)])
+def test_more_of_numpys_functions_take_complex_values_with_numpys_bits(name, reference):
+    v = np.array([0.3 + 0.4j, -1 - 2j, 2 + 0j, 0.5j, 1e-3 - 4j])
+    assert np.array_equal(api.evaluate(f"{name}(v)", at={"v": v}).value, reference(v))
+
+
+@pytest.mark.parametrize("source", ["sum(abs(arcsinh(z))**2)", "sum(real(arcsinh(z)) * imag(asinh(z)))",
+                                    "sum(abs(sign(z) * (2 + 1j) + z)**2)", "sum(imag(sign(z))**3)",
+                                    "sum(abs(cumprod(z))**2)", "real(cumprod(z)[1] * 1j)",
+                                    "abs(logsumexp(z))**2", "imag(logsumexp(z)) + real(logsumexp(z))**2"])
+def test_more_of_numpys_functions_have_complex_gradients_that_agree_with_differences(source):
+    at = {"z": Z2}
+    np.testing.assert_allclose(api.grad(source, at=at).gradient["z"], central_array(source, at, "z"), atol=1e-7)
+
+
+def test_arcsinhs_derivative_is_holomorphic_at_every_order():
+    # arcsinh'(z) = (1 + z²)^(-1/2), arcsinh''(z) = -z (1 + z²)^(-3/2)
+    z = 0.3 + 0.4j
+    for method in ("reverse", "forward"):
+        d = api.derivatives("arcsinh(z)", at={"z": z}, order=2, method=method).derivatives
+        assert d == pytest.approx([(1 + z * z) ** -0.5, -z * (1 + z * z) ** -1.5], rel=1e-14)
+
+
+def torch_sgn_gradient(z, w):
+    """PyTorch's gradient of L = sum(|sign(z) w + z|²) (torch.sgn's backward, sgn_backward:
+    (gx - sgn² conj(gx)) / 2|z|, 0 at |z| = 0; gx the gradient reaching sgn(z), conj(w) 2u)."""
+    s = np.where(z == 0, 0, z / np.where(z == 0, 1, np.abs(z)))
+    u = s * w + z
+    gx = 2 * u * np.conj(w)
+    through = np.where(z == 0, 0, (gx - s * s * np.conj(gx)) / (2 * np.where(z == 0, 1, np.abs(z))))
+    return through + 2 * u
+
+
+def test_the_gradient_of_complex_sign_is_pytorchs_sgn_backward_and_zero_at_zero():
+    z = np.array([0.3 + 0.4j, 1.2 - 0.7j, 0j, -2 + 0j])
+    r = api.grad("sum(abs(sign(z) * (2 + 1j) + z)**2)", at={"z": z})
+    np.testing.assert_allclose(r.gradient["z"], torch_sgn_gradient(z, 2 + 1j), rtol=1e-14, atol=1e-15)
+    assert {k[0] for k in r.kinks} >= {"hypot"}            # sign'(0) = 0: hypot'(0, 0) = 0, noted
+    # a real x keeps numpy's -1/0/1, a step function with no gradient
+    assert api.grad("sum(sign(x) * x)", at={"x": np.array([-2.0, 0.0, 3.0])}).gradient["x"].tolist() == [-1, 0, 1]
+
+
+@pytest.mark.parametrize("source, reference", [
+    ("logsumexp(A)", lambda a: sp_logsumexp(a)), ("logsumexp(A, axis=1)", lambda a: sp_logsumexp(a, axis=1)),
+    ("logsumexp(A, axis=0, keepdims=True)", lambda a: sp_logsumexp(a, axis=0, keepdims=True)),
+    ("logsumexp(A[0, 0])", lambda a: sp_logsumexp(a[0, 0]))])
+def test_logsumexp_of_complex_values_is_scipys(source, reference):
+    # scipy's imaginary part is the principal one, in (-pi, pi]: 4j and -7.7j are wrapped
+    np.testing.assert_allclose(api.evaluate(source, at={"A": A23}).value, reference(A23), rtol=1e-15, atol=1e-15)
+
+
+def sp_logsumexp(*args, **kw):
+    from scipy.special import logsumexp
+    return logsumexp(*args, **kw)
+
+
+def test_logsumexp_of_complex_values_has_the_softmax_gradient():
+    g = api.grad("abs(logsumexp(A, axis=1)[0])**2", at={"A": A23}).gradient["A"]
+    lse = sp_logsumexp(A23[0])
+    softmax = np.exp(A23[0] - lse)
+    np.testing.assert_allclose(g[0], 2 * lse * np.conj(softmax), rtol=1e-13)     # PyTorch's: 2 conj(dL/dz)
+    assert not g[1].any()

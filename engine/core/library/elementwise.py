@@ -38,17 +38,18 @@ def complex_(real, imag):
 
 
 def sign(x):
-    """numpy's sign: -1, 0 or 1 for a real x (no gradient); for a complex z numpy 2's z/|z|, as
-    its loop computes it (each part over hypot(re, im), numpy's bits), 0 at z = 0. Its derivative
-    is PyTorch's sgn's (its backward, in this engine's convention: (g - conj(s)² conj(g)) / 2|z|),
-    taken as 0 at z = 0 where it has none (abs's kink, noted as abs'(0) = 0)."""
+    """numpy's sign: -1, 0 or 1 for a real x (no gradient); for a complex z = a + ib numpy 2's
+    z/|z| as its loop computes it, a/hypot(a, b) + i b/hypot(a, b) (numpy's bits), 0 at z = 0.
+    Its derivative is PyTorch's sgn's ((g - conj(s)² conj(g)) / 2|z| in this engine's adjoint
+    convention), taken as 0 at z = 0 where it has none: hypot's kink, hypot'(0, 0) = 0, noted."""
     if not is_complex(x):
         return ops.sign(x)
-    size_ = ops.abs(x)
+    a, b = ops.real(x), ops.imag(x)
+    size_ = ops.hypot(a, b)
     zero = ops.eq(size_, 0.0)
     safe = ops.where(zero, 1.0, size_)
     unit = as_complex_number(1j, run_dtype[0])
-    return ops.where(zero, 0.0, ops.add(ops.div(ops.real(x), safe), ops.mul(unit, ops.div(ops.imag(x), safe))))
+    return ops.where(zero, 0.0, ops.add(ops.div(a, safe), ops.mul(unit, ops.div(b, safe))))
 
 
 def deg2rad(x):
