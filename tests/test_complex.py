@@ -689,3 +689,49 @@ def test_logsumexp_of_complex_values_has_the_softmax_gradient():
     softmax = np.exp(A23[0] - lse)
     np.testing.assert_allclose(g[0], 2 * lse * np.conj(softmax), rtol=1e-13)     # PyTorch's: 2 conj(dL/dz)
     assert not g[1].any()
+
+
+CA = np.array([[1 + 0.5j, 0.2 - 0.3j], [0.4 + 0.1j, 2 - 1j]])
+TALL = np.array([[1 + 0.5j, 0.2 - 0.3j], [0.4 + 0.1j, 2 - 1j], [0.3 - 0.2j, -1 + 0.6j]])
+B3 = np.array([0.3 + 0.4j, 1.2 - 0.7j, -0.5 + 0.1j])
+
+
+def named_in(source, at):
+    """The inputs `source` names (a whole word: T, not the T of True or of A.T)."""
+    import re
+    return {k: v for k, v in at.items() if re.search(rf"(?<![\w.]){k}(?!\w)", source)}
+
+
+def _scipy_linalg():
+    import scipy.linalg
+    return scipy.linalg
+
+
+@pytest.mark.parametrize("source, reference", [
+    ("lstsq(A, z)[0]", lambda sl: np.linalg.lstsq(CA, Z2)[0]),
+    ("lstsq(T, b)[0]", lambda sl: np.linalg.lstsq(TALL, B3)[0]),
+    ("lstsq(T, b)[1]", lambda sl: np.linalg.lstsq(TALL, B3)[1]),          # real squared residual norms
+    ("lstsq(T.T, z)[0]", lambda sl: np.linalg.lstsq(TALL.T, Z2)[0]),      # the least-norm solution
+    ("cho_factor(A @ conj(A.T))[0]", lambda sl: np.triu(sl.cho_factor(CA @ CA.conj().T)[0])),
+    ("cho_solve(cho_factor(A @ conj(A.T)), z)", lambda sl: sl.cho_solve(sl.cho_factor(CA @ CA.conj().T), Z2)),
+    ("cho_solve(cho_factor(A @ conj(A.T), lower=True), z)",
+     lambda sl: sl.cho_solve(sl.cho_factor(CA @ CA.conj().T, lower=True), Z2)),
+    ("solve_triangular(A, z, trans=2)", lambda sl: sl.solve_triangular(CA, Z2, trans=2)),
+    ("solve_triangular(A, z, trans='C', lower=True)", lambda sl: sl.solve_triangular(CA, Z2, trans="C", lower=True))])
+def test_complex_least_squares_and_cholesky_solves_are_numpys_and_scipys(source, reference):
+    """The conjugate transpose where these took the transpose (a silent wrong answer for complex a)."""
+    at = {"A": CA, "z": Z2, "T": TALL, "b": B3}
+    value = np.asarray(api.evaluate(source, at=named_in(source, at)).value)
+    expected = reference(_scipy_linalg())
+    assert value.dtype == expected.dtype
+    np.testing.assert_allclose(value, expected, rtol=1e-14, atol=1e-15)
+
+
+@pytest.mark.parametrize("source", ["sum(abs(lstsq(T, b)[0])**2)", "lstsq(T, b)[1][0]",
+                                    "sum(abs(cho_solve(cho_factor(T.T @ conj(T)), z))**2)",
+                                    "sum(real(solve_triangular(T[0:2], z, trans=2) * 1j))"])
+def test_complex_least_squares_and_cholesky_gradients_agree_with_differences(source):
+    at = named_in(source, {"T": TALL, "b": B3, "z": Z2})
+    g = api.grad(source, at=at).gradient
+    for name in at:
+        np.testing.assert_allclose(g[name], central_array(source, at, name), atol=1e-7)
