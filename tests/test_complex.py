@@ -735,3 +735,20 @@ def test_complex_least_squares_and_cholesky_gradients_agree_with_differences(sou
     g = api.grad(source, at=at).gradient
     for name in at:
         np.testing.assert_allclose(g[name], central_array(source, at, name), atol=1e-7)
+
+
+@pytest.mark.parametrize("source", ["real(slogdet(A)[0])", "abs(slogdet(A)[0] * 2)", "sum(imag(slogdet(S)[0]) * real(slogdet(S)[1]))"])
+def test_the_sign_of_a_complex_slogdet_is_det_over_its_modulus_with_its_gradient(source):
+    """numpy's sign of a complex det is det/|det|, a function of A: its gradient was 0 (held as a
+    constant), and abs() of it crashed on Python's complex number."""
+    at = named_in(source, {"A": CA, "S": np.stack([CA, 1j * CA.T])})
+    for name, x in at.items():
+        np.testing.assert_allclose(api.evaluate(f"slogdet({name})[0]", at={name: x}).value, np.linalg.slogdet(x)[0],
+                                   rtol=1e-15)
+        np.testing.assert_allclose(api.grad(source, at=at).gradient[name], central_array(source, at, name), atol=1e-7)
+
+
+@pytest.mark.parametrize("value", [2 + 0j, 0j, -3 + 4j])
+def test_abs_and_sqrt_take_a_python_complex_number(value):
+    from autodiff.engine.core import ops
+    assert ops.abs(value) == np.abs(value) and ops.sqrt(value) == np.sqrt(value)
