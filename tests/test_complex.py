@@ -752,3 +752,14 @@ def test_the_sign_of_a_complex_slogdet_is_det_over_its_modulus_with_its_gradient
 def test_abs_and_sqrt_take_a_python_complex_number(value):
     from autodiff.engine.core import ops
     assert ops.abs(value) == np.abs(value) and ops.sqrt(value) == np.sqrt(value)
+
+
+@pytest.mark.parametrize("source, reference", [
+    ("rint(z)", np.rint), ("round(z)", np.round), ("around(z, 1)", lambda z: np.around(z, 1)),
+    ("round(z * 100, -1)", lambda z: np.round(z * 100, -1))])
+def test_rounding_a_complex_value_rounds_its_parts_as_numpy(source, reference):
+    z = np.array([0.5 + 1.5j, -2.5 - 0.5j, 1.26 - 3.449j, complex(np.inf, np.nan), 0.15 + 0.25j, 2.675 - 1.005j])
+    assert np.array_equal(api.evaluate(source, at={"z": z}).value, reference(z), equal_nan=True)
+    # a step function: no gradient through it
+    g = api.grad(f"sum(abs({source} + z)**2)", at={"z": z[:3]}).gradient["z"]
+    np.testing.assert_allclose(g, 2 * (reference(z[:3]) + z[:3]), rtol=1e-15)

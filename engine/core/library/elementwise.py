@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from .. import ops
+from ..backend import xp
 from ..complexes import as_complex_number, is_complex
 from ..primitives import run_dtype, shape, size
 from .axes import ArgumentError, whole
@@ -73,10 +74,12 @@ def clip(a, a_min=None, a_max=None):
 
 
 def round_(a, decimals=0):
-    """Half to even, as numpy; no gradient."""
+    """Half to even, as numpy (a complex number part by part); no gradient."""
     places = whole(decimals, "decimals")
     if places == 0:
         return ops.rint(ops.read(a, ops.rint))              # read as the rounded number (its guard's)
+    if is_complex(a):       # numpy's rounds the parts apart (a complex product with the scale mixes them)
+        return ops.read(a, lambda v: xp().round(v, places))
     scale = 10.0 ** places
     return ops.div(ops.read(a, lambda v: ops.rint(v * scale)), scale)
 

@@ -94,20 +94,21 @@ logaddexp = binary_entry("logaddexp", _logaddexp, lambda ans, x, y: exp(x - ans)
                          needs_ans=True, no_fusion="numexpr has no logaddexp")
 
 
-def _integral(name, mathfn):
+def _integral(name, mathfn, complex_values=False):
     """An integer-valued function: a step function to AD (no gradient), inf and nan kept, and the
-    sign of a zero (math's integer results have none: ceil(-0.5) is -0.0, as numpy's)."""
+    sign of a zero (math's integer results have none: ceil(-0.5) is -0.0, as numpy's). numpy
+    rounds a complex number part by part with rint only (ceil, floor and trunc refuse it)."""
     def impl(x):
         if x.__class__ is float and math.isfinite(x):
             return math.copysign(float(mathfn(x)), x)
         return plain_scalar(getattr(xp(), name)(x))
     impl.__name__ = name
-    return nondiff(name, impl, builtin=name, elementwise_values=True)
+    return nondiff(name, impl, builtin=name, elementwise_values=True, complex_values=complex_values)
 
 
 ceil = _integral("ceil", math.ceil)
 trunc = _integral("trunc", math.trunc)
-rint = _integral("rint", round)                    # Python's round is numpy's: half to even
+rint = _integral("rint", round, complex_values=True)   # Python's round is numpy's: half to even
 
 
 def _fmod(x, y):
