@@ -763,3 +763,11 @@ def test_rounding_a_complex_value_rounds_its_parts_as_numpy(source, reference):
     # a step function: no gradient through it
     g = api.grad(f"sum(abs({source} + z)**2)", at={"z": z[:3]}).gradient["z"]
     np.testing.assert_allclose(g, 2 * (reference(z[:3]) + z[:3]), rtol=1e-15)
+
+
+@pytest.mark.parametrize("source", ["deg2rad(z)", "rad2deg(z)", "radians(z)", "degrees(z)"])
+def test_angle_conversions_refuse_complex_values_as_numpy(source):
+    """numpy's deg2rad and rad2deg have no complex loop (a TypeError): not a scaled complex number."""
+    with pytest.raises(SourceError) as e:
+        api.evaluate(f"abs({source})", at={"z": 1j})
+    assert e.value.kind == "type error" and "takes real values" in e.value.message and e.value.span is not None

@@ -53,12 +53,20 @@ def sign(x):
     return ops.where(zero, 0.0, ops.add(ops.div(a, safe), ops.mul(unit, ops.div(b, safe))))
 
 
+def _real_angle(x, name):
+    """x, refused where complex: numpy's deg2rad and rad2deg are for real numbers only."""
+    if is_complex(x):
+        raise TypeError(f"{name}() takes real values (numpy's {name} has no complex form); convert "
+                        "angle(z), real(z) or imag(z)")
+    return x
+
+
 def deg2rad(x):
-    return x * DEG
+    return _real_angle(x, "deg2rad") * DEG
 
 
 def rad2deg(x):
-    return x * (1.0 / DEG)
+    return _real_angle(x, "rad2deg") * (1.0 / DEG)
 
 
 def clip(a, a_min=None, a_max=None):
