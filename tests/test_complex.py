@@ -792,3 +792,10 @@ def test_scipys_special_functions_of_complex_values_have_gradients_that_agree_wi
         assert e.value.span is not None
         return
     np.testing.assert_allclose(api.grad(source, at=at).gradient["z"], central_array(source, at, "z"), atol=1e-7)
+
+
+def test_the_sign_of_a_complex_value_with_an_infinite_part_is_numpys():
+    z = np.array([complex(np.inf, 1), complex(1, -np.inf), complex(-np.inf, np.inf), complex(np.nan, np.inf),
+                  complex(np.nan, 1), 0.3 + 0.4j, 0j])
+    assert np.array_equal(api.evaluate("sign(z)", at={"z": z}).value, np.sign(z), equal_nan=True)
+    assert api.evaluate("sign(z)", at={"z": complex(-np.inf, 2)}).value == -1

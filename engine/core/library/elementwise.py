@@ -42,7 +42,8 @@ def sign(x):
     """numpy's sign: -1, 0 or 1 for a real x (no gradient); for a complex z = a + ib numpy 2's
     z/|z| as its loop computes it, a/hypot(a, b) + i b/hypot(a, b) (numpy's bits), 0 at z = 0.
     Its derivative is PyTorch's sgn's ((g - conj(s)² conj(g)) / 2|z| in this engine's adjoint
-    convention), taken as 0 at z = 0 where it has none: hypot's kink, hypot'(0, 0) = 0, noted."""
+    convention), taken as 0 at z = 0 where it has none: hypot's kink, hypot'(0, 0) = 0, noted.
+    Where a part is infinite numpy's sign is ±1 or ±1j (nan where both are), a constant."""
     if not is_complex(x):
         return ops.sign(x)
     a, b = ops.real(x), ops.imag(x)
@@ -50,7 +51,11 @@ def sign(x):
     zero = ops.eq(size_, 0.0)
     safe = ops.where(zero, 1.0, size_)
     unit = as_complex_number(1j, run_dtype[0])
-    return ops.where(zero, 0.0, ops.add(ops.div(a, safe), ops.mul(unit, ops.div(b, safe))))
+    out = ops.where(zero, 0.0, ops.add(ops.div(a, safe), ops.mul(unit, ops.div(b, safe))))
+    if ops.read(x, lambda v: bool(xp().isinf(v).any())):      # an infinite part: numpy's own value there
+        infinite = ops.read(x, lambda v: xp().isinf(v))
+        out = ops.where(infinite, ops.read(x, lambda v: xp().sign(v)), out)
+    return out
 
 
 def _real_angle(x, name):
