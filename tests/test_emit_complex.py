@@ -239,3 +239,15 @@ def test_a_module_emitted_at_a_real_point_refuses_complex_inputs(tmp_path):
     for z in (1 + 2j, np.array([1 + 2j])):
         with pytest.raises(TypeError, match="emitted for real inputs"):
             vjp(z)
+
+
+def test_the_sign_of_a_complex_slogdet_is_refused_and_its_log_emitted(tmp_path):
+    """The sign of a complex det, det/|det|, has a derivative (the engine's); emit wrote it as the
+    constant a real det's sign is, and its module's gradient was wrong."""
+    a = np.array([[1 + 0.5j, 0.2 - 0.3j], [0.4 + 0.1j, 2 - 1j]])
+    with pytest.raises(SourceError) as e:
+        api.emit(None, target=api.load("real(slogdet(A)[0]) + slogdet(A)[1]"), at={"A": a})
+    assert e.value.kind == "not emitted" and "slogdet" in e.value.message and e.value.span.column == 6
+    target, module, _ = module_of(tmp_path, "slogdet(A)[1]", {"A": a})
+    value, (gradient,) = module.f_vjp(a)
+    np.testing.assert_allclose(gradient, api.grad(None, at={"A": a}, target=target).gradient["A"], rtol=1e-14)

@@ -133,7 +133,10 @@ def _emit(target, wrt, mode, explain, version, at, shaped=False) -> str:
         bind_inputs(target.given(at), at)       # a name the target has no input of is refused, as `grad` refuses it
     check_derivatives(functions, name, rules)
     facts = analyse(functions, name, wrt, rules)
-    shapes = shaped_at(functions, name, globals_, at, shaped or complex_values(target, at), rules)
+    complex_run = complex_values(target, at)
+    if complex_run:
+        refuse_complex_slogdet_sign(target)
+    shapes = shaped_at(functions, name, globals_, at, shaped or complex_run, rules)
     written = (functions, name, globals_, wrt, facts, mode, explain, rules)
     lines = _written(*written, shapes)
     longer = None if shapes is None else other_lengths(functions, name, globals_, at, rules)
@@ -192,6 +195,18 @@ def complex_values(target, at) -> bool:
                           "(their complex forms), and no point was given", written.span,
                           "give the point to emit at with --at NAME=VALUE,...")
     return written is not None or any(is_complex(v) for v in (at or {}).values())
+
+
+def refuse_complex_slogdet_sign(target) -> None:
+    """A complex run's slogdet other than its log|det| (`slogdet(A)[1]`): the sign of a complex
+    det is det/|det|, a function of A with a derivative, which emit's slogdet writes as a
+    constant (the sign of a real det is one)."""
+    logs = {id(n.value) for n in walk(target.node, bindings=False) if n.__class__ is nodes.Subscript and
+            len(n.index) == 1 and n.index[0].__class__ is nodes.Num and n.index[0].value == 1}
+    for n in walk(target.node, bindings=False):
+        if n.__class__ is nodes.Call and getattr(n.func, "id", None) == "slogdet" and id(n) not in logs:
+            refuse("the sign of slogdet of complex values (det/|det|, whose derivative emit does not write)", n.span,
+                   "take slogdet(A)[1] alone, or differentiate it with `autodiff grad`")
 
 
 COMPLEX_OUTPUT_NOTE = ("# the output is complex: f_vjp(..., cotangent=v) returns J^H v, Re<J u, v> = Re<u, J^H v> "

@@ -19,6 +19,7 @@ SIGNATURES = {
     "reciprocal": ("elementwise", "reciprocal", "x[]"),
     "negative": ("elementwise", "negative", "x[]"),
     "power": ("elementwise", "power", "x1[] x2[]"),
+    "sign": ("elementwise", "sign", "x[]"),
     "deg2rad": ("elementwise", "deg2rad", "x[]"),
     "rad2deg": ("elementwise", "rad2deg", "x[]"),
     "degrees": ("elementwise", "rad2deg", "x[]"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from .. import ops
+from ..backend import xp
 from ..complexes import as_complex_number, is_complex
 from ..primitives import run_dtype, shape, size
 from .axes import ArgumentError, whole
@@ -37,12 +38,40 @@ def complex_(real, imag):
     return ops.add(real, ops.mul(unit, imag))
 
 
+def sign(x):
+    """numpy's sign: -1, 0 or 1 for a real x (no gradient); for a complex z = a + ib numpy 2's
+    z/|z| as its loop computes it, a/hypot(a, b) + i b/hypot(a, b) (numpy's bits), 0 at z = 0.
+    Its derivative is PyTorch's sgn's ((g - conj(s)² conj(g)) / 2|z| in this engine's adjoint
+    convention), taken as 0 at z = 0 where it has none: hypot's kink, hypot'(0, 0) = 0, noted.
+    Where a part is infinite numpy's sign is ±1 or ±1j (nan where both are), a constant."""
+    if not is_complex(x):
+        return ops.sign(x)
+    a, b = ops.real(x), ops.imag(x)
+    size_ = ops.hypot(a, b)
+    zero = ops.eq(size_, 0.0)
+    safe = ops.where(zero, 1.0, size_)
+    unit = as_complex_number(1j, run_dtype[0])
+    out = ops.where(zero, 0.0, ops.add(ops.div(a, safe), ops.mul(unit, ops.div(b, safe))))
+    if ops.read(x, lambda v: bool(xp().isinf(v).any())):      # an infinite part: numpy's own value there
+        infinite = ops.read(x, lambda v: xp().isinf(v))
+        out = ops.where(infinite, ops.read(x, lambda v: xp().sign(v)), out)
+    return out
+
+
+def _real_angle(x, name):
+    """x, refused where complex: numpy's deg2rad and rad2deg are for real numbers only."""
+    if is_complex(x):
+        raise TypeError(f"{name}() takes real values (numpy's {name} has no complex form); convert "
+                        "angle(z), real(z) or imag(z)")
+    return x
+
+
 def deg2rad(x):
-    return x * DEG
+    return _real_angle(x, "deg2rad") * DEG
 
 
 def rad2deg(x):
-    return x * (1.0 / DEG)
+    return _real_angle(x, "rad2deg") * (1.0 / DEG)
 
 
 def clip(a, a_min=None, a_max=None):
@@ -58,10 +87,12 @@ def clip(a, a_min=None, a_max=None):
 
 
 def round_(a, decimals=0):
-    """Half to even, as numpy; no gradient."""
+    """Half to even, as numpy (a complex number part by part); no gradient."""
     places = whole(decimals, "decimals")
     if places == 0:
         return ops.rint(ops.read(a, ops.rint))              # read as the rounded number (its guard's)
+    if is_complex(a):       # numpy's rounds the parts apart (a complex product with the scale mixes them)
+        return ops.read(a, lambda v: xp().round(v, places))
     scale = 10.0 ** places
     return ops.div(ops.read(a, lambda v: ops.rint(v * scale)), scale)
 

@@ -10,6 +10,7 @@ from ..backend import np, xp
 from ..complexes import is_complex
 from ..primitives import ndim, shape
 from .axes import ArgumentError, axes_of, keep_dims, one_axis, whole
+from .elementwise import sign
 from ..rules.arithmetic import matrix_transpose
 from ..rules.linalg import singular_vectors
 from .reductions import reduce_over
@@ -141,10 +142,12 @@ def einsum(subscripts, *operands):
 
 
 def slogdet(a):
-    """(sign, log|det|): the sign is a constant (complex for a complex a, as numpy's), log|det| has
-    its gradient."""
-    sign = xp().sign(xp().linalg.det(ops.read(a)))
-    return (sign.item() if xp().ndim(sign) == 0 else sign), ops.logabsdet(a)     # a complex a's: det / |det|
+    """(sign, log|det|): log|det| has its gradient; the sign of a real a is a constant (-1, 0 or
+    1), of a complex a det/|det|, the phase of det, with its gradient (elementwise.sign's)."""
+    if is_complex(a):
+        return sign(ops.det(a)), ops.logabsdet(a)
+    sign_ = xp().sign(xp().linalg.det(ops.read(a)))
+    return (sign_.item() if xp().ndim(sign_) == 0 else sign_), ops.logabsdet(a)
 
 
 def _squared_magnitude(x):

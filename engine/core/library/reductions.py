@@ -61,21 +61,25 @@ def std(a, axis=None, ddof=0, keepdims=False):
 
 
 def _stable_shift(x, axes):
-    """The largest element (a constant to AD), 0 where it is not finite: exp(x - shift) <= 1."""
+    """The largest element (a constant to AD), 0 where it is not finite: exp(x - shift) <= 1.
+    Of complex values the largest real part: the imaginary parts stay in the sum, whose principal
+    log is scipy's logsumexp's (its imaginary part in (-pi, pi])."""
     m = xp()
     raw = m.asarray(ops.read(x))
-    top = m.max(raw, axis=axes, keepdims=True) if raw.size else m.zeros((1,) * raw.ndim, raw.dtype)
+    parts = raw.real if raw.dtype.kind == "c" else raw
+    top = m.max(parts, axis=axes, keepdims=True) if raw.size else m.zeros((1,) * raw.ndim, parts.dtype)
     return m.where(m.isfinite(top), top, 0).astype(raw.dtype)
 
 
 def logsumexp(a, axis=None, keepdims=False):
-    """log(sum(exp(a))), stable: the largest element is taken out before exp."""
-    if not shape(a):
+    """log(sum(exp(a))), stable: the largest element is taken out before exp (of complex
+    values the largest real part: scipy.special.logsumexp's value)."""
+    if not shape(a) and not is_complex(a):     # a complex one's log(exp(z)): its imaginary part wrapped
         return a * 1.0
     axes = axes_of(axis, ndim(a))
     shift = _stable_shift(a, axes)
     summed = ops.sum(ops.exp(a - shift), axes)
-    result = ops.log(summed) + (ops.reshape(shift, shape(summed)) if axes else float(shift.reshape(())))
+    result = ops.log(summed) + (ops.reshape(shift, shape(summed)) if axes else shift.reshape(()).item())
     return keep_dims(result, a, axes) if keepdims else result
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from .. import ops
 from ..backend import xp
+from ..complexes import is_complex
 from ..primitives import ndim, shape
 from ..rules.arithmetic import matrix_transpose
 from .axes import ArgumentError, whole
@@ -49,31 +50,38 @@ def _triangle(a, lower, unit_diagonal):
     return a * (m.tril(ones) if lower else m.triu(ones))
 
 
+def conjugate_transpose(v):
+    """v's conjugate transpose, numpy's v.conj().T of a matrix (its transpose where v is real)."""
+    t = matrix_transpose(v)
+    return ops.conj(t) if is_complex(v) else t
+
+
 def _transposed(trans):
+    """0, 1 or 2: solve with the triangle itself, its transpose or its conjugate transpose."""
     spelled = ops.read(trans)
-    if spelled in (0, "N", "n"):
-        return False
-    if spelled in (1, 2, "T", "C", "t", "c"):
-        return True
+    for code, spellings in ((0, (0, "N", "n")), (1, (1, "T", "t")), (2, (2, "C", "c"))):
+        if spelled in spellings:
+            return code
     raise ArgumentError(f"solve_triangular(): trans must be 0, 1, 2, 'N', 'T' or 'C', not {spelled!r}")
 
 
 def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_b=False, check_finite=True):
     """scipy.linalg.solve_triangular: x with T x = b, T the lower or upper triangle of a (its
-    diagonal ones if unit_diagonal), transposed for trans 1 or 'T' (2 or 'C' is the same for
-    real numbers). overwrite_b and check_finite change nothing here."""
+    diagonal ones if unit_diagonal), transposed for trans 1 or 'T', conjugate-transposed for 2 or
+    'C' (the transpose for real numbers). overwrite_b and check_finite change nothing here."""
     if ndim(a) != 2 or shape(a)[0] != shape(a)[1]:
         raise ArgumentError(f"solve_triangular(): expected a square matrix, not one of shape {shape(a)}")
     t = _triangle(a, bool(ops.read(lower)), bool(ops.read(unit_diagonal)))
-    return ops.solve(matrix_transpose(t) if _transposed(trans) else t, b)
+    how = _transposed(trans)
+    return ops.solve(t if how == 0 else matrix_transpose(t) if how == 1 else conjugate_transpose(t), b)
 
 
 def cho_factor(a, lower=False, overwrite_a=False, check_finite=True):
-    """scipy.linalg.cho_factor: (c, lower), c the Cholesky factor, upper (Uᵀ U = a) unless
+    """scipy.linalg.cho_factor: (c, lower), c the Cholesky factor, upper (Uᴴ U = a) unless
     lower; the other triangle holds zeros (scipy leaves it unspecified)."""
     factor = ops.cholesky(a)
     is_lower = bool(ops.read(lower))
-    return (factor if is_lower else matrix_transpose(factor)), is_lower
+    return (factor if is_lower else conjugate_transpose(factor)), is_lower
 
 
 def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
@@ -82,8 +90,8 @@ def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
         raise ArgumentError("cho_solve(): the first argument is the pair (c, lower) that cho_factor returns")
     c, lower = c_and_lower
     is_lower = bool(ops.read(lower))
-    y = solve_triangular(c, b, trans=0 if is_lower else 1, lower=is_lower)
-    return solve_triangular(c, y, trans=1 if is_lower else 0, lower=is_lower)
+    y = solve_triangular(c, b, trans=0 if is_lower else 2, lower=is_lower)      # L y = b, or Uᴴ y = b
+    return solve_triangular(c, y, trans=2 if is_lower else 0, lower=is_lower)
 
 
 def lstsq(a, b, rcond=None):
@@ -105,13 +113,14 @@ def lstsq(a, b, rcond=None):
                             "matrix of full rank has a least-squares solution that is differentiable here")
     if rows >= columns:
         q, r = ops.qr_q(a), ops.qr_r(a)
-        x = ops.solve(r, ops.matmul(matrix_transpose(q), b))
+        x = ops.solve(r, ops.matmul(conjugate_transpose(q), b))
     else:
-        x = ops.matmul(matrix_transpose(a), ops.solve(ops.matmul(a, matrix_transpose(a)), b))
+        x = ops.matmul(conjugate_transpose(a), ops.solve(ops.matmul(a, conjugate_transpose(a)), b))
     if rows > columns:
         residual = b - ops.matmul(a, x)
-        residuals = ops.sum(residual * residual, 0)
+        squares = ops.real(residual * ops.conj(residual)) if is_complex(residual) else residual * residual
+        residuals = ops.sum(squares, 0)
         residuals = ops.reshape(residuals, (1,)) if ndim(b) == 1 else residuals
     else:
-        residuals = m.zeros((0,), dtype=raw.dtype)
+        residuals = m.zeros((0,), dtype=raw.real.dtype)
     return x, residuals, float(rank), values

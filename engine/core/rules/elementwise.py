@@ -135,8 +135,14 @@ log10 = unary_entry("log10", math.log10, lambda ans, x: div(1.0, x * LN10),
 _sqrt_value = unary(math.sqrt, "sqrt")
 
 
+def _has_zero(x) -> bool:
+    """Whether x, a number (Python's float or complex: a complex slogdet's sign is one) or an
+    array, is or holds a zero: a kink's test."""
+    return x == 0.0 if x.__class__ is float or x.__class__ is complex else bool((x == 0).any())
+
+
 def _sqrt(x):
-    if (x == 0.0) if x.__class__ is float else bool((x == 0).any()):
+    if _has_zero(x):
         NOTES.kink("sqrt", "sqrt at 0: derivative taken as +inf")
     return _sqrt_value(x)
 
@@ -150,7 +156,7 @@ def _abs(x):
         if x == 0.0:
             NOTES.kink("abs", "abs at 0: derivative taken as 0")
         return math.fabs(x)                 # `abs` here is this module's op
-    if (x == 0).any():
+    if _has_zero(x):
         NOTES.kink("abs", "abs at 0: derivative taken as 0")
     return plain_scalar(xp().abs(x))
 

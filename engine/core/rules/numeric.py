@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 
 from ..backend import np, xp
+from ..complexes import is_complex
 from ..notes import NOTES
 from ..primitives import float_fallback, nondiff, plain_scalar, run_dtype
 from .arithmetic import div
@@ -24,9 +25,12 @@ exp2 = unary_entry("exp2", lambda x: 2.0 ** x, lambda ans, x: ans * LN2, needs_a
 # cbrt'(0) = +inf, as sqrt's
 cbrt = unary_entry("cbrt", math.cbrt, lambda ans, x: div(1.0, 3.0 * (ans * ans)), needs_ans=True,
                    no_fusion="numexpr has no cbrt")
-# hypot(x, 1), not sqrt(x*x + 1): no overflow for |x| > 1e154
-arcsinh = unary_entry("arcsinh", math.asinh, lambda ans, x: div(1.0, hypot(x, 1.0)), alias="asinh",
-                      no_fusion=UNCHECKED.format("arcsinh"))
+# hypot(x, 1), not sqrt(x*x + 1): no overflow for |x| > 1e154; for a complex z (hypot takes no
+# complex values) 1/sqrt((1 + iz)(1 - iz)), exact near z = ±i, the principal root as numpy's
+# arcsinh = log(z + sqrt(1 + z²)) takes it (1 + z² crosses the negative reals only on its cuts)
+arcsinh = unary_entry("arcsinh", math.asinh, lambda ans, x: div(1.0, sqrt((1.0 + 1j * x) * (1.0 - 1j * x)))
+                      if is_complex(x) else div(1.0, hypot(x, 1.0)), alias="asinh",
+                      no_fusion=UNCHECKED.format("arcsinh"), complex_values=True)
 # sqrt(x - 1) sqrt(x + 1), not sqrt(x*x - 1): exact near 1, no overflow for large x
 arccosh = unary_entry("arccosh", math.acosh, lambda ans, x: div(1.0, sqrt(x - 1.0) * sqrt(x + 1.0)),
                       alias="acosh", no_fusion=UNCHECKED.format("arccosh"), complex_values=True)
@@ -90,20 +94,21 @@ logaddexp = binary_entry("logaddexp", _logaddexp, lambda ans, x, y: exp(x - ans)
                          needs_ans=True, no_fusion="numexpr has no logaddexp")
 
 
-def _integral(name, mathfn):
+def _integral(name, mathfn, complex_values=False):
     """An integer-valued function: a step function to AD (no gradient), inf and nan kept, and the
-    sign of a zero (math's integer results have none: ceil(-0.5) is -0.0, as numpy's)."""
+    sign of a zero (math's integer results have none: ceil(-0.5) is -0.0, as numpy's). numpy
+    rounds a complex number part by part with rint only (ceil, floor and trunc refuse it)."""
     def impl(x):
         if x.__class__ is float and math.isfinite(x):
             return math.copysign(float(mathfn(x)), x)
         return plain_scalar(getattr(xp(), name)(x))
     impl.__name__ = name
-    return nondiff(name, impl, builtin=name, elementwise_values=True)
+    return nondiff(name, impl, builtin=name, elementwise_values=True, complex_values=complex_values)
 
 
 ceil = _integral("ceil", math.ceil)
 trunc = _integral("trunc", math.trunc)
-rint = _integral("rint", round)                    # Python's round is numpy's: half to even
+rint = _integral("rint", round, complex_values=True)   # Python's round is numpy's: half to even
 
 
 def _fmod(x, y):

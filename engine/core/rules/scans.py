@@ -51,4 +51,5 @@ def _cumprod_jvp(t, ans, x, axis):
 
 cumprod = defprim("cumprod", lambda x, axis: xp().cumprod(x, axis), needs_ans=True, emits_at_shapes=True,
                   other_side=with_a_zero,
-                  make_op=params_op("axis"), vjp=(_cumprod_vjp,), jvp=(_cumprod_jvp,))
+                  make_op=params_op("axis"), vjp=(_cumprod_vjp,), jvp=(_cumprod_jvp,),
+                  complex_values=True)         # holomorphic: the same products, numpy's complex cumprod
