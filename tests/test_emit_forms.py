@@ -87,6 +87,11 @@ PROGRAMS = {
                           {"A": (3, 3), "x": (3,), "c": ()}),
     "det of a local, prod of a product": ("def f(A, x):\n    M = A @ A.T + 0.1\n    return det(M) * sum(x) + prod(x * x)\n",
                                           {"A": (2, 2), "x": (4,)}),
+    "concatenate and split": (
+        "def f(A, x):\n    z = concatenate((x, A[0], x * 2.0))\n    a, b, c = split(z, 3)\n"
+        "    p, q = split(A, [1], axis=1)\n    B = np.concatenate([A, A * x[0]], axis=-1)\n"
+        "    return sum(a * sin(b) * c) + sum(p * q) + sum(split(B, 2, 1)[1] * A) + sum(concatenate((A, B), None))\n",
+        {"A": (3, 3), "x": (3,)}),
 }
 
 LOOPS = {
@@ -266,3 +271,31 @@ def test_what_einsum_tensordot_kron_and_pinv_do_not_emit_is_named_with_its_line(
         api.emit(str(source), at={"A": np.array([[1.0, 2.0], [3.0, 5.0]])})
     assert err.value.kind == "not emitted" and words in err.value.message
     assert (err.value.span.line, err.value.span.column) == (2, column)
+
+
+def test_the_texts_emit_runs_at_the_point_take_their_keywords():
+    """An IR text with a keyword (numpy's axis=) is run with it, as the emitted module runs it: the
+    shapes the rules are traced at are numpy's (the keyword was dropped before: axis 0's split)."""
+    from autodiff.engine.emit.examples import Examples, Text
+    z = np.arange(6.0).reshape(2, 3)
+    parts = Text(Examples({}), {"z": z}).run("np.split(z, 3, axis=1)")
+    assert [p.tolist() for p in parts] == [p.tolist() for p in np.split(z, 3, axis=1)]
+
+
+def test_the_lstm_sample_emits_validates_and_matches_grad(tmp_path):
+    """samples/numpy/lstm.py (concatenate of the input and the state, split of the gates four
+    ways) emits, its checks pass, and its adjoint is autodiff.grad's at five points (before: an
+    internal error, exit 70, IndexError in the unpacking of split's tuple)."""
+    source = ROOT / "samples" / "numpy" / "lstm.py"
+    at = {"x": np.array([0.5, -1.0]), "b": np.array([0.1, 0, -0.1, 0.2, 0, 0.1, -0.2, 0.3])}
+    _, module = emitted(tmp_path, source, at=at)
+    value, (gx, gb) = module.f_vjp(*at.values())
+    assert value == pytest.approx(-0.013544952644028233, abs=1e-15)
+    np.testing.assert_allclose(gx, [-0.06415665658828525, 0.07377442719373631], rtol=1e-12)
+    rng = np.random.default_rng(7)
+    for _ in range(5):
+        matches(module, source, {p: v + rng.uniform(-0.3, 0.3, v.shape) for p, v in at.items()})
+    run = subprocess.run([sys.executable, "-m", "autodiff", "emit", str(source), "--validate", "--at",
+                          "x=[0.5,-1],b=[0.1,0,-0.1,0.2,0,0.1,-0.2,0.3]"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.stdout.count("pass") == 5 and "FAIL" not in run.stdout

@@ -21,7 +21,8 @@ from ..lang.keywords import accepted_keywords
 from .rule_text import primitive
 
 FORMS = ("norm", "prod", "transpose", "reshape", "dot", "var", "std", "clip", "cumsum", "cumprod", "trace", "diagonal",
-         "squeeze", "outer", "triu", "tril", "diag", "complex", "where", "einsum", "tensordot", "kron", "pinv")     # builtins whose numpy arguments choose the entries they apply
+         "squeeze", "outer", "triu", "tril", "diag", "complex", "where", "einsum", "tensordot", "kron", "pinv",
+         "concatenate", "split")     # builtins whose numpy arguments choose the entries they apply
 INF = {"inf": math.inf}
 
 
@@ -145,6 +146,8 @@ class Forms:
         name, line = e.func.id, e.span.line
         if name in ("einsum", "tensordot", "kron", "pinv"):
             return Products(self).call(name, args, e, target, rank)
+        if name in ("concatenate", "split"):
+            return getattr(self, name)(args, e, target, rank)
         x = self.low.value(args[0], None)
         if name == "clip":
             bounds = [None if a is None or isinstance(a, nodes.NoneLit) else self.low.value(a, None) for a in args[1:3]]
@@ -292,6 +295,54 @@ class Forms:
             if bound is not None:
                 out = self.apply("where", [self.apply(test, [out, bound], line, None), bound, out], line, None)
         return self.low.expr_named(out, target, line) if target is not None else out
+
+    def concatenate(self, args, e, target, rank):
+        """core/library/shapes.py's concatenate: the table's entry of the arrays written in the call
+        (a tuple or list of them), its axis given (None: each flattened first)."""
+        if not args or not isinstance(args[0], (nodes.TupleExpr, nodes.ListExpr)) or not args[0].elts:
+            self.refuse("concatenate of other than a tuple or list of arrays written in the call", e.span,
+                        "write the arrays in the call: concatenate((a, b))")
+        line = e.span.line
+        items = [self.low.value(v, None) for v in args[0].elts]
+        axis = literal_value(args[1], self.refuse, "the axis of concatenate") if len(args) > 1 else 0
+        if axis is None:
+            items, axis = [self.low.apply("reshape", [v, (-1,)], line, None) for v in items], 0
+        if axis.__class__ is not int:
+            self.refuse("concatenate with an axis that is not one whole number", e.span)
+        if axis < 0:
+            ranks = {rank(v) for v in items if v.__class__ is str} - {None}
+            if not ranks:
+                self.refuse(f"concatenate along the axis {axis} of arrays whose rank is unknown here", e.span,
+                            "write the axis as a number from 0")
+            axis += max(ranks)
+        return self.low.apply(Bound(primitive("concatenate"), len(items), axis=axis), items, line, target)
+
+    def split(self, args, e, target, rank):
+        """core/library/shapes.py's split: each part the table's getitem of the flattened array at
+        its positions, numpy's own split of an array of the positions (so numpy's errors are its:
+        sections that do not divide the axis); the tuple of the parts, each keeping its derivative
+        where it is taken apart as it is made (`a, b = split(x, 2)`, `split(x, 2)[0]`)."""
+        line = e.span.line
+        given = args[1] if len(args) > 1 else None
+        if isinstance(given, nodes.ListExpr):           # split(x, [2, 5]): the indices as a tuple
+            given = nodes.TupleExpr(given.elts, given.span)
+        sections = literal_value(given, self.refuse, "the sections of split")
+        axis = literal_value(args[2], self.refuse, "the axis of split") if len(args) > 2 and args[2] is not None else 0
+        if sections.__class__ is tuple and all(i.__class__ is int for i in sections):
+            count = len(sections) + 1
+        elif sections.__class__ is int and sections > 0:
+            count = sections
+        else:
+            self.refuse("split into other than a number of sections or a tuple of indices written as whole numbers",
+                        e.span, "write split(x, 4) or split(x, (2, 5))")
+        if axis.__class__ is not int:
+            self.refuse("split with an axis that is not one whole number", e.span)
+        x = self.low.value(args[0], None)
+        positions = self.low.plain(f"np.split({positions_of(x)}, {sections!r}, {axis})", None, line)
+        flat = self.low.apply("reshape", [x, (-1,)], line, None)
+        parts = [self.low.apply("getitem", [flat, self.low.plain(f"{positions}[{k}]", None, line)], line, None)
+                 for k in range(count)]
+        return self.low.parts_of(parts, line, e.span, target)
 
     def dot(self, a, b, rank, e, target):
         """numpy's dot (core/library/linalg.py's): a product where either is a number, matmul where

@@ -230,7 +230,7 @@ class Text:
             items = [self.node(e) for e in n.elts]
             return items if isinstance(n, ast.List) else tuple(items)
         if isinstance(n, ast.Call):
-            return self.node(n.func)(*[self.node(a) for a in n.args])
+            return self.node(n.func)(*[self.node(a) for a in n.args], **{k.arg: self.node(k.value) for k in n.keywords})
         if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Add, ast.Sub, ast.Mult)):
             left, right = self.node(n.left), self.node(n.right)
             if isinstance(n.op, ast.Mult):          # np.fft's irfft: 2 * (m - 1)

@@ -600,8 +600,13 @@ class Lowering(Iteration):
         line = e.span.line
         x = self.value(e.args[0], None)
         parts = [self.plain(f"np.sign(np.linalg.det({literal(x)}))", None, line), self.apply("logabsdet", [x], line, None)]
+        return self.parts_of(parts, line, e.span, target)
+
+    def parts_of(self, parts, line, span, target):
+        """The tuple of `parts` (names made here: slogdet's, split's), whose items keep their
+        derivatives where it is taken apart as it is made."""
         made = target or self.fresh()
-        self.out.append(Packed(made, f"({parts[0]}, {parts[1]})", line, parts, "a tuple", e.span))
+        self.out.append(Packed(made, f"({', '.join(parts)},)", line, parts, "a tuple", span))
         self.tuples[made] = ""
         if target is None:          # a temporary: bound once, so its items are these
             self.parts[made] = parts
