@@ -92,6 +92,11 @@ PROGRAMS = {
         "    p, q = split(A, [1], axis=1)\n    B = np.concatenate([A, A * x[0]], axis=-1)\n"
         "    return sum(a * sin(b) * c) + sum(p * q) + sum(split(B, 2, 1)[1] * A) + sum(concatenate((A, B), None))\n",
         {"A": (3, 3), "x": (3,)}),
+    "stack and lists of values": (
+        "def f(A, x):\n    v = [x[0] * x[1], sin(x[2]), 2.0]\n    M = [[x[0], x[1]], [x[2] * x[0], 1.5]]\n"
+        "    S = stack((A, A * x[0]), axis=-1) + np.stack([A, A.T], 2)\n"
+        "    return sum(v * x) + sum(M @ x[:2]) + sum(S * S) + sum(stack([x, x * x]) @ x)\n",
+        {"A": (3, 3), "x": (3,)}),
 }
 
 LOOPS = {

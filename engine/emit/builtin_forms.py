@@ -22,7 +22,7 @@ from .rule_text import primitive
 
 FORMS = ("norm", "prod", "transpose", "reshape", "dot", "var", "std", "clip", "cumsum", "cumprod", "trace", "diagonal",
          "squeeze", "outer", "triu", "tril", "diag", "complex", "where", "einsum", "tensordot", "kron", "pinv",
-         "concatenate", "split")     # builtins whose numpy arguments choose the entries they apply
+         "concatenate", "split", "stack")     # builtins whose numpy arguments choose the entries they apply
 INF = {"inf": math.inf}
 
 
@@ -146,7 +146,7 @@ class Forms:
         name, line = e.func.id, e.span.line
         if name in ("einsum", "tensordot", "kron", "pinv"):
             return Products(self).call(name, args, e, target, rank)
-        if name in ("concatenate", "split"):
+        if name in ("concatenate", "split", "stack"):
             return getattr(self, name)(args, e, target, rank)
         x = self.low.value(args[0], None)
         if name == "clip":
@@ -316,6 +316,31 @@ class Forms:
                             "write the axis as a number from 0")
             axis += max(ranks)
         return self.low.apply(Bound(primitive("concatenate"), len(items), axis=axis), items, line, target)
+
+    def stack(self, args, e, target, rank):
+        """core/library/shapes.py's stack: each array given an axis of length 1 there (expand_dims),
+        then concatenated along it."""
+        if not args or not isinstance(args[0], (nodes.TupleExpr, nodes.ListExpr)) or not args[0].elts:
+            self.refuse("stack of other than a tuple or list of arrays written in the call", e.span,
+                        "write the arrays in the call: stack((a, b))")
+        items = [self.low.value(v, None) for v in args[0].elts]
+        axis = literal_value(args[1], self.refuse, "the axis of stack") if len(args) > 1 else 0
+        if axis.__class__ is not int:
+            self.refuse("stack with an axis that is not one whole number", e.span)
+        if axis < 0:
+            ranks = {rank(v) for v in items if v.__class__ is str} - {None}
+            if not ranks:
+                self.refuse(f"stack along the axis {axis} of arrays whose rank is unknown here", e.span,
+                            "write the axis as a number from 0")
+            axis += max(ranks) + 1
+        return self.stacked(items, axis, e.span.line, target)
+
+    def stacked(self, items, axis, line, target):
+        """The items (names or numbers) stacked along a new axis: a list of values written out
+        (`[r * cos(t), r * sin(t)]`, numpy's array of them) and stack's."""
+        rows = [self.low.apply("expand_dims", [v, axis], line, None) if v.__class__ is str else
+                self.low.plain(f"np.array([{v!r}])", None, line) for v in items]     # a number: a constant
+        return self.low.apply(Bound(primitive("concatenate"), len(rows), axis=axis), rows, line, target)
 
     def split(self, args, e, target, rank):
         """core/library/shapes.py's split: each part the table's getitem of the flattened array at

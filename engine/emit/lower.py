@@ -287,6 +287,9 @@ class Lowering(Iteration):
                    e.span, "write the loops out with for statements")
         if isinstance(e, nodes.ListExpr) and constant_list(e) is not None:
             return self.plain(f"np.array({constant_list(e)!r})", target, line)
+        if isinstance(e, nodes.ListExpr) and e.elts and not any(isinstance(v, nodes.TupleExpr)
+                                                                for v in e.elts):
+            return Forms(self, refuse).stacked([self.value(v, None) for v in e.elts], 0, line, target)    # numpy's array of them
         refuse(f"{describe(e)}", e.span)
 
     def tuple_value(self, e, target):
