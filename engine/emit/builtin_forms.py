@@ -22,7 +22,7 @@ from .rule_text import primitive
 
 FORMS = ("norm", "prod", "transpose", "reshape", "dot", "var", "std", "clip", "cumsum", "cumprod", "trace", "diagonal",
          "squeeze", "outer", "triu", "tril", "diag", "complex", "where", "einsum", "tensordot", "kron", "pinv",
-         "concatenate", "split", "stack")     # builtins whose numpy arguments choose the entries they apply
+         "concatenate", "split", "stack", "solve_triangular")     # builtins whose numpy arguments choose the entries they apply
 INF = {"inf": math.inf}
 
 
@@ -146,7 +146,7 @@ class Forms:
         name, line = e.func.id, e.span.line
         if name in ("einsum", "tensordot", "kron", "pinv"):
             return Products(self).call(name, args, e, target, rank)
-        if name in ("concatenate", "split", "stack"):
+        if name in ("concatenate", "split", "stack", "solve_triangular"):
             return getattr(self, name)(args, e, target, rank)
         x = self.low.value(args[0], None)
         if name == "clip":
@@ -253,7 +253,7 @@ class Forms:
         table's index_update of flat zeros at those positions, gathered as a square)."""
         line = e.span.line
         if name != "diag":
-            mask = self.low.plain(f"np.{name}(np.ones(np.shape({x})[-2:]), {k!r})", None, line)     # 1.0 in it
+            mask = self.low.plain(f"np.{name}(np.ones(np.shape({x})[-2:]), {k!r})", None, line, 2)     # 1.0 in it
             return self.apply("where", [mask, x, 0.0], line, target)
         if ndim not in (1, 2):
             self.refuse("diag of a value whose rank is unknown here" if ndim is None else "diag of other than a vector "
@@ -316,6 +316,27 @@ class Forms:
                             "write the axis as a number from 0")
             axis += max(ranks)
         return self.low.apply(Bound(primitive("concatenate"), len(items), axis=axis), items, line, target)
+
+    def solve_triangular(self, args, e, target, rank):
+        """core/library/solvers.py's solve_triangular: the table's solve of the triangle of `a` it
+        reads (a times the triangle of ones, ones on its diagonal where unit_diagonal), transposed
+        for trans 1, 2, 'T' or 'C'; trans, lower and unit_diagonal written in the call."""
+        line = e.span.line
+        if len(args) < 2:
+            self.refuse("solve_triangular with other than two arrays", e.span)
+        a, b = (self.low.value(v, None) for v in args[:2])
+        trans, lower, unit = (literal_value(v, self.refuse, f"the {k} of solve_triangular") for v, k in
+                              zip((list(args[2:5]) + [None] * 3)[:3], ("trans", "lower", "unit_diagonal")))
+        if trans not in (None, 0, 1, 2, "N", "T", "C", "n", "t", "c"):
+            self.refuse(f"solve_triangular with trans={trans!r}", e.span, "write trans as 0, 1, 2, 'N', 'T' or 'C'")
+        side = "tril" if lower else "triu"
+        mask = self.low.plain(f"np.{side}(np.ones(np.shape({a})){', ' + str(-1 if lower else 1) if unit else ''})", None, line)
+        t = self.low.apply("mul", [a, mask], line, None)
+        if unit:
+            t = self.low.apply("add", [t, self.low.plain(f"np.eye(np.shape({a})[-1])", None, line)], line, None)
+        if trans not in (None, 0, "N", "n"):
+            t = self.low.apply("transpose", [t], line, None)
+        return self.low.apply("solve", [t, b], line, target)
 
     def stack(self, args, e, target, rank):
         """core/library/shapes.py's stack: each array given an axis of length 1 there (expand_dims),
