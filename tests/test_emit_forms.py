@@ -103,6 +103,10 @@ PROGRAMS = {
         "    B = A.T + 0.5\n    return s + solve_triangular(A, x, lower=True)[0] + sum(solve_triangular(B, x, trans='T',"
         " unit_diagonal=True)) + sum(scipy.linalg.solve_triangular(B, A, False, False))\n",
         {"A": (3, 3), "x": (3,)}),
+    "a shape taken apart, a helper's defaults": (
+        "SCALE = 0.5\n\n\ndef g(u, a=2.0, b=SCALE):\n    return u * a + b * u * u\n\n\n"
+        "def f(A, x):\n    n, d = A.shape\n    rows, = x.shape\n    return sum(g(A[1])) * n + sum(g(x, 3.0)) * d * rows + sum(g(x, 1.0, -1.0))\n",
+        {"A": (2, 3), "x": (3,)}),
 }
 
 LOOPS = {
@@ -312,3 +316,15 @@ def test_the_lstm_sample_emits_validates_and_matches_grad(tmp_path):
                           "x=[0.5,-1],b=[0.1,0,-0.1,0.2,0,0.1,-0.2,0.3]"], capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
     assert run.stdout.count("pass") == 5 and "FAIL" not in run.stdout
+
+
+def test_a_default_the_caller_would_read_otherwise_is_refused_naming_the_call(tmp_path):
+    """A helper's default is taken at its calls where it is a number or a constant of the module;
+    a default that a name of the caller shadows (Python reads the module's at the def) is refused
+    with the call's line and what to write instead."""
+    source = tmp_path / "program.py"
+    source.write_text("K = 2.0\n\n\ndef g(u, a=K):\n    return u * a\n\n\ndef f(x):\n    K = x * 3.0\n    return sum(g(x)) + K\n")
+    with pytest.raises(SourceError) as err:
+        api.emit(str(source), at={"x": np.array([0.5, 1.5])})
+    assert err.value.kind == "not emitted" and "leaves out `a`" in err.value.message
+    assert (err.value.span.line, err.value.span.column) == (10, 16) and "pass a at the call" in err.value.hint

@@ -68,7 +68,10 @@ def attribute(low, e, target, refuse):
         if len(e.index) != 1 or not isinstance(e.index[0], (nodes.Num, nodes.UnaryOp)):
             refuse("indexing a shape by anything but a number", e.span)
         text += f"[{low.index_part(e.index[0])!r}]"
-    return low.plain(text, target, e.span.line)
+    made = low.plain(text, target, e.span.line)
+    if node.attr == "shape" and node is e:      # a tuple of whole numbers: `n, d = X.shape` takes it apart
+        low.tuples[made] = ""
+    return made
 
 
 def positions_of(x: str) -> str:

@@ -629,7 +629,7 @@ class Lowering(Iteration):
             name, args = helper, args + list(captured)
         if name in self.helpers:
             target = target or self.fresh()
-            self.out.append(Call(target, name, args, line))
+            self.out.append(Call(target, name, args + self.defaults_of(self.helpers[name], len(args), e), line))
             return target
         if name in CUTS and len(args) == 1:
             target = target or self.fresh()
@@ -641,6 +641,23 @@ class Lowering(Iteration):
         if prim is None or not (prim.elementwise or prim.emits_at_shapes) or len(args) != prim.arity:
             return self.opaque(e, name, args, target)
         return self.apply(prim.name, args, line, target, kink_spelling(prim))
+
+    def defaults_of(self, helper, given, e) -> list:
+        """The values of the helper's defaulted parameters a call leaves out, as Python takes them
+        (at the def: a number, or a constant of the module the function does not rebind)."""
+        missing = helper.params[given:]
+        defaults = dict(zip(helper.params[len(helper.params) - len(helper.defaults):], helper.defaults))
+        values = []
+        for p in missing:
+            default = defaults.get(p)
+            if default is None:
+                return []           # too few arguments: the call is refused as the language refuses it
+            if not (isinstance(default, nodes.Num) or isinstance(default, nodes.Name) and default.id in
+                    self.global_names and default.id not in self.local_names):
+                refuse(f"a call that leaves out `{p}`, whose default is not a number or a constant of the module",
+                       e.span, f"pass {p} at the call")
+            values.append(self.value(default, None))
+        return values
 
     def slogdet(self, e, target):
         """core/library/linalg.py's slogdet: the pair (the sign of det, a constant; the table's

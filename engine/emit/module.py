@@ -61,7 +61,7 @@ def lowered(defs: dict, top: list, target_name=None, at=None) -> tuple:
     functions = {name: Lowering(defs, global_names, closures.get(name, {}), ranks if name == target_name else None,
                                 shapes if name == target_name else None).function(d) for name, d in defs.items()}
     for d in defs.values():
-        if d.defaults:
+        if d.defaults and d.name == target_name:        # a helper's take their defaults at its calls
             refuse("a parameter with a default", d.span)
     glob = Lowering(defs, global_names)
     statements = []
