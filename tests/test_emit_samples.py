@@ -41,6 +41,17 @@ def project_cases() -> list:
 
 
 CASES = [(name, HIGHER / name, None, None, point) for name, point in sorted(HIGHER_POINTS.items())] + project_cases()
+# what does not emit yet, and the words emit refuses it with (exit 2, its line): each flips to a
+# failure (strict) once it emits, so the list shrinks as emit learns
+NOT_YET = {"mlp.py": "a string is not emitted yet"}     # params["W1"]: a dict of the parameters
+
+
+def marked(case):
+    words = NOT_YET.get(case[1].name)
+    if words is None:
+        return case
+    return pytest.param(*case, id=case[0], marks=pytest.mark.xfail(strict=True, raises=api.SourceError,
+                                                                   reason=f"emit: {words}"))
 
 
 def test_every_sample_of_samples_higher_is_listed():
@@ -69,10 +80,14 @@ def reference_vjp(path, fn, point, wrt, cotangent) -> tuple:
     return result.value, grads
 
 
-@pytest.mark.parametrize("name, path, fn, wrt, point", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("name, path, fn, wrt, point", [marked(c) for c in CASES], ids=[c[0] for c in CASES])
 def test_every_higher_and_project_sample_emits_validates_and_matches_autodiffs_vjp(tmp_path, name, path, fn, wrt,
                                                                                    point):
     target = api.load(str(path), fn)
+    if path.name in NOT_YET:
+        with pytest.raises(api.SourceError) as err:
+            api.emit(None, wrt=wrt, target=target, at=point)
+        assert NOT_YET[path.name] in err.value.message and err.value.span is not None
     values = {p: np.asarray(v) if isinstance(v, list) else v for p, v in point.items()}    # labels stay whole
     out = tmp_path / "emitted.py"
     out.write_text(api.emit(None, wrt=wrt, mode="both", target=target, at=values))
