@@ -53,16 +53,24 @@ def named_derivatives(defs: dict, makers) -> dict:
     as a derivative of a function of the program that returns the inner one's value: `def
     grad_h(x): return grad(h)(x)`, defined beside h (a closure where h is one, so it reads what h
     reads), and the outer taken of it, `grad(grad_h)`; emit writes that as any derivative through
-    grad(h) (the adjoint of h's tangent program). `makers`: the names of the derivative builtins
-    that take a function (grad, value_and_grad, hessian, jvp, vjp)."""
+    grad(h) (the adjoint of h's tangent program); a derivative of a lambda as one of a closure
+    named for it. `makers`: the names of the derivative builtins that take a function (grad,
+    value_and_grad, hessian, jvp, vjp)."""
     out = dict(defs)
     taken = {n.id for d in defs.values() for n in _walk(d) if isinstance(n, nodes.Name)} | set(defs)
     for name, d in defs.items():
         made: list = []
-        body = [_mapped(s, lambda x: _named(x, d.body, out, made, taken, makers)) for s in d.body]
+        body = []
+        for s in d.body:
+            count = len(made)
+            here = not isinstance(s, nodes.FunctionDef)        # a lambda of a closure reads the closure's names
+            mapped = _mapped(s, lambda x: _named(x, d.body, out, made, taken, makers, here))
+            body += [fn for base, fn in made[count:] if base is None] + [mapped]   # a lambda named just before
         if not made:
             continue
         for base, fn in made:           # each beside its h: a closure of this function, or one of the program's
+            if base is None:
+                continue
             at = next((k for k, s in enumerate(body) if (_closure(s) or ("",))[0] == base), None)
             if at is None:
                 out[fn.name] = fn
@@ -72,12 +80,19 @@ def named_derivatives(defs: dict, makers) -> dict:
     return out
 
 
-def _named(x, body, top, made, taken, makers):
+def _named(x, body, top, made, taken, makers, lambdas=True):
     """`x` with a derivative builtin applied to grad(h, k) taken as applied to a function returning
-    grad(h, k)'s value (made and listed in `made`), where h's parameters are known."""
+    grad(h, k)'s value (made and listed in `made`), where h's parameters are known; applied to a
+    lambda (`grad(lambda t: t * a)`, where `lambdas`), to a closure of the lambda's parameters and
+    body, defined just before the statement (listed with the base None)."""
     if not (isinstance(x, nodes.Call) and isinstance(x.func, nodes.Name) and x.func.id in makers and x.args):
         return x
     inner = x.args[0]
+    if isinstance(inner, nodes.Lambda) and lambdas and not inner.defaults:
+        helper = _fresh("lambda", taken)
+        made.append((None, nodes.FunctionDef(helper, tuple(inner.params), (nodes.Return(inner.body, inner.span),),
+                                             inner.span)))
+        return nodes.Call(x.func, (nodes.Name(helper, inner.span),) + tuple(x.args[1:]), x.span, x.keywords)
     if not (isinstance(inner, nodes.Call) and isinstance(inner.func, nodes.Name) and inner.func.id == "grad"
             and inner.args and isinstance(inner.args[0], nodes.Name) and not inner.keywords):
         return x
@@ -87,13 +102,17 @@ def _named(x, body, top, made, taken, makers):
     params = local[-1][1] if local else (top[h].params if h in top and not top[h].defaults else None)
     if params is None:
         return x
-    helper = f"grad_{h}"
-    while helper in taken:
-        helper += "_"
-    taken.add(helper)
+    helper = _fresh(f"grad_{h}", taken)
     call = nodes.Call(inner, tuple(nodes.Name(p, inner.span) for p in params), inner.span)
     made.append((h, nodes.FunctionDef(helper, tuple(params), (nodes.Return(call, inner.span),), inner.span)))
     return nodes.Call(x.func, (nodes.Name(helper, inner.span),) + tuple(x.args[1:]), x.span, x.keywords)
+
+
+def _fresh(helper, taken) -> str:
+    while helper in taken:
+        helper += "_"
+    taken.add(helper)
+    return helper
 
 
 def _mapped(x, f):
