@@ -399,3 +399,50 @@ def test_hessian_of_a_function_with_a_custom_rule_is_refused_naming_it(tmp_path)
         api.emit(str(source))
     assert err.value.kind == "not emitted" and "`hessian(h)` is not emitted yet: `h` has a custom rule" in err.value.message
     assert (err.value.span.line, err.value.span.column) == (17, 30) and "autodiff hessian" in err.value.hint
+
+
+NESTED_GRADS = """def h(x, y):
+    return sin(x) * y ** 3 + x * x * y
+
+
+def f(a, b):
+    g = grad(grad(h, 1), 0)(a, b)
+    t = grad(grad(grad(h)))(a, b)
+    return g * b + t + a
+"""
+
+
+def test_a_derivative_of_a_derivative_is_one_of_a_helper_returning_the_inner_one(tmp_path):
+    """grad(grad(h))(a) (samples/higher/nested_grad.py, h a closure), grad(grad(h, 1), 0) and a
+    third grad of a function of the program: the inner grad(h) is a helper `grad_h` returning
+    its value, the outer taken of it, each emitted as a derivative through grad(h) is; they match
+    autodiff.grad at five points (before: refused, `grad(...) other than grad(h)`)."""
+    source, text, module = emitted(tmp_path, (ROOT / "samples" / "higher" / "nested_grad.py").read_text())
+    assert "def f_grad_h(x, a):" in text
+    for a in (0.5, -1.3, 2.0, 0.1, -0.7):
+        assert module.f_vjp(a) == (pytest.approx(6 * a * a, rel=1e-14), (pytest.approx(12 * a, rel=1e-14),))
+    source, text, module = emitted(tmp_path, NESTED_GRADS)
+    rng = np.random.default_rng(5)
+    for _ in range(5):
+        matches(module, source, {"a": rng.uniform(-2, 2), "b": rng.uniform(-2, 2)})
+    rows = api.validate_emitted(str(tmp_path / "program_emitted.py"), api.load(str(source)), {"a": 0.7, "b": -1.1})
+    assert [r["verdict"] for r in rows] == ["pass"] * len(rows)
+
+
+LAMBDAS = """def f(x, a):
+    s = grad(lambda t: t * t * a)(x)
+    for i in range(3):
+        s = s + grad(lambda t: sin(t * i) * a)(x) * s
+    return s + grad(grad(lambda t: t ** 3 * a))(x)
+"""
+
+
+def test_a_derivative_of_a_lambda_is_one_of_a_closure_named_for_it(tmp_path):
+    """grad(lambda t: ...) (in a loop, reading its variable; under another grad) is the derivative
+    of a closure of the lambda defined just before the statement: it matches autodiff.grad at five
+    points (before: refused, `grad(...) other than grad(h)`)."""
+    source, text, module = emitted(tmp_path, LAMBDAS)
+    assert "def f_lambda(t, a):" in text
+    rng = np.random.default_rng(9)
+    for _ in range(5):
+        matches(module, source, {"x": rng.uniform(-2, 2), "a": rng.uniform(-2, 2)})

@@ -22,7 +22,8 @@ from .rule_text import primitive
 
 FORMS = ("norm", "prod", "transpose", "reshape", "dot", "var", "std", "clip", "cumsum", "cumprod", "trace", "diagonal",
          "squeeze", "outer", "triu", "tril", "diag", "complex", "where", "einsum", "tensordot", "kron", "pinv",
-         "logsumexp", "square", "reciprocal", "negative", "power")     # builtins whose numpy arguments choose the entries they apply
+         "logsumexp", "square", "reciprocal", "negative", "power", "concatenate", "split", "stack",
+         "solve_triangular")     # builtins whose numpy arguments choose the entries they apply
 INF = {"inf": math.inf}
 # core/library/elementwise.py's composites of one table entry: name -> (the entry, its operands as
 # positions of the call's arguments, None the number 1.0)
@@ -72,7 +73,10 @@ def attribute(low, e, target, refuse):
         if len(e.index) != 1 or not isinstance(e.index[0], (nodes.Num, nodes.UnaryOp)):
             refuse("indexing a shape by anything but a number", e.span)
         text += f"[{low.index_part(e.index[0])!r}]"
-    return low.plain(text, target, e.span.line)
+    made = low.plain(text, target, e.span.line)
+    if node.attr == "shape" and node is e:      # a tuple of whole numbers: `n, d = X.shape` takes it apart
+        low.tuples[made] = ""
+    return made
 
 
 def positions_of(x: str) -> str:
@@ -168,6 +172,8 @@ class Forms:
         name, line = e.func.id, e.span.line
         if name in ("einsum", "tensordot", "kron", "pinv"):
             return Products(self).call(name, args, e, target, rank)
+        if name in ("concatenate", "split", "stack", "solve_triangular"):
+            return getattr(self, name)(args, e, target, rank)
         x = self.low.value(args[0], None)
         if name in COMPOSITES or name == "logsumexp":
             return self.composite(name, x, args, rank, e, target)
@@ -195,19 +201,7 @@ class Forms:
             operands = [x, axis, False] if name == "cumsum" else [x, axis]
             return self.low.apply(name, operands, e.span.line, target)
         if name in ("var", "std"):
-            spread = dict(zip(named, params))
-            axis = spread.get("axis")
-            if axis.__class__ is tuple and len(axis) == 1:
-                axis = axis[0]
-            if axis.__class__ is tuple and rank(x) is not None:     # the squares' rank is x's
-                axis = tuple(a % rank(x) for a in axis)
-            if axis.__class__ is not tuple or (rank(x) is not None and len(axis) == rank(x)):
-                axis = self.axis(axis, rank(x), e)
-            if keepdims:        # the reduced axes put back, as sum's
-                kept = self.low.reduced_axes(name, x, spread.get("axis"), True, e)
-                spread_out = self.variance(name, x, axis, spread.get("ddof") or 0, e, None)
-                return self.low.put_back(spread_out, kept, e.span.line, target)
-            return self.variance(name, x, axis, spread.get("ddof") or 0, e, target)
+            return self.spread(name, x, dict(zip(named, params)), keepdims, rank, e, target)
         if name in ("triu", "tril", "diag"):
             return self.triangle(name, x, int(params[0] or 0) if params else 0, rank(x), e, target)
         if name == "squeeze":
@@ -227,6 +221,21 @@ class Forms:
             kept = self.low.reduced_axes(name, x, axis, True, e)
             return self.low.put_back(self.norm(x, order, axis, rank(x), e, None), kept, line, target)
         return self.norm(x, order, axis, rank(x), e, target)
+
+    def spread(self, name, x, spread, keepdims, rank, e, target):
+        """var/std over numpy's axis (one, several, all), ddof and keepdims."""
+        axis = spread.get("axis")
+        if axis.__class__ is tuple and len(axis) == 1:
+            axis = axis[0]
+        if axis.__class__ is tuple and rank(x) is not None:     # the squares' rank is x's
+            axis = tuple(a % rank(x) for a in axis)
+        if axis.__class__ is not tuple or (rank(x) is not None and len(axis) == rank(x)):
+            axis = self.axis(axis, rank(x), e)
+        if keepdims:        # the reduced axes put back, as sum's
+            kept = self.low.reduced_axes(name, x, spread.get("axis"), True, e)
+            spread_out = self.variance(name, x, axis, spread.get("ddof") or 0, e, None)
+            return self.low.put_back(spread_out, kept, e.span.line, target)
+        return self.variance(name, x, axis, spread.get("ddof") or 0, e, target)
 
     def elementwise(self, name, x, args, e, target):
         """where (the table's: a choice, its derivative the chosen side's), complex (core/library/
@@ -275,7 +284,7 @@ class Forms:
         table's index_update of flat zeros at those positions, gathered as a square)."""
         line = e.span.line
         if name != "diag":
-            mask = self.low.plain(f"np.{name}(np.ones(np.shape({x})[-2:]), {k!r})", None, line)     # 1.0 in it
+            mask = self.low.plain(f"np.{name}(np.ones(np.shape({x})[-2:]), {k!r})", None, line, 2)     # 1.0 in it
             return self.apply("where", [mask, x, 0.0], line, target)
         if ndim not in (1, 2):
             self.refuse("diag of a value whose rank is unknown here" if ndim is None else "diag of other than a vector "
@@ -317,6 +326,100 @@ class Forms:
             if bound is not None:
                 out = self.apply("where", [self.apply(test, [out, bound], line, None), bound, out], line, None)
         return self.low.expr_named(out, target, line) if target is not None else out
+
+    def concatenate(self, args, e, target, rank):
+        """core/library/shapes.py's concatenate: the table's entry of the arrays written in the call
+        (a tuple or list of them), its axis given (None: each flattened first)."""
+        if not args or not isinstance(args[0], (nodes.TupleExpr, nodes.ListExpr)) or not args[0].elts:
+            self.refuse("concatenate of other than a tuple or list of arrays written in the call", e.span,
+                        "write the arrays in the call: concatenate((a, b))")
+        line = e.span.line
+        items = [self.low.value(v, None) for v in args[0].elts]
+        axis = literal_value(args[1], self.refuse, "the axis of concatenate") if len(args) > 1 else 0
+        if axis is None:
+            items, axis = [self.low.apply("reshape", [v, (-1,)], line, None) for v in items], 0
+        if axis.__class__ is not int:
+            self.refuse("concatenate with an axis that is not one whole number", e.span)
+        if axis < 0:
+            ranks = {rank(v) for v in items if v.__class__ is str} - {None}
+            if not ranks:
+                self.refuse(f"concatenate along the axis {axis} of arrays whose rank is unknown here", e.span,
+                            "write the axis as a number from 0")
+            axis += max(ranks)
+        return self.low.apply(Bound(primitive("concatenate"), len(items), axis=axis), items, line, target)
+
+    def solve_triangular(self, args, e, target, rank):
+        """core/library/solvers.py's solve_triangular: the table's solve of the triangle of `a` it
+        reads (a times the triangle of ones, ones on its diagonal where unit_diagonal), transposed
+        for trans 1, 2, 'T' or 'C'; trans, lower and unit_diagonal written in the call."""
+        line = e.span.line
+        if len(args) < 2:
+            self.refuse("solve_triangular with other than two arrays", e.span)
+        a, b = (self.low.value(v, None) for v in args[:2])
+        trans, lower, unit = (literal_value(v, self.refuse, f"the {k} of solve_triangular") for v, k in
+                              zip((list(args[2:5]) + [None] * 3)[:3], ("trans", "lower", "unit_diagonal")))
+        if trans not in (None, 0, 1, 2, "N", "T", "C", "n", "t", "c"):
+            self.refuse(f"solve_triangular with trans={trans!r}", e.span, "write trans as 0, 1, 2, 'N', 'T' or 'C'")
+        side = "tril" if lower else "triu"
+        mask = self.low.plain(f"np.{side}(np.ones(np.shape({a})){', ' + str(-1 if lower else 1) if unit else ''})", None, line)
+        t = self.low.apply("mul", [a, mask], line, None)
+        if unit:
+            t = self.low.apply("add", [t, self.low.plain(f"np.eye(np.shape({a})[-1])", None, line)], line, None)
+        if trans not in (None, 0, "N", "n"):
+            t = self.low.apply("transpose", [t], line, None)
+        return self.low.apply("solve", [t, b], line, target)
+
+    def stack(self, args, e, target, rank):
+        """core/library/shapes.py's stack: each array given an axis of length 1 there (expand_dims),
+        then concatenated along it."""
+        if not args or not isinstance(args[0], (nodes.TupleExpr, nodes.ListExpr)) or not args[0].elts:
+            self.refuse("stack of other than a tuple or list of arrays written in the call", e.span,
+                        "write the arrays in the call: stack((a, b))")
+        items = [self.low.value(v, None) for v in args[0].elts]
+        axis = literal_value(args[1], self.refuse, "the axis of stack") if len(args) > 1 else 0
+        if axis.__class__ is not int:
+            self.refuse("stack with an axis that is not one whole number", e.span)
+        if axis < 0:
+            ranks = {rank(v) for v in items if v.__class__ is str} - {None}
+            if not ranks:
+                self.refuse(f"stack along the axis {axis} of arrays whose rank is unknown here", e.span,
+                            "write the axis as a number from 0")
+            axis += max(ranks) + 1
+        return self.stacked(items, axis, e.span.line, target)
+
+    def stacked(self, items, axis, line, target):
+        """The items (names or numbers) stacked along a new axis: a list of values written out
+        (`[r * cos(t), r * sin(t)]`, numpy's array of them) and stack's."""
+        rows = [self.low.apply("expand_dims", [v, axis], line, None) if v.__class__ is str else
+                self.low.plain(f"np.array([{v!r}])", None, line) for v in items]     # a number: a constant
+        return self.low.apply(Bound(primitive("concatenate"), len(rows), axis=axis), rows, line, target)
+
+    def split(self, args, e, target, rank):
+        """core/library/shapes.py's split: each part the table's getitem of the flattened array at
+        its positions, numpy's own split of an array of the positions (so numpy's errors are its:
+        sections that do not divide the axis); the tuple of the parts, each keeping its derivative
+        where it is taken apart as it is made (`a, b = split(x, 2)`, `split(x, 2)[0]`)."""
+        line = e.span.line
+        given = args[1] if len(args) > 1 else None
+        if isinstance(given, nodes.ListExpr):           # split(x, [2, 5]): the indices as a tuple
+            given = nodes.TupleExpr(given.elts, given.span)
+        sections = literal_value(given, self.refuse, "the sections of split")
+        axis = literal_value(args[2], self.refuse, "the axis of split") if len(args) > 2 and args[2] is not None else 0
+        if sections.__class__ is tuple and all(i.__class__ is int for i in sections):
+            count = len(sections) + 1
+        elif sections.__class__ is int and sections > 0:
+            count = sections
+        else:
+            self.refuse("split into other than a number of sections or a tuple of indices written as whole numbers",
+                        e.span, "write split(x, 4) or split(x, (2, 5))")
+        if axis.__class__ is not int:
+            self.refuse("split with an axis that is not one whole number", e.span)
+        x = self.low.value(args[0], None)
+        positions = self.low.plain(f"np.split({positions_of(x)}, {sections!r}, {axis})", None, line)
+        flat = self.low.apply("reshape", [x, (-1,)], line, None)
+        parts = [self.low.apply("getitem", [flat, self.low.plain(f"{positions}[{k}]", None, line)], line, None)
+                 for k in range(count)]
+        return self.low.parts_of(parts, line, e.span, target)
 
     def dot(self, a, b, rank, e, target):
         """numpy's dot (core/library/linalg.py's): a product where either is a number, matmul where

@@ -72,6 +72,9 @@ class Lowering(Iteration):
         self.tuples: dict = {}              # a name bound to a tuple -> the derivative that made it, or ""
         self.parts: dict = {}               # a temporary bound to a tuple whose items are named here -> them
         self.params: list = []              # the parameters of the function lowered
+        self.fixed_ranks: dict = {}         # a parameter's rank at the point, where it is never rebound
+        self.known: dict = {}               # a name's rank where the function's straight-line code gives it
+        self.bound_temps: set = set()       # the temporaries bound (a rank is a temporary's where bound once)
 
     def fresh(self) -> str:
         self.count += 1
@@ -79,15 +82,18 @@ class Lowering(Iteration):
         self.temps.add(name)
         return name
 
-    def function(self, node) -> Function:
+    def function(self, node, own_defaults=True) -> Function:
+        """`own_defaults`: the emitted function keeps its defaulted parameters' defaults (numbers);
+        a helper's are passed at its calls (`defaults_of`), so its def has none."""
         self.local_names = set(node.params) | bound_names(node.body)
         self.params = list(node.params)
         self.fixed_ranks = {p: r for p, r in self.ranks.items() if p in node.params and p not in bound_names(node.body)}
         self.fixed_ranks.update({g: r for g, r in self.constants.items() if g not in self.local_names})
         self.fixed_shapes = {p: s for p, s in self.shapes.items() if p in self.fixed_ranks}
+        self.known = {p: r for p, r in self.ranks.items() if p in node.params}
         body = self.block(list(node.body))
         defaulted = node.params[len(node.params) - len(node.defaults):]
-        defaults = {p: default_value(d) for p, d in zip(defaulted, node.defaults)}
+        defaults = {p: default_value(d) for p, d in zip(defaulted, node.defaults)} if own_defaults else {}
         return Function(node.name, list(node.params), body, self.temps, defaults)
 
     def block(self, stmts: list) -> list:
@@ -107,11 +113,50 @@ class Lowering(Iteration):
     def statement(self, s) -> list:
         saved = getattr(self, "out", None)
         self.out: list = []
+        if isinstance(s, (nodes.If, nodes.While, nodes.For)):       # what they bind: of no one rank here
+            for name in bound_names(s.body) | bound_names(getattr(s, "orelse", ())) | bound_names((s,)):
+                self.known.pop(name, None)
         try:
             self.lowered(s)
+            self.track(self.out)
             return self.out
         finally:
             self.out = saved
+
+    def rank(self, x):
+        """x's rank where it is one at every run: a parameter's at the point (--at), a value's made
+        from those after it is bound (`L = tril(L)`, `d = x[i] - x[j]` in a loop's body; a name a
+        branch or a loop binds has none where the branch or loop may or may not have bound it), which
+        the emitted function's check of its inputs' ranks makes hold; else None."""
+        if x.__class__ is not str:
+            return 0 if isinstance(x, (int, float, complex)) else None
+        return self.fixed_ranks.get(x, self.known.get(x))
+
+    def temp_rank(self, target, rank) -> None:
+        """A temporary's rank, `rank()`, where it is bound once (an if expression's, a loop's
+        accumulator's, bound twice, has none)."""
+        if target not in self.temps:
+            return
+        self.known[target] = rank() if target not in self.bound_temps else None
+        self.bound_temps.add(target)
+
+    def track(self, out) -> None:
+        """The ranks of the names one statement binds, in order: a primitive's (rank_of), a copy's
+        its source's; a name bound in a branch or a loop has none after it, one bound by anything
+        else none."""
+        for s in out:
+            target = getattr(s, "target", None)
+            if hasattr(s, "body"):
+                for name in bound_ir(s):
+                    self.known.pop(name, None)
+            elif target in self.temps:          # bound as made (temp_rank)
+                continue
+            elif isinstance(s, Prim):
+                self.known[s.target] = rank_of(s.prim, [self.rank(v) for v in s.operands], s.operands)
+            elif isinstance(s, Copy):
+                self.known[s.target] = None if s.source.__class__ is str and s.source == s.target else self.rank(s.source)
+            elif target is not None:
+                self.known.pop(target, None)
 
     def lowered(self, s) -> None:
         line = s.span.line
@@ -156,6 +201,7 @@ class Lowering(Iteration):
         it = s.iter
         if isinstance(s.target, nodes.Name) and is_range(it):
             bounds = [self.whole_value(a) for a in it.args]
+            self.known[s.target.id] = 0         # a whole number in its body
             self.out.append(For(s.target.id, bounds, self.block(list(s.body)), line))
             return
         self.loop_items(s, line)     # an array's rows, enumerate, zip; a target that unpacks
@@ -240,6 +286,7 @@ class Lowering(Iteration):
         value = self.value(e, target)
         if target is not None and value != target:
             self.out.append(Copy(target, value, e.span.line))
+            self.temp_rank(target, lambda: self.rank(value))
             return target
         return value
 
@@ -291,6 +338,9 @@ class Lowering(Iteration):
                    e.span, "write the loops out with for statements")
         if isinstance(e, nodes.ListExpr) and constant_list(e) is not None:
             return self.plain(f"np.array({constant_list(e)!r})", target, line)
+        if isinstance(e, nodes.ListExpr) and e.elts and not any(isinstance(v, nodes.TupleExpr)
+                                                                for v in e.elts):
+            return Forms(self, refuse).stacked([self.value(v, None) for v in e.elts], 0, line, target)    # numpy's array of them
         refuse(f"{describe(e)}", e.span)
 
     def tuple_value(self, e, target):
@@ -496,12 +546,11 @@ class Lowering(Iteration):
         """`prim_name`: the table entry's name, or an entry with its parameters given (builtin_forms.Bound)."""
         target = target or self.fresh()
         entry = primitive(prim_name) if prim_name.__class__ is str else prim_name
-        if target in operands:          # `x = x * 2`: the new value named apart, then bound
-            value = self.fresh()
-            self.out.append(Prim(value, entry, operands, line, spelling))
-            self.out.append(Copy(target, value, line))
-            return target
-        self.out.append(Prim(target, entry, operands, line, spelling))
+        made = self.fresh() if target in operands else target     # `x = x * 2`: the new value named apart, then bound
+        self.out.append(Prim(made, entry, operands, line, spelling))
+        self.temp_rank(made, lambda: rank_of(entry, [self.rank(v) for v in operands], operands))
+        if made != target:
+            self.out.append(Copy(target, made, line))
         return target
 
     def compare(self, e, target):
@@ -527,9 +576,11 @@ class Lowering(Iteration):
         parts = [str(self.value(v, None)) for v in e.values]
         return self.plain(f" {e.op} ".join(parts), target, e.span.line)
 
-    def plain(self, text, target, line):
+    def plain(self, text, target, line, rank=None):
+        """`rank`: the text's value's rank, where the form that writes it knows it (a mask's)."""
         target = target or self.fresh()
         self.out.append(Plain(target, text, line))
+        self.temp_rank(target, lambda: rank)
         return target
 
     def if_expression(self, e, target):
@@ -560,10 +611,10 @@ class Lowering(Iteration):
         if self.is_directional(e):
             return self.directional(e, name, target)
         if name in FFT_FORMS and name not in self.helpers and name not in self.closures:
-            rank = lambda x: self.fixed_ranks.get(x)     # noqa: E731 (a parameter's, at the point)
+            rank = self.rank
             return FftForms(self, refuse).call(name, positional(e, refuse), e, target, rank)
         if name in FORMS and name not in self.helpers and name not in self.closures:
-            return Forms(self, refuse).call(e, target, lambda x: self.fixed_ranks.get(x))
+            return Forms(self, refuse).call(e, target, self.rank)
         if name in ("sum", "mean") and len(e.args) == 1 and not e.keywords and isinstance(e.args[0], nodes.ListComp) \
                 and not e.args[0].as_dict and any(c[2] for c in e.args[0].clauses) and name not in self.helpers:
             return self.filtered_sum(name, e.args[0], target, OPERATORS["+"], OPERATORS["/"])
@@ -587,7 +638,7 @@ class Lowering(Iteration):
             name, args = helper, args + list(captured)
         if name in self.helpers:
             target = target or self.fresh()
-            self.out.append(Call(target, name, args, line))
+            self.out.append(Call(target, name, args + self.defaults_of(self.helpers[name], len(args), e), line))
             return target
         if name in CUTS and len(args) == 1:
             target = target or self.fresh()
@@ -600,6 +651,23 @@ class Lowering(Iteration):
             return self.opaque(e, name, args, target)
         return self.apply(prim.name, args, line, target, kink_spelling(prim))
 
+    def defaults_of(self, helper, given, e) -> list:
+        """The values of the helper's defaulted parameters a call leaves out, as Python takes them
+        (at the def: a number, or a constant of the module the function does not rebind)."""
+        missing = helper.params[given:]
+        defaults = dict(zip(helper.params[len(helper.params) - len(helper.defaults):], helper.defaults))
+        values = []
+        for p in missing:
+            default = defaults.get(p)
+            if default is None:
+                return []           # too few arguments: the call is refused as the language refuses it
+            if not (isinstance(default, nodes.Num) or isinstance(default, nodes.Name) and default.id in
+                    self.global_names and default.id not in self.local_names):
+                refuse(f"a call that leaves out `{p}`, whose default is not a number or a constant of the module",
+                       e.span, f"pass {p} at the call")
+            values.append(self.value(default, None))
+        return values
+
     def slogdet(self, e, target):
         """core/library/linalg.py's slogdet: the pair (the sign of det, a constant; the table's
         logabsdet), a tuple whose items keep their derivatives where it is taken apart as it is
@@ -607,8 +675,13 @@ class Lowering(Iteration):
         line = e.span.line
         x = self.value(e.args[0], None)
         parts = [self.plain(f"np.sign(np.linalg.det({literal(x)}))", None, line), self.apply("logabsdet", [x], line, None)]
+        return self.parts_of(parts, line, e.span, target)
+
+    def parts_of(self, parts, line, span, target):
+        """The tuple of `parts` (names made here: slogdet's, split's), whose items keep their
+        derivatives where it is taken apart as it is made."""
         made = target or self.fresh()
-        self.out.append(Packed(made, f"({parts[0]}, {parts[1]})", line, parts, "a tuple", e.span))
+        self.out.append(Packed(made, f"({', '.join(parts)},)", line, parts, "a tuple", span))
         self.tuples[made] = ""
         if target is None:          # a temporary: bound once, so its items are these
             self.parts[made] = parts
@@ -620,7 +693,7 @@ class Lowering(Iteration):
         all of x (max and min: over the axes moved first and made one, so that ties share the
         adjoint as the table's reduction over several axes shares it); keepdims puts each reduced
         axis back (put_back)."""
-        line, ndim = e.span.line, self.fixed_ranks.get(x)
+        line, ndim = e.span.line, self.rank(x)
         axes = self.reduced_axes(name, x, axis, keep, e)
         whole = axes is None or (ndim is not None and len(axes) == ndim)
         steps = [[x]] if whole else [[None, a] for a in sorted(axes, reverse=True)]
@@ -637,7 +710,7 @@ class Lowering(Iteration):
     def reduced_axes(self, name, x, axis, keep, e):
         """The axes a reduction of x takes, not negative (None: all); a negative axis, or keepdims
         over all axes, needs x's rank: a parameter's at the point."""
-        ndim = self.fixed_ranks.get(x)
+        ndim = self.rank(x)
         axes = (axis,) if axis.__class__ is int else axis
         if (axes is None and keep) or any(a < 0 for a in axes or ()):
             if ndim is None:
@@ -682,6 +755,31 @@ def default_value(node):
     if value.__class__ not in (int, float, bool) and value is not None:
         refuse("a parameter whose default is not a number", node.span, "give it a number as its default")
     return float(value) if value.__class__ is int else value
+
+
+def rank_of(prim, ranks, operands):
+    """The rank of `prim`'s value at operands of those ranks (None: one unknown), by its forward
+    on arrays of those ranks, of length 4 and no two elements equal (a number a whole one, so an
+    index reads as one); None where that fails (the operands' shapes or values matter there)."""
+    if any(r is None for r, v in zip(ranks, operands) if v.__class__ is str):
+        return None
+    numpy = np()
+    stands = [(numpy.arange(4 ** r).reshape((4,) * r) * 0.01 + 0.5 + k if r else numpy.int64(k + 1))
+              if v.__class__ is str else v for k, (r, v) in enumerate(zip(ranks, operands))]
+    try:
+        with numpy.errstate(all="ignore"):
+            return int(numpy.ndim(prim.impl(*stands)))
+    except (IndexError, ValueError, TypeError, ArithmeticError, AttributeError):
+        return None
+
+
+def bound_ir(s) -> set:
+    """The names an IR statement with a body (if, while, for) binds in it."""
+    names = {getattr(s, "target", None)} - {None}
+    for body in (getattr(s, "body", None), getattr(s, "orelse", None), getattr(s, "head", None)):
+        for x in body or ():
+            names |= {x.target} if getattr(x, "target", None) is not None and not hasattr(x, "body") else bound_ir(x)
+    return names
 
 
 def derivative_name(function: str, kind: str, argnum: int) -> str:

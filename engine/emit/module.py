@@ -14,12 +14,12 @@ from ..lang.target import bind_inputs
 from .activity import analyse, walk_ir
 from .examples import Examples
 from .liveness import tidied
-from .closures import lifted
+from .closures import lifted, named_derivatives
 from .adjoint import Adjoint, binding, unbound_saves
 from .custom import adjoint_sweeps, program_rules, rule_functions, tangent_sweep
 from .derivatives import (check_derivatives, derivative_helpers, derivatives_in, inner_functions, second_order_lines,
                           tangent_name, tangent_program)
-from .lower import OUT, Call, Derivative, Lowering, Plain, refuse
+from .lower import DERIVATIVES, DIRECTIONAL, OUT, Call, Derivative, Lowering, Plain, refuse
 from .rule_text import NotEmitted
 from .sweeps import INDENT, NeedsShapes, Writer, inlinable, no_shapes, read_by_rules, zeros_of
 from .tangent import Tangent, tan
@@ -57,7 +57,7 @@ def program_parts(target) -> tuple:
 def lowered(defs: dict, top: list, target_name=None, at=None) -> tuple:
     """`at`: the point, whose arrays' ranks the target's parameters have (a norm's ord reads them)."""
     global_names = {t.id for s in top if isinstance(s, nodes.Assign) for t in s.targets}
-    defs, closures = lifted(defs, global_names)
+    defs, closures = lifted(named_derivatives(defs, DERIVATIVES + DIRECTIONAL), global_names)
     ranks = {p: np().ndim(v) for p, v in (at or {}).items()}
     shapes = {p: np().shape(v) for p, v in (at or {}).items()}
     glob = Lowering(defs, global_names)
@@ -72,12 +72,8 @@ def lowered(defs: dict, top: list, target_name=None, at=None) -> tuple:
                    nodes.Span(s.line, 1, s.line, 1), "call it inside the function emitted")
     constants = constant_ranks(statements, global_names) if at is not None else {}
     functions = {name: Lowering(defs, global_names, closures.get(name, {}), ranks if name == target_name else None,
-                                shapes if name == target_name else None, constants).function(d)
+                                shapes if name == target_name else None, constants).function(d, name == target_name)
                  for name, d in defs.items()}
-    for d in defs.values():
-        if d.defaults and d.name != target_name:       # the target's take their defaults where not given
-            refuse("a parameter with a default of a function other than the one emitted", d.span,
-                   "pass every argument of it at its calls and drop the default")
     return functions, statements
 
 
