@@ -43,6 +43,10 @@ PROGRAMS = {
     "def f(A, b, v):\n    return real(sum((A @ conj(b) + b * imag(A[0, 0])) * conj(v)))\n":
         {"A": np.array([[1 + 1j, 0.5], [2j, -1 + 0.3j]]), "b": np.array([0.2 - 1j, 1.5 + 0j]),
          "v": np.array([1 + 0.5j, -0.3 + 2j])},
+    # numpy's var of complex values is real (mean |z - mean|²): the emitted var wrote the complex
+    # mean of (z - mean)², a wrong primal and adjoint
+    "def f(z, x):\n    return var(z) + std(z * x) + var(z, ddof=1) * x\n":
+        {"z": np.array([0.3 + 0.4j, 1.2 - 0.7j, -2 + 0.1j]), "x": 0.7},
 }
 
 

@@ -271,7 +271,11 @@ class Forms:
         if axis is not None and not several:
             centre = self.low.apply("expand_dims", [centre, axis], line, None)
         centred = apply("sub", [x, centre], line, None)
-        square = apply("mul", [centred, centred], line, None)
+        if self.low.complex_run:        # |c|² as numpy's var takes it: re² + im², a real number
+            re, im = apply("real", [centred], line, None), apply("imag", [centred], line, None)
+            square = apply("add", [apply("mul", [re, re], line, None), apply("mul", [im, im], line, None)], line, None)
+        else:
+            square = apply("mul", [centred, centred], line, None)
         squares = self.low.reduction_over("sum", square, axis, False, e, None) if several else \
             self.reduce("sum", square, axis, line)
         kept = self.low.plain(f"max({count} - {ddof!r}, 0)", None, line)

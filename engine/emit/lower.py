@@ -55,8 +55,9 @@ class Lowering(Iteration):
     """One function's statements as IR; `helpers` are the program's functions by name."""
 
     def __init__(self, helpers: dict, global_names: set, closures: dict | None = None, ranks: dict | None = None,
-                 shapes: dict | None = None, constants: dict | None = None):
+                 shapes: dict | None = None, constants: dict | None = None, complex_run: bool = False):
         self.helpers, self.global_names = helpers, global_names
+        self.complex_run = complex_run      # complex values in the run: |c|² as numpy takes it (var's squares)
         self.constants = constants or {}    # a top-level constant's rank (emit/module.py's constant_ranks)
         self.ranks = ranks or {}            # a parameter's rank at the point given (--at), where known
         self.shapes = shapes or {}          # and its shape (kron's result is reshaped at its operands' shapes)

@@ -54,7 +54,7 @@ def program_parts(target) -> tuple:
     return {"f": nodes.FunctionDef("f", tuple(target.inputs), tuple(body), module.span)}, "f", [], rules
 
 
-def lowered(defs: dict, top: list, target_name=None, at=None) -> tuple:
+def lowered(defs: dict, top: list, target_name=None, at=None, complex_run=False) -> tuple:
     """`at`: the point, whose arrays' ranks the target's parameters have (a norm's ord reads them)."""
     global_names = {t.id for s in top if isinstance(s, nodes.Assign) for t in s.targets}
     defs, closures = lifted(named_derivatives(defs, DERIVATIVES + DIRECTIONAL), global_names)
@@ -72,7 +72,8 @@ def lowered(defs: dict, top: list, target_name=None, at=None) -> tuple:
                    nodes.Span(s.line, 1, s.line, 1), "call it inside the function emitted")
     constants = constant_ranks(statements, global_names) if at is not None else {}
     functions = {name: Lowering(defs, global_names, closures.get(name, {}), ranks if name == target_name else None,
-                                shapes if name == target_name else None, constants).function(d, name == target_name)
+                                shapes if name == target_name else None, constants,
+                                complex_run).function(d, name == target_name)
                  for name, d in defs.items()}
     return functions, statements
 
@@ -107,7 +108,8 @@ def emit_module(target, wrt: list | None = None, mode: str = "adjoint", explain:
 
 def _emit(target, wrt, mode, explain, version, at, shaped=False) -> str:
     defs, name, top, rules = program_parts(target)
-    functions, globals_ = lowered(defs, top, name, at)
+    complex_run = complex_values(target, at)
+    functions, globals_ = lowered(defs, top, name, at, complex_run)
     params, defaults = functions[name].params, functions[name].defaults
     inputs = [p for p in params if p not in defaults or (at is not None and p in at)]
     for w in wrt or ():
@@ -129,7 +131,6 @@ def _emit(target, wrt, mode, explain, version, at, shaped=False) -> str:
         bind_inputs(target.given(at), at)       # a name the target has no input of is refused, as `grad` refuses it
     check_derivatives(functions, name, rules)
     facts = analyse(functions, name, wrt, rules)
-    complex_run = complex_values(target, at)
     if complex_run:
         refuse_complex_slogdet_sign(target)
     shapes = shaped_at(functions, name, globals_, at, shaped or complex_run, rules)
