@@ -54,23 +54,27 @@ def test_a_fused_vjp_kernel_replays_as_the_lean_tape_sweeps_it():
 def test_a_program_that_fuses_a_region_stays_interpreted_at_large_sizes():
     source = "sum(sin(x) * cos(x) + x * x)"          # one region of four ops
     f = check_both_ways(source, points(N, count=3))
-    # the recording run meets the region a plain tape runs as kernels (Tape.unfused_regions)
-    assert f.replays == 0 and f.interpreted == 3 + 2 + 1 and not any(f.traces.values())
+    # the first, plain run ran the region as kernels: no later call records a trace
+    assert f.replays == 0 and f.interpreted == 3 + 2 and not any(f.traces.values())
     assert f.blocker == "large inputs of a program that fuses a region"
     small = check_both_ways(source, points(100, count=3))   # small arrays: no region runs, replayed
     assert small.replays >= 1
 
 
 def test_a_value_whose_recording_run_met_a_region_is_the_plain_runs(tmp_path):
-    # the recording tape runs the region op by op (numpy's power, not the kernel's x * x * x): the value given
-    # is a plain run's, fused, as every later call's; the same for the checks' ReplayRunner
-    source = "x ** 3.0 * x + x * cos(x)"            # numexpr cubes as numpy's power does not
+    # a first call in forward mode fuses nothing (Duals: op by op), so the next call records;
+    # its recording tape runs the region op by op (numpy's power, not the kernel's x * x * x):
+    # the value given is a plain run's, fused, as every later call's
+    source = "x ** 3.0 * x + x * cos(x) * c"        # numexpr cubes as numpy's power does not
     f = Function(source)
-    runner = ReplayRunner(f.target)
-    for at in points(2 * N, count=3):
-        fresh = reverse.evaluate(None, at, target=f.target).value
-        assert same_number(f.evaluate_result(at).value, fresh) and same_number(runner(at), fresh)
+    at = [{**point, "c": 0.5 + k} for k, point in enumerate(points(2 * N, count=3))]
+    f.forward_grad_result(at[0], wrt=["c"])
+    for point in at:
+        assert same_number(f.evaluate_result(point).value, reverse.evaluate(None, point, target=f.target).value)
     assert f.replays == 0 and f.blocker == "large inputs of a program that fuses a region"
+    runner = ReplayRunner(f.target)                 # the checks' runner: its first run fused, no trace
+    for point in at:
+        assert same_number(runner(point), reverse.evaluate(None, point, target=f.target).value)
     assert not any(runner.traces.values())
 
 

@@ -103,7 +103,9 @@ def run(plan: RegionPlan, values):
     if compiled is None:
         return None
     try:
-        return compiled.run(values, tape, plan)
+        out = compiled.run(values, tape, plan)
+        fused.REGION_RUNS[0] += 1
+        return out
     except Unfusable as e:           # a kernel refused, a non-finite output: op by op
         fused.decline(region_name(plan), e)
         return None

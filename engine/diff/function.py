@@ -22,7 +22,7 @@ from importlib import import_module
 from dataclasses import replace
 
 from ...parser.errors import SourceError
-from ..core import ops
+from ..core import fused, ops
 from ..core.errors import EngineError
 from ..core.notes import NOTES, reset as reset_notes, traced_only
 from ..core.ownership import handing_out, owned
@@ -209,6 +209,9 @@ class Function:
         if entry is None:
             return record(self, kind, at, inputs, key, wrt, checked, seed, dtype_name, limits)
         self.own_interpreted += 1
+        if entry is PLAIN:
+            return first_run(self.traces, key, interpret, self, kind, at, inputs, wrt, checked, seed, dtype_name,
+                             limits)
         return interpret(self, kind, at, inputs, wrt, checked, seed, dtype_name, limits)
 
     def _entry(self, key, kind, wrt):
@@ -462,6 +465,17 @@ class Function:
                                   tape_length=length, steps=trace.run_steps)
 
 
+def first_run(traces: dict, key, interpret, *call):
+    """The first, plain run at a signature: `interpret(*call)`. Where it ran a fused region as
+    kernels (core/fused.py's REGION_RUNS), the signature keeps no trace (FUSING_RUN), so no later
+    call records one (a recording tape runs the region op by op: Tape.unfused_regions)."""
+    ran = fused.REGION_RUNS[0]
+    out = interpret(*call)
+    if fused.REGION_RUNS[0] != ran and traces.get(key) is None:
+        keep_trace(traces, key, FUSING_RUN)
+    return out
+
+
 def _matrix(what):
     return lambda f, entry, inputs, wrt, seed: f._replay_matrix(entry, inputs, wrt, seed, what)
 
@@ -598,8 +612,9 @@ class ReplayRunner:
             self.signature = variant.signature
             return out
         key = input_signature(values, "", None)
+        first = key not in self.traces
         if self.nested or plain_run(self.traces, key):
-            out = self.runner(values)
+            out = first_run(self.traces, key, self.runner, values) if first else self.runner(values)
             self.signature = self.runner.signature
             return out
         entry = self.traces.get(key)
