@@ -102,10 +102,9 @@ def run(plan: RegionPlan, values):
         compiled = plan.compiled[key] = kernels_of(plan, key, shape, tape is not None)
     if compiled is None:
         return None
+    fused.REGION_RUNS[0] += 1            # kernels tried (a value not finite may still send it op by op)
     try:
-        out = compiled.run(values, tape, plan)
-        fused.REGION_RUNS[0] += 1
-        return out
+        return compiled.run(values, tape, plan)
     except Unfusable as e:           # a kernel refused, a non-finite output: op by op
         fused.decline(region_name(plan), e)
         return None

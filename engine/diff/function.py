@@ -466,7 +466,7 @@ class Function:
 
 
 def first_run(traces: dict, key, interpret, *call):
-    """The first, plain run at a signature: `interpret(*call)`. Where it ran a fused region as
+    """The first, plain run at a signature: `interpret(*call)`. Where it tried a fused region as
     kernels (core/fused.py's REGION_RUNS), the signature keeps no trace (FUSING_RUN), so no later
     call records one (a recording tape runs the region op by op: Tape.unfused_regions)."""
     ran = fused.REGION_RUNS[0]
