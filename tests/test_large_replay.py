@@ -51,12 +51,40 @@ def test_a_fused_vjp_kernel_replays_as_the_lean_tape_sweeps_it():
     assert any(prim is FUSED_RULES["sin"] for prim in (e.prim for e in trace.body()))
 
 
-def test_a_program_that_may_fuse_a_region_stays_interpreted_at_large_sizes():
+def test_a_program_that_fuses_a_region_stays_interpreted_at_large_sizes():
     source = "sum(sin(x) * cos(x) + x * x)"          # one region of four ops
     f = check_both_ways(source, points(N, count=3))
+    # the first, plain run ran the region as kernels: no later call records a trace
     assert f.replays == 0 and f.interpreted == 3 + 2 and not any(f.traces.values())
+    assert f.blocker == "large inputs of a program that fuses a region"
     small = check_both_ways(source, points(100, count=3))   # small arrays: no region runs, replayed
     assert small.replays >= 1
+
+
+def test_a_value_whose_recording_run_met_a_region_is_the_plain_runs(tmp_path):
+    # a first call in forward mode fuses nothing (Duals: op by op), so the next call records;
+    # its recording tape runs the region op by op (numpy's power, not the kernel's x * x * x):
+    # the value given is a plain run's, fused, as every later call's
+    source = "x ** 3.0 * x + x * cos(x) * c"        # numexpr cubes as numpy's power does not
+    f = Function(source)
+    at = [{**point, "c": 0.5 + k} for k, point in enumerate(points(2 * N, count=3))]
+    f.forward_grad_result(at[0], wrt=["c"])
+    for point in at:
+        assert same_number(f.evaluate_result(point).value, reverse.evaluate(None, point, target=f.target).value)
+    assert f.replays == 0 and f.blocker == "large inputs of a program that fuses a region"
+    runner = ReplayRunner(f.target)                 # the checks' runner: its first run fused, no trace
+    for point in at:
+        assert same_number(runner(point), reverse.evaluate(None, point, target=f.target).value)
+    assert not any(runner.traces.values())
+
+
+def test_a_region_over_small_arrays_does_not_keep_large_inputs_from_replaying(tmp_path):
+    # GradBench's held-out gmm: `alphas + sum_qs - 0.5 * sqsum` may root a region, but over
+    # fewer elements than a kernel takes; whether a run met a region is what the recording tape
+    # counted as it ran (no analysis of the text), so the large arrays around it replay
+    source = "def f(x):\n    y = x[:100]\n    t = sin(y) * y + y * y\n    return sum(t) + sum(exp(x) * x)\n"
+    f = check_both_ways(program(tmp_path, source), points(2 * N), fn="f")
+    assert f.replays >= 3 and f.blocker is None and f.fallbacks == {}
 
 
 def test_large_arrays_made_inside_a_region_program_are_not_replayed(tmp_path):

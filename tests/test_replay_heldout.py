@@ -202,3 +202,41 @@ def test_the_hand_tracking_eval_replays_to_the_interpreters_bits(tmp_path):
         assert ours.kinks == fresh.kinks
     assert f.replays == 3 and f.blocker is None
     assert f.fallbacks == {"path changed": 1}
+
+
+# The held-out GradBench set's particle eval, as written there: `grad(p)(x)` inside a while loop,
+# p a sum of 1 / norm(...). norm's VJP tells the zero vector by eq(ans, 0), a comparison a
+# recording run makes a guard, so the inner sweep is taped on the outer level and the trace kept
+PARTICLE = gradbench_heldout_program("particle")
+
+
+def test_the_particle_eval_replays_to_the_interpreters_bits(tmp_path):
+    path = tmp_path / "particle.py"
+    path.write_text(PARTICLE)
+    f = autodiff.function(str(path))
+    for w in (0.0, 0.001, 0.002, 0.003):
+        ours = f.grad_result({"w": w})
+        fresh = reverse.grad(None, {"w": w}, target=f.target)
+        assert identical(ours.value, fresh.value) and identical(ours.gradient, fresh.gradient)
+        assert ours.kinks == fresh.kinks
+    assert f.replays >= 2 and f.blocker is None and f.fallbacks == {}
+
+
+def test_a_derivative_inside_the_program_through_norm_of_the_zero_vector_is_guarded(tmp_path):
+    """norm's zero vector inside grad(...): gradient 0 with norm's kink noted; a trace recorded
+    away from it replays, and a point reaching it fails the guard (eq(ans, 0) read) and is
+    interpreted: the note and the numbers a fresh interpretation's."""
+    path = tmp_path / "inner_norm.py"
+    path.write_text("def f(w):\n    p = lambda x: norm(x * w) * w\n"
+                    "    return sum(grad(p)(array([1.0, -2.0])) * w)\n")
+    f = autodiff.function(str(path))
+    for w in (0.5, 0.75, 1.0, 1.25, 0.0):
+        ours = f.grad_result({"w": w})
+        fresh = reverse.grad(None, {"w": w}, target=f.target)
+        assert identical(ours.value, fresh.value) and identical(ours.gradient, fresh.gradient)
+        assert ours.kinks == fresh.kinks
+        if w == 0.0:
+            assert [k[0] for k in ours.kinks] == ["norm"] and ours.gradient == {"w": 0.0}
+        else:      # sum(grad(p)(x) * w) = w^3 sum(x) / |x| at w > 0, x = (1, -2): -w^3 / sqrt(5)
+            assert ours.kinks == [] and ours.gradient["w"] == pytest.approx(-3 * w * w / math.sqrt(5.0), rel=1e-14)
+    assert f.replays == 2 and f.fallbacks["path changed"] == 1

@@ -35,6 +35,10 @@ _numexpr = None
 # float(), a function numexpr lacks): the rule keeps its ordinary path
 TRACE_ERRORS = (Unfusable, TypeError, ValueError, AttributeError, ArithmeticError)
 DECLINED: dict = {}        # what a fast path left to the rules -> why (decline)
+# the fused regions this process tried as kernels (core/regions.py counts them, where the kernels
+# were made for their layouts: a value not finite may still send one op by op): a signature whose
+# first, plain run tried one keeps no trace (diff/function.py; its replay would run them op by op)
+REGION_RUNS = [0]
 MAX_DECLINED = 256
 # complex arrays on the device: its kernels are CUDA C printed over doubles (core/device_kernels.py);
 # complex<double> arithmetic in C is not checked against cupy's own kernels to the bit (issue 32)

@@ -54,7 +54,9 @@ def layouts(values, plan=None):
     """(key, tape, shape) of the leaves, or None if the region must run op by op. Leaves are
     numbers and float64 or complex128 arrays whose broadcast has at least the fusion threshold of elements,
     and every traced leaf is a Var of one plain (not persistent, not graph) tape over a raw
-    value: no Dual, no box of another level."""
+    value: no Dual, no box of another level. A recording tape (persistent or keeping values)
+    runs op by op a region a plain tape would run as kernels: it counts it (`unfused_regions`),
+    and its trace is not kept (diff/large_trace.py: a replay would not give the kernels' bits)."""
     tape, shapes, key = None, [], []
     for v in values:
         c = v.__class__
@@ -83,7 +85,7 @@ def layouts(values, plan=None):
         # one element: numpy's strides 0; a complex128 array's layout says so (its 4th part)
         key.append(("array", traced, math.prod(kind[1]) == 1) + (("complex",) if kind[0] == "c" else ()))
         shapes.append(kind[1])
-    if not shapes or (tape is not None and (tape.persistent or tape.keep_values)):
+    if not shapes:
         return None
     try:
         shape = np().broadcast_shapes(*shapes)
@@ -92,6 +94,9 @@ def layouts(values, plan=None):
     size = math.prod(shape)
     if size < fused.FUSE_MIN_ELEMENTS or (element_limit[0] is not None and size > element_limit[0]):
         return None                                  # small: numpy's ops; too large: its error
+    if tape is not None and (tape.persistent or tape.keep_values):
+        tape.unfused_regions += 1
+        return None
     return tuple(key), tape, shape
 
 
@@ -109,6 +114,7 @@ def run(plan: RegionPlan, values):
         compiled = plan.compiled[key] = kernels_of(plan, key, shape, tape is not None)
     if compiled is None:
         return None
+    fused.REGION_RUNS[0] += 1            # kernels tried (a value not finite may still send it op by op)
     try:
         return compiled.run(values, tape, plan)
     except Unfusable as e:           # a kernel refused, a non-finite output: op by op

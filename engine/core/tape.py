@@ -125,6 +125,9 @@ class Tape:
         LIVE_TAPES.add(self)
         self.persistent = persistent
         self.keep_values = keep_values
+        # the fused regions (core/regions.py) it ran op by op, being persistent or keeping values,
+        # where a plain tape would have run them as kernels: diff/large_trace.py keeps no trace then
+        self.unfused_regions = 0
 
     def watch(self, value, span=None) -> Var:
         var = Var(value, self, len(self.entries), self.level)

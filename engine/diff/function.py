@@ -22,7 +22,7 @@ from importlib import import_module
 from dataclasses import replace
 
 from ...parser.errors import SourceError
-from ..core import ops
+from ..core import fused, ops
 from ..core.errors import EngineError
 from ..core.notes import NOTES, reset as reset_notes, traced_only
 from ..core.ownership import handing_out, owned
@@ -35,7 +35,7 @@ from . import reverse
 from .common import check_wrt, hosted, ones_like_output, seed_for
 from .fallbacks import (CONFIRMED_ERRORS, Fallback, LoweringRefused, NonFinite, PathChanged,
                         ReplayDiffers, StepFailed, StrictFallback, Unsupported, count, strict)
-from .large_trace import RegionCheck, fit_for_replay, holds_large_arrays
+from .large_trace import FUSING_RUN, fit_for_replay, holds_large_arrays
 from .trace_cache import NOT_REPLAYABLE, Unkept, input_signature, keep_trace, large_inputs, plain_run
 
 
@@ -78,7 +78,6 @@ class Function:
         # a derivative under another name keeps no trace (`kept`)
         self.gradient_only = nested_derivatives(self.target.node)
         self.traces: dict = {}
-        self.fuses = RegionCheck(self.target)     # large inputs of a fusing program: interpreted
         # this Function's own counts; `replays`, `interpreted` and `fallbacks` add its variants'
         self.own_replays = 0        # runs answered by a replay (for tests and benchmarks)
         self.own_interpreted = 0    # runs made by the interpreter
@@ -212,6 +211,9 @@ class Function:
         if entry is None:
             return record(self, kind, at, inputs, key, wrt, checked, seed, dtype_name, limits)
         self.own_interpreted += 1
+        if entry is PLAIN:
+            return first_run(self.traces, key, interpret, self, kind, at, inputs, wrt, checked, seed, dtype_name,
+                             limits)
         return interpret(self, kind, at, inputs, wrt, checked, seed, dtype_name, limits)
 
     def _entry(self, key, kind, wrt):
@@ -221,8 +223,6 @@ class Function:
             raise Unsupported("a derivative inside the program: only its gradient in every input replays")
         entry = self.traces.get(key, PLAIN)
         if entry is PLAIN:
-            if large_inputs(key) and self.fuses():
-                raise Unsupported("large inputs of a program that fuses a region")
             keep_trace(self.traces, key, None)
         elif entry.__class__ is Unkept:
             raise Unsupported(entry.reason)
@@ -258,7 +258,8 @@ class Function:
         return hosted(result)
 
     def _try_record(self, inputs, key, limits):
-        """The recording run, or Unkept where watching the inputs makes it raise: the caller
+        """The recording run, or Unkept where watching the inputs makes it raise or where it ran
+        op by op a region a plain run fuses (FUSING_RUN: its numbers are not a plain run's): the caller
         files it (`_file_refused`) once a plain run at these inputs gives its value, gradient or
         matrix; where the plain run raises as well, its error is the answer and the signature
         keeps what it kept (a value no path may take, as `ones(n)` at n = 2.5, spoils none)."""
@@ -347,8 +348,10 @@ class Function:
             if trace is not None and not (replaying.same_bits(value, result.value) and notes.kinks == result.kinks):
                 count(self.own_fallbacks, _differs(replaying.same_bits(value, result.value), "value"))
                 trace = NOT_REPLAYABLE
-        file_trace(self.traces, key, fit_for_replay(trace, tape, self.fuses))
+        file_trace(self.traces, key, fit_for_replay(trace, tape))
         notes.kinks = list(result.kinks)            # as the interpreted run left them
+        if tape.unfused_regions:                    # it ran op by op regions a plain run fuses: not its numbers
+            return FUSING_RUN
         return result
 
     def _record_grad(self, inputs, wrt, seed, key, dtype_name, limits):
@@ -362,7 +365,7 @@ class Function:
         result.tape = result.output_index = result.seed = None     # as a plain gradient leaves them
         untraced = len(traced_only(NOTES.kinks)) != len(NOTES.kinks)
         trace = fit_for_replay(kept(replaying.record_trace(tape, output, result.signature, result.steps, logged),
-                                    self.gradient_only), tape, self.fuses)
+                                    self.gradient_only), tape)
         if holds_large_arrays(tape):    # the lean tape fuses what this one ran op by op: the plain run's numbers
             result = reverse.grad(None, inputs, wrt, seed, dtype_name=dtype_name, limits=limits, target=self.target)
         if trace:                                   # replayed at once where it was recorded: must agree
@@ -430,6 +433,17 @@ class Function:
         return reverse.GradResult(value=value, gradient=gradient, inputs=inputs, unconnected=unconnected,
                                   reduced=reduced, signature=list(trace.signature), kinks=kinks,
                                   tape_length=length, steps=trace.run_steps)
+
+
+def first_run(traces: dict, key, interpret, *call):
+    """The first, plain run at a signature: `interpret(*call)`. Where it tried a fused region as
+    kernels (core/fused.py's REGION_RUNS), the signature keeps no trace (FUSING_RUN), so no later
+    call records one (a recording tape runs the region op by op: Tape.unfused_regions)."""
+    ran = fused.REGION_RUNS[0]
+    out = interpret(*call)
+    if fused.REGION_RUNS[0] != ran and traces.get(key) is None:
+        keep_trace(traces, key, FUSING_RUN)
+    return out
 
 
 def _matrix(what):
@@ -572,7 +586,6 @@ class ReplayRunner:
         self.nested = nested_derivatives(target.node)
         self.traces: dict = {}
         self.variants: dict = {}        # per defaulted parameters given (Function.given's reason)
-        self.fuses = RegionCheck(target)
         self.signature = ()
         self.own_fallbacks: dict = {}   # {reason: count}, as Function's (`fallbacks` adds its variants')
 
@@ -595,8 +608,9 @@ class ReplayRunner:
             self.signature = variant.signature
             return out
         key = input_signature(values, "", None)
-        if self.nested or plain_run(self.traces, key, self.fuses):
-            out = self.runner(values)
+        first = key not in self.traces
+        if self.nested or plain_run(self.traces, key):
+            out = first_run(self.traces, key, self.runner, values) if first else self.runner(values)
             self.signature = self.runner.signature
             return out
         entry = self.traces.get(key)
@@ -627,8 +641,12 @@ class ReplayRunner:
         self.signature = tuple(runner.interp.signature)
         check_output(out, self.target)
         trace = fit_for_replay(kept(replaying.record_trace(tape, out, self.signature, runner.interp.steps, logged),
-                                    False), tape, self.fuses)
+                                    False), tape)
         file_trace(self.traces, key, trace)
+        if tape.unfused_regions:            # it ran op by op regions a plain run fuses: the plain run's numbers
+            keep_trace(self.traces, key, FUSING_RUN)
+            out = self.runner(values)
+            self.signature = self.runner.signature
         return strip(out)
 
     def _replayed(self, entry, leaves: list):

@@ -12,17 +12,16 @@ run in two ways that change numbers over arrays of core/fused.py's FUSE_MIN_ELEM
 records the table's entries, not the fused ones whose VJPs try a numexpr kernel (tape.bind), and
 fused regions do not run on it (core/regions.py). `fit_for_replay` gives each large elementwise
 equation of the trace's Program (the recording tape's own entries) the fused entry bind would
-have recorded, and keeps no large trace of a program in which some
-expression may root a fused region (lang/fused_regions.py): its replay would run that region op
-by op, and numexpr's functions need not round as numpy's do. A kept large trace's Program is
+have recorded, and keeps no trace of a run that met a fused region of an expression
+(lang/fused_regions.py) over arrays a plain tape runs as kernels (the recording tape counts them
+as it meets them, `unfused_regions`: no analysis of the program's text guesses): its replay would
+run that region op by op, and numexpr's functions need not round as numpy's do. A kept large trace's Program is
 first passed over for regions across its statements and calls (core/program_regions.py), each
 replayed as one region's kernels (diff/program_fusion.py), whose inside it never holds."""
 from __future__ import annotations
 
 from ..core import fused
 from ..core.tape import FUSED_RULES
-from ..lang.fused_regions import MIN_REGION_OPS, ROOTS, NotRegion, RegionFinder
-from ..lang.names import walk
 from .trace_cache import Unkept, distinct_bytes
 
 TRACE_MAX_BYTES = 1 << 25     # 32 MiB: a few dozen arrays of 10^5 float64
@@ -44,70 +43,28 @@ def holds_large_arrays(tape) -> bool:
     return any(getattr(entry.value, "size", 0) >= threshold for entry in tape.entries)
 
 
-class EveryNameABuiltin:
-    """The finder's scope and builtins, where every name called is the builtin of that name (a
-    user's function or local of that name too): a region is assumed wherever one could be."""
-
-    @staticmethod
-    def find(name):
-        return None
-
-    @staticmethod
-    def get(name):
-        return EveryNameABuiltin.Named(name)
-
-    class Named:
-        def __init__(self, name):
-            self.name = name
+# a recording run that met a fused region a plain tape runs as kernels (Tape.unfused_regions)
+FUSING_RUN = Unkept("large inputs of a program that fuses a region")
 
 
-def may_fuse(target) -> bool:
-    """Whether some expression of the target may root a fused region (lang/fused_regions.py's
-    finder, with every call taken as the builtin of its name)."""
-    everything = EveryNameABuiltin()
-    for node in walk(target.node):
-        if node.__class__ not in ROOTS:
-            continue
-        finder = RegionFinder(everything, everything)
-        try:
-            finder.walk(node)
-        except NotRegion:
-            continue
-        if finder.operations() >= MIN_REGION_OPS and finder.leaves:
-            return True
-    return False
-
-
-class RegionCheck:
-    """may_fuse(target), worked out when first asked (a large input signature) and kept."""
-    __slots__ = ("target", "answer")
-
-    def __init__(self, target):
-        self.target, self.answer = target, None
-
-    def __call__(self) -> bool:
-        if self.answer is None:
-            self.answer = may_fuse(self.target)
-        return self.answer
-
-
-def fit_for_replay(trace, tape, fuses: RegionCheck):
+def fit_for_replay(trace, tape):
     """The trace to keep of a recorded `tape` (None or Unkept as given: nothing to fit), with the
     regions of its Program over large arrays fused (diff/program_fusion.py) and its other large
     elementwise steps on their fused entries; Unkept (its reason) where it holds more than
-    TRACE_MAX_BYTES, or where its run had large arrays and the program may fuse a region."""
+    TRACE_MAX_BYTES, or where its run met a fused region of an expression that a plain tape runs
+    as kernels (the tape's `unfused_regions`, counted as the run met them: core/regions.py)."""
     if not trace:
         return trace
+    if tape.unfused_regions:
+        return FUSING_RUN
     large = holds_large_arrays(tape)
-    if large and not fuses():
+    if large:
         from .program_fusion import fuse_trace
         fuse_trace(trace)                           # regions across statements: one kernel each
     if held_bytes(tape) > TRACE_MAX_BYTES:
         return Unkept("a trace larger than a trace may hold")
     if not large:
         return trace                                  # nothing fuses: the lean tape's steps as recorded
-    if fuses():
-        return Unkept("large inputs of a program that fuses a region")
     for e in trace.body():                          # the tape's own entries: trace.equations
         if e.prim.elementwise and getattr(e.value, "size", 0) >= fused.FUSE_MIN_ELEMENTS:
             e.prim = FUSED_RULES.get(e.prim.name, e.prim)

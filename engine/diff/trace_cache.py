@@ -74,17 +74,13 @@ def large_inputs(key) -> bool:
     return traced_elements(key) >= fused.FUSE_MIN_ELEMENTS
 
 
-def plain_run(traces: dict, key, fuses=None) -> bool:
+def plain_run(traces: dict, key) -> bool:
     """Whether a run at this input signature is to be a plain interpreted one: the first (a
-    single call, as from the command line, pays nothing for a trace it would not use), any
-    after a tape that could not be kept (or was too large to keep: diff/large_trace.py), and any
-    with large inputs of a program that may fuse a region (`fuses()`, diff/large_trace.py's
-    RegionCheck: its interpreted run fuses what a replay would run op by op). The second
-    records the trace, later ones replay it."""
+    single call, as from the command line, pays nothing for a trace it would not use), and any
+    after a tape that could not be kept (or was too large to keep, or met a fused region:
+    diff/large_trace.py). The second records the trace, later ones replay it."""
     if key in traces:
         return traces[key].__class__ is Unkept
-    if fuses is not None and large_inputs(key) and fuses():
-        return True                     # never recorded: counted only for new keys
     keep_trace(traces, key, None)
     return True
 

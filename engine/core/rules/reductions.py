@@ -215,8 +215,11 @@ def _norm(x):
 
 def _norm_vjp(g, ans, x):
     # x / |x|, with the zero vector's gradient taken as 0 (DESIGN convention); for complex
-    # entries d|x| = Re(sum conj(x) dx) / |x|, whose adjoint is real(g) conj(x) / |x|
-    if strip(ans) == 0:
+    # entries d|x| = Re(sum conj(x) dx) / |x|, whose adjoint is real(g) conj(x) / |x|. Written in
+    # ops: the zero vector is told by eq(ans, 0), a comparison, which a run recording a trace
+    # makes a guard (core/tape.py's bind), so a sweep on an outer level's boxes tapes all it reads
+    # (taped_vjp: a derivative inside a program through norm replays)
+    if eq(ans, 0.0):
         NOTES.kink("norm", "norm of a zero vector: gradient taken as 0")
         return g * zeros_like(x)
     if is_complex(x):
@@ -226,7 +229,7 @@ def _norm_vjp(g, ans, x):
 
 def _norm_jvp(t, ans, x):
     if is_complex(x):
-        if strip(ans) == 0:
+        if eq(ans, 0.0):
             NOTES.kink("norm", "norm of a zero vector: gradient taken as 0")
             return 0.0 * real(sum(t))
         return div(real(sum(conj(x) * t)), ans)
@@ -235,5 +238,5 @@ def _norm_jvp(t, ans, x):
 
 # no `builtin=`: the language's norm() is core/library's, with numpy's ord, axis and keepdims
 norm = defprim("norm", _norm, needs_ans=True, kink="norm'(0) = 0",
-               vjp=(_norm_vjp,), jvp=(_norm_jvp,), complex_values=True,
+               vjp=(_norm_vjp,), jvp=(_norm_jvp,), complex_values=True, taped_vjp=True,
                emits_at_shapes=True, other_side=lambda x: x * 0.0)
