@@ -52,10 +52,10 @@ PROGRAMS = {
 
 def module_of(tmp_path, source, at, mode="both"):
     """The emitted module's text written and imported, and the loaded target."""
-    if source.startswith("def "):
+    if source.startswith(("def ", "import ")):
         path = tmp_path / "program.py"
         path.write_text(source)
-        target = api.load(str(path))
+        target = api.load(str(path), "f")
     else:
         target = api.load(source)
     out = tmp_path / "emitted.py"

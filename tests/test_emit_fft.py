@@ -8,7 +8,6 @@ the tangent the gradient's pairing with the direction, and --validate passes. Be
 refused every np.fft call ("the builtin `fft`")."""
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -21,6 +20,7 @@ import autodiff
 from autodiff.engine import api
 from autodiff.engine.diff.complex_derivatives import hermitian_adjoint
 from autodiff.parser.errors import SourceError
+from test_emit_complex import module_of, random_like     # one way to emit, import and draw points
 
 ROOT = Path(__file__).resolve().parent.parent
 RNG = np.random.default_rng(2)
@@ -65,27 +65,6 @@ def f(x, w):
         x = y * 0.5
     return total
 """
-
-
-def module_of(tmp_path, source, at, mode="both"):
-    if source.startswith("import"):
-        path = tmp_path / "program.py"
-        path.write_text(source)
-        target = api.load(str(path), "f")
-    else:
-        target = api.load(source)
-    out = tmp_path / "emitted.py"
-    out.write_text(api.emit(None, mode=mode, target=target, at=at))
-    spec = importlib.util.spec_from_file_location(f"emitted_fft_{len(os.listdir(tmp_path))}", out)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return target, module, out
-
-
-def random_like(value, rng):
-    shape = np.shape(value)
-    x = rng.uniform(-2, 2, shape) + (1j * rng.uniform(-2, 2, shape) if np.iscomplexobj(value) else 0)
-    return x if shape else float(x)
 
 
 def test_the_issues_truth(tmp_path):

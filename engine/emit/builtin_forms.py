@@ -344,13 +344,19 @@ class Forms:
             items, axis = [self.low.apply("reshape", [v, (-1,)], line, None) for v in items], 0
         if axis.__class__ is not int:
             self.refuse("concatenate with an axis that is not one whole number", e.span)
-        if axis < 0:
-            ranks = {rank(v) for v in items if v.__class__ is str} - {None}
-            if not ranks:
-                self.refuse(f"concatenate along the axis {axis} of arrays whose rank is unknown here", e.span,
-                            "write the axis as a number from 0")
-            axis += max(ranks)
+        axis = self.from_the_end("concatenate", axis, items, rank, e, 0)
         return self.low.apply(Bound(primitive("concatenate"), len(items), axis=axis), items, line, target)
+
+    def from_the_end(self, name, axis, items, rank, e, added):
+        """A negative axis counted from the end of the items' rank (plus the axes `added`: stack's
+        new one), refused where no item's rank is known here."""
+        if axis >= 0:
+            return axis
+        ranks = {rank(v) for v in items if v.__class__ is str} - {None}
+        if not ranks:
+            self.refuse(f"{name} along the axis {axis} of arrays whose rank is unknown here", e.span,
+                        "write the axis as a number from 0")
+        return axis + max(ranks) + added
 
     def solve_triangular(self, args, e, target, rank):
         """core/library/solvers.py's solve_triangular: the table's solve of the triangle of `a` it
@@ -383,13 +389,7 @@ class Forms:
         axis = literal_value(args[1], self.refuse, "the axis of stack") if len(args) > 1 else 0
         if axis.__class__ is not int:
             self.refuse("stack with an axis that is not one whole number", e.span)
-        if axis < 0:
-            ranks = {rank(v) for v in items if v.__class__ is str} - {None}
-            if not ranks:
-                self.refuse(f"stack along the axis {axis} of arrays whose rank is unknown here", e.span,
-                            "write the axis as a number from 0")
-            axis += max(ranks) + 1
-        return self.stacked(items, axis, e.span.line, target)
+        return self.stacked(items, self.from_the_end("stack", axis, items, rank, e, 1), e.span.line, target)
 
     def stacked(self, items, axis, line, target):
         """The items (names or numbers) stacked along a new axis: a list of values written out
