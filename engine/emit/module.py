@@ -8,7 +8,7 @@ from __future__ import annotations
 from ...parser import nodes
 from ...parser.errors import SourceError, option
 from ..core.backend import np
-from ..core.complexes import is_complex, point_value
+from ..core.complexes import is_complex, is_integer_data, point_value
 from ..lang.names import walk
 from ..lang.target import bind_inputs
 from .activity import analyse, walk_ir
@@ -23,6 +23,7 @@ from .lower import DERIVATIVES, DIRECTIONAL, OUT, Call, Derivative, Lowering, Pl
 from .rule_text import NotEmitted
 from .sweeps import INDENT, NeedsShapes, Writer, inlinable, no_shapes, read_by_rules, zeros_of
 from .tangent import Tangent, tan
+from .records import flattened_records
 from .tuple_helpers import split_tuple_helpers
 
 MODES = ("adjoint", "tangent", "both")
@@ -43,6 +44,7 @@ def program_parts(target) -> tuple:
     defs = {s.name: s for s in module.body if isinstance(s, nodes.FunctionDef)}
     rules, statements, derived = program_rules(module.body, defs)
     defs.update(derived)
+    defs = flattened_records(defs)          # a dict of constant string keys: one name per key
     defs = split_tuple_helpers(defs)        # a helper returning a tuple whose items are unpacked: one per item
     top = [s for s in statements if not isinstance(s, (nodes.FunctionDef, nodes.Import))]
     if target.kind == "function":
@@ -259,8 +261,9 @@ def other_lengths(functions, name, globals_, at, rules=None):
     longer = {}
     for p, v in at.items():
         shape = tuple(n + 1 if n > 1 else n for n in numpy.shape(v))
-        longer[p] = numpy.resize(numpy.asarray(point_value(v)), shape) * (1.0 + 0.01 * numpy.arange(
-            numpy.prod(shape)).reshape(shape)) if shape else v
+        longer[p] = v if not shape else numpy.resize(v, shape) if is_integer_data(v) else \
+            numpy.resize(numpy.asarray(point_value(v)), shape) * (1.0 + 0.01 * numpy.arange(
+                numpy.prod(shape)).reshape(shape))
     try:
         return shaped_at(functions, name, globals_, longer, True, rules)
     except (SourceError, NotEmitted):
