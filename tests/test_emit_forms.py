@@ -424,3 +424,21 @@ def test_what_a_dict_of_parameters_cannot_be_is_refused_naming_its_line(tmp_path
     run = subprocess.run([sys.executable, "-m", "autodiff", "emit", str(source), "--at", "x=0.5"],
                          capture_output=True, text=True)
     assert run.returncode == 2 and f":{err.value.span.line}:{column}" in run.stdout + run.stderr
+
+
+MLP_AT = ("W1=[[0.1,-0.2],[0.3,0.05],[-0.4,0.2]],b1=[0.0,0.1],W2=[[0.5,-0.3,0.2],[0.1,0.4,-0.6]],b2=[0.0,0.0,0.1],"
+          "X=[[1.0,0.5,-1.0],[0.2,-0.3,0.8],[-1.5,1.0,0.3]],y=[0,2,1].astype(int)")
+
+
+def test_cli_emit_of_the_mlp_leaves_its_integer_labels_out_of_the_default_wrt_and_refuses_wrt_y(tmp_path):
+    """samples/project/src/mlp.py's loss with integer labels y: `emit --validate` differentiates
+    every input but y (as `autodiff grad` does) and passes; `--wrt W1,y` is exit 2, naming y."""
+    mlp = str(ROOT / "samples" / "project" / "src" / "mlp.py")
+    run = subprocess.run([sys.executable, "-m", "autodiff", "emit", mlp, "--fn", "loss", "--validate", "--at", MLP_AT],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.stdout.count("pass") == 11 and "FAIL" not in run.stdout
+    assert "W1, b1, W2, b2, X emitted" in run.stdout      # the dot-product row: y is not differentiated
+    run = subprocess.run([sys.executable, "-m", "autodiff", "emit", mlp, "--fn", "loss", "--wrt", "W1,y", "--at", MLP_AT],
+                         capture_output=True, text=True)
+    assert run.returncode == 2 and "y is an integer input" in run.stdout + run.stderr

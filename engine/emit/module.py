@@ -11,6 +11,7 @@ from ..core.backend import np
 from ..core.complexes import is_complex, is_integer_data, point_value
 from ..lang.names import walk
 from ..lang.target import bind_inputs
+from ..diff.common import integer_wrt
 from .activity import analyse, walk_ir
 from .examples import Examples
 from .liveness import tidied
@@ -120,7 +121,7 @@ def _emit(target, wrt, mode, explain, version, at, shaped=False) -> str:
                               "when given", None, f"give it with {option('at')} {w}=...")
     if at is not None:          # a defaulted parameter not given keeps its default (a constant), as `grad` runs it
         at = {**{p: v for p, v in defaults.items() if p not in at}, **at}
-    wrt = list(wrt or inputs)
+    wrt = differentiated(wrt, inputs, at)
     unknown = [w for w in wrt if w not in params]
     if unknown:
         raise SourceError("usage", f"--wrt {unknown[0]}: {name} has no parameter {unknown[0]!r} "
@@ -161,6 +162,16 @@ def _emit(target, wrt, mode, explain, version, at, shaped=False) -> str:
 
 
 GUARD = "<the check of the inputs' shapes>"
+
+
+def differentiated(wrt, inputs, at) -> list:
+    """--wrt, or every input but integer data (labels, indices: a constant of the run, taken by
+    the emitted function as given), as `autodiff grad` takes them (diff/common.py's check_wrt)."""
+    integers = [p for p in inputs if at is not None and p in at and is_integer_data(at[p])]
+    for w in wrt or ():
+        if w in integers:
+            raise integer_wrt(w)
+    return list(wrt or [p for p in inputs if p not in integers])
 
 
 def real_only(names) -> list:
