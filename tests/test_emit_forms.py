@@ -389,6 +389,8 @@ def test_integer_index_data_stays_integer_and_a_gather_of_two_index_arrays_is_nu
     rows = api.validate_emitted(str(tmp_path / "emitted.py"), target, {"P": rng.uniform(0.5, 1.5, (4, 3)), "y": y},
                                 ["P"])
     assert [r["verdict"] for r in rows] == ["pass"] * len(rows)
+    text = (tmp_path / "emitted.py").read_text()
+    assert "P[(y, y, )]" in text and "np.add.at(" in text and "][y]" not in text     # numpy's pairs, its scatter-add
     spec = importlib.util.spec_from_file_location("emitted_gather", tmp_path / "emitted.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -502,7 +502,9 @@ class Lowering(Iteration):
             return target
         parts = [self.index_part(p) for p in e.index]
         if len(parts) > 1 and any(p.__class__ is str for p in parts):
-            if not self.numbers_only(parts):      # x[i, :], x[a, b] of index arrays: numpy's of x's positions
+            if all(p.__class__ in (int, str) for p in parts) and not self.numbers_only(parts):
+                return self.apply("getitem", [value, tuple(parts)], e.span.line, target)  # x[a, b]: numpy's pairs
+            if not self.numbers_only(parts):      # x[i, :]: numpy's of x's positions
                 return gathered(self, value, f"{positions_of(value)}[{index_text(parts)}]", e.span.line, target)
             for p in parts[:-1]:        # x[i, j] of whole numbers is x[i][j]
                 value = self.apply("getitem", [value, p], e.span.line, None)
