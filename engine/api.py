@@ -207,7 +207,8 @@ def validate_emitted(path, target, values: dict, wrt=None, seed=0) -> list:
     from .emit.module import program_functions
     _, name, _ = program_functions(target)
     params = list(target.inputs)
-    wrt = list(wrt or params)
+    from .core.complexes import is_integer_data
+    wrt = list(wrt or [p for p in params if not is_integer_data(values.get(p))])    # integer data: constants
     from .lang.names import loaded_names
 
     def ad(cotangent=None):         # asked only where the module has an adjoint

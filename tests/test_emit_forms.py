@@ -4,6 +4,7 @@ emitted adjoint and tangent match autodiff.grad at five random points, and at th
 rule takes its other side (a zero, a singular matrix, the zero vector)."""
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -345,3 +346,101 @@ def test_a_default_the_caller_would_read_otherwise_is_refused_naming_the_call(tm
         api.emit(str(source), at={"x": np.array([0.5, 1.5])})
     assert err.value.kind == "not emitted" and "leaves out `a`" in err.value.message
     assert (err.value.span.line, err.value.span.column) == (10, 16) and "pass a at the call" in err.value.hint
+
+
+DICT_PROGRAM = ("def forward(params, x):\n    h = tanh(params[\"W\"] @ x + params[\"b\"])\n"
+                "    return h, sum(h * params[\"v\"])\n\n\n"
+                "def f(W, b, v, x):\n    params = {\"W\": W, \"b\": b, \"v\": v}\n    _, s = forward(params, x)\n"
+                "    return s + params[\"b\"][0] * 2.0\n")
+
+
+def test_a_dict_of_parameters_is_one_name_per_key_and_a_helpers_dict_parameter_one_per_key(tmp_path):
+    """`params = {"W": W, ...}` passed to a helper that reads params["W"] and returns a tuple: each
+    key its own name, the helper's dict parameter one parameter per key in written order (its
+    adjoint one adjoint per key); the adjoint and tangent are autodiff.grad's at five points
+    (before: "emit: a string is not emitted yet")."""
+    source = tmp_path / "program.py"
+    source.write_text(DICT_PROGRAM)
+    rng = np.random.default_rng(5)
+    shapes = {"W": (3, 2), "b": (3,), "v": (3,), "x": (2,)}
+    _, module = emitted(tmp_path, source, at=point(rng, shapes))
+    text = (tmp_path / "emitted.py").read_text()
+    assert "params_W = W" in text and "(params_W, params_b, params_v, x)" in text and "params[" not in text
+    for _ in range(5):
+        matches(module, source, point(rng, shapes))
+
+
+GATHER_PROGRAM = ("def f(P, y):\n    n = P.shape[0]\n    D = P * 1.0\n    D[np.arange(n), y] -= 1.0\n"
+                  "    return -np.mean(np.log(P[np.arange(n), y])) + sum(P[y, y] ** 2) + sum(D * D)\n")
+
+
+def test_integer_index_data_stays_integer_and_a_gather_of_two_index_arrays_is_numpys(tmp_path):
+    """y an integer array (class labels, a constant of the run, not differentiated): the emitted
+    function takes it as given, and P[np.arange(n), y], P[y, y] (pairs repeated: the adjoint adds
+    up) and D[np.arange(n), y] -= 1 are numpy's fancy indexing, never P[a][b]; value and gradient
+    are numpy's exact ones (before: "arrays used as indices must be of integer type")."""
+    source = tmp_path / "program.py"
+    source.write_text(GATHER_PROGRAM)
+    y = np.array([0, 2, 2, 1])
+    rng = np.random.default_rng(3)
+    target = api.load(str(source))
+    (tmp_path / "emitted.py").write_text(api.emit(None, wrt=["P"], mode="both", target=target,
+                                                  at={"P": rng.uniform(0.5, 1.5, (4, 3)), "y": y}))
+    rows = api.validate_emitted(str(tmp_path / "emitted.py"), target, {"P": rng.uniform(0.5, 1.5, (4, 3)), "y": y},
+                                ["P"])
+    assert [r["verdict"] for r in rows] == ["pass"] * len(rows)
+    text = (tmp_path / "emitted.py").read_text()
+    assert "P[(y, y, )]" in text and "np.add.at(" in text and "][y]" not in text     # numpy's pairs, its scatter-add
+    spec = importlib.util.spec_from_file_location("emitted_gather", tmp_path / "emitted.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    rows_ = np.arange(4)
+    for _ in range(5):
+        P = rng.uniform(0.5, 1.5, (4, 3))
+        D = P.copy()
+        D[rows_, y] -= 1.0
+        value, (g,) = module.f_vjp(P, y)
+        assert value == pytest.approx(-np.mean(np.log(P[rows_, y])) + np.sum(P[y, y] ** 2) + np.sum(D * D), rel=1e-14)
+        expected = 2.0 * D
+        np.add.at(expected, (rows_, y), -1.0 / (4 * P[rows_, y]))
+        np.add.at(expected, (y, y), 2.0 * P[y, y])
+        np.testing.assert_allclose(g, expected, rtol=1e-13, atol=1e-15)
+        np.testing.assert_allclose(g, autodiff.grad(str(source), at={"P": P, "y": y}, wrt=["P"]).gradient["P"],
+                                   rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("body, words, column", [
+    ("    d = {x: x}\n    return 1.0", "a dict whose keys are not string literals", 10),
+    ("    d = {\"a\": x}\n    for k in d:\n        x = x + 1.0\n    return x", "the dict `d` used other than", 14),
+    ("    d = {\"a\": x}\n    d[\"b\"] = x\n    return d[\"a\"]", "an item of the dict `d` assigned", 5),
+    ("    d = {\"a\": x}\n    return d[\"b\"]", "the key 'b', which the dict `d` does not have", 14),
+    ("    d = {\"a\": x}\n    return d[0] * x", "a key of the dict `d` that is not a string literal", 12),
+    ("    d = {\"a\": x}\n    return len(d) * x", "the dict `d` used other than", 16)])
+def test_what_a_dict_of_parameters_cannot_be_is_refused_naming_its_line(tmp_path, body, words, column):
+    source = tmp_path / "program.py"
+    source.write_text("def f(x):\n" + body + "\n")
+    with pytest.raises(SourceError) as err:
+        api.emit(str(source), at={"x": 0.5})
+    assert err.value.kind == "not emitted" and words in err.value.message
+    assert err.value.span.column == column
+    run = subprocess.run([sys.executable, "-m", "autodiff", "emit", str(source), "--at", "x=0.5"],
+                         capture_output=True, text=True)
+    assert run.returncode == 2 and f":{err.value.span.line}:{column}" in run.stdout + run.stderr
+
+
+MLP_AT = ("W1=[[0.1,-0.2],[0.3,0.05],[-0.4,0.2]],b1=[0.0,0.1],W2=[[0.5,-0.3,0.2],[0.1,0.4,-0.6]],b2=[0.0,0.0,0.1],"
+          "X=[[1.0,0.5,-1.0],[0.2,-0.3,0.8],[-1.5,1.0,0.3]],y=[0,2,1].astype(int)")
+
+
+def test_cli_emit_of_the_mlp_leaves_its_integer_labels_out_of_the_default_wrt_and_refuses_wrt_y(tmp_path):
+    """samples/project/src/mlp.py's loss with integer labels y: `emit --validate` differentiates
+    every input but y (as `autodiff grad` does) and passes; `--wrt W1,y` is exit 2, naming y."""
+    mlp = str(ROOT / "samples" / "project" / "src" / "mlp.py")
+    run = subprocess.run([sys.executable, "-m", "autodiff", "emit", mlp, "--fn", "loss", "--validate", "--at", MLP_AT],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.stdout.count("pass") == 11 and "FAIL" not in run.stdout
+    assert "W1, b1, W2, b2, X emitted" in run.stdout      # the dot-product row: y is not differentiated
+    run = subprocess.run([sys.executable, "-m", "autodiff", "emit", mlp, "--fn", "loss", "--wrt", "W1,y", "--at", MLP_AT],
+                         capture_output=True, text=True)
+    assert run.returncode == 2 and "y is an integer input" in run.stdout + run.stderr

@@ -47,11 +47,19 @@ def as_complex_number(v, real_dtype: str):
 def point_value(v):
     """A value of a point as numpy holds it: a number, or an array of float64, of complex128 (a
     complex number a numpy complex scalar, as a run's are) where it is complex: its imaginary
-    part kept (emit's examples and `emit --validate` run the point so, issue 32 item 2)."""
+    part kept (emit's examples and `emit --validate` run the point so, issue 32 item 2); integer
+    data (an array of ints: labels, indices) stays integer, a constant of the run (issue 31)."""
     numpy = np()
+    if is_integer_data(v):
+        return numpy.asarray(v)
     if is_complex(v):
         return numpy.asarray(v, dtype=complex) if numpy.ndim(v) else numpy.complex128(v)
     return numpy.asarray(v, dtype=float) if numpy.ndim(v) else float(v)
+
+
+def is_integer_data(v) -> bool:
+    """Whether a value of a point is integer data: a numpy array or numpy scalar of integers."""
+    return isinstance(v, (np().ndarray, np().integer)) and v.dtype.kind in "iu"
 
 
 def refuse_ordering(what: str, *values) -> None:

@@ -94,6 +94,8 @@ class Examples:
     def value(self, env, v):
         if v.__class__ is slice:        # a slice whose bounds are names: their values
             return slice(*[None if b is None else self.value(env, b) for b in (v.start, v.stop, v.step)])
+        if v.__class__ is tuple:        # several indices (x[a, b]), names among them: their values
+            return tuple(self.value(env, b) for b in v)
         if v.__class__ is complex:      # a complex constant, a numpy complex number as the run's are
             return np().complex128(v)
         if v.__class__ is not str:

@@ -142,4 +142,6 @@ def names_in(v) -> list:
         return [v]
     if v.__class__ is slice:
         return [b for b in (v.start, v.stop, v.step) if b.__class__ is str]
+    if v.__class__ is tuple:        # several indices (x[a, b])
+        return [b for b in v if b.__class__ is str]
     return []

@@ -218,7 +218,7 @@ class Lowering(Iteration):
         parts = [self.index_part(p) for p in t.index]
         heads = []              # x[i, j] = v of whole numbers: x[i] with its item j set, set in x
         if len(parts) > 1 and any(p.__class__ is str for p in parts):
-            if any(p.__class__ is slice or p is None for p in parts):
+            if not self.numbers_only(parts):
                 return self.gathered_update(name, parts, s, line)
             heads, parts = parts[:-1], parts[-1:]
         rows = [name]
@@ -502,13 +502,22 @@ class Lowering(Iteration):
             return target
         parts = [self.index_part(p) for p in e.index]
         if len(parts) > 1 and any(p.__class__ is str for p in parts):
-            if any(p.__class__ is slice or p is None for p in parts):      # x[i, :]: numpy's of x's positions
+            if all(p.__class__ in (int, str) for p in parts) and not self.numbers_only(parts):
+                return self.apply("getitem", [value, tuple(parts)], e.span.line, target)  # x[a, b]: numpy's pairs
+            if not self.numbers_only(parts):      # x[i, :]: numpy's of x's positions
                 return gathered(self, value, f"{positions_of(value)}[{index_text(parts)}]", e.span.line, target)
             for p in parts[:-1]:        # x[i, j] of whole numbers is x[i][j]
                 value = self.apply("getitem", [value, p], e.span.line, None)
             return self.apply("getitem", [value, parts[-1]], e.span.line, target)
         index = parts[0] if len(parts) == 1 else tuple(parts)
         return self.apply("getitem", [value, index], e.span.line, target)
+
+    def numbers_only(self, parts) -> bool:
+        """Whether each of several indices is one number (its name's rank 0 at every run), so that
+        x[i, j] is x[i][j]; an index array (x[np.arange(n), y]: numpy's pairs of its items), a slice,
+        None or a name of no known rank is not (x[a][b] would index x's rows twice)."""
+        return all(p.__class__ is not slice and p is not None and (p.__class__ is not str or self.rank(p) == 0)
+                   for p in parts)
 
     def whole_value(self, e):
         """An index's or a range bound's value, its numbers whole (`x[t + 1]`, `range(len(x) - 1)`

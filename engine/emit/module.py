@@ -8,9 +8,10 @@ from __future__ import annotations
 from ...parser import nodes
 from ...parser.errors import SourceError, option
 from ..core.backend import np
-from ..core.complexes import is_complex, point_value
+from ..core.complexes import is_complex, is_integer_data, point_value
 from ..lang.names import walk
 from ..lang.target import bind_inputs
+from ..diff.common import integer_wrt
 from .activity import analyse, walk_ir
 from .examples import Examples
 from .liveness import tidied
@@ -23,6 +24,7 @@ from .lower import DERIVATIVES, DIRECTIONAL, OUT, Call, Derivative, Lowering, Pl
 from .rule_text import NotEmitted
 from .sweeps import INDENT, NeedsShapes, Writer, inlinable, no_shapes, read_by_rules, zeros_of
 from .tangent import Tangent, tan
+from .records import flattened_records
 from .tuple_helpers import split_tuple_helpers
 
 MODES = ("adjoint", "tangent", "both")
@@ -43,6 +45,7 @@ def program_parts(target) -> tuple:
     defs = {s.name: s for s in module.body if isinstance(s, nodes.FunctionDef)}
     rules, statements, derived = program_rules(module.body, defs)
     defs.update(derived)
+    defs = flattened_records(defs)          # a dict of constant string keys: one name per key
     defs = split_tuple_helpers(defs)        # a helper returning a tuple whose items are unpacked: one per item
     top = [s for s in statements if not isinstance(s, (nodes.FunctionDef, nodes.Import))]
     if target.kind == "function":
@@ -118,7 +121,7 @@ def _emit(target, wrt, mode, explain, version, at, shaped=False) -> str:
                               "when given", None, f"give it with {option('at')} {w}=...")
     if at is not None:          # a defaulted parameter not given keeps its default (a constant), as `grad` runs it
         at = {**{p: v for p, v in defaults.items() if p not in at}, **at}
-    wrt = list(wrt or inputs)
+    wrt = differentiated(wrt, inputs, at)
     unknown = [w for w in wrt if w not in params]
     if unknown:
         raise SourceError("usage", f"--wrt {unknown[0]}: {name} has no parameter {unknown[0]!r} "
@@ -159,6 +162,16 @@ def _emit(target, wrt, mode, explain, version, at, shaped=False) -> str:
 
 
 GUARD = "<the check of the inputs' shapes>"
+
+
+def differentiated(wrt, inputs, at) -> list:
+    """--wrt, or every input but integer data (labels, indices: a constant of the run, taken by
+    the emitted function as given), as `autodiff grad` takes them (diff/common.py's check_wrt)."""
+    integers = [p for p in inputs if at is not None and p in at and is_integer_data(at[p])]
+    for w in wrt or ():
+        if w in integers:
+            raise integer_wrt(w)
+    return list(wrt or [p for p in inputs if p not in integers])
 
 
 def real_only(names) -> list:
@@ -259,8 +272,9 @@ def other_lengths(functions, name, globals_, at, rules=None):
     longer = {}
     for p, v in at.items():
         shape = tuple(n + 1 if n > 1 else n for n in numpy.shape(v))
-        longer[p] = numpy.resize(numpy.asarray(point_value(v)), shape) * (1.0 + 0.01 * numpy.arange(
-            numpy.prod(shape)).reshape(shape)) if shape else v
+        longer[p] = v if not shape else numpy.resize(v, shape) if is_integer_data(v) else \
+            numpy.resize(numpy.asarray(point_value(v)), shape) * (1.0 + 0.01 * numpy.arange(
+                numpy.prod(shape)).reshape(shape))
     try:
         return shaped_at(functions, name, globals_, longer, True, rules)
     except (SourceError, NotEmitted):

@@ -86,6 +86,8 @@ def _stand(value, tracer, name, example=None, parameter=False):
     if value.__class__ is slice:        # x[i:i + 2]: its bounds that are names probes of their values
         return slice(*[probe_of(b, e, tracer) if b.__class__ is str else b for b, e in
                        zip((value.start, value.stop, value.step), (example.start, example.stop, example.step))])
+    if value.__class__ is tuple and any(b.__class__ is str for b in value):    # x[a, b]: names probes of their values
+        return tuple(probe_of(b, e, tracer) if b.__class__ is str else b for b, e in zip(value, example))
     if value.__class__ is not str:
         return value
     numpy = np()
@@ -209,6 +211,8 @@ class ShapeNaming(Tracer):
         """A slice's bounds that are probes (x[i:i + 2]) their values too."""
         if value.__class__ is slice:
             return slice(*[Tracer.real(b) for b in (value.start, value.stop, value.step)])
+        if value.__class__ is tuple:        # several indices (x[a, b]), probes among them
+            return tuple(Tracer.real(b) for b in value)
         return Tracer.real(value)
 
     def function(self, func, args, kwargs):

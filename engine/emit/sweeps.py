@@ -24,6 +24,8 @@ def number(v) -> str:
         return repr(v) if v >= 0 else f"({v!r})"
     if v.__class__ is slice:                # an index: Python's text of it, its names as names
         return f"slice({', '.join('None' if b is None else number(b) for b in (v.start, v.stop, v.step))})"
+    if v.__class__ is tuple and any(b.__class__ is str for b in v):     # several indices, names among them
+        return "(" + "".join(f"{number(b)}, " for b in v) + ")"
     if v.__class__ is tuple or v is None:      # an index: numpy's newaxis among them
         return repr(v)
     if isinstance(v, (complex, np().complexfloating)):     # a complex constant (1+2j)
