@@ -135,14 +135,16 @@ def compile_region(compiler, e, scope):
         leaves = [compiler.expr(first, scope) for _, first, _ in finder.leaves.values()]
     finally:
         compiler.compiling_region = False
-    plan = finder.builder.plan(e.span)
     probe = max(finder.leaves.values(), key=lambda leaf: (scope.find(leaf[1].id) == "local", len(leaf[2])))
-    return region_closure(plan, unfused, leaves, probe, scope)
+    return region_closure(finder.builder, e.span, unfused, leaves, probe, scope)
 
 
-def region_closure(plan, unfused, leaves, probe, scope):
-    """The probe is a float (or a Var of one): the scalar path at once (numpy stays unimported)."""
+def region_closure(builder, span, unfused, leaves, probe, scope):
+    """The probe is a float (or a Var of one): the scalar path at once (numpy stays unimported).
+    The region's plan (its Program) is made from `builder` when arrays first reach it: scalar code,
+    which compiles many regions and runs none, never builds one."""
     small = set()                            # shapes of the probe that made too few elements
+    made = []                                # the plan, once made
 
     def fused_or_not(frame, probe_value):
         shape = getattr(probe_value.value if probe_value.__class__ is Var else probe_value, "shape", None)
@@ -155,7 +157,9 @@ def region_closure(plan, unfused, leaves, probe, scope):
         except SourceError:                  # the op-by-op run raises it at the place it meets first
             return unfused(frame)
         from ..core import regions    # lazy: only a region over arrays needs the kernels; start-up stays fast
-        out = regions.run(plan, values)
+        if not made:
+            made.append(builder.plan(span))
+        out = regions.run(made[0], values)
         if out is None:
             if shape is not None and math.prod(shape) < fused.FUSE_MIN_ELEMENTS and len(small) < MAX_SMALL_SHAPES:
                 small.add(shape)
