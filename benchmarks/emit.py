@@ -100,14 +100,28 @@ def row(name, path, at, repeats, folder) -> dict:
     return result
 
 
-def gradbench_rows(names, repeats, folder) -> list:
+def gradbench_rows(names, repeats, folder, columns=()) -> list:
+    """Each eval at its small and medium sizes; `columns`: the peers timed beside it in this
+    process (gradbench.py's torch and JAX children: torch eager on one thread, jax.jit of
+    value_and_grad in float64 on one thread, compile time left out), their medians."""
+    from gradbench import child_jax, child_torch
     from gradbench_evals import PROGRAMS, SIZES, inputs
+    peers = {"torch": child_torch, "jax": child_jax}
     rows = []
     for name in names:
         path = source_file(PROGRAMS[name], folder, name)
         for label, size in (("small", SIZES[name][0]), ("medium", SIZES[name][1])):
-            rows.append(row(f"{name} ({label} {size})", path, inputs(name, size), repeats, folder))
+            r = row(f"{name} ({label} {size})", path, inputs(name, size), repeats, folder)
+            for peer in columns:
+                if name in peer_functions(peer):
+                    r[peer] = statistics.median(peers[peer](name, size, repeats, 5)["times"])
+            rows.append(r)
     return rows
+
+
+def peer_functions(peer) -> dict:
+    module = __import__("gradbench_torch" if peer == "torch" else "gradbench_jax")
+    return module.FUNCTIONS
 
 
 def main(argv=None) -> None:
@@ -118,19 +132,24 @@ def main(argv=None) -> None:
     columns = []
     for module in ("torch", "jax"):
         try:
+            if module == "jax":
+                from gradbench import import_jax
+                import_jax()                # CPU, float64, one thread, set before jax loads
             __import__(module)
             columns.append(module)
         except ImportError:
             print(f"({module} does not import here: its column is left out)")
     with tempfile.TemporaryDirectory() as folder:
-        rows = gradbench_rows([e for e in args.evals.split(",") if e], args.repeats, folder)
+        rows = gradbench_rows([e for e in args.evals.split(",") if e], args.repeats, folder, columns)
         for name, (source, at) in SCALAR_EVALS.items():
             rows.append(row(name, source_file(source, folder, name), at, args.repeats, folder))
-    print(f"{'eval':<22} {'autodiff.function':>18} {'emitted f_vjp':>14} {'speed-up':>9}  note")
+    peers = "".join(f" {'torch eager' if c == 'torch' else 'JAX jit':>13}" for c in columns)
+    print(f"{'eval':<22} {'autodiff.function':>18} {'emitted f_vjp':>14} {'speed-up':>9}{peers}  note")
     for r in rows:
         emitted = f"{r['emitted'] * 1e6:11.1f} µs" if r["emitted"] is not None else f"{'-':>14}"
         ratio = f"{r['autodiff'] / r['emitted']:8.1f}x" if r["emitted"] else f"{'-':>9}"
-        print(f"{r['eval']:<22} {r['autodiff'] * 1e6:15.1f} µs {emitted} {ratio}  {r['note']}")
+        others = "".join(f" {r[c] * 1e6:10.1f} µs" if c in r else f" {'-':>13}" for c in columns)
+        print(f"{r['eval']:<22} {r['autodiff'] * 1e6:15.1f} µs {emitted} {ratio}{others}  {r['note']}")
 
 
 if __name__ == "__main__":
