@@ -240,3 +240,33 @@ def test_a_derivative_inside_the_program_through_norm_of_the_zero_vector_is_guar
         else:      # sum(grad(p)(x) * w) = w^3 sum(x) / |x| at w > 0, x = (1, -2): -w^3 / sqrt(5)
             assert ours.kinks == [] and ours.gradient["w"] == pytest.approx(-3 * w * w / math.sqrt(5.0), rel=1e-14)
     assert f.replays == 2 and f.fallbacks["path changed"] == 1
+
+
+INNER_KINK = "a kink noted by a rule of a derivative inside the program (the replay does not note it)"
+
+
+def test_a_refused_path_through_norm_of_the_zero_vector_leaves_the_kept_paths_replaying(tmp_path):
+    """The zero vector's path is recorded and refused (its replay does not make norm's VJP's kink
+    note): it is kept as a refused path, so calls there are interpreted, counted with that reason,
+    and calls away from zero go on replaying (before: the whole signature was filed as not
+    replayable, each later call counted "a recorded tape that could not be kept")."""
+    path = tmp_path / "inner_norm.py"
+    path.write_text("def f(w):\n    p = lambda x: norm(x * w) * w\n"
+                    "    return sum(grad(p)(array([1.0, -2.0])) * w)\n")
+    f = autodiff.function(str(path))
+    for step, w in enumerate((0.5, 0.75, 1.0, 0.0, 1.5, 0.0, 1.75, -2.0)):
+        replays = f.replays
+        ours = f.grad_result({"w": w})
+        fresh = reverse.grad(None, {"w": w}, target=f.target)
+        assert identical(ours.value, fresh.value) and identical(ours.gradient, fresh.gradient)
+        assert ours.kinks == fresh.kinks
+        if w == 0.0:
+            assert [k[0] for k in ours.kinks] == ["norm"] and ours.gradient == {"w": 0.0}
+            assert f.replays == replays                     # interpreted
+        else:
+            # w |w| w sum(x) / |x|: -3 w |w| / sqrt(5)
+            assert ours.kinks == [] and ours.gradient["w"] == pytest.approx(-3 * w * abs(w) / math.sqrt(5.0), rel=1e-14)
+            assert f.replays == replays + (step >= 2)       # the first two record, the others replay
+    assert (f.replays, f.interpreted) == (4, 4)
+    assert f.fallbacks == {"path changed": 1, INNER_KINK: 1,
+                           "a path whose recording was refused: " + INNER_KINK: 1}

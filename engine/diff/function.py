@@ -44,7 +44,7 @@ class OnFirstUse:
     replays a trace: a single plain run (the CLI's) never loads them, nor start-up."""
     WHERE = {"all_finite": "bits", "same_bits": "bits", "PathChanged": "replay_guards", "live_kinks": "replay_sweep",
              **dict.fromkeys(("record_trace", "replay_adjoints", "replay_output", "replay_values"), "replay"),
-             **dict.fromkeys(("filed", "new_path", "replay_entry"), "replay_paths"),
+             **dict.fromkeys(("filed", "new_path", "refused", "replay_entry"), "replay_paths"),
              **dict.fromkeys(("compiled_grad", "compiled_output", "compiled_value", "same_results"), "replay_results")}
 
     def __getattr__(self, name):
@@ -339,6 +339,7 @@ class Function:
         result = reverse.RunResult(value=reverse.in_working_dtype(strip(out)), inputs=inputs,
                                    signature=interp.signature, kinks=list(notes.kinks), steps=interp.steps)
         trace = kept(replaying.record_trace(tape, out, interp.signature, interp.steps, logged), self.gradient_only)
+        refusal = None
         if trace:                                   # replayed at once where it was recorded: must agree
             notes = reset_notes()
             try:
@@ -346,9 +347,10 @@ class Function:
             except PathChanged:                     # a tie: this path is not kept
                 value = trace = None
             if trace is not None and not (replaying.same_bits(value, result.value) and notes.kinks == result.kinks):
-                count(self.own_fallbacks, _differs(replaying.same_bits(value, result.value), "value"))
-                trace = NOT_REPLAYABLE
-        file_trace(self.traces, key, fit_for_replay(trace, tape))
+                refusal = _differs(replaying.same_bits(value, result.value), "value", self.gradient_only)
+                count(self.own_fallbacks, refusal)
+        trace = fit_for_replay(trace, tape)
+        file_trace(self.traces, key, trace if refusal is None else _refused(self.traces, key, trace, refusal))
         notes.kinks = list(result.kinks)            # as the interpreted run left them
         if tape.unfused_regions:                    # it ran op by op regions a plain run fuses: not its numbers
             return FUSING_RUN
@@ -378,8 +380,9 @@ class Function:
                 count(self.own_fallbacks, fallback)
                 return _not_finite_either(fallback, result)
             if not replaying.same_results(hosted(again), result):
-                count(self.own_fallbacks, _gradient_differs(hosted(again), result))
-                trace = NOT_REPLAYABLE
+                refusal = _gradient_differs(hosted(again), result, self.gradient_only)
+                count(self.own_fallbacks, refusal)
+                trace = _refused(self.traces, key, trace, refusal)
         file_trace(self.traces, key, trace)
         return result
 
@@ -397,7 +400,7 @@ class Function:
             _not_finite_either(fallback, result)
             return
         if not replaying.same_results(hosted(again), result):
-            count(self.own_fallbacks, _gradient_differs(hosted(again), result))
+            count(self.own_fallbacks, _gradient_differs(hosted(again), result, self.gradient_only))
             self.traces[key] = NOT_REPLAYABLE
 
     def _replay_grad(self, entry, inputs, wrt, seed):
@@ -462,17 +465,31 @@ KINDS = {
 }
 
 
-def _differs(same_numbers: bool, what: str) -> Fallback:
+def _differs(same_numbers: bool, what: str, nested: bool) -> Fallback:
     """Why a trace replayed where it was recorded is not kept: its numbers are the interpreter's
-    and only the notes differ (documented: a kink of a constant part of the program, which only
-    the interpreter runs), or the numbers differ (a bug: AUTODIFF_STRICT=1 raises)."""
+    and only the notes differ (documented: in a program that takes a derivative itself, a kink a
+    rule of that derivative notes, which the replay does not make, as norm's VJP at the zero
+    vector; else a kink of a constant part of the program, which only the interpreter runs), or
+    the numbers differ (a bug: AUTODIFF_STRICT=1 raises)."""
+    if same_numbers and nested:
+        return Unsupported("a kink noted by a rule of a derivative inside the program (the replay does not note it)")
     if same_numbers:
         return Unsupported("a kink noted by a constant part of the program (only the interpreter runs those)")
     return ReplayDiffers(f"a replayed {what} differs from the interpreter's")
 
 
-def _gradient_differs(replayed, interpreted) -> Fallback:
-    return _differs(replaying.same_results(replace(replayed, kinks=interpreted.kinks), interpreted), "gradient")
+def _gradient_differs(replayed, interpreted, nested: bool) -> Fallback:
+    return _differs(replaying.same_results(replace(replayed, kinks=interpreted.kinks), interpreted), "gradient", nested)
+
+
+def _refused(traces: dict, key, trace, refusal: Fallback):
+    """What `key` keeps after `trace`'s replay where it was recorded was refused for `refusal`: a
+    guarded trace becomes a refused path of the signature's paths (diff/replay_paths.py: the
+    kept paths keep replaying; calls that take it are interpreted, counted with its reason);
+    an unguarded one, the signature's only path, makes it not replayable."""
+    if trace.__class__ is Unkept:
+        return trace
+    return replaying.refused(traces.get(key), trace, refusal.reason) or NOT_REPLAYABLE
 
 
 def _not_finite_either(fallback, result):

@@ -33,6 +33,8 @@ def run_compiled(entry, leaves: list, gradient: bool):
     LoweringRefused where the compiled code raises at these values (math.log(0.0)): the caller
     counts it and runs the step replay; any other error propagates."""
     trace = latest(entry)
+    if entry.__class__ is Paths and entry.refuses(trace):   # no path kept answered yet
+        return None
     noted = len(NOTES.kinks)
     for _ in range(MAX_PATHS):
         made = (trace.floats or trace.complex_scalars) and compiled_for(trace, leaves)
@@ -47,7 +49,7 @@ def run_compiled(entry, leaves: list, gradient: bool):
             if entry.__class__ is not Paths or change.outcome is None:
                 return None
             trace = entry.find(decisions(trace)[:change.index] + (change.outcome,))
-            if trace is None:
+            if trace is None or entry.refuses(trace):     # a refused path: the step replay tells it
                 return None
             continue
         except LOWERED_CODE_ERRORS as error:   # values the float code cannot take: the step replay's
