@@ -292,3 +292,25 @@ def test_compiled_float_code_that_differs_from_the_step_replay_is_counted(monkey
         g = Function("sin(x) * x + x")
         for i in range(80):
             g.grad({"x": 0.25 + i / 1000})
+
+
+CONSTANT_KINK = "a kink noted by a constant part of the program (only the interpreter runs those)"
+
+
+def test_a_refused_path_of_a_value_is_interpreted_and_the_kept_paths_go_on_replaying(tmp_path):
+    """The x > 1 path notes maximum's tie among constants, which only the interpreter runs: its
+    recording is refused and kept as a refused path; calls on it are interpreted (the tie noted,
+    as a fresh run notes it) and counted with that reason, and calls at x <= 1 go on replaying
+    (before: the signature was filed as not replayable at the refusal, no call replayed again)."""
+    path = tmp_path / "constant_tie.py"
+    path.write_text("def f(x):\n    if x > 1.0:\n        return x + sum(maximum(arange(3.0) - 1, 0))\n"
+                    "    return x * x\n")
+    f = Function(str(path))
+    for x in (0.25, 0.5, 0.75, 2.0, 0.125, 3.0, 0.375, 4.0):
+        ours = f.evaluate_result({"x": x})
+        fresh = reverse.evaluate(None, {"x": x}, target=f.target)
+        assert ours.value == fresh.value == (x + 1.0 if x > 1.0 else x * x)
+        assert ours.kinks == fresh.kinks and len(ours.kinks) == (x > 1.0)
+    assert (f.replays, f.interpreted) == (3, 5)
+    assert f.fallbacks == {"path changed": 1, CONSTANT_KINK: 1,
+                           "a path whose recording was refused: " + CONSTANT_KINK: 2}
