@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import autodiff
+from autodiff.engine.core import fused
 from autodiff.engine.diff import function, reverse
 from autodiff.engine.diff.fallbacks import StrictFallback
 from autodiff.engine.diff.replay_sweep import sweep_plan
@@ -314,3 +315,49 @@ def test_a_refused_path_of_a_value_is_interpreted_and_the_kept_paths_go_on_repla
     assert (f.replays, f.interpreted) == (3, 5)
     assert f.fallbacks == {"path changed": 1, CONSTANT_KINK: 1,
                            "a path whose recording was refused: " + CONSTANT_KINK: 2}
+
+
+def test_a_large_inputs_path_whose_replayed_gradient_differs_is_refused_and_the_others_go_on_replaying(monkeypatch, tmp_path):
+    """At large inputs the trace is recorded apart from the gradient and checked by replaying it
+    (Function._check_replayed_grad). A replay sweep that errs (doubled) while the w > 0 path is
+    checked refuses that path only: calls on it are interpreted, counted with the reason, and the
+    w <= 0 path, recorded after the sweep is right again, goes on replaying (before: the whole
+    signature was filed as not replayable, no call replayed)."""
+    monkeypatch.delenv("AUTODIFF_STRICT", raising=False)
+    right = function.replaying.replay_adjoints
+    x = np.linspace(0.0, 1.0, fused.FUSE_MIN_ELEMENTS)
+    path = tmp_path / "large_branch.py"
+    path.write_text("def f(w, x):\n    if w > 0:\n        return sum(sin(x) * x) * w\n    return sum(x * x) * w\n")
+    f = Function(str(path))
+    f.grad({"w": 1.0, "x": x})                          # the first call: plain
+    monkeypatch.setattr(function.replaying, "replay_adjoints", doubled(right))
+    f.grad({"w": 1.0, "x": x})                          # records w > 0; its check's sweep errs
+    monkeypatch.setattr(function.replaying, "replay_adjoints", right)
+    for w in (-1.0, -2.0, 2.0, -3.0, 3.0, -0.5):
+        ours = f.grad_result({"w": w, "x": x})
+        fresh = reverse.grad(None, {"w": w, "x": x}, target=f.target)
+        assert ours.value == fresh.value and ours.gradient["w"] == fresh.gradient["w"]
+        np.testing.assert_array_equal(ours.gradient["x"], fresh.gradient["x"])
+    assert (f.replays, f.interpreted) == (3, 7)       # a recording at large inputs: two runs
+    assert f.fallbacks == {"a replayed gradient differs from the interpreter's": 1, "path changed": 1,
+                           "a path whose recording was refused: a replayed gradient differs from the interpreter's": 2}
+
+
+TIE = "a decision for the interpreter (a tie, a range refused)"
+
+
+def test_a_tie_met_on_the_first_recorded_path_refuses_that_path_only(tmp_path):
+    """The second call records at x == 1, where `x <= 1.0` ties: its replay where it was recorded
+    meets the tie, so that path is refused (calls on it interpreted, counted) and the x > 1 path is
+    recorded and goes on replaying (before: the signature was filed as not replayable at the tie,
+    every later call interpreted as "a recorded tape that could not be kept"). The last call ties
+    again: interpreted, as a tie always is."""
+    path = tmp_path / "tie.py"
+    path.write_text("def f(x):\n    if x <= 1.0:\n        return x * x\n    return x + 1.0\n")
+    f = Function(str(path))
+    for x in (0.5, 1.0, 2.0, 3.0, 4.0, 0.25, 5.0, 1.0):
+        ours = f.evaluate_result({"x": x})
+        fresh = reverse.evaluate(None, {"x": x}, target=f.target)
+        assert ours.value == fresh.value == (x * x if x <= 1.0 else x + 1.0) and ours.kinks == fresh.kinks
+    assert (f.replays, f.interpreted) == (3, 5)
+    assert f.fallbacks == {TIE: 2, "path changed": 1, "a path whose recording was refused: " + TIE: 1}

@@ -45,7 +45,8 @@ class OnFirstUse:
     WHERE = {"all_finite": "bits", "same_bits": "bits", "PathChanged": "replay_guards", "live_kinks": "replay_sweep",
              **dict.fromkeys(("record_trace", "replay_adjoints", "replay_output", "replay_values"), "replay"),
              **dict.fromkeys(("filed", "new_path", "refused", "replay_entry"), "replay_paths"),
-             **dict.fromkeys(("compiled_grad", "compiled_output", "compiled_value", "same_results"), "replay_results")}
+             **dict.fromkeys(("compiled_grad", "compiled_output", "compiled_value", "latest", "same_results"),
+                             "replay_results")}
 
     def __getattr__(self, name):
         module = import_module(f"{__package__}.{self.WHERE[name]}")
@@ -339,22 +340,29 @@ class Function:
         result = reverse.RunResult(value=reverse.in_working_dtype(strip(out)), inputs=inputs,
                                    signature=interp.signature, kinks=list(notes.kinks), steps=interp.steps)
         trace = kept(replaying.record_trace(tape, out, interp.signature, interp.steps, logged), self.gradient_only)
-        refusal = None
-        if trace:                                   # replayed at once where it was recorded: must agree
-            notes = reset_notes()
-            try:
-                value = _output(trace, replaying.replay_values(trace, list(inputs.values())))
-            except PathChanged:                     # a tie: this path is not kept
-                value = trace = None
-            if trace is not None and not (replaying.same_bits(value, result.value) and notes.kinks == result.kinks):
-                refusal = _differs(replaying.same_bits(value, result.value), "value", self.gradient_only)
-                count(self.own_fallbacks, refusal)
+        refusal = self._refusal(trace, inputs, result) if trace else None   # replayed where recorded
         trace = fit_for_replay(trace, tape)
         file_trace(self.traces, key, trace if refusal is None else _refused(self.traces, key, trace, refusal))
         notes.kinks = list(result.kinks)            # as the interpreted run left them
         if tape.unfused_regions:                    # it ran op by op regions a plain run fuses: not its numbers
             return FUSING_RUN
         return result
+
+    def _refusal(self, trace, inputs, result):
+        """Why `trace`, replayed at once where it was recorded, is refused (counted), or None where
+        it agrees with the interpreted run `result`: a tie met (the interpreter decides there), a
+        kink note or a number that differs (_differs)."""
+        notes = reset_notes()
+        try:
+            value = _output(trace, replaying.replay_values(trace, list(inputs.values())))
+        except PathChanged as change:               # a tie: only this path is refused
+            count(self.own_fallbacks, change)
+            return change
+        if replaying.same_bits(value, result.value) and notes.kinks == result.kinks:
+            return None
+        refusal = _differs(replaying.same_bits(value, result.value), "value", self.gradient_only)
+        count(self.own_fallbacks, refusal)
+        return refusal
 
     def _record_grad(self, inputs, wrt, seed, key, dtype_name, limits):
         self.own_interpreted += 1
@@ -399,9 +407,10 @@ class Function:
             count(self.own_fallbacks, fallback)
             _not_finite_either(fallback, result)
             return
-        if not replaying.same_results(hosted(again), result):
-            count(self.own_fallbacks, _gradient_differs(hosted(again), result, self.gradient_only))
-            self.traces[key] = NOT_REPLAYABLE
+        if not replaying.same_results(hosted(again), result):    # the path that answered is refused
+            refusal = _gradient_differs(hosted(again), result, self.gradient_only)
+            count(self.own_fallbacks, refusal)
+            self.traces[key] = _refused(self.traces, key, replaying.latest(entry), refusal)
 
     def _replay_grad(self, entry, inputs, wrt, seed):
         """The gradient from a replay; NonFinite where a number is not finite (its provenance:
@@ -486,9 +495,12 @@ def _refused(traces: dict, key, trace, refusal: Fallback):
     """What `key` keeps after `trace`'s replay where it was recorded was refused for `refusal`: a
     guarded trace becomes a refused path of the signature's paths (diff/replay_paths.py: the
     kept paths keep replaying; calls that take it are interpreted, counted with its reason);
-    an unguarded one, the signature's only path, makes it not replayable."""
+    an unguarded one, the signature's only path, makes it not replayable. A tie met on the
+    signature's first path refuses that path; on a later one, that path is not kept (as before)."""
     if trace.__class__ is Unkept:
         return trace
+    if refusal.__class__ is PathChanged and traces.get(key) is not None:
+        return None                     # a tie on a new path: not kept, recorded when a call takes it again
     return replaying.refused(traces.get(key), trace, refusal.reason) or NOT_REPLAYABLE
 
 

@@ -7,7 +7,8 @@ before a decision are the same on every path that took the same earlier decision
 again on it; where none was kept the call is interpreted and its run becomes another path, up to
 MAX_PATHS (past that, new paths are interpreted). A path whose recording was refused (its replay
 where it was recorded disagreed with the interpreter: a kink a rule inside a derivative the
-program takes notes, which the replay does not make) is kept as refused: a call whose guards lead
+program takes notes, which the replay does not make; a gradient replayed apart at large inputs
+that differs; a tie met on the signature's first path) is kept as refused: a call whose guards lead
 along it is interpreted (Unsupported, its reason), and the other paths keep replaying."""
 from __future__ import annotations
 
