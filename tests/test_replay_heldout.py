@@ -222,23 +222,33 @@ def test_the_particle_eval_replays_to_the_interpreters_bits(tmp_path):
     assert f.replays >= 2 and f.blocker is None and f.fallbacks == {}
 
 
-def test_a_derivative_inside_the_program_through_norm_of_the_zero_vector_is_guarded(tmp_path):
-    """norm's zero vector inside grad(...): gradient 0 with norm's kink noted; a trace recorded
-    away from it replays, and a point reaching it fails the guard (eq(ans, 0) read) and is
-    interpreted: the note and the numbers a fresh interpretation's."""
+def inner_norm(tmp_path):
+    """A Function taking grad through norm inside the program: at w = 0 norm meets the zero vector."""
     path = tmp_path / "inner_norm.py"
     path.write_text("def f(w):\n    p = lambda x: norm(x * w) * w\n"
                     "    return sum(grad(p)(array([1.0, -2.0])) * w)\n")
-    f = autodiff.function(str(path))
+    return autodiff.function(str(path))
+
+
+def the_interpreters(f, w):
+    """f's gradient at w, asserted to be a fresh interpretation's (bits and notes), and its value
+    there: 0 with norm's kink at the zero vector, else w |w| w sum(x) / |x| = -3 w |w| / sqrt(5)."""
+    ours = f.grad_result({"w": w})
+    fresh = reverse.grad(None, {"w": w}, target=f.target)
+    assert identical(ours.value, fresh.value) and identical(ours.gradient, fresh.gradient)
+    assert ours.kinks == fresh.kinks
+    if w == 0.0:
+        assert [k[0] for k in ours.kinks] == ["norm"] and ours.gradient == {"w": 0.0}
+    else:
+        assert ours.kinks == [] and ours.gradient["w"] == pytest.approx(-3 * w * abs(w) / math.sqrt(5.0), rel=1e-14)
+
+
+def test_a_derivative_inside_the_program_through_norm_of_the_zero_vector_is_guarded(tmp_path):
+    """norm's zero vector inside grad(...): a trace recorded away from it replays, and a point
+    reaching it fails the guard (eq(ans, 0) read) and is interpreted, as a fresh interpretation."""
+    f = inner_norm(tmp_path)
     for w in (0.5, 0.75, 1.0, 1.25, 0.0):
-        ours = f.grad_result({"w": w})
-        fresh = reverse.grad(None, {"w": w}, target=f.target)
-        assert identical(ours.value, fresh.value) and identical(ours.gradient, fresh.gradient)
-        assert ours.kinks == fresh.kinks
-        if w == 0.0:
-            assert [k[0] for k in ours.kinks] == ["norm"] and ours.gradient == {"w": 0.0}
-        else:      # sum(grad(p)(x) * w) = w^3 sum(x) / |x| at w > 0, x = (1, -2): -w^3 / sqrt(5)
-            assert ours.kinks == [] and ours.gradient["w"] == pytest.approx(-3 * w * w / math.sqrt(5.0), rel=1e-14)
+        the_interpreters(f, w)
     assert f.replays == 2 and f.fallbacks["path changed"] == 1
 
 
@@ -250,23 +260,12 @@ def test_a_refused_path_through_norm_of_the_zero_vector_leaves_the_kept_paths_re
     note): it is kept as a refused path, so calls there are interpreted, counted with that reason,
     and calls away from zero go on replaying (before: the whole signature was filed as not
     replayable, each later call counted "a recorded tape that could not be kept")."""
-    path = tmp_path / "inner_norm.py"
-    path.write_text("def f(w):\n    p = lambda x: norm(x * w) * w\n"
-                    "    return sum(grad(p)(array([1.0, -2.0])) * w)\n")
-    f = autodiff.function(str(path))
+    f = inner_norm(tmp_path)
     for step, w in enumerate((0.5, 0.75, 1.0, 0.0, 1.5, 0.0, 1.75, -2.0)):
         replays = f.replays
-        ours = f.grad_result({"w": w})
-        fresh = reverse.grad(None, {"w": w}, target=f.target)
-        assert identical(ours.value, fresh.value) and identical(ours.gradient, fresh.gradient)
-        assert ours.kinks == fresh.kinks
-        if w == 0.0:
-            assert [k[0] for k in ours.kinks] == ["norm"] and ours.gradient == {"w": 0.0}
-            assert f.replays == replays                     # interpreted
-        else:
-            # w |w| w sum(x) / |x|: -3 w |w| / sqrt(5)
-            assert ours.kinks == [] and ours.gradient["w"] == pytest.approx(-3 * w * abs(w) / math.sqrt(5.0), rel=1e-14)
-            assert f.replays == replays + (step >= 2)       # the first two record, the others replay
+        the_interpreters(f, w)
+        # the first two record, the others replay but at the zero vector (interpreted)
+        assert f.replays == replays + (step >= 2 and w != 0.0)
     assert (f.replays, f.interpreted) == (4, 4)
     assert f.fallbacks == {"path changed": 1, INNER_KINK: 1,
                            "a path whose recording was refused: " + INNER_KINK: 1}
