@@ -1,5 +1,8 @@
 """Issue 28 item 4(b): the fusion pass over a recorded Program (core/program_regions.py) finds
 regions across statements and calls, where no AST region of one expression could reach."""
+import importlib.util
+from pathlib import Path
+
 import numpy as np
 
 from autodiff.engine.core.program import Program
@@ -7,20 +10,14 @@ from autodiff.engine.core.program_regions import find_regions
 from autodiff.engine.diff import reverse
 from autodiff.engine.diff.function import Function
 
-GMM = """
-def term(X, alpha, mean, logsig):
-    d = (X - mean) * exp(-logsig)
-    return alpha + sum(-logsig) - 0.5 * sum(d * d, 1)
+ROOT = Path(__file__).resolve().parent.parent
 
-def f(alphas, means, logsigs, X):
-    m = term(X, alphas[0], means[0], logsigs[0])
-    for k in range(1, len(alphas)):
-        m = maximum(m, term(X, alphas[k], means[k], logsigs[k]))
-    s = 0 * m
-    for k in range(len(alphas)):
-        s = s + exp(term(X, alphas[k], means[k], logsigs[k]) - m)
-    return sum(m + log(s))
-"""
+def benchmark_program(name):
+    """An eval's program as benchmarks/gradbench_evals.py writes it (the in-tree GradBench set)."""
+    spec = importlib.util.spec_from_file_location("gradbench_evals", ROOT / "benchmarks" / "gradbench_evals.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.PROGRAMS[name]
 
 
 def recorded(tmp_path, source, at):
@@ -36,13 +33,13 @@ def test_a_region_spans_a_functions_return_two_loops_and_the_last_statement(tmp_
     rng = np.random.default_rng(28)
     at = {"alphas": rng.normal(size=3), "means": rng.normal(size=(3, 4)), "logsigs": 0.1 * rng.normal(size=(3, 4)),
           "X": rng.normal(size=(1 << 16, 4))}
-    program, entries = recorded(tmp_path, GMM, at)
+    program, entries = recorded(tmp_path, benchmark_program("gmm"), at)
     found = find_regions(program, [e.value for e in entries])
     lines = [sorted({e.span.line for e in region.plan.program.body()}) for region in found]
     # per call of term: (X - mean) * e and d * d (two statements), over (2^16,) a call's
     # 0.5 * ... and ... - that (its return, where m reads it), and one region from `s = 0 * m`
     # through the second loop's three calls' returns to log(s) and m + log(s) on the last line
-    assert lines == [[3, 4], [4]] * 3 + [[3, 4]] * 3 + [[4, 10, 12, 13]]
+    assert lines == [[3, 4], [4]] * 3 + [[3, 4]] * 3 + [[4, 10, 12, 14]]
     last = found[-1]
     names = [e.prim.name for e in last.plan.program.body()]
     assert names == ["mul"] + ["mul", "sub", "sub", "exp", "add"] * 3 + ["log", "add"]
