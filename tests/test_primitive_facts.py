@@ -132,13 +132,14 @@ def test_the_lowerings_read_the_facts_off_the_table():
     assert {n for n, p in TABLE.items() if p.guarded_kink} == {"sqrt"}
     assert TABLE["pow"].constant_args == (1,) and TABLE["lt"].elementwise_values and not TABLE["lt"].elementwise
     # the equations a Program's regions fuse to numpy's bits: numexpr's arithmetic, numpy's loops
-    assert {n for n, p in TABLE.items() if p.fused_bits and not p.numpy_loop} == {"add", "sub", "mul", "div", "neg"}
+    assert {n for n, p in TABLE.items() if p.fused_bits and not p.numpy_loop} == {"add", "sub", "mul", "div", "neg", "abs"}
     assert TABLE["exp"].fused_bits and not TABLE["sin"].fused_bits and not TABLE["pow"].fused_bits
 
 
 def test_the_region_pipelines_ufuncs_are_the_exact_entries():
     # a pipeline makes an array function's argument with numpy's ufuncs where they give numexpr's
-    # bits: the entries whose `exact` fact says so, keyed by their steps' templates in the fused IR
+    # bits: the entries `exact` (derived: numpy's bits by numexpr's own IEEE operation, `fused_bits`
+    # without a numpy loop), keyed by their steps' templates in the fused IR
     assert {n for n, p in TABLE.items() if p.exact} == {"add", "sub", "mul", "div", "neg", "abs"}
     template_of = region_pipeline.template_of
     assert region_pipeline.UFUNCS == {template_of(p): p.ufuncs[0] for p in TABLE.values() if p.exact}

@@ -77,10 +77,6 @@ FACTS = {
     # Program only such equations): numexpr's IEEE arithmetic (+ - * / and negation: one rounding,
     # as numpy's) states it; None: where the kernels leave it to numpy's loop (numexpr, numpy_loop)
     "fused_bits": None,
-    # numpy's ufunc (`ufuncs`) gives numexpr's bits at every real value: an exact IEEE operation
-    # (+ - * / round once, negation and abs not at all): a region's pipeline makes an array
-    # function's real argument with it, in place (core/region_pipeline.py; complex: complex_bits)
-    "exact": False,
     # numexpr's kernel of it computes numpy's bits on complex128 values too (issue 32): True where
     # both compute it componentwise with IEEE's one rounding each (+ - and negation, conj, real,
     # imag, == and !=); "probe": decided once per process by comparing numexpr with numpy's loop
@@ -128,7 +124,7 @@ FACTS = {
 class Primitive:
     __slots__ = ("name", "impl", "vjps", "float_vjps", "generic_vjps", "jvps", "needs_args", "needs_ans",
                  "nondiff", "kink", "side", "builtin", "alias", "arity", "op", "reads", "elementwise",
-                 "custom") + tuple(FACTS)
+                 "custom", "exact") + tuple(FACTS)
 
     def __init__(self, name, impl, vjps=(), jvps=(), needs_args=True, needs_ans=False, nondiff=False,
                  kink=None, side=None, builtin=None, alias=None, arity=None, reads=None, elementwise=False,
@@ -186,6 +182,11 @@ class Primitive:
             self.numpy_loop = self.dear
         if self.fused_bits is None:
             self.fused_bits = self.numexpr is not None and self.numpy_loop
+        # numpy's ufunc (`ufuncs`) gives numexpr's bits at every real value: the entries whose
+        # kernels are numpy's bits by numexpr's own IEEE operation (+ - * / round once, negation and
+        # abs not at all), not by a numpy loop; a region's pipeline makes an array function's real
+        # argument with it, in place (core/region_pipeline.py; complex values: complex_bits)
+        self.exact = bool(self.fused_bits) and not self.numpy_loop
         if self.elementwise_values is None:
             self.elementwise_values = self.elementwise
 

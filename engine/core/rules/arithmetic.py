@@ -41,20 +41,20 @@ def _div_adjoint_y_float(g, ans, x, y):
 # Python's own operators for floats, where they agree exactly with the forward rule (the fast
 # path of a scalar loop skips one call per op). Division keeps _div: 1.0/0.0 raises in Python.
 add = defprim("add", lambda x, y: x + y, elementwise=True, needs_args=False, float_impl=operator.add,
-              numexpr="+", fused_bits=True, exact=True, complex_bits=True, taped_vjp=True, plannable=True,
+              numexpr="+", fused_bits=True, complex_bits=True, taped_vjp=True, plannable=True,
               vjp=(lambda g, ans, x, y: unbroadcast(g, x),
                    lambda g, ans, x, y: unbroadcast(g, y)),
               jvp=(lambda t, ans, x, y: bcast(t, ans),
                    lambda t, ans, x, y: bcast(t, ans)), complex_values=True)
 sub = defprim("sub", lambda x, y: x - y, elementwise=True, needs_args=False, float_impl=operator.sub,
-              numexpr="-", ufuncs=("subtract",), fused_bits=True, exact=True, complex_bits=True,
+              numexpr="-", ufuncs=("subtract",), fused_bits=True, complex_bits=True,
               taped_vjp=True, plannable=True,
               vjp=(lambda g, ans, x, y: unbroadcast(g, x),
                    lambda g, ans, x, y: unbroadcast(-g, y)),
               jvp=(lambda t, ans, x, y: bcast(t, ans),
                    lambda t, ans, x, y: bcast(-t, ans)), complex_values=True)
 mul = defprim("mul", lambda x, y: x * y, elementwise=True, float_impl=operator.mul, reads=("y", "x"),
-              numexpr="*", fused_bits=True, exact=True, complex_bits="probe", ufuncs=("multiply",),
+              numexpr="*", fused_bits=True, complex_bits="probe", ufuncs=("multiply",),
               taped_vjp=True, plannable=True,
               vjp=(lambda g, ans, x, y: unbroadcast(zero_where_zero(g, g * y, y), x),
                    lambda g, ans, x, y: unbroadcast(zero_where_zero(g, x * g, x), y)),
@@ -67,7 +67,7 @@ mul = defprim("mul", lambda x, y: x * y, elementwise=True, float_impl=operator.m
               jvp=(lambda t, ans, x, y: bcast(tangent_times(t, y), ans),
                    lambda t, ans, x, y: bcast(tangent_times(t, x), ans)), complex_values=True)
 div = defprim("div", _div, elementwise=True, reads=("y", "x y"),
-              numexpr="/", fused_bits=True, exact=True, ufuncs=("divide", "true_divide"), taped_vjp=True,
+              numexpr="/", fused_bits=True, ufuncs=("divide", "true_divide"), taped_vjp=True,
               plannable=True,
               vjp=(lambda g, ans, x, y: unbroadcast(zero_where_zero(g, div(g, y)), x),
                    _div_adjoint_y),
@@ -76,7 +76,7 @@ div = defprim("div", _div, elementwise=True, reads=("y", "x y"),
               jvp=(lambda t, ans, x, y: bcast(tangent_times(t, div(1.0, y)), ans),
                    lambda t, ans, x, y: bcast(tangent_times(-t, div(x, y * y)), ans)), complex_values=True)
 neg = defprim("neg", lambda x: -x, elementwise=True, needs_args=False, float_impl=operator.neg,
-              numexpr="-", ufuncs=("negative",), fused_bits=True, exact=True, complex_bits=True,
+              numexpr="-", ufuncs=("negative",), fused_bits=True, complex_bits=True,
               taped_vjp=True, plannable=True,
               vjp=(lambda g, ans, x: -g,),
               jvp=(lambda t, ans, x: -t,), complex_values=True)

@@ -163,7 +163,7 @@ def _abs(x):
 
 abs = unary_entry("abs", None, lambda ans, x: sign(x), impl=_abs, alias="fabs", kink="abs'(0) = 0", side="sign",
                   complex_rule=(abs_derivative, abs_tangent), other_side=with_a_zero,
-                  numexpr="abs", ufuncs=("absolute",), c_name="fabs", exact=True, complex_values=True,
+                  numexpr="abs", ufuncs=("absolute",), c_name="fabs", fused_bits=True, complex_values=True,
                   holomorphic=False)
 
 
