@@ -874,7 +874,9 @@ def describe(node) -> str:
     return {"Subscript": "indexing", "SubscriptAssign": "an item assignment", "ListComp": "a comprehension",
             "Lambda": "a lambda (closure)", "ListExpr": "a list", "TupleExpr": "a tuple", "Break": "break",
             "Continue": "continue", "Attribute": "a method or attribute", "Str": "a string",
-            "FunctionDef": "a nested function (closure)", "Import": "an import"}.get(type(node).__name__,
+            "FunctionDef": "a nested function (closure)", "Import": "an import",
+            "DictExpr": "a dict other than one of parameters bound in the function emitted or a helper",
+            "DictComp": "a dict comprehension"}.get(type(node).__name__,
                                                                                      type(node).__name__)
 
 

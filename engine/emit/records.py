@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ...parser import nodes
+from ...parser.errors import SourceError
 from .ir import refuse
 from .tuple_helpers import fresh, is_plain_call, names_in
 
@@ -146,9 +147,9 @@ def check_uses(body, record, keys, defs) -> None:
             if not isinstance(key, nodes.Str):
                 refuse(f"a key of the dict `{record}` that is not a string literal", n.span,
                        f'read it by a constant key: {record}["{keys[0]}"]')
-            if key.value not in keys:
-                refuse(f"the key {key.value!r}, which the dict `{record}` does not have", key.span,
-                       f"its keys are {', '.join(map(repr, keys))}")
+            if key.value not in keys:       # the user's mistake, in the language's words (lang/dicts.py)
+                raise SourceError("key error", f"the dict has no key {key.value!r} (its keys: "
+                                  f"{', '.join(map(repr, keys))})", n.span)
             continue
         if isinstance(n, nodes.SubscriptAssign) and isinstance(n.target.value, nodes.Name) \
                 and n.target.value.id == record:
