@@ -40,6 +40,15 @@ class AtPoint(Plain):
 
 
 @dataclass
+class Measured(Plain):
+    """A number a library composite derives from its operands' lengths (var's count: emit/
+    library_calls.py): `value(examples)` is the library's number at the values of `sources` where
+    the line runs (emit/examples.py), written as that number where the module is written."""
+    sources: list
+    value: object
+
+
+@dataclass
 class Opaque(Plain):
     """A builtin call with no elementwise entry (sum, norm, max, len...): numpy's function of that
     name (its primal only); emit refuses it where its value needs a derivative."""
@@ -119,6 +128,7 @@ class Function:
     body: list
     temps: set = field(default_factory=set)
     defaults: dict = field(default_factory=dict)     # a defaulted parameter -> its default (a number)
+    point_shapes: bool = False      # a library composite's entries hold at the point's shapes only
 
     def signature(self) -> str:
         """Its parameters as Python's def writes them, the defaulted ones with their defaults."""
