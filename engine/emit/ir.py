@@ -42,10 +42,11 @@ class AtPoint(Plain):
 @dataclass
 class Measured(Plain):
     """A number a library composite derives from its operands' lengths (var's count: emit/
-    library_calls.py): `value(examples)` is the library's number at the values of `sources` where
-    the line runs (emit/examples.py), written as that number where the module is written."""
+    library_calls.py): `number(shapes)` is the library's number at the shapes of `sources` where
+    the line runs (emit/examples.py), written as numpy's text of their lengths where
+    `number.text` finds one the library agrees with at other lengths, else as that number."""
     sources: list
-    value: object
+    number: object
 
 
 @dataclass

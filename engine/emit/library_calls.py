@@ -196,19 +196,65 @@ class LibraryCall:
         shapes of the operands' values where the line runs."""
         target = self.low.fresh()
         sources = [v for v in operands if v.__class__ is str]
-        complex_ = self.low.complex_run
-        shape_of = np().shape
-
-        def value(examples):
-            values = iter(examples)
-            shapes = [shape_of(next(values)) if v.__class__ is str else () for v in operands]
-            again, _ = record_at(name, operands, shapes, kwargs, complex_)
-            if [(s[0], s[2], len(s[1])) for s in again] != [(s[0], s[2], len(s[1])) for s in steps]:
-                raise ValueError(f"the library's {name} applies other entries at the shapes {shapes}")
-            return again[j][1][i]
-        self.low.out.append(Measured(target, f"the number {name} derives from its operands' lengths",
-                                     line, sources, value))
+        number = LengthsNumber(name, operands, kwargs, steps, (j, i), self.low.complex_run)
+        self.low.out.append(Measured(target, f"np.shape({', '.join(sources)})", line, sources, number))
         return target
+
+
+class LengthsNumber:
+    """The number a library composite derives from its operands' lengths (at step j's operand i,
+    `at`): the library's, run again at the operands' shapes."""
+
+    def __init__(self, name, operands, kwargs, steps, at, complex_):
+        self.name, self.operands, self.kwargs, self.at, self.complex_ = name, operands, kwargs, at, complex_
+        self.entries = [(s[0], s[2], len(s[1])) for s in steps]
+
+    def __call__(self, shapes):
+        """The number at the array operands of `shapes`."""
+        given = iter(shapes)
+        shapes = [tuple(next(given)) if v.__class__ is str else () for v in self.operands]
+        try:
+            again, _ = record_at(self.name, self.operands, shapes, self.kwargs, self.complex_)
+        except ReadOut:
+            again = []
+        if [(s[0], s[2], len(s[1])) for s in again] != self.entries:
+            raise ValueError(f"the library's {self.name} applies other entries at the shapes {shapes}")
+        j, i = self.at
+        return again[j][1][i]
+
+    def text(self, names, shapes):
+        """The number's text where it is a product of one operand's lengths (np.size or np.shape's)
+        plus a whole number, as the library gives it at `shapes` and at three other sets of lengths
+        of those ranks (lengths of 1 still 1); else None."""
+        value = self(shapes)
+        others = [other_lengths(shapes), [tuple(2 if n > 1 else 1 for n in s) for s in shapes],
+                  [tuple(n + 3 if n > 1 else 1 for n in s) for s in shapes]]
+        try:
+            there = [self(o) for o in others]
+        except ValueError:
+            return None
+        for k, (name, shape) in enumerate(zip(names, shapes)):
+            for axes in sorted(subsets(len(shape)), key=len, reverse=True):
+                c = value - product(shape, axes)
+                if c.__class__ is float and not c.is_integer() or \
+                        any(product(o[k], axes) + c != v for o, v in zip(others, there)):
+                    continue
+                whole = f"np.size({name})" if len(axes) == len(shape) else \
+                    " * ".join(f"np.shape({name})[{a}]" for a in axes)
+                return whole + (f" + {int(c)}" if c > 0 else f" - {int(-c)}" if c < 0 else "")
+        return None
+
+
+def subsets(n) -> list:
+    """The non-empty sets of axes of a rank n (tuples)."""
+    return [tuple(a for a in range(n) if mask >> a & 1) for mask in range(1, 2 ** n)]
+
+
+def product(shape, axes) -> int:
+    out = 1
+    for a in axes:
+        out *= shape[a]
+    return out
 
 
 def record_at(name, operands, shapes, kwargs, complex_):

@@ -241,8 +241,10 @@ class Writer:
             elif isinstance(s, Measured):       # the library's number at the point's shapes
                 if self.examples is None:
                     no_shapes(s.line, "a number the library derives from its operands' lengths is written at them")
-                if not self.inlined(s.target, number(self.examples[id(s)][0]), []):
-                    out.append(pad + self.tagged(f"{s.target} = {number(self.examples[id(s)][0])}", s.line))
+                value, *shapes = self.examples[id(s)]
+                text = s.number.text(s.sources, shapes) or number(value)
+                if not self.inlined(s.target, text, []):
+                    out.append(pad + self.tagged(f"{s.target} = {text}", s.line))
             elif isinstance(s, Plain):
                 text = TEMP.sub(lambda m: self.inline.get(m[0], m[0]), s.text)
                 if not self.inlined(s.target, text, []):
