@@ -133,9 +133,9 @@ class Examples:
         elif isinstance(s, Derivative):
             env[s.target] = self.derivative(s, env)
         elif isinstance(s, Measured):
-            shapes = [np().shape(self.value(env, n)) for n in s.sources]
-            env[s.target] = s.number(shapes)
-            self.met(s, [env[s.target], *shapes])
+            values = [self.value(env, n) for n in s.sources]
+            env[s.target] = s.number(values)
+            self.met(s, [env[s.target], *values])
         elif isinstance(s, Plain):
             value = Text(self, env).run(s.text)
             env[s.target] = np().complex128(value) if value.__class__ is complex else value

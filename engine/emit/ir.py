@@ -42,7 +42,7 @@ class AtPoint(Plain):
 @dataclass
 class Measured(Plain):
     """A number a library composite derives from its operands' lengths (var's count: emit/
-    library_calls.py): `number(shapes)` is the library's number at the shapes of `sources` where
+    library_calls.py): `number(values)` is the library's number at the values of `sources` where
     the line runs (emit/examples.py), written as numpy's text of their lengths where
     `number.text` finds one the library agrees with at other lengths, else as that number."""
     sources: list

@@ -15,6 +15,8 @@ operands (logsumexp's shift, var's mean where the count is 0) is not recorded: a
 such read."""
 from __future__ import annotations
 
+from collections import namedtuple
+
 from ...parser import nodes
 from ..core.backend import np
 from ..core.errors import EngineError
@@ -22,7 +24,7 @@ from ..core.library import array_parameters, function, parameters
 from ..core.notes import READS
 from ..core.tape import Tape, Var
 from .builtin_forms import Bound, kink_spelling, literal_value
-from .ir import Measured
+from .ir import AtPoint, Measured
 
 # the builtins emit writes from their library function's recorded entries
 TRACED = ("var", "std", "square", "reciprocal", "negative", "power", "pinv", "kron")
@@ -32,6 +34,10 @@ LENGTHS = (5, 7, 11, 13, 17, 19, 23, 29)        # the stand-ins' lengths where t
 HINTS = {"pinv": "write solve(A.T @ A, A.T) for a matrix A with at least as many rows as columns, "
                  "solve(A @ A.T, A).T for a wide one",
          "kron": "write the product of reshaped arrays: reshape(a, (n, 1, m, 1)) * reshape(b, (1, p, 1, q))"}
+
+
+# a recorded operand that is a value of the run: the k-th operand ("in") or the k-th step's ("at")
+Ref = namedtuple("Ref", "kind k")
 
 
 class ReadOut(Exception):
@@ -44,8 +50,8 @@ def _read(*_):
 
 def record(fn, stands, kwargs) -> tuple:
     """(steps, result) of `fn` run on `stands` (arrays and numbers: watched on a tape, None: not
-    an operand) with `kwargs`: each step (entry, operands, params), an operand ("in", k) the k-th
-    stand-in, ("at", j) the j-th step's value, else a constant; the result one such reference."""
+    an operand) with `kwargs`: each step (entry, operands, params), an operand a Ref (the k-th
+    stand-in's, or the j-th step's value) or a constant; the result a Ref."""
     tape = Tape(persistent=True, keep_values=True)
     inputs = [None if s is None else tape.watch(s) for s in stands]
     first = len(tape.entries)
@@ -55,10 +61,10 @@ def record(fn, stands, kwargs) -> tuple:
             out = fn(*inputs, **kwargs)
     finally:
         READS.hook = kept
-    at = {v.index: ("in", k) for k, v in enumerate(inputs) if v is not None}
+    at = {v.index: Ref("in", k) for k, v in enumerate(inputs) if v is not None}
 
     def ref(index):
-        return at[index] if index < first else ("at", index - first)
+        return at[index] if index < first else Ref("at", index - first)
     steps = []
     for e in tape.entries[first:]:
         parents = dict(e.parents)
@@ -97,9 +103,12 @@ def other_lengths(shapes) -> list:
     return [tuple(mapped.get(n, n) for n in s) for s in shapes]
 
 
-def differs(a, b) -> bool:
-    """Whether two constants recorded at two sets of lengths differ in more than a number."""
-    return not (a == b or (a.__class__ in (int, float) and b.__class__ in (int, float)))
+def measured(a, b):
+    """Whether a constant recorded at two sets of lengths (a, b) is a number the library derives
+    from them (a Measured line), True; the same constant, None; else False (not written)."""
+    if a == b and a.__class__ is b.__class__:
+        return None
+    return a.__class__ in (int, float) and b.__class__ in (int, float)
 
 
 class LibraryCall:
@@ -109,6 +118,8 @@ class LibraryCall:
         self.low, self.refuse = low, refuse
 
     def call(self, name, args, e, target):
+        """`args`: the call's arguments by position (None: not given): its array arguments the IR's
+        values (names or numbers), the others written as numbers (axis, ddof, keepdims)."""
         positions = array_parameters(name)[0]
         names = parameters(name)
         operands, kwargs = [], {}
@@ -121,116 +132,132 @@ class LibraryCall:
                 kwargs[names[k]] = literal_value(node, self.refuse, f"the {names[k]} of {name}")
         if len(operands) != len(positions):
             self.refuse(f"`{name}` with other than {len(positions)} array argument{'s' * (len(positions) > 1)}", e.span)
-        steps, out, measured = self.recorded(name, operands, kwargs, e)
-        return self.lowered(name, steps, out, operands, measured, kwargs, e, target)
+        called = Called(name, operands, kwargs, self.low.complex_run)
+        steps, out, measured = self.recorded(called, e)
+        return self.lowered(called, steps, out, measured, e, target)
 
-    def shapes_of(self, operands):
-        """The operands' shapes where known here (a parameter's at the point, () of a number),
-        else None; their ranks where known, else None."""
-        shapes = [self.low.fixed_shapes.get(v) if v.__class__ is str else () for v in operands]
-        ranks = [len(s) if s is not None else self.low.rank(v) for s, v in zip(shapes, operands)]
-        return shapes, ranks
-
-    def run(self, name, operands, shapes, kwargs, e):
-        """record_at, what it cannot record refused with the call's place."""
+    def run(self, called, shapes, e):
+        """called.record, what it cannot record refused with the call's place."""
         try:
-            return record_at(name, operands, shapes, kwargs, self.low.complex_run)
+            return called.record(shapes)
         except ReadOut:
-            self.refuse(f"`{name}` here: the library reads a value out of its operand (a number no table entry "
-                        "gives)", e.span, "differentiate it with `autodiff grad` instead")
+            self.refuse(f"`{called.name}` here: the library reads a value out of its operand (a number no table "
+                        "entry gives)", e.span, "differentiate it with `autodiff grad` instead")
         except LIBRARY_ERRORS as exc:
-            self.refuse(f"`{name}` of these arguments ({exc})", e.span)
+            self.refuse(f"`{called.name}` of these arguments ({exc})", e.span)
 
-    def recorded(self, name, operands, kwargs, e):
+    def recorded(self, called, e):
         """(steps, result, measured): the steps at the point's shapes where it gives them all, else
-        at stand-in lengths of the operands' ranks; `measured`, the positions (step, operand) of the
-        numbers that depend on the lengths (a second run at other lengths tells)."""
-        shapes, ranks = self.shapes_of(operands)
-        tries = [[r] for r in ranks]
-        for k, r in enumerate(ranks):
-            if r is None:
-                tries[k] = [0, 1, 2]            # a rank unknown here: every rank must give the same steps
+        at stand-in lengths of the operands' ranks (each rank where one is unknown); `measured`,
+        the positions (step, operand) of the numbers the library derives from the lengths."""
+        shapes = [self.low.fixed_shapes.get(v) if v.__class__ is str else () for v in called.operands]
+        ranks = [len(s) if s is not None else self.low.rank(v) for s, v in zip(shapes, called.operands)]
         known = all(s is not None for s in shapes)
         runs = []
-        for k in range(max(len(t) for t in tries)):
-            first = shapes if known else [LENGTHS[:t[min(k, len(t) - 1)]] for t in tries]
-            runs += [self.run(name, operands, first, kwargs, e), self.run(name, operands, other_lengths(first), kwargs, e)]
-        (steps, out), same, measured = runs[0], True, set()
-        for other, other_out in runs[1:]:
-            same = same and other_out == out and len(other) == len(steps)
-            for j, (step, there) in enumerate(zip(steps, other) if same else ()):
-                same = same and step[0] is there[0] and step[2] == there[2] and len(step[1]) == len(there[1])
-                for i, (a, b) in enumerate(zip(step[1], there[1]) if same else ()):
-                    same = same and not differs(a, b)
-                    if same and a != b:
-                        measured.add((j, i))
+        for rank in (0, 1, 2) if None in ranks else (None,):
+            first = shapes if known else [LENGTHS[:rank if r is None else r] for r in ranks]
+            runs += [self.run(called, first, e), self.run(called, other_lengths(first), e)]
+        (steps, out), numbers = runs[0], set()
+        same = all(o == out and [(s[0], s[2], len(s[1])) for s in other] == called.entries(steps) for other, o in runs[1:])
+        for other, _ in runs[1:] if same else ():
+            for j, (step, there) in enumerate(zip(steps, other)):
+                for i, (a, b) in enumerate(zip(step[1], there[1])):
+                    how = measured(a, b)
+                    same = same and how is not False
+                    if how:
+                        numbers.add((j, i))
         if same:
-            return steps, out, measured
+            return steps, out, numbers
         if not known:
-            self.refuse(f"{name} of a value whose shape is unknown here (emit knows the shapes of the emitted "
-                        "function's parameters, from --at)", e.span, HINTS.get(name))
+            self.refuse(f"{called.name} of a value whose shape is unknown here (emit knows the shapes of the "
+                        "emitted function's parameters, from --at)", e.span, HINTS.get(called.name))
         self.low.point_shapes = True        # its entries hold at the point's shapes: the module checks them
         return steps, out, set()
 
-    def lowered(self, name, steps, out, operands, measured, kwargs, e, target):
-        """The steps as the IR's Prims (a measured number a Measured statement), the result's bound
-        to `target`."""
+    def lowered(self, called, steps, out, measured, e, target):
+        """The steps as the IR's Prims (a measured constant a Measured statement, a string an
+        AtPoint: an operand that is a string is a name), the result's bound to `target`."""
         line, made = e.span.line, []
         for j, (entry, refs, params) in enumerate(steps):
             values = []
             for i, r in enumerate(refs):
                 if (j, i) in measured:
-                    values.append(self.measured(name, operands, kwargs, steps, j, i, line))
-                elif r.__class__ is tuple and len(r) == 2 and r[0] in ("in", "at") and r[1].__class__ is int:
-                    values.append(operands[r[1]] if r[0] == "in" else made[r[1]])
+                    values.append(self.low.fresh())
+                    text = ", ".join(f"np.shape({n})" for n in called.sources())     # what it reads: their shapes
+                    self.low.out.append(Measured(values[-1], text, line, called.sources(),
+                                                 LengthsNumber(called, steps, (j, i))))
+                elif r.__class__ is str:
+                    values.append(self.low.fresh())
+                    self.low.out.append(AtPoint(values[-1], repr(r), line))
+                elif r.__class__ is Ref:
+                    values.append(called.operands[r.k] if r.kind == "in" else made[r.k])
                 else:
                     values.append(r)
             applied = Bound(entry, len(refs), **dict(params)) if params else entry
-            last = out == ("at", j)
+            last = out == Ref("at", j)
             made.append(self.low.apply(applied, values, line, target if last else None, kink_spelling(entry)))
-        result = operands[out[1]] if out[0] == "in" else made[out[1]]
+        result = called.operands[out.k] if out.kind == "in" else made[out.k]
         return self.low.expr_named(result, target, line) if target is not None and result != target else result
 
-    def measured(self, name, operands, kwargs, steps, j, i, line):
-        """A Measured statement: the number at step j's operand i, as the library gives it at the
-        shapes of the operands' values where the line runs."""
-        target = self.low.fresh()
-        sources = [v for v in operands if v.__class__ is str]
-        number = LengthsNumber(name, operands, kwargs, steps, (j, i), self.low.complex_run)
-        self.low.out.append(Measured(target, f"np.shape({', '.join(sources)})", line, sources, number))
-        return target
+
+class Called:
+    """A call of the library function `name`: its array operands (the IR's names, or numbers),
+    the other arguments as written (`kwargs`), and whether the run is complex (complex stand-ins:
+    each operand taken as complex, as the hand form of var took |c|² in a complex run)."""
+
+    def __init__(self, name, operands, kwargs, complex_):
+        self.name, self.operands, self.kwargs, self.complex_ = name, operands, kwargs, complex_
+
+    def sources(self) -> list:
+        """The names whose values' shapes it reads."""
+        return [v for v in self.operands if v.__class__ is str]
+
+    @staticmethod
+    def entries(steps) -> list:
+        return [(s[0], s[2], len(s[1])) for s in steps]
+
+    def record(self, shapes) -> tuple:
+        """The library function's steps at array operands of `shapes` (numbers stay themselves)."""
+        stands = [stand_in(tuple(s), self.complex_) if v.__class__ is str else None for v, s in zip(self.operands, shapes)]
+        fn = function(self.name)
+        numbers = {k: v for k, v in enumerate(self.operands) if v.__class__ is not str}
+        return record(lambda *xs: fn(*[numbers.get(k, x) for k, x in enumerate(xs)], **self.kwargs), stands, {})
 
 
 class LengthsNumber:
-    """The number a library composite derives from its operands' lengths (at step j's operand i,
-    `at`): the library's, run again at the operands' shapes."""
+    """The constant a library composite derives from its operands' lengths (at step j's operand
+    i, `at`): the library's, run again at the values where the line runs."""
 
-    def __init__(self, name, operands, kwargs, steps, at, complex_):
-        self.name, self.operands, self.kwargs, self.at, self.complex_ = name, operands, kwargs, at, complex_
-        self.entries = [(s[0], s[2], len(s[1])) for s in steps]
+    def __init__(self, called, steps, at):
+        self.called, self.at, self.entries = called, at, Called.entries(steps)
 
-    def __call__(self, shapes):
-        """The number at the array operands of `shapes`."""
-        given = iter(shapes)
-        shapes = [tuple(next(given)) if v.__class__ is str else () for v in self.operands]
+    def __call__(self, examples):
+        """The constant at the sources' values."""
+        return self.of([np().shape(v) for v in examples])
+
+    def of(self, arrays):
+        """The constant at array operands of these shapes (the sources'; a number's is ())."""
+        given = iter(arrays)
+        shapes = [next(given) if v.__class__ is str else () for v in self.called.operands]
         try:
-            again, _ = record_at(self.name, self.operands, shapes, self.kwargs, self.complex_)
+            again, _ = self.called.record(shapes)
         except ReadOut:
             again = []
-        if [(s[0], s[2], len(s[1])) for s in again] != self.entries:
-            raise ValueError(f"the library's {self.name} applies other entries at the shapes {shapes}")
+        if Called.entries(again) != self.entries:
+            raise ValueError(f"the library's {self.called.name} applies other entries at the shapes {shapes}")
         j, i = self.at
         return again[j][1][i]
 
-    def text(self, names, shapes):
-        """The number's text where it is a product of one operand's lengths (np.size or np.shape's)
-        plus a whole number, as the library gives it at `shapes` and at three other sets of lengths
-        of those ranks (lengths of 1 still 1); else None."""
-        value = self(shapes)
+    def text(self, names, examples):
+        """The number's text where it is a product of one array operand's lengths (np.size or
+        np.shape's) plus a whole number, as the library gives it at these values and at three other
+        sets of lengths of those ranks (lengths of 1 still 1); else None."""
+        shapes = [np().shape(v) for v in examples]
+        value = self.of(shapes)
         others = [other_lengths(shapes), [tuple(2 if n > 1 else 1 for n in s) for s in shapes],
                   [tuple(n + 3 if n > 1 else 1 for n in s) for s in shapes]]
         try:
-            there = [self(o) for o in others]
+            there = [self.of(o) for o in others]
         except ValueError:
             return None
         for k, (name, shape) in enumerate(zip(names, shapes)):
@@ -255,11 +282,3 @@ def product(shape, axes) -> int:
     for a in axes:
         out *= shape[a]
     return out
-
-
-def record_at(name, operands, shapes, kwargs, complex_):
-    """The library function's steps at operands of `shapes` (numbers stay themselves)."""
-    stands = [stand_in(tuple(s), complex_) if v.__class__ is str else None for v, s in zip(operands, shapes)]
-    fn = function(name)
-    numbers = {k: v for k, v in enumerate(operands) if v.__class__ is not str}
-    return record(lambda *xs: fn(*[numbers.get(k, x) for k, x in enumerate(xs)], **kwargs), stands, {})

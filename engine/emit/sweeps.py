@@ -241,8 +241,8 @@ class Writer:
             elif isinstance(s, Measured):       # the library's number at the point's shapes
                 if self.examples is None:
                     no_shapes(s.line, "a number the library derives from its operands' lengths is written at them")
-                value, *shapes = self.examples[id(s)]
-                text = s.number.text(s.sources, shapes) or number(value)
+                value, *values = self.examples[id(s)]
+                text = s.number.text(s.sources, values) or number(value)
                 if not self.inlined(s.target, text, []):
                     out.append(pad + self.tagged(f"{s.target} = {text}", s.line))
             elif isinstance(s, Plain):
