@@ -50,6 +50,13 @@ class Measured(Plain):
 
 
 @dataclass
+class MeasuredParameter(Measured, AtPoint):
+    """A parameter of a table entry a library composite derives from its operands' lengths or a
+    length given (np.fft's lengths): an AtPoint (its value a constant of the rules' text, no line)
+    whose value where the line runs is the library's (Measured's `number`)."""
+
+
+@dataclass
 class Opaque(Plain):
     """A builtin call with no elementwise entry (sum, norm, max, len...): numpy's function of that
     name (its primal only); emit refuses it where its value needs a derivative."""

@@ -15,6 +15,7 @@ operands (logsumexp's shift, var's mean where the count is 0) is not recorded: a
 such read."""
 from __future__ import annotations
 
+import inspect
 from collections import namedtuple
 
 from ...parser import nodes
@@ -24,7 +25,8 @@ from ..core.library import array_parameters, function, parameters
 from ..core.notes import READS
 from ..core.tape import Tape, Var
 from .builtin_forms import Bound, kink_spelling, literal_value
-from .ir import AtPoint, Measured
+from .fft_forms import of_shape
+from .ir import AtPoint, Measured, MeasuredParameter
 
 # the builtins emit writes from their library function's recorded entries
 TRACED = ("var", "std", "square", "reciprocal", "negative", "power", "pinv", "kron")
@@ -68,11 +70,25 @@ def record(fn, stands, kwargs) -> tuple:
     steps = []
     for e in tape.entries[first:]:
         parents = dict(e.parents)
-        steps.append((e.prim, tuple(ref(parents[i]) if i in parents else constant(a) for i, a in enumerate(e.args)),
-                      tuple(sorted((e.params or {}).items()))))
+        args = tuple(ref(parents[i]) if i in parents else constant(a) for i, a in enumerate(e.args))
+        params = e.params or {}
+        given = positional(e.prim, len(args), params)
+        if given is not None:       # np.fft's lengths, axes and norm, reshape's shape: operands after its arguments
+            args, params = args + tuple(constant(params[n]) for n in given), {}
+        steps.append((e.prim, args, tuple(sorted(params.items()))))
     if out.__class__ is not Var or out.tape is not tape:
         raise ReadOut()         # a value that does not depend on the operands
     return steps, ref(out.index)
+
+
+def positional(entry, arity, params):
+    """The names of the entry's parameters in the order its forward takes them after its `arity`
+    arguments, where it takes them so (np.fft's entries, reshape); else None (a Bound entry)."""
+    if not params:
+        return None
+    taken = list(inspect.signature(entry.impl).parameters.values())[arity:]
+    names = [p.name for p in taken if p.kind is p.POSITIONAL_OR_KEYWORD]
+    return names if len(names) == len(taken) and set(names) == set(params) else None
 
 
 def constant(value):
@@ -103,12 +119,17 @@ def other_lengths(shapes) -> list:
     return [tuple(mapped.get(n, n) for n in s) for s in shapes]
 
 
-def measured(a, b):
-    """Whether a constant recorded at two sets of lengths (a, b) is a number the library derives
-    from them (a Measured line), True; the same constant, None; else False (not written)."""
+def measured(entry, i, a, b):
+    """How the entry's i-th operand, a constant recorded at two sets of lengths (a, b), is written:
+    None where it is the same; "number" (a Measured line) where numbers differ; "parameter" (a
+    MeasuredParameter, no line) where a parameter past the entry's differentiable arguments (np.fft's
+    lengths) differs as tuples of whole numbers or strings; False where it cannot be written."""
     if a == b and a.__class__ is b.__class__:
         return None
-    return a.__class__ in (int, float) and b.__class__ in (int, float)
+    if a.__class__ in (int, float) and b.__class__ in (int, float):
+        return "number"
+    fixed = all(v.__class__ is str or v.__class__ is tuple and all(n.__class__ is int for n in v) for v in (a, b))
+    return "parameter" if fixed and i >= len(entry.generic_vjps) else False
 
 
 class LibraryCall:
@@ -119,27 +140,37 @@ class LibraryCall:
 
     def call(self, name, args, e, target):
         """`args`: the call's arguments by position (None: not given): its array arguments the IR's
-        values (names or numbers), the others written as numbers (axis, ddof, keepdims)."""
+        values (names or numbers); one given as a length of a shape (len(x), x.shape[k]: np.fft's n)
+        the value where the line runs; the others written as numbers (axis, ddof, norm)."""
         positions = array_parameters(name)[0]
         names = parameters(name)
-        operands, kwargs = [], {}
+        operands, lengths, kwargs = [], {}, {}
         for k, node in enumerate(args):
             if node is None or (k not in positions and isinstance(node, nodes.NoneLit)):
                 continue
             if k in positions:
                 operands.append(self.low.value(node, None))
+            elif of_shape(node):
+                lengths[names[k]] = self.low.value(node, None)
             else:
                 kwargs[names[k]] = literal_value(node, self.refuse, f"the {names[k]} of {name}")
         if len(operands) != len(positions):
             self.refuse(f"`{name}` with other than {len(positions)} array argument{'s' * (len(positions) > 1)}", e.span)
-        called = Called(name, operands, kwargs, self.low.complex_run)
+        called = Called(name, operands, lengths, kwargs, self.low.complex_run)
         steps, out, measured = self.recorded(called, e)
         return self.lowered(called, steps, out, measured, e, target)
 
-    def run(self, called, shapes, e):
-        """called.record, what it cannot record refused with the call's place."""
+    def run(self, called, shapes, lengths, e):
+        """called.record, what it cannot record refused with the call's place; in a complex run, a
+        composite that refuses complex operands (rfft) is run at real ones, as the program's must be."""
         try:
-            return called.record(shapes)
+            try:
+                return called.record(shapes, lengths)
+            except LIBRARY_ERRORS:
+                if not called.complex_:
+                    raise
+                called.complex_ = False
+                return called.record(shapes, lengths)
         except ReadOut:
             self.refuse(f"`{called.name}` here: the library reads a value out of its operand (a number no table "
                         "entry gives)", e.span, "differentiate it with `autodiff grad` instead")
@@ -152,27 +183,28 @@ class LibraryCall:
         the positions (step, operand) of the numbers the library derives from the lengths."""
         shapes = [self.low.fixed_shapes.get(v) if v.__class__ is str else () for v in called.operands]
         ranks = [len(s) if s is not None else self.low.rank(v) for s, v in zip(shapes, called.operands)]
-        known = all(s is not None for s in shapes)
+        known = all(s is not None for s in shapes) and not called.lengths
         runs = []
         for rank in (0, 1, 2) if None in ranks else (None,):
             first = shapes if known else [LENGTHS[:rank if r is None else r] for r in ranks]
-            runs += [self.run(called, first, e), self.run(called, other_lengths(first), e)]
-        (steps, out), numbers = runs[0], set()
+            runs += [self.run(called, first, dict.fromkeys(called.lengths, 6), e),
+                     self.run(called, other_lengths(first), dict.fromkeys(called.lengths, 10), e)]
+        (steps, out), numbers = runs[0], {}
         same = all(o == out and [(s[0], s[2], len(s[1])) for s in other] == called.entries(steps) for other, o in runs[1:])
         for other, _ in runs[1:] if same else ():
             for j, (step, there) in enumerate(zip(steps, other)):
                 for i, (a, b) in enumerate(zip(step[1], there[1])):
-                    how = measured(a, b)
+                    how = measured(step[0], i, a, b)
                     same = same and how is not False
                     if how:
-                        numbers.add((j, i))
+                        numbers[(j, i)] = "number" if numbers.get((j, i)) == "number" else how
         if same:
             return steps, out, numbers
         if not known:
             self.refuse(f"{called.name} of a value whose shape is unknown here (emit knows the shapes of the "
                         "emitted function's parameters, from --at)", e.span, HINTS.get(called.name))
         self.low.point_shapes = True        # its entries hold at the point's shapes: the module checks them
-        return steps, out, set()
+        return steps, out, {}
 
     def lowered(self, called, steps, out, measured, e, target):
         """The steps as the IR's Prims (a measured constant a Measured statement, a string an
@@ -183,9 +215,9 @@ class LibraryCall:
             for i, r in enumerate(refs):
                 if (j, i) in measured:
                     values.append(self.low.fresh())
-                    text = ", ".join(f"np.shape({n})" for n in called.sources())     # what it reads: their shapes
-                    self.low.out.append(Measured(values[-1], text, line, called.sources(),
-                                                 LengthsNumber(called, steps, (j, i))))
+                    kind = Measured if measured[(j, i)] == "number" else MeasuredParameter
+                    text = ", ".join(called.sources())      # what it reads (their shapes, a length's value)
+                    self.low.out.append(kind(values[-1], text, line, called.sources(), LengthsNumber(called, steps, (j, i))))
                 elif r.__class__ is str:
                     values.append(self.low.fresh())
                     self.low.out.append(AtPoint(values[-1], repr(r), line))
@@ -202,26 +234,29 @@ class LibraryCall:
 
 class Called:
     """A call of the library function `name`: its array operands (the IR's names, or numbers),
-    the other arguments as written (`kwargs`), and whether the run is complex (complex stand-ins:
-    each operand taken as complex, as the hand form of var took |c|² in a complex run)."""
+    `lengths` (a parameter given as a length of a shape -> the IR's name of it), the other
+    arguments as written (`kwargs`), and whether its operands are taken as complex (complex
+    stand-ins in a complex run, as the hand form of var took |c|² there)."""
 
-    def __init__(self, name, operands, kwargs, complex_):
-        self.name, self.operands, self.kwargs, self.complex_ = name, operands, kwargs, complex_
+    def __init__(self, name, operands, lengths, kwargs, complex_):
+        self.name, self.operands, self.lengths, self.kwargs, self.complex_ = name, operands, lengths, kwargs, complex_
 
     def sources(self) -> list:
-        """The names whose values' shapes it reads."""
-        return [v for v in self.operands if v.__class__ is str]
+        """The names whose values' shapes (an array operand's) or values (a length's) it reads."""
+        return [v for v in self.operands if v.__class__ is str] + list(self.lengths.values())
 
     @staticmethod
     def entries(steps) -> list:
         return [(s[0], s[2], len(s[1])) for s in steps]
 
-    def record(self, shapes) -> tuple:
-        """The library function's steps at array operands of `shapes` (numbers stay themselves)."""
+    def record(self, shapes, lengths) -> tuple:
+        """The library function's steps at array operands of `shapes` (numbers stay themselves)
+        and the lengths given (parameter name -> a whole number)."""
         stands = [stand_in(tuple(s), self.complex_) if v.__class__ is str else None for v, s in zip(self.operands, shapes)]
         fn = function(self.name)
         numbers = {k: v for k, v in enumerate(self.operands) if v.__class__ is not str}
-        return record(lambda *xs: fn(*[numbers.get(k, x) for k, x in enumerate(xs)], **self.kwargs), stands, {})
+        kwargs = {**self.kwargs, **{k: int(n) for k, n in lengths.items()}}
+        return record(lambda *xs: fn(*[numbers.get(k, x) for k, x in enumerate(xs)], **kwargs), stands, {})
 
 
 class LengthsNumber:
@@ -232,15 +267,16 @@ class LengthsNumber:
         self.called, self.at, self.entries = called, at, Called.entries(steps)
 
     def __call__(self, examples):
-        """The constant at the sources' values."""
-        return self.of([np().shape(v) for v in examples])
+        """The constant at the sources' values (sources()'s order: the arrays', then the lengths')."""
+        count = len(examples) - len(self.called.lengths)
+        return self.of([np().shape(v) for v in examples[:count]], dict(zip(self.called.lengths, examples[count:])))
 
-    def of(self, arrays):
+    def of(self, arrays, lengths):
         """The constant at array operands of these shapes (the sources'; a number's is ())."""
         given = iter(arrays)
         shapes = [next(given) if v.__class__ is str else () for v in self.called.operands]
         try:
-            again, _ = self.called.record(shapes)
+            again, _ = self.called.record(shapes, lengths)
         except ReadOut:
             again = []
         if Called.entries(again) != self.entries:
@@ -252,12 +288,14 @@ class LengthsNumber:
         """The number's text where it is a product of one array operand's lengths (np.size or
         np.shape's) plus a whole number, as the library gives it at these values and at three other
         sets of lengths of those ranks (lengths of 1 still 1); else None."""
+        if self.called.lengths:
+            return None
         shapes = [np().shape(v) for v in examples]
-        value = self.of(shapes)
+        value = self.of(shapes, {})
         others = [other_lengths(shapes), [tuple(2 if n > 1 else 1 for n in s) for s in shapes],
                   [tuple(n + 3 if n > 1 else 1 for n in s) for s in shapes]]
         try:
-            there = [self.of(o) for o in others]
+            there = [self.of(o, {}) for o in others]
         except ValueError:
             return None
         for k, (name, shape) in enumerate(zip(names, shapes)):
