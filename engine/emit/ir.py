@@ -34,7 +34,7 @@ class Plain:
 @dataclass
 class AtPoint(Plain):
     """A parameter of a table entry that numpy's arguments give from its operand's shape (np.fft's
-    lengths and axes, its norm: emit/fft_forms.py): its value where the line runs at the point,
+    lengths and axes, its norm: emit/library_calls.py): its value where the line runs at the point,
     which the entry's rules are traced at, is a constant of their text (emit/rule_text.py), so no
     line is written for it and no sweep reads it."""
 

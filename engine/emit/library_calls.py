@@ -24,13 +24,16 @@ from ..core.errors import EngineError
 from ..core.library import array_parameters, function, parameters
 from ..core.notes import READS
 from ..core.tape import Tape, Var
+from ..lang.errors import runtime_error
 from .builtin_forms import Bound, kink_spelling, literal_value
 from .fft_forms import of_shape
 from .ir import AtPoint, Measured, MeasuredParameter
 
 # the builtins emit writes from their library function's recorded entries
-TRACED = ("var", "std", "square", "reciprocal", "negative", "power", "pinv", "kron")
-# what the library (or numpy under it) raises at arguments it refuses: the user's mistake, named
+TRACED = ("var", "std", "square", "reciprocal", "negative", "power", "pinv", "kron", "fft", "ifft", "rfft", "irfft",
+          "hfft", "ihfft", "fft2", "ifft2", "fftn", "ifftn", "rfft2", "irfft2", "rfftn", "irfftn", "fftshift", "ifftshift")
+# what the library (or numpy under it) raises at arguments it refuses: the user's mistake, located as
+# the language locates it (lang/errors.py)
 LIBRARY_ERRORS = (EngineError, TypeError, ValueError, IndexError, ArithmeticError)
 LENGTHS = (5, 7, 11, 13, 17, 19, 23, 29)        # the stand-ins' lengths where the point gives none
 HINTS = {"pinv": "write solve(A.T @ A, A.T) for a matrix A with at least as many rows as columns, "
@@ -52,8 +55,8 @@ def _read(*_):
 
 def record(fn, stands, kwargs) -> tuple:
     """(steps, result) of `fn` run on `stands` (arrays and numbers: watched on a tape, None: not
-    an operand) with `kwargs`: each step (entry, operands, params), an operand a Ref (the k-th
-    stand-in's, or the j-th step's value) or a constant; the result a Ref."""
+    an operand) with `kwargs`: each step (entry, operands, params, the rank of its value), an
+    operand a Ref (the k-th stand-in's, or the j-th step's value) or a constant; the result a Ref."""
     tape = Tape(persistent=True, keep_values=True)
     inputs = [None if s is None else tape.watch(s) for s in stands]
     first = len(tape.entries)
@@ -75,7 +78,7 @@ def record(fn, stands, kwargs) -> tuple:
         given = positional(e.prim, len(args), params)
         if given is not None:       # np.fft's lengths, axes and norm, reshape's shape: operands after its arguments
             args, params = args + tuple(constant(params[n]) for n in given), {}
-        steps.append((e.prim, args, tuple(sorted(params.items()))))
+        steps.append((e.prim, args, tuple(sorted(params.items())), np().ndim(e.value)))
     if out.__class__ is not Var or out.tape is not tape:
         raise ReadOut()         # a value that does not depend on the operands
     return steps, ref(out.index)
@@ -160,9 +163,10 @@ class LibraryCall:
         steps, out, measured = self.recorded(called, e)
         return self.lowered(called, steps, out, measured, e, target)
 
-    def run(self, called, shapes, lengths, e):
-        """called.record, what it cannot record refused with the call's place; in a complex run, a
-        composite that refuses complex operands (rfft) is run at real ones, as the program's must be."""
+    def run(self, called, shapes, lengths, e, quiet=False):
+        """called.record, what it cannot record refused with the call's place (None where `quiet`:
+        a rank tried that the library refuses); in a complex run, a composite that refuses complex
+        operands (rfft) is run at real ones, as the program's must be."""
         try:
             try:
                 return called.record(shapes, lengths)
@@ -174,8 +178,10 @@ class LibraryCall:
         except ReadOut:
             self.refuse(f"`{called.name}` here: the library reads a value out of its operand (a number no table "
                         "entry gives)", e.span, "differentiate it with `autodiff grad` instead")
-        except LIBRARY_ERRORS as exc:
-            self.refuse(f"`{called.name}` of these arguments ({exc})", e.span)
+        except LIBRARY_ERRORS as exc:      # the user's mistake, as the language says it where it runs
+            if quiet:
+                return None
+            raise runtime_error(exc, e.span, f"{called.name}()") from None
 
     def recorded(self, called, e):
         """(steps, result, measured): the steps at the point's shapes where it gives them all, else
@@ -185,11 +191,14 @@ class LibraryCall:
         ranks = [len(s) if s is not None else self.low.rank(v) for s, v in zip(shapes, called.operands)]
         known = all(s is not None for s in shapes) and not called.lengths
         runs = []
-        for rank in (0, 1, 2) if None in ranks else (None,):
+        for rank in (0, 1, 2) if None in ranks else (None,):     # a rank unknown: those the library takes
             first = shapes if known else [LENGTHS[:rank if r is None else r] for r in ranks]
-            runs += [self.run(called, first, dict.fromkeys(called.lengths, 6), e),
-                     self.run(called, other_lengths(first), dict.fromkeys(called.lengths, 10), e)]
+            pair = [self.run(called, first, dict.fromkeys(called.lengths, 6), e, rank == 0),
+                    self.run(called, other_lengths(first), dict.fromkeys(called.lengths, 10), e, rank == 0)]
+            runs += pair if None not in pair else []
         (steps, out), numbers = runs[0], {}
+        steps = [(*step[:3], step[3] if all(other[j][3] == step[3] for other, _ in runs if len(other) == len(steps))
+                  else None) for j, step in enumerate(steps)]
         same = all(o == out and [(s[0], s[2], len(s[1])) for s in other] == called.entries(steps) for other, o in runs[1:])
         for other, _ in runs[1:] if same else ():
             for j, (step, there) in enumerate(zip(steps, other)):
@@ -210,7 +219,7 @@ class LibraryCall:
         """The steps as the IR's Prims (a measured constant a Measured statement, a string an
         AtPoint: an operand that is a string is a name), the result's bound to `target`."""
         line, made = e.span.line, []
-        for j, (entry, refs, params) in enumerate(steps):
+        for j, (entry, refs, params, rank) in enumerate(steps):
             values = []
             for i, r in enumerate(refs):
                 if (j, i) in measured:
@@ -226,10 +235,11 @@ class LibraryCall:
                 else:
                     values.append(r)
             applied = Bound(entry, len(refs), **dict(params)) if params else entry
-            last = out == Ref("at", j)
-            made.append(self.low.apply(applied, values, line, target if last else None, kink_spelling(entry)))
+            made.append(self.low.apply(applied, values, line, None, kink_spelling(entry)))
+            if rank is not None:        # the same at every length (and rank) it was run at
+                self.low.known[made[-1]] = rank
         result = called.operands[out.k] if out.kind == "in" else made[out.k]
-        return self.low.expr_named(result, target, line) if target is not None and result != target else result
+        return self.low.expr_named(result, target, line)
 
 
 class Called:

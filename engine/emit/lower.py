@@ -9,8 +9,8 @@ core/library/axes.py's gathered), item assignment its index_update, `for v in A`
 range(len(A)) with v = A[i], a comprehension a loop of index_update (several `for` clauses: the
 comprehension of comprehensions, its first two axes made one), sum/mean/max/min (with an axis,
 axes, keepdims) the table's reductions written as numpy's functions, a list of numbers an np.array
-constant; methods, keywords, prod, norm, var, dot... as emit/builtin_forms.py writes them, np.fft's
-transforms as emit/fft_forms.py does; a
+constant; methods, keywords, prod, norm, dot... as emit/builtin_forms.py writes them; var, std,
+pinv, kron, np.fft's transforms... the library's entries as it applies them (emit/library_calls.py); a
 tuple built or taken apart Python's text (Packed: no derivative through it), `grad(h)(x)` a call
 of h's gradient helper (Derivative, emit/derivatives.py). What the IR has no form for yet is
 refused with the construct and its line (`refuse`)."""
@@ -623,8 +623,7 @@ class Lowering(Iteration):
         if self.is_directional(e):
             return self.directional(e, name, target)
         if name in FFT_FORMS and name not in self.helpers and name not in self.closures:
-            rank = self.rank
-            return FftForms(self, refuse).call(name, positional(e, refuse), e, target, rank)
+            return FftForms(self, refuse).frequencies(name, positional(e, refuse), e, target)
         if name in TRACED and name not in self.helpers and name not in self.closures:
             return LibraryCall(self, refuse).call(name, positional(e, refuse), e, target)
         if name in FORMS and name not in self.helpers and name not in self.closures:
