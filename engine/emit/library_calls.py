@@ -147,18 +147,20 @@ class LibraryCall:
         the value where the line runs; the others written as numbers (axis, ddof, norm)."""
         positions = array_parameters(name)[0]
         names = parameters(name)
-        operands, lengths, kwargs = [], {}, {}
+        if len(args) > len(names):
+            self.refuse(f"`{name}` with more than {len(names)} arguments", e.span)
+        operands, lengths, kwargs = {}, {}, {}
         for k, node in enumerate(args):
-            if node is None or (k not in positions and isinstance(node, nodes.NoneLit)):
+            if node is None:
                 continue
-            if k in positions:
-                operands.append(self.low.value(node, None))
+            if isinstance(node, nodes.NoneLit):     # clip's a_min=None: as written
+                kwargs[names[k]] = None
+            elif k in positions:
+                operands[names[k]] = self.low.value(node, None)
             elif of_shape(node):
                 lengths[names[k]] = self.low.value(node, None)
             else:
                 kwargs[names[k]] = literal_value(node, self.refuse, f"the {names[k]} of {name}")
-        if len(operands) != len(positions):
-            self.refuse(f"`{name}` with other than {len(positions)} array argument{'s' * (len(positions) > 1)}", e.span)
         called = Called(name, operands, lengths, kwargs, self.low.complex_run)
         steps, out, measured = self.recorded(called, e)
         return self.lowered(called, steps, out, measured, e, target)
@@ -243,13 +245,14 @@ class LibraryCall:
 
 
 class Called:
-    """A call of the library function `name`: its array operands (the IR's names, or numbers),
-    `lengths` (a parameter given as a length of a shape -> the IR's name of it), the other
-    arguments as written (`kwargs`), and whether its operands are taken as complex (complex
-    stand-ins in a complex run, as the hand form of var took |c|² there)."""
+    """A call of the library function `name`: its array operands (the IR's names, or numbers; by
+    parameter name in `given`), `lengths` (a parameter given as a length of a shape -> the IR's
+    name of it), the other arguments as written (`kwargs`), and whether its operands are taken as
+    complex (complex stand-ins in a complex run, as the hand form of var took |c|² there)."""
 
-    def __init__(self, name, operands, lengths, kwargs, complex_):
-        self.name, self.operands, self.lengths, self.kwargs, self.complex_ = name, operands, lengths, kwargs, complex_
+    def __init__(self, name, given, lengths, kwargs, complex_):
+        self.name, self.given, self.lengths, self.kwargs, self.complex_ = name, given, lengths, kwargs, complex_
+        self.operands = list(given.values())
 
     def sources(self) -> list:
         """The names whose values' shapes (an array operand's) or values (a length's) it reads."""
@@ -264,9 +267,12 @@ class Called:
         and the lengths given (parameter name -> a whole number)."""
         stands = [stand_in(tuple(s), self.complex_) if v.__class__ is str else None for v, s in zip(self.operands, shapes)]
         fn = function(self.name)
-        numbers = {k: v for k, v in enumerate(self.operands) if v.__class__ is not str}
         kwargs = {**self.kwargs, **{k: int(n) for k, n in lengths.items()}}
-        return record(lambda *xs: fn(*[numbers.get(k, x) for k, x in enumerate(xs)], **kwargs), stands, {})
+        names = list(self.given)
+
+        def call(*xs):
+            return fn(**{n: x if v.__class__ is str else v for n, x, v in zip(names, xs, self.operands)}, **kwargs)
+        return record(call, stands, {})
 
 
 class LengthsNumber:
