@@ -1,10 +1,12 @@
 """The call forms of numpy code as the IR's (emit/lower.py) calls of the table's entries: a method
 is the builtin of its name with the array first (the language's own method table,
 lang/call_forms.py), keyword arguments take their builtin's positions, and the builtins whose
-numpy arguments choose a composite of table entries are lowered to it: prod over an axis, norm by
-its `ord` and `axis` (core/library/linalg.py's vector and matrix norms), each written from the
-same entries the library applies, so their rules are the table's; squeeze, trace and diagonal as
-the library's gathered (a getitem of the flattened array at numpy's rearrangement of its positions)."""
+numpy arguments choose a composite of table entries are lowered to it: norm by its `ord` and
+`axis` (core/library/linalg.py's vector and matrix norms), each written from the same entries the
+library applies, so their rules are the table's; squeeze, trace and diagonal as the library's
+gathered (a getitem of the flattened array at numpy's rearrangement of its positions). The
+composites emit records from the library function itself (var, std, prod, pinv, kron, np.fft's
+transforms...) are emit/library_calls.py's."""
 from __future__ import annotations
 
 import functools
@@ -20,8 +22,8 @@ from ..lang.call_forms import METHODS
 from ..lang.keywords import accepted_keywords
 from .rule_text import primitive
 
-FORMS = ("norm", "prod", "transpose", "reshape", "dot", "clip", "cumsum", "cumprod", "trace", "diagonal",
-         "squeeze", "outer", "triu", "tril", "diag", "complex", "where", "einsum", "tensordot", "logsumexp",
+FORMS = ("norm", "reshape", "dot", "clip", "cumprod", "trace", "diagonal",
+         "squeeze", "triu", "tril", "diag", "where", "einsum", "tensordot", "logsumexp",
          "concatenate", "split", "stack", "solve_triangular")     # builtins whose numpy arguments choose the entries they apply
 INF = {"inf": math.inf}
 
@@ -154,7 +156,7 @@ def literal_value(node, refuse, what):
 
 
 class Forms:
-    """norm and prod lowered for one Lowering `low` (its apply, fresh, value and refuse)."""
+    """The FORMS lowered for one Lowering `low` (its apply, fresh, value and refuse)."""
 
     def __init__(self, low, refuse):
         self.low, self.refuse = low, refuse
@@ -177,63 +179,40 @@ class Forms:
         if name == "clip":
             bounds = [None if a is None or isinstance(a, nodes.NoneLit) else self.low.value(a, None) for a in args[1:3]]
             return self.clip(x, bounds, e, target)
-        if name in ("where", "complex", "outer"):
-            return self.elementwise(name, x, args, e, target)
+        if name == "where":
+            if len(args) != 3:
+                self.refuse("where with other than three arguments", e.span, "write where(condition, a, b)")
+            return self.apply("where", [x, *(self.low.value(a, None) for a in args[1:])], line, target)
         if name == "dot" and len(args) != 2:
             self.refuse(f"{name} with other than two arguments", e.span)
         named = parameters(name)
         params = [] if name == "dot" else [literal_value(a, self.refuse, f"the {k} of {name}") for a, k in
                   zip(args[1:], named or ("shape",) * len(args))]
         keepdims = dict(zip(named, params)).get("keepdims")
-        if name == "prod" and keepdims:
-            return self.low.reduction_over("prod", x, params[0], True, e, target)
         if keepdims and name != "norm":
             self.refuse(f"`{name}` with keepdims", e.span)
         if name == "dot":
             return self.dot(x, self.low.value(args[1], None), rank, e, target)
-        if name in ("cumsum", "cumprod"):          # core/library/reductions.py's: None flattens
+        if name == "cumprod":          # core/library/reductions.py's: None flattens
             axis = self.axis(params[0] if params else None, rank(x), e)
             if axis is None:
                 x, axis = self.low.apply("reshape", [x, (-1,)], e.span.line, None), 0
-            operands = [x, axis, False] if name == "cumsum" else [x, axis]
-            return self.low.apply(name, operands, e.span.line, target)
+            return self.low.apply(name, [x, axis], e.span.line, target)
         if name in ("triu", "tril", "diag"):
             return self.triangle(name, x, int(params[0] or 0) if params else 0, rank(x), e, target)
         if name == "squeeze":
             return self.squeeze(x, params[0] if params else None, e, target)
         if name in ("trace", "diagonal"):
             return self.diagonal(x, params, e, target, summed=name == "trace")
-        if name in ("transpose", "reshape"):
-            return self.shaped(name, x, params, e, target)
-        if name == "prod" and params and params[0].__class__ is tuple:       # over several axes
-            return self.low.reduction_over("prod", x, params[0], False, e, target)
-        if name == "prod":
-            axis = self.axis(params[0] if params else None, rank(x), e)
-            return self.reduce("prod", x, axis, line, target)
+        if name == "reshape":
+            shape = params[0] if len(params) == 1 and params[0].__class__ is tuple else tuple(params)
+            return self.low.apply("reshape", [x, tuple(int(n) for n in shape)], line, target)
         order = params[0] if params else None
         axis = params[1] if len(params) > 1 else None
         if keepdims:            # the reduced axes (all where none is named) put back, as sum's
             kept = self.low.reduced_axes(name, x, axis, True, e)
             return self.low.put_back(self.norm(x, order, axis, rank(x), e, None), kept, line, target)
         return self.norm(x, order, axis, rank(x), e, target)
-
-    def elementwise(self, name, x, args, e, target):
-        """where (the table's: a choice, its derivative the chosen side's), complex (core/library/
-        elementwise.py's complex_: a + 1j*b, issue 32 item 2), outer (core/library/linalg.py's: a
-        column times a row)."""
-        line, count = e.span.line, {"where": 3, "complex": 2, "outer": 2}[name]
-        if len(args) != count:
-            self.refuse(f"{name} with other than {('two', 'three')[count - 2]} arguments", e.span,
-                        {"where": "write where(condition, a, b)", "complex": "write complex(a, b) for a + 1j*b",
-                         "outer": None}[name])
-        if name == "where":
-            return self.apply("where", [x, *(self.low.value(a, None) for a in args[1:])], line, target)
-        if name == "complex":
-            imaginary = self.apply("mul", [1j, self.low.value(args[1], None)], line, None)
-            return self.apply("add", [x, imaginary], line, target)
-        column, row = (self.low.apply("reshape", [v, shape], line, None) for v, shape in
-                       ((x, (-1, 1)), (self.low.value(args[1], None), (1, -1))))
-        return self.apply("mul", [column, row], line, target)
 
     def triangle(self, name, x, k, ndim, e, target):
         """core/library/shapes.py's triu and tril (where a triangle's mask, x, else 0) and diag: of
@@ -389,18 +368,6 @@ class Forms:
         if ranks[1] > 2:
             self.refuse("dot of an array of more than two axes", e.span)
         return self.low.apply("matmul", [a, b], e.span.line, target)
-
-    def shaped(self, name, x, params, e, target):
-        """transpose(x) (its axes reversed), transpose(x, axes) (permute_dims), reshape(x, shape)."""
-        line = e.span.line
-        if name == "reshape":
-            shape = params[0] if len(params) == 1 and params[0].__class__ is tuple else tuple(params)
-            return self.low.apply("reshape", [x, tuple(int(n) for n in shape)], line, target)
-        if not params or params[0] is None:
-            return self.low.apply("transpose", [x], line, target)
-        if any(a < 0 for a in params[0]):
-            self.refuse("transpose with a negative axis", e.span, "write the axes as numbers from 0")
-        return self.low.apply("permute_dims", [x, tuple(params[0])], line, target)
 
     def axis(self, axis, ndim, e):
         """One axis, not negative (the table's reductions take such), or None."""

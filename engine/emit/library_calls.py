@@ -1,5 +1,6 @@
-"""The library's composites (core/library: var, std, square, reciprocal, negative, power, pinv,
-kron) as the IR's applications of the table's entries they apply, taken from the library function
+"""The library's composites (core/library: var, std, prod, cumsum, square, reciprocal, negative,
+power, complex, transpose, outer, pinv, kron, np.fft's transforms) as the IR's applications of the
+table's entries they apply, taken from the library function
 itself, not from a copy of it: the function runs on stand-ins of the call's operands, recorded on
 a tape (core/tape.py), and each recorded entry is one of the IR's Prims, so its forward and its
 rules are the table's, as every primitive's (issue 28 item 4: one source of each composite).
@@ -31,7 +32,8 @@ from .ir import AtPoint, Measured, MeasuredParameter
 
 # the builtins emit writes from their library function's recorded entries
 TRACED = ("var", "std", "square", "reciprocal", "negative", "power", "pinv", "kron", "fft", "ifft", "rfft", "irfft",
-          "hfft", "ihfft", "fft2", "ifft2", "fftn", "ifftn", "rfft2", "irfft2", "rfftn", "irfftn", "fftshift", "ifftshift")
+          "hfft", "ihfft", "fft2", "ifft2", "fftn", "ifftn", "rfft2", "irfft2", "rfftn", "irfftn", "fftshift", "ifftshift",
+          "complex", "cumsum", "transpose", "prod", "outer")
 # what the library (or numpy under it) raises at arguments it refuses: the user's mistake, located as
 # the language locates it (lang/errors.py)
 LIBRARY_ERRORS = (EngineError, TypeError, ValueError, IndexError, ArithmeticError)
