@@ -194,11 +194,12 @@ class LibraryCall:
         shapes = [self.low.fixed_shapes.get(v) if v.__class__ is str else () for v in called.operands]
         ranks = [len(s) if s is not None else self.low.rank(v) for s, v in zip(shapes, called.operands)]
         known = all(s is not None for s in shapes) and not called.lengths
-        runs = []
-        for rank in (0, 1, 2) if None in ranks else (None,):     # a rank unknown: those the library takes
+        runs, tried = [], (0, 1, 2) if None in ranks else (None,)     # a rank unknown: those the library takes
+        for rank in tried:
             first = shapes if known else [LENGTHS[:rank if r is None else r] for r in ranks]
-            pair = [self.run(called, first, dict.fromkeys(called.lengths, 6), e, rank == 0),
-                    self.run(called, other_lengths(first), dict.fromkeys(called.lengths, 10), e, rank == 0)]
+            quiet = rank is not None and (rank != tried[-1] or runs)
+            pair = [self.run(called, first, dict.fromkeys(called.lengths, 6), e, quiet),
+                    self.run(called, other_lengths(first), dict.fromkeys(called.lengths, 10), e, quiet)]
             runs += pair if None not in pair else []
         (steps, out), numbers = runs[0], {}
         steps = [(*step[:3], step[3] if all(other[j][3] == step[3] for other, _ in runs if len(other) == len(steps))
