@@ -1,19 +1,22 @@
 """The library's composites (core/library: var, std, prod, cumsum, square, reciprocal, negative,
 power, complex, transpose, outer, pinv, kron, np.fft's transforms) as the IR's applications of the
-table's entries they apply, taken from the library function
-itself, not from a copy of it: the function runs on stand-ins of the call's operands, recorded on
-a tape (core/tape.py), and each recorded entry is one of the IR's Prims, so its forward and its
-rules are the table's, as every primitive's (issue 28 item 4: one source of each composite).
+table's entries they apply, taken from the library function itself, not from a copy of it: the
+function runs on stand-ins of the call's operands, recorded on a tape (core/tape.py), and each
+recorded entry is one of the IR's Prims, so its forward and its rules are the table's, as every
+primitive's (issue 28 item 4: one source of each composite; numpy's arguments resolved once, by
+the library).
 
-The function is run at two sets of lengths of the operands' ranks. A number that differs between
-them is one the library derives from the lengths (var's count): a `Measured` statement, whose
-value the library gives again at the values the line meets where the module is written
-(emit/examples.py), so the module holds at the point's shapes. Where the entries themselves
-differ (pinv's rows against columns, kron's shapes), the run at the point's shapes is taken where
-the point gives them (a parameter's), and the emitted function holds at those shapes only
+The function is run at two sets of lengths of the operands' ranks (each rank where one is
+unknown). A number that differs between them is one the library derives from the lengths (var's
+count): a `Measured` statement, whose value the library gives again at the values the line meets
+where the module is written (emit/examples.py), written as numpy's text of those lengths where the
+library agrees with it at other lengths. A parameter that differs (np.fft's lengths, reshape's
+shape) is a `MeasuredParameter`, a constant of the rules' text at the point. Where the entries
+themselves differ (pinv's rows against columns), the run at the point's shapes is taken where the
+point gives them (a parameter's), and the emitted function holds at those shapes only
 (`Lowering.point_shapes`); elsewhere it is refused. A composite that reads a value out of its
-operands (logsumexp's shift, var's mean where the count is 0) is not recorded: an entry shows no
-such read."""
+operands (logsumexp's shift, var's mean where the count is 0) or makes an array constant (triu's
+mask) is not recorded (`ReadOut`): no entry shows it; emit/builtin_forms.py writes those."""
 from __future__ import annotations
 
 import inspect
@@ -98,7 +101,7 @@ def positional(entry, arity, params):
 
 def constant(value):
     """A recorded constant as the IR takes it (numpy's numbers as Python's); an array the library
-    made from the operands' values is a value read out."""
+    made (from the operands' values, or a mask of their shapes) is not one: ReadOut."""
     numpy = np()
     if isinstance(value, numpy.generic):
         return value.item()
