@@ -149,3 +149,25 @@ def test_cli_emits_and_validates_fft(tmp_path):
     assert done.stdout.count(" pass") == 4 and "FAIL" not in done.stdout
     no_point = run_cli("emit", "sum(abs(fft(v))**2)")
     assert no_point.returncode == 2 and "--at" in no_point.stderr and "Traceback" not in no_point.stderr
+
+
+def test_emit_resolves_nps_fft_arguments_through_the_library_itself(tmp_path, monkeypatch):
+    """Issue 28 item 4: numpy's n, axis and norm are resolved once, by core/library/fft.py, which
+    emit records at the call: a change there (here fft's norm taken as 'ortho' where none is given,
+    rfft's n one longer) is what the emitted module computes; emit kept its own resolution before."""
+    from autodiff.engine.core.library import fft
+    plain_fft, plain_rfft = fft.fft, fft.rfft
+    source = "def f(x):\n    return sum(abs(np.fft.fft(x)) ** 2) + sum(abs(np.fft.rfft(x, 6, axis=0)) ** 2)\n"
+    with monkeypatch.context() as patched:      # while emit writes only (the interpreter keeps what it met)
+        patched.setattr(fft, "fft", lambda a, n=None, axis=-1, norm=None: plain_fft(a, n, axis, norm or "ortho"))
+        patched.setattr(fft, "rfft", lambda a, n=None, axis=-1, norm=None: plain_rfft(a, n + 1, axis, norm))
+        _, module, _ = module_of(tmp_path, source, {"x": X4})
+    value, (gradient,) = module.f_vjp(X4)
+    expected = np.sum(np.abs(np.fft.fft(X4, norm="ortho")) ** 2) + np.sum(np.abs(np.fft.rfft(X4, 7)) ** 2)
+    assert value == pytest.approx(float(expected), rel=1e-13)
+    same = tmp_path / "same.py"
+    same.write_text("def f(x):\n    return sum(abs(np.fft.fft(x, norm='ortho')) ** 2) + sum(abs(np.fft.rfft(x, 7)) ** 2)\n")
+    np.testing.assert_allclose(gradient, autodiff.grad(str(same), at={"x": X4}).gradient["x"], rtol=1e-12)
+    plain = np.sum(np.abs(np.fft.fft(X4)) ** 2) + np.sum(np.abs(np.fft.rfft(X4, 6)) ** 2)     # the library as it is
+    assert autodiff.grad(source.replace("def f(x):\n    return ", ""), at={"x": X4}).value == pytest.approx(plain, rel=1e-13)
+

@@ -493,6 +493,8 @@ def test_emit_writes_var_and_pinv_from_the_library_functions_themselves(tmp_path
     assert value == pytest.approx(expected.value, rel=1e-12)
     for g, p in zip(grads, ("A", "x")):
         np.testing.assert_allclose(g, expected.gradient[p], rtol=1e-12, atol=1e-12)
+    assert autodiff.grad(str(source), at={"A": A, "x": x}).value == pytest.approx(   # the library as it is
+        float(np.sum(np.var(A, 1) * x) + np.std(A, ddof=1) + np.sum(np.linalg.pinv(A) * 0.5) + np.var(x)), rel=1e-12)
 
 
 def test_a_number_var_derives_from_the_lengths_is_the_librarys_at_other_lengths_too(tmp_path):
