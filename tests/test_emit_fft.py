@@ -1,4 +1,4 @@
-"""`autodiff emit` of np.fft (engine/emit/fft_forms.py): each of fft ifft fft2 ifft2 fftn ifftn
+"""`autodiff emit` of np.fft (engine/emit/library_calls.py, fft_forms.py): each of fft ifft fft2 ifft2 fftn ifftn
 rfft irfft fftshift ifftshift fftfreq rfftfreq is written as its table entry (core/rules/fft.py)
 (rfft2 irfft2 rfftn irfftn hfft ihfft as the library's compositions of them),
 its primal, adjoint and tangent the entry's rules traced at the point (numpy's n, s, axis, axes and
@@ -119,15 +119,23 @@ def test_a_complex_output_of_fft_has_its_hermitian_adjoint(tmp_path):
 
 
 @pytest.mark.parametrize("source, at, message, where", [
-    ("sum(abs(np.fft.fft(x, norm='sideways')))", {"x": X4}, "the norm 'sideways' of fft", (1, 9)),
+    ("sum(abs(np.fft.fft(x, norm='sideways')))", {"x": X4},
+     "fft\\(\\): norm must be one of 'backward', 'ortho' or 'forward', not 'sideways'", (1, 9)),
     ("sum(abs(np.fft.fft(x, n)))", {"x": X4, "n": 4.0}, "the n of fft that is not written as a number", (1, 23)),
-    ("sum(abs(np.fft.fft(x, 0)))", {"x": X4}, "the length 0 of fft", (1, 9)),
-    ("sum(abs(np.fft.fft(x, axis=3)))", {"x": X4}, "this line fails at the point given", (1, 1)),
+    ("sum(abs(np.fft.fft(x, 0)))", {"x": X4}, "fft\\(\\): invalid number of data points \\(0\\) specified", (1, 9)),
+    ("sum(abs(np.fft.fft(x, axis=3)))", {"x": X4}, "fft\\(\\): axis 3 is out of bounds", (1, 9)),
 ])
 def test_what_emit_cannot_write_is_a_located_error(source, at, message, where):
+    """np.fft's arguments are the library's to resolve (core/library/fft.py, as emit records it):
+    a wrong one is refused with the library's words at the call, as `autodiff grad` refuses it."""
     with pytest.raises(SourceError, match=message) as refused:
         api.emit(source, at=at)
     assert (refused.value.span.line, refused.value.span.column) == where
+    if source.startswith("sum(abs(np.fft.fft(x, n)))"):        # emit's own: n must be a constant of the text
+        return
+    with pytest.raises(SourceError, match=message) as ran:
+        autodiff.grad(source, at=at)
+    assert (ran.value.span.line, ran.value.span.column) == where
 
 
 def run_cli(*args):
@@ -141,3 +149,25 @@ def test_cli_emits_and_validates_fft(tmp_path):
     assert done.stdout.count(" pass") == 4 and "FAIL" not in done.stdout
     no_point = run_cli("emit", "sum(abs(fft(v))**2)")
     assert no_point.returncode == 2 and "--at" in no_point.stderr and "Traceback" not in no_point.stderr
+
+
+def test_emit_resolves_nps_fft_arguments_through_the_library_itself(tmp_path, monkeypatch):
+    """Issue 28 item 4: numpy's n, axis and norm are resolved once, by core/library/fft.py, which
+    emit records at the call: a change there (here fft's norm taken as 'ortho' where none is given,
+    rfft's n one longer) is what the emitted module computes; emit kept its own resolution before."""
+    from autodiff.engine.core.library import fft
+    plain_fft, plain_rfft = fft.fft, fft.rfft
+    source = "def f(x):\n    return sum(abs(np.fft.fft(x)) ** 2) + sum(abs(np.fft.rfft(x, 6, axis=0)) ** 2)\n"
+    with monkeypatch.context() as patched:      # while emit writes only (the interpreter keeps what it met)
+        patched.setattr(fft, "fft", lambda a, n=None, axis=-1, norm=None: plain_fft(a, n, axis, norm or "ortho"))
+        patched.setattr(fft, "rfft", lambda a, n=None, axis=-1, norm=None: plain_rfft(a, n + 1, axis, norm))
+        _, module, _ = module_of(tmp_path, source, {"x": X4})
+    value, (gradient,) = module.f_vjp(X4)
+    expected = np.sum(np.abs(np.fft.fft(X4, norm="ortho")) ** 2) + np.sum(np.abs(np.fft.rfft(X4, 7)) ** 2)
+    assert value == pytest.approx(float(expected), rel=1e-13)
+    same = tmp_path / "same.py"
+    same.write_text("def f(x):\n    return sum(abs(np.fft.fft(x, norm='ortho')) ** 2) + sum(abs(np.fft.rfft(x, 7)) ** 2)\n")
+    np.testing.assert_allclose(gradient, autodiff.grad(str(same), at={"x": X4}).gradient["x"], rtol=1e-12)
+    plain = np.sum(np.abs(np.fft.fft(X4)) ** 2) + np.sum(np.abs(np.fft.rfft(X4, 6)) ** 2)     # the library as it is
+    assert autodiff.grad(source.replace("def f(x):\n    return ", ""), at={"x": X4}).value == pytest.approx(plain, rel=1e-13)
+

@@ -295,7 +295,6 @@ def test_the_primal_checks_the_shapes_it_was_written_for(tmp_path):
 @pytest.mark.parametrize("text, words, column", [
     ("def f(A):\n    return sum(einsum('...i,i', A, A[0]))\n", "einsum with '...'", 16),
     ("def f(A):\n    return sum(pinv(A @ A))\n", "pinv of a value whose shape is unknown here", 16),
-    ("def f(A):\n    return sum(kron(A * 2.0, A))\n", "kron of a value whose shape is unknown here", 16),
     ("def f(A):\n    return sum(tensordot(A if A[0, 0] > 0 else A[0], A))\n",
      "tensordot of a value whose rank is unknown here", 16),
     ("def f(A):\n    return sum(einsum('ii->i', A))\n", "einsum with a letter repeated in one operand's", 16)])
@@ -465,3 +464,68 @@ def test_cli_emit_of_the_mlp_leaves_its_integer_labels_out_of_the_default_wrt_an
     run = subprocess.run([sys.executable, "-m", "autodiff", "emit", mlp, "--fn", "loss", "--wrt", "W1,y", "--at", MLP_AT],
                          capture_output=True, text=True)
     assert run.returncode == 2 and "y is an integer input" in run.stdout + run.stderr
+
+
+def test_emit_writes_var_and_pinv_from_the_library_functions_themselves(tmp_path, monkeypatch):
+    """Issue 28 item 4, one source of each composite: emit records core/library's function at the
+    call, so a change of it (here var's count less ddof + 1, doubled; pinv a product with its
+    transpose) is what the emitted module computes, with the gradient of the changed function (that
+    of the same program written with the change); a copy of var or pinv kept in emit would miss it.
+    The change holds while emit writes only (the interpreter keeps the library function it meets)."""
+    from autodiff.engine.core import ops
+    from autodiff.engine.core.library import linalg, reductions
+    var, pinv = reductions.var, linalg.pinv
+    source = tmp_path / "program.py"
+    source.write_text("def f(A, x):\n    return sum(var(A, 1) * x) + std(A, ddof=1) + sum(pinv(A) * 0.5) + var(x)\n")
+    A, x = np.array([[0.5, 1.5, -1.0], [2.0, 0.25, 1.0], [1.0, -0.5, 3.0]]), np.array([0.3, -1.2, 2.0])
+    with monkeypatch.context() as patched:
+        patched.setattr(reductions, "var", lambda a, axis=None, ddof=0, keepdims=False:
+                        var(a, axis, ddof + 1, keepdims) * 2.0)
+        patched.setattr(linalg, "pinv", lambda a: ops.matmul(pinv(a), linalg.matrix_transpose(a)))
+        _, module = emitted(tmp_path, source, at={"A": A, "x": x})
+    changed = tmp_path / "changed.py"
+    changed.write_text("def f(A, x):\n    return sum(var(A, 1, ddof=1) * 2.0 * x) + sqrt(var(A, ddof=2) * 2.0)"
+                       " + sum((pinv(A) @ A.T) * 0.5) + var(x, ddof=1) * 2.0\n")
+    value, grads = module.f_vjp(A, x)
+    assert value == pytest.approx(float(np.sum(np.var(A, 1, ddof=1) * 2.0 * x) + np.sqrt(np.var(A, ddof=2) * 2.0)
+                                        + np.sum(np.linalg.pinv(A) @ A.T * 0.5) + np.var(x, ddof=1) * 2.0), rel=1e-12)
+    expected = autodiff.grad(str(changed), at={"A": A, "x": x})
+    assert value == pytest.approx(expected.value, rel=1e-12)
+    for g, p in zip(grads, ("A", "x")):
+        np.testing.assert_allclose(g, expected.gradient[p], rtol=1e-12, atol=1e-12)
+    assert autodiff.grad(str(source), at={"A": A, "x": x}).value == pytest.approx(   # the library as it is
+        float(np.sum(np.var(A, 1) * x) + np.std(A, ddof=1) + np.sum(np.linalg.pinv(A) * 0.5) + np.var(x)), rel=1e-12)
+
+
+def test_a_number_var_derives_from_the_lengths_is_the_librarys_at_other_lengths_too(tmp_path):
+    """var of a local (its shape unknown where emit lowers it): its count is the library's at the
+    values the line meets (a Measured statement), written as numpy's text of the lengths the
+    library agrees with at other lengths (np.shape(B)[0] - 1), so the module holds there too."""
+    source = tmp_path / "program.py"
+    source.write_text("def f(A, x):\n    B = A * x[0]\n    return sum(var(B, 0, ddof=1) * x) + std(B[1:], keepdims=True)[0, 0]\n")
+    rng = np.random.default_rng(5)
+    A, x = rng.uniform(-1.0, 1.0, (4, 3)), rng.uniform(-1.0, 1.0, 3)
+    _, module = emitted(tmp_path, source, at={"A": A, "x": x})
+    text = (tmp_path / "emitted.py").read_text()
+    assert "np.shape(B)[0] - 1" in text and "_lengths = " in text
+    for A, x in ((A, x), (rng.uniform(-1.0, 1.0, (7, 5)), rng.uniform(-1.0, 1.0, 5))):
+        value, _ = module.f_vjp(A, x)
+        B = A * x[0]
+        assert value == pytest.approx(float(np.sum(np.var(B, 0, ddof=1) * x) + np.std(B[1:])), rel=1e-12)
+        matches(module, source, {"A": A, "x": x})
+
+
+def test_kron_of_a_local_is_written_at_the_shapes_its_line_meets(tmp_path):
+    """kron of a value made in the function (its shape unknown where emit lowers it): the library's
+    reshapes to the shapes its operands have where the line runs (np.shape of a local, then the
+    product of the lengths), once refused."""
+    source = tmp_path / "program.py"
+    source.write_text("def f(A, v):\n    return sum(kron(A * 2.0, A) * 0.5) + sum(kron(v * v, A[0]) * kron(A[1], v))\n")
+    rng = np.random.default_rng(9)
+    A, v = rng.uniform(-1.0, 1.0, (2, 3)), rng.uniform(-1.0, 1.0, 4)
+    _, module = emitted(tmp_path, source, at={"A": A, "v": v})
+    value, _ = module.f_vjp(A, v)
+    assert value == pytest.approx(float(np.sum(np.kron(A * 2.0, A) * 0.5) + np.sum(np.kron(v * v, A[0]) * np.kron(A[1], v))),
+                                  rel=1e-12)
+    for _ in range(3):
+        matches(module, source, {"A": rng.uniform(-1.0, 1.0, (2, 3)), "v": rng.uniform(-1.0, 1.0, 4)})

@@ -1,10 +1,12 @@
 """The call forms of numpy code as the IR's (emit/lower.py) calls of the table's entries: a method
 is the builtin of its name with the array first (the language's own method table,
 lang/call_forms.py), keyword arguments take their builtin's positions, and the builtins whose
-numpy arguments choose a composite of table entries are lowered to it: prod over an axis, norm by
-its `ord` and `axis` (core/library/linalg.py's vector and matrix norms), each written from the
-same entries the library applies, so their rules are the table's; squeeze, trace and diagonal as
-the library's gathered (a getitem of the flattened array at numpy's rearrangement of its positions)."""
+numpy arguments choose a composite of table entries are lowered to it: norm by its `ord` and
+`axis` (core/library/linalg.py's vector and matrix norms), each written from the same entries the
+library applies, so their rules are the table's; squeeze, trace and diagonal as the library's
+gathered (a getitem of the flattened array at numpy's rearrangement of its positions). The
+composites emit records from the library function itself (var, std, prod, pinv, kron, np.fft's
+transforms...) are emit/library_calls.py's."""
 from __future__ import annotations
 
 import functools
@@ -20,15 +22,10 @@ from ..lang.call_forms import METHODS
 from ..lang.keywords import accepted_keywords
 from .rule_text import primitive
 
-FORMS = ("norm", "prod", "transpose", "reshape", "dot", "var", "std", "clip", "cumsum", "cumprod", "trace", "diagonal",
-         "squeeze", "outer", "triu", "tril", "diag", "complex", "where", "einsum", "tensordot", "kron", "pinv",
-         "logsumexp", "square", "reciprocal", "negative", "power", "concatenate", "split", "stack",
-         "solve_triangular")     # builtins whose numpy arguments choose the entries they apply
+FORMS = ("norm", "reshape", "dot", "clip", "cumprod", "trace", "diagonal",
+         "squeeze", "triu", "tril", "diag", "where", "einsum", "tensordot", "logsumexp",
+         "concatenate", "split", "stack", "solve_triangular")     # builtins whose numpy arguments choose the entries they apply
 INF = {"inf": math.inf}
-# core/library/elementwise.py's composites of one table entry: name -> (the entry, its operands as
-# positions of the call's arguments, None the number 1.0)
-COMPOSITES = {"square": ("mul", (0, 0)), "reciprocal": ("div", (None, 0)), "negative": ("neg", (0,)),
-              "power": ("pow", (0, 1))}
 
 
 def kink_spelling(prim):
@@ -159,7 +156,7 @@ def literal_value(node, refuse, what):
 
 
 class Forms:
-    """norm and prod lowered for one Lowering `low` (its apply, fresh, value and refuse)."""
+    """The FORMS lowered for one Lowering `low` (its apply, fresh, value and refuse)."""
 
     def __init__(self, low, refuse):
         self.low, self.refuse = low, refuse
@@ -170,117 +167,52 @@ class Forms:
     def call(self, e, target, rank):
         args = positional(e, self.refuse)
         name, line = e.func.id, e.span.line
-        if name in ("einsum", "tensordot", "kron", "pinv"):
+        if name in ("einsum", "tensordot"):
             return Products(self).call(name, args, e, target, rank)
         if name in ("concatenate", "split", "stack", "solve_triangular"):
             return getattr(self, name)(args, e, target, rank)
         x = self.low.value(args[0], None)
-        if name in COMPOSITES or name == "logsumexp":
-            return self.composite(name, x, args, rank, e, target)
+        if name == "logsumexp":
+            named = parameters(name)
+            kept = dict(zip(named, [literal_value(a, self.refuse, f"the {k} of {name}") for a, k in zip(args[1:], named)]))
+            return self.logsumexp(x, kept.get("axis"), kept.get("keepdims"), rank, e, target)
         if name == "clip":
             bounds = [None if a is None or isinstance(a, nodes.NoneLit) else self.low.value(a, None) for a in args[1:3]]
             return self.clip(x, bounds, e, target)
-        if name in ("where", "complex", "outer"):
-            return self.elementwise(name, x, args, e, target)
+        if name == "where":
+            if len(args) != 3:
+                self.refuse("where with other than three arguments", e.span, "write where(condition, a, b)")
+            return self.apply("where", [x, *(self.low.value(a, None) for a in args[1:])], line, target)
         if name == "dot" and len(args) != 2:
             self.refuse(f"{name} with other than two arguments", e.span)
         named = parameters(name)
         params = [] if name == "dot" else [literal_value(a, self.refuse, f"the {k} of {name}") for a, k in
                   zip(args[1:], named or ("shape",) * len(args))]
         keepdims = dict(zip(named, params)).get("keepdims")
-        if name == "prod" and keepdims:
-            return self.low.reduction_over("prod", x, params[0], True, e, target)
-        if keepdims and name not in ("var", "std", "norm"):
+        if keepdims and name != "norm":
             self.refuse(f"`{name}` with keepdims", e.span)
         if name == "dot":
             return self.dot(x, self.low.value(args[1], None), rank, e, target)
-        if name in ("cumsum", "cumprod"):          # core/library/reductions.py's: None flattens
+        if name == "cumprod":          # core/library/reductions.py's: None flattens
             axis = self.axis(params[0] if params else None, rank(x), e)
             if axis is None:
                 x, axis = self.low.apply("reshape", [x, (-1,)], e.span.line, None), 0
-            operands = [x, axis, False] if name == "cumsum" else [x, axis]
-            return self.low.apply(name, operands, e.span.line, target)
-        if name in ("var", "std"):
-            return self.spread(name, x, dict(zip(named, params)), keepdims, rank, e, target)
+            return self.low.apply(name, [x, axis], e.span.line, target)
         if name in ("triu", "tril", "diag"):
             return self.triangle(name, x, int(params[0] or 0) if params else 0, rank(x), e, target)
         if name == "squeeze":
             return self.squeeze(x, params[0] if params else None, e, target)
         if name in ("trace", "diagonal"):
             return self.diagonal(x, params, e, target, summed=name == "trace")
-        if name in ("transpose", "reshape"):
-            return self.shaped(name, x, params, e, target)
-        if name == "prod" and params and params[0].__class__ is tuple:       # over several axes
-            return self.low.reduction_over("prod", x, params[0], False, e, target)
-        if name == "prod":
-            axis = self.axis(params[0] if params else None, rank(x), e)
-            return self.reduce("prod", x, axis, line, target)
+        if name == "reshape":
+            shape = params[0] if len(params) == 1 and params[0].__class__ is tuple else tuple(params)
+            return self.low.apply("reshape", [x, tuple(int(n) for n in shape)], line, target)
         order = params[0] if params else None
         axis = params[1] if len(params) > 1 else None
         if keepdims:            # the reduced axes (all where none is named) put back, as sum's
             kept = self.low.reduced_axes(name, x, axis, True, e)
             return self.low.put_back(self.norm(x, order, axis, rank(x), e, None), kept, line, target)
         return self.norm(x, order, axis, rank(x), e, target)
-
-    def spread(self, name, x, spread, keepdims, rank, e, target):
-        """var/std over numpy's axis (one, several, all), ddof and keepdims."""
-        axis = spread.get("axis")
-        if axis.__class__ is tuple and len(axis) == 1:
-            axis = axis[0]
-        if axis.__class__ is tuple and rank(x) is not None:     # the squares' rank is x's
-            axis = tuple(a % rank(x) for a in axis)
-        if axis.__class__ is not tuple or (rank(x) is not None and len(axis) == rank(x)):
-            axis = self.axis(axis, rank(x), e)
-        if keepdims:        # the reduced axes put back, as sum's
-            kept = self.low.reduced_axes(name, x, spread.get("axis"), True, e)
-            spread_out = self.variance(name, x, axis, spread.get("ddof") or 0, e, None)
-            return self.low.put_back(spread_out, kept, e.span.line, target)
-        return self.variance(name, x, axis, spread.get("ddof") or 0, e, target)
-
-    def elementwise(self, name, x, args, e, target):
-        """where (the table's: a choice, its derivative the chosen side's), complex (core/library/
-        elementwise.py's complex_: a + 1j*b, issue 32 item 2), outer (core/library/linalg.py's: a
-        column times a row)."""
-        line, count = e.span.line, {"where": 3, "complex": 2, "outer": 2}[name]
-        if len(args) != count:
-            self.refuse(f"{name} with other than {('two', 'three')[count - 2]} arguments", e.span,
-                        {"where": "write where(condition, a, b)", "complex": "write complex(a, b) for a + 1j*b",
-                         "outer": None}[name])
-        if name == "where":
-            return self.apply("where", [x, *(self.low.value(a, None) for a in args[1:])], line, target)
-        if name == "complex":
-            imaginary = self.apply("mul", [1j, self.low.value(args[1], None)], line, None)
-            return self.apply("add", [x, imaginary], line, target)
-        column, row = (self.low.apply("reshape", [v, shape], line, None) for v, shape in
-                       ((x, (-1, 1)), (self.low.value(args[1], None), (1, -1))))
-        return self.apply("mul", [column, row], line, target)
-
-    def variance(self, name, x, axis, ddof, e, target):
-        """core/library/reductions.py's var (the squares about the mean over the count less ddof)
-        and std (its square root), over all of x, one axis or several (their sum's axes kept as 1
-        for the mean, the count what it sums)."""
-        line, apply = e.span.line, self.apply
-        several = axis.__class__ is tuple
-        if several:
-            total = self.low.reduction_over("sum", x, axis, True, e, None)
-            count = self.low.plain(f"np.floor_divide(np.size({x}), np.size({total}))", None, line)
-            centre = apply("div", [total, count], line, None)
-        else:
-            count = f"np.size({x})" if axis is None else f"np.shape({x})[{axis}]"
-            centre = apply("div", [self.reduce("sum", x, axis, line), self.low.plain(count, None, line)], line, None)
-        if axis is not None and not several:
-            centre = self.low.apply("expand_dims", [centre, axis], line, None)
-        centred = apply("sub", [x, centre], line, None)
-        if self.low.complex_run:        # |c|² as numpy's var takes it: re² + im², a real number
-            re, im = apply("real", [centred], line, None), apply("imag", [centred], line, None)
-            square = apply("add", [apply("mul", [re, re], line, None), apply("mul", [im, im], line, None)], line, None)
-        else:
-            square = apply("mul", [centred, centred], line, None)
-        squares = self.low.reduction_over("sum", square, axis, False, e, None) if several else \
-            self.reduce("sum", square, axis, line)
-        kept = self.low.plain(f"max({count} - {ddof!r}, 0)", None, line)
-        result = apply("div", [squares, kept], line, None if name == "std" else target)
-        return apply("sqrt", [result], line, target) if name == "std" else result
 
     def triangle(self, name, x, k, ndim, e, target):
         """core/library/shapes.py's triu and tril (where a triangle's mask, x, else 0) and diag: of
@@ -437,18 +369,6 @@ class Forms:
             self.refuse("dot of an array of more than two axes", e.span)
         return self.low.apply("matmul", [a, b], e.span.line, target)
 
-    def shaped(self, name, x, params, e, target):
-        """transpose(x) (its axes reversed), transpose(x, axes) (permute_dims), reshape(x, shape)."""
-        line = e.span.line
-        if name == "reshape":
-            shape = params[0] if len(params) == 1 and params[0].__class__ is tuple else tuple(params)
-            return self.low.apply("reshape", [x, tuple(int(n) for n in shape)], line, target)
-        if not params or params[0] is None:
-            return self.low.apply("transpose", [x], line, target)
-        if any(a < 0 for a in params[0]):
-            self.refuse("transpose with a negative axis", e.span, "write the axes as numbers from 0")
-        return self.low.apply("permute_dims", [x, tuple(params[0])], line, target)
-
     def axis(self, axis, ndim, e):
         """One axis, not negative (the table's reductions take such), or None."""
         if axis is None:
@@ -463,19 +383,6 @@ class Forms:
                             "write the axis as a number from 0")
             axis += ndim
         return axis
-
-    def composite(self, name, x, args, rank, e, target):
-        """logsumexp, and the composites of one table entry (COMPOSITES: square, reciprocal, ...)."""
-        if name == "logsumexp":
-            named = parameters(name)
-            kept = dict(zip(named, [literal_value(a, self.refuse, f"the {k} of {name}") for a, k in zip(args[1:], named)]))
-            return self.logsumexp(x, kept.get("axis"), kept.get("keepdims"), rank, e, target)
-        count = len({k for k in COMPOSITES[name][1] if k is not None})
-        if len(args) != count or None in args:
-            self.refuse(f"{name} with other than {count} argument{'s' * (count > 1)}", e.span)
-        operands = [x, *(self.low.value(a, None) for a in args[1:])]
-        entry, order = COMPOSITES[name]
-        return self.apply(entry, [1.0 if k is None else operands[k] for k in order], e.span.line, target)
 
     def logsumexp(self, x, axis, keepdims, rank, e, target):
         """core/library/reductions.py's logsumexp: log(sum(exp(x - shift))) + shift, the shift numpy's
@@ -568,9 +475,8 @@ class Bound:
 
 
 class Products:
-    """core/library/linalg.py's einsum, tensordot, kron and pinv for one Forms: each an einsum of
-    the table (its subscripts given, its rules the table's einsum rules), kron's result reshaped
-    to the point's shapes, pinv the library's (aᵀa)⁻¹aᵀ or aᵀ(aaᵀ)⁻¹ by the matrix's shape."""
+    """core/library/linalg.py's einsum and tensordot for one Forms: each an einsum of the table
+    (its subscripts given, its rules the table's einsum rules)."""
 
     def __init__(self, forms):
         self.forms, self.low, self.refuse = forms, forms.low, forms.refuse
@@ -582,17 +488,13 @@ class Products:
                             "write einsum('ij,jk->ik', a, b)")
             operands = [self.low.value(a, None) for a in args[1:]]
             return self.einsum(args[0].value, operands, e, target)
-        operands = [self.low.value(a, None) for a in args[:1 if name == "pinv" else 2]]
+        operands = [self.low.value(a, None) for a in args[:2]]
         ranks = [0 if v.__class__ is not str else rank(v) for v in operands]
-        if name == "pinv":
-            return self.pinv(operands[0], e, target)
         if None in ranks:
             self.refuse(f"{name} of a value whose rank is unknown here (emit knows the ranks of the emitted "
                         "function's parameters, from --at)", e.span, "write einsum(...) with its subscripts")
-        if name == "tensordot":
-            axes = 2 if len(args) < 3 or args[2] is None else self.axes(args[2], e)
-            return self.tensordot(operands, ranks, axes, e, target)
-        return self.kron(operands, ranks, e, target)
+        axes = 2 if len(args) < 3 or args[2] is None else self.axes(args[2], e)
+        return self.tensordot(operands, ranks, axes, e, target)
 
     def einsum(self, spec, operands, e, target):
         spec = spec.replace(" ", "")
@@ -635,37 +537,3 @@ class Products:
         output = "".join(c for i, c in enumerate(a) if i not in left) + \
             "".join(c for j, c in enumerate(b) if j not in right)
         return self.einsum(f"{a},{''.join(b)}->{output}", operands, e, target)
-
-    def kron(self, operands, ranks, e, target):
-        """numpy's kron: a number's product, else the product of each pair of elements laid out
-        as [i k, j l] (an einsum), reshaped to the products of the lengths (at the point's shapes)."""
-        line = e.span.line
-        if 0 in ranks:
-            return self.low.apply("mul", operands, line, target)
-        shapes = [self.low.fixed_shapes.get(v) for v in operands]
-        if None in shapes:
-            self.refuse("kron of a value whose shape is unknown here (emit knows the shapes of the emitted "
-                        "function's parameters, from --at)", e.span, "write einsum(...) and reshape(...)")
-        dims = max(ranks)
-        shapes = [(1,) * (dims - len(s)) + tuple(s) for s in shapes]
-        a, b = LETTERS[:dims], LETTERS[dims:2 * dims]
-        mine, theirs = a[dims - ranks[0]:], b[dims - ranks[1]:]      # a padded axis (of length 1) has no letter
-        laid = "".join(c for x, y in zip(a, b) for c in (x, y) if c in mine + theirs)
-        pair = self.einsum(f"{mine},{theirs}->{laid}", operands, e, None)
-        return self.low.apply("reshape", [pair, tuple(p * q for p, q in zip(*shapes))], line, target)
-
-    def pinv(self, a, e, target):
-        """The library's pinv of a matrix of full rank: (aᵀa)⁻¹aᵀ where it has at least as many rows
-        as columns, else aᵀ(aaᵀ)⁻¹, by the matrix's shape at the point."""
-        line = e.span.line
-        shape = self.low.fixed_shapes.get(a)
-        if shape is None or len(shape) != 2:
-            self.refuse("pinv of a value whose shape is unknown here (emit knows the shapes of the emitted "
-                        "function's parameters, from --at)" if shape is None else "pinv of other than a matrix",
-                        e.span, "write solve(A.T @ A, A.T) for a matrix A with at least as many rows as columns, "
-                        "solve(A @ A.T, A).T for a wide one")
-        at = self.einsum("ij->ji", [a], e, None)
-        if shape[0] >= shape[1]:
-            return self.low.apply("solve", [self.low.apply("matmul", [at, a], line, None), at], line, target)
-        wide = self.low.apply("solve", [self.low.apply("matmul", [a, at], line, None), a], line, None)
-        return self.einsum("ij->ji", [wide], e, target)

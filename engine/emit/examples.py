@@ -10,6 +10,7 @@ import ast
 from ..core.backend import np
 from ...parser.errors import SourceError
 from ...parser.nodes import Span
+from .ir import Measured
 from .lower import OUT, Call, Copy, Derivative, For, If, Jump, Plain, Prim
 
 
@@ -131,6 +132,10 @@ class Examples:
             env[s.target] = int(v) if v.__class__ is float and v.is_integer() and abs(v) < 2 ** 53 else v
         elif isinstance(s, Derivative):
             env[s.target] = self.derivative(s, env)
+        elif isinstance(s, Measured):
+            values = [self.value(env, n) for n in s.sources]
+            env[s.target] = s.number(values)
+            self.met(s, [env[s.target], *values])
         elif isinstance(s, Plain):
             value = Text(self, env).run(s.text)
             env[s.target] = np().complex128(value) if value.__class__ is complex else value

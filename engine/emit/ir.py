@@ -34,9 +34,26 @@ class Plain:
 @dataclass
 class AtPoint(Plain):
     """A parameter of a table entry that numpy's arguments give from its operand's shape (np.fft's
-    lengths and axes, its norm: emit/fft_forms.py): its value where the line runs at the point,
+    lengths and axes, its norm: emit/library_calls.py): its value where the line runs at the point,
     which the entry's rules are traced at, is a constant of their text (emit/rule_text.py), so no
     line is written for it and no sweep reads it."""
+
+
+@dataclass
+class Measured(Plain):
+    """A number a library composite derives from its operands' lengths (var's count: emit/
+    library_calls.py): `number(values)` is the library's number at the values of `sources` where
+    the line runs (emit/examples.py), written as numpy's text of their lengths where
+    `number.text` finds one the library agrees with at other lengths, else as that number."""
+    sources: list
+    number: object
+
+
+@dataclass
+class MeasuredParameter(Measured, AtPoint):
+    """A parameter of a table entry a library composite derives from its operands' lengths or a
+    length given (np.fft's lengths): an AtPoint (its value a constant of the rules' text, no line)
+    whose value where the line runs is the library's (Measured's `number`)."""
 
 
 @dataclass
@@ -119,6 +136,7 @@ class Function:
     body: list
     temps: set = field(default_factory=set)
     defaults: dict = field(default_factory=dict)     # a defaulted parameter -> its default (a number)
+    point_shapes: bool = False      # a library composite's entries hold at the point's shapes only
 
     def signature(self) -> str:
         """Its parameters as Python's def writes them, the defaulted ones with their defaults."""

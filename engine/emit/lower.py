@@ -9,8 +9,8 @@ core/library/axes.py's gathered), item assignment its index_update, `for v in A`
 range(len(A)) with v = A[i], a comprehension a loop of index_update (several `for` clauses: the
 comprehension of comprehensions, its first two axes made one), sum/mean/max/min (with an axis,
 axes, keepdims) the table's reductions written as numpy's functions, a list of numbers an np.array
-constant; methods, keywords, prod, norm, var, dot... as emit/builtin_forms.py writes them, np.fft's
-transforms as emit/fft_forms.py does; a
+constant; methods, keywords, prod, norm, dot... as emit/builtin_forms.py writes them; var, std,
+pinv, kron, np.fft's transforms... the library's entries as it applies them (emit/library_calls.py); a
 tuple built or taken apart Python's text (Packed: no derivative through it), `grad(h)(x)` a call
 of h's gradient helper (Derivative, emit/derivatives.py). What the IR has no form for yet is
 refused with the construct and its line (`refuse`)."""
@@ -30,6 +30,7 @@ from .iteration import Iteration, is_range, names_read, pattern_names
 from .builtin_forms import (FORMS, Forms, as_builtin_call, attribute, gathered, kink_spelling, literal_value,
                             positional, positions_of, takes_whole)
 from .fft_forms import FFT_FORMS, FftForms
+from .library_calls import TRACED, LibraryCall
 from .rule_text import primitive
 
 # the table entry of each operator and comparison, as the language applies them
@@ -57,11 +58,12 @@ class Lowering(Iteration):
     def __init__(self, helpers: dict, global_names: set, closures: dict | None = None, ranks: dict | None = None,
                  shapes: dict | None = None, constants: dict | None = None, complex_run: bool = False):
         self.helpers, self.global_names = helpers, global_names
-        self.complex_run = complex_run      # complex values in the run: |c|² as numpy takes it (var's squares)
+        self.complex_run = complex_run      # complex values in the run: the library composites traced at complex stand-ins (var: |c|²)
         self.constants = constants or {}    # a top-level constant's rank (emit/module.py's constant_ranks)
         self.ranks = ranks or {}            # a parameter's rank at the point given (--at), where known
         self.shapes = shapes or {}          # and its shape (kron's result is reshaped at its operands' shapes)
         self.fixed_shapes: dict = {}
+        self.point_shapes = False           # a library composite's entries hold at the point's shapes only
         self.closures = closures or {}      # a closure's name -> (its lifted helper, the names it captures)
         self.builtins = elementwise_builtins()
         self.count = 0
@@ -95,7 +97,7 @@ class Lowering(Iteration):
         body = self.block(list(node.body))
         defaulted = node.params[len(node.params) - len(node.defaults):]
         defaults = {p: default_value(d) for p, d in zip(defaulted, node.defaults)} if own_defaults else {}
-        return Function(node.name, list(node.params), body, self.temps, defaults)
+        return Function(node.name, list(node.params), body, self.temps, defaults, self.point_shapes)
 
     def block(self, stmts: list) -> list:
         out: list = []
@@ -621,8 +623,9 @@ class Lowering(Iteration):
         if self.is_directional(e):
             return self.directional(e, name, target)
         if name in FFT_FORMS and name not in self.helpers and name not in self.closures:
-            rank = self.rank
-            return FftForms(self, refuse).call(name, positional(e, refuse), e, target, rank)
+            return FftForms(self, refuse).frequencies(name, positional(e, refuse), e, target)
+        if name in TRACED and name not in self.helpers and name not in self.closures:
+            return LibraryCall(self, refuse).call(name, positional(e, refuse), e, target)
         if name in FORMS and name not in self.helpers and name not in self.closures:
             return Forms(self, refuse).call(e, target, self.rank)
         if name in ("sum", "mean") and len(e.args) == 1 and not e.keywords and isinstance(e.args[0], nodes.ListComp) \

@@ -142,7 +142,8 @@ def _emit(target, wrt, mode, explain, version, at, shaped=False) -> str:
     longer = None if shapes is None else other_lengths(functions, name, globals_, at, rules)
     if shapes is None:
         guard = same_shapes(params)
-    elif longer is not None and _written(*written, longer) == lines:
+    elif longer is not None and not any(f.point_shapes for f in functions.values()) and \
+            _written(*written, longer) == lines:
         guard = same_ranks(params, at)          # the text is the same at other lengths
     else:
         guard = fixed_shapes(params, at)

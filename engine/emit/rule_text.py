@@ -82,7 +82,7 @@ def _stand(value, tracer, name, example=None, parameter=False):
     """The stand-in of an operand: a probe for a name (of the example's shape where one is
     given; a parameter's, such as an index, the example itself), the number itself for a constant.
     A parameter whose value at the point is a string or a tuple of whole numbers (np.fft's norm,
-    lengths and axes, emit/fft_forms.py's AtPoint) is that constant: the text holds at the point's shapes."""
+    lengths and axes, emit/library_calls.py's AtPoint) is that constant: the text holds at the point's shapes."""
     if value.__class__ is slice:        # x[i:i + 2]: its bounds that are names probes of their values
         return slice(*[probe_of(b, e, tracer) if b.__class__ is str else b for b, e in
                        zip((value.start, value.stop, value.step), (example.start, example.stop, example.step))])

@@ -8,7 +8,7 @@ import re
 
 from .activity import walk_ir
 from .lower import Call, Copy, Derivative, For, If, Jump, Plain, Prim, While, jumps
-from .ir import AtPoint, names_in
+from .ir import AtPoint, Measured, names_in
 from ...parser.errors import SourceError
 from ...parser.nodes import Span
 from .rule_text import NotEmitted, complex_text, rule_text
@@ -238,6 +238,13 @@ class Writer:
                 out.append(pad + self.tagged(f"{s.target} = {self.test(s.source)}", s.line))
             elif isinstance(s, AtPoint):        # a constant of the rules' text: no line
                 continue
+            elif isinstance(s, Measured):       # the library's number at the point's shapes
+                if self.examples is None:
+                    no_shapes(s.line, "a number the library derives from its operands' lengths is written at them")
+                value, *values = self.examples[id(s)]
+                text = s.number.text(s.sources, values) or number(value)
+                if not self.inlined(s.target, text, []):
+                    out.append(pad + self.tagged(f"{s.target} = {text}", s.line))
             elif isinstance(s, Plain):
                 text = TEMP.sub(lambda m: self.inline.get(m[0], m[0]), s.text)
                 if not self.inlined(s.target, text, []):
