@@ -361,3 +361,60 @@ def test_a_tie_met_on_the_first_recorded_path_refuses_that_path_only(tmp_path):
         assert ours.value == fresh.value == (x * x if x <= 1.0 else x + 1.0) and ours.kinks == fresh.kinks
     assert (f.replays, f.interpreted) == (3, 5)
     assert f.fallbacks == {TIE: 2, "path changed": 1, "a path whose recording was refused: " + TIE: 1}
+
+
+def hessian_of(f, x):
+    return f.hessian(x=np.array(x))["x"]["x"]
+
+
+def fresh_hessian(f, x):
+    from autodiff.engine.diff.higher import hessian
+    return hessian(None, {"x": np.array(x)}, ["x"], target=f.target).hessian["x"]["x"]
+
+
+def test_a_replayed_hessian_that_is_not_finite_is_counted_as_a_non_finite_result(monkeypatch):
+    """A replayed Hessian whose blocks (or value) are not finite is the typed non-finite result
+    (before: the documented 'declines these values', which the strict pass never checks); the
+    interpreter's Hessian answers, and the kept trace goes on replaying."""
+    monkeypatch.setenv("AUTODIFF_STRICT", "1")          # the interpreter's is not finite either
+    f = Function("sum(x ** 1.5)")
+    for _ in range(3):
+        hessian_of(f, [1.0, 2.0])
+    assert (f.replays, f.interpreted, f.fallbacks) == (1, 2, {})
+    at_zero = hessian_of(f, [0.0, 2.0])                 # 0.75 / sqrt(0): inf
+    np.testing.assert_array_equal(at_zero, fresh_hessian(f, [0.0, 2.0]))
+    assert at_zero[0, 0] == math.inf and f.fallbacks == {"non-finite result": 1}
+    np.testing.assert_array_equal(hessian_of(f, [4.0, 2.0]), fresh_hessian(f, [4.0, 2.0]))
+    assert (f.replays, f.interpreted) == (2, 3)
+    g = Function("x * x + exp(1000.0)")                 # an inf value, a finite Hessian: as the gradient's
+    assert [g.hessian(x=3.0) for _ in range(4)] == [{"x": {"x": 2.0}}] * 4
+    assert g.fallbacks == {"non-finite result": 2}
+
+
+def test_strict_raises_where_a_replayed_hessian_is_not_finite_and_the_interpreters_is(monkeypatch):
+    from autodiff.engine.diff import replay_higher
+    f = Function("sum(x ** 1.5)")
+    for _ in range(3):
+        hessian_of(f, [1.0, 2.0])
+    place_rows = replay_higher.place_rows
+
+    def nan_rows(row_blocks, b, stacked_rows, span, block_shape):
+        place_rows(row_blocks, b, stacked_rows * np.nan, span, block_shape)
+
+    monkeypatch.setattr(replay_higher, "place_rows", nan_rows)
+    monkeypatch.setenv("AUTODIFF_STRICT", "1")
+    with pytest.raises(StrictFallback, match="a replayed hessian is not finite where the interpreter's is"):
+        hessian_of(f, [1.0, 2.0])
+    monkeypatch.delenv("AUTODIFF_STRICT")
+    np.testing.assert_array_equal(hessian_of(f, [1.0, 2.0]), fresh_hessian(f, [1.0, 2.0]))
+    assert f.fallbacks == {"non-finite result": 2}
+
+
+def test_a_replayed_complex_hessian_that_is_not_finite_is_counted_as_a_non_finite_result(monkeypatch):
+    from autodiff.engine.diff.higher import hessian
+    monkeypatch.setenv("AUTODIFF_STRICT", "1")          # the interpreter's is not finite either
+    f = Function("sum(real(z) ** 1.5)")
+    for z in ([1 + 1j, 2.0], [1 + 1j, 2.0], [1 + 1j, 2.0], [1j, 2.0], [2 + 1j, 2.0]):
+        ours = f.hessian(z=np.array(z))["z"]["z"]
+        np.testing.assert_array_equal(ours, hessian(None, {"z": np.array(z)}, ["z"], target=f.target).hessian["z"]["z"])
+    assert (f.replays, f.interpreted, f.fallbacks) == (2, 3, {"non-finite result": 1})

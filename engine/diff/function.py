@@ -201,8 +201,8 @@ class Function:
             count(self.own_fallbacks, fallback)
             if fallback.__class__ is NonFinite and strict():
                 self.own_interpreted += 1
-                return _not_finite_either(fallback, interpret(self, kind, at, inputs, wrt, checked, seed, dtype_name,
-                                                              limits))
+                whole = interpret(self, kind, at, inputs, wrt, checked, seed, dtype_name, limits, whole=True)
+                return _answer(kind, _not_finite_either(fallback, whole))
         except StrictFallback:
             raise
         except CONFIRMED_ERRORS as error:   # a replayed step raised: the interpreter must as well
@@ -245,7 +245,7 @@ class Function:
         return reverse.RunResult(value=value, inputs=inputs, signature=list(trace.signature),
                                  kinks=list(notes.kinks), steps=trace.run_steps)
 
-    def _interpret_value(self, kind, at, inputs, wrt, checked, seed, dtype_name, limits):
+    def _interpret_value(self, kind, at, inputs, wrt, checked, seed, dtype_name, limits, whole=False):
         return reverse.evaluate(None, inputs, dtype_name=dtype_name, limits=limits, target=self.target)
 
     def _record_value(self, kind, at, inputs, key, wrt, checked, seed, dtype_name, limits):
@@ -274,7 +274,7 @@ class Function:
         if recorded.__class__ is Unkept:
             file_trace(self.traces, key, recorded)
 
-    def _interpret_grad(self, kind, at, inputs, wrt, checked, seed, dtype_name, limits):
+    def _interpret_grad(self, kind, at, inputs, wrt, checked, seed, dtype_name, limits, whole=False):
         return reverse.grad(None, inputs, checked, seed, dtype_name=dtype_name, limits=limits, target=self.target)
 
     def _record_gradient(self, kind, at, inputs, key, wrt, checked, seed, dtype_name, limits):
@@ -307,18 +307,22 @@ class Function:
             raise Unsupported(f"the replayed {what} declines these values (a note, a non-finite number)")
         return result
 
-    def _interpret_matrix(self, kind, at, inputs, wrt, checked, seed, dtype_name, limits):
+    def _interpret_matrix(self, kind, at, inputs, wrt, checked, seed, dtype_name, limits, whole=False):
+        """The interpreted driver's answer (`whole`: its whole result, the value beside the matrix)."""
         at = dict(at or {})
         if kind == "hessian":
             from .higher import hessian         # Hessians load only when asked for
-            return hessian(None, at, wrt, target=self.target).hessian
-        if kind == "derivatives":
+            result = hessian(None, at, wrt, target=self.target)
+        elif kind == "derivatives":
             from .higher import derivatives
             return derivatives(None, at, *seed, dtype_name=dtype_name, limits=limits, target=self.target, wrt=wrt)
-        from .forward import gradient, jacobian      # forward mode loads only when asked for
-        if kind == "forward grad":
+        elif kind == "forward grad":
+            from .forward import gradient       # forward mode loads only when asked for
             return gradient(None, at, wrt, seed, dtype_name=dtype_name, limits=limits, target=self.target)
-        return jacobian(None, at, wrt, kind.split()[1], target=self.target).jacobian
+        else:
+            from .forward import jacobian
+            result = jacobian(None, at, wrt, kind.split()[1], target=self.target)
+        return result if whole else _answer(kind, result)
 
     def _record_matrix(self, kind, at, inputs, key, wrt, checked, seed, dtype_name, limits):
         recorded = self._try_record(inputs, key, limits)    # counted as the interpreted run
@@ -505,12 +509,34 @@ def _refused(traces: dict, key, trace, refusal: Fallback):
 
 
 def _not_finite_either(fallback, result):
-    """`result`, the interpreter's gradient where a replay's was not finite; under
-    AUTODIFF_STRICT=1 it must not be finite either (else the replay differs: StrictFallback)."""
-    if fallback.__class__ is NonFinite and strict() and \
-            replaying.all_finite([result.value, *result.gradient.values()]):
-        raise StrictFallback("AUTODIFF_STRICT=1: a replayed gradient is not finite where the interpreter's is")
+    """`result`, the interpreter's whole result (a gradient's, a Hessian's, a Jacobian's) where a
+    replay's was not finite; under AUTODIFF_STRICT=1 it must not be finite either (its value or
+    its derivative; else the replay differs: StrictFallback)."""
+    if fallback.__class__ is NonFinite and strict() and replaying.all_finite(_numbers(result)):
+        raise StrictFallback(f"AUTODIFF_STRICT=1: a replayed {_derivative(result)} is not finite where the "
+                             "interpreter's is")
     return result
+
+
+def _derivative(result) -> str:
+    """Which derivative a whole result holds (a Hessian's holds its gradient too)."""
+    return next(name for name in ("hessian", "jacobian", "gradient") if hasattr(result, name))
+
+
+def _numbers(result) -> list:
+    """A whole result's value and its derivative's arrays (a Hessian's blocks)."""
+    derivative = getattr(result, _derivative(result))
+    if hasattr(result, "hessian"):
+        return [result.value, *(block for row in derivative.values() for block in row.values())]
+    return [result.value, *derivative.values()]
+
+
+def _answer(kind: str, result):
+    """What `Function.run` gives of an interpreted driver's whole result: a Hessian's or a
+    Jacobian's matrix alone, any other result as it is."""
+    if kind == "hessian":
+        return result.hessian
+    return result.jacobian if kind.startswith("jacobian") else result
 
 
 def compiled(run, entry, inputs, fallbacks):

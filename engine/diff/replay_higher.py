@@ -21,7 +21,9 @@ table, tests/test_replay_higher.py). The path is the one the plain replay picked
 guards checked on the raw values: the boxed primals are the same numbers). Anything unusual —
 a kink note, a stop_gradient on a traced value, a non-finite number, a non-scalar output for a
 Hessian, an error — gives None: the caller then runs the interpreted driver, which reports it
-with its span."""
+with its span; a replayed Hessian whose value or blocks are not finite raises NonFinite
+(diff/fallbacks.py: counted as a non-finite result, and under AUTODIFF_STRICT=1 the
+interpreter's result must not be finite either)."""
 from __future__ import annotations
 
 from ..core.backend import np, to_host, xp
@@ -36,6 +38,7 @@ from .hessian_plan import Recording, make_plan, plannable, planned_gradient
 from .replay import replay_output
 from .replay_jacobian import replay_jacobian
 from .bits import all_finite
+from .fallbacks import NonFinite
 from .replay_sweep import planned_adjoints, sweep_plan
 from .replay_tangents import pushed_values
 from .reverse import GradResult
@@ -107,11 +110,14 @@ def moving_leaves(tangents: dict, wrt: list, watched: list) -> dict:
 
 def replay_hessian(trace, values: list, inputs: dict, wrt: list, watched: list):
     """{a: {b: array of shape a.shape + b.shape}} by forward-over-reverse over the replayed
-    steps, or None where the interpreted Hessian is to answer. `values`: the plain replay's
-    (its output checked to be a finite scalar); `watched`: each input of `wrt`'s tape index."""
+    steps, or None where the interpreted Hessian is to answer (a note, a non-scalar output);
+    NonFinite where its value or a block is not finite. `values`: the plain replay's;
+    `watched`: each input of `wrt`'s tape index."""
     value = strip(replay_output(trace, values))
-    if trace.output is None or shape_of(value) or not all_finite([value]):
+    if trace.output is None or shape_of(value):
         return None
+    if not all_finite([value]):
+        raise NonFinite()
     check_result_elements("Hessian", sum(size_of(inputs[w]) for w in wrt) ** 2, None)
     blocks = {a: {} for a in wrt}          # filled by the passes (zeros where none reaches)
     unbounded = set()                      # the blocks whose rows may hold an inf or nan
@@ -150,7 +156,7 @@ def replay_hessian(trace, values: list, inputs: dict, wrt: list, watched: list):
             if b not in blocks[a]:
                 blocks[a][b] = np().zeros((size_of(inputs[a]), size_of(inputs[b])), dtype=dtype())
     if not all_finite([blocks[a][b] for a, b in unbounded]):
-        return None
+        raise NonFinite()
     return {a: {b: finish(blocks[a][b].reshape(shape_of(inputs[a]) + shape_of(inputs[b]))) for b in wrt}
             for a in wrt}
 
