@@ -34,7 +34,7 @@ from ..lang.values import floats_only, set_dtype, shape_of
 from . import reverse
 from .common import check_wrt, hosted, ones_like_output, seed_for
 from .fallbacks import (CONFIRMED_ERRORS, Fallback, LoweringRefused, NonFinite, PathChanged,
-                        ReplayDiffers, StepFailed, StrictFallback, Unsupported, count, strict)
+                        StepFailed, StrictFallback, Unsupported, count, differs, strict)
 from .large_trace import FUSING_RUN, fit_for_replay, holds_large_arrays
 from .trace_cache import NOT_REPLAYABLE, Unkept, input_signature, keep_trace, large_inputs, plain_run
 
@@ -355,7 +355,7 @@ class Function:
     def _refusal(self, trace, inputs, result):
         """Why `trace`, replayed at once where it was recorded, is refused (counted), or None where
         it agrees with the interpreted run `result`: a tie met (the interpreter decides there), a
-        kink note or a number that differs (_differs)."""
+        kink note or a number that differs (fallbacks.differs)."""
         notes = reset_notes()
         try:
             value = _output(trace, replaying.replay_values(trace, list(inputs.values())))
@@ -364,7 +364,7 @@ class Function:
             return change
         if replaying.same_bits(value, result.value) and notes.kinks == result.kinks:
             return None
-        refusal = _differs(replaying.same_bits(value, result.value), "value", self.gradient_only)
+        refusal = differs(replaying.same_bits(value, result.value), "value", self.gradient_only)
         count(self.own_fallbacks, refusal)
         return refusal
 
@@ -478,21 +478,8 @@ KINDS = {
 }
 
 
-def _differs(same_numbers: bool, what: str, nested: bool) -> Fallback:
-    """Why a trace replayed where it was recorded is not kept: its numbers are the interpreter's
-    and only the notes differ (documented: in a program that takes a derivative itself, a kink a
-    rule of that derivative notes, which the replay does not make, as norm's VJP at the zero
-    vector; else a kink of a constant part of the program, which only the interpreter runs), or
-    the numbers differ (a bug: AUTODIFF_STRICT=1 raises)."""
-    if same_numbers and nested:
-        return Unsupported("a kink noted by a rule of a derivative inside the program (the replay does not note it)")
-    if same_numbers:
-        return Unsupported("a kink noted by a constant part of the program (only the interpreter runs those)")
-    return ReplayDiffers(f"a replayed {what} differs from the interpreter's")
-
-
 def _gradient_differs(replayed, interpreted, nested: bool) -> Fallback:
-    return _differs(replaying.same_results(replace(replayed, kinks=interpreted.kinks), interpreted), "gradient", nested)
+    return differs(replaying.same_results(replace(replayed, kinks=interpreted.kinks), interpreted), "gradient", nested)
 
 
 def _refused(traces: dict, key, trace, refusal: Fallback):
