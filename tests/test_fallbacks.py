@@ -346,21 +346,25 @@ def test_a_large_inputs_path_whose_replayed_gradient_differs_is_refused_and_the_
 TIE = "a decision for the interpreter (a tie, a range refused)"
 
 
-def test_a_tie_met_on_the_first_recorded_path_refuses_that_path_only(tmp_path):
+def test_a_tie_met_on_the_first_recorded_path_keeps_nothing_and_its_path_replays_at_other_points(tmp_path):
     """The second call records at x == 1, where `x <= 1.0` ties: its replay where it was recorded
-    meets the tie, so that path is refused (calls on it interpreted, counted) and the x > 1 path is
-    recorded and goes on replaying (before: the signature was filed as not replayable at the tie,
-    every later call interpreted as "a recorded tape that could not be kept"). The last call ties
+    meets the tie, so nothing is kept and the next call records (the x > 1 path); a later call
+    on the x <= 1 side records that path and the next one there replays (before: the tie's path
+    was kept as refused, keyed by its decisions, so every call with x < 1 was interpreted as "a
+    path whose recording was refused", though the tie holds at x == 1 only). The last call ties
     again: interpreted, as a tie always is."""
     path = tmp_path / "tie.py"
     path.write_text("def f(x):\n    if x <= 1.0:\n        return x * x\n    return x + 1.0\n")
     f = Function(str(path))
-    for x in (0.5, 1.0, 2.0, 3.0, 4.0, 0.25, 5.0, 1.0):
+    for x in (0.5, 1.0, 2.0, 3.0, 4.0, 0.25, 0.75, 5.0, 1.0):
         ours = f.evaluate_result({"x": x})
         fresh = reverse.evaluate(None, {"x": x}, target=f.target)
         assert ours.value == fresh.value == (x * x if x <= 1.0 else x + 1.0) and ours.kinks == fresh.kinks
-    assert (f.replays, f.interpreted) == (3, 5)
-    assert f.fallbacks == {TIE: 2, "path changed": 1, "a path whose recording was refused: " + TIE: 1}
+    assert (f.replays, f.interpreted) == (4, 5)
+    assert f.fallbacks == {TIE: 2, "path changed": 1}
+    g = Function("x * (x >= 0)")                        # recorded at the tie x == 0 first
+    assert [g.evaluate_result({"x": x}).value for x in (0.0, 0.0, 1.0, 2.0, 3.0)] == [0.0, 0.0, 1.0, 2.0, 3.0]
+    assert (g.replays, g.interpreted, g.fallbacks) == (2, 3, {TIE: 1})
 
 
 def hessian_of(f, x):

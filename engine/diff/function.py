@@ -346,7 +346,8 @@ class Function:
         trace = kept(replaying.record_trace(tape, out, interp.signature, interp.steps, logged), self.gradient_only)
         refusal = self._refusal(trace, inputs, result) if trace else None   # replayed where recorded
         trace = fit_for_replay(trace, tape)
-        file_trace(self.traces, key, trace if refusal is None else _refused(self.traces, key, trace, refusal))
+        if refusal.__class__ is not PathChanged:    # a tie: this path is not kept (recorded at the next call)
+            file_trace(self.traces, key, trace if refusal is None else _refused(self.traces, key, trace, refusal))
         notes.kinks = list(result.kinks)            # as the interpreted run left them
         if tape.unfused_regions:                    # it ran op by op regions a plain run fuses: not its numbers
             return FUSING_RUN
@@ -359,7 +360,7 @@ class Function:
         notes = reset_notes()
         try:
             value = _output(trace, replaying.replay_values(trace, list(inputs.values())))
-        except PathChanged as change:               # a tie: only this path is refused
+        except PathChanged as change:               # a tie: this path is not kept
             count(self.own_fallbacks, change)
             return change
         if replaying.same_bits(value, result.value) and notes.kinks == result.kinks:
@@ -486,12 +487,12 @@ def _refused(traces: dict, key, trace, refusal: Fallback):
     """What `key` keeps after `trace`'s replay where it was recorded was refused for `refusal`: a
     guarded trace becomes a refused path of the signature's paths (diff/replay_paths.py: the
     kept paths keep replaying; calls that take it are interpreted, counted with its reason);
-    an unguarded one, the signature's only path, makes it not replayable. A tie met on the
-    signature's first path refuses that path; on a later one, that path is not kept (as before)."""
+    an unguarded one, the signature's only path, makes it not replayable (its refusals: a replay
+    that differs, which a call at other values cannot be trusted to avoid, or a kink noted by a
+    constant part, which every call notes). A tie is no refusal of a path: it holds at one
+    point only, so the path is not kept and is recorded when a call takes it again."""
     if trace.__class__ is Unkept:
         return trace
-    if refusal.__class__ is PathChanged and traces.get(key) is not None:
-        return None                     # a tie on a new path: not kept, recorded when a call takes it again
     return replaying.refused(traces.get(key), trace, refusal.reason) or NOT_REPLAYABLE
 
 
