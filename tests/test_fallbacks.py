@@ -422,3 +422,21 @@ def test_a_replayed_complex_hessian_that_is_not_finite_is_counted_as_a_non_finit
         ours = f.hessian(z=np.array(z))["z"]["z"]
         np.testing.assert_array_equal(ours, hessian(None, {"z": np.array(z)}, ["z"], target=f.target).hessian["z"]["z"])
     assert (f.replays, f.interpreted, f.fallbacks) == (2, 3, {"non-finite result": 1})
+
+
+def test_a_replayed_forward_jacobian_or_gradient_that_is_not_finite_is_counted_as_a_non_finite_result(monkeypatch):
+    """As the Hessian's: a forward-mode Jacobian or gradient replayed at a point where x ** 0.5's
+    derivative is inf is the typed non-finite result (before: 'declines these values'), checked
+    under AUTODIFF_STRICT=1 against the interpreter's, which is not finite either (sqrt notes its
+    domain's edge there: a note, declined as before)."""
+    from autodiff.engine.diff.forward import gradient, jacobian
+    monkeypatch.setenv("AUTODIFF_STRICT", "1")
+    f, g = Function("x ** 0.5"), Function("sum(x ** 0.5)")
+    for x in [[1.0, 2.0]] * 3 + [[0.0, 2.0], [4.0, 2.0]]:
+        at = {"x": np.array(x)}
+        np.testing.assert_array_equal(f.jacobian(at, mode="forward")["x"],
+                                      jacobian(None, at, ["x"], "forward", target=f.target).jacobian["x"])
+        np.testing.assert_array_equal(g.forward_grad_result(at).gradient["x"],
+                                      gradient(None, at, ["x"], None, target=g.target).gradient["x"])
+    assert (f.replays, f.interpreted, f.fallbacks) == (2, 3, {"non-finite result": 1})
+    assert (g.replays, g.interpreted, g.fallbacks) == (2, 3, {"non-finite result": 1})

@@ -21,7 +21,8 @@ table, tests/test_replay_higher.py). The path is the one the plain replay picked
 guards checked on the raw values: the boxed primals are the same numbers). Anything unusual —
 a kink note, a stop_gradient on a traced value, a non-finite number, a non-scalar output for a
 Hessian, an error — gives None: the caller then runs the interpreted driver, which reports it
-with its span; a replayed Hessian whose value or blocks are not finite raises NonFinite
+with its span; a replayed Hessian, Jacobian or forward-mode gradient whose value or numbers are
+not finite raises NonFinite
 (diff/fallbacks.py: counted as a non-finite result, and under AUTODIFF_STRICT=1 the
 interpreter's result must not be finite either)."""
 from __future__ import annotations
@@ -260,8 +261,10 @@ def replay_forward_jacobian(trace, values: list, inputs: dict, wrt: list, watche
     """{name: array of shape output.shape + input.shape} by stacked forward passes over the
     replayed steps, or None where the interpreted Jacobian is to answer."""
     value = strip(replay_output(trace, values))
-    if trace.output is None or not all_finite([value]):
+    if trace.output is None:
         return None
+    if not all_finite([value]):
+        raise NonFinite()
     out_size, out_shape = size_of(value), shape_of(value)
     check_result_elements("Jacobian", out_size * sum(size_of(inputs[w]) for w in wrt), None)
     flat = {}                             # filled by the passes (zeros where none reaches)
@@ -282,7 +285,7 @@ def replay_forward_jacobian(trace, values: list, inputs: dict, wrt: list, watche
         if w not in flat:
             flat[w] = np().zeros((out_size, size_of(inputs[w])), dtype=dtype())
     if not all_finite(list(flat.values())):
-        return None
+        raise NonFinite()
     return {w: finish(flat[w].reshape(out_shape + shape_of(inputs[w])) + 0.0) for w in wrt}
 
 
@@ -290,8 +293,10 @@ def replay_forward_gradient(trace, values: list, inputs: dict, wrt: list, watche
     """forward.gradient's result from stacked passes over the replayed steps (each tangent summed,
     or contracted with `seed`), or None where the interpreted one is to answer."""
     value = strip(replay_output(trace, values))
-    if trace.output is None or not all_finite([value]):
+    if trace.output is None:
         return None
+    if not all_finite([value]):
+        raise NonFinite()
     contract = None if seed is None else xp().reshape(xp().asarray(seed_for(seed, value)), (1, -1))
     flat = {w: np().zeros(size_of(inputs[w]), dtype=dtype()) for w in wrt}
     reaching, touched = reaching_leaves(trace), set()
@@ -311,10 +316,10 @@ def replay_forward_gradient(trace, values: list, inputs: dict, wrt: list, watche
 
 
 def forward_result(trace, value, gradient, inputs, wrt, touched, seed):
-    """A replayed forward-mode gradient's result (touched: the inputs the value depends on), or
-    None where a number is not finite (the interpreter's to report)."""
+    """A replayed forward-mode gradient's result (touched: the inputs the value depends on);
+    NonFinite where a number is not finite (the interpreter's to report)."""
     if not all_finite([value, *gradient.values()]):
-        return None
+        raise NonFinite()
     return GradResult(value=on_host(value), gradient=gradient, inputs=on_host(inputs),
                       unconnected=[w for w in wrt if w not in touched],
                       reduced="seed" if seed is not None else ("sum" if shape_of(value) else None),
