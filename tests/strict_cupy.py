@@ -259,13 +259,23 @@ KERNEL_CALLS = [0]
 
 
 class ElementwiseKernel:
-    """As cupy.ElementwiseKernel(in_params, out_params, operation, name): typed parameters
-    ("float64 x, bool c"), one output, called with device arrays (or Python numbers), which it
-    broadcasts; returns a new device array."""
+    """As cupy.ElementwiseKernel(in_params, out_params, operation, name, options=...): typed
+    parameters ("float64 x, bool c"), one output, called with device arrays (or Python numbers),
+    which it broadcasts; returns a new device array. `options`, a tuple of NVRTC's options as
+    cupy takes them, must hold --fmad=false: the stand-in rounds every product and every sum
+    apart, as numpy does, which a GPU does only under that option (else NVRTC contracts a*b + c
+    into one fused multiply-add, rounded once: not numpy's bits), so a kernel compiled without it
+    would pass here and differ on the device."""
 
-    def __init__(self, in_params, out_params, operation, name="kernel"):
+    def __init__(self, in_params, out_params, operation, name="kernel", *, options=()):
         if not re.fullmatch(r"[A-Za-z_]\w*", name):
             raise ValueError(f"a kernel's name must be a C identifier, not {name!r}")
+        if options.__class__ is not tuple or not all(o.__class__ is str for o in options):
+            raise TypeError(f"options must be a tuple of str, as cupy's, not {options!r}")
+        if "--fmad=false" not in options:
+            raise ValueError("a kernel compiled without --fmad=false: NVRTC would contract a*b + c into an FMA "
+                             "(one rounding, not numpy's two)")
+        self.options = options
         self.inputs = [self._param(p) for p in in_params.split(",")]
         self.outputs = [self._param(p) for p in out_params.split(",")]
         if len(self.outputs) != 1 or self.outputs[0][1] != "out":

@@ -191,3 +191,69 @@ def test_matmul_of_vectors_and_matrices_lifts_for_any_stacked_operands(expr, whi
     runner = Runner(target)
     want = [float(runner(dict(p))) for p in points]
     np.testing.assert_allclose(stacked_rows(out, is_stacked, 3)[:, 0], want, rtol=1e-14)
+
+
+# issue 28 item 6 (review leftover 2): every handover of a batched replay to the point-by-point
+# runs is counted by its reason (diff/fallbacks.py); one that is no documented construct raises
+# under AUTODIFF_STRICT=1, and an exception no step may raise propagates (before: `except
+# Exception` handed every batched pass that raised to the point runs, uncounted)
+
+def test_a_program_that_is_not_batched_is_counted_by_its_reason(tmp_path):
+    from autodiff.engine.views.plotdata import sample
+    path = tmp_path / "f.py"
+    path.write_text("def f(x):\n    if x > 0:\n        return x * x\n    return -x\n")
+    target = api.load(str(path), "f")
+    fallbacks = {}
+    assert record_for_batches(target, {"x": 1.0}, None, fallbacks) is None
+    assert fallbacks == {batched_replay.GUARDED: 1}
+    data = sample(target, "x", -1.0, 1.0, 9)                   # a plot's grid: the points one by one
+    assert data.fallbacks == {batched_replay.GUARDED: 1}
+    assert data.series[0] == [x * x if x > 0 else -x for x in data.xs]
+    refused = {}
+    assert record_for_batches(api.load("ones(n)"), {"n": 2.5}, None, refused) is None
+    assert list(refused) == ["a batch's recording run raised SourceError (the points run one by one, each "
+                             "reporting its own error)"]
+
+
+def stacked_outputs_of(source, at, fallbacks):
+    from autodiff.engine.checks.stacked_points import StackedOutputs
+    target = api.load(source)
+    trace = record_for_batches(target, at)
+    f0 = np.asarray(replay_output(trace, replay_values(trace, [at[k] for k in target.inputs]))).reshape(-1)
+    return StackedOutputs(target, None, fallbacks), f0.tolist()
+
+
+def test_a_batched_pass_that_raises_is_counted_or_propagates(monkeypatch):
+    from autodiff.engine.checks import stacked_points
+    at = {"x": np.array([0.5, 1.0, 2.0])}
+    fallbacks = {}
+    outputs, f0 = stacked_outputs_of("sin(x) * x", at, fallbacks)
+    assert outputs(at, ["x"], [2.0 ** -10] * 3, f0, 3) is not None and fallbacks == {}
+
+    def refuses(*args, **kwargs):
+        raise ValueError("a value a step refuses")
+
+    monkeypatch.setattr(stacked_points, "replay_stacked", refuses)
+    assert outputs(at, ["x"], [2.0 ** -10] * 3, f0, 3) is None     # the points run one by one
+    assert fallbacks == {"a batched pass raised ValueError (the points run one by one)": 1}
+
+    def bug(*args, **kwargs):
+        raise RuntimeError("the batched pass's own bug")
+
+    monkeypatch.setattr(stacked_points, "replay_stacked", bug)
+    with pytest.raises(RuntimeError, match="the batched pass's own bug"):
+        outputs(at, ["x"], [2.0 ** -10] * 3, f0, 3)
+
+
+def test_strict_raises_where_a_batched_pass_differs_from_the_point_runs(monkeypatch):
+    from autodiff.engine.diff.fallbacks import StrictFallback
+    at = {"x": np.array([0.5, 1.0, 2.0])}
+    fallbacks = {}
+    outputs, f0 = stacked_outputs_of("sin(x) * x", at, fallbacks)
+    wrong = [v + 1.0 for v in f0]                               # the point runs' output at x, not the pass's
+    monkeypatch.delenv("AUTODIFF_STRICT", raising=False)
+    assert outputs(at, ["x"], [2.0 ** -10] * 3, wrong, 3) is None
+    assert fallbacks == {"a batched pass's output at x differs from the point-by-point runs'": 1}
+    monkeypatch.setenv("AUTODIFF_STRICT", "1")
+    with pytest.raises(StrictFallback, match="output at x differs"):
+        outputs(at, ["x"], [2.0 ** -10] * 3, wrong, 3)

@@ -218,9 +218,27 @@ def test_the_stand_in_runs_c_as_c():
 def test_the_stand_in_refuses_what_cupy_refuses(standin_gpu):
     with pytest.raises(TypeError):
         standin_gpu.sin(FusionRecorder().leaf("a0", (3,)))    # cupy's ufuncs take no foreign objects (a probe)
-    kernel = standin_gpu.ElementwiseKernel("float64 x", "float64 out", "out = x * 2.0;", "twice")
+    with pytest.raises(ValueError, match="--fmad=false"):          # a*b + c would be one FMA on the device
+        standin_gpu.ElementwiseKernel("float64 x", "float64 out", "out = x * 2.0;", "twice")
+    kernel = standin_gpu.ElementwiseKernel("float64 x", "float64 out", "out = x * 2.0;", "twice",
+                                           options=("--fmad=false",))
     with pytest.raises(TypeError):
         kernel(np.ones(3))                                         # a host array
     with pytest.raises(TypeError):
         kernel(standin_gpu.asarray(np.ones(3, dtype=np.float32)))  # not the declared dtype
     assert kernel(2.0).get() == 4.0
+
+
+def test_kernels_are_compiled_without_contracting_products_into_fmas(device):
+    """NVRTC contracts a*b + c into one fused multiply-add (rounded once) unless told
+    --fmad=false: numpy, the interpreter's reference, rounds the product and the sum apart. The
+    options reach the compile (cupy.ElementwiseKernel's `options`, passed to NVRTC; the stand-in
+    refuses a kernel without it), and the kernel gives numpy's bits (0.1 * 10.0 - 1.0 is
+    5.55e-17 rounded once as an FMA, 0.0 rounded twice as numpy does)."""
+    a, b, c = np.array([0.1]), np.array([10.0]), np.array([-1.0])
+    with backend.on_device("cpu"):
+        expr = lowered(lambda a0, a1, g: a0 * a1 + g)
+    got = fused.evaluate(expr, {"a0": device.asarray(a), "a1": device.asarray(b), "g": device.asarray(c)})
+    np.testing.assert_array_equal(device.asnumpy(got), a * b + c)
+    [kernel] = [k for k in device_kernels.KERNELS.values() if k is not None]
+    assert kernel.function.options == ("--fmad=false",)

@@ -346,18 +346,97 @@ def test_a_large_inputs_path_whose_replayed_gradient_differs_is_refused_and_the_
 TIE = "a decision for the interpreter (a tie, a range refused)"
 
 
-def test_a_tie_met_on_the_first_recorded_path_refuses_that_path_only(tmp_path):
+def test_a_tie_met_on_the_first_recorded_path_keeps_nothing_and_its_path_replays_at_other_points(tmp_path):
     """The second call records at x == 1, where `x <= 1.0` ties: its replay where it was recorded
-    meets the tie, so that path is refused (calls on it interpreted, counted) and the x > 1 path is
-    recorded and goes on replaying (before: the signature was filed as not replayable at the tie,
-    every later call interpreted as "a recorded tape that could not be kept"). The last call ties
+    meets the tie, so nothing is kept and the next call records (the x > 1 path); a later call
+    on the x <= 1 side records that path and the next one there replays (before: the tie's path
+    was kept as refused, keyed by its decisions, so every call with x < 1 was interpreted as "a
+    path whose recording was refused", though the tie holds at x == 1 only). The last call ties
     again: interpreted, as a tie always is."""
     path = tmp_path / "tie.py"
     path.write_text("def f(x):\n    if x <= 1.0:\n        return x * x\n    return x + 1.0\n")
     f = Function(str(path))
-    for x in (0.5, 1.0, 2.0, 3.0, 4.0, 0.25, 5.0, 1.0):
+    for x in (0.5, 1.0, 2.0, 3.0, 4.0, 0.25, 0.75, 5.0, 1.0):
         ours = f.evaluate_result({"x": x})
         fresh = reverse.evaluate(None, {"x": x}, target=f.target)
         assert ours.value == fresh.value == (x * x if x <= 1.0 else x + 1.0) and ours.kinks == fresh.kinks
-    assert (f.replays, f.interpreted) == (3, 5)
-    assert f.fallbacks == {TIE: 2, "path changed": 1, "a path whose recording was refused: " + TIE: 1}
+    assert (f.replays, f.interpreted) == (4, 5)
+    assert f.fallbacks == {TIE: 2, "path changed": 1}
+    g = Function("x * (x >= 0)")                        # recorded at the tie x == 0 first
+    assert [g.evaluate_result({"x": x}).value for x in (0.0, 0.0, 1.0, 2.0, 3.0)] == [0.0, 0.0, 1.0, 2.0, 3.0]
+    assert (g.replays, g.interpreted, g.fallbacks) == (2, 3, {TIE: 1})
+
+
+def hessian_of(f, x):
+    return f.hessian(x=np.array(x))["x"]["x"]
+
+
+def fresh_hessian(f, x):
+    from autodiff.engine.diff.higher import hessian
+    return hessian(None, {"x": np.array(x)}, ["x"], target=f.target).hessian["x"]["x"]
+
+
+def test_a_replayed_hessian_that_is_not_finite_is_counted_as_a_non_finite_result(monkeypatch):
+    """A replayed Hessian whose blocks (or value) are not finite is the typed non-finite result
+    (before: the documented 'declines these values', which the strict pass never checks); the
+    interpreter's Hessian answers, and the kept trace goes on replaying."""
+    monkeypatch.setenv("AUTODIFF_STRICT", "1")          # the interpreter's is not finite either
+    f = Function("sum(x ** 1.5)")
+    for _ in range(3):
+        hessian_of(f, [1.0, 2.0])
+    assert (f.replays, f.interpreted, f.fallbacks) == (1, 2, {})
+    at_zero = hessian_of(f, [0.0, 2.0])                 # 0.75 / sqrt(0): inf
+    np.testing.assert_array_equal(at_zero, fresh_hessian(f, [0.0, 2.0]))
+    assert at_zero[0, 0] == math.inf and f.fallbacks == {"non-finite result": 1}
+    np.testing.assert_array_equal(hessian_of(f, [4.0, 2.0]), fresh_hessian(f, [4.0, 2.0]))
+    assert (f.replays, f.interpreted) == (2, 3)
+    g = Function("x * x + exp(1000.0)")                 # an inf value, a finite Hessian: as the gradient's
+    assert [g.hessian(x=3.0) for _ in range(4)] == [{"x": {"x": 2.0}}] * 4
+    assert g.fallbacks == {"non-finite result": 2}
+
+
+def test_strict_raises_where_a_replayed_hessian_is_not_finite_and_the_interpreters_is(monkeypatch):
+    from autodiff.engine.diff import replay_higher
+    f = Function("sum(x ** 1.5)")
+    for _ in range(3):
+        hessian_of(f, [1.0, 2.0])
+    place_rows = replay_higher.place_rows
+
+    def nan_rows(row_blocks, b, stacked_rows, span, block_shape):
+        place_rows(row_blocks, b, stacked_rows * np.nan, span, block_shape)
+
+    monkeypatch.setattr(replay_higher, "place_rows", nan_rows)
+    monkeypatch.setenv("AUTODIFF_STRICT", "1")
+    with pytest.raises(StrictFallback, match="a replayed hessian is not finite where the interpreter's is"):
+        hessian_of(f, [1.0, 2.0])
+    monkeypatch.delenv("AUTODIFF_STRICT")
+    np.testing.assert_array_equal(hessian_of(f, [1.0, 2.0]), fresh_hessian(f, [1.0, 2.0]))
+    assert f.fallbacks == {"non-finite result": 2}
+
+
+def test_a_replayed_complex_hessian_that_is_not_finite_is_counted_as_a_non_finite_result(monkeypatch):
+    from autodiff.engine.diff.higher import hessian
+    monkeypatch.setenv("AUTODIFF_STRICT", "1")          # the interpreter's is not finite either
+    f = Function("sum(real(z) ** 1.5)")
+    for z in ([1 + 1j, 2.0], [1 + 1j, 2.0], [1 + 1j, 2.0], [1j, 2.0], [2 + 1j, 2.0]):
+        ours = f.hessian(z=np.array(z))["z"]["z"]
+        np.testing.assert_array_equal(ours, hessian(None, {"z": np.array(z)}, ["z"], target=f.target).hessian["z"]["z"])
+    assert (f.replays, f.interpreted, f.fallbacks) == (2, 3, {"non-finite result": 1})
+
+
+def test_a_replayed_forward_jacobian_or_gradient_that_is_not_finite_is_counted_as_a_non_finite_result(monkeypatch):
+    """As the Hessian's: a forward-mode Jacobian or gradient replayed at a point where x ** 0.5's
+    derivative is inf is the typed non-finite result (before: 'declines these values'), checked
+    under AUTODIFF_STRICT=1 against the interpreter's, which is not finite either (sqrt notes its
+    domain's edge there: a note, declined as before)."""
+    from autodiff.engine.diff.forward import gradient, jacobian
+    monkeypatch.setenv("AUTODIFF_STRICT", "1")
+    f, g = Function("x ** 0.5"), Function("sum(x ** 0.5)")
+    for x in [[1.0, 2.0]] * 3 + [[0.0, 2.0], [4.0, 2.0]]:
+        at = {"x": np.array(x)}
+        np.testing.assert_array_equal(f.jacobian(at, mode="forward")["x"],
+                                      jacobian(None, at, ["x"], "forward", target=f.target).jacobian["x"])
+        np.testing.assert_array_equal(g.forward_grad_result(at).gradient["x"],
+                                      gradient(None, at, ["x"], None, target=g.target).gradient["x"])
+    assert (f.replays, f.interpreted, f.fallbacks) == (2, 3, {"non-finite result": 1})
+    assert (g.replays, g.interpreted, g.fallbacks) == (2, 3, {"non-finite result": 1})

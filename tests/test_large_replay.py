@@ -233,3 +233,20 @@ def test_a_complex_region_across_statements_replays_fused_with_the_interpreters_
     interpreted = reverse.grad(None, at[0], target=f.target)
     for name in ("x", "y"):
         assert replayed.gradient[name].tobytes() == interpreted.gradient[name].tobytes()
+
+
+def test_held_bytes_count_each_buffer_once():
+    """Views of one buffer (a reshape, slices, a transpose) are its memory, counted once, as the
+    whole buffer a view keeps alive (before: each view's own bytes beside the base's); distinct
+    buffers with the same contents stay apart."""
+    from autodiff.engine.diff import trace_cache
+    a = np.arange(1000.0)
+    assert trace_cache.distinct_bytes([a, a[:500], a.reshape(10, 100), a.reshape(10, 100).T, a[::2]]) == 8000
+    assert trace_cache.distinct_bytes([a[:10]]) == 8000                 # a small view keeps its whole base
+    assert trace_cache.distinct_bytes([a, a.copy(), 1.0, None]) == 16000
+    tape = Tape(persistent=True, keep_values=True)
+    x = tape.watch(np.ones((10, 100)))
+    r = ops.reshape(x, (1000,))                  # a view of x's buffer
+    ops.sum(ops.sin(r))
+    assert np.shares_memory(r.value, x.value)
+    assert large_trace.held_bytes(tape) == 2 * 1000 * 8     # x (and its view r), sin(r)

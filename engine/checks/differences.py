@@ -25,6 +25,7 @@ class Objective:
         self.shape = None
         self.batched = False      # whether the last full check ran its perturbed points in batches
         self.one_hot = False      # whether they ran as one-hot stacks of a replayed trace (one_hot.py)
+        self.fallbacks = {}       # {reason: count}: the one-hot passes handed to another path (diff/fallbacks.py)
 
     def __call__(self, values):
         self.count += 1

@@ -231,7 +231,8 @@ def check_jacobian(result, target, mode="full", seed=None, dtype="float64", limi
 
     def full():
         claimed = side_by_side([blocks[w] for w in names], len(out_labels)).tolist()
-        batch = None if complex_run else OneHotOutputs(target, limits, StackedOutputs(target, limits))
+        fallbacks = runner.own_fallbacks        # the batched passes' handovers: counted with the runner's
+        batch = None if complex_run else OneHotOutputs(target, limits, StackedOutputs(target, limits, fallbacks), fallbacks)
         rows, n = vector_full_check(runner, result.inputs, names, claimed, out_labels, tol, conventions, batch=batch)
         flat = [e for row in rows for e in row]
         mark_detached(flat, report.detached)
@@ -303,7 +304,8 @@ def check_hessian(result, target, mode="full", seed=None, dtype="float64", limit
                     block_rows[l].extend(h[:, l].tolist())
             claimed.extend(block_rows)
         rows, n = vector_full_check(runner, inputs, names, claimed, labels, tol, conventions, _hessian_label,
-                                    batch=None if complex_run else StackedGradients(target, names, limits))
+                                    batch=None if complex_run else StackedGradients(target, names, limits,
+                                                                                     runner.function.own_fallbacks))
         # one row per entry of H in its own order: (a_k, b_l) with a_k the perturbed input
         ordered = [rows[i][j] for j in range(len(labels)) for i in range(len(labels))]
         for e in ordered:

@@ -28,7 +28,8 @@ from ..core.backend import np, on_device
 from ..core.notes import NOTES
 from ..core.primitives import element_limit, shape, size
 from ..core.stacked import stacked_apply
-from ..diff.batched_replay import STACK_BUDGET_ELEMENTS, last_uses, record_for_batches
+from ..diff.batched_replay import STACK_BUDGET_ELEMENTS, batch_differs, last_uses, record_for_batches, refused_pass
+from ..diff.fallbacks import CONFIRMED_ERRORS, NonFinite, Unsupported, count
 from ..diff.replay import replay_values
 
 OFFSETS = (1.0, -1.0, 2.0, -2.0)     # x + h, x - h, x + 2h, x - 2h: the order the verdicts read
@@ -36,6 +37,12 @@ OFFSETS = (1.0, -1.0, 2.0, -2.0)     # x + h, x - h, x + 2h, x - 2h: the order t
 
 class Unfollowable(Exception):
     """A step the one-hot replay cannot follow exactly."""
+
+
+# the documented handovers of a one-hot pass (counted by diff/fallbacks.py)
+NOT_FLOAT64 = "inputs that are not float64 (the batched interpreter keeps their rounding)"
+CONSTANT_OUTPUT = "an output that does not depend on the inputs (the points run one by one)"
+NOT_FINITE_AT_X = "an objective that is not finite at x (the points run one by one)"
 
 
 class OneHot:
@@ -59,23 +66,35 @@ def one_hot_differences(target, limits, objective, inputs: dict, names, steps, f
     e-th entry, in order), (fp1, fm1, fp2, fm2) per entry, or None where the program
     cannot be followed (the caller then uses the batched interpreter). Returns an (entries, 4) array."""
     order = list(target.inputs)
+    fallbacks = objective.fallbacks         # each handover counted by its reason (diff/fallbacks.py)
     if not all_float64(inputs, names):
+        count(fallbacks, Unsupported(NOT_FLOAT64))
         return None
     with on_device("cpu"):          # the checks' points are host arrays
-        trace = record_for_batches(target, inputs, limits)
-        if trace is None or trace.output is None:
+        trace = record_for_batches(target, inputs, limits, fallbacks)
+        if trace is None:
+            return None
+        if trace.output is None:
+            count(fallbacks, Unsupported(CONSTANT_OUTPUT))
             return None
         try:
             at_x = replay_values(trace, [inputs[k] for k in order])
             base = objective_value(at_x[trace.output], objective.output_seed)
             if not _close(base, f0):
+                count(fallbacks, batch_differs("objective at x") if math.isfinite(base) or math.isfinite(f0)
+                      else NonFinite(NOT_FINITE_AT_X))
                 return None
-            rows = [_objective_rows(out, at_x[trace.output], len(OFFSETS) * count, objective.output_seed)
-                    for count, out in moved_outputs(trace, at_x, order, inputs, names, steps)]
-        except Exception:          # Unfollowable, or a step that fails on a stack: the batched interpreter decides
+            rows = [_objective_rows(out, at_x[trace.output], len(OFFSETS) * entries, objective.output_seed)
+                    for entries, out in moved_outputs(trace, at_x, order, inputs, names, steps)]
+        except Unfollowable as unfollowable:     # the batched interpreter decides
+            count(fallbacks, Unsupported(f"a one-hot stack cannot follow {unfollowable}"))
+            return None
+        except CONFIRMED_ERRORS as error:       # a step that fails on a stack: as above
+            count(fallbacks, refused_pass(error))
             return None
     per_entry = np().concatenate(rows).reshape(-1, len(OFFSETS)) if rows else np().zeros((0, len(OFFSETS)))
     if not _agrees_with_single_runs(objective, inputs, names, steps, per_entry, f0):
+        count(fallbacks, batch_differs("moved points"))
         return None
     objective.count += len(OFFSETS) * len(per_entry) + 1
     return per_entry

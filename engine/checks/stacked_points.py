@@ -15,12 +15,14 @@ from ..core.backend import np, to_device, to_host
 from ..core.primitives import size
 from ..core.tape import Tape, Var, backward, strip
 from ..diff.common import ones_like_output
-from ..diff.batched_replay import (largest_value, last_uses, record_for_batches, replay_stacked, rows_per_pass,
-                                   stacked_rows)
+from ..diff.batched_replay import (batch_differs, largest_value, last_uses, record_for_batches, refused_pass,
+                                   replay_stacked, rows_per_pass, stacked_rows)
+from ..diff.fallbacks import CONFIRMED_ERRORS, Unsupported, count
 from .one_hot import OFFSETS
 
 BATCHED = True           # False: every perturbed run point by point (benchmarks time both ways)
 MIN_ENTRIES = 2          # below this the loop costs no more than recording the trace
+NOT_FLOATS = "inputs that are not floating-point arrays (the points run one by one)"
 
 
 class StackedOutputs:
@@ -29,22 +31,28 @@ class StackedOutputs:
     values rounded alike; per input entry of `names` flattened in order, the four flat outputs),
     or None."""
 
-    def __init__(self, target, limits=None):
+    def __init__(self, target, limits=None, fallbacks=None):
         self.target, self.limits = target, limits
         self.passes = 0                  # batched passes made (for tests and benchmarks)
+        # {reason: count} of the calls handed to the per-point runs (the check's runner's, where given)
+        self.fallbacks = {} if fallbacks is None else fallbacks
 
     def __call__(self, inputs: dict, names, steps, f0, n_out):
-        if not BATCHED or len(steps) < MIN_ENTRIES or not _all_float(inputs, names):
+        if not BATCHED or len(steps) < MIN_ENTRIES:
+            return None
+        if not _all_float(inputs, names):
+            count(self.fallbacks, Unsupported(NOT_FLOATS))
             return None
         order = list(self.target.inputs)
         shared = {k: to_device(inputs[k]) for k in order}
-        trace = record_for_batches(self.target, shared, self.limits)
+        trace = record_for_batches(self.target, shared, self.limits, self.fallbacks)
         if trace is None:
             return None
         try:
             per_point = largest_value(trace, [shared[k] for k in order])
             return self._columns(trace, inputs, shared, names, steps, f0, n_out, per_point)
-        except Exception:           # the per-point runs report it as each run does
+        except CONFIRMED_ERRORS as error:       # the per-point runs report it as each run does
+            count(self.fallbacks, refused_pass(error))
             return None
 
     def _columns(self, trace, inputs, shared, names, steps, f0, n_out, per_point):
@@ -61,11 +69,13 @@ class StackedOutputs:
             values = [to_device(stacks[k]) if k in stacks else shared[k] for k in order]
             table = self._table(trace, values, [k in stacks for k in order], rows, last)
             self.passes += 1
-            if table is None or table.shape[1] != n_out:
+            if table.shape[1] != n_out:
+                count(self.fallbacks, batch_differs("output size"))
                 return None
             if lead:
                 base = table[0].tolist()
                 if not _close(base, f0, _eps(inputs, names), _column_scales(table)):
+                    count(self.fallbacks, batch_differs("output at x"))
                     return None
             for j in range(len(part)):
                 block = table[lead + len(OFFSETS) * j: lead + len(OFFSETS) * (j + 1)]
@@ -85,8 +95,8 @@ class StackedGradients(StackedOutputs):
     the gradient of their sum is, row by row, each point's own; an array output is summed, as
     a gradient run sums it)."""
 
-    def __init__(self, target, wrt, limits=None):
-        super().__init__(target, limits)
+    def __init__(self, target, wrt, limits=None, fallbacks=None):
+        super().__init__(target, limits, fallbacks)
         self.wrt = list(wrt)
 
     def _table(self, trace, values, flags, rows, last):

@@ -22,6 +22,10 @@ from .rules import TABLE
 C_FUNCTIONS = {prim.numexpr: prim.c_name for prim in TABLE.values() if prim.c_name is not None}
 COMPARISONS = ("<", "<=", ">", ">=", "==", "!=")
 PARAM_TYPES = {"float64": "float64", "bool": "bool"}     # numpy dtype -> ElementwiseKernel type
+# NVRTC's options for every kernel (cupy.ElementwiseKernel's `options`): without --fmad=false it
+# contracts a*b + c into one fused multiply-add, rounded once, where numpy (the interpreter's
+# reference, and numexpr on the host) rounds the product and the sum apart
+NVRTC_OPTIONS = ("--fmad=false",)
 # identifiers a kernel's parameters may not take: its output, cupy's loop index, C's words
 RESERVED = {"out", "i", "true", "false", "pow", "where", "int", "float", "double", "bool", "char",
             "long", "short", "void", "const", "return", "if", "else", "for", "while", "do",
@@ -126,7 +130,8 @@ def kernel_for(expr, names: dict):
     except NotTranslatable:
         KERNELS[key] = None
         return None
-    compiled = xp().ElementwiseKernel(in_params, "float64 out", operation, f"autodiff_fused_{len(KERNELS)}")
+    compiled = xp().ElementwiseKernel(in_params, "float64 out", operation, f"autodiff_fused_{len(KERNELS)}",
+                                      options=NVRTC_OPTIONS)
     KERNELS[key] = Kernel(params, compiled)
     return KERNELS[key]
 

@@ -22,7 +22,7 @@ from ..lang.recorded_decisions import recording_decisions
 from ..lang.target import Runner, check_output
 from .replay import record_trace, replay_output, replay_values
 from .bits import same_bits
-from .fallbacks import Fallback
+from .fallbacks import Fallback, LoweringRefused, ReplayDiffers, StepFailed, Unsupported, count, differs
 
 # the most numbers one stacked value may hold (B x its size per point): 2**16 float64 are 512 KiB,
 # which stay in cache between steps (measured: a pass over 2**21 is slower than the point-by-point
@@ -36,9 +36,11 @@ def batchable(trace) -> bool:
     return bool(trace) and not trace.guards
 
 
-def record_for_batches(target, inputs: dict, limits=None):
+def record_for_batches(target, inputs: dict, limits=None, fallbacks: dict | None = None):
     """The trace of one interpreted run of `target` at `inputs` (every input watched), checked by
-    replaying it there; None where the program is not replayable or the replay disagrees."""
+    replaying it there; None where the points are to run one by one, the reason counted in
+    `fallbacks` (diff/fallbacks.py: AUTODIFF_STRICT=1 raises at one that is not documented)."""
+    fallbacks = {} if fallbacks is None else fallbacks
     notes = reset_notes()
     tape = Tape(persistent=True, keep_values=True)          # a trace reads its values' types
     try:
@@ -46,21 +48,45 @@ def record_for_batches(target, inputs: dict, limits=None):
             runner = Runner(target, limits)
             out = runner.run({k: tape.watch(inputs[k]) for k in target.inputs})
         check_output(out, target)
-    except (SourceError, EngineError):  # the per-point path reports it, located
+    except (SourceError, EngineError) as error:  # the per-point path reports it, located
+        count(fallbacks, StepFailed(f"a batch's recording run raised {type(error).__name__} (the points run "
+                                    "one by one, each reporting its own error)"))
         return None
     kinks = list(notes.kinks)
     trace = record_trace(tape, out, runner.interp.signature, runner.interp.steps, logged)
     if not batchable(trace):
+        count(fallbacks, Unsupported(GUARDED if trace else trace.reason))
         return None
     notes = reset_notes()
     try:
         again = strip(replay_output(trace, replay_values(trace, [inputs[k] for k in target.inputs])))
-    except Fallback:                   # a tie: the per-point path
+    except Fallback as fallback:       # a tie: the per-point path
+        count(fallbacks, fallback)
         return None
     if not same_bits(again, strip(out)) or notes.kinks != kinks:
+        count(fallbacks, differs(same_bits(again, strip(out)), "batch's trace"))
         return None
     trace.seal()                       # its constants kept, not the recorded run's values
     return trace
+
+
+# why a trace with guards is not batched
+GUARDED = "a trace with guards (each point could take its own path): the points run one by one"
+
+
+def refused_pass(error) -> LoweringRefused:
+    """The handover of a batched pass that raised `error`, one a step may raise at some values
+    (fallbacks.CONFIRMED_ERRORS: a user's mistake at a moved point, a refused size, numpy's errors
+    on values): its points run one by one, each reporting its own error. Any other exception out
+    of a batched pass is a bug and propagates."""
+    return LoweringRefused(f"a batched pass raised {type(error).__name__} (the points run one by one)",
+                           documented=True)
+
+
+def batch_differs(what: str) -> ReplayDiffers:
+    """The handover of a batched pass whose `what` differs from the point-by-point runs' (a bug:
+    AUTODIFF_STRICT=1 raises)."""
+    return ReplayDiffers(f"a batched pass's {what} differs from the point-by-point runs'")
 
 
 def largest_value(trace, inputs: list) -> int:

@@ -101,6 +101,19 @@ CONFIRMED_ERRORS = (*STEP_ERRORS, LookupError, TypeError)
 COMPLEX_FLOAT_CODE = "complex values (the compiled code of this scalar trace was refused: the step replay's)"
 
 
+def differs(same_numbers: bool, what: str, nested: bool = False) -> Fallback:
+    """Why a trace replayed where it was recorded is not kept: its numbers are the interpreter's
+    and only the notes differ (documented: in a program that takes a derivative itself, a kink a
+    rule of that derivative notes, which the replay does not make, as norm's VJP at the zero
+    vector; else a kink of a constant part of the program, which only the interpreter runs), or
+    the numbers differ (a bug: AUTODIFF_STRICT=1 raises)."""
+    if same_numbers and nested:
+        return Unsupported("a kink noted by a rule of a derivative inside the program (the replay does not note it)")
+    if same_numbers:
+        return Unsupported("a kink noted by a constant part of the program (only the interpreter runs those)")
+    return ReplayDiffers(f"a replayed {what} differs from the interpreter's")
+
+
 def strict() -> bool:
     return os.environ.get("AUTODIFF_STRICT", "") == "1"
 

@@ -34,7 +34,7 @@ from ..lang.values import floats_only, set_dtype, shape_of
 from . import reverse
 from .common import check_wrt, hosted, ones_like_output, seed_for
 from .fallbacks import (CONFIRMED_ERRORS, Fallback, LoweringRefused, NonFinite, PathChanged,
-                        ReplayDiffers, StepFailed, StrictFallback, Unsupported, count, strict)
+                        StepFailed, StrictFallback, Unsupported, count, differs, strict)
 from .large_trace import FUSING_RUN, fit_for_replay, holds_large_arrays
 from .trace_cache import NOT_REPLAYABLE, Unkept, input_signature, keep_trace, large_inputs, plain_run
 
@@ -201,8 +201,8 @@ class Function:
             count(self.own_fallbacks, fallback)
             if fallback.__class__ is NonFinite and strict():
                 self.own_interpreted += 1
-                return _not_finite_either(fallback, interpret(self, kind, at, inputs, wrt, checked, seed, dtype_name,
-                                                              limits))
+                whole = interpret(self, kind, at, inputs, wrt, checked, seed, dtype_name, limits, whole=True)
+                return _answer(kind, _not_finite_either(fallback, whole))
         except StrictFallback:
             raise
         except CONFIRMED_ERRORS as error:   # a replayed step raised: the interpreter must as well
@@ -245,7 +245,7 @@ class Function:
         return reverse.RunResult(value=value, inputs=inputs, signature=list(trace.signature),
                                  kinks=list(notes.kinks), steps=trace.run_steps)
 
-    def _interpret_value(self, kind, at, inputs, wrt, checked, seed, dtype_name, limits):
+    def _interpret_value(self, kind, at, inputs, wrt, checked, seed, dtype_name, limits, whole=False):
         return reverse.evaluate(None, inputs, dtype_name=dtype_name, limits=limits, target=self.target)
 
     def _record_value(self, kind, at, inputs, key, wrt, checked, seed, dtype_name, limits):
@@ -274,7 +274,7 @@ class Function:
         if recorded.__class__ is Unkept:
             file_trace(self.traces, key, recorded)
 
-    def _interpret_grad(self, kind, at, inputs, wrt, checked, seed, dtype_name, limits):
+    def _interpret_grad(self, kind, at, inputs, wrt, checked, seed, dtype_name, limits, whole=False):
         return reverse.grad(None, inputs, checked, seed, dtype_name=dtype_name, limits=limits, target=self.target)
 
     def _record_gradient(self, kind, at, inputs, key, wrt, checked, seed, dtype_name, limits):
@@ -307,18 +307,22 @@ class Function:
             raise Unsupported(f"the replayed {what} declines these values (a note, a non-finite number)")
         return result
 
-    def _interpret_matrix(self, kind, at, inputs, wrt, checked, seed, dtype_name, limits):
+    def _interpret_matrix(self, kind, at, inputs, wrt, checked, seed, dtype_name, limits, whole=False):
+        """The interpreted driver's answer (`whole`: its whole result, the value beside the matrix)."""
         at = dict(at or {})
         if kind == "hessian":
             from .higher import hessian         # Hessians load only when asked for
-            return hessian(None, at, wrt, target=self.target).hessian
-        if kind == "derivatives":
+            result = hessian(None, at, wrt, target=self.target)
+        elif kind == "derivatives":
             from .higher import derivatives
             return derivatives(None, at, *seed, dtype_name=dtype_name, limits=limits, target=self.target, wrt=wrt)
-        from .forward import gradient, jacobian      # forward mode loads only when asked for
-        if kind == "forward grad":
+        elif kind == "forward grad":
+            from .forward import gradient       # forward mode loads only when asked for
             return gradient(None, at, wrt, seed, dtype_name=dtype_name, limits=limits, target=self.target)
-        return jacobian(None, at, wrt, kind.split()[1], target=self.target).jacobian
+        else:
+            from .forward import jacobian
+            result = jacobian(None, at, wrt, kind.split()[1], target=self.target)
+        return result if whole else _answer(kind, result)
 
     def _record_matrix(self, kind, at, inputs, key, wrt, checked, seed, dtype_name, limits):
         recorded = self._try_record(inputs, key, limits)    # counted as the interpreted run
@@ -342,7 +346,8 @@ class Function:
         trace = kept(replaying.record_trace(tape, out, interp.signature, interp.steps, logged), self.gradient_only)
         refusal = self._refusal(trace, inputs, result) if trace else None   # replayed where recorded
         trace = fit_for_replay(trace, tape)
-        file_trace(self.traces, key, trace if refusal is None else _refused(self.traces, key, trace, refusal))
+        if refusal.__class__ is not PathChanged:    # a tie: this path is not kept (recorded at the next call)
+            file_trace(self.traces, key, trace if refusal is None else _refused(self.traces, key, trace, refusal))
         notes.kinks = list(result.kinks)            # as the interpreted run left them
         if tape.unfused_regions:                    # it ran op by op regions a plain run fuses: not its numbers
             return FUSING_RUN
@@ -351,16 +356,16 @@ class Function:
     def _refusal(self, trace, inputs, result):
         """Why `trace`, replayed at once where it was recorded, is refused (counted), or None where
         it agrees with the interpreted run `result`: a tie met (the interpreter decides there), a
-        kink note or a number that differs (_differs)."""
+        kink note or a number that differs (fallbacks.differs)."""
         notes = reset_notes()
         try:
             value = _output(trace, replaying.replay_values(trace, list(inputs.values())))
-        except PathChanged as change:               # a tie: only this path is refused
+        except PathChanged as change:               # a tie: this path is not kept
             count(self.own_fallbacks, change)
             return change
         if replaying.same_bits(value, result.value) and notes.kinks == result.kinks:
             return None
-        refusal = _differs(replaying.same_bits(value, result.value), "value", self.gradient_only)
+        refusal = differs(replaying.same_bits(value, result.value), "value", self.gradient_only)
         count(self.own_fallbacks, refusal)
         return refusal
 
@@ -474,43 +479,52 @@ KINDS = {
 }
 
 
-def _differs(same_numbers: bool, what: str, nested: bool) -> Fallback:
-    """Why a trace replayed where it was recorded is not kept: its numbers are the interpreter's
-    and only the notes differ (documented: in a program that takes a derivative itself, a kink a
-    rule of that derivative notes, which the replay does not make, as norm's VJP at the zero
-    vector; else a kink of a constant part of the program, which only the interpreter runs), or
-    the numbers differ (a bug: AUTODIFF_STRICT=1 raises)."""
-    if same_numbers and nested:
-        return Unsupported("a kink noted by a rule of a derivative inside the program (the replay does not note it)")
-    if same_numbers:
-        return Unsupported("a kink noted by a constant part of the program (only the interpreter runs those)")
-    return ReplayDiffers(f"a replayed {what} differs from the interpreter's")
-
-
 def _gradient_differs(replayed, interpreted, nested: bool) -> Fallback:
-    return _differs(replaying.same_results(replace(replayed, kinks=interpreted.kinks), interpreted), "gradient", nested)
+    return differs(replaying.same_results(replace(replayed, kinks=interpreted.kinks), interpreted), "gradient", nested)
 
 
 def _refused(traces: dict, key, trace, refusal: Fallback):
     """What `key` keeps after `trace`'s replay where it was recorded was refused for `refusal`: a
     guarded trace becomes a refused path of the signature's paths (diff/replay_paths.py: the
     kept paths keep replaying; calls that take it are interpreted, counted with its reason);
-    an unguarded one, the signature's only path, makes it not replayable. A tie met on the
-    signature's first path refuses that path; on a later one, that path is not kept (as before)."""
+    an unguarded one, the signature's only path, makes it not replayable (its refusals: a replay
+    that differs, which a call at other values cannot be trusted to avoid, or a kink noted by a
+    constant part, which every call notes). A tie is no refusal of a path: it holds at one
+    point only, so the path is not kept and is recorded when a call takes it again."""
     if trace.__class__ is Unkept:
         return trace
-    if refusal.__class__ is PathChanged and traces.get(key) is not None:
-        return None                     # a tie on a new path: not kept, recorded when a call takes it again
     return replaying.refused(traces.get(key), trace, refusal.reason) or NOT_REPLAYABLE
 
 
 def _not_finite_either(fallback, result):
-    """`result`, the interpreter's gradient where a replay's was not finite; under
-    AUTODIFF_STRICT=1 it must not be finite either (else the replay differs: StrictFallback)."""
-    if fallback.__class__ is NonFinite and strict() and \
-            replaying.all_finite([result.value, *result.gradient.values()]):
-        raise StrictFallback("AUTODIFF_STRICT=1: a replayed gradient is not finite where the interpreter's is")
+    """`result`, the interpreter's whole result (a gradient's, a Hessian's, a Jacobian's) where a
+    replay's was not finite; under AUTODIFF_STRICT=1 it must not be finite either (its value or
+    its derivative; else the replay differs: StrictFallback)."""
+    if fallback.__class__ is NonFinite and strict() and replaying.all_finite(_numbers(result)):
+        raise StrictFallback(f"AUTODIFF_STRICT=1: a replayed {_derivative(result)} is not finite where the "
+                             "interpreter's is")
     return result
+
+
+def _derivative(result) -> str:
+    """Which derivative a whole result holds (a Hessian's holds its gradient too)."""
+    return next(name for name in ("hessian", "jacobian", "gradient") if hasattr(result, name))
+
+
+def _numbers(result) -> list:
+    """A whole result's value and its derivative's arrays (a Hessian's blocks)."""
+    derivative = getattr(result, _derivative(result))
+    if hasattr(result, "hessian"):
+        return [result.value, *(block for row in derivative.values() for block in row.values())]
+    return [result.value, *derivative.values()]
+
+
+def _answer(kind: str, result):
+    """What `Function.run` gives of an interpreted driver's whole result: a Hessian's or a
+    Jacobian's matrix alone, any other result as it is."""
+    if kind == "hessian":
+        return result.hessian
+    return result.jacobian if kind.startswith("jacobian") else result
 
 
 def compiled(run, entry, inputs, fallbacks):

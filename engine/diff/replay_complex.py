@@ -23,6 +23,7 @@ from ..core.tape import Dual, new_level, strip
 from ..lang.values import as_input, shape_of, size_of
 from . import complex_derivatives
 from .bits import all_finite
+from .fallbacks import NonFinite
 from .common import seed_for, tangent_of
 from .replay import replay_output
 from .replay_higher import boxed_values, forward_result, quiet, replayed_derivative
@@ -92,21 +93,27 @@ def replayed_complex(what: str, trace, values: list, inputs: dict, wrt: list, wa
     Jacobian's mode) of a trace holding complex values, as the interpreted driver gives it: its
     complex form over the trace, or, where the driver takes its real form, the real replay
     (replay_higher.replayed_derivative's interface); None where the interpreted driver is to
-    answer (no input element, a note, a non-finite number)."""
+    answer (no input element, a note), NonFinite where a number is not finite."""
     value = strip(replay_output(trace, values))
     kind = what if what in ("hessian", "gradient") else "jacobian"
     if trace.output is not None and not takes_complex_form(kind, value, inputs, wrt):
         return replayed_derivative(what, trace, values, inputs, wrt, watched, target, seed)
-    if trace.output is None or not sum(size_of(inputs[w]) for w in wrt) or not all_finite([value]):
+    if trace.output is None or not sum(size_of(inputs[w]) for w in wrt):
         return None
+    if not all_finite([value]):
+        raise NonFinite()
     passes = ReplayedPasses(trace, values, list(inputs))
     try:
         if kind == "hessian":
             _, blocks, _, _ = complex_derivatives.hessian_rows(passes.gradient_pass, target, inputs, wrt, None)
-            return blocks if all_finite([b for row in blocks.values() for b in row.values()]) else None
+            if not all_finite([b for row in blocks.values() for b in row.values()]):
+                raise NonFinite()       # counted as the real Hessian's (checked under AUTODIFF_STRICT=1)
+            return blocks
         if kind == "jacobian":
             got = complex_derivatives.jacobian(passes.jvp, target, inputs, wrt, None)
-            return got["jacobian"] if all_finite(list(got["jacobian"].values())) else None
+            if not all_finite(list(got["jacobian"].values())):
+                raise NonFinite()
+            return got["jacobian"]
         return _forward_gradient(passes, trace, inputs, wrt, target, seed)
     except Declined:
         return None

@@ -21,7 +21,10 @@ table, tests/test_replay_higher.py). The path is the one the plain replay picked
 guards checked on the raw values: the boxed primals are the same numbers). Anything unusual —
 a kink note, a stop_gradient on a traced value, a non-finite number, a non-scalar output for a
 Hessian, an error — gives None: the caller then runs the interpreted driver, which reports it
-with its span."""
+with its span; a replayed Hessian, Jacobian or forward-mode gradient whose value or numbers are
+not finite raises NonFinite
+(diff/fallbacks.py: counted as a non-finite result, and under AUTODIFF_STRICT=1 the
+interpreter's result must not be finite either)."""
 from __future__ import annotations
 
 from ..core.backend import np, to_host, xp
@@ -36,6 +39,7 @@ from .hessian_plan import Recording, make_plan, plannable, planned_gradient
 from .replay import replay_output
 from .replay_jacobian import replay_jacobian
 from .bits import all_finite
+from .fallbacks import NonFinite
 from .replay_sweep import planned_adjoints, sweep_plan
 from .replay_tangents import pushed_values
 from .reverse import GradResult
@@ -107,11 +111,14 @@ def moving_leaves(tangents: dict, wrt: list, watched: list) -> dict:
 
 def replay_hessian(trace, values: list, inputs: dict, wrt: list, watched: list):
     """{a: {b: array of shape a.shape + b.shape}} by forward-over-reverse over the replayed
-    steps, or None where the interpreted Hessian is to answer. `values`: the plain replay's
-    (its output checked to be a finite scalar); `watched`: each input of `wrt`'s tape index."""
+    steps, or None where the interpreted Hessian is to answer (a note, a non-scalar output);
+    NonFinite where its value or a block is not finite. `values`: the plain replay's;
+    `watched`: each input of `wrt`'s tape index."""
     value = strip(replay_output(trace, values))
-    if trace.output is None or shape_of(value) or not all_finite([value]):
+    if trace.output is None or shape_of(value):
         return None
+    if not all_finite([value]):
+        raise NonFinite()
     check_result_elements("Hessian", sum(size_of(inputs[w]) for w in wrt) ** 2, None)
     blocks = {a: {} for a in wrt}          # filled by the passes (zeros where none reaches)
     unbounded = set()                      # the blocks whose rows may hold an inf or nan
@@ -150,7 +157,7 @@ def replay_hessian(trace, values: list, inputs: dict, wrt: list, watched: list):
             if b not in blocks[a]:
                 blocks[a][b] = np().zeros((size_of(inputs[a]), size_of(inputs[b])), dtype=dtype())
     if not all_finite([blocks[a][b] for a, b in unbounded]):
-        return None
+        raise NonFinite()
     return {a: {b: finish(blocks[a][b].reshape(shape_of(inputs[a]) + shape_of(inputs[b]))) for b in wrt}
             for a in wrt}
 
@@ -254,8 +261,10 @@ def replay_forward_jacobian(trace, values: list, inputs: dict, wrt: list, watche
     """{name: array of shape output.shape + input.shape} by stacked forward passes over the
     replayed steps, or None where the interpreted Jacobian is to answer."""
     value = strip(replay_output(trace, values))
-    if trace.output is None or not all_finite([value]):
+    if trace.output is None:
         return None
+    if not all_finite([value]):
+        raise NonFinite()
     out_size, out_shape = size_of(value), shape_of(value)
     check_result_elements("Jacobian", out_size * sum(size_of(inputs[w]) for w in wrt), None)
     flat = {}                             # filled by the passes (zeros where none reaches)
@@ -276,7 +285,7 @@ def replay_forward_jacobian(trace, values: list, inputs: dict, wrt: list, watche
         if w not in flat:
             flat[w] = np().zeros((out_size, size_of(inputs[w])), dtype=dtype())
     if not all_finite(list(flat.values())):
-        return None
+        raise NonFinite()
     return {w: finish(flat[w].reshape(out_shape + shape_of(inputs[w])) + 0.0) for w in wrt}
 
 
@@ -284,8 +293,10 @@ def replay_forward_gradient(trace, values: list, inputs: dict, wrt: list, watche
     """forward.gradient's result from stacked passes over the replayed steps (each tangent summed,
     or contracted with `seed`), or None where the interpreted one is to answer."""
     value = strip(replay_output(trace, values))
-    if trace.output is None or not all_finite([value]):
+    if trace.output is None:
         return None
+    if not all_finite([value]):
+        raise NonFinite()
     contract = None if seed is None else xp().reshape(xp().asarray(seed_for(seed, value)), (1, -1))
     flat = {w: np().zeros(size_of(inputs[w]), dtype=dtype()) for w in wrt}
     reaching, touched = reaching_leaves(trace), set()
@@ -305,10 +316,10 @@ def replay_forward_gradient(trace, values: list, inputs: dict, wrt: list, watche
 
 
 def forward_result(trace, value, gradient, inputs, wrt, touched, seed):
-    """A replayed forward-mode gradient's result (touched: the inputs the value depends on), or
-    None where a number is not finite (the interpreter's to report)."""
+    """A replayed forward-mode gradient's result (touched: the inputs the value depends on);
+    NonFinite where a number is not finite (the interpreter's to report)."""
     if not all_finite([value, *gradient.values()]):
-        return None
+        raise NonFinite()
     return GradResult(value=on_host(value), gradient=gradient, inputs=on_host(inputs),
                       unconnected=[w for w in wrt if w not in touched],
                       reduced="seed" if seed is not None else ("sum" if shape_of(value) else None),

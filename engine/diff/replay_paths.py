@@ -8,8 +8,10 @@ again on it; where none was kept the call is interpreted and its run becomes ano
 MAX_PATHS (past that, new paths are interpreted). A path whose recording was refused (its replay
 where it was recorded disagreed with the interpreter: a kink a rule inside a derivative the
 program takes notes, which the replay does not make; a gradient replayed apart at large inputs
-that differs; a tie met on the signature's first path) is kept as refused: a call whose guards lead
-along it is interpreted (Unsupported, its reason), and the other paths keep replaying."""
+that differs) is kept as refused: a call whose guards lead along it is interpreted (Unsupported,
+its reason), and the other paths keep replaying. A tie met where a path was recorded refuses
+nothing: it holds at that point only, so the path is not kept, and a call that takes it at other
+values records it."""
 from __future__ import annotations
 
 from ..core.notes import NOTES

@@ -24,14 +24,27 @@ MAX_KEPT_BYTES = 1 << 26   # 64 MiB
 
 
 def distinct_bytes(values) -> int:
-    """The bytes of the arrays among `values`, each array counted once."""
+    """The bytes of the arrays among `values`, each buffer counted once: a view (a slice, a
+    reshape, a transpose) is its base array's memory, which it keeps alive whole."""
     seen, total = set(), 0
     for value in values:
-        nbytes = getattr(value, "nbytes", None)
-        if nbytes is not None and id(value) not in seen:
-            seen.add(id(value))
-            total += nbytes
+        if getattr(value, "nbytes", None) is None:
+            continue
+        owner = buffer_owner(value)
+        if id(owner) not in seen:
+            seen.add(id(owner))
+            total += owner.nbytes
     return total
+
+
+def buffer_owner(array):
+    """The array that owns `array`'s memory: its base's base ... (numpy's and cupy's `base`), or
+    the array itself where it owns it (or its base is no array: a bytes object, a memory map)."""
+    while True:
+        base = getattr(array, "base", None)
+        if base is None or getattr(base, "nbytes", None) is None:
+            return array
+        array = base
 
 
 def kept_bytes(entry) -> int:

@@ -20,8 +20,9 @@ import sys
 from ..core.backend import np, to_device, to_host, xp
 from ..core.notes import reset as reset_notes
 from ..core.tape import Dual, new_level, strip
-from ..diff.batched_replay import (largest_value, last_uses, point_shape, record_for_batches, replay_stacked,
-                                   rows_per_pass)
+from ..diff.batched_replay import (largest_value, last_uses, point_shape, record_for_batches, refused_pass,
+                                   replay_stacked, rows_per_pass)
+from ..diff.fallbacks import CONFIRMED_ERRORS, count
 from ..lang.values import as_input, dtype
 
 BATCHED = True          # False: every grid point is one run (benchmarks time both ways)
@@ -78,14 +79,16 @@ def worth_numpy(ops: int) -> bool:
     return "numpy" in sys.modules or ops >= NUMPY_WORTH_OPS
 
 
-def grid_points(target, name, xs, others, order, limits=None):
+def grid_points(target, name, xs, others, order, limits=None, fallbacks=None):
     """Per grid point, (derivatives, kinks, signature, sides) as plotdata's `point` gives them,
-    from batched passes; None where the program is not batched (then each point is one run)."""
+    from batched passes; None where the program is not batched (then each point is one run),
+    the reason counted in `fallbacks` (diff/fallbacks.py), a dict."""
     if not BATCHED or len(xs) < MIN_POINTS:
         return None
+    fallbacks = {} if fallbacks is None else fallbacks
     at = dict(others)
     at[name] = as_input(xs[0])
-    trace = record_for_batches(target, at, limits)
+    trace = record_for_batches(target, at, limits, fallbacks)
     if trace is None or not worth_numpy(len(xs) * trace.operations() * 2 ** order):
         return None
     grid = GridPass(trace, target, name, others, order)
@@ -95,7 +98,8 @@ def grid_points(target, name, xs, others, order, limits=None):
         results = []
         for start in range(0, len(xs), step):
             results.extend(grid.pinned(xs[start:start + step]))
-    except Exception:                        # the point runs report it, located
+    except CONFIRMED_ERRORS as error:        # the point runs report it, located
+        count(fallbacks, refused_pass(error))
         return None
     signature = list(trace.signature)
     return [(derivs, kinks, signature, sides) for derivs, kinks, sides in results]

@@ -47,6 +47,7 @@ class PlotData:
     marks: list = field(default_factory=list)
     order: int = 1
     errors: list = field(default_factory=list)   # (x, SourceError) for points that could not run
+    fallbacks: dict = field(default_factory=dict)   # {reason: count}: why the grid was not one batched pass
 
 
 def point(target, name, x, others, order, limits, runner=None):
@@ -90,7 +91,7 @@ def sample(target, name, lo, hi, points, order=1, others=None, limits=None, on_p
     seen = set()
     prev = None
     runner = Runner(target, limits)             # compiled once: each point only runs it
-    batched = grid_points(target, name, xs, others or {}, order, limits)    # all at once, where it can
+    batched = grid_points(target, name, xs, others or {}, order, limits, data.fallbacks)    # all at once, where it can
     for i, x in enumerate(xs):
         try:
             derivs, kinks, signature, sides = batched[i] if batched is not None else \
