@@ -32,6 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..core.accumulate import accumulate
+from ..core.backend import np
 from ..core.batch import NO_PARAMS, lifted_jvp, same_shape_jvp, takes_same_shape
 from ..core.primitives import TABLE
 from ..core.tangent_stack import TangentStack
@@ -242,12 +243,19 @@ def _replaying(binds: tuple, result: tuple):
 
 def planned_add(level: int):
     """The sweep's `add` over a plan: `prev + contrib` of two Duals of `level` is core/batch.py's
-    batched bind of add, which `accumulate`'s `+` reaches through the ops' dispatch: called
-    here without it; anything else through `accumulate`."""
-    add, batched_bind = TABLE["add"], BATCHED[level]
+    batched bind of add, which `accumulate`'s `+` reaches through the ops' dispatch. Where both
+    primals are floats, or arrays of one shape, that bind is written out: add's impl on the
+    primals (`+`) and its JVPs' sum on the tangents, each JVP (`bcast` to the output's shape)
+    the tangent itself, as a batched Dual's tangent has the primal's shape behind the stack.
+    Two Duals of other shapes take the batched bind; anything else `accumulate`."""
+    add, batched_bind, ndarray = TABLE["add"], BATCHED[level], np().ndarray
 
     def planned(prev, contrib):
         if prev.__class__ is Dual and contrib.__class__ is Dual and prev.level == level == contrib.level:
+            a, b = prev.primal, contrib.primal
+            c = a.__class__
+            if c is b.__class__ and (c is float or (c is ndarray and a.shape == b.shape)):
+                return Dual(a + b, prev.tangent + contrib.tangent, level)
             return batched_bind(add, (prev, contrib), None)
         return accumulate(prev, contrib)
     return planned
