@@ -34,11 +34,11 @@ from dataclasses import dataclass
 from ..core.accumulate import accumulate
 from ..core.backend import np
 from ..core.batch import NO_PARAMS, lifted_jvp, same_shape_jvp, takes_same_shape
-from ..core.primitives import TABLE
 from ..core.tangent_stack import TangentStack
 from ..core.tape import BATCHED, Dual, PlannedStep, Var, sweep_equations
 from ..lang.values import as_input
 
+ndarray = np().ndarray
 PLAN_DENSE_MAX_ELEMENTS = 1 << 16     # a dense tangent of more numbers than this: no plan
 CONSTANT, ADJOINT = -1, -2            # a bind argument's source, else a slot (see replayed_vjp)
 
@@ -126,7 +126,7 @@ def planned_sweep(trace, plan: HessianPlan, boxed: list, level: int, k: int, str
     plan's steps: each VJP replays its recorded binds on `boxed`, this pass's values (Duals of
     `level` with k stacked tangents), and the sweep adds the adjoints as it added them."""
     return sweep_equations(plan.at, trace.output, as_input(1.0), trace.leaves, values=(boxed, level, k, structured),
-                           mark=False, add=planned_add(level))
+                           mark=False, add=planned_add)
 
 
 def make_plan(trace, vjps: list, boxed: list, level: int):
@@ -214,16 +214,30 @@ def _replaying(binds: tuple, result: tuple):
         given.binds = binds
         return given
     item = -2 - slot
+    run = tuple((prim, prim.impl, params, lifted, arguments, moving, len(arguments))   # the impls looked up once
+                for prim, params, lifted, arguments, moving in binds)
 
     def vjp(g, ans, boxed, level, k, structured):
         if g.__class__ is Dual:
             primals, tangents = [g.primal], [g.tangent]
         else:
             primals, tangents = [None], [None]
-        for prim, params, lifted_params, arguments, moving in binds:
-            args = tuple([boxed[s].primal if s >= 0 else c if s == CONSTANT else primals[-2 - s]
-                          for s, c in arguments])
-            out = prim.impl(*args, **params) if params else prim.impl(*args)
+        for prim, impl, params, lifted_params, arguments, moving, arity in run:
+            if arity == 2:                             # most binds: their arguments read one by one
+                (s, c), (s1, c1) = arguments
+                a = boxed[s].primal if s >= 0 else c if s == -1 else primals[-2 - s]
+                b = boxed[s1].primal if s1 >= 0 else c1 if s1 == -1 else primals[-2 - s1]
+                args = (a, b)
+                out = impl(a, b, **params) if params else impl(a, b)
+            elif arity == 1:
+                ((s, c),) = arguments
+                a = boxed[s].primal if s >= 0 else c if s == -1 else primals[-2 - s]
+                args = (a,)
+                out = impl(a, **params) if params else impl(a)
+            else:
+                args = tuple([boxed[s].primal if s >= 0 else c if s == CONSTANT else primals[-2 - s]
+                              for s, c in arguments])
+                out = impl(*args, **params) if params else impl(*args)
             tangent = None
             for pos, s, rule in moving:
                 t = boxed[s].tangent if s >= 0 else tangents[-2 - s]
@@ -241,21 +255,16 @@ def _replaying(binds: tuple, result: tuple):
     return vjp
 
 
-def planned_add(level: int):
-    """The sweep's `add` over a plan: `prev + contrib` of two Duals of `level` is core/batch.py's
-    batched bind of add, which `accumulate`'s `+` reaches through the ops' dispatch. Where both
-    primals are floats, or arrays of one shape, that bind is written out: add's impl on the
-    primals (`+`) and its JVPs' sum on the tangents, each JVP (`bcast` to the output's shape)
-    the tangent itself, as a batched Dual's tangent has the primal's shape behind the stack.
-    Two Duals of other shapes take the batched bind; anything else `accumulate`."""
-    add, batched_bind, ndarray = TABLE["add"], BATCHED[level], np().ndarray
-
-    def planned(prev, contrib):
-        if prev.__class__ is Dual and contrib.__class__ is Dual and prev.level == level == contrib.level:
-            a, b = prev.primal, contrib.primal
-            c = a.__class__
-            if c is b.__class__ and (c is float or (c is ndarray and a.shape == b.shape)):
-                return Dual(a + b, prev.tangent + contrib.tangent, level)
-            return batched_bind(add, (prev, contrib), None)
-        return accumulate(prev, contrib)
-    return planned
+def planned_add(prev, contrib):
+    """The sweep's `add` over a plan (the adjoints of forward-over-reverse): `prev + contrib`.
+    Two Duals of one level whose primals are floats, or arrays of one shape, add as their
+    forward-mode bind of add does, written out: add's impl on the primals (`+`) and its JVPs'
+    sum on the tangents, each JVP (`bcast` to the output's shape) the tangent itself, since a
+    Dual's tangent has its primal's shape (behind the stack, in a batched level). Anything else
+    through `accumulate`, whose `+` reaches that bind through the ops' dispatch."""
+    if prev.__class__ is Dual and contrib.__class__ is Dual and prev.level == contrib.level:
+        a, b = prev.primal, contrib.primal
+        c = a.__class__
+        if c is b.__class__ and (c is float or (c is ndarray and a.shape == b.shape)):
+            return Dual(a + b, prev.tangent + contrib.tangent, prev.level)
+    return accumulate(prev, contrib)
