@@ -234,3 +234,41 @@ def test_the_planned_hessian_is_the_one_reverse_sweep(monkeypatch):
     assert_same_bits(planned, f.hessian(moved))
     np.testing.assert_allclose(planned["x"]["x"], higher.hessian(None, moved, None, target=f.target).hessian["x"]["x"],
                                rtol=1e-12, atol=1e-12)
+
+
+def test_the_planned_sweeps_add_is_the_forward_mode_add_to_the_bit():
+    """The planned sweep's `add` hook (hessian_plan.planned_add) writes out the batched bind of add
+    for two Duals of one level and shape (no dispatch); anything else goes through `accumulate`'s
+    dispatch. Either way the sum is the one `accumulate` gives (the recorded sweep's), to the bit."""
+    from autodiff.engine.core.accumulate import accumulate
+    from autodiff.engine.core.batch import batched
+    from autodiff.engine.core.tangent_stack import TangentStack
+    from autodiff.engine.core.tape import BATCHED, Dual, new_level
+
+    def dense(t):
+        return t.dense() if isinstance(t, TangentStack) else t
+
+    def same(r, expected):
+        assert r.__class__ is expected.__class__ is Dual and r.level == expected.level
+        assert same_bits(r.primal, expected.primal)
+        assert type(r.tangent) is type(expected.tangent) and same_bits(dense(r.tangent), dense(expected.tangent))
+
+    level, k = new_level(), 4
+    x = np.array([0.1, -2.5, 3.0, 1e-300])
+    with batched(level, k, structured=True):
+        binds = []
+        inner = BATCHED[level]
+        BATCHED[level] = lambda prim, args, params: binds.append(prim.name) or inner(prim, args, params)
+        cases = [
+            (Dual(x, TangentStack.identity(k, (4,)), level),                    # one shape: written out
+             Dual(np.sin(x) / 3.0, TangentStack.outer(np.arange(1.0, 5.0), (4,)), level), True),
+            (Dual(0.25, np.arange(4.0) / 7.0, level), Dual(-1.5, np.ones(4) / 3.0, level), True),   # floats
+            (Dual(x, TangentStack.identity(k, (4,)), level),                    # broadcast: the bind
+             Dual(np.array([2.0]), np.arange(4.0).reshape(4, 1), level), False),
+            (Dual(x, TangentStack.identity(k, (4,)), level), x * 0.5, False),    # a raw contribution
+        ]
+        for prev, contrib, written_out in cases:
+            del binds[:]
+            got = hessian_plan.planned_add(prev, contrib)
+            assert binds == ([] if written_out else ["add"])
+            same(got, accumulate(prev, contrib))
