@@ -330,9 +330,11 @@ def sweep(tape: Tape, index, seed, stop_at: int = 0, check=None, on_step=None, k
 def sweep_equations(steps: list, index, seed, stop_at: int = 0, *, values=None, check=None, on_step=None,
                     before=None, keep: bool = False, rerun: bool = False, free: bool = False,
                     mark: bool = True, add=accumulate) -> list:
-    """THE reverse sweep over a Program's equations (core/program.py), the interpreter's, the
-    replay's and a fused region's op-by-op VJP (core/regions.py's region_vjp): from equation `index` (seeded with `seed`; None: nothing flowed) back to `stop_at`;
-    returns the adjoints by equation position (None where nothing flowed: a symbolic zero).
+    """THE reverse sweep over a Program's equations (core/program.py): the interpreter's, the
+    replay's, a replayed Hessian's (diff/hessian_plan.py) and a fused region's op-by-op VJP
+    (core/regions.py's region_vjp): from equation `index` (seeded with `seed`; None: nothing
+    flowed) back to `stop_at`; returns the adjoints by equation position (None where nothing
+    flowed: a symbolic zero).
     `steps[i]` is the equation itself (a tape's `Entry`), or a replay's plan of it
     (`PlannedStep`: its VJPs' arguments and output taken from `values`, the replayed values by
     position, or the pass a Hessian plan's VJPs take), or None where no adjoint reaches it.
@@ -345,8 +347,9 @@ def sweep_equations(steps: list, index, seed, stop_at: int = 0, *, values=None, 
       is g, passes `contribution` to its parent j through its argument `pos` (the views); what it
       keeps is never added into (accumulate counts its references); `before(i)` is told before
       each of equation i's VJPs runs (diff/hessian_plan.py's Recording);
-    - `add(prev, contribution)`: a non-float adjoint and a contribution to it summed (a Hessian
-      plan's sum of stacked Duals, diff/hessian_plan.py, adds as `accumulate` would, undispatched);
+    - `add(prev, contribution)`: a non-float adjoint and a contribution to it summed, as
+      `accumulate` sums them (diff/hessian_plan.py's `planned_add` writes out the sum of two
+      Duals of one shape, which `accumulate` reaches through the ops' dispatch);
     - `keep`: every adjoint stays in the list (else each is dropped once passed on);
     - `free`: each equation is dropped from `steps` as the sweep passes it (a tape not persistent);
     - `rerun`: the rules re-run a sweep already made (the views): NOTES' span and kinks are left
