@@ -329,7 +329,7 @@ def sweep(tape: Tape, index, seed, stop_at: int = 0, check=None, on_step=None, k
 
 def sweep_equations(steps: list, index, seed, stop_at: int = 0, *, values=None, check=None, on_step=None,
                     before=None, keep: bool = False, rerun: bool = False, free: bool = False,
-                    mark: bool = True, add=accumulate) -> list:
+                    mark: bool = True, add=None) -> list:
     """THE reverse sweep over a Program's equations (core/program.py): the interpreter's, the
     replay's, a replayed Hessian's (diff/hessian_plan.py) and a fused region's op-by-op VJP
     (core/regions.py's region_vjp): from equation `index` (seeded with `seed`; None: nothing
@@ -338,7 +338,7 @@ def sweep_equations(steps: list, index, seed, stop_at: int = 0, *, values=None, 
     `steps[i]` is the equation itself (a tape's `Entry`), or a replay's plan of it
     (`PlannedStep`: its VJPs' arguments and output taken from `values`, the replayed values by
     position, or the pass a Hessian plan's VJPs take), or None where no adjoint reaches it.
-    Adjoints add through `add`: `accumulate` (in place only into a buffer nobody else holds),
+    Adjoints add through `add` (None: `accumulate`, in place only into a buffer nobody else holds),
     whose `+` records on any outer tape, so the sweep is itself differentiable; a float adds as
     it adds. Hooks:
     - `check()` is called after every SWEEP_CHUNK entries while more remain: a nested sweep
@@ -360,6 +360,8 @@ def sweep_equations(steps: list, index, seed, stop_at: int = 0, *, values=None, 
     if index is None:
         return adj
     adj[index] = seed
+    if add is None:
+        add = accumulate
     told = on_step is not None or before is not None
     swept = _told(steps, index, on_step, before) if told else steps
     dropped = [None] * len(steps) if keep else adj
