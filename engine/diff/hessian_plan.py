@@ -3,9 +3,10 @@
 replayed as the VJPs of core/tape.py's one reverse sweep (`sweep_equations`) over the trace's
 Program: a HessianPlan is a per-equation annotation (`at[position]`: that equation's step for
 the sweep, whose VJP at each traced argument performs the binds that VJP made), and the sweep
-itself visits the equations, passes the adjoints and adds them (`accumulate`, on the Duals, as
-the bound sweep adds them), dropping each adjoint once passed on. Each recorded bind replays as
-the primitive's impl on the primals and core/batch.py's `lifted_jvp` on the tangents.
+itself visits the equations, passes the adjoints and adds them (its `add` hook, `planned_add`:
+the sum `accumulate` gives the bound sweep, without the ops' dispatch), dropping each adjoint
+once passed on. Each recorded bind replays as the primitive's impl on the primals and
+core/batch.py's `lifted_jvp` on the tangents.
 
 The sweep of forward-over-reverse runs the VJP rules on Duals; every op those rules apply to a
 Dual reaches core/batch.py's batched bind, which computes the primal and pushes the tangents.
