@@ -300,9 +300,9 @@ def test_a_regions_plan_is_a_program_and_its_vjp_runs_the_one_reverse_sweep(fuse
     swept = []
     loop = tape_module._sweep
 
-    def counted(steps, adj, dropped, top, bottom, free, values):
+    def counted(steps, adj, dropped, top, bottom, free, values, *rest):
         swept.append(([steps[i] for i in range(top, bottom - 1, -1)], values))
-        return loop(steps, adj, dropped, top, bottom, free, values)
+        return loop(steps, adj, dropped, top, bottom, free, values, *rest)
     monkeypatch.setattr(tape_module, "_sweep", counted)
     monkeypatch.setattr(regions, "KERNELS", {})              # traced anew, here
     x = np.linspace(0.0, 1.0, N)                             # arcsin' is inf at 1: op by op

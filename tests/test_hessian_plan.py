@@ -161,26 +161,34 @@ def test_a_sweep_on_dense_stacks_keeps_the_bound_sweep(monkeypatch):
     assert_close(got, higher.hessian(None, {"x": x}, target=f.target).hessian)
 
 
-def test_a_plan_drops_each_value_after_its_last_reader():
+def test_a_planned_sweep_drops_each_adjoint_once_passed_on():
+    """The planned sweep is the one sweep: it keeps no adjoint past the equation that passes it
+    on (only the leaves' remain); a replayed VJP's binds live as long as its call."""
     f = Function("sum(x ** 2.0 * sin(x)) + sum(exp(x)) * sum(x)")
     x = np.linspace(-1.0, 1.0, 50)
     for _ in range(3):
         f.hessian({"x": x})
     (plan,) = plans_of(f)
-    traced = len(trace_of(f).equations)          # slots of the trace's own values
-    binds = plan.binds()
-    freed = [slot for *_, frees in binds for slot in frees]
-    kept = {slot for slot, _ in plan.results if slot >= 0}
-    assert len(freed) == len(set(freed))                             # each once
-    assert set(freed) | kept >= set(range(traced, traced + len(binds)))   # every bind's result goes
-    for b, (*_, frees) in enumerate(binds):                          # and only once no later bind reads it
-        later = {slot for _, _, _, arguments, _, _, _ in binds[b + 1:] for slot, _ in arguments}
-        assert not set(frees) & later
+    trace = trace_of(f)
+    kept = []
+    sweep = hessian_plan.sweep_equations
+
+    def keeping(*args, **kwargs):
+        kept.append(sweep(*args, **kwargs))
+        return kept[-1]
+    hessian_plan.sweep_equations = keeping
+    try:
+        f.hessian({"x": x * 0.9})
+    finally:
+        hessian_plan.sweep_equations = sweep
+    (adjoints,) = kept
+    assert adjoints[0] is not None and adjoints[trace.leaves:] == [None] * (len(adjoints) - trace.leaves)
+    assert plan.count == len(plan.binds()) > 0
 
 
 def test_the_plan_is_an_annotation_per_equation_of_the_program():
-    """Issue 28 item 1: the Hessian plan's binds sit at the equation whose VJP made them (the
-    sweep's accumulation with it), down the trace's Program; no second list of steps."""
+    """Issue 28 item 1: the Hessian plan's binds sit at the equation whose VJP made them, down
+    the trace's Program (the sweep's accumulation is the sweep's own); no second list of steps."""
     f = Function("sum(sin(x) * exp(x))")
     x = np.linspace(-1.0, 1.0, 5)
     for _ in range(3):
@@ -188,12 +196,79 @@ def test_the_plan_is_an_annotation_per_equation_of_the_program():
     (plan,) = plans_of(f)
     trace = trace_of(f)
     assert len(plan.at) == len(trace.equations)
-    by_equation = {trace.equations[i].prim.name: {b[0].name for b in binds}
-                   for i, binds in enumerate(plan.at) if binds}
+    by_equation = {trace.equations[i].prim.name: {b[0].name for b in plan.binds(i)}
+                   for i, step in enumerate(plan.at) if plan.binds(i)}
     assert set(by_equation) == {"sin", "exp", "mul"}        # sum's VJP broadcasts a raw seed: no bind
     assert "cos" in by_equation["sin"] and "mul" in by_equation["exp"]
-    assert plan.count == len(plan.binds()) == sum(len(b) for b in plan.at if b)
+    assert plan.count == len(plan.binds()) == sum(len(plan.binds(i)) for i in range(len(plan.at)))
     moved = {"x": x * 1.1}
     planned = f.hessian(moved)
     expected = np.diag(2.0 * np.cos(moved["x"]) * np.exp(moved["x"]))
     np.testing.assert_allclose(planned["x"]["x"], expected, rtol=1e-13, atol=1e-15)
+
+
+def test_the_planned_hessian_is_the_one_reverse_sweep(monkeypatch):
+    """Issue 28 item 2: a replayed Hessian's plan is swept by core/tape.py's one reverse sweep over
+    the trace's Program (its steps, whose VJPs replay the recorded binds), not a loop of its own:
+    every pass, recorded or planned, goes through the sweep's loop, and the Hessian is the bound
+    sweep's to the bit."""
+    from autodiff.engine.core import tape as tape_module
+    swept = []
+    loop = tape_module._sweep
+
+    def counted(steps, adj, dropped, top, bottom, *rest):
+        swept.append({type(steps[i]).__name__ for i in range(top, bottom - 1, -1) if steps[i] is not None})
+        return loop(steps, adj, dropped, top, bottom, *rest)
+    monkeypatch.setattr(tape_module, "_sweep", counted)
+    f = Function(STRUCTURED[0])
+    at = {"x": np.linspace(-1.0, 1.0, 40)}
+    for _ in range(3):                     # interpreted, trace recorded, plan recorded
+        f.hessian(at)
+    (plan,) = plans_of(f)
+    assert isinstance(plan, hessian_plan.HessianPlan)
+    del swept[:]
+    moved = {"x": at["x"] * 0.97 - 0.02}
+    planned = f.hessian(moved)
+    assert swept == [{"PlannedStep"}]
+    trace_of(f).annotations[("hessian", (0,))] = False
+    assert_same_bits(planned, f.hessian(moved))
+    np.testing.assert_allclose(planned["x"]["x"], higher.hessian(None, moved, None, target=f.target).hessian["x"]["x"],
+                               rtol=1e-12, atol=1e-12)
+
+
+def test_the_planned_sweeps_add_is_the_forward_mode_add_to_the_bit():
+    """The planned sweep's `add` hook (hessian_plan.planned_add) writes out the batched bind of add
+    for two Duals of one level and shape (no dispatch); anything else goes through `accumulate`'s
+    dispatch. Either way the sum is the one `accumulate` gives (the recorded sweep's), to the bit."""
+    from autodiff.engine.core.accumulate import accumulate
+    from autodiff.engine.core.batch import batched
+    from autodiff.engine.core.tangent_stack import TangentStack
+    from autodiff.engine.core.tape import BATCHED, Dual, new_level
+
+    def dense(t):
+        return t.dense() if isinstance(t, TangentStack) else t
+
+    def same(r, expected):
+        assert r.__class__ is expected.__class__ is Dual and r.level == expected.level
+        assert same_bits(r.primal, expected.primal)
+        assert type(r.tangent) is type(expected.tangent) and same_bits(dense(r.tangent), dense(expected.tangent))
+
+    level, k = new_level(), 4
+    x = np.array([0.1, -2.5, 3.0, 1e-300])
+    with batched(level, k, structured=True):
+        binds = []
+        inner = BATCHED[level]
+        BATCHED[level] = lambda prim, args, params: binds.append(prim.name) or inner(prim, args, params)
+        cases = [
+            (Dual(x, TangentStack.identity(k, (4,)), level),                    # one shape: written out
+             Dual(np.sin(x) / 3.0, TangentStack.outer(np.arange(1.0, 5.0), (4,)), level), True),
+            (Dual(0.25, np.arange(4.0) / 7.0, level), Dual(-1.5, np.ones(4) / 3.0, level), True),   # floats
+            (Dual(x, TangentStack.identity(k, (4,)), level),                    # broadcast: the bind
+             Dual(np.array([2.0]), np.arange(4.0).reshape(4, 1), level), False),
+            (Dual(x, TangentStack.identity(k, (4,)), level), x * 0.5, False),    # a raw contribution
+        ]
+        for prev, contrib, written_out in cases:
+            del binds[:]
+            got = hessian_plan.planned_add(prev, contrib)
+            assert binds == ([] if written_out else ["add"])
+            same(got, accumulate(prev, contrib))

@@ -329,21 +329,27 @@ def sweep(tape: Tape, index, seed, stop_at: int = 0, check=None, on_step=None, k
 
 def sweep_equations(steps: list, index, seed, stop_at: int = 0, *, values=None, check=None, on_step=None,
                     before=None, keep: bool = False, rerun: bool = False, free: bool = False,
-                    mark: bool = True) -> list:
-    """THE reverse sweep over a Program's equations (core/program.py), the interpreter's, the
-    replay's and a fused region's op-by-op VJP (core/regions.py's region_vjp): from equation `index` (seeded with `seed`; None: nothing flowed) back to `stop_at`;
-    returns the adjoints by equation position (None where nothing flowed: a symbolic zero).
+                    mark: bool = True, add=None) -> list:
+    """THE reverse sweep over a Program's equations (core/program.py): the interpreter's, the
+    replay's, a replayed Hessian's (diff/hessian_plan.py) and a fused region's op-by-op VJP
+    (core/regions.py's region_vjp): from equation `index` (seeded with `seed`; None: nothing
+    flowed) back to `stop_at`; returns the adjoints by equation position (None where nothing
+    flowed: a symbolic zero).
     `steps[i]` is the equation itself (a tape's `Entry`), or a replay's plan of it
     (`PlannedStep`: its VJPs' arguments and output taken from `values`, the replayed values by
-    position), or None where no adjoint reaches it. Adjoints add through `accumulate` (in place
-    only into a buffer nobody else holds), whose `+` records on any outer tape, so the sweep is
-    itself differentiable. Hooks:
+    position, or the pass a Hessian plan's VJPs take), or None where no adjoint reaches it.
+    Adjoints add through `add` (None: `accumulate`, in place only into a buffer nobody else holds),
+    whose `+` records on any outer tape, so the sweep is itself differentiable; a float adds as
+    it adds. Hooks:
     - `check()` is called after every SWEEP_CHUNK entries while more remain: a nested sweep
       records on the outer tapes, and its limits must hold during the sweep, not only after it;
     - `on_step(i, pos, j, g, contribution)` is told each chain-rule term: entry i, whose adjoint
       is g, passes `contribution` to its parent j through its argument `pos` (the views); what it
       keeps is never added into (accumulate counts its references); `before(i)` is told before
       each of equation i's VJPs runs (diff/hessian_plan.py's Recording);
+    - `add(prev, contribution)`: a non-float adjoint and a contribution to it summed, as
+      `accumulate` sums them (diff/hessian_plan.py's `planned_add` writes out the sum of two
+      Duals of one shape, which `accumulate` reaches through the ops' dispatch);
     - `keep`: every adjoint stays in the list (else each is dropped once passed on);
     - `free`: each equation is dropped from `steps` as the sweep passes it (a tape not persistent);
     - `rerun`: the rules re-run a sweep already made (the views): NOTES' span and kinks are left
@@ -354,6 +360,8 @@ def sweep_equations(steps: list, index, seed, stop_at: int = 0, *, values=None, 
     if index is None:
         return adj
     adj[index] = seed
+    if add is None:
+        add = accumulate
     told = on_step is not None or before is not None
     swept = _told(steps, index, on_step, before) if told else steps
     dropped = [None] * len(steps) if keep else adj
@@ -363,10 +371,10 @@ def sweep_equations(steps: list, index, seed, stop_at: int = 0, *, values=None, 
     try:
         if check is not None:
             while top - SWEEP_CHUNK >= stop_at:
-                _sweep(swept, adj, dropped, top, top - SWEEP_CHUNK + 1, free, values)
+                _sweep(swept, adj, dropped, top, top - SWEEP_CHUNK + 1, free, values, add)
                 top -= SWEEP_CHUNK
                 check()
-        _sweep(swept, adj, dropped, top, stop_at, free, values)
+        _sweep(swept, adj, dropped, top, stop_at, free, values, add)
     finally:
         if rerun:
             NOTES.span = span
@@ -403,9 +411,10 @@ def planned_step(prim, live, args, gather, params, span, equation) -> PlannedSte
     return PlannedStep((vjps, float_vjps, live, args, gather, prim.needs_ans, params, span, equation))
 
 
-def _sweep(steps: list, adj: list, dropped: list, top: int, bottom: int, free: bool, values) -> None:
+def _sweep(steps: list, adj: list, dropped: list, top: int, bottom: int, free: bool, values, add) -> None:
     """The sweep's loop over equations top, top-1, ..., bottom: adjoints flow to the parents. A
-    float adds as `accumulate` adds it (`prev + contrib`), without the call: the hot path.
+    float adds as `accumulate` adds it (`prev + contrib`), without the call: the hot path; any
+    other adjoint through `add`.
     `dropped` is `adj` itself, or a scratch list where the sweep keeps every adjoint."""
     notes = NOTES
     for i in range(top, bottom - 1, -1):
@@ -446,7 +455,7 @@ def _sweep(steps: list, adj: list, dropped: list, top: int, bottom: int, free: b
                 adj[j] = prev + contrib
             else:                                      # an array: in place where the sweep owns it
                 prev = None
-                adj[j] = accumulate(adj[j], contrib)
+                adj[j] = add(adj[j], contrib)
         dropped[i] = None
         if free:
             steps[i] = None

@@ -6,8 +6,8 @@ through an interpreted run (views/plot_points.py does the same with nested Duals
   stack of basis tangents (level-k Duals, core/batch.py), the recorded steps' JVP rules push
   them (diff/replay_tangents.py), the planned reverse sweep of diff/replay_sweep.py over those
   values gives the gradient (no tape is recorded: the plan knows its structure; where it can be,
-  the binds of that sweep replayed as diff/hessian_plan.py's plan), and the gradient's stacked
-  tangents are the Hessian's rows.
+  the same sweep over diff/hessian_plan.py's plan, whose VJPs replay the binds the rules made),
+  and the gradient's stacked tangents are the Hessian's rows.
 - Jacobian, forward mode (diff/forward.py's `_jacobian_forward`): the inputs carry stacked
   basis tangents, and the output's tangent stack holds the Jacobian's columns.
 - Gradient, forward mode (diff/forward.py's `gradient`): those columns, each summed (or
@@ -35,7 +35,7 @@ from ..core.tangent_stack import TangentStack
 from ..core.tape import BOXES, Dual, bind, new_level, strip
 from ..lang.values import as_input, dtype, shape_of, size_of
 from .common import check_result_elements, finish, on_host, real_values, seed_for
-from .hessian_plan import Recording, make_plan, plannable, planned_gradient
+from .hessian_plan import plannable, planned_sweep, recorded_sweep
 from .replay import replay_output
 from .replay_jacobian import replay_jacobian
 from .bits import all_finite
@@ -184,7 +184,8 @@ def _gradient_pass(trace, values: list, watched: list, stacked: tuple) -> list:
     them; diff/replay_sweep.py: the VJPs, arguments and order of a tape's sweep, so the adjoints
     are the same to the bit, Duals included): the adjoint of each watched input, or None. Where
     this one stacked pass (`stacked`: level, k, structured, whether it is the only pass) moves
-    every input, diff/hessian_plan.py's replay of the sweep's binds, recorded on the first."""
+    every input, the same sweep over diff/hessian_plan.py's plan, whose VJPs replay the binds
+    that the first pass's VJPs made."""
     plan = sweep_plan(trace, watched)
     if trace.output is None or not plan.live[trace.output]:
         return [None] * len(watched)           # the output does not depend on those inputs
@@ -192,16 +193,13 @@ def _gradient_pass(trace, values: list, watched: list, stacked: tuple) -> list:
     key = ("hessian", tuple(watched))
     planned = trace.annotations.get(key) if single else False
     if planned:
-        return planned_gradient(planned, values, level, k, structured)
-    if planned is None and plannable(trace, watched, values, level):
-        with Recording(level) as recording:
-            adjoints = planned_adjoints(trace, plan, values, trace.output, as_input(1.0), recording.equation)
-        grads = [adjoints[i] for i in watched]
-        trace.annotations[key] = make_plan(recording.log, values, grads, level) or False
-        return grads
-    if planned is None:
-        trace.annotations[key] = False
-    adjoints = planned_adjoints(trace, plan, values, trace.output, as_input(1.0))
+        adjoints = planned_sweep(trace, planned, values, level, k, structured)
+    elif planned is None and plannable(trace, watched, values, level):
+        adjoints, trace.annotations[key] = recorded_sweep(trace, plan, values, level)
+    else:
+        if planned is None:
+            trace.annotations[key] = False
+        adjoints = planned_adjoints(trace, plan, values, trace.output, as_input(1.0))
     return [adjoints[i] for i in watched]
 
 

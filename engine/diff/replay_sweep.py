@@ -122,9 +122,8 @@ def taped_adjoints(trace, plan: SweepPlan, values: list, out: int, seed) -> list
     return sweep_equations(plan.at, out, seed, trace.leaves, values=values)
 
 
-def planned_adjoints(trace, plan: SweepPlan, values: list, out: int, seed, on_equation=None) -> list:
+def planned_adjoints(trace, plan: SweepPlan, values: list, out: int, seed) -> list:
     """The adjoints by equation position of a sweep from the output (position `out`, live) with
     `seed`: core/tape.py's one sweep (`sweep_equations`) over the plan's steps, which is its sweep
-    over replay_tape's tape, entry for entry. `on_equation(i)` is told before each of equation
-    i's VJPs runs (diff/hessian_plan.py's Recording)."""
-    return sweep_equations(plan.at, out, seed, trace.leaves, values=values, before=on_equation, mark=False)
+    over replay_tape's tape, entry for entry (diff/hessian_plan.py records it with its hooks)."""
+    return sweep_equations(plan.at, out, seed, trace.leaves, values=values, mark=False)
