@@ -29,7 +29,7 @@ from ..lang.target import load
 from ..lang.values import as_input, dtype, set_dtype, shape_of, size_of
 from . import complex_derivatives
 from .common import (check_result_elements, check_wrt, detached_places, finish, host, on_host, prepare,
-                     real_values, refuse_complex_output, run, sweep, tangent_of, unique_kinks, unit, watched_run)
+                     real_values, refuse_complex_output, run, sweep, unique_kinks, unit, watched_run)
 from .forward import jvp
 from .tangents import basis_chunks, is_structured, stacked_tangent_of
 

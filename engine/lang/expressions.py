@@ -7,7 +7,7 @@ from __future__ import annotations
 from ...parser import nodes
 from ...parser.errors import SourceError, option
 from ..core import ops
-from ..core.backend import is_array, xp
+from ..core.backend import is_array
 from ..core.notes import NOTES
 from ..core.sequences import SEQUENCES, as_array, elements_in, numpy_reading
 from ..core.tape import Dual, Var
@@ -18,7 +18,7 @@ from .spellings import unknown_module_name
 from .fused_regions import ROOTS as REGION_ROOTS, compile_region
 from .operator_closures import (BINARY_OPS, COMPARISONS, FLOAT_OPS, binary_closure, chain_and, comparison_closure,
                                 compare_values)
-from .values import RangeValue, as_int, describe, dtype, elements_dtype, literal, raw_getitem, shape_of, truth
+from .values import RangeValue, as_int, describe, literal, raw_getitem, shape_of, truth
 
 _NESTED_CHAIN = 8           # a + b + ... with more operators than this runs as a loop
 

@@ -285,13 +285,6 @@ def _dropped(ops, position, run) -> Omission:
 
 # ---- labels shared by every rendering -----------------------------------------------------------
 
-def operand(graph: Graph, ident: int, fmt) -> str:
-    nd = graph.node(ident)
-    if nd.kind == "const" and nd.value is not None and not nd.shape:
-        return fmt(nd.value)
-    return nd.name
-
-
 def expression(graph: Graph, nd: Node, fmt) -> str:
     """`n1 ** n3`, `sin(n2)`, `sum(n4, axis=0)`: the node's op applied to its inputs."""
     if nd.kind == "input":
