@@ -68,7 +68,7 @@ def one_hot_differences(target, limits, objective, inputs: dict, names, steps, f
         try:
             at_x = replay_values(trace, [inputs[k] for k in order])
             base = objective_value(at_x[trace.output], objective.output_seed)
-            if not _close(base, f0):
+            if not close(base, f0):
                 return None
             rows = [_objective_rows(out, at_x[trace.output], len(OFFSETS) * count, objective.output_seed)
                     for count, out in moved_outputs(trace, at_x, order, inputs, names, steps)]
@@ -249,7 +249,8 @@ def _finite(value) -> bool:
     return bool(np().all(np().isfinite(value)))
 
 
-def _close(a, b, rel=1e-12) -> bool:
+def close(a, b, rel=1e-12) -> bool:
+    """Two runs' numbers agree: equal, or finite and within rel of the larger."""
     return a == b or (math.isfinite(a) and math.isfinite(b) and abs(a - b) <= rel * max(abs(a), abs(b)))
 
 
