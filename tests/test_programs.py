@@ -430,3 +430,24 @@ def test_floor_of_non_finite_values_follows_numpy():
     src = "def f(x):\n    return floor(x) + floor(-x)\n"
     assert math.isnan(run(src, x=math.inf).value)
     assert run("def f(x):\n    return floor(x)\n", x=-math.inf).value == -math.inf
+
+
+def test_pass_does_nothing_in_a_body_a_branch_and_a_loop():
+    """`pass` as Python runs it: an empty branch, an empty loop body, a function whose first
+    statement it is."""
+    src = """
+        def f(x):
+            pass
+            y = x
+            if x > 0:
+                pass
+            else:
+                y = -x
+            for i in range(3):
+                pass
+            return y * y * x
+        """
+    r = grad(src, x=1.5)
+    assert (r.value, r.gradient["x"]) == (1.5 ** 3, 3 * 1.5 ** 2)
+    r = grad(src, x=-2.0)
+    assert (r.value, r.gradient["x"]) == (-8.0, 12.0)
