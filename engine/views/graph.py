@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 
-from ..core.numbers import is_whole, nonfinite_word
+from ..core.numbers import is_whole, number_text
 from ..core.tape import Dual, Shape, Var, strip, sweep
 
 # How ops read in a label: infix for the operators the language writes infix.
@@ -354,10 +354,5 @@ def short(v) -> str:
     if v.__class__ is bool:
         return str(v)
     if v.__class__ in (float, int) or getattr(v, "shape", None) == ():
-        x = float(v)
-        word = nonfinite_word(x)
-        if word:
-            return word
-        r = repr(x)
-        return r[:-2] if r.endswith(".0") else r
+        return number_text(float(v))
     return f"array{tuple(getattr(v, 'shape', ()))}"
