@@ -13,7 +13,7 @@ from ..core.sequences import SEQUENCES, as_array, elements_in, numpy_reading
 from ..core.tape import Dual, Var
 from .callables import Builtin, UserFunction
 from .dicts import item as dict_item
-from .errors import runtime_error, unknown_name
+from .errors import runtime_error, unassigned, unknown_name
 from .spellings import unknown_module_name
 from .fused_regions import ROOTS as REGION_ROOTS, compile_region
 from .operator_closures import (BINARY_OPS, COMPARISONS, FLOAT_OPS, binary_closure, chain_and, comparison_closure,
@@ -54,7 +54,7 @@ class ExpressionCompiler:
                 try:
                     return frame.vars[name]
                 except KeyError:
-                    raise SourceError("unknown name", f"`{name}` is used before it is assigned", span) from None
+                    raise unassigned(name, span) from None
             return load_local
         if where == "free":
             def load_free(frame):
@@ -64,7 +64,7 @@ class ExpressionCompiler:
                     if name in d:
                         return d[name]
                     f = f.parent
-                raise SourceError("unknown name", f"`{name}` is used before it is assigned", span)
+                raise unassigned(name, span)
             return load_free
         if where == "global":
             globals_ = self.globals
@@ -76,7 +76,7 @@ class ExpressionCompiler:
                 except KeyError:
                     if builtin is not None:
                         return builtin
-                    raise SourceError("unknown name", f"`{name}` is used before it is assigned", span) from None
+                    raise unassigned(name, span) from None
             return load_global
         if name in self.builtins:
             b = self.builtins[name]
