@@ -322,3 +322,15 @@ def test_nan_order_statistics_are_numpys_to_the_bit(expr, reference):
 def test_nanmedian_gradient_goes_to_the_middle_entries_that_are_not_nan():
     r = autodiff.grad("np.nanmedian(v)", at={"v": [3.0, np.nan, 1.0, 7.0, np.nan, 5.0]})
     assert r.gradient["v"].tolist() == [0.5, 0.0, 0.0, 0.0, 0.0, 0.5]     # (3 + 5) / 2 of 1, 3, 5, 7
+
+
+@pytest.mark.parametrize("name, q", [("nanquantile", 0.3), ("nanpercentile", 30.0), ("quantile", 0.3),
+                                     ("percentile", 30.0)])
+def test_the_nan_quantiles_take_numpys_method_keyword_as_the_quantiles_do(name, q):
+    """method='linear' (numpy's default, written out) was refused as a misplaced string for
+    nanquantile and nanpercentile; another method is refused as for quantile."""
+    w = np.array([0.3, np.nan, 2.1, -0.7, 1.5]) if name.startswith("nan") else V
+    assert run(f"np.{name}(w, {q}, method='linear')", {"w": w}) == getattr(np, name)(w, q, method="linear")
+    with pytest.raises(autodiff.SourceError) as info:
+        run(f"np.{name}(w, {q}, method='nearest')", {"w": w})
+    assert f"{name.replace('percentile', 'quantile')}(): only method 'linear'" in info.value.message
