@@ -29,6 +29,7 @@ from ..core.notes import NOTES
 from ..core.primitives import element_limit, shape, size
 from ..core.stacked import stacked_apply
 from ..diff.batched_replay import STACK_BUDGET_ELEMENTS, last_uses, record_for_batches
+from ..diff.bits import all_finite
 from ..diff.replay import replay_values
 
 OFFSETS = (1.0, -1.0, 2.0, -2.0)     # x + h, x - h, x + 2h, x - 2h: the order the verdicts read
@@ -200,7 +201,7 @@ def _whole(params, base) -> bool:
 
 
 def _sum(m, out_base):
-    if not _finite(out_base):            # inf - inf: a moved element cannot be taken back out
+    if not all_finite([out_base]):            # inf - inf: a moved element cannot be taken back out
         raise Unfollowable("a sum that is not finite at x")
     flat = m.base.reshape(-1)
     return out_base + (m.values - flat[m.index])
@@ -230,7 +231,7 @@ def _objective_rows(out, out_base, rows, output_seed):
     if out is None:                          # the output does not depend on this input
         return np().full(rows, base)
     if out.__class__ is OneHot:
-        if not _finite(base):            # as in _sum: the moved elements cannot be taken back out
+        if not all_finite([base]):            # as in _sum: the moved elements cannot be taken back out
             raise Unfollowable("an objective that is not finite at x")
         flat = np().asarray(out.base).reshape(-1)
         change = out.values.astype(np().float64) - flat[out.index].astype(np().float64)
@@ -243,10 +244,6 @@ def _objective_rows(out, out_base, rows, output_seed):
         return stack.sum(axis=1)
     v = np().broadcast_to(np().asarray(output_seed, dtype=np().float64), np().shape(out.stack)[1:])
     return stack @ v.ravel()
-
-
-def _finite(value) -> bool:
-    return bool(np().all(np().isfinite(value)))
 
 
 def close(a, b, rel=1e-12) -> bool:
