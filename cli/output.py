@@ -10,7 +10,7 @@ import math
 import re
 import sys
 
-from ..engine.core.numbers import nonfinite_word
+from ..engine.core.numbers import nonfinite_word, number_text
 
 
 # C0 controls but tab and newline, DEL, C1 controls, and the bidirectional overrides: whatever
@@ -157,17 +157,10 @@ def usage_error_json(err, dtype: str = "float64") -> None:
                          "column": None, "hint": None}}, dtype)
 
 
-def fmt_number(x: float) -> str:
-    if nonfinite_word(x):
-        return nonfinite_word(x)
-    r = repr(float(x))
-    return r[:-2] if r.endswith(".0") else r
-
-
 def fmt_complex(z: complex, digits: int = 17) -> str:
     """A complex number as Python writes it without its parentheses: 2+4j, 1.5-0.5j, -2j."""
-    re_text = fmt_number(float(f"{z.real:.{digits}g}"))
-    im_text = fmt_number(float(f"{z.imag:.{digits}g}"))
+    re_text = number_text(float(f"{z.real:.{digits}g}"))
+    im_text = number_text(float(f"{z.imag:.{digits}g}"))
     if z.real == 0.0 and not math.copysign(1.0, z.real) < 0:
         return f"{im_text}j"
     sign = "" if im_text.startswith("-") else "+"
@@ -177,12 +170,12 @@ def fmt_complex(z: complex, digits: int = 17) -> str:
 def _array_entry(f) -> str:
     # 15 significant digits: hides last-bit noise (0.30000000000000004) but never rounds a
     # small entry to 0 (1e-12 stays 1e-12); non-finite entries read inf/-inf/nan
-    return fmt_number(float(f"{float(f):.15g}"))
+    return number_text(float(f"{float(f):.15g}"))
 
 
 def _summary_entry(f) -> str:
     # a summary is for reading: 6 significant digits, as numpy prints (--out keeps every digit)
-    return fmt_number(float(f"{float(f):.6g}"))
+    return number_text(float(f"{float(f):.6g}"))
 
 
 def fmt_value(v, width: int = 60) -> str:
@@ -197,7 +190,7 @@ def fmt_value(v, width: int = 60) -> str:
     if isinstance(p, bool):
         return str(p)
     if isinstance(p, (int, float)):
-        return fmt_number(p)
+        return number_text(p)
     if isinstance(p, complex):
         return fmt_complex(p)
     if isinstance(p, list):

@@ -19,10 +19,11 @@ FFT_NAMES = ("fft", "ifft", "rfft", "irfft", "fft2", "ifft2", "fftn", "ifftn", "
 # (numpy's names). The callee is judged by its last name, so `np.linalg.norm` and `la.norm` count.
 STRING_ARGUMENTS = {"einsum": ((0, None),), "norm": ((1, "ord"),), "pad": ((2, "mode"),),
                     "convolve": ((2, "mode"),), "searchsorted": ((2, "side"),), "qr": ((1, "mode"),),
-                    "quantile": ((5, "method"),), "percentile": ((5, "method"),), "eigh": ((1, "UPLO"),),
+                    **{name: ((5, "method"),) for name in ("quantile", "percentile", "nanquantile", "nanpercentile")},
+                    "eigh": ((1, "UPLO"),),
                     "solve_triangular": ((2, "trans"),), **{name: ((3, "norm"),) for name in FFT_NAMES}}
 STRING_PLACES = ("einsum's subscripts, norm's ord ('fro', 'nuc'), pad's, convolve's and qr's mode, "
-                 "searchsorted's side, quantile's method, eigh's UPLO, solve_triangular's trans and np.fft's norm")
+                 "searchsorted's side, the quantiles' method, eigh's UPLO, solve_triangular's trans and np.fft's norm")
 TRIPLE_QUOTES = ("'" * 3, '"' * 3)
 
 

@@ -219,6 +219,8 @@ def test_hessian_explain_shows_both_stages(capsys):
     code, out, err = cli(capsys, "hessian", "x**2*y + y + 2", "--at", "x=3,y=4", "--explain")
     assert code == 0, err
     assert "stage 1: the gradient by the reverse sweep" in out
+    assert ("  n1 = x = 3\n  n2 = y = 4\n  n3 = 2  (constant)\n  n4 = n1 ** n3 = 9\n  n5 = n4 * n2 = 36\n"
+            "  n6 = n5 + n2 = 40\n  n7 = n6 + n3 = 42\n") in out          # the nodes, without their places
     assert "∂f/∂n1 = ∂f/∂n4 · ∂n4/∂n1 = 4 · 6 = 24" in out
     assert "x: ∂(∂f/∂x)/∂x = 8   ∂(∂f/∂y)/∂x = 6" in out and "y: ∂(∂f/∂x)/∂y = 6   ∂(∂f/∂y)/∂y = 0" in out
     assert "2 directions in 2 passes" in out

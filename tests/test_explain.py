@@ -164,3 +164,14 @@ def test_negative_factors_are_parenthesised():
     ex, _ = reverse("cos(x) * 2", {"x": 0.5})
     line = next(x for x in reverse_lines(ex) if x.startswith("∂f/∂n1"))
     assert line == f"∂f/∂n1 = ∂f/∂n2 · ∂n2/∂n1 = 2 · ({-math.sin(0.5)!r}) = {-2 * math.sin(0.5)!r}"
+
+
+def test_explain_writes_an_index_as_numpy_does(capsys):
+    """An indexed node reads as its subscript (numbers, slices with steps, several axes, a chained
+    index), not as getitem(index=...); the gradient is numpy's scatter of the adjoints."""
+    code, out, _ = cli(capsys, "grad", "x[0, 1] * sum(x[1:, ::2]) + x[-1][0]", "--at", "x=[[1,2,3],[4,5,6]]",
+                       "--explain")
+    assert code == 0
+    for line in ("n2 = n1[0, 1] = 2", "n3 = n1[1:, ::2] = (1, 2) [[4, 6]]", "n6 = n1[-1] = (3,) [4, 5, 6]",
+                 "n7 = n6[0] = 4", "∂f/∂x = ∂f/∂n1 = (2, 3) [[0, 10, 0], [3, 0, 2]]"):
+        assert line in out, line

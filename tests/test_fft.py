@@ -284,3 +284,14 @@ def test_hfft_of_a_hermitian_spectrum_inverts_ihfft_and_its_jacobian_is_numpys_m
     np.testing.assert_allclose(j, np.stack([np.fft.hfft(e, 6) for e in np.eye(4)], axis=1), atol=1e-14)
 
 
+
+
+@pytest.mark.parametrize("name", ["fft2", "ifft2", "rfft2", "irfft2"])
+def test_the_2d_transforms_with_axes_none_take_every_axis_as_numpy_does(name):
+    """numpy's fft2(a, axes=None) is fftn over every axis, not over the last two:
+    core/library/fft.py took the last two, a silent wrong value for a 3-d array."""
+    a = R3 + 1j * R3[::-1] if name in ("ifft2", "irfft2") else R3
+    got = api.evaluate(f"np.fft.{name}(a, axes=None)", at={"a": a}).value
+    want = getattr(np.fft, name)(a, axes=None)
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-13)

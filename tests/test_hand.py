@@ -94,6 +94,17 @@ def test_python_callables_name_the_wrong_entry():
     assert r.failures[0].claimed == 13.0 and r.failures[0].reference == pytest.approx(12.0, rel=1e-9)
 
 
+def test_python_callables_in_fast_mode_project_once_and_check_every_entry_on_a_failure():
+    f = lambda x: float(np.sum(x**3))
+    at = {"x": np.array([1.0, 2.0, 3.0])}
+    good = autodiff.check_gradient(f, grad=lambda x: 3 * x**2, at=at, mode="fast", seed=5)
+    assert good.passed and (good.mode, good.seed, good.projection.verdict, good.full) == ("fast", 5, "pass", None)
+    bad = autodiff.check_gradient(f, grad=lambda x: 3 * x**2 + np.array([0.0, 1.0, 0.0]), at=at, mode="fast", seed=5)
+    assert not bad.passed and bad.projection.verdict == "fail"
+    assert [row.label for row in bad.full.failures] == ["x[1]"]
+    assert bad.full.failures[0].claimed == 13.0 and bad.full.failures[0].reference == pytest.approx(12.0, rel=1e-9)
+
+
 def test_python_callables_see_a_kink_as_the_tool_does():
     f = lambda x: float(np.sum(np.abs(x)))
     g = lambda x: np.sign(x)

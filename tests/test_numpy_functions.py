@@ -220,6 +220,49 @@ def test_what_is_not_supported_is_a_located_error_that_says_so(expr, at, message
     assert message in info.value.message and info.value.span is not None, info.value.message
 
 
+@pytest.mark.parametrize("expr, numpys, message", [
+    ("np.concatenate([])", lambda: np.concatenate([]), "concatenate(): needs at least one array"),
+    ("np.stack([])", lambda: np.stack([]), "stack(): needs at least one array"),
+    ("np.pad(v[:0] * 1.0, 1, 'edge')", lambda: np.pad(V[:0] * 1.0, 1, 'edge'),
+     "pad(): can't extend an empty axis 0 in mode 'edge'"),
+    ("np.pad(v, -1)", lambda: np.pad(V, -1), "pad(): widths must not be negative"),
+    ("np.squeeze(m, 0)", lambda: np.squeeze(M, 0),
+     "squeeze(): cannot select an axis to squeeze out which has size not equal to one"),
+    ("np.moveaxis(m, (0, 1), 0)", lambda: np.moveaxis(M, (0, 1), 0),
+     "moveaxis(): source and destination need the same number of axes"),
+    ("np.diag(np.zeros((2, 2, 2)) + 1.0)", lambda: np.diag(np.zeros((2, 2, 2)) + 1.0),
+     "diag(): the input must be 1-d or 2-d"),
+    ("np.einsum('ij,jk', m)", lambda: np.einsum('ij,jk', M), "einsum(): 'ij,jk->ik' names 2 operands, 1 given"),
+    ("np.linalg.norm(m, 3)", lambda: np.linalg.norm(M, 3), "norm(): ord 3.0 is not a matrix norm"),
+    ("np.linalg.matrix_power(m, 2)", lambda: np.linalg.matrix_power(M, 2), "matrix_power(): a must be a square matrix"),
+    ("np.linalg.lstsq(v, v)", lambda: np.linalg.lstsq(V, V), "lstsq(): a must be a matrix, not of shape (5,)"),
+    ("np.diff(np.sum(v))", lambda: np.diff(np.sum(V)), "diff requires input that is at least one dimensional"),
+    ("np.convolve(v[:0], v)", lambda: np.convolve(V[:0], V), "convolve(): a cannot be empty"),
+    ("np.interp(v, v[:0], v[:0])", lambda: np.interp(V, V[:0], V[:0]),
+     "interp(): the sample points must be a non-empty vector"),
+    ("np.interp(v, np.sort(v), v[:2])", lambda: np.interp(V, np.sort(V), V[:2]),
+     "interp(): fp and xp are not of the same length"),
+    ("np.searchsorted(np.sort(v), 2.0, side='middle')", lambda: np.searchsorted(np.sort(V), 2.0, side='middle'),
+     "searchsorted(): side must be 'left' or 'right', not 'middle'"),
+    ("np.quantile(v[:0], 0.5)", lambda: np.quantile(V[:0], 0.5), "quantile(): the array is empty along the axis"),
+    ("np.sum(m, axis=(0, 0))", lambda: np.sum(M, axis=(0, 0)), "sum(): an axis is repeated in (0, 0)"),
+    ("int(v)", lambda: int(V), "int() takes one number, not an array of several"),
+    ("float(v)", lambda: float(V), "float() takes one number, not an array of several"),
+    ("np.arange(1.0, 2.0, 3.0, 4.0)", lambda: np.arange(1.0, 2.0, 3.0, 4.0),
+     "arange() takes 1 to 3 arguments but 4 were given"),
+    ("np.transpose(m, (0, 0))", lambda: np.transpose(M, (0, 0)),
+     "transpose(): axes (0, 0) are not a permutation of the array's"),
+    ("np.repeat(v, -1)", lambda: np.repeat(V, -1), "repeat(): negative dimensions are not allowed"),
+])
+def test_what_numpy_refuses_is_a_located_error(expr, numpys, message):
+    """numpy raises for each (`numpys`, the same call); the language says so at the call."""
+    with pytest.raises((ValueError, TypeError, IndexError, np.linalg.LinAlgError)):
+        numpys()
+    with pytest.raises(autodiff.SourceError) as info:
+        run(expr, {"v": V, "m": M})
+    assert message in info.value.message and info.value.span is not None, info.value.message
+
+
 def test_a_traced_quantile_level_is_refused_not_silently_constant():
     with pytest.raises(autodiff.SourceError) as info:
         autodiff.grad("np.quantile(v, q)", at={"v": V, "q": 0.3})
@@ -279,3 +322,15 @@ def test_nan_order_statistics_are_numpys_to_the_bit(expr, reference):
 def test_nanmedian_gradient_goes_to_the_middle_entries_that_are_not_nan():
     r = autodiff.grad("np.nanmedian(v)", at={"v": [3.0, np.nan, 1.0, 7.0, np.nan, 5.0]})
     assert r.gradient["v"].tolist() == [0.5, 0.0, 0.0, 0.0, 0.0, 0.5]     # (3 + 5) / 2 of 1, 3, 5, 7
+
+
+@pytest.mark.parametrize("name, q", [("nanquantile", 0.3), ("nanpercentile", 30.0), ("quantile", 0.3),
+                                     ("percentile", 30.0)])
+def test_the_nan_quantiles_take_numpys_method_keyword_as_the_quantiles_do(name, q):
+    """method='linear' (numpy's default, written out) was refused as a misplaced string for
+    nanquantile and nanpercentile; another method is refused as for quantile."""
+    w = np.array([0.3, np.nan, 2.1, -0.7, 1.5]) if name.startswith("nan") else V
+    assert run(f"np.{name}(w, {q}, method='linear')", {"w": w}) == getattr(np, name)(w, q, method="linear")
+    with pytest.raises(autodiff.SourceError) as info:
+        run(f"np.{name}(w, {q}, method='nearest')", {"w": w})
+    assert f"{name.replace('percentile', 'quantile')}(): only method 'linear'" in info.value.message

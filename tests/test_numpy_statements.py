@@ -325,3 +325,13 @@ def test_a_numpy_path_names_the_builtin_even_where_a_variable_has_its_name():
     want = (np.sum(np.exp(x)) + np.sum(np.diff(x) ** 2)) * np.median(x) + np.exp(x[0])
     assert value(src, x=x) == pytest.approx(want, rel=1e-14)
     agree(src, x=x)
+
+
+def test_squeeze_method_with_and_without_an_axis_is_numpys():
+    """`.squeeze()` drops every length-1 axis, `.squeeze(0)` the one named (lang/call_forms.py's
+    methods); the gradient takes the input's shape back."""
+    A3 = np.array([[[1.0], [2.0], [3.0]]])
+    src = "def f(A):\n    return sum(A.squeeze() * [1.0, 2.0, 3.0]) + A.squeeze(0)[1, 0] + A[0, 0].squeeze()\n"
+    r = agree(src, A=A3)
+    assert r.value == np.sum(A3.squeeze() * [1.0, 2.0, 3.0]) + A3.squeeze(0)[1, 0] + A3[0, 0].squeeze()
+    np.testing.assert_array_equal(r.gradient["A"], [[[2.0], [3.0], [3.0]]])

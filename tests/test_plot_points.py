@@ -22,6 +22,7 @@ CASES = [
     ("1/x", -1.0, 1.0, 201, 2, None),                            # a pole
     ("tanh(x) * exp(-x*x) + sum(A * x)", -2.0, 2.0, 201, 3, {"A": np.array([1.0, -2.0, 0.5])}),
     ("abs(x * y) + abs(y - 1)", -1.0, 1.0, 21, 1, {"y": 1.0}),   # a kink at every point, from y alone
+    ("max(A * x) + min(A * x, axis=0)", -1.0, 1.0, 21, 1, {"A": np.array([1.0, -2.0, 0.5])}),  # where the extreme sits
     ("samples/views/kinks.py", -2.0, 3.0, 201, 1, None),          # control flow: per point
 ]
 

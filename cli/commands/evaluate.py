@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import click
 
-from ..exitcodes import Exit
 from ..options import (COTANGENT, OLD_CHECK_SEED, SEED, no_random_seed_used, split_seed, target_options,
                        tolerances)
 from ..outputs import OUT, save_out

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import click
 
-from ..exitcodes import Exit
 from ..options import INT_SEED, OLD_CHECK_SEED, deprecated, no_random_seed_used, target_options, tolerances, with_flags
 from ..outputs import OUT, save_out
 from ..parsing import TargetCommand

@@ -7,10 +7,9 @@ from __future__ import annotations
 from rich.text import Text
 
 from ...engine.views.derivative_steps import derivative_name
-from ...engine.views.graph import expression, span_text
 from .common import console, inputs_line
 from .higher import derivative_result
-from .views import forward_lines, reverse_lines, show
+from .views import forward_lines, node_line, reverse_lines, show
 
 MAX_NODE_LINES = 120     # nodes of a stage listed; longer tapes show their first and last ones
 
@@ -36,19 +35,6 @@ def stage_heading(stage) -> str:
     recorded = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
     return (f"stage {stage.order}: {gives} = the reverse sweep of the tape that recorded {recorded}, "
             f"{stage.tape_entries:,} entries")
-
-
-def node_line(graph, nd) -> str:
-    """n4 = cos(n1) = 0.878    [1:1 `sin(x)`]: a node, its value and the place its rule came from."""
-    if nd.kind == "input":
-        return f"{nd.name} = {nd.op} = {show(nd.value)}"
-    if nd.kind == "const":
-        return f"{nd.name} = {expression(graph, nd, show)}  (constant)"
-    place = ""
-    if nd.span is not None:
-        text = span_text(nd.span, graph.source)
-        place = f"    [{nd.span.line}:{nd.span.column}" + (f" `{text}`" if text else "") + "]"
-    return f"{nd.name} = {expression(graph, nd, show)} = {show(nd.value)}{place}"
 
 
 def stage_node_lines(stage) -> list:

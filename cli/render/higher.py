@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from ...engine.core.sequences import side_by_side
 from ..options import with_flags
-from ..output import fmt_number, fmt_value, non_finite
+from ...engine.core.numbers import number_text
+from ..output import fmt_value, non_finite
 from .common import console, indented, inputs_line, notes_for, print_notes
 
 MAX_TABLE_ROWS, MAX_TABLE_COLS = 24, 12
@@ -44,7 +45,7 @@ def _block_table(rows, cols, matrix, corner=""):
     for column in cols:
         table.add_column(column, justify="right")
     for label, row in zip(rows, matrix):
-        table.add_row(label, *(fmt_number(round(float(v), 12)) if abs(v) < 1e16 else fmt_number(float(v))
+        table.add_row(label, *(number_text(round(float(v), 12)) if abs(v) < 1e16 else number_text(float(v))
                                for v in row))
     return table
 

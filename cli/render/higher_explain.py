@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from ...engine.views.graph import expression
 from .common import console, inputs_line
 from .higher import hessian_result, jacobian_result
-from .views import forward_lines, reverse_lines, show
+from .views import forward_lines, node_line, reverse_lines, show
 
 MAX_DIRECTIONS = 20      # rows of stage 2 shown; --json has them all
 MAX_NODES = 40           # nodes of stage 1 listed; the sweep's lines name them
@@ -35,14 +34,7 @@ def row_line(method: str, direction: str, row: dict) -> str:
 
 def node_lines(graph) -> list:
     """n1 = x = 3, n4 = n1 * n1 = 9: what the sweep's node names stand for."""
-    lines = []
-    for nd in graph.nodes[:MAX_NODES]:
-        if nd.kind == "input":
-            lines.append(f"{nd.name} = {nd.op} = {show(nd.value)}")
-        elif nd.kind == "const":
-            lines.append(f"{nd.name} = {expression(graph, nd, show)}  (constant)")
-        else:
-            lines.append(f"{nd.name} = {expression(graph, nd, show)} = {show(nd.value)}")
+    lines = [node_line(graph, nd, placed=False) for nd in graph.nodes[:MAX_NODES]]
     if len(graph.nodes) > MAX_NODES:
         lines.append(f"⋮ {len(graph.nodes) - MAX_NODES} more nodes (see autodiff graph)")
     return lines

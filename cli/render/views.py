@@ -197,19 +197,15 @@ def _subtree(graph, root, visible, hidden_note, printed, continued) -> Tree:
 
 # ---- explanations --------------------------------------------------------------------------------
 
-def _node_lines(graph, ids) -> list:
-    lines = []
-    for i in ids:
-        nd = graph.node(i)
-        if nd.kind == "input":
-            lines.append(f"{nd.name} = {nd.op} = {show(nd.value)}")
-        elif nd.kind == "const":
-            lines.append(f"{nd.name} = {expression(graph, nd, show)}  (constant)")
-        else:
-            where = _where(graph, nd)
-            lines.append(f"{nd.name} = {expression(graph, nd, show)} = {show(nd.value)}" +
-                         (f"    [{where}]" if where else ""))
-    return lines
+def node_line(graph, nd, placed=True) -> str:
+    """n4 = cos(n1) = 0.878    [1:1 `sin(x)`]: a node, its value and (`placed`) the place its
+    rule came from; the one line of a node in every explanation."""
+    if nd.kind == "input":
+        return f"{nd.name} = {nd.op} = {show(nd.value)}"
+    if nd.kind == "const":
+        return f"{nd.name} = {expression(graph, nd, show)}  (constant)"
+    where = _where(graph, nd) if placed else ""
+    return f"{nd.name} = {expression(graph, nd, show)} = {show(nd.value)}" + (f"    [{where}]" if where else "")
 
 
 def _cap(items):
@@ -256,7 +252,7 @@ def explain_reverse(target, result, ex) -> None:
     screen.print(Text("forward pass: the nodes and their values", style="bold"))
     ids, left_out = _cap([nd.id for nd in g.nodes])
     for i in ids:
-        line = f"⋮ {left_out} nodes left out" if i is None else _node_lines(g, [i])[0]
+        line = f"⋮ {left_out} nodes left out" if i is None else node_line(g, g.node(i))
         screen.print(Text("  " + line))
     screen.print()
     screen.print(Text("reverse pass: each node's adjoint is the sum over the nodes that use it", style="bold"))
@@ -287,7 +283,7 @@ def forward_lines(fp) -> list:
         nd = g.node(i)
         step = by_node.get(i)
         value = primal(nd.value) if nd.value is not None else None
-        head = _node_lines(g, [i])[0].split("    [")[0]
+        head = node_line(g, g.node(i), placed=False)
         if nd.kind == "const":
             lines.append(head)
             continue

@@ -9,11 +9,10 @@ batch is trusted only after its unperturbed row and two perturbed rows match one
 otherwise `BatchUnsupported` sends the caller back to the loop."""
 from __future__ import annotations
 
-import math
-
 from ..core.backend import np, on_device
 from ..lang.builtins import is_axis
 from ..lang.target import Runner
+from .one_hot import close
 
 
 class BatchUnsupported(Exception):
@@ -194,8 +193,6 @@ def batched_differences(target, limits, objective, inputs: dict, names, steps, f
 
 def _validate(values, f0, objective, inputs, stacked, r):
     """The batch must agree with one-at-a-time runs: its unperturbed row and two perturbed rows."""
-    def close(a, b):
-        return a == b or (math.isfinite(a) and math.isfinite(b) and abs(a - b) <= 1e-12 * max(abs(a), abs(b)))
     if not close(float(values[0]), f0):
         raise BatchUnsupported("the batched run disagrees with the recorded run")
     for row in (r, len(values) - 1):

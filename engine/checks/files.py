@@ -51,10 +51,6 @@ class Case:
     options: dict = field(default_factory=dict)   # rtol, atol, step, dtype, mode, seed, max_steps
     data_files: list = field(default_factory=list)  # every data file the case names (resolved paths)
 
-    @property
-    def id(self) -> str:
-        return f"{self.file}::{self.name}"
-
 
 class _Checker:
     def __init__(self, path: str, text: str):

@@ -29,6 +29,7 @@ from ..core.notes import NOTES
 from ..core.primitives import element_limit, shape, size
 from ..core.stacked import stacked_apply
 from ..diff.batched_replay import STACK_BUDGET_ELEMENTS, batch_differs, last_uses, record_for_batches, refused_pass
+from ..diff.bits import all_finite
 from ..diff.fallbacks import CONFIRMED_ERRORS, NonFinite, Unsupported, count
 from ..diff.replay import replay_values
 
@@ -80,7 +81,7 @@ def one_hot_differences(target, limits, objective, inputs: dict, names, steps, f
         try:
             at_x = replay_values(trace, [inputs[k] for k in order])
             base = objective_value(at_x[trace.output], objective.output_seed)
-            if not _close(base, f0):
+            if not close(base, f0):
                 count(fallbacks, batch_differs("objective at x") if math.isfinite(base) or math.isfinite(f0)
                       else NonFinite(NOT_FINITE_AT_X))
                 return None
@@ -219,7 +220,7 @@ def _whole(params, base) -> bool:
 
 
 def _sum(m, out_base):
-    if not _finite(out_base):            # inf - inf: a moved element cannot be taken back out
+    if not all_finite([out_base]):            # inf - inf: a moved element cannot be taken back out
         raise Unfollowable("a sum that is not finite at x")
     flat = m.base.reshape(-1)
     return out_base + (m.values - flat[m.index])
@@ -249,7 +250,7 @@ def _objective_rows(out, out_base, rows, output_seed):
     if out is None:                          # the output does not depend on this input
         return np().full(rows, base)
     if out.__class__ is OneHot:
-        if not _finite(base):            # as in _sum: the moved elements cannot be taken back out
+        if not all_finite([base]):            # as in _sum: the moved elements cannot be taken back out
             raise Unfollowable("an objective that is not finite at x")
         flat = np().asarray(out.base).reshape(-1)
         change = out.values.astype(np().float64) - flat[out.index].astype(np().float64)
@@ -264,11 +265,8 @@ def _objective_rows(out, out_base, rows, output_seed):
     return stack @ v.ravel()
 
 
-def _finite(value) -> bool:
-    return bool(np().all(np().isfinite(value)))
-
-
-def _close(a, b, rel=1e-12) -> bool:
+def close(a, b, rel=1e-12) -> bool:
+    """Two runs' numbers agree: equal, or finite and within rel of the larger."""
     return a == b or (math.isfinite(a) and math.isfinite(b) and abs(a - b) <= rel * max(abs(a), abs(b)))
 
 

@@ -2,7 +2,6 @@
 and the report with its overall verdict. Shared by the gradient, Jacobian and Hessian checks."""
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 from ..core.backend import np
@@ -122,17 +121,6 @@ class CheckReport:
     @property
     def failures(self) -> list:
         return [r for r in self.rows if r.failed]
-
-    def worst(self):
-        """The row with the largest relative error among failing rows, else among all."""
-        rows = self.failures or self.rows
-        if not rows:
-            return None
-        return max(rows, key=lambda r: (finite_or_inf(r.rel_err), finite_or_inf(r.abs_err)))
-
-
-def finite_or_inf(x):
-    return math.inf if x != x else x
 
 
 def fmt(x) -> str:

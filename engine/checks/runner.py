@@ -21,10 +21,9 @@ from .hand import HandGradient, expression_target
 from .report import FAILING, KINK, SEVERITY_ORDER, WARNING, tolerance_for
 from .verdicts import compare
 from .workers import run_in_process, run_supervised
-from ..diff import reverse
 from ..diff.common import check_wrt
 from ..diff.function import Function, ReplayRunner
-from ..lang.target import Runner, bind_inputs, constant, load
+from ..lang.target import bind_inputs, constant, load
 from ..lang.limits import Limits
 from ..lang.values import set_dtype
 

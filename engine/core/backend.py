@@ -90,13 +90,6 @@ def xp():
     return _xp
 
 
-def use(name: str) -> None:
-    """Select the array module by name: "numpy" or "cupy" (the older spelling of select_device)."""
-    if name not in ("numpy", "cupy"):
-        raise ValueError(f"unknown backend {name!r}")
-    select_device("cpu" if name == "numpy" else "gpu")
-
-
 def name() -> str:
     return _name
 

@@ -24,6 +24,7 @@ from math import prod
 from .backend import np
 from .primitives import shape
 from .rules import reductions, shapes
+from .stacked import align, leading_broadcast_to, leading_expand_dims, leading_getitem, leading_sum_to, shifted_axis
 from .tangent_stack import TangentStack, finite_array
 from .tape import BATCHED, Dual, bind
 
@@ -148,12 +149,6 @@ def rank_one_if_spread(t, arg_shape, out_shape, k):
     return TangentStack.outer(t.reshape(k), (1,) * len(out_shape))
 
 
-def align(t, arg_shape, out_ndim, k):
-    """(k,) + arg_shape -> (k,) + ones + arg_shape, so it broadcasts against the output's rank."""
-    pad = out_ndim - len(arg_shape)
-    return shapes.reshape(t, (k,) + (1,) * pad + tuple(arg_shape)) if pad > 0 else t
-
-
 def full(t, k, out_shape):
     want = (k,) + tuple(out_shape)
     if shape(t) == want:
@@ -172,44 +167,19 @@ def per_tangent(rule, t, ans, primals, params, k):
     return shapes.stack(rows)
 
 
-def shift_axis(axis):
-    return axis + 1 if axis >= 0 else axis
-
-
 def _lift_sum(t, ans, primals, params, k):
     axis = params.get("axis")
-    if axis is None:
-        return reductions.sum(t, tuple(range(1, len(shape(t)))))
-    if isinstance(axis, int):
-        return reductions.sum(t, shift_axis(axis))
+    if axis is None or isinstance(axis, int):
+        return reductions.sum(t, shifted_axis(axis, len(shape(t))))
     return None
 
 
-def _lift_sum_to(t, ans, primals, params, k):
-    target = tuple(params["shape_"])
-    pad = len(shape(t)) - 1 - len(target)
-    return shapes.reshape(shapes.sum_to(t, (k,) + (1,) * pad + target), (k,) + target)
-
-
-def _lift_getitem(t, ans, primals, params, k):
-    index = params["index"]
-    if not shapes.basic_index(index):
-        return None                                    # fancy indexing: once per tangent
-    parts = index if isinstance(index, tuple) else (index,)
-    return shapes.getitem(t, (slice(None),) + tuple(parts))
-
-
-def _lift_expand_dims(t, ans, primals, params, k):
-    axis = params["axis"]
-    return shapes.expand_dims(t, shift_axis(axis)) if isinstance(axis, int) else None
-
-
+# The shape primitives' JVPs over k tangents: core/stacked.py's lifts of a leading axis.
 LIFTS = {
-    "broadcast_to": lambda t, ans, primals, params, k: shapes.broadcast_to(
-        align(t, shape(primals[0]), len(params["shape_"]), k), (k,) + tuple(params["shape_"])),
-    "sum_to": _lift_sum_to,
+    "broadcast_to": lambda t, ans, primals, params, k: leading_broadcast_to(t, shape(primals[0]), params["shape_"], k),
+    "sum_to": lambda t, ans, primals, params, k: leading_sum_to(t, params["shape_"], k),
     "reshape": lambda t, ans, primals, params, k: shapes.reshape(t, (k,) + tuple(shape(ans))),
     "sum": _lift_sum,
-    "getitem": _lift_getitem,
-    "expand_dims": _lift_expand_dims,
+    "getitem": lambda t, ans, primals, params, k: leading_getitem(t, params["index"]),
+    "expand_dims": lambda t, ans, primals, params, k: leading_expand_dims(t, params["axis"]),
 }

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 
 from .backend import np, on_device, xp
-from .fused_ir import UFUNCS, Expression, Unfusable, is_number, numexpr_text  # noqa: F401  (the kernels' names)
+from .fused_ir import Expression, Unfusable, is_number, numexpr_text  # noqa: F401  (the kernels' names)
 from .primitives import Primitive
 from .rules import TABLE
 from .tape import FUSED_RULES, Shape
@@ -194,7 +194,3 @@ def install() -> None:
     for name, prim in TABLE.items():
         if prim.elementwise and isinstance(prim.vjps, tuple):
             FUSED_RULES[name] = fused_entry(prim)
-
-
-def uninstall() -> None:
-    FUSED_RULES.clear()

@@ -34,16 +34,6 @@ from .tape import Dual, Var, bind, record, strip
 TABLE: dict = {}          # name -> Primitive, in the order the rule modules define them
 
 
-class NotImplementedRule:
-    """Marks an argument whose derivative the engine refuses rather than gets wrong."""
-
-    def __init__(self, why):
-        self.why = why
-
-    def __call__(self, *a, **k):
-        raise NotImplementedError(self.why)
-
-
 class PerPosition:
     """Rules made per argument position on demand, for a primitive of any arity (stack)."""
 

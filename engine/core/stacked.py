@@ -23,8 +23,7 @@ def stacked_apply(prim, args: tuple, stacked: list, params, rows: int):
     if prim.elementwise_values:         # a fact of the entry: the elementwise ones, comparisons, rounding
         ranks = [len(shape(a)) - (1 if s else 0) for a, s in zip(args, stacked)]
         out_ndim = max(ranks)
-        aligned = tuple(align_points(a, rank, out_ndim, rows) if s else a
-                        for a, s, rank in zip(args, stacked, ranks))
+        aligned = tuple(align(a, shape(a)[1:], out_ndim, rows) if s else a for a, s in zip(args, stacked))
         return bind(prim, aligned, params)
     if prim.name == "stack":
         return _stacked_stack(args, stacked, rows)
@@ -40,10 +39,11 @@ def stacked_apply(prim, args: tuple, stacked: list, params, rows: int):
     return per_point(prim, args, stacked, params, rows)
 
 
-def align_points(a, rank, out_ndim, rows):
-    """(B,) + shape -> (B,) + ones + shape, so it broadcasts against the output's rank per point."""
-    pad = out_ndim - rank
-    return shapes.reshape(a, (rows,) + (1,) * pad + tuple(shape(a)[1:])) if pad > 0 else a
+def align(t, arg_shape, out_ndim, k):
+    """(k,) + arg_shape -> (k,) + ones + arg_shape, so it broadcasts against the output's rank (k
+    points here, k tangents in core/batch.py: the lifts below serve both)."""
+    pad = out_ndim - len(arg_shape)
+    return shapes.reshape(t, (k,) + (1,) * pad + tuple(arg_shape)) if pad > 0 else t
 
 
 def per_point(prim, args, stacked, params, rows):
@@ -81,35 +81,29 @@ def _lift_axis(prim, args, params, rows):
     return bind(prim, args, dict(params, axis=shifted_axis(axis, len(shape(args[0])))))
 
 
-def _lift_getitem(prim, args, params, rows):
-    index = params["index"]
+# ---- a primitive of one value with a leading axis of k (points, or tangents in core/batch.py) -----
+
+def leading_getitem(x, index):
+    """x[index] per row; None for fancy indexing (the caller runs it once per row)."""
     if not shapes.basic_index(index):
-        return None                                    # fancy indexing: once per point
+        return None
     parts = index if isinstance(index, tuple) else (index,)
-    return shapes.getitem(args[0], (slice(None),) + tuple(parts))
+    return shapes.getitem(x, (slice(None),) + tuple(parts))
 
 
-def _lift_reshape(prim, args, params, rows):
-    return shapes.reshape(args[0], (rows,) + tuple(params["shape_"]))
+def leading_expand_dims(x, axis):
+    return shapes.expand_dims(x, shifted_axis(axis, 0)) if isinstance(axis, int) else None
 
 
-def _lift_expand_dims(prim, args, params, rows):
-    axis = params["axis"]
-    return shapes.expand_dims(args[0], shifted_axis(axis, 0)) if isinstance(axis, int) else None
+def leading_broadcast_to(x, arg_shape, target, k):
+    target = tuple(target)
+    return shapes.broadcast_to(align(x, arg_shape, len(target), k), (k,) + target)
 
 
-def _lift_broadcast_to(prim, args, params, rows):
-    target = tuple(params["shape_"])
-    x = args[0]
-    x = align_points(x, len(shape(x)) - 1, len(target), rows)
-    return shapes.broadcast_to(x, (rows,) + target)
-
-
-def _lift_sum_to(prim, args, params, rows):
-    target = tuple(params["shape_"])
-    x = args[0]
+def leading_sum_to(x, target, k):
+    target = tuple(target)
     pad = len(shape(x)) - 1 - len(target)
-    return shapes.reshape(shapes.sum_to(x, (rows,) + (1,) * pad + target), (rows,) + target)
+    return shapes.reshape(shapes.sum_to(x, (k,) + (1,) * pad + target), (k,) + target)
 
 
 def _lift_transpose(prim, args, params, rows):
@@ -143,11 +137,12 @@ def _stacked_matmul(prim, args, stacked, params, rows):
 
 
 STACKED_LIFTS = {
-    "getitem": _lift_getitem,
-    "reshape": _lift_reshape,
-    "expand_dims": _lift_expand_dims,
-    "broadcast_to": _lift_broadcast_to,
-    "sum_to": _lift_sum_to,
+    "getitem": lambda prim, args, params, rows: leading_getitem(args[0], params["index"]),
+    "reshape": lambda prim, args, params, rows: shapes.reshape(args[0], (rows,) + tuple(params["shape_"])),
+    "expand_dims": lambda prim, args, params, rows: leading_expand_dims(args[0], params["axis"]),
+    "broadcast_to": lambda prim, args, params, rows: leading_broadcast_to(args[0], shape(args[0])[1:],
+                                                                          params["shape_"], rows),
+    "sum_to": lambda prim, args, params, rows: leading_sum_to(args[0], params["shape_"], rows),
     "transpose": _lift_transpose,
     "permute_dims": _lift_permute_dims,
     "sum": _lift_axis,

@@ -29,7 +29,7 @@ from ..lang.target import load
 from ..lang.values import as_input, dtype, set_dtype, shape_of, size_of
 from . import complex_derivatives
 from .common import (check_result_elements, check_wrt, detached_places, finish, host, on_host, prepare,
-                     real_values, refuse_complex_output, run, sweep, tangent_of, unique_kinks, unit, watched_run)
+                     real_values, refuse_complex_output, run, sweep, unique_kinks, unit, watched_run)
 from .forward import jvp
 from .tangents import basis_chunks, is_structured, stacked_tangent_of
 
@@ -292,15 +292,32 @@ def varied_input(target, wrt) -> str:
 
 
 def _nested_tapes(target, name, x, order, limits, stop_early=False, held=None):
-    """tapes[0] is the outermost. Sweeping the innermost gives f' (recorded on all the others);
-    sweeping the next gives f'', and so on. `held`: the other inputs, as constants."""
-    tapes = [Tape() for _ in range(order)]
+    """f', ..., f^(order) by nested tapes from a run of the target. `held`: the other inputs, as
+    constants."""
+    tapes, boxes, v = watched_on_tapes(x, order)
+    out, interp = run(target, {**(held or {}), name: v}, limits)
+    _scalar_output(out, target, "derivative")
+    ders, sizes = sweep_nested(tapes, boxes, out, target, stop_early)
+    return strip(out), ders, sizes, interp
+
+
+def watched_on_tapes(x, order, **tape_options):
+    """(tapes, boxes, x watched on every tape): tapes[0] is the outermost, boxes[i] x's box on
+    tapes[i]; what is computed from the last box records on all of them."""
+    tapes = [Tape(**tape_options) for _ in range(order)]
     boxes, v = [], x
     for tape in tapes:
         v = tape.watch(v)
         boxes.append(v)
-    out, interp = run(target, {**(held or {}), name: v}, limits)
-    _scalar_output(out, target, "derivative")
+    return tapes, boxes, v
+
+
+def sweep_nested(tapes, boxes, out, target, stop_early=False):
+    """(f', ..., f^(order), entries of each tape swept) from `out`, computed from
+    watched_on_tapes' box: sweeping the innermost tape gives f' (recorded on all the others),
+    sweeping the next f'', and so on. TapesTooLarge where a sweep would pass MAX_TAPE_ENTRIES
+    (`stop_early`: judged before the sweep too, from the growth of the tapes so far)."""
+    order = len(tapes)
     ders, sizes, g = [], [], out
     for k in range(order):
         tape, box = tapes[order - 1 - k], boxes[order - 1 - k]
@@ -313,7 +330,7 @@ def _nested_tapes(target, name, x, order, limits, stop_early=False, held=None):
         ders.append(finish(host(g, ())))
         if remaining and remaining * len(tapes[remaining - 1]) > MAX_TAPE_ENTRIES:
             raise TapesTooLarge(sizes + [len(tapes[remaining - 1])])
-    return strip(out), ders, sizes, interp
+    return ders, sizes
 
 
 def highest_order(sizes, limit, cap):
@@ -379,15 +396,25 @@ def too_many_entries(order, found):
 
 
 def _nested_duals(target, name, x, order, limits, held=None):
-    """x + ε1 + ... + εN with εi² = 0: the coefficient of ε1···εk is f^(k)(x)."""
+    """f', ..., f^(order) by nested duals from a run of the target."""
+    levels, v = nested_duals(x, order)
+    out, interp = run(target, {**(held or {}), name: v}, limits)
+    _scalar_output(out, target, "derivative")
+    return strip(out), dual_derivatives(out, levels), interp
+
+
+def nested_duals(x, order):
+    """(levels, x + ε1 + ... + εN) with εi² = 0: the coefficient of ε1···εk in f of it is f^(k)(x)."""
     levels = [new_level() for _ in range(order)]
     v = x
     for level in levels:
         v = Dual(v, as_input(1.0), level)
-    out, interp = run(target, {**(held or {}), name: v}, limits)
-    _scalar_output(out, target, "derivative")
-    ders = [derivative_number(dual_coefficient(out, levels, k)) for k in range(1, order + 1)]
-    return strip(out), ders, interp
+    return levels, v
+
+
+def dual_derivatives(out, levels) -> list:
+    """f', ..., f^(N) as host numbers from f's output at nested_duals' value."""
+    return [derivative_number(dual_coefficient(out, levels, k)) for k in range(1, len(levels) + 1)]
 
 
 def derivative_number(v):

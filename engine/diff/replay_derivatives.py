@@ -26,11 +26,12 @@ import time
 from ..core.backend import np
 from ..core.complexes import is_complex
 from ..core.notes import reset as reset_notes
-from ..core.tape import Dual, Tape, new_level, strip
-from ..lang.values import as_input, dtype, shape_of
+from ..core.tape import strip
+from ..lang.values import dtype, shape_of
 from . import complex_derivatives
-from .common import finish, host, on_host, sweep
-from .higher import MAX_FORWARD_ORDER, MAX_TAPE_ENTRIES, DerivativeResult, derivative_number, dual_coefficient
+from .common import on_host
+from .higher import (MAX_FORWARD_ORDER, DerivativeResult, TapesTooLarge, dual_derivatives, nested_duals, sweep_nested,
+                     watched_on_tapes)
 from .replay import replay_output
 from .replay_higher import boxed_values, quiet
 from .bits import all_finite
@@ -118,38 +119,24 @@ def holomorphic_on_path(trace, index: int) -> bool:
 
 
 def _nested_tapes(trace, raw: list, index: int, order: int, target):
-    """(derivatives, entries of each tape swept) as higher._nested_tapes makes them, or None
-    where it would stop for the tapes' size (the driver then finds the order that fits)."""
-    tapes = [Tape() for _ in range(order)]
-    boxes, v = [], raw[index]
-    for tape in tapes:
-        v = tape.watch(v)
-        boxes.append(v)
-    leaves = list(raw)
-    leaves[index] = v
-    g = boxed_values(trace, leaves)[trace.output]
-    ders, sizes = [], []
-    for k in range(order):
-        tape, box = tapes[order - 1 - k], boxes[order - 1 - k]
-        sizes.append(len(tape))
-        remaining = order - 1 - k             # the tapes that record this sweep
-        if k and remaining and remaining * sizes[k] ** 2 / max(sizes[k - 1], 1) > MAX_TAPE_ENTRIES:
-            return None
-        if g is not None:
-            g = sweep(tape, g, as_input(1.0), target)[box.index]
-        ders.append(finish(host(g, ())))
-        if remaining and remaining * len(tapes[remaining - 1]) > MAX_TAPE_ENTRIES:
-            return None
-    return ders, sizes
+    """(derivatives, entries of each tape swept) as higher._nested_tapes makes them, over the
+    replayed steps, or None where it would stop for the tapes' size (the driver then finds the
+    order that fits)."""
+    tapes, boxes, v = watched_on_tapes(raw[index], order)
+    try:
+        return sweep_nested(tapes, boxes, _replayed_at(trace, raw, index, v), target, stop_early=True)
+    except TapesTooLarge:
+        return None
 
 
 def _nested_duals(trace, raw: list, index: int, order: int) -> list:
     """higher._nested_duals over the replayed steps."""
-    levels = [new_level() for _ in range(order)]
-    v = raw[index]
-    for level in levels:
-        v = Dual(v, as_input(1.0), level)
+    levels, v = nested_duals(raw[index], order)
+    return dual_derivatives(_replayed_at(trace, raw, index, v), levels)
+
+
+def _replayed_at(trace, raw: list, index: int, v):
+    """The trace's output replayed with leaf `index` set to the box `v`."""
     leaves = list(raw)
     leaves[index] = v
-    out = boxed_values(trace, leaves)[trace.output]
-    return [derivative_number(dual_coefficient(out, levels, k)) for k in range(1, order + 1)]
+    return boxed_values(trace, leaves)[trace.output]

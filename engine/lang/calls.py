@@ -16,7 +16,7 @@ from .custom_rules import CustomFunction
 from .errors import arity_message, runtime_error
 from .keywords import complete_arguments
 from .limits import FRAMES_PER_CALL, depth_limit_error
-from .transforms import DerivedFunction, GradFunction  # noqa: F401 -- GradFunction: its old home
+from .transforms import DerivedFunction
 from .values import describe
 
 

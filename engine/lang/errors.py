@@ -62,6 +62,12 @@ def arity_message(name, lo, hi, got):
 OTHER_SPELLINGS = {"ln": "log", "pow": "**", "power": "**"}
 
 
+def unassigned(name, span):
+    """A name read where the run has not bound it (a local of a branch not taken, a global after
+    its use), as Python's UnboundLocalError/NameError says it."""
+    return SourceError("unknown name", f"`{name}` is used before it is assigned", span)
+
+
 def unknown_name(name, span, candidates):
     names = set(candidates)
     other = OTHER_SPELLINGS.get(name)

@@ -7,18 +7,18 @@ from __future__ import annotations
 from ...parser import nodes
 from ...parser.errors import SourceError, option
 from ..core import ops
-from ..core.backend import is_array, xp
+from ..core.backend import is_array
 from ..core.notes import NOTES
 from ..core.sequences import SEQUENCES, as_array, elements_in, numpy_reading
 from ..core.tape import Dual, Var
 from .callables import Builtin, UserFunction
 from .dicts import item as dict_item
-from .errors import runtime_error, unknown_name
+from .errors import runtime_error, unassigned, unknown_name
 from .spellings import unknown_module_name
 from .fused_regions import ROOTS as REGION_ROOTS, compile_region
 from .operator_closures import (BINARY_OPS, COMPARISONS, FLOAT_OPS, binary_closure, chain_and, comparison_closure,
                                 compare_values)
-from .values import RangeValue, as_int, describe, dtype, elements_dtype, literal, raw_getitem, shape_of, truth
+from .values import RangeValue, as_int, describe, literal, raw_getitem, shape_of, truth
 
 _NESTED_CHAIN = 8           # a + b + ... with more operators than this runs as a loop
 
@@ -54,7 +54,7 @@ class ExpressionCompiler:
                 try:
                     return frame.vars[name]
                 except KeyError:
-                    raise SourceError("unknown name", f"`{name}` is used before it is assigned", span) from None
+                    raise unassigned(name, span) from None
             return load_local
         if where == "free":
             def load_free(frame):
@@ -64,7 +64,7 @@ class ExpressionCompiler:
                     if name in d:
                         return d[name]
                     f = f.parent
-                raise SourceError("unknown name", f"`{name}` is used before it is assigned", span)
+                raise unassigned(name, span)
             return load_free
         if where == "global":
             globals_ = self.globals
@@ -76,7 +76,7 @@ class ExpressionCompiler:
                 except KeyError:
                     if builtin is not None:
                         return builtin
-                    raise SourceError("unknown name", f"`{name}` is used before it is assigned", span) from None
+                    raise unassigned(name, span) from None
             return load_global
         if name in self.builtins:
             b = self.builtins[name]

@@ -12,7 +12,7 @@ from ..core.backend import is_array, xp
 from ..core.notes import NOTES, READS
 from ..core.sequences import SEQUENCES, as_array, list_operation
 from ..core.tape import BOXES, Var, strip
-from .errors import runtime_error
+from .errors import runtime_error, unassigned
 
 # The engine op of each operator, and of each comparison. `//` and `%` are numpy's floor_divide
 # and mod (Python's // and % for two numbers, y not 0), the builtins floor_divide() and mod().
@@ -26,10 +26,6 @@ COMPARISONS = {"<": ops.lt, "<=": ops.le, ">": ops.gt, ">=": ops.ge, "==": ops.e
 # For two Python floats: the table's own float forward of each op (Python's operator where it
 # agrees exactly with the engine, IEEE division), called directly: the engine op's call is saved.
 FLOAT_OPS = {op: BINARY_OPS[op].float_impl for op in ("+", "-", "*", "/")}
-
-
-def _unassigned(name, span):
-    return SourceError("unknown name", f"`{name}` is used before it is assigned", span)
 
 
 def binary_closure(op, lhs, rhs, span, label):
@@ -73,7 +69,7 @@ def _local_operand_closure(pyop, slow, lhs, rhs):
             try:
                 a = frame.vars[lv]
             except KeyError:
-                raise _unassigned(lv, lspan) from None
+                raise unassigned(lv, lspan) from None
             if a.__class__ is float:
                 return pyop(a, rv)
             return slow(a, rv)
@@ -83,7 +79,7 @@ def _local_operand_closure(pyop, slow, lhs, rhs):
             try:
                 b = frame.vars[rv]
             except KeyError:
-                raise _unassigned(rv, rspan) from None
+                raise unassigned(rv, rspan) from None
             if b.__class__ is float:
                 return pyop(lv, b)
             return slow(lv, b)
@@ -96,7 +92,7 @@ def _local_operand_closure(pyop, slow, lhs, rhs):
                 b = d[rv]
             except KeyError:
                 missing, where = (lv, lspan) if lv not in d else (rv, rspan)
-                raise _unassigned(missing, where) from None
+                raise unassigned(missing, where) from None
             if a.__class__ is float and b.__class__ is float:
                 return pyop(a, b)
             return slow(a, b)
@@ -145,7 +141,7 @@ def _fetch(operand):
         try:
             return frame.vars[v]
         except KeyError:
-            raise _unassigned(v, span) from None
+            raise unassigned(v, span) from None
     return load_local
 
 
@@ -269,7 +265,7 @@ def comparison_closure(lhs, fn, rhs, span, opname):
             try:
                 a = frame.vars[name]
             except KeyError:
-                raise _unassigned(name, lspan) from None
+                raise unassigned(name, lspan) from None
             if a.__class__ is float:
                 return pyop(a, c)
             if a.__class__ is Var and a.value.__class__ is float and READS.hook is None:

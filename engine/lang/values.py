@@ -80,12 +80,6 @@ class RangeValue:
         self.start, self.stop, self.step = start, stop, step
 
 
-def elements_dtype(values) -> str:
-    """The dtype an array of these values takes: the working dtype, or the complex one that
-    pairs with it where one of them is complex (as numpy promotes [1.0, 2j])."""
-    return complex_dtype(_dtype[0]) if any(is_complex(v) for v in values) else _dtype[0]
-
-
 def is_integer_input(v) -> bool:
     """Whether an input value is integer data (class labels, indices): an array of integers with
     at least one axis (a numpy array, an .npy of ints). It stays integers in the run, a constant

@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 
-from ..core.numbers import is_whole, nonfinite_word
+from ..core.numbers import is_whole, number_text
 from ..core.tape import Dual, Shape, Var, strip, sweep
 
 # How ops read in a label: infix for the operators the language writes infix.
@@ -285,13 +285,6 @@ def _dropped(ops, position, run) -> Omission:
 
 # ---- labels shared by every rendering -----------------------------------------------------------
 
-def operand(graph: Graph, ident: int, fmt) -> str:
-    nd = graph.node(ident)
-    if nd.kind == "const" and nd.value is not None and not nd.shape:
-        return fmt(nd.value)
-    return nd.name
-
-
 def expression(graph: Graph, nd: Node, fmt) -> str:
     """`n1 ** n3`, `sin(n2)`, `sum(n4, axis=0)`: the node's op applied to its inputs."""
     if nd.kind == "input":
@@ -361,10 +354,5 @@ def short(v) -> str:
     if v.__class__ is bool:
         return str(v)
     if v.__class__ in (float, int) or getattr(v, "shape", None) == ():
-        x = float(v)
-        word = nonfinite_word(x)
-        if word:
-            return word
-        r = repr(x)
-        return r[:-2] if r.endswith(".0") else r
+        return number_text(float(v))
     return f"array{tuple(getattr(v, 'shape', ()))}"

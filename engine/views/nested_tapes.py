@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..core.tape import Entry, Tape, strip
+from ..core.tape import Entry, strip
 from ..diff.common import run, sweep
+from ..diff.higher import watched_on_tapes
 from ..lang.values import as_input
 
 
@@ -34,11 +35,7 @@ class NestedTapes:
 def record_nested(target, values: dict, name: str, order: int, limits) -> NestedTapes:
     """Nested persistent tapes in input `name` (the other inputs held), swept as `derivatives`
     sweeps them: the innermost first."""
-    tapes = [Tape(persistent=True, keep_values=True) for _ in range(order)]
-    boxes, v = [], values[name]
-    for tape in tapes:
-        v = tape.watch(v)
-        boxes.append(v)
+    tapes, boxes, v = watched_on_tapes(values[name], order, persistent=True, keep_values=True)
     held = {k: x for k, x in values.items() if k != name}
     out, _ = run(target, {**held, name: v}, limits)
     marks = [[len(tape)] for tape in tapes]

@@ -15,9 +15,9 @@ check per order and nothing else.
 """
 from __future__ import annotations
 
-from ..core.tape import Dual, Tape, Var, new_level, strip
+from ..core.tape import Tape, Var, strip
 from ..diff.common import prepare, run
-from ..diff.higher import dual_coefficient
+from ..diff.higher import dual_coefficient, nested_duals
 from ..lang.values import as_input
 from .nested_tapes import CopiedTape, derivative_name, record_nested
 from .provenance import not_finite, scan
@@ -83,10 +83,7 @@ def dual_pass_findings(target, inputs, name, order, computed, dtype_name, limits
     sees boxed tangents, as there) run again under a tape that keeps every node's nested dual
     number: the first node whose f^(order) coefficient is not finite."""
     _, values = prepare(None, inputs, None, None, dtype_name, target)
-    levels = [new_level() for _ in range(computed)]
-    v = values[name]
-    for level in levels:
-        v = Dual(v, as_input(1.0), level)
+    levels, v = nested_duals(values[name], computed)
     tape = Tape(persistent=True, keep_values=True)    # made after the levels: it is above them, so it
     box = tape.watch(v)                                # records every op with its nested dual value
     held = {k: x for k, x in values.items() if k != name}

@@ -143,11 +143,6 @@ SIGNATURES = {
 # Constructors take the float type of the arrays they make: the language passes its working one.
 TAKES_DTYPE = frozenset({"eye", "identity", "full"})
 
-# np.linalg.NAME for these names is the builtin of the same name (det inv solve cholesky
-# eigvalsh are table entries, the others composites here).
-LINALG_NAMES = ("det", "slogdet", "inv", "solve", "norm", "cholesky", "svd", "eigh", "eigvalsh", "pinv",
-                "qr", "eig", "lstsq", "matrix_power")
-
 
 def function(name):
     """The library function behind builtin `name`, its module imported now if not yet."""

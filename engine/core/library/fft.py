@@ -74,12 +74,13 @@ def _listed(value):
     return list(v) if isinstance(v, (tuple, list)) else [v]
 
 
-def _axes_and_lengths(name, a, s, axes, default_axes):
-    """numpy's (s, axes) of fftn: the axes (the last len(s) where only s is given), made
+def _axes_and_lengths(name, a, s, axes):
+    """numpy's (s, axes) of fftn, fft2 and the real forms: the axes (axes=None: every axis, or
+    the last len(s) where s is given; fft2's default (-2, -1) is its signature's), made
     non-negative, and the length along each."""
     dims = ndim(a)
     if axes is None or ops.read(axes) is None:
-        count = len(_listed(s)) if s is not None and ops.read(s) is not None else default_axes(dims)
+        count = len(_listed(s)) if s is not None and ops.read(s) is not None else dims
         if count > dims:
             raise ArgumentError(f"{name}(): s names {count} axes, the array has {dims}")
         resolved = tuple(range(dims - count, dims))
@@ -96,18 +97,18 @@ def _axes_and_lengths(name, a, s, axes, default_axes):
     return resolved, lengths
 
 
-def _many(name, entry, a, s, axes, norm, default_axes):
+def _many(name, entry, a, s, axes, norm):
     a = _array(name, a)
-    resolved, lengths = _axes_and_lengths(name, a, s, axes, default_axes)
+    resolved, lengths = _axes_and_lengths(name, a, s, axes)
     if not resolved:
         return a
     return entry(a, lengths, resolved, _norm(name, norm))
 
 
-def _real_many(name, a, s, axes, norm, default_axes, inverse=False):
+def _real_many(name, a, s, axes, norm, inverse=False):
     """rfftn (the transforms' order numpy's) and, `inverse`, irfftn."""
     a = _array(name, a)
-    resolved, lengths = _axes_and_lengths(name, a, s, axes, default_axes)
+    resolved, lengths = _axes_and_lengths(name, a, s, axes)
     if not resolved:
         raise ArgumentError(f"{name}() needs at least one axis")
     if inverse and (s is None or ops.read(s) is None):
@@ -127,19 +128,19 @@ def _real_many(name, a, s, axes, norm, default_axes, inverse=False):
 
 
 def rfft2(a, s=None, axes=(-2, -1), norm=None):
-    return _real_many("rfft2", a, s, axes, norm, _two)
+    return _real_many("rfft2", a, s, axes, norm)
 
 
 def irfft2(a, s=None, axes=(-2, -1), norm=None):
-    return _real_many("irfft2", a, s, axes, norm, _two, inverse=True)
+    return _real_many("irfft2", a, s, axes, norm, inverse=True)
 
 
 def rfftn(a, s=None, axes=None, norm=None):
-    return _real_many("rfftn", a, s, axes, norm, _all)
+    return _real_many("rfftn", a, s, axes, norm)
 
 
 def irfftn(a, s=None, axes=None, norm=None):
-    return _real_many("irfftn", a, s, axes, norm, _all, inverse=True)
+    return _real_many("irfftn", a, s, axes, norm, inverse=True)
 
 
 SWAPPED = {"backward": "forward", "ortho": "ortho", "forward": "backward"}
@@ -157,28 +158,20 @@ def ihfft(a, n=None, axis=-1, norm=None):
                 a, n, axis, norm)
 
 
-def _two(dims):
-    return 2
-
-
-def _all(dims):
-    return dims
-
-
 def fft2(a, s=None, axes=(-2, -1), norm=None):
-    return _many("fft2", ops.fft2, a, s, axes, norm, _two)
+    return _many("fft2", ops.fft2, a, s, axes, norm)
 
 
 def ifft2(a, s=None, axes=(-2, -1), norm=None):
-    return _many("ifft2", ops.ifft2, a, s, axes, norm, _two)
+    return _many("ifft2", ops.ifft2, a, s, axes, norm)
 
 
 def fftn(a, s=None, axes=None, norm=None):
-    return _many("fftn", ops.fftn, a, s, axes, norm, _all)
+    return _many("fftn", ops.fftn, a, s, axes, norm)
 
 
 def ifftn(a, s=None, axes=None, norm=None):
-    return _many("ifftn", ops.ifftn, a, s, axes, norm, _all)
+    return _many("ifftn", ops.ifftn, a, s, axes, norm)
 
 
 def _shift(name, entry, x, axes):

@@ -36,13 +36,18 @@ def _lerp(low, high, t):
     return ops.where(t >= 0.5, high - step * (1.0 - t), low + step * t)
 
 
+def _as_supported(name, out, method="linear"):
+    """The order statistics' refusals: no out= (the value is returned), numpy's 'linear' method only."""
+    if out is not None:
+        raise ArgumentError(f"{name}(): out= is not supported: use the returned value")
+    if ops.read(method) != "linear":
+        raise ArgumentError(f"{name}(): only method 'linear' (numpy's default) is supported, not {method!r}")
+
+
 def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False):
     """numpy's quantile with the 'linear' method: q in [0, 1] (a number or an array, whose axes
     come first), over axis (None: all of a)."""
-    if out is not None:
-        raise ArgumentError("quantile(): out= is not supported: use the returned value")
-    if ops.read(method) != "linear":
-        raise ArgumentError(f"quantile(): only method 'linear' (numpy's default) is supported, not {method!r}")
+    _as_supported("quantile", out, method)
     levels = _levels(a, q, "quantile")
     m = xp()
     x, axes = _last_axis(a, axis)
@@ -90,8 +95,7 @@ def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear"
 
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     """numpy's median: the middle sorted entry, or the mean of the two middle ones."""
-    if out is not None:
-        raise ArgumentError("median(): out= is not supported: use the returned value")
+    _as_supported("median", out)
     x, axes = _last_axis(a, axis)
     n = shape(x)[-1]
     if n == 0:
@@ -132,10 +136,7 @@ def _no_count_is_nan(result, counts):
 
 def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False):
     """numpy's nanquantile ('linear'): each slice's quantile over its entries that are not nan."""
-    if out is not None:
-        raise ArgumentError("nanquantile(): out= is not supported: use the returned value")
-    if ops.read(method) != "linear":
-        raise ArgumentError(f"nanquantile(): only method 'linear' (numpy's default) is supported, not {method!r}")
+    _as_supported("nanquantile", out, method)
     levels = _levels(a, q, "nanquantile")
     counts, pick, axes = _nan_sorted(a, axis, "nanquantile")
     m = xp()
@@ -154,8 +155,7 @@ def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="line
 
 def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     """numpy's nanmedian: each slice's median over its entries that are not nan."""
-    if out is not None:
-        raise ArgumentError("nanmedian(): out= is not supported: use the returned value")
+    _as_supported("nanmedian", out)
     counts, pick, axes = _nan_sorted(a, axis, "nanmedian")
     m = xp()
     high = counts // 2
