@@ -20,10 +20,10 @@ FFT_NAMES = ("fft", "ifft", "rfft", "irfft", "fft2", "ifft2", "fftn", "ifftn", "
 STRING_ARGUMENTS = {"einsum": ((0, None),), "norm": ((1, "ord"),), "pad": ((2, "mode"),),
                     "convolve": ((2, "mode"),), "searchsorted": ((2, "side"),), "qr": ((1, "mode"),),
                     **{name: ((5, "method"),) for name in ("quantile", "percentile", "nanquantile", "nanpercentile")},
-                    "eigh": ((1, "UPLO"),),
+                    "eigh": ((1, "UPLO"),), "eigvalsh": ((1, "UPLO"),),
                     "solve_triangular": ((2, "trans"),), **{name: ((3, "norm"),) for name in FFT_NAMES}}
 STRING_PLACES = ("einsum's subscripts, norm's ord ('fro', 'nuc'), pad's, convolve's and qr's mode, "
-                 "searchsorted's side, the quantiles' method, eigh's UPLO, solve_triangular's trans and np.fft's norm")
+                 "searchsorted's side, the quantiles' method, eigh's and eigvalsh's UPLO, solve_triangular's trans and np.fft's norm")
 TRIPLE_QUOTES = ("'" * 3, '"' * 3)
 
 
