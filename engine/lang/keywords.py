@@ -23,6 +23,18 @@ def accepted_keywords(fn) -> tuple:
     return tuple(name for name in names[1 if bound else 0:] if not name.startswith("_"))
 
 
+def _positional_count(fn) -> int:
+    """How many of accepted_keywords(fn) a position may fill: not the keyword-only ones
+    (`zeros(self, *shape, dtype=None)` takes dtype= by keyword only)."""
+    func = getattr(fn, "__func__", fn)
+    while hasattr(func, "__wrapped__") and not hasattr(func, "accepted_keywords"):
+        func = func.__wrapped__
+    code = getattr(func, "__code__", None)
+    if hasattr(func, "accepted_keywords") or code is None:
+        return len(accepted_keywords(fn))
+    return code.co_argcount - (1 if hasattr(fn, "__self__") else 0)
+
+
 def unknown_keyword(fname, keyword, accepted, span) -> SourceError:
     listed = ", ".join(f"{k}=" for k in accepted)
     takes = f"{fname}() takes the keywords {listed}" if accepted else f"{fname}() takes no keyword arguments"
@@ -38,7 +50,7 @@ def check_builtin_keywords(builtin, positional: int, keywords, span=None):
         if name not in accepted:
             raise unknown_keyword(builtin.name, name, accepted, where)
         position = accepted.index(name)
-        if position < positional and position < builtin.max_args:
+        if position < positional and position < builtin.max_args and position < _positional_count(builtin.fn):
             raise SourceError("wrong arguments", f"{builtin.name}() got two values for `{name}` "
                               f"(argument {position + 1} and the keyword)", where)
     if positional > builtin.max_args or positional + len(keywords) < builtin.min_args:
