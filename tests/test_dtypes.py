@@ -63,6 +63,13 @@ CASES += [
     ("np.array([1.7, 0.0, -2.0], dtype=bool)", lambda: np.array([1.7, 0.0, -2.0], dtype=bool)),
     ("np.array([1, 2], float)", lambda: np.array([1, 2], float)),
     ("np.asarray([1.5, -0.0], dtype=complex)", lambda: np.asarray([1.5, -0.0], dtype=complex)),
+    # numpy's names of them, as strings
+    ("np.zeros(3, dtype='float64')", lambda: np.zeros(3, dtype="float64")),
+    ("np.zeros(2, 'complex128')", lambda: np.zeros(2, "complex128")),
+    ("np.eye(2, dtype='bool')", lambda: np.eye(2, dtype="bool")),
+    ("np.full(2, -1.5, 'int')", lambda: np.full(2, -1.5, "int")),
+    ("np.array([0.5, -1.5]).astype('int64')", lambda: np.array([0.5, -1.5]).astype("int64")),
+    ("np.linspace(0, 1, 3, dtype='float64')", lambda: np.linspace(0, 1, 3, dtype="float64")),
 ]
 
 
@@ -137,6 +144,8 @@ def test_gradients_flow_through_a_float_dtype_as_numpys_values_do(expr, want):
     ("np.array(x, dtype=np.complex64)", "array(): dtype=complex64 in a float64 run", 1),
     ("np.zeros(3, dtype=x)", "zeros(): dtype must be a type numpy takes, not an array of shape (2,)", 1),
     ("x.astype(2.0)", "astype(): dtype must be a type numpy takes, not a number", 1),
+    ("np.array(x, dtype='float16')", "array(): dtype 'float16' is not one the language has", 1),
+    ("np.ones(2, dtype='float32') * x", "ones(): dtype=float32 in a float64 run", 1),
     ("(x * 1j).astype(float)", "astype(): casting complex values to a real type would drop", 2),
     ("np.arange(0, 2.5, 0.5, dtype=int) * x[0]", "arange() with an integer dtype and bounds or a step that are not whole", 1),
 ])

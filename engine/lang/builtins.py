@@ -260,7 +260,7 @@ def _numeric(name, fn, tuples_are_arrays=True):
 
 def _shape_and_dtype(shape, dtype, name):
     """(shape, dtype) of zeros/ones: numpy's `zeros((2, 3), float)` gives the dtype second."""
-    if dtype is None and len(shape) == 2 and isinstance(shape[1], (DType, Builtin)):
+    if dtype is None and len(shape) == 2 and isinstance(shape[1], (DType, Builtin, str)):
         return shape[:1], shape[1]
     return shape, dtype
 

@@ -31,6 +31,11 @@ def read(spec, who: str) -> DType:
         return spec
     if isinstance(spec, Builtin) and spec.name in PYTHON_TYPES:
         return TYPES[PYTHON_TYPES[spec.name]]
+    if isinstance(spec, str) and PYTHON_TYPES.get(spec, spec) in TYPES:    # numpy's name: dtype='float64'
+        return TYPES[PYTHON_TYPES.get(spec, spec)]
+    if isinstance(spec, str):
+        raise SourceError("type error", f"{who}: dtype {spec!r} is not one the language has", None,
+                          f"write {SPELLINGS}, or their names ('float64', 'int64', 'bool', 'complex128')")
     raise SourceError("type error", f"{who}: dtype must be a type numpy takes, not {describe(spec)}",
                       None, f"write {SPELLINGS}")
 
