@@ -11,9 +11,7 @@ def accepted_keywords(fn) -> tuple:
     """The parameters of a builtin's function that a keyword may name: read off its code (through
     functools.wraps to the function wrapped), so nothing that holds an interpreter is kept."""
     bound = hasattr(fn, "__self__")
-    func = getattr(fn, "__func__", fn)
-    while hasattr(func, "__wrapped__") and not hasattr(func, "accepted_keywords"):
-        func = func.__wrapped__
+    func = _unwrapped(fn)
     if hasattr(func, "accepted_keywords"):      # a wrapper of *args, **kwargs that says what it takes
         return tuple(func.accepted_keywords)
     code = getattr(func, "__code__", None)
@@ -23,12 +21,19 @@ def accepted_keywords(fn) -> tuple:
     return tuple(name for name in names[1 if bound else 0:] if not name.startswith("_"))
 
 
-def _positional_count(fn) -> int:
-    """How many of accepted_keywords(fn) a position may fill: not the keyword-only ones
-    (`zeros(self, *shape, dtype=None)` takes dtype= by keyword only)."""
+def _unwrapped(fn):
+    """The function whose signature says a builtin's parameters: through a bound method and
+    functools.wraps, to the first that says them itself (`accepted_keywords`)."""
     func = getattr(fn, "__func__", fn)
     while hasattr(func, "__wrapped__") and not hasattr(func, "accepted_keywords"):
         func = func.__wrapped__
+    return func
+
+
+def _positional_count(fn) -> int:
+    """How many of accepted_keywords(fn) a position may fill: not the keyword-only ones
+    (`zeros(self, *shape, dtype=None)` takes dtype= by keyword only)."""
+    func = _unwrapped(fn)
     code = getattr(func, "__code__", None)
     if hasattr(func, "accepted_keywords") or code is None:
         return len(accepted_keywords(fn))
