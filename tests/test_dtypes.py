@@ -170,3 +170,9 @@ def test_the_cli_takes_dtype_keywords_and_exits_0(capsys):
     import json
     doc = json.loads(out)
     assert doc["value"] == 6.0 and doc["gradient"]["x"] == 3.0
+
+
+@pytest.mark.parametrize("expr, name, spelled", [("np.float64(x)", "float64", "np.float64"), ("bool(x)", "bool", "bool")])
+def test_calling_a_dtype_says_to_cast_with_astype(capsys, expr, name, spelled):
+    code, out, err = cli(capsys, "grad", expr, "--at", "x=1")
+    assert code == 2 and f"1:1: `{name}` is a dtype, not a function" in err and f"write x.astype({spelled}) to cast x" in err
