@@ -64,7 +64,7 @@ def target_options(f):
 
 
 # Settings whose flag is not the engine's name for them: one name per idea across the commands.
-FLAG_NAMES = {"seed": "--cotangent", "method": "--mode"}
+FLAG_NAMES = {"seed": "--cotangent", "method": "--mode", "dtype_name": "--dtype"}
 
 
 def flag_spelling(name: str) -> str:

@@ -283,6 +283,9 @@ def _token_error(token, expected, text: str, start: str) -> SourceError:
     if python_form is not None:
         return python_form
     if value == "@" and _starts_line(text, token):
+        if start == "expression":          # no decorator in an expression: `@` is matmul missing an operand
+            return SourceError("syntax error", "a stray `@`: `@` is matrix multiplication and needs an operand "
+                               "on each side", span, "write a @ b")
         return SourceError("syntax error", "decorators are not part of the language", span)
     pos = token.start_pos if token.start_pos is not None else len(text)
     if value in (")", "]") and not open_brackets(text, pos):

@@ -34,6 +34,7 @@ PROGRAMS = {
                                {"A": (3, 2), "x": (3,)}),
     "the methods with no builtin of their name, var, std, clip": (
         "def f(A, x):\n    return sum(x.flatten()) * A.ravel()[4] + x[1:2].item() + sum(x.copy() * x.astype(float))"
+        " + sum(x.astype(np.float64) * x)"
         " + x.var() + A.std(axis=0, ddof=1)[2] + var(A, 1)[0] + std(x) + sum(x.clip(-0.5, 0.5)) + sum(clip(A, 0.2, None))\n",
         {"A": (3, 3), "x": (4,)}),
     "einsum, tensordot, kron, pinv": (
@@ -242,6 +243,17 @@ def test_methods_map_to_the_languages_builtins_and_an_unknown_one_is_refused(tmp
     with pytest.raises(SourceError) as err:
         api.emit(str(source), at={"x": np.array([0.5, 1.5, 2.5])})
     assert err.value.kind == "not emitted" and ".keys()" in err.value.message and err.value.span.line == 3
+
+
+@pytest.mark.parametrize("kind", ["bool", "np.float32", "complex"])
+def test_astype_to_a_type_emit_does_not_write_is_refused_naming_its_line(tmp_path, kind):
+    # task D item 1: astype(np.float32) or astype(bool) read `float32`/`bool` as an unbound name, unlocated
+    source = tmp_path / "program.py"
+    source.write_text(f"import numpy as np\ndef f(x):\n    return sum(x.astype({kind}) * x)\n")
+    with pytest.raises(SourceError) as err:
+        api.emit(str(source), at={"x": np.array([0.5, 1.5, 2.5])})
+    assert err.value.kind == "not emitted" and "`.astype()` to anything but float or int" in err.value.message
+    assert (err.value.span.line, err.value.span.column) == (3, 16)
 
 
 def test_keepdims_over_all_axes_of_a_value_whose_rank_is_unknown_is_refused_naming_it(tmp_path):

@@ -225,9 +225,10 @@ def test_methods_of_whole_number_values_have_numpys_values_and_no_gradient(expr,
     np.testing.assert_array_equal(r.gradient["A"], np.zeros((2, 3)))
 
 
-def test_astype_takes_float_or_int_and_item_one_entry():
+def test_astype_takes_a_dtype_and_item_one_entry():
     err = error("def f(x):\n    return x.astype(1)\n", x=[1.0, 2.0])
-    assert "astype() takes float or int, not a number" in err.message and (err.span.line, err.span.column) == (2, 12)
+    assert "astype(): dtype must be a type numpy takes, not a number" in err.message and (err.span.line, err.span.column) == (2, 12)
+    assert "np.float64" in err.hint
     err = error("def f(x):\n    return x.item()\n", x=[1.0, 2.0])
     assert "can only convert an array of size 1" in err.message
 

@@ -102,6 +102,8 @@ CASES = [
      lambda m, t: 2 * np.tensordot(m, t[0], axes=[[1], [0]])),
     ("np.linalg.eigh(u, UPLO='U')[0] + np.linalg.eigh(u, 'L')[1][0] ** 2", {"u": U},
      lambda u: np.linalg.eigh(u, UPLO="U")[0] + np.linalg.eigh(u, "L")[1][0] ** 2),
+    ("np.linalg.eigvalsh(u, UPLO='U') + np.linalg.eigvalsh(u, 'L') ** 2", {"u": U},
+     lambda u: np.linalg.eigvalsh(u, UPLO="U") + np.linalg.eigvalsh(u, "L") ** 2),
 ]
 
 
@@ -161,6 +163,17 @@ def test_eigh_reads_the_triangle_uplo_names_as_numpy():
     np.testing.assert_allclose(g, np.eye(3), atol=1e-14)     # the trace; the lower triangle is not read
 
 
+def test_eigvalsh_reads_the_triangle_uplo_names_as_numpy():
+    # issue hardening task D item 2: numpy's keyword of eigvalsh, as eigh's
+    for uplo in ("L", "U"):
+        got = run(f"np.linalg.eigvalsh(u, UPLO='{uplo}')", {"u": U})
+        np.testing.assert_allclose(got, np.linalg.eigvalsh(U, UPLO=uplo), rtol=1e-13)
+    g = autodiff.grad("np.linalg.eigvalsh(u, UPLO='U')[0]", at={"u": U}).gradient["u"]
+    w, v = np.linalg.eigh(U, UPLO="U")
+    want = np.triu(2 * np.outer(v[:, 0], v[:, 0]), 1) + np.diag(v[:, 0] ** 2)   # the lower triangle is not read
+    np.testing.assert_allclose(g, want, atol=1e-13)
+
+
 def test_cho_factor_solves_like_scipys_and_its_factor_is_scipys_triangle():
     np.testing.assert_allclose(run("cho_factor(s)[0]", {"s": S}), np.triu(sl.cho_factor(S)[0]), rtol=1e-14)
     np.testing.assert_allclose(run("cho_factor(s, lower=True)[0]", {"s": S}),
@@ -211,6 +224,7 @@ def test_scipy_linalg_is_declared_as_numpy_is_and_its_functions_differentiate():
     ("np.convolve(v, v, 'middle')", {"v": V}, "'full', 'same' or 'valid'"),
     ("np.diff(v, -1)", {"v": V}, "non-negative"),
     ("np.linalg.eigh(s, UPLO='X')", {"s": S}, "'L' or 'U'"),
+    ("np.linalg.eigvalsh(s, UPLO='X')", {"s": S}, "eigvalsh(): UPLO must be 'L' or 'U'"),
     ("solve_triangular(l, b, trans='X')", {"l": L, "b": B}, "trans must be"),
     ("np.einsum('...i,.i', v, v)", {"v": V}, "three dots"),
 ])

@@ -228,6 +228,15 @@ def test_unmatched_closing_bracket(text):
     assert err.message.startswith("unmatched") and err.span.column == len(text)
 
 
+@pytest.mark.parametrize("text, column", [("@x", 1), ("  @ x", 3)])
+def test_a_leading_at_in_an_expression_is_a_stray_matmul_not_a_decorator(text, column):
+    # task D item 3: `autodiff grad "@x"` said "decorators are not part of the language"
+    err = error_of(text)
+    assert err.kind == "syntax error" and err.message.startswith("a stray `@`: `@` is matrix multiplication")
+    assert (err.span.line, err.span.column) == (1, column) and err.hint == "write a @ b"
+    assert "decorator" in error_of("@jit\ndef f(x):\n    return x\n", program=True).message   # a program keeps its message
+
+
 @pytest.mark.parametrize("text, hint", [("3x", "*"), ("sin x", "sin(x)"), ("x = 3", "==")])
 def test_common_mistakes_get_hints(text, hint):
     assert hint in error_of(text).hint

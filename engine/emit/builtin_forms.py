@@ -19,6 +19,7 @@ from functools import lru_cache
 
 from ..lang.builtins import make_builtins
 from ..lang.call_forms import METHODS
+from ..lang.dtypes import spelled_kind
 from ..lang.keywords import accepted_keywords
 from .rule_text import primitive
 
@@ -39,16 +40,19 @@ def as_builtin_call(e, refuse):
     """`A.sum(axis=0)` as `sum(A, axis=0)`, `A.transpose(1, 0)` as `transpose(A, (1, 0))`: the
     language's methods (lang/call_forms.py's METHODS), each the builtin of its name; those with no
     builtin of their name (its METHOD_FALLBACKS) as what they are there: x.copy() and
-    x.astype(float) the value, x.astype(int) trunc(x), x.flatten() and x.ravel() reshape(x, -1),
+    x.astype(float) (np.float64) the value, x.astype(int) (np.int64) trunc(x), x.flatten() and x.ravel() reshape(x, -1),
     x.item() reshape(x, ())."""
     method = e.func
     if method.attr not in METHODS or method.attr in ("keys", "values", "items"):
         refuse(f"the method `.{method.attr}()`", e.span)
     x, name = method.value, method.attr
-    kind = e.args[0].id if name == "astype" and len(e.args) == 1 and isinstance(e.args[0], nodes.Name) else None
-    if name == "copy" or kind == "float":
+    kind = spelled_kind(e.args[0].id) if name == "astype" and len(e.args) == 1 and isinstance(e.args[0], nodes.Name) \
+        else None
+    if name == "copy" or kind == "f":
         return x
-    if kind == "int" or name in ("flatten", "ravel", "item"):
+    if name == "astype" and kind != "i":
+        refuse("`.astype()` to anything but float or int (np.float64, np.int64)", e.span)
+    if kind == "i" or name in ("flatten", "ravel", "item"):
         shape = (nodes.Num(-1.0, e.span),) if name in ("flatten", "ravel") else ()
         return nodes.Call(nodes.Name("trunc" if kind else "reshape", method.attr_span), (x, *shape), e.span)
     args = tuple(e.args)

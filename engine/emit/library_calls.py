@@ -36,7 +36,9 @@ from .ir import AtPoint, Measured, MeasuredParameter
 # the builtins emit writes from their library function's recorded entries
 TRACED = ("var", "std", "square", "reciprocal", "negative", "power", "pinv", "kron", "fft", "ifft", "rfft", "irfft",
           "hfft", "ihfft", "fft2", "ifft2", "fftn", "ifftn", "rfft2", "irfft2", "rfftn", "irfftn", "fftshift", "ifftshift",
-          "complex", "cumsum", "transpose", "prod", "outer")
+          "complex", "cumsum", "transpose", "prod", "outer", "eigvalsh")
+# those of square matrices (the last two axes): their stand-ins are square
+SQUARE = ("eigvalsh",)
 # what the library (or numpy under it) raises at arguments it refuses: the user's mistake, located as
 # the language locates it (lang/errors.py)
 LIBRARY_ERRORS = (EngineError, TypeError, ValueError, IndexError, ArithmeticError)
@@ -116,6 +118,13 @@ def stand_in(shape, complex_):
     rng = numpy.random.default_rng(28)
     value = rng.uniform(0.5, 1.5, shape) + (1j * rng.uniform(0.5, 1.5, shape) if complex_ else 0.0)
     return value.item() if shape == () else value
+
+
+def stand_in_lengths(name, rank) -> tuple:
+    """The lengths of a stand-in operand of `rank` axes: distinct, but the last two one length
+    for a builtin of square matrices."""
+    lengths = LENGTHS[:rank]
+    return lengths[:-1] + lengths[-2:-1] if name in SQUARE and rank >= 2 else lengths
 
 
 def other_lengths(shapes) -> list:
@@ -199,7 +208,7 @@ class LibraryCall:
         known = all(s is not None for s in shapes) and not called.lengths
         runs, tried = [], (0, 1, 2) if None in ranks else (None,)     # a rank unknown: those the library takes
         for rank in tried:
-            first = shapes if known else [LENGTHS[:rank if r is None else r] for r in ranks]
+            first = shapes if known else [stand_in_lengths(called.name, rank if r is None else r) for r in ranks]
             quiet = rank is not None and (rank != tried[-1] or runs)
             pair = [self.run(called, first, dict.fromkeys(called.lengths, 6), e, quiet),
                     self.run(called, other_lengths(first), dict.fromkeys(called.lengths, 10), e, quiet)]

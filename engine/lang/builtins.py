@@ -17,9 +17,12 @@ from .recorded_decisions import constant_of_path
 from .loop_forms import enumerate_items, zip_items
 from .axes import keep_dims, reduced_count, reduction_axes
 from .numpy_builtins import add_library_builtins, add_second_spellings
+from .callables import Builtin
 from .custom_rules import rule_builtins
+from .dtypes import TYPES, cast, read as read_dtype
 from .transforms import transform_builtins
-from .values import RangeValue, describe, range_arguments, range_items, dtype, shape_of
+from .values import DType, RangeValue, describe, range_arguments, range_items, shape_of
+from .values import dtype as working_dtype
 
 
 def noted_stop_gradient(x):
@@ -80,26 +83,30 @@ class Builtins:
                               f"{limit:,}", None, f"raise the limit with {option('max_elements')}")
 
     # -- constructors (constants) --
-    def zeros(self, *shape):
-        shape = _constants("zeros", shape)
-        s = _shape_arg(shape, "zeros")
+    def zeros(self, *shape, dtype=None):
+        shape, dtype = _shape_and_dtype(shape, dtype, "zeros")
+        s = _shape_arg(_constants("zeros", shape), "zeros")
         self._check_dims(s, "zeros")
-        return xp().zeros(s, dtype=dtype()) if s else 0.0
+        return _typed(xp().zeros(s, dtype=working_dtype()) if s else 0.0, dtype, "zeros()")
 
-    def ones(self, *shape):
-        shape = _constants("ones", shape)
-        s = _shape_arg(shape, "ones")
+    def ones(self, *shape, dtype=None):
+        shape, dtype = _shape_and_dtype(shape, dtype, "ones")
+        s = _shape_arg(_constants("ones", shape), "ones")
         self._check_dims(s, "ones")
-        return xp().ones(s, dtype=dtype()) if s else 1.0
+        return _typed(xp().ones(s, dtype=working_dtype()) if s else 1.0, dtype, "ones()")
 
     def _check_dims(self, s, what):
         if any(d < 0 for d in s):
             raise SourceError("value error", f"{what}: negative dimensions {s}")
         self.check_size(math.prod(s), f"{what}{s}")
 
-    def arange(self, *args):
+    def arange(self, *args, dtype=None):
         args = _constants("arange", args)
         vals = [float(strip(a)) for a in args]
+        if dtype is not None and read_dtype(dtype, "arange()").kind == "i" and not all(map(is_whole, vals)):
+            raise SourceError("value error", "arange() with an integer dtype and bounds or a step that are "
+                              "not whole: numpy casts them before counting", None,
+                              "give whole bounds and step, or write np.trunc(np.arange(...))")
         if not vals or len(vals) > 3:
             raise SourceError("wrong arguments", "arange() takes 1 to 3 arguments")
         start, stop, step = (0.0, vals[0], 1.0) if len(vals) == 1 else (vals[0], vals[1], vals[2] if len(vals) == 3 else 1.0)
@@ -107,9 +114,15 @@ class Builtins:
             raise SourceError("value error", "arange() needs finite bounds and a non-zero step")
         count = max(0, math.ceil((stop - start) / step))
         self.check_size(count, "arange()")
-        return xp().arange(start, stop, step, dtype=dtype())
+        return _typed(xp().arange(start, stop, step, dtype=working_dtype()), dtype, "arange()")
 
-    def linspace(self, start, stop, num=50.0):
+    def linspace(self, start, stop, num=50.0, dtype=None):
+        made = self._linspace(start, stop, num)
+        if dtype is not None and read_dtype(dtype, "linspace()").kind == "i":
+            made = ops.floor(made)          # numpy floors the points for an integer dtype
+        return _typed(made, dtype, "linspace()")
+
+    def _linspace(self, start, stop, num):
         num, = _constants("linspace", (num,), "the number of points")
         count = int(strip(num)) if is_whole(float(strip(num))) else -1
         if count < 0:
@@ -117,12 +130,12 @@ class Builtins:
         self.check_size(count, "linspace()")
         if not all(math.isfinite(float(ops.read(v))) for v in (start, stop)):
             raise SourceError("value error", "linspace() needs finite bounds")
-        points = xp().linspace(float(ops.read(start)), float(ops.read(stop)), count, dtype=dtype())
+        points = xp().linspace(float(ops.read(start)), float(ops.read(stop)), count, dtype=working_dtype())
         if not (isinstance(start, BOXES) or isinstance(stop, BOXES)):
             return points
         # traced bounds: start + (stop - start) t, differentiable in both, with numpy's values
         # exactly (the traced part adds an exact 0 to them)
-        fractions = xp().linspace(0.0, 1.0, count, dtype=dtype())
+        fractions = xp().linspace(0.0, 1.0, count, dtype=working_dtype())
         traced = ops.add(start, ops.mul(ops.sub(stop, start), fractions))
         return ops.add(points, ops.sub(traced, strip(traced)))
 
@@ -245,6 +258,18 @@ def _numeric(name, fn, tuples_are_arrays=True):
     return op
 
 
+def _shape_and_dtype(shape, dtype, name):
+    """(shape, dtype) of zeros/ones: numpy's `zeros((2, 3), float)` gives the dtype second."""
+    if dtype is None and len(shape) == 2 and isinstance(shape[1], (DType, Builtin, str)):
+        return shape[:1], shape[1]
+    return shape, dtype
+
+
+def _typed(made, dtype, who):
+    """A constructor's array in the dtype the program gave (lang/dtypes.py), or as made."""
+    return made if dtype is None else cast(made, dtype, who)
+
+
 def _constants(name, args, what="an argument") -> tuple:
     """`args` of a constructor whose result does not depend smoothly on them (a count, a shape,
     arange's bounds), each traced value among them read as a number where a plain run takes it
@@ -327,6 +352,7 @@ def _shared_builtins() -> dict:
     for name in STOP_GRADIENT:
         add(name, noted_stop_gradient, 1)
     _SHARED.update(CONSTANTS)
+    _SHARED.update(TYPES)             # numpy's type objects, values dtype= and astype() take
     _SHARED["newaxis"] = None         # numpy's name for None in a subscript: x[:, np.newaxis]
     return _SHARED
 

@@ -11,6 +11,7 @@ from ..core.sequences import numpy_reading, read_lists
 from .callables import Builtin, UserFunction
 from .custom_rules import RULE_METHODS, CustomFunction
 from .dicts import DICT_METHODS
+from .dtypes import cast, dtype_of
 from .errors import runtime_error
 from .keywords import check_builtin_keywords, complete_arguments, unknown_keyword
 from .spellings import foreign_library_error, method_spelling_hint
@@ -22,7 +23,7 @@ METHODS = ("sum", "mean", "prod", "max", "min", "std", "var", "reshape", "transp
            "flatten", "ravel", "clip", "cumsum", "squeeze", "cumprod", "trace", "diagonal", "argmax",
            "argmin", "any", "all", "round", "copy", "astype", "item", "keys", "values", "items",
            "conj", "conjugate")
-ATTRIBUTES = ("T", "shape", "ndim", "size", "real", "imag")
+ATTRIBUTES = ("T", "shape", "ndim", "size", "real", "imag", "dtype")
 
 
 def _flat(x):
@@ -48,14 +49,11 @@ def _item(x):
     return ops.reshape(x, ()) if shape_of(x) else x
 
 
-def _astype(x, kind):
+def _astype(x, dtype):
     """`x.astype(float)`: the value (numbers are floats already); `x.astype(int)`: truncated toward
-    zero as numpy casts, a step function (derivative 0), through the trunc builtin."""
-    if isinstance(kind, Builtin) and kind.name == "float":
-        return x
-    if isinstance(kind, Builtin) and kind.name == "int":
-        return ops.trunc(x)
-    raise TypeError(f"astype() takes float or int, not {describe(kind)}")
+    zero as numpy casts, a step function (derivative 0), through the trunc builtin; bool and
+    complex as numpy's (lang/dtypes.py, the constructors' dtype= too)."""
+    return cast(x, dtype, "astype()")
 
 
 # Methods with no builtin of their name yet: what they are in existing ops.
@@ -75,6 +73,8 @@ def attribute_value(x, attr):
         return float(len(shape))
     if attr in ("real", "imag"):                # numpy's x.real, x.imag: the builtins real(x), imag(x)
         return getattr(ops, attr)(x)
+    if attr == "dtype":
+        return dtype_of(x)
     return float(size_of(x))
 
 

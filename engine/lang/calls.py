@@ -17,7 +17,7 @@ from .errors import arity_message, runtime_error
 from .keywords import complete_arguments
 from .limits import FRAMES_PER_CALL, depth_limit_error
 from .transforms import DerivedFunction
-from .values import describe
+from .values import DType, describe
 
 
 class CallCompiler:
@@ -126,7 +126,10 @@ class CallCompiler:
                 e.func.module or scope.find(e.func.id) is None):     # np.diff is numpy's, whatever `diff` is
             b = self.builtins[e.func.id]
             if not isinstance(b, Builtin):
-                raise SourceError("type error", f"`{e.func.id}` is a constant, not a function", e.span)
+                spelled = f"{e.func.module}.{e.func.id}" if e.func.module else e.func.id
+                cast = f"x.astype({spelled})" if isinstance(b, DType) else None     # np.float64(x): numpy's cast
+                raise SourceError("type error", f"`{e.func.id}` is a {'dtype' if cast else 'constant'}, not a "
+                                  "function", e.span, cast and f"write {cast} to cast x")
             if e.keywords:
                 return self.builtin_keyword_call(b, args, e.keywords, scope, e.span)
             return self.builtin_call(b, args, e.span)

@@ -11,9 +11,7 @@ def accepted_keywords(fn) -> tuple:
     """The parameters of a builtin's function that a keyword may name: read off its code (through
     functools.wraps to the function wrapped), so nothing that holds an interpreter is kept."""
     bound = hasattr(fn, "__self__")
-    func = getattr(fn, "__func__", fn)
-    while hasattr(func, "__wrapped__") and not hasattr(func, "accepted_keywords"):
-        func = func.__wrapped__
+    func = _unwrapped(fn)
     if hasattr(func, "accepted_keywords"):      # a wrapper of *args, **kwargs that says what it takes
         return tuple(func.accepted_keywords)
     code = getattr(func, "__code__", None)
@@ -21,6 +19,25 @@ def accepted_keywords(fn) -> tuple:
         return ()
     names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
     return tuple(name for name in names[1 if bound else 0:] if not name.startswith("_"))
+
+
+def _unwrapped(fn):
+    """The function whose signature says a builtin's parameters: through a bound method and
+    functools.wraps, to the first that says them itself (`accepted_keywords`)."""
+    func = getattr(fn, "__func__", fn)
+    while hasattr(func, "__wrapped__") and not hasattr(func, "accepted_keywords"):
+        func = func.__wrapped__
+    return func
+
+
+def _positional_count(fn) -> int:
+    """How many of accepted_keywords(fn) a position may fill: not the keyword-only ones
+    (`zeros(self, *shape, dtype=None)` takes dtype= by keyword only)."""
+    func = _unwrapped(fn)
+    code = getattr(func, "__code__", None)
+    if hasattr(func, "accepted_keywords") or code is None:
+        return len(accepted_keywords(fn))
+    return code.co_argcount - (1 if hasattr(fn, "__self__") else 0)
 
 
 def unknown_keyword(fname, keyword, accepted, span) -> SourceError:
@@ -38,7 +55,7 @@ def check_builtin_keywords(builtin, positional: int, keywords, span=None):
         if name not in accepted:
             raise unknown_keyword(builtin.name, name, accepted, where)
         position = accepted.index(name)
-        if position < positional and position < builtin.max_args:
+        if position < positional and position < builtin.max_args and position < _positional_count(builtin.fn):
             raise SourceError("wrong arguments", f"{builtin.name}() got two values for `{name}` "
                               f"(argument {position + 1} and the keyword)", where)
     if positional > builtin.max_args or positional + len(keywords) < builtin.min_args:

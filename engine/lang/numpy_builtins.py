@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..core.library import SIGNATURES, TAKES_DTYPE, array_parameters, function, parameters, positional_range
 from ..core.sequences import as_array
+from .dtypes import cast
 from .values import dtype
 
 # numpy's second spelling -> the builtin it names
@@ -18,18 +19,23 @@ def _on_first_call(name):
     found = []
     with_dtype = name in TAKES_DTYPE
     arrays = array_parameters(name)
+    at = parameters(name).index("dtype") if "dtype" in parameters(name) else None
 
     def call(*args, **kwargs):
         if not found:
             found.append(function(name))
-        if with_dtype:
-            kwargs.setdefault("dtype", dtype())
+        given = None
+        if at is not None:          # the program's dtype= is applied to what the constructor made
+            given = args[at] if len(args) > at else kwargs.pop("dtype", None)
+            args = args[:at] + args[at + 1:]
+            if with_dtype:
+                kwargs["dtype"] = dtype()
         if arrays[0] and any(v.__class__ in (tuple, list) for v in (*args, *kwargs.values())):
             args, kwargs = _arrays_read(args, kwargs, *arrays)
-        return found[0](*args, **kwargs)
+        made = found[0](*args, **kwargs)
+        return made if given is None else cast(made, given, f"{name}()")
     call.__name__ = name
-    # the keywords numpy's function takes (dtype= is filled in here for the constructors)
-    call.accepted_keywords = tuple(p for p in parameters(name) if p != "dtype" or not with_dtype)
+    call.accepted_keywords = tuple(parameters(name))       # the keywords numpy's function takes
     return call
 
 

@@ -72,6 +72,19 @@ def range_items(raw) -> tuple | None:
     return range_key(*raw)
 
 
+class DType:
+    """numpy's type objects as values of the language (`np.float64`, `np.int64`, `bool`, `x.dtype`):
+    what `dtype=` and `.astype()` take (lang/dtypes.py reads them). Only the name and numpy's kind
+    letter ('f', 'i', 'b', 'c'): no Python type is exposed, nothing is called."""
+    __slots__ = ("name", "kind")
+
+    def __init__(self, name, kind):
+        self.name, self.kind = name, kind
+
+    def __repr__(self):
+        return f"dtype('{self.name}')"
+
+
 class RangeValue:
     """The value of range(...): only a for loop takes it."""
     __slots__ = ("start", "stop", "step")
@@ -153,6 +166,8 @@ def describe(v) -> str:
         return "nothing (a function without return?)"
     if isinstance(v, RangeValue):
         return "a range (use it in a for loop)"
+    if isinstance(v, DType):
+        return f"the dtype {v.name}"
     return type(v).__name__
 
 

@@ -110,6 +110,7 @@ SIGNATURES = {
     "slogdet": ("linalg", "slogdet", "a[]"),
     "norm": ("linalg", "norm", "x[] ord= axis= keepdims="),
     "eigh": ("linalg", "eigh", "a[] UPLO="),
+    "eigvalsh": ("linalg", "eigvalsh", "a[] UPLO="),
     "eig": ("linalg", "eig", "a[]"),
     "qr": ("linalg", "qr", "a[] mode="),
     "matrix_power": ("solvers", "matrix_power", "a[] n"),

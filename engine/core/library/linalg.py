@@ -203,12 +203,12 @@ def norm(x, ord=None, axis=None, keepdims=False):
     return keep_dims(result, x, axes) if keepdims else result
 
 
-def _triangle_of(a, uplo):
+def _triangle_of(a, uplo, name):
     """The symmetric (Hermitian, for complex a) matrix numpy's eigh reads from one triangle of a:
     'L' the lower, 'U' the upper (the other triangle is not read, so it gets no gradient)."""
     side = str(ops.read(uplo)).upper()
     if side not in ("L", "U"):
-        raise ArgumentError(f"eigh(): UPLO must be 'L' or 'U', not {uplo!r}")
+        raise ArgumentError(f"{name}(): UPLO must be 'L' or 'U', not {uplo!r}")
     n = shape(a)[-1]
     m = xp()
     ones = m.ones((n, n), dtype=m.asarray(ops.read(a)).dtype)
@@ -222,8 +222,14 @@ def eigh(a, UPLO=None):
     """(eigenvalues ascending, eigenvectors as columns) of the symmetric part of a; with UPLO
     ('L' or 'U'), of the symmetric matrix that triangle of a spells, as numpy reads it."""
     if UPLO is not None:
-        a = _triangle_of(a, UPLO)
+        a = _triangle_of(a, UPLO, "eigh")
     return ops.eigvalsh(a), ops.eigh_vectors(a)
+
+
+def eigvalsh(a, UPLO=None):
+    """The eigenvalues, ascending, of the symmetric part of a; with UPLO ('L' or 'U'), of the
+    symmetric matrix that triangle of a spells, as numpy reads it (eigh's values)."""
+    return ops.eigvalsh(a if UPLO is None else _triangle_of(a, UPLO, "eigvalsh"))
 
 
 def qr(a, mode="reduced"):

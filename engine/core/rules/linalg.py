@@ -177,7 +177,7 @@ def _eigvalsh_jvp(t, ans, x):
 
 
 eigvalsh = defprim("eigvalsh", lambda x: _eigh(x)[0], vjp=(_eigvalsh_vjp,), jvp=(_eigvalsh_jvp,),
-                   builtin="eigvalsh", complex_values=True, holomorphic=False, emits_at_shapes=True)
+                   complex_values=True, holomorphic=False, emits_at_shapes=True)
 
 
 def _gaps(x):
