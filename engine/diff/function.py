@@ -501,22 +501,23 @@ def _not_finite_either(fallback, result):
     replay's was not finite; under AUTODIFF_STRICT=1 it must not be finite either (its value or
     its derivative; else the replay differs: StrictFallback)."""
     if fallback.__class__ is NonFinite and strict() and replaying.all_finite(_numbers(result)):
-        raise StrictFallback(f"AUTODIFF_STRICT=1: a replayed {_derivative(result)} is not finite where the "
-                             "interpreter's is")
+        what = "n-th derivative" if _derivative(result) == "derivatives" else _derivative(result)
+        raise StrictFallback(f"AUTODIFF_STRICT=1: a replayed {what} is not finite where the interpreter's is")
     return result
 
 
 def _derivative(result) -> str:
     """Which derivative a whole result holds (a Hessian's holds its gradient too)."""
-    return next(name for name in ("hessian", "jacobian", "gradient") if hasattr(result, name))
+    return next(name for name in ("hessian", "jacobian", "gradient", "derivatives") if hasattr(result, name))
 
 
 def _numbers(result) -> list:
-    """A whole result's value and its derivative's arrays (a Hessian's blocks)."""
+    """A whole result's value and its derivative's arrays (a Hessian's blocks, each order's
+    derivative)."""
     derivative = getattr(result, _derivative(result))
     if hasattr(result, "hessian"):
         return [result.value, *(block for row in derivative.values() for block in row.values())]
-    return [result.value, *derivative.values()]
+    return [result.value, *(derivative if isinstance(derivative, list) else derivative.values())]
 
 
 def _answer(kind: str, result):
