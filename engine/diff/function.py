@@ -238,7 +238,7 @@ class Function:
         if fast is not None:
             return fast
         notes = reset_notes()
-        trace, values = replaying.replay_entry(entry, list(inputs.values()))
+        trace, values = replaying.replay_entry(entry, list(inputs.values()), release=True)
         if trace.untraced_kinks:
             raise Unsupported("a kink noted outside the trace")
         value = _output(trace, values)
@@ -425,7 +425,7 @@ class Function:
             if fast is not None:
                 return fast
         notes = reset_notes()
-        trace, values = replaying.replay_entry(entry, list(inputs.values()))
+        trace, values = replaying.replay_entry(entry, list(inputs.values()), release=True)   # what its sweep reads
         value = _output(trace, values)
         reverse.refuse_complex_loss(value, seed, self.target)
         if seed is not None:
@@ -699,7 +699,7 @@ class ReplayRunner:
         if fast is not None:
             self.signature = fast[0].signature
             return fast[1]
-        trace, replayed = replaying.replay_entry(entry, leaves)
+        trace, replayed = replaying.replay_entry(entry, leaves, release=True)     # its output alone is read
         out = strip(replaying.replay_output(trace, replayed))
         self.signature = trace.signature
         return out
