@@ -57,3 +57,27 @@ def test_a_released_replay_drops_only_what_no_step_and_no_sweep_reads(tmp_path):
     _, want = replay_adjoints(trace, full, 1.0, [0])
     _, got = replay_adjoints(trace, lean, 1.0, [0])
     assert want[0].tobytes() == got[0].tobytes()
+
+
+def test_drivers_that_read_every_value_do_not_replay_a_trace_whose_every_value_is_over_the_budget(tmp_path, monkeypatch):
+    """A trace kept for what a value or a gradient replay holds: n-th derivatives (Hessians,
+    forward tangents), which replay keeping every value, take the interpreter where the whole
+    run is more than a trace may hold (the bound a trace was kept by before), bit-equal."""
+    from autodiff.engine.diff import higher
+    monkeypatch.setattr(large_trace, "TRACE_MAX_BYTES", 2 * 1000 * 1000)    # 40 versions: 12.8 MB
+    path = tmp_path / "program.py"
+    path.write_text(ASSIGNMENTS.format(n=40).replace("x * (i + 1.0)", "x * s * (i + 1.0)").replace("f(x)", "f(x, s)"))
+    f = Function(str(path), "f")
+    at = {"x": np.linspace(-1.0, 1.0, 1000), "s": 0.5}
+    for _ in range(3):
+        assert_same_gradient(f.grad_result(at), reverse.grad(None, at, target=f.target))
+    assert f.replays == 1
+    for _ in range(2):
+        ours = f.derivatives_result(at, 2, wrt="s")
+        assert ours.derivatives == higher.derivatives(None, at, 2, target=f.target, wrt="s").derivatives
+    assert f.replays == 1 and f.fallbacks == {
+        "a trace whose every value is more than a trace may hold (it replays values and gradients, which "
+        "release them)": 2}
+    monkeypatch.setattr(large_trace, "TRACE_MAX_BYTES", 16 * 1000 * 1000)
+    f.derivatives_result(at, 2, wrt="s")
+    assert f.replays == 2

@@ -29,6 +29,7 @@ from ..core.backend import np, xp
 from ..core.complexes import is_complex_scalar
 from ..core.notes import NOTES
 from ..core.tape import saved_args
+from . import replay_release
 from .generated import functions_of
 from .replay_sweep import reads_value, rows as plan_rows
 from .rule_tracer import PROBES, Tracer, Untraceable, probe_of
@@ -108,8 +109,12 @@ def make_sweep(trace, plan, values: list, out: int, seed, watched: list) -> Arra
 
 def _sweep_function(trace, plan, values, out, seed, watched):
     inputs = trace.leaves
-    if plan.count > MAX_ROWS or _live_rows[0] + plan.count > LIVE_ROWS_MAX or \
-            not host_arrays([v for v in values if v is not None]) \
+    # a trace with regions fused across its statements makes none (their steps leave no value:
+    # diff/program_fusion.py); the values a replay released (diff/replay_release.py) no sweep reads
+    from .program_fusion import FUSED_REGIONS        # lazy, as diff/large_trace.py loads it
+    released = {j for drops in replay_release.released(trace) for j in drops}
+    if plan.count > MAX_ROWS or _live_rows[0] + plan.count > LIVE_ROWS_MAX or FUSED_REGIONS in trace.annotations \
+            or not host_arrays([v for j, v in enumerate(values) if j not in released]) \
             or not host_arrays([seed]):
         return None
     namespace = {"notes": NOTES}

@@ -22,6 +22,7 @@ from .replay_sweep import reads_value
 from .trace_cache import buffer_owner
 
 RELEASED = "released values"        # the annotation's key
+WHOLE_RUN = "whole run's bytes"     # the bytes of a replay that keeps every value (held_bytes notes them)
 
 
 def released(trace) -> list:
@@ -61,14 +62,17 @@ def held_bytes(trace, skipped=()) -> int:
     recorded run's values) holds at once: its values as `released` drops them and every
     equation's kept arguments (a trace holds those whatever it replays), each buffer counted
     once; a primitive in `skipped` (a fused region's inside, which a replay never makes) holds
-    nothing."""
+    nothing. Notes on the trace (WHOLE_RUN) what a replay keeping every value holds."""
     live: dict = {}                             # buffer owner id -> (its bytes, the values holding it)
     held = [0]
+    whole = [0]
 
     def hold(value, by: int):
         if getattr(value, "nbytes", None) is None:
             return
         owner = buffer_owner(value)
+        if id(owner) not in live:
+            whole[0] += owner.nbytes
         size, holders = live.setdefault(id(owner), (owner.nbytes, set()))
         if not holders:
             held[0] += size
@@ -97,4 +101,13 @@ def held_bytes(trace, skipped=()) -> int:
         for j in drops:
             if equations[j].prim not in skipped:
                 drop(equations[j].value, j)
+    trace.annotations[WHOLE_RUN] = whole[0]
     return most
+
+
+def whole_run_bytes(entry) -> int:
+    """The most bytes a replay keeping every value (a driver that reads them all: forward
+    tangents, Hessians, n-th derivatives) holds of what a signature keeps (a trace, or the paths
+    of a guarded one); 0 where held_bytes never measured it."""
+    traces = entry.traces.values() if hasattr(entry, "traces") else (entry,)
+    return max((trace.annotations.get(WHOLE_RUN, 0) for trace in traces if trace), default=0)
