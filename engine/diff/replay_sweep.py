@@ -79,8 +79,8 @@ def reads_value(e, pos: int) -> bool:
 
 def _stand_ins(e):
     """(args, gather) of a step whose VJPs read no argument: saved_args of its recorded arguments
-    (Shape stand-ins), with `gather(values)` filling in the traced floats recorded as they were
-    (saved_args keeps a float as it is), or None where there are none."""
+    (Shape stand-ins), with `gather(values)` filling in the traced arguments not recorded as a
+    stand-in (a float, which saved_args keeps as it is), or None where there are none."""
     template = saved_args(e.prim, e.args)
     floats = tuple((pos, j) for pos, j in e.parents if reads_value(e, pos))
     if not floats:
@@ -90,7 +90,7 @@ def _stand_ins(e):
         full = list(template)
         for pos, j in floats:
             full[pos] = values[j]
-        return full
+        return saved_args(e.prim, full)     # as the rebuilt step saved them: a float as it is
     return None, gather
 
 
