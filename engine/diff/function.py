@@ -36,7 +36,6 @@ from .common import check_wrt, hosted, ones_like_output, seed_for
 from .fallbacks import (CONFIRMED_ERRORS, Fallback, LoweringRefused, NonFinite, PathChanged,
                         StepFailed, StrictFallback, Unsupported, count, differs, strict)
 from .large_trace import FUSING_RUN, fit_for_replay, holds_large_arrays
-from .replay_release import whole_run_bytes
 from .trace_cache import NOT_REPLAYABLE, Unkept, input_signature, keep_trace, large_inputs, plain_run
 
 
@@ -296,6 +295,7 @@ class Function:
         (diff/replay_higher.py's `replayed_derivative`; a trace holding complex values, its
         drivers' complex forms: diff/replay_complex.py; n-th derivatives, both forms:
         diff/replay_derivatives.py). Each loads only when asked for."""
+        from .replay_release import whole_run_bytes         # loads with a replay only
         if whole_run_bytes(entry) > large_trace.TRACE_MAX_BYTES:
             raise Unsupported("a trace whose every value is more than a trace may hold (it replays values and "
                               "gradients, which release them)")

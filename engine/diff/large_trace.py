@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from ..core import fused
 from ..core.tape import FUSED_RULES
-from . import replay_release
 from .trace_cache import Unkept
 
 TRACE_MAX_BYTES = 1 << 25     # 32 MiB: a few dozen arrays of 10^5 float64
@@ -34,6 +33,7 @@ def held_bytes(trace) -> int:
     of the run a later step or its sweep reads (diff/replay_release.py) and the arguments its
     steps keep (each array counted once), but those inside a fused region of its Program
     (diff/program_fusion.py), which its replay never makes."""
+    from . import replay_release                # lazy: a plain run (the CLI's) never loads the replay
     from .program_fusion import FUSED_AWAY      # lazy: a plain run (the CLI's) never loads the fusing of traces
     return replay_release.held_bytes(trace, (FUSED_AWAY,))       # a fused region's inside: never held
 

@@ -13,9 +13,10 @@ next assignment, and a replay that held them all held the run's whole history of
 step's forward reads and no sweep reads (an annotation of the Program, worked out once from its
 equations). Kept whatever happens: the inputs, the output, what a guard reads, an argument a
 step's sweep reads (diff/replay_sweep.py's `reads_value`: its primitive needs_args, or the
-argument was recorded as it was, a float). `held_bytes` is the most such a replay holds at once, the bound
-diff/large_trace.py keeps a trace by. Drivers that read every value (forward tangents, Hessians,
-checks) replay without releasing (`replay_values`'s default)."""
+argument was recorded as it was, a float). `held_bytes` is the most such a replay holds at
+once, the bound diff/large_trace.py keeps a trace by. Drivers that read every value (forward
+tangents, Hessians, n-th derivatives) replay without releasing (`replay_values`'s default), and
+where the whole run is more than a trace may hold (`whole_run_bytes`), they are interpreted."""
 from __future__ import annotations
 
 from .replay_sweep import reads_value
