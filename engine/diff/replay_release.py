@@ -64,9 +64,9 @@ def held_bytes(trace, skipped=()) -> int:
     equation's kept arguments (a trace holds those whatever it replays), each buffer counted
     once; a primitive in `skipped` (a fused region's inside, which a replay never makes) holds
     nothing. Notes on the trace (WHOLE_RUN) what a replay keeping every value holds."""
-    live: dict = {}                             # buffer owner id -> (its bytes, the values holding it)
-    held = [0]
-    whole = [0]
+    live: dict = {}             # buffer owner id -> (the owner, kept alive so the id stays its; its holders)
+    by_value: dict = {}         # equation position -> its value's owner id
+    held, whole = [0], [0]
 
     def hold(value, by: int):
         if getattr(value, "nbytes", None) is None:
@@ -74,18 +74,21 @@ def held_bytes(trace, skipped=()) -> int:
         owner = buffer_owner(value)
         if id(owner) not in live:
             whole[0] += owner.nbytes
-        size, holders = live.setdefault(id(owner), (owner.nbytes, set()))
+            live[id(owner)] = (owner, set())
+        holders = live[id(owner)][1]
         if not holders:
-            held[0] += size
+            held[0] += owner.nbytes
         holders.add(by)
+        by_value[by] = id(owner)
 
-    def drop(value, by: int):
-        if getattr(value, "nbytes", None) is None:
+    def drop(by: int):
+        key = by_value.pop(by, None)
+        if key is None:
             return
-        size, holders = live[id(buffer_owner(value))]
+        owner, holders = live[key]
         holders.discard(by)
         if not holders:
-            held[0] -= size
+            held[0] -= owner.nbytes
 
     equations, leaves = trace.equations, trace.leaves
     for i, e in enumerate(equations):
@@ -100,8 +103,7 @@ def held_bytes(trace, skipped=()) -> int:
             hold(equations[i].value, i)
         most = max(most, held[0])
         for j in drops:
-            if equations[j].prim not in skipped:
-                drop(equations[j].value, j)
+            drop(j)
     trace.annotations[WHOLE_RUN] = whole[0]
     return most
 
