@@ -440,3 +440,61 @@ def test_a_replayed_forward_jacobian_or_gradient_that_is_not_finite_is_counted_a
                                       gradient(None, at, ["x"], None, target=g.target).gradient["x"])
     assert (f.replays, f.interpreted, f.fallbacks) == (2, 3, {"non-finite result": 1})
     assert (g.replays, g.interpreted, g.fallbacks) == (2, 3, {"non-finite result": 1})
+
+
+def test_replayed_nth_derivatives_that_are_not_finite_are_counted_as_a_non_finite_result(monkeypatch):
+    """As the Hessian's (issue 28 task G item 2): replayed n-th derivatives whose value or an
+    order is not finite are the typed non-finite result, counted as 'non-finite result' (before:
+    the documented 'declines these values', which the strict pass never checks); the interpreter
+    answers, its result not finite either under AUTODIFF_STRICT=1, and the trace goes on replaying."""
+    from autodiff.engine.diff.higher import derivatives
+    monkeypatch.setenv("AUTODIFF_STRICT", "1")
+    for method in ("reverse", "forward"):
+        f = Function("x ** 1.5")
+        for x in (1.0, 1.0, 1.0, 0.0, 4.0):             # at 0: f'' = 0.75 / sqrt(0), inf
+            ours = f.derivatives_result({"x": x}, 2, method)
+            assert ours.derivatives == derivatives(None, {"x": x}, 2, method, target=f.target).derivatives
+        assert ours.derivatives == [3.0, 0.375]
+        assert (f.replays, f.interpreted, f.fallbacks) == (2, 3, {"non-finite result": 1})
+        g = Function("x * x + exp(1000.0)")             # an inf value, finite derivatives
+        assert [g.derivatives(x=3.0, order=2, method=method) for _ in range(4)] == [[6.0, 2.0]] * 4
+        assert g.fallbacks == {"non-finite result": 2}
+
+
+def test_replayed_nth_derivatives_recompute_a_non_finite_order_alone_as_the_interpreter_does(monkeypatch):
+    """x**3 * x**0.5 at 0: the nested run's f' (and f'') is nan where --order 1 alone gives 0
+    (higher.orders_as_alone); the replay recomputes those orders alone over its steps as the
+    interpreted driver does, so it answers, finite and bit-equal (before: declined). An order
+    still not finite alone (x**1.5 * sin(x)'s third at 0, inf) is the non-finite result."""
+    from autodiff.engine.diff.higher import derivatives
+    monkeypatch.setenv("AUTODIFF_STRICT", "1")
+    for method in ("reverse", "forward"):
+        for order in (2, 3):
+            f = Function("x ** 3 * x ** 0.5")
+            for x in (1.0, 1.0, 0.0):                   # the nested run's at 0: [nan, 0.0], [nan, nan, 0.0]
+                ours = f.derivatives_result({"x": x}, order, method)
+                theirs = derivatives(None, {"x": x}, order, method, target=f.target)
+                assert ours.derivatives == theirs.derivatives and ours.tape_entries == theirs.tape_entries
+            assert ours.derivatives == [0.0] * order
+            assert (f.replays, f.interpreted, f.fallbacks) == (1, 2, {})
+        g = Function("x ** 1.5 * sin(x)")
+        for x in (1.0, 1.0, 0.0):                       # the nested run's at 0: [0.0, nan, inf]
+            ours = g.derivatives_result({"x": x}, 3, method)
+            np.testing.assert_array_equal(ours.derivatives,
+                                          derivatives(None, {"x": x}, 3, method, target=g.target).derivatives)
+        assert ours.derivatives == [0.0, 0.0, math.inf]
+        assert (g.replays, g.interpreted, g.fallbacks) == (0, 3, {"non-finite result": 1})
+
+
+def test_strict_raises_where_replayed_nth_derivatives_are_not_finite_and_the_interpreters_are(monkeypatch):
+    from autodiff.engine.diff import replay_derivatives
+    f = Function("x ** 1.5")
+    for _ in range(3):
+        f.derivatives(x=1.0, order=2)
+    monkeypatch.setattr(replay_derivatives, "finish", lambda d: d * np.nan)        # each replayed order: nan
+    monkeypatch.setenv("AUTODIFF_STRICT", "1")
+    with pytest.raises(StrictFallback, match="a replayed n-th derivative is not finite where the interpreter's is"):
+        f.derivatives(x=1.0, order=2)
+    monkeypatch.delenv("AUTODIFF_STRICT")
+    assert f.derivatives(x=1.0, order=2) == [1.5, 0.75]
+    assert f.fallbacks == {"non-finite result": 2}

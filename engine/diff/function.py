@@ -31,7 +31,7 @@ from ..lang.recorded_decisions import recording_decisions
 from ..lang.transforms import nested_derivatives
 from ..lang.target import Runner, bind_inputs, check_output, load
 from ..lang.values import floats_only, set_dtype, shape_of
-from . import reverse
+from . import large_trace, reverse
 from .common import check_wrt, hosted, ones_like_output, seed_for
 from .fallbacks import (CONFIRMED_ERRORS, Fallback, LoweringRefused, NonFinite, PathChanged,
                         StepFailed, StrictFallback, Unsupported, count, differs, strict)
@@ -238,7 +238,7 @@ class Function:
         if fast is not None:
             return fast
         notes = reset_notes()
-        trace, values = replaying.replay_entry(entry, list(inputs.values()))
+        trace, values = replaying.replay_entry(entry, list(inputs.values()), release=True)
         if trace.untraced_kinks:
             raise Unsupported("a kink noted outside the trace")
         value = _output(trace, values)
@@ -295,6 +295,10 @@ class Function:
         (diff/replay_higher.py's `replayed_derivative`; a trace holding complex values, its
         drivers' complex forms: diff/replay_complex.py; n-th derivatives, both forms:
         diff/replay_derivatives.py). Each loads only when asked for."""
+        from .replay_release import whole_run_bytes         # loads with a replay only
+        if whole_run_bytes(entry) > large_trace.TRACE_MAX_BYTES:
+            raise Unsupported("a trace whose every value is more than a trace may hold (it replays values and "
+                              "gradients, which release them)")
         if what == "derivatives":
             from .replay_derivatives import replayed_derivatives as replayed
         else:
@@ -425,7 +429,7 @@ class Function:
             if fast is not None:
                 return fast
         notes = reset_notes()
-        trace, values = replaying.replay_entry(entry, list(inputs.values()))
+        trace, values = replaying.replay_entry(entry, list(inputs.values()), release=True)   # what its sweep reads
         value = _output(trace, values)
         reverse.refuse_complex_loss(value, seed, self.target)
         if seed is not None:
@@ -501,22 +505,23 @@ def _not_finite_either(fallback, result):
     replay's was not finite; under AUTODIFF_STRICT=1 it must not be finite either (its value or
     its derivative; else the replay differs: StrictFallback)."""
     if fallback.__class__ is NonFinite and strict() and replaying.all_finite(_numbers(result)):
-        raise StrictFallback(f"AUTODIFF_STRICT=1: a replayed {_derivative(result)} is not finite where the "
-                             "interpreter's is")
+        what = "n-th derivative" if _derivative(result) == "derivatives" else _derivative(result)
+        raise StrictFallback(f"AUTODIFF_STRICT=1: a replayed {what} is not finite where the interpreter's is")
     return result
 
 
 def _derivative(result) -> str:
     """Which derivative a whole result holds (a Hessian's holds its gradient too)."""
-    return next(name for name in ("hessian", "jacobian", "gradient") if hasattr(result, name))
+    return next(name for name in ("hessian", "jacobian", "gradient", "derivatives") if hasattr(result, name))
 
 
 def _numbers(result) -> list:
-    """A whole result's value and its derivative's arrays (a Hessian's blocks)."""
+    """A whole result's value and its derivative's arrays (a Hessian's blocks, each order's
+    derivative)."""
     derivative = getattr(result, _derivative(result))
     if hasattr(result, "hessian"):
         return [result.value, *(block for row in derivative.values() for block in row.values())]
-    return [result.value, *derivative.values()]
+    return [result.value, *(derivative if isinstance(derivative, list) else derivative.values())]
 
 
 def _answer(kind: str, result):
@@ -698,7 +703,7 @@ class ReplayRunner:
         if fast is not None:
             self.signature = fast[0].signature
             return fast[1]
-        trace, replayed = replaying.replay_entry(entry, leaves)
+        trace, replayed = replaying.replay_entry(entry, leaves, release=True)     # its output alone is read
         out = strip(replaying.replay_output(trace, replayed))
         self.signature = trace.signature
         return out

@@ -2,10 +2,11 @@
 tape's.
 
 A trace keeps what its recorded run's arguments were, and a replay holds every value of the run
-until its sweep ends (the interpreter's lean tape frees them as the sweep passes). For a short
-program over a few large arrays that costs a few arrays and saves the interpreter's per-op work;
-for a long one it would hold the run's whole history. So a trace whose values and kept arguments
-come to more than TRACE_MAX_BYTES is not kept: that signature stays interpreted.
+that a later step or its sweep reads until its sweep ends (diff/replay_release.py; the
+interpreter's lean tape frees them as the sweep passes). For a short program over a few large
+arrays that costs a few arrays and saves the interpreter's per-op work; for a long one it would
+hold much of the run's history. So a trace whose held values and kept arguments come to more
+than TRACE_MAX_BYTES is not kept: that signature stays interpreted.
 
 A recording tape (persistent, keeping its values) differs from the lean tape of an interpreted
 run in two ways that change numbers over arrays of core/fused.py's FUSE_MIN_ELEMENTS or more: it
@@ -22,18 +23,19 @@ from __future__ import annotations
 
 from ..core import fused
 from ..core.tape import FUSED_RULES
-from .trace_cache import Unkept, distinct_bytes
+from .trace_cache import Unkept
 
 TRACE_MAX_BYTES = 1 << 25     # 32 MiB: a few dozen arrays of 10^5 float64
 
 
-def held_bytes(tape) -> int:
-    """The bytes of the arrays a trace of `tape` holds while it replays: every value of the run,
-    and the arguments its steps keep (each array counted once), but those inside a fused region
-    of its Program (diff/program_fusion.py), which its replay never makes."""
+def held_bytes(trace) -> int:
+    """The most bytes of arrays a trace holds while it replays a value or a gradient: the values
+    of the run a later step or its sweep reads (diff/replay_release.py) and the arguments its
+    steps keep (each array counted once), but those inside a fused region of its Program
+    (diff/program_fusion.py), which its replay never makes."""
+    from . import replay_release                # lazy: a plain run (the CLI's) never loads the replay
     from .program_fusion import FUSED_AWAY      # lazy: a plain run (the CLI's) never loads the fusing of traces
-    return distinct_bytes(value for entry in tape.entries if entry.prim is not FUSED_AWAY
-                          for value in (entry.value, *entry.args))       # a fused region's inside: never held
+    return replay_release.held_bytes(trace, (FUSED_AWAY,))       # a fused region's inside: never held
 
 
 def holds_large_arrays(tape) -> bool:
@@ -61,7 +63,7 @@ def fit_for_replay(trace, tape):
     if large:
         from .program_fusion import fuse_trace
         fuse_trace(trace)                           # regions across statements: one kernel each
-    if held_bytes(tape) > TRACE_MAX_BYTES:
+    if held_bytes(trace) > TRACE_MAX_BYTES:
         return Unkept("a trace larger than a trace may hold")
     if not large:
         return trace                                  # nothing fuses: the lean tape's steps as recorded

@@ -30,6 +30,7 @@ from .bits import all_finite, same_bits
 from .fallbacks import LOWERED_CODE_ERRORS, STEP_ERRORS, Fallback, LoweringRefused, ReplayDiffers, count
 from .replay_arrays import make_sweep, worth_making
 from .replay_guards import Unguarded, guarded_values, resolve_guards
+from .replay_release import released
 from .trace_cache import Unkept
 from .replay_sweep import planned_adjoints, sweep_plan, taped_adjoints
 
@@ -173,15 +174,24 @@ def record_trace(tape: Tape, out, signature, run_steps, logged=()) -> Trace | Un
     return Trace(output=None, constant=owned(out), **common)
 
 
-def replay_values(trace: Trace, inputs: list) -> list:
+def replay_values(trace: Trace, inputs: list, release: bool = False) -> list:
     """Every tape value recomputed from `inputs` (the leaves), each step's span set for the kink
-    notes its forward rule makes. A guarded trace checks its decisions on the way (PathChanged)."""
+    notes its forward rule makes. A guarded trace checks its decisions on the way (PathChanged).
+    `release`: a value no later step and no reverse sweep reads is dropped (None) once read
+    (diff/replay_release.py): what a value or gradient replay needs, not the run's history."""
     values = list(inputs)
+    drops = released(trace) if release else None
     if trace.guards:
-        return guarded_values(trace, values)
+        return guarded_values(trace, values, drops)
     append = values.append
-    for forward in trace.forwards:
+    if drops is None:
+        for forward in trace.forwards:
+            append(forward(values))
+        return values
+    for forward, dropped in zip(trace.forwards, drops):
         append(forward(values))
+        for j in dropped:
+            values[j] = None
     return values
 
 

@@ -29,8 +29,9 @@ from ..core.backend import np, xp
 from ..core.complexes import is_complex_scalar
 from ..core.notes import NOTES
 from ..core.tape import saved_args
+from . import replay_release
 from .generated import functions_of
-from .replay_sweep import rows as plan_rows
+from .replay_sweep import reads_value, rows as plan_rows
 from .rule_tracer import PROBES, Tracer, Untraceable, probe_of
 
 MAX_ROWS = 4000             # longer sweeps keep the planned one (compile time, code size)
@@ -108,7 +109,12 @@ def make_sweep(trace, plan, values: list, out: int, seed, watched: list) -> Arra
 
 def _sweep_function(trace, plan, values, out, seed, watched):
     inputs = trace.leaves
-    if plan.count > MAX_ROWS or _live_rows[0] + plan.count > LIVE_ROWS_MAX or not host_arrays(values) \
+    # a trace with regions fused across its statements makes none (their steps leave no value:
+    # diff/program_fusion.py); the values a replay released (diff/replay_release.py) no sweep reads
+    from .program_fusion import FUSED_REGIONS        # lazy, as diff/large_trace.py loads it
+    released = {j for drops in replay_release.released(trace) for j in drops}
+    if plan.count > MAX_ROWS or _live_rows[0] + plan.count > LIVE_ROWS_MAX or FUSED_REGIONS in trace.annotations \
+            or not host_arrays([v for j, v in enumerate(values) if j not in released]) \
             or not host_arrays([seed]):
         return None
     namespace = {"notes": NOTES}
@@ -151,9 +157,9 @@ def adjoint_lines(trace, plan, value, tracer, out, seed, body, arrays=True) -> d
         if arrays:
             namespace[f"s{i}"] = e.span
             body.append(f"    notes.span = s{i}")
-        prim, parents, recorded_args, params = e.prim, e.parents, e.args, e.params
+        prim, params = e.prim, e.params
         if gather is not None or args is None:
-            refs = _row_arguments(prim, parents, recorded_args, value)
+            refs = _row_arguments(e, value)
         else:
             refs = list(args)
         ans = value(i) if prim.needs_ans else None
@@ -176,13 +182,14 @@ def adjoint_lines(trace, plan, value, tracer, out, seed, body, arrays=True) -> d
     return adjoints
 
 
-def _row_arguments(prim, parents, recorded_args, value) -> list:
+def _row_arguments(e, value) -> list:
     """What the plan's row passes its VJPs (saved_args of the arguments, the replayed values
     filled in), as probes of the values it keeps as they are and constants of the rest (shape
     stand-ins: fixed at a trace's shapes)."""
-    full = list(recorded_args)
-    for pos, j in parents:
-        full[pos] = value(j)
+    prim, full = e.prim, list(e.args)
+    for pos, j in e.parents:
+        if reads_value(e, pos):                 # else its recorded Shape stand-in (the value may be released)
+            full[pos] = value(j)
     real = tuple(Tracer.real(v) for v in full)
     saved = saved_args(prim, real)
     return [full[pos] if type(full[pos]) in PROBES and saved[pos] is real[pos] else saved[pos]

@@ -15,10 +15,13 @@ holomorphic, a complex output), a real input's after the nested tapes the driver
 take the real form, as the interpreter does.
 
 The same rules run on the same values in the same order, on the path the plain replay's guards
-picked, so the derivatives and the tapes' sizes are the interpreter's. Anything the interpreted
-driver reports or handles on its own — a kink note, a stop_gradient, a non-finite number (each
-order is then recomputed alone, `higher.orders_as_alone`), tapes near MAX_TAPE_ENTRIES, a
-non-scalar input or output, an error — gives None: the caller runs the interpreted driver."""
+picked, so the derivatives and the tapes' sizes are the interpreter's; an order the nested run
+made non-finite is recomputed alone over the replayed steps, as the driver does
+(`higher.orders_as_alone`). Anything the interpreted driver reports or handles on its own — a kink
+note, a stop_gradient, tapes near MAX_TAPE_ENTRIES, a non-scalar input or output, an error — gives
+None: the caller runs the interpreted driver. A value or a derivative still not finite raises
+NonFinite (diff/fallbacks.py: counted as a non-finite result, and under AUTODIFF_STRICT=1 the
+interpreter's result must not be finite either), as a replayed Hessian's does."""
 from __future__ import annotations
 
 import time
@@ -30,11 +33,12 @@ from ..core.tape import strip
 from ..lang.values import dtype, shape_of
 from . import complex_derivatives
 from .common import on_host
-from .higher import (MAX_FORWARD_ORDER, DerivativeResult, TapesTooLarge, dual_derivatives, nested_duals, sweep_nested,
-                     watched_on_tapes)
+from .higher import (MAX_FORWARD_ORDER, DerivativeResult, TapesTooLarge, dual_derivatives, nested_duals,
+                     orders_as_alone, sweep_nested, watched_on_tapes)
 from .replay import replay_output
 from .replay_higher import boxed_values, quiet
 from .bits import all_finite
+from .fallbacks import NonFinite
 
 
 def replayed_derivatives(what, trace, values: list, inputs: dict, wrt: list, watched: list, target, seed):
@@ -46,12 +50,15 @@ def replayed_derivatives(what, trace, values: list, inputs: dict, wrt: list, wat
 def replay_derivatives(trace, values: list, inputs: dict, name: str, index: int, order: int, method: str,
                        target) -> DerivativeResult | None:
     """f', ..., f^(order) in input `name` (the trace's leaf `index`) from the replayed steps, or
-    None where the interpreted driver is to answer. `values`: the plain replay's."""
+    None where the interpreted driver is to answer; NonFinite where the value or a derivative is
+    not finite. `values`: the plain replay's."""
     value = strip(replay_output(trace, values))
     if method not in ("reverse", "forward") or order < 1 or (method == "forward" and order > MAX_FORWARD_ORDER):
         return None                         # the driver's usage errors
-    if trace.output is None or shape_of(value) or shape_of(inputs[name]) or not all_finite([value]):
+    if trace.output is None or shape_of(value) or shape_of(inputs[name]):
         return None
+    if not all_finite([value]):
+        raise NonFinite()
     notes = reset_notes()
     start = time.perf_counter()
     raw = values[:trace.leaves]
@@ -65,12 +72,35 @@ def replay_derivatives(trace, values: list, inputs: dict, name: str, index: int,
         ders, sizes = found
     else:                                   # (a complex form: nested duals, whatever the method asked)
         ders, sizes, method = _nested_duals(trace, raw, index, order), [], "forward"
+    ders = _orders_as_alone(trace, raw, index, ders, method, target)
     seconds = time.perf_counter() - start
-    if not quiet(notes) or not all_finite(ders):
+    if ders is None or not quiet(notes):
         return None
+    if not all_finite(ders):
+        raise NonFinite()           # counted as a non-finite result (checked under AUTODIFF_STRICT=1)
     return DerivativeResult(value=on_host(value), derivatives=ders, name=name, inputs=on_host(inputs),
                             order=order, method=method, tape_entries=sizes, seconds=seconds,
                             signature=list(trace.signature), kinks=[], steps=trace.run_steps, detached=[])
+
+
+def _orders_as_alone(trace, raw: list, index: int, ders: list, method: str, target) -> list | None:
+    """higher.orders_as_alone over the replayed steps: each order the nested run made non-finite
+    recomputed with that many levels, as the interpreted driver does; None where such a run's
+    tapes would stop for their size (the driver then answers)."""
+    def alone(k: int) -> list:
+        found = _nested_tapes(trace, raw, index, k, target) if method == "reverse" else \
+            (_nested_duals(trace, raw, index, k), None)
+        if found is None:
+            raise _TooLarge()
+        return found[0]
+    try:
+        return orders_as_alone(ders, alone)
+    except _TooLarge:
+        return None
+
+
+class _TooLarge(Exception):
+    """A recomputed order's tapes would stop for their size (`_orders_as_alone`)."""
 
 
 def _complex_form_holds(trace, values: list, inputs: dict, name: str, index: int, order: int, method: str,

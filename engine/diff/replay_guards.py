@@ -192,9 +192,10 @@ def _read_again(number, raw, take, tie, outcome, span) -> None:
         raise PathChanged(number, key)
 
 
-def guarded_values(trace, values: list) -> list:
+def guarded_values(trace, values: list, drops=None) -> list:
     """`values` (the inputs) extended by every step of a guarded trace, each guard checked as
-    soon as the values it reads exist (PathChanged at the first that differs)."""
+    soon as the values it reads exist (PathChanged at the first that differs). `drops`: per
+    step, the values dropped once it ran (diff/replay_release.py; a guard's are never dropped)."""
     forwards = trace.forwards
     append = values.append
     done = 0
@@ -203,11 +204,21 @@ def guarded_values(trace, values: list) -> list:
         upto = guard.position - offset
         while done < upto:
             append(forwards[done](values))
+            if drops is not None:
+                _drop(values, drops[done])
             done += 1
         guard.check(values)
     for forward in forwards[done:]:
         append(forward(values))
+        if drops is not None:
+            _drop(values, drops[done])
+        done += 1
     return values
+
+
+def _drop(values: list, positions: list) -> None:
+    for j in positions:
+        values[j] = None
 
 
 def decisions(trace) -> tuple:

@@ -66,14 +66,14 @@ class Paths:
                 return trace
         return None
 
-    def replay(self, inputs: list):
+    def replay(self, inputs: list, release: bool = False):
         """(the trace whose path the inputs take, its replayed values), or PathChanged if none
-        kept takes it (or a comparison met a tie)."""
+        kept takes it (or a comparison met a tie). `release`: replay_values'."""
         trace = self.last
         noted = len(NOTES.kinks)
         for _ in range(len(self.traces)):
             try:
-                values = replay_values(trace, inputs)
+                values = replay_values(trace, inputs, release)
             except PathChanged as change:
                 if change.outcome is None:
                     raise
@@ -90,11 +90,12 @@ class Paths:
         raise PathChanged(0, None)            # not reached: each move takes a longer agreeing prefix
 
 
-def replay_entry(entry, inputs: list):
-    """(trace, values) from what a signature keeps: one trace, or the paths of a guarded one."""
+def replay_entry(entry, inputs: list, release: bool = False):
+    """(trace, values) from what a signature keeps: one trace, or the paths of a guarded one.
+    `release`: the values only a value or a gradient needs (replay_values')."""
     if entry.__class__ is Paths:
-        return entry.replay(inputs)
-    return entry, replay_values(entry, inputs)
+        return entry.replay(inputs, release)
+    return entry, replay_values(entry, inputs, release)
 
 
 def new_path(entry, change: PathChanged) -> bool:

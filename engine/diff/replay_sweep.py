@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from operator import itemgetter
 
-from ..core.tape import Shape, planned_step, sweep_equations
+from ..core.tape import Shape, planned_step, saved_args, sweep_equations
 
 
 @dataclass
@@ -60,9 +60,38 @@ def _make_plan(trace, watched: list) -> SweepPlan:
             live_index[index] = True
             count += 1
             rebuilt = prim.needs_args or len(live) < len(parents) or not all(a.__class__ is Shape for a in args)
-            at[index] = planned_step(prim, live, None if rebuilt else args,
-                                     _gather(prim, parents, args) if rebuilt else None, e.params, e.span, e)
+            if rebuilt and not prim.needs_args:   # VJPs that read no argument: no replayed array read
+                args, gather = _stand_ins(e)
+            else:
+                args, gather = (None, _gather(prim, parents, args)) if rebuilt else (args, None)
+            at[index] = planned_step(prim, live, args, gather, e.params, e.span, e)
     return SweepPlan(at=at, live=live_index, count=count, length=len(watched) + count)
+
+
+def reads_value(e, pos: int) -> bool:
+    """Whether a sweep's step of equation `e` reads the replayed value of its traced argument at
+    `pos`: its primitive's VJPs read their arguments (`needs_args`), or that argument was
+    recorded as it was (a float), not as a Shape stand-in. Else the recorded stand-in is what the
+    VJPs get (the value's shape, fixed at a trace's shapes), and a replay may release the value
+    (diff/replay_release.py)."""
+    return e.prim.needs_args or e.args[pos].__class__ is not Shape
+
+
+def _stand_ins(e):
+    """(args, gather) of a step whose VJPs read no argument: saved_args of its recorded arguments
+    (Shape stand-ins), with `gather(values)` filling in the traced arguments not recorded as a
+    stand-in (a float, which saved_args keeps as it is), or None where there are none."""
+    template = saved_args(e.prim, e.args)
+    floats = tuple((pos, j) for pos, j in e.parents if reads_value(e, pos))
+    if not floats:
+        return template, None
+
+    def gather(values):
+        full = list(template)
+        for pos, j in floats:
+            full[pos] = values[j]
+        return saved_args(e.prim, full)     # as the rebuilt step saved them: a float as it is
+    return None, gather
 
 
 def rows(trace, plan: SweepPlan, top: int):

@@ -1,0 +1,116 @@
+"""What a value or gradient replay holds: each value of the run only while a later step's forward
+reads it, unless a reverse sweep reads it too.
+
+A replay recomputes every value of its trace into one list (diff/replay.py's `replay_values`),
+which the reverse sweep then reads. The sweep reads only what the VJPs read, by the facts of the
+table's entries: a step's traced arguments where its primitive `needs_args`, its output where it
+`needs_ans`; a primitive that needs neither is swept on the Shape stand-ins its equation recorded
+(diff/replay_sweep.py's plan). So the old versions of an array that a loop of item assignments
+rebinds (`Ls[c, j, i] = v`: index_update, whose VJPs read neither argument) are read once, by the
+next assignment, and a replay that held them all held the run's whole history of that array.
+
+`released(trace)` is, per step, the values a replay may drop once that step ran: those no later
+step's forward reads and no sweep reads (an annotation of the Program, worked out once from its
+equations). Kept whatever happens: the inputs, the output, what a guard reads, an argument a
+step's sweep reads (diff/replay_sweep.py's `reads_value`: its primitive needs_args, or the
+argument was recorded as it was, a float). `held_bytes` is the most such a replay holds at
+once, the bound diff/large_trace.py keeps a trace by. Drivers that read every value (forward
+tangents, Hessians, n-th derivatives) replay without releasing (`replay_values`'s default), and
+where the whole run is more than a trace may hold (`whole_run_bytes`), they are interpreted."""
+from __future__ import annotations
+
+from .replay_sweep import reads_value
+from .trace_cache import buffer_owner
+
+RELEASED = "released values"        # the annotation's key
+WHOLE_RUN = "whole run's bytes"     # the bytes of a replay that keeps every value (held_bytes notes them)
+
+
+def released(trace) -> list:
+    """Per step after the inputs (position leaves + k is item k): the positions a replay drops
+    once that step ran (cached on the trace)."""
+    drops = trace.annotations.get(RELEASED)
+    if drops is None:
+        drops = trace.annotations[RELEASED] = _released(trace)
+    return drops
+
+
+def _released(trace) -> list:
+    equations, leaves = trace.equations, trace.leaves
+    kept = [j < leaves for j in range(len(equations))]
+    last = list(range(len(equations)))          # the last step whose forward reads each value
+    if trace.output is not None:
+        kept[trace.output] = True
+    for guard in trace.guards:
+        for j, _ in guard.sources:
+            if j is not None:
+                kept[j] = True
+    for i in range(leaves, len(equations)):
+        e = equations[i]
+        kept[i] = kept[i] or e.prim.needs_ans
+        for pos, j in e.parents:
+            last[j] = i
+            kept[j] = kept[j] or reads_value(e, pos)      # its sweep reads it
+    drops = [[] for _ in range(leaves, len(equations))]
+    for j in range(leaves, len(equations)):
+        if not kept[j]:
+            drops[last[j] - leaves].append(j)
+    return drops
+
+
+def held_bytes(trace, skipped=()) -> int:
+    """The most bytes of arrays a releasing replay of `trace` (its equations still holding the
+    recorded run's values) holds at once: its values as `released` drops them and every
+    equation's kept arguments (a trace holds those whatever it replays), each buffer counted
+    once; a primitive in `skipped` (a fused region's inside, which a replay never makes) holds
+    nothing. Notes on the trace (WHOLE_RUN) what a replay keeping every value holds."""
+    live: dict = {}             # buffer owner id -> (the owner, kept alive so the id stays its; its holders)
+    by_value: dict = {}         # equation position -> its value's owner id
+    held, whole = [0], [0]
+
+    def hold(value, by: int):
+        if getattr(value, "nbytes", None) is None:
+            return
+        owner = buffer_owner(value)
+        if id(owner) not in live:
+            whole[0] += owner.nbytes
+            live[id(owner)] = (owner, set())
+        holders = live[id(owner)][1]
+        if not holders:
+            held[0] += owner.nbytes
+        holders.add(by)
+        by_value[by] = id(owner)
+
+    def drop(by: int):
+        key = by_value.pop(by, None)
+        if key is None:
+            return
+        owner, holders = live[key]
+        holders.discard(by)
+        if not holders:
+            held[0] -= owner.nbytes
+
+    equations, leaves = trace.equations, trace.leaves
+    for i, e in enumerate(equations):
+        for arg in e.args if e.prim not in skipped else ():
+            hold(arg, -1)                       # kept by the trace itself: never dropped
+    for j in range(leaves):
+        hold(equations[j].value, j)
+    most = held[0]
+    for k, drops in enumerate(released(trace)):
+        i = leaves + k
+        if equations[i].prim not in skipped:
+            hold(equations[i].value, i)
+        most = max(most, held[0])
+        for j in drops:
+            drop(j)
+    trace.annotations[WHOLE_RUN] = whole[0]
+    return most
+
+
+def whole_run_bytes(entry) -> int:
+    """The most bytes a replay keeping every value (a driver that reads them all: forward
+    tangents, Hessians, n-th derivatives) holds of what a signature keeps (a trace, or the paths
+    of a guarded one); 0 where held_bytes never measured it."""
+    traces = entry.traces.values() if hasattr(entry, "traces") else (entry,)
+    return max((trace.annotations.get(WHOLE_RUN, 0) for trace in traces if trace), default=0)

@@ -1,0 +1,83 @@
+"""What a value or gradient replay holds (diff/replay_release.py): a value of the run only while
+a later step or the reverse sweep reads it, by the table's facts (needs_args, needs_ans); the
+replay stays the interpreter's to the bit."""
+import numpy as np
+
+from autodiff.engine.diff import large_trace, replay_release, reverse
+from autodiff.engine.diff.function import Function
+from test_replay import assert_same_gradient, same_number
+
+ASSIGNMENTS = ("import numpy as np\n\ndef f(x):\n    A = np.zeros((40, 1000))\n    for i in range({n}):\n"
+               "        A[i] = x * (i + 1.0)\n    return np.sum(A * A)\n")
+
+
+def replayed_both_ways(path, n, count=4):
+    """f of ASSIGNMENTS with n item assignments: every call's gradient and value the interpreter's,
+    bit for bit."""
+    path.write_text(ASSIGNMENTS.format(n=n))
+    f = Function(str(path), "f")
+    rng = np.random.default_rng(n)
+    for _ in range(count):
+        at = {"x": rng.normal(size=1000)}
+        assert_same_gradient(f.grad_result(at), reverse.grad(None, at, target=f.target))
+        assert same_number(f.evaluate_result(at).value, reverse.evaluate(None, at, target=f.target).value)
+    return f
+
+
+def test_a_loop_of_item_assignments_holds_no_old_versions(tmp_path, monkeypatch):
+    """GradBench's gmm (issue 28, task G item 1): each `A[i] = v` is an index_update, whose VJPs
+    read neither argument, so its old version of A is read once, by the next assignment. The bytes
+    a trace holds do not grow with the assignments (before: one (40, 1000) array per assignment,
+    10 against 40 of them), and a trace over the budget for the versions keeps replaying."""
+    monkeypatch.setattr(large_trace, "TRACE_MAX_BYTES", 2 * 1000 * 1000)    # under 40 versions' 12.8 MB
+    assert replayed_both_ways(tmp_path / "program.py", 40).replays == 6
+    monkeypatch.undo()
+    held = []
+    measured = replay_release.held_bytes
+    monkeypatch.setattr(replay_release, "held_bytes", lambda trace, skipped=(): held.append(
+        measured(trace, skipped)) or held[-1])
+    for n in (10, 40):
+        f = replayed_both_ways(tmp_path / "program.py", n)
+        assert (f.replays, f.fallbacks) == (6, {})
+    # zeros (an argument the trace keeps), A as read and as assigned, A * A; x and x * (i + 1)
+    assert held == [4 * 40 * 1000 * 8 + 2 * 1000 * 8] * 2
+
+
+def test_a_released_replay_drops_only_what_no_step_and_no_sweep_reads(tmp_path):
+    """The values a gradient replay drops are read by no later step and by no VJP: the plain
+    replay (every value kept) and the releasing one give the same output and adjoints."""
+    from autodiff.engine.diff.replay import replay_adjoints, replay_output, replay_values
+    f = replayed_both_ways(tmp_path / "program.py", 12, count=3)
+    trace = next(t for t in f.traces.values() if t)
+    at = [np.random.default_rng(3).normal(size=1000)]
+    full, lean = replay_values(trace, at), replay_values(trace, at, release=True)
+    dropped = [j for j, v in enumerate(lean) if v is None]
+    assert len(dropped) >= 12 and all(full[j] is not None for j in dropped)
+    assert same_number(replay_output(trace, full), replay_output(trace, lean))
+    _, want = replay_adjoints(trace, full, 1.0, [0])
+    _, got = replay_adjoints(trace, lean, 1.0, [0])
+    assert want[0].tobytes() == got[0].tobytes()
+
+
+def test_drivers_that_read_every_value_do_not_replay_a_trace_whose_every_value_is_over_the_budget(tmp_path, monkeypatch):
+    """A trace kept for what a value or a gradient replay holds: n-th derivatives (Hessians,
+    forward tangents), which replay keeping every value, take the interpreter where the whole
+    run is more than a trace may hold (the bound a trace was kept by before), bit-equal."""
+    from autodiff.engine.diff import higher
+    monkeypatch.setattr(large_trace, "TRACE_MAX_BYTES", 2 * 1000 * 1000)    # 40 versions: 12.8 MB
+    path = tmp_path / "program.py"
+    path.write_text(ASSIGNMENTS.format(n=40).replace("x * (i + 1.0)", "x * s * (i + 1.0)").replace("f(x)", "f(x, s)"))
+    f = Function(str(path), "f")
+    at = {"x": np.linspace(-1.0, 1.0, 1000), "s": 0.5}
+    for _ in range(3):
+        assert_same_gradient(f.grad_result(at), reverse.grad(None, at, target=f.target))
+    assert f.replays == 1
+    for _ in range(2):
+        ours = f.derivatives_result(at, 2, wrt="s")
+        assert ours.derivatives == higher.derivatives(None, at, 2, target=f.target, wrt="s").derivatives
+    assert f.replays == 1 and f.fallbacks == {
+        "a trace whose every value is more than a trace may hold (it replays values and gradients, which "
+        "release them)": 2}
+    monkeypatch.setattr(large_trace, "TRACE_MAX_BYTES", 16 * 1000 * 1000)
+    f.derivatives_result(at, 2, wrt="s")
+    assert f.replays == 2
