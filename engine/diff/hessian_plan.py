@@ -57,8 +57,8 @@ class HessianPlan:
         (the equations top down), each (prim, params or None, lifted params, arguments, moving):
         what a test inspects. Each runs under its equation's span, which the sweep sets."""
         positions = range(len(self.at) - 1, -1, -1) if position is None else (position,)
-        return [bind for i in positions if self.at[i] is not None
-                for pos, _ in self.at[i].step[2] for bind in self.at[i].step[0][pos].binds]
+        vjps = [self.at[i].step[0][pos] for i in positions if self.at[i] is not None for pos, _ in self.at[i].step[2]]
+        return [bind for vjp in vjps if vjp is not None for bind in vjp.binds]      # None: a pass-through
 
 
 def plannable(trace, watched: list, boxed: list, level: int) -> bool:
@@ -131,24 +131,26 @@ def planned_sweep(trace, plan: HessianPlan, boxed: list, level: int, k: int, str
 
 
 def make_plan(trace, vjps: list, boxed: list, level: int):
-    """The plan of a recorded sweep over `boxed`, or None where it cannot be one."""
+    """The plan of a recorded sweep over `boxed`, or None where it cannot be one. A VJP that gave
+    its adjoint as it is, with no bind, is planned as a pass-through (None: core/tape.py's
+    PlannedStep), which the sweep passes on without a call."""
     traced = {id(v): i for i, v in enumerate(boxed)}
-    at, count = [None] * len(boxed), 0
+    found, count = {}, 0          # equation position -> ({argument position: VJP}, [(position, parent)])
     for i, pos, j, g, contribution, log in vjps:
         replayed = replayed_vjp(log, g, contribution, traced, level)
         if replayed is None:
             return None
-        step = at[i]
-        if step is None:
-            e = trace.equations[i]
-            step = at[i] = PlannedStep(({}, None, [], (), tuple, False, None, e.span, e))
-        step.step[0][pos] = replayed
-        step.step[2].append((pos, j))
+        by_position, parents = found.setdefault(i, ({}, []))
+        by_position[pos] = None if replayed.passes else replayed
+        parents.append((pos, j))
         count += len(replayed.binds)
-    for i, step in enumerate(at):       # gather: `tuple` of the pass the sweep is given (itself)
-        if step is not None:            # the VJPs in both forms (the sweep picks by the adjoint's type)
-            vjps_at, _, parents, *rest = step.step
-            at[i] = PlannedStep((vjps_at, vjps_at, tuple(parents), *rest))
+    at = [None] * len(boxed)
+    for i, (by_position, parents) in found.items():
+        # the VJPs by argument position, in both forms (the sweep picks by the adjoint's type);
+        # gather: `tuple` of the pass the sweep is given (itself)
+        vjps_at = tuple(by_position.get(pos) for pos in range(max(by_position) + 1))
+        e = trace.equations[i]
+        at[i] = PlannedStep((vjps_at, vjps_at, tuple(parents), (), tuple, False, None, e.span, e))
     return HessianPlan(at=at, count=count)
 
 
@@ -182,7 +184,9 @@ def replayed_vjp(log: list, g, contribution, traced: dict, level: int):
         binds.append((prim, params or None, params or NO_PARAMS, tuple(arguments), tuple(moving)))
         local[id(out)] = -2 - len(binds)         # the result of bind b: slot -3 - b
     result = (CONSTANT, contribution)
-    if contribution.__class__ is Dual:
+    if contribution is g:               # the adjoint as it is (a raw one, made from constants, is
+        result = (ADJOINT, None)        # the same at every pass): a pass-through without binds
+    elif contribution.__class__ is Dual:
         slot = _source(contribution, local, traced, level)
         if slot is None:
             return None
@@ -213,6 +217,7 @@ def _replaying(binds: tuple, result: tuple):
         def given(g, ans, boxed, level, k, structured):
             return boxed[slot] if slot >= 0 else constant if slot == CONSTANT else g
         given.binds = binds
+        given.passes = slot == ADJOINT                 # the adjoint as it is: the sweep passes it on
         return given
     item = -2 - slot
     run = tuple((prim, prim.impl, params, lifted, arguments, moving, len(arguments))   # the impls looked up once
@@ -253,6 +258,7 @@ def _replaying(binds: tuple, result: tuple):
             return Dual(primals[item], tangents[item], level)
         return boxed[slot] if slot >= 0 else constant if slot == CONSTANT else g
     vjp.binds = binds
+    vjp.passes = False
     return vjp
 
 
