@@ -222,6 +222,8 @@ def _replaying(binds: tuple, result: tuple):
     item = -2 - slot
     run = tuple((prim, prim.impl, params, lifted, arguments, moving, len(arguments))   # the impls looked up once
                 for prim, params, lifted, arguments, moving in binds)
+    if len(run) == 1 and slot == -3 and all(s >= -2 for s, _ in binds[0][3]):
+        return _replaying_one(run[0], binds)
 
     def vjp(g, ans, boxed, level, k, structured):
         if g.__class__ is Dual:
@@ -257,6 +259,41 @@ def _replaying(binds: tuple, result: tuple):
         if slot < -2:
             return Dual(primals[item], tangents[item], level)
         return boxed[slot] if slot >= 0 else constant if slot == CONSTANT else g
+    vjp.binds = binds
+    vjp.passes = False
+    return vjp
+
+
+def _replaying_one(bind: tuple, binds: tuple):
+    """_replaying's VJP of one bind that gives that bind's result (most VJPs: a product, a
+    broadcast): the same impl and lifted JVPs on the same arguments, read straight from the
+    adjoint and `boxed`, without the lists of earlier results a VJP of several binds keeps."""
+    prim, impl, params, lifted_params, arguments, moving, arity = bind
+
+    def vjp(g, ans, boxed, level, k, structured):
+        if arity == 2:
+            (s, c), (s1, c1) = arguments
+            a = boxed[s].primal if s >= 0 else c if s == CONSTANT else g.primal
+            b = boxed[s1].primal if s1 >= 0 else c1 if s1 == CONSTANT else g.primal
+            args = (a, b)
+            out = impl(a, b, **params) if params else impl(a, b)
+        elif arity == 1:
+            ((s, c),) = arguments
+            a = boxed[s].primal if s >= 0 else c if s == CONSTANT else g.primal
+            args = (a,)
+            out = impl(a, **params) if params else impl(a)
+        else:
+            args = tuple([boxed[s].primal if s >= 0 else c if s == CONSTANT else g.primal for s, c in arguments])
+            out = impl(*args, **params) if params else impl(*args)
+        tangent = None
+        for pos, s, rule in moving:
+            t = boxed[s].tangent if s >= 0 else g.tangent
+            if rule is not None:
+                t = same_shape_jvp(rule, t, out, args, lifted_params, k, structured)
+            else:
+                t = lifted_jvp(prim, pos, t, out, args, lifted_params, k, structured)
+            tangent = t if tangent is None else tangent + t
+        return Dual(out, tangent, level)
     vjp.binds = binds
     vjp.passes = False
     return vjp
