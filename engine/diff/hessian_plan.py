@@ -42,6 +42,7 @@ from ..lang.values import as_input
 ndarray = np().ndarray
 PLAN_DENSE_MAX_ELEMENTS = 1 << 16     # a dense tangent of more numbers than this: no plan
 CONSTANT, ADJOINT = -1, -2            # a bind argument's source, else a slot (see replayed_vjp)
+PREVIOUS = -3                         # a replayed VJP's source: the result of the bind before (_replaying)
 
 
 @dataclass
@@ -211,7 +212,8 @@ def _replaying(binds: tuple, result: tuple):
     primitive's impl) and on the tangents (its JVPs lifted to k stacked tangents, summed in
     argument order: core/batch.py's batched bind), and gives `result`. An argument or the result
     is read by its source: a slot of `boxed` (>= 0), a constant (-1), the adjoint g (-2), or the
-    result of bind b (-3 - b)."""
+    result of bind b (-3 - b): the previous bind's from the VJP's locals (most VJPs are chains:
+    each bind reads the one before), an older one's from lists kept only where one is read."""
     slot, constant = result
     if slot >= -2 and not binds:                       # what it gives is there: nothing to perform
         def given(g, ans, boxed, level, k, structured):
@@ -219,81 +221,61 @@ def _replaying(binds: tuple, result: tuple):
         given.binds = binds
         given.passes = slot == ADJOINT                 # the adjoint as it is: the sweep passes it on
         return given
-    item = -2 - slot
-    run = tuple((prim, prim.impl, params, lifted, arguments, moving, len(arguments))   # the impls looked up once
-                for prim, params, lifted, arguments, moving in binds)
-    if len(run) == 1 and slot == -3 and all(s >= -2 for s, _ in binds[0][3]):
-        return _replaying_one(run[0], binds)
+    older = []                  # the binds whose results are read after the next bind has run
+
+    def source(s: int, b: int) -> int:
+        """Bind b's source s as the VJP reads it: -3 the previous result, -4 - a bind a's kept."""
+        if s >= -2 or -3 - s != b - 1:
+            if s < -2:
+                older.append(-3 - s)
+            return s if s >= -2 else -4 - (-3 - s)
+        return PREVIOUS
+    run = tuple((prim, prim.impl, params, lifted, tuple((source(s, b), c) for s, c in arguments),
+                 tuple((pos, source(s, b), rule) for pos, s, rule in moving), len(arguments))
+                for b, (prim, params, lifted, arguments, moving) in enumerate(binds))   # the impls looked up once
+    gives = source(slot, len(binds))                   # the last bind's result: PREVIOUS
+    keeps = bool(older)
 
     def vjp(g, ans, boxed, level, k, structured):
-        if g.__class__ is Dual:
-            primals, tangents = [g.primal], [g.tangent]
-        else:
-            primals, tangents = [None], [None]
+        p = tp = None                                  # the previous bind's result
+        if keeps:
+            primals, tangents = [], []                 # every bind's result, by bind
         for prim, impl, params, lifted_params, arguments, moving, arity in run:
             if arity == 2:                             # most binds: their arguments read one by one
                 (s, c), (s1, c1) = arguments
-                a = boxed[s].primal if s >= 0 else c if s == -1 else primals[-2 - s]
-                b = boxed[s1].primal if s1 >= 0 else c1 if s1 == -1 else primals[-2 - s1]
+                a = boxed[s].primal if s >= 0 else c if s == -1 else g.primal if s == -2 else p if s == -3 \
+                    else primals[-4 - s]
+                b = boxed[s1].primal if s1 >= 0 else c1 if s1 == -1 else g.primal if s1 == -2 else p if s1 == -3 \
+                    else primals[-4 - s1]
                 args = (a, b)
                 out = impl(a, b, **params) if params else impl(a, b)
             elif arity == 1:
                 ((s, c),) = arguments
-                a = boxed[s].primal if s >= 0 else c if s == -1 else primals[-2 - s]
+                a = boxed[s].primal if s >= 0 else c if s == -1 else g.primal if s == -2 else p if s == -3 \
+                    else primals[-4 - s]
                 args = (a,)
                 out = impl(a, **params) if params else impl(a)
             else:
-                args = tuple([boxed[s].primal if s >= 0 else c if s == CONSTANT else primals[-2 - s]
-                              for s, c in arguments])
+                args = tuple([boxed[s].primal if s >= 0 else c if s == -1 else g.primal if s == -2 else p if s == -3
+                              else primals[-4 - s] for s, c in arguments])
                 out = impl(*args, **params) if params else impl(*args)
             tangent = None
             for pos, s, rule in moving:
-                t = boxed[s].tangent if s >= 0 else tangents[-2 - s]
+                t = boxed[s].tangent if s >= 0 else g.tangent if s == -2 else tp if s == -3 else tangents[-4 - s]
                 if rule is not None:
                     t = same_shape_jvp(rule, t, out, args, lifted_params, k, structured)
                 else:
                     t = lifted_jvp(prim, pos, t, out, args, lifted_params, k, structured)
                 tangent = t if tangent is None else tangent + t
-            primals.append(out)
-            tangents.append(tangent)
-        if slot < -2:
-            return Dual(primals[item], tangents[item], level)
-        return boxed[slot] if slot >= 0 else constant if slot == CONSTANT else g
-    vjp.binds = binds
-    vjp.passes = False
-    return vjp
-
-
-def _replaying_one(bind: tuple, binds: tuple):
-    """_replaying's VJP of one bind that gives that bind's result (most VJPs: a product, a
-    broadcast): the same impl and lifted JVPs on the same arguments, read straight from the
-    adjoint and `boxed`, without the lists of earlier results a VJP of several binds keeps."""
-    prim, impl, params, lifted_params, arguments, moving, arity = bind
-
-    def vjp(g, ans, boxed, level, k, structured):
-        if arity == 2:
-            (s, c), (s1, c1) = arguments
-            a = boxed[s].primal if s >= 0 else c if s == CONSTANT else g.primal
-            b = boxed[s1].primal if s1 >= 0 else c1 if s1 == CONSTANT else g.primal
-            args = (a, b)
-            out = impl(a, b, **params) if params else impl(a, b)
-        elif arity == 1:
-            ((s, c),) = arguments
-            a = boxed[s].primal if s >= 0 else c if s == CONSTANT else g.primal
-            args = (a,)
-            out = impl(a, **params) if params else impl(a)
-        else:
-            args = tuple([boxed[s].primal if s >= 0 else c if s == CONSTANT else g.primal for s, c in arguments])
-            out = impl(*args, **params) if params else impl(*args)
-        tangent = None
-        for pos, s, rule in moving:
-            t = boxed[s].tangent if s >= 0 else g.tangent
-            if rule is not None:
-                t = same_shape_jvp(rule, t, out, args, lifted_params, k, structured)
-            else:
-                t = lifted_jvp(prim, pos, t, out, args, lifted_params, k, structured)
-            tangent = t if tangent is None else tangent + t
-        return Dual(out, tangent, level)
+            p, tp = out, tangent
+            if keeps:
+                primals.append(out)
+                tangents.append(tangent)
+        if gives == PREVIOUS:
+            return Dual(p, tp, level)
+        if gives < -3:
+            return Dual(primals[-4 - gives], tangents[-4 - gives], level)
+        return boxed[gives] if gives >= 0 else constant if gives == CONSTANT else g
     vjp.binds = binds
     vjp.passes = False
     return vjp
