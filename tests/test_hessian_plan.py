@@ -297,3 +297,25 @@ def test_a_vjp_that_gives_its_adjoint_is_planned_as_a_pass_through():
         assert [pos for pos, _ in parents] == [0, 1] and vjps[0] is vjps[1] is float_vjps[1] is None
         assert plan.binds(i) == []
     assert_same_bits(f.hessian(moved), bound)
+
+
+def test_a_replayed_vjp_whose_bind_reads_an_older_result_keeps_the_results():
+    """A replayed VJP reads the previous bind's result from its locals; where a bind reads an
+    older one (div's VJP at its denominator), the results are kept, and the Hessian is still the
+    bound sweep's to the bit."""
+    f = Function("sum(x / (1.0 + x * x))")
+    at, moved = {"x": np.linspace(0.5, 1.5, 6)}, {"x": np.linspace(0.4, 1.7, 6)}
+    planned, bound = planned_and_bound(f, at, moved)
+    assert_same_bits(planned, bound)
+    trace = trace_of(f)
+    for key in list(trace.annotations):
+        if key[0] == "hessian":
+            del trace.annotations[key]
+    for _ in range(2):
+        f.hessian(at)
+    (plan,) = plans_of(f)
+    older = [(i, b) for i, step in enumerate(plan.at) if step is not None
+             for vjp in step.step[0] if vjp is not None
+             for b, (_, _, _, arguments, _) in enumerate(vjp.binds) if any(-2 - b < s < -2 for s, _ in arguments)]
+    assert older and all(trace.equations[i].prim.name == "div" for i, _ in older)
+    assert_same_bits(f.hessian(moved), bound)

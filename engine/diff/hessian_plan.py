@@ -221,20 +221,7 @@ def _replaying(binds: tuple, result: tuple):
         given.binds = binds
         given.passes = slot == ADJOINT                 # the adjoint as it is: the sweep passes it on
         return given
-    older = []                  # the binds whose results are read after the next bind has run
-
-    def source(s: int, b: int) -> int:
-        """Bind b's source s as the VJP reads it: -3 the previous result, -4 - a bind a's kept."""
-        if s >= -2 or -3 - s != b - 1:
-            if s < -2:
-                older.append(-3 - s)
-            return s if s >= -2 else -4 - (-3 - s)
-        return PREVIOUS
-    run = tuple((prim, prim.impl, params, lifted, tuple((source(s, b), c) for s, c in arguments),
-                 tuple((pos, source(s, b), rule) for pos, s, rule in moving), len(arguments))
-                for b, (prim, params, lifted, arguments, moving) in enumerate(binds))   # the impls looked up once
-    gives = source(slot, len(binds))                   # the last bind's result: PREVIOUS
-    keeps = bool(older)
+    run, gives, keeps = _chained(binds, slot)
 
     def vjp(g, ans, boxed, level, k, structured):
         p = tp = None                                  # the previous bind's result
@@ -279,6 +266,27 @@ def _replaying(binds: tuple, result: tuple):
     vjp.binds = binds
     vjp.passes = False
     return vjp
+
+
+def _chained(binds: tuple, slot: int) -> tuple:
+    """(run, gives, keeps) of a replayed VJP performing `binds` and giving source `slot`: each
+    bind with its impl looked up once and its sources as the VJP reads them (PREVIOUS, -3: the
+    result of the bind before; -4 - a: bind a's, kept), the source of what it gives, and whether
+    any bind's result is read after the next bind has run (then every result is kept)."""
+    older = []
+
+    def source(s: int, b: int) -> int:
+        if s >= -2:
+            return s
+        if -3 - s == b - 1:
+            return PREVIOUS
+        older.append(-3 - s)
+        return -4 - (-3 - s)
+    run = tuple((prim, prim.impl, params, lifted, tuple((source(s, b), c) for s, c in arguments),
+                 tuple((pos, source(s, b), rule) for pos, s, rule in moving), len(arguments))
+                for b, (prim, params, lifted, arguments, moving) in enumerate(binds))
+    gives = source(slot, len(binds))                   # the last bind's result: PREVIOUS
+    return run, gives, bool(older)
 
 
 def planned_add(prev, contrib):
