@@ -268,3 +268,27 @@ def test_a_rerun_sweep_leaves_the_notes_as_it_found_them():
     kinks, span = list(NOTES.kinks), NOTES.span
     sweep(tape, out.index, 1.0, keep=True, rerun=True)
     assert NOTES.kinks == kinks and NOTES.span is span
+
+
+def test_a_planned_pass_through_passes_the_adjoint_itself_without_a_call():
+    """Issue 28 item 2 (speed): a PlannedStep's VJP of None is a pass-through, decided once when
+    the plan is made: the one sweep passes the adjoint itself on (no call), adds it as any
+    contribution (into a buffer it does not own: g stays as it was), and tells the hooks of it."""
+    from autodiff.engine.core.tape import PlannedStep, sweep_equations
+    g = np.array([1.0, -2.0, 0.5])
+    seen = []
+
+    def twice(g, ans, *args):
+        seen.append(args)
+        return g * 2.0
+    passed = PlannedStep(((None,), (None,), ((0, 0),), (), None, False, None, None, None))
+    adj = sweep_equations([None, passed], 1, g, 1, values=[])
+    assert adj[0] is g
+    both = PlannedStep(((None, twice), (None, twice), ((0, 0), (1, 0)), ("a", "b"), None, False, None, None, None))
+    told = []
+    adj = sweep_equations([None, both], 1, g, 1, values=[], keep=True,
+                          on_step=lambda i, pos, j, gi, c: told.append((i, pos, j, c is gi)))
+    assert np.array_equal(adj[0], g + g * 2.0) and adj[1] is g
+    assert np.array_equal(g, [1.0, -2.0, 0.5]) and seen == [("a", "b")]
+    assert told == [(1, 0, 0, True), (1, 1, 0, False)]
+    assert 1.0 + sweep_equations([None, passed], 1, 3.0, 1, values=[])[0] == 4.0     # a float adjoint: as it is

@@ -390,12 +390,33 @@ class PlannedStep:
     """A replay's plan of one equation for `sweep_equations` (diff/replay_sweep.py makes them
     once per trace and watched inputs, with `planned_step`). `prim` is None, as a leaf's: the
     sweep's one test of a tape entry's primitive sends it to the plan's branch, so a tape's
-    sweep pays nothing for plans; `step` is the tuple the sweep reads (see planned_step)."""
-    __slots__ = ("prim", "step")
+    sweep pays nothing for plans; `step` is the plan as made (see planned_step), `run` what the
+    sweep reads of it, decided here once so that the sweep tests nothing it can know before:
+    (traced arguments, VJPs, their float forms, recorded arguments or None, gather or None,
+    whether the VJPs read the output, params or None, span). Where the plan keeps neither the
+    arguments nor gather, gather rebuilds them (saved_args of the equation's arguments with the
+    replayed values filled in). A VJP of None is a pass-through: the adjoint itself is passed on
+    (diff/hessian_plan.py's VJPs that give their adjoint as it is), without a call."""
+    __slots__ = ("prim", "step", "run")
 
     def __init__(self, step: tuple):
         self.prim = None
         self.step = step
+        vjps, float_vjps, live, args, gather, needs_ans, params, span, equation = step
+        if gather is None and args is None:
+            gather = _rebuilding(equation)
+        self.run = (tuple(live), vjps, float_vjps, args, gather, needs_ans, params or None, span)
+
+
+def _rebuilding(equation):
+    """values -> the arguments a planned step keeps as saved_args of `equation`'s arguments, its
+    traced ones the replayed values (their parents' positions)."""
+    def gather(values):
+        full = list(equation.args)
+        for pos, j in equation.parents:
+            full[pos] = values[j]
+        return saved_args(equation.prim, tuple(full))
+    return gather
 
 
 def planned_step(prim, live, args, gather, params, span, equation) -> PlannedStep:
@@ -435,19 +456,18 @@ def _sweep(steps: list, adj: list, dropped: list, top: int, bottom: int, free: b
         elif e.__class__ is Entry:                     # a leaf keeps its adjoint
             continue
         else:                                          # planned: arguments from the replayed values
-            vjps, float_vjps, parents, args, gather, needs_ans, params, notes.span, equation = e.step
+            parents, vjps, float_vjps, args, gather, needs_ans, params, notes.span = e.run
             if g.__class__ is float:
                 vjps = float_vjps
             if gather is not None:
                 args = gather(values)
-            elif args is None:
-                full = list(equation.args)
-                for pos, j in equation.parents:
-                    full[pos] = values[j]
-                args = saved_args(equation.prim, tuple(full))
             ans = values[i] if needs_ans else None
         for pos, j in parents:
-            contrib = vjps[pos](g, ans, *args, **params) if params else vjps[pos](g, ans, *args)
+            vjp = vjps[pos]
+            if vjp is None:                            # a planned pass-through: the adjoint itself
+                contrib = g
+            else:
+                contrib = vjp(g, ans, *args, **params) if params else vjp(g, ans, *args)
             prev = adj[j]
             if prev is None:
                 adj[j] = contrib
@@ -472,10 +492,11 @@ class _Told:
 
 
 def _telling(vjp, i, pos, j, on_step, before):
+    """`vjp` telling the hooks (None, a planned pass-through: the adjoint itself, told)."""
     def told(g, ans, *args, **params):
         if before is not None:
             before(i)
-        contrib = vjp(g, ans, *args, **params)
+        contrib = g if vjp is None else vjp(g, ans, *args, **params)
         if on_step is not None:
             on_step(i, pos, j, g, contrib)
         return contrib

@@ -42,6 +42,7 @@ from ..lang.values import as_input
 ndarray = np().ndarray
 PLAN_DENSE_MAX_ELEMENTS = 1 << 16     # a dense tangent of more numbers than this: no plan
 CONSTANT, ADJOINT = -1, -2            # a bind argument's source, else a slot (see replayed_vjp)
+PREVIOUS = -3                         # a replayed VJP's source: the result of the bind before (_replaying)
 
 
 @dataclass
@@ -57,8 +58,8 @@ class HessianPlan:
         (the equations top down), each (prim, params or None, lifted params, arguments, moving):
         what a test inspects. Each runs under its equation's span, which the sweep sets."""
         positions = range(len(self.at) - 1, -1, -1) if position is None else (position,)
-        return [bind for i in positions if self.at[i] is not None
-                for pos, _ in self.at[i].step[2] for bind in self.at[i].step[0][pos].binds]
+        vjps = [self.at[i].step[0][pos] for i in positions if self.at[i] is not None for pos, _ in self.at[i].step[2]]
+        return [bind for vjp in vjps if vjp is not None for bind in vjp.binds]      # None: a pass-through
 
 
 def plannable(trace, watched: list, boxed: list, level: int) -> bool:
@@ -131,24 +132,26 @@ def planned_sweep(trace, plan: HessianPlan, boxed: list, level: int, k: int, str
 
 
 def make_plan(trace, vjps: list, boxed: list, level: int):
-    """The plan of a recorded sweep over `boxed`, or None where it cannot be one."""
+    """The plan of a recorded sweep over `boxed`, or None where it cannot be one. A VJP that gave
+    its adjoint as it is, with no bind, is planned as a pass-through (None: core/tape.py's
+    PlannedStep), which the sweep passes on without a call."""
     traced = {id(v): i for i, v in enumerate(boxed)}
-    at, count = [None] * len(boxed), 0
+    found, count = {}, 0          # equation position -> ({argument position: VJP}, [(position, parent)])
     for i, pos, j, g, contribution, log in vjps:
         replayed = replayed_vjp(log, g, contribution, traced, level)
         if replayed is None:
             return None
-        step = at[i]
-        if step is None:
-            e = trace.equations[i]
-            step = at[i] = PlannedStep(({}, None, [], (), tuple, False, None, e.span, e))
-        step.step[0][pos] = replayed
-        step.step[2].append((pos, j))
+        by_position, parents = found.setdefault(i, ({}, []))
+        by_position[pos] = None if replayed.passes else replayed
+        parents.append((pos, j))
         count += len(replayed.binds)
-    for i, step in enumerate(at):       # gather: `tuple` of the pass the sweep is given (itself)
-        if step is not None:            # the VJPs in both forms (the sweep picks by the adjoint's type)
-            vjps_at, _, parents, *rest = step.step
-            at[i] = PlannedStep((vjps_at, vjps_at, tuple(parents), *rest))
+    at = [None] * len(boxed)
+    for i, (by_position, parents) in found.items():
+        # the VJPs by argument position, in both forms (the sweep picks by the adjoint's type);
+        # gather: `tuple` of the pass the sweep is given (itself)
+        vjps_at = tuple(by_position.get(pos) for pos in range(max(by_position) + 1))
+        e = trace.equations[i]
+        at[i] = PlannedStep((vjps_at, vjps_at, tuple(parents), (), tuple, False, None, e.span, e))
     return HessianPlan(at=at, count=count)
 
 
@@ -182,7 +185,9 @@ def replayed_vjp(log: list, g, contribution, traced: dict, level: int):
         binds.append((prim, params or None, params or NO_PARAMS, tuple(arguments), tuple(moving)))
         local[id(out)] = -2 - len(binds)         # the result of bind b: slot -3 - b
     result = (CONSTANT, contribution)
-    if contribution.__class__ is Dual:
+    if contribution is g:               # the adjoint as it is (a raw one, made from constants, is
+        result = (ADJOINT, None)        # the same at every pass): a pass-through without binds
+    elif contribution.__class__ is Dual:
         slot = _source(contribution, local, traced, level)
         if slot is None:
             return None
@@ -207,53 +212,81 @@ def _replaying(binds: tuple, result: tuple):
     primitive's impl) and on the tangents (its JVPs lifted to k stacked tangents, summed in
     argument order: core/batch.py's batched bind), and gives `result`. An argument or the result
     is read by its source: a slot of `boxed` (>= 0), a constant (-1), the adjoint g (-2), or the
-    result of bind b (-3 - b)."""
+    result of bind b (-3 - b): the previous bind's from the VJP's locals (most VJPs are chains:
+    each bind reads the one before), an older one's from lists kept only where one is read."""
     slot, constant = result
     if slot >= -2 and not binds:                       # what it gives is there: nothing to perform
         def given(g, ans, boxed, level, k, structured):
             return boxed[slot] if slot >= 0 else constant if slot == CONSTANT else g
         given.binds = binds
+        given.passes = slot == ADJOINT                 # the adjoint as it is: the sweep passes it on
         return given
-    item = -2 - slot
-    run = tuple((prim, prim.impl, params, lifted, arguments, moving, len(arguments))   # the impls looked up once
-                for prim, params, lifted, arguments, moving in binds)
+    run, gives, keeps = _chained(binds, slot)
 
     def vjp(g, ans, boxed, level, k, structured):
-        if g.__class__ is Dual:
-            primals, tangents = [g.primal], [g.tangent]
-        else:
-            primals, tangents = [None], [None]
+        p = tp = None                                  # the previous bind's result
+        if keeps:
+            primals, tangents = [], []                 # every bind's result, by bind
         for prim, impl, params, lifted_params, arguments, moving, arity in run:
             if arity == 2:                             # most binds: their arguments read one by one
                 (s, c), (s1, c1) = arguments
-                a = boxed[s].primal if s >= 0 else c if s == -1 else primals[-2 - s]
-                b = boxed[s1].primal if s1 >= 0 else c1 if s1 == -1 else primals[-2 - s1]
+                a = boxed[s].primal if s >= 0 else c if s == -1 else g.primal if s == -2 else p if s == -3 \
+                    else primals[-4 - s]
+                b = boxed[s1].primal if s1 >= 0 else c1 if s1 == -1 else g.primal if s1 == -2 else p if s1 == -3 \
+                    else primals[-4 - s1]
                 args = (a, b)
                 out = impl(a, b, **params) if params else impl(a, b)
             elif arity == 1:
                 ((s, c),) = arguments
-                a = boxed[s].primal if s >= 0 else c if s == -1 else primals[-2 - s]
+                a = boxed[s].primal if s >= 0 else c if s == -1 else g.primal if s == -2 else p if s == -3 \
+                    else primals[-4 - s]
                 args = (a,)
                 out = impl(a, **params) if params else impl(a)
             else:
-                args = tuple([boxed[s].primal if s >= 0 else c if s == CONSTANT else primals[-2 - s]
-                              for s, c in arguments])
+                args = tuple([boxed[s].primal if s >= 0 else c if s == -1 else g.primal if s == -2 else p if s == -3
+                              else primals[-4 - s] for s, c in arguments])
                 out = impl(*args, **params) if params else impl(*args)
             tangent = None
             for pos, s, rule in moving:
-                t = boxed[s].tangent if s >= 0 else tangents[-2 - s]
+                t = boxed[s].tangent if s >= 0 else g.tangent if s == -2 else tp if s == -3 else tangents[-4 - s]
                 if rule is not None:
                     t = same_shape_jvp(rule, t, out, args, lifted_params, k, structured)
                 else:
                     t = lifted_jvp(prim, pos, t, out, args, lifted_params, k, structured)
                 tangent = t if tangent is None else tangent + t
-            primals.append(out)
-            tangents.append(tangent)
-        if slot < -2:
-            return Dual(primals[item], tangents[item], level)
-        return boxed[slot] if slot >= 0 else constant if slot == CONSTANT else g
+            p, tp = out, tangent
+            if keeps:
+                primals.append(out)
+                tangents.append(tangent)
+        if gives == PREVIOUS:
+            return Dual(p, tp, level)
+        if gives < -3:
+            return Dual(primals[-4 - gives], tangents[-4 - gives], level)
+        return boxed[gives] if gives >= 0 else constant if gives == CONSTANT else g
     vjp.binds = binds
+    vjp.passes = False
     return vjp
+
+
+def _chained(binds: tuple, slot: int) -> tuple:
+    """(run, gives, keeps) of a replayed VJP performing `binds` and giving source `slot`: each
+    bind with its impl looked up once and its sources as the VJP reads them (PREVIOUS, -3: the
+    result of the bind before; -4 - a: bind a's, kept), the source of what it gives, and whether
+    any bind's result is read after the next bind has run (then every result is kept)."""
+    older = []
+
+    def source(s: int, b: int) -> int:
+        if s >= -2:
+            return s
+        if -3 - s == b - 1:
+            return PREVIOUS
+        older.append(-3 - s)
+        return -4 - (-3 - s)
+    run = tuple((prim, prim.impl, params, lifted, tuple((source(s, b), c) for s, c in arguments),
+                 tuple((pos, source(s, b), rule) for pos, s, rule in moving), len(arguments))
+                for b, (prim, params, lifted, arguments, moving) in enumerate(binds))
+    gives = source(slot, len(binds))                   # the last bind's result: PREVIOUS
+    return run, gives, bool(older)
 
 
 def planned_add(prev, contrib):
