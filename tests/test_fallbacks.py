@@ -491,7 +491,12 @@ def test_strict_raises_where_replayed_nth_derivatives_are_not_finite_and_the_int
     f = Function("x ** 1.5")
     for _ in range(3):
         f.derivatives(x=1.0, order=2)
-    monkeypatch.setattr(replay_derivatives, "finish", lambda d: d * np.nan)        # each replayed order: nan
+    swept = replay_derivatives.sweep_nested
+
+    def nan_orders(*args, **kwargs):                                               # each replayed order: nan
+        ders, sizes = swept(*args, **kwargs)
+        return [d * np.nan for d in ders], sizes
+    monkeypatch.setattr(replay_derivatives, "sweep_nested", nan_orders)
     monkeypatch.setenv("AUTODIFF_STRICT", "1")
     with pytest.raises(StrictFallback, match="a replayed n-th derivative is not finite where the interpreter's is"):
         f.derivatives(x=1.0, order=2)
