@@ -30,7 +30,7 @@ from .bits import all_finite, same_bits
 from .fallbacks import LOWERED_CODE_ERRORS, STEP_ERRORS, Fallback, LoweringRefused, ReplayDiffers, count
 from .replay_arrays import make_sweep, worth_making
 from .replay_guards import Unguarded, guarded_values, resolve_guards
-from .replay_release import released
+from .replay_release import released, releases
 from .trace_cache import Unkept
 from .replay_sweep import planned_adjoints, sweep_plan, taped_adjoints
 
@@ -180,7 +180,7 @@ def replay_values(trace: Trace, inputs: list, release: bool = False) -> list:
     `release`: a value no later step and no reverse sweep reads is dropped (None) once read
     (diff/replay_release.py): what a value or gradient replay needs, not the run's history."""
     values = list(inputs)
-    drops = released(trace) if release else None
+    drops = released(trace) if release and releases(trace) else None
     if trace.guards:
         return guarded_values(trace, values, drops)
     append = values.append
