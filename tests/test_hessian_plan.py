@@ -274,13 +274,9 @@ def test_the_planned_sweeps_add_is_the_forward_mode_add_to_the_bit():
             same(got, accumulate(prev, contrib))
 
 
-def test_a_vjp_that_gives_its_adjoint_is_planned_as_a_pass_through():
-    """Issue 28 item 2 (speed): a recorded VJP that made no bind and gave its adjoint as it is
-    (add's, whose adjoint here is the raw seed, the same at every pass) is planned as a
-    pass-through (None: core/tape.py's PlannedStep), which the one sweep passes on without a
-    call; the Hessian stays the bound sweep's to the bit."""
-    f = Function("sum(x ** 2 * sin(x)) + log(sum(exp(x))) + sum(x) ** 3")
-    at, moved = {"x": np.linspace(-1.0, 1.0, 10)}, {"x": np.linspace(-0.9, 1.2, 10)}
+def replanned(f, at, moved):
+    """(the trace, its Hessian plan made afresh at `at`, the bound sweep's Hessian at `moved`),
+    after checking the planned Hessian at `moved` is the bound one to the bit."""
     planned, bound = planned_and_bound(f, at, moved)
     assert_same_bits(planned, bound)
     trace = trace_of(f)
@@ -290,6 +286,17 @@ def test_a_vjp_that_gives_its_adjoint_is_planned_as_a_pass_through():
     for _ in range(2):
         f.hessian(at)
     (plan,) = plans_of(f)
+    return trace, plan, bound
+
+
+def test_a_vjp_that_gives_its_adjoint_is_planned_as_a_pass_through():
+    """Issue 28 item 2 (speed): a recorded VJP that made no bind and gave its adjoint as it is
+    (add's, whose adjoint here is the raw seed, the same at every pass) is planned as a
+    pass-through (None: core/tape.py's PlannedStep), which the one sweep passes on without a
+    call; the Hessian stays the bound sweep's to the bit."""
+    f = Function("sum(x ** 2 * sin(x)) + log(sum(exp(x))) + sum(x) ** 3")
+    at, moved = {"x": np.linspace(-1.0, 1.0, 10)}, {"x": np.linspace(-0.9, 1.2, 10)}
+    trace, plan, bound = replanned(f, at, moved)
     adds = [i for i, step in enumerate(plan.at) if step is not None and trace.equations[i].prim.name == "add"]
     assert len(adds) == 2
     for i in adds:
@@ -305,15 +312,7 @@ def test_a_replayed_vjp_whose_bind_reads_an_older_result_keeps_the_results():
     bound sweep's to the bit."""
     f = Function("sum(x / (1.0 + x * x))")
     at, moved = {"x": np.linspace(0.5, 1.5, 6)}, {"x": np.linspace(0.4, 1.7, 6)}
-    planned, bound = planned_and_bound(f, at, moved)
-    assert_same_bits(planned, bound)
-    trace = trace_of(f)
-    for key in list(trace.annotations):
-        if key[0] == "hessian":
-            del trace.annotations[key]
-    for _ in range(2):
-        f.hessian(at)
-    (plan,) = plans_of(f)
+    trace, plan, bound = replanned(f, at, moved)
     older = [(i, b) for i, step in enumerate(plan.at) if step is not None
              for vjp in step.step[0] if vjp is not None
              for b, (_, _, _, arguments, _) in enumerate(vjp.binds) if any(-2 - b < s < -2 for s, _ in arguments)]
