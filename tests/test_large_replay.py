@@ -106,15 +106,21 @@ def test_the_byte_budget_declines_a_long_program(tmp_path):
     assert check_both_ways(program(tmp_path, short), points(100_000, count=3), fn="f").replays >= 1
 
 
-def test_held_bytes_count_each_array_once():
-    tape = Tape(persistent=True, keep_values=True)
-    x = tape.watch(np.ones(1000))
-    y = ops.exp(x - ops.max(x))
-    out = ops.sum(y * y)
-    # at most three at once: x, exp(x - m) (its VJP reads it: needs_ans; mul keeps it twice, counted
-    # once) and x - m or y * y, each dropped once read (sub's and sum's VJPs read no argument);
-    # max and sum give numbers
-    assert large_trace.held_bytes(record_trace(tape, out, (), 0)) == 3 * 1000 * 8
+def test_held_bytes_count_each_array_once(monkeypatch):
+    from autodiff.engine.diff import replay_release
+
+    def trace():
+        tape = Tape(persistent=True, keep_values=True)
+        x = tape.watch(np.ones(1000))
+        y = ops.exp(x - ops.max(x))
+        return record_trace(tape, ops.sum(y * y), (), 0)
+    # under RELEASE_FROM_BYTES a replay releases nothing: x, x - m, exp(x - m) and y * y, each once
+    assert large_trace.held_bytes(trace()) == 4 * 1000 * 8
+    monkeypatch.setattr(replay_release, "RELEASE_FROM_BYTES", 0)
+    # releasing: at most three at once: x, exp(x - m) (its VJP reads it: needs_ans; mul keeps it
+    # twice, counted once) and x - m or y * y, each dropped once read (sub's and sum's VJPs read no
+    # argument); max and sum give numbers
+    assert large_trace.held_bytes(trace()) == 3 * 1000 * 8
 
 
 def test_checks_repeated_runs_replay_large_inputs(tmp_path):

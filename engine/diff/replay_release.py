@@ -20,7 +20,7 @@ where the whole run is more than a trace may hold (`whole_run_bytes`), they are 
 from __future__ import annotations
 
 from .replay_sweep import reads_value
-from .trace_cache import buffer_owner
+from .trace_cache import buffer_owner, distinct_bytes
 
 RELEASED = "released values"        # the annotation's key
 WHOLE_RUN = "whole run's bytes"     # the bytes of a replay that keeps every value (held_bytes notes them)
@@ -73,17 +73,24 @@ def held_bytes(trace, skipped=()) -> int:
     recorded run's values) holds at once: its values as `released` drops them and every
     equation's kept arguments (a trace holds those whatever it replays), each buffer counted
     once; a primitive in `skipped` (a fused region's inside, which a replay never makes) holds
-    nothing. Notes on the trace (WHOLE_RUN) what a replay keeping every value holds."""
+    nothing. Notes on the trace (WHOLE_RUN) what a replay keeping every value holds; where that is
+    under RELEASE_FROM_BYTES the replay releases nothing, and that is what it holds (no walk of
+    the releases: a recording pays for it only where it counts)."""
+    equations, leaves = trace.equations, trace.leaves
+    whole = distinct_bytes([arg for e in equations if e.prim not in skipped for arg in e.args]
+                           + [e.value for i, e in enumerate(equations) if i < leaves or e.prim not in skipped])
+    trace.annotations[WHOLE_RUN] = whole
+    if whole < RELEASE_FROM_BYTES:
+        return whole                            # a replay that releases nothing (`releases`): all of it
     live: dict = {}             # buffer owner id -> (the owner, kept alive so the id stays its; its holders)
     by_value: dict = {}         # equation position -> its value's owner id
-    held, whole = [0], [0]
+    held = [0]
 
     def hold(value, by: int):
         if getattr(value, "nbytes", None) is None:
             return
         owner = buffer_owner(value)
         if id(owner) not in live:
-            whole[0] += owner.nbytes
             live[id(owner)] = (owner, set())
         holders = live[id(owner)][1]
         if not holders:
@@ -100,7 +107,6 @@ def held_bytes(trace, skipped=()) -> int:
         if not holders:
             held[0] -= owner.nbytes
 
-    equations, leaves = trace.equations, trace.leaves
     for i, e in enumerate(equations):
         for arg in e.args if e.prim not in skipped else ():
             hold(arg, -1)                       # kept by the trace itself: never dropped
@@ -114,7 +120,6 @@ def held_bytes(trace, skipped=()) -> int:
         most = max(most, held[0])
         for j in drops:
             drop(j)
-    trace.annotations[WHOLE_RUN] = whole[0]
     return most
 
 
