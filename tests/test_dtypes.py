@@ -148,6 +148,8 @@ def test_gradients_flow_through_a_float_dtype_as_numpys_values_do(expr, want):
     ("np.ones(2, dtype='float32') * x", "ones(): dtype=float32 in a float64 run", 1),
     ("(x * 1j).astype(float)", "astype(): casting complex values to a real type would drop", 2),
     ("np.arange(0, 2.5, 0.5, dtype=int) * x[0]", "arange() with an integer dtype and bounds or a step that are not whole", 1),
+    # numpy: "arange() is only supported for booleans when the result has at most length 2" (it gave [0, 1, 1])
+    ("np.arange(3, dtype=bool) * x[0]", "arange() with dtype bool makes at most 2 elements", 1),
 ])
 def test_what_the_run_cannot_give_is_a_located_error_saying_what_to_write(capsys, expr, message, column):
     code, out, err = cli(capsys, "grad", f"sum({expr})", "--at", "x=[1.0,2.0]")
@@ -155,6 +157,11 @@ def test_what_the_run_cannot_give_is_a_located_error_saying_what_to_write(capsys
     assert "hint:" in err
     if "float32" in message:
         assert "write dtype=float, or run the whole program in float32 (--dtype float32)" in err
+
+
+def test_a_bool_arange_of_two_elements_is_numpys():
+    assert autodiff.evaluate("np.arange(2, dtype=bool) * x", at={"x": 1.5}).value.tolist() == \
+        (np.arange(2, dtype=bool) * 1.5).tolist()
 
 
 def test_float32_dtypes_are_the_runs_float_in_a_float32_run():

@@ -113,6 +113,9 @@ class Builtins:
         if step == 0 or any(v != v or abs(v) == math.inf for v in (start, stop, step)):
             raise SourceError("value error", "arange() needs finite bounds and a non-zero step")
         count = max(0, math.ceil((stop - start) / step))
+        if count > 2 and dtype is not None and read_dtype(dtype, "arange()").kind == "b":
+            raise SourceError("value error", "arange() with dtype bool makes at most 2 elements, as numpy's",
+                              None, "write np.arange(...) > 0 or np.arange(...).astype(bool)")
         self.check_size(count, "arange()")
         return _typed(xp().arange(start, stop, step, dtype=working_dtype()), dtype, "arange()")
 
