@@ -92,6 +92,12 @@ def emitted(tmp_path, text, mode="both", at=None):
     return source, out.read_text(), module
 
 
+def assert_validates(tmp_path, source, point):
+    """`--validate` of the module emitted from `source` (tmp_path/program_emitted.py) passes at `point`."""
+    rows = api.validate_emitted(str(tmp_path / "program_emitted.py"), api.load(str(source)), point)
+    assert rows and [r["verdict"] for r in rows] == ["pass"] * len(rows)
+
+
 def matches(module, source, point, mode="both"):
     expected = autodiff.grad(str(source), at=point)
     args = list(point.values())
@@ -214,8 +220,7 @@ def test_a_derivative_through_grad_emits_reverse_over_forward(tmp_path):
     rng = np.random.default_rng(2)
     for _ in range(5):
         matches(module, source, {"x": rng.uniform(-2, 2), "a": rng.uniform(-2, 2)})
-    rows = api.validate_emitted(str(tmp_path / "program_emitted.py"), api.load(str(source)), {"x": 0.7, "a": -1.1})
-    assert [r["verdict"] for r in rows] == ["pass"] * len(rows)
+    assert_validates(tmp_path, source, {"x": 0.7, "a": -1.1})
 
 
 def test_perturbation_confusion_gives_one(tmp_path):
@@ -304,8 +309,7 @@ def test_a_derivative_through_grad_of_h_with_control_flow_is_the_adjoint_of_hs_t
     assert "_tan_vjp(" in text and "_stack.append(" in text
     for _ in range(5):
         matches(module, source, point(rng))
-    rows = api.validate_emitted(str(tmp_path / "program_emitted.py"), api.load(str(source)), point(rng))
-    assert rows and [r["verdict"] for r in rows] == ["pass"] * len(rows)
+    assert_validates(tmp_path, source, point(rng))
 
 
 HESSIAN = """def h(w):
@@ -387,8 +391,7 @@ def test_a_derivative_through_grad_of_h_that_takes_grad_itself_is_a_third_order_
     rng = np.random.default_rng(12)
     for _ in range(5):
         matches(module, source, {"x": rng.uniform(-1, 1), "a": rng.uniform(-1, 1)})
-    rows = api.validate_emitted(str(tmp_path / "program_emitted.py"), api.load(str(source)), {"x": 0.4, "a": -0.7})
-    assert [r["verdict"] for r in rows] == ["pass"] * len(rows)
+    assert_validates(tmp_path, source, {"x": 0.4, "a": -0.7})
 
 
 def test_hessian_of_a_function_with_a_custom_rule_is_refused_naming_it(tmp_path):
@@ -425,8 +428,7 @@ def test_a_derivative_of_a_derivative_is_one_of_a_helper_returning_the_inner_one
     rng = np.random.default_rng(5)
     for _ in range(5):
         matches(module, source, {"a": rng.uniform(-2, 2), "b": rng.uniform(-2, 2)})
-    rows = api.validate_emitted(str(tmp_path / "program_emitted.py"), api.load(str(source)), {"a": 0.7, "b": -1.1})
-    assert [r["verdict"] for r in rows] == ["pass"] * len(rows)
+    assert_validates(tmp_path, source, {"a": 0.7, "b": -1.1})
 
 
 LAMBDAS = """def f(x, a):
