@@ -6,6 +6,8 @@ each gradient (reverse mode, of the summed output) against central differences a
 mode; the table entries (qr_q, qr_r, eig_values, eig_vectors) are walked rule by rule in
 test_rules.py."""
 
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -348,3 +350,69 @@ def test_the_nan_quantiles_take_numpys_method_keyword_as_the_quantiles_do(name, 
     with pytest.raises(autodiff.SourceError) as info:
         run(f"np.{name}(w, {q}, method='nearest')", {"w": w})
     assert f"{name.replace('percentile', 'quantile')}(): only method 'linear'" in info.value.message
+
+
+ILL = np.array([[1.0, 1.0], [1.0, 1.0000001]])                  # full rank, condition number 4e7
+ILL_TALL = np.array([[1.0, 1.0], [1.0, 1.0000001], [1.0, 0.9999999]])
+CA = np.array([[1 + 1j, 2.0], [0.5j, 1.0], [1.0, -1j]])
+
+
+@pytest.mark.parametrize("a, kw", [(ILL, ""), (ILL_TALL, ""), (ILL_TALL.T, ""), (CA, ""), (CA.T, ""),
+                                   (np.outer(V[:3], V[:3]), ""), (rng.standard_normal((3, 2, 4)), ""),
+                                   (TALL, ", rcond=0.2"), (TALL, ", rtol=None"), (TALL, ", rtol=0.2"),
+                                   (S, ", hermitian=True"), (U, ", hermitian=True")],
+                         ids=["ill", "ill tall", "ill wide", "complex", "complex wide", "rank 1", "stack",
+                              "rcond", "rtol None", "rtol", "hermitian", "hermitian reads L"])
+def test_pinv_is_numpys_to_the_bit(a, kw):
+    """np.linalg.pinv is numpy's SVD pseudo-inverse. It was (AᵀA)⁻¹Aᵀ: 0.9428 for sum(pinv(ILL) *
+    W) where numpy gives 1.0000000075 (the normal equations square the condition number), a
+    different matrix for a complex A (a plain transpose where pinv conjugates), and an error for
+    a rank-deficient one, whose pseudo-inverse numpy computes."""
+    got = autodiff.evaluate(f"np.linalg.pinv(a{kw})", at={"a": a}).value
+    kwargs = {"rcond": 0.2} if "rcond" in kw else {"rtol": None} if "None" in kw else \
+        {"rtol": 0.2} if "rtol" in kw else {"hermitian": True} if "hermitian" in kw else {}
+    expected = np.linalg.pinv(a, **kwargs)
+    if "hermitian" in kw:       # numpy inverts by eigh there, this by the SVD of the matrix L spells
+        np.testing.assert_allclose(got, expected, rtol=1e-13, atol=1e-14)
+    else:
+        assert np.array_equal(got, expected)
+
+
+@pytest.mark.parametrize("a", [TALL, TALL.T, G, rng.standard_normal((2, 3, 2)), np.outer(V[:3], V[:3] + 1.0)],
+                         ids=["tall", "wide", "square", "stack", "rank 1 along rank 1"])
+def test_pinv_gradient_matches_differences(a):
+    """The Golub-Pereyra derivative (a table entry's VJP and JVP): against central differences of
+    numpy's pinv; a rank-deficient matrix's is the derivative along matrices of its rank (here the
+    outer product's factors are what moves), noted as a kink."""
+    if a.shape == (3, 3) and np.linalg.matrix_rank(a) == 1:
+        u, w = V[:3], V[:3] + 1.0
+        source = "np.sum(np.sin(np.linalg.pinv(np.outer(u, w))))"
+        result = autodiff.grad(source, at={"u": u, "w": w})
+        for name in ("u", "w"):
+            moved = lambda x, n=name: np.sum(np.sin(np.linalg.pinv(np.outer(*(x if n == k else v for k, v in
+                                                                             (("u", u), ("w", w)))))))
+            base = u if name == "u" else w
+            numeric = [(moved(base + h) - moved(base - h)) / 2e-6 for h in np.eye(3) * 1e-6]
+            np.testing.assert_allclose(result.gradient[name], numeric, rtol=1e-6, atol=1e-8)
+        assert [k[2] for k in result.kinks] == ["pinv of a rank-deficient matrix: derivative taken along "
+                                                "matrices of its rank"]
+        return
+    source = "np.sum(np.sin(np.linalg.pinv(a)))"
+    result = autodiff.grad(source, at={"a": a})
+    numeric = np.zeros(a.shape)
+    for k in range(a.size):
+        step = np.zeros(a.size)
+        step[k] = 1e-6
+        step = step.reshape(a.shape)
+        numeric.flat[k] = (np.sum(np.sin(np.linalg.pinv(a + step))) - np.sum(np.sin(np.linalg.pinv(a - step)))) / 2e-6
+    np.testing.assert_allclose(result.gradient["a"], numeric, rtol=1e-6, atol=1e-8)
+    assert result.kinks == []
+
+
+@pytest.mark.parametrize("call, words", [("np.linalg.pinv(a, rcond=0.1, rtol=0.1)", "rtol and rcond can't be both set"),
+                                         ("np.linalg.pinv(a[0])", "a must be a matrix"),
+                                         ("np.linalg.pinv(a, rcond=a)", "rcond must be a number")])
+def test_pinv_mistakes_are_numpys_errors_at_the_call(call, words):
+    run = subprocess.run([sys.executable, "-m", "autodiff", "grad", f"np.sum({call})", "--at",
+                          "a=[[1.0, 2.0], [3.0, 4.0]]"], capture_output=True, text=True)
+    assert run.returncode == 2 and words in run.stderr and "1:8" in run.stderr

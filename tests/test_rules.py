@@ -218,6 +218,11 @@ def extra_cases():
         cases += [Case(name, (tall,)), Case(name, (a3,), label="[square]")]
     cases += [Case("svd_vectors", (rand(2, 3, 2),), label="[stack]")]
     cases += [Case("singular_values", (rand(2, 3),), label="[wide]")]
+    cases += [Case("pinv", (tall,), {"rcond": 1e-15}),
+              Case("pinv", (rand(2, 3),), {"rcond": 1e-15}, label="[wide]"),
+              Case("pinv", (a3,), {"rcond": 1e-15}, label="[square]"),
+              Case("pinv", (rand(2, 3, 2),), {"rcond": 1e-15}, label="[stack]"),
+              Case("pinv", (tall,), {"rcond": 0.2}, label="[rcond]")]
     for name in ("qr_q", "qr_r"):           # issue 29 item 2: np.linalg.qr
         cases += [Case(name, (tall,)), Case(name, (a3,), label="[square]"),
                   Case(name, (rand(2, 3, 2),), label="[stack]")]
@@ -257,6 +262,8 @@ def complex_linalg_cases():
             Case("logabsdet", (ca,), label="[complex]"), Case("eigvalsh", (herm,), label="[hermitian]"),
             Case("singular_values", (crand(4, 3),), label="[complex]"),
             Case("singular_values", (crand(2, 3),), label="[complex, wide]"),
+            Case("pinv", (crand(4, 3),), {"rcond": 1e-15}, label="[complex]"),
+            Case("pinv", (crand(2, 3),), {"rcond": 1e-15}, label="[complex, wide]"),
             Case("norm", (crand(4),), label="[complex]"), Case("matmul", (crand(2, 3), crand(3)), label="[complex]"),
             Case("einsum", (crand(2, 3), rand(3, 4)), {"subscripts": "ij,jk->ik"}, label="[complex]"),
             Case("sum", (crand(2, 3),), {"axis": 0}, label="[complex]")]

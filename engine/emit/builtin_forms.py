@@ -30,10 +30,15 @@ INF = {"inf": math.inf}
 
 
 def kink_spelling(prim):
-    """A forward that notes its kink (sqrt at 0, a tie of maximum's) cannot be traced at the
-    stand-ins: numpy's function of the builtin's name is its text (None: the rule's text)."""
+    """A forward that notes its kink (sqrt at 0, a tie of maximum's, pinv of a rank-deficient
+    matrix) cannot be traced at the stand-ins: numpy's function of the builtin's name (np.NAME or
+    np.linalg.NAME) is its text, an entry's parameters its keywords (None: the rule's text)."""
     name = prim.builtin or prim.name
-    return f"np.{name}" if prim.kink and callable(getattr(np(), name, None)) else None
+    if not prim.kink:
+        return None
+    if callable(getattr(np(), name, None)):
+        return f"np.{name}"
+    return f"np.linalg.{name}" if callable(getattr(np().linalg, name, None)) else None
 
 
 def as_builtin_call(e, refuse):

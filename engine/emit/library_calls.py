@@ -43,9 +43,7 @@ SQUARE = ("eigvalsh",)
 # the language locates it (lang/errors.py)
 LIBRARY_ERRORS = (EngineError, TypeError, ValueError, IndexError, ArithmeticError)
 LENGTHS = (5, 7, 11, 13, 17, 19, 23, 29)        # the stand-ins' lengths where the point gives none
-HINTS = {"pinv": "write solve(A.T @ A, A.T) for a matrix A with at least as many rows as columns, "
-                 "solve(A @ A.T, A).T for a wide one",
-         "kron": "write the product of reshaped arrays: reshape(a, (n, 1, m, 1)) * reshape(b, (1, p, 1, q))"}
+HINTS = {"kron": "write the product of reshaped arrays: reshape(a, (n, 1, m, 1)) * reshape(b, (1, p, 1, q))"}
 
 
 # a recorded operand that is a value of the run: the k-th operand ("in") or the k-th step's ("at")

@@ -120,7 +120,7 @@ SIGNATURES = {
     "cho_factor": ("solvers", "cho_factor", "a[] lower= overwrite_a= check_finite="),
     "cho_solve": ("solvers", "cho_solve", "c_and_lower b[] overwrite_b= check_finite="),
     "svd": ("linalg", "svd", "a[] full_matrices= compute_uv="),
-    "pinv": ("linalg", "pinv", "a[]"),
+    "pinv": ("linalg", "pinv", "a[] rcond= hermitian= rtol="),
     "fft": ("fft", "fft", "a[] n= axis= norm="),
     "ifft": ("fft", "ifft", "a[] n= axis= norm="),
     "rfft": ("fft", "rfft", "a[] n= axis= norm="),

@@ -1,5 +1,5 @@
 """Products and np.linalg with numpy's arguments, as composites: dot outer inner kron cross
-tensordot einsum, slogdet norm eigh svd pinv qr eig (det inv solve cholesky are table entries). The
+tensordot einsum, slogdet norm eigh svd qr eig (det inv solve cholesky pinv are table entries). The
 language registers them under plain names (det, inv, ...); np.linalg.NAME maps to those."""
 from __future__ import annotations
 
@@ -8,13 +8,15 @@ import math
 from .. import ops
 from ..backend import np, xp
 from ..complexes import is_complex
-from ..primitives import ndim, shape
+from ..primitives import ndim, run_dtype, shape
 from .axes import ArgumentError, axes_of, keep_dims, one_axis, whole
 from .elementwise import sign
 from ..rules.arithmetic import matrix_transpose
 from ..rules.linalg import singular_vectors
 from .reductions import reduce_over
 from .shapes import stack
+
+_UNSET = object()       # an argument not given (numpy's _NoValue: rtol=None means something)
 
 
 def dot(a, b):
@@ -268,9 +270,33 @@ def svd(a, full_matrices=True, compute_uv=True):
     return u, ops.singular_values(a), vh
 
 
-def pinv(a):
-    """The pseudo-inverse of a matrix of full rank: (aᵀa)⁻¹aᵀ, or aᵀ(aaᵀ)⁻¹ for a wide one."""
-    at = matrix_transpose(a)
-    if shape(a)[-2] >= shape(a)[-1]:
-        return ops.solve(ops.matmul(at, a), at)
-    return matrix_transpose(ops.solve(ops.matmul(a, at), a))
+def pinv(a, rcond=None, hermitian=False, rtol=_UNSET):
+    """numpy's pinv (core/rules/linalg.py's entry): the SVD's pseudo-inverse of a matrix or a stack
+    of them, singular values of at most rcond times the largest taken as 0. rcond and rtol as
+    numpy 2's: neither given is 1e-15; rtol=None is the larger dimension times the dtype's
+    machine epsilon; both given is numpy's error. hermitian=True reads the lower triangle, as
+    numpy's does (the other gets no gradient), and inverts the Hermitian matrix it spells by
+    its SVD (numpy's values to rounding: numpy takes an eigendecomposition there)."""
+    if ndim(a) < 2:
+        raise ArgumentError(f"pinv(): a must be a matrix or a stack of them, not of shape {shape(a)}")
+    if rcond is not None and rtol is not _UNSET:
+        raise ArgumentError("pinv(): rtol and rcond can't be both set; pass one of them")
+    if rcond is not None:
+        rcond = _number(rcond, "rcond")
+    elif rtol is _UNSET:
+        rcond = 1e-15
+    elif rtol is None:          # the run's dtype is its arrays' (float32 with complex64)
+        rcond = max(shape(a)[-2:]) * float(xp().finfo(run_dtype[0]).eps)
+    else:
+        rcond = _number(rtol, "rtol")
+    if bool(ops.read(hermitian)):
+        a = _triangle_of(a, "L", "pinv")
+    return ops.pinv(a, rcond)
+
+
+def _number(value, what):
+    """A whole or real number given to pinv (a tolerance), as a float."""
+    value = ops.read(value)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) and getattr(value, "shape", None) != ():
+        raise ArgumentError(f"pinv(): {what} must be a number, not {value!r}")
+    return float(value)

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 from ..backend import xp
 from ..complexes import is_complex
-from ..primitives import PerPosition, defprim, ndim, plain_scalar, shape
+from ..notes import NOTES
+from ..primitives import PerPosition, defprim, ndim, params_op, plain_scalar, shape
 from ..tape import bind, strip
 from .arithmetic import div, matmul, matrix_transpose
 from .complexes import conj, imag, real
@@ -105,6 +106,47 @@ logabsdet = defprim("logabsdet", lambda x: plain_scalar(_np_linalg().slogdet(x)[
 inv = defprim("inv", lambda x: _np_linalg().inv(x), needs_ans=True, builtin="inv", emits_at_shapes=True,
               vjp=(lambda g, ans, x: -matmul(matmul(matrix_transpose(ans), g), matrix_transpose(ans)),),
               jvp=(lambda t, ans, x: -matmul(matmul(ans, t), ans),), complex_values=True)
+
+
+def _pinv(x, rcond=1e-15):
+    """numpy's pinv(x, rcond), step by step as numpy.linalg.pinv takes them (its bits on the host):
+    the SVD of conj(x), singular values above rcond times the largest inverted, the others 0. A matrix
+    with a singular value cut off is rank-deficient: pinv jumps where the rank changes, so its
+    derivative is the one along matrices of the same rank (noted as a kink)."""
+    m = xp()
+    rows, columns = x.shape[-2:]
+    if rows == 0 or columns == 0:
+        return m.zeros(x.shape[:-2] + (columns, rows), dtype=x.dtype)
+    u, s, vt = m.linalg.svd(m.conj(x), full_matrices=False)
+    large = s > rcond * m.amax(s, axis=-1, keepdims=True)
+    if not bool(m.all(large)):
+        NOTES.kink("pinv", "pinv of a rank-deficient matrix: derivative taken along matrices of its rank")
+    inverse = m.where(large, 1 / m.where(large, s, 1), 0)
+    return m.matmul(m.swapaxes(vt, -1, -2), inverse[..., None] * m.swapaxes(u, -1, -2))
+
+
+def _pinv_vjp(g, ans, x, rcond=1e-15):
+    # dP = -P dA P + P Pᴴ dAᴴ (I - A P) + (I - P A) dAᴴ Pᴴ P (Golub and Pereyra, 1973, where the
+    # rank is constant), transposed plainly: -Pᵀ G Pᵀ + conj((I - A P) Gᵀ P Pᴴ + Pᴴ P Gᵀ (I - P A))
+    p, pt = ans, matrix_transpose(ans)
+    ph, gt = conj_if(x, pt), matrix_transpose(g)
+    left = matmul(gt, matmul(p, ph))
+    right = matmul(matmul(ph, p), gt)
+    return conj_if(x, left - matmul(x, matmul(p, left)) + right - matmul(matmul(right, p), x)) - \
+        matmul(matmul(pt, g), pt)
+
+
+def _pinv_jvp(t, ans, x, rcond=1e-15):
+    p = ans
+    th, ph = conj_if(x, matrix_transpose(t)), conj_if(x, matrix_transpose(p))
+    left = matmul(p, matmul(ph, th))
+    right = matmul(th, matmul(ph, p))
+    return left - matmul(matmul(left, x), p) + right - matmul(p, matmul(x, right)) - matmul(matmul(p, t), p)
+
+
+pinv = defprim("pinv", _pinv, needs_ans=True, make_op=params_op("rcond"), emits_at_shapes=True,
+               kink="along matrices of the same rank", vjp=(_pinv_vjp,), jvp=(_pinv_jvp,), complex_values=True,
+               holomorphic=False)
 
 
 def _solve_vjp_a(g, ans, a, b):
