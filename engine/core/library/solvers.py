@@ -96,7 +96,7 @@ def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
 
 def lstsq(a, b, rcond=None):
     """numpy's lstsq of a matrix of full rank: (x, residuals, rank, singular values). x is the
-    least-squares solution of a tall a (by its QR), the least-norm one of a wide a; residuals
+    least-squares solution of a tall a (by its QR), the least-norm one of a wide a (by aᴴ's QR); residuals
     are the squared residual norms where a is tall (numpy's), else empty. rcond as numpy's:
     None is machine precision times the larger dimension."""
     if ndim(a) != 2:
@@ -114,8 +114,9 @@ def lstsq(a, b, rcond=None):
     if rows >= columns:
         q, r = ops.qr_q(a), ops.qr_r(a)
         x = ops.solve(r, ops.matmul(conjugate_transpose(q), b))
-    else:
-        x = ops.matmul(conjugate_transpose(a), ops.solve(ops.matmul(a, conjugate_transpose(a)), b))
+    else:               # aᴴ = QR: the least-norm x = aᴴ(aaᴴ)⁻¹b = Q R⁻ᴴ b, without squaring a's condition
+        q, r = ops.qr_q(conjugate_transpose(a)), ops.qr_r(conjugate_transpose(a))
+        x = ops.matmul(q, ops.solve(conjugate_transpose(r), b))
     if rows > columns:
         residual = b - ops.matmul(a, x)
         squares = ops.real(residual * ops.conj(residual)) if is_complex(residual) else residual * residual
