@@ -437,3 +437,32 @@ def test_lstsq_of_a_wide_matrix_is_the_least_norm_solution_without_squaring_its_
             numeric.flat[k] = (np.sum(np.sin(np.linalg.lstsq(a + step, b, rcond=None)[0]))
                                - np.sum(np.sin(np.linalg.lstsq(a - step, b, rcond=None)[0]))) / 2e-7
         np.testing.assert_allclose(result.gradient["a"], numeric, rtol=1e-5, atol=1e-6 * np.max(np.abs(numeric)))
+
+
+NAN_ROWS = np.array([[3.0, np.nan, 1.0], [1.0, 2.0, 3.0]])
+
+
+@pytest.mark.parametrize("expr, reference", [
+    ("np.median(m)", lambda m: np.median(m)),
+    ("np.median(m, axis=1)", lambda m: np.median(m, axis=1)),
+    ("np.median(m, axis=0, keepdims=True)", lambda m: np.median(m, axis=0, keepdims=True)),
+    ("np.percentile(m, [10, 90], axis=1)", lambda m: np.percentile(m, [10, 90], axis=1)),
+    ("np.quantile(m, 0.3, axis=1, keepdims=True)", lambda m: np.quantile(m, 0.3, axis=1, keepdims=True))])
+def test_an_order_statistic_of_a_slice_holding_a_nan_is_nan_as_numpys(expr, reference):
+    """median/quantile/percentile sorted the nan last and picked numbers: median([3, nan, 1, 2]) was
+    2.5 where numpy gives nan (silently: no non-finite value to flag). Now nan for each slice that
+    holds one; the others keep their numbers, and a Function's replay checks the nan mask at its
+    own point (a guard), so a later point with nans elsewhere gives numpy's answer too."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        expected = reference(NAN_ROWS)
+    got = autodiff.evaluate(expr, at={"m": NAN_ROWS}).value
+    assert np.shape(got) == np.shape(expected) and np.array_equal(got, expected, equal_nan=True)
+    f = autodiff.function(expr)
+    clean, moved = NAN_ROWS.copy(), NAN_ROWS[::-1].copy()
+    clean[0, 1] = 2.5
+    for point in (clean, NAN_ROWS, moved, clean, moved, clean):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            assert np.array_equal(f.evaluate_result({"m": point}).value, reference(point), equal_nan=True)
+    assert f.replays >= 1

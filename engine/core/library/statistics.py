@@ -1,6 +1,7 @@
 """Order statistics and the nan-ignoring reductions with numpy's arguments, as composites of the
 table's entries: median, quantile and percentile (numpy's 'linear' method: the gradient goes to
-the one or two sorted entries each result interpolates), their nan-ignoring forms nanmedian
+the one or two sorted entries each result interpolates; a slice holding a nan gives nan, as
+numpy's), their nan-ignoring forms nanmedian
 nanquantile nanpercentile (the same over the entries that are not nan), and nansum nanmean nanmax
 nanmin nanprod nanvar nanstd (a nan gets no gradient; a slice of nans only gives numpy's nan)."""
 from __future__ import annotations
@@ -62,7 +63,7 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", 
     low, high = ops.getitem(ordered, int(below) if below.ndim == 0 else below), \
         ops.getitem(ordered, int(above) if above.ndim == 0 else above)
     result = _lerp(low, high, t if levels.ndim else float(t.reshape(())))
-    return _kept(result, a, axes, keepdims, levels.shape)
+    return _kept(_nan_where_any(result, x), a, axes, keepdims, levels.shape)
 
 
 def _levels(a, q, name):
@@ -105,7 +106,15 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     middle = ops.getitem(ordered, (slice(None),) * dims + (n // 2,))
     if n % 2 == 0:
         middle = (ops.getitem(ordered, (slice(None),) * dims + (n // 2 - 1,)) + middle) / 2.0
-    return _kept(middle, a, axes, keepdims)
+    return _kept(_nan_where_any(middle, x), a, axes, keepdims)
+
+
+def _nan_where_any(result, x):
+    """numpy's nan for each slice of x (along its last axis) that holds a nan: median's, quantile's
+    and percentile's (the sorted nan is last, so the entries picked were numbers). A constant mask,
+    read as a guard: a replay checks it at its own point."""
+    nans = ops.read(x, take=lambda raw: xp().isnan(raw).any(axis=-1))
+    return ops.where(nans, xp().nan, result) if bool(xp().any(nans)) else result
 
 
 # ---- the nan-ignoring order statistics ----------------------------------------------------------
