@@ -183,3 +183,17 @@ def test_the_cli_takes_dtype_keywords_and_exits_0(capsys):
 def test_calling_a_dtype_says_to_cast_with_astype(capsys, expr, name, spelled):
     code, out, err = cli(capsys, "grad", expr, "--at", "x=1")
     assert code == 2 and f"1:1: `{name}` is a dtype, not a function" in err and f"write x.astype({spelled}) to cast x" in err
+
+
+@pytest.mark.parametrize("expr, expected", [
+    ("(np.zeros(2) > 1).dtype == np.bool_", True), ("(np.zeros(2) > 1).dtype == bool", True),
+    ("np.array([True]).dtype == np.bool_", True), ("np.zeros(2).dtype == float", True),
+    ("np.zeros(2).dtype == np.float64", True), ("np.zeros(2).dtype != float", False),
+    ("np.zeros(2).dtype == complex", False), ("np.zeros(2).dtype == np.zeros(3).dtype", True),
+    ("(np.zeros(2) + 1j).dtype == complex", True), ("(np.zeros(2) > 1).dtype == float", False)])
+def test_dtypes_compare_as_numpys(expr, expected):
+    """A dtype compared by identity: `x.dtype == float` was False and a mask's dtype == np.bool_
+    False (its dtype is `bool`, numpy 2's name), where numpy says True: a branch on it took the
+    other side silently. Now numpy's equality of the names that spell one type."""
+    assert api.evaluate(expr, at={}).value is expected
+    assert bool(eval(expr, {"np": np})) is expected

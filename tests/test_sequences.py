@@ -348,3 +348,21 @@ def test_blocks_side_by_side_are_one_matrix_for_the_checks_and_the_tables():
     assert side_by_side([np.float64(2.5)], 1).tolist() == [[2.5]]        # a scalar of a scalar
     assert side_by_side([], 3).tolist() == [[], [], []]                   # no inputs: empty rows
     assert side_by_side([np.zeros((0, 2))], 0).shape == (0, 2)           # no outputs (--at x=[])
+
+
+A34 = np.arange(12.0).reshape(3, 4)
+
+
+@pytest.mark.parametrize("expr", ["A[[True, False, True]]", "A[np.array([True, False, True])]",
+                                  "A[np.asarray([True, False, True])]", "A[:, [True, False, True, False]]",
+                                  "np.array([True, False, True])", "np.array([[True], [False]])",
+                                  "np.array([True, 2.0])", "np.array([True, False]) * 3.0",
+                                  "np.sum([True, True, False])"])
+def test_a_sequence_of_truth_values_is_numpys_boolean_array(expr):
+    """[True, False, True] was read as the floats [1, 0, 1], so A[[True, False, True]] took rows
+    1, 0, 1 where numpy's mask takes rows 0 and 2 (silently: the shapes even agreed). Truth values
+    alone now make a boolean array (a mask where it indexes); mixed with numbers, numpy's floats."""
+    got = api.evaluate(expr, at={"A": A34} if "A" in expr else {}).value
+    expected = eval(expr, {"np": np, "A": A34})
+    assert np.shape(got) == np.shape(expected) and np.array_equal(got, expected)
+    assert np.asarray(got).dtype.kind == np.asarray(expected).dtype.kind or np.asarray(expected).dtype.kind in "iu"

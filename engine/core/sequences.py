@@ -23,7 +23,7 @@ def is_sequence(v) -> bool:
 
 def sequence_array(items, dtype=None):
     """np.asarray(items) of a tuple or list, its boxes stacked (a box when any element is one).
-    The float type is `dtype`, else the run's (truth values are numbers, as in a list)."""
+    The float type is `dtype`, else the run's; truth values alone make numpy's boolean array."""
     items = [sequence_array(v, dtype) if v.__class__ in (tuple, list) else v for v in items]
     if not items:
         return xp().zeros((0,), dtype=dtype or run_dtype[0])
@@ -37,6 +37,8 @@ def sequence_array(items, dtype=None):
             raise EngineError("shape mismatch", f"a sequence read as an array holds elements of shapes {first} "
                               f"and {shape(v)}: numpy makes an array only of elements of one shape")
     check_elements((len(items),) + first, "a sequence read as an array")
+    if dtype is None and all(_truth_values(strip(v)) for v in items):
+        dtype = "bool"                  # [True, False]: numpy's boolean array (a mask where it indexes)
     dtype = dtype or run_dtype[0]
     if any(is_complex(v) for v in items) and not is_complex(xp().zeros(0, dtype=dtype)):
         dtype = complex_dtype(xp().dtype(dtype).name)      # [1, 2j]: complex, as numpy reads it
@@ -45,6 +47,11 @@ def sequence_array(items, dtype=None):
     if not first:
         return xp().asarray([strip(v) for v in items], dtype=dtype)
     return xp().stack([xp().asarray(v, dtype=dtype) for v in items])
+
+
+def _truth_values(raw) -> bool:
+    """Whether a sequence's item is a truth value or an array of them (numpy's bool dtype)."""
+    return raw.__class__ is bool or getattr(getattr(raw, "dtype", None), "kind", None) == "b"
 
 
 def as_array(v):

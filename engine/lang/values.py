@@ -84,6 +84,26 @@ class DType:
     def __repr__(self):
         return f"dtype('{self.name}')"
 
+    def __eq__(self, other):
+        """numpy's dtype equality: `x.dtype == float`, `== np.float64`, `== 'float64'` are the same
+        test; np.bool_ and bool are one type (a Builtin compares by its name: float, int, complex)."""
+        name = getattr(other, "name", other)
+        if not isinstance(name, str):
+            return NotImplemented
+        return _canonical(self.name) == _canonical(name)
+
+    def __hash__(self):
+        return hash(_canonical(self.name))
+
+
+# the names numpy reads as one dtype: Python's types and numpy 2's spellings of bool
+_SAME_TYPE = {"bool_": "bool", "float": "float64", "int": "int64", "complex": "complex128", "double": "float64",
+              "f8": "float64", "f4": "float32", "i8": "int64", "c16": "complex128", "c8": "complex64", "?": "bool"}
+
+
+def _canonical(name: str) -> str:
+    return _SAME_TYPE.get(name, name)
+
 
 class RangeValue:
     """The value of range(...): only a for loop takes it."""
