@@ -73,6 +73,10 @@ def close(got, want):
     return got.shape == want.shape and np.allclose(got, want, rtol=1e-12, atol=0, equal_nan=True)
 
 
+# operators Python defines on two sequences: `+` joins them, comparisons give one truth value
+PYTHONS = {"+", "<", "<=", ">", ">=", "==", "!=", "chain"}
+
+
 @pytest.mark.parametrize("op", [*BINARY, "chain"])
 def test_a_tuple_operand_is_the_array_numpy_reads_it_as(op):
     checked = mismatches = 0
@@ -82,6 +86,8 @@ def test_a_tuple_operand_is_the_array_numpy_reads_it_as(op):
         for (left, lt), (right, rt) in itertools.product(forms("p", p), forms("q", q)):
             if lt is None and rt is None:
                 continue                                # arrays with arrays: tested elsewhere
+            if lt is not None and rt is not None and op in PYTHONS:
+                continue                                # two sequences: Python's (tested below)
             source = expression(op, left, right)
             try:
                 want = numpy_value(op, p, q)
@@ -149,7 +155,7 @@ def test_concatenate_of_nested_tuples_is_numpys_array():
 @pytest.mark.parametrize("argv, where, shapes", [
     (["grad", "sum(A + (x, x))", "--at", "A=[[2,1],[1,3]],x=[0.5,-1,2]"], "1:7", ["(2,2)", "(2,3)"]),
     (["run", "x > 0 < A", "--at", "A=[[2,1],[1,3]],x=[0.5,-1,2]"], "1:7", ["(2, 2)", "(3,)"]),
-    (["grad", "sum(((x, y), (z,)) * 2)", "--at", "x=[1,2],y=[3,4],z=[5]"], "1:20", ["(2, 2)", "(1, 1)"]),
+    (["grad", "sum(((x, y), (z,)) * x)", "--at", "x=[1,2],y=[3,4],z=[5]"], "1:20", ["(2, 2)", "(1, 1)"]),
 ])
 def test_a_shape_mismatch_with_a_tuple_is_located(argv, where, shapes):
     out = run_cli(*argv)
@@ -366,3 +372,37 @@ def test_a_sequence_of_truth_values_is_numpys_boolean_array(expr):
     expected = eval(expr, {"np": np, "A": A34})
     assert np.shape(got) == np.shape(expected) and np.array_equal(got, expected)
     assert np.asarray(got).dtype.kind == np.asarray(expected).dtype.kind or np.asarray(expected).dtype.kind in "iu"
+
+
+X4 = np.array([0.7, -1.3, 2.1, 1.6])
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("len((x[0], x[1]) + (x[2],))", 3), ("((x[0], x[1]) + (x[2],))[2]", 2.1), ("len((x[0],) * 3)", 3),
+    ("len(2 * (x[0], x[1]))", 4), ("sum((x[0], x[1]) + (x[2],))", 1.5), ("max((x[0], x[1]) + (x[2],))", 2.1),
+    ("np.array((1.0, 2.0) + (3.0,))", [1.0, 2.0, 3.0]), ("x[0] if (x[0], x[1]) == (x[0], x[1]) else x[1]", 0.7),
+    ("x[0] if (x[0], x[1]) != (x[0], x[2]) else x[1]", 0.7), ("x[0] if (1, 2) < (1, 3) else x[1]", 0.7),
+    ("x[0] if [x[0]] + [x[1]] == [x[0], x[1]] else x[1]", 0.7), ("x[0] if (1.0, 2.0) == [1.0, 2.0] else x[1]", -1.3),
+    ("x[0] if x.shape == (4,) else x[1]", 0.7), ("len(np.zeros(x.shape + (3,)).shape)", 2),
+    ("len(x.shape * 2)", 2), ("x[0] if (x[0], 5.0) < (x[0], 4.0) else x[1]", -1.3),
+    ("x[0] if ((1.0, 2.0), 3.0) <= ((1.0, 2.0), 3.0) else x[1]", 0.7)])
+def test_two_sequences_meet_as_in_python(source, expected):
+    """`(a, b) + (c,)` was numpy's sum [a + c, b + c] (and `A.shape + (3,)` a shape of sums), `(a,) * 3`
+    the product [3a], `(a, b) == (a, b)` an array, where Python joins, repeats and compares: a
+    program looping `t = t + (v,)` summed to 0 silently. Two sequences now meet as in Python; a
+    sequence with an array or a traced number stays numpy's (the test above)."""
+    got = api.evaluate(source, at={"x": X4} if "x" in source else {}).value
+    want = eval(source, {"np": np, "x": X4})
+    assert np.allclose(got, want) and np.allclose(got, expected) and np.shape(got) == np.shape(want)
+
+
+@pytest.mark.parametrize("source, words", [
+    ("def f(x):\n    return sum((x[0], x[1]) + [x[2]])\n", 'can only concatenate tuple (not "list") to tuple'),
+    ("def f(x):\n    return x[0] if (1.0, 2.0) < [1.0, 3.0] else x[1]\n", "Python does not order them")])
+def test_what_python_and_numpy_read_apart_is_refused_at_the_operator(tmp_path, source, words):
+    """A list and a tuple joined or ordered: Python's error (they were numpy's sum and comparison)."""
+    path = tmp_path / "program.py"
+    path.write_text(source)
+    with pytest.raises(SourceError) as caught:
+        api.grad(str(path), at={"x": X4})
+    assert words in caught.value.message and caught.value.span.line in (2, 3)

@@ -6,6 +6,7 @@ with both shapes."""
 from __future__ import annotations
 
 import math
+import operator
 
 from . import ops
 from .backend import is_array, np, xp
@@ -98,17 +99,64 @@ def elements_in(v, counted=None) -> int:
 
 
 def list_operation(op: str, a, b, repeats: bool = False):
-    """Python's `+` and `*` of lists: `[a] + [b]` joins them; where `repeats` (the number is a
-    literal of the source: `[0.0] * 3`, `3 * [x, y]`) a list times a whole number repeats it.
-    None for any other operands: numpy reads a list as an array there (`[1.0, 2.0] + x` and
-    `[1.0, 2.0] * x[0]` are elementwise, as numpy's scalars make them)."""
-    if op == "+" and a.__class__ is list and b.__class__ is list:
-        return a + b
+    """Python's `+` and `*` of sequences: `[a] + [b]` and `(a,) + (b,)` join them (a list and a
+    tuple: Python's error); a list or tuple times a whole number written in the source (`[0.0] * 3`,
+    `3 * (x, y)`) repeats it. None for any other operands: numpy reads a sequence as an array there
+    (`[1.0, 2.0] + x` and `[1.0, 2.0] * x[0]` are elementwise, as numpy's scalars make them; the
+    language's numbers are all floats, so a computed count is such a number: write
+    [v for _ in range(n)] to repeat)."""
+    if op == "+" and a.__class__ in SEQUENCES and b.__class__ in SEQUENCES:
+        if a.__class__ is b.__class__:
+            return a + b
+        raise EngineError("type error", f'can only concatenate {a.__class__.__name__} (not '
+                          f'"{b.__class__.__name__}") to {a.__class__.__name__}, as in Python')
     if op == "*" and repeats:
-        seq, n = (a, b) if a.__class__ is list else (b, a)
-        if seq.__class__ is list and n.__class__ in (int, float) and float(n).is_integer():
+        seq, n = (a, b) if a.__class__ in SEQUENCES else (b, a)
+        if seq.__class__ in SEQUENCES and n.__class__ in (int, float) and float(n).is_integer():
             return seq * int(n)
     return None
+
+
+_ORDER = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "==": operator.eq,
+          "!=": operator.ne}
+
+
+def sequence_comparison(op: str, a, b) -> bool:
+    """Python's comparison of two sequences (lists, tuples): equal when of one kind and length
+    with equal items, ordered by their first unequal items, then by length (a list against a
+    tuple: unequal, and not ordered). Items are numbers (a traced one read as a number, which a
+    replay checks), sequences, or arrays of one element, as Python's truth of `==` takes them."""
+    if a.__class__ is not b.__class__:
+        if op in ("==", "!="):
+            return op == "!="
+        raise EngineError("type error", f"`{op}` between a {a.__class__.__name__} and a {b.__class__.__name__}: "
+                          "Python does not order them")
+    for x, y in zip(a, b):
+        if not _item_equal(x, y):
+            if op in ("==", "!="):
+                return op == "!="
+            if x.__class__ in SEQUENCES and y.__class__ in SEQUENCES:
+                return sequence_comparison(op, x, y)
+            return bool(_ORDER[op](_number(x), _number(y)))
+    return _ORDER[op](len(a), len(b))
+
+
+def _item_equal(x, y) -> bool:
+    if x.__class__ in SEQUENCES and y.__class__ in SEQUENCES:
+        return sequence_comparison("==", x, y)
+    return bool(_number(x) == _number(y))
+
+
+def _number(v):
+    """An item of a compared sequence as Python's comparison reads it: a number, or an array of
+    one element (numpy's truth of an array of several is its error)."""
+    if v.__class__ in SEQUENCES:
+        raise EngineError("type error", "a sequence compared with a number inside compared sequences")
+    raw = ops.read(v)
+    if is_array(raw) and raw.size != 1:
+        raise EngineError("type error", "compared sequences hold arrays of several elements: Python's truth of "
+                          "their `==` is numpy's error (ambiguous)")
+    return raw
 
 
 def items_of(arrays):

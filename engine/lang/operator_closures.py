@@ -10,7 +10,7 @@ from ...parser.errors import SourceError
 from ..core import ops
 from ..core.backend import is_array, xp
 from ..core.notes import NOTES, READS
-from ..core.sequences import SEQUENCES, as_array, list_operation
+from ..core.sequences import SEQUENCES, as_array, list_operation, sequence_comparison
 from ..core.tape import BOXES, Var, strip
 from .errors import runtime_error, unassigned
 
@@ -41,7 +41,7 @@ def binary_closure(op, lhs, rhs, span, label):
         NOTES.span = span
         try:
             if a.__class__ in SEQUENCES or b.__class__ in SEQUENCES:
-                joined = list_operation(op, a, b, repeats)   # lists as Python joins and repeats them
+                joined = list_operation(op, a, b, repeats)   # sequences as Python joins and repeats them
                 if joined is not None:
                     return joined
                 a, b = as_array(a), as_array(b)
@@ -177,6 +177,8 @@ def _may_tie(a, b) -> bool:
 def compare_values(fn, a, b, span, opname):
     NOTES.span = span
     try:
+        if a.__class__ in SEQUENCES and b.__class__ in SEQUENCES:
+            return sequence_comparison(opname, a, b)        # Python's: one truth value
         if a.__class__ in SEQUENCES or b.__class__ in SEQUENCES:
             a, b = as_array(a), as_array(b)
         traced = a.__class__ in BOXES or b.__class__ in BOXES
