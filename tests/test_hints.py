@@ -140,3 +140,21 @@ def test_a_toml_error_that_is_no_formula_gets_no_quote_hint():
     with pytest.raises(api.SourceError) as err:
         parse_text('[[case]]\nf = "x**2"\nat = { x = 1.5.3 }\n', "c.grad.toml")
     assert err.value.hint is None
+
+
+@pytest.mark.parametrize("source, where", [
+    ("import math\ndef f(x):\n    return math.remainder(x, 0.4)\n", (3, 12)),
+    ("import math\ndef f(x):\n    r = math.remainder\n    return r(x, 0.4)\n", (3, 9)),
+    ("from math import remainder\ndef f(x):\n    return remainder(x, 0.4)\n", (1, 18))])
+def test_math_remainder_is_not_numpys_remainder(tmp_path, source, where):
+    """`math.NAME` is the builtin NAME, numpy's: math.remainder(1.5, 0.4) gave numpy's x mod y, 0.3,
+    where Python's is IEEE's remainder, -0.1 (n = 4, the integer nearest 3.75). The one math function
+    whose numpy namesake computes something else is refused, saying what to write."""
+    path = tmp_path / "program.py"
+    path.write_text(source)
+    with pytest.raises(api.SourceError) as err:
+        api.grad(str(path), at={"x": 1.5})
+    assert "IEEE's remainder" in err.value.message and (err.value.span.line, err.value.span.column) == where
+    assert "x - y * round(x / y)" in err.value.hint
+    assert api.grad("math.fmod(x, 0.4) + remainder(x, 0.4)", at={"x": 1.5}).value == \
+        pytest.approx(2 * (1.5 % 0.4), rel=1e-15)

@@ -13,6 +13,7 @@ from ..core.sequences import numpy_reading, read_lists
 from ..core.tape import Dual, Var
 from .callables import RETURN, Builtin, Frame, UserFunction
 from .custom_rules import CustomFunction
+from .spellings import refuse_math_namesake
 from .errors import arity_message, runtime_error
 from .keywords import complete_arguments
 from .limits import FRAMES_PER_CALL, depth_limit_error
@@ -122,6 +123,8 @@ class CallCompiler:
         if isinstance(e.func, nodes.Attribute):
             return self.method_call(e, scope)
         args = [self.expr(a, scope) for a in e.args]
+        if isinstance(e.func, nodes.Name):
+            refuse_math_namesake(e.func.module, e.func.id, e.func.span)
         if isinstance(e.func, nodes.Name) and e.func.id in self.builtins and (
                 e.func.module or scope.find(e.func.id) is None):     # np.diff is numpy's, whatever `diff` is
             b = self.builtins[e.func.id]

@@ -14,7 +14,7 @@ from ..core.tape import Dual, Var
 from .callables import Builtin, UserFunction
 from .dicts import item as dict_item
 from .errors import runtime_error, unassigned, unknown_name
-from .spellings import unknown_module_name
+from .spellings import refuse_math_namesake, unknown_module_name
 from .fused_regions import ROOTS as REGION_ROOTS, compile_region
 from .operator_closures import (BINARY_OPS, COMPARISONS, FLOAT_OPS, binary_closure, chain_and, comparison_closure,
                                 compare_values)
@@ -45,6 +45,7 @@ class ExpressionCompiler:
     def e_Name(self, e, scope):
         name = e.id
         span = e.span
+        refuse_math_namesake(e.module, name, span)
         if e.module and name in self.builtins:      # np.median is numpy's even where `median` is a variable
             b = self.builtins[name]
             return lambda frame: b

@@ -95,3 +95,17 @@ def method_spelling_hint(receiver, attr: str, builtins) -> str | None:
     if name not in builtins:
         return None
     return f"numpy arrays have no method .{attr}(): write {name}({_argument_text([receiver])})"
+
+
+# math's functions whose numpy namesake computes something else (the others are numpy's to the bit)
+MATH_NOT_NUMPY = {"remainder": ("IEEE's remainder, x - n*y with n the whole number nearest x/y",
+                                "write x - y * round(x / y) (numpy's remainder(x, y) is x mod y, Python's %)")}
+
+
+def refuse_math_namesake(module, name, span) -> None:
+    """`math.remainder` (written so, or imported from math), whose numpy namesake (the builtin)
+    computes something else: an error."""
+    if module == "math" and name in MATH_NOT_NUMPY:
+        what, hint = MATH_NOT_NUMPY[name]
+        raise SourceError("unsupported construct", f"`math.{name}` is {what}, not numpy's `{name}`, which the "
+                          "language has", span, hint)

@@ -12,6 +12,7 @@ from ..core.sequences import as_array, numpy_reading
 from ..core.tape import Dual, Var
 from .callables import RETURN, Builtin, Frame, UserFunction
 from .errors import runtime_error, unknown_name
+from .spellings import refuse_math_namesake
 from . import dicts
 from .expressions import dict_key
 from .loop_forms import unpacking
@@ -52,6 +53,7 @@ class StatementFormsCompiler:
                                       f"{', '.join(roots)}", span, f"write `from {s.module} import {name} as "
                                       f"{roots[0]}`")
                 continue
+            refuse_math_namesake(s.module, name, span)
             builtin = self.builtins.get(name)
             if builtin is None:
                 if name in SUBMODULES:
