@@ -31,6 +31,7 @@ from ..core.backend import np, to_host, xp
 from ..core.batch import batched
 from ..core.notes import NOTES
 from ..core.notes import reset as reset_notes
+from ..core.numbers import all_finite
 from ..core.tangent_stack import TangentStack
 from ..core.tape import BOXES, Dual, bind, new_level, strip
 from ..lang.values import as_input, dtype, shape_of, size_of
@@ -38,7 +39,6 @@ from .common import check_result_elements, finish, on_host, real_values, seed_fo
 from .hessian_plan import plannable, planned_sweep, recorded_sweep
 from .replay import replay_output
 from .replay_jacobian import replay_jacobian
-from .bits import all_finite
 from .fallbacks import NonFinite
 from .replay_sweep import planned_adjoints, sweep_plan
 from .replay_tangents import pushed_values
