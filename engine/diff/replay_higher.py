@@ -27,6 +27,8 @@ not finite raises NonFinite
 interpreter's result must not be finite either)."""
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 from ..core.backend import np, to_host, xp
 from ..core.batch import batched
 from ..core.notes import NOTES
@@ -109,6 +111,21 @@ def moving_leaves(tangents: dict, wrt: list, watched: list) -> dict:
     return {index: tangents[w] for w, index in zip(wrt, watched) if w in tangents}
 
 
+@contextmanager
+def stacked_pass(trace, values: list, inputs: dict, moving: tuple, tangents: dict, k: int):
+    """One stacked forward pass through the replayed steps, the inputs of `moving` (wrt, their
+    tape indices) moving along `tangents` (k each): (its level, whether its stacks are structured,
+    every value boxed), inside the batch of that level."""
+    wrt, watched = moving
+    level = new_level()
+    structured = any(is_structured(t) for t in tangents.values())
+    with batched(level, k, structured=structured):
+        boxed = pushed_values(trace, values, moving_leaves(tangents, wrt, watched), level, k, structured)
+        if boxed is None:
+            boxed = boxed_values(trace, boxed_leaves(values[:trace.leaves], inputs, tangents, wrt, watched, level))
+        yield level, structured, boxed
+
+
 def replay_hessian(trace, values: list, inputs: dict, wrt: list, watched: list):
     """{a: {b: array of shape a.shape + b.shape}} by forward-over-reverse over the replayed
     steps, or None where the interpreted Hessian is to answer (a note, a non-scalar output);
@@ -123,14 +140,8 @@ def replay_hessian(trace, values: list, inputs: dict, wrt: list, watched: list):
     blocks = {a: {} for a in wrt}          # filled by the passes (zeros where none reaches)
     unbounded = set()                      # the blocks whose rows may hold an inf or nan
     notes = reset_notes()
-    raw = values[:trace.leaves]
     for k, tangents, rows in tangent_passes(inputs, wrt):
-        level = new_level()
-        structured = any(is_structured(t) for t in tangents.values())
-        with batched(level, k, structured=structured):
-            boxed = pushed_values(trace, values, moving_leaves(tangents, wrt, watched), level, k, structured)
-            if boxed is None:
-                boxed = boxed_values(trace, boxed_leaves(raw, inputs, tangents, wrt, watched, level))
+        with stacked_pass(trace, values, inputs, (wrt, watched), tangents, k) as (level, structured, boxed):
             single = k == sum(size_of(inputs[w]) for w in wrt)
             grads = dict(zip(wrt, _gradient_pass(trace, boxed, list(watched), (level, k, structured, single))))
         if not quiet(notes):
@@ -227,15 +238,9 @@ def tangent_columns(trace, values: list, inputs: dict, wrt: list, watched: list,
     [(input, start, stop, first row)], and the output's tangents as (k, output size), or None
     where the output does not depend on the inputs moving in it."""
     notes = reset_notes()
-    raw = values[:trace.leaves]
     out_size = size_of(strip(values[trace.output]))
     for k, tangents, rows in tangent_passes(inputs, wrt, out_size):
-        level = new_level()
-        structured = any(is_structured(t) for t in tangents.values())
-        with batched(level, k, structured=structured):
-            boxed = pushed_values(trace, values, moving_leaves(tangents, wrt, watched), level, k, structured)
-            if boxed is None:
-                boxed = boxed_values(trace, boxed_leaves(raw, inputs, tangents, wrt, watched, level))
+        with stacked_pass(trace, values, inputs, (wrt, watched), tangents, k) as (level, _, boxed):
             out = boxed[trace.output]
         if not quiet(notes):
             raise Unusual(notes.kinks)
