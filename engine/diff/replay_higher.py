@@ -126,16 +126,25 @@ def stacked_pass(trace, values: list, inputs: dict, moving: tuple, tangents: dic
         yield level, structured, boxed
 
 
+def replayed_value(trace, values: list, scalar=False):
+    """The replayed output's value; None where the interpreter is to answer (the output is no
+    step's, or, `scalar`, not a number); NonFinite where it is not finite."""
+    value = strip(replay_output(trace, values))
+    if trace.output is None or (scalar and shape_of(value)):
+        return None
+    if not all_finite([value]):
+        raise NonFinite()
+    return value
+
+
 def replay_hessian(trace, values: list, inputs: dict, wrt: list, watched: list):
     """{a: {b: array of shape a.shape + b.shape}} by forward-over-reverse over the replayed
     steps, or None where the interpreted Hessian is to answer (a note, a non-scalar output);
     NonFinite where its value or a block is not finite. `values`: the plain replay's;
     `watched`: each input of `wrt`'s tape index."""
-    value = strip(replay_output(trace, values))
-    if trace.output is None or shape_of(value):
+    value = replayed_value(trace, values, scalar=True)
+    if value is None:
         return None
-    if not all_finite([value]):
-        raise NonFinite()
     check_result_elements("Hessian", sum(size_of(inputs[w]) for w in wrt) ** 2, None)
     blocks = {a: {} for a in wrt}          # filled by the passes (zeros where none reaches)
     unbounded = set()                      # the blocks whose rows may hold an inf or nan
@@ -263,11 +272,9 @@ def reaching_leaves(trace) -> set:
 def replay_forward_jacobian(trace, values: list, inputs: dict, wrt: list, watched: list):
     """{name: array of shape output.shape + input.shape} by stacked forward passes over the
     replayed steps, or None where the interpreted Jacobian is to answer."""
-    value = strip(replay_output(trace, values))
-    if trace.output is None:
+    value = replayed_value(trace, values)
+    if value is None:
         return None
-    if not all_finite([value]):
-        raise NonFinite()
     out_size, out_shape = size_of(value), shape_of(value)
     check_result_elements("Jacobian", out_size * sum(size_of(inputs[w]) for w in wrt), None)
     flat = {}                             # filled by the passes (zeros where none reaches)
@@ -295,11 +302,9 @@ def replay_forward_jacobian(trace, values: list, inputs: dict, wrt: list, watche
 def replay_forward_gradient(trace, values: list, inputs: dict, wrt: list, watched: list, seed):
     """forward.gradient's result from stacked passes over the replayed steps (each tangent summed,
     or contracted with `seed`), or None where the interpreted one is to answer."""
-    value = strip(replay_output(trace, values))
-    if trace.output is None:
+    value = replayed_value(trace, values)
+    if value is None:
         return None
-    if not all_finite([value]):
-        raise NonFinite()
     contract = None if seed is None else xp().reshape(xp().asarray(seed_for(seed, value)), (1, -1))
     flat = {w: np().zeros(size_of(inputs[w]), dtype=dtype()) for w in wrt}
     reaching, touched = reaching_leaves(trace), set()
