@@ -281,7 +281,7 @@ def test_a_vjp_that_gives_its_adjoint_is_planned_as_a_pass_through():
     adds = [i for i, step in enumerate(plan.at) if step is not None and trace.equations[i].prim.name == "add"]
     assert len(adds) == 2
     for i in adds:
-        vjps, float_vjps, parents = plan.at[i].step[:3]
+        parents, vjps, float_vjps = plan.at[i].run[:3]
         assert [pos for pos, _ in parents] == [0, 1] and vjps[0] is vjps[1] is float_vjps[1] is None
         assert plan.binds(i) == []
     assert_same_bits(f.hessian(moved), bound)
@@ -295,7 +295,7 @@ def test_a_replayed_vjp_whose_bind_reads_an_older_result_keeps_the_results():
     at, moved = {"x": np.linspace(0.5, 1.5, 6)}, {"x": np.linspace(0.4, 1.7, 6)}
     trace, plan, bound = replanned(f, at, moved)
     older = [(i, b) for i, step in enumerate(plan.at) if step is not None
-             for vjp in step.step[0] if vjp is not None
+             for vjp in step.run[1] if vjp is not None
              for b, (_, _, _, arguments, _) in enumerate(vjp.binds) if any(-2 - b < s < -2 for s, _ in arguments)]
     assert older and all(trace.equations[i].prim.name == "div" for i, _ in older)
     assert_same_bits(f.hessian(moved), bound)

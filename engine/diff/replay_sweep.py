@@ -102,7 +102,7 @@ def rows(trace, plan: SweepPlan, top: int):
     for i in range(top, trace.leaves - 1, -1):
         step = at[i]
         if step is not None:
-            vjps, float_vjps, live, args, gather = step.step[:5]
+            live, vjps, float_vjps, args, gather = step.run[:5]
             pairs = tuple((vjps[pos], float_vjps[pos], j) for pos, j in live)
             yield (i, pairs, args, gather, equations[i])
 
