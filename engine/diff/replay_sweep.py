@@ -136,7 +136,8 @@ def live_kinks(trace, watched: list, kinks: list, forward: int):
 def _gather(prim, parents, args):
     """values -> the arguments saved_args keeps, in one C call, where every argument is traced
     and kept as it is (needs_args): itemgetter's tuple of them, or for one argument the slice of
-    values holding it; else None (rebuilt in the sweep). Only ever unpacked into the VJP call."""
+    values holding it; else None (core/tape.py's planned_step rebuilds them from the equation).
+    Only ever unpacked into the VJP call."""
     if not prim.needs_args or len(parents) != len(args) or [pos for pos, _ in parents] != list(range(len(args))):
         return None
     if len(args) == 1:
