@@ -10,7 +10,7 @@ import math
 import re
 import sys
 
-from ..engine.core.numbers import nonfinite_word, number_text
+from ..engine.core.numbers import finite, nonfinite_word, number_text
 
 
 # C0 controls but tab and newline, DEL, C1 controls, and the bidirectional overrides: whatever
@@ -67,12 +67,11 @@ def _write_array(write, array) -> None:
             _write_array(write, array[i])
         write("]")
         return
-    from ..engine.core.backend import np
     write("[")
     for start in range(0, array.shape[0], 65_536):
         part = array[start:start + 65_536]
         chunk = part.tolist()
-        if np().isfinite(part).all():      # float repr is JSON's number text: no dumps per number
+        if finite(part):                   # float repr is JSON's number text: no dumps per number
             text = ", ".join(map(float.__repr__, chunk))
         else:
             text = ", ".join(json.dumps(nonfinite_word(x) or x) for x in chunk)
@@ -206,16 +205,5 @@ def fmt_value(v, width: int = 60) -> str:
 
 
 def non_finite(v) -> bool:
-    from ..engine.core.backend import is_array, np
     from ..engine.core.tape import strip
-    v = strip(v)
-    if isinstance(v, (float, int)):
-        return not math.isfinite(v)
-    if isinstance(v, complex):
-        return not (math.isfinite(v.real) and math.isfinite(v.imag))
-    if is_array(v):
-        a = np().asarray(v)
-        a = a if a.dtype.kind == "c" else a.astype(float)
-        # a finite sum means every entry is finite: one pass without a mask (big arrays, issue 10)
-        return not np().isfinite(a.sum()) and not bool(np().all(np().isfinite(a)))
-    return False
+    return not finite(strip(v))

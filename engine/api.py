@@ -10,11 +10,11 @@ array a function returns is the caller's alone (core/ownership.py)."""
 from __future__ import annotations
 
 import functools
-import math
 from contextlib import contextmanager
 
 from ..parser.errors import SourceError, option
 from .core import backend, buffer_pool
+from .core.numbers import all_finite
 from .core.ownership import owned
 from .diff.common import seed_for
 from .diff.function import Function
@@ -119,8 +119,10 @@ def _taking_device(fn, owning=True):
 
 
 def _finite_floats(values) -> bool:
-    """Plain finite floats need no NaN provenance (nor its import, on the scalar start-up path)."""
-    return all(v.__class__ is float and math.isfinite(v) for v in values)
+    """Plain finite floats need no NaN provenance (nor its import, on the scalar start-up path);
+    an array is for provenance to test (views/provenance.not_finite: a fused region's adjoint is
+    known finite there without a second pass)."""
+    return all(v.__class__ is float for v in values) and all_finite(values)
 
 
 def function(source_or_path, fn=None, of=None) -> Function:

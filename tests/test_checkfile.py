@@ -106,6 +106,10 @@ def test_invalid_cases_are_reported(body, words):
     ('f = "x"\nat = {x=1}\nwrt = [1]', "wrt must be an input name or a list of them", 4),
     ('f = "x"\nat = {x=1}\nskip = 3', "skip must be true, false or a reason, not 3", 4),
     ('name = ""\nf = "x"\nat = {x=1}', "name must be text, not ''", 2),
+    ('f = "x"\nat = {x=1}\ndtype = "float16"', 'dtype must be "float64" or "float32", not \'float16\'', 4),
+    ('f = "x"\nat = {x=1}\nmode = "quick"', 'mode must be "full" or "fast", not \'quick\'', 4),
+    ('f = "x"\nat = {x=1}\nrules = 1', 'rules must be "checked" or "trusted", not 1', 4),
+    ('f = "x"\nat = {x=1}\ndevice = "tpu"', 'device must be "cpu" or "gpu", not \'tpu\'', 4),
 ])
 def test_each_invalid_key_is_reported_at_its_line(body, words, line):
     err = error_of("[[case]]\n" + body + "\n")

@@ -281,10 +281,10 @@ def test_a_planned_pass_through_passes_the_adjoint_itself_without_a_call():
     def twice(g, ans, *args):
         seen.append(args)
         return g * 2.0
-    passed = PlannedStep(((None,), (None,), ((0, 0),), (), None, False, None, None, None))
+    passed = PlannedStep((((0, 0),), (None,), (None,), (), None, False, None, None))
     adj = sweep_equations([None, passed], 1, g, 1, values=[])
     assert adj[0] is g
-    both = PlannedStep(((None, twice), (None, twice), ((0, 0), (1, 0)), ("a", "b"), None, False, None, None, None))
+    both = PlannedStep((((0, 0), (1, 0)), (None, twice), (None, twice), ("a", "b"), None, False, None, None))
     told = []
     adj = sweep_equations([None, both], 1, g, 1, values=[], keep=True,
                           on_step=lambda i, pos, j, gi, c: told.append((i, pos, j, c is gi)))

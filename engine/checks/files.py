@@ -19,6 +19,9 @@ from . import datarefs
 from ..lang.limits import Limits
 
 OPTION_KEYS = {"rtol", "atol", "step", "dtype", "mode", "seed", "fn", "max_steps", "device", "rules"}
+# the options that take one of two words (rules: the program's custom_vjp/custom_jvp rules checked or trusted)
+CHOICES = {"dtype": ("float64", "float32"), "mode": ("full", "fast"), "rules": ("checked", "trusted"),
+           "device": ("cpu", "gpu")}
 CASE_KEYS = {"name", "f", "program", "fn", "of", "at", "points", "random", "grad", "value", "hessian",
              "wrt", "skip", "hand", "jacobian", "jvp", "vjp"} | OPTION_KEYS
 # claims that name a function of the program (issue 29 item 4): the hand gradient, Jacobian,
@@ -113,22 +116,11 @@ class _Checker:
                 out[key] = v
         if "step" in table:
             out["step"] = self.number(table["step"], "step", path + ("step",), positive=True)
-        if "dtype" in table:
-            if table["dtype"] not in ("float64", "float32"):
-                self.fail(f"dtype must be \"float64\" or \"float32\", not {_show(table['dtype'])}", path + ("dtype",))
-            out["dtype"] = table["dtype"]
-        if "mode" in table:
-            if table["mode"] not in ("full", "fast"):
-                self.fail(f"mode must be \"full\" or \"fast\", not {_show(table['mode'])}", path + ("mode",))
-            out["mode"] = table["mode"]
-        if "rules" in table:            # the program's custom_vjp/custom_jvp rules: checked, or trusted
-            if table["rules"] not in ("checked", "trusted"):
-                self.fail(f"rules must be \"checked\" or \"trusted\", not {_show(table['rules'])}", path + ("rules",))
-            out["rules"] = table["rules"]
-        if "device" in table:
-            if table["device"] not in ("cpu", "gpu"):
-                self.fail(f"device must be \"cpu\" or \"gpu\", not {_show(table['device'])}", path + ("device",))
-            out["device"] = table["device"]
+        for key, choices in CHOICES.items():
+            if key in table:
+                if table[key] not in choices:
+                    self.fail(f"{key} must be \"{choices[0]}\" or \"{choices[1]}\", not {_show(table[key])}", path + (key,))
+                out[key] = table[key]
         if "seed" in table:
             if isinstance(table["seed"], bool) or not isinstance(table["seed"], int) or table["seed"] < 0:
                 self.fail(f"seed must be a whole number >= 0, not {_show(table['seed'])}", path + ("seed",))

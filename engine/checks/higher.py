@@ -239,10 +239,7 @@ def check_jacobian(result, target, mode="full", seed=None, dtype="float64", limi
         return flat, n
 
     if mode == "full" or not _entry_labels(result.inputs, names):    # nothing to project: full is empty
-        report.mode = "full"
-        report.entries, report.evaluations = full()
-        mark_trusted(report)
-        return report
+        return _full_only(report, full)
     report.seed = random_seed() if seed is None else int(seed)
     out_shape = np().shape(result.value) + _parts(result.value)
     v = np().random.default_rng([report.seed, 1]).standard_normal(out_shape) if out_shape else None
@@ -314,10 +311,7 @@ def check_hessian(result, target, mode="full", seed=None, dtype="float64", limit
         return ordered, n
 
     if mode == "full" or not labels:      # nothing to project: the full check is empty
-        report.mode = "full"
-        report.entries, report.evaluations = full()
-        mark_trusted(report)
-        return report
+        return _full_only(report, full)
     report.seed = random_seed() if seed is None else int(seed)
     u = np().random.default_rng([report.seed, 2]).standard_normal(len(labels))
     parts = np().split(u, np().cumsum(sizes)[:-1]) if names else []
@@ -338,3 +332,11 @@ def _mode(mode):
 
 
 __all__ = ["check_jacobian", "check_hessian", "vector_full_check", "GradientRunner"]
+
+
+def _full_only(report, full):
+    """The report of the full check alone (`full`: its rows and evaluations)."""
+    report.mode = "full"
+    report.entries, report.evaluations = full()
+    mark_trusted(report)
+    return report

@@ -26,10 +26,10 @@ import math
 
 from ..core.backend import np, on_device
 from ..core.notes import NOTES
+from ..core.numbers import all_finite
 from ..core.primitives import element_limit, shape, size
 from ..core.stacked import stacked_apply
 from ..diff.batched_replay import STACK_BUDGET_ELEMENTS, batch_differs, last_uses, record_for_batches, refused_pass
-from ..diff.bits import all_finite
 from ..diff.fallbacks import CONFIRMED_ERRORS, NonFinite, Unsupported, count
 from ..diff.replay import replay_values
 

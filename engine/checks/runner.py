@@ -172,7 +172,7 @@ def _run(case, result, seed):
                 result.warnings.append(f"{where}, {row.label}: {row.verdict}: {row.reason}")
             if row.failed:
                 result.rows.append(_row_dict(row, where))
-            key = (row.failed, _finite(row.rel_err), _finite(row.abs_err))
+            key = (row.failed, _rank(row.rel_err), _rank(row.abs_err))
             if worst is None or key > worst[0]:
                 worst = (key, row, where, inputs)
             largest = (_larger(largest[0], row.abs_err), _larger(largest[1], row.rel_err))
@@ -285,13 +285,14 @@ class _Expected:
 
 
 def _larger(a, b):
-    """The larger of two errors, None where there is none, nan above every number (as _finite)."""
+    """The larger of two errors, None where there is none, nan above every number (as _rank)."""
     if a is None or b is None:
         return a if b is None else b
-    return b if _finite(b) > _finite(a) else a
+    return b if _rank(b) > _rank(a) else a
 
 
-def _finite(x):
+def _rank(x):
+    """An error as a sort key: None below every number, nan above every one."""
     if x is None:
         return -1.0
     return math.inf if x != x else x

@@ -22,10 +22,11 @@ from contextlib import contextmanager
 from math import prod
 
 from .backend import np
+from .numbers import finite
 from .primitives import shape
 from .rules import reductions, shapes
 from .stacked import align, leading_broadcast_to, leading_expand_dims, leading_getitem, leading_sum_to, shifted_axis
-from .tangent_stack import TangentStack, finite_array
+from .tangent_stack import TangentStack
 from .tape import BATCHED, Dual, bind
 
 # the lifts that keep a TangentStack structured (their numpy functions are the ones it knows)
@@ -144,7 +145,7 @@ def rank_one_if_spread(t, arg_shape, out_shape, k):
     as a rank-one TangentStack; anything else as it is."""
     if t.__class__ is not np().ndarray or prod(out_shape) <= 1 or t.size != k:
         return t
-    if not finite_array(t):                            # a TangentStack holds finite numbers only
+    if not finite(t):                            # a TangentStack holds finite numbers only
         return t
     return TangentStack.outer(t.reshape(k), (1,) * len(out_shape))
 

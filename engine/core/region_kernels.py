@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from functools import partial
 
-from .backend import np, to_host_value, xp
+from .backend import np, xp
 from .buffer_pool import alone, keep, poolable, take
 from .fused import Unfusable, evaluate, evaluate_into
+from .numbers import finite
 from .region_threads import MIN_SPLIT_ELEMENTS, apply_split, run_parts
 
 INPUTS = ("g", "nan_marker")       # names bound by the caller, besides the leaves a0, a1, ...
@@ -136,11 +137,6 @@ def has_zero(a) -> bool:
     return any(found)
 
 
-def finite(a) -> bool:
-    total = to_host_value(a.sum())      # one reduction: a nan or inf anywhere makes it non-finite;
-    return bool(total - total == 0.0)   # on a GPU, one number comes back (one sync per region)
-
-
 def run_checked(kernels, names, out_name):
     """Run the kernels; Unfusable if numexpr refuses one or the output is not finite (the region
     then runs op by op, for its notes)."""
@@ -151,6 +147,6 @@ def run_checked(kernels, names, out_name):
     except KERNEL_ERRORS as e:          # numexpr refused the kernel (too big, ...): op by op
         raise Unfusable(f"the kernel library refused a kernel ({e.__class__.__name__}: {e})") from None
     out = names[out_name]
-    if not finite(out):
+    if not finite(out):                 # on a GPU, one number comes back (one sync per region)
         raise Unfusable("a non-finite output: op by op, for its notes")
     return out

@@ -36,8 +36,9 @@ from .complexes import is_complex
 from .fused import Unfusable
 from .fusion import Fused
 from .notes import NOTES
+from .numbers import finite
 from .primitives import Primitive, element_limit
-from .region_kernels import KERNEL_ERRORS, finite, run_checked, run_kernels
+from .region_kernels import KERNEL_ERRORS, run_checked, run_kernels
 from .region_pipeline import pipelined
 from .region_plan import RegionPlan, arguments, forward
 from .region_program import Kernel, RegionBuilder, depends_on, is_dear, schedule, use_counts, with_frees

@@ -25,6 +25,7 @@ from __future__ import annotations
 from math import prod
 
 from .backend import np
+from .numbers import finite, finite_array
 from .stack_protocols import StackArray, joint_shape
 
 MAX_RANK_ONE = 6
@@ -38,36 +39,6 @@ SMALL_PRODUCT = 1 << 16      # elements of a dense stack assembled by BLAS's mat
 def structured_seed(k: int, dtype_name: str, backend_name: str) -> bool:
     """Whether a basis of k tangents is seeded structured: numpy float64, enough rows."""
     return STRUCTURED[0] and k >= MIN_STRUCTURED_ROWS and dtype_name == "float64" and backend_name == "numpy"
-
-
-def _finite(a) -> bool:
-    if a.__class__ is np().ndarray:
-        return finite_array(a)
-    total = a.sum() if hasattr(a, "sum") else a
-    return total - total == 0.0             # a nan or inf anywhere makes the sum non-finite
-
-
-ONES_CACHED_MAX = 4096       # elements of the ones vector kept for finite_array's dot (32 KiB)
-_ones: list = []             # [that vector], made on first use; a prefix serves every smaller size
-_ones_of_size: dict = {}     # those prefixes by size, each view made once
-
-
-def finite_array(a) -> bool:
-    """Whether a float64 array holds finite numbers only: its sum is finite (a nan or inf anywhere
-    makes it not; a finite sum that overflows reads as not finite, the dense stack then answers).
-    The sum as BLAS's dot with ones where the array is small: a third of numpy's reduction's
-    cost at a few hundred numbers, and a structured step checks every term it makes."""
-    size = a.size
-    ones = _ones_of_size.get(size)
-    if ones is None:
-        if size > ONES_CACHED_MAX:
-            total = np().add.reduce(a, None)
-            return total - total == 0.0
-        if not _ones:
-            _ones.append(np().ones(ONES_CACHED_MAX))
-        ones = _ones_of_size[size] = _ones[0][:size]
-    total = (a if a.ndim == 1 else a.reshape(-1)).dot(ones)
-    return total - total == 0.0
 
 
 class TangentStack(StackArray):
@@ -195,10 +166,7 @@ class TangentStack(StackArray):
         rank_one = []
         for u, v in self.rank_one:
             v = v / factor if divide else v * factor
-            if v.__class__ is float:
-                if v - v != 0.0:
-                    return None
-            elif not finite_array(v):
+            if not finite(v):
                 return None
             rank_one.append((u, v))
         return TangentStack(self.k, vshape, diagonals, rank_one)
@@ -211,7 +179,7 @@ class TangentStack(StackArray):
         for offset, d in other.diagonals:
             if offset in diagonals:
                 total = diagonals[offset] - d if negate else diagonals[offset] + d
-                if not _finite(total):
+                if not finite_array(total):
                     return None
                 diagonals[offset] = total
             else:

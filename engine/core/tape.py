@@ -390,22 +390,17 @@ class PlannedStep:
     """A replay's plan of one equation for `sweep_equations` (diff/replay_sweep.py makes them
     once per trace and watched inputs, with `planned_step`). `prim` is None, as a leaf's: the
     sweep's one test of a tape entry's primitive sends it to the plan's branch, so a tape's
-    sweep pays nothing for plans; `step` is the plan as made (see planned_step), `run` what the
-    sweep reads of it, decided here once so that the sweep tests nothing it can know before:
-    (traced arguments, VJPs, their float forms, recorded arguments or None, gather or None,
-    whether the VJPs read the output, params or None, span). Where the plan keeps neither the
-    arguments nor gather, gather rebuilds them (saved_args of the equation's arguments with the
-    replayed values filled in). A VJP of None is a pass-through: the adjoint itself is passed on
+    sweep pays nothing for plans. `run` is the plan as the sweep reads it, decided once (by
+    planned_step) so that the sweep tests nothing it can know before: (traced arguments
+    ((position, parent position), ...), VJPs, their float forms, by position, recorded arguments
+    or None, gather(values) giving them or None, whether the VJPs read the output, params or
+    None, span). A VJP of None is a pass-through: the adjoint itself is passed on
     (diff/hessian_plan.py's VJPs that give their adjoint as it is), without a call."""
-    __slots__ = ("prim", "step", "run")
+    __slots__ = ("prim", "run")
 
-    def __init__(self, step: tuple):
+    def __init__(self, run: tuple):
         self.prim = None
-        self.step = step
-        vjps, float_vjps, live, args, gather, needs_ans, params, span, equation = step
-        if gather is None and args is None:
-            gather = _rebuilding(equation)
-        self.run = (tuple(live), vjps, float_vjps, args, gather, needs_ans, params or None, span)
+        self.run = run
 
 
 def _rebuilding(equation):
@@ -429,7 +424,9 @@ def planned_step(prim, live, args, gather, params, span, equation) -> PlannedSte
     vjps, float_vjps = prim.vjps, prim.float_vjps
     if vjps.__class__ is not tuple:
         vjps, float_vjps = {pos: vjps[pos] for pos, _ in live}, {pos: float_vjps[pos] for pos, _ in live}
-    return PlannedStep((vjps, float_vjps, live, args, gather, prim.needs_ans, params, span, equation))
+    if gather is None and args is None:
+        gather = _rebuilding(equation)
+    return PlannedStep((tuple(live), vjps, float_vjps, args, gather, prim.needs_ans, params or None, span))
 
 
 def _sweep(steps: list, adj: list, dropped: list, top: int, bottom: int, free: bool, values, add) -> None:
@@ -509,10 +506,10 @@ def _told(steps, index, on_step, before) -> list:
     for i, e in enumerate(out):
         if e is None:
             continue
-        if e.__class__ is PlannedStep:                 # its VJPs come first
-            step = e.step
-            told = _Told(step[0], step[1], i, step[2], on_step, before)
-            out[i] = PlannedStep((told.vjps, told.float_vjps, *step[2:]))
+        if e.__class__ is PlannedStep:                 # its VJPs wrapped, the rest as planned
+            live, vjps, float_vjps, *rest = e.run
+            told = _Told(vjps, float_vjps, i, live, on_step, before)
+            out[i] = PlannedStep((live, told.vjps, told.float_vjps, *rest))
         elif e.prim is not None:
             told = _Told(e.prim.vjps, e.prim.float_vjps, i, e.parents, on_step, before)
             out[i] = Entry(told, e.parents, e.args, e.ans, e.params, e.span, e.value)

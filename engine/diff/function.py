@@ -24,6 +24,7 @@ from dataclasses import replace
 from ...parser.errors import SourceError
 from ..core import fused, ops
 from ..core.errors import EngineError
+from ..core.numbers import all_finite
 from ..core.notes import NOTES, reset as reset_notes, traced_only
 from ..core.ownership import handing_out, owned
 from ..core.tape import Tape, Var, strip
@@ -42,7 +43,7 @@ from .trace_cache import NOT_REPLAYABLE, Unkept, input_signature, keep_trace, la
 class OnFirstUse:
     """The names of the trace-and-replay modules, each imported when a run first records or
     replays a trace: a single plain run (the CLI's) never loads them, nor start-up."""
-    WHERE = {"all_finite": "bits", "same_bits": "bits", "PathChanged": "replay_guards", "live_kinks": "replay_sweep",
+    WHERE = {"same_bits": "bits", "PathChanged": "replay_guards", "live_kinks": "replay_sweep",
              **dict.fromkeys(("record_trace", "replay_adjoints", "replay_output", "replay_values"), "replay"),
              **dict.fromkeys(("filed", "new_path", "refused", "replay_entry"), "replay_paths"),
              **dict.fromkeys(("compiled_grad", "compiled_output", "compiled_value", "latest", "same_results"),
@@ -440,13 +441,13 @@ class Function:
         # its all_finite below tests a generated sweep's adjoints
         length, adjoints = replaying.replay_adjoints(trace, values, seed_value, watched, True, self.own_fallbacks)
         gradient, unconnected = reverse.reported_gradients(wrt, adjoints, inputs, trace.complex_values)
-        if not replaying.all_finite([value, *gradient.values()]):
+        if not all_finite([value, *gradient.values()]):
             # the generated sweep skips the strong zero's per-product tests: the checked sweep's
             # numbers, and where they are not finite either, the interpreter's (their provenance)
             del notes.kinks[forward_notes:], notes.detached[detached:]
             length, adjoints = replaying.replay_adjoints(trace, values, seed_value, watched, False, self.own_fallbacks)
             gradient, unconnected = reverse.reported_gradients(wrt, adjoints, inputs, trace.complex_values)
-            if not replaying.all_finite([value, *gradient.values()]):
+            if not all_finite([value, *gradient.values()]):
                 raise NonFinite()
         kinks = replaying.live_kinks(trace, watched, notes.kinks, forward_notes)   # those wrt's derivative meets
         if kinks is None:
@@ -504,7 +505,7 @@ def _not_finite_either(fallback, result):
     """`result`, the interpreter's whole result (a gradient's, a Hessian's, a Jacobian's) where a
     replay's was not finite; under AUTODIFF_STRICT=1 it must not be finite either (its value or
     its derivative; else the replay differs: StrictFallback)."""
-    if fallback.__class__ is NonFinite and strict() and replaying.all_finite(_numbers(result)):
+    if fallback.__class__ is NonFinite and strict() and all_finite(_numbers(result)):
         what = "n-th derivative" if _derivative(result) == "derivatives" else _derivative(result)
         raise StrictFallback(f"AUTODIFF_STRICT=1: a replayed {what} is not finite where the interpreter's is")
     return result

@@ -58,7 +58,7 @@ class HessianPlan:
         (the equations top down), each (prim, params or None, lifted params, arguments, moving):
         what a test inspects. Each runs under its equation's span, which the sweep sets."""
         positions = range(len(self.at) - 1, -1, -1) if position is None else (position,)
-        vjps = [self.at[i].step[0][pos] for i in positions if self.at[i] is not None for pos, _ in self.at[i].step[2]]
+        vjps = [self.at[i].run[1][pos] for i in positions if self.at[i] is not None for pos, _ in self.at[i].run[0]]
         return [bind for vjp in vjps if vjp is not None for bind in vjp.binds]      # None: a pass-through
 
 
@@ -147,11 +147,11 @@ def make_plan(trace, vjps: list, boxed: list, level: int):
         count += len(replayed.binds)
     at = [None] * len(boxed)
     for i, (by_position, parents) in found.items():
-        # the VJPs by argument position, in both forms (the sweep picks by the adjoint's type);
-        # gather: `tuple` of the pass the sweep is given (itself)
+        # (core/tape.py's PlannedStep.run) the VJPs by argument position, in both forms (the sweep
+        # picks by the adjoint's type); gather: `tuple` of the pass the sweep is given (itself)
         vjps_at = tuple(by_position.get(pos) for pos in range(max(by_position) + 1))
         e = trace.equations[i]
-        at[i] = PlannedStep((vjps_at, vjps_at, tuple(parents), (), tuple, False, None, e.span, e))
+        at[i] = PlannedStep((tuple(parents), vjps_at, vjps_at, (), tuple, False, None, e.span))
     return HessianPlan(at=at, count=count)
 
 

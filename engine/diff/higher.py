@@ -24,6 +24,7 @@ from ..core.backend import np, to_host
 from ..core.complexes import is_complex
 from ..core.batch import batched
 from ..core.notes import reset as reset_notes
+from ..core.numbers import all_finite, finite
 from ..core.tape import Dual, Tape, Var, new_level, strip
 from ..lang.target import load
 from ..lang.values import as_input, dtype, set_dtype, shape_of, size_of
@@ -93,7 +94,7 @@ def hessian(source=None, at=None, wrt=None, method="forward-over-reverse", fn=No
     hess = {a: {b: finish(blocks[a][b].reshape(shape_of(inputs[a]) + shape_of(inputs[b]))) for b in wrt}
             for a in wrt}
     gradient = {w: finish(host(grads[w], shape_of(inputs[w]))) for w in wrt}
-    if not all(np().isfinite(gradient[w]).all() for w in wrt):
+    if not all_finite(gradient[w] for w in wrt):
         gradient = _gradient_alone(target, inputs, wrt, limits)
     return HessianResult(value=on_host(value), gradient=gradient, hessian=hess, inputs=on_host(inputs),
                          method=method, passes=passes,
@@ -267,8 +268,7 @@ def orders_as_alone(ders: list, computed_alone) -> list:
     for the orders that came out non-finite: finite runs pay nothing."""
     ders = list(ders)
     for k in range(1, len(ders)):                  # the last order is already its own run's outermost
-        d = to_host(ders[k - 1])
-        if not np().isfinite(np().asarray(d, dtype=np().complex128 if is_complex(d) else np().float64)).all():
+        if not finite(ders[k - 1]):
             ders[k - 1] = computed_alone(k)[k - 1]
     return ders
 

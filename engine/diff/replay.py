@@ -24,9 +24,10 @@ from time import perf_counter
 from ..core.backend import is_array
 from ..core.complexes import is_complex, is_complex_scalar
 from ..core.notes import NOTES
+from ..core.numbers import all_finite
 from ..core.program import Program
 from ..core.tape import BOXES, Shape, Tape, Var
-from .bits import all_finite, same_bits
+from .bits import same_bits
 from .fallbacks import LOWERED_CODE_ERRORS, STEP_ERRORS, Fallback, LoweringRefused, ReplayDiffers, count
 from .replay_arrays import make_sweep, worth_making
 from .replay_guards import Unguarded, guarded_values, resolve_guards

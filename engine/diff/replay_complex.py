@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from ..core.complexes import is_complex
 from ..core.notes import reset as reset_notes
+from ..core.numbers import all_finite
 from ..core.tape import Dual, new_level, strip
 from ..lang.values import as_input, shape_of, size_of
 from . import complex_derivatives
-from .bits import all_finite
 from .fallbacks import NonFinite
 from .common import seed_for, tangent_of
 from .replay import replay_output

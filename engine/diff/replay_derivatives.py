@@ -29,6 +29,7 @@ import time
 from ..core.backend import np
 from ..core.complexes import is_complex
 from ..core.notes import reset as reset_notes
+from ..core.numbers import all_finite
 from ..core.tape import strip
 from ..lang.values import dtype, shape_of
 from . import complex_derivatives
@@ -37,7 +38,6 @@ from .higher import (MAX_FORWARD_ORDER, DerivativeResult, TapesTooLarge, dual_de
                      orders_as_alone, sweep_nested, watched_on_tapes)
 from .replay import replay_output
 from .replay_higher import boxed_values, quiet
-from .bits import all_finite
 from .fallbacks import NonFinite
 
 

@@ -27,10 +27,13 @@ not finite raises NonFinite
 interpreter's result must not be finite either)."""
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 from ..core.backend import np, to_host, xp
 from ..core.batch import batched
 from ..core.notes import NOTES
 from ..core.notes import reset as reset_notes
+from ..core.numbers import all_finite
 from ..core.tangent_stack import TangentStack
 from ..core.tape import BOXES, Dual, bind, new_level, strip
 from ..lang.values import as_input, dtype, shape_of, size_of
@@ -38,7 +41,6 @@ from .common import check_result_elements, finish, on_host, real_values, seed_fo
 from .hessian_plan import plannable, planned_sweep, recorded_sweep
 from .replay import replay_output
 from .replay_jacobian import replay_jacobian
-from .bits import all_finite
 from .fallbacks import NonFinite
 from .replay_sweep import planned_adjoints, sweep_plan
 from .replay_tangents import pushed_values
@@ -109,28 +111,46 @@ def moving_leaves(tangents: dict, wrt: list, watched: list) -> dict:
     return {index: tangents[w] for w, index in zip(wrt, watched) if w in tangents}
 
 
+@contextmanager
+def stacked_pass(trace, values: list, inputs: dict, moving: tuple, tangents: dict, k: int):
+    """One stacked forward pass through the replayed steps, the inputs of `moving` (wrt, their
+    tape indices) moving along `tangents` (k each): (its level, whether its stacks are structured,
+    every value boxed), inside the batch of that level."""
+    wrt, watched = moving
+    level = new_level()
+    structured = any(is_structured(t) for t in tangents.values())
+    with batched(level, k, structured=structured):
+        boxed = pushed_values(trace, values, moving_leaves(tangents, wrt, watched), level, k, structured)
+        if boxed is None:
+            boxed = boxed_values(trace, boxed_leaves(values[:trace.leaves], inputs, tangents, wrt, watched, level))
+        yield level, structured, boxed
+
+
+def replayed_value(trace, values: list, scalar=False):
+    """The replayed output's value; None where the interpreter is to answer (the output is no
+    step's, or, `scalar`, not a number); NonFinite where it is not finite."""
+    value = strip(replay_output(trace, values))
+    if trace.output is None or (scalar and shape_of(value)):
+        return None
+    if not all_finite([value]):
+        raise NonFinite()
+    return value
+
+
 def replay_hessian(trace, values: list, inputs: dict, wrt: list, watched: list):
     """{a: {b: array of shape a.shape + b.shape}} by forward-over-reverse over the replayed
     steps, or None where the interpreted Hessian is to answer (a note, a non-scalar output);
     NonFinite where its value or a block is not finite. `values`: the plain replay's;
     `watched`: each input of `wrt`'s tape index."""
-    value = strip(replay_output(trace, values))
-    if trace.output is None or shape_of(value):
+    value = replayed_value(trace, values, scalar=True)
+    if value is None:
         return None
-    if not all_finite([value]):
-        raise NonFinite()
     check_result_elements("Hessian", sum(size_of(inputs[w]) for w in wrt) ** 2, None)
     blocks = {a: {} for a in wrt}          # filled by the passes (zeros where none reaches)
     unbounded = set()                      # the blocks whose rows may hold an inf or nan
     notes = reset_notes()
-    raw = values[:trace.leaves]
     for k, tangents, rows in tangent_passes(inputs, wrt):
-        level = new_level()
-        structured = any(is_structured(t) for t in tangents.values())
-        with batched(level, k, structured=structured):
-            boxed = pushed_values(trace, values, moving_leaves(tangents, wrt, watched), level, k, structured)
-            if boxed is None:
-                boxed = boxed_values(trace, boxed_leaves(raw, inputs, tangents, wrt, watched, level))
+        with stacked_pass(trace, values, inputs, (wrt, watched), tangents, k) as (level, structured, boxed):
             single = k == sum(size_of(inputs[w]) for w in wrt)
             grads = dict(zip(wrt, _gradient_pass(trace, boxed, list(watched), (level, k, structured, single))))
         if not quiet(notes):
@@ -227,15 +247,9 @@ def tangent_columns(trace, values: list, inputs: dict, wrt: list, watched: list,
     [(input, start, stop, first row)], and the output's tangents as (k, output size), or None
     where the output does not depend on the inputs moving in it."""
     notes = reset_notes()
-    raw = values[:trace.leaves]
     out_size = size_of(strip(values[trace.output]))
     for k, tangents, rows in tangent_passes(inputs, wrt, out_size):
-        level = new_level()
-        structured = any(is_structured(t) for t in tangents.values())
-        with batched(level, k, structured=structured):
-            boxed = pushed_values(trace, values, moving_leaves(tangents, wrt, watched), level, k, structured)
-            if boxed is None:
-                boxed = boxed_values(trace, boxed_leaves(raw, inputs, tangents, wrt, watched, level))
+        with stacked_pass(trace, values, inputs, (wrt, watched), tangents, k) as (level, _, boxed):
             out = boxed[trace.output]
         if not quiet(notes):
             raise Unusual(notes.kinks)
@@ -258,11 +272,9 @@ def reaching_leaves(trace) -> set:
 def replay_forward_jacobian(trace, values: list, inputs: dict, wrt: list, watched: list):
     """{name: array of shape output.shape + input.shape} by stacked forward passes over the
     replayed steps, or None where the interpreted Jacobian is to answer."""
-    value = strip(replay_output(trace, values))
-    if trace.output is None:
+    value = replayed_value(trace, values)
+    if value is None:
         return None
-    if not all_finite([value]):
-        raise NonFinite()
     out_size, out_shape = size_of(value), shape_of(value)
     check_result_elements("Jacobian", out_size * sum(size_of(inputs[w]) for w in wrt), None)
     flat = {}                             # filled by the passes (zeros where none reaches)
@@ -290,11 +302,9 @@ def replay_forward_jacobian(trace, values: list, inputs: dict, wrt: list, watche
 def replay_forward_gradient(trace, values: list, inputs: dict, wrt: list, watched: list, seed):
     """forward.gradient's result from stacked passes over the replayed steps (each tangent summed,
     or contracted with `seed`), or None where the interpreted one is to answer."""
-    value = strip(replay_output(trace, values))
-    if trace.output is None:
+    value = replayed_value(trace, values)
+    if value is None:
         return None
-    if not all_finite([value]):
-        raise NonFinite()
     contract = None if seed is None else xp().reshape(xp().asarray(seed_for(seed, value)), (1, -1))
     flat = {w: np().zeros(size_of(inputs[w]), dtype=dtype()) for w in wrt}
     reaching, touched = reaching_leaves(trace), set()

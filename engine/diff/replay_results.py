@@ -11,9 +11,10 @@ import math
 from ..core.complexes import is_complex_scalar
 from ..core.notes import NOTES
 from ..core.notes import reset as reset_notes
+from ..core.numbers import all_finite
 from ..lang.values import dtype
 from . import reverse
-from .bits import all_finite, same_bits
+from .bits import same_bits
 from .fallbacks import COMPLEX_FLOAT_CODE, LOWERED_CODE_ERRORS, LoweringRefused
 from .replay_compiled import compiled_for
 from .replay_guards import PathChanged, decisions

@@ -102,7 +102,7 @@ def rows(trace, plan: SweepPlan, top: int):
     for i in range(top, trace.leaves - 1, -1):
         step = at[i]
         if step is not None:
-            vjps, float_vjps, live, args, gather = step.step[:5]
+            live, vjps, float_vjps, args, gather = step.run[:5]
             pairs = tuple((vjps[pos], float_vjps[pos], j) for pos, j in live)
             yield (i, pairs, args, gather, equations[i])
 
@@ -136,7 +136,8 @@ def live_kinks(trace, watched: list, kinks: list, forward: int):
 def _gather(prim, parents, args):
     """values -> the arguments saved_args keeps, in one C call, where every argument is traced
     and kept as it is (needs_args): itemgetter's tuple of them, or for one argument the slice of
-    values holding it; else None (rebuilt in the sweep). Only ever unpacked into the VJP call."""
+    values holding it; else None (core/tape.py's planned_step rebuilds them from the equation).
+    Only ever unpacked into the VJP call."""
     if not prim.needs_args or len(parents) != len(args) or [pos for pos, _ in parents] != list(range(len(args))):
         return None
     if len(args) == 1:

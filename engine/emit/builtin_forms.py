@@ -23,9 +23,6 @@ from ..lang.dtypes import spelled_kind
 from ..lang.keywords import accepted_keywords
 from .rule_text import primitive
 
-FORMS = ("norm", "reshape", "dot", "clip", "cumprod", "trace", "diagonal",
-         "squeeze", "triu", "tril", "diag", "where", "einsum", "tensordot", "logsumexp",
-         "concatenate", "split", "stack", "solve_triangular")     # builtins whose numpy arguments choose the entries they apply
 INF = {"inf": math.inf}
 
 
@@ -165,7 +162,8 @@ def literal_value(node, refuse, what):
 
 
 class Forms:
-    """The FORMS lowered for one Lowering `low` (its apply, fresh, value and refuse)."""
+    """The "form" builtins (emit/builtin_ways.py: those whose numpy arguments choose the entries they
+    apply) lowered for one Lowering `low` (its apply, fresh, value and refuse)."""
 
     def __init__(self, low, refuse):
         self.low, self.refuse = low, refuse

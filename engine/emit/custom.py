@@ -19,7 +19,8 @@ from ...parser.errors import SourceError
 from ...parser.nodes import Span
 from ..lang.custom_rules import RULE_METHODS
 from ..lang.names import loaded_names
-from .lower import refuse
+from .activity import walk_ir
+from .lower import Call, Derivative, refuse
 from .sweeps import INDENT, zeros_of
 
 HINT = "state the rule as JAX spells it: @jax.custom_vjp and f.defvjp(fwd, bwd), or @jax.custom_jvp and @f.defjvp"
@@ -133,15 +134,33 @@ def _tangent_returns(body, rule, how) -> list:
     return out
 
 
-def rule_functions(rules: dict, names) -> set:
+RULE_PARTS = ("fwd", "bwd", "tangent")
+
+
+def rule_functions(rules: dict, names, parts=RULE_PARTS) -> set:
     """The functions the rules of `names` (the custom functions among them) call: fwd, bwd, the
-    tangent function."""
+    tangent function (those of `parts`)."""
     out = set()
     for n in names:
         rule = rules.get(n)
         if rule is not None:
-            out |= {x for x in (rule.fwd, rule.bwd, rule.tangent) if x}
+            out |= {x for x in (getattr(rule, p) for p in parts) if x}
     return out
+
+
+def reached(functions, names, rules, through_derivatives=True, parts=RULE_PARTS) -> list:
+    """`names` and the functions they (and their rules' `parts`) call (and take in-program
+    derivatives of), in the program's order."""
+    todo, seen = list(names) + list(rule_functions(rules, names, parts)), set()
+    kinds = (Call, Derivative) if through_derivatives else Call
+    while todo:
+        n = todo.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        called = [s.function for s in walk_ir(functions[n].body) if isinstance(s, kinds)]
+        todo += called + list(rule_functions(rules, called, parts))
+    return [n for n in functions if n in seen]
 
 
 def _zero_or(value, param) -> str:

@@ -21,7 +21,7 @@ from ...parser.errors import SourceError
 from ...parser.nodes import Span
 from ..lang.target import load
 from .activity import walk_ir
-from .custom import no_forward_mode
+from .custom import no_forward_mode, reached
 from .lower import OUT, Call, Derivative, derivative_name
 from .sweeps import INDENT, Writer, zeros_of
 from .tangent import Tangent
@@ -64,17 +64,7 @@ def check_derivatives(functions: dict, target: str, rules: dict) -> None:
 def inner_functions(functions: dict, facts: dict, derivatives: list, rules: dict) -> list:
     """The functions whose sweeps the derivative helpers run: each h and what it calls (its
     custom rules' tangent functions too), in the program's order."""
-    todo = [h for h, _, _ in derivatives]
-    seen: set = set()
-    while todo:
-        n = todo.pop()
-        if n in seen:
-            continue
-        seen.add(n)
-        todo += [s.function for s in walk_ir(functions[n].body) if isinstance(s, (Call, Derivative))]
-        rule = rules.get(n)
-        todo += [rule.tangent] if rule is not None and rule.tangent else []
-    return [n for n in functions if n in seen and n in facts]
+    return [n for n in reached(functions, [h for h, _, _ in derivatives], rules, parts=("tangent",)) if n in facts]
 
 
 def derivative_helpers(functions: dict, derivatives: list, grads: dict, sweep, facts: dict, hessian) -> list:

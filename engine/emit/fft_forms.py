@@ -7,9 +7,6 @@ from __future__ import annotations
 
 from ...parser import nodes
 
-FREQUENCIES = ("fftfreq", "rfftfreq")               # n, d
-FFT_FORMS = FREQUENCIES
-
 
 def of_shape(node) -> bool:
     """`len(x)` or `x.shape[k]`: a length of a value's shape."""

@@ -33,10 +33,6 @@ from .builtin_forms import Bound, kink_spelling, literal_value
 from .fft_forms import of_shape
 from .ir import AtPoint, Measured, MeasuredParameter
 
-# the builtins emit writes from their library function's recorded entries
-TRACED = ("var", "std", "square", "reciprocal", "negative", "power", "pinv", "kron", "fft", "ifft", "rfft", "irfft",
-          "hfft", "ihfft", "fft2", "ifft2", "fftn", "ifftn", "rfft2", "irfft2", "rfftn", "irfftn", "fftshift", "ifftshift",
-          "complex", "cumsum", "transpose", "prod", "outer", "eigvalsh")
 # those of square matrices (the last two axes): their stand-ins are square
 SQUARE = ("eigvalsh",)
 # what the library (or numpy under it) raises at arguments it refuses: the user's mistake, located as
@@ -148,7 +144,7 @@ def measured(entry, i, a, b):
 
 
 class LibraryCall:
-    """One call of a TRACED builtin, lowered for the Lowering `low`."""
+    """One call of a "library" builtin (emit/builtin_ways.py), lowered for the Lowering `low`."""
 
     def __init__(self, low, refuse):
         self.low, self.refuse = low, refuse

@@ -21,27 +21,25 @@ from ...parser.errors import SourceError
 from ..core.backend import np
 from ..core.rules import builtin_primitives
 from ..lang.builtins import CONSTANTS as LANGUAGE_CONSTANTS
-from ..lang.builtins import STOP_GRADIENT
 from ..lang.operator_closures import BINARY_OPS
 from ..lang.operator_closures import COMPARISONS as COMPARE_OPS
 from .ir import (Call, Copy, Derivative, For, Function, If, Jump, Opaque, Packed, Plain, Prim, While, jumps,
                  literal, refuse)
 from .iteration import Iteration, is_range, names_read, pattern_names
-from .builtin_forms import (FORMS, Forms, as_builtin_call, attribute, gathered, kink_spelling, literal_value,
-                            positional, positions_of, takes_whole)
-from .fft_forms import FFT_FORMS, FftForms
-from .library_calls import TRACED, LibraryCall
+from .builtin_forms import (Forms, as_builtin_call, attribute, gathered, kink_spelling, literal_value, positional,
+                            positions_of, takes_whole)
+from .builtin_ways import BY_WAY, first_spelling, numpy_spelling, refused_reason, way_of
+from .fft_forms import FftForms
+from .library_calls import LibraryCall
 from .rule_text import primitive
 
 # the table entry of each operator and comparison, as the language applies them
 OPERATORS = {op: fn.primitive.name for op, fn in BINARY_OPS.items()}
 COMPARISONS = {op: fn.primitive.name for op, fn in COMPARE_OPS.items()}
 CONSTANTS = {name: f"np.{name}" for name in LANGUAGE_CONSTANTS}
-CUTS = STOP_GRADIENT
-REDUCTIONS = ("sum", "mean", "max", "min")     # builtins whose axis argument emit writes as numpy's
 OUT = "_out"
-DERIVATIVES = ("grad", "value_and_grad", "hessian")       # the in-program derivatives emit writes (emit/derivatives.py)
-DIRECTIONAL = ("jvp", "vjp")                    # and the calls jvp(h, x, v), vjp(h, x, v)
+DERIVATIVES = BY_WAY["derivative"]      # the in-program derivatives emit writes (emit/derivatives.py)
+DIRECTIONAL = BY_WAY["directional"]     # and the calls jvp(h, x, v), vjp(h, x, v)
 
 
 def elementwise_builtins() -> dict:
@@ -622,20 +620,25 @@ class Lowering(Iteration):
         name, line = e.func.id, e.span.line
         if self.is_directional(e):
             return self.directional(e, name, target)
-        if name in FFT_FORMS and name not in self.helpers and name not in self.closures:
+        own = name in self.helpers or name in self.closures
+        if not own:
+            name = first_spelling(name)
+        way = "own" if own else way_of(name, self.builtins, e.func.module)      # emit/builtin_ways.py
+        if way == "frequencies":
             return FftForms(self, refuse).frequencies(name, positional(e, refuse), e, target)
-        if name in TRACED and name not in self.helpers and name not in self.closures:
+        if way == "library":
             return LibraryCall(self, refuse).call(name, positional(e, refuse), e, target)
-        if name in FORMS and name not in self.helpers and name not in self.closures:
+        if way == "form":
             return Forms(self, refuse).call(e, target, self.rank)
-        if name in ("sum", "mean") and len(e.args) == 1 and not e.keywords and isinstance(e.args[0], nodes.ListComp) \
-                and not e.args[0].as_dict and any(c[2] for c in e.args[0].clauses) and name not in self.helpers:
+        if way == "refused":
+            refuse(f"the builtin `{name}`", e.span, refused_reason(name))
+        if way == "reduction" and name in ("sum", "mean") and len(e.args) == 1 and not e.keywords and \
+                isinstance(e.args[0], nodes.ListComp) and not e.args[0].as_dict and any(c[2] for c in e.args[0].clauses):
             return self.filtered_sum(name, e.args[0], target, OPERATORS["+"], OPERATORS["/"])
-        if name == "slogdet" and name not in self.helpers and name not in self.closures and len(e.args) == 1 \
-                and not e.keywords:
+        if way == "slogdet" and len(e.args) == 1 and not e.keywords:
             return self.slogdet(e, target)
         arguments = positional(e, refuse) if name not in self.helpers else list(e.args)
-        if name in REDUCTIONS and name not in self.helpers and name not in self.closures and len(arguments) > 1 and \
+        if way == "reduction" and len(arguments) > 1 and \
                 (len(arguments) > 2 or arguments[1] is None or isinstance(arguments[1], (nodes.TupleExpr, nodes.NoneLit))):
             axis, keep = (literal_value(a, refuse, f"the {k} of {name}") for a, k in
                           zip(arguments[1:3] + [None] * (3 - len(arguments)), ("axis", "keepdims")))
@@ -653,14 +656,14 @@ class Lowering(Iteration):
             target = target or self.fresh()
             self.out.append(Call(target, name, args + self.defaults_of(self.helpers[name], len(args), e), line))
             return target
-        if name in CUTS and len(args) == 1:
+        if way == "cut" and len(args) == 1:
             target = target or self.fresh()
             self.out.append(Copy(target, args[0], line, cut=True))
             return target
-        if name in REDUCTIONS and (len(args) == 1 or (len(args) == 2 and is_whole(args[1]))):
+        if way == "reduction" and (len(args) == 1 or (len(args) == 2 and is_whole(args[1]))):
             return self.reduction(name, args, line, target)
         prim = self.builtins.get(name)
-        if prim is None or not (prim.elementwise or prim.emits_at_shapes) or len(args) != prim.arity:
+        if way != "entry" or len(args) != prim.arity:
             return self.opaque(e, name, args, target)
         return self.apply(prim.name, args, line, target, kink_spelling(prim))
 
@@ -809,20 +812,6 @@ def derivative_maker(e) -> bool:
 
 def is_name(text: str) -> bool:
     return text.isidentifier() and text != "None"
-
-
-def numpy_spelling(name: str, module: str):
-    """numpy's function the language's builtin `name` is (the language takes numpy's names)."""
-    if name == "len":
-        return "len"
-    if name in CUTS or name in ("range", "enumerate", "zip", "grad", "jvp", "vjp", "hessian", "value_and_grad"):
-        return None
-    numpy = np()
-    if module.endswith("linalg") and hasattr(numpy.linalg, name):
-        return f"np.linalg.{name}"
-    if hasattr(numpy, name) and callable(getattr(numpy, name)):
-        return f"np.{name}"
-    return f"np.linalg.{name}" if hasattr(numpy.linalg, name) else None
 
 
 def bound_names(body) -> set:

@@ -17,7 +17,7 @@ from .examples import Examples
 from .liveness import tidied
 from .closures import lifted, named_derivatives
 from .adjoint import Adjoint, binding, unbound_saves
-from .custom import adjoint_sweeps, program_rules, rule_functions, tangent_sweep
+from .custom import adjoint_sweeps, program_rules, reached, tangent_sweep
 from .derivatives import (check_derivatives, derivative_helpers, derivatives_in, inner_functions, second_order_lines,
                           tangent_name, tangent_program)
 from .lower import DERIVATIVES, DIRECTIONAL, OUT, Call, Derivative, Lowering, Plain, refuse
@@ -371,21 +371,6 @@ def sweep_names(functions) -> dict:
         if base != n:
             out[n] = base
     return out
-
-
-def reached(functions, names, rules, through_derivatives=True) -> list:
-    """`names` and the functions they (and their rules) call (and take in-program derivatives of),
-    in the program's order."""
-    todo, seen = list(names) + list(rule_functions(rules, names)), set()
-    while todo:
-        n = todo.pop()
-        if n in seen:
-            continue
-        seen.add(n)
-        kinds = (Call, Derivative) if through_derivatives else Call
-        called = [s.function for s in walk_ir(functions[n].body) if isinstance(s, kinds)]
-        todo += called + list(rule_functions(rules, called))
-    return [n for n in functions if n in seen]
 
 
 def shaped_at(functions, name, globals_, at, shaped=False, rules=None):

@@ -6,6 +6,7 @@ import os
 
 from ...parser.files import open_regular, read_text
 from ..core.backend import np
+from ..core.numbers import finite
 from .datafiles import format_of, load_file, load_reference, npy_header, npz_member, open_npz, split_reference
 from .datastream import bad_file, byte_budget, element_limit
 from .datatext import from_nested, parse_json
@@ -81,12 +82,9 @@ def data_shape(path: str, limits: Limits | None = None) -> tuple:
 def first_nonfinite(value):
     """(word, index) of the first nan or inf entry of a number or an array, else None."""
     a = np().asarray(value)
-    if a.dtype.kind != "f" or np().isfinite(a.sum()):      # a finite sum: every entry is finite (one pass, no mask)
+    if a.dtype.kind != "f" or finite(a):
         return None
-    finite = np().isfinite(a)
-    if finite.all():                                        # the sum overflowed
-        return None
-    flat = int(np().argmin(finite.ravel()))
+    flat = int(np().argmin(np().isfinite(a).ravel()))
     index = tuple(int(i) for i in np().unravel_index(flat, a.shape))
     entry = float(a.ravel()[flat])
     return ("nan" if entry != entry else "inf" if entry > 0 else "-inf"), index

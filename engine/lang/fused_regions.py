@@ -147,7 +147,13 @@ def region_closure(builder, span, unfused, leaves, probe, scope):
     made = []                                # the plan, once made
 
     def fused_or_not(frame, probe_value):
-        shape = getattr(probe_value.value if probe_value.__class__ is Var else probe_value, "shape", None)
+        c = probe_value.__class__
+        if c is Var:
+            probe_value = probe_value.value
+            c = probe_value.__class__
+        if c is float:                           # the scalar path
+            return unfused(frame)
+        shape = getattr(probe_value, "shape", None)
         # a loop over small arrays: one lookup, then op by op; no shape (a Dual, a box of a box: a
         # nested derivative's) is no leaf a kernel takes (regions.layouts), so no region either
         if shape is None or shape in small:
@@ -170,13 +176,7 @@ def region_closure(builder, span, unfused, leaves, probe, scope):
         name = probe[1].id
 
         def local_region(frame):
-            v = frame.vars.get(name)
-            c = v.__class__
-            if c is Var:
-                c = v.value.__class__
-            if c is float:
-                return unfused(frame)
-            return fused_or_not(frame, v)
+            return fused_or_not(frame, frame.vars.get(name))
         return local_region
     load = leaves[probe[0]]
 
@@ -184,11 +184,6 @@ def region_closure(builder, span, unfused, leaves, probe, scope):
         try:
             v = load(frame)
         except SourceError:                  # a name not yet assigned: the op-by-op run says where
-            return unfused(frame)
-        c = v.__class__
-        if c is Var:
-            c = v.value.__class__
-        if c is float:
             return unfused(frame)
         return fused_or_not(frame, v)
     return region

@@ -11,25 +11,17 @@ nan which never reaches the value or the gradient (masked by `where`, say) goes 
 """
 from __future__ import annotations
 
-import math
-
 from ..core import finite_known
-from ..core.backend import is_array, module_of, np, to_host
-from ..core.numbers import nonfinite_word
+from ..core.backend import is_array, np, to_host
+from ..core.numbers import finite, nonfinite_word
 from ..core.tape import Tape, strip
 
 
 def not_finite(v) -> bool:
     v = strip(v)
-    c = v.__class__
-    if c is float or c is int:
-        return not math.isfinite(v)
-    if is_array(v):       # a finite sum: every entry is finite (one pass without a mask); else look closer
-        if finite_known.taken(v):
-            return False    # a fused region's adjoint, tested in the sweep that made it
-        xp = module_of(v)   # one synchronization per test
-        return v.dtype.kind in "fc" and not bool(xp.isfinite(v.sum())) and not bool(xp.isfinite(v).all())
-    return False
+    if is_array(v) and finite_known.taken(v):
+        return False        # a fused region's adjoint, tested in the sweep that made it
+    return not finite(v)
 
 
 def _word(v) -> str:

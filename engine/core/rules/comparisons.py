@@ -7,6 +7,7 @@ import operator
 from threading import get_ident
 
 from ..backend import np, xp
+from ..numbers import finite
 from ..primitives import defprim, nondiff, plain_scalar, run_dtype
 from ..tangent_stack import TangentStack
 from ..tape import Dual, Var
@@ -149,9 +150,7 @@ def zero_where_zero(t, r, factor=None):
     if r.__class__ is numpy.ndarray:  # on the CPU, mask only when a non-finite entry is there:
         if ASSUMED_FINITE[0] is not None and ASSUMED_FINITE[0] == get_ident():
             return r
-        total = numpy.add.reduce(r, None)   # one reduction (r.sum()'s own, without its wrapper),
-                                            # where the mask costs two more array passes
-        if total - total == 0.0:     # finite (a nan or inf anywhere makes the sum non-finite)
+        if finite(r):                 # one reduction, where the mask costs two more array passes
             return r
     elif r.__class__ is TangentStack:  # finite by construction (core/tangent_stack.py): as a finite
         return r                       # dense r, nothing to mask
