@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import math
 
-from ..core.backend import np, to_device, to_host
+from ..core.backend import np, on_device, to_device, to_host
 from ..core.complexes import is_complex
-from .batch import BatchUnsupported, batched_differences
-from .one_hot import objective_value, one_hot_differences
+from ..diff.batched_replay import record_for_batches
+from ..diff.fallbacks import Unsupported, count
+from .one_hot import OFFSETS, objective_value, one_hot_differences
 from .report import Tolerance, as_float_array, complex_labels, entry_labels, real_entries
 from .verdict_arrays import judge_all, largest_finite_of, noise_floor_of
+from .stacked_points import NOT_FLOATS, StackedObjective, all_float
 from .verdicts import branch_reason, convention_text, judge
 
 
@@ -25,7 +27,9 @@ class Objective:
         self.shape = None
         self.batched = False      # whether the last full check ran its perturbed points in batches
         self.one_hot = False      # whether they ran as one-hot stacks of a replayed trace (one_hot.py)
-        self.fallbacks = {}       # {reason: count}: the one-hot passes handed to another path (diff/fallbacks.py)
+        self.passes = 0           # the batched replay's passes over stacked points (stacked_points.py)
+        # {reason: count}: the batched ways handing the points to another (diff/fallbacks.py)
+        self.fallbacks = {}
 
     def __call__(self, values):
         self.count += 1
@@ -107,13 +111,13 @@ class Perturber:
 
 
 BATCH_MIN_ENTRIES = 64        # below this the loop is as fast as batching
-ONE_HOT = True                # False: the batched interpreter only (benchmarks time both ways)
+ONE_HOT = True                # False: the batched replay only (benchmarks time both ways)
 
 
 def full_check(objective: Objective, inputs: dict, claimed: dict, tol: Tolerance, names=None,
                conventions=(), batch=True) -> tuple:
     """Every entry of `claimed` against central differences with Richardson extrapolation.
-    Returns (rows, f0). The perturbed runs are batched when the program allows (checkbatch.py)."""
+    Returns (rows, f0). The perturbed runs are batched when the program allows (perturbed_objectives)."""
     p = Perturber(inputs)
     values = p.values
     f0 = objective(values)
@@ -135,20 +139,9 @@ def full_check(objective: Objective, inputs: dict, claimed: dict, tol: Tolerance
         plan.extend(zip(labels, gflat, [name] * len(xs), range(len(xs)), xs, power_of_two_steps(xs, tol.step)))
     values_per_entry = None
     if batch and len(plan) >= BATCH_MIN_ENTRIES:
-        runner = objective.runner
-        steps = [e[5] for e in plan]
-        values_per_entry = one_hot_differences(runner.target, runner.interp.limits, objective, inputs, names,
-                                               steps, f0) if ONE_HOT else None
-        objective.one_hot = values_per_entry is not None
-        try:
-            if values_per_entry is None:
-                values_per_entry = batched_differences(runner.target, runner.interp.limits, objective, inputs, names,
-                                                       steps, f0, sig0)
-            objective.batched = True
-        except BatchUnsupported:
-            values_per_entry = None
+        values_per_entry, f_at_x = perturbed_objectives(objective, inputs, names, [e[5] for e in plan], f0)
     if values_per_entry is not None:      # one path for every point: no branch crossed
-        return _verdicts(plan, values_per_entry, None, f0, tol, convention), f0
+        return _verdicts(plan, values_per_entry, None, f_at_x, tol, convention), f0
     table, reasons = [], []
     for label, g, name, k, x, h in plan:
         fs, reason = [], ""
@@ -161,6 +154,39 @@ def full_check(objective: Objective, inputs: dict, claimed: dict, tol: Tolerance
         table.append(fs)
         reasons.append(reason)
     return _verdicts(plan, table, reasons, f0, tol, convention), f0
+
+
+def perturbed_objectives(objective: Objective, inputs: dict, names, steps, f0) -> tuple:
+    """(per input entry of `names`, in order, the objective at x + h, x - h, x + 2h, x - 2h for its
+    step h; the objective at x the differences are taken from) by one trace of the target recorded
+    at x and replayed on stacks of the perturbed points: one-hot stacks where they follow the
+    trace (one_hot.py), else the batched replay's passes (stacked_points.StackedObjective, which
+    the Jacobian checks' passes are); (None, f0) where neither may (the handover counted by its
+    reason in `objective.fallbacks`): each point is then a run of its own. The batched replay's
+    objective at x comes from its own first pass, so that every difference is between values
+    rounded alike (as a Jacobian check's)."""
+    runner = objective.runner
+    target, limits = runner.target, runner.interp.limits
+    objective.one_hot = objective.batched = False
+    if not all_float(inputs, names):
+        count(objective.fallbacks, Unsupported(NOT_FLOATS))
+        return None, f0
+    with on_device("cpu"):          # the checks' points are host arrays
+        trace = record_for_batches(target, inputs, limits, objective.fallbacks)
+        if trace is None:
+            return None, f0
+        found = one_hot_differences(target, limits, objective, inputs, names, steps, f0, trace) if ONE_HOT else None
+        objective.one_hot = found is not None
+        if found is None:
+            stacked = StackedObjective(target, objective.output_seed, limits, objective.fallbacks)
+            out = stacked(inputs, names, steps, [f0], 1, trace)
+            objective.passes += stacked.passes
+            if out is not None:
+                f0 = out[0][0]
+                found = [[row[0] for row in column] for column in out[1]]
+                objective.count += len(OFFSETS) * len(found) + 1
+    objective.batched = found is not None
+    return found, f0
 
 
 def _verdicts(plan, values, reasons, f0, tol, convention) -> list:

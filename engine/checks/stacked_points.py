@@ -15,8 +15,8 @@ from ..core.backend import np, to_device, to_host
 from ..core.primitives import size
 from ..core.tape import Tape, Var, backward, strip
 from ..diff.common import ones_like_output
-from ..diff.batched_replay import (batch_differs, largest_value, last_uses, record_for_batches, refused_pass,
-                                   replay_stacked, rows_per_pass, stacked_rows)
+from ..diff.batched_replay import (batch_differs, largest_value, last_uses, point_shape, record_for_batches,
+                                   refused_pass, replay_stacked, rows_per_pass, stacked_rows)
 from ..diff.fallbacks import CONFIRMED_ERRORS, Unsupported, count
 from .one_hot import OFFSETS
 
@@ -37,15 +37,18 @@ class StackedOutputs:
         # {reason: count} of the calls handed to the per-point runs (the check's runner's, where given)
         self.fallbacks = {} if fallbacks is None else fallbacks
 
-    def __call__(self, inputs: dict, names, steps, f0, n_out):
+    def __call__(self, inputs: dict, names, steps, f0, n_out, trace=None):
+        """`trace`: the target's, recorded at `inputs` by record_for_batches (a gradient check's
+        one-hot stacks recorded it), else recorded here."""
         if not BATCHED or len(steps) < MIN_ENTRIES:
             return None
-        if not _all_float(inputs, names):
+        if not all_float(inputs, names):
             count(self.fallbacks, Unsupported(NOT_FLOATS))
             return None
         order = list(self.target.inputs)
         shared = {k: to_device(inputs[k]) for k in order}
-        trace = record_for_batches(self.target, shared, self.limits, self.fallbacks)
+        if trace is None:
+            trace = record_for_batches(self.target, shared, self.limits, self.fallbacks)
         if trace is None:
             return None
         try:
@@ -86,6 +89,24 @@ class StackedOutputs:
         """The flat output per point, (rows, its size), of one batched pass."""
         out, is_stacked = replay_stacked(trace, values, flags, rows, last)
         return stacked_rows(out, is_stacked, rows)
+
+
+class StackedObjective(StackedOutputs):
+    """The objective of a full gradient check (differences.Objective: the output itself, its sum,
+    or vᵀ output for an output seed v) at the perturbed points, from the same batched passes: each
+    pass's output per point reduced as Objective reduces one point's, a table of one column."""
+
+    def __init__(self, target, output_seed=None, limits=None, fallbacks=None):
+        super().__init__(target, limits, fallbacks)
+        self.output_seed = output_seed
+
+    def _table(self, trace, values, flags, rows, last):
+        out, is_stacked = replay_stacked(trace, values, flags, rows, last)
+        table = stacked_rows(out, is_stacked, rows)
+        if self.output_seed is None:
+            return table.sum(axis=1, keepdims=True)
+        v = np().broadcast_to(np().asarray(self.output_seed, dtype=np().float64), point_shape(out, is_stacked))
+        return (table @ v.ravel()).reshape(rows, 1)
 
 
 class StackedGradients(StackedOutputs):
@@ -133,7 +154,7 @@ def _perturbed_stacks(inputs, names, part, steps, lead) -> dict:
     return stacks
 
 
-def _all_float(inputs, names) -> bool:
+def all_float(inputs, names) -> bool:
     for name in names:
         v = inputs[name]
         if v.__class__ is not float and not (hasattr(v, "dtype") and np().issubdtype(np().dtype(str(v.dtype)),
