@@ -287,14 +287,20 @@ def test_batched_runs_agree_with_the_loop(source, monkeypatch):
         assert abs(a.reference - b.reference) <= a.error_estimate + b.error_estimate
 
 
-def test_programs_the_batch_cannot_follow_fall_back_to_the_loop(tmp_path):
+def test_a_program_that_branches_on_its_values_is_batched_with_its_guards_checked_per_point(tmp_path, monkeypatch):
+    # a branch per element (80 guards): batch.py's Batched arrays refused it (the loop ran it); the
+    # batched replay checks each guard at each point, and none crosses here
+    from autodiff.engine.checks import differences
     prog = tmp_path / "p.py"
     prog.write_text("def f(x):\n    s = 0\n    for xi in x:\n        if xi > 0:\n            s = s + xi * xi\n"
                     "        else:\n            s = s - xi\n    return s\n")
     x = np.linspace(-1, 1, 80) + 0.003
     r = check_gradient(str(prog), at={"x": x})
-    assert not r.batched and r.passed
+    assert r.batched and r.passed
     assert all(e.verdict == "pass" for e in r.entries)
+    monkeypatch.setattr(differences, "BATCH_MIN_ENTRIES", 10 ** 9)
+    looped = check_gradient(str(prog), at={"x": x})
+    assert [(e.label, e.verdict, e.claimed) for e in r.entries] == [(e.label, e.verdict, e.claimed) for e in looped.entries]
 
 
 @pytest.mark.parametrize("budget, passes", [(None, 1), (8 * 210, 35)])
@@ -328,32 +334,60 @@ def test_a_full_check_that_one_hot_stacks_cannot_follow_runs_batched_replay_pass
     assert [vars(r) for r in rows] == [vars(r) for r in want]
 
 
+def test_a_batched_point_whose_branch_flips_runs_by_itself_with_the_loops_reason(monkeypatch):
+    """issue 28 item 2: a trace with guards is batched too (batch.py's Batched arrays refused a
+    branch on a value); each guard is checked at each point, and the points whose decision
+    differs (x[0] - h, x[0] - 2h here) are run one by one, as the loop runs them: the same
+    values, the same branch reason, one pass."""
+    from autodiff.engine import api
+    from autodiff.engine.checks import differences
+    from autodiff.engine.checks.differences import Objective, full_check
+    from autodiff.engine.diff.function import ReplayRunner
+    target = api.load("sum(x * x) if x[0] > 0 else sum(x)")
+    x = np.linspace(-1, 1, 70)
+    x[0] = 2.0 ** -20                         # within a step of 0: its -h and -2h points take the else
+    claimed = {"x": 2 * x}
+    tol = TOLERANCES["float64"]
+    objective = Objective(ReplayRunner(target, None))
+    rows, f0 = full_check(objective, {"x": x}, claimed, tol, ["x"])
+    assert objective.batched and objective.passes == 1 and objective.count == 1 + 4 * 70 + 1
+    assert objective.fallbacks == {differences.GUARDED_ONE_HOT: 1}
+    monkeypatch.setattr(differences, "BATCH_MIN_ENTRIES", 10 ** 9)
+    looped = Objective(ReplayRunner(target, None))
+    want, _ = full_check(looped, {"x": x}, claimed, tol, ["x"])
+    assert not looped.batched
+    assert rows[0].verdict == "branch" and rows[0].reason == ("x[0]-h flips the decision at line 1, column 15 "
+                                                              "(True -> False): FD crossed a branch")
+    assert [(r.label, r.verdict, r.reason) for r in rows] == [(r.label, r.verdict, r.reason) for r in want]
+    assert (rows[0].reference, rows[0].error_estimate) == (want[0].reference, want[0].error_estimate)
+
+
 # issue 29: the batched check takes every keyword the plain run takes (it ran from 64 entries on and
-# refused max(x, axis=0, keepdims=True) with exit 2). (source, whether the batched replay of the trace
-# runs its perturbed points: all but a trace with guards, logsumexp's)
+# refused max(x, axis=0, keepdims=True) with exit 2); the batched replay of the trace runs the perturbed
+# points of each (logsumexp's trace has guards: checked at each point)
 KEYWORD_CALLS = [
-    ("sum(exp(x - max(x, axis=0, keepdims=True)))", True),
-    ("sum(x * sum(x, axis=0, keepdims=True))", True),
-    ("sum(x * mean(x, axis=0, keepdims=True))", True),
-    ("sum(x * min(x, axis=0, keepdims=True))", True),
-    ("sum(x * max(x, keepdims=True))", True),
-    ("x.sum(axis=0, keepdims=True)[0] * x.max(axis=0)", True),
-    ("sum(X * max(X, axis=1, keepdims=True))", True),
-    ("sum(X * sum(X, axis=(0, 1), keepdims=True))", True),
-    ("sum(X * mean(X, axis=-1, keepdims=True)**2)", True),
-    ("sum(prod(X, axis=1, keepdims=True))", True),
-    ("sum(norm(X, ord=1, axis=0, keepdims=True))", True),
-    ("norm(x, ord=3)", True),
-    ("sum(transpose(X, axes=(1, 0))[0] * X[0])", True),
-    ("std(x, ddof=1)", True),
-    ("sum(var(X, axis=0, ddof=1, keepdims=True))", True),
-    ("sum(logsumexp(X, axis=1, keepdims=True))", False),
-    ("sum(cumsum(X, axis=1) * X)", True),
+    "sum(exp(x - max(x, axis=0, keepdims=True)))",
+    "sum(x * sum(x, axis=0, keepdims=True))",
+    "sum(x * mean(x, axis=0, keepdims=True))",
+    "sum(x * min(x, axis=0, keepdims=True))",
+    "sum(x * max(x, keepdims=True))",
+    "x.sum(axis=0, keepdims=True)[0] * x.max(axis=0)",
+    "sum(X * max(X, axis=1, keepdims=True))",
+    "sum(X * sum(X, axis=(0, 1), keepdims=True))",
+    "sum(X * mean(X, axis=-1, keepdims=True)**2)",
+    "sum(prod(X, axis=1, keepdims=True))",
+    "sum(norm(X, ord=1, axis=0, keepdims=True))",
+    "norm(x, ord=3)",
+    "sum(transpose(X, axes=(1, 0))[0] * X[0])",
+    "std(x, ddof=1)",
+    "sum(var(X, axis=0, ddof=1, keepdims=True))",
+    "sum(logsumexp(X, axis=1, keepdims=True))",
+    "sum(cumsum(X, axis=1) * X)",
 ]
 
 
-@pytest.mark.parametrize("source, by_batch", KEYWORD_CALLS)
-def test_the_batched_check_takes_every_keyword_the_plain_run_takes(source, by_batch, monkeypatch):
+@pytest.mark.parametrize("source", KEYWORD_CALLS)
+def test_the_batched_check_takes_every_keyword_the_plain_run_takes(source, monkeypatch):
     import autodiff.engine.checks.differences as check
     rng = np.random.default_rng(1)
     at = {"X": rng.uniform(0.5, 1.5, (8, 8))} if "X" in source else {"x": rng.uniform(0.5, 1.5, 64)}
@@ -361,7 +395,7 @@ def test_the_batched_check_takes_every_keyword_the_plain_run_takes(source, by_ba
     batched = check_gradient(source, at=at)
     monkeypatch.setattr(check, "BATCH_MIN_ENTRIES", 10 ** 9)
     looped = check_gradient(source, at=at)
-    assert batched.batched == by_batch and not looped.batched
+    assert batched.batched and not looped.batched
     assert batched.passed and looped.passed
     assert [e.label for e in batched.entries] == [e.label for e in looped.entries]
     for a, b in zip(batched.entries, looped.entries):

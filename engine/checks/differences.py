@@ -139,13 +139,14 @@ def full_check(objective: Objective, inputs: dict, claimed: dict, tol: Tolerance
         plan.extend(zip(labels, gflat, [name] * len(xs), range(len(xs)), xs, power_of_two_steps(xs, tol.step)))
     values_per_entry = None
     if batch and len(plan) >= BATCH_MIN_ENTRIES:
-        values_per_entry, f_at_x = perturbed_objectives(objective, inputs, names, [e[5] for e in plan], f0)
-    if values_per_entry is not None:      # one path for every point: no branch crossed
-        return _verdicts(plan, values_per_entry, None, f_at_x, tol, convention), f0
+        values_per_entry, f_at_x, crossed = perturbed_objectives(objective, inputs, names, [e[5] for e in plan], f0)
+    if values_per_entry is not None:      # the recorded path, but at the points whose path changed
+        reasons = _run_crossed(p, objective, plan, values_per_entry, crossed, sig0) if crossed else None
+        return _verdicts(plan, values_per_entry, reasons, f_at_x, tol, convention), f0
     table, reasons = [], []
     for label, g, name, k, x, h in plan:
         fs, reason = [], ""
-        for direction, step in (("+h", h), ("-h", -h), ("+2h", 2 * h), ("-2h", -2 * h)):
+        for direction, step in zip(DIRECTIONS, (h, -h, 2 * h, -2 * h)):
             p.set(name, k, x + step)
             fs.append(objective(values))
             if not reason and objective.signature != sig0:
@@ -156,37 +157,68 @@ def full_check(objective: Objective, inputs: dict, claimed: dict, tol: Tolerance
     return _verdicts(plan, table, reasons, f0, tol, convention), f0
 
 
+DIRECTIONS = ("+h", "-h", "+2h", "-2h")       # OFFSETS' names
+
+
+def _run_crossed(p, objective, plan, table, crossed, sig0) -> list:
+    """The points of a batched replay whose path changed (`crossed`: (entry, offset) pairs, in
+    order), each run by itself into `table` as the loop runs it (counted once: the batch counted
+    every point), and the branch reason per entry the loop gives: its first direction whose run's
+    control flow differs."""
+    reasons = [""] * len(plan)
+    saved = objective.count
+    for e, o in crossed:
+        label, _, name, k, x, h = plan[e]
+        p.set(name, k, x + OFFSETS[o] * h)
+        table[e][o] = objective(p.values)
+        if not reasons[e] and objective.signature != sig0:
+            reasons[e] = branch_reason(sig0, objective.signature, label, DIRECTIONS[o])
+        p.set(name, k, x)
+    objective.count = saved
+    return reasons
+
+
 def perturbed_objectives(objective: Objective, inputs: dict, names, steps, f0) -> tuple:
     """(per input entry of `names`, in order, the objective at x + h, x - h, x + 2h, x - 2h for its
-    step h; the objective at x the differences are taken from) by one trace of the target recorded
-    at x and replayed on stacks of the perturbed points: one-hot stacks where they follow the
-    trace (one_hot.py), else the batched replay's passes (stacked_points.StackedObjective, which
-    the Jacobian checks' passes are); (None, f0) where neither may (the handover counted by its
-    reason in `objective.fallbacks`): each point is then a run of its own. The batched replay's
-    objective at x comes from its own first pass, so that every difference is between values
-    rounded alike (as a Jacobian check's)."""
+    step h; the objective at x the differences are taken from; the (entry, offset) of the points
+    whose path changed, whose numbers are nan) by one trace of the target recorded at x and
+    replayed on stacks of the perturbed points: one-hot stacks where they follow the trace
+    (one_hot.py; a trace without guards), else the batched replay's passes
+    (stacked_points.StackedObjective, which the Jacobian checks' passes are; each guard checked
+    at each point); (None, f0, []) where neither may (the handover counted by its reason in
+    `objective.fallbacks`): each point is then a run of its own. The batched replay's objective
+    at x comes from its own first pass, so that every difference is between values rounded alike
+    (as a Jacobian check's)."""
     runner = objective.runner
     target, limits = runner.target, runner.interp.limits
     objective.one_hot = objective.batched = False
     if not all_float(inputs, names):
         count(objective.fallbacks, Unsupported(NOT_FLOATS))
-        return None, f0
+        return None, f0, []
+    found, crossed = None, []
     with on_device("cpu"):          # the checks' points are host arrays
-        trace = record_for_batches(target, inputs, limits, objective.fallbacks)
+        trace = record_for_batches(target, inputs, limits, objective.fallbacks, guarded=True)
         if trace is None:
-            return None, f0
-        found = one_hot_differences(target, limits, objective, inputs, names, steps, f0, trace) if ONE_HOT else None
+            return None, f0, []
+        if ONE_HOT and trace.guards:
+            count(objective.fallbacks, Unsupported(GUARDED_ONE_HOT))
+        elif ONE_HOT:
+            found = one_hot_differences(target, limits, objective, inputs, names, steps, f0, trace)
         objective.one_hot = found is not None
         if found is None:
             stacked = StackedObjective(target, objective.output_seed, limits, objective.fallbacks)
             out = stacked(inputs, names, steps, [f0], 1, trace)
             objective.passes += stacked.passes
             if out is not None:
-                f0 = out[0][0]
+                f0, crossed = out[0][0], stacked.crossed
                 found = [[row[0] for row in column] for column in out[1]]
                 objective.count += len(OFFSETS) * len(found) + 1
     objective.batched = found is not None
-    return found, f0
+    return found, f0, crossed
+
+
+# why a trace with guards skips the one-hot stacks
+GUARDED_ONE_HOT = "a trace with guards (one-hot stacks check none: the batched replay checks each point's)"
 
 
 def _verdicts(plan, values, reasons, f0, tol, convention) -> list:

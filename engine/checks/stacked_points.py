@@ -31,15 +31,21 @@ class StackedOutputs:
     values rounded alike; per input entry of `names` flattened in order, the four flat outputs),
     or None."""
 
+    guarded = False      # whether a trace with guards is batched (the caller runs `crossed` itself)
+
     def __init__(self, target, limits=None, fallbacks=None):
         self.target, self.limits = target, limits
         self.passes = 0                  # batched passes made (for tests and benchmarks)
         # {reason: count} of the calls handed to the per-point runs (the check's runner's, where given)
         self.fallbacks = {} if fallbacks is None else fallbacks
+        # (input entry, offset) of the points whose path changed (a guard read them otherwise): their
+        # numbers in the last call's columns are nan, for the caller to run one by one
+        self.crossed = []
 
     def __call__(self, inputs: dict, names, steps, f0, n_out, trace=None):
         """`trace`: the target's, recorded at `inputs` by record_for_batches (a gradient check's
         one-hot stacks recorded it), else recorded here."""
+        self.crossed = []
         if not BATCHED or len(steps) < MIN_ENTRIES:
             return None
         if not all_float(inputs, names):
@@ -48,7 +54,7 @@ class StackedOutputs:
         order = list(self.target.inputs)
         shared = {k: to_device(inputs[k]) for k in order}
         if trace is None:
-            trace = record_for_batches(self.target, shared, self.limits, self.fallbacks)
+            trace = record_for_batches(self.target, shared, self.limits, self.fallbacks, self.guarded)
         if trace is None:
             return None
         try:
@@ -70,11 +76,19 @@ class StackedOutputs:
             rows = lead + len(OFFSETS) * len(part)
             stacks = _perturbed_stacks(inputs, names, part, steps[start:start + len(part)], lead)
             values = [to_device(stacks[k]) if k in stacks else shared[k] for k in order]
-            table = self._table(trace, values, [k in stacks for k in order], rows, last)
+            crossed = set()
+            table = self._table(trace, values, [k in stacks for k in order], rows, last, crossed)
             self.passes += 1
             if table.shape[1] != n_out:
                 count(self.fallbacks, batch_differs("output size"))
                 return None
+            if lead and 0 in crossed:
+                count(self.fallbacks, batch_differs("path at x"))
+                return None
+            if crossed:                            # not those points' numbers: theirs are run one by one
+                table = table.copy()
+                table[sorted(crossed)] = np().nan
+                self.crossed.extend(divmod(start * len(OFFSETS) + r - lead, len(OFFSETS)) for r in sorted(crossed))
             if lead:
                 base = table[0].tolist()
                 if not _close(base, f0, _eps(inputs, names), _column_scales(table)):
@@ -85,9 +99,10 @@ class StackedOutputs:
                 columns.append([row.tolist() for row in block])
         return base, columns
 
-    def _table(self, trace, values, flags, rows, last):
-        """The flat output per point, (rows, its size), of one batched pass."""
-        out, is_stacked = replay_stacked(trace, values, flags, rows, last)
+    def _table(self, trace, values, flags, rows, last, crossed):
+        """The flat output per point, (rows, its size), of one batched pass; `crossed` gets the
+        rows whose path changed (replay_stacked)."""
+        out, is_stacked = replay_stacked(trace, values, flags, rows, last, crossed=crossed)
         return stacked_rows(out, is_stacked, rows)
 
 
@@ -100,8 +115,10 @@ class StackedObjective(StackedOutputs):
         super().__init__(target, limits, fallbacks)
         self.output_seed = output_seed
 
-    def _table(self, trace, values, flags, rows, last):
-        out, is_stacked = replay_stacked(trace, values, flags, rows, last)
+    guarded = True       # a gradient check runs the points whose path changed by themselves
+
+    def _table(self, trace, values, flags, rows, last, crossed):
+        out, is_stacked = replay_stacked(trace, values, flags, rows, last, crossed=crossed)
         table = stacked_rows(out, is_stacked, rows)
         if self.output_seed is None:
             return table.sum(axis=1, keepdims=True)
@@ -120,12 +137,12 @@ class StackedGradients(StackedOutputs):
         super().__init__(target, limits, fallbacks)
         self.wrt = list(wrt)
 
-    def _table(self, trace, values, flags, rows, last):
+    def _table(self, trace, values, flags, rows, last, crossed):
         order = list(self.target.inputs)
         tape = Tape()
         watched = {k: tape.watch(v) for k, v, f in zip(order, values, flags) if f and k in self.wrt}
         boxed = [watched.get(k, v) for k, v in zip(order, values)]
-        out, is_stacked = replay_stacked(trace, boxed, flags, rows, last)
+        out, is_stacked = replay_stacked(trace, boxed, flags, rows, last, crossed=crossed)
         parts = []
         if out.__class__ is Var and out.tape is tape:
             adjoints = backward(tape, out, ones_like_output(out.value))
