@@ -23,6 +23,7 @@ from .one_hot import OFFSETS
 BATCHED = True           # False: every perturbed run point by point (benchmarks time both ways)
 MIN_ENTRIES = 2          # below this the loop costs no more than recording the trace
 NOT_FLOATS = "inputs that are not floating-point arrays (the points run one by one)"
+MOSTLY_CROSSED = "a batched pass whose guards most points read otherwise (the points run one by one)"
 
 
 class StackedOutputs:
@@ -84,6 +85,9 @@ class StackedOutputs:
                 return None
             if lead and 0 in crossed:
                 count(self.fallbacks, batch_differs("path at x"))
+                return None
+            if 2 * len(crossed) > rows:            # a guard that pins the values (sign(x)): the loop is cheaper
+                count(self.fallbacks, Unsupported(MOSTLY_CROSSED))
                 return None
             if crossed:                            # not those points' numbers: theirs are run one by one
                 table = table.copy()

@@ -195,6 +195,8 @@ class GuardRows:
             if not any(j is not None and self.flags[j] for j, _ in guard.sources):
                 self._check_all(guard)           # every point reads the shared values: once
                 continue
+            if self.crossed is not None and guard.compared is not None and self._compare_all(guard):
+                continue
             for r in range(self.rows):
                 if self.crossed is not None and r in self.crossed:
                     continue
@@ -205,6 +207,34 @@ class GuardRows:
                         raise
                     self.crossed.add(r)
 
+    def _compare_all(self, guard) -> bool:
+        """A comparison of operands that are numbers or of the recorded result's shape, at every
+        point at once: its operator on the stacks, each point's elements against the recorded
+        ones; a point that differs anywhere, or meets a tie where ties count, crosses. False where
+        the operands are of other shapes (each point is then checked by itself)."""
+        xp, rows = np(), self.rows
+        expected = outcome_array(guard.outcome)
+        if expected is None:
+            return False
+        operands = []
+        for j, constant in guard.sources:
+            v = constant if j is None else self.values[j]
+            stacked = j is not None and self.flags[j]
+            point = shape(v)[1:] if stacked else shape(v)
+            if point != () and point != expected.shape:
+                return False
+            if stacked and point == () and expected.ndim:
+                v = xp.asarray(v).reshape((rows,) + (1,) * expected.ndim)
+            operands.append(v)
+        with xp.errstate(all="ignore"):
+            got = xp.broadcast_to(xp.asarray(guard.compared.pyop(*operands)), (rows,) + expected.shape)
+            differ = (got.reshape(rows, -1) != expected.reshape(1, -1)).any(axis=1)
+            if guard.ties:
+                equal = xp.broadcast_to(xp.asarray(operands[0] == operands[1]), (rows,) + expected.shape)
+                differ |= equal.reshape(rows, -1).any(axis=1)
+        self.crossed.update(xp.flatnonzero(differ).tolist())
+        return True
+
     def _check_all(self, guard) -> None:
         try:
             guard.check(self.values)
@@ -212,6 +242,15 @@ class GuardRows:
             if self.crossed is None:
                 raise
             self.crossed.update(range(self.rows))
+
+
+def outcome_array(outcome):
+    """A comparison's recorded result (replay_guards.outcome_key) as a bool array, or None."""
+    if outcome.__class__ is bool:
+        return np().asarray(outcome)
+    if outcome.__class__ is tuple and len(outcome) == 4 and outcome[0] == "array" and outcome[2] == "|b1":
+        return np().frombuffer(outcome[3], dtype=bool).reshape(outcome[1])
+    return None
 
 
 class PointValues:

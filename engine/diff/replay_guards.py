@@ -38,6 +38,9 @@ class Guard:
     span: object            # the read's place in the source
     opname: str = ""        # a comparison, "truth", "range", or "" (any other read)
     sources: tuple = ()     # per box or constant read, in order: (tape index, None) or (None, the constant)
+    compared: object = None     # a comparison of two operands (sources): its Compared, whose `pyop` a
+    #                             batched replay applies to every point's operands at once
+    ties: bool = False          # whether equal operands anywhere hand the read to the interpreter
 
 
 def outcome_key(v):
@@ -91,14 +94,16 @@ def resolve_guards(tape, logged) -> tuple:
         number = len(guards)
         outcome = outcome_key(read.result)
         sources = tuple(sources)
+        compared = None
         if read.opname == "truth" and len(sources) == 1 and template == 0:
             check = _truth_check(number, sources[0], read.take, outcome)
         elif read.take.__class__ is Compared and template == (tuple, [0, 1]):
             check = _comparison_check(number, sources, read.take, read.tie, outcome, read.span)
+            compared = read.take
         else:
             check = _check(number, template, sources, read.take, read.tie, outcome, read.span)
         guards.append(Guard(position=read.position, check=check, outcome=outcome, span=read.span,
-                            opname=read.opname, sources=sources))
+                            opname=read.opname, sources=sources, compared=compared, ties=read.tie is not None))
     return guards, nested, frozenset(constants)
 
 
