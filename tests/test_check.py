@@ -300,7 +300,8 @@ def test_a_program_that_branches_on_its_values_is_batched_with_its_guards_checke
     assert all(e.verdict == "pass" for e in r.entries)
     monkeypatch.setattr(differences, "BATCH_MIN_ENTRIES", 10 ** 9)
     looped = check_gradient(str(prog), at={"x": x})
-    assert [(e.label, e.verdict, e.claimed) for e in r.entries] == [(e.label, e.verdict, e.claimed) for e in looped.entries]
+    row = lambda e: (e.label, e.verdict, e.claimed)      # noqa: E731
+    assert [row(e) for e in r.entries] == [row(e) for e in looped.entries]
 
 
 @pytest.mark.parametrize("budget, passes", [(None, 1), (8 * 210, 35)])

@@ -169,6 +169,22 @@ def test_a_comparison_guard_is_checked_at_every_point_at_once(monkeypatch):
     np.testing.assert_allclose(got[keep], np.asarray(loop)[keep], rtol=64 * 2.0 ** -52, atol=0)
 
 
+def test_a_read_of_a_primitive_without_a_derivative_is_recomputed_at_every_point_at_once(monkeypatch):
+    # sign(x) enters the trace as a constant its guard checks (sign has no derivative to follow):
+    # the guard is sign lifted over the stack, each point's bytes against the recorded ones, so
+    # the points that cross are those whose sign changes, and none is checked by itself
+    from autodiff.engine.diff import batched_replay
+    x = np.linspace(-1.0, 1.0, 70)
+    x[0], x[5] = 2.0 ** -20, -(2.0 ** -21)
+    monkeypatch.setattr(batched_replay, "PointValues", None)         # each point by itself: not reached
+    stacked, (f0, columns), loop = objective_points("sum(sign(x) * x * x)", x)
+    assert stacked.crossed == [(0, 1), (0, 3), (5, 0), (5, 2)] and stacked.passes == 1
+    got = np.asarray(columns)[:, :, 0]
+    keep = ~np.isnan(got)
+    assert keep.sum() == 4 * 70 - 4
+    np.testing.assert_allclose(got[keep], np.asarray(loop)[keep], rtol=64 * 2.0 ** -52, atol=0)
+
+
 def test_a_guard_that_most_points_read_otherwise_hands_them_to_the_loop():
     # argmax's guard reads the values themselves, so every moved point reads otherwise: after one
     # pass the points go to the loop, which is cheaper than a pass plus a run per point

@@ -12,14 +12,15 @@ trace (diff/replay.py) is replayed once per perturbed input on values of three k
 
 Anything else a one-hot value meets (matmul, reshape, indexing, a broadcast to a bigger shape, a
 reduction along an axis, a dense stack beside it) is `Unfollowable`: the caller uses the batched
-replay of the same trace (stacked_points.StackedObjective) instead. Only programs whose control flow and constants cannot depend on
-the inputs get a trace (record_for_batches), so every point follows the recorded path, and the
-result is trusted only after its unperturbed row matches f0 and two perturbed rows match single
-runs. The incremental sums round differently from a full sum: sum(base) + (p_r - base[i_r]) errs by
-about eps |sum|, a full sum by up to eps sum|terms|, so where terms cancel the differences are
-less noisy than the program's own runs and so is their estimated error (reviewed: 9.7e-10
-against 2.5e-8 on sum(tanh(x) * x**2) over a symmetric grid, no verdict changed); the
-differences themselves agree with the point runs' to 1e-9 of the largest (tests/test_one_hot.py)."""
+replay of the same trace (stacked_points.StackedObjective) instead. Only traces without guards
+(control flow and constants that cannot depend on the inputs: record_for_batches) come here, so
+every point follows the recorded path, and the result is trusted only after its unperturbed row
+matches f0 and two perturbed rows match single runs. The incremental sums round differently from a
+full sum: sum(base) + (p_r - base[i_r]) errs by about eps |sum|, a full sum by up to eps sum|terms|,
+so where terms cancel the differences are less noisy than the program's own runs and so is their
+estimated error (reviewed: 9.7e-10 against 2.5e-8 on sum(tanh(x) * x**2) over a symmetric grid, no
+verdict changed); the differences themselves agree with the point runs' to 1e-9 of the largest
+(tests/test_one_hot.py)."""
 from __future__ import annotations
 
 import math

@@ -44,8 +44,8 @@ class StackedOutputs:
         self.crossed = []
 
     def __call__(self, inputs: dict, names, steps, f0, n_out, trace=None):
-        """`trace`: the target's, recorded at `inputs` by record_for_batches (a gradient check's
-        one-hot stacks recorded it), else recorded here."""
+        """`trace`: the target's, recorded at `inputs` by record_for_batches (a gradient check
+        records it once for its one-hot stacks and this), else recorded here."""
         self.crossed = []
         if not BATCHED or len(steps) < MIN_ENTRIES:
             return None
@@ -86,7 +86,7 @@ class StackedOutputs:
             if lead and 0 in crossed:
                 count(self.fallbacks, batch_differs("path at x"))
                 return None
-            if 2 * len(crossed) > rows:            # a guard that pins the values (sign(x)): the loop is cheaper
+            if 2 * len(crossed) > rows:            # a guard that pins the values (argmax(x)): the loop is cheaper
                 count(self.fallbacks, Unsupported(MOSTLY_CROSSED))
                 return None
             if crossed:                            # not those points' numbers: theirs are run one by one
@@ -115,11 +115,11 @@ class StackedObjective(StackedOutputs):
     or vᵀ output for an output seed v) at the perturbed points, from the same batched passes: each
     pass's output per point reduced as Objective reduces one point's, a table of one column."""
 
+    guarded = True       # a gradient check runs the points whose path changed by themselves
+
     def __init__(self, target, output_seed=None, limits=None, fallbacks=None):
         super().__init__(target, limits, fallbacks)
         self.output_seed = output_seed
-
-    guarded = True       # a gradient check runs the points whose path changed by themselves
 
     def _table(self, trace, values, flags, rows, last, crossed):
         out, is_stacked = replay_stacked(trace, values, flags, rows, last, crossed=crossed)

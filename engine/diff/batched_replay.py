@@ -25,6 +25,7 @@ from ..lang.recorded_decisions import recording_decisions
 from ..lang.target import Runner, check_output
 from .replay import record_trace, replay_output, replay_values
 from .bits import same_bits
+from .replay_guards import READ_ITSELF
 from .fallbacks import Fallback, LoweringRefused, PathChanged, ReplayDiffers, StepFailed, Unsupported, count, differs
 
 # the most numbers one stacked value may hold (B x its size per point): 2**16 float64 are 512 KiB,
@@ -197,6 +198,8 @@ class GuardRows:
                 continue
             if self.crossed is not None and guard.compared is not None and self._compare_all(guard):
                 continue
+            if self.crossed is not None and guard.applied is not None and self._recompute_all(guard):
+                continue
             for r in range(self.rows):
                 if self.crossed is not None and r in self.crossed:
                     continue
@@ -232,6 +235,29 @@ class GuardRows:
             if guard.ties:
                 equal = xp.broadcast_to(xp.asarray(operands[0] == operands[1]), (rows,) + expected.shape)
                 differ |= equal.reshape(rows, -1).any(axis=1)
+        self.crossed.update(xp.flatnonzero(differ).tolist())
+        return True
+
+    def _recompute_all(self, guard) -> bool:
+        """A read of a primitive's result (or of a value itself) that the run took as an array, at
+        every point at once: the primitive lifted over the stack as the pass lifts its steps,
+        each point's bytes against the recorded ones (replay_guards.outcome_key compares bytes).
+        False where the result is not such an array (each point is then checked by itself)."""
+        xp, rows, key = np(), self.rows, guard.outcome
+        if not (key.__class__ is tuple and len(key) == 4 and key[0] == "array"):
+            return False
+        leaves = [constant if j is None else self.values[j] for j, constant in guard.sources]
+        flags = [j is not None and self.flags[j] for j, _ in guard.sources]
+        if guard.applied is READ_ITSELF:
+            got = leaves[0]
+        else:
+            with xp.errstate(all="ignore"):
+                got = stacked_apply(guard.applied.prim, tuple(leaves), flags, guard.applied.params or None, rows)
+        got = xp.asarray(to_host(got))
+        if got.shape != (rows,) + tuple(key[1]) or got.dtype.str != key[2]:
+            return False
+        mine = xp.ascontiguousarray(got).reshape(rows, -1).view(xp.uint8)
+        differ = (mine != xp.frombuffer(key[3], dtype=xp.uint8).reshape(1, -1)).any(axis=1)
         self.crossed.update(xp.flatnonzero(differ).tolist())
         return True
 

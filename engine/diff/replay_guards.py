@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from ..core.backend import is_array, np, to_host
 from ..core.notes import NOTES
-from ..core.tape import BOXES, Var, strip
+from ..core.tape import BOXES, Applied, Var, strip
 from ..lang.operator_closures import Compared
 from .fallbacks import CONFIRMED_ERRORS, PathChanged
 
@@ -41,6 +41,9 @@ class Guard:
     compared: object = None     # a comparison of two operands (sources): its Compared, whose `pyop` a
     #                             batched replay applies to every point's operands at once
     ties: bool = False          # whether equal operands anywhere hand the read to the interpreter
+    applied: object = None      # a read of a primitive's result (an Applied on the sources, in order) or
+    #                             of the one source itself (READ_ITSELF): a batched replay recomputes it
+    #                             at every point at once
 
 
 def outcome_key(v):
@@ -94,7 +97,7 @@ def resolve_guards(tape, logged) -> tuple:
         number = len(guards)
         outcome = outcome_key(read.result)
         sources = tuple(sources)
-        compared = None
+        compared, applied = None, _applied(read, template, len(sources))
         if read.opname == "truth" and len(sources) == 1 and template == 0:
             check = _truth_check(number, sources[0], read.take, outcome)
         elif read.take.__class__ is Compared and template == (tuple, [0, 1]):
@@ -103,8 +106,24 @@ def resolve_guards(tape, logged) -> tuple:
         else:
             check = _check(number, template, sources, read.take, read.tie, outcome, read.span)
         guards.append(Guard(position=read.position, check=check, outcome=outcome, span=read.span,
-                            opname=read.opname, sources=sources, compared=compared, ties=read.tie is not None))
+                            opname=read.opname, sources=sources, compared=compared, ties=read.tie is not None,
+                            applied=applied))
     return guards, nested, frozenset(constants)
+
+
+READ_ITSELF = "the value itself"      # Guard.applied of a read of one source's raw value
+
+
+def _applied(read, template, count):
+    """Guard.applied of a read: its Applied where it recomputes a primitive on the sources in order,
+    READ_ITSELF where it takes one source as it is, else None (and None where ties count)."""
+    if read.tie is not None:
+        return None
+    if read.take is None and template == 0:
+        return READ_ITSELF
+    if read.take.__class__ is Applied and template == (tuple, list(range(count))):
+        return read.take
+    return None
 
 
 def inputs_reached(tape, index: int) -> set:
