@@ -169,15 +169,18 @@ def test_a_comparison_guard_is_checked_at_every_point_at_once(monkeypatch):
     np.testing.assert_allclose(got[keep], np.asarray(loop)[keep], rtol=64 * 2.0 ** -52, atol=0)
 
 
-def test_a_read_of_a_primitive_without_a_derivative_is_recomputed_at_every_point_at_once(monkeypatch):
-    # sign(x) enters the trace as a constant its guard checks (sign has no derivative to follow):
-    # the guard is sign lifted over the stack, each point's bytes against the recorded ones, so
-    # the points that cross are those whose sign changes, and none is checked by itself
+@pytest.mark.parametrize("source, at", [("sum(sign(x) * x * x)", 0.0), ("sum(round(x) * x)", 0.5)])
+def test_a_read_of_a_primitive_without_a_derivative_is_recomputed_at_every_point_at_once(source, at, monkeypatch):
+    # sign(x) enters the trace as a constant its guard checks (sign has no derivative to follow),
+    # round(x) as rint read through its engine op: the guard is the primitive lifted over the
+    # stack, each point's bytes against the recorded ones, so the points that cross are those
+    # whose sign (or rounding) changes: x[0] just above `at` moved down, x[5] just below -`at`
+    # moved up; none is checked by itself
     from autodiff.engine.diff import batched_replay
     x = np.linspace(-1.0, 1.0, 70)
-    x[0], x[5] = 2.0 ** -20, -(2.0 ** -21)
+    x[0], x[5] = at + 2.0 ** -20, -at - 2.0 ** -21
     monkeypatch.setattr(batched_replay, "PointValues", None)         # each point by itself: not reached
-    stacked, (f0, columns), loop = objective_points("sum(sign(x) * x * x)", x)
+    stacked, (f0, columns), loop = objective_points(source, x)
     assert stacked.crossed == [(0, 1), (0, 3), (5, 0), (5, 2)] and stacked.passes == 1
     got = np.asarray(columns)[:, :, 0]
     keep = ~np.isnan(got)

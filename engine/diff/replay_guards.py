@@ -115,14 +115,18 @@ READ_ITSELF = "the value itself"      # Guard.applied of a read of one source's 
 
 
 def _applied(read, template, count):
-    """Guard.applied of a read: its Applied where it recomputes a primitive on the sources in order,
-    READ_ITSELF where it takes one source as it is, else None (and None where ties count)."""
+    """Guard.applied of a read: its Applied where it recomputes a primitive on the sources in order
+    (an Applied, or the engine op of one on one source), READ_ITSELF where it takes one source as
+    it is, else None (and None where ties count)."""
     if read.tie is not None:
         return None
     if read.take is None and template == 0:
         return READ_ITSELF
     if read.take.__class__ is Applied and template == (tuple, list(range(count))):
         return read.take
+    prim = getattr(read.take, "primitive", None)   # an engine op (rint): its primitive
+    if prim is not None and template == 0:
+        return Applied(prim, None)
     return None
 
 
