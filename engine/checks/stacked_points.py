@@ -98,9 +98,7 @@ class StackedOutputs:
                 if not _close(base, f0, _eps(inputs, names), _column_scales(table)):
                     count(self.fallbacks, batch_differs("output at x"))
                     return None
-            for j in range(len(part)):
-                block = table[lead + len(OFFSETS) * j: lead + len(OFFSETS) * (j + 1)]
-                columns.append([row.tolist() for row in block])
+            columns.extend(table[lead:].reshape(len(part), len(OFFSETS), -1).tolist())
         return base, columns
 
     def _table(self, trace, values, flags, rows, last, crossed):
@@ -166,12 +164,19 @@ def _perturbed_stacks(inputs, names, part, steps, lead) -> dict:
     stacks, flats = {}, {}
     for name in names:
         base = np().asarray(to_host(inputs[name]))
-        stacks[name] = np().array(np().broadcast_to(base, (rows,) + base.shape))
+        stacks[name] = np().array(np().broadcast_to(base, (rows,) + base.shape), order="C")   # a point per row
         flats[name] = stacks[name].reshape(rows, -1)
-    for i, ((name, k), h) in enumerate(zip(part, steps)):
-        x = float(np().asarray(to_host(inputs[name])).reshape(-1)[k])
-        for o, t in enumerate(OFFSETS):
-            flats[name][lead + len(OFFSETS) * i + o, k] = x + t * h
+    xp, m = np(), len(OFFSETS)
+    for name in names:                         # each input's moved entries at once
+        which = [i for i, (n, _) in enumerate(part) if n == name]
+        if not which:
+            continue
+        ks = xp.asarray([part[i][1] for i in which], dtype=xp.int64)
+        xs = xp.asarray(to_host(inputs[name]), dtype=xp.float64).reshape(-1)[ks]
+        hs = xp.asarray([steps[i] for i in which], dtype=xp.float64)
+        rows_at = lead + m * xp.repeat(xp.asarray(which, dtype=xp.int64), m) + xp.tile(xp.arange(m), len(which))
+        moved = xp.repeat(xs, m) + xp.tile(xp.asarray(OFFSETS), len(which)) * xp.repeat(hs, m)    # x + t h
+        flats[name][rows_at, xp.repeat(ks, m)] = moved
     return stacks
 
 

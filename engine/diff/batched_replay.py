@@ -256,8 +256,9 @@ class GuardRows:
         got = xp.asarray(to_host(got))
         if got.shape != (rows,) + tuple(key[1]) or got.dtype.str != key[2]:
             return False
-        mine = xp.ascontiguousarray(got).reshape(rows, -1).view(xp.uint8)
-        differ = (mine != xp.frombuffer(key[3], dtype=xp.uint8).reshape(1, -1)).any(axis=1)
+        bits = xp.dtype(f"u{got.dtype.itemsize}") if got.dtype.itemsize in (1, 2, 4, 8) else xp.dtype("u1")
+        mine = xp.ascontiguousarray(got).reshape(rows, -1).view(bits)     # bit by bit: nan and -0.0 too
+        differ = (mine != xp.frombuffer(key[3], dtype=bits).reshape(1, -1)).any(axis=1)
         self.crossed.update(xp.flatnonzero(differ).tolist())
         return True
 
