@@ -10,8 +10,9 @@ Measures, on sum(x**2*sin(x)) in float64 at linspace(-2, 2, n):
 1. checks per second on a file of 1,000 simple cases, in one process;
 2. the full check of a gradient with 1,000 inputs, with an error estimate per entry, next to
    torch.autograd.gradcheck (full mode) and numdifftools.Gradient(full_output=True); ours also with
-   the perturbed points run by the batched interpreter instead of one-hot stacks of the replayed
-   trace (engine/checks/one_hot.py), and with one run per perturbed point;
+   the perturbed points run by the batched replay of the trace (engine/checks/stacked_points.py,
+   what a program one-hot stacks cannot follow gets) instead of one-hot stacks of it
+   (engine/checks/one_hot.py), and with one run per perturbed point;
 3. fast mode on 10, 100 and 1,000 inputs, next to gradcheck(fast_mode=True).
 Each engine runs in its own fresh process (benchmarks/_reference_checks.py for the references):
 importing torch changes glibc malloc behaviour for the whole process. Calls under 20 ms are looped
@@ -89,9 +90,9 @@ def our_rows() -> tuple[dict, int]:
     rows["evaluations"] = full().evaluations
 
     import autodiff.engine.checks.differences as check
-    saved, check.ONE_HOT = check.ONE_HOT, False        # the batched interpreter, as before one-hot stacks
+    saved, check.ONE_HOT = check.ONE_HOT, False        # the batched replay's passes, not one-hot stacks
     try:
-        rows[f"full_{FULL_SIZE}_batched_interpreter"] = timed_samples(full, FULL_SAMPLES)
+        rows[f"full_{FULL_SIZE}_batched_replay"] = timed_samples(full, FULL_SAMPLES)
     finally:
         check.ONE_HOT = saved
     saved, check.BATCH_MIN_ENTRIES = check.BATCH_MIN_ENTRIES, 10 ** 9
@@ -166,8 +167,8 @@ def main():
     measure = f"full check, {FULL_SIZE:,} inputs"
     add(measure, f"{OURS} (error estimates, {ours['evaluations']} evaluations)", full, ours,
         target="<= 55 ms with error estimates")
-    add("", f"{OURS}, perturbed points by the batched interpreter (not one-hot stacks)",
-        f"{full}_batched_interpreter", ours)
+    add("", f"{OURS}, perturbed points by the batched replay (not one-hot stacks)",
+        f"{full}_batched_replay", ours)
     add("", f"{OURS}, one run per perturbed point", f"{full}_unbatched", ours)
     for ref in references:
         add("", ref["engine"], full, {k: tuple(v.values()) for k, v in ref["rows"].items()}, compare=full)

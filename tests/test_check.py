@@ -287,18 +287,85 @@ def test_batched_runs_agree_with_the_loop(source, monkeypatch):
         assert abs(a.reference - b.reference) <= a.error_estimate + b.error_estimate
 
 
-def test_programs_the_batch_cannot_follow_fall_back_to_the_loop(tmp_path):
+def test_a_program_that_branches_on_its_values_is_batched_with_its_guards_checked_per_point(tmp_path, monkeypatch):
+    # a branch per element (80 guards): batch.py's Batched arrays refused it (the loop ran it); the
+    # batched replay checks each guard at each point, and none crosses here
+    from autodiff.engine.checks import differences
     prog = tmp_path / "p.py"
     prog.write_text("def f(x):\n    s = 0\n    for xi in x:\n        if xi > 0:\n            s = s + xi * xi\n"
                     "        else:\n            s = s - xi\n    return s\n")
     x = np.linspace(-1, 1, 80) + 0.003
     r = check_gradient(str(prog), at={"x": x})
-    assert not r.batched and r.passed
+    assert r.batched and r.passed
     assert all(e.verdict == "pass" for e in r.entries)
+    monkeypatch.setattr(differences, "BATCH_MIN_ENTRIES", 10 ** 9)
+    looped = check_gradient(str(prog), at={"x": x})
+    row = lambda e: (e.label, e.verdict, e.claimed)      # noqa: E731
+    assert [row(e) for e in r.entries] == [row(e) for e in looped.entries]
+
+
+@pytest.mark.parametrize("budget, passes", [(None, 1), (8 * 210, 35)])
+def test_a_full_check_that_one_hot_stacks_cannot_follow_runs_batched_replay_passes(budget, passes, monkeypatch):
+    """issue 28 item 2: where one-hot stacks cannot follow the trace (a matmul), the perturbed
+    points go through the batched replay of the same trace the Jacobian checks use (chunked by
+    its budget: 8 rows of A @ x's 3 x 70 numbers a pass, 2 entries), not a second interpreter
+    and not the point loop; the rows are the loop's."""
+    from autodiff.engine.checks import differences
+    from autodiff.engine.checks.differences import Objective, full_check
+    from autodiff.engine import api
+    from autodiff.engine.diff import batched_replay
+    from autodiff.engine.diff.function import ReplayRunner
+    rng = np.random.default_rng(3)
+    target = api.load("sum(A @ x)")
+    inputs = {"x": rng.uniform(0.1, 1, 70), "A": rng.uniform(-1, 1, (3, 70))}
+    claimed = {"x": inputs["A"].sum(axis=0)}
+    tol = TOLERANCES["float64"]
+    if budget is not None:
+        monkeypatch.setattr(batched_replay, "STACK_BUDGET_ELEMENTS", budget)
+    objective = Objective(ReplayRunner(target, None))
+    rows, f0 = full_check(objective, inputs, claimed, tol, ["x"])
+    assert objective.batched and not objective.one_hot and objective.passes == passes
+    assert objective.fallbacks == {"a one-hot stack cannot follow matmul of a one-hot value": 1}
+    assert objective.count == 1 + 4 * 70 + 1          # f0, then 4n + 1 as batches count
+    monkeypatch.setattr(differences, "BATCH_MIN_ENTRIES", 10 ** 9)
+    looped = Objective(ReplayRunner(target, None))
+    want, f0_looped = full_check(looped, inputs, claimed, tol, ["x"])
+    assert not looped.batched and looped.passes == 0 and looped.count == 1 + 4 * 70
+    assert f0 == f0_looped and [r.verdict for r in rows] == ["pass"] * 70
+    assert [vars(r) for r in rows] == [vars(r) for r in want]
+
+
+def test_a_batched_point_whose_branch_flips_runs_by_itself_with_the_loops_reason(monkeypatch):
+    """issue 28 item 2: a trace with guards is batched too (batch.py's Batched arrays refused a
+    branch on a value); each guard is checked at each point, and the points whose decision
+    differs (x[0] - h, x[0] - 2h here) are run one by one, as the loop runs them: the same
+    values, the same branch reason, one pass."""
+    from autodiff.engine import api
+    from autodiff.engine.checks import differences
+    from autodiff.engine.checks.differences import Objective, full_check
+    from autodiff.engine.diff.function import ReplayRunner
+    target = api.load("sum(x * x) if x[0] > 0 else sum(x)")
+    x = np.linspace(-1, 1, 70)
+    x[0] = 2.0 ** -20                         # within a step of 0: its -h and -2h points take the else
+    claimed = {"x": 2 * x}
+    tol = TOLERANCES["float64"]
+    objective = Objective(ReplayRunner(target, None))
+    rows, f0 = full_check(objective, {"x": x}, claimed, tol, ["x"])
+    assert objective.batched and objective.passes == 1 and objective.count == 1 + 4 * 70 + 1
+    assert objective.fallbacks == {differences.GUARDED_ONE_HOT: 1}
+    monkeypatch.setattr(differences, "BATCH_MIN_ENTRIES", 10 ** 9)
+    looped = Objective(ReplayRunner(target, None))
+    want, _ = full_check(looped, {"x": x}, claimed, tol, ["x"])
+    assert not looped.batched
+    assert rows[0].verdict == "branch" and rows[0].reason == ("x[0]-h flips the decision at line 1, column 15 "
+                                                              "(True -> False): FD crossed a branch")
+    assert [vars(r) for r in rows] == [vars(r) for r in want]
 
 
 # issue 29: the batched check takes every keyword the plain run takes (it ran from 64 entries on and
-# refused max(x, axis=0, keepdims=True) with exit 2). (source, batched by batch.py's own builtins)
+# refused max(x, axis=0, keepdims=True) with exit 2). (source, whether the batched replay of the trace
+# runs its perturbed points: logsumexp's trace has a guard on its values that most points read otherwise,
+# so they run one by one)
 KEYWORD_CALLS = [
     ("sum(exp(x - max(x, axis=0, keepdims=True)))", True),
     ("sum(x * sum(x, axis=0, keepdims=True))", True),
@@ -313,10 +380,10 @@ KEYWORD_CALLS = [
     ("sum(norm(X, ord=1, axis=0, keepdims=True))", True),
     ("norm(x, ord=3)", True),
     ("sum(transpose(X, axes=(1, 0))[0] * X[0])", True),
-    ("std(x, ddof=1)", False),
-    ("sum(var(X, axis=0, ddof=1, keepdims=True))", False),
+    ("std(x, ddof=1)", True),
+    ("sum(var(X, axis=0, ddof=1, keepdims=True))", True),
     ("sum(logsumexp(X, axis=1, keepdims=True))", False),
-    ("sum(cumsum(X, axis=1) * X)", False),
+    ("sum(cumsum(X, axis=1) * X)", True),
 ]
 
 
@@ -325,7 +392,7 @@ def test_the_batched_check_takes_every_keyword_the_plain_run_takes(source, by_ba
     import autodiff.engine.checks.differences as check
     rng = np.random.default_rng(1)
     at = {"X": rng.uniform(0.5, 1.5, (8, 8))} if "X" in source else {"x": rng.uniform(0.5, 1.5, 64)}
-    monkeypatch.setattr(check, "ONE_HOT", False)           # the batched interpreter (engine/checks/batch.py)
+    monkeypatch.setattr(check, "ONE_HOT", False)           # the batched replay (engine/checks/stacked_points.py)
     batched = check_gradient(source, at=at)
     monkeypatch.setattr(check, "BATCH_MIN_ENTRIES", 10 ** 9)
     looped = check_gradient(source, at=at)
@@ -335,18 +402,6 @@ def test_the_batched_check_takes_every_keyword_the_plain_run_takes(source, by_ba
     for a, b in zip(batched.entries, looped.entries):
         assert a.verdict == b.verdict and a.claimed == b.claimed
         assert abs(a.reference - b.reference) <= a.error_estimate + b.error_estimate
-
-
-def test_the_batch_builtins_take_the_keywords_of_the_builtins_they_replace():
-    from autodiff.engine.checks.batch import batch_builtins
-    from autodiff.engine.lang.builtins import make_builtins
-    from autodiff.engine.lang.keywords import accepted_keywords
-    plain, batched = make_builtins(None), make_builtins(None)
-    batch_builtins(batched)
-    replaced = [n for n in plain if batched[n] is not plain[n]]
-    assert {"sum", "max", "norm", "transpose"} <= set(replaced)
-    for name in replaced:
-        assert accepted_keywords(batched[name].fn) == accepted_keywords(plain[name].fn), name
 
 
 def test_a_softmax_of_64_entries_checks_from_the_command_line():

@@ -1,5 +1,5 @@
 """One-hot stacks (engine/checks/one_hot.py): the perturbed points of a full gradient check replayed
-as (the value at x) + (one moved element per row) give the differences the batched interpreter and
+as (the value at x) + (one moved element per row) give the differences the batched replay and
 the point-by-point runs give, to rounding; what they cannot follow goes the old way, unchanged."""
 import math
 
@@ -8,10 +8,10 @@ import pytest
 
 from autodiff.engine import api
 from autodiff.engine.checks import differences, one_hot
-from autodiff.engine.checks.batch import BatchUnsupported, batched_differences
 from autodiff.engine.checks.differences import Objective, power_of_two_step
 from autodiff.engine.checks.gradient import check_gradient
 from autodiff.engine.checks.one_hot import one_hot_differences
+from autodiff.engine.checks.stacked_points import StackedObjective
 from autodiff.engine.core.backend import to_host_value
 from autodiff.engine.diff.function import ReplayRunner
 from autodiff.engine.lang.target import bind_inputs
@@ -32,12 +32,12 @@ def setup(target, at, output_seed=None):
 
 
 def point_by_point(objective, inputs, names, steps):
-    """Today's reference: the batched interpreter where it runs, else one run per point."""
-    try:
-        return np.asarray(batched_differences(objective.runner.target, None, objective, inputs, names, steps,
-                                              objective(inputs), objective.signature))
-    except BatchUnsupported:
-        pass
+    """Today's reference: the batched replay of the trace where it runs (stacked_points.py), else
+    one run per point."""
+    stacked = StackedObjective(objective.runner.target, objective.output_seed)(inputs, names, steps,
+                                                                             [objective(inputs)], 1)
+    if stacked is not None:
+        return np.asarray(stacked[1])[:, :, 0]
     rows, e = [], 0
     for name in names:
         for k in range(np.size(inputs[name])):
@@ -183,7 +183,7 @@ def test_kinks_show_as_they_do_point_by_point(monkeypatch):
 
 def test_a_wrong_lifting_is_caught_by_the_single_runs(monkeypatch):
     """A reduction that forgot the moved element would give f0 on every row: the two single runs
-    the result is checked against disagree, and the batched interpreter answers instead."""
+    the result is checked against disagree, and the batched replay answers instead."""
     monkeypatch.setitem(one_hot.WHOLE_REDUCTIONS, "sum", lambda m, out_base: out_base + 0 * m.values)
     target = api.load("sum(x**2 * sin(x))")
     inputs, objective, f0, names, steps = setup(target, {"x": np.linspace(-2, 2, 80)})

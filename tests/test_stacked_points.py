@@ -130,3 +130,68 @@ def test_a_planted_hessian_error_fails_in_both(monkeypatch):
     slightly = planted(result, "hessian", ("x", "x"), (1, 2), 1e-3)
     batched, pointwise = both_ways(slightly, target, monkeypatch, check=check_hessian)
     assert [e.label for e in batched.failures] == [e.label for e in pointwise.failures] == ["∂²f/∂x[1]∂x[2]"]
+
+
+# ---- a gradient check's objective, and the guards of its trace (issue 28 item 2) ------------------
+
+def objective_points(source, x):
+    """StackedObjective at x's perturbed points (2**-17 steps), the points whose path changed
+    (its `crossed`), and the loop's objective at each point."""
+    from autodiff.engine import api
+    from autodiff.engine.checks.differences import Objective
+    from autodiff.engine.checks.one_hot import OFFSETS
+    from autodiff.engine.checks.stacked_points import StackedObjective
+    from autodiff.engine.diff.function import ReplayRunner
+    target = api.load(source)
+    objective = Objective(ReplayRunner(target, None))
+    f0 = objective({"x": x})
+    stacked = StackedObjective(target)
+    steps = [2.0 ** -17] * x.size
+    out = stacked({"x": x}, ["x"], steps, [f0], 1)
+    loop = [[objective({"x": x + np.eye(x.size)[k] * t * steps[k]}) for t in OFFSETS] for k in range(x.size)]
+    return stacked, out, loop
+
+
+def test_a_comparison_guard_is_checked_at_every_point_at_once(monkeypatch):
+    # where's condition is a guard that reads x > 0 (an array): the points whose mask differs are
+    # those that move x[0] = 2**-20 below 0 (-h, -2h) and x[5] = -2**-21 above it (+h, +2h);
+    # the others take the recorded mask, their numbers the loop's, and no point's read is checked by
+    # itself (PointValues, the per-point check, is not reached)
+    from autodiff.engine.diff import batched_replay
+    x = np.linspace(-1.0, 1.0, 70)
+    x[0], x[5] = 2.0 ** -20, -(2.0 ** -21)
+    monkeypatch.setattr(batched_replay, "PointValues", None)         # each point by itself: not reached
+    stacked, (f0, columns), loop = objective_points("sum(where(x > 0, x, 0) * x)", x)
+    assert stacked.crossed == [(0, 1), (0, 3), (5, 0), (5, 2)] and stacked.passes == 1
+    got = np.asarray(columns)[:, :, 0]
+    assert np.isnan(got[0, [1, 3]]).all() and np.isnan(got[5, [0, 2]]).all()
+    keep = ~np.isnan(got)             # the loop's to the rounding of a sum: 64 eps of f
+    np.testing.assert_allclose(got[keep], np.asarray(loop)[keep], rtol=64 * 2.0 ** -52, atol=0)
+
+
+@pytest.mark.parametrize("source, at", [("sum(sign(x) * x * x)", 0.0), ("sum(round(x) * x)", 0.5)])
+def test_a_read_of_a_primitive_without_a_derivative_is_recomputed_at_every_point_at_once(source, at, monkeypatch):
+    # sign(x) enters the trace as a constant its guard checks (sign has no derivative to follow),
+    # round(x) as rint read through its engine op: the guard is the primitive lifted over the
+    # stack, each point's bytes against the recorded ones, so the points that cross are those
+    # whose sign (or rounding) changes: x[0] just above `at` moved down, x[5] just below -`at`
+    # moved up; none is checked by itself
+    from autodiff.engine.diff import batched_replay
+    x = np.linspace(-1.0, 1.0, 70)
+    x[0], x[5] = at + 2.0 ** -20, -at - 2.0 ** -21
+    monkeypatch.setattr(batched_replay, "PointValues", None)         # each point by itself: not reached
+    stacked, (f0, columns), loop = objective_points(source, x)
+    assert stacked.crossed == [(0, 1), (0, 3), (5, 0), (5, 2)] and stacked.passes == 1
+    got = np.asarray(columns)[:, :, 0]
+    keep = ~np.isnan(got)
+    assert keep.sum() == 4 * 70 - 4
+    np.testing.assert_allclose(got[keep], np.asarray(loop)[keep], rtol=64 * 2.0 ** -52, atol=0)
+
+
+def test_a_guard_that_most_points_read_otherwise_hands_them_to_the_loop():
+    # argmax's guard reads the values themselves, so every moved point reads otherwise: after one
+    # pass the points go to the loop, which is cheaper than a pass plus a run per point
+    from autodiff.engine.checks.stacked_points import MOSTLY_CROSSED
+    x = np.linspace(-1.0, 1.0, 70)
+    stacked, out, _ = objective_points("x[argmax(x)] * sum(x)", x)
+    assert out is None and stacked.fallbacks == {MOSTLY_CROSSED: 1} and stacked.passes == 1

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import math
 
-from ..core.backend import np, to_device, to_host
+from ..core.backend import np, on_device, to_device, to_host
 from ..core.complexes import is_complex
-from .batch import BatchUnsupported, batched_differences
-from .one_hot import objective_value, one_hot_differences
+from ..diff.batched_replay import record_for_batches
+from ..diff.fallbacks import Unsupported, count
+from .one_hot import OFFSETS, objective_value, one_hot_differences
 from .report import Tolerance, as_float_array, complex_labels, entry_labels, real_entries
 from .verdict_arrays import judge_all, largest_finite_of, noise_floor_of
+from .stacked_points import NOT_FLOATS, StackedObjective, all_float
 from .verdicts import branch_reason, convention_text, judge
 
 
@@ -25,7 +27,9 @@ class Objective:
         self.shape = None
         self.batched = False      # whether the last full check ran its perturbed points in batches
         self.one_hot = False      # whether they ran as one-hot stacks of a replayed trace (one_hot.py)
-        self.fallbacks = {}       # {reason: count}: the one-hot passes handed to another path (diff/fallbacks.py)
+        self.passes = 0           # the batched replay's passes over stacked points (stacked_points.py)
+        # {reason: count}: the batched ways handing the points to another (diff/fallbacks.py)
+        self.fallbacks = {}
 
     def __call__(self, values):
         self.count += 1
@@ -107,13 +111,13 @@ class Perturber:
 
 
 BATCH_MIN_ENTRIES = 64        # below this the loop is as fast as batching
-ONE_HOT = True                # False: the batched interpreter only (benchmarks time both ways)
+ONE_HOT = True                # False: the batched replay only (benchmarks time both ways)
 
 
 def full_check(objective: Objective, inputs: dict, claimed: dict, tol: Tolerance, names=None,
                conventions=(), batch=True) -> tuple:
     """Every entry of `claimed` against central differences with Richardson extrapolation.
-    Returns (rows, f0). The perturbed runs are batched when the program allows (checkbatch.py)."""
+    Returns (rows, f0). The perturbed runs are batched when the program allows (perturbed_objectives)."""
     p = Perturber(inputs)
     values = p.values
     f0 = objective(values)
@@ -135,24 +139,14 @@ def full_check(objective: Objective, inputs: dict, claimed: dict, tol: Tolerance
         plan.extend(zip(labels, gflat, [name] * len(xs), range(len(xs)), xs, power_of_two_steps(xs, tol.step)))
     values_per_entry = None
     if batch and len(plan) >= BATCH_MIN_ENTRIES:
-        runner = objective.runner
-        steps = [e[5] for e in plan]
-        values_per_entry = one_hot_differences(runner.target, runner.interp.limits, objective, inputs, names,
-                                               steps, f0) if ONE_HOT else None
-        objective.one_hot = values_per_entry is not None
-        try:
-            if values_per_entry is None:
-                values_per_entry = batched_differences(runner.target, runner.interp.limits, objective, inputs, names,
-                                                       steps, f0, sig0)
-            objective.batched = True
-        except BatchUnsupported:
-            values_per_entry = None
-    if values_per_entry is not None:      # one path for every point: no branch crossed
-        return _verdicts(plan, values_per_entry, None, f0, tol, convention), f0
+        values_per_entry, f_at_x, crossed = perturbed_objectives(objective, inputs, names, [e[5] for e in plan], f0)
+    if values_per_entry is not None:      # the recorded path, but at the points whose path changed
+        reasons = _run_crossed(p, objective, plan, values_per_entry, crossed, sig0) if crossed else None
+        return _verdicts(plan, values_per_entry, reasons, f_at_x, tol, convention), f0
     table, reasons = [], []
     for label, g, name, k, x, h in plan:
         fs, reason = [], ""
-        for direction, step in (("+h", h), ("-h", -h), ("+2h", 2 * h), ("-2h", -2 * h)):
+        for direction, step in zip(DIRECTIONS, (h, -h, 2 * h, -2 * h)):
             p.set(name, k, x + step)
             fs.append(objective(values))
             if not reason and objective.signature != sig0:
@@ -161,6 +155,70 @@ def full_check(objective: Objective, inputs: dict, claimed: dict, tol: Tolerance
         table.append(fs)
         reasons.append(reason)
     return _verdicts(plan, table, reasons, f0, tol, convention), f0
+
+
+DIRECTIONS = ("+h", "-h", "+2h", "-2h")       # OFFSETS' names
+
+
+def _run_crossed(p, objective, plan, table, crossed, sig0) -> list:
+    """The points of a batched replay whose path changed (`crossed`: (entry, offset) pairs, in
+    order), each run by itself into `table` as the loop runs it (counted once: the batch counted
+    every point), and the branch reason per entry the loop gives: its first direction whose run's
+    control flow differs."""
+    reasons = [""] * len(plan)
+    saved = objective.count
+    for e, o in crossed:
+        label, _, name, k, x, h = plan[e]
+        p.set(name, k, x + OFFSETS[o] * h)
+        table[e][o] = objective(p.values)
+        if not reasons[e] and objective.signature != sig0:
+            reasons[e] = branch_reason(sig0, objective.signature, label, DIRECTIONS[o])
+        p.set(name, k, x)
+    objective.count = saved
+    return reasons
+
+
+def perturbed_objectives(objective: Objective, inputs: dict, names, steps, f0) -> tuple:
+    """(per input entry of `names`, in order, the objective at x + h, x - h, x + 2h, x - 2h for its
+    step h; the objective at x the differences are taken from; the (entry, offset) of the points
+    whose path changed, whose numbers are nan) by one trace of the target recorded at x and
+    replayed on stacks of the perturbed points: one-hot stacks where they follow the trace
+    (one_hot.py; a trace without guards), else the batched replay's passes
+    (stacked_points.StackedObjective, which the Jacobian checks' passes are; each guard checked
+    at each point); (None, f0, []) where neither may (the handover counted by its reason in
+    `objective.fallbacks`): each point is then a run of its own. The batched replay's objective
+    at x comes from its own first pass, so that every difference is between values rounded alike
+    (as a Jacobian check's)."""
+    runner = objective.runner
+    target, limits = runner.target, runner.interp.limits
+    objective.one_hot = objective.batched = False
+    if not all_float(inputs, names):
+        count(objective.fallbacks, Unsupported(NOT_FLOATS))
+        return None, f0, []
+    found, crossed = None, []
+    with on_device("cpu"):          # the checks' points are host arrays
+        trace = record_for_batches(target, inputs, limits, objective.fallbacks, guarded=True)
+        if trace is None:
+            return None, f0, []
+        if ONE_HOT and trace.guards:
+            count(objective.fallbacks, Unsupported(GUARDED_ONE_HOT))
+        elif ONE_HOT:
+            found = one_hot_differences(target, limits, objective, inputs, names, steps, f0, trace)
+        objective.one_hot = found is not None
+        if found is None:
+            stacked = StackedObjective(target, objective.output_seed, limits, objective.fallbacks)
+            out = stacked(inputs, names, steps, [f0], 1, trace)
+            objective.passes += stacked.passes
+            if out is not None:
+                f0, crossed = out[0][0], stacked.crossed
+                found = [[row[0] for row in column] for column in out[1]]
+                objective.count += len(OFFSETS) * len(found) + 1
+    objective.batched = found is not None
+    return found, f0, crossed
+
+
+# why a trace with guards skips the one-hot stacks
+GUARDED_ONE_HOT = "a trace with guards (one-hot stacks check none: the batched replay checks each point's)"
 
 
 def _verdicts(plan, values, reasons, f0, tol, convention) -> list:

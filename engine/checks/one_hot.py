@@ -12,14 +12,15 @@ trace (diff/replay.py) is replayed once per perturbed input on values of three k
 
 Anything else a one-hot value meets (matmul, reshape, indexing, a broadcast to a bigger shape, a
 reduction along an axis, a dense stack beside it) is `Unfollowable`: the caller uses the batched
-interpreter (batch.py) instead. Only programs whose control flow and constants cannot depend on
-the inputs get a trace (record_for_batches), so every point follows the recorded path, and the
-result is trusted only after its unperturbed row matches f0 and two perturbed rows match single
-runs. The incremental sums round differently from a full sum: sum(base) + (p_r - base[i_r]) errs by
-about eps |sum|, a full sum by up to eps sum|terms|, so where terms cancel the differences are
-less noisy than the program's own runs and so is their estimated error (reviewed: 9.7e-10
-against 2.5e-8 on sum(tanh(x) * x**2) over a symmetric grid, no verdict changed); the
-differences themselves agree with the point runs' to 1e-9 of the largest (tests/test_one_hot.py)."""
+replay of the same trace (stacked_points.StackedObjective) instead. Only traces without guards
+(control flow and constants that cannot depend on the inputs: record_for_batches) come here, so
+every point follows the recorded path, and the result is trusted only after its unperturbed row
+matches f0 and two perturbed rows match single runs. The incremental sums round differently from a
+full sum: sum(base) + (p_r - base[i_r]) errs by about eps |sum|, a full sum by up to eps sum|terms|,
+so where terms cancel the differences are less noisy than the program's own runs and so is their
+estimated error (reviewed: 9.7e-10 against 2.5e-8 on sum(tanh(x) * x**2) over a symmetric grid, no
+verdict changed); the differences themselves agree with the point runs' to 1e-9 of the largest
+(tests/test_one_hot.py)."""
 from __future__ import annotations
 
 import math
@@ -41,7 +42,7 @@ class Unfollowable(Exception):
 
 
 # the documented handovers of a one-hot pass (counted by diff/fallbacks.py)
-NOT_FLOAT64 = "inputs that are not float64 (the batched interpreter keeps their rounding)"
+NOT_FLOAT64 = "inputs that are not float64 (the batched replay keeps their rounding)"
 CONSTANT_OUTPUT = "an output that does not depend on the inputs (the points run one by one)"
 NOT_FINITE_AT_X = "an objective that is not finite at x (the points run one by one)"
 
@@ -62,17 +63,20 @@ class Dense:
         self.stack = stack
 
 
-def one_hot_differences(target, limits, objective, inputs: dict, names, steps, f0):
+def one_hot_differences(target, limits, objective, inputs: dict, names, steps, f0, trace=None):
     """f(x ± h e_k) and f(x ± 2h e_k) for every entry k of the inputs `names` (steps[e] for the
     e-th entry, in order), (fp1, fm1, fp2, fm2) per entry, or None where the program
-    cannot be followed (the caller then uses the batched interpreter). Returns an (entries, 4) array."""
+    cannot be followed (the caller then uses the batched replay, stacked_points.py). Returns an
+    (entries, 4) array. `trace`: the target's, recorded at `inputs` by record_for_batches on the
+    host, else recorded here."""
     order = list(target.inputs)
     fallbacks = objective.fallbacks         # each handover counted by its reason (diff/fallbacks.py)
     if not all_float64(inputs, names):
         count(fallbacks, Unsupported(NOT_FLOAT64))
         return None
     with on_device("cpu"):          # the checks' points are host arrays
-        trace = record_for_batches(target, inputs, limits, fallbacks)
+        if trace is None:
+            trace = record_for_batches(target, inputs, limits, fallbacks)
         if trace is None:
             return None
         if trace.output is None:
@@ -87,7 +91,7 @@ def one_hot_differences(target, limits, objective, inputs: dict, names, steps, f
                 return None
             rows = [_objective_rows(out, at_x[trace.output], len(OFFSETS) * entries, objective.output_seed)
                     for entries, out in moved_outputs(trace, at_x, order, inputs, names, steps)]
-        except Unfollowable as unfollowable:     # the batched interpreter decides
+        except Unfollowable as unfollowable:     # the batched replay decides
             count(fallbacks, Unsupported(f"a one-hot stack cannot follow {unfollowable}"))
             return None
         except CONFIRMED_ERRORS as error:       # a step that fails on a stack: as above
@@ -103,7 +107,7 @@ def one_hot_differences(target, limits, objective, inputs: dict, names, steps, f
 
 def all_float64(inputs, names) -> bool:
     """float64 only: a float32 sum kept incrementally would round in float32 where the dense run
-    rounds in its own order; the batched interpreter keeps those."""
+    rounds in its own order; the batched replay keeps those."""
     for name in names:
         v = inputs[name]
         if v.__class__ is not float and getattr(v, "dtype", None) != np().float64:

@@ -15,14 +15,15 @@ from ..core.backend import np, to_device, to_host
 from ..core.primitives import size
 from ..core.tape import Tape, Var, backward, strip
 from ..diff.common import ones_like_output
-from ..diff.batched_replay import (batch_differs, largest_value, last_uses, record_for_batches, refused_pass,
-                                   replay_stacked, rows_per_pass, stacked_rows)
+from ..diff.batched_replay import (batch_differs, largest_value, last_uses, point_shape, record_for_batches,
+                                   refused_pass, replay_stacked, rows_per_pass, stacked_rows)
 from ..diff.fallbacks import CONFIRMED_ERRORS, Unsupported, count
 from .one_hot import OFFSETS
 
 BATCHED = True           # False: every perturbed run point by point (benchmarks time both ways)
 MIN_ENTRIES = 2          # below this the loop costs no more than recording the trace
 NOT_FLOATS = "inputs that are not floating-point arrays (the points run one by one)"
+MOSTLY_CROSSED = "a batched pass whose guards most points read otherwise (the points run one by one)"
 
 
 class StackedOutputs:
@@ -31,21 +32,30 @@ class StackedOutputs:
     values rounded alike; per input entry of `names` flattened in order, the four flat outputs),
     or None."""
 
+    guarded = False      # whether a trace with guards is batched (the caller runs `crossed` itself)
+
     def __init__(self, target, limits=None, fallbacks=None):
         self.target, self.limits = target, limits
         self.passes = 0                  # batched passes made (for tests and benchmarks)
         # {reason: count} of the calls handed to the per-point runs (the check's runner's, where given)
         self.fallbacks = {} if fallbacks is None else fallbacks
+        # (input entry, offset) of the points whose path changed (a guard read them otherwise): their
+        # numbers in the last call's columns are nan, for the caller to run one by one
+        self.crossed = []
 
-    def __call__(self, inputs: dict, names, steps, f0, n_out):
+    def __call__(self, inputs: dict, names, steps, f0, n_out, trace=None):
+        """`trace`: the target's, recorded at `inputs` by record_for_batches (a gradient check
+        records it once for its one-hot stacks and this), else recorded here."""
+        self.crossed = []
         if not BATCHED or len(steps) < MIN_ENTRIES:
             return None
-        if not _all_float(inputs, names):
+        if not all_float(inputs, names):
             count(self.fallbacks, Unsupported(NOT_FLOATS))
             return None
         order = list(self.target.inputs)
         shared = {k: to_device(inputs[k]) for k in order}
-        trace = record_for_batches(self.target, shared, self.limits, self.fallbacks)
+        if trace is None:
+            trace = record_for_batches(self.target, shared, self.limits, self.fallbacks, self.guarded)
         if trace is None:
             return None
         try:
@@ -67,25 +77,55 @@ class StackedOutputs:
             rows = lead + len(OFFSETS) * len(part)
             stacks = _perturbed_stacks(inputs, names, part, steps[start:start + len(part)], lead)
             values = [to_device(stacks[k]) if k in stacks else shared[k] for k in order]
-            table = self._table(trace, values, [k in stacks for k in order], rows, last)
+            crossed = set()
+            table = self._table(trace, values, [k in stacks for k in order], rows, last, crossed)
             self.passes += 1
             if table.shape[1] != n_out:
                 count(self.fallbacks, batch_differs("output size"))
                 return None
+            if lead and 0 in crossed:
+                count(self.fallbacks, batch_differs("path at x"))
+                return None
+            if 2 * len(crossed) > rows:            # a guard that pins the values (argmax(x)): the loop is cheaper
+                count(self.fallbacks, Unsupported(MOSTLY_CROSSED))
+                return None
+            if crossed:                            # not those points' numbers: theirs are run one by one
+                table = table.copy()
+                table[sorted(crossed)] = np().nan
+                self.crossed.extend(divmod(start * len(OFFSETS) + r - lead, len(OFFSETS)) for r in sorted(crossed))
             if lead:
                 base = table[0].tolist()
                 if not _close(base, f0, _eps(inputs, names), _column_scales(table)):
                     count(self.fallbacks, batch_differs("output at x"))
                     return None
-            for j in range(len(part)):
-                block = table[lead + len(OFFSETS) * j: lead + len(OFFSETS) * (j + 1)]
-                columns.append([row.tolist() for row in block])
+            columns.extend(table[lead:].reshape(len(part), len(OFFSETS), -1).tolist())
         return base, columns
 
-    def _table(self, trace, values, flags, rows, last):
-        """The flat output per point, (rows, its size), of one batched pass."""
-        out, is_stacked = replay_stacked(trace, values, flags, rows, last)
+    def _table(self, trace, values, flags, rows, last, crossed):
+        """The flat output per point, (rows, its size), of one batched pass; `crossed` gets the
+        rows whose path changed (replay_stacked)."""
+        out, is_stacked = replay_stacked(trace, values, flags, rows, last, crossed=crossed)
         return stacked_rows(out, is_stacked, rows)
+
+
+class StackedObjective(StackedOutputs):
+    """The objective of a full gradient check (differences.Objective: the output itself, its sum,
+    or vᵀ output for an output seed v) at the perturbed points, from the same batched passes: each
+    pass's output per point reduced as Objective reduces one point's, a table of one column."""
+
+    guarded = True       # a gradient check runs the points whose path changed by themselves
+
+    def __init__(self, target, output_seed=None, limits=None, fallbacks=None):
+        super().__init__(target, limits, fallbacks)
+        self.output_seed = output_seed
+
+    def _table(self, trace, values, flags, rows, last, crossed):
+        out, is_stacked = replay_stacked(trace, values, flags, rows, last, crossed=crossed)
+        table = stacked_rows(out, is_stacked, rows)
+        if self.output_seed is None:
+            return table.sum(axis=1, keepdims=True)
+        v = np().broadcast_to(np().asarray(self.output_seed, dtype=np().float64), point_shape(out, is_stacked))
+        return (table @ v.ravel()).reshape(rows, 1)
 
 
 class StackedGradients(StackedOutputs):
@@ -99,12 +139,12 @@ class StackedGradients(StackedOutputs):
         super().__init__(target, limits, fallbacks)
         self.wrt = list(wrt)
 
-    def _table(self, trace, values, flags, rows, last):
+    def _table(self, trace, values, flags, rows, last, crossed):
         order = list(self.target.inputs)
         tape = Tape()
         watched = {k: tape.watch(v) for k, v, f in zip(order, values, flags) if f and k in self.wrt}
         boxed = [watched.get(k, v) for k, v in zip(order, values)]
-        out, is_stacked = replay_stacked(trace, boxed, flags, rows, last)
+        out, is_stacked = replay_stacked(trace, boxed, flags, rows, last, crossed=crossed)
         parts = []
         if out.__class__ is Var and out.tape is tape:
             adjoints = backward(tape, out, ones_like_output(out.value))
@@ -124,16 +164,23 @@ def _perturbed_stacks(inputs, names, part, steps, lead) -> dict:
     stacks, flats = {}, {}
     for name in names:
         base = np().asarray(to_host(inputs[name]))
-        stacks[name] = np().array(np().broadcast_to(base, (rows,) + base.shape))
+        stacks[name] = np().array(np().broadcast_to(base, (rows,) + base.shape), order="C")   # a point per row
         flats[name] = stacks[name].reshape(rows, -1)
-    for i, ((name, k), h) in enumerate(zip(part, steps)):
-        x = float(np().asarray(to_host(inputs[name])).reshape(-1)[k])
-        for o, t in enumerate(OFFSETS):
-            flats[name][lead + len(OFFSETS) * i + o, k] = x + t * h
+    xp, m = np(), len(OFFSETS)
+    for name in names:                         # each input's moved entries at once
+        which = [i for i, (n, _) in enumerate(part) if n == name]
+        if not which:
+            continue
+        ks = xp.asarray([part[i][1] for i in which], dtype=xp.int64)
+        xs = xp.asarray(to_host(inputs[name]), dtype=xp.float64).reshape(-1)[ks]
+        hs = xp.asarray([steps[i] for i in which], dtype=xp.float64)
+        rows_at = lead + m * xp.repeat(xp.asarray(which, dtype=xp.int64), m) + xp.tile(xp.arange(m), len(which))
+        moved = xp.repeat(xs, m) + xp.tile(xp.asarray(OFFSETS), len(which)) * xp.repeat(hs, m)    # x + t h
+        flats[name][rows_at, xp.repeat(ks, m)] = moved
     return stacks
 
 
-def _all_float(inputs, names) -> bool:
+def all_float(inputs, names) -> bool:
     for name in names:
         v = inputs[name]
         if v.__class__ is not float and not (hasattr(v, "dtype") and np().issubdtype(np().dtype(str(v.dtype)),

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from ..core.backend import is_array, np, to_host
 from ..core.notes import NOTES
-from ..core.tape import BOXES, Var, strip
+from ..core.tape import BOXES, Applied, Var, strip
 from ..lang.operator_closures import Compared
 from .fallbacks import CONFIRMED_ERRORS, PathChanged
 
@@ -38,6 +38,12 @@ class Guard:
     span: object            # the read's place in the source
     opname: str = ""        # a comparison, "truth", "range", or "" (any other read)
     sources: tuple = ()     # per box or constant read, in order: (tape index, None) or (None, the constant)
+    compared: object = None     # a comparison of two operands (sources): its Compared, whose `pyop` a
+    #                             batched replay applies to every point's operands at once
+    ties: bool = False          # whether equal operands anywhere hand the read to the interpreter
+    applied: object = None      # a read of a primitive's result (an Applied on the sources, in order) or
+    #                             of the one source itself (READ_ITSELF): a batched replay recomputes it
+    #                             at every point at once
 
 
 def outcome_key(v):
@@ -91,15 +97,37 @@ def resolve_guards(tape, logged) -> tuple:
         number = len(guards)
         outcome = outcome_key(read.result)
         sources = tuple(sources)
+        compared, applied = None, _applied(read, template, len(sources))
         if read.opname == "truth" and len(sources) == 1 and template == 0:
             check = _truth_check(number, sources[0], read.take, outcome)
         elif read.take.__class__ is Compared and template == (tuple, [0, 1]):
             check = _comparison_check(number, sources, read.take, read.tie, outcome, read.span)
+            compared = read.take
         else:
             check = _check(number, template, sources, read.take, read.tie, outcome, read.span)
         guards.append(Guard(position=read.position, check=check, outcome=outcome, span=read.span,
-                            opname=read.opname, sources=sources))
+                            opname=read.opname, sources=sources, compared=compared, ties=read.tie is not None,
+                            applied=applied))
     return guards, nested, frozenset(constants)
+
+
+READ_ITSELF = "the value itself"      # Guard.applied of a read of one source's raw value
+
+
+def _applied(read, template, count):
+    """Guard.applied of a read: its Applied where it recomputes a primitive on the sources in order
+    (an Applied, or the engine op of one on one source), READ_ITSELF where it takes one source as
+    it is, else None (and None where ties count)."""
+    if read.tie is not None:
+        return None
+    if read.take is None and template == 0:
+        return READ_ITSELF
+    if read.take.__class__ is Applied and template == (tuple, list(range(count))):
+        return read.take
+    prim = getattr(read.take, "primitive", None)   # an engine op (rint): its primitive
+    if prim is not None and template == 0:
+        return Applied(prim, None)
+    return None
 
 
 def inputs_reached(tape, index: int) -> set:

@@ -287,16 +287,14 @@ def check_output(value, target):
 
 
 class Runner:
-    """Compile a target once and run it on many points cheaply (finite differences, batch checks).
+    """Compile a target once and run it on many points cheaply (finite differences, the checks' points).
 
     Calling it returns the raw output; `signature` is that run's control-flow signature as a tuple.
     Inputs are not copied: the language has value semantics, so a run never mutates them."""
 
-    def __init__(self, target: Target, limits: Limits | None = None, customize=None, interp=None):
+    def __init__(self, target: Target, limits: Limits | None = None, interp=None):
         self.target = target
         self.interp = interp = interp if interp is not None else Interpreter(limits)
-        if customize is not None:           # e.g. batched builtins (engine/checkbatch.py)
-            customize(interp.builtins)
         self.signature = ()
         self._runs = 0
         with _located(target):
