@@ -59,11 +59,14 @@ class CallCompiler:
             self.depth -= 1
             raise self.tick_error(span)
         frame = Frame(dict(zip(fn.params, args)), fn.closure)
+        frames = self.writes.frames
+        frames.append(frame)            # a write in place reaches the callers' names too (lang/aliases.py)
         try:
             if fn.body(frame) == RETURN:
                 return frame.ret
             return None
         finally:
+            frames.pop()
             self.depth -= 1
 
     def call_outermost(self, fn, args):
@@ -74,10 +77,13 @@ class CallCompiler:
         if old_limit < needed:
             sys.setrecursionlimit(needed)
         self.depth = 1
+        self.writes.shadows.clear()
         try:
             frame = Frame(dict(zip(fn.params, args)), fn.closure)
+            self.writes.frames.append(frame)
             signal = self.guarded(fn.body, frame)
         finally:
+            self.writes.frames.clear()
             self.depth = 0
             if old_limit < needed:
                 sys.setrecursionlimit(old_limit)

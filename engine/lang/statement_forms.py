@@ -84,13 +84,22 @@ class StatementFormsCompiler:
 
         parts = self.index_parts(target.index, scope)
 
+        how = f"`{name}[...] {s.op or ''}= ...`"
+        writes, globals_frame, line = self.writes, self.globals, span.line
+
+        def rebind(frame, x, where, new):
+            """numpy writes x in place: whoever else holds what the write reaches is made Stale."""
+            shadows = writes.written(frame, name, x, where, line, how, globals_frame)
+            frame.vars[name] = new
+            writes.rebound(new, shadows)
+
         def run(frame):
             x = load(frame)
             if x.__class__ is dict:                 # d[k] = v: d becomes an updated copy
                 k = dict_key(parts, frame, span)
                 v = value(frame)
-                frame.vars[name] = dicts.updated(x, k, v if combine is None else combine(dicts.item(x, k, span), v),
-                                                 span)
+                rebind(frame, x, None, dicts.updated(x, k, v if combine is None else combine(dicts.item(x, k, span),
+                                                                                           v), span))
                 return
             where = None
             if x.__class__ is list:                 # lst[i] = v: lst becomes an updated copy
@@ -99,7 +108,7 @@ class StatementFormsCompiler:
                     v = value(frame)
                     copy = list(x)
                     copy[where] = v if combine is None else combine(x[where], v)
-                    frame.vars[name] = copy
+                    rebind(frame, x, None, copy)
                     return
                 x = numpy_reading(x)                # lst[i, j] = v: numpy's reading of the list
             if not shape_of(x) or isinstance(x, (tuple, UserFunction, Builtin)):
@@ -111,11 +120,12 @@ class StatementFormsCompiler:
                 v = as_array(v)                    # a tuple is the array numpy reads it as
                 if combine is not None:
                     v = combine(ops.getitem(x, where), v)
-                frame.vars[name] = ops.index_update(x, v, where)
+                updated = ops.index_update(x, v, where)
             except SourceError:
                 raise
             except Exception as exc:
                 raise runtime_error(exc, span, label) from None
+            rebind(frame, x, where, updated)
         return run
 
     def index_closure(self, items, scope):
