@@ -16,9 +16,12 @@ Writes through fancy or boolean indexes count the whole array as written (a view
 index did not touch is then refused too: the one approximation)."""
 from __future__ import annotations
 
+import sys
+
 from ...parser.errors import SourceError
 from ..core.backend import is_array, xp
 from ..core.tape import Dual, Var
+from .callables import Builtin, UserFunction
 
 HINT = ("where it should keep its values, copy it before the write (`y = x.copy()`); where it should see the "
         "write, take it again after it (a function that writes its argument: return the new value, `w = step(w)`)")
@@ -53,6 +56,10 @@ class Stale:
         return "<stale value>"
 
 
+# values no write in place reaches (numbers, strings, functions, the language's own)
+SKIPPED = frozenset((float, int, bool, str, type(None), UserFunction, Builtin))
+
+
 def _raw(v):
     """The array under a value (a box's), or None for anything that is not an array of one axis or more."""
     c = v.__class__
@@ -72,9 +79,11 @@ def in_place(v) -> bool:
 
 
 def _root(a):
-    """The array owning a's memory (numpy's base chain, to its last array)."""
-    while is_array(a.base):
-        a = a.base
+    """The array owning a's memory (numpy's base chain, to its last array; numpy makes a view's base
+    the owner already, so this is mostly one step)."""
+    base = a.base
+    while base is not None and is_array(base):
+        a, base = base, base.base
     return a
 
 
@@ -90,6 +99,52 @@ def _region(raw, index):
     return region if is_array(region) and region.base is not None else raw
 
 
+# the roots (ids of the arrays owning memory) of which the program has made a view (a slice, a
+# transpose, a reshape, a row): a write elsewhere needs no search of the frames (lang/aliases.py)
+VIEWED: set = set()
+
+
+def note(value):
+    """A value the language hands the program, which may be a view of another's memory: its root is
+    remembered (a list's or tuple's items too). Returns the value. (On every subscript and builtin
+    call: a number or an array that owns its memory costs an attribute read.)"""
+    c = value.__class__
+    if c is Var:
+        raw = value.value
+    elif c is float or c is int or c is bool:
+        return value
+    elif c is list or c is tuple:
+        for v in value:
+            note(v)
+        return value
+    else:
+        raw = value
+    base = getattr(raw, "base", None)
+    if base is not None and is_array(base):
+        VIEWED.add(id(_root(base)))
+    return value
+
+
+def note_rows(value):
+    """An array whose rows a loop takes (each row a view of it)."""
+    raw = _raw(value)
+    if raw is not None and raw.ndim >= 2:
+        VIEWED.add(id(_root(raw)))
+
+
+def _own_references() -> int:
+    """What sys.getrefcount reports for an object held by one dict and passed as one parameter (the
+    interpreter's own references, measured on this Python): the written value's baseline."""
+    d = {"n": object()}
+
+    def written(old):
+        return sys.getrefcount(old)
+    return written(d["n"])
+
+
+HELD = _own_references()
+
+
 class Writes:
     """One run's record of the in-place writes numpy would make: the call stack's frames (pushed by
     the interpreter's calls) and, per written name's new value, the old buffers it stands for."""
@@ -97,12 +152,24 @@ class Writes:
     def __init__(self):
         self.frames: list = []
         self.shadows: dict = {}        # id(new value) -> (new value, [old arrays of its elements])
+        self.searches = 0              # writes that searched the frames (tests and benchmarks)
 
-    def written(self, frame, name, old, index, line, how, globals_frame):
+    def written(self, frame, name, old, index, line, how, globals_frame, own=1, held=None):
         """`name` (in `frame`) is about to be rebound to an updated copy of `old` by a write at
         `index` (None: all of it) on source line `line`: every other name numpy would change is
-        made Stale. Returns what the new value's shadows must be (give them to `rebound`)."""
+        made Stale. Returns what the new value's shadows must be (give them to `rebound`). `own`:
+        the references the caller's locals hold to `old` (beyond the frame's and this call's);
+        `held`: the caller's own count, taken before a step of its own held `old`.
+        Nothing is searched where no one else holds `old` (its reference count) and its memory has
+        no view the program made and no shadow."""
+        if held is None:
+            held = sys.getrefcount(old)             # (before `raw`, which may be `old` itself)
+        else:
+            held += HELD - 1                        # a count the caller took (its `old` and its frame's)
         raw = _raw(old)
+        if held <= HELD + own and id(old) not in self.shadows and (raw is None or id(_root(raw)) not in VIEWED):
+            return []
+        self.searches += 1
         regions = []
         if raw is not None:
             regions.append(_region(raw, index))
@@ -113,15 +180,17 @@ class Writes:
                    "values here")
         survivors = False
         for f in self._visible(frame, globals_frame):
-            for n, v in list(f.vars.items()):
-                if f is frame and n == name:
-                    continue
+            d = f.vars
+            for n, v in list(d.items()):
+                c = v.__class__
+                if c in SKIPPED or (f is frame and n == name):
+                    continue                                  # numbers, functions: nothing numpy writes
                 changed = self._changed(v, old, regions, roots, message)
                 if changed is True:
-                    f.vars[n] = Stale(message)
+                    d[n] = Stale(message)
                 elif changed is not None:
-                    f.vars[n] = changed
-                elif raw is not None and not survivors:
+                    d[n] = changed
+                elif raw is not None and not survivors and c not in (list, tuple, dict):
                     rv = _raw(v)
                     survivors = rv is not None and id(_root(rv)) in roots
         return [raw] + self._shadows_of(old) if survivors else []
@@ -162,7 +231,10 @@ class Writes:
             if all(x is None for x in items.values()):
                 return None
             return {k: Stale(message) if x is True else v[k] if x is None else x for k, x in items.items()}
+        if c is float or c is int or c is bool or c is str or v is None:
+            return None
         rv = _raw(v)
         if rv is None or id(_root(rv)) not in roots:
             return None
-        return True if any(bool(xp().shares_memory(rv, r)) for r in regions) else None
+        m = xp()
+        return True if any(m.may_share_memory(rv, r) and m.shares_memory(rv, r) for r in regions) else None

@@ -15,6 +15,7 @@ from .dtypes import cast, dtype_of
 from .errors import runtime_error
 from .keywords import check_builtin_keywords, complete_arguments, unknown_keyword
 from .spellings import foreign_library_error, method_spelling_hint
+from .aliases import note
 from .values import describe, fresh, shape_of, size_of
 
 # The methods, each the builtin of the same name (looked up by name when the call compiles,
@@ -70,6 +71,10 @@ METHOD_FALLBACKS = {"flatten": Builtin("flatten", _flattened, 1, 1), "ravel": Bu
 
 
 def attribute_value(x, attr):
+    return note(_attribute_value(x, attr))
+
+
+def _attribute_value(x, attr):
     shape = shape_of(x)
     if attr == "T":
         return ops.transpose(x) if len(shape) > 1 else x
@@ -188,7 +193,7 @@ class CallFormsCompiler:
             kw = dict(zip(names, read_lists([ev(frame) for _, ev in named])))
             NOTES.span = span
             try:
-                return fn(*vals, **kw)
+                return note(fn(*vals, **kw))
             except Exception as exc:
                 raise runtime_error(exc, span, label, vals) from None
         return call_keywords

@@ -11,7 +11,7 @@ from ..core.backend import is_array
 from ..core.notes import NOTES
 from ..core.sequences import SEQUENCES, as_array, elements_in, numpy_reading
 from ..core.tape import Dual, Var
-from .aliases import Stale
+from .aliases import Stale, note
 from .callables import Builtin, UserFunction
 from .dicts import item as dict_item
 from .errors import runtime_error, unassigned, unknown_name
@@ -298,7 +298,7 @@ class ExpressionCompiler:
                 raise SourceError("index error", f"cannot index {describe(v)}", span)
             NOTES.span = span
             try:
-                return ops.getitem(v, index) if v.__class__ in (Var, Dual) else raw_getitem(v, index)
+                return note(ops.getitem(v, index) if v.__class__ in (Var, Dual) else raw_getitem(v, index))
             except Exception as exc:
                 raise runtime_error(exc, span, "indexing") from None
         return subscript

@@ -87,34 +87,34 @@ class StatementFormsCompiler:
         how = f"`{name}[...] {s.op or ''}= ...`"
         writes, globals_frame, line = self.writes, self.globals, span.line
 
-        def rebind(frame, x, where, new):
-            """numpy writes x in place: whoever else holds what the write reaches is made Stale."""
-            shadows = writes.written(frame, name, x, where, line, how, globals_frame)
-            frame.vars[name] = new
-            writes.rebound(new, shadows)
 
         def run(frame):
             x = load(frame)
             if x.__class__ is dict:                 # d[k] = v: d becomes an updated copy
                 k = dict_key(parts, frame, span)
                 v = value(frame)
-                rebind(frame, x, None, dicts.updated(x, k, v if combine is None else combine(dicts.item(x, k, span),
-                                                                                           v), span))
+                writes.written(frame, name, x, None, line, how, globals_frame)
+                frame.vars[name] = dicts.updated(x, k, v if combine is None else combine(dicts.item(x, k, span), v),
+                                                 span)
                 return
             where = None
             if x.__class__ is list:                 # lst[i] = v: lst becomes an updated copy
                 where = index(frame)
                 if where.__class__ is int and -len(x) <= where < len(x):
                     v = value(frame)
+                    writes.written(frame, name, x, None, line, how, globals_frame)
                     copy = list(x)
                     copy[where] = v if combine is None else combine(x[where], v)
-                    rebind(frame, x, None, copy)
+                    frame.vars[name] = copy
                     return
                 x = numpy_reading(x)                # lst[i, j] = v: numpy's reading of the list
             if not shape_of(x) or isinstance(x, (tuple, UserFunction, Builtin)):
                 raise SourceError("type error", f"cannot assign to an item of {describe(x)}", span)
             where = index(frame) if where is None else where
             v = value(frame)
+            # numpy writes x in place: whoever else holds what the write reaches is made Stale
+            # (lang/aliases.py), before the update's step holds x on the tape
+            shadows = writes.written(frame, name, x, where, line, how, globals_frame)
             NOTES.span = span
             try:
                 v = as_array(v)                    # a tuple is the array numpy reads it as
@@ -125,7 +125,8 @@ class StatementFormsCompiler:
                 raise
             except Exception as exc:
                 raise runtime_error(exc, span, label) from None
-            rebind(frame, x, where, updated)
+            frame.vars[name] = updated
+            writes.rebound(updated, shadows)
         return run
 
     def index_closure(self, items, scope):

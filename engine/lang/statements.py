@@ -7,6 +7,8 @@ from ..core import ops
 from .callables import BREAK, CONTINUE, RETURN, UserFunction
 from .loop_forms import unpacking
 from .names import Scope, assigned_names, loop_target_names
+from sys import getrefcount
+
 from .aliases import in_place
 from .values import describe, iterate, shape_of, truth
 
@@ -55,9 +57,8 @@ class StatementCompiler:
                     raise SourceError("type error", f"`{name.id}.append(...)`: {name.id} is "
                                       f"{describe(frame.vars.get(name.id))}, not a list", s.value.span,
                                       "append to a list (`lst = []`); for arrays write np.append(a, v)")
-                new = ev(frame)
                 writes.written(frame, name.id, old, None, line, f"`{name.id}.append(...)`", globals_frame)
-                frame.vars[name.id] = new
+                frame.vars[name.id] = ev(frame)
             return rebind
         ev = self.expr(s.value, scope)
         me = self
@@ -130,13 +131,14 @@ class StatementCompiler:
 
         def run(frame):
             old = frame.vars.get(name)
-            new = ev(frame)
             if old.__class__ is not float and (old.__class__ is list or in_place(old)):    # numpy's += writes old
-                shadows = writes.written(frame, name, old, None, line, how, globals_frame)
+                held = getrefcount(old) - 1             # its holders, before the update's step holds it too
+                new = ev(frame)                         # the right side reads the values before the write
+                shadows = writes.written(frame, name, old, None, line, how, globals_frame, held=held)
                 frame.vars[name] = new
                 writes.rebound(new, shadows)
                 return
-            frame.vars[name] = new
+            frame.vars[name] = ev(frame)
         return run
 
     def s_If(self, s, scope):
