@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 
+import weakref
+
 import numpy
 
 import strict_cuda_c
@@ -54,14 +56,22 @@ def _sync():
     SYNCS[0] += 1
 
 
+# id(numpy array) -> (weak references to it and to its device array): a view's `.base` is the device
+# array of its base; bases read where none was alive are kept in _BASES
+_WRAPPERS: dict = {}
+_BASES: list = []
+
+
 class ndarray:                                     # noqa: N801 -- cupy's name
     """A device array: numpy data that numpy may not see."""
-    __slots__ = ("_data",)
+    __slots__ = ("_data", "__weakref__")
     __array_ufunc__ = None                        # numpy's operators defer to ours, which refuse mixing
     __hash__ = None
 
     def __init__(self, data):
         self._data = data
+        if isinstance(data, numpy.ndarray):        # a view's `.base` finds this array (see _WRAPPERS)
+            _WRAPPERS[id(data)] = (weakref.ref(data), weakref.ref(self))
 
     def __array__(self, *args, **kwargs):
         raise TypeError("Implicit conversion to a NumPy array is not allowed. "
@@ -129,6 +139,16 @@ class ndarray:                                     # noqa: N801 -- cupy's name
         own protocols (__array_interface__, ...) are not passed on: numpy must not see the data."""
         if name.startswith("__"):
             raise AttributeError(name)
+        if name == "base":                  # cupy's view.base: one array object, the same at every read
+            base = self._data.base
+            if base is None or not isinstance(base, numpy.ndarray):
+                return None
+            known = _WRAPPERS.get(id(base))
+            wrapped = known[1]() if known is not None and known[0]() is base else None
+            if wrapped is None:
+                wrapped = _wrap(base)
+                _BASES.append(wrapped)              # (kept: no device array of it may be alive)
+            return wrapped
         method = getattr(self._data, name)
         if not callable(method):
             return _wrap(method)

@@ -53,7 +53,10 @@ def test_item_assignment_loops_and_methods():
     np.testing.assert_allclose(r.gradient["b"], 32 * b + 2, rtol=1e-12)
 
 
-def test_a_dict_is_a_value_a_callee_cannot_change():
+def test_a_dict_a_callee_writes_is_not_read_as_it_was():
+    """Python writes the caller's dict: d["a"] is 0.0 after clobber(d), so f gives 0.0; the language
+    gave 6.0 (its dict a value the callee could not change). Reading d after the callee's write is
+    now an error at the read (lang/aliases.py); the callee's own copy and a dict taken again are fine."""
     src = """
         def clobber(d):
             d["a"] = 0.0
@@ -64,7 +67,10 @@ def test_a_dict_is_a_value_a_callee_cannot_change():
             z = clobber(d)
             return d["a"] * d[1.0] + z
         """
-    assert value(src, x=3.0) == 6.0
+    err = error(src, x=3.0)
+    assert err.kind == "stale value" and "`d` was changed at line 2 by `d[...] = ...`" in err.message
+    assert (err.span.line, err.span.column) == (8, 12)
+    assert value(src.replace("z = clobber(d)", "z = clobber(d)\n            d = {'a': z, 1: 2.0}"), x=3.0) == 0.0
 
 
 @pytest.mark.parametrize("src, message, place", [

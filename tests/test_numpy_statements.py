@@ -22,7 +22,7 @@ def test_power_and_matmul_augmented_assignment_differentiate():
 def test_item_assignment_is_a_value_update():
     src = """
         def f(A):
-            B = A
+            B = A.copy()
             A[0, 1] = 7.0
             A[:, 0] += A[:, 2]
             A[1] *= 2.0
@@ -34,7 +34,22 @@ def test_item_assignment_is_a_value_update():
     b[0, 1] = 7.0
     b[:, 0] += b[:, 2]
     b[1] *= 2.0
-    assert r.value == pytest.approx((b * b).sum() + a.sum())         # B kept A's old value
+    assert r.value == pytest.approx((b * b).sum() + a.sum())         # B is a copy: A's old value
+
+
+def test_an_alias_read_after_its_array_was_written_is_refused():
+    """`B = A` then `A[0, 1] = 7.0`: numpy writes the one array both name, so sum(B) is the new sum;
+    the language (item assignment on a copy) gave the old one, silently. Now the read of B is an
+    error naming the write (lang/aliases.py); B taken as a copy first (above) keeps its values."""
+    src = """
+        def f(A):
+            B = A
+            A[0, 1] = 7.0
+            return sum(A * A) + sum(B)
+        """
+    err = error(src, A=A)
+    assert err.kind == "stale value" and "`B` was changed at line 3 by `A[...] = ...`" in err.message
+    assert (err.span.line, err.span.column) == (4, 29)
 
 
 def test_item_assignment_of_a_traced_value_into_a_constant_array():

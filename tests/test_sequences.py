@@ -310,11 +310,11 @@ def f(x):
     parts = []
     for i in range(3):
         parts.append(x[i] * x[i])
-    kept = parts
+    kept = len(parts)
     parts.append(x[0])
     rows = [x]
     rows.append(x[:2])
-    return np.sum(np.array(parts)) + len(kept) + np.sum(np.concatenate(rows)) + len([x[0]] + [x[1]])
+    return np.sum(np.array(parts)) + kept + np.sum(np.concatenate(rows)) + len([x[0]] + [x[1]])
 """
 
 
@@ -335,12 +335,28 @@ def test_append_to_an_array_says_to_write_np_append():
 
 
 def test_an_item_of_a_list_is_assigned_on_a_copy():
-    src = ("import numpy as np\ndef f(x):\n    parts = [x, x[:2]]\n    kept = parts\n    parts[1] = x[:1] * 3.0\n"
+    src = ("import numpy as np\ndef f(x):\n    parts = [x, x[:2]]\n    kept = [x, x[:2]]\n"
+           "    parts[1] = x[:1] * 3.0\n"
            "    parts[0] += 1.0\n    return np.sum(np.concatenate(parts)) + 10.0 * np.sum(np.concatenate(kept))\n")
     r = api.grad(None, at={"x": LISTS_AT["a"]}, target=api.load(src, filename="p.py"))
     a = LISTS_AT["a"]
     assert r.value == pytest.approx(np.sum(a + 1.0) + 3.0 * a[0] + 10.0 * (np.sum(a) + np.sum(a[:2])))
     assert r.gradient["x"].tolist() == pytest.approx([1 + 3 + 20, 1 + 20, 1 + 10])
+
+
+@pytest.mark.parametrize("body, name", [
+    ("    kept = parts\n    parts[1] = x[:1] * 3.0\n    return np.sum(np.concatenate(kept))\n", "kept"),
+    ("    kept = parts\n    parts.append(x[0])\n    return len(kept) * x[0]\n", "kept"),
+    ("    p = {'a': parts}\n    parts[0] = x * 2\n    return np.sum(p['a'][1])\n", "p")])
+def test_a_list_another_name_holds_is_not_read_after_a_write(body, name):
+    """Python writes a list in place (`parts[1] = ...`, `.append`): another name of it, or a dict
+    holding it, sees the write; the language kept the old list for them, silently. Now reading
+    them after the write is an error naming it."""
+    src = "import numpy as np\ndef f(x):\n    parts = [x, x[:2]]\n" + body
+    with pytest.raises(SourceError) as info:
+        api.grad(None, at={"x": LISTS_AT["a"]}, target=api.load(src, filename="p.py"))
+    assert info.value.kind == "stale value" and "was changed at line 5" in info.value.message
+    assert info.value.span is not None and info.value.span.line == 6
 
 
 def test_blocks_side_by_side_are_one_matrix_for_the_checks_and_the_tables():

@@ -15,7 +15,8 @@ from .dtypes import cast, dtype_of
 from .errors import runtime_error
 from .keywords import check_builtin_keywords, complete_arguments, unknown_keyword
 from .spellings import foreign_library_error, method_spelling_hint
-from .values import describe, shape_of, size_of
+from .aliases import note
+from .values import describe, fresh, shape_of, size_of
 
 # The methods, each the builtin of the same name (looked up by name when the call compiles,
 # so a builtin added to the table is a method as soon as it is listed here).
@@ -35,11 +36,16 @@ def _squeezed(x):
 
 
 def _copy(x):
-    """`x.copy()`: the language's arrays are values (item assignment rebinds), so a copy is the
-    value itself, derivatives and all."""
+    """`x.copy()`: a new array of x's values, derivatives and all (numpy's: its memory is its own,
+    so a later write into x does not reach it, lang/aliases.py)."""
     if shape_of(x) == () and not isinstance(x, (float, int)) and not hasattr(x, "shape"):
         raise TypeError(f"{describe(x)} has no .copy()")
-    return x
+    return fresh(x)
+
+
+def _flattened(x):
+    """`x.flatten()`: numpy's copy of x as one axis (ravel is the view)."""
+    return fresh(_flat(x))
 
 
 def _item(x):
@@ -53,17 +59,22 @@ def _astype(x, dtype):
     """`x.astype(float)`: the value (numbers are floats already); `x.astype(int)`: truncated toward
     zero as numpy casts, a step function (derivative 0), through the trunc builtin; bool and
     complex as numpy's (lang/dtypes.py, the constructors' dtype= too)."""
-    return cast(x, dtype, "astype()")
+    out = cast(x, dtype, "astype()")
+    return fresh(out) if out is x else out          # numpy's astype copies, its dtype the same or not
 
 
 # Methods with no builtin of their name yet: what they are in existing ops.
-METHOD_FALLBACKS = {"flatten": Builtin("flatten", _flat, 1, 1), "ravel": Builtin("ravel", _flat, 1, 1),
+METHOD_FALLBACKS = {"flatten": Builtin("flatten", _flattened, 1, 1), "ravel": Builtin("ravel", _flat, 1, 1),
                     "squeeze": Builtin("squeeze", _squeezed, 1, 1), "copy": Builtin("copy", _copy, 1, 1),
                     "item": Builtin("item", _item, 1, 1), "astype": Builtin("astype", _astype, 2, 2),
                     **DICT_METHODS}
 
 
 def attribute_value(x, attr):
+    return note(_attribute_value(x, attr))
+
+
+def _attribute_value(x, attr):
     shape = shape_of(x)
     if attr == "T":
         return ops.transpose(x) if len(shape) > 1 else x
@@ -182,7 +193,7 @@ class CallFormsCompiler:
             kw = dict(zip(names, read_lists([ev(frame) for _, ev in named])))
             NOTES.span = span
             try:
-                return fn(*vals, **kw)
+                return note(fn(*vals, **kw))
             except Exception as exc:
                 raise runtime_error(exc, span, label, vals) from None
         return call_keywords

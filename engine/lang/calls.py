@@ -14,6 +14,7 @@ from ..core.tape import Dual, Var
 from .callables import RETURN, Builtin, Frame, UserFunction
 from .custom_rules import CustomFunction
 from .spellings import refuse_math_namesake
+from .aliases import VIEWED, note
 from .errors import arity_message, runtime_error
 from .keywords import complete_arguments
 from .limits import FRAMES_PER_CALL, depth_limit_error
@@ -40,7 +41,7 @@ class CallCompiler:
         NOTES.span = span
         args = read_lists(args)
         try:
-            return b.fn(*args)
+            return note(b.fn(*args))
         except SourceError as e:
             raise runtime_error(e, span, f"{b.name}()", args)
         except Exception as e:   # numpy and engine errors become located messages
@@ -59,11 +60,14 @@ class CallCompiler:
             self.depth -= 1
             raise self.tick_error(span)
         frame = Frame(dict(zip(fn.params, args)), fn.closure)
+        frames = self.writes.frames
+        frames.append(frame)            # a write in place reaches the callers' names too (lang/aliases.py)
         try:
             if fn.body(frame) == RETURN:
                 return frame.ret
             return None
         finally:
+            frames.pop()
             self.depth -= 1
 
     def call_outermost(self, fn, args):
@@ -74,10 +78,14 @@ class CallCompiler:
         if old_limit < needed:
             sys.setrecursionlimit(needed)
         self.depth = 1
+        self.writes.shadows.clear()
+        VIEWED.clear()
         try:
             frame = Frame(dict(zip(fn.params, args)), fn.closure)
+            self.writes.frames.append(frame)
             signal = self.guarded(fn.body, frame)
         finally:
+            self.writes.frames.clear()
             self.depth = 0
             if old_limit < needed:
                 sys.setrecursionlimit(old_limit)
@@ -156,7 +164,7 @@ class CallCompiler:
                     x = numpy_reading(x)
                 NOTES.span = span
                 try:
-                    return fn(x)
+                    return note(fn(x))
                 except Exception as exc:
                     raise runtime_error(exc, span, label, (x,)) from None
             return call1
@@ -165,7 +173,7 @@ class CallCompiler:
             vals = read_lists([a(frame) for a in args])
             NOTES.span = span
             try:
-                return fn(*vals)
+                return note(fn(*vals))
             except Exception as exc:
                 raise runtime_error(exc, span, label, vals) from None
         return call_builtin

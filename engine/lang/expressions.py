@@ -11,6 +11,7 @@ from ..core.backend import is_array
 from ..core.notes import NOTES
 from ..core.sequences import SEQUENCES, as_array, elements_in, numpy_reading
 from ..core.tape import Dual, Var
+from .aliases import Stale, note
 from .callables import Builtin, UserFunction
 from .dicts import item as dict_item
 from .errors import runtime_error, unassigned, unknown_name
@@ -53,9 +54,12 @@ class ExpressionCompiler:
         if where == "local":
             def load_local(frame):
                 try:
-                    return frame.vars[name]
+                    v = frame.vars[name]
                 except KeyError:
                     raise unassigned(name, span) from None
+                if v.__class__ is Stale:
+                    raise v.read(name, span)
+                return v
             return load_local
         if where == "free":
             def load_free(frame):
@@ -63,7 +67,10 @@ class ExpressionCompiler:
                 while f is not None:
                     d = f.vars
                     if name in d:
-                        return d[name]
+                        v = d[name]
+                        if v.__class__ is Stale:
+                            raise v.read(name, span)
+                        return v
                     f = f.parent
                 raise unassigned(name, span)
             return load_free
@@ -73,11 +80,14 @@ class ExpressionCompiler:
 
             def load_global(frame):
                 try:
-                    return globals_.vars[name]
+                    v = globals_.vars[name]
                 except KeyError:
                     if builtin is not None:
                         return builtin
                     raise unassigned(name, span) from None
+                if v.__class__ is Stale:
+                    raise v.read(name, span)
+                return v
             return load_global
         if name in self.builtins:
             b = self.builtins[name]
@@ -242,7 +252,10 @@ class ExpressionCompiler:
         def subscript(frame):
             v = value(frame)
             if v.__class__ is dict:
-                return dict_item(v, dict_key(parts, frame, span), span)
+                item = dict_item(v, dict_key(parts, frame, span), span)
+                if item.__class__ is Stale:
+                    raise item.read("this item", span)
+                return item
             idx = []
             for kind, ev, sp in parts:
                 if kind == "slice":
@@ -272,9 +285,12 @@ class ExpressionCompiler:
             shp = shape_of(v)
             if v.__class__ in SEQUENCES:
                 try:
-                    return v[index]
+                    item = v[index]
                 except Exception as exc:
                     raise runtime_error(exc, span, "indexing") from None
+                if item.__class__ is Stale:
+                    raise item.read("this item", span)
+                return item
             if not shp:
                 if all(kind == "const" for kind, _, _ in parts) and _is_number(v):
                     NOTES.span = span          # x[None], x[..., None] on a 0-d value: new axes only
@@ -282,7 +298,7 @@ class ExpressionCompiler:
                 raise SourceError("index error", f"cannot index {describe(v)}", span)
             NOTES.span = span
             try:
-                return ops.getitem(v, index) if v.__class__ in (Var, Dual) else raw_getitem(v, index)
+                return note(ops.getitem(v, index) if v.__class__ in (Var, Dual) else raw_getitem(v, index))
             except Exception as exc:
                 raise runtime_error(exc, span, "indexing") from None
         return subscript

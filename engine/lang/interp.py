@@ -11,6 +11,7 @@ closure; running a program calls only closures, never these methods.
 from __future__ import annotations
 
 from ...parser import nodes
+from .aliases import Writes
 from .builtins import make_builtins
 from .callables import Frame
 from .call_forms import CallFormsCompiler
@@ -37,6 +38,7 @@ class Interpreter(StatementCompiler, ExpressionCompiler, CallCompiler, CallForms
         self.builtins = builtins if builtins is not None else make_builtins(self)
         self.steps = 0
         self.depth = 0
+        self.writes = Writes()          # numpy's in-place writes: the call stack and the written values' shadows
         self.signature: list = []
         self.globals = Frame({}, None)
         self.last_value = None

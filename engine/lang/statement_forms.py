@@ -84,11 +84,16 @@ class StatementFormsCompiler:
 
         parts = self.index_parts(target.index, scope)
 
+        how = f"`{name}[...] {s.op or ''}= ...`"
+        writes, globals_frame, line = self.writes, self.globals, span.line
+
+
         def run(frame):
             x = load(frame)
             if x.__class__ is dict:                 # d[k] = v: d becomes an updated copy
                 k = dict_key(parts, frame, span)
                 v = value(frame)
+                writes.written(frame, name, x, None, line, how, globals_frame)
                 frame.vars[name] = dicts.updated(x, k, v if combine is None else combine(dicts.item(x, k, span), v),
                                                  span)
                 return
@@ -97,6 +102,7 @@ class StatementFormsCompiler:
                 where = index(frame)
                 if where.__class__ is int and -len(x) <= where < len(x):
                     v = value(frame)
+                    writes.written(frame, name, x, None, line, how, globals_frame)
                     copy = list(x)
                     copy[where] = v if combine is None else combine(x[where], v)
                     frame.vars[name] = copy
@@ -106,16 +112,21 @@ class StatementFormsCompiler:
                 raise SourceError("type error", f"cannot assign to an item of {describe(x)}", span)
             where = index(frame) if where is None else where
             v = value(frame)
+            # numpy writes x in place: whoever else holds what the write reaches is made Stale
+            # (lang/aliases.py), before the update's step holds x on the tape
+            shadows = writes.written(frame, name, x, where, line, how, globals_frame)
             NOTES.span = span
             try:
                 v = as_array(v)                    # a tuple is the array numpy reads it as
                 if combine is not None:
                     v = combine(ops.getitem(x, where), v)
-                frame.vars[name] = ops.index_update(x, v, where)
+                updated = ops.index_update(x, v, where)
             except SourceError:
                 raise
             except Exception as exc:
                 raise runtime_error(exc, span, label) from None
+            frame.vars[name] = updated
+            writes.rebound(updated, shadows)
         return run
 
     def index_closure(self, items, scope):

@@ -7,6 +7,9 @@ from ..core import ops
 from .callables import BREAK, CONTINUE, RETURN, UserFunction
 from .loop_forms import unpacking
 from .names import Scope, assigned_names, loop_target_names
+from sys import getrefcount
+
+from .aliases import in_place
 from .values import describe, iterate, shape_of, truth
 
 
@@ -46,11 +49,15 @@ class StatementCompiler:
             name, value = appended
             ev = self.binary("+", name, nodes.ListExpr((value,), value.span), s.value.span, scope, "`.append`")
 
+            writes, globals_frame, line = self.writes, self.globals, s.value.span.line
+
             def rebind(frame):
-                if frame.vars.get(name.id).__class__ is not list:
+                old = frame.vars.get(name.id)
+                if old.__class__ is not list:
                     raise SourceError("type error", f"`{name.id}.append(...)`: {name.id} is "
                                       f"{describe(frame.vars.get(name.id))}, not a list", s.value.span,
                                       "append to a list (`lst = []`); for arrays write np.append(a, v)")
+                writes.written(frame, name.id, old, None, line, f"`{name.id}.append(...)`", globals_frame)
                 frame.vars[name.id] = ev(frame)
             return rebind
         ev = self.expr(s.value, scope)
@@ -112,15 +119,25 @@ class StatementCompiler:
         return run_unpack
 
     def s_AugAssign(self, s, scope):
-        # `z += y` is `z = z + y`: a rebinding (value semantics), never an in-place update
+        # `z += y` is `z = z + y`: a rebinding (value semantics); where numpy adds in place (an array,
+        # a list), whoever else holds z's value is made Stale (lang/aliases.py)
         target = nodes.Name(s.target.id, s.target.span)
         if s.op == "**":
             ev = self.expr(nodes.Power(target, s.value, s.op_span, s.span), scope)
         else:
             ev = self.binary(s.op, target, s.value, s.op_span, scope, f"`{s.op}=`")
         name = s.target.id
+        how, writes, globals_frame, line = f"`{name} {s.op}= ...`", self.writes, self.globals, s.span.line
 
         def run(frame):
+            old = frame.vars.get(name)
+            if old.__class__ is not float and (old.__class__ is list or in_place(old)):    # numpy's += writes old
+                held = getrefcount(old) - 1             # its holders, before the update's step holds it too
+                new = ev(frame)                         # the right side reads the values before the write
+                shadows = writes.written(frame, name, old, None, line, how, globals_frame, held=held)
+                frame.vars[name] = new
+                writes.rebound(new, shadows)
+                return
             frame.vars[name] = ev(frame)
         return run
 

@@ -11,6 +11,7 @@ from ..core.numbers import is_whole
 from ..core.primitives import run_dtype
 from ..core.primitives import shape as shape_of, size as size_of  # noqa: F401 -- the one shape helper
 from ..core.tape import Dual, Var, strip
+from .aliases import note_rows
 from .callables import Builtin, UserFunction
 
 _dtype = ["float64"]
@@ -280,6 +281,15 @@ def iterate(seq, span):
     if not shp:
         raise SourceError("type error", f"cannot loop over {describe(seq)}", span,
                           "loop over range(n) or over an array")
+    note_rows(seq)                                  # each row a view of seq's memory (lang/aliases.py)
     if seq.__class__ in (Var, Dual):
         return (ops.getitem(seq, i) for i in range(shp[0]))
     return (raw_getitem(seq, i) for i in range(shp[0]))
+
+
+def fresh(x):
+    """A copy of x with its own memory, its bits and derivatives x's (a box: x * 1.0, exact for
+    every float, recorded as such); a number as it is."""
+    if x.__class__ is Var or x.__class__ is Dual:
+        return ops.mul(x, 1.0)
+    return x.copy() if is_array(x) else x

@@ -99,7 +99,7 @@ SIGNATURES = {
     "ones_like": ("constructors", "ones_like", "a[] dtype="),
     "full_like": ("constructors", "full_like", "a[] fill_value dtype="),
     "array": ("constructors", "array", "object dtype="),
-    "asarray": ("constructors", "array", "object dtype="),
+    "asarray": ("constructors", "asarray", "object dtype="),
     "dot": ("linalg", "dot", "a[] b[]"),
     "outer": ("linalg", "outer", "a[] b[]"),
     "inner": ("linalg", "inner", "a[] b[]"),

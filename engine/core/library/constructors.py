@@ -55,8 +55,9 @@ def full_like(a, fill_value, dtype=None):
     return xp().full(shape(a), value, dtype=_float_dtype(a, dtype)) if shape(a) else value
 
 
-def array(object, dtype=None):
-    """An array of the value: traced values stay traced (a tuple of them is stacked)."""
+def asarray(object, dtype=None):
+    """An array of the value, the value itself where it is one (numpy's asarray): traced values stay
+    traced (a tuple of them is stacked)."""
     if is_sequence(object):
         return sequence_array(object, dtype)
     if isinstance(object, (ops.Var, ops.Dual)) or dtype is None:
@@ -65,4 +66,12 @@ def array(object, dtype=None):
     return float(raw) if raw.ndim == 0 else raw
 
 
-asarray = array
+def array(object, dtype=None):
+    """numpy's array: asarray's, as a copy with its own memory where the value is an array (a write
+    into the one does not reach the other; a box: times 1.0, every float's own bits)."""
+    out = asarray(object, dtype)
+    if out is not object:
+        return out
+    if isinstance(out, (ops.Var, ops.Dual)):
+        return ops.mul(out, 1.0)
+    return out.copy() if hasattr(out, "copy") and hasattr(out, "shape") else out

@@ -42,7 +42,9 @@ def _imag(x):
 
 
 def _conj(x):
-    return plain_scalar(xp().conj(x)) if is_complex(x) else x
+    if is_complex(x):
+        return plain_scalar(xp().conj(x))
+    return x.copy() if hasattr(x, "copy") and hasattr(x, "shape") else x      # numpy's conj makes a new array
 
 
 def _angle(x):
