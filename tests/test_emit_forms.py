@@ -88,7 +88,7 @@ PROGRAMS = {
     "dot of parameters": ("def f(A, x, c):\n    return sum(A.dot(x)) + x.dot(x) + dot(A, c)[0, 1] + dot(x, A)[1]\n",
                           {"A": (3, 3), "x": (3,), "c": ()}),
     "logsumexp": ("def f(A, x):\n    return logsumexp(x) + sum(logsumexp(A, 1)) + sum(logsumexp(A, axis=0, keepdims=True) * A)"
-                  " + logsumexp(A) * x[0] + sum(logsumexp(A, -1, True) * A) + sum(np.logsumexp(A * 1e3, axis=(0,)))\n",
+                  " + logsumexp(A) * x[0] + sum(logsumexp(A, -1, keepdims=True) * A) + sum(np.logsumexp(A * 1e3, axis=(0,)))\n",
                   {"A": (3, 2), "x": (3,)}),
     "square, reciprocal, negative, power": (
         "def f(x, a):\n    return sum(square(x) * reciprocal(x + 3.0)) + sum(negative(x) * power(x * x + 1.0, a))"

@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.linalg as sl
+import scipy.special as ss
 
 import autodiff
 from autodiff.engine import api
@@ -106,6 +107,19 @@ CASES = [
      lambda u: np.linalg.eigh(u, UPLO="U")[0] + np.linalg.eigh(u, "L")[1][0] ** 2),
     ("np.linalg.eigvalsh(u, UPLO='U') + np.linalg.eigvalsh(u, 'L') ** 2", {"u": U},
      lambda u: np.linalg.eigvalsh(u, UPLO="U") + np.linalg.eigvalsh(u, "L") ** 2),
+    # hardening task D: scipy.special's softmax, log_softmax and logsumexp's b= and return_sign=
+    ("scipy.special.softmax(m) + softmax(m, axis=1) + softmax(m, 0) * softmax(2.0)", {"m": M},
+     lambda m: ss.softmax(m) + ss.softmax(m, axis=1) + ss.softmax(m, 0) * ss.softmax(2.0)),
+    ("scipy.special.log_softmax(m) + log_softmax(m, axis=1) + log_softmax(m, (0, 1)) + log_softmax(v[0])", {"m": M, "v": V},
+     lambda m, v: ss.log_softmax(m) + ss.log_softmax(m, axis=1) + ss.log_softmax(m, (0, 1)) + ss.log_softmax(v[0])),
+    ("logsumexp(m, 1, b=w) + logsumexp(m, 0, w[0], True)[0, :2] + logsumexp(v[0], b=3.0)", {"m": M, "w": U[:2] + 1, "v": V},
+     lambda m, w, v: ss.logsumexp(m, 1, b=w) + ss.logsumexp(m, 0, w[0], True)[0, :2] + ss.logsumexp(v[0], b=3.0)),
+    ("logsumexp(m, b=w - 1.0, return_sign=True)[0] * logsumexp(m, b=w - 1.0, return_sign=True)[1]"
+     " + logsumexp(m, 1, w - 1.2, return_sign=True)[0] * logsumexp(m, 1, w - 1.2, True, True)[1][:, 0]",
+     {"m": M, "w": U[:2]},
+     lambda m, w: (ss.logsumexp(m, b=w - 1.0, return_sign=True)[0] * ss.logsumexp(m, b=w - 1.0, return_sign=True)[1]
+                   + ss.logsumexp(m, 1, w - 1.2, return_sign=True)[0]
+                   * ss.logsumexp(m, 1, w - 1.2, True, True)[1][:, 0])),
 ]
 
 
@@ -437,3 +451,18 @@ def test_lstsq_of_a_wide_matrix_is_the_least_norm_solution_without_squaring_its_
             numeric.flat[k] = (np.sum(np.sin(np.linalg.lstsq(a + step, b, rcond=None)[0]))
                                - np.sum(np.sin(np.linalg.lstsq(a - step, b, rcond=None)[0]))) / 2e-7
         np.testing.assert_allclose(result.gradient["a"], numeric, rtol=1e-5, atol=1e-6 * np.max(np.abs(numeric)))
+
+
+def test_logsumexp_b_drops_an_infinite_element_it_weighs_by_0_and_keeps_the_gradient_in_b_there():
+    # hardening task D: scipy's b= (an element weighed by 0 adds nothing, even inf), its gradient
+    # in b at b = 0 is exp(a - logsumexp), as anywhere else
+    a, w = M.copy(), np.array([[1.0, 2.0, 0.0], [0.5, 0.0, 1.5]])
+    a[0, 2] = np.inf
+    got = run("logsumexp(a, 1, b=w)", {"a": a, "w": w})
+    np.testing.assert_allclose(got, ss.logsumexp(a, 1, b=w), rtol=1e-15)
+    r = autodiff.grad("logsumexp(m, b=w)", at={"m": M, "w": w})
+    np.testing.assert_allclose(r.gradient["w"], np.exp(M - ss.logsumexp(M, b=w)), rtol=1e-14)
+    value = run("logsumexp(m, b=w - 1.0, return_sign=True)[0]", {"m": M, "w": w})
+    sign = run("logsumexp(m, b=w - 1.0, return_sign=True)[1]", {"m": M, "w": w})
+    want = ss.logsumexp(M, b=w - 1.0, return_sign=True)
+    assert sign == want[1] == -1.0 and value == pytest.approx(want[0], rel=1e-15)

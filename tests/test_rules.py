@@ -70,19 +70,20 @@ UNARY_POINTS = {
     "cbrt": [1.0, -0.3, 27.0], "arcsinh": [0.0, 1.5, -20.0], "arccosh": [1.5, 1.01, 30.0],
     "arctanh": [0.0, 0.5, -0.99],
     "erf": [0.0, 1.2, -3.0], "erfc": [0.0, 1.2, -3.0, 5.0], "logit": [0.5, 0.01, 0.97],
+    "log_expit": [0.0, 3.0, -40.0, 25.0],
     "gammaln": [0.5, 3.2, 30.0, 0.05], "gamma": [0.5, 3.2, -0.5, 1.0],
     # complex numbers' own functions on real points (tests/test_complex.py: on complex ones)
     "real": [0.0, 2.5, -1.25], "conj": [0.0, 2.5, -1.25], "imag": [0.0, 2.5, -1.25], "angle": [0.5, 3.0, -2.0],
 }
 
 BINARY_NAMES = ["add", "sub", "mul", "div", "pow", "maximum", "minimum",
-                "arctan2", "hypot", "logaddexp", "fmod", "mod", "beta", "xlogy"]
+                "arctan2", "hypot", "logaddexp", "fmod", "mod", "beta", "xlogy", "xlog1py"]
 
 
 def binary_cases(name):
     # pow's base, div's divisor, beta's arguments and xlogy's y away from 0 (fmod's and mod's
     # too: their quotient then stays between two whole numbers)
-    positive = name in ("pow", "div", "beta", "xlogy", "fmod", "mod")
+    positive = name in ("pow", "div", "beta", "xlogy", "xlog1py", "fmod", "mod")
     lo = 0.5 if positive else -2.0
 
     def r(*shape):

@@ -11,7 +11,8 @@ from ..complexes import is_complex
 from ..primitives import defprim, params_op, plain_scalar
 from .arithmetic import div
 from .comparisons import tangent_times
-from .elementwise import binary_entry, exp, log, unary_entry
+from .elementwise import binary_entry, exp, log, sigmoid, unary_entry
+from .numeric import log1p
 
 TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
@@ -47,6 +48,8 @@ def _special(name, deriv, needs_ans=False, **kw):
 erf = _special("erf", lambda ans, x: TWO_OVER_SQRT_PI * exp(-(x * x)), complex_values=True)
 erfc = _special("erfc", lambda ans, x: -TWO_OVER_SQRT_PI * exp(-(x * x)), complex_values=True)
 logit = _special("logit", lambda ans, x: div(1.0, x * (1.0 - x)))
+# log(expit(x)), scipy's (no underflow to -inf on the negative tail): its derivative expit(-x)
+log_expit = _special("log_expit", lambda ans, x: sigmoid(-x))
 
 
 def _polygamma(x, n):
@@ -77,6 +80,11 @@ beta = binary_entry("beta", _scipy("beta"), lambda ans, a, b: _beta_da(ans, a, b
 # x log y, 0 where x is 0 (scipy's convention)
 xlogy = binary_entry("xlogy", _scipy("xlogy"), lambda ans, x, y: log(y), lambda ans, x, y: div(x, y),
                      no_fusion="numexpr has no xlogy (scipy.special's)", complex_values=True)
+
+
+# x log1p(y), 0 where x is 0 and y is not nan (scipy's convention, as xlogy's)
+xlog1py = binary_entry("xlog1py", _scipy("xlog1py"), lambda ans, x, y: log1p(y), lambda ans, x, y: div(x, 1.0 + y),
+                       no_fusion="numexpr has no xlog1py (scipy.special's)", complex_values=True)
 
 
 def _bessel_j(x, n):
