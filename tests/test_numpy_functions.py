@@ -107,6 +107,27 @@ CASES = [
      lambda u: np.linalg.eigh(u, UPLO="U")[0] + np.linalg.eigh(u, "L")[1][0] ** 2),
     ("np.linalg.eigvalsh(u, UPLO='U') + np.linalg.eigvalsh(u, 'L') ** 2", {"u": U},
      lambda u: np.linalg.eigvalsh(u, UPLO="U") + np.linalg.eigvalsh(u, "L") ** 2),
+    # hardening task D: numpy's float_power, polyval, trapezoid (trapz), cov, corrcoef, size
+    ("np.float_power(v + 2.0, 2.5) + np.float_power(2.0, v)", {"v": V},
+     lambda v: np.float_power(v + 2.0, 2.5) + np.float_power(2.0, v)),
+    ("np.polyval(k, v) + np.polyval([1.0, -2.0, 0.5], v[0])", {"k": K, "v": V},
+     lambda k, v: np.polyval(k, v) + np.polyval([1.0, -2.0, 0.5], v[0])),
+    ("np.trapezoid(m) + np.trapezoid(m, v[:3]) + np.trapz(m, dx=0.5, axis=0)[1] + np.trapezoid(m, m * m, axis=0)[:2]",
+     {"m": M, "v": V},
+     lambda m, v: (np.trapezoid(m) + np.trapezoid(m, v[:3]) + np.trapezoid(m, dx=0.5, axis=0)[1]
+                   + np.trapezoid(m, m * m, axis=0)[:2])),
+    ("np.cov(t) + np.cov(t, bias=True) + np.cov(t, ddof=3) + np.cov(t.T, rowvar=False) + np.cov(v[:4])"
+     " + np.cov(t[:2], v[:4])[0, :3]", {"t": TALL.T, "v": V},
+     lambda t, v: (np.cov(t) + np.cov(t, bias=True) + np.cov(t, ddof=3) + np.cov(t.T, rowvar=False) + np.cov(v[:4])
+                   + np.cov(t[:2], v[:4])[0, :3])),
+    ("np.cov(t, fweights=[1.0, 2.0, 1.0, 3.0]) + np.cov(t, aweights=w) + np.cov(t, ddof=0, fweights=[1, 2, 1, 3], aweights=w)"
+     " + np.cov(t, fweights=[1.0, 2.0, 1.0, 3.0], aweights=w)", {"t": TALL.T, "w": np.array([0.5, 1.0, 2.0, 0.25])},
+     lambda t, w: (np.cov(t, fweights=[1, 2, 1, 3]) + np.cov(t, aweights=w) + np.cov(t, ddof=0, fweights=[1, 2, 1, 3], aweights=w)
+                   + np.cov(t, fweights=[1, 2, 1, 3], aweights=w))),
+    ("np.corrcoef(t) + np.corrcoef(t.T, rowvar=False) + np.corrcoef(t[:2], v[:4])[0, :3] + np.corrcoef(v)", {"t": TALL.T, "v": V},
+     lambda t, v: (np.corrcoef(t) + np.corrcoef(t.T, rowvar=False) + np.corrcoef(t[:2], v[:4])[0, :3] + np.corrcoef(v))),
+    ("v * np.size(m) + np.size(m, 1) * v - np.size(v, axis=-1)", {"m": M, "v": V},
+     lambda m, v: v * np.size(m) + np.size(m, 1) * v - np.size(v, axis=-1)),
     # hardening task D: scipy.special's softmax, log_softmax and logsumexp's b= and return_sign=
     ("scipy.special.softmax(m) + softmax(m, axis=1) + softmax(m, 0) * softmax(2.0)", {"m": M},
      lambda m: ss.softmax(m) + ss.softmax(m, axis=1) + ss.softmax(m, 0) * ss.softmax(2.0)),

@@ -70,14 +70,15 @@ UNARY_POINTS = {
     "cbrt": [1.0, -0.3, 27.0], "arcsinh": [0.0, 1.5, -20.0], "arccosh": [1.5, 1.01, 30.0],
     "arctanh": [0.0, 0.5, -0.99],
     "erf": [0.0, 1.2, -3.0], "erfc": [0.0, 1.2, -3.0, 5.0], "logit": [0.5, 0.01, 0.97],
-    "log_expit": [0.0, 3.0, -40.0, 25.0],
+    "log_expit": [0.0, 3.0, -40.0, 25.0], "sinc": [0.0, 0.3, -1.7, 2.0, 1e-9],
     "gammaln": [0.5, 3.2, 30.0, 0.05], "gamma": [0.5, 3.2, -0.5, 1.0],
     # complex numbers' own functions on real points (tests/test_complex.py: on complex ones)
     "real": [0.0, 2.5, -1.25], "conj": [0.0, 2.5, -1.25], "imag": [0.0, 2.5, -1.25], "angle": [0.5, 3.0, -2.0],
 }
 
 BINARY_NAMES = ["add", "sub", "mul", "div", "pow", "maximum", "minimum",
-                "arctan2", "hypot", "logaddexp", "fmod", "mod", "beta", "xlogy", "xlog1py"]
+                "arctan2", "hypot", "logaddexp", "fmod", "mod", "beta", "xlogy", "xlog1py",
+                "logaddexp2", "fmax", "fmin", "copysign", "heaviside"]
 
 
 def binary_cases(name):
@@ -190,7 +191,8 @@ def extra_cases():
     """The entries of numeric, special, scans, joins and linalg (issue 15)."""
     cases = [Case("polygamma", (arr(0.5, 2.0, 7.0),), {"n": n}) for n in (0, 1, 2)]
     cases += [Case("polygamma", (-0.5,), {"n": 0})]
-    for name, points in (("bessel_j", arr(0.0, 1.5, -3.0, 12.0)), ("bessel_i", arr(0.0, 1.5, -2.0))):
+    for name, points in (("bessel_j", arr(0.0, 1.5, -3.0, 12.0)), ("bessel_i", arr(0.0, 1.5, -2.0)),
+                         ("spherical_j", arr(0.0, 1.5, -3.0, 12.0))):
         cases += [Case(name, (points,), {"n": n}) for n in (0, 1)] + [Case(name, (0.7,), {"n": 1})]
     m, zeros = rand(2, 3), np.array([[0.0, 2.0, -1.5], [1.2, 0.0, 0.0]])
     for axis in (0, 1):

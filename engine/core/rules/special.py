@@ -110,3 +110,29 @@ bessel_j = defprim("bessel_j", _bessel_j, make_op=params_op("n"), elementwise_va
 bessel_i = defprim("bessel_i", _bessel_i, make_op=params_op("n"), elementwise_values=True,
                    vjp=(lambda g, ans, x, n: tangent_times(g, _bessel_i_slope(x, n)),),
                    jvp=(lambda t, ans, x, n: tangent_times(t, _bessel_i_slope(x, n)),))
+
+
+def _spherical_j(x, n):
+    return _same_dtype(scipy_special().spherical_jn(n, x), x)
+
+
+# the spherical Bessel functions j_n (j_0(z) = sin z / z, sinc's), order n a parameter:
+# j_n' = (n j_{n-1} - (n + 1) j_{n+1}) / (2n + 1), no division by z, so every order is right at 0
+spherical_j = defprim("spherical_j", _spherical_j, make_op=params_op("n"), elementwise_values=True,
+                      vjp=(lambda g, ans, x, n: tangent_times(g, _spherical_j_slope(x, n)),),
+                      jvp=(lambda t, ans, x, n: tangent_times(t, _spherical_j_slope(x, n)),))
+
+
+def _spherical_j_slope(x, n):
+    if n == 0:
+        return -spherical_j(x, 1)
+    return (n * spherical_j(x, n - 1) - (n + 1) * spherical_j(x, n + 1)) * (1.0 / (2 * n + 1))
+
+
+def _sinc(x):
+    return plain_scalar(np().sinc(x)) if x.__class__ is float else _same_dtype(np().sinc(x), x)
+
+
+# numpy's sinc, sin(pi x) / (pi x) with 1 at 0 (numpy's value): pi j_0'(pi x) = -pi j_1(pi x)
+sinc = unary_entry("sinc", None, lambda ans, x: -math.pi * spherical_j(math.pi * x, 1), impl=_sinc,
+                   no_fusion="numexpr has no sinc (numpy's where() of sin(pi x) / (pi x))")
