@@ -36,7 +36,8 @@ from .ir import AtPoint, Measured, MeasuredParameter
 # the builtins emit writes from their library function's recorded entries
 TRACED = ("var", "std", "square", "reciprocal", "negative", "power", "pinv", "kron", "fft", "ifft", "rfft", "irfft",
           "hfft", "ihfft", "fft2", "ifft2", "fftn", "ifftn", "rfft2", "irfft2", "rfftn", "irfftn", "fftshift", "ifftshift",
-          "complex", "cumsum", "transpose", "prod", "outer", "eigvalsh")
+          "complex", "cumsum", "transpose", "prod", "outer", "eigvalsh", "float_power", "trapezoid", "trapz", "cov",
+          "polyval")
 # those of square matrices (the last two axes): their stand-ins are square
 SQUARE = ("eigvalsh",)
 # what the library (or numpy under it) raises at arguments it refuses: the user's mistake, located as

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .. import ops
 from ..backend import xp
-from ..primitives import ndim, shape, size
+from ..primitives import ndim, run_dtype, shape, size
 from .axes import ArgumentError, one_axis, whole
 
 
@@ -119,8 +119,7 @@ def polyval(p, x):
     differentiable in the coefficients and in x."""
     if not shape(p):
         raise TypeError("polyval(): p must be a sequence of coefficients, not one number")
-    raw = ops.read(x)
-    y = xp().zeros_like(raw) if hasattr(raw, "shape") else 0.0
+    y = xp().zeros(shape(x), dtype=run_dtype[0]) if shape(x) else 0.0
     for i in range(shape(p)[0]):
         y = y * x + ops.getitem(p, i)
     return y
