@@ -33,6 +33,8 @@ SIGNATURES = {
     "betaln": ("elementwise", "betaln", "a[] b[]"),
     "i0": ("elementwise", "i0", "x[]"),
     "i1": ("elementwise", "i1", "x[]"),
+    "i0e": ("elementwise", "i0e", "x[]"),
+    "i1e": ("elementwise", "i1e", "x[]"),
     "j0": ("elementwise", "j0", "x[]"),
     "j1": ("elementwise", "j1", "x[]"),
     "round": ("elementwise", "round_", "a[] decimals="),

@@ -131,6 +131,14 @@ def i1(x):
     return ops.bessel_i(x, 1)
 
 
+def i0e(x):
+    return ops.bessel_ie(x, 0)
+
+
+def i1e(x):
+    return ops.bessel_ie(x, 1)
+
+
 def j0(x):
     return ops.bessel_j(x, 0)
 
