@@ -128,6 +128,17 @@ CASES = [
      lambda t, v: (np.corrcoef(t) + np.corrcoef(t.T, rowvar=False) + np.corrcoef(t[:2], v[:4])[0, :3] + np.corrcoef(v))),
     ("v * np.size(m) + np.size(m, 1) * v - np.size(v, axis=-1)", {"m": M, "v": V},
      lambda m, v: v * np.size(m) + np.size(m, 1) * v - np.size(v, axis=-1)),
+    # hardening task D: np.linalg.cond, every matrix norm numpy's cond takes
+    ("np.linalg.cond(u) + np.linalg.cond(u, 2) + np.linalg.cond(u, -2) + np.linalg.cond(a) + np.linalg.cond(a, p=-2)",
+     {"u": U, "a": TALL},
+     lambda u, a: (np.linalg.cond(u) + np.linalg.cond(u, 2) + np.linalg.cond(u, -2) + np.linalg.cond(a)
+                   + np.linalg.cond(a, p=-2))),
+    ("np.linalg.cond(u, 'fro') + np.linalg.cond(u, p='nuc') + np.linalg.cond(u, 1) + np.linalg.cond(u, -1)"
+     " + np.linalg.cond(u, np.inf) + np.linalg.cond(u, -np.inf)", {"u": U},
+     lambda u: (np.linalg.cond(u, "fro") + np.linalg.cond(u, "nuc") + np.linalg.cond(u, 1) + np.linalg.cond(u, -1)
+                + np.linalg.cond(u, np.inf) + np.linalg.cond(u, -np.inf))),
+    ("np.linalg.cond(w) + np.linalg.cond(w, 'fro')", {"w": np.stack([U, 2 * G])},
+     lambda w: np.linalg.cond(w) + np.linalg.cond(w, "fro")),
     # hardening task D: scipy.special's softmax, log_softmax and logsumexp's b= and return_sign=
     ("scipy.special.softmax(m) + softmax(m, axis=1) + softmax(m, 0) * softmax(2.0)", {"m": M},
      lambda m: ss.softmax(m) + ss.softmax(m, axis=1) + ss.softmax(m, 0) * ss.softmax(2.0)),
@@ -487,3 +498,16 @@ def test_logsumexp_b_drops_an_infinite_element_it_weighs_by_0_and_keeps_the_grad
     sign = run("logsumexp(m, b=w - 1.0, return_sign=True)[1]", {"m": M, "w": w})
     want = ss.logsumexp(M, b=w - 1.0, return_sign=True)
     assert sign == want[1] == -1.0 and value == pytest.approx(want[0], rel=1e-15)
+
+
+def test_cond_of_a_singular_matrix_is_numpys_inf_and_a_stack_holding_one_is_refused():
+    # hardening task D: numpy's cond is inf where the matrix is singular, for every p
+    sing = np.array([[1.0, 2.0], [2.0, 4.0]])
+    for p in ("1", "'fro'", "np.inf"):
+        assert run(f"np.linalg.cond(s, {p})", {"s": sing}) == np.linalg.cond(sing, eval(p)) == np.inf
+    r = subprocess.run([sys.executable, "-m", "autodiff", "grad", "np.sum(np.linalg.cond(s, 1))",
+                        "--at", "s=[[[1.0, 2.0], [2.0, 4.0]], [[1.0, 0.0], [0.0, 2.0]]]"], capture_output=True, text=True)
+    assert r.returncode == 2 and "a matrix of the stack is singular" in r.stderr and "Traceback" not in r.stderr
+    r = subprocess.run([sys.executable, "-m", "autodiff", "grad", "np.linalg.cond(s, 3)",
+                        "--at", "s=[[1.0, 2.0], [2.0, 5.0]]"], capture_output=True, text=True)
+    assert r.returncode == 2 and "is not a matrix norm" in r.stderr and "Traceback" not in r.stderr

@@ -132,6 +132,7 @@ SIGNATURES = {
     "cho_solve": ("solvers", "cho_solve", "c_and_lower b[] overwrite_b= check_finite="),
     "svd": ("linalg", "svd", "a[] full_matrices= compute_uv="),
     "pinv": ("linalg", "pinv", "a[] rcond= hermitian= rtol="),
+    "cond": ("linalg", "cond", "x[] p="),
     "fft": ("fft", "fft", "a[] n= axis= norm="),
     "ifft": ("fft", "ifft", "a[] n= axis= norm="),
     "rfft": ("fft", "rfft", "a[] n= axis= norm="),
