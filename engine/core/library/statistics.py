@@ -266,10 +266,11 @@ def _sample_weights(fweights, aweights, n):
     return w
 
 
-def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None):
+def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, dtype=None):
     """numpy's cov with numpy's steps: each row a variable (rowvar=False: each column), the
     products of the centred rows over n - ddof (ddof 1, or 0 with bias=True; with weights
-    numpy's normalisation), times numpy's 1 / fact; a count <= 0 gives numpy's inf or nan."""
+    numpy's normalisation), times numpy's 1 / fact; a count <= 0 gives numpy's inf or nan.
+    dtype= is the language's: the result cast to it (lang/numpy_builtins.py)."""
     x = _rows(m, rowvar, "m")
     if shape(x)[0] == 0:
         return xp().zeros((0, 0))
@@ -298,9 +299,9 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     return ops.reshape(c, tuple(d for d in shape(c) if d != 1))
 
 
-def corrcoef(x, y=None, rowvar=True):
+def corrcoef(x, y=None, rowvar=True, dtype=None):
     """numpy's corrcoef: cov(x, y, rowvar) over the products of the standard deviations, numpy's
-    divisions in numpy's order, clipped to [-1, 1] as numpy's (a real result)."""
+    divisions in numpy's order, clipped to [-1, 1] as numpy's (a real result). dtype= as cov's."""
     c = cov(x, y, rowvar)
     if not shape(c):
         return ops.div(c, c)
