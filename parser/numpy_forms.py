@@ -17,7 +17,7 @@ FFT_NAMES = ("fft", "ifft", "rfft", "irfft", "fft2", "ifft2", "fftn", "ifftn", "
 
 # The one place strings are taken: these builtins' string parameters, by position and keyword
 # (numpy's names). The callee is judged by its last name, so `np.linalg.norm` and `la.norm` count.
-STRING_ARGUMENTS = {"einsum": ((0, None),), "norm": ((1, "ord"),), "pad": ((2, "mode"),),
+STRING_ARGUMENTS = {"einsum": ((0, None),), "norm": ((1, "ord"),), "cond": ((1, "p"),), "pad": ((2, "mode"),),
                     "convolve": ((2, "mode"),), "searchsorted": ((2, "side"),), "qr": ((1, "mode"),),
                     **{name: ((5, "method"),) for name in ("quantile", "percentile", "nanquantile", "nanpercentile")},
                     "eigh": ((1, "UPLO"),), "eigvalsh": ((1, "UPLO"),),
@@ -27,7 +27,7 @@ STRING_ARGUMENTS = {"einsum": ((0, None),), "norm": ((1, "ord"),), "pad": ((2, "
                                                           "array", "asarray")},
                     "full": ((2, "dtype"),), "full_like": ((2, "dtype"),), "eye": ((3, "dtype"),),
                     "arange": ((None, "dtype"),), "linspace": ((None, "dtype"),), "astype": ((0, "dtype"),)}
-STRING_PLACES = ("einsum's subscripts, norm's ord ('fro', 'nuc'), pad's, convolve's and qr's mode, "
+STRING_PLACES = ("einsum's subscripts, norm's ord and cond's p ('fro', 'nuc'), pad's, convolve's and qr's mode, "
                  "searchsorted's side, the quantiles' method, eigh's and eigvalsh's UPLO, solve_triangular's trans, np.fft's norm and a dtype's name ('float64')")
 TRIPLE_QUOTES = ("'" * 3, '"' * 3)
 

@@ -88,8 +88,15 @@ PROGRAMS = {
     "dot of parameters": ("def f(A, x, c):\n    return sum(A.dot(x)) + x.dot(x) + dot(A, c)[0, 1] + dot(x, A)[1]\n",
                           {"A": (3, 3), "x": (3,), "c": ()}),
     "logsumexp": ("def f(A, x):\n    return logsumexp(x) + sum(logsumexp(A, 1)) + sum(logsumexp(A, axis=0, keepdims=True) * A)"
-                  " + logsumexp(A) * x[0] + sum(logsumexp(A, -1, True) * A) + sum(np.logsumexp(A * 1e3, axis=(0,)))\n",
+                  " + logsumexp(A) * x[0] + sum(logsumexp(A, -1, keepdims=True) * A) + sum(np.logsumexp(A * 1e3, axis=(0,)))\n",
                   {"A": (3, 2), "x": (3,)}),
+    # hardening task D: scipy.special's entries are written as scipy.special's ufuncs (np.erf was exit 70)
+    "scipy.special's functions": (
+        "import scipy.special as sp\n\n\ndef f(x, a):\n    return sum(sp.erf(x) + sp.gammaln(x * x + 1.0) + sp.xlogy(x * x, x * x + 1.0)"
+        " + sp.log_expit(x) + sp.ndtr(x) + sp.log_ndtr(x) + sp.erfinv(x * 0.5) + sp.erfcx(x) + logaddexp2(x, a)"
+        " + copysign(x, a) + fmax(x, a) * fmin(x, a) + sp.xlog1py(x, x * x) + sp.kl_div(x * x + 0.5, 2.0)"
+        " + sp.rel_entr(x * x + 0.5, 1.5) + sp.entr(x * x + 0.1) + sp.loggamma(x * x + 1.0) + sp.erfcinv(x * 0.5 + 1.0)"
+        " + sp.ndtri(x * 0.3 + 0.5))\n", {"x": (3,), "a": ()}),
     "square, reciprocal, negative, power": (
         "def f(x, a):\n    return sum(square(x) * reciprocal(x + 3.0)) + sum(negative(x) * power(x * x + 1.0, a))"
         " + np.square(a)\n", {"x": (3,), "a": ()}),

@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.linalg as sl
+import scipy.special as ss
 
 import autodiff
 from autodiff.engine import api
@@ -106,6 +107,51 @@ CASES = [
      lambda u: np.linalg.eigh(u, UPLO="U")[0] + np.linalg.eigh(u, "L")[1][0] ** 2),
     ("np.linalg.eigvalsh(u, UPLO='U') + np.linalg.eigvalsh(u, 'L') ** 2", {"u": U},
      lambda u: np.linalg.eigvalsh(u, UPLO="U") + np.linalg.eigvalsh(u, "L") ** 2),
+    # hardening task D: numpy's float_power, polyval, trapezoid (trapz), cov, corrcoef, size
+    ("np.float_power(v + 2.0, 2.5) + np.float_power(2.0, v)", {"v": V},
+     lambda v: np.float_power(v + 2.0, 2.5) + np.float_power(2.0, v)),
+    ("np.polyval(k, v) + np.polyval([1.0, -2.0, 0.5], v[0])", {"k": K, "v": V},
+     lambda k, v: np.polyval(k, v) + np.polyval([1.0, -2.0, 0.5], v[0])),
+    ("np.trapezoid(m) + np.trapezoid(m, v[:3]) + np.trapz(m, dx=0.5, axis=0)[1] + np.trapezoid(m, m * m, axis=0)[:2]",
+     {"m": M, "v": V},
+     lambda m, v: (np.trapezoid(m) + np.trapezoid(m, v[:3]) + np.trapezoid(m, dx=0.5, axis=0)[1]
+                   + np.trapezoid(m, m * m, axis=0)[:2])),
+    ("np.cov(t) + np.cov(t, bias=True) + np.cov(t, ddof=3) + np.cov(t.T, rowvar=False) + np.cov(v[:4])"
+     " + np.cov(t[:2], v[:4])[0, :3]", {"t": TALL.T, "v": V},
+     lambda t, v: (np.cov(t) + np.cov(t, bias=True) + np.cov(t, ddof=3) + np.cov(t.T, rowvar=False) + np.cov(v[:4])
+                   + np.cov(t[:2], v[:4])[0, :3])),
+    ("np.cov(t, fweights=[1.0, 2.0, 1.0, 3.0]) + np.cov(t, aweights=w) + np.cov(t, ddof=0, fweights=[1, 2, 1, 3], aweights=w)"
+     " + np.cov(t, fweights=[1.0, 2.0, 1.0, 3.0], aweights=w)", {"t": TALL.T, "w": np.array([0.5, 1.0, 2.0, 0.25])},
+     lambda t, w: (np.cov(t, fweights=[1, 2, 1, 3]) + np.cov(t, aweights=w) + np.cov(t, ddof=0, fweights=[1, 2, 1, 3], aweights=w)
+                   + np.cov(t, fweights=[1, 2, 1, 3], aweights=w))),
+    ("np.corrcoef(t) + np.corrcoef(t.T, rowvar=False) + np.corrcoef(t[:2], v[:4])[0, :3] + np.corrcoef(v)", {"t": TALL.T, "v": V},
+     lambda t, v: (np.corrcoef(t) + np.corrcoef(t.T, rowvar=False) + np.corrcoef(t[:2], v[:4])[0, :3] + np.corrcoef(v))),
+    ("v * np.size(m) + np.size(m, 1) * v - np.size(v, axis=-1)", {"m": M, "v": V},
+     lambda m, v: v * np.size(m) + np.size(m, 1) * v - np.size(v, axis=-1)),
+    # hardening task D: np.linalg.cond, every matrix norm numpy's cond takes
+    ("np.linalg.cond(u) + np.linalg.cond(u, 2) + np.linalg.cond(u, -2) + np.linalg.cond(a) + np.linalg.cond(a, p=-2)",
+     {"u": U, "a": TALL},
+     lambda u, a: (np.linalg.cond(u) + np.linalg.cond(u, 2) + np.linalg.cond(u, -2) + np.linalg.cond(a)
+                   + np.linalg.cond(a, p=-2))),
+    ("np.linalg.cond(u, 'fro') + np.linalg.cond(u, p='nuc') + np.linalg.cond(u, 1) + np.linalg.cond(u, -1)"
+     " + np.linalg.cond(u, np.inf) + np.linalg.cond(u, -np.inf)", {"u": U},
+     lambda u: (np.linalg.cond(u, "fro") + np.linalg.cond(u, "nuc") + np.linalg.cond(u, 1) + np.linalg.cond(u, -1)
+                + np.linalg.cond(u, np.inf) + np.linalg.cond(u, -np.inf))),
+    ("np.linalg.cond(w) + np.linalg.cond(w, 'fro')", {"w": np.stack([U, 2 * G])},
+     lambda w: np.linalg.cond(w) + np.linalg.cond(w, "fro")),
+    # hardening task D: scipy.special's softmax, log_softmax and logsumexp's b= and return_sign=
+    ("scipy.special.softmax(m) + softmax(m, axis=1) + softmax(m, 0) * softmax(2.0)", {"m": M},
+     lambda m: ss.softmax(m) + ss.softmax(m, axis=1) + ss.softmax(m, 0) * ss.softmax(2.0)),
+    ("scipy.special.log_softmax(m) + log_softmax(m, axis=1) + log_softmax(m, (0, 1)) + log_softmax(v[0])", {"m": M, "v": V},
+     lambda m, v: ss.log_softmax(m) + ss.log_softmax(m, axis=1) + ss.log_softmax(m, (0, 1)) + ss.log_softmax(v[0])),
+    ("logsumexp(m, 1, b=w) + logsumexp(m, 0, w[0], True)[0, :2] + logsumexp(v[0], b=3.0)", {"m": M, "w": U[:2] + 1, "v": V},
+     lambda m, w, v: ss.logsumexp(m, 1, b=w) + ss.logsumexp(m, 0, w[0], True)[0, :2] + ss.logsumexp(v[0], b=3.0)),
+    ("logsumexp(m, b=w - 1.0, return_sign=True)[0] * logsumexp(m, b=w - 1.0, return_sign=True)[1]"
+     " + logsumexp(m, 1, w - 1.2, return_sign=True)[0] * logsumexp(m, 1, w - 1.2, True, True)[1][:, 0]",
+     {"m": M, "w": U[:2]},
+     lambda m, w: (ss.logsumexp(m, b=w - 1.0, return_sign=True)[0] * ss.logsumexp(m, b=w - 1.0, return_sign=True)[1]
+                   + ss.logsumexp(m, 1, w - 1.2, return_sign=True)[0]
+                   * ss.logsumexp(m, 1, w - 1.2, True, True)[1][:, 0])),
 ]
 
 
@@ -466,3 +512,31 @@ def test_an_order_statistic_of_a_slice_holding_a_nan_is_nan_as_numpys(expr, refe
             warnings.simplefilter("ignore", RuntimeWarning)
             assert np.array_equal(f.evaluate_result({"m": point}).value, reference(point), equal_nan=True)
     assert f.replays >= 1
+
+
+def test_logsumexp_b_drops_an_infinite_element_it_weighs_by_0_and_keeps_the_gradient_in_b_there():
+    # hardening task D: scipy's b= (an element weighed by 0 adds nothing, even inf), its gradient
+    # in b at b = 0 is exp(a - logsumexp), as anywhere else
+    a, w = M.copy(), np.array([[1.0, 2.0, 0.0], [0.5, 0.0, 1.5]])
+    a[0, 2] = np.inf
+    got = run("logsumexp(a, 1, b=w)", {"a": a, "w": w})
+    np.testing.assert_allclose(got, ss.logsumexp(a, 1, b=w), rtol=1e-15)
+    r = autodiff.grad("logsumexp(m, b=w)", at={"m": M, "w": w})
+    np.testing.assert_allclose(r.gradient["w"], np.exp(M - ss.logsumexp(M, b=w)), rtol=1e-14)
+    value = run("logsumexp(m, b=w - 1.0, return_sign=True)[0]", {"m": M, "w": w})
+    sign = run("logsumexp(m, b=w - 1.0, return_sign=True)[1]", {"m": M, "w": w})
+    want = ss.logsumexp(M, b=w - 1.0, return_sign=True)
+    assert sign == want[1] == -1.0 and value == pytest.approx(want[0], rel=1e-15)
+
+
+def test_cond_of_a_singular_matrix_is_numpys_inf_and_a_stack_holding_one_is_refused():
+    # hardening task D: numpy's cond is inf where the matrix is singular, for every p
+    sing = np.array([[1.0, 2.0], [2.0, 4.0]])
+    for p in ("1", "'fro'", "np.inf"):
+        assert run(f"np.linalg.cond(s, {p})", {"s": sing}) == np.linalg.cond(sing, eval(p)) == np.inf
+    r = subprocess.run([sys.executable, "-m", "autodiff", "grad", "np.sum(np.linalg.cond(s, 1))",
+                        "--at", "s=[[[1.0, 2.0], [2.0, 4.0]], [[1.0, 0.0], [0.0, 2.0]]]"], capture_output=True, text=True)
+    assert r.returncode == 2 and "a matrix of the stack is singular" in r.stderr and "Traceback" not in r.stderr
+    r = subprocess.run([sys.executable, "-m", "autodiff", "grad", "np.linalg.cond(s, 3)",
+                        "--at", "s=[[1.0, 2.0], [2.0, 5.0]]"], capture_output=True, text=True)
+    assert r.returncode == 2 and "is not a matrix norm" in r.stderr and "Traceback" not in r.stderr

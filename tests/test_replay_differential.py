@@ -256,7 +256,7 @@ FORMS = {
     "eigvalsh": ("sum(eigvalsh(M))", MATRIX),
 }
 _ABOVE_ONE = {"arccosh", "acosh"}
-_WITH_KINKS = {"abs", "fabs", "relu", "maximum", "minimum", "hypot", "sqrt"}
+_WITH_KINKS = {"abs", "fabs", "relu", "maximum", "minimum", "hypot", "sqrt", "fmax", "fmin", "copysign", "heaviside"}
 
 
 def form(name):
@@ -264,7 +264,8 @@ def form(name):
     if name in FORMS:
         return FORMS[name]
     binary = name in ("maximum", "minimum", "arctan2", "atan2", "hypot", "logaddexp", "fmod", "beta", "xlogy",
-                      "mod", "floor_divide", "remainder")
+                      "mod", "floor_divide", "remainder", "logaddexp2", "fmax", "fmin", "copysign", "heaviside",
+                      "xlog1py", "rel_entr", "kl_div", "huber", "pseudo_huber")
     if binary:
         return f"sum({name}(u, v))", (TIES if name in _WITH_KINKS else PAIRS)
     points = ABOVE_ONE if name in _ABOVE_ONE else (SIGNED if name in _WITH_KINKS - {"sqrt"} else UNIT)

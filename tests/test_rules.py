@@ -70,19 +70,25 @@ UNARY_POINTS = {
     "cbrt": [1.0, -0.3, 27.0], "arcsinh": [0.0, 1.5, -20.0], "arccosh": [1.5, 1.01, 30.0],
     "arctanh": [0.0, 0.5, -0.99],
     "erf": [0.0, 1.2, -3.0], "erfc": [0.0, 1.2, -3.0, 5.0], "logit": [0.5, 0.01, 0.97],
+    "log_expit": [0.0, 3.0, -40.0, 25.0], "sinc": [0.0, 0.3, -1.7, 2.0, 1e-9],
+    "erfinv": [0.0, 0.5, -0.9], "erfcinv": [1.0, 0.3, 1.7], "ndtri": [0.5, 0.1, 0.97],
+    "ndtr": [0.0, 1.2, -3.0], "log_ndtr": [0.0, 1.2, -10.0, 5.0], "erfcx": [0.0, 1.2, -1.5, 10.0],
+    "loggamma": [0.5, 3.2, 30.0, 0.05], "entr": [0.5, 2.0, 0.05],
     "gammaln": [0.5, 3.2, 30.0, 0.05], "gamma": [0.5, 3.2, -0.5, 1.0],
     # complex numbers' own functions on real points (tests/test_complex.py: on complex ones)
     "real": [0.0, 2.5, -1.25], "conj": [0.0, 2.5, -1.25], "imag": [0.0, 2.5, -1.25], "angle": [0.5, 3.0, -2.0],
 }
 
 BINARY_NAMES = ["add", "sub", "mul", "div", "pow", "maximum", "minimum",
-                "arctan2", "hypot", "logaddexp", "fmod", "mod", "beta", "xlogy"]
+                "arctan2", "hypot", "logaddexp", "fmod", "mod", "beta", "xlogy", "xlog1py",
+                "logaddexp2", "fmax", "fmin", "copysign", "heaviside", "rel_entr", "kl_div", "huber", "pseudo_huber"]
 
 
 def binary_cases(name):
     # pow's base, div's divisor, beta's arguments and xlogy's y away from 0 (fmod's and mod's
     # too: their quotient then stays between two whole numbers)
-    positive = name in ("pow", "div", "beta", "xlogy", "fmod", "mod")
+    positive = name in ("pow", "div", "beta", "xlogy", "xlog1py", "fmod", "mod", "rel_entr", "kl_div", "huber",
+                        "pseudo_huber")
     lo = 0.5 if positive else -2.0
 
     def r(*shape):
@@ -189,8 +195,13 @@ def extra_cases():
     """The entries of numeric, special, scans, joins and linalg (issue 15)."""
     cases = [Case("polygamma", (arr(0.5, 2.0, 7.0),), {"n": n}) for n in (0, 1, 2)]
     cases += [Case("polygamma", (-0.5,), {"n": 0})]
-    for name, points in (("bessel_j", arr(0.0, 1.5, -3.0, 12.0)), ("bessel_i", arr(0.0, 1.5, -2.0))):
+    for name, points in (("bessel_j", arr(0.0, 1.5, -3.0, 12.0)), ("bessel_i", arr(0.0, 1.5, -2.0)),
+                         ("spherical_j", arr(0.0, 1.5, -3.0, 12.0)), ("bessel_ie", arr(0.25, 1.5, -2.0, 30.0))):
         cases += [Case(name, (points,), {"n": n}) for n in (0, 1)] + [Case(name, (0.7,), {"n": 1})]
+    cases += [Case("bessel_ie", (arr(1.5, -2.0),), {"n": 2})]
+    for name in ("huber", "pseudo_huber"):          # delta > 0, r of either sign, inside and outside
+        cases += [Case(name, (arr(0.5, 1.0, 2.0, 0.7), arr(-1.5, 0.3, -0.2, 2.5)), label="[signs]"),
+                  Case(name, (0.8, arr(-1.5, 0.3, -0.2, 2.5)), label="[one delta]")]
     m, zeros = rand(2, 3), np.array([[0.0, 2.0, -1.5], [1.2, 0.0, 0.0]])
     for axis in (0, 1):
         cases += [Case("cumsum", (m,), {"axis": axis, "reverse": rev}) for rev in (False, True)]
@@ -644,6 +655,13 @@ def kinks_of(expr, at):
     ("maximum(x, y)", {"x": 2.0, "y": 2.0}, {"x": 0.5, "y": 0.5}, "maximum"),
     ("minimum(x, y)", {"x": 2.0, "y": 2.0}, {"x": 0.5, "y": 0.5}, "minimum"),
     ("sqrt(x)", {"x": 0.0}, {"x": math.inf}, "sqrt"),
+    # hardening task D: the new entries' conventions
+    ("fmax(x, y)", {"x": 2.0, "y": 2.0}, {"x": 0.5, "y": 0.5}, "fmax"),
+    ("fmin(x, y)", {"x": 2.0, "y": 2.0}, {"x": 0.5, "y": 0.5}, "fmin"),
+    ("copysign(x, y)", {"x": 0.0, "y": -1.0}, {"x": 0.0, "y": 0.0}, "copysign"),
+    ("heaviside(x, y)", {"x": 0.0, "y": 0.5}, {"x": 0.0, "y": 1.0}, "heaviside"),
+    ("i0e(x)", {"x": 0.0}, {"x": 0.0}, "bessel_ie"),
+    ("huber(x, y)", {"x": 1.5, "y": -1.5}, {"x": 0.0, "y": -1.5}, "huber"),
 ])
 def test_scalar_kink_conventions_are_applied_and_noted(expr, at, expected, op):
     r, kink_ops = kinks_of(expr, at)
@@ -661,11 +679,28 @@ def test_scalar_kink_conventions_are_applied_and_noted(expr, at, expected, op):
     ("sum(maximum(x, 1))", [0.0, 1.0, 2.0], [0.0, 0.5, 1.0], "maximum"),
     ("sum(minimum(x, 1))", [0.0, 1.0, 2.0], [1.0, 0.5, 0.0], "minimum"),
     ("norm(x)", [0.0, 0.0, 0.0], [0.0, 0.0, 0.0], "norm"),
+    ("sum(fmax(x, 1))", [0.0, 1.0, 2.0, math.nan], [0.0, 0.5, 1.0, 0.0], "fmax"),
+    ("sum(fmin(x, 1))", [0.0, 1.0, 2.0, math.nan], [1.0, 0.5, 0.0, 0.0], "fmin"),
+    ("sum(copysign(x, -1.0))", [-2.0, 0.0, 3.0], [1.0, 0.0, -1.0], "copysign"),
 ])
 def test_array_kink_conventions_are_applied_and_noted(expr, x, expected, op):
     r, kink_ops = kinks_of(expr, {"x": x})
     np.testing.assert_allclose(r.gradient["x"], expected, rtol=1e-15)
     assert op in kink_ops
+
+
+def test_fmax_and_fmin_give_the_gradient_to_the_number_beside_a_nan():
+    # hardening task D: numpy's fmax/fmin ignore a nan; so does the gradient
+    for name in ("fmax", "fmin"):
+        r = autodiff.grad(f"sum({name}(x, y))", at={"x": [math.nan, 2.0, math.nan], "y": [1.0, math.nan, math.nan]})
+        assert r.gradient["x"].tolist() == [0.0, 1.0, 0.0] and r.gradient["y"].tolist() == [1.0, 0.0, 0.0]
+
+
+def test_sinc_has_every_derivative_at_0():
+    # hardening task D: sinc'(0) = 0 and sinc''(0) = -pi²/3 (its slope goes through j_1, no 0/0)
+    assert autodiff.grad("sinc(x)", at={"x": 0.0}).gradient["x"] == 0.0
+    h = autodiff.hessian("sinc(x)", at={"x": 0.0}).hessian["x"]["x"]
+    assert h == pytest.approx(-math.pi ** 2 / 3, rel=1e-14)
 
 
 def test_sign_has_zero_derivative_everywhere():

@@ -21,11 +21,15 @@ SPECIAL = [0.0, -0.0, 1.0, -1.0, 0.5, -2.0, 3.0, math.inf, -math.inf, math.nan, 
 # Elementwise entries with an integer order as a parameter (polygamma's n, J_n's, I_n's): their
 # rules are per element as the flagged ones', but the fused kernels take no parameters, so the
 # table does not flag them `elementwise`; they are walked here with an order each.
-WITH_ORDER = {"polygamma": {"n": 1}, "bessel_j": {"n": 1}, "bessel_i": {"n": 0}}
+WITH_ORDER = {"polygamma": {"n": 1}, "bessel_j": {"n": 1}, "bessel_i": {"n": 0}, "spherical_j": {"n": 1},
+              "bessel_ie": {"n": 0}}
 # (entry, argument) whose local derivative is a constant (finite everywhere): the walk checks that,
 # and meets an infinite or nan local derivative at every other.
 CONSTANT_SLOPES = {("add", 0), ("add", 1), ("sub", 0), ("sub", 1), ("neg", 0), ("where", 1), ("where", 2),
                    ("fmod", 0), ("mod", 0),
+                   # fmax and fmin: a share, 0 or 1 beside a nan (which they ignore); heaviside a step
+                   # in x1 and 0 or 1 in x2; copysign nothing in x2
+                   ("fmax", 0), ("fmax", 1), ("fmin", 0), ("fmin", 1), ("heaviside", 0), ("copysign", 1),
                    # on real points: real and conj are x, imag and angle constants (tests/test_complex.py)
                    ("real", 0), ("conj", 0), ("imag", 0), ("angle", 0)}
 

@@ -26,7 +26,8 @@ from ..lang.numpy_builtins import SECOND_SPELLINGS
 BY_WAY = {
     "library": ("var", "std", "square", "reciprocal", "negative", "power", "pinv", "kron", "fft", "ifft", "rfft",
                 "irfft", "hfft", "ihfft", "fft2", "ifft2", "fftn", "ifftn", "rfft2", "irfft2", "rfftn", "irfftn",
-                "fftshift", "ifftshift", "complex", "cumsum", "transpose", "prod", "outer", "eigvalsh"),
+                "fftshift", "ifftshift", "complex", "cumsum", "transpose", "prod", "outer", "eigvalsh", "float_power",
+                "trapezoid", "trapz", "cov", "polyval"),
     "form": ("norm", "reshape", "dot", "clip", "cumprod", "trace", "diagonal", "squeeze", "triu", "tril", "diag",
              "where", "einsum", "tensordot", "logsumexp", "concatenate", "split", "stack", "solve_triangular"),
     "frequencies": ("fftfreq", "rfftfreq"),

@@ -22,6 +22,7 @@ from ...parser.nodes import Span
 from ..lang.target import load
 from .activity import walk_ir
 from .custom import no_forward_mode, reached
+from .rule_text import with_scipy_import
 from .lower import OUT, Call, Derivative, derivative_name
 from .sweeps import INDENT, Writer, zeros_of
 from .tangent import Tangent
@@ -209,6 +210,7 @@ def tangent_program(functions: dict, h: str, facts: dict, shapes, refusal) -> tu
                       "", ""]
     given = [q for q in functions[h].params if q in active_params[h]]
     temporary = unused_prefix([functions[n] for n in names], "u")      # `_v1` is no name of the language
+    lines = with_scipy_import(lines)
     text = re.sub(r"(?<![\w.])_(?=[A-Za-z])", temporary, "\n".join(spelled_as_functions(line) for line in lines))
     return text, given, prefix
 

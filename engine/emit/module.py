@@ -21,7 +21,7 @@ from .custom import adjoint_sweeps, program_rules, reached, tangent_sweep
 from .derivatives import (check_derivatives, derivative_helpers, derivatives_in, inner_functions, second_order_lines,
                           tangent_name, tangent_program)
 from .lower import DERIVATIVES, DIRECTIONAL, OUT, Call, Derivative, Lowering, Plain, refuse
-from .rule_text import NotEmitted
+from .rule_text import NotEmitted, with_scipy_import
 from .sweeps import INDENT, NeedsShapes, Writer, inlinable, no_shapes, read_by_rules, zeros_of
 from .tangent import Tangent, tan
 from .records import flattened_records
@@ -159,7 +159,7 @@ def _emit(target, wrt, mode, explain, version, at, shaped=False) -> str:
         lines.insert(lines.index("import numpy as np"), COMPLEX_OUTPUT_NOTE)
     if any("operator." in line for line in lines):     # a rule's in-place operator (a scatter's +=)
         lines.insert(lines.index("import numpy as np"), "import operator")
-    return "\n".join(lines).rstrip() + "\n"
+    return "\n".join(with_scipy_import(lines)).rstrip() + "\n"
 
 
 GUARD = "<the check of the inputs' shapes>"

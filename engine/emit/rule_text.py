@@ -52,14 +52,31 @@ def _number(value) -> str:
     return f"({text})" if text.startswith("-") else text
 
 
+def scipy_spelling(ufunc) -> str:
+    """scipy.special's text for one of its ufuncs (the emitted module then imports scipy.special)."""
+    import scipy.special
+    if getattr(scipy.special, ufunc.__name__, None) is not ufunc:
+        raise NotEmitted(f"the ufunc {ufunc.__name__} (neither numpy's nor scipy.special's)")
+    return f"scipy.special.{ufunc.__name__}"
+
+
+def with_scipy_import(lines: list) -> list:
+    """The module's lines with `import scipy.special` after numpy's where a line calls it."""
+    if not any("scipy.special." in line for line in lines) or "import scipy.special" in lines:
+        return lines
+    at = lines.index("import numpy as np") + 1
+    return lines[:at] + ["import scipy.special"] + lines[at:]
+
+
 def spelled(value) -> str:
     """numpy's text for a value a traced line binds: a ufunc, a numpy function, a constant."""
     numpy = np()
-    if isinstance(value, numpy.ufunc):
-        return f"np.{value.__name__}"
+    if isinstance(value, numpy.ufunc):      # scipy.special's functions are ufuncs too (erf, xlogy)
+        return f"np.{value.__name__}" if getattr(numpy, value.__name__, None) is value else scipy_spelling(value)
     owner = getattr(value, "__self__", None)
     if isinstance(owner, numpy.ufunc):
-        return f"np.{owner.__name__}" if value.__name__ == "__call__" else f"np.{owner.__name__}.{value.__name__}"
+        head = f"np.{owner.__name__}" if getattr(numpy, owner.__name__, None) is owner else scipy_spelling(owner)
+        return head if value.__name__ == "__call__" else f"{head}.{value.__name__}"
     if callable(value) and getattr(numpy, getattr(value, "__name__", ""), None) is value:
         return f"np.{value.__name__}"
     for sub in ("linalg", "fft"):           # numpy.linalg's and numpy.fft's functions (np.fft.fft in fft's rules)

@@ -300,3 +300,46 @@ def _number(value, what):
     if isinstance(value, bool) or not isinstance(value, (int, float)) and getattr(value, "shape", None) != ():
         raise ArgumentError(f"pinv(): {what} must be a number, not {value!r}")
     return float(value)
+
+
+MATRIX_ORDERS = (None, 2, -2, "fro", "nuc", 1, -1, math.inf, -math.inf)
+
+
+def cond(x, p=None):
+    """numpy's linalg.cond: the 2-norm's s_max / s_min of the singular values (p None or 2; -2
+    s_min / s_max), the other matrix norms' norm(x, p) * norm(inv(x), p) of a square x, stacked
+    over leading axes; nan turned inf where x holds no nan (a singular x), as numpy's."""
+    order = ops.read(p)
+    if order not in MATRIX_ORDERS:
+        raise ArgumentError(f"cond(): p {order!r} is not a matrix norm: give None, 2, -2, 'fro', 'nuc', 1, -1, "
+                            "inf or -inf")
+    if ndim(x) < 2 or 0 in shape(x)[-2:]:
+        raise ArgumentError("cond(): the array must have at least 2 dimensions, none of the last two empty")
+    if order in (None, 2, -2):
+        values = ops.singular_values(x)
+        largest, smallest = ops.getitem(values, (Ellipsis, 0)), ops.getitem(values, (Ellipsis, -1))
+        r = ops.div(smallest, largest) if order == -2 else ops.div(largest, smallest)
+    else:
+        if shape(x)[-1] != shape(x)[-2]:
+            raise ArgumentError("cond(): the last 2 dimensions of the array must be square for p "
+                                f"{order!r} (p None, 2 or -2 take any shape)")
+        inverse = _inverse_or_none(x)
+        if inverse is None:
+            return math.inf             # numpy's cond of a singular matrix (its inverse's nan, made inf)
+        r = norm(x, order, axis=(-2, -1)) * norm(inverse, order, axis=(-2, -1))
+    m = xp()
+    raw = m.asarray(ops.read(r))
+    singular = m.isnan(raw) & ~m.isnan(m.asarray(ops.read(x))).any(axis=(-2, -1))
+    return ops.where(singular, math.inf, r) if bool(singular.any()) else r
+
+
+def _inverse_or_none(x):
+    """inv(x), or None for a singular matrix x (numpy's cond then gives inf); a stack holding a
+    singular matrix is refused (numpy gives inf for that one alone)."""
+    try:
+        return ops.inv(x)
+    except np().linalg.LinAlgError:
+        if ndim(x) == 2:
+            return None
+        raise ArgumentError("cond(): a matrix of the stack is singular: its condition number is inf; take "
+                            "cond(x) (the 2-norm's) or cond of each matrix") from None

@@ -3,8 +3,10 @@ average with weights, argmax/argmin (no gradient), the cumulative ops, sort and 
 the gradient goes back through the permutation). Composites of table entries only."""
 from __future__ import annotations
 
+import math
+
 from .. import ops
-from ..backend import xp
+from ..backend import np, xp
 from ..complexes import is_complex, refuse_ordering
 from ..primitives import ndim, shape
 from .axes import ArgumentError, axes_last, axes_of, gathered, keep_dims, one_axis, reduced_count, whole
@@ -60,27 +62,81 @@ def std(a, axis=None, ddof=0, keepdims=False):
     return ops.sqrt(var(a, axis, ddof, keepdims))
 
 
-def _stable_shift(x, axes):
-    """The largest element (a constant to AD), 0 where it is not finite: exp(x - shift) <= 1.
+def _stable_shift(x, axes, finite=True):
+    """The largest element (a constant to AD), 0 where it is not finite (unless finite=False,
+    scipy's softmax's shift): exp(x - shift) <= 1.
     Of complex values the largest real part: the imaginary parts stay in the sum, whose principal
     log is scipy's logsumexp's (its imaginary part in (-pi, pi])."""
     m = xp()
     raw = m.asarray(ops.read(x))
     parts = raw.real if raw.dtype.kind == "c" else raw
     top = m.max(parts, axis=axes, keepdims=True) if raw.size else m.zeros((1,) * raw.ndim, parts.dtype)
-    return m.where(m.isfinite(top), top, 0).astype(raw.dtype)
+    return (m.where(m.isfinite(top), top, 0) if finite else top).astype(raw.dtype)
 
 
-def logsumexp(a, axis=None, keepdims=False):
-    """log(sum(exp(a))), stable: the largest element is taken out before exp (of complex
-    values the largest real part: scipy.special.logsumexp's value)."""
-    if not shape(a) and not is_complex(a):     # a complex one's log(exp(z)): its imaginary part wrapped
-        return a * 1.0
+def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
+    """scipy.special.logsumexp: log(sum(b * exp(a))), stable: the largest element is taken out
+    before exp (of complex values the largest real part). b= weighs each exp(a) (broadcast with a;
+    where b is 0 the element adds nothing, even an inf or nan one, as scipy's); a negative sum is
+    nan unless return_sign=True, which gives (log|sum|, its sign), the sign a constant."""
+    if b is None and not return_sign:
+        if not shape(a) and not is_complex(a):     # a complex one's log(exp(z)): its imaginary part wrapped
+            return a * 1.0
+        return _logsumexp(a, axes_of(axis, ndim(a)), keepdims)
+    if b is not None:
+        if ops.read(b, lambda v: xp().asarray(v).dtype.kind == "b"):
+            b = ops.read(b, lambda v: xp().asarray(v, dtype=float))
+        wide = np().broadcast_shapes(shape(a), shape(b)) or (1,)
+        a, b = (ops.broadcast_to(v, wide) if shape(v) != wide else v for v in (a, b))
+    elif not shape(a):
+        a = ops.reshape(a, (1,))
     axes = axes_of(axis, ndim(a))
+    if b is None:
+        shift = _stable_shift(a, axes)
+    else:       # the shift over the elements b keeps; an inf or nan one b drops is dropped (0 * inf is nan)
+        m, dropped = xp(), xp().asarray(ops.read(b)) == 0
+        shift = _stable_shift(m.where(dropped, -math.inf, ops.read(a)), axes)
+        a = ops.where(dropped & ~m.isfinite(ops.read(a)), -math.inf, a)
+    terms = ops.exp(a - shift)
+    summed = ops.sum(terms if b is None else b * terms, axes)
+    back = ops.reshape(shift, shape(summed)) if axes else shift.reshape(()).item()
+    if not return_sign:
+        result = ops.log(summed) + back
+        return keep_dims(result, a, axes) if keepdims else result
+    sign = ops.read(summed, lambda v: xp().sign(v))
+    result = ops.log(ops.abs(summed)) + back
+    if keepdims:
+        result, sign = keep_dims(result, a, axes), keep_dims(sign, a, axes)
+    return result, sign
+
+
+def _logsumexp(a, axes, keepdims):
     shift = _stable_shift(a, axes)
     summed = ops.sum(ops.exp(a - shift), axes)
     result = ops.log(summed) + (ops.reshape(shift, shape(summed)) if axes else shift.reshape(()).item())
     return keep_dims(result, a, axes) if keepdims else result
+
+
+def softmax(x, axis=None):
+    """scipy.special.softmax: exp(x - max) / sum(exp(x - max)) over axis (None: all of x), with
+    scipy's steps (its bits); the max is a constant to AD (softmax does not change with it)."""
+    if not shape(x):
+        e = ops.exp(x - _stable_shift(x, None, finite=False).reshape(()).item())
+        return ops.div(e, e)
+    axes = axes_of(axis, ndim(x))
+    e = ops.exp(x - _stable_shift(x, axes, finite=False))
+    return ops.div(e, keep_dims(ops.sum(e, axes), x, axes))
+
+
+def log_softmax(x, axis=None):
+    """scipy.special.log_softmax: (x - max) - log(sum(exp(x - max))) over axis, the max 0 where it
+    is not finite (scipy's steps, its bits); the max is a constant to AD."""
+    if not shape(x):
+        tmp = x - _stable_shift(x, None).reshape(()).item()
+        return tmp - ops.log(ops.exp(tmp))
+    axes = axes_of(axis, ndim(x))
+    tmp = x - _stable_shift(x, axes)
+    return tmp - ops.log(keep_dims(ops.sum(ops.exp(tmp), axes), x, axes))
 
 
 def average(a, axis=None, weights=None, returned=False):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .. import ops
 from ..backend import xp
-from ..primitives import ndim, shape, size
+from ..primitives import ndim, run_dtype, shape, size
 from .axes import ArgumentError, one_axis, whole
 
 
@@ -112,3 +112,32 @@ def searchsorted(a, v, side="left", sorter=None):
     dtype = raw.dtype if raw.dtype.kind == "f" else m.float64
     return float(found) if found.ndim == 0 else found.astype(dtype)
 
+
+
+def polyval(p, x):
+    """numpy's polyval: Horner's steps y = y * x + p[i] from y = 0 (numpy's, to the bit),
+    differentiable in the coefficients and in x."""
+    if not shape(p):
+        raise TypeError("polyval(): p must be a sequence of coefficients, not one number")
+    y = xp().zeros(shape(x), dtype=run_dtype[0]) if shape(x) else 0.0
+    for i in range(shape(p)[0]):
+        y = y * x + ops.getitem(p, i)
+    return y
+
+
+def trapezoid(y, x=None, dx=1.0, axis=-1):
+    """numpy's trapezoid (numpy 1's trapz): sum(d * (y[1:] + y[:-1]) / 2.0) along axis with numpy's
+    steps, d the differences of the sample points x (a 1-D x along axis) or the spacing dx."""
+    if not shape(y):
+        raise ArgumentError("trapezoid(): y must have at least one dimension")
+    dims = ndim(y)
+    ax = one_axis(axis, dims)
+    if x is None:
+        d = dx
+    elif ndim(x) == 1:
+        d = diff(x)
+        d = ops.reshape(d, tuple(shape(d)[0] if i == ax else 1 for i in range(dims)))
+    else:
+        d = diff(x, axis=ax)
+    pairs = ops.getitem(y, _along(ax, dims, slice(1, None))) + ops.getitem(y, _along(ax, dims, slice(None, -1)))
+    return ops.sum(d * pairs / 2.0, ax)

@@ -227,3 +227,10 @@ def triu(m, k=0):
 
 def tril(m, k=0):
     return _triangle(m, k, False)
+
+
+def size_(a, axis=None):
+    """numpy's size(a, axis): how many elements a has (along axis), a number (no gradient)."""
+    if axis is None:
+        return float(size(a))
+    return float(shape(a)[one_axis(axis, ndim(a))])

@@ -12,7 +12,8 @@ from ..complexes import is_complex
 from ..primitives import ndim, shape
 from ..tape import BOXES
 from .axes import ArgumentError, axes_last, axes_of, gathered, keep_dims
-from .reductions import prod, reduce_over, sort
+from .reductions import average, prod, reduce_over, sort
+from .shapes import diag
 
 
 def _last_axis(a, axis):
@@ -244,3 +245,79 @@ def nanvar(a, axis=None, ddof=0, keepdims=False):
 def nanstd(a, axis=None, ddof=0, keepdims=False):
     return ops.sqrt(nanvar(a, axis, ddof, keepdims))
 
+
+
+def _rows(v, rowvar, what):
+    """numpy's cov's array(v, ndmin=2), transposed when rowvar is False (unless one row)."""
+    if ndim(v) > 2:
+        raise ArgumentError(f"cov(): {what} has more than 2 dimensions")
+    rows = ops.reshape(v, (1,) * (2 - ndim(v)) + shape(v)) if ndim(v) < 2 else v
+    return ops.transpose(rows) if not ops.read(rowvar) and shape(rows)[0] != 1 else rows
+
+
+def _sample_weights(fweights, aweights, n):
+    """numpy's cov's checks of fweights (whole, non-negative counts) and aweights (non-negative),
+    and their product: the weight of each of the n observations (None where neither is given)."""
+    w = None
+    for name, given in (("fweights", fweights), ("aweights", aweights)):
+        if given is None:
+            continue
+        raw = xp().asarray(ops.read(given))
+        if name == "fweights" and not bool((raw == xp().around(raw)).all()):
+            raise TypeError("cov(): fweights must be integer")
+        if raw.ndim > 1:
+            raise ArgumentError(f"cov(): cannot handle multidimensional {name}")
+        if raw.ndim == 0 or raw.shape[0] != n:
+            raise ArgumentError(f"cov(): incompatible numbers of samples and {name}")
+        if bool((raw < 0).any()):
+            raise ArgumentError(f"cov(): {name} cannot be negative")
+        w = given if w is None else w * given
+    return w
+
+
+def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, dtype=None):
+    """numpy's cov with numpy's steps: each row a variable (rowvar=False: each column), the
+    products of the centred rows over n - ddof (ddof 1, or 0 with bias=True; with weights
+    numpy's normalisation), times numpy's 1 / fact; a count <= 0 gives numpy's inf or nan.
+    dtype= is the language's: the result cast to it (lang/numpy_builtins.py)."""
+    x = _rows(m, rowvar, "m")
+    if shape(x)[0] == 0:
+        return xp().zeros((0, 0))
+    if y is not None:
+        x = ops.concatenate([x, _rows(y, rowvar, "y")], 0)
+    if ddof is None:
+        ddof = 0 if ops.read(bias) else 1
+    ddof = float(ops.read(ddof))
+    n = shape(x)[1]
+    w = _sample_weights(fweights, aweights, n)
+    avg, w_sum = average(x, axis=1, weights=w, returned=True)
+    if w is None:
+        fact = float(n) - ddof
+    elif ddof == 0:
+        fact = ops.getitem(w_sum, 0)
+    elif aweights is None:
+        fact = ops.getitem(w_sum, 0) - ddof
+    else:
+        fact = ops.getitem(w_sum, 0) - ddof * ops.sum(w * aweights) / ops.getitem(w_sum, 0)
+    if ops.read(fact) <= 0:
+        fact = 0.0
+    x = x - ops.reshape(avg, (-1, 1))
+    x_t = ops.transpose(x if w is None else x * w)
+    c = ops.matmul(x, ops.conj(x_t) if is_complex(x_t) else x_t)
+    c = c * ops.div(1.0, fact)
+    return ops.reshape(c, tuple(d for d in shape(c) if d != 1))
+
+
+def corrcoef(x, y=None, rowvar=True, dtype=None):
+    """numpy's corrcoef: cov(x, y, rowvar) over the products of the standard deviations, numpy's
+    divisions in numpy's order, clipped to [-1, 1] as numpy's (a real result). dtype= as cov's."""
+    c = cov(x, y, rowvar)
+    if not shape(c):
+        return ops.div(c, c)
+    if is_complex(c):
+        raise TypeError("corrcoef() of complex values is not supported: apply it to real(z) and imag(z)")
+    stddev = ops.sqrt(diag(c))
+    c = ops.div(c, ops.reshape(stddev, (-1, 1)))
+    c = ops.div(c, ops.reshape(stddev, (1, -1)))
+    c = ops.where(ops.lt(c, -1.0), -1.0, c)
+    return ops.where(ops.gt(c, 1.0), 1.0, c)

@@ -242,21 +242,22 @@ softplus = unary_entry("softplus", None, lambda ans, x: sigmoid(x), impl=_softpl
                        no_fusion="numexpr has no maximum (its forward's max(x, 0))")
 
 
-def _note_ties(name, x, y):
+def note_ties(name, x, y):
+    """Note a tie of maximum, minimum, fmax or fmin (its gradient split evenly) where x == y."""
     tie = (x == y) if (x.__class__ is float and y.__class__ is float) else bool(xp().any(x == y))
     if tie:
         NOTES.kink(name, f"{name} with equal arguments: the gradient is split evenly")
 
 
 def _maximum(x, y):
-    _note_ties("maximum", x, y)
+    note_ties("maximum", x, y)
     if x.__class__ is float and y.__class__ is float:
         return x if x >= y or x != x else y       # a nan on either side is the result, as numpy
     return plain_scalar(xp().maximum(x, y))
 
 
 def _minimum(x, y):
-    _note_ties("minimum", x, y)
+    note_ties("minimum", x, y)
     if x.__class__ is float and y.__class__ is float:
         return x if x <= y or x != x else y
     return plain_scalar(xp().minimum(x, y))

@@ -12,8 +12,8 @@ from ..complexes import is_complex
 from ..notes import NOTES
 from ..primitives import float_fallback, nondiff, plain_scalar, run_dtype
 from .arithmetic import div
-from .comparisons import eq, where
-from .elementwise import LN2, binary_entry, exp, sqrt, unary_entry
+from .comparisons import eq, ne, share, sign, where
+from .elementwise import LN2, binary_entry, exp, note_ties, sqrt, unary_entry
 
 
 # numexpr has the inverse hyperbolics and arctan2 too: not fused until checked to numpy's bits
@@ -154,3 +154,73 @@ floor_divide = nondiff("floor_divide", _floor_divide, builtin="floor_divide")
 # the `%` operator, mod() and remainder(): x - floor_divide(x, y) y, 1 for x and -floor_divide(x, y) for y
 mod = binary_entry("mod", _mod, lambda ans, x, y: 1.0, lambda ans, x, y: -floor_divide(x, y),
                    no_fusion="numexpr has no remainder (numpy's %) nor floor_divide")
+
+
+def _numpy(name):
+    """numpy's elementwise function `name` on the backend, its float result a Python float."""
+    def impl(*args):
+        return plain_scalar(getattr(xp(), name)(*args))
+    impl.__name__ = name
+    return impl
+
+
+# log2(2^x + 2^y), numpy's: each partial 2^(x - ans), as logaddexp's e^(x - ans)
+logaddexp2 = binary_entry("logaddexp2", _numpy("logaddexp2"), lambda ans, x, y: exp2(x - ans),
+                          lambda ans, x, y: exp2(y - ans), needs_ans=True, no_fusion="numexpr has no logaddexp2")
+
+
+def _nan_ignoring(name):
+    """numpy's fmax (fmin): x where x >= y (x <= y) or y is nan, else y. numpy's own loops give
+    that x at a tie of +0 and -0 in a short array but y in a long one (its SIMD loop): the short
+    one's, whatever the length, as maximum's one answer."""
+    def impl(x, y):
+        note_ties(name, x, y)
+        if x.__class__ is float and y.__class__ is float:
+            return x if (x >= y if name == "fmax" else x <= y) or y != y else y
+        m = xp()
+        keep = (m.greater_equal(x, y) if name == "fmax" else m.less_equal(x, y)) | m.not_equal(y, y)
+        return plain_scalar(m.where(keep, x, y))
+    impl.__name__ = name
+    return impl
+
+
+def _kept_share(x, y, larger):
+    """x's share of fmax(x, y) (larger) or fmin(x, y): maximum's or minimum's share where both are
+    numbers, all of it where only y is nan, none where x is nan (numpy's fmax ignores a nan)."""
+    return where(ne(x, x), 0.0, where(ne(y, y), 1.0, share(x, y) if larger else share(y, x)))
+
+
+# numpy's fmax and fmin: maximum and minimum that ignore a nan (nan only where both are)
+fmax = binary_entry("fmax", _nan_ignoring("fmax"), lambda ans, x, y: _kept_share(x, y, True),
+                    lambda ans, x, y: _kept_share(y, x, True), kink="ties split the gradient evenly",
+                    side="difference", no_fusion="numexpr has no fmax")
+fmin = binary_entry("fmin", _nan_ignoring("fmin"), lambda ans, x, y: _kept_share(x, y, False),
+                    lambda ans, x, y: _kept_share(y, x, False), kink="ties split the gradient evenly",
+                    side="difference", no_fusion="numexpr has no fmin")
+
+
+def _copysign(x1, x2):
+    if (x1 == 0.0 if x1.__class__ is float else bool(xp().any(xp().asarray(x1) == 0))):
+        NOTES.kink("copysign", "copysign with x1 at 0: derivative in x1 taken as 0 (|x1|'s)")
+    if x1.__class__ is float and x2.__class__ is float:
+        return math.copysign(x1, x2)
+    return plain_scalar(xp().copysign(x1, x2))
+
+
+# |x1| with x2's sign: sign(x1) sign(ans) in x1 (0 at x1 = 0, abs's convention), nothing in x2
+copysign = binary_entry("copysign", _copysign, lambda ans, x, y: sign(x) * sign(ans), lambda ans, x, y: 0.0,
+                        needs_ans=True, kink="copysign'(0) = 0 in x1, as abs's", side="sign",
+                        no_fusion="numexpr has no copysign")
+
+
+def _heaviside(x1, x2):
+    if (x1 == 0.0 if x1.__class__ is float else bool(xp().any(xp().asarray(x1) == 0))):
+        NOTES.kink("heaviside", "heaviside at x1 = 0: derivative in x1 taken as 0")
+    return plain_scalar(xp().heaviside(x1, x2))
+
+
+# a step in x1 (derivative 0, its jump at 0 noted); x2 is the value at x1 = 0, so its derivative
+# is 1 there and 0 elsewhere: 1 - sign(x1)², in x1's float type
+heaviside = binary_entry("heaviside", _heaviside, lambda ans, x, y: 0.0,
+                         lambda ans, x, y: 1.0 - sign(x) * sign(x), kink="heaviside'(0) = 0 in x1",
+                         side="sign", no_fusion="numexpr has no heaviside")
