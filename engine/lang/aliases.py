@@ -22,6 +22,7 @@ from ...parser.errors import SourceError
 from ..core.backend import is_array, xp
 from ..core.tape import Dual, Var
 from .callables import Builtin, UserFunction
+from .names import walk
 
 HINT = ("where it should keep its values, copy it before the write (`y = x.copy()`); where it should see the "
         "write, take it again after it (a function that writes its argument: return the new value, `w = step(w)`)")
@@ -102,6 +103,19 @@ def _region(raw, index):
 # the roots (ids of the arrays owning memory) of which the program has made a view (a slice, a
 # transpose, a reshape, a row): a write elsewhere needs no search of the frames (lang/aliases.py)
 VIEWED: set = set()
+
+
+def writes_in_place(module) -> bool:
+    """Whether a module writes anything numpy would write in place (an item assignment, an
+    augmented assignment, `.append`): without one, no name can go stale, and the interpreter
+    compiles its calls and subscripts without noting views (lang/interp.py compile_module)."""
+    from ...parser import nodes
+    for x in walk(module):
+        if isinstance(x, (nodes.SubscriptAssign, nodes.AugAssign)):
+            return True
+        if isinstance(x, nodes.Attribute) and x.attr == "append":
+            return True
+    return False
 
 
 def note(value):

@@ -187,13 +187,14 @@ class CallFormsCompiler:
         named = [(kw.name, self.expr(kw.value, scope)) for kw in keywords]
         names = [name for name, _ in named]
         fn, label = b.fn, f"{b.name}()"
+        noted = note if self.may_write else (lambda value: value)
 
         def call_keywords(frame):
             vals = read_lists([a(frame) for a in args])
             kw = dict(zip(names, read_lists([ev(frame) for _, ev in named])))
             NOTES.span = span
             try:
-                return note(fn(*vals, **kw))
+                return noted(fn(*vals, **kw))
             except Exception as exc:
                 raise runtime_error(exc, span, label, vals) from None
         return call_keywords

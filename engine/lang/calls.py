@@ -60,6 +60,13 @@ class CallCompiler:
             self.depth -= 1
             raise self.tick_error(span)
         frame = Frame(dict(zip(fn.params, args)), fn.closure)
+        if not self.may_write:
+            try:
+                if fn.body(frame) == RETURN:
+                    return frame.ret
+                return None
+            finally:
+                self.depth -= 1
         frames = self.writes.frames
         frames.append(frame)            # a write in place reaches the callers' names too (lang/aliases.py)
         try:
@@ -155,6 +162,7 @@ class CallCompiler:
             raise SourceError("wrong arguments", arity_message(b.name, b.min_args, b.max_args, len(args)), span)
         fn = b.fn
         label = f"{b.name}()"
+        noted = note if self.may_write else _as_it_is         # views matter where the program writes
         if len(args) == 1:
             a0 = args[0]
 
@@ -164,7 +172,7 @@ class CallCompiler:
                     x = numpy_reading(x)
                 NOTES.span = span
                 try:
-                    return note(fn(x))
+                    return noted(fn(x))
                 except Exception as exc:
                     raise runtime_error(exc, span, label, (x,)) from None
             return call1
@@ -173,7 +181,7 @@ class CallCompiler:
             vals = read_lists([a(frame) for a in args])
             NOTES.span = span
             try:
-                return note(fn(*vals))
+                return noted(fn(*vals))
             except Exception as exc:
                 raise runtime_error(exc, span, label, vals) from None
         return call_builtin
@@ -226,3 +234,8 @@ def _drop_tapes(frame):
             v = v.primal
         if v.__class__ is Var and not v.tape.persistent:
             del v.tape.entries[:]
+
+
+def _as_it_is(value):
+    """A builtin's result where the program writes nothing in place (no view to note)."""
+    return value

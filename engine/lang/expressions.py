@@ -248,6 +248,7 @@ class ExpressionCompiler:
         value = self.expr(e.value, scope)
         parts = self.index_parts(e.index, scope)
         span = e.span
+        noted = note if self.may_write else (lambda v: v)       # views matter where the program writes
 
         def subscript(frame):
             v = value(frame)
@@ -298,7 +299,7 @@ class ExpressionCompiler:
                 raise SourceError("index error", f"cannot index {describe(v)}", span)
             NOTES.span = span
             try:
-                return note(ops.getitem(v, index) if v.__class__ in (Var, Dual) else raw_getitem(v, index))
+                return noted(ops.getitem(v, index) if v.__class__ in (Var, Dual) else raw_getitem(v, index))
             except Exception as exc:
                 raise runtime_error(exc, span, "indexing") from None
         return subscript
