@@ -37,11 +37,13 @@ class Stale:
         self.message = message
 
     def read(self, name, span) -> SourceError:
-        """The error of reading `name` (at `span`), whose value this is."""
-        return SourceError("stale value", f"`{name}` {self.message}", span, HINT)
+        """The error of reading `name` (at `span`; None: an item of a list or dict), whose value
+        this is."""
+        return SourceError("stale value", f"{f'`{name}`' if name else 'this item'} {self.message}", span, HINT)
 
     def refuse(self, *args, **kwargs):
-        raise SourceError("stale value", f"this value {self.message}", None, HINT)
+        """Any use of the value itself (an item of a list or dict read by a builtin, an operator)."""
+        raise self.read(None, None)
 
     __bool__ = __len__ = __iter__ = __getitem__ = __float__ = __int__ = __index__ = __complex__ = refuse
     __array__ = __array_ufunc__ = __array_function__ = __neg__ = __pos__ = __abs__ = __invert__ = refuse
@@ -137,6 +139,16 @@ def note(value):
     if base is not None and is_array(base):
         VIEWED.add(id(_root(base)))
     return value
+
+
+def _same(value):
+    return value
+
+
+def noting(may_write):
+    """What a call or a subscript hands its result to: `note` where the program writes in place
+    (lang/interp.py's may_write), else the result as it is (no view can matter)."""
+    return note if may_write else _same
 
 
 def note_rows(value):

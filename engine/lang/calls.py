@@ -14,7 +14,7 @@ from ..core.tape import Dual, Var
 from .callables import RETURN, Builtin, Frame, UserFunction
 from .custom_rules import CustomFunction
 from .spellings import refuse_math_namesake
-from .aliases import VIEWED, note
+from .aliases import VIEWED, noting
 from .errors import arity_message, runtime_error
 from .keywords import complete_arguments
 from .limits import FRAMES_PER_CALL, depth_limit_error
@@ -39,9 +39,9 @@ class CallCompiler:
         if not b.min_args <= len(args) <= b.max_args:
             raise SourceError("wrong arguments", arity_message(b.name, b.min_args, b.max_args, len(args)), span)
         NOTES.span = span
-        args = read_lists(args)
         try:
-            return note(b.fn(*args))
+            args = read_lists(args)
+            return noting(self.may_write)(b.fn(*args))
         except SourceError as e:
             raise runtime_error(e, span, f"{b.name}()", args)
         except Exception as e:   # numpy and engine errors become located messages
@@ -162,25 +162,26 @@ class CallCompiler:
             raise SourceError("wrong arguments", arity_message(b.name, b.min_args, b.max_args, len(args)), span)
         fn = b.fn
         label = f"{b.name}()"
-        noted = note if self.may_write else _as_it_is         # views matter where the program writes
+        noted = noting(self.may_write)
         if len(args) == 1:
             a0 = args[0]
 
             def call1(frame):
                 x = a0(frame)
-                if x.__class__ is list:
-                    x = numpy_reading(x)
                 NOTES.span = span
                 try:
+                    if x.__class__ is list:
+                        x = numpy_reading(x)
                     return noted(fn(x))
                 except Exception as exc:
                     raise runtime_error(exc, span, label, (x,)) from None
             return call1
 
         def call_builtin(frame):
-            vals = read_lists([a(frame) for a in args])
+            vals = [a(frame) for a in args]
             NOTES.span = span
             try:
+                vals = read_lists(vals)             # (its errors, a stale item's too, located here)
                 return noted(fn(*vals))
             except Exception as exc:
                 raise runtime_error(exc, span, label, vals) from None
@@ -234,8 +235,3 @@ def _drop_tapes(frame):
             v = v.primal
         if v.__class__ is Var and not v.tape.persistent:
             del v.tape.entries[:]
-
-
-def _as_it_is(value):
-    """A builtin's result where the program writes nothing in place (no view to note)."""
-    return value

@@ -11,7 +11,7 @@ from ..core.backend import is_array
 from ..core.notes import NOTES
 from ..core.sequences import SEQUENCES, as_array, elements_in, numpy_reading
 from ..core.tape import Dual, Var
-from .aliases import Stale, note
+from .aliases import Stale, noting
 from .callables import Builtin, UserFunction
 from .dicts import item as dict_item
 from .errors import runtime_error, unassigned, unknown_name
@@ -248,14 +248,14 @@ class ExpressionCompiler:
         value = self.expr(e.value, scope)
         parts = self.index_parts(e.index, scope)
         span = e.span
-        noted = note if self.may_write else (lambda v: v)       # views matter where the program writes
+        noted = noting(self.may_write)
 
         def subscript(frame):
             v = value(frame)
             if v.__class__ is dict:
                 item = dict_item(v, dict_key(parts, frame, span), span)
                 if item.__class__ is Stale:
-                    raise item.read("this item", span)
+                    raise item.read(None, span)
                 return item
             idx = []
             for kind, ev, sp in parts:
@@ -290,7 +290,7 @@ class ExpressionCompiler:
                 except Exception as exc:
                     raise runtime_error(exc, span, "indexing") from None
                 if item.__class__ is Stale:
-                    raise item.read("this item", span)
+                    raise item.read(None, span)
                 return item
             if not shp:
                 if all(kind == "const" for kind, _, _ in parts) and _is_number(v):

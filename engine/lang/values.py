@@ -286,10 +286,3 @@ def iterate(seq, span):
         return (ops.getitem(seq, i) for i in range(shp[0]))
     return (raw_getitem(seq, i) for i in range(shp[0]))
 
-
-def fresh(x):
-    """A copy of x with its own memory, its bits and derivatives x's (a box: x * 1.0, exact for
-    every float, recorded as such); a number as it is."""
-    if x.__class__ is Var or x.__class__ is Dual:
-        return ops.mul(x, 1.0)
-    return x.copy() if is_array(x) else x

@@ -111,6 +111,7 @@ SIGNATURES = {
     "full_like": ("constructors", "full_like", "a[] fill_value dtype="),
     "array": ("constructors", "array", "object dtype="),
     "asarray": ("constructors", "asarray", "object dtype="),
+    "copy": ("constructors", "copy", "a[]"),
     "dot": ("linalg", "dot", "a[] b[]"),
     "outer": ("linalg", "outer", "a[] b[]"),
     "inner": ("linalg", "inner", "a[] b[]"),
