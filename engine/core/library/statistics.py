@@ -114,8 +114,12 @@ def _nan_where_any(result, x):
     """numpy's nan for each slice of x (along its last axis) that holds a nan: median's, quantile's
     and percentile's (the sorted nan is last, so the entries picked were numbers). A constant mask,
     read as a guard: a replay checks it at its own point."""
-    nans = ops.read(x, take=lambda raw: xp().isnan(raw).any(axis=-1))
-    return ops.where(nans, xp().nan, result) if bool(xp().any(nans)) else result
+    return _nan_where(ops.read(x, take=lambda raw: xp().isnan(raw).any(axis=-1)), result)
+
+
+def _nan_where(mask, result):
+    """numpy's nan where `mask` (a constant) holds, the result elsewhere (no step where it holds nowhere)."""
+    return ops.where(mask, xp().nan, result) if bool(xp().any(mask)) else result
 
 
 # ---- the nan-ignoring order statistics ----------------------------------------------------------
@@ -140,8 +144,7 @@ def _nan_sorted(a, axis, name):
 
 def _no_count_is_nan(result, counts):
     """numpy's nan where a slice is all nans."""
-    empty = counts == 0
-    return ops.where(empty, xp().nan, result) if xp().any(empty) else result
+    return _nan_where(counts == 0, result)
 
 
 def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False):
