@@ -180,6 +180,12 @@ class Writes:
         self.shadows: dict = {}        # id(new value) -> (new value, [old arrays of its elements])
         self.searches = 0              # writes that searched the frames (tests and benchmarks)
 
+    def start(self):
+        """A run's first call: no frame, no shadow, no view noted yet."""
+        self.frames.clear()
+        self.shadows.clear()
+        VIEWED.clear()
+
     def written(self, frame, name, old, index, line, how, globals_frame, own=1, held=None):
         """`name` (in `frame`) is about to be rebound to an updated copy of `old` by a write at
         `index` (None: all of it) on source line `line`: every other name numpy would change is

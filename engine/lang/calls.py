@@ -14,7 +14,7 @@ from ..core.tape import Dual, Var
 from .callables import RETURN, Builtin, Frame, UserFunction
 from .custom_rules import CustomFunction
 from .spellings import refuse_math_namesake
-from .aliases import VIEWED, noting
+from .aliases import noting
 from .errors import arity_message, runtime_error
 from .keywords import complete_arguments
 from .limits import FRAMES_PER_CALL, depth_limit_error
@@ -60,21 +60,16 @@ class CallCompiler:
             self.depth -= 1
             raise self.tick_error(span)
         frame = Frame(dict(zip(fn.params, args)), fn.closure)
-        if not self.may_write:
-            try:
-                if fn.body(frame) == RETURN:
-                    return frame.ret
-                return None
-            finally:
-                self.depth -= 1
-        frames = self.writes.frames
-        frames.append(frame)            # a write in place reaches the callers' names too (lang/aliases.py)
+        frames = self.writes.frames if self.may_write else None
+        if frames is not None:
+            frames.append(frame)        # a write in place reaches the callers' names too (lang/aliases.py)
         try:
             if fn.body(frame) == RETURN:
                 return frame.ret
             return None
         finally:
-            frames.pop()
+            if frames is not None:
+                frames.pop()
             self.depth -= 1
 
     def call_outermost(self, fn, args):
@@ -85,8 +80,7 @@ class CallCompiler:
         if old_limit < needed:
             sys.setrecursionlimit(needed)
         self.depth = 1
-        self.writes.shadows.clear()
-        VIEWED.clear()
+        self.writes.start()
         try:
             frame = Frame(dict(zip(fn.params, args)), fn.closure)
             self.writes.frames.append(frame)
