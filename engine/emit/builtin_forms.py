@@ -181,8 +181,10 @@ class Forms:
         x = self.low.value(args[0], None)
         if name == "logsumexp":
             named = parameters(name)
-            if any(a is not None and not isinstance(a, nodes.NoneLit) for a in args[2:3] + args[4:5]):
-                self.refuse("logsumexp with b= or return_sign=", e.span,
+            b, sign = (args[k] if len(args) > k else None for k in (2, 4))
+            if (b is not None and not isinstance(b, nodes.NoneLit)) or \
+                    (sign is not None and literal_value(sign, self.refuse, "the return_sign of logsumexp")):
+                self.refuse("logsumexp with b= or return_sign=True", e.span,
                             "write log(sum(b * exp(a - c))) + c with c = stop_gradient(max(a))")
             kept = dict(zip(named, [literal_value(a, self.refuse, f"the {k} of {name}") for a, k in zip(args[1:], named)]))
             return self.logsumexp(x, kept.get("axis"), kept.get("keepdims"), rank, e, target)
