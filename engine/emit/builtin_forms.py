@@ -21,6 +21,7 @@ from ..lang.builtins import make_builtins
 from ..lang.call_forms import METHODS
 from ..lang.dtypes import spelled_kind
 from ..lang.keywords import accepted_keywords
+from .builtin_ways import numpy_spelling
 from .rule_text import primitive
 
 INF = {"inf": math.inf}
@@ -28,14 +29,9 @@ INF = {"inf": math.inf}
 
 def kink_spelling(prim):
     """A forward that notes its kink (sqrt at 0, a tie of maximum's, pinv of a rank-deficient
-    matrix) cannot be traced at the stand-ins: numpy's function of the builtin's name (np.NAME or
-    np.linalg.NAME) is its text, an entry's parameters its keywords (None: the rule's text)."""
-    name = prim.builtin or prim.name
-    if not prim.kink:
-        return None
-    if callable(getattr(np(), name, None)):
-        return f"np.{name}"
-    return f"np.linalg.{name}" if callable(getattr(np().linalg, name, None)) else None
+    matrix) cannot be traced at the stand-ins: numpy's function of the builtin's name (builtin_ways'
+    numpy_spelling: np.NAME or np.linalg.NAME) is its text (None: the rule's text)."""
+    return numpy_spelling(prim.builtin or prim.name, "") if prim.kink else None
 
 
 def as_builtin_call(e, refuse):
