@@ -14,7 +14,6 @@ import functools
 import math
 
 from ...parser import nodes
-from ..core.backend import np
 from functools import lru_cache
 
 from ..lang.builtins import make_builtins
