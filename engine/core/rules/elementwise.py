@@ -138,10 +138,11 @@ _sqrt_value = unary(math.sqrt, "sqrt")
 def has_zero(x) -> bool:
     """Whether x, a number (Python's: a complex slogdet's sign is one) or an array, boxed or not,
     is or holds a zero: a kink's test (sqrt's, abs's, copysign's, heaviside's, i0e's, cumprod's)."""
-    x = strip(x)
     c = x.__class__
-    if c is float or c is complex or c is int:
+    if c is float or c is complex or c is int:              # (the scalar path: no call)
         return x == 0
+    if c is Var or c is Dual:
+        return has_zero(strip(x))
     return bool((x == 0).any())                # (a traced region reads this very test as a guard)
 
 
