@@ -1,5 +1,6 @@
 """`autodiff graph`: the tape as numbered nodes (Hands-on ML figure D-3), in every format."""
 import json
+import math
 import shutil
 import subprocess
 
@@ -59,6 +60,13 @@ def test_unreached_nodes_have_no_adjoint_and_constants_are_deduplicated():
     assert sin.adjoint is None and sin.span.line == 2
     consts = [nd for nd in g.nodes if nd.kind == "const"]
     assert [c.value for c in consts] == [3.0]                    # one node for the constant 3
+
+
+def test_a_negative_zero_constant_is_not_zeros_node():
+    # -0.0 == 0.0 in Python: the graph showed x * (0.0 * -1.0) as n1 * n2 with n2 the 0 of x * 0.0
+    g, _ = graph_of("x * 0.0 + x * (0.0 * -1.0)", {"x": 2.0})
+    consts = [nd for nd in g.nodes if nd.kind == "const"]
+    assert [math.copysign(1.0, c.value) for c in consts] == [1.0, -1.0]
 
 
 def test_array_constants_and_shapes():

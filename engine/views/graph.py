@@ -13,6 +13,7 @@ at its last iteration) and then cut to `max_nodes` with a summary of what was le
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass, field
 
 from ..core.numbers import is_whole, number_text
@@ -127,7 +128,8 @@ def build(tape, input_names, output_index=None, adjoints=None, value=None, sourc
             if isinstance(arg, Shape):
                 inputs.append(add(Node(0, "const", "const", shape=tuple(arg.shape), known=False)))
             elif _is_scalar_number(arg) or isinstance(arg, bool):
-                key = ("scalar", float(strip(arg)))
+                number = float(strip(arg))
+                key = ("scalar", number, math.copysign(1.0, number))     # -0.0 is not 0.0's node
                 if key not in consts:
                     consts[key] = add(Node(0, "const", "const", value=strip(arg)))
                 inputs.append(consts[key])
