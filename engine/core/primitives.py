@@ -29,7 +29,7 @@ from .backend import np, xp
 from .complexes import refuse_ordering
 from .errors import EngineError, TooLarge
 from .notes import NOTES
-from .tape import Dual, Var, bind, record, strip
+from .tape import PEEKS, Dual, Var, bind, record, strip
 
 TABLE: dict = {}          # name -> Primitive, in the order the rule modules define them
 
@@ -145,7 +145,7 @@ class Primitive:
         self.arity = arity        # positional arguments; None for any number
         self.op = None            # the engine op that applies it (set by defprim)
         # per argument position, what that position's VJP reads: (argument positions, reads ans).
-        # An array tape keeps only what the traced positions read (tape.record_reads).
+        # An array tape keeps only what the traced positions read (tape.reads_entry).
         self.reads = None if reads is None else resolve_reads(reads, self.generic_vjps)
         # output element i depends on element i of each (broadcast) argument only: JVPs lift
         # over a stack of tangents by broadcasting (core/batch.py)
@@ -296,6 +296,7 @@ def unary_op(prim, fimpl):
         if c is Dual:
             return bind(prim, (x,), None)
         return fimpl(x) if c is float else impl(x)
+    PEEKS.add(op.__code__)              # a pending x (core/lazy.py) is no float: it goes to bind
     return op
 
 
@@ -341,6 +342,7 @@ def binary_op(prim, fimpl):
         if cx is not float and cy is not float:
             check_result_size(prim, x, y)
         return impl(x, y)
+    PEEKS.add(op.__code__)              # a pending x or y (core/lazy.py) is no float: it goes to bind
     return op
 
 
@@ -432,6 +434,9 @@ def shape(v) -> tuple:
         c = v.__class__
     s = getattr(v, "shape", ())
     return s if s.__class__ is tuple else tuple(s)      # an array's shape is a tuple already
+
+
+PEEKS.add(shape.__code__)               # a pending value's shape is its equation's: not forced
 
 
 def ndim(v) -> int:

@@ -39,20 +39,24 @@ class ProgramRegion:
     positions: tuple
     leaves: tuple
     plan: RegionPlan
+    reads: tuple = ()           # per_read: per leaf, the (position, argument position) reading it, or None
+
 
     def leaf_values(self, values) -> list:
         """The plan's leaves from the values by equation position (a replay's, a tape's)."""
         return [values[ref] if kind == "equation" else ref for kind, ref in self.leaves]
 
 
-def same_bits_fused(prim, equation, value=None) -> bool:
+def same_bits_fused(prim, equation, value=None, guarded=False) -> bool:
     """Whether a region's kernels compute this equation's value with numpy's own bits: the entry's
     `fused_bits` (numexpr's arithmetic `+ - * /` and negation; a function the kernels leave to
     numpy's loop, its `numpy_loop`: exp, log, tanh...), a square (core/fused.py writes x ** 2.0 as x * x,
-    as numpy's power does). Not numexpr's own transcendentals (sin, cos), not a kink. Over complex
+    as numpy's power does). Not numexpr's own transcendentals, not a kink. Over complex
     values (issue 32), or a real part of them: region_program.complex_numpy_bits (numexpr's exact
-    kernels, numpy's own loops for the rest)."""
-    if prim.kink is not None:
+    kernels, numpy's own loops for the rest). `guarded`: a kink the kernels guard (sqrt's, a fact
+    of its entry: where it is met the region runs op by op, with its note) is no refusal: an
+    interpreted run's regions take it (core/lazy.py); a replay's keep it out."""
+    if prim.kink is not None and not (guarded and prim.guarded_kink):
         return False
     if any(is_complex(v) for v in (value, *equation.args)):
         return complex_numpy_bits(prim)
@@ -145,17 +149,23 @@ def broadcasts_one_way(equations, members, values, shape) -> bool:
     return len(ways) <= 1
 
 
-def region_of(equations, positions) -> ProgramRegion:
-    """The plan of the equations at `positions` (ascending)."""
+def region_of(equations, positions, per_read=False) -> ProgramRegion:
+    """The plan of the equations at `positions` (ascending). `per_read`: a leaf per read of an
+    equation outside the region (the same value), so its reverse gives each read's adjoint
+    apart, as the sweep passes them (core/lazy.py hands them over at the readers' places)."""
     builder = PlanBuilder()
     node_of: dict = {}          # equation position -> the builder's reference of its equation
     index: dict = {}            # leaf key -> the builder's reference of the leaf
     refs: list = []             # the leaves, in plan order
+    reads: list = []            # per leaf, the read it stands for (per_read)
 
-    def leaf(key, ref):
+    def leaf(key, ref, read=None):
+        if per_read and read is not None:
+            key = key + read
         if key not in index:
             index[key] = builder.leaf()
             refs.append(ref)
+            reads.append(read)
         return index[key]
     for p in positions:
         e = equations[p]
@@ -166,7 +176,7 @@ def region_of(equations, positions) -> ProgramRegion:
             if j in node_of:
                 inputs.append((pos, node_of[j]))
             elif j is not None:
-                inputs.append((pos, leaf(("equation", j), ("equation", j))))
+                inputs.append((pos, leaf(("equation", j), ("equation", j), (p, pos))))
             elif arg.__class__ is float or arg.__class__ is int:
                 args.append(arg)
                 continue
@@ -178,4 +188,5 @@ def region_of(equations, positions) -> ProgramRegion:
             args.append(None)
         node_of[p] = builder.add(e.prim.name, args, inputs, e.span)
     plan = builder.plan(equations[positions[-1]].span)
-    return ProgramRegion(positions=tuple(positions), leaves=tuple(refs), plan=plan)
+    return ProgramRegion(positions=tuple(positions), leaves=tuple(refs), plan=plan,
+                         reads=tuple(reads) if per_read else ())

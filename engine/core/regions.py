@@ -1,9 +1,9 @@
 """Fused elementwise regions: several table primitives over large float64 (or complex128) arrays, evaluated as a
 few kernels (numexpr's, and numpy's vectorized functions) and recorded on the tape as ONE entry.
 
-A region (`RegionPlan`) is a small Program of elementwise table primitives over leaves (the
-language finds them in an expression: engine/lang/fused_regions.py; the fusion pass in a recorded
-Program: core/program_regions.py). The one rule tracer records the table's forward impls over
+A region (`RegionPlan`) is a small Program of elementwise table primitives over leaves, found by
+the fusion pass over a recorded Program (core/program_regions.py), in an interpreted run's
+pending values (core/lazy.py) or a large trace's replay (diff/program_fusion.py). The one rule tracer records the table's forward impls over
 probes of the leaves and the table's own VJP rules run through the region by the one reverse
 sweep (core/tape.py's `sweep_equations`), and the fusion lowering (core/fusion.py) makes those equations
 the steps of a core/region_program.py `RegionBuilder`: its forward and VJP kernels, so the rules
@@ -54,11 +54,10 @@ def layouts(values, plan=None):
     """(key, tape, shape) of the leaves, or None if the region must run op by op. Leaves are
     numbers and float64 or complex128 arrays whose broadcast has at least the fusion threshold of elements,
     and every traced leaf is a Var of one plain (not persistent, not graph) tape over a raw
-    value: no Dual, no box of another level. A recording tape (persistent or keeping values)
-    runs op by op a region a plain tape would run as kernels: it counts it (`unfused_regions`),
-    and its trace is not kept (diff/large_trace.py: a replay would not give the kernels' bits)."""
-    tape, shapes, key = None, [], []
-    for v in values:
+    value: no Dual, no box of another level. Leaves that are one traced value (a leaf per read of
+    it: core/lazy.py) are ("same", True, the first's position): its symbol, their own adjoints."""
+    tape, shapes, key, first = None, [], [], {}
+    for i, v in enumerate(values):
         c = v.__class__
         if c is float:
             key.append(("const", v, math.copysign(1.0, v)))      # -0.0 is not 0.0's kernels
@@ -69,6 +68,9 @@ def layouts(values, plan=None):
                 tape = v.tape
             elif v.tape is not tape or v.level != tape.level:
                 return None
+            if first.setdefault(v.index, i) != i:
+                key.append(("same", True, first[v.index]))
+                continue
             v = v.value
             c = v.__class__
         if c is float:
@@ -95,8 +97,7 @@ def layouts(values, plan=None):
     if size < fused.FUSE_MIN_ELEMENTS or (element_limit[0] is not None and size > element_limit[0]):
         return None                                  # small: numpy's ops; too large: its error
     if tape is not None and (tape.persistent or tape.keep_values):
-        tape.unfused_regions += 1
-        return None
+        return None                                  # (no value is pending on such a tape: core/lazy.py)
     return tuple(key), tape, shape
 
 
@@ -114,7 +115,6 @@ def run(plan: RegionPlan, values):
         compiled = plan.compiled[key] = kernels_of(plan, key, shape, tape is not None)
     if compiled is None:
         return None
-    fused.REGION_RUNS[0] += 1            # kernels tried (a value not finite may still send it op by op)
     try:
         return compiled.run(values, tape, plan)
     except Unfusable as e:           # a kernel refused, a non-finite output: op by op
@@ -155,15 +155,22 @@ def compile_region(plan, key, shape, traced):
 
 
 def input_names(key) -> set:
-    return {f"a{i}" for i, layout in enumerate(key) if layout[0] != "const"} | {"nan_marker"}
+    return {f"a{i}" for i, layout in enumerate(key) if layout[0] not in ("const", "same")} | {"nan_marker"}
 
 
 def leaf_values(program, key, shape) -> list:
-    """The leaves: numbers baked in, values of the region's shape that know what they hold."""
+    """The leaves: numbers baked in, values of the region's shape that know what they hold (a
+    leaf that is another's value, "same", is that leaf's symbol)."""
     def holds(layout):
         return "number" if layout[0] == "float" else "one" if layout[2] else "array"
-    return [layout[1] if layout[0] == "const" else program.symbol(f"a{i}", shape, holds(layout), layout[3:] == ("complex",))
-            for i, layout in enumerate(key)]
+    leaves = []
+    for i, layout in enumerate(key):
+        if layout[0] == "same":
+            leaves.append(leaves[layout[2]])
+        else:
+            leaves.append(layout[1] if layout[0] == "const" else
+                          program.symbol(f"a{i}", shape, holds(layout), layout[3:] == ("complex",)))
+    return leaves
 
 
 def lower_region(plan, program, key, shape, wanted=None) -> tuple:

@@ -22,7 +22,7 @@ from importlib import import_module
 from dataclasses import replace
 
 from ...parser.errors import SourceError
-from ..core import fused, ops
+from ..core import lazy, ops
 from ..core.errors import EngineError
 from ..core.notes import NOTES, reset as reset_notes, traced_only
 from ..core.ownership import handing_out, owned
@@ -35,7 +35,7 @@ from . import large_trace, reverse
 from .common import check_wrt, hosted, ones_like_output, seed_for
 from .fallbacks import (CONFIRMED_ERRORS, Fallback, LoweringRefused, NonFinite, PathChanged,
                         StepFailed, StrictFallback, Unsupported, count, differs, strict)
-from .large_trace import FUSING_RUN, fit_for_replay, holds_large_arrays
+from .large_trace import OVER_BUDGET, TRACE_MAX_BYTES, fit_for_replay, holds_large_arrays
 from .trace_cache import NOT_REPLAYABLE, Unkept, input_signature, keep_trace, large_inputs, plain_run
 
 
@@ -259,8 +259,7 @@ class Function:
         return hosted(result)
 
     def _try_record(self, inputs, key, limits):
-        """The recording run, or Unkept where watching the inputs makes it raise or where it ran
-        op by op a region a plain run fuses (FUSING_RUN: its numbers are not a plain run's): the caller
+        """The recording run, or Unkept where watching the inputs makes it raise: the caller
         files it (`_file_refused`) once a plain run at these inputs gives its value, gradient or
         matrix; where the plain run raises as well, its error is the answer and the signature
         keeps what it kept (a value no path may take, as `ones(n)` at n = 2.5, spoils none)."""
@@ -353,8 +352,6 @@ class Function:
         if refusal.__class__ is not PathChanged:    # a tie: this path is not kept (recorded at the next call)
             file_trace(self.traces, key, trace if refusal is None else _refused(self.traces, key, trace, refusal))
         notes.kinks = list(result.kinks)            # as the interpreted run left them
-        if tape.unfused_regions:                    # it ran op by op regions a plain run fuses: not its numbers
-            return FUSING_RUN
         return result
 
     def _refusal(self, trace, inputs, result):
@@ -457,13 +454,14 @@ class Function:
 
 
 def first_run(traces: dict, key, interpret, *call):
-    """The first, plain run at a signature: `interpret(*call)`. Where it tried a fused region as
-    kernels (core/fused.py's REGION_RUNS), the signature keeps no trace (FUSING_RUN), so no later
-    call records one (a recording tape runs the region op by op: Tape.unfused_regions)."""
-    ran = fused.REGION_RUNS[0]
+    """The first, plain run at a signature: `interpret(*call)`. Its fused regions give the bits of
+    the op-by-op run, as a replay's do (core/lazy.py); where the values its regions never made
+    come to more than a trace may hold, a recording run (which keeps every value) would not fit:
+    the signature keeps no trace, and no call pays for recording one (OVER_BUDGET)."""
+    pending = lazy.PENDING_BYTES[0]
     out = interpret(*call)
-    if fused.REGION_RUNS[0] != ran and traces.get(key) is None:
-        keep_trace(traces, key, FUSING_RUN)
+    if lazy.PENDING_BYTES[0] - pending > TRACE_MAX_BYTES and traces.get(key) is None:
+        keep_trace(traces, key, OVER_BUDGET)
     return out
 
 
@@ -691,10 +689,6 @@ class ReplayRunner:
         trace = fit_for_replay(kept(replaying.record_trace(tape, out, self.signature, runner.interp.steps, logged),
                                     False), tape)
         file_trace(self.traces, key, trace)
-        if tape.unfused_regions:            # it ran op by op regions a plain run fuses: the plain run's numbers
-            keep_trace(self.traces, key, FUSING_RUN)
-            out = self.runner(values)
-            self.signature = self.runner.signature
         return strip(out)
 
     def _replayed(self, entry, leaves: list):
