@@ -50,6 +50,9 @@ ENABLED = [True]
 # regions undone before a sweep (see the module's docstring), and regions forced in all
 RESETTLED = [0]
 FORCED = [0]
+# the equations run inside regions' kernels so far (an undone region's taken back): a replay whose
+# pass fuses fewer of a run's equations than its interpreted run did is not kept (diff/large_trace.py)
+FUSED = [0]
 # the bytes of the pending values recorded so far: what a recording tape, which keeps every value,
 # would hold beyond a plain run's (diff/function.py keeps no trace whose recording would not fit)
 PENDING_BYTES = [0]
@@ -326,6 +329,7 @@ def _region(tape, r, members):
         return None
     _hand_over(tape, region, tape.entries.pop())
     tape.groups[r] = Group(tuple(positions), equations)
+    FUSED[0] += len(positions)
     value = out.value
     _done(tape, r, value)
     return value
@@ -419,6 +423,7 @@ def settle(tape, index) -> None:
 def _undo(tape, group) -> None:
     """A region's equations recorded one by one, as `bind` records them (their values again)."""
     RESETTLED[0] += 1
+    FUSED[0] -= len(group.positions)
     values: dict = {}
     root = group.positions[-1]
     for m in group.positions:

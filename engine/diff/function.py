@@ -258,13 +258,13 @@ class Function:
             return plain
         return hosted(result)
 
-    def _try_record(self, inputs, key, limits):
+    def _try_record(self, inputs, key, limits, fused_lazily=0):
         """The recording run, or Unkept where watching the inputs makes it raise: the caller
         files it (`_file_refused`) once a plain run at these inputs gives its value, gradient or
         matrix; where the plain run raises as well, its error is the answer and the signature
         keeps what it kept (a value no path may take, as `ones(n)` at n = 2.5, spoils none)."""
         try:
-            return self._record_evaluate(inputs, key, limits)
+            return self._record_evaluate(inputs, key, limits, fused_lazily)
         except (SourceError, EngineError) as error:
             return Unkept(f"a recording run raised where a plain run does not ({error})")
 
@@ -280,8 +280,9 @@ class Function:
         # this gradient's tape is not the one to keep, or (large inputs) its sweep is the fused one
         if checked != self.inputs or large_inputs(key):
             self.own_interpreted += 1
+            fused = lazy.FUSED[0]
             result = reverse.grad(None, inputs, checked, seed, dtype_name=dtype_name, limits=limits, target=self.target)
-            recorded = self._try_record(inputs, key, limits)
+            recorded = self._try_record(inputs, key, limits, lazy.FUSED[0] - fused)
             self._file_refused(key, recorded)
             if recorded.__class__ is not Unkept and checked == self.inputs:
                 self._check_replayed_grad(key, inputs, checked, seed, result)
@@ -334,8 +335,9 @@ class Function:
         return result
 
     # ---- recording ----
-    def _record_evaluate(self, inputs, key, limits):
-        """An interpreted run with every input watched; its tape becomes the trace for `key`."""
+    def _record_evaluate(self, inputs, key, limits, fused_lazily=0):
+        """An interpreted run with every input watched; its tape becomes the trace for `key`
+        (`fused_lazily`: the equations a plain run at these inputs fused, large_trace.fit_for_replay)."""
         self.own_interpreted += 1
         notes = reset_notes()
         tape = Tape(persistent=True, keep_values=True)    # a trace reads its values' types
@@ -348,7 +350,7 @@ class Function:
                                    signature=interp.signature, kinks=list(notes.kinks), steps=interp.steps)
         trace = kept(replaying.record_trace(tape, out, interp.signature, interp.steps, logged), self.gradient_only)
         refusal = self._refusal(trace, inputs, result) if trace else None   # replayed where recorded
-        trace = fit_for_replay(trace, tape)
+        trace = fit_for_replay(trace, tape, fused_lazily)
         if refusal.__class__ is not PathChanged:    # a tie: this path is not kept (recorded at the next call)
             file_trace(self.traces, key, trace if refusal is None else _refused(self.traces, key, trace, refusal))
         notes.kinks = list(result.kinks)            # as the interpreted run left them
@@ -380,10 +382,11 @@ class Function:
         output = Var(out.value, tape, index, tape.level) if out is not None else result.value
         result.tape = result.output_index = result.seed = None     # as a plain gradient leaves them
         untraced = len(traced_only(NOTES.kinks)) != len(NOTES.kinks)
-        trace = fit_for_replay(kept(replaying.record_trace(tape, output, result.signature, result.steps, logged),
-                                    self.gradient_only), tape)
+        trace = kept(replaying.record_trace(tape, output, result.signature, result.steps, logged), self.gradient_only)
+        fused = lazy.FUSED[0]
         if holds_large_arrays(tape):    # the lean tape fuses what this one ran op by op: the plain run's numbers
             result = reverse.grad(None, inputs, wrt, seed, dtype_name=dtype_name, limits=limits, target=self.target)
+        trace = fit_for_replay(trace, tape, lazy.FUSED[0] - fused)
         if trace:                                   # replayed at once where it was recorded: must agree
             trace.untraced_kinks = untraced
             try:
