@@ -8,6 +8,7 @@ import pytest
 
 from autodiff.engine import api
 from autodiff.engine.core import buffer_pool, finite_known, fused, region_kernels
+from autodiff.engine.core.notes import READS
 from autodiff.engine.diff import reverse
 
 N = fused.FUSE_MIN_ELEMENTS
@@ -153,6 +154,10 @@ def test_threads_sharing_the_pool_get_their_own_results(empty_pool):
     import threading
     xs = [np.linspace(-2, 2, 2 * N), np.linspace(-1, 3, 2 * N)]
     expected = [api.grad(CHAIN, at={"x": x}).gradient["x"].copy() for x in xs]
+    for x in xs:        # what each signature keeps is settled here: no two threads record at once
+        api.grad(CHAIN, at={"x": x})        # (a recording run's log of reads is the process's one,
+        for _ in range(2):                  # lang/recorded_decisions.py: two at once left its hook set,
+            api.evaluate(ELEMENTWISE, at={"x": x})      # and no later run fused lazily)
     wrong = []
 
     def work(i):
@@ -169,6 +174,7 @@ def test_threads_sharing_the_pool_get_their_own_results(empty_pool):
     for thread in threads:
         thread.join()
     assert not wrong
+    assert READS.hook is None
 
 
 def test_release_buffers_lets_the_pool_go_and_keeps_held_results(empty_pool):
