@@ -61,7 +61,9 @@ FACTS = {
     # dear to recompute (a transcendental function): a region's reverse reads the forward's value
     "dear": False,
     # where dear, whether a region runs it as a step of its own with numpy's vectorized loop
-    # (None: dear; sin and cos are libm's in both, and stay in numexpr's kernels)
+    # (None: dear); "probe": decided once per process by comparing numexpr's kernel of it with
+    # numpy's loop on float64 values of every magnitude (core/fused_ir.py's probe_real): where
+    # both are the same libm's (sin and cos, often), it stays in numexpr's kernels, with numpy's bits
     "numpy_loop": None,
     # a region's kernels compute it with numpy's own bits (core/program_regions.py fuses across a
     # Program only such equations): numexpr's IEEE arithmetic (+ - * / and negation: one rounding,
@@ -171,12 +173,12 @@ class Primitive:
         if self.numpy_loop is None:
             self.numpy_loop = self.dear
         if self.fused_bits is None:
-            self.fused_bits = self.numexpr is not None and self.numpy_loop
+            self.fused_bits = self.numexpr is not None and bool(self.numpy_loop)
         # numpy's ufunc (`ufuncs`) gives numexpr's bits at every real value: the entries whose
         # kernels are numpy's bits by numexpr's own IEEE operation (+ - * / round once, negation and
         # abs not at all), not by a numpy loop; a region's pipeline makes an array function's real
         # argument with it, in place (core/region_pipeline.py; complex values: complex_bits)
-        self.exact = bool(self.fused_bits) and not self.numpy_loop
+        self.exact = bool(self.fused_bits) and not self.numpy_loop     # (a probed one: not at every value)
         if self.elementwise_values is None:
             self.elementwise_values = self.elementwise
 

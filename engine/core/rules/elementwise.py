@@ -106,9 +106,9 @@ def binary_entry(name, impl, dx, dy, needs_ans=False, **kw):
 
 
 sin = unary_entry("sin", math.sin, lambda ans, x: cos(x),
-                  numexpr="sin", dear=True, taped_vjp=True, plannable=True, complex_values=True)
+                  numexpr="sin", dear=True, numpy_loop="probe", taped_vjp=True, plannable=True, complex_values=True)
 cos = unary_entry("cos", math.cos, lambda ans, x: -sin(x),
-                  numexpr="cos", dear=True, taped_vjp=True, plannable=True, complex_values=True)
+                  numexpr="cos", dear=True, numpy_loop="probe", taped_vjp=True, plannable=True, complex_values=True)
 tan = unary_entry("tan", math.tan, lambda ans, x: 1.0 + ans * ans, needs_ans=True,
                   numexpr="tan", dear=True, taped_vjp=True, plannable=True, complex_values=True)
 # (1 - x)(1 + x), not 1 - x*x: near |x| = 1 the subtraction is exact, the derivative keeps its digits
