@@ -35,7 +35,7 @@ from . import large_trace, reverse
 from .common import check_wrt, hosted, ones_like_output, seed_for
 from .fallbacks import (CONFIRMED_ERRORS, Fallback, LoweringRefused, NonFinite, PathChanged,
                         StepFailed, StrictFallback, Unsupported, count, differs, strict)
-from .large_trace import OVER_BUDGET, TRACE_MAX_BYTES, fit_for_replay, holds_large_arrays
+from .large_trace import FUSES_LESS, OVER_BUDGET, TRACE_MAX_BYTES, fit_for_replay, holds_large_arrays
 from .trace_cache import NOT_REPLAYABLE, Unkept, input_signature, keep_trace, large_inputs, plain_run
 
 
@@ -227,6 +227,8 @@ class Function:
             keep_trace(self.traces, key, None)
         elif entry.__class__ is Unkept:
             raise Unsupported(entry.reason)
+        elif entry is not None and entry.grads_interpreted and kind == "grad":
+            raise Unsupported(FUSES_LESS)
         elif entry is not None and entry.undifferentiated and kind != "value" and \
                 any(self.inputs.index(name) in entry.undifferentiated for name in wrt):
             raise Unsupported("a derivative in an input read as a count (the interpreter refuses it)")

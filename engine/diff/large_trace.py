@@ -26,8 +26,10 @@ from .trace_cache import Unkept
 TRACE_MAX_BYTES = 1 << 25     # 32 MiB: a few dozen arrays of 10^5 float64
 OVER_BUDGET = Unkept("a trace larger than a trace may hold")
 # a run whose interpreter fused more of its equations (core/lazy.py's regions) than the pass over
-# its Program does: its replay would run them op by op, slower than interpreting it
-FUSES_LESS = Unkept("large inputs of a program its replay fuses less than its interpreter")
+# its Program does: a replayed gradient would run them op by op, slower than interpreting it (the
+# chain's: 9 ms against 6 at 10^5), so its gradients are interpreted (Trace.grads_interpreted);
+# its values, which a plain run computes op by op as well, replay
+FUSES_LESS = "large inputs of a program its replay fuses less than its interpreter"
 
 
 def held_bytes(trace) -> int:
@@ -51,16 +53,16 @@ def fit_for_replay(trace, tape, fused_lazily=0):
     """The trace to keep of a recorded `tape` (None or Unkept as given: nothing to fit), with the
     regions of its Program over large arrays fused (diff/program_fusion.py) and its other large
     elementwise steps on their fused entries; Unkept (its reason) where it holds more than
-    TRACE_MAX_BYTES, or where its regions hold fewer equations than `fused_lazily`, those the
-    plain run at its inputs ran inside its regions (core/lazy.py's FUSED)."""
+    TRACE_MAX_BYTES. Where its regions hold fewer equations than `fused_lazily`, those the plain
+    run at its inputs ran inside its regions (core/lazy.py's FUSED), its gradients are
+    interpreted (FUSES_LESS)."""
     if not trace:
         return trace
     large = holds_large_arrays(tape)
     if large:
         from .program_fusion import fuse_trace
         found = fuse_trace(trace)                   # regions across statements: one kernel each
-        if sum(len(region.positions) for region in found) < fused_lazily:
-            return FUSES_LESS
+        trace.grads_interpreted = sum(len(region.positions) for region in found) < fused_lazily
     if held_bytes(trace) > TRACE_MAX_BYTES:
         return OVER_BUDGET
     if not large:
