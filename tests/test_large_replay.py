@@ -218,6 +218,12 @@ def test_a_program_its_replay_fuses_less_than_its_interpreter_keeps_no_trace(tmp
     source = "def f(x):\n    w = x * x\n    v = w + x\n    return sum(v * 0.5) + sum(x * 3.0)\n"
     f = check_both_ways(program(tmp_path, source), points(N), fn="f")
     assert f.replays == 2 and f.fallbacks == {large_trace.FUSES_LESS: 2}     # 4 gradients, 2 values
+    h = Function(program(tmp_path, source), "f")       # a value's run records it: the first run's regions count
+    at = points(N, count=1)[0]
+    first = h.grad_result(at)
+    h.evaluate_result(at)
+    assert_same_gradient(h.grad_result(at), first)
+    assert h.replays == 0 and h.fallbacks == {large_trace.FUSES_LESS: 1}     # (before: replayed op by op)
     g = check_both_ways("sum(x * x + x * 0.5)", points(N))             # no later read: the pass's region too
     assert g.replays >= 3
 

@@ -17,6 +17,7 @@ slowdown). A program whose guards read traced values keeps a few paths per signa
 run recorded as one more path."""
 from __future__ import annotations
 
+from contextlib import contextmanager
 from importlib import import_module
 
 from dataclasses import replace
@@ -79,6 +80,9 @@ class Function:
         # a derivative under another name keeps no trace (`kept`)
         self.gradient_only = nested_derivatives(self.target.node)
         self.traces: dict = {}
+        # per signature not recorded yet: the most equations a plain run at it ran inside core/lazy.py's
+        # regions (its recording's fit_for_replay compares its trace's regions with them)
+        self.fused_lazily: dict = {}
         # this Function's own counts; `replays`, `interpreted` and `fallbacks` add its variants'
         self.own_replays = 0        # runs answered by a replay (for tests and benchmarks)
         self.own_interpreted = 0    # runs made by the interpreter
@@ -214,7 +218,7 @@ class Function:
         self.own_interpreted += 1
         if entry is PLAIN:
             return first_run(self.traces, key, interpret, self, kind, at, inputs, wrt, checked, seed, dtype_name,
-                             limits)
+                             limits, fused_lazily=self.fused_lazily)
         return interpret(self, kind, at, inputs, wrt, checked, seed, dtype_name, limits)
 
     def _entry(self, key, kind, wrt):
@@ -260,13 +264,13 @@ class Function:
             return plain
         return hosted(result)
 
-    def _try_record(self, inputs, key, limits, fused_lazily=0):
+    def _try_record(self, inputs, key, limits):
         """The recording run, or Unkept where watching the inputs makes it raise: the caller
         files it (`_file_refused`) once a plain run at these inputs gives its value, gradient or
         matrix; where the plain run raises as well, its error is the answer and the signature
         keeps what it kept (a value no path may take, as `ones(n)` at n = 2.5, spoils none)."""
         try:
-            return self._record_evaluate(inputs, key, limits, fused_lazily)
+            return self._record_evaluate(inputs, key, limits)
         except (SourceError, EngineError) as error:
             return Unkept(f"a recording run raised where a plain run does not ({error})")
 
@@ -282,9 +286,10 @@ class Function:
         # this gradient's tape is not the one to keep, or (large inputs) its sweep is the fused one
         if checked != self.inputs or large_inputs(key):
             self.own_interpreted += 1
-            fused = lazy.FUSED[0]
-            result = reverse.grad(None, inputs, checked, seed, dtype_name=dtype_name, limits=limits, target=self.target)
-            recorded = self._try_record(inputs, key, limits, lazy.FUSED[0] - fused)
+            with fusing(self.fused_lazily, key):
+                result = reverse.grad(None, inputs, checked, seed, dtype_name=dtype_name, limits=limits,
+                                      target=self.target)
+            recorded = self._try_record(inputs, key, limits)
             self._file_refused(key, recorded)
             if recorded.__class__ is not Unkept and checked == self.inputs:
                 self._check_replayed_grad(key, inputs, checked, seed, result)
@@ -337,9 +342,8 @@ class Function:
         return result
 
     # ---- recording ----
-    def _record_evaluate(self, inputs, key, limits, fused_lazily=0):
-        """An interpreted run with every input watched; its tape becomes the trace for `key`
-        (`fused_lazily`: the equations a plain run at these inputs fused, large_trace.fit_for_replay)."""
+    def _record_evaluate(self, inputs, key, limits):
+        """An interpreted run with every input watched; its tape becomes the trace for `key`."""
         self.own_interpreted += 1
         notes = reset_notes()
         tape = Tape(persistent=True, keep_values=True)    # a trace reads its values' types
@@ -352,7 +356,7 @@ class Function:
                                    signature=interp.signature, kinks=list(notes.kinks), steps=interp.steps)
         trace = kept(replaying.record_trace(tape, out, interp.signature, interp.steps, logged), self.gradient_only)
         refusal = self._refusal(trace, inputs, result) if trace else None   # replayed where recorded
-        trace = fit_for_replay(trace, tape, fused_lazily)
+        trace = fit_for_replay(trace, tape, self.fused_lazily.pop(key, 0))
         if refusal.__class__ is not PathChanged:    # a tie: this path is not kept (recorded at the next call)
             file_trace(self.traces, key, trace if refusal is None else _refused(self.traces, key, trace, refusal))
         notes.kinks = list(result.kinks)            # as the interpreted run left them
@@ -385,10 +389,11 @@ class Function:
         result.tape = result.output_index = result.seed = None     # as a plain gradient leaves them
         untraced = len(traced_only(NOTES.kinks)) != len(NOTES.kinks)
         trace = kept(replaying.record_trace(tape, output, result.signature, result.steps, logged), self.gradient_only)
-        fused = lazy.FUSED[0]
         if holds_large_arrays(tape):    # the lean tape fuses what this one ran op by op: the plain run's numbers
-            result = reverse.grad(None, inputs, wrt, seed, dtype_name=dtype_name, limits=limits, target=self.target)
-        trace = fit_for_replay(trace, tape, lazy.FUSED[0] - fused)
+            with fusing(self.fused_lazily, key):
+                result = reverse.grad(None, inputs, wrt, seed, dtype_name=dtype_name, limits=limits,
+                                      target=self.target)
+        trace = fit_for_replay(trace, tape, self.fused_lazily.pop(key, 0))
         if trace:                                   # replayed at once where it was recorded: must agree
             trace.untraced_kinks = untraced
             try:
@@ -458,16 +463,30 @@ class Function:
                                   tape_length=length, steps=trace.run_steps)
 
 
-def first_run(traces: dict, key, interpret, *call):
+def first_run(traces: dict, key, interpret, *call, fused_lazily=None):
     """The first, plain run at a signature: `interpret(*call)`. Its fused regions give the bits of
     the op-by-op run, as a replay's do (core/lazy.py); where the values its regions never made
     come to more than a trace may hold, a recording run (which keeps every value) would not fit:
-    the signature keeps no trace, and no call pays for recording one (OVER_BUDGET)."""
+    the signature keeps no trace, and no call pays for recording one (OVER_BUDGET). The equations
+    its regions ran go to `fused_lazily` (`fusing`), for the signature's recording."""
     pending = lazy.PENDING_BYTES[0]
-    out = interpret(*call)
+    with fusing({} if fused_lazily is None else fused_lazily, key):
+        out = interpret(*call)
     if lazy.PENDING_BYTES[0] - pending > TRACE_MAX_BYTES and traces.get(key) is None:
         keep_trace(traces, key, OVER_BUDGET)
     return out
+
+
+@contextmanager
+def fusing(fused_lazily: dict, key):
+    """Keep in `fused_lazily[key]` the most equations a plain run at `key` ran inside its regions
+    (core/lazy.py's FUSED): large_trace.fit_for_replay interprets the gradients of a trace whose
+    regions hold fewer, whichever kind of run records it."""
+    before = lazy.FUSED[0]
+    yield
+    fused = lazy.FUSED[0] - before
+    if fused > fused_lazily.get(key, 0):
+        fused_lazily[key] = fused
 
 
 def _matrix(what):
