@@ -136,7 +136,8 @@ def test_the_lowerings_read_the_facts_off_the_table():
     assert {n for n, p in TABLE.items() if p.guarded_kink} == {"sqrt"}
     assert TABLE["pow"].constant_args == (1,) and TABLE["lt"].elementwise_values and not TABLE["lt"].elementwise
     # the equations a Program's regions fuse to numpy's bits: numexpr's arithmetic, numpy's loops
-    assert {n for n, p in TABLE.items() if p.fused_bits and not p.numpy_loop} == {"add", "sub", "mul", "div", "neg", "abs"}
+    assert {n for n, p in TABLE.items() if p.fused_bits and not p.numpy_loop} == {"add", "sub", "mul", "div", "neg", "abs",
+                                                                                  "sigmoid"}
     assert TABLE["exp"].fused_bits and TABLE["sin"].fused_bits and not TABLE["pow"].fused_bits
 
 

@@ -178,7 +178,8 @@ class Primitive:
         # kernels are numpy's bits by numexpr's own IEEE operation (+ - * / round once, negation and
         # abs not at all), not by a numpy loop; a region's pipeline makes an array function's real
         # argument with it, in place (core/region_pipeline.py; complex values: complex_bits)
-        self.exact = bool(self.fused_bits) and not self.numpy_loop     # (a probed one: not at every value)
+        # (a probed one: not at every value; one numexpr has no name for, as sigmoid: several steps)
+        self.exact = bool(self.fused_bits) and not self.numpy_loop and self.numexpr is not None
         if self.elementwise_values is None:
             self.elementwise_values = self.elementwise
 

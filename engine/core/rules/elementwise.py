@@ -228,7 +228,10 @@ def _sigmoid_slope(ans, x):
     return ans * sigmoid(-x)
 
 
-sigmoid = unary_entry("sigmoid", None, _sigmoid_slope, needs_ans=True, needs_args=True, impl=_sigmoid)
+# a region computes it as its impl does: numpy's loop for exp, numexpr's IEEE arithmetic and
+# selection around it (one rounding each, as numpy's): numpy's bits (`fused_bits`)
+sigmoid = unary_entry("sigmoid", None, _sigmoid_slope, needs_ans=True, needs_args=True, impl=_sigmoid,
+                      fused_bits=True)
 
 
 def _softplus(x):
