@@ -148,3 +148,22 @@ def test_a_long_pending_chain_is_forced_in_regions_of_bounded_size(tmp_path, fus
     assert_op_by_op_bits(None, {"x": np.linspace(-1, 1, N)}, target=program(tmp_path, text))
     sizes = [len(names) for names, _ in fused_runs]
     assert sum(sizes) == 300 and max(sizes) <= 64 and all(ok for _, ok in fused_runs)
+
+
+@pytest.mark.parametrize("source, summed", [
+    (CHAIN, 1),                                   # x read nine times in one region, by no one else
+    ("sum((x * 2.0 + abs(x)) * x)", 0),           # abs(x) (a kink: no region's) reads x between its reads
+    ("sum(x * x + x * 0.5) + sum(x * 3.0)", 0),   # x * 3.0, after the region: the sweep adds it first
+    ("sum(abs(x)) + sum(x * x + x * 0.5)", 1),    # abs(x) before it: the sweep adds it after the sum
+])
+def test_a_values_reads_are_summed_in_one_kernel_where_nothing_reads_it_between(source, summed):
+    """A region hands over a value's reads' adjoints summed in the op-by-op sweep's order, by one
+    kernel (regions.GradKernels.summed), where every other reader of it comes before the region's
+    first read of it (core/lazy.py's settle); else each read's adjoint apart, where the sweep adds
+    it. The op-by-op bits either way (before: each read's adjoint apart, always: the chain's
+    reverse 8 kernels, 7 adds, 8 finiteness checks)."""
+    from autodiff.engine.core import lazy
+    x = np.random.default_rng(28).normal(size=2 * N) * 2.0
+    before = lazy.SUMMED[0]
+    assert_op_by_op_bits(source, {"x": x})
+    assert lazy.SUMMED[0] - before == summed

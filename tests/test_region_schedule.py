@@ -50,17 +50,22 @@ def subexpressions(expr) -> set:
     return found
 
 
-def test_the_chains_reverse_is_a_kernel_per_read(fresh_kernels):
-    # the region hands the sweep the adjoint of each read of a leaf apart (core/lazy.py: the
-    # op-by-op sweep's sums, sigmoid(x) read between them): x's eight reads and sigmoid(x)'s,
-    # the two reads of each x * x one step; the old AST region, sigmoid inside, summed them in one
+def test_the_chains_reverse_is_one_kernel_where_nothing_reads_x_between(fresh_kernels):
+    # the region can hand the sweep the adjoint of each read of a leaf apart (core/lazy.py: the
+    # op-by-op sweep's sums where another reader of x comes between): x's nine reads, the two
+    # reads of each x * x one step; and the sum of them in the sweep's order, ((a1 + a2) + ...),
+    # in ONE kernel (GradKernels.summed), handed over at its root where nothing reads x between
+    # its reads (core/lazy.py's settle: the chain, sigmoid inside since its `fused_bits`)
     kernels = chain_kernels(np.linspace(-2, 2, 2 * N))
     assert len(kernels.adjoints) == 9 and len(kernels.reverse) == 8
-    # the forward: numpy's loops for tanh, exp and sqrt (its argument checked for a zero, the
-    # kink), and for sin and cos where this process's probe finds numexpr's apart from numpy's;
+    assert kernels.read_groups == ((0, (8, 7, 5, 6, 3, 4, 2, 1, 0)),)
+    reverse, adjoints, unit_reverse, unit_adjoints = kernels.summed
+    assert list(adjoints) == list(unit_adjoints) == [0] and len(reverse) == len(unit_reverse) == 1
+    # the forward: numpy's loops for tanh, exp, sqrt (its argument checked for a zero, the
+    # kink) and sigmoid's exp, and for sin and cos where this process's probe finds numexpr's apart from numpy's;
     # numexpr's kernels between them
     looped = [name for name in ("sin", "cos") if name in region_program.NUMPY_LOOPS]
-    assert [k.function for k in kernels.forward if k.function] == looped + ["tanh", "exp", "sqrt"]
+    assert [k.function for k in kernels.forward if k.function] == looped + ["tanh", "exp", "sqrt", "exp"]
     # (sin and cos in numexpr's kernels: a kernel each, their values read by the reverse)
     assert sum(k.expr is not None for k in kernels.forward) == 4 - len(looped) and [k.name for k in kernels.forward if k.check]
 

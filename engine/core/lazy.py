@@ -53,6 +53,8 @@ FORCED = [0]
 # the equations run inside regions' kernels so far (an undone region's taken back): a replay whose
 # pass fuses fewer of a run's equations than its interpreted run did is not kept (diff/large_trace.py)
 FUSED = [0]
+# regions that handed over a value's summed reads at their root (`_sum_reads`)
+SUMMED = [0]
 # the bytes of the pending values recorded so far: what a recording tape, which keeps every value,
 # would hold beyond a plain run's (diff/function.py keeps no trace whose recording would not fit)
 PENDING_BYTES = [0]
@@ -296,11 +298,12 @@ def _done(tape, m, value) -> None:
 
 
 class Group:
-    """A forced region: its positions (ascending, the root last) and their equations."""
-    __slots__ = ("positions", "equations")
+    """A forced region: its positions (ascending, the root last), their equations, its plan's
+    region and the entry its kernels recorded (`_hand_over`'s)."""
+    __slots__ = ("positions", "equations", "region", "entry")
 
-    def __init__(self, positions, equations):
-        self.positions, self.equations = positions, equations
+    def __init__(self, positions, equations, region, entry):
+        self.positions, self.equations, self.region, self.entry = positions, equations, region, entry
 
 
 def _region(tape, r, members):
@@ -327,8 +330,9 @@ def _region(tape, r, members):
         NOTES.span = span
     if out.__class__ is not Var:
         return None
-    _hand_over(tape, region, tape.entries.pop())
-    tape.groups[r] = Group(tuple(positions), equations)
+    entry = tape.entries.pop()
+    _hand_over(tape, region, entry)
+    tape.groups[r] = Group(tuple(positions), equations, region, entry)
     FUSED[0] += len(positions)
     value = out.value
     _done(tape, r, value)
@@ -341,16 +345,16 @@ class Handover:
     reads at the root, each other equation's reads at that equation's place, where the op-by-op
     sweep adds them (its entry is a relay the root passes a token to). So every leaf's adjoint
     adds the same contributions in the same order as op by op, whoever else reads it."""
-    __slots__ = ("entry", "adjoints")
+    __slots__ = ("entry", "adjoints", "wanted")
 
-    def __init__(self, entry):
-        self.entry, self.adjoints = entry, None
+    def __init__(self, entry, wanted):
+        self.entry, self.adjoints, self.wanted = entry, None, wanted
 
     def at_root(self, g) -> None:
         if self.adjoints is None:
             entry = self.entry
             vjps, args = entry.prim.vjps, entry.args
-            self.adjoints = {pos: vjps[pos](g, None, *args) for pos, _ in entry.parents}
+            self.adjoints = {pos: vjps[pos](g, None, *args) for pos in self.wanted}
             self.entry = None
 
     def take(self, pos):
@@ -360,22 +364,30 @@ class Handover:
 TOKEN = "relay"             # what a region's root passes to its relays (no adjoint: a signal)
 
 
-def _hand_over(tape, region, entry) -> None:
+def _hand_over(tape, region, entry, groups=()) -> None:
     """The region's root entry and its relays (see Handover), in the tape in place of the root
-    and of the region's equations that read a leaf."""
-    handover = Handover(entry)
+    and of the region's equations that read a leaf. `groups` (GradKernels.read_groups): values
+    whose reads' adjoints the kernels sum (`_summed`), handed over at the root, at their first
+    leaf, where the sweep's first contribution to them would be added."""
+    summed = {leaf for _, leaves in groups for leaf in leaves}
+    firsts = {symbol for symbol, _ in groups}
     traced = {pos for pos, _ in entry.parents}
     reads: dict = {}                                 # reader position -> [(leaf position, tape position)]
+    root = region.positions[-1]
+    own = []
     for leaf, ((kind, j), read) in enumerate(zip(region.leaves, region.reads)):
         if kind == "equation" and leaf in traced:
-            reads.setdefault(read[0], []).append((read[1], leaf, j))
-    root = region.positions[-1]
+            if leaf in firsts:
+                own.append((leaf, j))
+            if leaf not in summed:
+                reads.setdefault(read[0], []).append((read[1], leaf, j))
+    handover = Handover(entry, [leaf for leaf in sorted(traced) if leaf not in summed or leaf in firsts])
     for p, taken in reads.items():
         taken.sort()
         if p != root:
             tape.entries[p] = _entry(f"a read of region {root}", [(leaf, j) for _, leaf, j in taken], handover, False,
                                      tape.entries[p].span)
-    own = [(leaf, j) for _, leaf, j in sorted(reads.get(root, []))]
+    own += [(leaf, j) for _, leaf, j in sorted(reads.get(root, []))]
     relays = [(None, p) for p in sorted(reads) if p != root]
     tape.entries[root] = _entry("fused region", own + relays, handover, True, entry.span)
 
@@ -417,7 +429,47 @@ def settle(tape, index) -> None:
             break
         for r in wrong:
             _undo(tape, groups.pop(r))
+    if groups:
+        _sum_reads(tape, groups)
     tape.groups = {}
+
+
+def _sum_reads(tape, groups) -> None:
+    """A region whose kernels can sum a value's reads (GradKernels.summed) hands over that sum
+    at its root where the op-by-op sweep would add nothing else to that value between: every
+    other reader of it comes before the region's first read of it (the sweep reaches it after
+    the whole sum), and the value has the region's shape (no read's adjoint reduced apart). The
+    sweep's sums, in one kernel instead of a kernel and an add per read."""
+    wanted: dict = {}                                # tape position -> its readers' positions
+    candidates = []
+    for group in groups.values():
+        state = group.entry.args[0]
+        kernels = getattr(state, "kernels", None)
+        if getattr(kernels, "summed", None) is None:
+            continue
+        shape = group.equations[group.positions[-1]].shape
+        values = {group.region.leaves[symbol][1]: symbol for symbol, _ in kernels.read_groups}
+        if all(getattr(state.values[symbol], "shape", None) == shape for symbol in values.values()):
+            candidates.append((group, state, kernels, values))
+            for j in values:
+                wanted[j] = []
+    if not candidates:
+        return
+    for i, e in enumerate(tape.entries):
+        for _, j in e.parents:
+            readers = wanted.get(j)
+            if readers is not None:
+                readers.append(i)
+    for group, state, kernels, values in candidates:
+        inside = set(group.positions)
+        if all(r in inside or r < min(p for p, _ in _reads_of(group.region, j)) for j in values for r in wanted[j]):
+            state.summed = True
+            SUMMED[0] += 1
+            _hand_over(tape, group.region, group.entry, kernels.read_groups)
+
+
+def _reads_of(region, j) -> list:
+    return [read for (kind, ref), read in zip(region.leaves, region.reads) if kind == "equation" and ref == j]
 
 
 def _undo(tape, group) -> None:
