@@ -218,6 +218,12 @@ def test_a_program_its_replay_fuses_less_than_its_interpreter_keeps_no_trace(tmp
     source = "def f(x):\n    w = x * x\n    v = w + x\n    return sum(v * 0.5) + sum(x * 3.0)\n"
     f = check_both_ways(program(tmp_path, source), points(N), fn="f")
     assert f.replays == 2 and f.fallbacks == {large_trace.FUSES_LESS: 2}     # 4 gradients, 2 values
+    # its values' regions are the pass's whatever their sums (no sweep runs through them), their
+    # leaves not watched (their forward kernels alone): x * x, + x, * 0.5 one region
+    trace = next(t for t in f.traces.values() if t)
+    assert trace.grads_interpreted and [e.prim.name for e in trace.body()] == [
+        "fused away", "fused away", "fused program region", "sum", "mul", "sum", "add"]
+    assert [lowered.watched for lowered in trace.annotations[FUSED_REGIONS].values()] == [False]
     h = Function(program(tmp_path, source), "f")       # a value's run records it: the first run's regions count
     at = points(N, count=1)[0]
     first = h.grad_result(at)

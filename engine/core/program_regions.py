@@ -76,9 +76,11 @@ def member_shape(equation, value):
     return value.shape
 
 
-def find_regions(program, values, guarded=frozenset()) -> list:
+def find_regions(program, values, guarded=frozenset(), sums=True) -> list:
     """The regions of `program` (core/program.py), given each equation's value (`values`, by
-    position: a recording tape's) and the positions some guard equation reads (`guarded`)."""
+    position: a recording tape's) and the positions some guard equation reads (`guarded`).
+    `sums`: only regions whose adjoints' sums are the sweep's (`adds_as_the_sweep`); False for
+    a Program whose values alone are replayed (diff/large_trace.py)."""
     equations = program.equations
     readers = [[] for _ in equations]
     for i in range(program.leaves, len(equations)):
@@ -93,7 +95,8 @@ def find_regions(program, values, guarded=frozenset()) -> list:
         if shapes[root] is None or root in taken:
             continue
         members = grow(equations, readers, shapes, root, taken | {program.output} | set(guarded))
-        if len(members) >= MIN_EQUATIONS and adds_as_the_sweep(equations, readers, members, values, shapes[root]) \
+        if len(members) >= MIN_EQUATIONS and (not sums or adds_as_the_sweep(equations, readers, members, values,
+                                                                          shapes[root])) \
                 and broadcasts_one_way(equations, members, values, shapes[root]):
             taken.update(members)
             regions.append(region_of(equations, sorted(members)))

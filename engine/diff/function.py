@@ -231,7 +231,7 @@ class Function:
             keep_trace(self.traces, key, None)
         elif entry.__class__ is Unkept:
             raise Unsupported(entry.reason)
-        elif entry is not None and entry.grads_interpreted and kind == "grad":
+        elif entry is not None and entry.grads_interpreted and kind != "value":
             raise Unsupported(FUSES_LESS)
         elif entry is not None and entry.undifferentiated and kind != "value" and \
                 any(self.inputs.index(name) in entry.undifferentiated for name in wrt):
@@ -394,6 +394,12 @@ class Function:
                 result = reverse.grad(None, inputs, wrt, seed, dtype_name=dtype_name, limits=limits,
                                       target=self.target)
         trace = fit_for_replay(trace, tape, self.fused_lazily.pop(key, 0))
+        if trace and trace.grads_interpreted:      # its values alone replay: checked as a value's recording is
+            trace.untraced_kinks = untraced
+            refusal = self._refusal(trace, inputs, result)
+            if refusal.__class__ is not PathChanged:
+                file_trace(self.traces, key, trace if refusal is None else _refused(self.traces, key, trace, refusal))
+            return result
         if trace:                                   # replayed at once where it was recorded: must agree
             trace.untraced_kinks = untraced
             try:
@@ -413,7 +419,7 @@ class Function:
     def _check_replayed_grad(self, key, inputs, wrt, seed, result) -> None:
         """A trace recorded apart from its gradient is kept only if its replay gives that gradient."""
         entry = self.traces.get(key)
-        if not entry:
+        if not entry or entry.grads_interpreted:  # (its derivatives are interpreted: its value was checked)
             return
         try:
             again = self._replay_grad(entry, inputs, wrt, seed)

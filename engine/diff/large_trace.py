@@ -60,9 +60,12 @@ def fit_for_replay(trace, tape, fused_lazily=0):
         return trace
     large = holds_large_arrays(tape)
     if large:
-        from .program_fusion import fuse_trace
-        found = fuse_trace(trace)                   # regions across statements: one kernel each
+        from .program_fusion import fuse_trace, trace_regions
+        found = trace_regions(trace)                # regions across statements: one kernel each
         trace.grads_interpreted = sum(len(region.positions) for region in found) < fused_lazily
+        if trace.grads_interpreted:     # its values alone replay: regions whatever their sums, forward kernels
+            found = trace_regions(trace, sums=False)
+        fuse_trace(trace, found, watched=not trace.grads_interpreted)
     if held_bytes(trace) > TRACE_MAX_BYTES:
         return OVER_BUDGET
     if not large:

@@ -55,7 +55,8 @@ class Trace(Program):
     # of them is refused by the interpreter, so no replay answers it (diff/replay_guards.py)
     undifferentiated: frozenset = frozenset()
     # a plain run at its inputs fused more of its equations (core/lazy.py's regions) than the pass
-    # over this trace does (diff/large_trace.py): its gradients are interpreted, its values replayed
+    # over this trace does with the sweep's sums (diff/large_trace.py): its derivatives are
+    # interpreted, its values replayed (its regions found whatever their sums: no sweep's)
     grads_interpreted: bool = False
     complex_values: bool = False    # some value complex: derivatives by the drivers' complex forms (replay_complex)
     complex_scalars: bool = False   # every value a Python float or a complex number, some complex: compiled as floats are
