@@ -37,7 +37,7 @@ from .common import check_wrt, hosted, ones_like_output, seed_for
 from .fallbacks import (CONFIRMED_ERRORS, Fallback, LoweringRefused, NonFinite, PathChanged,
                         StepFailed, StrictFallback, Unsupported, count, differs, strict)
 from .large_trace import FUSES_LESS, OVER_BUDGET, TRACE_MAX_BYTES, fit_for_replay, holds_large_arrays
-from .trace_cache import NOT_REPLAYABLE, Unkept, input_signature, keep_trace, large_inputs, plain_run
+from .trace_cache import MAX_TRACES, NOT_REPLAYABLE, Unkept, input_signature, keep_trace, large_inputs, plain_run
 
 
 class OnFirstUse:
@@ -492,6 +492,8 @@ def fusing(fused_lazily: dict, key):
     yield
     fused = lazy.FUSED[0] - before
     if fused > fused_lazily.get(key, 0):
+        if key not in fused_lazily and len(fused_lazily) >= MAX_TRACES:
+            fused_lazily.pop(next(iter(fused_lazily)))      # (signatures never recorded: the oldest goes)
         fused_lazily[key] = fused
 
 
