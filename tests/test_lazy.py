@@ -83,8 +83,12 @@ def complex_point(n=N):
     ("sum(real(exp(z * x) * z + conj(z) * x - z * z) * x)", complex_point()),
 ], ids=["chain", "softplus-erf", "arithmetic", "functions", "log-square", "complex"])
 def test_a_fused_run_gives_the_op_by_op_bits(source, at, fused_runs):
+    from autodiff.engine.core.backend import np as host, xp
     assert_op_by_op_bits(source, at)
-    assert fused_runs and all(ok for _, ok in fused_runs)
+    if "z" in at and xp() is not host():     # complex values on the device: op by op (fused.DEVICE_COMPLEX)
+        assert fused_runs and not any(ok for _, ok in fused_runs)
+    else:
+        assert fused_runs and all(ok for _, ok in fused_runs)
 
 
 def test_a_region_spans_statements_and_a_call(tmp_path, fused_runs):
