@@ -294,3 +294,23 @@ def test_a_fusing_run_whose_recording_would_not_fit_records_none(monkeypatch):
     monkeypatch.setattr(function, "TRACE_MAX_BYTES", 4 * 8 * N)
     f = check_both_ways("sum(exp(-x * x) * x + x * 0.5)", points(N, count=3))
     assert f.replays == 0 and f.blocker == "a trace larger than a trace may hold" and not any(f.traces.values())
+
+
+def test_a_traces_values_alone_replay_regions_with_a_guarded_kink_and_its_note():
+    # a trace whose gradients are interpreted (FUSES_LESS) replays its values with the pass's
+    # regions whatever their sums, sqrt's kink guarded as an interpreted run's regions guard it:
+    # one region (before: sqrt op by op between two); where the guard holds (sqrt at 0) the
+    # region runs op by op, each equation at its own span: the interpreter's value and note
+    source = "sum(sqrt(x * x + y) * x + x * 2.0)"
+    rng = np.random.default_rng(28)
+    at = [{"x": rng.normal(size=N), "y": np.abs(rng.normal(size=N))} for _ in range(2)]
+    f = check_both_ways(source, at)
+    trace = next(t for t in f.traces.values() if t)
+    assert trace.grads_interpreted and [e.prim.name for e in trace.body()] == ["fused away"] * 5 + [
+        "fused program region", "sum"]
+    kink = {"x": at[0]["x"].copy(), "y": at[0]["y"].copy()}
+    kink["x"][5] = kink["y"][5] = 0.0
+    replays = f.replays
+    replayed, interpreted = f.evaluate_result(kink), reverse.evaluate(None, kink, target=f.target)
+    assert f.replays == replays + 1 and same_number(replayed.value, interpreted.value)
+    assert replayed.kinks == interpreted.kinks and [k[0] for k in replayed.kinks] == ["sqrt"]

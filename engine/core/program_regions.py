@@ -65,10 +65,11 @@ def same_bits_fused(prim, equation, value=None, guarded=False) -> bool:
     return prim.fused_bits
 
 
-def member_shape(equation, value):
-    """The shape of an equation that may be a region's node, else None."""
+def member_shape(equation, value, guarded=False):
+    """The shape of an equation that may be a region's node, else None (`guarded`: as
+    same_bits_fused's)."""
     prim = TABLE.get(equation.prim.name) if equation.prim is not None else None
-    if prim is None or not eligible(prim) or equation.params or not same_bits_fused(prim, equation, value):
+    if prim is None or not eligible(prim) or equation.params or not same_bits_fused(prim, equation, value, guarded=guarded):
         return None
     if value.__class__ is not np().ndarray or value.dtype not in (np().float64, np().complex128) \
             or value.size < fused.FUSE_MIN_ELEMENTS:
@@ -79,8 +80,9 @@ def member_shape(equation, value):
 def find_regions(program, values, guarded=frozenset(), sums=True) -> list:
     """The regions of `program` (core/program.py), given each equation's value (`values`, by
     position: a recording tape's) and the positions some guard equation reads (`guarded`).
-    `sums`: only regions whose adjoints' sums are the sweep's (`adds_as_the_sweep`); False for
-    a Program whose values alone are replayed (diff/large_trace.py)."""
+    `sums`: only regions whose adjoints' sums are the sweep's (`adds_as_the_sweep`), and no kink
+    a region guards; False for a Program whose values alone are replayed (diff/large_trace.py):
+    a guarded kink met there runs the region op by op, with its note, as an interpreted run's."""
     equations = program.equations
     readers = [[] for _ in equations]
     for i in range(program.leaves, len(equations)):
@@ -88,7 +90,7 @@ def find_regions(program, values, guarded=frozenset(), sums=True) -> list:
             readers[j].append(i)
     shapes = [None] * len(equations)
     for i in range(program.leaves, len(equations)):
-        shapes[i] = member_shape(equations[i], values[i])
+        shapes[i] = member_shape(equations[i], values[i], guarded=not sums)
     taken: set = set()
     regions = []
     for root in range(len(equations) - 1, program.leaves - 1, -1):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .notes import NOTES
 from .program import Program
 from .rules import TABLE
 from .tape import Entry
@@ -75,11 +76,18 @@ def arguments(equation, values) -> list:
     return full
 
 
-def forward(program, leaves) -> list:
-    """The region's values by equation position: the leaves, then each equation's table impl."""
+def forward(program, leaves, spans=False) -> list:
+    """The region's values by equation position: the leaves, then each equation's table impl
+    (`spans`: each at its own span, as an op-by-op run notes a kink it meets)."""
     values = list(leaves)
-    for e in program.body():
-        values.append(e.prim.impl(*arguments(e, values)))
+    span = NOTES.span
+    try:
+        for e in program.body():
+            if spans:
+                NOTES.span = e.span
+            values.append(e.prim.impl(*arguments(e, values)))
+    finally:
+        NOTES.span = span
     return values
 
 

@@ -68,9 +68,9 @@ class RegionEquation:
         plan = self.region.plan
         self.pending = {}
         self.made = None
-        if not self.watched:
+        if not self.watched:            # (a guarded kink met: op by op, each note at its own span)
             out = regions.run(plan, list(leaves))
-            return out if out is not None else forward(plan.program, leaves)[-1]
+            return out if out is not None else forward(plan.program, leaves, spans=True)[-1]
         tape = Tape()
         boxed = [tape.watch(v) if pos in self.traced else v for pos, v in enumerate(leaves)]
         out = regions.run(plan, boxed)
