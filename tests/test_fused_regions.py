@@ -178,10 +178,12 @@ def test_boxes_of_other_levels_take_the_unfused_path(tmp_path, fused_runs):
     prog.write_text("def f(x):\n    return sum(sin(x) * cos(x) * x + exp(-x * x))\n" \
              "def g(x):\n    v, t = jvp(f, x, ones_like(x))\n    w, h = jvp(grad(f), x, ones_like(x))\n" \
              "    return t + sum(h)\n")
+    # a value alone watches x on a values-only tape (diff/reverse.py's evaluate): the jvps' primals
+    # and tangents are values of its level (their Duals' parts), which fuse; the Duals themselves,
+    # boxes of another level, are never pending (core/lazy.py's defer): the op-by-op run's bits
     on = api.evaluate(None, at={"x": X}, target=api.load(str(prog), fn="g")).value
-    off = unfused(api.evaluate, None, at={"x": X}, target=api.load(str(prog), fn="g")).value
-    assert not any(ok for _, ok in fused_runs)
-    assert same(on, off)
+    assert fused_runs and all(ok for _, ok in fused_runs)
+    assert same(on, unfused(api.evaluate, None, at={"x": X}, target=api.load(str(prog), fn="g")).value)
     h = api.hessian("sum(sin(x) * cos(x) * x + exp(-x * x))", at={"x": X[:8]})
     assert h.hessian["x"]["x"].shape == (8, 8)
 
@@ -390,13 +392,16 @@ def test_a_complex_region_fuses_and_gives_the_interpreters_bits(source, fused_ru
         assert same(on.gradient[name], off.gradient[name]), name
 
 
-def test_a_value_alone_is_numpys_op_by_op(fused_runs):
-    """A value asked for alone (api.evaluate) records no tape, so nothing is pending: its ops run
-    one by one, numpy's, the bits of a run with regions."""
+def test_a_value_alone_fuses_to_numpys_op_by_op_bits(fused_runs):
+    """A value asked for alone (api.evaluate) watches its large inputs on a values-only tape
+    (diff/reverse.py): its equations are pending and fuse (forward kernels alone), the bits of
+    the op-by-op run (before: no tape, nothing pending, every op one by one)."""
+    from autodiff.engine.core.backend import np as host_module, xp
     at = {name: v for name, v in complex_point().items() if name in "zw"}
     source = "exp(z) * w + conj(z) - z * z / w"
     on = api.evaluate(source, at=at).value
-    assert not fused_runs and host(on).dtype == np.complex128
+    assert fused_runs and host(on).dtype == np.complex128
+    assert all(ok for _, ok in fused_runs) == (xp() is host_module())      # (complex on the device: op by op)
     assert same(on, unfused(api.evaluate, source, at=at).value)
 
 

@@ -171,3 +171,22 @@ def test_a_values_reads_are_summed_in_one_kernel_where_nothing_reads_it_between(
     before = lazy.SUMMED[0]
     assert_op_by_op_bits(source, {"x": x})
     assert lazy.SUMMED[0] - before == summed
+
+
+def test_a_value_asked_alone_fuses_on_a_values_only_tape(fused_runs):
+    """A value's run watches its large float inputs on a values-only tape (diff/reverse.py's
+    evaluate): its elementwise work fuses as a gradient's does, by the regions' forward kernels
+    alone (no leaf a Var, nothing saved for a sweep), to the op-by-op bits and notes. Before, a
+    value alone had nothing pending: the chain's 20 ops one at a time (at 1e6, where no trace
+    is kept, every evaluate)."""
+    x = np.linspace(-2, 2, 2 * N)
+    on = reverse.evaluate(CHAIN, {"x": x})
+    assert [(len(names), ok) for names, ok in fused_runs] == [(20, True)]
+    off = op_by_op(reverse.evaluate, CHAIN, {"x": x})
+    assert same(on.value, off.value) and on.kinks == off.kinks == []
+    y = np.abs(np.random.default_rng(5).normal(size=N))
+    x, y = x[:N].copy(), y.copy()
+    x[5] = y[5] = 0.0                          # sqrt at 0: its guard sends the region op by op, for its note
+    on = reverse.evaluate("sum(sqrt(x * x + y) * x + x * 2.0)", {"x": x, "y": y})
+    off = op_by_op(reverse.evaluate, "sum(sqrt(x * x + y) * x + x * 2.0)", {"x": x, "y": y})
+    assert same(on.value, off.value) and on.kinks == off.kinks and [k[0] for k in on.kinks] == ["sqrt"]

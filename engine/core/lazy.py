@@ -316,18 +316,26 @@ def _region(tape, r, members):
     equations = {m: pending[m] for m in positions}
     region = region_of(equations, positions, per_read=True)
     leaves = []
+    values_only = tape.values_only
     for (kind, ref), read in zip(region.leaves, region.reads):
         if kind == "constant":
             leaves.append(ref)
         else:
             p, pos = read
-            leaves.append(Var(equations[p].args[pos], tape, ref, tape.level))
+            raw = equations[p].args[pos]
+            leaves.append(raw if values_only else Var(raw, tape, ref, tape.level))
     span = NOTES.span
     NOTES.span = pending[r].span
     try:
         out = regions.run(region.plan, leaves)
     finally:
         NOTES.span = span
+    if values_only:                                  # no sweep follows: the forward kernels' array
+        if out is None:
+            return None
+        FUSED[0] += len(positions)
+        _done(tape, r, out)
+        return out
     if out.__class__ is not Var:
         return None
     entry = tape.entries.pop()

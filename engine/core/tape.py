@@ -150,6 +150,9 @@ class Tape:
         # pending equations (core/lazy.py), only on a plain tape: position -> its equation, and
         # the regions forced so far (root position -> its region), the values forced apart
         self.lazy = not persistent and not keep_values
+        # a value's run (diff/reverse.py's evaluate): no sweep follows, regions run their forward
+        # kernels alone (core/lazy.py)
+        self.values_only = False
         self.pending: dict = {}
         self.groups: dict = {}
         self.made: dict = {}
