@@ -32,7 +32,15 @@ order. What a region cannot vouch for is its inside: before the sweep (`settle`)
 whose equations but its root was forced later (read outside it) or belongs to another region is
 UNDONE: each of its equations becomes the entry `bind` would have recorded, its value computed
 again (`RESETTLED` counts them). So a run with regions gives the op-by-op run's values and
-gradients bit for bit. A value asked for alone (no tape) has nothing pending: numpy's ops.
+gradients bit for bit. A value asked for alone watches its large inputs on a values-only tape
+(`Tape.values_only`, diff/reverse.py's evaluate): its regions run their forward kernels alone,
+over the leaves' raw values, and hand nothing over (no sweep follows).
+
+Where no other reader of a value comes between a region's first read of it and its root (every
+other reader before), the region hands over the sum of its reads' adjoints, which its kernels
+add in the op-by-op sweep's order ((a1 + a2) + ...: regions.GradKernels.summed), at its root, as
+the sweep's first contribution to that value (`_sum_reads`, at `settle`): one kernel, where a
+kernel, an add and a finiteness check a read were before.
 """
 from __future__ import annotations
 
