@@ -190,3 +190,16 @@ def test_a_value_asked_alone_fuses_on_a_values_only_tape(fused_runs):
     on = reverse.evaluate("sum(sqrt(x * x + y) * x + x * 2.0)", {"x": x, "y": y})
     off = op_by_op(reverse.evaluate, "sum(sqrt(x * x + y) * x + x * 2.0)", {"x": x, "y": y})
     assert same(on.value, off.value) and on.kinks == off.kinks and [k[0] for k in on.kinks] == ["sqrt"]
+
+
+def test_a_values_only_region_reads_a_value_once_however_often_it_is_read(monkeypatch):
+    # the chain reads x nine times: its values-only region's forward kernels take x as ONE operand
+    # (regions.layouts: ("same", False, 0)), not nine (before: nine operands of one array, whose
+    # streams made the forward at 1e6 a tenth slower than one region's of the AST)
+    monkeypatch.setattr(regions, "KERNELS", {})
+    x = np.linspace(-2, 2, 2 * N)
+    reverse.evaluate(CHAIN, {"x": x})
+    compiled = [k for k in regions.KERNELS.values() if isinstance(k, regions.ForwardKernels)]
+    assert len(compiled) == 1
+    reads = {name for k in compiled[0].kernels for name in k.reads if name.startswith("a")}
+    assert reads == {"a0"}

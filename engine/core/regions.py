@@ -55,8 +55,10 @@ def layouts(values, plan=None):
     numbers and float64 or complex128 arrays whose broadcast has at least the fusion threshold of elements,
     and every traced leaf is a Var of one plain (not persistent, not graph) tape over a raw
     value: no Dual, no box of another level. Leaves that are one traced value (a leaf per read of
-    it: core/lazy.py) are ("same", True, the first's position): its symbol, their own adjoints."""
-    tape, shapes, key, first = None, [], [], {}
+    it: core/lazy.py) are ("same", True, the first's position): its symbol, their own adjoints;
+    leaves that are one untraced array (a values-only run's reads of it) ("same", False, the
+    first's position): one operand of the kernels, not one per read."""
+    tape, shapes, key, first, untraced = None, [], [], {}, {}
     for i, v in enumerate(values):
         c = v.__class__
         if c is float:
@@ -73,6 +75,9 @@ def layouts(values, plan=None):
                 continue
             v = v.value
             c = v.__class__
+        elif c is not float and untraced.setdefault(id(v), i) != i:
+            key.append(("same", False, untraced[id(v)]))
+            continue
         if c is float:
             key.append(("float", True))
             continue
