@@ -145,10 +145,12 @@ def _pending(prim, vals, parents, shapes, complex_, level, tape):
     if not parents:
         return None
     numpy = np()
-    try:
-        shape = numpy.broadcast_shapes(*shapes)
-    except ValueError:
-        return None                                  # the op itself reports the mismatch
+    shape = shapes[0]
+    if any(s != shape for s in shapes):              # (one shape, the usual case: no numpy call)
+        try:
+            shape = numpy.broadcast_shapes(*shapes)
+        except ValueError:
+            return None                              # the op itself reports the mismatch
     size = 1
     for d in shape:
         size *= d
