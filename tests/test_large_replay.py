@@ -208,7 +208,7 @@ def test_regions_across_calls_and_their_sums_keep_the_interpreters_bits(tmp_path
                           ("exp", (None,), ((0, 3),)), ("mul", (None, None), ((0, 4), (1, 0)))])]
 
 
-def test_a_program_its_replay_fuses_less_than_its_interpreter_keeps_no_trace(tmp_path):
+def test_a_program_its_replay_fuses_less_than_its_interpreter_interprets_its_derivatives(tmp_path):
     # x, read twice in a region and again after it: the plain run's region hands each read's
     # adjoint over where the sweep adds it (core/lazy.py), the pass over a trace keeps no region
     # (the sweep's order of sums is not its kernels'), so a replay would run the three equations
