@@ -108,8 +108,22 @@ def run_parts(task, size) -> None:
     bounds = [(start, min(start + step, size)) for start in range(step, size, step)]
     # numpy 2's error state (the engine's seterr(all="ignore")) is the caller's context, which a
     # pool thread does not inherit: each chunk runs in a copy of it, or a nan warns on stderr
+    # a worker drops its work item (and so `task`, and the arrays its closure holds) only after it
+    # has set the future's result: the caller, woken, would find those arrays held still and not
+    # give them back to the buffer pool (core/buffer_pool.py's `alone`), now and then. The workers
+    # reach the task through `held`, which the caller empties once every part is done
     context = contextvars.copy_context()
-    futures = [pool.submit(context.copy().run, task, lo, hi) for lo, hi in bounds]
-    task(0, min(step, size))
-    for future in futures:
-        future.result()                 # a worker's error is raised here
+    held = [task]
+    futures = [pool.submit(context.copy().run, _part, held, lo, hi) for lo, hi in bounds]
+    try:
+        task(0, min(step, size))
+    finally:
+        errors = [future.exception() for future in futures]       # every part done (waits)
+        held.clear()
+    for error in errors:
+        if error is not None:
+            raise error                     # a worker's error is raised here
+
+
+def _part(held, lo, hi) -> None:
+    held[0](lo, hi)
