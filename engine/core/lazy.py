@@ -94,8 +94,21 @@ class PendingEquation:
 def admitted(prim) -> bool:
     """A table entry a region may hold (region_plan.eligible), that is the table's now (a test
     may stand another entry in for it). Asked afresh: an entry's fields may change (tests do)."""
-    from .region_plan import eligible
-    return TABLE.get(prim.name) is prim and eligible(prim)
+    return TABLE.get(prim.name) is prim and _region_facts()[0](prim)
+
+
+_FACTS: list = []
+
+
+def _region_facts():
+    """(region_plan.eligible, program_regions.same_bits_fused, core/fused.py), imported at their first
+    use (a plain run over numbers never loads them), then read from here: no import a call."""
+    if not _FACTS:
+        from . import fused
+        from .program_regions import same_bits_fused
+        from .region_plan import eligible
+        _FACTS.extend((eligible, same_bits_fused, fused))
+    return _FACTS
 
 
 def defer(prim, args, params, level, tape):
@@ -141,7 +154,7 @@ def defer(prim, args, params, level, tape):
 
 def _pending(prim, vals, parents, shapes, complex_, level, tape):
     """Record the pending equation where the pass would take it into a region."""
-    from . import fused
+    _, same_bits_fused, fused = _region_facts()
     if not parents:
         return None
     numpy = np()
@@ -156,7 +169,6 @@ def _pending(prim, vals, parents, shapes, complex_, level, tape):
         size *= d
     if size < fused.FUSE_MIN_ELEMENTS or (element_limit[0] is not None and size > element_limit[0]):
         return None
-    from .program_regions import same_bits_fused     # (arrays of a region's size only)
     dtype = numpy.dtype(numpy.float64)
     if complex_:
         module = xp()                                # the run's array module (the device's, there)
@@ -173,7 +185,7 @@ def _pending(prim, vals, parents, shapes, complex_, level, tape):
             if args[pos] is None:
                 args[pos] = numpy.empty(0, tape.pending[j].dtype)
         seen = PendingEquation(prim, tuple(args), parents, None, shape, dtype)
-    if not same_bits_fused(prim, seen, numpy.empty(0, dtype), guarded=True):
+    if not same_bits_fused(prim, seen, numpy.empty(0, dtype) if complex_ else None, guarded=True, real=not complex_):
         return None
     entries = tape.entries
     index = len(entries)

@@ -47,7 +47,7 @@ class ProgramRegion:
         return [values[ref] if kind == "equation" else ref for kind, ref in self.leaves]
 
 
-def same_bits_fused(prim, equation, value=None, guarded=False) -> bool:
+def same_bits_fused(prim, equation, value=None, guarded=False, real=False) -> bool:
     """Whether a region's kernels compute this equation's value with numpy's own bits: the entry's
     `fused_bits` (numexpr's arithmetic `+ - * /` and negation; a function the kernels leave to
     numpy's loop, its `numpy_loop`: exp, log, tanh...), a square (core/fused.py writes x ** 2.0 as x * x,
@@ -58,7 +58,7 @@ def same_bits_fused(prim, equation, value=None, guarded=False) -> bool:
     interpreted run's regions take it (core/lazy.py); a replay's keep it out."""
     if prim.kink is not None and not (guarded and prim.guarded_kink):
         return False
-    if any(is_complex(v) for v in (value, *equation.args)):
+    if not real and any(is_complex(v) for v in (value, *equation.args)):     # (`real`: the caller knows none is)
         return complex_numpy_bits(prim)
     if prim.name == "pow":
         return len(equation.parents) == 1 and equation.parents[0][0] == 0 and equation.args[1] == 2.0
