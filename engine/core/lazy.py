@@ -48,7 +48,7 @@ import sys
 
 from .backend import np, xp
 from .notes import NOTES, READS
-from .primitives import Primitive, element_limit
+from .primitives import PerPosition, Primitive, broadcast_shape, element_limit
 from .rules import TABLE
 from .tape import LAZY, Dual, Entry, Var, plain_entry
 
@@ -98,6 +98,7 @@ def admitted(prim) -> bool:
 
 
 _FACTS: list = []
+FLOAT64 = None          # numpy's float64 dtype, once numpy is loaded (_region_facts)
 
 
 def _region_facts():
@@ -108,6 +109,8 @@ def _region_facts():
         from .program_regions import same_bits_fused
         from .region_plan import eligible
         _FACTS.extend((eligible, same_bits_fused, fused))
+        global FLOAT64
+        FLOAT64 = np().dtype("float64")
     return _FACTS
 
 
@@ -158,18 +161,16 @@ def _pending(prim, vals, parents, shapes, complex_, level, tape):
     if not parents:
         return None
     numpy = np()
-    shape = shapes[0]
-    if any(s != shape for s in shapes):              # (one shape, the usual case: no numpy call)
-        try:
-            shape = numpy.broadcast_shapes(*shapes)
-        except ValueError:
-            return None                              # the op itself reports the mismatch
+    try:
+        shape = broadcast_shape(*shapes)
+    except ValueError:
+        return None                                  # the op itself reports the mismatch
     size = 1
     for d in shape:
         size *= d
     if size < fused.FUSE_MIN_ELEMENTS or (element_limit[0] is not None and size > element_limit[0]):
         return None
-    dtype = numpy.dtype(numpy.float64)
+    dtype = FLOAT64
     if complex_:
         module = xp()                                # the run's array module (the device's, there)
         probe = prim.impl(*(v if v.__class__ in (float, int) or isinstance(v, complex)
@@ -360,8 +361,7 @@ def _region(tape, r, members):
         return out
     if out.__class__ is not Var:
         return None
-    entry = tape.entries.pop()
-    _hand_over(tape, region, entry)
+    entry = tape.entries.pop()                      # handed over at `settle`, before the sweep
     tape.groups[r] = Group(tuple(positions), equations, region, entry)
     FUSED[0] += len(positions)
     value = out.value
@@ -415,30 +415,38 @@ def _hand_over(tape, region, entry, groups=()) -> None:
     for p, taken in reads.items():
         taken.sort()
         if p != root:
-            tape.entries[p] = _entry(f"a read of region {root}", [(leaf, j) for _, leaf, j in taken], handover, False,
-                                     tape.entries[p].span)
+            tape.entries[p] = _entry([(leaf, j) for _, leaf, j in taken], handover, False, tape.entries[p].span)
     own += [(leaf, j) for _, leaf, j in sorted(reads.get(root, []))]
     relays = [(None, p) for p in sorted(reads) if p != root]
-    tape.entries[root] = _entry("fused region", own + relays, handover, True, entry.span)
+    tape.entries[root] = _entry(own + relays, handover, True, entry.span)
 
 
-def _entry(name, parents, handover, root, span) -> Entry:
-    """An entry whose VJPs hand over adjoints (root: first computes them; None: a relay's token)."""
-    def vjp_of(leaf):
-        if leaf is None:
-            def relay(g, ans):
-                handover.at_root(g)
-                return TOKEN
-            return relay
+def _handed_over(root):
+    """The VJP by argument position of a region's entry (`root`: it first computes the region's
+    adjoints): the adjoint of the read its leaf stands for, or the relay's token where it has
+    none. Its entry's arguments are (handover, leaf per position)."""
+    def per_position(pos):
         if root:
-            def own(g, ans):
+            def own(g, ans, handover, leaves):
                 handover.at_root(g)
-                return handover.take(leaf)
+                leaf = leaves[pos]
+                return TOKEN if leaf is None else handover.take(leaf)
             return own
-        return lambda g, ans: handover.take(leaf)
-    vjps = tuple(vjp_of(leaf) for leaf, _ in parents)
-    prim = Primitive(name, None, vjps=vjps, needs_args=False)
-    return Entry(prim, tuple((i, j) for i, (_, j) in enumerate(parents)), (), None, None, span, None)
+        return lambda g, ans, handover, leaves: handover.take(leaves[pos])
+    return PerPosition(per_position)
+
+
+# the entries a forced region leaves on the tape (one primitive each, any number of reads: the
+# handover and the leaves are the entry's arguments, so no primitive is made a region)
+ROOT = Primitive("fused region", None, vjps=_handed_over(True), needs_args=False)
+RELAY = Primitive("a read of a fused region", None, vjps=_handed_over(False), needs_args=False)
+
+
+def _entry(parents, handover, root, span) -> Entry:
+    """An entry whose VJPs hand over adjoints (root: first computes them; a leaf of None: a
+    relay's token)."""
+    return Entry(ROOT if root else RELAY, tuple((i, j) for i, (_, j) in enumerate(parents)),
+                 (handover, tuple(leaf for leaf, _ in parents)), None, None, span, None)
 
 
 def settle(tape, index) -> None:
@@ -460,11 +468,13 @@ def settle(tape, index) -> None:
         for r in wrong:
             _undo(tape, groups.pop(r))
     if groups:
-        _sum_reads(tape, groups)
+        summed = _sum_reads(tape, groups)
+        for r, group in groups.items():
+            _hand_over(tape, group.region, group.entry, summed.get(r, ()))
     tape.groups = {}
 
 
-def _sum_reads(tape, groups) -> None:
+def _sum_reads(tape, groups) -> dict:
     """A region whose kernels can sum a value's reads (GradKernels.summed) hands over that sum
     at its root where the op-by-op sweep would add nothing else to that value between: every
     other reader of it comes before the region's first read of it (the sweep reaches it after
@@ -483,8 +493,9 @@ def _sum_reads(tape, groups) -> None:
             candidates.append((group, state, kernels, values))
             for j in values:
                 wanted[j] = []
+    summed: dict = {}                                # root -> the read groups its kernels sum
     if not candidates:
-        return
+        return summed
     for i, e in enumerate(tape.entries):
         for _, j in e.parents:
             readers = wanted.get(j)
@@ -495,7 +506,8 @@ def _sum_reads(tape, groups) -> None:
         if all(r in inside or r < min(p for p, _ in _reads_of(group.region, j)) for j in values for r in wanted[j]):
             state.summed = True
             SUMMED[0] += 1
-            _hand_over(tape, group.region, group.entry, kernels.read_groups)
+            summed[group.positions[-1]] = kernels.read_groups
+    return summed
 
 
 def _reads_of(region, j) -> list:

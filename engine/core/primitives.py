@@ -414,7 +414,7 @@ def check_result_size(prim, x, y):
         result = tuple(sx[:-1]) + tuple(sy[1:]) if len(sy) > 1 else tuple(sx[:-1])
     else:
         try:
-            result = np().broadcast_shapes(sx, sy)      # shapes are host tuples: numpy's works on any device
+            result = broadcast_shape(sx, sy)
         except ValueError:
             return                              # the op itself reports the mismatch
     count = 1
@@ -426,6 +426,16 @@ def check_result_size(prim, x, y):
 
 
 # ---- helpers ----------------------------------------------------------------------------------
+
+def broadcast_shape(*shapes) -> tuple:
+    """numpy's broadcast_shapes of host shape tuples (works for any device's arrays), without its
+    call where they are all one shape (the usual case: numpy's takes a few microseconds)."""
+    first = shapes[0]
+    for s in shapes:
+        if s != first:
+            return np().broadcast_shapes(*shapes)
+    return first
+
 
 def shape(v) -> tuple:
     """The shape of a value, boxed or not (() for a number): the one shape helper."""

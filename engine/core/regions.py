@@ -37,7 +37,7 @@ from .fused import Unfusable
 from .fusion import Fused
 from .notes import NOTES
 from .numbers import finite
-from .primitives import Primitive, element_limit
+from .primitives import Primitive, broadcast_shape, element_limit
 from .region_kernels import KERNEL_ERRORS, run_checked, run_kernels
 from .region_pipeline import pipelined
 from .region_plan import RegionPlan, arguments, forward
@@ -96,7 +96,7 @@ def layouts(values, plan=None):
     if not shapes:
         return None
     try:
-        shape = np().broadcast_shapes(*shapes)
+        shape = broadcast_shape(*shapes)
     except ValueError:
         return None                                  # the op-by-op run reports the mismatch
     size = math.prod(shape)
