@@ -237,8 +237,10 @@ def convert_lark_error(err, text: str, start: str = "program") -> SourceError:
     return SourceError("syntax error", str(err), None, source=text)
 
 
-STRINGS_ONLY = ("strings are not part of the language (only as docstrings, dict keys (d[\"W\"]) and as einsum's "
-                "subscripts, norm's ord and pad's mode)")
+# where a string may stand (parser/numpy_forms.py checks each call's), said by every refusal of one
+STRING_PLACES = ("einsum's subscripts, norm's ord and cond's p ('fro', 'nuc'), pad's, convolve's and qr's mode, "
+                 "searchsorted's side, the quantiles' method, eigh's and eigvalsh's UPLO, solve_triangular's trans, np.fft's norm and a dtype's name ('float64')")
+STRINGS_ONLY = f"strings are not part of the language (only as docstrings, dict keys (d[\"W\"]) and as {STRING_PLACES})"
 
 
 def _character_error(err, text: str) -> SourceError:

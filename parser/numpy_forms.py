@@ -7,7 +7,7 @@ from __future__ import annotations
 from .lalr import Token
 
 from . import nodes
-from .errors import SourceError
+from .errors import STRING_PLACES, SourceError
 from .modules import MODULE_ROOTS, SUBMODULES, is_submodule
 from .spans import checked_name, join, span_of, tok_span
 
@@ -27,8 +27,6 @@ STRING_ARGUMENTS = {"einsum": ((0, None),), "norm": ((1, "ord"),), "cond": ((1, 
                                                           "array", "asarray")},
                     "full": ((2, "dtype"),), "full_like": ((2, "dtype"),), "eye": ((3, "dtype"),),
                     "arange": ((None, "dtype"),), "linspace": ((None, "dtype"),), "astype": ((0, "dtype"),)}
-STRING_PLACES = ("einsum's subscripts, norm's ord and cond's p ('fro', 'nuc'), pad's, convolve's and qr's mode, "
-                 "searchsorted's side, the quantiles' method, eigh's and eigvalsh's UPLO, solve_triangular's trans, np.fft's norm and a dtype's name ('float64')")
 TRIPLE_QUOTES = ("'" * 3, '"' * 3)
 
 

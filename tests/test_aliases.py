@@ -205,3 +205,21 @@ def test_a_function_gives_the_same_answer_or_the_same_error_at_every_point(tmp_p
     for k in range(3):
         with pytest.raises(SourceError):
             g.value_and_grad(x=X + k)
+
+
+def test_a_stale_item_of_a_list_a_builtin_reads_is_located_at_the_call(tmp_path):
+    """np.stack(lst) after a write into one of lst's arrays: the list is read as an array before
+    the builtin runs, and that read was outside the call's located errors (no line, no column)."""
+    src = "import numpy as np\ndef f(x):\n    a = x * 1.0\n    lst = [a, x]\n    a[0] = 5.0\n    return np.sum(np.stack(lst))\n"
+    with pytest.raises(SourceError) as err:
+        ours(tmp_path, src, x=X)
+    assert err.value.kind == "stale value" and err.value.message.startswith("this item was changed at line 5")
+    assert (err.value.span.line, err.value.span.column) == (6, 19)
+
+
+def test_np_copy_and_the_copies_numpy_makes_keep_their_values(tmp_path):
+    src = ("import numpy as np\ndef f(x):\n    a = x * 1.0\n    b, c, d, e = np.copy(a), a.copy(), np.array(a), a.astype(float)\n"
+           "    a[0] = 9.0\n    return np.sum(a) + np.sum(b * 2) + np.sum(c * 3) + np.sum(d * 4) + np.sum(e * 5)\n")
+    r = ours(tmp_path, src, x=X)
+    assert r.value == numpy_run(tmp_path, src, x=X)
+    assert r.gradient["x"].tolist() == [14.0, 15.0, 15.0, 15.0]

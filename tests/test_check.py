@@ -409,3 +409,29 @@ def test_a_softmax_of_64_entries_checks_from_the_command_line():
                         "--at", "x=linspace(0,1,64)", "--check"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert "check passed" in r.stdout
+
+
+def test_a_seeded_full_checks_batched_rows_are_the_point_loops_to_the_bit(monkeypatch):
+    """Review: with an output seed v, a batched pass reduced its rows as table @ v and a point run
+    alone as vdot(v, out): the two round apart (4 to 9 rows of 9 at n = 7 to 5000), so a check mixing
+    batched and crossed rows compared differences rounded otherwise. One reduction now
+    (one_hot.objective_rows), and the batched rows are the loop's field for field."""
+    from autodiff.engine.checks import differences
+    from autodiff.engine.checks.differences import Objective, full_check
+    from autodiff.engine import api
+    from autodiff.engine.diff.function import ReplayRunner
+    rng = np.random.default_rng(5)
+    target = api.load("np.tanh(A @ x) * 3.0")
+    inputs = {"x": rng.uniform(0.1, 1, 70), "A": rng.uniform(-1, 1, (40, 70))}
+    seed = rng.uniform(-1, 1, 40)
+    h = np.tanh(inputs["A"] @ inputs["x"])
+    claimed = {"x": inputs["A"].T @ (3.0 * (1 - h * h) * seed)}
+    tol = TOLERANCES["float64"]
+    objective = Objective(ReplayRunner(target, None), seed)
+    rows, f0 = full_check(objective, inputs, claimed, tol, ["x"])
+    assert objective.batched and not objective.one_hot
+    monkeypatch.setattr(differences, "BATCH_MIN_ENTRIES", 10 ** 9)
+    looped = Objective(ReplayRunner(target, None), seed)
+    want, f0_looped = full_check(looped, inputs, claimed, tol, ["x"])
+    assert not looped.batched and f0 == f0_looped
+    assert [vars(r) for r in rows] == [vars(r) for r in want]

@@ -197,3 +197,22 @@ def test_dtypes_compare_as_numpys(expr, expected):
     other side silently. Now numpy's equality of the names that spell one type."""
     assert api.evaluate(expr, at={}).value is expected
     assert bool(eval(expr, {"np": np})) is expected
+
+
+@pytest.mark.parametrize("expr, expected", [
+    ("np.sum(x.astype('f8'))", 6.5), ("np.sum(x.astype('double'))", 6.5), ("np.sum(x.astype('i8'))", 6.0),
+    ("np.sum(np.ones(3, dtype='?') * x)", 6.5), ("np.sum(x.astype(np.bool_) * 1.0)", 3.0)])
+def test_dtype_spellings_are_one_table(expr, expected):
+    """Review: DType equality knew numpy's 'f8', 'double', '?' while dtype= and astype refused them
+    ("dtype 'f8' is not one the language has"): two tables of spellings. Now one."""
+    assert api.evaluate(expr, at={"x": np.array([1.5, 2.0, 3.0])}).value == expected
+
+
+def test_a_string_refused_anywhere_lists_the_places_strings_may_stand():
+    """Review: the tokenizer's refusal of a string said 'einsum's subscripts, norm's ord and pad's
+    mode', a second list the places a call's check knows (cond's p, a dtype's name, ...) had
+    outgrown. Both now say parser/errors.py's STRING_PLACES."""
+    from autodiff.parser.errors import STRING_PLACES
+    with pytest.raises(autodiff.SourceError) as err:
+        api.evaluate("1.0 if x.dtype == 'f8' else 0.0", at={"x": np.array([1.0])})
+    assert STRING_PLACES in err.value.message and "a dtype's name" in err.value.message

@@ -564,3 +564,17 @@ def test_kron_of_a_local_is_written_at_the_shapes_its_line_meets(tmp_path):
                                   rel=1e-12)
     for _ in range(3):
         matches(module, source, {"A": rng.uniform(-1.0, 1.0, (2, 3)), "v": rng.uniform(-1.0, 1.0, 4)})
+
+
+def test_logsumexp_with_return_sign_false_or_b_none_emits(tmp_path):
+    """Review: logsumexp(x, return_sign=False) and logsumexp(x, b=None), scipy's defaults written
+    out, were refused ('logsumexp with b= or return_sign='); only b given or return_sign=True are."""
+    source = tmp_path / "program.py"
+    source.write_text("from scipy.special import logsumexp\ndef f(x):\n"
+                      "    return logsumexp(x, return_sign=False) + logsumexp(x, b=None)\n")
+    x = np.array([1.0, 2.0, 3.0])
+    _, module = emitted(tmp_path, source, at={"x": x})
+    value, grads = module.f_vjp(x)
+    expected = autodiff.grad(str(source), at={"x": x})
+    assert value == pytest.approx(expected.value, rel=1e-15)
+    np.testing.assert_allclose(grads[0] if isinstance(grads, tuple) else grads, expected.gradient["x"], rtol=1e-14)

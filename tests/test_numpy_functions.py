@@ -540,3 +540,20 @@ def test_cond_of_a_singular_matrix_is_numpys_inf_and_a_stack_holding_one_is_refu
     r = subprocess.run([sys.executable, "-m", "autodiff", "grad", "np.linalg.cond(s, 3)",
                         "--at", "s=[[1.0, 2.0], [2.0, 5.0]]"], capture_output=True, text=True)
     assert r.returncode == 2 and "is not a matrix norm" in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("call, words", [
+    ("np.polyval(2.0, x)", "1:8: polyval(): p must be a sequence of coefficients, not one number"),
+    ("np.cov(x, fweights=x*0.5)", "1:8: cov(): fweights must be integer"),
+    ("np.linalg.cond(np.outer(x, x) + np.eye(3), p=x)", "1:8: cond(): p array([1., 2., 3.]) is not a matrix norm"),
+    ("np.corrcoef(x, x * 2, rowvar=x)", "1:8: cov(): rowvar must be True or False"),
+    ("np.cov(x, bias=x)", "1:8: cov(): bias must be True or False"),
+    ("np.linalg.pinv(np.outer(x, x), hermitian=x)", "1:8: pinv(): hermitian must be True or False")])
+def test_a_new_builtins_mistake_names_it_once_at_its_column(call, words):
+    """Review: polyval's and cov's TypeErrors came out as 'polyval(): polyval(): ...', an array
+    given as cond's p or cov's rowvar as numpy's 'truth value of an array ... is ambiguous'."""
+    run = subprocess.run([sys.executable, "-m", "autodiff", "grad", f"np.sum({call})", "--at", "x=[1.0,2.0,3.0]"],
+                         capture_output=True, text=True)
+    assert run.returncode == 2 and words in run.stderr and "Traceback" not in run.stderr, run.stderr
+    name = words.split(": ")[1]
+    assert f"{name}: {name}" not in run.stderr and "ambiguous" not in run.stderr

@@ -119,8 +119,7 @@ def full_check(objective: Objective, inputs: dict, claimed: dict, tol: Tolerance
     """Every entry of `claimed` against central differences with Richardson extrapolation.
     Returns (rows, f0). The perturbed runs are batched when the program allows (perturbed_objectives)."""
     p = Perturber(inputs)
-    values = p.values
-    f0 = objective(values)
+    f0 = objective(p.values)
     sig0 = objective.signature
     convention = convention_text(conventions)
     names = names or list(claimed)
@@ -141,40 +140,34 @@ def full_check(objective: Objective, inputs: dict, claimed: dict, tol: Tolerance
     if batch and len(plan) >= BATCH_MIN_ENTRIES:
         values_per_entry, f_at_x, crossed = perturbed_objectives(objective, inputs, names, [e[5] for e in plan], f0)
     if values_per_entry is not None:      # the recorded path, but at the points whose path changed
-        reasons = _run_crossed(p, objective, plan, values_per_entry, crossed, sig0) if crossed else None
+        reasons = None
+        if crossed:
+            saved = objective.count                  # (counted once: the batch counted every point)
+            reasons = _run_points(p, objective, plan, values_per_entry, crossed, sig0)
+            objective.count = saved
         return _verdicts(plan, values_per_entry, reasons, f_at_x, tol, convention), f0
-    table, reasons = [], []
-    for label, g, name, k, x, h in plan:
-        fs, reason = [], ""
-        for direction, step in zip(DIRECTIONS, (h, -h, 2 * h, -2 * h)):
-            p.set(name, k, x + step)
-            fs.append(objective(values))
-            if not reason and objective.signature != sig0:
-                reason = branch_reason(sig0, objective.signature, label, direction)
-        p.set(name, k, x)
-        table.append(fs)
-        reasons.append(reason)
+    table = [[None] * len(OFFSETS) for _ in plan]
+    reasons = _run_points(p, objective, plan, table, [(e, o) for e in range(len(plan)) for o in range(len(OFFSETS))],
+                          sig0)
     return _verdicts(plan, table, reasons, f0, tol, convention), f0
 
 
 DIRECTIONS = ("+h", "-h", "+2h", "-2h")       # OFFSETS' names
 
 
-def _run_crossed(p, objective, plan, table, crossed, sig0) -> list:
-    """The points of a batched replay whose path changed (`crossed`: (entry, offset) pairs, in
-    order), each run by itself into `table` as the loop runs it (counted once: the batch counted
-    every point), and the branch reason per entry the loop gives: its first direction whose run's
-    control flow differs."""
+def _run_points(p, objective, plan, table, points, sig0) -> list:
+    """The perturbed points (`points`: (entry, offset) pairs, in order), each a run of its own
+    into `table`, and the branch reason per entry: its first direction whose run's control flow
+    differs from x's (every point of a check the loop makes; those of a batched replay whose path
+    changed)."""
     reasons = [""] * len(plan)
-    saved = objective.count
-    for e, o in crossed:
+    for e, o in points:
         label, _, name, k, x, h = plan[e]
         p.set(name, k, x + OFFSETS[o] * h)
         table[e][o] = objective(p.values)
         if not reasons[e] and objective.signature != sig0:
             reasons[e] = branch_reason(sig0, objective.signature, label, DIRECTIONS[o])
         p.set(name, k, x)
-    objective.count = saved
     return reasons
 
 

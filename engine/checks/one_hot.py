@@ -262,11 +262,8 @@ def _objective_rows(out, out_base, rows, output_seed):
             weights = np().broadcast_to(np().asarray(output_seed, dtype=np().float64), flat.shape)
             change = change * weights[out.index]
         return base + change
-    stack = np().asarray(out.stack, dtype=np().float64).reshape(rows, -1)
-    if output_seed is None:
-        return stack.sum(axis=1)
-    v = np().broadcast_to(np().asarray(output_seed, dtype=np().float64), np().shape(out.stack)[1:])
-    return stack @ v.ravel()
+    return objective_rows(np().asarray(out.stack, dtype=np().float64).reshape(rows, -1), output_seed,
+                          np().shape(out.stack)[1:])
 
 
 def close(a, b, rel=1e-12) -> bool:
@@ -320,10 +317,18 @@ def objective_value(a, output_seed) -> float:
     a = np().asarray(a)
     if a.ndim == 0:
         return float(a)
+    return float(objective_rows(a.astype(np().float64).reshape(1, -1), output_seed, a.shape)[0])
+
+
+def objective_rows(table, output_seed, point_shape):
+    """The objective of each row of `table` (float64, a point's output flattened per row): its sum,
+    or vᵀ out for an output seed v (broadcast to `point_shape`), as (table * v).sum(axis=1), so a
+    row of a batched pass and a point run by itself round alike (a matrix product and a dot of
+    one row do not)."""
     if output_seed is None:
-        return float(a.sum(dtype=np().float64))
-    v = np().broadcast_to(np().asarray(output_seed, dtype=np().float64), a.shape)
-    return float(np().vdot(v.ravel(), a.astype(np().float64).ravel()))
+        return table.sum(axis=1)
+    v = np().broadcast_to(np().asarray(output_seed, dtype=np().float64), point_shape)
+    return (table * v.reshape(1, -1)).sum(axis=1)
 
 
 def moved_point(inputs: dict, name, k, shift) -> dict:

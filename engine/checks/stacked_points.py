@@ -18,7 +18,7 @@ from ..diff.common import ones_like_output
 from ..diff.batched_replay import (batch_differs, largest_value, last_uses, point_shape, record_for_batches,
                                    refused_pass, replay_stacked, rows_per_pass, stacked_rows)
 from ..diff.fallbacks import CONFIRMED_ERRORS, Unsupported, count
-from .one_hot import OFFSETS
+from .one_hot import OFFSETS, objective_rows
 
 BATCHED = True           # False: every perturbed run point by point (benchmarks time both ways)
 MIN_ENTRIES = 2          # below this the loop costs no more than recording the trace
@@ -122,10 +122,7 @@ class StackedObjective(StackedOutputs):
     def _table(self, trace, values, flags, rows, last, crossed):
         out, is_stacked = replay_stacked(trace, values, flags, rows, last, crossed=crossed)
         table = stacked_rows(out, is_stacked, rows)
-        if self.output_seed is None:
-            return table.sum(axis=1, keepdims=True)
-        v = np().broadcast_to(np().asarray(self.output_seed, dtype=np().float64), point_shape(out, is_stacked))
-        return (table @ v.ravel()).reshape(rows, 1)
+        return objective_rows(table, self.output_seed, point_shape(out, is_stacked)).reshape(rows, 1)
 
 
 class StackedGradients(StackedOutputs):

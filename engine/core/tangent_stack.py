@@ -164,9 +164,10 @@ class TangentStack(StackArray):
                 return None
             diagonals.append((offset, d))
         rank_one = []
+        ndarray = np().ndarray
         for u, v in self.rank_one:
             v = v / factor if divide else v * factor
-            if not finite(v):
+            if not (finite_array(v) if v.__class__ is ndarray else finite(v)):     # (no dispatch for an array)
                 return None
             rank_one.append((u, v))
         return TangentStack(self.k, vshape, diagonals, rank_one)

@@ -47,6 +47,7 @@ class OnFirstUse:
     WHERE = {"same_bits": "bits", "PathChanged": "replay_guards", "live_kinks": "replay_sweep",
              **dict.fromkeys(("record_trace", "replay_adjoints", "replay_output", "replay_values"), "replay"),
              **dict.fromkeys(("filed", "new_path", "refused", "replay_entry"), "replay_paths"),
+             "whole_run_bytes": "replay_release",
              **dict.fromkeys(("compiled_grad", "compiled_output", "compiled_value", "latest", "same_results"),
                              "replay_results")}
 
@@ -303,8 +304,7 @@ class Function:
         (diff/replay_higher.py's `replayed_derivative`; a trace holding complex values, its
         drivers' complex forms: diff/replay_complex.py; n-th derivatives, both forms:
         diff/replay_derivatives.py). Each loads only when asked for."""
-        from .replay_release import whole_run_bytes         # loads with a replay only
-        if whole_run_bytes(entry) > large_trace.TRACE_MAX_BYTES:
+        if replaying.whole_run_bytes(entry) > large_trace.TRACE_MAX_BYTES:
             raise Unsupported("a trace whose every value is more than a trace may hold (it replays values and "
                               "gradients, which release them)")
         if what == "derivatives":

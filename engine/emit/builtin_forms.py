@@ -14,13 +14,13 @@ import functools
 import math
 
 from ...parser import nodes
-from ..core.backend import np
 from functools import lru_cache
 
 from ..lang.builtins import make_builtins
 from ..lang.call_forms import METHODS
 from ..lang.dtypes import spelled_kind
 from ..lang.keywords import accepted_keywords
+from .builtin_ways import numpy_spelling
 from .rule_text import primitive
 
 INF = {"inf": math.inf}
@@ -28,14 +28,9 @@ INF = {"inf": math.inf}
 
 def kink_spelling(prim):
     """A forward that notes its kink (sqrt at 0, a tie of maximum's, pinv of a rank-deficient
-    matrix) cannot be traced at the stand-ins: numpy's function of the builtin's name (np.NAME or
-    np.linalg.NAME) is its text, an entry's parameters its keywords (None: the rule's text)."""
-    name = prim.builtin or prim.name
-    if not prim.kink:
-        return None
-    if callable(getattr(np(), name, None)):
-        return f"np.{name}"
-    return f"np.linalg.{name}" if callable(getattr(np().linalg, name, None)) else None
+    matrix) cannot be traced at the stand-ins: numpy's function of the builtin's name (builtin_ways'
+    numpy_spelling: np.NAME or np.linalg.NAME) is its text (None: the rule's text)."""
+    return numpy_spelling(prim.builtin or prim.name, "") if prim.kink else None
 
 
 def as_builtin_call(e, refuse):
@@ -181,8 +176,10 @@ class Forms:
         x = self.low.value(args[0], None)
         if name == "logsumexp":
             named = parameters(name)
-            if any(a is not None and not isinstance(a, nodes.NoneLit) for a in args[2:3] + args[4:5]):
-                self.refuse("logsumexp with b= or return_sign=", e.span,
+            b, sign = (args[k] if len(args) > k else None for k in (2, 4))
+            if (b is not None and not isinstance(b, nodes.NoneLit)) or \
+                    (sign is not None and literal_value(sign, self.refuse, "the return_sign of logsumexp")):
+                self.refuse("logsumexp with b= or return_sign=True", e.span,
                             "write log(sum(b * exp(a - c))) + c with c = stop_gradient(max(a))")
             kept = dict(zip(named, [literal_value(a, self.refuse, f"the {k} of {name}") for a, k in zip(args[1:], named)]))
             return self.logsumexp(x, kept.get("axis"), kept.get("keepdims"), rank, e, target)

@@ -22,6 +22,7 @@ from ...parser.errors import SourceError
 from ..core.backend import is_array, xp
 from ..core.tape import PEEKS, Dual, Var
 from .callables import Builtin, UserFunction
+from .names import walk
 
 HINT = ("where it should keep its values, copy it before the write (`y = x.copy()`); where it should see the "
         "write, take it again after it (a function that writes its argument: return the new value, `w = step(w)`)")
@@ -36,11 +37,13 @@ class Stale:
         self.message = message
 
     def read(self, name, span) -> SourceError:
-        """The error of reading `name` (at `span`), whose value this is."""
-        return SourceError("stale value", f"`{name}` {self.message}", span, HINT)
+        """The error of reading `name` (at `span`; None: an item of a list or dict), whose value
+        this is."""
+        return SourceError("stale value", f"{f'`{name}`' if name else 'this item'} {self.message}", span, HINT)
 
     def refuse(self, *args, **kwargs):
-        raise SourceError("stale value", f"this value {self.message}", None, HINT)
+        """Any use of the value itself (an item of a list or dict read by a builtin, an operator)."""
+        raise self.read(None, None)
 
     __bool__ = __len__ = __iter__ = __getitem__ = __float__ = __int__ = __index__ = __complex__ = refuse
     __array__ = __array_ufunc__ = __array_function__ = __neg__ = __pos__ = __abs__ = __invert__ = refuse
@@ -104,6 +107,19 @@ def _region(raw, index):
 VIEWED: set = set()
 
 
+def writes_in_place(module) -> bool:
+    """Whether a module writes anything numpy would write in place (an item assignment, an
+    augmented assignment, `.append`): without one, no name can go stale, and the interpreter
+    compiles its calls and subscripts without noting views (lang/interp.py compile_module)."""
+    from ...parser import nodes
+    for x in walk(module):
+        if isinstance(x, (nodes.SubscriptAssign, nodes.AugAssign)):
+            return True
+        if isinstance(x, nodes.Attribute) and x.attr == "append":
+            return True
+    return False
+
+
 def note(value):
     """A value the language hands the program, which may be a view of another's memory: its root is
     remembered (a list's or tuple's items too). Returns the value. (On every subscript and builtin
@@ -123,6 +139,16 @@ def note(value):
     if base is not None and is_array(base):
         VIEWED.add(id(_root(base)))
     return value
+
+
+def _same(value):
+    return value
+
+
+def noting(may_write):
+    """What a call or a subscript hands its result to: `note` where the program writes in place
+    (lang/interp.py's may_write), else the result as it is (no view can matter)."""
+    return note if may_write else _same
 
 
 def note_rows(value):
@@ -153,6 +179,12 @@ class Writes:
         self.frames: list = []
         self.shadows: dict = {}        # id(new value) -> (new value, [old arrays of its elements])
         self.searches = 0              # writes that searched the frames (tests and benchmarks)
+
+    def start(self):
+        """A run's first call: no frame, no shadow, no view noted yet."""
+        self.frames.clear()
+        self.shadows.clear()
+        VIEWED.clear()
 
     def written(self, frame, name, old, index, line, how, globals_frame, own=1, held=None):
         """`name` (in `frame`) is about to be rebound to an updated copy of `old` by a write at

@@ -15,8 +15,8 @@ from .dtypes import cast, dtype_of
 from .errors import runtime_error
 from .keywords import check_builtin_keywords, complete_arguments, unknown_keyword
 from .spellings import foreign_library_error, method_spelling_hint
-from .aliases import note
-from .values import describe, fresh, shape_of, size_of
+from .aliases import note, noting
+from .values import describe, shape_of, size_of
 
 # The methods, each the builtin of the same name (looked up by name when the call compiles,
 # so a builtin added to the table is a method as soon as it is listed here).
@@ -35,12 +35,10 @@ def _squeezed(x):
     return ops.reshape(x, tuple(n for n in shape_of(x) if n != 1)) if shape_of(x) else x
 
 
-def _copy(x):
-    """`x.copy()`: a new array of x's values, derivatives and all (numpy's: its memory is its own,
-    so a later write into x does not reach it, lang/aliases.py)."""
-    if shape_of(x) == () and not isinstance(x, (float, int)) and not hasattr(x, "shape"):
-        raise TypeError(f"{describe(x)} has no .copy()")
-    return fresh(x)
+def fresh(x):
+    """numpy's copy of x (core/library's `copy`; loaded at the first copy, not at start-up)."""
+    from ..core.library.constructors import copy
+    return copy(x)
 
 
 def _flattened(x):
@@ -65,7 +63,7 @@ def _astype(x, dtype):
 
 # Methods with no builtin of their name yet: what they are in existing ops.
 METHOD_FALLBACKS = {"flatten": Builtin("flatten", _flattened, 1, 1), "ravel": Builtin("ravel", _flat, 1, 1),
-                    "squeeze": Builtin("squeeze", _squeezed, 1, 1), "copy": Builtin("copy", _copy, 1, 1),
+                    "squeeze": Builtin("squeeze", _squeezed, 1, 1),
                     "item": Builtin("item", _item, 1, 1), "astype": Builtin("astype", _astype, 2, 2),
                     **DICT_METHODS}
 
@@ -187,13 +185,15 @@ class CallFormsCompiler:
         named = [(kw.name, self.expr(kw.value, scope)) for kw in keywords]
         names = [name for name, _ in named]
         fn, label = b.fn, f"{b.name}()"
+        noted = noting(self.may_write)
 
         def call_keywords(frame):
-            vals = read_lists([a(frame) for a in args])
-            kw = dict(zip(names, read_lists([ev(frame) for _, ev in named])))
+            vals = [a(frame) for a in args]
+            kw = [ev(frame) for _, ev in named]
             NOTES.span = span
             try:
-                return note(fn(*vals, **kw))
+                vals, kw = read_lists(vals), dict(zip(names, read_lists(kw)))
+                return noted(fn(*vals, **kw))
             except Exception as exc:
                 raise runtime_error(exc, span, label, vals) from None
         return call_keywords

@@ -14,7 +14,7 @@ from ..core.tape import Dual, Var
 from .callables import RETURN, Builtin, Frame, UserFunction
 from .custom_rules import CustomFunction
 from .spellings import refuse_math_namesake
-from .aliases import VIEWED, note
+from .aliases import noting
 from .errors import arity_message, runtime_error
 from .keywords import complete_arguments
 from .limits import FRAMES_PER_CALL, depth_limit_error
@@ -39,9 +39,9 @@ class CallCompiler:
         if not b.min_args <= len(args) <= b.max_args:
             raise SourceError("wrong arguments", arity_message(b.name, b.min_args, b.max_args, len(args)), span)
         NOTES.span = span
-        args = read_lists(args)
         try:
-            return note(b.fn(*args))
+            args = read_lists(args)
+            return noting(self.may_write)(b.fn(*args))
         except SourceError as e:
             raise runtime_error(e, span, f"{b.name}()", args)
         except Exception as e:   # numpy and engine errors become located messages
@@ -60,14 +60,16 @@ class CallCompiler:
             self.depth -= 1
             raise self.tick_error(span)
         frame = Frame(dict(zip(fn.params, args)), fn.closure)
-        frames = self.writes.frames
-        frames.append(frame)            # a write in place reaches the callers' names too (lang/aliases.py)
+        frames = self.writes.frames if self.may_write else None
+        if frames is not None:
+            frames.append(frame)        # a write in place reaches the callers' names too (lang/aliases.py)
         try:
             if fn.body(frame) == RETURN:
                 return frame.ret
             return None
         finally:
-            frames.pop()
+            if frames is not None:
+                frames.pop()
             self.depth -= 1
 
     def call_outermost(self, fn, args):
@@ -78,8 +80,7 @@ class CallCompiler:
         if old_limit < needed:
             sys.setrecursionlimit(needed)
         self.depth = 1
-        self.writes.shadows.clear()
-        VIEWED.clear()
+        self.writes.start()
         try:
             frame = Frame(dict(zip(fn.params, args)), fn.closure)
             self.writes.frames.append(frame)
@@ -155,25 +156,27 @@ class CallCompiler:
             raise SourceError("wrong arguments", arity_message(b.name, b.min_args, b.max_args, len(args)), span)
         fn = b.fn
         label = f"{b.name}()"
+        noted = noting(self.may_write)
         if len(args) == 1:
             a0 = args[0]
 
             def call1(frame):
                 x = a0(frame)
-                if x.__class__ is list:
-                    x = numpy_reading(x)
                 NOTES.span = span
                 try:
-                    return note(fn(x))
+                    if x.__class__ is list:
+                        x = numpy_reading(x)
+                    return noted(fn(x))
                 except Exception as exc:
                     raise runtime_error(exc, span, label, (x,)) from None
             return call1
 
         def call_builtin(frame):
-            vals = read_lists([a(frame) for a in args])
+            vals = [a(frame) for a in args]
             NOTES.span = span
             try:
-                return note(fn(*vals))
+                vals = read_lists(vals)             # (its errors, a stale item's too, located here)
+                return noted(fn(*vals))
             except Exception as exc:
                 raise runtime_error(exc, span, label, vals) from None
         return call_builtin

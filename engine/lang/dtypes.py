@@ -13,15 +13,13 @@ from ..core.backend import xp
 from ..core.complexes import as_complex_number, complex_dtype, is_complex
 from ..core.tape import BOXES, strip
 from .callables import Builtin
-from .values import DType, describe, dtype, is_integer_input
+from .values import DType, canonical_dtype, describe, dtype, is_integer_input
 
 # numpy's type objects the language names (`np.float64`, or `float64` alone), by numpy's kind letter;
 # `bool` is Python's and numpy 2's np.bool
 TYPES = {name: DType(name, kind) for name, kind in (
     ("float64", "f"), ("float32", "f"), ("int64", "i"), ("bool_", "b"), ("bool", "b"),
     ("complex128", "c"), ("complex64", "c"))}
-# Python's own types, which are builtins (functions) of the language: the numpy type each means
-PYTHON_TYPES = {"float": "float64", "int": "int64", "complex": "complex128"}
 SPELLINGS = "float, int, bool, complex, np.float64, np.int64, np.complex128 or x.dtype"
 
 
@@ -29,10 +27,10 @@ def read(spec, who: str) -> DType:
     """The DType a program's dtype argument names; anything else is a type error naming `who`."""
     if isinstance(spec, DType):
         return spec
-    if isinstance(spec, Builtin) and spec.name in PYTHON_TYPES:
-        return TYPES[PYTHON_TYPES[spec.name]]
-    if isinstance(spec, str) and PYTHON_TYPES.get(spec, spec) in TYPES:    # numpy's name: dtype='float64'
-        return TYPES[PYTHON_TYPES.get(spec, spec)]
+    if isinstance(spec, Builtin) and canonical_dtype(spec.name) in TYPES:     # Python's float, int, complex, bool
+        return TYPES[canonical_dtype(spec.name)]
+    if isinstance(spec, str) and canonical_dtype(spec) in TYPES:    # numpy's names: dtype='float64', 'f8'
+        return TYPES[canonical_dtype(spec)]
     if isinstance(spec, str):
         raise SourceError("type error", f"{who}: dtype {spec!r} is not one the language has", None,
                           f"write {SPELLINGS}, or their names ('float64', 'int64', 'bool', 'complex128')")
@@ -44,7 +42,7 @@ def spelled_kind(name: str) -> str | None:
     """numpy's kind letter of a dtype written as a name (`float`, `int64`), as a float64 run
     reads it; None for float32 and complex64 and for any other name (emit's reading of astype's
     argument, which it writes without running the program)."""
-    dt = TYPES.get(PYTHON_TYPES.get(name, name))
+    dt = TYPES.get(canonical_dtype(name))
     return None if dt is None or dt.name in ("float32", "complex64") else dt.kind
 
 

@@ -11,7 +11,7 @@ from ..core.backend import is_array
 from ..core.notes import NOTES
 from ..core.sequences import SEQUENCES, as_array, elements_in, numpy_reading
 from ..core.tape import Dual, Var
-from .aliases import Stale, note
+from .aliases import Stale, noting
 from .callables import Builtin, UserFunction
 from .dicts import item as dict_item
 from .errors import runtime_error, unassigned, unknown_name
@@ -243,13 +243,14 @@ class ExpressionCompiler:
         value = self.expr(e.value, scope)
         parts = self.index_parts(e.index, scope)
         span = e.span
+        noted = noting(self.may_write)
 
         def subscript(frame):
             v = value(frame)
             if v.__class__ is dict:
                 item = dict_item(v, dict_key(parts, frame, span), span)
                 if item.__class__ is Stale:
-                    raise item.read("this item", span)
+                    raise item.read(None, span)
                 return item
             idx = []
             for kind, ev, sp in parts:
@@ -284,7 +285,7 @@ class ExpressionCompiler:
                 except Exception as exc:
                     raise runtime_error(exc, span, "indexing") from None
                 if item.__class__ is Stale:
-                    raise item.read("this item", span)
+                    raise item.read(None, span)
                 return item
             if not shp:
                 if all(kind == "const" for kind, _, _ in parts) and _is_number(v):
@@ -293,7 +294,7 @@ class ExpressionCompiler:
                 raise SourceError("index error", f"cannot index {describe(v)}", span)
             NOTES.span = span
             try:
-                return note(ops.getitem(v, index) if v.__class__ in (Var, Dual) else raw_getitem(v, index))
+                return noted(ops.getitem(v, index) if v.__class__ in (Var, Dual) else raw_getitem(v, index))
             except Exception as exc:
                 raise runtime_error(exc, span, "indexing") from None
         return subscript

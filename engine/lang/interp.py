@@ -11,7 +11,7 @@ closure; running a program calls only closures, never these methods.
 from __future__ import annotations
 
 from ...parser import nodes
-from .aliases import Writes
+from .aliases import Writes, writes_in_place
 from .builtins import make_builtins
 from .callables import Frame
 from .call_forms import CallFormsCompiler
@@ -39,6 +39,7 @@ class Interpreter(StatementCompiler, ExpressionCompiler, CallCompiler, CallForms
         self.steps = 0
         self.depth = 0
         self.writes = Writes()          # numpy's in-place writes: the call stack and the written values' shadows
+        self.may_write = False          # whether a module compiled writes in place (else no view is noted)
         self.signature: list = []
         self.globals = Frame({}, None)
         self.last_value = None
@@ -82,6 +83,7 @@ class Interpreter(StatementCompiler, ExpressionCompiler, CallCompiler, CallForms
 
     def compile_module(self, module: nodes.Module, globals_names=()):
         """Returns a closure that runs the module's statements in the global frame."""
+        self.may_write = self.may_write or writes_in_place(module)
         names = set(assigned_names(module.body)) | set(globals_names)
         scope = Scope((), None, names)
         body = self.block(module.body, scope, top=True)

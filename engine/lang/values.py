@@ -91,10 +91,10 @@ class DType:
         name = getattr(other, "name", other)
         if not isinstance(name, str):
             return NotImplemented
-        return _canonical(self.name) == _canonical(name)
+        return canonical_dtype(self.name) == canonical_dtype(name)
 
     def __hash__(self):
-        return hash(_canonical(self.name))
+        return hash(canonical_dtype(self.name))
 
 
 # the names numpy reads as one dtype: Python's types and numpy 2's spellings of bool
@@ -102,7 +102,9 @@ _SAME_TYPE = {"bool_": "bool", "float": "float64", "int": "int64", "complex": "c
               "f8": "float64", "f4": "float32", "i8": "int64", "c16": "complex128", "c8": "complex64", "?": "bool"}
 
 
-def _canonical(name: str) -> str:
+def canonical_dtype(name: str) -> str:
+    """numpy's name of the dtype a spelling names (`float`, `'f8'`, `np.bool_`: float64, float64, bool);
+    the language's one table of them (lang/dtypes.py reads dtype= and astype's argument by it)."""
     return _SAME_TYPE.get(name, name)
 
 
@@ -286,10 +288,3 @@ def iterate(seq, span):
         return (ops.getitem(seq, i) for i in range(shp[0]))
     return (raw_getitem(seq, i) for i in range(shp[0]))
 
-
-def fresh(x):
-    """A copy of x with its own memory, its bits and derivatives x's (a box: x * 1.0, exact for
-    every float, recorded as such); a number as it is."""
-    if x.__class__ is Var or x.__class__ is Dual:
-        return ops.mul(x, 1.0)
-    return x.copy() if is_array(x) else x

@@ -26,7 +26,8 @@ SIGNATURES = {
     "radians": ("elementwise", "deg2rad", "x[]"),
     "clip": ("elementwise", "clip", "a[] a_min[]= a_max[]="),
     "complex": ("elementwise", "complex_", "real[] imag[]"),
-    "float_power": ("elementwise", "float_power", "x1[] x2[]"),
+    # numpy's float_power: power in floating point (a float32 run keeps float32, its working type)
+    "float_power": ("elementwise", "power", "x1[] x2[]"),
     "expit": ("elementwise", "expit", "x[]"),
     "digamma": ("elementwise", "digamma", "x[]"),
     "polygamma": ("elementwise", "polygamma", "n[] x[]"),
@@ -111,6 +112,7 @@ SIGNATURES = {
     "full_like": ("constructors", "full_like", "a[] fill_value dtype="),
     "array": ("constructors", "array", "object dtype="),
     "asarray": ("constructors", "asarray", "object dtype="),
+    "copy": ("constructors", "copy", "a[]"),
     "dot": ("linalg", "dot", "a[] b[]"),
     "outer": ("linalg", "outer", "a[] b[]"),
     "inner": ("linalg", "inner", "a[] b[]"),

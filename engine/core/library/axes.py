@@ -27,6 +27,16 @@ def whole(value, what):
     return int(v)
 
 
+def flag(value, what):
+    """A truth value given to a function (rowvar, bias, hermitian): a bool or a number, not an array."""
+    v = ops.read(value)
+    if hasattr(v, "ndim") and v.ndim == 0:
+        v = v.item()
+    if not isinstance(v, (bool, int, float)):
+        raise ArgumentError(f"{what} must be True or False, not {v!r}")
+    return bool(v)
+
+
 def one_axis(axis, dims):
     """One axis, made non-negative and checked against the dimensions."""
     a = whole(axis, "an axis")

@@ -68,10 +68,14 @@ def asarray(object, dtype=None):
 
 def array(object, dtype=None):
     """numpy's array: asarray's, as a copy with its own memory where the value is an array (a write
-    into the one does not reach the other; a box: times 1.0, every float's own bits)."""
+    into the one does not reach the other, lang/aliases.py)."""
     out = asarray(object, dtype)
-    if out is not object:
-        return out
-    if isinstance(out, (ops.Var, ops.Dual)):
-        return ops.mul(out, 1.0)
-    return out.copy() if hasattr(out, "copy") and hasattr(out, "shape") else out
+    return copy(out) if out is object else out
+
+
+def copy(a):
+    """numpy's copy (`np.copy(a)`, `a.copy()`): a's values in memory of their own, derivatives and
+    all (a box: a * 1.0, exact for every float, recorded as such); a number as it is."""
+    if isinstance(a, (ops.Var, ops.Dual)):
+        return ops.mul(a, 1.0)
+    return a.copy() if hasattr(a, "copy") and hasattr(a, "shape") else a

@@ -29,13 +29,6 @@ def power(x1, x2):
     return ops.pow(x1, x2)
 
 
-def float_power(x1, x2):
-    """numpy's float_power: x1 ** x2 in floating point (numpy's float64 power in a float64 run;
-    a float32 run keeps float32, the language's working type); nan for a negative base and a
-    fractional power, as numpy's."""
-    return ops.pow(x1, x2)
-
-
 def complex_(real, imag):
     """complex(a, b) = a + 1j*b, elementwise and broadcast as numpy's, in the complex dtype that
     pairs with the run's float dtype (complex64 for float32, complex128 for float64)."""

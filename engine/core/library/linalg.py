@@ -9,7 +9,7 @@ from .. import ops
 from ..backend import np, xp
 from ..complexes import is_complex
 from ..primitives import ndim, run_dtype, shape
-from .axes import ArgumentError, axes_of, keep_dims, one_axis, whole
+from .axes import ArgumentError, axes_of, flag, keep_dims, one_axis, whole
 from .elementwise import sign
 from ..rules.arithmetic import matrix_transpose
 from ..rules.linalg import singular_vectors
@@ -289,7 +289,7 @@ def pinv(a, rcond=None, hermitian=False, rtol=_UNSET):
         rcond = max(shape(a)[-2:]) * float(xp().finfo(run_dtype[0]).eps)
     else:
         rcond = _number(rtol, "rtol")
-    if bool(ops.read(hermitian)):
+    if flag(hermitian, "pinv(): hermitian"):
         a = _triangle_of(a, "L", "pinv")
     return ops.pinv(a, rcond)
 
@@ -310,7 +310,7 @@ def cond(x, p=None):
     s_min / s_max), the other matrix norms' norm(x, p) * norm(inv(x), p) of a square x, stacked
     over leading axes; nan turned inf where x holds no nan (a singular x), as numpy's."""
     order = ops.read(p)
-    if order not in MATRIX_ORDERS:
+    if not isinstance(order, (str, int, float, type(None))) or order not in MATRIX_ORDERS:
         raise ArgumentError(f"cond(): p {order!r} is not a matrix norm: give None, 2, -2, 'fro', 'nuc', 1, -1, "
                             "inf or -inf")
     if ndim(x) < 2 or 0 in shape(x)[-2:]:

@@ -79,10 +79,8 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     before exp (of complex values the largest real part). b= weighs each exp(a) (broadcast with a;
     where b is 0 the element adds nothing, even an inf or nan one, as scipy's); a negative sum is
     nan unless return_sign=True, which gives (log|sum|, its sign), the sign a constant."""
-    if b is None and not return_sign:
-        if not shape(a) and not is_complex(a):     # a complex one's log(exp(z)): its imaginary part wrapped
-            return a * 1.0
-        return _logsumexp(a, axes_of(axis, ndim(a)), keepdims)
+    if b is None and not return_sign and not shape(a) and not is_complex(a):
+        return a * 1.0                   # (a complex one's log(exp(z)): its imaginary part wrapped, below)
     if b is not None:
         if ops.read(b, lambda v: xp().asarray(v).dtype.kind == "b"):
             b = ops.read(b, lambda v: xp().asarray(v, dtype=float))
@@ -108,13 +106,6 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     if keepdims:
         result, sign = keep_dims(result, a, axes), keep_dims(sign, a, axes)
     return result, sign
-
-
-def _logsumexp(a, axes, keepdims):
-    shift = _stable_shift(a, axes)
-    summed = ops.sum(ops.exp(a - shift), axes)
-    result = ops.log(summed) + (ops.reshape(shift, shape(summed)) if axes else shift.reshape(()).item())
-    return keep_dims(result, a, axes) if keepdims else result
 
 
 def softmax(x, axis=None):

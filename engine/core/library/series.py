@@ -118,7 +118,7 @@ def polyval(p, x):
     """numpy's polyval: Horner's steps y = y * x + p[i] from y = 0 (numpy's, to the bit),
     differentiable in the coefficients and in x."""
     if not shape(p):
-        raise TypeError("polyval(): p must be a sequence of coefficients, not one number")
+        raise ArgumentError("polyval(): p must be a sequence of coefficients, not one number")
     y = xp().zeros(shape(x), dtype=run_dtype[0]) if shape(x) else 0.0
     for i in range(shape(p)[0]):
         y = y * x + ops.getitem(p, i)

@@ -11,7 +11,8 @@ from ..backend import np, xp
 from ..complexes import is_complex
 from ..primitives import ndim, shape
 from ..tape import BOXES
-from .axes import ArgumentError, axes_last, axes_of, gathered, keep_dims
+from .axes import ArgumentError, axes_last, axes_of, flag, gathered, keep_dims
+from .elementwise import clip
 from .reductions import average, prod, reduce_over, sort
 from .shapes import diag
 
@@ -114,8 +115,12 @@ def _nan_where_any(result, x):
     """numpy's nan for each slice of x (along its last axis) that holds a nan: median's, quantile's
     and percentile's (the sorted nan is last, so the entries picked were numbers). A constant mask,
     read as a guard: a replay checks it at its own point."""
-    nans = ops.read(x, take=lambda raw: xp().isnan(raw).any(axis=-1))
-    return ops.where(nans, xp().nan, result) if bool(xp().any(nans)) else result
+    return _nan_where(ops.read(x, take=lambda raw: xp().isnan(raw).any(axis=-1)), result)
+
+
+def _nan_where(mask, result):
+    """numpy's nan where `mask` (a constant) holds, the result elsewhere (no step where it holds nowhere)."""
+    return ops.where(mask, xp().nan, result) if bool(xp().any(mask)) else result
 
 
 # ---- the nan-ignoring order statistics ----------------------------------------------------------
@@ -140,8 +145,7 @@ def _nan_sorted(a, axis, name):
 
 def _no_count_is_nan(result, counts):
     """numpy's nan where a slice is all nans."""
-    empty = counts == 0
-    return ops.where(empty, xp().nan, result) if xp().any(empty) else result
+    return _nan_where(counts == 0, result)
 
 
 def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False):
@@ -252,7 +256,7 @@ def _rows(v, rowvar, what):
     if ndim(v) > 2:
         raise ArgumentError(f"cov(): {what} has more than 2 dimensions")
     rows = ops.reshape(v, (1,) * (2 - ndim(v)) + shape(v)) if ndim(v) < 2 else v
-    return ops.transpose(rows) if not ops.read(rowvar) and shape(rows)[0] != 1 else rows
+    return ops.transpose(rows) if not flag(rowvar, "cov(): rowvar") and shape(rows)[0] != 1 else rows
 
 
 def _sample_weights(fweights, aweights, n):
@@ -264,7 +268,7 @@ def _sample_weights(fweights, aweights, n):
             continue
         raw = xp().asarray(ops.read(given))
         if name == "fweights" and not bool((raw == xp().around(raw)).all()):
-            raise TypeError("cov(): fweights must be integer")
+            raise ArgumentError("cov(): fweights must be integer")
         if raw.ndim > 1:
             raise ArgumentError(f"cov(): cannot handle multidimensional {name}")
         if raw.ndim == 0 or raw.shape[0] != n:
@@ -286,7 +290,7 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     if y is not None:
         x = ops.concatenate([x, _rows(y, rowvar, "y")], 0)
     if ddof is None:
-        ddof = 0 if ops.read(bias) else 1
+        ddof = 0 if flag(bias, "cov(): bias") else 1
     ddof = float(ops.read(ddof))
     n = shape(x)[1]
     w = _sample_weights(fweights, aweights, n)
@@ -315,9 +319,8 @@ def corrcoef(x, y=None, rowvar=True, dtype=None):
     if not shape(c):
         return ops.div(c, c)
     if is_complex(c):
-        raise TypeError("corrcoef() of complex values is not supported: apply it to real(z) and imag(z)")
+        raise ArgumentError("corrcoef() of complex values is not supported: apply it to real(z) and imag(z)")
     stddev = ops.sqrt(diag(c))
     c = ops.div(c, ops.reshape(stddev, (-1, 1)))
     c = ops.div(c, ops.reshape(stddev, (1, -1)))
-    c = ops.where(ops.lt(c, -1.0), -1.0, c)
-    return ops.where(ops.gt(c, 1.0), 1.0, c)
+    return clip(c, -1.0, 1.0)

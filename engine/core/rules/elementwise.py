@@ -9,7 +9,7 @@ import math
 
 from ..backend import np, xp
 from ..notes import NOTES
-from ..tape import Dual, Var
+from ..tape import Dual, Var, strip
 from ..primitives import defprim, float_fallback, plain_scalar, unary, zeros_like
 from ..complexes import is_complex
 from .arithmetic import div
@@ -135,14 +135,19 @@ log10 = unary_entry("log10", math.log10, lambda ans, x: div(1.0, x * LN10),
 _sqrt_value = unary(math.sqrt, "sqrt")
 
 
-def _has_zero(x) -> bool:
-    """Whether x, a number (Python's float or complex: a complex slogdet's sign is one) or an
-    array, is or holds a zero: a kink's test."""
-    return x == 0.0 if x.__class__ is float or x.__class__ is complex else bool((x == 0).any())
+def has_zero(x) -> bool:
+    """Whether x, a number (Python's: a complex slogdet's sign is one) or an array, boxed or not,
+    is or holds a zero: a kink's test (sqrt's, abs's, copysign's, heaviside's, i0e's, cumprod's)."""
+    c = x.__class__
+    if c is float or c is complex or c is int:              # (the scalar path: no call)
+        return x == 0
+    if c is Var or c is Dual:
+        return has_zero(strip(x))
+    return bool((x == 0).any())                # (a traced region reads this very test as a guard)
 
 
 def _sqrt(x):
-    if _has_zero(x):
+    if has_zero(x):
         NOTES.kink("sqrt", "sqrt at 0: derivative taken as +inf")
     return _sqrt_value(x)
 
@@ -156,7 +161,7 @@ def _abs(x):
         if x == 0.0:
             NOTES.kink("abs", "abs at 0: derivative taken as 0")
         return math.fabs(x)                 # `abs` here is this module's op
-    if _has_zero(x):
+    if has_zero(x):
         NOTES.kink("abs", "abs at 0: derivative taken as 0")
     return plain_scalar(xp().abs(x))
 

@@ -13,7 +13,7 @@ from ..notes import NOTES
 from ..primitives import float_fallback, nondiff, plain_scalar, run_dtype
 from .arithmetic import div
 from .comparisons import eq, ne, share, sign, where
-from .elementwise import LN2, binary_entry, exp, note_ties, sqrt, unary_entry
+from .elementwise import LN2, binary_entry, exp, has_zero, note_ties, sqrt, unary_entry
 
 
 # numexpr has the inverse hyperbolics and arctan2 too: not fused until checked to numpy's bits
@@ -200,7 +200,7 @@ fmin = binary_entry("fmin", _nan_ignoring("fmin"), lambda ans, x, y: _kept_share
 
 
 def _copysign(x1, x2):
-    if (x1 == 0.0 if x1.__class__ is float else bool(xp().any(xp().asarray(x1) == 0))):
+    if has_zero(x1):
         NOTES.kink("copysign", "copysign with x1 at 0: derivative in x1 taken as 0 (|x1|'s)")
     if x1.__class__ is float and x2.__class__ is float:
         return math.copysign(x1, x2)
@@ -214,7 +214,7 @@ copysign = binary_entry("copysign", _copysign, lambda ans, x, y: sign(x) * sign(
 
 
 def _heaviside(x1, x2):
-    if (x1 == 0.0 if x1.__class__ is float else bool(xp().any(xp().asarray(x1) == 0))):
+    if has_zero(x1):
         NOTES.kink("heaviside", "heaviside at x1 = 0: derivative in x1 taken as 0")
     return plain_scalar(xp().heaviside(x1, x2))
 

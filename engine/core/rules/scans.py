@@ -8,6 +8,7 @@ from ..primitives import defprim, params_op, plain_scalar, shape
 from ..tape import strip
 from .arithmetic import div
 from .comparisons import where
+from .elementwise import has_zero
 from .reductions import with_a_zero, pair_masks, sum, without_each
 from .shapes import expand_dims
 
@@ -33,18 +34,14 @@ def _cumprod_partials(x, axis):
     return where(later, cumprod(without_each(x, axis), axis + 1), 0.0)
 
 
-def _has_zero(x):
-    return not bool(xp().all(strip(x) != 0))
-
-
 def _cumprod_vjp(g, ans, x, axis):
-    if _has_zero(x):
+    if has_zero(x):
         return sum(_cumprod_partials(x, axis) * expand_dims(g, axis), axis + 1)
     return div(cumsum(g * ans, axis, True), x)          # written in ops: any order
 
 
 def _cumprod_jvp(t, ans, x, axis):
-    if _has_zero(x):
+    if has_zero(x):
         return sum(_cumprod_partials(x, axis) * expand_dims(t, axis + 1), axis)
     return ans * cumsum(div(t, x), axis)
 

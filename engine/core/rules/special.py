@@ -12,7 +12,7 @@ from ..notes import NOTES
 from ..primitives import defprim, params_op, plain_scalar
 from .arithmetic import div
 from .comparisons import le, lt, sign, tangent_times, where
-from .elementwise import binary_entry, exp, log, sigmoid, unary_entry
+from .elementwise import binary_entry, exp, has_zero, log, sigmoid, unary_entry
 from .numeric import hypot, log1p
 
 TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
@@ -197,7 +197,7 @@ pseudo_huber = binary_entry("pseudo_huber", _scipy("pseudo_huber"),
 
 def _bessel_ie(x, n):
     sp = scipy_special()
-    if n == 0 and (x == 0.0 if x.__class__ is float else bool(xp().any(xp().asarray(x) == 0))):
+    if n == 0 and has_zero(x):
         NOTES.kink("bessel_ie", "i0e at 0: derivative taken as 0 (exp(-|x|)'s kink: the slopes beside it are -1 and 1)")
     value = sp.i0e(x) if n == 0 else sp.i1e(x) if n == 1 else sp.ive(n, x)
     return _same_dtype(value, x)
