@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import sys
 
+from . import fused
 from .backend import np, xp
 from .notes import NOTES, READS
 from .primitives import PerPosition, Primitive, broadcast_shape, element_limit
@@ -102,13 +103,12 @@ FLOAT64 = None          # numpy's float64 dtype, once numpy is loaded (_region_f
 
 
 def _region_facts():
-    """(region_plan.eligible, program_regions.same_bits_fused, core/fused.py), imported at their first
-    use (a plain run over numbers never loads them), then read from here: no import a call."""
+    """(region_plan.eligible, program_regions.same_bits_fused), imported at their first use (a
+    run over numbers or small arrays never loads them), then read from here: no import a call."""
     if not _FACTS:
-        from . import fused
         from .program_regions import same_bits_fused
         from .region_plan import eligible
-        _FACTS.extend((eligible, same_bits_fused, fused))
+        _FACTS.extend((eligible, same_bits_fused))
         global FLOAT64
         FLOAT64 = np().dtype("float64")
     return _FACTS
@@ -116,7 +116,7 @@ def _region_facts():
 
 def defer(prim, args, params, level, tape):
     """The pending Var of `prim` over `args` on `tape`, or None where it is recorded at once."""
-    if params or not ENABLED[0] or READS.hook is not None or not admitted(prim):
+    if params or not ENABLED[0] or READS.hook is not None:
         return None
     numpy = np()
     ndarray, float64, complex128 = numpy.ndarray, numpy.float64, numpy.complex128
@@ -150,17 +150,8 @@ def defer(prim, args, params, level, tape):
             vals.append(a)
         else:
             return None
-    if not shapes:
-        return None                                  # numbers: the scalar path
-    return _pending(prim, tuple(vals), tuple(parents), shapes, complex_, level, tape)
-
-
-def _pending(prim, vals, parents, shapes, complex_, level, tape):
-    """Record the pending equation where the pass would take it into a region."""
-    _, same_bits_fused, fused = _region_facts()
-    if not parents:
-        return None
-    numpy = np()
+    if not shapes or not parents:
+        return None                                  # numbers: the scalar path; nothing traced
     try:
         shape = broadcast_shape(*shapes)
     except ValueError:
@@ -168,8 +159,17 @@ def _pending(prim, vals, parents, shapes, complex_, level, tape):
     size = 1
     for d in shape:
         size *= d
-    if size < fused.FUSE_MIN_ELEMENTS or (element_limit[0] is not None and size > element_limit[0]):
+    # small arrays (numpy's ops) are told apart before the region machinery is asked (and loaded)
+    if size < fused.FUSE_MIN_ELEMENTS or (element_limit[0] is not None and size > element_limit[0]) \
+            or not admitted(prim):
         return None
+    return _pending(prim, tuple(vals), tuple(parents), shape, size, complex_, level, tape)
+
+
+def _pending(prim, vals, parents, shape, size, complex_, level, tape):
+    """Record the pending equation where the pass would take it into a region."""
+    same_bits_fused = _region_facts()[1]
+    numpy = np()
     dtype = FLOAT64
     if complex_:
         module = xp()                                # the run's array module (the device's, there)
