@@ -83,3 +83,19 @@ def test_complex_equations_join_a_region_where_its_kernels_are_numpys_bits(tmp_p
     assert [[entries[p].prim.name for p in region.positions] for region in found] == \
         [["mul", "conj", "mul", "sub"], ["exp", "mul", "real"]]
     assert [(e.prim.name, e.args) for e in found[0].plan.program.body()][2] == ("mul", (None, 2j))   # conj(x) * 2j
+
+
+def test_regions_differing_in_a_constants_sign_share_no_kernels(tmp_path):
+    """-0.0 == 0.0 in Python, but x * -0.0 is not x * 0.0: a region's kernels bake its constants
+    in, so the key they are shared by holds a constant's sign. Two programs alike but for it,
+    replayed in one process, gave the first one's zeros to the second (every sign wrong)."""
+    x = np.linspace(1.0, 2.0, 1 << 17)
+    for sign in ("1.0", "-1.0"):
+        path = tmp_path / f"p{sign}.py"
+        path.write_text(f"def f(x):\n    c = 0.0 * {sign}\n    y = x * c\n    return y * 2.0\n")
+        f = Function(str(path), "f")
+        for _ in range(3):
+            value = f(x=x)
+        assert f.replays > 0
+        expected = x * (0.0 * float(sign)) * 2.0
+        assert np.array_equal(np.signbit(value), np.signbit(expected)) and np.signbit(expected).all() == (sign == "-1.0")

@@ -12,6 +12,7 @@ operation in evaluation order, the last the region's output. The pass over a Pro
 forward through the table's impls and its op-by-op VJP through the one reverse sweep (core/tape.py's `sweep_equations`)."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from .notes import NOTES
@@ -64,8 +65,19 @@ class PlanBuilder:
             parents = tuple((pos, ~ref if ref < 0 else leaves + ref) for pos, ref in refs)
             equations.append(Entry(TABLE[name], parents, tuple(args), None, None, span, None))
         program = Program(equations=equations, leaves=leaves, output=len(equations) - 1, constant=None)
-        key = tuple((e.prim.name, e.args, e.parents) for e in program.body())
+        key = tuple((e.prim.name, tuple(map(constant_key, e.args)), e.parents) for e in program.body())
         return RegionPlan(program=program, key=key, span=span, compiled={})
+
+
+def constant_key(v):
+    """A constant of a region's equation as its kernels' key holds it: a number with its sign
+    (-0.0 == 0.0 in Python, but x * -0.0 is not x * 0.0: the kernels bake the constant in)."""
+    c = v.__class__
+    if c is float:
+        return (float, v, math.copysign(1.0, v))
+    if c is complex:
+        return (complex, v, math.copysign(1.0, v.real), math.copysign(1.0, v.imag))
+    return v
 
 
 def arguments(equation, values) -> list:
