@@ -8,11 +8,19 @@ import pytest
 
 from autodiff.engine import api
 from autodiff.engine.core import buffer_pool, finite_known, fused, region_kernels
+from autodiff.engine.core.notes import READS
+from autodiff.engine.diff import reverse
 
 N = fused.FUSE_MIN_ELEMENTS
 CHAIN = ("sum(exp(-(tanh(sin(x) * cos(x) + x) * 0.5 + 1.0) ** 2 / (1.0 + x * x)) * sqrt(x * x + 1.0)"
          " + sigmoid(x) * x)")                      # benchmarks/_reference_arrays.CHAIN
 ELEMENTWISE = "exp(-x * x) * sin(x) + x * cos(x)"
+
+
+def lent_result(x):
+    """A region's array handed out: the gradient of sum(ELEMENTWISE), interpreted (a value alone
+    fuses nothing now: no tape, nothing pending; a Function's second call records a trace)."""
+    return reverse.grad(f"sum({ELEMENTWISE})", {"x": x}).gradient["x"]
 
 
 @pytest.fixture
@@ -55,15 +63,15 @@ def test_dropped_results_come_back_and_calls_make_no_fresh_arrays(misses):
 
 def test_a_held_result_a_view_of_one_or_its_memoryview_is_never_written(empty_pool):
     x = np.linspace(-2, 2, N)
-    held = api.evaluate(ELEMENTWISE, at={"x": x}).value
-    view = api.evaluate(ELEMENTWISE, at={"x": x}).value[::3]        # its base is held by the view only
-    exported = memoryview(api.evaluate(ELEMENTWISE, at={"x": x}).value)
-    gradient = api.grad(CHAIN, at={"x": x}).gradient["x"]
+    held = lent_result(x)
+    view = lent_result(x)[::3]                                       # its base is held by the view only
+    exported = memoryview(lent_result(x))
+    gradient = reverse.grad(CHAIN, {"x": x}).gradient["x"]
     kept = [held.copy(), view.copy(), np.frombuffer(exported, dtype=np.float64).copy(), gradient.copy()]
     assert buffer_pool.LENT                                          # they were lent
     for _ in range(4):
-        api.grad(CHAIN, at={"x": x * 0.5})
-        api.evaluate(ELEMENTWISE, at={"x": x * 0.25})
+        reverse.grad(CHAIN, {"x": x * 0.5})
+        lent_result(x * 0.25)
     got = [held, view, np.frombuffer(exported, dtype=np.float64), gradient]
     for before, now in zip(kept, got):
         np.testing.assert_array_equal(now, before)
@@ -116,12 +124,12 @@ def test_views_other_dtypes_and_read_only_arrays_are_not_lent(empty_pool):
 def test_results_held_keep_the_pool_within_its_bounds(empty_pool, monkeypatch):
     monkeypatch.setattr(buffer_pool, "MAX_POOLED_BYTES", 6 * 8 * N)
     x = np.linspace(-2, 2, N)
-    values = [api.evaluate(ELEMENTWISE, at={"x": x}).value for _ in range(12)]
+    values = [lent_result(x) for _ in range(12)]
     count, total = buffer_pool.retained()
     assert count <= buffer_pool.MAX_POOLED and total <= buffer_pool.MAX_POOLED_BYTES
     assert buffer_pool.lent_refs(values[-1]) == 1 and not buffer_pool.lent_refs(values[0])   # the newest
     del values
-    api.grad(CHAIN, at={"x": x})
+    reverse.grad(CHAIN, {"x": x})
     count, total = buffer_pool.retained()
     assert total <= buffer_pool.MAX_POOLED_BYTES
 
@@ -146,6 +154,10 @@ def test_threads_sharing_the_pool_get_their_own_results(empty_pool):
     import threading
     xs = [np.linspace(-2, 2, 2 * N), np.linspace(-1, 3, 2 * N)]
     expected = [api.grad(CHAIN, at={"x": x}).gradient["x"].copy() for x in xs]
+    for x in xs:        # what each signature keeps is settled here: no two threads record at once
+        api.grad(CHAIN, at={"x": x})        # (a recording run's log of reads is the process's one,
+        for _ in range(2):                  # lang/recorded_decisions.py: two at once left its hook set,
+            api.evaluate(ELEMENTWISE, at={"x": x})      # and no later run fused lazily)
     wrong = []
 
     def work(i):
@@ -162,21 +174,22 @@ def test_threads_sharing_the_pool_get_their_own_results(empty_pool):
     for thread in threads:
         thread.join()
     assert not wrong
+    assert READS.hook is None
 
 
 def test_release_buffers_lets_the_pool_go_and_keeps_held_results(empty_pool):
     import autodiff
     x = np.linspace(-2, 2, 2 * N)
-    held = api.grad(CHAIN, at={"x": x}).gradient["x"]
+    held = reverse.grad(CHAIN, {"x": x}).gradient["x"]
     kept = held.copy()
-    api.grad(CHAIN, at={"x": x})                        # dropped: its gradient comes back free
+    reverse.grad(CHAIN, {"x": x})                       # dropped: its gradient comes back free
     free = sum(b.nbytes for buffers in buffer_pool.POOL.values() for b in buffers)
     assert free > 0
     assert autodiff.release_buffers() >= free + 8 * 2 * N   # the free ones and the dropped gradient
     assert buffer_pool.retained() == (0, 0)
     assert autodiff.release_buffers() == 0
     np.testing.assert_array_equal(held, kept)
-    np.testing.assert_array_equal(api.grad(CHAIN, at={"x": x}).gradient["x"], kept)
+    np.testing.assert_array_equal(reverse.grad(CHAIN, {"x": x}).gradient["x"], kept)
 
 
 def test_a_held_temporary_is_not_pooled_where_the_interpreter_counts_fewer_references(monkeypatch, empty_pool):

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from autodiff.engine import api
-from autodiff.engine.core import fused
+from autodiff.engine.core import fused, region_program
 from autodiff.engine.core.fused_ir import complex_refusal
 from autodiff.engine.core.rules.complexes import conj, real
 from autodiff.engine.core.rules import TABLE
@@ -15,8 +15,13 @@ N = fused.FUSE_MIN_ELEMENTS
 RNG = np.random.default_rng(11)
 ELEMENTWISE = sorted(name for name, prim in TABLE.items() if prim.elementwise and isinstance(prim.vjps, tuple))
 # these must fuse (their rules are plain arithmetic and numexpr functions, two ops or more)
-MUST_FUSE = {"sin", "cos", "tan", "tanh", "log", "sqrt", "div", "pow", "sinh", "cosh", "arctan",
-             "sigmoid", "softplus"}
+MUST_FUSE = {"tan", "tanh", "log", "sqrt", "div", "pow", "arctan"}
+# their rules hold a function a region leaves to numpy's loop (exp, sinh, cosh; sin and cos where
+# this process's probe finds numexpr's apart from numpy's: region_program.NUMPY_LOOPS): on the host
+# numpy's ops run them, so a VJP gives the bits of a region's (core/fused.py's numpy_looped); on
+# the device its kernels are CUDA C, the device's own functions
+NUMPY_LOOPED = {"sinh", "cosh", "sigmoid", "softplus"} | {
+    name for name, slope in (("sin", "cos"), ("cos", "sin")) if slope in region_program.NUMPY_LOOPS}
 # g * y, g, -g: one op, numpy is as quick (exp's g * ans keeps a zero adjoint zero where ans is
 # inf, issue 16: where(g == 0, 0, g * ans) is worth a kernel)
 NOT_WORTH_IT = {"mul", "add", "neg"}
@@ -47,10 +52,11 @@ def test_fused_vjps_agree_with_the_table(name):
         plain = rule(g, ans if prim.needs_ans else None, *saved(prim, args))
         got = entry.vjps[pos](g, ans if prim.needs_ans else None, *saved(prim, args))
         np.testing.assert_allclose(got, plain, rtol=1e-14, atol=1e-300)
-        fused_any = fused_any or any(entry.vjps[pos].kernels.values())
+        # the host's kernels (the key's first part: the device's are cached apart)
+        fused_any = fused_any or any(v for k, v in entry.vjps[pos].kernels.items() if k[0])
     if name in MUST_FUSE:
         assert fused_any, f"{name}'s VJP did not become a kernel"
-    if name in NOT_WORTH_IT:
+    if name in NOT_WORTH_IT or name in NUMPY_LOOPED:
         assert not fused_any
 
 

@@ -48,8 +48,8 @@ def test_exp_and_div_keep_the_numpy_path_with_the_same_bits():
 
 
 def test_two_operations_in_masks_still_fuse():
-    entry = FUSED_RULES["sin"].vjps[0]
+    entry = FUSED_RULES["tan"].vjps[0]
     entry.kernels.clear()
     x = np.linspace(0.1, 1.0, N)
-    entry(np.ones(N), None, x)
+    entry(np.ones(N), np.tan(x), x)
     assert any(entry.kernels.values())

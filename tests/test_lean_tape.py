@@ -9,6 +9,7 @@ from autodiff.engine import api
 from autodiff.engine.core import accumulate as accumulation
 from autodiff.engine.core import ops
 from autodiff.engine.core.tape import Shape, Tape, backward
+from autodiff.engine.diff import reverse
 from test_fused_regions import CHAIN       # benchmarks/_reference_arrays.CHAIN
 
 N = 1 << 16                                       # above accumulate's in-place threshold
@@ -57,11 +58,13 @@ def test_in_place_accumulation_never_writes_the_users_seed_or_inputs():
 
 
 def chain_peak(x, target):
-    api.grad(None, at={"x": x}, target=target)             # warm up (imports, caches)
+    """An interpreted gradient's extra peak (a Function's plain run: its second call records a
+    trace, which keeps every value, the price of the replays after it)."""
+    reverse.grad(None, {"x": x}, target=target)            # warm up (imports, caches)
     tracemalloc.start()
     try:
         base = tracemalloc.get_traced_memory()[0]
-        result = api.grad(None, at={"x": x}, target=target)
+        result = reverse.grad(None, {"x": x}, target=target)
         peak = tracemalloc.get_traced_memory()[1] - base
     finally:
         tracemalloc.stop()

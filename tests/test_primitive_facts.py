@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pytest
 
-from autodiff.engine.core import device_kernels, fused, fused_ir, region_pipeline, region_plan, regions
+from autodiff.engine.core import device_kernels, fused, fused_ir, region_pipeline, region_plan, region_program, regions
 from autodiff.engine.core.backend import xp
 from autodiff.engine.core.primitives import FACTS, TABLE, Primitive
 from autodiff.engine.core.rules.arithmetic import div
@@ -116,7 +116,11 @@ def test_the_table_of_primitives_and_lowerings_is_printed(capsys):
             print(f"{name:14}{cells}  {row['reason']}")
     # the fused ones are exactly the ones with a region's kernels that translate to C
     assert {n for n, r in rows.items() if r["cuda"]} == {n for n, r in rows.items() if r["region"]}
-    assert rows["sin"]["region"] and rows["sin"]["vjp kernel"] == "k" and rows["sin"]["hessian plan"]
+    # sin's VJP, g * cos(x): a kernel where this process's probe keeps cos in numexpr's kernels
+    # (its bits numpy's), else it holds a function regions leave to numpy's loop: numpy's ops on the host
+    looped = "cos" in region_program.NUMPY_LOOPS
+    assert rows["sin"]["region"] and rows["sin"]["vjp kernel"] == ("-" if looped else "k") and rows["sin"]["hessian plan"]
+    assert rows["tan"]["vjp kernel"] == "k"
     assert not rows["log2"]["region"] and rows["log2"]["reason"] == "numexpr has no log2"
 
 
@@ -132,8 +136,28 @@ def test_the_lowerings_read_the_facts_off_the_table():
     assert {n for n, p in TABLE.items() if p.guarded_kink} == {"sqrt"}
     assert TABLE["pow"].constant_args == (1,) and TABLE["lt"].elementwise_values and not TABLE["lt"].elementwise
     # the equations a Program's regions fuse to numpy's bits: numexpr's arithmetic, numpy's loops
-    assert {n for n, p in TABLE.items() if p.fused_bits and not p.numpy_loop} == {"add", "sub", "mul", "div", "neg", "abs"}
-    assert TABLE["exp"].fused_bits and not TABLE["sin"].fused_bits and not TABLE["pow"].fused_bits
+    assert {n for n, p in TABLE.items() if p.fused_bits and not p.numpy_loop} == {"add", "sub", "mul", "div", "neg", "abs",
+                                                                                  "sigmoid"}
+    assert TABLE["exp"].fused_bits and TABLE["sin"].fused_bits and not TABLE["pow"].fused_bits
+
+
+def test_sin_and_cos_stay_in_numexpr_kernels_where_this_process_probes_numpys_bits(monkeypatch):
+    # issue 28 item 4: a fact of their entries ("probe"), decided once per process by comparing
+    # numexpr's kernel with numpy's loop (fused_ir.probe_real); before, they were always numpy's
+    # loops, a step (an array) of their own in every region. Where the probe finds numexpr's apart
+    # (numpy's SIMD loops on some CPUs), they stay numpy's loops: the same bits either way
+    from autodiff.engine import api
+    from autodiff.engine.core import lazy
+    assert TABLE["sin"].numpy_loop == TABLE["cos"].numpy_loop == "probe"
+    assert TABLE["sin"].fused_bits is True and not TABLE["sin"].exact      # (probed: not at every value)
+    for name in ("sin", "cos"):
+        assert (name in region_program.NUMPY_LOOPS) == (fused_ir.probe_real(name) is not None)
+    assert {"exp", "tanh"} <= region_program.NUMPY_LOOPS                   # numpy_loop True: never probed
+    x = np.linspace(-2.0, 2.0, 100_000)
+    fused = api.grad("sum(sin(x) * cos(x) * x)", at={"x": x})          # one region of the lazy run
+    assert fused.value == np.sum(np.sin(x) * np.cos(x) * x)
+    monkeypatch.setattr(lazy, "ENABLED", [False])                       # op by op
+    assert np.array_equal(fused.gradient["x"], api.grad("sum(sin(x) * cos(x) * x)", at={"x": x}).gradient["x"])
 
 
 def test_the_region_pipelines_ufuncs_are_the_exact_entries():
@@ -229,7 +253,8 @@ def test_a_new_elementwise_entry_gets_the_fused_kernel(new_entry):
     compiled, why = region_kernels(prim)
     assert compiled is not None, why
     assert translates_to_c(compiled)
-    assert fused_vjps(prim) == "k"
+    # its slope holds cos: numpy's loop where this process's probe says so (fused.numpy_looped)
+    assert fused_vjps(prim) == ("-" if "cos" in region_program.NUMPY_LOOPS else "k")
     # the region and the op-by-op run agree to the bit, and with numpy
     tape = Tape()
     x = tape.watch(X0)

@@ -70,12 +70,16 @@ def keep(buffer) -> None:
 
 def lend(buffer, numpy):
     """`buffer`, handed out, remembered so that it comes back once its holders drop it. Making
-    room forgets the oldest lent first: freed by its holders, then, or now if it has none."""
+    room frees the buffers of shapes no longer met first (`make_room`), then forgets the oldest
+    lent: freed by its holders, then, or now if it has none. (Before, lent ones went first: a pool
+    full of another shape's buffers kept them, and each gradient of the chain made 6 fresh arrays.)"""
     if not poolable(buffer, numpy) or id(buffer) in LENT:
         return buffer
+    if not fits(buffer.nbytes):
+        make_room(buffer)
     while LENT and not fits(buffer.nbytes):
         LENT.pop(next(iter(list(LENT)), None), None)
-    if fits(buffer.nbytes) or make_room(buffer):
+    if fits(buffer.nbytes):
         LENT[id(buffer)] = buffer
     return buffer
 

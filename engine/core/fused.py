@@ -35,10 +35,6 @@ _numexpr = None
 # float(), a function numexpr lacks): the rule keeps its ordinary path
 TRACE_ERRORS = (Unfusable, TypeError, ValueError, AttributeError, ArithmeticError)
 DECLINED: dict = {}        # what a fast path left to the rules -> why (decline)
-# the fused regions this process tried as kernels (core/regions.py counts them, where the kernels
-# were made for their layouts: a value not finite may still send one op by op): a signature whose
-# first, plain run tried one keeps no trace (diff/function.py; its replay would run them op by op)
-REGION_RUNS = [0]
 MAX_DECLINED = 256
 # complex arrays on the device: its kernels are CUDA C printed over doubles (core/device_kernels.py);
 # complex<double> arithmetic in C is not checked against cupy's own kernels to the bit (issue 32)
@@ -98,7 +94,23 @@ def trace(rule, g, ans, args, what="a VJP") -> Expression | None:
         return decline(what, "one operation (g * y) or none: numpy's is as quick")
     if out.shape != tuple(g.shape):
         return decline(what, "the adjoint has another shape than g")
+    looped = numpy_looped(out.expr) if g.__class__ is np().ndarray else None    # (the device's are its libm's)
+    if looped:
+        return decline(what, f"{looped}: numpy's loop computes it (a region's step), numexpr's rounds apart")
     return Expression(out.expr)
+
+
+def numpy_looped(tree) -> str | None:
+    """A function of the tree that a region leaves to numpy's own loop (an entry's `numpy_loop`:
+    numpy's bits are the reference, numexpr's kernel of it rounds apart): a VJP kernel holding
+    one would not give the op-by-op run's bits, nor a region's."""
+    from .region_program import NUMPY_LOOPS        # lazy: with the tracer
+    if tree.__class__ is str:
+        return None
+    name = tree[0].split("(", 1)[0]
+    if name in NUMPY_LOOPS:
+        return name
+    return next(filter(None, (numpy_looped(operand) for operand in tree[1:])), None)
 
 
 def operations(tree) -> int:
@@ -123,8 +135,8 @@ def fused_vjp(rule, what="a VJP"):
     def vjp(g, ans, *args):
         if g.__class__ is not xp().ndarray or g.size < FUSE_MIN_ELEMENTS:
             return rule(g, ans, *args)            # small: numpy's ops, by design (no decline)
-        try:
-            key = (layout(g), layout(ans), tuple(layout(a) for a in args))
+        try:       # (the host's kernels and the device's apart: numpy_looped asks which)
+            key = (g.__class__ is np().ndarray, layout(g), layout(ans), tuple(layout(a) for a in args))
         except Unfusable as e:
             decline(what, e)
             return rule(g, ans, *args)

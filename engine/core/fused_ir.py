@@ -57,6 +57,31 @@ def probe_complex(spelling) -> str | None:
                               "fuses multiply-adds, FMA): not numpy's bits")
 
 
+def probe_real(spelling) -> str | None:
+    """Compare numexpr's kernel of a function (an entry's `numexpr`, whose `numpy_loop` is
+    "probe") with numpy's loop on float64 values of every magnitude and sign (zeros, infinities,
+    nans and subnormals among them; small, huge and moderate arguments, each branch of an
+    argument reduction): None where every element has numpy's bits, else why not. numpy's
+    vectorized (SIMD) loops of sin and cos round apart from libm on some CPUs; where both call
+    the same libm, numexpr's kernel is numpy's bits and the function stays in a region's kernels."""
+    import numpy
+    try:
+        import numexpr
+    except (ImportError, ValueError):
+        return "numexpr is not installed"
+    rng = numpy.random.default_rng(28)
+    # (a few thousand values: the probe runs in the first gradient, whose peak memory is measured)
+    x = numpy.concatenate([rng.standard_normal(2048) * 10.0 ** rng.integers(-300, 300, 2048),
+                           rng.uniform(-10.0, 10.0, 2048), numpy.linspace(-2.0, 2.0, 2049),
+                           [0.0, -0.0, numpy.inf, -numpy.inf, numpy.nan, 1e-310, -1e-310, 2.0 ** 60, 1e300]])
+    ufunc = next(getattr(numpy, p.ufuncs[0]) for p in TABLE.values() if p.numexpr == spelling)
+    with numpy.errstate(all="ignore"):
+        theirs = numexpr.evaluate(f"{spelling}(x)", local_dict={"x": x}, optimization="none")
+        ours = ufunc(x)
+    same = bool(((theirs.view(numpy.int64) == ours.view(numpy.int64)) | (numpy.isnan(theirs) & numpy.isnan(ours))).all())
+    return None if same else f"numexpr's {spelling} rounds apart from numpy's loop on this CPU: numpy's loop runs it"
+
+
 class Unfusable(Exception):
     """A rule that a numexpr kernel cannot express: it keeps its ordinary path."""
 

@@ -7,7 +7,7 @@ installs Python's operators on the boxes.
 """
 from __future__ import annotations
 
-from . import fused
+from . import fused, lazy  # noqa: F401  (lazy registers itself with the tape: pending values)
 from .primitives import element_limit, zeros_like
 from .rules import TABLE
 from .tape import Dual, Var, read, strip

@@ -29,7 +29,7 @@ from .backend import np, xp
 from .complexes import refuse_ordering
 from .errors import EngineError, TooLarge
 from .notes import NOTES
-from .tape import Dual, Var, bind, record, strip
+from .tape import PEEKS, Dual, Var, bind, record, strip
 
 TABLE: dict = {}          # name -> Primitive, in the order the rule modules define them
 
@@ -61,7 +61,9 @@ FACTS = {
     # dear to recompute (a transcendental function): a region's reverse reads the forward's value
     "dear": False,
     # where dear, whether a region runs it as a step of its own with numpy's vectorized loop
-    # (None: dear; sin and cos are libm's in both, and stay in numexpr's kernels)
+    # (None: dear); "probe": decided once per process by comparing numexpr's kernel of it with
+    # numpy's loop on float64 values of every magnitude (core/fused_ir.py's probe_real): where
+    # both are the same libm's (sin and cos, often), it stays in numexpr's kernels, with numpy's bits
     "numpy_loop": None,
     # a region's kernels compute it with numpy's own bits (core/program_regions.py fuses across a
     # Program only such equations): numexpr's IEEE arithmetic (+ - * / and negation: one rounding,
@@ -145,7 +147,7 @@ class Primitive:
         self.arity = arity        # positional arguments; None for any number
         self.op = None            # the engine op that applies it (set by defprim)
         # per argument position, what that position's VJP reads: (argument positions, reads ans).
-        # An array tape keeps only what the traced positions read (tape.record_reads).
+        # An array tape keeps only what the traced positions read (tape.reads_entry).
         self.reads = None if reads is None else resolve_reads(reads, self.generic_vjps)
         # output element i depends on element i of each (broadcast) argument only: JVPs lift
         # over a stack of tangents by broadcasting (core/batch.py)
@@ -171,12 +173,13 @@ class Primitive:
         if self.numpy_loop is None:
             self.numpy_loop = self.dear
         if self.fused_bits is None:
-            self.fused_bits = self.numexpr is not None and self.numpy_loop
+            self.fused_bits = self.numexpr is not None and bool(self.numpy_loop)
         # numpy's ufunc (`ufuncs`) gives numexpr's bits at every real value: the entries whose
         # kernels are numpy's bits by numexpr's own IEEE operation (+ - * / round once, negation and
         # abs not at all), not by a numpy loop; a region's pipeline makes an array function's real
         # argument with it, in place (core/region_pipeline.py; complex values: complex_bits)
-        self.exact = bool(self.fused_bits) and not self.numpy_loop
+        # (a probed one: not at every value; one numexpr has no name for, as sigmoid: several steps)
+        self.exact = bool(self.fused_bits) and not self.numpy_loop and self.numexpr is not None
         if self.elementwise_values is None:
             self.elementwise_values = self.elementwise
 
@@ -296,6 +299,7 @@ def unary_op(prim, fimpl):
         if c is Dual:
             return bind(prim, (x,), None)
         return fimpl(x) if c is float else impl(x)
+    PEEKS.add(op.__code__)              # a pending x (core/lazy.py) is no float: it goes to bind
     return op
 
 
@@ -341,6 +345,7 @@ def binary_op(prim, fimpl):
         if cx is not float and cy is not float:
             check_result_size(prim, x, y)
         return impl(x, y)
+    PEEKS.add(op.__code__)              # a pending x or y (core/lazy.py) is no float: it goes to bind
     return op
 
 
@@ -409,7 +414,7 @@ def check_result_size(prim, x, y):
         result = tuple(sx[:-1]) + tuple(sy[1:]) if len(sy) > 1 else tuple(sx[:-1])
     else:
         try:
-            result = np().broadcast_shapes(sx, sy)      # shapes are host tuples: numpy's works on any device
+            result = broadcast_shape(sx, sy)
         except ValueError:
             return                              # the op itself reports the mismatch
     count = 1
@@ -422,6 +427,16 @@ def check_result_size(prim, x, y):
 
 # ---- helpers ----------------------------------------------------------------------------------
 
+def broadcast_shape(*shapes) -> tuple:
+    """numpy's broadcast_shapes of host shape tuples (works for any device's arrays), without its
+    call where they are all one shape (the usual case: numpy's takes a few microseconds)."""
+    first = shapes[0]
+    for s in shapes:
+        if s != first:
+            return np().broadcast_shapes(*shapes)
+    return first
+
+
 def shape(v) -> tuple:
     """The shape of a value, boxed or not (() for a number): the one shape helper."""
     c = v.__class__
@@ -432,6 +447,9 @@ def shape(v) -> tuple:
         c = v.__class__
     s = getattr(v, "shape", ())
     return s if s.__class__ is tuple else tuple(s)      # an array's shape is a tuple already
+
+
+PEEKS.add(shape.__code__)               # a pending value's shape is its equation's: not forced
 
 
 def ndim(v) -> int:

@@ -39,32 +39,37 @@ class ProgramRegion:
     positions: tuple
     leaves: tuple
     plan: RegionPlan
+    reads: tuple = ()           # per_read: per leaf, the (position, argument position) reading it, or None
+
 
     def leaf_values(self, values) -> list:
         """The plan's leaves from the values by equation position (a replay's, a tape's)."""
         return [values[ref] if kind == "equation" else ref for kind, ref in self.leaves]
 
 
-def same_bits_fused(prim, equation, value=None) -> bool:
+def same_bits_fused(prim, equation, value=None, guarded=False, real=False) -> bool:
     """Whether a region's kernels compute this equation's value with numpy's own bits: the entry's
     `fused_bits` (numexpr's arithmetic `+ - * /` and negation; a function the kernels leave to
     numpy's loop, its `numpy_loop`: exp, log, tanh...), a square (core/fused.py writes x ** 2.0 as x * x,
-    as numpy's power does). Not numexpr's own transcendentals (sin, cos), not a kink. Over complex
+    as numpy's power does). Not numexpr's own transcendentals, not a kink. Over complex
     values (issue 32), or a real part of them: region_program.complex_numpy_bits (numexpr's exact
-    kernels, numpy's own loops for the rest)."""
-    if prim.kink is not None:
+    kernels, numpy's own loops for the rest). `guarded`: a kink the kernels guard (sqrt's, a fact
+    of its entry: where it is met the region runs op by op, with its note) is no refusal: an
+    interpreted run's regions take it (core/lazy.py); a replay's keep it out."""
+    if prim.kink is not None and not (guarded and prim.guarded_kink):
         return False
-    if any(is_complex(v) for v in (value, *equation.args)):
+    if not real and any(is_complex(v) for v in (value, *equation.args)):     # (`real`: the caller knows none is)
         return complex_numpy_bits(prim)
     if prim.name == "pow":
         return len(equation.parents) == 1 and equation.parents[0][0] == 0 and equation.args[1] == 2.0
     return prim.fused_bits
 
 
-def member_shape(equation, value):
-    """The shape of an equation that may be a region's node, else None."""
+def member_shape(equation, value, guarded=False):
+    """The shape of an equation that may be a region's node, else None (`guarded`: as
+    same_bits_fused's)."""
     prim = TABLE.get(equation.prim.name) if equation.prim is not None else None
-    if prim is None or not eligible(prim) or equation.params or not same_bits_fused(prim, equation, value):
+    if prim is None or not eligible(prim) or equation.params or not same_bits_fused(prim, equation, value, guarded=guarded):
         return None
     if value.__class__ is not np().ndarray or value.dtype not in (np().float64, np().complex128) \
             or value.size < fused.FUSE_MIN_ELEMENTS:
@@ -72,9 +77,12 @@ def member_shape(equation, value):
     return value.shape
 
 
-def find_regions(program, values, guarded=frozenset()) -> list:
+def find_regions(program, values, guarded=frozenset(), sums=True) -> list:
     """The regions of `program` (core/program.py), given each equation's value (`values`, by
-    position: a recording tape's) and the positions some guard equation reads (`guarded`)."""
+    position: a recording tape's) and the positions some guard equation reads (`guarded`).
+    `sums`: only regions whose adjoints' sums are the sweep's (`adds_as_the_sweep`), and no kink
+    a region guards; False for a Program whose values alone are replayed (diff/large_trace.py):
+    a guarded kink met there runs the region op by op, with its note, as an interpreted run's."""
     equations = program.equations
     readers = [[] for _ in equations]
     for i in range(program.leaves, len(equations)):
@@ -82,14 +90,15 @@ def find_regions(program, values, guarded=frozenset()) -> list:
             readers[j].append(i)
     shapes = [None] * len(equations)
     for i in range(program.leaves, len(equations)):
-        shapes[i] = member_shape(equations[i], values[i])
+        shapes[i] = member_shape(equations[i], values[i], guarded=not sums)
     taken: set = set()
     regions = []
     for root in range(len(equations) - 1, program.leaves - 1, -1):
         if shapes[root] is None or root in taken:
             continue
         members = grow(equations, readers, shapes, root, taken | {program.output} | set(guarded))
-        if len(members) >= MIN_EQUATIONS and adds_as_the_sweep(equations, readers, members, values, shapes[root]) \
+        if len(members) >= MIN_EQUATIONS and (not sums or adds_as_the_sweep(equations, readers, members, values,
+                                                                          shapes[root])) \
                 and broadcasts_one_way(equations, members, values, shapes[root]):
             taken.update(members)
             regions.append(region_of(equations, sorted(members)))
@@ -145,17 +154,23 @@ def broadcasts_one_way(equations, members, values, shape) -> bool:
     return len(ways) <= 1
 
 
-def region_of(equations, positions) -> ProgramRegion:
-    """The plan of the equations at `positions` (ascending)."""
+def region_of(equations, positions, per_read=False) -> ProgramRegion:
+    """The plan of the equations at `positions` (ascending). `per_read`: a leaf per read of an
+    equation outside the region (the same value), so its reverse gives each read's adjoint
+    apart, as the sweep passes them (core/lazy.py hands them over at the readers' places)."""
     builder = PlanBuilder()
     node_of: dict = {}          # equation position -> the builder's reference of its equation
     index: dict = {}            # leaf key -> the builder's reference of the leaf
     refs: list = []             # the leaves, in plan order
+    reads: list = []            # per leaf, the read it stands for (per_read)
 
-    def leaf(key, ref):
+    def leaf(key, ref, read=None):
+        if per_read and read is not None:
+            key = key + read
         if key not in index:
             index[key] = builder.leaf()
             refs.append(ref)
+            reads.append(read)
         return index[key]
     for p in positions:
         e = equations[p]
@@ -166,7 +181,7 @@ def region_of(equations, positions) -> ProgramRegion:
             if j in node_of:
                 inputs.append((pos, node_of[j]))
             elif j is not None:
-                inputs.append((pos, leaf(("equation", j), ("equation", j))))
+                inputs.append((pos, leaf(("equation", j), ("equation", j), (p, pos))))
             elif arg.__class__ is float or arg.__class__ is int:
                 args.append(arg)
                 continue
@@ -178,4 +193,5 @@ def region_of(equations, positions) -> ProgramRegion:
             args.append(None)
         node_of[p] = builder.add(e.prim.name, args, inputs, e.span)
     plan = builder.plan(equations[positions[-1]].span)
-    return ProgramRegion(positions=tuple(positions), leaves=tuple(refs), plan=plan)
+    return ProgramRegion(positions=tuple(positions), leaves=tuple(refs), plan=plan,
+                         reads=tuple(reads) if per_read else ())

@@ -12,6 +12,7 @@ from .backend import np, xp
 from .buffer_pool import alone, keep, poolable, take
 from .fused import Unfusable, evaluate, evaluate_into
 from .numbers import finite
+from .primitives import broadcast_shape
 from .region_threads import MIN_SPLIT_ELEMENTS, apply_split, run_parts
 
 INPUTS = ("g", "nan_marker")       # names bound by the caller, besides the leaves a0, a1, ...
@@ -49,7 +50,7 @@ def run_kernels(kernels, names) -> None:
             out = apply_function(kernel, names[argument], argument in made and argument in kernel.frees)
         else:
             inputs = {name: names[name] for name in kernel.reads}
-            buffer = None if kernel.boolean or kernel.complex else take(np().broadcast_shapes(*(v.shape for v in inputs.values())))
+            buffer = None if kernel.boolean or kernel.complex else take(broadcast_shape(*(v.shape for v in inputs.values())))
             out = evaluate_into(kernel.expr, inputs, buffer) if buffer is not None else evaluate(kernel.expr, inputs)
             inputs = None                   # its references would keep the freed arrays out of the pool
             if out is None:
@@ -103,7 +104,7 @@ def run_pipeline(kernel, arrays):
     over its part of a buffer of the output's shape; where the arrays are not all numpy's, of that
     shape and contiguous (or 0-d), its argument's numexpr kernel and the function."""
     numpy = np()
-    shape = numpy.broadcast_shapes(*(v.shape for v in arrays.values()))
+    shape = broadcast_shape(*(v.shape for v in arrays.values()))
     if not shape or not all(v.__class__ is numpy.ndarray and (not v.ndim or (v.shape == shape and v.flags.c_contiguous))
                             for v in arrays.values()):
         argument = evaluate(kernel.argument, arrays)

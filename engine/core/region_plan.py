@@ -1,28 +1,27 @@
-"""What a fused region is, for the language to build when an expression compiles and for the
-fusion pass over a recorded Program: its plan, and which table entries it may hold. Apart from
-core/regions.py (which traces and runs regions) so that compiling a program does not import the
-kernel machinery: that loads on the first region over arrays.
+"""What a fused region is, for the fusion pass over a recorded Program: its plan, and which table
+entries it may hold. Apart from core/regions.py (which traces and runs regions) so that a run
+over scalars does not import the kernel machinery: that loads on the first region over arrays.
 
 A region's plan is a Program fragment (core/program.py): its equations are the tape's own
 equation type (core/tape.py's `Entry`: primitive, inputs by (argument position, equation
 position), the constants as they are in `args` (None where an input goes), span). Its first
 `leaves` equations are the region's leaves (prim None), in order; then one equation per
-operation in evaluation order, the last the region's output. The AST finder
-(lang/fused_regions.py) and the pass over a Program (core/program_regions.py) both build it with
-`PlanBuilder`; core/regions.py runs its forward through the table's impls and its op-by-op VJP
-through the one reverse sweep (core/tape.py's `sweep_equations`)."""
+operation in evaluation order, the last the region's output. The pass over a Program
+(core/program_regions.py) builds it with `PlanBuilder`, for an interpreted run's pending values
+(core/lazy.py) and a large trace's replay (diff/program_fusion.py); core/regions.py runs its
+forward through the table's impls and its op-by-op VJP through the one reverse sweep (core/tape.py's `sweep_equations`)."""
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 
+from .notes import NOTES
 from .program import Program
 from .rules import TABLE
 from .tape import Entry
 
-# the most operations a region holds, found in an expression (lang/fused_regions.py: larger
-# subtrees are split, their parts regions of their own) or in a Program (core/program_regions.py):
-# a kernel's work is bounded
+# the most operations a region holds (core/program_regions.py, core/lazy.py: older equations are
+# regions of their own): a kernel's work is bounded
 MAX_NODES = 64
 
 
@@ -89,11 +88,18 @@ def arguments(equation, values) -> list:
     return full
 
 
-def forward(program, leaves) -> list:
-    """The region's values by equation position: the leaves, then each equation's table impl."""
+def forward(program, leaves, spans=False) -> list:
+    """The region's values by equation position: the leaves, then each equation's table impl
+    (`spans`: each at its own span, as an op-by-op run notes a kink it meets)."""
     values = list(leaves)
-    for e in program.body():
-        values.append(e.prim.impl(*arguments(e, values)))
+    span = NOTES.span
+    try:
+        for e in program.body():
+            if spans:
+                NOTES.span = e.span
+            values.append(e.prim.impl(*arguments(e, values)))
+    finally:
+        NOTES.span = span
     return values
 
 

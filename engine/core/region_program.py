@@ -14,19 +14,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from .fused_ir import Expression, Unfusable, complex_constant, complex_refusal, is_constant, is_number
+from .fused_ir import Expression, Unfusable, complex_constant, complex_refusal, is_constant, is_number, probe_real
 from .fusion import REAL_PARTS, Fused
 from .rules import TABLE
 
 # The numexpr functions of the table's `dear` entries (transcendental): dear to recompute, so the
 # reverse reads the forward's values of them. Those also `numpy_loop`: numpy's own loops for them
-# are vectorized (SIMD) and beat numexpr's (which calls libm per element unless built with VML):
-# each is a step of its own, run by the array module, in place where its argument is a
-# temporary. float64 sin and cos are libm's in both, and numexpr runs them on every core: they
-# stay in the numexpr kernels, like the arithmetic around them. Read off the table once, here.
+# are vectorized (SIMD) and beat numexpr's (which calls libm per element unless built with VML),
+# and numexpr's rounds apart from them: each is a step of its own, run by the array module, in
+# place where its argument is a temporary. An entry whose `numpy_loop` is "probe" (sin, cos) is
+# one only where this process's probe finds numexpr's kernel of it not numpy's bits
+# (fused_ir.probe_real); where both are libm's it stays in the numexpr kernels, like the
+# arithmetic around them. Read off the table (and probed) once, here.
 DEAR_FUNCTIONS = frozenset(prim.numexpr for prim in TABLE.values() if prim.dear and prim.numexpr)
 NUMPY_LOOPS = frozenset(prim.numexpr for prim in TABLE.values()
-                        if prim.dear and prim.numpy_loop and prim.numexpr)
+                        if prim.dear and prim.numexpr and (prim.numpy_loop is True or
+                                                           prim.numpy_loop == "probe" and probe_real(prim.numexpr)))
 
 
 def template_of(prim) -> str:

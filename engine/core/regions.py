@@ -1,9 +1,9 @@
 """Fused elementwise regions: several table primitives over large float64 (or complex128) arrays, evaluated as a
 few kernels (numexpr's, and numpy's vectorized functions) and recorded on the tape as ONE entry.
 
-A region (`RegionPlan`) is a small Program of elementwise table primitives over leaves (the
-language finds them in an expression: engine/lang/fused_regions.py; the fusion pass in a recorded
-Program: core/program_regions.py). The one rule tracer records the table's forward impls over
+A region (`RegionPlan`) is a small Program of elementwise table primitives over leaves, found by
+the fusion pass over a recorded Program (core/program_regions.py), in an interpreted run's
+pending values (core/lazy.py) or a large trace's replay (diff/program_fusion.py). The one rule tracer records the table's forward impls over
 probes of the leaves and the table's own VJP rules run through the region by the one reverse
 sweep (core/tape.py's `sweep_equations`), and the fusion lowering (core/fusion.py) makes those equations
 the steps of a core/region_program.py `RegionBuilder`: its forward and VJP kernels, so the rules
@@ -37,7 +37,7 @@ from .fused import Unfusable
 from .fusion import Fused
 from .notes import NOTES
 from .numbers import finite
-from .primitives import Primitive, element_limit
+from .primitives import Primitive, broadcast_shape, element_limit
 from .region_kernels import KERNEL_ERRORS, run_checked, run_kernels
 from .region_pipeline import pipelined
 from .region_plan import RegionPlan, arguments, forward
@@ -55,11 +55,12 @@ def layouts(values, plan=None):
     """(key, tape, shape) of the leaves, or None if the region must run op by op. Leaves are
     numbers and float64 or complex128 arrays whose broadcast has at least the fusion threshold of elements,
     and every traced leaf is a Var of one plain (not persistent, not graph) tape over a raw
-    value: no Dual, no box of another level. A recording tape (persistent or keeping values)
-    runs op by op a region a plain tape would run as kernels: it counts it (`unfused_regions`),
-    and its trace is not kept (diff/large_trace.py: a replay would not give the kernels' bits)."""
-    tape, shapes, key = None, [], []
-    for v in values:
+    value: no Dual, no box of another level. Leaves that are one traced value (a leaf per read of
+    it: core/lazy.py) are ("same", True, the first's position): its symbol, their own adjoints;
+    leaves that are one untraced array (a values-only run's reads of it) ("same", False, the
+    first's position): one operand of the kernels, not one per read."""
+    tape, shapes, key, first, untraced = None, [], [], {}, {}
+    for i, v in enumerate(values):
         c = v.__class__
         if c is float:
             key.append(("const", v, math.copysign(1.0, v)))      # -0.0 is not 0.0's kernels
@@ -70,8 +71,14 @@ def layouts(values, plan=None):
                 tape = v.tape
             elif v.tape is not tape or v.level != tape.level:
                 return None
+            if first.setdefault(v.index, i) != i:
+                key.append(("same", True, first[v.index]))
+                continue
             v = v.value
             c = v.__class__
+        elif c is not float and untraced.setdefault(id(v), i) != i:
+            key.append(("same", False, untraced[id(v)]))
+            continue
         if c is float:
             key.append(("float", True))
             continue
@@ -89,15 +96,14 @@ def layouts(values, plan=None):
     if not shapes:
         return None
     try:
-        shape = np().broadcast_shapes(*shapes)
+        shape = broadcast_shape(*shapes)
     except ValueError:
         return None                                  # the op-by-op run reports the mismatch
     size = math.prod(shape)
     if size < fused.FUSE_MIN_ELEMENTS or (element_limit[0] is not None and size > element_limit[0]):
         return None                                  # small: numpy's ops; too large: its error
     if tape is not None and (tape.persistent or tape.keep_values):
-        tape.unfused_regions += 1
-        return None
+        return None                                  # (no value is pending on such a tape: core/lazy.py)
     return tuple(key), tape, shape
 
 
@@ -115,7 +121,6 @@ def run(plan: RegionPlan, values):
         compiled = plan.compiled[key] = kernels_of(plan, key, shape, tape is not None)
     if compiled is None:
         return None
-    fused.REGION_RUNS[0] += 1            # kernels tried (a value not finite may still send it op by op)
     try:
         return compiled.run(values, tape, plan)
     except Unfusable as e:           # a kernel refused, a non-finite output: op by op
@@ -156,15 +161,22 @@ def compile_region(plan, key, shape, traced):
 
 
 def input_names(key) -> set:
-    return {f"a{i}" for i, layout in enumerate(key) if layout[0] != "const"} | {"nan_marker"}
+    return {f"a{i}" for i, layout in enumerate(key) if layout[0] not in ("const", "same")} | {"nan_marker"}
 
 
 def leaf_values(program, key, shape) -> list:
-    """The leaves: numbers baked in, values of the region's shape that know what they hold."""
+    """The leaves: numbers baked in, values of the region's shape that know what they hold (a
+    leaf that is another's value, "same", is that leaf's symbol)."""
     def holds(layout):
         return "number" if layout[0] == "float" else "one" if layout[2] else "array"
-    return [layout[1] if layout[0] == "const" else program.symbol(f"a{i}", shape, holds(layout), layout[3:] == ("complex",))
-            for i, layout in enumerate(key)]
+    leaves = []
+    for i, layout in enumerate(key):
+        if layout[0] == "same":
+            leaves.append(leaves[layout[2]])
+        else:
+            leaves.append(layout[1] if layout[0] == "const" else
+                          program.symbol(f"a{i}", shape, holds(layout), layout[3:] == ("complex",)))
+    return leaves
 
 
 def lower_region(plan, program, key, shape, wanted=None) -> tuple:
@@ -339,6 +351,12 @@ class GradKernels:
     unit_reverse: list | None = None    # the reverse kernels for a seed of ones (region_seed)
     seed_dtype: str = "float64"         # the seed's the reverse kernels take: complex128 for a complex output
     unit_adjoints: dict | None = None
+    # a traced value read by several leaves (a leaf per read: core/lazy.py): per value, its first
+    # leaf and its leaves in the order the op-by-op sweep adds their adjoints (`read_groups`), and
+    # the kernels whose adjoint of it is that sum, in that order, at the first leaf (`summed`:
+    # (reverse, adjoints, unit reverse, unit adjoints); None where no value is read twice)
+    read_groups: tuple = ()
+    summed: tuple | None = None
 
     @classmethod
     def trace(cls, plan, key, shape):
@@ -368,13 +386,19 @@ class GradKernels:
         unit_adjoints, unit_reverse = ({}, []) if seed_complex else unit_seed_kernels(program, adjoints, inputs | made)
         saved = tuple(dict.fromkeys(name for k in reverse + unit_reverse for name in k.reads
                                     if name in made or name in inputs))
-        forward = pipelined(program, forward, {out.expr, *saved})
         reverse = pipelined(program, reverse, set(adjoints.values()))
         unit_reverse = pipelined(program, unit_reverse, set(unit_adjoints.values()))
+        groups = read_groups(plan, key, adjoints)
+        summed = summed_kernels(program, groups, adjoints, unit_adjoints, inputs | made, shape) if groups else None
+        if summed is not None:
+            saved = tuple(dict.fromkeys(saved + tuple(name for kernels in summed[::2] if kernels for k in kernels
+                                                      for name in k.reads if name in made or name in inputs)))
+        forward = pipelined(program, forward, {out.expr, *saved})
         self = cls(forward=with_frees(forward, {out.expr, *saved}), reverse=with_frees(reverse, set(adjoints.values())),
                    out=out.expr, adjoints=adjoints, saved=saved, prim=None, key=key,
                    unit_reverse=with_frees(unit_reverse, set(unit_adjoints.values())) if unit_adjoints else None,
-                   unit_adjoints=unit_adjoints, seed_dtype="complex128" if seed_complex else "float64")
+                   unit_adjoints=unit_adjoints, seed_dtype="complex128" if seed_complex else "float64",
+                   read_groups=groups if summed is not None else (), summed=summed)
         self.prim = region_primitive(self, len(key))
         return self
 
@@ -388,6 +412,44 @@ class GradKernels:
         return record(self.prim, tape, tape.level, parents, (state,), out, None)
 
 
+def read_groups(plan, key, adjoints) -> tuple:
+    """Per traced value read by two leaves or more ("same" layouts): (its first leaf, its leaves
+    in the order the op-by-op sweep adds their adjoints: the latest reader first, a reader's
+    arguments in order)."""
+    program = plan.program
+    first = {pos: layout[2] if layout[0] == "same" else pos for pos, layout in enumerate(key)}
+    reads: dict = {}
+    for e in reversed(program.body()):
+        for _, j in e.parents:
+            if j < program.leaves and j in adjoints:
+                reads.setdefault(first[j], []).append(j)
+    # (a leaf read twice, in a plan without a leaf per read, has its reads summed by the kernels already)
+    return tuple((symbol, tuple(leaves)) for symbol, leaves in reads.items() if len(set(leaves)) == len(leaves) > 1)
+
+
+def summed_kernels(program, groups, adjoints, unit_adjoints, available, shape):
+    """(reverse, adjoints, unit reverse, unit adjoints) whose adjoint of each value of `groups`
+    is the sum of its reads' adjoints in the sweep's order, ((a1 + a2) + a3)..., at its first
+    leaf (its other leaves have none); None over complex values (real adjoints only)."""
+    made = []
+    for found in (adjoints, unit_adjoints):
+        if not found:
+            made.extend((None, None))
+            continue
+        if any(program.is_complex(name) for name in found.values()):
+            return None
+        summed = dict(found)
+        for symbol, leaves in groups:
+            total = program.value(summed.pop(leaves[0]), shape)
+            for leaf in leaves[1:]:
+                total = program.add("({} + {})", (total, program.value(summed.pop(leaf), shape)), shape, False)
+            summed[symbol] = total.expr
+        kernels = schedule(program, list(summed.values()), available | ({"g"} if found is adjoints else set()))
+        kernels = pipelined(program, kernels, set(summed.values()))
+        made.extend((with_frees(kernels, set(summed.values())), summed))
+    return tuple(made)
+
+
 @dataclass
 class RegionState:
     """What one recorded region keeps for its VJP: the saved arrays, the leaves, and the adjoints
@@ -397,6 +459,7 @@ class RegionState:
     values: list                        # the leaves' raw values (no Var: no cycle through the tape)
     pending: dict
     plan: RegionPlan
+    summed: bool = False                # each value read twice or more: its reads' sum (core/lazy.py's settle)
 
     def adjoint(self, pos, g):
         if pos not in self.pending:
@@ -408,9 +471,13 @@ class RegionState:
         raw = self.values
         if g.__class__ is xp().ndarray and g.dtype == kernels.seed_dtype:
             names, self.saved = self.saved, None       # freed as the reverse kernels pass them
+            summed = kernels.summed if self.summed else None
             unit = (kernels.unit_reverse is not None and g.__class__ is np().ndarray
-                    and is_unit_seed(g, kernels.key, raw))
-            reverse, adjoints = (kernels.unit_reverse, kernels.unit_adjoints) if unit else (kernels.reverse, kernels.adjoints)
+                    and (summed is None or summed[2] is not None) and is_unit_seed(g, kernels.key, raw))
+            if summed is not None:
+                reverse, adjoints = summed[2:] if unit else summed[:2]
+            else:
+                reverse, adjoints = (kernels.unit_reverse, kernels.unit_adjoints) if unit else (kernels.reverse, kernels.adjoints)
             names["g"] = g
             try:
                 run_kernels(reverse, names)
@@ -427,7 +494,15 @@ class RegionState:
                           f"{kernels.seed_dtype}: traced for a {'complex' if kernels.seed_dtype[0] == 'c' else 'real'} "
                           "output): op by op")
         self.saved = None
-        return replay_reverse(self.plan, raw, g, kernels.adjoints)
+        out = replay_reverse(self.plan, raw, g, kernels.adjoints)
+        if self.summed:                                 # the sweep's sums, in its order
+            for symbol, leaves in kernels.read_groups:
+                total = None
+                for leaf in leaves:
+                    adjoint = out.pop(leaf)
+                    total = adjoint if total is None else total if adjoint is None else total + adjoint
+                out[symbol] = total
+        return out
 
 
 def tested(adjoint, kernel_out):

@@ -12,6 +12,7 @@ reverse sweep itself is recorded: that is how Hessians and n-th derivatives come
 """
 from __future__ import annotations
 
+import sys
 import weakref
 
 from . import finite_known
@@ -24,6 +25,11 @@ _level = [0]
 BATCHED: dict = {}
 # name -> the table entry with fused VJP kernels, for elementwise primitives over arrays (core/fused.py)
 FUSED_RULES: dict = {}
+# core/lazy.py once loaded (it registers itself): pending values of elementwise equations
+LAZY: list = [None]
+# the code of the functions that read a Var's value only to send what is no float to `bind`
+# (core/primitives.py's ops, its shape helper): a pending value is peeked at there, not forced
+PEEKS: set = set()
 
 
 def new_level() -> int:
@@ -46,6 +52,22 @@ class Var:
 
     def __bool__(self):
         return read(self, bool)
+
+    def __getattr__(self, name):
+        """Only a pending value's `value` slot is unset (core/lazy.py): reading it forces the
+        value, so no number is read that was not computed. The ops' float fast paths and the
+        one shape helper (registered in PEEKS) are handed the pending equation instead: it has
+        a shape and a dtype and no numbers, and they send it on to `bind`. Costs nothing
+        where the slot is set (the scalar path never comes here)."""
+        if name != "value" or LAZY[0] is None:
+            raise AttributeError(name)
+        if sys._getframe(1).f_code in PEEKS:
+            peeked = LAZY[0].peek(self)
+            if peeked is not None:
+                return peeked
+        value = LAZY[0].force_var(self)
+        self.value = value
+        return value
 
 
 class Dual:
@@ -125,9 +147,15 @@ class Tape:
         LIVE_TAPES.add(self)
         self.persistent = persistent
         self.keep_values = keep_values
-        # the fused regions (core/regions.py) it ran op by op, being persistent or keeping values,
-        # where a plain tape would have run them as kernels: diff/large_trace.py keeps no trace then
-        self.unfused_regions = 0
+        # pending equations (core/lazy.py), only on a plain tape: position -> its equation, and
+        # the regions forced so far (root position -> its region), the values forced apart
+        self.lazy = not persistent and not keep_values
+        # a value's run (diff/reverse.py's evaluate): no sweep follows, regions run their forward
+        # kernels alone (core/lazy.py)
+        self.values_only = False
+        self.pending: dict = {}
+        self.groups: dict = {}
+        self.made: dict = {}
 
     def watch(self, value, span=None) -> Var:
         var = Var(value, self, len(self.entries), self.level)
@@ -193,8 +221,19 @@ def record(prim, tape, level, parents, args, ans, params=None) -> Var:
     return out
 
 
-def record_reads(prim, tape, level, parents, vals, ans, params) -> Var:
-    """Record keeping only what the VJPs of the traced positions read (`Primitive.reads`):
+def plain_entry(prim, parents, vals, ans, params) -> Entry:
+    """The entry a tape that keeps no values records for a primitive's application (`bind`'s,
+    and core/lazy.py's for a pending equation forced alone): an elementwise primitive over
+    arrays as its fused entry (FUSED_RULES), keeping what its VJPs read."""
+    if prim.elementwise and FUSED_RULES and ans.__class__ is not float:
+        prim = FUSED_RULES.get(prim.name, prim)
+    if prim.reads is not None:
+        return reads_entry(prim, parents, vals, ans, params)
+    return Entry(prim, parents, saved_args(prim, vals), ans if prim.needs_ans else None, params, NOTES.span, None)
+
+
+def reads_entry(prim, parents, vals, ans, params) -> Entry:
+    """The entry keeping only what the VJPs of the traced positions read (`Primitive.reads`):
     `sin(x) * 3.0` keeps 3.0, not sin(x). Graph tapes (keep_values) keep everything."""
     keep, keep_ans = set(), False
     reads = prim.reads
@@ -203,12 +242,9 @@ def record_reads(prim, tape, level, parents, vals, ans, params) -> Var:
         keep.update(positions)
         keep_ans = keep_ans or reads_ans
     args = tuple(v if i in keep else _saved_shape(v) for i, v in enumerate(vals))
-    entries = tape.entries
-    out = Var(ans, tape, len(entries), level)
     if not keep_ans and ans.__class__ is float and prim.needs_ans:
         keep_ans = True                                # a float costs nothing: as the scalar path
-    entries.append(Entry(prim, parents, args, ans if keep_ans else None, params, NOTES.span, None))
-    return out
+    return Entry(prim, parents, args, ans if keep_ans else None, params, NOTES.span, None)
 
 
 def _saved_shape(v):
@@ -240,6 +276,10 @@ def bind(prim, args: tuple, params):
     notes = NOTES
     noted = len(notes.kinks)
     if top.__class__ is Var:
+        if prim.elementwise and top.tape.lazy and LAZY[0] is not None:
+            out = LAZY[0].defer(prim, args, params, level, top.tape)
+            if out is not None:
+                return out
         vals = tuple(a.value if (a.__class__ is Var and a.level == level) else a for a in args)
         ans = bind(prim, vals, params)
         if len(notes.kinks) != noted:               # a kink met on a traced value
@@ -252,12 +292,12 @@ def bind(prim, args: tuple, params):
         if not parents:
             return ans
         tape = top.tape
-        if prim.elementwise and FUSED_RULES and ans.__class__ is not float and not tape.keep_values:
-            prim = FUSED_RULES.get(prim.name, prim)
-        if prim.reads is not None and not tape.keep_values:
-            return record_reads(prim, tape, level, parents, vals, ans, params)
-        args = saved_args(prim, vals) if not tape.keep_values else kept_args(prim, vals, parents)
-        return record(prim, tape, level, parents, args, ans, params)
+        if not tape.keep_values:
+            entries = tape.entries
+            out = Var(ans, tape, len(entries), level)
+            entries.append(plain_entry(prim, parents, vals, ans, params))
+            return out
+        return record(prim, tape, level, parents, kept_args(prim, vals, parents), ans, params)
 
     # forward mode: push tangents through the JVP rules
     out = BATCHED[level](prim, args, params) if BATCHED and level in BATCHED else \
@@ -323,6 +363,8 @@ def sweep(tape: Tape, index, seed, stop_at: int = 0, check=None, on_step=None, k
     """The reverse sweep of a tape: `sweep_equations` over its entries, each freed as the sweep
     passes it unless the tape is persistent, after forgetting what an earlier sweep tested finite."""
     finite_known.clear()                               # what an earlier sweep tested is not trusted
+    if getattr(tape, "pending", None) or getattr(tape, "groups", None):    # (a view's copy has none)
+        LAZY[0].settle(tape, index)                    # pending values: their regions settle first
     return sweep_equations(tape.entries, index, seed, stop_at, check=check, on_step=on_step, keep=keep,
                            rerun=rerun, free=not tape.persistent)
 

@@ -17,12 +17,13 @@ slowdown). A program whose guards read traced values keeps a few paths per signa
 run recorded as one more path."""
 from __future__ import annotations
 
+from contextlib import contextmanager
 from importlib import import_module
 
 from dataclasses import replace
 
 from ...parser.errors import SourceError
-from ..core import fused, ops
+from ..core import lazy, ops
 from ..core.errors import EngineError
 from ..core.numbers import all_finite
 from ..core.notes import NOTES, reset as reset_notes, traced_only
@@ -36,8 +37,8 @@ from . import large_trace, reverse
 from .common import check_wrt, hosted, ones_like_output, seed_for
 from .fallbacks import (CONFIRMED_ERRORS, Fallback, LoweringRefused, NonFinite, PathChanged,
                         StepFailed, StrictFallback, Unsupported, count, differs, strict)
-from .large_trace import FUSING_RUN, fit_for_replay, holds_large_arrays
-from .trace_cache import NOT_REPLAYABLE, Unkept, input_signature, keep_trace, large_inputs, plain_run
+from .large_trace import FUSES_LESS, OVER_BUDGET, TRACE_MAX_BYTES, fit_for_replay, holds_large_arrays
+from .trace_cache import MAX_TRACES, NOT_REPLAYABLE, Unkept, input_signature, keep_trace, large_inputs, plain_run
 
 
 class OnFirstUse:
@@ -81,6 +82,9 @@ class Function:
         # a derivative under another name keeps no trace (`kept`)
         self.gradient_only = nested_derivatives(self.target.node)
         self.traces: dict = {}
+        # per signature not recorded yet: the most equations a plain run at it ran inside core/lazy.py's
+        # regions (its recording's fit_for_replay compares its trace's regions with them)
+        self.fused_lazily: dict = {}
         # this Function's own counts; `replays`, `interpreted` and `fallbacks` add its variants'
         self.own_replays = 0        # runs answered by a replay (for tests and benchmarks)
         self.own_interpreted = 0    # runs made by the interpreter
@@ -216,7 +220,7 @@ class Function:
         self.own_interpreted += 1
         if entry is PLAIN:
             return first_run(self.traces, key, interpret, self, kind, at, inputs, wrt, checked, seed, dtype_name,
-                             limits)
+                             limits, fused_lazily=self.fused_lazily)
         return interpret(self, kind, at, inputs, wrt, checked, seed, dtype_name, limits)
 
     def _entry(self, key, kind, wrt):
@@ -229,6 +233,8 @@ class Function:
             keep_trace(self.traces, key, None)
         elif entry.__class__ is Unkept:
             raise Unsupported(entry.reason)
+        elif entry is not None and entry.grads_interpreted and kind != "value":
+            raise Unsupported(FUSES_LESS)
         elif entry is not None and entry.undifferentiated and kind != "value" and \
                 any(self.inputs.index(name) in entry.undifferentiated for name in wrt):
             raise Unsupported("a derivative in an input read as a count (the interpreter refuses it)")
@@ -261,8 +267,7 @@ class Function:
         return hosted(result)
 
     def _try_record(self, inputs, key, limits):
-        """The recording run, or Unkept where watching the inputs makes it raise or where it ran
-        op by op a region a plain run fuses (FUSING_RUN: its numbers are not a plain run's): the caller
+        """The recording run, or Unkept where watching the inputs makes it raise: the caller
         files it (`_file_refused`) once a plain run at these inputs gives its value, gradient or
         matrix; where the plain run raises as well, its error is the answer and the signature
         keeps what it kept (a value no path may take, as `ones(n)` at n = 2.5, spoils none)."""
@@ -283,7 +288,9 @@ class Function:
         # this gradient's tape is not the one to keep, or (large inputs) its sweep is the fused one
         if checked != self.inputs or large_inputs(key):
             self.own_interpreted += 1
-            result = reverse.grad(None, inputs, checked, seed, dtype_name=dtype_name, limits=limits, target=self.target)
+            with fusing(self.fused_lazily, key):
+                result = reverse.grad(None, inputs, checked, seed, dtype_name=dtype_name, limits=limits,
+                                      target=self.target)
             recorded = self._try_record(inputs, key, limits)
             self._file_refused(key, recorded)
             if recorded.__class__ is not Unkept and checked == self.inputs:
@@ -350,12 +357,10 @@ class Function:
                                    signature=interp.signature, kinks=list(notes.kinks), steps=interp.steps)
         trace = kept(replaying.record_trace(tape, out, interp.signature, interp.steps, logged), self.gradient_only)
         refusal = self._refusal(trace, inputs, result) if trace else None   # replayed where recorded
-        trace = fit_for_replay(trace, tape)
+        trace = fit_for_replay(trace, tape, self.fused_lazily.pop(key, 0))
         if refusal.__class__ is not PathChanged:    # a tie: this path is not kept (recorded at the next call)
             file_trace(self.traces, key, trace if refusal is None else _refused(self.traces, key, trace, refusal))
         notes.kinks = list(result.kinks)            # as the interpreted run left them
-        if tape.unfused_regions:                    # it ran op by op regions a plain run fuses: not its numbers
-            return FUSING_RUN
         return result
 
     def _refusal(self, trace, inputs, result):
@@ -384,10 +389,18 @@ class Function:
         output = Var(out.value, tape, index, tape.level) if out is not None else result.value
         result.tape = result.output_index = result.seed = None     # as a plain gradient leaves them
         untraced = len(traced_only(NOTES.kinks)) != len(NOTES.kinks)
-        trace = fit_for_replay(kept(replaying.record_trace(tape, output, result.signature, result.steps, logged),
-                                    self.gradient_only), tape)
+        trace = kept(replaying.record_trace(tape, output, result.signature, result.steps, logged), self.gradient_only)
         if holds_large_arrays(tape):    # the lean tape fuses what this one ran op by op: the plain run's numbers
-            result = reverse.grad(None, inputs, wrt, seed, dtype_name=dtype_name, limits=limits, target=self.target)
+            with fusing(self.fused_lazily, key):
+                result = reverse.grad(None, inputs, wrt, seed, dtype_name=dtype_name, limits=limits,
+                                      target=self.target)
+        trace = fit_for_replay(trace, tape, self.fused_lazily.pop(key, 0))
+        if trace and trace.grads_interpreted:      # its values alone replay: checked as a value's recording is
+            trace.untraced_kinks = untraced
+            refusal = self._refusal(trace, inputs, result)
+            if refusal.__class__ is not PathChanged:
+                file_trace(self.traces, key, trace if refusal is None else _refused(self.traces, key, trace, refusal))
+            return result
         if trace:                                   # replayed at once where it was recorded: must agree
             trace.untraced_kinks = untraced
             try:
@@ -407,7 +420,7 @@ class Function:
     def _check_replayed_grad(self, key, inputs, wrt, seed, result) -> None:
         """A trace recorded apart from its gradient is kept only if its replay gives that gradient."""
         entry = self.traces.get(key)
-        if not entry:
+        if not entry or entry.grads_interpreted:  # (its derivatives are interpreted: its value was checked)
             return
         try:
             again = self._replay_grad(entry, inputs, wrt, seed)
@@ -457,15 +470,32 @@ class Function:
                                   tape_length=length, steps=trace.run_steps)
 
 
-def first_run(traces: dict, key, interpret, *call):
-    """The first, plain run at a signature: `interpret(*call)`. Where it tried a fused region as
-    kernels (core/fused.py's REGION_RUNS), the signature keeps no trace (FUSING_RUN), so no later
-    call records one (a recording tape runs the region op by op: Tape.unfused_regions)."""
-    ran = fused.REGION_RUNS[0]
-    out = interpret(*call)
-    if fused.REGION_RUNS[0] != ran and traces.get(key) is None:
-        keep_trace(traces, key, FUSING_RUN)
+def first_run(traces: dict, key, interpret, *call, fused_lazily=None):
+    """The first, plain run at a signature: `interpret(*call)`. Its fused regions give the bits of
+    the op-by-op run, as a replay's do (core/lazy.py); where the values its regions never made
+    come to more than a trace may hold, a recording run (which keeps every value) would not fit:
+    the signature keeps no trace, and no call pays for recording one (OVER_BUDGET). The equations
+    its regions ran go to `fused_lazily` (`fusing`), for the signature's recording."""
+    pending = lazy.PENDING_BYTES[0]
+    with fusing({} if fused_lazily is None else fused_lazily, key):
+        out = interpret(*call)
+    if lazy.PENDING_BYTES[0] - pending > TRACE_MAX_BYTES and traces.get(key) is None:
+        keep_trace(traces, key, OVER_BUDGET)
     return out
+
+
+@contextmanager
+def fusing(fused_lazily: dict, key):
+    """Keep in `fused_lazily[key]` the most equations a plain run at `key` ran inside its regions
+    (core/lazy.py's FUSED): large_trace.fit_for_replay interprets the gradients of a trace whose
+    regions hold fewer, whichever kind of run records it."""
+    before = lazy.FUSED[0]
+    yield
+    fused = lazy.FUSED[0] - before
+    if fused > fused_lazily.get(key, 0):
+        if key not in fused_lazily and len(fused_lazily) >= MAX_TRACES:
+            fused_lazily.pop(next(iter(fused_lazily)))      # (signatures never recorded: the oldest goes)
+        fused_lazily[key] = fused
 
 
 def _matrix(what):
@@ -692,10 +722,6 @@ class ReplayRunner:
         trace = fit_for_replay(kept(replaying.record_trace(tape, out, self.signature, runner.interp.steps, logged),
                                     False), tape)
         file_trace(self.traces, key, trace)
-        if tape.unfused_regions:            # it ran op by op regions a plain run fuses: the plain run's numbers
-            keep_trace(self.traces, key, FUSING_RUN)
-            out = self.runner(values)
-            self.signature = self.runner.signature
         return strip(out)
 
     def _replayed(self, entry, leaves: list):

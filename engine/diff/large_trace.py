@@ -11,14 +11,12 @@ than TRACE_MAX_BYTES is not kept: that signature stays interpreted.
 A recording tape (persistent, keeping its values) differs from the lean tape of an interpreted
 run in two ways that change numbers over arrays of core/fused.py's FUSE_MIN_ELEMENTS or more: it
 records the table's entries, not the fused ones whose VJPs try a numexpr kernel (tape.bind), and
-fused regions do not run on it (core/regions.py). `fit_for_replay` gives each large elementwise
+no value is pending on it (core/lazy.py). `fit_for_replay` gives each large elementwise
 equation of the trace's Program (the recording tape's own entries) the fused entry bind would
-have recorded, and keeps no trace of a run that met a fused region of an expression
-(lang/fused_regions.py) over arrays a plain tape runs as kernels (the recording tape counts them
-as it meets them, `unfused_regions`: no analysis of the program's text guesses): its replay would
-run that region op by op, and numexpr's functions need not round as numpy's do. A kept large trace's Program is
-first passed over for regions across its statements and calls (core/program_regions.py), each
-replayed as one region's kernels (diff/program_fusion.py), whose inside it never holds."""
+have recorded. A kept large trace's Program is first passed over for regions across its
+statements and calls (core/program_regions.py), each replayed as one region's kernels
+(diff/program_fusion.py), whose inside it never holds: the bits of the plain run, whose regions
+the same pass's rules made of its pending values (core/lazy.py)."""
 from __future__ import annotations
 
 from ..core import fused
@@ -26,6 +24,12 @@ from ..core.tape import FUSED_RULES
 from .trace_cache import Unkept
 
 TRACE_MAX_BYTES = 1 << 25     # 32 MiB: a few dozen arrays of 10^5 float64
+OVER_BUDGET = Unkept("a trace larger than a trace may hold")
+# a run whose interpreter fused more of its equations (core/lazy.py's regions) than the pass over
+# its Program does: a replayed gradient would run them op by op, slower than interpreting it (the
+# chain's: 9 ms against 6 at 10^5), so its gradients are interpreted (Trace.grads_interpreted);
+# its values, which a plain run computes op by op as well, replay
+FUSES_LESS = "large inputs of a program its replay fuses less than its interpreter"
 
 
 def held_bytes(trace) -> int:
@@ -45,26 +49,25 @@ def holds_large_arrays(tape) -> bool:
     return any(getattr(entry.value, "size", 0) >= threshold for entry in tape.entries)
 
 
-# a recording run that met a fused region a plain tape runs as kernels (Tape.unfused_regions)
-FUSING_RUN = Unkept("large inputs of a program that fuses a region")
-
-
-def fit_for_replay(trace, tape):
+def fit_for_replay(trace, tape, fused_lazily=0):
     """The trace to keep of a recorded `tape` (None or Unkept as given: nothing to fit), with the
     regions of its Program over large arrays fused (diff/program_fusion.py) and its other large
     elementwise steps on their fused entries; Unkept (its reason) where it holds more than
-    TRACE_MAX_BYTES, or where its run met a fused region of an expression that a plain tape runs
-    as kernels (the tape's `unfused_regions`, counted as the run met them: core/regions.py)."""
+    TRACE_MAX_BYTES. Where its regions hold fewer equations than `fused_lazily`, those the plain
+    run at its inputs ran inside its regions (core/lazy.py's FUSED), its gradients are
+    interpreted (FUSES_LESS)."""
     if not trace:
         return trace
-    if tape.unfused_regions:
-        return FUSING_RUN
     large = holds_large_arrays(tape)
     if large:
-        from .program_fusion import fuse_trace
-        fuse_trace(trace)                           # regions across statements: one kernel each
+        from .program_fusion import fuse_trace, trace_regions
+        found = trace_regions(trace)                # regions across statements: one kernel each
+        trace.grads_interpreted = sum(len(region.positions) for region in found) < fused_lazily
+        if trace.grads_interpreted:     # its values alone replay: regions whatever their sums, forward kernels
+            found = trace_regions(trace, sums=False)
+        fuse_trace(trace, found, watched=not trace.grads_interpreted)
     if held_bytes(trace) > TRACE_MAX_BYTES:
-        return Unkept("a trace larger than a trace may hold")
+        return OVER_BUDGET
     if not large:
         return trace                                  # nothing fuses: the lean tape's steps as recorded
     for e in trace.body():                          # the tape's own entries: trace.equations

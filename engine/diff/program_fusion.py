@@ -52,6 +52,10 @@ class RegionEquation:
     def __init__(self, region: ProgramRegion):
         self.region = region
         self.made = None
+        # whether its leaves are watched (its forward leaves what its reverse kernels read); not
+        # in a trace whose gradients are interpreted (diff/large_trace.py): its values' kernels
+        # alone, and a sweep through it (a Jacobian's) runs op by op
+        self.watched = True
         self.pending: dict = {}
         traced = [pos for pos, (kind, _) in enumerate(region.leaves) if kind == "equation"]
         self.traced = frozenset(traced)
@@ -62,14 +66,17 @@ class RegionEquation:
     def impl(self, *leaves):
         from ..core import regions    # lazy: the kernel machinery loads with the first region over arrays
         plan = self.region.plan
+        self.pending = {}
+        self.made = None
+        if not self.watched:            # (a guarded kink met: op by op, each note at its own span)
+            out = regions.run(plan, list(leaves))
+            return out if out is not None else forward(plan.program, leaves, spans=True)[-1]
         tape = Tape()
         boxed = [tape.watch(v) if pos in self.traced else v for pos, v in enumerate(leaves)]
         out = regions.run(plan, boxed)
-        self.pending = {}
         if out.__class__ is Var:
             self.made = (out.value, tape.entries[-1])
             return out.value
-        self.made = None
         return forward(plan.program, leaves)[-1]
 
     def vjp_of(self, pos):
@@ -94,15 +101,22 @@ class RegionEquation:
 FUSED_REGIONS = "fused regions"    # the annotation: root position -> its RegionEquation
 
 
-def fuse_trace(trace) -> list:
-    """Rewrite the regions of `trace` (a recorded Program whose equations still hold their values:
-    not sealed) in place, as the module says. Returns the regions."""
+def trace_regions(trace, sums=True) -> list:
+    """The regions the pass finds in `trace` (a recorded Program whose equations still hold their
+    values: not sealed); `sums`: as core/program_regions.py's find_regions."""
     values = [e.value for e in trace.equations]
     guarded = {j for guard in trace.guards for j, _ in guard.sources if j is not None}
-    found = find_regions(trace, values, guarded)
+    return find_regions(trace, values, guarded, sums)
+
+
+def fuse_trace(trace, found, watched=True) -> list:
+    """Rewrite the regions `found` of `trace` (`trace_regions`) in place, as the module says
+    (`watched`: RegionEquation's). Returns the regions."""
+    values = [e.value for e in trace.equations]
     equations = trace.equations
     for region in found:
         lowered = RegionEquation(region)
+        lowered.watched = watched
         trace.annotations.setdefault(FUSED_REGIONS, {})[region.positions[-1]] = lowered
         root = region.positions[-1]
         parents = tuple((pos, ref) for pos, (kind, ref) in enumerate(region.leaves) if kind == "equation")

@@ -55,6 +55,10 @@ class Trace(Program):
     # the inputs (leaves) a count read as a constant of this path depends on: a derivative in one
     # of them is refused by the interpreter, so no replay answers it (diff/replay_guards.py)
     undifferentiated: frozenset = frozenset()
+    # a plain run at its inputs fused more of its equations (core/lazy.py's regions) than the pass
+    # over this trace does with the sweep's sums (diff/large_trace.py): its derivatives are
+    # interpreted, its values replayed (its regions found whatever their sums: no sweep's)
+    grads_interpreted: bool = False
     complex_values: bool = False    # some value complex: derivatives by the drivers' complex forms (replay_complex)
     complex_scalars: bool = False   # every value a Python float or a complex number, some complex: compiled as floats are
 

@@ -31,6 +31,7 @@ class Paths:
         self.last = None                # the trace that answered last (a refused one before any did)
         # the inputs a derivative is refused in on any kept path (Trace.undifferentiated)
         self.undifferentiated = frozenset()
+        self.grads_interpreted = False  # on any kept path (Trace.grads_interpreted)
 
     def __len__(self):
         return len(self.traces)
@@ -47,6 +48,7 @@ class Paths:
         self.traces[decisions(trace)] = trace
         self.last = trace
         self.undifferentiated |= trace.undifferentiated
+        self.grads_interpreted = self.grads_interpreted or trace.grads_interpreted
 
     def refuse(self, trace: Trace, reason: str) -> None:
         """Keep `trace` as a refused path: its guards tell the calls that take it, which are

@@ -58,7 +58,14 @@ def in_working_dtype(value):
 def evaluate(source, at=None, fn=None, of=None, dtype_name="float64", limits=None, target=None) -> RunResult:
     target, inputs = prepare(source, at, fn, of, dtype_name, target, complex_inputs=True)
     notes = reset_notes()
-    value, interp = run(target, inputs, limits)
+    large = [name for name, v in inputs.items() if fusing_input(v)]
+    if large:           # watched on a values-only tape: its elementwise work fuses (core/lazy.py)
+        tape = Tape()
+        tape.values_only = True
+        out, _, interp = watched_run(target, inputs, large, limits, tape)
+        value = strip(out)
+    else:
+        value, interp = run(target, inputs, limits)
     return RunResult(value=on_host(in_working_dtype(value)), inputs=on_host(inputs), signature=interp.signature,
                      kinks=list(notes.kinks),
                      steps=interp.steps)
@@ -92,6 +99,13 @@ def grad(source, at=None, wrt=None, seed=None, fn=None, of=None, dtype_name="flo
         result.output_index = out.index if out.__class__ is Var and out.tape is tape else None
         result.seed = seed_value
     return result
+
+
+def fusing_input(v) -> bool:
+    """A float64 or complex128 array of FUSE_MIN_ELEMENTS or more (core/lazy.py may fuse its work)."""
+    from ..core import fused
+    return (getattr(v, "size", 0) >= fused.FUSE_MIN_ELEMENTS and v.__class__ is not float
+            and str(getattr(v, "dtype", "")) in ("float64", "complex128"))
 
 
 def refuse_complex_loss(value, seed, target) -> None:

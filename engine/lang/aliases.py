@@ -20,7 +20,7 @@ import sys
 
 from ...parser.errors import SourceError
 from ..core.backend import is_array, xp
-from ..core.tape import Dual, Var
+from ..core.tape import PEEKS, Dual, Var
 from .callables import Builtin, UserFunction
 from .names import walk
 
@@ -270,3 +270,7 @@ class Writes:
             return None
         m = xp()
         return True if any(m.may_share_memory(rv, r) and m.shares_memory(rv, r) for r in regions) else None
+
+
+# a pending value (core/lazy.py) is fresh, never a view: these peek at it rather than force it
+PEEKS.update((note.__code__, _raw.__code__))

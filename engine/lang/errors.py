@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ...parser.errors import SourceError, option
 from ..core.errors import EngineError
+from ..core.lazy import forced_here
 from ..core.primitives import shape
 from ..core.tape import strip
 
@@ -12,6 +13,8 @@ def runtime_error(exc, span, what, operands=()):
     """Turn an exception raised by the engine or numpy into a SourceError at the node at fault. A
     shape mismatch names the shapes of the `operands` (an operator's, a call's arguments) where
     the message does not (numpy's matmul and solve name sizes only)."""
+    if forced_here(exc) and not isinstance(exc, (SourceError, EngineError, MemoryError)):
+        return exc                  # raised computing a pending value (core/lazy.py): not this reader's
     err = _located(exc, span, what)
     if operands and err.kind == "shape mismatch" and "with shapes" not in err.message \
             and all(hasattr(strip(v), "shape") for v in operands):           # arrays (no tuples)

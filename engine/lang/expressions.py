@@ -16,7 +16,6 @@ from .callables import Builtin, UserFunction
 from .dicts import item as dict_item
 from .errors import runtime_error, unassigned, unknown_name
 from .spellings import refuse_math_namesake, unknown_module_name
-from .fused_regions import ROOTS as REGION_ROOTS, compile_region
 from .operator_closures import (BINARY_OPS, COMPARISONS, FLOAT_OPS, binary_closure, chain_and, comparison_closure,
                                 compare_values)
 from .values import RangeValue, as_int, describe, literal, raw_getitem, shape_of, truth
@@ -25,14 +24,10 @@ _NESTED_CHAIN = 8           # a + b + ... with more operators than this runs as 
 
 
 class ExpressionCompiler:
-    """The Interpreter's expressions (a mixin: `self` is the Interpreter)."""
-    compiling_region = False        # while a fused region's op-by-op closures compile
+    """The Interpreter's expressions (a mixin: `self` is the Interpreter). Fused regions are
+    no business of theirs: the tape makes them of pending values (core/lazy.py)."""
 
     def expr(self, e, scope):
-        if e.__class__ in REGION_ROOTS and not self.compiling_region:
-            region = compile_region(self, e, scope)        # large arrays: fused kernels
-            if region is not None:
-                return region
         return getattr(self, "e_" + type(e).__name__)(e, scope)
 
     def e_Num(self, e, scope):

@@ -106,9 +106,9 @@ def binary_entry(name, impl, dx, dy, needs_ans=False, **kw):
 
 
 sin = unary_entry("sin", math.sin, lambda ans, x: cos(x),
-                  numexpr="sin", dear=True, numpy_loop=False, taped_vjp=True, plannable=True, complex_values=True)
+                  numexpr="sin", dear=True, numpy_loop="probe", taped_vjp=True, plannable=True, complex_values=True)
 cos = unary_entry("cos", math.cos, lambda ans, x: -sin(x),
-                  numexpr="cos", dear=True, numpy_loop=False, taped_vjp=True, plannable=True, complex_values=True)
+                  numexpr="cos", dear=True, numpy_loop="probe", taped_vjp=True, plannable=True, complex_values=True)
 tan = unary_entry("tan", math.tan, lambda ans, x: 1.0 + ans * ans, needs_ans=True,
                   numexpr="tan", dear=True, taped_vjp=True, plannable=True, complex_values=True)
 # (1 - x)(1 + x), not 1 - x*x: near |x| = 1 the subtraction is exact, the derivative keeps its digits
@@ -233,7 +233,10 @@ def _sigmoid_slope(ans, x):
     return ans * sigmoid(-x)
 
 
-sigmoid = unary_entry("sigmoid", None, _sigmoid_slope, needs_ans=True, needs_args=True, impl=_sigmoid)
+# a region computes it as its impl does: numpy's loop for exp, numexpr's IEEE arithmetic and
+# selection around it (one rounding each, as numpy's): numpy's bits (`fused_bits`)
+sigmoid = unary_entry("sigmoid", None, _sigmoid_slope, needs_ans=True, needs_args=True, impl=_sigmoid,
+                      fused_bits=True)
 
 
 def _softplus(x):
