@@ -203,3 +203,15 @@ def test_a_values_only_region_reads_a_value_once_however_often_it_is_read(monkey
     assert len(compiled) == 1
     reads = {name for k in compiled[0].kernels for name in k.reads if name.startswith("a")}
     assert reads == {"a0"}
+
+
+@pytest.mark.parametrize("run", ["evaluate", "grad"])
+def test_a_value_nothing_reads_is_computed_and_notes_its_kinks(tmp_path, run):
+    # numpy computes a statement whose value goes unused, and the op-by-op run notes the kink its
+    # sqrt meets there; a pending value nothing forced was never computed: its note was lost
+    target = program(tmp_path, "def f(x):\n    unused = sqrt(x * x) * 2.0\n    return sum(exp(x) * x)\n")
+    x = np.linspace(-1.0, 1.0, N + 1)              # x[N // 2] is 0.0
+    do = getattr(reverse, run)
+    on, off = do(None, {"x": x}, target=target), op_by_op(do, None, {"x": x}, target=target)
+    assert same(on.value, off.value) and sorted(on.kinks) == sorted(off.kinks)
+    assert [k[0] for k in on.kinks] == ["sqrt"] and on.kinks[0][1].line == 2

@@ -230,6 +230,22 @@ class Forcing:
         return False
 
 
+def force_all(tape, out) -> None:
+    """A run's end (diff/common.py's watched_run): its output forced, then every value still
+    pending that no forced region holds, the latest first. Such a value nothing read: the op-by-op
+    run computes it all the same (numpy's eager semantics) and notes what its rules note there (a
+    kink of sqrt in a statement whose value goes unused), so this run does too."""
+    pending = tape.pending
+    if not pending:
+        return
+    index = out.index if out.__class__ is Var and out.tape is tape else None
+    if index is not None and index in pending:
+        force(tape, index)
+    for r in sorted(pending, reverse=True):
+        if r in pending and r not in tape.inside:
+            force(tape, r)
+
+
 def forced_here(exc) -> bool:
     """Whether `exc` was raised while a pending value was forced (a bug, not the reader's)."""
     return getattr(exc, "forced_here", False)
@@ -252,6 +268,7 @@ def _force(tape, r, keep):
             if j in pending:
                 _force(tape, j, True)
     FORCED[0] += 1
+    tape.inside.update(members)
     value = _region(tape, r, members) if len(members) > 1 else None
     if value is None:
         value = _one_by_one(tape, sorted(members), r)

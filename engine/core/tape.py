@@ -154,6 +154,7 @@ class Tape:
         # kernels alone (core/lazy.py)
         self.values_only = False
         self.pending: dict = {}
+        self.inside: set = set()            # the positions forced so far, in a region or apart
         self.groups: dict = {}
         self.made: dict = {}
 

@@ -7,6 +7,7 @@ from ...parser.errors import SourceError, option
 from ..core.backend import np, to_host, to_host_value, xp
 from ..core.complexes import is_complex
 from ..core.notes import NOTES, traced_only
+from ..core.lazy import force_all
 from ..core.rules.complexes import complex_output_error
 from ..core.tape import Dual, backward, strip
 from ..lang.interp import Interpreter
@@ -154,6 +155,8 @@ def watched_run(target, inputs, wrt, limits, tape):
     for name in wrt:
         boxed[name] = tape.watch(inputs[name])
     out, interp = run(target, boxed, limits)
+    if tape.pending:
+        force_all(tape, out)        # values nothing read are computed too, as numpy's run does
     return out, boxed, interp
 
 
