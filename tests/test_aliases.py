@@ -223,3 +223,42 @@ def test_np_copy_and_the_copies_numpy_makes_keep_their_values(tmp_path):
     r = ours(tmp_path, src, x=X)
     assert r.value == numpy_run(tmp_path, src, x=X)
     assert r.gradient["x"].tolist() == [14.0, 15.0, 15.0, 15.0]
+
+
+LARGE = np.linspace(-1.0, 1.0, 1 << 16)          # pending values (core/lazy.py): fused.FUSE_MIN_ELEMENTS
+
+
+@pytest.mark.parametrize("body, line", [("""
+        def f(x):
+            a = 2.0 * np.exp(x)
+            b = a
+            b += 1.0
+            return np.sum(a * a)
+        """, 5), ("""
+        def update(w, g):
+            w -= 0.1 * g
+
+        def f(x):
+            w = x * 3.0
+            update(w, np.sin(x))
+            return np.sum(w * w)
+        """, 3)], ids=["a second name", "a helper's argument"])
+def test_a_pending_value_written_in_place_is_stale_as_an_array_is(tmp_path, body, line):
+    """An array too large for numpy's op-by-op path is pending (not computed yet) when `+=` asks
+    whether numpy writes it in place: the question peeked, found no array and let the other name
+    keep the old values (the first program gave sum((2 e^x)^2), numpy sum((2 e^x + 1)^2))."""
+    src = "import numpy as np\n" + textwrap.dedent(body).lstrip("\n")
+    with pytest.raises(SourceError) as err:
+        ours(tmp_path, src, x=LARGE)
+    assert err.value.kind == "stale value" and f"was changed at line {line} by" in err.value.message
+
+
+def test_a_pending_value_no_one_else_holds_is_written_as_numpy_writes_it(tmp_path):
+    src = "import numpy as np\n" + textwrap.dedent("""
+        def f(x):
+            a = 2.0 * np.exp(x)
+            a += x * x
+            a -= 1.0
+            return np.sum(a * x)
+        """).lstrip("\n")
+    assert ours(tmp_path, src, x=LARGE).value == numpy_run(tmp_path, src, x=LARGE)

@@ -20,6 +20,7 @@ import sys
 
 from ...parser.errors import SourceError
 from ..core.backend import is_array, xp
+from ..core.lazy import peek
 from ..core.tape import PEEKS, Dual, Var
 from .callables import Builtin, UserFunction
 from .names import walk
@@ -77,8 +78,19 @@ def _raw(v):
 
 
 def in_place(v) -> bool:
-    """Whether numpy's augmented assignment writes v in place: an array of one axis or more."""
+    """Whether numpy's augmented assignment writes v in place: an array of one axis or more (a
+    pending one's shape says so: core/lazy.py; it is not computed for the question)."""
+    if v.__class__ is Var:
+        equation = pending(v)
+        if equation is not None:
+            return len(equation.shape) >= 1
     return _raw(v) is not None
+
+
+def pending(v):
+    """The equation of a pending Var (core/lazy.py), else None. A pending value is an array of
+    its own (no view of another's memory, none made of it yet): only the same object is it."""
+    return peek(v) if v.__class__ is Var and v.tape is not None and v.tape.pending else None
 
 
 def _root(a):
@@ -198,6 +210,8 @@ class Writes:
             held = sys.getrefcount(old)             # (before `raw`, which may be `old` itself)
         else:
             held += HELD - 1                        # a count the caller took (its `old` and its frame's)
+        if held <= HELD + own and id(old) not in self.shadows and pending(old) is not None:
+            return []                               # (not computed for the question)
         raw = _raw(old)
         if held <= HELD + own and id(old) not in self.shadows and (raw is None or id(_root(raw)) not in VIEWED):
             return []
@@ -222,7 +236,7 @@ class Writes:
                     d[n] = Stale(message)
                 elif changed is not None:
                     d[n] = changed
-                elif raw is not None and not survivors and c not in (list, tuple, dict):
+                elif raw is not None and not survivors and c not in (list, tuple, dict) and pending(v) is None:
                     rv = _raw(v)
                     survivors = rv is not None and id(_root(rv)) in roots
         return [raw] + self._shadows_of(old) if survivors else []
@@ -263,7 +277,7 @@ class Writes:
             if all(x is None for x in items.values()):
                 return None
             return {k: Stale(message) if x is True else v[k] if x is None else x for k, x in items.items()}
-        if c is float or c is int or c is bool or c is str or v is None:
+        if c is float or c is int or c is bool or c is str or v is None or pending(v) is not None:
             return None
         rv = _raw(v)
         if rv is None or id(_root(rv)) not in roots:
@@ -272,5 +286,6 @@ class Writes:
         return True if any(m.may_share_memory(rv, r) and m.shares_memory(rv, r) for r in regions) else None
 
 
-# a pending value (core/lazy.py) is fresh, never a view: these peek at it rather than force it
-PEEKS.update((note.__code__, _raw.__code__))
+# a pending value (core/lazy.py) is fresh, never a view: `note` peeks at it rather than force it
+# (`_raw` forces it: a write's search reads the arrays themselves)
+PEEKS.add(note.__code__)
