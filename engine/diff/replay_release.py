@@ -19,7 +19,8 @@ tangents, Hessians, n-th derivatives) replay without releasing (`replay_values`'
 where the whole run is more than a trace may hold (`whole_run_bytes`), they are interpreted."""
 from __future__ import annotations
 
-from .replay_sweep import reads_value
+from ..core.tape import recorded_constants
+from .replay_sweep import live_steps, reads_output, reads_value
 from .trace_cache import buffer_owner, distinct_bytes
 
 RELEASED = "released values"        # the annotation's key
@@ -36,18 +37,32 @@ def releases(trace) -> bool:
     return trace.annotations.get(WHOLE_RUN, RELEASE_FROM_BYTES) >= RELEASE_FROM_BYTES
 
 
-def released(trace) -> list:
+def released(trace, watched=None) -> list:
     """Per step after the inputs (position leaves + k is item k): the positions a replay drops
-    once that step ran (cached on the trace)."""
-    drops = trace.annotations.get(RELEASED)
+    once that step ran, where the reverse sweep after it watches the inputs at `watched` (():
+    none follows; None: every input, the most any sweep reads), cached on the trace by them."""
+    key = (RELEASED, tuple(range(trace.leaves)) if watched is None else tuple(watched))
+    drops = trace.annotations.get(key)
     if drops is None:
-        drops = trace.annotations[RELEASED] = _released(trace)
+        drops = trace.annotations[key] = _released(trace, swept(trace, key[1]))
     return drops
 
 
-def _released(trace) -> list:
+def swept(trace, watched) -> list:
+    """Per equation position, whether the reverse sweep over the inputs at `watched` reads its
+    value: a traced argument that a step's VJPs read (diff/replay_sweep.py's `reads_value`, by
+    the table's facts, as the lean tape keeps it), a step's output that they read (`reads_output`)."""
+    read = [False] * len(trace.equations)
+    for i, e, live in live_steps(trace, watched, [False] * len(trace.equations)):
+        read[i] = read[i] or reads_output(e, live)
+        for pos, j in e.parents:
+            read[j] = read[j] or reads_value(e, pos, live)
+    return read
+
+
+def _released(trace, read: list) -> list:
     equations, leaves = trace.equations, trace.leaves
-    kept = [j < leaves for j in range(len(equations))]
+    kept = [j < leaves or read[j] for j in range(len(equations))]
     last = list(range(len(equations)))          # the last step whose forward reads each value
     if trace.output is not None:
         kept[trace.output] = True
@@ -56,11 +71,8 @@ def _released(trace) -> list:
             if j is not None:
                 kept[j] = True
     for i in range(leaves, len(equations)):
-        e = equations[i]
-        kept[i] = kept[i] or e.prim.needs_ans
-        for pos, j in e.parents:
+        for _, j in equations[i].parents:
             last[j] = i
-            kept[j] = kept[j] or reads_value(e, pos)      # its sweep reads it
     drops = [[] for _ in range(leaves, len(equations))]
     for j in range(leaves, len(equations)):
         if not kept[j]:
@@ -77,7 +89,8 @@ def held_bytes(trace, skipped=()) -> int:
     under RELEASE_FROM_BYTES the replay releases nothing, and that is what it holds (no walk of
     the releases: a recording pays for it only where it counts)."""
     equations, leaves = trace.equations, trace.leaves
-    whole = distinct_bytes([arg for e in equations if e.prim not in skipped for arg in e.args]
+    constants = [arg for e in equations if e.prim not in skipped for arg in recorded_constants(e)]
+    whole = distinct_bytes(constants
                            + [e.value for i, e in enumerate(equations) if i < leaves or e.prim not in skipped])
     trace.annotations[WHOLE_RUN] = whole
     if whole < RELEASE_FROM_BYTES:
@@ -107,9 +120,8 @@ def held_bytes(trace, skipped=()) -> int:
         if not holders:
             held[0] -= owner.nbytes
 
-    for i, e in enumerate(equations):
-        for arg in e.args if e.prim not in skipped else ():
-            hold(arg, -1)                       # kept by the trace itself: never dropped
+    for arg in constants:
+        hold(arg, -1)                           # kept by the trace itself: never dropped
     for j in range(leaves):
         hold(equations[j].value, j)
     most = held[0]
@@ -121,6 +133,16 @@ def held_bytes(trace, skipped=()) -> int:
         for j in drops:
             drop(j)
     return most
+
+
+def swept_bytes(trace, skipped=()) -> int:
+    """The bytes of the run's values (the trace's equations still holding them) that a reverse
+    sweep over every input reads (`swept`), each buffer counted once: what an interpreted run's
+    lean tape holds too, watching them all, until its sweep passes (core/tape.py's `vjp_reads`
+    decides both); a primitive in `skipped` (a fused region's inside) holds nothing."""
+    equations = trace.equations
+    read = swept(trace, range(trace.leaves))
+    return distinct_bytes([e.value for j, e in enumerate(equations) if read[j] and e.prim not in skipped])
 
 
 def whole_run_bytes(entry) -> int:
