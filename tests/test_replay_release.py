@@ -140,3 +140,24 @@ def test_an_ode_shaped_trace_holds_what_the_lean_tape_holds_and_replays(tmp_path
     assert trace_cache.kept_bytes(entry) == 40 * n + 2 * n * 8      # the masks, zeros and its roll
     values = replay_values(trace, [at["x"], at["s"]], release=[0])
     assert trace_cache.distinct_bytes(values) == 39 * n * 8 + n * 8     # the traced y_rot's, x
+
+
+def test_a_value_a_guard_reads_is_released_after_that_guard(tmp_path, monkeypatch):
+    """One last-use pass (`last_uses`, the batched replay's too): a value that only a guard reads
+    (`y > 0.0` on y = x * 2.0, whose sweep reads 2.0, not y) is dropped once that guard is checked,
+    not kept for the whole replay (before: every value a guard read was kept to the end)."""
+    from autodiff.engine.diff.replay import replay_values
+    monkeypatch.setattr(replay_release, "RELEASE_FROM_BYTES", 0)
+    path = tmp_path / "program.py"
+    path.write_text("import numpy as np\n\ndef f(x):\n    y = x * 2.0\n    m = y > 0.0\n"
+                    "    return np.sum(np.where(m, sin(x), 0.0))\n")
+    f = Function(str(path))
+    at = {"x": np.linspace(0.5, 1.5, 1000)}
+    for _ in range(3):
+        assert_same_gradient(f.grad_result(at), reverse.grad(None, at, target=f.target))
+    assert f.replays == 1
+    (entry,) = [e for e in f.traces.values() if e]
+    trace = next(t for t in entry.traces.values() if t) if hasattr(entry, "traces") else entry
+    assert [g.sources[0][0] for g in trace.guards] == [1]           # y, at position 1, is what the guard reads
+    values = replay_values(trace, [at["x"]], release=[0])
+    assert values[1] is None and values[0] is at["x"]

@@ -1,22 +1,26 @@
 """What a value or gradient replay holds: each value of the run only while a later step's forward
-reads it, unless a reverse sweep reads it too.
+(or a guard) reads it, unless the reverse sweep after it reads it too.
 
 A replay recomputes every value of its trace into one list (diff/replay.py's `replay_values`),
-which the reverse sweep then reads. The sweep reads only what the VJPs read, by the facts of the
-table's entries: a step's traced arguments where its primitive `needs_args`, its output where it
-`needs_ans`; a primitive that needs neither is swept on the Shape stand-ins its equation recorded
-(diff/replay_sweep.py's plan). So the old versions of an array that a loop of item assignments
-rebinds (`Ls[c, j, i] = v`: index_update, whose VJPs read neither argument) are read once, by the
-next assignment, and a replay that held them all held the run's whole history of that array.
+which the reverse sweep then reads. The sweep reads what the VJPs of its steps' traced arguments
+read, by the table's facts, as the interpreter's lean tape keeps them (core/tape.py's
+`vjp_reads`: an entry's `reads` per argument position, else every argument where it
+`needs_args` and the output where it `needs_ans`); the other arguments are swept on Shape
+stand-ins (diff/replay_sweep.py's `sweep_arguments`). It reads them only for the steps that
+depend on the inputs it watches: a gradient in x of GradBench's ode reads y_rot (mul(x, y_rot)),
+not x * y_rot (where reads its condition), nor the k's (`h / 2 * k1` reads k1 only for the
+derivative in s). So the old versions of an array that a loop of item assignments rebinds
+(`Ls[c, j, i] = v`: index_update, whose VJPs read neither argument) are read once, by the next
+assignment, and a replay that held them all held the run's whole history of that array.
 
-`released(trace)` is, per step, the values a replay may drop once that step ran: those no later
-step's forward reads and no sweep reads (an annotation of the Program, worked out once from its
-equations). Kept whatever happens: the inputs, the output, what a guard reads, an argument a
-step's sweep reads (diff/replay_sweep.py's `reads_value`: its primitive needs_args, or the
-argument was recorded as it was, a float). `held_bytes` is the most such a replay holds at
-once, the bound diff/large_trace.py keeps a trace by. Drivers that read every value (forward
-tangents, Hessians, n-th derivatives) replay without releasing (`replay_values`'s default), and
-where the whole run is more than a trace may hold (`whole_run_bytes`), they are interpreted."""
+`released(trace, watched)` is, per step, the values a replay may drop once that step ran, its
+sweep watching the inputs at `watched`: those whose last reader (`last_uses`, the one last-use
+pass, the batched replay's too) it is, but the inputs, the output and what the sweep reads
+(`swept`). `held_bytes` is the most such a replay holds at once where its sweep watches every
+input; `swept_bytes` what of it the lean tape holds too; diff/large_trace.py keeps a trace by
+their difference. Drivers that read every value (forward tangents, Hessians, n-th derivatives)
+replay without releasing (`replay_values`'s default), and where the whole run is more than a
+trace may hold (`whole_run_bytes`), they are interpreted."""
 from __future__ import annotations
 
 from ..core.tape import recorded_constants
@@ -24,6 +28,7 @@ from .replay_sweep import live_steps, reads_output, reads_value
 from .trace_cache import buffer_owner, distinct_bytes
 
 RELEASED = "released values"        # the annotation's key
+LAST_USES = ("last uses",)          # the key of last_uses' answer
 WHOLE_RUN = "whole run's bytes"     # the bytes of a replay that keeps every value (held_bytes notes them)
 # a replay releases values only where keeping them all would hold this much: below it, the
 # per-step bookkeeping costs a small program's replay time (ode at 4: 84 -> 88 us) and saves
@@ -62,22 +67,34 @@ def swept(trace, watched) -> list:
 
 def _released(trace, read: list) -> list:
     equations, leaves = trace.equations, trace.leaves
-    kept = [j < leaves or read[j] for j in range(len(equations))]
-    last = list(range(len(equations)))          # the last step whose forward reads each value
-    if trace.output is not None:
-        kept[trace.output] = True
-    for guard in trace.guards:
-        for j, _ in guard.sources:
-            if j is not None:
-                kept[j] = True
-    for i in range(leaves, len(equations)):
-        for _, j in equations[i].parents:
-            last[j] = i
-    drops = [[] for _ in range(leaves, len(equations))]
+    last, steps = last_uses(trace), len(equations) - leaves
+    drops = [[] for _ in range(steps)]
     for j in range(leaves, len(equations)):
-        if not kept[j]:
-            drops[last[j] - leaves].append(j)
+        if read[j] or j == trace.output:
+            continue                            # the sweep reads it, or the caller
+        step = last[j] if last[j] >= 0 else j - leaves      # read by no step: dropped once made
+        if step < steps:                        # else a guard after the last step reads it
+            drops[step].append(j)
     return drops
+
+
+def last_uses(trace) -> list:
+    """Per equation position, the equation (its index among those after the leaves) that reads
+    it last (-1: none does), a guard's read counting as one by the equation it precedes (a
+    replay checks a guard before that equation runs): an annotation of the Program, worked out
+    once. A releasing replay drops a value after its last reader (`released`), a batched one
+    too (diff/batched_replay.py)."""
+    last = trace.annotations.get(LAST_USES)
+    if last is None:
+        last = trace.annotations[LAST_USES] = [-1] * len(trace.equations)
+        for i, e in enumerate(trace.body()):
+            for _, j in e.parents:
+                last[j] = i
+        for guard in trace.guards:
+            for j, _ in guard.sources:
+                if j is not None:
+                    last[j] = max(last[j], guard.position - trace.leaves)
+    return last
 
 
 def held_bytes(trace, skipped=()) -> int:
