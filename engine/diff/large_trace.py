@@ -35,7 +35,8 @@ def held_bytes(trace) -> int:
     an interpreted run's lean tape holds (the values a sweep over every input reads: each is held
     by both): the values of the run a later step reads (diff/replay_release.py) and the
     constants its steps keep (each array counted once), but those inside a fused region of its
-    Program (diff/program_fusion.py), which its replay never makes."""
+    Program (diff/program_fusion.py), which its replay never makes. Where all it holds is within
+    TRACE_MAX_BYTES, that (the values the lean tape holds too are not walked for)."""
     from . import replay_release                # lazy: a plain run (the CLI's) never loads the replay
     from .program_fusion import FUSED_AWAY      # lazy: a plain run (the CLI's) never loads the fusing of traces
     held = replay_release.held_bytes(trace, (FUSED_AWAY,))       # a fused region's inside: never held

@@ -111,15 +111,17 @@ def _stand_ins(e, live):
     lean_args keeps them, with `gather(values)` filling in the traced arguments they read, or
     (args, None) where they read none."""
     template = lean_args(e.prim, live, tuple(sweep_arguments(e, live, lambda j: None)))
-    filled = tuple((pos, j) for pos, j in e.parents if reads_value(e, pos, live))
+    positions = vjp_reads(e.prim, live)[0]
+    # (position, parent, whether kept as it is: read; else a number, saved as lean_args saves it)
+    filled = tuple((pos, j, pos in positions) for pos, j in e.parents if reads_value(e, pos, live))
     if not filled:
         return template, None
 
     def gather(values):
         full = list(template)
-        for pos, j in filled:
-            full[pos] = values[j]
-        return lean_args(e.prim, live, full)     # as the lean tape saves them: a float as it is
+        for pos, j, read in filled:
+            full[pos] = values[j] if read else saved_stand_in(values[j])
+        return full
     return None, gather
 
 
