@@ -9,9 +9,10 @@ from autodiff.cli.options import parse_at
 from autodiff.engine import api
 from autodiff.engine.core import stacked
 from autodiff.engine.diff import batched_replay
-from autodiff.engine.diff.batched_replay import (batchable, last_uses, record_for_batches, replay_stacked,
+from autodiff.engine.diff.batched_replay import (batchable, record_for_batches, replay_stacked,
                                                  rows_per_pass, stacked_rows)
 from autodiff.engine.diff.replay import replay_output, replay_values
+from autodiff.engine.diff.replay_release import last_uses
 from autodiff.engine.lang.target import Runner
 from test_replay import POINTS, ROOT, TABLE_CASES
 from test_samples_programs import SAMPLES, expectations

@@ -16,6 +16,9 @@ from test_replay import assert_same_gradient, same_number
 
 N = fused.FUSE_MIN_ELEMENTS
 LSE = "def f(x):\n    m = max(x)\n    return m + log(sum(exp(x - m)))\n"
+# LSE weighted by a constant array w, which a kept trace holds (its constants, not its values)
+WEIGHTED_LSE = ("import numpy as np\n\ndef f(x):\n    w = np.arange(len(x)) * 1.0\n    m = max(x)\n"
+                "    return m + log(sum(exp(x - m))) + sum(w * x)\n")
 
 
 def program(tmp_path, text):
@@ -99,12 +102,25 @@ def test_large_arrays_made_inside_a_region_program_replay_with_the_interpreters_
 
 
 def test_the_byte_budget_declines_a_long_program(tmp_path):
-    # 48 arrays of 10^5 float64 values: 38 MB, over the 32 MiB a kept trace may hold
-    source = "def f(x):\n    s = x\n    for k in range(48):\n        s = sigmoid(s)\n    return sum(s)\n"
+    # 48 arrays of 10^5 float64 values (38 MB, over the 32 MiB budget) alive at once, and their
+    # stack (38 MB more), none of them read by the sweep (roll's and stack's VJPs read no value):
+    # a replay would hold them all where the interpreter's lean tape holds none of them
+    source = ("import numpy as np\n\ndef f(x):\n    parts = [np.roll(x, k) for k in range(48)]\n"
+              "    return sum(np.stack(parts))\n")
     f = check_both_ways(program(tmp_path, source), points(100_000, count=3), fn="f")
     assert f.replays == 0 and not any(f.traces.values())
-    short = "def f(x):\n    s = x\n    for k in range(4):\n        s = sin(s)\n    return sum(s)\n"
+    short = source.replace("range(48)", "range(4)")
     assert check_both_ways(program(tmp_path, short), points(100_000, count=3), fn="f").replays >= 1
+
+
+def test_the_byte_budget_keeps_a_long_program_whose_sweep_reads_its_values(tmp_path):
+    """48 cbrt's of 10^5 float64 values (no region takes cbrt: the interpreter runs them one by
+    one): a sweep reads each one's value (38 MB), which the interpreter's lean tape holds as well;
+    what a replay holds beyond them is within the budget, so the trace is kept and replays
+    (before: declined, every call interpreted)."""
+    source = "def f(x):\n    s = x\n    for k in range(48):\n        s = cbrt(s)\n    return sum(s)\n"
+    f = check_both_ways(program(tmp_path, source), points(100_000, count=3), fn="f")
+    assert f.replays >= 1 and f.fallbacks == {}
 
 
 def test_held_bytes_count_each_array_once(monkeypatch):
@@ -136,9 +152,9 @@ def test_a_functions_kept_traces_hold_a_bounded_total(tmp_path, monkeypatch):
     # a caller cycling through many large input shapes: each trace fits its own budget, and all
     # of them together fit MAX_KEPT_BYTES (the oldest go); every gradient stays the interpreter's
     from autodiff.engine.diff import trace_cache
-    budget = 3 * 8 * (N + 40)                       # about three traces of lse's recorded arguments
+    budget = 3 * 8 * (N + 40)                       # about three traces of the weights w
     monkeypatch.setattr(trace_cache, "MAX_KEPT_BYTES", budget)
-    f = Function(program(tmp_path, LSE))
+    f = Function(program(tmp_path, WEIGHTED_LSE))
     for extra in range(6):
         at = {"x": np.linspace(-1.0, 1.0, N + extra)}
         for _ in range(3):
@@ -149,14 +165,17 @@ def test_a_functions_kept_traces_hold_a_bounded_total(tmp_path, monkeypatch):
     assert 0 < len(kept) < 6
 
 
-def test_kept_bytes_count_each_array_once():
+def test_kept_bytes_count_each_array_once(tmp_path):
     from autodiff.engine.diff import trace_cache
-    f = Function("sum(x * x) + sum(x)")
+    f = Function(program(tmp_path, "import numpy as np\n\ndef f(x):\n    w = np.arange(len(x)) * 1.0\n"
+                                   "    return sum(w * x) + sum(w * x * x)\n"))
     at = {"x": np.linspace(0.0, 1.0, 100)}
     for _ in range(3):
         f.grad_result(at)
     (entry,) = [e for e in f.traces.values() if e]
-    assert 800 <= trace_cache.kept_bytes(entry) <= 3 * 800      # x, x * x: once each
+    # the constant w, once (two steps keep it); not x nor x * x, the run's values, which the
+    # recording tape kept as mul's arguments (core/program.py's seal drops them)
+    assert trace_cache.kept_bytes(entry) == 800
     assert trace_cache.kept_bytes(None) == trace_cache.kept_bytes(False) == 0
 
 

@@ -102,3 +102,16 @@ def test_a_buffer_someone_else_holds_is_not_written():
 def test_the_chain_gradient_keeps_its_peak_memory_lean():
     _, arrays = chain_peak(np.linspace(-2, 2, N), api.load(CHAIN))
     assert arrays <= 12.5, f"extra peak {arrays:.1f} arrays of n (21.1 before issue 11)"
+
+
+def test_where_keeps_its_condition_not_its_branches():
+    """where's VJPs read only its condition (its `reads` fact): a lean tape keeps stand-ins of the
+    branches (GradBench's ode, `np.where(i == 0, x, x * y_rot)`: before, every x * y_rot kept)."""
+    tape = Tape()
+    x = tape.watch(np.linspace(-1.0, 1.0, 6))
+    c = np.arange(6) % 2 == 0
+    out = ops.sum(ops.where(c, x, x * x))
+    kept = entries_by_prim(tape)["where"]
+    assert kept.args[0] is c and isinstance(kept.args[1], Shape) and isinstance(kept.args[2], Shape)
+    g = backward(tape, out, 1.0)[0]
+    assert g.tobytes() == np.where(c, 1.0, 2.0 * np.linspace(-1.0, 1.0, 6)).tobytes()

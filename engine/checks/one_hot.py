@@ -30,9 +30,10 @@ from ..core.notes import NOTES
 from ..core.numbers import all_finite
 from ..core.primitives import element_limit, shape, size
 from ..core.stacked import stacked_apply
-from ..diff.batched_replay import STACK_BUDGET_ELEMENTS, batch_differs, last_uses, record_for_batches, refused_pass
+from ..diff.batched_replay import STACK_BUDGET_ELEMENTS, batch_differs, record_for_batches, refused_pass
 from ..diff.fallbacks import CONFIRMED_ERRORS, NonFinite, Unsupported, count
 from ..diff.replay import replay_values
+from ..diff.replay_release import last_uses
 
 OFFSETS = (1.0, -1.0, 2.0, -2.0)     # x + h, x - h, x + 2h, x - 2h: the order the verdicts read
 

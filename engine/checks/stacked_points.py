@@ -15,9 +15,10 @@ from ..core.backend import np, to_device, to_host
 from ..core.primitives import size
 from ..core.tape import Tape, Var, backward, strip
 from ..diff.common import ones_like_output
-from ..diff.batched_replay import (batch_differs, largest_value, last_uses, point_shape, record_for_batches,
-                                   refused_pass, replay_stacked, rows_per_pass, stacked_rows)
+from ..diff.batched_replay import (batch_differs, largest_value, point_shape, record_for_batches, refused_pass,
+                                   replay_stacked, rows_per_pass, stacked_rows)
 from ..diff.fallbacks import CONFIRMED_ERRORS, Unsupported, count
+from ..diff.replay_release import last_uses
 from .one_hot import OFFSETS, objective_rows
 
 BATCHED = True           # False: every perturbed run point by point (benchmarks time both ways)

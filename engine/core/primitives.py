@@ -248,6 +248,9 @@ def resolve_reads(reads, vjps) -> tuple:
     ((frozenset of argument positions, reads ans), ...) per position."""
     resolved = []
     for pos, names in enumerate(reads):
+        if vjps[pos] is None:                   # no derivative there (where's condition): reads nothing
+            resolved.append((frozenset(), False))
+            continue
         code = vjps[pos].__code__
         arg_names = code.co_varnames[2:code.co_argcount]
         words = names.split()

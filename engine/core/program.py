@@ -25,6 +25,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .tape import recorded_constants
+
 
 @dataclass(kw_only=True)
 class Program:
@@ -48,6 +50,9 @@ class Program:
         return self.equations[self.leaves:]
 
     def seal(self) -> None:
-        """Drop the values the recording tape kept in its entries (its sweep and views are done)."""
+        """Drop the values the recording tape kept in its entries (its sweep and views are done):
+        each one's value and `ans`, and the recorded values of its traced arguments (a tape that
+        keeps values keeps them there too: core/tape.py's `recorded_constants`)."""
         for equation in self.equations:
             equation.value = equation.ans = None
+            equation.args = recorded_constants(equation)

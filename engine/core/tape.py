@@ -200,7 +200,7 @@ def saved_args(prim, vals):
     they are and `Shape` stand-ins for arrays."""
     if prim.needs_args:
         return vals
-    return tuple(_saved_shape(v) for v in vals)
+    return tuple(saved_stand_in(v) for v in vals)
 
 
 def kept_args(prim, vals, parents) -> tuple:
@@ -209,7 +209,19 @@ def kept_args(prim, vals, parents) -> tuple:
     if prim.needs_args:
         return vals
     traced = [pos for pos, _ in parents]
-    return tuple(_saved_shape(v) if i in traced else v for i, v in enumerate(vals))
+    return tuple(saved_stand_in(v) if i in traced else v for i, v in enumerate(vals))
+
+
+def recorded_constants(equation) -> tuple:
+    """An equation's arguments as a kept Program holds them (core/program.py's `seal`): its
+    constants as they are, each traced argument's recorded value as its `saved_stand_in` (a
+    replay reads its parent's value there, never the recorded one)."""
+    if not equation.parents:
+        return equation.args
+    args = list(equation.args)
+    for pos, _ in equation.parents:
+        args[pos] = saved_stand_in(args[pos])
+    return tuple(args)
 
 
 def record(prim, tape, level, parents, args, ans, params=None) -> Var:
@@ -233,22 +245,52 @@ def plain_entry(prim, parents, vals, ans, params) -> Entry:
     return Entry(prim, parents, saved_args(prim, vals), ans if prim.needs_ans else None, params, NOTES.span, None)
 
 
-def reads_entry(prim, parents, vals, ans, params) -> Entry:
-    """The entry keeping only what the VJPs of the traced positions read (`Primitive.reads`):
-    `sin(x) * 3.0` keeps 3.0, not sin(x). Graph tapes (keep_values) keep everything."""
-    keep, keep_ans = set(), False
+def vjp_reads(prim, traced) -> tuple:
+    """(argument positions, whether the output) that the VJPs of the traced positions `traced`
+    ((position, parent), ...) read, by the table's facts: the entry's `reads` per position where
+    it states them, else every argument where it `needs_args` (None: all of them) and the output
+    where it `needs_ans`. What a lean tape keeps (`reads_entry`) and what a replay may not
+    release before its sweep (diff/replay_release.py) are both this."""
     reads = prim.reads
-    for pos, _ in parents:
-        positions, reads_ans = reads[pos]
-        keep.update(positions)
-        keep_ans = keep_ans or reads_ans
-    args = tuple(v if i in keep else _saved_shape(v) for i, v in enumerate(vals))
+    if reads is None:
+        return (None if prim.needs_args else frozenset()), prim.needs_ans
+    positions, reads_ans = frozenset(), False
+    for pos, _ in traced:
+        read, by_ans = reads[pos]
+        positions = positions | read
+        reads_ans = reads_ans or by_ans
+    return positions, reads_ans
+
+
+def lean_args(prim, traced, vals) -> tuple:
+    """What a lean tape keeps of a step's arguments `vals` whose traced positions are `traced`:
+    those their VJPs read (vjp_reads) as they are, numbers as they are, `Shape` stand-ins for the
+    other arrays (saved_args, where the entry states no `reads`)."""
+    positions = vjp_reads(prim, traced)[0]
+    if positions is None:
+        return vals
+    return tuple(v if i in positions else saved_stand_in(v) for i, v in enumerate(vals))
+
+
+def reads_entry(prim, parents, vals, ans, params) -> Entry:
+    """The entry keeping only what the VJPs of the traced positions read (`Primitive.reads`,
+    vjp_reads): `sin(x) * 3.0` keeps 3.0, not sin(x). Graph tapes (keep_values) keep everything."""
+    keep_ans = vjp_reads(prim, parents)[1]
+    args = lean_args(prim, parents, vals)
     if not keep_ans and ans.__class__ is float and prim.needs_ans:
         keep_ans = True                                # a float costs nothing: as the scalar path
     return Entry(prim, parents, args, ans if keep_ans else None, params, NOTES.span, None)
 
 
-def _saved_shape(v):
+def as_is(v) -> bool:
+    """Whether a saved argument keeps `v` as it is (a Python number), not a `Shape` stand-in."""
+    c = v.__class__
+    return c is float or c is int or c is bool
+
+
+def saved_stand_in(v):
+    """What a saved argument keeps of `v` where its VJPs read not its value: `v` itself where it is
+    a Python number (`as_is`, spelled out here: the hot path), else a `Shape` stand-in."""
     c = v.__class__
     if c is float or c is int or c is bool:
         return v

@@ -26,6 +26,7 @@ from ..lang.target import Runner, check_output
 from .replay import record_trace, replay_output, replay_values
 from .bits import same_bits
 from .replay_guards import READ_ITSELF
+from .replay_release import last_uses
 from .fallbacks import Fallback, LoweringRefused, PathChanged, ReplayDiffers, StepFailed, Unsupported, count, differs
 
 # the most numbers one stacked value may hold (B x its size per point): 2**16 float64 are 512 KiB,
@@ -108,25 +109,7 @@ def rows_per_pass(per_point_elements: int, budget: int | None = None) -> int:
     return max(1, budget // max(1, per_point_elements))
 
 
-LAST_USES = ("last uses",)     # the key of last_uses' answer among a Program's annotations
 POINT_CLASSES = ("point classes",)    # per equation position, its value's class in a point's run
-
-
-def last_uses(trace) -> list:
-    """Per equation position, the equation (its index among those after the leaves) that reads
-    it last (-1: none does), a guard's read counting as one by the equation it precedes: an
-    annotation of the Program, worked out once."""
-    last = trace.annotations.get(LAST_USES)
-    if last is None:
-        last = trace.annotations[LAST_USES] = [-1] * len(trace.equations)
-        for i, e in enumerate(trace.body()):
-            for _, j in e.parents:
-                last[j] = i
-        for guard in trace.guards:
-            for j, _ in guard.sources:
-                if j is not None:
-                    last[j] = max(last[j], guard.position - trace.leaves)
-    return last
 
 
 def replay_stacked(trace, inputs: list, stacked: list, rows: int, last=None, record=None, crossed=None):

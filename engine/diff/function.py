@@ -246,7 +246,7 @@ class Function:
         if fast is not None:
             return fast
         notes = reset_notes()
-        trace, values = replaying.replay_entry(entry, list(inputs.values()), release=True)
+        trace, values = replaying.replay_entry(entry, list(inputs.values()), release=())     # no sweep follows
         if trace.untraced_kinks:
             raise Unsupported("a kink noted outside the trace")
         value = _output(trace, values)
@@ -443,14 +443,15 @@ class Function:
             if fast is not None:
                 return fast
         notes = reset_notes()
-        trace, values = replaying.replay_entry(entry, list(inputs.values()), release=True)   # what its sweep reads
+        watched = [self.inputs.index(w) for w in wrt]
+        trace, values = replaying.replay_entry(entry, list(inputs.values()), release=watched)   # what its sweep reads
         value = _output(trace, values)
         reverse.refuse_complex_loss(value, seed, self.target)
         if seed is not None:
             seed_value, reduced = seed_for(seed, value), "seed"
         else:
             seed_value, reduced = ones_like_output(value), ("sum" if shape_of(value) else None)
-        watched, forward_notes, detached = [self.inputs.index(w) for w in wrt], len(notes.kinks), len(notes.detached)
+        forward_notes, detached = len(notes.kinks), len(notes.detached)
         # its all_finite below tests a generated sweep's adjoints
         length, adjoints = replaying.replay_adjoints(trace, values, seed_value, watched, True, self.own_fallbacks)
         gradient, unconnected = reverse.reported_gradients(wrt, adjoints, inputs, trace.complex_values)
@@ -730,7 +731,7 @@ class ReplayRunner:
         if fast is not None:
             self.signature = fast[0].signature
             return fast[1]
-        trace, replayed = replaying.replay_entry(entry, leaves, release=True)     # its output alone is read
+        trace, replayed = replaying.replay_entry(entry, leaves, release=())     # its output alone is read
         out = strip(replaying.replay_output(trace, replayed))
         self.signature = trace.signature
         return out

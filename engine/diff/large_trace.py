@@ -1,12 +1,14 @@
 """Traces of runs over large arrays: whether one is worth keeping, and its sweep made the lean
 tape's.
 
-A trace keeps what its recorded run's arguments were, and a replay holds every value of the run
-that a later step or its sweep reads until its sweep ends (diff/replay_release.py; the
-interpreter's lean tape frees them as the sweep passes). For a short program over a few large
-arrays that costs a few arrays and saves the interpreter's per-op work; for a long one it would
-hold much of the run's history. So a trace whose held values and kept arguments come to more
-than TRACE_MAX_BYTES is not kept: that signature stays interpreted.
+A kept trace holds its recorded run's constants (not its values: core/program.py's `seal`), and
+a replay holds each value of the run while a later step reads it, and until its sweep ends where
+the sweep reads it (diff/replay_release.py). The values a sweep reads (by the table's facts,
+core/tape.py's `vjp_reads`) are what the interpreter's lean tape holds too, until its sweep
+passes them: a replay holds no more than an interpreted run there. What it holds beyond them (its
+constants, the values between a step and its last reader) is what keeping a trace costs; a
+trace for which that comes to more than TRACE_MAX_BYTES is not kept: that signature stays
+interpreted.
 
 A recording tape (persistent, keeping its values) differs from the lean tape of an interpreted
 run in two ways that change numbers over arrays of core/fused.py's FUSE_MIN_ELEMENTS or more: it
@@ -33,13 +35,18 @@ FUSES_LESS = "large inputs of a program its replay fuses less than its interpret
 
 
 def held_bytes(trace) -> int:
-    """The most bytes of arrays a trace holds while it replays a value or a gradient: the values
-    of the run a later step or its sweep reads (diff/replay_release.py) and the arguments its
-    steps keep (each array counted once), but those inside a fused region of its Program
-    (diff/program_fusion.py), which its replay never makes."""
+    """The most bytes of arrays a trace holds while it replays a value or a gradient beyond what
+    an interpreted run's lean tape holds (the values a sweep over every input reads: each is held
+    by both): the values of the run a later step reads (diff/replay_release.py) and the
+    constants its steps keep (each array counted once), but those inside a fused region of its
+    Program (diff/program_fusion.py), which its replay never makes. Where all it holds is within
+    TRACE_MAX_BYTES, that (the values the lean tape holds too are not walked for)."""
     from . import replay_release                # lazy: a plain run (the CLI's) never loads the replay
     from .program_fusion import FUSED_AWAY      # lazy: a plain run (the CLI's) never loads the fusing of traces
-    return replay_release.held_bytes(trace, (FUSED_AWAY,))       # a fused region's inside: never held
+    held = replay_release.held_bytes(trace, (FUSED_AWAY,))       # a fused region's inside: never held
+    if held <= TRACE_MAX_BYTES:
+        return held                             # within the budget whatever the lean tape holds: no walk
+    return held - replay_release.swept_bytes(trace, (FUSED_AWAY,))
 
 
 def holds_large_arrays(tape) -> bool:

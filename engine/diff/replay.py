@@ -26,7 +26,7 @@ from ..core.complexes import is_complex, is_complex_scalar
 from ..core.notes import NOTES
 from ..core.numbers import all_finite
 from ..core.program import Program
-from ..core.tape import BOXES, Shape, Tape, Var
+from ..core.tape import BOXES, Shape, Tape, Var, recorded_constants
 from .bits import same_bits
 from .fallbacks import LOWERED_CODE_ERRORS, STEP_ERRORS, Fallback, LoweringRefused, ReplayDiffers, count
 from .replay_arrays import make_sweep, worth_making
@@ -166,7 +166,8 @@ def record_trace(tape: Tape, out, signature, run_steps, logged=()) -> Trace | Un
                 return Unkept(f"a traced argument of {prim.name} the tape did not record")
         floats = takes_floats(entries, e)
         all_floats = all_floats and floats and not e.params and e.value.__class__ is float
-        forwards.append(_forward(prim, e.parents, args, e.params, e.span, floats))
+        # over its constants only: a closure over the recorded arguments would keep the run's values
+        forwards.append(_forward(prim, e.parents, recorded_constants(e), e.params, e.span, floats))
     complex_values = not all_floats and any(is_complex(e.value) for e in entries)
     complex_scalars = complex_values and all(e.value.__class__ is float or is_complex_scalar(e.value) for e in entries)
     common = dict(equations=entries, forwards=forwards, leaves=leaves, signature=tuple(signature), run_steps=run_steps,
@@ -179,13 +180,15 @@ def record_trace(tape: Tape, out, signature, run_steps, logged=()) -> Trace | Un
     return Trace(output=None, constant=owned(out), **common)
 
 
-def replay_values(trace: Trace, inputs: list, release: bool = False) -> list:
+def replay_values(trace: Trace, inputs: list, release=None) -> list:
     """Every tape value recomputed from `inputs` (the leaves), each step's span set for the kink
     notes its forward rule makes. A guarded trace checks its decisions on the way (PathChanged).
-    `release`: a value no later step and no reverse sweep reads is dropped (None) once read
-    (diff/replay_release.py): what a value or gradient replay needs, not the run's history."""
+    `release`: the input positions a reverse sweep after it watches (() where none follows: a
+    value's replay); a value no later step and no such sweep reads is dropped (None) once read
+    (diff/replay_release.py): what a value or gradient replay needs, not the run's history.
+    None: every value kept (the drivers that read them all)."""
     values = list(inputs)
-    drops = released(trace) if release and releases(trace) else None
+    drops = released(trace, release) if release is not None and releases(trace) else None
     if trace.guards:
         return guarded_values(trace, values, drops)
     append = values.append

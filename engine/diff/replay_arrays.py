@@ -28,10 +28,10 @@ from ..core.accumulate import accumulate
 from ..core.backend import np, xp
 from ..core.complexes import is_complex_scalar
 from ..core.notes import NOTES
-from ..core.tape import saved_args
+from ..core.tape import lean_args
 from . import replay_release
 from .generated import functions_of
-from .replay_sweep import reads_value, rows as plan_rows
+from .replay_sweep import reads_output, rows as plan_rows, sweep_arguments
 from .rule_tracer import PROBES, Tracer, Untraceable, probe_of
 
 MAX_ROWS = 4000             # longer sweeps keep the planned one (compile time, code size)
@@ -112,7 +112,7 @@ def _sweep_function(trace, plan, values, out, seed, watched):
     # a trace with regions fused across its statements makes none (their steps leave no value:
     # diff/program_fusion.py); the values a replay released (diff/replay_release.py) no sweep reads
     from .program_fusion import FUSED_REGIONS        # lazy, as diff/large_trace.py loads it
-    released = {j for drops in replay_release.released(trace) for j in drops}
+    released = {j for drops in replay_release.released(trace, watched) for j in drops}
     if plan.count > MAX_ROWS or _live_rows[0] + plan.count > LIVE_ROWS_MAX or FUSED_REGIONS in trace.annotations \
             or not host_arrays([v for j, v in enumerate(values) if j not in released]) \
             or not host_arrays([seed]):
@@ -159,10 +159,10 @@ def adjoint_lines(trace, plan, value, tracer, out, seed, body, arrays=True) -> d
             body.append(f"    notes.span = s{i}")
         prim, params = e.prim, e.params
         if gather is not None or args is None:
-            refs = _row_arguments(e, value)
+            refs = _row_arguments(e, plan.at[i].run[0], value)
         else:
             refs = list(args)
-        ans = value(i) if prim.needs_ans else None
+        ans = value(i) if reads_output(e, plan.at[i].run[0]) else None     # a replay may release one not read
         for vjp, float_vjp, j in pairs:
             if g.example.__class__ is float:        # the table's form planned_adjoints takes
                 vjp = float_vjp
@@ -182,15 +182,12 @@ def adjoint_lines(trace, plan, value, tracer, out, seed, body, arrays=True) -> d
     return adjoints
 
 
-def _row_arguments(e, value) -> list:
-    """What the plan's row passes its VJPs (saved_args of the arguments, the replayed values
-    filled in), as probes of the values it keeps as they are and constants of the rest (shape
-    stand-ins: fixed at a trace's shapes)."""
-    prim, full = e.prim, list(e.args)
-    for pos, j in e.parents:
-        if reads_value(e, pos):                 # else its recorded Shape stand-in (the value may be released)
-            full[pos] = value(j)
+def _row_arguments(e, live, value) -> list:
+    """What the plan's row passes its VJPs (replay_sweep's `sweep_arguments`: the lean tape's
+    arguments, the replayed values it reads filled in), as probes of the values it keeps as they
+    are and constants of the rest (shape stand-ins: fixed at a trace's shapes)."""
+    prim, full = e.prim, sweep_arguments(e, live, value)
     real = tuple(Tracer.real(v) for v in full)
-    saved = saved_args(prim, real)
+    saved = lean_args(prim, live, real)
     return [full[pos] if type(full[pos]) in PROBES and saved[pos] is real[pos] else saved[pos]
             for pos in range(len(full))]

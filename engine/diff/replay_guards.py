@@ -223,7 +223,8 @@ def _read_again(number, raw, take, tie, outcome, span) -> None:
 def guarded_values(trace, values: list, drops=None) -> list:
     """`values` (the inputs) extended by every step of a guarded trace, each guard checked as
     soon as the values it reads exist (PathChanged at the first that differs). `drops`: per
-    step, the values dropped once it ran (diff/replay_release.py; a guard's are never dropped)."""
+    step, the values dropped once it ran (diff/replay_release.py; a value a guard reads, once the
+    step after that guard ran)."""
     forwards = trace.forwards
     append = values.append
     done = 0

@@ -68,7 +68,7 @@ class Paths:
                 return trace
         return None
 
-    def replay(self, inputs: list, release: bool = False):
+    def replay(self, inputs: list, release=None):
         """(the trace whose path the inputs take, its replayed values), or PathChanged if none
         kept takes it (or a comparison met a tie). `release`: replay_values'."""
         trace = self.last
@@ -92,7 +92,7 @@ class Paths:
         raise PathChanged(0, None)            # not reached: each move takes a longer agreeing prefix
 
 
-def replay_entry(entry, inputs: list, release: bool = False):
+def replay_entry(entry, inputs: list, release=None):
     """(trace, values) from what a signature keeps: one trace, or the paths of a guarded one.
     `release`: the values only a value or a gradient needs (replay_values')."""
     if entry.__class__ is Paths:

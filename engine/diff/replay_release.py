@@ -1,28 +1,34 @@
 """What a value or gradient replay holds: each value of the run only while a later step's forward
-reads it, unless a reverse sweep reads it too.
+(or a guard) reads it, unless the reverse sweep after it reads it too.
 
 A replay recomputes every value of its trace into one list (diff/replay.py's `replay_values`),
-which the reverse sweep then reads. The sweep reads only what the VJPs read, by the facts of the
-table's entries: a step's traced arguments where its primitive `needs_args`, its output where it
-`needs_ans`; a primitive that needs neither is swept on the Shape stand-ins its equation recorded
-(diff/replay_sweep.py's plan). So the old versions of an array that a loop of item assignments
-rebinds (`Ls[c, j, i] = v`: index_update, whose VJPs read neither argument) are read once, by the
-next assignment, and a replay that held them all held the run's whole history of that array.
+which the reverse sweep then reads. The sweep reads what the VJPs of its steps' traced arguments
+read, by the table's facts, as the interpreter's lean tape keeps them (core/tape.py's
+`vjp_reads`: an entry's `reads` per argument position, else every argument where it
+`needs_args` and the output where it `needs_ans`); the other arguments are swept on Shape
+stand-ins (diff/replay_sweep.py's `sweep_arguments`). It reads them only for the steps that
+depend on the inputs it watches: a gradient in x of GradBench's ode reads y_rot (mul(x, y_rot)),
+not x * y_rot (where reads its condition), nor the k's (`h / 2 * k1` reads k1 only for the
+derivative in s). So the old versions of an array that a loop of item assignments rebinds
+(`Ls[c, j, i] = v`: index_update, whose VJPs read neither argument) are read once, by the next
+assignment, and a replay that held them all held the run's whole history of that array.
 
-`released(trace)` is, per step, the values a replay may drop once that step ran: those no later
-step's forward reads and no sweep reads (an annotation of the Program, worked out once from its
-equations). Kept whatever happens: the inputs, the output, what a guard reads, an argument a
-step's sweep reads (diff/replay_sweep.py's `reads_value`: its primitive needs_args, or the
-argument was recorded as it was, a float). `held_bytes` is the most such a replay holds at
-once, the bound diff/large_trace.py keeps a trace by. Drivers that read every value (forward
-tangents, Hessians, n-th derivatives) replay without releasing (`replay_values`'s default), and
-where the whole run is more than a trace may hold (`whole_run_bytes`), they are interpreted."""
+`released(trace, watched)` is, per step, the values a replay may drop once that step ran, its
+sweep watching the inputs at `watched`: those whose last reader (`last_uses`, the one last-use
+pass, the batched replay's too) it is, but the inputs, the output and what the sweep reads
+(`swept`). `held_bytes` is the most such a replay holds at once where its sweep watches every
+input; `swept_bytes` what of it the lean tape holds too; diff/large_trace.py keeps a trace by
+their difference. Drivers that read every value (forward tangents, Hessians, n-th derivatives)
+replay without releasing (`replay_values`'s default), and where the whole run is more than a
+trace may hold (`whole_run_bytes`), they are interpreted."""
 from __future__ import annotations
 
-from .replay_sweep import reads_value
+from ..core.tape import recorded_constants
+from .replay_sweep import live_steps, reads_output, reads_value
 from .trace_cache import buffer_owner, distinct_bytes
 
 RELEASED = "released values"        # the annotation's key
+LAST_USES = ("last uses",)          # the key of last_uses' answer
 WHOLE_RUN = "whole run's bytes"     # the bytes of a replay that keeps every value (held_bytes notes them)
 # a replay releases values only where keeping them all would hold this much: below it, the
 # per-step bookkeeping costs a small program's replay time (ode at 4: 84 -> 88 us) and saves
@@ -36,36 +42,59 @@ def releases(trace) -> bool:
     return trace.annotations.get(WHOLE_RUN, RELEASE_FROM_BYTES) >= RELEASE_FROM_BYTES
 
 
-def released(trace) -> list:
+def released(trace, watched=None) -> list:
     """Per step after the inputs (position leaves + k is item k): the positions a replay drops
-    once that step ran (cached on the trace)."""
-    drops = trace.annotations.get(RELEASED)
+    once that step ran, where the reverse sweep after it watches the inputs at `watched` (():
+    none follows; None: every input, the most any sweep reads), cached on the trace by them."""
+    key = (RELEASED, tuple(range(trace.leaves)) if watched is None else tuple(watched))
+    drops = trace.annotations.get(key)
     if drops is None:
-        drops = trace.annotations[RELEASED] = _released(trace)
+        drops = trace.annotations[key] = _released(trace, swept(trace, key[1]))
     return drops
 
 
-def _released(trace) -> list:
-    equations, leaves = trace.equations, trace.leaves
-    kept = [j < leaves for j in range(len(equations))]
-    last = list(range(len(equations)))          # the last step whose forward reads each value
-    if trace.output is not None:
-        kept[trace.output] = True
-    for guard in trace.guards:
-        for j, _ in guard.sources:
-            if j is not None:
-                kept[j] = True
-    for i in range(leaves, len(equations)):
-        e = equations[i]
-        kept[i] = kept[i] or e.prim.needs_ans
+def swept(trace, watched) -> list:
+    """Per equation position, whether the reverse sweep over the inputs at `watched` reads its
+    value: a traced argument that a step's VJPs read (diff/replay_sweep.py's `reads_value`, by
+    the table's facts, as the lean tape keeps it), a step's output that they read (`reads_output`)."""
+    read = [False] * len(trace.equations)
+    for i, e, live in live_steps(trace, watched, [False] * len(trace.equations)):
+        read[i] = read[i] or reads_output(e, live)
         for pos, j in e.parents:
-            last[j] = i
-            kept[j] = kept[j] or reads_value(e, pos)      # its sweep reads it
-    drops = [[] for _ in range(leaves, len(equations))]
+            read[j] = read[j] or reads_value(e, pos, live)
+    return read
+
+
+def _released(trace, read: list) -> list:
+    equations, leaves = trace.equations, trace.leaves
+    last, steps = last_uses(trace), len(equations) - leaves
+    drops = [[] for _ in range(steps)]
     for j in range(leaves, len(equations)):
-        if not kept[j]:
-            drops[last[j] - leaves].append(j)
+        if read[j] or j == trace.output:
+            continue                            # the sweep reads it, or the caller
+        step = last[j] if last[j] >= 0 else j - leaves      # read by no step: dropped once made
+        if step < steps:                        # else a guard after the last step reads it
+            drops[step].append(j)
     return drops
+
+
+def last_uses(trace) -> list:
+    """Per equation position, the equation (its index among those after the leaves) that reads
+    it last (-1: none does), a guard's read counting as one by the equation it precedes (a
+    replay checks a guard before that equation runs): an annotation of the Program, worked out
+    once. A releasing replay drops a value after its last reader (`released`), a batched one
+    too (diff/batched_replay.py)."""
+    last = trace.annotations.get(LAST_USES)
+    if last is None:
+        last = trace.annotations[LAST_USES] = [-1] * len(trace.equations)
+        for i, e in enumerate(trace.body()):
+            for _, j in e.parents:
+                last[j] = i
+        for guard in trace.guards:
+            for j, _ in guard.sources:
+                if j is not None:
+                    last[j] = max(last[j], guard.position - trace.leaves)
+    return last
 
 
 def held_bytes(trace, skipped=()) -> int:
@@ -77,7 +106,8 @@ def held_bytes(trace, skipped=()) -> int:
     under RELEASE_FROM_BYTES the replay releases nothing, and that is what it holds (no walk of
     the releases: a recording pays for it only where it counts)."""
     equations, leaves = trace.equations, trace.leaves
-    whole = distinct_bytes([arg for e in equations if e.prim not in skipped for arg in e.args]
+    constants = [arg for e in equations if e.prim not in skipped for arg in recorded_constants(e)]
+    whole = distinct_bytes(constants
                            + [e.value for i, e in enumerate(equations) if i < leaves or e.prim not in skipped])
     trace.annotations[WHOLE_RUN] = whole
     if whole < RELEASE_FROM_BYTES:
@@ -107,9 +137,8 @@ def held_bytes(trace, skipped=()) -> int:
         if not holders:
             held[0] -= owner.nbytes
 
-    for i, e in enumerate(equations):
-        for arg in e.args if e.prim not in skipped else ():
-            hold(arg, -1)                       # kept by the trace itself: never dropped
+    for arg in constants:
+        hold(arg, -1)                           # kept by the trace itself: never dropped
     for j in range(leaves):
         hold(equations[j].value, j)
     most = held[0]
@@ -121,6 +150,16 @@ def held_bytes(trace, skipped=()) -> int:
         for j in drops:
             drop(j)
     return most
+
+
+def swept_bytes(trace, skipped=()) -> int:
+    """The bytes of the run's values (the trace's equations still holding them) that a reverse
+    sweep over every input reads (`swept`), each buffer counted once: what an interpreted run's
+    lean tape holds too, watching them all, until its sweep passes (core/tape.py's `vjp_reads`
+    decides both); a primitive in `skipped` (a fused region's inside) holds nothing."""
+    equations = trace.equations
+    read = swept(trace, range(trace.leaves))
+    return distinct_bytes([e.value for j, e in enumerate(equations) if read[j] and e.prim not in skipped])
 
 
 def whole_run_bytes(entry) -> int:

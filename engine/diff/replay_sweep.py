@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from operator import itemgetter
 
-from ..core.tape import Shape, planned_step, saved_args, sweep_equations
+from ..core.tape import Shape, as_is, lean_args, planned_step, saved_stand_in, sweep_equations, vjp_reads
 
 
 @dataclass
@@ -46,51 +46,82 @@ def sweep_plan(trace, watched: list) -> SweepPlan:
     return plan
 
 
+def live_steps(trace, watched, live_index: list):
+    """(position, equation, its traced arguments that depend on the inputs at `watched`) of each
+    equation on the tape a sweep over `watched` holds, in order; `live_index` (one False per
+    equation) marks them, and the watched inputs, as it goes."""
+    equations = trace.equations
+    for i in watched:
+        live_index[i] = True
+    for index in range(trace.leaves, len(equations)):
+        e = equations[index]
+        live = tuple((pos, j) for pos, j in e.parents if live_index[j])
+        if live:
+            live_index[index] = True
+            yield index, e, live
+
+
 def _make_plan(trace, watched: list) -> SweepPlan:
     equations = trace.equations
     live_index = [False] * len(equations)
-    for i in watched:
-        live_index[i] = True
     at, count = [None] * len(equations), 0
-    for index in range(trace.leaves, len(equations)):
-        e = equations[index]
+    for index, e, live in live_steps(trace, watched, live_index):
         prim, parents, args = e.prim, e.parents, e.args
-        live = tuple((pos, j) for pos, j in parents if live_index[j])
-        if live:
-            live_index[index] = True
-            count += 1
-            rebuilt = prim.needs_args or len(live) < len(parents) or not all(a.__class__ is Shape for a in args)
-            if rebuilt and not prim.needs_args:   # VJPs that read no argument: no replayed array read
-                args, gather = _stand_ins(e)
-            else:
-                args, gather = (None, _gather(prim, parents, args)) if rebuilt else (args, None)
-            at[index] = planned_step(prim, live, args, gather, e.params, e.span, e)
+        count += 1
+        rebuilt = prim.needs_args or len(live) < len(parents) or not all(a.__class__ is Shape for a in args)
+        read = vjp_reads(prim, live)[0]
+        if rebuilt and read is not None and not read.issuperset(range(len(args))):   # VJPs that read not every argument
+            args, gather = _stand_ins(e, live)
+        else:
+            args, gather = (None, _gather(prim, parents, args)) if rebuilt else (args, None)
+        at[index] = planned_step(prim, live, args, gather, e.params, e.span, e)
     return SweepPlan(at=at, live=live_index, count=count, length=len(watched) + count)
 
 
-def reads_value(e, pos: int) -> bool:
+def reads_value(e, pos: int, traced=None) -> bool:
     """Whether a sweep's step of equation `e` reads the replayed value of its traced argument at
-    `pos`: its primitive's VJPs read their arguments (`needs_args`), or that argument was
-    recorded as it was (a float), not as a Shape stand-in. Else the recorded stand-in is what the
-    VJPs get (the value's shape, fixed at a trace's shapes), and a replay may release the value
-    (diff/replay_release.py)."""
-    return e.prim.needs_args or e.args[pos].__class__ is not Shape
+    `pos`, the VJPs of its traced positions `traced` (None: all of them, `e.parents`) read as the
+    lean tape keeps them (core/tape.py's `vjp_reads`: the entry's `reads` per position, else
+    every argument where it needs_args), or that argument is a number (kept as it is: a float).
+    Else a Shape stand-in of it is what the VJPs get (the value's shape, fixed at a trace's
+    shapes), and a replay may release the value (diff/replay_release.py)."""
+    positions = vjp_reads(e.prim, e.parents if traced is None else traced)[0]
+    return positions is None or pos in positions or as_is(e.args[pos])
 
 
-def _stand_ins(e):
-    """(args, gather) of a step whose VJPs read no argument: saved_args of its recorded arguments
-    (Shape stand-ins), with `gather(values)` filling in the traced arguments not recorded as a
-    stand-in (a float, which saved_args keeps as it is), or None where there are none."""
-    template = saved_args(e.prim, e.args)
-    floats = tuple((pos, j) for pos, j in e.parents if reads_value(e, pos))
-    if not floats:
+def reads_output(e, traced=None) -> bool:
+    """Whether a sweep's step of equation `e` reads its output, the VJPs of its traced positions
+    `traced` (None: all of them) read as the lean tape keeps them (`vjp_reads`)."""
+    return vjp_reads(e.prim, e.parents if traced is None else traced)[1]
+
+
+def sweep_arguments(e, live, value) -> list:
+    """The arguments a sweep's step of equation `e` passes the VJPs of its traced positions `live`:
+    the lean tape's (core/tape.py's `lean_args`), each traced argument it reads `value(j)` of its
+    parent j, the others as recorded or as Shape stand-ins of the recorded values (a replay may
+    have released them)."""
+    full = list(e.args)
+    for pos, j in e.parents:
+        full[pos] = value(j) if reads_value(e, pos, live) else saved_stand_in(full[pos])
+    return full
+
+
+def _stand_ins(e, live):
+    """(args, gather) of a step whose VJPs read not every argument: `sweep_arguments` as
+    lean_args keeps them, with `gather(values)` filling in the traced arguments they read, or
+    (args, None) where they read none."""
+    template = lean_args(e.prim, live, tuple(sweep_arguments(e, live, lambda j: None)))
+    positions = vjp_reads(e.prim, live)[0]
+    # (position, parent, whether kept as it is: read; else a number, saved as lean_args saves it)
+    filled = tuple((pos, j, pos in positions) for pos, j in e.parents if reads_value(e, pos, live))
+    if not filled:
         return template, None
 
     def gather(values):
         full = list(template)
-        for pos, j in floats:
-            full[pos] = values[j]
-        return saved_args(e.prim, full)     # as the rebuilt step saved them: a float as it is
+        for pos, j, read in filled:
+            full[pos] = values[j] if read else saved_stand_in(values[j])
+        return full
     return None, gather
 
 

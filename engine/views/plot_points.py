@@ -20,9 +20,10 @@ import sys
 from ..core.backend import np, to_device, to_host, xp
 from ..core.notes import reset as reset_notes
 from ..core.tape import Dual, new_level, strip
-from ..diff.batched_replay import (largest_value, last_uses, point_shape, record_for_batches, refused_pass,
-                                   replay_stacked, rows_per_pass)
+from ..diff.batched_replay import (largest_value, point_shape, record_for_batches, refused_pass, replay_stacked,
+                                   rows_per_pass)
 from ..diff.fallbacks import CONFIRMED_ERRORS, count
+from ..diff.replay_release import last_uses
 from ..lang.values import as_input, dtype
 
 BATCHED = True          # False: every grid point is one run (benchmarks time both ways)

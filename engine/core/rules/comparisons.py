@@ -90,7 +90,7 @@ def _where(c, x, y):
 
 # the language's where() checks its arguments first (lang/builtins.py), so no builtin= here
 where = defprim("where", _where, elementwise=True, kink="the branch not taken gets no gradient",
-                side="condition",
+                side="condition", reads=("", "c", "c"),
                 vjp=(None,
                      lambda g, ans, c, x, y: unbroadcast(where(c, g, 0.0), x),
                      lambda g, ans, c, x, y: unbroadcast(where(c, 0.0, g), y)),
