@@ -222,3 +222,23 @@ def test_a_value_nothing_reads_is_computed_and_notes_its_kinks(tmp_path, run):
     on, off = do(None, {"x": x}, target=target), op_by_op(do, None, {"x": x}, target=target)
     assert same(on.value, off.value) and sorted(on.kinks) == sorted(off.kinks)
     assert [k[0] for k in on.kinks] == ["sqrt"] and on.kinks[0][1].line == 2
+
+
+KMEANS = ("import numpy as np\n\ndef f(points, centroids):\n    d = points[:, None, :] - centroids[None, :, :]\n"
+          "    dist = np.sum(d * d, axis=2)\n    return np.sum(np.min(dist, axis=1))\n")
+
+
+def test_a_two_way_broadcast_stays_numpys_op_as_the_pass_says(tmp_path, fused_runs):
+    # the pass over a Program declines a region whose leaves broadcast two ways (numexpr walks them
+    # element by element: program_regions.broadcasts_one_way); an interpreted run fused kmeans'
+    # (1000, 1, 8) - (1, 10, 8) anyway, so its replay "fused less" and every gradient was
+    # interpreted (held-out kmeans 10x1000x8: 0/50 replayed, 1.6 ms a gradient against 0.7)
+    rng = np.random.default_rng(28)
+    at = {"points": rng.normal(size=(10_000, 8)), "centroids": rng.normal(size=(10, 8))}
+    target = program(tmp_path, KMEANS)
+    assert_op_by_op_bits(None, at, target=target)
+    assert fused_runs == []
+    f = api.function(str(tmp_path / "program.py"), fn="f")
+    for k in range(3):
+        f.grad(points=at["points"] * (1.0 + k * 1e-3), centroids=at["centroids"])
+    assert f.replays >= 1 and f.fallbacks == {}

@@ -106,9 +106,9 @@ def _region_facts():
     """(region_plan.eligible, program_regions.same_bits_fused), imported at their first use (a
     run over numbers or small arrays never loads them), then read from here: no import a call."""
     if not _FACTS:
-        from .program_regions import same_bits_fused
+        from .program_regions import one_way, same_bits_fused
         from .region_plan import eligible
-        _FACTS.extend((eligible, same_bits_fused))
+        _FACTS.extend((eligible, same_bits_fused, one_way))
         global FLOAT64
         FLOAT64 = np().dtype("float64")
     return _FACTS
@@ -163,6 +163,8 @@ def defer(prim, args, params, level, tape):
     if size < fused.FUSE_MIN_ELEMENTS or (element_limit[0] is not None and size > element_limit[0]) \
             or not admitted(prim):
         return None
+    if len(shapes) > 1 and not _region_facts()[2](shapes, shape):
+        return None                                  # broadcast two ways: numpy's op is faster (the pass's rule)
     return _pending(prim, tuple(vals), tuple(parents), shape, size, complex_, level, tape)
 
 
@@ -364,6 +366,9 @@ def _region(tape, r, members):
             p, pos = read
             raw = equations[p].args[pos]
             leaves.append(raw if values_only else Var(raw, tape, ref, tape.level))
+    if not _region_facts()[2]([getattr(v.value if v.__class__ is Var else v, "shape", ()) for v in leaves],
+                              pending[r].shape):
+        return None                                  # its leaves broadcast two ways: op by op, as the pass says
     span = NOTES.span
     NOTES.span = pending[r].span
     try:
