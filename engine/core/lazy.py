@@ -59,14 +59,26 @@ ENABLED = [True]
 # regions undone before a sweep (see the module's docstring), and regions forced in all
 RESETTLED = [0]
 FORCED = [0]
-# the equations run inside regions' kernels so far (an undone region's taken back): a replay whose
-# pass fuses fewer of a run's equations than its interpreted run did is not kept (diff/large_trace.py)
+# the elements of the equations run inside regions' kernels so far (an undone region's taken
+# back): a replay whose pass fuses much less of a run than its interpreted run did replays only its
+# values (diff/large_trace.py)
 FUSED = [0]
 # regions that handed over a value's summed reads at their root (`_sum_reads`)
 SUMMED = [0]
 # the bytes of the pending values recorded so far: what a recording tape, which keeps every value,
 # would hold beyond a plain run's (diff/function.py keeps no trace whose recording would not fit)
 PENDING_BYTES = [0]
+
+
+def elements(equations) -> int:
+    """The elements of the equations' values (pending equations', a Program's)."""
+    total = 0
+    for e in equations:
+        size = 1
+        for d in e.shape:
+            size *= d
+        total += size
+    return total
 
 
 def _refused(*args, **kwargs):
@@ -378,14 +390,14 @@ def _region(tape, r, members):
     if values_only:                                  # no sweep follows: the forward kernels' array
         if out is None:
             return None
-        FUSED[0] += len(positions)
+        FUSED[0] += elements(equations.values())
         _done(tape, r, out)
         return out
     if out.__class__ is not Var:
         return None
     entry = tape.entries.pop()                      # handed over at `settle`, before the sweep
     tape.groups[r] = Group(tuple(positions), equations, region, entry)
-    FUSED[0] += len(positions)
+    FUSED[0] += elements(equations.values())
     value = out.value
     _done(tape, r, value)
     return value
@@ -539,7 +551,7 @@ def _reads_of(region, j) -> list:
 def _undo(tape, group) -> None:
     """A region's equations recorded one by one, as `bind` records them (their values again)."""
     RESETTLED[0] += 1
-    FUSED[0] -= len(group.positions)
+    FUSED[0] -= elements(group.equations.values())
     values: dict = {}
     root = group.positions[-1]
     for m in group.positions:

@@ -82,7 +82,7 @@ class Function:
         # a derivative under another name keeps no trace (`kept`)
         self.gradient_only = nested_derivatives(self.target.node)
         self.traces: dict = {}
-        # per signature not recorded yet: the most equations a plain run at it ran inside core/lazy.py's
+        # per signature not recorded yet: the most elements a plain run at it ran inside core/lazy.py's
         # regions (its recording's fit_for_replay compares its trace's regions with them)
         self.fused_lazily: dict = {}
         # this Function's own counts; `replays`, `interpreted` and `fallbacks` add its variants'
@@ -487,7 +487,7 @@ def first_run(traces: dict, key, interpret, *call, fused_lazily=None):
 
 @contextmanager
 def fusing(fused_lazily: dict, key):
-    """Keep in `fused_lazily[key]` the most equations a plain run at `key` ran inside its regions
+    """Keep in `fused_lazily[key]` the most elements a plain run at `key` ran inside its regions
     (core/lazy.py's FUSED): large_trace.fit_for_replay interprets the gradients of a trace whose
     regions hold fewer, whichever kind of run records it."""
     before = lazy.FUSED[0]

@@ -22,16 +22,22 @@ the same pass's rules made of its pending values (core/lazy.py)."""
 from __future__ import annotations
 
 from ..core import fused
+from ..core.lazy import elements
 from ..core.tape import FUSED_RULES
 from .trace_cache import Unkept
 
 TRACE_MAX_BYTES = 1 << 25     # 32 MiB: a few dozen arrays of 10^5 float64
 OVER_BUDGET = Unkept("a trace larger than a trace may hold")
-# a run whose interpreter fused more of its equations (core/lazy.py's regions) than the pass over
-# its Program does: a replayed gradient would run them op by op, slower than interpreting it (the
-# chain's: 9 ms against 6 at 10^5), so its gradients are interpreted (Trace.grads_interpreted);
-# its values, which a plain run computes op by op as well, replay
+# a run whose interpreter fused more of its work (core/lazy.py's regions) than the pass over its
+# Program does: a replayed gradient runs those equations op by op, and where that costs more than
+# interpreting the whole run costs beyond a replay, its gradients are interpreted
+# (Trace.grads_interpreted; the chain at 10^5: 20 equations op by op, 5 ms a replayed gradient
+# against 3 interpreted); its values, which a plain run computes op by op as well, replay.
+# Fusing saves about 1 ns an element (the chain); interpreting costs 10 to 30 us an equation more
+# than replaying it (held-out gmm at 10x25x1000: 2,341 equations, 91 against 18 ms; 3 equations of
+# 250,000 elements the pass does not fuse): an equation's interpreting weighs as many elements
 FUSES_LESS = "large inputs of a program its replay fuses less than its interpreter"
+INTERPRETING_ELEMENTS = 10_000
 
 
 def held_bytes(trace) -> int:
@@ -60,16 +66,17 @@ def fit_for_replay(trace, tape, fused_lazily=0):
     """The trace to keep of a recorded `tape` (None or Unkept as given: nothing to fit), with the
     regions of its Program over large arrays fused (diff/program_fusion.py) and its other large
     elementwise steps on their fused entries; Unkept (its reason) where it holds more than
-    TRACE_MAX_BYTES. Where its regions hold fewer equations than `fused_lazily`, those the plain
-    run at its inputs ran inside its regions (core/lazy.py's FUSED), its gradients are
-    interpreted (FUSES_LESS)."""
+    TRACE_MAX_BYTES. Where its regions hold fewer elements than `fused_lazily`, those the plain
+    run at its inputs ran inside its regions (core/lazy.py's FUSED), by more than its equations'
+    interpreting weighs (INTERPRETING_ELEMENTS each), its gradients are interpreted (FUSES_LESS)."""
     if not trace:
         return trace
     large = holds_large_arrays(tape)
     if large:
         from .program_fusion import fuse_trace, trace_regions
         found = trace_regions(trace)                # regions across statements: one kernel each
-        trace.grads_interpreted = sum(len(region.positions) for region in found) < fused_lazily
+        by_pass = sum(elements(trace.equations[p].value for p in region.positions) for region in found)
+        trace.grads_interpreted = fused_lazily - by_pass > INTERPRETING_ELEMENTS * len(trace.equations)
         if trace.grads_interpreted:     # its values alone replay: regions whatever their sums, forward kernels
             found = trace_regions(trace, sums=False)
         fuse_trace(trace, found, watched=not trace.grads_interpreted)
