@@ -118,10 +118,13 @@ def _untake(g, index, shape_):
 
 
 def basic_index(index) -> bool:
-    """An index of ints and slices only (numpy's basic indexing: a view, no element twice)."""
+    """An index of ints, slices, None and ... only (numpy's basic indexing: a view, no element
+    twice; kmeans' points[:, None, :] is one, whose adjoint add.at took 1 ms to scatter at
+    (10000, 16), += on the view 0.1 ms)."""
     if index.__class__ is int or index.__class__ is slice:
         return True
-    return index.__class__ is tuple and all(i.__class__ is int or i.__class__ is slice for i in index)
+    return index.__class__ is tuple and all(i.__class__ is int or i.__class__ is slice or i is None or i is Ellipsis
+                                            for i in index)
 
 
 getitem = defprim("getitem", lambda x, index: plain_scalar(x[index]), needs_args=False, taped_vjp=True,

@@ -1,0 +1,134 @@
+"""core/rules/broadcast_rows.py: an elementwise op across a broadcast of short rows (kmeans'
+points[:, None, :] - centroids[None, :, :]) by a copy of the operand broadcast along a middle
+axis, to numpy's own bits (nan payloads, -0.0, inf included), and left to numpy everywhere else;
+and the kmeans eval's value and gradient, replayed, to numpy's own operations' bits."""
+import operator
+
+import numpy as np
+import pytest
+
+import autodiff
+from autodiff.engine.core.rules import broadcast_rows, shapes
+from autodiff.engine.core.rules.arithmetic import add, mul, sub
+
+
+def _awkward(rng, shape, dtype):
+    """Values over 20 decades, with -0.0, inf, -inf and nans of several payloads sprinkled in."""
+    x = (rng.normal(size=shape) * 10.0 ** rng.integers(-10, 10, size=shape)).astype(dtype)
+    pick = rng.random(shape)
+    x[pick < 0.1] = -0.0
+    x[(pick > 0.1) & (pick < 0.102)] = np.inf
+    x[(pick > 0.2) & (pick < 0.202)] = -np.inf
+    bits = x.view(np.int64 if dtype == np.float64 else np.int32)
+    nan = np.array(np.nan, dtype=dtype).view(bits.dtype)
+    bits[(pick > 0.3) & (pick < 0.302)] = nan | 0x5                   # nans with their own payloads
+    bits[(pick > 0.4) & (pick < 0.402)] = -(nan | 0x9) if dtype == np.float64 else nan | 0x9
+    return x
+
+
+PAIRS = [((1000, 1, 8), (1, 100, 8)), ((1, 100, 8), (1000, 1, 8)), ((300, 1, 4, 8), (1, 20, 4, 8)),
+         ((50, 1, 2), (50, 90, 2)), ((60, 90, 2), (60, 1, 2)), ((100, 1, 64), (1, 10, 64))]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("name", ["add", "subtract", "multiply"])
+@pytest.mark.parametrize("x_shape, y_shape", PAIRS)
+def test_a_broadcast_of_short_rows_is_copied_out_to_numpys_bits(x_shape, y_shape, name, dtype):
+    rng = np.random.default_rng(sum(x_shape) + 7 * sum(y_shape))
+    x, y = _awkward(rng, x_shape, dtype), _awkward(rng, y_shape, dtype)
+    ufunc = getattr(np, name)
+    with np.errstate(all="ignore"):
+        expected = ufunc(x, y)
+        got = broadcast_rows.spread(ufunc, x, y, np)
+    assert got is not None                            # the copy's way was taken
+    assert got.dtype == expected.dtype and got.shape == expected.shape and got.flags.c_contiguous
+    assert got.tobytes() == expected.tobytes()
+
+
+@pytest.mark.parametrize("op, ufunc", [(add, np.add), (sub, np.subtract), (mul, np.multiply)])
+def test_the_engines_add_sub_and_mul_take_it_to_numpys_bits(op, ufunc):
+    rng = np.random.default_rng(5)
+    p, c = _awkward(rng, (1000, 8), np.float64), _awkward(rng, (10, 8), np.float64)
+    with np.errstate(all="ignore"):
+        assert op(p[:, None, :], c[None, :, :]).tobytes() == ufunc(p[:, None, :], c[None, :, :]).tobytes()
+        assert op.primitive.impl(c[None, :, :], p[:, None, :]).tobytes() == ufunc(c[None], p[:, None]).tobytes()
+
+
+@pytest.mark.parametrize("x, y", [
+    (np.ones((1000, 8)), np.ones(8)),                              # two dimensions: numpy's loop is quick
+    (np.ones((1000, 1, 8)), np.ones((1, 100, 8), dtype=np.float32)),     # a cast
+    (np.ones((1000, 1, 8), dtype=np.int64), np.ones((1, 100, 8), dtype=np.int64)),
+    (np.ones((1000, 1, 8)), np.ones((1, 100, 8))[:, ::-1]),        # not C-contiguous
+    (np.ones((1000, 1, 80)), np.ones((1, 100, 80))),               # long rows
+    (np.ones((1000, 1, 1)), np.ones((1, 100, 1))),                 # rows of one
+    (np.ones((10, 1, 8)), np.ones((1, 10, 8))),                    # too few elements
+    (np.ones((1000, 100, 1)), np.ones((1, 1, 8))),               # along the last axis
+    (np.ones((1, 100, 8)), np.ones((1000, 100, 8))),               # along the first axis: one run already
+    (np.ones((1000, 1, 1, 8)), np.ones((1, 10, 10, 8))),           # along two axes
+])
+def test_other_broadcasts_are_left_to_numpy(x, y):
+    assert broadcast_rows.spread(np.subtract, x, y, np) is None
+    assert sub.primitive.impl(x, y).tobytes() == (x - y).tobytes()
+
+
+def test_python_floats_and_numbers_keep_pythons_operators():
+    assert broadcast_rows.rows_op(operator.sub, "subtract")(1.0, 3.0) == -2.0
+    assert sub.primitive.impl(0.1, 0.2) == 0.1 - 0.2 and mul.primitive.impl(3, 4) == 12
+
+
+@pytest.mark.parametrize("index", [(slice(None), None, slice(None)), (None, slice(None)), (Ellipsis, 1),
+                                   (None, Ellipsis, slice(0, 2))])
+def test_an_index_with_none_or_ellipsis_is_basic_and_its_adjoint_adds_as_add_at(index):
+    assert shapes.basic_index(index)
+    g_full = np.array([[-0.0, 1.5, np.nan], [2.0, -0.0, np.inf], [0.0, -3.0, 4.0]])
+    g = g_full[index]
+    expected = np.zeros((3, 3))
+    np.add.at(expected, index, g)
+    assert shapes.untake(g, index, (3, 3)).tobytes() == expected.tobytes()
+
+
+def test_an_index_with_an_array_or_a_bool_is_not_basic():
+    assert not shapes.basic_index((slice(None), np.array([0, 1])))
+    assert not shapes.basic_index((None, True))
+
+
+KMEANS = """
+import numpy as np
+
+def f(points, centroids):
+    d = points[:, None, :] - centroids[None, :, :]
+    dist = np.sum(d * d, axis=2)
+    return np.sum(np.min(dist, axis=1))
+"""
+
+
+def _kmeans_by_numpy(p, c):
+    """The kmeans eval's value and gradient by numpy's own operations, in the engine's rules'
+    order (the sums by add.reduce itself, the broadcasts as numpy broadcasts them)."""
+    d = p[:, None, :] - c[None, :, :]
+    dist = np.add.reduce(d * d, axis=2)
+    nearest = np.min(dist, axis=1)
+    value = np.add.reduce(nearest, axis=None)
+    share = (dist == nearest[:, None]).astype(np.float64)
+    share = share / np.add.reduce(share, axis=1)[:, None]
+    g6 = np.broadcast_to(np.ones(len(p))[:, None], dist.shape) * share
+    g5 = np.broadcast_to(g6[:, :, None], d.shape)
+    g4 = g5 * d
+    g4 += d * g5
+    return value, 0.0 + np.add.reduce(g4, axis=1), 0.0 + np.add.reduce(-g4, axis=0)
+
+
+def test_the_kmeans_eval_replays_to_numpys_own_bits(tmp_path):
+    path = tmp_path / "kmeans.py"
+    path.write_text(KMEANS)
+    f = autodiff.function(str(path))
+    rng = np.random.default_rng(17)
+    for step in range(5):
+        points = rng.random((300, 8)) * 10.0 ** rng.integers(-3, 3, size=(300, 8))
+        centroids = np.ascontiguousarray(points[-10:] + 0.5 * step)
+        value, grads = f.value_and_grad({"points": points, "centroids": centroids}, wrt=["points", "centroids"])
+        expected, g_points, g_centroids = _kmeans_by_numpy(points, centroids)
+        assert np.float64(value).tobytes() == np.float64(expected).tobytes()
+        assert grads["points"].tobytes() == g_points.tobytes()
+        assert grads["centroids"].tobytes() == g_centroids.tobytes()
+    assert f.replays >= 3 and f.fallbacks == {}
