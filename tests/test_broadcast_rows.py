@@ -2,13 +2,13 @@
 points[:, None, :] - centroids[None, :, :]) by a copy of the operand broadcast along a middle
 axis, to numpy's own bits (nan payloads, -0.0, inf included), and left to numpy everywhere else;
 and the kmeans eval's value and gradient, replayed, to numpy's own operations' bits."""
-import operator
-
 import numpy as np
 import pytest
 
 import autodiff
+from autodiff.engine.core.primitives import TABLE
 from autodiff.engine.core.rules import broadcast_rows, shapes
+from autodiff.engine.diff.replay import takes_rows
 from autodiff.engine.core.rules.arithmetic import add, mul, sub
 
 
@@ -46,12 +46,18 @@ def test_a_broadcast_of_short_rows_is_copied_out_to_numpys_bits(x_shape, y_shape
 
 
 @pytest.mark.parametrize("op, ufunc", [(add, np.add), (sub, np.subtract), (mul, np.multiply)])
-def test_the_engines_add_sub_and_mul_take_it_to_numpys_bits(op, ufunc):
+def test_add_sub_and_mul_replay_it_as_a_fact_of_their_entries_to_numpys_bits(op, ufunc):
     rng = np.random.default_rng(5)
     p, c = _awkward(rng, (1000, 8), np.float64), _awkward(rng, (10, 8), np.float64)
+    x, y = p[:, None, :], c[None, :, :]
+    assert op.primitive.broadcast_rows and broadcast_rows.fits(x, y) and broadcast_rows.fits(y, x)
+    step = broadcast_rows.forward(op.primitive)
     with np.errstate(all="ignore"):
-        assert op(p[:, None, :], c[None, :, :]).tobytes() == ufunc(p[:, None, :], c[None, :, :]).tobytes()
-        assert op.primitive.impl(c[None, :, :], p[:, None, :]).tobytes() == ufunc(c[None], p[:, None]).tobytes()
+        assert step(x, y).tobytes() == ufunc(x, y).tobytes()
+        assert step(y, x).tobytes() == ufunc(y, x).tobytes()
+        # a replay's values in another layout than the recorded ones: numpy's own op
+        assert step(x, np.asfortranarray(c)[None]).tobytes() == ufunc(x, c[None]).tobytes()
+    assert not any(TABLE[name].broadcast_rows for name in ("div", "pow", "matmul", "maximum", "eq"))
 
 
 @pytest.mark.parametrize("x, y", [
@@ -62,18 +68,20 @@ def test_the_engines_add_sub_and_mul_take_it_to_numpys_bits(op, ufunc):
     (np.ones((1000, 1, 80)), np.ones((1, 100, 80))),               # long rows
     (np.ones((1000, 1, 1)), np.ones((1, 100, 1))),                 # rows of one
     (np.ones((10, 1, 8)), np.ones((1, 10, 8))),                    # too few elements
-    (np.ones((1000, 100, 1)), np.ones((1, 1, 8))),               # along the last axis
+    (np.ones((1000, 100, 1)), np.ones((1, 1, 8))),                 # along the last axis
     (np.ones((1, 100, 8)), np.ones((1000, 100, 8))),               # along the first axis: one run already
     (np.ones((1000, 1, 1, 8)), np.ones((1, 10, 10, 8))),           # along two axes
+    (np.ones((1000, 10, 8)), np.ones((1000, 10, 8))),              # no broadcast
 ])
 def test_other_broadcasts_are_left_to_numpy(x, y):
-    assert broadcast_rows.spread(np.subtract, x, y, np) is None
-    assert sub.primitive.impl(x, y).tobytes() == (x - y).tobytes()
+    assert broadcast_rows.spread(np.subtract, x, y, np) is None and not broadcast_rows.fits(x, y)
+    assert broadcast_rows.forward(sub.primitive)(x, y).tobytes() == (x - y).tobytes()
 
 
-def test_python_floats_and_numbers_keep_pythons_operators():
-    assert broadcast_rows.rows_op(operator.sub, "subtract")(1.0, 3.0) == -2.0
-    assert sub.primitive.impl(0.1, 0.2) == 0.1 - 0.2 and mul.primitive.impl(3, 4) == 12
+def test_numbers_are_left_to_the_entrys_impl():
+    assert not broadcast_rows.fits(1.0, 3.0) and not broadcast_rows.fits(np.ones((1000, 1, 8)), 2.0)
+    assert broadcast_rows.forward(sub.primitive)(1.0, 3.0) == -2.0
+    assert broadcast_rows.forward(mul.primitive)(3, 4) == 12
 
 
 @pytest.mark.parametrize("index", [(slice(None), None, slice(None)), (None, slice(None)), (Ellipsis, 1),
@@ -132,3 +140,17 @@ def test_the_kmeans_eval_replays_to_numpys_own_bits(tmp_path):
         assert grads["points"].tobytes() == g_points.tobytes()
         assert grads["centroids"].tobytes() == g_centroids.tobytes()
     assert f.replays >= 3 and f.fallbacks == {}
+    trace, = f.traces.values()                        # its broadcast difference replays across rows
+    called = [cell.cell_contents for forward in trace.forwards for cell in forward.__closure__
+              if getattr(cell.cell_contents, "__name__", "").endswith("across broadcast rows")]
+    assert [step.__name__ for step in called] == ["subtract across broadcast rows"]
+
+
+def test_a_step_takes_the_rows_forward_where_its_recorded_arguments_fit():
+    from autodiff.engine.core.tape import Tape
+    tape = Tape(keep_values=True)
+    p, c = tape.watch(np.ones((1000, 8))), tape.watch(np.ones((10, 8)))
+    d = sub(p[:, None, :], c[None, :, :])
+    e = mul(d, d)
+    entries = tape.entries
+    assert takes_rows(entries, entries[d.index]) and not takes_rows(entries, entries[e.index])

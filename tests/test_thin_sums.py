@@ -138,3 +138,13 @@ def test_a_broadcast_difference_gets_its_gradient_summed_slab_by_slab_to_numpys_
     P, C = rng.normal(size=(1000, 8)), rng.normal(size=(10, 8))
     result = api.grad("np.sum(W * (P[:, None, :] - C[None, :, :]))", at={"P": P, "C": C, "W": W}, wrt=["P"])
     assert np.asarray(result.gradient["P"]).tobytes() == (np.add.reduce(W, axis=1) + 0.0).tobytes()
+
+
+@pytest.mark.parametrize("axis", [3, -4, 7])
+def test_an_axis_out_of_range_is_numpys_error_not_a_wrapped_slab_sum(axis):
+    from autodiff.engine.core.rules.reductions import sum as sum_op
+    x = np.ones((1000, 10, 8))
+    with pytest.raises(np.exceptions.AxisError):
+        np.add.reduce(x, axis=axis)
+    with pytest.raises(np.exceptions.AxisError):
+        sum_op(x, axis)

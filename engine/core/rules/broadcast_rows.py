@@ -3,7 +3,10 @@ centroids[None, :, :]` makes them: numpy's broadcast loop runs once per row ther
 broadcast along a middle axis cannot be walked as one run), 0.88 ms for a (1000, 100, 8) result,
 where copying that operand out to the result's shape (np.repeat copies whole rows) and applying
 the op into the copy walks every array as one run: 0.32 ms, 0.99 -> 0.53 ms at (10000, 10, 16),
-80 -> 34 µs at (1000, 10, 8).
+80 -> 34 µs at (1000, 10, 8). A fact of the table's entry (`broadcast_rows`: add, sub, mul); a
+replayed step takes this way where its recorded arguments took it (diff/replay.py's
+step_callable), so that no other op pays a test for it (40-70 ns an op, 5% of ode's replay, where
+the entries' impl tested every call).
 
 The same ufunc on the same two values at every element, in the same operand order, into a
 C-contiguous result as numpy's own: its bits, nan payloads included (a copy moves bits as they
@@ -21,26 +24,47 @@ ROW_MAX = 64                # (1000, 10, 64): 255 -> 195 µs; longer rows are nu
 ELEMENTS_MIN = 1 << 12      # (100, 10, 8): 7.9 -> 4.6 µs; below, the checks cost what the copy saves
 
 
-def rows_op(op, ufunc_name: str):
-    """An elementwise binary forward: `op(x, y)` (Python's operator, numpy's ufunc on arrays),
-    through `spread` where two numpy arrays of three or more dimensions and different shapes
-    meet (the checks before it cost an op of two equal shapes about 0.1 µs)."""
-    def impl(x, y):
-        c = x.__class__
-        if c is y.__class__ and c is not float:
-            numpy = sys.modules.get("numpy")          # numpy itself (a tracer's stand-in makes no copy)
-            if numpy is not None and c is numpy.ndarray and x.ndim > 2 and x.shape != y.shape:
-                out = spread(getattr(numpy, ufunc_name), x, y, numpy)
-                if out is not None:
-                    return out
-        return op(x, y)
-    impl.__name__ = ufunc_name
-    return impl
+def forward(prim):
+    """A replayed step's forward for a `broadcast_rows` entry (core/primitives.py) whose recorded
+    arguments `fits`: `spread` with the entry's ufunc where the values still take it (a replay's
+    inputs keep the recorded shapes, not always their layout), else the entry's own impl."""
+    impl, name = prim.impl, prim.ufuncs[0]
+
+    def step(x, y):
+        numpy = sys.modules["numpy"]                # loaded: the recorded arguments were its arrays
+        if x.__class__ is numpy.ndarray and y.__class__ is numpy.ndarray:
+            out = spread(getattr(numpy, name), x, y, numpy)
+            if out is not None:
+                return out
+        return impl(x, y)
+    step.__name__ = f"{name} across broadcast rows"
+    return step
+
+
+def fits(x, y) -> bool:
+    """Whether `spread` takes x and y (numpy arrays of three or more dimensions, different shapes):
+    what a trace asks of a step's recorded arguments, once, so that no other op pays a test."""
+    numpy = sys.modules.get("numpy")
+    return (numpy is not None and x.__class__ is numpy.ndarray and y.__class__ is numpy.ndarray
+            and x.ndim > 2 and x.shape != y.shape and _plan(x, y) is not None)
 
 
 def spread(ufunc, x, y, numpy):
     """ufunc(x, y) by a copy of the operand broadcast along a middle axis, or None where the op
     is not such a broadcast of short rows (see above)."""
+    plan = _plan(x, y)
+    if plan is None:
+        return None
+    spread_x, axis, count = plan
+    if spread_x:
+        copy = numpy.repeat(x, count, axis=axis)
+        return ufunc(copy, y, out=copy)
+    copy = numpy.repeat(y, count, axis=axis)
+    return ufunc(x, copy, out=copy)
+
+
+def _plan(x, y):
+    """(whether x is the operand to copy out, the axis, the count) or None."""
     xs, ys = x.shape, y.shape
     if len(xs) != len(ys) or not 2 <= xs[-1] == ys[-1] <= ROW_MAX:
         return None
@@ -48,12 +72,10 @@ def spread(ufunc, x, y, numpy):
     if _size(shape) < ELEMENTS_MIN or x.dtype != y.dtype or x.dtype.char not in "df" \
             or not (x.flags.c_contiguous and y.flags.c_contiguous):
         return None
-    for spread_x, own, other_shape in ((True, xs, ys), (False, ys, xs)):
+    for spread_x, own, other in ((True, xs, ys), (False, ys, xs)):
         axis = _middle_axis(own, shape)
-        if axis is not None and _leading_only(other_shape, shape):
-            one, other = (x, y) if spread_x else (y, x)
-            copy = numpy.repeat(one, shape[axis], axis=axis)
-            return ufunc(copy, other, out=copy) if spread_x else ufunc(other, copy, out=copy)
+        if axis is not None and _leading_only(other, shape):
+            return spread_x, axis, shape[axis]
     return None
 
 

@@ -51,11 +51,11 @@ def _sum(x, axis=None):
         return x
     m = xp()
     if x.__class__ is m.ndarray and m is np():     # np.sum's own reduction, without its Python wrapper
-        if axis.__class__ is int and -x.ndim <= axis < x.ndim:
-            axis %= x.ndim
-            if axis == x.ndim - 1 and thin(x, ROW_WIDTH_MAX):
+        if axis.__class__ is int:
+            if (axis == -1 or axis == x.ndim - 1) and thin(x, ROW_WIDTH_MAX):
                 return row_sums(x)
-            if slabbed(x, axis):            # numpy's own bits, slab by slab
+            if x.ndim > 2 and -x.ndim <= axis < x.ndim and slabbed(x, axis % x.ndim):     # numpy's bits, slab by slab
+                axis %= x.ndim
                 return slab_sums(x, axis).reshape(x.shape[:axis] + x.shape[axis + 1:])
         return plain_scalar(m.add.reduce(x, axis=axis))
     return plain_scalar(m.sum(x, axis=axis))

@@ -82,11 +82,10 @@ def _sum_to(x, shape_):
     axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape_) if n == 1 and x.shape[lead + i] != 1)
     # numpy's arrays: np.sum's own reduction, without its Python wrapper (a few µs a call)
     total = m.add.reduce if x.__class__ is m.ndarray and m is np() else m.sum
-    if total is not m.sum and len(axes) == 1:
-        if axes == (0,) and x.ndim == 2 and thin(x, COLUMN_WIDTH_MAX):
-            return column_sums(x).reshape(shape_)
-        if slabbed(x, axes[0]):              # numpy's own bits, slab by slab
-            return slab_sums(x, axes[0]).reshape(shape_)
+    if axes == (0,) and x.ndim == 2 and total is not m.sum and thin(x, COLUMN_WIDTH_MAX):
+        return column_sums(x).reshape(shape_)
+    if x.ndim > 2 and len(axes) == 1 and total is not m.sum and slabbed(x, axes[0]):   # numpy's bits, slab by slab
+        return slab_sums(x, axes[0]).reshape(shape_)
     r = total(x, axis=axes, keepdims=True) if axes else x
     if not shape_:
         return plain_scalar(total(r, axis=None))
