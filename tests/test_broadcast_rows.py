@@ -84,6 +84,34 @@ def test_numbers_are_left_to_the_entrys_impl():
     assert broadcast_rows.forward(mul.primitive)(3, 4) == 12
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("shape", [(1000, 100, 8), (300, 10, 2), (64, 64, 64), (20, 30, 4, 8)])
+def test_the_mul_vjps_product_with_a_spread_adjoint_is_copied_out_to_numpys_bits(shape, dtype):
+    rng = np.random.default_rng(sum(shape))
+    reduced, other = _awkward(rng, shape[:-1] + (1,), dtype), _awkward(rng, shape, dtype)
+    spread = np.broadcast_to(reduced, shape)          # a sum's adjoint restored over its rows
+    assert spread.strides[-1] == 0
+    with np.errstate(all="ignore"):
+        for a, b in ((spread, other), (other, spread)):
+            got, expected = broadcast_rows.times(a, b), a * b
+            assert got.dtype == expected.dtype and got.flags.c_contiguous and expected.flags.c_contiguous
+            assert got.tobytes() == expected.tobytes()
+            assert got.base is None                   # a buffer of its own (accumulate may add into it)
+
+
+@pytest.mark.parametrize("a, b", [
+    (np.broadcast_to(np.ones((1000, 100, 1)), (1000, 100, 80)), np.ones((1000, 100, 80))),    # long rows
+    (np.broadcast_to(np.ones((10, 10, 1)), (10, 10, 8)), np.ones((10, 10, 8))),               # few elements
+    (np.broadcast_to(np.ones((1000, 100, 1)), (1000, 100, 8)), np.ones((1000, 100, 16))[..., ::2]),
+    (np.broadcast_to(np.ones((1000, 100, 1)), (1000, 100, 8)), np.ones((1000, 100, 8), dtype=np.float32)),
+    (np.ones((1000, 100, 8)), np.ones((1000, 100, 8))),
+    (2.0, np.ones((1000, 100, 8))),
+])
+def test_other_products_are_numpys_own(a, b):
+    assert broadcast_rows.times(a, b).tobytes() == (a * b).tobytes()
+    assert broadcast_rows.times(b, a).tobytes() == (b * a).tobytes()
+
+
 @pytest.mark.parametrize("index", [(slice(None), None, slice(None)), (None, slice(None)), (Ellipsis, 1),
                                    (None, Ellipsis, slice(0, 2))])
 def test_an_index_with_none_or_ellipsis_is_basic_and_its_adjoint_adds_as_add_at(index):
