@@ -285,3 +285,36 @@ def test_a_float_adjoint_of_zero_in_a_generated_sweep_keeps_the_interpreters_plu
     for name in ("x", "c", "y", "z"):
         assert same_bits(replayed.gradient[name], fresh.gradient[name]), name
     assert same_bits(replayed.gradient["z"], 0.0)
+
+
+def test_a_generated_sweep_lets_go_of_a_large_rules_temporaries_so_accumulate_adds_in_place():
+    """sum(sum(D * D, 2)): the mul VJP's two products of the restored adjoint (a stride-0 view
+    over rows of 8) are each taken into a copy of it; the line after each rule lets go of its
+    temporaries, so the product is the sweep's alone and the second contribution is added into
+    the first (core/accumulate.py), not into a third array; small rules' lines let go of nothing."""
+    D = np.random.default_rng(3).normal(size=(1000, 20, 8))
+    trace = recorded_trace("sum(sum(D * D, 2))", {"D": D})
+    values = replay_values(trace, [D])
+    plan = sweep_plan(trace, [0])
+    sweep = make_sweep(trace, plan, values, trace.output, 1.0, [0])
+    lines = sweep.text.splitlines()
+    assert any("out=" in line for line in lines)          # the products into copies (broadcast_rows.times)
+    released = [i for i, line in enumerate(lines) if line.strip().endswith("= None") and line.strip().startswith("t")]
+    accumulated = [i for i, line in enumerate(lines) if "= k" in line and line.strip().startswith("g") and ", c)" in line]
+    assert released and accumulated and max(released) < accumulated[0]
+    expected = planned_adjoints(trace, plan, values, trace.output, 1.0)[0]
+    import tracemalloc
+    sweep.run(values, 1.0)
+    tracemalloc.start()
+    try:
+        got = sweep.run(values, 1.0)[0]
+        peak = tracemalloc.get_traced_memory()[1] / D.nbytes
+    finally:
+        tracemalloc.stop()
+    assert same_bits(got, expected)
+    assert peak < 2.5            # the two products and the copy being made, no third sum array
+    small = recorded_trace("sum(sum(D * D, 1))", {"D": np.ones((3, 4))})
+    small_values = replay_values(small, [np.ones((3, 4))])
+    small_sweep = make_sweep(small, sweep_plan(small, [0]), small_values, small.output, 1.0, [0])
+    assert not any(line.strip().startswith("t") and line.strip().endswith("= None")
+                   for line in small_sweep.text.splitlines())

@@ -56,6 +56,10 @@ FACTS = {
     "numexpr": None,
     # the numpy ufuncs the forward applies, by __name__ (None: the entry's name)
     "ufuncs": None,
+    # a binary ufunc (its first `ufuncs`) whose replayed step, where its recorded arguments are a
+    # broadcast of short rows, copies the operand broadcast along a middle axis out and applies
+    # the ufunc into the copy: numpy's bits, each array one run (core/rules/broadcast_rows.py)
+    "broadcast_rows": False,
     # CUDA C's name of that function (core/device_kernels.py; None: numexpr's name, if one)
     "c_name": None,
     # dear to recompute (a transcendental function): a region's reverse reads the forward's value

@@ -26,6 +26,7 @@ from ..core.complexes import is_complex, is_complex_scalar
 from ..core.notes import NOTES
 from ..core.numbers import all_finite
 from ..core.program import Program
+from ..core.rules import broadcast_rows
 from ..core.tape import BOXES, Shape, Tape, Var, recorded_constants
 from .bits import same_bits
 from .fallbacks import LOWERED_CODE_ERRORS, STEP_ERRORS, Fallback, LoweringRefused, ReplayDiffers, count
@@ -63,11 +64,25 @@ class Trace(Program):
     complex_scalars: bool = False   # every value a Python float or a complex number, some complex: compiled as floats are
 
 
-def step_callable(prim, params, floats: bool):
+def step_callable(prim, params, floats: bool, rows: bool = False):
     """The table's callable a step's forward calls: the float forward where the recorded
-    arguments were all Python floats and it has no params (as the ops' fast paths chose), else
-    `impl`. The closures below and the compiled replay (diff/replay_compiled.py) both call it."""
-    return prim.op.float_impl if floats and not params else prim.impl
+    arguments were all Python floats and it has no params (as the ops' fast paths chose), the
+    entry's forward across broadcast rows where they were such a broadcast (`rows`:
+    takes_rows), else `impl`. The closures below and the compiled replay
+    (diff/replay_compiled.py) both call it."""
+    if floats and not params:
+        return prim.op.float_impl
+    return broadcast_rows.forward(prim) if rows else prim.impl
+
+
+def takes_rows(entries, e) -> bool:
+    """Whether the step `e` of a `broadcast_rows` entry recorded two arrays that are a broadcast
+    of short rows (core/rules/broadcast_rows.py's `fits`): asked once, when the trace is made."""
+    if not e.prim.broadcast_rows or e.params or len(e.args) != 2:
+        return False
+    traced = dict(e.parents)
+    x, y = (entries[traced[pos]].value if pos in traced else arg for pos, arg in enumerate(e.args))
+    return broadcast_rows.fits(x, y)
 
 
 def takes_floats(entries, e) -> bool:
@@ -80,11 +95,11 @@ def takes_floats(entries, e) -> bool:
     return True
 
 
-def _forward(prim, parents, args, params, span, floats):
+def _forward(prim, parents, args, params, span, floats, rows=False):
     """One step's forward as a closure over the table's own callable (`step_callable`).
     Closures, not generated source: nothing of the user's text is ever compiled."""
     notes = NOTES
-    impl = step_callable(prim, params, floats)
+    impl = step_callable(prim, params, floats, rows)
     if params:
         if len(parents) == 1 and len(args) == 1:
             (_, j), = parents
@@ -166,8 +181,9 @@ def record_trace(tape: Tape, out, signature, run_steps, logged=()) -> Trace | Un
                 return Unkept(f"a traced argument of {prim.name} the tape did not record")
         floats = takes_floats(entries, e)
         all_floats = all_floats and floats and not e.params and e.value.__class__ is float
+        rows = not floats and takes_rows(entries, e)
         # over its constants only: a closure over the recorded arguments would keep the run's values
-        forwards.append(_forward(prim, e.parents, recorded_constants(e), e.params, e.span, floats))
+        forwards.append(_forward(prim, e.parents, recorded_constants(e), e.params, e.span, floats, rows))
     complex_values = not all_floats and any(is_complex(e.value) for e in entries)
     complex_scalars = complex_values and all(e.value.__class__ is float or is_complex_scalar(e.value) for e in entries)
     common = dict(equations=entries, forwards=forwards, leaves=leaves, signature=tuple(signature), run_steps=run_steps,

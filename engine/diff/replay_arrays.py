@@ -167,7 +167,8 @@ def adjoint_lines(trace, plan, value, tracer, out, seed, body, arrays=True) -> d
             if g.example.__class__ is float:        # the table's form planned_adjoints takes
                 vjp = float_vjp
             prev = adjoints.get(j)        # the first contribution is the adjoint itself
-            contrib = tracer.apply(vjp, [g, ans, *refs], params or {}, "c" if prev is not None else f"g{j}", body)
+            contrib = tracer.apply(vjp, [g, ans, *refs], params or {}, "c" if prev is not None else f"g{j}", body,
+                                   release=arrays)
             if contrib.example is None:
                 return None
             if prev is None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 
+from ..core.accumulate import INPLACE_MIN_ELEMENTS
 from ..core.backend import np
 from ..core.notes import NOTES
 from ..core.rule_tracer import (PROBES, REFUSALS, Equation, Float64Probe, Probe, Recorder, Untraceable,  # noqa: F401
@@ -105,12 +106,15 @@ class Tracer(Recorder):
         return f"{head}({', '.join(parts)})"
 
     # ---- one rule ----
-    def apply(self, fn, args, kwargs, target, lines, indent="    ") -> Probe:
+    def apply(self, fn, args, kwargs, target, lines, indent="    ", release=False) -> Probe:
         """Lines for `target = fn(*args, **kwargs)` (args: probes or the trace's constants):
         the rule traced, or called as it is. Returns the probe of `target`. A rule applied again
         to arguments of the same kinds (the steps of a loop) reuses the lines traced the first
         time, names changed: the same classes, shapes, dtypes, strides and constants take the
-        same lines, and the caller checks the whole function's numbers."""
+        same lines, and the caller checks the whole function's numbers. `release`: where the
+        result is a large array, a last line lets go of the rule's temporaries (None), so that
+        what they held is freed, and an array the result shares with one of them (a ufunc's
+        out=) is the sweep's alone again, which accumulate adds into in place."""
         kinks, detached = len(NOTES.kinks), len(NOTES.detached)
         # the rule as it is on the examples first: the example of `target`, what the traced
         # lines must give, and any first-use setup a rule does (a module's constants) done with
@@ -129,6 +133,8 @@ class Tracer(Recorder):
         self.count += template[1]
         lines += [indent + PLACEHOLDER.sub(lambda m: texts.get(m[0]) or f"t{base + int(m[0][2:])}", line)
                   for line in template[0]]
+        if release and template[1] and getattr(example, "size", 0) >= INPLACE_MIN_ELEMENTS:
+            lines.append(indent + " = ".join(f"t{base + k}" for k in range(1, template[1] + 1)) + " = None")
         return probe_of(target, example, self)
 
     def kind(self, value, names) -> tuple:

@@ -7,6 +7,7 @@ import operator
 from ..backend import np
 from ..tape import Dual, Var
 from ..primitives import check_result_size, defprim, float_fallback, ndim, plain_scalar, shape
+from .broadcast_rows import times
 from .comparisons import tangent_times, zero_where_zero
 from .joins import permute_dims
 from .shapes import bcast, expand_dims, reshape, transpose, unbroadcast
@@ -42,22 +43,23 @@ def _div_adjoint_y_float(g, ans, x, y):
 # path of a scalar loop skips one call per op). Division keeps _div: 1.0/0.0 raises in Python.
 add = defprim("add", lambda x, y: x + y, elementwise=True, needs_args=False, float_impl=operator.add,
               numexpr="+", fused_bits=True, complex_bits=True, taped_vjp=True, plannable=True,
+              broadcast_rows=True,
               vjp=(lambda g, ans, x, y: unbroadcast(g, x),
                    lambda g, ans, x, y: unbroadcast(g, y)),
               jvp=(lambda t, ans, x, y: bcast(t, ans),
                    lambda t, ans, x, y: bcast(t, ans)), complex_values=True)
 sub = defprim("sub", lambda x, y: x - y, elementwise=True, needs_args=False, float_impl=operator.sub,
               numexpr="-", ufuncs=("subtract",), fused_bits=True, complex_bits=True,
-              taped_vjp=True, plannable=True,
+              taped_vjp=True, plannable=True, broadcast_rows=True,
               vjp=(lambda g, ans, x, y: unbroadcast(g, x),
                    lambda g, ans, x, y: unbroadcast(-g, y)),
               jvp=(lambda t, ans, x, y: bcast(t, ans),
                    lambda t, ans, x, y: bcast(-t, ans)), complex_values=True)
 mul = defprim("mul", lambda x, y: x * y, elementwise=True, float_impl=operator.mul, reads=("y", "x"),
               numexpr="*", fused_bits=True, complex_bits="probe", ufuncs=("multiply",),
-              taped_vjp=True, plannable=True,
-              vjp=(lambda g, ans, x, y: unbroadcast(zero_where_zero(g, g * y, y), x),
-                   lambda g, ans, x, y: unbroadcast(zero_where_zero(g, x * g, x), y)),
+              taped_vjp=True, plannable=True, broadcast_rows=True,
+              vjp=(lambda g, ans, x, y: unbroadcast(zero_where_zero(g, times(g, y), y), x),
+                   lambda g, ans, x, y: unbroadcast(zero_where_zero(g, times(x, g), x), y)),
               # the scalar sweep's float g: no call; a nan product of a zero factor is the strong zero
               # (an outer level's box, in a nested derivative, is never masked)
               float_vjp=(lambda g, ans, x, y: ((r if (c := (r := g * y).__class__) is Var or c is Dual or r == r
