@@ -148,3 +148,22 @@ def test_an_axis_out_of_range_is_numpys_error_not_a_wrapped_slab_sum(axis):
         np.add.reduce(x, axis=axis)
     with pytest.raises(np.exceptions.AxisError):
         sum_op(x, axis)
+
+
+def test_the_orders_are_asked_of_this_numpy_and_left_to_it_where_it_adds_otherwise(monkeypatch):
+    # row_sums and slab_sums repeat the order this numpy adds in; another numpy may add otherwise:
+    # a probe asks numpy itself once, and where it disagrees numpy's own reduction runs
+    from autodiff.engine.core.rules import reductions
+    assert thin_sums.numpy_order()          # this numpy (the suite's): the fast paths run
+    x = _awkward(np.random.default_rng(3), (1000, 8), np.float64)
+    d = _awkward(np.random.default_rng(4), (300, 6, 4), np.float64)
+    taken = []
+    monkeypatch.setattr(reductions, "row_sums", lambda a: taken.append("rows") or thin_sums.row_sums(a))
+    monkeypatch.setattr(reductions, "slab_sums", lambda a, k: taken.append("slabs") or thin_sums.slab_sums(a, k))
+    expected = np.add.reduce(x, axis=-1), np.add.reduce(d, axis=1)
+    got = reductions._sum(x, axis=-1), reductions._sum(d, axis=1)
+    assert taken == ["rows", "slabs"] and all(a.tobytes() == b.tobytes() for a, b in zip(got, expected))
+    monkeypatch.setattr(thin_sums, "_AGREES", [False])
+    taken.clear()
+    got = reductions._sum(x, axis=-1), reductions._sum(d, axis=1)
+    assert taken == [] and all(a.tobytes() == b.tobytes() for a, b in zip(got, expected))

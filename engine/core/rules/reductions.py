@@ -12,7 +12,7 @@ from .arithmetic import div
 from .comparisons import eq, where
 from .complexes import conj, real, with_a_zero
 from .shapes import broadcast_to, expand_dims, reshape
-from .thin_sums import ROW_WIDTH_MAX, row_sums, slab_sums, slabbed, thin
+from .thin_sums import ROW_WIDTH_MAX, numpy_order, row_sums, slab_sums, slabbed, thin
 
 
 # Below this many elements a reduction's adjoint is spread over its input's shape as a whole
@@ -52,7 +52,7 @@ def _sum(x, axis=None):
     m = xp()
     if x.__class__ is m.ndarray and m is np():     # np.sum's own reduction, without its Python wrapper
         if axis.__class__ is int:
-            if (axis == -1 or axis == x.ndim - 1) and thin(x, ROW_WIDTH_MAX):
+            if (axis == -1 or axis == x.ndim - 1) and thin(x, ROW_WIDTH_MAX) and numpy_order():
                 return row_sums(x)
             if x.ndim > 2 and -x.ndim <= axis < x.ndim and slabbed(x, axis % x.ndim):     # numpy's bits, slab by slab
                 axis %= x.ndim

@@ -59,13 +59,42 @@ def column_sums(x):
     return np().add.reduce(np().ascontiguousarray(x.T), axis=1)
 
 
+_AGREES: list = []
+
+
+def numpy_order() -> bool:
+    """Whether this process's numpy adds in the orders row_sums and slab_sums repeat: asked of
+    numpy itself once (rows of 2 to 8 and a middle axis, float64 and float32, with -0.0, inf, nan
+    and numbers of every magnitude among them); where it does not (another numpy, another build),
+    numpy's own reduction runs and the bits stay numpy's."""
+    if not _AGREES:
+        numpy = np()
+
+        def sample(shape, dtype):                   # numbers of every sign and magnitude (no RNG to load)
+            i = numpy.arange(math.prod(shape), dtype=numpy.float64)
+            return (numpy.sin(i * 1.7) * 10.0 ** (i % 17 - 8)).reshape(shape).astype(dtype)
+        agrees = True
+        for dtype in (numpy.float64, numpy.float32):
+            for width in range(2, ROW_WIDTH_MAX + 1):
+                x = sample((ROWS_PER_COLUMN_MIN * width, width), dtype)
+                x.reshape(-1)[:6] = [-0.0, 0.0, numpy.inf, -numpy.inf, numpy.nan, -0.0]
+                x[-3:] = -0.0
+                agrees = agrees and row_sums(x).tobytes() == numpy.add.reduce(x, axis=-1).tobytes()
+            x = sample((SLABS_MIN, 5, 4), dtype)
+            x[0, 0, 0], x[1, :, 1], x[2, 3, 2] = numpy.nan, -0.0, numpy.inf
+            agrees = agrees and slab_sums(x, 1).tobytes() == numpy.add.reduce(x, axis=1, keepdims=True).tobytes()
+        _AGREES.append(agrees)
+    return _AGREES[0]
+
+
 def slabbed(x, axis: int) -> bool:
     """x C-contiguous float64 or float32 whose `axis` (not the first, not the last) is followed by
     a row of 2 to SLAB_ROW_MAX numbers and preceded by at least SLABS_MIN rows: numpy adds such
     an axis one slab after the other (slab_sums)."""
     if x.dtype.char not in "df" or not x.flags.c_contiguous or not 0 < axis < x.ndim - 1 or x.shape[axis] < 2:
         return False
-    return 2 <= math.prod(x.shape[axis + 1:]) <= SLAB_ROW_MAX and math.prod(x.shape[:axis]) >= SLABS_MIN
+    return 2 <= math.prod(x.shape[axis + 1:]) <= SLAB_ROW_MAX and math.prod(x.shape[:axis]) >= SLABS_MIN \
+        and numpy_order()
 
 
 def slab_sums(x, axis: int):
