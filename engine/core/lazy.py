@@ -45,13 +45,14 @@ kernel, an add and a finiteness check a read were before.
 from __future__ import annotations
 
 import sys
+import weakref
 
 from . import fused
 from .backend import np, xp
 from .notes import NOTES, READS
 from .primitives import PerPosition, Primitive, broadcast_shape, element_limit
 from .rules import TABLE
-from .tape import LAZY, Dual, Entry, Var, plain_entry
+from .tape import LAZY, Dual, Entry, Var, plain_entry, reading_pending
 
 # regions lazy values make of an interpreted run: off, every equation is recorded at once (the
 # reference the tests compare with, bit for bit)
@@ -211,9 +212,30 @@ def _pending(prim, vals, parents, shape, size, complex_, level, tape):
         waiting = tape.pending.get(j)
         if waiting is not None and j != index:
             waiting.readers.append((index, pos))
+    if not tape.watched_pending:
+        _watch(tape)
     var = Var.__new__(Var)
     var.tape, var.index, var.level = tape, index, level
     return var
+
+
+# the tapes alive that have held a pending Var (whose `value` slot may be unset while the tape
+# lives: a Var keeps its tape alive): Var's __getattr__ is installed while there is one
+HOLDING = [0]
+
+
+def _watch(tape) -> None:
+    tape.watched_pending = True
+    HOLDING[0] += 1
+    if HOLDING[0] == 1:
+        reading_pending(True)
+    weakref.finalize(tape, _released)
+
+
+def _released() -> None:
+    HOLDING[0] -= 1
+    if HOLDING[0] == 0:
+        reading_pending(False)
 
 
 def peek(var):
