@@ -131,6 +131,16 @@ def defer(prim, args, params, level, tape):
     """The pending Var of `prim` over `args` on `tape`, or None where it is recorded at once."""
     if params or not ENABLED[0] or READS.hook is not None:
         return None
+    for a in args:          # numbers and a nested derivative's boxes are never pending: told at once
+        c = a.__class__
+        if c is Var and a.tape is tape:
+            if a.index in tape.pending:
+                break
+            c = a.value.__class__
+        if c is not float and c is not Var and c is not Dual and c is not int:
+            break
+    else:
+        return None
     numpy = np()
     ndarray, float64, complex128 = numpy.ndarray, numpy.float64, numpy.complex128
     device = xp().ndarray                           # the device's arrays (core/regions.py runs its kernels)

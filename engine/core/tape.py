@@ -288,8 +288,8 @@ def lean_args(prim, traced, vals) -> tuple:
 def reads_entry(prim, parents, vals, ans, params) -> Entry:
     """The entry keeping only what the VJPs of the traced positions read (`Primitive.reads`,
     vjp_reads): `sin(x) * 3.0` keeps 3.0, not sin(x). Graph tapes (keep_values) keep everything."""
-    keep_ans = vjp_reads(prim, parents)[1]
-    args = lean_args(prim, parents, vals)
+    positions, keep_ans = vjp_reads(prim, parents)
+    args = vals if positions is None else tuple(v if i in positions else saved_stand_in(v) for i, v in enumerate(vals))
     if not keep_ans and ans.__class__ is float and prim.needs_ans:
         keep_ans = True                                # a float costs nothing: as the scalar path
     return Entry(prim, parents, args, ans if keep_ans else None, params, NOTES.span, None)
@@ -332,7 +332,9 @@ def bind(prim, args: tuple, params):
     notes = NOTES
     noted = len(notes.kinks)
     if top.__class__ is Var:
-        if prim.elementwise and top.tape.lazy and LAZY[0] is not None:
+        # (a nested derivative's values are boxes, never pending: told here without a call)
+        if prim.elementwise and top.tape.lazy and LAZY[0] is not None and \
+                (top.tape.pending or top.value.__class__ not in BOXES):
             out = LAZY[0].defer(prim, args, params, level, top.tape)
             if out is not None:
                 return out
