@@ -267,6 +267,8 @@ def vjp_reads(prim, traced) -> tuple:
     reads = prim.reads
     if reads is None:
         return (None if prim.needs_args else frozenset()), prim.needs_ans
+    if len(traced) == 1:                        # (one traced argument: its entry's fact as it is)
+        return reads[traced[0][0]]
     positions, reads_ans = frozenset(), False
     for pos, _ in traced:
         read, by_ans = reads[pos]
