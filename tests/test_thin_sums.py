@@ -5,17 +5,7 @@ import pytest
 
 from autodiff.engine import api
 from autodiff.engine.core.rules import thin_sums
-
-
-def _awkward(rng, shape, dtype):
-    """Values over 20 decades, with -0.0, inf, -inf and nan sprinkled in."""
-    x = (rng.normal(size=shape) * 10.0 ** rng.integers(-10, 10, size=shape)).astype(dtype)
-    pick = rng.random(shape)
-    x[pick < 0.1] = -0.0
-    x[(pick > 0.1) & (pick < 0.102)] = np.inf
-    x[(pick > 0.2) & (pick < 0.202)] = -np.inf
-    x[(pick > 0.3) & (pick < 0.302)] = np.nan
-    return x
+from test_broadcast_rows import _awkward     # values over 20 decades, -0.0, inf and nans of several payloads
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
