@@ -127,19 +127,27 @@ def _region_facts():
     return _FACTS
 
 
-def defer(prim, args, params, level, tape):
-    """The pending Var of `prim` over `args` on `tape`, or None where it is recorded at once."""
-    if params or not ENABLED[0] or READS.hook is not None:
-        return None
-    for a in args:          # numbers and a nested derivative's boxes are never pending: told at once
-        c = a.__class__
-        if c is Var and a.tape is tape:
+def may_pend(args, tape) -> bool:
+    """Whether an elementwise application to `args` on `tape` may be pending, told without numpy:
+    a pending argument, or an array of FUSE_MIN_ELEMENTS or more (numbers, a nested derivative's
+    boxes and smaller arrays are never pending: small arrays reach the size only broadcast two
+    ways, which `one_way` refuses). Asked by bind before `defer`, inline there (its hot path)."""
+    least = fused.FUSE_MIN_ELEMENTS
+    for a in args:
+        if a.__class__ is Var and a.tape is tape:
             if a.index in tape.pending:
-                break
-            c = a.value.__class__
-        if c is not float and c is not Var and c is not Dual and c is not int:
-            break
-    else:
+                return True
+            a = a.value
+        c = a.__class__
+        if c is not float and c is not Var and c is not Dual and c is not int and getattr(a, "size", 0) >= least:
+            return True
+    return False
+
+
+def defer(prim, args, params, level, tape):
+    """The pending Var of `prim` over `args` on `tape` (may_pend(args, tape)), or None where it is
+    recorded at once."""
+    if params or not ENABLED[0] or READS.hook is not None:
         return None
     numpy = np()
     ndarray, float64, complex128 = numpy.ndarray, numpy.float64, numpy.complex128

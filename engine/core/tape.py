@@ -281,7 +281,11 @@ def lean_args(prim, traced, vals) -> tuple:
     """What a lean tape keeps of a step's arguments `vals` whose traced positions are `traced`:
     those their VJPs read (vjp_reads) as they are, numbers as they are, `Shape` stand-ins for the
     other arrays (saved_args, where the entry states no `reads`)."""
-    positions = vjp_reads(prim, traced)[0]
+    return _kept(vals, vjp_reads(prim, traced)[0])
+
+
+def _kept(vals, positions) -> tuple:
+    """`vals` with those at `positions` (None: all) as they are, the others as saved_stand_in."""
     if positions is None:
         return vals
     return tuple(v if i in positions else saved_stand_in(v) for i, v in enumerate(vals))
@@ -291,7 +295,7 @@ def reads_entry(prim, parents, vals, ans, params) -> Entry:
     """The entry keeping only what the VJPs of the traced positions read (`Primitive.reads`,
     vjp_reads): `sin(x) * 3.0` keeps 3.0, not sin(x). Graph tapes (keep_values) keep everything."""
     positions, keep_ans = vjp_reads(prim, parents)
-    args = vals if positions is None else tuple(v if i in positions else saved_stand_in(v) for i, v in enumerate(vals))
+    args = _kept(vals, positions)
     if not keep_ans and ans.__class__ is float and prim.needs_ans:
         keep_ans = True                                # a float costs nothing: as the scalar path
     return Entry(prim, parents, args, ans if keep_ans else None, params, NOTES.span, None)
@@ -334,9 +338,7 @@ def bind(prim, args: tuple, params):
     notes = NOTES
     noted = len(notes.kinks)
     if top.__class__ is Var:
-        # (a nested derivative's values are boxes, never pending: told here without a call)
-        if prim.elementwise and top.tape.lazy and LAZY[0] is not None and \
-                (top.tape.pending or top.value.__class__ not in BOXES):
+        if prim.elementwise and top.tape.lazy and LAZY[0] is not None and LAZY[0].may_pend(args, top.tape):
             out = LAZY[0].defer(prim, args, params, level, top.tape)
             if out is not None:
                 return out
