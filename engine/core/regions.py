@@ -40,7 +40,7 @@ from .numbers import finite
 from .primitives import Primitive, broadcast_shape, element_limit
 from .region_kernels import KERNEL_ERRORS, run_checked, run_kernels
 from .region_pipeline import pipelined
-from .region_plan import RegionPlan, arguments, forward
+from .region_plan import RegionPlan, arguments, constant_key, forward
 from .region_program import Kernel, RegionBuilder, depends_on, is_dear, schedule, use_counts, with_frees
 from .region_seed import is_unit_seed, unit_seed_adjoints
 from .rules.shapes import unbroadcast
@@ -63,7 +63,7 @@ def layouts(values, plan=None):
     for i, v in enumerate(values):
         c = v.__class__
         if c is float:
-            key.append(("const", v, math.copysign(1.0, v)))      # -0.0 is not 0.0's kernels
+            key.append(("const",) + constant_key(v)[1:])       # -0.0 is not 0.0's kernels
             continue
         traced = c is Var
         if traced:
