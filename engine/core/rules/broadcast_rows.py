@@ -18,6 +18,7 @@ anything else is the op as it is.
 tests/test_broadcast_rows.py pins the bits against numpy itself."""
 from __future__ import annotations
 
+import math
 import sys
 
 from ..backend import np
@@ -71,7 +72,7 @@ def _plan(x, y):
     if len(xs) != len(ys) or not 2 <= xs[-1] == ys[-1] <= ROW_MAX:
         return None
     shape = tuple(a if a > b else b for a, b in zip(xs, ys))
-    if _size(shape) < ELEMENTS_MIN or x.dtype != y.dtype or x.dtype.char not in "df" \
+    if math.prod(shape) < ELEMENTS_MIN or x.dtype != y.dtype or x.dtype.char not in "df" \
             or not (x.flags.c_contiguous and y.flags.c_contiguous):
         return None
     for spread_x, own, other in ((True, xs, ys), (False, ys, xs)):
@@ -93,7 +94,7 @@ def times(a, b):
     if c is float or c is not b.__class__:      # (numbers, a nested derivative's boxes: no call)
         return a * b
     m = np()
-    if c is m.ndarray and a.ndim > 1 and a.shape == b.shape:
+    if c is m.ndarray and a.size >= ELEMENTS_MIN and a.ndim > 1 and a.shape == b.shape:
         for spread_a, one, other in ((True, a, b), (False, b, a)):
             if one.strides[-1] == 0 and _copies(one, other):
                 copy = m.repeat(one[..., :1], one.shape[-1], axis=-1)
@@ -104,13 +105,6 @@ def times(a, b):
 def _copies(one, other) -> bool:
     return (2 <= one.shape[-1] <= ROW_MAX and one.size >= ELEMENTS_MIN and one.dtype == other.dtype
             and one.dtype.char in "df" and other.flags.c_contiguous)
-
-
-def _size(shape) -> int:
-    n = 1
-    for d in shape:
-        n *= d
-    return n
 
 
 def _middle_axis(own, shape):
