@@ -133,7 +133,7 @@ class Tracer(Recorder):
         self.count += template[1]
         lines += [indent + PLACEHOLDER.sub(lambda m: texts.get(m[0]) or f"t{base + int(m[0][2:])}", line)
                   for line in template[0]]
-        if release and template[1] and getattr(example, "size", 0) >= INPLACE_MIN_ELEMENTS:
+        if release and template[1] and len(template[0]) > 1 and getattr(example, "size", 0) >= INPLACE_MIN_ELEMENTS:
             lines.append(indent + " = ".join(f"t{base + k}" for k in range(1, template[1] + 1)) + " = None")
         return probe_of(target, example, self)
 
