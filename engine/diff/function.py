@@ -357,11 +357,15 @@ class Function:
                                    signature=interp.signature, kinks=list(notes.kinks), steps=interp.steps)
         trace = kept(replaying.record_trace(tape, out, interp.signature, interp.steps, logged), self.gradient_only)
         refusal = self._refusal(trace, inputs, result) if trace else None   # replayed where recorded
-        trace = fit_for_replay(trace, tape, self.fused_lazily.pop(key, 0))
-        if refusal.__class__ is not PathChanged:    # a tie: this path is not kept (recorded at the next call)
-            file_trace(self.traces, key, trace if refusal is None else _refused(self.traces, key, trace, refusal))
+        self._file_checked(key, fit_for_replay(trace, tape, self.fused_lazily.pop(key, 0)), refusal)
         notes.kinks = list(result.kinks)            # as the interpreted run left them
         return result
+
+    def _file_checked(self, key, trace, refusal) -> None:
+        """Keep `trace` for `key`, as refused where its replay at the recording was (`_refusal`);
+        a tie (PathChanged) keeps nothing: the path is recorded at the next call."""
+        if refusal.__class__ is not PathChanged:
+            file_trace(self.traces, key, trace if refusal is None else _refused(self.traces, key, trace, refusal))
 
     def _refusal(self, trace, inputs, result):
         """Why `trace`, replayed at once where it was recorded, is refused (counted), or None where
@@ -397,9 +401,7 @@ class Function:
         trace = fit_for_replay(trace, tape, self.fused_lazily.pop(key, 0))
         if trace and trace.grads_interpreted:      # its values alone replay: checked as a value's recording is
             trace.untraced_kinks = untraced
-            refusal = self._refusal(trace, inputs, result)
-            if refusal.__class__ is not PathChanged:
-                file_trace(self.traces, key, trace if refusal is None else _refused(self.traces, key, trace, refusal))
+            self._file_checked(key, trace, self._refusal(trace, inputs, result))
             return result
         if trace:                                   # replayed at once where it was recorded: must agree
             trace.untraced_kinks = untraced
@@ -478,7 +480,7 @@ def first_run(traces: dict, key, interpret, *call, fused_lazily=None):
     the signature keeps no trace, and no call pays for recording one (OVER_BUDGET). The equations
     its regions ran go to `fused_lazily` (`fusing`), for the signature's recording."""
     pending = lazy.PENDING_BYTES[0]
-    with fusing({} if fused_lazily is None else fused_lazily, key):
+    with fusing(fused_lazily, key):
         out = interpret(*call)
     if lazy.PENDING_BYTES[0] - pending > TRACE_MAX_BYTES and traces.get(key) is None:
         keep_trace(traces, key, OVER_BUDGET)
@@ -489,7 +491,10 @@ def first_run(traces: dict, key, interpret, *call, fused_lazily=None):
 def fusing(fused_lazily: dict, key):
     """Keep in `fused_lazily[key]` the most elements a plain run at `key` ran inside its regions
     (core/lazy.py's FUSED): large_trace.fit_for_replay interprets the gradients of a trace whose
-    regions hold fewer, whichever kind of run records it."""
+    regions hold fewer, whichever kind of run records it (None: nothing kept)."""
+    if fused_lazily is None:
+        yield
+        return
     before = lazy.FUSED[0]
     yield
     fused = lazy.FUSED[0] - before
