@@ -108,23 +108,27 @@ class PendingEquation:
 def admitted(prim) -> bool:
     """A table entry a region may hold (region_plan.eligible), that is the table's now (a test
     may stand another entry in for it). Asked afresh: an entry's fields may change (tests do)."""
-    return TABLE.get(prim.name) is prim and _region_facts()[0](prim)
+    return TABLE.get(prim.name) is prim and loaded().eligible(prim)
 
 
-_FACTS: list = []
-FLOAT64 = None          # numpy's float64 dtype, once numpy is loaded (_region_facts)
+class Machinery:
+    """The region machinery lazy values use (program_regions, region_plan, regions), imported at
+    its first use (a run over numbers or small arrays never loads it), then read from here: no
+    import a call. `loaded()` gives it."""
+    eligible = same_bits_fused = one_way = region_of = regions = None
+    max_nodes = 0
+    float64 = None          # numpy's float64 dtype
 
 
-def _region_facts():
-    """(region_plan.eligible, program_regions.same_bits_fused), imported at their first use (a
-    run over numbers or small arrays never loads them), then read from here: no import a call."""
-    if not _FACTS:
-        from .program_regions import one_way, same_bits_fused
-        from .region_plan import eligible
-        _FACTS.extend((eligible, same_bits_fused, one_way))
-        global FLOAT64
-        FLOAT64 = np().dtype("float64")
-    return _FACTS
+def loaded():
+    if Machinery.regions is None:
+        from . import regions
+        from .program_regions import one_way, region_of, same_bits_fused
+        from .region_plan import MAX_NODES, eligible
+        Machinery.eligible, Machinery.same_bits_fused, Machinery.one_way = eligible, same_bits_fused, one_way
+        Machinery.region_of, Machinery.max_nodes, Machinery.float64 = region_of, MAX_NODES, np().dtype("float64")
+        Machinery.regions = regions
+    return Machinery
 
 
 def may_pend(args, tape) -> bool:
@@ -194,16 +198,16 @@ def defer(prim, args, params, level, tape):
     if size < fused.FUSE_MIN_ELEMENTS or (element_limit[0] is not None and size > element_limit[0]) \
             or not admitted(prim):
         return None
-    if len(shapes) > 1 and not _region_facts()[2](shapes, shape):
+    if len(shapes) > 1 and not Machinery.one_way(shapes, shape):
         return None                                  # broadcast two ways: numpy's op is faster (the pass's rule)
     return _pending(prim, tuple(vals), tuple(parents), shape, size, complex_, level, tape)
 
 
 def _pending(prim, vals, parents, shape, size, complex_, level, tape):
     """Record the pending equation where the pass would take it into a region."""
-    same_bits_fused = _region_facts()[1]
+    same_bits_fused = Machinery.same_bits_fused
     numpy = np()
-    dtype = FLOAT64
+    dtype = Machinery.float64
     if complex_:
         module = xp()                                # the run's array module (the device's, there)
         probe = prim.impl(*(v if v.__class__ in (float, int) or isinstance(v, complex)
@@ -334,10 +338,9 @@ def _force(tape, r, keep):
 def _members(tape, r) -> tuple:
     """The pending equations of r's region (r and back through its pending arguments, the
     latest first, at most MAX_NODES), and the pending arguments left out of it."""
-    from .region_plan import MAX_NODES
     pending = tape.pending
     members, candidates = {r}, {j for _, j in pending[r].parents if j in pending}
-    while candidates and len(members) < MAX_NODES:
+    while candidates and len(members) < Machinery.max_nodes:
         j = max(candidates)
         candidates.discard(j)
         members.add(j)
@@ -403,8 +406,7 @@ class Group:
 def _region(tape, r, members):
     """The root's value from the region's kernels, its entries in place (`_hand_over`); None
     where the kernels decline (then it runs op by op)."""
-    from . import regions
-    from .program_regions import region_of
+    regions, region_of = Machinery.regions, Machinery.region_of
     positions = sorted(members)
     pending = tape.pending
     equations = {m: pending[m] for m in positions}
@@ -418,7 +420,7 @@ def _region(tape, r, members):
             p, pos = read
             raw = equations[p].args[pos]
             leaves.append(raw if values_only else Var(raw, tape, ref, tape.level))
-    if not _region_facts()[2]([getattr(v.value if v.__class__ is Var else v, "shape", ()) for v in leaves],
+    if not Machinery.one_way([getattr(v.value if v.__class__ is Var else v, "shape", ()) for v in leaves],
                               pending[r].shape):
         return None                                  # its leaves broadcast two ways: op by op, as the pass says
     span = NOTES.span
