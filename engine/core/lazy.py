@@ -366,21 +366,27 @@ def _one_by_one(tape, positions, root):
         if eq is None:                               # forced meanwhile: its readers have its value
             continue
         args = _filled(tape, eq, values)
-        span = NOTES.span
-        NOTES.span = eq.span
-        noted = len(NOTES.kinks)
-        try:
-            value = eq.prim.impl(*args)
-            if len(NOTES.kinks) != noted:
-                NOTES.traced_since(noted)
-            tape.entries[m] = plain_entry(eq.prim, eq.parents, args, value, None)
-        finally:
-            NOTES.span = span
-        values[m] = value
+        value = values[m] = _computed(eq, args, traced=True)
+        tape.entries[m] = plain_entry(eq.prim, eq.parents, args, value, None)
         _done(tape, m, value)
         if m != root:
             tape.made[m] = value
     return values[root]
+
+
+def _computed(eq, args, traced):
+    """A pending equation's value from its table impl at its own span (its notes are the op-by-op
+    run's); `traced`: a kink it notes is a traced value's (NOTES.traced_since), as bind has it."""
+    span = NOTES.span
+    NOTES.span = eq.span
+    noted = len(NOTES.kinks)
+    try:
+        value = eq.prim.impl(*args)
+        if traced and len(NOTES.kinks) != noted:
+            NOTES.traced_since(noted)
+    finally:
+        NOTES.span = span
+    return value
 
 
 def _done(tape, m, value) -> None:
@@ -599,14 +605,9 @@ def _undo(tape, group) -> None:
     for m in group.positions:
         eq = group.equations[m]
         args = _filled(tape, eq, values)
-        span = NOTES.span
-        NOTES.span = eq.span
-        try:
-            value = values[m] = eq.prim.impl(*args)
-            if m == root or m in tape.pending:       # (else forced meanwhile: its own entry is in place)
-                tape.entries[m] = plain_entry(eq.prim, eq.parents, args, value, None)
-        finally:
-            NOTES.span = span
+        value = values[m] = _computed(eq, args, traced=False)
+        if m == root or m in tape.pending:           # (else forced meanwhile: its own entry is in place)
+            tape.entries[m] = plain_entry(eq.prim, eq.parents, args, value, None)
         if m in tape.pending:
             _done(tape, m, value)
             tape.made[m] = value
