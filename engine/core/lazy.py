@@ -93,12 +93,13 @@ PENDING = Primitive("pending", None, vjps=(_refused,) * 3, jvps=(_refused,) * 3,
 
 class PendingEquation:
     """An equation recorded pending: what `bind` would have computed, and who reads it."""
-    __slots__ = ("prim", "args", "parents", "span", "shape", "dtype", "readers")
+    __slots__ = ("prim", "args", "parents", "span", "shape", "dtype", "readers", "var")
 
     def __init__(self, prim, args, parents, span, shape, dtype):
         self.prim, self.args, self.parents, self.span = prim, args, parents, span
         self.shape, self.dtype = shape, dtype
         self.readers: list = []          # (position, argument position) of the pending equations reading it
+        self.var = None                  # a weak reference to its Var: its value goes there, once computed
 
     @property
     def ndim(self):
@@ -238,6 +239,7 @@ def _pending(prim, vals, parents, shape, size, complex_, level, tape):
         _watch(tape)
     var = Var.__new__(Var)
     var.tape, var.index, var.level = tape, index, level
+    equation.var = weakref.ref(var)
     return var
 
 
@@ -262,16 +264,13 @@ def _released() -> None:
 
 def peek(var):
     """A pending Var's equation (its shape and dtype, no numbers), for the PEEKS functions;
-    None where it was forced by something other than the Var (tape.made holds its value)."""
+    None where it is no longer pending."""
     return var.tape.pending.get(var.index)
 
 
 def force_var(var):
-    """The value of a pending Var, forced (Var.__getattr__ keeps it in the Var)."""
-    tape = var.tape
-    if var.index in tape.pending:
-        return force(tape, var.index, keep=False)
-    return tape.made[var.index]
+    """The value of a pending Var, forced (`_done` sets it in the Var)."""
+    return force(var.tape, var.index)
 
 
 class Forcing:
@@ -309,14 +308,14 @@ def forced_here(exc) -> bool:
     return getattr(exc, "forced_here", False)
 
 
-def force(tape, r, keep=True):
-    """Compute pending position `r` of `tape` (see the module's docstring); `keep`: the value
-    is kept in tape.made for its Var (forced by something other than the Var itself)."""
+def force(tape, r):
+    """Compute pending position `r` of `tape` (see the module's docstring): its value, which its
+    Var (where one is alive) then holds, and each pending reader as its argument (`_done`)."""
     with Forcing():
-        return _force(tape, r, keep)
+        return _force(tape, r)
 
 
-def _force(tape, r, keep):
+def _force(tape, r):
     pending = tape.pending
     while True:
         members, older = _members(tape, r)
@@ -324,14 +323,12 @@ def _force(tape, r, keep):
             break
         for j in sorted(older):                      # the older ones first, as regions of their own
             if j in pending:
-                _force(tape, j, True)
+                _force(tape, j)
     FORCED[0] += 1
     tape.inside.update(members)
     value = _region(tape, r, members) if len(members) > 1 else None
     if value is None:
         value = _one_by_one(tape, sorted(members), r)
-    if keep:
-        tape.made[r] = value
     return value
 
 
@@ -369,8 +366,6 @@ def _one_by_one(tape, positions, root):
         value = values[m] = _computed(eq, args, traced=True)
         tape.entries[m] = plain_entry(eq.prim, eq.parents, args, value, None)
         _done(tape, m, value)
-        if m != root:
-            tape.made[m] = value
     return values[root]
 
 
@@ -390,8 +385,12 @@ def _computed(eq, args, traced):
 
 
 def _done(tape, m, value) -> None:
-    """Pending position m has its value: its pending readers take it as an argument."""
+    """Pending position m has its value: its Var holds it (where one is alive: nothing else keeps
+    a value no Var and no reader can read) and its pending readers take it as an argument."""
     eq = tape.pending.pop(m)
+    var = eq.var() if eq.var is not None else None
+    if var is not None:
+        var.value = value
     for q, pos in eq.readers:
         reader = tape.pending.get(q)
         if reader is not None:
@@ -610,7 +609,6 @@ def _undo(tape, group) -> None:
             tape.entries[m] = plain_entry(eq.prim, eq.parents, args, value, None)
         if m in tape.pending:
             _done(tape, m, value)
-            tape.made[m] = value
 
 
 LAZY[0] = sys.modules[__name__]          # the tape reaches this module through LAZY (it is below it)

@@ -39,7 +39,7 @@ def new_level() -> int:
 
 class Var:
     """A value recorded on a tape (reverse mode). Operators are installed by `ops`."""
-    __slots__ = ("value", "tape", "index", "level")
+    __slots__ = ("value", "tape", "index", "level", "__weakref__")
 
     def __init__(self, value, tape, index, level):
         self.value = value
@@ -160,7 +160,7 @@ class Tape:
         self.persistent = persistent
         self.keep_values = keep_values
         # pending equations (core/lazy.py), only on a plain tape: position -> its equation, and
-        # the regions forced so far (root position -> its region), the values forced apart
+        # the regions forced so far (root position -> its region)
         self.lazy = not persistent and not keep_values
         # a value's run (diff/reverse.py's evaluate): no sweep follows, regions run their forward
         # kernels alone (core/lazy.py)
@@ -169,7 +169,6 @@ class Tape:
         self.watched_pending = False        # core/lazy.py counts it while it lives (Var.__getattr__)
         self.inside: set = set()            # the positions forced so far, in a region or apart
         self.groups: dict = {}
-        self.made: dict = {}
 
     def watch(self, value, span=None) -> Var:
         var = Var(value, self, len(self.entries), self.level)
