@@ -337,7 +337,9 @@ def bind(prim, args: tuple, params):
     notes = NOTES
     noted = len(notes.kinks)
     if top.__class__ is Var:
-        if prim.elementwise and top.tape.lazy and LAZY[0] is not None and LAZY[0].may_pend(args, top.tape):
+        # (a nested derivative's values are boxes, told without a call; may_pend tells the rest)
+        if prim.elementwise and top.tape.lazy and LAZY[0] is not None and \
+                (top.tape.pending or top.value.__class__ not in BOXES) and LAZY[0].may_pend(args, top.tape):
             out = LAZY[0].defer(prim, args, params, level, top.tape)
             if out is not None:
                 return out
