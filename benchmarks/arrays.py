@@ -6,7 +6,7 @@
 
 1. The 20-op elementwise chain of _reference_arrays.CHAIN at 1e5, 1e6 and 1e7 float64 elements:
    gradient and forward time (median, min-max) and the first gradient's extra peak memory in arrays
-   of n, for our engine (the library as an API user gets it), a hand-written numpy reverse pass,
+   of n (ours: the modules its regions load are loaded by another program's gradient first), for our engine (the library as an API user gets it), a hand-written numpy reverse pass,
    HIPS autograd, PyTorch eager (default threads and one thread) and JAX jit (compile time apart).
    Every engine makes W gradients and W forwards (--warm-up, default 3) before the timed ones,
    which alternate, gradient then forward: grad/fwd compares the two at the same moments, and
@@ -15,7 +15,9 @@
    Our chain is one fused region (engine/core/regions.py): its forward is numpy's vectorized
    tanh, exp and sqrt and numexpr kernels for sin, cos and the arithmetic between them; its
    gradient is one tape entry whose reverse kernels are traced from the rules table and read x
-   and the six transcendental values the forward kept.
+   and the six transcendental values the forward kept. The first call interprets (the region
+   made lazily, core/lazy.py), the second records the trace, the later ones replay it (the
+   same region, one equation of the trace's Program): the timed gradients are replays.
 2. The Hessian (HESSIAN) and the forward-mode Jacobian (JACOBIAN) of n = 50, 200, 1000 inputs next
    to torch.autograd.functional.hessian/jacobian(vectorize=True) and JAX's jitted hessian/jacfwd.
    Ours is the Function an API user calls at many points (`autodiff.function(f).hessian(x=x)`,

@@ -315,24 +315,49 @@ def test_a_fusing_run_whose_recording_would_not_fit_records_none(monkeypatch):
     assert f.replays == 0 and f.blocker == "a trace larger than a trace may hold" and not any(f.traces.values())
 
 
-def test_a_traces_values_alone_replay_regions_with_a_guarded_kink_and_its_note():
-    # a trace whose gradients are interpreted (FUSES_LESS) replays its values with the pass's
-    # regions whatever their sums, sqrt's kink guarded as an interpreted run's regions guard it:
-    # one region (before: sqrt op by op between two); where the guard holds (sqrt at 0) the
-    # region runs op by op, each equation at its own span: the interpreter's value and note
+def test_a_region_with_a_guarded_kink_replays_gradients_and_values_with_its_note():
+    # sqrt's kink is guarded in a region's kernels (where it holds, the region runs op by op,
+    # each equation at its own span), in an interpreted run's regions and a replay's alike: the
+    # trace's gradients replay through one region (before: the pass kept sqrt out of a gradient's
+    # regions, so the trace "fused less" than the interpreted run and every gradient was
+    # interpreted, after a recording call that kept every value). At the kink the replay gives
+    # the interpreter's gradient, value and note, to the bit.
     source = "sum(sqrt(x * x + y) * x + x * 2.0)"
     rng = np.random.default_rng(28)
-    at = [{"x": rng.normal(size=N), "y": np.abs(rng.normal(size=N))} for _ in range(2)]
+    at = [{"x": rng.normal(size=N), "y": np.abs(rng.normal(size=N))} for _ in range(3)]
     f = check_both_ways(source, at)
     trace = next(t for t in f.traces.values() if t)
-    assert trace.grads_interpreted and [e.prim.name for e in trace.body()] == ["fused away"] * 5 + [
+    assert not trace.grads_interpreted and [e.prim.name for e in trace.body()] == ["fused away"] * 5 + [
         "fused program region", "sum"]
+    assert f.replays >= 2 and f.fallbacks == {}
     kink = {"x": at[0]["x"].copy(), "y": at[0]["y"].copy()}
     kink["x"][5] = kink["y"][5] = 0.0
     replays = f.replays
+    grad, plain = f.grad_result(kink), reverse.grad(None, kink, target=f.target)
+    assert f.replays == replays + 1
+    assert_same_gradient(grad, plain)
+    assert grad.kinks == plain.kinks and [k[0] for k in grad.kinks] == ["sqrt"]
     replayed, interpreted = f.evaluate_result(kink), reverse.evaluate(None, kink, target=f.target)
-    assert f.replays == replays + 1 and same_number(replayed.value, interpreted.value)
+    assert f.replays == replays + 2 and same_number(replayed.value, interpreted.value)
     assert replayed.kinks == interpreted.kinks and [k[0] for k in replayed.kinks] == ["sqrt"]
+
+
+def test_the_chain_with_sqrt_replays_its_gradient_without_a_values_only_trace():
+    # the arrays benchmark's 20-op chain (sqrt among them): one region of 20 equations in the
+    # replay as in the interpreted run; its second call records, the later ones replay
+    source = ("sum(exp(-(tanh(sin(x) * cos(x) + x) * 0.5 + 1.0) ** 2 / (1.0 + x * x)) * sqrt(x * x + 1.0)"
+              " + sigmoid(x) * x)")
+    f = check_both_ways(source, points(N, count=4))
+    trace = next(t for t in f.traces.values() if t)
+    assert not trace.grads_interpreted and f.replays >= 3 and f.fallbacks == {}
+    assert [e.prim.name for e in trace.body()].count("fused program region") == 1
+    # a value's replay (no sweep follows) runs the region's forward kernels alone: a gradient's
+    # forward would leave its saved arrays held by the region until the next call (the pool
+    # then lacked them: tests/test_buffer_pool.py)
+    lowered, = trace.annotations[FUSED_REGIONS].values()
+    replays = f.replays
+    f.evaluate_result(points(N, count=1, seed=5)[0])
+    assert f.replays == replays + 1 and lowered.made is None and lowered.watched
 
 
 def test_a_long_program_whose_pass_fuses_a_little_less_still_replays_its_gradients(tmp_path):

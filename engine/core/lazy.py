@@ -224,7 +224,7 @@ def _pending(prim, vals, parents, shape, size, complex_, level, tape):
             if args[pos] is None:
                 args[pos] = numpy.empty(0, tape.pending[j].dtype)
         seen = PendingEquation(prim, tuple(args), parents, None, shape, dtype)
-    if not same_bits_fused(prim, seen, numpy.empty(0, dtype) if complex_ else None, guarded=True, real=not complex_):
+    if not same_bits_fused(prim, seen, numpy.empty(0, dtype) if complex_ else None, real=not complex_):
         return None
     entries = tape.entries
     index = len(entries)

@@ -28,6 +28,11 @@ from dataclasses import dataclass, field
 from .tape import recorded_constants
 
 
+# the annotation of a trace whose regions the fusion pass lowered: root position -> its region
+# (diff/program_fusion.py writes it; a replay reads it)
+FUSED_REGIONS = "fused regions"
+
+
 @dataclass(kw_only=True)
 class Program:
     """The equations of a recorded run (see the module's docstring)."""

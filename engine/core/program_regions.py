@@ -47,16 +47,16 @@ class ProgramRegion:
         return [values[ref] if kind == "equation" else ref for kind, ref in self.leaves]
 
 
-def same_bits_fused(prim, equation, value=None, guarded=False, real=False) -> bool:
+def same_bits_fused(prim, equation, value=None, real=False) -> bool:
     """Whether a region's kernels compute this equation's value with numpy's own bits: the entry's
     `fused_bits` (numexpr's arithmetic `+ - * /` and negation; a function the kernels leave to
     numpy's loop, its `numpy_loop`: exp, log, tanh...), a square (core/fused.py writes x ** 2.0 as x * x,
     as numpy's power does). Not numexpr's own transcendentals, not a kink. Over complex
     values (issue 32), or a real part of them: region_program.complex_numpy_bits (numexpr's exact
-    kernels, numpy's own loops for the rest). `guarded`: a kink the kernels guard (sqrt's, a fact
-    of its entry: where it is met the region runs op by op, with its note) is no refusal: an
-    interpreted run's regions take it (core/lazy.py); a replay's keep it out."""
-    if prim.kink is not None and not (guarded and prim.guarded_kink):
+    kernels, numpy's own loops for the rest). A kink the kernels guard (sqrt's, a fact of its
+    entry: where it is met the region runs op by op, each note at its own span) is no refusal,
+    in an interpreted run's regions (core/lazy.py) and a replay's alike."""
+    if prim.kink is not None and not prim.guarded_kink:
         return False
     if not real and any(is_complex(v) for v in (value, *equation.args)):     # (`real`: the caller knows none is)
         return complex_numpy_bits(prim)
@@ -65,11 +65,10 @@ def same_bits_fused(prim, equation, value=None, guarded=False, real=False) -> bo
     return prim.fused_bits
 
 
-def member_shape(equation, value, guarded=False):
-    """The shape of an equation that may be a region's node, else None (`guarded`: as
-    same_bits_fused's)."""
+def member_shape(equation, value):
+    """The shape of an equation that may be a region's node, else None."""
     prim = TABLE.get(equation.prim.name) if equation.prim is not None else None
-    if prim is None or not eligible(prim) or equation.params or not same_bits_fused(prim, equation, value, guarded=guarded):
+    if prim is None or not eligible(prim) or equation.params or not same_bits_fused(prim, equation, value):
         return None
     if value.__class__ is not np().ndarray or value.dtype not in (np().float64, np().complex128) \
             or value.size < fused.FUSE_MIN_ELEMENTS:
@@ -80,9 +79,10 @@ def member_shape(equation, value, guarded=False):
 def find_regions(program, values, guarded=frozenset(), sums=True) -> list:
     """The regions of `program` (core/program.py), given each equation's value (`values`, by
     position: a recording tape's) and the positions some guard equation reads (`guarded`).
-    `sums`: only regions whose adjoints' sums are the sweep's (`adds_as_the_sweep`), and no kink
-    a region guards; False for a Program whose values alone are replayed (diff/large_trace.py):
-    a guarded kink met there runs the region op by op, with its note, as an interpreted run's."""
+    `sums`: only regions whose adjoints' sums are the sweep's (`adds_as_the_sweep`); False for a
+    Program whose values alone are replayed (diff/large_trace.py). A kink a region guards (sqrt's)
+    is taken either way: where it is met the region runs op by op, with its note, as an
+    interpreted run's does."""
     equations = program.equations
     readers = [[] for _ in equations]
     for i in range(program.leaves, len(equations)):
@@ -90,7 +90,7 @@ def find_regions(program, values, guarded=frozenset(), sums=True) -> list:
             readers[j].append(i)
     shapes = [None] * len(equations)
     for i in range(program.leaves, len(equations)):
-        shapes[i] = member_shape(equations[i], values[i], guarded=not sums)
+        shapes[i] = member_shape(equations[i], values[i])
     taken: set = set()
     regions = []
     for root in range(len(equations) - 1, program.leaves - 1, -1):

@@ -19,7 +19,10 @@ over the same values: a Jacobian's), the region runs op by op through the table'
 rules (regions.replay_reverse), as an unfused replay would."""
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 from ..core.primitives import Primitive
+from ..core.program import FUSED_REGIONS
 from ..core.program_regions import ProgramRegion, find_regions
 from ..core.rule_tracer import Probe, Untraceable
 from ..core.region_plan import forward
@@ -77,7 +80,9 @@ class RegionEquation:
         if out.__class__ is Var:
             self.made = (out.value, tape.entries[-1])
             return out.value
-        return forward(plan.program, leaves)[-1]
+        values = forward(plan.program, leaves, spans=True)     # op by op, each note at its own span
+        self.made = (values[-1], values)                        # its reverse: the rules' over these
+        return values[-1]
 
     def vjp_of(self, pos):
         def vjp(g, ans, *leaves):
@@ -88,7 +93,9 @@ class RegionEquation:
         from ..core import regions
         if pos not in self.pending:
             made, self.made = self.made, None
-            if made is not None and made[0] is ans:
+            if made is not None and made[0] is ans and made[1].__class__ is list:
+                self.pending = regions.region_vjp(self.region.plan.program, made[1], g, self.traced)
+            elif made is not None and made[0] is ans:
                 entry = made[1]
                 self.pending = {p: entry.prim.vjps[p](g, None, *entry.args) for p in self.traced}
             elif g.__class__ is Probe or ans.__class__ is Probe:
@@ -98,7 +105,18 @@ class RegionEquation:
         return self.pending.pop(pos)
 
 
-FUSED_REGIONS = "fused regions"    # the annotation: root position -> its RegionEquation
+@contextmanager
+def values_alone(trace):
+    """While a replay of `trace` no sweep follows runs (a value's): its regions run their forward
+    kernels alone, as a trace's whose gradients are interpreted do."""
+    lowered = [r for r in trace.annotations[FUSED_REGIONS].values() if r.watched]
+    for region in lowered:
+        region.watched = False
+    try:
+        yield
+    finally:
+        for region in lowered:
+            region.watched = True
 
 
 def trace_regions(trace, sums=True) -> list:

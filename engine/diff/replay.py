@@ -25,7 +25,7 @@ from ..core.backend import is_array
 from ..core.complexes import is_complex, is_complex_scalar
 from ..core.notes import NOTES
 from ..core.numbers import all_finite
-from ..core.program import Program
+from ..core.program import FUSED_REGIONS, Program
 from ..core.rules import broadcast_rows
 from ..core.tape import BOXES, Shape, Tape, Var, recorded_constants
 from .bits import same_bits
@@ -202,7 +202,17 @@ def replay_values(trace: Trace, inputs: list, release=None) -> list:
     `release`: the input positions a reverse sweep after it watches (() where none follows: a
     value's replay); a value no later step and no such sweep reads is dropped (None) once read
     (diff/replay_release.py): what a value or gradient replay needs, not the run's history.
-    None: every value kept (the drivers that read them all)."""
+    None: every value kept (the drivers that read them all). Where no sweep follows, the trace's
+    fused regions run their forward kernels alone (program_fusion.values_alone): a gradient's
+    forward would leave what its reverse reads, held by the region until the next call."""
+    if release == () and FUSED_REGIONS in trace.annotations:
+        from .program_fusion import values_alone
+        with values_alone(trace):
+            return _values(trace, inputs, release)
+    return _values(trace, inputs, release)
+
+
+def _values(trace: Trace, inputs: list, release) -> list:
     values = list(inputs)
     drops = released(trace, release) if release is not None and releases(trace) else None
     if trace.guards:

@@ -28,6 +28,7 @@ from ..core.accumulate import accumulate
 from ..core.backend import np, xp
 from ..core.complexes import is_complex_scalar
 from ..core.notes import NOTES
+from ..core.program import FUSED_REGIONS
 from ..core.tape import lean_args
 from . import replay_release
 from .generated import functions_of
@@ -111,7 +112,6 @@ def _sweep_function(trace, plan, values, out, seed, watched):
     inputs = trace.leaves
     # a trace with regions fused across its statements makes none (their steps leave no value:
     # diff/program_fusion.py); the values a replay released (diff/replay_release.py) no sweep reads
-    from .program_fusion import FUSED_REGIONS        # lazy, as diff/large_trace.py loads it
     released = {j for drops in replay_release.released(trace, watched) for j in drops}
     if plan.count > MAX_ROWS or _live_rows[0] + plan.count > LIVE_ROWS_MAX or FUSED_REGIONS in trace.annotations \
             or not host_arrays([v for j, v in enumerate(values) if j not in released]) \
