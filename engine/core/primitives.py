@@ -151,7 +151,7 @@ class Primitive:
         self.arity = arity        # positional arguments; None for any number
         self.op = None            # the engine op that applies it (set by defprim)
         # per argument position, what that position's VJP reads: (argument positions, reads ans).
-        # An array tape keeps only what the traced positions read (tape.reads_entry).
+        # An array tape keeps only what the traced positions read (tape.plain_entry).
         self.reads = None if reads is None else resolve_reads(reads, self.generic_vjps)
         # output element i depends on element i of each (broadcast) argument only: JVPs lift
         # over a stack of tangents by broadcasting (core/batch.py)

@@ -249,19 +249,26 @@ def record(prim, tape, level, parents, args, ans, params=None) -> Var:
 def plain_entry(prim, parents, vals, ans, params) -> Entry:
     """The entry a tape that keeps no values records for a primitive's application (`bind`'s,
     and core/lazy.py's for a pending equation forced alone): an elementwise primitive over
-    arrays as its fused entry (FUSED_RULES), keeping what its VJPs read."""
+    arrays as its fused entry (FUSED_RULES), keeping what the VJPs of the traced positions read
+    (`vjp_reads`: `sin(x) * 3.0` keeps 3.0, not sin(x)), numbers as they are, `Shape` stand-ins
+    for the other arrays. Graph tapes (keep_values) keep everything (`kept_args`)."""
     if prim.elementwise and FUSED_RULES and ans.__class__ is not float:
         prim = FUSED_RULES.get(prim.name, prim)
-    if prim.reads is not None:
-        return reads_entry(prim, parents, vals, ans, params)
-    return Entry(prim, parents, saved_args(prim, vals), ans if prim.needs_ans else None, params, NOTES.span, None)
+    reads = prim.reads
+    if reads is None:
+        return Entry(prim, parents, saved_args(prim, vals), ans if prim.needs_ans else None, params, NOTES.span, None)
+    positions, keep_ans = reads[parents[0][0]] if len(parents) == 1 else vjp_reads(prim, parents)
+    args = tuple(v if i in positions or v.__class__ is float else saved_stand_in(v) for i, v in enumerate(vals))
+    if not keep_ans and ans.__class__ is float and prim.needs_ans:
+        keep_ans = True                                # a float costs nothing: as the scalar path
+    return Entry(prim, parents, args, ans if keep_ans else None, params, NOTES.span, None)
 
 
 def vjp_reads(prim, traced) -> tuple:
     """(argument positions, whether the output) that the VJPs of the traced positions `traced`
     ((position, parent), ...) read, by the table's facts: the entry's `reads` per position where
     it states them, else every argument where it `needs_args` (None: all of them) and the output
-    where it `needs_ans`. What a lean tape keeps (`reads_entry`) and what a replay may not
+    where it `needs_ans`. What a lean tape keeps (`plain_entry`) and what a replay may not
     release before its sweep (diff/replay_release.py) are both this."""
     reads = prim.reads
     if reads is None:
@@ -279,25 +286,11 @@ def vjp_reads(prim, traced) -> tuple:
 def lean_args(prim, traced, vals) -> tuple:
     """What a lean tape keeps of a step's arguments `vals` whose traced positions are `traced`:
     those their VJPs read (vjp_reads) as they are, numbers as they are, `Shape` stand-ins for the
-    other arrays (saved_args, where the entry states no `reads`)."""
-    return _kept(vals, vjp_reads(prim, traced)[0])
-
-
-def _kept(vals, positions) -> tuple:
-    """`vals` with those at `positions` (None: all) as they are, the others as saved_stand_in."""
+    other arrays (saved_args, where the entry states no `reads`): `plain_entry`'s arguments."""
+    positions = vjp_reads(prim, traced)[0]
     if positions is None:
         return vals
     return tuple(v if i in positions else saved_stand_in(v) for i, v in enumerate(vals))
-
-
-def reads_entry(prim, parents, vals, ans, params) -> Entry:
-    """The entry keeping only what the VJPs of the traced positions read (`Primitive.reads`,
-    vjp_reads): `sin(x) * 3.0` keeps 3.0, not sin(x). Graph tapes (keep_values) keep everything."""
-    positions, keep_ans = vjp_reads(prim, parents)
-    args = _kept(vals, positions)
-    if not keep_ans and ans.__class__ is float and prim.needs_ans:
-        keep_ans = True                                # a float costs nothing: as the scalar path
-    return Entry(prim, parents, args, ans if keep_ans else None, params, NOTES.span, None)
 
 
 def as_is(v) -> bool:

@@ -448,7 +448,8 @@ class Function:
         watched = [self.inputs.index(w) for w in wrt]
         trace, values = replaying.replay_entry(entry, list(inputs.values()), release=watched)   # what its sweep reads
         value = _output(trace, values)
-        reverse.refuse_complex_loss(value, seed, self.target)
+        if value.__class__ is not float:                # (a float is no complex loss: no call)
+            reverse.refuse_complex_loss(value, seed, self.target)
         if seed is not None:
             seed_value, reduced = seed_for(seed, value), "seed"
         else:
