@@ -33,7 +33,7 @@ def run_compiled(entry, leaves: list, gradient: bool):
     moves to the kept path that takes it, as Paths.replay does. The notes are left as they were.
     LoweringRefused where the compiled code raises at these values (math.log(0.0)): the caller
     counts it and runs the step replay; any other error propagates."""
-    trace = latest(entry)
+    trace = entry.last if entry.__class__ is Paths else entry     # latest(entry), inline: per call
     if entry.__class__ is Paths and entry.refuses(trace):   # no path kept answered yet
         return None
     noted = len(NOTES.kinks)
@@ -72,7 +72,7 @@ def compiled_output(entry, leaves: list):
 
 def compiled_value(entry, inputs):
     """The run's result from the compiled forward, or None (as compiled_output)."""
-    trace = latest(entry)
+    trace = entry.last if entry.__class__ is Paths else entry     # latest(entry), inline: per call
     if not (trace.floats or trace.complex_scalars):     # no compiled forward: the step replay's, notes untouched
         return None
     reset_notes()
@@ -86,7 +86,7 @@ def compiled_value(entry, inputs):
 
 def compiled_grad(entry, inputs):
     """The gradient of every input from the compiled sweep, or None (as run_compiled)."""
-    trace = latest(entry)
+    trace = entry.last if entry.__class__ is Paths else entry     # latest(entry), inline: per call
     if dtype() != "float64" or not (trace.floats or trace.complex_scalars):     # no compiled sweep: the step replay's
         return None
     reset_notes()
