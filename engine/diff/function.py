@@ -370,10 +370,11 @@ class Function:
     def _refusal(self, trace, inputs, result):
         """Why `trace`, replayed at once where it was recorded, is refused (counted), or None where
         it agrees with the interpreted run `result`: a tie met (the interpreter decides there), a
-        kink note or a number that differs (fallbacks.differs)."""
+        kink note or a number that differs (fallbacks.differs). A value's replay (release=()):
+        it keeps what a later step reads, not a second copy of the recorded run's values."""
         notes = reset_notes()
         try:
-            value = _output(trace, replaying.replay_values(trace, list(inputs.values())))
+            value = _output(trace, replaying.replay_values(trace, list(inputs.values()), release=()))
         except PathChanged as change:               # a tie: this path is not kept
             count(self.own_fallbacks, change)
             return change

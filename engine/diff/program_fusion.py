@@ -29,6 +29,7 @@ from ..core.region_plan import forward
 from ..core.notes import NOTES
 from ..core.tape import Entry, Tape, Var
 from .fallbacks import LoweringRefused
+from .replay_release import forget_released
 
 
 def _nothing(*args):
@@ -132,6 +133,7 @@ def fuse_trace(trace, found, watched=True) -> list:
     (`watched`: RegionEquation's). Returns the regions."""
     values = [e.value for e in trace.equations]
     equations = trace.equations
+    forget_released(trace)
     for region in found:
         lowered = RegionEquation(region)
         lowered.watched = watched

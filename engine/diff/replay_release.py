@@ -53,6 +53,16 @@ def released(trace, watched=None) -> list:
     return drops
 
 
+def forget_released(trace) -> None:
+    """Drop the last uses and release plans (`last_uses`, `released`) cached on `trace`: its
+    equations were rewritten (a fused region's root reads the region's leaves;
+    diff/program_fusion.py), so what each step reads is not what they were made from (a
+    recording's check replays values before its regions fuse)."""
+    for key in [key for key in trace.annotations
+                if key == LAST_USES or (key.__class__ is tuple and key[:1] == (RELEASED,))]:
+        del trace.annotations[key]
+
+
 def swept(trace, watched) -> list:
     """Per equation position, whether the reverse sweep over the inputs at `watched` reads its
     value: a traced argument that a step's VJPs read (diff/replay_sweep.py's `reads_value`, by
