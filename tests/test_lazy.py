@@ -255,18 +255,3 @@ def test_a_vars_reads_are_plain_slot_reads_unless_a_tape_holds_a_pending_value()
     assert "__getattr__" not in Var.__dict__
 
 
-
-def test_nested_tapes_over_a_number_ask_no_step_whether_it_may_pend(monkeypatch):
-    # `derivative` to order N records on N nested tapes whose values are the number's boxes or
-    # numbers: bind asked lazy.may_pend at every step of the innermost level (about 4% of
-    # derivative of tanh to order 10); those tapes hold no lazy values now, and the derivatives
-    # are the same.
-    from autodiff.engine.core import lazy
-    from autodiff.engine.diff.higher import derivatives
-    asked = []
-    may_pend = lazy.may_pend
-    monkeypatch.setattr(lazy, "may_pend", lambda args, tape: asked.append(1) or may_pend(args, tape))
-    result = derivatives("tanh(x) * exp(x)", at={"x": 0.5}, order=4)
-    assert asked == []
-    t, e = np.tanh(0.5), np.exp(0.5)
-    assert result.derivatives[0] == pytest.approx((1 - t * t) * e + t * e, rel=1e-14)

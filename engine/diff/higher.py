@@ -303,15 +303,12 @@ def _nested_tapes(target, name, x, order, limits, stop_early=False, held=None):
 
 def watched_on_tapes(x, order, **tape_options):
     """(tapes, boxes, x watched on every tape): tapes[0] is the outermost, boxes[i] x's box on
-    tapes[i]; what is computed from the last box records on all of them. Nested over a number
-    (order 2 or more), the tapes hold no lazy values (core/lazy.py): every value is that number's
-    box or a number, so `bind` would ask at each step whether one may be pending (about 4% of
-    `derivative` of tanh to order 10) for a large array a function of one number rarely makes
-    (it is then computed op by op, to the same bits)."""
+    tapes[i]; what is computed from the last box records on all of them. Every value of the
+    tapes after the first is a box of the one before, never an array: they hold no lazy values
+    (core/lazy.py), and `bind` asks them nothing about it."""
     tapes = [Tape(**tape_options) for _ in range(order)]
-    if order > 1 and x.__class__ is float:
-        for tape in tapes:
-            tape.lazy = False
+    for tape in tapes[1:]:
+        tape.lazy = False
     boxes, v = [], x
     for tape in tapes:
         v = tape.watch(v)
