@@ -253,5 +253,3 @@ def test_a_vars_reads_are_plain_slot_reads_unless_a_tape_holds_a_pending_value()
     del tape, x, y
     gc.collect()
     assert "__getattr__" not in Var.__dict__
-
-
