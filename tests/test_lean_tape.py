@@ -115,3 +115,34 @@ def test_where_keeps_its_condition_not_its_branches():
     assert kept.args[0] is c and isinstance(kept.args[1], Shape) and isinstance(kept.args[2], Shape)
     g = backward(tape, out, 1.0)[0]
     assert g.tobytes() == np.where(c, 1.0, 2.0 * np.linspace(-1.0, 1.0, 6)).tobytes()
+
+
+def test_the_entry_a_tape_records_keeps_what_a_replays_plan_rebuilds():
+    # plain_entry (the hot path) and lean_args (a replay's sweep plan) both state what the lean
+    # tape keeps; over every table entry and every nonempty set of traced positions, with arrays,
+    # numbers and a box among the arguments, they keep the same things
+    from itertools import combinations
+    from autodiff.engine.core.rules import TABLE
+    from autodiff.engine.core.tape import lean_args, plain_entry
+    kinds = (np.arange(4.0), 2.5, 3)
+    checked = 0
+    for prim in set(TABLE.values()):
+        arity = prim.arity if prim.arity and prim.arity <= 3 else 2
+        if prim.nondiff:
+            continue
+        for args in ((kinds[0],) * arity, tuple(kinds[i % 2] for i in range(arity))):
+            for count in range(1, arity + 1):
+                for traced in combinations(range(arity), count):
+                    if any(prim.vjps[pos] is None for pos in traced) or (prim.reads is not None
+                                                                          and len(prim.reads) < arity):
+                        continue
+                    parents = tuple((pos, pos) for pos in traced)
+                    kept = plain_entry(prim, parents, args, 1.0, None).args   # float ans: no fused swap
+                    rebuilt = lean_args(prim, parents, args)
+                    assert len(kept) == len(rebuilt), prim.name
+                    for a, b in zip(kept, rebuilt):
+                        same = a is b or (isinstance(a, Shape) and isinstance(b, Shape)
+                                          and a.shape == b.shape and a.dtype == b.dtype)
+                        assert same, (prim.name, traced)
+                    checked += 1
+    assert checked > 100

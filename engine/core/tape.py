@@ -218,20 +218,20 @@ def saved_args(prim, vals):
 def kept_args(prim, vals, parents) -> tuple:
     """saved_args on a tape that keeps its values (a trace's, a graph's): the constants as they
     are, so that a replay can run the step again (a traced argument is its parent's value)."""
-    if prim.needs_args:
-        return vals
-    traced = [pos for pos, _ in parents]
-    return tuple(saved_stand_in(v) if i in traced else v for i, v in enumerate(vals))
+    return vals if prim.needs_args else _traced_as_stand_ins(vals, parents)
 
 
 def recorded_constants(equation) -> tuple:
     """An equation's arguments as a kept Program holds them (core/program.py's `seal`): its
     constants as they are, each traced argument's recorded value as its `saved_stand_in` (a
     replay reads its parent's value there, never the recorded one)."""
-    if not equation.parents:
-        return equation.args
-    args = list(equation.args)
-    for pos, _ in equation.parents:
+    return _traced_as_stand_ins(equation.args, equation.parents) if equation.parents else equation.args
+
+
+def _traced_as_stand_ins(vals, parents) -> tuple:
+    """`vals` with the traced positions' values as their `saved_stand_in`."""
+    args = list(vals)
+    for pos, _ in parents:
         args[pos] = saved_stand_in(args[pos])
     return tuple(args)
 
@@ -251,7 +251,9 @@ def plain_entry(prim, parents, vals, ans, params) -> Entry:
     and core/lazy.py's for a pending equation forced alone): an elementwise primitive over
     arrays as its fused entry (FUSED_RULES), keeping what the VJPs of the traced positions read
     (`vjp_reads`: `sin(x) * 3.0` keeps 3.0, not sin(x)), numbers as they are, `Shape` stand-ins
-    for the other arrays. Graph tapes (keep_values) keep everything (`kept_args`)."""
+    for the other arrays: `lean_args`' arguments, written out here for the hot path (a call an
+    entry is 3% of a nested derivative; tests/test_lean_tape.py pins the two equal over the
+    table). Graph tapes (keep_values) keep everything (`kept_args`)."""
     if prim.elementwise and FUSED_RULES and ans.__class__ is not float:
         prim = FUSED_RULES.get(prim.name, prim)
     reads = prim.reads
@@ -286,7 +288,8 @@ def vjp_reads(prim, traced) -> tuple:
 def lean_args(prim, traced, vals) -> tuple:
     """What a lean tape keeps of a step's arguments `vals` whose traced positions are `traced`:
     those their VJPs read (vjp_reads) as they are, numbers as they are, `Shape` stand-ins for the
-    other arrays (saved_args, where the entry states no `reads`): `plain_entry`'s arguments."""
+    other arrays (saved_args, where the entry states no `reads`): `plain_entry`'s arguments, for a
+    replay's sweep plan."""
     positions = vjp_reads(prim, traced)[0]
     if positions is None:
         return vals
