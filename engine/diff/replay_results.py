@@ -26,14 +26,16 @@ def latest(entry):
     return entry.last if entry.__class__ is Paths else entry
 
 
-def run_compiled(entry, leaves: list, gradient: bool):
+def run_compiled(entry, leaves: list, gradient: bool, trace=None):
     """(trace, what its compiled forward, or forward and sweep, returns) or None where the step
     replay is to run: no compiled function (yet), a path none kept takes, or a kink
     noted (by a rule called as it is; the step replay notes it with its span). A path change
     moves to the kept path that takes it, as Paths.replay does. The notes are left as they were.
     LoweringRefused where the compiled code raises at these values (math.log(0.0)): the caller
-    counts it and runs the step replay; any other error propagates."""
-    trace = entry.last if entry.__class__ is Paths else entry     # latest(entry), inline: per call
+    counts it and runs the step replay; any other error propagates. `trace`: latest(entry),
+    where the caller has it."""
+    if trace is None:
+        trace = latest(entry)
     if entry.__class__ is Paths and entry.refuses(trace):   # no path kept answered yet
         return None
     noted = len(NOTES.kinks)
@@ -72,11 +74,11 @@ def compiled_output(entry, leaves: list):
 
 def compiled_value(entry, inputs):
     """The run's result from the compiled forward, or None (as compiled_output)."""
-    trace = entry.last if entry.__class__ is Paths else entry     # latest(entry), inline: per call
+    trace = latest(entry)
     if not (trace.floats or trace.complex_scalars):     # no compiled forward: the step replay's, notes untouched
         return None
     reset_notes()
-    fast = compiled_output(entry, list(inputs.values()))
+    fast = run_compiled(entry, list(inputs.values()), False, trace)
     if fast is None or fast[0].untraced_kinks:        # its notes are the interpreter's to give
         return None
     trace, value = fast
@@ -86,11 +88,11 @@ def compiled_value(entry, inputs):
 
 def compiled_grad(entry, inputs):
     """The gradient of every input from the compiled sweep, or None (as run_compiled)."""
-    trace = entry.last if entry.__class__ is Paths else entry     # latest(entry), inline: per call
+    trace = latest(entry)
     if dtype() != "float64" or not (trace.floats or trace.complex_scalars):     # no compiled sweep: the step replay's
         return None
     reset_notes()
-    fast = run_compiled(entry, list(inputs.values()), True)
+    fast = run_compiled(entry, list(inputs.values()), True, trace)
     if fast is None:
         return None
     trace, (value, adjoints) = fast
