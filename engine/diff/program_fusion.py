@@ -51,7 +51,8 @@ FUSED_AWAY = Primitive("fused away", _nothing, vjps=(_no_adjoint,) * 3, jvps=(_r
 class RegionEquation:
     """One region of a trace's Program as one equation: `impl` over the leaves' values, and a
     VJP per leaf position, which hands out the adjoints the region's reverse kernels computed
-    from what the last forward left (`made`: (its output, its tape entry)), or op by op."""
+    from what the last forward left (`made`: (its output, its reverse: the kernels' entry's VJPs,
+    or the rules' over the values a forward run op by op made)), or op by op."""
 
     def __init__(self, region: ProgramRegion):
         self.region = region
@@ -79,10 +80,11 @@ class RegionEquation:
         boxed = [tape.watch(v) if pos in self.traced else v for pos, v in enumerate(leaves)]
         out = regions.run(plan, boxed)
         if out.__class__ is Var:
-            self.made = (out.value, tape.entries[-1])
+            entry = tape.entries[-1]
+            self.made = (out.value, lambda g: {p: entry.prim.vjps[p](g, None, *entry.args) for p in self.traced})
             return out.value
         values = forward(plan.program, leaves, spans=True)     # op by op, each note at its own span
-        self.made = (values[-1], values)                        # its reverse: the rules' over these
+        self.made = (values[-1], lambda g: regions.region_vjp(plan.program, values, g, self.traced))
         return values[-1]
 
     def vjp_of(self, pos):
@@ -94,11 +96,8 @@ class RegionEquation:
         from ..core import regions
         if pos not in self.pending:
             made, self.made = self.made, None
-            if made is not None and made[0] is ans and made[1].__class__ is list:
-                self.pending = regions.region_vjp(self.region.plan.program, made[1], g, self.traced)
-            elif made is not None and made[0] is ans:
-                entry = made[1]
-                self.pending = {p: entry.prim.vjps[p](g, None, *entry.args) for p in self.traced}
+            if made is not None and made[0] is ans:     # the reverse of the forward that made ans
+                self.pending = made[1](g)
             elif g.__class__ is Probe or ans.__class__ is Probe:
                 raise Untraceable("a fused region of the Program is no rule to trace")
             else:

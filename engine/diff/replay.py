@@ -196,7 +196,7 @@ def record_trace(tape: Tape, out, signature, run_steps, logged=()) -> Trace | Un
     return Trace(output=None, constant=owned(out), **common)
 
 
-def replay_values(trace: Trace, inputs: list, release=None, alone=False) -> list:
+def replay_values(trace: Trace, inputs: list, release=None) -> list:
     """Every tape value recomputed from `inputs` (the leaves), each step's span set for the kink
     notes its forward rule makes. A guarded trace checks its decisions on the way (PathChanged).
     `release`: the input positions a reverse sweep after it watches (() where none follows: a
@@ -204,14 +204,16 @@ def replay_values(trace: Trace, inputs: list, release=None, alone=False) -> list
     (diff/replay_release.py): what a value or gradient replay needs, not the run's history.
     None: every value kept (the drivers that read them all). Where no sweep follows, the trace's
     fused regions run their forward kernels alone (program_fusion.values_alone): a gradient's
-    forward would leave what its reverse reads, held by the region until the next call
-    (`alone`: they already do)."""
-    if release == () and not alone and FUSED_REGIONS in trace.annotations:
+    forward would leave what its reverse reads, held by the region until the next call."""
+    drops = released(trace, release) if release is not None and releases(trace) else None
+    if release == () and FUSED_REGIONS in trace.annotations:
         from .program_fusion import values_alone
         with values_alone(trace):
-            return replay_values(trace, inputs, release, alone=True)
-    values = list(inputs)
-    drops = released(trace, release) if release is not None and releases(trace) else None
+            return _values(trace, list(inputs), drops)
+    return _values(trace, list(inputs), drops)
+
+
+def _values(trace: Trace, values: list, drops) -> list:
     if trace.guards:
         return guarded_values(trace, values, drops)
     append = values.append
