@@ -44,6 +44,7 @@ kernel, an add and a finiteness check a read were before.
 """
 from __future__ import annotations
 
+import math
 import sys
 import weakref
 
@@ -72,14 +73,8 @@ PENDING_BYTES = [0]
 
 
 def elements(equations) -> int:
-    """The elements of the equations' values (pending equations', a Program's)."""
-    total = 0
-    for e in equations:
-        size = 1
-        for d in e.shape:
-            size *= d
-        total += size
-    return total
+    """The elements of pending equations' values."""
+    return sum(math.prod(e.shape) for e in equations)
 
 
 def _refused(*args, **kwargs):

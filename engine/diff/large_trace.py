@@ -22,7 +22,6 @@ the same pass's rules made of its pending values (core/lazy.py)."""
 from __future__ import annotations
 
 from ..core import fused
-from ..core.lazy import elements
 from ..core.tape import FUSED_RULES
 from .trace_cache import Unkept
 
@@ -75,7 +74,7 @@ def fit_for_replay(trace, tape, fused_lazily=0):
     if large:
         from .program_fusion import fuse_trace, trace_regions
         found = trace_regions(trace)                # regions across statements: one kernel each
-        by_pass = sum(elements(trace.equations[p].value for p in region.positions) for region in found)
+        by_pass = sum(trace.equations[p].value.size for region in found for p in region.positions)
         trace.grads_interpreted = fused_lazily - by_pass > INTERPRETING_ELEMENTS * len(trace.equations)
         if trace.grads_interpreted:     # its values alone replay: regions whatever their sums, forward kernels
             found = trace_regions(trace, sums=False)
