@@ -6,7 +6,8 @@
 
 1. The 20-op elementwise chain of _reference_arrays.CHAIN at 1e5, 1e6 and 1e7 float64 elements:
    gradient and forward time (median, min-max) and the first gradient's extra peak memory in arrays
-   of n (ours: the modules its regions load are loaded by another program's gradient first), for our engine (the library as an API user gets it), a hand-written numpy reverse pass,
+   of n (ours: the modules its regions load are loaded by another program's gradient first; and
+   the second gradient's, which records the trace the later calls replay, in --json), for our engine (the library as an API user gets it), a hand-written numpy reverse pass,
    HIPS autograd, PyTorch eager (default threads and one thread) and JAX jit (compile time apart).
    Every engine makes W gradients and W forwards (--warm-up, default 3) before the timed ones,
    which alternate, gradient then forward: grad/fwd compares the two at the same moments, and
@@ -148,6 +149,9 @@ def keep(label, out, stats):
     if out.get("peak_bytes") is not None and label.startswith("chain"):
         FIGURES[f"{label} ours peak (arrays of n)"] = figure(out["peak_bytes"] / (8 * float(label.split()[1])),
                                                               unit="arrays")
+    if out.get("recording_peak_bytes") is not None:
+        FIGURES[f"{label} ours second gradient's peak (arrays of n)"] = figure(
+            out["recording_peak_bytes"] / (8 * float(label.split()[1])), unit="arrays")
 
 
 def main():
