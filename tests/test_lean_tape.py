@@ -146,3 +146,21 @@ def test_the_entry_a_tape_records_keeps_what_a_replays_plan_rebuilds():
                         assert same, (prim.name, traced)
                     checked += 1
     assert checked > 100
+
+
+def test_what_every_traced_position_reads_is_the_union_of_each_ones_facts():
+    # Primitive.reads_all, which plain_entry and vjp_reads take where every argument is traced
+    # (x * x), is the union of the per-position facts
+    from autodiff.engine.core.rules import TABLE
+    from autodiff.engine.core.tape import vjp_reads
+    checked = 0
+    for prim in set(TABLE.values()):
+        if prim.reads is None:
+            assert prim.reads_all is None
+            continue
+        positions = frozenset().union(*(p for p, _ in prim.reads))
+        assert prim.reads_all == (positions, any(a for _, a in prim.reads)), prim.name
+        traced = tuple((pos, pos) for pos in range(len(prim.reads)))
+        assert vjp_reads(prim, traced) == prim.reads_all
+        checked += 1
+    assert checked >= 4                                     # mul, div, pow, where state theirs

@@ -270,21 +270,24 @@ def test_a_rerun_sweep_leaves_the_notes_as_it_found_them():
     assert NOTES.kinks == kinks and NOTES.span is span
 
 
-def test_a_planned_pass_through_passes_the_adjoint_itself_without_a_call():
-    """Issue 28 item 2 (speed): a PlannedStep's VJP of None is a pass-through, decided once when
-    the plan is made: the one sweep passes the adjoint itself on (no call), adds it as any
-    contribution (into a buffer it does not own: g stays as it was), and tells the hooks of it."""
+def test_a_planned_vjp_that_gives_its_adjoint_passes_the_adjoint_itself():
+    """A PlannedStep's VJP that gives its adjoint as it is (diff/hessian_plan.py's, for add):
+    the one sweep passes the adjoint itself on, adds it as any contribution (into a buffer it
+    does not own: g stays as it was), and tells the hooks of it."""
     from autodiff.engine.core.tape import PlannedStep, sweep_equations
     g = np.array([1.0, -2.0, 0.5])
     seen = []
 
+    def given(g, ans, *args):
+        return g
+
     def twice(g, ans, *args):
         seen.append(args)
         return g * 2.0
-    passed = PlannedStep((((0, 0),), (None,), (None,), (), None, False, None, None))
+    passed = PlannedStep((((0, 0),), (given,), (given,), (), None, False, None, None))
     adj = sweep_equations([None, passed], 1, g, 1, values=[])
     assert adj[0] is g
-    both = PlannedStep((((0, 0), (1, 0)), (None, twice), (None, twice), ("a", "b"), None, False, None, None))
+    both = PlannedStep((((0, 0), (1, 0)), (given, twice), (given, twice), ("a", "b"), None, False, None, None))
     told = []
     adj = sweep_equations([None, both], 1, g, 1, values=[], keep=True,
                           on_step=lambda i, pos, j, gi, c: told.append((i, pos, j, c is gi)))
@@ -292,3 +295,32 @@ def test_a_planned_pass_through_passes_the_adjoint_itself_without_a_call():
     assert np.array_equal(g, [1.0, -2.0, 0.5]) and seen == [("a", "b")]
     assert told == [(1, 0, 0, True), (1, 1, 0, False)]
     assert 1.0 + sweep_equations([None, passed], 1, 3.0, 1, values=[])[0] == 4.0     # a float adjoint: as it is
+
+
+def test_a_nested_level_over_numbers_records_by_the_ops_float_path_without_a_bind(monkeypatch):
+    """bind applies a unary or binary primitive to the values one level down by its op
+    (Primitive.float_op): where those are boxes over Python floats (the first tape of a nested
+    derivative over a number) the op's float fast path records the step itself, without a
+    second bind (and its question whether the step may be pending); the entries, values and
+    derivatives are the ones the bind recorded."""
+    from autodiff.engine.core import tape as tape_module
+    from autodiff.engine.diff.higher import derivatives
+    calls = []
+    inner = tape_module.bind
+
+    def counted(prim, args, params):
+        calls.append(prim.name)
+        return inner(prim, args, params)
+    monkeypatch.setattr(tape_module, "bind", counted)        # bind's own call one level down
+    outer, inner_tape = Tape(), Tape()
+    x = inner_tape.watch(outer.watch(0.5))
+    y = ops.sin(x) * ops.exp(x)
+    assert calls == []
+    assert [e.prim.name for e in outer.entries[1:]] == ["sin", "exp", "mul"]
+    assert [e.args for e in outer.entries[1:]] == [(0.5,), (0.5,), (math.sin(0.5), math.exp(0.5))]
+    assert strip(y) == math.sin(0.5) * math.exp(0.5)
+    monkeypatch.undo()
+    got = derivatives("sin(x)*exp(x)", at={"x": 0.5}, order=4)
+    # f = sin x e^x: f' = e^x (sin + cos), f'' = 2 e^x cos, f''' = 2 e^x (cos - sin), f'''' = -4 f
+    e, s, c = math.exp(0.5), math.sin(0.5), math.cos(0.5)
+    assert got.derivatives == pytest.approx([e * (s + c), 2 * e * c, 2 * e * (c - s), -4 * e * s], rel=1e-14)

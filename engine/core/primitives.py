@@ -119,7 +119,8 @@ FACTS = {
 
 class Primitive:
     __slots__ = ("name", "impl", "vjps", "float_vjps", "generic_vjps", "jvps", "needs_args", "needs_ans",
-                 "nondiff", "kink", "side", "builtin", "alias", "arity", "op", "reads", "elementwise",
+                 "nondiff", "kink", "side", "builtin", "alias", "arity", "op", "float_op", "reads", "reads_all",
+                 "elementwise",
                  "custom", "exact") + tuple(FACTS)
 
     def __init__(self, name, impl, vjps=(), jvps=(), needs_args=True, needs_ans=False, nondiff=False,
@@ -150,9 +151,15 @@ class Primitive:
         self.alias = alias        # a second language name (math's asin for arcsin)
         self.arity = arity        # positional arguments; None for any number
         self.op = None            # the engine op that applies it (set by defprim)
+        # the op again where it is a unary or binary op, whose float fast path records a level
+        # over Python floats directly: what `bind` applies to the values one level down
+        self.float_op = None
         # per argument position, what that position's VJP reads: (argument positions, reads ans).
         # An array tape keeps only what the traced positions read (tape.plain_entry).
         self.reads = None if reads is None else resolve_reads(reads, self.generic_vjps)
+        # what the VJPs of every position read together (x * x: both arguments traced)
+        self.reads_all = None if reads is None else (frozenset().union(*(r[0] for r in self.reads)),
+                                                     any(r[1] for r in self.reads))
         # output element i depends on element i of each (broadcast) argument only: JVPs lift
         # over a stack of tangents by broadcasting (core/batch.py)
         self.elementwise = elementwise
@@ -235,9 +242,9 @@ def defprim(name, impl, vjp=(), jvp=(), *, float_impl=None, float_vjp=None, make
     if make_op is not None:
         op = make_op(prim)
     elif prim.arity == 1:
-        op = unary_op(prim, float_impl or impl)
+        op = prim.float_op = unary_op(prim, float_impl or impl)
     elif prim.arity == 2:
-        op = binary_op(prim, float_impl or impl)
+        op = prim.float_op = binary_op(prim, float_impl or impl)
     else:
         op = variadic_op(prim)
     op.__name__ = name

@@ -259,7 +259,8 @@ def plain_entry(prim, parents, vals, ans, params) -> Entry:
     reads = prim.reads
     if reads is None:
         return Entry(prim, parents, saved_args(prim, vals), ans if prim.needs_ans else None, params, NOTES.span, None)
-    positions, keep_ans = reads[parents[0][0]] if len(parents) == 1 else vjp_reads(prim, parents)
+    positions, keep_ans = reads[parents[0][0]] if len(parents) == 1 else \
+        prim.reads_all if len(parents) == len(reads) else vjp_reads(prim, parents)
     args = tuple(v if i in positions or v.__class__ is float else saved_stand_in(v) for i, v in enumerate(vals))
     if not keep_ans and ans.__class__ is float and prim.needs_ans:
         keep_ans = True                                # a float costs nothing: as the scalar path
@@ -277,6 +278,8 @@ def vjp_reads(prim, traced) -> tuple:
         return (None if prim.needs_args else frozenset()), prim.needs_ans
     if len(traced) == 1:                        # (one traced argument: its entry's fact as it is)
         return reads[traced[0][0]]
+    if len(traced) == len(reads):               # (every argument traced: the entry's union)
+        return prim.reads_all
     positions, reads_ans = frozenset(), False
     for pos, _ in traced:
         read, by_ans = reads[pos]
@@ -340,7 +343,9 @@ def bind(prim, args: tuple, params):
             if out is not None:
                 return out
         vals = tuple(a.value if (a.__class__ is Var and a.level == level) else a for a in args)
-        ans = bind(prim, vals, params)
+        # the values one level down: by the primitive's op where it has a float fast path (the
+        # first tape of a nested derivative over a number records there, without a bind)
+        ans = prim.float_op(*vals) if prim.float_op is not None and not params else bind(prim, vals, params)
         if len(notes.kinks) != noted:               # a kink met on a traced value
             notes.traced_since(noted)
         vjps = prim.vjps
@@ -495,8 +500,7 @@ class PlannedStep:
     planned_step) so that the sweep tests nothing it can know before: (traced arguments
     ((position, parent position), ...), VJPs, their float forms, by position, recorded arguments
     or None, gather(values) giving them or None, whether the VJPs read the output, params or
-    None, span). A VJP of None is a pass-through: the adjoint itself is passed on
-    (diff/hessian_plan.py's VJPs that give their adjoint as it is), without a call."""
+    None, span)."""
     __slots__ = ("prim", "run")
 
     def __init__(self, run: tuple):
@@ -561,11 +565,7 @@ def _sweep(steps: list, adj: list, dropped: list, top: int, bottom: int, free: b
                 args = gather(values)
             ans = values[i] if needs_ans else None
         for pos, j in parents:
-            vjp = vjps[pos]
-            if vjp is None:                            # a planned pass-through: the adjoint itself
-                contrib = g
-            else:
-                contrib = vjp(g, ans, *args, **params) if params else vjp(g, ans, *args)
+            contrib = vjps[pos](g, ans, *args, **params) if params else vjps[pos](g, ans, *args)
             prev = adj[j]
             if prev is None:
                 adj[j] = contrib
@@ -590,11 +590,11 @@ class _Told:
 
 
 def _telling(vjp, i, pos, j, on_step, before):
-    """`vjp` telling the hooks (None, a planned pass-through: the adjoint itself, told)."""
+    """`vjp` telling the hooks."""
     def told(g, ans, *args, **params):
         if before is not None:
             before(i)
-        contrib = g if vjp is None else vjp(g, ans, *args, **params)
+        contrib = vjp(g, ans, *args, **params)
         if on_step is not None:
             on_step(i, pos, j, g, contrib)
         return contrib

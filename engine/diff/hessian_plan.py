@@ -59,7 +59,7 @@ class HessianPlan:
         what a test inspects. Each runs under its equation's span, which the sweep sets."""
         positions = range(len(self.at) - 1, -1, -1) if position is None else (position,)
         vjps = [self.at[i].run[1][pos] for i in positions if self.at[i] is not None for pos, _ in self.at[i].run[0]]
-        return [bind for vjp in vjps if vjp is not None for bind in vjp.binds]      # None: a pass-through
+        return [bind for vjp in vjps for bind in vjp.binds]
 
 
 def plannable(trace, watched: list, boxed: list, level: int) -> bool:
@@ -132,9 +132,7 @@ def planned_sweep(trace, plan: HessianPlan, boxed: list, level: int, k: int, str
 
 
 def make_plan(trace, vjps: list, boxed: list, level: int):
-    """The plan of a recorded sweep over `boxed`, or None where it cannot be one. A VJP that gave
-    its adjoint as it is, with no bind, is planned as a pass-through (None: core/tape.py's
-    PlannedStep), which the sweep passes on without a call."""
+    """The plan of a recorded sweep over `boxed`, or None where it cannot be one."""
     traced = {id(v): i for i, v in enumerate(boxed)}
     found, count = {}, 0          # equation position -> ({argument position: VJP}, [(position, parent)])
     for i, pos, j, g, contribution, log in vjps:
@@ -142,7 +140,7 @@ def make_plan(trace, vjps: list, boxed: list, level: int):
         if replayed is None:
             return None
         by_position, parents = found.setdefault(i, ({}, []))
-        by_position[pos] = None if replayed.passes else replayed
+        by_position[pos] = replayed
         parents.append((pos, j))
         count += len(replayed.binds)
     at = [None] * len(boxed)
@@ -219,7 +217,6 @@ def _replaying(binds: tuple, result: tuple):
         def given(g, ans, boxed, level, k, structured):
             return boxed[slot] if slot >= 0 else constant if slot == CONSTANT else g
         given.binds = binds
-        given.passes = slot == ADJOINT                 # the adjoint as it is: the sweep passes it on
         return given
     run, gives, keeps = _chained(binds, slot)
 
@@ -264,7 +261,6 @@ def _replaying(binds: tuple, result: tuple):
             return Dual(primals[-4 - gives], tangents[-4 - gives], level)
         return boxed[gives] if gives >= 0 else constant if gives == CONSTANT else g
     vjp.binds = binds
-    vjp.passes = False
     return vjp
 
 

@@ -91,10 +91,10 @@ def times(a, b):
     100, 8) in fresh memory: 1.42 -> 1.17 ms). Shapes, strides and layout decide, which a traced
     rule's probes answer as fixed facts: a generated sweep writes the side it takes."""
     c = a.__class__
-    if c is float or c is not b.__class__:      # (numbers, a nested derivative's boxes: no call)
+    if c is float or c is not b.__class__ or c is not np().ndarray:      # (numbers, boxes, other arrays)
         return a * b
-    m = np()
-    if c is m.ndarray and a.size >= ELEMENTS_MIN and a.ndim > 1 and a.shape == b.shape:
+    if a.size >= ELEMENTS_MIN and a.ndim > 1 and a.shape == b.shape:
+        m = np()
         for spread_a, one, other in ((True, a, b), (False, b, a)):
             if one.strides[-1] == 0 and _copies(one, other):
                 copy = m.repeat(one[..., :1], one.shape[-1], axis=-1)
