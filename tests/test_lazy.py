@@ -212,8 +212,45 @@ def test_a_value_nothing_reads_is_computed_and_notes_its_kinks(tmp_path, run):
     x = np.linspace(-1.0, 1.0, N + 1)              # x[N // 2] is 0.0
     do = getattr(reverse, run)
     on, off = do(None, {"x": x}, target=target), op_by_op(do, None, {"x": x}, target=target)
-    assert same(on.value, off.value) and sorted(on.kinks) == sorted(off.kinks)
+    assert same(on.value, off.value) and on.kinks == off.kinks
     assert [k[0] for k in on.kinks] == ["sqrt"] and on.kinks[0][1].line == 2
+
+
+def test_a_derivatives_first_tape_computes_the_values_nothing_reads_and_notes_their_kinks(tmp_path):
+    # `derivative`'s first tape holds pending values over a large constant, as grad's does; its
+    # run did not end as watched_run ends (force_all): an unused statement's sqrt never ran, and
+    # its kink, which the op-by-op run notes, was lost
+    target = program(tmp_path, "def f(x, A):\n    unused = sqrt(x * A)\n    s = sqrt(A * A * x)\n"
+                               "    return sum(sin(x * A) + s + abs(A - x))\n")
+    at = {"x": 0.0, "A": np.linspace(-1.0, 1.0, N + 1)}
+    on = api.derivatives(None, at=at, order=2, wrt="x", target=target)
+    off = op_by_op(api.derivatives, None, at=at, order=2, wrt="x", target=target)
+    assert on.derivatives == off.derivatives
+    assert on.kinks == off.kinks and [(k[0], k[1].line) for k in on.kinks] == [("sqrt", 2), ("sqrt", 3), ("abs", 4)]
+
+
+KINKS = ("def f(x):\n    s = sqrt(x * x)\n    t = abs(x)\n    m = max(s)\n    u = sqrt(x * x + 0.0) * 2.0\n"
+         "    for i in range(2):\n        u = u + sqrt(x * x * 1.0) + maximum(x, 0.0)\n    return sum(u + t) + m\n")
+
+
+@pytest.mark.parametrize("source", ["sum(abs(x) * 2.0 + sqrt(x * x) + maximum(x, 0.0))", KINKS])
+def test_kinks_noted_by_values_computed_late_are_reported_in_the_op_by_op_order(tmp_path, source, fused_runs):
+    # a pending sqrt notes its kink when its region is computed (at a read, or at the run's end),
+    # after kinks of later ops (abs, maximum: kink primitives stay op by op); the run's notes are
+    # put back in the op-by-op run's order (NOTES.in_run_order), a --json's `kinks` as at 10
+    # elements; a Function's recording compared its replay's notes (op-by-op order) with them and
+    # refused every trace ("a kink noted by a constant part of the program"): it replays now
+    target = program(tmp_path, source) if source.startswith("def") else None
+    x = np.linspace(-1.0, 1.0, N + 1)              # x[N // 2] is 0.0: every kink is met
+    on = reverse.grad(None if target else source, {"x": x}, target=target)
+    off = op_by_op(reverse.grad, None if target else source, {"x": x}, target=target)
+    assert fused_runs                              # regions were made (their kernels declined at the kink)
+    assert same(on.gradient["x"], off.gradient["x"]) and on.kinks == off.kinks
+    assert [k[0] for k in on.kinks][:3] == (["sqrt", "abs", "max"] if target else ["abs", "sqrt", "maximum"])
+    f = api.function(str(tmp_path / "program.py"), "f") if target else api.function(source)
+    for _ in range(4):
+        assert same(f.grad(x=x + 0.0)["x"], off.gradient["x"])
+    assert f.replays == 2 and not f.fallbacks
 
 
 KMEANS = ("import numpy as np\n\ndef f(points, centroids):\n    d = points[:, None, :] - centroids[None, :, :]\n"

@@ -88,13 +88,14 @@ PENDING = Primitive("pending", None, vjps=(_refused,) * 3, jvps=(_refused,) * 3,
 
 class PendingEquation:
     """An equation recorded pending: what `bind` would have computed, and who reads it."""
-    __slots__ = ("prim", "args", "parents", "span", "shape", "dtype", "readers", "var")
+    __slots__ = ("prim", "args", "parents", "span", "shape", "dtype", "readers", "var", "turn")
 
     def __init__(self, prim, args, parents, span, shape, dtype):
         self.prim, self.args, self.parents, self.span = prim, args, parents, span
         self.shape, self.dtype = shape, dtype
         self.readers: list = []          # (position, argument position) of the pending equations reading it
         self.var = None                  # a weak reference to its Var: its value goes there, once computed
+        self.turn = None                 # (kink notes then, tape position): where bind would note its kinks
 
     @property
     def ndim(self):
@@ -226,6 +227,7 @@ def _pending(prim, vals, parents, shape, size, complex_, level, tape):
     PENDING_BYTES[0] += size * dtype.itemsize
     entries.append(Entry(PENDING, parents, (), None, None, NOTES.span, None))
     tape.pending[index] = equation
+    equation.turn = (len(NOTES.kinks), index)
     for pos, j in parents:
         waiting = tape.pending.get(j)
         if waiting is not None and j != index:
@@ -286,16 +288,18 @@ def force_all(tape, out) -> None:
     """A run's end (diff/common.py's watched_run): its output forced, then every value still
     pending that no forced region holds, the latest first. Such a value nothing read: the op-by-op
     run computes it all the same (numpy's eager semantics) and notes what its rules note there (a
-    kink of sqrt in a statement whose value goes unused), so this run does too."""
+    kink of sqrt in a statement whose value goes unused), so this run does too. Then the kinks
+    that values computed after their turn noted go where the op-by-op run notes them
+    (NOTES.in_run_order)."""
     pending = tape.pending
-    if not pending:
-        return
-    index = out.index if out.__class__ is Var and out.tape is tape else None
-    if index is not None and index in pending:
-        force(tape, index)
-    for r in sorted(pending, reverse=True):
-        if r in pending and r not in tape.inside:
-            force(tape, r)
+    if pending:
+        index = out.index if out.__class__ is Var and out.tape is tape else None
+        if index is not None and index in pending:
+            force(tape, index)
+        for r in sorted(pending, reverse=True):
+            if r in pending and r not in tape.inside:
+                force(tape, r)
+    NOTES.in_run_order()
 
 
 def forced_here(exc) -> bool:
@@ -372,8 +376,11 @@ def _computed(eq, args, traced):
     noted = len(NOTES.kinks)
     try:
         value = eq.prim.impl(*args)
-        if traced and len(NOTES.kinks) != noted:
-            NOTES.traced_since(noted)
+        if len(NOTES.kinks) != noted:
+            if traced:
+                NOTES.traced_since(noted)
+            if eq.turn is not None:                  # (its turn came when it was recorded)
+                NOTES.noted_at(noted, eq.turn)
     finally:
         NOTES.span = span
     return value

@@ -13,7 +13,7 @@ RULE_USES = 16
 
 
 class Notes:
-    __slots__ = ("span", "kinks", "detached", "limit", "traced", "rules")
+    __slots__ = ("span", "kinks", "detached", "limit", "traced", "rules", "placed")
 
     def __init__(self):
         self.span = None          # the span of the expression the interpreter is evaluating
@@ -22,6 +22,9 @@ class Notes:
         self.limit = 10_000       # keep at most this many kink notes
         self.traced = {}          # id(note) -> note, for the kinks noted on traced values (traced_only)
         self.rules = []           # each evaluation of a user rule (lang/custom_rules.py's RuleUse)
+        # id(note) -> (place, note): a kink noted after its op's turn (a pending value computed
+        # later, core/lazy.py), and where the op-by-op run notes it (`in_run_order`)
+        self.placed = {}
 
     def kink(self, op: str, detail: str) -> None:
         if len(self.kinks) < self.limit:
@@ -32,6 +35,29 @@ class Notes:
         box: core/tape.py's bind, the ops' float fast paths, a reverse sweep's rules)."""
         for note in self.kinks[count:]:
             self.traced[id(note)] = note
+
+    def noted_at(self, count: int, place: tuple) -> None:
+        """The kinks noted since there were `count` are an equation's whose turn came earlier: when
+        there were place[0] notes, at tape position place[1] (core/lazy.py's pending values,
+        computed when read). `in_run_order` puts them there."""
+        for k, note in enumerate(self.kinks[count:]):
+            self.placed[id(note)] = ((place[0], 0, place[1], k), note)
+
+    def in_run_order(self) -> None:
+        """The kinks in the order the op-by-op run notes them: each `noted_at` note after the notes
+        there were at its turn and before the later ones, in tape order. Called where no op is
+        under way (core/lazy.py's force_all, at a run's end): `traced_since`'s counts are kept by
+        the binds under way."""
+        placed = self.placed
+        if not placed:
+            return
+        kinks = self.kinks
+
+        def key(i):
+            found = placed.get(id(kinks[i]))
+            return found[0] if found is not None and found[1] is kinks[i] else (i, 1, 0, 0)
+        kinks[:] = [kinks[i] for i in sorted(range(len(kinks)), key=key)]
+        placed.clear()
 
     def rule_used(self, use) -> None:
         """Keep `use` (lang/custom_rules.py's RuleUse) unless its function's first RULE_USES are kept."""
@@ -71,6 +97,7 @@ def reset() -> Notes:
     NOTES.detached = []
     NOTES.traced = {}
     NOTES.rules = []
+    NOTES.placed = {}
     return NOTES
 
 

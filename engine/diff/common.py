@@ -155,8 +155,7 @@ def watched_run(target, inputs, wrt, limits, tape):
     for name in wrt:
         boxed[name] = tape.watch(inputs[name])
     out, interp = run(target, boxed, limits)
-    if tape.pending:
-        force_all(tape, out)        # values nothing read are computed too, as numpy's run does
+    force_all(tape, out)            # values nothing read are computed too, as numpy's run does
     return out, boxed, interp
 
 

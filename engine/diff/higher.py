@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from ...parser.errors import SourceError, option
 from ..core.backend import np, to_host
 from ..core.complexes import is_complex
+from ..core.lazy import force_all
 from ..core.batch import batched
 from ..core.notes import reset as reset_notes
 from ..core.numbers import all_finite, finite
@@ -296,6 +297,7 @@ def _nested_tapes(target, name, x, order, limits, stop_early=False, held=None):
     constants."""
     tapes, boxes, v = watched_on_tapes(x, order)
     out, interp = run(target, {**(held or {}), name: v}, limits)
+    force_all(tapes[0], out)        # the first tape's values nothing read, as watched_run computes them
     _scalar_output(out, target, "derivative")
     ders, sizes = sweep_nested(tapes, boxes, out, target, stop_early)
     return strip(out), ders, sizes, interp
