@@ -45,9 +45,9 @@ class Notes:
 
     def in_run_order(self) -> None:
         """The kinks in the order the op-by-op run notes them: each `noted_at` note after the notes
-        there were at its turn and before the later ones, in tape order. Called where no op is
-        under way (core/lazy.py's force_all, at a run's end): `traced_since`'s counts are kept by
-        the binds under way."""
+        there were at its turn and before the later ones, in tape order. Called only where no op
+        is under way (core/lazy.py's force_all, at a run's end): a bind under way holds a count of
+        the notes for `traced_since`, which a reordered list would no longer match."""
         placed = self.placed
         if not placed:
             return
