@@ -324,3 +324,21 @@ def test_a_nested_level_over_numbers_records_by_the_ops_float_path_without_a_bin
     # f = sin x e^x: f' = e^x (sin + cos), f'' = 2 e^x cos, f''' = 2 e^x (cos - sin), f'''' = -4 f
     e, s, c = math.exp(0.5), math.sin(0.5), math.cos(0.5)
     assert got.derivatives == pytest.approx([e * (s + c), 2 * e * c, 2 * e * (c - s), -4 * e * s], rel=1e-14)
+
+
+def test_a_tape_that_watches_a_box_holds_no_lazy_values():
+    """One rule says which tapes may hold pending values (core/lazy.py): a tape over boxes (a
+    nested derivative's tapes after the first, a derivative taken inside a program) records
+    boxes of the level below, never an array that may pend, so watching a box makes it plain;
+    a tape over numbers or arrays stays lazy (x * A with a large constant A fuses there)."""
+    outer = Tape()
+    assert outer.lazy
+    x = outer.watch(np.linspace(0.0, 1.0, 4))
+    assert outer.lazy
+    inner = Tape()
+    inner.watch(x)
+    assert not inner.lazy
+    dual = Tape()
+    dual.watch(Dual(2.0, 1.0, new_level()))
+    assert not dual.lazy
+    assert not Tape(persistent=True).lazy and not Tape(keep_values=True).lazy

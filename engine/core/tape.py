@@ -171,6 +171,10 @@ class Tape:
         self.groups: dict = {}
 
     def watch(self, value, span=None) -> Var:
+        if value.__class__ is Var or value.__class__ is Dual:
+            # a tape over boxes (a nested derivative's, a derivative inside a program): what it
+            # records from them are boxes of the level below, never an array that may pend
+            self.lazy = False
         var = Var(value, self, len(self.entries), self.level)
         self.entries.append(Entry(None, (), (), None, None, span, value))
         return var
@@ -336,9 +340,7 @@ def bind(prim, args: tuple, params):
     notes = NOTES
     noted = len(notes.kinks)
     if top.__class__ is Var:
-        # (a nested derivative's values are boxes, told without a call; may_pend tells the rest)
-        if prim.elementwise and top.tape.lazy and LAZY[0] is not None and \
-                (top.tape.pending or top.value.__class__ not in BOXES) and LAZY[0].may_pend(args, top.tape):
+        if prim.elementwise and top.tape.lazy and LAZY[0] is not None and LAZY[0].may_pend(args, top.tape):
             out = LAZY[0].defer(prim, args, params, level, top.tape)
             if out is not None:
                 return out

@@ -305,12 +305,9 @@ def _nested_tapes(target, name, x, order, limits, stop_early=False, held=None):
 
 def watched_on_tapes(x, order, **tape_options):
     """(tapes, boxes, x watched on every tape): tapes[0] is the outermost, boxes[i] x's box on
-    tapes[i]; what is computed from the last box records on all of them. Every value of the
-    tapes after the first is a box of the one before, never an array: they hold no lazy values
-    (core/lazy.py), and `bind` asks them nothing about it."""
+    tapes[i]; what is computed from the last box records on all of them. The tapes after the
+    first watch a box: they hold no lazy values (Tape.watch)."""
     tapes = [Tape(**tape_options) for _ in range(order)]
-    for tape in tapes[1:]:
-        tape.lazy = False
     boxes, v = [], x
     for tape in tapes:
         v = tape.watch(v)
