@@ -95,7 +95,7 @@ class PendingEquation:
         self.shape, self.dtype = shape, dtype
         self.readers: list = []          # (position, argument position) of the pending equations reading it
         self.var = None                  # a weak reference to its Var: its value goes there, once computed
-        self.turn = None                 # (kink notes then, tape position): where bind would note its kinks
+        self.turn = None                 # (kink notes then, tape position): where bind would note its kinks (_pending)
 
     @property
     def ndim(self):
@@ -379,8 +379,7 @@ def _computed(eq, args, traced):
         if len(NOTES.kinks) != noted:
             if traced:
                 NOTES.traced_since(noted)
-            if eq.turn is not None:                  # (its turn came when it was recorded)
-                NOTES.noted_at(noted, eq.turn)
+            NOTES.noted_at(noted, eq.turn)           # (its turn came when it was recorded)
     finally:
         NOTES.span = span
     return value

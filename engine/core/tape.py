@@ -263,8 +263,7 @@ def plain_entry(prim, parents, vals, ans, params) -> Entry:
     reads = prim.reads
     if reads is None:
         return Entry(prim, parents, saved_args(prim, vals), ans if prim.needs_ans else None, params, NOTES.span, None)
-    positions, keep_ans = reads[parents[0][0]] if len(parents) == 1 else \
-        prim.reads_all if len(parents) == len(reads) else vjp_reads(prim, parents)
+    positions, keep_ans = reads[parents[0][0]] if len(parents) == 1 else vjp_reads(prim, parents)
     args = tuple(v if i in positions or v.__class__ is float else saved_stand_in(v) for i, v in enumerate(vals))
     if not keep_ans and ans.__class__ is float and prim.needs_ans:
         keep_ans = True                                # a float costs nothing: as the scalar path
